@@ -1,0 +1,186 @@
+"""Compile and launch `@triton.jit` kernels with normfuse passes applied.
+
+`compile()` works ahead of time on a CPU-only machine (target "cuda:90"); `jit()` wraps a
+kernel for grid-style launches on the current GPU, like Triton's own `kernel[grid](...)`.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from .passes import Remark
+from .pipeline import cache_tag, describe, installed, parse_pipeline
+
+DEFAULT_PASSES = ("lazy-prenorm",)
+
+
+def _target(target):
+    from triton.backends.compiler import GPUTarget
+    if isinstance(target, GPUTarget):
+        return target
+    if target is None:
+        from triton.runtime.driver import driver
+        return driver.active.get_current_target()
+    backend, _, arch = str(target).partition(":")
+    if backend != "cuda" or not arch.isdigit():
+        raise ValueError(f"target must look like 'cuda:90', got {target!r}")
+    return GPUTarget("cuda", int(arch), 32)
+
+
+class CompiledKernel:
+    """A Triton CompiledKernel plus what normfuse did to it.
+
+    `.asm` holds every stage ('ttir', 'normfuse' when a pass changed the IR, 'ttgir', 'llir',
+    'ptx', 'cubin'); `.remarks` lists what each pass matched or why it did not.
+    """
+
+    def __init__(self, kernel, remarks: Sequence[str], pipeline: str):
+        self.kernel = kernel
+        self.remarks = list(remarks)
+        self.pipeline = pipeline
+
+    @property
+    def asm(self):
+        return self.kernel.asm
+
+    @property
+    def metadata(self):
+        return self.kernel.metadata
+
+    @property
+    def applied(self) -> bool:
+        return "normfuse" in self.kernel.asm
+
+    def __getitem__(self, grid):
+        return self.kernel[grid]
+
+    def __repr__(self) -> str:
+        return f"<normfuse.CompiledKernel {self.kernel.name} pipeline='{self.pipeline}'>"
+
+
+def compile(fn, *, signature: dict[str, str], constexprs: dict[str, Any] | None = None,
+            target="cuda:90", passes=DEFAULT_PASSES, attrs=None, **triton_options) -> CompiledKernel:
+    """Compile `fn` (a @triton.jit function) for `target` with normfuse `passes` inserted.
+
+    `signature` and `constexprs` are Triton's (`{"X": "*bf16", "M": "i32", "BLOCK": "constexpr"}`);
+    `triton_options` are Triton's compile options (num_warps, num_stages, ...).
+    """
+    import triton
+    from triton._C.libtriton import get_cache_invalidating_env_vars  # noqa: the version key only
+    from triton.compiler import ASTSource
+
+    plist = parse_pipeline(passes)
+    missing = [k for k, v in signature.items() if v == "constexpr" and k not in (constexprs or {})]
+    if missing:
+        raise ValueError(f"constexpr arguments without a value: {', '.join(missing)}")
+    src = ASTSource(fn, signature, constexprs=constexprs, attrs=attrs)
+    env = dict(get_cache_invalidating_env_vars())
+    env["NORMFUSE_PIPELINE"] = cache_tag(plist) if plist else "none"
+    sink: list[Remark] = []
+    with installed(plist, sink):
+        ck = triton.compile(src, target=_target(target), options=triton_options, _env_vars=env)
+    remarks = list(getattr(ck.metadata, "normfuse_remarks", []) or [])
+    return CompiledKernel(ck, remarks, describe(plist))
+
+
+# ---------------------------------------------------------------------------------------------
+# Grid-style launches on the current GPU
+# ---------------------------------------------------------------------------------------------
+
+_TORCH_DTYPES = {
+    "bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1",
+}
+
+
+def _arg_type(value) -> tuple[str, bool]:
+    """Triton signature type for a runtime argument, and whether it is 16-divisible."""
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+        name = str(value.dtype).replace("torch.", "")
+        if name not in _TORCH_DTYPES:
+            raise TypeError(f"unsupported tensor dtype {value.dtype}")
+        return "*" + _TORCH_DTYPES[name], value.data_ptr() % 16 == 0
+    if isinstance(value, bool):
+        return "i1", False
+    if isinstance(value, int):
+        if -(2**31) <= value < 2**31:
+            return "i32", value % 16 == 0 and value != 0
+        return "i64", value % 16 == 0
+    if isinstance(value, float):
+        return "fp32", False
+    if value is None:
+        return "constexpr", False
+    raise TypeError(f"cannot pass {type(value).__name__} to a kernel")
+
+
+@dataclass
+class _Launch:
+    kernel: CompiledKernel
+    args: tuple
+
+
+class JITKernel:
+    """`normfuse.jit(fn, passes=...)[grid](*args, BLOCK=..., num_warps=..., num_stages=...)`.
+
+    Runtime arguments are specialized like Triton does (dtype, 16-byte divisibility of pointers
+    and integers); the cache is keyed on that specialization, the constexprs, the options and
+    the pipeline, never on tensor sizes passed as integers that are not 16-divisible.
+    """
+
+    def __init__(self, fn, passes=DEFAULT_PASSES):
+        self.fn = fn
+        self.passes = tuple(passes) if not isinstance(passes, str) else passes
+        self._cache: dict[tuple, CompiledKernel] = {}
+        self._lock = threading.Lock()
+
+    def specialize(self, args, kwargs):
+        names = self.fn.arg_names
+        constexpr_names = {names[i] for i in self.fn.constexprs}
+        options = {k: kwargs.pop(k) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")
+                   if k in kwargs}
+        consts = {k: kwargs.pop(k) for k in list(kwargs) if k in constexpr_names}
+        if kwargs:
+            raise TypeError(f"unknown keyword arguments: {', '.join(kwargs)}")
+        runtime = [n for n in names if n not in constexpr_names]
+        if len(args) != len(runtime):
+            raise TypeError(f"{self.fn.__name__} takes {len(runtime)} runtime arguments "
+                            f"({', '.join(runtime)}), got {len(args)}")
+        signature, attrs, key = {}, {}, []
+        for n in names:
+            if n in constexpr_names:
+                signature[n] = "constexpr"
+                continue
+            v = args[runtime.index(n)]
+            t, div16 = _arg_type(v)
+            signature[n] = t
+            if div16:
+                attrs[(names.index(n),)] = [["tt.divisibility", 16]]
+            key.append((t, div16))
+        return signature, consts, attrs, options, tuple(key)
+
+    def warmup(self, *args, **kwargs) -> CompiledKernel:
+        signature, consts, attrs, options, key = self.specialize(args, dict(kwargs))
+        ck_key = (key, tuple(sorted(consts.items())), tuple(sorted(options.items())))
+        with self._lock:
+            ck = self._cache.get(ck_key)
+            if ck is None:
+                ck = compile(self.fn, signature=signature, constexprs=consts, target=None,
+                             passes=self.passes, attrs=attrs, **options)
+                self._cache[ck_key] = ck
+        return ck
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            ck = self.warmup(*args, **kwargs)
+            g = grid(kwargs) if callable(grid) else grid
+            g = tuple(g) + (1,) * (3 - len(tuple(g)))
+            return ck.kernel[g](*args)
+        return launch
+
+
+def jit(fn=None, *, passes=DEFAULT_PASSES):
+    """Wrap a @triton.jit function so launches go through normfuse's passes."""
+    if fn is None:
+        return lambda f: JITKernel(f, passes)
+    return JITKernel(fn, passes)

@@ -1,0 +1,203 @@
+"""The one place where normfuse touches `triton._C`: parse, print, verify, clean up, type.
+
+Triton parses and verifies every module normfuse produces; nothing reaches a later stage that
+Triton's own parser and verifier did not accept.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import tempfile
+
+from .core import IRError, Module, Op, _split_top_level
+
+_DIALECT_TARGET = ("cuda", 90, 32)
+
+
+def _libtriton():
+    from triton._C.libtriton import ir, passes  # noqa: WPS433 (the only import site)
+    return ir, passes
+
+
+@functools.lru_cache(maxsize=None)
+def _backend():
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
+    return make_backend(GPUTarget(*_DIALECT_TARGET))
+
+
+def new_context():
+    """A Triton MLIR context with the Triton, TritonGPU and NVIDIA dialects loaded."""
+    ir, _ = _libtriton()
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    _backend().load_dialects(ctx)
+    return ctx
+
+
+@contextlib.contextmanager
+def _captured_stderr():
+    """Collect what MLIR's C++ diagnostics handler writes to fd 2."""
+    box = {"text": ""}
+    try:
+        fd = os.dup(2)
+    except OSError:  # no real fd 2 (embedded interpreters): let diagnostics through
+        yield box
+        return
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield box
+        finally:
+            os.dup2(fd, 2)
+            os.close(fd)
+            tmp.seek(0)
+            box["text"] = tmp.read().decode("utf-8", "replace")
+
+
+def parse_triton(text: str, context=None, *, source_name: str = "input.mlir"):
+    """Parse MLIR text (custom or generic form) into a Triton module; raise IRError with the
+    parser's diagnostics on failure. Returns (module, context)."""
+    ir, _ = _libtriton()
+    ctx = context or new_context()
+    with tempfile.TemporaryDirectory(prefix="normfuse-") as d:
+        path = os.path.join(d, os.path.basename(source_name) or "input.mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        with _captured_stderr() as diag:
+            try:
+                mod = ir.parse_mlir_module(path, ctx)
+            except RuntimeError:
+                mod = None
+        if mod is None:
+            msg = diag["text"].replace(path, source_name).strip() or "MLIR parse failed"
+            raise IRError(msg)
+        mod.context = ctx
+        with _captured_stderr() as diag:
+            ok = mod.verify()
+        if not ok:
+            raise IRError("verification failed:\n" + diag["text"].replace(path, source_name).strip())
+    return mod, ctx
+
+
+def cleanup(module, context) -> None:
+    """Canonicalize + CSE + symbol DCE, in place (what removes the dead ops a rewrite leaves)."""
+    ir, passes = _libtriton()
+    pm = ir.pass_manager(context)
+    passes.common.add_canonicalizer(pm)
+    passes.common.add_cse(pm)
+    passes.common.add_symbol_dce(pm)
+    with _captured_stderr() as diag:
+        try:
+            pm.run(module, "normfuse-cleanup")
+        except RuntimeError as e:
+            raise IRError(f"cleanup failed: {e}\n{diag['text']}") from None
+
+
+def _type_strings(tmodule) -> list[tuple[str, list[str]]]:
+    """(op name, result types) for every op, in MLIR's post-order walk."""
+    out = []
+
+    def visit(op):
+        out.append((op.get_name(), [str(op.get_result(i).get_type()) for i in range(op.get_num_results())]))
+
+    tmodule.walk(visit)
+    return out
+
+
+def _post_order(ops) -> list[Op]:
+    out: list[Op] = []
+    for op in ops:
+        for r in op.regions:
+            for b in r.blocks:
+                out.extend(_post_order(b.ops))
+        out.append(op)
+    return out
+
+
+def _read_type(text: str) -> str:
+    """The first type in `text` (after a ':'), balanced over <...>."""
+    t = text.lstrip().lstrip(":").lstrip()
+    depth, end = 0, len(t)
+    for i, ch in enumerate(t):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif depth == 0 and ch in " ,){":
+            end = i
+            break
+    return t[:end]
+
+
+def _canon(name: str) -> str:
+    return name[len("builtin."):] if name.startswith("builtin.") else name
+
+
+def _annotate(view: Module, tmodule) -> None:
+    """Give every value of `view` its type, read from Triton's module and the op text."""
+    tops = _type_strings(tmodule)
+    mine = _post_order(view.ops)
+    names = [n for n, _ in tops]
+    if len(mine) != len(tops) or any(_canon(a.name) != _canon(b) for a, b in zip(mine, names)):
+        raise IRError("internal: normfuse's view of the module disagrees with Triton's "
+                      f"({len(mine)} vs {len(tops)} ops)")
+    for op, (_, types) in zip(mine, tops):
+        if len(types) != len(op.results):
+            raise IRError(f"internal: {op.name} has {len(types)} results, view has {len(op.results)}")
+        for v, t in zip(op.results, types):
+            v.type = t
+    for op in view.walk():
+        if not op.regions:
+            continue
+        entry = op.regions[0].blocks[0] if op.regions[0].blocks else None
+        if entry is None or entry.label is not None or not entry.args:
+            continue
+        if op.name == "scf.for":
+            iv_type = _read_type(_tail_after_last_colon(op))
+            entry.args[0].type = iv_type
+            for a, r in zip(entry.args[1:], op.results):
+                a.type = r.type
+        else:  # function-like: "%X: type"
+            segs = op.head
+            for k, s in enumerate(segs):
+                if s in entry.args and k + 1 < len(segs) and isinstance(segs[k + 1], str):
+                    s.type = _read_type(segs[k + 1])
+
+
+def _tail_after_last_colon(op: Op) -> str:
+    from .core import _render
+    head = _render(op.head).rstrip()
+    return head[head.rindex(":"):]
+
+
+def load(text: str, *, source_name: str = "input.mlir", context=None) -> Module:
+    """Parse and verify `text` with Triton, then build normfuse's editable, typed view of it."""
+    tmod, ctx = parse_triton(text, context, source_name=source_name)
+    view = Module(str(tmod))
+    _annotate(view, tmod)
+    view.context = ctx
+    return view
+
+
+def finish(view: Module, *, clean: bool = True, source_name: str = "normfuse-output.mlir"):
+    """Hand an edited view back to Triton: parse + verify (+ cleanup). Returns the Triton module."""
+    text = view.print()
+    tmod, ctx = parse_triton(text, getattr(view, "context", None), source_name=source_name)
+    if clean:
+        cleanup(tmod, ctx)
+    return tmod
+
+
+def reload(view: Module, *, clean: bool = True) -> Module:
+    """finish() and parse the result into a fresh typed view."""
+    tmod = finish(view, clean=clean)
+    new = Module(str(tmod))
+    _annotate(new, tmod)
+    new.context = getattr(view, "context", None)
+    return new
+
+
+def module_text(tmodule) -> str:
+    return str(tmodule)

@@ -1,0 +1,128 @@
+"""Naive pre-norm GEMM kernels: the obvious code a user writes, and the input of `lazy-prenorm`.
+
+    Y = norm(X) @ W^T        X: [M, K] row-major, W: [N, K] (torch.nn.Linear layout), Y: [M, N]
+
+Each program owns one [BLOCK_M, BLOCK_N] tile of Y and runs two loops over K:
+
+  loop 1 (statistics)   ss += sum(x * x)               (LayerNorm: s1 += sum(x), s2 += sum(x * x))
+  then                  rstd = 1 / sqrt(ss / K + eps)   (LayerNorm: mean, var = s2/K - mean^2)
+  loop 2 (GEMM)         a = x * rstd * g                (LayerNorm: (x - mean) * rstd * g + beta)
+                        acc = dot(a.to(bf16), w_tile, acc)
+
+Both loops read the same A tiles, so X is read twice; the scale sits inside the GEMM loop. The
+`lazy-prenorm` pass turns this into one loop (see passes/lazy_prenorm.py). Both loops compute their
+A-tile mask with the same helper, so the pass can prove that they read the same elements.
+
+Ragged M, N, K are masked (EVEN_K drops the K mask when K % BLOCK_K == 0; rows past M are
+clamped with `% M` on the load side and masked on the store). HAS_G=False is the form used when
+the norm weight has been folded into W (W' = W diag(g)).
+"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _tile_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    # Grouped ordering: GROUP_M row blocks share the W column tiles in L2.
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * num_n
+    first_m = (pid // group) * GROUP_M
+    size_m = tl.minimum(num_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % group) % size_m)
+    pid_n = (pid % group) // size_m
+    return pid_m, pid_n
+
+
+@triton.jit
+def _k_mask(offs_k, K, k, BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr):
+    if EVEN_K:
+        return offs_k < BLOCK_K
+    else:
+        return offs_k < K - k * BLOCK_K
+
+
+@triton.jit
+def rmsnorm_gemm_naive(X, G, W, Y, M, N, K, stride_xm, stride_wn, stride_ym, eps,
+                       HAS_G: tl.constexpr, EVEN_K: tl.constexpr,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                       GROUP_M: tl.constexpr):
+    pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    rows = offs_m % M
+    cols = offs_n % N
+    # loop 1: row statistics
+    x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
+    ss = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
+        x = tl.load(x_ptrs, mask=kmask[None, :], other=0.0).to(tl.float32)
+        ss += tl.sum(x * x, axis=1)
+        x_ptrs += BLOCK_K
+    rstd = 1.0 / tl.sqrt(ss / K + eps)
+    # loop 2: GEMM on the normalized tile
+    x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
+    w_ptrs = W + cols[None, :] * stride_wn + offs_k[:, None]
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
+        x = tl.load(x_ptrs, mask=kmask[None, :], other=0.0).to(tl.float32)
+        a = x * rstd[:, None]
+        if HAS_G:
+            g = tl.load(G + k * BLOCK_K + offs_k, mask=kmask, other=0.0).to(tl.float32)
+            a = a * g[None, :]
+        b = tl.load(w_ptrs, mask=kmask[:, None], other=0.0)
+        acc = tl.dot(a.to(b.dtype), b, acc)
+        x_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K
+    y_ptrs = Y + offs_m[:, None] * stride_ym + offs_n[None, :]
+    tl.store(y_ptrs, acc.to(Y.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def layernorm_gemm_naive(X, G, B, W, Y, M, N, K, stride_xm, stride_wn, stride_ym, eps,
+                         HAS_G: tl.constexpr, HAS_B: tl.constexpr, EVEN_K: tl.constexpr,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                         GROUP_M: tl.constexpr):
+    pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    rows = offs_m % M
+    cols = offs_n % N
+    # loop 1: sum and sum of squares
+    x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
+    s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
+        x = tl.load(x_ptrs, mask=kmask[None, :], other=0.0).to(tl.float32)
+        s1 += tl.sum(x, axis=1)
+        s2 += tl.sum(x * x, axis=1)
+        x_ptrs += BLOCK_K
+    mean = s1 / K
+    var = s2 / K - mean * mean
+    rstd = 1.0 / tl.sqrt(var + eps)
+    # loop 2: GEMM on the normalized tile
+    x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
+    w_ptrs = W + cols[None, :] * stride_wn + offs_k[:, None]
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
+        x = tl.load(x_ptrs, mask=kmask[None, :], other=0.0).to(tl.float32)
+        a = (x - mean[:, None]) * rstd[:, None]
+        if HAS_G:
+            g = tl.load(G + k * BLOCK_K + offs_k, mask=kmask, other=0.0).to(tl.float32)
+            a = a * g[None, :]
+        if HAS_B:
+            beta = tl.load(B + k * BLOCK_K + offs_k, mask=kmask, other=0.0).to(tl.float32)
+            a = a + beta[None, :]
+        b = tl.load(w_ptrs, mask=kmask[:, None], other=0.0)
+        acc = tl.dot(a.to(b.dtype), b, acc)
+        x_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K
+    y_ptrs = Y + offs_m[:, None] * stride_ym + offs_n[None, :]
+    tl.store(y_ptrs, acc.to(Y.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))

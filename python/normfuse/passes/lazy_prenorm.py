@@ -1,0 +1,631 @@
+"""lazy-prenorm: sink a pre-norm's per-row scale out of the GEMM k-loop and fuse its statistics.
+
+Algebra
+-------
+RMSNorm:   (diag(r) X diag(g)) W = diag(r) (X diag(g) W)          r = rstd(X), per row
+LayerNorm: (diag(r) (X - mu 1^T) diag(g) + 1 beta^T) W
+             = diag(r) ((X - c 1^T) diag(g) W - (mu - c) colsum(diag(g) W)) + 1 (beta^T W)
+
+where c is any per-row shift. The per-row scale r is loop-invariant, so it leaves the k-loop and
+multiplies the accumulator once after it; the statistics that produce r (and mu) are accumulated in
+the same k-loop from the A tiles already loaded for the MMA, so the separate statistics loop and its
+second read of A disappear. For LayerNorm, c is the mean of the row's first K tile (loaded once
+before the loop): it keeps the bf16 operand (X - c) g of the size of the row's spread, not of its
+mean, so inputs with |mean| >> std keep the naive kernel's accuracy. colsum(diag(g) W) and
+beta^T W are accumulated from the B tiles in the same loop.
+
+Before (what `kernels/prenorm_gemm.py` writes)::
+
+    %s:2 = scf.for ... iter_args(%p = %x0, %ss = %zero) {      // statistics loop
+      %x = tt.load %p ...   %q = arith.mulf %x, %x   %r = "tt.reduce"(%q) <{axis = 1}>
+      scf.yield %p', %ss + %r }
+    %rstd = 1 / sqrt(%s#1 / K + eps)
+    %acc:3 = scf.for ... iter_args(%p = %x0, %w = %w0, %acc = %zero) {   // GEMM loop
+      %x = tt.load %p ...   %a = arith.mulf %x, broadcast(%rstd)   %d = tt.dot %a, %b, %acc
+      scf.yield ... }
+    store(%acc#2)
+
+After::
+
+    %acc:4 = scf.for ... iter_args(%p = %x0, %w = %w0, %acc = %zero, %ss = %zero) {
+      %x = tt.load %p ...   %d = tt.dot %x, %b, %acc   %ss' = %ss + sum(%x * %x)  ... }
+    %rstd = 1 / sqrt(%acc#3 / K + eps)
+    store(%acc#2 * broadcast(%rstd))
+
+Legality (each failure leaves the IR unchanged and emits a "missed" remark)
+-------------------------------------------------------------------------
+1. The loop carries one `tt.dot` accumulator, used only by that dot.
+2. The dot's A operand is the loaded tile followed by a chain of elementwise steps, each with one
+   broadcast vector: a per-row scale (the factor sunk), optionally a per-row centering first
+   (LayerNorm), per-column weights, and a per-column bias last. A factor that is not a broadcast
+   vector (depends on the column and row), or a per-row factor defined inside the loop (varies
+   with k), is not sunk. An intermediate scaled tile with another user blocks the rewrite.
+3. The row vectors are computed outside the loop. If they come from a statistics loop, that loop
+   has the same bounds, reads an equivalent tile (same pointers, mask and iteration space,
+   proven iteration by iteration), has no side effects, and only its statistics are used later.
+   Without a statistics loop (a precomputed rstd), the scale is only sunk.
+4. Nothing in the GEMM loop other than the sunk steps uses a value computed from the statistics.
+5. An accumulator that does not start at zero is handled exactly: it starts at zero and the
+   initial value is added after scaling.
+
+Options
+-------
+stats-source = auto | tile | reload
+    Where the statistics read the tile from. `tile` reuses the loaded tile; `reload` loads it a
+    second time with cacheModifier=cg (an L2 hit). `auto` reloads when the tile (A, or B for the
+    LayerNorm column sums) would otherwise feed the MMA directly: Triton 3.6's software pipeliner
+    races on a shared-memory tile read by both an async wgmma and register code at num_stages >= 3
+    (measured on the H200, DESIGN.md).
+shift = true | false
+    LayerNorm only: center the A operand on the first tile's row mean (see above).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import IRError, Module, Op, Value, parse_type
+from ..ir.match import (Equivalence, ForLoop, backward_slice, has_side_effects, is_zero_constant,
+                        row_vector, shape_of)
+from . import Pass, Remark
+
+_LOADS = ("tt.load", "tt.descriptor_load")
+
+
+class _Miss(Exception):
+    """Raised during analysis: the loop does not match; the message becomes the remark."""
+
+    def __init__(self, msg: str, op: Op | None = None):
+        super().__init__(msg)
+        self.op = op
+
+
+@dataclass
+class _Step:
+    kind: str  # scale | center | weight | bias
+    op: Op  # the arith op applying it
+    chain: Value  # the tile value it is applied to
+    vector: Value  # the un-broadcast vector
+    other: Value  # the broadcast operand
+
+
+@dataclass
+class _Plan:
+    loop: ForLoop
+    dot: Op
+    acc_index: int
+    load: Op  # the A tile load in the GEMM loop
+    steps: list  # application order (tile outwards)
+    stats: ForLoop | None
+    stat_indices: list  # indices (into stats.iter_args) of the statistics
+    stat_slice: list  # ops of the statistics loop to clone
+    equiv: Equivalence | None
+    stats_load: Op | None
+    deferred: list  # ops between the loops that depend on the statistics
+
+
+# ---------------------------------------------------------------------------------------------
+# Analysis
+# ---------------------------------------------------------------------------------------------
+
+def _single_dot(loop: ForLoop) -> Op | None:
+    dots = [o for o in loop.body.ops if o.name == "tt.dot"]
+    if not dots:
+        return None
+    if len(dots) > 1:
+        raise _Miss("the loop has several tt.dot ops; only one accumulator is handled", dots[1])
+    return dots[0]
+
+
+def _tile_load(v: Value, loop: ForLoop) -> Op | None:
+    op = v.owner
+    if op is not None and op.name == "arith.extf":
+        op = op.operands[0].owner
+    if op is not None and op.name in _LOADS and loop.contains(op.results[0]):
+        return op
+    return None
+
+
+def _analyze_chain(module: Module, loop: ForLoop, dot: Op, users) -> tuple[Op, list[_Step]]:
+    v = dot.operands[0]
+    if v.owner is not None and v.owner.name in ("arith.truncf", "arith.extf"):
+        v = v.owner.operands[0]
+    steps: list[_Step] = []
+    while True:
+        load = _tile_load(v, loop)
+        if load is not None:
+            break
+        op = v.owner
+        if op is None or not loop.contains(v):
+            raise _Miss("the dot's A operand is not computed from a tile loaded in this loop", dot)
+        if op.name not in ("arith.mulf", "arith.addf", "arith.subf"):
+            raise _Miss(f"the A operand goes through '{op.name}', which the pass does not look through", op)
+        if len(users.get(id(v), [])) > 1:
+            raise _Miss("a scaled A tile has another user besides the dot", op)
+        x, y = op.operands
+        candidates = [(x, y)] if op.name == "arith.subf" else [(x, y), (y, x)]
+        step = None
+        for chain, other in candidates:
+            rv = row_vector(other)
+            if rv is None:
+                continue
+            vec, axis = rv
+            rows = len(shape_of(vec)) == 1 and axis == 1
+            cols = len(shape_of(vec)) == 1 and axis == 0
+            if rows:
+                if loop.contains(vec):
+                    raise _Miss("the per-row factor is computed inside the k-loop (varies with k); not sunk", op)
+                kind = {"arith.mulf": "scale", "arith.subf": "center"}.get(op.name)
+                if kind is None:
+                    raise _Miss("a per-row bias on the A tile is not a pre-norm; not sunk", op)
+            elif cols:
+                kind = {"arith.mulf": "weight", "arith.addf": "bias"}.get(op.name)
+                if kind is None:
+                    raise _Miss("a per-column subtraction on the A tile is not a pre-norm", op)
+            else:
+                continue
+            step = _Step(kind, op, chain, vec, other)
+            break
+        if step is None:
+            raise _Miss(f"'{op.name}' on the A tile does not use a row or column broadcast vector "
+                        "(a factor that depends on both row and column is not sunk)", op)
+        steps.append(step)
+        v = step.chain
+    steps.reverse()
+    kinds = [s.kind for s in steps]
+    if "scale" not in kinds:
+        raise _Miss("no per-row scale on the A operand of the dot", dot)
+    if "center" in kinds and kinds.index("center") != 0:
+        raise _Miss("the per-row centering is not applied to the loaded tile first", dot)
+    if kinds.count("center") > 1 or kinds.count("bias") > 1:
+        raise _Miss("several centerings or biases on the A tile", dot)
+    if "bias" in kinds and kinds[-1] != "bias":
+        raise _Miss("the per-column bias is not the last step before the dot", dot)
+    return load, steps
+
+
+def _find_stats_loop(loop: ForLoop, steps: list[_Step]) -> ForLoop | None:
+    parent = loop.op.block
+    found: list[Op] = []
+    for s in steps:
+        if s.kind not in ("scale", "center"):
+            continue
+        for op in backward_slice(s.vector, lambda v: v.owner is None or v.owner.block is not parent):
+            if op.name == "scf.for" and op not in found:
+                found.append(op)
+    if len(found) > 1:
+        raise _Miss("the row statistics come from several loops", found[1])
+    return ForLoop(found[0]) if found else None
+
+
+def _check_stats_loop(module: Module, loop: ForLoop, stats: ForLoop, load2: Op, users):
+    parent = loop.op.block
+    if stats.op.block is not parent or parent.index_of(stats.op) > parent.index_of(loop.op):
+        raise _Miss("the statistics loop is not a preceding sibling of the GEMM loop", stats.op)
+    eq = Equivalence(stats, loop)
+    if not all(eq(a, b) for a, b in zip(stats.bounds, loop.bounds)):
+        raise _Miss("the statistics loop has a different iteration space than the GEMM loop", stats.op)
+    if any(has_side_effects(o) for o in stats.body.ops):
+        raise _Miss("the statistics loop has side effects", stats.op)
+    loads = [o for o in stats.op.walk() if o.name in _LOADS and o is not stats.op]
+    if len(loads) != 1:
+        raise _Miss(f"the statistics loop has {len(loads)} loads; exactly one tile load is handled", stats.op)
+    load1 = loads[0]
+    if load1.block is not stats.body or not eq(load1.results[0], load2.results[0]):
+        raise _Miss("the statistics loop reads a different tile than the GEMM loop "
+                    "(pointer, mask or iteration space differ)", load1)
+    used = [i for i, r in enumerate(stats.op.results) if users.get(id(r))]
+    stat_idx, body_vals = [], {id(a) for a in stats.iter_args}
+    for i in used:
+        y = stats.yields[i]
+        sl = backward_slice(y, lambda v: not stats.contains(v) or v is load1.results[0]
+                            or v.owner is None)
+        if not any(load1.results[0] in o.operands for o in sl):
+            raise _Miss(f"result #{i} of the statistics loop is used later but is not a statistic "
+                        "of the loaded tile", stats.op)
+        stat_idx.append(i)
+    if not stat_idx:
+        raise _Miss("no statistic of the statistics loop is used", stats.op)
+    del body_vals
+    # everything the statistics need: cloned ops, or values with a counterpart in the GEMM loop
+    stat_args = {id(stats.iter_args[i]) for i in stat_idx}
+    to_clone: list[Op] = []
+    for i in stat_idx:
+        for o in backward_slice(stats.yields[i], lambda v: not stats.contains(v) or v.owner is None
+                                or v is load1.results[0] or id(v) in eq.pairs):
+            if o not in to_clone:
+                to_clone.append(o)
+    for o in to_clone:
+        if o.name in _LOADS or has_side_effects(o):
+            raise _Miss("the statistics depend on another load or a side effect", o)
+        for v in o.operands:
+            if not stats.contains(v) or v is load1.results[0] or id(v) in eq.pairs:
+                continue
+            if v.owner is None and id(v) in stat_args:
+                continue
+            if v.owner is not None and v.owner in to_clone:
+                continue
+            if v.owner is None and v is not stats.iv:
+                raise _Miss("the statistics depend on a loop-carried value that is not a statistic", o)
+            if not eq(v, v):  # iv without counterpart
+                raise _Miss("the statistics depend on the induction variable in a way not matched", o)
+    order = {id(o): k for k, o in enumerate(stats.body.ops)}
+    to_clone.sort(key=lambda o: order.get(id(o), 0))
+    return eq, load1, stat_idx, to_clone
+
+
+def _deferred_ops(stats: ForLoop, loop: ForLoop) -> list[Op]:
+    parent = loop.op.block
+    lo, hi = parent.index_of(stats.op), parent.index_of(loop.op)
+    tainted = {id(r) for r in stats.op.results}
+    out = []
+    for o in parent.ops[lo + 1:hi]:
+        if any(id(v) in tainted for v in o.operands) or any(
+                id(v) in tainted for x in o.walk() for v in x.operands):
+            out.append(o)
+            tainted.update(id(r) for r in o.results)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The pass
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class LazyPreNorm(Pass):
+    """Lazy Pre-Norm prologue fusion for RMSNorm and LayerNorm (see module docstring)."""
+
+    name = "lazy-prenorm"
+    summary = "sink a pre-norm's per-row scale out of the GEMM k-loop and fuse its statistics loop"
+    stats_source: str = "auto"
+    shift: bool = True
+
+    def __post_init__(self):
+        if self.stats_source not in ("auto", "tile", "reload"):
+            from . import PassError
+            raise PassError("option lazy-prenorm{stats-source} must be auto, tile or reload, "
+                            f"got '{self.stats_source}'")
+
+    def run(self, module: Module) -> list[Remark]:
+        self.remarks = []
+        self._locs = _LocResolver(module)
+        seen_gemm = False
+        for func in module.functions():
+            for op in [o for o in func.walk() if o.name == "scf.for"]:
+                if op.block is None:  # erased by an earlier rewrite
+                    continue
+                loop = ForLoop(op)
+                try:
+                    dot = _single_dot(loop)
+                    if dot is None:
+                        continue
+                    seen_gemm = True
+                    plan = self._analyze(module, loop, dot)
+                except _Miss as m:
+                    seen_gemm = True
+                    self.remark("missed", str(m), self._locs(m.op or op))
+                    continue
+                self._rewrite(module, plan)
+        if not seen_gemm:
+            self.remark("missed", "no GEMM k-loop (an scf.for carrying a tt.dot accumulator) found")
+        return self.remarks
+
+    # -- analyse -------------------------------------------------------------------------------
+    def _analyze(self, module: Module, loop: ForLoop, dot: Op) -> _Plan:
+        users = module.user_index()
+        acc = dot.operands[2] if len(dot.operands) > 2 else None
+        if acc is None or acc not in loop.iter_args:
+            raise _Miss("the dot's accumulator is not carried by the loop", dot)
+        idx = loop.iter_args.index(acc)
+        if loop.yields[idx] is not dot.results[0] or users.get(id(acc), []) != [dot] or \
+                users.get(id(dot.results[0]), []) != [loop.yield_op]:
+            raise _Miss("the accumulator has other users than the dot and the yield", dot)
+        load, steps = _analyze_chain(module, loop, dot, users)
+        stats = _find_stats_loop(loop, steps)
+        eq = stats_load = None
+        stat_idx, stat_slice, deferred = [], [], []
+        if stats is not None:
+            eq, stats_load, stat_idx, stat_slice = _check_stats_loop(module, loop, stats, load, users)
+            deferred = _deferred_ops(stats, loop)
+            allowed = set()
+            for s in steps:
+                if s.kind in ("scale", "center"):
+                    allowed.add(id(s.op))
+                    o = s.other.owner
+                    while o is not None and loop.contains(o.results[0]) and o.name in (
+                            "tt.broadcast", "tt.expand_dims"):
+                        allowed.add(id(o))
+                        o = o.operands[0].owner
+            dvals = {id(r) for o in deferred for r in o.results}
+            for o in loop.op.walk():
+                if o is loop.op or id(o) in allowed:
+                    continue
+                if any(id(v) in dvals for v in o.operands):
+                    raise _Miss("the GEMM loop uses a value computed from the statistics besides the "
+                                "row scale", o)
+        return _Plan(loop, dot, idx, load, steps, stats, stat_idx, stat_slice, eq, stats_load, deferred)
+
+    # -- rewrite -------------------------------------------------------------------------------
+    def _rewrite(self, module: Module, p: _Plan) -> None:
+        loop, dot = p.loop, p.dot
+        loc = dot.loc
+        kinds = [s.kind for s in p.steps]
+        layer = "center" in kinds
+        acc_t = parse_type(dot.results[0].type)
+        bm, bn = acc_t.shape
+        f32 = lambda *shape: str(acc_t.with_shape(shape).with_element("f32"))  # noqa: E731
+
+        # 1. statistics: accumulate them in the GEMM loop from its own tile
+        direct_a = all(s.kind == "scale" for s in p.steps)
+        stats_src = p.load
+        if p.stats is not None:
+            if self.stats_source == "reload" or (self.stats_source == "auto" and direct_a):
+                stats_src = _reload(module, p.load)
+            inits = [p.stats.inits[i] for i in p.stat_indices]
+            types = [p.stats.op.results[i].type for i in p.stat_indices]
+            new_args, new_results = loop.add_iter_args(module, inits, types, "stat")
+            mapping = dict(p.equiv.pairs)
+            mapping[id(p.stats_load.results[0])] = stats_src.results[0]
+            mapping[id(p.stats.iv)] = loop.iv
+            for i, a in zip(p.stat_indices, new_args):
+                mapping[id(p.stats.iter_args[i])] = a
+            y = loop.yield_op
+            for o in p.stat_slice:
+                module.insert(module.clone(o, mapping), before=y)
+            loop.set_yields(loop.yields + [mapping[id(p.stats.yields[i])] for i in p.stat_indices])
+            for i, r in zip(p.stat_indices, new_results):
+                module.replace_all_uses(p.stats.op.results[i], r)
+            anchor = loop.op
+            for o in p.deferred:
+                module.insert(o, after=anchor)
+                anchor = o
+        else:
+            anchor = loop.op
+
+        # 2. LayerNorm: the shift, the centered operand, and the column sums of B
+        shift = None
+        colsum = bsum = None
+        if layer:
+            center = p.steps[0]
+            if self.shift:
+                shift = self._first_tile_row_mean(module, loop, p.load, loc)
+                sb = _broadcast_rows(module, shift, bm, p.load, loop, before=center.op, loc=loc)
+                center.op.head[center.op.head.index(center.other)] = sb
+                mask = p.load.operands[1] if p.load.name == "tt.load" and len(p.load.operands) > 1 else None
+                if mask is not None:
+                    zero = module.insert(module.build(
+                        f"arith.constant dense<0.000000e+00> : {center.op.result.type} {loc}",
+                        types=[center.op.result.type], hint="zero"), before=loop.op).result
+                    sel = module.build(f"arith.select $0, $1, $2 : {mask.type}, {center.op.result.type} {loc}",
+                                       mask, center.op.result, zero, types=[center.op.result.type], hint="xs")
+                    module.insert(sel, after=center.op)
+                    module.replace_all_uses(center.op.result, sel.result, where=lambda o: o is not sel)
+            else:
+                module.replace_all_uses(center.op.result, center.chain)
+            colsum, bsum = self._column_sums(module, p, bn, loc)
+
+        # 3. drop the per-row factors from the loop
+        for s in p.steps:
+            if s.kind == "scale" or (s.kind == "center" and not self.shift):
+                module.replace_all_uses(s.op.result, s.chain)
+            if s.kind == "bias":
+                module.replace_all_uses(s.op.result, s.chain)
+        _dce(module, loop.op)
+        if p.stats is not None:
+            module.erase(p.stats.op)
+
+        # 4. after the loop: scale (and correct) the accumulator
+        acc_out = loop.op.results[p.acc_index]
+        acc_init = loop.inits[p.acc_index]
+        new_ops: list[Op] = []
+
+        def emit(template, *args, t=None, hint="lazy"):
+            nonlocal anchor
+            op = module.build(f"{template} {loc}", *args, types=[t] if t else [], hint=hint)
+            module.insert(op, after=anchor)
+            anchor = op
+            new_ops.append(op)
+            return op.result
+
+        scale = None
+        for s in p.steps:
+            if s.kind == "scale":
+                scale = s.vector if scale is None else emit(
+                    f"arith.mulf $0, $1 : {s.vector.type}", scale, s.vector, t=s.vector.type)
+        if scale.type != f32(bm):
+            raise IRError(f"row scale has type {scale.type}, expected {f32(bm)}")
+        r2 = emit(f"tt.expand_dims $0 {{axis = 1 : i32}} : {f32(bm)} -> {f32(bm, 1)}", scale, t=f32(bm, 1))
+        rb = emit(f"tt.broadcast $0 : {f32(bm, 1)} -> {f32(bm, bn)}", r2, t=f32(bm, bn))
+        val = acc_out
+        if layer:
+            mean = p.steps[0].vector
+            delta = mean if shift is None else emit(f"arith.subf $0, $1 : {f32(bm)}", mean, shift, t=f32(bm))
+            d2 = emit(f"tt.expand_dims $0 {{axis = 1 : i32}} : {f32(bm)} -> {f32(bm, 1)}", delta, t=f32(bm, 1))
+            db = emit(f"tt.broadcast $0 : {f32(bm, 1)} -> {f32(bm, bn)}", d2, t=f32(bm, bn))
+            c2 = emit(f"tt.expand_dims $0 {{axis = 0 : i32}} : {f32(bn)} -> {f32(1, bn)}", colsum, t=f32(1, bn))
+            cb = emit(f"tt.broadcast $0 : {f32(1, bn)} -> {f32(bm, bn)}", c2, t=f32(bm, bn))
+            corr = emit(f"arith.mulf $0, $1 : {f32(bm, bn)}", db, cb, t=f32(bm, bn))
+            val = emit(f"arith.subf $0, $1 : {f32(bm, bn)}", val, corr, t=f32(bm, bn))
+        val = emit(f"arith.mulf $0, $1 : {f32(bm, bn)}", val, rb, t=f32(bm, bn))
+        if bsum is not None:
+            b2 = emit(f"tt.expand_dims $0 {{axis = 0 : i32}} : {f32(bn)} -> {f32(1, bn)}", bsum, t=f32(1, bn))
+            bb = emit(f"tt.broadcast $0 : {f32(1, bn)} -> {f32(bm, bn)}", b2, t=f32(bm, bn))
+            val = emit(f"arith.addf $0, $1 : {f32(bm, bn)}", val, bb, t=f32(bm, bn))
+        if not is_zero_constant(acc_init):
+            zero = module.insert(module.build(f"arith.constant dense<0.000000e+00> : {acc_out.type} {loc}",
+                                              types=[acc_out.type], hint="acc0"), before=loop.op).result
+            _set_init(loop, p.acc_index, zero)
+            val = emit(f"arith.addf $0, $1 : {acc_out.type}", val, acc_init, t=acc_out.type)
+        mine = set(id(o) for o in new_ops)
+        module.replace_all_uses(acc_out, val, where=lambda o: id(o) not in mine)
+
+        what = "LayerNorm" if layer else "RMSNorm"
+        extra = []
+        if p.stats is not None:
+            extra.append("statistics loop fused" + (" (statistics from a cg reload of the tile)"
+                                                    if stats_src is not p.load else ""))
+        else:
+            extra.append("row scale is precomputed: sunk only")
+        if layer:
+            extra.append("shifted by the first tile's row mean" if self.shift else "no shift")
+        self.remark("applied", f"{what} row scale sunk out of the k-loop: {'; '.join(extra)}",
+                    self._locs(dot))
+
+    def _first_tile_row_mean(self, module: Module, loop: ForLoop, load: Op, loc: str) -> Value:
+        """Load the first K tile before the loop (its address slice with iv = lb) and return its
+        per-row mean, the LayerNorm shift."""
+        mapping = {id(loop.iv): loop.bounds[0]}
+        for a, i in zip(loop.iter_args, loop.inits):
+            mapping[id(a)] = i
+        sl = backward_slice(load.results[0], lambda v: not loop.contains(v) or v.owner is None)
+        for o in sl:
+            if o.name in _LOADS and o is not load:
+                raise _Miss("the A tile address depends on another load", o)
+            module.insert(module.clone(o, mapping), before=loop.op)
+        first = mapping[id(load.results[0])]
+        tt = parse_type(first.type)
+        bm, bk = tt.shape
+        f32 = lambda *s: str(tt.with_shape(s).with_element("f32"))  # noqa: E731
+        x = first
+        if tt.element != "f32":
+            x = module.insert(module.build(f"arith.extf $0 : {first.type} to {f32(bm, bk)} {loc}", first,
+                                           types=[f32(bm, bk)], hint="shift"), before=loop.op).result
+        red = module.insert(module.build(_reduce_sum(f32(bm, bk), f32(bm), 1, loc), x, types=[f32(bm)],
+                                         hint="shift"), before=loop.op).result
+        inv = module.insert(module.build(f"arith.constant dense<{1.0 / bk!r}> : {f32(bm)} {loc}",
+                                         types=[f32(bm)], hint="shift"), before=loop.op).result
+        return module.insert(module.build(f"arith.mulf $0, $1 : {f32(bm)} {loc}", red, inv,
+                                          types=[f32(bm)], hint="shift"), before=loop.op).result
+
+    def _column_sums(self, module: Module, p: _Plan, bn: int, loc: str):
+        """Accumulate colsum(diag(g) B) and (beta^T B) for this N tile in the loop."""
+        loop, dot = p.loop, p.dot
+        b = dot.operands[1]
+        bload = b.owner if b.owner is not None and b.owner.name in _LOADS else None
+        src = b
+        if bload is not None and self.stats_source in ("auto", "reload"):
+            src = _reload(module, bload).results[0]
+        bt = parse_type(b.type)
+        bk = bt.shape[0]
+        f32 = lambda *s: str(bt.with_shape(s).with_element("f32"))  # noqa: E731
+        y = loop.yield_op
+        ins = lambda op: module.insert(op, before=y).result  # noqa: E731
+        bf = src if bt.element == "f32" else ins(module.build(
+            f"arith.extf $0 : {b.type} to {f32(bk, bn)} {loc}", src, types=[f32(bk, bn)], hint="bcol"))
+
+        def col(vec: Value) -> Value:  # [BK] -> [BK, BN] broadcast along N
+            v = vec
+            if parse_type(v.type).element != "f32":
+                v = ins(module.build(f"arith.extf $0 : {v.type} to {f32(bk)} {loc}", v, types=[f32(bk)]))
+            e = ins(module.build(f"tt.expand_dims $0 {{axis = 1 : i32}} : {f32(bk)} -> {f32(bk, 1)} {loc}",
+                                 v, types=[f32(bk, 1)]))
+            return ins(module.build(f"tt.broadcast $0 : {f32(bk, 1)} -> {f32(bk, bn)} {loc}", e,
+                                    types=[f32(bk, bn)]))
+
+        weighted = bf
+        for s in p.steps:
+            if s.kind == "weight":
+                weighted = ins(module.build(f"arith.mulf $0, $1 : {f32(bk, bn)} {loc}", weighted,
+                                            col(s.vector), types=[f32(bk, bn)]))
+        terms = [weighted]
+        bias = [s for s in p.steps if s.kind == "bias"]
+        if bias:
+            terms.append(ins(module.build(f"arith.mulf $0, $1 : {f32(bk, bn)} {loc}", bf, col(bias[0].vector),
+                                          types=[f32(bk, bn)])))
+        zero = module.insert(module.build(f"arith.constant dense<0.000000e+00> : {f32(bn)} {loc}",
+                                          types=[f32(bn)], hint="colsum0"), before=loop.op).result
+        args, results = loop.add_iter_args(module, [zero] * len(terms), [f32(bn)] * len(terms), "colsum")
+        nxt = []
+        for t, a in zip(terms, args):
+            r = ins(module.build(_reduce_sum(f32(bk, bn), f32(bn), 0, loc), t, types=[f32(bn)], hint="colsum"))
+            nxt.append(ins(module.build(f"arith.addf $0, $1 : {f32(bn)} {loc}", a, r, types=[f32(bn)],
+                                        hint="colsum")))
+        loop.set_yields(loop.yields + nxt)
+        return results[0], (results[1] if bias else None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Small builders
+# ---------------------------------------------------------------------------------------------
+
+def _reduce_sum(in_t: str, out_t: str, axis: int, loc: str) -> str:
+    return (f'"tt.reduce"($0) <{{axis = {axis} : i32}}> ({{\n'
+            f"^bb0(%lhs: f32, %rhs: f32):\n"
+            f"  %sum = arith.addf %lhs, %rhs : f32 {loc}\n"
+            f"  tt.reduce.return %sum : f32 {loc}\n"
+            f"}}) : ({in_t}) -> {out_t} {loc}")
+
+
+def _reload(module: Module, load: Op) -> Op:
+    """A second load of the same tile with cacheModifier = cg, right after `load`."""
+    clone = module.clone(load, {})
+    head = clone.head
+    k = max(i for i, s in enumerate(head) if isinstance(s, str) and " : " in s)
+    seg = head[k]
+    if "cacheModifier" in seg:
+        import re
+        seg = re.sub(r"cacheModifier = \w+", "cacheModifier = cg", seg)
+    else:
+        cut = seg.index(" : ")
+        seg = seg[:cut] + " cacheModifier = cg" + seg[cut:]
+    head[k] = seg
+    return module.insert(clone, after=load)
+
+
+def _broadcast_rows(module: Module, vec: Value, bm: int, load: Op, loop: ForLoop, *, before: Op,
+                    loc: str) -> Value:
+    tile = parse_type(before.result.type)
+    bk = tile.shape[1]
+    f = lambda *s: str(tile.with_shape(s).with_element("f32"))  # noqa: E731
+    e = module.insert(module.build(f"tt.expand_dims $0 {{axis = 1 : i32}} : {f(bm)} -> {f(bm, 1)} {loc}", vec,
+                                   types=[f(bm, 1)], hint="shift"), before=loop.op).result
+    return module.insert(module.build(f"tt.broadcast $0 : {f(bm, 1)} -> {f(bm, bk)} {loc}", e,
+                                      types=[f(bm, bk)], hint="shift"), before=loop.op).result
+
+
+def _set_init(loop: ForLoop, index: int, value: Value) -> None:
+    inits = loop.inits
+    inits[index] = value
+    loop._rebuild_head(inits)
+
+
+def _dce(module: Module, root: Op) -> None:
+    """Erase ops nested in `root` whose results are unused and that have no side effects."""
+    changed = True
+    while changed:
+        changed = False
+        users = module.user_index()
+        for o in list(root.walk()):
+            if o is root or o.block is None or not o.results or o.name == "scf.for" or has_side_effects(o):
+                continue
+            if all(not users.get(id(r)) for r in o.results):
+                module.erase(o)
+                changed = True
+
+
+class _LocResolver:
+    """`loc(#loc12)` -> 'file.py:27:20' through the module's location aliases."""
+
+    def __init__(self, module: Module):
+        import re
+        self.aliases = {}
+        for line in module.prefix + module.suffix:
+            m = re.match(r"^(#loc\d*)\s*=\s*(loc\(.*\))\s*$", line.strip())
+            if m:
+                self.aliases[m.group(1)] = m.group(2)
+
+    def __call__(self, op: Op | None) -> str | None:
+        import re
+        if op is None:
+            return None
+        text = op.loc
+        for _ in range(32):
+            m = re.search(r'"([^"]+)":(\d+):(\d+)', text)
+            if m and not re.search(r'^loc\(callsite', text):
+                import os
+                return f"{os.path.basename(m.group(1))}:{m.group(2)}:{m.group(3)}"
+            refs = re.findall(r"#loc\d*", text)
+            if not refs:
+                return m and f"{m.group(1)}:{m.group(2)}:{m.group(3)}"
+            # callsite(callee at caller): the caller is the user's code
+            text = self.aliases.get(refs[-1], "")
+        return None

@@ -1,0 +1,181 @@
+"""The pass pipeline: parse a spec, run passes on IR text, and splice them into Triton's stages.
+
+Where normfuse runs inside Triton's compiler::
+
+    source -> ttir -> [normfuse: the passes, verify, cleanup] -> ttgir -> llir -> ptx -> cubin
+
+The stage is inserted through `triton.knobs.runtime.add_stages_inspection_hook`, which Triton
+does not put in its cache key; `cache_tag()` is therefore passed to `triton.compile` as an extra
+cache-invalidating variable, so a kernel compiled with a pipeline never reuses a binary compiled
+without it (or with another pipeline), and the other way round.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from . import __version__
+from .ir import IRError, bridge
+from .passes import Pass, PassError, Remark, create_pass
+
+STAGE_NAME = "normfuse"  # the stage key inserted after "ttir"
+
+
+def parse_pipeline(spec: str | Sequence[str | Pass] | None) -> list[Pass]:
+    """'lazy-prenorm,other{opt=v,flag=true}' (or a list of names/passes) -> pass objects."""
+    if spec is None:
+        return []
+    if isinstance(spec, str):
+        items = _split_spec(spec)
+    else:
+        items = list(spec)
+    out: list[Pass] = []
+    for item in items:
+        if isinstance(item, Pass):
+            out.append(item)
+            continue
+        m = re.fullmatch(r"\s*([A-Za-z0-9_\-]+)\s*(?:\{(.*)\})?\s*", item)
+        if not m:
+            raise PassError(f"cannot read pass '{item}' (expected name or name{{opt=value,...}})")
+        opts = {}
+        if m.group(2):
+            for kv in m.group(2).split(","):
+                if not kv.strip():
+                    continue
+                if "=" not in kv:
+                    raise PassError(f"option '{kv.strip()}' of pass '{m.group(1)}' needs '=value'")
+                k, v = kv.split("=", 1)
+                opts[k.strip()] = v.strip()
+        out.append(create_pass(m.group(1), opts))
+    return out
+
+
+def _split_spec(spec: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in spec:
+        depth += ch == "{"
+        depth -= ch == "}"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def describe(passes: Sequence[Pass]) -> str:
+    """A canonical, printable form of a pipeline (also what the cache key is made from)."""
+    out = []
+    for p in passes:
+        opts = {k: v for k, v in vars(p).items() if k != "remarks" and not k.startswith("_")}
+        out.append(p.name + ("{" + ",".join(f"{k.replace('_', '-')}={v}" for k, v in sorted(opts.items())) + "}"
+                             if opts else ""))
+    return ",".join(out)
+
+
+def cache_tag(passes: Sequence[Pass]) -> str:
+    """Changes whenever the pipeline, its options, normfuse's version or a pass's source does."""
+    h = hashlib.sha256()
+    h.update(__version__.encode())
+    h.update(describe(passes).encode())
+    for p in passes:
+        try:
+            h.update(inspect.getsource(inspect.getmodule(type(p))).encode())
+        except (OSError, TypeError):
+            h.update(type(p).__qualname__.encode())
+    from .ir import core as _core, bridge as _bridge
+    for m in (_core, _bridge):
+        h.update(inspect.getsource(m).encode())
+    return h.hexdigest()[:32]
+
+
+@dataclass
+class PipelineResult:
+    text: str
+    remarks: list[Remark] = field(default_factory=list)
+    changed: bool = False
+    module: object = None  # the Triton module (verified), when run through run_module
+
+
+def run_on_view(view, passes: Sequence[Pass]) -> tuple[list[Remark], bool]:
+    """Run passes on an editable view; each pass's output is re-verified by Triton."""
+    remarks: list[Remark] = []
+    changed = False
+    for p in passes:
+        p.remarks = []
+        before = view.print()
+        out = p.run(view)
+        remarks.extend(out if out is not None else p.remarks)
+        if view.print() != before:
+            changed = True
+            try:
+                new = bridge.reload(view, clean=True)
+            except IRError as e:
+                raise PassError(f"pass '{p.name}' produced invalid IR: {e}") from None
+            view.__dict__.update(new.__dict__)
+    return remarks, changed
+
+
+def run_pipeline(text: str, passes: str | Sequence[str | Pass], *, source_name: str = "<stdin>") -> PipelineResult:
+    """Parse `text` (TTIR/TTGIR), run the passes, return verified text and remarks.
+
+    The IR is unchanged (byte for byte as Triton prints it) when no pass matched.
+    """
+    plist = parse_pipeline(passes)
+    view = bridge.load(text, source_name=source_name)
+    remarks, changed = run_on_view(view, plist)
+    return PipelineResult(view.print(), remarks, changed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Inside Triton's compiler
+# ---------------------------------------------------------------------------------------------
+
+_hook_lock = threading.RLock()
+
+
+def _make_stage(passes: Sequence[Pass], sink: list[Remark]):
+    def stage(src, metadata):
+        view = bridge.load(str(src), source_name=metadata.get("name", "kernel") + ".ttir",
+                           context=src.context)
+        remarks, changed = run_on_view(view, passes)
+        sink.extend(remarks)
+        metadata["normfuse_remarks"] = [str(r) for r in remarks]
+        metadata["normfuse_pipeline"] = describe(passes)
+        if not changed:
+            return src
+        return bridge.finish(view, clean=False)
+    return stage
+
+
+@contextlib.contextmanager
+def installed(passes: Sequence[Pass], sink: list[Remark]):
+    """While active, every NVIDIA compilation runs `passes` between 'ttir' and 'ttgir'."""
+    from triton import knobs
+
+    def hook(backend, stages, options, language, capability):
+        if prev is not None:
+            prev(backend, stages, options, language, capability)
+        if "ttir" not in stages or not passes:
+            return
+        items = list(stages.items())
+        stages.clear()
+        for k, v in items:
+            stages[k] = v
+            if k == "ttir":
+                stages[STAGE_NAME] = _make_stage(passes, sink)
+
+    with _hook_lock:
+        prev = knobs.runtime.add_stages_inspection_hook
+        knobs.runtime.add_stages_inspection_hook = hook
+        try:
+            yield
+        finally:
+            knobs.runtime.add_stages_inspection_hook = prev
