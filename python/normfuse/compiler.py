@@ -172,10 +172,15 @@ class JITKernel:
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
+            meta = dict(kwargs)
             ck = self.warmup(*args, **kwargs)
-            g = grid(kwargs) if callable(grid) else grid
+            g = grid(meta) if callable(grid) else grid
             g = tuple(g) + (1,) * (3 - len(tuple(g)))
-            return ck.kernel[g](*args)
+            # Triton's launcher takes every argument in order, constexprs included.
+            it = iter(args)
+            constexpr_names = {self.fn.arg_names[i] for i in self.fn.constexprs}
+            full = [meta[n] if n in constexpr_names else next(it) for n in self.fn.arg_names]
+            return ck.kernel[g](*full)
         return launch
 
 

@@ -399,16 +399,14 @@ class LazyPreNorm(Pass):
                                        mask, center.op.result, zero, types=[center.op.result.type], hint="xs")
                     module.insert(sel, after=center.op)
                     module.replace_all_uses(center.op.result, sel.result, where=lambda o: o is not sel)
-            else:
-                module.replace_all_uses(center.op.result, center.chain)
             colsum, bsum = self._column_sums(module, p, bn, loc)
 
         # 3. drop the per-row factors from the loop
         for s in p.steps:
-            if s.kind == "scale" or (s.kind == "center" and not self.shift):
-                module.replace_all_uses(s.op.result, s.chain)
-            if s.kind == "bias":
-                module.replace_all_uses(s.op.result, s.chain)
+            if s.kind in ("scale", "bias") or (s.kind == "center" and not self.shift):
+                # the chain operand as it is now (an earlier step may have been rewired)
+                chain = next(v for v in s.op.operands if v is not s.other)
+                module.replace_all_uses(s.op.result, chain)
         _dce(module, loop.op)
         if p.stats is not None:
             module.erase(p.stats.op)
@@ -549,7 +547,7 @@ class LazyPreNorm(Pass):
 
 def _reduce_sum(in_t: str, out_t: str, axis: int, loc: str) -> str:
     return (f'"tt.reduce"($0) <{{axis = {axis} : i32}}> ({{\n'
-            f"^bb0(%lhs: f32, %rhs: f32):\n"
+            f"^bb0(%lhs: f32 {loc}, %rhs: f32 {loc}):\n"
             f"  %sum = arith.addf %lhs, %rhs : f32 {loc}\n"
             f"  tt.reduce.return %sum : f32 {loc}\n"
             f"}}) : ({in_t}) -> {out_t} {loc}")
