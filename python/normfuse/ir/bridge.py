@@ -74,6 +74,7 @@ def parse_triton(text: str, context=None, *, source_name: str = "input.mlir"):
             msg = diag["text"].replace(path, source_name).strip() or "MLIR parse failed"
             raise IRError(msg)
         mod.context = ctx
+        mod.normfuse_tmp_prefix = d + os.sep
         with _captured_stderr() as diag:
             ok = mod.verify()
         if not ok:
@@ -175,7 +176,7 @@ def _tail_after_last_colon(op: Op) -> str:
 def load(text: str, *, source_name: str = "input.mlir", context=None) -> Module:
     """Parse and verify `text` with Triton, then build normfuse's editable, typed view of it."""
     tmod, ctx = parse_triton(text, context, source_name=source_name)
-    view = Module(str(tmod))
+    view = Module(module_text(tmod))
     _annotate(view, tmod)
     view.context = ctx
     return view
@@ -193,11 +194,14 @@ def finish(view: Module, *, clean: bool = True, source_name: str = "normfuse-out
 def reload(view: Module, *, clean: bool = True) -> Module:
     """finish() and parse the result into a fresh typed view."""
     tmod = finish(view, clean=clean)
-    new = Module(str(tmod))
+    new = Module(module_text(tmod))
     _annotate(new, tmod)
     new.context = getattr(view, "context", None)
     return new
 
 
 def module_text(tmodule) -> str:
-    return str(tmodule)
+    """Print a module; locations MLIR gave ops parsed from a temporary file lose its directory."""
+    text = str(tmodule)
+    prefix = getattr(tmodule, "normfuse_tmp_prefix", None)
+    return text.replace(prefix, "") if prefix else text

@@ -417,6 +417,9 @@ class Module:
 
     # -- editing -------------------------------------------------------------------------------
     def fresh_name(self, hint: str = "nf") -> str:
+        hint = re.sub(r"[^A-Za-z0-9_]", "_", hint.lstrip("%")) or "v"
+        if not hint[0].isalpha():  # MLIR: a name that starts with a digit must be all digits
+            hint = "v" + hint
         return f"%{hint}_nf{next(self._fresh)}"
 
     def replace_all_uses(self, old: Value, new: Value, *, where: Callable[[Op], bool] | None = None) -> int:
