@@ -50,7 +50,8 @@ class CompiledKernel:
 
     @property
     def applied(self) -> bool:
-        return "normfuse" in self.kernel.asm
+        """Whether a pass changed the IR (not merely whether a pipeline ran)."""
+        return bool(getattr(self.kernel.metadata, "normfuse_changed", False))
 
     def __getitem__(self, grid):
         return self.kernel[grid]

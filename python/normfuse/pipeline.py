@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import inspect
+import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -85,14 +86,17 @@ def cache_tag(passes: Sequence[Pass]) -> str:
     h = hashlib.sha256()
     h.update(__version__.encode())
     h.update(describe(passes).encode())
-    for p in passes:
-        try:
-            h.update(inspect.getsource(inspect.getmodule(type(p))).encode())
-        except (OSError, TypeError):
-            h.update(type(p).__qualname__.encode())
-    from .ir import core as _core, bridge as _bridge
-    for m in (_core, _bridge):
-        h.update(inspect.getsource(m).encode())
+    mods = {inspect.getmodule(type(p)) for p in passes}
+    files = {m.__file__ for m in mods if m is not None and getattr(m, "__file__", None)}
+    # everything the rewrite goes through: the IR layer, the pass package, this module
+    here = os.path.dirname(os.path.abspath(__file__))
+    for sub in ("ir", "passes"):
+        d = os.path.join(here, sub)
+        files.update(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".py"))
+    files.add(os.path.abspath(__file__))
+    for f in sorted(files):
+        with open(f, "rb") as fh:
+            h.update(fh.read())
     return h.hexdigest()[:32]
 
 
@@ -149,6 +153,7 @@ def _make_stage(passes: Sequence[Pass], sink: list[Remark]):
         sink.extend(remarks)
         metadata["normfuse_remarks"] = [str(r) for r in remarks]
         metadata["normfuse_pipeline"] = describe(passes)
+        metadata["normfuse_changed"] = changed
         if not changed:
             return src
         return bridge.finish(view, clean=False)

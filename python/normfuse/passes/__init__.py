@@ -51,6 +51,11 @@ class Pass:
         return r
 
 
+def pass_names() -> list[str]:
+    """Registered pass names, without importing the passes."""
+    return sorted(_REGISTRY)
+
+
 def available_passes() -> dict[str, str]:
     """name -> one-line summary, for --list-passes and docs."""
     return {name: _load(name).summary for name in sorted(_REGISTRY)}
@@ -63,7 +68,10 @@ def _load(name: str) -> type[Pass]:
         known = ", ".join(sorted(_REGISTRY))
         raise PassError(f"unknown pass '{name}' (known passes: {known})") from None
     mod, cls = target.split(":")
-    return getattr(importlib.import_module(mod), cls)
+    try:
+        return getattr(importlib.import_module(mod), cls)
+    except (ImportError, AttributeError) as e:
+        raise PassError(f"pass '{name}' is registered but cannot be loaded: {e}") from None
 
 
 def create_pass(name: str, options: dict[str, str] | None = None) -> Pass:

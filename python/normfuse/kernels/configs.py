@@ -1,0 +1,94 @@
+"""Tile configurations for the pre-norm GEMM kernels (naive, fused, and the plain GEMM baseline).
+
+The numbers are INITIAL, TO BE TUNED ON THE H200: they are the usual Hopper starting points
+for a non-persistent Triton GEMM (128x128x64, GROUP_M=8, 8 warps, 3 stages; 128x256x64 when N is
+large; smaller tiles when M is small so that enough CTAs fill the 132 SMs), not measurements.
+`bench/bench_prenorm.py --autotune` times `CANDIDATES` per shape; when it finds better ones,
+change the table here and say where the numbers came from (date, GPU, bench/results file).
+
+`select_config` reads one explicit threshold table, first match wins, so what a shape gets can
+be read off the table without running anything.
+
+Caution (DESIGN.md, measured 2026-11-29): the Lazy Pre-Norm loop (one A tile feeding both the
+wgmma and the row statistics) is miscompiled by Triton 3.6's pipeliner at num_stages >= 3 unless
+the pass emits the fix. Any config used for the fused kernel must be checked element by element
+against the naive kernel at the num_stages it runs with; the bench's numerics section and its
+autotune gate do that.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+__all__ = ["GemmConfig", "select_config", "CANDIDATES", "DEFAULT", "TABLE"]
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    block_m: int
+    block_n: int
+    block_k: int
+    group_m: int
+    num_warps: int
+    num_stages: int
+
+    def constexprs(self) -> dict:
+        """The kernels' tile constexprs (EVEN_K is decided per K by the caller)."""
+        return {"BLOCK_M": self.block_m, "BLOCK_N": self.block_n, "BLOCK_K": self.block_k,
+                "GROUP_M": self.group_m}
+
+    def options(self) -> dict:
+        """Triton compile options."""
+        return {"num_warps": self.num_warps, "num_stages": self.num_stages}
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return (f"{self.block_m}x{self.block_n}x{self.block_k} g{self.group_m} "
+                f"w{self.num_warps} s{self.num_stages}")
+
+
+DEFAULT = GemmConfig(128, 128, 64, 8, 8, 3)
+
+# (M at most, N at least, config): the first row whose conditions hold wins.
+#   M <= 64:    decode-like; a 64-row tile wastes least, 4 warps (one warpgroup) suffice.
+#   M <= 1024:  too few 128-row blocks to fill 132 SMs with 128x256 tiles: 128x128, and
+#               64x128 when N < 256 too, so that the grid still has some CTAs to spread.
+#   N >= 2048:  large N, 128x256 tiles halve the re-reads of A (and of the norm statistics'
+#               work in the naive kernel); 8 warps = two warpgroups of 64x256 wgmma.
+#   otherwise:  128x128x64, the standard Hopper tile.
+TABLE: tuple[tuple[float, int, GemmConfig], ...] = (
+    (64, 0, GemmConfig(64, 64, 64, 8, 4, 4)),
+    (1024, 256, GemmConfig(128, 128, 64, 8, 8, 3)),
+    (1024, 0, GemmConfig(64, 128, 64, 8, 4, 3)),
+    (math.inf, 2048, GemmConfig(128, 256, 64, 8, 8, 3)),
+    (math.inf, 0, DEFAULT),
+)
+
+
+def select_config(M: int, N: int, K: int, dtype=None) -> GemmConfig:
+    """The table's config for an [M, K] x [K, N] problem (`dtype` is bf16 or fp16; both 2-byte
+    types share one table, and K only decides EVEN_K, which the caller sets)."""
+    for max_m, min_n, cfg in TABLE:
+        if M <= max_m and N >= min_n:
+            return cfg
+    return DEFAULT  # unreachable: the last row matches everything
+
+
+# What `--autotune` tries per shape. Shared memory per stage is (BM + BN) * BK * 2 bytes; all
+# of these fit in the H200's 227 KB at the stage counts given. The num_stages=2 entries are there
+# because of the pipeliner race noted above: if the fused kernel is only correct at 2 stages,
+# the autotune still has something correct to pick.
+CANDIDATES: tuple[GemmConfig, ...] = (
+    GemmConfig(128, 128, 64, 8, 8, 3),
+    GemmConfig(128, 128, 64, 8, 8, 4),
+    GemmConfig(128, 256, 64, 8, 8, 3),
+    GemmConfig(128, 256, 64, 8, 8, 4),
+    GemmConfig(256, 128, 64, 8, 8, 3),
+    GemmConfig(128, 128, 128, 8, 8, 3),
+    GemmConfig(128, 64, 64, 8, 4, 4),
+    GemmConfig(64, 256, 64, 8, 4, 3),
+    GemmConfig(128, 128, 64, 8, 8, 2),
+    GemmConfig(128, 256, 64, 8, 8, 2),
+)

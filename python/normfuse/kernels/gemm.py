@@ -1,0 +1,43 @@
+"""The plain Triton GEMM: the naive pre-norm kernels' GEMM loop with the norm taken out.
+
+    Y = X @ W^T        X: [M, K] (unit stride along K), W: [N, K] (torch.nn.Linear layout), Y: [M, N]
+
+It is the benchmarks' "same Triton GEMM without norm" baseline: same grouped tile ordering
+(`_tile_ids`), same `% M` / `% N` clamps on the load side, same K masks (`_k_mask`), same pointer
+walk and store mask as loop 2 of `prenorm_gemm.rmsnorm_gemm_naive`, launched with the same
+config. The fused kernel's time over this one's is therefore the cost of the norm inside our own
+GEMM, independent of how far our GEMM main loop is from cuBLAS.
+
+One difference is inherent: here the A tile goes from the load straight into `tl.dot`, so
+Triton can feed the wgmma from shared memory; in the pre-norm kernels A is scaled in registers
+first.
+"""
+import triton
+import triton.language as tl
+
+from .prenorm_gemm import _k_mask, _tile_ids
+
+
+@triton.jit
+def gemm_plain(X, W, Y, M, N, K, stride_xm, stride_wn, stride_ym,
+               EVEN_K: tl.constexpr,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               GROUP_M: tl.constexpr):
+    pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    rows = offs_m % M
+    cols = offs_n % N
+    x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
+    w_ptrs = W + cols[None, :] * stride_wn + offs_k[:, None]
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
+        a = tl.load(x_ptrs, mask=kmask[None, :], other=0.0)
+        b = tl.load(w_ptrs, mask=kmask[:, None], other=0.0)
+        acc = tl.dot(a, b, acc)
+        x_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K
+    y_ptrs = Y + offs_m[:, None] * stride_ym + offs_n[None, :]
+    tl.store(y_ptrs, acc.to(Y.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))

@@ -1,0 +1,4 @@
+"""nn.Module drop-ins built on normfuse's fused ops (inference only for now)."""
+from .modules import LayerNormLinear, RMSNormLinear
+
+__all__ = ["RMSNormLinear", "LayerNormLinear"]

@@ -1,0 +1,387 @@
+"""Pre-norm linear ops: y = norm(x) @ W^T (+ bias), computed by a normfuse-compiled kernel.
+
+Layers, top to bottom (Quack style):
+
+    rmsnorm_linear / layernorm_linear      functional API: validate -> prepare -> launch
+    prepare_*  -> PreparedLaunch           the validated launch: arguments, config, grid, output
+    select_config (kernels/configs.py)     the tile config table
+    get_launcher(kind, passes)             one `normfuse.jit` launcher per kernel and pipeline
+    kernels/prenorm_gemm.py                the naive kernels that the passes rewrite
+
+With the default `passes=("lazy-prenorm",)` the naive kernel is rewritten into the one-loop form
+(statistics accumulated in the GEMM's k-loop, rstd applied to the accumulator); `passes=()`
+runs the naive two-loop kernel untouched, which is the numerical oracle of the tests.
+
+Limits of this first version (each is stated where it matters):
+- inference only: no backward. Calling with tensors that require grad under grad mode raises.
+- `bias` is added with torch after the kernel, not fused into its epilogue yet.
+- Hopper (sm_90) only; bf16/fp16 only, every tensor of one dtype; 32-bit offsets in the kernels.
+- x is [..., K] with any leading dims; x and weight are made unit-stride along K (a copy when they
+  are not), x's row stride is passed through as is.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..kernels.configs import GemmConfig, select_config
+
+__all__ = ["rmsnorm_linear", "layernorm_linear", "prepare_rmsnorm_linear",
+           "prepare_layernorm_linear", "prepare_plain_linear", "plain_linear", "PreparedLaunch",
+           "get_launcher", "aot_compile", "kernel_for", "DEFAULT_PASSES"]
+
+DEFAULT_PASSES = ("lazy-prenorm",)
+_DTYPES = (torch.bfloat16, torch.float16)
+_I32 = 2**31
+
+
+# ---------------------------------------------------------------------------------------------
+# Launchers: one per kernel and pipeline, built on first use
+# ---------------------------------------------------------------------------------------------
+
+def _kernel(kind: str):
+    if kind == "rms":
+        from ..kernels.prenorm_gemm import rmsnorm_gemm_naive
+        return rmsnorm_gemm_naive
+    if kind == "ln":
+        from ..kernels.prenorm_gemm import layernorm_gemm_naive
+        return layernorm_gemm_naive
+    if kind == "gemm":
+        from ..kernels.gemm import gemm_plain
+        return gemm_plain
+    raise ValueError(f"unknown kernel kind '{kind}' (rms, ln, gemm)")
+
+
+def _passes_key(passes) -> str | tuple:
+    if passes is None:
+        return ()
+    return passes if isinstance(passes, str) else tuple(passes)
+
+
+@functools.lru_cache(maxsize=None)
+def _launcher_cached(kind: str, passes):
+    import normfuse
+    return normfuse.jit(_kernel(kind), passes=passes)
+
+
+def get_launcher(kind: str, passes=DEFAULT_PASSES):
+    """The module-level `normfuse.jit` launcher of kernel `kind` ('rms', 'ln', 'gemm') under
+    `passes`; its compile cache lives as long as the process."""
+    return _launcher_cached(kind, _passes_key(passes))
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation (pure Python: no CUDA call before the device check has passed)
+# ---------------------------------------------------------------------------------------------
+
+def _shape(t) -> str:
+    return "None" if t is None else str(tuple(t.shape))
+
+
+def _check_inputs(op: str, x, weight, named: dict[str, Any], bias) -> None:
+    tensors = {"x": x, "weight": weight, **named, "bias": bias}
+    for name, t in tensors.items():
+        if t is not None and not isinstance(t, torch.Tensor):
+            raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
+    if x is None or weight is None:
+        raise TypeError(f"{op}: x and weight are required")
+    if weight.dim() != 2:
+        raise ValueError(f"{op}: weight must be 2-D [out_features, in_features], got weight of "
+                         f"shape {_shape(weight)}")
+    if x.dim() < 1:
+        raise ValueError(f"{op}: x must have at least 1 dimension [..., in_features], got a scalar")
+    for name, t in named.items():
+        if t is not None and t.dim() != 1:
+            raise ValueError(f"{op}: {name} must be 1-D [in_features], got {name} of shape {_shape(t)}")
+    K = x.shape[-1]
+    ks = {"x.shape[-1]": K, "weight.shape[1]": weight.shape[1]}
+    ks.update({f"{n}.shape[0]": t.shape[0] for n, t in named.items() if t is not None})
+    if len(set(ks.values())) != 1:
+        got = ", ".join(f"{k}={v}" for k, v in ks.items())
+        shapes = ", ".join(f"{n} {_shape(t)}" for n, t in tensors.items() if t is not None)
+        raise ValueError(f"{op}: shape mismatch, in_features must agree: {got} (shapes: {shapes})")
+    if K == 0:
+        raise ValueError(f"{op}: in_features must be positive, got x of shape {_shape(x)}")
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise ValueError(f"{op}: bias must have shape ({weight.shape[0]},) = (out_features,), got "
+                         f"{_shape(bias)}")
+    given = {n: t for n, t in tensors.items() if t is not None}
+    if x.dtype not in _DTYPES:
+        raise TypeError(f"{op}: x must be bfloat16 or float16, got {x.dtype}")
+    if any(t.dtype != x.dtype for t in given.values()):
+        got = ", ".join(f"{n} {t.dtype}" for n, t in given.items())
+        raise TypeError(f"{op}: all tensors must have one dtype (bfloat16 or float16), got {got}")
+    if torch.is_grad_enabled() and any(t.requires_grad for t in given.values()):
+        raise NotImplementedError(
+            f"{op} is inference-only (its backward is not written yet): call it under "
+            f"torch.no_grad() or torch.inference_mode(), or with tensors that do not require grad")
+    devices = {n: t.device for n, t in given.items()}
+    if any(d.type != "cuda" for d in devices.values()) or len(set(devices.values())) != 1:
+        got = ", ".join(f"{n} on {d}" for n, d in devices.items())
+        raise ValueError(f"{op}: all tensors must be CUDA tensors on one device, got {got}")
+    _check_hopper(op, x.device)
+
+
+@functools.lru_cache(maxsize=None)
+def _capability(index: int) -> tuple[tuple[int, int], str]:
+    return torch.cuda.get_device_capability(index), torch.cuda.get_device_name(index)
+
+
+def _check_hopper(op: str, device: torch.device) -> None:
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    cap, name = _capability(index)
+    if cap[0] != 9:
+        raise RuntimeError(f"{op}: needs a Hopper GPU (sm_90); {device} is {name} with compute "
+                           f"capability sm_{cap[0]}{cap[1]}")
+
+
+def _check_offsets(op: str, M: int, N: int, K: int, stride_xm: int, stride_wn: int,
+                   cfg: GemmConfig) -> None:
+    # The kernels form row offsets as i32 products (rows * stride); padded tiles included.
+    k_pad = -(-K // cfg.block_k) * cfg.block_k
+    m_pad = -(-M // cfg.block_m) * cfg.block_m
+    n_pad = -(-N // cfg.block_n) * cfg.block_n
+    if ((M - 1) * stride_xm + k_pad >= _I32 or (N - 1) * stride_wn + k_pad >= _I32
+            or m_pad * N + n_pad >= _I32):
+        raise ValueError(f"{op}: problem too large for the kernels' 32-bit offsets (M={M}, N={N}, "
+                         f"K={K}, x row stride {stride_xm}); split x along its rows")
+
+
+# ---------------------------------------------------------------------------------------------
+# Prepared launches
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class PreparedLaunch:
+    """A validated launch: call it to run the kernel (and the bias add) into `out`.
+
+    The benchmarks time `launch()` (the kernel alone, compiled once, no per-call validation);
+    `compile()` returns the `normfuse.CompiledKernel` (asm, remarks, metadata).
+    """
+
+    op: str
+    kind: str
+    launcher: Any
+    runtime_args: tuple
+    constexprs: dict
+    options: dict
+    grid: tuple
+    config: GemmConfig
+    out: torch.Tensor            # [M, N]
+    out_shape: tuple             # [..., N]
+    bias: torch.Tensor | None = None
+    _compiled: Any = field(default=None, repr=False)
+    _full_args: tuple = field(default=(), repr=False)
+
+    def compile(self):
+        if self._compiled is None:
+            with _on_device(self.out.device):
+                self._compiled = self.launcher.warmup(*self.runtime_args, **self.constexprs,
+                                                      **self.options)
+            fn = self.launcher.fn
+            values = dict(zip([n for i, n in enumerate(fn.arg_names) if i not in fn.constexprs],
+                              self.runtime_args))
+            values.update(self.constexprs)
+            # Launched straight through Triton's CompiledKernel with every argument in kernel
+            # order, constexprs included (what `JITKernel.__getitem__` does per call, minus the
+            # per-call specialization), so a timed `launch()` costs one launcher call.
+            self._full_args = tuple(values[n] for n in fn.arg_names)
+        return self._compiled
+
+    def launch(self) -> torch.Tensor:
+        """Run the kernel into `out` ([M, N]); no bias."""
+        if self.grid[0] == 0:  # empty M or N: nothing to compile or launch
+            return self.out
+        ck = self.compile()
+        grid = tuple(self.grid) + (1,) * (3 - len(self.grid))  # Triton's launcher reads 3 dims
+        with _on_device(self.out.device):
+            ck.kernel[grid](*self._full_args)
+        return self.out
+
+    def __call__(self) -> torch.Tensor:
+        y = self.launch()
+        if self.bias is not None:
+            y.add_(self.bias)  # not fused into the epilogue yet
+        return y.view(self.out_shape)
+
+
+class _on_device:
+    """Make `device` current for Triton's launcher (it launches on the current device)."""
+
+    def __init__(self, device: torch.device):
+        self.index = device.index
+
+    def __enter__(self):
+        self.prev = None
+        if self.index is not None and torch.cuda.current_device() != self.index:
+            self.prev = torch.cuda.current_device()
+            torch.cuda.set_device(self.index)
+
+    def __exit__(self, *exc):
+        if self.prev is not None:
+            torch.cuda.set_device(self.prev)
+
+
+def _as_2d(x: torch.Tensor) -> torch.Tensor:
+    x2 = x.reshape(-1, x.shape[-1])
+    if x2.stride(-1) != 1:
+        x2 = x2.contiguous()
+    return x2
+
+
+def _unit_k(w: torch.Tensor) -> torch.Tensor:
+    return w if w.stride(-1) == 1 else w.contiguous()
+
+
+def _make_out(op, x, weight, out):
+    M, N = x.numel() // x.shape[-1], weight.shape[0]
+    if out is None:
+        return torch.empty((M, N), dtype=x.dtype, device=x.device)
+    if tuple(out.shape) != (M, N) or out.dtype != x.dtype or out.device != x.device \
+            or not out.is_contiguous():
+        raise ValueError(f"{op}: out must be a contiguous {x.dtype} tensor of shape ({M}, {N}) on "
+                         f"{x.device}, got {out.dtype} {_shape(out)} on {out.device}")
+    return out
+
+
+def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config, passes, out):
+    """Shared tail of the prepare_* functions (inputs already validated)."""
+    lead = tuple(x.shape[:-1])
+    x2 = _as_2d(x)
+    w = _unit_k(weight)
+    M, K = x2.shape
+    N = w.shape[0]
+    cfg = config or select_config(M, N, K, x.dtype)
+    if not isinstance(cfg, GemmConfig):
+        raise TypeError(f"{op}: config must be a GemmConfig, got {type(cfg).__name__}")
+    y = _make_out(op, x, weight, out)
+    stride_xm = x2.stride(0) if M > 1 else K
+    stride_wn = w.stride(0) if N > 1 else K
+    if M and N:
+        _check_offsets(op, M, N, K, stride_xm, stride_wn, cfg)
+    ptrs = [t.contiguous() if t is not None else w for t in vectors.values()]
+    args = (x2, *ptrs, w, y, M, N, K, stride_xm, stride_wn, N)
+    if kind != "gemm":
+        args = args + (float(eps),)
+    consts = dict(flags, EVEN_K=K % cfg.block_k == 0, **cfg.constexprs())
+    grid = ((-(-M // cfg.block_m)) * (-(-N // cfg.block_n)),)
+    return PreparedLaunch(op, kind, get_launcher(kind, passes), args, consts, cfg.options(), grid,
+                          cfg, y, lead + (N,), bias)
+
+
+def prepare_rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
+                           config: GemmConfig | None = None, passes=DEFAULT_PASSES,
+                           out: torch.Tensor | None = None) -> PreparedLaunch:
+    """Validate and prepare `rmsnorm_linear` without launching (see there for the arguments);
+    `out` ([M, N], contiguous) is written in place when given."""
+    op = "rmsnorm_linear"
+    if not folded and norm_weight is None:
+        raise ValueError(f"{op}: norm_weight is required unless folded=True")
+    _check_inputs(op, x, weight, {"norm_weight": norm_weight}, bias)
+    g = None if folded else norm_weight
+    return _prepare(op, "rms", x, weight, {"G": g}, bias, eps, {"HAS_G": g is not None},
+                    config, passes, out)
+
+
+def prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *,
+                             config: GemmConfig | None = None, passes=DEFAULT_PASSES,
+                             out: torch.Tensor | None = None) -> PreparedLaunch:
+    """Validate and prepare `layernorm_linear` without launching."""
+    op = "layernorm_linear"
+    _check_inputs(op, x, weight, {"norm_weight": norm_weight, "norm_bias": norm_bias}, bias)
+    return _prepare(op, "ln", x, weight, {"G": norm_weight, "B": norm_bias}, bias, eps,
+                    {"HAS_G": norm_weight is not None, "HAS_B": norm_bias is not None},
+                    config, passes, out)
+
+
+def prepare_plain_linear(x, weight, *, config: GemmConfig | None = None,
+                         out: torch.Tensor | None = None) -> PreparedLaunch:
+    """The plain Triton GEMM (kernels/gemm.py), y = x @ W^T: the benchmarks' baseline."""
+    op = "plain_linear"
+    _check_inputs(op, x, weight, {}, None)
+    return _prepare(op, "gemm", x, weight, {}, None, 0.0, {}, config, (), out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Functional API
+# ---------------------------------------------------------------------------------------------
+
+def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
+                   config: GemmConfig | None = None, passes=DEFAULT_PASSES) -> torch.Tensor:
+    """y = rmsnorm(x, norm_weight, eps) @ weight^T + bias, in one kernel.
+
+    x: [..., K]; norm_weight: [K]; weight: [N, K]; bias: [N] or None; returns [..., N] in x's
+    dtype. `folded=True`: `weight` already holds W diag(g) (`normfuse.ops.fold_norm_weight`), the
+    kernel skips g and `norm_weight` may be None (it is ignored otherwise). `bias` is added with
+    torch after the kernel (not fused yet). `config` overrides the tile table; `passes` the
+    normfuse pipeline (`()` = the naive kernel, the oracle). Inference only.
+    """
+    return prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, folded=folded,
+                                  config=config, passes=passes)()
+
+
+def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *,
+                     config: GemmConfig | None = None, passes=DEFAULT_PASSES) -> torch.Tensor:
+    """y = layer_norm(x, norm_weight, norm_bias, eps) @ weight^T + bias, in one kernel.
+
+    norm_weight / norm_bias: [K] or None (no affine scale / shift). Otherwise as
+    `rmsnorm_linear`. Whether the LayerNorm prologue is actually fused depends on the
+    `lazy-prenorm` pass (see the kernel's remarks); the result is correct either way.
+    """
+    return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias,
+                                    config=config, passes=passes)()
+
+
+def plain_linear(x, weight, *, config: GemmConfig | None = None) -> torch.Tensor:
+    """y = x @ W^T with the plain Triton GEMM (no norm)."""
+    return prepare_plain_linear(x, weight, config=config)()
+
+
+# ---------------------------------------------------------------------------------------------
+# Ahead-of-time compilation (CPU-only machines, CI, the repro)
+# ---------------------------------------------------------------------------------------------
+
+class _Spec:
+    """Stands in for a tensor in `JITKernel.specialize`: a dtype and a 16-byte-aligned pointer."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def data_ptr(self) -> int:
+        return 0
+
+
+def aot_compile(kind: str, *, M: int = 8192, N: int = 4096, K: int = 4096,
+                dtype=torch.bfloat16, has_g: bool = True, has_b: bool = True,
+                config: GemmConfig | None = None, passes=DEFAULT_PASSES, target="cuda:90"):
+    """Compile the kernel the op would launch for an [M, K] x [N, K] problem, for `target`,
+    without a GPU. The specialization (dtypes, 16-divisibility of pointers and sizes,
+    constexprs, options) is the one `normfuse.jit` derives at launch time for contiguous
+    inputs, so the IR and PTX are those of the real launch."""
+    import normfuse
+    cfg = config or select_config(M, N, K, dtype)
+    t = _Spec(dtype)
+    if kind == "rms":
+        args = (t, t, t, t, M, N, K, K, K, N, 1e-6)
+        flags = {"HAS_G": has_g}
+    elif kind == "ln":
+        args = (t, t, t, t, t, M, N, K, K, K, N, 1e-5)
+        flags = {"HAS_G": has_g, "HAS_B": has_b}
+    elif kind == "gemm":
+        args = (t, t, t, M, N, K, K, K, N)
+        flags = {}
+    else:
+        raise ValueError(f"unknown kernel kind '{kind}' (rms, ln, gemm)")
+    consts = dict(flags, EVEN_K=K % cfg.block_k == 0, **cfg.constexprs())
+    launcher = get_launcher(kind, passes if kind != "gemm" else ())
+    signature, consts, attrs, options, _ = launcher.specialize(args, dict(consts, **cfg.options()))
+    return normfuse.compile(launcher.fn, signature=signature, constexprs=consts, attrs=attrs,
+                            target=target, passes=launcher.passes, **options)
+
+
+def kernel_for(kind: str):
+    """The @triton.jit function behind kernel `kind` (for tools that compile it themselves)."""
+    return _kernel(kind)

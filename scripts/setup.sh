@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Prepare this machine for normfuse's tests. Idempotent: installs only what is missing, and
+# never replaces a triton/torch that already fits (the GPU machine's image has triton 3.6.0
+# and torch 2.11, no network, no lit and no filecheck: there it installs nothing).
+#
+#   PYTHON=python3.11 bash scripts/setup.sh     # another interpreter
+#   NORMFUSE_OFFLINE=1 bash scripts/setup.sh    # never call pip (note what is missing)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PY=${PYTHON:-python3}
+OFFLINE=${NORMFUSE_OFFLINE:-0}
+note() { echo "setup: $*"; }
+
+# pip with short timeouts: an offline machine should fail in seconds, not minutes.
+pip_install() {
+  if [ "$OFFLINE" = 1 ]; then
+    note "NORMFUSE_OFFLINE=1: not installing $*"
+    return 1
+  fi
+  "$PY" -m pip install --disable-pip-version-check --retries 1 --timeout 20 "$@"
+}
+
+# --- triton and torch: pinned, and only when what is there does not fit -------------------
+# triton 3.6.x (the IR the passes read is Triton 3.6's); torch >= 2.11 (the GPU image's).
+core_status=$("$PY" - <<'PYEOF' 2>&1 || true
+import re
+try:
+    import triton, torch
+except Exception as e:  # noqa: BLE001
+    print(f"missing: {type(e).__name__}: {e}")
+    raise SystemExit(0)
+def v(s):
+    return tuple(int(x) for x in re.findall(r"\d+", s.split("+")[0])[:3])
+ok = v(triton.__version__)[:2] == (3, 6) and v(torch.__version__)[:2] >= (2, 11)
+print(("ok" if ok else "unfit") + f": triton {triton.__version__}, torch {torch.__version__}")
+PYEOF
+)
+case "$core_status" in
+  ok:*)
+    note "${core_status#ok: } (nothing to install)" ;;
+  *)
+    note "triton/torch: ${core_status}; installing triton==3.6.0 torch==2.13.0"
+    # A pinned CPU-capable torch; a bare `torch` would resolve to a CUDA build.
+    pip_install "triton==3.6.0" "torch==2.13.0" || {
+      note "error: could not install triton==3.6.0 and torch==2.13.0"; exit 1; }
+    ;;
+esac
+
+# --- test tools: lit and filecheck are optional, pytest is not ----------------------------
+have() { "$PY" -c "import $1" >/dev/null 2>&1; }
+
+missing=()
+for mod in lit filecheck pytest; do
+  if have "$mod"; then :; else missing+=("$mod"); fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  note "lit, filecheck, pytest present"
+else
+  note "missing: ${missing[*]}; trying pip"
+  pip_install "${missing[@]}" || note "pip could not install ${missing[*]} (offline?)"
+  for mod in "${missing[@]}"; do
+    if have "$mod"; then continue; fi
+    case "$mod" in
+      pytest) note "error: pytest is missing and could not be installed"; exit 1 ;;
+      lit) note "note: no lit: test/python/test_lit.py runs the lit files' RUN lines itself" ;;
+      filecheck) note "note: no filecheck package: lit tests use triton's bundled FileCheck" ;;
+    esac
+  done
+fi

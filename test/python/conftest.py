@@ -1,0 +1,172 @@
+"""Shared pytest setup: the `gpu` marker, an isolated Triton cache, a small kernel compiled
+ahead of time for sm_90 (works on a CPU-only machine), and test-only passes."""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+# Tests run from a checkout without installing normfuse (scripts/test.sh sets PYTHONPATH too).
+if str(REPO / "python") not in sys.path:
+    sys.path.insert(0, str(REPO / "python"))
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+GPU_SKIP_REASON = "needs an NVIDIA Hopper (sm_90) GPU"
+
+
+# ---------------------------------------------------------------------------------------------
+# The gpu marker
+# ---------------------------------------------------------------------------------------------
+
+def _have_hopper() -> bool:
+    try:
+        import torch
+        return bool(torch.cuda.is_available()) and torch.cuda.get_device_capability()[0] == 9
+    except Exception:  # noqa: BLE001 - no CUDA build, no driver, ...: no GPU
+        return False
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs an NVIDIA Hopper GPU")
+
+
+def pytest_report_header(config):
+    import torch
+    gpu = "Hopper GPU present" if _have_hopper() else "no Hopper GPU: gpu tests skipped"
+    return f"normfuse: triton {triton.__version__}, torch {torch.__version__}, {gpu}"
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if gpu_items and not _have_hopper():
+        skip = pytest.mark.skip(reason=GPU_SKIP_REASON)
+        for item in gpu_items:
+            item.add_marker(skip)
+
+
+# ---------------------------------------------------------------------------------------------
+# Paths, Triton cache
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def normfuse_opt(repo_root) -> list[str]:
+    """The command that runs this checkout's normfuse-opt."""
+    return [sys.executable, str(repo_root / "tools" / "normfuse-opt")]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_triton_cache(tmp_path_factory):
+    """A fresh Triton cache per session, so no test passes on a binary from an earlier run."""
+    old = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = str(tmp_path_factory.mktemp("triton-cache"))
+    yield
+    if old is None:
+        os.environ.pop("TRITON_CACHE_DIR", None)
+    else:
+        os.environ["TRITON_CACHE_DIR"] = old
+
+
+# ---------------------------------------------------------------------------------------------
+# A small kernel: the statistics half of RMSNorm (a k-loop of loads, a square-sum, a row reduce)
+# ---------------------------------------------------------------------------------------------
+
+@triton.jit
+def row_rstd_kernel(X, R, M, N, stride, eps, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k in range(0, N, BLOCK_N):
+        mask = (rows[:, None] < M) & (k + cols[None, :] < N)
+        x = tl.load(X + rows[:, None] * stride + k + cols[None, :], mask=mask, other=0.0)
+        x = x.to(tl.float32)
+        acc += x * x
+    ss = tl.sum(acc, axis=1)
+    tl.store(R + rows, tl.rsqrt(ss / N + eps), mask=rows < M)
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    fn: object
+    signature: dict
+    constexprs: dict
+    BLOCK_M: int
+    BLOCK_N: int
+
+
+ROW_RSTD = KernelSpec(
+    fn=row_rstd_kernel,
+    signature={"X": "*bf16", "R": "*fp32", "M": "i32", "N": "i32", "stride": "i32",
+               "eps": "fp32", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr"},
+    constexprs={"BLOCK_M": 16, "BLOCK_N": 64},
+    BLOCK_M=16,
+    BLOCK_N=64,
+)
+
+
+@pytest.fixture(scope="session")
+def row_rstd() -> KernelSpec:
+    return ROW_RSTD
+
+
+@pytest.fixture(scope="session")
+def compiled_row_rstd(row_rstd, _isolated_triton_cache):
+    """Triton's own AOT compilation for sm_90 (no normfuse involved)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    src = ASTSource(row_rstd.fn, row_rstd.signature, constexprs=row_rstd.constexprs)
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32))
+
+
+@pytest.fixture(scope="session")
+def ttir(compiled_row_rstd) -> str:
+    return compiled_row_rstd.asm["ttir"]
+
+
+@pytest.fixture(scope="session")
+def ttgir(compiled_row_rstd) -> str:
+    return compiled_row_rstd.asm["ttgir"]
+
+
+@pytest.fixture(scope="session")
+def triton_print():
+    """How Triton itself prints `text` after parsing it: the reference for round trips."""
+    from normfuse.ir import bridge
+
+    def render(text: str) -> str:
+        module, _ = bridge.parse_triton(text)
+        return str(module)
+    return render
+
+
+# ---------------------------------------------------------------------------------------------
+# Test-only passes (test/python/fakepasses.py), registered by name for one test
+# ---------------------------------------------------------------------------------------------
+
+FAKE_PASSES = {
+    "test-noop": "fakepasses:Noop",
+    "test-mul-to-add": "fakepasses:MulToAdd",
+    "test-break": "fakepasses:Break",
+}
+
+
+@pytest.fixture
+def fake_passes(monkeypatch):
+    """Registers the test passes (the registry maps names to 'module:Class')."""
+    from normfuse import passes
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    for name, target in FAKE_PASSES.items():
+        monkeypatch.setitem(passes._REGISTRY, name, target)
+    return sorted(FAKE_PASSES)

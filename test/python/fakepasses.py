@@ -1,0 +1,61 @@
+"""Passes that exist only for tests: they drive the registry, the pipeline, the driver and the
+compiler hook without depending on the real passes (which are being written)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from normfuse.passes import Pass
+
+
+@dataclass
+class Noop(Pass):
+    """Matches nothing; one "missed" remark per function. Has one option of each kind."""
+
+    name = "test-noop"
+    summary = "does nothing and says so (test pass)"
+
+    count: int = 1
+    flag: bool = False
+    tag: str = "x"
+    max_rows: int = 0
+
+    def run(self, module):
+        for f in module.functions():
+            self.remark("missed", f"nothing to do (count={self.count}, flag={self.flag}, "
+                                  f"tag={self.tag}, max_rows={self.max_rows})", f.loc)
+        return None
+
+
+@dataclass
+class MulToAdd(Pass):
+    """arith.mulf(a, b) -> arith.addf(a, b): a valid rewrite through build/insert/erase."""
+
+    name = "test-mul-to-add"
+    summary = "rewrites every arith.mulf into arith.addf (test pass)"
+
+    def run(self, module):
+        for op in [o for o in module.walk() if o.name == "arith.mulf"]:
+            a, b = op.operands
+            t = op.result.type
+            new = module.build(f"arith.addf $0, $1 : {t}", a, b, types=[t])
+            module.insert(new, before=op)
+            module.replace_all_uses(op.result, new.result)
+            module.erase(op)
+            self.remark("applied", "arith.mulf -> arith.addf", op.loc)
+        if not self.remarks:
+            self.remark("missed", "no arith.mulf")
+        return None
+
+
+@dataclass
+class Break(Pass):
+    """Feeds an i32 into the first arith.addf: IR that Triton's parser must reject."""
+
+    name = "test-break"
+    summary = "produces invalid IR (test pass)"
+
+    def run(self, module):
+        i32 = next(v for o in module.walk() for v in o.results if v.type == "i32")
+        add = next(o for o in module.walk() if o.name == "arith.addf")
+        module.replace_all_uses(add.operands[0], i32, where=lambda o: o is add)
+        return [self.remark("applied", "broke it")]

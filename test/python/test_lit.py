@@ -1,0 +1,140 @@
+"""Runs every test/lit/*.mlir: through lit when it is installed, and always through a small
+built-in runner that executes the `// RUN:` lines in bash with lit's substitutions (the GPU
+machine has no lit; this keeps the two paths honest on every machine)."""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LIT_DIR = Path(__file__).resolve().parents[1] / "lit"
+LIT_FILES = sorted(LIT_DIR.glob("*.mlir"))
+
+sys.path.insert(0, str(LIT_DIR))
+import normfuse_lit  # noqa: E402
+
+try:
+    import lit.main  # noqa: F401
+    HAVE_LIT = True
+except ImportError:
+    HAVE_LIT = False
+
+# lit's `not`: succeed when the command fails (without crashing); `not --crash`: when it crashes.
+_PRELUDE = """\
+set -o pipefail
+not() {
+  local crash=0
+  if [ "${1-}" = "--crash" ]; then crash=1; shift; fi
+  "$@"; local rc=$?
+  if [ $crash = 1 ]; then [ $rc -ge 128 ]; else [ $rc -ne 0 ] && [ $rc -lt 128 ]; fi
+}
+"""
+
+
+def run_lines(text: str) -> list[str]:
+    """The RUN commands of a lit file, continuation lines ('\\' at the end) joined."""
+    out, pending = [], ""
+    for line in text.splitlines():
+        m = re.search(r"\bRUN:(.*)$", line)
+        if not m:
+            continue
+        part = m.group(1).rstrip()
+        if part.endswith("\\"):
+            pending += part[:-1] + " "
+            continue
+        out.append((pending + part).strip())
+        pending = ""
+    if pending:
+        raise ValueError("RUN line continuation at end of file")
+    return out
+
+
+def expand(command: str, path: Path, tmp: Path) -> str:
+    """lit's order: the config's substitutions, then %s %S %p %t %T (%% is a literal %)."""
+    for pattern, replacement in normfuse_lit.substitutions():
+        command = re.sub(pattern, lambda _m: replacement, command)
+    table = {"%s": str(path), "%S": str(path.parent), "%p": str(path.parent),
+             "%t": str(tmp / (path.name + ".tmp")), "%T": str(tmp)}
+    command = command.replace("%%", "\0")
+    command = re.sub(r"%[sSptT]", lambda m: shlex.quote(table[m.group(0)]), command)
+    return command.replace("\0", "%")
+
+
+def run_builtin(path: Path, tmp: Path) -> list[str]:
+    """Run each RUN line in bash; return a description of each one that failed."""
+    if normfuse_lit.filecheck_command() is None:
+        pytest.fail("no FileCheck found (triton's bundled one, `filecheck`, or a system one)")
+    failures = []
+    commands = run_lines(path.read_text())
+    if not commands:
+        return [f"{path.name}: no RUN lines"]
+    for command in commands:
+        script = _PRELUDE + expand(command, path, tmp)
+        r = subprocess.run(["bash", "-c", script], cwd=tmp, capture_output=True, text=True,
+                           timeout=600, stdin=subprocess.DEVNULL)
+        if r.returncode != 0:
+            failures.append(f"RUN: {command}\n(exit {r.returncode})\n{r.stdout[-4000:]}"
+                            f"{r.stderr[-4000:]}")
+    return failures
+
+
+def test_lit_files_exist():
+    assert LIT_DIR / "normfuse-opt.mlir" in LIT_FILES
+
+
+@pytest.mark.parametrize("path", LIT_FILES, ids=lambda p: p.name)
+def test_lit_builtin_runner(path, tmp_path):
+    failures = run_builtin(path, tmp_path)
+    assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.skipif(not HAVE_LIT, reason="lit is not installed (the built-in runner ran instead)")
+@pytest.mark.parametrize("path", LIT_FILES, ids=lambda p: p.name)
+def test_lit(path, tmp_path):
+    # lit 18+ has no `python -m lit`; its console script is `lit.main:main`.
+    cmd = [sys.executable, "-c", "import sys; from lit.main import main; sys.argv[0] = 'lit'; main()",
+           "-v", str(path)]
+    env = dict(os.environ, NORMFUSE_LIT_OUT=str(tmp_path))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-4000:]
+    assert f"PASS: normfuse :: {path.name}" in r.stdout, r.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# The built-in runner itself: it must fail when a RUN line fails
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("body, ok", [
+    pytest.param("// RUN: true\n// RUN: not false\n", True, id="not"),
+    pytest.param("// RUN: echo hello | FileCheck %s\n// CHECK: hello\n", True, id="filecheck"),
+    pytest.param("// RUN: echo %% | FileCheck %s --check-prefix=PCT\n// PCT: %\n", True,
+                 id="percent"),
+    pytest.param("// RUN: echo one \\\n// RUN:   two | FileCheck %s\n// CHECK: one two\n", True,
+                 id="continuation"),
+    pytest.param("// RUN: not true\n", False, id="not-fails"),
+    pytest.param("// RUN: false | true\n", False, id="pipefail"),  # as in lit
+    pytest.param("// RUN: echo hello | FileCheck %s\n// CHECK: goodbye\n", False,
+                 id="filecheck-fails"),
+    pytest.param("// RUN: not normfuse-opt --pass-pipeline=no-such-pass %s\n", True,
+                 id="tool-substituted"),
+    pytest.param("// no run lines\n", False, id="no-run-lines"),
+])
+def test_builtin_runner_detects_failure(tmp_path, body, ok):
+    src = tmp_path / "case.mlir"
+    src.write_text(body)
+    failures = run_builtin(src, tmp_path)
+    assert (not failures) == ok, failures
+
+
+def test_substitutions_leave_paths_alone(tmp_path):
+    path = tmp_path / "normfuse-opt.mlir"
+    cmd = expand("normfuse-opt %s | FileCheck %s --check-prefix=X", path, tmp_path)
+    assert cmd.count(normfuse_lit.TOOL) == 1
+    assert cmd.count(str(path)) == 2
+    assert cmd.split()[0] == sys.executable

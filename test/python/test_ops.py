@@ -1,0 +1,370 @@
+"""Tests of the pre-norm linear ops, the modules, the references and the config table.
+
+CPU (run everywhere): input validation messages, the fp64 references, weight folding, the
+config table, the compile-cache key, and ahead-of-time compilation of the ops' kernels for
+cuda:90. GPU (`@pytest.mark.gpu`, skipped without a Hopper GPU by conftest.py): fused vs naive
+vs fp64 numerics on ragged shapes with NaN-poisoned outputs, determinism, large-mean LayerNorm,
+layouts, empty inputs, the modules.
+"""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import torch
+
+from normfuse import reference as ref
+from normfuse.kernels.configs import CANDIDATES, GemmConfig, TABLE, select_config
+from normfuse.nn import LayerNormLinear, RMSNormLinear
+from normfuse.ops import fold_norm_weight, layernorm_linear, rmsnorm_linear
+from normfuse.ops import prenorm_linear as ops
+
+PASSES = ("lazy-prenorm",)
+HAVE_PASS = importlib.util.find_spec("normfuse.passes.lazy_prenorm") is not None
+# Tests whose subject is the lazy-prenorm pass itself (not the op's correctness): skipped, with
+# this reason, while the pass module does not exist.
+needs_lazy_prenorm = pytest.mark.skipif(not HAVE_PASS, reason="depends on the lazy-prenorm pass")
+
+
+def _t(*shape, dtype=torch.bfloat16, device="cpu"):
+    return torch.randn(*shape, dtype=dtype, device=device)
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation (CPU)
+# ---------------------------------------------------------------------------------------------
+
+def test_cpu_tensors_rejected_with_device_in_message():
+    x, g, w = _t(8, 64), _t(64), _t(32, 64)
+    with pytest.raises(ValueError, match=r"CUDA tensors on one device.*x on cpu"):
+        rmsnorm_linear(x, g, w)
+    with pytest.raises(ValueError, match=r"CUDA tensors on one device"):
+        layernorm_linear(x, g, _t(64), w)
+
+
+@pytest.mark.parametrize("bad", ["weight", "norm_weight", "x"])
+def test_dtype_mismatch(bad):
+    t = {"x": _t(8, 64), "norm_weight": _t(64), "weight": _t(32, 64)}
+    t[bad] = t[bad].to(torch.float16)
+    with pytest.raises(TypeError, match=r"one dtype.*float16"):
+        rmsnorm_linear(t["x"], t["norm_weight"], t["weight"])
+
+
+def test_float32_rejected():
+    with pytest.raises(TypeError, match=r"bfloat16 or float16, got torch.float32"):
+        rmsnorm_linear(_t(8, 64, dtype=torch.float32), _t(64, dtype=torch.float32),
+                       _t(32, 64, dtype=torch.float32))
+
+
+def test_shape_mismatch_weight():
+    with pytest.raises(ValueError, match=r"shape mismatch.*x.shape\[-1\]=64, weight.shape\[1\]=48"
+                                         r".*x \(8, 64\), weight \(32, 48\)"):
+        rmsnorm_linear(_t(8, 64), _t(64), _t(32, 48))
+
+
+def test_shape_mismatch_norm_weight_and_bias():
+    with pytest.raises(ValueError, match=r"shape mismatch.*norm_weight.shape\[0\]=63"):
+        rmsnorm_linear(_t(8, 64), _t(63), _t(32, 64))
+    with pytest.raises(ValueError, match=r"shape mismatch.*norm_bias.shape\[0\]=65"):
+        layernorm_linear(_t(8, 64), _t(64), _t(65), _t(32, 64))
+    with pytest.raises(ValueError, match=r"bias must have shape \(32,\)"):
+        rmsnorm_linear(_t(8, 64), _t(64), _t(32, 64), bias=_t(31))
+
+
+@pytest.mark.parametrize("wshape", [(64,), (2, 32, 64)])
+def test_weight_must_be_2d(wshape):
+    with pytest.raises(ValueError, match=r"weight must be 2-D .*got weight of shape"):
+        rmsnorm_linear(_t(8, 64), _t(64), _t(*wshape))
+
+
+def test_norm_weight_must_be_1d_and_present():
+    with pytest.raises(ValueError, match=r"norm_weight must be 1-D"):
+        rmsnorm_linear(_t(8, 64), _t(1, 64), _t(32, 64))
+    with pytest.raises(ValueError, match=r"norm_weight is required unless folded=True"):
+        rmsnorm_linear(_t(8, 64), None, _t(32, 64))
+
+
+def test_grad_requiring_inputs_rejected():
+    x = _t(8, 64).requires_grad_()
+    with pytest.raises(NotImplementedError, match=r"inference-only.*torch.no_grad"):
+        rmsnorm_linear(x, _t(64), _t(32, 64))
+    with torch.no_grad():  # past the grad check, stopped at the device check
+        with pytest.raises(ValueError, match="CUDA"):
+            rmsnorm_linear(x, _t(64), _t(32, 64))
+
+
+def test_modules_inference_only_and_device_check():
+    m = RMSNormLinear(64, 32, dtype=torch.bfloat16)
+    with pytest.raises(NotImplementedError, match=r"inference-only.*torch.no_grad"):
+        m(_t(8, 64))
+    with torch.no_grad(), pytest.raises(ValueError, match="CUDA"):
+        m(_t(8, 64))
+    ln = LayerNormLinear(64, 32, bias=True, dtype=torch.bfloat16)
+    assert {n for n, _ in ln.named_parameters()} == {"norm_weight", "norm_bias", "weight", "bias"}
+    with torch.inference_mode(), pytest.raises(ValueError, match="CUDA"):
+        ln(_t(8, 64))
+
+
+def test_module_fold_cache_follows_parameter_versions():
+    m = RMSNormLinear(64, 32, dtype=torch.float32, fold=True)
+    with torch.no_grad():
+        m.norm_weight.uniform_(0.5, 1.5)
+    w1 = m.folded_weight()
+    assert m.folded_weight() is w1  # cached
+    torch.testing.assert_close(w1, m.weight.detach() * m.norm_weight.detach()[None, :])
+    with torch.no_grad():
+        m.norm_weight.mul_(2.0)
+    w2 = m.folded_weight()
+    assert w2 is not w1
+    torch.testing.assert_close(w2, 2.0 * w1)
+    with torch.no_grad():
+        m.weight.zero_()
+    assert m.folded_weight().abs().max() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# References, folding, config table, cache key (CPU)
+# ---------------------------------------------------------------------------------------------
+
+def test_references_match_torch_in_float64():
+    x, g, b, w, bias = (torch.randn(*s, dtype=torch.float64) for s in
+                        ((5, 3, 40), (40,), (40,), (24, 40), (24,)))
+    exp = torch.nn.functional.linear(torch.nn.functional.rms_norm(x, (40,), g, 1e-6), w, bias)
+    torch.testing.assert_close(ref.rmsnorm_linear_ref(x, g, w, 1e-6, bias), exp)
+    exp = torch.nn.functional.linear(torch.nn.functional.layer_norm(x, (40,), g, b, 1e-5), w, bias)
+    torch.testing.assert_close(ref.layernorm_linear_ref(x, g, b, w, 1e-5, bias), exp)
+    assert ref.rel_err(exp, exp) == 0.0
+    assert abs(ref.rel_err(exp * 1.01, exp) - 0.01) < 1e-12
+
+
+def test_fold_norm_weight_identity():
+    x, g, w = torch.randn(16, 64), torch.rand(64) + 0.5, torch.randn(32, 64)
+    wf = fold_norm_weight(w, g)
+    assert wf.dtype == w.dtype and wf.shape == w.shape
+    y = ref.rmsnorm_linear_ref(x, g, w, 1e-6)
+    y_folded = ref.rmsnorm_linear_ref(x, None, wf, 1e-6)
+    assert ref.rel_err(y_folded, y) < 1e-6
+    assert fold_norm_weight(w.bfloat16(), g.bfloat16()).dtype == torch.bfloat16
+    with pytest.raises(ValueError, match="fold_norm_weight"):
+        fold_norm_weight(w, torch.ones(63))
+
+
+def test_config_table():
+    assert select_config(262144, 2048, 2048) == GemmConfig(128, 256, 64, 8, 8, 3)
+    assert select_config(262144, 512, 512) == GemmConfig(128, 128, 64, 8, 8, 3)
+    assert select_config(16, 4096, 4096).block_m == 64
+    for M in (1, 63, 64, 65, 1000, 1024, 1025, 10**6):
+        for N in (1, 255, 256, 2047, 2048, 10**5):
+            cfg = select_config(M, N, 4096)
+            assert cfg in [row[2] for row in TABLE]
+    # Every candidate fits the H200's 227 KB of shared memory (A + B tiles per stage).
+    for cfg in CANDIDATES + tuple(row[2] for row in TABLE):
+        assert (cfg.block_m + cfg.block_n) * cfg.block_k * 2 * cfg.num_stages <= 227 * 1024
+
+
+def test_compile_key_ignores_batch_size():
+    """The launcher's cache key depends on dtypes, 16-divisibility and constexprs, never on M."""
+    launcher = ops.get_launcher("rms", ())
+    spec = ops._Spec(torch.bfloat16)
+    key = lambda M: launcher.specialize(  # noqa: E731
+        (spec, spec, spec, spec, M, 1024, 1024, 1024, 1024, 1024, 1e-6),
+        dict(HAS_G=True, EVEN_K=True, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8,
+             num_warps=8, num_stages=3))[-1]
+    assert key(4096) == key(262144) == key(16)
+    assert key(4096) != key(4097)  # 16-divisibility of M is specialised, as in Triton's JIT
+
+
+# ---------------------------------------------------------------------------------------------
+# Ahead-of-time compilation for cuda:90 (CPU)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind,K", [("rms", 4096), ("ln", 4096), ("gemm", 520)])
+def test_aot_compile_for_sm90_without_passes(kind, K):
+    ck = ops.aot_compile(kind, M=8192, N=1024, K=K, passes=(), target="cuda:90")
+    assert "wgmma" in ck.asm["ptx"]
+    assert ck.metadata.num_warps == select_config(8192, 1024, K).num_warps
+    assert "normfuse" not in ck.asm and ck.remarks == []
+
+
+@needs_lazy_prenorm
+@pytest.mark.parametrize("kind,flags", [("rms", {"has_g": True}), ("rms", {"has_g": False})])
+def test_aot_compile_through_lazy_prenorm_applies(kind, flags):
+    """Depends on the lazy-prenorm pass: the op's own kernel, as launched, is rewritten."""
+    ck = ops.aot_compile(kind, M=8192, N=1024, K=4096, passes=PASSES, **flags)
+    assert any("[lazy-prenorm] applied" in r for r in ck.remarks), ck.remarks
+    assert ck.asm["ttir"].count("scf.for ") == 2
+    assert ck.asm["normfuse"].count("scf.for ") == 1
+    assert "wgmma" in ck.asm["ptx"]
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU: numerics against fp64 and against the naive kernel
+# ---------------------------------------------------------------------------------------------
+
+SHAPES = [(1, 64, 64), (127, 300, 200), (1000, 1000, 520), (4096, 512, 1024), (333, 2048, 4096)]
+DTYPES = [torch.bfloat16, torch.float16]
+
+
+def _inputs(M, K, N, dtype, mean=0.0, seed=0):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    r = lambda *s: torch.randn(*s, device="cuda", generator=gen)  # noqa: E731
+    x = (r(M, K) + mean).to(dtype)
+    g = (1.0 + 0.1 * r(K)).to(dtype)
+    b = (0.1 * r(K)).to(dtype)
+    w = (r(N, K) / K ** 0.5).to(dtype)
+    return x, g, b, w
+
+
+def _run(plan):
+    """Poison the output with NaN, launch, return it ([..., N])."""
+    plan.out.fill_(float("nan"))
+    y = plan()
+    torch.cuda.synchronize()
+    assert not torch.isnan(y).any(), "some outputs were not written"
+    return y
+
+
+def _prepare(variant, x, g, b, w, passes, **kw):
+    if variant == "rms":
+        return ops.prepare_rmsnorm_linear(x, g, w, 1e-6, passes=passes, **kw)
+    if variant == "rms_folded":
+        return ops.prepare_rmsnorm_linear(x, None, fold_norm_weight(w, g), 1e-6, folded=True,
+                                          passes=passes, **kw)
+    return ops.prepare_layernorm_linear(x, g, b, w, 1e-5, passes=passes, **kw)
+
+
+def _oracle(variant, x, g, b, w):
+    if variant == "ln":
+        return ref.layernorm_linear_ref(x, g, b, w, 1e-5)
+    return ref.rmsnorm_linear_ref(x, g, w, 1e-6)
+
+
+def _check_fused_vs_naive(variant, x, g, b, w):
+    oracle = _oracle(variant, x, g, b, w)
+    naive_err = ref.rel_err(_run(_prepare(variant, x, g, b, w, ())), oracle)
+    fused_err = ref.rel_err(_run(_prepare(variant, x, g, b, w, PASSES)), oracle)
+    assert fused_err <= 1.5 * naive_err + 1e-6, (fused_err, naive_err)
+    assert fused_err < 2e-2, fused_err
+    return fused_err, naive_err
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp16"])
+@pytest.mark.parametrize("M,K,N", SHAPES)
+@pytest.mark.parametrize("variant", ["rms", "rms_folded", "ln"])
+def test_numerics_fused_vs_naive_vs_fp64(variant, M, K, N, dtype):
+    x, g, b, w = _inputs(M, K, N, dtype)
+    _check_fused_vs_naive(variant, x, g, b, w)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp16"])
+@pytest.mark.parametrize("M,K,N", [(1000, 1000, 520), (4096, 4096, 256)])
+def test_layernorm_large_mean(M, K, N, dtype):
+    """|mean| >> std: x = 50 + randn. Cancellation in the statistics must not show."""
+    x, g, b, w = _inputs(M, K, N, dtype, mean=50.0)
+    _check_fused_vs_naive("ln", x, g, b, w)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", ["rms", "rms_folded", "ln"])
+def test_fused_is_deterministic(variant):
+    x, g, b, w = _inputs(4096, 2048, 2048, torch.bfloat16)
+    y1 = _run(_prepare(variant, x, g, b, w, PASSES)).clone()
+    y2 = _run(_prepare(variant, x, g, b, w, PASSES))
+    assert torch.equal(y1, y2)
+
+
+@pytest.mark.gpu
+@needs_lazy_prenorm
+def test_fused_kernel_remarks_say_applied():
+    """Depends on the lazy-prenorm pass: the kernel the op launches on this GPU was rewritten."""
+    x, g, b, w = _inputs(256, 512, 256, torch.bfloat16)
+    plan = _prepare("rms", x, g, b, w, PASSES)
+    ck = plan.launcher.warmup(*plan.runtime_args, **plan.constexprs, **plan.options)
+    assert any("[lazy-prenorm] applied" in r for r in ck.remarks), ck.remarks
+    assert ck.applied
+
+
+@pytest.mark.gpu
+def test_functional_api_layouts_bias_and_leading_dims():
+    M, K, N = 300, 520, 200
+    x, g, b, w = _inputs(M, K, N, torch.bfloat16)
+    bias = torch.randn(N, device="cuda", dtype=torch.bfloat16)
+    oracle = ref.rmsnorm_linear_ref(x, g, w, 1e-6, bias)
+    naive = rmsnorm_linear(x, g, w, bias=bias, passes=())
+    naive_err = ref.rel_err(naive, oracle)
+    # x with leading dims, x with a row stride > K, weight not unit-stride along K.
+    x3 = x.view(3, 100, K)
+    x_wide = torch.empty(M, K + 40, device="cuda", dtype=x.dtype)
+    x_wide[:, :K] = x
+    w_t = w.t().contiguous().t()
+    for xx, ww in ((x3, w), (x_wide[:, :K], w), (x, w_t)):
+        y = rmsnorm_linear(xx, g, ww, bias=bias)
+        assert y.shape == (*xx.shape[:-1], N)
+        err = ref.rel_err(y.reshape(M, N), oracle)
+        assert err <= 1.5 * naive_err + 1e-6 and err < 2e-2
+    y = layernorm_linear(x3, g, b, w, bias=bias)
+    assert y.shape == (3, 100, N)
+    assert ref.rel_err(y.reshape(M, N), ref.layernorm_linear_ref(x, g, b, w, 1e-5, bias)) < 2e-2
+
+
+@pytest.mark.gpu
+def test_empty_batch():
+    _, g, b, w = _inputs(1, 64, 32, torch.bfloat16)
+    x = torch.empty(0, 64, device="cuda", dtype=torch.bfloat16)
+    assert rmsnorm_linear(x, g, w).shape == (0, 32)
+    assert layernorm_linear(x.view(2, 0, 64), g, b, w).shape == (2, 0, 32)
+
+
+@pytest.mark.gpu
+def test_plain_gemm_matches_cublas():
+    x, _, _, w = _inputs(1000, 1000, 520, torch.bfloat16)
+    oracle = x.double() @ w.double().t()
+    y = ops.plain_linear(x, w)
+    assert ref.rel_err(y, oracle) <= 1.5 * ref.rel_err(torch.nn.functional.linear(x, w), oracle) + 1e-6
+
+
+@pytest.mark.gpu
+def test_wrong_gpu_message_names_capability(monkeypatch):
+    monkeypatch.setattr(ops, "_capability", lambda index: ((8, 0), "NVIDIA A100"))
+    x, g, _, w = _inputs(8, 64, 32, torch.bfloat16)
+    with pytest.raises(RuntimeError, match=r"Hopper GPU \(sm_90\).*NVIDIA A100.*sm_80"):
+        rmsnorm_linear(x, g, w)
+
+
+@pytest.mark.gpu
+def test_compiled_kernel_reused_across_batch_sizes():
+    _, g, _, w = _inputs(1, 1024, 512, torch.bfloat16)
+    launcher = ops.get_launcher("rms", ())
+    kernels = set()
+    for M in (256, 512, 4096):
+        x = torch.randn(M, 1024, device="cuda", dtype=torch.bfloat16)
+        kernels.add(id(ops.prepare_rmsnorm_linear(x, g, w, passes=(),
+                                                  config=GemmConfig(128, 128, 64, 8, 8, 3)).compile()))
+    assert len(kernels) == 1
+    assert launcher is ops.get_launcher("rms", [])
+
+
+@pytest.mark.gpu
+def test_modules_match_ops():
+    torch.manual_seed(0)
+    m = RMSNormLinear(520, 300, bias=True, device="cuda", dtype=torch.bfloat16, fold=True)
+    with torch.no_grad():
+        m.norm_weight.uniform_(0.5, 1.5)
+    x = torch.randn(4, 50, 520, device="cuda", dtype=torch.bfloat16)
+    oracle = ref.rmsnorm_linear_ref(x, m.norm_weight, m.weight, m.eps, m.bias)
+    with torch.inference_mode():
+        y_train = m.train()(x)
+        y_eval = m.eval()(x)  # folded
+    with torch.inference_mode():
+        naive = rmsnorm_linear(x, m.norm_weight, m.weight, m.eps, m.bias, passes=())
+        naive_folded = rmsnorm_linear(x, None, fold_norm_weight(m.weight, m.norm_weight), m.eps,
+                                      m.bias, folded=True, passes=())
+    for y, y_naive in ((y_train, naive), (y_eval, naive_folded)):
+        assert y.shape == (4, 50, 300)
+        assert ref.rel_err(y, oracle) <= 1.5 * ref.rel_err(y_naive, oracle) + 1e-6
+    ln = LayerNormLinear(520, 300, device="cuda", dtype=torch.bfloat16).requires_grad_(False)
+    y = ln(x)
+    assert ref.rel_err(y, ref.layernorm_linear_ref(x, ln.norm_weight, ln.norm_bias, ln.weight,
+                                                   ln.eps)) < 2e-2
