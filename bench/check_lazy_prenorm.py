@@ -14,6 +14,7 @@ import normfuse
 from normfuse.kernels.prenorm_gemm import layernorm_gemm_naive, rmsnorm_gemm_naive
 
 BM, BN, BK, GM = 128, 128, 64, 8
+CFG = {"BM": BM, "BN": BN}
 
 
 def ref(x, g, b, w, eps, kind):
@@ -48,16 +49,17 @@ def run(kind, passes, x, g, b, w, eps, stages, y=None):
     M, K = x.shape
     N = w.shape[0]
     y = torch.full((M, N), float("nan"), device=x.device, dtype=x.dtype) if y is None else y
-    grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
-    common = dict(EVEN_K=K % BK == 0, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=GM, num_warps=8,
+    bm, bn = CFG["BM"], CFG["BN"]
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+    common = dict(EVEN_K=K % BK == 0, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=BK, GROUP_M=GM, num_warps=8,
                   num_stages=stages)
     L = launcher(kind, passes)
     if kind == "ln":
-        L[grid](x, g, b, w, y, M, N, K, x.stride(0), w.stride(0), y.stride(0), eps,
-                HAS_G=True, HAS_B=b is not None, **common)
+        L[grid](x, g if g is not None else x, b if b is not None else x, w, y, x, M, N, K, x.stride(0),
+                w.stride(0), y.stride(0), eps, HAS_G=g is not None, HAS_B=b is not None, HAS_BIAS=False, **common)
     else:
-        L[grid](x, g if g is not None else x, w, y, M, N, K, x.stride(0), w.stride(0), y.stride(0), eps,
-                HAS_G=g is not None, **common)
+        L[grid](x, g if g is not None else x, w, y, x, M, N, K, x.stride(0), w.stride(0), y.stride(0), eps,
+                HAS_G=g is not None, HAS_BIAS=False, **common)
     return y
 
 
@@ -121,11 +123,44 @@ def timings():
     return rows
 
 
+def races():
+    """Run-to-run differences (a race) per config, for the naive kernel and the pass's output."""
+    rows = []
+    torch.manual_seed(1)
+    M, N, K = 4096, 2048, 2048
+    x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(torch.bfloat16)
+    g = (1 + 0.1 * torch.randn(K, device="cuda")).to(torch.bfloat16)
+    b = (0.1 * torch.randn(K, device="cuda")).to(torch.bfloat16)
+    wf = (w.float() * g.float()[None, :]).to(torch.bfloat16)
+    for bn, stages in ((128, 3), (128, 4), (256, 3), (256, 4), (256, 2)):
+        CFG["BN"] = bn
+        for kind, gg, bb, ww in (("rms", g, None, w), ("rms", None, None, wf), ("ln", g, b, w), ("ln", None, None, wf)):
+            for pname, passes in (("naive", ()), ("lazy", ("lazy-prenorm",))):
+                outs = [run(kind, passes, x, gg, bb, ww, 1e-6, stages).clone() for _ in range(5)]
+                torch.cuda.synchronize()
+                distinct = len({o.double().sum().item() for o in outs})
+                same = all(torch.equal(outs[0], o) for o in outs[1:])
+                row = dict(BN=bn, stages=stages, kind=kind, g_in_loop=gg is not None, pipeline=pname,
+                           bitwise_same=same, distinct_sums=distinct,
+                           err=rel(outs[0], ref(x, g if gg is None and kind == "rms" else gg, bb, ww if gg is not None else wf, 1e-6, kind)) if kind == "rms" else None)
+                rows.append(row)
+                print("RACE", json.dumps(row), flush=True)
+    CFG["BN"] = BN
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
     ap.add_argument("--skip-timing", action="store_true")
+    ap.add_argument("--races-only", action="store_true")
     a = ap.parse_args()
+    if a.races_only:
+        with open(os.path.join(a.out, "races.json"), "w") as f:
+            json.dump(dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
+                           date=datetime.datetime.now(datetime.timezone.utc).isoformat(), rows=races()), f, indent=1)
+        return
     meta = dict(date=datetime.datetime.now(datetime.timezone.utc).isoformat(), gpu=torch.cuda.get_device_name(),
                 torch=torch.__version__, triton=triton.__version__)
     res = dict(meta=meta, numerics=numerics(a.out))

@@ -7,6 +7,7 @@
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile)
 // REMARK: applied: LayerNorm row scale sunk out of the k-loop: statistics loop fused; shifted by the first tile's row mean
+// REMARK: applied: LayerNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile); no shift (the tile reaches the MMA unscaled)
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
 // REMARK: applied: RMSNorm
 // REMARK: applied: RMSNorm
@@ -359,6 +360,103 @@ module {
     %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<f32>> -> tensor<64x32x!tt.ptr<f32>>
     %6 = tt.addptr %5, %p_10 : tensor<64x32x!tt.ptr<f32>>, tensor<64x32xi32>
     tt.store %6, %acc_29#2 : tensor<64x32x!tt.ptr<f32>>
+    tt.return
+  }
+
+// LayerNorm with g and beta folded away: no shift, the tile feeds the MMA, statistics from a reload.
+// CHECK-LABEL: tt.func public @layernorm_folded
+// CHECK-NOT: arith.select
+// CHECK: %[[L:.+]]:6 = scf.for
+// CHECK: %[[X:.+]] = tt.load %[[P:arg[0-9]+]] :
+// CHECK: %[[XR:.+]] = tt.load %[[P]] cacheModifier = cg
+// CHECK: tt.dot %[[X]],
+// CHECK: scf.yield
+// CHECK-NOT: scf.for
+// CHECK: arith.subf %[[L]]#2,
+// CHECK: tt.store
+  tt.func public @layernorm_folded(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
+    %acc = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %c31_i32 = arith.constant 31 : i32
+    %c32_i32 = arith.constant 32 : i32
+    %cst = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_0 = arith.constant dense<32> : tensor<64x1xi32>
+    %cst_1 = arith.constant dense<32> : tensor<32x32xi32>
+    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %cst_2 = arith.constant dense<32> : tensor<64x32xi32>
+    %offs_m = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    %p = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %p_3 = tt.splat %stride : i32 -> tensor<64x1xi32>
+    %p_4 = arith.muli %p, %p_3 : tensor<64x1xi32>
+    %p_5 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %p_6 = tt.addptr %p_5, %p_4 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %p_7 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+    %p_8 = tt.broadcast %p_6 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+    %p_9 = tt.broadcast %p_7 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %p_10 = tt.addptr %p_8, %p_9 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+    %0 = arith.addi %K, %c31_i32 : i32
+    %1 = arith.divsi %0, %c32_i32 : i32
+    %p_11:3 = scf.for %k = %c0_i32 to %1 step %c1_i32 iter_args(%s1 = %cst, %s2 = %cst, %p_29 = %p_10) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>)  : i32 {
+      %x = tt.load %p_29 : tensor<64x32x!tt.ptr<bf16>>
+      %x_30 = arith.extf %x : tensor<64x32xbf16> to tensor<64x32xf32>
+      %s1_31 = "tt.reduce"(%x_30) <{axis = 1 : i32}> ({
+      ^bb0(%s1_37: f32, %s1_38: f32):
+        %s1_39 = arith.addf %s1_37, %s1_38 : f32
+        tt.reduce.return %s1_39 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %s1_32 = arith.addf %s1, %s1_31 : tensor<64xf32>
+      %s2_33 = arith.mulf %x_30, %x_30 : tensor<64x32xf32>
+      %s2_34 = "tt.reduce"(%s2_33) <{axis = 1 : i32}> ({
+      ^bb0(%s2_37: f32, %s2_38: f32):
+        %s2_39 = arith.addf %s2_37, %s2_38 : f32
+        tt.reduce.return %s2_39 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %s2_35 = arith.addf %s2, %s2_34 : tensor<64xf32>
+      %p_36 = tt.addptr %p_29, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      scf.yield %s1_32, %s2_35, %p_36 : tensor<64xf32>, tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>
+    }
+    %mean = arith.sitofp %K : i32 to f32
+    %mean_12 = tt.splat %mean : f32 -> tensor<64xf32>
+    %mean_13 = arith.divf %p_11#0, %mean_12 : tensor<64xf32>
+    %rstd_14 = arith.divf %p_11#1, %mean_12 : tensor<64xf32>
+    %rstd_15 = arith.mulf %mean_13, %mean_13 : tensor<64xf32>
+    %rstd_16 = arith.subf %rstd_14, %rstd_15 : tensor<64xf32>
+    %rstd_17 = tt.splat %eps : f32 -> tensor<64xf32>
+    %rstd_18 = arith.addf %rstd_16, %rstd_17 : tensor<64xf32>
+    %rstd_19 = math.sqrt %rstd_18 : tensor<64xf32>
+    %rstd_20 = arith.divf %rstd, %rstd_19 : tensor<64xf32>
+    %q = tt.splat %stride : i32 -> tensor<1x32xi32>
+    %q_21 = arith.muli %p_7, %q : tensor<1x32xi32>
+    %q_22 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+    %q_23 = tt.addptr %q_22, %q_21 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+    %q_24 = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+    %q_25 = tt.broadcast %q_23 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+    %q_26 = tt.broadcast %q_24 : tensor<32x1xi32> -> tensor<32x32xi32>
+    %q_27 = tt.addptr %q_25, %q_26 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+    %acc_28:3 = scf.for %k = %c0_i32 to %1 step %c1_i32 iter_args(%p_29 = %p_10, %q_30 = %q_27, %acc_31 = %acc) -> (tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>)  : i32 {
+      %x = tt.load %p_29 : tensor<64x32x!tt.ptr<bf16>>
+      %x_32 = arith.extf %x : tensor<64x32xbf16> to tensor<64x32xf32>
+      %acc_33 = tt.expand_dims %mean_13 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %acc_34 = tt.broadcast %acc_33 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %acc_35 = arith.subf %x_32, %acc_34 : tensor<64x32xf32>
+      %acc_36 = tt.expand_dims %rstd_20 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %acc_37 = tt.broadcast %acc_36 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %acc_38 = arith.mulf %acc_35, %acc_37 : tensor<64x32xf32>
+      %acc_39 = arith.truncf %acc_38 : tensor<64x32xf32> to tensor<64x32xbf16>
+      %acc_40 = tt.load %q_30 : tensor<32x32x!tt.ptr<bf16>>
+      %acc_41 = tt.dot %acc_39, %acc_40, %acc_31, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+      %p_42 = tt.addptr %p_29, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %q_43 = tt.addptr %q_30, %cst_1 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+      scf.yield %p_42, %q_43, %acc_41 : tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>
+    }
+    %2 = arith.muli %p, %cst_0 : tensor<64x1xi32>
+    %3 = tt.splat %Y : !tt.ptr<f32> -> tensor<64x1x!tt.ptr<f32>>
+    %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<f32>>, tensor<64x1xi32>
+    %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<f32>> -> tensor<64x32x!tt.ptr<f32>>
+    %6 = tt.addptr %5, %p_9 : tensor<64x32x!tt.ptr<f32>>, tensor<64x32xi32>
+    tt.store %6, %acc_28#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
 

@@ -167,8 +167,8 @@ def test_compile_key_ignores_batch_size():
     launcher = ops.get_launcher("rms", ())
     spec = ops._Spec(torch.bfloat16)
     key = lambda M: launcher.specialize(  # noqa: E731
-        (spec, spec, spec, spec, M, 1024, 1024, 1024, 1024, 1024, 1e-6),
-        dict(HAS_G=True, EVEN_K=True, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8,
+        (spec, spec, spec, spec, spec, M, 1024, 1024, 1024, 1024, 1024, 1e-6),
+        dict(HAS_G=True, HAS_BIAS=False, EVEN_K=True, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8,
              num_warps=8, num_stages=3))[-1]
     assert key(4096) == key(262144) == key(16)
     assert key(4096) != key(4097)  # 16-divisibility of M is specialised, as in Triton's JIT
@@ -225,16 +225,19 @@ def _run(plan):
 
 
 def _prepare(variant, x, g, b, w, passes, **kw):
-    if variant == "rms":
-        return ops.prepare_rmsnorm_linear(x, g, w, 1e-6, passes=passes, **kw)
+    # rms / ln: the op's default (g, and beta, folded out of the loop on the fly);
+    # *_inloop: fold=False, g (and beta) applied to the A tile in the k-loop;
+    # rms_folded: the caller passes W diag(g) itself.
+    if variant in ("rms", "rms_inloop"):
+        return ops.prepare_rmsnorm_linear(x, g, w, 1e-6, passes=passes, fold=variant == "rms", **kw)
     if variant == "rms_folded":
         return ops.prepare_rmsnorm_linear(x, None, fold_norm_weight(w, g), 1e-6, folded=True,
                                           passes=passes, **kw)
-    return ops.prepare_layernorm_linear(x, g, b, w, 1e-5, passes=passes, **kw)
+    return ops.prepare_layernorm_linear(x, g, b, w, 1e-5, passes=passes, fold=variant == "ln", **kw)
 
 
 def _oracle(variant, x, g, b, w):
-    if variant == "ln":
+    if variant.startswith("ln"):
         return ref.layernorm_linear_ref(x, g, b, w, 1e-5)
     return ref.rmsnorm_linear_ref(x, g, w, 1e-6)
 
@@ -251,7 +254,7 @@ def _check_fused_vs_naive(variant, x, g, b, w):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp16"])
 @pytest.mark.parametrize("M,K,N", SHAPES)
-@pytest.mark.parametrize("variant", ["rms", "rms_folded", "ln"])
+@pytest.mark.parametrize("variant", ["rms", "rms_inloop", "rms_folded", "ln", "ln_inloop"])
 def test_numerics_fused_vs_naive_vs_fp64(variant, M, K, N, dtype):
     x, g, b, w = _inputs(M, K, N, dtype)
     _check_fused_vs_naive(variant, x, g, b, w)
@@ -260,14 +263,15 @@ def test_numerics_fused_vs_naive_vs_fp64(variant, M, K, N, dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp16"])
 @pytest.mark.parametrize("M,K,N", [(1000, 1000, 520), (4096, 4096, 256)])
-def test_layernorm_large_mean(M, K, N, dtype):
+@pytest.mark.parametrize("variant", ["ln", "ln_inloop"])
+def test_layernorm_large_mean(variant, M, K, N, dtype):
     """|mean| >> std: x = 50 + randn. Cancellation in the statistics must not show."""
     x, g, b, w = _inputs(M, K, N, dtype, mean=50.0)
-    _check_fused_vs_naive("ln", x, g, b, w)
+    _check_fused_vs_naive(variant, x, g, b, w)
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("variant", ["rms", "rms_folded", "ln"])
+@pytest.mark.parametrize("variant", ["rms", "rms_inloop", "rms_folded", "ln", "ln_inloop"])
 def test_fused_is_deterministic(variant):
     x, g, b, w = _inputs(4096, 2048, 2048, torch.bfloat16)
     y1 = _run(_prepare(variant, x, g, b, w, PASSES)).clone()

@@ -13,9 +13,14 @@ Both loops read the same A tiles, so X is read twice; the scale sits inside the 
 `lazy-prenorm` pass turns this into one loop (see passes/lazy_prenorm.py). Both loops compute their
 A-tile mask with the same helper, so the pass can prove that they read the same elements.
 
+BIAS (HAS_BIAS) is an output bias added after the GEMM: the Linear bias, plus beta @ W^T when the
+op folds the LayerNorm bias out of the loop.
+
 Ragged M, N, K are masked (EVEN_K drops the K mask when K % BLOCK_K == 0; rows past M are
 clamped with `% M` on the load side and masked on the store). HAS_G=False is the form used when
 the norm weight has been folded into W (W' = W diag(g)).
+
+Arguments: X [M, K], G/B [K] (norm weight / LayerNorm bias), W [N, K], Y [M, N], BIAS [N].
 """
 import triton
 import triton.language as tl
@@ -44,8 +49,8 @@ def _k_mask(offs_k, K, k, BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr):
 
 
 @triton.jit
-def rmsnorm_gemm_naive(X, G, W, Y, M, N, K, stride_xm, stride_wn, stride_ym, eps,
-                       HAS_G: tl.constexpr, EVEN_K: tl.constexpr,
+def rmsnorm_gemm_naive(X, G, W, Y, BIAS, M, N, K, stride_xm, stride_wn, stride_ym, eps,
+                       HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                        GROUP_M: tl.constexpr):
     pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
@@ -78,13 +83,16 @@ def rmsnorm_gemm_naive(X, G, W, Y, M, N, K, stride_xm, stride_wn, stride_ym, eps
         acc = tl.dot(a.to(b.dtype), b, acc)
         x_ptrs += BLOCK_K
         w_ptrs += BLOCK_K
+    if HAS_BIAS:
+        acc += tl.load(BIAS + cols).to(tl.float32)[None, :]
     y_ptrs = Y + offs_m[:, None] * stride_ym + offs_n[None, :]
     tl.store(y_ptrs, acc.to(Y.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
 @triton.jit
-def layernorm_gemm_naive(X, G, B, W, Y, M, N, K, stride_xm, stride_wn, stride_ym, eps,
-                         HAS_G: tl.constexpr, HAS_B: tl.constexpr, EVEN_K: tl.constexpr,
+def layernorm_gemm_naive(X, G, B, W, Y, BIAS, M, N, K, stride_xm, stride_wn, stride_ym, eps,
+                         HAS_G: tl.constexpr, HAS_B: tl.constexpr, HAS_BIAS: tl.constexpr,
+                         EVEN_K: tl.constexpr,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                          GROUP_M: tl.constexpr):
     pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
@@ -124,5 +132,7 @@ def layernorm_gemm_naive(X, G, B, W, Y, M, N, K, stride_xm, stride_wn, stride_ym
         acc = tl.dot(a.to(b.dtype), b, acc)
         x_ptrs += BLOCK_K
         w_ptrs += BLOCK_K
+    if HAS_BIAS:
+        acc += tl.load(BIAS + cols).to(tl.float32)[None, :]
     y_ptrs = Y + offs_m[:, None] * stride_ym + offs_n[None, :]
     tl.store(y_ptrs, acc.to(Y.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))

@@ -14,7 +14,11 @@ runs the naive two-loop kernel untouched, which is the numerical oracle of the t
 
 Limits of this first version (each is stated where it matters):
 - inference only: no backward. Calling with tensors that require grad under grad mode raises.
-- `bias` is added with torch after the kernel, not fused into its epilogue yet.
+- `bias` is fused into the kernel's epilogue (HAS_BIAS), after the norm-scaled accumulator.
+- By default (`fold=True`) the norm weight g is folded into W (W diag(g), cached per weight
+  version) and, for LayerNorm, beta into the output bias (W beta): the A tile then reaches the
+  MMA unmodified, which is the fast path of the lazy form. `fold=False` keeps g (and beta) in the
+  k-loop, as the naive kernel has them.
 - Hopper (sm_90) only; bf16/fp16 only, every tensor of one dtype; 32-bit offsets in the kernels.
 - x is [..., K] with any leading dims; x and weight are made unit-stride along K (a copy when they
   are not), x's row stride is passed through as is.
@@ -22,6 +26,7 @@ Limits of this first version (each is stated where it matters):
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,7 +209,7 @@ class PreparedLaunch:
     def __call__(self) -> torch.Tensor:
         y = self.launch()
         if self.bias is not None:
-            y.add_(self.bias)  # not fused into the epilogue yet
+            y.add_(self.bias)  # only a kernel without an epilogue bias leaves one here
         return y.view(self.out_shape)
 
 
@@ -263,9 +268,13 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
     if M and N:
         _check_offsets(op, M, N, K, stride_xm, stride_wn, cfg)
     ptrs = [t.contiguous() if t is not None else w for t in vectors.values()]
-    args = (x2, *ptrs, w, y, M, N, K, stride_xm, stride_wn, N)
-    if kind != "gemm":
-        args = args + (float(eps),)
+    if kind == "gemm":
+        args = (x2, w, y, M, N, K, stride_xm, stride_wn, N)
+    else:
+        args = (x2, *ptrs, w, y, bias.contiguous() if bias is not None else w, M, N, K, stride_xm,
+                stride_wn, N, float(eps))
+        flags = dict(flags, HAS_BIAS=bias is not None)
+        bias = None  # in the epilogue
     consts = dict(flags, EVEN_K=K % cfg.block_k == 0, **cfg.constexprs())
     grid = ((-(-M // cfg.block_m)) * (-(-N // cfg.block_n)),)
     return PreparedLaunch(op, kind, get_launcher(kind, passes), args, consts, cfg.options(), grid,
@@ -273,7 +282,7 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
 
 
 def prepare_rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
-                           config: GemmConfig | None = None, passes=DEFAULT_PASSES,
+                           fold=True, config: GemmConfig | None = None, passes=DEFAULT_PASSES,
                            out: torch.Tensor | None = None) -> PreparedLaunch:
     """Validate and prepare `rmsnorm_linear` without launching (see there for the arguments);
     `out` ([M, N], contiguous) is written in place when given."""
@@ -282,19 +291,50 @@ def prepare_rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folde
         raise ValueError(f"{op}: norm_weight is required unless folded=True")
     _check_inputs(op, x, weight, {"norm_weight": norm_weight}, bias)
     g = None if folded else norm_weight
+    if g is not None and fold:
+        weight, g = _folded(weight, g, None)[0], None
     return _prepare(op, "rms", x, weight, {"G": g}, bias, eps, {"HAS_G": g is not None},
                     config, passes, out)
 
 
 def prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *,
-                             config: GemmConfig | None = None, passes=DEFAULT_PASSES,
+                             fold=True, config: GemmConfig | None = None, passes=DEFAULT_PASSES,
                              out: torch.Tensor | None = None) -> PreparedLaunch:
     """Validate and prepare `layernorm_linear` without launching."""
     op = "layernorm_linear"
     _check_inputs(op, x, weight, {"norm_weight": norm_weight, "norm_bias": norm_bias}, bias)
+    if fold and (norm_weight is not None or norm_bias is not None):
+        weight, extra = _folded(weight, norm_weight, norm_bias)
+        if extra is not None:  # beta @ W^T (fp32), plus the Linear bias
+            bias = extra + bias.float() if bias is not None else extra
+        norm_weight = norm_bias = None
     return _prepare(op, "ln", x, weight, {"G": norm_weight, "B": norm_bias}, bias, eps,
                     {"HAS_G": norm_weight is not None, "HAS_B": norm_bias is not None},
                     config, passes, out)
+
+
+_FOLD_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
+_FOLD_CACHE_SIZE = 16
+
+
+def _key(t):
+    return None if t is None else (t.data_ptr(), t._version, tuple(t.shape), t.dtype, t.device)
+
+
+def _folded(weight, norm_weight, norm_bias):
+    """(W diag(g) in W's dtype, W beta in fp32 or None), cached per (tensor, version)."""
+    key = (_key(weight), _key(norm_weight), _key(norm_bias))
+    hit = _FOLD_CACHE.get(key)
+    if hit is not None:
+        _FOLD_CACHE.move_to_end(key)
+        return hit
+    from ..reference import fold_norm_weight
+    w = fold_norm_weight(weight, norm_weight) if norm_weight is not None else weight
+    extra = (weight.float() @ norm_bias.float()) if norm_bias is not None else None
+    _FOLD_CACHE[key] = (w, extra)
+    if len(_FOLD_CACHE) > _FOLD_CACHE_SIZE:
+        _FOLD_CACHE.popitem(last=False)
+    return w, extra
 
 
 def prepare_plain_linear(x, weight, *, config: GemmConfig | None = None,
@@ -309,29 +349,30 @@ def prepare_plain_linear(x, weight, *, config: GemmConfig | None = None,
 # Functional API
 # ---------------------------------------------------------------------------------------------
 
-def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
+def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False, fold=True,
                    config: GemmConfig | None = None, passes=DEFAULT_PASSES) -> torch.Tensor:
     """y = rmsnorm(x, norm_weight, eps) @ weight^T + bias, in one kernel.
 
     x: [..., K]; norm_weight: [K]; weight: [N, K]; bias: [N] or None; returns [..., N] in x's
     dtype. `folded=True`: `weight` already holds W diag(g) (`normfuse.ops.fold_norm_weight`), the
-    kernel skips g and `norm_weight` may be None (it is ignored otherwise). `bias` is added with
-    torch after the kernel (not fused yet). `config` overrides the tile table; `passes` the
+    kernel skips g and `norm_weight` may be None (it is ignored otherwise). `fold=True` (default)
+    folds g into W on the fly (cached per weight version); `fold=False` applies g in the k-loop.
+    `bias` is added in the kernel's epilogue. `config` overrides the tile table; `passes` the
     normfuse pipeline (`()` = the naive kernel, the oracle). Inference only.
     """
-    return prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, folded=folded,
+    return prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, folded=folded, fold=fold,
                                   config=config, passes=passes)()
 
 
-def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *,
+def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, fold=True,
                      config: GemmConfig | None = None, passes=DEFAULT_PASSES) -> torch.Tensor:
     """y = layer_norm(x, norm_weight, norm_bias, eps) @ weight^T + bias, in one kernel.
 
     norm_weight / norm_bias: [K] or None (no affine scale / shift). Otherwise as
-    `rmsnorm_linear`. Whether the LayerNorm prologue is actually fused depends on the
-    `lazy-prenorm` pass (see the kernel's remarks); the result is correct either way.
+    `rmsnorm_linear`; `fold=True` (default) folds norm_weight into W and norm_bias into the
+    output bias (W norm_bias), `fold=False` keeps both in the k-loop.
     """
-    return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias,
+    return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias, fold=fold,
                                     config=config, passes=passes)()
 
 
@@ -365,11 +406,11 @@ def aot_compile(kind: str, *, M: int = 8192, N: int = 4096, K: int = 4096,
     cfg = config or select_config(M, N, K, dtype)
     t = _Spec(dtype)
     if kind == "rms":
-        args = (t, t, t, t, M, N, K, K, K, N, 1e-6)
-        flags = {"HAS_G": has_g}
+        args = (t, t, t, t, t, M, N, K, K, K, N, 1e-6)
+        flags = {"HAS_G": has_g, "HAS_BIAS": False}
     elif kind == "ln":
-        args = (t, t, t, t, t, M, N, K, K, K, N, 1e-5)
-        flags = {"HAS_G": has_g, "HAS_B": has_b}
+        args = (t, t, t, t, t, t, M, N, K, K, K, N, 1e-5)
+        flags = {"HAS_G": has_g, "HAS_B": has_b, "HAS_BIAS": False}
     elif kind == "gemm":
         args = (t, t, t, M, N, K, K, K, N)
         flags = {}

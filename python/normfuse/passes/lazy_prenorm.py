@@ -56,8 +56,12 @@ stats-source = auto | tile | reload
     LayerNorm column sums) would otherwise feed the MMA directly: Triton 3.6's software pipeliner
     races on a shared-memory tile read by both an async wgmma and register code at num_stages >= 3
     (measured on the H200, DESIGN.md).
-shift = true | false
-    LayerNorm only: center the A operand on the first tile's row mean (see above).
+shift = auto | true | false
+    LayerNorm only: center the A operand on the first tile's row mean (see above). `auto` shifts
+    when a per-column weight or bias is applied to the tile before the MMA: the operand is then
+    rounded to bf16 after scaling, an error proportional to |mean|. When the tile reaches the MMA
+    unmodified (g folded into W), the bf16 products are exact in the fp32 accumulator and the
+    correction mu * colsum(W) is taken in fp32, so no shift is needed.
 """
 from __future__ import annotations
 
@@ -277,13 +281,16 @@ class LazyPreNorm(Pass):
     name = "lazy-prenorm"
     summary = "sink a pre-norm's per-row scale out of the GEMM k-loop and fuse its statistics loop"
     stats_source: str = "auto"
-    shift: bool = True
+    shift: str = "auto"
 
     def __post_init__(self):
+        from . import PassError
         if self.stats_source not in ("auto", "tile", "reload"):
-            from . import PassError
             raise PassError("option lazy-prenorm{stats-source} must be auto, tile or reload, "
                             f"got '{self.stats_source}'")
+        self.shift = str(self.shift).lower()
+        if self.shift not in ("auto", "true", "false"):
+            raise PassError(f"option lazy-prenorm{{shift}} must be auto, true or false, got '{self.shift}'")
 
     def run(self, module: Module) -> list[Remark]:
         self.remarks = []
@@ -354,8 +361,10 @@ class LazyPreNorm(Pass):
         bm, bn = acc_t.shape
         f32 = lambda *shape: str(acc_t.with_shape(shape).with_element("f32"))  # noqa: E731
 
+        do_shift = layer and (self.shift == "true" or (
+            self.shift == "auto" and any(k in ("weight", "bias") for k in kinds)))
         # 1. statistics: accumulate them in the GEMM loop from its own tile
-        direct_a = all(s.kind == "scale" for s in p.steps)
+        direct_a = not do_shift and all(s.kind in ("scale", "center") for s in p.steps)
         stats_src = p.load
         if p.stats is not None:
             if self.stats_source == "reload" or (self.stats_source == "auto" and direct_a):
@@ -386,7 +395,7 @@ class LazyPreNorm(Pass):
         colsum = bsum = None
         if layer:
             center = p.steps[0]
-            if self.shift:
+            if do_shift:
                 shift = self._first_tile_row_mean(module, loop, p.load, loc)
                 sb = _broadcast_rows(module, shift, bm, p.load, loop, before=center.op, loc=loc)
                 center.op.head[center.op.head.index(center.other)] = sb
@@ -403,7 +412,7 @@ class LazyPreNorm(Pass):
 
         # 3. drop the per-row factors from the loop
         for s in p.steps:
-            if s.kind in ("scale", "bias") or (s.kind == "center" and not self.shift):
+            if s.kind in ("scale", "bias") or (s.kind == "center" and not do_shift):
                 # the chain operand as it is now (an earlier step may have been rewired)
                 chain = next(v for v in s.op.operands if v is not s.other)
                 module.replace_all_uses(s.op.result, chain)
@@ -464,7 +473,8 @@ class LazyPreNorm(Pass):
         else:
             extra.append("row scale is precomputed: sunk only")
         if layer:
-            extra.append("shifted by the first tile's row mean" if self.shift else "no shift")
+            extra.append("shifted by the first tile's row mean" if do_shift else
+                         "no shift (the tile reaches the MMA unscaled)")
         self.remark("applied", f"{what} row scale sunk out of the k-loop: {'; '.join(extra)}",
                     self._locs(dot))
 

@@ -1,7 +1,8 @@
 """Source of the TTIR in test/lit/lazy-prenorm.mlir: small kernels, positive and negative.
 
-Regenerate with: PYTHONPATH=python python3 test/lit/inputs/lazy_prenorm_kernels.py > /tmp/in.mlir
-(then paste the functions into the lit file; the CHECK lines there are written by hand).
+Regenerate the lit file (CHECK lines live in make_lazy_prenorm_lit.py):
+    PYTHONPATH=python python3 test/lit/inputs/lazy_prenorm_kernels.py > /tmp/in.mlir
+    python3 test/lit/inputs/make_lazy_prenorm_lit.py /tmp/in.mlir
 """
 import re
 import sys
@@ -85,6 +86,32 @@ def layernorm(X, G, B, W, Y, K, stride, eps, BM: tl.constexpr, BN: tl.constexpr,
         beta = tl.load(B + k * BK + offs_k).to(tl.float32)
         a = ((x - mean[:, None]) * rstd[:, None] * g[None, :] + beta[None, :]).to(tl.bfloat16)
         acc = tl.dot(a, tl.load(q), acc)
+        p += BK
+        q += BK
+    tl.store(Y + offs_m[:, None] * BN + offs_n[None, :], acc)
+
+
+@triton.jit
+def layernorm_folded(X, W, Y, K, stride, eps, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    offs_m = tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    s1 = tl.zeros([BM], dtype=tl.float32)
+    s2 = tl.zeros([BM], dtype=tl.float32)
+    p = X + offs_m[:, None] * stride + offs_k[None, :]
+    for k in range(0, tl.cdiv(K, BK)):
+        x = tl.load(p).to(tl.float32)
+        s1 += tl.sum(x, axis=1)
+        s2 += tl.sum(x * x, axis=1)
+        p += BK
+    mean = s1 / K
+    rstd = 1.0 / tl.sqrt(s2 / K - mean * mean + eps)
+    p = X + offs_m[:, None] * stride + offs_k[None, :]
+    q = W + offs_n[None, :] * stride + offs_k[:, None]
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        x = tl.load(p).to(tl.float32)
+        acc = tl.dot(((x - mean[:, None]) * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
         p += BK
         q += BK
     tl.store(Y + offs_m[:, None] * BN + offs_n[None, :], acc)
@@ -241,7 +268,7 @@ def negative_scaled_tile_other_user(X, W, Y, Z, K, stride, eps, BM: tl.constexpr
     tl.store(Y + offs_m[:, None] * BN + offs_n[None, :], acc)
 
 
-KERNELS = [rms_weight_in_loop, rms_weight_folded, layernorm, rms_precomputed_rstd, rms_residual_accumulator,
+KERNELS = [rms_weight_in_loop, rms_weight_folded, layernorm, layernorm_folded, rms_precomputed_rstd, rms_residual_accumulator,
            rms_block_pointers, negative_scale_varies_with_k, negative_scale_per_element,
            negative_stats_other_iteration_space, negative_stats_other_tile, negative_scaled_tile_other_user]
 

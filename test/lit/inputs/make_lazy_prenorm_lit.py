@@ -1,0 +1,150 @@
+"""Write test/lit/lazy-prenorm.mlir: the TTIR of lazy_prenorm_kernels.py with hand-written CHECKs.
+
+    PYTHONPATH=python python3 test/lit/inputs/lazy_prenorm_kernels.py > /tmp/in.mlir
+    python3 test/lit/inputs/make_lazy_prenorm_lit.py /tmp/in.mlir
+"""
+import os
+import re
+import sys
+
+src = open(sys.argv[1]).read().splitlines()
+CH = {
+"rms_weight_in_loop": """// The norm weight stays in the loop; the tile feeds registers anyway, so the statistics reuse it.
+// CHECK-LABEL: tt.func public @rms_weight_in_loop
+// CHECK: %[[L:.+]]:4 = scf.for
+// CHECK: %[[X:.+]] = tt.load
+// CHECK: %[[XF:.+]] = arith.extf %[[X]]
+// CHECK: tt.dot
+// CHECK: arith.mulf %[[XF]], %[[XF]]
+// CHECK: "tt.reduce"
+// CHECK: scf.yield
+// CHECK-NOT: scf.for
+// CHECK: arith.divf %[[L]]#3
+// CHECK: %[[R:.+]] = arith.divf %cst
+// CHECK: %[[RE:.+]] = tt.expand_dims %[[R]] {axis = 1 : i32}
+// CHECK: %[[RB:.+]] = tt.broadcast %[[RE]]
+// CHECK: %[[Y:.+]] = arith.mulf %[[L]]#2, %[[RB]]
+// CHECK: tt.store %{{.+}}, %[[Y]]""",
+"rms_weight_folded": """// Weight folded into W: the tile would feed the wgmma directly, so the statistics read a cg reload.
+// CHECK-LABEL: tt.func public @rms_weight_folded
+// CHECK: %[[L:.+]]:4 = scf.for
+// CHECK: %[[X:.+]] = tt.load %[[P:arg[0-9]+]], %[[MASK:[0-9]+]], %[[OTHER:cst[_0-9]*]] :
+// CHECK: %[[XR:.+]] = tt.load %[[P]], %[[MASK]], %[[OTHER]] cacheModifier = cg
+// CHECK: tt.dot %[[X]],
+// CHECK: arith.extf %[[XR]]
+// CHECK: scf.yield
+// CHECK-NOT: scf.for
+// CHECK: arith.mulf %[[L]]#2,""",
+"layernorm": """// LayerNorm: first tile's row mean as shift, centered masked operand, column sums of B in the loop.
+// CHECK-LABEL: tt.func public @layernorm
+// CHECK: tt.load
+// CHECK: "tt.reduce"
+// CHECK: %[[C:.+]] = arith.mulf %{{.+}}, %{{.+}} : tensor<64xf32>
+// CHECK: %[[L:.+]]:7 = scf.for
+// CHECK: arith.subf %{{.+}}, %{{.+}} : tensor<64x32xf32>
+// CHECK: arith.select
+// CHECK: tt.load {{.*}} cacheModifier = cg : tensor<32x32x!tt.ptr<bf16>>
+// CHECK: tt.dot
+// CHECK: <{axis = 0 : i32}>
+// CHECK: <{axis = 0 : i32}>
+// CHECK: scf.yield
+// CHECK-NOT: scf.for
+// CHECK: arith.subf %{{.+}}, %[[C]] : tensor<64xf32>
+// CHECK: arith.subf %[[L]]#2,
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: tt.store""",
+"layernorm_folded": """// LayerNorm with g and beta folded away: no shift, the tile feeds the MMA, statistics from a reload.
+// CHECK-LABEL: tt.func public @layernorm_folded
+// CHECK-NOT: arith.select
+// CHECK: %[[L:.+]]:6 = scf.for
+// CHECK: %[[X:.+]] = tt.load %[[P:arg[0-9]+]] :
+// CHECK: %[[XR:.+]] = tt.load %[[P]] cacheModifier = cg
+// CHECK: tt.dot %[[X]],
+// CHECK: scf.yield
+// CHECK-NOT: scf.for
+// CHECK: arith.subf %[[L]]#2,
+// CHECK: tt.store""",
+"rms_precomputed_rstd": """// No statistics loop: a loop-invariant row scale is sunk only.
+// CHECK-LABEL: tt.func public @rms_precomputed_rstd
+// CHECK: %[[R:.+]] = tt.load %{{.+}} : tensor<64x!tt.ptr<f32>>
+// CHECK: %[[L:.+]]:3 = scf.for
+// CHECK-NOT: %[[R]]
+// CHECK: scf.yield
+// CHECK: tt.expand_dims %[[R]] {axis = 1 : i32}
+// CHECK: arith.mulf %[[L]]#2,""",
+"rms_residual_accumulator": """// An accumulator that starts at a loaded value: start at zero, add the value after scaling.
+// CHECK-LABEL: tt.func public @rms_residual_accumulator
+// CHECK: %[[INIT:.+]] = tt.load {{.*}} : tensor<64x32x!tt.ptr<f32>>
+// CHECK: %[[L:.+]]:4 = scf.for {{.*}} iter_args({{.*}}, %{{.+}} = %cst{{.*}}, %{{.+}} = %cst{{.*}})
+// CHECK: %[[S:.+]] = arith.mulf %[[L]]#2,
+// CHECK: arith.addf %[[S]], %[[INIT]]""",
+"rms_block_pointers": """// Block pointers reach TTIR as pointer tensors with masks: matched like the plain form.
+// CHECK-LABEL: tt.func public @rms_block_pointers
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+// CHECK: arith.mulf %{{.+}}#2,""",
+"negative_scale_varies_with_k": """// Bail out: the row factor is loaded inside the k-loop.
+// CHECK-LABEL: tt.func public @negative_scale_varies_with_k
+// CHECK: scf.for
+// CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
+// CHECK: tt.dot""",
+"negative_scale_per_element": """// Bail out: the factor depends on row and column.
+// CHECK-LABEL: tt.func public @negative_scale_per_element
+// CHECK: scf.for
+// CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
+// CHECK: tt.dot""",
+"negative_stats_other_iteration_space": """// Bail out: the statistics loop stops one tile early.
+// CHECK-LABEL: tt.func public @negative_stats_other_iteration_space
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
+// CHECK: tt.dot""",
+"negative_stats_other_tile": """// Bail out: the statistics read another tensor.
+// CHECK-LABEL: tt.func public @negative_stats_other_tile
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
+// CHECK: tt.dot""",
+"negative_scaled_tile_other_user": """// Bail out: the scaled tile is also stored.
+// CHECK-LABEL: tt.func public @negative_scaled_tile_other_user
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
+// CHECK: tt.store
+// CHECK: tt.dot""",
+}
+head = """// Lazy Pre-Norm prologue fusion: positive cases first, then the bail-out cases (negative_*).
+// Inputs are TTIR from test/lit/inputs/lazy_prenorm_kernels.py (locations stripped).
+// RUN: normfuse-opt --lazy-prenorm %s 2>/dev/null | FileCheck %s
+// RUN: normfuse-opt --lazy-prenorm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{shift=false,stats-source=tile}' %s 2>/dev/null | FileCheck %s --check-prefix=OPTS
+
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile)
+// REMARK: applied: LayerNorm row scale sunk out of the k-loop: statistics loop fused; shifted by the first tile's row mean
+// REMARK: applied: LayerNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile); no shift (the tile reaches the MMA unscaled)
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
+// REMARK: applied: RMSNorm
+// REMARK: applied: RMSNorm
+// REMARK: missed: the per-row factor is computed inside the k-loop (varies with k); not sunk
+// REMARK: missed: 'arith.mulf' on the A tile does not use a row or column broadcast vector
+// REMARK: missed: the statistics loop has a different iteration space than the GEMM loop
+// REMARK: missed: the statistics loop reads a different tile than the GEMM loop
+// REMARK: missed: a scaled A tile has another user besides the dot
+
+// Options: no reload (statistics from the MMA's own tile), no LayerNorm shift.
+// OPTS-LABEL: tt.func public @rms_weight_folded
+// OPTS-NOT: cacheModifier = cg
+// OPTS-LABEL: tt.func public @layernorm
+// OPTS-NOT: arith.select
+// OPTS-NOT: cacheModifier = cg
+// OPTS-LABEL: tt.func public @rms_precomputed_rstd
+"""
+out = [head]
+for line in src:
+    m = re.match(r"\s*tt.func public @(\w+)\(", line)
+    if m:
+        out.append("\n" + CH[m.group(1)])
+    out.append(line)
+open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lazy-prenorm.mlir'), 'w').write("\n".join(out) + "\n")
