@@ -133,7 +133,7 @@ def races():
     g = (1 + 0.1 * torch.randn(K, device="cuda")).to(torch.bfloat16)
     b = (0.1 * torch.randn(K, device="cuda")).to(torch.bfloat16)
     wf = (w.float() * g.float()[None, :]).to(torch.bfloat16)
-    for bn, stages in ((128, 3), (128, 4), (256, 3), (256, 4), (256, 2)):
+    for bn, stages in ((128, 3), (256, 3), (256, 4)):
         CFG["BN"] = bn
         for kind, gg, bb, ww in (("rms", g, None, w), ("rms", None, None, wf), ("ln", g, b, w), ("ln", None, None, wf)):
             for pname, passes in (("naive", ()), ("lazy", ("lazy-prenorm",))):
@@ -149,12 +149,53 @@ def races():
     return rows
 
 
+def stats_sources():
+    """What the statistics cost: folded RMSNorm through the op, per stats-source and config, next
+    to the same Triton GEMM without a norm."""
+    from normfuse import ops
+    from normfuse.kernels.configs import GemmConfig
+    bench = lambda f: triton.testing.do_bench(f, warmup=25, rep=100, return_mode="median")  # noqa
+    rows = []
+    for (M, N, K) in [(262144, 1024, 1024), (262144, 2048, 2048)]:
+        xs = [torch.randn(M, K, device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+        w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(torch.bfloat16)
+        g = (1 + 0.1 * torch.randn(K, device="cuda")).to(torch.bfloat16)
+        r = ref(xs[0][:4096], g, None, w, 1e-6, "rms")
+        for cfg in (GemmConfig(128, 256, 64, 8, 8, 3), GemmConfig(128, 256, 64, 8, 8, 4),
+                    GemmConfig(128, 128, 64, 8, 8, 4), GemmConfig(256, 128, 64, 8, 8, 3)):
+            row = dict(M=M, N=N, K=K, config=str(cfg))
+            plain = ops.prepare_plain_linear(xs[0], w, config=cfg)
+            row["triton_gemm_ms"] = bench(plain.launch)
+            for src in ("tile", "reload", "reload-volatile"):
+                spec = (f"lazy-prenorm{{stats-source={src}}}",)
+                try:
+                    p = ops.prepare_rmsnorm_linear(xs[0], g, w, 1e-6, config=cfg, passes=spec)
+                    p.out.fill_(float("nan"))
+                    y = p().clone()
+                    y2 = p()
+                    row[src + "_err"] = rel(y[:4096], r)
+                    row[src + "_repeatable"] = bool(torch.equal(y, y2))
+                    row[src + "_ms"] = bench(p.launch)
+                except Exception as e:  # noqa: BLE001
+                    row[src + "_error"] = f"{type(e).__name__}: {e}"[:200]
+            rows.append(row)
+            print("STATS", json.dumps(row), flush=True)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
     ap.add_argument("--skip-timing", action="store_true")
     ap.add_argument("--races-only", action="store_true")
+    ap.add_argument("--stats-only", action="store_true")
     a = ap.parse_args()
+    if a.stats_only:
+        with open(os.path.join(a.out, "stats_sources.json"), "w") as f:
+            json.dump(dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
+                           date=datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                           rows=stats_sources()), f, indent=1)
+        return
     if a.races_only:
         with open(os.path.join(a.out, "races.json"), "w") as f:
             json.dump(dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,

@@ -50,12 +50,14 @@ Legality (each failure leaves the IR unchanged and emits a "missed" remark)
 
 Options
 -------
-stats-source = auto | tile | reload
+stats-source = auto | tile | reload | reload-volatile
     Where the statistics read the tile from. `tile` reuses the loaded tile; `reload` loads it a
-    second time with cacheModifier=cg (an L2 hit). `auto` reloads when the tile (A, or B for the
-    LayerNorm column sums) would otherwise feed the MMA directly: Triton 3.6's software pipeliner
-    races on a shared-memory tile read by both an async wgmma and register code at num_stages >= 3
-    (measured on the H200, DESIGN.md).
+    second time with cacheModifier=cg (an L2 hit, pipelined into its own shared buffers);
+    `reload-volatile` loads it a second time as a volatile load, which Triton's pipeliner leaves
+    out of its shared-memory stages. `auto` is `reload`: Triton 3.6's software pipeliner races on a
+    tile read by both the MMA and register code at num_stages >= 3 — measured on the H200 for the
+    tile feeding the wgmma directly (g folded) and for RMSNorm with g in the loop at BLOCK_N=256
+    (bench/results/races_*.json) — so the statistics never share the MMA's tile by default.
 shift = auto | true | false
     LayerNorm only: center the A operand on the first tile's row mean (see above). `auto` shifts
     when a per-column weight or bias is applied to the tile before the MMA: the operand is then
@@ -285,9 +287,9 @@ class LazyPreNorm(Pass):
 
     def __post_init__(self):
         from . import PassError
-        if self.stats_source not in ("auto", "tile", "reload"):
-            raise PassError("option lazy-prenorm{stats-source} must be auto, tile or reload, "
-                            f"got '{self.stats_source}'")
+        if self.stats_source not in ("auto", "tile", "reload", "reload-volatile"):
+            raise PassError("option lazy-prenorm{stats-source} must be auto, tile, reload or "
+                            f"reload-volatile, got '{self.stats_source}'")
         self.shift = str(self.shift).lower()
         if self.shift not in ("auto", "true", "false"):
             raise PassError(f"option lazy-prenorm{{shift}} must be auto, true or false, got '{self.shift}'")
@@ -364,11 +366,10 @@ class LazyPreNorm(Pass):
         do_shift = layer and (self.shift == "true" or (
             self.shift == "auto" and any(k in ("weight", "bias") for k in kinds)))
         # 1. statistics: accumulate them in the GEMM loop from its own tile
-        direct_a = not do_shift and all(s.kind in ("scale", "center") for s in p.steps)
         stats_src = p.load
         if p.stats is not None:
-            if self.stats_source == "reload" or (self.stats_source == "auto" and direct_a):
-                stats_src = _reload(module, p.load)
+            if self.stats_source != "tile":
+                stats_src = _reload(module, p.load, volatile=self.stats_source == "reload-volatile")
             inits = [p.stats.inits[i] for i in p.stat_indices]
             types = [p.stats.op.results[i].type for i in p.stat_indices]
             new_args, new_results = loop.add_iter_args(module, inits, types, "stat")
@@ -510,8 +511,8 @@ class LazyPreNorm(Pass):
         b = dot.operands[1]
         bload = b.owner if b.owner is not None and b.owner.name in _LOADS else None
         src = b
-        if bload is not None and self.stats_source in ("auto", "reload"):
-            src = _reload(module, bload).results[0]
+        if bload is not None and self.stats_source != "tile":
+            src = _reload(module, bload, volatile=self.stats_source == "reload-volatile").results[0]
         bt = parse_type(b.type)
         bk = bt.shape[0]
         f32 = lambda *s: str(bt.with_shape(s).with_element("f32"))  # noqa: E731
@@ -563,17 +564,20 @@ def _reduce_sum(in_t: str, out_t: str, axis: int, loc: str) -> str:
             f"}}) : ({in_t}) -> {out_t} {loc}")
 
 
-def _reload(module: Module, load: Op) -> Op:
-    """A second load of the same tile with cacheModifier = cg, right after `load`."""
+def _reload(module: Module, load: Op, *, volatile: bool = False) -> Op:
+    """A second load of the same tile right after `load`: cacheModifier = cg, or volatile."""
+    import re
     clone = module.clone(load, {})
     head = clone.head
     k = max(i for i, s in enumerate(head) if isinstance(s, str) and " : " in s)
     seg = head[k]
-    if "cacheModifier" in seg:
-        import re
+    cut = seg.index(" : ")
+    if volatile:
+        if "isVolatile" not in seg:
+            seg = seg[:cut] + " {isVolatile = true}" + seg[cut:]
+    elif "cacheModifier" in seg:
         seg = re.sub(r"cacheModifier = \w+", "cacheModifier = cg", seg)
     else:
-        cut = seg.index(" : ")
         seg = seg[:cut] + " cacheModifier = cg" + seg[cut:]
     head[k] = seg
     return module.insert(clone, after=load)

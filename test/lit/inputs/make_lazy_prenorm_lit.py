@@ -9,12 +9,13 @@ import sys
 
 src = open(sys.argv[1]).read().splitlines()
 CH = {
-"rms_weight_in_loop": """// The norm weight stays in the loop; the tile feeds registers anyway, so the statistics reuse it.
+"rms_weight_in_loop": """// The norm weight stays in the loop; the statistics read a cg reload of the tile (stats-source=auto).
 // CHECK-LABEL: tt.func public @rms_weight_in_loop
 // CHECK: %[[L:.+]]:4 = scf.for
-// CHECK: %[[X:.+]] = tt.load
-// CHECK: %[[XF:.+]] = arith.extf %[[X]]
+// CHECK: %[[X:.+]] = tt.load %[[P:arg[0-9]+]], %[[MASK:[0-9]+]], %[[OTHER:cst[_0-9]*]] :
+// CHECK: %[[XR:.+]] = tt.load %[[P]], %[[MASK]], %[[OTHER]] cacheModifier = cg
 // CHECK: tt.dot
+// CHECK: %[[XF:.+]] = arith.extf %[[XR]]
 // CHECK: arith.mulf %[[XF]], %[[XF]]
 // CHECK: "tt.reduce"
 // CHECK: scf.yield
@@ -119,10 +120,17 @@ head = """// Lazy Pre-Norm prologue fusion: positive cases first, then the bail-
 // RUN: normfuse-opt --lazy-prenorm %s 2>/dev/null | FileCheck %s
 // RUN: normfuse-opt --lazy-prenorm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: normfuse-opt --pass-pipeline='lazy-prenorm{shift=false,stats-source=tile}' %s 2>/dev/null | FileCheck %s --check-prefix=OPTS
+// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{stats-source=reload-volatile}' %s 2>/dev/null | FileCheck %s --check-prefix=VOLATILE
+// RUN: not normfuse-opt --pass-pipeline='lazy-prenorm{stats-source=nope}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
+
+// VOLATILE-LABEL: tt.func public @rms_weight_folded
+// VOLATILE: tt.load %{{.+}} {isVolatile = true}
+// VOLATILE-NOT: cacheModifier = cg
+// BADOPT: stats-source} must be auto, tile, reload or reload-volatile, got 'nope'
 
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile)
-// REMARK: applied: LayerNorm row scale sunk out of the k-loop: statistics loop fused; shifted by the first tile's row mean
+// REMARK: applied: LayerNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile); shifted by the first tile's row mean
 // REMARK: applied: LayerNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile); no shift (the tile reaches the MMA unscaled)
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
 // REMARK: applied: RMSNorm
@@ -134,6 +142,8 @@ head = """// Lazy Pre-Norm prologue fusion: positive cases first, then the bail-
 // REMARK: missed: a scaled A tile has another user besides the dot
 
 // Options: no reload (statistics from the MMA's own tile), no LayerNorm shift.
+// OPTS-LABEL: tt.func public @rms_weight_in_loop
+// OPTS-NOT: cacheModifier = cg
 // OPTS-LABEL: tt.func public @rms_weight_folded
 // OPTS-NOT: cacheModifier = cg
 // OPTS-LABEL: tt.func public @layernorm
