@@ -151,7 +151,8 @@ def test_fold_norm_weight_identity():
 
 def test_config_table():
     assert select_config(262144, 2048, 2048) == GemmConfig(128, 256, 64, 8, 8, 3)
-    assert select_config(262144, 512, 512) == GemmConfig(128, 128, 64, 8, 8, 3)
+    assert select_config(262144, 512, 512) == GemmConfig(128, 256, 64, 8, 8, 3)
+    assert select_config(262144, 256, 512) == GemmConfig(128, 128, 64, 8, 8, 3)
     assert select_config(16, 4096, 4096).block_m == 64
     for M in (1, 63, 64, 65, 1000, 1024, 1025, 10**6):
         for N in (1, 255, 256, 2047, 2048, 10**5):

@@ -55,14 +55,16 @@ DEFAULT = GemmConfig(128, 128, 64, 8, 8, 3)
 #   M <= 64:    decode-like; a 64-row tile wastes least, 4 warps (one warpgroup) suffice.
 #   M <= 1024:  too few 128-row blocks to fill 132 SMs with 128x256 tiles: 128x128, and
 #               64x128 when N < 256 too, so that the grid still has some CTAs to spread.
-#   N >= 2048:  large N, 128x256 tiles halve the re-reads of A (and of the norm statistics'
-#               work in the naive kernel); 8 warps = two warpgroups of 64x256 wgmma.
+#   N >= 512:   128x256 tiles halve the re-reads of A and the per-N-tile statistics work of the
+#               lazy form; 8 warps = two warpgroups of 64x256 wgmma. Measured on the H200
+#               (2026-11-29, bench/results/stats_sources_*.json, M=262144, K=N=1024, g folded):
+#               fused 1.355 ms at 128x256 s3 vs 1.777 ms at 128x128 s4; plain GEMM 1.106 vs 1.242.
 #   otherwise:  128x128x64, the standard Hopper tile.
 TABLE: tuple[tuple[float, int, GemmConfig], ...] = (
     (64, 0, GemmConfig(64, 64, 64, 8, 4, 4)),
     (1024, 256, GemmConfig(128, 128, 64, 8, 8, 3)),
     (1024, 0, GemmConfig(64, 128, 64, 8, 4, 3)),
-    (math.inf, 2048, GemmConfig(128, 256, 64, 8, 8, 3)),
+    (math.inf, 512, GemmConfig(128, 256, 64, 8, 8, 3)),
     (math.inf, 0, DEFAULT),
 )
 
