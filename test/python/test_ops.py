@@ -373,3 +373,18 @@ def test_modules_match_ops():
     y = ln(x)
     assert ref.rel_err(y, ref.layernorm_linear_ref(x, ln.norm_weight, ln.norm_bias, ln.weight,
                                                    ln.eps)) < 2e-2
+
+
+@needs_lazy_prenorm
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+def test_aot_tma_kernels_through_lazy_prenorm(kind):
+    """Bulk-tensor-copy (TMA) form: the pass matches descriptor loads, the statistics read their
+    own cg copy (for LayerNorm also of the transposed W tile), and the PTX uses the copy engine."""
+    ck = ops.aot_compile(kind, M=8192, N=1024, K=1024, has_g=False, has_b=False, tma=True,
+                         target="cuda:90")
+    assert any("[lazy-prenorm] applied" in r for r in ck.remarks), ck.remarks
+    ir = ck.asm["normfuse"]
+    assert ir.count("scf.for") == 1
+    assert ir.count("tt.descriptor_load") == (4 if kind == "ln" else 3)
+    assert ir.count("cacheModifier = cg") == (2 if kind == "ln" else 1)
+    assert "cp.async.bulk.tensor" in ck.asm["ptx"] and "wgmma" in ck.asm["ptx"]

@@ -5,7 +5,7 @@
 It is the benchmarks' "same Triton GEMM without norm" baseline: same grouped tile ordering
 (`_tile_ids`), same `% M` / `% N` clamps on the load side, same K masks (`_k_mask`), same pointer
 walk and store mask as loop 2 of `prenorm_gemm.rmsnorm_gemm_naive`, launched with the same
-config. The fused kernel's time over this one's is therefore the cost of the norm inside our own
+config (USE_TMA included). The fused kernel's time over this one's is therefore the cost of the norm inside our own
 GEMM, independent of how far our GEMM main loop is from cuBLAS.
 
 One difference is inherent: here the A tile goes from the load straight into `tl.dot`, so
@@ -15,14 +15,14 @@ first.
 import triton
 import triton.language as tl
 
-from .prenorm_gemm import _k_mask, _tile_ids
+from .prenorm_gemm import _a_tile, _b_tile, _k_mask, _tile_ids
 
 
 @triton.jit
 def gemm_plain(X, W, Y, M, N, K, stride_xm, stride_wn, stride_ym,
                EVEN_K: tl.constexpr,
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-               GROUP_M: tl.constexpr):
+               GROUP_M: tl.constexpr, USE_TMA: tl.constexpr = False):
     pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -31,11 +31,16 @@ def gemm_plain(X, W, Y, M, N, K, stride_xm, stride_wn, stride_ym,
     cols = offs_n % N
     x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
     w_ptrs = W + cols[None, :] * stride_wn + offs_k[:, None]
+    if USE_TMA:
+        x_desc = tl.make_tensor_descriptor(X, shape=[M, K], strides=[stride_xm, 1],
+                                           block_shape=[BLOCK_M, BLOCK_K])
+        w_desc = tl.make_tensor_descriptor(W, shape=[N, K], strides=[stride_wn, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K])
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-        a = tl.load(x_ptrs, mask=kmask[None, :], other=0.0)
-        b = tl.load(w_ptrs, mask=kmask[:, None], other=0.0)
+        a = _a_tile(x_ptrs, x_desc if USE_TMA else None, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA)
+        b = _b_tile(w_ptrs, w_desc if USE_TMA else None, kmask, pid_n, k, BLOCK_N, BLOCK_K, USE_TMA)
         acc = tl.dot(a, b, acc)
         x_ptrs += BLOCK_K
         w_ptrs += BLOCK_K

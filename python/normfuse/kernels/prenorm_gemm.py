@@ -17,7 +17,11 @@ BIAS (HAS_BIAS) is an output bias added after the GEMM: the Linear bias, plus be
 op folds the LayerNorm bias out of the loop.
 
 Ragged M, N, K are masked (EVEN_K drops the K mask when K % BLOCK_K == 0; rows past M are
-clamped with `% M` on the load side and masked on the store). HAS_G=False is the form used when
+clamped with `% M` on the load side and masked on the store). USE_TMA=True reads the A and W tiles with bulk tensor copies (device-side descriptors; needs
+16-byte aligned rows, i.e. K % 8 == 0 in bf16/fp16, and a global-scratch allocator); the
+statistics loop reads A the same way.
+
+HAS_G=False is the form used when
 the norm weight has been folded into W (W' = W diag(g)).
 
 Arguments: X [M, K], G/B [K] (norm weight / LayerNorm bias), W [N, K], Y [M, N], BIAS [N].
@@ -49,22 +53,47 @@ def _k_mask(offs_k, K, k, BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr):
 
 
 @triton.jit
+def _a_tile(x_ptrs, x_desc, kmask, pid_m, k, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr,
+            USE_TMA: tl.constexpr):
+    # The same helper in both loops, so the pass can prove that they read the same tile.
+    if USE_TMA:
+        return x_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+    else:
+        return tl.load(x_ptrs, mask=kmask[None, :], other=0.0)
+
+
+@triton.jit
+def _b_tile(w_ptrs, w_desc, kmask, pid_n, k, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+            USE_TMA: tl.constexpr):
+    if USE_TMA:
+        return w_desc.load([pid_n * BLOCK_N, k * BLOCK_K]).T
+    else:
+        return tl.load(w_ptrs, mask=kmask[:, None], other=0.0)
+
+
+@triton.jit
 def rmsnorm_gemm_naive(X, G, W, Y, BIAS, M, N, K, stride_xm, stride_wn, stride_ym, eps,
                        HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                       GROUP_M: tl.constexpr):
+                       GROUP_M: tl.constexpr, USE_TMA: tl.constexpr = False):
     pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
     rows = offs_m % M
     cols = offs_n % N
+    if USE_TMA:  # bulk tensor copies; out-of-bounds rows/columns read as zero
+        x_desc = tl.make_tensor_descriptor(X, shape=[M, K], strides=[stride_xm, 1],
+                                           block_shape=[BLOCK_M, BLOCK_K])
+        w_desc = tl.make_tensor_descriptor(W, shape=[N, K], strides=[stride_wn, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K])
     # loop 1: row statistics
     x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-        x = tl.load(x_ptrs, mask=kmask[None, :], other=0.0).to(tl.float32)
+        x = _a_tile(x_ptrs, x_desc if USE_TMA else None, kmask, pid_m, k, BLOCK_M, BLOCK_K,
+                    USE_TMA).to(tl.float32)
         ss += tl.sum(x * x, axis=1)
         x_ptrs += BLOCK_K
     rstd = 1.0 / tl.sqrt(ss / K + eps)
@@ -74,12 +103,13 @@ def rmsnorm_gemm_naive(X, G, W, Y, BIAS, M, N, K, stride_xm, stride_wn, stride_y
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-        x = tl.load(x_ptrs, mask=kmask[None, :], other=0.0).to(tl.float32)
+        x = _a_tile(x_ptrs, x_desc if USE_TMA else None, kmask, pid_m, k, BLOCK_M, BLOCK_K,
+                    USE_TMA).to(tl.float32)
         a = x * rstd[:, None]
         if HAS_G:
             g = tl.load(G + k * BLOCK_K + offs_k, mask=kmask, other=0.0).to(tl.float32)
             a = a * g[None, :]
-        b = tl.load(w_ptrs, mask=kmask[:, None], other=0.0)
+        b = _b_tile(w_ptrs, w_desc if USE_TMA else None, kmask, pid_n, k, BLOCK_N, BLOCK_K, USE_TMA)
         acc = tl.dot(a.to(b.dtype), b, acc)
         x_ptrs += BLOCK_K
         w_ptrs += BLOCK_K
@@ -94,20 +124,26 @@ def layernorm_gemm_naive(X, G, B, W, Y, BIAS, M, N, K, stride_xm, stride_wn, str
                          HAS_G: tl.constexpr, HAS_B: tl.constexpr, HAS_BIAS: tl.constexpr,
                          EVEN_K: tl.constexpr,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                         GROUP_M: tl.constexpr):
+                         GROUP_M: tl.constexpr, USE_TMA: tl.constexpr = False):
     pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
     rows = offs_m % M
     cols = offs_n % N
+    if USE_TMA:  # bulk tensor copies; out-of-bounds rows/columns read as zero
+        x_desc = tl.make_tensor_descriptor(X, shape=[M, K], strides=[stride_xm, 1],
+                                           block_shape=[BLOCK_M, BLOCK_K])
+        w_desc = tl.make_tensor_descriptor(W, shape=[N, K], strides=[stride_wn, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K])
     # loop 1: sum and sum of squares
     x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
     s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
     s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-        x = tl.load(x_ptrs, mask=kmask[None, :], other=0.0).to(tl.float32)
+        x = _a_tile(x_ptrs, x_desc if USE_TMA else None, kmask, pid_m, k, BLOCK_M, BLOCK_K,
+                    USE_TMA).to(tl.float32)
         s1 += tl.sum(x, axis=1)
         s2 += tl.sum(x * x, axis=1)
         x_ptrs += BLOCK_K
@@ -120,7 +156,8 @@ def layernorm_gemm_naive(X, G, B, W, Y, BIAS, M, N, K, stride_xm, stride_wn, str
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-        x = tl.load(x_ptrs, mask=kmask[None, :], other=0.0).to(tl.float32)
+        x = _a_tile(x_ptrs, x_desc if USE_TMA else None, kmask, pid_m, k, BLOCK_M, BLOCK_K,
+                    USE_TMA).to(tl.float32)
         a = (x - mean[:, None]) * rstd[:, None]
         if HAS_G:
             g = tl.load(G + k * BLOCK_K + offs_k, mask=kmask, other=0.0).to(tl.float32)
@@ -128,7 +165,7 @@ def layernorm_gemm_naive(X, G, B, W, Y, BIAS, M, N, K, stride_xm, stride_wn, str
         if HAS_B:
             beta = tl.load(B + k * BLOCK_K + offs_k, mask=kmask, other=0.0).to(tl.float32)
             a = a + beta[None, :]
-        b = tl.load(w_ptrs, mask=kmask[:, None], other=0.0)
+        b = _b_tile(w_ptrs, w_desc if USE_TMA else None, kmask, pid_n, k, BLOCK_N, BLOCK_K, USE_TMA)
         acc = tl.dot(a.to(b.dtype), b, acc)
         x_ptrs += BLOCK_K
         w_ptrs += BLOCK_K

@@ -252,7 +252,28 @@ def _make_out(op, x, weight, out):
     return out
 
 
-def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config, passes, out):
+def _tma_ok(x2, w, stride_xm, stride_wn, K) -> bool:
+    """Bulk tensor copies need 16-byte aligned bases and row strides."""
+    esz = x2.element_size()
+    return (x2.data_ptr() % 16 == 0 and w.data_ptr() % 16 == 0 and (stride_xm * esz) % 16 == 0
+            and (stride_wn * esz) % 16 == 0 and (K * esz) % 16 == 0)
+
+
+_ALLOCATOR_SET = False
+
+
+def _ensure_allocator() -> None:
+    """Device-side tensor descriptors live in global scratch that Triton's launcher asks for."""
+    global _ALLOCATOR_SET
+    if not _ALLOCATOR_SET:
+        import triton
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                     device="cuda"))
+        _ALLOCATOR_SET = True
+
+
+def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config, passes, out,
+             tma=None):
     """Shared tail of the prepare_* functions (inputs already validated)."""
     lead = tuple(x.shape[:-1])
     x2 = _as_2d(x)
@@ -275,7 +296,10 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
                 stride_wn, N, float(eps))
         flags = dict(flags, HAS_BIAS=bias is not None)
         bias = None  # in the epilogue
-    consts = dict(flags, EVEN_K=K % cfg.block_k == 0, **cfg.constexprs())
+    use_tma = _tma_ok(x2, w, stride_xm, stride_wn, K) if tma is None else bool(tma)
+    if use_tma:
+        _ensure_allocator()
+    consts = dict(flags, EVEN_K=K % cfg.block_k == 0, USE_TMA=use_tma, **cfg.constexprs())
     grid = ((-(-M // cfg.block_m)) * (-(-N // cfg.block_n)),)
     return PreparedLaunch(op, kind, get_launcher(kind, passes), args, consts, cfg.options(), grid,
                           cfg, y, lead + (N,), bias)
@@ -283,7 +307,7 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
 
 def prepare_rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
                            fold=True, config: GemmConfig | None = None, passes=DEFAULT_PASSES,
-                           out: torch.Tensor | None = None) -> PreparedLaunch:
+                           out: torch.Tensor | None = None, tma: bool | None = None) -> PreparedLaunch:
     """Validate and prepare `rmsnorm_linear` without launching (see there for the arguments);
     `out` ([M, N], contiguous) is written in place when given."""
     op = "rmsnorm_linear"
@@ -294,12 +318,12 @@ def prepare_rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folde
     if g is not None and fold:
         weight, g = _folded(weight, g, None)[0], None
     return _prepare(op, "rms", x, weight, {"G": g}, bias, eps, {"HAS_G": g is not None},
-                    config, passes, out)
+                    config, passes, out, tma)
 
 
 def prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *,
                              fold=True, config: GemmConfig | None = None, passes=DEFAULT_PASSES,
-                             out: torch.Tensor | None = None) -> PreparedLaunch:
+                             out: torch.Tensor | None = None, tma: bool | None = None) -> PreparedLaunch:
     """Validate and prepare `layernorm_linear` without launching."""
     op = "layernorm_linear"
     _check_inputs(op, x, weight, {"norm_weight": norm_weight, "norm_bias": norm_bias}, bias)
@@ -310,7 +334,7 @@ def prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=N
         norm_weight = norm_bias = None
     return _prepare(op, "ln", x, weight, {"G": norm_weight, "B": norm_bias}, bias, eps,
                     {"HAS_G": norm_weight is not None, "HAS_B": norm_bias is not None},
-                    config, passes, out)
+                    config, passes, out, tma)
 
 
 _FOLD_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
@@ -338,11 +362,11 @@ def _folded(weight, norm_weight, norm_bias):
 
 
 def prepare_plain_linear(x, weight, *, config: GemmConfig | None = None,
-                         out: torch.Tensor | None = None) -> PreparedLaunch:
+                         out: torch.Tensor | None = None, tma: bool | None = None) -> PreparedLaunch:
     """The plain Triton GEMM (kernels/gemm.py), y = x @ W^T: the benchmarks' baseline."""
     op = "plain_linear"
     _check_inputs(op, x, weight, {}, None)
-    return _prepare(op, "gemm", x, weight, {}, None, 0.0, {}, config, (), out)
+    return _prepare(op, "gemm", x, weight, {}, None, 0.0, {}, config, (), out, tma)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -350,7 +374,8 @@ def prepare_plain_linear(x, weight, *, config: GemmConfig | None = None,
 # ---------------------------------------------------------------------------------------------
 
 def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False, fold=True,
-                   config: GemmConfig | None = None, passes=DEFAULT_PASSES) -> torch.Tensor:
+                   config: GemmConfig | None = None, passes=DEFAULT_PASSES,
+                   tma: bool | None = None) -> torch.Tensor:
     """y = rmsnorm(x, norm_weight, eps) @ weight^T + bias, in one kernel.
 
     x: [..., K]; norm_weight: [K]; weight: [N, K]; bias: [N] or None; returns [..., N] in x's
@@ -358,14 +383,16 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
     kernel skips g and `norm_weight` may be None (it is ignored otherwise). `fold=True` (default)
     folds g into W on the fly (cached per weight version); `fold=False` applies g in the k-loop.
     `bias` is added in the kernel's epilogue. `config` overrides the tile table; `passes` the
-    normfuse pipeline (`()` = the naive kernel, the oracle). Inference only.
+    normfuse pipeline (`()` = the naive kernel, the oracle). `tma`: read A and W tiles with
+    bulk tensor copies (None: whenever rows are 16-byte aligned). Inference only.
     """
     return prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, folded=folded, fold=fold,
-                                  config=config, passes=passes)()
+                                  config=config, passes=passes, tma=tma)()
 
 
 def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, fold=True,
-                     config: GemmConfig | None = None, passes=DEFAULT_PASSES) -> torch.Tensor:
+                     config: GemmConfig | None = None, passes=DEFAULT_PASSES,
+                     tma: bool | None = None) -> torch.Tensor:
     """y = layer_norm(x, norm_weight, norm_bias, eps) @ weight^T + bias, in one kernel.
 
     norm_weight / norm_bias: [K] or None (no affine scale / shift). Otherwise as
@@ -373,7 +400,7 @@ def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, 
     output bias (W norm_bias), `fold=False` keeps both in the k-loop.
     """
     return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias, fold=fold,
-                                    config=config, passes=passes)()
+                                    config=config, passes=passes, tma=tma)()
 
 
 def plain_linear(x, weight, *, config: GemmConfig | None = None) -> torch.Tensor:
@@ -397,7 +424,8 @@ class _Spec:
 
 def aot_compile(kind: str, *, M: int = 8192, N: int = 4096, K: int = 4096,
                 dtype=torch.bfloat16, has_g: bool = True, has_b: bool = True,
-                config: GemmConfig | None = None, passes=DEFAULT_PASSES, target="cuda:90"):
+                config: GemmConfig | None = None, passes=DEFAULT_PASSES, target="cuda:90",
+                tma: bool = False):
     """Compile the kernel the op would launch for an [M, K] x [N, K] problem, for `target`,
     without a GPU. The specialization (dtypes, 16-divisibility of pointers and sizes,
     constexprs, options) is the one `normfuse.jit` derives at launch time for contiguous
@@ -416,7 +444,7 @@ def aot_compile(kind: str, *, M: int = 8192, N: int = 4096, K: int = 4096,
         flags = {}
     else:
         raise ValueError(f"unknown kernel kind '{kind}' (rms, ln, gemm)")
-    consts = dict(flags, EVEN_K=K % cfg.block_k == 0, **cfg.constexprs())
+    consts = dict(flags, EVEN_K=K % cfg.block_k == 0, USE_TMA=tma, **cfg.constexprs())
     launcher = get_launcher(kind, passes if kind != "gemm" else ())
     signature, consts, attrs, options, _ = launcher.specialize(args, dict(consts, **cfg.options()))
     return normfuse.compile(launcher.fn, signature=signature, constexprs=consts, attrs=attrs,

@@ -509,10 +509,18 @@ class LazyPreNorm(Pass):
         """Accumulate colsum(diag(g) B) and (beta^T B) for this N tile in the loop."""
         loop, dot = p.loop, p.dot
         b = dot.operands[1]
-        bload = b.owner if b.owner is not None and b.owner.name in _LOADS else None
+        views, v = [], b  # tt.trans between the load and the dot (a K-major W read by TMA)
+        while v.owner is not None and v.owner.name == "tt.trans":
+            views.append(v.owner)
+            v = v.owner.operands[0]
+        bload = v.owner if v.owner is not None and v.owner.name in _LOADS else None
         src = b
         if bload is not None and self.stats_source != "tile":
-            src = _reload(module, bload, volatile=self.stats_source == "reload-volatile").results[0]
+            again = _reload(module, bload, volatile=self.stats_source == "reload-volatile")
+            mapping = {id(bload.results[0]): again.results[0]}
+            for view in reversed(views):
+                module.insert(module.clone(view, mapping), before=loop.yield_op)
+            src = mapping[id(b)]
         bt = parse_type(b.type)
         bk = bt.shape[0]
         f32 = lambda *s: str(bt.with_shape(s).with_element("f32"))  # noqa: E731

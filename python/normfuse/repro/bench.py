@@ -153,17 +153,22 @@ def make_inputs(norm, M, K, N, dtype, n_buffers=1, device="cuda", mean=0.0):
     return xs, g, b, w
 
 
+TMA: bool | None = None  # --tma: None = the op's default (bulk tensor copies when rows are aligned)
+
+
 def _prepare(norm, variant, x, g, b, w, eps, cfg, out, passes=PASSES):
     if variant == "triton_gemm":
-        return ops.prepare_plain_linear(x, w, config=cfg, out=out)
+        return ops.prepare_plain_linear(x, w, config=cfg, out=out, tma=TMA)
     p = () if variant == "naive" else passes
     fold = variant == "fused_folded"  # naive and fused: g (and beta) in the k-loop, as written
     if norm == "rms":
         if variant == "fused_folded":
             return ops.prepare_rmsnorm_linear(x, None, w, eps, folded=True, config=cfg, passes=p,
-                                              out=out)
-        return ops.prepare_rmsnorm_linear(x, g, w, eps, fold=False, config=cfg, passes=p, out=out)
-    return ops.prepare_layernorm_linear(x, g, b, w, eps, fold=fold, config=cfg, passes=p, out=out)
+                                              out=out, tma=TMA)
+        return ops.prepare_rmsnorm_linear(x, g, w, eps, fold=False, config=cfg, passes=p, out=out,
+                                          tma=TMA)
+    return ops.prepare_layernorm_linear(x, g, b, w, eps, fold=fold, config=cfg, passes=p, out=out,
+                                        tma=TMA)
 
 
 def _check_launch(plan, rows, oracle, repeats=1):
@@ -366,7 +371,7 @@ def run(norm="rms", cells=None, *, dtype=torch.bfloat16, autotune=False, use_com
     result = {"norm": norm, "dtype": str(dtype).replace("torch.", ""), "eps": EPS[norm],
               "passes": list(passes), "env": environment(),
               "do_bench": {"warmup_ms": WARMUP_MS, "rep_ms": REP_MS, "return_mode": "median"},
-              "autotune": autotune, "cells": []}
+              "autotune": autotune, "tma": {None: "auto", True: "on", False: "off"}[TMA], "cells": []}
     t0 = time.perf_counter()
     torch.manual_seed(0)
     for (M, K, N) in cells:
@@ -520,6 +525,8 @@ def parse_args(argv=None):
     p.add_argument("--autotune", action="store_true",
                    help="try kernels.configs.CANDIDATES for the fused kernel and the Triton GEMM")
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile baselines")
+    p.add_argument("--tma", choices=("auto", "on", "off"), default="auto",
+                   help="A/W tiles by bulk tensor copies (on), pointer loads (off), or the op's choice")
     p.add_argument("--cells", help="cells to run instead of the grid, 'MxKxN;MxKxN'")
     p.add_argument("--rows-check", type=int, default=4096,
                    help="rows compared with the fp64 oracle per cell (default 4096)")
@@ -528,6 +535,8 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    global TMA
+    TMA = {"auto": None, "on": True, "off": False}[args.tma]
     ok, why = hopper_status()
     if not ok:
         print(f"bench_prenorm: needs a Hopper GPU: {why}", file=sys.stderr)
