@@ -296,7 +296,12 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
                 stride_wn, N, float(eps))
         flags = dict(flags, HAS_BIAS=bias is not None)
         bias = None  # in the epilogue
-    use_tma = _tma_ok(x2, w, stride_xm, stride_wn, K) if tma is None else bool(tma)
+    if tma is None:
+        # Measured on the H200 (2026-11-29, bench/results/2026-11-29/{pointer-loads,tma}): bulk
+        # copies win when g (or beta) is applied to the A tile in the loop (295-400 vs 185-395
+        # TFLOP/s) and lose when the tile goes to the MMA unmodified (272-363 vs 317-420).
+        tma = any(flags.get(f) for f in ("HAS_G", "HAS_B"))
+    use_tma = bool(tma) and _tma_ok(x2, w, stride_xm, stride_wn, K)
     if use_tma:
         _ensure_allocator()
     consts = dict(flags, EVEN_K=K % cfg.block_k == 0, USE_TMA=use_tma, **cfg.constexprs())
@@ -384,7 +389,8 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
     folds g into W on the fly (cached per weight version); `fold=False` applies g in the k-loop.
     `bias` is added in the kernel's epilogue. `config` overrides the tile table; `passes` the
     normfuse pipeline (`()` = the naive kernel, the oracle). `tma`: read A and W tiles with
-    bulk tensor copies (None: whenever rows are 16-byte aligned). Inference only.
+    bulk tensor copies (None: when g stays in the loop, the measured faster choice; rows must be
+    16-byte aligned, else pointer loads are used). Inference only.
     """
     return prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, folded=folded, fold=fold,
                                   config=config, passes=passes, tma=tma)()
