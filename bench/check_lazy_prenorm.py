@@ -183,13 +183,45 @@ def stats_sources():
     return rows
 
 
+def accumulate():
+    """stats-accumulate=row vs tile for the op's default path (g folded, pointer loads)."""
+    from normfuse import ops
+    bench = lambda f: triton.testing.do_bench(f, warmup=25, rep=100, return_mode="median")  # noqa
+    rows = []
+    for (M, N, K) in [(262144, 512, 512), (262144, 1024, 1024), (262144, 2048, 2048), (8192, 4096, 4096)]:
+        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(torch.bfloat16)
+        g = (1 + 0.1 * torch.randn(K, device="cuda")).to(torch.bfloat16)
+        r = ref(x[:4096], g, None, w, 1e-6, "rms")
+        row = dict(M=M, N=N, K=K, cublas_ms=bench(lambda: torch.nn.functional.linear(x, w)))
+        row["triton_gemm_ms"] = bench(ops.prepare_plain_linear(x, w).launch)
+        for acc in ("row", "tile"):
+            p = ops.prepare_rmsnorm_linear(x, g, w, 1e-6, passes=(f"lazy-prenorm{{stats-accumulate={acc}}}",))
+            p.out.fill_(float("nan"))
+            y = p().clone()
+            row[acc + "_err"] = rel(y[:4096], r)
+            row[acc + "_repeatable"] = bool(torch.equal(y, p()))
+            row[acc + "_nan"] = bool(torch.isnan(y).any())
+            row[acc + "_ms"] = bench(p.launch)
+        rows.append(row)
+        print("ACC", json.dumps(row), flush=True)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
     ap.add_argument("--skip-timing", action="store_true")
     ap.add_argument("--races-only", action="store_true")
     ap.add_argument("--stats-only", action="store_true")
+    ap.add_argument("--accumulate-only", action="store_true")
     a = ap.parse_args()
+    if a.accumulate_only:
+        with open(os.path.join(a.out, "stats_accumulate.json"), "w") as f:
+            json.dump(dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
+                           date=datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                           rows=accumulate()), f, indent=1)
+        return
     if a.stats_only:
         with open(os.path.join(a.out, "stats_sources.json"), "w") as f:
             json.dump(dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,

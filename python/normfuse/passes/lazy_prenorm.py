@@ -58,6 +58,10 @@ stats-source = auto | tile | reload | reload-volatile
     tile read by both the MMA and register code at num_stages >= 3 — measured on the H200 for the
     tile feeding the wgmma directly (g folded) and for RMSNorm with g in the loop at BLOCK_N=256
     (bench/results/races_*.json) — so the statistics never share the MMA's tile by default.
+stats-accumulate = row | tile
+    `row` keeps the statistics' per-iteration row reduction (a cross-thread reduction every
+    k-step); `tile` accumulates the elementwise terms in a [BLOCK_M, BLOCK_K] fp32 tile and reduces
+    it once after the loop (a reassociation of the sum: rounding order changes, not accuracy).
 shift = auto | true | false
     LayerNorm only: center the A operand on the first tile's row mean (see above). `auto` shifts
     when a per-column weight or bias is applied to the tile before the MMA: the operand is then
@@ -284,12 +288,16 @@ class LazyPreNorm(Pass):
     summary = "sink a pre-norm's per-row scale out of the GEMM k-loop and fuse its statistics loop"
     stats_source: str = "auto"
     shift: str = "auto"
+    stats_accumulate: str = "row"
 
     def __post_init__(self):
         from . import PassError
         if self.stats_source not in ("auto", "tile", "reload", "reload-volatile"):
             raise PassError("option lazy-prenorm{stats-source} must be auto, tile, reload or "
                             f"reload-volatile, got '{self.stats_source}'")
+        if self.stats_accumulate not in ("row", "tile"):
+            raise PassError("option lazy-prenorm{stats-accumulate} must be row or tile, "
+                            f"got '{self.stats_accumulate}'")
         self.shift = str(self.shift).lower()
         if self.shift not in ("auto", "true", "false"):
             raise PassError(f"option lazy-prenorm{{shift}} must be auto, true or false, got '{self.shift}'")
@@ -367,24 +375,61 @@ class LazyPreNorm(Pass):
             self.shift == "auto" and any(k in ("weight", "bias") for k in kinds)))
         # 1. statistics: accumulate them in the GEMM loop from its own tile
         stats_src = p.load
+        post: list = []  # (stat index, tile-accumulator result, init) reduced after the loop
         if p.stats is not None:
             if self.stats_source != "tile":
                 stats_src = _reload(module, p.load, volatile=self.stats_source == "reload-volatile")
-            inits = [p.stats.inits[i] for i in p.stat_indices]
-            types = [p.stats.op.results[i].type for i in p.stat_indices]
+            users = module.user_index()
+            row_sums = {}
+            if self.stats_accumulate == "tile":
+                for i in p.stat_indices:
+                    m = _row_sum_update(p.stats, i, users)
+                    if m is not None:
+                        row_sums[i] = m
+            inits, types = [], []
+            for i in p.stat_indices:
+                if i in row_sums:
+                    t = row_sums[i][0].operands[0].type
+                    inits.append(module.insert(module.build(
+                        f"arith.constant dense<0.000000e+00> : {t} {loc}", types=[t], hint="stat0"),
+                        before=loop.op).result)
+                    types.append(t)
+                else:
+                    inits.append(p.stats.inits[i])
+                    types.append(p.stats.op.results[i].type)
             new_args, new_results = loop.add_iter_args(module, inits, types, "stat")
             mapping = dict(p.equiv.pairs)
             mapping[id(p.stats_load.results[0])] = stats_src.results[0]
             mapping[id(p.stats.iv)] = loop.iv
             for i, a in zip(p.stat_indices, new_args):
                 mapping[id(p.stats.iter_args[i])] = a
+            skip = {id(o) for red, add in row_sums.values() for o in (red, add)}
             y = loop.yield_op
             for o in p.stat_slice:
-                module.insert(module.clone(o, mapping), before=y)
-            loop.set_yields(loop.yields + [mapping[id(p.stats.yields[i])] for i in p.stat_indices])
-            for i, r in zip(p.stat_indices, new_results):
-                module.replace_all_uses(p.stats.op.results[i], r)
+                if id(o) not in skip:
+                    module.insert(module.clone(o, mapping), before=y)
+            nxt = []
+            for i, a in zip(p.stat_indices, new_args):
+                if i in row_sums:  # T += t, elementwise: no cross-thread reduction per k-step
+                    t = mapping[id(row_sums[i][0].operands[0])]
+                    nxt.append(module.insert(module.build(f"arith.addf $0, $1 : {a.type} {loc}", a, t,
+                                                          types=[a.type], hint="stat"), before=y).result)
+                else:
+                    nxt.append(mapping[id(p.stats.yields[i])])
+            loop.set_yields(loop.yields + nxt)
             anchor = loop.op
+            for i, r in zip(p.stat_indices, new_results):
+                if i in row_sums:
+                    tt_ = parse_type(r.type)
+                    row_t = str(tt_.with_shape(tt_.shape[:1]))
+                    red = module.insert(module.build(_reduce_sum(r.type, row_t, 1, loc), r, types=[row_t],
+                                                     hint="stat"), after=anchor)
+                    fin = module.insert(module.build(f"arith.addf $0, $1 : {row_t} {loc}", p.stats.inits[i],
+                                                     red.result, types=[row_t], hint="stat"), after=red)
+                    anchor = fin
+                    module.replace_all_uses(p.stats.op.results[i], fin.result)
+                else:
+                    module.replace_all_uses(p.stats.op.results[i], r)
             for o in p.deferred:
                 module.insert(o, after=anchor)
                 anchor = o
@@ -558,6 +603,27 @@ class LazyPreNorm(Pass):
                                         hint="colsum")))
         loop.set_yields(loop.yields + nxt)
         return results[0], (results[1] if bias else None)
+
+
+def _row_sum_update(stats: ForLoop, i: int, users) -> tuple[Op, Op] | None:
+    """(reduce, add) when statistic i is updated as s + sum(t, axis=1), the sum used only there."""
+    add = stats.yields[i].owner
+    if add is None or add.name != "arith.addf":
+        return None
+    s_arg = stats.iter_args[i]
+    others = [v for v in add.operands if v is not s_arg]
+    if len(others) != 1 or len(add.operands) != 2:
+        return None
+    red = others[0].owner
+    if red is None or red.name != "tt.reduce" or red.attr("axis") is None or \
+            int(red.attr("axis").split(":")[0]) != 1 or len(red.operands) != 1:
+        return None
+    body = red.regions[0].blocks[0].ops
+    if [o.name for o in body] != ["arith.addf", "tt.reduce.return"]:
+        return None
+    if users.get(id(red.results[0]), []) != [add] or users.get(id(add.results[0]), []) != [stats.yield_op]:
+        return None
+    return red, add
 
 
 # ---------------------------------------------------------------------------------------------
