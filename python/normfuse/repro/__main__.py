@@ -27,7 +27,9 @@ PASSES = ("lazy-prenorm",)
 AOT_SHAPE = {"M": 262144, "K": 2048, "N": 2048}
 KERNELS = (("rms", "RMSNorm prologue, g in the loop", {"has_g": True}),
            ("rms", "RMSNorm prologue, g folded into W", {"has_g": False}),
-           ("ln", "LayerNorm prologue", {"has_g": True, "has_b": True}))
+           ("ln", "LayerNorm prologue, g and beta in the loop", {"has_g": True, "has_b": True}),
+           ("ln", "LayerNorm prologue, g folded into W, beta into the output bias",
+            {"has_g": False, "has_b": False}))
 NUMERICS_SHAPES = ((1, 64, 64), (127, 300, 200), (1000, 1000, 520), (4096, 512, 1024),
                    (333, 2048, 4096))
 

@@ -9,18 +9,22 @@ import sys
 
 src = open(sys.argv[1]).read().splitlines()
 CH = {
-"rms_weight_in_loop": """// The norm weight stays in the loop; the statistics read a cg reload of the tile (stats-source=auto).
+"rms_weight_in_loop": """// The norm weight stays in the loop; the statistics read a cg reload of the tile (stats-source=auto)
+// and, being a single statistic, accumulate in a tile reduced once after the loop (stats-accumulate=auto).
 // CHECK-LABEL: tt.func public @rms_weight_in_loop
 // CHECK: %[[L:.+]]:4 = scf.for
 // CHECK: %[[X:.+]] = tt.load %[[P:arg[0-9]+]], %[[MASK:[0-9]+]], %[[OTHER:cst[_0-9]*]] :
 // CHECK: %[[XR:.+]] = tt.load %[[P]], %[[MASK]], %[[OTHER]] cacheModifier = cg
 // CHECK: tt.dot
 // CHECK: %[[XF:.+]] = arith.extf %[[XR]]
-// CHECK: arith.mulf %[[XF]], %[[XF]]
-// CHECK: "tt.reduce"
+// CHECK: %[[SQ:.+]] = arith.mulf %[[XF]], %[[XF]]
+// CHECK-NOT: "tt.reduce"
+// CHECK: arith.addf %{{.+}}, %[[SQ]] : tensor<64x32xf32>
 // CHECK: scf.yield
 // CHECK-NOT: scf.for
-// CHECK: arith.divf %[[L]]#3
+// CHECK: %[[RS:.+]] = "tt.reduce"(%[[L]]#3) <{axis = 1 : i32}>
+// CHECK: %[[SS:.+]] = arith.addf %[[RS]], %{{.+}} : tensor<64xf32>
+// CHECK: arith.divf %[[SS]]
 // CHECK: %[[R:.+]] = arith.divf %cst
 // CHECK: %[[RE:.+]] = tt.expand_dims %[[R]] {axis = 1 : i32}
 // CHECK: %[[RB:.+]] = tt.broadcast %[[RE]]
@@ -122,6 +126,13 @@ head = """// Lazy Pre-Norm prologue fusion: positive cases first, then the bail-
 // RUN: normfuse-opt --pass-pipeline='lazy-prenorm{shift=false,stats-source=tile}' %s 2>/dev/null | FileCheck %s --check-prefix=OPTS
 // RUN: normfuse-opt --pass-pipeline='lazy-prenorm{stats-source=reload-volatile}' %s 2>/dev/null | FileCheck %s --check-prefix=VOLATILE
 // RUN: not normfuse-opt --pass-pipeline='lazy-prenorm{stats-source=nope}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{stats-accumulate=row}' %s 2>/dev/null | FileCheck %s --check-prefix=ROW
+
+// Per-iteration row reductions when asked for.
+// ROW-LABEL: tt.func public @rms_weight_in_loop
+// ROW: scf.for
+// ROW: "tt.reduce"({{.*}}) <{axis = 1 : i32}>
+// ROW: scf.yield
 
 // VOLATILE-LABEL: tt.func public @rms_weight_folded
 // VOLATILE: tt.load %{{.+}} {isVolatile = true}
