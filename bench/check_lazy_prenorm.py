@@ -208,6 +208,13 @@ def accumulate():
     return rows
 
 
+def _dump(path, rows):
+    meta = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
+                date=datetime.datetime.now(datetime.timezone.utc).isoformat())
+    with open(path, "w") as f:
+        json.dump(dict(meta, rows=rows), f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
@@ -216,23 +223,13 @@ def main():
     ap.add_argument("--stats-only", action="store_true")
     ap.add_argument("--accumulate-only", action="store_true")
     a = ap.parse_args()
-    if a.accumulate_only:
-        with open(os.path.join(a.out, "stats_accumulate.json"), "w") as f:
-            json.dump(dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
-                           date=datetime.datetime.now(datetime.timezone.utc).isoformat(),
-                           rows=accumulate()), f, indent=1)
-        return
-    if a.stats_only:
-        with open(os.path.join(a.out, "stats_sources.json"), "w") as f:
-            json.dump(dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
-                           date=datetime.datetime.now(datetime.timezone.utc).isoformat(),
-                           rows=stats_sources()), f, indent=1)
-        return
-    if a.races_only:
-        with open(os.path.join(a.out, "races.json"), "w") as f:
-            json.dump(dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
-                           date=datetime.datetime.now(datetime.timezone.utc).isoformat(), rows=races()), f, indent=1)
-        return
+    experiments = {"accumulate_only": ("stats_accumulate.json", accumulate),
+                   "stats_only": ("stats_sources.json", stats_sources),
+                   "races_only": ("races.json", races)}
+    for flag, (name, fn) in experiments.items():
+        if getattr(a, flag):
+            _dump(os.path.join(a.out, name), fn())
+            return
     meta = dict(date=datetime.datetime.now(datetime.timezone.utc).isoformat(), gpu=torch.cuda.get_device_name(),
                 torch=torch.__version__, triton=triton.__version__)
     res = dict(meta=meta, numerics=numerics(a.out))

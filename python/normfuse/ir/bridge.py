@@ -10,7 +10,7 @@ import functools
 import os
 import tempfile
 
-from .core import IRError, Module, Op, _split_top_level
+from .core import IRError, Module, Op
 
 _DIALECT_TARGET = ("cuda", 90, 32)
 

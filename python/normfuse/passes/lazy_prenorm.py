@@ -227,7 +227,7 @@ def _check_stats_loop(module: Module, loop: ForLoop, stats: ForLoop, load2: Op, 
         raise _Miss("the statistics loop reads a different tile than the GEMM loop "
                     "(pointer, mask or iteration space differ)", load1)
     used = [i for i, r in enumerate(stats.op.results) if users.get(id(r))]
-    stat_idx, body_vals = [], {id(a) for a in stats.iter_args}
+    stat_idx = []
     for i in used:
         y = stats.yields[i]
         sl = backward_slice(y, lambda v: not stats.contains(v) or v is load1.results[0]
@@ -238,7 +238,6 @@ def _check_stats_loop(module: Module, loop: ForLoop, stats: ForLoop, load2: Op, 
         stat_idx.append(i)
     if not stat_idx:
         raise _Miss("no statistic of the statistics loop is used", stats.op)
-    del body_vals
     # everything the statistics need: cloned ops, or values with a counterpart in the GEMM loop
     stat_args = {id(stats.iter_args[i]) for i in stat_idx}
     to_clone: list[Op] = []
@@ -257,10 +256,11 @@ def _check_stats_loop(module: Module, loop: ForLoop, stats: ForLoop, load2: Op, 
                 continue
             if v.owner is not None and v.owner in to_clone:
                 continue
-            if v.owner is None and v is not stats.iv:
+            if v.owner is None and v is not stats.iv:  # the iv maps to the GEMM loop's iv
                 raise _Miss("the statistics depend on a loop-carried value that is not a statistic", o)
-            if not eq(v, v):  # iv without counterpart
-                raise _Miss("the statistics depend on the induction variable in a way not matched", o)
+            if v.owner is not None:
+                raise _Miss("the statistics use a value of the statistics loop that has no "
+                            "counterpart in the GEMM loop", o)
     order = {id(o): k for k, o in enumerate(stats.body.ops)}
     to_clone.sort(key=lambda o: order.get(id(o), 0))
     return eq, load1, stat_idx, to_clone

@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     compile_report()
-    from .bench import QUICK_GRID, hopper_status, run, speed_table, write
+    from .bench import QUICK_GRID, hopper_status, run_and_report
     ok, why = hopper_status()
     if not ok:
         print(f"\nnumerics and speed skipped: {why}")
@@ -140,16 +140,7 @@ def main(argv=None) -> int:
     if args.no_bench:
         return 0 if numerics_ok else 1
     print(f"\n== (b) quick benchmark: {QUICK_GRID} ==")
-    results = []
-    for norm in (("rms", "ln") if args.norm == "both" else (args.norm,)):
-        res = run(norm, QUICK_GRID)
-        results.append(res)
-        if args.out:
-            for path in write(res, args.out):
-                print(f"wrote {path}")
-    for res in results:
-        print()
-        print(speed_table(res))
+    run_and_report(("rms", "ln") if args.norm == "both" else (args.norm,), QUICK_GRID, args.out)
     if not numerics_ok:
         print("numerics check FAILED (see above)")
     return 0 if numerics_ok else 1

@@ -543,18 +543,24 @@ def main(argv=None) -> int:
         return 2
     cells = _parse_cells(args.cells) if args.cells else (QUICK_GRID if args.quick else FULL_GRID)
     norms = ("rms", "ln") if args.norm == "both" else (args.norm,)
+    run_and_report(norms, cells, args.out, dtype=DTYPES[args.dtype], autotune=args.autotune,
+                   use_compile=not args.no_compile, rows_check=args.rows_check)
+    return 0
+
+
+def run_and_report(norms, cells, out=None, **kw) -> list:
+    """Benchmark each norm over `cells`, write its files to `out` (if given), print the tables."""
     results = []
     for norm in norms:
-        res = run(norm, cells, dtype=DTYPES[args.dtype], autotune=args.autotune,
-                  use_compile=not args.no_compile, rows_check=args.rows_check)
+        res = run(norm, cells, **kw)
         results.append(res)
-        if args.out:
-            for path in write(res, args.out):
+        if out:
+            for path in write(res, out):
                 print(f"wrote {path}")
     for res in results:
         print()
         print(speed_table(res))
-    return 0
+    return results
 
 
 if __name__ == "__main__":  # pragma: no cover
