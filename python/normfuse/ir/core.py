@@ -34,24 +34,25 @@ class IRError(Exception):
 class Value:
     """An SSA value: an op result or a block argument."""
 
-    __slots__ = ("name", "type", "owner", "index", "block")
+    __slots__ = ("name", "type", "owner", "index", "block", "gidx")
 
     def __init__(self, name: str, type: str = "", owner: "Op | None" = None, index: int = 0,
-                 block: "Block | None" = None):
-        self.name = name  # base name without '%' for results of multi-result ops
+                 block: "Block | None" = None, gidx: int | None = None):
+        self.name = name  # the result group's name ("%x" for %x:3) or the block argument's name
         self.type = type
         self.owner = owner  # defining op (results) or None (block arguments)
-        self.index = index
+        self.index = index  # result number of the op, or argument number of the block
         self.block = block  # owning block (block arguments)
+        self.gidx = index if gidx is None else gidx  # position inside the result group
 
     @property
     def is_block_arg(self) -> bool:
         return self.owner is None
 
     def ref(self) -> str:
-        """How a use of this value is printed."""
-        if self.owner is not None and len(self.owner.results) > 1:
-            return f"{self.owner.results[0].name}#{self.index}"
+        """How a use of this value is printed: %x, or %x#i for a member of a group %x:n."""
+        if self.owner is not None and _group_size(self.owner, self.name) > 1:
+            return f"{self.name}#{self.gidx}"
         return self.name
 
     def __repr__(self) -> str:
@@ -168,6 +169,20 @@ class Op:
     def __repr__(self) -> str:
         res = ", ".join(r.ref() for r in self.results)
         return f"<Op {res + ' = ' if res else ''}{self.name}>"
+
+
+def _group_size(op: "Op", name: str) -> int:
+    return sum(1 for r in op.results if r.name == name)
+
+
+def _result_groups(op: "Op") -> list[tuple[str, int]]:
+    groups: list[tuple[str, int]] = []
+    for r in op.results:
+        if groups and groups[-1][0] == r.name:
+            groups[-1] = (r.name, groups[-1][1] + 1)
+        else:
+            groups.append((r.name, 1))
+    return groups
 
 
 def _render(segs: Iterable) -> str:
@@ -300,13 +315,8 @@ class Module:
             op = Op(name=name)
             cur_scope = stack[-1][3] if stack else scope
             for gname, n in groups:
-                if n == 1 and len(groups) == 1:
-                    op.results.append(Value(gname, owner=op, index=0))
-                else:
-                    if len(groups) != 1:
-                        raise IRError(f"line {lineno}: several result groups are not supported")
-                    for k in range(n):
-                        op.results.append(Value(gname, owner=op, index=k))
+                for k in range(n):
+                    op.results.append(Value(gname, owner=op, index=len(op.results), gidx=k))
             opens = body.rstrip().endswith("{")
             parent_block = stack[-1][2] if stack else top
             if opens:
@@ -354,11 +364,8 @@ class Module:
 
     @staticmethod
     def _bind_results(op: Op, scope: _Scope) -> None:
-        if len(op.results) == 1:
-            scope.names[op.results[0].name] = op.results[0]
-        else:
-            for r in op.results:
-                scope.names[f"{r.name}#{r.index}"] = r
+        for r in op.results:
+            scope.names[r.ref()] = r
 
     # -- printing ------------------------------------------------------------------------------
     def print(self) -> str:
@@ -373,10 +380,8 @@ class Module:
     def _print_op(self, op: Op, depth: int, out: list[str]) -> None:
         ind = "  " * depth
         res = ""
-        if len(op.results) == 1:
-            res = f"{op.results[0].name} = "
-        elif op.results:
-            res = f"{op.results[0].name}:{len(op.results)} = "
+        if op.results:
+            res = ", ".join(n if c == 1 else f"{n}:{c}" for n, c in _result_groups(op)) + " = "
         if not op.regions:
             out.append(f"{ind}{res}{_render(op.head)}")
             return
@@ -514,8 +519,11 @@ class Module:
         Results and nested block arguments get fresh names and are added to `mapping`.
         """
         new = Op(name=op.name)
+        fresh: dict[str, str] = {}  # one new name per result group
         for r in op.results:
-            nv = Value(self.fresh_name(_hint(r)), r.type, new, r.index)
+            if r.name not in fresh:
+                fresh[r.name] = self.fresh_name(_hint(r))
+            nv = Value(fresh[r.name], r.type, new, r.index, gidx=r.gidx)
             new.results.append(nv)
             mapping[id(r)] = nv
         for region in op.regions:

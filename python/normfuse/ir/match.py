@@ -92,7 +92,8 @@ class ForLoop:
             body.arg_suffixes.append("")
             new_args.append(a)
             base = self.op.results[0].name if self.op.results else module.fresh_name(hint)
-            r = Value(base, t, self.op, len(self.op.results))
+            r = Value(base, t, self.op, len(self.op.results),
+                      gidx=sum(1 for x in self.op.results if x.name == base))
             self.op.results.append(r)
             new_results.append(r)
         self._rebuild_head(self.inits + list(inits))

@@ -308,6 +308,11 @@ class LazyPreNorm(Pass):
     def run(self, module: Module) -> list[Remark]:
         self.remarks = []
         self._locs = _LocResolver(module)
+        if any(o.name == "module" and "ttg.num-warps" in o.text for o in module.ops):
+            # After ttgir the loads, dots and layouts are Triton GPU ops: the pass belongs before.
+            self.remark("missed", "the module is TTGIR; lazy-prenorm runs on TTIR (between Triton's "
+                                  "'ttir' and 'ttgir' stages)")
+            return self.remarks
         seen_gemm = False
         for func in module.functions():
             for op in [o for o in func.walk() if o.name == "scf.for"]:
