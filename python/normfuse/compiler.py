@@ -162,11 +162,13 @@ class JITKernel:
 
     def warmup(self, *args, **kwargs) -> CompiledKernel:
         signature, consts, attrs, options, key = self.specialize(args, dict(kwargs))
-        ck_key = (key, tuple(sorted(consts.items())), tuple(sorted(options.items())))
+        target = _target(None)  # the current device: a binary for one arch never runs on another
+        ck_key = (key, tuple(sorted(consts.items())), tuple(sorted(options.items())),
+                  target.backend, target.arch)
         with self._lock:
             ck = self._cache.get(ck_key)
             if ck is None:
-                ck = compile(self.fn, signature=signature, constexprs=consts, target=None,
+                ck = compile(self.fn, signature=signature, constexprs=consts, target=target,
                              passes=self.passes, attrs=attrs, **options)
                 self._cache[ck_key] = ck
         return ck
