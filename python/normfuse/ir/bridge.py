@@ -140,11 +140,21 @@ def _annotate(view: Module, tmodule) -> None:
     """Give every value of `view` its type, read from Triton's module and the op text."""
     tops = _type_strings(tmodule)
     mine = _post_order(view.ops)
-    names = [n for n, _ in tops]
-    if len(mine) != len(tops) or any(_canon(a.name) != _canon(b) for a, b in zip(mine, names)):
-        raise IRError("internal: normfuse's view of the module disagrees with Triton's "
-                      f"({len(mine)} vs {len(tops)} ops)")
-    for op, (_, types) in zip(mine, tops):
+    # Align the two walks. MLIR elides an `scf.yield` without operands when printing (a loop
+    # without results): Triton's walk has it, the printed text does not.
+    pairs, j = [], 0
+    for op in mine:
+        while j < len(tops) and _canon(tops[j][0]) != _canon(op.name) and tops[j][0] == "scf.yield" \
+                and not tops[j][1]:
+            j += 1
+        if j >= len(tops) or _canon(tops[j][0]) != _canon(op.name):
+            raise IRError("internal: normfuse's view of the module disagrees with Triton's at "
+                          f"'{op.name}' ({len(mine)} vs {len(tops)} ops)")
+        pairs.append((op, tops[j][1]))
+        j += 1
+    if any(name != "scf.yield" for name, _ in tops[j:]):
+        raise IRError("internal: Triton's module has ops that normfuse's view lacks")
+    for op, types in pairs:
         if len(types) != len(op.results):
             raise IRError(f"internal: {op.name} has {len(types)} results, view has {len(op.results)}")
         for v, t in zip(op.results, types):

@@ -226,3 +226,37 @@ def row_vector(v: Value) -> tuple[Value, int] | None:
 def shape_of(v: Value) -> tuple[int, ...]:
     t = parse_type(v.type)
     return t.shape if not isinstance(t, str) else ()
+
+
+def is_ttgir(module: Module) -> bool:
+    """Whether the module is TTGIR (carries TritonGPU module attributes) rather than TTIR."""
+    return any(o.name == "module" and "ttg.num-warps" in o.text for o in module.ops)
+
+
+class LocResolver:
+    """`loc(#loc12)` -> 'file.py:27:20' through the module's location aliases."""
+
+    def __init__(self, module: Module):
+        import re
+        self.aliases = {}
+        for line in module.prefix + module.suffix:
+            m = re.match(r"^(#loc\d*)\s*=\s*(loc\(.*\))\s*$", line.strip())
+            if m:
+                self.aliases[m.group(1)] = m.group(2)
+
+    def __call__(self, op: Op | None) -> str | None:
+        import re
+        if op is None:
+            return None
+        text = op.loc
+        for _ in range(32):
+            m = re.search(r'"([^"]+)":(\d+):(\d+)', text)
+            if m and not re.search(r'^loc\(callsite', text):
+                import os
+                return f"{os.path.basename(m.group(1))}:{m.group(2)}:{m.group(3)}"
+            refs = re.findall(r"#loc\d*", text)
+            if not refs:
+                return m and f"{m.group(1)}:{m.group(2)}:{m.group(3)}"
+            # callsite(callee at caller): the caller is the user's code
+            text = self.aliases.get(refs[-1], "")
+        return None

@@ -15,6 +15,7 @@ from ..ir import Module
 # name -> "module:Class"; the pipeline is readable here in one place.
 _REGISTRY: dict[str, str] = {
     "lazy-prenorm": "normfuse.passes.lazy_prenorm:LazyPreNorm",
+    "epilogue-norm": "normfuse.passes.epilogue_norm:EpilogueNorm",
 }
 
 

@@ -77,8 +77,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import IRError, Module, Op, Value, parse_type
-from ..ir.match import (Equivalence, ForLoop, backward_slice, has_side_effects, is_zero_constant,
-                        row_vector, shape_of)
+from ..ir.match import (Equivalence, ForLoop, LocResolver, backward_slice, has_side_effects,
+                        is_ttgir, is_zero_constant, row_vector, shape_of)
 from . import Pass, Remark
 
 _LOADS = ("tt.load", "tt.descriptor_load")
@@ -307,8 +307,8 @@ class LazyPreNorm(Pass):
 
     def run(self, module: Module) -> list[Remark]:
         self.remarks = []
-        self._locs = _LocResolver(module)
-        if any(o.name == "module" and "ttg.num-warps" in o.text for o in module.ops):
+        self._locs = LocResolver(module)
+        if is_ttgir(module):
             # After ttgir the loads, dots and layouts are Triton GPU ops: the pass belongs before.
             self.remark("missed", "the module is TTGIR; lazy-prenorm runs on TTIR (between Triton's "
                                   "'ttir' and 'ttgir' stages)")
@@ -700,32 +700,3 @@ def _dce(module: Module, root: Op) -> None:
             if all(not users.get(id(r)) for r in o.results):
                 module.erase(o)
                 changed = True
-
-
-class _LocResolver:
-    """`loc(#loc12)` -> 'file.py:27:20' through the module's location aliases."""
-
-    def __init__(self, module: Module):
-        import re
-        self.aliases = {}
-        for line in module.prefix + module.suffix:
-            m = re.match(r"^(#loc\d*)\s*=\s*(loc\(.*\))\s*$", line.strip())
-            if m:
-                self.aliases[m.group(1)] = m.group(2)
-
-    def __call__(self, op: Op | None) -> str | None:
-        import re
-        if op is None:
-            return None
-        text = op.loc
-        for _ in range(32):
-            m = re.search(r'"([^"]+)":(\d+):(\d+)', text)
-            if m and not re.search(r'^loc\(callsite', text):
-                import os
-                return f"{os.path.basename(m.group(1))}:{m.group(2)}:{m.group(3)}"
-            refs = re.findall(r"#loc\d*", text)
-            if not refs:
-                return m and f"{m.group(1)}:{m.group(2)}:{m.group(3)}"
-            # callsite(callee at caller): the caller is the user's code
-            text = self.aliases.get(refs[-1], "")
-        return None

@@ -1,0 +1,85 @@
+"""Naive post-norm GEMM kernels: y = norm(x @ W^T), the input of `epilogue-norm`.
+
+    X: [M, K] row-major, W: [N, K] (torch.nn.Linear layout), Y: [M, N]; the norm is over each
+    output row of length N (RMSNorm, or LayerNorm with HAS_B).
+
+One program per BLOCK_M row block loops over all N tiles of its rows twice:
+
+  pass 1, per N tile:  acc = x @ w_tile (k-loop); ss += sum(acc^2) (LayerNorm: s1, s2);
+                       store the unnormalized tile to Y
+  then                 rstd (and mean) per row
+  pass 2, per N tile:  reload the tile from Y, normalize, scale by g (+ beta), store
+
+Correct for any N, slow for large N. With N a constexpr <= BLOCK_N both passes have one trip, Triton
+inlines them, and `epilogue-norm` forwards the tile through registers: one store, no round trip.
+"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _gemm_tile(X, W, rows, n, K, stride_xm, stride_wn, N: tl.constexpr, BLOCK_M: tl.constexpr,
+               BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        kmask = offs_k < K - k * BLOCK_K
+        a = tl.load(X + rows[:, None] * stride_xm + k * BLOCK_K + offs_k[None, :], mask=kmask[None, :],
+                    other=0.0)
+        b = tl.load(W + offs_n[None, :] * stride_wn + k * BLOCK_K + offs_k[:, None],
+                    mask=kmask[:, None] & (offs_n[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    return acc
+
+
+@triton.jit
+def linear_rmsnorm_naive(X, W, G, Y, M, K, stride_xm, stride_wn, stride_ym, eps,
+                         N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                         BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rows = offs_m % M
+    ss = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for n in range(0, tl.cdiv(N, BLOCK_N)):
+        acc = _gemm_tile(X, W, rows, n, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K)
+        ss += tl.sum(acc * acc, axis=1)
+        offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
+        ymask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        tl.store(Y + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(Y.dtype.element_ty), mask=ymask)
+    rstd = 1.0 / tl.sqrt(ss / N + eps)
+    for n in range(0, tl.cdiv(N, BLOCK_N)):
+        offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
+        ymask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        y = tl.load(Y + offs_m[:, None] * stride_ym + offs_n[None, :], mask=ymask, other=0.0).to(tl.float32)
+        g = tl.load(G + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
+        out = y * rstd[:, None] * g[None, :]
+        tl.store(Y + offs_m[:, None] * stride_ym + offs_n[None, :], out.to(Y.dtype.element_ty), mask=ymask)
+
+
+@triton.jit
+def linear_layernorm_naive(X, W, G, B, Y, M, K, stride_xm, stride_wn, stride_ym, eps,
+                           N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                           BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rows = offs_m % M
+    s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for n in range(0, tl.cdiv(N, BLOCK_N)):
+        acc = _gemm_tile(X, W, rows, n, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K)
+        s1 += tl.sum(acc, axis=1)
+        s2 += tl.sum(acc * acc, axis=1)
+        offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
+        ymask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        tl.store(Y + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(Y.dtype.element_ty), mask=ymask)
+    mean = s1 / N
+    rstd = 1.0 / tl.sqrt(tl.maximum(s2 / N - mean * mean, 0.0) + eps)
+    for n in range(0, tl.cdiv(N, BLOCK_N)):
+        offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
+        ymask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        y = tl.load(Y + offs_m[:, None] * stride_ym + offs_n[None, :], mask=ymask, other=0.0).to(tl.float32)
+        g = tl.load(G + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
+        beta = tl.load(B + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
+        out = (y - mean[:, None]) * rstd[:, None] * g[None, :] + beta[None, :]
+        tl.store(Y + offs_m[:, None] * stride_ym + offs_n[None, :], out.to(Y.dtype.element_ty), mask=ymask)
