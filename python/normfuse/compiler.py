@@ -134,10 +134,11 @@ class JITKernel:
         self.passes = tuple(passes) if not isinstance(passes, str) else passes
         self._cache: dict[tuple, CompiledKernel] = {}
         self._lock = threading.Lock()
+        self._constexpr_names = {fn.arg_names[i] for i in fn.constexprs}
 
     def specialize(self, args, kwargs):
         names = self.fn.arg_names
-        constexpr_names = {names[i] for i in self.fn.constexprs}
+        constexpr_names = self._constexpr_names
         options = {k: kwargs.pop(k) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")
                    if k in kwargs}
         consts = {k: kwargs.pop(k) for k in list(kwargs) if k in constexpr_names}
@@ -181,8 +182,7 @@ class JITKernel:
             g = tuple(g) + (1,) * (3 - len(tuple(g)))
             # Triton's launcher takes every argument in order, constexprs included.
             it = iter(args)
-            constexpr_names = {self.fn.arg_names[i] for i in self.fn.constexprs}
-            full = [meta[n] if n in constexpr_names else next(it) for n in self.fn.arg_names]
+            full = [meta[n] if n in self._constexpr_names else next(it) for n in self.fn.arg_names]
             return ck.kernel[g](*full)
         return launch
 

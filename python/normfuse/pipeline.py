@@ -12,6 +12,7 @@ without it (or with another pipeline), and the other way round.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import inspect
 import os
@@ -87,17 +88,25 @@ def cache_tag(passes: Sequence[Pass]) -> str:
     h.update(__version__.encode())
     h.update(describe(passes).encode())
     mods = {inspect.getmodule(type(p)) for p in passes}
-    files = {m.__file__ for m in mods if m is not None and getattr(m, "__file__", None)}
-    # everything the rewrite goes through: the IR layer, the pass package, this module
+    extra = tuple(sorted(m.__file__ for m in mods if m is not None and getattr(m, "__file__", None)))
+    h.update(_sources_digest(extra).encode())
+    return h.hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=None)
+def _sources_digest(extra_files: tuple[str, ...]) -> str:
+    """Everything the rewrite goes through: the IR layer, the pass package, this module (read once
+    per process), plus the modules of passes registered from elsewhere."""
     here = os.path.dirname(os.path.abspath(__file__))
+    files = set(extra_files) | {os.path.abspath(__file__)}
     for sub in ("ir", "passes"):
         d = os.path.join(here, sub)
         files.update(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".py"))
-    files.add(os.path.abspath(__file__))
+    h = hashlib.sha256()
     for f in sorted(files):
         with open(f, "rb") as fh:
             h.update(fh.read())
-    return h.hexdigest()[:32]
+    return h.hexdigest()
 
 
 @dataclass

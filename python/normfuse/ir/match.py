@@ -1,6 +1,7 @@
 """Matching helpers shared by the passes: loops, constants, slices, and value equivalence."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -237,7 +238,6 @@ class LocResolver:
     """`loc(#loc12)` -> 'file.py:27:20' through the module's location aliases."""
 
     def __init__(self, module: Module):
-        import re
         self.aliases = {}
         for line in module.prefix + module.suffix:
             m = re.match(r"^(#loc\d*)\s*=\s*(loc\(.*\))\s*$", line.strip())
@@ -245,14 +245,12 @@ class LocResolver:
                 self.aliases[m.group(1)] = m.group(2)
 
     def __call__(self, op: Op | None) -> str | None:
-        import re
         if op is None:
             return None
         text = op.loc
         for _ in range(32):
             m = re.search(r'"([^"]+)":(\d+):(\d+)', text)
             if m and not re.search(r'^loc\(callsite', text):
-                import os
                 return f"{os.path.basename(m.group(1))}:{m.group(2)}:{m.group(3)}"
             refs = re.findall(r"#loc\d*", text)
             if not refs:

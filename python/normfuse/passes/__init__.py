@@ -46,6 +46,15 @@ class Pass:
     def run(self, module: Module) -> list[Remark]:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def refuses_ttgir(self, module: Module) -> bool:
+        """True (with a "missed" remark) when `module` is TTGIR: the passes run on TTIR."""
+        from ..ir.match import is_ttgir
+        if not is_ttgir(module):
+            return False
+        self.remark("missed", f"the module is TTGIR; {self.name} runs on TTIR (between Triton's "
+                              "'ttir' and 'ttgir' stages)")
+        return True
+
     def remark(self, kind: str, message: str, loc: str | None = None) -> Remark:
         r = Remark(self.name, kind, message, loc)
         self.remarks.append(r)

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import Module, Op, Value
-from ..ir.match import LocResolver, is_ttgir
+from ..ir.match import LocResolver
 from . import Pass, Remark
 
 _ELEMENTWISE_PREFIX = ("arith.", "math.")
@@ -79,9 +79,7 @@ class EpilogueNorm(Pass):
     def run(self, module: Module) -> list[Remark]:
         self.remarks = []
         locs = LocResolver(module)
-        if is_ttgir(module):
-            self.remark("missed", "the module is TTGIR; epilogue-norm runs on TTIR (between Triton's "
-                                  "'ttir' and 'ttgir' stages)")
+        if self.refuses_ttgir(module):
             return self.remarks
         found = False
         for func in module.functions():
@@ -91,7 +89,7 @@ class EpilogueNorm(Pass):
             for s1 in stores:
                 if s1.block is None:
                     continue
-                p, v, mask = _store_parts(s1)
+                p, _, mask = _store_parts(s1)
                 root = _root(p)
                 # loads after this store (program order) from the memory it wrote
                 later = [l for l in loads if l.block is not None and root is not None

@@ -57,7 +57,7 @@ stats-source = auto | tile | reload | reload-volatile
     out of its shared-memory stages. `auto` is `reload`: Triton 3.6's software pipeliner races on a
     tile read by both the MMA and register code at num_stages >= 3 — measured on the H200 for the
     tile feeding the wgmma directly (g folded) and for RMSNorm with g in the loop at BLOCK_N=256
-    (bench/results/races_*.json) — so the statistics never share the MMA's tile by default.
+    (bench/results/2026-11-29/races_*.json) — so the statistics never share the MMA's tile by default.
 stats-accumulate = auto | row | tile
     `row` keeps the statistics' per-iteration row reduction (a cross-thread reduction every
     k-step); `tile` accumulates the elementwise terms in a [BLOCK_M, BLOCK_K] fp32 tile and reduces
@@ -78,7 +78,7 @@ from dataclasses import dataclass
 
 from ..ir import IRError, Module, Op, Value, parse_type
 from ..ir.match import (Equivalence, ForLoop, LocResolver, backward_slice, has_side_effects,
-                        is_ttgir, is_zero_constant, row_vector, shape_of)
+                        is_zero_constant, row_vector, shape_of)
 from . import Pass, Remark
 
 _LOADS = ("tt.load", "tt.descriptor_load")
@@ -308,10 +308,7 @@ class LazyPreNorm(Pass):
     def run(self, module: Module) -> list[Remark]:
         self.remarks = []
         self._locs = LocResolver(module)
-        if is_ttgir(module):
-            # After ttgir the loads, dots and layouts are Triton GPU ops: the pass belongs before.
-            self.remark("missed", "the module is TTGIR; lazy-prenorm runs on TTIR (between Triton's "
-                                  "'ttir' and 'ttgir' stages)")
+        if self.refuses_ttgir(module):
             return self.remarks
         seen_gemm = False
         for func in module.functions():
