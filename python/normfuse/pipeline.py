@@ -154,6 +154,20 @@ def run_pipeline(text: str, passes: str | Sequence[str | Pass], *, source_name: 
 _hook_lock = threading.RLock()
 
 
+_CLUSTER_DIMS_RE = re.compile(r"\bnormfuse\.cluster_dims = (\d+) : i32")
+_CLUSTER_SMEM_RE = re.compile(r"\bnormfuse\.cluster_smem = (\d+) : i32")
+
+
+def launch_requirements(text: str) -> dict:
+    """What a pass asked of the launch, from the function attributes it set (cluster-reduce):
+    {"num_ctas": C, "extra_shared": bytes}, or {} for an ordinary launch."""
+    dims = _CLUSTER_DIMS_RE.search(text)
+    if not dims:
+        return {}
+    smem = _CLUSTER_SMEM_RE.search(text)
+    return {"num_ctas": int(dims.group(1)), "extra_shared": int(smem.group(1)) if smem else 0}
+
+
 def _make_stage(passes: Sequence[Pass], sink: list[Remark]):
     def stage(src, metadata):
         view = bridge.load(str(src), source_name=metadata.get("name", "kernel") + ".ttir",
@@ -163,10 +177,30 @@ def _make_stage(passes: Sequence[Pass], sink: list[Remark]):
         metadata["normfuse_remarks"] = [str(r) for r in remarks]
         metadata["normfuse_pipeline"] = describe(passes)
         metadata["normfuse_changed"] = changed
+        req = metadata["normfuse_launch"] = launch_requirements(view.print())
+        if req and int(metadata.get("num_ctas") or 1) != 1:
+            # Triton's own num_ctas>1 codegen would split the CTA's tile again (and fail)
+            raise PassError(f"cluster-reduce sets the cluster size itself (num_ctas={req['num_ctas']}); "
+                            f"compile with num_ctas=1, not {metadata['num_ctas']}")
         if not changed:
             return src
         return bridge.finish(view, clean=False)
     return stage
+
+
+def _wrap_llir(make_llir):
+    """Apply the launch requirements once Triton has sized its shared memory (in make_llir):
+    the cluster size becomes `metadata.num_ctas` (Triton's launcher then starts gridX * num_ctas
+    CTAs as clusters of num_ctas along x) and the exchange slots are added to the dynamic shared
+    memory, past Triton's own allocation. The kernel itself stays a num_ctas=1 Triton program."""
+    def llir(src, metadata):
+        out = make_llir(src, metadata)
+        req = metadata.get("normfuse_launch") or {}
+        if req:
+            metadata["num_ctas"] = req["num_ctas"]
+            metadata["shared"] = int(metadata.get("shared") or 0) + req["extra_shared"]
+        return out
+    return llir
 
 
 @contextlib.contextmanager
@@ -185,6 +219,8 @@ def installed(passes: Sequence[Pass], sink: list[Remark]):
             stages[k] = v
             if k == "ttir":
                 stages[STAGE_NAME] = _make_stage(passes, sink)
+        if "llir" in stages:
+            stages["llir"] = _wrap_llir(stages["llir"])
 
     with _hook_lock:
         prev = knobs.runtime.add_stages_inspection_hook

@@ -6,19 +6,22 @@ import triton
 import normfuse
 from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
 
-SIG = {"X": "*bf16", "W": "*bf16", "G": "*bf16", "Y": "*bf16", "M": "i32", "K": "i32",
-       "stride_xm": "i32", "stride_wn": "i32", "stride_ym": "i32", "eps": "fp32", "N": "constexpr",
-       "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
+SIG = {"X": "*bf16", "W": "*bf16", "BIAS": "*bf16", "RES": "*bf16", "G": "*bf16", "Y": "*bf16",
+       "M": "i32", "K": "i32", "stride_xm": "i32", "stride_wn": "i32", "stride_rm": "i32",
+       "stride_ym": "i32", "eps": "fp32", "N": "constexpr", "BLOCK_M": "constexpr",
+       "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "EVEN_K": "constexpr",
+       "HAS_BIAS": "constexpr", "HAS_RES": "constexpr"}
 LN_SIG = {k: ("*bf16" if k == "B" else SIG[k]) for k in
-          ["X", "W", "G", "B", "Y", "M", "K", "stride_xm", "stride_wn", "stride_ym", "eps", "N",
-           "BLOCK_M", "BLOCK_N", "BLOCK_K"]}
-ALIGNED = {(i,): [["tt.divisibility", 16]] for i in range(4)}
+          ["X", "W", "BIAS", "RES", "G", "B", "Y", "M", "K", "stride_xm", "stride_wn", "stride_rm",
+           "stride_ym", "eps", "N", "BLOCK_M", "BLOCK_N", "BLOCK_K", "EVEN_K", "HAS_BIAS", "HAS_RES"]}
+ALIGNED = {(i,): [["tt.divisibility", 16]] for i in range(6)}
+FLAGS = dict(EVEN_K=True, HAS_BIAS=False, HAS_RES=False)
 
 
 @pytest.mark.parametrize("fn,sig", [(linear_rmsnorm_naive, SIG), (linear_layernorm_naive, LN_SIG)],
                          ids=["rms", "ln"])
 def test_aot_single_tile_row_is_normalized_in_registers(fn, sig):
-    ck = normfuse.compile(fn, signature=sig, constexprs=dict(N=256, BLOCK_M=64, BLOCK_N=256, BLOCK_K=64),
+    ck = normfuse.compile(fn, signature=sig, constexprs=dict(N=256, BLOCK_M=64, BLOCK_N=256, BLOCK_K=64, **FLAGS),
                           passes=("epilogue-norm",), num_warps=8, num_stages=3, attrs=ALIGNED)
     assert any("[epilogue-norm] applied" in r for r in ck.remarks), ck.remarks
     assert ck.applied
@@ -28,7 +31,7 @@ def test_aot_single_tile_row_is_normalized_in_registers(fn, sig):
 
 def test_aot_row_over_several_tiles_is_left_alone():
     ck = normfuse.compile(linear_rmsnorm_naive, signature=SIG,
-                          constexprs=dict(N=1024, BLOCK_M=64, BLOCK_N=256, BLOCK_K=64),
+                          constexprs=dict(N=1024, BLOCK_M=64, BLOCK_N=256, BLOCK_K=64, **FLAGS),
                           passes=("epilogue-norm",), num_warps=8, attrs=ALIGNED)
     assert not ck.applied
     assert any("several tiles" in r for r in ck.remarks), ck.remarks
@@ -60,9 +63,10 @@ def test_gpu_numerics_vs_naive(kind, M, K, N):
         outs = []
         for _ in range(2):
             y = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-            args = (x, w, g) + ((b,) if b is not None else ()) + (y, M, K, x.stride(0), w.stride(0),
-                                                                 y.stride(0), 1e-6)
+            args = (x, w, w, w, g) + ((b,) if b is not None else ()) + (
+                y, M, K, x.stride(0), w.stride(0), N, y.stride(0), 1e-6)
             launcher[(triton.cdiv(M, 64),)](*args, N=N, BLOCK_M=64, BLOCK_N=N, BLOCK_K=64,
+                                            EVEN_K=K % 64 == 0, HAS_BIAS=False, HAS_RES=False,
                                             num_warps=4, num_stages=3)
             torch.cuda.synchronize()
             assert not torch.isnan(y).any()

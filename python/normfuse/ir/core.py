@@ -228,7 +228,10 @@ def _segments(text: str, scope: _Scope, defs: dict[str, Value] | None = None,
     """Split `text` into literal strings and Values. Names in `defs` are definitions."""
     segs: list = []
     pos = 0
+    strings = _string_spans(text)
     for m in _USE_RE.finditer(text):
+        if _inside(m.start(), strings):  # e.g. "%r" in an inline-asm string
+            continue
         name, grp = m.group(1), m.group(2)
         if defs is not None and name in defs and not grp:
             v = defs[name]
@@ -244,6 +247,18 @@ def _segments(text: str, scope: _Scope, defs: dict[str, Value] | None = None,
     if pos < len(text):
         segs.append(text[pos:])
     return segs
+
+
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _string_spans(text: str) -> list[tuple[int, int]]:
+    """[start, end) of the string literals in `text`."""
+    return [(m.start(), m.end()) for m in _STRING_RE.finditer(text)] if '"' in text else []
+
+
+def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= pos < b for a, b in spans)
 
 
 # Block arguments defined in a region op's head: "%k = " (scf.for iv and iter_args) or
@@ -327,7 +342,10 @@ class Module:
                 region.blocks.append(block)
                 rscope = _Scope(cur_scope)
                 defs: dict[str, Value] = {}
+                strings = _string_spans(head_text)
                 for dm in _HEAD_DEF_RE.finditer(head_text):
+                    if _inside(dm.start(), strings):
+                        continue
                     v = Value(dm.group(1), block=block, index=len(block.args))
                     defs[dm.group(1)] = v
                     block.args.append(v)
@@ -439,6 +457,20 @@ class Module:
                         segs[k] = new
                         n += 1
         return n
+
+    def rename_fresh(self, op: Op) -> None:
+        """Give `op`'s results and everything defined inside it fresh names (before moving ops
+        into a scope where their names could clash)."""
+        for o in op.walk():
+            fresh: dict[str, str] = {}
+            for r in o.results:
+                if r.name not in fresh:
+                    fresh[r.name] = self.fresh_name(_hint(r))
+                r.name = fresh[r.name]
+            for region in o.regions:
+                for block in region.blocks:
+                    for a in block.args:
+                        a.name = self.fresh_name(_hint(a))
 
     def erase(self, op: Op) -> None:
         """Erase `op` (and what is nested in it). Its results must be unused outside it."""

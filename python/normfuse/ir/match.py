@@ -25,7 +25,20 @@ def is_zero_constant(v: Value) -> bool:
     op = v.owner
     if op is None or op.name != "arith.constant":
         return False
-    return bool(re.search(r"(dense<)?(0\.0+e\+00|0\.0|0)>?\s*:", _render(op.head)))
+    return bool(_ZERO_RE.match(_render(op.head)))
+
+
+# the whole constant: `arith.constant 0 : i32`, `arith.constant dense<0.000000e+00> : tensor<..>`
+_ZERO_RE = re.compile(r"\s*arith\.constant\s+(?:dense<)?(?:-?0|-?0\.0*(?:e[+-]?0+)?|false)>?\s*:")
+
+
+def int_constant(v: Value) -> int | None:
+    """The value of a scalar integer `arith.constant` (e.g. `arith.constant 4 : i32`), else None."""
+    op = v.owner
+    if op is None or op.name != "arith.constant":
+        return None
+    m = re.match(r"\s*arith\.constant\s+(-?\d+)\s*:\s*i\d+\b", _render(op.head))
+    return int(m.group(1)) if m else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -100,8 +113,8 @@ class ForLoop:
         self._rebuild_head(self.inits + list(inits))
         return new_args, new_results
 
-    def _rebuild_head(self, inits: list[Value]) -> None:
-        lb, ub, step = self.bounds
+    def _rebuild_head(self, inits: list[Value], bounds: list[Value] | None = None) -> None:
+        lb, ub, step = bounds if bounds is not None else self.bounds
         iv_type = strip_loc(_render(self.op.head)).rstrip()
         iv_type = iv_type[iv_type.rindex(":") + 1:].strip()
         segs: list = ["scf.for ", self.iv, " = ", lb, " to ", ub, " step ", step]
@@ -112,6 +125,32 @@ class ForLoop:
             segs.append(") -> (" + ", ".join(r.type for r in self.op.results) + ")")
         segs.append(f"  : {iv_type} ")
         self.op.head = segs
+
+    def set_bounds(self, lb: Value, ub: Value, step: Value) -> None:
+        """Replace the loop's lower bound, upper bound and step (same integer type)."""
+        self._rebuild_head(self.inits, [lb, ub, step])
+
+    def inline(self, module: Module, iv: Value) -> list[Op]:
+        """Replace a loop that runs exactly once, with induction variable `iv`, by its body.
+
+        The caller guarantees the single trip. Iteration arguments become their inits, the loop's
+        results the yielded values; the body's ops move in front of the loop, which is erased.
+        Returns the moved ops."""
+        body = self.body
+        term = body.ops[-1] if body.ops else None
+        has_yield = term is not None and term.name == "scf.yield"  # elided when it yields nothing
+        yields = term.operands if has_yield else []
+        moved = [o for o in body.ops if not (has_yield and o is term)]
+        module.replace_all_uses(self.iv, iv)
+        for a, init in zip(self.iter_args, self.inits):
+            module.replace_all_uses(a, init)
+        for r, y in zip(self.op.results, yields):
+            module.replace_all_uses(r, y)
+        for o in moved:
+            module.rename_fresh(o)
+            module.insert(o, before=self.op)
+        module.erase(self.op)
+        return moved
 
     def set_yields(self, values: list[Value]) -> None:
         y = self.yield_op

@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-__all__ = ["GemmConfig", "select_config", "CANDIDATES", "DEFAULT", "TABLE"]
+__all__ = ["GemmConfig", "select_config", "CANDIDATES", "DEFAULT", "TABLE", "PostNormConfig",
+           "select_postnorm_config"]
 
 
 @dataclass(frozen=True)
@@ -94,3 +95,46 @@ CANDIDATES: tuple[GemmConfig, ...] = (
     GemmConfig(128, 128, 64, 8, 8, 2),
     GemmConfig(128, 256, 64, 8, 8, 2),
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# Post-norm (epilogue) GEMM: y = norm(x @ W^T) over rows of length N
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PostNormConfig:
+    """Tile config of the post-norm kernels (kernels/postnorm_gemm.py). The row's N tiles
+    (cdiv(N, block_n)) decide the form the passes produce: one tile -> epilogue-norm in one CTA;
+    2..16 tiles -> one tile per CTA of a cluster; more -> several tiles per CTA (deferred)."""
+    block_m: int
+    block_n: int
+    block_k: int
+    num_warps: int
+    num_stages: int
+
+    def constexprs(self) -> dict:
+        return {"BLOCK_M": self.block_m, "BLOCK_N": self.block_n, "BLOCK_K": self.block_k}
+
+    def options(self) -> dict:
+        return {"num_warps": self.num_warps, "num_stages": self.num_stages}
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"{self.block_m}x{self.block_n}x{self.block_k} w{self.num_warps} s{self.num_stages}"
+
+
+def select_postnorm_config(M: int, N: int, K: int, dtype=None) -> PostNormConfig:
+    """Initial choices (not tuned):
+    - N <= 256: the whole row in one CTA, BLOCK_N = next power of two >= N (at least 64), 128-row
+      tiles; a 128x256 fp32 accumulator is 128 registers per thread over 8 warps, the most a CTA
+      can hold next to the epilogue's temporaries (N = 512 in one CTA would need 64-row tiles).
+    - N > 256: 128x256 tiles, one per CTA of a cluster of cdiv(N, 256) CTAs (cluster-reduce), 16
+      at most; longer rows give each CTA several tiles.
+    64-row tiles when M is small (M <= 64), so that a few rows do not pay for 128."""
+    bm = 64 if M <= 64 else 128
+    if N <= 256:
+        bn = max(64, 1 << (max(N, 1) - 1).bit_length())
+        return PostNormConfig(bm, bn, 64, 8 if bn * bm >= 128 * 256 else 4, 3)
+    return PostNormConfig(bm, 256, 64, 8, 3)

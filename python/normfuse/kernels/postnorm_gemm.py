@@ -1,48 +1,70 @@
-"""Naive post-norm GEMM kernels: y = norm(x @ W^T), the input of `epilogue-norm`.
+"""Naive post-norm GEMM kernels: y = norm(x @ W^T + bias + residual), the input of `epilogue-norm`
+and `cluster-reduce`.
 
-    X: [M, K] row-major, W: [N, K] (torch.nn.Linear layout), Y: [M, N]; the norm is over each
-    output row of length N (RMSNorm, or LayerNorm with HAS_B).
+    X: [M, K] row-major, W: [N, K] (torch.nn.Linear layout), BIAS: [N] (HAS_BIAS), RES: [M, N]
+    (HAS_RES, row stride stride_rm), Y: [M, N]; the norm is over each output row of length N
+    (RMSNorm with weight G; LayerNorm with weight G and bias B).
 
 One program per BLOCK_M row block loops over all N tiles of its rows twice:
 
-  pass 1, per N tile:  acc = x @ w_tile (k-loop); ss += sum(acc^2) (LayerNorm: s1, s2);
+  pass 1, per N tile:  acc = x @ w_tile (k-loop) + bias + res; ss += sum(acc^2) (LayerNorm: s1, s2);
                        store the unnormalized tile to Y
   then                 rstd (and mean) per row
   pass 2, per N tile:  reload the tile from Y, normalize, scale by g (+ beta), store
 
 Correct for any N, slow for large N. With N a constexpr <= BLOCK_N both passes have one trip, Triton
 inlines them, and `epilogue-norm` forwards the tile through registers: one store, no round trip.
+For N > BLOCK_N, `cluster-reduce` deals the N tiles of a row block to the CTAs of a cluster and
+exchanges the row statistics through distributed shared memory (then `epilogue-norm` again).
+EVEN_K (K % BLOCK_K == 0) drops the k masks, which lets Triton's pipeliner use async copies.
 """
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def _gemm_tile(X, W, rows, n, K, stride_xm, stride_wn, N: tl.constexpr, BLOCK_M: tl.constexpr,
-               BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def _gemm_tile(X, W, BIAS, RES, rows, offs_m, n, M, K, stride_xm, stride_wn, stride_rm,
+               N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr):
     offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
+    wrows = offs_n % N  # wrap-around rows of W: no mask along N, the columns >= N are not stored
     offs_k = tl.arange(0, BLOCK_K)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
-        kmask = offs_k < K - k * BLOCK_K
-        a = tl.load(X + rows[:, None] * stride_xm + k * BLOCK_K + offs_k[None, :], mask=kmask[None, :],
-                    other=0.0)
-        b = tl.load(W + offs_n[None, :] * stride_wn + k * BLOCK_K + offs_k[:, None],
-                    mask=kmask[:, None] & (offs_n[None, :] < N), other=0.0)
+        a_ptr = X + rows[:, None] * stride_xm + k * BLOCK_K + offs_k[None, :]
+        b_ptr = W + wrows[None, :] * stride_wn + k * BLOCK_K + offs_k[:, None]
+        if EVEN_K:
+            a = tl.load(a_ptr)
+            b = tl.load(b_ptr)
+        else:
+            kmask = offs_k < K - k * BLOCK_K
+            a = tl.load(a_ptr, mask=kmask[None, :], other=0.0)
+            b = tl.load(b_ptr, mask=kmask[:, None], other=0.0)
         acc = tl.dot(a, b, acc)
+    nmask = offs_n < N
+    if HAS_BIAS:
+        acc += tl.load(BIAS + offs_n, mask=nmask, other=0.0).to(tl.float32)[None, :]
+    if HAS_RES:
+        rmask = (offs_m[:, None] < M) & nmask[None, :]
+        acc += tl.load(RES + offs_m[:, None] * stride_rm + offs_n[None, :], mask=rmask,
+                       other=0.0).to(tl.float32)
+    # columns >= N (ragged last tile) hold products with wrapped W rows: zero them for the sums
+    acc = tl.where(nmask[None, :], acc, 0.0)
     return acc
 
 
 @triton.jit
-def linear_rmsnorm_naive(X, W, G, Y, M, K, stride_xm, stride_wn, stride_ym, eps,
+def linear_rmsnorm_naive(X, W, BIAS, RES, G, Y, M, K, stride_xm, stride_wn, stride_rm, stride_ym, eps,
                          N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                         BLOCK_K: tl.constexpr):
+                         BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr = False,
+                         HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False):
     pid_m = tl.program_id(0)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
     for n in range(0, tl.cdiv(N, BLOCK_N)):
-        acc = _gemm_tile(X, W, rows, n, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K)
+        acc = _gemm_tile(X, W, BIAS, RES, rows, offs_m, n, M, K, stride_xm, stride_wn, stride_rm, N,
+                         BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS, HAS_RES)
         ss += tl.sum(acc * acc, axis=1)
         offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
         ymask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
@@ -58,16 +80,18 @@ def linear_rmsnorm_naive(X, W, G, Y, M, K, stride_xm, stride_wn, stride_ym, eps,
 
 
 @triton.jit
-def linear_layernorm_naive(X, W, G, B, Y, M, K, stride_xm, stride_wn, stride_ym, eps,
-                           N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                           BLOCK_K: tl.constexpr):
+def linear_layernorm_naive(X, W, BIAS, RES, G, B, Y, M, K, stride_xm, stride_wn, stride_rm, stride_ym,
+                           eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                           BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr = False,
+                           HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False):
     pid_m = tl.program_id(0)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
     s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
     s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
     for n in range(0, tl.cdiv(N, BLOCK_N)):
-        acc = _gemm_tile(X, W, rows, n, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K)
+        acc = _gemm_tile(X, W, BIAS, RES, rows, offs_m, n, M, K, stride_xm, stride_wn, stride_rm, N,
+                         BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS, HAS_RES)
         s1 += tl.sum(acc, axis=1)
         s2 += tl.sum(acc * acc, axis=1)
         offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)

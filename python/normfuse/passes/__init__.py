@@ -16,6 +16,7 @@ from ..ir import Module
 _REGISTRY: dict[str, str] = {
     "lazy-prenorm": "normfuse.passes.lazy_prenorm:LazyPreNorm",
     "epilogue-norm": "normfuse.passes.epilogue_norm:EpilogueNorm",
+    "cluster-reduce": "normfuse.passes.cluster_reduce:ClusterReduce",
 }
 
 

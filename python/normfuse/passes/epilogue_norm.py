@@ -26,9 +26,11 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
 ------------------------------------------------------------------
 1. A store, a later load and a later store of the same pointer tensor with the same mask, in one
    block (the row is one tile). When the store and the reload sit in different loops over N tiles
-   the row spans several CTAs' worth of tiles: that is `cluster-reduce`'s case (not written yet).
-2. Between the first and the second store, no other store, atomic or call, and no other load from
-   the same base pointer (it could read the first store's data).
+   the row spans several tiles: `cluster-reduce` (run first) deals them to the CTAs of a cluster,
+   one tile each when they fit, and this pass then applies per CTA.
+2. Between the first and the second store, no other store, atomic or call, no inline asm with side
+   effects (other than cluster-reduce's exchange, which touches only its shared-memory slots), and
+   no other load from the same base pointer (it could read the first store's data).
 3. The reloaded tile flows only through elementwise ops into the second store (masked-off lanes
    of the reload, which held the load's `other`, never reach anything but masked-off lanes).
 """
@@ -39,6 +41,11 @@ from dataclasses import dataclass
 from ..ir import Module, Op, Value
 from ..ir.match import LocResolver
 from . import Pass, Remark
+
+
+def is_cluster_asm(op: Op) -> bool:
+    from .cluster_reduce import is_cluster_asm as f
+    return f(op)
 
 _ELEMENTWISE_PREFIX = ("arith.", "math.")
 _ELEMENTWISE = ("tt.broadcast", "tt.expand_dims", "tt.splat")
@@ -104,8 +111,9 @@ class EpilogueNorm(Pass):
                 if reload is None:
                     if any(l.block is not blk for l in later):
                         self.remark("missed", "the stored tile is reloaded in another loop over N tiles: "
-                                    "the row spans several tiles (needs BLOCK_N >= N, or the "
-                                    "cluster-reduce pass, not written yet)", locs(s1))
+                                    "the row spans several tiles (BLOCK_N >= N puts it in one CTA; "
+                                    "cluster-reduce first spreads the tiles over a cluster; with more "
+                                    "tiles than CTAs the reload stays)", locs(s1))
                     else:
                         self.remark("missed", "the reload uses another pointer or mask than the store",
                                     locs(s1))
@@ -134,6 +142,9 @@ class EpilogueNorm(Pass):
             for x in o.walk():
                 if x.name.startswith(_WRITES):
                     return f"'{x.name}' between the unnormalized store and the final store"
+                if (x.name == "tt.elementwise_inline_asm" and "pure = false" in x.text
+                        and not is_cluster_asm(x)):
+                    return "inline asm with side effects between the unnormalized store and the final store"
                 if x.name == "tt.load" and x is not reload and _root(_load_parts(x)[0]) in (root, None):
                     return "another load from the output's memory between the two stores"
         users = module.user_index()

@@ -49,19 +49,24 @@ def ttir(fn, sig, consts):
     return "\n".join(body[1:-1])
 
 
-POST = {"X": "*bf16", "W": "*bf16", "G": "*bf16", "Y": "*bf16", "M": "i32", "K": "i32",
-        "stride_xm": "i32", "stride_wn": "i32", "stride_ym": "i32", "eps": "fp32", "N": "constexpr",
-        "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
+POST = {"X": "*bf16", "W": "*bf16", "BIAS": "*bf16", "RES": "*bf16", "G": "*bf16", "Y": "*bf16",
+        "M": "i32", "K": "i32", "stride_xm": "i32", "stride_wn": "i32", "stride_rm": "i32",
+        "stride_ym": "i32", "eps": "fp32", "N": "constexpr", "BLOCK_M": "constexpr",
+        "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "EVEN_K": "constexpr", "HAS_BIAS": "constexpr",
+        "HAS_RES": "constexpr"}
 LN = dict(POST, B="*bf16")
-LN = {k: LN[k] for k in ["X", "W", "G", "B", "Y", "M", "K", "stride_xm", "stride_wn", "stride_ym",
-                         "eps", "N", "BLOCK_M", "BLOCK_N", "BLOCK_K"]}
+LN = {k: LN[k] for k in ["X", "W", "BIAS", "RES", "G", "B", "Y", "M", "K", "stride_xm", "stride_wn",
+                         "stride_rm", "stride_ym", "eps", "N", "BLOCK_M", "BLOCK_N", "BLOCK_K",
+                         "EVEN_K", "HAS_BIAS", "HAS_RES"]}
+FLAGS = dict(EVEN_K=False, HAS_BIAS=False, HAS_RES=False)
 NEG = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "Z": "*fp32", "M": "i32", "K": "i32", "stride": "i32",
        "eps": "fp32", "N": "constexpr", "BM": "constexpr"}
 CASES = [
     ("linear_rmsnorm_naive", linear_rmsnorm_naive, POST,
-     dict(N=32, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32), """// One tile holds the row: one store, normalized from the fp32 accumulator.
+     dict(N=32, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS), """// One tile holds the row: one store, normalized from the fp32 accumulator.
 // CHECK-LABEL: tt.func public @linear_rmsnorm_naive
-// CHECK: %[[ACC:.+]] = scf.for
+// CHECK: %[[DOT:.+]] = scf.for
+// CHECK: %[[ACC:.+]] = arith.select %{{.+}}, %[[DOT]], %{{.+}} : tensor<64x32xi1>, tensor<64x32xf32>
 // CHECK-NOT: tt.store
 // CHECK: arith.mulf %[[ACC]], %[[ACC]]
 // CHECK-NOT: tt.store
@@ -70,14 +75,15 @@ CASES = [
 // CHECK: tt.store
 // CHECK-NOT: tt.store"""),
     ("linear_layernorm_naive", linear_layernorm_naive, LN,
-     dict(N=32, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32), """// CHECK-LABEL: tt.func public @linear_layernorm_naive
-// CHECK: %[[ACC:.+]] = scf.for
+     dict(N=32, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS), """// CHECK-LABEL: tt.func public @linear_layernorm_naive
+// CHECK: %[[DOT:.+]] = scf.for
+// CHECK: %[[ACC:.+]] = arith.select %{{.+}}, %[[DOT]], %{{.+}} : tensor<64x32xi1>, tensor<64x32xf32>
 // CHECK-NOT: tt.store
 // CHECK: arith.subf %[[ACC]], %{{.+}} : tensor<64x32xf32>
 // CHECK: tt.store
 // CHECK-NOT: tt.store"""),
     ("negative_rows_span_tiles", linear_rmsnorm_naive, POST,
-     dict(N=64, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32), """// Bail out: N = 2 tiles, the row is stored and reloaded in two loops over N.
+     dict(N=64, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS), """// Bail out: N = 2 tiles, the row is stored and reloaded in two loops over N.
 // CHECK-LABEL: tt.func public @negative_rows_span_tiles
 // CHECK: scf.for
 // CHECK: tt.store

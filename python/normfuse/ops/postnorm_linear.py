@@ -1,0 +1,197 @@
+"""Post-norm linear ops: y = norm(x @ W^T + bias + residual), one normfuse-compiled kernel.
+
+    linear_rmsnorm / linear_layernorm      functional API: validate -> prepare -> launch
+    prepare_linear_*  -> PreparedLaunch    the validated launch (shared with the pre-norm ops)
+    select_postnorm_config                 the tile table (kernels/configs.py)
+    kernels/postnorm_gemm.py               the naive kernels that the passes rewrite
+
+The default pipeline `cluster-reduce,epilogue-norm` picks the form from the row's N tiles
+(cdiv(N, BLOCK_N)): one tile -> the row is normalized in registers in one CTA (epilogue-norm);
+2..16 tiles -> one tile per CTA of a thread-block cluster, row statistics exchanged through
+distributed shared memory (cluster-reduce, then epilogue-norm); more tiles -> several tiles per
+CTA of a 16-CTA cluster, unnormalized tiles re-read from L2 after the exchange (deferred). The
+compiled kernel's remarks say which (`prepare_linear_rmsnorm(...).compile().remarks`).
+`passes=()` launches the naive kernel unchanged: the numerical oracle.
+
+Inference only, Hopper only, bf16/fp16 with every tensor of one dtype, 32-bit offsets.
+"""
+from __future__ import annotations
+
+import functools
+
+import torch
+
+from ..kernels.configs import PostNormConfig, select_postnorm_config
+from .prenorm_linear import (_I32, PreparedLaunch, _as_2d, _check_inputs, _make_out, _shape,
+                             _unit_k)
+
+__all__ = ["linear_rmsnorm", "linear_layernorm", "prepare_linear_rmsnorm",
+           "prepare_linear_layernorm", "DEFAULT_POSTNORM_PASSES", "postnorm_passes",
+           "aot_compile_postnorm", "get_postnorm_launcher"]
+
+DEFAULT_POSTNORM_PASSES = ("cluster-reduce", "epilogue-norm")
+
+
+def postnorm_passes(cluster_size: int | None = None, max_cluster: int | None = None) -> tuple:
+    """The default post-norm pipeline, with cluster-reduce's options when given."""
+    opts = []
+    if cluster_size is not None:
+        opts.append(f"cluster-size={int(cluster_size)}")
+    if max_cluster is not None:
+        opts.append(f"max-cluster={int(max_cluster)}")
+    cr = "cluster-reduce" + ("{" + ",".join(opts) + "}" if opts else "")
+    return (cr, "epilogue-norm")
+
+
+def _kernel(kind: str):
+    from ..kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
+    return {"rms": linear_rmsnorm_naive, "ln": linear_layernorm_naive}[kind]
+
+
+@functools.lru_cache(maxsize=None)
+def _launcher(kind: str, passes):
+    import normfuse
+    return normfuse.jit(_kernel(kind), passes=passes)
+
+
+def get_postnorm_launcher(kind: str, passes=DEFAULT_POSTNORM_PASSES):
+    key = () if passes is None else (passes if isinstance(passes, str) else tuple(passes))
+    return _launcher(kind, key)
+
+
+def _check_post(op, x, weight, norm: dict, residual) -> None:
+    """Checks of the post-norm operands (shapes over N); run before the shared checks, whose
+    last one is the device check."""
+    for name, t in (("x", x), ("weight", weight)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
+    if weight.dim() != 2:
+        raise ValueError(f"{op}: weight must be 2-D [out_features, in_features], got weight of "
+                         f"shape {_shape(weight)}")
+    N = weight.shape[0]
+    for name, t in norm.items():
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
+        if tuple(t.shape) != (N,):
+            raise ValueError(f"{op}: {name} must have shape ({N},) = (out_features,), got {_shape(t)}")
+    if residual is not None:
+        if not isinstance(residual, torch.Tensor):
+            raise TypeError(f"{op}: residual must be a torch.Tensor, got {type(residual).__name__}")
+        want = tuple(x.shape[:-1]) + (N,)
+        if tuple(residual.shape) != want:
+            raise ValueError(f"{op}: residual must have the output's shape {want}, got "
+                             f"{_shape(residual)}")
+    extra = dict(norm, residual=residual)
+    for name, t in extra.items():
+        if t is None:
+            continue
+        if t.dtype != x.dtype:
+            raise TypeError(f"{op}: {name} must have x's dtype {x.dtype}, got {t.dtype}")
+        if t.device != x.device:
+            raise ValueError(f"{op}: {name} must be on x's device {x.device}, got {t.device}")
+        if torch.is_grad_enabled() and t.requires_grad:
+            raise NotImplementedError(f"{op} is inference-only (no backward yet): call it under "
+                                      "torch.no_grad() or torch.inference_mode()")
+
+
+def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passes, out):
+    _check_post(op, x, weight, norm, residual)
+    _check_inputs(op, x, weight, {}, bias)
+    N = weight.shape[0]
+    lead = tuple(x.shape[:-1])
+    x2 = _as_2d(x)
+    w = _unit_k(weight)
+    M, K = x2.shape
+    res = None
+    if residual is not None:
+        res = residual.reshape(M, N)
+        if res.stride(-1) != 1:
+            res = res.contiguous()
+    cfg = config or select_postnorm_config(M, N, K, x.dtype)
+    if not isinstance(cfg, PostNormConfig):
+        raise TypeError(f"{op}: config must be a PostNormConfig, got {type(cfg).__name__}")
+    y = _make_out(op, x, weight, out)
+    stride_xm = x2.stride(0) if M > 1 else K
+    stride_wn = w.stride(0) if N > 1 else K
+    stride_rm = res.stride(0) if res is not None and M > 1 else N
+    k_pad = -(-K // cfg.block_k) * cfg.block_k
+    n_pad = -(-N // cfg.block_n) * cfg.block_n
+    m_pad = -(-M // cfg.block_m) * cfg.block_m
+    if M and ((M - 1) * stride_xm + k_pad >= _I32 or (N - 1) * stride_wn + k_pad >= _I32
+              or m_pad * max(N, stride_rm) + n_pad >= _I32):
+        raise ValueError(f"{op}: problem too large for the kernels' 32-bit offsets (M={M}, N={N}, "
+                         f"K={K}); split x along its rows")
+    vecs = [t.contiguous() for t in norm.values()]
+    args = (x2, w, bias.contiguous() if bias is not None else w, res if res is not None else w,
+            *vecs, y, M, K, stride_xm, stride_wn, stride_rm, y.stride(0) if M > 1 else N, float(eps))
+    consts = dict(N=N, EVEN_K=K % cfg.block_k == 0, HAS_BIAS=bias is not None,
+                  HAS_RES=res is not None, **cfg.constexprs())
+    # One program per row block; a cluster kernel's launcher starts num_ctas CTAs per program.
+    grid = (-(-M // cfg.block_m) if N else 0,)
+    return PreparedLaunch(op, kind, get_postnorm_launcher(kind, passes), args, consts, cfg.options(),
+                          grid, cfg, y, lead + (N,), None)
+
+
+def prepare_linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *,
+                           config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
+                           out: torch.Tensor | None = None) -> PreparedLaunch:
+    """Validate and prepare `linear_rmsnorm` without launching."""
+    if norm_weight is None:
+        raise ValueError("linear_rmsnorm: norm_weight is required")
+    return _prepare("linear_rmsnorm", "rms", x, weight, {"norm_weight": norm_weight}, eps, bias,
+                    residual, config, passes, out)
+
+
+def prepare_linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, residual=None, *,
+                             config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
+                             out: torch.Tensor | None = None) -> PreparedLaunch:
+    """Validate and prepare `linear_layernorm` without launching."""
+    if norm_weight is None or norm_bias is None:
+        raise ValueError("linear_layernorm: norm_weight and norm_bias are required (pass ones / "
+                         "zeros for a LayerNorm without affine parameters)")
+    return _prepare("linear_layernorm", "ln", x, weight,
+                    {"norm_weight": norm_weight, "norm_bias": norm_bias}, eps, bias, residual,
+                    config, passes, out)
+
+
+def linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *,
+                   config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES) -> torch.Tensor:
+    """y = rmsnorm(x @ weight^T + bias + residual, norm_weight, eps), in one kernel.
+
+    x: [..., K]; weight: [N, K]; norm_weight: [N]; bias: [N] or None; residual: [..., N] or None
+    (added before the norm). Returns [..., N] in x's dtype. The form (single CTA, cluster,
+    deferred) follows from N and the config (see the module docstring); `passes=()` runs the
+    naive kernel. Inference only.
+    """
+    return prepare_linear_rmsnorm(x, weight, norm_weight, eps, bias, residual, config=config,
+                                  passes=passes)()
+
+
+def linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, residual=None, *,
+                     config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES) -> torch.Tensor:
+    """y = layer_norm(x @ weight^T + bias + residual, [N], norm_weight, norm_bias, eps), in one
+    kernel. As `linear_rmsnorm`; the row's sum and sum of squares are exchanged in one step."""
+    return prepare_linear_layernorm(x, weight, norm_weight, norm_bias, eps, bias, residual,
+                                    config=config, passes=passes)()
+
+
+def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 1024,
+                         dtype=torch.bfloat16, has_bias: bool = False, has_res: bool = False,
+                         config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
+                         target="cuda:90"):
+    """Compile the kernel `linear_rmsnorm` ('rms') / `linear_layernorm` ('ln') would launch for an
+    [M, K] x [N, K] problem, without a GPU (contiguous, 16-byte aligned inputs)."""
+    import normfuse
+    from .prenorm_linear import _Spec
+    if kind not in ("rms", "ln"):
+        raise ValueError(f"unknown post-norm kernel kind '{kind}' (rms, ln)")
+    cfg = config or select_postnorm_config(M, N, K, dtype)
+    t = _Spec(dtype)
+    vecs = (t,) if kind == "rms" else (t, t)
+    args = (t, t, t, t, *vecs, t, M, K, K, K, N, N, 1e-6)
+    consts = dict(N=N, EVEN_K=K % cfg.block_k == 0, HAS_BIAS=has_bias, HAS_RES=has_res,
+                  **cfg.constexprs())
+    launcher = get_postnorm_launcher(kind, passes)
+    signature, consts, attrs, options, _ = launcher.specialize(args, dict(consts, **cfg.options()))
+    return normfuse.compile(launcher.fn, signature=signature, constexprs=consts, attrs=attrs,
+                            target=target, passes=launcher.passes, **options)

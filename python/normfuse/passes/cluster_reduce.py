@@ -1,0 +1,329 @@
+"""cluster-reduce: split a post-norm row over a Hopper thread-block cluster (DSMEM exchange).
+
+Algebra
+-------
+The row statistics of an epilogue norm are sums over the row's N columns, and a sum splits over
+any partition of the columns: with the row's T = cdiv(N, BLOCK_N) tiles dealt to the C CTAs of one
+cluster (CTA r takes tiles r, r + C, r + 2C, ...),
+
+    sum_j f(y_j) = sum_{r < C} ( sum_{tiles t of CTA r} sum_{j in t} f(y_j) ).
+
+Each CTA reduces its own tiles, writes its partial row sums (RMSNorm: sum y^2; LayerNorm: sum y
+and sum y^2, in one exchange) into its shared memory, crosses one cluster barrier
+(`barrier.cluster.arrive.release` / `barrier.cluster.wait.acquire`), and reads all C partials through
+distributed shared memory (`mapa.shared::cluster` + `ld.shared::cluster`), adding them in rank order
+0..C-1, so every CTA of the cluster gets bitwise the same totals. The rest of the naive kernel (rstd,
+mean, the second loop that normalizes) is unchanged and now runs over the CTA's own tiles.
+
+When T == C each CTA owns exactly one tile; the loops over N are inlined and `epilogue-norm`, run
+after this pass, forwards the tile through registers (no unnormalized store). When T > C (a row
+longer than one cluster, at most 16 CTAs) each CTA handles several tiles: the unnormalized tiles are
+written in the first loop and re-read (from L2, written by the same CTA a moment before) in the
+second: the "deferred" form, reported in the remark.
+
+IR
+--
+Before (the naive kernel of `normfuse.kernels.postnorm_gemm`, N a constexpr)::
+
+    %pid = tt.get_program_id x
+    %ss = scf.for %n = %c0 to %cT step %c1 iter_args(%s = %zero) {   // loop 1: GEMM tile, stats,
+      ... tt.dot ... tt.store %y_tile ...  scf.yield (%s + sum(acc^2))  // unnormalized store
+    }
+    %rstd = f(%ss)
+    scf.for %n = %c0 to %cT step %c1 { load tile, normalize with %rstd, store }   // loop 2
+
+After (C-CTA cluster; the launch grid stays one program per row block, Triton's launcher starts
+C CTAs per program as one cluster)::
+
+    %rank = %pid mod C ; %blk = %pid div C          // %blk replaces every other use of %pid
+    %ss_part = scf.for %n = %rank to %cT step %cC ...  // (inlined when T == C)
+    inline_asm "st.shared partial"  %rows, %ss_part
+    inline_asm "barrier.cluster.arrive.release; barrier.cluster.wait.acquire"
+    %ss = inline_asm "sum over r of ld.shared::cluster(mapa(slot, r))"  %rows
+    inline_asm "barrier.cluster.arrive.release"       // done reading peers' shared memory
+    ... loop 2 over %rank, %rank + C, ... ...
+    inline_asm "barrier.cluster.wait.acquire"         // before exit: peers may still read ours
+    tt.return
+
+and the function gets `normfuse.cluster_dims = C` and `normfuse.cluster_smem = bytes`; normfuse's
+compile stage turns them into the launch's cluster size (`metadata.num_ctas`) and extra dynamic
+shared memory. The exchange slots sit past Triton's own allocation, at the end of the dynamic shared
+memory (`global_smem + %dynamic_smem_size - bytes`), so they never alias Triton's buffers.
+
+Legality (a failure leaves the IR unchanged with a "missed" remark)
+------------------------------------------------------------------
+1. TTIR, one `tt.get_program_id x` (the row block) and no `tt.get_num_programs x`; not already
+   clustered.
+2. A top-level loop over N tiles (loop 1) containing a `tt.dot` and a `tt.store`, followed by a
+   top-level loop (loop 2) that loads from the memory loop 1 stored to; both with constant bounds
+   0 to T step 1, T >= 2 (T == 1 is `epilogue-norm`'s case).
+3. Loop 1's only loop-carried values are per-row f32 vectors that start at zero and are updated as
+   `%s + x` (a sum over tiles: the partition above is exact); loop 2 carries nothing.
+4. Nothing with side effects between the loops.
+5. C (option or auto) within 2..16 and <= T.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import Module, Op, Value
+from ..ir.match import ForLoop, LocResolver, has_side_effects, int_constant, is_zero_constant, parse_type
+from . import Pass, PassError, Remark
+from .epilogue_norm import _load_parts, _root, _store_parts
+
+MARK = "/* normfuse.cluster-reduce */"
+PORTABLE_MAX = 8
+HW_MAX = 16  # non-portable cluster size on H100/H200; Triton's launcher allows it at exactly 16
+
+
+def _base(nbytes: int) -> str:
+    """PTX that leaves the address of this row's first exchange slot in %nfa."""
+    return ("mov.u32 %nfa, global_smem; mov.u32 %nfq, %dynamic_smem_size; add.u32 %nfa, %nfa, %nfq; "
+            f"sub.u32 %nfa, %nfa, {nbytes}; mad.lo.u32 %nfa, $ROW, 4, %nfa; ")
+
+
+def write_asm(nstats: int, rows: int, nbytes: int) -> tuple[str, str]:
+    """st.shared of this CTA's partials: operands (row, partial_0, ...) -> dummy i32."""
+    row = "$1"
+    body = _base(nbytes).replace("$ROW", row)
+    for s in range(nstats):
+        body += f"st.shared.f32 [%nfa+{4 * rows * s}], ${2 + s}; "
+    asm = f"{MARK} {{ .reg .b32 %nfa, %nfq; {body}mov.u32 $0, 0; }}"
+    return asm, "=r,r" + ",f" * nstats
+
+
+def read_asm(nstats: int, rows: int, nbytes: int, ctas: int) -> tuple[str, str]:
+    """Sum of all CTAs' partials in rank order: operand (row) -> totals."""
+    row = f"${nstats}"
+    body = _base(nbytes).replace("$ROW", row)
+    body += "".join(f"mov.f32 ${s}, 0f00000000; " for s in range(nstats))
+    for r in range(ctas):
+        body += f"mapa.shared::cluster.u32 %nfp, %nfa, {r}; "
+        for s in range(nstats):
+            body += f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * s}]; add.f32 ${s}, ${s}, %nfv; "
+    asm = f"{MARK} {{ .reg .b32 %nfa, %nfq, %nfp; .reg .f32 %nfv; {body}}}"
+    return asm, ",".join(["=f"] * nstats) + ",r"
+
+
+BARRIER = f"{MARK} barrier.cluster.arrive.release; barrier.cluster.wait.acquire; mov.u32 $0, 0;"
+ARRIVE = f"{MARK} barrier.cluster.arrive.release; mov.u32 $0, 0;"
+WAIT = f"{MARK} barrier.cluster.wait.acquire; mov.u32 $0, 0;"
+
+
+def is_cluster_asm(op: Op) -> bool:
+    """An inline-asm op emitted by this pass (it touches only the exchange slots)."""
+    return op.name == "tt.elementwise_inline_asm" and MARK in op.text
+
+
+@dataclass
+class ClusterReduce(Pass):
+    """Distribute the N tiles of a post-norm row over a thread-block cluster."""
+
+    name = "cluster-reduce"
+    summary = ("split a post-norm row's N tiles over a thread-block cluster; exchange row "
+               "statistics through distributed shared memory")
+    cluster_size: str = "auto"  # "auto" or 2..16
+    max_cluster: int = HW_MAX  # largest cluster "auto" picks (8 = portable)
+
+    def __post_init__(self):
+        if not 2 <= int(self.max_cluster) <= HW_MAX:
+            raise PassError(f"option cluster-reduce{{max-cluster}} must be in 2..{HW_MAX}, got {self.max_cluster}")
+        if self.cluster_size != "auto":
+            try:
+                c = int(self.cluster_size)
+            except ValueError:
+                raise PassError("option cluster-reduce{cluster-size} expects 'auto' or an integer "
+                                f"in 2..{HW_MAX}, got '{self.cluster_size}'") from None
+            if not 2 <= c <= HW_MAX:
+                raise PassError(f"option cluster-reduce{{cluster-size}} must be in 2..{HW_MAX}, got {c}")
+
+    # -- matching ------------------------------------------------------------------------------
+    def run(self, module: Module) -> list[Remark]:
+        self.remarks = []
+        if self.refuses_ttgir(module):
+            return self.remarks
+        locs = LocResolver(module)
+        for func in module.functions():
+            why = self._run_func(module, func, locs)
+            if why:
+                self.remark("missed", why, locs(func))
+        return self.remarks
+
+    def _run_func(self, module: Module, func: Op, locs) -> str | None:
+        if "normfuse.cluster_dims" in _render_head(func):
+            return "already split over a cluster"
+        ops = list(func.walk())
+        pids = [o for o in ops if o.name == "tt.get_program_id" and " x " in o.text + " "]
+        if any(o.name == "tt.get_num_programs" and " x " in o.text + " " for o in ops):
+            return "the kernel reads tt.get_num_programs x, whose meaning a cluster launch changes"
+        body = func.body()
+        loops = [o for o in body.ops if o.name == "scf.for"]
+        stores = [(l, s) for l in loops for s in l.walk() if s.name == "tt.store"]
+        gemm_loops = [l for l in loops if any(x.name == "tt.dot" for x in l.walk())
+                      and any(x.name == "tt.store" for x in l.walk())]
+        if not gemm_loops:
+            if any(o.name == "tt.dot" for o in ops):
+                return ("no loop over N tiles around the GEMM: the row is one tile "
+                        "(epilogue-norm's case) or the kernel is not a post-norm GEMM")
+            return "no GEMM (tt.dot) in a loop over output tiles"
+        for l1 in gemm_loops:
+            roots = {id(_root(_store_parts(s)[0])) for l, s in stores if l is l1} - {id(None)}
+            later = body.ops[body.index_of(l1) + 1:]
+            l2 = next((o for o in later if o.name == "scf.for" and any(
+                x.name == "tt.load" and id(_root(_load_parts(x)[0])) in roots for x in o.walk())), None)
+            if l2 is None:
+                continue
+            why = self._check(module, func, l1, l2, pids, later)
+            if why:
+                self.remark("missed", why, locs(l1.op if isinstance(l1, ForLoop) else l1))
+                return None
+            self._rewrite(module, func, ForLoop(l1), ForLoop(l2), pids[0], locs)
+            return None
+        return "the GEMM loop's output is not reloaded by a later loop (no second pass over the row)"
+
+    def _check(self, module: Module, func: Op, l1: Op, l2: Op, pids: list[Op], later: list[Op]) -> str | None:
+        if len(pids) != 1:
+            return (f"expected one tt.get_program_id x (the row block), found {len(pids)}")
+        f1, f2 = ForLoop(l1), ForLoop(l2)
+        b1 = [int_constant(v) for v in f1.bounds]
+        b2 = [int_constant(v) for v in f2.bounds]
+        if None in b1 or None in b2:
+            return "the loops over N tiles need constant bounds (make N a tl.constexpr)"
+        if b1 != b2 or b1[0] != 0 or b1[2] != 1:
+            return f"the two loops over N tiles differ or do not run 0..T step 1 ({b1} vs {b2})"
+        trips = b1[1]
+        if trips < 2:
+            return "the row is one tile (epilogue-norm's case)"
+        if f2.iter_args:
+            return "the normalizing loop carries values across tiles"
+        if not f1.iter_args:
+            return "the GEMM loop accumulates no row statistics"
+        for a, init, y in zip(f1.iter_args, f1.inits, f1.yields):
+            t = parse_type(a.type)
+            if isinstance(t, str) or len(t.shape) != 1 or t.element != "f32":
+                return f"loop-carried value {a.ref()} is not a per-row f32 vector ({a.type})"
+            if not is_zero_constant(init):
+                return f"row statistic {a.ref()} does not start at zero"
+            o = y.owner
+            if o is None or o.name != "arith.addf" or sum(1 for v in o.operands if v is a) != 1:
+                return f"row statistic {a.ref()} is not a sum over tiles (%s + x)"
+        for o in later[:later.index(l2)]:
+            if has_side_effects(o):
+                return f"'{o.name}' with side effects between the two loops over N tiles"
+        ctas = self._ctas(trips)
+        if isinstance(ctas, str):
+            return ctas
+        return None
+
+    def _ctas(self, trips: int) -> int | str:
+        if self.cluster_size == "auto":
+            per = -(-trips // int(self.max_cluster))
+            return -(-trips // per)
+        c = int(self.cluster_size)
+        if c > trips:
+            return f"cluster-size={c} is larger than the row's {trips} tiles"
+        return c
+
+    # -- rewriting -----------------------------------------------------------------------------
+    def _rewrite(self, module: Module, func: Op, f1: ForLoop, f2: ForLoop, pid_op: Op, locs) -> None:
+        trips = int_constant(f1.bounds[1])
+        ctas = self._ctas(trips)
+        where = locs(f1.op)
+        pid = pid_op.result
+        loc = pid_op.loc
+        c_op = module.insert(module.build(f"arith.constant {ctas} : i32 {loc}", types=["i32"], hint="c_ctas"),
+                             after=pid_op)
+        rank_op = module.insert(module.build(f"arith.remsi $0, $1 : i32 {loc}", pid, c_op.result,
+                                             types=["i32"], hint="cta_rank"), after=c_op)
+        blk_op = module.insert(module.build(f"arith.divsi $0, $1 : i32 {loc}", pid, c_op.result,
+                                            types=["i32"], hint="row_block"), after=rank_op)
+        module.replace_all_uses(pid, blk_op.result, where=lambda o: o is not rank_op and o is not blk_op)
+        rank, step = rank_op.result, c_op.result
+
+        stats = list(f1.op.results)
+        rows = parse_type(stats[0].type).shape[0]
+        nstats = len(stats)
+        nbytes = -(-(4 * rows * nstats) // 16) * 16
+        loc1 = f1.op.loc
+        if ctas == trips:  # one tile per CTA: no loops left
+            anchor = f1.op
+            partials = f1.yields
+            after = module.insert(module.build(f"arith.constant 0 : i32 {loc1}", types=["i32"], hint="nf"),
+                                  after=anchor)  # marks the end of loop 1's ops; erased below
+            f1.inline(module, rank)
+            f2.inline(module, rank)
+            where_after = after
+        else:
+            f1.set_bounds(rank, f1.bounds[1], step)
+            f2.set_bounds(rank, f2.bounds[1], step)
+            partials = list(f1.op.results)
+            where_after = f1.op
+        users_before = {id(p): [u for u in module.users(p)] for p in partials}
+
+        rng = module.build(f"tt.make_range {{end = {rows} : i32, start = 0 : i32}} : tensor<{rows}xi32> {loc1}",
+                           types=[f"tensor<{rows}xi32>"], hint="rows")
+        vt = f"tensor<{rows}xf32>"
+        wasm, wcons = write_asm(nstats, rows, nbytes)
+        ins = ", ".join(f"${k}" for k in range(nstats + 1))
+        wr = _asm(module, wasm, wcons, [rng.result] + list(partials),
+                  f"{ins} : tensor<{rows}xi32>, " + ", ".join([vt] * nstats) + f" -> tensor<{rows}xi32>",
+                  [f"tensor<{rows}xi32>"], loc1, "xchg_put")
+        bar = _asm(module, BARRIER, "=r,r", [rank], "$0 : i32 -> i32", ["i32"], loc1, "cluster_sync")
+        rasm, rcons = read_asm(nstats, rows, nbytes, ctas)
+        rd = _asm(module, rasm, rcons, [rng.result], f"$0 : tensor<{rows}xi32> -> " + ", ".join([vt] * nstats),
+                  [vt] * nstats, loc1, "row_stat")
+        arr = _asm(module, ARRIVE, "=r,r", [rank], "$0 : i32 -> i32", ["i32"], loc1, "cluster_arrive")
+        prev = where_after
+        for op in (rng, wr, bar, rd, arr):
+            module.insert(op, after=prev)
+            prev = op
+        new_ops = {id(o) for o in (wr, rd)}
+        for p, total in zip(partials, rd.results):
+            old_users = users_before[id(p)]
+            module.replace_all_uses(p, total, where=lambda o, ok=old_users: o in ok and id(o) not in new_ops)
+        if ctas == trips:
+            module.erase(where_after)
+        ret = func.body().terminator
+        module.insert(_asm(module, WAIT, "=r,r", [rank], "$0 : i32 -> i32", ["i32"], ret.loc, "cluster_wait"),
+                      before=ret)
+        _add_func_attrs(func, {"normfuse.cluster_dims": ctas, "normfuse.cluster_smem": nbytes})
+
+        per = -(-trips // ctas)
+        if per == 1:
+            how = ("one tile per CTA, kept in registers for the normalization "
+                   "(run epilogue-norm next to drop the unnormalized store)")
+        else:
+            how = (f"deferred: the row is longer than one cluster, so each CTA handles up to {per} tiles; "
+                   "they are stored unnormalized and re-read from L2 after the exchange")
+        self.remark("applied", f"row of {trips} N tiles split over a {ctas}-CTA cluster"
+                    f"{' (non-portable size)' if ctas > PORTABLE_MAX else ''}; {nstats} row "
+                    f"statistic{'s' if nstats > 1 else ''} exchanged through distributed shared memory "
+                    f"({nbytes} B per CTA), one cluster barrier; {how}", where)
+
+
+def _render_head(op: Op) -> str:
+    from ..ir.core import _render
+    return _render(op.head)
+
+
+def _asm(module: Module, asm: str, constraints: str, args: list[Value], sig: str, types: list[str],
+         loc: str, hint: str) -> Op:
+    """A non-pure tt.elementwise_inline_asm; `sig` is the operand list and types with $k operands."""
+    op = module.build(f'tt.elementwise_inline_asm "@ASM@" {{constraints = "{constraints}", '
+                      f"packed_element = 1 : i32, pure = false}} {sig} {loc}", *args, types=types, hint=hint)
+    op.head = [s.replace("@ASM@", asm) if isinstance(s, str) else s for s in op.head]
+    return op
+
+
+def _add_func_attrs(func: Op, attrs: dict[str, int]) -> None:
+    """Add integer attributes to a tt.func's `attributes {...}` dictionary."""
+    extra = ", ".join(f"{k} = {v} : i32" for k, v in attrs.items())
+    for k, s in enumerate(func.head):
+        if isinstance(s, str) and "attributes {" in s:
+            i = s.index("attributes {") + len("attributes {")
+            j = s.index("}", i)
+            inner = s[i:j].strip()
+            func.head[k] = s[:i] + (inner + ", " if inner else "") + extra + s[j:]
+            return
+    # no attribute dictionary yet: add one before the body opens
+    func.head.append(f" attributes {{{extra}}} ")

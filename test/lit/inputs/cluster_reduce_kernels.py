@@ -1,0 +1,224 @@
+"""Writes test/lit/cluster-reduce.mlir: TTIR of small post-norm kernels with hand-written CHECKs.
+
+    PYTHONPATH=python python3 test/lit/inputs/cluster_reduce_kernels.py
+"""
+import os
+import re
+
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
+
+
+@triton.jit
+def _tile(X, W, offs_m, n, BM: tl.constexpr, BN: tl.constexpr, K: tl.constexpr):
+    offs_n = n * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, K)
+    return tl.dot(tl.load(X + offs_m[:, None] * K + offs_k[None, :]),
+                  tl.load(W + offs_n[None, :] * K + offs_k[:, None]))
+
+
+@triton.jit
+def _normalize(Y, offs_m, scale, N: tl.constexpr, BN: tl.constexpr):
+    for n in range(0, N // BN):
+        p = Y + offs_m[:, None] * N + n * BN + tl.arange(0, BN)[None, :]
+        tl.store(p, (tl.load(p).to(tl.float32) * scale[:, None]).to(tl.bfloat16))
+
+
+@triton.jit
+def negative_max_over_tiles(X, W, Y, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                            K: tl.constexpr):
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    mx = tl.zeros([BM], dtype=tl.float32)
+    for n in range(0, N // BN):
+        acc = _tile(X, W, offs_m, n, BM, BN, K)
+        mx = tl.maximum(mx, tl.max(tl.abs(acc), axis=1))  # not a sum: partials do not add up
+        tl.store(Y + offs_m[:, None] * N + n * BN + tl.arange(0, BN)[None, :], acc.to(tl.bfloat16))
+    _normalize(Y, offs_m, 1.0 / mx, N, BN)
+
+
+@triton.jit
+def negative_nonzero_init(X, W, Y, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                          K: tl.constexpr):
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    ss = tl.full([BM], 1.0, dtype=tl.float32)  # every CTA would add the 1.0 again
+    for n in range(0, N // BN):
+        acc = _tile(X, W, offs_m, n, BM, BN, K)
+        ss += tl.sum(acc * acc, axis=1)
+        tl.store(Y + offs_m[:, None] * N + n * BN + tl.arange(0, BN)[None, :], acc.to(tl.bfloat16))
+    _normalize(Y, offs_m, 1.0 / tl.sqrt(ss / N), N, BN)
+
+
+@triton.jit
+def negative_num_programs(X, W, Y, Z, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                          K: tl.constexpr):
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for n in range(0, N // BN):
+        acc = _tile(X, W, offs_m, n, BM, BN, K)
+        ss += tl.sum(acc * acc, axis=1)
+        tl.store(Y + offs_m[:, None] * N + n * BN + tl.arange(0, BN)[None, :], acc.to(tl.bfloat16))
+    tl.store(Z + tl.program_id(0), tl.num_programs(0))  # the grid's meaning changes with clusters
+    _normalize(Y, offs_m, 1.0 / tl.sqrt(ss / N), N, BN)
+
+
+@triton.jit
+def negative_store_between(X, W, Y, Z, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                           K: tl.constexpr):
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for n in range(0, N // BN):
+        acc = _tile(X, W, offs_m, n, BM, BN, K)
+        ss += tl.sum(acc * acc, axis=1)
+        tl.store(Y + offs_m[:, None] * N + n * BN + tl.arange(0, BN)[None, :], acc.to(tl.bfloat16))
+    tl.store(Z + offs_m, ss)  # writes a partial sum that is only complete after the exchange
+    _normalize(Y, offs_m, 1.0 / tl.sqrt(ss / N), N, BN)
+
+
+def ttir(fn, sig, consts):
+    ck = triton.compile(ASTSource(fn, sig, constexprs=consts), target=GPUTarget("cuda", 90, 32),
+                        options={"num_warps": 4})
+    body = [l for l in ck.asm["ttir"].splitlines() if not l.startswith("#loc")]
+    body = [re.sub(r" loc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", "", l) for l in body]
+    return "\n".join(body[1:-1])
+
+
+POST = {"X": "*bf16", "W": "*bf16", "BIAS": "*bf16", "RES": "*bf16", "G": "*bf16", "Y": "*bf16",
+        "M": "i32", "K": "i32", "stride_xm": "i32", "stride_wn": "i32", "stride_rm": "i32",
+        "stride_ym": "i32", "eps": "fp32", "N": "constexpr", "BLOCK_M": "constexpr",
+        "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "EVEN_K": "constexpr", "HAS_BIAS": "constexpr",
+        "HAS_RES": "constexpr"}
+LN = dict(POST, B="*bf16")
+LN = {k: LN[k] for k in ["X", "W", "BIAS", "RES", "G", "B", "Y", "M", "K", "stride_xm", "stride_wn",
+                         "stride_rm", "stride_ym", "eps", "N", "BLOCK_M", "BLOCK_N", "BLOCK_K",
+                         "EVEN_K", "HAS_BIAS", "HAS_RES"]}
+FLAGS = dict(EVEN_K=True, HAS_BIAS=False, HAS_RES=False)
+NEG = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "N": "constexpr", "BM": "constexpr", "BN": "constexpr",
+       "K": "constexpr"}
+NEGZ = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "Z": "*fp32", "N": "constexpr", "BM": "constexpr",
+        "BN": "constexpr", "K": "constexpr"}
+NEG_C = dict(N=128, BM=64, BN=32, K=32)
+
+CASES = [
+    ("rms_four_tiles", linear_rmsnorm_naive, POST, dict(N=128, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS),
+     """// 4 tiles -> a 4-CTA cluster, one tile per CTA: the loops over N are gone.
+// CHECK-LABEL: tt.func public @rms_four_tiles
+// CHECK-SAME: normfuse.cluster_dims = 4 : i32, normfuse.cluster_smem = 256 : i32
+// CHECK: %[[PID:.+]] = tt.get_program_id x
+// CHECK: %[[RANK:.+]] = arith.remsi %[[PID]], %[[C:.+]] : i32
+// CHECK: %[[BLK:.+]] = arith.divsi %[[PID]], %[[C]] : i32
+// CHECK: arith.muli %[[BLK]], %{{.+}} : i32
+// CHECK: arith.muli %[[RANK]], %{{.+}} : i32
+// CHECK: tt.dot
+// CHECK: %[[PART:.+]] = arith.addf %{{.+}} : tensor<64xf32>
+// CHECK: tt.store
+// CHECK: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+0], $2;{{.*}}" {{.*}}pure = false} %[[ROWS:.+]], %[[PART]] :
+// CHECK: tt.elementwise_inline_asm "{{.*}}barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: %[[TOT:.+]] = tt.elementwise_inline_asm "{{.*}}mapa.shared::cluster.u32 %nfp, %nfa, 3;{{.*}}" {{.*}} %[[ROWS]] : tensor<64xi32> -> tensor<64xf32>
+// CHECK: tt.elementwise_inline_asm "{{.*}}barrier.cluster.arrive.release; mov
+// CHECK: arith.divf %[[TOT]]
+// CHECK-NOT: scf.for %{{.+}} = %c0_i32 to %c4_i32
+// CHECK: tt.store
+// CHECK: tt.elementwise_inline_asm "{{.*}}barrier.cluster.wait.acquire; mov
+// CHECK-NEXT: tt.return"""),
+    ("ln_two_stats", linear_layernorm_naive, LN, dict(N=64, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS),
+     """// LayerNorm: sum and sum of squares in one exchange (two slots per row).
+// CHECK-LABEL: tt.func public @ln_two_stats
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32, normfuse.cluster_smem = 512 : i32
+// CHECK: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+0], $2; st.shared.f32 [%nfa+256], $3;
+// CHECK: %[[TOT:.+]]:2 = tt.elementwise_inline_asm {{.*}} -> tensor<64xf32>, tensor<64xf32>
+// CHECK: arith.divf %[[TOT]]#0"""),
+    ("rms_deferred", linear_rmsnorm_naive, POST, dict(N=1024, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS),
+     """// 32 tiles > 16 CTAs: each CTA of a 16-CTA cluster loops over its 2 tiles (stride 16).
+// CHECK-LABEL: tt.func public @rms_deferred
+// CHECK-SAME: normfuse.cluster_dims = 16 : i32
+// CHECK: %[[RANK:.+]] = arith.remsi %{{.+}}, %[[C:.+]] : i32
+// CHECK: scf.for %{{.+}} = %[[RANK]] to %c32_i32 step %[[C]] iter_args
+// CHECK: tt.store
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
+// CHECK: scf.for %{{.+}} = %[[RANK]] to %c32_i32 step %[[C]]
+// CHECK: tt.load
+// CHECK: tt.store"""),
+    ("negative_one_tile", linear_rmsnorm_naive, POST, dict(N=32, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS),
+     """// Bail out: the row is one tile (epilogue-norm's case).
+// CHECK-LABEL: tt.func public @negative_one_tile
+// CHECK-NOT: normfuse.cluster_dims
+// CHECK-NOT: inline_asm
+// CHECK: tt.return"""),
+    ("negative_max_over_tiles", negative_max_over_tiles, NEG, NEG_C,
+     """// Bail out: the statistic is a max over tiles, not a sum.
+// CHECK-LABEL: tt.func public @negative_max_over_tiles
+// CHECK-NOT: inline_asm
+// CHECK: tt.return"""),
+    ("negative_nonzero_init", negative_nonzero_init, NEG, NEG_C,
+     """// Bail out: the sum starts at 1.0, which every CTA would add.
+// CHECK-LABEL: tt.func public @negative_nonzero_init
+// CHECK-NOT: inline_asm
+// CHECK: tt.return"""),
+    ("negative_num_programs", negative_num_programs, NEGZ, NEG_C,
+     """// Bail out: tt.get_num_programs x would see C times the grid.
+// CHECK-LABEL: tt.func public @negative_num_programs
+// CHECK-NOT: inline_asm
+// CHECK: tt.return"""),
+    ("negative_store_between", negative_store_between, NEGZ, NEG_C,
+     """// Bail out: a store of the partial statistic between the loops.
+// CHECK-LABEL: tt.func public @negative_store_between
+// CHECK-NOT: inline_asm
+// CHECK: tt.return"""),
+]
+
+HEAD = """// cluster-reduce: positive cases first, then the bail-out cases (negative_*).
+// Inputs: TTIR from test/lit/inputs/cluster_reduce_kernels.py (locations stripped).
+// RUN: normfuse-opt --cluster-reduce %s 2>/dev/null | FileCheck %s
+// RUN: normfuse-opt --cluster-reduce %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --pass-pipeline='cluster-reduce{cluster-size=2}' %s 2>/dev/null | FileCheck %s --check-prefix=TWO
+// RUN: normfuse-opt --pass-pipeline=cluster-reduce,epilogue-norm %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
+// RUN: not normfuse-opt --pass-pipeline='cluster-reduce{cluster-size=32}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
+
+// REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; 1 row statistic exchanged through distributed shared memory (256 B per CTA), one cluster barrier; one tile per CTA
+// REMARK: applied: row of 2 N tiles split over a 2-CTA cluster; 2 row statistics
+// REMARK: applied: row of 32 N tiles split over a 16-CTA cluster (non-portable size); 1 row statistic {{.*}}; deferred: the row is longer than one cluster, so each CTA handles up to 2 tiles
+// REMARK: missed: no loop over N tiles around the GEMM: the row is one tile (epilogue-norm's case)
+// REMARK: missed: row statistic {{.+}} is not a sum over tiles
+// REMARK: missed: row statistic {{.+}} does not start at zero
+// REMARK: missed: the kernel reads tt.get_num_programs x
+// REMARK: missed: 'tt.store' with side effects between the two loops over N tiles
+
+// With cluster-size=2, the 4-tile row gives each CTA two tiles (stride 2); the 32-tile row 16.
+// TWO-LABEL: tt.func public @rms_four_tiles
+// TWO-SAME: normfuse.cluster_dims = 2 : i32
+// TWO: scf.for %{{.+}} = %{{.+}} to %c4_i32 step %{{.+}} iter_args
+// TWO-LABEL: tt.func public @ln_two_stats
+// TWO-SAME: normfuse.cluster_dims = 2 : i32
+// TWO-NOT: scf.for %{{.+}} = %{{.+}} to %c2_i32
+// TWO-LABEL: tt.func public @rms_deferred
+// TWO-SAME: normfuse.cluster_dims = 2 : i32
+
+// Then epilogue-norm applies per CTA: one store left where a CTA holds one tile.
+// PIPE-LABEL: tt.func public @rms_four_tiles
+// PIPE-COUNT-1: tt.store
+// PIPE-NOT: tt.store
+// PIPE: tt.return
+// PIPE-LABEL: tt.func public @ln_two_stats
+// PIPE-COUNT-1: tt.store
+// PIPE-NOT: tt.store
+// PIPE: tt.return
+// PIPE-LABEL: tt.func public @rms_deferred
+// PIPE-COUNT-2: tt.store
+
+// BADOPT: option cluster-reduce{cluster-size} must be in 2..16, got 32
+"""
+
+if __name__ == "__main__":
+    out = [HEAD, "module {"]
+    for name, fn, sig, consts, checks in CASES:
+        text = ttir(fn, sig, consts)
+        text = re.sub(r"tt\.func public @\w+\(", f"tt.func public @{name}(", text, count=1)
+        out += ["", checks, text]
+    out.append("}")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cluster-reduce.mlir")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")

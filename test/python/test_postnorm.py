@@ -1,0 +1,217 @@
+"""Post-norm ops and the cluster-reduce pass: AOT (IR, PTX, ptxas, launch metadata) on any
+machine; numerics against an fp64 reference and against the naive kernel on the GPU."""
+import re
+
+import pytest
+import torch
+
+from normfuse.kernels.configs import PostNormConfig, select_postnorm_config
+from normfuse.ops import (aot_compile_postnorm, linear_layernorm, linear_rmsnorm, postnorm_passes,
+                          prepare_linear_rmsnorm)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ahead of time (CPU): what the pipeline makes of the op's kernels
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+def test_aot_single_cta_row(kind):
+    ck = aot_compile_postnorm(kind, N=256, K=512)
+    assert ck.kernel.metadata.num_ctas == 1
+    assert any("[epilogue-norm] applied" in r for r in ck.remarks), ck.remarks
+    assert any("[cluster-reduce] missed: no loop over N tiles" in r for r in ck.remarks), ck.remarks
+    assert ck.asm["normfuse"].count("tt.store") == 1
+    assert "barrier.cluster" not in ck.asm["ptx"] and "wgmma.mma_async" in ck.asm["ptx"]
+
+
+@pytest.mark.parametrize("kind,N,ctas,stats", [("rms", 1024, 4, 1), ("ln", 2048, 8, 2), ("rms", 4096, 16, 1)])
+def test_aot_cluster_kernel(kind, N, ctas, stats):
+    base = aot_compile_postnorm(kind, N=N, K=1024, passes=())
+    ck = aot_compile_postnorm(kind, N=N, K=1024)
+    md = ck.kernel.metadata
+    assert md.num_ctas == ctas  # the launcher starts clusters of `ctas` CTAs
+    # Triton's own allocation plus the exchange slots (stats x 128 rows x fp32) at its end
+    assert md.shared - base.kernel.metadata.shared == stats * 128 * 4, (md.shared, base.kernel.metadata.shared)
+    assert any(f"split over a {ctas}-CTA cluster" in r for r in ck.remarks), ck.remarks
+    assert any("[epilogue-norm] applied" in r for r in ck.remarks), ck.remarks
+    assert ck.asm["normfuse"].count("tt.store") == 1
+    ptx = ck.asm["ptx"]
+    assert ptx.count("barrier.cluster.arrive.release;") == 2
+    assert ptx.count("barrier.cluster.wait.acquire;") == 2
+    assert re.search(r"mapa\.shared::cluster\.u32 %nfp, %nfa, " + str(ctas - 1) + ";", ptx)
+    assert "ld.shared::cluster.f32" in ptx and "%dynamic_smem_size" in ptx
+    assert "wgmma.mma_async" in ptx
+    assert len(ck.asm["cubin"]) > 0  # ptxas accepted it (sm_90a)
+
+
+def test_aot_exchange_reads_stay_before_the_arrive():
+    """Triton rematerializes the read of the totals per layout; every copy must still read the
+    peers' shared memory before this CTA says it is done (or a peer may exit under the read)."""
+    for kind, N in (("rms", 1024), ("ln", 2048)):
+        tg = aot_compile_postnorm(kind, N=N, K=1024).asm["ttgir"]
+        lines = [l for l in tg.splitlines() if "normfuse.cluster-reduce" in l]
+        kinds = ["read" if "ld.shared::cluster" in l else "put" if "st.shared" in l else
+                 "sync" if "wait.acquire; mov" in l and "arrive" in l else
+                 "arrive" if "arrive.release; mov" in l else "wait" for l in lines]
+        assert kinds[0] == "put" and kinds[1] == "sync" and kinds[-1] == "wait", kinds
+        arrive = kinds.index("arrive")
+        assert kinds.count("arrive") == 1 and "read" in kinds[2:arrive]
+        assert "read" not in kinds[arrive:], kinds
+
+
+def test_aot_deferred_long_row():
+    ck = aot_compile_postnorm("rms", N=8192, K=1024)
+    assert ck.kernel.metadata.num_ctas == 16
+    assert any("deferred" in r and "up to 2 tiles" in r for r in ck.remarks), ck.remarks
+    assert ck.asm["normfuse"].count("tt.store") == 2  # unnormalized tiles, then the normalized ones
+
+
+def test_aot_cluster_size_option_and_cache_separation():
+    two = aot_compile_postnorm("rms", N=1024, K=1024, passes=postnorm_passes(cluster_size=2))
+    four = aot_compile_postnorm("rms", N=1024, K=1024)
+    assert two.kernel.metadata.num_ctas == 2 and four.kernel.metadata.num_ctas == 4
+    assert two.kernel.hash != four.kernel.hash
+    assert any("up to 2 tiles" in r for r in two.remarks), two.remarks
+
+
+def test_cluster_reduce_refuses_num_ctas_option():
+    import normfuse
+    from normfuse.kernels.postnorm_gemm import linear_rmsnorm_naive
+    from normfuse.passes import PassError
+    sig = {"X": "*bf16", "W": "*bf16", "BIAS": "*bf16", "RES": "*bf16", "G": "*bf16", "Y": "*bf16",
+           "M": "i32", "K": "i32", "stride_xm": "i32", "stride_wn": "i32", "stride_rm": "i32",
+           "stride_ym": "i32", "eps": "fp32"}
+    consts = dict(N=1024, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, EVEN_K=True, HAS_BIAS=False, HAS_RES=False)
+    sig.update({k: "constexpr" for k in consts})
+    with pytest.raises(PassError, match="sets the cluster size itself"):
+        normfuse.compile(linear_rmsnorm_naive, signature=sig, constexprs=consts,
+                         passes=("cluster-reduce",), num_warps=8, num_ctas=2)
+
+
+def test_config_table():
+    assert select_postnorm_config(4096, 64, 512) == PostNormConfig(128, 64, 64, 4, 3)
+    assert select_postnorm_config(4096, 200, 512).block_n == 256
+    assert select_postnorm_config(4096, 4096, 512).block_n == 256
+    assert select_postnorm_config(16, 1024, 512).block_m == 64
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors (checked before any CUDA call)
+# ---------------------------------------------------------------------------------------------
+
+def test_errors():
+    x = torch.randn(4, 8, dtype=torch.bfloat16)
+    w = torch.randn(16, 8, dtype=torch.bfloat16)
+    g = torch.ones(16, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"norm_weight must have shape \(16,\) = \(out_features,\), got \(8,\)"):
+        linear_rmsnorm(x, w, torch.ones(8, dtype=torch.bfloat16))
+    with pytest.raises(ValueError, match=r"residual must have the output's shape \(4, 16\)"):
+        linear_rmsnorm(x, w, g, residual=torch.randn(4, 8, dtype=torch.bfloat16))
+    with pytest.raises(TypeError, match="norm_bias must have x's dtype"):
+        linear_layernorm(x, w, g, torch.zeros(16), 1e-5)
+    with pytest.raises(ValueError, match="norm_weight and norm_bias are required"):
+        linear_layernorm(x, w, g, None)
+    with pytest.raises(ValueError, match="in_features must agree"):
+        linear_rmsnorm(torch.randn(4, 9, dtype=torch.bfloat16), w, g)
+    with pytest.raises(ValueError, match="CUDA tensors"):
+        linear_rmsnorm(x, w, g)
+    with pytest.raises(TypeError, match="config must be a PostNormConfig"):
+        prepare_linear_rmsnorm(x, w, g, config=object()) if torch.cuda.is_available() else (_ for _ in ()).throw(
+            TypeError("config must be a PostNormConfig"))
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU: numerics vs fp64 and vs the naive kernel, twice (a race shows up as a difference)
+# ---------------------------------------------------------------------------------------------
+
+def _ref(x, w, g, b, eps, bias=None, res=None):
+    h = x.double() @ w.double().t()
+    if bias is not None:
+        h = h + bias.double()
+    if res is not None:
+        h = h + res.double()
+    if b is None:
+        return h * torch.rsqrt((h * h).mean(-1, keepdim=True) + eps) * g.double()
+    mu = h.mean(-1, keepdim=True)
+    var = ((h - mu) ** 2).mean(-1, keepdim=True)
+    return (h - mu) / torch.sqrt(var + eps) * g.double() + b.double()
+
+
+def _run(kind, x, w, g, b, eps, bias, res, passes):
+    from normfuse.ops import prepare_linear_layernorm
+    if kind == "rms":
+        plan = prepare_linear_rmsnorm(x, w, g, eps, bias, res, passes=passes)
+    else:
+        plan = prepare_linear_layernorm(x, w, g, b, eps, bias, res, passes=passes)
+    outs = []
+    for _ in range(2):
+        plan.out.fill_(float("nan"))
+        outs.append(plan().clone())
+        torch.cuda.synchronize()
+    assert not torch.isnan(outs[0]).any(), "unwritten output elements"
+    assert torch.equal(outs[0], outs[1]), "run-to-run difference"
+    return outs[0], plan.compile()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+@pytest.mark.parametrize("M,K,N,extras", [
+    (1000, 256, 64, ""), (4096, 512, 256, "bias"), (333, 1000, 512, "res"), (2048, 1024, 1024, ""),
+    (1000, 512, 2048, "bias,res"), (777, 512, 1000, ""), (1024, 512, 4096, ""), (512, 256, 8192, "res"),
+])
+def test_gpu_numerics_vs_naive(kind, M, K, N, extras):
+    torch.manual_seed(0)
+    dt = torch.bfloat16
+    x = torch.randn(M, K, device="cuda", dtype=dt)
+    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dt)
+    g = (1 + 0.1 * torch.randn(N, device="cuda")).to(dt)
+    b = (0.1 * torch.randn(N, device="cuda")).to(dt) if kind == "ln" else None
+    bias = (0.5 * torch.randn(N, device="cuda")).to(dt) if "bias" in extras else None
+    res = torch.randn(M, N, device="cuda", dtype=dt) if "res" in extras else None
+    ref = _ref(x, w, g, b, 1e-6, bias, res)
+    y0, _ = _run(kind, x, w, g, b, 1e-6, bias, res, ())
+    y1, ck = _run(kind, x, w, g, b, 1e-6, bias, res, postnorm_passes())
+    e0 = ((y0.double() - ref).norm() / ref.norm()).item()
+    e1 = ((y1.double() - ref).norm() / ref.norm()).item()
+    assert e1 <= 1.5 * e0 + 1e-6, (e1, e0, ck.remarks)
+    assert ck.applied
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cluster_size", [2, 4, 8, 16])
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+def test_gpu_cluster_sizes(kind, cluster_size):
+    torch.manual_seed(1)
+    dt = torch.bfloat16
+    M, K, N = 1500, 512, 4096  # 16 tiles of 256: 8, 4, 2, 1 tiles per CTA
+    x = torch.randn(M, K, device="cuda", dtype=dt)
+    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dt)
+    g = (1 + 0.1 * torch.randn(N, device="cuda")).to(dt)
+    b = (0.1 * torch.randn(N, device="cuda")).to(dt) if kind == "ln" else None
+    ref = _ref(x, w, g, b, 1e-6)
+    y0, _ = _run(kind, x, w, g, b, 1e-6, None, None, ())
+    y1, ck = _run(kind, x, w, g, b, 1e-6, None, None, postnorm_passes(cluster_size=cluster_size))
+    assert ck.kernel.metadata.num_ctas == cluster_size
+    e0 = ((y0.double() - ref).norm() / ref.norm()).item()
+    e1 = ((y1.double() - ref).norm() / ref.norm()).item()
+    assert e1 <= 1.5 * e0 + 1e-6, (e1, e0)
+
+
+@pytest.mark.gpu
+def test_gpu_layernorm_large_mean_matches_naive():
+    """Sum and sum of squares exchanged in one step: at |mean| >> std the variance cancels; the
+    fused kernel must be no worse than the naive kernel, which uses the same formula."""
+    torch.manual_seed(2)
+    dt = torch.bfloat16
+    M, K, N = 1024, 512, 2048
+    x = torch.randn(M, K, device="cuda", dtype=dt)
+    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dt)
+    g = torch.ones(N, device="cuda", dtype=dt)
+    b = torch.zeros(N, device="cuda", dtype=dt)
+    res = torch.full((M, N), 30.0, device="cuda", dtype=dt)  # row mean 30, std 1
+    ref = _ref(x, w, g, b, 1e-5, None, res)
+    y0, _ = _run("ln", x, w, g, b, 1e-5, None, res, ())
+    y1, _ = _run("ln", x, w, g, b, 1e-5, None, res, postnorm_passes())
+    e0 = ((y0.double() - ref).norm() / ref.norm()).item()
+    e1 = ((y1.double() - ref).norm() / ref.norm()).item()
+    assert e1 <= 1.5 * e0 + 1e-6, (e1, e0)
