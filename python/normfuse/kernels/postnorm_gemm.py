@@ -17,15 +17,31 @@ inlines them, and `epilogue-norm` forwards the tile through registers: one store
 For N > BLOCK_N, `cluster-reduce` deals the N tiles of a row block to the CTAs of a cluster and
 exchanges the row statistics through distributed shared memory (then `epilogue-norm` again).
 EVEN_K (K % BLOCK_K == 0) drops the k masks, which lets Triton's pipeliner use async copies.
+USE_TMA reads the tiles with bulk tensor copies (16-byte aligned rows; needs triton.set_allocator).
 """
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def _gemm_tile(X, W, BIAS, RES, rows, offs_m, n, M, K, stride_xm, stride_wn, stride_rm,
-               N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-               EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RES: tl.constexpr):
+def _descriptors(X, W, M, K, stride_xm, stride_wn, N: tl.constexpr, BLOCK_M: tl.constexpr,
+                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, USE_TMA: tl.constexpr):
+    if USE_TMA:
+        x_desc = tl.make_tensor_descriptor(X, shape=[M, K], strides=[stride_xm, 1],
+                                           block_shape=[BLOCK_M, BLOCK_K])
+        w_desc = tl.make_tensor_descriptor(W, shape=[N, K], strides=[stride_wn, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K])
+    else:  # unused placeholders
+        x_desc = X
+        w_desc = W
+    return x_desc, w_desc
+
+
+@triton.jit
+def _gemm_tile(X, W, BIAS, RES, x_desc, w_desc, rows, offs_m, row0, n, M, K, stride_xm, stride_wn,
+               stride_rm, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr,
+               HAS_RES: tl.constexpr, USE_TMA: tl.constexpr):
     offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
     wrows = offs_n % N  # wrap-around rows of W: no mask along N, the columns >= N are not stored
     offs_k = tl.arange(0, BLOCK_K)
@@ -33,7 +49,10 @@ def _gemm_tile(X, W, BIAS, RES, rows, offs_m, n, M, K, stride_xm, stride_wn, str
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         a_ptr = X + rows[:, None] * stride_xm + k * BLOCK_K + offs_k[None, :]
         b_ptr = W + wrows[None, :] * stride_wn + k * BLOCK_K + offs_k[:, None]
-        if EVEN_K:
+        if USE_TMA:  # bulk tensor copies; out-of-bounds rows and columns read as zero
+            a = x_desc.load([row0, k * BLOCK_K])
+            b = w_desc.load([n * BLOCK_N, k * BLOCK_K]).T
+        elif EVEN_K:
             a = tl.load(a_ptr)
             b = tl.load(b_ptr)
         else:
@@ -57,14 +76,17 @@ def _gemm_tile(X, W, BIAS, RES, rows, offs_m, n, M, K, stride_xm, stride_wn, str
 def linear_rmsnorm_naive(X, W, BIAS, RES, G, Y, M, K, stride_xm, stride_wn, stride_rm, stride_ym, eps,
                          N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                          BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr = False,
-                         HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False):
+                         HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False,
+                         USE_TMA: tl.constexpr = False):
     pid_m = tl.program_id(0)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
+    x_desc, w_desc = _descriptors(X, W, M, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
     for n in range(0, tl.cdiv(N, BLOCK_N)):
-        acc = _gemm_tile(X, W, BIAS, RES, rows, offs_m, n, M, K, stride_xm, stride_wn, stride_rm, N,
-                         BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS, HAS_RES)
+        acc = _gemm_tile(X, W, BIAS, RES, x_desc, w_desc, rows, offs_m, pid_m * BLOCK_M, n, M, K,
+                         stride_xm, stride_wn, stride_rm, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
+                         HAS_BIAS, HAS_RES, USE_TMA)
         ss += tl.sum(acc * acc, axis=1)
         offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
         ymask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
@@ -83,15 +105,18 @@ def linear_rmsnorm_naive(X, W, BIAS, RES, G, Y, M, K, stride_xm, stride_wn, stri
 def linear_layernorm_naive(X, W, BIAS, RES, G, B, Y, M, K, stride_xm, stride_wn, stride_rm, stride_ym,
                            eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                            BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr = False,
-                           HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False):
+                           HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False,
+                           USE_TMA: tl.constexpr = False):
     pid_m = tl.program_id(0)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
+    x_desc, w_desc = _descriptors(X, W, M, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
     s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
     s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
     for n in range(0, tl.cdiv(N, BLOCK_N)):
-        acc = _gemm_tile(X, W, BIAS, RES, rows, offs_m, n, M, K, stride_xm, stride_wn, stride_rm, N,
-                         BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS, HAS_RES)
+        acc = _gemm_tile(X, W, BIAS, RES, x_desc, w_desc, rows, offs_m, pid_m * BLOCK_M, n, M, K,
+                         stride_xm, stride_wn, stride_rm, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
+                         HAS_BIAS, HAS_RES, USE_TMA)
         s1 += tl.sum(acc, axis=1)
         s2 += tl.sum(acc * acc, axis=1)
         offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)

@@ -22,8 +22,8 @@ import functools
 import torch
 
 from ..kernels.configs import PostNormConfig, select_postnorm_config
-from .prenorm_linear import (_I32, PreparedLaunch, _as_2d, _check_inputs, _make_out, _shape,
-                             _unit_k)
+from .prenorm_linear import (_I32, PreparedLaunch, _as_2d, _check_inputs, _ensure_allocator,
+                             _make_out, _shape, _tma_ok, _unit_k)
 
 __all__ = ["linear_rmsnorm", "linear_layernorm", "prepare_linear_rmsnorm",
            "prepare_linear_layernorm", "DEFAULT_POSTNORM_PASSES", "postnorm_passes",
@@ -94,7 +94,7 @@ def _check_post(op, x, weight, norm: dict, residual) -> None:
                                       "torch.no_grad() or torch.inference_mode()")
 
 
-def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passes, out):
+def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passes, out, tma=None):
     _check_post(op, x, weight, norm, residual)
     _check_inputs(op, x, weight, {}, bias)
     N = weight.shape[0]
@@ -124,8 +124,11 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
     vecs = [t.contiguous() for t in norm.values()]
     args = (x2, w, bias.contiguous() if bias is not None else w, res if res is not None else w,
             *vecs, y, M, K, stride_xm, stride_wn, stride_rm, y.stride(0) if M > 1 else N, float(eps))
+    use_tma = bool(tma) and _tma_ok(x2, w, stride_xm, stride_wn, K)
+    if use_tma:
+        _ensure_allocator()
     consts = dict(N=N, EVEN_K=K % cfg.block_k == 0, HAS_BIAS=bias is not None,
-                  HAS_RES=res is not None, **cfg.constexprs())
+                  HAS_RES=res is not None, USE_TMA=use_tma, **cfg.constexprs())
     # One program per row block; a cluster kernel's launcher starts num_ctas CTAs per program.
     grid = (-(-M // cfg.block_m) if N else 0,)
     return PreparedLaunch(op, kind, get_postnorm_launcher(kind, passes), args, consts, cfg.options(),
@@ -134,51 +137,54 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
 
 def prepare_linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *,
                            config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                           out: torch.Tensor | None = None) -> PreparedLaunch:
+                           out: torch.Tensor | None = None, tma: bool | None = None) -> PreparedLaunch:
     """Validate and prepare `linear_rmsnorm` without launching."""
     if norm_weight is None:
         raise ValueError("linear_rmsnorm: norm_weight is required")
     return _prepare("linear_rmsnorm", "rms", x, weight, {"norm_weight": norm_weight}, eps, bias,
-                    residual, config, passes, out)
+                    residual, config, passes, out, tma)
 
 
 def prepare_linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, residual=None, *,
                              config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                             out: torch.Tensor | None = None) -> PreparedLaunch:
+                             out: torch.Tensor | None = None, tma: bool | None = None) -> PreparedLaunch:
     """Validate and prepare `linear_layernorm` without launching."""
     if norm_weight is None or norm_bias is None:
         raise ValueError("linear_layernorm: norm_weight and norm_bias are required (pass ones / "
                          "zeros for a LayerNorm without affine parameters)")
     return _prepare("linear_layernorm", "ln", x, weight,
                     {"norm_weight": norm_weight, "norm_bias": norm_bias}, eps, bias, residual,
-                    config, passes, out)
+                    config, passes, out, tma)
 
 
 def linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *,
-                   config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES) -> torch.Tensor:
+                   config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
+                   tma: bool | None = None) -> torch.Tensor:
     """y = rmsnorm(x @ weight^T + bias + residual, norm_weight, eps), in one kernel.
 
     x: [..., K]; weight: [N, K]; norm_weight: [N]; bias: [N] or None; residual: [..., N] or None
     (added before the norm). Returns [..., N] in x's dtype. The form (single CTA, cluster,
     deferred) follows from N and the config (see the module docstring); `passes=()` runs the
-    naive kernel. Inference only.
+    naive kernel. `tma=True` reads the tiles with bulk tensor copies (when rows are 16-byte
+    aligned); None/False: pointer loads. Inference only.
     """
     return prepare_linear_rmsnorm(x, weight, norm_weight, eps, bias, residual, config=config,
-                                  passes=passes)()
+                                  passes=passes, tma=tma)()
 
 
 def linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, residual=None, *,
-                     config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES) -> torch.Tensor:
+                     config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
+                     tma: bool | None = None) -> torch.Tensor:
     """y = layer_norm(x @ weight^T + bias + residual, [N], norm_weight, norm_bias, eps), in one
     kernel. As `linear_rmsnorm`; the row's sum and sum of squares are exchanged in one step."""
     return prepare_linear_layernorm(x, weight, norm_weight, norm_bias, eps, bias, residual,
-                                    config=config, passes=passes)()
+                                    config=config, passes=passes, tma=tma)()
 
 
 def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 1024,
                          dtype=torch.bfloat16, has_bias: bool = False, has_res: bool = False,
                          config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                         target="cuda:90"):
+                         target="cuda:90", tma: bool = False):
     """Compile the kernel `linear_rmsnorm` ('rms') / `linear_layernorm` ('ln') would launch for an
     [M, K] x [N, K] problem, without a GPU (contiguous, 16-byte aligned inputs)."""
     import normfuse
@@ -190,7 +196,7 @@ def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 10
     vecs = (t,) if kind == "rms" else (t, t)
     args = (t, t, t, t, *vecs, t, M, K, K, K, N, N, 1e-6)
     consts = dict(N=N, EVEN_K=K % cfg.block_k == 0, HAS_BIAS=has_bias, HAS_RES=has_res,
-                  **cfg.constexprs())
+                  USE_TMA=tma, **cfg.constexprs())
     launcher = get_postnorm_launcher(kind, passes)
     signature, consts, attrs, options, _ = launcher.specialize(args, dict(consts, **cfg.options()))
     return normfuse.compile(launcher.fn, signature=signature, constexprs=consts, attrs=attrs,

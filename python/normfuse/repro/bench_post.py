@@ -40,7 +40,7 @@ import traceback
 import torch
 import torch.nn.functional as F
 
-from ..kernels.configs import GemmConfig, select_postnorm_config
+from ..kernels.configs import GemmConfig, PostNormConfig, select_postnorm_config
 from ..ops import postnorm_linear as post
 from ..ops import prenorm_linear as pre
 from .bench import _error_text, _l2_bytes, _rotating, do_bench, environment, hopper_status
@@ -71,10 +71,46 @@ def _rel(y, ref) -> float:
     return float((y.double() - ref).norm() / ref.norm())
 
 
-def _prepare(norm, x, w, g, b, eps, out, passes, config=None):
+def _prepare(norm, x, w, g, b, eps, out, passes, config=None, tma=None):
     if norm == "rms":
-        return post.prepare_linear_rmsnorm(x, w, g, eps, config=config, passes=passes, out=out)
-    return post.prepare_linear_layernorm(x, w, g, b, eps, config=config, passes=passes, out=out)
+        return post.prepare_linear_rmsnorm(x, w, g, eps, config=config, passes=passes, out=out, tma=tma)
+    return post.prepare_linear_layernorm(x, w, g, b, eps, config=config, passes=passes, out=out,
+                                         tma=tma)
+
+
+# `--variants`: tile configs x bulk tensor copies for the fused kernel (numerics-gated)
+VARIANTS = [(PostNormConfig(128, 256, 64, 8, 3), False), (PostNormConfig(128, 256, 64, 8, 3), True),
+            (PostNormConfig(128, 256, 64, 8, 4), True), (PostNormConfig(128, 128, 64, 8, 4), False),
+            (PostNormConfig(128, 128, 64, 8, 4), True), (PostNormConfig(128, 256, 128, 8, 2), True)]
+
+
+def variants_cell(norm, M, K, N, *, dtype=torch.bfloat16, rows_check=4096, log=print) -> dict:
+    eps = EPS[norm]
+    x = torch.randn(M, K, device="cuda", dtype=dtype)
+    w = (torch.randn(N, K, device="cuda") / math.sqrt(K)).to(dtype)
+    g = (1.0 + 0.1 * torch.randn(N, device="cuda")).to(dtype)
+    b = (0.1 * torch.randn(N, device="cuda")).to(dtype) if norm == "ln" else None
+    rows = min(M, rows_check)
+    oracle = _oracle(norm, x[:rows], w, g, b, eps)
+    out = torch.empty(M, N, device="cuda", dtype=dtype)
+    naive = _prepare(norm, x, w, g, b, eps, out, ())
+    naive.compile()
+    naive_err = _check(naive, rows, oracle, 1)[0]
+    cell = {"norm": norm, "M": M, "K": K, "N": N, "naive_err": naive_err, "variants": [],
+            "cublas_ms": do_bench(lambda: F.linear(x, w))}
+    for cfg, tma in VARIANTS:
+        row = {"config": str(cfg), "tma": tma}
+        try:
+            plan = _prepare(norm, x, w, g, b, eps, out, post.postnorm_passes(), config=cfg, tma=tma)
+            ck = plan.compile()
+            err, written, same = _check(plan, rows, oracle, 3)
+            row.update(err=err, ok=bool(written and same and err <= 1.5 * naive_err + 1e-6),
+                       num_ctas=ck.kernel.metadata.num_ctas, ms=do_bench(plan.launch))
+        except Exception as e:  # noqa: BLE001
+            row["error"] = _error_text(e)
+        cell["variants"].append(row)
+        log(f"  {norm} {M}x{K}x{N} {row}")
+    return cell
 
 
 def _check(plan, rows, oracle, repeats):
@@ -223,11 +259,24 @@ def main(argv=None) -> int:
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile baselines")
     ap.add_argument("--cluster-sweep", action="store_true",
                     help="N=4096 at cluster sizes 2, 4, 8, 16 instead of the grid")
+    ap.add_argument("--variants", action="store_true",
+                    help="time the fused kernel over VARIANTS (tile configs x TMA) on the cells")
     args = ap.parse_args(argv)
     ok, why = hopper_status()
     if not ok:
         print(f"bench_postnorm: needs a Hopper GPU: {why}", file=sys.stderr)
         return 2
+    if args.variants:
+        cells = ([tuple(int(v) for v in c.split(",")) for c in args.cells.split(";") if c.strip()]
+                 if args.cells else QUICK_GRID)
+        norms = ("rms", "ln") if args.norm == "both" else (args.norm,)
+        res = {"env": environment(), "kind": "variants",
+               "cells": [variants_cell(n, *c) for n in norms for c in cells]}
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            with open(os.path.join(args.out, f"postnorm_variants_{args.norm}.json"), "w") as fh:
+                json.dump(res, fh, indent=1, default=str)
+        return 0
     if args.cells:
         cells = [tuple(int(v) for v in c.split(",")) for c in args.cells.split(";") if c.strip()]
         runs = [(c, None) for c in cells]
