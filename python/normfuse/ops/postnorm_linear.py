@@ -124,6 +124,10 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
     vecs = [t.contiguous() for t in norm.values()]
     args = (x2, w, bias.contiguous() if bias is not None else w, res if res is not None else w,
             *vecs, y, M, K, stride_xm, stride_wn, stride_rm, y.stride(0) if M > 1 else N, float(eps))
+    if tma is None:
+        # Measured on the H200 (2026-11-29, bench/results/2026-11-29/postnorm/variants_rms.json,
+        # 128x256x64 s3): bulk copies 2-6 % faster at K >= 1024, 7 % slower at K = 512.
+        tma = K >= 1024
     use_tma = bool(tma) and _tma_ok(x2, w, stride_xm, stride_wn, K)
     if use_tma:
         _ensure_allocator()
@@ -166,7 +170,8 @@ def linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *
     (added before the norm). Returns [..., N] in x's dtype. The form (single CTA, cluster,
     deferred) follows from N and the config (see the module docstring); `passes=()` runs the
     naive kernel. `tma=True` reads the tiles with bulk tensor copies (when rows are 16-byte
-    aligned); None/False: pointer loads. Inference only.
+    aligned), False pointer loads, None (default) bulk copies when K >= 1024 (measured faster
+    there). Inference only.
     """
     return prepare_linear_rmsnorm(x, weight, norm_weight, eps, bias, residual, config=config,
                                   passes=passes, tma=tma)()
