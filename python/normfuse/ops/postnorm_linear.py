@@ -189,9 +189,10 @@ def linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, res
 def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 1024,
                          dtype=torch.bfloat16, has_bias: bool = False, has_res: bool = False,
                          config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                         target="cuda:90", tma: bool = False):
+                         target="cuda:90", tma: bool | None = None):
     """Compile the kernel `linear_rmsnorm` ('rms') / `linear_layernorm` ('ln') would launch for an
-    [M, K] x [N, K] problem, without a GPU (contiguous, 16-byte aligned inputs)."""
+    [M, K] x [N, K] problem, without a GPU (contiguous, 16-byte aligned inputs; `tma=None`
+    follows the op's rule: bulk tensor copies when K >= 1024)."""
     import normfuse
     from .prenorm_linear import _Spec
     if kind not in ("rms", "ln"):
@@ -201,7 +202,7 @@ def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 10
     vecs = (t,) if kind == "rms" else (t, t)
     args = (t, t, t, t, *vecs, t, M, K, K, K, N, N, 1e-6)
     consts = dict(N=N, EVEN_K=K % cfg.block_k == 0, HAS_BIAS=has_bias, HAS_RES=has_res,
-                  USE_TMA=tma, **cfg.constexprs())
+                  USE_TMA=(K >= 1024) if tma is None else bool(tma), **cfg.constexprs())
     launcher = get_postnorm_launcher(kind, passes)
     signature, consts, attrs, options, _ = launcher.specialize(args, dict(consts, **cfg.options()))
     return normfuse.compile(launcher.fn, signature=signature, constexprs=consts, attrs=attrs,

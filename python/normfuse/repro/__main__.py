@@ -5,8 +5,12 @@
     remarks, the loops before and after it (scf.for in 'ttir' vs 'normfuse'), whether the PTX
     has wgmma, and the shared memory, warps and stages from the metadata. A pass that is missing
     or fails is reported, and the kernel is compiled without it for comparison.
-(b) On a Hopper GPU: rel_err vs fp64 of the fused and the naive kernel on a few ragged shapes,
-    then the benchmark in quick mode (normfuse.repro.bench) and its speed table.
+    Then the naive post-norm kernels (y = norm(x @ W^T)) through cluster-reduce,epilogue-norm at
+    three row lengths: one CTA per row, a thread-block cluster, and the deferred form; with the
+    cluster size and shared memory from the launch metadata and the DSMEM instructions in the PTX.
+(b) On a Hopper GPU: rel_err vs fp64 of the fused and the naive kernel on a few ragged shapes
+    (pre-norm and post-norm), then the benchmarks in quick mode (normfuse.repro.bench and
+    normfuse.repro.bench_post) and their speed tables.
     Without one, a line says that (b) was skipped and why; the exit status is then 0.
 
 Exit status 1 only when a numerics check on the GPU fails.
@@ -72,6 +76,77 @@ def compile_report(log=print) -> list[dict]:
     return rows
 
 
+POST_AOT = (("rms", 256, "RMSNorm epilogue, N=256: one CTA holds the row"),
+            ("ln", 2048, "LayerNorm epilogue, N=2048: an 8-CTA cluster, DSMEM exchange"),
+            ("rms", 8192, "RMSNorm epilogue, N=8192: 16-CTA cluster, 2 tiles per CTA (deferred)"))
+POST_NUMERICS = ((1, 64, 64), (127, 300, 200), (1000, 512, 1000), (333, 1024, 2048), (256, 512, 8192))
+
+
+def post_compile_report(log=print) -> list[dict]:
+    """Part (a), post-norm: AOT compile through cluster-reduce,epilogue-norm."""
+    from ..ops import postnorm_linear as post
+    rows = []
+    log(f"\n== (a) AOT compile for cuda:90, pipeline {','.join(post.DEFAULT_POSTNORM_PASSES)}, "
+        "M=262144 K=1024 bf16 ==")
+    for kind, N, title in POST_AOT:
+        log(f"\n-- {title}")
+        row = {"kernel": title}
+        try:
+            ck = post.aot_compile_postnorm(kind, M=262144, N=N, K=1024)
+        except (PassError, ImportError) as e:
+            row["pass_error"] = f"{type(e).__name__}: {e}"
+            log(f"   pass failed: {row['pass_error']}")
+            rows.append(row)
+            continue
+        asm, md = ck.asm, ck.metadata
+        ptx = asm["ptx"]
+        row.update(remarks=list(ck.remarks), num_ctas=md.num_ctas, shared=md.shared,
+                   stores_before=asm["ttir"].count("tt.store"),
+                   stores_after=asm["normfuse"].count("tt.store"),
+                   barrier_cluster=ptx.count("barrier.cluster."), mapa=ptx.count("mapa.shared::cluster"),
+                   wgmma="wgmma" in ptx)
+        for r in row["remarks"]:
+            log(f"   {r}")
+        log(f"   cluster: {row['num_ctas']} CTAs; shared memory {row['shared']} B; tt.store ops: "
+            f"{row['stores_before']} -> {row['stores_after']}; PTX: {row['barrier_cluster']} "
+            f"barrier.cluster, {row['mapa']} mapa, wgmma {'yes' if row['wgmma'] else 'no'}")
+        rows.append(row)
+    return rows
+
+
+def post_numerics_check(log=print) -> bool:
+    """Part (b1), post-norm: the op (default pipeline) vs the naive kernel vs fp64."""
+    from ..ops import postnorm_linear as post
+    from .bench_post import _oracle, _rel
+    log("\n== (b) post-norm numerics: rel_err vs fp64 (outputs poisoned with NaN) ==")
+    log(f"{'norm':5s} {'M':>5s} {'K':>5s} {'N':>5s} {'CTAs':>4s} {'naive':>10s} {'fused':>10s}  ok")
+    all_ok = True
+    torch.manual_seed(0)
+    for norm in ("rms", "ln"):
+        eps = 1e-6 if norm == "rms" else 1e-5
+        for (M, K, N) in POST_NUMERICS:
+            x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+            w = (torch.randn(N, K, device="cuda") / K ** 0.5).bfloat16()
+            g = (1 + 0.1 * torch.randn(N, device="cuda")).bfloat16()
+            b = (0.1 * torch.randn(N, device="cuda")).bfloat16()
+            oracle = _oracle(norm, x, w, g, b, eps)
+            errs, ctas = {}, 1
+            for name, passes in (("naive", ()), ("fused", post.DEFAULT_POSTNORM_PASSES)):
+                plan = (post.prepare_linear_rmsnorm(x, w, g, eps, passes=passes) if norm == "rms"
+                        else post.prepare_linear_layernorm(x, w, g, b, eps, passes=passes))
+                plan.out.fill_(float("nan"))
+                y = plan()
+                torch.cuda.synchronize()
+                errs[name] = _rel(y, oracle) if not torch.isnan(y).any() else float("inf")
+                if name == "fused":
+                    ctas = plan.compile().metadata.num_ctas
+            ok = errs["fused"] <= 1.5 * errs["naive"] + 1e-6
+            all_ok &= ok
+            log(f"{norm:5s} {M:5d} {K:5d} {N:5d} {ctas:4d} {errs['naive']:10.2e} {errs['fused']:10.2e}"
+                f"  {'yes' if ok else 'NO'}")
+    return all_ok
+
+
 def numerics_check(log=print) -> bool:
     """Part (b1): fused vs naive vs fp64 on ragged shapes; True when every fused result passes."""
     from .bench import _gate
@@ -130,6 +205,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     compile_report()
+    post_compile_report()
     from .bench import QUICK_GRID, hopper_status, run_and_report
     ok, why = hopper_status()
     if not ok:
@@ -137,10 +213,15 @@ def main(argv=None) -> int:
         return 0
     print(f"\nGPU: {why}")
     numerics_ok = numerics_check()
+    numerics_ok &= post_numerics_check()
     if args.no_bench:
         return 0 if numerics_ok else 1
     print(f"\n== (b) quick benchmark: {QUICK_GRID} ==")
     run_and_report(("rms", "ln") if args.norm == "both" else (args.norm,), QUICK_GRID, args.out)
+    from .bench_post import main as post_main
+    print("\n== (b) post-norm quick benchmark ==")
+    post_argv = ["--quick", "--norm", args.norm] + (["--out", args.out] if args.out else [])
+    post_main(post_argv)
     if not numerics_ok:
         print("numerics check FAILED (see above)")
     return 0 if numerics_ok else 1
