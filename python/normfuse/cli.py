@@ -37,6 +37,7 @@ exit status:
 examples:
   normfuse-opt --lazy-prenorm naive.ttir -o fused.ttir
   normfuse-opt --pass-pipeline='lazy-prenorm,PASS{option=value}' - < naive.ttir
+  normfuse-opt --pass-pipeline='cluster-reduce{cluster-size=4},epilogue-norm' postnorm.ttir
   normfuse-opt --split-input-file test/lit/normfuse-opt.mlir | FileCheck test/lit/normfuse-opt.mlir
   normfuse-opt --list-passes
 """
