@@ -142,6 +142,9 @@ class JITKernel:
         options = {k: kwargs.pop(k) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")
                    if k in kwargs}
         consts = {k: kwargs.pop(k) for k in list(kwargs) if k in constexpr_names}
+        for p in getattr(self.fn, "params", ()):  # constexprs left out take their defaults
+            if p.name in constexpr_names and p.name not in consts and p.has_default:
+                consts[p.name] = p.default
         if kwargs:
             raise TypeError(f"unknown keyword arguments: {', '.join(kwargs)}")
         runtime = [n for n in names if n not in constexpr_names]
@@ -177,6 +180,9 @@ class JITKernel:
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
             meta = dict(kwargs)
+            for p in getattr(self.fn, "params", ()):
+                if p.name in self._constexpr_names and p.name not in meta and p.has_default:
+                    meta[p.name] = p.default
             ck = self.warmup(*args, **kwargs)
             g = grid(meta) if callable(grid) else grid
             g = tuple(g) + (1,) * (3 - len(tuple(g)))

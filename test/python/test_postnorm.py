@@ -244,3 +244,18 @@ def test_gpu_tma_loads(kind, N):
     e0 = ((y0.double() - ref).norm() / ref.norm()).item()
     e1 = ((outs[0].double() - ref).norm() / ref.norm()).item()
     assert e1 <= 1.5 * e0 + 1e-6, (e1, e0)
+
+
+def test_jit_fills_constexpr_defaults():
+    """normfuse.jit, like Triton's launch, lets constexprs with a default be left out."""
+    from normfuse.ops.postnorm_linear import get_postnorm_launcher
+    from normfuse.ops.prenorm_linear import _Spec
+    t = _Spec(torch.bfloat16)
+    launcher = get_postnorm_launcher("rms")
+    args = (t, t, t, t, t, t, 1024, 512, 512, 512, 1024, 1024, 1e-6)
+    _, consts, _, _, _ = launcher.specialize(args, dict(N=1024, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64))
+    assert consts["USE_TMA"] is False and consts["EVEN_K"] is False and consts["HAS_RES"] is False
+    with pytest.raises(ValueError, match="constexpr arguments without a value: N"):
+        import normfuse
+        sig, c, attrs, opts, _ = launcher.specialize(args, dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64))
+        normfuse.compile(launcher.fn, signature=sig, constexprs=c, attrs=attrs)
