@@ -57,6 +57,21 @@ def layernorm_linear_ref(x, norm_weight, norm_bias, weight, eps, bias=None, dtyp
     return y if b is None else y + b
 
 
+def linear_norm_ref(x, weight, norm_weight, norm_bias, eps, bias=None, residual=None):
+    """Post-norm oracle in float64: norm(x @ W^T + bias + residual) over rows of length N;
+    RMSNorm when `norm_bias` is None, LayerNorm otherwise."""
+    h = x.double() @ weight.double().t()
+    if bias is not None:
+        h = h + bias.double()
+    if residual is not None:
+        h = h + residual.double()
+    if norm_bias is None:
+        return h * torch.rsqrt((h * h).mean(-1, keepdim=True) + eps) * norm_weight.double()
+    mu = h.mean(-1, keepdim=True)
+    var = ((h - mu) ** 2).mean(-1, keepdim=True)
+    return (h - mu) / torch.sqrt(var + eps) * norm_weight.double() + norm_bias.double()
+
+
 def eager_rmsnorm_linear(x, norm_weight, weight, eps, bias=None):
     """Plain torch in the input dtype: F.rms_norm then F.linear (two kernels, x read twice)."""
     return F.linear(F.rms_norm(x, (x.shape[-1],), norm_weight, eps), weight, bias)

@@ -297,3 +297,33 @@ class LocResolver:
             # callsite(callee at caller): the caller is the user's code
             text = self.aliases.get(refs[-1], "")
         return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory ops
+# ---------------------------------------------------------------------------------------------
+
+def pointer_root(ptr: Value) -> Value | None:
+    """The function argument a pointer tensor is derived from (through splat/addptr/broadcast)."""
+    v = ptr
+    for _ in range(64):
+        op = v.owner
+        if op is None:
+            return v
+        if op.name in ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims"):
+            v = op.operands[0]
+            continue
+        return None
+    return None
+
+
+def store_parts(op: Op):
+    """(pointer, value, mask or None) of a tt.store."""
+    ops = op.operands
+    return ops[0], ops[1], (ops[2] if len(ops) > 2 else None)
+
+
+def load_parts(op: Op):
+    """(pointer, mask or None) of a tt.load."""
+    ops = op.operands
+    return ops[0], (ops[1] if len(ops) > 1 else None)

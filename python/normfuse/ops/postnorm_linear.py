@@ -95,6 +95,8 @@ def _check_post(op, x, weight, norm: dict, residual) -> None:
 
 
 def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passes, out, tma=None):
+    if config is not None and not isinstance(config, PostNormConfig):
+        raise TypeError(f"{op}: config must be a PostNormConfig, got {type(config).__name__}")
     _check_post(op, x, weight, norm, residual)
     _check_inputs(op, x, weight, {}, bias)
     N = weight.shape[0]
@@ -108,8 +110,6 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
         if res.stride(-1) != 1:
             res = res.contiguous()
     cfg = config or select_postnorm_config(M, N, K, x.dtype)
-    if not isinstance(cfg, PostNormConfig):
-        raise TypeError(f"{op}: config must be a PostNormConfig, got {type(cfg).__name__}")
     y = _make_out(op, x, weight, out)
     stride_xm = x2.stride(0) if M > 1 else K
     stride_wn = w.stride(0) if N > 1 else K

@@ -67,9 +67,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import Module, Op, Value
-from ..ir.match import ForLoop, LocResolver, has_side_effects, int_constant, is_zero_constant, parse_type
+from ..ir.core import _render
+from ..ir.match import (ForLoop, LocResolver, has_side_effects, int_constant, is_zero_constant,
+                        load_parts, parse_type, pointer_root, store_parts)
 from . import Pass, PassError, Remark
-from .epilogue_norm import _load_parts, _root, _store_parts
 
 MARK = "/* normfuse.cluster-reduce */"
 PORTABLE_MAX = 8
@@ -150,7 +151,7 @@ class ClusterReduce(Pass):
         return self.remarks
 
     def _run_func(self, module: Module, func: Op, locs) -> str | None:
-        if "normfuse.cluster_dims" in _render_head(func):
+        if "normfuse.cluster_dims" in _render(func.head):
             return "already split over a cluster"
         ops = list(func.walk())
         pids = [o for o in ops if o.name == "tt.get_program_id" and " x " in o.text + " "]
@@ -167,10 +168,10 @@ class ClusterReduce(Pass):
                         "(epilogue-norm's case) or the kernel is not a post-norm GEMM")
             return "no GEMM (tt.dot) in a loop over output tiles"
         for l1 in gemm_loops:
-            roots = {id(_root(_store_parts(s)[0])) for l, s in stores if l is l1} - {id(None)}
+            roots = {id(pointer_root(store_parts(s)[0])) for l, s in stores if l is l1} - {id(None)}
             later = body.ops[body.index_of(l1) + 1:]
             l2 = next((o for o in later if o.name == "scf.for" and any(
-                x.name == "tt.load" and id(_root(_load_parts(x)[0])) in roots for x in o.walk())), None)
+                x.name == "tt.load" and id(pointer_root(load_parts(x)[0])) in roots for x in o.walk())), None)
             if l2 is None:
                 continue
             why = self._check(module, func, l1, l2, pids, later)
@@ -299,11 +300,6 @@ class ClusterReduce(Pass):
                     f"{' (non-portable size)' if ctas > PORTABLE_MAX else ''}; {nstats} row "
                     f"statistic{'s' if nstats > 1 else ''} exchanged through distributed shared memory "
                     f"({nbytes} B per CTA), one cluster barrier; {how}", where)
-
-
-def _render_head(op: Op) -> str:
-    from ..ir.core import _render
-    return _render(op.head)
 
 
 def _asm(module: Module, asm: str, constraints: str, args: list[Value], sig: str, types: list[str],

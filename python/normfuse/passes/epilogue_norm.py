@@ -39,41 +39,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import Module, Op, Value
-from ..ir.match import LocResolver
+from ..ir.match import LocResolver, load_parts, pointer_root, store_parts
 from . import Pass, Remark
-
-
-def is_cluster_asm(op: Op) -> bool:
-    from .cluster_reduce import is_cluster_asm as f
-    return f(op)
+from .cluster_reduce import is_cluster_asm
 
 _ELEMENTWISE_PREFIX = ("arith.", "math.")
 _ELEMENTWISE = ("tt.broadcast", "tt.expand_dims", "tt.splat")
 _WRITES = ("tt.store", "tt.atomic", "tt.call", "tt.descriptor_store")
-
-
-def _root(ptr: Value) -> Value | None:
-    """The function argument a pointer tensor is derived from (through splat/addptr/broadcast)."""
-    v = ptr
-    for _ in range(64):
-        op = v.owner
-        if op is None:
-            return v
-        if op.name in ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims"):
-            v = op.operands[0]
-            continue
-        return None
-    return None
-
-
-def _store_parts(op: Op):
-    ops = op.operands
-    return ops[0], ops[1], (ops[2] if len(ops) > 2 else None)
-
-
-def _load_parts(op: Op):
-    ops = op.operands
-    return ops[0], (ops[1] if len(ops) > 1 else None)
 
 
 @dataclass
@@ -96,18 +68,18 @@ class EpilogueNorm(Pass):
             for s1 in stores:
                 if s1.block is None:
                     continue
-                p, _, mask = _store_parts(s1)
-                root = _root(p)
+                p, _, mask = store_parts(s1)
+                root = pointer_root(p)
                 # loads after this store (program order) from the memory it wrote
                 later = [l for l in loads if l.block is not None and root is not None
-                         and order[id(l)] > order[id(s1)] and _root(_load_parts(l)[0]) is root]
+                         and order[id(l)] > order[id(s1)] and pointer_root(load_parts(l)[0]) is root]
                 if not later:
                     continue
                 found = True
                 blk = s1.block
                 seq = blk.ops[blk.index_of(s1) + 1:]
-                reload = next((o for o in seq if o.name == "tt.load" and _load_parts(o)[0] is p
-                               and _load_parts(o)[1] is mask), None)
+                reload = next((o for o in seq if o.name == "tt.load" and load_parts(o)[0] is p
+                               and load_parts(o)[1] is mask), None)
                 if reload is None:
                     if any(l.block is not blk for l in later):
                         self.remark("missed", "the stored tile is reloaded in another loop over N tiles: "
@@ -119,8 +91,8 @@ class EpilogueNorm(Pass):
                                     locs(s1))
                     continue
                 rest = blk.ops[blk.index_of(reload) + 1:]
-                s2 = next((o for o in rest if o.name == "tt.store" and _store_parts(o)[0] is p
-                           and _store_parts(o)[2] is mask), None)
+                s2 = next((o for o in rest if o.name == "tt.store" and store_parts(o)[0] is p
+                           and store_parts(o)[2] is mask), None)
                 if s2 is None:
                     self.remark("missed", "the reloaded tile is not stored back to the same place",
                                 locs(reload))
@@ -145,7 +117,7 @@ class EpilogueNorm(Pass):
                 if (x.name == "tt.elementwise_inline_asm" and "pure = false" in x.text
                         and not is_cluster_asm(x)):
                     return "inline asm with side effects between the unnormalized store and the final store"
-                if x.name == "tt.load" and x is not reload and _root(_load_parts(x)[0]) in (root, None):
+                if x.name == "tt.load" and x is not reload and pointer_root(load_parts(x)[0]) in (root, None):
                     return "another load from the output's memory between the two stores"
         users = module.user_index()
         frontier, seen = [reload.results[0]], set()
@@ -163,7 +135,7 @@ class EpilogueNorm(Pass):
         return None
 
     def _rewrite(self, module: Module, s1: Op, reload: Op) -> None:
-        _, stored, _ = _store_parts(s1)
+        _, stored, _ = store_parts(s1)
         users = module.user_index()
         acc = stored.owner.operands[0] if stored.owner is not None and stored.owner.name == "arith.truncf" else None
         for u in users.get(id(reload.results[0]), []):

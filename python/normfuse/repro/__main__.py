@@ -117,7 +117,7 @@ def post_compile_report(log=print) -> list[dict]:
 def post_numerics_check(log=print) -> bool:
     """Part (b1), post-norm: the op (default pipeline) vs the naive kernel vs fp64."""
     from ..ops import postnorm_linear as post
-    from .bench_post import _oracle, _rel
+    from .bench_post import _oracle
     log("\n== (b) post-norm numerics: rel_err vs fp64 (outputs poisoned with NaN) ==")
     log(f"{'norm':5s} {'M':>5s} {'K':>5s} {'N':>5s} {'CTAs':>4s} {'naive':>10s} {'fused':>10s}  ok")
     all_ok = True
@@ -137,7 +137,7 @@ def post_numerics_check(log=print) -> bool:
                 plan.out.fill_(float("nan"))
                 y = plan()
                 torch.cuda.synchronize()
-                errs[name] = _rel(y, oracle) if not torch.isnan(y).any() else float("inf")
+                errs[name] = ref.rel_err(y, oracle) if not torch.isnan(y).any() else float("inf")
                 if name == "fused":
                     ctas = plan.compile().metadata.num_ctas
             ok = errs["fused"] <= 1.5 * errs["naive"] + 1e-6

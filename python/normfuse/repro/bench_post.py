@@ -40,6 +40,7 @@ import traceback
 import torch
 import torch.nn.functional as F
 
+from .. import reference as ref
 from ..kernels.configs import GemmConfig, PostNormConfig, select_postnorm_config
 from ..ops import postnorm_linear as post
 from ..ops import prenorm_linear as pre
@@ -59,16 +60,7 @@ def _norm(norm, h, g, b, eps):
 
 
 def _oracle(norm, x, w, g, b, eps):
-    h = x.double() @ w.double().t()
-    if norm == "rms":
-        return h * torch.rsqrt((h * h).mean(-1, keepdim=True) + eps) * g.double()
-    mu = h.mean(-1, keepdim=True)
-    var = ((h - mu) ** 2).mean(-1, keepdim=True)
-    return (h - mu) / torch.sqrt(var + eps) * g.double() + b.double()
-
-
-def _rel(y, ref) -> float:
-    return float((y.double() - ref).norm() / ref.norm())
+    return ref.linear_norm_ref(x, w, g, b if norm == "ln" else None, eps)
 
 
 def _prepare(norm, x, w, g, b, eps, out, passes, config=None, tma=None):
@@ -123,7 +115,7 @@ def _check(plan, rows, oracle, repeats):
         outs.append(plan.out[:rows].clone())
     written = not bool(torch.isnan(plan.out).any())
     same = all(torch.equal(outs[0], o) for o in outs[1:])
-    return _rel(outs[0], oracle), written, same
+    return ref.rel_err(outs[0], oracle), written, same
 
 
 def bench_cell(norm, M, K, N, *, dtype=torch.bfloat16, use_compile=True, rows_check=4096,
