@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Module, Op, Value
+from ..ir import Module, Op
 from ..ir.match import LocResolver, load_parts, pointer_root, store_parts
 from . import Pass, Remark
 from .cluster_reduce import is_cluster_asm
