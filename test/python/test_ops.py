@@ -150,8 +150,8 @@ def test_fold_norm_weight_identity():
 
 
 def test_config_table():
-    assert select_config(262144, 2048, 2048) == GemmConfig(128, 256, 64, 8, 8, 3)
-    assert select_config(262144, 512, 512) == GemmConfig(128, 256, 64, 8, 8, 3)
+    assert select_config(262144, 2048, 2048) == GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
+    assert select_config(262144, 512, 512) == GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
     assert select_config(262144, 256, 512) == GemmConfig(128, 128, 64, 8, 8, 3)
     assert select_config(16, 4096, 4096).block_m == 64
     for M in (1, 63, 64, 65, 1000, 1024, 1025, 10**6):
@@ -191,7 +191,7 @@ def test_aot_compile_for_sm90_without_passes(kind, K):
 @pytest.mark.parametrize("kind,flags", [("rms", {"has_g": True}), ("rms", {"has_g": False})])
 def test_aot_compile_through_lazy_prenorm_applies(kind, flags):
     """Depends on the lazy-prenorm pass: the op's own kernel, as launched, is rewritten."""
-    ck = ops.aot_compile(kind, M=8192, N=1024, K=4096, passes=PASSES, **flags)
+    ck = ops.aot_compile(kind, M=8192, N=1024, K=4096, passes=PASSES, persistent=False, **flags)
     assert any("[lazy-prenorm] applied" in r for r in ck.remarks), ck.remarks
     assert ck.asm["ttir"].count("scf.for ") == 2
     assert ck.asm["normfuse"].count("scf.for ") == 1
@@ -381,10 +381,68 @@ def test_aot_tma_kernels_through_lazy_prenorm(kind):
     """Bulk-tensor-copy (TMA) form: the pass matches descriptor loads, the statistics read their
     own cg copy (for LayerNorm also of the transposed W tile), and the PTX uses the copy engine."""
     ck = ops.aot_compile(kind, M=8192, N=1024, K=1024, has_g=False, has_b=False, tma=True,
-                         target="cuda:90")
+                         persistent=False, target="cuda:90")
     assert any("[lazy-prenorm] applied" in r for r in ck.remarks), ck.remarks
     ir = ck.asm["normfuse"]
     assert ir.count("scf.for") == 1
     assert ir.count("tt.descriptor_load") == (4 if kind == "ln" else 3)
     assert ir.count("cacheModifier = cg") == (2 if kind == "ln" else 1)
     assert "cp.async.bulk.tensor" in ck.asm["ptx"] and "wgmma" in ck.asm["ptx"]
+
+
+@needs_lazy_prenorm
+@pytest.mark.parametrize("kind,tma", [("rms", False), ("rms", True), ("ln", False)])
+def test_aot_persistent_kernels_through_lazy_prenorm(kind, tma):
+    """Persistent form (NUM_PROGRAMS > 0): the pass finds the two k-loops inside the tile loop and
+    fuses them there; Triton then flattens the tile loop (`tt.flatten`) around the one k-loop."""
+    cfg = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
+    ck = ops.aot_compile(kind, M=262144, N=512, K=512, has_g=False, has_b=False, tma=tma,
+                         config=cfg, persistent=True, target="cuda:90")
+    assert any("[lazy-prenorm] applied" in r for r in ck.remarks), ck.remarks
+    ttir, ir = ck.asm["ttir"], ck.asm["normfuse"]
+    assert ttir.count("scf.for") == 3 and ir.count("scf.for") == 2
+    assert "tt.flatten" in ir and "c132_i32" in ir
+    if tma:
+        assert "cp.async.bulk.tensor" in ck.asm["ptx"]
+    assert "wgmma" in ck.asm["ptx"]
+
+
+def test_persistent_rule():
+    """`persistent=None`: the config's choice only where it was measured to win (RMSNorm with g
+    folded, the plain GEMM); an explicit True/False always wins."""
+    p, rule = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True), ops._persistent_form
+    assert rule(p, "rms", {"HAS_G": False}, None) and rule(p, "gemm", {}, None)
+    assert not rule(p, "rms", {"HAS_G": True}, None) and not rule(p, "ln", {"HAS_G": False}, None)
+    assert rule(p, "ln", {}, True) and not rule(p, "rms", {}, False)
+    assert not rule(GemmConfig(128, 256, 64, 8, 8, 3), "rms", {}, None)
+
+
+def test_num_programs_rule():
+    cfg = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
+    assert ops.num_programs(cfg, 262144, 512, 132) == 132
+    assert ops.num_programs(cfg, 1024, 512, 132) == 0  # 16 tiles < 132 SMs
+    assert ops.num_programs(cfg, 262144, 512, 132, persistent=False) == 0
+    plain = GemmConfig(128, 256, 64, 8, 8, 3)
+    assert ops.num_programs(plain, 262144, 512, 132) == 0
+    assert ops.num_programs(plain, 262144, 512, 132, persistent=True) == 132
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tma", [False, True], ids=["ptr", "tma"])
+@pytest.mark.parametrize("M,K,N", [(33000, 520, 1000), (65536, 1024, 512), (20000, 4096, 264)])
+@pytest.mark.parametrize("variant", ["rms", "rms_inloop", "ln", "ln_inloop"])
+def test_persistent_numerics_fused_vs_naive_vs_fp64(variant, M, K, N, tma):
+    """The persistent form (at least as many tiles as SMs): every tile written, the fused kernel
+    within 1.5x of the naive kernel's error, bitwise repeatable. Ragged M, N and K included (the
+    TMA variant falls back to pointer loads where rows are not 16-byte aligned)."""
+    x, g, b, w = _inputs(M, K, N, torch.bfloat16)
+    cfg = GemmConfig(128, 256, 64, 8, 8, 3 if variant != "ln_inloop" else 2, persistent=True)
+    oracle = _oracle(variant, x, g, b, w)
+    plan = _prepare(variant, x, g, b, w, (), config=cfg, tma=tma, persistent=True)
+    assert plan.constexprs["NUM_PROGRAMS"] == torch.cuda.get_device_properties(0).multi_processor_count
+    naive_err = ref.rel_err(_run(plan), oracle)
+    fused = _prepare(variant, x, g, b, w, PASSES, config=cfg, tma=tma, persistent=True)
+    y1 = _run(fused).clone()
+    fused_err = ref.rel_err(y1, oracle)
+    assert fused_err <= 1.5 * naive_err + 1e-6, (fused_err, naive_err)
+    assert torch.equal(_run(fused), y1)

@@ -32,9 +32,11 @@ class GemmConfig:
     group_m: int
     num_warps: int
     num_stages: int
+    persistent: bool = False  # one program per SM walking the tiles (see select_config)
 
     def constexprs(self) -> dict:
-        """The kernels' tile constexprs (EVEN_K is decided per K by the caller)."""
+        """The kernels' tile constexprs (EVEN_K, USE_TMA and NUM_PROGRAMS are decided per launch
+        by the caller)."""
         return {"BLOCK_M": self.block_m, "BLOCK_N": self.block_n, "BLOCK_K": self.block_k,
                 "GROUP_M": self.group_m}
 
@@ -47,7 +49,7 @@ class GemmConfig:
 
     def __str__(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.block_k} g{self.group_m} "
-                f"w{self.num_warps} s{self.num_stages}")
+                f"w{self.num_warps} s{self.num_stages}" + (" persistent" if self.persistent else ""))
 
 
 DEFAULT = GemmConfig(128, 128, 64, 8, 8, 3)
@@ -60,12 +62,16 @@ DEFAULT = GemmConfig(128, 128, 64, 8, 8, 3)
 #               lazy form; 8 warps = two warpgroups of 64x256 wgmma. Measured on the H200
 #               (2026-11-29, bench/results/stats_sources_*.json, M=262144, K=N=1024, g folded):
 #               fused 1.355 ms at 128x256 s3 vs 1.777 ms at 128x128 s4; plain GEMM 1.106 vs 1.242.
+#               Persistent (one program per SM walking the tiles, flattened tile loop) where the
+#               op's rule allows it (ops/prenorm_linear._persistent_form: RMSNorm with g folded
+#               and the plain GEMM), measured 7-15 % faster there (bench/results/2026-11-29/
+#               persistent/); the op falls back to one program per tile below 132 tiles.
 #   otherwise:  128x128x64, the standard Hopper tile.
 TABLE: tuple[tuple[float, int, GemmConfig], ...] = (
     (64, 0, GemmConfig(64, 64, 64, 8, 4, 4)),
     (1024, 256, GemmConfig(128, 128, 64, 8, 8, 3)),
     (1024, 0, GemmConfig(64, 128, 64, 8, 4, 3)),
-    (math.inf, 512, GemmConfig(128, 256, 64, 8, 8, 3)),
+    (math.inf, 512, GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)),
     (math.inf, 0, DEFAULT),
 )
 

@@ -15,15 +15,14 @@ first.
 import triton
 import triton.language as tl
 
-from .prenorm_gemm import _a_tile, _b_tile, _k_mask, _tile_ids
+from .prenorm_gemm import _a_tile, _b_tile, _descriptors, _k_mask, _store_tile, _tile_ids
 
 
 @triton.jit
-def gemm_plain(X, W, Y, M, N, K, stride_xm, stride_wn, stride_ym,
-               EVEN_K: tl.constexpr,
-               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-               GROUP_M: tl.constexpr, USE_TMA: tl.constexpr = False):
-    pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+def _gemm_tile(tile, X, W, Y, x_desc, w_desc, M, N, K, stride_xm, stride_wn, stride_ym,
+               EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, USE_TMA: tl.constexpr):
+    pid_m, pid_n = _tile_ids(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
@@ -31,18 +30,30 @@ def gemm_plain(X, W, Y, M, N, K, stride_xm, stride_wn, stride_ym,
     cols = offs_n % N
     x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
     w_ptrs = W + cols[None, :] * stride_wn + offs_k[:, None]
-    if USE_TMA:
-        x_desc = tl.make_tensor_descriptor(X, shape=[M, K], strides=[stride_xm, 1],
-                                           block_shape=[BLOCK_M, BLOCK_K])
-        w_desc = tl.make_tensor_descriptor(W, shape=[N, K], strides=[stride_wn, 1],
-                                           block_shape=[BLOCK_N, BLOCK_K])
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-        a = _a_tile(x_ptrs, x_desc if USE_TMA else None, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA)
-        b = _b_tile(w_ptrs, w_desc if USE_TMA else None, kmask, pid_n, k, BLOCK_N, BLOCK_K, USE_TMA)
+        a = _a_tile(x_ptrs, x_desc, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA)
+        b = _b_tile(w_ptrs, w_desc, kmask, pid_n, k, BLOCK_N, BLOCK_K, USE_TMA)
         acc = tl.dot(a, b, acc)
         x_ptrs += BLOCK_K
         w_ptrs += BLOCK_K
-    y_ptrs = Y + offs_m[:, None] * stride_ym + offs_n[None, :]
-    tl.store(y_ptrs, acc.to(Y.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    _store_tile(Y, acc, offs_m, offs_n, M, N, stride_ym)
+
+
+@triton.jit
+def gemm_plain(X, W, Y, M, N, K, stride_xm, stride_wn, stride_ym,
+               EVEN_K: tl.constexpr,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               GROUP_M: tl.constexpr, USE_TMA: tl.constexpr = False,
+               NUM_PROGRAMS: tl.constexpr = 0):
+    x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N,
+                                  BLOCK_K, USE_TMA)
+    if NUM_PROGRAMS > 0:  # persistent, as the pre-norm kernels
+        num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+        for tile in tl.range(tl.program_id(0), num_tiles, NUM_PROGRAMS, flatten=True):
+            _gemm_tile(tile, X, W, Y, x_desc, w_desc, M, N, K, stride_xm, stride_wn,
+                       stride_ym, EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, USE_TMA)
+    else:
+        _gemm_tile(tl.program_id(0), X, W, Y, x_desc, w_desc, M, N, K, stride_xm,
+                   stride_wn, stride_ym, EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, USE_TMA)

@@ -31,9 +31,8 @@ import triton.language as tl
 
 
 @triton.jit
-def _tile_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
-    # Grouped ordering: GROUP_M row blocks share the W column tiles in L2.
-    pid = tl.program_id(0)
+def _tile_ids(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    # Grouped ordering of tile `pid`: GROUP_M row blocks share the W column tiles in L2.
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
     group = GROUP_M * num_n
@@ -72,28 +71,46 @@ def _b_tile(w_ptrs, w_desc, kmask, pid_n, k, BLOCK_N: tl.constexpr, BLOCK_K: tl.
 
 
 @triton.jit
-def rmsnorm_gemm_naive(X, G, W, Y, BIAS, M, N, K, stride_xm, stride_wn, stride_ym, eps,
-                       HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
-                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                       GROUP_M: tl.constexpr, USE_TMA: tl.constexpr = False):
-    pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+def _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M: tl.constexpr,
+                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, USE_TMA: tl.constexpr):
+    # Made once per program (outside a persistent tile loop): device-side descriptors are
+    # written to global scratch.
+    if USE_TMA:
+        x_desc = tl.make_tensor_descriptor(X, shape=[M, K], strides=[stride_xm, 1],
+                                           block_shape=[BLOCK_M, BLOCK_K])
+        w_desc = tl.make_tensor_descriptor(W, shape=[N, K], strides=[stride_wn, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K])
+    else:  # unused placeholders
+        x_desc = X
+        w_desc = W
+    return x_desc, w_desc
+
+
+@triton.jit
+def _store_tile(Y, acc, offs_m, offs_n, M, N, stride_ym):
+    # A pointer store: a bulk tensor store here (tried 2026-11-29) left rows unwritten in the
+    # non-persistent fp16 kernel with g in the loop on the H200.
+    y_ptrs = Y + offs_m[:, None] * stride_ym + offs_n[None, :]
+    tl.store(y_ptrs, acc.to(Y.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def _rms_tile(tile, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, stride_wn,
+              stride_ym, eps, HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+              GROUP_M: tl.constexpr, USE_TMA: tl.constexpr):
+    pid_m, pid_n = _tile_ids(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
     rows = offs_m % M
     cols = offs_n % N
-    if USE_TMA:  # bulk tensor copies; out-of-bounds rows/columns read as zero
-        x_desc = tl.make_tensor_descriptor(X, shape=[M, K], strides=[stride_xm, 1],
-                                           block_shape=[BLOCK_M, BLOCK_K])
-        w_desc = tl.make_tensor_descriptor(W, shape=[N, K], strides=[stride_wn, 1],
-                                           block_shape=[BLOCK_N, BLOCK_K])
     # loop 1: row statistics
     x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-        x = _a_tile(x_ptrs, x_desc if USE_TMA else None, kmask, pid_m, k, BLOCK_M, BLOCK_K,
-                    USE_TMA).to(tl.float32)
+        x = _a_tile(x_ptrs, x_desc, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA).to(tl.float32)
         ss += tl.sum(x * x, axis=1)
         x_ptrs += BLOCK_K
     rstd = 1.0 / tl.sqrt(ss / K + eps)
@@ -103,47 +120,58 @@ def rmsnorm_gemm_naive(X, G, W, Y, BIAS, M, N, K, stride_xm, stride_wn, stride_y
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-        x = _a_tile(x_ptrs, x_desc if USE_TMA else None, kmask, pid_m, k, BLOCK_M, BLOCK_K,
-                    USE_TMA).to(tl.float32)
+        x = _a_tile(x_ptrs, x_desc, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA).to(tl.float32)
         a = x * rstd[:, None]
         if HAS_G:
             g = tl.load(G + k * BLOCK_K + offs_k, mask=kmask, other=0.0).to(tl.float32)
             a = a * g[None, :]
-        b = _b_tile(w_ptrs, w_desc if USE_TMA else None, kmask, pid_n, k, BLOCK_N, BLOCK_K, USE_TMA)
+        b = _b_tile(w_ptrs, w_desc, kmask, pid_n, k, BLOCK_N, BLOCK_K, USE_TMA)
         acc = tl.dot(a.to(b.dtype), b, acc)
         x_ptrs += BLOCK_K
         w_ptrs += BLOCK_K
     if HAS_BIAS:
         acc += tl.load(BIAS + cols).to(tl.float32)[None, :]
-    y_ptrs = Y + offs_m[:, None] * stride_ym + offs_n[None, :]
-    tl.store(y_ptrs, acc.to(Y.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    _store_tile(Y, acc, offs_m, offs_n, M, N, stride_ym)
 
 
 @triton.jit
-def layernorm_gemm_naive(X, G, B, W, Y, BIAS, M, N, K, stride_xm, stride_wn, stride_ym, eps,
-                         HAS_G: tl.constexpr, HAS_B: tl.constexpr, HAS_BIAS: tl.constexpr,
-                         EVEN_K: tl.constexpr,
-                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                         GROUP_M: tl.constexpr, USE_TMA: tl.constexpr = False):
-    pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+def rmsnorm_gemm_naive(X, G, W, Y, BIAS, M, N, K, stride_xm, stride_wn, stride_ym, eps,
+                       HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                       GROUP_M: tl.constexpr, USE_TMA: tl.constexpr = False,
+                       NUM_PROGRAMS: tl.constexpr = 0):
+    x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N,
+                                  BLOCK_K, USE_TMA)
+    if NUM_PROGRAMS > 0:  # persistent: NUM_PROGRAMS programs walk the tiles
+        num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+        for tile in tl.range(tl.program_id(0), num_tiles, NUM_PROGRAMS, flatten=True):
+            _rms_tile(tile, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm,
+                      stride_wn, stride_ym, eps, HAS_G, HAS_BIAS, EVEN_K, BLOCK_M, BLOCK_N,
+                      BLOCK_K, GROUP_M, USE_TMA)
+    else:
+        _rms_tile(tl.program_id(0), X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm,
+                  stride_wn, stride_ym, eps, HAS_G, HAS_BIAS, EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K,
+                  GROUP_M, USE_TMA)
+
+
+@triton.jit
+def _ln_tile(tile, X, G, B, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, stride_wn,
+             stride_ym, eps, HAS_G: tl.constexpr, HAS_B: tl.constexpr, HAS_BIAS: tl.constexpr,
+             EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+             BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, USE_TMA: tl.constexpr):
+    pid_m, pid_n = _tile_ids(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
     rows = offs_m % M
     cols = offs_n % N
-    if USE_TMA:  # bulk tensor copies; out-of-bounds rows/columns read as zero
-        x_desc = tl.make_tensor_descriptor(X, shape=[M, K], strides=[stride_xm, 1],
-                                           block_shape=[BLOCK_M, BLOCK_K])
-        w_desc = tl.make_tensor_descriptor(W, shape=[N, K], strides=[stride_wn, 1],
-                                           block_shape=[BLOCK_N, BLOCK_K])
     # loop 1: sum and sum of squares
     x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
     s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
     s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-        x = _a_tile(x_ptrs, x_desc if USE_TMA else None, kmask, pid_m, k, BLOCK_M, BLOCK_K,
-                    USE_TMA).to(tl.float32)
+        x = _a_tile(x_ptrs, x_desc, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA).to(tl.float32)
         s1 += tl.sum(x, axis=1)
         s2 += tl.sum(x * x, axis=1)
         x_ptrs += BLOCK_K
@@ -156,8 +184,7 @@ def layernorm_gemm_naive(X, G, B, W, Y, BIAS, M, N, K, stride_xm, stride_wn, str
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-        x = _a_tile(x_ptrs, x_desc if USE_TMA else None, kmask, pid_m, k, BLOCK_M, BLOCK_K,
-                    USE_TMA).to(tl.float32)
+        x = _a_tile(x_ptrs, x_desc, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA).to(tl.float32)
         a = (x - mean[:, None]) * rstd[:, None]
         if HAS_G:
             g = tl.load(G + k * BLOCK_K + offs_k, mask=kmask, other=0.0).to(tl.float32)
@@ -165,11 +192,31 @@ def layernorm_gemm_naive(X, G, B, W, Y, BIAS, M, N, K, stride_xm, stride_wn, str
         if HAS_B:
             beta = tl.load(B + k * BLOCK_K + offs_k, mask=kmask, other=0.0).to(tl.float32)
             a = a + beta[None, :]
-        b = _b_tile(w_ptrs, w_desc if USE_TMA else None, kmask, pid_n, k, BLOCK_N, BLOCK_K, USE_TMA)
+        b = _b_tile(w_ptrs, w_desc, kmask, pid_n, k, BLOCK_N, BLOCK_K, USE_TMA)
         acc = tl.dot(a.to(b.dtype), b, acc)
         x_ptrs += BLOCK_K
         w_ptrs += BLOCK_K
     if HAS_BIAS:
         acc += tl.load(BIAS + cols).to(tl.float32)[None, :]
-    y_ptrs = Y + offs_m[:, None] * stride_ym + offs_n[None, :]
-    tl.store(y_ptrs, acc.to(Y.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    _store_tile(Y, acc, offs_m, offs_n, M, N, stride_ym)
+
+
+@triton.jit
+def layernorm_gemm_naive(X, G, B, W, Y, BIAS, M, N, K, stride_xm, stride_wn, stride_ym, eps,
+                         HAS_G: tl.constexpr, HAS_B: tl.constexpr, HAS_BIAS: tl.constexpr,
+                         EVEN_K: tl.constexpr,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                         GROUP_M: tl.constexpr, USE_TMA: tl.constexpr = False,
+                         NUM_PROGRAMS: tl.constexpr = 0):
+    x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N,
+                                  BLOCK_K, USE_TMA)
+    if NUM_PROGRAMS > 0:  # persistent: NUM_PROGRAMS programs walk the tiles
+        num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+        for tile in tl.range(tl.program_id(0), num_tiles, NUM_PROGRAMS, flatten=True):
+            _ln_tile(tile, X, G, B, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm,
+                     stride_wn, stride_ym, eps, HAS_G, HAS_B, HAS_BIAS, EVEN_K, BLOCK_M, BLOCK_N,
+                     BLOCK_K, GROUP_M, USE_TMA)
+    else:
+        _ln_tile(tl.program_id(0), X, G, B, W, Y, BIAS, x_desc, w_desc, M, N, K,
+                 stride_xm, stride_wn, stride_ym, eps, HAS_G, HAS_B, HAS_BIAS, EVEN_K, BLOCK_M,
+                 BLOCK_N, BLOCK_K, GROUP_M, USE_TMA)

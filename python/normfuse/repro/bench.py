@@ -154,21 +154,22 @@ def make_inputs(norm, M, K, N, dtype, n_buffers=1, device="cuda", mean=0.0):
 
 
 TMA: bool | None = None  # --tma: None = the op's default (bulk tensor copies when rows are aligned)
+PERSISTENT: bool | None = None  # --persistent: None = the config's choice
 
 
 def _prepare(norm, variant, x, g, b, w, eps, cfg, out, passes=PASSES):
     if variant == "triton_gemm":
-        return ops.prepare_plain_linear(x, w, config=cfg, out=out, tma=TMA)
+        return ops.prepare_plain_linear(x, w, config=cfg, out=out, tma=TMA, persistent=PERSISTENT)
     p = () if variant == "naive" else passes
     fold = variant == "fused_folded"  # naive and fused: g (and beta) in the k-loop, as written
     if norm == "rms":
         if variant == "fused_folded":
             return ops.prepare_rmsnorm_linear(x, None, w, eps, folded=True, config=cfg, passes=p,
-                                              out=out, tma=TMA)
+                                              out=out, tma=TMA, persistent=PERSISTENT)
         return ops.prepare_rmsnorm_linear(x, g, w, eps, fold=False, config=cfg, passes=p, out=out,
-                                          tma=TMA)
+                                          tma=TMA, persistent=PERSISTENT)
     return ops.prepare_layernorm_linear(x, g, b, w, eps, fold=fold, config=cfg, passes=p, out=out,
-                                        tma=TMA)
+                                        tma=TMA, persistent=PERSISTENT)
 
 
 def _check_launch(plan, rows, oracle, repeats=1):
@@ -371,7 +372,8 @@ def run(norm="rms", cells=None, *, dtype=torch.bfloat16, autotune=False, use_com
     result = {"norm": norm, "dtype": str(dtype).replace("torch.", ""), "eps": EPS[norm],
               "passes": list(passes), "env": environment(),
               "do_bench": {"warmup_ms": WARMUP_MS, "rep_ms": REP_MS, "return_mode": "median"},
-              "autotune": autotune, "tma": {None: "auto", True: "on", False: "off"}[TMA], "cells": []}
+              "autotune": autotune, "tma": {None: "auto", True: "on", False: "off"}[TMA],
+              "persistent": {None: "auto", True: "on", False: "off"}[PERSISTENT], "cells": []}
     t0 = time.perf_counter()
     torch.manual_seed(0)
     for (M, K, N) in cells:
@@ -527,6 +529,9 @@ def parse_args(argv=None):
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile baselines")
     p.add_argument("--tma", choices=("auto", "on", "off"), default="auto",
                    help="A/W tiles by bulk tensor copies (on), pointer loads (off), or the op's choice")
+    p.add_argument("--persistent", choices=("auto", "on", "off"), default="auto",
+                   help="one program per SM walking the tiles (on), one program per tile (off), "
+                        "or the config table's choice")
     p.add_argument("--cells", help="cells to run instead of the grid, 'MxKxN;MxKxN'")
     p.add_argument("--rows-check", type=int, default=4096,
                    help="rows compared with the fp64 oracle per cell (default 4096)")
@@ -535,8 +540,9 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    global TMA
+    global TMA, PERSISTENT
     TMA = {"auto": None, "on": True, "off": False}[args.tma]
+    PERSISTENT = {"auto": None, "on": True, "off": False}[args.persistent]
     ok, why = hopper_status()
     if not ok:
         print(f"bench_prenorm: needs a Hopper GPU: {why}", file=sys.stderr)
