@@ -6,13 +6,14 @@
 // RUN: normfuse-opt --pass-pipeline=cluster-reduce,epilogue-norm %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
 // RUN: not normfuse-opt --pass-pipeline='cluster-reduce{cluster-size=32}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
 
-// REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; 1 row statistic exchanged through distributed shared memory (256 B per CTA), one cluster barrier; one tile per CTA
+// REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; 1 row statistic exchanged through distributed shared memory (256 B per CTA), one cluster barrier per row block; one tile per CTA
 // REMARK: applied: row of 2 N tiles split over a 2-CTA cluster; 2 row statistics
 // REMARK: applied: row of 32 N tiles split over a 16-CTA cluster (non-portable size); 1 row statistic {{.*}}; deferred: the row is longer than one cluster, so each CTA handles up to 2 tiles
+// REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; {{.*}} (512 B per CTA), {{.*}}; persistent: the clusters walk the row blocks, two exchange slot sets alternate
 // REMARK: missed: no loop over N tiles around the GEMM: the row is one tile (epilogue-norm's case)
 // REMARK: missed: row statistic {{.+}} is not a sum over tiles
 // REMARK: missed: row statistic {{.+}} does not start at zero
-// REMARK: missed: the kernel reads tt.get_num_programs x
+// REMARK: missed: the loop over row blocks carries values across row blocks
 // REMARK: missed: 'tt.store' with side effects between the two loops over N tiles
 
 // With cluster-size=2, the 4-tile row gives each CTA two tiles (stride 2); the 32-tile row 16.
@@ -36,6 +37,10 @@
 // PIPE: tt.return
 // PIPE-LABEL: tt.func public @rms_deferred
 // PIPE-COUNT-2: tt.store
+// PIPE-LABEL: tt.func public @rms_persistent
+// PIPE-COUNT-1: tt.store
+// PIPE-NOT: tt.store
+// PIPE: tt.return
 
 // BADOPT: option cluster-reduce{cluster-size} must be in 2..16, got 32
 
@@ -62,22 +67,22 @@ module {
 // CHECK: tt.elementwise_inline_asm "{{.*}}barrier.cluster.wait.acquire; mov
 // CHECK-NEXT: tt.return
   tt.func public @rms_four_tiles(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
-    %c31_i32 = arith.constant 31 : i32
-    %c4_i32 = arith.constant 4 : i32
-    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %c1_i32 = arith.constant 1 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %cst_2 = arith.constant dense<128> : tensor<32xi32>
-    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %rstd_3 = arith.constant dense<1.280000e+02> : tensor<64xf32>
-    %cst_4 = arith.constant dense<128> : tensor<1x32xi32>
-    %c32_i32 = arith.constant 32 : i32
     %c64_i32 = arith.constant 64 : i32
-    %pid_m = tt.get_program_id x : i32
-    %offs_m = arith.muli %pid_m, %c64_i32 : i32
+    %c32_i32 = arith.constant 32 : i32
+    %cst = arith.constant dense<128> : tensor<1x32xi32>
+    %rstd = arith.constant dense<1.280000e+02> : tensor<64xf32>
+    %rstd_0 = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %cst_1 = arith.constant dense<128> : tensor<32xi32>
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c4_i32 = arith.constant 4 : i32
+    %c31_i32 = arith.constant 31 : i32
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %0 = tt.get_program_id x : i32
+    %offs_m = arith.muli %0, %c64_i32 : i32
     %offs_m_5 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
     %offs_m_6 = tt.splat %offs_m : i32 -> tensor<64xi32>
     %offs_m_7 = arith.addi %offs_m_6, %offs_m_5 : tensor<64xi32>
@@ -88,10 +93,10 @@ module {
       %offs_n_16 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_17 = tt.splat %offs_n : i32 -> tensor<32xi32>
       %offs_n_18 = arith.addi %offs_n_17, %offs_n_16 : tensor<32xi32>
-      %wrows = arith.remsi %offs_n_18, %cst_2 : tensor<32xi32>
+      %wrows = arith.remsi %offs_n_18, %cst_1 : tensor<32xi32>
       %acc = arith.addi %K, %c31_i32 : i32
       %acc_19 = arith.divsi %acc, %c32_i32 : i32
-      %acc_20 = scf.for %k = %c0_i32 to %acc_19 step %c1_i32 iter_args(%acc_34 = %cst) -> (tensor<64x32xf32>)  : i32 {
+      %acc_20 = scf.for %k = %c0_i32 to %acc_19 step %c1_i32 iter_args(%acc_34 = %cst_4) -> (tensor<64x32xf32>)  : i32 {
         %a_ptr = tt.expand_dims %rows_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
         %a_ptr_35 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
         %a_ptr_36 = arith.muli %a_ptr, %a_ptr_35 : tensor<64x1xi32>
@@ -120,10 +125,10 @@ module {
         %acc_56 = tt.dot %a, %b, %acc_34, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
         scf.yield %acc_56 : tensor<64x32xf32>
       }
-      %nmask = arith.cmpi slt, %offs_n_18, %cst_2 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_18, %cst_1 : tensor<32xi32>
       %acc_21 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
       %acc_22 = tt.broadcast %acc_21 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %acc_23 = arith.select %acc_22, %acc_20, %cst : tensor<64x32xi1>, tensor<64x32xf32>
+      %acc_23 = arith.select %acc_22, %acc_20, %cst_4 : tensor<64x32xi1>, tensor<64x32xf32>
       %ss_24 = arith.mulf %acc_23, %acc_23 : tensor<64x32xf32>
       %ss_25 = "tt.reduce"(%ss_24) <{axis = 1 : i32}> ({
       ^bb0(%ss_34: f32, %ss_35: f32):
@@ -135,26 +140,26 @@ module {
       %ymask_27 = tt.splat %M : i32 -> tensor<64x1xi32>
       %ymask_28 = arith.cmpi slt, %ymask, %ymask_27 : tensor<64x1xi32>
       %ymask_29 = tt.expand_dims %offs_n_18 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_30 = arith.cmpi slt, %ymask_29, %cst_4 : tensor<1x32xi32>
+      %ymask_30 = arith.cmpi slt, %ymask_29, %cst : tensor<1x32xi32>
       %ymask_31 = tt.broadcast %ymask_28 : tensor<64x1xi1> -> tensor<64x32xi1>
       %ymask_32 = tt.broadcast %ymask_30 : tensor<1x32xi1> -> tensor<64x32xi1>
       %ymask_33 = arith.andi %ymask_31, %ymask_32 : tensor<64x32xi1>
-      %0 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-      %1 = arith.muli %ymask, %0 : tensor<64x1xi32>
-      %2 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %3 = tt.addptr %2, %1 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %4 = tt.broadcast %3 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %5 = tt.broadcast %ymask_29 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %6 = tt.addptr %4, %5 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %7 = arith.truncf %acc_23 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %6, %7, %ymask_33 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+      %2 = arith.muli %ymask, %1 : tensor<64x1xi32>
+      %3 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %6 = tt.broadcast %ymask_29 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %8 = arith.truncf %acc_23 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %7, %8, %ymask_33 : tensor<64x32x!tt.ptr<bf16>>
       scf.yield %ss_26 : tensor<64xf32>
     }
-    %rstd_10 = arith.divf %ss_9, %rstd_3 : tensor<64xf32>
+    %rstd_10 = arith.divf %ss_9, %rstd : tensor<64xf32>
     %rstd_11 = tt.splat %eps : f32 -> tensor<64xf32>
     %rstd_12 = arith.addf %rstd_10, %rstd_11 : tensor<64xf32>
     %rstd_13 = math.sqrt %rstd_12 : tensor<64xf32>
-    %rstd_14 = arith.divf %rstd, %rstd_13 : tensor<64xf32>
+    %rstd_14 = arith.divf %rstd_0, %rstd_13 : tensor<64xf32>
     scf.for %n = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
       %offs_n = arith.muli %n, %c32_i32 : i32
       %offs_n_15 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
@@ -164,7 +169,7 @@ module {
       %ymask_18 = tt.splat %M : i32 -> tensor<64x1xi32>
       %ymask_19 = arith.cmpi slt, %ymask, %ymask_18 : tensor<64x1xi32>
       %ymask_20 = tt.expand_dims %offs_n_17 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_21 = arith.cmpi slt, %ymask_20, %cst_4 : tensor<1x32xi32>
+      %ymask_21 = arith.cmpi slt, %ymask_20, %cst : tensor<1x32xi32>
       %ymask_22 = tt.broadcast %ymask_19 : tensor<64x1xi1> -> tensor<64x32xi1>
       %ymask_23 = tt.broadcast %ymask_21 : tensor<1x32xi1> -> tensor<64x32xi1>
       %ymask_24 = arith.andi %ymask_22, %ymask_23 : tensor<64x32xi1>
@@ -175,12 +180,12 @@ module {
       %y_28 = tt.broadcast %y_27 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
       %y_29 = tt.broadcast %ymask_20 : tensor<1x32xi32> -> tensor<64x32xi32>
       %y_30 = tt.addptr %y_28, %y_29 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %y_31 = tt.load %y_30, %ymask_24, %cst_1 : tensor<64x32x!tt.ptr<bf16>>
+      %y_31 = tt.load %y_30, %ymask_24, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
       %y_32 = arith.extf %y_31 : tensor<64x32xbf16> to tensor<64x32xf32>
-      %g = arith.cmpi slt, %offs_n_17, %cst_2 : tensor<32xi32>
+      %g = arith.cmpi slt, %offs_n_17, %cst_1 : tensor<32xi32>
       %g_33 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
       %g_34 = tt.addptr %g_33, %offs_n_17 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-      %g_35 = tt.load %g_34, %g, %cst_0 : tensor<32x!tt.ptr<bf16>>
+      %g_35 = tt.load %g_34, %g, %cst_3 : tensor<32x!tt.ptr<bf16>>
       %g_36 = arith.extf %g_35 : tensor<32xbf16> to tensor<32xf32>
       %out = tt.expand_dims %rstd_14 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
       %out_37 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
@@ -188,8 +193,8 @@ module {
       %out_39 = tt.expand_dims %g_36 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
       %out_40 = tt.broadcast %out_39 : tensor<1x32xf32> -> tensor<64x32xf32>
       %out_41 = arith.mulf %out_38, %out_40 : tensor<64x32xf32>
-      %0 = arith.truncf %out_41 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %y_30, %0, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = arith.truncf %out_41 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %y_30, %1, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
     }
     tt.return
   }
@@ -201,28 +206,28 @@ module {
 // CHECK: %[[TOT:.+]]:2 = tt.elementwise_inline_asm {{.*}} -> tensor<64xf32>, tensor<64xf32>
 // CHECK: arith.divf %[[TOT]]#0
   tt.func public @ln_two_stats(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
-    %c31_i32 = arith.constant 31 : i32
-    %c2_i32 = arith.constant 2 : i32
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %c1_i32 = arith.constant 1 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %cst_2 = arith.constant dense<64> : tensor<32xi32>
-    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64xf32>
-    %cst_4 = arith.constant dense<6.400000e+01> : tensor<64xf32>
-    %cst_5 = arith.constant dense<64> : tensor<1x32xi32>
-    %c32_i32 = arith.constant 32 : i32
     %c64_i32 = arith.constant 64 : i32
-    %pid_m = tt.get_program_id x : i32
-    %offs_m = arith.muli %pid_m, %c64_i32 : i32
+    %c32_i32 = arith.constant 32 : i32
+    %cst = arith.constant dense<64> : tensor<1x32xi32>
+    %cst_0 = arith.constant dense<6.400000e+01> : tensor<64xf32>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %cst_2 = arith.constant dense<64> : tensor<32xi32>
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %c2_i32 = arith.constant 2 : i32
+    %c31_i32 = arith.constant 31 : i32
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %0 = tt.get_program_id x : i32
+    %offs_m = arith.muli %0, %c64_i32 : i32
     %offs_m_6 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
     %offs_m_7 = tt.splat %offs_m : i32 -> tensor<64xi32>
     %offs_m_8 = arith.addi %offs_m_7, %offs_m_6 : tensor<64xi32>
     %rows = tt.splat %M : i32 -> tensor<64xi32>
     %rows_9 = arith.remsi %offs_m_8, %rows : tensor<64xi32>
-    %s2:2 = scf.for %n = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_3, %s2_18 = %cst_3) -> (tensor<64xf32>, tensor<64xf32>)  : i32 {
+    %s2:2 = scf.for %n = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_1, %s2_18 = %cst_1) -> (tensor<64xf32>, tensor<64xf32>)  : i32 {
       %offs_n = arith.muli %n, %c32_i32 : i32
       %offs_n_19 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_20 = tt.splat %offs_n : i32 -> tensor<32xi32>
@@ -230,7 +235,7 @@ module {
       %wrows = arith.remsi %offs_n_21, %cst_2 : tensor<32xi32>
       %acc = arith.addi %K, %c31_i32 : i32
       %acc_22 = arith.divsi %acc, %c32_i32 : i32
-      %acc_23 = scf.for %k = %c0_i32 to %acc_22 step %c1_i32 iter_args(%acc_39 = %cst) -> (tensor<64x32xf32>)  : i32 {
+      %acc_23 = scf.for %k = %c0_i32 to %acc_22 step %c1_i32 iter_args(%acc_39 = %cst_5) -> (tensor<64x32xf32>)  : i32 {
         %a_ptr = tt.expand_dims %rows_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
         %a_ptr_40 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
         %a_ptr_41 = arith.muli %a_ptr, %a_ptr_40 : tensor<64x1xi32>
@@ -262,7 +267,7 @@ module {
       %nmask = arith.cmpi slt, %offs_n_21, %cst_2 : tensor<32xi32>
       %acc_24 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
       %acc_25 = tt.broadcast %acc_24 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %acc_26 = arith.select %acc_25, %acc_23, %cst : tensor<64x32xi1>, tensor<64x32xf32>
+      %acc_26 = arith.select %acc_25, %acc_23, %cst_5 : tensor<64x32xi1>, tensor<64x32xf32>
       %s1_27 = "tt.reduce"(%acc_26) <{axis = 1 : i32}> ({
       ^bb0(%s1_39: f32, %s1_40: f32):
         %s1_41 = arith.addf %s1_39, %s1_40 : f32
@@ -280,26 +285,26 @@ module {
       %ymask_32 = tt.splat %M : i32 -> tensor<64x1xi32>
       %ymask_33 = arith.cmpi slt, %ymask, %ymask_32 : tensor<64x1xi32>
       %ymask_34 = tt.expand_dims %offs_n_21 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_35 = arith.cmpi slt, %ymask_34, %cst_5 : tensor<1x32xi32>
+      %ymask_35 = arith.cmpi slt, %ymask_34, %cst : tensor<1x32xi32>
       %ymask_36 = tt.broadcast %ymask_33 : tensor<64x1xi1> -> tensor<64x32xi1>
       %ymask_37 = tt.broadcast %ymask_35 : tensor<1x32xi1> -> tensor<64x32xi1>
       %ymask_38 = arith.andi %ymask_36, %ymask_37 : tensor<64x32xi1>
-      %0 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-      %1 = arith.muli %ymask, %0 : tensor<64x1xi32>
-      %2 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %3 = tt.addptr %2, %1 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %4 = tt.broadcast %3 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %5 = tt.broadcast %ymask_34 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %6 = tt.addptr %4, %5 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %7 = arith.truncf %acc_26 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %6, %7, %ymask_38 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+      %2 = arith.muli %ymask, %1 : tensor<64x1xi32>
+      %3 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %6 = tt.broadcast %ymask_34 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %8 = arith.truncf %acc_26 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %7, %8, %ymask_38 : tensor<64x32x!tt.ptr<bf16>>
       scf.yield %s1_28, %s2_31 : tensor<64xf32>, tensor<64xf32>
     }
-    %mean = arith.divf %s2#0, %cst_4 : tensor<64xf32>
-    %rstd_10 = arith.divf %s2#1, %cst_4 : tensor<64xf32>
+    %mean = arith.divf %s2#0, %cst_0 : tensor<64xf32>
+    %rstd_10 = arith.divf %s2#1, %cst_0 : tensor<64xf32>
     %rstd_11 = arith.mulf %mean, %mean : tensor<64xf32>
     %rstd_12 = arith.subf %rstd_10, %rstd_11 : tensor<64xf32>
-    %rstd_13 = arith.maxnumf %rstd_12, %cst_3 : tensor<64xf32>
+    %rstd_13 = arith.maxnumf %rstd_12, %cst_1 : tensor<64xf32>
     %rstd_14 = tt.splat %eps : f32 -> tensor<64xf32>
     %rstd_15 = arith.addf %rstd_13, %rstd_14 : tensor<64xf32>
     %rstd_16 = math.sqrt %rstd_15 : tensor<64xf32>
@@ -313,7 +318,7 @@ module {
       %ymask_21 = tt.splat %M : i32 -> tensor<64x1xi32>
       %ymask_22 = arith.cmpi slt, %ymask, %ymask_21 : tensor<64x1xi32>
       %ymask_23 = tt.expand_dims %offs_n_20 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_24 = arith.cmpi slt, %ymask_23, %cst_5 : tensor<1x32xi32>
+      %ymask_24 = arith.cmpi slt, %ymask_23, %cst : tensor<1x32xi32>
       %ymask_25 = tt.broadcast %ymask_22 : tensor<64x1xi1> -> tensor<64x32xi1>
       %ymask_26 = tt.broadcast %ymask_24 : tensor<1x32xi1> -> tensor<64x32xi1>
       %ymask_27 = arith.andi %ymask_25, %ymask_26 : tensor<64x32xi1>
@@ -324,16 +329,16 @@ module {
       %y_31 = tt.broadcast %y_30 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
       %y_32 = tt.broadcast %ymask_23 : tensor<1x32xi32> -> tensor<64x32xi32>
       %y_33 = tt.addptr %y_31, %y_32 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %y_34 = tt.load %y_33, %ymask_27, %cst_1 : tensor<64x32x!tt.ptr<bf16>>
+      %y_34 = tt.load %y_33, %ymask_27, %cst_3 : tensor<64x32x!tt.ptr<bf16>>
       %y_35 = arith.extf %y_34 : tensor<64x32xbf16> to tensor<64x32xf32>
       %g = arith.cmpi slt, %offs_n_20, %cst_2 : tensor<32xi32>
       %g_36 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
       %g_37 = tt.addptr %g_36, %offs_n_20 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-      %g_38 = tt.load %g_37, %g, %cst_0 : tensor<32x!tt.ptr<bf16>>
+      %g_38 = tt.load %g_37, %g, %cst_4 : tensor<32x!tt.ptr<bf16>>
       %g_39 = arith.extf %g_38 : tensor<32xbf16> to tensor<32xf32>
       %beta = tt.splat %B : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
       %beta_40 = tt.addptr %beta, %offs_n_20 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-      %beta_41 = tt.load %beta_40, %g, %cst_0 : tensor<32x!tt.ptr<bf16>>
+      %beta_41 = tt.load %beta_40, %g, %cst_4 : tensor<32x!tt.ptr<bf16>>
       %beta_42 = arith.extf %beta_41 : tensor<32xbf16> to tensor<32xf32>
       %out = tt.expand_dims %mean {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
       %out_43 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
@@ -347,8 +352,8 @@ module {
       %out_51 = tt.expand_dims %beta_42 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
       %out_52 = tt.broadcast %out_51 : tensor<1x32xf32> -> tensor<64x32xf32>
       %out_53 = arith.addf %out_50, %out_52 : tensor<64x32xf32>
-      %0 = arith.truncf %out_53 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %y_33, %0, %ymask_27 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = arith.truncf %out_53 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %y_33, %1, %ymask_27 : tensor<64x32x!tt.ptr<bf16>>
     }
     tt.return
   }
@@ -364,21 +369,21 @@ module {
 // CHECK: tt.load
 // CHECK: tt.store
   tt.func public @rms_deferred(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
-    %c31_i32 = arith.constant 31 : i32
-    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %c1_i32 = arith.constant 1 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %cst_2 = arith.constant dense<1024> : tensor<32xi32>
-    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %rstd_3 = arith.constant dense<1.024000e+03> : tensor<64xf32>
-    %cst_4 = arith.constant dense<1024> : tensor<1x32xi32>
-    %c32_i32 = arith.constant 32 : i32
     %c64_i32 = arith.constant 64 : i32
-    %pid_m = tt.get_program_id x : i32
-    %offs_m = arith.muli %pid_m, %c64_i32 : i32
+    %c32_i32 = arith.constant 32 : i32
+    %cst = arith.constant dense<1024> : tensor<1x32xi32>
+    %rstd = arith.constant dense<1.024000e+03> : tensor<64xf32>
+    %rstd_0 = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %cst_1 = arith.constant dense<1024> : tensor<32xi32>
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c31_i32 = arith.constant 31 : i32
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %0 = tt.get_program_id x : i32
+    %offs_m = arith.muli %0, %c64_i32 : i32
     %offs_m_5 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
     %offs_m_6 = tt.splat %offs_m : i32 -> tensor<64xi32>
     %offs_m_7 = arith.addi %offs_m_6, %offs_m_5 : tensor<64xi32>
@@ -389,10 +394,10 @@ module {
       %offs_n_16 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_17 = tt.splat %offs_n : i32 -> tensor<32xi32>
       %offs_n_18 = arith.addi %offs_n_17, %offs_n_16 : tensor<32xi32>
-      %wrows = arith.remsi %offs_n_18, %cst_2 : tensor<32xi32>
+      %wrows = arith.remsi %offs_n_18, %cst_1 : tensor<32xi32>
       %acc = arith.addi %K, %c31_i32 : i32
       %acc_19 = arith.divsi %acc, %c32_i32 : i32
-      %acc_20 = scf.for %k = %c0_i32 to %acc_19 step %c1_i32 iter_args(%acc_34 = %cst) -> (tensor<64x32xf32>)  : i32 {
+      %acc_20 = scf.for %k = %c0_i32 to %acc_19 step %c1_i32 iter_args(%acc_34 = %cst_4) -> (tensor<64x32xf32>)  : i32 {
         %a_ptr = tt.expand_dims %rows_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
         %a_ptr_35 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
         %a_ptr_36 = arith.muli %a_ptr, %a_ptr_35 : tensor<64x1xi32>
@@ -421,10 +426,10 @@ module {
         %acc_56 = tt.dot %a, %b, %acc_34, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
         scf.yield %acc_56 : tensor<64x32xf32>
       }
-      %nmask = arith.cmpi slt, %offs_n_18, %cst_2 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_18, %cst_1 : tensor<32xi32>
       %acc_21 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
       %acc_22 = tt.broadcast %acc_21 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %acc_23 = arith.select %acc_22, %acc_20, %cst : tensor<64x32xi1>, tensor<64x32xf32>
+      %acc_23 = arith.select %acc_22, %acc_20, %cst_4 : tensor<64x32xi1>, tensor<64x32xf32>
       %ss_24 = arith.mulf %acc_23, %acc_23 : tensor<64x32xf32>
       %ss_25 = "tt.reduce"(%ss_24) <{axis = 1 : i32}> ({
       ^bb0(%ss_34: f32, %ss_35: f32):
@@ -436,26 +441,26 @@ module {
       %ymask_27 = tt.splat %M : i32 -> tensor<64x1xi32>
       %ymask_28 = arith.cmpi slt, %ymask, %ymask_27 : tensor<64x1xi32>
       %ymask_29 = tt.expand_dims %offs_n_18 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_30 = arith.cmpi slt, %ymask_29, %cst_4 : tensor<1x32xi32>
+      %ymask_30 = arith.cmpi slt, %ymask_29, %cst : tensor<1x32xi32>
       %ymask_31 = tt.broadcast %ymask_28 : tensor<64x1xi1> -> tensor<64x32xi1>
       %ymask_32 = tt.broadcast %ymask_30 : tensor<1x32xi1> -> tensor<64x32xi1>
       %ymask_33 = arith.andi %ymask_31, %ymask_32 : tensor<64x32xi1>
-      %0 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-      %1 = arith.muli %ymask, %0 : tensor<64x1xi32>
-      %2 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %3 = tt.addptr %2, %1 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %4 = tt.broadcast %3 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %5 = tt.broadcast %ymask_29 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %6 = tt.addptr %4, %5 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %7 = arith.truncf %acc_23 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %6, %7, %ymask_33 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+      %2 = arith.muli %ymask, %1 : tensor<64x1xi32>
+      %3 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %6 = tt.broadcast %ymask_29 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %8 = arith.truncf %acc_23 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %7, %8, %ymask_33 : tensor<64x32x!tt.ptr<bf16>>
       scf.yield %ss_26 : tensor<64xf32>
     }
-    %rstd_10 = arith.divf %ss_9, %rstd_3 : tensor<64xf32>
+    %rstd_10 = arith.divf %ss_9, %rstd : tensor<64xf32>
     %rstd_11 = tt.splat %eps : f32 -> tensor<64xf32>
     %rstd_12 = arith.addf %rstd_10, %rstd_11 : tensor<64xf32>
     %rstd_13 = math.sqrt %rstd_12 : tensor<64xf32>
-    %rstd_14 = arith.divf %rstd, %rstd_13 : tensor<64xf32>
+    %rstd_14 = arith.divf %rstd_0, %rstd_13 : tensor<64xf32>
     scf.for %n = %c0_i32 to %c32_i32 step %c1_i32  : i32 {
       %offs_n = arith.muli %n, %c32_i32 : i32
       %offs_n_15 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
@@ -465,7 +470,7 @@ module {
       %ymask_18 = tt.splat %M : i32 -> tensor<64x1xi32>
       %ymask_19 = arith.cmpi slt, %ymask, %ymask_18 : tensor<64x1xi32>
       %ymask_20 = tt.expand_dims %offs_n_17 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_21 = arith.cmpi slt, %ymask_20, %cst_4 : tensor<1x32xi32>
+      %ymask_21 = arith.cmpi slt, %ymask_20, %cst : tensor<1x32xi32>
       %ymask_22 = tt.broadcast %ymask_19 : tensor<64x1xi1> -> tensor<64x32xi1>
       %ymask_23 = tt.broadcast %ymask_21 : tensor<1x32xi1> -> tensor<64x32xi1>
       %ymask_24 = arith.andi %ymask_22, %ymask_23 : tensor<64x32xi1>
@@ -476,12 +481,12 @@ module {
       %y_28 = tt.broadcast %y_27 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
       %y_29 = tt.broadcast %ymask_20 : tensor<1x32xi32> -> tensor<64x32xi32>
       %y_30 = tt.addptr %y_28, %y_29 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %y_31 = tt.load %y_30, %ymask_24, %cst_1 : tensor<64x32x!tt.ptr<bf16>>
+      %y_31 = tt.load %y_30, %ymask_24, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
       %y_32 = arith.extf %y_31 : tensor<64x32xbf16> to tensor<64x32xf32>
-      %g = arith.cmpi slt, %offs_n_17, %cst_2 : tensor<32xi32>
+      %g = arith.cmpi slt, %offs_n_17, %cst_1 : tensor<32xi32>
       %g_33 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
       %g_34 = tt.addptr %g_33, %offs_n_17 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-      %g_35 = tt.load %g_34, %g, %cst_0 : tensor<32x!tt.ptr<bf16>>
+      %g_35 = tt.load %g_34, %g, %cst_3 : tensor<32x!tt.ptr<bf16>>
       %g_36 = arith.extf %g_35 : tensor<32xbf16> to tensor<32xf32>
       %out = tt.expand_dims %rstd_14 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
       %out_37 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
@@ -489,9 +494,176 @@ module {
       %out_39 = tt.expand_dims %g_36 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
       %out_40 = tt.broadcast %out_39 : tensor<1x32xf32> -> tensor<64x32xf32>
       %out_41 = arith.mulf %out_38, %out_40 : tensor<64x32xf32>
-      %0 = arith.truncf %out_41 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %y_30, %0, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = arith.truncf %out_41 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %y_30, %1, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
     }
+    tt.return
+  }
+
+// Persistent (the programs walk the row blocks): program id and program count are divided
+// by C, the exchange sits in the loop over row blocks with two slot sets chosen by the row
+// block's parity, one barrier per row block, and one more barrier before the return.
+// CHECK-LABEL: tt.func public @rms_persistent
+// CHECK-SAME: normfuse.cluster_dims = 4 : i32, normfuse.cluster_smem = 512 : i32
+// CHECK: %[[PID:.+]] = tt.get_program_id x
+// CHECK: %[[RANK:.+]] = arith.remsi %[[PID]], %[[C:.+]] : i32
+// CHECK: %[[BLK:.+]] = arith.divsi %[[PID]], %[[C]] : i32
+// CHECK: %[[NP:.+]] = tt.get_num_programs x
+// CHECK: %[[NCL:.+]] = arith.divsi %[[NP]], %[[C]] : i32
+// CHECK: scf.for %[[RB:.+]] = %[[BLK]] to %{{.+}} step %[[NCL]] : i32 {
+// CHECK: tt.dot
+// CHECK: %[[OFF:.+]] = arith.subi %[[RB]], %[[BLK]] : i32
+// CHECK: %[[IT:.+]] = arith.divsi %[[OFF]], %[[NCL]] : i32
+// CHECK: %[[PAR:.+]] = arith.andi %[[IT]], %{{.+}} : i32
+// CHECK: %[[WOFF:.+]] = arith.muli %[[PAR]], %{{.+}} : i32
+// CHECK: %[[SPL:.+]] = tt.splat %[[WOFF]]
+// CHECK: %[[IDX:.+]] = arith.addi %{{.+}}, %[[SPL]] : tensor<64xi32>
+// CHECK: tt.elementwise_inline_asm "{{.*}}sub.u32 %nfa, %nfa, 512;{{.*}}st.shared.f32 {{.*}}" {{.*}} %[[IDX]],
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
+// CHECK: %[[TOT:.+]] = tt.elementwise_inline_asm "{{.*}}mapa.shared::cluster{{.*}}" {{.*}} %[[IDX]] :
+// CHECK-NOT: barrier.cluster
+// CHECK: arith.divf %[[TOT]]
+// CHECK: tt.store
+// CHECK-NOT: barrier.cluster
+// CHECK: }
+// CHECK-NEXT: tt.elementwise_inline_asm "{{.*}}barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK-NEXT: tt.return
+  tt.func public @rms_persistent(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
+    %c32_i32 = arith.constant 32 : i32
+    %cst = arith.constant dense<128> : tensor<1x32xi32>
+    %cst_0 = arith.constant dense<1.280000e+02> : tensor<64xf32>
+    %cst_1 = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %cst_2 = arith.constant dense<128> : tensor<32xi32>
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c4_i32 = arith.constant 4 : i32
+    %c31_i32 = arith.constant 31 : i32
+    %cst_6 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %c63_i32 = arith.constant 63 : i32
+    %c64_i32 = arith.constant 64 : i32
+    %0 = tt.get_program_id x : i32
+    %1 = arith.addi %M, %c63_i32 : i32
+    %2 = arith.divsi %1, %c64_i32 : i32
+    %3 = tt.get_num_programs x : i32
+    scf.for %pid_m = %0 to %2 step %3  : i32 {
+      %offs_m = arith.muli %pid_m, %c64_i32 : i32
+      %offs_m_7 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+      %offs_m_8 = tt.splat %offs_m : i32 -> tensor<64xi32>
+      %offs_m_9 = arith.addi %offs_m_8, %offs_m_7 : tensor<64xi32>
+      %rows = tt.splat %M : i32 -> tensor<64xi32>
+      %rows_10 = arith.remsi %offs_m_9, %rows : tensor<64xi32>
+      %ss = scf.for %n = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_15 = %cst_5) -> (tensor<64xf32>)  : i32 {
+        %offs_n = arith.muli %n, %c32_i32 : i32
+        %offs_n_16 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+        %offs_n_17 = tt.splat %offs_n : i32 -> tensor<32xi32>
+        %offs_n_18 = arith.addi %offs_n_17, %offs_n_16 : tensor<32xi32>
+        %wrows = arith.remsi %offs_n_18, %cst_2 : tensor<32xi32>
+        %acc = arith.addi %K, %c31_i32 : i32
+        %acc_19 = arith.divsi %acc, %c32_i32 : i32
+        %acc_20 = scf.for %k = %c0_i32 to %acc_19 step %c1_i32 iter_args(%acc_34 = %cst_6) -> (tensor<64x32xf32>)  : i32 {
+          %a_ptr = tt.expand_dims %rows_10 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+          %a_ptr_35 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
+          %a_ptr_36 = arith.muli %a_ptr, %a_ptr_35 : tensor<64x1xi32>
+          %a_ptr_37 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+          %a_ptr_38 = tt.addptr %a_ptr_37, %a_ptr_36 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+          %a_ptr_39 = arith.muli %k, %c32_i32 : i32
+          %a_ptr_40 = tt.splat %a_ptr_39 : i32 -> tensor<64x1xi32>
+          %a_ptr_41 = tt.addptr %a_ptr_38, %a_ptr_40 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+          %a_ptr_42 = tt.expand_dims %offs_n_16 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+          %a_ptr_43 = tt.broadcast %a_ptr_41 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+          %a_ptr_44 = tt.broadcast %a_ptr_42 : tensor<1x32xi32> -> tensor<64x32xi32>
+          %a_ptr_45 = tt.addptr %a_ptr_43, %a_ptr_44 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+          %b_ptr = tt.expand_dims %wrows {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+          %b_ptr_46 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
+          %b_ptr_47 = arith.muli %b_ptr, %b_ptr_46 : tensor<1x32xi32>
+          %b_ptr_48 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+          %b_ptr_49 = tt.addptr %b_ptr_48, %b_ptr_47 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+          %b_ptr_50 = tt.splat %a_ptr_39 : i32 -> tensor<1x32xi32>
+          %b_ptr_51 = tt.addptr %b_ptr_49, %b_ptr_50 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+          %b_ptr_52 = tt.expand_dims %offs_n_16 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+          %b_ptr_53 = tt.broadcast %b_ptr_51 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+          %b_ptr_54 = tt.broadcast %b_ptr_52 : tensor<32x1xi32> -> tensor<32x32xi32>
+          %b_ptr_55 = tt.addptr %b_ptr_53, %b_ptr_54 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+          %a = tt.load %a_ptr_45 : tensor<64x32x!tt.ptr<bf16>>
+          %b = tt.load %b_ptr_55 : tensor<32x32x!tt.ptr<bf16>>
+          %acc_56 = tt.dot %a, %b, %acc_34, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+          scf.yield %acc_56 : tensor<64x32xf32>
+        }
+        %nmask = arith.cmpi slt, %offs_n_18, %cst_2 : tensor<32xi32>
+        %acc_21 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
+        %acc_22 = tt.broadcast %acc_21 : tensor<1x32xi1> -> tensor<64x32xi1>
+        %acc_23 = arith.select %acc_22, %acc_20, %cst_6 : tensor<64x32xi1>, tensor<64x32xf32>
+        %ss_24 = arith.mulf %acc_23, %acc_23 : tensor<64x32xf32>
+        %ss_25 = "tt.reduce"(%ss_24) <{axis = 1 : i32}> ({
+        ^bb0(%ss_34: f32, %ss_35: f32):
+          %ss_36 = arith.addf %ss_34, %ss_35 : f32
+          tt.reduce.return %ss_36 : f32
+        }) : (tensor<64x32xf32>) -> tensor<64xf32>
+        %ss_26 = arith.addf %ss_15, %ss_25 : tensor<64xf32>
+        %ymask = tt.expand_dims %offs_m_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+        %ymask_27 = tt.splat %M : i32 -> tensor<64x1xi32>
+        %ymask_28 = arith.cmpi slt, %ymask, %ymask_27 : tensor<64x1xi32>
+        %ymask_29 = tt.expand_dims %offs_n_18 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %ymask_30 = arith.cmpi slt, %ymask_29, %cst : tensor<1x32xi32>
+        %ymask_31 = tt.broadcast %ymask_28 : tensor<64x1xi1> -> tensor<64x32xi1>
+        %ymask_32 = tt.broadcast %ymask_30 : tensor<1x32xi1> -> tensor<64x32xi1>
+        %ymask_33 = arith.andi %ymask_31, %ymask_32 : tensor<64x32xi1>
+        %4 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+        %5 = arith.muli %ymask, %4 : tensor<64x1xi32>
+        %6 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %7 = tt.addptr %6, %5 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %8 = tt.broadcast %7 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %9 = tt.broadcast %ymask_29 : tensor<1x32xi32> -> tensor<64x32xi32>
+        %10 = tt.addptr %8, %9 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %11 = arith.truncf %acc_23 : tensor<64x32xf32> to tensor<64x32xbf16>
+        tt.store %10, %11, %ymask_33 : tensor<64x32x!tt.ptr<bf16>>
+        scf.yield %ss_26 : tensor<64xf32>
+      }
+      %rstd = arith.divf %ss, %cst_0 : tensor<64xf32>
+      %rstd_11 = tt.splat %eps : f32 -> tensor<64xf32>
+      %rstd_12 = arith.addf %rstd, %rstd_11 : tensor<64xf32>
+      %rstd_13 = math.sqrt %rstd_12 : tensor<64xf32>
+      %rstd_14 = arith.divf %cst_1, %rstd_13 : tensor<64xf32>
+      scf.for %n = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
+        %offs_n = arith.muli %n, %c32_i32 : i32
+        %offs_n_15 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+        %offs_n_16 = tt.splat %offs_n : i32 -> tensor<32xi32>
+        %offs_n_17 = arith.addi %offs_n_16, %offs_n_15 : tensor<32xi32>
+        %ymask = tt.expand_dims %offs_m_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+        %ymask_18 = tt.splat %M : i32 -> tensor<64x1xi32>
+        %ymask_19 = arith.cmpi slt, %ymask, %ymask_18 : tensor<64x1xi32>
+        %ymask_20 = tt.expand_dims %offs_n_17 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %ymask_21 = arith.cmpi slt, %ymask_20, %cst : tensor<1x32xi32>
+        %ymask_22 = tt.broadcast %ymask_19 : tensor<64x1xi1> -> tensor<64x32xi1>
+        %ymask_23 = tt.broadcast %ymask_21 : tensor<1x32xi1> -> tensor<64x32xi1>
+        %ymask_24 = arith.andi %ymask_22, %ymask_23 : tensor<64x32xi1>
+        %y = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+        %y_25 = arith.muli %ymask, %y : tensor<64x1xi32>
+        %y_26 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %y_27 = tt.addptr %y_26, %y_25 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %y_28 = tt.broadcast %y_27 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %y_29 = tt.broadcast %ymask_20 : tensor<1x32xi32> -> tensor<64x32xi32>
+        %y_30 = tt.addptr %y_28, %y_29 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %y_31 = tt.load %y_30, %ymask_24, %cst_3 : tensor<64x32x!tt.ptr<bf16>>
+        %y_32 = arith.extf %y_31 : tensor<64x32xbf16> to tensor<64x32xf32>
+        %g = arith.cmpi slt, %offs_n_17, %cst_2 : tensor<32xi32>
+        %g_33 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
+        %g_34 = tt.addptr %g_33, %offs_n_17 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
+        %g_35 = tt.load %g_34, %g, %cst_4 : tensor<32x!tt.ptr<bf16>>
+        %g_36 = arith.extf %g_35 : tensor<32xbf16> to tensor<32xf32>
+        %out = tt.expand_dims %rstd_14 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+        %out_37 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
+        %out_38 = arith.mulf %y_32, %out_37 : tensor<64x32xf32>
+        %out_39 = tt.expand_dims %g_36 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+        %out_40 = tt.broadcast %out_39 : tensor<1x32xf32> -> tensor<64x32xf32>
+        %out_41 = arith.mulf %out_38, %out_40 : tensor<64x32xf32>
+        %4 = arith.truncf %out_41 : tensor<64x32xf32> to tensor<64x32xbf16>
+        tt.store %y_30, %4, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
+      }
+    } {tt.flatten}
     tt.return
   }
 
@@ -501,31 +673,31 @@ module {
 // CHECK-NOT: inline_asm
 // CHECK: tt.return
   tt.func public @negative_one_tile(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
-    %c31_i32 = arith.constant 31 : i32
-    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %c1_i32 = arith.constant 1 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %cst_2 = arith.constant dense<32> : tensor<32xi32>
-    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %rstd_3 = arith.constant dense<3.200000e+01> : tensor<64xf32>
-    %cst_4 = arith.constant dense<32> : tensor<1x32xi32>
-    %c32_i32 = arith.constant 32 : i32
     %c64_i32 = arith.constant 64 : i32
-    %pid_m = tt.get_program_id x : i32
-    %offs_m = arith.muli %pid_m, %c64_i32 : i32
+    %c32_i32 = arith.constant 32 : i32
+    %cst = arith.constant dense<32> : tensor<1x32xi32>
+    %rstd = arith.constant dense<3.200000e+01> : tensor<64xf32>
+    %rstd_0 = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %cst_1 = arith.constant dense<32> : tensor<32xi32>
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c31_i32 = arith.constant 31 : i32
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %0 = tt.get_program_id x : i32
+    %offs_m = arith.muli %0, %c64_i32 : i32
     %offs_m_5 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
     %offs_m_6 = tt.splat %offs_m : i32 -> tensor<64xi32>
     %offs_m_7 = arith.addi %offs_m_6, %offs_m_5 : tensor<64xi32>
     %rows = tt.splat %M : i32 -> tensor<64xi32>
     %rows_8 = arith.remsi %offs_m_7, %rows : tensor<64xi32>
     %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-    %wrows = arith.remsi %offs_n, %cst_2 : tensor<32xi32>
+    %wrows = arith.remsi %offs_n, %cst_1 : tensor<32xi32>
     %acc = arith.addi %K, %c31_i32 : i32
     %acc_9 = arith.divsi %acc, %c32_i32 : i32
-    %acc_10 = scf.for %k = %c0_i32 to %acc_9 step %c1_i32 iter_args(%acc_38 = %cst) -> (tensor<64x32xf32>)  : i32 {
+    %acc_10 = scf.for %k = %c0_i32 to %acc_9 step %c1_i32 iter_args(%acc_38 = %cst_4) -> (tensor<64x32xf32>)  : i32 {
       %a_ptr = tt.expand_dims %rows_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
       %a_ptr_39 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
       %a_ptr_40 = arith.muli %a_ptr, %a_ptr_39 : tensor<64x1xi32>
@@ -554,10 +726,10 @@ module {
       %acc_60 = tt.dot %a, %b, %acc_38, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
       scf.yield %acc_60 : tensor<64x32xf32>
     }
-    %nmask = arith.cmpi slt, %offs_n, %cst_2 : tensor<32xi32>
+    %nmask = arith.cmpi slt, %offs_n, %cst_1 : tensor<32xi32>
     %acc_11 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
     %acc_12 = tt.broadcast %acc_11 : tensor<1x32xi1> -> tensor<64x32xi1>
-    %acc_13 = arith.select %acc_12, %acc_10, %cst : tensor<64x32xi1>, tensor<64x32xf32>
+    %acc_13 = arith.select %acc_12, %acc_10, %cst_4 : tensor<64x32xi1>, tensor<64x32xf32>
     %ss_14 = arith.mulf %acc_13, %acc_13 : tensor<64x32xf32>
     %ss_15 = "tt.reduce"(%ss_14) <{axis = 1 : i32}> ({
     ^bb0(%ss_38: f32, %ss_39: f32):
@@ -569,29 +741,29 @@ module {
     %ymask_17 = tt.splat %M : i32 -> tensor<64x1xi32>
     %ymask_18 = arith.cmpi slt, %ymask, %ymask_17 : tensor<64x1xi32>
     %ymask_19 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-    %ymask_20 = arith.cmpi slt, %ymask_19, %cst_4 : tensor<1x32xi32>
+    %ymask_20 = arith.cmpi slt, %ymask_19, %cst : tensor<1x32xi32>
     %ymask_21 = tt.broadcast %ymask_18 : tensor<64x1xi1> -> tensor<64x32xi1>
     %ymask_22 = tt.broadcast %ymask_20 : tensor<1x32xi1> -> tensor<64x32xi1>
     %ymask_23 = arith.andi %ymask_21, %ymask_22 : tensor<64x32xi1>
-    %0 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-    %1 = arith.muli %ymask, %0 : tensor<64x1xi32>
-    %2 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-    %3 = tt.addptr %2, %1 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-    %4 = tt.broadcast %3 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-    %5 = tt.broadcast %ymask_19 : tensor<1x32xi32> -> tensor<64x32xi32>
-    %6 = tt.addptr %4, %5 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-    %7 = arith.truncf %acc_13 : tensor<64x32xf32> to tensor<64x32xbf16>
-    tt.store %6, %7, %ymask_23 : tensor<64x32x!tt.ptr<bf16>>
-    %rstd_24 = arith.divf %ss_16, %rstd_3 : tensor<64xf32>
+    %1 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+    %2 = arith.muli %ymask, %1 : tensor<64x1xi32>
+    %3 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+    %6 = tt.broadcast %ymask_19 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+    %8 = arith.truncf %acc_13 : tensor<64x32xf32> to tensor<64x32xbf16>
+    tt.store %7, %8, %ymask_23 : tensor<64x32x!tt.ptr<bf16>>
+    %rstd_24 = arith.divf %ss_16, %rstd : tensor<64xf32>
     %rstd_25 = tt.splat %eps : f32 -> tensor<64xf32>
     %rstd_26 = arith.addf %rstd_24, %rstd_25 : tensor<64xf32>
     %rstd_27 = math.sqrt %rstd_26 : tensor<64xf32>
-    %rstd_28 = arith.divf %rstd, %rstd_27 : tensor<64xf32>
-    %y = tt.load %6, %ymask_23, %cst_1 : tensor<64x32x!tt.ptr<bf16>>
+    %rstd_28 = arith.divf %rstd_0, %rstd_27 : tensor<64xf32>
+    %y = tt.load %7, %ymask_23, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
     %y_29 = arith.extf %y : tensor<64x32xbf16> to tensor<64x32xf32>
     %g = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
     %g_30 = tt.addptr %g, %offs_n : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-    %g_31 = tt.load %g_30, %nmask, %cst_0 : tensor<32x!tt.ptr<bf16>>
+    %g_31 = tt.load %g_30, %nmask, %cst_3 : tensor<32x!tt.ptr<bf16>>
     %g_32 = arith.extf %g_31 : tensor<32xbf16> to tensor<32xf32>
     %out = tt.expand_dims %rstd_28 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
     %out_33 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
@@ -599,8 +771,8 @@ module {
     %out_35 = tt.expand_dims %g_32 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
     %out_36 = tt.broadcast %out_35 : tensor<1x32xf32> -> tensor<64x32xf32>
     %out_37 = arith.mulf %out_34, %out_36 : tensor<64x32xf32>
-    %8 = arith.truncf %out_37 : tensor<64x32xf32> to tensor<64x32xbf16>
-    tt.store %6, %8, %ymask_23 : tensor<64x32x!tt.ptr<bf16>>
+    %9 = arith.truncf %out_37 : tensor<64x32xf32> to tensor<64x32xbf16>
+    tt.store %7, %9, %ymask_23 : tensor<64x32x!tt.ptr<bf16>>
     tt.return
   }
 
@@ -782,15 +954,14 @@ module {
     tt.return
   }
 
-// Bail out: tt.get_num_programs x would see C times the grid.
-// CHECK-LABEL: tt.func public @negative_num_programs
+// Bail out: the loop over row blocks carries a value across row blocks.
+// CHECK-LABEL: tt.func public @negative_outer_carried
 // CHECK-NOT: inline_asm
 // CHECK: tt.return
-  tt.func public @negative_num_programs(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %Z: !tt.ptr<f32>) attributes {noinline = false} {
+  tt.func public @negative_outer_carried(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %Z: !tt.ptr<f32>) attributes {noinline = false} {
     %cst = arith.constant dense<32> : tensor<64x1xi32>
     %cst_0 = arith.constant dense<32> : tensor<1x32xi32>
     %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
-    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
     %c1_i32 = arith.constant 1 : i32
     %c4_i32 = arith.constant 4 : i32
     %c0_i32 = arith.constant 0 : i32
@@ -799,81 +970,87 @@ module {
     %c32_i32 = arith.constant 32 : i32
     %cst_4 = arith.constant dense<128> : tensor<64x1xi32>
     %c64_i32 = arith.constant 64 : i32
-    %offs_m = tt.get_program_id x : i32
-    %offs_m_5 = arith.muli %offs_m, %c64_i32 : i32
-    %offs_m_6 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
-    %offs_m_7 = tt.splat %offs_m_5 : i32 -> tensor<64xi32>
-    %offs_m_8 = arith.addi %offs_m_7, %offs_m_6 : tensor<64xi32>
-    %ss_9 = scf.for %n = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_10 = %ss) -> (tensor<64xf32>)  : i32 {
-      %offs_n = arith.muli %n, %c32_i32 : i32
-      %offs_n_11 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %offs_n_12 = tt.splat %offs_n : i32 -> tensor<32xi32>
-      %offs_n_13 = arith.addi %offs_n_12, %offs_n_11 : tensor<32xi32>
-      %acc = tt.expand_dims %offs_m_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %acc_14 = arith.muli %acc, %cst : tensor<64x1xi32>
-      %acc_15 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %acc_16 = tt.addptr %acc_15, %acc_14 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %acc_17 = tt.expand_dims %offs_n_11 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %acc_18 = tt.broadcast %acc_16 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %acc_19 = tt.broadcast %acc_17 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %acc_20 = tt.addptr %acc_18, %acc_19 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %acc_21 = tt.load %acc_20 : tensor<64x32x!tt.ptr<bf16>>
-      %acc_22 = tt.expand_dims %offs_n_13 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %acc_23 = arith.muli %acc_22, %cst_0 : tensor<1x32xi32>
-      %acc_24 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
-      %acc_25 = tt.addptr %acc_24, %acc_23 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
-      %acc_26 = tt.expand_dims %offs_n_11 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %acc_27 = tt.broadcast %acc_25 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
-      %acc_28 = tt.broadcast %acc_26 : tensor<32x1xi32> -> tensor<32x32xi32>
-      %acc_29 = tt.addptr %acc_27, %acc_28 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
-      %acc_30 = tt.load %acc_29 : tensor<32x32x!tt.ptr<bf16>>
-      %acc_31 = tt.dot %acc_21, %acc_30, %cst_1, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
-      %ss_32 = arith.mulf %acc_31, %acc_31 : tensor<64x32xf32>
-      %ss_33 = "tt.reduce"(%ss_32) <{axis = 1 : i32}> ({
-      ^bb0(%ss_35: f32, %ss_36: f32):
-        %ss_37 = arith.addf %ss_35, %ss_36 : f32
-        tt.reduce.return %ss_37 : f32
-      }) : (tensor<64x32xf32>) -> tensor<64xf32>
-      %ss_34 = arith.addf %ss_10, %ss_33 : tensor<64xf32>
-      %6 = arith.muli %acc, %cst_4 : tensor<64x1xi32>
-      %7 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %8 = tt.addptr %7, %6 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %9 = tt.splat %offs_n : i32 -> tensor<64x1xi32>
-      %10 = tt.addptr %8, %9 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %11 = tt.broadcast %10 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %12 = tt.addptr %11, %acc_19 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %13 = arith.truncf %acc_31 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %12, %13 : tensor<64x32x!tt.ptr<bf16>>
-      scf.yield %ss_34 : tensor<64xf32>
-    }
-    %0 = tt.addptr %Z, %offs_m : !tt.ptr<f32>, i32
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %0 = tt.get_program_id x : i32
     %1 = tt.get_num_programs x : i32
-    %2 = arith.sitofp %1 : i32 to f32
-    tt.store %0, %2 : !tt.ptr<f32>
-    %3 = arith.divf %ss_9, %cst_3 : tensor<64xf32>
-    %4 = math.sqrt %3 : tensor<64xf32>
-    %5 = arith.divf %cst_2, %4 : tensor<64xf32>
-    scf.for %n = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
-      %p = tt.expand_dims %offs_m_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %p_10 = arith.muli %p, %cst_4 : tensor<64x1xi32>
-      %p_11 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %p_12 = tt.addptr %p_11, %p_10 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %p_13 = arith.muli %n, %c32_i32 : i32
-      %p_14 = tt.splat %p_13 : i32 -> tensor<64x1xi32>
-      %p_15 = tt.addptr %p_12, %p_14 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %p_16 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %p_17 = tt.expand_dims %p_16 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %p_18 = tt.broadcast %p_15 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %p_19 = tt.broadcast %p_17 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %p_20 = tt.addptr %p_18, %p_19 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %6 = tt.load %p_20 : tensor<64x32x!tt.ptr<bf16>>
-      %7 = arith.extf %6 : tensor<64x32xbf16> to tensor<64x32xf32>
-      %8 = tt.expand_dims %5 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
-      %9 = tt.broadcast %8 : tensor<64x1xf32> -> tensor<64x32xf32>
-      %10 = arith.mulf %7, %9 : tensor<64x32xf32>
-      %11 = arith.truncf %10 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %p_20, %11 : tensor<64x32x!tt.ptr<bf16>>
+    %total = scf.for %rb = %0 to %c64_i32 step %1 iter_args(%total_6 = %cst_5) -> (tensor<64xf32>)  : i32 {
+      %offs_m = arith.muli %rb, %c64_i32 : i32
+      %offs_m_7 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+      %offs_m_8 = tt.splat %offs_m : i32 -> tensor<64xi32>
+      %offs_m_9 = arith.addi %offs_m_8, %offs_m_7 : tensor<64xi32>
+      %ss = scf.for %n = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_11 = %cst_5) -> (tensor<64xf32>)  : i32 {
+        %offs_n = arith.muli %n, %c32_i32 : i32
+        %offs_n_12 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+        %offs_n_13 = tt.splat %offs_n : i32 -> tensor<32xi32>
+        %offs_n_14 = arith.addi %offs_n_13, %offs_n_12 : tensor<32xi32>
+        %acc = tt.expand_dims %offs_m_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+        %acc_15 = arith.muli %acc, %cst : tensor<64x1xi32>
+        %acc_16 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %acc_17 = tt.addptr %acc_16, %acc_15 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %acc_18 = tt.expand_dims %offs_n_12 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %acc_19 = tt.broadcast %acc_17 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %acc_20 = tt.broadcast %acc_18 : tensor<1x32xi32> -> tensor<64x32xi32>
+        %acc_21 = tt.addptr %acc_19, %acc_20 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %acc_22 = tt.load %acc_21 : tensor<64x32x!tt.ptr<bf16>>
+        %acc_23 = tt.expand_dims %offs_n_14 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %acc_24 = arith.muli %acc_23, %cst_0 : tensor<1x32xi32>
+        %acc_25 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+        %acc_26 = tt.addptr %acc_25, %acc_24 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+        %acc_27 = tt.expand_dims %offs_n_12 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+        %acc_28 = tt.broadcast %acc_26 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+        %acc_29 = tt.broadcast %acc_27 : tensor<32x1xi32> -> tensor<32x32xi32>
+        %acc_30 = tt.addptr %acc_28, %acc_29 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        %acc_31 = tt.load %acc_30 : tensor<32x32x!tt.ptr<bf16>>
+        %acc_32 = tt.dot %acc_22, %acc_31, %cst_1, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+        %ss_33 = arith.mulf %acc_32, %acc_32 : tensor<64x32xf32>
+        %ss_34 = "tt.reduce"(%ss_33) <{axis = 1 : i32}> ({
+        ^bb0(%ss_36: f32, %ss_37: f32):
+          %ss_38 = arith.addf %ss_36, %ss_37 : f32
+          tt.reduce.return %ss_38 : f32
+        }) : (tensor<64x32xf32>) -> tensor<64xf32>
+        %ss_35 = arith.addf %ss_11, %ss_34 : tensor<64xf32>
+        %8 = arith.muli %acc, %cst_4 : tensor<64x1xi32>
+        %9 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %10 = tt.addptr %9, %8 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %11 = tt.splat %offs_n : i32 -> tensor<64x1xi32>
+        %12 = tt.addptr %10, %11 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %13 = tt.broadcast %12 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %14 = tt.addptr %13, %acc_20 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %15 = arith.truncf %acc_32 : tensor<64x32xf32> to tensor<64x32xbf16>
+        tt.store %14, %15 : tensor<64x32x!tt.ptr<bf16>>
+        scf.yield %ss_35 : tensor<64xf32>
+      }
+      %5 = arith.divf %ss, %cst_3 : tensor<64xf32>
+      %6 = math.sqrt %5 : tensor<64xf32>
+      %7 = arith.divf %cst_2, %6 : tensor<64xf32>
+      scf.for %n = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
+        %p = tt.expand_dims %offs_m_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+        %p_11 = arith.muli %p, %cst_4 : tensor<64x1xi32>
+        %p_12 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %p_13 = tt.addptr %p_12, %p_11 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %p_14 = arith.muli %n, %c32_i32 : i32
+        %p_15 = tt.splat %p_14 : i32 -> tensor<64x1xi32>
+        %p_16 = tt.addptr %p_13, %p_15 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %p_17 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+        %p_18 = tt.expand_dims %p_17 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %p_19 = tt.broadcast %p_16 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %p_20 = tt.broadcast %p_18 : tensor<1x32xi32> -> tensor<64x32xi32>
+        %p_21 = tt.addptr %p_19, %p_20 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %8 = tt.load %p_21 : tensor<64x32x!tt.ptr<bf16>>
+        %9 = arith.extf %8 : tensor<64x32xbf16> to tensor<64x32xf32>
+        %10 = tt.expand_dims %7 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+        %11 = tt.broadcast %10 : tensor<64x1xf32> -> tensor<64x32xf32>
+        %12 = arith.mulf %9, %11 : tensor<64x32xf32>
+        %13 = arith.truncf %12 : tensor<64x32xf32> to tensor<64x32xbf16>
+        tt.store %p_21, %13 : tensor<64x32x!tt.ptr<bf16>>
+      }
+      %total_10 = arith.addf %total_6, %ss : tensor<64xf32>
+      scf.yield %total_10 : tensor<64xf32>
     }
+    %2 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %3 = tt.splat %Z : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %4 = tt.addptr %3, %2 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    tt.store %4, %total : tensor<64x!tt.ptr<f32>>
     tt.return
   }
 

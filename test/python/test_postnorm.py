@@ -45,6 +45,25 @@ def test_aot_cluster_kernel(kind, N, ctas, stats):
     assert len(ck.asm["cubin"]) > 0  # ptxas accepted it (sm_90a)
 
 
+@pytest.mark.parametrize("kind,N,ctas,stats", [("rms", 1024, 4, 1), ("ln", 512, 2, 2), ("rms", 8192, 16, 1)])
+def test_aot_persistent_cluster_kernel(kind, N, ctas, stats):
+    """Persistent form: the clusters walk the row blocks; two slot sets (double the shared-memory
+    delta), the barrier inside the flattened row-block loop and one more before the exit."""
+    ck = aot_compile_postnorm(kind, N=N, K=512, persistent=True)
+    md = ck.kernel.metadata
+    assert md.num_ctas == ctas
+    assert f"normfuse.cluster_smem = {2 * stats * 128 * 4} : i32" in ck.asm["normfuse"]
+    assert md.normfuse_launch == {"num_ctas": ctas, "extra_shared": 2 * stats * 128 * 4}
+    assert any("persistent: the clusters walk the row blocks" in r for r in ck.remarks), ck.remarks
+    ir = ck.asm["normfuse"]
+    assert "tt.get_num_programs x" in ir and "tt.flatten" in ir
+    ptx = ck.asm["ptx"]
+    # arrive and wait come in pairs (one asm each), at least one pair in the loop and one at exit
+    assert ptx.count("barrier.cluster.arrive.release;") == ptx.count("barrier.cluster.wait.acquire;") >= 2
+    assert re.search(r"mapa\.shared::cluster\.u32 %nfp, %nfa, " + str(ctas - 1) + ";", ptx)
+    assert len(ck.asm["cubin"]) > 0
+
+
 def test_aot_exchange_reads_stay_before_the_arrive():
     """Triton rematerializes the read of the totals per layout; every copy must still read the
     peers' shared memory before this CTA says it is done (or a peer may exit under the read)."""
@@ -91,6 +110,8 @@ def test_cluster_reduce_refuses_num_ctas_option():
 
 def test_config_table():
     assert select_postnorm_config(4096, 64, 512) == PostNormConfig(128, 64, 64, 4, 3)
+    assert select_postnorm_config(262144, 1024, 512).persistent
+    assert not select_postnorm_config(32768, 1024, 512).persistent
     assert select_postnorm_config(4096, 200, 512).block_n == 256
     assert select_postnorm_config(4096, 4096, 512).block_n == 256
     assert select_postnorm_config(16, 1024, 512).block_m == 64
@@ -124,12 +145,12 @@ def test_errors():
 # GPU: numerics vs fp64 and vs the naive kernel, twice (a race shows up as a difference)
 # ---------------------------------------------------------------------------------------------
 
-def _run(kind, x, w, g, b, eps, bias, res, passes):
+def _run(kind, x, w, g, b, eps, bias, res, passes, **kw):
     from normfuse.ops import prepare_linear_layernorm
     if kind == "rms":
-        plan = prepare_linear_rmsnorm(x, w, g, eps, bias, res, passes=passes)
+        plan = prepare_linear_rmsnorm(x, w, g, eps, bias, res, passes=passes, **kw)
     else:
-        plan = prepare_linear_layernorm(x, w, g, b, eps, bias, res, passes=passes)
+        plan = prepare_linear_layernorm(x, w, g, b, eps, bias, res, passes=passes, **kw)
     outs = []
     for _ in range(2):
         plan.out.fill_(float("nan"))
@@ -137,7 +158,7 @@ def _run(kind, x, w, g, b, eps, bias, res, passes):
         torch.cuda.synchronize()
     assert not torch.isnan(outs[0]).any(), "unwritten output elements"
     assert torch.equal(outs[0], outs[1]), "run-to-run difference"
-    return outs[0], plan.compile()
+    return outs[0], plan.compile(), plan
 
 
 @pytest.mark.gpu
@@ -156,8 +177,8 @@ def test_gpu_numerics_vs_naive(kind, M, K, N, extras):
     bias = (0.5 * torch.randn(N, device="cuda")).to(dt) if "bias" in extras else None
     res = torch.randn(M, N, device="cuda", dtype=dt) if "res" in extras else None
     ref = linear_norm_ref(x, w, g, b, 1e-6, bias, res)
-    y0, _ = _run(kind, x, w, g, b, 1e-6, bias, res, ())
-    y1, ck = _run(kind, x, w, g, b, 1e-6, bias, res, postnorm_passes())
+    y0, _, _ = _run(kind, x, w, g, b, 1e-6, bias, res, ())
+    y1, ck, _ = _run(kind, x, w, g, b, 1e-6, bias, res, postnorm_passes())
     e0 = ((y0.double() - ref).norm() / ref.norm()).item()
     e1 = ((y1.double() - ref).norm() / ref.norm()).item()
     assert e1 <= 1.5 * e0 + 1e-6, (e1, e0, ck.remarks)
@@ -176,8 +197,8 @@ def test_gpu_cluster_sizes(kind, cluster_size):
     g = (1 + 0.1 * torch.randn(N, device="cuda")).to(dt)
     b = (0.1 * torch.randn(N, device="cuda")).to(dt) if kind == "ln" else None
     ref = linear_norm_ref(x, w, g, b, 1e-6)
-    y0, _ = _run(kind, x, w, g, b, 1e-6, None, None, ())
-    y1, ck = _run(kind, x, w, g, b, 1e-6, None, None, postnorm_passes(cluster_size=cluster_size))
+    y0, _, _ = _run(kind, x, w, g, b, 1e-6, None, None, ())
+    y1, ck, _ = _run(kind, x, w, g, b, 1e-6, None, None, postnorm_passes(cluster_size=cluster_size))
     assert ck.kernel.metadata.num_ctas == cluster_size
     e0 = ((y0.double() - ref).norm() / ref.norm()).item()
     e1 = ((y1.double() - ref).norm() / ref.norm()).item()
@@ -197,8 +218,8 @@ def test_gpu_layernorm_large_mean_matches_naive():
     b = torch.zeros(N, device="cuda", dtype=dt)
     res = torch.full((M, N), 30.0, device="cuda", dtype=dt)  # row mean 30, std 1
     ref = linear_norm_ref(x, w, g, b, 1e-5, None, res)
-    y0, _ = _run("ln", x, w, g, b, 1e-5, None, res, ())
-    y1, _ = _run("ln", x, w, g, b, 1e-5, None, res, postnorm_passes())
+    y0, _, _ = _run("ln", x, w, g, b, 1e-5, None, res, ())
+    y1, _, _ = _run("ln", x, w, g, b, 1e-5, None, res, postnorm_passes())
     e0 = ((y0.double() - ref).norm() / ref.norm()).item()
     e1 = ((y1.double() - ref).norm() / ref.norm()).item()
     assert e1 <= 1.5 * e0 + 1e-6, (e1, e0)
@@ -218,7 +239,7 @@ def test_gpu_tma_loads(kind, N):
     g = (1 + 0.1 * torch.randn(N, device="cuda")).to(dt)
     b = (0.1 * torch.randn(N, device="cuda")).to(dt) if kind == "ln" else None
     ref = linear_norm_ref(x, w, g, b, 1e-6)
-    y0, _ = _run(kind, x, w, g, b, 1e-6, None, None, ())
+    y0, _, _ = _run(kind, x, w, g, b, 1e-6, None, None, ())
     plan = (prepare_linear_rmsnorm(x, w, g, 1e-6, tma=True) if kind == "rms"
             else prepare_linear_layernorm(x, w, g, b, 1e-6, tma=True))
     assert plan.constexprs["USE_TMA"]
@@ -231,6 +252,32 @@ def test_gpu_tma_loads(kind, N):
     e0 = ((y0.double() - ref).norm() / ref.norm()).item()
     e1 = ((outs[0].double() - ref).norm() / ref.norm()).item()
     assert e1 <= 1.5 * e0 + 1e-6, (e1, e0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+@pytest.mark.parametrize("M,K,N,cluster", [(70001, 512, 256, None), (50000, 520, 1000, None),
+                                           (40000, 1024, 2048, 8), (30000, 512, 4096, 2),
+                                           (20000, 256, 8192, None)])
+def test_gpu_persistent(kind, M, K, N, cluster):
+    """Persistent launch (fewer programs than row blocks; clusters walk the row blocks with the
+    double-buffered exchange): correct, complete and bitwise repeatable, single CTA, cluster
+    and deferred forms, ragged M/N/K."""
+    torch.manual_seed(4)
+    dt = torch.bfloat16
+    x = torch.randn(M, K, device="cuda", dtype=dt)
+    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dt)
+    g = (1 + 0.1 * torch.randn(N, device="cuda")).to(dt)
+    b = (0.1 * torch.randn(N, device="cuda")).to(dt) if kind == "ln" else None
+    bias = (0.5 * torch.randn(N, device="cuda")).to(dt)
+    ref = linear_norm_ref(x, w, g, b, 1e-6, bias)
+    y0, _, _ = _run(kind, x, w, g, b, 1e-6, bias, None, ())
+    y1, ck, plan = _run(kind, x, w, g, b, 1e-6, bias, None, postnorm_passes(cluster_size=cluster),
+                        persistent=True)
+    assert plan.constexprs["PERSISTENT"] and plan.grid[0] < -(-M // plan.config.block_m)
+    e0 = ((y0.double() - ref).norm() / ref.norm()).item()
+    e1 = ((y1.double() - ref).norm() / ref.norm()).item()
+    assert e1 <= 1.5 * e0 + 1e-6, (e1, e0, ck.remarks)
 
 
 def test_jit_fills_constexpr_defaults():

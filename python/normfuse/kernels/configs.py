@@ -117,6 +117,7 @@ class PostNormConfig:
     block_k: int
     num_warps: int
     num_stages: int
+    persistent: bool = False  # programs (clusters) walk the row blocks; see select_postnorm_config
 
     def constexprs(self) -> dict:
         return {"BLOCK_M": self.block_m, "BLOCK_N": self.block_n, "BLOCK_K": self.block_k}
@@ -128,7 +129,8 @@ class PostNormConfig:
         return asdict(self)
 
     def __str__(self) -> str:
-        return f"{self.block_m}x{self.block_n}x{self.block_k} w{self.num_warps} s{self.num_stages}"
+        return (f"{self.block_m}x{self.block_n}x{self.block_k} w{self.num_warps} s{self.num_stages}"
+                + (" persistent" if self.persistent else ""))
 
 
 def select_postnorm_config(M: int, N: int, K: int, dtype=None) -> PostNormConfig:
@@ -138,9 +140,15 @@ def select_postnorm_config(M: int, N: int, K: int, dtype=None) -> PostNormConfig
       can hold next to the epilogue's temporaries (N = 512 in one CTA would need 64-row tiles).
     - N > 256: 128x256 tiles, one per CTA of a cluster of cdiv(N, 256) CTAs (cluster-reduce), 16
       at most; longer rows give each CTA several tiles.
-    64-row tiles when M is small (M <= 64), so that a few rows do not pay for 128."""
+    64-row tiles when M is small (M <= 64), so that a few rows do not pay for 128.
+    Persistent (as many programs, or clusters, as fit on the GPU at once, each walking row blocks)
+    when there are at least 4 row blocks per SM (M >= 4 * 132 * 128)."""
     bm = 64 if M <= 64 else 128
+    persistent = M >= PERSISTENT_MIN_ROW_BLOCKS * bm
     if N <= 256:
         bn = max(64, 1 << (max(N, 1) - 1).bit_length())
-        return PostNormConfig(bm, bn, 64, 8 if bn * bm >= 128 * 256 else 4, 3)
-    return PostNormConfig(bm, 256, 64, 8, 3)
+        return PostNormConfig(bm, bn, 64, 8 if bn * bm >= 128 * 256 else 4, 3, persistent)
+    return PostNormConfig(bm, 256, 64, 8, 3, persistent)
+
+
+PERSISTENT_MIN_ROW_BLOCKS = 4 * 132

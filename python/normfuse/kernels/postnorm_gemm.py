@@ -18,6 +18,10 @@ For N > BLOCK_N, `cluster-reduce` deals the N tiles of a row block to the CTAs o
 exchanges the row statistics through distributed shared memory (then `epilogue-norm` again).
 EVEN_K (K % BLOCK_K == 0) drops the k masks, which lets Triton's pipeliner use async copies.
 USE_TMA reads the tiles with bulk tensor copies (16-byte aligned rows; needs triton.set_allocator).
+PERSISTENT: a grid smaller than the number of row blocks, each program walking row blocks
+pid, pid + num_programs, ... (`tl.range(..., flatten=True)`, so that Triton can overlap one row
+block's epilogue with the next one's loads). `cluster-reduce` divides the program id and the
+program count by the cluster size, so the same code walks the row blocks cluster by cluster.
 """
 import triton
 import triton.language as tl
@@ -73,15 +77,12 @@ def _gemm_tile(X, W, BIAS, RES, x_desc, w_desc, rows, offs_m, row0, n, M, K, str
 
 
 @triton.jit
-def linear_rmsnorm_naive(X, W, BIAS, RES, G, Y, M, K, stride_xm, stride_wn, stride_rm, stride_ym, eps,
-                         N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                         BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr = False,
-                         HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False,
-                         USE_TMA: tl.constexpr = False):
-    pid_m = tl.program_id(0)
+def _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, stride_wn, stride_rm,
+              stride_ym, eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+              BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr,
+              HAS_RES: tl.constexpr, USE_TMA: tl.constexpr):
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
-    x_desc, w_desc = _descriptors(X, W, M, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
     for n in range(0, tl.cdiv(N, BLOCK_N)):
         acc = _gemm_tile(X, W, BIAS, RES, x_desc, w_desc, rows, offs_m, pid_m * BLOCK_M, n, M, K,
@@ -102,15 +103,30 @@ def linear_rmsnorm_naive(X, W, BIAS, RES, G, Y, M, K, stride_xm, stride_wn, stri
 
 
 @triton.jit
-def linear_layernorm_naive(X, W, BIAS, RES, G, B, Y, M, K, stride_xm, stride_wn, stride_rm, stride_ym,
-                           eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                           BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr = False,
-                           HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False,
-                           USE_TMA: tl.constexpr = False):
-    pid_m = tl.program_id(0)
+def linear_rmsnorm_naive(X, W, BIAS, RES, G, Y, M, K, stride_xm, stride_wn, stride_rm, stride_ym, eps,
+                         N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                         BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr = False,
+                         HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False,
+                         USE_TMA: tl.constexpr = False, PERSISTENT: tl.constexpr = False):
+    x_desc, w_desc = _descriptors(X, W, M, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
+    if PERSISTENT:
+        for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.num_programs(0), flatten=True):
+            _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, stride_wn,
+                      stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS,
+                      HAS_RES, USE_TMA)
+    else:
+        _rms_rows(tl.program_id(0), X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm,
+                  stride_wn, stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
+                  HAS_BIAS, HAS_RES, USE_TMA)
+
+
+@triton.jit
+def _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, stride_wn, stride_rm,
+             stride_ym, eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+             BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr,
+             HAS_RES: tl.constexpr, USE_TMA: tl.constexpr):
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
-    x_desc, w_desc = _descriptors(X, W, M, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
     s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
     s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
     for n in range(0, tl.cdiv(N, BLOCK_N)):
@@ -132,3 +148,21 @@ def linear_layernorm_naive(X, W, BIAS, RES, G, B, Y, M, K, stride_xm, stride_wn,
         beta = tl.load(B + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
         out = (y - mean[:, None]) * rstd[:, None] * g[None, :] + beta[None, :]
         tl.store(Y + offs_m[:, None] * stride_ym + offs_n[None, :], out.to(Y.dtype.element_ty), mask=ymask)
+
+
+@triton.jit
+def linear_layernorm_naive(X, W, BIAS, RES, G, B, Y, M, K, stride_xm, stride_wn, stride_rm, stride_ym,
+                           eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                           BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr = False,
+                           HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False,
+                           USE_TMA: tl.constexpr = False, PERSISTENT: tl.constexpr = False):
+    x_desc, w_desc = _descriptors(X, W, M, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
+    if PERSISTENT:
+        for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.num_programs(0), flatten=True):
+            _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, stride_wn,
+                     stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS,
+                     HAS_RES, USE_TMA)
+    else:
+        _ln_rows(tl.program_id(0), X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm,
+                 stride_wn, stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
+                 HAS_BIAS, HAS_RES, USE_TMA)

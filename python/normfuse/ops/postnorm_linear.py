@@ -23,7 +23,7 @@ import torch
 
 from ..kernels.configs import PostNormConfig, select_postnorm_config
 from .prenorm_linear import (_I32, PreparedLaunch, _as_2d, _check_inputs, _ensure_allocator,
-                             _make_out, _shape, _tma_ok, _unit_k)
+                             _make_out, _shape, _tma_ok, _unit_k, sm_count)
 
 __all__ = ["linear_rmsnorm", "linear_layernorm", "prepare_linear_rmsnorm",
            "prepare_linear_layernorm", "DEFAULT_POSTNORM_PASSES", "postnorm_passes",
@@ -94,7 +94,22 @@ def _check_post(op, x, weight, norm: dict, residual) -> None:
                                       "torch.no_grad() or torch.inference_mode()")
 
 
-def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passes, out, tma=None):
+def max_resident_programs(compiled, sms: int) -> int:
+    """How many programs of a compiled post-norm kernel run at once: `sms` for one CTA per
+    program (the 128x256 tiles hold one CTA per SM), else the driver's count of clusters of
+    `num_ctas` CTAs that fit together (cuOccupancyMaxActiveClusters: clusters must sit inside
+    one GPC, so this is less than sms / num_ctas on the H200's GPCs)."""
+    ctas = int(compiled.metadata.num_ctas or 1)
+    if ctas == 1:
+        return sms
+    from triton.runtime import driver
+    compiled._init_handles()
+    n = driver.active.utils.occupancy_max_active_clusters(compiled.function, compiled.metadata.shared, ctas)
+    return max(1, int(n))
+
+
+def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passes, out, tma=None,
+             persistent=None):
     if config is not None and not isinstance(config, PostNormConfig):
         raise TypeError(f"{op}: config must be a PostNormConfig, got {type(config).__name__}")
     _check_post(op, x, weight, norm, residual)
@@ -131,39 +146,47 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
     use_tma = bool(tma) and _tma_ok(x2, w, stride_xm, stride_wn, K)
     if use_tma:
         _ensure_allocator()
+    persistent = cfg.persistent if persistent is None else bool(persistent)
     consts = dict(N=N, EVEN_K=K % cfg.block_k == 0, HAS_BIAS=bias is not None,
-                  HAS_RES=res is not None, USE_TMA=use_tma, **cfg.constexprs())
+                  HAS_RES=res is not None, USE_TMA=use_tma, PERSISTENT=persistent and M > 0,
+                  **cfg.constexprs())
     # One program per row block; a cluster kernel's launcher starts num_ctas CTAs per program.
-    grid = (-(-M // cfg.block_m) if N else 0,)
-    return PreparedLaunch(op, kind, get_postnorm_launcher(kind, passes), args, consts, cfg.options(),
-                          grid, cfg, y, lead + (N,), None)
+    blocks = -(-M // cfg.block_m) if N else 0
+    plan = PreparedLaunch(op, kind, get_postnorm_launcher(kind, passes), args, consts, cfg.options(),
+                          (blocks,), cfg, y, lead + (N,), None)
+    if consts["PERSISTENT"] and blocks:
+        # as many programs as run at once (compiling first: the passes decide the cluster size)
+        plan.grid = (min(blocks, max_resident_programs(plan.compile(), sm_count(x.device))),)
+    return plan
 
 
 def prepare_linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *,
                            config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                           out: torch.Tensor | None = None, tma: bool | None = None) -> PreparedLaunch:
+                           out: torch.Tensor | None = None, tma: bool | None = None,
+                           persistent: bool | None = None) -> PreparedLaunch:
     """Validate and prepare `linear_rmsnorm` without launching."""
     if norm_weight is None:
         raise ValueError("linear_rmsnorm: norm_weight is required")
     return _prepare("linear_rmsnorm", "rms", x, weight, {"norm_weight": norm_weight}, eps, bias,
-                    residual, config, passes, out, tma)
+                    residual, config, passes, out, tma, persistent)
 
 
 def prepare_linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, residual=None, *,
                              config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                             out: torch.Tensor | None = None, tma: bool | None = None) -> PreparedLaunch:
+                             out: torch.Tensor | None = None, tma: bool | None = None,
+                             persistent: bool | None = None) -> PreparedLaunch:
     """Validate and prepare `linear_layernorm` without launching."""
     if norm_weight is None or norm_bias is None:
         raise ValueError("linear_layernorm: norm_weight and norm_bias are required (pass ones / "
                          "zeros for a LayerNorm without affine parameters)")
     return _prepare("linear_layernorm", "ln", x, weight,
                     {"norm_weight": norm_weight, "norm_bias": norm_bias}, eps, bias, residual,
-                    config, passes, out, tma)
+                    config, passes, out, tma, persistent)
 
 
 def linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *,
                    config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                   tma: bool | None = None) -> torch.Tensor:
+                   tma: bool | None = None, persistent: bool | None = None) -> torch.Tensor:
     """y = rmsnorm(x @ weight^T + bias + residual, norm_weight, eps), in one kernel.
 
     x: [..., K]; weight: [N, K]; norm_weight: [N]; bias: [N] or None; residual: [..., N] or None
@@ -171,25 +194,26 @@ def linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *
     deferred) follows from N and the config (see the module docstring); `passes=()` runs the
     naive kernel. `tma=True` reads the tiles with bulk tensor copies (when rows are 16-byte
     aligned), False pointer loads, None (default) bulk copies when K >= 1024 (measured faster
-    there). Inference only.
+    there). `persistent`: launch only as many programs (clusters) as run at once, each walking
+    row blocks (None: the config's choice, for large M). Inference only.
     """
     return prepare_linear_rmsnorm(x, weight, norm_weight, eps, bias, residual, config=config,
-                                  passes=passes, tma=tma)()
+                                  passes=passes, tma=tma, persistent=persistent)()
 
 
 def linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, residual=None, *,
                      config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                     tma: bool | None = None) -> torch.Tensor:
+                     tma: bool | None = None, persistent: bool | None = None) -> torch.Tensor:
     """y = layer_norm(x @ weight^T + bias + residual, [N], norm_weight, norm_bias, eps), in one
     kernel. As `linear_rmsnorm`; the row's sum and sum of squares are exchanged in one step."""
     return prepare_linear_layernorm(x, weight, norm_weight, norm_bias, eps, bias, residual,
-                                    config=config, passes=passes, tma=tma)()
+                                    config=config, passes=passes, tma=tma, persistent=persistent)()
 
 
 def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 1024,
                          dtype=torch.bfloat16, has_bias: bool = False, has_res: bool = False,
                          config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                         target="cuda:90", tma: bool | None = None):
+                         target="cuda:90", tma: bool | None = None, persistent: bool | None = None):
     """Compile the kernel `linear_rmsnorm` ('rms') / `linear_layernorm` ('ln') would launch for an
     [M, K] x [N, K] problem, without a GPU (contiguous, 16-byte aligned inputs; `tma=None`
     follows the op's rule: bulk tensor copies when K >= 1024)."""
@@ -202,7 +226,9 @@ def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 10
     vecs = (t,) if kind == "rms" else (t, t)
     args = (t, t, t, t, *vecs, t, M, K, K, K, N, N, 1e-6)
     consts = dict(N=N, EVEN_K=K % cfg.block_k == 0, HAS_BIAS=has_bias, HAS_RES=has_res,
-                  USE_TMA=(K >= 1024) if tma is None else bool(tma), **cfg.constexprs())
+                  USE_TMA=(K >= 1024) if tma is None else bool(tma),
+                  PERSISTENT=cfg.persistent if persistent is None else bool(persistent),
+                  **cfg.constexprs())
     launcher = get_postnorm_launcher(kind, passes)
     signature, consts, attrs, options, _ = launcher.specialize(args, dict(consts, **cfg.options()))
     return normfuse.compile(launcher.fn, signature=signature, constexprs=consts, attrs=attrs,

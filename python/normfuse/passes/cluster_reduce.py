@@ -155,10 +155,11 @@ class ClusterReduce(Pass):
             return "already split over a cluster"
         ops = list(func.walk())
         pids = [o for o in ops if o.name == "tt.get_program_id" and " x " in o.text + " "]
-        if any(o.name == "tt.get_num_programs" and " x " in o.text + " " for o in ops):
-            return "the kernel reads tt.get_num_programs x, whose meaning a cluster launch changes"
-        body = func.body()
-        loops = [o for o in body.ops if o.name == "scf.for"]
+        top = func.body()
+        # the loops over N tiles: in the function body, or in the body of a persistent loop over
+        # row blocks (an scf.for directly in the function body)
+        blocks = [top] + [o.regions[0].blocks[0] for o in top.ops if o.name == "scf.for"]
+        loops = [o for b in blocks for o in b.ops if o.name == "scf.for"]
         stores = [(l, s) for l in loops for s in l.walk() if s.name == "tt.store"]
         gemm_loops = [l for l in loops if any(x.name == "tt.dot" for x in l.walk())
                       and any(x.name == "tt.store" for x in l.walk())]
@@ -168,13 +169,14 @@ class ClusterReduce(Pass):
                         "(epilogue-norm's case) or the kernel is not a post-norm GEMM")
             return "no GEMM (tt.dot) in a loop over output tiles"
         for l1 in gemm_loops:
+            body = l1.block
             roots = {id(pointer_root(store_parts(s)[0])) for l, s in stores if l is l1} - {id(None)}
             later = body.ops[body.index_of(l1) + 1:]
             l2 = next((o for o in later if o.name == "scf.for" and any(
                 x.name == "tt.load" and id(pointer_root(load_parts(x)[0])) in roots for x in o.walk())), None)
             if l2 is None:
                 continue
-            why = self._check(module, func, l1, l2, pids, later)
+            why = self._check(module, func, l1, l2, pids, later) or self._check_outer(l1)
             if why:
                 self.remark("missed", why, locs(l1.op if isinstance(l1, ForLoop) else l1))
                 return None
@@ -216,6 +218,18 @@ class ClusterReduce(Pass):
             return ctas
         return None
 
+    @staticmethod
+    def _check_outer(l1: Op) -> str | None:
+        """The persistent form: the loops over N tiles sit in a loop over row blocks."""
+        outer = l1.block.parent_op
+        if outer is None or outer.name != "tt.func":
+            f = ForLoop(outer)
+            if f.iv.type != "i32":
+                return f"the loop over row blocks has an induction variable of type {f.iv.type}, not i32"
+            if f.iter_args:
+                return "the loop over row blocks carries values across row blocks"
+        return None
+
     def _ctas(self, trips: int) -> int | str:
         if self.cluster_size == "auto":
             per = -(-trips // int(self.max_cluster))
@@ -240,11 +254,20 @@ class ClusterReduce(Pass):
                                             types=["i32"], hint="row_block"), after=rank_op)
         module.replace_all_uses(pid, blk_op.result, where=lambda o: o is not rank_op and o is not blk_op)
         rank, step = rank_op.result, c_op.result
+        # a program is now a cluster of C CTAs: the program count the kernel sees is CTAs / C
+        for np_op in [o for o in func.walk() if o.name == "tt.get_num_programs" and " x " in o.text + " "]:
+            cnt = module.insert(module.build(f"arith.divsi $0, $1 : i32 {np_op.loc}", np_op.result, c_op.result,
+                                             types=["i32"], hint="num_clusters"), after=np_op)
+            module.replace_all_uses(np_op.result, cnt.result, where=lambda o, c=cnt: o is not c)
+        outer = f1.op.block.parent_op
+        outer = ForLoop(outer) if outer is not None and outer.name == "scf.for" else None
 
         stats = list(f1.op.results)
         rows = parse_type(stats[0].type).shape[0]
         nstats = len(stats)
         nbytes = -(-(4 * rows * nstats) // 16) * 16
+        # persistent: two slot sets, used by even and odd row blocks (see `_slot_index`)
+        slot_bytes = 2 * nbytes if outer is not None else nbytes
         loc1 = f1.op.loc
         if ctas == trips:  # one tile per CTA: no loops left
             anchor = f1.op
@@ -263,19 +286,24 @@ class ClusterReduce(Pass):
 
         rng = module.build(f"tt.make_range {{end = {rows} : i32, start = 0 : i32}} : tensor<{rows}xi32> {loc1}",
                            types=[f"tensor<{rows}xi32>"], hint="rows")
+        prev = module.insert(rng, after=where_after)
+        idx = rng.result
+        if outer is not None:
+            prev, idx = _slot_index(module, outer, rng, rows, nbytes, loc1)
         vt = f"tensor<{rows}xf32>"
-        wasm, wcons = write_asm(nstats, rows, nbytes)
+        wasm, wcons = write_asm(nstats, rows, slot_bytes)
         ins = ", ".join(f"${k}" for k in range(nstats + 1))
-        wr = _asm(module, wasm, wcons, [rng.result] + list(partials),
+        wr = _asm(module, wasm, wcons, [idx] + list(partials),
                   f"{ins} : tensor<{rows}xi32>, " + ", ".join([vt] * nstats) + f" -> tensor<{rows}xi32>",
                   [f"tensor<{rows}xi32>"], loc1, "xchg_put")
         bar = _asm(module, BARRIER, "=r,r", [rank], "$0 : i32 -> i32", ["i32"], loc1, "cluster_sync")
-        rasm, rcons = read_asm(nstats, rows, nbytes, ctas)
-        rd = _asm(module, rasm, rcons, [rng.result], f"$0 : tensor<{rows}xi32> -> " + ", ".join([vt] * nstats),
+        rasm, rcons = read_asm(nstats, rows, slot_bytes, ctas)
+        rd = _asm(module, rasm, rcons, [idx], f"$0 : tensor<{rows}xi32> -> " + ", ".join([vt] * nstats),
                   [vt] * nstats, loc1, "row_stat")
-        arr = _asm(module, ARRIVE, "=r,r", [rank], "$0 : i32 -> i32", ["i32"], loc1, "cluster_arrive")
-        prev = where_after
-        for op in (rng, wr, bar, rd, arr):
+        seq = [wr, bar, rd]
+        if outer is None:  # done reading the peers' slots (the wait is before the return)
+            seq.append(_asm(module, ARRIVE, "=r,r", [rank], "$0 : i32 -> i32", ["i32"], loc1, "cluster_arrive"))
+        for op in seq:
             module.insert(op, after=prev)
             prev = op
         new_ops = {id(o) for o in (wr, rd)}
@@ -285,9 +313,11 @@ class ClusterReduce(Pass):
         if ctas == trips:
             module.erase(where_after)
         ret = func.body().terminator
-        module.insert(_asm(module, WAIT, "=r,r", [rank], "$0 : i32 -> i32", ["i32"], ret.loc, "cluster_wait"),
-                      before=ret)
-        _add_func_attrs(func, {"normfuse.cluster_dims": ctas, "normfuse.cluster_smem": nbytes})
+        # no CTA exits while a peer may still read its slots: a wait (after the arrive that
+        # followed the reads) or, in the persistent form, a whole barrier after the last row block
+        module.insert(_asm(module, WAIT if outer is None else BARRIER, "=r,r", [rank],
+                           "$0 : i32 -> i32", ["i32"], ret.loc, "cluster_wait"), before=ret)
+        _add_func_attrs(func, {"normfuse.cluster_dims": ctas, "normfuse.cluster_smem": slot_bytes})
 
         per = -(-trips // ctas)
         if per == 1:
@@ -296,10 +326,40 @@ class ClusterReduce(Pass):
         else:
             how = (f"deferred: the row is longer than one cluster, so each CTA handles up to {per} tiles; "
                    "they are stored unnormalized and re-read from L2 after the exchange")
+        if outer is not None:
+            how += ("; persistent: the clusters walk the row blocks, two exchange slot sets "
+                    "alternate between consecutive row blocks")
         self.remark("applied", f"row of {trips} N tiles split over a {ctas}-CTA cluster"
                     f"{' (non-portable size)' if ctas > PORTABLE_MAX else ''}; {nstats} row "
                     f"statistic{'s' if nstats > 1 else ''} exchanged through distributed shared memory "
-                    f"({nbytes} B per CTA), one cluster barrier; {how}", where)
+                    f"({slot_bytes} B per CTA), one cluster barrier per row block; {how}", where)
+
+
+def _slot_index(module: Module, outer: ForLoop, after: Op, rows: int, nbytes: int, loc: str):
+    """Row index into the slot set of this row block: row + (iteration parity) * nbytes / 4.
+
+    With one barrier per row block, a CTA may write row block i + 1's partials while a slower peer
+    still reads row block i's; it cannot reach row block i + 2 before every peer has arrived at
+    row block i + 1's barrier, which each does after its reads of row block i (the arrive has
+    release semantics). Two slot sets, alternating, are therefore never written while read."""
+    iv, (lb, _, step) = outer.iv, outer.bounds
+    ops = [module.build(f"arith.subi $0, $1 : i32 {loc}", iv, lb, types=["i32"], hint="rb_off")]
+    ops.append(module.build(f"arith.divsi $0, $1 : i32 {loc}", ops[-1].result, step, types=["i32"], hint="rb_iter"))
+    one = module.build(f"arith.constant 1 : i32 {loc}", types=["i32"], hint="c1")
+    ops += [one, module.build(f"arith.andi $0, $1 : i32 {loc}", ops[-1].result, one.result,
+                              types=["i32"], hint="rb_parity")]
+    words = module.build(f"arith.constant {nbytes // 4} : i32 {loc}", types=["i32"], hint="slot_words")
+    ops += [words, module.build(f"arith.muli $0, $1 : i32 {loc}", ops[-1].result, words.result,
+                                types=["i32"], hint="slot_off")]
+    vt = f"tensor<{rows}xi32>"
+    ops.append(module.build(f"tt.splat $0 : i32 -> {vt} {loc}", ops[-1].result, types=[vt], hint="slot_offs"))
+    ops.append(module.build(f"arith.addi $0, $1 : {vt} {loc}", after.result, ops[-1].result, types=[vt],
+                            hint="slot_rows"))
+    prev = after
+    for op in ops:
+        module.insert(op, after=prev)
+        prev = op
+    return prev, prev.result
 
 
 def _asm(module: Module, asm: str, constraints: str, args: list[Value], sig: str, types: list[str],

@@ -63,11 +63,15 @@ def _oracle(norm, x, w, g, b, eps):
     return ref.linear_norm_ref(x, w, g, b if norm == "ln" else None, eps)
 
 
+PERSISTENT: bool | None = None  # --persistent: None = the config table's choice
+
+
 def _prepare(norm, x, w, g, b, eps, out, passes, config=None, tma=None):
     if norm == "rms":
-        return post.prepare_linear_rmsnorm(x, w, g, eps, config=config, passes=passes, out=out, tma=tma)
+        return post.prepare_linear_rmsnorm(x, w, g, eps, config=config, passes=passes, out=out, tma=tma,
+                                           persistent=PERSISTENT)
     return post.prepare_linear_layernorm(x, w, g, b, eps, config=config, passes=passes, out=out,
-                                         tma=tma)
+                                         tma=tma, persistent=PERSISTENT)
 
 
 # `--variants`: tile configs x bulk tensor copies for the fused kernel (numerics-gated)
@@ -142,6 +146,8 @@ def bench_cell(norm, M, K, N, *, dtype=torch.bfloat16, use_compile=True, rows_ch
             ck = plan.compile()
             err, written, same = _check(plan, rows, oracle, 3 if v == "fused" else 2)
             cell["numerics"][v] = {"err": err, "written": written, "repeatable": same}
+            cell["numerics"][v].update(persistent=bool(plan.constexprs.get("PERSISTENT")),
+                                       grid=plan.grid[0])
             if v == "fused":
                 md = ck.kernel.metadata
                 cell["numerics"][v].update(remarks=list(ck.remarks), num_ctas=md.num_ctas,
@@ -155,8 +161,11 @@ def bench_cell(norm, M, K, N, *, dtype=torch.bfloat16, use_compile=True, rows_ch
     if nv and fu:
         fu["ok"] = bool(fu["written"] and fu["repeatable"] and fu["err"] <= 1.5 * nv["err"] + 1e-6)
     try:
-        gcfg = GemmConfig(cfg.block_m, cfg.block_n, cfg.block_k, 8, cfg.num_warps, cfg.num_stages)
-        plans["triton_gemm"] = pre.prepare_plain_linear(x0, w, config=gcfg, out=outs["triton_gemm"])
+        # the same tile, one CTA per tile (persistent when the fused kernel is)
+        pers = cfg.persistent if PERSISTENT is None else PERSISTENT
+        gcfg = GemmConfig(cfg.block_m, cfg.block_n, cfg.block_k, 8, cfg.num_warps, cfg.num_stages, pers)
+        plans["triton_gemm"] = pre.prepare_plain_linear(x0, w, config=gcfg, out=outs["triton_gemm"],
+                                                        persistent=pers)
         plans["triton_gemm"].compile()
     except Exception as e:  # noqa: BLE001
         cell["errors"]["triton_gemm"] = _error_text(e)
@@ -224,14 +233,15 @@ def markdown(result) -> str:
     out = [f"# Post-norm GEMM (epilogue-norm / cluster-reduce), {env.get('gpu')}",
            "", f"{env['date']}; torch {env['torch']}, triton {env['triton']}, CUDA {env.get('cuda')}; "
            "bf16, times in ms (do_bench medians); ratios are fused time / baseline time.", "",
-           "| norm | M | K | N | CTAs/cluster | cuBLAS | norm (best) | fused | naive | our GEMM | fused/cuBLAS "
+           "| norm | M | K | N | CTAs/cluster (persistent: programs) | cuBLAS | norm (best) | fused | naive | our GEMM | fused/cuBLAS "
            "| fused/eager | fused/compiled | fused/our GEMM | hidden % | err fused | err naive | ok |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in result["cells"]:
         d, ms, n = c.get("derived", {}), c["ms"], c["numerics"]
         f = n.get("fused", {})
         out.append("| " + " | ".join([
-            c["norm"], str(c["M"]), str(c["K"]), str(c["N"]), str(f.get("num_ctas", "-")),
+            c["norm"], str(c["M"]), str(c["K"]), str(c["N"]),
+            str(f.get("num_ctas", "-")) + (f", {f.get('grid')} programs" if f.get("persistent") else ""),
             _fmt(ms.get("cublas")), _fmt(d.get("t_norm_best")), _fmt(ms.get("fused")),
             _fmt(ms.get("naive")), _fmt(ms.get("triton_gemm")), _fmt(d.get("fused_vs_cublas"), "{:.2f}"),
             _fmt(d.get("fused_vs_eager"), "{:.2f}"), _fmt(d.get("fused_vs_compiled"), "{:.2f}"),
@@ -251,9 +261,13 @@ def main(argv=None) -> int:
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile baselines")
     ap.add_argument("--cluster-sweep", action="store_true",
                     help="N=4096 at cluster sizes 2, 4, 8, 16 instead of the grid")
+    ap.add_argument("--persistent", choices=("auto", "on", "off"), default="auto",
+                    help="persistent launch (clusters walk the row blocks): on, off, or the config's choice")
     ap.add_argument("--variants", action="store_true",
                     help="time the fused kernel over VARIANTS (tile configs x TMA) on the cells")
     args = ap.parse_args(argv)
+    global PERSISTENT
+    PERSISTENT = {"auto": None, "on": True, "off": False}[args.persistent]
     ok, why = hopper_status()
     if not ok:
         print(f"bench_postnorm: needs a Hopper GPU: {why}", file=sys.stderr)
@@ -279,7 +293,7 @@ def main(argv=None) -> int:
     norms = ("rms", "ln") if args.norm == "both" else (args.norm,)
     for norm in norms:
         result = {"env": environment(), "kind": "cluster-sweep" if args.cluster_sweep else "grid",
-                  "cells": []}
+                  "persistent": args.persistent, "cells": []}
         for (M, K, N), cs in runs:
             t0 = time.time()
             c = bench_cell(norm, M, K, N, use_compile=not args.no_compile, cluster_size=cs)

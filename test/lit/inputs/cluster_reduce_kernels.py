@@ -53,16 +53,20 @@ def negative_nonzero_init(X, W, Y, N: tl.constexpr, BM: tl.constexpr, BN: tl.con
 
 
 @triton.jit
-def negative_num_programs(X, W, Y, Z, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                          K: tl.constexpr):
-    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
-    ss = tl.zeros([BM], dtype=tl.float32)
-    for n in range(0, N // BN):
-        acc = _tile(X, W, offs_m, n, BM, BN, K)
-        ss += tl.sum(acc * acc, axis=1)
-        tl.store(Y + offs_m[:, None] * N + n * BN + tl.arange(0, BN)[None, :], acc.to(tl.bfloat16))
-    tl.store(Z + tl.program_id(0), tl.num_programs(0))  # the grid's meaning changes with clusters
-    _normalize(Y, offs_m, 1.0 / tl.sqrt(ss / N), N, BN)
+def negative_outer_carried(X, W, Y, Z, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                           K: tl.constexpr):
+    # persistent, but the loop over row blocks carries a value from one row block to the next
+    total = tl.zeros([BM], dtype=tl.float32)
+    for rb in range(tl.program_id(0), 64, tl.num_programs(0)):
+        offs_m = rb * BM + tl.arange(0, BM)
+        ss = tl.zeros([BM], dtype=tl.float32)
+        for n in range(0, N // BN):
+            acc = _tile(X, W, offs_m, n, BM, BN, K)
+            ss += tl.sum(acc * acc, axis=1)
+            tl.store(Y + offs_m[:, None] * N + n * BN + tl.arange(0, BN)[None, :], acc.to(tl.bfloat16))
+        _normalize(Y, offs_m, 1.0 / tl.sqrt(ss / N), N, BN)
+        total += ss
+    tl.store(Z + tl.arange(0, BM), total)
 
 
 @triton.jit
@@ -96,6 +100,7 @@ LN = {k: LN[k] for k in ["X", "W", "BIAS", "RES", "G", "B", "Y", "M", "K", "stri
                          "stride_rm", "stride_ym", "eps", "N", "BLOCK_M", "BLOCK_N", "BLOCK_K",
                          "EVEN_K", "HAS_BIAS", "HAS_RES"]}
 FLAGS = dict(EVEN_K=True, HAS_BIAS=False, HAS_RES=False)
+PERS = dict(POST, USE_TMA="constexpr", PERSISTENT="constexpr")
 NEG = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "N": "constexpr", "BM": "constexpr", "BN": "constexpr",
        "K": "constexpr"}
 NEGZ = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "Z": "*fp32", "N": "constexpr", "BM": "constexpr",
@@ -142,6 +147,36 @@ CASES = [
 // CHECK: scf.for %{{.+}} = %[[RANK]] to %c32_i32 step %[[C]]
 // CHECK: tt.load
 // CHECK: tt.store"""),
+    ("rms_persistent", linear_rmsnorm_naive, PERS,
+     dict(N=128, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, USE_TMA=False, PERSISTENT=True, **FLAGS),
+     """// Persistent (the programs walk the row blocks): program id and program count are divided
+// by C, the exchange sits in the loop over row blocks with two slot sets chosen by the row
+// block's parity, one barrier per row block, and one more barrier before the return.
+// CHECK-LABEL: tt.func public @rms_persistent
+// CHECK-SAME: normfuse.cluster_dims = 4 : i32, normfuse.cluster_smem = 512 : i32
+// CHECK: %[[PID:.+]] = tt.get_program_id x
+// CHECK: %[[RANK:.+]] = arith.remsi %[[PID]], %[[C:.+]] : i32
+// CHECK: %[[BLK:.+]] = arith.divsi %[[PID]], %[[C]] : i32
+// CHECK: %[[NP:.+]] = tt.get_num_programs x
+// CHECK: %[[NCL:.+]] = arith.divsi %[[NP]], %[[C]] : i32
+// CHECK: scf.for %[[RB:.+]] = %[[BLK]] to %{{.+}} step %[[NCL]] : i32 {
+// CHECK: tt.dot
+// CHECK: %[[OFF:.+]] = arith.subi %[[RB]], %[[BLK]] : i32
+// CHECK: %[[IT:.+]] = arith.divsi %[[OFF]], %[[NCL]] : i32
+// CHECK: %[[PAR:.+]] = arith.andi %[[IT]], %{{.+}} : i32
+// CHECK: %[[WOFF:.+]] = arith.muli %[[PAR]], %{{.+}} : i32
+// CHECK: %[[SPL:.+]] = tt.splat %[[WOFF]]
+// CHECK: %[[IDX:.+]] = arith.addi %{{.+}}, %[[SPL]] : tensor<64xi32>
+// CHECK: tt.elementwise_inline_asm "{{.*}}sub.u32 %nfa, %nfa, 512;{{.*}}st.shared.f32 {{.*}}" {{.*}} %[[IDX]],
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
+// CHECK: %[[TOT:.+]] = tt.elementwise_inline_asm "{{.*}}mapa.shared::cluster{{.*}}" {{.*}} %[[IDX]] :
+// CHECK-NOT: barrier.cluster
+// CHECK: arith.divf %[[TOT]]
+// CHECK: tt.store
+// CHECK-NOT: barrier.cluster
+// CHECK: }
+// CHECK-NEXT: tt.elementwise_inline_asm "{{.*}}barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK-NEXT: tt.return"""),
     ("negative_one_tile", linear_rmsnorm_naive, POST, dict(N=32, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS),
      """// Bail out: the row is one tile (epilogue-norm's case).
 // CHECK-LABEL: tt.func public @negative_one_tile
@@ -158,9 +193,9 @@ CASES = [
 // CHECK-LABEL: tt.func public @negative_nonzero_init
 // CHECK-NOT: inline_asm
 // CHECK: tt.return"""),
-    ("negative_num_programs", negative_num_programs, NEGZ, NEG_C,
-     """// Bail out: tt.get_num_programs x would see C times the grid.
-// CHECK-LABEL: tt.func public @negative_num_programs
+    ("negative_outer_carried", negative_outer_carried, NEGZ, NEG_C,
+     """// Bail out: the loop over row blocks carries a value across row blocks.
+// CHECK-LABEL: tt.func public @negative_outer_carried
 // CHECK-NOT: inline_asm
 // CHECK: tt.return"""),
     ("negative_store_between", negative_store_between, NEGZ, NEG_C,
@@ -178,13 +213,14 @@ HEAD = """// cluster-reduce: positive cases first, then the bail-out cases (nega
 // RUN: normfuse-opt --pass-pipeline=cluster-reduce,epilogue-norm %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
 // RUN: not normfuse-opt --pass-pipeline='cluster-reduce{cluster-size=32}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
 
-// REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; 1 row statistic exchanged through distributed shared memory (256 B per CTA), one cluster barrier; one tile per CTA
+// REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; 1 row statistic exchanged through distributed shared memory (256 B per CTA), one cluster barrier per row block; one tile per CTA
 // REMARK: applied: row of 2 N tiles split over a 2-CTA cluster; 2 row statistics
 // REMARK: applied: row of 32 N tiles split over a 16-CTA cluster (non-portable size); 1 row statistic {{.*}}; deferred: the row is longer than one cluster, so each CTA handles up to 2 tiles
+// REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; {{.*}} (512 B per CTA), {{.*}}; persistent: the clusters walk the row blocks, two exchange slot sets alternate
 // REMARK: missed: no loop over N tiles around the GEMM: the row is one tile (epilogue-norm's case)
 // REMARK: missed: row statistic {{.+}} is not a sum over tiles
 // REMARK: missed: row statistic {{.+}} does not start at zero
-// REMARK: missed: the kernel reads tt.get_num_programs x
+// REMARK: missed: the loop over row blocks carries values across row blocks
 // REMARK: missed: 'tt.store' with side effects between the two loops over N tiles
 
 // With cluster-size=2, the 4-tile row gives each CTA two tiles (stride 2); the 32-tile row 16.
@@ -208,6 +244,10 @@ HEAD = """// cluster-reduce: positive cases first, then the bail-out cases (nega
 // PIPE: tt.return
 // PIPE-LABEL: tt.func public @rms_deferred
 // PIPE-COUNT-2: tt.store
+// PIPE-LABEL: tt.func public @rms_persistent
+// PIPE-COUNT-1: tt.store
+// PIPE-NOT: tt.store
+// PIPE: tt.return
 
 // BADOPT: option cluster-reduce{cluster-size} must be in 2..16, got 32
 """
