@@ -428,15 +428,26 @@ def test_num_programs_rule():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("tma", [False, True], ids=["ptr", "tma"])
+def test_persistent_with_tma_refused():
+    """Persistent + bulk tensor copies wrote garbage on ragged shapes (H200, 2026-11-29): an
+    explicit request is refused, and `persistent=None` falls back to one program per tile."""
+    x, g, b, w = _inputs(33000, 520, 1000, torch.bfloat16)
+    with pytest.raises(NotImplementedError, match="persistent=True with bulk tensor copies"):
+        ops.prepare_rmsnorm_linear(x, g, w, persistent=True, tma=True)
+    cfg = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
+    assert ops.prepare_rmsnorm_linear(x, None, w, folded=True, config=cfg, tma=True).constexprs["NUM_PROGRAMS"] == 0
+    assert ops.prepare_rmsnorm_linear(x, None, w, folded=True, config=cfg).constexprs["NUM_PROGRAMS"] > 0
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("M,K,N", [(33000, 520, 1000), (65536, 1024, 512), (20000, 4096, 264)])
 @pytest.mark.parametrize("variant", ["rms", "rms_inloop", "ln", "ln_inloop"])
-def test_persistent_numerics_fused_vs_naive_vs_fp64(variant, M, K, N, tma):
-    """The persistent form (at least as many tiles as SMs): every tile written, the fused kernel
-    within 1.5x of the naive kernel's error, bitwise repeatable. Ragged M, N and K included (the
-    TMA variant falls back to pointer loads where rows are not 16-byte aligned)."""
+def test_persistent_numerics_fused_vs_naive_vs_fp64(variant, M, K, N):
+    """The persistent form (at least as many tiles as SMs, pointer loads): every tile written,
+    the fused kernel within 1.5x of the naive kernel's error, bitwise repeatable; ragged M, N, K."""
     x, g, b, w = _inputs(M, K, N, torch.bfloat16)
-    cfg = GemmConfig(128, 256, 64, 8, 8, 3 if variant != "ln_inloop" else 2, persistent=True)
+    tma = False
+    cfg = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
     oracle = _oracle(variant, x, g, b, w)
     plan = _prepare(variant, x, g, b, w, (), config=cfg, tma=tma, persistent=True)
     assert plan.constexprs["NUM_PROGRAMS"] == torch.cuda.get_device_properties(0).multi_processor_count

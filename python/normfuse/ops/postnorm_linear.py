@@ -99,12 +99,13 @@ def max_resident_programs(compiled, sms: int) -> int:
     program (the 128x256 tiles hold one CTA per SM), else the driver's count of clusters of
     `num_ctas` CTAs that fit together (cuOccupancyMaxActiveClusters: clusters must sit inside
     one GPC, so this is less than sms / num_ctas on the H200's GPCs)."""
-    ctas = int(compiled.metadata.num_ctas or 1)
+    kernel = compiled.kernel  # Triton's CompiledKernel
+    ctas = int(kernel.metadata.num_ctas or 1)
     if ctas == 1:
         return sms
     from triton.runtime import driver
-    compiled._init_handles()
-    n = driver.active.utils.occupancy_max_active_clusters(compiled.function, compiled.metadata.shared, ctas)
+    kernel._init_handles()
+    n = driver.active.utils.cuOccupancyMaxActiveClusters(kernel.function, kernel.metadata.shared, ctas)
     return max(1, int(n))
 
 

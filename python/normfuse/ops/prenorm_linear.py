@@ -334,7 +334,12 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
     use_tma = bool(tma) and _tma_ok(x2, w, stride_xm, stride_wn, K)
     if use_tma:
         _ensure_allocator()
-    persistent = _persistent_form(cfg, kind, flags, persistent)
+    if use_tma and persistent:
+        raise NotImplementedError(
+            f"{op}: persistent=True with bulk tensor copies (tma) is not supported: the persistent "
+            "TMA kernels left outputs unwritten on ragged shapes on the H200 (2026-11-29); pass "
+            "tma=False or persistent=False")
+    persistent = False if use_tma else _persistent_form(cfg, kind, flags, persistent)
     nprog = num_programs(cfg, M, N, sm_count(x.device), persistent) if M and N else 0
     consts = dict(flags, EVEN_K=K % cfg.block_k == 0, USE_TMA=use_tma, NUM_PROGRAMS=nprog,
                   **cfg.constexprs())
