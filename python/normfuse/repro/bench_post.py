@@ -261,6 +261,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile baselines")
     ap.add_argument("--cluster-sweep", action="store_true",
                     help="N=4096 at cluster sizes 2, 4, 8, 16 instead of the grid")
+    ap.add_argument("--cluster-size", type=int, default=None,
+                    help="cluster-reduce{cluster-size=C} for every cell (default: the pass's auto rule)")
     ap.add_argument("--persistent", choices=("auto", "on", "off"), default="auto",
                     help="persistent launch (clusters walk the row blocks): on, off, or the config's choice")
     ap.add_argument("--variants", action="store_true",
@@ -285,11 +287,11 @@ def main(argv=None) -> int:
         return 0
     if args.cells:
         cells = [tuple(int(v) for v in c.split(",")) for c in args.cells.split(";") if c.strip()]
-        runs = [(c, None) for c in cells]
+        runs = [(c, args.cluster_size) for c in cells]
     elif args.cluster_sweep:
         runs = [((32768, 4096, 4096), cs) for cs in (2, 4, 8, 16)]
     else:
-        runs = [(c, None) for c in (QUICK_GRID if args.quick else BLOG_GRID + EXTRA_GRID)]
+        runs = [(c, args.cluster_size) for c in (QUICK_GRID if args.quick else BLOG_GRID + EXTRA_GRID)]
     norms = ("rms", "ln") if args.norm == "both" else (args.norm,)
     for norm in norms:
         result = {"env": environment(), "kind": "cluster-sweep" if args.cluster_sweep else "grid",
@@ -303,7 +305,8 @@ def main(argv=None) -> int:
             print(_line(c), flush=True)
         if args.out:
             os.makedirs(args.out, exist_ok=True)
-            tag = f"postnorm_{norm}" + ("_cluster_sweep" if args.cluster_sweep else "")
+            tag = f"postnorm_{norm}" + ("_cluster_sweep" if args.cluster_sweep else "") + (
+                f"_c{args.cluster_size}" if args.cluster_size and not args.cluster_sweep else "")
             with open(os.path.join(args.out, tag + ".json"), "w") as fh:
                 json.dump(result, fh, indent=1, default=str)
             with open(os.path.join(args.out, tag + ".md"), "w") as fh:
