@@ -64,7 +64,7 @@ DEFAULT = GemmConfig(128, 128, 64, 8, 8, 3)
 #               fused 1.355 ms at 128x256 s3 vs 1.777 ms at 128x128 s4; plain GEMM 1.106 vs 1.242.
 #               Persistent (one program per SM walking the tiles, flattened tile loop) where the
 #               op's rule allows it (ops/prenorm_linear._persistent_form: RMSNorm with g folded
-#               and the plain GEMM), measured 7-15 % faster there (bench/results/2026-11-29/
+#               and the plain GEMM), measured 7-14 % faster there (bench/results/2026-11-29/
 #               persistent/); the op falls back to one program per tile below 132 tiles.
 #   otherwise:  128x128x64, the standard Hopper tile.
 TABLE: tuple[tuple[float, int, GemmConfig], ...] = (

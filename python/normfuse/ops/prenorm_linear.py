@@ -273,9 +273,9 @@ def _sm_count(index: int) -> int:
 def _persistent_form(cfg: GemmConfig, kind: str, flags: dict, persistent: bool | None) -> bool:
     """`persistent=None` resolved for a kernel: the config's choice where it was measured to win.
     Measured on the H200 (2026-11-29, bench/results/2026-11-29/persistent/): the persistent form
-    is 7-15 % faster for RMSNorm with g folded (the tile reaches the MMA unmodified) and for the
-    plain GEMM; 5-10 % slower for LayerNorm folded; and 2-10x slower with g (or beta) applied to
-    the tile in the loop."""
+    is 7-14 % faster for RMSNorm with g folded (the tile reaches the MMA unmodified) and for the
+    plain GEMM; 5-10 % slower for LayerNorm folded; with g (or beta) applied to the tile in the
+    loop, 8-27 % slower for RMSNorm and 2-2.5x slower for LayerNorm."""
     if persistent is not None:
         return bool(persistent)
     return cfg.persistent and kind in ("rms", "gemm") and not flags.get("HAS_G")

@@ -45,18 +45,43 @@ C CTAs per program as one cluster)::
     inline_asm "barrier.cluster.wait.acquire"         // before exit: peers may still read ours
     tt.return
 
-and the function gets `normfuse.cluster_dims = C` and `normfuse.cluster_smem = bytes`; normfuse's
+Persistent kernels: when the two loops sit in a loop over row blocks (`scf.for %rb = %pid to
+%blocks step %nprog`, %nprog = `tt.get_num_programs x`), the program count is divided by C too
+(a launch of P programs is P clusters of C CTAs) and the exchange runs once per row block::
+
+    scf.for %rb = %blk to %blocks step (%nprog div C) {
+      ... loop 1 (or its inlined tile) ...
+      %idx = rows + ((%rb - %blk) / step mod 2) * bytes / 4     // slot set of this row block
+      inline_asm "st.shared partial" %idx, %ss_part ; inline_asm "arrive.release; wait.acquire"
+      %ss = inline_asm "sum over r of ld.shared::cluster(mapa(slot, r))" %idx
+      ... loop 2 ...
+    }
+    inline_asm "barrier.cluster.arrive.release; barrier.cluster.wait.acquire"   // before exit
+    tt.return
+
+With one barrier per row block, a CTA may write row block i + 1's partials while a peer still
+reads row block i's; it cannot write row block i + 2's before every peer has arrived at row block
+i + 1's barrier, which each does after its reads of row block i (the arrive orders them: release
+semantics). So two slot sets, alternating with the row block's parity, are never written while
+being read, and the barrier after the loop keeps every CTA's shared memory alive until its peers'
+last reads are done.
+
+The function gets `normfuse.cluster_dims = C` and `normfuse.cluster_smem = bytes`; normfuse's
 compile stage turns them into the launch's cluster size (`metadata.num_ctas`) and extra dynamic
 shared memory. The exchange slots sit past Triton's own allocation, at the end of the dynamic shared
 memory (`global_smem + %dynamic_smem_size - bytes`), so they never alias Triton's buffers.
 
 Legality (a failure leaves the IR unchanged with a "missed" remark)
 ------------------------------------------------------------------
-1. TTIR, one `tt.get_program_id x` (the row block) and no `tt.get_num_programs x`; not already
-   clustered.
-2. A top-level loop over N tiles (loop 1) containing a `tt.dot` and a `tt.store`, followed by a
-   top-level loop (loop 2) that loads from the memory loop 1 stored to; both with constant bounds
-   0 to T step 1, T >= 2 (T == 1 is `epilogue-norm`'s case).
+1. TTIR, one `tt.get_program_id x` (the row block); not already clustered. Every use of the
+   program id and of `tt.get_num_programs x` is divided by C (the only CTA-dependent values the
+   rewritten kernel has are then the rank and what the pass builds from it).
+2. A loop over N tiles (loop 1) containing a `tt.dot` and a `tt.store`, followed in the same block
+   by a loop (loop 2) that loads from the memory loop 1 stored to; both with constant bounds 0 to
+   T step 1, T >= 2 (T == 1 is `epilogue-norm`'s case). The block is the function body, or the
+   body of an scf.for in the function body (the persistent loop over row blocks) with an i32
+   induction variable and no loop-carried values (its trip count is then the same in every CTA
+   of a cluster, so every CTA crosses the same number of barriers).
 3. Loop 1's only loop-carried values are per-row f32 vectors that start at zero and are updated as
    `%s + x` (a sum over tiles: the partition above is exact); loop 2 carries nothing.
 4. Nothing with side effects between the loops.
