@@ -5,6 +5,7 @@
 
 // REMARK: applied: output row normalized in registers before the single store
 // REMARK: applied: output row normalized in registers before the single store
+// REMARK: applied: output row normalized in registers before the single store
 // REMARK: missed: the stored tile is reloaded in another loop over N tiles
 // REMARK: missed: 'tt.store' between the unnormalized store and the final store
 // REMARK: missed: the reloaded tile reaches 'tt.reduce'
@@ -23,32 +24,32 @@ module {
 // CHECK: tt.store
 // CHECK-NOT: tt.store
   tt.func public @linear_rmsnorm_naive(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<32x32xbf16>
-    %c31_i32 = arith.constant 31 : i32
-    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %c1_i32 = arith.constant 1 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %cst_3 = arith.constant dense<32> : tensor<32xi32>
-    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %rstd_4 = arith.constant dense<3.200000e+01> : tensor<64xf32>
-    %cst_5 = arith.constant dense<32> : tensor<1x32xi32>
-    %c32_i32 = arith.constant 32 : i32
     %c64_i32 = arith.constant 64 : i32
-    %pid_m = tt.get_program_id x : i32
-    %offs_m = arith.muli %pid_m, %c64_i32 : i32
+    %c32_i32 = arith.constant 32 : i32
+    %cst = arith.constant dense<32> : tensor<1x32xi32>
+    %rstd = arith.constant dense<3.200000e+01> : tensor<64xf32>
+    %rstd_0 = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %cst_1 = arith.constant dense<32> : tensor<32xi32>
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c31_i32 = arith.constant 31 : i32
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<32x32xbf16>
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %0 = tt.get_program_id x : i32
+    %offs_m = arith.muli %0, %c64_i32 : i32
     %offs_m_6 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
     %offs_m_7 = tt.splat %offs_m : i32 -> tensor<64xi32>
     %offs_m_8 = arith.addi %offs_m_7, %offs_m_6 : tensor<64xi32>
     %rows = tt.splat %M : i32 -> tensor<64xi32>
     %rows_9 = arith.remsi %offs_m_8, %rows : tensor<64xi32>
     %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-    %wrows = arith.remsi %offs_n, %cst_3 : tensor<32xi32>
+    %wrows = arith.remsi %offs_n, %cst_1 : tensor<32xi32>
     %acc = arith.addi %K, %c31_i32 : i32
     %acc_10 = arith.divsi %acc, %c32_i32 : i32
-    %acc_11 = scf.for %k = %c0_i32 to %acc_10 step %c1_i32 iter_args(%acc_39 = %cst) -> (tensor<64x32xf32>)  : i32 {
+    %acc_11 = scf.for %k = %c0_i32 to %acc_10 step %c1_i32 iter_args(%acc_39 = %cst_5) -> (tensor<64x32xf32>)  : i32 {
       %a_ptr = tt.expand_dims %rows_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
       %a_ptr_40 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
       %a_ptr_41 = arith.muli %a_ptr, %a_ptr_40 : tensor<64x1xi32>
@@ -80,14 +81,14 @@ module {
       %a_64 = tt.load %a_ptr_50, %a_63, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
       %b = tt.expand_dims %kmask_62 {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
       %b_65 = tt.broadcast %b : tensor<32x1xi1> -> tensor<32x32xi1>
-      %b_66 = tt.load %b_ptr_60, %b_65, %cst_0 : tensor<32x32x!tt.ptr<bf16>>
+      %b_66 = tt.load %b_ptr_60, %b_65, %cst_4 : tensor<32x32x!tt.ptr<bf16>>
       %acc_67 = tt.dot %a_64, %b_66, %acc_39, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
       scf.yield %acc_67 : tensor<64x32xf32>
     }
-    %nmask = arith.cmpi slt, %offs_n, %cst_3 : tensor<32xi32>
+    %nmask = arith.cmpi slt, %offs_n, %cst_1 : tensor<32xi32>
     %acc_12 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
     %acc_13 = tt.broadcast %acc_12 : tensor<1x32xi1> -> tensor<64x32xi1>
-    %acc_14 = arith.select %acc_13, %acc_11, %cst : tensor<64x32xi1>, tensor<64x32xf32>
+    %acc_14 = arith.select %acc_13, %acc_11, %cst_5 : tensor<64x32xi1>, tensor<64x32xf32>
     %ss_15 = arith.mulf %acc_14, %acc_14 : tensor<64x32xf32>
     %ss_16 = "tt.reduce"(%ss_15) <{axis = 1 : i32}> ({
     ^bb0(%ss_39: f32, %ss_40: f32):
@@ -99,29 +100,29 @@ module {
     %ymask_18 = tt.splat %M : i32 -> tensor<64x1xi32>
     %ymask_19 = arith.cmpi slt, %ymask, %ymask_18 : tensor<64x1xi32>
     %ymask_20 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-    %ymask_21 = arith.cmpi slt, %ymask_20, %cst_5 : tensor<1x32xi32>
+    %ymask_21 = arith.cmpi slt, %ymask_20, %cst : tensor<1x32xi32>
     %ymask_22 = tt.broadcast %ymask_19 : tensor<64x1xi1> -> tensor<64x32xi1>
     %ymask_23 = tt.broadcast %ymask_21 : tensor<1x32xi1> -> tensor<64x32xi1>
     %ymask_24 = arith.andi %ymask_22, %ymask_23 : tensor<64x32xi1>
-    %0 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-    %1 = arith.muli %ymask, %0 : tensor<64x1xi32>
-    %2 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-    %3 = tt.addptr %2, %1 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-    %4 = tt.broadcast %3 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-    %5 = tt.broadcast %ymask_20 : tensor<1x32xi32> -> tensor<64x32xi32>
-    %6 = tt.addptr %4, %5 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-    %7 = arith.truncf %acc_14 : tensor<64x32xf32> to tensor<64x32xbf16>
-    tt.store %6, %7, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
-    %rstd_25 = arith.divf %ss_17, %rstd_4 : tensor<64xf32>
+    %1 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+    %2 = arith.muli %ymask, %1 : tensor<64x1xi32>
+    %3 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+    %6 = tt.broadcast %ymask_20 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+    %8 = arith.truncf %acc_14 : tensor<64x32xf32> to tensor<64x32xbf16>
+    tt.store %7, %8, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
+    %rstd_25 = arith.divf %ss_17, %rstd : tensor<64xf32>
     %rstd_26 = tt.splat %eps : f32 -> tensor<64xf32>
     %rstd_27 = arith.addf %rstd_25, %rstd_26 : tensor<64xf32>
     %rstd_28 = math.sqrt %rstd_27 : tensor<64xf32>
-    %rstd_29 = arith.divf %rstd, %rstd_28 : tensor<64xf32>
-    %y = tt.load %6, %ymask_24, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
+    %rstd_29 = arith.divf %rstd_0, %rstd_28 : tensor<64xf32>
+    %y = tt.load %7, %ymask_24, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
     %y_30 = arith.extf %y : tensor<64x32xbf16> to tensor<64x32xf32>
     %g = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
     %g_31 = tt.addptr %g, %offs_n : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-    %g_32 = tt.load %g_31, %nmask, %cst_1 : tensor<32x!tt.ptr<bf16>>
+    %g_32 = tt.load %g_31, %nmask, %cst_3 : tensor<32x!tt.ptr<bf16>>
     %g_33 = arith.extf %g_32 : tensor<32xbf16> to tensor<32xf32>
     %out = tt.expand_dims %rstd_29 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
     %out_34 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
@@ -129,8 +130,8 @@ module {
     %out_36 = tt.expand_dims %g_33 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
     %out_37 = tt.broadcast %out_36 : tensor<1x32xf32> -> tensor<64x32xf32>
     %out_38 = arith.mulf %out_35, %out_37 : tensor<64x32xf32>
-    %8 = arith.truncf %out_38 : tensor<64x32xf32> to tensor<64x32xbf16>
-    tt.store %6, %8, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
+    %9 = arith.truncf %out_38 : tensor<64x32xf32> to tensor<64x32xbf16>
+    tt.store %7, %9, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
     tt.return
   }
 
@@ -142,32 +143,32 @@ module {
 // CHECK: tt.store
 // CHECK-NOT: tt.store
   tt.func public @linear_layernorm_naive(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<32x32xbf16>
-    %c31_i32 = arith.constant 31 : i32
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %c1_i32 = arith.constant 1 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %cst_3 = arith.constant dense<32> : tensor<32xi32>
-    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<64xf32>
-    %cst_5 = arith.constant dense<3.200000e+01> : tensor<64xf32>
-    %cst_6 = arith.constant dense<32> : tensor<1x32xi32>
-    %c32_i32 = arith.constant 32 : i32
     %c64_i32 = arith.constant 64 : i32
-    %pid_m = tt.get_program_id x : i32
-    %offs_m = arith.muli %pid_m, %c64_i32 : i32
+    %c32_i32 = arith.constant 32 : i32
+    %cst = arith.constant dense<32> : tensor<1x32xi32>
+    %cst_0 = arith.constant dense<3.200000e+01> : tensor<64xf32>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %cst_2 = arith.constant dense<32> : tensor<32xi32>
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %c31_i32 = arith.constant 31 : i32
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<32x32xbf16>
+    %cst_6 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %0 = tt.get_program_id x : i32
+    %offs_m = arith.muli %0, %c64_i32 : i32
     %offs_m_7 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
     %offs_m_8 = tt.splat %offs_m : i32 -> tensor<64xi32>
     %offs_m_9 = arith.addi %offs_m_8, %offs_m_7 : tensor<64xi32>
     %rows = tt.splat %M : i32 -> tensor<64xi32>
     %rows_10 = arith.remsi %offs_m_9, %rows : tensor<64xi32>
     %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-    %wrows = arith.remsi %offs_n, %cst_3 : tensor<32xi32>
+    %wrows = arith.remsi %offs_n, %cst_2 : tensor<32xi32>
     %acc = arith.addi %K, %c31_i32 : i32
     %acc_11 = arith.divsi %acc, %c32_i32 : i32
-    %acc_12 = scf.for %k = %c0_i32 to %acc_11 step %c1_i32 iter_args(%acc_52 = %cst) -> (tensor<64x32xf32>)  : i32 {
+    %acc_12 = scf.for %k = %c0_i32 to %acc_11 step %c1_i32 iter_args(%acc_52 = %cst_6) -> (tensor<64x32xf32>)  : i32 {
       %a_ptr = tt.expand_dims %rows_10 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
       %a_ptr_53 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
       %a_ptr_54 = arith.muli %a_ptr, %a_ptr_53 : tensor<64x1xi32>
@@ -196,65 +197,65 @@ module {
       %kmask_75 = arith.cmpi slt, %offs_n, %kmask_74 : tensor<32xi32>
       %a = tt.expand_dims %kmask_75 {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
       %a_76 = tt.broadcast %a : tensor<1x32xi1> -> tensor<64x32xi1>
-      %a_77 = tt.load %a_ptr_63, %a_76, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
+      %a_77 = tt.load %a_ptr_63, %a_76, %cst_3 : tensor<64x32x!tt.ptr<bf16>>
       %b = tt.expand_dims %kmask_75 {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
       %b_78 = tt.broadcast %b : tensor<32x1xi1> -> tensor<32x32xi1>
-      %b_79 = tt.load %b_ptr_73, %b_78, %cst_0 : tensor<32x32x!tt.ptr<bf16>>
+      %b_79 = tt.load %b_ptr_73, %b_78, %cst_5 : tensor<32x32x!tt.ptr<bf16>>
       %acc_80 = tt.dot %a_77, %b_79, %acc_52, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
       scf.yield %acc_80 : tensor<64x32xf32>
     }
-    %nmask = arith.cmpi slt, %offs_n, %cst_3 : tensor<32xi32>
+    %nmask = arith.cmpi slt, %offs_n, %cst_2 : tensor<32xi32>
     %acc_13 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
     %acc_14 = tt.broadcast %acc_13 : tensor<1x32xi1> -> tensor<64x32xi1>
-    %acc_15 = arith.select %acc_14, %acc_12, %cst : tensor<64x32xi1>, tensor<64x32xf32>
+    %acc_15 = arith.select %acc_14, %acc_12, %cst_6 : tensor<64x32xi1>, tensor<64x32xf32>
     %s1 = "tt.reduce"(%acc_15) <{axis = 1 : i32}> ({
     ^bb0(%s1_52: f32, %s1_53: f32):
       %s1_54 = arith.addf %s1_52, %s1_53 : f32
       tt.reduce.return %s1_54 : f32
     }) : (tensor<64x32xf32>) -> tensor<64xf32>
-    %s1_16 = arith.addf %s1, %cst_4 : tensor<64xf32>
+    %s1_16 = arith.addf %s1, %cst_1 : tensor<64xf32>
     %s2 = arith.mulf %acc_15, %acc_15 : tensor<64x32xf32>
     %s2_17 = "tt.reduce"(%s2) <{axis = 1 : i32}> ({
     ^bb0(%s2_52: f32, %s2_53: f32):
       %s2_54 = arith.addf %s2_52, %s2_53 : f32
       tt.reduce.return %s2_54 : f32
     }) : (tensor<64x32xf32>) -> tensor<64xf32>
-    %s2_18 = arith.addf %s2_17, %cst_4 : tensor<64xf32>
+    %s2_18 = arith.addf %s2_17, %cst_1 : tensor<64xf32>
     %ymask = tt.expand_dims %offs_m_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
     %ymask_19 = tt.splat %M : i32 -> tensor<64x1xi32>
     %ymask_20 = arith.cmpi slt, %ymask, %ymask_19 : tensor<64x1xi32>
     %ymask_21 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-    %ymask_22 = arith.cmpi slt, %ymask_21, %cst_6 : tensor<1x32xi32>
+    %ymask_22 = arith.cmpi slt, %ymask_21, %cst : tensor<1x32xi32>
     %ymask_23 = tt.broadcast %ymask_20 : tensor<64x1xi1> -> tensor<64x32xi1>
     %ymask_24 = tt.broadcast %ymask_22 : tensor<1x32xi1> -> tensor<64x32xi1>
     %ymask_25 = arith.andi %ymask_23, %ymask_24 : tensor<64x32xi1>
-    %0 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-    %1 = arith.muli %ymask, %0 : tensor<64x1xi32>
-    %2 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-    %3 = tt.addptr %2, %1 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-    %4 = tt.broadcast %3 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-    %5 = tt.broadcast %ymask_21 : tensor<1x32xi32> -> tensor<64x32xi32>
-    %6 = tt.addptr %4, %5 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-    %7 = arith.truncf %acc_15 : tensor<64x32xf32> to tensor<64x32xbf16>
-    tt.store %6, %7, %ymask_25 : tensor<64x32x!tt.ptr<bf16>>
-    %mean = arith.divf %s1_16, %cst_5 : tensor<64xf32>
-    %rstd_26 = arith.divf %s2_18, %cst_5 : tensor<64xf32>
+    %1 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+    %2 = arith.muli %ymask, %1 : tensor<64x1xi32>
+    %3 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+    %6 = tt.broadcast %ymask_21 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+    %8 = arith.truncf %acc_15 : tensor<64x32xf32> to tensor<64x32xbf16>
+    tt.store %7, %8, %ymask_25 : tensor<64x32x!tt.ptr<bf16>>
+    %mean = arith.divf %s1_16, %cst_0 : tensor<64xf32>
+    %rstd_26 = arith.divf %s2_18, %cst_0 : tensor<64xf32>
     %rstd_27 = arith.mulf %mean, %mean : tensor<64xf32>
     %rstd_28 = arith.subf %rstd_26, %rstd_27 : tensor<64xf32>
-    %rstd_29 = arith.maxnumf %rstd_28, %cst_4 : tensor<64xf32>
+    %rstd_29 = arith.maxnumf %rstd_28, %cst_1 : tensor<64xf32>
     %rstd_30 = tt.splat %eps : f32 -> tensor<64xf32>
     %rstd_31 = arith.addf %rstd_29, %rstd_30 : tensor<64xf32>
     %rstd_32 = math.sqrt %rstd_31 : tensor<64xf32>
     %rstd_33 = arith.divf %rstd, %rstd_32 : tensor<64xf32>
-    %y = tt.load %6, %ymask_25, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
+    %y = tt.load %7, %ymask_25, %cst_3 : tensor<64x32x!tt.ptr<bf16>>
     %y_34 = arith.extf %y : tensor<64x32xbf16> to tensor<64x32xf32>
     %g = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
     %g_35 = tt.addptr %g, %offs_n : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-    %g_36 = tt.load %g_35, %nmask, %cst_1 : tensor<32x!tt.ptr<bf16>>
+    %g_36 = tt.load %g_35, %nmask, %cst_4 : tensor<32x!tt.ptr<bf16>>
     %g_37 = arith.extf %g_36 : tensor<32xbf16> to tensor<32xf32>
     %beta = tt.splat %B : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
     %beta_38 = tt.addptr %beta, %offs_n : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-    %beta_39 = tt.load %beta_38, %nmask, %cst_1 : tensor<32x!tt.ptr<bf16>>
+    %beta_39 = tt.load %beta_38, %nmask, %cst_4 : tensor<32x!tt.ptr<bf16>>
     %beta_40 = arith.extf %beta_39 : tensor<32xbf16> to tensor<32xf32>
     %out = tt.expand_dims %mean {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
     %out_41 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
@@ -268,8 +269,137 @@ module {
     %out_49 = tt.expand_dims %beta_40 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
     %out_50 = tt.broadcast %out_49 : tensor<1x32xf32> -> tensor<64x32xf32>
     %out_51 = arith.addf %out_48, %out_50 : tensor<64x32xf32>
-    %8 = arith.truncf %out_51 : tensor<64x32xf32> to tensor<64x32xbf16>
-    tt.store %6, %8, %ymask_25 : tensor<64x32x!tt.ptr<bf16>>
+    %9 = arith.truncf %out_51 : tensor<64x32xf32> to tensor<64x32xbf16>
+    tt.store %7, %9, %ymask_25 : tensor<64x32x!tt.ptr<bf16>>
+    tt.return
+  }
+
+// Persistent (the programs walk the row blocks): the same forwarding inside the row-block loop.
+// CHECK-LABEL: tt.func public @rms_persistent
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} : i32 {
+// CHECK: %[[DOT:.+]] = scf.for
+// CHECK: %[[ACC:.+]] = arith.select %{{.+}}, %[[DOT]], %{{.+}} : tensor<64x32xi1>, tensor<64x32xf32>
+// CHECK-NOT: tt.store
+// CHECK: arith.mulf %[[ACC]], %[[ACC]]
+// CHECK-NOT: tt.load %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// CHECK: tt.store
+// CHECK-NOT: tt.store
+// CHECK: } {tt.flatten}
+  tt.func public @rms_persistent(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
+    %c32_i32 = arith.constant 32 : i32
+    %cst = arith.constant dense<32> : tensor<1x32xi32>
+    %cst_0 = arith.constant dense<3.200000e+01> : tensor<64xf32>
+    %cst_1 = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %cst_2 = arith.constant dense<32> : tensor<32xi32>
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c31_i32 = arith.constant 31 : i32
+    %cst_6 = arith.constant dense<0.000000e+00> : tensor<32x32xbf16>
+    %cst_7 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %c63_i32 = arith.constant 63 : i32
+    %c64_i32 = arith.constant 64 : i32
+    %0 = tt.get_program_id x : i32
+    %1 = arith.addi %M, %c63_i32 : i32
+    %2 = arith.divsi %1, %c64_i32 : i32
+    %3 = tt.get_num_programs x : i32
+    scf.for %pid_m = %0 to %2 step %3  : i32 {
+      %offs_m = arith.muli %pid_m, %c64_i32 : i32
+      %offs_m_8 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+      %offs_m_9 = tt.splat %offs_m : i32 -> tensor<64xi32>
+      %offs_m_10 = arith.addi %offs_m_9, %offs_m_8 : tensor<64xi32>
+      %rows = tt.splat %M : i32 -> tensor<64xi32>
+      %rows_11 = arith.remsi %offs_m_10, %rows : tensor<64xi32>
+      %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+      %wrows = arith.remsi %offs_n, %cst_2 : tensor<32xi32>
+      %acc = arith.addi %K, %c31_i32 : i32
+      %acc_12 = arith.divsi %acc, %c32_i32 : i32
+      %acc_13 = scf.for %k = %c0_i32 to %acc_12 step %c1_i32 iter_args(%acc_39 = %cst_7) -> (tensor<64x32xf32>)  : i32 {
+        %a_ptr = tt.expand_dims %rows_11 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+        %a_ptr_40 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
+        %a_ptr_41 = arith.muli %a_ptr, %a_ptr_40 : tensor<64x1xi32>
+        %a_ptr_42 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %a_ptr_43 = tt.addptr %a_ptr_42, %a_ptr_41 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %a_ptr_44 = arith.muli %k, %c32_i32 : i32
+        %a_ptr_45 = tt.splat %a_ptr_44 : i32 -> tensor<64x1xi32>
+        %a_ptr_46 = tt.addptr %a_ptr_43, %a_ptr_45 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %a_ptr_47 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %a_ptr_48 = tt.broadcast %a_ptr_46 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %a_ptr_49 = tt.broadcast %a_ptr_47 : tensor<1x32xi32> -> tensor<64x32xi32>
+        %a_ptr_50 = tt.addptr %a_ptr_48, %a_ptr_49 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %b_ptr = tt.expand_dims %wrows {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %b_ptr_51 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
+        %b_ptr_52 = arith.muli %b_ptr, %b_ptr_51 : tensor<1x32xi32>
+        %b_ptr_53 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+        %b_ptr_54 = tt.addptr %b_ptr_53, %b_ptr_52 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+        %b_ptr_55 = tt.splat %a_ptr_44 : i32 -> tensor<1x32xi32>
+        %b_ptr_56 = tt.addptr %b_ptr_54, %b_ptr_55 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+        %b_ptr_57 = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+        %b_ptr_58 = tt.broadcast %b_ptr_56 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+        %b_ptr_59 = tt.broadcast %b_ptr_57 : tensor<32x1xi32> -> tensor<32x32xi32>
+        %b_ptr_60 = tt.addptr %b_ptr_58, %b_ptr_59 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        %kmask = arith.subi %K, %a_ptr_44 : i32
+        %kmask_61 = tt.splat %kmask : i32 -> tensor<32xi32>
+        %kmask_62 = arith.cmpi slt, %offs_n, %kmask_61 : tensor<32xi32>
+        %a = tt.expand_dims %kmask_62 {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
+        %a_63 = tt.broadcast %a : tensor<1x32xi1> -> tensor<64x32xi1>
+        %a_64 = tt.load %a_ptr_50, %a_63, %cst_3 : tensor<64x32x!tt.ptr<bf16>>
+        %b = tt.expand_dims %kmask_62 {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
+        %b_65 = tt.broadcast %b : tensor<32x1xi1> -> tensor<32x32xi1>
+        %b_66 = tt.load %b_ptr_60, %b_65, %cst_6 : tensor<32x32x!tt.ptr<bf16>>
+        %acc_67 = tt.dot %a_64, %b_66, %acc_39, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+        scf.yield %acc_67 : tensor<64x32xf32>
+      }
+      %nmask = arith.cmpi slt, %offs_n, %cst_2 : tensor<32xi32>
+      %acc_14 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
+      %acc_15 = tt.broadcast %acc_14 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %acc_16 = arith.select %acc_15, %acc_13, %cst_7 : tensor<64x32xi1>, tensor<64x32xf32>
+      %ss = arith.mulf %acc_16, %acc_16 : tensor<64x32xf32>
+      %ss_17 = "tt.reduce"(%ss) <{axis = 1 : i32}> ({
+      ^bb0(%ss_39: f32, %ss_40: f32):
+        %ss_41 = arith.addf %ss_39, %ss_40 : f32
+        tt.reduce.return %ss_41 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %ss_18 = arith.addf %ss_17, %cst_5 : tensor<64xf32>
+      %ymask = tt.expand_dims %offs_m_10 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %ymask_19 = tt.splat %M : i32 -> tensor<64x1xi32>
+      %ymask_20 = arith.cmpi slt, %ymask, %ymask_19 : tensor<64x1xi32>
+      %ymask_21 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %ymask_22 = arith.cmpi slt, %ymask_21, %cst : tensor<1x32xi32>
+      %ymask_23 = tt.broadcast %ymask_20 : tensor<64x1xi1> -> tensor<64x32xi1>
+      %ymask_24 = tt.broadcast %ymask_22 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %ymask_25 = arith.andi %ymask_23, %ymask_24 : tensor<64x32xi1>
+      %4 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+      %5 = arith.muli %ymask, %4 : tensor<64x1xi32>
+      %6 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %7 = tt.addptr %6, %5 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %8 = tt.broadcast %7 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %9 = tt.broadcast %ymask_21 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %10 = tt.addptr %8, %9 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %11 = arith.truncf %acc_16 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %10, %11, %ymask_25 : tensor<64x32x!tt.ptr<bf16>>
+      %rstd = arith.divf %ss_18, %cst_0 : tensor<64xf32>
+      %rstd_26 = tt.splat %eps : f32 -> tensor<64xf32>
+      %rstd_27 = arith.addf %rstd, %rstd_26 : tensor<64xf32>
+      %rstd_28 = math.sqrt %rstd_27 : tensor<64xf32>
+      %rstd_29 = arith.divf %cst_1, %rstd_28 : tensor<64xf32>
+      %y = tt.load %10, %ymask_25, %cst_3 : tensor<64x32x!tt.ptr<bf16>>
+      %y_30 = arith.extf %y : tensor<64x32xbf16> to tensor<64x32xf32>
+      %g = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
+      %g_31 = tt.addptr %g, %offs_n : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
+      %g_32 = tt.load %g_31, %nmask, %cst_4 : tensor<32x!tt.ptr<bf16>>
+      %g_33 = arith.extf %g_32 : tensor<32xbf16> to tensor<32xf32>
+      %out = tt.expand_dims %rstd_29 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %out_34 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
+      %out_35 = arith.mulf %y_30, %out_34 : tensor<64x32xf32>
+      %out_36 = tt.expand_dims %g_33 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+      %out_37 = tt.broadcast %out_36 : tensor<1x32xf32> -> tensor<64x32xf32>
+      %out_38 = arith.mulf %out_35, %out_37 : tensor<64x32xf32>
+      %12 = arith.truncf %out_38 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %10, %12, %ymask_25 : tensor<64x32x!tt.ptr<bf16>>
+    } {tt.flatten}
     tt.return
   }
 
@@ -281,23 +411,23 @@ module {
 // CHECK: tt.load
 // CHECK: tt.store
   tt.func public @negative_rows_span_tiles(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<32x32xbf16>
-    %c31_i32 = arith.constant 31 : i32
-    %c2_i32 = arith.constant 2 : i32
-    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %c1_i32 = arith.constant 1 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %cst_3 = arith.constant dense<64> : tensor<32xi32>
-    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %rstd_4 = arith.constant dense<6.400000e+01> : tensor<64xf32>
-    %cst_5 = arith.constant dense<64> : tensor<1x32xi32>
-    %c32_i32 = arith.constant 32 : i32
     %c64_i32 = arith.constant 64 : i32
-    %pid_m = tt.get_program_id x : i32
-    %offs_m = arith.muli %pid_m, %c64_i32 : i32
+    %c32_i32 = arith.constant 32 : i32
+    %cst = arith.constant dense<64> : tensor<1x32xi32>
+    %rstd = arith.constant dense<6.400000e+01> : tensor<64xf32>
+    %rstd_0 = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %cst_1 = arith.constant dense<64> : tensor<32xi32>
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c2_i32 = arith.constant 2 : i32
+    %c31_i32 = arith.constant 31 : i32
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<32x32xbf16>
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %0 = tt.get_program_id x : i32
+    %offs_m = arith.muli %0, %c64_i32 : i32
     %offs_m_6 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
     %offs_m_7 = tt.splat %offs_m : i32 -> tensor<64xi32>
     %offs_m_8 = arith.addi %offs_m_7, %offs_m_6 : tensor<64xi32>
@@ -308,10 +438,10 @@ module {
       %offs_n_17 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_18 = tt.splat %offs_n : i32 -> tensor<32xi32>
       %offs_n_19 = arith.addi %offs_n_18, %offs_n_17 : tensor<32xi32>
-      %wrows = arith.remsi %offs_n_19, %cst_3 : tensor<32xi32>
+      %wrows = arith.remsi %offs_n_19, %cst_1 : tensor<32xi32>
       %acc = arith.addi %K, %c31_i32 : i32
       %acc_20 = arith.divsi %acc, %c32_i32 : i32
-      %acc_21 = scf.for %k = %c0_i32 to %acc_20 step %c1_i32 iter_args(%acc_35 = %cst) -> (tensor<64x32xf32>)  : i32 {
+      %acc_21 = scf.for %k = %c0_i32 to %acc_20 step %c1_i32 iter_args(%acc_35 = %cst_5) -> (tensor<64x32xf32>)  : i32 {
         %a_ptr = tt.expand_dims %rows_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
         %a_ptr_36 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
         %a_ptr_37 = arith.muli %a_ptr, %a_ptr_36 : tensor<64x1xi32>
@@ -343,14 +473,14 @@ module {
         %a_60 = tt.load %a_ptr_46, %a_59, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
         %b = tt.expand_dims %kmask_58 {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
         %b_61 = tt.broadcast %b : tensor<32x1xi1> -> tensor<32x32xi1>
-        %b_62 = tt.load %b_ptr_56, %b_61, %cst_0 : tensor<32x32x!tt.ptr<bf16>>
+        %b_62 = tt.load %b_ptr_56, %b_61, %cst_4 : tensor<32x32x!tt.ptr<bf16>>
         %acc_63 = tt.dot %a_60, %b_62, %acc_35, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
         scf.yield %acc_63 : tensor<64x32xf32>
       }
-      %nmask = arith.cmpi slt, %offs_n_19, %cst_3 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_19, %cst_1 : tensor<32xi32>
       %acc_22 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
       %acc_23 = tt.broadcast %acc_22 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %acc_24 = arith.select %acc_23, %acc_21, %cst : tensor<64x32xi1>, tensor<64x32xf32>
+      %acc_24 = arith.select %acc_23, %acc_21, %cst_5 : tensor<64x32xi1>, tensor<64x32xf32>
       %ss_25 = arith.mulf %acc_24, %acc_24 : tensor<64x32xf32>
       %ss_26 = "tt.reduce"(%ss_25) <{axis = 1 : i32}> ({
       ^bb0(%ss_35: f32, %ss_36: f32):
@@ -362,26 +492,26 @@ module {
       %ymask_28 = tt.splat %M : i32 -> tensor<64x1xi32>
       %ymask_29 = arith.cmpi slt, %ymask, %ymask_28 : tensor<64x1xi32>
       %ymask_30 = tt.expand_dims %offs_n_19 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_31 = arith.cmpi slt, %ymask_30, %cst_5 : tensor<1x32xi32>
+      %ymask_31 = arith.cmpi slt, %ymask_30, %cst : tensor<1x32xi32>
       %ymask_32 = tt.broadcast %ymask_29 : tensor<64x1xi1> -> tensor<64x32xi1>
       %ymask_33 = tt.broadcast %ymask_31 : tensor<1x32xi1> -> tensor<64x32xi1>
       %ymask_34 = arith.andi %ymask_32, %ymask_33 : tensor<64x32xi1>
-      %0 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-      %1 = arith.muli %ymask, %0 : tensor<64x1xi32>
-      %2 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %3 = tt.addptr %2, %1 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %4 = tt.broadcast %3 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %5 = tt.broadcast %ymask_30 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %6 = tt.addptr %4, %5 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %7 = arith.truncf %acc_24 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %6, %7, %ymask_34 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+      %2 = arith.muli %ymask, %1 : tensor<64x1xi32>
+      %3 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %6 = tt.broadcast %ymask_30 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %8 = arith.truncf %acc_24 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %7, %8, %ymask_34 : tensor<64x32x!tt.ptr<bf16>>
       scf.yield %ss_27 : tensor<64xf32>
     }
-    %rstd_11 = arith.divf %ss_10, %rstd_4 : tensor<64xf32>
+    %rstd_11 = arith.divf %ss_10, %rstd : tensor<64xf32>
     %rstd_12 = tt.splat %eps : f32 -> tensor<64xf32>
     %rstd_13 = arith.addf %rstd_11, %rstd_12 : tensor<64xf32>
     %rstd_14 = math.sqrt %rstd_13 : tensor<64xf32>
-    %rstd_15 = arith.divf %rstd, %rstd_14 : tensor<64xf32>
+    %rstd_15 = arith.divf %rstd_0, %rstd_14 : tensor<64xf32>
     scf.for %n = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %offs_n = arith.muli %n, %c32_i32 : i32
       %offs_n_16 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
@@ -391,7 +521,7 @@ module {
       %ymask_19 = tt.splat %M : i32 -> tensor<64x1xi32>
       %ymask_20 = arith.cmpi slt, %ymask, %ymask_19 : tensor<64x1xi32>
       %ymask_21 = tt.expand_dims %offs_n_18 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_22 = arith.cmpi slt, %ymask_21, %cst_5 : tensor<1x32xi32>
+      %ymask_22 = arith.cmpi slt, %ymask_21, %cst : tensor<1x32xi32>
       %ymask_23 = tt.broadcast %ymask_20 : tensor<64x1xi1> -> tensor<64x32xi1>
       %ymask_24 = tt.broadcast %ymask_22 : tensor<1x32xi1> -> tensor<64x32xi1>
       %ymask_25 = arith.andi %ymask_23, %ymask_24 : tensor<64x32xi1>
@@ -404,10 +534,10 @@ module {
       %y_31 = tt.addptr %y_29, %y_30 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
       %y_32 = tt.load %y_31, %ymask_25, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
       %y_33 = arith.extf %y_32 : tensor<64x32xbf16> to tensor<64x32xf32>
-      %g = arith.cmpi slt, %offs_n_18, %cst_3 : tensor<32xi32>
+      %g = arith.cmpi slt, %offs_n_18, %cst_1 : tensor<32xi32>
       %g_34 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
       %g_35 = tt.addptr %g_34, %offs_n_18 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-      %g_36 = tt.load %g_35, %g, %cst_1 : tensor<32x!tt.ptr<bf16>>
+      %g_36 = tt.load %g_35, %g, %cst_3 : tensor<32x!tt.ptr<bf16>>
       %g_37 = arith.extf %g_36 : tensor<32xbf16> to tensor<32xf32>
       %out = tt.expand_dims %rstd_15 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
       %out_38 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
@@ -415,8 +545,8 @@ module {
       %out_40 = tt.expand_dims %g_37 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
       %out_41 = tt.broadcast %out_40 : tensor<1x32xf32> -> tensor<64x32xf32>
       %out_42 = arith.mulf %out_39, %out_41 : tensor<64x32xf32>
-      %0 = arith.truncf %out_42 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %y_31, %0, %ymask_25 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = arith.truncf %out_42 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %y_31, %1, %ymask_25 : tensor<64x32x!tt.ptr<bf16>>
     }
     tt.return
   }

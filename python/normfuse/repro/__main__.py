@@ -64,11 +64,13 @@ def compile_report(log=print) -> list[dict]:
                    loops_before=_loops(asm["ttir"]), loops_after=_loops(after),
                    loads_before=asm["ttir"].count("tt.load"), loads_after=after.count("tt.load"),
                    wgmma="wgmma" in asm["ptx"], shared=ck.metadata.shared,
-                   num_warps=ck.metadata.num_warps, num_stages=ck.metadata.num_stages)
+                   num_warps=ck.metadata.num_warps, num_stages=ck.metadata.num_stages,
+                   persistent="tt.flatten" in asm["ttir"])
         for r in row["remarks"] or ["(no remark)"]:
             log(f"   {r}")
         log(f"   IR changed by the pipeline: {'yes' if row['applied'] else 'no (unchanged)'}")
-        log(f"   scf.for loops: {row['loops_before']} -> {row['loops_after']}; "
+        log(f"   scf.for loops: {row['loops_before']} -> {row['loops_after']} "
+            f"({'persistent: one program per SM walking the tiles' if row['persistent'] else 'one program per tile'}); "
             f"tt.load ops: {row['loads_before']} -> {row['loads_after']}")
         log(f"   wgmma in PTX: {'yes' if row['wgmma'] else 'no'}; shared memory {row['shared']} B; "
             f"num_warps {row['num_warps']}; num_stages {row['num_stages']}")
@@ -76,9 +78,9 @@ def compile_report(log=print) -> list[dict]:
     return rows
 
 
-POST_AOT = (("rms", 256, "RMSNorm epilogue, N=256: one CTA holds the row"),
-            ("ln", 2048, "LayerNorm epilogue, N=2048: an 8-CTA cluster, DSMEM exchange"),
-            ("rms", 8192, "RMSNorm epilogue, N=8192: 16-CTA cluster, 2 tiles per CTA (deferred)"))
+POST_AOT = (("rms", 256, "RMSNorm epilogue, N=256: one CTA holds the row (persistent)"),
+            ("ln", 2048, "LayerNorm epilogue, N=2048: 8-CTA clusters walking the row blocks, DSMEM exchange"),
+            ("rms", 8192, "RMSNorm epilogue, N=8192: 16-CTA clusters, 2 tiles per CTA (deferred, persistent)"))
 POST_NUMERICS = ((1, 64, 64), (127, 300, 200), (1000, 512, 1000), (333, 1024, 2048), (256, 512, 8192))
 
 

@@ -82,6 +82,19 @@ CASES = [
 // CHECK: arith.subf %[[ACC]], %{{.+}} : tensor<64x32xf32>
 // CHECK: tt.store
 // CHECK-NOT: tt.store"""),
+    ("rms_persistent", linear_rmsnorm_naive, dict(POST, USE_TMA="constexpr", PERSISTENT="constexpr"),
+     dict(N=32, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, USE_TMA=False, PERSISTENT=True, **FLAGS),
+     """// Persistent (the programs walk the row blocks): the same forwarding inside the row-block loop.
+// CHECK-LABEL: tt.func public @rms_persistent
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} : i32 {
+// CHECK: %[[DOT:.+]] = scf.for
+// CHECK: %[[ACC:.+]] = arith.select %{{.+}}, %[[DOT]], %{{.+}} : tensor<64x32xi1>, tensor<64x32xf32>
+// CHECK-NOT: tt.store
+// CHECK: arith.mulf %[[ACC]], %[[ACC]]
+// CHECK-NOT: tt.load %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// CHECK: tt.store
+// CHECK-NOT: tt.store
+// CHECK: } {tt.flatten}"""),
     ("negative_rows_span_tiles", linear_rmsnorm_naive, POST,
      dict(N=64, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS), """// Bail out: N = 2 tiles, the row is stored and reloaded in two loops over N.
 // CHECK-LABEL: tt.func public @negative_rows_span_tiles
@@ -109,6 +122,7 @@ HEAD = """// Single-CTA epilogue norm: positive cases first, then the bail-out c
 // RUN: normfuse-opt --epilogue-norm %s 2>/dev/null | FileCheck %s
 // RUN: normfuse-opt --epilogue-norm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 
+// REMARK: applied: output row normalized in registers before the single store
 // REMARK: applied: output row normalized in registers before the single store
 // REMARK: applied: output row normalized in registers before the single store
 // REMARK: missed: the stored tile is reloaded in another loop over N tiles
