@@ -6,7 +6,7 @@ import pytest
 
 import normfuse
 from normfuse.ir import IRError
-from normfuse.passes import Pass, PassError, Remark, available_passes, create_pass
+from normfuse.passes import PassError, Remark, available_passes, create_pass
 from normfuse.pipeline import STAGE_NAME, cache_tag, describe, parse_pipeline, run_pipeline
 
 # ---------------------------------------------------------------------------------------------

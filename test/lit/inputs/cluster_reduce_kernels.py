@@ -7,10 +7,9 @@ import re
 
 import triton
 import triton.language as tl
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
 
 from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
+from postnorm_common import LN, PERS, POST, ttir
 
 
 @triton.jit
@@ -82,25 +81,7 @@ def negative_store_between(X, W, Y, Z, N: tl.constexpr, BM: tl.constexpr, BN: tl
     _normalize(Y, offs_m, 1.0 / tl.sqrt(ss / N), N, BN)
 
 
-def ttir(fn, sig, consts):
-    ck = triton.compile(ASTSource(fn, sig, constexprs=consts), target=GPUTarget("cuda", 90, 32),
-                        options={"num_warps": 4})
-    body = [l for l in ck.asm["ttir"].splitlines() if not l.startswith("#loc")]
-    body = [re.sub(r" loc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", "", l) for l in body]
-    return "\n".join(body[1:-1])
-
-
-POST = {"X": "*bf16", "W": "*bf16", "BIAS": "*bf16", "RES": "*bf16", "G": "*bf16", "Y": "*bf16",
-        "M": "i32", "K": "i32", "stride_xm": "i32", "stride_wn": "i32", "stride_rm": "i32",
-        "stride_ym": "i32", "eps": "fp32", "N": "constexpr", "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "EVEN_K": "constexpr", "HAS_BIAS": "constexpr",
-        "HAS_RES": "constexpr"}
-LN = dict(POST, B="*bf16")
-LN = {k: LN[k] for k in ["X", "W", "BIAS", "RES", "G", "B", "Y", "M", "K", "stride_xm", "stride_wn",
-                         "stride_rm", "stride_ym", "eps", "N", "BLOCK_M", "BLOCK_N", "BLOCK_K",
-                         "EVEN_K", "HAS_BIAS", "HAS_RES"]}
 FLAGS = dict(EVEN_K=True, HAS_BIAS=False, HAS_RES=False)
-PERS = dict(POST, USE_TMA="constexpr", PERSISTENT="constexpr")
 NEG = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "N": "constexpr", "BM": "constexpr", "BN": "constexpr",
        "K": "constexpr"}
 NEGZ = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "Z": "*fp32", "N": "constexpr", "BM": "constexpr",

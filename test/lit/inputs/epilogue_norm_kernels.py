@@ -7,10 +7,9 @@ import re
 
 import triton
 import triton.language as tl
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
 
 from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
+from postnorm_common import LN, PERS, POST, ttir
 
 
 @triton.jit
@@ -41,23 +40,6 @@ def negative_reload_reduced(X, W, Y, Z, M, K, stride, eps, N: tl.constexpr, BM: 
     tl.store(p, (y / tl.sqrt(ss / N + eps)[:, None]).to(tl.bfloat16), mask=mask)
 
 
-def ttir(fn, sig, consts):
-    ck = triton.compile(ASTSource(fn, sig, constexprs=consts), target=GPUTarget("cuda", 90, 32),
-                        options={"num_warps": 4})
-    body = [l for l in ck.asm["ttir"].splitlines() if not l.startswith("#loc")]
-    body = [re.sub(r" loc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", "", l) for l in body]
-    return "\n".join(body[1:-1])
-
-
-POST = {"X": "*bf16", "W": "*bf16", "BIAS": "*bf16", "RES": "*bf16", "G": "*bf16", "Y": "*bf16",
-        "M": "i32", "K": "i32", "stride_xm": "i32", "stride_wn": "i32", "stride_rm": "i32",
-        "stride_ym": "i32", "eps": "fp32", "N": "constexpr", "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "EVEN_K": "constexpr", "HAS_BIAS": "constexpr",
-        "HAS_RES": "constexpr"}
-LN = dict(POST, B="*bf16")
-LN = {k: LN[k] for k in ["X", "W", "BIAS", "RES", "G", "B", "Y", "M", "K", "stride_xm", "stride_wn",
-                         "stride_rm", "stride_ym", "eps", "N", "BLOCK_M", "BLOCK_N", "BLOCK_K",
-                         "EVEN_K", "HAS_BIAS", "HAS_RES"]}
 FLAGS = dict(EVEN_K=False, HAS_BIAS=False, HAS_RES=False)
 NEG = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "Z": "*fp32", "M": "i32", "K": "i32", "stride": "i32",
        "eps": "fp32", "N": "constexpr", "BM": "constexpr"}
@@ -82,7 +64,7 @@ CASES = [
 // CHECK: arith.subf %[[ACC]], %{{.+}} : tensor<64x32xf32>
 // CHECK: tt.store
 // CHECK-NOT: tt.store"""),
-    ("rms_persistent", linear_rmsnorm_naive, dict(POST, USE_TMA="constexpr", PERSISTENT="constexpr"),
+    ("rms_persistent", linear_rmsnorm_naive, PERS,
      dict(N=32, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, USE_TMA=False, PERSISTENT=True, **FLAGS),
      """// Persistent (the programs walk the row blocks): the same forwarding inside the row-block loop.
 // CHECK-LABEL: tt.func public @rms_persistent
