@@ -293,3 +293,29 @@ def test_jit_fills_constexpr_defaults():
         import normfuse
         sig, c, attrs, opts, _ = launcher.specialize(args, dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64))
         normfuse.compile(launcher.fn, signature=sig, constexprs=c, attrs=attrs)
+
+
+def test_max_resident_programs(monkeypatch):
+    """The persistent grid: one program per SM for one-CTA kernels; for clusters, the driver's
+    count of co-resident clusters (asked with the kernel's function handle and shared memory)."""
+    from types import SimpleNamespace
+    from triton.runtime import driver
+    from normfuse.ops.postnorm_linear import max_resident_programs
+
+    calls = []
+
+    class Kernel:
+        function = 1234
+
+        def __init__(self, ctas):
+            self.metadata = SimpleNamespace(num_ctas=ctas, shared=181248)
+
+        def _init_handles(self):
+            calls.append("init")
+
+    utils = SimpleNamespace(cuOccupancyMaxActiveClusters=lambda f, s, c: calls.append((f, s, c)) or 30)
+    monkeypatch.setattr(driver, "_active", SimpleNamespace(utils=utils), raising=False)
+    monkeypatch.setattr(type(driver), "active", property(lambda self: self._active), raising=False)
+    assert max_resident_programs(SimpleNamespace(kernel=Kernel(1)), 132) == 132 and calls == []
+    assert max_resident_programs(SimpleNamespace(kernel=Kernel(4)), 132) == 30
+    assert calls == ["init", (1234, 181248, 4)]
