@@ -177,7 +177,7 @@ def _make_stage(passes: Sequence[Pass], sink: list[Remark]):
         metadata["normfuse_remarks"] = [str(r) for r in remarks]
         metadata["normfuse_pipeline"] = describe(passes)
         metadata["normfuse_changed"] = changed
-        req = metadata["normfuse_launch"] = launch_requirements(view.print())
+        req = metadata["normfuse_launch"] = launch_requirements(view.print()) if changed else {}
         if req and int(metadata.get("num_ctas") or 1) != 1:
             # Triton's own num_ctas>1 codegen would split the CTA's tile again (and fail)
             raise PassError(f"cluster-reduce sets the cluster size itself (num_ctas={req['num_ctas']}); "

@@ -317,3 +317,34 @@ def test_every_project_kernel_round_trips(name, make):
         tmod, _ = bridge.parse_triton(text)
         assert view.print() == bridge.module_text(tmod), (name, stage)
         assert all(r.type for o in view.walk() for r in o.results), (name, stage)
+
+
+RESULTLESS_LOOP = """
+module {
+  tt.func public @k(%p: !tt.ptr<f32>) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %f = arith.constant 1.0 : f32
+    scf.for %i = %c0 to %c1 step %c1  : i32 {
+      tt.store %p, %f : !tt.ptr<f32>
+    }
+    tt.return
+  }
+}
+"""
+
+
+def test_forloop_with_elided_yield():
+    """A result-less scf.for prints without its scf.yield: yield_op is None (not the store),
+    yields is empty, set_yields refuses, and inlining keeps the body's last op."""
+    from normfuse.ir.match import ForLoop
+    view = ir.load(RESULTLESS_LOOP, source_name="loop.mlir")
+    loop = ForLoop(only(view, "scf.for"))
+    assert loop.yield_op is None and loop.yields == []
+    with pytest.raises(IRError, match="elided"):
+        loop.set_yields([])
+    c0 = [o for o in view.functions()[0].walk() if o.name == "arith.constant"][0]
+    moved = loop.inline(view, c0.result)
+    assert [o.name for o in moved] == ["tt.store"]
+    text = bridge.reload(view, clean=False).print()
+    assert "scf.for" not in text and "tt.store" in text

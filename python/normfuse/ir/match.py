@@ -76,12 +76,15 @@ class ForLoop:
         return self.op.operands[3:]
 
     @property
-    def yield_op(self) -> Op:
-        return self.body.terminator
+    def yield_op(self) -> Op | None:
+        """The body's scf.yield; None when the printer elided it (a loop without results)."""
+        ops = self.body.ops
+        return ops[-1] if ops and ops[-1].name == "scf.yield" else None
 
     @property
     def yields(self) -> list[Value]:
-        return self.yield_op.operands
+        y = self.yield_op
+        return y.operands if y is not None else []
 
     def contains(self, v: Value) -> bool:
         """Whether `v` is defined inside this loop (its body or deeper)."""
@@ -136,11 +139,9 @@ class ForLoop:
         The caller guarantees the single trip. Iteration arguments become their inits, the loop's
         results the yielded values; the body's ops move in front of the loop, which is erased.
         Returns the moved ops."""
-        body = self.body
-        term = body.ops[-1] if body.ops else None
-        has_yield = term is not None and term.name == "scf.yield"  # elided when it yields nothing
-        yields = term.operands if has_yield else []
-        moved = [o for o in body.ops if not (has_yield and o is term)]
+        term = self.yield_op
+        yields = self.yields
+        moved = [o for o in self.body.ops if o is not term]
         module.replace_all_uses(self.iv, iv)
         for a, init in zip(self.iter_args, self.inits):
             module.replace_all_uses(a, init)
@@ -154,6 +155,8 @@ class ForLoop:
 
     def set_yields(self, values: list[Value]) -> None:
         y = self.yield_op
+        if y is None:
+            raise IRError("set_yields on a loop whose scf.yield was elided (no results)")
         loc = y.loc
         segs: list = ["scf.yield "]
         for k, v in enumerate(values):
