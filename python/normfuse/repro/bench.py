@@ -531,7 +531,7 @@ def parse_args(argv=None):
                    help="A/W tiles by bulk tensor copies (on), pointer loads (off), or the op's choice")
     p.add_argument("--persistent", choices=("auto", "on", "off"), default="auto",
                    help="one program per SM walking the tiles (on), one program per tile (off), "
-                        "or the config table's choice")
+                        "or the op's rule (the config table, where the form was measured faster)")
     p.add_argument("--cells", help="cells to run instead of the grid, 'MxKxN;MxKxN'")
     p.add_argument("--rows-check", type=int, default=4096,
                    help="rows compared with the fp64 oracle per cell (default 4096)")
