@@ -192,13 +192,18 @@ def _wrap_llir(make_llir):
     """Apply the launch requirements once Triton has sized its shared memory (in make_llir):
     the cluster size becomes `metadata.num_ctas` (Triton's launcher then starts gridX * num_ctas
     CTAs as clusters of num_ctas along x) and the exchange slots are added to the dynamic shared
-    memory, past Triton's own allocation. The kernel itself stays a num_ctas=1 Triton program."""
+    memory, past Triton's own allocation (or, for cluster-reduce{exchange=global}, the size of a
+    CTA's global scratch slice is written into the exchange's asm). The kernel itself stays a
+    num_ctas=1 Triton program."""
     def llir(src, metadata):
+        from .passes.cluster_reduce import SCRATCH_TOKEN
         out = make_llir(src, metadata)
         req = metadata.get("normfuse_launch") or {}
         if req:
             metadata["num_ctas"] = req["num_ctas"]
             metadata["shared"] = int(metadata.get("shared") or 0) + req["extra_shared"]
+            if SCRATCH_TOKEN in out:  # exchange=global: the per-CTA scratch slice size, now known
+                out = out.replace(SCRATCH_TOKEN, str(int(metadata["global_scratch_size"])))
         return out
     return llir
 

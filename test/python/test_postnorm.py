@@ -64,6 +64,26 @@ def test_aot_persistent_cluster_kernel(kind, N, ctas, stats):
     assert len(ck.asm["cubin"]) > 0
 
 
+@pytest.mark.parametrize("kind,N,ctas,persistent", [("rms", 1024, 4, False), ("ln", 2048, 8, False),
+                                                    ("rms", 1024, 4, True), ("ln", 8192, 16, True)])
+def test_aot_global_scratch_exchange(kind, N, ctas, persistent):
+    """cluster-reduce{exchange=global}: partials through each CTA's global scratch slice (no
+    DSMEM, no extra shared memory); the slice size S, known only after Triton's allocation, is
+    written into the asm by normfuse's make_llir wrapper; ptxas accepts the result."""
+    ck = aot_compile_postnorm(kind, N=N, K=1024, M=262144, persistent=persistent,
+                              passes=postnorm_passes(exchange="global"))
+    md = ck.kernel.metadata
+    assert md.num_ctas == ctas and md.normfuse_launch == {"num_ctas": ctas, "extra_shared": 0}
+    assert any("exchanged through global scratch (L2)" in r for r in ck.remarks), ck.remarks
+    ptx = ck.asm["ptx"]
+    assert "mapa" not in ptx and "ld.shared::cluster" not in ptx and "NFSCRATCHBYTES" not in ptx
+    assert "ld.global.cg.f32" in ptx and "st.global.f32" in ptx and "%cluster_ctarank" in ptx
+    sizes = set(re.findall(r"mul\.wide\.u32 %nfo, %nfr, (\d+);", ptx))
+    assert sizes == {str(md.global_scratch_size)}, (sizes, md.global_scratch_size)
+    assert ptx.count("barrier.cluster.arrive.release;") == ptx.count("barrier.cluster.wait.acquire;") >= 2
+    assert len(ck.asm["cubin"]) > 0
+
+
 def test_aot_exchange_reads_stay_before_the_arrive():
     """Triton rematerializes the read of the totals per layout; every copy must still read the
     peers' shared memory before this CTA says it is done (or a peer may exit under the read)."""
@@ -186,9 +206,10 @@ def test_gpu_numerics_vs_naive(kind, M, K, N, extras):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("exchange", ["dsmem", "global"])
 @pytest.mark.parametrize("cluster_size", [2, 4, 8, 16])
 @pytest.mark.parametrize("kind", ["rms", "ln"])
-def test_gpu_cluster_sizes(kind, cluster_size):
+def test_gpu_cluster_sizes(kind, cluster_size, exchange):
     torch.manual_seed(1)
     dt = torch.bfloat16
     M, K, N = 1500, 512, 4096  # 16 tiles of 256: 8, 4, 2, 1 tiles per CTA
@@ -198,7 +219,8 @@ def test_gpu_cluster_sizes(kind, cluster_size):
     b = (0.1 * torch.randn(N, device="cuda")).to(dt) if kind == "ln" else None
     ref = linear_norm_ref(x, w, g, b, 1e-6)
     y0, _, _ = _run(kind, x, w, g, b, 1e-6, None, None, ())
-    y1, ck, _ = _run(kind, x, w, g, b, 1e-6, None, None, postnorm_passes(cluster_size=cluster_size))
+    y1, ck, _ = _run(kind, x, w, g, b, 1e-6, None, None,
+                     postnorm_passes(cluster_size=cluster_size, exchange=exchange))
     assert ck.kernel.metadata.num_ctas == cluster_size
     e0 = ((y0.double() - ref).norm() / ref.norm()).item()
     e1 = ((y1.double() - ref).norm() / ref.norm()).item()
@@ -256,10 +278,11 @@ def test_gpu_tma_loads(kind, N):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["rms", "ln"])
-@pytest.mark.parametrize("M,K,N,cluster", [(70001, 512, 256, None), (50000, 520, 1000, None),
-                                           (40000, 1024, 2048, 8), (30000, 512, 4096, 2),
-                                           (20000, 256, 8192, None)])
-def test_gpu_persistent(kind, M, K, N, cluster):
+@pytest.mark.parametrize("M,K,N,cluster,exchange", [
+    (70001, 512, 256, None, None), (50000, 520, 1000, None, None), (40000, 1024, 2048, 8, None),
+    (30000, 512, 4096, 2, None), (20000, 256, 8192, None, None), (50000, 520, 1000, None, "global"),
+    (20000, 256, 8192, None, "global")])
+def test_gpu_persistent(kind, M, K, N, cluster, exchange):
     """Persistent launch (fewer programs than row blocks; clusters walk the row blocks with the
     double-buffered exchange): correct, complete and bitwise repeatable, single CTA, cluster
     and deferred forms, ragged M/N/K."""
@@ -272,8 +295,8 @@ def test_gpu_persistent(kind, M, K, N, cluster):
     bias = (0.5 * torch.randn(N, device="cuda")).to(dt)
     ref = linear_norm_ref(x, w, g, b, 1e-6, bias)
     y0, _, _ = _run(kind, x, w, g, b, 1e-6, bias, None, ())
-    y1, ck, plan = _run(kind, x, w, g, b, 1e-6, bias, None, postnorm_passes(cluster_size=cluster),
-                        persistent=True)
+    y1, ck, plan = _run(kind, x, w, g, b, 1e-6, bias, None,
+                        postnorm_passes(cluster_size=cluster, exchange=exchange), persistent=True)
     assert plan.constexprs["PERSISTENT"] and plan.grid[0] < -(-M // plan.config.block_m)
     e0 = ((y0.double() - ref).norm() / ref.norm()).item()
     e1 = ((y1.double() - ref).norm() / ref.norm()).item()

@@ -32,13 +32,17 @@ __all__ = ["linear_rmsnorm", "linear_layernorm", "prepare_linear_rmsnorm",
 DEFAULT_POSTNORM_PASSES = ("cluster-reduce", "epilogue-norm")
 
 
-def postnorm_passes(cluster_size: int | None = None, max_cluster: int | None = None) -> tuple:
-    """The default post-norm pipeline, with cluster-reduce's options when given."""
+def postnorm_passes(cluster_size: int | None = None, max_cluster: int | None = None,
+                    exchange: str | None = None) -> tuple:
+    """The default post-norm pipeline, with cluster-reduce's options when given (`exchange`:
+    'dsmem', the default, or 'global' for the global-scratch exchange)."""
     opts = []
     if cluster_size is not None:
         opts.append(f"cluster-size={int(cluster_size)}")
     if max_cluster is not None:
         opts.append(f"max-cluster={int(max_cluster)}")
+    if exchange is not None:
+        opts.append(f"exchange={exchange}")
     cr = "cluster-reduce" + ("{" + ",".join(opts) + "}" if opts else "")
     return (cr, "epilogue-norm")
 
@@ -145,8 +149,9 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
         # 128x256x64 s3): bulk copies 2-6 % faster at K >= 1024, 7 % slower at K = 512.
         tma = K >= 1024
     use_tma = bool(tma) and _tma_ok(x2, w, stride_xm, stride_wn, K)
-    if use_tma:
-        _ensure_allocator()
+    # device-side TMA descriptors and cluster-reduce{exchange=global} live in global scratch,
+    # which Triton's launcher takes from the allocator
+    _ensure_allocator()
     persistent = cfg.persistent if persistent is None else bool(persistent)
     consts = dict(N=N, EVEN_K=K % cfg.block_k == 0, HAS_BIAS=bias is not None,
                   HAS_RES=res is not None, USE_TMA=use_tma, PERSISTENT=persistent and M > 0,

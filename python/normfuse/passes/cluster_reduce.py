@@ -86,6 +86,19 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
    `%s + x` (a sum over tiles: the partition above is exact); loop 2 carries nothing.
 4. Nothing with side effects between the loops.
 5. C (option or auto) within 2..16 and <= T.
+
+Options
+-------
+cluster-size = auto | 2..16    auto: C = T when T <= max-cluster, else the fewest tiles per CTA
+max-cluster = 2..16            the largest cluster auto picks (16; 8 stays portable)
+exchange = dsmem | global      where the partials meet. dsmem (default): as above. global: each
+    CTA writes its partials to its own slice of Triton's global scratch (`ttg.global_scratch_alloc`,
+    one slice of S bytes per CTA at base + ctaid * S); the same cluster barrier orders the writes
+    before the reads; every CTA reads the C slices from rank 0's (its own minus
+    %cluster_ctarank * S) with `ld.global.cg` (L2: this SM's L1 is not coherent with the peers'
+    writes). S is known only after Triton's allocation pass: the asm carries a token that
+    normfuse's make_llir wrapper replaces by `metadata.global_scratch_size`. No extra shared
+    memory; the launcher allocates the scratch (a Triton allocator must be set, as for TMA).
 """
 from __future__ import annotations
 
@@ -131,6 +144,40 @@ def read_asm(nstats: int, rows: int, nbytes: int, ctas: int) -> tuple[str, str]:
     return asm, ",".join(["=f"] * nstats) + ",r"
 
 
+# exchange=global: the slots live in Triton's per-CTA global scratch (one slice of S bytes per
+# CTA, at base + ctaid * S). S is known only after Triton's allocation pass, so the asm carries
+# this token, which normfuse's make_llir wrapper replaces by metadata["global_scratch_size"].
+SCRATCH_TOKEN = "NFSCRATCHBYTES"
+
+
+def write_global_asm(nstats: int, rows: int) -> tuple[str, str]:
+    """st.global of this CTA's partials into its own scratch slice: operands (row, slice address
+    as i64, partial_0, ...) -> dummy i32."""
+    body = "cvt.u64.u32 %nfo, $1; shl.b64 %nfo, %nfo, 2; add.u64 %nfa, $2, %nfo; "
+    for s in range(nstats):
+        body += f"st.global.f32 [%nfa+{4 * rows * s}], ${3 + s}; "
+    asm = f"{MARK} {{ .reg .b64 %nfa, %nfo; {body}mov.u32 $0, 0; }}"
+    return asm, "=r,r,l" + ",f" * nstats
+
+
+def read_global_asm(nstats: int, rows: int, ctas: int) -> tuple[str, str]:
+    """Sum of all CTAs' partials in rank order, read from the peers' scratch slices (L2, `.cg`:
+    the L1 of this SM is not coherent with the peers' writes): operands (row, own slice address
+    as i64) -> totals. The cluster's rank-0 slice is this slice minus %cluster_ctarank * S."""
+    row, ptr = f"${nstats}", f"${nstats + 1}"
+    body = (f"cvt.u64.u32 %nfo, {row}; shl.b64 %nfo, %nfo, 2; add.u64 %nfa, {ptr}, %nfo; "
+            f"mov.u32 %nfr, %cluster_ctarank; mul.wide.u32 %nfo, %nfr, {SCRATCH_TOKEN}; "
+            "sub.u64 %nfa, %nfa, %nfo; ")
+    body += "".join(f"mov.f32 ${s}, 0f00000000; " for s in range(nstats))
+    for r in range(ctas):
+        if r:
+            body += f"add.u64 %nfa, %nfa, {SCRATCH_TOKEN}; "
+        for s in range(nstats):
+            body += f"ld.global.cg.f32 %nfv, [%nfa+{4 * rows * s}]; add.f32 ${s}, ${s}, %nfv; "
+    asm = f"{MARK} {{ .reg .b64 %nfa, %nfo; .reg .b32 %nfr; .reg .f32 %nfv; {body}}}"
+    return asm, ",".join(["=f"] * nstats) + ",r,l"
+
+
 BARRIER = f"{MARK} barrier.cluster.arrive.release; barrier.cluster.wait.acquire; mov.u32 $0, 0;"
 ARRIVE = f"{MARK} barrier.cluster.arrive.release; mov.u32 $0, 0;"
 WAIT = f"{MARK} barrier.cluster.wait.acquire; mov.u32 $0, 0;"
@@ -150,8 +197,11 @@ class ClusterReduce(Pass):
                "statistics through distributed shared memory")
     cluster_size: str = "auto"  # "auto" or 2..16
     max_cluster: int = HW_MAX  # largest cluster "auto" picks (8 = portable)
+    exchange: str = "dsmem"  # where the partials meet: distributed shared memory, or global scratch
 
     def __post_init__(self):
+        if self.exchange not in ("dsmem", "global"):
+            raise PassError(f"option cluster-reduce{{exchange}} must be dsmem or global, got '{self.exchange}'")
         if not 2 <= int(self.max_cluster) <= HW_MAX:
             raise PassError(f"option cluster-reduce{{max-cluster}} must be in 2..{HW_MAX}, got {self.max_cluster}")
         if self.cluster_size != "auto":
@@ -316,15 +366,26 @@ class ClusterReduce(Pass):
         if outer is not None:
             prev, idx = _slot_index(module, outer, rng, rows, nbytes, loc1)
         vt = f"tensor<{rows}xf32>"
-        wasm, wcons = write_asm(nstats, rows, slot_bytes)
-        ins = ", ".join(f"${k}" for k in range(nstats + 1))
-        wr = _asm(module, wasm, wcons, [idx] + list(partials),
-                  f"{ins} : tensor<{rows}xi32>, " + ", ".join([vt] * nstats) + f" -> tensor<{rows}xi32>",
-                  [f"tensor<{rows}xi32>"], loc1, "xchg_put")
+        it = f"tensor<{rows}xi32>"
+        if self.exchange == "global":
+            ptrs = _scratch_slice(module, pid_op, slot_bytes, rows)
+            ins = ", ".join(f"${k}" for k in range(nstats + 2))
+            wasm, wcons = write_global_asm(nstats, rows)
+            wr = _asm(module, wasm, wcons, [idx, ptrs] + list(partials),
+                      f"{ins} : {it}, tensor<{rows}xi64>, " + ", ".join([vt] * nstats) + f" -> {it}",
+                      [it], loc1, "xchg_put")
+            rasm, rcons = read_global_asm(nstats, rows, ctas)
+            rd = _asm(module, rasm, rcons, [idx, ptrs], f"$0, $1 : {it}, tensor<{rows}xi64> -> "
+                      + ", ".join([vt] * nstats), [vt] * nstats, loc1, "row_stat")
+        else:
+            ins = ", ".join(f"${k}" for k in range(nstats + 1))
+            wasm, wcons = write_asm(nstats, rows, slot_bytes)
+            wr = _asm(module, wasm, wcons, [idx] + list(partials),
+                      f"{ins} : {it}, " + ", ".join([vt] * nstats) + f" -> {it}", [it], loc1, "xchg_put")
+            rasm, rcons = read_asm(nstats, rows, slot_bytes, ctas)
+            rd = _asm(module, rasm, rcons, [idx], f"$0 : {it} -> " + ", ".join([vt] * nstats),
+                      [vt] * nstats, loc1, "row_stat")
         bar = _asm(module, BARRIER, "=r,r", [rank], "$0 : i32 -> i32", ["i32"], loc1, "cluster_sync")
-        rasm, rcons = read_asm(nstats, rows, slot_bytes, ctas)
-        rd = _asm(module, rasm, rcons, [idx], f"$0 : tensor<{rows}xi32> -> " + ", ".join([vt] * nstats),
-                  [vt] * nstats, loc1, "row_stat")
         seq = [wr, bar, rd]
         if outer is None:  # done reading the peers' slots (the wait is before the return)
             seq.append(_asm(module, ARRIVE, "=r,r", [rank], "$0 : i32 -> i32", ["i32"], loc1, "cluster_arrive"))
@@ -342,7 +403,8 @@ class ClusterReduce(Pass):
         # followed the reads) or, in the persistent form, a whole barrier after the last row block
         module.insert(_asm(module, WAIT if outer is None else BARRIER, "=r,r", [rank],
                            "$0 : i32 -> i32", ["i32"], ret.loc, "cluster_wait"), before=ret)
-        _add_func_attrs(func, {"normfuse.cluster_dims": ctas, "normfuse.cluster_smem": slot_bytes})
+        _add_func_attrs(func, {"normfuse.cluster_dims": ctas,
+                               "normfuse.cluster_smem": slot_bytes if self.exchange == "dsmem" else 0})
 
         per = -(-trips // ctas)
         if per == 1:
@@ -356,8 +418,9 @@ class ClusterReduce(Pass):
                     "alternate between consecutive row blocks")
         self.remark("applied", f"row of {trips} N tiles split over a {ctas}-CTA cluster"
                     f"{' (non-portable size)' if ctas > PORTABLE_MAX else ''}; {nstats} row "
-                    f"statistic{'s' if nstats > 1 else ''} exchanged through distributed shared memory "
-                    f"({slot_bytes} B per CTA), one cluster barrier per row block; {how}", where)
+                    f"statistic{'s' if nstats > 1 else ''} exchanged through "
+                    + ("distributed shared memory" if self.exchange == "dsmem" else "global scratch (L2)")
+                    + f" ({slot_bytes} B per CTA), one cluster barrier per row block; {how}", where)
 
 
 def _slot_index(module: Module, outer: ForLoop, after: Op, rows: int, nbytes: int, loc: str):
@@ -385,6 +448,23 @@ def _slot_index(module: Module, outer: ForLoop, after: Op, rows: int, nbytes: in
         module.insert(op, after=prev)
         prev = op
     return prev, prev.result
+
+
+def _scratch_slice(module: Module, pid_op: Op, nbytes: int, rows: int) -> Value:
+    """This CTA's global scratch slice for the exchange, as a [rows] i64 tensor of its address
+    (made once, next to the program id, outside any loop)."""
+    loc = pid_op.loc
+    ops = [module.build(f"ttg.global_scratch_alloc {{alignment = 16 : i32, nbytes = {nbytes} : i32}} "
+                        f": !tt.ptr<i8> {loc}", types=["!tt.ptr<i8>"], hint="xchg_scratch")]
+    ops.append(module.build(f"tt.ptr_to_int $0 : !tt.ptr<i8> -> i64 {loc}", ops[-1].result, types=["i64"],
+                            hint="xchg_addr"))
+    ops.append(module.build(f"tt.splat $0 : i64 -> tensor<{rows}xi64> {loc}", ops[-1].result,
+                            types=[f"tensor<{rows}xi64>"], hint="xchg_addrs"))
+    prev = pid_op
+    for op in ops:
+        module.insert(op, after=prev)
+        prev = op
+    return prev.result
 
 
 def _asm(module: Module, asm: str, constraints: str, args: list[Value], sig: str, types: list[str],

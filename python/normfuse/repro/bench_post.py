@@ -123,7 +123,7 @@ def _check(plan, rows, oracle, repeats):
 
 
 def bench_cell(norm, M, K, N, *, dtype=torch.bfloat16, use_compile=True, rows_check=4096,
-               cluster_size=None, log=print) -> dict:
+               cluster_size=None, exchange=None, log=print) -> dict:
     eps = EPS[norm]
     elt = torch.finfo(dtype).bits // 8
     n_buf = max(1, min(MAX_BUFFERS, math.ceil(ROTATE_L2_TIMES * _l2_bytes() / (M * K * elt))))
@@ -134,7 +134,7 @@ def bench_cell(norm, M, K, N, *, dtype=torch.bfloat16, use_compile=True, rows_ch
     x0 = xs[0]
     rows = min(M, rows_check)
     cfg = select_postnorm_config(M, N, K, dtype)
-    passes = post.postnorm_passes(cluster_size=cluster_size)
+    passes = post.postnorm_passes(cluster_size=cluster_size, exchange=exchange)
     cell = {"norm": norm, "M": M, "K": K, "N": N, "x_buffers": n_buf, "rows_checked": rows,
             "config": str(cfg), "passes": list(passes), "ms": {}, "errors": {}, "numerics": {}}
     oracle = _oracle(norm, x0[:rows], w, g, b, eps)
@@ -261,6 +261,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile baselines")
     ap.add_argument("--cluster-sweep", action="store_true",
                     help="N=4096 at cluster sizes 2, 4, 8, 16 instead of the grid")
+    ap.add_argument("--exchange", choices=("dsmem", "global"), default=None,
+                    help="cluster-reduce{exchange=...}: distributed shared memory (default) or global scratch")
     ap.add_argument("--cluster-size", type=int, default=None,
                     help="cluster-reduce{cluster-size=C} for every cell (default: the pass's auto rule)")
     ap.add_argument("--persistent", choices=("auto", "on", "off"), default="auto",
@@ -298,7 +300,8 @@ def main(argv=None) -> int:
                   "persistent": args.persistent, "cells": []}
         for (M, K, N), cs in runs:
             t0 = time.time()
-            c = bench_cell(norm, M, K, N, use_compile=not args.no_compile, cluster_size=cs)
+            c = bench_cell(norm, M, K, N, use_compile=not args.no_compile, cluster_size=cs,
+                           exchange=args.exchange)
             c["cluster_size_option"] = cs
             c["wall_s"] = round(time.time() - t0, 1)
             result["cells"].append(c)
@@ -306,7 +309,8 @@ def main(argv=None) -> int:
         if args.out:
             os.makedirs(args.out, exist_ok=True)
             tag = f"postnorm_{norm}" + ("_cluster_sweep" if args.cluster_sweep else "") + (
-                f"_c{args.cluster_size}" if args.cluster_size and not args.cluster_sweep else "")
+                f"_c{args.cluster_size}" if args.cluster_size and not args.cluster_sweep else "") + (
+                f"_{args.exchange}" if args.exchange else "")
             with open(os.path.join(args.out, tag + ".json"), "w") as fh:
                 json.dump(result, fh, indent=1, default=str)
             with open(os.path.join(args.out, tag + ".md"), "w") as fh:

@@ -192,7 +192,9 @@ HEAD = """// cluster-reduce: positive cases first, then the bail-out cases (nega
 // RUN: normfuse-opt --cluster-reduce %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: normfuse-opt --pass-pipeline='cluster-reduce{cluster-size=2}' %s 2>/dev/null | FileCheck %s --check-prefix=TWO
 // RUN: normfuse-opt --pass-pipeline=cluster-reduce,epilogue-norm %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
+// RUN: normfuse-opt --pass-pipeline='cluster-reduce{exchange=global}' %s 2>/dev/null | FileCheck %s --check-prefix=GLOBAL
 // RUN: not normfuse-opt --pass-pipeline='cluster-reduce{cluster-size=32}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: not normfuse-opt --pass-pipeline='cluster-reduce{exchange=l2}' %s 2>&1 | FileCheck %s --check-prefix=BADEXCH
 
 // REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; 1 row statistic exchanged through distributed shared memory (256 B per CTA), one cluster barrier per row block; one tile per CTA
 // REMARK: applied: row of 2 N tiles split over a 2-CTA cluster; 2 row statistics
@@ -230,7 +232,22 @@ HEAD = """// cluster-reduce: positive cases first, then the bail-out cases (nega
 // PIPE-NOT: tt.store
 // PIPE: tt.return
 
+// exchange=global: the partials go through this CTA's global scratch slice (no extra shared
+// memory); the read walks the cluster's slices from rank 0's, S bytes apart (S, the scratch slice
+// size, is filled in after Triton's allocation: NFSCRATCHBYTES in the TTIR).
+// GLOBAL-LABEL: tt.func public @rms_four_tiles
+// GLOBAL-SAME: normfuse.cluster_dims = 4 : i32, normfuse.cluster_smem = 0 : i32
+// GLOBAL: %[[PID:.+]] = tt.get_program_id x
+// GLOBAL: %[[S:.+]] = ttg.global_scratch_alloc {alignment = 16 : i32, nbytes = 256 : i32} : !tt.ptr<i8>
+// GLOBAL: %[[A:.+]] = tt.ptr_to_int %[[S]] : !tt.ptr<i8> -> i64
+// GLOBAL: %[[AS:.+]] = tt.splat %[[A]] : i64 -> tensor<64xi64>
+// GLOBAL: tt.elementwise_inline_asm "{{.*}}st.global.f32 [%nfa+0], $3;{{.*}}" {{.*}} %{{.+}}, %[[AS]], %{{.+}} :
+// GLOBAL: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
+// GLOBAL: tt.elementwise_inline_asm "{{.*}}mov.u32 %nfr, %cluster_ctarank; mul.wide.u32 %nfo, %nfr, NFSCRATCHBYTES;{{.*}}ld.global.cg.f32{{.*}}add.u64 %nfa, %nfa, NFSCRATCHBYTES;{{.*}}" {{.*}} %[[AS]] :
+// GLOBAL-NOT: mapa
+
 // BADOPT: option cluster-reduce{cluster-size} must be in 2..16, got 32
+// BADEXCH: option cluster-reduce{exchange} must be dsmem or global, got 'l2'
 """
 
 if __name__ == "__main__":
