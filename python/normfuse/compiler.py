@@ -5,6 +5,7 @@ kernel for grid-style launches on the current GPU, like Triton's own `kernel[gri
 """
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -39,6 +40,7 @@ class CompiledKernel:
         self.kernel = kernel
         self.remarks = list(remarks)
         self.pipeline = pipeline
+        self._resources = None
 
     @property
     def asm(self):
@@ -53,11 +55,41 @@ class CompiledKernel:
         """Whether a pass changed the IR (not merely whether a pipeline ran)."""
         return bool(getattr(self.kernel.metadata, "normfuse_changed", False))
 
+    def resources(self) -> dict:
+        """Registers per thread and spill traffic of the kernel, as ptxas reports them for its PTX
+        (`ptxas -v`, Triton's bundled ptxas, the kernel's own arch); works without a GPU.
+        Returns {"registers", "spill_stores", "spill_loads"} (bytes per thread for the spills)."""
+        if self._resources is None:
+            self._resources = ptxas_resources(self.asm["ptx"], int(self.metadata.target.arch))
+        return dict(self._resources)
+
     def __getitem__(self, grid):
         return self.kernel[grid]
 
     def __repr__(self) -> str:
         return f"<normfuse.CompiledKernel {self.kernel.name} pipeline='{self.pipeline}'>"
+
+
+def ptxas_resources(ptx: str, arch: int = 90) -> dict:
+    """Run Triton's ptxas with -v on `ptx` and read back registers and spill bytes per thread."""
+    import re
+    import subprocess
+    import tempfile
+    from triton.backends.nvidia.compiler import get_ptxas
+    sm = f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        r = subprocess.run([get_ptxas(arch).path, f"-arch={sm}", "-v", src, "-o", out],
+                           capture_output=True, text=True)
+    text = r.stdout + r.stderr
+    regs = re.search(r"Used (\d+) registers", text)
+    spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)
+    if r.returncode != 0 or regs is None or spills is None:
+        raise RuntimeError(f"ptxas -v failed (exit {r.returncode}): {text[-500:]}")
+    return {"registers": int(regs.group(1)), "spill_stores": int(spills.group(1)),
+            "spill_loads": int(spills.group(2))}
 
 
 def compile(fn, *, signature: dict[str, str], constexprs: dict[str, Any] | None = None,

@@ -72,8 +72,13 @@ def compile_report(log=print) -> list[dict]:
         log(f"   scf.for loops: {row['loops_before']} -> {row['loops_after']} "
             f"({'persistent: one program per SM walking the tiles' if row['persistent'] else 'one program per tile'}); "
             f"tt.load ops: {row['loads_before']} -> {row['loads_after']}")
+        try:
+            row.update(ck.resources())
+        except (RuntimeError, OSError) as e:
+            row["resources_error"] = str(e)
         log(f"   wgmma in PTX: {'yes' if row['wgmma'] else 'no'}; shared memory {row['shared']} B; "
-            f"num_warps {row['num_warps']}; num_stages {row['num_stages']}")
+            f"num_warps {row['num_warps']}; num_stages {row['num_stages']}; "
+            f"ptxas: {row.get('registers', '?')} registers, {row.get('spill_stores', '?')} B spill stores")
         rows.append(row)
     return rows
 
@@ -107,8 +112,13 @@ def post_compile_report(log=print) -> list[dict]:
                    stores_after=asm["normfuse"].count("tt.store"),
                    barrier_cluster=ptx.count("barrier.cluster."), mapa=ptx.count("mapa.shared::cluster"),
                    wgmma="wgmma" in ptx)
+        try:
+            row.update(ck.resources())
+        except (RuntimeError, OSError) as e:
+            row["resources_error"] = str(e)
         for r in row["remarks"]:
             log(f"   {r}")
+        log(f"   ptxas: {row.get('registers', '?')} registers, {row.get('spill_stores', '?')} B spill stores")
         log(f"   cluster: {row['num_ctas']} CTAs; shared memory {row['shared']} B; tt.store ops: "
             f"{row['stores_before']} -> {row['stores_after']}; PTX: {row['barrier_cluster']} "
             f"barrier.cluster, {row['mapa']} mapa, wgmma {'yes' if row['wgmma'] else 'no'}")
