@@ -342,3 +342,15 @@ def test_max_resident_programs(monkeypatch):
     assert max_resident_programs(SimpleNamespace(kernel=Kernel(1)), 132) == 132 and calls == []
     assert max_resident_programs(SimpleNamespace(kernel=Kernel(4)), 132) == 30
     assert calls == ["init", (1234, 181248, 4)]
+
+
+def test_offset_check_shared_by_both_ops():
+    """One 32-bit offset check for the pre- and post-norm ops; the post-norm op passes the
+    residual's row stride, which can exceed N."""
+    from normfuse.ops.prenorm_linear import _check_offsets
+    cfg = select_postnorm_config(8192, 4096, 4096)
+    _check_offsets("op", 8192, 4096, 4096, 4096, 4096, cfg)
+    with pytest.raises(ValueError, match=r"op: problem too large for the kernels' 32-bit offsets"):
+        _check_offsets("op", 2 ** 20, 4096, 4096, 4096, 4096, cfg)
+    with pytest.raises(ValueError, match="32-bit offsets"):
+        _check_offsets("op", 8192, 4096, 4096, 4096, 4096, cfg, stride_out=2 ** 18)

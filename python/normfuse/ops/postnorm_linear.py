@@ -22,8 +22,8 @@ import functools
 import torch
 
 from ..kernels.configs import PostNormConfig, select_postnorm_config
-from .prenorm_linear import (_I32, PreparedLaunch, _as_2d, _check_inputs, _ensure_allocator,
-                             _make_out, _shape, _tma_ok, _unit_k, sm_count)
+from .prenorm_linear import (PreparedLaunch, _as_2d, _check_inputs, _check_offsets,
+                             _ensure_allocator, _make_out, _shape, _tma_ok, _unit_k, sm_count)
 
 __all__ = ["linear_rmsnorm", "linear_layernorm", "prepare_linear_rmsnorm",
            "prepare_linear_layernorm", "DEFAULT_POSTNORM_PASSES", "postnorm_passes",
@@ -134,13 +134,8 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
     stride_xm = x2.stride(0) if M > 1 else K
     stride_wn = w.stride(0) if N > 1 else K
     stride_rm = res.stride(0) if res is not None and M > 1 else N
-    k_pad = -(-K // cfg.block_k) * cfg.block_k
-    n_pad = -(-N // cfg.block_n) * cfg.block_n
-    m_pad = -(-M // cfg.block_m) * cfg.block_m
-    if M and ((M - 1) * stride_xm + k_pad >= _I32 or (N - 1) * stride_wn + k_pad >= _I32
-              or m_pad * max(N, stride_rm) + n_pad >= _I32):
-        raise ValueError(f"{op}: problem too large for the kernels' 32-bit offsets (M={M}, N={N}, "
-                         f"K={K}); split x along its rows")
+    if M:
+        _check_offsets(op, M, N, K, stride_xm, stride_wn, cfg, stride_out=stride_rm)
     vecs = [t.contiguous() for t in norm.values()]
     args = (x2, w, bias.contiguous() if bias is not None else w, res if res is not None else w,
             *vecs, y, M, K, stride_xm, stride_wn, stride_rm, y.stride(0) if M > 1 else N, float(eps))

@@ -144,13 +144,15 @@ def _check_hopper(op: str, device: torch.device) -> None:
 
 
 def _check_offsets(op: str, M: int, N: int, K: int, stride_xm: int, stride_wn: int,
-                   cfg: GemmConfig) -> None:
-    # The kernels form row offsets as i32 products (rows * stride); padded tiles included.
+                   cfg, stride_out: int | None = None) -> None:
+    """The kernels form row offsets as i32 products (rows * stride), padded tiles included.
+    `cfg`: any config with block_m/block_n/block_k; `stride_out`: the largest row stride of an
+    [M, N] operand (output, residual; default N)."""
     k_pad = -(-K // cfg.block_k) * cfg.block_k
     m_pad = -(-M // cfg.block_m) * cfg.block_m
     n_pad = -(-N // cfg.block_n) * cfg.block_n
     if ((M - 1) * stride_xm + k_pad >= _I32 or (N - 1) * stride_wn + k_pad >= _I32
-            or m_pad * N + n_pad >= _I32):
+            or m_pad * max(N, stride_out or N) + n_pad >= _I32):
         raise ValueError(f"{op}: problem too large for the kernels' 32-bit offsets (M={M}, N={N}, "
                          f"K={K}, x row stride {stride_xm}); split x along its rows")
 
