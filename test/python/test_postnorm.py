@@ -323,7 +323,9 @@ def test_max_resident_programs(monkeypatch):
     count of co-resident clusters (asked with the kernel's function handle and shared memory)."""
     from types import SimpleNamespace
     from triton.runtime import driver
+    from normfuse.ops import postnorm_linear
     from normfuse.ops.postnorm_linear import max_resident_programs
+    monkeypatch.setattr(postnorm_linear, "_RESIDENT", {})
 
     calls = []
 
@@ -341,7 +343,8 @@ def test_max_resident_programs(monkeypatch):
     monkeypatch.setattr(type(driver), "active", property(lambda self: self._active), raising=False)
     assert max_resident_programs(SimpleNamespace(kernel=Kernel(1)), 132) == 132 and calls == []
     assert max_resident_programs(SimpleNamespace(kernel=Kernel(4)), 132) == 30
-    assert calls == ["init", (1234, 181248, 4)]
+    assert max_resident_programs(SimpleNamespace(kernel=Kernel(4)), 132) == 30  # cached
+    assert calls == ["init", (1234, 181248, 4), "init"]
 
 
 def test_offset_check_shared_by_both_ops():

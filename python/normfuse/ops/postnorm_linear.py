@@ -109,8 +109,14 @@ def max_resident_programs(compiled, sms: int) -> int:
         return sms
     from triton.runtime import driver
     kernel._init_handles()
-    n = driver.active.utils.cuOccupancyMaxActiveClusters(kernel.function, kernel.metadata.shared, ctas)
-    return max(1, int(n))
+    key = (kernel.function, int(kernel.metadata.shared), ctas)
+    if key not in _RESIDENT:  # once per loaded kernel, not per call
+        n = driver.active.utils.cuOccupancyMaxActiveClusters(*key)
+        _RESIDENT[key] = max(1, int(n))
+    return _RESIDENT[key]
+
+
+_RESIDENT: dict = {}
 
 
 def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passes, out, tma=None,
