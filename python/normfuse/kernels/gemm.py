@@ -3,7 +3,7 @@
     Y = X @ W^T        X: [M, K] (unit stride along K), W: [N, K] (torch.nn.Linear layout), Y: [M, N]
 
 It is the benchmarks' "same Triton GEMM without norm" baseline: same grouped tile ordering
-(`_tile_ids`), same `% M` / `% N` clamps on the load side, same K masks (`_k_mask`), same pointer
+(`_tile_offsets`), same `% M` / `% N` clamps on the load side, same K masks (`_k_mask`), same pointer
 walk and store mask as loop 2 of `prenorm_gemm.rmsnorm_gemm_naive`, launched with the same
 config (USE_TMA included). The fused kernel's time over this one's is therefore the cost of the norm inside our own
 GEMM, independent of how far our GEMM main loop is from cuBLAS.
@@ -15,19 +15,15 @@ first.
 import triton
 import triton.language as tl
 
-from .prenorm_gemm import _a_tile, _b_tile, _descriptors, _k_mask, _store_tile, _tile_ids
+from .prenorm_gemm import _a_tile, _b_tile, _descriptors, _k_mask, _store_tile, _tile_offsets
 
 
 @triton.jit
 def _gemm_tile(tile, X, W, Y, x_desc, w_desc, M, N, K, stride_xm, stride_wn, stride_ym,
                EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, USE_TMA: tl.constexpr):
-    pid_m, pid_n = _tile_ids(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    rows = offs_m % M
-    cols = offs_n % N
+    pid_m, pid_n, offs_m, offs_n, offs_k, rows, cols = _tile_offsets(tile, M, N, BLOCK_M, BLOCK_N,
+                                                                     BLOCK_K, GROUP_M)
     x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
     w_ptrs = W + cols[None, :] * stride_wn + offs_k[:, None]
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)

@@ -26,19 +26,7 @@ program count by the cluster size, so the same code walks the row blocks cluster
 import triton
 import triton.language as tl
 
-
-@triton.jit
-def _descriptors(X, W, M, K, stride_xm, stride_wn, N: tl.constexpr, BLOCK_M: tl.constexpr,
-                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, USE_TMA: tl.constexpr):
-    if USE_TMA:
-        x_desc = tl.make_tensor_descriptor(X, shape=[M, K], strides=[stride_xm, 1],
-                                           block_shape=[BLOCK_M, BLOCK_K])
-        w_desc = tl.make_tensor_descriptor(W, shape=[N, K], strides=[stride_wn, 1],
-                                           block_shape=[BLOCK_N, BLOCK_K])
-    else:  # unused placeholders
-        x_desc = X
-        w_desc = W
-    return x_desc, w_desc
+from .prenorm_gemm import _descriptors
 
 
 @triton.jit
@@ -108,7 +96,7 @@ def linear_rmsnorm_naive(X, W, BIAS, RES, G, Y, M, K, stride_xm, stride_wn, stri
                          BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr = False,
                          HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False,
                          USE_TMA: tl.constexpr = False, PERSISTENT: tl.constexpr = False):
-    x_desc, w_desc = _descriptors(X, W, M, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
+    x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
     if PERSISTENT:
         for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.num_programs(0), flatten=True):
             _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, stride_wn,
@@ -156,7 +144,7 @@ def linear_layernorm_naive(X, W, BIAS, RES, G, B, Y, M, K, stride_xm, stride_wn,
                            BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr = False,
                            HAS_BIAS: tl.constexpr = False, HAS_RES: tl.constexpr = False,
                            USE_TMA: tl.constexpr = False, PERSISTENT: tl.constexpr = False):
-    x_desc, w_desc = _descriptors(X, W, M, K, stride_xm, stride_wn, N, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
+    x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
     if PERSISTENT:
         for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.num_programs(0), flatten=True):
             _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, stride_wn,

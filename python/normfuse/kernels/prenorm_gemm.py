@@ -44,6 +44,18 @@ def _tile_ids(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: 
 
 
 @triton.jit
+def _tile_offsets(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_M: tl.constexpr):
+    # Tile `tile`'s block ids, row/column/k offsets, and its rows and columns clamped with % M and
+    # % N on the load side (the store masks rows >= M and columns >= N).
+    pid_m, pid_n = _tile_ids(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    return pid_m, pid_n, offs_m, offs_n, offs_k, offs_m % M, offs_n % N
+
+
+@triton.jit
 def _k_mask(offs_k, K, k, BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr):
     if EVEN_K:
         return offs_k < BLOCK_K
@@ -99,12 +111,8 @@ def _rms_tile(tile, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, stride
               stride_ym, eps, HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
               GROUP_M: tl.constexpr, USE_TMA: tl.constexpr):
-    pid_m, pid_n = _tile_ids(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    rows = offs_m % M
-    cols = offs_n % N
+    pid_m, pid_n, offs_m, offs_n, offs_k, rows, cols = _tile_offsets(tile, M, N, BLOCK_M, BLOCK_N,
+                                                                     BLOCK_K, GROUP_M)
     # loop 1: row statistics
     x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -159,12 +167,8 @@ def _ln_tile(tile, X, G, B, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, stri
              stride_ym, eps, HAS_G: tl.constexpr, HAS_B: tl.constexpr, HAS_BIAS: tl.constexpr,
              EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
              BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, USE_TMA: tl.constexpr):
-    pid_m, pid_n = _tile_ids(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    rows = offs_m % M
-    cols = offs_n % N
+    pid_m, pid_n, offs_m, offs_n, offs_k, rows, cols = _tile_offsets(tile, M, N, BLOCK_M, BLOCK_N,
+                                                                     BLOCK_K, GROUP_M)
     # loop 1: sum and sum of squares
     x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
     s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
