@@ -24,6 +24,7 @@ from typing import Sequence
 from . import __version__
 from .ir import IRError, bridge
 from .passes import Pass, PassError, Remark, create_pass
+from .passes.cluster_reduce import SCRATCH_TOKEN
 
 STAGE_NAME = "normfuse"  # the stage key inserted after "ttir"
 
@@ -196,7 +197,6 @@ def _wrap_llir(make_llir):
     CTA's global scratch slice is written into the exchange's asm). The kernel itself stays a
     num_ctas=1 Triton program."""
     def llir(src, metadata):
-        from .passes.cluster_reduce import SCRATCH_TOKEN
         out = make_llir(src, metadata)
         req = metadata.get("normfuse_launch") or {}
         if req:

@@ -98,6 +98,18 @@ def _check_post(op, x, weight, norm: dict, residual) -> None:
                                       "torch.no_grad() or torch.inference_mode()")
 
 
+def _want_tma(K: int, tma: bool | None) -> bool:
+    """`tma=None` resolved. Measured on the H200 (2026-11-29, bench/results/2026-11-29/postnorm/
+    variants_rms.json, 128x256x64 s3): bulk copies 2-6 % faster at K >= 1024, 7 % slower at
+    K = 512. (Rows must still be 16-byte aligned: `_tma_ok`.)"""
+    return K >= 1024 if tma is None else bool(tma)
+
+
+def _want_persistent(cfg: PostNormConfig, persistent: bool | None) -> bool:
+    """`persistent=None` resolved: the config's choice (select_postnorm_config: large M)."""
+    return cfg.persistent if persistent is None else bool(persistent)
+
+
 def max_resident_programs(compiled, sms: int) -> int:
     """How many programs of a compiled post-norm kernel run at once: `sms` for one CTA per
     program (the 128x256 tiles hold one CTA per SM), else the driver's count of clusters of
@@ -145,15 +157,11 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
     vecs = [t.contiguous() for t in norm.values()]
     args = (x2, w, bias.contiguous() if bias is not None else w, res if res is not None else w,
             *vecs, y, M, K, stride_xm, stride_wn, stride_rm, y.stride(0) if M > 1 else N, float(eps))
-    if tma is None:
-        # Measured on the H200 (2026-11-29, bench/results/2026-11-29/postnorm/variants_rms.json,
-        # 128x256x64 s3): bulk copies 2-6 % faster at K >= 1024, 7 % slower at K = 512.
-        tma = K >= 1024
-    use_tma = bool(tma) and _tma_ok(x2, w, stride_xm, stride_wn, K)
+    use_tma = _want_tma(K, tma) and _tma_ok(x2, w, stride_xm, stride_wn, K)
     # device-side TMA descriptors and cluster-reduce{exchange=global} live in global scratch,
     # which Triton's launcher takes from the allocator
     _ensure_allocator()
-    persistent = cfg.persistent if persistent is None else bool(persistent)
+    persistent = _want_persistent(cfg, persistent)
     consts = dict(N=N, EVEN_K=K % cfg.block_k == 0, HAS_BIAS=bias is not None,
                   HAS_RES=res is not None, USE_TMA=use_tma, PERSISTENT=persistent and M > 0,
                   **cfg.constexprs())
@@ -233,8 +241,7 @@ def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 10
     vecs = (t,) if kind == "rms" else (t, t)
     args = (t, t, t, t, *vecs, t, M, K, K, K, N, N, 1e-6)
     consts = dict(N=N, EVEN_K=K % cfg.block_k == 0, HAS_BIAS=has_bias, HAS_RES=has_res,
-                  USE_TMA=(K >= 1024) if tma is None else bool(tma),
-                  PERSISTENT=cfg.persistent if persistent is None else bool(persistent),
+                  USE_TMA=_want_tma(K, tma), PERSISTENT=_want_persistent(cfg, persistent),
                   **cfg.constexprs())
     launcher = get_postnorm_launcher(kind, passes)
     signature, consts, attrs, options, _ = launcher.specialize(args, dict(consts, **cfg.options()))

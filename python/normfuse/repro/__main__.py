@@ -38,6 +38,14 @@ NUMERICS_SHAPES = ((1, 64, 64), (127, 300, 200), (1000, 1000, 520), (4096, 512, 
                    (333, 2048, 4096))
 
 
+def _add_resources(row: dict, ck) -> None:
+    """ptxas's registers and spill bytes per thread into `row` (or why they are missing)."""
+    try:
+        row.update(ck.resources())
+    except (RuntimeError, OSError) as e:
+        row["resources_error"] = str(e)
+
+
 def _loops(text: str) -> int:
     return text.count("scf.for ")
 
@@ -72,10 +80,7 @@ def compile_report(log=print) -> list[dict]:
         log(f"   scf.for loops: {row['loops_before']} -> {row['loops_after']} "
             f"({'persistent: one program per SM walking the tiles' if row['persistent'] else 'one program per tile'}); "
             f"tt.load ops: {row['loads_before']} -> {row['loads_after']}")
-        try:
-            row.update(ck.resources())
-        except (RuntimeError, OSError) as e:
-            row["resources_error"] = str(e)
+        _add_resources(row, ck)
         log(f"   wgmma in PTX: {'yes' if row['wgmma'] else 'no'}; shared memory {row['shared']} B; "
             f"num_warps {row['num_warps']}; num_stages {row['num_stages']}; "
             f"ptxas: {row.get('registers', '?')} registers, {row.get('spill_stores', '?')} B spill stores")
@@ -112,10 +117,7 @@ def post_compile_report(log=print) -> list[dict]:
                    stores_after=asm["normfuse"].count("tt.store"),
                    barrier_cluster=ptx.count("barrier.cluster."), mapa=ptx.count("mapa.shared::cluster"),
                    wgmma="wgmma" in ptx)
-        try:
-            row.update(ck.resources())
-        except (RuntimeError, OSError) as e:
-            row["resources_error"] = str(e)
+        _add_resources(row, ck)
         for r in row["remarks"]:
             log(f"   {r}")
         log(f"   ptxas: {row.get('registers', '?')} registers, {row.get('spill_stores', '?')} B spill stores")
