@@ -26,6 +26,7 @@ import triton.language as tl
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 from normfuse.kernels.gemm import gemm_plain  # noqa: E402
+from normfuse.reference import rel_err  # noqa: E402
 
 
 @triton.jit
@@ -97,6 +98,21 @@ def gemm_persistent_rms(X, W, G, Y, M, K, eps, N: tl.constexpr, BLOCK_M: tl.cons
         y_desc.store([tile_c * BLOCK_M, 0], (acc * rstd[:, None] * g[None, :]).to(Y.dtype.element_ty))
 
 
+def _bench(row: dict, name: str, fn, y, ref, flops: float) -> None:
+    """Poison y, run fn once for the error vs ref, then time it; row[name] gets ms, TFLOP/s and
+    the error, or the exception (a config that does not compile is a result too)."""
+    try:
+        y.fill_(float("nan"))
+        fn()
+        torch.cuda.synchronize()
+        err = rel_err(y, ref)
+        ms = triton.testing.do_bench(fn, warmup=25, rep=100)
+        row[name] = {"ms": ms, "tflops": flops / ms / 1e9, "err": err}
+    except Exception as e:  # noqa: BLE001
+        row[name] = {"error": f"{type(e).__name__}: {str(e)[:200]}"}
+    print(row["M"], row["K"], row["N"], name, row[name], flush=True)
+
+
 CELLS = [(262144, k, n) for k in (512, 1024, 2048) for n in (512, 1024, 2048)] + [
     (8192, 4096, 4096), (32768, 4096, 8192)]
 
@@ -122,16 +138,7 @@ def main():
         row = {"M": M, "K": K, "N": N}
 
         def bench(name, fn):
-            try:
-                y.fill_(float("nan"))
-                fn()
-                torch.cuda.synchronize()
-                err = ((y.float() - ref.float()).norm() / ref.float().norm()).item()
-                ms = triton.testing.do_bench(fn, warmup=25, rep=100)
-                row[name] = {"ms": ms, "tflops": flops / ms / 1e9, "err": err}
-            except Exception as e:  # a config that does not compile is a result too
-                row[name] = {"error": f"{type(e).__name__}: {str(e)[:200]}"}
-            print(M, K, N, name, row[name], flush=True)
+            _bench(row, name, fn, y, ref, flops)
 
         bench("cublas", lambda: torch.matmul(x, w.T, out=y))
         for (bm, bn, bk, nw, ns, tma, tag) in [(128, 256, 64, 8, 3, False, "np-128x256-s3"),
@@ -168,16 +175,7 @@ def main():
         flops = 2.0 * M * N * K
 
         def bench2(name, fn):
-            try:
-                y.fill_(float("nan"))
-                fn()
-                torch.cuda.synchronize()
-                err = ((y.double() - ref).norm() / ref.norm()).item()
-                ms = triton.testing.do_bench(fn, warmup=25, rep=100)
-                row[name] = {"ms": ms, "tflops": flops / ms / 1e9, "err": err}
-            except Exception as e:
-                row[name] = {"error": f"{type(e).__name__}: {str(e)[:200]}"}
-            print(M, K, N, name, row[name], flush=True)
+            _bench(row, name, fn, y, ref, flops)
 
         bench2("cublas", lambda: torch.matmul(x, w.T, out=y))
         for fl in (True, False):

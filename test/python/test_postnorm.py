@@ -165,6 +165,18 @@ def test_errors():
 # GPU: numerics vs fp64 and vs the naive kernel, twice (a race shows up as a difference)
 # ---------------------------------------------------------------------------------------------
 
+def _inputs(kind, M, K, N, seed):
+    """x [M, K], W [N, K] (scaled by 1/sqrt(K)), g [N] around 1 and, for LayerNorm, beta [N]:
+    bf16 on the GPU, from torch's global generator seeded with `seed`."""
+    torch.manual_seed(seed)
+    dt = torch.bfloat16
+    x = torch.randn(M, K, device="cuda", dtype=dt)
+    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dt)
+    g = (1 + 0.1 * torch.randn(N, device="cuda")).to(dt)
+    b = (0.1 * torch.randn(N, device="cuda")).to(dt) if kind == "ln" else None
+    return x, w, g, b
+
+
 def _run(kind, x, w, g, b, eps, bias, res, passes, **kw):
     from normfuse.ops import prepare_linear_layernorm
     if kind == "rms":
@@ -188,12 +200,8 @@ def _run(kind, x, w, g, b, eps, bias, res, passes, **kw):
     (1000, 512, 2048, "bias,res"), (777, 512, 1000, ""), (1024, 512, 4096, ""), (512, 256, 8192, "res"),
 ])
 def test_gpu_numerics_vs_naive(kind, M, K, N, extras):
-    torch.manual_seed(0)
+    x, w, g, b = _inputs(kind, M, K, N, 0)
     dt = torch.bfloat16
-    x = torch.randn(M, K, device="cuda", dtype=dt)
-    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dt)
-    g = (1 + 0.1 * torch.randn(N, device="cuda")).to(dt)
-    b = (0.1 * torch.randn(N, device="cuda")).to(dt) if kind == "ln" else None
     bias = (0.5 * torch.randn(N, device="cuda")).to(dt) if "bias" in extras else None
     res = torch.randn(M, N, device="cuda", dtype=dt) if "res" in extras else None
     ref = linear_norm_ref(x, w, g, b, 1e-6, bias, res)
@@ -210,13 +218,8 @@ def test_gpu_numerics_vs_naive(kind, M, K, N, extras):
 @pytest.mark.parametrize("cluster_size", [2, 4, 8, 16])
 @pytest.mark.parametrize("kind", ["rms", "ln"])
 def test_gpu_cluster_sizes(kind, cluster_size, exchange):
-    torch.manual_seed(1)
-    dt = torch.bfloat16
     M, K, N = 1500, 512, 4096  # 16 tiles of 256: 8, 4, 2, 1 tiles per CTA
-    x = torch.randn(M, K, device="cuda", dtype=dt)
-    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dt)
-    g = (1 + 0.1 * torch.randn(N, device="cuda")).to(dt)
-    b = (0.1 * torch.randn(N, device="cuda")).to(dt) if kind == "ln" else None
+    x, w, g, b = _inputs(kind, M, K, N, 1)
     ref = linear_norm_ref(x, w, g, b, 1e-6)
     y0, _, _ = _run(kind, x, w, g, b, 1e-6, None, None, ())
     y1, ck, _ = _run(kind, x, w, g, b, 1e-6, None, None,
@@ -253,13 +256,8 @@ def test_gpu_layernorm_large_mean_matches_naive():
 def test_gpu_tma_loads(kind, N):
     """tma=True: the tiles come in by bulk tensor copies (rows past M and N read as zero)."""
     from normfuse.ops import prepare_linear_layernorm
-    torch.manual_seed(3)
-    dt = torch.bfloat16
     M, K = 1000, 512
-    x = torch.randn(M, K, device="cuda", dtype=dt)
-    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dt)
-    g = (1 + 0.1 * torch.randn(N, device="cuda")).to(dt)
-    b = (0.1 * torch.randn(N, device="cuda")).to(dt) if kind == "ln" else None
+    x, w, g, b = _inputs(kind, M, K, N, 3)
     ref = linear_norm_ref(x, w, g, b, 1e-6)
     y0, _, _ = _run(kind, x, w, g, b, 1e-6, None, None, ())
     plan = (prepare_linear_rmsnorm(x, w, g, 1e-6, tma=True) if kind == "rms"
@@ -286,12 +284,8 @@ def test_gpu_persistent(kind, M, K, N, cluster, exchange):
     """Persistent launch (fewer programs than row blocks; clusters walk the row blocks with the
     double-buffered exchange): correct, complete and bitwise repeatable, single CTA, cluster
     and deferred forms, ragged M/N/K."""
-    torch.manual_seed(4)
+    x, w, g, b = _inputs(kind, M, K, N, 4)
     dt = torch.bfloat16
-    x = torch.randn(M, K, device="cuda", dtype=dt)
-    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dt)
-    g = (1 + 0.1 * torch.randn(N, device="cuda")).to(dt)
-    b = (0.1 * torch.randn(N, device="cuda")).to(dt) if kind == "ln" else None
     bias = (0.5 * torch.randn(N, device="cuda")).to(dt)
     ref = linear_norm_ref(x, w, g, b, 1e-6, bias)
     y0, _, _ = _run(kind, x, w, g, b, 1e-6, bias, None, ())

@@ -2,14 +2,11 @@
 
     PYTHONPATH=python python3 test/lit/inputs/cluster_reduce_kernels.py
 """
-import os
-import re
-
 import triton
 import triton.language as tl
 
 from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
-from postnorm_common import LN, PERS, POST, ttir
+from postnorm_common import LN, PERS, POST, write_lit
 
 
 @triton.jit
@@ -251,12 +248,4 @@ HEAD = """// cluster-reduce: positive cases first, then the bail-out cases (nega
 """
 
 if __name__ == "__main__":
-    out = [HEAD, "module {"]
-    for name, fn, sig, consts, checks in CASES:
-        text = ttir(fn, sig, consts)
-        text = re.sub(r"tt\.func public @\w+\(", f"tt.func public @{name}(", text, count=1)
-        out += ["", checks, text]
-    out.append("}")
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cluster-reduce.mlir")
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
+    write_lit("cluster-reduce.mlir", HEAD, CASES)

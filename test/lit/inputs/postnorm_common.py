@@ -1,5 +1,7 @@
 """Shared by the post-norm lit generators (cluster_reduce_kernels.py, epilogue_norm_kernels.py):
-TTIR of a kernel for sm_90 with locations stripped, and the naive post-norm kernels' signatures."""
+TTIR of a kernel for sm_90 with locations stripped, the lit file writer, and the naive post-norm
+kernels' signatures."""
+import os
 import re
 
 import triton
@@ -13,6 +15,19 @@ def ttir(fn, sig, consts):
     body = [l for l in ck.asm["ttir"].splitlines() if not l.startswith("#loc")]
     body = [re.sub(r" loc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", "", l) for l in body]
     return "\n".join(body[1:-1])
+
+
+def write_lit(name: str, head: str, cases) -> None:
+    """Write test/lit/<name>: `head`, then one function per (name, fn, signature, constexprs,
+    checks) case, renamed to the case's name and preceded by its CHECK lines."""
+    out = [head, "module {"]
+    for case, fn, sig, consts, checks in cases:
+        text = ttir(fn, sig, consts)
+        text = re.sub(r"tt\.func public @\w+\(", f"tt.func public @{case}(", text, count=1)
+        out += ["", checks, text]
+    out.append("}")
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", name), "w") as f:
+        f.write("\n".join(out) + "\n")
 
 
 # kernels/postnorm_gemm.py: linear_rmsnorm_naive (POST) and linear_layernorm_naive (LN)
