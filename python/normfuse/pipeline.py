@@ -173,6 +173,8 @@ def _make_stage(passes: Sequence[Pass], sink: list[Remark]):
     def stage(src, metadata):
         view = bridge.load(str(src), source_name=metadata.get("name", "kernel") + ".ttir",
                            context=src.context)
+        # what a pass may need to know of the compilation (lazy-prenorm{stage-reloads}: num_stages)
+        view.compile_options = {k: metadata.get(k) for k in ("num_stages", "num_warps", "num_ctas")}
         remarks, changed = run_on_view(view, passes)
         sink.extend(remarks)
         metadata["normfuse_remarks"] = [str(r) for r in remarks]

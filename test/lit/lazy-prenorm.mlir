@@ -6,6 +6,35 @@
 // RUN: normfuse-opt --pass-pipeline='lazy-prenorm{stats-source=reload-volatile}' %s 2>/dev/null | FileCheck %s --check-prefix=VOLATILE
 // RUN: not normfuse-opt --pass-pipeline='lazy-prenorm{stats-source=nope}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
 // RUN: normfuse-opt --pass-pipeline='lazy-prenorm{stats-accumulate=row}' %s 2>/dev/null | FileCheck %s --check-prefix=ROW
+// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{num-stages=3}' %s 2>/dev/null | FileCheck %s --check-prefix=STAGE
+// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{num-stages=3}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-REMARK
+// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{num-stages=60}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-BIG
+// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{stage-reloads=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-UNKNOWN
+// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{stage-reloads=false,num-stages=3}' %s 2>/dev/null | FileCheck %s --check-prefix=NOSTAGE
+// RUN: not normfuse-opt --pass-pipeline='lazy-prenorm{stage-reloads=maybe}' %s 2>&1 | FileCheck %s --check-prefix=BADSTAGE
+
+// stage-reloads (num_stages known): every tile load feeding the dot and the reloads get
+// tt.latency = num_stages - 1, so Triton's pipeliner gives the reloads their own shared buffers.
+// Not for a one-program-per-tile loop whose tile goes straight into the MMA (auto), not past the
+// shared-memory budget, not without num_stages (normfuse-opt has no compilation options).
+// STAGE-LABEL: tt.func public @rms_weight_in_loop
+// STAGE: %[[X:.+]] = tt.load %[[P:arg[0-9]+]], %[[M:[0-9]+]], %[[O:cst[_0-9]*]] {tt.latency = 2 : i32} :
+// STAGE: tt.load %[[P]], %[[M]], %[[O]] cacheModifier = cg {tt.latency = 2 : i32} :
+// STAGE: tt.load %{{.+}} {tt.latency = 2 : i32} : tensor<32x32x!tt.ptr<bf16>>
+// STAGE: tt.dot
+// STAGE-LABEL: tt.func public @rms_weight_folded
+// STAGE-NOT: tt.latency
+// STAGE: tt.dot
+// STAGE-LABEL: tt.func public @layernorm
+// STAGE: cacheModifier = cg {tt.latency = 2 : i32} : tensor<64x32x!tt.ptr<bf16>>
+// STAGE: cacheModifier = cg {tt.latency = 2 : i32} : tensor<32x32x!tt.ptr<bf16>>
+// STAGE: tt.dot
+// STAGE-REMARK: applied: RMSNorm {{.*}}; 1 of 1 reload(s) staged in shared memory (tt.latency = 2;
+// STAGE-REMARK: applied: LayerNorm {{.*}}; 2 of 2 reload(s) staged in shared memory (tt.latency = 2;
+// STAGE-BIG: reloads not staged: with their buffers the loop would need more than 195 KiB of shared memory
+// STAGE-UNKNOWN: reloads not staged: num_stages unknown (give lazy-prenorm{num-stages=S} outside normfuse.compile)
+// NOSTAGE-NOT: tt.latency
+// BADSTAGE: stage-reloads} must be auto, true or false, got 'maybe'
 
 // Per-iteration row reductions when asked for.
 // ROW-LABEL: tt.func public @rms_weight_in_loop

@@ -9,6 +9,7 @@ layouts, empty inputs, the modules.
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import pytest
 import torch
@@ -473,3 +474,47 @@ def test_ptxas_resources_explain_the_persistent_rule():
     assert 0 < rms["registers"] <= 255 and rms["spill_stores"] == 0
     assert ln_pers["spill_stores"] > ln_tile["spill_stores"] >= 0
 
+
+
+def _buffers(ttgir: str) -> list[str]:
+    """The pipeliner's multi-buffered shared allocations, e.g. ['3x128x64', '2x128x64', ...]."""
+    return re.findall(r"ttg\.local_alloc[^\n]*-> !ttg\.memdesc<(\d+x\d+x\d+)x", ttgir)
+
+
+@pytest.mark.parametrize("kind,flags,persistent,staged", [
+    ("rms", {"has_g": False}, True, True),      # the op's default RMSNorm form
+    ("rms", {"has_g": True}, False, True),      # g in the loop: the tile reaches the MMA via registers
+    ("rms", {"has_g": False}, False, False),    # per tile, tile straight into the MMA: auto skips
+    ("ln", {"has_g": False, "has_b": False}, True, False),  # two reloads do not fit: none staged
+])
+def test_aot_stage_reloads_default(kind, flags, persistent, staged):
+    """lazy-prenorm{stage-reloads=auto} in the kernels the op compiles (num_stages=3 from the
+    compilation): the statistics' reload gets its own 2 shared buffers, the MMA's A tile keeps
+    3 (the async wgmma's extra buffer), and the CTA stays within Hopper's 227 KiB."""
+    cfg = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
+    ck = ops.aot_compile(kind, M=262144, N=1024, K=1024, config=cfg, persistent=persistent, **flags)
+    applied = next(r for r in ck.remarks if "[lazy-prenorm] applied" in r)
+    bufs = _buffers(ck.asm["ttgir"])
+    assert ck.metadata.shared <= 227 * 1024, ck.metadata.shared
+    if staged:
+        assert "1 of 1 reload(s) staged in shared memory (tt.latency = 2" in applied, applied
+        assert "{tt.latency = 2 : i32}" in ck.asm["normfuse"]
+        assert bufs.count("2x128x64") + bufs.count("3x128x64") == 2, bufs
+        assert "ttg.local_load" in ck.asm["ttgir"]
+    else:
+        assert "tt.latency" not in ck.asm["normfuse"], applied
+        assert bufs.count("2x128x64") + bufs.count("3x128x64") == 1, bufs
+    if not flags.get("has_g"):
+        assert "3x128x64" in bufs  # the MMA's A tile: never the racy 2 buffers
+
+
+def test_stage_reloads_fixes_the_buffer_count_that_races():
+    """The race of stats-source=tile, seen in the TTGIR: the tile read by the wgmma and by the
+    statistics gets num_stages - 1 = 2 buffers (no extra buffer for the async wgmma, Triton 3.6
+    LowerLoops); with the default reload the MMA's tile has 3."""
+    cfg = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
+    tile = ops.aot_compile("rms", M=262144, N=1024, K=1024, config=cfg, persistent=True, has_g=False,
+                           passes=("lazy-prenorm{stats-source=tile}",))
+    assert _buffers(tile.asm["ttgir"])[0] == "2x128x64"
+    default = ops.aot_compile("rms", M=262144, N=1024, K=1024, config=cfg, persistent=True, has_g=False)
+    assert _buffers(default.asm["ttgir"])[0] == "3x128x64"

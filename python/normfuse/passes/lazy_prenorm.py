@@ -52,12 +52,33 @@ Options
 -------
 stats-source = auto | tile | reload | reload-volatile
     Where the statistics read the tile from. `tile` reuses the loaded tile; `reload` loads it a
-    second time with cacheModifier=cg (an L2 hit, pipelined into its own shared buffers);
+    second time with cacheModifier=cg (an L2 hit; see stage-reloads for how it is pipelined);
     `reload-volatile` loads it a second time as a volatile load, which Triton's pipeliner leaves
     out of its shared-memory stages. `auto` is `reload`: Triton 3.6's software pipeliner races on a
     tile read by both the MMA and register code at num_stages >= 3 — measured on the H200 for the
     tile feeding the wgmma directly (g folded) and for RMSNorm with g in the loop at BLOCK_N=256
     (bench/results/2026-11-29/races_*.json) — so the statistics never share the MMA's tile by default.
+    The cause, read from Triton's LowerLoops: the extra shared buffer that an async wgmma needs
+    (it still reads buffer i while the copy for i + num_stages - 1 is issued) is only allocated for
+    a load whose single user is the MMA's local_alloc; a second (register) user leaves the tile
+    with num_stages - 1 buffers, and the copy overwrites the one the wgmma is reading.
+stage-reloads = auto | true | false
+    Triton 3.6 assigns pipeline latencies only to loads that feed a dot, so the reload of
+    `stats-source=reload` is a synchronous register load in every k-step (its L2 latency is not
+    hidden). `true` writes `tt.latency = S - 1` (S = num_stages) on the loop's tile loads that
+    feed the dot and on the reloads; Triton's AssignLatencies then takes the loop's latencies as
+    given, and each reload gets its own cp.async (or TMA) buffers, read by a local_load. The dot's
+    loads keep a single user, hence the wgmma's extra buffer. Reloads are staged while the
+    loop's buffers (S per tile the MMA reads from shared memory, S - 1 per other tile) fit the
+    227 KiB of shared memory a Hopper CTA can have, less 32 KiB for Triton's other scratch; the
+    rest stay register loads. `auto` is `true` when every reload fits (RMSNorm at 128x256x64,
+    S = 3; not LayerNorm's two reloads) except for a k-loop that is the kernel's outermost loop
+    (one program per tile) whose A tile goes straight into the MMA (g folded): there it was
+    measured 0.93-1.13x, no gain. On the H200 (bench/results/2026-11-29/stage-reloads/):
+    RMSNorm g folded, persistent 0.83-0.98x the unstaged time; g in the loop 0.70-0.85x.
+num-stages = S
+    The pipeline depth for stage-reloads; 0 (default) takes the loop's `tt.num_stages` or the
+    compilation's num_stages (known under normfuse.compile/jit; normfuse-opt needs it given).
 stats-accumulate = auto | row | tile
     `row` keeps the statistics' per-iteration row reduction (a cross-thread reduction every
     k-step); `tile` accumulates the elementwise terms in a [BLOCK_M, BLOCK_K] fp32 tile and reduces
@@ -74,11 +95,12 @@ shift = auto | true | false
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..ir import IRError, Module, Op, Value, parse_type
-from ..ir.match import (Equivalence, ForLoop, LocResolver, backward_slice, has_side_effects,
-                        is_zero_constant, row_vector, shape_of)
+from ..ir.match import (Equivalence, ForLoop, LocResolver, backward_slice, enclosing_loop,
+                        has_side_effects, is_zero_constant, row_vector, shape_of)
 from . import Pass, Remark
 
 _LOADS = ("tt.load", "tt.descriptor_load")
@@ -292,6 +314,8 @@ class LazyPreNorm(Pass):
     stats_source: str = "auto"
     shift: str = "auto"
     stats_accumulate: str = "auto"
+    stage_reloads: str = "auto"
+    num_stages: int = 0
 
     def __post_init__(self):
         from . import PassError
@@ -304,6 +328,12 @@ class LazyPreNorm(Pass):
         self.shift = str(self.shift).lower()
         if self.shift not in ("auto", "true", "false"):
             raise PassError(f"option lazy-prenorm{{shift}} must be auto, true or false, got '{self.shift}'")
+        self.stage_reloads = str(self.stage_reloads).lower()
+        if self.stage_reloads not in ("auto", "true", "false"):
+            raise PassError("option lazy-prenorm{stage-reloads} must be auto, true or false, "
+                            f"got '{self.stage_reloads}'")
+        if int(self.num_stages) < 0:
+            raise PassError(f"option lazy-prenorm{{num-stages}} must be >= 0, got {self.num_stages}")
 
     def run(self, module: Module) -> list[Remark]:
         self.remarks = []
@@ -381,9 +411,11 @@ class LazyPreNorm(Pass):
         # 1. statistics: accumulate them in the GEMM loop from its own tile
         stats_src = p.load
         post_tile = False
+        self._reloads = []
         if p.stats is not None:
             if self.stats_source != "tile":
                 stats_src = _reload(module, p.load, volatile=self.stats_source == "reload-volatile")
+                self._reloads.append(stats_src)
             users = module.user_index()
             row_sums = {}
             # auto: a tile accumulator for a single statistic (RMSNorm); LayerNorm's two [BM, BK]
@@ -520,6 +552,7 @@ class LazyPreNorm(Pass):
         mine = set(id(o) for o in new_ops)
         module.replace_all_uses(acc_out, val, where=lambda o: id(o) not in mine)
 
+        staged = self._stage_reloads(module, loop, dot)
         what = "LayerNorm" if layer else "RMSNorm"
         extra = []
         if p.stats is not None:
@@ -532,8 +565,66 @@ class LazyPreNorm(Pass):
         if layer:
             extra.append("shifted by the first tile's row mean" if do_shift else
                          "no shift (the tile reaches the MMA unscaled)")
+        if staged:
+            extra.append(staged)
         self.remark("applied", f"{what} row scale sunk out of the k-loop: {'; '.join(extra)}",
                     self._locs(dot))
+
+    def _stage_reloads(self, module: Module, loop: ForLoop, dot: Op) -> str | None:
+        """stage-reloads: tag the loop's dot-operand loads and (within the shared-memory budget)
+        the reloads with tt.latency; returns what was done (or why not), for the remark."""
+        reloads = [r for r in self._reloads if r.block is not None]
+        if self.stage_reloads == "false" or not reloads or self.stats_source == "reload-volatile":
+            return None
+        users = module.user_index()
+
+        def into_mma(o: Op) -> bool:
+            """Whether the MMA reads this tile straight from shared memory (views and the
+            ext/trunc pair that canonicalization folds are looked through)."""
+            u = users.get(id(o.results[0]), [])
+            while len(u) == 1 and u[0].name in ("tt.trans", "arith.extf", "arith.truncf"):
+                u = users.get(id(u[0].results[0]), [])
+            return len(u) == 1 and u[0] is dot
+
+        inside = lambda v: loop.contains(v)  # noqa: E731
+        a_loads = [o for o in backward_slice(dot.operands[0], lambda v: not inside(v)) if o.name in _LOADS]
+        if self.stage_reloads == "auto" and enclosing_loop(loop.op) is None and any(map(into_mma, a_loads)):
+            return None  # one program per tile, tile straight into the MMA: measured no gain
+        top = list(loop.body.ops)
+        if any(o.attr("tt.latency") is not None for o in top):
+            return "reloads not staged: the loop already carries tt.latency"
+        stages = _int_attr(loop.op.attr("tt.num_stages")) or int(self.num_stages) or int(
+            (getattr(module, "compile_options", None) or {}).get("num_stages") or 0)
+        if not stages:
+            return ("reloads not staged: num_stages unknown (give lazy-prenorm{num-stages=S} "
+                    "outside normfuse.compile)")
+        if stages < 2:
+            return None
+        lat = stages - 1
+        in_body = {id(o) for o in top}
+        feeding = []  # the loads the default AssignLatencies would pipeline: the dot's operands
+        for operand in dot.operands[:2]:
+            for o in backward_slice(operand, lambda v: not inside(v)):
+                if o.name in _LOADS and id(o) in in_body and o not in feeding and o not in reloads:
+                    feeding.append(o)
+        # S buffers for a tile the wgmma reads from shared memory (its extra buffer), else S - 1
+        need = lambda o: (lat + 1 if into_mma(o) else lat) * _tile_bytes(o)  # noqa: E731
+        budget = _SMEM_BUDGET - _SMEM_RESERVE
+        total = sum(map(need, feeding))
+        staged = []
+        for r in reloads:
+            if total + need(r) <= budget:
+                staged.append(r)
+                total += need(r)
+        if not staged or (self.stage_reloads == "auto" and len(staged) < len(reloads)):
+            # auto: all or nothing (LayerNorm's B reload left a register load beside staged
+            # buffers: its column sums' own scratch took the CTA past the limit)
+            return (f"reloads not staged: with their buffers the loop would need more than "
+                    f"{budget // 1024} KiB of shared memory")
+        for o in feeding + staged:
+            _set_attr(o, "tt.latency", f"{lat} : i32")
+        return (f"{len(staged)} of {len(reloads)} reload(s) staged in shared memory (tt.latency = "
+                f"{lat}; ~{-(-total // 1024)} KiB of loop buffers)")
 
     def _first_tile_row_mean(self, module: Module, loop: ForLoop, load: Op, loc: str) -> Value:
         """Load the first K tile before the loop (its address slice with iv = lb) and return its
@@ -573,6 +664,7 @@ class LazyPreNorm(Pass):
         src = b
         if bload is not None and self.stats_source != "tile":
             again = _reload(module, bload, volatile=self.stats_source == "reload-volatile")
+            self._reloads.append(again)
             mapping = {id(bload.results[0]): again.results[0]}
             for view in reversed(views):
                 module.insert(module.clone(view, mapping), before=loop.yield_op)
@@ -649,9 +741,48 @@ def _reduce_sum(in_t: str, out_t: str, axis: int, loc: str) -> str:
             f"}}) : ({in_t}) -> {out_t} {loc}")
 
 
+# Hopper: 227 KiB of shared memory per CTA (the opt-in maximum of the H100 and H200), less what
+# Triton allocates beside the loop's buffers (layout conversions of the statistics: 16-32 KiB
+# measured at 128x256x64, num_stages=3)
+_SMEM_BUDGET = 227 * 1024
+_SMEM_RESERVE = 32 * 1024
+
+
+def _int_attr(text: str | None) -> int:
+    """`3 : i32` -> 3; None or unparsable -> 0."""
+    if not text:
+        return 0
+    try:
+        return int(text.split(":")[0].strip())
+    except ValueError:
+        return 0
+
+
+def _tile_bytes(load: Op) -> int:
+    t = parse_type(load.results[0].type)
+    n = 1
+    for d in t.shape:
+        n *= d
+    bits = re.search(r"(\d+)", t.element)
+    return n * (int(bits.group(1)) if bits else 32) // 8
+
+
+def _set_attr(op: Op, key: str, value: str) -> None:
+    """Add `key = value` to the op's attribute dictionary (printed before ` : ` in the custom
+    syntax of tt.load and tt.descriptor_load)."""
+    head = op.head
+    k = max(i for i, s in enumerate(head) if isinstance(s, str) and " : " in s)
+    seg = head[k]
+    cut = seg.index(" : ")
+    before = seg[:cut].rstrip()
+    if before.endswith("}"):
+        head[k] = before[:-1] + f", {key} = {value}}}" + seg[cut:]
+    else:
+        head[k] = seg[:cut] + f" {{{key} = {value}}}" + seg[cut:]
+
+
 def _reload(module: Module, load: Op, *, volatile: bool = False) -> Op:
     """A second load of the same tile right after `load`: cacheModifier = cg, or volatile."""
-    import re
     clone = module.clone(load, {})
     head = clone.head
     k = max(i for i, s in enumerate(head) if isinstance(s, str) and " : " in s)

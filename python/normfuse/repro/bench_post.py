@@ -3,7 +3,7 @@ cuBLAS, eager, torch.compile, the naive kernel and our own Triton GEMM.
 
     PYTHONPATH=python python3 bench/bench_postnorm.py --out DIR [--norm rms|ln|both] [--quick]
                                                       [--cells M,K,N;...] [--no-compile]
-                                                      [--cluster-sweep]
+                                                      [--cluster-sweep] [--exchange dsmem|global|both]
 
 Cells: the blog's M = 262144 x K, N in {512, 1024, 2048}, plus N = 4096 and 8192 at M = 8192 and
 32768 (K = 4096). In ONE process and one run per cell (DESIGN.md, "Measuring"):
@@ -16,6 +16,7 @@ Cells: the blog's M = 262144 x K, N in {512, 1024, 2048}, plus N = 4096 and 8192
   triton_gemm         kernels/gemm.py at the fused kernel's tile      our GEMM without norm
   naive               the naive post-norm kernel (passes=())          the oracle
   fused               the op's default pipeline cluster-reduce,epilogue-norm
+  fused_global        (--exchange both) the same with cluster-reduce{exchange=global}
 
 Times: `triton.testing.do_bench` medians in ms (L2 flushed before each call), X rotated over
 buffers when it is small against L2. "Norm hidden %" = (T_cublas + T_norm - T_fused) / T_norm
@@ -134,21 +135,29 @@ def bench_cell(norm, M, K, N, *, dtype=torch.bfloat16, use_compile=True, rows_ch
     x0 = xs[0]
     rows = min(M, rows_check)
     cfg = select_postnorm_config(M, N, K, dtype)
-    passes = post.postnorm_passes(cluster_size=cluster_size, exchange=exchange)
+    # exchange="both": "fused" is the DSMEM exchange and "fused_global" the global-scratch one,
+    # timed in the same run (the comparison issue 3 asks for)
+    exchanges = ("dsmem", "global") if exchange == "both" else (exchange,)
+    fused_names = {("fused" if i == 0 else f"fused_{ex}"): ex for i, ex in enumerate(exchanges)}
+    passes = post.postnorm_passes(cluster_size=cluster_size, exchange=exchanges[0])
     cell = {"norm": norm, "M": M, "K": K, "N": N, "x_buffers": n_buf, "rows_checked": rows,
             "config": str(cfg), "passes": list(passes), "ms": {}, "errors": {}, "numerics": {}}
     oracle = _oracle(norm, x0[:rows], w, g, b, eps)
-    outs = {v: torch.empty(M, N, device="cuda", dtype=dtype) for v in ("naive", "fused", "triton_gemm")}
+    outs = {v: torch.empty(M, N, device="cuda", dtype=dtype)
+            for v in ("naive", "triton_gemm", *fused_names)}
     plans = {}
-    for v, p in (("naive", ()), ("fused", passes)):
+    variants = [("naive", ())] + [(v, post.postnorm_passes(cluster_size=cluster_size, exchange=ex))
+                                  for v, ex in fused_names.items()]
+    for v, p in variants:
         try:
             plan = _prepare(norm, x0, w, g, b, eps, outs[v], p)
             ck = plan.compile()
-            err, written, same = _check(plan, rows, oracle, 3 if v == "fused" else 2)
+            fused = v in fused_names
+            err, written, same = _check(plan, rows, oracle, 3 if fused else 2)
             cell["numerics"][v] = {"err": err, "written": written, "repeatable": same}
             cell["numerics"][v].update(persistent=bool(plan.constexprs.get("PERSISTENT")),
                                        grid=plan.grid[0])
-            if v == "fused":
+            if fused:
                 md = ck.kernel.metadata
                 cell["numerics"][v].update(remarks=list(ck.remarks), num_ctas=md.num_ctas,
                                            shared=md.shared, applied=bool(ck.applied))
@@ -157,9 +166,11 @@ def bench_cell(norm, M, K, N, *, dtype=torch.bfloat16, use_compile=True, rows_ch
             cell["errors"][v] = _error_text(e)
             log(f"    {v}: {cell['errors'][v]}")
             traceback.print_exc()
-    nv, fu = cell["numerics"].get("naive"), cell["numerics"].get("fused")
-    if nv and fu:
-        fu["ok"] = bool(fu["written"] and fu["repeatable"] and fu["err"] <= 1.5 * nv["err"] + 1e-6)
+    nv = cell["numerics"].get("naive")
+    for v in fused_names:
+        fu = cell["numerics"].get(v)
+        if nv and fu:
+            fu["ok"] = bool(fu["written"] and fu["repeatable"] and fu["err"] <= 1.5 * nv["err"] + 1e-6)
     try:
         # the same tile, one CTA per tile (persistent when the fused kernel is)
         pers = cfg.persistent if PERSISTENT is None else PERSISTENT
@@ -180,7 +191,7 @@ def bench_cell(norm, M, K, N, *, dtype=torch.bfloat16, use_compile=True, rows_ch
         cgn = torch.compile(lambda x: _norm(norm, F.linear(x, w), g, b, eps))
         fns["compiled_norm"] = [lambda h=hs[0]: cn(h)]
         fns["compiled_gemm_norm"] = [lambda x=x: cgn(x) for x in xs]
-    for v in ("triton_gemm", "naive", "fused"):
+    for v in ("triton_gemm", "naive", *fused_names):
         if v in plans:
             fns[v] = [plans[v].launch]  # X buffers would need one plan each; L2 is flushed anyway
     for v, fl in fns.items():
@@ -207,6 +218,9 @@ def bench_cell(norm, M, K, N, *, dtype=torch.bfloat16, use_compile=True, rows_ch
             "hidden_pct_vs_triton_gemm": (100.0 * (ms["triton_gemm"] + t_norm - ms["fused"]) / t_norm
                                           if "triton_gemm" in ms else None),
         }
+        if "fused_global" in ms:
+            cell["derived"].update(global_vs_dsmem=ms["fused_global"] / ms["fused"],
+                                   hidden_pct_global=100.0 * (ms["cublas"] + t_norm - ms["fused_global"]) / t_norm)
     del xs, hs, outs, plans
     torch.cuda.empty_cache()
     return cell
@@ -236,6 +250,10 @@ def markdown(result) -> str:
            "| norm | M | K | N | CTAs/cluster (persistent: programs) | cuBLAS | norm (best) | fused | naive | our GEMM | fused/cuBLAS "
            "| fused/eager | fused/compiled | fused/our GEMM | hidden % | err fused | err naive | ok |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    both = any("fused_global" in c["ms"] for c in result["cells"])
+    if both:
+        out[-2] = out[-2][:-1] + "| fused (global) | global/DSMEM | hidden % (global) | err (global) | ok (global) |"
+        out[-1] += "---|---|---|---|---|"
     for c in result["cells"]:
         d, ms, n = c.get("derived", {}), c["ms"], c["numerics"]
         f = n.get("fused", {})
@@ -248,6 +266,12 @@ def markdown(result) -> str:
             _fmt(d.get("fused_vs_triton_gemm"), "{:.2f}"), _fmt(d.get("hidden_pct"), "{:.0f}"),
             _fmt(f.get("err"), "{:.2e}"), _fmt(n.get("naive", {}).get("err"), "{:.2e}"),
             str(f.get("ok", "-"))]) + " |")
+        if both:
+            fg = n.get("fused_global", {})
+            out[-1] += " " + " | ".join([
+                _fmt(ms.get("fused_global")), _fmt(d.get("global_vs_dsmem"), "{:.3f}"),
+                _fmt(d.get("hidden_pct_global"), "{:.0f}"), _fmt(fg.get("err"), "{:.2e}"),
+                str(fg.get("ok", "-"))]) + " |"
     return "\n".join(out) + "\n"
 
 
@@ -261,8 +285,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile baselines")
     ap.add_argument("--cluster-sweep", action="store_true",
                     help="N=4096 at cluster sizes 2, 4, 8, 16 instead of the grid")
-    ap.add_argument("--exchange", choices=("dsmem", "global"), default=None,
-                    help="cluster-reduce{exchange=...}: distributed shared memory (default) or global scratch")
+    ap.add_argument("--exchange", choices=("dsmem", "global", "both"), default=None,
+                    help="cluster-reduce{exchange=...}: distributed shared memory (default) or global "
+                         "scratch; 'both' times the two side by side in one run")
     ap.add_argument("--cluster-size", type=int, default=None,
                     help="cluster-reduce{cluster-size=C} for every cell (default: the pass's auto rule)")
     ap.add_argument("--persistent", choices=("auto", "on", "off"), default="auto",
