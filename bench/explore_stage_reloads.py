@@ -12,6 +12,8 @@ times the pre-norm ops with stage-reloads=false and =true side by side, in one p
   ln-folded-pers    the same, persistent (spilled without staging: 104 B)
   ln-g              LayerNorm, g and beta in the loop (fold=False)
 
+and, with --forms, LayerNorm (and RMSNorm) at BLOCK_K = 32 (`*-k32*`, see FORMS).
+
 next to cuBLAS and our plain Triton GEMM. Numerics on the first 4096 rows: rel. error vs fp64,
 NaN-poisoned output fully written, three launches bitwise equal. Writes JSON + markdown to --out.
 
@@ -29,26 +31,37 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
+from normfuse.kernels.configs import GemmConfig  # noqa: E402
 from normfuse.ops import prenorm_linear as ops  # noqa: E402
 from normfuse.repro.bench import (_check_launch, _error_text, _oracle, do_bench, environment,  # noqa: E402
                                   hopper_status, make_inputs)
 
 CELLS = [(262144, 512, 512), (262144, 1024, 1024), (262144, 2048, 2048), (262144, 1024, 2048),
          (8192, 4096, 4096)]
-FORMS = {  # name: (norm, fold, persistent)
+_K32 = GemmConfig(128, 256, 32, 8, 8, 4)
+FORMS = {  # name: (norm, fold, persistent[, config, extra lazy-prenorm options])
     "rms-folded": ("rms", True, None), "rms-folded-tile": ("rms", True, False),
     "rms-g": ("rms", False, None), "ln-folded": ("ln", True, None),
-    "ln-folded-pers": ("ln", True, True), "ln-g": ("ln", False, None)}
+    "ln-folded-pers": ("ln", True, True), "ln-g": ("ln", False, None),
+    # LayerNorm at BLOCK_K = 32: both reloads fit shared memory (and its statistics summed in a
+    # tile fit the registers: 218, no spills, ptxas)
+    "ln-folded-k32s4": ("ln", True, None, _K32, ""),
+    "ln-folded-k32s4-tileacc": ("ln", True, None, _K32, ",stats-accumulate=tile"),
+    "ln-folded-k32s3-tileacc": ("ln", True, None, GemmConfig(128, 256, 32, 8, 8, 3), ",stats-accumulate=tile"),
+    "ln-g-k32s4-tileacc": ("ln", False, None, _K32, ",stats-accumulate=tile"),
+    "rms-folded-k32s4": ("rms", True, None, GemmConfig(128, 256, 32, 8, 8, 4, True), ""),
+}
+DEFAULT_FORMS = ("rms-folded", "rms-folded-tile", "rms-g", "ln-folded", "ln-folded-pers", "ln-g")
 
 
 def _plan(form, x, g, b, w, stage, out):
-    norm, fold, pers = FORMS[form]
-    passes = (f"lazy-prenorm{{stage-reloads={stage}}}",)
+    norm, fold, pers, cfg, extra = (FORMS[form] + (None, ""))[:5]
+    passes = (f"lazy-prenorm{{stage-reloads={stage}{extra}}}",)
     if norm == "rms":
         return ops.prepare_rmsnorm_linear(x, g, w, 1e-6, fold=fold, passes=passes, out=out,
-                                          persistent=pers)
+                                          persistent=pers, config=cfg)
     return ops.prepare_layernorm_linear(x, g, b, w, 1e-5, fold=fold, passes=passes, out=out,
-                                        persistent=pers)
+                                        persistent=pers, config=cfg)
 
 
 def run_cell(M, K, N, forms, log=print) -> dict:
@@ -72,6 +85,7 @@ def run_cell(M, K, N, forms, log=print) -> dict:
                 row[stage] = {"err": err, "written": written, "repeatable": same,
                               "ms": do_bench(plan.launch), "remark": str(ck.remarks[-1])[-160:],
                               "persistent": bool(plan.constexprs.get("NUM_PROGRAMS")),
+                              "config": str(plan.config),
                               "shared": ck.kernel.metadata.shared}
             except Exception as e:  # noqa: BLE001
                 row[stage] = {"error": _error_text(e)}
@@ -108,8 +122,10 @@ def markdown(res) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
+    ap.add_argument("--tag", default="", help="suffix of the output file names")
     ap.add_argument("--cells", default=None, help="'M,K,N;M,K,N' instead of the default cells")
-    ap.add_argument("--forms", default=",".join(FORMS), help="comma-separated subset of " + ", ".join(FORMS))
+    ap.add_argument("--forms", default=",".join(DEFAULT_FORMS),
+                    help="comma-separated subset of " + ", ".join(FORMS))
     a = ap.parse_args(argv)
     ok, why = hopper_status()
     if not ok:
@@ -125,9 +141,9 @@ def main(argv=None) -> int:
     print(md)
     if a.out:
         os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, "stage_reloads.json"), "w") as fh:
+        with open(os.path.join(a.out, f"stage_reloads{a.tag}.json"), "w") as fh:
             json.dump(res, fh, indent=1, default=str)
-        with open(os.path.join(a.out, "stage_reloads.md"), "w") as fh:
+        with open(os.path.join(a.out, f"stage_reloads{a.tag}.md"), "w") as fh:
             fh.write(md)
     return 0
 
