@@ -12,7 +12,8 @@ times the pre-norm ops with stage-reloads=false and =true side by side, in one p
   ln-folded-pers    the same, persistent (spilled without staging: 104 B)
   ln-g              LayerNorm, g and beta in the loop (fold=False)
 
-and, with --forms, LayerNorm (and RMSNorm) at BLOCK_K = 32 (`*-k32*`, see FORMS).
+and, with --forms, LayerNorm (and RMSNorm) at BLOCK_K = 32 (`*-k32*`), and RMSNorm with programs
+walking row blocks (`*-rows`: statistics once per row block), see FORMS.
 
 next to cuBLAS and our plain Triton GEMM. Numerics on the first 4096 rows: rel. error vs fp64,
 NaN-poisoned output fully written, three launches bitwise equal. Writes JSON + markdown to --out.
@@ -50,16 +51,21 @@ FORMS = {  # name: (norm, fold, persistent[, config, extra lazy-prenorm options]
     "ln-folded-k32s3-tileacc": ("ln", True, None, GemmConfig(128, 256, 32, 8, 8, 3), ",stats-accumulate=tile"),
     "ln-g-k32s4-tileacc": ("ln", False, None, _K32, ",stats-accumulate=tile"),
     "rms-folded-k32s4": ("rms", True, None, GemmConfig(128, 256, 32, 8, 8, 4, True), ""),
+    # RMSNorm, programs walking row blocks (statistics once per row block, `row_blocks=True`)
+    "rms-folded-rows": ("rms", True, True, None, "", True),
+    "rms-g-rows": ("rms", False, True, None, "", True),
+    "rms-g-pers": ("rms", False, True),
 }
 DEFAULT_FORMS = ("rms-folded", "rms-folded-tile", "rms-g", "ln-folded", "ln-folded-pers", "ln-g")
 
 
 def _plan(form, x, g, b, w, stage, out):
-    norm, fold, pers, cfg, extra = (FORMS[form] + (None, ""))[:5]
+    norm, fold, pers, cfg, extra, rows = (FORMS[form] + (None, "", False))[:6]
     passes = (f"lazy-prenorm{{stage-reloads={stage}{extra}}}",)
     if norm == "rms":
         return ops.prepare_rmsnorm_linear(x, g, w, 1e-6, fold=fold, passes=passes, out=out,
-                                          persistent=pers, config=cfg)
+                                          persistent=pers, config=cfg, tma=False if pers else None,
+                                          row_blocks=rows)
     return ops.prepare_layernorm_linear(x, g, b, w, 1e-5, fold=fold, passes=passes, out=out,
                                         persistent=pers, config=cfg)
 

@@ -54,10 +54,15 @@
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
 // REMARK: applied: RMSNorm
 // REMARK: applied: RMSNorm
+// REMARK: applied: statistics loop moved into the first trip of the enclosing N-tile loop (computed once per row block, carried to the later tiles)
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
 // REMARK: missed: the per-row factor is computed inside the k-loop (varies with k); not sunk
 // REMARK: missed: 'arith.mulf' on the A tile does not use a row or column broadcast vector
 // REMARK: missed: the statistics loop has a different iteration space than the GEMM loop
 // REMARK: missed: the statistics loop reads a different tile than the GEMM loop
+// REMARK-NOT: statistics loop moved
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
 // REMARK: missed: a scaled A tile has another user besides the dot
 
 // Options: no reload (statistics from the MMA's own tile), no LayerNorm shift.
@@ -810,6 +815,118 @@ module {
     tt.return
   }
 
+// Row-block form: the statistics loop before the N-tile loop moves into that loop's first trip,
+// next to a copy of the GEMM loop that is then fused; the later trips reuse the carried rstd.
+// CHECK-LABEL: tt.func public @rms_row_block
+// CHECK-NOT: "tt.reduce"
+// CHECK: scf.for %[[N:[a-z0-9_]+]] = {{.*}} iter_args(%[[RC:[a-z0-9_]+]] = %{{.+}}) -> (tensor<64xf32>)
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[N]],
+// CHECK: %[[IF:.+]]:2 = scf.if %[[FIRST]] -> (tensor<64xf32>, tensor<64x32xf32>) {
+// CHECK: scf.for
+// CHECK: tt.load {{.*}} cacheModifier = cg
+// CHECK: tt.dot
+// CHECK: "tt.reduce"
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-NOT: cacheModifier = cg
+// CHECK: tt.dot
+// CHECK: scf.yield %[[RC]], %{{.+}} : tensor<64xf32>, tensor<64x32xf32>
+// CHECK: tt.store %{{.+}}, %[[IF]]#1
+// CHECK: scf.yield %[[IF]]#0 : tensor<64xf32>
+  tt.func public @rms_row_block(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %N: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
+    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c31_i32 = arith.constant 31 : i32
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_1 = arith.constant dense<32> : tensor<32x32xi32>
+    %cst_2 = arith.constant dense<32> : tensor<64x32xi32>
+    %c32_i32 = arith.constant 32 : i32
+    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %offs_m = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %offs_k = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    %p = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %p_3 = tt.splat %stride : i32 -> tensor<64x1xi32>
+    %p_4 = arith.muli %p, %p_3 : tensor<64x1xi32>
+    %p_5 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %p_6 = tt.addptr %p_5, %p_4 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %p_7 = tt.expand_dims %offs_k {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+    %p_8 = tt.broadcast %p_6 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+    %p_9 = tt.broadcast %p_7 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %p_10 = tt.addptr %p_8, %p_9 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+    %rstd_11 = arith.addi %K, %c31_i32 : i32
+    %rstd_12 = arith.divsi %rstd_11, %c32_i32 : i32
+    %p_13:2 = scf.for %k = %c0_i32 to %rstd_12 step %c1_i32 iter_args(%ss_21 = %ss, %p_22 = %p_10) -> (tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>)  : i32 {
+      %x = arith.muli %k, %c32_i32 : i32
+      %x_23 = arith.subi %K, %x : i32
+      %x_24 = tt.splat %x_23 : i32 -> tensor<1x32xi32>
+      %x_25 = arith.cmpi slt, %p_7, %x_24 : tensor<1x32xi32>
+      %x_26 = tt.broadcast %x_25 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %x_27 = tt.load %p_22, %x_26, %cst_0 : tensor<64x32x!tt.ptr<bf16>>
+      %x_28 = arith.extf %x_27 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %ss_29 = arith.mulf %x_28, %x_28 : tensor<64x32xf32>
+      %ss_30 = "tt.reduce"(%ss_29) <{axis = 1 : i32}> ({
+      ^bb0(%ss_33: f32, %ss_34: f32):
+        %ss_35 = arith.addf %ss_33, %ss_34 : f32
+        tt.reduce.return %ss_35 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %ss_31 = arith.addf %ss_21, %ss_30 : tensor<64xf32>
+      %p_32 = tt.addptr %p_22, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      scf.yield %ss_31, %p_32 : tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>
+    }
+    %rstd_14 = arith.sitofp %K : i32 to f32
+    %rstd_15 = tt.splat %rstd_14 : f32 -> tensor<64xf32>
+    %rstd_16 = arith.divf %p_13#0, %rstd_15 : tensor<64xf32>
+    %rstd_17 = tt.splat %eps : f32 -> tensor<64xf32>
+    %rstd_18 = arith.addf %rstd_16, %rstd_17 : tensor<64xf32>
+    %rstd_19 = math.sqrt %rstd_18 : tensor<64xf32>
+    %rstd_20 = arith.divf %rstd, %rstd_19 : tensor<64xf32>
+    %0 = arith.addi %N, %c31_i32 : i32
+    %1 = arith.divsi %0, %c32_i32 : i32
+    scf.for %n = %c0_i32 to %1 step %c1_i32  : i32 {
+      %offs_n = arith.muli %n, %c32_i32 : i32
+      %offs_n_21 = tt.splat %offs_n : i32 -> tensor<32xi32>
+      %offs_n_22 = arith.addi %offs_n_21, %offs_k : tensor<32xi32>
+      %q = tt.expand_dims %offs_n_22 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %q_23 = tt.splat %stride : i32 -> tensor<1x32xi32>
+      %q_24 = arith.muli %q, %q_23 : tensor<1x32xi32>
+      %q_25 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+      %q_26 = tt.addptr %q_25, %q_24 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+      %q_27 = tt.expand_dims %offs_k {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %q_28 = tt.broadcast %q_26 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+      %q_29 = tt.broadcast %q_27 : tensor<32x1xi32> -> tensor<32x32xi32>
+      %q_30 = tt.addptr %q_28, %q_29 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+      %acc:3 = scf.for %k = %c0_i32 to %rstd_12 step %c1_i32 iter_args(%p_31 = %p_10, %q_32 = %q_30, %acc_33 = %cst) -> (tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>)  : i32 {
+        %x = arith.muli %k, %c32_i32 : i32
+        %x_34 = arith.subi %K, %x : i32
+        %x_35 = tt.splat %x_34 : i32 -> tensor<1x32xi32>
+        %x_36 = arith.cmpi slt, %p_7, %x_35 : tensor<1x32xi32>
+        %x_37 = tt.broadcast %x_36 : tensor<1x32xi1> -> tensor<64x32xi1>
+        %x_38 = tt.load %p_31, %x_37, %cst_0 : tensor<64x32x!tt.ptr<bf16>>
+        %x_39 = arith.extf %x_38 : tensor<64x32xbf16> to tensor<64x32xf32>
+        %acc_40 = tt.expand_dims %rstd_20 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+        %acc_41 = tt.broadcast %acc_40 : tensor<64x1xf32> -> tensor<64x32xf32>
+        %acc_42 = arith.mulf %x_39, %acc_41 : tensor<64x32xf32>
+        %acc_43 = arith.truncf %acc_42 : tensor<64x32xf32> to tensor<64x32xbf16>
+        %acc_44 = tt.load %q_32 : tensor<32x32x!tt.ptr<bf16>>
+        %acc_45 = tt.dot %acc_43, %acc_44, %acc_33, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+        %p_46 = tt.addptr %p_31, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %q_47 = tt.addptr %q_32, %cst_1 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        scf.yield %p_46, %q_47, %acc_45 : tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>
+      }
+      %2 = tt.splat %N : i32 -> tensor<64x1xi32>
+      %3 = arith.muli %p, %2 : tensor<64x1xi32>
+      %4 = tt.splat %Y : !tt.ptr<f32> -> tensor<64x1x!tt.ptr<f32>>
+      %5 = tt.addptr %4, %3 : tensor<64x1x!tt.ptr<f32>>, tensor<64x1xi32>
+      %6 = tt.broadcast %5 : tensor<64x1x!tt.ptr<f32>> -> tensor<64x32x!tt.ptr<f32>>
+      %7 = tt.broadcast %q : tensor<1x32xi32> -> tensor<64x32xi32>
+      %8 = tt.addptr %6, %7 : tensor<64x32x!tt.ptr<f32>>, tensor<64x32xi32>
+      tt.store %8, %acc#2 : tensor<64x32x!tt.ptr<f32>>
+    }
+    tt.return
+  }
+
 // Bail out: the row factor is loaded inside the k-loop.
 // CHECK-LABEL: tt.func public @negative_scale_varies_with_k
 // CHECK: scf.for
@@ -1106,6 +1223,110 @@ module {
     %3 = tt.broadcast %2 : tensor<64x1x!tt.ptr<f32>> -> tensor<64x32x!tt.ptr<f32>>
     %4 = tt.addptr %3, %p_9 : tensor<64x32x!tt.ptr<f32>>, tensor<64x32xi32>
     tt.store %4, %acc_32#2 : tensor<64x32x!tt.ptr<f32>>
+    tt.return
+  }
+
+// Bail out of the row-block form: rstd is also stored after the N loop, so the statistics loop
+// stays before it (the scale is still sunk out of the k-loop, as a precomputed one).
+// CHECK-LABEL: tt.func public @negative_row_block_stats_used_after
+// CHECK: "tt.reduce"
+// CHECK: scf.for
+// CHECK-NOT: scf.if
+// CHECK: tt.dot
+  tt.func public @negative_row_block_stats_used_after(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %Z: !tt.ptr<f32>, %K: i32, %N: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
+    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c31_i32 = arith.constant 31 : i32
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_1 = arith.constant dense<32> : tensor<32x32xi32>
+    %cst_2 = arith.constant dense<32> : tensor<64x32xi32>
+    %c32_i32 = arith.constant 32 : i32
+    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %offs_m = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %offs_k = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    %p = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %p_3 = tt.splat %stride : i32 -> tensor<64x1xi32>
+    %p_4 = arith.muli %p, %p_3 : tensor<64x1xi32>
+    %p_5 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %p_6 = tt.addptr %p_5, %p_4 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %p_7 = tt.expand_dims %offs_k {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+    %p_8 = tt.broadcast %p_6 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+    %p_9 = tt.broadcast %p_7 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %p_10 = tt.addptr %p_8, %p_9 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+    %rstd_11 = arith.addi %K, %c31_i32 : i32
+    %rstd_12 = arith.divsi %rstd_11, %c32_i32 : i32
+    %p_13:2 = scf.for %k = %c0_i32 to %rstd_12 step %c1_i32 iter_args(%ss_21 = %ss, %p_22 = %p_10) -> (tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>)  : i32 {
+      %x = arith.muli %k, %c32_i32 : i32
+      %x_23 = arith.subi %K, %x : i32
+      %x_24 = tt.splat %x_23 : i32 -> tensor<1x32xi32>
+      %x_25 = arith.cmpi slt, %p_7, %x_24 : tensor<1x32xi32>
+      %x_26 = tt.broadcast %x_25 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %x_27 = tt.load %p_22, %x_26, %cst_0 : tensor<64x32x!tt.ptr<bf16>>
+      %x_28 = arith.extf %x_27 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %ss_29 = arith.mulf %x_28, %x_28 : tensor<64x32xf32>
+      %ss_30 = "tt.reduce"(%ss_29) <{axis = 1 : i32}> ({
+      ^bb0(%ss_33: f32, %ss_34: f32):
+        %ss_35 = arith.addf %ss_33, %ss_34 : f32
+        tt.reduce.return %ss_35 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %ss_31 = arith.addf %ss_21, %ss_30 : tensor<64xf32>
+      %p_32 = tt.addptr %p_22, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      scf.yield %ss_31, %p_32 : tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>
+    }
+    %rstd_14 = arith.sitofp %K : i32 to f32
+    %rstd_15 = tt.splat %rstd_14 : f32 -> tensor<64xf32>
+    %rstd_16 = arith.divf %p_13#0, %rstd_15 : tensor<64xf32>
+    %rstd_17 = tt.splat %eps : f32 -> tensor<64xf32>
+    %rstd_18 = arith.addf %rstd_16, %rstd_17 : tensor<64xf32>
+    %rstd_19 = math.sqrt %rstd_18 : tensor<64xf32>
+    %rstd_20 = arith.divf %rstd, %rstd_19 : tensor<64xf32>
+    %0 = arith.addi %N, %c31_i32 : i32
+    %1 = arith.divsi %0, %c32_i32 : i32
+    scf.for %n = %c0_i32 to %1 step %c1_i32  : i32 {
+      %offs_n = arith.muli %n, %c32_i32 : i32
+      %offs_n_21 = tt.splat %offs_n : i32 -> tensor<32xi32>
+      %offs_n_22 = arith.addi %offs_n_21, %offs_k : tensor<32xi32>
+      %q = tt.expand_dims %offs_n_22 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %q_23 = tt.splat %stride : i32 -> tensor<1x32xi32>
+      %q_24 = arith.muli %q, %q_23 : tensor<1x32xi32>
+      %q_25 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+      %q_26 = tt.addptr %q_25, %q_24 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+      %q_27 = tt.expand_dims %offs_k {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %q_28 = tt.broadcast %q_26 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+      %q_29 = tt.broadcast %q_27 : tensor<32x1xi32> -> tensor<32x32xi32>
+      %q_30 = tt.addptr %q_28, %q_29 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+      %acc:3 = scf.for %k = %c0_i32 to %rstd_12 step %c1_i32 iter_args(%p_31 = %p_10, %q_32 = %q_30, %acc_33 = %cst) -> (tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>)  : i32 {
+        %x = arith.muli %k, %c32_i32 : i32
+        %x_34 = arith.subi %K, %x : i32
+        %x_35 = tt.splat %x_34 : i32 -> tensor<1x32xi32>
+        %x_36 = arith.cmpi slt, %p_7, %x_35 : tensor<1x32xi32>
+        %x_37 = tt.broadcast %x_36 : tensor<1x32xi1> -> tensor<64x32xi1>
+        %x_38 = tt.load %p_31, %x_37, %cst_0 : tensor<64x32x!tt.ptr<bf16>>
+        %x_39 = arith.extf %x_38 : tensor<64x32xbf16> to tensor<64x32xf32>
+        %acc_40 = tt.expand_dims %rstd_20 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+        %acc_41 = tt.broadcast %acc_40 : tensor<64x1xf32> -> tensor<64x32xf32>
+        %acc_42 = arith.mulf %x_39, %acc_41 : tensor<64x32xf32>
+        %acc_43 = arith.truncf %acc_42 : tensor<64x32xf32> to tensor<64x32xbf16>
+        %acc_44 = tt.load %q_32 : tensor<32x32x!tt.ptr<bf16>>
+        %acc_45 = tt.dot %acc_43, %acc_44, %acc_33, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+        %p_46 = tt.addptr %p_31, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %q_47 = tt.addptr %q_32, %cst_1 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        scf.yield %p_46, %q_47, %acc_45 : tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>
+      }
+      %4 = tt.splat %N : i32 -> tensor<64x1xi32>
+      %5 = arith.muli %p, %4 : tensor<64x1xi32>
+      %6 = tt.splat %Y : !tt.ptr<f32> -> tensor<64x1x!tt.ptr<f32>>
+      %7 = tt.addptr %6, %5 : tensor<64x1x!tt.ptr<f32>>, tensor<64x1xi32>
+      %8 = tt.broadcast %7 : tensor<64x1x!tt.ptr<f32>> -> tensor<64x32x!tt.ptr<f32>>
+      %9 = tt.broadcast %q : tensor<1x32xi32> -> tensor<64x32xi32>
+      %10 = tt.addptr %8, %9 : tensor<64x32x!tt.ptr<f32>>, tensor<64x32xi32>
+      tt.store %10, %acc#2 : tensor<64x32x!tt.ptr<f32>>
+    }
+    %2 = tt.splat %Z : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %3 = tt.addptr %2, %offs_m : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    tt.store %3, %rstd_20 : tensor<64x!tt.ptr<f32>>
     tt.return
   }
 

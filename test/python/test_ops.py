@@ -518,3 +518,40 @@ def test_stage_reloads_fixes_the_buffer_count_that_races():
     assert _buffers(tile.asm["ttgir"])[0] == "2x128x64"
     default = ops.aot_compile("rms", M=262144, N=1024, K=1024, config=cfg, persistent=True, has_g=False)
     assert _buffers(default.asm["ttgir"])[0] == "3x128x64"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,K,N", [(33000, 520, 1000), (20000, 4096, 264), (17000, 1024, 2048)])
+@pytest.mark.parametrize("variant", ["rms", "rms_inloop"])
+def test_row_blocks_numerics_fused_vs_naive_vs_fp64(variant, M, K, N):
+    """The row-block form (programs walk row blocks; the pass computes each row block's
+    statistics once, in its first N tile): every tile written, within 1.5x of the naive kernel
+    (the same form without passes), bitwise repeatable; ragged M, N, K."""
+    x, g, b, w = _inputs(M, K, N, torch.bfloat16)
+    cfg = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
+    oracle = _oracle(variant, x, g, b, w)
+    kw = dict(config=cfg, tma=False, persistent=True, row_blocks=True)
+    naive = _prepare(variant, x, g, b, w, (), **kw)
+    assert naive.constexprs["ROW_BLOCKS"] and naive.constexprs["NUM_PROGRAMS"] > 0
+    naive_err = ref.rel_err(_run(naive), oracle)
+    fused = _prepare(variant, x, g, b, w, PASSES, **kw)
+    assert any("once per row block" in r for r in fused.compile().remarks)
+    y1 = _run(fused).clone()
+    fused_err = ref.rel_err(y1, oracle)
+    assert fused_err <= 1.5 * naive_err + 1e-6, (fused_err, naive_err)
+    assert torch.equal(_run(fused), y1)
+
+
+def test_aot_row_blocks_form():
+    """row_blocks=True in the persistent RMSNorm kernel (CPU, sm_90): the pass versions the N-tile
+    loop (one scf.if, two GEMM loops: the fused first tile with the staged reload, the later
+    tiles without statistics); LayerNorm refuses the option; too few row blocks fall back."""
+    cfg = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
+    ck = ops.aot_compile("rms", M=262144, N=1024, K=1024, has_g=False, config=cfg, row_blocks=True)
+    assert any("once per row block" in r for r in ck.remarks), ck.remarks
+    ir = ck.asm["normfuse"]
+    assert ir.count("scf.if") == 1 and ir.count("tt.dot") == 2 and ir.count("cacheModifier = cg") == 1
+    assert ck.metadata.shared <= 227 * 1024
+    small = ops.aot_compile("rms", M=4096, N=1024, K=1024, has_g=False, config=cfg, row_blocks=True)
+    assert not any("once per row block" in r for r in small.remarks)  # 32 row blocks < 132 SMs
+    assert not ops.row_blocks_form("ln", cfg, 262144, 132, True, True)

@@ -10,7 +10,12 @@ Each program owns one [BLOCK_M, BLOCK_N] tile of Y and runs two loops over K:
                         acc = dot(a.to(bf16), w_tile, acc)
 
 Both loops read the same A tiles, so X is read twice; the scale sits inside the GEMM loop. The
-`lazy-prenorm` pass turns this into one loop (see passes/lazy_prenorm.py). Both loops compute their
+`lazy-prenorm` pass turns this into one loop (see passes/lazy_prenorm.py).
+
+NUM_PROGRAMS > 0 makes the kernel persistent: that many programs walk the tiles. With ROW_BLOCKS
+(RMSNorm) they walk row blocks instead, and each computes its rows' statistics once (loop 1)
+before looping over the row's N tiles (loop 2 per tile); the pass then moves loop 1 into the
+first N tile (`lazy-prenorm`: "once per row block"). Both loops compute their
 A-tile mask with the same helper, so the pass can prove that they read the same elements.
 
 BIAS (HAS_BIAS) is an output bias added after the GEMM: the Linear bias, plus beta @ W^T when the
@@ -143,14 +148,60 @@ def _rms_tile(tile, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, stride
 
 
 @triton.jit
+def _rms_row_block(pid_m, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, stride_wn,
+                   stride_ym, eps, HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr,
+                   EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   BLOCK_K: tl.constexpr, USE_TMA: tl.constexpr):
+    # One row block and all its N tiles: the statistics once, then one GEMM loop per N tile.
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rows = offs_m % M
+    offs_k = tl.arange(0, BLOCK_K)
+    # loop 1: row statistics
+    x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
+    ss = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
+        x = _a_tile(x_ptrs, x_desc, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA).to(tl.float32)
+        ss += tl.sum(x * x, axis=1)
+        x_ptrs += BLOCK_K
+    rstd = 1.0 / tl.sqrt(ss / K + eps)
+    for pid_n in range(0, tl.cdiv(N, BLOCK_N)):
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        cols = offs_n % N
+        # loop 2: GEMM on the normalized tile
+        x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
+        w_ptrs = W + cols[None, :] * stride_wn + offs_k[:, None]
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
+            x = _a_tile(x_ptrs, x_desc, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA).to(tl.float32)
+            a = x * rstd[:, None]
+            if HAS_G:
+                g = tl.load(G + k * BLOCK_K + offs_k, mask=kmask, other=0.0).to(tl.float32)
+                a = a * g[None, :]
+            b = _b_tile(w_ptrs, w_desc, kmask, pid_n, k, BLOCK_N, BLOCK_K, USE_TMA)
+            acc = tl.dot(a.to(b.dtype), b, acc)
+            x_ptrs += BLOCK_K
+            w_ptrs += BLOCK_K
+        if HAS_BIAS:
+            acc += tl.load(BIAS + cols).to(tl.float32)[None, :]
+        _store_tile(Y, acc, offs_m, offs_n, M, N, stride_ym)
+
+
+@triton.jit
 def rmsnorm_gemm_naive(X, G, W, Y, BIAS, M, N, K, stride_xm, stride_wn, stride_ym, eps,
                        HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                        GROUP_M: tl.constexpr, USE_TMA: tl.constexpr = False,
-                       NUM_PROGRAMS: tl.constexpr = 0):
+                       NUM_PROGRAMS: tl.constexpr = 0, ROW_BLOCKS: tl.constexpr = False):
     x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N,
                                   BLOCK_K, USE_TMA)
-    if NUM_PROGRAMS > 0:  # persistent: NUM_PROGRAMS programs walk the tiles
+    if NUM_PROGRAMS > 0 and ROW_BLOCKS:  # persistent over row blocks, statistics once per row block
+        for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M), NUM_PROGRAMS):
+            _rms_row_block(pid_m, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm,
+                           stride_wn, stride_ym, eps, HAS_G, HAS_BIAS, EVEN_K, BLOCK_M, BLOCK_N,
+                           BLOCK_K, USE_TMA)
+    elif NUM_PROGRAMS > 0:  # persistent: NUM_PROGRAMS programs walk the tiles
         num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
         for tile in tl.range(tl.program_id(0), num_tiles, NUM_PROGRAMS, flatten=True):
             _rms_tile(tile, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm,

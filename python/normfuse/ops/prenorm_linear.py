@@ -304,8 +304,21 @@ def _ensure_allocator() -> None:
         _ALLOCATOR_SET = True
 
 
+def row_blocks_form(kind: str, cfg: GemmConfig, M: int, sms: int, persistent: bool,
+                    row_blocks: bool | None) -> bool:
+    """Whether the RMSNorm kernel walks row blocks (ROW_BLOCKS: its statistics once per row block,
+    then the row's N tiles) instead of tiles: only persistent, only with at least `sms` row
+    blocks; `row_blocks=None` is the measured default (ROW_BLOCKS_DEFAULT)."""
+    want = ROW_BLOCKS_DEFAULT if row_blocks is None else bool(row_blocks)
+    return kind == "rms" and persistent and want and -(-M // cfg.block_m) >= sms
+
+
+# `row_blocks=None`: see row_blocks_form and bench/results/2026-11-29/row-blocks/
+ROW_BLOCKS_DEFAULT = False
+
+
 def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config, passes, out,
-             tma=None, persistent=None):
+             tma=None, persistent=None, row_blocks=None):
     """Shared tail of the prepare_* functions (inputs already validated)."""
     lead = tuple(x.shape[:-1])
     x2 = _as_2d(x)
@@ -342,9 +355,15 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
             "TMA kernels left outputs unwritten on ragged shapes on the H200 (2026-11-29); pass "
             "tma=False or persistent=False")
     persistent = False if use_tma else _persistent_form(cfg, kind, flags, persistent)
-    nprog = num_programs(cfg, M, N, sm_count(x.device), persistent) if M and N else 0
+    if row_blocks and kind != "rms":
+        raise ValueError(f"{op}: row_blocks=True is implemented for RMSNorm only")
+    sms = sm_count(x.device) if M and N else 0
+    rows = bool(M and N) and row_blocks_form(kind, cfg, M, sms, persistent, row_blocks)
+    nprog = sms if rows else (num_programs(cfg, M, N, sms, persistent) if M and N else 0)
     consts = dict(flags, EVEN_K=K % cfg.block_k == 0, USE_TMA=use_tma, NUM_PROGRAMS=nprog,
                   **cfg.constexprs())
+    if kind == "rms":
+        consts["ROW_BLOCKS"] = rows
     grid = (nprog or (-(-M // cfg.block_m)) * (-(-N // cfg.block_n)),)
     return PreparedLaunch(op, kind, get_launcher(kind, passes), args, consts, cfg.options(), grid,
                           cfg, y, lead + (N,), bias)
@@ -353,7 +372,8 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
 def prepare_rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
                            fold=True, config: GemmConfig | None = None, passes=DEFAULT_PASSES,
                            out: torch.Tensor | None = None, tma: bool | None = None,
-                           persistent: bool | None = None) -> PreparedLaunch:
+                           persistent: bool | None = None,
+                           row_blocks: bool | None = None) -> PreparedLaunch:
     """Validate and prepare `rmsnorm_linear` without launching (see there for the arguments);
     `out` ([M, N], contiguous) is written in place when given."""
     op = "rmsnorm_linear"
@@ -364,7 +384,7 @@ def prepare_rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folde
     if g is not None and fold:
         weight, g = _folded(weight, g, None)[0], None
     return _prepare(op, "rms", x, weight, {"G": g}, bias, eps, {"HAS_G": g is not None},
-                    config, passes, out, tma, persistent)
+                    config, passes, out, tma, persistent, row_blocks)
 
 
 def prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *,
@@ -423,7 +443,8 @@ def prepare_plain_linear(x, weight, *, config: GemmConfig | None = None,
 
 def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False, fold=True,
                    config: GemmConfig | None = None, passes=DEFAULT_PASSES,
-                   tma: bool | None = None, persistent: bool | None = None) -> torch.Tensor:
+                   tma: bool | None = None, persistent: bool | None = None,
+                   row_blocks: bool | None = None) -> torch.Tensor:
     """y = rmsnorm(x, norm_weight, eps) @ weight^T + bias, in one kernel.
 
     x: [..., K]; norm_weight: [K]; weight: [N, K]; bias: [N] or None; returns [..., N] in x's
@@ -435,11 +456,13 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
     bulk tensor copies (None: when g stays in the loop, the measured faster choice; rows must be
     16-byte aligned, else pointer loads are used). `persistent`: one program per SM
     walks the tiles (None: the config's choice; only when there are at least as many tiles as
-    SMs). Inference only.
+    SMs). `row_blocks`: in the persistent form, walk row blocks instead of tiles, so that each
+    row's statistics are computed once for all its N tiles (None: ROW_BLOCKS_DEFAULT).
+    Inference only.
     """
     return prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, folded=folded, fold=fold,
                                   config=config, passes=passes, tma=tma,
-                                  persistent=persistent)()
+                                  persistent=persistent, row_blocks=row_blocks)()
 
 
 def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, fold=True,
@@ -478,7 +501,8 @@ class _Spec:
 def aot_compile(kind: str, *, M: int = 8192, N: int = 4096, K: int = 4096,
                 dtype=torch.bfloat16, has_g: bool = True, has_b: bool = True,
                 config: GemmConfig | None = None, passes=DEFAULT_PASSES, target="cuda:90",
-                tma: bool = False, persistent: bool | None = None, sms: int = 132):
+                tma: bool = False, persistent: bool | None = None, sms: int = 132,
+                row_blocks: bool | None = None):
     """Compile the kernel the op would launch for an [M, K] x [N, K] problem, for `target`,
     without a GPU. The specialization (dtypes, 16-divisibility of pointers and sizes,
     constexprs, options) is the one `normfuse.jit` derives at launch time for contiguous
@@ -498,10 +522,13 @@ def aot_compile(kind: str, *, M: int = 8192, N: int = 4096, K: int = 4096,
         flags = {}
     else:
         raise ValueError(f"unknown kernel kind '{kind}' (rms, ln, gemm)")
+    pers = _persistent_form(cfg, kind, flags, persistent)
+    rows = row_blocks_form(kind, cfg, M, sms, pers, row_blocks)
     consts = dict(flags, EVEN_K=K % cfg.block_k == 0, USE_TMA=tma,
-                  NUM_PROGRAMS=num_programs(cfg, M, N, sms, _persistent_form(cfg, kind, flags,
-                                                                             persistent)),
+                  NUM_PROGRAMS=sms if rows else num_programs(cfg, M, N, sms, pers),
                   **cfg.constexprs())
+    if kind == "rms":
+        consts["ROW_BLOCKS"] = rows
     launcher = get_launcher(kind, passes if kind != "gemm" else ())
     signature, consts, attrs, options, _ = launcher.specialize(args, dict(consts, **cfg.options()))
     return normfuse.compile(launcher.fn, signature=signature, constexprs=consts, attrs=attrs,

@@ -342,6 +342,10 @@ class LazyPreNorm(Pass):
             return self.remarks
         seen_gemm = False
         for func in module.functions():
+            # the row-block form first: statistics before a loop over N tiles move into its first trip
+            for op in [o for o in func.walk() if o.name == "scf.for"]:
+                if op.block is not None:
+                    self._once_per_row_block(module, ForLoop(op))
             for op in [o for o in func.walk() if o.name == "scf.for"]:
                 if op.block is None:  # erased by an earlier rewrite
                     continue
@@ -569,6 +573,97 @@ class LazyPreNorm(Pass):
             extra.append(staged)
         self.remark("applied", f"{what} row scale sunk out of the k-loop: {'; '.join(extra)}",
                     self._locs(dot))
+
+    def _once_per_row_block(self, module: Module, loop: ForLoop) -> bool:
+        """The row-block form (module docstring, "Once per row block"): version the enclosing
+        N-tile loop so that its first trip computes the statistics next to a copy of the GEMM loop
+        and later trips reuse them. Returns whether it applied; misses are silent here (the main
+        analysis then treats the row vectors as precomputed and says so)."""
+        try:
+            dot = _single_dot(loop)
+        except _Miss:
+            return False
+        outer = loop.op.parent_op
+        if dot is None or outer is None or outer.name != "scf.for":
+            return False
+        nloop = ForLoop(outer)
+        try:
+            _, steps = _analyze_chain(module, loop, dot, module.user_index())
+        except _Miss:
+            return False
+        vectors = [s.vector for s in steps if s.kind in ("scale", "center")]
+        if not vectors or any(nloop.contains(v) for v in vectors):
+            return False
+        block = nloop.op.block
+        found: list[Op] = []
+        for v in vectors:
+            for o in backward_slice(v, lambda x: x.owner is None or x.owner.block is not block):
+                if o.name == "scf.for" and o not in found:
+                    found.append(o)
+        if len(found) != 1 or block.index_of(found[0]) > block.index_of(nloop.op):
+            return False
+        stats = ForLoop(found[0])
+        if any(has_side_effects(o) for o in stats.body.ops):
+            return False
+        deferred = _deferred_ops(stats, nloop)
+        mine = {id(o) for o in deferred} | {id(stats.op)}
+        users = module.user_index()
+        carried = []
+        for o in [stats.op] + deferred:
+            for r in o.results:
+                outside = [u for u in users.get(id(r), []) if id(u) not in mine and not nloop.op.is_ancestor_of(u)]
+                if outside:
+                    return False  # the statistics are used after the N loop as well
+                if any(nloop.op.is_ancestor_of(u) for u in users.get(id(r), [])):
+                    carried.append(r)
+        if any(has_side_effects(o) for o in deferred):
+            return False
+        loc = loop.op.loc
+        # first trip: n == lb
+        iv_t = nloop.iv.type
+        first = module.insert(module.build(f"arith.cmpi eq, $0, $1 : {iv_t} {loc}", nloop.iv,
+                                           nloop.bounds[0], types=["i1"], hint="first"), before=loop.op)
+        mapping: dict[int, Value] = {}
+        then_ops = [module.clone(o, mapping) for o in [stats.op] + deferred]
+        then_ops.append(module.clone(loop.op, mapping))
+        fused_loop = then_ops[-1]
+        # later trips: the statistics carried from the first trip
+        zeros = [module.insert(module.build(f"arith.constant dense<0.000000e+00> : {r.type} {loc}",
+                                            types=[r.type], hint="rowstat0"), before=nloop.op).result
+                 for r in carried]
+        args, results = nloop.add_iter_args(module, zeros, [r.type for r in carried], "rowstat")
+        for r, a in zip(carried, args):
+            module.replace_all_uses(r, a, where=lambda o: nloop.op.is_ancestor_of(o))
+        types = [r.type for r in carried] + [r.type for r in loop.op.results]
+        n = len(types)
+        then_vals = [mapping[id(r)] for r in carried] + list(fused_loop.results)
+        else_vals = list(args) + list(loop.op.results)
+        yt = ", ".join(types)
+        ph = lambda lo: ", ".join(f"${lo + k}" for k in range(n))  # noqa: E731
+        ifop = module.build(f"scf.if $0 -> ({yt}) {{\n  scf.yield {ph(1)} : {yt} {loc}\n}} else {{\n"
+                            f"  scf.yield {ph(1 + n)} : {yt} {loc}\n}} {loc}",
+                            first.result, *then_vals, *else_vals, types=types, hint="rowblock")
+        module.insert(ifop, before=loop.op)
+        then_yield = ifop.regions[0].blocks[0].ops[-1]
+        else_yield = ifop.regions[1].blocks[0].ops[-1]
+        for o in then_ops:
+            module.insert(o, before=then_yield)
+        for r, nr in zip(loop.op.results, ifop.results[len(carried):]):
+            module.replace_all_uses(r, nr, where=lambda o: o is not else_yield)
+        module.insert(loop.op, before=else_yield)
+        new_yields = list(ifop.results[:len(carried)])
+        if nloop.yield_op is None:
+            module.insert(module.build(f"scf.yield {', '.join(f'${k}' for k in range(len(new_yields)))} : "
+                                       f"{', '.join(v.type for v in new_yields)} {loc}", *new_yields),
+                          at_end=nloop.body)
+        else:
+            nloop.set_yields(nloop.yields + new_yields)
+        for o in reversed(deferred):
+            module.erase(o)
+        module.erase(stats.op)
+        self.remark("applied", "statistics loop moved into the first trip of the enclosing N-tile loop "
+                    "(computed once per row block, carried to the later tiles)", self._locs(stats.op))
+        return True
 
     def _stage_reloads(self, module: Module, loop: ForLoop, dot: Op) -> str | None:
         """stage-reloads: tag the loop's dot-operand loads and (within the shared-memory budget)

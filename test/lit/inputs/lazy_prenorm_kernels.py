@@ -171,6 +171,25 @@ def rms_block_pointers(X, W, Y, M, K, stride, eps, BM: tl.constexpr, BN: tl.cons
     tl.store(Y + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :], acc)
 
 
+@triton.jit
+def rms_row_block(X, W, Y, K, N, stride, eps, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # the row-block form: the statistics once, then a GEMM loop per N tile of the row block
+    offs_m = tl.arange(0, BM)
+    offs_k = tl.arange(0, BK)
+    rstd = 1.0 / tl.sqrt(_stats(X, offs_m, offs_k, stride, K, BK, BM) / K + eps)
+    for n in range(0, tl.cdiv(N, BN)):
+        offs_n = n * BN + tl.arange(0, BN)
+        p = X + offs_m[:, None] * stride + offs_k[None, :]
+        q = W + offs_n[None, :] * stride + offs_k[:, None]
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0).to(tl.float32)
+            acc = tl.dot((x * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
+            p += BK
+            q += BK
+        tl.store(Y + offs_m[:, None] * N + offs_n[None, :], acc)
+
+
 # ---- bail-out cases -------------------------------------------------------------------------
 
 @triton.jit
@@ -249,6 +268,28 @@ def negative_stats_other_tile(X, X2, W, Y, K, stride, eps, BM: tl.constexpr, BN:
 
 
 @triton.jit
+def negative_row_block_stats_used_after(X, W, Y, Z, K, N, stride, eps, BM: tl.constexpr, BN: tl.constexpr,
+                                        BK: tl.constexpr):
+    # rstd is also stored after the N loop: the statistics stay where they are (the row scale is
+    # still sunk out of the k-loop, as a precomputed one)
+    offs_m = tl.arange(0, BM)
+    offs_k = tl.arange(0, BK)
+    rstd = 1.0 / tl.sqrt(_stats(X, offs_m, offs_k, stride, K, BK, BM) / K + eps)
+    for n in range(0, tl.cdiv(N, BN)):
+        offs_n = n * BN + tl.arange(0, BN)
+        p = X + offs_m[:, None] * stride + offs_k[None, :]
+        q = W + offs_n[None, :] * stride + offs_k[:, None]
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0).to(tl.float32)
+            acc = tl.dot((x * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
+            p += BK
+            q += BK
+        tl.store(Y + offs_m[:, None] * N + offs_n[None, :], acc)
+    tl.store(Z + offs_m, rstd)
+
+
+@triton.jit
 def negative_scaled_tile_other_user(X, W, Y, Z, K, stride, eps, BM: tl.constexpr, BN: tl.constexpr,
                                     BK: tl.constexpr):
     offs_m = tl.arange(0, BM)
@@ -269,8 +310,9 @@ def negative_scaled_tile_other_user(X, W, Y, Z, K, stride, eps, BM: tl.constexpr
 
 
 KERNELS = [rms_weight_in_loop, rms_weight_folded, layernorm, layernorm_folded, rms_precomputed_rstd, rms_residual_accumulator,
-           rms_block_pointers, negative_scale_varies_with_k, negative_scale_per_element,
-           negative_stats_other_iteration_space, negative_stats_other_tile, negative_scaled_tile_other_user]
+           rms_block_pointers, rms_row_block, negative_scale_varies_with_k, negative_scale_per_element,
+           negative_stats_other_iteration_space, negative_stats_other_tile, negative_row_block_stats_used_after,
+           negative_scaled_tile_other_user]
 
 
 def ttir(fn) -> str:
@@ -278,7 +320,7 @@ def ttir(fn) -> str:
     for name in fn.arg_names:
         if name in ("BM", "BN", "BK"):
             sig[name] = "constexpr"
-        elif name in ("K", "M", "stride"):
+        elif name in ("K", "M", "N", "stride"):
             sig[name] = "i32"
         elif name == "eps":
             sig[name] = "fp32"

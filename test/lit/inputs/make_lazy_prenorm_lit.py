@@ -89,6 +89,31 @@ CH = {
 // CHECK: scf.for
 // CHECK-NOT: scf.for
 // CHECK: arith.mulf %{{.+}}#2,""",
+"rms_row_block": """// Row-block form: the statistics loop before the N-tile loop moves into that loop's first trip,
+// next to a copy of the GEMM loop that is then fused; the later trips reuse the carried rstd.
+// CHECK-LABEL: tt.func public @rms_row_block
+// CHECK-NOT: "tt.reduce"
+// CHECK: scf.for %[[N:[a-z0-9_]+]] = {{.*}} iter_args(%[[RC:[a-z0-9_]+]] = %{{.+}}) -> (tensor<64xf32>)
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[N]],
+// CHECK: %[[IF:.+]]:2 = scf.if %[[FIRST]] -> (tensor<64xf32>, tensor<64x32xf32>) {
+// CHECK: scf.for
+// CHECK: tt.load {{.*}} cacheModifier = cg
+// CHECK: tt.dot
+// CHECK: "tt.reduce"
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-NOT: cacheModifier = cg
+// CHECK: tt.dot
+// CHECK: scf.yield %[[RC]], %{{.+}} : tensor<64xf32>, tensor<64x32xf32>
+// CHECK: tt.store %{{.+}}, %[[IF]]#1
+// CHECK: scf.yield %[[IF]]#0 : tensor<64xf32>""",
+"negative_row_block_stats_used_after": """// Bail out of the row-block form: rstd is also stored after the N loop, so the statistics loop
+// stays before it (the scale is still sunk out of the k-loop, as a precomputed one).
+// CHECK-LABEL: tt.func public @negative_row_block_stats_used_after
+// CHECK: "tt.reduce"
+// CHECK: scf.for
+// CHECK-NOT: scf.if
+// CHECK: tt.dot""",
 "negative_scale_varies_with_k": """// Bail out: the row factor is loaded inside the k-loop.
 // CHECK-LABEL: tt.func public @negative_scale_varies_with_k
 // CHECK: scf.for
@@ -175,10 +200,15 @@ head = """// Lazy Pre-Norm prologue fusion: positive cases first, then the bail-
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
 // REMARK: applied: RMSNorm
 // REMARK: applied: RMSNorm
+// REMARK: applied: statistics loop moved into the first trip of the enclosing N-tile loop (computed once per row block, carried to the later tiles)
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
 // REMARK: missed: the per-row factor is computed inside the k-loop (varies with k); not sunk
 // REMARK: missed: 'arith.mulf' on the A tile does not use a row or column broadcast vector
 // REMARK: missed: the statistics loop has a different iteration space than the GEMM loop
 // REMARK: missed: the statistics loop reads a different tile than the GEMM loop
+// REMARK-NOT: statistics loop moved
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
 // REMARK: missed: a scaled A tile has another user besides the dot
 
 // Options: no reload (statistics from the MMA's own tile), no LayerNorm shift.
