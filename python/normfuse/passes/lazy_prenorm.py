@@ -32,6 +32,24 @@ After::
     %rstd = 1 / sqrt(%acc#3 / K + eps)
     store(%acc#2 * broadcast(%rstd))
 
+Once per row block
+------------------
+A kernel may walk a row block's N tiles itself: the statistics loop comes once, before an
+`scf.for` over N tiles whose body holds the GEMM loop. The pass first versions that N loop: its
+first trip (n == lb) runs a copy of the statistics loop, the ops deriving the row vectors, and a
+copy of the GEMM loop (an `scf.if`); the later trips run the original GEMM loop with the row
+vectors carried from the first trip as loop-carried values (zero-initialized: a loop that runs no
+trip uses none). The result is the same computation in the same order. The first trip's pair is
+then fused as above and the later trips' row scale is sunk as a precomputed one, so the
+statistics cost one N tile's worth of work per row block instead of every tile's. Legality: the
+GEMM loop sits directly in the N loop, the statistics loop is the only loop the row vectors come
+from and precedes the N loop in the same block, and neither it nor the ops after it have side
+effects or users after the N loop (otherwise nothing moves and the row scale is treated as
+precomputed). Measured on the H200 (bench/results/2026-11-29/row-blocks/), the row-block kernel
+with this rewrite is not faster than the tile-walking persistent kernel: 1.03-1.19x its time in
+five of eight cells, equal in two, 0.91x in one. A likely reason: Triton does not flatten the
+versioned N loop, so a tile's epilogue no longer overlaps the next tile's first loads.
+
 Legality (each failure leaves the IR unchanged and emits a "missed" remark)
 -------------------------------------------------------------------------
 1. The loop carries one `tt.dot` accumulator, used only by that dot.
