@@ -230,9 +230,14 @@ def _run(argv: Sequence[str] | None) -> int:
         if not loadable and not broken:
             print("(no passes registered)")
         width = max((len(n) for n in {**loadable, **broken}), default=0)
+        from .passes import pass_options
         for name in sorted({**loadable, **broken}):
             summary = loadable.get(name) or f"(cannot be loaded: {broken[name]})"
             print(f"  {name.ljust(width)}  {summary}")
+            opts = pass_options(name) if name in loadable else {}
+            if opts:
+                print(f"  {''.ljust(width)}    options: " + ", ".join(
+                    f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in opts.items()))
         return 0
 
     from .ir import IRError

@@ -54,8 +54,13 @@ def test_version(normfuse_opt):
 def test_list_passes(normfuse_opt):
     r = run(normfuse_opt, "--list-passes")
     assert r.returncode == 0, r.stderr
-    listed = [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+    lines = [line for line in r.stdout.splitlines() if line.strip()]
+    listed = [line.split()[0] for line in lines if line.split()[0] != "options:"]
     assert listed == registered_names()
+    # each pass's options with their defaults, under it
+    text = r.stdout
+    assert "stats-source=auto" in text and "stage-reloads=auto" in text and "num-stages=0" in text
+    assert "exchange=dsmem" in text
 
 
 def test_unknown_pass_lists_known_ones(normfuse_opt, ttir_file):

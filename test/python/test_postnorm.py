@@ -351,3 +351,26 @@ def test_offset_check_shared_by_both_ops():
         _check_offsets("op", 2 ** 20, 4096, 4096, 4096, 4096, cfg)
     with pytest.raises(ValueError, match="32-bit offsets"):
         _check_offsets("op", 8192, 4096, 4096, 4096, 4096, cfg, stride_out=2 ** 18)
+
+
+def test_bench_markdown_reports_both_exchanges():
+    """bench_postnorm --exchange both: the table gets the global-scratch columns (time, global /
+    DSMEM, hidden %, error, ok) next to the DSMEM ones; without it, it does not."""
+    from normfuse.repro import bench_post
+    env = {"gpu": "H200", "date": "2026-11-29", "torch": "2.11", "triton": "3.6.0", "cuda": "13.0"}
+    cell = {"norm": "rms", "M": 262144, "K": 512, "N": 1024,
+            "ms": {"cublas": 0.46, "fused": 0.65, "fused_global": 0.66, "naive": 0.84, "triton_gemm": 0.53},
+            "numerics": {"naive": {"err": 2.35e-3},
+                         "fused": {"err": 1.66e-3, "ok": True, "num_ctas": 4, "persistent": True, "grid": 30},
+                         "fused_global": {"err": 1.66e-3, "ok": True}},
+            "derived": {"t_norm_best": 0.258, "fused_vs_cublas": 1.41, "hidden_pct": 27.0,
+                        "global_vs_dsmem": 0.66 / 0.65, "hidden_pct_global": 23.0}}
+    both = bench_post.markdown({"env": env, "cells": [cell]})
+    head, sep, row = both.splitlines()[4:7]
+    assert head.endswith("| fused (global) | global/DSMEM | hidden % (global) | err (global) | ok (global) |")
+    assert head.count("|") == sep.count("|") == row.count("|")
+    assert "| 0.660 | 1.015 | 23 | 1.66e-03 | True |" in row and "4, 30 programs" in row
+    one = {k: v for k, v in cell.items()}
+    one["ms"] = {k: v for k, v in cell["ms"].items() if k != "fused_global"}
+    plain = bench_post.markdown({"env": env, "cells": [one]})
+    assert "global" not in plain

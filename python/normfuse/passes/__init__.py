@@ -2,7 +2,10 @@
 
 A pass is a small object with a `name`, a one-line `summary` and `run(module) -> list[Remark]`;
 it edits a `normfuse.ir.Module` in place. A pass that does not match leaves the IR unchanged and
-says why in a "missed" remark. Passes are imported lazily by name.
+says why in a "missed" remark. Passes are imported lazily by name. Options are the dataclass
+fields (written `pass{opt-name=value}` in a pipeline). Inside Triton's compiler the module also
+carries `compile_options` (num_stages, num_warps, num_ctas of the compilation); under
+normfuse-opt it has none.
 """
 from __future__ import annotations
 
@@ -70,6 +73,14 @@ def pass_names() -> list[str]:
 def available_passes() -> dict[str, str]:
     """name -> one-line summary, for --list-passes and docs."""
     return {name: _load(name).summary for name in sorted(_REGISTRY)}
+
+
+def pass_options(name: str) -> dict[str, object]:
+    """A pass's options as written in a pipeline (`stats-source`, ...) with their defaults."""
+    import dataclasses
+    cls = _load(name)
+    return {f.name.replace("_", "-"): f.default for f in dataclasses.fields(cls)
+            if f.init and not f.name.startswith("_") and f.default is not dataclasses.MISSING}
 
 
 def _load(name: str) -> type[Pass]:
