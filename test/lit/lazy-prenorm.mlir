@@ -63,6 +63,8 @@
 // REMARK: missed: the statistics loop reads a different tile than the GEMM loop
 // REMARK-NOT: statistics loop moved
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
+// REMARK-NOT: statistics loop moved
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
 // REMARK: missed: a scaled A tile has another user besides the dot
 
 // Options: no reload (statistics from the MMA's own tile), no LayerNorm shift.
@@ -1327,6 +1329,113 @@ module {
     %2 = tt.splat %Z : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
     %3 = tt.addptr %2, %offs_m : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
     tt.store %3, %rstd_20 : tensor<64x!tt.ptr<f32>>
+    tt.return
+  }
+
+// Bail out of the row-block form: a store ahead of the GEMM loop in the N loop (the statistics'
+// reads cannot move after it).
+// CHECK-LABEL: tt.func public @negative_row_block_store_ahead
+// CHECK: "tt.reduce"
+// CHECK: scf.for
+// CHECK-NOT: scf.if
+// CHECK: tt.dot
+  tt.func public @negative_row_block_store_ahead(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %Z: !tt.ptr<f32>, %K: i32, %N: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
+    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c31_i32 = arith.constant 31 : i32
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_2 = arith.constant dense<32> : tensor<32x32xi32>
+    %cst_3 = arith.constant dense<32> : tensor<64x32xi32>
+    %c32_i32 = arith.constant 32 : i32
+    %c64_i32 = arith.constant 64 : i32
+    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %offs_m = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %offs_k = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    %p = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %p_4 = tt.splat %stride : i32 -> tensor<64x1xi32>
+    %p_5 = arith.muli %p, %p_4 : tensor<64x1xi32>
+    %p_6 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %p_7 = tt.addptr %p_6, %p_5 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %p_8 = tt.expand_dims %offs_k {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+    %p_9 = tt.broadcast %p_7 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+    %p_10 = tt.broadcast %p_8 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %p_11 = tt.addptr %p_9, %p_10 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+    %rstd_12 = arith.addi %K, %c31_i32 : i32
+    %rstd_13 = arith.divsi %rstd_12, %c32_i32 : i32
+    %p_14:2 = scf.for %k = %c0_i32 to %rstd_13 step %c1_i32 iter_args(%ss = %cst_0, %p_22 = %p_11) -> (tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>)  : i32 {
+      %x = arith.muli %k, %c32_i32 : i32
+      %x_23 = arith.subi %K, %x : i32
+      %x_24 = tt.splat %x_23 : i32 -> tensor<1x32xi32>
+      %x_25 = arith.cmpi slt, %p_8, %x_24 : tensor<1x32xi32>
+      %x_26 = tt.broadcast %x_25 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %x_27 = tt.load %p_22, %x_26, %cst_1 : tensor<64x32x!tt.ptr<bf16>>
+      %x_28 = arith.extf %x_27 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %ss_29 = arith.mulf %x_28, %x_28 : tensor<64x32xf32>
+      %ss_30 = "tt.reduce"(%ss_29) <{axis = 1 : i32}> ({
+      ^bb0(%ss_33: f32, %ss_34: f32):
+        %ss_35 = arith.addf %ss_33, %ss_34 : f32
+        tt.reduce.return %ss_35 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %ss_31 = arith.addf %ss, %ss_30 : tensor<64xf32>
+      %p_32 = tt.addptr %p_22, %cst_3 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      scf.yield %ss_31, %p_32 : tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>
+    }
+    %rstd_15 = arith.sitofp %K : i32 to f32
+    %rstd_16 = tt.splat %rstd_15 : f32 -> tensor<64xf32>
+    %rstd_17 = arith.divf %p_14#0, %rstd_16 : tensor<64xf32>
+    %rstd_18 = tt.splat %eps : f32 -> tensor<64xf32>
+    %rstd_19 = arith.addf %rstd_17, %rstd_18 : tensor<64xf32>
+    %rstd_20 = math.sqrt %rstd_19 : tensor<64xf32>
+    %rstd_21 = arith.divf %rstd, %rstd_20 : tensor<64xf32>
+    %0 = arith.addi %N, %c31_i32 : i32
+    %1 = arith.divsi %0, %c32_i32 : i32
+    scf.for %n = %c0_i32 to %1 step %c1_i32  : i32 {
+      %2 = arith.muli %n, %c64_i32 : i32
+      %3 = tt.addptr %Z, %2 : !tt.ptr<f32>, i32
+      %4 = tt.splat %3 : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+      %5 = tt.addptr %4, %offs_m : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+      tt.store %5, %cst_0 : tensor<64x!tt.ptr<f32>>
+      %offs_n = arith.muli %n, %c32_i32 : i32
+      %offs_n_22 = tt.splat %offs_n : i32 -> tensor<32xi32>
+      %offs_n_23 = arith.addi %offs_n_22, %offs_k : tensor<32xi32>
+      %q = tt.expand_dims %offs_n_23 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %q_24 = tt.splat %stride : i32 -> tensor<1x32xi32>
+      %q_25 = arith.muli %q, %q_24 : tensor<1x32xi32>
+      %q_26 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+      %q_27 = tt.addptr %q_26, %q_25 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+      %q_28 = tt.expand_dims %offs_k {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %q_29 = tt.broadcast %q_27 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+      %q_30 = tt.broadcast %q_28 : tensor<32x1xi32> -> tensor<32x32xi32>
+      %q_31 = tt.addptr %q_29, %q_30 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+      %acc:3 = scf.for %k = %c0_i32 to %rstd_13 step %c1_i32 iter_args(%p_32 = %p_11, %q_33 = %q_31, %acc_34 = %cst) -> (tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>)  : i32 {
+        %x = arith.muli %k, %c32_i32 : i32
+        %x_35 = arith.subi %K, %x : i32
+        %x_36 = tt.splat %x_35 : i32 -> tensor<1x32xi32>
+        %x_37 = arith.cmpi slt, %p_8, %x_36 : tensor<1x32xi32>
+        %x_38 = tt.broadcast %x_37 : tensor<1x32xi1> -> tensor<64x32xi1>
+        %x_39 = tt.load %p_32, %x_38, %cst_1 : tensor<64x32x!tt.ptr<bf16>>
+        %x_40 = arith.extf %x_39 : tensor<64x32xbf16> to tensor<64x32xf32>
+        %acc_41 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+        %acc_42 = tt.broadcast %acc_41 : tensor<64x1xf32> -> tensor<64x32xf32>
+        %acc_43 = arith.mulf %x_40, %acc_42 : tensor<64x32xf32>
+        %acc_44 = arith.truncf %acc_43 : tensor<64x32xf32> to tensor<64x32xbf16>
+        %acc_45 = tt.load %q_33 : tensor<32x32x!tt.ptr<bf16>>
+        %acc_46 = tt.dot %acc_44, %acc_45, %acc_34, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+        %p_47 = tt.addptr %p_32, %cst_3 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %q_48 = tt.addptr %q_33, %cst_2 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        scf.yield %p_47, %q_48, %acc_46 : tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>
+      }
+      %6 = tt.splat %N : i32 -> tensor<64x1xi32>
+      %7 = arith.muli %p, %6 : tensor<64x1xi32>
+      %8 = tt.splat %Y : !tt.ptr<f32> -> tensor<64x1x!tt.ptr<f32>>
+      %9 = tt.addptr %8, %7 : tensor<64x1x!tt.ptr<f32>>, tensor<64x1xi32>
+      %10 = tt.broadcast %9 : tensor<64x1x!tt.ptr<f32>> -> tensor<64x32x!tt.ptr<f32>>
+      %11 = tt.broadcast %q : tensor<1x32xi32> -> tensor<64x32xi32>
+      %12 = tt.addptr %10, %11 : tensor<64x32x!tt.ptr<f32>>, tensor<64x32xi32>
+      tt.store %12, %acc#2 : tensor<64x32x!tt.ptr<f32>>
+    }
     tt.return
   }
 

@@ -43,9 +43,10 @@ trip uses none). The result is the same computation in the same order. The first
 then fused as above and the later trips' row scale is sunk as a precomputed one, so the
 statistics cost one N tile's worth of work per row block instead of every tile's. Legality: the
 GEMM loop sits directly in the N loop, the statistics loop is the only loop the row vectors come
-from and precedes the N loop in the same block, and neither it nor the ops after it have side
-effects or users after the N loop (otherwise nothing moves and the row scale is treated as
-precomputed). Measured on the H200 (bench/results/2026-11-29/row-blocks/), the row-block kernel
+from and precedes the N loop in the same block, and neither it nor the ops after it have users
+after the N loop; no op with side effects sits between the statistics loop and the N loop or
+ahead of the GEMM loop in the N loop's body, where the statistics' reads now happen (otherwise
+nothing moves and the row scale is treated as precomputed). Measured on the H200 (bench/results/2026-11-29/row-blocks/), the row-block kernel
 with this rewrite is not faster than the tile-walking persistent kernel: 1.03-1.19x its time in
 five of eight cells, equal in two, 0.91x in one. A likely reason: Triton does not flatten the
 versioned N loop, so a tile's epilogue no longer overlaps the next tile's first loads.
@@ -634,7 +635,11 @@ class LazyPreNorm(Pass):
                     return False  # the statistics are used after the N loop as well
                 if any(nloop.op.is_ancestor_of(u) for u in users.get(id(r), [])):
                     carried.append(r)
-        if any(has_side_effects(o) for o in deferred):
+        # the statistics' reads move from before the N loop to its first trip, just before the GEMM
+        # loop: no write may come between those two points (it could alias X)
+        between = block.ops[block.index_of(stats.op) + 1:block.index_of(nloop.op)]
+        ahead = nloop.body.ops[:nloop.body.index_of(loop.op)]
+        if any(has_side_effects(o) for o in between + ahead):
             return False
         loc = loop.op.loc
         # first trip: n == lb

@@ -290,6 +290,28 @@ def negative_row_block_stats_used_after(X, W, Y, Z, K, N, stride, eps, BM: tl.co
 
 
 @triton.jit
+def negative_row_block_store_ahead(X, W, Y, Z, K, N, stride, eps, BM: tl.constexpr, BN: tl.constexpr,
+                                   BK: tl.constexpr):
+    # a store in the N loop ahead of the GEMM loop: moving the statistics' reads after it could
+    # change what they read, so they stay before the N loop
+    offs_m = tl.arange(0, BM)
+    offs_k = tl.arange(0, BK)
+    rstd = 1.0 / tl.sqrt(_stats(X, offs_m, offs_k, stride, K, BK, BM) / K + eps)
+    for n in range(0, tl.cdiv(N, BN)):
+        tl.store(Z + n * BM + offs_m, tl.zeros([BM], dtype=tl.float32))
+        offs_n = n * BN + tl.arange(0, BN)
+        p = X + offs_m[:, None] * stride + offs_k[None, :]
+        q = W + offs_n[None, :] * stride + offs_k[:, None]
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0).to(tl.float32)
+            acc = tl.dot((x * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
+            p += BK
+            q += BK
+        tl.store(Y + offs_m[:, None] * N + offs_n[None, :], acc)
+
+
+@triton.jit
 def negative_scaled_tile_other_user(X, W, Y, Z, K, stride, eps, BM: tl.constexpr, BN: tl.constexpr,
                                     BK: tl.constexpr):
     offs_m = tl.arange(0, BM)
@@ -312,7 +334,7 @@ def negative_scaled_tile_other_user(X, W, Y, Z, K, stride, eps, BM: tl.constexpr
 KERNELS = [rms_weight_in_loop, rms_weight_folded, layernorm, layernorm_folded, rms_precomputed_rstd, rms_residual_accumulator,
            rms_block_pointers, rms_row_block, negative_scale_varies_with_k, negative_scale_per_element,
            negative_stats_other_iteration_space, negative_stats_other_tile, negative_row_block_stats_used_after,
-           negative_scaled_tile_other_user]
+           negative_row_block_store_ahead, negative_scaled_tile_other_user]
 
 
 def ttir(fn) -> str:

@@ -114,6 +114,13 @@ CH = {
 // CHECK: scf.for
 // CHECK-NOT: scf.if
 // CHECK: tt.dot""",
+"negative_row_block_store_ahead": """// Bail out of the row-block form: a store ahead of the GEMM loop in the N loop (the statistics'
+// reads cannot move after it).
+// CHECK-LABEL: tt.func public @negative_row_block_store_ahead
+// CHECK: "tt.reduce"
+// CHECK: scf.for
+// CHECK-NOT: scf.if
+// CHECK: tt.dot""",
 "negative_scale_varies_with_k": """// Bail out: the row factor is loaded inside the k-loop.
 // CHECK-LABEL: tt.func public @negative_scale_varies_with_k
 // CHECK: scf.for
@@ -207,6 +214,8 @@ head = """// Lazy Pre-Norm prologue fusion: positive cases first, then the bail-
 // REMARK: missed: 'arith.mulf' on the A tile does not use a row or column broadcast vector
 // REMARK: missed: the statistics loop has a different iteration space than the GEMM loop
 // REMARK: missed: the statistics loop reads a different tile than the GEMM loop
+// REMARK-NOT: statistics loop moved
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
 // REMARK-NOT: statistics loop moved
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
 // REMARK: missed: a scaled A tile has another user besides the dot
