@@ -112,12 +112,8 @@ def _store_tile(Y, acc, offs_m, offs_n, M, N, stride_ym):
 
 
 @triton.jit
-def _rms_tile(tile, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, stride_wn,
-              stride_ym, eps, HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
-              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-              GROUP_M: tl.constexpr, USE_TMA: tl.constexpr):
-    pid_m, pid_n, offs_m, offs_n, offs_k, rows, cols = _tile_offsets(tile, M, N, BLOCK_M, BLOCK_N,
-                                                                     BLOCK_K, GROUP_M)
+def _rms_rstd(X, x_desc, rows, offs_k, pid_m, K, stride_xm, eps, EVEN_K: tl.constexpr,
+              BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, USE_TMA: tl.constexpr):
     # loop 1: row statistics
     x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -126,8 +122,16 @@ def _rms_tile(tile, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, stride
         x = _a_tile(x_ptrs, x_desc, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA).to(tl.float32)
         ss += tl.sum(x * x, axis=1)
         x_ptrs += BLOCK_K
-    rstd = 1.0 / tl.sqrt(ss / K + eps)
-    # loop 2: GEMM on the normalized tile
+    return 1.0 / tl.sqrt(ss / K + eps)
+
+
+@triton.jit
+def _rms_gemm_store(rstd, pid_m, pid_n, offs_m, offs_n, offs_k, rows, cols, X, G, W, Y, BIAS,
+                    x_desc, w_desc, M, N, K, stride_xm, stride_wn, stride_ym,
+                    HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                    USE_TMA: tl.constexpr):
+    # loop 2: GEMM on the normalized tile, then the store
     x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
     w_ptrs = W + cols[None, :] * stride_wn + offs_k[:, None]
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
@@ -148,6 +152,20 @@ def _rms_tile(tile, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, stride
 
 
 @triton.jit
+def _rms_tile(tile, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, stride_wn,
+              stride_ym, eps, HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr, EVEN_K: tl.constexpr,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+              GROUP_M: tl.constexpr, USE_TMA: tl.constexpr):
+    pid_m, pid_n, offs_m, offs_n, offs_k, rows, cols = _tile_offsets(tile, M, N, BLOCK_M, BLOCK_N,
+                                                                     BLOCK_K, GROUP_M)
+    rstd = _rms_rstd(X, x_desc, rows, offs_k, pid_m, K, stride_xm, eps, EVEN_K, BLOCK_M, BLOCK_K,
+                     USE_TMA)
+    _rms_gemm_store(rstd, pid_m, pid_n, offs_m, offs_n, offs_k, rows, cols, X, G, W, Y, BIAS,
+                    x_desc, w_desc, M, N, K, stride_xm, stride_wn, stride_ym, HAS_G, HAS_BIAS,
+                    EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
+
+
+@triton.jit
 def _rms_row_block(pid_m, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, stride_wn,
                    stride_ym, eps, HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr,
                    EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
@@ -156,36 +174,13 @@ def _rms_row_block(pid_m, X, G, W, Y, BIAS, x_desc, w_desc, M, N, K, stride_xm, 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
     offs_k = tl.arange(0, BLOCK_K)
-    # loop 1: row statistics
-    x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
-    ss = tl.zeros([BLOCK_M], dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-        x = _a_tile(x_ptrs, x_desc, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA).to(tl.float32)
-        ss += tl.sum(x * x, axis=1)
-        x_ptrs += BLOCK_K
-    rstd = 1.0 / tl.sqrt(ss / K + eps)
+    rstd = _rms_rstd(X, x_desc, rows, offs_k, pid_m, K, stride_xm, eps, EVEN_K, BLOCK_M, BLOCK_K,
+                     USE_TMA)
     for pid_n in range(0, tl.cdiv(N, BLOCK_N)):
         offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        cols = offs_n % N
-        # loop 2: GEMM on the normalized tile
-        x_ptrs = X + rows[:, None] * stride_xm + offs_k[None, :]
-        w_ptrs = W + cols[None, :] * stride_wn + offs_k[:, None]
-        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BLOCK_K)):
-            kmask = _k_mask(offs_k, K, k, BLOCK_K, EVEN_K)
-            x = _a_tile(x_ptrs, x_desc, kmask, pid_m, k, BLOCK_M, BLOCK_K, USE_TMA).to(tl.float32)
-            a = x * rstd[:, None]
-            if HAS_G:
-                g = tl.load(G + k * BLOCK_K + offs_k, mask=kmask, other=0.0).to(tl.float32)
-                a = a * g[None, :]
-            b = _b_tile(w_ptrs, w_desc, kmask, pid_n, k, BLOCK_N, BLOCK_K, USE_TMA)
-            acc = tl.dot(a.to(b.dtype), b, acc)
-            x_ptrs += BLOCK_K
-            w_ptrs += BLOCK_K
-        if HAS_BIAS:
-            acc += tl.load(BIAS + cols).to(tl.float32)[None, :]
-        _store_tile(Y, acc, offs_m, offs_n, M, N, stride_ym)
+        _rms_gemm_store(rstd, pid_m, pid_n, offs_m, offs_n, offs_k, rows, offs_n % N, X, G, W, Y,
+                        BIAS, x_desc, w_desc, M, N, K, stride_xm, stride_wn, stride_ym, HAS_G,
+                        HAS_BIAS, EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
 
 
 @triton.jit
