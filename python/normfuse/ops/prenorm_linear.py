@@ -320,6 +320,19 @@ def row_blocks_form(kind: str, cfg: GemmConfig, M: int, sms: int, persistent: bo
 ROW_BLOCKS_DEFAULT = False
 
 
+def _launch_consts(kind: str, cfg: GemmConfig, M: int, N: int, K: int, flags: dict,
+                   use_tma: bool, persistent: bool, row_blocks: bool | None, sms: int) -> dict:
+    """The kernel's constexprs for a launch form already resolved (`persistent`, `use_tma`);
+    shared by the op and aot_compile. NUM_PROGRAMS = 0 means one program per tile."""
+    rows = bool(M and N) and row_blocks_form(kind, cfg, M, sms, persistent, row_blocks)
+    consts = dict(flags, EVEN_K=K % cfg.block_k == 0, USE_TMA=use_tma,
+                  NUM_PROGRAMS=sms if rows else num_programs(cfg, M, N, sms, persistent),
+                  **cfg.constexprs())
+    if kind == "rms":
+        consts["ROW_BLOCKS"] = rows
+    return consts
+
+
 def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config, passes, out,
              tma=None, persistent=None, row_blocks=None):
     """Shared tail of the prepare_* functions (inputs already validated)."""
@@ -361,13 +374,8 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
     if row_blocks and kind != "rms":
         raise ValueError(f"{op}: row_blocks=True is implemented for RMSNorm only")
     sms = sm_count(x.device) if M and N else 0
-    rows = bool(M and N) and row_blocks_form(kind, cfg, M, sms, persistent, row_blocks)
-    nprog = sms if rows else (num_programs(cfg, M, N, sms, persistent) if M and N else 0)
-    consts = dict(flags, EVEN_K=K % cfg.block_k == 0, USE_TMA=use_tma, NUM_PROGRAMS=nprog,
-                  **cfg.constexprs())
-    if kind == "rms":
-        consts["ROW_BLOCKS"] = rows
-    grid = (nprog or (-(-M // cfg.block_m)) * (-(-N // cfg.block_n)),)
+    consts = _launch_consts(kind, cfg, M, N, K, flags, use_tma, persistent, row_blocks, sms)
+    grid = (consts["NUM_PROGRAMS"] or (-(-M // cfg.block_m)) * (-(-N // cfg.block_n)),)
     return PreparedLaunch(op, kind, get_launcher(kind, passes), args, consts, cfg.options(), grid,
                           cfg, y, lead + (N,), bias)
 
@@ -525,13 +533,8 @@ def aot_compile(kind: str, *, M: int = 8192, N: int = 4096, K: int = 4096,
         flags = {}
     else:
         raise ValueError(f"unknown kernel kind '{kind}' (rms, ln, gemm)")
-    pers = _persistent_form(cfg, kind, flags, persistent)
-    rows = row_blocks_form(kind, cfg, M, sms, pers, row_blocks)
-    consts = dict(flags, EVEN_K=K % cfg.block_k == 0, USE_TMA=tma,
-                  NUM_PROGRAMS=sms if rows else num_programs(cfg, M, N, sms, pers),
-                  **cfg.constexprs())
-    if kind == "rms":
-        consts["ROW_BLOCKS"] = rows
+    consts = _launch_consts(kind, cfg, M, N, K, flags, tma,
+                            _persistent_form(cfg, kind, flags, persistent), row_blocks, sms)
     launcher = get_launcher(kind, passes if kind != "gemm" else ())
     signature, consts, attrs, options, _ = launcher.specialize(args, dict(consts, **cfg.options()))
     return normfuse.compile(launcher.fn, signature=signature, constexprs=consts, attrs=attrs,
