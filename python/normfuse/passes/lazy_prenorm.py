@@ -434,11 +434,11 @@ class LazyPreNorm(Pass):
         # 1. statistics: accumulate them in the GEMM loop from its own tile
         stats_src = p.load
         post_tile = False
-        self._reloads = []
+        reloads: list[Op] = []  # second loads of tiles, for stage-reloads
         if p.stats is not None:
             if self.stats_source != "tile":
                 stats_src = _reload(module, p.load, volatile=self.stats_source == "reload-volatile")
-                self._reloads.append(stats_src)
+                reloads.append(stats_src)
             users = module.user_index()
             row_sums = {}
             # auto: a tile accumulator for a single statistic (RMSNorm); LayerNorm's two [BM, BK]
@@ -518,7 +518,7 @@ class LazyPreNorm(Pass):
                                        mask, center.op.result, zero, types=[center.op.result.type], hint="xs")
                     module.insert(sel, after=center.op)
                     module.replace_all_uses(center.op.result, sel.result, where=lambda o: o is not sel)
-            colsum, bsum = self._column_sums(module, p, bn, loc)
+            colsum, bsum = self._column_sums(module, p, bn, loc, reloads)
 
         # 3. drop the per-row factors from the loop
         for s in p.steps:
@@ -575,7 +575,7 @@ class LazyPreNorm(Pass):
         mine = set(id(o) for o in new_ops)
         module.replace_all_uses(acc_out, val, where=lambda o: id(o) not in mine)
 
-        staged = self._stage_reloads(module, loop, dot)
+        staged = self._stage_reloads(module, loop, dot, reloads)
         what = "LayerNorm" if layer else "RMSNorm"
         extra = []
         if p.stats is not None:
@@ -606,8 +606,9 @@ class LazyPreNorm(Pass):
         if dot is None or outer is None or outer.name != "scf.for":
             return False
         nloop = ForLoop(outer)
+        users = module.user_index()
         try:
-            _, steps = _analyze_chain(module, loop, dot, module.user_index())
+            _, steps = _analyze_chain(module, loop, dot, users)
         except _Miss:
             return False
         vectors = [s.vector for s in steps if s.kind in ("scale", "center")]
@@ -626,7 +627,6 @@ class LazyPreNorm(Pass):
             return False
         deferred = _deferred_ops(stats, nloop)
         mine = {id(o) for o in deferred} | {id(stats.op)}
-        users = module.user_index()
         carried = []
         for o in [stats.op] + deferred:
             for r in o.results:
@@ -688,10 +688,10 @@ class LazyPreNorm(Pass):
                     "(computed once per row block, carried to the later tiles)", self._locs(stats.op))
         return True
 
-    def _stage_reloads(self, module: Module, loop: ForLoop, dot: Op) -> str | None:
+    def _stage_reloads(self, module: Module, loop: ForLoop, dot: Op, reloads: list[Op]) -> str | None:
         """stage-reloads: tag the loop's dot-operand loads and (within the shared-memory budget)
         the reloads with tt.latency; returns what was done (or why not), for the remark."""
-        reloads = [r for r in self._reloads if r.block is not None]
+        reloads = [r for r in reloads if r.block is not None]
         if self.stage_reloads == "false" or not reloads or self.stats_source == "reload-volatile":
             return None
         users = module.user_index()
@@ -731,9 +731,10 @@ class LazyPreNorm(Pass):
         total = sum(map(need, feeding))
         staged = []
         for r in reloads:
-            if total + need(r) <= budget:
+            n = need(r)
+            if total + n <= budget:
                 staged.append(r)
-                total += need(r)
+                total += n
         if not staged or (self.stage_reloads == "auto" and len(staged) < len(reloads)):
             # auto: all or nothing (LayerNorm's B reload left a register load beside staged
             # buffers: its column sums' own scratch took the CTA past the limit)
@@ -770,8 +771,9 @@ class LazyPreNorm(Pass):
         return module.insert(module.build(f"arith.mulf $0, $1 : {f32(bm)} {loc}", red, inv,
                                           types=[f32(bm)], hint="shift"), before=loop.op).result
 
-    def _column_sums(self, module: Module, p: _Plan, bn: int, loc: str):
-        """Accumulate colsum(diag(g) B) and (beta^T B) for this N tile in the loop."""
+    def _column_sums(self, module: Module, p: _Plan, bn: int, loc: str, reloads: list[Op]):
+        """Accumulate colsum(diag(g) B) and (beta^T B) for this N tile in the loop (a reload of
+        B, when made, is appended to `reloads`)."""
         loop, dot = p.loop, p.dot
         b = dot.operands[1]
         views, v = [], b  # tt.trans between the load and the dot (a K-major W read by TMA)
@@ -782,7 +784,7 @@ class LazyPreNorm(Pass):
         src = b
         if bload is not None and self.stats_source != "tile":
             again = _reload(module, bload, volatile=self.stats_source == "reload-volatile")
-            self._reloads.append(again)
+            reloads.append(again)
             mapping = {id(bload.results[0]): again.results[0]}
             for view in reversed(views):
                 module.insert(module.clone(view, mapping), before=loop.yield_op)
