@@ -139,15 +139,15 @@ def bench_cell(norm, M, K, N, *, dtype=torch.bfloat16, use_compile=True, rows_ch
     # timed in the same run (the comparison issue 3 asks for)
     exchanges = ("dsmem", "global") if exchange == "both" else (exchange,)
     fused_names = {("fused" if i == 0 else f"fused_{ex}"): ex for i, ex in enumerate(exchanges)}
-    passes = post.postnorm_passes(cluster_size=cluster_size, exchange=exchanges[0])
+    variants = [("naive", ())] + [(v, post.postnorm_passes(cluster_size=cluster_size, exchange=ex))
+                                  for v, ex in fused_names.items()]
+    passes = variants[1][1]  # the "fused" pipeline
     cell = {"norm": norm, "M": M, "K": K, "N": N, "x_buffers": n_buf, "rows_checked": rows,
             "config": str(cfg), "passes": list(passes), "ms": {}, "errors": {}, "numerics": {}}
     oracle = _oracle(norm, x0[:rows], w, g, b, eps)
     outs = {v: torch.empty(M, N, device="cuda", dtype=dtype)
             for v in ("naive", "triton_gemm", *fused_names)}
     plans = {}
-    variants = [("naive", ())] + [(v, post.postnorm_passes(cluster_size=cluster_size, exchange=ex))
-                                  for v, ex in fused_names.items()]
     for v, p in variants:
         try:
             plan = _prepare(norm, x0, w, g, b, eps, outs[v], p)
