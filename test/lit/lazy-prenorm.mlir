@@ -836,15 +836,15 @@ module {
 // CHECK: tt.store %{{.+}}, %[[IF]]#1
 // CHECK: scf.yield %[[IF]]#0 : tensor<64xf32>
   tt.func public @rms_row_block(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %N: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst = arith.constant dense<32> : tensor<32x32xi32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
     %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c32_i32 = arith.constant 32 : i32
+    %cst_1 = arith.constant dense<32> : tensor<64x32xi32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
     %c31_i32 = arith.constant 31 : i32
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
     %c1_i32 = arith.constant 1 : i32
     %c0_i32 = arith.constant 0 : i32
-    %cst_1 = arith.constant dense<32> : tensor<32x32xi32>
-    %cst_2 = arith.constant dense<32> : tensor<64x32xi32>
-    %c32_i32 = arith.constant 32 : i32
     %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
     %offs_m = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
     %offs_k = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
@@ -865,7 +865,7 @@ module {
       %x_24 = tt.splat %x_23 : i32 -> tensor<1x32xi32>
       %x_25 = arith.cmpi slt, %p_7, %x_24 : tensor<1x32xi32>
       %x_26 = tt.broadcast %x_25 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %x_27 = tt.load %p_22, %x_26, %cst_0 : tensor<64x32x!tt.ptr<bf16>>
+      %x_27 = tt.load %p_22, %x_26, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
       %x_28 = arith.extf %x_27 : tensor<64x32xbf16> to tensor<64x32xf32>
       %ss_29 = arith.mulf %x_28, %x_28 : tensor<64x32xf32>
       %ss_30 = "tt.reduce"(%ss_29) <{axis = 1 : i32}> ({
@@ -874,7 +874,7 @@ module {
         tt.reduce.return %ss_35 : f32
       }) : (tensor<64x32xf32>) -> tensor<64xf32>
       %ss_31 = arith.addf %ss_21, %ss_30 : tensor<64xf32>
-      %p_32 = tt.addptr %p_22, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %p_32 = tt.addptr %p_22, %cst_1 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
       scf.yield %ss_31, %p_32 : tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>
     }
     %rstd_14 = arith.sitofp %K : i32 to f32
@@ -899,13 +899,13 @@ module {
       %q_28 = tt.broadcast %q_26 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
       %q_29 = tt.broadcast %q_27 : tensor<32x1xi32> -> tensor<32x32xi32>
       %q_30 = tt.addptr %q_28, %q_29 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
-      %acc:3 = scf.for %k = %c0_i32 to %rstd_12 step %c1_i32 iter_args(%p_31 = %p_10, %q_32 = %q_30, %acc_33 = %cst) -> (tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>)  : i32 {
+      %acc:3 = scf.for %k = %c0_i32 to %rstd_12 step %c1_i32 iter_args(%p_31 = %p_10, %q_32 = %q_30, %acc_33 = %cst_0) -> (tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>)  : i32 {
         %x = arith.muli %k, %c32_i32 : i32
         %x_34 = arith.subi %K, %x : i32
         %x_35 = tt.splat %x_34 : i32 -> tensor<1x32xi32>
         %x_36 = arith.cmpi slt, %p_7, %x_35 : tensor<1x32xi32>
         %x_37 = tt.broadcast %x_36 : tensor<1x32xi1> -> tensor<64x32xi1>
-        %x_38 = tt.load %p_31, %x_37, %cst_0 : tensor<64x32x!tt.ptr<bf16>>
+        %x_38 = tt.load %p_31, %x_37, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
         %x_39 = arith.extf %x_38 : tensor<64x32xbf16> to tensor<64x32xf32>
         %acc_40 = tt.expand_dims %rstd_20 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
         %acc_41 = tt.broadcast %acc_40 : tensor<64x1xf32> -> tensor<64x32xf32>
@@ -913,8 +913,8 @@ module {
         %acc_43 = arith.truncf %acc_42 : tensor<64x32xf32> to tensor<64x32xbf16>
         %acc_44 = tt.load %q_32 : tensor<32x32x!tt.ptr<bf16>>
         %acc_45 = tt.dot %acc_43, %acc_44, %acc_33, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
-        %p_46 = tt.addptr %p_31, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-        %q_47 = tt.addptr %q_32, %cst_1 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        %p_46 = tt.addptr %p_31, %cst_1 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %q_47 = tt.addptr %q_32, %cst : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
         scf.yield %p_46, %q_47, %acc_45 : tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>
       }
       %2 = tt.splat %N : i32 -> tensor<64x1xi32>
@@ -1236,15 +1236,15 @@ module {
 // CHECK-NOT: scf.if
 // CHECK: tt.dot
   tt.func public @negative_row_block_stats_used_after(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %Z: !tt.ptr<f32>, %K: i32, %N: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst = arith.constant dense<32> : tensor<32x32xi32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
     %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c32_i32 = arith.constant 32 : i32
+    %cst_1 = arith.constant dense<32> : tensor<64x32xi32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
     %c31_i32 = arith.constant 31 : i32
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
     %c1_i32 = arith.constant 1 : i32
     %c0_i32 = arith.constant 0 : i32
-    %cst_1 = arith.constant dense<32> : tensor<32x32xi32>
-    %cst_2 = arith.constant dense<32> : tensor<64x32xi32>
-    %c32_i32 = arith.constant 32 : i32
     %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
     %offs_m = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
     %offs_k = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
@@ -1265,7 +1265,7 @@ module {
       %x_24 = tt.splat %x_23 : i32 -> tensor<1x32xi32>
       %x_25 = arith.cmpi slt, %p_7, %x_24 : tensor<1x32xi32>
       %x_26 = tt.broadcast %x_25 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %x_27 = tt.load %p_22, %x_26, %cst_0 : tensor<64x32x!tt.ptr<bf16>>
+      %x_27 = tt.load %p_22, %x_26, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
       %x_28 = arith.extf %x_27 : tensor<64x32xbf16> to tensor<64x32xf32>
       %ss_29 = arith.mulf %x_28, %x_28 : tensor<64x32xf32>
       %ss_30 = "tt.reduce"(%ss_29) <{axis = 1 : i32}> ({
@@ -1274,7 +1274,7 @@ module {
         tt.reduce.return %ss_35 : f32
       }) : (tensor<64x32xf32>) -> tensor<64xf32>
       %ss_31 = arith.addf %ss_21, %ss_30 : tensor<64xf32>
-      %p_32 = tt.addptr %p_22, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %p_32 = tt.addptr %p_22, %cst_1 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
       scf.yield %ss_31, %p_32 : tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>
     }
     %rstd_14 = arith.sitofp %K : i32 to f32
@@ -1299,13 +1299,13 @@ module {
       %q_28 = tt.broadcast %q_26 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
       %q_29 = tt.broadcast %q_27 : tensor<32x1xi32> -> tensor<32x32xi32>
       %q_30 = tt.addptr %q_28, %q_29 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
-      %acc:3 = scf.for %k = %c0_i32 to %rstd_12 step %c1_i32 iter_args(%p_31 = %p_10, %q_32 = %q_30, %acc_33 = %cst) -> (tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>)  : i32 {
+      %acc:3 = scf.for %k = %c0_i32 to %rstd_12 step %c1_i32 iter_args(%p_31 = %p_10, %q_32 = %q_30, %acc_33 = %cst_0) -> (tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>)  : i32 {
         %x = arith.muli %k, %c32_i32 : i32
         %x_34 = arith.subi %K, %x : i32
         %x_35 = tt.splat %x_34 : i32 -> tensor<1x32xi32>
         %x_36 = arith.cmpi slt, %p_7, %x_35 : tensor<1x32xi32>
         %x_37 = tt.broadcast %x_36 : tensor<1x32xi1> -> tensor<64x32xi1>
-        %x_38 = tt.load %p_31, %x_37, %cst_0 : tensor<64x32x!tt.ptr<bf16>>
+        %x_38 = tt.load %p_31, %x_37, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
         %x_39 = arith.extf %x_38 : tensor<64x32xbf16> to tensor<64x32xf32>
         %acc_40 = tt.expand_dims %rstd_20 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
         %acc_41 = tt.broadcast %acc_40 : tensor<64x1xf32> -> tensor<64x32xf32>
@@ -1313,8 +1313,8 @@ module {
         %acc_43 = arith.truncf %acc_42 : tensor<64x32xf32> to tensor<64x32xbf16>
         %acc_44 = tt.load %q_32 : tensor<32x32x!tt.ptr<bf16>>
         %acc_45 = tt.dot %acc_43, %acc_44, %acc_33, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
-        %p_46 = tt.addptr %p_31, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-        %q_47 = tt.addptr %q_32, %cst_1 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        %p_46 = tt.addptr %p_31, %cst_1 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %q_47 = tt.addptr %q_32, %cst : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
         scf.yield %p_46, %q_47, %acc_45 : tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>
       }
       %4 = tt.splat %N : i32 -> tensor<64x1xi32>
@@ -1340,15 +1340,15 @@ module {
 // CHECK-NOT: scf.if
 // CHECK: tt.dot
   tt.func public @negative_row_block_store_ahead(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %Z: !tt.ptr<f32>, %K: i32, %N: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %cst = arith.constant dense<32> : tensor<32x32xi32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c32_i32 = arith.constant 32 : i32
+    %cst_2 = arith.constant dense<32> : tensor<64x32xi32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
     %c31_i32 = arith.constant 31 : i32
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
     %c1_i32 = arith.constant 1 : i32
     %c0_i32 = arith.constant 0 : i32
-    %cst_2 = arith.constant dense<32> : tensor<32x32xi32>
-    %cst_3 = arith.constant dense<32> : tensor<64x32xi32>
-    %c32_i32 = arith.constant 32 : i32
     %c64_i32 = arith.constant 64 : i32
     %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
     %offs_m = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
@@ -1364,13 +1364,13 @@ module {
     %p_11 = tt.addptr %p_9, %p_10 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
     %rstd_12 = arith.addi %K, %c31_i32 : i32
     %rstd_13 = arith.divsi %rstd_12, %c32_i32 : i32
-    %p_14:2 = scf.for %k = %c0_i32 to %rstd_13 step %c1_i32 iter_args(%ss = %cst_0, %p_22 = %p_11) -> (tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>)  : i32 {
+    %p_14:2 = scf.for %k = %c0_i32 to %rstd_13 step %c1_i32 iter_args(%ss = %cst_1, %p_22 = %p_11) -> (tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>)  : i32 {
       %x = arith.muli %k, %c32_i32 : i32
       %x_23 = arith.subi %K, %x : i32
       %x_24 = tt.splat %x_23 : i32 -> tensor<1x32xi32>
       %x_25 = arith.cmpi slt, %p_8, %x_24 : tensor<1x32xi32>
       %x_26 = tt.broadcast %x_25 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %x_27 = tt.load %p_22, %x_26, %cst_1 : tensor<64x32x!tt.ptr<bf16>>
+      %x_27 = tt.load %p_22, %x_26, %cst_3 : tensor<64x32x!tt.ptr<bf16>>
       %x_28 = arith.extf %x_27 : tensor<64x32xbf16> to tensor<64x32xf32>
       %ss_29 = arith.mulf %x_28, %x_28 : tensor<64x32xf32>
       %ss_30 = "tt.reduce"(%ss_29) <{axis = 1 : i32}> ({
@@ -1379,7 +1379,7 @@ module {
         tt.reduce.return %ss_35 : f32
       }) : (tensor<64x32xf32>) -> tensor<64xf32>
       %ss_31 = arith.addf %ss, %ss_30 : tensor<64xf32>
-      %p_32 = tt.addptr %p_22, %cst_3 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %p_32 = tt.addptr %p_22, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
       scf.yield %ss_31, %p_32 : tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>
     }
     %rstd_15 = arith.sitofp %K : i32 to f32
@@ -1396,7 +1396,7 @@ module {
       %3 = tt.addptr %Z, %2 : !tt.ptr<f32>, i32
       %4 = tt.splat %3 : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
       %5 = tt.addptr %4, %offs_m : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
-      tt.store %5, %cst_0 : tensor<64x!tt.ptr<f32>>
+      tt.store %5, %cst_1 : tensor<64x!tt.ptr<f32>>
       %offs_n = arith.muli %n, %c32_i32 : i32
       %offs_n_22 = tt.splat %offs_n : i32 -> tensor<32xi32>
       %offs_n_23 = arith.addi %offs_n_22, %offs_k : tensor<32xi32>
@@ -1409,13 +1409,13 @@ module {
       %q_29 = tt.broadcast %q_27 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
       %q_30 = tt.broadcast %q_28 : tensor<32x1xi32> -> tensor<32x32xi32>
       %q_31 = tt.addptr %q_29, %q_30 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
-      %acc:3 = scf.for %k = %c0_i32 to %rstd_13 step %c1_i32 iter_args(%p_32 = %p_11, %q_33 = %q_31, %acc_34 = %cst) -> (tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>)  : i32 {
+      %acc:3 = scf.for %k = %c0_i32 to %rstd_13 step %c1_i32 iter_args(%p_32 = %p_11, %q_33 = %q_31, %acc_34 = %cst_0) -> (tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>)  : i32 {
         %x = arith.muli %k, %c32_i32 : i32
         %x_35 = arith.subi %K, %x : i32
         %x_36 = tt.splat %x_35 : i32 -> tensor<1x32xi32>
         %x_37 = arith.cmpi slt, %p_8, %x_36 : tensor<1x32xi32>
         %x_38 = tt.broadcast %x_37 : tensor<1x32xi1> -> tensor<64x32xi1>
-        %x_39 = tt.load %p_32, %x_38, %cst_1 : tensor<64x32x!tt.ptr<bf16>>
+        %x_39 = tt.load %p_32, %x_38, %cst_3 : tensor<64x32x!tt.ptr<bf16>>
         %x_40 = arith.extf %x_39 : tensor<64x32xbf16> to tensor<64x32xf32>
         %acc_41 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
         %acc_42 = tt.broadcast %acc_41 : tensor<64x1xf32> -> tensor<64x32xf32>
@@ -1423,8 +1423,8 @@ module {
         %acc_44 = arith.truncf %acc_43 : tensor<64x32xf32> to tensor<64x32xbf16>
         %acc_45 = tt.load %q_33 : tensor<32x32x!tt.ptr<bf16>>
         %acc_46 = tt.dot %acc_44, %acc_45, %acc_34, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
-        %p_47 = tt.addptr %p_32, %cst_3 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-        %q_48 = tt.addptr %q_33, %cst_2 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        %p_47 = tt.addptr %p_32, %cst_2 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %q_48 = tt.addptr %q_33, %cst : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
         scf.yield %p_47, %q_48, %acc_46 : tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>
       }
       %6 = tt.splat %N : i32 -> tensor<64x1xi32>

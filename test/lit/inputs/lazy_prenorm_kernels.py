@@ -172,22 +172,29 @@ def rms_block_pointers(X, W, Y, M, K, stride, eps, BM: tl.constexpr, BN: tl.cons
 
 
 @triton.jit
+def _row_block_tile(X, W, Y, rstd, offs_m, offs_k, n, K, N, stride, BM: tl.constexpr, BN: tl.constexpr,
+                    BK: tl.constexpr):
+    # N tile n of a row block: the GEMM loop on the scaled tile, then the store
+    offs_n = n * BN + tl.arange(0, BN)
+    p = X + offs_m[:, None] * stride + offs_k[None, :]
+    q = W + offs_n[None, :] * stride + offs_k[:, None]
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0).to(tl.float32)
+        acc = tl.dot((x * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
+        p += BK
+        q += BK
+    tl.store(Y + offs_m[:, None] * N + offs_n[None, :], acc)
+
+
+@triton.jit
 def rms_row_block(X, W, Y, K, N, stride, eps, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     # the row-block form: the statistics once, then a GEMM loop per N tile of the row block
     offs_m = tl.arange(0, BM)
     offs_k = tl.arange(0, BK)
     rstd = 1.0 / tl.sqrt(_stats(X, offs_m, offs_k, stride, K, BK, BM) / K + eps)
     for n in range(0, tl.cdiv(N, BN)):
-        offs_n = n * BN + tl.arange(0, BN)
-        p = X + offs_m[:, None] * stride + offs_k[None, :]
-        q = W + offs_n[None, :] * stride + offs_k[:, None]
-        acc = tl.zeros([BM, BN], dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
-            x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0).to(tl.float32)
-            acc = tl.dot((x * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
-            p += BK
-            q += BK
-        tl.store(Y + offs_m[:, None] * N + offs_n[None, :], acc)
+        _row_block_tile(X, W, Y, rstd, offs_m, offs_k, n, K, N, stride, BM, BN, BK)
 
 
 # ---- bail-out cases -------------------------------------------------------------------------
@@ -276,16 +283,7 @@ def negative_row_block_stats_used_after(X, W, Y, Z, K, N, stride, eps, BM: tl.co
     offs_k = tl.arange(0, BK)
     rstd = 1.0 / tl.sqrt(_stats(X, offs_m, offs_k, stride, K, BK, BM) / K + eps)
     for n in range(0, tl.cdiv(N, BN)):
-        offs_n = n * BN + tl.arange(0, BN)
-        p = X + offs_m[:, None] * stride + offs_k[None, :]
-        q = W + offs_n[None, :] * stride + offs_k[:, None]
-        acc = tl.zeros([BM, BN], dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
-            x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0).to(tl.float32)
-            acc = tl.dot((x * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
-            p += BK
-            q += BK
-        tl.store(Y + offs_m[:, None] * N + offs_n[None, :], acc)
+        _row_block_tile(X, W, Y, rstd, offs_m, offs_k, n, K, N, stride, BM, BN, BK)
     tl.store(Z + offs_m, rstd)
 
 
@@ -299,16 +297,7 @@ def negative_row_block_store_ahead(X, W, Y, Z, K, N, stride, eps, BM: tl.constex
     rstd = 1.0 / tl.sqrt(_stats(X, offs_m, offs_k, stride, K, BK, BM) / K + eps)
     for n in range(0, tl.cdiv(N, BN)):
         tl.store(Z + n * BM + offs_m, tl.zeros([BM], dtype=tl.float32))
-        offs_n = n * BN + tl.arange(0, BN)
-        p = X + offs_m[:, None] * stride + offs_k[None, :]
-        q = W + offs_n[None, :] * stride + offs_k[:, None]
-        acc = tl.zeros([BM, BN], dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
-            x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0).to(tl.float32)
-            acc = tl.dot((x * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
-            p += BK
-            q += BK
-        tl.store(Y + offs_m[:, None] * N + offs_n[None, :], acc)
+        _row_block_tile(X, W, Y, rstd, offs_m, offs_k, n, K, N, stride, BM, BN, BK)
 
 
 @triton.jit
