@@ -65,6 +65,18 @@ def _gemm_tile(X, W, BIAS, RES, x_desc, w_desc, rows, offs_m, row0, n, M, K, str
 
 
 @triton.jit
+def _ymask(offs_m, offs_n, M, N: tl.constexpr):
+    return (offs_m[:, None] < M) & (offs_n[None, :] < N)
+
+
+@triton.jit
+def _store_rows(Y, tile, offs_m, offs_n, M, stride_ym, N: tl.constexpr):
+    # a [BLOCK_M, BLOCK_N] tile of Y (rows >= M and columns >= N masked)
+    tl.store(Y + offs_m[:, None] * stride_ym + offs_n[None, :], tile.to(Y.dtype.element_ty),
+             mask=_ymask(offs_m, offs_n, M, N))
+
+
+@triton.jit
 def _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, stride_wn, stride_rm,
               stride_ym, eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
               BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr,
@@ -77,17 +89,15 @@ def _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, str
                          stride_xm, stride_wn, stride_rm, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
                          HAS_BIAS, HAS_RES, USE_TMA)
         ss += tl.sum(acc * acc, axis=1)
-        offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
-        ymask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-        tl.store(Y + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(Y.dtype.element_ty), mask=ymask)
+        _store_rows(Y, acc, offs_m, n * BLOCK_N + tl.arange(0, BLOCK_N), M, stride_ym, N)
     rstd = 1.0 / tl.sqrt(ss / N + eps)
     for n in range(0, tl.cdiv(N, BLOCK_N)):
         offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
-        ymask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-        y = tl.load(Y + offs_m[:, None] * stride_ym + offs_n[None, :], mask=ymask, other=0.0).to(tl.float32)
+        y = tl.load(Y + offs_m[:, None] * stride_ym + offs_n[None, :], mask=_ymask(offs_m, offs_n, M, N),
+                    other=0.0).to(tl.float32)
         g = tl.load(G + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
         out = y * rstd[:, None] * g[None, :]
-        tl.store(Y + offs_m[:, None] * stride_ym + offs_n[None, :], out.to(Y.dtype.element_ty), mask=ymask)
+        _store_rows(Y, out, offs_m, offs_n, M, stride_ym, N)
 
 
 @triton.jit
@@ -123,19 +133,17 @@ def _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, s
                          HAS_BIAS, HAS_RES, USE_TMA)
         s1 += tl.sum(acc, axis=1)
         s2 += tl.sum(acc * acc, axis=1)
-        offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
-        ymask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-        tl.store(Y + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(Y.dtype.element_ty), mask=ymask)
+        _store_rows(Y, acc, offs_m, n * BLOCK_N + tl.arange(0, BLOCK_N), M, stride_ym, N)
     mean = s1 / N
     rstd = 1.0 / tl.sqrt(tl.maximum(s2 / N - mean * mean, 0.0) + eps)
     for n in range(0, tl.cdiv(N, BLOCK_N)):
         offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
-        ymask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-        y = tl.load(Y + offs_m[:, None] * stride_ym + offs_n[None, :], mask=ymask, other=0.0).to(tl.float32)
+        y = tl.load(Y + offs_m[:, None] * stride_ym + offs_n[None, :], mask=_ymask(offs_m, offs_n, M, N),
+                    other=0.0).to(tl.float32)
         g = tl.load(G + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
         beta = tl.load(B + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
         out = (y - mean[:, None]) * rstd[:, None] * g[None, :] + beta[None, :]
-        tl.store(Y + offs_m[:, None] * stride_ym + offs_n[None, :], out.to(Y.dtype.element_ty), mask=ymask)
+        _store_rows(Y, out, offs_m, offs_n, M, stride_ym, N)
 
 
 @triton.jit
