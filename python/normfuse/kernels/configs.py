@@ -24,8 +24,19 @@ __all__ = ["GemmConfig", "select_config", "CANDIDATES", "DEFAULT", "TABLE", "Pos
            "select_postnorm_config"]
 
 
+class _CompileOptions:
+    """What both config kinds share: Triton's compile options and a dict form."""
+
+    def options(self) -> dict:
+        """Triton compile options."""
+        return {"num_warps": self.num_warps, "num_stages": self.num_stages}
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
 @dataclass(frozen=True)
-class GemmConfig:
+class GemmConfig(_CompileOptions):
     block_m: int
     block_n: int
     block_k: int
@@ -39,13 +50,6 @@ class GemmConfig:
         by the caller)."""
         return {"BLOCK_M": self.block_m, "BLOCK_N": self.block_n, "BLOCK_K": self.block_k,
                 "GROUP_M": self.group_m}
-
-    def options(self) -> dict:
-        """Triton compile options."""
-        return {"num_warps": self.num_warps, "num_stages": self.num_stages}
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
     def __str__(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.block_k} g{self.group_m} "
@@ -108,7 +112,7 @@ CANDIDATES: tuple[GemmConfig, ...] = (
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class PostNormConfig:
+class PostNormConfig(_CompileOptions):
     """Tile config of the post-norm kernels (kernels/postnorm_gemm.py). The row's N tiles
     (cdiv(N, block_n)) decide the form the passes produce: one tile -> epilogue-norm in one CTA;
     2..16 tiles -> one tile per CTA of a cluster; more -> several tiles per CTA (deferred)."""
@@ -121,12 +125,6 @@ class PostNormConfig:
 
     def constexprs(self) -> dict:
         return {"BLOCK_M": self.block_m, "BLOCK_N": self.block_n, "BLOCK_K": self.block_k}
-
-    def options(self) -> dict:
-        return {"num_warps": self.num_warps, "num_stages": self.num_stages}
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
     def __str__(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.block_k} w{self.num_warps} s{self.num_stages}"
