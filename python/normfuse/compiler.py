@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from .passes import Remark
 from .pipeline import cache_tag, describe, installed, parse_pipeline
 
-DEFAULT_PASSES = ("lazy-prenorm",)
+DEFAULT_PASSES = "default"  # pipeline.DEFAULT_PIPELINE: every fusion pass, then hopper-ws
 
 
 def _target(target):
@@ -33,27 +33,39 @@ class CompiledKernel:
     """A Triton CompiledKernel plus what normfuse did to it.
 
     `.asm` holds every stage ('ttir', 'normfuse' when a pass changed the IR, 'ttgir', 'llir',
-    'ptx', 'cubin'); `.remarks` lists what each pass matched or why it did not.
+    'ptx', 'cubin'); `.remarks` lists what each pass matched or why it did not. When a lowering
+    pass (hopper-ws) applied, `.lowered` launches the warp-specialized kernel and `.asm` shows it
+    ('ttgir' with `ttg.warp_specialize`, 'gluon': the generated hooks), while `.kernel` stays the
+    fused Triton kernel that a launch falls back to when TMA cannot address its operands.
     """
 
-    def __init__(self, kernel, remarks: Sequence[str], pipeline: str):
+    def __init__(self, kernel, remarks: Sequence[str], pipeline: str, lowered=None):
         self.kernel = kernel
         self.remarks = list(remarks)
         self.pipeline = pipeline
+        self.lowered = lowered
         self._resources = None
+        self._fallback_reason = None
 
     @property
     def asm(self):
-        return self.kernel.asm
+        if self.lowered is None:
+            return self.kernel.asm
+        out = dict(self.lowered.kernel.asm)
+        for k in ("ttir", "normfuse"):
+            if k in self.kernel.asm:
+                out[k] = self.kernel.asm[k]
+        out["gluon"] = self.lowered.lowering.source
+        return out
 
     @property
     def metadata(self):
-        return self.kernel.metadata
+        return self.lowered.kernel.metadata if self.lowered is not None else self.kernel.metadata
 
     @property
     def applied(self) -> bool:
         """Whether a pass changed the IR (not merely whether a pipeline ran)."""
-        return bool(getattr(self.kernel.metadata, "normfuse_changed", False))
+        return bool(getattr(self.kernel.metadata, "normfuse_changed", False)) or self.lowered is not None
 
     def resources(self) -> dict:
         """Registers per thread and spill traffic of the kernel, as ptxas reports them for its PTX
@@ -63,11 +75,33 @@ class CompiledKernel:
             self._resources = ptxas_resources(self.asm["ptx"], int(self.metadata.target.arch))
         return dict(self._resources)
 
+    def launch(self, grid, args, runtime_args=None):
+        """Run with Triton's launcher convention (`args`: every parameter in order, constexprs
+        included). A lowered kernel picks its own (persistent) grid; `runtime_args` are the
+        non-constexpr parameters (derived from `args` when omitted)."""
+        if self.lowered is not None:
+            rt = runtime_args if runtime_args is not None else self._runtime(args)
+            why = self.lowered.why_not(rt)
+            if why is None:
+                return self.lowered(rt)
+            if why != self._fallback_reason:
+                import warnings
+                self._fallback_reason = why
+                warnings.warn(f"normfuse: {self.kernel.name}: running the unlowered kernel: {why}",
+                              RuntimeWarning, stacklevel=3)
+        return self.kernel[tuple(grid) + (1,) * (3 - len(tuple(grid)))](*args)
+
+    def _runtime(self, args):
+        names = [n for n in self.kernel.src.fn.arg_names]
+        consts = {n for i, n in enumerate(names) if i in self.kernel.src.fn.constexprs}
+        return tuple(a for n, a in zip(names, args) if n not in consts)
+
     def __getitem__(self, grid):
-        return self.kernel[grid]
+        return lambda *args: self.launch(grid, args)
 
     def __repr__(self) -> str:
-        return f"<normfuse.CompiledKernel {self.kernel.name} pipeline='{self.pipeline}'>"
+        lowered = ", lowered" if self.lowered is not None else ""
+        return f"<normfuse.CompiledKernel {self.kernel.name} pipeline='{self.pipeline}'{lowered}>"
 
 
 def ptxas_resources(ptx: str, arch: int = 90) -> dict:
@@ -110,11 +144,38 @@ def compile(fn, *, signature: dict[str, str], constexprs: dict[str, Any] | None 
     src = ASTSource(fn, signature, constexprs=constexprs, attrs=attrs)
     env = dict(get_cache_invalidating_env_vars())
     env["NORMFUSE_PIPELINE"] = cache_tag(plist) if plist else "none"
+    stage = [p for p in plist if not getattr(p, "lowers", False)]
+    lowerers = [p for p in plist if getattr(p, "lowers", False)]
     sink: list[Remark] = []
-    with installed(plist, sink):
-        ck = triton.compile(src, target=_target(target), options=triton_options, _env_vars=env)
+    tgt = _target(target)
+    with installed(stage, sink):
+        ck = triton.compile(src, target=tgt, options=triton_options, _env_vars=env)
     remarks = list(getattr(ck.metadata, "normfuse_remarks", []) or [])
-    return CompiledKernel(ck, remarks, describe(plist))
+    lowered = None
+    for p in lowerers:
+        if lowered is not None:
+            break
+        if tgt.backend != "cuda" or tgt.arch != 90:
+            remarks.append(str(Remark(p.name, "missed", f"the lowering targets sm_90; compiling for "
+                                                        f"{tgt.backend}:{tgt.arch}")))
+            continue
+        lowered, more = _lower(p, ck)
+        remarks.extend(more)
+    return CompiledKernel(ck, remarks, describe(plist), lowered)
+
+
+def _lower(p, ck):
+    """Run lowering pass `p` on the fused TTIR of `ck`; (LoweredLaunch or None, remarks)."""
+    from .ir import bridge
+    from .pipeline import run_on_view
+    text = ck.asm.get("normfuse", ck.asm["ttir"])
+    view = bridge.load(text, source_name=ck.name + ".ttir")
+    out, _ = run_on_view(view, [p])
+    lowering = getattr(p, "lowering", None)
+    if lowering is None:
+        return None, [str(r) for r in out]
+    from .lowering.launch import LoweredLaunch
+    return LoweredLaunch(lowering), [str(r) for r in out]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,7 +282,7 @@ class JITKernel:
             # Triton's launcher takes every argument in order, constexprs included.
             it = iter(args)
             full = [meta[n] if n in self._constexpr_names else next(it) for n in self.fn.arg_names]
-            return ck.kernel[g](*full)
+            return ck.launch(g, full, runtime_args=args)
         return launch
 
 

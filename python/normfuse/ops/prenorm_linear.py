@@ -38,7 +38,9 @@ __all__ = ["rmsnorm_linear", "layernorm_linear", "prepare_rmsnorm_linear",
            "prepare_layernorm_linear", "prepare_plain_linear", "plain_linear", "PreparedLaunch",
            "get_launcher", "aot_compile", "kernel_for", "DEFAULT_PASSES"]
 
-DEFAULT_PASSES = ("lazy-prenorm",)
+# The default pipeline (pipeline.DEFAULT_PIPELINE): lazy-prenorm fuses the statistics into the
+# k-loop, hopper-ws lowers the fused loop to the warp-specialized template.
+DEFAULT_PASSES = "default"
 _DTYPES = (torch.bfloat16, torch.float16)
 _I32 = 2**31
 
@@ -182,6 +184,7 @@ class PreparedLaunch:
     bias: torch.Tensor | None = None
     _compiled: Any = field(default=None, repr=False)
     _full_args: tuple = field(default=(), repr=False)
+    _bound: Any = field(default=None, repr=False)
 
     def compile(self):
         if self._compiled is None:
@@ -205,7 +208,15 @@ class PreparedLaunch:
         ck = self.compile()
         grid = tuple(self.grid) + (1,) * (3 - len(self.grid))  # Triton's launcher reads 3 dims
         with _on_device(self.out.device):
-            ck.kernel[grid](*self._full_args)
+            # the lowered (warp-specialized) kernel when hopper-ws applied, with its own
+            # persistent grid, prepared once for these arguments; else the fused Triton kernel
+            if self._bound is None and ck.lowered is not None \
+                    and ck.lowered.why_not(self.runtime_args) is None:
+                self._bound = ck.lowered.bind(self.runtime_args)
+            if self._bound is not None:
+                self._bound()
+            else:
+                ck.launch(grid, self._full_args, runtime_args=self.runtime_args)
         return self.out
 
     def __call__(self) -> torch.Tensor:
@@ -441,11 +452,13 @@ def _folded(weight, norm_weight, norm_bias):
 
 def prepare_plain_linear(x, weight, *, config: GemmConfig | None = None,
                          out: torch.Tensor | None = None, tma: bool | None = None,
-                           persistent: bool | None = None) -> PreparedLaunch:
-    """The plain Triton GEMM (kernels/gemm.py), y = x @ W^T: the benchmarks' baseline."""
+                         persistent: bool | None = None, passes=()) -> PreparedLaunch:
+    """The plain Triton GEMM (kernels/gemm.py), y = x @ W^T: the benchmarks' baseline.
+    `passes=("hopper-ws",)` lowers it to the warp-specialized template without statistics (the
+    backbone the fused ops are compared with)."""
     op = "plain_linear"
     _check_inputs(op, x, weight, {}, None)
-    return _prepare(op, "gemm", x, weight, {}, None, 0.0, {}, config, (), out, tma, persistent)
+    return _prepare(op, "gemm", x, weight, {}, None, 0.0, {}, config, passes, out, tma, persistent)
 
 
 # ---------------------------------------------------------------------------------------------

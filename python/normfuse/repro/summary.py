@@ -1,0 +1,192 @@
+"""The issues' speed summary: every fused op against cuBLAS and the best standalone norm.
+
+    PYTHONPATH=python python3 -m normfuse.repro.summary --out DIR [--quick] [--ops a,b] [--plot-only F]
+
+One record per (op, M, K, N) in one process and one run, on the blog's 9 cells (M = 262144,
+K, N in {512, 1024, 2048}) and M = 8192 with K = N = 4096 and 8192, bf16:
+
+    cublas_ms     torch.matmul(x, W^T) (cuBLAS)
+    norm_ms       the best standalone norm: min(eager, torch.compile(dynamic=True)) of
+                  F.rms_norm / F.layer_norm over the tensor the op normalizes ([M, K] for
+                  pre-norm ops, [M, N] for post-norm ops); both are recorded
+    fused_ms      the op as a user calls it (default pipeline and arguments), kernel only
+    backbone_ms   the same GEMM without the norm through the same lowering (the plain GEMM
+                  kernel through hopper-ws)
+    hidden_pct    (cublas_ms + norm_ms - fused_ms) / norm_ms * 100 (the blog's metric)
+
+plus `err` (fused vs fp64 on a row sample) and `lowered` (whether the op ran the warp-specialized
+kernel). Times are `triton.testing.do_bench` medians (warmup 25 ms, rep 100 ms). Writes
+DIR/summary.json, DIR/summary.md and DIR/hidden.png (hidden % per cell next to the blog's
+ranges on B200).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import sys
+
+CELLS = [(262144, k, n) for k in (512, 1024, 2048) for n in (512, 1024, 2048)] + \
+        [(8192, 4096, 4096), (8192, 8192, 8192)]
+OPS = ("rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm")
+# the blog's "norm latency hidden" ranges on B200 (UNVERIFIED third-party transcription of its
+# charts, shared/notes); pre-norm LayerNorm has none (the blog does not fuse it)
+BLOG = {"rmsnorm_linear": (41, 98), "linear_rmsnorm": (48, 72), "linear_layernorm": (51, 92)}
+
+
+def _bench(fn):
+    from triton.testing import do_bench
+    return float(do_bench(fn, warmup=25, rep=100, return_mode="median"))
+
+
+def run(ops_wanted, cells, log=print):
+    import torch
+    import torch.nn.functional as F
+    from .. import reference as ref
+    from ..ops import postnorm_linear as post
+    from ..ops import prenorm_linear as pre
+
+    rms = lambda t, w, eps: F.rms_norm(t, (t.shape[-1],), w, eps)  # noqa: E731
+    ln = lambda t, w, b, eps: F.layer_norm(t, (t.shape[-1],), w, b, eps)  # noqa: E731
+    crms = torch.compile(rms, dynamic=True)
+    cln = torch.compile(ln, dynamic=True)
+    records = []
+    for (M, K, N) in cells:
+        torch.manual_seed(0)
+        dev = "cuda"
+        x = torch.randn(M, K, device=dev, dtype=torch.bfloat16)
+        w = (torch.randn(N, K, device=dev) / K ** 0.5).to(torch.bfloat16)
+        gk = (1 + 0.1 * torch.randn(K, device=dev)).to(torch.bfloat16)
+        bk = (0.1 * torch.randn(K, device=dev)).to(torch.bfloat16)
+        gn = (1 + 0.1 * torch.randn(N, device=dev)).to(torch.bfloat16)
+        bn = (0.1 * torch.randn(N, device=dev)).to(torch.bfloat16)
+        y = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
+        cublas = _bench(lambda: torch.matmul(x, w.T, out=y))
+        bb = pre.prepare_plain_linear(x, w, passes=("hopper-ws",))
+        backbone = _bench(bb.launch)
+        rows = min(M, 1024)
+        for op in ops_wanted:
+            prenorm = op in ("rmsnorm_linear", "layernorm_linear")
+            t = x if prenorm else y
+            gv, bv = (gk, bk) if prenorm else (gn, bn)
+            if "rms" in op:
+                eager = _bench(lambda: rms(t, gv, 1e-6))
+                comp = _bench(lambda: crms(t, gv, 1e-6))
+            else:
+                eager = _bench(lambda: ln(t, gv, bv, 1e-5))
+                comp = _bench(lambda: cln(t, gv, bv, 1e-5))
+            if op == "rmsnorm_linear":
+                p = pre.prepare_rmsnorm_linear(x, gk, w, 1e-6)
+                want = ref.rmsnorm_linear_ref(x[:rows], gk, w, 1e-6)
+            elif op == "layernorm_linear":
+                p = pre.prepare_layernorm_linear(x, gk, bk, w, 1e-5)
+                want = ref.layernorm_linear_ref(x[:rows], gk, bk, w, 1e-5)
+            elif op == "linear_rmsnorm":
+                p = post.prepare_linear_rmsnorm(x, w, gn, 1e-6)
+                want = ref.linear_norm_ref(x[:rows], w, gn, None, 1e-6)
+            else:
+                p = post.prepare_linear_layernorm(x, w, gn, bn, 1e-5)
+                want = ref.linear_norm_ref(x[:rows], w, gn, bn, 1e-5)
+            p.out.fill_(float("nan"))
+            out = p()
+            torch.cuda.synchronize()
+            err = ref.rel_err(out.reshape(M, N)[:rows], want)
+            written = not bool(torch.isnan(out).any())
+            fused = _bench(p.launch)
+            ck = p.compile()
+            norm = min(eager, comp)
+            rec = {"op": op, "M": M, "K": K, "N": N, "cublas_ms": cublas, "norm_ms": norm,
+                   "norm_eager_ms": eager, "norm_compiled_ms": comp, "fused_ms": fused,
+                   "backbone_ms": backbone, "hidden_pct": (cublas + norm - fused) / norm * 100,
+                   "fused_over_cublas": fused / cublas, "fused_over_backbone": fused / backbone,
+                   "backbone_over_cublas": backbone / cublas, "err": err, "written": written,
+                   "lowered": getattr(ck, "lowered", None) is not None}
+            records.append(rec)
+            log(f"{op:17s} {M}x{K}x{N}: cublas {cublas:.3f} norm {norm:.3f} fused {fused:.3f} "
+                f"backbone {backbone:.3f} hidden {rec['hidden_pct']:6.1f}% err {err:.2e}"
+                f"{'' if written else ' UNWRITTEN'}{' lowered' if rec['lowered'] else ''}")
+        del x, w, y
+        torch.cuda.empty_cache()
+    return records
+
+
+def table(records) -> str:
+    lines = ["| op | M | K | N | cuBLAS ms | norm ms | fused ms | backbone ms | fused/cuBLAS | "
+             "backbone/cuBLAS | fused/backbone | hidden % | lowered |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in records:
+        lines.append(f"| {r['op']} | {r['M']} | {r['K']} | {r['N']} | {r['cublas_ms']:.3f} | "
+                     f"{r['norm_ms']:.3f} | {r['fused_ms']:.3f} | {r['backbone_ms']:.3f} | "
+                     f"{r['fused_over_cublas']:.3f} | {r['backbone_over_cublas']:.3f} | "
+                     f"{r['fused_over_backbone']:.3f} | {r['hidden_pct']:.0f} | "
+                     f"{'yes' if r['lowered'] else 'no'} |")
+    return "\n".join(lines)
+
+
+def plot(records, path: str) -> bool:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    ops = [o for o in OPS if any(r["op"] == o for r in records)]
+    fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops), 4), sharey=True, squeeze=False)
+    for ax, op in zip(axes[0], ops):
+        rs = [r for r in records if r["op"] == op]
+        labels = [f"{r['K']}x{r['N']}" if r["M"] == 262144 else f"{r['M']}\n{r['K']}x{r['N']}"
+                  for r in rs]
+        ax.bar(range(len(rs)), [r["hidden_pct"] for r in rs], color="tab:blue", label="normfuse, H200")
+        if op in BLOG:
+            lo, hi = BLOG[op]
+            ax.axhspan(lo, hi, color="tab:orange", alpha=0.25, label=f"blog, B200 ({lo}-{hi} %)")
+        ax.axhline(0, color="black", lw=0.8)
+        ax.axhline(100, color="gray", lw=0.5, ls="--")
+        ax.set_xticks(range(len(rs)))
+        ax.set_xticklabels(labels, rotation=60, fontsize=7)
+        ax.set_title(op)
+        ax.legend(fontsize=7, loc="lower left")
+    axes[0][0].set_ylabel("norm latency hidden (%)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return True
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("--quick", action="store_true", help="three cells only")
+    ap.add_argument("--plot-only", metavar="SUMMARY_JSON", help="redraw the plot of a summary.json")
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    if args.plot_only:
+        with open(args.plot_only) as f:
+            data = json.load(f)
+        ok = plot(data["records"], os.path.join(args.out, "hidden.png"))
+        print("plot written" if ok else "matplotlib is not installed: no plot")
+        return 0
+    import torch
+    import triton
+    if not torch.cuda.is_available():
+        print("summary: no GPU: nothing to measure")
+        return 0
+    cells = CELLS[:1] + CELLS[4:5] + CELLS[-1:] if args.quick else CELLS
+    records = run([o for o in args.ops.split(",") if o], cells)
+    data = {"gpu": torch.cuda.get_device_name(), "date": _dt.date.today().isoformat(),
+            "triton": triton.__version__, "torch": torch.__version__, "dtype": "bf16",
+            "records": records}
+    with open(os.path.join(args.out, "summary.json"), "w") as f:
+        json.dump(data, f, indent=1)
+    md = (f"# Speed summary ({data['gpu']}, {data['date']}, torch {data['torch']}, triton "
+          f"{data['triton']}, bf16)\n\n" + table(records) + "\n")
+    with open(os.path.join(args.out, "summary.md"), "w") as f:
+        f.write(md)
+    plot(records, os.path.join(args.out, "hidden.png"))
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

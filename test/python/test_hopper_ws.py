@@ -1,0 +1,286 @@
+"""hopper-ws: the lowering of fused GEMM-shaped kernels to the warp-specialized Gluon template.
+
+CPU: what the pass matches and produces (ttg.warp_specialize TTGIR, generated hooks, PTX with
+setmaxnreg + wgmma), what it refuses and why (remarks), the IR queries and the affine address
+reading it relies on. GPU (`gpu` marker): the lowered ops against fp64 and the naive kernel on
+ragged shapes with NaN-poisoned outputs, bitwise repeatability, the TMA-alignment fallback, and
+LayerNorm at |mean| >> std.
+"""
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+import torch
+
+from normfuse import reference as ref
+from normfuse.ops import prenorm_linear as ops
+from normfuse.kernels.configs import GemmConfig
+from normfuse.pipeline import DEFAULT_PIPELINE, parse_pipeline, run_pipeline
+
+PERSISTENT = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
+PER_TILE = GemmConfig(128, 256, 64, 8, 8, 3)
+
+
+def _lowered(kind, **kw):
+    ck = ops.aot_compile(kind, M=262144, N=1024, K=1024, **kw)
+    applied = [r for r in ck.remarks if "[hopper-ws] applied" in r]
+    return ck, applied
+
+
+# ---------------------------------------------------------------------------------------------
+# CPU: what is lowered
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind,flags", [
+    ("rms", {"has_g": False}), ("rms", {"has_g": True}),
+    ("ln", {"has_g": False, "has_b": False}), ("ln", {"has_g": True, "has_b": True})])
+@pytest.mark.parametrize("config,persistent,tma", [(PERSISTENT, True, False), (PER_TILE, False, False),
+                                                   (PER_TILE, False, True)])
+def test_prenorm_kernels_are_lowered(kind, flags, config, persistent, tma):
+    """Every form of the naive pre-norm kernels the ops launch (persistent or one program per
+    tile, pointer or TMA loads, g folded or in the loop) goes through lazy-prenorm and then
+    hopper-ws: the TTGIR is warp-specialized (a 4-warp loader partition) and the PTX has the
+    register reallocation and wgmma of the template."""
+    ck, applied = _lowered(kind, config=config, persistent=persistent, tma=tma, **flags)
+    assert ck.lowered is not None and applied, ck.remarks
+    ttgir, ptx = ck.asm["ttgir"], ck.asm["ptx"]
+    assert "ttg.warp_specialize" in ttgir and re.search(r"partition0\(.*num_warps\(4\)", ttgir)
+    assert "setmaxnreg.inc.sync.aligned.u32" in ptx and "wgmma.mma_async" in ptx
+    assert "cp.async.bulk.tensor" in ptx  # the loader's TMA
+    n_stats = 2 if kind == "ln" else 1
+    assert f"{n_stats} row statistic(s)" in applied[0]
+    gluon = ck.asm["gluon"]
+    assert "def stats(" in gluon and "def epi(" in gluon
+    if flags.get("has_g"):
+        assert "def afn(" in gluon and "A operand computed in registers" in applied[0]
+    else:
+        assert "def afn(" not in gluon and "A straight from shared memory" in applied[0]
+    if kind == "ln":
+        assert "colvec(" in gluon and "column sum(s) of the weight precomputed" in applied[0]
+    if kind == "ln" and flags.get("has_g"):
+        assert "def pre(" in gluon  # the shift: the first tile's row mean
+
+
+def test_generated_rms_hooks_are_the_algebra():
+    """The hooks translate the IR op by op: the statistic is the row sum of x*x, the epilogue
+    multiplies the accumulator by 1/sqrt(ss/K + eps) broadcast along rows."""
+    ck, _ = _lowered("rms", config=PERSISTENT, persistent=True, has_g=False)
+    g = ck.asm["gluon"]
+    stats = g[g.index("def stats("):g.index("def epi(")]
+    assert "(af * af)" in stats and "gl.sum(" in stats and "axis=1" in stats
+    epi = g[g.index("def epi("):]
+    assert "gl.sqrt(" in epi and "(1.0 / " in epi and "gl.expand_dims(" in epi and "(acc * " in epi
+
+
+def test_plain_gemm_is_the_backbone():
+    """The plain GEMM kernel (no norm) lowers to the same template without statistics: the
+    backbone the fused ops are measured against."""
+    launcher = ops.get_launcher("gemm", ("hopper-ws",))
+    t = ops._Spec(torch.bfloat16)
+    consts = ops._launch_consts("gemm", PERSISTENT, 262144, 1024, 1024, {}, False, True, None, 132)
+    sig, consts, attrs, options, _ = launcher.specialize((t, t, t, 262144, 1024, 1024, 1024, 1024, 1024),
+                                                         dict(consts, **PERSISTENT.options()))
+    import normfuse
+    ck = normfuse.compile(launcher.fn, signature=sig, constexprs=consts, attrs=attrs,
+                          passes=("hopper-ws",), **options)
+    assert ck.lowered is not None, ck.remarks
+    assert "no statistics" in ck.remarks[-1] and "def stats(" not in ck.asm["gluon"]
+
+
+def test_default_pipeline_names_every_pass():
+    names = [p.name for p in parse_pipeline("default")]
+    assert names == list(DEFAULT_PIPELINE) == ["lazy-prenorm", "cluster-reduce", "epilogue-norm",
+                                               "hopper-ws"]
+
+
+def test_postnorm_is_left_to_the_triton_passes_with_a_reason():
+    """A post-norm's epilogue reduces rows of the accumulator: hopper-ws leaves it (measured
+    slower in the template) and says so; the Triton passes still fuse it."""
+    from normfuse.ops import postnorm_linear as post
+    ck = post.aot_compile_postnorm("rms", M=8192, N=256, K=512, passes="default")
+    assert ck.lowered is None
+    missed = [r for r in ck.remarks if "[hopper-ws] missed" in r]
+    assert missed and "reduces rows of the accumulator" in missed[0], ck.remarks
+    assert any("[epilogue-norm] applied" in r for r in ck.remarks)
+
+
+# ---------------------------------------------------------------------------------------------
+# CPU: what is refused (normfuse-opt on small TTIR inputs)
+# ---------------------------------------------------------------------------------------------
+
+def _ttir(fn_src: str, signature: dict, constexprs: dict) -> str:
+    """Compile a small @triton.jit kernel to TTIR (no passes) from source text."""
+    import importlib.util
+    import tempfile
+    import triton
+    from triton.compiler import ASTSource
+    from triton.backends.compiler import GPUTarget
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write("import triton\nimport triton.language as tl\n\n" + textwrap.dedent(fn_src))
+    spec = importlib.util.spec_from_file_location("nf_ws_case", f.name)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ck = triton.compile(ASTSource(mod.kernel, signature, constexprs=constexprs),
+                        target=GPUTarget("cuda", 90, 32))
+    return ck.asm["ttir"]
+
+
+_GEMM = """
+@triton.jit
+def kernel(X, W, Y, M, N, K, sx, sw, sy, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(X + rm[:, None] * sx + (k0 + rk)[None, :], mask=(k0 + rk)[None, :] < K, other=0.0)
+        b = tl.load(W + rn[None, :] * sw + (k0 + rk)[:, None], mask=(k0 + rk)[:, None] < K, other=0.0)
+        acc = tl.dot(a, b, acc)
+    {epilogue}
+"""
+_SIG = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "M": "i32", "N": "i32", "K": "i32", "sx": "i32",
+        "sw": "i32", "sy": "i32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+_CONST = {"BM": 128, "BN": 256, "BK": 64}
+_STORE = ("tl.store(Y + rm[:, None] * sy + rn[None, :], acc.to(tl.bfloat16), "
+          "mask=(rm[:, None] < M) & (rn[None, :] < N))")
+
+
+def test_user_written_gemm_over_offsets_is_lowered():
+    """A GEMM written differently from the ops' kernels (2-D grid, k-loop over offsets, masks on
+    the offset expressions) is recognized: the address analysis reads the computation."""
+    text = _ttir(_GEMM.format(epilogue=_STORE), _SIG, _CONST)
+    r = run_pipeline(text, "hopper-ws")
+    assert r.changed and "ttg.warp_specialize" in r.text, [str(x) for x in r.remarks]
+
+
+@pytest.mark.parametrize("epilogue,reason", [
+    (_STORE + "\n    tl.store(Y, acc.to(tl.bfloat16).sum())", "side effects besides one tt.store"),
+    (_STORE.replace("mask=(rm[:, None] < M) & (rn[None, :] < N)", "mask=rm[:, None] < M"),
+     "M or N cannot be told"),
+    (_STORE.replace("rm[:, None] * sy + rn[None, :]", "rn[None, :] * sy + rm[:, None]"),
+     "rows are not contiguous"),
+    (_STORE.replace("acc.to(tl.bfloat16)", "tl.exp(acc).to(tl.bfloat16)"), None),
+])
+def test_bail_outs_leave_the_ir_unchanged(epilogue, reason):
+    text = _ttir(_GEMM.format(epilogue=epilogue), _SIG, _CONST)
+    r = run_pipeline(text, "hopper-ws")
+    if reason is None:  # math.exp is translated: lowered
+        assert r.changed
+        return
+    assert not r.changed and r.text == run_pipeline(text, ()).text
+    missed = [str(x) for x in r.remarks if x.kind == "missed"]
+    assert missed and reason in missed[0], missed
+
+
+def test_cli_runs_the_lowering(normfuse_opt, tmp_path):
+    import subprocess
+    text = _ttir(_GEMM.format(epilogue=_STORE), _SIG, _CONST)
+    src = tmp_path / "gemm.ttir"
+    src.write_text(text)
+    out = subprocess.run(normfuse_opt + ["--pass-pipeline=hopper-ws", str(src)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "ttg.warp_specialize" in out.stdout and "[hopper-ws] applied" in out.stderr
+
+
+def test_bad_options():
+    from normfuse.passes import PassError
+    with pytest.raises(PassError, match="schedule"):
+        parse_pipeline("hopper-ws{schedule=fast}")
+    with pytest.raises(PassError, match="stages"):
+        parse_pipeline("hopper-ws{stages=9}")
+
+
+# ---------------------------------------------------------------------------------------------
+# CPU: the address algebra
+# ---------------------------------------------------------------------------------------------
+
+def test_affine_split_reads_rows_and_strides():
+    from normfuse.lowering.affine import DimIndex, split_dims
+    r0, r1, kk, pid, st, M = ("r", 0), ("r", 1), ("kk",), ("v", 1), ("v", 2), ("v", 3)
+    inner = (((pid,), 128), ((r0,), 1))
+    rem = ("rem", inner, (((M,), 1),))
+    off = {(rem, st): 1, (r1,): 1, (kk,): 64}
+    d0, d1 = split_dims(off, 2)
+    assert d0.stride == {(st,): 1} and d0.modulus == {(M,): 1}
+    assert d0.parts(0) == (1, 0, {(pid,): 128})
+    assert d1.stride == {(): 1} and d1.parts(1) == (1, 64, {})
+    assert isinstance(d0, DimIndex)
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU
+# ---------------------------------------------------------------------------------------------
+
+SHAPES = [(1, 64, 64), (127, 264, 200), (1000, 1000, 520), (4133, 1032, 1000), (8192, 512, 1024)]
+
+
+def _inputs(M, K, N, dtype, mean=0.0, seed=0):
+    torch.manual_seed(seed)
+    x = (torch.randn(M, K, device="cuda") + mean).to(dtype)
+    g = (1 + 0.1 * torch.randn(K, device="cuda")).to(dtype)
+    b = (0.1 * torch.randn(K, device="cuda")).to(dtype)
+    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dtype)
+    return x, g, b, w
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+@pytest.mark.parametrize("fold", [True, False])
+@pytest.mark.parametrize("M,K,N", SHAPES)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_gpu_lowered_matches_fp64_and_naive(kind, fold, M, K, N, dtype):
+    x, g, b, w = _inputs(M, K, N, dtype)
+    if kind == "rms":
+        prep = lambda passes: ops.prepare_rmsnorm_linear(x, g, w, 1e-6, fold=fold, passes=passes)
+        want = ref.rmsnorm_linear_ref(x, g, w, 1e-6)
+    else:
+        prep = lambda passes: ops.prepare_layernorm_linear(x, g, b, w, 1e-5, fold=fold, passes=passes)
+        want = ref.layernorm_linear_ref(x, g, b, w, 1e-5)
+    fused, naive = prep("default"), prep(())
+    lowered = fused.compile().lowered is not None
+    aligned = (K * x.element_size()) % 16 == 0
+    if fused.config.block_m == 128:  # small-M configs (64-row tiles) stay on the Triton kernel
+        assert lowered, fused.compile().remarks
+    errs = []
+    for p in (fused, naive):
+        p.out.fill_(float("nan"))
+        y = p()
+        torch.cuda.synchronize()
+        assert not torch.isnan(y).any(), "an output element was not written"
+        errs.append(ref.rel_err(y, want))
+    assert errs[0] <= 1.5 * errs[1] + 1e-4, (errs, "lowered" if aligned else "fallback")
+    first = fused.out.clone()
+    fused()
+    torch.cuda.synchronize()
+    assert torch.equal(first, fused.out), "two launches differ"
+
+
+@pytest.mark.gpu
+def test_gpu_misaligned_rows_fall_back_to_the_fused_triton_kernel():
+    """K = 520 in fp16 is 1040-byte rows (aligned); a strided x with a 1-element offset is not:
+    the launch runs the unlowered kernel, with a warning, and stays correct."""
+    M, K, N = 300, 512, 256
+    x, g, _, w = _inputs(M, K + 1, N, torch.bfloat16)
+    xv = x[:, 1:]  # base 2 bytes past a 16-byte boundary
+    prep = ops.prepare_rmsnorm_linear(xv, g[1:], w[:, :K].contiguous(), 1e-6, passes="default")
+    with pytest.warns(RuntimeWarning, match="unlowered kernel"):
+        y = prep()
+    want = ref.rmsnorm_linear_ref(xv, g[1:], w[:, :K], 1e-6)
+    assert ref.rel_err(y, want) < 1e-2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fold", [True, False])
+def test_gpu_layernorm_large_mean(fold):
+    """|mean| >> std: the lowered kernel keeps the fused kernel's accuracy (the shift with g in
+    the loop; the exact fp32 correction with g folded)."""
+    x, g, b, w = _inputs(2048, 1024, 512, torch.bfloat16, mean=50.0)
+    want = ref.layernorm_linear_ref(x, g, b, w, 1e-5)
+    errs = [ref.rel_err(ops.prepare_layernorm_linear(x, g, b, w, 1e-5, fold=fold, passes=p)(), want)
+            for p in ("default", ())]
+    assert errs[0] <= 1.5 * errs[1] + 1e-4, errs
