@@ -1,17 +1,21 @@
-"""`PYTHONPATH=python python3 -m normfuse.repro [--out DIR] [--norm rms|ln|both] [--no-bench]`
+"""`PYTHONPATH=python python3 -m normfuse.repro [--out DIR] [--quick] [--no-bench] [--detail]`
 
 (a) Anywhere (a CPU is enough): compile the naive RMSNorm and LayerNorm prologue kernels ahead
-    of time for cuda:90 through the lazy-prenorm pipeline and report, per kernel, the pass's
-    remarks, the loops before and after it (scf.for in 'ttir' vs 'normfuse'), whether the PTX
-    has wgmma, and the shared memory, warps and stages from the metadata. A pass that is missing
-    or fails is reported, and the kernel is compiled without it for comparison.
-    Then the naive post-norm kernels (y = norm(x @ W^T)) through cluster-reduce,epilogue-norm at
-    three row lengths: one CTA per row, a thread-block cluster, and the deferred form; with the
-    cluster size and shared memory from the launch metadata and the DSMEM instructions in the PTX.
+    of time for cuda:90 through the default pipeline (lazy-prenorm, then the hopper-ws lowering
+    to the warp-specialized template) and report, per kernel, the passes' remarks, the loops
+    before and after lazy-prenorm (scf.for in 'ttir' vs 'normfuse'), whether the kernel was
+    lowered (ttg.warp_specialize in the TTGIR), whether the PTX has wgmma, and the shared memory,
+    warps and stages from the metadata. Then the naive post-norm kernels (y = norm(x @ W^T))
+    through cluster-reduce,epilogue-norm at three row lengths: one CTA per row, a thread-block
+    cluster, and the deferred form; with the cluster size and shared memory from the launch
+    metadata and the DSMEM instructions in the PTX.
 (b) On a Hopper GPU: rel_err vs fp64 of the fused and the naive kernel on a few ragged shapes
-    (pre-norm and post-norm), then the benchmarks in quick mode (normfuse.repro.bench and
-    normfuse.repro.bench_post) and their speed tables.
-    Without one, a line says that (b) was skipped and why; the exit status is then 0.
+    (pre-norm and post-norm).
+(c) On a Hopper GPU: the speed summary (normfuse.repro.summary): every op against cuBLAS, the best
+    standalone norm and the lowered GEMM backbone on the issues' grid, hidden % per cell;
+    writes summary.json, summary.md and hidden.png to bench/results/<date>/summary and
+    bench/results/latest (or --out). `--detail` adds the older detailed benchmarks.
+    Without a GPU, a line says that (b) and (c) were skipped and why; the exit status is then 0.
 
 Exit status 1 only when a numerics check on the GPU fails.
 """
@@ -27,7 +31,7 @@ from ..kernels.configs import select_config
 from ..ops import prenorm_linear as ops
 from ..passes import PassError
 
-PASSES = ("lazy-prenorm",)
+PASSES = "default"  # every fusion pass, then hopper-ws (pipeline.DEFAULT_PIPELINE)
 AOT_SHAPE = {"M": 262144, "K": 2048, "N": 2048}
 KERNELS = (("rms", "RMSNorm prologue, g in the loop", {"has_g": True}),
            ("rms", "RMSNorm prologue, g folded into W", {"has_g": False}),
@@ -53,7 +57,7 @@ def _loops(text: str) -> int:
 def compile_report(log=print) -> list[dict]:
     """Part (a): AOT compile through the pipeline, summarise before/after."""
     rows = []
-    log(f"== (a) AOT compile for cuda:90, pipeline {','.join(PASSES)}, "
+    log(f"== (a) AOT compile for cuda:90, pipeline {PASSES}, "
         f"M={AOT_SHAPE['M']} K={AOT_SHAPE['K']} N={AOT_SHAPE['N']} bf16 ==")
     for kind, title, flags in KERNELS:
         cfg = select_config(AOT_SHAPE["M"], AOT_SHAPE["N"], AOT_SHAPE["K"], torch.bfloat16)
@@ -68,7 +72,8 @@ def compile_report(log=print) -> list[dict]:
             ck = ops.aot_compile(kind, dtype=torch.bfloat16, passes=(), **AOT_SHAPE, **flags)
         asm = ck.asm
         after = asm.get("normfuse", asm["ttir"])
-        row.update(remarks=list(ck.remarks), applied=ck.applied,
+        row.update(remarks=list(ck.remarks), applied=ck.applied, lowered=ck.lowered is not None,
+                   warp_specialized="ttg.warp_specialize" in asm["ttgir"],
                    loops_before=_loops(asm["ttir"]), loops_after=_loops(after),
                    loads_before=asm["ttir"].count("tt.load"), loads_after=after.count("tt.load"),
                    wgmma="wgmma" in asm["ptx"], shared=ck.metadata.shared,
@@ -76,7 +81,10 @@ def compile_report(log=print) -> list[dict]:
                    persistent="tt.flatten" in asm["ttir"])
         for r in row["remarks"] or ["(no remark)"]:
             log(f"   {r}")
-        log(f"   IR changed by the pipeline: {'yes' if row['applied'] else 'no (unchanged)'}")
+        log(f"   IR changed by the pipeline: {'yes' if row['applied'] else 'no (unchanged)'}; "
+            f"lowered to the warp-specialized template: {'yes' if row['lowered'] else 'no'}"
+            + (" (ttg.warp_specialize in the TTGIR; 'gluon' in asm holds the generated hooks)"
+               if row["warp_specialized"] else ""))
         log(f"   scf.for loops: {row['loops_before']} -> {row['loops_after']} "
             f"({'persistent: one program per SM walking the tiles' if row['persistent'] else 'one program per tile'}); "
             f"tt.load ops: {row['loads_before']} -> {row['loads_after']}")
@@ -210,12 +218,16 @@ def numerics_check(log=print) -> bool:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m normfuse.repro",
-                                description="AOT compile report; numerics and a quick benchmark "
+                                description="AOT compile report; numerics and the speed summary "
                                             "when a Hopper GPU is present")
-    p.add_argument("--out", help="write the benchmark's JSON and markdown here")
+    p.add_argument("--out", help="where the speed summary goes (default "
+                                 "bench/results/<date>/summary, copied to bench/results/latest)")
     p.add_argument("--norm", choices=("rms", "ln", "both"), default="rms",
-                   help="norm(s) for the quick benchmark (default rms)")
-    p.add_argument("--no-bench", action="store_true", help="skip the quick benchmark")
+                   help="norm(s) for --detail's benchmarks (default rms)")
+    p.add_argument("--no-bench", action="store_true", help="skip the speed summary")
+    p.add_argument("--quick", action="store_true", help="the summary on three cells only")
+    p.add_argument("--detail", action="store_true",
+                   help="also run the detailed pre-/post-norm benchmarks (bench.py, bench_post.py)")
     args = p.parse_args(argv)
 
     compile_report()
@@ -230,12 +242,27 @@ def main(argv=None) -> int:
     numerics_ok &= post_numerics_check()
     if args.no_bench:
         return 0 if numerics_ok else 1
-    print(f"\n== (b) quick benchmark: {QUICK_GRID} ==")
-    run_and_report(("rms", "ln") if args.norm == "both" else (args.norm,), QUICK_GRID, args.out)
-    from .bench_post import main as post_main
-    print("\n== (b) post-norm quick benchmark ==")
-    post_argv = ["--quick", "--norm", args.norm] + (["--out", args.out] if args.out else [])
-    post_main(post_argv)
+    import datetime as _dt
+    import os
+    import shutil
+    from . import summary
+    repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    out = args.out or os.path.join(repo, "bench", "results", _dt.date.today().isoformat(), "summary")
+    print("\n== (c) speed summary: every op vs cuBLAS and the best standalone norm ==")
+    summary.main(["--out", out] + (["--quick"] if args.quick else []))
+    if not args.out and not args.quick:
+        latest = os.path.join(repo, "bench", "results", "latest")
+        os.makedirs(latest, exist_ok=True)
+        for f in ("summary.json", "summary.md", "hidden.png"):
+            if os.path.exists(os.path.join(out, f)):
+                shutil.copy(os.path.join(out, f), os.path.join(latest, f))
+        print(f"summary written to {out} and {latest}")
+    if args.detail:
+        print(f"\n== (d) detailed pre-norm benchmark: {QUICK_GRID} ==")
+        run_and_report(("rms", "ln") if args.norm == "both" else (args.norm,), QUICK_GRID, out)
+        from .bench_post import main as post_main
+        print("\n== (d) post-norm quick benchmark ==")
+        post_main(["--quick", "--norm", args.norm, "--out", out])
     if not numerics_ok:
         print("numerics check FAILED (see above)")
     return 0 if numerics_ok else 1

@@ -1,0 +1,173 @@
+"""Writes test/lit/hopper-ws.mlir: TTIR of small GEMM-shaped kernels in the fused form (what
+lazy-prenorm leaves), one `// -----` chunk per case, positive cases first, then negative_*.
+
+    PYTHONPATH=python python3 test/lit/inputs/hopper_ws_kernels.py
+"""
+import os
+import re
+
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+
+@triton.jit
+def rms_fused(X, W, Y, M, N, K, sx, sw, sy, eps, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # the lazy form of RMSNorm -> GEMM: statistics in the k-loop, the row scale after it
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        km = rk < K - k * BK
+        a = tl.load(X + (rm % M)[:, None] * sx + (k * BK + rk)[None, :], mask=km[None, :], other=0.0)
+        b = tl.load(W + (rn % N)[None, :] * sw + (k * BK + rk)[:, None], mask=km[:, None], other=0.0)
+        acc = tl.dot(a, b, acc)
+        af = a.to(tl.float32)
+        ss += tl.sum(af * af, axis=1)
+    r = 1.0 / tl.sqrt(ss / K + eps)
+    tl.store(Y + rm[:, None] * sy + rn[None, :], (acc * r[:, None]).to(tl.bfloat16),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def gemm_bias(X, W, Y, BIAS, M, N, K, sx, sw, sy, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # a plain GEMM (k-loop over offsets) with a bias in the epilogue
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(X + rm[:, None] * sx + (k0 + rk)[None, :], mask=(k0 + rk)[None, :] < K, other=0.0)
+        b = tl.load(W + rn[None, :] * sw + (k0 + rk)[:, None], mask=(k0 + rk)[:, None] < K, other=0.0)
+        acc = tl.dot(a, b, acc)
+    bias = tl.load(BIAS + rn, mask=rn < N, other=0.0).to(tl.float32)
+    tl.store(Y + rm[:, None] * sy + rn[None, :], (acc + bias[None, :]).to(tl.bfloat16),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def negative_two_dots(X, W, Y, M, N, K, sx, sw, sy, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    acc2 = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(X + rm[:, None] * sx + (k0 + rk)[None, :])
+        b = tl.load(W + rn[None, :] * sw + (k0 + rk)[:, None])
+        acc = tl.dot(a, b, acc)
+        acc2 = tl.dot(a, b, acc2)
+    tl.store(Y + rm[:, None] * sy + rn[None, :], (acc - acc2).to(tl.bfloat16),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def negative_postnorm(X, W, Y, M, N, K, sx, sw, sy, eps, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # the row of the output is normalized: a row reduction of the accumulator (post-norm)
+    pid_m = tl.program_id(0)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(X + rm[:, None] * sx + (k0 + rk)[None, :], mask=(k0 + rk)[None, :] < K, other=0.0)
+        b = tl.load(W + rn[None, :] * sw + (k0 + rk)[:, None], mask=(k0 + rk)[:, None] < K, other=0.0)
+        acc = tl.dot(a, b, acc)
+    r = 1.0 / tl.sqrt(tl.sum(acc * acc, axis=1) / N + eps)
+    tl.store(Y + rm[:, None] * sy + rn[None, :], (acc * r[:, None]).to(tl.bfloat16),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def negative_strided_k(X, W, Y, M, N, K, sx, sw, sy, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # A is read with a stride along K: TMA needs the last dimension contiguous
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(X + rm[:, None] + (k0 + rk)[None, :] * sx)
+        b = tl.load(W + rn[None, :] * sw + (k0 + rk)[:, None])
+        acc = tl.dot(a, b, acc)
+    tl.store(Y + rm[:, None] * sy + rn[None, :], acc.to(tl.bfloat16),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+SIG = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "M": "i32", "N": "i32", "K": "i32", "sx": "i32",
+       "sw": "i32", "sy": "i32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+TILE = {"BM": 128, "BN": 256, "BK": 64}
+CASES = [
+    (rms_fused, dict(SIG, eps="fp32"), """// RMSNorm statistics in the k-loop: warp-specialized, the statistic and the epilogue become hooks.
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK-SAME: !tt.tensordesc<tensor<128x64xbf16
+// CHECK-SAME: !tt.tensordesc<tensor<256x64xbf16
+// CHECK: ttg.warp_specialize
+// CHECK: ttng.warp_group_dot
+// CHECK: "tt.reduce"
+// CHECK: math.sqrt
+// CHECK: ttng.async_tma_copy_local_to_global
+// CHECK: partition0({{.*}}) num_warps(4)
+// CHECK: ttng.async_tma_copy_global_to_local"""),
+    (gemm_bias, dict(SIG, BIAS="*bf16"), """// A plain GEMM with a bias: no statistics; the bias is loaded coalesced and converted to the
+// accumulator's column layout.
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK: ttg.warp_specialize
+// CHECK: ttng.warp_group_dot
+// CHECK: ttg.convert_layout
+// CHECK: ttng.async_tma_copy_local_to_global
+// CHECK: partition0({{.*}}) num_warps(4)"""),
+    (negative_two_dots, SIG, """// Two accumulators: left alone.
+// CHECK-LABEL: tt.func public @negative_two_dots
+// CHECK-NOT: ttg.warp_specialize
+// CHECK-COUNT-2: tt.dot"""),
+    (negative_postnorm, dict(SIG, eps="fp32"), """// A row reduction of the accumulator (post-norm): left to epilogue-norm / cluster-reduce.
+// CHECK-LABEL: tt.func public @negative_postnorm
+// CHECK-NOT: ttg.warp_specialize
+// CHECK: tt.dot"""),
+    (negative_strided_k, SIG, """// A not contiguous along K: left alone.
+// CHECK-LABEL: tt.func public @negative_strided_k
+// CHECK-NOT: ttg.warp_specialize
+// CHECK: tt.dot"""),
+]
+REMARKS = """// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; 1 row statistic(s)
+// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
+// REMARK: missed: 2 tt.dot ops; the lowering handles one accumulator
+// REMARK: missed: the epilogue reduces rows of the accumulator (a post-norm)
+// REMARK: missed: the A tile is not contiguous along K"""
+
+
+def _ttir(fn, sig):
+    ck = triton.compile(ASTSource(fn, sig, constexprs=TILE), target=GPUTarget("cuda", 90, 32))
+    text = ck.asm["ttir"]
+    text = re.sub(r"\s*loc\((?:[^()]|\([^()]*\))*\)", "", text)
+    return "\n".join(l for l in text.splitlines() if not l.startswith("#loc"))
+
+
+def main():
+    out = ["// hopper-ws: fused GEMM-shaped TTIR -> the warp-specialized Gluon template's TTGIR.",
+           "// Inputs: TTIR from test/lit/inputs/hopper_ws_kernels.py (locations stripped).",
+           "// RUN: normfuse-opt --split-input-file --hopper-ws %s 2>/dev/null | FileCheck %s",
+           "// RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK",
+           "", REMARKS, ""]
+    chunks = []
+    for fn, sig, checks in CASES:
+        chunks.append(checks + "\n" + _ttir(fn, sig))
+    out.append("\n\n// -----\n\n".join(chunks))
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hopper-ws.mlir")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()
