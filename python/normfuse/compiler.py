@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .launch import apply_launch, from_metadata
 from .passes import Remark
 from .pipeline import cache_tag, describe, installed, parse_pipeline
 
@@ -147,6 +148,11 @@ def _arg_type(value) -> tuple[str, bool]:
     raise TypeError(f"cannot pass {type(value).__name__} to a kernel")
 
 
+def launch_needs(ck: "CompiledKernel") -> list:
+    """The launch needs a compiled kernel carries (`normfuse.launch`), from its metadata."""
+    return from_metadata(getattr(ck.kernel.metadata, "normfuse_launch", None) or {})
+
+
 @dataclass
 class _Launch:
     kernel: CompiledKernel
@@ -221,6 +227,9 @@ class JITKernel:
             # Triton's launcher takes every argument in order, constexprs included.
             it = iter(args)
             full = [meta[n] if n in self._constexpr_names else next(it) for n in self.fn.arg_names]
+            needs = launch_needs(ck)
+            if needs:  # what the passes declared (normfuse.launch): grid policy, derived args, ...
+                g, full = apply_launch(needs, g, full, meta)
             return ck.kernel[g](*full)
         return launch
 

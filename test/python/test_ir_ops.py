@@ -1,10 +1,10 @@
-"""normfuse.ir.ops (the facade), normfuse.ir.syntax (attributes) and normfuse.ir.effects: checked
-against Triton's own parser and verifier."""
+"""normfuse.ir.ops (the facade), normfuse.ir.syntax (attributes), normfuse.ir.effects and
+normfuse.launch: checked against Triton's own parser and verifier."""
 from __future__ import annotations
 
 import pytest
 
-from normfuse import ir
+from normfuse import ir, launch
 from normfuse.ir import IRError, bridge, effects
 from normfuse.ir import ops as O
 from normfuse.ir.syntax import Attr, read_attrs, set_attr_text, split_top_level
@@ -250,3 +250,28 @@ def test_index_switch_regions_belong_to_the_switch():
     twin = v.clone(sw, {})
     v.insert(twin, after=sw)
     assert str(bridge.finish(v, clean=False)).count("scf.index_switch") == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Launch needs
+# ---------------------------------------------------------------------------------------------
+
+def test_launch_needs_round_trip_through_ir(view):
+    func = view.functions()[0]
+    launch.declare(func, launch.ClusterSize(4), launch.ExtraSharedMemory(256),
+                   launch.ScratchSizeToken("TOKEN"))
+    again = bridge.reload(view, clean=False)
+    needs = launch.read(again)
+    assert launch.to_metadata(needs) == {"num_ctas": 4, "extra_shared": 256, "scratch_size_token": "TOKEN"}
+    assert launch.from_metadata(launch.to_metadata(needs)) == needs
+    md = {"shared": 1000, "global_scratch_size": 64}
+    out = launch.apply_llir(needs, "x TOKEN y", md)
+    assert out == "x 64 y" and md["num_ctas"] == 4 and md["shared"] == 1256
+    launch.declare(again.functions()[0], launch.ClusterSize(4))  # the same need again: fine
+    with pytest.raises(launch.LaunchError, match="conflicting"):
+        launch.declare(again.functions()[0], launch.ClusterSize(2))
+    from normfuse.passes import CompileContext
+    assert launch.check(needs, CompileContext(num_ctas=1)) is None
+    assert "num_ctas=1" in launch.check(needs, CompileContext(num_ctas=2))
+    with pytest.raises(launch.LaunchError, match="does not know"):
+        launch.from_metadata({"warp_groups": 3})
