@@ -2,6 +2,10 @@
 normfuse.launch: checked against Triton's own parser and verifier."""
 from __future__ import annotations
 
+import ast
+import re
+from pathlib import Path
+
 import pytest
 
 from normfuse import ir, launch
@@ -275,3 +279,37 @@ def test_launch_needs_round_trip_through_ir(view):
     assert "num_ctas=1" in launch.check(needs, CompileContext(num_ctas=2))
     with pytest.raises(launch.LaunchError, match="does not know"):
         launch.from_metadata({"warp_groups": 3})
+
+
+# ---------------------------------------------------------------------------------------------
+# The rule: no MLIR syntax in the passes
+# ---------------------------------------------------------------------------------------------
+
+PASSES = Path(__file__).resolve().parents[2] / "python" / "normfuse" / "passes"
+# what only printed MLIR looks like (PTX asm text, remarks and op names used for matching do not)
+_MLIR = re.compile(r"tensor<|!tt\.|dense<|:\s*[if](1|8|16|32|64)\b|\bloc\(|<\{|\{axis|iter_args\(|"
+                   r"attributes \{|%[A-Za-z_][\w.]*\s*=|\^bb\d|\b(?:tt|ttg|arith|scf|math)\.[a-z_.]+ [%$\"]")
+_OP_NAME = re.compile(r"(?:tt|ttg|ttng|arith|scf|math)\.[a-z_.]+")
+
+
+def _string_literals(tree):
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = getattr(node, "body", [])
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node
+
+
+@pytest.mark.parametrize("path", sorted(PASSES.rglob("*.py")), ids=lambda p: str(p.relative_to(PASSES)))
+def test_passes_spell_no_mlir(path):
+    """Op templates, attribute syntax and op names live in normfuse.ir; a pass uses the facade."""
+    bad = []
+    for node in _string_literals(ast.parse(path.read_text())):
+        s = node.value
+        if _MLIR.search(s) or _OP_NAME.fullmatch(s):
+            bad.append(f"line {node.lineno}: {s[:80]!r}")
+    assert not bad, "\n".join(bad)
