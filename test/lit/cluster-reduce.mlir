@@ -692,6 +692,117 @@ module {
 
 // -----
 
+// Loops over column offsets (range(0, N, BN)): CTA r takes the columns r * BN, stepping C * BN.
+// CHECK-LABEL: tt.func public @rms_offsets
+// CHECK-SAME: normfuse.cluster_dims = 4 : i32
+// CHECK: %[[PID:.+]] = tt.get_program_id x
+// CHECK: %[[RANK:.+]] = arith.remsi %[[PID]], %{{.+}} : i32
+// CHECK: %[[COL:.+]] = arith.muli %[[RANK]], %c32_i32 : i32
+// CHECK-NOT: scf.for
+// CHECK: tt.dot
+// CHECK: tt.splat %[[COL]]
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
+// CHECK: tt.return
+// REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; 1 row statistic
+// With cluster-size=2 each CTA walks its two tiles: from rank * BN, stepping 2 * BN.
+// TWO-LABEL: tt.func public @rms_offsets
+// TWO: %[[COL:.+]] = arith.muli %{{.+}}, %c32_i32 : i32
+// TWO: scf.for %{{.+}} = %[[COL]] to %c128_i32 step %c64_i32 iter_args
+// PIPE-LABEL: tt.func public @rms_offsets
+// PIPE-COUNT-1: tt.store
+// PIPE-NOT: tt.store
+// PIPE: tt.return
+
+module {
+  tt.func public @rms_offsets(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>) attributes {noinline = false} {
+    %cst = arith.constant dense<32> : tensor<64x1xi32>
+    %cst_0 = arith.constant dense<32> : tensor<1x32xi32>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c128_i32 = arith.constant 128 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %rstd_2 = arith.constant dense<1.280000e+02> : tensor<64xf32>
+    %cst_3 = arith.constant dense<128> : tensor<64x1xi32>
+    %c32_i32 = arith.constant 32 : i32
+    %c64_i32 = arith.constant 64 : i32
+    %offs_m = tt.get_program_id x : i32
+    %offs_m_4 = arith.muli %offs_m, %c64_i32 : i32
+    %offs_m_5 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %offs_m_6 = tt.splat %offs_m_4 : i32 -> tensor<64xi32>
+    %offs_m_7 = arith.addi %offs_m_6, %offs_m_5 : tensor<64xi32>
+    %ss_8 = scf.for %n0 = %c0_i32 to %c128_i32 step %c32_i32 iter_args(%ss_12 = %ss) -> (tensor<64xf32>)  : i32 {
+      %acc = arith.divsi %n0, %c32_i32 : i32
+      %offs_n = arith.muli %acc, %c32_i32 : i32
+      %offs_n_13 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+      %offs_n_14 = tt.splat %offs_n : i32 -> tensor<32xi32>
+      %offs_n_15 = arith.addi %offs_n_14, %offs_n_13 : tensor<32xi32>
+      %acc_16 = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %acc_17 = arith.muli %acc_16, %cst : tensor<64x1xi32>
+      %acc_18 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %acc_19 = tt.addptr %acc_18, %acc_17 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %acc_20 = tt.expand_dims %offs_n_13 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %acc_21 = tt.broadcast %acc_19 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %acc_22 = tt.broadcast %acc_20 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %acc_23 = tt.addptr %acc_21, %acc_22 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %acc_24 = tt.load %acc_23 : tensor<64x32x!tt.ptr<bf16>>
+      %acc_25 = tt.expand_dims %offs_n_15 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %acc_26 = arith.muli %acc_25, %cst_0 : tensor<1x32xi32>
+      %acc_27 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+      %acc_28 = tt.addptr %acc_27, %acc_26 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+      %acc_29 = tt.expand_dims %offs_n_13 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %acc_30 = tt.broadcast %acc_28 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+      %acc_31 = tt.broadcast %acc_29 : tensor<32x1xi32> -> tensor<32x32xi32>
+      %acc_32 = tt.addptr %acc_30, %acc_31 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+      %acc_33 = tt.load %acc_32 : tensor<32x32x!tt.ptr<bf16>>
+      %acc_34 = tt.dot %acc_24, %acc_33, %cst_1, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+      %ss_35 = arith.mulf %acc_34, %acc_34 : tensor<64x32xf32>
+      %ss_36 = "tt.reduce"(%ss_35) <{axis = 1 : i32}> ({
+      ^bb0(%ss_38: f32, %ss_39: f32):
+        %ss_40 = arith.addf %ss_38, %ss_39 : f32
+        tt.reduce.return %ss_40 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %ss_37 = arith.addf %ss_12, %ss_36 : tensor<64xf32>
+      %0 = arith.muli %acc_16, %cst_3 : tensor<64x1xi32>
+      %1 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %2 = tt.addptr %1, %0 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %3 = tt.splat %n0 : i32 -> tensor<64x1xi32>
+      %4 = tt.addptr %2, %3 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %6 = tt.addptr %5, %acc_22 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %7 = arith.truncf %acc_34 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %6, %7 : tensor<64x32x!tt.ptr<bf16>>
+      scf.yield %ss_37 : tensor<64xf32>
+    }
+    %rstd_9 = arith.divf %ss_8, %rstd_2 : tensor<64xf32>
+    %rstd_10 = math.sqrt %rstd_9 : tensor<64xf32>
+    %rstd_11 = arith.divf %rstd, %rstd_10 : tensor<64xf32>
+    scf.for %n0 = %c0_i32 to %c128_i32 step %c32_i32  : i32 {
+      %p = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %p_12 = arith.muli %p, %cst_3 : tensor<64x1xi32>
+      %p_13 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %p_14 = tt.addptr %p_13, %p_12 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %p_15 = tt.splat %n0 : i32 -> tensor<64x1xi32>
+      %p_16 = tt.addptr %p_14, %p_15 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %p_17 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+      %p_18 = tt.expand_dims %p_17 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %p_19 = tt.broadcast %p_16 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %p_20 = tt.broadcast %p_18 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %p_21 = tt.addptr %p_19, %p_20 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %0 = tt.load %p_21 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = arith.extf %0 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %2 = tt.expand_dims %rstd_11 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %3 = tt.broadcast %2 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %4 = arith.mulf %1, %3 : tensor<64x32xf32>
+      %5 = arith.truncf %4 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %p_21, %5 : tensor<64x32x!tt.ptr<bf16>>
+    }
+    tt.return
+  }
+}
+
+// -----
+
 // Bail out: the row is one tile (epilogue-norm's case).
 // CHECK-LABEL: tt.func public @negative_one_tile
 // CHECK-NOT: normfuse.cluster_dims

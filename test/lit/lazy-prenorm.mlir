@@ -956,6 +956,104 @@ module {
 
 // -----
 
+// The tile divided by the RMS (x / rms, loops over offsets): the factor sunk is 1 / rms, once per row.
+// CHECK-LABEL: tt.func public @rms_divide_by_rms
+// CHECK: %[[L:.+]]:{{[0-9]+}} = scf.for
+// CHECK-NOT: arith.divf {{.*}} : tensor<64x32xf32>
+// CHECK: tt.dot
+// CHECK: scf.yield
+// CHECK: %[[RMS:.+]] = math.sqrt
+// CHECK: %[[INV:.+]] = arith.divf %{{.+}}, %[[RMS]] : tensor<64xf32>
+// CHECK: %[[E:.+]] = tt.expand_dims %[[INV]] {axis = 1 : i32}
+// CHECK: %[[B:.+]] = tt.broadcast %[[E]]
+// CHECK: arith.mulf %[[L]]#{{[0-9]+}}, %[[B]] : tensor<64x32xf32>
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
+
+module {
+  tt.func public @rms_divide_by_rms(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
+    %acc = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c32_i32 = arith.constant 32 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst = arith.constant dense<32> : tensor<64x1xi32>
+    %offs_m = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    %ss_0 = scf.for %k0 = %c0_i32 to %K step %c32_i32 iter_args(%ss_7 = %ss) -> (tensor<64xf32>)  : i32 {
+      %x = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %x_8 = tt.splat %stride : i32 -> tensor<64x1xi32>
+      %x_9 = arith.muli %x, %x_8 : tensor<64x1xi32>
+      %x_10 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %x_11 = tt.addptr %x_10, %x_9 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %x_12 = tt.splat %k0 : i32 -> tensor<64x1xi32>
+      %x_13 = tt.addptr %x_11, %x_12 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %x_14 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %x_15 = tt.broadcast %x_13 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %x_16 = tt.broadcast %x_14 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %x_17 = tt.addptr %x_15, %x_16 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %x_18 = tt.load %x_17 : tensor<64x32x!tt.ptr<bf16>>
+      %x_19 = arith.extf %x_18 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %ss_20 = arith.mulf %x_19, %x_19 : tensor<64x32xf32>
+      %ss_21 = "tt.reduce"(%ss_20) <{axis = 1 : i32}> ({
+      ^bb0(%ss_23: f32, %ss_24: f32):
+        %ss_25 = arith.addf %ss_23, %ss_24 : f32
+        tt.reduce.return %ss_25 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %ss_22 = arith.addf %ss_7, %ss_21 : tensor<64xf32>
+      scf.yield %ss_22 : tensor<64xf32>
+    }
+    %rms = arith.sitofp %K : i32 to f32
+    %rms_1 = tt.splat %rms : f32 -> tensor<64xf32>
+    %rms_2 = arith.divf %ss_0, %rms_1 : tensor<64xf32>
+    %rms_3 = tt.splat %eps : f32 -> tensor<64xf32>
+    %rms_4 = arith.addf %rms_2, %rms_3 : tensor<64xf32>
+    %rms_5 = math.sqrt %rms_4 : tensor<64xf32>
+    %acc_6 = scf.for %k0 = %c0_i32 to %K step %c32_i32 iter_args(%acc_7 = %acc) -> (tensor<64x32xf32>)  : i32 {
+      %x = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %x_8 = tt.splat %stride : i32 -> tensor<64x1xi32>
+      %x_9 = arith.muli %x, %x_8 : tensor<64x1xi32>
+      %x_10 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %x_11 = tt.addptr %x_10, %x_9 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %x_12 = tt.splat %k0 : i32 -> tensor<64x1xi32>
+      %x_13 = tt.addptr %x_11, %x_12 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %x_14 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %x_15 = tt.broadcast %x_13 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %x_16 = tt.broadcast %x_14 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %x_17 = tt.addptr %x_15, %x_16 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %x_18 = tt.load %x_17 : tensor<64x32x!tt.ptr<bf16>>
+      %x_19 = arith.extf %x_18 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %w = tt.splat %stride : i32 -> tensor<1x32xi32>
+      %w_20 = arith.muli %x_14, %w : tensor<1x32xi32>
+      %w_21 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+      %w_22 = tt.addptr %w_21, %w_20 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+      %w_23 = tt.splat %k0 : i32 -> tensor<1x32xi32>
+      %w_24 = tt.addptr %w_22, %w_23 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+      %w_25 = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %w_26 = tt.broadcast %w_24 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+      %w_27 = tt.broadcast %w_25 : tensor<32x1xi32> -> tensor<32x32xi32>
+      %w_28 = tt.addptr %w_26, %w_27 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+      %w_29 = tt.load %w_28 : tensor<32x32x!tt.ptr<bf16>>
+      %acc_30 = tt.expand_dims %rms_5 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %acc_31 = tt.broadcast %acc_30 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %acc_32 = arith.divf %x_19, %acc_31 : tensor<64x32xf32>
+      %acc_33 = arith.truncf %acc_32 : tensor<64x32xf32> to tensor<64x32xbf16>
+      %acc_34 = tt.dot %acc_33, %w_29, %acc_7, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+      scf.yield %acc_34 : tensor<64x32xf32>
+    }
+    %0 = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %1 = arith.muli %0, %cst : tensor<64x1xi32>
+    %2 = tt.splat %Y : !tt.ptr<f32> -> tensor<64x1x!tt.ptr<f32>>
+    %3 = tt.addptr %2, %1 : tensor<64x1x!tt.ptr<f32>>, tensor<64x1xi32>
+    %4 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+    %5 = tt.broadcast %3 : tensor<64x1x!tt.ptr<f32>> -> tensor<64x32x!tt.ptr<f32>>
+    %6 = tt.broadcast %4 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<f32>>, tensor<64x32xi32>
+    tt.store %7, %acc_6 : tensor<64x32x!tt.ptr<f32>>
+    tt.return
+  }
+}
+
+// -----
+
 // Bail out: the row factor is loaded inside the k-loop.
 // CHECK-LABEL: tt.func public @negative_scale_varies_with_k
 // CHECK: scf.for

@@ -77,8 +77,10 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
    program id and of `tt.get_num_programs x` is divided by C (the only CTA-dependent values the
    rewritten kernel has are then the rank and what the pass builds from it).
 2. A loop over N tiles (loop 1) containing a `tt.dot` and a `tt.store`, followed in the same block
-   by a loop (loop 2) that loads from the memory loop 1 stored to; both with constant bounds 0 to
-   T step 1, T >= 2 (T == 1 is `epilogue-norm`'s case). The block is the function body, or the
+   by a loop (loop 2) that loads from the memory loop 1 stored to; both with the same constant
+   bounds lb to ub step s > 0 (over tile indices, `range(0, T)`, or offsets, `range(0, N, BN)`),
+   T = cdiv(ub - lb, s) >= 2 trips (T == 1 is `epilogue-norm`'s case); CTA r runs the trips r,
+   r + C, ... (from lb + r * s, step C * s). The block is the function body, or the
    body of an scf.for in the function body (the persistent loop over row blocks) with an i32
    induction variable and no loop-carried values (its trip count is then the same in every CTA
    of a cluster, so every CTA crosses the same number of barriers).
@@ -272,9 +274,11 @@ class ClusterReduce(Pass):
         b2 = list(f2.constant_bounds())
         if None in b1 or None in b2:
             return "the loops over N tiles need constant bounds (make N a tl.constexpr)"
-        if b1 != b2 or b1[0] != 0 or b1[2] != 1:
-            return f"the two loops over N tiles differ or do not run 0..T step 1 ({b1} vs {b2})"
-        trips = b1[1]
+        if b1 != b2:
+            return f"the two loops over N tiles run over different ranges ({b1} vs {b2})"
+        if b1[2] <= 0:
+            return f"the loops over N tiles do not count up (step {b1[2]})"
+        trips = _trips(*b1)
         if trips < 2:
             return "the row is one tile (epilogue-norm's case)"
         if f2.iter_args:
@@ -321,7 +325,8 @@ class ClusterReduce(Pass):
 
     # -- rewriting -----------------------------------------------------------------------------
     def _rewrite(self, module: Module, run: PassRun, func: Op, f1: ForOp, f2: ForOp, pid_op: Op) -> None:
-        trips = int_constant(f1.bounds[1])
+        lb, ub, step = f1.constant_bounds()
+        trips = _trips(lb, ub, step)
         ctas = self._ctas(trips)
         where = f1.op
         pid = pid_op.result
@@ -331,6 +336,13 @@ class ClusterReduce(Pass):
         blk = b.divsi(pid, c, hint="row_block")
         made = (rank.owner, blk.owner)
         module.replace_all_uses(pid, blk, where=lambda o: o not in made)
+        # CTA r of the cluster takes trips r, r + C, ...: the iterations lb + r * step, stepping
+        # C * step (a loop over tile indices 0..T step 1: r, stepping C)
+        first, stride = rank, c
+        if (lb, step) != (0, 1):
+            first = b.muli(rank, b.constant(step, "i32", hint="n_step"), hint="n_first") if step != 1 else rank
+            first = b.addi(first, b.constant(lb, "i32", hint="n_lb"), hint="n_first") if lb != 0 else first
+            stride = b.constant(step * ctas, "i32", hint="n_stride")
         # a program is now a cluster of C CTAs: the program count the kernel sees is CTAs / C
         for np_op in [o for o in func.walk() if o.name == GET_NUM_PROGRAMS and ProgramIdOp(o).axis == "x"]:
             cnt = Builder(module, np_op, after=np_op).divsi(np_op.result, c, hint="num_clusters")
@@ -348,12 +360,12 @@ class ClusterReduce(Pass):
             partials = f1.yields
             # marks the end of loop 1's ops; erased below
             marker = Builder(module, f1.op, after=f1.op).constant(0, "i32").owner
-            f1.inline(module, rank)
-            f2.inline(module, rank)
+            f1.inline(module, first)
+            f2.inline(module, first)
             where_after = marker
         else:
-            f1.set_bounds(rank, f1.bounds[1], c)
-            f2.set_bounds(rank, f2.bounds[1], c)
+            f1.set_bounds(first, f1.bounds[1], stride)
+            f2.set_bounds(first, f2.bounds[1], stride)
             partials = list(f1.op.results)
             where_after = f1.op
         users_before = {id(p): [u for u in module.users(p)] for p in partials}
@@ -410,6 +422,10 @@ class ClusterReduce(Pass):
                     f"statistic{'s' if nstats > 1 else ''} exchanged through "
                     + ("distributed shared memory" if self.exchange == "dsmem" else "global scratch (L2)")
                     + f" ({slot_bytes} B per CTA), one cluster barrier per row block; {how}", where)
+
+
+def _trips(lb: int, ub: int, step: int) -> int:
+    return max(0, -(-(ub - lb) // step))
 
 
 def _slot_index(b: Builder, outer: ForOp, rows_range: Value, rows: int, nbytes: int) -> Value:

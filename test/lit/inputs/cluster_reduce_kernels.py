@@ -25,6 +25,21 @@ def _normalize(Y, offs_m, scale, N: tl.constexpr, BN: tl.constexpr):
 
 
 @triton.jit
+def rms_offsets(X, W, Y, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, K: tl.constexpr):
+    # the loops over N step over column offsets (range(0, N, BN)), not tile indices
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for n0 in range(0, N, BN):
+        acc = _tile(X, W, offs_m, n0 // BN, BM, BN, K)
+        ss += tl.sum(acc * acc, axis=1)
+        tl.store(Y + offs_m[:, None] * N + n0 + tl.arange(0, BN)[None, :], acc.to(tl.bfloat16))
+    rstd = 1.0 / tl.sqrt(ss / N)
+    for n0 in range(0, N, BN):
+        p = Y + offs_m[:, None] * N + n0 + tl.arange(0, BN)[None, :]
+        tl.store(p, (tl.load(p).to(tl.float32) * rstd[:, None]).to(tl.bfloat16))
+
+
+@triton.jit
 def negative_max_over_tiles(X, W, Y, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
                             K: tl.constexpr):
     offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
@@ -192,6 +207,27 @@ CASES = [
 // CHECK-NEXT: tt.return
 // REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; {{.*}} (512 B per CTA), {{.*}}; persistent: the clusters walk the row blocks, two exchange slot sets alternate
 // PIPE-LABEL: tt.func public @rms_persistent
+// PIPE-COUNT-1: tt.store
+// PIPE-NOT: tt.store
+// PIPE: tt.return"""),
+    ("rms_offsets", rms_offsets, NEG, NEG_C,
+     """// Loops over column offsets (range(0, N, BN)): CTA r takes the columns r * BN, stepping C * BN.
+// CHECK-LABEL: tt.func public @rms_offsets
+// CHECK-SAME: normfuse.cluster_dims = 4 : i32
+// CHECK: %[[PID:.+]] = tt.get_program_id x
+// CHECK: %[[RANK:.+]] = arith.remsi %[[PID]], %{{.+}} : i32
+// CHECK: %[[COL:.+]] = arith.muli %[[RANK]], %c32_i32 : i32
+// CHECK-NOT: scf.for
+// CHECK: tt.dot
+// CHECK: tt.splat %[[COL]]
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
+// CHECK: tt.return
+// REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; 1 row statistic
+// With cluster-size=2 each CTA walks its two tiles: from rank * BN, stepping 2 * BN.
+// TWO-LABEL: tt.func public @rms_offsets
+// TWO: %[[COL:.+]] = arith.muli %{{.+}}, %c32_i32 : i32
+// TWO: scf.for %{{.+}} = %[[COL]] to %c128_i32 step %c64_i32 iter_args
+// PIPE-LABEL: tt.func public @rms_offsets
 // PIPE-COUNT-1: tt.store
 // PIPE-NOT: tt.store
 // PIPE: tt.return"""),

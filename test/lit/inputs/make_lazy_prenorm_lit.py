@@ -156,6 +156,18 @@ CH = {
 // REMARK: applied: statistics loop moved into the first trip of the enclosing N-tile loop (computed once per row block, carried to the later tiles)
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
 // REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only""",
+"rms_divide_by_rms": """// The tile divided by the RMS (x / rms, loops over offsets): the factor sunk is 1 / rms, once per row.
+// CHECK-LABEL: tt.func public @rms_divide_by_rms
+// CHECK: %[[L:.+]]:{{[0-9]+}} = scf.for
+// CHECK-NOT: arith.divf {{.*}} : tensor<64x32xf32>
+// CHECK: tt.dot
+// CHECK: scf.yield
+// CHECK: %[[RMS:.+]] = math.sqrt
+// CHECK: %[[INV:.+]] = arith.divf %{{.+}}, %[[RMS]] : tensor<64xf32>
+// CHECK: %[[E:.+]] = tt.expand_dims %[[INV]] {axis = 1 : i32}
+// CHECK: %[[B:.+]] = tt.broadcast %[[E]]
+// CHECK: arith.mulf %[[L]]#{{[0-9]+}}, %[[B]] : tensor<64x32xf32>
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused""",
 "negative_row_block_stats_used_after": """// Bail out of the row-block form: rstd is also stored after the N loop (the scale is sunk as precomputed).
 // CHECK-LABEL: tt.func public @negative_row_block_stats_used_after
 // CHECK: "tt.reduce"

@@ -55,11 +55,13 @@ Legality (each failure leaves the IR unchanged and emits a "missed" remark)
 -------------------------------------------------------------------------
 1. The loop carries one `tt.dot` accumulator, used only by that dot.
 2. The dot's A operand is the loaded tile followed by a chain of elementwise steps, each with one
-   broadcast vector: a per-row scale (the factor sunk), optionally a per-row centering first
+   broadcast vector: a per-row scale (the factor sunk; `x * rstd` or `x / rms`, which sinks as
+   the row's 1 / rms), optionally a per-row centering first
    (LayerNorm), per-column weights, and a per-column bias last. A factor that is not a broadcast
    vector (depends on the column and row), or a per-row factor defined inside the loop (varies
    with k), is not sunk. An intermediate scaled tile with another user blocks the rewrite.
-3. The row vectors are computed outside the loop. If they come from a statistics loop, that loop
+3. The row vectors are computed outside the loop. If they come from a statistics loop (a loop
+   without a tt.dot: a vector derived from an earlier GEMM loop is precomputed), that loop
    has the same bounds, reads an equivalent tile (same pointers, mask and iteration space,
    proven iteration by iteration), has no side effects, and only its statistics are used later.
    Without a statistics loop (a precomputed rstd), the scale is only sunk.

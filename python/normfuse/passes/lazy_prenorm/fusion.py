@@ -184,7 +184,9 @@ def rewrite(module: Module, p: Plan) -> tuple[list[str], list[Op]]:
     scale = None
     for s in p.steps:
         if s.kind == "scale":
-            scale = s.vector if scale is None else out.mulf(scale, s.vector)
+            # x / r: the factor is 1 / r, once per row (not a division per element)
+            vec = out.divf(out.constant(1.0, s.vector.type), s.vector) if s.inverse else s.vector
+            scale = vec if scale is None else out.mulf(scale, vec)
     rb = out.row_broadcast(scale, [bm, bn])
     val = acc_out
     if p.layer:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ...ir import Op, Value
 from ...ir.effects import has_side_effects
 from ...ir.match import Equivalence, backward_slice
-from ...ir.ops import (ADDF, DOT, EXTF, FOR, LOADS, MULF, SUBF, TRUNCF, ForOp, ReduceOp, row_vector,
+from ...ir.ops import (ADDF, DIVF, DOT, EXTF, FOR, LOADS, MULF, SUBF, TRUNCF, ForOp, ReduceOp, row_vector,
                        shape_of)
 
 
@@ -30,6 +30,7 @@ class Step:
     chain: Value  # the tile value it is applied to
     vector: Value  # the un-broadcast vector
     other: Value  # the broadcast operand
+    inverse: bool = False  # a scale applied as a division (x / rms): the factor is 1 / vector
 
 
 def single_dot(loop: ForOp) -> Op | None:
@@ -68,12 +69,12 @@ def analyze_chain(loop: ForOp, dot: Op, users) -> tuple[Op, list[Step]]:
         op = v.owner
         if op is None or not loop.contains(v):
             raise Miss("the dot's A operand is not computed from a tile loaded in this loop", dot)
-        if op.name not in (MULF, ADDF, SUBF):
+        if op.name not in (MULF, ADDF, SUBF, DIVF):
             raise Miss(f"the A operand goes through '{op.name}', which the pass does not look through", op)
         if len(users.get(id(v), [])) > 1:
             raise Miss("a scaled A tile has another user besides the dot", op)
         x, y = op.operands
-        candidates = [(x, y)] if op.name == SUBF else [(x, y), (y, x)]
+        candidates = [(x, y)] if op.name in (SUBF, DIVF) else [(x, y), (y, x)]
         step = None
         for chain, other in candidates:
             rv = row_vector(other)
@@ -85,16 +86,16 @@ def analyze_chain(loop: ForOp, dot: Op, users) -> tuple[Op, list[Step]]:
             if rows:
                 if loop.contains(vec):
                     raise Miss("the per-row factor is computed inside the k-loop (varies with k); not sunk", op)
-                kind = {MULF: "scale", SUBF: "center"}.get(op.name)
+                kind = {MULF: "scale", DIVF: "scale", SUBF: "center"}.get(op.name)
                 if kind is None:
                     raise Miss("a per-row bias on the A tile is not a pre-norm; not sunk", op)
             elif cols:
                 kind = {MULF: "weight", ADDF: "bias"}.get(op.name)
                 if kind is None:
-                    raise Miss("a per-column subtraction on the A tile is not a pre-norm", op)
+                    raise Miss(f"a per-column '{op.name}' on the A tile is not a pre-norm", op)
             else:
                 continue
-            step = Step(kind, op, chain, vec, other)
+            step = Step(kind, op, chain, vec, other, inverse=op.name == DIVF)
             break
         if step is None:
             raise Miss(f"'{op.name}' on the A tile does not use a row or column broadcast vector "
@@ -120,11 +121,14 @@ def row_vectors(steps: list[Step]) -> list[Value]:
 
 
 def loops_defining(vectors: list[Value], block) -> list[Op]:
-    """The scf.for ops of `block` that the vectors are computed from (within `block`)."""
+    """The scf.for ops of `block` that the vectors are computed from (within `block`). A loop
+    with a tt.dot is a GEMM loop, not a statistics loop: a vector computed after one (the row
+    scale of a row block's later N tiles, once an earlier tile's loop has been fused) is
+    precomputed as far as the next GEMM loop is concerned."""
     found: list[Op] = []
     for v in vectors:
         for op in backward_slice(v, lambda x: x.owner is None or x.owner.block is not block):
-            if op.name == FOR and op not in found:
+            if op.name == FOR and op not in found and not any(o.name == DOT for o in op.walk()):
                 found.append(op)
     return found
 
