@@ -18,6 +18,9 @@ Axes (pre-norm, `Y = norm(X) @ W`):
             (`1 / (sqrt(ss / K) + eps)`) | div (`x / sqrt(...)`: divide by the RMS) | meansq (the
             mean of squares accumulated as `sum(x * x) / K`); LayerNorm: rsqrt | inv_sqrt
 - g         loop (norm weight applied to the tile) | folded (already folded into W)
+- stats_loop, spelling: the statistics loop written unlike the GEMM loop (another loop style,
+            another spelling of the same address): the two loops must still be recognized as
+            reading the same tiles
 - dtype     bf16 | fp16
 
 Post-norm (`Y = norm(X @ W)`, the row of N outputs normalized; N a constexpr): form (rowblock |
@@ -56,6 +59,8 @@ class Variant:
     stats: str = "rsqrt"
     g: str = "loop"
     dtype: str = "bf16"
+    stats_loop: str = ""  # pre: the statistics loop's own style when it differs from `loop`
+    spelling: str = ""  # pre: "split": the statistics loop writes the tile's address another way
     defect: str = ""  # makes the kernel one the passes must refuse (see DEFECTS)
     expect: str = "applied"
     gpu: bool = False  # in the GPU numerics sample
@@ -110,12 +115,21 @@ _PRE = [
     ("ln_fp16_ptr_inc", dict(norm="ln", dtype="fp16", loop="ptr_inc"), False),
     ("ln_rowblock", dict(norm="ln", form="rowblock"), True),
     ("ln_persistent_nomask", dict(norm="ln", form="persistent", memory="nomask"), False),
+    # the two loops written differently (the pass proves they read the same tiles trip by trip)
+    ("rms_mixed_offsets_vs_tiles", dict(stats_loop="offsets"), True),
+    ("rms_mixed_ptr_inc_vs_tiles", dict(stats_loop="ptr_inc"), False),
+    ("rms_mixed_tl_range_vs_offsets", dict(stats_loop="tl_range", loop="offsets"), False),
+    ("rms_mixed_address_spelling", dict(spelling="split"), False),
+    ("ln_mixed_ptr_inc_vs_offsets", dict(norm="ln", stats_loop="ptr_inc", loop="offsets"), True),
+    ("rms_mixed_desc_offsets_vs_tiles", dict(memory="desc", stats_loop="offsets"), False),
 ]
 _PRE_BAD = [
     ("bad_scale_varies_with_k", dict(defect="scale_in_loop"), "computed inside the k-loop"),
     ("bad_stats_skip_last_tile", dict(defect="stats_short"), "different iteration space"),
     ("bad_scale_per_element", dict(defect="per_element"), "does not use a row or column broadcast"),
     ("bad_stats_other_tensor", dict(defect="stats_other"), "reads a different tile"),
+    ("bad_write_between_loops", dict(defect="write_between"), "writes memory between the statistics loop"),
+    ("bad_stats_other_stride", dict(defect="stats_stride", stats_loop="offsets"), "reads a different tile"),
 ]
 
 _POST_BASE = dict(norm="rms", form="rowblock", loop="tiles", kloop="tiles", memory="mask", w="nk",
@@ -290,14 +304,20 @@ def _pre_stats(v: Variant, c: _Code) -> None:
     stats = ["s1", "s2"] if v.norm == "ln" else ["ss"]
     for s in stats:
         c(f"{s} = tl.zeros([BM], dtype=tl.float32)")
-    style = v.loop
+    style = v.stats_loop or v.loop
     other = "G" if v.defect == "stats_other" else "X"
     _a_setup(v, c, style)
     count = "K - BK" if v.defect == "stats_short" else "K"
     with _loop(c, style, "k", count, "BK"):
         load = _a_load(v, c, style)
+        if v.spelling == "split":  # the scalar offset added on its own, the mask's terms swapped
+            load = load.replace("X + offs_m[:, None] * K + (k_off + offs_k)[None, :]",
+                                "X + (offs_m[:, None] * K + k_off) + offs_k[None, :]")
+            load = load.replace("((k_off + offs_k)[None, :] < K)", "(offs_k[None, :] + k_off < K)")
         if other != "X":
             load = load.replace("X + ", f"{other} + ", 1)
+        if v.defect == "stats_stride":  # the columns of a tile two apart: not the GEMM's tile
+            load = load.replace("(k_off + offs_k)", "(k_off + 2 * offs_k)")
         c(f"x = {load}")
         if v.norm == "ln":
             c("s1 += tl.sum(x, axis=1)", "s2 += tl.sum(x * x, axis=1)")
@@ -306,6 +326,9 @@ def _pre_stats(v: Variant, c: _Code) -> None:
         else:
             c("ss += tl.sum(x * x, axis=1)")
         _a_advance(v, c, style)
+    if v.defect == "write_between":  # the GEMM loop's reads of X come after it
+        c("tl.store(X + offs_m[:, None] * K + offs_k[None, :], tl.zeros([BM, BK], dtype=X.dtype.element_ty), "
+          "mask=offs_m[:, None] < M)")
     if v.norm == "ln":
         c("mean = s1 / K", "var = s2 / K - mean * mean")
         c("rstd = tl.rsqrt(var + eps)" if v.stats == "rsqrt" else "rstd = 1.0 / tl.sqrt(var + eps)")

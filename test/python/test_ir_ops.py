@@ -313,3 +313,63 @@ def test_passes_spell_no_mlir(path):
         if _MLIR.search(s) or _OP_NAME.fullmatch(s):
             bad.append(f"line {node.lineno}: {s[:80]!r}")
     assert not bad, "\n".join(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# Canonical forms of two loops' values (normfuse.ir.affine)
+# ---------------------------------------------------------------------------------------------
+
+TWO_LOOPS = """\
+tt.func @two(%X: !tt.ptr<f32>, %K: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c31 = arith.constant 31 : i32
+  %c32 = arith.constant 32 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.000000e+00> : tensor<32xf32>
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %base = tt.splat %X : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+  %p0 = tt.addptr %base, %r : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+  %bump = arith.constant dense<32> : tensor<32xi32>
+  %a:2 = scf.for %off = %c0 to %K step %c32 iter_args(%s = %zero, %p = %p0) -> (tensor<32xf32>, tensor<32x!tt.ptr<f32>>)  : i32 {
+    %x = tt.load %p : tensor<32x!tt.ptr<f32>>
+    %s2 = arith.addf %s, %x : tensor<32xf32>
+    %pn = tt.addptr %p, %bump : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+    %o1 = tt.splat %off : i32 -> tensor<32xi32>
+    %o2 = arith.addi %r, %o1 : tensor<32xi32>
+    scf.yield %s2, %pn : tensor<32xf32>, tensor<32x!tt.ptr<f32>>
+  }
+  %n0 = arith.addi %K, %c31 : i32
+  %n = arith.divsi %n0, %c32 : i32
+  %b = scf.for %k = %c0 to %n step %c1 iter_args(%t = %zero) -> (tensor<32xf32>)  : i32 {
+    %ko = arith.muli %k, %c32 : i32
+    %kos = tt.splat %ko : i32 -> tensor<32xi32>
+    %q0 = arith.addi %kos, %r : tensor<32xi32>
+    %q = tt.addptr %base, %q0 : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+    %y = tt.load %q : tensor<32x!tt.ptr<f32>>
+    %ko2 = arith.muli %k, %c64 : i32
+    %kos2 = tt.splat %ko2 : i32 -> tensor<32xi32>
+    %q2 = tt.addptr %base, %kos2 : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+    %z = tt.load %q2 : tensor<32x!tt.ptr<f32>>
+    %t2 = arith.addf %y, %t : tensor<32xf32>
+    %t3 = arith.addf %t2, %z : tensor<32xf32>
+    scf.yield %t3 : tensor<32xf32>
+  }
+  tt.return
+}
+"""
+
+
+def test_forms_see_one_computation_in_two_spellings():
+    from normfuse.ir.affine import Forms
+    v = ir.load(TWO_LOOPS)
+    a, b = [O.ForOp(o) for o in v.walk() if o.name == O.FOR]
+    f = Forms(a, b)
+    assert f.same_trips()  # range(0, K, 32) and range(0, cdiv(K, 32))
+    x, y, z = [o.result for o in v.walk() if o.name == O.LOAD]
+    assert f.equal(x, y)  # p advanced by 32 each trip == base + k * 32 + r
+    assert not f.equal(x, z)  # base + k * 64: another tile
+    o2 = next(o.result for o in v.walk() if o.name == "arith.addi" and a.contains(o.result))
+    q0 = next(o.result for o in v.walk() if o.name == "arith.addi" and b.contains(o.result))
+    assert f.equal(o2, q0)  # r + off == k * 32 + r: any order of the terms
+    assert f.table(b)[(q0.type, f.form(o2))] is q0

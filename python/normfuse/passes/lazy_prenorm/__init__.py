@@ -62,8 +62,11 @@ Legality (each failure leaves the IR unchanged and emits a "missed" remark)
    with k), is not sunk. An intermediate scaled tile with another user blocks the rewrite.
 3. The row vectors are computed outside the loop. If they come from a statistics loop (a loop
    without a tt.dot: a vector derived from an earlier GEMM loop is precomputed), that loop
-   has the same bounds, reads an equivalent tile (same pointers, mask and iteration space,
-   proven iteration by iteration), has no side effects, and only its statistics are used later.
+   runs as many trips and reads, trip by trip, the same tile (pointers, mask and iteration
+   space proven equal however each loop spells them: tile indices or offsets, advanced or
+   recomputed pointers, any association of the address terms; `normfuse.ir.affine`), has no
+   side effects, nothing between the two loops writes memory, and only its statistics are used
+   later.
    Without a statistics loop (a precomputed rstd), the scale is only sunk.
 4. Nothing in the GEMM loop other than the sunk steps uses a value computed from the statistics.
 5. An accumulator that does not start at zero is handled exactly: it starts at zero and the

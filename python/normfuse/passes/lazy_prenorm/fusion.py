@@ -55,6 +55,10 @@ def plan(module: Module, loop: ForOp, dot: Op, opts) -> Plan:
     stats, deferred = None, []
     if stats_loop is not None:
         stats = check_stats_loop(loop, stats_loop, load, users)
+        blk = loop.op.block
+        for o in blk.ops[blk.index_of(stats_loop.op) + 1:blk.index_of(loop.op)]:
+            if has_side_effects(o):  # the statistics' reads would move past it
+                raise Miss(f"'{o.name}' writes memory between the statistics loop and the GEMM loop", o)
         deferred = deferred_ops(stats_loop, loop)
         allowed = set()
         for s in steps:
@@ -123,9 +127,8 @@ def rewrite(module: Module, p: Plan) -> tuple[list[str], list[Op]]:
                 inits.append(st.loop.inits[i])
                 types.append(st.loop.op.results[i].type)
         new_args, new_results = loop.add_iter_args(module, inits, types, "stat")
-        mapping = dict(st.equiv.pairs)
+        mapping = dict(st.counterparts)
         mapping[id(st.load.results[0])] = stats_src.results[0]
-        mapping[id(st.loop.iv)] = loop.iv
         for i, a in zip(st.indices, new_args):
             mapping[id(st.loop.iter_args[i])] = a
         skip = {id(o) for red, add in p.row_sums.values() for o in (red, add)}

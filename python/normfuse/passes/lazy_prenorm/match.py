@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from ...ir import Op, Value
 from ...ir.effects import has_side_effects
-from ...ir.match import Equivalence, backward_slice
+from ...ir.affine import Forms
+from ...ir.match import backward_slice
 from ...ir.ops import (ADDF, DIVF, DOT, EXTF, FOR, LOADS, MULF, SUBF, TRUNCF, ForOp, ReduceOp, row_vector,
                        shape_of)
 
@@ -142,21 +143,23 @@ def find_stats_loop(loop: ForOp, steps: list[Step]) -> ForOp | None:
 
 @dataclass
 class StatsMatch:
-    """A statistics loop proven to read the GEMM loop's tile, iteration by iteration."""
+    """A statistics loop proven to read the GEMM loop's tile, trip by trip."""
 
     loop: ForOp
-    equiv: Equivalence  # values of the statistics loop -> their counterparts in the GEMM loop
     load: Op  # its tile load
     indices: list[int]  # the loop results that are statistics used later
     slice: list[Op]  # its ops that compute the statistics (to clone into the GEMM loop)
+    counterparts: dict  # id(value of the statistics loop) -> the GEMM loop's equal value
 
 
 def check_stats_loop(loop: ForOp, stats: ForOp, load2: Op, users) -> StatsMatch:
+    """The statistics loop reads, in each trip, the tile the GEMM loop's `load2` reads, however
+    each loop spells its iteration and its addresses (`normfuse.ir.affine`)."""
     parent = loop.op.block
     if stats.op.block is not parent or parent.index_of(stats.op) > parent.index_of(loop.op):
         raise Miss("the statistics loop is not a preceding sibling of the GEMM loop", stats.op)
-    eq = Equivalence(stats, loop)
-    if not all(eq(a, b) for a, b in zip(stats.bounds, loop.bounds)):
+    forms = Forms(stats, loop)
+    if not forms.same_trips():
         raise Miss("the statistics loop has a different iteration space than the GEMM loop", stats.op)
     if any(has_side_effects(o) for o in stats.body.ops):
         raise Miss("the statistics loop has side effects", stats.op)
@@ -164,7 +167,7 @@ def check_stats_loop(loop: ForOp, stats: ForOp, load2: Op, users) -> StatsMatch:
     if len(loads) != 1:
         raise Miss(f"the statistics loop has {len(loads)} loads; exactly one tile load is handled", stats.op)
     load1 = loads[0]
-    if load1.block is not stats.body or not eq(load1.results[0], load2.results[0]):
+    if load1.block is not stats.body or not forms.equal(load1.results[0], load2.results[0]):
         raise Miss("the statistics loop reads a different tile than the GEMM loop "
                    "(pointer, mask or iteration space differ)", load1)
     used = [i for i, r in enumerate(stats.op.results) if users.get(id(r))]
@@ -179,32 +182,51 @@ def check_stats_loop(loop: ForOp, stats: ForOp, load2: Op, users) -> StatsMatch:
         stat_idx.append(i)
     if not stat_idx:
         raise Miss("no statistic of the statistics loop is used", stats.op)
-    # everything the statistics need: cloned ops, or values with a counterpart in the GEMM loop
+    # everything the statistics need: cloned ops, or values equal to one of the GEMM loop's
+    table = forms.table(loop)
+    counterparts: dict = {}
+    # what is computed from the tile is recomputed from the statistics' own read of it (a reload)
+    from_tile = {id(load1.results[0])}
+    for o in stats.op.walk():
+        if any(id(v) in from_tile for v in o.operands):
+            from_tile.update(id(r) for r in o.results)
+
+    def counterpart(v: Value) -> Value | None:
+        if id(v) in from_tile:
+            return None
+        if id(v) not in counterparts:
+            got = table.get((v.type, forms.form(v)))
+            if got is None:
+                return None
+            counterparts[id(v)] = got
+        return counterparts[id(v)]
+
     stat_args = {id(stats.iter_args[i]) for i in stat_idx}
     to_clone: list[Op] = []
     for i in stat_idx:
         for o in backward_slice(stats.yields[i], lambda v: not stats.contains(v) or v.owner is None
-                                or v is load1.results[0] or id(v) in eq.pairs):
+                                or v is load1.results[0] or counterpart(v) is not None):
             if o not in to_clone:
                 to_clone.append(o)
     for o in to_clone:
         if o.name in LOADS or has_side_effects(o):
             raise Miss("the statistics depend on another load or a side effect", o)
         for v in o.operands:
-            if not stats.contains(v) or v is load1.results[0] or id(v) in eq.pairs:
+            if not stats.contains(v) or v is load1.results[0] or id(v) in counterparts:
                 continue
             if v.owner is None and id(v) in stat_args:
                 continue
             if v.owner is not None and v.owner in to_clone:
                 continue
-            if v.owner is None and v is not stats.iv:  # the iv maps to the GEMM loop's iv
+            if counterpart(v) is not None:
+                continue
+            if v.owner is None:
                 raise Miss("the statistics depend on a loop-carried value that is not a statistic", o)
-            if v.owner is not None:
-                raise Miss("the statistics use a value of the statistics loop that has no "
-                           "counterpart in the GEMM loop", o)
+            raise Miss("the statistics use a value of the statistics loop that has no "
+                       "counterpart in the GEMM loop", o)
     order = {id(o): k for k, o in enumerate(stats.body.ops)}
     to_clone.sort(key=lambda o: order.get(id(o), 0))
-    return StatsMatch(stats, eq, load1, stat_idx, to_clone)
+    return StatsMatch(stats, load1, stat_idx, to_clone, counterparts)
 
 
 def deferred_ops(stats: ForOp, loop: ForOp) -> list[Op]:
