@@ -7,8 +7,9 @@ file), `compile_variant()` compiles it ahead of time for sm_90 through normfuse'
 
 Axes (pre-norm, `Y = norm(X) @ W`):
 - form      tile (one program per output tile) | rowblock (one program per row block walking
-            the N tiles: statistics once) | rowblock_static (the N tiles unrolled by
-            tl.static_range) | persistent (programs walk the tiles with tl.range)
+            the N tiles: statistics once) | rowblock_offsets (the same over column offsets) |
+            rowblock_static (the N tiles unrolled by tl.static_range) | persistent (programs walk
+            the tiles with tl.range)
 - loop      tiles (`range(0, cdiv(K, BK))`, offset k * BK) | offsets (`range(0, K, BK)`) |
             tl_range | ptr_inc (pointers made once, advanced by BK each trip)
 - memory    mask (ragged shapes) | nomask (divisible shapes) | block_ptr | desc (tensor
@@ -27,7 +28,8 @@ Post-norm (`Y = norm(X @ W)`, the row of N outputs normalized; N a constexpr): f
 persistent | single: one tile holds the row), nloop (tiles | offsets | tl_range), kloop (tiles |
 offsets | tl_range | static: K a constexpr, the k-loop unrolled), memory (mask | nomask |
 block_ptr | desc, for X and W), w, stats (RMSNorm: inv_sqrt | rsqrt | meansq | eps_out;
-LayerNorm: inv_sqrt | rsqrt), dtype.
+LayerNorm: inv_sqrt | rsqrt), dtype; loop2 (the normalizing loop spelled unlike the first),
+ydesc (Y stored and reloaded through a tensor descriptor).
 
 `x ** 2` is not among the spellings: Triton 3.6 tensors have no `**` operator.
 
@@ -61,6 +63,8 @@ class Variant:
     dtype: str = "bf16"
     stats_loop: str = ""  # pre: the statistics loop's own style when it differs from `loop`
     spelling: str = ""  # pre: "split": the statistics loop writes the tile's address another way
+    loop2: str = ""  # post: the normalizing loop's own style when it differs from `loop`
+    ydesc: bool = False  # post: Y stored and reloaded through a tensor descriptor
     defect: str = ""  # makes the kernel one the passes must refuse (see DEFECTS)
     expect: str = "applied"
     gpu: bool = False  # in the GPU numerics sample
@@ -101,6 +105,7 @@ _PRE = [
     ("rms_fp16", dict(dtype="fp16"), False),
     ("rms_rowblock", dict(form="rowblock"), True),
     ("rms_rowblock_static", dict(form="rowblock_static"), True),
+    ("rms_rowblock_offsets", dict(form="rowblock_offsets", loop="offsets"), False),
     ("rms_persistent", dict(form="persistent"), True),
     ("rms_persistent_offsets_kn", dict(form="persistent", loop="offsets", w="kn"), False),
     ("rms_rowblock_desc", dict(form="rowblock", memory="desc"), False),
@@ -159,10 +164,16 @@ _POST = [
     ("post_ln_fp16_kn", dict(norm="ln", dtype="fp16", w="kn"), False),
     ("post_ln_persistent", dict(norm="ln", form="persistent"), False),
     ("post_ln_single_tile", dict(norm="ln", form="single"), False),
+    ("post_rms_mixed_tiles_vs_offsets", dict(loop2="offsets"), True),
+    ("post_ln_mixed_offsets_vs_tl_range", dict(norm="ln", loop="offsets", loop2="tl_range"), False),
+    ("post_rms_y_desc", dict(ydesc=True, memory="desc"), True),
+    ("post_rms_y_desc_persistent", dict(ydesc=True, memory="desc", form="persistent"), False),
 ]
 _POST_BAD = [
     ("bad_post_max_over_tiles", dict(defect="max_stat"), "is not a sum over tiles"),
     ("bad_post_store_between", dict(defect="store_between"), "with side effects between the two loops"),
+    ("bad_post_tiles_in_other_order", dict(defect="reversed", loop2="offsets"),
+     "not proven to be the tiles the GEMM loop stored in the same trip"),
 ]
 
 PRENORM = ([_v(n, "pre", **{**_PRE_BASE, **kw}, gpu=gpu) for n, kw, gpu in _PRE]
@@ -396,8 +407,11 @@ def _prenorm(v: Variant) -> str:
         c("pid_m = tl.program_id(0)")
         _pre_stats(v, c)
         head = ("for pid_n in tl.static_range(0, N // BN):" if v.form == "rowblock_static"
+                else "for n_off in range(0, N, BN):" if v.form == "rowblock_offsets"
                 else "for pid_n in range(0, tl.cdiv(N, BN)):")
         with c.block(head):
+            if v.form == "rowblock_offsets":
+                c("pid_n = n_off // BN")
             _pre_gemm(v, c)
     return (f"@triton.jit\ndef {v.name}(X, G, B, W, Y, M, {n}, K, eps, BM: tl.constexpr, "
             f"BN: tl.constexpr, BK: tl.constexpr):\n" + "\n".join(c.lines) + "\n")
@@ -420,6 +434,8 @@ def _postnorm(v: Variant) -> str:
     k = "K: tl.constexpr" if v.k_constexpr else "K"
     c = _Code()
     _descriptors(v, c)
+    if v.ydesc:
+        c("yd = tl.make_tensor_descriptor(Y, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])")
     ymask = "" if v.memory == "nomask" else ", mask=(offs_m[:, None] < M) & (offs_n[None, :] < N)"
     vmask = "" if v.memory == "nomask" else ", mask=offs_n < N, other=0.0"
 
@@ -429,6 +445,8 @@ def _postnorm(v: Variant) -> str:
         for s in stats:
             c(f"{s} = tl.zeros([BM], dtype=tl.float32)")
         with _loop(c, v.loop, "n", "N", "BN"):
+            if v.defect == "reversed":  # the GEMM loop walks the tiles backwards
+                c("n_off = N - BN - n_off")
             c("offs_n = n_off + tl.arange(0, BN)", "pid_n = n_off // BN")
             _post_tile(v, c)
             if v.norm == "ln":
@@ -439,7 +457,10 @@ def _postnorm(v: Variant) -> str:
                 c("ss += tl.sum(acc * acc, axis=1) / N")
             else:
                 c("ss += tl.sum(acc * acc, axis=1)")
-            c(f"tl.store(Y + offs_m[:, None] * N + offs_n[None, :], acc.to(Y.dtype.element_ty){ymask})")
+            if v.ydesc:
+                c("yd.store([pid_m * BM, n_off], acc.to(Y.dtype.element_ty))")
+            else:
+                c(f"tl.store(Y + offs_m[:, None] * N + offs_n[None, :], acc.to(Y.dtype.element_ty){ymask})")
         if v.defect == "store_between":
             c("tl.store(B + offs_m, ss, mask=offs_m < M)")
         if v.norm == "ln":
@@ -455,17 +476,23 @@ def _postnorm(v: Variant) -> str:
             c("rstd = 1.0 / (tl.sqrt(ss / N) + eps)")
         else:
             c("rstd = 1.0 / tl.sqrt(ss / N + eps)")
-        with _loop(c, v.loop, "n", "N", "BN"):
+        with _loop(c, v.loop2 or v.loop, "n", "N", "BN"):
             c("offs_n = n_off + tl.arange(0, BN)")
-            c(f"y = tl.load(Y + offs_m[:, None] * N + offs_n[None, :]{ymask}"
-              f"{', other=0.0' if ymask else ''}).to(tl.float32)")
+            if v.ydesc:
+                c("y = yd.load([pid_m * BM, n_off]).to(tl.float32)")
+            else:
+                c(f"y = tl.load(Y + offs_m[:, None] * N + offs_n[None, :]{ymask}"
+                  f"{', other=0.0' if ymask else ''}).to(tl.float32)")
             c(f"g = tl.load(G + offs_n{vmask}).to(tl.float32)")
             if v.norm == "ln":
                 c(f"b = tl.load(B + offs_n{vmask}).to(tl.float32)")
                 c("out = (y - mean[:, None]) * rstd[:, None] * g[None, :] + b[None, :]")
             else:
                 c("out = y * rstd[:, None] * g[None, :]")
-            c(f"tl.store(Y + offs_m[:, None] * N + offs_n[None, :], out.to(Y.dtype.element_ty){ymask})")
+            if v.ydesc:
+                c("yd.store([pid_m * BM, n_off], out.to(Y.dtype.element_ty))")
+            else:
+                c(f"tl.store(Y + offs_m[:, None] * N + offs_n[None, :], out.to(Y.dtype.element_ty){ymask})")
 
     if v.form == "persistent":
         with c.block("for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BM), tl.num_programs(0)):"):

@@ -275,6 +275,16 @@ class LoadOp(OpView):
         return self.op.operands[1:] if self.is_descriptor else []
 
     @property
+    def address(self) -> tuple:
+        """What says where it reads: (pointer, mask) or (descriptor, *indices)."""
+        return (self.ptr, *self.indices) if self.is_descriptor else (self.ptr, self.mask)
+
+    @property
+    def root(self) -> Value | None:
+        """The kernel argument whose memory it reads (None when that cannot be traced)."""
+        return memory_root(self.ptr)
+
+    @property
     def cache_modifier(self) -> str | None:
         a = self.attr("cacheModifier")
         return a.text if a is not None else None
@@ -296,22 +306,42 @@ class LoadOp(OpView):
 
 
 class StoreOp(OpView):
-    """`tt.store %ptr, %value[, %mask]`."""
+    """`tt.store %ptr, %value[, %mask]` or `tt.descriptor_store %desc[%i, ...], %value`."""
 
-    NAMES = (STORE,)
+    NAMES = STORES
+
+    @property
+    def is_descriptor(self) -> bool:
+        return self.op.name == DESCRIPTOR_STORE
 
     @property
     def ptr(self) -> Value:
+        """The pointer tensor (tt.store) or the tensor descriptor (tt.descriptor_store)."""
         return self.op.operands[0]
 
     @property
     def value(self) -> Value:
-        return self.op.operands[1]
+        ops = self.op.operands
+        return ops[-1] if self.is_descriptor else ops[1]
 
     @property
     def mask(self) -> Value | None:
         ops = self.op.operands
-        return ops[2] if len(ops) > 2 else None
+        return ops[2] if not self.is_descriptor and len(ops) > 2 else None
+
+    @property
+    def indices(self) -> list[Value]:
+        return self.op.operands[1:-1] if self.is_descriptor else []
+
+    @property
+    def address(self) -> tuple:
+        """What says where it writes: (pointer, mask) or (descriptor, *indices)."""
+        return (self.ptr, *self.indices) if self.is_descriptor else (self.ptr, self.mask)
+
+    @property
+    def root(self) -> Value | None:
+        """The kernel argument whose memory it writes (None when that cannot be traced)."""
+        return memory_root(self.ptr)
 
 
 class DotOp(OpView):
@@ -896,6 +926,18 @@ def row_vector(v: Value) -> tuple[Value, int] | None:
     if e is None or e.axis is None:
         return None
     return e.src, e.axis
+
+
+MAKE_TENSOR_DESCRIPTOR = "tt.make_tensor_descriptor"
+
+
+def memory_root(ptr_or_desc: Value) -> Value | None:
+    """The kernel argument behind a pointer tensor or a tensor descriptor (a descriptor made in
+    the kernel from a base pointer, or passed in)."""
+    v = ptr_or_desc
+    if v.owner is not None and v.owner.name == MAKE_TENSOR_DESCRIPTOR:
+        v = v.owner.operands[0]
+    return pointer_root(v)
 
 
 def pointer_root(ptr: Value) -> Value | None:

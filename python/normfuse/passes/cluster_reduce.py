@@ -77,10 +77,13 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
    program id and of `tt.get_num_programs x` is divided by C (the only CTA-dependent values the
    rewritten kernel has are then the rank and what the pass builds from it).
 2. A loop over N tiles (loop 1) containing a `tt.dot` and a `tt.store`, followed in the same block
-   by a loop (loop 2) that loads from the memory loop 1 stored to; both with the same constant
-   bounds lb to ub step s > 0 (over tile indices, `range(0, T)`, or offsets, `range(0, N, BN)`),
-   T = cdiv(ub - lb, s) >= 2 trips (T == 1 is `epilogue-norm`'s case); CTA r runs the trips r,
-   r + C, ... (from lb + r * s, step C * s). The block is the function body, or the
+   by a loop (loop 2) that loads from the memory loop 1 stored to (through pointers or a tensor
+   descriptor); both with constant bounds lb to ub step s > 0 (over tile indices,
+   `range(0, T)`, or offsets, `range(0, N, BN)`) and the same number T = cdiv(ub - lb, s) >= 2
+   of trips (T == 1 is `epilogue-norm`'s case); CTA r runs the trips r, r + C, ... of each
+   (from lb + r * s, step C * s). Loops spelled differently must be proven to touch the same
+   tile in the same trip (loop 2 reads exactly what loop 1 stored: `normfuse.ir.affine`). The
+   block is the function body, or the
    body of an scf.for in the function body (the persistent loop over row blocks) with an i32
    induction variable and no loop-carried values (its trip count is then the same in every CTA
    of a cluster, so every CTA crosses the same number of barriers).
@@ -109,9 +112,10 @@ from typing import Literal
 
 from ..ir import Module, Op, Value
 from ..ir.effects import NORMFUSE_ASM_MARK, has_side_effects
-from ..ir.ops import (ADDF, DOT, FOR, FUNC, GET_NUM_PROGRAMS, GET_PROGRAM_ID, INLINE_ASM, LOAD,
-                      STORE, Builder, ForOp, FuncOp, LoadOp, ProgramIdOp, StoreOp, int_constant,
-                      is_zero_constant, pointer_root, tensor, type_of)
+from ..ir.affine import Forms
+from ..ir.ops import (ADDF, DOT, FOR, FUNC, GET_NUM_PROGRAMS, GET_PROGRAM_ID, INLINE_ASM, LOADS,
+                      STORES, Builder, ForOp, FuncOp, LoadOp, ProgramIdOp, StoreOp, int_constant,
+                      is_zero_constant, tensor, type_of)
 from ..launch import ClusterSize, ExtraSharedMemory, ScratchSizeToken
 from . import Pass, PassError, PassRun
 
@@ -242,9 +246,9 @@ class ClusterReduce(Pass):
         # row blocks (an scf.for directly in the function body)
         blocks = [top] + [o.regions[0].blocks[0] for o in top.ops if o.name == FOR]
         loops = [o for b in blocks for o in b.ops if o.name == FOR]
-        stores = [(l, s) for l in loops for s in l.walk() if s.name == STORE]
+        stores = [(l, s) for l in loops for s in l.walk() if s.name in STORES]
         gemm_loops = [l for l in loops if any(x.name == DOT for x in l.walk())
-                      and any(x.name == STORE for x in l.walk())]
+                      and any(x.name in STORES for x in l.walk())]
         if not gemm_loops:
             if any(o.name == DOT for o in ops):
                 return ("no loop over N tiles around the GEMM: the row is one tile "
@@ -252,10 +256,10 @@ class ClusterReduce(Pass):
             return "no GEMM (tt.dot) in a loop over output tiles"
         for l1 in gemm_loops:
             body = l1.block
-            roots = {id(pointer_root(StoreOp(s).ptr)) for l, s in stores if l is l1} - {id(None)}
+            roots = {id(StoreOp(s).root) for l, s in stores if l is l1} - {id(None)}
             later = body.ops[body.index_of(l1) + 1:]
             l2 = next((o for o in later if o.name == FOR and any(
-                x.name == LOAD and id(pointer_root(LoadOp(x).ptr)) in roots for x in o.walk())), None)
+                x.name in LOADS and id(LoadOp(x).root) in roots for x in o.walk())), None)
             if l2 is None:
                 continue
             why = self._check(l1, l2, pids, later) or self._check_outer(l1)
@@ -274,11 +278,16 @@ class ClusterReduce(Pass):
         b2 = list(f2.constant_bounds())
         if None in b1 or None in b2:
             return "the loops over N tiles need constant bounds (make N a tl.constexpr)"
-        if b1 != b2:
-            return f"the two loops over N tiles run over different ranges ({b1} vs {b2})"
-        if b1[2] <= 0:
-            return f"the loops over N tiles do not count up (step {b1[2]})"
+        if b1[2] <= 0 or b2[2] <= 0:
+            return f"the loops over N tiles do not count up ({b1} vs {b2})"
         trips = _trips(*b1)
+        if _trips(*b2) != trips:
+            return f"the two loops over N tiles run different numbers of trips ({b1} vs {b2})"
+        if b1 != b2 and not _same_tiles(f1, f2):
+            # each loop is dealt to the CTAs trip by trip: trip t of both must be the same tile
+            return (f"the two loops over N tiles are spelled differently ({b1} vs {b2}) and the "
+                    "normalizing loop's reads are not proven to be the tiles the GEMM loop stored "
+                    "in the same trip")
         if trips < 2:
             return "the row is one tile (epilogue-norm's case)"
         if f2.iter_args:
@@ -325,8 +334,7 @@ class ClusterReduce(Pass):
 
     # -- rewriting -----------------------------------------------------------------------------
     def _rewrite(self, module: Module, run: PassRun, func: Op, f1: ForOp, f2: ForOp, pid_op: Op) -> None:
-        lb, ub, step = f1.constant_bounds()
-        trips = _trips(lb, ub, step)
+        trips = _trips(*f1.constant_bounds())
         ctas = self._ctas(trips)
         where = f1.op
         pid = pid_op.result
@@ -336,13 +344,22 @@ class ClusterReduce(Pass):
         blk = b.divsi(pid, c, hint="row_block")
         made = (rank.owner, blk.owner)
         module.replace_all_uses(pid, blk, where=lambda o: o not in made)
-        # CTA r of the cluster takes trips r, r + C, ...: the iterations lb + r * step, stepping
-        # C * step (a loop over tile indices 0..T step 1: r, stepping C)
-        first, stride = rank, c
-        if (lb, step) != (0, 1):
-            first = b.muli(rank, b.constant(step, "i32", hint="n_step"), hint="n_first") if step != 1 else rank
-            first = b.addi(first, b.constant(lb, "i32", hint="n_lb"), hint="n_first") if lb != 0 else first
-            stride = b.constant(step * ctas, "i32", hint="n_stride")
+        # CTA r of the cluster takes trips r, r + C, ... of each loop: the iterations lb + r * step,
+        # stepping C * step (a loop over tile indices 0..T step 1: r, stepping C)
+        deal: dict[tuple, tuple] = {}
+
+        def dealt(loop: ForOp) -> tuple[Value, Value]:
+            lb, _, step = loop.constant_bounds()
+            if (lb, step) not in deal:
+                first, stride = rank, c
+                if (lb, step) != (0, 1):
+                    first = b.muli(rank, b.constant(step, "i32", hint="n_step"), hint="n_first") if step != 1 else rank
+                    first = b.addi(first, b.constant(lb, "i32", hint="n_lb"), hint="n_first") if lb != 0 else first
+                    stride = b.constant(step * ctas, "i32", hint="n_stride")
+                deal[(lb, step)] = (first, stride)
+            return deal[(lb, step)]
+
+        (first1, stride1), (first2, stride2) = dealt(f1), dealt(f2)
         # a program is now a cluster of C CTAs: the program count the kernel sees is CTAs / C
         for np_op in [o for o in func.walk() if o.name == GET_NUM_PROGRAMS and ProgramIdOp(o).axis == "x"]:
             cnt = Builder(module, np_op, after=np_op).divsi(np_op.result, c, hint="num_clusters")
@@ -360,12 +377,12 @@ class ClusterReduce(Pass):
             partials = f1.yields
             # marks the end of loop 1's ops; erased below
             marker = Builder(module, f1.op, after=f1.op).constant(0, "i32").owner
-            f1.inline(module, first)
-            f2.inline(module, first)
+            f1.inline(module, first1)
+            f2.inline(module, first2)
             where_after = marker
         else:
-            f1.set_bounds(first, f1.bounds[1], stride)
-            f2.set_bounds(first, f2.bounds[1], stride)
+            f1.set_bounds(first1, f1.bounds[1], stride1)
+            f2.set_bounds(first2, f2.bounds[1], stride2)
             partials = list(f1.op.results)
             where_after = f1.op
         users_before = {id(p): [u for u in module.users(p)] for p in partials}
@@ -426,6 +443,22 @@ class ClusterReduce(Pass):
 
 def _trips(lb: int, ub: int, step: int) -> int:
     return max(0, -(-(ub - lb) // step))
+
+
+def _same_tiles(f1: ForOp, f2: ForOp) -> bool:
+    """Whether every read of loop 2 from the memory loop 1 writes is, trip by trip, the address
+    of one of loop 1's stores (so the CTA that normalizes a tile is the one that stored it)."""
+    forms = Forms(f1, f2)
+    stores = [StoreOp(s) for s in f1.op.walk() if s.name in STORES]
+    roots = {id(s.root) for s in stores} - {id(None)}
+
+    def same(a: tuple, b: tuple) -> bool:
+        return len(a) == len(b) and all(
+            (x is None and y is None) or (x is not None and y is not None and forms.equal(x, y))
+            for x, y in zip(a, b))
+
+    reads = [LoadOp(x) for x in f2.op.walk() if x.name in LOADS and id(LoadOp(x).root) in roots]
+    return bool(reads) and all(any(same(r.address, s.address) for s in stores) for r in reads)
 
 
 def _slot_index(b: Builder, outer: ForOp, rows_range: Value, rows: int, nbytes: int) -> Value:

@@ -24,8 +24,8 @@ After::
 
 Legality (a failure leaves the IR unchanged with a "missed" remark)
 ------------------------------------------------------------------
-1. A store, a later load and a later store of the same pointer tensor with the same mask, in one
-   block (the row is one tile). When the store and the reload sit in different loops over N tiles
+1. A store, a later load and a later store of the same pointer tensor with the same mask (or the
+   same tensor descriptor at the same indices), in one block (the row is one tile). When the store and the reload sit in different loops over N tiles
    the row spans several tiles: `cluster-reduce` (run first) deals them to the CTAs of a cluster,
    one tile each when they fit, and this pass then applies per CTA.
 2. Between the first and the second store, nothing that writes memory (the effects table,
@@ -42,8 +42,8 @@ from dataclasses import dataclass
 
 from ..ir import Module, Op
 from ..ir import effects
-from ..ir.ops import (EXTF, INLINE_ASM, LOAD, STORE, TRUNCF, Block, LoadOp, StoreOp,
-                      is_elementwise, pointer_root)
+from ..ir.ops import (EXTF, INLINE_ASM, LOADS, STORES, TRUNCF, Block, LoadOp, StoreOp,
+                      is_elementwise)
 from . import Pass, PassRun
 
 
@@ -60,24 +60,22 @@ class EpilogueNorm(Pass):
         found = False
         for func in module.functions():
             order = {id(o): i for i, o in enumerate(func.walk())}
-            stores = [o for o in func.walk() if o.name == STORE]
-            loads = [o for o in func.walk() if o.name == LOAD]
+            stores = [o for o in func.walk() if o.name in STORES]
+            loads = [o for o in func.walk() if o.name in LOADS]
             for s1 in stores:
                 if s1.block is None:
                     continue
                 first = StoreOp(s1)
-                p, mask = first.ptr, first.mask
-                root = pointer_root(p)
+                where, root = first.address, first.root
                 # loads after this store (program order) from the memory it wrote
                 later = [l for l in loads if l.block is not None and root is not None
-                         and order[id(l)] > order[id(s1)] and pointer_root(LoadOp(l).ptr) is root]
+                         and order[id(l)] > order[id(s1)] and LoadOp(l).root is root]
                 if not later:
                     continue
                 found = True
                 blk = s1.block
                 seq = blk.ops[blk.index_of(s1) + 1:]
-                reload = next((o for o in seq if o.name == LOAD and LoadOp(o).ptr is p
-                               and LoadOp(o).mask is mask), None)
+                reload = next((o for o in seq if o.name in LOADS and _same(LoadOp(o).address, where)), None)
                 if reload is None:
                     if any(l.block is not blk for l in later):
                         run.missed("the stored tile is reloaded in another loop over N tiles: "
@@ -88,8 +86,7 @@ class EpilogueNorm(Pass):
                         run.missed("the reload uses another pointer or mask than the store", s1)
                     continue
                 rest = blk.ops[blk.index_of(reload) + 1:]
-                s2 = next((o for o in rest if o.name == STORE and StoreOp(o).ptr is p
-                           and StoreOp(o).mask is mask), None)
+                s2 = next((o for o in rest if o.name in STORES and _same(StoreOp(o).address, where)), None)
                 if s2 is None:
                     run.missed("the reloaded tile is not stored back to the same place", reload)
                     continue
@@ -116,7 +113,7 @@ def _check_between(module: Module, blk: Block, s1: Op, reload: Op, s2: Op, root)
                 return f"'{x.name}' between the unnormalized store and the final store"
             if x is reload or not any(e.kind == effects.READ and e.resource != effects.PRIVATE for e in own):
                 continue
-            if x.name != LOAD or pointer_root(LoadOp(x).ptr) in (root, None):
+            if x.name not in LOADS or LoadOp(x).root in (root, None):
                 return "another load from the output's memory between the two stores"
     users = module.user_index()
     frontier, seen = [reload.results[0]], set()
@@ -132,6 +129,12 @@ def _check_between(module: Module, blk: Block, s1: Op, reload: Op, s2: Op, root)
                 return f"the reloaded tile reaches '{u.name}', not only elementwise ops into the store"
             frontier.extend(u.results)
     return None
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Two addresses made of the same values (same pointer and mask, or same descriptor and
+    indices)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _rewrite(module: Module, s1: Op, reload: Op) -> None:
