@@ -43,7 +43,7 @@ import importlib.util
 import os
 import sys
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 BM, BN, BK = 64, 64, 32
 
@@ -653,4 +653,4 @@ def reference(v: Variant, t: dict):
 
 
 __all__ = ["Variant", "PRENORM", "POSTNORM", "VARIANTS", "source", "load", "shape", "compile_variant",
-           "run_variant", "inputs", "reference", "replace", "field"]
+           "run_variant", "inputs", "reference"]

@@ -13,7 +13,6 @@ it (`bridge`): a template here that Triton does not accept fails the first test 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
 from .core import Block, IRError, Module, Op, TensorType, Value, _render, parse_type
@@ -953,5 +952,3 @@ def pointer_root(ptr: Value) -> Value | None:
         return None
     return None
 
-
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations", "re", "dataclass")]
