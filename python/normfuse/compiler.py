@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .launch import apply_launch, from_metadata
 from .passes import Remark
 from .pipeline import cache_tag, describe, installed, parse_pipeline
 
@@ -208,6 +209,11 @@ def _arg_type(value) -> tuple[str, bool]:
     raise TypeError(f"cannot pass {type(value).__name__} to a kernel")
 
 
+def launch_needs(ck: "CompiledKernel") -> list:
+    """The launch needs a compiled kernel carries (`normfuse.launch`), from its metadata."""
+    return from_metadata(getattr(ck.kernel.metadata, "normfuse_launch", None) or {})
+
+
 @dataclass
 class _Launch:
     kernel: CompiledKernel
@@ -282,6 +288,12 @@ class JITKernel:
             # Triton's launcher takes every argument in order, constexprs included.
             it = iter(args)
             full = [meta[n] if n in self._constexpr_names else next(it) for n in self.fn.arg_names]
+            if ck.lowered is None:
+                needs = launch_needs(ck)
+                if needs:  # what the passes declared (normfuse.launch): grid policy, derived args, ...
+                    g, full = apply_launch(needs, g, full, meta)
+            # the lowered kernel (hopper-ws) maps the arguments itself (descriptors, derived
+            # vectors, its persistent grid); else Triton's launcher with the needs applied
             return ck.launch(g, full, runtime_args=args)
         return launch
 

@@ -21,10 +21,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from . import __version__
+from . import __version__, launch
 from .ir import IRError, bridge
-from .passes import Pass, PassError, Remark, create_pass
-from .passes.cluster_reduce import SCRATCH_TOKEN
+from .passes import CompileContext, Pass, PassError, PassRun, Remark, create_pass
 
 STAGE_NAME = "normfuse"  # the stage key inserted after "ttir"
 
@@ -108,10 +107,10 @@ def _sources_digest(extra_files: tuple[str, ...]) -> str:
     """Everything the rewrite goes through: the IR layer, the pass package, this module (read once
     per process), plus the modules of passes registered from elsewhere."""
     here = os.path.dirname(os.path.abspath(__file__))
-    files = set(extra_files) | {os.path.abspath(__file__)}
+    files = set(extra_files) | {os.path.abspath(__file__), os.path.join(here, "launch.py")}
     for sub in ("ir", "passes", "lowering"):
-        d = os.path.join(here, sub)
-        files.update(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".py"))
+        for d, _, names in os.walk(os.path.join(here, sub)):
+            files.update(os.path.join(d, f) for f in names if f.endswith(".py"))
     h = hashlib.sha256()
     for f in sorted(files):
         with open(f, "rb") as fh:
@@ -127,15 +126,17 @@ class PipelineResult:
     module: object = None  # the Triton module (verified), when run through run_module
 
 
-def run_on_view(view, passes: Sequence[Pass]) -> tuple[list[Remark], bool]:
+def run_on_view(view, passes: Sequence[Pass], context: CompileContext | None = None
+                ) -> tuple[list[Remark], bool]:
     """Run passes on an editable view; each pass's output is re-verified by Triton."""
     remarks: list[Remark] = []
     changed = False
+    context = context or CompileContext()
     for p in passes:
-        p.remarks = []
         before = view.print()
-        out = p.run(view)
-        remarks.extend(out if out is not None else p.remarks)
+        run = PassRun(p.name, view, context)
+        p.apply(view, run)
+        remarks.extend(run.remarks)
         if view.print() != before:
             changed = True
             try:
@@ -151,14 +152,16 @@ def run_on_view(view, passes: Sequence[Pass]) -> tuple[list[Remark], bool]:
     return remarks, changed
 
 
-def run_pipeline(text: str, passes: str | Sequence[str | Pass], *, source_name: str = "<stdin>") -> PipelineResult:
+def run_pipeline(text: str, passes: str | Sequence[str | Pass], *, source_name: str = "<stdin>",
+                 context: CompileContext | None = None) -> PipelineResult:
     """Parse `text` (TTIR/TTGIR), run the passes, return verified text and remarks.
 
-    The IR is unchanged (byte for byte as Triton prints it) when no pass matched.
+    The IR is unchanged (byte for byte as Triton prints it) when no pass matched. `context`
+    tells the passes about the compilation (num_stages, ...), as normfuse.compile does.
     """
     plist = parse_pipeline(passes)
     view = bridge.load(text, source_name=source_name)
-    remarks, changed = run_on_view(view, plist)
+    remarks, changed = run_on_view(view, plist, context)
     return PipelineResult(view.print(), remarks, changed)
 
 
@@ -169,36 +172,27 @@ def run_pipeline(text: str, passes: str | Sequence[str | Pass], *, source_name: 
 _hook_lock = threading.RLock()
 
 
-_CLUSTER_DIMS_RE = re.compile(r"\bnormfuse\.cluster_dims = (\d+) : i32")
-_CLUSTER_SMEM_RE = re.compile(r"\bnormfuse\.cluster_smem = (\d+) : i32")
-
-
 def launch_requirements(text: str) -> dict:
-    """What a pass asked of the launch, from the function attributes it set (cluster-reduce):
-    {"num_ctas": C, "extra_shared": bytes}, or {} for an ordinary launch."""
-    dims = _CLUSTER_DIMS_RE.search(text)
-    if not dims:
-        return {}
-    smem = _CLUSTER_SMEM_RE.search(text)
-    return {"num_ctas": int(dims.group(1)), "extra_shared": int(smem.group(1)) if smem else 0}
+    """What the passes asked of the launch (the launch needs declared in `text`, see
+    `normfuse.launch`), as metadata.normfuse_launch holds it: {"num_ctas": C, ...}; {} for an
+    ordinary launch."""
+    return launch.to_metadata(launch.read(bridge.load(text)))
 
 
 def _make_stage(passes: Sequence[Pass], sink: list[Remark]):
     def stage(src, metadata):
         view = bridge.load(str(src), source_name=metadata.get("name", "kernel") + ".ttir",
                            context=src.context)
-        # what a pass may need to know of the compilation (lazy-prenorm{stage-reloads}: num_stages)
-        view.compile_options = {k: metadata.get(k) for k in ("num_stages", "num_warps", "num_ctas")}
-        remarks, changed = run_on_view(view, passes)
+        remarks, changed = run_on_view(view, passes, CompileContext.from_metadata(metadata))
         sink.extend(remarks)
         metadata["normfuse_remarks"] = [str(r) for r in remarks]
         metadata["normfuse_pipeline"] = describe(passes)
         metadata["normfuse_changed"] = changed
-        req = metadata["normfuse_launch"] = launch_requirements(view.print()) if changed else {}
-        if req and int(metadata.get("num_ctas") or 1) != 1:
-            # Triton's own num_ctas>1 codegen would split the CTA's tile again (and fail)
-            raise PassError(f"cluster-reduce sets the cluster size itself (num_ctas={req['num_ctas']}); "
-                            f"compile with num_ctas=1, not {metadata['num_ctas']}")
+        needs = launch.read(view) if changed else []
+        why = launch.check(needs, CompileContext.from_metadata(metadata))
+        if why:
+            raise PassError(why)
+        metadata["normfuse_launch"] = launch.to_metadata(needs)
         if not changed:
             return src
         return bridge.finish(view, clean=False)
@@ -206,21 +200,14 @@ def _make_stage(passes: Sequence[Pass], sink: list[Remark]):
 
 
 def _wrap_llir(make_llir):
-    """Apply the launch requirements once Triton has sized its shared memory (in make_llir):
-    the cluster size becomes `metadata.num_ctas` (Triton's launcher then starts gridX * num_ctas
-    CTAs as clusters of num_ctas along x) and the exchange slots are added to the dynamic shared
-    memory, past Triton's own allocation (or, for cluster-reduce{exchange=global}, the size of a
-    CTA's global scratch slice is written into the exchange's asm). The kernel itself stays a
-    num_ctas=1 Triton program."""
+    """Apply the launch needs (`normfuse.launch`) once Triton has sized its shared memory and
+    scratch, in make_llir: e.g. a cluster size becomes `metadata.num_ctas` (Triton's launcher
+    then starts gridX * num_ctas CTAs as clusters of num_ctas along x) and extra shared memory is
+    added to `metadata.shared`. The kernel itself stays a num_ctas=1 Triton program."""
     def llir(src, metadata):
         out = make_llir(src, metadata)
-        req = metadata.get("normfuse_launch") or {}
-        if req:
-            metadata["num_ctas"] = req["num_ctas"]
-            metadata["shared"] = int(metadata.get("shared") or 0) + req["extra_shared"]
-            if SCRATCH_TOKEN in out:  # exchange=global: the per-CTA scratch slice size, now known
-                out = out.replace(SCRATCH_TOKEN, str(int(metadata["global_scratch_size"])))
-        return out
+        needs = launch.from_metadata(metadata.get("normfuse_launch"))
+        return launch.apply_llir(needs, out, metadata) if needs else out
     return llir
 
 

@@ -1,16 +1,7 @@
-// Single-CTA epilogue norm: positive cases first, then the bail-out cases (negative_*).
+// epilogue-norm: one chunk per case, positive cases first, then the bail-outs (negative_*).
 // Inputs: TTIR from test/lit/inputs/epilogue_norm_kernels.py (locations stripped).
-// RUN: normfuse-opt --epilogue-norm %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --epilogue-norm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
-
-// REMARK: applied: output row normalized in registers before the single store
-// REMARK: applied: output row normalized in registers before the single store
-// REMARK: applied: output row normalized in registers before the single store
-// REMARK: missed: the stored tile is reloaded in another loop over N tiles
-// REMARK: missed: 'tt.store' between the unnormalized store and the final store
-// REMARK: missed: the reloaded tile reaches 'tt.reduce'
-
-module {
+// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>/dev/null | FileCheck %s
+// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 
 // One tile holds the row: one store, normalized from the fp32 accumulator.
 // CHECK-LABEL: tt.func public @linear_rmsnorm_naive
@@ -23,6 +14,9 @@ module {
 // CHECK-NOT: tt.load %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
 // CHECK: tt.store
 // CHECK-NOT: tt.store
+// REMARK: applied: output row normalized in registers before the single store
+
+module {
   tt.func public @linear_rmsnorm_naive(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
     %c64_i32 = arith.constant 64 : i32
     %c32_i32 = arith.constant 32 : i32
@@ -134,7 +128,11 @@ module {
     tt.store %7, %9, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
     tt.return
   }
+}
 
+// -----
+
+// LayerNorm, one tile holds the row: the centered row comes from the accumulator.
 // CHECK-LABEL: tt.func public @linear_layernorm_naive
 // CHECK: %[[DOT:.+]] = scf.for
 // CHECK: %[[ACC:.+]] = arith.select %{{.+}}, %[[DOT]], %{{.+}} : tensor<64x32xi1>, tensor<64x32xf32>
@@ -142,6 +140,9 @@ module {
 // CHECK: arith.subf %[[ACC]], %{{.+}} : tensor<64x32xf32>
 // CHECK: tt.store
 // CHECK-NOT: tt.store
+// REMARK: applied: output row normalized in registers before the single store
+
+module {
   tt.func public @linear_layernorm_naive(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
     %c64_i32 = arith.constant 64 : i32
     %c32_i32 = arith.constant 32 : i32
@@ -273,6 +274,9 @@ module {
     tt.store %7, %9, %ymask_25 : tensor<64x32x!tt.ptr<bf16>>
     tt.return
   }
+}
+
+// -----
 
 // Persistent (the programs walk the row blocks): the same forwarding inside the row-block loop.
 // CHECK-LABEL: tt.func public @rms_persistent
@@ -285,6 +289,9 @@ module {
 // CHECK: tt.store
 // CHECK-NOT: tt.store
 // CHECK: } {tt.flatten}
+// REMARK: applied: output row normalized in registers before the single store
+
+module {
   tt.func public @rms_persistent(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
     %c32_i32 = arith.constant 32 : i32
     %cst = arith.constant dense<32> : tensor<1x32xi32>
@@ -402,6 +409,9 @@ module {
     } {tt.flatten}
     tt.return
   }
+}
+
+// -----
 
 // Bail out: N = 2 tiles, the row is stored and reloaded in two loops over N.
 // CHECK-LABEL: tt.func public @negative_rows_span_tiles
@@ -410,6 +420,9 @@ module {
 // CHECK: scf.for
 // CHECK: tt.load
 // CHECK: tt.store
+// REMARK: missed: the stored tile is reloaded in another loop over N tiles
+
+module {
   tt.func public @negative_rows_span_tiles(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
     %c64_i32 = arith.constant 64 : i32
     %c32_i32 = arith.constant 32 : i32
@@ -550,6 +563,9 @@ module {
     }
     tt.return
   }
+}
+
+// -----
 
 // Bail out: another store between the two stores.
 // CHECK-LABEL: tt.func public @negative_extra_store
@@ -557,6 +573,9 @@ module {
 // CHECK: tt.store
 // CHECK: tt.load
 // CHECK: tt.store
+// REMARK: missed: 'tt.store' between the unnormalized store and the final store
+
+module {
   tt.func public @negative_extra_store(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %Z: !tt.ptr<f32>, %M: i32, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %cst = arith.constant dense<3.200000e+01> : tensor<64xf32>
     %p = arith.constant dense<32> : tensor<64x1xi32>
@@ -612,6 +631,9 @@ module {
     tt.store %p_25, %10 : tensor<64x32x!tt.ptr<bf16>>
     tt.return
   }
+}
+
+// -----
 
 // Bail out: the reloaded tile feeds a reduction, where masked-off lanes matter.
 // CHECK-LABEL: tt.func public @negative_reload_reduced
@@ -619,6 +641,9 @@ module {
 // CHECK: tt.load
 // CHECK: "tt.reduce"
 // CHECK: tt.store
+// REMARK: missed: the reloaded tile reaches 'tt.reduce'
+
+module {
   tt.func public @negative_reload_reduced(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %Z: !tt.ptr<f32>, %M: i32, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %y = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
     %cst = arith.constant dense<3.200000e+01> : tensor<64xf32>

@@ -1,86 +1,25 @@
-// Lazy Pre-Norm prologue fusion: positive cases first, then the bail-out cases (negative_*).
+// lazy-prenorm: one chunk per case, positive cases first, then the bail-outs (negative_*).
 // Inputs are TTIR from test/lit/inputs/lazy_prenorm_kernels.py (locations stripped).
-// RUN: normfuse-opt --lazy-prenorm %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --lazy-prenorm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
-// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{shift=false,stats-source=tile}' %s 2>/dev/null | FileCheck %s --check-prefix=OPTS
-// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{stats-source=reload-volatile}' %s 2>/dev/null | FileCheck %s --check-prefix=VOLATILE
-// RUN: not normfuse-opt --pass-pipeline='lazy-prenorm{stats-source=nope}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
-// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{stats-accumulate=row}' %s 2>/dev/null | FileCheck %s --check-prefix=ROW
-// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{num-stages=3}' %s 2>/dev/null | FileCheck %s --check-prefix=STAGE
-// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{num-stages=3}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-REMARK
-// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{num-stages=60}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-BIG
-// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{stage-reloads=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-UNKNOWN
-// RUN: normfuse-opt --pass-pipeline='lazy-prenorm{stage-reloads=false,num-stages=3}' %s 2>/dev/null | FileCheck %s --check-prefix=NOSTAGE
-// RUN: not normfuse-opt --pass-pipeline='lazy-prenorm{stage-reloads=maybe}' %s 2>&1 | FileCheck %s --check-prefix=BADSTAGE
+// RUN: normfuse-opt --split-input-file --lazy-prenorm %s 2>/dev/null | FileCheck %s
+// RUN: normfuse-opt --split-input-file --lazy-prenorm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{shift=false,stats-source=tile}' %s 2>/dev/null | FileCheck %s --check-prefix=OPTS
+// RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{stats-source=reload-volatile}' %s 2>/dev/null | FileCheck %s --check-prefix=VOLATILE
+// RUN: not normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{stats-source=nope}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{stats-accumulate=row}' %s 2>/dev/null | FileCheck %s --check-prefix=ROW
+// RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{num-stages=3}' %s 2>/dev/null | FileCheck %s --check-prefix=STAGE
+// RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{num-stages=3}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-REMARK
+// RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{num-stages=60}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-BIG
+// RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{stage-reloads=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-UNKNOWN
+// RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{stage-reloads=false,num-stages=3}' %s 2>/dev/null | FileCheck %s --check-prefix=NOSTAGE
+// RUN: not normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{stage-reloads=maybe}' %s 2>&1 | FileCheck %s --check-prefix=BADSTAGE
 
-// stage-reloads (num_stages known): every tile load feeding the dot and the reloads get
-// tt.latency = num_stages - 1, so Triton's pipeliner gives the reloads their own shared buffers.
-// Not for a one-program-per-tile loop whose tile goes straight into the MMA (auto), not past the
-// shared-memory budget, not without num_stages (normfuse-opt has no compilation options).
-// STAGE-LABEL: tt.func public @rms_weight_in_loop
-// STAGE: %[[X:.+]] = tt.load %[[P:arg[0-9]+]], %[[M:[0-9]+]], %[[O:cst[_0-9]*]] {tt.latency = 2 : i32} :
-// STAGE: tt.load %[[P]], %[[M]], %[[O]] cacheModifier = cg {tt.latency = 2 : i32} :
-// STAGE: tt.load %{{.+}} {tt.latency = 2 : i32} : tensor<32x32x!tt.ptr<bf16>>
-// STAGE: tt.dot
-// STAGE-LABEL: tt.func public @rms_weight_folded
-// STAGE-NOT: tt.latency
-// STAGE: tt.dot
-// STAGE-LABEL: tt.func public @layernorm
-// STAGE: cacheModifier = cg {tt.latency = 2 : i32} : tensor<64x32x!tt.ptr<bf16>>
-// STAGE: cacheModifier = cg {tt.latency = 2 : i32} : tensor<32x32x!tt.ptr<bf16>>
-// STAGE: tt.dot
-// STAGE-REMARK: applied: RMSNorm {{.*}}; 1 of 1 reload(s) staged in shared memory (tt.latency = 2;
-// STAGE-REMARK: applied: LayerNorm {{.*}}; 2 of 2 reload(s) staged in shared memory (tt.latency = 2;
-// STAGE-BIG: reloads not staged: with their buffers the loop would need more than 195 KiB of shared memory
-// STAGE-UNKNOWN: reloads not staged: num_stages unknown (give lazy-prenorm{num-stages=S} outside normfuse.compile)
-// NOSTAGE-NOT: tt.latency
-// BADSTAGE: stage-reloads} must be auto, true or false, got 'maybe'
-
-// Per-iteration row reductions when asked for.
-// ROW-LABEL: tt.func public @rms_weight_in_loop
-// ROW: scf.for
-// ROW: "tt.reduce"({{.*}}) <{axis = 1 : i32}>
-// ROW: scf.yield
-
-// VOLATILE-LABEL: tt.func public @rms_weight_folded
-// VOLATILE: tt.load %{{.+}} {isVolatile = true}
-// VOLATILE-NOT: cacheModifier = cg
+// Options that fail before any input is read, and one that must leave no trace anywhere.
 // BADOPT: stats-source} must be auto, tile, reload or reload-volatile, got 'nope'
+// BADSTAGE: stage-reloads} must be auto, true or false, got 'maybe'
+// NOSTAGE-NOT: tt.latency
 
-// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
-// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile)
-// REMARK: applied: LayerNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile); shifted by the first tile's row mean
-// REMARK: applied: LayerNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile); no shift (the tile reaches the MMA unscaled)
-// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
-// REMARK: applied: RMSNorm
-// REMARK: applied: RMSNorm
-// REMARK: applied: statistics loop moved into the first trip of the enclosing N-tile loop (computed once per row block, carried to the later tiles)
-// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
-// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
-// REMARK: missed: the per-row factor is computed inside the k-loop (varies with k); not sunk
-// REMARK: missed: 'arith.mulf' on the A tile does not use a row or column broadcast vector
-// REMARK: missed: the statistics loop has a different iteration space than the GEMM loop
-// REMARK: missed: the statistics loop reads a different tile than the GEMM loop
-// REMARK-NOT: statistics loop moved
-// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
-// REMARK-NOT: statistics loop moved
-// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
-// REMARK: missed: a scaled A tile has another user besides the dot
-
-// Options: no reload (statistics from the MMA's own tile), no LayerNorm shift.
-// OPTS-LABEL: tt.func public @rms_weight_in_loop
-// OPTS-NOT: cacheModifier = cg
-// OPTS-LABEL: tt.func public @rms_weight_folded
-// OPTS-NOT: cacheModifier = cg
-// OPTS-LABEL: tt.func public @layernorm
-// OPTS-NOT: arith.select
-// OPTS-NOT: cacheModifier = cg
-// OPTS-LABEL: tt.func public @rms_precomputed_rstd
-
-module {
-
-// The norm weight stays in the loop; the statistics read a cg reload of the tile (stats-source=auto)
-// and, being a single statistic, accumulate in a tile reduced once after the loop (stats-accumulate=auto).
+// The norm weight stays in the loop; the statistics read a cg reload of the tile (stats-source=auto).
+// A single statistic accumulates in a tile reduced once after the loop (stats-accumulate=auto).
 // CHECK-LABEL: tt.func public @rms_weight_in_loop
 // CHECK: %[[L:.+]]:4 = scf.for
 // CHECK: %[[X:.+]] = tt.load %[[P:arg[0-9]+]], %[[MASK:[0-9]+]], %[[OTHER:cst[_0-9]*]] :
@@ -100,6 +39,28 @@ module {
 // CHECK: %[[RB:.+]] = tt.broadcast %[[RE]]
 // CHECK: %[[Y:.+]] = arith.mulf %[[L]]#2, %[[RB]]
 // CHECK: tt.store %{{.+}}, %[[Y]]
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
+// Options: no reload (statistics from the MMA's own tile).
+// OPTS-LABEL: tt.func public @rms_weight_in_loop
+// OPTS-NOT: cacheModifier = cg
+// Per-iteration row reductions when asked for.
+// ROW-LABEL: tt.func public @rms_weight_in_loop
+// ROW: scf.for
+// ROW: "tt.reduce"({{.*}}) <{axis = 1 : i32}>
+// ROW: scf.yield
+// stage-reloads (num_stages known): every tile load feeding the dot and the reload get
+// tt.latency = num_stages - 1, so Triton's pipeliner gives the reload its own shared buffers.
+// STAGE-LABEL: tt.func public @rms_weight_in_loop
+// STAGE: %[[X:.+]] = tt.load %[[P:arg[0-9]+]], %[[M:[0-9]+]], %[[O:cst[_0-9]*]] {tt.latency = 2 : i32} :
+// STAGE: tt.load %[[P]], %[[M]], %[[O]] cacheModifier = cg {tt.latency = 2 : i32} :
+// STAGE: tt.load %{{.+}} {tt.latency = 2 : i32} : tensor<32x32x!tt.ptr<bf16>>
+// STAGE: tt.dot
+// STAGE-REMARK: applied: RMSNorm {{.*}}; 1 of 1 reload(s) staged in shared memory (tt.latency = 2;
+// Not past the shared-memory budget, not without num_stages (normfuse-opt has no compilation options).
+// STAGE-BIG: reloads not staged: with their buffers the loop would need more than 195 KiB of shared memory
+// STAGE-UNKNOWN: reloads not staged: num_stages unknown (give lazy-prenorm{num-stages=S} outside normfuse.compile)
+
+module {
   tt.func public @rms_weight_in_loop(%X: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %acc = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
     %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
@@ -192,6 +153,9 @@ module {
     tt.store %4, %acc_28#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
+}
+
+// -----
 
 // Weight folded into W: the tile would feed the wgmma directly, so the statistics read a cg reload.
 // CHECK-LABEL: tt.func public @rms_weight_folded
@@ -203,6 +167,18 @@ module {
 // CHECK: scf.yield
 // CHECK-NOT: scf.for
 // CHECK: arith.mulf %[[L]]#2,
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile)
+// OPTS-LABEL: tt.func public @rms_weight_folded
+// OPTS-NOT: cacheModifier = cg
+// VOLATILE-LABEL: tt.func public @rms_weight_folded
+// VOLATILE: tt.load %{{.+}} {isVolatile = true}
+// VOLATILE-NOT: cacheModifier = cg
+// Not staged: one program per tile whose tile goes straight into the MMA (auto).
+// STAGE-LABEL: tt.func public @rms_weight_folded
+// STAGE-NOT: tt.latency
+// STAGE: tt.dot
+
+module {
   tt.func public @rms_weight_folded(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %acc = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
     %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
@@ -287,6 +263,9 @@ module {
     tt.store %4, %acc_28#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
+}
+
+// -----
 
 // LayerNorm: first tile's row mean as shift, centered masked operand, column sums of B in the loop.
 // CHECK-LABEL: tt.func public @layernorm
@@ -307,6 +286,18 @@ module {
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // CHECK: tt.store
+// REMARK: applied: LayerNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile); shifted by the first tile's row mean
+// Options: no LayerNorm shift, no reload.
+// OPTS-LABEL: tt.func public @layernorm
+// OPTS-NOT: arith.select
+// OPTS-NOT: cacheModifier = cg
+// STAGE-LABEL: tt.func public @layernorm
+// STAGE: cacheModifier = cg {tt.latency = 2 : i32} : tensor<64x32x!tt.ptr<bf16>>
+// STAGE: cacheModifier = cg {tt.latency = 2 : i32} : tensor<32x32x!tt.ptr<bf16>>
+// STAGE: tt.dot
+// STAGE-REMARK: applied: LayerNorm {{.*}}; 2 of 2 reload(s) staged in shared memory (tt.latency = 2;
+
+module {
   tt.func public @layernorm(%X: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %acc = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
     %c31_i32 = arith.constant 31 : i32
@@ -419,6 +410,9 @@ module {
     tt.store %6, %acc_29#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
+}
+
+// -----
 
 // LayerNorm with g and beta folded away: no shift, the tile feeds the MMA, statistics from a reload.
 // CHECK-LABEL: tt.func public @layernorm_folded
@@ -431,6 +425,9 @@ module {
 // CHECK-NOT: scf.for
 // CHECK: arith.subf %[[L]]#2,
 // CHECK: tt.store
+// REMARK: applied: LayerNorm row scale sunk out of the k-loop: statistics loop fused (statistics from a cg reload of the tile); no shift (the tile reaches the MMA unscaled)
+
+module {
   tt.func public @layernorm_folded(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %acc = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
     %c31_i32 = arith.constant 31 : i32
@@ -516,6 +513,9 @@ module {
     tt.store %6, %acc_28#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
+}
+
+// -----
 
 // No statistics loop: a loop-invariant row scale is sunk only.
 // CHECK-LABEL: tt.func public @rms_precomputed_rstd
@@ -525,6 +525,10 @@ module {
 // CHECK: scf.yield
 // CHECK: tt.expand_dims %[[R]] {axis = 1 : i32}
 // CHECK: arith.mulf %[[L]]#2,
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
+// OPTS-LABEL: tt.func public @rms_precomputed_rstd
+
+module {
   tt.func public @rms_precomputed_rstd(%X: !tt.ptr<bf16>, %R: !tt.ptr<f32>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32) attributes {noinline = false} {
     %c31_i32 = arith.constant 31 : i32
     %c32_i32 = arith.constant 32 : i32
@@ -579,6 +583,9 @@ module {
     tt.store %6, %acc_19#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
+}
+
+// -----
 
 // An accumulator that starts at a loaded value: start at zero, add the value after scaling.
 // CHECK-LABEL: tt.func public @rms_residual_accumulator
@@ -586,6 +593,9 @@ module {
 // CHECK: %[[L:.+]]:4 = scf.for {{.*}} iter_args({{.*}}, %{{.+}} = %cst{{.*}}, %{{.+}} = %cst{{.*}})
 // CHECK: %[[S:.+]] = arith.mulf %[[L]]#2,
 // CHECK: arith.addf %[[S]], %[[INIT]]
+// REMARK: applied: RMSNorm
+
+module {
   tt.func public @rms_residual_accumulator(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
     %c31_i32 = arith.constant 31 : i32
@@ -670,12 +680,18 @@ module {
     tt.store %acc_31, %acc_33#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
+}
+
+// -----
 
 // Block pointers reach TTIR as pointer tensors with masks: matched like the plain form.
 // CHECK-LABEL: tt.func public @rms_block_pointers
 // CHECK: scf.for
 // CHECK-NOT: scf.for
 // CHECK: arith.mulf %{{.+}}#2,
+// REMARK: applied: RMSNorm
+
+module {
   tt.func public @rms_block_pointers(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %M: i32, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %cst = arith.constant dense<32> : tensor<1x32xi64>
     %cst_0 = arith.constant dense<0> : tensor<32x1xi64>
@@ -816,9 +832,12 @@ module {
     tt.store %11, %acc_15#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
+}
 
-// Row-block form: the statistics loop before the N-tile loop moves into that loop's first trip,
-// next to a copy of the GEMM loop that is then fused; the later trips reuse the carried rstd.
+// -----
+
+// Row-block form: the statistics loop moves into the N-tile loop's first trip, later trips reuse rstd.
+// The first trip's copy of the GEMM loop is fused; the carried rstd is sunk in the others.
 // CHECK-LABEL: tt.func public @rms_row_block
 // CHECK-NOT: "tt.reduce"
 // CHECK: scf.for %[[N:[a-z0-9_]+]] = {{.*}} iter_args(%[[RC:[a-z0-9_]+]] = %{{.+}}) -> (tensor<64xf32>)
@@ -835,6 +854,11 @@ module {
 // CHECK: scf.yield %[[RC]], %{{.+}} : tensor<64xf32>, tensor<64x32xf32>
 // CHECK: tt.store %{{.+}}, %[[IF]]#1
 // CHECK: scf.yield %[[IF]]#0 : tensor<64xf32>
+// REMARK: applied: statistics loop moved into the first trip of the enclosing N-tile loop (computed once per row block, carried to the later tiles)
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
+
+module {
   tt.func public @rms_row_block(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %N: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %cst = arith.constant dense<32> : tensor<32x32xi32>
     %cst_0 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
@@ -928,12 +952,116 @@ module {
     }
     tt.return
   }
+}
+
+// -----
+
+// The tile divided by the RMS (x / rms, loops over offsets): the factor sunk is 1 / rms, once per row.
+// CHECK-LABEL: tt.func public @rms_divide_by_rms
+// CHECK: %[[L:.+]]:{{[0-9]+}} = scf.for
+// CHECK-NOT: arith.divf {{.*}} : tensor<64x32xf32>
+// CHECK: tt.dot
+// CHECK: scf.yield
+// CHECK: %[[RMS:.+]] = math.sqrt
+// CHECK: %[[INV:.+]] = arith.divf %{{.+}}, %[[RMS]] : tensor<64xf32>
+// CHECK: %[[E:.+]] = tt.expand_dims %[[INV]] {axis = 1 : i32}
+// CHECK: %[[B:.+]] = tt.broadcast %[[E]]
+// CHECK: arith.mulf %[[L]]#{{[0-9]+}}, %[[B]] : tensor<64x32xf32>
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: statistics loop fused
+
+module {
+  tt.func public @rms_divide_by_rms(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
+    %acc = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c32_i32 = arith.constant 32 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst = arith.constant dense<32> : tensor<64x1xi32>
+    %offs_m = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    %ss_0 = scf.for %k0 = %c0_i32 to %K step %c32_i32 iter_args(%ss_7 = %ss) -> (tensor<64xf32>)  : i32 {
+      %x = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %x_8 = tt.splat %stride : i32 -> tensor<64x1xi32>
+      %x_9 = arith.muli %x, %x_8 : tensor<64x1xi32>
+      %x_10 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %x_11 = tt.addptr %x_10, %x_9 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %x_12 = tt.splat %k0 : i32 -> tensor<64x1xi32>
+      %x_13 = tt.addptr %x_11, %x_12 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %x_14 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %x_15 = tt.broadcast %x_13 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %x_16 = tt.broadcast %x_14 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %x_17 = tt.addptr %x_15, %x_16 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %x_18 = tt.load %x_17 : tensor<64x32x!tt.ptr<bf16>>
+      %x_19 = arith.extf %x_18 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %ss_20 = arith.mulf %x_19, %x_19 : tensor<64x32xf32>
+      %ss_21 = "tt.reduce"(%ss_20) <{axis = 1 : i32}> ({
+      ^bb0(%ss_23: f32, %ss_24: f32):
+        %ss_25 = arith.addf %ss_23, %ss_24 : f32
+        tt.reduce.return %ss_25 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %ss_22 = arith.addf %ss_7, %ss_21 : tensor<64xf32>
+      scf.yield %ss_22 : tensor<64xf32>
+    }
+    %rms = arith.sitofp %K : i32 to f32
+    %rms_1 = tt.splat %rms : f32 -> tensor<64xf32>
+    %rms_2 = arith.divf %ss_0, %rms_1 : tensor<64xf32>
+    %rms_3 = tt.splat %eps : f32 -> tensor<64xf32>
+    %rms_4 = arith.addf %rms_2, %rms_3 : tensor<64xf32>
+    %rms_5 = math.sqrt %rms_4 : tensor<64xf32>
+    %acc_6 = scf.for %k0 = %c0_i32 to %K step %c32_i32 iter_args(%acc_7 = %acc) -> (tensor<64x32xf32>)  : i32 {
+      %x = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %x_8 = tt.splat %stride : i32 -> tensor<64x1xi32>
+      %x_9 = arith.muli %x, %x_8 : tensor<64x1xi32>
+      %x_10 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %x_11 = tt.addptr %x_10, %x_9 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %x_12 = tt.splat %k0 : i32 -> tensor<64x1xi32>
+      %x_13 = tt.addptr %x_11, %x_12 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %x_14 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %x_15 = tt.broadcast %x_13 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %x_16 = tt.broadcast %x_14 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %x_17 = tt.addptr %x_15, %x_16 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %x_18 = tt.load %x_17 : tensor<64x32x!tt.ptr<bf16>>
+      %x_19 = arith.extf %x_18 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %w = tt.splat %stride : i32 -> tensor<1x32xi32>
+      %w_20 = arith.muli %x_14, %w : tensor<1x32xi32>
+      %w_21 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+      %w_22 = tt.addptr %w_21, %w_20 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+      %w_23 = tt.splat %k0 : i32 -> tensor<1x32xi32>
+      %w_24 = tt.addptr %w_22, %w_23 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+      %w_25 = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %w_26 = tt.broadcast %w_24 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+      %w_27 = tt.broadcast %w_25 : tensor<32x1xi32> -> tensor<32x32xi32>
+      %w_28 = tt.addptr %w_26, %w_27 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+      %w_29 = tt.load %w_28 : tensor<32x32x!tt.ptr<bf16>>
+      %acc_30 = tt.expand_dims %rms_5 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %acc_31 = tt.broadcast %acc_30 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %acc_32 = arith.divf %x_19, %acc_31 : tensor<64x32xf32>
+      %acc_33 = arith.truncf %acc_32 : tensor<64x32xf32> to tensor<64x32xbf16>
+      %acc_34 = tt.dot %acc_33, %w_29, %acc_7, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+      scf.yield %acc_34 : tensor<64x32xf32>
+    }
+    %0 = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %1 = arith.muli %0, %cst : tensor<64x1xi32>
+    %2 = tt.splat %Y : !tt.ptr<f32> -> tensor<64x1x!tt.ptr<f32>>
+    %3 = tt.addptr %2, %1 : tensor<64x1x!tt.ptr<f32>>, tensor<64x1xi32>
+    %4 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+    %5 = tt.broadcast %3 : tensor<64x1x!tt.ptr<f32>> -> tensor<64x32x!tt.ptr<f32>>
+    %6 = tt.broadcast %4 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<f32>>, tensor<64x32xi32>
+    tt.store %7, %acc_6 : tensor<64x32x!tt.ptr<f32>>
+    tt.return
+  }
+}
+
+// -----
 
 // Bail out: the row factor is loaded inside the k-loop.
 // CHECK-LABEL: tt.func public @negative_scale_varies_with_k
 // CHECK: scf.for
 // CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
 // CHECK: tt.dot
+// REMARK: missed: the per-row factor is computed inside the k-loop (varies with k); not sunk
+
+module {
   tt.func public @negative_scale_varies_with_k(%X: !tt.ptr<bf16>, %R: !tt.ptr<f32>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32) attributes {noinline = false} {
     %c31_i32 = arith.constant 31 : i32
     %c32_i32 = arith.constant 32 : i32
@@ -991,12 +1119,18 @@ module {
     tt.store %6, %acc_17#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
+}
+
+// -----
 
 // Bail out: the factor depends on row and column.
 // CHECK-LABEL: tt.func public @negative_scale_per_element
 // CHECK: scf.for
 // CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
 // CHECK: tt.dot
+// REMARK: missed: 'arith.mulf' on the A tile does not use a row or column broadcast vector
+
+module {
   tt.func public @negative_scale_per_element(%X: !tt.ptr<bf16>, %S: !tt.ptr<f32>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32) attributes {noinline = false} {
     %c31_i32 = arith.constant 31 : i32
     %c32_i32 = arith.constant 32 : i32
@@ -1051,6 +1185,9 @@ module {
     tt.store %5, %acc_22#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
+}
+
+// -----
 
 // Bail out: the statistics loop stops one tile early.
 // CHECK-LABEL: tt.func public @negative_stats_other_iteration_space
@@ -1058,6 +1195,9 @@ module {
 // CHECK: scf.for
 // CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
 // CHECK: tt.dot
+// REMARK: missed: the statistics loop has a different iteration space than the GEMM loop
+
+module {
   tt.func public @negative_stats_other_iteration_space(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %acc = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
     %c31_i32 = arith.constant 31 : i32
@@ -1132,6 +1272,9 @@ module {
     tt.store %7, %acc_25#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
+}
+
+// -----
 
 // Bail out: the statistics read another tensor.
 // CHECK-LABEL: tt.func public @negative_stats_other_tile
@@ -1139,6 +1282,9 @@ module {
 // CHECK: scf.for
 // CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
 // CHECK: tt.dot
+// REMARK: missed: the statistics loop reads a different tile than the GEMM loop
+
+module {
   tt.func public @negative_stats_other_tile(%X: !tt.ptr<bf16>, %X2: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %acc = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
     %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
@@ -1227,14 +1373,20 @@ module {
     tt.store %4, %acc_32#2 : tensor<64x32x!tt.ptr<f32>>
     tt.return
   }
+}
 
-// Bail out of the row-block form: rstd is also stored after the N loop, so the statistics loop
-// stays before it (the scale is still sunk out of the k-loop, as a precomputed one).
+// -----
+
+// Bail out of the row-block form: rstd is also stored after the N loop (the scale is sunk as precomputed).
 // CHECK-LABEL: tt.func public @negative_row_block_stats_used_after
 // CHECK: "tt.reduce"
 // CHECK: scf.for
 // CHECK-NOT: scf.if
 // CHECK: tt.dot
+// REMARK-NOT: statistics loop moved
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
+
+module {
   tt.func public @negative_row_block_stats_used_after(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %Z: !tt.ptr<f32>, %K: i32, %N: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %cst = arith.constant dense<32> : tensor<32x32xi32>
     %cst_0 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
@@ -1331,14 +1483,20 @@ module {
     tt.store %3, %rstd_20 : tensor<64x!tt.ptr<f32>>
     tt.return
   }
+}
 
-// Bail out of the row-block form: a store ahead of the GEMM loop in the N loop (the statistics'
-// reads cannot move after it).
+// -----
+
+// Bail out of the row-block form: a store ahead of the GEMM loop in the N loop (reads cannot move past it).
 // CHECK-LABEL: tt.func public @negative_row_block_store_ahead
 // CHECK: "tt.reduce"
 // CHECK: scf.for
 // CHECK-NOT: scf.if
 // CHECK: tt.dot
+// REMARK-NOT: statistics loop moved
+// REMARK: applied: RMSNorm row scale sunk out of the k-loop: row scale is precomputed: sunk only
+
+module {
   tt.func public @negative_row_block_store_ahead(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %Z: !tt.ptr<f32>, %K: i32, %N: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %cst = arith.constant dense<32> : tensor<32x32xi32>
     %cst_0 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
@@ -1438,6 +1596,9 @@ module {
     }
     tt.return
   }
+}
+
+// -----
 
 // Bail out: the scaled tile is also stored.
 // CHECK-LABEL: tt.func public @negative_scaled_tile_other_user
@@ -1446,6 +1607,9 @@ module {
 // CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
 // CHECK: tt.store
 // CHECK: tt.dot
+// REMARK: missed: a scaled A tile has another user besides the dot
+
+module {
   tt.func public @negative_scaled_tile_other_user(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %Z: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
     %acc = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
     %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>

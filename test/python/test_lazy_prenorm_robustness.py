@@ -81,3 +81,38 @@ def test_non_matching_kernels_are_left_alone(fn, sig, why):
     assert not r.changed
     assert [x.kind for x in r.remarks] == ["missed"], r.remarks
     assert why in r.remarks[0].message, r.remarks
+
+
+@triton.jit
+def layernorm_permuted_k(X, MEAN, RSTD, G, W, PERM, Y, K, BLOCK: tl.constexpr):
+    # LayerNorm with precomputed statistics and g applied in the loop (so the pass would shift by
+    # the first K tile's row mean), reading the K tiles in the order PERM gives: the tile's
+    # address depends on another load in the loop, so the first tile cannot be loaded before it.
+    offs = tl.arange(0, BLOCK)
+    mean = tl.load(MEAN + offs)
+    rstd = tl.load(RSTD + offs)
+    acc = tl.zeros([BLOCK, BLOCK], tl.float32)
+    for k in range(0, K // BLOCK):
+        kk = tl.load(PERM + k)
+        x = tl.load(X + offs[:, None] * K + kk * BLOCK + offs[None, :]).to(tl.float32)
+        g = tl.load(G + kk * BLOCK + offs).to(tl.float32)
+        a = ((x - mean[:, None]) * rstd[:, None] * g[None, :]).to(tl.bfloat16)
+        acc = tl.dot(a, tl.load(W + (kk * BLOCK + offs[:, None]) * BLOCK + offs[None, :]), acc)
+    tl.store(Y + offs[:, None] * BLOCK + offs[None, :], acc)
+
+
+def test_a_miss_found_late_leaves_the_module_untouched():
+    """The LayerNorm shift needs the A tile's address at the first trip; here it depends on a
+    load in the loop. The pass used to find that out in the middle of its rewrite (a half-edited
+    module and an uncaught exception); it is now part of the analysis: a remark, no change."""
+    sig = {"X": "*bf16", "MEAN": "*fp32", "RSTD": "*fp32", "G": "*bf16", "W": "*bf16", "PERM": "*i32",
+           "Y": "*fp32", "K": "i32", "BLOCK": "constexpr"}
+    ck = triton.compile(ASTSource(layernorm_permuted_k, sig, constexprs={"BLOCK": 64}),
+                        target=GPUTarget("cuda", 90, 32))
+    r = run_pipeline(ck.asm["ttir"], "lazy-prenorm")
+    assert not r.changed
+    assert [(x.kind, x.message) for x in r.remarks] == [
+        ("missed", "the A tile address depends on another load")], r.remarks
+    # without the shift nothing needs the first tile: the row scale is sunk
+    r = run_pipeline(ck.asm["ttir"], "lazy-prenorm{shift=false}")
+    assert r.changed and "LayerNorm row scale sunk" in r.remarks[0].message, r.remarks

@@ -138,3 +138,30 @@ def test_substitutions_leave_paths_alone(tmp_path):
     assert cmd.count(normfuse_lit.TOOL) == 1
     assert cmd.count(str(path)) == 2
     assert cmd.split()[0] == sys.executable
+
+
+# ---------------------------------------------------------------------------------------------
+# Layout of the pass tests: one `// -----` chunk per case, an intent first, bail-outs last
+# ---------------------------------------------------------------------------------------------
+
+PASS_LIT_FILES = [p for p in LIT_FILES if p.name != "normfuse-opt.mlir"]
+_DIRECTIVE = re.compile(r"^//\s*[A-Z][A-Z0-9-]*(-[A-Z]+)?:")
+
+
+@pytest.mark.parametrize("path", PASS_LIT_FILES, ids=lambda p: p.name)
+def test_lit_chunks_have_an_intent_and_bail_outs_come_last(path):
+    text = path.read_text()
+    assert all("--split-input-file" in r for r in run_lines(text) if "normfuse-opt" in r)
+    chunks = re.split(r"^// -----$", text, flags=re.M)
+    names = []
+    for k, chunk in enumerate(chunks):
+        funcs = re.findall(r"^\s*tt\.func public @(\w+)\(", chunk, flags=re.M)
+        assert len(funcs) == 1, f"chunk {k}: {funcs}"
+        names.append(funcs[0])
+        if k == 0:  # after the file's header (RUN lines, option checks): from the blank line
+            head, _, case = chunk[:chunk.index("CHECK-LABEL")].rpartition("\n\n")
+            chunk = case + chunk[chunk.index("CHECK-LABEL"):]
+        lines = [l for l in chunk.splitlines() if l.startswith("//")]
+        assert lines and not _DIRECTIVE.match(lines[0]), f"chunk {k} (@{funcs[0]}) has no intent comment"
+    neg = [n.startswith("negative_") for n in names]
+    assert neg == sorted(neg), f"bail-out cases must come last: {names}"

@@ -73,7 +73,8 @@ def test_aot_global_scratch_exchange(kind, N, ctas, persistent):
     ck = aot_compile_postnorm(kind, N=N, K=1024, M=262144, persistent=persistent,
                               passes=postnorm_passes(exchange="global"))
     md = ck.kernel.metadata
-    assert md.num_ctas == ctas and md.normfuse_launch == {"num_ctas": ctas, "extra_shared": 0}
+    assert md.num_ctas == ctas and md.normfuse_launch == {"num_ctas": ctas, "extra_shared": 0,
+                                                          "scratch_size_token": "NFSCRATCHBYTES"}
     assert any("exchanged through global scratch (L2)" in r for r in ck.remarks), ck.remarks
     ptx = ck.asm["ptx"]
     assert "mapa" not in ptx and "ld.shared::cluster" not in ptx and "NFSCRATCHBYTES" not in ptx

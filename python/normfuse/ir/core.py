@@ -85,12 +85,15 @@ class Block:
 
 
 class Region:
-    __slots__ = ("blocks", "parent", "open_text")
+    __slots__ = ("blocks", "parent", "open_text", "opener")
 
     def __init__(self, parent: "Op"):
         self.blocks: list[Block] = []
         self.parent = parent
         self.open_text = ""  # text that closes the previous region and opens this one ("} else {")
+        # a region introduced on its own line by a keyword (`case 2 {`, `default {`,
+        # `partition0(%a: i32) num_warps(4) {`): that line's segments, without the brace
+        self.opener: list | None = None
 
 
 @dataclass
@@ -162,9 +165,11 @@ class Op:
         return m.group(0).strip() if m else "loc(unknown)"
 
     def attr(self, key: str) -> str | None:
-        """The printed value of an inline attribute `key = value` in the op text."""
-        m = re.search(rf"\b{re.escape(key)}\s*=\s*([^,}}>]+)", self.text)
-        return m.group(1).strip() if m else None
+        """The printed value of attribute `key` of this op (`"1 : i32"`), or None; typed access
+        is `normfuse.ir.ops.attr`."""
+        from .syntax import read_attrs
+        a = read_attrs(self.text).get(key)
+        return a.text if a is not None else None
 
     def __repr__(self) -> str:
         res = ", ".join(r.ref() for r in self.results)
@@ -263,6 +268,10 @@ def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
 
 # Block arguments defined in a region op's head: "%k = " (scf.for iv and iter_args) or
 # "%X: " (function arguments, no space before the colon).
+# A line that opens a further region of the preceding op by a keyword (MLIR prints the regions of
+# scf.index_switch and ttg.warp_specialize this way).
+_KEYWORD_REGION_RE = re.compile(r"^\s*(?:case\s+-?\d+|default|partition\d+)\b")
+
 _HEAD_DEF_RE = re.compile(rf"({_NAME})(?:\s*=(?!=)|:(?=\s))")
 
 
@@ -320,6 +329,34 @@ class Module:
                     region.blocks.append(block)
                     stack[-1] = (op, region, block, rscope)
                 self._parse_label(s, block, rscope, lineno)
+                continue
+            if _KEYWORD_REGION_RE.match(s) and s.endswith("{"):
+                # a further region of the op before it (scf.index_switch, ttg.warp_specialize)
+                parent_block = stack[-1][2] if stack else top
+                if not parent_block.ops:
+                    raise IRError(f"line {lineno}: region keyword without an operation: {s[:80]!r}")
+                op = parent_block.ops[-1]
+                if not op.regions:  # MLIR ends the op's own line with a space here
+                    op.head.append(" ")
+                cur_scope = stack[-1][3] if stack else scope
+                region = Region(op)
+                op.regions.append(region)
+                block = Block(region)
+                region.blocks.append(block)
+                rscope = _Scope(cur_scope)
+                text = s[:-1]
+                defs = {}
+                strings = _string_spans(text)
+                for dm in _HEAD_DEF_RE.finditer(text):
+                    if _inside(dm.start(), strings):
+                        continue
+                    v = Value(dm.group(1), block=block, index=len(block.args))
+                    defs[dm.group(1)] = v
+                    block.args.append(v)
+                    block.arg_suffixes.append("")
+                    rscope.names[dm.group(1)] = v
+                region.opener = _segments(text, cur_scope, defs, lineno)
+                stack.append((op, region, block, rscope))
                 continue
             # an operation
             groups, body = _split_results(raw)
@@ -403,17 +440,30 @@ class Module:
         if not op.regions:
             out.append(f"{ind}{res}{_render(op.head)}")
             return
+        if op.regions[0].opener is not None:  # regions introduced by keywords, one per line
+            out.append(f"{ind}{res}{_render(op.head)}")
+            for region in op.regions:
+                out.append(f"{ind}{_render(region.opener)}{{")
+                for block in region.blocks:
+                    self._print_block(block, depth, out)
+                out.append(f"{ind}}}")
+            out[-1] += _render(op.tail)
+            return
         out.append(f"{ind}{res}{_render(op.head)}{{")
         for ri, region in enumerate(op.regions):
             if ri > 0:
                 out.append(f"{ind}}}{region.open_text}{{")
-            for bi, block in enumerate(region.blocks):
-                if block.label is not None:
-                    args = ", ".join(a.name + sfx for a, sfx in zip(block.args, block.arg_suffixes))
-                    out.append(f"{ind}{block.label}({args}):" if block.args else f"{ind}{block.label}:")
-                for o in block.ops:
-                    self._print_op(o, depth + 1, out)
+            for block in region.blocks:
+                self._print_block(block, depth, out)
         out.append(f"{ind}}}{_render(op.tail)}")
+
+    def _print_block(self, block: Block, depth: int, out: list[str]) -> None:
+        ind = "  " * depth
+        if block.label is not None:
+            args = ", ".join(a.name + sfx for a, sfx in zip(block.args, block.arg_suffixes))
+            out.append(f"{ind}{block.label}({args}):" if block.args else f"{ind}{block.label}:")
+        for o in block.ops:
+            self._print_op(o, depth + 1, out)
 
     # -- queries -------------------------------------------------------------------------------
     def walk(self) -> Iterator[Op]:
@@ -572,6 +622,9 @@ class Module:
                     mapping[id(a)] = na
                 nr.blocks.append(nb)
         new.head = [mapping.get(id(s), s) if isinstance(s, Value) else s for s in op.head]
+        for region, nr in zip(op.regions, new.regions):
+            if region.opener is not None:
+                nr.opener = [mapping.get(id(s), s) if isinstance(s, Value) else s for s in region.opener]
         for region, nr in zip(op.regions, new.regions):
             for block, nb in zip(region.blocks, nr.blocks):
                 for o in block.ops:

@@ -12,7 +12,7 @@ from .core import Op, Value, _render, parse_type
 
 __all__ = ["int_attr", "constant_value", "cmp_predicate", "reduce_combiner", "load_info",
            "LoadInfo", "desc_info", "DescInfo", "func_params", "Param", "func_attr_int", "shape",
-           "element", "is_pointer", "func_name", "make_range_bounds", "program_id_axis", "dot_precision"]
+           "element", "is_pointer", "pointee", "func_name", "make_range_bounds", "program_id_axis", "dot_precision"]
 
 _FLOAT_TYPES = ("f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2")
 
@@ -29,7 +29,13 @@ def element(v: Value) -> str:
 
 
 def is_pointer(v: Value) -> bool:
-    return "!tt.ptr" in element(v)
+    return pointee(element(v)) is not None
+
+
+def pointee(type_text: str) -> str | None:
+    """'!tt.ptr<bf16>' -> 'bf16'; None when the type is not a pointer."""
+    m = re.fullmatch(r"\s*!tt\.ptr<(.+)>\s*", type_text)
+    return m.group(1) if m else None
 
 
 def int_attr(op: Op, key: str) -> int | None:

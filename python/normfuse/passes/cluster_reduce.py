@@ -77,8 +77,13 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
    program id and of `tt.get_num_programs x` is divided by C (the only CTA-dependent values the
    rewritten kernel has are then the rank and what the pass builds from it).
 2. A loop over N tiles (loop 1) containing a `tt.dot` and a `tt.store`, followed in the same block
-   by a loop (loop 2) that loads from the memory loop 1 stored to; both with constant bounds 0 to
-   T step 1, T >= 2 (T == 1 is `epilogue-norm`'s case). The block is the function body, or the
+   by a loop (loop 2) that loads from the memory loop 1 stored to (through pointers or a tensor
+   descriptor); both with constant bounds lb to ub step s > 0 (over tile indices,
+   `range(0, T)`, or offsets, `range(0, N, BN)`) and the same number T = cdiv(ub - lb, s) >= 2
+   of trips (T == 1 is `epilogue-norm`'s case); CTA r runs the trips r, r + C, ... of each
+   (from lb + r * s, step C * s). Loops spelled differently must be proven to touch the same
+   tile in the same trip (loop 2 reads exactly what loop 1 stored: `normfuse.ir.affine`). The
+   block is the function body, or the
    body of an scf.for in the function body (the persistent loop over row blocks) with an i32
    induction variable and no loop-carried values (its trip count is then the same in every CTA
    of a cluster, so every CTA crosses the same number of barriers).
@@ -103,14 +108,18 @@ exchange = dsmem | global      where the partials meet. dsmem (default): as abov
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from ..ir import Module, Op, Value
-from ..ir.core import _render
-from ..ir.match import (ForLoop, LocResolver, has_side_effects, int_constant, is_zero_constant,
-                        load_parts, parse_type, pointer_root, store_parts)
-from . import Pass, PassError, Remark
+from ..ir.effects import NORMFUSE_ASM_MARK, has_side_effects
+from ..ir.affine import Forms
+from ..ir.ops import (ADDF, DOT, FOR, FUNC, GET_NUM_PROGRAMS, GET_PROGRAM_ID, INLINE_ASM, LOADS,
+                      STORES, Builder, ForOp, FuncOp, LoadOp, ProgramIdOp, StoreOp, int_constant,
+                      is_zero_constant, tensor, type_of)
+from ..launch import ClusterSize, ExtraSharedMemory, ScratchSizeToken
+from . import Pass, PassError, PassRun
 
-MARK = "/* normfuse.cluster-reduce */"
+MARK = NORMFUSE_ASM_MARK + "cluster-reduce */"  # normfuse-private memory (ir.effects)
 PORTABLE_MAX = 8
 HW_MAX = 16  # non-portable cluster size on H100/H200; Triton's launcher allows it at exactly 16
 
@@ -185,19 +194,23 @@ WAIT = f"{MARK} barrier.cluster.wait.acquire; mov.u32 $0, 0;"
 
 def is_cluster_asm(op: Op) -> bool:
     """An inline-asm op emitted by this pass (it touches only the exchange slots)."""
-    return op.name == "tt.elementwise_inline_asm" and MARK in op.text
+    return op.name == INLINE_ASM and MARK in op.text
 
 
-@dataclass
+@dataclass(frozen=True)
 class ClusterReduce(Pass):
-    """Distribute the N tiles of a post-norm row over a thread-block cluster."""
+    """Distribute the N tiles of a post-norm row over a thread-block cluster.
+
+    Options: `cluster_size` ("auto" or 2..16), `max_cluster` (the largest cluster "auto" picks;
+    8 stays portable), `exchange` (where the partials meet: "dsmem", distributed shared memory,
+    or "global", global scratch)."""
 
     name = "cluster-reduce"
     summary = ("split a post-norm row's N tiles over a thread-block cluster; exchange row "
                "statistics through distributed shared memory")
-    cluster_size: str = "auto"  # "auto" or 2..16
-    max_cluster: int = HW_MAX  # largest cluster "auto" picks (8 = portable)
-    exchange: str = "dsmem"  # where the partials meet: distributed shared memory, or global scratch
+    cluster_size: Literal["auto"] | int = "auto"
+    max_cluster: int = HW_MAX
+    exchange: Literal["dsmem", "global"] = "dsmem"
 
     def __post_init__(self):
         if self.exchange not in ("dsmem", "global"):
@@ -212,64 +225,69 @@ class ClusterReduce(Pass):
                                 f"in 2..{HW_MAX}, got '{self.cluster_size}'") from None
             if not 2 <= c <= HW_MAX:
                 raise PassError(f"option cluster-reduce{{cluster-size}} must be in 2..{HW_MAX}, got {c}")
+            object.__setattr__(self, "cluster_size", c)
 
     # -- matching ------------------------------------------------------------------------------
-    def run(self, module: Module) -> list[Remark]:
-        self.remarks = []
-        if self.refuses_ttgir(module):
-            return self.remarks
-        locs = LocResolver(module)
+    def apply(self, module: Module, run: PassRun) -> None:
+        if run.refuses_ttgir(module):
+            return
         for func in module.functions():
-            why = self._run_func(module, func, locs)
+            why = self._run_func(module, run, func)
             if why:
-                self.remark("missed", why, locs(func))
-        return self.remarks
+                run.missed(why, func)
 
-    def _run_func(self, module: Module, func: Op, locs) -> str | None:
-        if "normfuse.cluster_dims" in _render(func.head):
+    def _run_func(self, module: Module, run: PassRun, func: Op) -> str | None:
+        if FuncOp(func).attr(ClusterSize.attr) is not None:
             return "already split over a cluster"
         ops = list(func.walk())
-        pids = [o for o in ops if o.name == "tt.get_program_id" and " x " in o.text + " "]
+        pids = [o for o in ops if o.name == GET_PROGRAM_ID and ProgramIdOp(o).axis == "x"]
         top = func.body()
         # the loops over N tiles: in the function body, or in the body of a persistent loop over
         # row blocks (an scf.for directly in the function body)
-        blocks = [top] + [o.regions[0].blocks[0] for o in top.ops if o.name == "scf.for"]
-        loops = [o for b in blocks for o in b.ops if o.name == "scf.for"]
-        stores = [(l, s) for l in loops for s in l.walk() if s.name == "tt.store"]
-        gemm_loops = [l for l in loops if any(x.name == "tt.dot" for x in l.walk())
-                      and any(x.name == "tt.store" for x in l.walk())]
+        blocks = [top] + [o.regions[0].blocks[0] for o in top.ops if o.name == FOR]
+        loops = [o for b in blocks for o in b.ops if o.name == FOR]
+        stores = [(l, s) for l in loops for s in l.walk() if s.name in STORES]
+        gemm_loops = [l for l in loops if any(x.name == DOT for x in l.walk())
+                      and any(x.name in STORES for x in l.walk())]
         if not gemm_loops:
-            if any(o.name == "tt.dot" for o in ops):
+            if any(o.name == DOT for o in ops):
                 return ("no loop over N tiles around the GEMM: the row is one tile "
                         "(epilogue-norm's case) or the kernel is not a post-norm GEMM")
             return "no GEMM (tt.dot) in a loop over output tiles"
         for l1 in gemm_loops:
             body = l1.block
-            roots = {id(pointer_root(store_parts(s)[0])) for l, s in stores if l is l1} - {id(None)}
+            roots = {id(StoreOp(s).root) for l, s in stores if l is l1} - {id(None)}
             later = body.ops[body.index_of(l1) + 1:]
-            l2 = next((o for o in later if o.name == "scf.for" and any(
-                x.name == "tt.load" and id(pointer_root(load_parts(x)[0])) in roots for x in o.walk())), None)
+            l2 = next((o for o in later if o.name == FOR and any(
+                x.name in LOADS and id(LoadOp(x).root) in roots for x in o.walk())), None)
             if l2 is None:
                 continue
-            why = self._check(module, func, l1, l2, pids, later) or self._check_outer(l1)
+            why = self._check(l1, l2, pids, later) or self._check_outer(l1)
             if why:
-                self.remark("missed", why, locs(l1.op if isinstance(l1, ForLoop) else l1))
+                run.missed(why, l1)
                 return None
-            self._rewrite(module, func, ForLoop(l1), ForLoop(l2), pids[0], locs)
+            self._rewrite(module, run, func, ForOp(l1), ForOp(l2), pids[0])
             return None
         return "the GEMM loop's output is not reloaded by a later loop (no second pass over the row)"
 
-    def _check(self, module: Module, func: Op, l1: Op, l2: Op, pids: list[Op], later: list[Op]) -> str | None:
+    def _check(self, l1: Op, l2: Op, pids: list[Op], later: list[Op]) -> str | None:
         if len(pids) != 1:
             return (f"expected one tt.get_program_id x (the row block), found {len(pids)}")
-        f1, f2 = ForLoop(l1), ForLoop(l2)
-        b1 = [int_constant(v) for v in f1.bounds]
-        b2 = [int_constant(v) for v in f2.bounds]
+        f1, f2 = ForOp(l1), ForOp(l2)
+        b1 = list(f1.constant_bounds())
+        b2 = list(f2.constant_bounds())
         if None in b1 or None in b2:
             return "the loops over N tiles need constant bounds (make N a tl.constexpr)"
-        if b1 != b2 or b1[0] != 0 or b1[2] != 1:
-            return f"the two loops over N tiles differ or do not run 0..T step 1 ({b1} vs {b2})"
-        trips = b1[1]
+        if b1[2] <= 0 or b2[2] <= 0:
+            return f"the loops over N tiles do not count up ({b1} vs {b2})"
+        trips = _trips(*b1)
+        if _trips(*b2) != trips:
+            return f"the two loops over N tiles run different numbers of trips ({b1} vs {b2})"
+        if b1 != b2 and not _same_tiles(f1, f2):
+            # each loop is dealt to the CTAs trip by trip: trip t of both must be the same tile
+            return (f"the two loops over N tiles are spelled differently ({b1} vs {b2}) and the "
+                    "normalizing loop's reads are not proven to be the tiles the GEMM loop stored "
+                    "in the same trip")
         if trips < 2:
             return "the row is one tile (epilogue-norm's case)"
         if f2.iter_args:
@@ -277,13 +295,13 @@ class ClusterReduce(Pass):
         if not f1.iter_args:
             return "the GEMM loop accumulates no row statistics"
         for a, init, y in zip(f1.iter_args, f1.inits, f1.yields):
-            t = parse_type(a.type)
+            t = type_of(a)
             if isinstance(t, str) or len(t.shape) != 1 or t.element != "f32":
                 return f"loop-carried value {a.ref()} is not a per-row f32 vector ({a.type})"
             if not is_zero_constant(init):
                 return f"row statistic {a.ref()} does not start at zero"
             o = y.owner
-            if o is None or o.name != "arith.addf" or sum(1 for v in o.operands if v is a) != 1:
+            if o is None or o.name != ADDF or sum(1 for v in o.operands if v is a) != 1:
                 return f"row statistic {a.ref()} is not a sum over tiles (%s + x)"
         for o in later[:later.index(l2)]:
             if has_side_effects(o):
@@ -297,8 +315,8 @@ class ClusterReduce(Pass):
     def _check_outer(l1: Op) -> str | None:
         """The persistent form: the loops over N tiles sit in a loop over row blocks."""
         outer = l1.block.parent_op
-        if outer is None or outer.name != "tt.func":
-            f = ForLoop(outer)
+        if outer is None or outer.name != FUNC:
+            f = ForOp(outer)
             if f.iv.type != "i32":
                 return f"the loop over row blocks has an induction variable of type {f.iv.type}, not i32"
             if f.iter_args:
@@ -315,83 +333,81 @@ class ClusterReduce(Pass):
         return c
 
     # -- rewriting -----------------------------------------------------------------------------
-    def _rewrite(self, module: Module, func: Op, f1: ForLoop, f2: ForLoop, pid_op: Op, locs) -> None:
-        trips = int_constant(f1.bounds[1])
+    def _rewrite(self, module: Module, run: PassRun, func: Op, f1: ForOp, f2: ForOp, pid_op: Op) -> None:
+        trips = _trips(*f1.constant_bounds())
         ctas = self._ctas(trips)
-        where = locs(f1.op)
+        where = f1.op
         pid = pid_op.result
-        loc = pid_op.loc
-        c_op = module.insert(module.build(f"arith.constant {ctas} : i32 {loc}", types=["i32"], hint="c_ctas"),
-                             after=pid_op)
-        rank_op = module.insert(module.build(f"arith.remsi $0, $1 : i32 {loc}", pid, c_op.result,
-                                             types=["i32"], hint="cta_rank"), after=c_op)
-        blk_op = module.insert(module.build(f"arith.divsi $0, $1 : i32 {loc}", pid, c_op.result,
-                                            types=["i32"], hint="row_block"), after=rank_op)
-        module.replace_all_uses(pid, blk_op.result, where=lambda o: o is not rank_op and o is not blk_op)
-        rank, step = rank_op.result, c_op.result
+        b = Builder(module, pid_op, after=pid_op)
+        c = b.constant(ctas, "i32", hint="c_ctas")
+        rank = b.remsi(pid, c, hint="cta_rank")
+        blk = b.divsi(pid, c, hint="row_block")
+        made = (rank.owner, blk.owner)
+        module.replace_all_uses(pid, blk, where=lambda o: o not in made)
+        # CTA r of the cluster takes trips r, r + C, ... of each loop: the iterations lb + r * step,
+        # stepping C * step (a loop over tile indices 0..T step 1: r, stepping C)
+        deal: dict[tuple, tuple] = {}
+
+        def dealt(loop: ForOp) -> tuple[Value, Value]:
+            lb, _, step = loop.constant_bounds()
+            if (lb, step) not in deal:
+                first, stride = rank, c
+                if (lb, step) != (0, 1):
+                    first = b.muli(rank, b.constant(step, "i32", hint="n_step"), hint="n_first") if step != 1 else rank
+                    first = b.addi(first, b.constant(lb, "i32", hint="n_lb"), hint="n_first") if lb != 0 else first
+                    stride = b.constant(step * ctas, "i32", hint="n_stride")
+                deal[(lb, step)] = (first, stride)
+            return deal[(lb, step)]
+
+        (first1, stride1), (first2, stride2) = dealt(f1), dealt(f2)
         # a program is now a cluster of C CTAs: the program count the kernel sees is CTAs / C
-        for np_op in [o for o in func.walk() if o.name == "tt.get_num_programs" and " x " in o.text + " "]:
-            cnt = module.insert(module.build(f"arith.divsi $0, $1 : i32 {np_op.loc}", np_op.result, c_op.result,
-                                             types=["i32"], hint="num_clusters"), after=np_op)
-            module.replace_all_uses(np_op.result, cnt.result, where=lambda o, c=cnt: o is not c)
+        for np_op in [o for o in func.walk() if o.name == GET_NUM_PROGRAMS and ProgramIdOp(o).axis == "x"]:
+            cnt = Builder(module, np_op, after=np_op).divsi(np_op.result, c, hint="num_clusters")
+            module.replace_all_uses(np_op.result, cnt, where=lambda o, c=cnt.owner: o is not c)
         outer = f1.op.block.parent_op
-        outer = ForLoop(outer) if outer is not None and outer.name == "scf.for" else None
+        outer = ForOp(outer) if outer is not None and outer.name == FOR else None
 
         stats = list(f1.op.results)
-        rows = parse_type(stats[0].type).shape[0]
+        rows = type_of(stats[0]).shape[0]
         nstats = len(stats)
         nbytes = -(-(4 * rows * nstats) // 16) * 16
         # persistent: two slot sets, used by even and odd row blocks (see `_slot_index`)
         slot_bytes = 2 * nbytes if outer is not None else nbytes
-        loc1 = f1.op.loc
         if ctas == trips:  # one tile per CTA: no loops left
-            anchor = f1.op
             partials = f1.yields
-            after = module.insert(module.build(f"arith.constant 0 : i32 {loc1}", types=["i32"], hint="nf"),
-                                  after=anchor)  # marks the end of loop 1's ops; erased below
-            f1.inline(module, rank)
-            f2.inline(module, rank)
-            where_after = after
+            # marks the end of loop 1's ops; erased below
+            marker = Builder(module, f1.op, after=f1.op).constant(0, "i32").owner
+            f1.inline(module, first1)
+            f2.inline(module, first2)
+            where_after = marker
         else:
-            f1.set_bounds(rank, f1.bounds[1], step)
-            f2.set_bounds(rank, f2.bounds[1], step)
+            f1.set_bounds(first1, f1.bounds[1], stride1)
+            f2.set_bounds(first2, f2.bounds[1], stride2)
             partials = list(f1.op.results)
             where_after = f1.op
         users_before = {id(p): [u for u in module.users(p)] for p in partials}
 
-        rng = module.build(f"tt.make_range {{end = {rows} : i32, start = 0 : i32}} : tensor<{rows}xi32> {loc1}",
-                           types=[f"tensor<{rows}xi32>"], hint="rows")
-        prev = module.insert(rng, after=where_after)
-        idx = rng.result
+        x = Builder(module, where.loc, after=where_after)
+        idx = x.make_range(0, rows, hint="rows")
         if outer is not None:
-            prev, idx = _slot_index(module, outer, rng, rows, nbytes, loc1)
-        vt = f"tensor<{rows}xf32>"
-        it = f"tensor<{rows}xi32>"
+            idx = _slot_index(x, outer, idx, rows, nbytes)
+        vt = tensor([rows], "f32")
+        it = tensor([rows], "i32")
         if self.exchange == "global":
             ptrs = _scratch_slice(module, pid_op, slot_bytes, rows)
-            ins = ", ".join(f"${k}" for k in range(nstats + 2))
             wasm, wcons = write_global_asm(nstats, rows)
-            wr = _asm(module, wasm, wcons, [idx, ptrs] + list(partials),
-                      f"{ins} : {it}, tensor<{rows}xi64>, " + ", ".join([vt] * nstats) + f" -> {it}",
-                      [it], loc1, "xchg_put")
+            wr = x.inline_asm(wasm, wcons, [idx, ptrs] + list(partials), [it], hint="xchg_put")
+            x.inline_asm(BARRIER, "=r,r", [rank], ["i32"], hint="cluster_sync")
             rasm, rcons = read_global_asm(nstats, rows, ctas)
-            rd = _asm(module, rasm, rcons, [idx, ptrs], f"$0, $1 : {it}, tensor<{rows}xi64> -> "
-                      + ", ".join([vt] * nstats), [vt] * nstats, loc1, "row_stat")
+            rd = x.inline_asm(rasm, rcons, [idx, ptrs], [vt] * nstats, hint="row_stat")
         else:
-            ins = ", ".join(f"${k}" for k in range(nstats + 1))
             wasm, wcons = write_asm(nstats, rows, slot_bytes)
-            wr = _asm(module, wasm, wcons, [idx] + list(partials),
-                      f"{ins} : {it}, " + ", ".join([vt] * nstats) + f" -> {it}", [it], loc1, "xchg_put")
+            wr = x.inline_asm(wasm, wcons, [idx] + list(partials), [it], hint="xchg_put")
+            x.inline_asm(BARRIER, "=r,r", [rank], ["i32"], hint="cluster_sync")
             rasm, rcons = read_asm(nstats, rows, slot_bytes, ctas)
-            rd = _asm(module, rasm, rcons, [idx], f"$0 : {it} -> " + ", ".join([vt] * nstats),
-                      [vt] * nstats, loc1, "row_stat")
-        bar = _asm(module, BARRIER, "=r,r", [rank], "$0 : i32 -> i32", ["i32"], loc1, "cluster_sync")
-        seq = [wr, bar, rd]
+            rd = x.inline_asm(rasm, rcons, [idx], [vt] * nstats, hint="row_stat")
         if outer is None:  # done reading the peers' slots (the wait is before the return)
-            seq.append(_asm(module, ARRIVE, "=r,r", [rank], "$0 : i32 -> i32", ["i32"], loc1, "cluster_arrive"))
-        for op in seq:
-            module.insert(op, after=prev)
-            prev = op
+            x.inline_asm(ARRIVE, "=r,r", [rank], ["i32"], hint="cluster_arrive")
         new_ops = {id(o) for o in (wr, rd)}
         for p, total in zip(partials, rd.results):
             old_users = users_before[id(p)]
@@ -401,10 +417,12 @@ class ClusterReduce(Pass):
         ret = func.body().terminator
         # no CTA exits while a peer may still read its slots: a wait (after the arrive that
         # followed the reads) or, in the persistent form, a whole barrier after the last row block
-        module.insert(_asm(module, WAIT if outer is None else BARRIER, "=r,r", [rank],
-                           "$0 : i32 -> i32", ["i32"], ret.loc, "cluster_wait"), before=ret)
-        _add_func_attrs(func, {"normfuse.cluster_dims": ctas,
-                               "normfuse.cluster_smem": slot_bytes if self.exchange == "dsmem" else 0})
+        Builder(module, ret, before=ret).inline_asm(WAIT if outer is None else BARRIER, "=r,r", [rank],
+                                                    ["i32"], hint="cluster_wait")
+        needs = [ClusterSize(ctas), ExtraSharedMemory(slot_bytes if self.exchange == "dsmem" else 0)]
+        if self.exchange == "global":
+            needs.append(ScratchSizeToken(SCRATCH_TOKEN))
+        run.require(func, *needs)
 
         per = -(-trips // ctas)
         if per == 1:
@@ -416,14 +434,34 @@ class ClusterReduce(Pass):
         if outer is not None:
             how += ("; persistent: the clusters walk the row blocks, two exchange slot sets "
                     "alternate between consecutive row blocks")
-        self.remark("applied", f"row of {trips} N tiles split over a {ctas}-CTA cluster"
+        run.applied(f"row of {trips} N tiles split over a {ctas}-CTA cluster"
                     f"{' (non-portable size)' if ctas > PORTABLE_MAX else ''}; {nstats} row "
                     f"statistic{'s' if nstats > 1 else ''} exchanged through "
                     + ("distributed shared memory" if self.exchange == "dsmem" else "global scratch (L2)")
                     + f" ({slot_bytes} B per CTA), one cluster barrier per row block; {how}", where)
 
 
-def _slot_index(module: Module, outer: ForLoop, after: Op, rows: int, nbytes: int, loc: str):
+def _trips(lb: int, ub: int, step: int) -> int:
+    return max(0, -(-(ub - lb) // step))
+
+
+def _same_tiles(f1: ForOp, f2: ForOp) -> bool:
+    """Whether every read of loop 2 from the memory loop 1 writes is, trip by trip, the address
+    of one of loop 1's stores (so the CTA that normalizes a tile is the one that stored it)."""
+    forms = Forms(f1, f2)
+    stores = [StoreOp(s) for s in f1.op.walk() if s.name in STORES]
+    roots = {id(s.root) for s in stores} - {id(None)}
+
+    def same(a: tuple, b: tuple) -> bool:
+        return len(a) == len(b) and all(
+            (x is None and y is None) or (x is not None and y is not None and forms.equal(x, y))
+            for x, y in zip(a, b))
+
+    reads = [LoadOp(x) for x in f2.op.walk() if x.name in LOADS and id(LoadOp(x).root) in roots]
+    return bool(reads) and all(any(same(r.address, s.address) for s in stores) for r in reads)
+
+
+def _slot_index(b: Builder, outer: ForOp, rows_range: Value, rows: int, nbytes: int) -> Value:
     """Row index into the slot set of this row block: row + (iteration parity) * nbytes / 4.
 
     With one barrier per row block, a CTA may write row block i + 1's partials while a slower peer
@@ -431,60 +469,15 @@ def _slot_index(module: Module, outer: ForLoop, after: Op, rows: int, nbytes: in
     row block i + 1's barrier, which each does after its reads of row block i (the arrive has
     release semantics). Two slot sets, alternating, are therefore never written while read."""
     iv, (lb, _, step) = outer.iv, outer.bounds
-    ops = [module.build(f"arith.subi $0, $1 : i32 {loc}", iv, lb, types=["i32"], hint="rb_off")]
-    ops.append(module.build(f"arith.divsi $0, $1 : i32 {loc}", ops[-1].result, step, types=["i32"], hint="rb_iter"))
-    one = module.build(f"arith.constant 1 : i32 {loc}", types=["i32"], hint="c1")
-    ops += [one, module.build(f"arith.andi $0, $1 : i32 {loc}", ops[-1].result, one.result,
-                              types=["i32"], hint="rb_parity")]
-    words = module.build(f"arith.constant {nbytes // 4} : i32 {loc}", types=["i32"], hint="slot_words")
-    ops += [words, module.build(f"arith.muli $0, $1 : i32 {loc}", ops[-1].result, words.result,
-                                types=["i32"], hint="slot_off")]
-    vt = f"tensor<{rows}xi32>"
-    ops.append(module.build(f"tt.splat $0 : i32 -> {vt} {loc}", ops[-1].result, types=[vt], hint="slot_offs"))
-    ops.append(module.build(f"arith.addi $0, $1 : {vt} {loc}", after.result, ops[-1].result, types=[vt],
-                            hint="slot_rows"))
-    prev = after
-    for op in ops:
-        module.insert(op, after=prev)
-        prev = op
-    return prev, prev.result
+    it = b.divsi(b.subi(iv, lb, hint="rb_off"), step, hint="rb_iter")
+    parity = b.andi(it, b.constant(1, "i32", hint="c1"), hint="rb_parity")
+    off = b.muli(parity, b.constant(nbytes // 4, "i32", hint="slot_words"), hint="slot_off")
+    return b.addi(rows_range, b.splat(off, [rows], hint="slot_offs"), hint="slot_rows")
 
 
 def _scratch_slice(module: Module, pid_op: Op, nbytes: int, rows: int) -> Value:
     """This CTA's global scratch slice for the exchange, as a [rows] i64 tensor of its address
     (made once, next to the program id, outside any loop)."""
-    loc = pid_op.loc
-    ops = [module.build(f"ttg.global_scratch_alloc {{alignment = 16 : i32, nbytes = {nbytes} : i32}} "
-                        f": !tt.ptr<i8> {loc}", types=["!tt.ptr<i8>"], hint="xchg_scratch")]
-    ops.append(module.build(f"tt.ptr_to_int $0 : !tt.ptr<i8> -> i64 {loc}", ops[-1].result, types=["i64"],
-                            hint="xchg_addr"))
-    ops.append(module.build(f"tt.splat $0 : i64 -> tensor<{rows}xi64> {loc}", ops[-1].result,
-                            types=[f"tensor<{rows}xi64>"], hint="xchg_addrs"))
-    prev = pid_op
-    for op in ops:
-        module.insert(op, after=prev)
-        prev = op
-    return prev.result
-
-
-def _asm(module: Module, asm: str, constraints: str, args: list[Value], sig: str, types: list[str],
-         loc: str, hint: str) -> Op:
-    """A non-pure tt.elementwise_inline_asm; `sig` is the operand list and types with $k operands."""
-    op = module.build(f'tt.elementwise_inline_asm "@ASM@" {{constraints = "{constraints}", '
-                      f"packed_element = 1 : i32, pure = false}} {sig} {loc}", *args, types=types, hint=hint)
-    op.head = [s.replace("@ASM@", asm) if isinstance(s, str) else s for s in op.head]
-    return op
-
-
-def _add_func_attrs(func: Op, attrs: dict[str, int]) -> None:
-    """Add integer attributes to a tt.func's `attributes {...}` dictionary."""
-    extra = ", ".join(f"{k} = {v} : i32" for k, v in attrs.items())
-    for k, s in enumerate(func.head):
-        if isinstance(s, str) and "attributes {" in s:
-            i = s.index("attributes {") + len("attributes {")
-            j = s.index("}", i)
-            inner = s[i:j].strip()
-            func.head[k] = s[:i] + (inner + ", " if inner else "") + extra + s[j:]
-            return
-    # no attribute dictionary yet: add one before the body opens
-    func.head.append(f" attributes {{{extra}}} ")
+    b = Builder(module, pid_op, after=pid_op)
+    addr = b.ptr_to_int(b.global_scratch(nbytes, hint="xchg_scratch"), hint="xchg_addr")
+    return b.splat(addr, [rows], hint="xchg_addrs")

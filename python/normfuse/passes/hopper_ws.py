@@ -70,12 +70,12 @@ from dataclasses import dataclass, field
 
 from ..ir import Module, Op, Value
 from ..ir.match import ForLoop, LocResolver, is_zero_constant
-from ..ir.query import (desc_info, element, func_name, func_params, int_attr, load_info,
-                        reduce_combiner, shape)
+from ..ir import ops
+from ..ir.effects import writes_memory
+from ..ir.query import (desc_info, element, func_name, func_params, int_attr, is_pointer, load_info,
+                        pointee, reduce_combiner, shape)
 from . import Pass, PassError
 
-_SIDE_EFFECTS = ("tt.store", "tt.atomic", "tt.descriptor_store", "tt.print", "tt.assert",
-                 "tt.call", "tt.descriptor_reduce", "tt.descriptor_scatter", "tt.elementwise_inline_asm")
 _DTYPES = {"bf16": "bf16", "f16": "fp16"}
 
 
@@ -166,7 +166,7 @@ class _Matcher:
 
     # -- 1. structure ------------------------------------------------------------------------
     def run(self):
-        funcs = [f for f in self.module.functions() if any(o.name == "tt.dot" for o in f.walk())]
+        funcs = [f for f in self.module.functions() if any(o.name == ops.DOT for o in f.walk())]
         if not funcs:
             raise _Miss("no tt.dot: not a GEMM-shaped kernel")
         if len(funcs) > 1:
@@ -175,19 +175,19 @@ class _Matcher:
         self.func = func
         self.params = func_params(func)
         self.pid = {id(p.value): i for i, p in enumerate(self.params)}
-        dots = [o for o in func.walk() if o.name == "tt.dot"]
+        dots = [o for o in func.walk() if o.name == ops.DOT]
         if len(dots) != 1:
             raise _Miss(f"{len(dots)} tt.dot ops; the lowering handles one accumulator", dots[1])
         dot = dots[0]
         loop_op = dot.block.parent_op
-        if loop_op is None or loop_op.name != "scf.for":
+        if loop_op is None or loop_op.name != ops.FOR:
             raise _Miss("the tt.dot is not directly in an scf.for", dot)
         loop = ForLoop(loop_op)
         self.loop, self.dot = loop, dot
-        effects = [o for o in func.walk() if o.name.startswith(_SIDE_EFFECTS)]
-        stores = [o for o in effects if o.name == "tt.store"]
+        effects = [o for o in func.walk() if not o.regions and writes_memory(o)]
+        stores = [o for o in effects if o.name == ops.STORE]
         if len(stores) != 1 or len(effects) != 1:
-            bad = next((o for o in effects if o.name != "tt.store"), stores[1] if len(stores) > 1 else None)
+            bad = next((o for o in effects if o.name != ops.STORE), stores[1] if len(stores) > 1 else None)
             raise _Miss("the kernel has side effects besides one tt.store of the output tile "
                         f"({', '.join(sorted({o.name for o in effects}))})", bad)
         self.store = stores[0]
@@ -234,7 +234,7 @@ class _Matcher:
             # cdiv(K, BK) = (K + BK - 1) / BK
             src = None
             op = ub.owner
-            if op is not None and op.name == "arith.divsi" and self.ev.ev(op.operands[1]) == {(): self.BK}:
+            if op is not None and op.name == ops.DIVSI and self.ev.ev(op.operands[1]) == {(): self.BK}:
                 inner = dict(self.ev.ev(op.operands[0]))
                 if inner.get((), 0) == self.BK - 1:
                     inner.pop(())
@@ -248,13 +248,13 @@ class _Matcher:
 
     def _tile_load(self, v: Value) -> Op | None:
         op = v.owner
-        if op is not None and op.name in ("tt.load", "tt.descriptor_load") and self.loop.contains(v):
+        if op is not None and op.name in (ops.LOAD, ops.DESCRIPTOR_LOAD) and self.loop.contains(v):
             return op
         return None
 
     def _a_operand(self, a_v: Value):
         src = a_v
-        if src.owner is not None and src.owner.name == "arith.truncf":
+        if src.owner is not None and src.owner.name == ops.TRUNCF:
             src = src.owner.operands[0]
         load = self._tile_load(a_v)
         if load is None:
@@ -280,7 +280,7 @@ class _Matcher:
             if op is None or id(op) in seen or not self.loop.contains(x):
                 continue
             seen.add(id(op))
-            if op.name in ("tt.load", "tt.descriptor_load"):
+            if op.name in (ops.LOAD, ops.DESCRIPTOR_LOAD):
                 if len(shape(x)) == 2:
                     out.append(op)
                 continue
@@ -289,10 +289,10 @@ class _Matcher:
 
     def _b_operand(self, b_v: Value):
         op = b_v.owner
-        if op is not None and op.name == "tt.trans":
+        if op is not None and op.name == ops.TRANS:
             inner = op.operands[0]
             load = self._tile_load(inner)
-            if load is None or load.name != "tt.descriptor_load":
+            if load is None or load.name != ops.DESCRIPTOR_LOAD:
                 raise _Miss("the dot's B operand is a transpose of something other than a "
                             "descriptor load", op)
             self.b_load = load
@@ -304,7 +304,7 @@ class _Matcher:
             raise _Miss("the dot's B operand is not a tile loaded in the loop (a B transform is "
                         "not lowered)", self.dot)
         self.b_load = load
-        if load.name == "tt.descriptor_load":
+        if load.name == ops.DESCRIPTOR_LOAD:
             self.b = self._operand(load, "B", (self.BK, self.BN), k_dim=0)
             self.b_kn = True
             return
@@ -314,7 +314,7 @@ class _Matcher:
     def _operand(self, load: Op, what: str, tile: tuple, k_dim: int) -> TileOperand:
         """A or B read as a [rows, cols] tile of a row-major matrix, k along `k_dim`."""
         from ..lowering.affine import NotAffine, split_dims
-        if load.name == "tt.descriptor_load":
+        if load.name == ops.DESCRIPTOR_LOAD:
             return self._desc_operand(load, what, k_dim)
         info = load_info(load)
         try:
@@ -557,26 +557,26 @@ class _Matcher:
         self.row_stats: list[tuple[int, Value, str]] = []   # (iter index, contribution, mode)
         self.col_sums: list[tuple[int, Derived]] = []
         for i, arg in enumerate(loop.iter_args):
-            if i == self.acc_i or "!tt.ptr" in arg.type:
+            if i == self.acc_i or is_pointer(arg):
                 continue
             y = loop.yields[i]
             if not is_zero_constant(loop.inits[i]):
                 raise _Miss("a loop-carried value besides the accumulator does not start at zero",
                             loop.op)
             yo = y.owner
-            if yo is None or yo.name != "arith.addf" or arg not in yo.operands:
+            if yo is None or yo.name != ops.ADDF or arg not in yo.operands:
                 raise _Miss("a loop-carried value is not a running sum", loop.op)
             x = yo.operands[1] if yo.operands[0] is arg else yo.operands[0]
             xo = x.owner
             if len(shape(arg)) == 1 and shape(arg)[0] == self.BM and xo is not None \
-                    and xo.name == "tt.reduce" and int_attr(xo, "axis") == 1 \
-                    and reduce_combiner(xo) == "arith.addf":
+                    and xo.name == ops.REDUCE and int_attr(xo, "axis") == 1 \
+                    and reduce_combiner(xo) == ops.ADDF:
                 self.row_stats.append((i, x, "row"))
             elif shape(arg) == (self.BM, self.BK):
                 self.row_stats.append((i, x, "tile"))
             elif len(shape(arg)) == 1 and shape(arg)[0] == self.BN and xo is not None \
-                    and xo.name == "tt.reduce" and int_attr(xo, "axis") == 0 \
-                    and reduce_combiner(xo) == "arith.addf":
+                    and xo.name == ops.REDUCE and int_attr(xo, "axis") == 0 \
+                    and reduce_combiner(xo) == ops.ADDF:
                 self.col_sums.append((i, self._colsum(xo)))
             else:
                 raise _Miss("a loop-carried sum is neither a row statistic of the A tile nor a "
@@ -590,7 +590,7 @@ class _Matcher:
         scale = None
         op = x.owner
         w = x
-        if op is not None and op.name == "arith.mulf":
+        if op is not None and op.name == ops.MULF:
             a, b = op.operands
             for t, s in ((a, b), (b, a)):
                 if self._is_b_tile(t):
@@ -606,10 +606,10 @@ class _Matcher:
         """The B tile as the dot reads it (a reload of it, or the transpose of its descriptor
         load), possibly extended to fp32."""
         op = v.owner
-        if op is not None and op.name == "arith.extf":
+        if op is not None and op.name == ops.EXTF:
             v = op.operands[0]
             op = v.owner
-        if op is not None and op.name == "tt.trans":
+        if op is not None and op.name == ops.TRANS:
             v = op.operands[0]
             op = v.owner
         return op is not None and self.loop.contains(v) and _same_tile(op, self.b_load)
@@ -619,10 +619,10 @@ class _Matcher:
         returns the parameter."""
         from ..lowering.affine import NotAffine
         op = v.owner
-        while op is not None and op.name in ("tt.broadcast", "tt.expand_dims", "arith.extf"):
+        while op is not None and op.name in (ops.BROADCAST, ops.EXPAND_DIMS, ops.EXTF):
             v = op.operands[0]
             op = v.owner
-        if op is None or op.name != "tt.load" or len(shape(v)) != 1:
+        if op is None or op.name != ops.LOAD or len(shape(v)) != 1:
             raise _Miss("a column sum's scale is not a vector loaded over K", at)
         info = load_info(op)
         try:
@@ -671,7 +671,7 @@ def _generate(m: _Matcher, epilogue_reductions: bool):
         for ld in tile_loads:
             b[id(ld.results[0])] = f"af.to({el})"
             for u in m.users_of(ld.results[0]):
-                if u.name == "arith.extf" and element(u.results[0]) == "f32":
+                if u.name == ops.EXTF and element(u.results[0]) == "f32":
                     b[id(u.results[0])] = "af"
         return b
 
@@ -690,7 +690,7 @@ def _generate(m: _Matcher, epilogue_reductions: bool):
         b = dict(common)
         b[id(first_load.results[0])] = f"af.to({el})"
         for u in m.users_of(first_load.results[0]):
-            if u.name == "arith.extf" and element(u.results[0]) == "f32":
+            if u.name == ops.EXTF and element(u.results[0]) == "f32":
                 b[id(u.results[0])] = "af"
         t = Translator(b, params, earg_pos, "af")
         r = t.expr(pre_value)
@@ -729,8 +729,8 @@ def _generate(m: _Matcher, epilogue_reductions: bool):
             b[id(res)] = f"st{j}"
         else:
             users = m.users_of(res)
-            if len(users) != 1 or users[0].name != "tt.reduce" or int_attr(users[0], "axis") != 1 \
-                    or reduce_combiner(users[0]) != "arith.addf":
+            if len(users) != 1 or users[0].name != ops.REDUCE or int_attr(users[0], "axis") != 1 \
+                    or reduce_combiner(users[0]) != ops.ADDF:
                 raise _Miss("a statistic accumulated as a tile is not reduced over its rows after "
                             "the loop", users[0] if users else loop.op)
             b[id(users[0].results[0])] = f"st{j}"
@@ -740,7 +740,7 @@ def _generate(m: _Matcher, epilogue_reductions: bool):
         pre_lines.append(f"cs{j} = colvec(eargs[{j}], pid_n, {n_idx}, acc)")
         b[id(results[i])] = f"cs{j}"
     out = m.out_value
-    if out.owner is not None and out.owner.name in ("arith.truncf",) and element(out.owner.operands[0]) == "f32":
+    if out.owner is not None and out.owner.name in (ops.TRUNCF,) and element(out.owner.operands[0]) == "f32":
         out = out.owner.operands[0]
     t = Translator(b, params, earg_pos, "acc")
     if not epilogue_reductions:
@@ -767,9 +767,9 @@ def _same_tile(o: Op, load: Op) -> bool:
         return True
     if o.name != load.name:
         return False
-    if o.name == "tt.descriptor_load":
+    if o.name == ops.DESCRIPTOR_LOAD:
         return all(x is y for x, y in zip(o.operands, load.operands)) and len(o.operands) == len(load.operands)
-    if o.name == "tt.load":
+    if o.name == ops.LOAD:
         a, b = load_info(o), load_info(load)
         return a.ptr is b.ptr and a.mask is b.mask
     return False
@@ -793,7 +793,7 @@ def _outer_row_vectors(m: _Matcher):
                 continue
             seen.add(id(v))
             u = v
-            while u.owner is not None and u.owner.name in ("tt.broadcast", "tt.expand_dims") \
+            while u.owner is not None and u.owner.name in (ops.BROADCAST, ops.EXPAND_DIMS) \
                     and shape(u) != (m.BM,):
                 u = u.owner.operands[0]
             if shape(u) != (m.BM,) or any(u is x for x, _ in out):
@@ -814,7 +814,7 @@ def _loads_before(v: Value) -> list[Op]:
         if op is None or id(op) in seen:
             continue
         seen.add(id(op))
-        if op.name in ("tt.load", "tt.descriptor_load") and len(shape(x)) == 2:
+        if op.name in (ops.LOAD, ops.DESCRIPTOR_LOAD) and len(shape(x)) == 2:
             out.append(op)
             continue
         stack.extend(op.operands)
@@ -828,12 +828,12 @@ def _first_tile(m: _Matcher, load: Op) -> bool:
     ev.values.update(m.ev.values)
     drop_kk = lambda p: {k: c for k, c in p.items() if not any(a == ("kk",) for a in k)}  # noqa: E731
     try:
-        if load.name == "tt.descriptor_load" and m.a_load.name == "tt.descriptor_load":
+        if load.name == ops.DESCRIPTOR_LOAD and m.a_load.name == ops.DESCRIPTOR_LOAD:
             if load.operands[0] is not m.a_load.operands[0]:
                 return False
             return all(ev.ev(x) == drop_kk(m.ev.ev(y))
                        for x, y in zip(load.operands[1:3], m.a_load.operands[1:3]))
-        if load.name == "tt.load" and m.a_load.name == "tt.load":
+        if load.name == ops.LOAD and m.a_load.name == ops.LOAD:
             b1, p1 = ev.evp(load_info(load).ptr)
             b2, p2 = m.ev.evp(load_info(m.a_load).ptr)
             return b1 is b2 and p1 == drop_kk(p2)
@@ -851,7 +851,7 @@ def _acc_reductions(m: _Matcher, out: Value) -> Op | None:
         if op is None or id(op) in seen or op is m.loop.op:
             continue
         seen.add(id(op))
-        if op.name == "tt.reduce" and shape(op.operands[0]) == (m.BM, m.BN):
+        if op.name == ops.REDUCE and shape(op.operands[0]) == (m.BM, m.BN):
             return op
         stack.extend(op.operands)
     return None
@@ -866,8 +866,8 @@ def _example(p, dtype_name: str):
     import torch
     from ..lowering.runtime import _Fake
     t = p.type
-    if "!tt.ptr" in t:
-        el = t.split("<", 1)[1].rstrip(">")
+    el = pointee(t)
+    if el is not None:
         dt = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
               "i32": torch.int32, "i64": torch.int64, "f64": torch.float64}.get(el)
         if dt is None:

@@ -52,15 +52,18 @@ CASES = [
 // CHECK: %[[N:.+]] = arith.mulf %[[ACC]], %{{.+}} : tensor<64x32xf32>
 // CHECK-NOT: tt.load %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
 // CHECK: tt.store
-// CHECK-NOT: tt.store"""),
+// CHECK-NOT: tt.store
+// REMARK: applied: output row normalized in registers before the single store"""),
     ("linear_layernorm_naive", linear_layernorm_naive, LN,
-     dict(N=32, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS), """// CHECK-LABEL: tt.func public @linear_layernorm_naive
+     dict(N=32, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS), """// LayerNorm, one tile holds the row: the centered row comes from the accumulator.
+// CHECK-LABEL: tt.func public @linear_layernorm_naive
 // CHECK: %[[DOT:.+]] = scf.for
 // CHECK: %[[ACC:.+]] = arith.select %{{.+}}, %[[DOT]], %{{.+}} : tensor<64x32xi1>, tensor<64x32xf32>
 // CHECK-NOT: tt.store
 // CHECK: arith.subf %[[ACC]], %{{.+}} : tensor<64x32xf32>
 // CHECK: tt.store
-// CHECK-NOT: tt.store"""),
+// CHECK-NOT: tt.store
+// REMARK: applied: output row normalized in registers before the single store"""),
     ("rms_persistent", linear_rmsnorm_naive, PERS,
      dict(N=32, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, USE_TMA=False, PERSISTENT=True, **FLAGS),
      """// Persistent (the programs walk the row blocks): the same forwarding inside the row-block loop.
@@ -73,7 +76,8 @@ CASES = [
 // CHECK-NOT: tt.load %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
 // CHECK: tt.store
 // CHECK-NOT: tt.store
-// CHECK: } {tt.flatten}"""),
+// CHECK: } {tt.flatten}
+// REMARK: applied: output row normalized in registers before the single store"""),
     ("negative_rows_span_tiles", linear_rmsnorm_naive, POST,
      dict(N=64, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS), """// Bail out: N = 2 tiles, the row is stored and reloaded in two loops over N.
 // CHECK-LABEL: tt.func public @negative_rows_span_tiles
@@ -81,32 +85,28 @@ CASES = [
 // CHECK: tt.store
 // CHECK: scf.for
 // CHECK: tt.load
-// CHECK: tt.store"""),
+// CHECK: tt.store
+// REMARK: missed: the stored tile is reloaded in another loop over N tiles"""),
     ("negative_extra_store", negative_extra_store, NEG, dict(N=32, BM=64), """// Bail out: another store between the two stores.
 // CHECK-LABEL: tt.func public @negative_extra_store
 // CHECK: tt.store
 // CHECK: tt.store
 // CHECK: tt.load
-// CHECK: tt.store"""),
+// CHECK: tt.store
+// REMARK: missed: 'tt.store' between the unnormalized store and the final store"""),
     ("negative_reload_reduced", negative_reload_reduced, NEG, dict(N=32, BM=64), """// Bail out: the reloaded tile feeds a reduction, where masked-off lanes matter.
 // CHECK-LABEL: tt.func public @negative_reload_reduced
 // CHECK: tt.store
 // CHECK: tt.load
 // CHECK: "tt.reduce"
-// CHECK: tt.store"""),
+// CHECK: tt.store
+// REMARK: missed: the reloaded tile reaches 'tt.reduce'"""),
 ]
 
-HEAD = """// Single-CTA epilogue norm: positive cases first, then the bail-out cases (negative_*).
+HEAD = """// epilogue-norm: one chunk per case, positive cases first, then the bail-outs (negative_*).
 // Inputs: TTIR from test/lit/inputs/epilogue_norm_kernels.py (locations stripped).
-// RUN: normfuse-opt --epilogue-norm %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --epilogue-norm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
-
-// REMARK: applied: output row normalized in registers before the single store
-// REMARK: applied: output row normalized in registers before the single store
-// REMARK: applied: output row normalized in registers before the single store
-// REMARK: missed: the stored tile is reloaded in another loop over N tiles
-// REMARK: missed: 'tt.store' between the unnormalized store and the final store
-// REMARK: missed: the reloaded tile reaches 'tt.reduce'
+// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>/dev/null | FileCheck %s
+// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 """
 
 if __name__ == "__main__":

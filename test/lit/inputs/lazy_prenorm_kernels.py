@@ -172,6 +172,25 @@ def rms_block_pointers(X, W, Y, M, K, stride, eps, BM: tl.constexpr, BN: tl.cons
 
 
 @triton.jit
+def rms_divide_by_rms(X, W, Y, K, stride, eps, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # x / rms instead of x * rstd, over offsets instead of tile indices
+    offs_m = tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(X + offs_m[:, None] * stride + k0 + offs_k[None, :]).to(tl.float32)
+        ss += tl.sum(x * x, axis=1)
+    rms = tl.sqrt(ss / K + eps)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(X + offs_m[:, None] * stride + k0 + offs_k[None, :]).to(tl.float32)
+        w = tl.load(W + offs_n[None, :] * stride + k0 + offs_k[:, None])
+        acc = tl.dot((x / rms[:, None]).to(tl.bfloat16), w, acc)
+    tl.store(Y + offs_m[:, None] * BN + offs_n[None, :], acc)
+
+
+@triton.jit
 def _row_block_tile(X, W, Y, rstd, offs_m, offs_k, n, K, N, stride, BM: tl.constexpr, BN: tl.constexpr,
                     BK: tl.constexpr):
     # N tile n of a row block: the GEMM loop on the scaled tile, then the store
@@ -321,7 +340,7 @@ def negative_scaled_tile_other_user(X, W, Y, Z, K, stride, eps, BM: tl.constexpr
 
 
 KERNELS = [rms_weight_in_loop, rms_weight_folded, layernorm, layernorm_folded, rms_precomputed_rstd, rms_residual_accumulator,
-           rms_block_pointers, rms_row_block, negative_scale_varies_with_k, negative_scale_per_element,
+           rms_block_pointers, rms_row_block, rms_divide_by_rms, negative_scale_varies_with_k, negative_scale_per_element,
            negative_stats_other_iteration_space, negative_stats_other_tile, negative_row_block_stats_used_after,
            negative_row_block_store_ahead, negative_scaled_tile_other_user]
 

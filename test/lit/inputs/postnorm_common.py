@@ -1,6 +1,6 @@
 """Shared by the post-norm lit generators (cluster_reduce_kernels.py, epilogue_norm_kernels.py):
-TTIR of a kernel for sm_90 with locations stripped, the lit file writer, and the naive post-norm
-kernels' signatures."""
+TTIR of a kernel for sm_90 with locations stripped, the lit file writer (one `// -----` chunk per
+case), and the naive post-norm kernels' signatures."""
 import os
 import re
 
@@ -18,14 +18,15 @@ def ttir(fn, sig, consts):
 
 
 def write_lit(name: str, head: str, cases) -> None:
-    """Write test/lit/<name>: `head`, then one function per (name, fn, signature, constexprs,
-    checks) case, renamed to the case's name and preceded by its CHECK lines."""
-    out = [head, "module {"]
-    for case, fn, sig, consts, checks in cases:
+    """Write test/lit/<name>: `head` (RUN lines, checks of options that fail before reading the
+    input), then one `// -----` chunk per (name, fn, signature, constexprs, checks) case: its
+    CHECK lines (for every prefix; a one-line intent comment first) and a module holding the
+    kernel renamed to the case's name."""
+    out = [head.rstrip("\n")]
+    for k, (case, fn, sig, consts, checks) in enumerate(cases):
         text = ttir(fn, sig, consts)
         text = re.sub(r"tt\.func public @\w+\(", f"tt.func public @{case}(", text, count=1)
-        out += ["", checks, text]
-    out.append("}")
+        out += (["", "// -----"] if k else []) + ["", checks, "", "module {", text, "}"]
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", name), "w") as f:
         f.write("\n".join(out) + "\n")
 
