@@ -40,8 +40,9 @@ a cluster whose CTAs wait on a barrier that a peer never reaches raises (a hang 
 
 What is not modelled: races inside Triton's own lowering (the pipeliner's buffer counts, async
 copies and wgmma, which are not in the TTIR) and timing; floating-point results of `math` ops
-and of divisions are IEEE (the GPU's approximate forms differ in the last bits); masked-off lanes
-of a load without `other` are NaN (integers: 0) so that a kernel that uses them shows it.
+and of divisions are IEEE (the GPU's approximate forms differ in the last bits). Masked-off lanes
+of a load without `other` read 0, as Triton 3.6's lowering makes them (`mov 0` before the
+predicated `ld`); a block-pointer load without a padding option pads with 0 too.
 
 Supported ops: arith (constant, add/sub/mul/div/rem/neg/min/max/select/cmp/shift/bitwise, all
 casts), math (sqrt, rsqrt, exp, exp2, log, log2, log1p, expm1, sin, cos, tan, tanh, erf, abs,
@@ -715,7 +716,7 @@ class _Compiler:
         elem = pointee(pelem)
         mask = ops[1] if len(ops) > 1 else None
         other = ops[2] if len(ops) > 2 else None
-        poison = np.nan if elem in FLOATS else 0
+        poison = 0  # Triton 3.6's lowering: `mov 0` before the predicated ld when there is no other
 
         def run(cta, env):
             addr = env[ptr]
