@@ -8,6 +8,7 @@ the same for a TTIR text (a lit file's module), the passes run by `normfuse-opt`
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -184,13 +185,21 @@ def check_pass_numerics(fn, args, *, constexprs: dict, grid, passes="default",
                     ck.applied)
 
 
+@functools.lru_cache(maxsize=16)
+def _run_pipeline(ir_text: str, spec: str):
+    """normfuse-opt's pipeline on a module, once per (text, canonical pipeline): the passes are
+    deterministic, and a lit module holds many kernels."""
+    from ..pipeline import run_pipeline
+    return run_pipeline(ir_text, spec)
+
+
 def check_ir_numerics(ir_text: str, args: Sequence, grid, *, passes, kernel: str | None = None,
                       names: Sequence[str] | None = None) -> NumericsCheck:
     """`check_pass_numerics` for TTIR text: the passes run as `normfuse-opt` runs them; `kernel`
     picks the function when the module has several (the remarks are the whole module's)."""
-    from ..pipeline import describe, parse_pipeline, run_pipeline
+    from ..pipeline import describe, parse_pipeline
     plist = parse_pipeline(passes)
-    res = run_pipeline(ir_text, plist)
+    res = _run_pipeline(ir_text, describe(plist))
     names = list(names) if names is not None else [f"arg{i}" for i in range(len(args))]
     return _compare(names, list(args), ir_text, res.text, grid, kernel, describe(plist),
                     res.remarks, res.changed)
