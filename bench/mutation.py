@@ -121,7 +121,8 @@ def _pytest(root: Path, ignore: tuple = ()) -> dict:
         cmd += ["--ignore", f]
     env = dict(os.environ, PYTHONPATH=str(root / "python"))
     t = time.time()
-    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
+    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env,
+                       stdin=subprocess.DEVNULL)
     failed = sorted(set(re.findall(r"^FAILED (\S+)", r.stdout, re.M)))
     tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr[-300:]
     return {"rc": r.returncode, "failed": failed, "summary": tail, "seconds": round(time.time() - t, 1)}
@@ -135,33 +136,58 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="write the results as JSON here")
     args = ap.parse_args(argv)
     chosen = [m for m in MUTANTS if not args.only or m.id in args.only]
+    runs = {"full": ()}
+    if args.without_interpreter:
+        runs["without_interpreter"] = INTERPRETER_TESTS
+
+    def suite(root: Path) -> dict:
+        return {k: _pytest(root, ignore) for k, ignore in runs.items()}
+
+    # the unmutated checkout first: a test that fails there (the machine, not the mutant) does
+    # not count as catching anything
+    with tempfile.TemporaryDirectory(prefix="normfuse-baseline-") as d:
+        _copy_checkout(Path(d))
+        baseline = suite(Path(d))
+    for k, r in baseline.items():
+        print(f"baseline ({k}): {r['summary']}", flush=True)
+
+    def caught_by(run: dict, base: dict) -> list:
+        new = [f for f in run["failed"] if f not in base["failed"]]
+        if not new and run["rc"] not in (0, 1) and base["rc"] == 0:  # collection error, crash
+            new = [f"pytest exit status {run['rc']}: {run['summary']}"]
+        return new
+
     results = []
     for m in chosen:
         with tempfile.TemporaryDirectory(prefix=f"normfuse-{m.id}-") as d:
             root = Path(d)
             _copy_checkout(root)
             _apply(root, m)
-            row = {"id": m.id, "file": m.file, "what": m.what, "full": _pytest(root)}
-            row["caught"] = row["full"]["rc"] != 0
+            row = {"id": m.id, "file": m.file, "what": m.what}
+            for k, r in suite(root).items():
+                r["caught_by"] = caught_by(r, baseline[k])
+                row[k] = r
+            row["caught"] = bool(row["full"]["caught_by"])
             if args.without_interpreter:
-                row["without_interpreter"] = _pytest(root, INTERPRETER_TESTS)
-                row["caught_without_interpreter"] = row["without_interpreter"]["rc"] != 0
+                row["caught_without_interpreter"] = bool(row["without_interpreter"]["caught_by"])
         results.append(row)
         extra = ""
         if args.without_interpreter:
             extra = f"; without the interpreter tests: {'caught' if row['caught_without_interpreter'] else 'SURVIVED'}"
-        print(f"{m.id}: {'caught' if row['caught'] else 'SURVIVED'} ({len(row['full']['failed'])} failed, "
-              f"{row['full']['seconds']} s){extra} - {m.what}", flush=True)
-        for f in row["full"]["failed"][:6]:
-            print(f"    {f}", flush=True)
+        print(f"{m.id}: {'caught' if row['caught'] else 'SURVIVED'} ({len(row['full']['caught_by'])} "
+              f"tests fail, {row['full']['seconds']} s){extra} - {m.what}", flush=True)
+        for k in runs:
+            for f in row[k]["caught_by"][:4]:
+                print(f"    [{k}] {f}", flush=True)
     caught = sum(r["caught"] for r in results)
     print(f"mutation score: {caught}/{len(results)} caught")
     if args.without_interpreter:
         print(f"without the interpreter tests: {sum(r['caught_without_interpreter'] for r in results)}"
               f"/{len(results)} caught")
     if args.out:
-        Path(args.out).write_text(json.dumps({"mutants": results, "caught": caught,
-                                              "total": len(results)}, indent=1) + "\n")
+        Path(args.out).write_text(json.dumps({"baseline": baseline, "mutants": results,
+                                              "caught": caught, "total": len(results)},
+                                             indent=1) + "\n")
     return 0
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
+
+np = pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
 import torch
 import triton
 import triton.language as tl

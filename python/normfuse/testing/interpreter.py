@@ -366,14 +366,11 @@ class _Compiler:
 
     def op(self, op: Op):
         name = op.name
-        try:
-            if name in _FLOAT_BIN or name in _FLOAT_UN or name in _INT_BIN:
-                return self._elementwise(op), False
-            if name in _CASTS:
-                return self._cast(op), False
-            h = getattr(self, "_op_" + name.replace(".", "_"), None)
-        except InterpreterError:
-            raise
+        if name in _FLOAT_BIN or name in _FLOAT_UN or name in _INT_BIN:
+            return self._elementwise(op), False
+        if name in _CASTS:
+            return self._cast(op), False
+        h = getattr(self, "_op_" + name.replace(".", "_"), None)
         if h is None:
             raise InterpreterError(f"the interpreter does not support {_where(op)} "
                                    f"({strip_loc(op.text)[:160]})")
@@ -846,9 +843,9 @@ class _Compiler:
             m = np.ones(addr.shape, bool) if mask is None else np.broadcast_to(env[mask], addr.shape)
             old = np.zeros(addr.shape, dtype=runtime_dtype(elem))
             glob = cta.launch.glob
-            for i in zip(*np.nonzero(m)) if addr.ndim else [()]:
-                if addr.ndim == 0 and not m:
-                    break
+            for i in np.ndindex(addr.shape):  # one lane after another, as the hardware serializes
+                if not m[i]:
+                    continue
                 o = glob.load(addr[i], None, elem, actor=cta, what=where)
                 old[i] = o
                 glob.store(addr[i], to_runtime(fn(o, v[i]), elem), None, elem, actor=cta, what=where)
