@@ -144,8 +144,9 @@ def main(argv=None) -> int:
         return {k: _pytest(root, ignore) for k, ignore in runs.items()}
 
     # the unmutated checkout first: a test that fails there (the machine, not the mutant) does
-    # not count as catching anything
-    with tempfile.TemporaryDirectory(prefix="normfuse-baseline-") as d:
+    # not count as catching anything. (The copies' directory names must not contain "normfuse":
+    # test_compile_without_passes looks for that word in PTX, which embeds source paths.)
+    with tempfile.TemporaryDirectory(prefix="mut-baseline-") as d:
         _copy_checkout(Path(d))
         baseline = suite(Path(d))
     for k, r in baseline.items():
@@ -159,7 +160,7 @@ def main(argv=None) -> int:
 
     results = []
     for m in chosen:
-        with tempfile.TemporaryDirectory(prefix=f"normfuse-{m.id}-") as d:
+        with tempfile.TemporaryDirectory(prefix=f"mut-{m.id}-") as d:
             root = Path(d)
             _copy_checkout(root)
             _apply(root, m)

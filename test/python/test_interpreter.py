@@ -565,3 +565,40 @@ def test_barrier_inside_a_tensor_asm_is_refused():
     assert text != _cluster_ir()
     with pytest.raises(InterpreterError, match="once per element"):
         run_ir(text, [nan_f32(6, 16)], (3,), num_ctas=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# tt.call, and check_pass_numerics on a kernel no pass matches
+# ---------------------------------------------------------------------------------------------
+
+@triton.jit(noinline=True)
+def _scaled(X, Out, s, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(Out + offs, tl.load(X + offs) * s + 1.0)
+
+
+@triton.jit
+def _caller(X, Out, s, BLOCK: tl.constexpr):
+    _scaled(X, Out, s, BLOCK)
+
+
+def test_call_of_a_noinline_function():
+    text = ttir(_caller, {"X": "*fp32", "Out": "*fp32", "s": "fp32", "BLOCK": "constexpr"},
+                {"BLOCK": 16})
+    assert "tt.call" in text
+    x = torch.randn(16)
+    out = nan_f32(16)
+    run_ir(text, [x, out, 2.5], 1)
+    torch.testing.assert_close(out, x * 2.5 + 1.0, rtol=1e-6, atol=1e-6)
+
+
+def test_check_pass_numerics_on_a_kernel_no_pass_matches():
+    from normfuse.testing import ALL_PASSES, check_pass_numerics, default_pipeline
+    assert default_pipeline(_caller) == ALL_PASSES
+    x = torch.randn(16)
+    res = check_pass_numerics(_caller, {"X": x, "Out": nan_f32(16), "s": 3.0},
+                              constexprs={"BLOCK": 16}, grid=(1,), num_warps=4)
+    assert not res.changed and not res.applied and res.num_ctas == 1
+    assert res.max_rel_diff == 0.0 and set(res.diffs) == {"X", "Out"}
+    torch.testing.assert_close(res.after["Out"], x * 3.0 + 1.0, rtol=1e-6, atol=1e-6)
+    assert torch.isnan(res.before["Out"]).sum() == 0

@@ -239,6 +239,15 @@ def _where(op: Op) -> str:
     return f"'{op.name}'" + (f" at {loc}" if loc != "loc(unknown)" and not loc.startswith("loc(#") else "")
 
 
+def _symbol(text: str) -> str | None:
+    """The first symbol reference: `@name` or `@"quoted.name(3,)"` (Triton quotes the names of
+    specialized noinline functions)."""
+    m = re.search(r'@(?:"((?:[^"\\]|\\.)*)"|([\w$.\-]+))', text)
+    if not m:
+        return None
+    return m.group(1) if m.group(1) is not None else m.group(2)
+
+
 def _attr_int(op: Op, key: str, default=None):
     v = op.attr(key)
     if v is None:
@@ -338,8 +347,7 @@ class _Compiler:
 
     @staticmethod
     def _fname(f: Op) -> str:
-        m = re.search(r"@([\w$.\-]+)", _render(f.head))
-        return m.group(1) if m else "?"
+        return _symbol(_render(f.head)) or "?"
 
     def function(self, name: str) -> _BlockCode:
         code = self._code.get(name)
@@ -1019,8 +1027,9 @@ class _Compiler:
         return run, True
 
     def _op_tt_call(self, op: Op):
-        m = re.search(r"@([\w$.\-]+)", op.text)
-        callee = m.group(1)
+        callee = _symbol(op.text)
+        if callee is None:
+            raise InterpreterError(f"{_where(op)}: cannot read the callee")
         args = op.operands
         results = list(op.results)
 
