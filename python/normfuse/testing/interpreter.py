@@ -52,7 +52,7 @@ cat, join, split, addptr, int_to_ptr, ptr_to_int, bitcast, load, store (masks, `
 make_tensor_ptr/advance and loads/stores through them (boundary checks, zero/NaN padding),
 make_tensor_descriptor/descriptor_load/descriptor_store (out-of-bounds reads zero, TMA alignment
 checked), dot, reduce, scan, atomic_rmw, atomic_cas, clampf, precise_sqrt, precise_divf,
-fp_to_fp, mulhiui, assert, print, elementwise_inline_asm, ttg.global_scratch_alloc,
+fp_to_fp, mulhiui, assert, print, elementwise_inline_asm, ttg.global_scratch_alloc, ub.poison,
 gpu.barrier (a no-op: a program is one logical thread). Any other op raises `InterpreterError`
 naming it before anything runs.
 """
