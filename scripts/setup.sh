@@ -47,8 +47,16 @@ case "$core_status" in
     ;;
 esac
 
-# --- test tools: lit and filecheck are optional, pytest is not ----------------------------
 have() { "$PY" -c "import $1" >/dev/null 2>&1; }
+
+# --- numpy: normfuse.testing's interpreter (torch's wheels do not always bring it) ---------
+if have numpy; then :; else
+  note "numpy missing; trying pip"
+  # (offline, e.g. the GPU machine: the interpreter's tests skip, the rest of the suite runs)
+  pip_install "numpy>=1.24" || note "warning: no numpy: the CPU interpreter's tests will be skipped"
+fi
+
+# --- test tools: lit and filecheck are optional, pytest is not ----------------------------
 
 missing=()
 for mod in lit filecheck pytest; do

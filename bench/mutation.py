@@ -1,0 +1,196 @@
+"""Mutation testing of the CPU suite: plant one small semantic bug in a pass, run the tests, see
+whether any fails. Not part of CI (about 2-3 minutes per mutant and suite on 2 cores).
+
+    python3 bench/mutation.py                      # every mutant, the whole CPU suite
+    python3 bench/mutation.py --only M2 M9         # some of them
+    python3 bench/mutation.py --without-interpreter  # also run the suite minus the interpreter's
+                                                     # tests (test_interpreter.py,
+                                                     # test_pass_numerics.py), for comparison
+    python3 bench/mutation.py --out bench/results/mutation.json
+
+Each mutant is an exact text replacement in one file of a copy of this checkout (the snippet
+must occur once); every mutant still produces IR that Triton parses and verifies. M1-M4 are the
+four that survived the suite in issue 14's measurement (the issue names them, not their code).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LP = "python/normfuse/passes/lazy_prenorm.py"
+CR = "python/normfuse/passes/cluster_reduce.py"
+INTERPRETER_TESTS = ("test/python/test_interpreter.py", "test/python/test_pass_numerics.py")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str
+    old: str
+    new: str
+    what: str
+
+
+MUTANTS = [
+    Mutant("M1", LP, 'if s.kind == "weight":', 'if s.kind == "weight" and False:',
+           "lazy-prenorm: LayerNorm's correction uses colsum(W) instead of colsum(g*W) when g "
+           "stays in the loop"),
+    Mutant("M2", CR, '''    for r in range(ctas):
+        body += f"mapa.shared::cluster.u32''', '''    for r in range(1, ctas):
+        body += f"mapa.shared::cluster.u32''',
+           "cluster-reduce: every CTA leaves rank 0's partials out of the row totals"),
+    Mutant("M3", CR, 'f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * s}]; ',
+           'f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * 0}]; ',
+           "cluster-reduce: LayerNorm's sum of squares read from the sum's slot"),
+    Mutant("M4", CR, 'module.build(f"arith.constant {ctas} : i32 {loc}", types=["i32"], hint="c_ctas")',
+           'module.build(f"arith.constant {ctas - 1} : i32 {loc}", types=["i32"], hint="c_ctas")',
+           "cluster-reduce: the rank / row-block split (and the program count) use C - 1 instead "
+           "of the cluster size"),
+    Mutant("M5", LP, "            _set_init(loop, p.acc_index, zero)\n", "",
+           "lazy-prenorm: a non-zero accumulator init is not zeroed before the loop (it is added "
+           "after scaling as well: counted twice, once scaled)"),
+    Mutant("M6", LP, 'emit(f"arith.subf $0, $1 : {f32(bm)}", mean, shift, t=f32(bm))',
+           'emit(f"arith.subf $0, $1 : {f32(bm)}", shift, mean, t=f32(bm))',
+           "lazy-prenorm: LayerNorm's correction uses (shift - mean) instead of (mean - shift)"),
+    Mutant("M7", LP, '''        val = emit(f"arith.mulf $0, $1 : {f32(bm, bn)}", val, rb, t=f32(bm, bn))
+        if bsum is not None:
+            b2 = emit(f"tt.expand_dims $0 {{axis = 0 : i32}} : {f32(bn)} -> {f32(1, bn)}", bsum, t=f32(1, bn))
+            bb = emit(f"tt.broadcast $0 : {f32(1, bn)} -> {f32(bm, bn)}", b2, t=f32(bm, bn))
+            val = emit(f"arith.addf $0, $1 : {f32(bm, bn)}", val, bb, t=f32(bm, bn))
+''', '''        if bsum is not None:
+            b2 = emit(f"tt.expand_dims $0 {{axis = 0 : i32}} : {f32(bn)} -> {f32(1, bn)}", bsum, t=f32(1, bn))
+            bb = emit(f"tt.broadcast $0 : {f32(1, bn)} -> {f32(bm, bn)}", b2, t=f32(bm, bn))
+            val = emit(f"arith.addf $0, $1 : {f32(bm, bn)}", val, bb, t=f32(bm, bn))
+        val = emit(f"arith.mulf $0, $1 : {f32(bm, bn)}", val, rb, t=f32(bm, bn))
+''', "lazy-prenorm: LayerNorm's beta @ W term is added before the row scale instead of after"),
+    Mutant("M8", LP, '{row_t} {loc}", p.stats.inits[i],', '{row_t} {loc}", red.result,',
+           "lazy-prenorm{stats-accumulate=tile}: the reduced sum of squares is counted twice "
+           "(added to itself instead of to the statistic's initial value)"),
+    Mutant("M9", CR, 'one = module.build(f"arith.constant 1 : i32 {loc}"',
+           'one = module.build(f"arith.constant 0 : i32 {loc}"',
+           "cluster-reduce, persistent: the exchange slot set's parity is always 0 (a race: a CTA "
+           "overwrites its slot while a peer may still read the previous row block's)"),
+    Mutant("M10", CR, "f2.set_bounds(rank, f2.bounds[1], step)",
+           "f2.set_bounds(f2.bounds[0], f2.bounds[1], step)",
+           "cluster-reduce, deferred: the normalizing loop starts at tile 0 instead of the CTA's "
+           "rank (CTAs normalize rank 0's tiles, their own stay unnormalized)"),
+    Mutant("M11", CR, "WAIT if outer is None else BARRIER",
+           'f"{MARK} mov.u32 $0, 0;" if outer is None else BARRIER',
+           "cluster-reduce: no barrier wait before the exit (a CTA may leave while a peer still "
+           "reads its shared memory)"),
+    Mutant("M12", LP, "new_yields = list(ifop.results[:len(carried)])", "new_yields = list(args)",
+           "lazy-prenorm, once per row block: the later N tiles get the carried row vectors' "
+           "initial zeros instead of the first tile's statistics"),
+]
+
+
+def _copy_checkout(dst: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, check=True,
+                           capture_output=True, text=True).stdout.split("\n")
+    for f in files:
+        if not f or f.startswith("bench/results/"):
+            continue
+        src = REPO / f
+        if src.is_file():
+            (dst / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / f)
+
+
+def _apply(root: Path, m: Mutant) -> None:
+    path = root / m.file
+    text = path.read_text()
+    n = text.count(m.old)
+    if n != 1:
+        raise SystemExit(f"{m.id}: the snippet occurs {n} times in {m.file}")
+    path.write_text(text.replace(m.old, m.new))
+
+
+def _pytest(root: Path, ignore: tuple = ()) -> dict:
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "test/python"]
+    for f in ignore:
+        cmd += ["--ignore", f]
+    env = dict(os.environ, PYTHONPATH=str(root / "python"))
+    t = time.time()
+    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env,
+                       stdin=subprocess.DEVNULL)
+    failed = sorted(set(re.findall(r"^FAILED (\S+)", r.stdout, re.M)))
+    tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr[-300:]
+    return {"rc": r.returncode, "failed": failed, "summary": tail, "seconds": round(time.time() - t, 1)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="*", help="mutant ids (default: all)")
+    ap.add_argument("--without-interpreter", action="store_true",
+                    help="also run the suite without the interpreter's test files")
+    ap.add_argument("--out", help="write the results as JSON here")
+    args = ap.parse_args(argv)
+    chosen = [m for m in MUTANTS if not args.only or m.id in args.only]
+    runs = {"full": ()}
+    if args.without_interpreter:
+        runs["without_interpreter"] = INTERPRETER_TESTS
+
+    def suite(root: Path) -> dict:
+        return {k: _pytest(root, ignore) for k, ignore in runs.items()}
+
+    # the unmutated checkout first: a test that fails there (the machine, not the mutant) does
+    # not count as catching anything. (The copies' directory names must not contain "normfuse":
+    # test_compile_without_passes looks for that word in PTX, which embeds source paths.)
+    with tempfile.TemporaryDirectory(prefix="mut-baseline-") as d:
+        _copy_checkout(Path(d))
+        baseline = suite(Path(d))
+    for k, r in baseline.items():
+        print(f"baseline ({k}): {r['summary']}", flush=True)
+
+    def caught_by(run: dict, base: dict) -> list:
+        new = [f for f in run["failed"] if f not in base["failed"]]
+        if not new and run["rc"] not in (0, 1) and base["rc"] == 0:  # collection error, crash
+            new = [f"pytest exit status {run['rc']}: {run['summary']}"]
+        return new
+
+    results = []
+    for m in chosen:
+        with tempfile.TemporaryDirectory(prefix=f"mut-{m.id}-") as d:
+            root = Path(d)
+            _copy_checkout(root)
+            _apply(root, m)
+            row = {"id": m.id, "file": m.file, "what": m.what}
+            for k, r in suite(root).items():
+                r["caught_by"] = caught_by(r, baseline[k])
+                row[k] = r
+            row["caught"] = bool(row["full"]["caught_by"])
+            if args.without_interpreter:
+                row["caught_without_interpreter"] = bool(row["without_interpreter"]["caught_by"])
+        results.append(row)
+        extra = ""
+        if args.without_interpreter:
+            extra = f"; without the interpreter tests: {'caught' if row['caught_without_interpreter'] else 'SURVIVED'}"
+        print(f"{m.id}: {'caught' if row['caught'] else 'SURVIVED'} ({len(row['full']['caught_by'])} "
+              f"tests fail, {row['full']['seconds']} s){extra} - {m.what}", flush=True)
+        for k in runs:
+            for f in row[k]["caught_by"][:4]:
+                print(f"    [{k}] {f}", flush=True)
+    caught = sum(r["caught"] for r in results)
+    print(f"mutation score: {caught}/{len(results)} caught")
+    if args.without_interpreter:
+        print(f"without the interpreter tests: {sum(r['caught_without_interpreter'] for r in results)}"
+              f"/{len(results)} caught")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"baseline": baseline, "mutants": results,
+                                              "caught": caught, "total": len(results)},
+                                             indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
