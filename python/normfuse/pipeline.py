@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from . import __version__
-from .ir import IRError, bridge
+from .ir import IRError, bridge, guard
 from .passes import Pass, PassError, Remark, create_pass
 from .passes.cluster_reduce import SCRATCH_TOKEN
 
@@ -119,33 +119,62 @@ class PipelineResult:
 
 
 def run_on_view(view, passes: Sequence[Pass]) -> tuple[list[Remark], bool]:
-    """Run passes on an editable view; each pass's output is re-verified by Triton."""
+    """Run passes on an editable view; each pass's output is re-verified by Triton.
+
+    A pass that fails with anything but a PassError (a bug in the pass, met on this input) raises
+    a PassError that names the pass, the exception and where it was raised: callers report it as
+    an error about the input, never as a traceback.
+    """
     remarks: list[Remark] = []
     changed = False
     for p in passes:
         p.remarks = []
         before = view.print()
-        out = p.run(view)
-        remarks.extend(out if out is not None else p.remarks)
-        if view.print() != before:
-            changed = True
+        with guard.section(f"running pass '{p.name}'"):
             try:
-                new = bridge.reload(view, clean=True)
-            except IRError as e:
-                raise PassError(f"pass '{p.name}' produced invalid IR: {e}") from None
-            view.__dict__.update(new.__dict__)
+                out = p.run(view)
+            except PassError:
+                raise
+            except Exception as e:  # noqa: BLE001 - see the docstring
+                raise PassError(f"pass '{p.name}' failed on this input (internal error: "
+                                f"{_describe_exception(e)}); please report it with the input") \
+                    from None
+            remarks.extend(out if out is not None else p.remarks)
+            if view.print() != before:
+                changed = True
+                try:
+                    new = bridge.reload(view, clean=True)
+                except IRError as e:
+                    raise PassError(f"pass '{p.name}' produced invalid IR: {e}") from None
+                view.__dict__.update(new.__dict__)
     return remarks, changed
 
 
-def run_pipeline(text: str, passes: str | Sequence[str | Pass], *, source_name: str = "<stdin>") -> PipelineResult:
+def _describe_exception(e: BaseException) -> str:
+    """'KeyError: 'x' at lazy_prenorm.py:123' (the innermost frame of the traceback)."""
+    import traceback
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    msg = str(e)
+    return f"{type(e).__name__}{': ' + msg if msg else ''}{where}"
+
+
+def run_pipeline(text: str, passes: str | Sequence[str | Pass], *, source_name: str = "<stdin>",
+                 debuginfo: bool = True) -> PipelineResult:
     """Parse `text` (TTIR/TTGIR), run the passes, return verified text and remarks.
 
-    The IR is unchanged (byte for byte as Triton prints it) when no pass matched.
+    The IR is unchanged (byte for byte as Triton prints it) when no pass matched. `debuginfo=False`
+    prints it without locations (`#loc` lines and `loc(...)`), as normfuse-opt does by default.
+    Bad input raises IRError (guard.TritonCrash when Triton's parser crashed on it, in a child
+    process), a pass that fails raises PassError.
     """
     plist = parse_pipeline(passes)
     view = bridge.load(text, source_name=source_name)
     remarks, changed = run_on_view(view, plist)
-    return PipelineResult(view.print(), remarks, changed)
+    out = view.print()
+    if not debuginfo:
+        out = bridge.print_without_locations(out, source_name=source_name)
+    return PipelineResult(out, remarks, changed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,7 +201,7 @@ def launch_requirements(text: str) -> dict:
 def _make_stage(passes: Sequence[Pass], sink: list[Remark]):
     def stage(src, metadata):
         view = bridge.load(str(src), source_name=metadata.get("name", "kernel") + ".ttir",
-                           context=src.context)
+                           context=src.context, trusted=True)
         # what a pass may need to know of the compilation (lazy-prenorm{stage-reloads}: num_stages)
         view.compile_options = {k: metadata.get(k) for k in ("num_stages", "num_warps", "num_ctas")}
         remarks, changed = run_on_view(view, passes)

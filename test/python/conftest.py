@@ -141,12 +141,13 @@ def ttgir(compiled_row_rstd) -> str:
 
 @pytest.fixture(scope="session")
 def triton_print():
-    """How Triton itself prints `text` after parsing it: the reference for round trips."""
+    """How Triton itself prints `text` after parsing it: the reference for round trips.
+    `debuginfo=False`: without locations, what normfuse-opt prints by default."""
     from normfuse.ir import bridge
 
-    def render(text: str) -> str:
+    def render(text: str, debuginfo: bool = True) -> str:
         module, _ = bridge.parse_triton(text)
-        return str(module)
+        return str(module) if debuginfo else module.str_nodebug()
     return render
 
 
@@ -158,6 +159,8 @@ FAKE_PASSES = {
     "test-noop": "fakepasses:Noop",
     "test-mul-to-add": "fakepasses:MulToAdd",
     "test-break": "fakepasses:Break",
+    "test-crash-triton": "fakepasses:CrashTriton",
+    "test-raise": "fakepasses:Raise",
 }
 
 
