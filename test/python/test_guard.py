@@ -12,6 +12,7 @@ import pytest
 
 from normfuse import cli
 from normfuse.ir import IRError, guard
+from normfuse.passes import PassError
 from normfuse.pipeline import run_pipeline
 
 # Triton 3.6 writes out of bounds while inferring the result type of tt.expand_dims when `axis`
@@ -201,3 +202,23 @@ def ttir_file(tmp_path, ttir):
     path = tmp_path / "kernel.ttir"
     path.write_text(ttir)
     return path
+
+
+# ---------------------------------------------------------------------------------------------
+# normfuse.compile: a pass's output is parsed in a child before Triton's compiler sees it
+# ---------------------------------------------------------------------------------------------
+
+def test_compile_survives_pass_output_that_crashes_triton(fake_passes, row_rstd):
+    import normfuse
+    with pytest.raises(PassError, match=r"kernel 'row_rstd_kernel': pass 'test-crash-triton' "
+                                        r"produced invalid IR: Triton crashed \(SIG[A-Z]+"):
+        normfuse.compile(row_rstd.fn, signature=row_rstd.signature, constexprs=row_rstd.constexprs,
+                         passes=("test-crash-triton",))
+
+
+def test_compile_reports_a_pass_bug_as_an_error(fake_passes, row_rstd):
+    import normfuse
+    with pytest.raises(PassError, match=r"kernel 'row_rstd_kernel': pass 'test-raise' failed on "
+                                        r"this input \(internal error: KeyError"):
+        normfuse.compile(row_rstd.fn, signature=row_rstd.signature, constexprs=row_rstd.constexprs,
+                         passes=("test-raise",))
