@@ -32,6 +32,15 @@ def _have_hopper() -> bool:
         return False
 
 
+def pytest_addoption(parser):
+    group = parser.getgroup("normfuse")
+    group.addoption("--fuzz-count", type=int, default=None,
+                    help="mutations per (lit input, pipeline) in test_fuzz.py (default: "
+                         "$NORMFUSE_FUZZ_COUNT, else 2: 40 runs of normfuse-opt)")
+    group.addoption("--fuzz-seed", type=int, default=None,
+                    help="seed of test_fuzz.py's mutations (default: $NORMFUSE_FUZZ_SEED, else 0)")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA Hopper GPU")
 
