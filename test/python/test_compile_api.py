@@ -10,7 +10,7 @@ import triton
 import triton.language as tl
 
 import normfuse
-from normfuse.compiler import SpillWarning
+from normfuse import SpillWarning
 
 
 @triton.jit
