@@ -36,7 +36,7 @@ input:
 
 exit status:
   0  the input parsed and verified, and every pass ran (also when no pass matched: the IR is
-     then printed unchanged and the passes' remarks say why)
+     then printed as Triton prints it and the passes' remarks say why)
   1  unreadable or invalid input (also input that crashes Triton's parser: that runs in a child
      process and is reported as an error), unknown pass, bad pass option, bad command line, a
      pass that produced IR Triton rejects, or a pass that failed on the input
@@ -283,7 +283,7 @@ def _process(chunks, start: int, items, source: str, debuginfo: bool, emit=None)
     parent, `guard.send`) as (chunk index, ("ok", text, remarks) or ("error", message, []))."""
     from .ir import IRError, guard
     from .passes import PassError
-    from .pipeline import run_pipeline
+    from .pipeline import _describe_exception, run_pipeline
 
     emit = emit or guard.send
 
@@ -301,6 +301,10 @@ def _process(chunks, start: int, items, source: str, debuginfo: bool, emit=None)
             continue
         except PassError as e:
             emit((i, ("error", f"{where}: {_one_paragraph(e)}", [])))
+            continue
+        except Exception as e:  # noqa: BLE001 - a bug in normfuse met on this input: still an answer
+            emit((i, ("error", f"{where}: internal error in normfuse ({_describe_exception(e)}); "
+                               "please report it with the input", [])))
             continue
         emit((i, ("ok", result.text, [str(r) for r in result.remarks])))
 
@@ -322,6 +326,8 @@ def _process_guarded(chunks, items, source: str, debuginfo: bool) -> list[tuple[
             break
         except guard.TritonCrash as e:
             i = max(results, default=start - 1) + 1  # the chunk in flight
+            if i >= len(chunks):  # every chunk answered before the child died
+                break
             results[i] = ("error", f"{_where(source, chunks, i)}: {_one_paragraph(e)}", [])
             start = i + 1
         except guard.ChildUnavailable:  # no fork: do the rest in this process

@@ -50,7 +50,9 @@ def test_mutations_are_deterministic():
     (1, "", "normfuse-opt: error: x: Triton crashed (SIGSEGV, signal 11) while parsing x",
      "Triton crash caught"),
     (1, "", "normfuse-opt: error: x: pass 'p' failed on this input (internal error: KeyError)",
-     "pass internal error"),
+     "internal error"),
+    (1, "", "normfuse-opt: error: x: internal error in normfuse (IndexError at core.py:1)",
+     "internal error"),
     (1, "module {", "normfuse-opt: error: x", "crash"),  # IR printed despite an error
     (1, "", "Traceback (most recent call last):\n  ...\nKeyError: 1", "crash"),
     (-11, "", "", "crash"),

@@ -114,14 +114,17 @@ def test_run_pipeline_survives_a_triton_crash():
 
 
 def test_rejected_text_is_never_parsed_in_process(monkeypatch):
-    # the child's diagnostics come back; the parent's own parser is not called
+    # the child's diagnostics come back; this process's parser is not called on the text
     from normfuse.ir import bridge
 
-    def boom(*a, **k):
-        raise AssertionError("parsed in process")
+    real, parent = bridge._parse, os.getpid()
 
-    monkeypatch.setattr(bridge, "_parse_in_process_for_test", boom, raising=False)
-    with pytest.raises(IRError, match=r"custom op 'garbage' is unknown"):
+    def only_in_children(*a, **k):
+        assert os.getpid() != parent, "parsed in the calling process"
+        return real(*a, **k)
+
+    monkeypatch.setattr(bridge, "_parse", only_in_children)
+    with pytest.raises(IRError, match=r"loc\(\"bad.mlir\":1:1\): error: custom op 'garbage' is unknown"):
         run_pipeline("garbage\n", [], source_name="bad.mlir")
 
 
@@ -194,6 +197,21 @@ def test_cli_pass_with_a_bug(fake_passes, ttir_file, capsys):
     assert out == ""
     assert err.startswith(f"normfuse-opt: error: {ttir_file}: pass 'test-raise' failed on this "
                           "input (internal error: KeyError: 'no such key' at fakepasses.py:")
+    assert "Traceback" not in err
+
+
+def test_cli_bug_outside_the_passes(monkeypatch, ttir_file, capsys):
+    import normfuse.pipeline
+
+    def broken(*a, **k):
+        return 1 / 0
+
+    monkeypatch.setattr(normfuse.pipeline, "run_pipeline", broken)
+    assert cli.main([str(ttir_file)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"normfuse-opt: error: {ttir_file}: internal error in normfuse "
+                          "(ZeroDivisionError: division by zero at test_guard.py:")
     assert "Traceback" not in err
 
 

@@ -12,7 +12,8 @@ report like any other bad input.
   exception); a child killed by a signal raises `TritonCrash` with the signal, what was being done
   (the `section()` labels open at the time) and what Triton printed to stderr before dying.
 - `section(label)` names what is being done; under a supervisor the labels reach the parent as
-  they change, so a crash report can say "while Triton parsed the output of pass X".
+  they change, so a crash report can say "while parsing normfuse-output.mlir (in running pass
+  'lazy-prenorm')".
 - `send(obj)` streams a result to the parent before the child finishes (one per input chunk), so
   a crash in chunk 3 loses nothing of chunks 1 and 2.
 - `diagnostics_file()` is where `bridge` captures Triton's stderr; under a supervisor it is a named
@@ -228,8 +229,11 @@ def _supervise(directory, fn, args, on_message, timeout, relay_stderr):
         os.close(w)
         raise ChildUnavailable(f"cannot fork: {e}") from None
     if pid == 0:  # pragma: no cover - runs in the child (coverage does not follow forks)
-        os.close(r)
-        _child_main(w, directory, fn, args)
+        try:  # whatever happens, the child never returns into the caller's code
+            os.close(r)
+            _child_main(w, directory, fn, args)
+        finally:
+            os._exit(1)
     os.close(w)
     where: list[str] = []
     renames: dict[str, str] = {}
