@@ -40,7 +40,12 @@ def _target(target, name: str = "kernel", passes: Sequence = ()):
         tgt = target
     elif target is None:
         from triton.runtime.driver import driver
-        tgt = driver.active.get_current_target()
+        try:
+            tgt = driver.active.get_current_target()
+        except RuntimeError as e:  # no GPU driver: Triton says "0 active drivers"
+            raise RuntimeError(f"kernel '{name}': normfuse.jit launches on the current GPU and "
+                               f"Triton finds none ({e}); without a GPU, compile ahead of time "
+                               f"with normfuse.compile(..., target='cuda:90')") from None
     else:
         backend, _, arch = str(target).partition(":")
         if backend != "cuda" or not arch.isdigit():
@@ -369,7 +374,8 @@ class JITKernel:
 
     def warmup(self, *args, **kwargs) -> CompiledKernel:
         signature, consts, attrs, options, key = self.specialize(args, dict(kwargs))
-        target = _target(None)  # the current device: a binary for one arch never runs on another
+        # the current device: a binary for one arch never runs on another
+        target = _target(None, _kernel_name(self.fn), parse_pipeline(self.passes))
         ck_key = (key, tuple(sorted(consts.items())), tuple(sorted(options.items())),
                   target.backend, target.arch)
         with self._lock:

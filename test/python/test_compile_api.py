@@ -149,3 +149,20 @@ def test_spills_warn():
         ck = normfuse.compile(accumulate, signature=sig, constexprs={"BM": 64, "BN": 64},
                               passes=(), num_warps=1)
     assert ck.resources()["spill_stores"] == 0
+
+
+def test_jit_without_a_gpu_says_so():
+    from conftest import _have_hopper
+    if _have_hopper():
+        pytest.skip("a GPU is present")
+    try:
+        from triton.runtime.driver import driver
+        driver.active.get_current_target()
+        pytest.skip("Triton finds a GPU driver")
+    except RuntimeError:
+        pass
+    kernel = normfuse.jit(scale_rows, passes=())
+    x = torch.empty(64, 64, dtype=torch.bfloat16)
+    with pytest.raises(RuntimeError, match=r"kernel 'scale_rows': normfuse.jit launches on the "
+                                           r"current GPU and Triton finds none .*target='cuda:90'"):
+        kernel[(1,)](x, x, 64, 64, 64, 1.0, BLOCK_M=16)
