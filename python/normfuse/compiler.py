@@ -20,8 +20,8 @@ from .pipeline import cache_tag, describe, installed, parse_pipeline
 
 DEFAULT_PASSES = ("lazy-prenorm",)
 
-# What the passes emit (wgmma, thread-block clusters, distributed shared memory, setmaxnreg-free
-# sm_90a PTX in inline asm) exists on sm_90 only.
+# What the passes emit (thread-block clusters, distributed shared memory and cluster barriers in
+# sm_90a inline PTX, loops shaped for wgmma) exists on sm_90 only.
 SUPPORTED_ARCH = 90
 
 
