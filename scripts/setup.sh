@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepare this machine for normfuse's tests. Idempotent: installs only what is missing, and
 # never replaces a triton/torch that already fits (the GPU machine's image has triton 3.6.0
-# and torch 2.11, no network, no lit and no filecheck: there it installs nothing).
+# and torch 2.11, no network, no lit and no filecheck: there it installs nothing and says so).
+# numpy, lit, filecheck and pytest are installed when missing; only pytest is required.
 #
 #   PYTHON=python3.11 bash scripts/setup.sh     # another interpreter
 #   NORMFUSE_OFFLINE=1 bash scripts/setup.sh    # never call pip (note what is missing)
@@ -12,18 +13,36 @@ PY=${PYTHON:-python3}
 OFFLINE=${NORMFUSE_OFFLINE:-0}
 note() { echo "setup: $*"; }
 
-# pip with short timeouts: an offline machine should fail in seconds, not minutes.
+# pip with short timeouts: an offline machine should fail in seconds, not minutes. pip's own
+# output goes to a log: on an offline machine its ERROR lines would come before (and read worse
+# than) our note; the note quotes pip's last line instead.
+PIP_LAST=
+PIP_LOG=$(mktemp "${TMPDIR:-/tmp}/normfuse-setup-pip.XXXXXX")
+CHECK_ERR=$(mktemp "${TMPDIR:-/tmp}/normfuse-setup-check.XXXXXX")
+trap 'rm -f "$PIP_LOG" "$CHECK_ERR"' EXIT
 pip_install() {
   if [ "$OFFLINE" = 1 ]; then
     note "NORMFUSE_OFFLINE=1: not installing $*"
     return 1
   fi
-  "$PY" -m pip install --disable-pip-version-check --retries 1 --timeout 20 "$@"
+  if "$PY" -m pip install --disable-pip-version-check --retries 1 --timeout 20 "$@" \
+      >"$PIP_LOG" 2>&1; then
+    note "installed $*"
+    return 0
+  fi
+  PIP_LAST=$(grep -v '^[[:space:]]*$' "$PIP_LOG" | tail -n 1 | sed 's/^ERROR: //')
+  return 1
+}
+pip_failed() {  # the note for a failed pip_install, with pip's last line
+  note "$1${PIP_LAST:+ (pip: $PIP_LAST)}"
+  PIP_LAST=
 }
 
 # --- triton and torch: pinned, and only when what is there does not fit -------------------
 # triton 3.6.x (the IR the passes read is Triton 3.6's); torch >= 2.11 (the GPU image's).
-core_status=$("$PY" - <<'PYEOF' 2>&1 || true
+# Only stdout is read: importing torch without numpy prints "Failed to initialize NumPy" on
+# stderr, which is a warning, not a misfit (it made every run reinstall when read with 2>&1).
+core_status=$("$PY" - 2>"$CHECK_ERR" <<'PYEOF' || true
 import re
 try:
     import triton, torch
@@ -40,13 +59,18 @@ case "$core_status" in
   ok:*)
     note "${core_status#ok: } (nothing to install)" ;;
   *)
+    if [ -z "$core_status" ]; then  # the check itself failed: show why
+      core_status="the check failed: $(tail -n 1 "$CHECK_ERR")"
+    fi
     note "triton/torch: ${core_status}; installing triton==3.6.0 torch==2.13.0"
     # A pinned CPU-capable torch; a bare `torch` would resolve to a CUDA build.
     pip_install "triton==3.6.0" "torch==2.13.0" || {
-      note "error: could not install triton==3.6.0 and torch==2.13.0"; exit 1; }
+      pip_failed "error: could not install triton==3.6.0 and torch==2.13.0 (offline?)"; exit 1; }
     ;;
 esac
 
+# --- numpy, lit, filecheck, pytest: numpy (torch warns without it), lit and filecheck are
+# optional, pytest is not ---------------------------------------------------------------------
 have() { "$PY" -c "import $1" >/dev/null 2>&1; }
 
 # --- numpy: normfuse.testing's interpreter (torch's wheels do not always bring it) ---------
@@ -59,18 +83,19 @@ fi
 # --- test tools: lit and filecheck are optional, pytest is not ----------------------------
 
 missing=()
-for mod in lit filecheck pytest; do
+for mod in numpy lit filecheck pytest; do
   if have "$mod"; then :; else missing+=("$mod"); fi
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  note "lit, filecheck, pytest present"
+  note "numpy, lit, filecheck, pytest present"
 else
   note "missing: ${missing[*]}; trying pip"
-  pip_install "${missing[@]}" || note "pip could not install ${missing[*]} (offline?)"
+  pip_install "${missing[@]}" || pip_failed "pip could not install ${missing[*]} (offline?)"
   for mod in "${missing[@]}"; do
     if have "$mod"; then continue; fi
     case "$mod" in
       pytest) note "error: pytest is missing and could not be installed"; exit 1 ;;
+      numpy) note "note: no numpy: torch warns 'Failed to initialize NumPy'; the tests do not need it" ;;
       lit) note "note: no lit: test/python/test_lit.py runs the lit files' RUN lines itself" ;;
       filecheck) note "note: no filecheck package: lit tests use triton's bundled FileCheck" ;;
     esac

@@ -1,9 +1,9 @@
 """normfuse: compiler passes over Triton IR that make normalization free on Hopper."""
 __version__ = "0.1.0"
 
-from .compiler import CompiledKernel, JITKernel, compile, jit  # noqa: E402
+from .compiler import CompiledKernel, JITKernel, SpillWarning, compile, jit  # noqa: E402
 from .passes import Remark, available_passes  # noqa: E402
 from .pipeline import run_pipeline  # noqa: E402
 
-__all__ = ["CompiledKernel", "JITKernel", "compile", "jit", "Remark", "available_passes",
-           "run_pipeline", "__version__"]
+__all__ = ["CompiledKernel", "JITKernel", "SpillWarning", "compile", "jit", "Remark",
+           "available_passes", "run_pipeline", "__version__"]

@@ -4,9 +4,15 @@
 
 The input is Triton 3.6 TTIR or TTGIR (custom or generic form). Triton parses and verifies it,
 the passes run in command-line order (each `--<pass>` flag and each `--pass-pipeline` adds to the
-one pipeline), and the result, verified again, is printed the way Triton prints it. A pass that
-does not match leaves the IR byte for byte as Triton prints it and says why in a remark; that
-is not an error. Remarks go to stderr, one per line.
+one pipeline), and the result, verified again, is printed the way Triton prints it, without debug
+locations unless --mlir-print-debuginfo is given (like mlir-opt). A pass that does not match
+leaves the IR as Triton prints it and says why in a remark; that is not an error. Remarks go to
+stderr, one per line.
+
+Bad input of any kind ends with `normfuse-opt: error: ...` and exit status 1. Triton's parser can
+crash on malformed IR (a signal, see docs/NOTES.md), so the IR work runs in a forked child
+(`normfuse.ir.guard`); a crash there is reported as an error that names the signal, what Triton
+was doing and what it printed before dying.
 
 Pass flags come from the registry (`normfuse.passes.available_passes`), so a new pass gets its
 flag without touching this file. `main()` is reusable: it takes argv and returns the exit status.
@@ -30,9 +36,10 @@ input:
 
 exit status:
   0  the input parsed and verified, and every pass ran (also when no pass matched: the IR is
-     then printed unchanged and the passes' remarks say why)
-  1  unreadable or invalid input, unknown pass, bad pass option, bad command line, or a pass
-     that produced IR Triton rejects
+     then printed as Triton prints it and the passes' remarks say why)
+  1  unreadable or invalid input (also input that crashes Triton's parser: that runs in a child
+     process and is reported as an error), unknown pass, bad pass option, bad command line, a
+     pass that produced IR Triton rejects, or a pass that failed on the input
 
 examples:
   normfuse-opt --lazy-prenorm naive.ttir -o fused.ttir
@@ -128,6 +135,10 @@ def build_parser(loadable: dict[str, str], broken: dict[str, str]) -> argparse.A
                    help="print the passes' remarks on stderr, one per line (default)")
     p.add_argument("--no-remarks", dest="remarks", action="store_false",
                    help="do not print remarks")
+    p.add_argument("--mlir-print-debuginfo", "--print-debuginfo", dest="debuginfo",
+                   action="store_true",
+                   help="keep debug locations in the output ('#loc' lines and 'loc(...)' "
+                        "suffixes); by default they are left out, as mlir-opt does")
     p.add_argument("--split-input-file", "-split-input-file", action="store_true",
                    help=f"treat each '{SPLIT_MARKER}'-separated chunk of the input as its own "
                         f"module; the outputs are joined by '{SPLIT_MARKER}' lines")
@@ -240,40 +251,90 @@ def _run(argv: Sequence[str] | None) -> int:
                     f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in opts.items()))
         return 0
 
-    from .ir import IRError
-    from .passes import PassError
-    from .pipeline import run_pipeline
-
     _parse_passes(args.pipeline)  # fail on a bad pipeline before waiting for stdin
     text, source = _read_input(args.input)
     chunks = split_input(text) if args.split_input_file else [(0, text)]
+    results = _process_guarded(chunks, args.pipeline, source, args.debuginfo)
 
     outputs: list[str] = []
     failed = 0
-    for first_line, chunk in chunks:
-        # Padding keeps MLIR's line numbers those of the original file.
-        padded = "\n" * first_line + chunk
-        where = source if len(chunks) == 1 else f"{source} (chunk at line {first_line + 1})"
-        try:
-            # Fresh pass objects per chunk: no state leaks from one module into the next.
-            result = run_pipeline(padded, _parse_passes(args.pipeline), source_name=source)
-        except IRError as e:
+    for kind, payload, remarks in results:
+        if kind == "error":
             failed += 1
-            _error(f"{where} cannot be loaded as Triton IR:\n{_one_paragraph(e)}")
-            continue
-        except PassError as e:
-            failed += 1
-            _error(f"{where}: {_one_paragraph(e)}")
+            _error(payload)
             continue
         if args.remarks:
-            for r in result.remarks:
-                print(str(r), file=sys.stderr)
-        outputs.append(result.text)
+            for r in remarks:
+                print(r, file=sys.stderr)
+        outputs.append(payload)
     if failed:
         return 1
     sep = f"{SPLIT_MARKER}\n"
     _write_output(args.output, sep.join(outputs))
     return 0
+
+
+def _where(source: str, chunks: list[tuple[int, str]], i: int) -> str:
+    return source if len(chunks) == 1 else f"{source} (chunk at line {chunks[i][0] + 1})"
+
+
+def _process(chunks, start: int, items, source: str, debuginfo: bool, emit=None) -> None:
+    """Parse, transform and print chunks[start:]; each outcome goes to `emit` (by default to the
+    parent, `guard.send`) as (chunk index, ("ok", text, remarks) or ("error", message, []))."""
+    from .ir import IRError, guard
+    from .passes import PassError
+    from .pipeline import _describe_exception, run_pipeline
+
+    emit = emit or guard.send
+
+    for i in range(start, len(chunks)):
+        first_line, chunk = chunks[i]
+        where = _where(source, chunks, i)
+        # Padding keeps MLIR's line numbers those of the original file.
+        padded = "\n" * first_line + chunk
+        try:
+            # Fresh pass objects per chunk: no state leaks from one module into the next.
+            result = run_pipeline(padded, _parse_passes(items), source_name=source,
+                                  debuginfo=debuginfo)
+        except IRError as e:
+            emit((i, ("error", f"{where} cannot be loaded as Triton IR:\n{_one_paragraph(e)}", [])))
+            continue
+        except PassError as e:
+            emit((i, ("error", f"{where}: {_one_paragraph(e)}", [])))
+            continue
+        except Exception as e:  # noqa: BLE001 - a bug in normfuse met on this input: still an answer
+            emit((i, ("error", f"{where}: internal error in normfuse ({_describe_exception(e)}); "
+                               "please report it with the input", [])))
+            continue
+        emit((i, ("ok", result.text, [str(r) for r in result.remarks])))
+
+
+def _process_guarded(chunks, items, source: str, debuginfo: bool) -> list[tuple[str, str, list]]:
+    """Every chunk's outcome, in order. Triton runs in a forked child (normfuse.ir.guard): a
+    signal inside Triton (a crash on malformed IR) ends that chunk with an error naming the
+    signal and what Triton was doing, and a new child goes on with the next chunk. One fork per
+    run (about 2 ms; the child imports Triton as the driver did before), so the happy path pays
+    no second parse."""
+    from .ir import guard
+
+    results: dict[int, tuple] = {}
+    start = 0
+    while start < len(chunks):
+        try:
+            guard.run_in_child(_process, chunks, start, items, source, debuginfo,
+                               on_message=lambda m: results.__setitem__(m[0], m[1]))
+            break
+        except guard.TritonCrash as e:
+            i = max(results, default=start - 1) + 1  # the chunk in flight
+            if i >= len(chunks):  # every chunk answered before the child died
+                break
+            results[i] = ("error", f"{_where(source, chunks, i)}: {_one_paragraph(e)}", [])
+            start = i + 1
+        except guard.ChildUnavailable:  # no fork: do the rest in this process
+            _process(chunks, start, items, source, debuginfo,
+                     emit=lambda m: results.__setitem__(m[0], m[1]))
+            break
+    return [results[i] for i in range(len(chunks))]
 
 
 def _error(message: str) -> None:

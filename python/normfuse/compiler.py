@@ -2,32 +2,63 @@
 
 `compile()` works ahead of time on a CPU-only machine (target "cuda:90"); `jit()` wraps a
 kernel for grid-style launches on the current GPU, like Triton's own `kernel[grid](...)`.
+
+Bad arguments raise ValueError/TypeError naming the kernel and the argument before Triton runs;
+a pass that fails raises PassError naming the kernel and the pass; a kernel that spills registers
+compiles, with a `SpillWarning`.
 """
 from __future__ import annotations
 
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .launch import apply_launch, from_metadata
-from .passes import Remark
+from .passes import PassError, Remark
 from .pipeline import cache_tag, describe, installed, parse_pipeline
 
 DEFAULT_PASSES = "default"  # pipeline.DEFAULT_PIPELINE: every fusion pass, then hopper-ws
 
+# What the passes emit (thread-block clusters, distributed shared memory and cluster barriers in
+# sm_90a inline PTX, loops shaped for wgmma) exists on sm_90 only.
+SUPPORTED_ARCH = 90
 
-def _target(target):
+
+class SpillWarning(UserWarning):
+    """ptxas spilled registers of a compiled kernel to local memory (slow)."""
+
+
+def _kernel_name(fn) -> str:
+    return getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "kernel")
+
+
+def _target(target, name: str = "kernel", passes: Sequence = ()):
+    """A GPUTarget for 'cuda:90' (or None: the current device); with passes, sm_90 only."""
     from triton.backends.compiler import GPUTarget
     if isinstance(target, GPUTarget):
-        return target
-    if target is None:
+        tgt = target
+    elif target is None:
         from triton.runtime.driver import driver
-        return driver.active.get_current_target()
-    backend, _, arch = str(target).partition(":")
-    if backend != "cuda" or not arch.isdigit():
-        raise ValueError(f"target must look like 'cuda:90', got {target!r}")
-    return GPUTarget("cuda", int(arch), 32)
+        try:
+            tgt = driver.active.get_current_target()
+        except RuntimeError as e:  # no GPU driver: Triton says "0 active drivers"
+            raise RuntimeError(f"kernel '{name}': normfuse.jit launches on the current GPU and "
+                               f"Triton finds none ({e}); without a GPU, compile ahead of time "
+                               f"with normfuse.compile(..., target='cuda:90')") from None
+    else:
+        backend, _, arch = str(target).partition(":")
+        if backend != "cuda" or not arch.isdigit():
+            raise ValueError(f"kernel '{name}': target must look like 'cuda:90', got {target!r}")
+        tgt = GPUTarget("cuda", int(arch), 32)
+    if passes and (tgt.backend != "cuda" or tgt.arch != SUPPORTED_ARCH):
+        where = "the current device is" if target is None else "target is"
+        raise ValueError(
+            f"kernel '{name}': normfuse's passes emit sm_90 (Hopper) code, but {where} "
+            f"'{tgt.backend}:{tgt.arch}'; compile with target='cuda:90' (or passes=() for "
+            f"Triton's own code)")
+    return tgt
 
 
 class CompiledKernel:
@@ -127,30 +158,52 @@ def ptxas_resources(ptx: str, arch: int = 90) -> dict:
             "spill_loads": int(spills.group(2))}
 
 
-def compile(fn, *, signature: dict[str, str], constexprs: dict[str, Any] | None = None,
-            target="cuda:90", passes=DEFAULT_PASSES, attrs=None, **triton_options) -> CompiledKernel:
+def compile(fn, *, signature: dict[str, str] | None = None, constexprs: dict[str, Any] | None = None,
+            args: Sequence | None = None, target="cuda:90", passes=DEFAULT_PASSES, attrs=None,
+            **triton_options) -> CompiledKernel:
     """Compile `fn` (a @triton.jit function) for `target` with normfuse `passes` inserted.
 
-    `signature` and `constexprs` are Triton's (`{"X": "*bf16", "M": "i32", "BLOCK": "constexpr"}`);
-    `triton_options` are Triton's compile options (num_warps, num_stages, ...).
+    The arguments are described one of two ways:
+
+    - `args=(x, w, y, M, N, ...)`: example arguments, specialized as `normfuse.jit` does at launch
+      time: tensors (or anything with `dtype` and `data_ptr()`) give pointer types and 16-byte
+      alignment, integers i32/i64 and divisibility by 16, floats fp32. Give the runtime
+      arguments (the `tl.constexpr` parameters left out, their values in `constexprs`) or every
+      parameter in order.
+    - `signature={"X": "*bf16", "M": "i32", "BLOCK": "constexpr"}` (Triton's), with `attrs` for
+      divisibility hints; without them Triton assumes nothing about alignment, which can cost
+      registers and spills.
+
+    `constexprs` gives the constexpr values; parameters with defaults take them. `target` must be
+    'cuda:90' when `passes` is not empty. `triton_options` are Triton's compile options
+    (num_warps, num_stages, ...). A kernel that ptxas compiles with register spills comes with
+    a `SpillWarning`.
     """
     import triton
     from triton._C.libtriton import get_cache_invalidating_env_vars  # noqa: the version key only
     from triton.compiler import ASTSource
 
+    name = _kernel_name(fn)
     plist = parse_pipeline(passes)
-    missing = [k for k, v in signature.items() if v == "constexpr" and k not in (constexprs or {})]
-    if missing:
-        raise ValueError(f"constexpr arguments without a value: {', '.join(missing)}")
+    tgt = _target(target, name, plist)
+    if args is not None:
+        if signature is not None or attrs is not None:
+            raise TypeError(f"kernel '{name}': give either args= or signature=/attrs=, not both")
+        signature, constexprs, attrs = _specialize_examples(fn, name, args, constexprs)
+    elif signature is None:
+        raise TypeError(f"kernel '{name}': give example arguments (args=...) or a signature")
+    signature, constexprs = _complete_signature(fn, name, signature, constexprs)
     src = ASTSource(fn, signature, constexprs=constexprs, attrs=attrs)
     env = dict(get_cache_invalidating_env_vars())
     env["NORMFUSE_PIPELINE"] = cache_tag(plist) if plist else "none"
     stage = [p for p in plist if not getattr(p, "lowers", False)]
     lowerers = [p for p in plist if getattr(p, "lowers", False)]
     sink: list[Remark] = []
-    tgt = _target(target)
-    with installed(stage, sink):
-        ck = triton.compile(src, target=tgt, options=triton_options, _env_vars=env)
+    try:
+        with installed(stage, sink):
+            ck = triton.compile(src, target=tgt, options=triton_options, _env_vars=env)
+    except PassError as e:
+        raise PassError(f"kernel '{name}': {e}") from None
     remarks = list(getattr(ck.metadata, "normfuse_remarks", []) or [])
     lowered = None
     for p in lowerers:
@@ -162,21 +215,126 @@ def compile(fn, *, signature: dict[str, str], constexprs: dict[str, Any] | None 
             continue
         lowered, more = _lower(p, ck)
         remarks.extend(more)
-    return CompiledKernel(ck, remarks, describe(plist), lowered)
-
+    out = CompiledKernel(ck, remarks, describe(plist), lowered)
+    _warn_on_spills(out, name)
+    return out
 
 def _lower(p, ck):
     """Run lowering pass `p` on the fused TTIR of `ck`; (LoweredLaunch or None, remarks)."""
     from .ir import bridge
     from .pipeline import run_on_view
     text = ck.asm.get("normfuse", ck.asm["ttir"])
-    view = bridge.load(text, source_name=ck.name + ".ttir")
+    view = bridge.load(text, source_name=ck.name + ".ttir", trusted=True)  # Triton's own print
     out, _ = run_on_view(view, [p])
     lowering = getattr(p, "lowering", None)
     if lowering is None:
         return None, [str(r) for r in out]
     from .lowering.launch import LoweredLaunch
     return LoweredLaunch(lowering), [str(r) for r in out]
+
+
+def _params(fn) -> list[str]:
+    return list(getattr(fn, "arg_names", None) or [])
+
+
+def _constexpr_params(fn) -> set[str]:
+    names = _params(fn)
+    return {names[i] for i in getattr(fn, "constexprs", ())}
+
+
+def _defaults(fn) -> dict[str, Any]:
+    return {p.name: p.default for p in getattr(fn, "params", ()) if getattr(p, "has_default", False)}
+
+
+def _complete_signature(fn, name: str, signature: dict, constexprs: dict | None):
+    """Check `signature`/`constexprs` against the kernel's parameters before Triton sees them:
+    unknown names, runtime parameters without a type, constexprs without a value (those with a
+    default take it). Returns (signature, constexprs), completed."""
+    params = _params(fn)
+    signature, constexprs = dict(signature), dict(constexprs or {})
+    unknown = [k for k in [*signature, *constexprs] if k not in params]
+    if unknown:
+        raise ValueError(f"kernel '{name}' has no parameter {', '.join(map(repr, unknown))} "
+                         f"(parameters: {', '.join(params)})")
+    declared = _constexpr_params(fn)
+    defaults = _defaults(fn)
+    no_value, no_type = [], []
+    for p in params:
+        if p in declared or signature.get(p) == "constexpr" or (p not in signature and p in constexprs):
+            if signature.get(p, "constexpr") != "constexpr":
+                raise ValueError(f"kernel '{name}': parameter '{p}' is a tl.constexpr; its "
+                                 f"signature entry must be 'constexpr', not {signature[p]!r}")
+            signature[p] = "constexpr"
+            if p not in constexprs:
+                if p in defaults:
+                    constexprs[p] = defaults[p]
+                else:
+                    no_value.append(p)
+        elif p not in signature:
+            no_type.append(p)
+    if no_value:
+        raise ValueError(f"kernel '{name}': constexpr parameters without a value: "
+                         f"{', '.join(no_value)} (give them in constexprs=)")
+    if no_type:
+        raise ValueError(f"kernel '{name}': parameters without a type in signature: "
+                         f"{', '.join(no_type)} (or give example arguments with args=)")
+    return {p: signature[p] for p in params}, constexprs
+
+
+def _specialize_examples(fn, name: str, args: Sequence, constexprs: dict | None):
+    """(signature, constexprs, attrs) for example arguments, as `normfuse.jit` specializes."""
+    params = _params(fn)
+    declared = _constexpr_params(fn)
+    consts = dict(constexprs or {})
+    args = tuple(args)
+    runtime = [p for p in params if p not in declared]
+    if len(args) == len(params) and len(params) != len(runtime):
+        for p, v in zip(params, args):
+            if p in declared:
+                if p in consts and consts[p] != v:
+                    raise ValueError(f"kernel '{name}': constexpr '{p}' is {v!r} in args and "
+                                     f"{consts[p]!r} in constexprs")
+                consts[p] = v
+        args = tuple(v for p, v in zip(params, args) if p not in declared)
+    signature, consts, attrs, _, _ = specialize(fn, args, consts, name=name)
+    return signature, consts, attrs
+
+
+def _warn_on_spills(ck: CompiledKernel, name: str) -> None:
+    """SpillWarning when ptxas spills. `ptxas -v` takes about 0.6 s on a fused kernel, so the
+    kernel's stack frame is read from the cubin first (cuobjdump, a few ms): spills live in the
+    stack frame, so a kernel without one has none and ptxas is not asked."""
+    try:
+        if _stack_frame_bytes(ck.asm["cubin"]) == 0:
+            return
+        res = ck.resources()
+    except Exception:  # noqa: BLE001 - no ptxas/cuobjdump (a non-NVIDIA target): nothing to say
+        return
+    if res["spill_stores"] or res["spill_loads"]:
+        warnings.warn(
+            f"kernel '{name}' spills registers: ptxas reports {res['spill_stores']} bytes of "
+            f"spill stores and {res['spill_loads']} bytes of spill loads per thread at "
+            f"{res['registers']} registers (smaller tiles, fewer stages or warps, or divisibility "
+            f"hints through args=/attrs= usually help)", SpillWarning, stacklevel=3)
+
+
+def _stack_frame_bytes(cubin: bytes) -> int | None:
+    """STACK of `cuobjdump -res-usage` for the kernel; None when cuobjdump cannot say."""
+    import re
+    import subprocess
+    import tempfile
+    from triton import knobs
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        try:
+            r = subprocess.run([knobs.nvidia.cuobjdump.path, "-res-usage", path],
+                               capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError, RuntimeError):
+            return None
+    m = re.search(r"\bSTACK:(\d+)", r.stdout)
+    return int(m.group(1)) if r.returncode == 0 and m else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,24 +347,65 @@ _TORCH_DTYPES = {
 }
 
 
-def _arg_type(value) -> tuple[str, bool]:
+def _arg_type(value, what: str = "argument") -> tuple[str, bool]:
     """Triton signature type for a runtime argument, and whether it is 16-divisible."""
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         name = str(value.dtype).replace("torch.", "")
         if name not in _TORCH_DTYPES:
-            raise TypeError(f"unsupported tensor dtype {value.dtype}")
+            raise TypeError(f"{what}: unsupported tensor dtype {value.dtype} "
+                            f"(supported: {', '.join(sorted(_TORCH_DTYPES))})")
         return "*" + _TORCH_DTYPES[name], value.data_ptr() % 16 == 0
     if isinstance(value, bool):
         return "i1", False
     if isinstance(value, int):
         if -(2**31) <= value < 2**31:
             return "i32", value % 16 == 0 and value != 0
-        return "i64", value % 16 == 0
+        if -(2**63) <= value < 2**64:
+            return "i64", value % 16 == 0
+        raise TypeError(f"{what}: integer {value} does not fit 64 bits")
     if isinstance(value, float):
         return "fp32", False
     if value is None:
         return "constexpr", False
-    raise TypeError(f"cannot pass {type(value).__name__} to a kernel")
+    raise TypeError(f"{what}: cannot pass {type(value).__name__} to a kernel (tensors, "
+                    f"integers, floats, bools and None can be passed)")
+
+
+def specialize(fn, args: Sequence, kwargs: dict, *, name: str | None = None):
+    """Specialize runtime `args` and keyword constexprs/options as a launch does: returns
+    (signature, constexprs, attrs, options, key). Pointers and integers divisible by 16 get the
+    `tt.divisibility` attribute; constexprs left out take their defaults."""
+    name = name or _kernel_name(fn)
+    kwargs = dict(kwargs)
+    names = _params(fn)
+    constexpr_names = _constexpr_params(fn)
+    options = {k: kwargs.pop(k) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")
+               if k in kwargs}
+    consts = {k: kwargs.pop(k) for k in list(kwargs) if k in constexpr_names}
+    for p, v in _defaults(fn).items():  # constexprs left out take their defaults
+        if p in constexpr_names and p not in consts:
+            consts[p] = v
+    if kwargs:
+        raise TypeError(f"kernel '{name}': unknown keyword arguments: {', '.join(kwargs)} "
+                        f"(constexpr parameters: {', '.join(sorted(constexpr_names)) or 'none'})")
+    runtime = [n for n in names if n not in constexpr_names]
+    if len(args) != len(runtime):
+        raise TypeError(f"{name} takes {len(runtime)} runtime arguments "
+                        f"({', '.join(runtime)}), got {len(args)}")
+    signature, attrs, key = {}, {}, []
+    for n in names:
+        if n in constexpr_names:
+            signature[n] = "constexpr"
+            continue
+        v = args[runtime.index(n)]
+        t, div16 = _arg_type(v, f"kernel '{name}', argument '{n}'")
+        signature[n] = t
+        if t == "constexpr":  # None: a constant like Triton's
+            consts[n] = None
+        if div16:
+            attrs[(names.index(n),)] = [["tt.divisibility", 16]]
+        key.append((t, div16))
+    return signature, consts, attrs, options, tuple(key)
 
 
 def launch_needs(ck: "CompiledKernel") -> list:
@@ -236,36 +435,12 @@ class JITKernel:
         self._constexpr_names = {fn.arg_names[i] for i in fn.constexprs}
 
     def specialize(self, args, kwargs):
-        names = self.fn.arg_names
-        constexpr_names = self._constexpr_names
-        options = {k: kwargs.pop(k) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")
-                   if k in kwargs}
-        consts = {k: kwargs.pop(k) for k in list(kwargs) if k in constexpr_names}
-        for p in getattr(self.fn, "params", ()):  # constexprs left out take their defaults
-            if p.name in constexpr_names and p.name not in consts and p.has_default:
-                consts[p.name] = p.default
-        if kwargs:
-            raise TypeError(f"unknown keyword arguments: {', '.join(kwargs)}")
-        runtime = [n for n in names if n not in constexpr_names]
-        if len(args) != len(runtime):
-            raise TypeError(f"{self.fn.__name__} takes {len(runtime)} runtime arguments "
-                            f"({', '.join(runtime)}), got {len(args)}")
-        signature, attrs, key = {}, {}, []
-        for n in names:
-            if n in constexpr_names:
-                signature[n] = "constexpr"
-                continue
-            v = args[runtime.index(n)]
-            t, div16 = _arg_type(v)
-            signature[n] = t
-            if div16:
-                attrs[(names.index(n),)] = [["tt.divisibility", 16]]
-            key.append((t, div16))
-        return signature, consts, attrs, options, tuple(key)
+        return specialize(self.fn, args, kwargs)
 
     def warmup(self, *args, **kwargs) -> CompiledKernel:
         signature, consts, attrs, options, key = self.specialize(args, dict(kwargs))
-        target = _target(None)  # the current device: a binary for one arch never runs on another
+        # the current device: a binary for one arch never runs on another
+        target = _target(None, _kernel_name(self.fn), parse_pipeline(self.passes))
         ck_key = (key, tuple(sorted(consts.items())), tuple(sorted(options.items())),
                   target.backend, target.arch)
         with self._lock:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from . import __version__, launch
-from .ir import IRError, bridge
+from .ir import IRError, bridge, guard
 from .passes import CompileContext, Pass, PassError, PassRun, Remark, create_pass
 
 STAGE_NAME = "normfuse"  # the stage key inserted after "ttir"
@@ -128,41 +128,69 @@ class PipelineResult:
 
 def run_on_view(view, passes: Sequence[Pass], context: CompileContext | None = None
                 ) -> tuple[list[Remark], bool]:
-    """Run passes on an editable view; each pass's output is re-verified by Triton."""
+    """Run passes on an editable view; each pass's output is re-verified by Triton.
+
+    A pass that fails with anything but a PassError (a bug in the pass, met on this input) raises
+    a PassError that names the pass, the exception and where it was raised: callers report it as
+    an error about the input, never as a traceback.
+    """
     remarks: list[Remark] = []
     changed = False
     context = context or CompileContext()
     for p in passes:
         before = view.print()
-        run = PassRun(p.name, view, context)
-        p.apply(view, run)
-        remarks.extend(run.remarks)
-        if view.print() != before:
-            changed = True
+        with guard.section(f"running pass '{p.name}'"):
+            run = PassRun(p.name, view, context)
             try:
-                if getattr(p, "lowers", False):
-                    # a lowering hands back a TTGIR module Triton produced itself: verify it;
-                    # the editable view of TTIR does not model its warp-specialized regions
-                    bridge.parse_triton(view.print(), getattr(view, "context", None))
-                    continue
-                new = bridge.reload(view, clean=True)
-            except IRError as e:
-                raise PassError(f"pass '{p.name}' produced invalid IR: {e}") from None
-            view.__dict__.update(new.__dict__)
+                p.apply(view, run)
+            except PassError:
+                raise
+            except Exception as e:  # noqa: BLE001 - see the docstring
+                raise PassError(f"pass '{p.name}' failed on this input (internal error: "
+                                f"{_describe_exception(e)}); please report it with the input") \
+                    from None
+            remarks.extend(run.remarks)
+            if view.print() != before:
+                changed = True
+                try:
+                    if getattr(p, "lowers", False):
+                        # a lowering hands back a TTGIR module Triton produced itself: verify
+                        # it; the editable view of TTIR does not model its warp-specialized regions
+                        bridge.parse_triton(view.print(), getattr(view, "context", None), trusted=True)
+                        continue
+                    new = bridge.reload(view, clean=True)
+                except IRError as e:
+                    raise PassError(f"pass '{p.name}' produced invalid IR: {e}") from None
+                view.__dict__.update(new.__dict__)
     return remarks, changed
 
 
+def _describe_exception(e: BaseException) -> str:
+    """'KeyError: 'x' at lazy_prenorm.py:123' (the innermost frame of the traceback)."""
+    import traceback
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    msg = str(e)
+    return f"{type(e).__name__}{': ' + msg if msg else ''}{where}"
+
+
 def run_pipeline(text: str, passes: str | Sequence[str | Pass], *, source_name: str = "<stdin>",
-                 context: CompileContext | None = None) -> PipelineResult:
+                 context: CompileContext | None = None, debuginfo: bool = True) -> PipelineResult:
     """Parse `text` (TTIR/TTGIR), run the passes, return verified text and remarks.
 
     The IR is unchanged (byte for byte as Triton prints it) when no pass matched. `context`
     tells the passes about the compilation (num_stages, ...), as normfuse.compile does.
+    `debuginfo=False` prints it without locations (`#loc` lines and `loc(...)`), as normfuse-opt
+    does by default. Bad input raises IRError (guard.TritonCrash when Triton's parser crashed on
+    it, in a child process), a pass that fails raises PassError.
     """
     plist = parse_pipeline(passes)
     view = bridge.load(text, source_name=source_name)
     remarks, changed = run_on_view(view, plist, context)
-    return PipelineResult(view.print(), remarks, changed)
+    out = view.print()
+    if not debuginfo:
+        out = bridge.print_without_locations(out, source_name=source_name)
+    return PipelineResult(out, remarks, changed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,7 +210,7 @@ def launch_requirements(text: str) -> dict:
 def _make_stage(passes: Sequence[Pass], sink: list[Remark]):
     def stage(src, metadata):
         view = bridge.load(str(src), source_name=metadata.get("name", "kernel") + ".ttir",
-                           context=src.context)
+                           context=src.context, trusted=True)
         remarks, changed = run_on_view(view, passes, CompileContext.from_metadata(metadata))
         sink.extend(remarks)
         metadata["normfuse_remarks"] = [str(r) for r in remarks]
@@ -195,7 +223,8 @@ def _make_stage(passes: Sequence[Pass], sink: list[Remark]):
         metadata["normfuse_launch"] = launch.to_metadata(needs)
         if not changed:
             return src
-        return bridge.finish(view, clean=False)
+        # run_on_view reloaded the view after each change: Triton's own print, verified
+        return bridge.finish(view, clean=False, trusted=True)
     return stage
 
 

@@ -32,6 +32,15 @@ def _have_hopper() -> bool:
         return False
 
 
+def pytest_addoption(parser):
+    group = parser.getgroup("normfuse")
+    group.addoption("--fuzz-count", type=int, default=None,
+                    help="mutations per (lit input, pipeline) in test_fuzz.py (default: "
+                         "$NORMFUSE_FUZZ_COUNT, else 2: 40 runs of normfuse-opt)")
+    group.addoption("--fuzz-seed", type=int, default=None,
+                    help="seed of test_fuzz.py's mutations (default: $NORMFUSE_FUZZ_SEED, else 0)")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA Hopper GPU")
 
@@ -141,12 +150,13 @@ def ttgir(compiled_row_rstd) -> str:
 
 @pytest.fixture(scope="session")
 def triton_print():
-    """How Triton itself prints `text` after parsing it: the reference for round trips."""
+    """How Triton itself prints `text` after parsing it: the reference for round trips.
+    `debuginfo=False`: without locations, what normfuse-opt prints by default."""
     from normfuse.ir import bridge
 
-    def render(text: str) -> str:
+    def render(text: str, debuginfo: bool = True) -> str:
         module, _ = bridge.parse_triton(text)
-        return str(module)
+        return str(module) if debuginfo else module.str_nodebug()
     return render
 
 
@@ -158,6 +168,8 @@ FAKE_PASSES = {
     "test-noop": "fakepasses:Noop",
     "test-mul-to-add": "fakepasses:MulToAdd",
     "test-break": "fakepasses:Break",
+    "test-crash-triton": "fakepasses:CrashTriton",
+    "test-raise": "fakepasses:Raise",
 }
 
 

@@ -59,3 +59,32 @@ class Break(Pass):
         add = next(o for o in module.walk() if o.name == "arith.addf")
         module.replace_all_uses(add.operands[0], i32, where=lambda o: o is add)
         return [self.remark("applied", "broke it")]
+
+
+@dataclass
+class CrashTriton(Pass):
+    """Adds a dead `tt.expand_dims` whose axis is far past its operand's rank: Triton 3.6's
+    parser writes out of bounds on it (docs/NOTES.md); at this axis the process always dies with
+    SIGSEGV (smaller axes corrupt the heap, which crashes only sometimes)."""
+
+    name = "test-crash-triton"
+    summary = "produces IR that crashes Triton's parser (test pass)"
+
+    def run(self, module):
+        rng = next(o for o in module.walk() if o.name == "tt.make_range")
+        n = rng.result.type[len("tensor<"):].split("x")[0]
+        new = module.build(f"tt.expand_dims $0 {{axis = 1048576 : i32}} : {rng.result.type} -> "
+                           f"tensor<{n}x1xi32>", rng.result, types=[f"tensor<{n}x1xi32>"])
+        module.insert(new, after=rng)
+        return [self.remark("applied", "added tt.expand_dims {axis = 1048576}")]
+
+
+@dataclass
+class Raise(Pass):
+    """Fails with a Python exception, as a pass with a bug would."""
+
+    name = "test-raise"
+    summary = "raises KeyError (test pass)"
+
+    def run(self, module):
+        return {}["no such key"]

@@ -36,7 +36,7 @@ def test_help(normfuse_opt):
     out = r.stdout
     assert out.startswith("usage: normfuse-opt")
     for flag in ("--pass-pipeline", "--list-passes", "-o OUT", "--print-remarks", "--no-remarks",
-                 "--split-input-file", "--version", "INPUT"):
+                 "--split-input-file", "--version", "INPUT", "--mlir-print-debuginfo"):
         assert flag in out
     for name in registered_names():
         assert f"--{name}" in out
@@ -129,13 +129,35 @@ def test_missing_file(normfuse_opt, tmp_path):
 def test_no_pass_output_is_triton_print(normfuse_opt, tmp_path, compiled_row_rstd, triton_print,
                                         stage):
     text = compiled_row_rstd.asm[stage]
+    assert "#loc" in text and "loc(" in text  # Triton's own print carries locations
     path = tmp_path / f"kernel.{stage}"
     path.write_text(text)
     for extra in ([], ["--pass-pipeline="]):
         r = run(normfuse_opt, *extra, path)
         assert r.returncode == 0, r.stderr
-        assert r.stdout == triton_print(text)
+        assert r.stdout == triton_print(text, debuginfo=False)
+        assert "loc(" not in r.stdout and "#loc" not in r.stdout
         assert r.stderr == ""
+
+
+@pytest.mark.parametrize("flag", ["--mlir-print-debuginfo", "--print-debuginfo"])
+def test_debuginfo_flag_keeps_locations(normfuse_opt, ttir_file, ttir, triton_print, flag):
+    r = run(normfuse_opt, flag, ttir_file)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == triton_print(ttir)
+    assert "#loc" in r.stdout and "conftest.py" in r.stdout
+
+
+def test_locations_off_by_default_after_a_pass(normfuse_opt, repo_root):
+    # the lit input of lazy-prenorm, rewritten: new ops carry locations too, none is printed
+    lit = repo_root / "test" / "lit" / "lazy-prenorm.mlir"
+    r = run(normfuse_opt, "--lazy-prenorm", lit)
+    assert r.returncode == 0, r.stderr
+    assert "loc(" not in r.stdout and "scf.for" in r.stdout
+    # remarks still point at the input's lines
+    assert "lazy-prenorm.mlir:" in r.stderr and "remark: [lazy-prenorm] applied" in r.stderr
+    kept = run(normfuse_opt, "--lazy-prenorm", "--mlir-print-debuginfo", lit)
+    assert kept.returncode == 0 and kept.stdout.count("#loc") > 100
 
 
 def test_output_file(normfuse_opt, ttir_file, tmp_path, ttir, triton_print):
@@ -143,7 +165,7 @@ def test_output_file(normfuse_opt, ttir_file, tmp_path, ttir, triton_print):
     r = run(normfuse_opt, ttir_file, "-o", out)
     assert r.returncode == 0, r.stderr
     assert r.stdout == ""
-    assert out.read_text() == triton_print(ttir)
+    assert out.read_text() == triton_print(ttir, debuginfo=False)
 
 
 def test_output_file_not_written_on_error(normfuse_opt, tmp_path):
@@ -157,7 +179,7 @@ def test_output_file_not_written_on_error(normfuse_opt, tmp_path):
 def test_stdin(normfuse_opt, ttir, triton_print, args):
     r = run(normfuse_opt, *args, stdin=ttir)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == triton_print(ttir)
+    assert r.stdout == triton_print(ttir, debuginfo=False)
 
 
 def test_split_input_file(normfuse_opt, tmp_path, ttir, triton_print):
@@ -165,7 +187,8 @@ def test_split_input_file(normfuse_opt, tmp_path, ttir, triton_print):
     path.write_text(ttir + "// -----\n" + ttir)
     r = run(normfuse_opt, "--split-input-file", path)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == triton_print(ttir) + "// -----\n" + triton_print(ttir)
+    one = triton_print(ttir, debuginfo=False)
+    assert r.stdout == one + "// -----\n" + one
     # without the flag the separator is a comment, and the two functions clash
     r = run(normfuse_opt, path)
     assert r.returncode == 1 and "redefinition" in r.stderr

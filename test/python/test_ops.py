@@ -106,6 +106,27 @@ def test_modules_inference_only_and_device_check():
         ln(_t(8, 64))
 
 
+def test_module_fold_default_is_the_ops(monkeypatch):
+    import inspect
+
+    from normfuse.nn import modules
+
+    assert inspect.signature(RMSNormLinear).parameters["fold"].default is True
+    assert inspect.signature(rmsnorm_linear).parameters["fold"].default is True
+    calls = []
+    monkeypatch.setattr(modules, "rmsnorm_linear", lambda *a, **k: calls.append((a, k)))
+    x = _t(8, 64, dtype=torch.float32)
+    m = RMSNormLinear(64, 32, dtype=torch.float32).requires_grad_(False)
+    m.eval()(x)  # folded by the module's cache: g is None, the op told so
+    assert calls[-1][0][1] is None and calls[-1][1] == {"folded": True}
+    m.train()(x)  # the op folds
+    assert calls[-1][1] == {"fold": True} and calls[-1][0][1] is not None
+    m = RMSNormLinear(64, 32, dtype=torch.float32, fold=False).requires_grad_(False)
+    for mode in (m.eval(), m.train()):  # g stays in the k-loop in both modes
+        mode(x)
+        assert calls[-1][1] == {"fold": False} and calls[-1][0][1] is not None
+
+
 def test_module_fold_cache_follows_parameter_versions():
     m = RMSNormLinear(64, 32, dtype=torch.float32, fold=True)
     with torch.no_grad():

@@ -307,7 +307,7 @@ def test_jit_fills_constexpr_defaults():
     args = (t, t, t, t, t, t, 1024, 512, 512, 512, 1024, 1024, 1e-6)
     _, consts, _, _, _ = launcher.specialize(args, dict(N=1024, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64))
     assert consts["USE_TMA"] is False and consts["EVEN_K"] is False and consts["HAS_RES"] is False
-    with pytest.raises(ValueError, match="constexpr arguments without a value: N"):
+    with pytest.raises(ValueError, match="constexpr parameters without a value: N"):
         import normfuse
         sig, c, attrs, opts, _ = launcher.specialize(args, dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64))
         normfuse.compile(launcher.fn, signature=sig, constexprs=c, attrs=attrs)

@@ -59,14 +59,16 @@ class RMSNormLinear(_PreNormLinear):
     """`nn.Linear(nn.RMSNorm(x))` in one kernel: y = rmsnorm(x) @ W^T + b.
 
     Parameters: `norm_weight` [in_features] (ones), `weight` [out_features, in_features] and
-    `bias` [out_features] (nn.Linear's initialisation). With `fold=True`, in eval mode the module
-    computes W diag(g) once, caches it, and launches the kernel without g in its k-loop; the cache
-    is rebuilt when either parameter changes (tracked through the tensors' version counters and
-    storage) or the module moves to another device or dtype.
+    `bias` [out_features] (nn.Linear's initialisation). `fold=True` (the default, like
+    `rmsnorm_linear`'s): in eval mode the module computes W diag(g) once, caches it, and launches
+    the kernel without g in its k-loop; the cache is rebuilt when either parameter changes
+    (tracked through the tensors' version counters and storage) or the module moves to another
+    device or dtype; in training mode the op folds (and caches) per call. `fold=False` applies g
+    to the A tile in the k-loop.
     """
 
     def __init__(self, in_features: int, out_features: int, eps: float = 1e-6, bias: bool = False,
-                 device=None, dtype=None, fold: bool = False):
+                 device=None, dtype=None, fold: bool = True):
         super().__init__(in_features, out_features, eps, bias, device, dtype)
         self.fold = fold
         self._folded = None
@@ -93,7 +95,8 @@ class RMSNormLinear(_PreNormLinear):
         bias = None if self.bias is None else self.bias.detach()
         if self.fold and not self.training:
             return rmsnorm_linear(x, None, self.folded_weight(), self.eps, bias, folded=True)
-        return rmsnorm_linear(x, self.norm_weight.detach(), self.weight.detach(), self.eps, bias)
+        return rmsnorm_linear(x, self.norm_weight.detach(), self.weight.detach(), self.eps, bias,
+                              fold=self.fold)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", fold={self.fold}"

@@ -1,0 +1,168 @@
+"""normfuse.compile's arguments (issue 11, section 3): example arguments specialized like jit,
+constexprs checked and named, sm_90 only with passes, a warning when ptxas spills. CPU only."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+import normfuse
+from normfuse import SpillWarning
+
+
+@triton.jit
+def scale_rows(X, Y, M, N, stride, alpha, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr = 64,
+               SQUARE: tl.constexpr = False):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    x = tl.load(X + rows[:, None] * stride + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    if SQUARE:
+        x = x * x
+    tl.store(Y + rows[:, None] * stride + cols[None, :], x * alpha, mask=mask)
+
+
+@triton.jit
+def accumulate(X, Y, K, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    acc = tl.zeros([BM, BN], tl.float32)
+    for k in range(0, K):
+        x = tl.load(X + k * BM * BN + rm[:, None] * BN + rn[None, :])
+        acc = acc * tl.exp(x) + x
+    tl.store(Y + rm[:, None] * BN + rn[None, :], acc)
+
+
+SIG = {"X": "*bf16", "Y": "*fp32", "M": "i32", "N": "i32", "stride": "i32", "alpha": "fp32",
+       "BLOCK_M": "constexpr"}
+
+
+def _func_head(ck) -> str:
+    return next(line for line in ck.asm["ttir"].splitlines() if "tt.func" in line)
+
+
+def test_example_arguments_are_specialized_like_jit():
+    x = torch.empty(64, 256, dtype=torch.bfloat16)
+    y = torch.empty(64, 256, dtype=torch.float32)
+    ck = normfuse.compile(scale_rows, args=(x, y, 64, 250, 256, 0.5), constexprs={"BLOCK_M": 16},
+                          passes=())
+    head = _func_head(ck)
+    # pointers (aligned by torch) and the integers divisible by 16 carry tt.divisibility; N=250 not
+    assert head.count("tt.divisibility = 16") == 4, head
+    assert "%N: i32 loc" in head or "%arg3: i32 loc" in head
+    assert "!tt.ptr<bf16> {tt.divisibility = 16 : i32}" in head
+    # the same specialization as a jit launch derives
+    sig, consts, attrs, _, _ = normfuse.compiler.specialize(scale_rows, (x, y, 64, 250, 256, 0.5),
+                                                            {"BLOCK_M": 16})
+    same = normfuse.compile(scale_rows, signature=sig, constexprs=consts, attrs=attrs, passes=())
+    assert same.asm["ttir"] == ck.asm["ttir"]
+    # without attrs, Triton assumes nothing
+    plain = normfuse.compile(scale_rows, signature=SIG, constexprs={"BLOCK_M": 16}, passes=())
+    assert "tt.divisibility" not in _func_head(plain)
+
+
+def test_example_arguments_may_include_the_constexprs():
+    x = torch.empty(64, 256, dtype=torch.bfloat16)
+    y = torch.empty(64, 256, dtype=torch.float32)
+    ck = normfuse.compile(scale_rows, args=(x, y, 64, 256, 256, 0.5, 16, 32, True), passes=())
+    assert "tensor<16x32xf32>" in ck.asm["ttir"] and "arith.mulf" in ck.asm["ttir"]
+    with pytest.raises(ValueError, match=r"kernel 'scale_rows': constexpr 'BLOCK_M' is 16 in args "
+                                         r"and 32 in constexprs"):
+        normfuse.compile(scale_rows, args=(x, y, 64, 256, 256, 0.5, 16, 32, True),
+                         constexprs={"BLOCK_M": 32}, passes=())
+
+
+def test_bad_example_arguments_name_the_argument():
+    x = torch.empty(4, dtype=torch.complex64)
+    with pytest.raises(TypeError, match=r"kernel 'scale_rows', argument 'X': unsupported tensor "
+                                        r"dtype torch.complex64"):
+        normfuse.compile(scale_rows, args=(x, x, 1, 1, 1, 1.0), constexprs={"BLOCK_M": 16})
+    with pytest.raises(TypeError, match=r"kernel 'scale_rows', argument 'alpha': cannot pass str"):
+        normfuse.compile(scale_rows, args=(torch.empty(1), torch.empty(1), 1, 1, 1, "a"),
+                         constexprs={"BLOCK_M": 16})
+    with pytest.raises(TypeError, match=r"scale_rows takes 6 runtime arguments \(X, Y, M, N, "
+                                        r"stride, alpha\), got 2"):
+        normfuse.compile(scale_rows, args=(x, x), constexprs={"BLOCK_M": 16})
+    with pytest.raises(TypeError, match="either args= or signature="):
+        normfuse.compile(scale_rows, args=(x, x), signature=SIG)
+    with pytest.raises(TypeError, match=r"give example arguments \(args=...\) or a signature"):
+        normfuse.compile(scale_rows)
+
+
+def test_defaulted_constexprs_take_their_defaults():
+    # BLOCK_N and SQUARE are left out of both signature and constexprs
+    ck = normfuse.compile(scale_rows, signature=SIG, constexprs={"BLOCK_M": 16}, passes=())
+    assert "tensor<16x64xf32>" in ck.asm["ttir"]
+
+
+def test_missing_constexprs_are_named():
+    with pytest.raises(ValueError, match=r"kernel 'scale_rows': constexpr parameters without a "
+                                         r"value: BLOCK_M \(give them in constexprs=\)"):
+        normfuse.compile(scale_rows, signature=SIG, passes=())
+    with pytest.raises(ValueError, match=r"constexpr parameters without a value: BLOCK_M"):
+        normfuse.compile(scale_rows, args=(torch.empty(1), torch.empty(1), 1, 1, 1, 1.0))
+
+
+def test_unknown_and_untyped_parameters_are_named():
+    with pytest.raises(ValueError, match=r"kernel 'scale_rows' has no parameter 'BLOCK_K' "
+                                         r"\(parameters: X, Y, M, N, stride, alpha, BLOCK_M, "
+                                         r"BLOCK_N, SQUARE\)"):
+        normfuse.compile(scale_rows, signature=SIG, constexprs={"BLOCK_M": 16, "BLOCK_K": 1})
+    sig = {k: v for k, v in SIG.items() if k not in ("M", "alpha")}
+    with pytest.raises(ValueError, match=r"parameters without a type in signature: M, alpha"):
+        normfuse.compile(scale_rows, signature=sig, constexprs={"BLOCK_M": 16})
+    with pytest.raises(ValueError, match=r"parameter 'BLOCK_M' is a tl.constexpr; its signature "
+                                         r"entry must be 'constexpr', not 'i32'"):
+        normfuse.compile(scale_rows, signature={**SIG, "BLOCK_M": "i32"})
+
+
+@pytest.mark.parametrize("target", ["cuda:80", "cuda:100", "cuda:89"])
+def test_passes_need_sm90(target):
+    arch = target.split(":")[1]
+    with pytest.raises(ValueError, match=rf"kernel 'scale_rows': normfuse's passes emit sm_90 "
+                                         rf"\(Hopper\) code, but target is 'cuda:{arch}'; compile "
+                                         rf"with target='cuda:90'"):
+        normfuse.compile(scale_rows, signature=SIG, constexprs={"BLOCK_M": 16}, target=target)
+    with pytest.raises(ValueError, match=r"target must look like 'cuda:90', got 'sm_90'"):
+        normfuse.compile(scale_rows, signature=SIG, constexprs={"BLOCK_M": 16}, target="sm_90")
+
+
+def test_no_passes_compiles_for_other_targets():
+    ck = normfuse.compile(scale_rows, signature=SIG, constexprs={"BLOCK_M": 16}, target="cuda:80",
+                          passes=())
+    assert ".target sm_80" in ck.asm["ptx"]
+
+
+def test_spills_warn():
+    sig = {"X": "*fp32", "Y": "*fp32", "K": "i32", "BM": "constexpr", "BN": "constexpr"}
+    with pytest.warns(SpillWarning, match=r"kernel 'accumulate' spills registers: ptxas reports "
+                                          r"\d+ bytes of spill stores and \d+ bytes of spill loads "
+                                          r"per thread at 64 registers"):
+        ck = normfuse.compile(accumulate, signature=sig, constexprs={"BM": 64, "BN": 64},
+                              passes=(), num_warps=1, maxnreg=64)
+    assert ck.resources()["spill_stores"] > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SpillWarning)  # the same kernel with registers to spare
+        ck = normfuse.compile(accumulate, signature=sig, constexprs={"BM": 64, "BN": 64},
+                              passes=(), num_warps=1)
+    assert ck.resources()["spill_stores"] == 0
+
+
+def test_jit_without_a_gpu_says_so():
+    from conftest import _have_hopper
+    if _have_hopper():
+        pytest.skip("a GPU is present")
+    try:
+        from triton.runtime.driver import driver
+        driver.active.get_current_target()
+        pytest.skip("Triton finds a GPU driver")
+    except RuntimeError:
+        pass
+    kernel = normfuse.jit(scale_rows, passes=())
+    x = torch.empty(64, 64, dtype=torch.bfloat16)
+    with pytest.raises(RuntimeError, match=r"kernel 'scale_rows': normfuse.jit launches on the "
+                                           r"current GPU and Triton finds none .*target='cuda:90'"):
+        kernel[(1,)](x, x, 64, 64, 64, 1.0, BLOCK_M=16)
