@@ -381,6 +381,13 @@ class ReduceOp(OpView):
     def combiner(self) -> list[Op]:
         return self.op.body().ops
 
+    @property
+    def combining_op(self) -> str | None:
+        """The name of the single op combining a single input ('arith.addf', 'arith.maxnumf',
+        ...); None for several inputs or a combiner of several ops."""
+        ops = [o.name for o in self.combiner if o.name != REDUCE_RETURN]
+        return ops[0] if len(ops) == 1 and len(self.inputs) == 1 else None
+
     def is_sum(self) -> bool:
         """One input, combined by a single floating-point addition."""
         return len(self.inputs) == 1 and [o.name for o in self.combiner] == [ADDF, REDUCE_RETURN]

@@ -19,7 +19,8 @@ from collections import defaultdict
 
 from ..ir.core import Value
 from ..ir.match import ForLoop
-from ..ir.query import constant_value, int_attr, make_range_bounds, shape
+from ..ir.ops import ExpandDimsOp, shape_of as shape
+from ..ir.query import cmp_predicate, constant_value, make_range_bounds
 
 Poly = dict  # frozenset-able: {monomial (sorted tuple of atoms): coefficient}
 
@@ -137,7 +138,7 @@ class Evaluator:
                     "arith.index_cast"):
             return self.ev(op.operands[0])
         if name == "tt.expand_dims":
-            return shift_dims(self.ev(op.operands[0]), int_attr(op, "axis"))
+            return shift_dims(self.ev(op.operands[0]), ExpandDimsOp(op).axis)
         if name == "tt.make_range":
             start, _ = make_range_bounds(op)
             return padd({(("r", 0),): 1}, const(start))
@@ -190,7 +191,7 @@ class Evaluator:
             return self.evp(op.operands[0])
         if op.name == "tt.expand_dims":
             base, p = self.evp(op.operands[0])
-            return base, shift_dims(p, int_attr(op, "axis"))
+            return base, shift_dims(p, ExpandDimsOp(op).axis)
         if op.name == "tt.addptr":
             base, p = self.evp(op.operands[0])
             return base, padd(p, self.ev(op.operands[1]))
@@ -217,7 +218,7 @@ class Evaluator:
         if op.name == "tt.broadcast":
             return self.conditions(op.operands[0])
         if op.name == "tt.expand_dims":
-            axis = int_attr(op, "axis")
+            axis = ExpandDimsOp(op).axis
             return [shift_dims(d, axis) for d in self.conditions(op.operands[0])]
         if op.name == "arith.andi":
             return self.conditions(op.operands[0]) + self.conditions(op.operands[1])
@@ -227,7 +228,6 @@ class Evaluator:
                 return []
             raise NotAffine("a mask is a constant that is not all true")
         if op.name == "arith.cmpi":
-            from ..ir.query import cmp_predicate
             pred = cmp_predicate(op)
             a, b = self.ev(op.operands[0]), self.ev(op.operands[1])
             if pred in ("slt", "ult"):

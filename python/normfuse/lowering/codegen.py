@@ -24,8 +24,8 @@ import importlib.util
 import os
 
 from ..ir.core import Value
-from ..ir.query import (cmp_predicate, constant_value, element, int_attr, load_info,
-                        make_range_bounds, reduce_combiner, shape)
+from ..ir.ops import ExpandDimsOp, LoadOp, ReduceOp, element_of as element, shape_of as shape
+from ..ir.query import cmp_predicate, constant_value, make_range_bounds
 
 __all__ = ["Untranslatable", "Translator", "write_module", "GL_DTYPES"]
 
@@ -164,7 +164,7 @@ class Translator:
                 return self.expr(src, domain)
             raise Untranslatable(f"{name} of a tensor")
         if name == "tt.expand_dims":
-            axis = int_attr(op, "axis")
+            axis = ExpandDimsOp(op).axis
             a = self.expr(ops[0], domain)
             if a in self._vec:
                 a = f"gl.convert_layout({a}, gl.SliceLayout({axis}, {self.tile}.type.layout))"
@@ -178,7 +178,7 @@ class Translator:
             a, b = self.expr(ops[0], domain), self.expr(ops[1], domain)
             return self._emit(f"({a} + {b})", rank == 1 and (a in self._vec or b in self._vec))
         if name == "tt.load":
-            info = load_info(op)
+            info = LoadOp(op)
             dom = "vec" if rank == 1 else "auto"
             p = self.expr(info.ptr, dom)
             args = [p]
@@ -188,10 +188,11 @@ class Translator:
                     args.append(f"other={self.expr(info.other, dom)}")
             return self._emit(f"gl.load({', '.join(args)})", rank == 1)
         if name == "tt.reduce":
-            comb = reduce_combiner(op)
+            red = ReduceOp(op)
+            comb = red.combining_op
             if comb not in _RED:
                 raise Untranslatable(f"a tt.reduce combining with {comb or 'several ops'}")
-            axis = int_attr(op, "axis")
+            axis = red.axis
             a = self.expr(ops[0], "auto")
             return self._emit(f"{_RED[comb]}({a}, axis={axis})")
         raise Untranslatable(f"'{name}' ({v.ref()})")

@@ -65,13 +65,12 @@ class Hooks:
     stats: Any = None
     afn: Any = None
     epi: Any = None
-    a_regs: bool = False  # A through registers (needed by pre/stats/afn)
 
     def resolved(self):
         from . import ws_gemm as W
         return (self.pre or W.noop_pre, self.stats or W.noop_stats, self.afn or W.noop_afn,
                 self.epi or W.identity_epilogue, self.pre is not None, self.stats is not None,
-                self.afn is not None, bool(self.a_regs or self.pre or self.stats or self.afn))
+                self.afn is not None)
 
 
 @dataclass(frozen=True)
@@ -219,9 +218,6 @@ def compile_instance(inst: Instance, target="cuda:90"):
 # Launch
 # ---------------------------------------------------------------------------------------------
 
-_RESIDENT: dict = {}
-
-
 def grid_for(ck, inst: Instance, M: int, N: int, sms: int) -> int:
     """The launch grid: one program (CTA) per SM, at most one per tile; for a cluster, as many
     clusters as the driver says fit at once (clusters sit inside one GPC), at most one per row
@@ -230,22 +226,18 @@ def grid_for(ck, inst: Instance, M: int, N: int, sms: int) -> int:
     num_m = -(-M // c.block_m)
     if inst.cluster == 1:
         return max(1, min(sms, num_m * -(-N // c.block_n)))
-    from triton.runtime import driver
-    ck._init_handles()
-    key = (ck.function, int(ck.metadata.shared), inst.cluster)
-    if key not in _RESIDENT:
-        _RESIDENT[key] = max(1, int(driver.active.utils.cuOccupancyMaxActiveClusters(*key)))
-    return max(1, min(_RESIDENT[key], num_m))
+    from ..ops.postnorm_linear import max_resident_programs  # the driver's count, cached per kernel
+    return max(1, min(max_resident_programs(ck, sms), num_m))
 
 
 def launch(ck, inst: Instance, a, b, c, eargs, *, grid: int | None = None, sms: int | None = None):
     """Run a compiled instance: c[M, N] = template(a[M, K], b) with the hooks reading `eargs`."""
-    import torch
     M, K = a.shape
     N = c.shape[1]
     if grid is None:
         if sms is None:
-            sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+            from ..ops.prenorm_linear import sm_count  # cached per device
+            sms = sm_count(a.device)
         grid = grid_for(ck, inst, M, N, sms)
     # Triton's launcher takes every parameter in order, constexprs (num_warps last) included
     args = _args(inst, a, b, c, M, N, K, eargs) + (inst.config.consumer_warps,)

@@ -310,7 +310,7 @@ def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K,
 def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem, M, N, K, eargs,
               PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
               HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
-              A_REGS: gl.constexpr, GROUP_M: gl.constexpr, CLUSTER: gl.constexpr,
+              GROUP_M: gl.constexpr, CLUSTER: gl.constexpr,
               B_KN: gl.constexpr, CID: gl.constexpr, NCONS: gl.constexpr,
               WARPS: gl.constexpr, WARPS_N: gl.constexpr):
     if CLUSTER > 1:
@@ -409,11 +409,11 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_sme
 def _consumer1(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem, M, N, K, eargs,
                PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
                HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
-               A_REGS: gl.constexpr, GROUP_M: gl.constexpr, CLUSTER: gl.constexpr,
+               GROUP_M: gl.constexpr, CLUSTER: gl.constexpr,
                B_KN: gl.constexpr, WARPS: gl.constexpr, WARPS_N: gl.constexpr):
     # the second consumer of the ping-pong schedule (a worker partition)
     _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem, M, N, K, eargs,
-              PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, A_REGS, GROUP_M, CLUSTER, B_KN,
+              PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER, B_KN,
               1, 2, WARPS, WARPS_N)
 
 
@@ -425,7 +425,7 @@ def _consumer1(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_sm
 def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, eargs,
                    PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
                    HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
-                   A_REGS: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
+                   STAGES: gl.constexpr, GROUP_M: gl.constexpr,
                    CLUSTER: gl.constexpr, NCONS: gl.constexpr, B_KN: gl.constexpr,
                    LOADER_WARPS: gl.constexpr, LOADER_REGS: gl.constexpr,
                    CONS_REGS: gl.constexpr, WARPS_N: gl.constexpr, num_warps: gl.constexpr):
@@ -455,10 +455,10 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, eargs,
         c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
         gl.warp_specialize([
             (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem0, M, N, K, eargs,
-                         PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, A_REGS, GROUP_M, CLUSTER,
+                         PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER,
                          B_KN, 0, 2, num_warps, WARPS_N)),
             (_consumer1, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem1, M, N, K, eargs,
-                          PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, A_REGS, GROUP_M, CLUSTER,
+                          PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER,
                           B_KN, num_warps, WARPS_N)),
             (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K, BM, BN, GROUP_M, CLUSTER,
                        B_KN)),
@@ -466,7 +466,7 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, eargs,
     else:
         gl.warp_specialize([
             (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem0, M, N, K, eargs,
-                         PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, A_REGS, GROUP_M, CLUSTER,
+                         PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER,
                          B_KN, 0, 1, num_warps, WARPS_N)),
             (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K, BM, BN, GROUP_M, CLUSTER,
                        B_KN)),

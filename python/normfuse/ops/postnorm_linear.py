@@ -115,7 +115,7 @@ def max_resident_programs(compiled, sms: int) -> int:
     program (the 128x256 tiles hold one CTA per SM), else the driver's count of clusters of
     `num_ctas` CTAs that fit together (cuOccupancyMaxActiveClusters: clusters must sit inside
     one GPC, so this is less than sms / num_ctas on the H200's GPCs)."""
-    kernel = compiled.kernel  # Triton's CompiledKernel
+    kernel = getattr(compiled, "kernel", compiled)  # normfuse's CompiledKernel or Triton's
     ctas = int(kernel.metadata.num_ctas or 1)
     if ctas == 1:
         return sms

@@ -72,8 +72,8 @@ from ..ir import Module, Op, Value
 from ..ir.match import ForLoop, LocResolver, is_zero_constant
 from ..ir import ops
 from ..ir.effects import writes_memory
-from ..ir.query import (desc_info, element, func_name, func_params, int_attr, is_pointer, load_info,
-                        pointee, reduce_combiner, shape)
+from ..ir.ops import LoadOp, ReduceOp, element_of as element, shape_of as shape
+from ..ir.query import desc_info, func_params, is_pointer, pointee
 from . import Pass, PassError
 
 _DTYPES = {"bf16": "bf16", "f16": "fp16"}
@@ -90,9 +90,6 @@ class Source:
     """Where a launch-time value comes from: kernel parameter `param` or the constant `value`."""
     param: int | None = None
     value: int | None = None
-
-    def describe(self, params) -> str:
-        return params[self.param].name if self.param is not None else str(self.value)
 
 
 @dataclass
@@ -156,9 +153,8 @@ def _same(a: Source, b: Source) -> bool:
 
 
 class _Matcher:
-    def __init__(self, module: Module, epilogue_reductions: bool):
+    def __init__(self, module: Module):
         self.module = module
-        self.epi_red = epilogue_reductions
         self.users = module.user_index()
 
     def users_of(self, v: Value) -> list[Op]:
@@ -273,19 +269,8 @@ class _Matcher:
         self.a = self._operand(load, "A", (self.BM, self.BK), k_dim=1)
 
     def _loads_under(self, v: Value) -> list[Op]:
-        out, seen, stack = [], set(), [v]
-        while stack:
-            x = stack.pop()
-            op = x.owner
-            if op is None or id(op) in seen or not self.loop.contains(x):
-                continue
-            seen.add(id(op))
-            if op.name in (ops.LOAD, ops.DESCRIPTOR_LOAD):
-                if len(shape(x)) == 2:
-                    out.append(op)
-                continue
-            stack.extend(op.operands)
-        return out
+        """The 2-D tile loads inside the k-loop that `v` is computed from."""
+        return _tile_loads_feeding(v, self.loop.contains)
 
     def _b_operand(self, b_v: Value):
         op = b_v.owner
@@ -313,20 +298,9 @@ class _Matcher:
 
     def _operand(self, load: Op, what: str, tile: tuple, k_dim: int) -> TileOperand:
         """A or B read as a [rows, cols] tile of a row-major matrix, k along `k_dim`."""
-        from ..lowering.affine import NotAffine, split_dims
         if load.name == ops.DESCRIPTOR_LOAD:
             return self._desc_operand(load, what, k_dim)
-        info = load_info(load)
-        try:
-            base, off = self.ev.evp(info.ptr)
-            dims = split_dims(off, 2)
-            conds = self.ev.conditions(info.mask) if info.mask is not None else []
-        except NotAffine as e:
-            raise _Miss(f"the {what} tile's address: {e}", load)
-        if id(base) not in self.pid:
-            raise _Miss(f"the {what} tile's base pointer is not a kernel parameter", load)
-        if info.mask is not None and info.other is not None and not is_zero_constant(info.other):
-            raise _Miss(f"the {what} tile's masked lanes are not zero (TMA fills zeros)", load)
+        base, dims, conds = self._address(load, what)
         other_dim = 1 - k_dim
         if dims[k_dim].stride != {(): 1} and dims[other_dim].stride != {(): 1}:
             raise _Miss(f"the {what} tile is not contiguous along either dimension", load)
@@ -407,19 +381,25 @@ class _Matcher:
                         "parameter", load)
         return dim, src
 
-    def _b_pointer(self, load: Op):
+    def _address(self, load: Op, what: str):
+        """(base parameter value, per-dimension indices, mask conditions) of a pointer tile load
+        whose masked lanes read zero (what TMA fills in)."""
         from ..lowering.affine import NotAffine, split_dims
-        info = load_info(load)
+        info = LoadOp(load)
         try:
             base, off = self.ev.evp(info.ptr)
             dims = split_dims(off, 2)
             conds = self.ev.conditions(info.mask) if info.mask is not None else []
         except NotAffine as e:
-            raise _Miss(f"the B tile's address: {e}", load)
+            raise _Miss(f"the {what} tile's address: {e}", load)
         if id(base) not in self.pid:
-            raise _Miss("the B tile's base pointer is not a kernel parameter", load)
+            raise _Miss(f"the {what} tile's base pointer is not a kernel parameter", load)
         if info.mask is not None and info.other is not None and not is_zero_constant(info.other):
-            raise _Miss("the B tile's masked lanes are not zero (TMA fills zeros)", load)
+            raise _Miss(f"the {what} tile's masked lanes are not zero (TMA fills zeros)", load)
+        return base, dims, conds
+
+    def _b_pointer(self, load: Op):
+        base, dims, conds = self._address(load, "B")
         # [BK, BN] tile: dim 0 = k, dim 1 = n
         if dims[0].stride == {(): 1}:   # W [N, K]: k contiguous, n rows of W
             from ..lowering.affine import DimIndex
@@ -432,8 +412,6 @@ class _Matcher:
 
     @staticmethod
     def _swap(conds):
-        from ..lowering.affine import shift_dims  # noqa: F401  (dims are swapped by renaming)
-
         def sw(a):
             if a[0] == "r":
                 return ("r", 1 - a[1])
@@ -569,14 +547,12 @@ class _Matcher:
             x = yo.operands[1] if yo.operands[0] is arg else yo.operands[0]
             xo = x.owner
             if len(shape(arg)) == 1 and shape(arg)[0] == self.BM and xo is not None \
-                    and xo.name == ops.REDUCE and int_attr(xo, "axis") == 1 \
-                    and reduce_combiner(xo) == ops.ADDF:
+                    and _is_sum_over(xo, 1):
                 self.row_stats.append((i, x, "row"))
             elif shape(arg) == (self.BM, self.BK):
                 self.row_stats.append((i, x, "tile"))
             elif len(shape(arg)) == 1 and shape(arg)[0] == self.BN and xo is not None \
-                    and xo.name == ops.REDUCE and int_attr(xo, "axis") == 0 \
-                    and reduce_combiner(xo) == ops.ADDF:
+                    and _is_sum_over(xo, 0):
                 self.col_sums.append((i, self._colsum(xo)))
             else:
                 raise _Miss("a loop-carried sum is neither a row statistic of the A tile nor a "
@@ -624,7 +600,7 @@ class _Matcher:
             op = v.owner
         if op is None or op.name != ops.LOAD or len(shape(v)) != 1:
             raise _Miss("a column sum's scale is not a vector loaded over K", at)
-        info = load_info(op)
+        info = LoadOp(op)
         try:
             base, off = self.ev.evp(info.ptr)
         except NotAffine as e:
@@ -647,7 +623,7 @@ from normfuse.lowering.ws_gemm import cluster_sum, colvec, fit, vec_layout  # no
 
 
 def _generate(m: _Matcher, epilogue_reductions: bool):
-    from ..lowering.codegen import Translator, Untranslatable
+    from ..lowering.codegen import Translator
     loop = m.loop
     eargs: list = []          # ("derived", Derived) first, then ("param", i)
     for _, d in m.col_sums:
@@ -729,8 +705,7 @@ def _generate(m: _Matcher, epilogue_reductions: bool):
             b[id(res)] = f"st{j}"
         else:
             users = m.users_of(res)
-            if len(users) != 1 or users[0].name != ops.REDUCE or int_attr(users[0], "axis") != 1 \
-                    or reduce_combiner(users[0]) != ops.ADDF:
+            if len(users) != 1 or not _is_sum_over(users[0], 1):
                 raise _Miss("a statistic accumulated as a tile is not reduced over its rows after "
                             "the loop", users[0] if users else loop.op)
             b[id(users[0].results[0])] = f"st{j}"
@@ -754,11 +729,17 @@ def _generate(m: _Matcher, epilogue_reductions: bool):
     funcs.append(("epi", "acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.constexpr, "
                   "CID: gl.constexpr, NCONS: gl.constexpr, WARPS: gl.constexpr",
                   pre_lines + t.lines, e))
-    src = [_HEADER.format(name=func_name(m.func))]
+    src = [_HEADER.format(name=ops.FuncOp(m.func).sym_name)]
     for name, sig, lines, ret in funcs:
         body = "\n".join(f"    {line}" for line in lines)
         src.append(f"@gluon.jit\ndef {name}({sig}):\n{body + chr(10) if body else ''}    return {ret}\n\n")
-    return "\n".join(src), eargs, notes, Untranslatable
+    return "\n".join(src), eargs, notes
+
+
+def _is_sum_over(op: Op, axis: int) -> bool:
+    """A tt.reduce that adds along `axis`."""
+    red = ReduceOp.match(op)
+    return red is not None and red.axis == axis and red.combining_op == ops.ADDF
 
 
 def _same_tile(o: Op, load: Op) -> bool:
@@ -770,7 +751,7 @@ def _same_tile(o: Op, load: Op) -> bool:
     if o.name == ops.DESCRIPTOR_LOAD:
         return all(x is y for x, y in zip(o.operands, load.operands)) and len(o.operands) == len(load.operands)
     if o.name == ops.LOAD:
-        a, b = load_info(o), load_info(load)
+        a, b = LoadOp(o), LoadOp(load)
         return a.ptr is b.ptr and a.mask is b.mask
     return False
 
@@ -798,7 +779,7 @@ def _outer_row_vectors(m: _Matcher):
                 u = u.owner.operands[0]
             if shape(u) != (m.BM,) or any(u is x for x, _ in out):
                 continue
-            loads = _loads_before(u)
+            loads = _tile_loads_feeding(u)
             if loads:
                 if len(loads) != 1:
                     raise _Miss("a row vector from before the k-loop reads several tiles", u.owner)
@@ -806,16 +787,19 @@ def _outer_row_vectors(m: _Matcher):
     return out
 
 
-def _loads_before(v: Value) -> list[Op]:
+def _tile_loads_feeding(v: Value, within=None) -> list[Op]:
+    """The 2-D tile loads (pointer or descriptor) that `v` is computed from, not looking through
+    a load; `within(value)` limits the walk (e.g. to the k-loop)."""
     out, seen, stack = [], set(), [v]
     while stack:
         x = stack.pop()
         op = x.owner
-        if op is None or id(op) in seen:
+        if op is None or id(op) in seen or (within is not None and not within(x)):
             continue
         seen.add(id(op))
-        if op.name in (ops.LOAD, ops.DESCRIPTOR_LOAD) and len(shape(x)) == 2:
-            out.append(op)
+        if op.name in ops.LOADS:
+            if len(shape(x)) == 2:
+                out.append(op)
             continue
         stack.extend(op.operands)
     return out
@@ -834,8 +818,8 @@ def _first_tile(m: _Matcher, load: Op) -> bool:
             return all(ev.ev(x) == drop_kk(m.ev.ev(y))
                        for x, y in zip(load.operands[1:3], m.a_load.operands[1:3]))
         if load.name == ops.LOAD and m.a_load.name == ops.LOAD:
-            b1, p1 = ev.evp(load_info(load).ptr)
-            b2, p2 = m.ev.evp(load_info(m.a_load).ptr)
+            b1, p1 = ev.evp(LoadOp(load).ptr)
+            b2, p2 = m.ev.evp(LoadOp(m.a_load).ptr)
             return b1 is b2 and p1 == drop_kk(p2)
     except NotAffine:
         return False
@@ -937,12 +921,11 @@ class HopperWS(Pass):
             return self.remarks
         locs = LocResolver(module)
         try:
-            m = _Matcher(module, self.epilogue_reductions)
+            m = _Matcher(module)
             m.run()
-            source, eargs, notes, untranslatable = None, None, None, None
             from ..lowering.codegen import Untranslatable
             try:
-                source, eargs, notes, _ = _generate(m, self.epilogue_reductions)
+                source, eargs, notes = _generate(m, self.epilogue_reductions)
             except Untranslatable as e:
                 raise _Miss(f"cannot translate {e} into the template's hooks")
             cfg = self.config(m)
@@ -980,7 +963,7 @@ class HopperWS(Pass):
         inst = runtime.Instance(cfg, hooks, dtype=_DTYPES[m.dtype], out_dtype=_DTYPES[m.out_dtype],
                                 b_kn=m.b_kn, cluster=1, eargs_example=tuple(example))
         ck = runtime.compile_instance(inst)
-        return Lowering(kernel_name=func_name(m.func), params=m.params, a=m.a, b=m.b,
+        return Lowering(kernel_name=ops.FuncOp(m.func).sym_name, params=m.params, a=m.a, b=m.b,
                         b_kn=m.b_kn, out=m.out, M=m.M, N=m.N, K=m.K, eargs=eargs, instance=inst,
                         source=source, compiled=ck, notes=notes,
                         single=(m.pid_m is None, m.pid_n is None))
