@@ -210,10 +210,10 @@ class PreparedLaunch:
         with _on_device(self.out.device):
             # the lowered (warp-specialized) kernel when hopper-ws applied, with its own
             # persistent grid, prepared once for these arguments; else the fused Triton kernel
-            if self._bound is None and ck.lowered is not None \
-                    and ck.lowered.why_not(self.runtime_args) is None:
-                self._bound = ck.lowered.bind(self.runtime_args)
-            if self._bound is not None:
+            if self._bound is None:  # decided once: the arguments of a prepared launch are fixed
+                lowered = ck.lowered is not None and ck.lowered.why_not(self.runtime_args) is None
+                self._bound = ck.lowered.bind(self.runtime_args) if lowered else False
+            if self._bound:
                 self._bound()
             else:
                 ck.launch(grid, self._full_args, runtime_args=self.runtime_args)
