@@ -1,0 +1,130 @@
+"""Pure-torch reference for FlashNormAttention (issue 12): the definition every kernel is checked
+against, and the convention the ops implement.
+
+Per token row t of the attention's query input X [T, H, D] (N = H*D, no projections)::
+
+    ln_q = LayerNorm_N(X)                 # over all H*D features of the row, eps, affine optional
+    g_h  = attend_h(ln_q_h, K_h, V_h)     # per head h, against the K/V of t's batch
+    y    = RMSNorm_N(g + ln_q)            # inner residual, again over all H*D features
+    out  = y + X                          # outer residual (the raw, pre-LayerNorm input)
+
+`attend` is one of
+- GDPA (``activation`` = "gelu_tanh" (default), "silu", "relu", "relu2"):
+  ``S = q K^T`` (no 1/sqrt(D)), ``P = act(S) * qk_scale`` (the scale after the activation;
+  ``qk_scale`` defaults to 1.0), ``g = P V``: no softmax, no normalization over the keys.
+- softmax attention (``activation`` = "softmax"): ``g = softmax(S * qk_scale) V`` with
+  ``qk_scale`` defaulting to 1/sqrt(D).
+
+Layout: X is jagged: batch b owns rows ``offsets[b] <= t < offsets[b+1]`` (int, B+1 entries,
+non-decreasing, offsets[0] = 0, offsets[B] = T; empty sequences allowed). K and V are dense per
+batch: ``[B, L, Hkv, D]`` with H a multiple of Hkv (GQA: query head h reads kv head
+h // (H // Hkv)). Every key of a batch is visible to every query of that batch (no causal mask).
+
+The statistics a forward saves for the backward are ``mean`` and ``rstd`` of the LayerNorm and
+``rrms`` of the RMSNorm, each [T] float32 (`flash_norm_attention_ref(..., return_stats=True)`).
+LayerNorm: ``(x - mean) * rstd * w + b`` with ``rstd = 1/sqrt(var + eps)`` (biased variance);
+RMSNorm: ``z * rrms * w`` with ``rrms = 1/sqrt(mean(z^2) + eps)``.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+__all__ = ["ACTIVATIONS", "activation_fn", "default_qk_scale", "flash_norm_attention_ref",
+           "check_layout"]
+
+ACTIVATIONS = ("gelu_tanh", "silu", "relu", "relu2", "softmax")
+
+
+def activation_fn(name: str):
+    """The elementwise activation of GDPA as a torch function (any float dtype)."""
+    if name == "gelu_tanh":
+        return lambda s: 0.5 * s * (1.0 + torch.tanh(0.7978845608028654 * (s + 0.044715 * s * s * s)))
+    if name == "silu":
+        return lambda s: s * torch.sigmoid(s)
+    if name == "relu":
+        return torch.relu
+    if name == "relu2":
+        return lambda s: torch.relu(s).square()
+    raise ValueError(f"unknown GDPA activation {name!r}; expected one of {ACTIVATIONS[:-1]}")
+
+
+def default_qk_scale(activation: str, head_dim: int) -> float:
+    """1.0 for GDPA (applied after the activation), 1/sqrt(D) for softmax (applied before it)."""
+    return 1.0 / math.sqrt(head_dim) if activation == "softmax" else 1.0
+
+
+def check_layout(x, k, v, offsets) -> tuple[int, int, int, int, int]:
+    """Check shapes of (x [T, H, D], k/v [B, L, Hkv, D], offsets [B+1]); return (T, H, D, B, L)."""
+    if x.dim() != 3:
+        raise ValueError(f"x must be [T, H, D], got shape {tuple(x.shape)}")
+    if k.dim() != 4 or v.dim() != 4 or k.shape != v.shape:
+        raise ValueError(f"k and v must both be [B, L, Hkv, D], got {tuple(k.shape)} and {tuple(v.shape)}")
+    T, H, D = x.shape
+    B, L, Hkv, Dk = k.shape
+    if Dk != D:
+        raise ValueError(f"head dim of k/v ({Dk}) differs from x's ({D})")
+    if Hkv == 0 or H % Hkv:
+        raise ValueError(f"heads of x ({H}) must be a multiple of the heads of k/v ({Hkv})")
+    if offsets.dim() != 1 or offsets.numel() != B + 1:
+        raise ValueError(f"offsets must have B+1 = {B + 1} entries, got shape {tuple(offsets.shape)}")
+    off = offsets.detach().to("cpu", torch.int64)
+    if int(off[0]) != 0 or int(off[-1]) != T:
+        raise ValueError(f"offsets must start at 0 and end at T = {T}, got {int(off[0])}..{int(off[-1])}")
+    if bool((off[1:] < off[:-1]).any()):
+        raise ValueError("offsets must be non-decreasing")
+    return T, H, D, B, L
+
+
+def flash_norm_attention_ref(x, k, v, offsets, *, activation: str = "gelu_tanh",
+                             qk_scale: float | None = None, ln_weight=None, ln_bias=None,
+                             rms_weight=None, eps: float = 1e-5, rms_eps: float | None = None,
+                             dtype=torch.float64, return_stats: bool = False):
+    """out = RMSNorm(attend(LayerNorm(x)) + LayerNorm(x)) + x, computed in `dtype` (float64 by
+    default; pass the input dtype for an eager, unfused baseline). Differentiable (autograd)."""
+    T, H, D, B, L = check_layout(x, k, v, offsets)
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {activation!r}; expected one of {ACTIVATIONS}")
+    scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
+    rms_eps = eps if rms_eps is None else rms_eps
+    up = (lambda t: None if t is None else t.to(dtype))
+    xd, kd, vd = up(x), up(k), up(v)
+    N = H * D
+    xf = xd.reshape(T, N)
+    mean = xf.mean(dim=1, keepdim=True)
+    var = (xf - mean).square().mean(dim=1, keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    ln = (xf - mean) * rstd
+    if ln_weight is not None:
+        ln = ln * up(ln_weight).reshape(N)
+    if ln_bias is not None:
+        ln = ln + up(ln_bias).reshape(N)
+    lnq = ln.reshape(T, H, D)
+    G = H // k.shape[2]
+    off = offsets.detach().to("cpu", torch.int64).tolist()
+    parts = []
+    for b in range(B):
+        q = lnq[off[b]:off[b + 1]]                       # [n, H, D]
+        if q.shape[0] == 0:
+            continue
+        kb = kd[b].repeat_interleave(G, dim=1)            # [L, H, D]
+        vb = vd[b].repeat_interleave(G, dim=1)
+        s = torch.einsum("thd,lhd->htl", q, kb)
+        if activation == "softmax":
+            p = torch.softmax(s * scale, dim=-1)
+        else:
+            p = activation_fn(activation)(s) * scale
+        parts.append(torch.einsum("htl,lhd->thd", p, vb))
+    g = torch.cat(parts, dim=0) if parts else lnq.new_zeros((0, H, D))
+    z = (g + lnq).reshape(T, N)
+    rrms = torch.rsqrt(z.square().mean(dim=1, keepdim=True) + rms_eps)
+    y = z * rrms
+    if rms_weight is not None:
+        y = y * up(rms_weight).reshape(N)
+    out = (y + xf).reshape(T, H, D)
+    if not return_stats:
+        return out
+    stats = {"mean": mean.reshape(T).float(), "rstd": rstd.reshape(T).float(),
+             "rrms": rrms.reshape(T).float()}
+    return out, stats
