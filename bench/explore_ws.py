@@ -27,6 +27,8 @@ BIG = [(8192, 4096, 4096), (8192, 8192, 8192)]
 RAGGED = [(4133, 1032, 1000), (777, 520, 264)]
 CONFIGS = {
     "coop3": WSConfig(),
+    # row-major runs of tiles per CTA, the statistics computed once per run of a row block
+    "rows3": WSConfig(rows_max_k=1 << 20),
     "coopn3": WSConfig(warps_n=2),
     "pp4": WSConfig(block_n=128, stages=4, consumers=2, consumer_warps=4),
     "pp5": WSConfig(block_n=128, stages=5, consumers=2, consumer_warps=4),

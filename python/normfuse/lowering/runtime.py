@@ -36,6 +36,7 @@ class WSConfig:
     loader_regs: int = 40
     consumer_regs: int = 232
     warps_n: int = 1          # 2: the two warpgroups of an 8-warp consumer split N, not M
+    rows_max_k: int = 0       # launches with K <= this walk row-major runs of tiles (0: never)
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -55,7 +56,8 @@ class WSConfig:
     def __str__(self) -> str:
         sched = "coop" if self.consumers == 1 else "pingpong"
         return (f"{self.block_m}x{self.block_n}x{self.block_k} s{self.stages} {sched} "
-                f"w{self.consumer_warps}" + (f"x{self.warps_n}n" if self.warps_n > 1 else ""))
+                f"w{self.consumer_warps}" + (f"x{self.warps_n}n" if self.warps_n > 1 else "")
+                + (f" rows<={self.rows_max_k}" if self.rows_max_k else ""))
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,7 @@ def _args(inst: Instance, a, b, c, M, N, K, eargs):
     cd = TensorDescriptor(c, list(c.shape), list(c.stride()), [cfg.block_m, cfg.block_n], lc)
     return (ad, bd, cd, M, N, K, tuple(eargs)) + inst.hooks.resolved() + (
         cfg.stages, cfg.group_m, inst.cluster, cfg.consumers, inst.b_kn, cfg.loader_warps,
-        cfg.loader_regs, cfg.consumer_regs, cfg.warps_n)
+        cfg.loader_regs, cfg.consumer_regs, cfg.warps_n, cfg.rows_max_k)
 
 
 _hook_lock = threading.RLock()

@@ -77,14 +77,28 @@ def mma_layout_for(BM, BN, num_warps, WARPS_N=1):
 
 
 @gluon.jit
-def _num_work(M, N, BM: gl.constexpr, BN: gl.constexpr, CLUSTER: gl.constexpr):
+def _rows_order(K, ROWS_MAX_K: gl.constexpr, CLUSTER: gl.constexpr):
+    """Whether this launch walks the tiles in row-major runs (see `_work_tile`): K <= ROWS_MAX_K
+    (a constexpr of the instance, 0 = never) and no cluster."""
+    if ROWS_MAX_K > 0 and CLUSTER == 1:
+        rows = K <= ROWS_MAX_K
+    else:
+        rows = K < 0
+    return rows
+
+
+@gluon.jit
+def _num_work(M, N, rows, BM: gl.constexpr, BN: gl.constexpr, CLUSTER: gl.constexpr):
     """How many (row block, N tile) pairs this CTA owns."""
     num_pid_m = gl.cdiv(M, BM)
     if CLUSTER == 1:
         tiles = num_pid_m * gl.cdiv(N, BN)
         pid = gl.program_id(0)
         nprog = gl.num_programs(0)
-        n = gl.cdiv(tiles - pid, nprog)
+        if rows:
+            n = tiles // nprog + (pid < tiles % nprog).to(gl.int32)
+        else:
+            n = gl.cdiv(tiles - pid, nprog)
     else:
         cid = gl.program_id(0) // CLUSTER
         ncl = gl.num_programs(0) // CLUSTER
@@ -93,20 +107,30 @@ def _num_work(M, N, BM: gl.constexpr, BN: gl.constexpr, CLUSTER: gl.constexpr):
 
 
 @gluon.jit
-def _work_tile(j, M, N, BM: gl.constexpr, BN: gl.constexpr, GROUP_M: gl.constexpr,
+def _work_tile(j, M, N, rows, BM: gl.constexpr, BN: gl.constexpr, GROUP_M: gl.constexpr,
                CLUSTER: gl.constexpr):
-    """The j-th (pid_m, pid_n) of this CTA. Without a cluster: tile pid + j * programs in grouped
-    order (GROUP_M row blocks share their B tiles in L2). In a cluster: row block cid + j * clusters,
-    N tile = the CTA's rank (one tile per CTA)."""
+    """The j-th (pid_m, pid_n) of this CTA. Without a cluster, either tile pid + j * programs in
+    grouped order (GROUP_M row blocks share their B tiles in L2), or, when `rows`, the j-th tile
+    of this CTA's contiguous run of tiles in row-major order (the N tiles of a row block one after
+    another, so the row statistics of a row block are computed once per run, not once per tile).
+    In a cluster: row block cid + j * clusters, N tile = the CTA's rank (one tile per CTA)."""
     if CLUSTER == 1:
-        t = gl.program_id(0) + j * gl.num_programs(0)
         num_pid_m = gl.cdiv(M, BM)
         num_pid_n = gl.cdiv(N, BN)
-        group = GROUP_M * num_pid_n
-        first_m = (t // group) * GROUP_M
-        size_m = gl.minimum(num_pid_m - first_m, GROUP_M)
-        pid_m = first_m + (t % group) % size_m
-        pid_n = (t % group) // size_m
+        pid = gl.program_id(0)
+        nprog = gl.num_programs(0)
+        if rows:
+            tiles = num_pid_m * num_pid_n
+            t = pid * (tiles // nprog) + gl.minimum(pid, tiles % nprog) + j
+            pid_m = t // num_pid_n
+            pid_n = t % num_pid_n
+        else:
+            t = pid + j * nprog
+            group = GROUP_M * num_pid_n
+            first_m = (t // group) * GROUP_M
+            size_m = gl.minimum(num_pid_m - first_m, GROUP_M)
+            pid_m = first_m + (t % group) % size_m
+            pid_n = (t % group) // size_m
     else:
         pid_m = gl.program_id(0) // CLUSTER + j * (gl.num_programs(0) // CLUSTER)
         pid_n = gl.program_id(0) % CLUSTER
@@ -281,16 +305,17 @@ def identity_epilogue(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.co
 @gluon.jit
 def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K,
             BM: gl.constexpr, BN: gl.constexpr, GROUP_M: gl.constexpr, CLUSTER: gl.constexpr,
-            B_KN: gl.constexpr):
+            B_KN: gl.constexpr, ROWS_MAX_K: gl.constexpr):
     if CLUSTER > 1:
         _cluster_barrier()
     BK: gl.constexpr = a_desc.block_type.shape[1]
     STAGES: gl.constexpr = a_bufs.shape[0]
     k_tiles = gl.cdiv(K, BK)
-    nw = _num_work(M, N, BM, BN, CLUSTER)
+    rows = _rows_order(K, ROWS_MAX_K, CLUSTER)
+    nw = _num_work(M, N, rows, BM, BN, CLUSTER)
     pos = 0
     for j in range(nw):
-        pid_m, pid_n = _work_tile(j, M, N, BM, BN, GROUP_M, CLUSTER)
+        pid_m, pid_n = _work_tile(j, M, N, rows, BM, BN, GROUP_M, CLUSTER)
         for kk in range(k_tiles):
             s = pos % STAGES
             mbarrier.wait(empty.index(s), ((pos // STAGES) & 1) ^ 1)
@@ -307,33 +332,96 @@ def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K,
 
 
 @gluon.jit
+def _mainloop(a_bufs, b_bufs, ready, empty, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0,
+              PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr,
+              HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
+              B_KN: gl.constexpr, a_layout: gl.constexpr, dtype: gl.constexpr):
+    """One tile's k-loop over ring positions pos0 .. pos0 + k_tiles - 1: acc += A @ B, the
+    statistics (HAS_STATS) and the shift (HAS_PRE) accumulated from the A tiles; returns
+    (acc, st0, st1, c0) with the last wgmma finished and every slot released."""
+    STAGES: gl.constexpr = a_bufs.shape[0]
+    for kk in range(k_tiles):
+        pos = pos0 + kk
+        s = pos % STAGES
+        mbarrier.wait(ready.index(s), (pos // STAGES) & 1)
+        if B_KN:
+            b_view = b_bufs.index(s)
+        else:
+            b_view = b_bufs.index(s).permute((1, 0))
+        if HAS_AFN:
+            # the A operand is computed in registers (g, beta applied): register-operand wgmma,
+            # waited for at once. The registers of an in-flight wgmma cannot be protected
+            # across loop iterations (the loop reuses the same PTX registers for the next
+            # ldmatrix; measured non-repeatable on the H200 with one wgmma left in flight).
+            a = a_bufs.index(s).load(a_layout)
+            af = a.to(gl.float32)
+            if HAS_PRE:
+                if kk == 0:
+                    c0 = PRE(af, pid_m, eargs)
+            if HAS_STATS:
+                # before the issue, not while the wgmma runs: nothing may be computed between
+                # a register-operand wgmma and its wait (the compiler may reuse the operand's
+                # registers for temporaries; measured wrong results on the H200, fp16, when
+                # the statistics sat there)
+                st0, st1 = STATS(af, c0, st0, st1, kk, pid_m, eargs)
+            a_op = AFN(af, c0, kk, pid_m, eargs).to(dtype)
+            acc = warpgroup_mma(a_op, b_view, acc, is_async=True)
+            acc = warpgroup_mma_wait(0, deps=(acc,))
+            mbarrier.arrive(empty.index(s))
+        else:
+            acc = warpgroup_mma(a_bufs.index(s), b_view, acc, is_async=True)
+            if HAS_STATS or HAS_PRE:
+                # statistics from a register copy of the same shared tile, read while the
+                # wgmma runs (the slot is released only after both)
+                af = a_bufs.index(s).load(a_layout).to(gl.float32)
+                if HAS_PRE:
+                    if kk == 0:
+                        c0 = PRE(af, pid_m, eargs)
+                if HAS_STATS:
+                    st0, st1 = STATS(af, c0, st0, st1, kk, pid_m, eargs)
+            acc = warpgroup_mma_wait(1, deps=(acc,))
+            # the previous k-step's wgmma has finished reading its slot
+            mbarrier.arrive(empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)
+    acc = warpgroup_mma_wait(0, deps=(acc,))
+    if not HAS_AFN:
+        mbarrier.arrive(empty.index((pos0 + k_tiles + STAGES - 1) % STAGES), pred=k_tiles > 0)
+    return acc, st0, st1, c0
+
+
+@gluon.jit
 def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem, M, N, K, eargs,
               PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
               HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
               GROUP_M: gl.constexpr, CLUSTER: gl.constexpr,
               B_KN: gl.constexpr, CID: gl.constexpr, NCONS: gl.constexpr,
-              WARPS: gl.constexpr, WARPS_N: gl.constexpr):
+              WARPS: gl.constexpr, WARPS_N: gl.constexpr, ROWS_MAX_K: gl.constexpr):
     if CLUSTER > 1:
         _cluster_barrier()
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_desc.block_type.shape[1]
-    STAGES: gl.constexpr = a_bufs.shape[0]
     dtype: gl.constexpr = a_desc.dtype
     mma_layout: gl.constexpr = mma_layout_for(BM, BN, WARPS, WARPS_N)
     a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
     row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
+    # the statistics of a row block are reused by this consumer's next tile when it is in the
+    # same row block (row-major runs, `_work_tile`): they depend on the A rows only, and the
+    # k-loop without them is the plain GEMM's. Not with an A transform (its k-loop needs the
+    # A registers anyway).
+    REUSE: gl.constexpr = (HAS_STATS or HAS_PRE) and not HAS_AFN
     k_tiles = gl.cdiv(K, BK)
-    nw = _num_work(M, N, BM, BN, CLUSTER)
+    rows = _rows_order(K, ROWS_MAX_K, CLUSTER)
+    nw = _num_work(M, N, rows, BM, BN, CLUSTER)
     xj = 0
+    prev_m = -1
+    st0 = gl.zeros([BM], gl.float32, row_a)
+    st1 = gl.zeros([BM], gl.float32, row_a)
+    c0 = gl.zeros([BM], gl.float32, row_a)
     for j in range(CID, nw, NCONS):
-        pid_m, pid_n = _work_tile(j, M, N, BM, BN, GROUP_M, CLUSTER)
+        pid_m, pid_n = _work_tile(j, M, N, rows, BM, BN, GROUP_M, CLUSTER)
         pos0 = j * k_tiles
         acc = gl.zeros([BM, BN], gl.float32, mma_layout)
-        st0 = gl.zeros([BM], gl.float32, row_a)
-        st1 = gl.zeros([BM], gl.float32, row_a)
-        c0 = gl.zeros([BM], gl.float32, row_a)
         if NCONS == 2:
             # the two consumers' main loops take strict turns (tile order = ring order), so a
             # consumer never waits on a ring slot more than one fill ahead of the loader
@@ -341,51 +429,24 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_sme
                 mbarrier.wait(order.index(0), (xj - 1) & 1, pred=xj > 0)
             else:
                 mbarrier.wait(order.index(1), xj & 1)
-        for kk in range(k_tiles):
-            pos = pos0 + kk
-            s = pos % STAGES
-            mbarrier.wait(ready.index(s), (pos // STAGES) & 1)
-            if B_KN:
-                b_view = b_bufs.index(s)
+        if REUSE:
+            if pid_m != prev_m:
+                acc, st0, st1, c0 = _mainloop(
+                    a_bufs, b_bufs, ready, empty, pos0, k_tiles, pid_m, eargs, acc,
+                    gl.zeros([BM], gl.float32, row_a), gl.zeros([BM], gl.float32, row_a),
+                    gl.zeros([BM], gl.float32, row_a), PRE, STATS, AFN, HAS_PRE, HAS_STATS,
+                    HAS_AFN, B_KN, a_layout, dtype)
             else:
-                b_view = b_bufs.index(s).permute((1, 0))
-            if HAS_AFN:
-                # the A operand is computed in registers (g, beta applied): register-operand wgmma,
-                # waited for at once. The registers of an in-flight wgmma cannot be protected
-                # across loop iterations (the loop reuses the same PTX registers for the next
-                # ldmatrix; measured non-repeatable on the H200 with one wgmma left in flight).
-                a = a_bufs.index(s).load(a_layout)
-                af = a.to(gl.float32)
-                if HAS_PRE:
-                    if kk == 0:
-                        c0 = PRE(af, pid_m, eargs)
-                if HAS_STATS:
-                    # before the issue, not while the wgmma runs: nothing may be computed between
-                    # a register-operand wgmma and its wait (the compiler may reuse the operand's
-                    # registers for temporaries; measured wrong results on the H200, fp16, when
-                    # the statistics sat there)
-                    st0, st1 = STATS(af, c0, st0, st1, kk, pid_m, eargs)
-                a_op = AFN(af, c0, kk, pid_m, eargs).to(dtype)
-                acc = warpgroup_mma(a_op, b_view, acc, is_async=True)
-                acc = warpgroup_mma_wait(0, deps=(acc,))
-                mbarrier.arrive(empty.index(s))
-            else:
-                acc = warpgroup_mma(a_bufs.index(s), b_view, acc, is_async=True)
-                if HAS_STATS or HAS_PRE:
-                    # statistics from a register copy of the same shared tile, read while the
-                    # wgmma runs (the slot is released only after both)
-                    af = a_bufs.index(s).load(a_layout).to(gl.float32)
-                    if HAS_PRE:
-                        if kk == 0:
-                            c0 = PRE(af, pid_m, eargs)
-                    if HAS_STATS:
-                        st0, st1 = STATS(af, c0, st0, st1, kk, pid_m, eargs)
-                acc = warpgroup_mma_wait(1, deps=(acc,))
-                # the previous k-step's wgmma has finished reading its slot
-                mbarrier.arrive(empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)
-        acc = warpgroup_mma_wait(0, deps=(acc,))
-        if not HAS_AFN:
-            mbarrier.arrive(empty.index((pos0 + k_tiles + STAGES - 1) % STAGES), pred=k_tiles > 0)
+                acc, st0, st1, c0 = _mainloop(
+                    a_bufs, b_bufs, ready, empty, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0,
+                    PRE, STATS, AFN, False, False, HAS_AFN, B_KN, a_layout, dtype)
+        else:
+            acc, st0, st1, c0 = _mainloop(
+                a_bufs, b_bufs, ready, empty, pos0, k_tiles, pid_m, eargs, acc,
+                gl.zeros([BM], gl.float32, row_a), gl.zeros([BM], gl.float32, row_a),
+                gl.zeros([BM], gl.float32, row_a), PRE, STATS, AFN, HAS_PRE, HAS_STATS,
+                HAS_AFN, B_KN, a_layout, dtype)
+        prev_m = pid_m
         if NCONS == 2:
             mbarrier.arrive(order.index(1 - CID))
         out = EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
@@ -410,11 +471,12 @@ def _consumer1(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_sm
                PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
                HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
                GROUP_M: gl.constexpr, CLUSTER: gl.constexpr,
-               B_KN: gl.constexpr, WARPS: gl.constexpr, WARPS_N: gl.constexpr):
+               B_KN: gl.constexpr, WARPS: gl.constexpr, WARPS_N: gl.constexpr,
+               ROWS_MAX_K: gl.constexpr):
     # the second consumer of the ping-pong schedule (a worker partition)
     _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem, M, N, K, eargs,
               PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER, B_KN,
-              1, 2, WARPS, WARPS_N)
+              1, 2, WARPS, WARPS_N, ROWS_MAX_K)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -428,7 +490,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, eargs,
                    STAGES: gl.constexpr, GROUP_M: gl.constexpr,
                    CLUSTER: gl.constexpr, NCONS: gl.constexpr, B_KN: gl.constexpr,
                    LOADER_WARPS: gl.constexpr, LOADER_REGS: gl.constexpr,
-                   CONS_REGS: gl.constexpr, WARPS_N: gl.constexpr, num_warps: gl.constexpr):
+                   CONS_REGS: gl.constexpr, WARPS_N: gl.constexpr, ROWS_MAX_K: gl.constexpr,
+                   num_warps: gl.constexpr):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M)."""
@@ -456,20 +519,20 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, eargs,
         gl.warp_specialize([
             (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem0, M, N, K, eargs,
                          PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER,
-                         B_KN, 0, 2, num_warps, WARPS_N)),
+                         B_KN, 0, 2, num_warps, WARPS_N, ROWS_MAX_K)),
             (_consumer1, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem1, M, N, K, eargs,
                           PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER,
-                          B_KN, num_warps, WARPS_N)),
+                          B_KN, num_warps, WARPS_N, ROWS_MAX_K)),
             (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K, BM, BN, GROUP_M, CLUSTER,
-                       B_KN)),
+                       B_KN, ROWS_MAX_K)),
         ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
     else:
         gl.warp_specialize([
             (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem0, M, N, K, eargs,
                          PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER,
-                         B_KN, 0, 1, num_warps, WARPS_N)),
+                         B_KN, 0, 1, num_warps, WARPS_N, ROWS_MAX_K)),
             (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K, BM, BN, GROUP_M, CLUSTER,
-                       B_KN)),
+                       B_KN, ROWS_MAX_K)),
         ], [LOADER_WARPS], [LOADER_REGS])
 
 
