@@ -102,7 +102,9 @@ class CompiledKernel:
     def resources(self) -> dict:
         """Registers per thread and spill traffic of the kernel, as ptxas reports them for its PTX
         (`ptxas -v`, Triton's bundled ptxas, the kernel's own arch); works without a GPU.
-        Returns {"registers", "spill_stores", "spill_loads"} (bytes per thread for the spills)."""
+        Returns {"registers", "spill_stores", "spill_loads"} (bytes per thread for the spills),
+        and "wgmma_serialized" (ptxas made every wgmma wait for the previous one; the reason in
+        "wgmma_serialized_reason")."""
         if self._resources is None:
             self._resources = ptxas_resources(self.asm["ptx"], int(self.metadata.target.arch))
         return dict(self._resources)
@@ -137,7 +139,10 @@ class CompiledKernel:
 
 
 def ptxas_resources(ptx: str, arch: int = 90) -> dict:
-    """Run Triton's ptxas with -v on `ptx` and read back registers and spill bytes per thread."""
+    """Run Triton's ptxas with -v on `ptx` and read back registers and spill bytes per thread, and
+    whether ptxas serialized the kernel's wgmma instructions (its C7515 "Potential Performance
+    Loss" note: each wgmma waited for before the next is issued, a slow kernel that is still
+    correct)."""
     import re
     import subprocess
     import tempfile
@@ -154,8 +159,10 @@ def ptxas_resources(ptx: str, arch: int = 90) -> dict:
     spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)
     if r.returncode != 0 or regs is None or spills is None:
         raise RuntimeError(f"ptxas -v failed (exit {r.returncode}): {text[-500:]}")
+    serial = re.search(r"wgmma.mma_async instructions are serialized[^\n]*", text)
     return {"registers": int(regs.group(1)), "spill_stores": int(spills.group(1)),
-            "spill_loads": int(spills.group(2))}
+            "spill_loads": int(spills.group(2)), "wgmma_serialized": serial is not None,
+            "wgmma_serialized_reason": serial.group(0) if serial else None}
 
 
 def compile(fn, *, signature: dict[str, str] | None = None, constexprs: dict[str, Any] | None = None,

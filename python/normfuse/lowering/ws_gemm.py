@@ -77,28 +77,25 @@ def mma_layout_for(BM, BN, num_warps, WARPS_N=1):
 
 
 @gluon.jit
-def _rows_order(K, ROWS_MAX_K: gl.constexpr, CLUSTER: gl.constexpr):
-    """Whether this launch walks the tiles in row-major runs (see `_work_tile`): K <= ROWS_MAX_K
-    (a constexpr of the instance, 0 = never) and no cluster."""
-    if ROWS_MAX_K > 0 and CLUSTER == 1:
-        rows = K <= ROWS_MAX_K
-    else:
-        rows = K < 0
-    return rows
+def _rows_order(K, ROWS_MAX_K: gl.constexpr):
+    """Whether this launch walks the tiles in row-major runs (see `_work_tile`): K <= ROWS_MAX_K.
+    Only called when ROWS_MAX_K > 0 (a constexpr of the instance) and there is no cluster."""
+    return K <= ROWS_MAX_K
 
 
 @gluon.jit
-def _num_work(M, N, rows, BM: gl.constexpr, BN: gl.constexpr, CLUSTER: gl.constexpr):
+def _num_work(M, N, K, BM: gl.constexpr, BN: gl.constexpr, CLUSTER: gl.constexpr,
+              ROWS_MAX_K: gl.constexpr):
     """How many (row block, N tile) pairs this CTA owns."""
     num_pid_m = gl.cdiv(M, BM)
     if CLUSTER == 1:
         tiles = num_pid_m * gl.cdiv(N, BN)
         pid = gl.program_id(0)
         nprog = gl.num_programs(0)
-        if rows:
-            n = tiles // nprog + (pid < tiles % nprog).to(gl.int32)
-        else:
-            n = gl.cdiv(tiles - pid, nprog)
+        n = gl.cdiv(tiles - pid, nprog)
+        if ROWS_MAX_K > 0:
+            if _rows_order(K, ROWS_MAX_K):
+                n = tiles // nprog + (pid < tiles % nprog).to(gl.int32)
     else:
         cid = gl.program_id(0) // CLUSTER
         ncl = gl.num_programs(0) // CLUSTER
@@ -107,30 +104,36 @@ def _num_work(M, N, rows, BM: gl.constexpr, BN: gl.constexpr, CLUSTER: gl.conste
 
 
 @gluon.jit
-def _work_tile(j, M, N, rows, BM: gl.constexpr, BN: gl.constexpr, GROUP_M: gl.constexpr,
-               CLUSTER: gl.constexpr):
+def _grouped_tile(t, num_pid_m, num_pid_n, GROUP_M: gl.constexpr):
+    group = GROUP_M * num_pid_n
+    first_m = (t // group) * GROUP_M
+    size_m = gl.minimum(num_pid_m - first_m, GROUP_M)
+    return first_m + (t % group) % size_m, (t % group) // size_m
+
+
+@gluon.jit
+def _work_tile(j, M, N, K, BM: gl.constexpr, BN: gl.constexpr, GROUP_M: gl.constexpr,
+               CLUSTER: gl.constexpr, ROWS_MAX_K: gl.constexpr):
     """The j-th (pid_m, pid_n) of this CTA. Without a cluster, either tile pid + j * programs in
-    grouped order (GROUP_M row blocks share their B tiles in L2), or, when `rows`, the j-th tile
-    of this CTA's contiguous run of tiles in row-major order (the N tiles of a row block one after
-    another, so the row statistics of a row block are computed once per run, not once per tile).
-    In a cluster: row block cid + j * clusters, N tile = the CTA's rank (one tile per CTA)."""
+    grouped order (GROUP_M row blocks share their B tiles in L2), or, when K <= ROWS_MAX_K, the
+    j-th tile of this CTA's contiguous run of tiles in row-major order (the N tiles of a row block
+    one after another, so that the row statistics of a row block are computed once per run, not
+    once per tile). In a cluster: row block cid + j * clusters, N tile = the CTA's rank."""
     if CLUSTER == 1:
         num_pid_m = gl.cdiv(M, BM)
         num_pid_n = gl.cdiv(N, BN)
         pid = gl.program_id(0)
         nprog = gl.num_programs(0)
-        if rows:
-            tiles = num_pid_m * num_pid_n
-            t = pid * (tiles // nprog) + gl.minimum(pid, tiles % nprog) + j
-            pid_m = t // num_pid_n
-            pid_n = t % num_pid_n
+        if ROWS_MAX_K > 0:
+            if _rows_order(K, ROWS_MAX_K):
+                tiles = num_pid_m * num_pid_n
+                t = pid * (tiles // nprog) + gl.minimum(pid, tiles % nprog) + j
+                pid_m = t // num_pid_n
+                pid_n = t % num_pid_n
+            else:
+                pid_m, pid_n = _grouped_tile(pid + j * nprog, num_pid_m, num_pid_n, GROUP_M)
         else:
-            t = pid + j * nprog
-            group = GROUP_M * num_pid_n
-            first_m = (t // group) * GROUP_M
-            size_m = gl.minimum(num_pid_m - first_m, GROUP_M)
-            pid_m = first_m + (t % group) % size_m
-            pid_n = (t % group) // size_m
+            pid_m, pid_n = _grouped_tile(pid + j * nprog, num_pid_m, num_pid_n, GROUP_M)
     else:
         pid_m = gl.program_id(0) // CLUSTER + j * (gl.num_programs(0) // CLUSTER)
         pid_n = gl.program_id(0) % CLUSTER
@@ -311,11 +314,10 @@ def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K,
     BK: gl.constexpr = a_desc.block_type.shape[1]
     STAGES: gl.constexpr = a_bufs.shape[0]
     k_tiles = gl.cdiv(K, BK)
-    rows = _rows_order(K, ROWS_MAX_K, CLUSTER)
-    nw = _num_work(M, N, rows, BM, BN, CLUSTER)
+    nw = _num_work(M, N, K, BM, BN, CLUSTER, ROWS_MAX_K)
     pos = 0
     for j in range(nw):
-        pid_m, pid_n = _work_tile(j, M, N, rows, BM, BN, GROUP_M, CLUSTER)
+        pid_m, pid_n = _work_tile(j, M, N, K, BM, BN, GROUP_M, CLUSTER, ROWS_MAX_K)
         for kk in range(k_tiles):
             s = pos % STAGES
             mbarrier.wait(empty.index(s), ((pos // STAGES) & 1) ^ 1)
@@ -411,15 +413,14 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_sme
     # A registers anyway).
     REUSE: gl.constexpr = (HAS_STATS or HAS_PRE) and not HAS_AFN
     k_tiles = gl.cdiv(K, BK)
-    rows = _rows_order(K, ROWS_MAX_K, CLUSTER)
-    nw = _num_work(M, N, rows, BM, BN, CLUSTER)
+    nw = _num_work(M, N, K, BM, BN, CLUSTER, ROWS_MAX_K)
     xj = 0
     prev_m = -1
     st0 = gl.zeros([BM], gl.float32, row_a)
     st1 = gl.zeros([BM], gl.float32, row_a)
     c0 = gl.zeros([BM], gl.float32, row_a)
     for j in range(CID, nw, NCONS):
-        pid_m, pid_n = _work_tile(j, M, N, rows, BM, BN, GROUP_M, CLUSTER)
+        pid_m, pid_n = _work_tile(j, M, N, K, BM, BN, GROUP_M, CLUSTER, ROWS_MAX_K)
         pos0 = j * k_tiles
         acc = gl.zeros([BM, BN], gl.float32, mma_layout)
         if NCONS == 2:

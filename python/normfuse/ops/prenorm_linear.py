@@ -548,7 +548,8 @@ def aot_compile(kind: str, *, M: int = 8192, N: int = 4096, K: int = 4096,
         raise ValueError(f"unknown kernel kind '{kind}' (rms, ln, gemm)")
     consts = _launch_consts(kind, cfg, M, N, K, flags, tma,
                             _persistent_form(cfg, kind, flags, persistent), row_blocks, sms)
-    launcher = get_launcher(kind, passes if kind != "gemm" else ())
+    # the plain GEMM takes no passes unless asked (as prepare_plain_linear)
+    launcher = get_launcher(kind, () if kind == "gemm" and passes is DEFAULT_PASSES else passes)
     signature, consts, attrs, options, _ = launcher.specialize(args, dict(consts, **cfg.options()))
     return normfuse.compile(launcher.fn, signature=signature, constexprs=consts, attrs=attrs,
                             target=target, passes=launcher.passes, **options)

@@ -63,6 +63,11 @@ schedule = coop | pingpong      coop: one 128x256 tile on two wgmma warpgroups (
                                 warpgroup, main loops taking turns
 stages = 0 | 2..6               TMA ring depth (0: the most that fits, at most 3 for coop, 4 ping-pong)
 epilogue-reductions = false     also lower row reductions of the accumulator (post-norms)
+rows-max-k = 1024               launches with K <= this walk each CTA's contiguous run of tiles
+                                in row-major order (the N tiles of a row block in turn), and the
+                                row statistics are computed once per run of a row block, not per
+                                tile; larger K keeps the grouped order (a run's A rows stay in L2
+                                only while 132 CTAs x 128 rows x K fit); 0: grouped always
 """
 from __future__ import annotations
 
@@ -877,12 +882,17 @@ class HopperWS(Pass):
     schedule: str = "coop"
     stages: int = 0
     epilogue_reductions: bool = False
+    # launches with K <= rows-max-k walk row-major runs of tiles per CTA (the N tiles of a row
+    # block in turn, its statistics computed once per run); 0: always the grouped order
+    rows_max_k: int = 1024
 
     def __post_init__(self):
         if self.schedule not in ("coop", "pingpong"):
             raise PassError(f"option hopper-ws{{schedule}} must be coop or pingpong, got '{self.schedule}'")
         if not (self.stages == 0 or 2 <= int(self.stages) <= 6):
             raise PassError(f"option hopper-ws{{stages}} must be 0 or 2..6, got {self.stages}")
+        if int(self.rows_max_k) < 0:
+            raise PassError(f"option hopper-ws{{rows-max-k}} must be >= 0, got {self.rows_max_k}")
         self._lowering: Lowering | None = None
 
     @property
@@ -909,7 +919,7 @@ class HopperWS(Pass):
         while stages > 2 and cfg.smem_bytes(esz) > budget:
             stages -= 1
         import dataclasses
-        cfg = dataclasses.replace(cfg, stages=stages)
+        cfg = dataclasses.replace(cfg, stages=stages, rows_max_k=int(self.rows_max_k))
         if cfg.smem_bytes(esz) > budget:
             raise _Miss(f"tile {m.BM}x{m.BN}x{m.BK} needs {cfg.smem_bytes(esz)} bytes of shared "
                         f"memory at {stages} stages")
