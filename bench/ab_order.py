@@ -2,8 +2,9 @@
 per run of a row block), for the backbone and the pre-norm ops, interleaved rounds.
 
     PYTHONPATH=python python3 bench/ab_order.py --out DIR [--rounds 3] [--limits 0,1048576]
+    PYTHONPATH=python python3 bench/ab_order.py --out DIR --specs 'hopper-ws;hopper-ws{stats-partition=true}'
 
-Each variant is `hopper-ws{rows-max-k=L}` for L in --limits. Per cell and variant the median of
+Each variant is `hopper-ws{rows-max-k=L}` for L in --limits, or each spec of --specs. Per cell and variant the median of
 `rounds` do_bench medians (the variants run in turn in every round, so drift hits all alike).
 Writes DIR/ab_order.json and prints ratios to cuBLAS. Not run in CI.
 """
@@ -35,8 +36,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--limits", default="0,1048576")
     ap.add_argument("--cells", default="blog,big")
+    ap.add_argument("--specs", default="")
+    ap.add_argument("--ops", default="plain,rms,ln")
     a = ap.parse_args()
-    limits = [int(x) for x in a.limits.split(",")]
+    limits = ([s for s in a.specs.split(";") if s] if a.specs
+              else [f"hopper-ws{{rows-max-k={int(x)}}}" for x in a.limits.split(",")])
+    want = a.ops.split(",")
     cells = (BLOG if "blog" in a.cells else []) + (BIG if "big" in a.cells else [])
     res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
            "date": time.strftime("%Y-%m-%d"), "rows": []}
@@ -50,30 +55,39 @@ def main():
         fns = {"cublas": lambda: torch.matmul(x, w.T, out=y)}
         outs = {}
         for L in limits:
-            spec = f"hopper-ws{{rows-max-k={L}}}"
+            spec = L
             full = f"lazy-prenorm,{spec}"
-            variants = {"plain": pre.prepare_plain_linear(x, w, passes=spec),
-                        "rms": pre.prepare_rmsnorm_linear(x, gk, w, 1e-6, passes=full),
-                        "ln": pre.prepare_layernorm_linear(x, gk, bk, w, 1e-5, passes=full)}
-            for name, p in variants.items():
+            variants = {"plain": lambda: pre.prepare_plain_linear(x, w, passes=spec),
+                        "rms": lambda: pre.prepare_rmsnorm_linear(x, gk, w, 1e-6, passes=full),
+                        "ln": lambda: pre.prepare_layernorm_linear(x, gk, bk, w, 1e-5, passes=full)}
+            for name, make in variants.items():
+                if name not in want:
+                    continue
+                p = make()
                 assert p.compile().lowered is not None, (name, L)
                 p.out.fill_(float("nan"))
                 outs[(name, L)] = p().clone()
                 fns[f"{name}@{L}"] = p.launch
         torch.cuda.synchronize()
         same = {f"{n}": all(torch.equal(outs[(n, limits[0])], outs[(n, L)]) for L in limits)
-                for n in ("plain", "rms", "ln")}
+                for n in want}
+        import normfuse.reference as R
+        rows = 2048
+        errs = {f"{n}@{L}": R.rel_err(outs[(n, L)][:rows], {"plain": lambda: x[:rows].double() @ w.double().T,
+                                                          "rms": lambda: R.rmsnorm_linear_ref(x[:rows], gk, w, 1e-6),
+                                                          "ln": lambda: R.layernorm_linear_ref(x[:rows], gk, bk, w, 1e-5)}[n]())
+                for n in want for L in limits}
         nan = any(bool(torch.isnan(o).any()) for o in outs.values())
         times = {k: [] for k in fns}
         for _ in range(a.rounds):
             for k, f in fns.items():
                 times[k].append(bench(f))
-        row = {"M": M, "K": K, "N": N, "bitwise_equal_across_orders": same, "nan": nan,
+        row = {"M": M, "K": K, "N": N, "bitwise_equal_across_orders": same, "nan": nan, "err": errs,
                "ms": {k: statistics.median(v) for k, v in times.items()}, "all_ms": times}
         cb = row["ms"]["cublas"]
         print(f"{M}x{K}x{N} cublas {cb:.3f} | " + " | ".join(
             f"{k} {v / cb:.3f}" for k, v in row["ms"].items() if k != "cublas")
-            + f" | equal {same} nan {nan}", flush=True)
+            + f" | equal {same} nan {nan} maxerr {max(errs.values()):.2e}", flush=True)
         res["rows"].append(row)
         with open(os.path.join(a.out, "ab_order.json"), "w") as f:
             json.dump(res, f, indent=1)

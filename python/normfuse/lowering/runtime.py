@@ -37,6 +37,9 @@ class WSConfig:
     consumer_regs: int = 232
     warps_n: int = 1          # 2: the two warpgroups of an 8-warp consumer split N, not M
     rows_max_k: int = 0       # launches with K <= this walk row-major runs of tiles (0: never)
+    stats_partition: bool = False  # the row statistics in a partition of their own (from L2)
+    stats_warps: int = 4
+    stats_regs: int = 80
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -51,13 +54,15 @@ class WSConfig:
         ring = self.stages * (self.block_m + self.block_n) * self.block_k * elem
         out = self.consumers * self.block_m * self.block_n * elem
         xch = 0 if cluster <= 1 else self.consumers * (32 + 2 * cluster * 2 * self.block_m * 4)
-        return ring + out + 16 * self.stages + xch
+        stat = 4 * self.block_m * 4 + 32  # the statistics partition's slots (always allocated)
+        return ring + out + 16 * self.stages + xch + stat
 
     def __str__(self) -> str:
         sched = "coop" if self.consumers == 1 else "pingpong"
         return (f"{self.block_m}x{self.block_n}x{self.block_k} s{self.stages} {sched} "
                 f"w{self.consumer_warps}" + (f"x{self.warps_n}n" if self.warps_n > 1 else "")
-                + (f" rows<={self.rows_max_k}" if self.rows_max_k else ""))
+                + (f" rows<={self.rows_max_k}" if self.rows_max_k else "")
+                + (f" stats-partition w{self.stats_warps}" if self.stats_partition else ""))
 
 
 @dataclass(frozen=True)
@@ -140,9 +145,10 @@ def _args(inst: Instance, a, b, c, M, N, K, eargs):
     ad = TensorDescriptor(a, list(a.shape), list(a.stride()), [cfg.block_m, cfg.block_k], la)
     bd = TensorDescriptor(b, list(b.shape), list(b.stride()), b_block, lb)
     cd = TensorDescriptor(c, list(c.shape), list(c.stride()), [cfg.block_m, cfg.block_n], lc)
-    return (ad, bd, cd, M, N, K, tuple(eargs)) + inst.hooks.resolved() + (
+    return (ad, bd, cd, M, N, K, a, a.stride(0), tuple(eargs)) + inst.hooks.resolved() + (
         cfg.stages, cfg.group_m, inst.cluster, cfg.consumers, inst.b_kn, cfg.loader_warps,
-        cfg.loader_regs, cfg.consumer_regs, cfg.warps_n, cfg.rows_max_k)
+        cfg.loader_regs, cfg.consumer_regs, cfg.warps_n, cfg.rows_max_k, cfg.stats_partition,
+        cfg.stats_warps, cfg.stats_regs)
 
 
 _hook_lock = threading.RLock()

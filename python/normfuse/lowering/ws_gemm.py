@@ -334,6 +334,53 @@ def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K,
 
 
 @gluon.jit
+def _stats_rows(a_ptr, stride_am, dst0, dst1, row0, M, K, k_tiles, pid_m, eargs,
+                STATS: gl.constexpr, RB: gl.constexpr, BK: gl.constexpr, SWARPS: gl.constexpr):
+    """Statistics of rows row0 .. row0 + RB - 1 over all k-tiles, stored into dst0/dst1."""
+    blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [SWARPS, 1], [1, 0])
+    rows_l: gl.constexpr = gl.SliceLayout(1, blk)
+    cols_l: gl.constexpr = gl.SliceLayout(0, blk)
+    r = row0 + gl.arange(0, RB, layout=rows_l)
+    cols = gl.arange(0, BK, layout=cols_l)
+    rmask = gl.expand_dims(r < M, 1)
+    rbase = a_ptr + gl.expand_dims(r.to(gl.int64) * stride_am, 1)
+    st0 = gl.zeros([RB], gl.float32, rows_l)
+    st1 = gl.zeros([RB], gl.float32, rows_l)
+    c0 = gl.zeros([RB], gl.float32, rows_l)
+    for kk in range(k_tiles):
+        c = kk * BK + cols
+        x = gl.load(rbase + gl.expand_dims(c, 0), mask=rmask & gl.expand_dims(c < K, 0), other=0.0)
+        st0, st1 = STATS(x.to(gl.float32), c0, st0, st1, kk, pid_m, eargs)
+    dst0.store(st0)
+    dst1.store(st1)
+
+
+@gluon.jit
+def _stats_part(a_ptr, stride_am, stat_buf, stat_ready, stat_free, M, N, K, eargs,
+                STATS: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr, BK: gl.constexpr,
+                GROUP_M: gl.constexpr, ROWS_MAX_K: gl.constexpr, SWARPS: gl.constexpr):
+    """The statistics partition (`STATS_PART`): the row statistics of every tile of this CTA,
+    read from global memory (L2: the loader's TMA fetches the same lines) with ordinary loads,
+    not from the shared ring, so that they cost the wgmma warps neither instructions nor shared
+    memory bandwidth. Per tile j: wait `stat_free[j % 2]`, accumulate STATS over the k-tiles
+    (in row slices of RB rows, to bound the registers), write the [BM] vectors into
+    `stat_buf[j % 2]`, arrive `stat_ready[j % 2]` (the consumer reads them in its epilogue, then
+    frees the slot). Rows >= M and columns >= K read 0, as the TMA tiles do."""
+    RB: gl.constexpr = 8 * SWARPS * 4  # rows per slice: 4 rows per warp, 8 rows per thread
+    k_tiles = gl.cdiv(K, BK)
+    nw = _num_work(M, N, K, BM, BN, 1, ROWS_MAX_K)
+    for j in range(nw):
+        pid_m, pid_n = _work_tile(j, M, N, K, BM, BN, GROUP_M, 1, ROWS_MAX_K)
+        slot = j % 2
+        mbarrier.wait(stat_free.index(slot), ((j // 2) & 1) ^ 1)
+        for h in gl.static_range(BM // RB):
+            _stats_rows(a_ptr, stride_am, stat_buf.index(2 * slot).slice(h * RB, RB),
+                        stat_buf.index(2 * slot + 1).slice(h * RB, RB), pid_m * BM + h * RB, M, K,
+                        k_tiles, pid_m, eargs, STATS, RB, BK, SWARPS)
+        mbarrier.arrive(stat_ready.index(slot))
+
+
+@gluon.jit
 def _mainloop(a_bufs, b_bufs, ready, empty, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0,
               PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr,
               HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
@@ -392,11 +439,13 @@ def _mainloop(a_bufs, b_bufs, ready, empty, pos0, k_tiles, pid_m, eargs, acc, st
 
 @gluon.jit
 def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem, M, N, K, eargs,
+              stat_buf, stat_ready, stat_free,
               PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
               HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
               GROUP_M: gl.constexpr, CLUSTER: gl.constexpr,
               B_KN: gl.constexpr, CID: gl.constexpr, NCONS: gl.constexpr,
-              WARPS: gl.constexpr, WARPS_N: gl.constexpr, ROWS_MAX_K: gl.constexpr):
+              WARPS: gl.constexpr, WARPS_N: gl.constexpr, ROWS_MAX_K: gl.constexpr,
+              STATS_PART: gl.constexpr):
     if CLUSTER > 1:
         _cluster_barrier()
     BM: gl.constexpr = c_desc.block_type.shape[0]
@@ -411,7 +460,9 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_sme
     # same row block (row-major runs, `_work_tile`): they depend on the A rows only, and the
     # k-loop without them is the plain GEMM's. Not with an A transform (its k-loop needs the
     # A registers anyway).
-    REUSE: gl.constexpr = (HAS_STATS or HAS_PRE) and not HAS_AFN
+    REUSE: gl.constexpr = (HAS_STATS or HAS_PRE) and not HAS_AFN and not STATS_PART
+    # with a statistics partition the k-loop is the plain GEMM's
+    IN_STATS: gl.constexpr = HAS_STATS and not STATS_PART
     k_tiles = gl.cdiv(K, BK)
     nw = _num_work(M, N, K, BM, BN, CLUSTER, ROWS_MAX_K)
     xj = 0
@@ -445,13 +496,22 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_sme
             acc, st0, st1, c0 = _mainloop(
                 a_bufs, b_bufs, ready, empty, pos0, k_tiles, pid_m, eargs, acc,
                 gl.zeros([BM], gl.float32, row_a), gl.zeros([BM], gl.float32, row_a),
-                gl.zeros([BM], gl.float32, row_a), PRE, STATS, AFN, HAS_PRE, HAS_STATS,
+                gl.zeros([BM], gl.float32, row_a), PRE, STATS, AFN, HAS_PRE, IN_STATS,
                 HAS_AFN, B_KN, a_layout, dtype)
         prev_m = pid_m
         if NCONS == 2:
             mbarrier.arrive(order.index(1 - CID))
-        out = EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
-                  gl.convert_layout(c0, row_c), pid_m, pid_n, xj, eargs, CLUSTER, CID, NCONS, WARPS)
+        if STATS_PART:
+            slot = xj % 2
+            mbarrier.wait(stat_ready.index(slot), (xj // 2) & 1)
+            s0 = stat_buf.index(2 * slot).load(row_c)
+            s1 = stat_buf.index(2 * slot + 1).load(row_c)
+            mbarrier.arrive(stat_free.index(slot))
+        else:
+            s0 = gl.convert_layout(st0, row_c)
+            s1 = gl.convert_layout(st1, row_c)
+        out = EPI(acc, s0, s1, gl.convert_layout(c0, row_c), pid_m, pid_n, xj, eargs, CLUSTER,
+                  CID, NCONS, WARPS)
         tma.store_wait(pendings=0)
         c_smem.store(out.to(c_desc.dtype))
         fence_async_shared()
@@ -469,15 +529,16 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_sme
 
 @gluon.jit
 def _consumer1(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem, M, N, K, eargs,
-               PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
+               stat_buf, stat_ready, stat_free, PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
                HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
                GROUP_M: gl.constexpr, CLUSTER: gl.constexpr,
                B_KN: gl.constexpr, WARPS: gl.constexpr, WARPS_N: gl.constexpr,
                ROWS_MAX_K: gl.constexpr):
     # the second consumer of the ping-pong schedule (a worker partition)
     _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem, M, N, K, eargs,
+              stat_buf, stat_ready, stat_free,
               PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER, B_KN,
-              1, 2, WARPS, WARPS_N, ROWS_MAX_K)
+              1, 2, WARPS, WARPS_N, ROWS_MAX_K, False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -485,17 +546,20 @@ def _consumer1(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_sm
 # ---------------------------------------------------------------------------------------------
 
 @gluon.jit
-def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, eargs,
+def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, a_ptr, stride_am, eargs,
                    PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
                    HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
                    STAGES: gl.constexpr, GROUP_M: gl.constexpr,
                    CLUSTER: gl.constexpr, NCONS: gl.constexpr, B_KN: gl.constexpr,
                    LOADER_WARPS: gl.constexpr, LOADER_REGS: gl.constexpr,
                    CONS_REGS: gl.constexpr, WARPS_N: gl.constexpr, ROWS_MAX_K: gl.constexpr,
+                   STATS_PART: gl.constexpr, STATS_WARPS: gl.constexpr, STATS_REGS: gl.constexpr,
                    num_warps: gl.constexpr):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
-    read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M)."""
+    read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `a_ptr` and
+    `stride_am` (A's base and row stride) are read only by a statistics partition
+    (`STATS_PART`: one consumer, no cluster, no A transform)."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -510,6 +574,13 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, eargs,
         mbarrier.init(empty.index(i), count=1)
     for i in gl.static_range(2):
         mbarrier.init(order.index(i), count=1)
+    stat_buf = gl.allocate_shared_memory(gl.float32, [4, BM],
+                                         gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
+    stat_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    stat_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(2):
+        mbarrier.init(stat_ready.index(i), count=1)
+        mbarrier.init(stat_free.index(i), count=1)
     if CLUSTER > 1:
         for c in gl.static_range(NCONS):
             gl.inline_asm_elementwise(
@@ -519,19 +590,33 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, eargs,
         c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
         gl.warp_specialize([
             (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem0, M, N, K, eargs,
+                         stat_buf, stat_ready, stat_free,
                          PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER,
-                         B_KN, 0, 2, num_warps, WARPS_N, ROWS_MAX_K)),
+                         B_KN, 0, 2, num_warps, WARPS_N, ROWS_MAX_K, False)),
             (_consumer1, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem1, M, N, K, eargs,
-                          PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER,
+                          stat_buf, stat_ready, stat_free, PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER,
                           B_KN, num_warps, WARPS_N, ROWS_MAX_K)),
             (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K, BM, BN, GROUP_M, CLUSTER,
                        B_KN, ROWS_MAX_K)),
         ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
+    elif STATS_PART:
+        BK: gl.constexpr = a_desc.block_type.shape[1]
+        gl.warp_specialize([
+            (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem0, M, N, K, eargs,
+                         stat_buf, stat_ready, stat_free,
+                         PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER,
+                         B_KN, 0, 1, num_warps, WARPS_N, ROWS_MAX_K, True)),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K, BM, BN, GROUP_M, CLUSTER,
+                       B_KN, ROWS_MAX_K)),
+            (_stats_part, (a_ptr, stride_am, stat_buf, stat_ready, stat_free, M, N, K, eargs, STATS,
+                           BM, BN, BK, GROUP_M, ROWS_MAX_K, STATS_WARPS)),
+        ], [LOADER_WARPS, STATS_WARPS], [LOADER_REGS, STATS_REGS])
     else:
         gl.warp_specialize([
             (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_smem0, M, N, K, eargs,
+                         stat_buf, stat_ready, stat_free,
                          PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN, GROUP_M, CLUSTER,
-                         B_KN, 0, 1, num_warps, WARPS_N, ROWS_MAX_K)),
+                         B_KN, 0, 1, num_warps, WARPS_N, ROWS_MAX_K, False)),
             (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K, BM, BN, GROUP_M, CLUSTER,
                        B_KN, ROWS_MAX_K)),
         ], [LOADER_WARPS], [LOADER_REGS])

@@ -63,11 +63,13 @@ schedule = coop | pingpong      coop: one 128x256 tile on two wgmma warpgroups (
                                 warpgroup, main loops taking turns
 stages = 0 | 2..6               TMA ring depth (0: the most that fits, at most 3 for coop, 4 ping-pong)
 epilogue-reductions = false     also lower row reductions of the accumulator (post-norms)
-rows-max-k = 1024               launches with K <= this walk each CTA's contiguous run of tiles
+rows-max-k = 0                  launches with K <= this walk each CTA's contiguous run of tiles
                                 in row-major order (the N tiles of a row block in turn), and the
                                 row statistics are computed once per run of a row block, not per
-                                tile; larger K keeps the grouped order (a run's A rows stay in L2
-                                only while 132 CTAs x 128 rows x K fit); 0: grouped always
+                                tile; 0: the grouped order always (measured faster in every cell
+                                on the H200, 2026-11-30: bench/results/2026-11-30/ab-order)
+stats-partition = false         the row statistics in a partition of their own, reading A from L2
+                                with plain loads instead of the MMA warps re-reading shared memory
 """
 from __future__ import annotations
 
@@ -884,7 +886,11 @@ class HopperWS(Pass):
     epilogue_reductions: bool = False
     # launches with K <= rows-max-k walk row-major runs of tiles per CTA (the N tiles of a row
     # block in turn, its statistics computed once per run); 0: always the grouped order
-    rows_max_k: int = 1024
+    rows_max_k: int = 0
+    # the row statistics in a partition of their own that reads the A tiles from L2 with plain
+    # loads (2 warps, sharing a warpgroup with a 2-warp loader), instead of the MMA warps reading
+    # the shared A slot again; only without an A transform (g folded)
+    stats_partition: bool = False
 
     def __post_init__(self):
         if self.schedule not in ("coop", "pingpong"):
@@ -948,7 +954,9 @@ class HopperWS(Pass):
         derived = [e for e in eargs if e[0] == "derived"]
         parts = [f"lowered to the warp-specialized template: {cfg}, persistent, "
                  f"{'B [K, N]' if m.b_kn else 'B [N, K]'}",
-                 f"{len(m.row_stats)} row statistic(s) from the A tiles in the MMA warps" if m.row_stats else "no statistics",
+                 (f"{len(m.row_stats)} row statistic(s) from the A tiles "
+                  + ("in a statistics partition (from L2)" if lowering.instance.config.stats_partition
+                     else "in the MMA warps")) if m.row_stats else "no statistics",
                  "A operand computed in registers (g/beta in the loop; each k-step's wgmma waited)" if m.afn is not None else "A straight from shared memory",
                  f"epilogue translated from the IR ({lowering.source.count(chr(10))} lines of hooks)"]
         if derived:
@@ -970,6 +978,11 @@ class HopperWS(Pass):
                 example.append(runtime._Fake([1], torch.float32))
             else:
                 example.append(_example(m.params[x], m.dtype))
+        if (self.stats_partition and hooks.stats is not None and hooks.afn is None
+                and hooks.pre is None and cfg.consumers == 1):
+            import dataclasses
+            cfg = dataclasses.replace(cfg, stats_partition=True, loader_warps=2, stats_warps=2,
+                                      loader_regs=40, stats_regs=120)
         inst = runtime.Instance(cfg, hooks, dtype=_DTYPES[m.dtype], out_dtype=_DTYPES[m.out_dtype],
                                 b_kn=m.b_kn, cluster=1, eargs_example=tuple(example))
         ck = runtime.compile_instance(inst)
