@@ -262,11 +262,11 @@ def test_lit_lazy_prenorm(name, spec):
     assert not torch.isnan(res.after[y]).any() and not torch.isnan(res.before[y]).any()
 
 
-@pytest.mark.xfail(strict=True, reason="known: lazy-prenorm's shift selects 0 for masked-off "
-                   "columns of the centered A tile, while the naive kernel feeds (0 - mean) * rstd "
-                   "* g + beta there; with W, g, beta read unmasked past K (the lit kernel "
-                   "'layernorm') the results differ. normfuse.kernels mask W, so they are not hit.")
 def test_lit_layernorm_ragged_k_unmasked_weight():
+    """Ragged K with only the A tile masked (W, g, beta read unmasked past K, as the lit kernel
+    'layernorm' does): the shifted lazy form keeps (0 - shift) in the masked-off lanes, so it
+    equals the naive kernel, which feeds (0 - mean) * rstd * g + beta there. (It used to zero
+    them: 0.35-0.55 relative difference.)"""
     gen = torch.Generator().manual_seed(7)
     args, _ = _lazy_args("layernorm", 80, gen)
     res = check_ir_numerics((LIT / "lazy-prenorm.mlir").read_text(), args, (1,),

@@ -162,12 +162,12 @@ def rewrite(module: Module, p: Plan) -> tuple[list[str], list[Op]]:
             shift = _first_tile_row_mean(module, p, before_loop)
             bk = type_of(center.op.result).shape[1]
             sb = before_loop.row_broadcast(shift, [bm, bk], hint="shift")
+            # masked-off lanes of the tile (x = `other`) stay (other - shift): the naive kernel
+            # feeds (other - mean) * rstd * g + beta there, which the correction below
+            # (mean - shift) * colsum and the beta column sum reproduce exactly, whatever B, g
+            # and beta hold in those columns (zeroing them instead changed kernels that read W
+            # unmasked past K)
             module.replace_all_uses(center.other, sb, where=lambda o: o is center.op)
-            mask = LoadOp(p.load).mask
-            if mask is not None:  # masked-off lanes of the centered tile back to zero
-                zero = before_loop.zeros(center.op.result.type, hint="zero")
-                sel = Builder(module, dot, after=center.op).select(mask, center.op.result, zero, hint="xs")
-                module.replace_all_uses(center.op.result, sel, where=lambda o: o is not sel.owner)
         colsum, bsum = _column_sums(module, p, bn, reloads)
 
     # 3. drop the per-row factors from the loop
