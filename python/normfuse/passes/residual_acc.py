@@ -118,11 +118,16 @@ def _check_loop(module: Module, add: Op, loop: Op, prod: Value, res: Value):
         return _NOT_A_PRODUCT
     carried, init, yielded = f.iter_args[i], f.inits[i], f.yields[i]
     y = yielded.owner
-    if y is None or y.name != DOT or len(y.operands) < 3 or y.operands[2] is not carried:
+    if y is None or y.name != DOT or len(y.operands) < 3:
+        return _NOT_A_PRODUCT
+    users = [o for o in loop.walk() if any(v is carried for v in o.operands)]
+    if y.operands[2] is not carried:
+        if users and any(u is not f.yield_op for u in users):
+            return (f"the accumulator is read in the loop by '{users[0].name}' (rescaled, as online "
+                    "softmax does): it is not a plain sum of products")
         return _NOT_A_PRODUCT
     if not is_zero_constant(init):
         return "the loop's accumulator does not start at zero"
-    users = [o for o in loop.walk() if any(v is carried for v in o.operands)]
     if any(u is not y for u in users):
         other = next(u for u in users if u is not y)
         return (f"the accumulator is read in the loop by '{other.name}' (rescaled, as online "
