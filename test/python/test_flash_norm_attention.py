@@ -218,10 +218,12 @@ def _gpu_case(H, D, act, *, L=128, Hkv=None, mean=0.0, affine=True, seed=0):
     return x.cuda(), k.cuda(), v.cuda(), offs.cuda(), {n: t.cuda() for n, t in w.items()}
 
 
+GPU_MATRIX = ([(h, d, "gelu_tanh") for h in (1, 2, 3, 4, 8) for d in (64, 128)]
+              + [(3, 128, a) for a in ("silu", "relu", "relu2", "softmax")] + [(8, 64, "softmax")])
+
+
 @gpu
-@pytest.mark.parametrize("H", [1, 2, 3, 4, 8])
-@pytest.mark.parametrize("D", [64, 128])
-@pytest.mark.parametrize("act", ["gelu_tanh", "silu", "relu", "relu2", "softmax"])
+@pytest.mark.parametrize("H, D, act", GPU_MATRIX)
 def test_gpu_forward(H, D, act):
     from normfuse.ops import flash_norm_attention_fwd
     x, k, v, offs, w = _gpu_case(H, D, act, mean=40.0 if act == "relu" else 0.0, seed=H * D)
