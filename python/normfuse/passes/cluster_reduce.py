@@ -92,6 +92,18 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
 4. Nothing with side effects between the loops.
 5. C (option or auto) within 2..16 and <= T.
 
+Prologue statistics (FlashNormAttention's LayerNorm over the heads)
+--------------------------------------------------------------------
+A loop before loop 1, in the same block, that only sums per-row f32 values over the same T tiles
+(constant bounds, T trips, every loop-carried value a zero-started `%s + x` whose only reader is
+that addition, nothing with side effects inside) is dealt to the CTAs like loop 1 (or inlined, one
+tile per CTA), and its partial sums are exchanged right after it (all of them in one round: the
+LayerNorm's sum and sum of squares together) in the first slots, before loop 1 uses them; the
+epilogue statistics take the slots after them. A loop that fails these checks is left whole (every
+CTA sums every tile: correct, redundant) with a "missed" remark; the epilogue split still applies.
+With two exchanges per row block the persistent form's parity argument holds unchanged (a CTA
+passes row block i + 1's first barrier only after every peer has read row block i's slots).
+
 Options
 -------
 cluster-size = auto | 2..16    auto: C = T when T <= max-cluster, else the fewest tiles per CTA
