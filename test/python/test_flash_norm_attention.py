@@ -289,18 +289,6 @@ def test_gpu_gradients(act):
         assert rel_err(g, r.grad) <= 1.5 * rel_err(e.grad, r.grad) + 1e-3, name
 
 
-@gpu
-def test_gpu_backward_missing_module_raises(monkeypatch):
-    import sys
-    from normfuse.ops import flash_norm_attention
-    monkeypatch.setitem(sys.modules, "normfuse.ops.flash_norm_attention_bwd", None)
-    x, k, v, offs, _ = _gpu_case(2, 64, "gelu_tanh")
-    x.requires_grad_()
-    out = flash_norm_attention(x, k, v, offs)
-    with pytest.raises(NotImplementedError, match="flash_norm_attention_bwd"):
-        out.sum().backward()
-
-
 # -- the lit inputs' small kernels, run before and after the passes ---------------------------------
 
 def _lit_kernels():
@@ -350,3 +338,93 @@ def test_lit_residual_kernels(mode):
     assert res.max_rel_diff < 1e-2, res.diffs
     if mode == 0:
         assert rel_err(res.after["Y"], a.double() @ b.double() + r.double()) < REF_TOL
+
+
+# -- the custom op's autograd wiring, on the CPU: the kernel replaced by the reference -------------
+
+@pytest.fixture
+def cpu_op(monkeypatch):
+    """normfuse.ops.flash_norm_attention with the kernel launch replaced by the eager reference
+    (same outputs and statistics) and the CUDA-only check lifted, so that the custom op, its
+    autograd and the call into the backward module run on the CPU."""
+    import sys
+    import normfuse.ops  # noqa: F401 - loads the op's module
+    mod = sys.modules["normfuse.ops.flash_norm_attention"]
+    check = mod._check
+
+    def cpu_check(*a, **k):
+        try:
+            return check(*a, **k)
+        except ValueError as e:
+            if "CUDA tensor" not in str(e):
+                raise
+            x, kk = a[1], a[2]
+            return (*x.shape, kk.shape[0], kk.shape[1], kk.shape[2])
+
+    def fwd(x, k, v, offsets, lnw, lnb, rmsw, act, scale, eps, rms_eps, ms, passes=None,
+            check_offsets=True):
+        out, st = flash_norm_attention_ref(x, k, v, offsets, activation=act, qk_scale=scale,
+                                           ln_weight=lnw, ln_bias=lnb, rms_weight=rmsw, eps=eps,
+                                           rms_eps=rms_eps, dtype=x.dtype, return_stats=True)
+        return out, st["mean"], st["rstd"], st["rrms"]
+    monkeypatch.setattr(mod, "_check", cpu_check)
+    monkeypatch.setattr(mod, "_fwd_impl", fwd)
+    return mod
+
+
+def _fake_bwd(calls):
+    import types
+
+    def bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *, activation, qk_scale, ln_weight,
+            ln_bias, rms_weight, eps, rms_eps, max_seqlen):
+        calls.append(dict(activation=activation, qk_scale=qk_scale, eps=eps, rms_eps=rms_eps,
+                          max_seqlen=max_seqlen, stats=(mean.dtype, rstd.shape, rrms.shape)))
+        ins = [t.detach().double().requires_grad_() for t in (x, k, v)]
+        ws = [None if t is None else t.detach().double().requires_grad_()
+              for t in (ln_weight, ln_bias, rms_weight)]
+        with torch.enable_grad():
+            flash_norm_attention_ref(*ins, offsets, activation=activation, qk_scale=qk_scale,
+                                     ln_weight=ws[0], ln_bias=ws[1], rms_weight=ws[2], eps=eps,
+                                     rms_eps=rms_eps).backward(dout.double())
+        return tuple([t.grad.to(x.dtype) for t in ins]
+                     + [None if t is None else t.grad.to(x.dtype) for t in ws])
+    mod = types.ModuleType("normfuse.ops.flash_norm_attention_bwd")
+    mod.flash_norm_attention_bwd = bwd
+    return mod
+
+
+def test_autograd_calls_the_backward_module(cpu_op, monkeypatch):
+    import sys
+    from normfuse.nn import FlashNormAttention
+    calls = []
+    monkeypatch.setitem(sys.modules, "normfuse.ops.flash_norm_attention_bwd", _fake_bwd(calls))
+    m = FlashNormAttention(2, 16, activation="softmax", ln_affine=True, rms_affine=True,
+                           eps=1e-6, rms_eps=1e-4, dtype=torch.bfloat16)
+    x, k, v, offs, _ = _inputs([3, 0, 4], 2, 16, 8, Hkv=1)
+    leaves = [t.clone().requires_grad_() for t in (x, k, v)]
+    m(*leaves, offs, max_seqlen=4).float().square().sum().backward()
+    assert calls == [dict(activation="softmax", qk_scale=0.25, eps=1e-6, rms_eps=1e-4, max_seqlen=4,
+                          stats=(torch.float32, (7,), (7,)))]
+    assert [t.grad.shape for t in leaves] == [x.shape, k.shape, v.shape]
+    assert m.ln_weight.grad.shape == (32,) and m.rms_weight.grad.shape == (32,)
+    assert float(m.ln_weight.grad.abs().sum()) > 0 and m.ln_bias is None
+
+
+def test_backward_without_the_module_raises(cpu_op, monkeypatch):
+    import sys
+    from normfuse.ops import flash_norm_attention
+    monkeypatch.setitem(sys.modules, "normfuse.ops.flash_norm_attention_bwd", None)
+    x, k, v, offs, _ = _inputs([3, 4], 2, 16, 8)
+    x.requires_grad_()
+    out = flash_norm_attention(x, k, v, offs)
+    with pytest.raises(NotImplementedError, match="normfuse.ops.flash_norm_attention_bwd"):
+        out.float().sum().backward()
+
+
+def test_custom_op_under_torch_compile(cpu_op):
+    from normfuse.ops import flash_norm_attention
+    x, k, v, offs, w = _inputs([3, 4], 2, 16, 8)
+    fn = torch.compile(lambda x: flash_norm_attention(x, k, v, offs, activation="relu", **w),
+                       fullgraph=True, backend="eager")
+    want = flash_norm_attention_ref(x, k, v, offs, activation="relu", dtype=x.dtype, **w)
+    assert torch.equal(fn(x), want)

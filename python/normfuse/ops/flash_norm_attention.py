@@ -102,7 +102,7 @@ def _check(op: str, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation
         raise ValueError(f"{op}: eps and rms_eps must be positive, got {eps} and {rms_eps}")
     if T >= 2 ** 31 or B >= 2 ** 30:
         raise ValueError(f"{op}: T = {T} rows or B = {B} batches is too large (32-bit row indices)")
-    if check_offsets:
+    if check_offsets and not torch.compiler.is_compiling():  # (traced: data-dependent, skipped)
         off = offsets.detach().to("cpu", torch.int64)
         if B + 1 and (int(off[0]) != 0 or int(off[-1]) != T):
             raise ValueError(f"{op}: offsets must start at 0 and end at T = {T}, got "
