@@ -146,17 +146,35 @@ class PreparedFNA:
     rrms: torch.Tensor
     _compiled: Any = field(default=None, repr=False)
 
+    _full_args: tuple = field(default=(), repr=False)
+    _fast: bool = field(default=False, repr=False)
+
     def compile(self):
         if self._compiled is None:
+            from ..compiler import launch_needs
+            from ..launch import LaunchNeed
             with torch.cuda.device(self.out.device):
                 self._compiled = self.launcher.warmup(*self.runtime_args, **self.constexprs,
                                                       **self.options)
+            fn = self.launcher.fn
+            values = dict(zip([n for i, n in enumerate(fn.arg_names) if i not in fn.constexprs],
+                              self.runtime_args))
+            values.update(self.constexprs)
+            self._full_args = tuple(values[n] for n in fn.arg_names)
+            # straight through Triton's launcher (every argument in kernel order) when nothing
+            # has to be applied at launch time (the cluster size travels in the metadata)
+            self._fast = (self._compiled.lowered is None and all(
+                type(n).at_launch is LaunchNeed.at_launch for n in launch_needs(self._compiled)))
         return self._compiled
 
     def launch(self):
         if self.grid[0] > 0:
+            ck = self.compile()
             with torch.cuda.device(self.out.device):
-                self.launcher[self.grid](*self.runtime_args, **self.constexprs, **self.options)
+                if self._fast:
+                    ck.launch(tuple(self.grid) + (1, 1), self._full_args, runtime_args=self.runtime_args)
+                else:
+                    self.launcher[self.grid](*self.runtime_args, **self.constexprs, **self.options)
         return self.out, self.mean, self.rstd, self.rrms
 
 
