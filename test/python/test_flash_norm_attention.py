@@ -230,10 +230,12 @@ def test_gpu_forward(H, D, act):
     ref, st = flash_norm_attention_ref(x, k, v, offs, activation=act, return_stats=True, **w)
     eager = flash_norm_attention_ref(x, k, v, offs, activation=act, dtype=x.dtype, **w)
     out, mean, rstd, rrms = flash_norm_attention_fwd(x, k, v, offs, activation=act, **w)
-    naive, *_ = flash_norm_attention_fwd(x, k, v, offs, activation=act, passes=(), **w)
     torch.cuda.synchronize()
-    e_fused, e_naive, e_eager = (rel_err(t, ref) for t in (out, naive, eager))
-    assert e_fused <= 1.5 * max(e_naive, e_eager) + 1e-4, (e_fused, e_naive, e_eager)
+    e_fused, e_eager = rel_err(out, ref), rel_err(eager, ref)
+    assert e_fused <= 1.5 * e_eager + 1e-4, (e_fused, e_eager)
+    if H in (2, 3) and act in ("gelu_tanh", "softmax"):  # the naive kernel (no passes) on the GPU too
+        naive, *_ = flash_norm_attention_fwd(x, k, v, offs, activation=act, passes=(), **w)
+        assert e_fused <= 1.5 * rel_err(naive, ref) + 1e-4
     for got, name in ((mean, "mean"), (rstd, "rstd"), (rrms, "rrms")):
         want = st[name].to(got.device)
         assert torch.allclose(got, want, rtol=2e-3, atol=2e-3 * float(want.abs().max())), name
