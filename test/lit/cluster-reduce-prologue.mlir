@@ -8,6 +8,7 @@
 // RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{cluster-size=2}' %s 2>/dev/null | FileCheck %s --check-prefix=TWO
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{exchange=global}' %s 2>/dev/null | FileCheck %s --check-prefix=GLOBAL
+// RUN: normfuse-opt --split-input-file --pass-pipeline=cluster-reduce,epilogue-norm,residual-acc %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
 
 // Two heads -> a 2-CTA cluster, one head each. The LayerNorm's two sums (16 rows: slots at 0
 // and 64 bytes) are exchanged before the attention, the RMSNorm's (slot at 128) after it.
@@ -33,6 +34,17 @@
 // GLOBAL-LABEL: tt.func public @fna_two_heads
 // GLOBAL: st.global.f32 [%nfa+0], $3; st.global.f32 [%nfa+64], $4;
 // GLOBAL: st.global.f32 [%nfa+128], $3;
+// Then epilogue-norm: the attention output is normalized in registers, one store of a head's
+// output tile (and the three statistics' stores).
+// PIPE-LABEL: tt.func public @fna_two_heads
+// PIPE: tt.dot
+// PIPE: tt.dot
+// PIPE-NOT: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE: mapa.shared::cluster.u32 %nfp, %nfa, 1;{{.*}}[%nfp+128]
+// PIPE: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE: tt.store %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE-NOT: tt.store %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE: tt.return
 
 module {
   tt.func public @fna_two_heads(%X: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %OFFS: !tt.ptr<i32>, %BLOCKS: !tt.ptr<i32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %OUT: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %nbatch: i32, %qk_scale: f32, %eps: f32, %rms_eps: f32) attributes {noinline = false} {
@@ -255,6 +267,136 @@ module {
     %4 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %5 = tt.addptr %4, %rows_35 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
     tt.store %5, %rrms_55, %rmask_36 : tensor<16x!tt.ptr<f32>>
+    tt.return
+  }
+}
+
+// -----
+
+// Persistent: both exchanges run once per row block, in the slot set of the block's parity
+// (2 statistics x 16 rows x 4 B = 128 B per set, two sets).
+// CHECK-LABEL: tt.func public @prologue_persistent
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32, normfuse.cluster_smem = 256 : i32
+// CHECK: scf.for
+// CHECK: arith.andi %{{.+}}, %c1_i32
+// CHECK: st.shared.f32 [%nfa+0], $2;
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: tt.dot
+// CHECK: st.shared.f32 [%nfa+64], $2;
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK-NEXT: tt.return
+// REMARK: applied: 1 prologue row statistic (a sum over the same 2 tiles before the GEMM loop)
+
+module {
+  tt.func public @prologue_persistent(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %S: !tt.ptr<f32>, %eps: f32) attributes {noinline = false} {
+    %c16_i32 = arith.constant 16 : i32
+    %cst = arith.constant dense<32> : tensor<16x1xi32>
+    %cst_0 = arith.constant dense<3.200000e+01> : tensor<16xf32>
+    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_3 = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %c0_i32 = arith.constant 0 : i32
+    %c2_i32 = arith.constant 2 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %c4_i32 = arith.constant 4 : i32
+    %0 = tt.get_program_id x : i32
+    %1 = tt.get_num_programs x : i32
+    scf.for %pid = %0 to %c4_i32 step %1  : i32 {
+      %rows = arith.muli %pid, %c16_i32 : i32
+      %rows_5 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+      %rows_6 = tt.splat %rows : i32 -> tensor<16xi32>
+      %rows_7 = arith.addi %rows_6, %rows_5 : tensor<16xi32>
+      %s = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_12 = %cst_4) -> (tensor<16xf32>)  : i32 {
+        %x = tt.expand_dims %rows_7 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+        %x_13 = arith.muli %x, %cst : tensor<16x1xi32>
+        %x_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %x_15 = tt.addptr %x_14, %x_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %x_16 = arith.muli %t, %c16_i32 : i32
+        %x_17 = tt.splat %x_16 : i32 -> tensor<16x1xi32>
+        %x_18 = tt.addptr %x_15, %x_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %x_19 = tt.expand_dims %rows_5 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %x_20 = tt.broadcast %x_18 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %x_21 = tt.broadcast %x_19 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %x_22 = tt.addptr %x_20, %x_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %x_23 = tt.load %x_22 : tensor<16x16x!tt.ptr<bf16>>
+        %x_24 = arith.extf %x_23 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %s_25 = "tt.reduce"(%x_24) <{axis = 1 : i32}> ({
+        ^bb0(%s_27: f32, %s_28: f32):
+          %s_29 = arith.addf %s_27, %s_28 : f32
+          tt.reduce.return %s_29 : f32
+        }) : (tensor<16x16xf32>) -> tensor<16xf32>
+        %s_26 = arith.addf %s_12, %s_25 : tensor<16xf32>
+        scf.yield %s_26 : tensor<16xf32>
+      }
+      %shift = arith.divf %s, %cst_0 : tensor<16xf32>
+      %ss = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %cst_4) -> (tensor<16xf32>)  : i32 {
+        %a = tt.expand_dims %rows_7 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+        %a_13 = arith.muli %a, %cst : tensor<16x1xi32>
+        %a_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %a_15 = tt.addptr %a_14, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %a_16 = arith.muli %t, %c16_i32 : i32
+        %a_17 = tt.splat %a_16 : i32 -> tensor<16x1xi32>
+        %a_18 = tt.addptr %a_15, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %a_19 = tt.expand_dims %rows_5 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %a_20 = tt.broadcast %a_18 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %a_21 = tt.broadcast %a_19 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %a_22 = tt.addptr %a_20, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %a_23 = tt.load %a_22 : tensor<16x16x!tt.ptr<bf16>>
+        %acc = tt.expand_dims %rows_5 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+        %acc_24 = arith.muli %acc, %cst_1 : tensor<16x1xi32>
+        %acc_25 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %acc_26 = tt.addptr %acc_25, %acc_24 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %acc_27 = tt.broadcast %acc_26 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %acc_28 = tt.addptr %acc_27, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %acc_29 = tt.load %acc_28 : tensor<16x16x!tt.ptr<bf16>>
+        %acc_30 = tt.dot %a_23, %acc_29, %cst_2, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %acc_31 = tt.expand_dims %shift {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %acc_32 = tt.broadcast %acc_31 : tensor<16x1xf32> -> tensor<16x16xf32>
+        %acc_33 = arith.subf %acc_30, %acc_32 : tensor<16x16xf32>
+        %ss_34 = arith.mulf %acc_33, %acc_33 : tensor<16x16xf32>
+        %ss_35 = "tt.reduce"(%ss_34) <{axis = 1 : i32}> ({
+        ^bb0(%ss_37: f32, %ss_38: f32):
+          %ss_39 = arith.addf %ss_37, %ss_38 : f32
+          tt.reduce.return %ss_39 : f32
+        }) : (tensor<16x16xf32>) -> tensor<16xf32>
+        %ss_36 = arith.addf %ss_12, %ss_35 : tensor<16xf32>
+        %2 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %3 = tt.addptr %2, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %4 = tt.addptr %3, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %5 = tt.broadcast %4 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %6 = tt.addptr %5, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %7 = arith.truncf %acc_33 : tensor<16x16xf32> to tensor<16x16xbf16>
+        tt.store %6, %7 : tensor<16x16x!tt.ptr<bf16>>
+        scf.yield %ss_36 : tensor<16xf32>
+      }
+      %r = arith.divf %ss, %cst_0 : tensor<16xf32>
+      %r_8 = tt.splat %eps : f32 -> tensor<16xf32>
+      %r_9 = arith.addf %r, %r_8 : tensor<16xf32>
+      %r_10 = math.sqrt %r_9 : tensor<16xf32>
+      %r_11 = arith.divf %cst_3, %r_10 : tensor<16xf32>
+      scf.for %t = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
+        %p = tt.expand_dims %rows_7 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+        %p_12 = arith.muli %p, %cst : tensor<16x1xi32>
+        %p_13 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %p_14 = tt.addptr %p_13, %p_12 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %p_15 = arith.muli %t, %c16_i32 : i32
+        %p_16 = tt.splat %p_15 : i32 -> tensor<16x1xi32>
+        %p_17 = tt.addptr %p_14, %p_16 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %p_18 = tt.expand_dims %rows_5 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %p_19 = tt.broadcast %p_17 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %p_20 = tt.broadcast %p_18 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %p_21 = tt.addptr %p_19, %p_20 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %2 = tt.load %p_21 : tensor<16x16x!tt.ptr<bf16>>
+        %3 = arith.extf %2 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %4 = tt.expand_dims %r_11 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %5 = tt.broadcast %4 : tensor<16x1xf32> -> tensor<16x16xf32>
+        %6 = arith.mulf %3, %5 : tensor<16x16xf32>
+        %7 = arith.truncf %6 : tensor<16x16xf32> to tensor<16x16xbf16>
+        tt.store %p_21, %7 : tensor<16x16x!tt.ptr<bf16>>
+      }
+    }
     tt.return
   }
 }
@@ -528,24 +670,24 @@ module {
 
 module {
   tt.func public @negative_prologue_store(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %S: !tt.ptr<f32>, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<16xf32>
-    %c1_i32 = arith.constant 1 : i32
-    %c2_i32 = arith.constant 2 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %r = arith.constant dense<1.000000e+00> : tensor<16xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
-    %cst_2 = arith.constant dense<3.200000e+01> : tensor<16xf32>
-    %cst_3 = arith.constant dense<32> : tensor<16x1xi32>
     %c16_i32 = arith.constant 16 : i32
-    %pid = tt.get_program_id x : i32
-    %rows = arith.muli %pid, %c16_i32 : i32
+    %cst = arith.constant dense<32> : tensor<16x1xi32>
+    %cst_0 = arith.constant dense<3.200000e+01> : tensor<16xf32>
+    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %r = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %c0_i32 = arith.constant 0 : i32
+    %c2_i32 = arith.constant 2 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %0 = tt.get_program_id x : i32
+    %rows = arith.muli %0, %c16_i32 : i32
     %rows_4 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
     %rows_5 = tt.splat %rows : i32 -> tensor<16xi32>
     %rows_6 = arith.addi %rows_5, %rows_4 : tensor<16xi32>
-    %s = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_12 = %cst) -> (tensor<16xf32>)  : i32 {
+    %s = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %x_13 = arith.muli %x, %cst_3 : tensor<16x1xi32>
+      %x_13 = arith.muli %x, %cst : tensor<16x1xi32>
       %x_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
       %x_15 = tt.addptr %x_14, %x_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
       %x_16 = arith.muli %t, %c16_i32 : i32
@@ -563,15 +705,15 @@ module {
         tt.reduce.return %s_29 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
       %s_26 = arith.addf %s_12, %s_25 : tensor<16xf32>
-      %0 = tt.splat %S : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-      %1 = tt.addptr %0, %rows_6 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-      tt.store %1, %s_26 : tensor<16x!tt.ptr<f32>>
+      %1 = tt.splat %S : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+      %2 = tt.addptr %1, %rows_6 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+      tt.store %2, %s_26 : tensor<16x!tt.ptr<f32>>
       scf.yield %s_26 : tensor<16xf32>
     }
-    %shift = arith.divf %s, %cst_2 : tensor<16xf32>
-    %ss = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %cst) -> (tensor<16xf32>)  : i32 {
+    %shift = arith.divf %s, %cst_0 : tensor<16xf32>
+    %ss = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
       %a = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %a_13 = arith.muli %a, %cst_3 : tensor<16x1xi32>
+      %a_13 = arith.muli %a, %cst : tensor<16x1xi32>
       %a_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
       %a_15 = tt.addptr %a_14, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
       %a_16 = arith.muli %t, %c16_i32 : i32
@@ -589,7 +731,7 @@ module {
       %acc_27 = tt.broadcast %acc_26 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %acc_28 = tt.addptr %acc_27, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %acc_29 = tt.load %acc_28 : tensor<16x16x!tt.ptr<bf16>>
-      %acc_30 = tt.dot %a_23, %acc_29, %cst_0, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+      %acc_30 = tt.dot %a_23, %acc_29, %cst_2, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
       %acc_31 = tt.expand_dims %shift {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %acc_32 = tt.broadcast %acc_31 : tensor<16x1xf32> -> tensor<16x16xf32>
       %acc_33 = arith.subf %acc_30, %acc_32 : tensor<16x16xf32>
@@ -600,23 +742,23 @@ module {
         tt.reduce.return %ss_39 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
       %ss_36 = arith.addf %ss_12, %ss_35 : tensor<16xf32>
-      %0 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %1 = tt.addptr %0, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %2 = tt.addptr %1, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %3 = tt.broadcast %2 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %4 = tt.addptr %3, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %5 = arith.truncf %acc_33 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %4, %5 : tensor<16x16x!tt.ptr<bf16>>
+      %1 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %2 = tt.addptr %1, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %3 = tt.addptr %2, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %4 = tt.broadcast %3 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %5 = tt.addptr %4, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %6 = arith.truncf %acc_33 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %5, %6 : tensor<16x16x!tt.ptr<bf16>>
       scf.yield %ss_36 : tensor<16xf32>
     }
-    %r_7 = arith.divf %ss, %cst_2 : tensor<16xf32>
+    %r_7 = arith.divf %ss, %cst_0 : tensor<16xf32>
     %r_8 = tt.splat %eps : f32 -> tensor<16xf32>
     %r_9 = arith.addf %r_7, %r_8 : tensor<16xf32>
     %r_10 = math.sqrt %r_9 : tensor<16xf32>
     %r_11 = arith.divf %r, %r_10 : tensor<16xf32>
     scf.for %t = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %p = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %p_12 = arith.muli %p, %cst_3 : tensor<16x1xi32>
+      %p_12 = arith.muli %p, %cst : tensor<16x1xi32>
       %p_13 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
       %p_14 = tt.addptr %p_13, %p_12 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
       %p_15 = arith.muli %t, %c16_i32 : i32
@@ -626,13 +768,13 @@ module {
       %p_19 = tt.broadcast %p_17 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %p_20 = tt.broadcast %p_18 : tensor<1x16xi32> -> tensor<16x16xi32>
       %p_21 = tt.addptr %p_19, %p_20 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %0 = tt.load %p_21 : tensor<16x16x!tt.ptr<bf16>>
-      %1 = arith.extf %0 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %2 = tt.expand_dims %r_11 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %3 = tt.broadcast %2 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %4 = arith.mulf %1, %3 : tensor<16x16xf32>
-      %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %p_21, %5 : tensor<16x16x!tt.ptr<bf16>>
+      %1 = tt.load %p_21 : tensor<16x16x!tt.ptr<bf16>>
+      %2 = arith.extf %1 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %3 = tt.expand_dims %r_11 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %4 = tt.broadcast %3 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %5 = arith.mulf %2, %4 : tensor<16x16xf32>
+      %6 = arith.truncf %5 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %p_21, %6 : tensor<16x16x!tt.ptr<bf16>>
     }
     tt.return
   }
@@ -647,25 +789,25 @@ module {
 
 module {
   tt.func public @negative_prologue_trips(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %S: !tt.ptr<f32>, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<16xf32>
-    %c2_i32 = arith.constant 2 : i32
-    %c1_i32 = arith.constant 1 : i32
-    %c3_i32 = arith.constant 3 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %r = arith.constant dense<1.000000e+00> : tensor<16xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
-    %cst_2 = arith.constant dense<3.200000e+01> : tensor<16xf32>
-    %cst_3 = arith.constant dense<32> : tensor<16x1xi32>
     %c16_i32 = arith.constant 16 : i32
-    %pid = tt.get_program_id x : i32
-    %rows = arith.muli %pid, %c16_i32 : i32
+    %cst = arith.constant dense<32> : tensor<16x1xi32>
+    %cst_0 = arith.constant dense<3.200000e+01> : tensor<16xf32>
+    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %r = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %c0_i32 = arith.constant 0 : i32
+    %c3_i32 = arith.constant 3 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %c2_i32 = arith.constant 2 : i32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %0 = tt.get_program_id x : i32
+    %rows = arith.muli %0, %c16_i32 : i32
     %rows_4 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
     %rows_5 = tt.splat %rows : i32 -> tensor<16xi32>
     %rows_6 = arith.addi %rows_5, %rows_4 : tensor<16xi32>
-    %s = scf.for %t = %c0_i32 to %c3_i32 step %c1_i32 iter_args(%s_12 = %cst) -> (tensor<16xf32>)  : i32 {
+    %s = scf.for %t = %c0_i32 to %c3_i32 step %c1_i32 iter_args(%s_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %x_13 = arith.muli %x, %cst_3 : tensor<16x1xi32>
+      %x_13 = arith.muli %x, %cst : tensor<16x1xi32>
       %x_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
       %x_15 = tt.addptr %x_14, %x_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
       %x_16 = arith.muli %t, %c16_i32 : i32
@@ -685,10 +827,10 @@ module {
       %s_26 = arith.addf %s_12, %s_25 : tensor<16xf32>
       scf.yield %s_26 : tensor<16xf32>
     }
-    %shift = arith.divf %s, %cst_2 : tensor<16xf32>
-    %ss = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %cst) -> (tensor<16xf32>)  : i32 {
+    %shift = arith.divf %s, %cst_0 : tensor<16xf32>
+    %ss = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
       %a = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %a_13 = arith.muli %a, %cst_3 : tensor<16x1xi32>
+      %a_13 = arith.muli %a, %cst : tensor<16x1xi32>
       %a_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
       %a_15 = tt.addptr %a_14, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
       %a_16 = arith.muli %t, %c16_i32 : i32
@@ -706,7 +848,7 @@ module {
       %acc_27 = tt.broadcast %acc_26 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %acc_28 = tt.addptr %acc_27, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %acc_29 = tt.load %acc_28 : tensor<16x16x!tt.ptr<bf16>>
-      %acc_30 = tt.dot %a_23, %acc_29, %cst_0, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+      %acc_30 = tt.dot %a_23, %acc_29, %cst_2, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
       %acc_31 = tt.expand_dims %shift {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %acc_32 = tt.broadcast %acc_31 : tensor<16x1xf32> -> tensor<16x16xf32>
       %acc_33 = arith.subf %acc_30, %acc_32 : tensor<16x16xf32>
@@ -717,23 +859,23 @@ module {
         tt.reduce.return %ss_39 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
       %ss_36 = arith.addf %ss_12, %ss_35 : tensor<16xf32>
-      %0 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %1 = tt.addptr %0, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %2 = tt.addptr %1, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %3 = tt.broadcast %2 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %4 = tt.addptr %3, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %5 = arith.truncf %acc_33 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %4, %5 : tensor<16x16x!tt.ptr<bf16>>
+      %1 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %2 = tt.addptr %1, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %3 = tt.addptr %2, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %4 = tt.broadcast %3 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %5 = tt.addptr %4, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %6 = arith.truncf %acc_33 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %5, %6 : tensor<16x16x!tt.ptr<bf16>>
       scf.yield %ss_36 : tensor<16xf32>
     }
-    %r_7 = arith.divf %ss, %cst_2 : tensor<16xf32>
+    %r_7 = arith.divf %ss, %cst_0 : tensor<16xf32>
     %r_8 = tt.splat %eps : f32 -> tensor<16xf32>
     %r_9 = arith.addf %r_7, %r_8 : tensor<16xf32>
     %r_10 = math.sqrt %r_9 : tensor<16xf32>
     %r_11 = arith.divf %r, %r_10 : tensor<16xf32>
     scf.for %t = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %p = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %p_12 = arith.muli %p, %cst_3 : tensor<16x1xi32>
+      %p_12 = arith.muli %p, %cst : tensor<16x1xi32>
       %p_13 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
       %p_14 = tt.addptr %p_13, %p_12 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
       %p_15 = arith.muli %t, %c16_i32 : i32
@@ -743,13 +885,13 @@ module {
       %p_19 = tt.broadcast %p_17 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %p_20 = tt.broadcast %p_18 : tensor<1x16xi32> -> tensor<16x16xi32>
       %p_21 = tt.addptr %p_19, %p_20 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %0 = tt.load %p_21 : tensor<16x16x!tt.ptr<bf16>>
-      %1 = arith.extf %0 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %2 = tt.expand_dims %r_11 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %3 = tt.broadcast %2 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %4 = arith.mulf %1, %3 : tensor<16x16xf32>
-      %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %p_21, %5 : tensor<16x16x!tt.ptr<bf16>>
+      %1 = tt.load %p_21 : tensor<16x16x!tt.ptr<bf16>>
+      %2 = arith.extf %1 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %3 = tt.expand_dims %r_11 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %4 = tt.broadcast %3 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %5 = arith.mulf %2, %4 : tensor<16x16xf32>
+      %6 = arith.truncf %5 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %p_21, %6 : tensor<16x16x!tt.ptr<bf16>>
     }
     tt.return
   }
@@ -764,24 +906,24 @@ module {
 
 module {
   tt.func public @negative_prologue_max(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %S: !tt.ptr<f32>, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<16xf32>
-    %c1_i32 = arith.constant 1 : i32
-    %c2_i32 = arith.constant 2 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %r = arith.constant dense<1.000000e+00> : tensor<16xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
-    %cst_2 = arith.constant dense<3.200000e+01> : tensor<16xf32>
-    %cst_3 = arith.constant dense<32> : tensor<16x1xi32>
     %c16_i32 = arith.constant 16 : i32
-    %pid = tt.get_program_id x : i32
-    %rows = arith.muli %pid, %c16_i32 : i32
+    %cst = arith.constant dense<32> : tensor<16x1xi32>
+    %cst_0 = arith.constant dense<3.200000e+01> : tensor<16xf32>
+    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %r = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %c0_i32 = arith.constant 0 : i32
+    %c2_i32 = arith.constant 2 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %0 = tt.get_program_id x : i32
+    %rows = arith.muli %0, %c16_i32 : i32
     %rows_4 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
     %rows_5 = tt.splat %rows : i32 -> tensor<16xi32>
     %rows_6 = arith.addi %rows_5, %rows_4 : tensor<16xi32>
-    %s = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_12 = %cst) -> (tensor<16xf32>)  : i32 {
+    %s = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %x_13 = arith.muli %x, %cst_3 : tensor<16x1xi32>
+      %x_13 = arith.muli %x, %cst : tensor<16x1xi32>
       %x_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
       %x_15 = tt.addptr %x_14, %x_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
       %x_16 = arith.muli %t, %c16_i32 : i32
@@ -801,10 +943,10 @@ module {
       %s_26 = arith.maxnumf %s_12, %s_25 : tensor<16xf32>
       scf.yield %s_26 : tensor<16xf32>
     }
-    %shift = arith.divf %s, %cst_2 : tensor<16xf32>
-    %ss = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %cst) -> (tensor<16xf32>)  : i32 {
+    %shift = arith.divf %s, %cst_0 : tensor<16xf32>
+    %ss = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
       %a = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %a_13 = arith.muli %a, %cst_3 : tensor<16x1xi32>
+      %a_13 = arith.muli %a, %cst : tensor<16x1xi32>
       %a_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
       %a_15 = tt.addptr %a_14, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
       %a_16 = arith.muli %t, %c16_i32 : i32
@@ -822,7 +964,7 @@ module {
       %acc_27 = tt.broadcast %acc_26 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %acc_28 = tt.addptr %acc_27, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %acc_29 = tt.load %acc_28 : tensor<16x16x!tt.ptr<bf16>>
-      %acc_30 = tt.dot %a_23, %acc_29, %cst_0, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+      %acc_30 = tt.dot %a_23, %acc_29, %cst_2, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
       %acc_31 = tt.expand_dims %shift {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %acc_32 = tt.broadcast %acc_31 : tensor<16x1xf32> -> tensor<16x16xf32>
       %acc_33 = arith.subf %acc_30, %acc_32 : tensor<16x16xf32>
@@ -833,23 +975,23 @@ module {
         tt.reduce.return %ss_39 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
       %ss_36 = arith.addf %ss_12, %ss_35 : tensor<16xf32>
-      %0 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %1 = tt.addptr %0, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %2 = tt.addptr %1, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %3 = tt.broadcast %2 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %4 = tt.addptr %3, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %5 = arith.truncf %acc_33 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %4, %5 : tensor<16x16x!tt.ptr<bf16>>
+      %1 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %2 = tt.addptr %1, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %3 = tt.addptr %2, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %4 = tt.broadcast %3 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %5 = tt.addptr %4, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %6 = arith.truncf %acc_33 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %5, %6 : tensor<16x16x!tt.ptr<bf16>>
       scf.yield %ss_36 : tensor<16xf32>
     }
-    %r_7 = arith.divf %ss, %cst_2 : tensor<16xf32>
+    %r_7 = arith.divf %ss, %cst_0 : tensor<16xf32>
     %r_8 = tt.splat %eps : f32 -> tensor<16xf32>
     %r_9 = arith.addf %r_7, %r_8 : tensor<16xf32>
     %r_10 = math.sqrt %r_9 : tensor<16xf32>
     %r_11 = arith.divf %r, %r_10 : tensor<16xf32>
     scf.for %t = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %p = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %p_12 = arith.muli %p, %cst_3 : tensor<16x1xi32>
+      %p_12 = arith.muli %p, %cst : tensor<16x1xi32>
       %p_13 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
       %p_14 = tt.addptr %p_13, %p_12 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
       %p_15 = arith.muli %t, %c16_i32 : i32
@@ -859,13 +1001,13 @@ module {
       %p_19 = tt.broadcast %p_17 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %p_20 = tt.broadcast %p_18 : tensor<1x16xi32> -> tensor<16x16xi32>
       %p_21 = tt.addptr %p_19, %p_20 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %0 = tt.load %p_21 : tensor<16x16x!tt.ptr<bf16>>
-      %1 = arith.extf %0 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %2 = tt.expand_dims %r_11 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %3 = tt.broadcast %2 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %4 = arith.mulf %1, %3 : tensor<16x16xf32>
-      %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %p_21, %5 : tensor<16x16x!tt.ptr<bf16>>
+      %1 = tt.load %p_21 : tensor<16x16x!tt.ptr<bf16>>
+      %2 = arith.extf %1 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %3 = tt.expand_dims %r_11 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %4 = tt.broadcast %3 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %5 = arith.mulf %2, %4 : tensor<16x16xf32>
+      %6 = arith.truncf %5 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %p_21, %6 : tensor<16x16x!tt.ptr<bf16>>
     }
     tt.return
   }

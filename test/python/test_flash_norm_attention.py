@@ -129,6 +129,12 @@ def test_large_mean_layernorm(act):
     assert e["fused"] < REF_TOL
 
 
+def test_float16():
+    res, ref, st = _run(LENS, 2, 64, 32, "silu", dtype=torch.float16, seed=9)
+    _assert_close(res, ref, st)
+    assert res.after["OUT"].dtype == torch.float16
+
+
 def test_gqa_and_no_affine():
     res, ref, st = _run(LENS, 4, 64, 32, Hkv=2, affine=False, seed=5)
     _assert_close(res, ref, st)
@@ -303,16 +309,20 @@ def _lit_kernels():
     return m
 
 
-@pytest.mark.parametrize("trips, mode, split", [(2, 0, True), (2, 2, False), (3, 0, False), (2, 1, False)])
-def test_lit_prologue_kernels(trips, mode, split):
+@pytest.mark.parametrize("trips, mode, split, blocks", [
+    (2, 0, True, 0), (2, 2, False, 0), (3, 0, False, 0), (2, 1, False, 0),
+    (2, 0, True, 2),  # persistent: 1 cluster walks 2 row blocks (both slot sets, races checked)
+])
+def test_lit_prologue_kernels(trips, mode, split, blocks):
     m = _lit_kernels()
     gen = torch.Generator().manual_seed(11)
     x = (torch.randn(32 * 32 + 16, generator=gen) + 2.0).bfloat16()  # rows of 32 (+16 for 3 trips)
     w = (torch.randn(16, 16, generator=gen) / 4).bfloat16()
     y = torch.full((32, 32), float("nan")).bfloat16()
     s = torch.zeros(32)
-    res = check_pass_numerics(m._prologue, [x, w, y, s, 1e-5], constexprs=m.pro(trips, mode),
-                              grid=(2,), passes="cluster-reduce,epilogue-norm", num_warps=4)
+    res = check_pass_numerics(m._prologue, [x, w, y, s, 1e-5], constexprs=m.pro(trips, mode, blocks),
+                              grid=(1,) if blocks else (2,), passes="cluster-reduce,epilogue-norm",
+                              num_warps=4)
     assert res.num_ctas == 2
     assert ("prologue row statistic" in "\n".join(res.applied)) == split
     assert res.max_rel_diff < 2e-2, res.diffs

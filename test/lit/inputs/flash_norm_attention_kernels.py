@@ -103,9 +103,8 @@ RA_CASES = [
 # -- cluster-reduce: prologue statistics ---------------------------------------------------------
 
 @triton.jit
-def _prologue(X, W, Y, S, eps, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-              PRO: tl.constexpr, MODE: tl.constexpr):
-    pid = tl.program_id(0)
+def _prologue_rows(pid, X, W, Y, S, eps, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                   PRO: tl.constexpr, MODE: tl.constexpr):
     rows = pid * BM + tl.arange(0, BM)
     cols = tl.arange(0, BN)
     s = tl.zeros([BM], dtype=tl.float32)
@@ -130,12 +129,23 @@ def _prologue(X, W, Y, S, eps, N: tl.constexpr, BM: tl.constexpr, BN: tl.constex
         tl.store(p, (tl.load(p).to(tl.float32) * r[:, None]).to(tl.bfloat16))
 
 
+@triton.jit
+def _prologue(X, W, Y, S, eps, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+              PRO: tl.constexpr, MODE: tl.constexpr, BLOCKS: tl.constexpr = 0):
+    if BLOCKS > 0:  # persistent: the programs walk BLOCKS row blocks
+        for pid in tl.range(tl.program_id(0), BLOCKS, tl.num_programs(0)):
+            _prologue_rows(pid, X, W, Y, S, eps, N, BM, BN, PRO, MODE)
+    else:
+        _prologue_rows(tl.program_id(0), X, W, Y, S, eps, N, BM, BN, PRO, MODE)
+
+
 PRO = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "S": "*fp32", "eps": "fp32", "N": "constexpr",
-       "BM": "constexpr", "BN": "constexpr", "PRO": "constexpr", "MODE": "constexpr"}
+       "BM": "constexpr", "BN": "constexpr", "PRO": "constexpr", "MODE": "constexpr",
+       "BLOCKS": "constexpr"}
 
 
-def pro(trips, mode):
-    return dict(N=32, BM=16, BN=16, PRO=trips, MODE=mode)
+def pro(trips, mode, blocks=0):
+    return dict(N=32, BM=16, BN=16, PRO=trips, MODE=mode, BLOCKS=blocks)
 
 
 CP_HEAD = """// cluster-reduce, prologue row statistics (FlashNormAttention's LayerNorm over the heads): a loop
@@ -148,6 +158,7 @@ CP_HEAD = """// cluster-reduce, prologue row statistics (FlashNormAttention's La
 // RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{cluster-size=2}' %s 2>/dev/null | FileCheck %s --check-prefix=TWO
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{exchange=global}' %s 2>/dev/null | FileCheck %s --check-prefix=GLOBAL
+// RUN: normfuse-opt --split-input-file --pass-pipeline=cluster-reduce,epilogue-norm,residual-acc %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
 """
 
 CP_CASES = [
@@ -174,7 +185,32 @@ CP_CASES = [
 // REMARK: applied: row of 2 N tiles split over a 2-CTA cluster; 1 row statistic exchanged through distributed shared memory (192 B per CTA)
 // GLOBAL-LABEL: tt.func public @fna_two_heads
 // GLOBAL: st.global.f32 [%nfa+0], $3; st.global.f32 [%nfa+64], $4;
-// GLOBAL: st.global.f32 [%nfa+128], $3;"""),
+// GLOBAL: st.global.f32 [%nfa+128], $3;
+// Then epilogue-norm: the attention output is normalized in registers, one store of a head's
+// output tile (and the three statistics' stores).
+// PIPE-LABEL: tt.func public @fna_two_heads
+// PIPE: tt.dot
+// PIPE: tt.dot
+// PIPE-NOT: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE: mapa.shared::cluster.u32 %nfp, %nfa, 1;{{.*}}[%nfp+128]
+// PIPE: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE: tt.store %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE-NOT: tt.store %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE: tt.return"""),
+    ("prologue_persistent", _prologue, PRO, pro(2, 0, blocks=4), """// Persistent: both exchanges run once per row block, in the slot set of the block's parity
+// (2 statistics x 16 rows x 4 B = 128 B per set, two sets).
+// CHECK-LABEL: tt.func public @prologue_persistent
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32, normfuse.cluster_smem = 256 : i32
+// CHECK: scf.for
+// CHECK: arith.andi %{{.+}}, %c1_i32
+// CHECK: st.shared.f32 [%nfa+0], $2;
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: tt.dot
+// CHECK: st.shared.f32 [%nfa+64], $2;
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK-NEXT: tt.return
+// REMARK: applied: 1 prologue row statistic (a sum over the same 2 tiles before the GEMM loop)"""),
     ("fna_four_heads", flash_norm_attention_naive, FNA, dict(fna(4, 32, 32), ACT=4), """// Four heads (softmax). With cluster-size=2 each CTA sums two heads of the prologue, stepping 2.
 // CHECK-LABEL: tt.func public @fna_four_heads
 // CHECK-SAME: normfuse.cluster_dims = 4
