@@ -129,6 +129,14 @@ def test_large_mean_layernorm(act):
     assert e["fused"] < REF_TOL
 
 
+def test_more_heads_than_a_cluster():
+    # 20 heads: cluster-reduce picks 10 CTAs of 2 heads each (deferred: z is stored and re-read)
+    res, ref, st = _run([7, 0, 18], 20, 16, 16, seed=13)
+    _assert_close(res, ref, st)
+    assert res.num_ctas == 10
+    assert "each CTA handles up to 2 tiles" in "\n".join(res.remarks)
+
+
 def test_float16():
     res, ref, st = _run(LENS, 2, 64, 32, "silu", dtype=torch.float16, seed=9)
     _assert_close(res, ref, st)
