@@ -129,6 +129,13 @@ def test_large_mean_layernorm(act):
     assert e["fused"] < REF_TOL
 
 
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+def test_ragged_kv_length(act):
+    # L = 40 in 16-wide tiles: the last KV tile is masked (p = 0, or -inf before the softmax)
+    res, ref, st = _run(LENS, 2, 64, 40, act, BN=16, seed=17)
+    _assert_close(res, ref, st)
+
+
 def test_more_heads_than_a_cluster():
     # 20 heads: cluster-reduce picks 10 CTAs of 2 heads each (deferred: z is stored and re-read)
     res, ref, st = _run([7, 0, 18], 20, 16, 16, seed=13)
