@@ -21,8 +21,8 @@ the CTAs of a thread-block cluster (one head each for H <= 16) and exchanges bot
 `epilogue-norm` normalizes the attention output in registers (no unnormalized store and reload);
 `residual-acc` starts the P V accumulator at LN(x) when the KV loop has several tiles (Triton
 already does it for one). `passes=()` launches the naive kernel unchanged (the oracle).
-Validation reads `offsets` on the host (one sync); `prepare_flash_norm_attention(...).launch()`
-does not.
+Validation reads `offsets` on the host once per call (a sync; it also sizes the grid to the exact
+number of row blocks); `prepare_flash_norm_attention(...).launch()` does not read them again.
 """
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def _shape(t) -> tuple:
 
 def _check(op: str, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, eps, rms_eps,
            check_offsets: bool = True):
-    """Validate the inputs; returns (T, H, D, B, L, Hkv). Errors name the offending input."""
+    """Validate the inputs; returns (T, H, D, B, L, Hkv, host offsets as int64 or None when not
+    read). Errors name the offending input."""
     for name, t in (("x", x), ("k", k), ("v", v), ("offsets", offsets)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
@@ -102,6 +103,7 @@ def _check(op: str, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation
         raise ValueError(f"{op}: eps and rms_eps must be positive, got {eps} and {rms_eps}")
     if T >= 2 ** 31 or B >= 2 ** 30:
         raise ValueError(f"{op}: T = {T} rows or B = {B} batches is too large (32-bit row indices)")
+    off = None
     if check_offsets and not torch.compiler.is_compiling():  # (traced: data-dependent, skipped)
         off = offsets.detach().to("cpu", torch.int64)
         if B + 1 and (int(off[0]) != 0 or int(off[-1]) != T):
@@ -118,7 +120,7 @@ def _check(op: str, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation
     if dev.type != "cuda":
         raise ValueError(f"{op}: x must be a CUDA tensor (the kernel runs on Hopper GPUs), got "
                          f"device {dev}")
-    return T, H, D, B, L, Hkv
+    return T, H, D, B, L, Hkv, off
 
 
 def _config(D: int, L: int) -> dict:
@@ -185,8 +187,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                                  num_warps: int | None = None) -> PreparedFNA:
     op = "flash_norm_attention"
     rms_eps = eps if rms_eps is None else rms_eps
-    T, H, D, B, L, Hkv = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
-                                eps, rms_eps, check_offsets)
+    T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
+                                     activation, eps, rms_eps, check_offsets)
     from ..kernels.attention import ACT_CODES
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
     cfg = _config(D, L)
@@ -199,10 +201,17 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     k = k.contiguous()
     v = v.contiguous()
     offs = offsets.to(torch.int32)
-    lens = offs[1:] - offs[:-1]
-    blocks = torch.zeros(B + 1, dtype=torch.int32, device=x.device)
-    if B:
-        blocks[1:] = torch.cumsum(torch.div(lens + (bm - 1), bm, rounding_mode="floor"), 0)
+    if off is not None:  # read on the host by the checks: the exact row-block count
+        cnt = torch.zeros(B + 1, dtype=torch.int64)
+        cnt[1:] = torch.cumsum(torch.div(off[1:] - off[:-1] + (bm - 1), bm, rounding_mode="floor"), 0)
+        blocks = cnt.to(torch.int32).to(x.device, non_blocking=True)
+        nblocks = int(cnt[-1])
+    else:  # no host sync: the upper bound sum(cdiv(len_b, BLOCK_M)) <= cdiv(T, BLOCK_M) + B
+        lens = offs[1:] - offs[:-1]
+        blocks = torch.zeros(B + 1, dtype=torch.int32, device=x.device)
+        if B:
+            blocks[1:] = torch.cumsum(torch.div(lens + (bm - 1), bm, rounding_mode="floor"), 0)
+        nblocks = (-(-T // bm) + B) if T else 0
     out = torch.empty_like(x)
     mean = torch.empty(T, dtype=torch.float32, device=x.device)
     rstd = torch.empty_like(mean)
@@ -216,9 +225,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                   HAS_LNW=ln_weight is not None, HAS_LNB=ln_bias is not None,
                   HAS_RMSW=rms_weight is not None)
     options = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
-    # an upper bound of the row blocks (sum of cdiv(len_b, BLOCK_M) <= cdiv(T, BLOCK_M) + B);
-    # programs past the last one have every row masked off
-    grid = ((-(-T // bm) + B) if T else 0,)
+    # programs past the last row block (upper-bound grid) have every row masked off
+    grid = (nblocks,)
     key = () if passes is None else (passes if isinstance(passes, str) else tuple(passes))
     return PreparedFNA(_launcher(key), runtime, consts, options, grid, out, mean, rstd, rrms)
 
@@ -251,9 +259,9 @@ def _fna_op(x: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offsets: torch.Te
             rms_weight: Optional[torch.Tensor], activation: str, qk_scale: float, eps: float,
             rms_eps: float, max_seqlen: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
                                                       torch.Tensor]:
+    # the offsets are checked here, on the host (one sync; this also sizes the grid exactly)
     out, mean, rstd, rrms = _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
-                                      qk_scale, eps, rms_eps, max_seqlen if max_seqlen >= 0 else None,
-                                      check_offsets=False)  # flash_norm_attention checked them
+                                      qk_scale, eps, rms_eps, max_seqlen if max_seqlen >= 0 else None)
     return out, mean, rstd, rrms
 
 
@@ -306,8 +314,10 @@ def flash_norm_attention(x, k, v, offsets, *, activation: str = "gelu_tanh",
     module docstring); differentiable in x, k, v and the norm weights."""
     op = "flash_norm_attention"
     rms_eps = eps if rms_eps is None else rms_eps
-    T, H, D, B, L, Hkv = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
-                                eps, rms_eps)
+    # shapes, dtypes and devices here; the offsets' values inside the op (one host read), or
+    # here already when they are on the host (no sync)
+    T, H, D, B, L, Hkv, _ = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
+                                   eps, rms_eps, check_offsets=offsets.device.type == "cpu")
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
     out, _, _, _ = _fna_op(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, scale,
                            float(eps), float(rms_eps), -1 if max_seqlen is None else int(max_seqlen))
