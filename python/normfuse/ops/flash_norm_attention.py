@@ -12,8 +12,8 @@ Definition and conventions: `normfuse.reference_attention` (activations "gelu_ta
 default 1.0; "softmax" for ordinary attention, `softmax(q K^T * qk_scale)`, default 1/sqrt(D)).
 Layout: x [T, H, D] bf16/fp16 jagged by `offsets` (int32/int64, B + 1 entries, non-decreasing,
 from 0 to T); k, v [B, L, Hkv, D] with H % Hkv == 0 (GQA); ln_weight, ln_bias, rms_weight [H * D]
-in x's dtype (each optional). `max_seqlen` is accepted for API compatibility and unused: the
-kernel's grid is derived from T and B (no host sync on the lengths).
+in x's dtype (each optional). `max_seqlen` is accepted for API compatibility and unused (the
+grid comes from the offsets).
 
 The default pipeline (`DEFAULT_FNA_PASSES`): `cluster-reduce` deals the heads of a row block to
 the CTAs of a thread-block cluster (one head each for H <= 16) and exchanges both the LayerNorm's
