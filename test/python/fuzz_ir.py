@@ -36,6 +36,7 @@ PIPELINES = {
     "epilogue-norm": ["--epilogue-norm"],
     "cluster-reduce": ["--cluster-reduce"],
     "hopper-ws": ["--hopper-ws"],
+    "residual-acc": ["--residual-acc"],
     "post-norm default": ["--pass-pipeline=cluster-reduce,epilogue-norm"],
     "default": ["--pass-pipeline=default"],
 }

@@ -2,3 +2,6 @@
 from .modules import LayerNormLinear, RMSNormLinear
 
 __all__ = ["RMSNormLinear", "LayerNormLinear"]
+from .attention import FlashNormAttention  # noqa: E402
+
+__all__ += ["FlashNormAttention"]

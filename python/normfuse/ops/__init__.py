@@ -11,3 +11,7 @@ __all__ = ["rmsnorm_linear", "layernorm_linear", "fold_norm_weight", "plain_line
            "PreparedLaunch", "aot_compile", "linear_rmsnorm", "linear_layernorm",
            "prepare_linear_rmsnorm", "prepare_linear_layernorm", "aot_compile_postnorm",
            "postnorm_passes"]
+from .flash_norm_attention import (flash_norm_attention, flash_norm_attention_fwd,  # noqa: E402
+                                   prepare_flash_norm_attention)
+
+__all__ += ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention"]

@@ -92,6 +92,18 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
 4. Nothing with side effects between the loops.
 5. C (option or auto) within 2..16 and <= T.
 
+Prologue statistics (FlashNormAttention's LayerNorm over the heads)
+--------------------------------------------------------------------
+A loop before loop 1, in the same block, that only sums per-row f32 values over the same T tiles
+(constant bounds, T trips, every loop-carried value a zero-started `%s + x` whose only reader is
+that addition, nothing with side effects inside) is dealt to the CTAs like loop 1 (or inlined, one
+tile per CTA), and its partial sums are exchanged right after it (all of them in one round: the
+LayerNorm's sum and sum of squares together) in the first slots, before loop 1 uses them; the
+epilogue statistics take the slots after them. A loop that fails these checks is left whole (every
+CTA sums every tile: correct, redundant) with a "missed" remark; the epilogue split still applies.
+With two exchanges per row block the persistent form's parity argument holds unchanged (a CTA
+passes row block i + 1's first barrier only after every peer has read row block i's slots).
+
 Options
 -------
 cluster-size = auto | 2..16    auto: C = T when T <= max-cluster, else the fewest tiles per CTA
@@ -130,17 +142,19 @@ def _base(nbytes: int) -> str:
             f"sub.u32 %nfa, %nfa, {nbytes}; mad.lo.u32 %nfa, $ROW, 4, %nfa; ")
 
 
-def write_asm(nstats: int, rows: int, nbytes: int) -> tuple[str, str]:
-    """st.shared of this CTA's partials: operands (row, partial_0, ...) -> dummy i32."""
+def write_asm(nstats: int, rows: int, nbytes: int, first: int = 0) -> tuple[str, str]:
+    """st.shared of this CTA's partials: operands (row, partial_0, ...) -> dummy i32. `first`:
+    the index of the first statistic's slot (a prologue exchange and the epilogue's share the
+    slots: the prologue's come first)."""
     row = "$1"
     body = _base(nbytes).replace("$ROW", row)
     for s in range(nstats):
-        body += f"st.shared.f32 [%nfa+{4 * rows * s}], ${2 + s}; "
+        body += f"st.shared.f32 [%nfa+{4 * rows * (first + s)}], ${2 + s}; "
     asm = f"{MARK} {{ .reg .b32 %nfa, %nfq; {body}mov.u32 $0, 0; }}"
     return asm, "=r,r" + ",f" * nstats
 
 
-def read_asm(nstats: int, rows: int, nbytes: int, ctas: int) -> tuple[str, str]:
+def read_asm(nstats: int, rows: int, nbytes: int, ctas: int, first: int = 0) -> tuple[str, str]:
     """Sum of all CTAs' partials in rank order: operand (row) -> totals."""
     row = f"${nstats}"
     body = _base(nbytes).replace("$ROW", row)
@@ -148,7 +162,7 @@ def read_asm(nstats: int, rows: int, nbytes: int, ctas: int) -> tuple[str, str]:
     for r in range(ctas):
         body += f"mapa.shared::cluster.u32 %nfp, %nfa, {r}; "
         for s in range(nstats):
-            body += f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * s}]; add.f32 ${s}, ${s}, %nfv; "
+            body += f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * (first + s)}]; add.f32 ${s}, ${s}, %nfv; "
     asm = f"{MARK} {{ .reg .b32 %nfa, %nfq, %nfp; .reg .f32 %nfv; {body}}}"
     return asm, ",".join(["=f"] * nstats) + ",r"
 
@@ -159,17 +173,17 @@ def read_asm(nstats: int, rows: int, nbytes: int, ctas: int) -> tuple[str, str]:
 SCRATCH_TOKEN = "NFSCRATCHBYTES"
 
 
-def write_global_asm(nstats: int, rows: int) -> tuple[str, str]:
+def write_global_asm(nstats: int, rows: int, first: int = 0) -> tuple[str, str]:
     """st.global of this CTA's partials into its own scratch slice: operands (row, slice address
     as i64, partial_0, ...) -> dummy i32."""
     body = "cvt.u64.u32 %nfo, $1; shl.b64 %nfo, %nfo, 2; add.u64 %nfa, $2, %nfo; "
     for s in range(nstats):
-        body += f"st.global.f32 [%nfa+{4 * rows * s}], ${3 + s}; "
+        body += f"st.global.f32 [%nfa+{4 * rows * (first + s)}], ${3 + s}; "
     asm = f"{MARK} {{ .reg .b64 %nfa, %nfo; {body}mov.u32 $0, 0; }}"
     return asm, "=r,r,l" + ",f" * nstats
 
 
-def read_global_asm(nstats: int, rows: int, ctas: int) -> tuple[str, str]:
+def read_global_asm(nstats: int, rows: int, ctas: int, first: int = 0) -> tuple[str, str]:
     """Sum of all CTAs' partials in rank order, read from the peers' scratch slices (L2, `.cg`:
     the L1 of this SM is not coherent with the peers' writes): operands (row, own slice address
     as i64) -> totals. The cluster's rank-0 slice is this slice minus %cluster_ctarank * S."""
@@ -182,7 +196,7 @@ def read_global_asm(nstats: int, rows: int, ctas: int) -> tuple[str, str]:
         if r:
             body += f"add.u64 %nfa, %nfa, {SCRATCH_TOKEN}; "
         for s in range(nstats):
-            body += f"ld.global.cg.f32 %nfv, [%nfa+{4 * rows * s}]; add.f32 ${s}, ${s}, %nfv; "
+            body += f"ld.global.cg.f32 %nfv, [%nfa+{4 * rows * (first + s)}]; add.f32 ${s}, ${s}, %nfv; "
     asm = f"{MARK} {{ .reg .b64 %nfa, %nfo; .reg .b32 %nfr; .reg .f32 %nfv; {body}}}"
     return asm, ",".join(["=f"] * nstats) + ",r,l"
 
@@ -266,7 +280,18 @@ class ClusterReduce(Pass):
             if why:
                 run.missed(why, l1)
                 return None
-            self._rewrite(module, run, func, ForOp(l1), ForOp(l2), pids[0])
+            prologues = []
+            trips = _trips(*ForOp(l1).constant_bounds())
+            rows = type_of(ForOp(l1).iter_args[0]).shape[0]
+            for lp in body.ops[:body.index_of(l1)]:
+                if lp.name != FOR or not ForOp(lp).iter_args:
+                    continue
+                why = _check_prologue(lp, trips, rows)
+                if why:  # left as it is: every CTA still sums the whole row (correct, redundant)
+                    run.missed(f"prologue row statistics not split: {why}", lp)
+                else:
+                    prologues.append(ForOp(lp))
+            self._rewrite(module, run, func, ForOp(l1), ForOp(l2), pids[0], prologues)
             return None
         return "the GEMM loop's output is not reloaded by a later loop (no second pass over the row)"
 
@@ -333,7 +358,8 @@ class ClusterReduce(Pass):
         return c
 
     # -- rewriting -----------------------------------------------------------------------------
-    def _rewrite(self, module: Module, run: PassRun, func: Op, f1: ForOp, f2: ForOp, pid_op: Op) -> None:
+    def _rewrite(self, module: Module, run: PassRun, func: Op, f1: ForOp, f2: ForOp, pid_op: Op,
+                 prologues: list[ForOp] = ()) -> None:
         trips = _trips(*f1.constant_bounds())
         ctas = self._ctas(trips)
         where = f1.op
@@ -370,9 +396,34 @@ class ClusterReduce(Pass):
         stats = list(f1.op.results)
         rows = type_of(stats[0]).shape[0]
         nstats = len(stats)
-        nbytes = -(-(4 * rows * nstats) // 16) * 16
+        # prologue statistics (sums over the same tiles, before the GEMM loop) take the first slots
+        npro = sum(len(p.op.results) for p in prologues)
+        nbytes = -(-(4 * rows * (npro + nstats)) // 16) * 16
         # persistent: two slot sets, used by even and odd row blocks (see `_slot_index`)
         slot_bytes = 2 * nbytes if outer is not None else nbytes
+        first_slot = 0
+        for fp in prologues:
+            # dealt like the GEMM loop, its partial sums exchanged (one exchange for all of them)
+            pfirst, pstride = dealt(fp)
+            if ctas == trips:
+                pmark = Builder(module, fp.op, after=fp.op).constant(0, "i32").owner
+                pparts = list(fp.yields)
+                fp.inline(module, pfirst)
+                pafter = pmark
+            else:
+                fp.set_bounds(pfirst, fp.bounds[1], pstride)
+                pparts = list(fp.op.results)
+                pafter = fp.op
+            pusers = {id(p): list(module.users(p)) for p in pparts}
+            xb = Builder(module, pafter, after=pafter)
+            made = self._exchange(module, xb, outer, pparts, rows, nbytes, slot_bytes, ctas, rank,
+                                  pid_op, first_slot, hint="pro_")
+            for p, total in zip(pparts, made[1].results):
+                module.replace_all_uses(p, total, where=lambda o, ok=pusers[id(p)]: o in ok
+                                        and o not in made)
+            if ctas == trips:
+                module.erase(pmark)
+            first_slot += len(pparts)
         if ctas == trips:  # one tile per CTA: no loops left
             partials = f1.yields
             # marks the end of loop 1's ops; erased below
@@ -388,24 +439,8 @@ class ClusterReduce(Pass):
         users_before = {id(p): [u for u in module.users(p)] for p in partials}
 
         x = Builder(module, where.loc, after=where_after)
-        idx = x.make_range(0, rows, hint="rows")
-        if outer is not None:
-            idx = _slot_index(x, outer, idx, rows, nbytes)
-        vt = tensor([rows], "f32")
-        it = tensor([rows], "i32")
-        if self.exchange == "global":
-            ptrs = _scratch_slice(module, pid_op, slot_bytes, rows)
-            wasm, wcons = write_global_asm(nstats, rows)
-            wr = x.inline_asm(wasm, wcons, [idx, ptrs] + list(partials), [it], hint="xchg_put")
-            x.inline_asm(BARRIER, "=r,r", [rank], ["i32"], hint="cluster_sync")
-            rasm, rcons = read_global_asm(nstats, rows, ctas)
-            rd = x.inline_asm(rasm, rcons, [idx, ptrs], [vt] * nstats, hint="row_stat")
-        else:
-            wasm, wcons = write_asm(nstats, rows, slot_bytes)
-            wr = x.inline_asm(wasm, wcons, [idx] + list(partials), [it], hint="xchg_put")
-            x.inline_asm(BARRIER, "=r,r", [rank], ["i32"], hint="cluster_sync")
-            rasm, rcons = read_asm(nstats, rows, slot_bytes, ctas)
-            rd = x.inline_asm(rasm, rcons, [idx], [vt] * nstats, hint="row_stat")
+        wr, rd = self._exchange(module, x, outer, partials, rows, nbytes, slot_bytes, ctas, rank,
+                                pid_op, first_slot)
         if outer is None:  # done reading the peers' slots (the wait is before the return)
             x.inline_asm(ARRIVE, "=r,r", [rank], ["i32"], hint="cluster_arrive")
         new_ops = {id(o) for o in (wr, rd)}
@@ -424,6 +459,11 @@ class ClusterReduce(Pass):
             needs.append(ScratchSizeToken(SCRATCH_TOKEN))
         run.require(func, *needs)
 
+        if prologues:
+            run.applied(f"{npro} prologue row statistic{'s' if npro > 1 else ''} (a sum over the "
+                        f"same {trips} tiles before the GEMM loop) split over the cluster too and "
+                        "exchanged in one round before the GEMM loop (each CTA sums only its own "
+                        "tiles)", prologues[0].op)
         per = -(-trips // ctas)
         if per == 1:
             how = ("one tile per CTA, kept in registers for the normalization "
@@ -439,6 +479,64 @@ class ClusterReduce(Pass):
                     f"statistic{'s' if nstats > 1 else ''} exchanged through "
                     + ("distributed shared memory" if self.exchange == "dsmem" else "global scratch (L2)")
                     + f" ({slot_bytes} B per CTA), one cluster barrier per row block; {how}", where)
+
+
+    def _exchange(self, module: Module, x: Builder, outer, partials, rows: int, nbytes: int,
+                  slot_bytes: int, ctas: int, rank: Value, pid_op: Op, first: int,
+                  hint: str = "") -> tuple[Op, Op]:
+        """Write `partials` into the slots from `first` on, cross the cluster barrier, read the
+        totals back (rank order); returns the (write, read) ops."""
+        n = len(partials)
+        idx = x.make_range(0, rows, hint="rows")
+        if outer is not None:
+            idx = _slot_index(x, outer, idx, rows, nbytes)
+        vt = tensor([rows], "f32")
+        it = tensor([rows], "i32")
+        if self.exchange == "global":
+            ptrs = _scratch_slice(module, pid_op, slot_bytes, rows)
+            wasm, wcons = write_global_asm(n, rows, first)
+            wr = x.inline_asm(wasm, wcons, [idx, ptrs] + list(partials), [it], hint=hint + "xchg_put")
+            x.inline_asm(BARRIER, "=r,r", [rank], ["i32"], hint="cluster_sync")
+            rasm, rcons = read_global_asm(n, rows, ctas, first)
+            rd = x.inline_asm(rasm, rcons, [idx, ptrs], [vt] * n, hint=hint + "row_stat")
+        else:
+            wasm, wcons = write_asm(n, rows, slot_bytes, first)
+            wr = x.inline_asm(wasm, wcons, [idx] + list(partials), [it], hint=hint + "xchg_put")
+            x.inline_asm(BARRIER, "=r,r", [rank], ["i32"], hint="cluster_sync")
+            rasm, rcons = read_asm(n, rows, slot_bytes, ctas, first)
+            rd = x.inline_asm(rasm, rcons, [idx], [vt] * n, hint=hint + "row_stat")
+        return wr, rd
+
+
+def _check_prologue(lp: Op, trips: int, rows: int) -> str | None:
+    """A loop before the GEMM loop that only sums per-row statistics over the same tiles (the
+    LayerNorm statistics of an attention's input, over its heads): dealt like the GEMM loop and
+    exchanged, since a sum splits over any partition of its terms."""
+    f = ForOp(lp)
+    b = f.constant_bounds()
+    if None in b:
+        return "non-constant bounds"
+    if b[2] <= 0 or _trips(*b) != trips:
+        return f"its {_trips(*b) if b[2] > 0 else '?'} trips differ from the GEMM loop's {trips}"
+    for o in lp.walk():
+        if o is not lp and has_side_effects(o):
+            return f"'{o.name}' with side effects in the loop"
+    for a, init, y in zip(f.iter_args, f.inits, f.yields):
+        t = type_of(a)
+        if isinstance(t, str) or len(t.shape) != 1 or t.element != "f32" or t.shape[0] != rows:
+            return f"loop-carried value {a.ref()} is not a per-row f32 vector of {rows} rows ({a.type})"
+        if not is_zero_constant(init):
+            return f"row statistic {a.ref()} does not start at zero"
+        o = y.owner
+        if o is None or o.name != ADDF or sum(1 for v in o.operands if v is a) != 1:
+            return f"row statistic {a.ref()} is not a sum over tiles (%s + x)"
+        if any(u is not o for u in _users_in(lp, a)):
+            return f"row statistic {a.ref()} is read inside the loop (not a plain sum)"
+    return None
+
+
+def _users_in(lp: Op, v: Value) -> list[Op]:
+    return [o for o in lp.walk() if any(x is v for x in o.operands)]
 
 
 def _trips(lb: int, ub: int, step: int) -> int:

@@ -250,10 +250,12 @@ def main(argv=None) -> int:
     out = args.out or os.path.join(repo, "bench", "results", _dt.date.today().isoformat(), "summary")
     print("\n== (c) speed summary: every op vs cuBLAS and the best standalone norm ==")
     summary.main(["--out", out] + (["--quick"] if args.quick else []))
+    from . import bench_attention  # FlashNormAttention forward (issue 12): appended to summary.json
+    bench_attention.append_to_summary(out, args.quick)
     if not args.out and not args.quick:
         latest = os.path.join(repo, "bench", "results", "latest")
         os.makedirs(latest, exist_ok=True)
-        for f in ("summary.json", "summary.md", "hidden.png"):
+        for f in ("summary.json", "summary.md", "hidden.png", "attention.md", "attention_saved.png"):
             if os.path.exists(os.path.join(out, f)):
                 shutil.copy(os.path.join(out, f), os.path.join(latest, f))
         print(f"summary written to {out} and {latest}")

@@ -1,0 +1,155 @@
+"""Naive FlashNormAttention forward kernel (issue 12): out = RMSNorm(attend(LN(x)) + LN(x)) + x.
+
+The definition and conventions are `normfuse.reference_attention` (activations, qk_scale, layout,
+saved statistics). Written the obvious way, as the input of the passes:
+
+    X    [T, H, D] row-major, jagged by OFFS (int32, B + 1 entries)
+    K, V [B, L, HKV, D] contiguous (GQA: head h reads kv head h // (H // HKV))
+    LNW, LNB, RMSW [H * D] (HAS_LNW, HAS_LNB, HAS_RMSW); OUT [T, H, D]; MEAN, RSTD, RRMS [T] f32
+
+One program per BLOCK_M row block of one batch. BLOCKS [B + 1] int32 is the running count of row
+blocks per batch (BLOCKS[b] = sum_{c < b} cdiv(len_c, BLOCK_M)); a program finds its batch by a
+binary search (LOG_B steps, unrolled) and its rows from there; programs past the last row block
+have every row masked off, so the grid may be any upper bound (cdiv(T, BLOCK_M) + B: no host sync).
+
+  loop 0, per head:  LayerNorm statistics of the row over all H * D features: shifted sums
+                     s1 = sum(x - c), s2 = sum((x - c)^2) with c = x[row, 0] (one pass, exact
+                     algebra, no cancellation when |mean| >> std)
+  then               mean, rstd
+  loop 1, per head:  q = LN(x) (the whole tile: the activation is nonlinear, LN is not lazy);
+                     acc = act(q K^T) * qk_scale @ V (GDPA), or online softmax (FA2: running
+                     max and sum, acc / l at the end); z = acc + q (inner residual);
+                     ss += sum(z^2); store z to OUT (unnormalized)
+  then               rrms
+  loop 2, per head:  reload z, y = z * rrms * w + x (outer residual), store
+  then               store mean, rstd, rrms
+
+The heads play the part of the N tiles of the naive post-norm GEMM (kernels/postnorm_gemm.py):
+`cluster-reduce` deals the heads of a row block to the CTAs of a cluster (one head each), and
+exchanges both the RMSNorm's and the LayerNorm's (prologue) row sums over DSMEM; `epilogue-norm`
+then forwards z through registers; `residual-acc` starts the P V accumulator at q.
+
+The KV loop runs over L in BLOCK_N tiles (L a constexpr; with L == BLOCK_N it has one trip and is
+folded away: the short-KV case, K and V of one head held whole). ACT: 0 gelu_tanh, 1 silu,
+2 relu, 3 relu2, 4 softmax (ACT_CODES).
+"""
+import triton
+import triton.language as tl
+
+ACT_CODES = {"gelu_tanh": 0, "silu": 1, "relu": 2, "relu2": 3, "softmax": 4}
+
+
+@triton.jit
+def _activation(s, ACT: tl.constexpr):
+    if ACT == 0:  # tanh-approximated GELU: 0.5 s (1 + tanh(u)) = s * sigmoid(2u)
+        u = 0.7978845608028654 * (s + 0.044715 * s * s * s)
+        p = s / (1.0 + tl.exp(-2.0 * u))
+    elif ACT == 1:  # SiLU
+        p = s / (1.0 + tl.exp(-s))
+    elif ACT == 2:  # ReLU
+        p = tl.maximum(s, 0.0)
+    else:  # ReLU^2
+        r = tl.maximum(s, 0.0)
+        p = r * r
+    return p
+
+
+@triton.jit
+def _locate(BLOCKS, OFFS, nbatch, BLOCK_M: tl.constexpr, LOG_B: tl.constexpr):
+    """The batch of this program (the last b with BLOCKS[b] <= pid) and its first row."""
+    pid = tl.program_id(0)
+    b = pid * 0
+    for i in tl.static_range(LOG_B):
+        cand = b + (1 << (LOG_B - 1 - i))
+        first = tl.load(BLOCKS + cand, mask=cand < nbatch, other=2147483647)
+        b = tl.where(first <= pid, cand, b)
+    start = tl.load(OFFS + b)
+    end = tl.load(OFFS + b + 1)
+    row0 = start + (pid - tl.load(BLOCKS + b)) * BLOCK_M
+    return b, row0, end
+
+
+@triton.jit
+def flash_norm_attention_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS,
+                               nbatch, qk_scale, eps, rms_eps,
+                               H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
+                               L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                               ACT: tl.constexpr, LOG_B: tl.constexpr,
+                               HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
+                               HAS_RMSW: tl.constexpr = False):
+    N: tl.constexpr = H * D
+    GROUP: tl.constexpr = H // HKV
+    b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B)
+    rows = row0 + tl.arange(0, BLOCK_M)
+    rmask = rows < end
+    xrow = X + rows.to(tl.int64) * N
+    orow = OUT + rows.to(tl.int64) * N
+    offs_d = tl.arange(0, D)
+    kv_base = b.to(tl.int64) * (L * HKV * D)
+
+    # loop 0: LayerNorm statistics over all heads (shifted by the row's first feature)
+    shift = tl.load(xrow, mask=rmask, other=0.0).to(tl.float32)
+    s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for h in range(H):
+        x = tl.load(xrow[:, None] + h * D + offs_d[None, :], mask=rmask[:, None], other=0.0)
+        xc = tl.where(rmask[:, None], x.to(tl.float32) - shift[:, None], 0.0)
+        s1 += tl.sum(xc, axis=1)
+        s2 += tl.sum(xc * xc, axis=1)
+    m1 = s1 / N
+    mean = shift + m1
+    rstd = 1.0 / tl.sqrt(tl.maximum(s2 / N - m1 * m1, 0.0) + eps)
+
+    # loop 1: per head, LN(x) -> attention -> z = attention + LN(x); RMSNorm statistics
+    ss = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for h in range(H):
+        cols = h * D + offs_d
+        x = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0).to(tl.float32)
+        q = (x - mean[:, None]) * rstd[:, None]
+        if HAS_LNW:
+            q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
+        if HAS_LNB:
+            q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
+        qh = q.to(X.dtype.element_ty)
+        kvh = kv_base + (h // GROUP) * D
+        acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
+        m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+        l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+        for n0 in range(0, L, BLOCK_N):
+            offs_n = n0 + tl.arange(0, BLOCK_N)
+            nmask = offs_n < L
+            kv_off = kvh + offs_n[:, None] * (HKV * D) + offs_d[None, :]
+            k = tl.load(K + kv_off, mask=nmask[:, None], other=0.0)
+            v = tl.load(V + kv_off, mask=nmask[:, None], other=0.0)
+            s = tl.dot(qh, tl.trans(k))
+            if ACT == 4:  # online softmax (FA2)
+                s = tl.where(nmask[None, :], s * (qk_scale * 1.4426950408889634), float("-inf"))
+                m_new = tl.maximum(m_i, tl.max(s, axis=1))
+                alpha = tl.exp2(m_i - m_new)
+                p = tl.exp2(s - m_new[:, None])
+                l_i = l_i * alpha + tl.sum(p, axis=1)
+                acc = acc * alpha[:, None]
+                m_i = m_new
+            else:
+                p = tl.where(nmask[None, :], _activation(s, ACT) * qk_scale, 0.0)
+            acc = tl.dot(p.to(V.dtype.element_ty), v, acc)
+        if ACT == 4:
+            acc = acc / l_i[:, None]
+        z = acc + q
+        ss += tl.sum(z * z, axis=1)
+        tl.store(orow[:, None] + cols[None, :], z.to(OUT.dtype.element_ty), mask=rmask[:, None])
+    rrms = 1.0 / tl.sqrt(ss / N + rms_eps)
+
+    # loop 2: per head, normalize, outer residual
+    for h in range(H):
+        cols = h * D + offs_d
+        z = tl.load(orow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0).to(tl.float32)
+        x = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0).to(tl.float32)
+        y = z * rrms[:, None]
+        if HAS_RMSW:
+            y = y * tl.load(RMSW + cols).to(tl.float32)[None, :]
+        tl.store(orow[:, None] + cols[None, :], (y + x).to(OUT.dtype.element_ty), mask=rmask[:, None])
+
+    tl.store(MEAN + rows, mean, mask=rmask)
+    tl.store(RSTD + rows, rstd, mask=rmask)
+    tl.store(RRMS + rows, rrms, mask=rmask)

@@ -1,0 +1,324 @@
+"""FlashNormAttention (issue 12): out = RMSNorm(attend(LayerNorm(x)) + LayerNorm(x)) + x in one kernel.
+
+    flash_norm_attention(x, k, v, offsets, ...)      the public op (differentiable: custom op +
+                                                    autograd; the backward is
+                                                    normfuse.ops.flash_norm_attention_bwd)
+    flash_norm_attention_fwd(...) -> (out, mean, rstd, rrms)   the forward and its saved statistics
+    prepare_flash_norm_attention(...) -> PreparedFNA  a validated launch (what the benchmarks time)
+    kernels/attention.py                            the naive kernel that the passes rewrite
+
+Definition and conventions: `normfuse.reference_attention` (activations "gelu_tanh" (default),
+"silu", "relu", "relu2" for GDPA, `P = act(q K^T) * qk_scale`, qk_scale after the activation,
+default 1.0; "softmax" for ordinary attention, `softmax(q K^T * qk_scale)`, default 1/sqrt(D)).
+Layout: x [T, H, D] bf16/fp16 jagged by `offsets` (int32/int64, B + 1 entries, non-decreasing,
+from 0 to T); k, v [B, L, Hkv, D] with H % Hkv == 0 (GQA); ln_weight, ln_bias, rms_weight [H * D]
+in x's dtype (each optional). `max_seqlen` is accepted for API compatibility and unused (the
+grid comes from the offsets).
+
+The default pipeline (`DEFAULT_FNA_PASSES`): `cluster-reduce` deals the heads of a row block to
+the CTAs of a thread-block cluster (one head each for H <= 16) and exchanges both the LayerNorm's
+(sum, sum of squares: one exchange) and the RMSNorm's (sum of squares) row statistics over DSMEM;
+`epilogue-norm` normalizes the attention output in registers (no unnormalized store and reload);
+`residual-acc` starts the P V accumulator at LN(x) when the KV loop has several tiles (Triton
+already does it for one). `passes=()` launches the naive kernel unchanged (the oracle).
+Validation reads `offsets` on the host once per call (a sync; it also sizes the grid to the exact
+number of row blocks); `prepare_flash_norm_attention(...).launch()` does not read them again.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import torch
+
+from ..reference_attention import ACTIVATIONS, default_qk_scale
+
+__all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
+           "DEFAULT_FNA_PASSES", "PreparedFNA"]
+
+DEFAULT_FNA_PASSES = ("cluster-reduce", "epilogue-norm", "residual-acc")
+_DTYPES = (torch.bfloat16, torch.float16)
+
+
+@functools.lru_cache(maxsize=None)
+def _launcher(passes):
+    import normfuse
+    from ..kernels.attention import flash_norm_attention_naive
+    return normfuse.jit(flash_norm_attention_naive, passes=passes)
+
+
+def _shape(t) -> tuple:
+    return tuple(t.shape)
+
+
+def _check(op: str, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, eps, rms_eps,
+           check_offsets: bool = True):
+    """Validate the inputs; returns (T, H, D, B, L, Hkv, host offsets as int64 or None when not
+    read). Errors name the offending input."""
+    for name, t in (("x", x), ("k", k), ("v", v), ("offsets", offsets)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"{op}: unknown activation {activation!r}; expected one of {ACTIVATIONS}")
+    if x.dim() != 3:
+        raise ValueError(f"{op}: x must be [T, H, D], got shape {_shape(x)}")
+    for name, t in (("k", k), ("v", v)):
+        if t.dim() != 4:
+            raise ValueError(f"{op}: {name} must be [B, L, Hkv, D], got shape {_shape(t)}")
+    if k.shape != v.shape:
+        raise ValueError(f"{op}: k and v must have the same shape, got {_shape(k)} and {_shape(v)}")
+    T, H, D = x.shape
+    B, L, Hkv, Dk = k.shape
+    if Dk != D:
+        raise ValueError(f"{op}: head dim of k/v ({Dk}) differs from x's ({D})")
+    if Hkv == 0 or H % Hkv:
+        raise ValueError(f"{op}: mismatched heads: x has {H} heads, k/v {Hkv} (H must be a "
+                         "multiple of Hkv)")
+    if D not in (16, 32, 64, 128, 256):
+        raise ValueError(f"{op}: head dim D = {D} is not supported (16, 32, 64, 128 or 256)")
+    if L < 1:
+        raise ValueError(f"{op}: k/v must have at least one key per batch (L = {L})")
+    if x.dtype not in _DTYPES:
+        raise TypeError(f"{op}: x must be bfloat16 or float16, got {x.dtype}")
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != x.dtype:
+            raise TypeError(f"{op}: {name} must have x's dtype {x.dtype}, got {t.dtype}")
+    for name, t in (("ln_weight", ln_weight), ("ln_bias", ln_bias), ("rms_weight", rms_weight)):
+        if t is None:
+            continue
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{op}: {name} must be a torch.Tensor or None, got {type(t).__name__}")
+        if t.numel() != H * D or t.dim() not in (1, 2):
+            raise ValueError(f"{op}: {name} must have H * D = {H * D} elements ([H * D] or [H, D]), "
+                             f"got shape {_shape(t)}")
+        if t.dtype != x.dtype:
+            raise TypeError(f"{op}: {name} must have x's dtype {x.dtype}, got {t.dtype}")
+    if offsets.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"{op}: offsets must be int32 or int64, got {offsets.dtype}")
+    if offsets.dim() != 1 or offsets.numel() != B + 1:
+        raise ValueError(f"{op}: offsets must have B + 1 = {B + 1} entries (B from k's first dim), "
+                         f"got shape {_shape(offsets)}")
+    if not eps > 0 or not rms_eps > 0:
+        raise ValueError(f"{op}: eps and rms_eps must be positive, got {eps} and {rms_eps}")
+    if T >= 2 ** 31 or B >= 2 ** 30:
+        raise ValueError(f"{op}: T = {T} rows or B = {B} batches is too large (32-bit row indices)")
+    off = None
+    if check_offsets and not torch.compiler.is_compiling():  # (traced: data-dependent, skipped)
+        off = offsets.detach().to("cpu", torch.int64)
+        if B + 1 and (int(off[0]) != 0 or int(off[-1]) != T):
+            raise ValueError(f"{op}: offsets must start at 0 and end at T = {T}, got "
+                             f"{int(off[0])}..{int(off[-1])}")
+        if bool((off[1:] < off[:-1]).any()):
+            raise ValueError(f"{op}: offsets must be non-decreasing (monotone), got {off.tolist()[:16]}"
+                             f"{'...' if off.numel() > 16 else ''}")
+    dev = x.device
+    for name, t in (("k", k), ("v", v), ("offsets", offsets), ("ln_weight", ln_weight),
+                    ("ln_bias", ln_bias), ("rms_weight", rms_weight)):
+        if t is not None and t.device != dev:
+            raise ValueError(f"{op}: {name} must be on x's device {dev}, got {t.device}")
+    if dev.type != "cuda":
+        raise ValueError(f"{op}: x must be a CUDA tensor (the kernel runs on Hopper GPUs), got "
+                         f"device {dev}")
+    return T, H, D, B, L, Hkv, off
+
+
+def _config(D: int, L: int) -> dict:
+    block_n = min(triton_next_pow2(L), 128 if D <= 128 else 64)
+    return dict(BLOCK_M=64, BLOCK_N=block_n, num_warps=4, num_stages=2)
+
+
+def triton_next_pow2(n: int) -> int:
+    return 1 << max(0, (int(n) - 1).bit_length())
+
+
+@dataclass
+class PreparedFNA:
+    """A validated FlashNormAttention launch: `launch()` runs the kernel into `out` and the
+    statistics (no validation, no host sync); `compile()` gives the CompiledKernel (remarks)."""
+
+    launcher: Any
+    runtime_args: tuple
+    constexprs: dict
+    options: dict
+    grid: tuple
+    out: torch.Tensor
+    mean: torch.Tensor
+    rstd: torch.Tensor
+    rrms: torch.Tensor
+    _compiled: Any = field(default=None, repr=False)
+
+    _full_args: tuple = field(default=(), repr=False)
+    _fast: bool = field(default=False, repr=False)
+
+    def compile(self):
+        if self._compiled is None:
+            from ..compiler import launch_needs
+            from ..launch import LaunchNeed
+            with torch.cuda.device(self.out.device):
+                self._compiled = self.launcher.warmup(*self.runtime_args, **self.constexprs,
+                                                      **self.options)
+            fn = self.launcher.fn
+            values = dict(zip([n for i, n in enumerate(fn.arg_names) if i not in fn.constexprs],
+                              self.runtime_args))
+            values.update(self.constexprs)
+            self._full_args = tuple(values[n] for n in fn.arg_names)
+            # straight through Triton's launcher (every argument in kernel order) when nothing
+            # has to be applied at launch time (the cluster size travels in the metadata)
+            self._fast = (self._compiled.lowered is None and all(
+                type(n).at_launch is LaunchNeed.at_launch for n in launch_needs(self._compiled)))
+        return self._compiled
+
+    def launch(self):
+        if self.grid[0] > 0:
+            ck = self.compile()
+            with torch.cuda.device(self.out.device):
+                if self._fast:
+                    ck.launch(tuple(self.grid) + (1, 1), self._full_args, runtime_args=self.runtime_args)
+                else:
+                    self.launcher[self.grid](*self.runtime_args, **self.constexprs, **self.options)
+        return self.out, self.mean, self.rstd, self.rrms
+
+
+def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk_scale=None,
+                                 ln_weight=None, ln_bias=None, rms_weight=None, eps=1e-5,
+                                 rms_eps=None, max_seqlen=None, passes=DEFAULT_FNA_PASSES,
+                                 check_offsets: bool = True, block_m: int | None = None,
+                                 num_warps: int | None = None) -> PreparedFNA:
+    op = "flash_norm_attention"
+    rms_eps = eps if rms_eps is None else rms_eps
+    T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
+                                     activation, eps, rms_eps, check_offsets)
+    from ..kernels.attention import ACT_CODES
+    scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
+    cfg = _config(D, L)
+    if block_m is not None:
+        cfg["BLOCK_M"] = int(block_m)
+    if num_warps is not None:
+        cfg["num_warps"] = int(num_warps)
+    bm = cfg["BLOCK_M"]
+    x = x.contiguous()
+    k = k.contiguous()
+    v = v.contiguous()
+    offs = offsets.to(torch.int32)
+    if off is not None:  # read on the host by the checks: the exact row-block count
+        cnt = torch.zeros(B + 1, dtype=torch.int64)
+        cnt[1:] = torch.cumsum(torch.div(off[1:] - off[:-1] + (bm - 1), bm, rounding_mode="floor"), 0)
+        blocks = cnt.to(torch.int32).to(x.device, non_blocking=True)
+        nblocks = int(cnt[-1])
+    else:  # no host sync: the upper bound sum(cdiv(len_b, BLOCK_M)) <= cdiv(T, BLOCK_M) + B
+        lens = offs[1:] - offs[:-1]
+        blocks = torch.zeros(B + 1, dtype=torch.int32, device=x.device)
+        if B:
+            blocks[1:] = torch.cumsum(torch.div(lens + (bm - 1), bm, rounding_mode="floor"), 0)
+        nblocks = (-(-T // bm) + B) if T else 0
+    out = torch.empty_like(x)
+    mean = torch.empty(T, dtype=torch.float32, device=x.device)
+    rstd = torch.empty_like(mean)
+    rrms = torch.empty_like(mean)
+    dummy = x.new_empty(1)
+    flat = (lambda t: dummy if t is None else t.reshape(H * D).contiguous())
+    runtime = (x, k, v, offs, blocks, flat(ln_weight), flat(ln_bias), flat(rms_weight), out, mean,
+               rstd, rrms, B, scale, float(eps), float(rms_eps))
+    consts = dict(H=H, HKV=Hkv, D=D, L=L, BLOCK_M=bm, BLOCK_N=cfg["BLOCK_N"],
+                  ACT=ACT_CODES[activation], LOG_B=max(1, B.bit_length()),
+                  HAS_LNW=ln_weight is not None, HAS_LNB=ln_bias is not None,
+                  HAS_RMSW=rms_weight is not None)
+    options = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    # programs past the last row block (upper-bound grid) have every row masked off
+    grid = (nblocks,)
+    key = () if passes is None else (passes if isinstance(passes, str) else tuple(passes))
+    return PreparedFNA(_launcher(key), runtime, consts, options, grid, out, mean, rstd, rrms)
+
+
+def _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps,
+              max_seqlen, passes=DEFAULT_FNA_PASSES, check_offsets=True):
+    p = prepare_flash_norm_attention(x, k, v, offsets, activation=activation, qk_scale=qk_scale,
+                                     ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight,
+                                     eps=eps, rms_eps=rms_eps, max_seqlen=max_seqlen, passes=passes,
+                                     check_offsets=check_offsets)
+    return p.launch()
+
+
+def flash_norm_attention_fwd(x, k, v, offsets, *, activation="gelu_tanh", qk_scale=None,
+                             ln_weight=None, ln_bias=None, rms_weight=None, eps=1e-5, rms_eps=None,
+                             max_seqlen=None, passes=DEFAULT_FNA_PASSES):
+    """The forward: (out [T, H, D], mean, rstd, rrms [T] float32), exactly as
+    `flash_norm_attention_ref(..., return_stats=True)` defines them. No autograd."""
+    return _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps,
+                     rms_eps, max_seqlen, passes)
+
+
+# ---------------------------------------------------------------------------------------------
+# torch.library custom op + autograd
+# ---------------------------------------------------------------------------------------------
+
+@torch.library.custom_op("normfuse::flash_norm_attention_fwd", mutates_args=())
+def _fna_op(x: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offsets: torch.Tensor,
+            ln_weight: Optional[torch.Tensor], ln_bias: Optional[torch.Tensor],
+            rms_weight: Optional[torch.Tensor], activation: str, qk_scale: float, eps: float,
+            rms_eps: float, max_seqlen: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                                                      torch.Tensor]:
+    # the offsets are checked here, on the host (one sync; this also sizes the grid exactly)
+    out, mean, rstd, rrms = _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
+                                      qk_scale, eps, rms_eps, max_seqlen if max_seqlen >= 0 else None)
+    return out, mean, rstd, rrms
+
+
+@_fna_op.register_fake
+def _fna_fake(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps,
+              max_seqlen):
+    T = x.shape[0]
+    stat = x.new_empty((T,), dtype=torch.float32)
+    return torch.empty_like(x), stat, x.new_empty((T,), dtype=torch.float32), \
+        x.new_empty((T,), dtype=torch.float32)
+
+
+def _setup_context(ctx, inputs, output):
+    x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps, ms = inputs
+    out, mean, rstd, rrms = output
+    ctx.save_for_backward(x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight)
+    ctx.cfg = dict(activation=activation, qk_scale=qk_scale, eps=eps, rms_eps=rms_eps,
+                   max_seqlen=None if ms < 0 else ms)
+
+
+def _backward(ctx, dout, dmean, drstd, drrms):
+    x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight = ctx.saved_tensors
+    try:
+        from .flash_norm_attention_bwd import flash_norm_attention_bwd
+    except ImportError as e:
+        raise NotImplementedError(
+            "flash_norm_attention's backward needs normfuse.ops.flash_norm_attention_bwd "
+            f"(flash_norm_attention_bwd), which is not available: {e}") from e
+    c = ctx.cfg
+    dx, dk, dv, dlnw, dlnb, drmsw = flash_norm_attention_bwd(
+        dout.contiguous(), x, k, v, offsets, out, mean, rstd, rrms, activation=c["activation"],
+        qk_scale=c["qk_scale"], ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight,
+        eps=c["eps"], rms_eps=c["rms_eps"], max_seqlen=c["max_seqlen"])
+
+    def like(g, t):
+        return None if g is None or t is None else g.reshape(t.shape)
+    return (dx, dk, dv, None, like(dlnw, ln_weight), like(dlnb, ln_bias), like(drmsw, rms_weight),
+            None, None, None, None, None)
+
+
+torch.library.register_autograd("normfuse::flash_norm_attention_fwd", _backward,
+                                setup_context=_setup_context)
+
+
+def flash_norm_attention(x, k, v, offsets, *, activation: str = "gelu_tanh",
+                         qk_scale: float | None = None, ln_weight=None, ln_bias=None,
+                         rms_weight=None, eps: float = 1e-5, rms_eps: float | None = None,
+                         max_seqlen: int | None = None) -> torch.Tensor:
+    """out = RMSNorm(attend(LayerNorm(x)) + LayerNorm(x)) + x for jagged x [T, H, D] (see the
+    module docstring); differentiable in x, k, v and the norm weights."""
+    op = "flash_norm_attention"
+    rms_eps = eps if rms_eps is None else rms_eps
+    # shapes, dtypes and devices here; the offsets' values inside the op (one host read), or
+    # here already when they are on the host (no sync)
+    T, H, D, B, L, Hkv, _ = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
+                                   eps, rms_eps, check_offsets=offsets.device.type == "cpu")
+    scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
+    out, _, _, _ = _fna_op(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, scale,
+                           float(eps), float(rms_eps), -1 if max_seqlen is None else int(max_seqlen))
+    return out

@@ -1,0 +1,272 @@
+"""FlashNormAttention forward benchmark (issue 12): the blog's shapes, the fused op against the
+unfused pipeline and the attention core against the best baseline. Used by `bench/gpu_attention.py`
+(with the gpu tests, markdown and a plot) and by `python -m normfuse.repro` (records appended to
+summary.json, op = "flash_norm_attention.forward"). Field meanings: bench/gpu_attention.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+
+import torch
+import triton
+import triton.language as tl
+
+from ..kernels.attention import ACT_CODES, _activation, _locate
+
+@triton.jit
+def attention_core(Q, K, V, O, OFFS, BLOCKS, nbatch, qk_scale, H: tl.constexpr, HKV: tl.constexpr,
+                   D: tl.constexpr, L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   ACT: tl.constexpr, LOG_B: tl.constexpr):
+    """Benchmark reference: o_h = attend(q_h, K_h, V_h) for jagged q [T, H, D], one program per
+    (row block, head)."""
+    N: tl.constexpr = H * D
+    b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B)
+    h = tl.program_id(1)
+    rows = row0 + tl.arange(0, BLOCK_M)
+    rmask = rows < end
+    offs_d = tl.arange(0, D)
+    ptr = rows.to(tl.int64)[:, None] * N + h * D + offs_d[None, :]
+    q = tl.load(Q + ptr, mask=rmask[:, None], other=0.0)
+    kvh = b.to(tl.int64) * (L * HKV * D) + (h // (H // HKV)) * D
+    acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for n0 in range(0, L, BLOCK_N):
+        offs_n = n0 + tl.arange(0, BLOCK_N)
+        nmask = offs_n < L
+        kv_off = kvh + offs_n[:, None] * (HKV * D) + offs_d[None, :]
+        k = tl.load(K + kv_off, mask=nmask[:, None], other=0.0)
+        v = tl.load(V + kv_off, mask=nmask[:, None], other=0.0)
+        s = tl.dot(q, tl.trans(k))
+        if ACT == 4:
+            s = tl.where(nmask[None, :], s * (qk_scale * 1.4426950408889634), float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(s, axis=1))
+            alpha = tl.exp2(m_i - m_new)
+            p = tl.exp2(s - m_new[:, None])
+            l_i = l_i * alpha + tl.sum(p, axis=1)
+            acc = acc * alpha[:, None]
+            m_i = m_new
+        else:
+            p = tl.where(nmask[None, :], _activation(s, ACT) * qk_scale, 0.0)
+        acc = tl.dot(p.to(V.dtype.element_ty), v, acc)
+    if ACT == 4:
+        acc = acc / l_i[:, None]
+    tl.store(O + ptr, acc.to(O.dtype.element_ty), mask=rmask[:, None])
+
+
+_NORMS = []
+
+
+def _compiled_norms():
+    """torch.compile'd LayerNorm and RMSNorm(o + ln) + x, made once (dynamic shapes: one compile
+    for every cell)."""
+    if not _NORMS:
+        import torch.nn.functional as F
+        ln = torch.compile(lambda x2: F.layer_norm(x2, x2.shape[-1:], eps=1e-5), dynamic=True)
+        post = torch.compile(lambda o2, l2, x2: F.rms_norm(o2 + l2, o2.shape[-1:], eps=1e-5) + x2,
+                             dynamic=True)
+        _NORMS.extend([ln, post])
+    return _NORMS
+
+
+def _bench(fn):
+    from triton.testing import do_bench
+    return float(do_bench(fn, warmup=10, rep=50, return_mode="median"))
+
+
+def _lengths(B, max_len, gen):
+    return torch.randint(0, max_len + 1, (B,), generator=gen)
+
+
+def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
+    import torch.nn.functional as F
+    from ..ops.flash_norm_attention import prepare_flash_norm_attention
+    from ..reference_attention import default_qk_scale
+    dev = "cuda"
+    gen = torch.Generator().manual_seed(seed + 7 * H + max_len)
+    lens = _lengths(B, max_len, gen)
+    offs = torch.zeros(B + 1, dtype=torch.int32)
+    offs[1:] = torch.cumsum(lens, 0)
+    T, N = int(offs[-1]), H * D
+    x = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16)
+    k = (torch.randn(B, L, H, D, device=dev) / D ** 0.5).to(torch.bfloat16)
+    v = torch.randn(B, L, H, D, device=dev, dtype=torch.bfloat16)
+    offs = offs.to(dev)
+    scale = default_qk_scale(act, D)
+    rec = dict(op="flash_norm_attention.forward", B=B, L=L, D=D, H=H, max_len=max_len, T=T,
+               activation=act, dtype="bfloat16", sparsity=round(1 - T / (B * max_len), 3))
+
+    # fused (the op's kernel) and naive, per config; the op's default config is the first
+    fused = {}
+    for bm, nw in configs:
+        p = prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=bm, num_warps=nw)
+        p.launch()
+        fused[f"{bm}x{nw}"] = _bench(p.launch)
+        if (bm, nw) == configs[0]:
+            out_fused = p.out.clone()
+            rec["remarks"] = [r for r in p.compile().remarks if "applied" in r][:6]
+            rec["num_ctas"] = int(p.compile().metadata.num_ctas)
+    rec["fused_ms_by_config"] = fused
+    rec["fused_ms"] = fused[f"{configs[0][0]}x{configs[0][1]}"]
+    rec["fused_best_ms"] = min(fused.values())
+    pn = prepare_flash_norm_attention(x, k, v, offs, activation=act, passes=())
+    rec["naive_ms"] = _bench(pn.launch)
+
+    # unfused: compiled LN -> core kernel -> compiled RMSNorm(o + ln) + x
+    ln_fn, post_fn = _compiled_norms()
+    x2 = x.view(T, N)
+    ln = ln_fn(x2)
+    o = torch.empty_like(x)
+    bm = 64
+    nblk = torch.div(lens + bm - 1, bm, rounding_mode="floor")
+    blocks = torch.zeros(B + 1, dtype=torch.int32)
+    blocks[1:] = torch.cumsum(nblk, 0)
+    blocks = blocks.to(dev)
+    grid = (int(nblk.sum()), H)  # the exact row-block count (the fused op's grid is exact too)
+
+    def core(q):
+        attention_core[grid](q, k, v, o, offs, blocks, B, scale, H=H, HKV=H, D=D, L=L, BLOCK_M=bm,
+                             BLOCK_N=128, ACT=ACT_CODES[act], LOG_B=max(1, B.bit_length()),
+                             num_warps=4, num_stages=2)
+        return o
+    core(ln.view(T, H, D))
+    out_unfused = post_fn(o.view(T, N), ln, x2)
+    rec["ln_ms"] = _bench(lambda: ln_fn(x2))
+    rec["core_ms"] = _bench(lambda: core(ln.view(T, H, D)))
+    rec["post_ms"] = _bench(lambda: post_fn(o.view(T, N), ln, x2))
+    rec["unfused_ms"] = rec["ln_ms"] + rec["core_ms"] + rec["post_ms"]
+    rec["saved_pct"] = (rec["unfused_ms"] - rec["fused_ms"]) / rec["unfused_ms"] * 100
+    rec["saved_pct_best_config"] = (rec["unfused_ms"] - rec["fused_best_ms"]) / rec["unfused_ms"] * 100
+    d = (out_fused.float() - out_unfused.float()).norm() / out_unfused.float().norm()
+    rec["err_vs_unfused"] = float(d)
+
+    if act == "softmax":
+        # SDPA on padded queries [B, H, max_len, D], keys [B, H, L, D]
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        qp = torch.zeros(B, H, max_len, D, device=dev, dtype=torch.bfloat16)
+        kp, vp = k.transpose(1, 2).contiguous(), v.transpose(1, 2).contiguous()
+        best = {}
+        for name, be in (("flash", SDPBackend.FLASH_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION),
+                         ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+            try:
+                with sdpa_kernel([be]):
+                    F.scaled_dot_product_attention(qp, kp, vp, scale=scale)
+                    best[name] = _bench(lambda: F.scaled_dot_product_attention(qp, kp, vp, scale=scale))
+            except Exception as e:  # noqa: BLE001 - a backend that does not take these inputs
+                best[name] = f"error: {type(e).__name__}: {str(e)[:120]}"
+        rec["sdpa_ms_by_backend"] = best
+        ok = {n: t for n, t in best.items() if isinstance(t, float)}
+        if ok:
+            rec["sdpa_ms"] = min(ok.values())
+            rec["core_vs_best"] = rec["core_ms"] / rec["sdpa_ms"]
+            rec["baseline"] = "torch SDPA (padded), best backend " + min(ok, key=ok.get)
+            # the unfused pipeline with the faster of the two attention cores
+            rec["unfused_best_ms"] = rec["ln_ms"] + min(rec["core_ms"], rec["sdpa_ms"]) + rec["post_ms"]
+            rec["saved_pct_vs_best_unfused"] = ((rec["unfused_best_ms"] - rec["fused_ms"])
+                                                / rec["unfused_best_ms"] * 100)
+        else:
+            rec["core_vs_best"] = float("nan")
+        del qp
+    else:
+        rec["baseline"] = "the Triton GDPA core kernel of this script (no other GDPA on this machine)"
+        rec["core_vs_best"] = 1.0
+    return rec
+
+
+def cells(quick: bool) -> list:
+    if quick:
+        return [(2, m, act) for m in (1000, 3000) for act in ("gelu_tanh", "softmax")]
+    return [(h, m, act) for m in (1000, 3000, 10000) for h in (2, 3, 4)
+            for act in ("gelu_tanh", "softmax")]
+
+
+def configs(quick: bool) -> tuple:
+    """(BLOCK_M, num_warps) of the fused kernel; the first is the op's default."""
+    return ((64, 4),) if quick else ((64, 4), (128, 8))
+
+
+def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:
+    """Every cell (errors recorded, cells past `budget` seconds recorded as skipped)."""
+    records = []
+    t0 = time.time()
+    for H, m, act in cells(quick):
+        if time.time() - t0 > budget:
+            records.append(dict(op="flash_norm_attention.forward", H=H, max_len=m, activation=act,
+                                error="skipped: time budget"))
+            continue
+        try:
+            r = _cell(H, m, act, configs=configs(quick))
+        except Exception as e:  # noqa: BLE001 - record and go on
+            r = dict(op="flash_norm_attention.forward", H=H, max_len=m, activation=act,
+                     error=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-2000:])
+        r.update(meta)
+        records.append(r)
+        log(json.dumps({k: r.get(k) for k in ("H", "max_len", "activation", "fused_ms", "unfused_ms",
+                                               "saved_pct", "core_vs_best", "error")}))
+        if on_record is not None:
+            on_record(records)
+        torch.cuda.empty_cache()
+    return records
+
+
+def table(records) -> str:
+    md = ["| act | H | max_len | T | fused ms | best cfg ms | unfused ms (ln+core+post) | saved % | "
+          "core ms | SDPA ms | core/best | err |", "|" + "---|" * 12]
+    for r in records:
+        if "error" in r:
+            md.append(f"| {r.get('activation')} | {r.get('H')} | {r.get('max_len')} | error: {r['error'][:80]} |")
+            continue
+        md.append(f"| {r['activation']} | {r['H']} | {r['max_len']} | {r['T']} | {r['fused_ms']:.3f} | "
+                  f"{r['fused_best_ms']:.3f} | {r['unfused_ms']:.3f} ({r['ln_ms']:.3f}+{r['core_ms']:.3f}+"
+                  f"{r['post_ms']:.3f}) | {r['saved_pct']:.1f} | {r['core_ms']:.3f} | "
+                  f"{r.get('sdpa_ms', float('nan')):.3f} | {r['core_vs_best']:.2f} | {r['err_vs_unfused']:.1e} |")
+    return "\n".join(md)
+
+
+def plot(records, path: str) -> bool:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    ok = [r for r in records if "saved_pct" in r]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    labels = [f"{r['activation'][:4]} H{r['H']} {r['max_len']}" for r in ok]
+    ax.bar(range(len(ok)), [r["saved_pct"] for r in ok])
+    ax.axhline(35, color="r", ls="--", label="goal: 35 % saved")
+    ax.set_xticks(range(len(ok)), labels, rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("% of unfused forward time saved")
+    ax.set_title("FlashNormAttention forward, bf16, B = 768, L = 128, D = 128")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return True
+
+
+def append_to_summary(out_dir: str, quick: bool, budget: float = 150.0) -> None:
+    """Run the cells and append their records to out_dir/summary.json (made by
+    normfuse.repro.summary), plus attention_saved.png and attention.md."""
+    if not torch.cuda.is_available():
+        print("flash_norm_attention: no GPU: nothing to measure")
+        return
+    import datetime as _dt
+    meta = {"gpu": torch.cuda.get_device_name(), "date": _dt.date.today().isoformat(),
+            "torch": torch.__version__, "triton": triton.__version__}
+    records = run(quick, budget, meta)
+    path = os.path.join(out_dir, "summary.json")
+    data = {"records": []}
+    if os.path.exists(path):
+        with open(path) as f:
+            data = json.load(f)
+    data["records"] = [r for r in data.get("records", []) if r.get("op") != "flash_norm_attention.forward"]
+    data["records"] += records
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
+    with open(os.path.join(out_dir, "attention.md"), "w") as f:
+        f.write("# FlashNormAttention forward\n\n" + table(records) + "\n")
+    plot(records, os.path.join(out_dir, "attention_saved.png"))
+    print(table(records))

@@ -1,0 +1,244 @@
+"""Writes test/lit/residual-acc.mlir and test/lit/cluster-reduce-prologue.mlir (FlashNormAttention,
+issue 12): TTIR of the naive attention kernel and of small kernels with hand-written CHECKs.
+
+    PYTHONPATH=python python3 test/lit/inputs/flash_norm_attention_kernels.py
+"""
+import triton
+import triton.language as tl
+
+from normfuse.kernels.attention import flash_norm_attention_naive
+from postnorm_common import write_lit
+
+FNA = {"X": "*bf16", "K": "*bf16", "V": "*bf16", "OFFS": "*i32", "BLOCKS": "*i32", "LNW": "*bf16",
+       "LNB": "*bf16", "RMSW": "*bf16", "OUT": "*bf16", "MEAN": "*fp32", "RSTD": "*fp32",
+       "RRMS": "*fp32", "nbatch": "i32", "qk_scale": "fp32", "eps": "fp32", "rms_eps": "fp32",
+       "H": "constexpr", "HKV": "constexpr", "D": "constexpr", "L": "constexpr",
+       "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "ACT": "constexpr", "LOG_B": "constexpr"}
+
+
+def fna(H, L, BN, act=0, **flags):
+    return dict(H=H, HKV=H, D=16, L=L, BLOCK_M=16, BLOCK_N=BN, ACT=act, LOG_B=3, **flags)
+
+
+# -- residual-acc --------------------------------------------------------------------------------
+
+@triton.jit
+def _mm(A, B, R, Y, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+        MODE: tl.constexpr):
+    offs_m = tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    r = tl.load(R + offs_m[:, None] * BN + offs_n[None, :]).to(tl.float32)
+    if MODE == 4:  # the accumulator starts at one
+        acc = tl.full([BM, BN], 1.0, dtype=tl.float32)
+    else:
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+    l_i = tl.zeros([BM], dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + offs_m[:, None] * K + k + offs_k[None, :])
+        b = tl.load(B + (k + offs_k[:, None]) * BN + offs_n[None, :])
+        if MODE == 2:  # rescaled in the loop (the shape of online softmax)
+            acc = acc * 0.5
+        if MODE == 3:
+            l_i += tl.sum(a.to(tl.float32), axis=1)
+        acc = tl.dot(a, b, acc)
+    if MODE == 1:  # the residual is loaded after the loop
+        r = tl.load(Y + offs_m[:, None] * BN + offs_n[None, :]).to(tl.float32)
+    if MODE == 3:  # acc / l, then the residual
+        acc = acc / l_i[:, None]
+    tl.store(Y + offs_m[:, None] * BN + offs_n[None, :], (acc + r).to(tl.bfloat16))
+
+
+MM = {"A": "*bf16", "B": "*bf16", "R": "*bf16", "Y": "*bf16", "K": "constexpr", "BM": "constexpr",
+      "BN": "constexpr", "BK": "constexpr", "MODE": "constexpr"}
+
+
+def mm(mode):
+    return dict(K=64, BM=16, BN=16, BK=16, MODE=mode)
+
+
+RA_HEAD = """// residual-acc: one chunk per case, positive cases first, then the bail-outs (negative_*).
+// Inputs: TTIR from test/lit/inputs/flash_norm_attention_kernels.py (locations stripped).
+// RUN: normfuse-opt --split-input-file --residual-acc %s 2>/dev/null | FileCheck %s
+// RUN: normfuse-opt --split-input-file --residual-acc %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+"""
+
+RA_CASES = [
+    ("residual_loop", _mm, MM, mm(0), """// A residual loaded before the K loop and added after it starts the accumulator instead.
+// CHECK-LABEL: tt.func public @residual_loop
+// CHECK: %[[R:.+]] = arith.extf %{{.+}} : tensor<16x16xbf16> to tensor<16x16xf32>
+// CHECK: %[[ACC:.+]] = scf.for %{{.+}} iter_args(%[[C:.+]] = %[[R]]) -> (tensor<16x16xf32>)
+// CHECK: tt.dot %{{.+}}, %{{.+}}, %[[C]]
+// CHECK-NOT: arith.addf
+// CHECK: arith.truncf %[[ACC]]
+// REMARK: applied: residual added into the initial value of the accumulator carried by the loop over K tiles"""),
+    ("fna_gdpa_kv_loop", flash_norm_attention_naive, FNA, fna(1, 64, 32), """// FlashNormAttention, GDPA with two KV tiles: LN(x) (the inner residual) starts P V.
+// CHECK-LABEL: tt.func public @fna_gdpa_kv_loop
+// CHECK: arith.truncf %[[Q:[^ ]+]] : tensor<16x16xf32> to tensor<16x16xbf16>
+// CHECK-NEXT: scf.for %{{.+}} iter_args(%[[C:.+]] = %[[Q]]) -> (tensor<16x16xf32>)
+// CHECK: tt.dot %{{.+}}, %{{.+}}, %[[C]]
+// REMARK: applied: residual added into the initial value of the accumulator carried by the loop over K tiles"""),
+    ("negative_residual_after_loop", _mm, MM, mm(1), """// The residual is loaded after the loop: it cannot start the accumulator.
+// CHECK-LABEL: tt.func public @negative_residual_after_loop
+// CHECK: scf.for %{{.+}} iter_args(%{{.+}} = %cst{{.*}}) -> (tensor<16x16xf32>)
+// CHECK: arith.addf
+// REMARK: missed: the residual is not defined before the accumulator starts"""),
+    ("negative_rescaled", _mm, MM, mm(2), """// The accumulator is rescaled in the loop: not a plain sum of products.
+// CHECK-LABEL: tt.func public @negative_rescaled
+// CHECK: scf.for
+// CHECK: arith.addf
+// REMARK: missed: the accumulator is read in the loop by 'arith.mulf'"""),
+    ("negative_divided", _mm, MM, mm(3), """// acc / l + r (online softmax's normalization): the residual cannot start the accumulator.
+// CHECK-LABEL: tt.func public @negative_divided
+// CHECK: arith.divf
+// CHECK: arith.addf
+// REMARK: missed: the product is transformed ('arith.divf')"""),
+    ("negative_nonzero_start", _mm, MM, mm(4), """// The accumulator starts at one.
+// CHECK-LABEL: tt.func public @negative_nonzero_start
+// CHECK: arith.addf
+// REMARK: missed: the loop's accumulator does not start at zero"""),
+]
+
+
+# -- cluster-reduce: prologue statistics ---------------------------------------------------------
+
+@triton.jit
+def _prologue_rows(pid, X, W, Y, S, eps, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                   PRO: tl.constexpr, MODE: tl.constexpr):
+    rows = pid * BM + tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    s = tl.zeros([BM], dtype=tl.float32)
+    for t in range(PRO):
+        x = tl.load(X + rows[:, None] * N + t * BN + cols[None, :]).to(tl.float32)
+        if MODE == 1:
+            s = tl.maximum(s, tl.max(x, axis=1))
+        else:
+            s += tl.sum(x, axis=1)
+        if MODE == 2:
+            tl.store(S + rows, s)
+    shift = s / N
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for t in range(N // BN):
+        a = tl.load(X + rows[:, None] * N + t * BN + cols[None, :])
+        acc = tl.dot(a, tl.load(W + cols[:, None] * BN + cols[None, :])) - shift[:, None]
+        ss += tl.sum(acc * acc, axis=1)
+        tl.store(Y + rows[:, None] * N + t * BN + cols[None, :], acc.to(tl.bfloat16))
+    r = 1.0 / tl.sqrt(ss / N + eps)
+    for t in range(N // BN):
+        p = Y + rows[:, None] * N + t * BN + cols[None, :]
+        tl.store(p, (tl.load(p).to(tl.float32) * r[:, None]).to(tl.bfloat16))
+
+
+@triton.jit
+def _prologue(X, W, Y, S, eps, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+              PRO: tl.constexpr, MODE: tl.constexpr, BLOCKS: tl.constexpr = 0):
+    if BLOCKS > 0:  # persistent: the programs walk BLOCKS row blocks
+        for pid in tl.range(tl.program_id(0), BLOCKS, tl.num_programs(0)):
+            _prologue_rows(pid, X, W, Y, S, eps, N, BM, BN, PRO, MODE)
+    else:
+        _prologue_rows(tl.program_id(0), X, W, Y, S, eps, N, BM, BN, PRO, MODE)
+
+
+PRO = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "S": "*fp32", "eps": "fp32", "N": "constexpr",
+       "BM": "constexpr", "BN": "constexpr", "PRO": "constexpr", "MODE": "constexpr",
+       "BLOCKS": "constexpr"}
+
+
+def pro(trips, mode, blocks=0):
+    return dict(N=32, BM=16, BN=16, PRO=trips, MODE=mode, BLOCKS=blocks)
+
+
+CP_HEAD = """// cluster-reduce, prologue row statistics (FlashNormAttention's LayerNorm over the heads): a loop
+// before the GEMM loop that only sums per-row values over the same tiles is dealt to the CTAs
+// too, and its sums are exchanged over DSMEM in one round before the GEMM loop. One chunk per
+// case, positive cases first, then the bail-outs (negative_*: the prologue stays whole in every
+// CTA, which is correct, while the epilogue split still applies).
+// Inputs: TTIR from test/lit/inputs/flash_norm_attention_kernels.py (locations stripped).
+// RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>/dev/null | FileCheck %s
+// RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{cluster-size=2}' %s 2>/dev/null | FileCheck %s --check-prefix=TWO
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{exchange=global}' %s 2>/dev/null | FileCheck %s --check-prefix=GLOBAL
+// RUN: normfuse-opt --split-input-file --pass-pipeline=cluster-reduce,epilogue-norm,residual-acc %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
+"""
+
+CP_CASES = [
+    ("fna_two_heads", flash_norm_attention_naive, FNA, fna(2, 32, 32), """// Two heads -> a 2-CTA cluster, one head each. The LayerNorm's two sums (16 rows: slots at 0
+// and 64 bytes) are exchanged before the attention, the RMSNorm's (slot at 128) after it.
+// CHECK-LABEL: tt.func public @fna_two_heads
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32, normfuse.cluster_smem = 192 : i32
+// CHECK: %[[PID:.+]] = tt.get_program_id x
+// CHECK: %[[RANK:.+]] = arith.remsi %[[PID]], %[[C:.+]] : i32
+// CHECK-NOT: scf.for
+// CHECK: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+0], $2; st.shared.f32 [%nfa+64], $3;
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: %[[LN:.+]]:2 = tt.elementwise_inline_asm "{{.*}}mapa.shared::cluster.u32 %nfp, %nfa, 1;{{.*}}[%nfp+64]
+// CHECK: arith.divf %[[LN]]#0
+// CHECK: tt.dot
+// CHECK: tt.dot
+// CHECK: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+128], $2;
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: mapa.shared::cluster.u32 %nfp, %nfa, 1;{{.*}}[%nfp+128]
+// CHECK: barrier.cluster.arrive.release; mov
+// CHECK: barrier.cluster.wait.acquire; mov
+// CHECK-NEXT: tt.return
+// REMARK: applied: 2 prologue row statistics (a sum over the same 2 tiles before the GEMM loop) split over the cluster too
+// REMARK: applied: row of 2 N tiles split over a 2-CTA cluster; 1 row statistic exchanged through distributed shared memory (192 B per CTA)
+// GLOBAL-LABEL: tt.func public @fna_two_heads
+// GLOBAL: st.global.f32 [%nfa+0], $3; st.global.f32 [%nfa+64], $4;
+// GLOBAL: st.global.f32 [%nfa+128], $3;
+// Then epilogue-norm: the attention output is normalized in registers, one store of a head's
+// output tile (and the three statistics' stores).
+// PIPE-LABEL: tt.func public @fna_two_heads
+// PIPE: tt.dot
+// PIPE: tt.dot
+// PIPE-NOT: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE: mapa.shared::cluster.u32 %nfp, %nfa, 1;{{.*}}[%nfp+128]
+// PIPE: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE: tt.store %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE-NOT: tt.store %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE: tt.return"""),
+    ("prologue_persistent", _prologue, PRO, pro(2, 0, blocks=4), """// Persistent: both exchanges run once per row block, in the slot set of the block's parity
+// (2 statistics x 16 rows x 4 B = 128 B per set, two sets).
+// CHECK-LABEL: tt.func public @prologue_persistent
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32, normfuse.cluster_smem = 256 : i32
+// CHECK: scf.for
+// CHECK: arith.andi %{{.+}}, %c1_i32
+// CHECK: st.shared.f32 [%nfa+0], $2;
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: tt.dot
+// CHECK: st.shared.f32 [%nfa+64], $2;
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK-NEXT: tt.return
+// REMARK: applied: 1 prologue row statistic (a sum over the same 2 tiles before the GEMM loop)"""),
+    ("fna_four_heads", flash_norm_attention_naive, FNA, dict(fna(4, 32, 32), ACT=4), """// Four heads (softmax). With cluster-size=2 each CTA sums two heads of the prologue, stepping 2.
+// CHECK-LABEL: tt.func public @fna_four_heads
+// CHECK-SAME: normfuse.cluster_dims = 4
+// TWO-LABEL: tt.func public @fna_four_heads
+// TWO-SAME: normfuse.cluster_dims = 2
+// TWO: %[[RANK:.+]] = arith.remsi
+// TWO: scf.for %{{.+}} = %[[RANK]] to %c4_i32 step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<16xf32>, tensor<16xf32>)
+// TWO: st.shared.f32 [%nfa+0], $2; st.shared.f32 [%nfa+64], $3;
+// TWO: scf.for %{{.+}} = %[[RANK]] to %c4_i32 step
+// TWO: tt.dot
+// REMARK: applied: 2 prologue row statistics (a sum over the same 4 tiles"""),
+    ("negative_prologue_store", _prologue, PRO, pro(2, 2), """// A store in the prologue loop: it stays whole (every CTA sums all tiles); the epilogue splits.
+// CHECK-LABEL: tt.func public @negative_prologue_store
+// CHECK-SAME: normfuse.cluster_dims = 2
+// CHECK: scf.for %{{.+}} = %c0_i32 to %c2_i32 step %c1_i32 iter_args
+// CHECK: tt.store
+// REMARK: missed: prologue row statistics not split: 'tt.store' with side effects in the loop
+// REMARK: applied: row of 2 N tiles split over a 2-CTA cluster"""),
+    ("negative_prologue_trips", _prologue, PRO, pro(3, 0), """// The prologue runs three trips, the GEMM loop two: not the same tiles.
+// CHECK-LABEL: tt.func public @negative_prologue_trips
+// CHECK: scf.for %{{.+}} = %c0_i32 to %c3_i32 step %c1_i32 iter_args
+// REMARK: missed: prologue row statistics not split: its 3 trips differ from the GEMM loop's 2"""),
+    ("negative_prologue_max", _prologue, PRO, pro(2, 1), """// A running max, not a sum: it does not split over the CTAs' partial sums.
+// CHECK-LABEL: tt.func public @negative_prologue_max
+// CHECK: scf.for %{{.+}} = %c0_i32 to %c2_i32 step %c1_i32 iter_args
+// REMARK: missed: prologue row statistics not split: row statistic %{{.+}} is not a sum over tiles"""),
+]
+
+if __name__ == "__main__":
+    write_lit("residual-acc.mlir", RA_HEAD, RA_CASES)
+    write_lit("cluster-reduce-prologue.mlir", CP_HEAD, CP_CASES)

@@ -1,0 +1,457 @@
+"""FlashNormAttention forward (issue 12): the naive kernel and the pass-fused kernel vs the fp64
+reference (normfuse.reference_attention), on the CPU through normfuse.testing's interpreter, and
+the op / module on the GPU.
+
+CPU: every case runs the naive kernel's TTIR and the TTIR after `passes="default"` (cluster-reduce
+with the LayerNorm prologue exchange, epilogue-norm, residual-acc); both are compared with the fp64
+reference (out and the saved statistics), and the fused error must stay within 1.5x the naive
+one's. Inputs: jagged Q with empty and length-1 sequences and ragged lengths, norm affines != 1,
+|mean| >> std rows, NaN-poisoned outputs.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
+import torch  # noqa: E402
+
+from normfuse.kernels.attention import ACT_CODES, flash_norm_attention_naive  # noqa: E402
+from normfuse.reference import rel_err  # noqa: E402
+from normfuse.reference_attention import flash_norm_attention_ref  # noqa: E402
+from normfuse.testing import check_pass_numerics  # noqa: E402
+
+gpu = pytest.mark.gpu
+
+LENS = [5, 0, 1, 19, 0]  # empty, length-1 and ragged sequences (16-row blocks: 1, 0, 1, 2, 0)
+REF_TOL = 1.2e-2         # naive (interpreted, bf16 output) vs fp64, Frobenius
+
+
+def _inputs(lens, H, D, L, *, Hkv=None, act="gelu_tanh", mean=0.0, affine=True, seed=0,
+            dtype=torch.bfloat16):
+    g = torch.Generator().manual_seed(seed)
+    Hkv = Hkv or H
+    B, T = len(lens), sum(lens)
+    x = (torch.randn(T, H, D, generator=g) * 1.5 + mean).to(dtype)
+    k = (torch.randn(B, L, Hkv, D, generator=g) / math.sqrt(D)).to(dtype)
+    v = torch.randn(B, L, Hkv, D, generator=g).to(dtype)
+    offs = torch.tensor([0] + torch.tensor(lens).cumsum(0).tolist(), dtype=torch.int32)
+    w = dict(ln_weight=(1 + 0.3 * torch.randn(H * D, generator=g)).to(dtype),
+             ln_bias=(0.3 * torch.randn(H * D, generator=g)).to(dtype),
+             rms_weight=(1 + 0.3 * torch.randn(H * D, generator=g)).to(dtype)) if affine else {}
+    return x, k, v, offs, w
+
+
+def _kernel_args(x, k, v, offs, w, act, *, BM=16, BN=None):
+    T, H, D = x.shape
+    B, L, Hkv, _ = k.shape
+    lens = (offs[1:] - offs[:-1]).tolist()
+    blocks = torch.tensor([0] + torch.tensor([-(-n // BM) for n in lens]).cumsum(0).tolist(),
+                          dtype=torch.int32)
+    out = torch.full((T, H, D), float("nan")).to(x.dtype)
+    stats = [torch.full((T,), float("nan")) for _ in range(3)]
+    dummy = torch.zeros(1, dtype=x.dtype)
+    scale = 1.0 / math.sqrt(D) if act == "softmax" else 1.0
+    args = [x, k, v, offs, blocks, w.get("ln_weight", dummy), w.get("ln_bias", dummy),
+            w.get("rms_weight", dummy), out, *stats, B, scale, 1e-5, 1e-5]
+    consts = dict(H=H, HKV=Hkv, D=D, L=L, BLOCK_M=BM, BLOCK_N=BN or L, ACT=ACT_CODES[act],
+                  LOG_B=max(1, B.bit_length()), HAS_LNW="ln_weight" in w, HAS_LNB="ln_bias" in w,
+                  HAS_RMSW="rms_weight" in w)
+    grid = (-(-T // BM) + B,)  # the op's upper bound: programs past the end are masked off
+    return args, consts, grid
+
+
+def _run(lens, H, D, L, act="gelu_tanh", *, passes="default", BN=None, **kw):
+    x, k, v, offs, w = _inputs(lens, H, D, L, act=act, **kw)
+    args, consts, grid = _kernel_args(x, k, v, offs, w, act, BN=BN)
+    res = check_pass_numerics(flash_norm_attention_naive, args, constexprs=consts, grid=grid,
+                              passes=passes, num_warps=4)
+    ref, st = flash_norm_attention_ref(x, k, v, offs, activation=act, return_stats=True, **w)
+    return res, ref, st
+
+
+def _errors(res, ref, st):
+    out = {}
+    for tag, r in (("naive", res.before), ("fused", res.after)):
+        o = r["OUT"]
+        assert torch.isfinite(o.float()).all(), f"{tag}: NaN/inf left in the output (unwritten rows?)"
+        out[tag] = rel_err(o, ref)
+        for name in ("MEAN", "RSTD", "RRMS"):
+            want = st[name.lower()]
+            got = torch.as_tensor(r[name])
+            assert torch.allclose(got, want, rtol=2e-3, atol=2e-3 * float(want.abs().max())), \
+                f"{tag}: {name} differs from the reference"
+    return out
+
+
+def _assert_close(res, ref, st):
+    e = _errors(res, ref, st)
+    assert e["naive"] < REF_TOL, e
+    assert e["fused"] <= 1.5 * e["naive"] + 1e-4, e
+    return e
+
+
+@pytest.mark.parametrize("H", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("D", [64, 128])
+def test_heads_and_head_dims(H, D):
+    res, ref, st = _run(LENS, H, D, 32)
+    _assert_close(res, ref, st)
+    text = "\n".join(res.remarks)
+    if H == 1:  # the row is one head: one CTA, no cluster
+        assert res.num_ctas == 1
+        assert "[epilogue-norm] applied" in text
+    else:
+        assert res.num_ctas == H
+        assert "[cluster-reduce] applied: 2 prologue row statistics" in text
+        assert f"row of {H} N tiles split over a {H}-CTA cluster" in text
+        assert "[epilogue-norm] applied" in text
+
+
+@pytest.mark.parametrize("act", ["gelu_tanh", "silu", "relu", "relu2", "softmax"])
+def test_activations_with_kv_loop(act):
+    # L = 64 in 32-wide tiles: the KV loop has two trips (online softmax rescales; GDPA sums)
+    res, ref, st = _run(LENS, 3, 64, 64, act, BN=32)
+    _assert_close(res, ref, st)
+    text = "\n".join(res.remarks)
+    if act == "softmax":
+        assert "[residual-acc] missed: the product is transformed ('arith.divf')" in text
+    else:
+        assert "[residual-acc] applied" in text
+
+
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+def test_large_mean_layernorm(act):
+    # |mean| >> std: the shifted one-pass statistics keep the variance; the reference's LN output
+    # is O(1) while x is ~ 300
+    res, ref, st = _run(LENS, 2, 64, 32, act, mean=300.0, seed=3)
+    e = _assert_close(res, ref, st)
+    assert e["fused"] < REF_TOL
+
+
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+def test_ragged_kv_length(act):
+    # L = 40 in 16-wide tiles: the last KV tile is masked (p = 0, or -inf before the softmax)
+    res, ref, st = _run(LENS, 2, 64, 40, act, BN=16, seed=17)
+    _assert_close(res, ref, st)
+
+
+def test_more_heads_than_a_cluster():
+    # 20 heads: cluster-reduce picks 10 CTAs of 2 heads each (deferred: z is stored and re-read)
+    res, ref, st = _run([7, 0, 18], 20, 16, 16, seed=13)
+    _assert_close(res, ref, st)
+    assert res.num_ctas == 10
+    assert "each CTA handles up to 2 tiles" in "\n".join(res.remarks)
+
+
+def test_float16():
+    res, ref, st = _run(LENS, 2, 64, 32, "silu", dtype=torch.float16, seed=9)
+    _assert_close(res, ref, st)
+    assert res.after["OUT"].dtype == torch.float16
+
+
+def test_gqa_and_no_affine():
+    res, ref, st = _run(LENS, 4, 64, 32, Hkv=2, affine=False, seed=5)
+    _assert_close(res, ref, st)
+
+
+@pytest.mark.parametrize("spec, ctas", [
+    ("cluster-reduce{cluster-size=2},epilogue-norm,residual-acc", 2),   # 2 heads per CTA
+    ("cluster-reduce{exchange=global},epilogue-norm,residual-acc", 4),  # partials via L2
+    ("residual-acc", 1),                                                # no cluster
+])
+def test_pipeline_variants(spec, ctas):
+    res, ref, st = _run(LENS, 4, 64, 64, passes=spec, BN=32, seed=7)
+    _assert_close(res, ref, st)
+    assert res.num_ctas == ctas
+
+
+def test_naive_matches_reference_unchanged():
+    res, ref, st = _run([3, 17], 2, 64, 32, passes=())
+    assert not res.changed
+    _assert_close(res, ref, st)
+
+
+# ---------------------------------------------------------------------------------------------
+# The op and the module: input checks (CPU) and numerics (GPU)
+# ---------------------------------------------------------------------------------------------
+
+def _op_inputs(device="cpu", **kw):
+    x, k, v, offs, w = _inputs([5, 0, 1, 19], 2, 64, 32, **kw)
+    return x.to(device), k.to(device), v.to(device), offs.to(device), {n: t.to(device) for n, t in w.items()}
+
+
+@pytest.mark.parametrize("change, match, exc", [
+    (lambda a: a.update(k=a["k"][:, :, :1].repeat(1, 1, 3, 1), v=a["v"][:, :, :1].repeat(1, 1, 3, 1)),
+     "mismatched heads: x has 2 heads, k/v 3", ValueError),
+    (lambda a: a.update(offsets=torch.tensor([0, 7, 5, 25, 25], dtype=torch.int32)),
+     "offsets must be non-decreasing", ValueError),
+    (lambda a: a.update(offsets=torch.tensor([0, 5, 6, 25], dtype=torch.int32)),
+     "offsets must have B \\+ 1 = 5 entries", ValueError),
+    (lambda a: a.update(offsets=torch.tensor([0, 5, 5, 6, 24], dtype=torch.int32)),
+     "offsets must start at 0 and end at T = 25", ValueError),
+    (lambda a: a.update(offsets=a["offsets"].float()), "offsets must be int32 or int64", TypeError),
+    (lambda a: a.update(x=a["x"].float()), "x must be bfloat16 or float16", TypeError),
+    (lambda a: a.update(k=a["k"].half()), "k must have x's dtype", TypeError),
+    (lambda a: a.update(ln_weight=a["ln_weight"][:-1]), "ln_weight must have H \\* D = 128", ValueError),
+    (lambda a: a.update(rms_weight=a["rms_weight"].half()), "rms_weight must have x's dtype", TypeError),
+    (lambda a: a.update(activation="gelu"), "unknown activation 'gelu'", ValueError),
+    (lambda a: a.update(x=a["x"][:, :, :32]), "head dim of k/v \\(64\\) differs from x's \\(32\\)", ValueError),
+    (lambda a: None, "x must be a CUDA tensor", ValueError),
+])
+def test_bad_input(change, match, exc):
+    from normfuse.ops import flash_norm_attention
+    x, k, v, offs, w = _op_inputs()
+    a = dict(x=x, k=k, v=v, offsets=offs, **w)
+    change(a)
+    with pytest.raises(exc, match=match):
+        flash_norm_attention(a.pop("x"), a.pop("k"), a.pop("v"), a.pop("offsets"), **a)
+
+
+def test_module_from_modules_copies_norms():
+    from normfuse.nn import FlashNormAttention
+    ln = torch.nn.LayerNorm(256, eps=1e-6)
+    rms = torch.nn.RMSNorm(256, eps=1e-5)
+    with torch.no_grad():
+        ln.weight.normal_()
+        ln.bias.normal_()
+        rms.weight.normal_()
+    m = FlashNormAttention.from_modules(ln, rms, 4, activation="silu")
+    assert (m.num_heads, m.head_dim, m.activation, m.eps, m.rms_eps) == (4, 64, "silu", 1e-6, 1e-5)
+    assert torch.equal(m.ln_weight, ln.weight) and torch.equal(m.ln_bias, ln.bias)
+    assert torch.equal(m.rms_weight, rms.weight)
+    plain = FlashNormAttention.from_modules(torch.nn.LayerNorm(128, elementwise_affine=False),
+                                            torch.nn.RMSNorm(128, elementwise_affine=False), 2)
+    assert plain.ln_weight is None and plain.ln_bias is None and plain.rms_weight is None
+    with pytest.raises(ValueError, match="do not split into 3 heads"):
+        FlashNormAttention.from_modules(ln, rms, 3)
+    with pytest.raises(TypeError, match="layer_norm must be an nn.LayerNorm"):
+        FlashNormAttention.from_modules(rms, rms, 4)
+
+
+# -- GPU -----------------------------------------------------------------------------------------
+
+GPU_LENS = [300, 0, 1, 77, 1000, 64]
+
+
+def _gpu_case(H, D, act, *, L=128, Hkv=None, mean=0.0, affine=True, seed=0):
+    x, k, v, offs, w = _inputs(GPU_LENS, H, D, L, Hkv=Hkv, mean=mean, affine=affine, seed=seed)
+    return x.cuda(), k.cuda(), v.cuda(), offs.cuda(), {n: t.cuda() for n, t in w.items()}
+
+
+GPU_MATRIX = ([(h, d, "gelu_tanh") for h in (1, 2, 3, 4, 8) for d in (64, 128)]
+              + [(3, 128, a) for a in ("silu", "relu", "relu2", "softmax")] + [(8, 64, "softmax")])
+
+
+@gpu
+@pytest.mark.parametrize("H, D, act", GPU_MATRIX)
+def test_gpu_forward(H, D, act):
+    from normfuse.ops import flash_norm_attention_fwd
+    x, k, v, offs, w = _gpu_case(H, D, act, mean=40.0 if act == "relu" else 0.0, seed=H * D)
+    ref, st = flash_norm_attention_ref(x, k, v, offs, activation=act, return_stats=True, **w)
+    eager = flash_norm_attention_ref(x, k, v, offs, activation=act, dtype=x.dtype, **w)
+    out, mean, rstd, rrms = flash_norm_attention_fwd(x, k, v, offs, activation=act, **w)
+    torch.cuda.synchronize()
+    e_fused, e_eager = rel_err(out, ref), rel_err(eager, ref)
+    assert e_fused <= 1.5 * e_eager + 1e-4, (e_fused, e_eager)
+    if H in (2, 3) and act in ("gelu_tanh", "softmax"):  # the naive kernel (no passes) on the GPU too
+        naive, *_ = flash_norm_attention_fwd(x, k, v, offs, activation=act, passes=(), **w)
+        assert e_fused <= 1.5 * rel_err(naive, ref) + 1e-4
+    for got, name in ((mean, "mean"), (rstd, "rstd"), (rrms, "rrms")):
+        want = st[name].to(got.device)
+        assert torch.allclose(got, want, rtol=2e-3, atol=2e-3 * float(want.abs().max())), name
+
+
+@gpu
+@pytest.mark.parametrize("L", [64, 256])
+def test_gpu_kv_lengths_and_gqa(L):
+    from normfuse.ops import flash_norm_attention
+    x, k, v, offs, w = _gpu_case(4, 128, "gelu_tanh", L=L, Hkv=2)
+    ref = flash_norm_attention_ref(x, k, v, offs, **w)
+    eager = flash_norm_attention_ref(x, k, v, offs, dtype=x.dtype, **w)
+    out = flash_norm_attention(x, k, v, offs, **w)
+    assert rel_err(out, ref) <= 1.5 * rel_err(eager, ref) + 1e-4
+
+
+@gpu
+def test_gpu_wrong_device():
+    from normfuse.ops import flash_norm_attention
+    x, k, v, offs, w = _gpu_case(2, 64, "gelu_tanh")
+    with pytest.raises(ValueError, match="k must be on x's device"):
+        flash_norm_attention(x, k.cpu(), v, offs)
+
+
+@gpu
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+def test_gpu_gradients(act):
+    pytest.importorskip("normfuse.ops.flash_norm_attention_bwd",
+                        reason="the backward (issue 12's other half) is merged separately")
+    from normfuse.nn import FlashNormAttention
+    x, k, v, offs, w = _gpu_case(3, 64, act)
+    m = FlashNormAttention(3, 64, activation=act, ln_affine=True, ln_bias=True, rms_affine=True,
+                           device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        m.ln_weight.copy_(w["ln_weight"])
+        m.ln_bias.copy_(w["ln_bias"])
+        m.rms_weight.copy_(w["rms_weight"])
+    leaves = [t.clone().requires_grad_() for t in (x, k, v)]
+    params = [m.ln_weight, m.ln_bias, m.rms_weight]
+    dout = torch.randn_like(x)
+    m(*leaves, offs).backward(dout)
+    got = [t.grad for t in leaves + params]
+    ref_in = [t.detach().double().requires_grad_() for t in (x, k, v)] + \
+             [p.detach().double().requires_grad_() for p in params]
+    flash_norm_attention_ref(*ref_in[:3], offs, activation=act, ln_weight=ref_in[3],
+                             ln_bias=ref_in[4], rms_weight=ref_in[5]).backward(dout.double())
+    eag_in = [t.detach().clone().requires_grad_() for t in (x, k, v)] + \
+             [p.detach().clone().requires_grad_() for p in params]
+    flash_norm_attention_ref(*eag_in[:3], offs, activation=act, ln_weight=eag_in[3],
+                             ln_bias=eag_in[4], rms_weight=eag_in[5], dtype=x.dtype).backward(dout)
+    for name, g, r, e in zip(["x", "k", "v", "ln_weight", "ln_bias", "rms_weight"], got, ref_in, eag_in):
+        assert g is not None, name
+        assert rel_err(g, r.grad) <= 1.5 * rel_err(e.grad, r.grad) + 1e-3, name
+
+
+# -- the lit inputs' small kernels, run before and after the passes ---------------------------------
+
+def _lit_kernels():
+    import sys
+    from pathlib import Path
+    inputs = Path(__file__).resolve().parents[1] / "lit" / "inputs"
+    if str(inputs) not in sys.path:
+        sys.path.insert(0, str(inputs))
+    import flash_norm_attention_kernels as m
+    return m
+
+
+@pytest.mark.parametrize("trips, mode, split, blocks", [
+    (2, 0, True, 0), (2, 2, False, 0), (3, 0, False, 0), (2, 1, False, 0),
+    (2, 0, True, 2),  # persistent: 1 cluster walks 2 row blocks (both slot sets, races checked)
+])
+def test_lit_prologue_kernels(trips, mode, split, blocks):
+    m = _lit_kernels()
+    gen = torch.Generator().manual_seed(11)
+    x = (torch.randn(32 * 32 + 16, generator=gen) + 2.0).bfloat16()  # rows of 32 (+16 for 3 trips)
+    w = (torch.randn(16, 16, generator=gen) / 4).bfloat16()
+    y = torch.full((32, 32), float("nan")).bfloat16()
+    s = torch.zeros(32)
+    res = check_pass_numerics(m._prologue, [x, w, y, s, 1e-5], constexprs=m.pro(trips, mode, blocks),
+                              grid=(1,) if blocks else (2,), passes="cluster-reduce,epilogue-norm",
+                              num_warps=4)
+    assert res.num_ctas == 2
+    assert ("prologue row statistic" in "\n".join(res.applied)) == split
+    assert res.max_rel_diff < 2e-2, res.diffs
+    # the epilogue's reference: (x[:, :32] tile products - prologue / N) normalized
+    flat = x.double()
+    xf = flat[:32 * 32].reshape(32, 32)
+    pro = torch.stack([flat[32 * r:32 * r + 16 * trips] for r in range(32)])
+    stat = pro.amax(dim=1).clamp(min=0) if mode == 1 else pro.sum(dim=1)
+    z = torch.cat([xf[:, 16 * t:16 * t + 16] @ w.double() for t in range(2)], 1) - stat[:, None] / 32
+    ref = z * torch.rsqrt(z.square().mean(1, keepdim=True) + 1e-5)
+    assert rel_err(res.after["Y"], ref) < REF_TOL
+
+
+@pytest.mark.parametrize("mode", [0, 2, 3])
+def test_lit_residual_kernels(mode):
+    m = _lit_kernels()
+    gen = torch.Generator().manual_seed(12)
+    a = torch.randn(16, 64, generator=gen).bfloat16()
+    b = (torch.randn(64, 16, generator=gen) / 8).bfloat16()
+    r = torch.randn(16, 16, generator=gen).bfloat16()
+    y = torch.full((16, 16), float("nan")).bfloat16()
+    res = check_pass_numerics(m._mm, [a, b, r, y], constexprs=m.mm(mode), grid=(1,),
+                              passes="residual-acc", num_warps=4)
+    assert res.changed == (mode == 0)
+    assert res.max_rel_diff < 1e-2, res.diffs
+    if mode == 0:
+        assert rel_err(res.after["Y"], a.double() @ b.double() + r.double()) < REF_TOL
+
+
+# -- the custom op's autograd wiring, on the CPU: the kernel replaced by the reference -------------
+
+@pytest.fixture
+def cpu_op(monkeypatch):
+    """normfuse.ops.flash_norm_attention with the kernel launch replaced by the eager reference
+    (same outputs and statistics) and the CUDA-only check lifted, so that the custom op, its
+    autograd and the call into the backward module run on the CPU."""
+    import sys
+    import normfuse.ops  # noqa: F401 - loads the op's module
+    mod = sys.modules["normfuse.ops.flash_norm_attention"]
+    check = mod._check
+
+    def cpu_check(*a, **k):
+        try:
+            return check(*a, **k)
+        except ValueError as e:
+            if "CUDA tensor" not in str(e):
+                raise
+            x, kk = a[1], a[2]
+            return (*x.shape, kk.shape[0], kk.shape[1], kk.shape[2], None)
+
+    def fwd(x, k, v, offsets, lnw, lnb, rmsw, act, scale, eps, rms_eps, ms, passes=None,
+            check_offsets=True):
+        out, st = flash_norm_attention_ref(x, k, v, offsets, activation=act, qk_scale=scale,
+                                           ln_weight=lnw, ln_bias=lnb, rms_weight=rmsw, eps=eps,
+                                           rms_eps=rms_eps, dtype=x.dtype, return_stats=True)
+        return out, st["mean"], st["rstd"], st["rrms"]
+    monkeypatch.setattr(mod, "_check", cpu_check)
+    monkeypatch.setattr(mod, "_fwd_impl", fwd)
+    return mod
+
+
+def _fake_bwd(calls):
+    import types
+
+    def bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *, activation, qk_scale, ln_weight,
+            ln_bias, rms_weight, eps, rms_eps, max_seqlen):
+        calls.append(dict(activation=activation, qk_scale=qk_scale, eps=eps, rms_eps=rms_eps,
+                          max_seqlen=max_seqlen, stats=(mean.dtype, rstd.shape, rrms.shape)))
+        ins = [t.detach().double().requires_grad_() for t in (x, k, v)]
+        ws = [None if t is None else t.detach().double().requires_grad_()
+              for t in (ln_weight, ln_bias, rms_weight)]
+        with torch.enable_grad():
+            flash_norm_attention_ref(*ins, offsets, activation=activation, qk_scale=qk_scale,
+                                     ln_weight=ws[0], ln_bias=ws[1], rms_weight=ws[2], eps=eps,
+                                     rms_eps=rms_eps).backward(dout.double())
+        return tuple([t.grad.to(x.dtype) for t in ins]
+                     + [None if t is None else t.grad.to(x.dtype) for t in ws])
+    mod = types.ModuleType("normfuse.ops.flash_norm_attention_bwd")
+    mod.flash_norm_attention_bwd = bwd
+    return mod
+
+
+def test_autograd_calls_the_backward_module(cpu_op, monkeypatch):
+    import sys
+    from normfuse.nn import FlashNormAttention
+    calls = []
+    monkeypatch.setitem(sys.modules, "normfuse.ops.flash_norm_attention_bwd", _fake_bwd(calls))
+    m = FlashNormAttention(2, 16, activation="softmax", ln_affine=True, rms_affine=True,
+                           eps=1e-6, rms_eps=1e-4, dtype=torch.bfloat16)
+    x, k, v, offs, _ = _inputs([3, 0, 4], 2, 16, 8, Hkv=1)
+    leaves = [t.clone().requires_grad_() for t in (x, k, v)]
+    m(*leaves, offs, max_seqlen=4).float().square().sum().backward()
+    assert calls == [dict(activation="softmax", qk_scale=0.25, eps=1e-6, rms_eps=1e-4, max_seqlen=4,
+                          stats=(torch.float32, (7,), (7,)))]
+    assert [t.grad.shape for t in leaves] == [x.shape, k.shape, v.shape]
+    assert m.ln_weight.grad.shape == (32,) and m.rms_weight.grad.shape == (32,)
+    assert float(m.ln_weight.grad.abs().sum()) > 0 and m.ln_bias is None
+
+
+def test_backward_without_the_module_raises(cpu_op, monkeypatch):
+    import sys
+    from normfuse.ops import flash_norm_attention
+    monkeypatch.setitem(sys.modules, "normfuse.ops.flash_norm_attention_bwd", None)
+    x, k, v, offs, _ = _inputs([3, 4], 2, 16, 8)
+    x.requires_grad_()
+    out = flash_norm_attention(x, k, v, offs)
+    with pytest.raises(NotImplementedError, match="normfuse.ops.flash_norm_attention_bwd"):
+        out.float().sum().backward()
+
+
+def test_custom_op_under_torch_compile(cpu_op):
+    from normfuse.ops import flash_norm_attention
+    x, k, v, offs, w = _inputs([3, 4], 2, 16, 8)
+    fn = torch.compile(lambda x: flash_norm_attention(x, k, v, offs, activation="relu", **w),
+                       fullgraph=True, backend="eager")
+    want = flash_norm_attention_ref(x, k, v, offs, activation="relu", dtype=x.dtype, **w)
+    assert torch.equal(fn(x), want)
