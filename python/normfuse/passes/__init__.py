@@ -26,6 +26,7 @@ _REGISTRY: dict[str, str] = {
     "lazy-prenorm": "normfuse.passes.lazy_prenorm:LazyPreNorm",
     "epilogue-norm": "normfuse.passes.epilogue_norm:EpilogueNorm",
     "cluster-reduce": "normfuse.passes.cluster_reduce:ClusterReduce",
+    "cluster-reduce-chain": "normfuse.passes.cluster_reduce_chain:ClusterReduceChain",
     "hopper-ws": "normfuse.passes.hopper_ws:HopperWS",
 }
 
