@@ -155,11 +155,6 @@ class ClusterReduceChain(Pass):
         for o in top.ops[first:last + 1]:
             if o.name == FOR and o not in chain:
                 return f"a loop with other bounds sits between the loops of the chain"
-        for o in ops:
-            if id(o) in inside or o is func or o.name in ("tt.return",):
-                continue
-            if has_side_effects(o):
-                return f"'{o.name}' with side effects outside the chain's loops (it would run in every CTA)"
         rows = None
         for i, l in enumerate(chain):
             f = ForOp(l)
@@ -181,6 +176,11 @@ class ClusterReduceChain(Pass):
                 o = y.owner
                 if o is None or o.name != ADDF or sum(1 for v in o.operands if v is a) != 1:
                     return f"row sum {a.ref()} is not a sum over trips (%s + x)"
+        for o in ops:
+            if id(o) in inside or o is func or o.name in ("tt.return",):
+                continue
+            if has_side_effects(o):
+                return f"'{o.name}' with side effects outside the chain's loops (it would run in every CTA)"
         # a loop that reads an earlier loop's stores must read what the same trip stored
         for j, lj in enumerate(chain):
             for i in range(j):
