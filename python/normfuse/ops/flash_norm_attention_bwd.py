@@ -44,7 +44,7 @@ def bwd_kernels():
 
 
 def row_block_table(offsets: torch.Tensor, block_m: int) -> torch.Tensor:
-    """int32 [blocks, 3]: (batch, first row, end row) of every BLOCK_M-row block of every
+    """int32 [blocks, 3]: (batch, first row, end of the sequence) of every BLOCK_M-row block of every
     sequence (empty sequences have none), in order."""
     off = offsets.to(torch.int64)
     lens = off[1:] - off[:-1]

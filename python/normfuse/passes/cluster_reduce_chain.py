@@ -66,7 +66,7 @@ from typing import Literal
 
 from ..ir import Module, Op
 from ..ir.effects import has_side_effects
-from ..ir.ops import (ADDF, FOR, GET_NUM_PROGRAMS, GET_PROGRAM_ID, LOADS, STORES, Builder, ForOp,
+from ..ir.ops import (ADDF, FOR, GET_NUM_PROGRAMS, GET_PROGRAM_ID, LOADS, RETURN, STORES, Builder, ForOp,
                       FuncOp, LoadOp, ProgramIdOp, StoreOp, is_zero_constant, tensor, type_of)
 from ..launch import ClusterSize, ExtraSharedMemory
 from . import Pass, PassError, PassRun
@@ -154,7 +154,7 @@ class ClusterReduceChain(Pass):
         inside = {id(o) for l in chain for o in l.walk()}
         for o in top.ops[first:last + 1]:
             if o.name == FOR and o not in chain:
-                return f"a loop with other bounds sits between the loops of the chain"
+                return "a loop with other bounds sits between the loops of the chain"
         rows = None
         for i, l in enumerate(chain):
             f = ForOp(l)
@@ -177,7 +177,7 @@ class ClusterReduceChain(Pass):
                 if o is None or o.name != ADDF or sum(1 for v in o.operands if v is a) != 1:
                     return f"row sum {a.ref()} is not a sum over trips (%s + x)"
         for o in ops:
-            if id(o) in inside or o is func or o.name in ("tt.return",):
+            if id(o) in inside or o is func or o.name == RETURN:
                 continue
             if has_side_effects(o):
                 return f"'{o.name}' with side effects outside the chain's loops (it would run in every CTA)"
