@@ -24,17 +24,35 @@ interpreter (`normfuse.testing`), slowly, for tests.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import torch
 
 from ..reference_attention import ACTIVATIONS, check_layout, default_qk_scale
 
-__all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "row_block_table", "bwd_kernels"]
+__all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "BwdConfig", "row_block_table",
+           "bwd_kernels"]
 
 # the rows kernel's pipeline: the heads of a row block over one cluster, then each CTA's reloads
 # of what it stored forwarded through registers
 DEFAULT_BWD_PASSES = ("cluster-reduce-chain",)
 BLOCK_M = 64
+
+
+@dataclass(frozen=True)
+class BwdConfig:
+    """Tiles of the two backward kernels. The defaults compile for sm_90 without register spills
+    in the rows kernel at D = 128 (ptxas, 8 warps, with and without affines); the dK/dV kernel
+    spills some (100-340 B/thread at D = 128, BLOCK_L = 64), less with 32 x 32 tiles and 4
+    warps, which re-read the batch's rows twice as often: `bench/gpu_attention_bwd.py` times both."""
+
+    block_m: int = 64        # rows kernel: rows per program (a cluster of H CTAs after the pass)
+    block_l: int = 64        # keys per step in the rows kernel
+    num_warps: int = 8
+    kv_block_m: int = 64     # dK/dV kernel: rows per step
+    kv_block_l: int = 64     # keys per program
+    kv_num_warps: int = 8
+    kv_num_stages: int = 1
 _I32 = 2 ** 31
 
 
@@ -112,13 +130,13 @@ def _jit(which: str, passes):
     return normfuse.jit(rows if which == "rows" else kv, passes=passes)
 
 
-def _launch(which, passes, grid, args, consts, device, num_warps):
+def _launch(which, passes, grid, args, consts, device, num_warps, num_stages):
     if device.type == "cuda":
-        return _jit(which, passes)[grid](*args, **consts, num_warps=num_warps)
-    return _interpret(which, passes, grid, args, consts, num_warps)
+        return _jit(which, passes)[grid](*args, **consts, num_warps=num_warps, num_stages=num_stages)
+    return _interpret(which, passes, grid, args, consts, num_warps, num_stages)
 
 
-def _interpret(which, passes, grid, args, consts, num_warps):
+def _interpret(which, passes, grid, args, consts, num_warps, num_stages):
     """CPU: compile for sm_90 ahead of time, run the TTIR after the passes in the interpreter."""
     import normfuse
     from ..testing import cluster_dims, run_ir
@@ -135,20 +153,22 @@ def _interpret(which, passes, grid, args, consts, num_warps):
         if div16:
             attrs[(i,)] = [["tt.divisibility", 16]]
     ir = _compiled_ir(fn, tuple(sorted(signature.items())), tuple(sorted(consts.items())),
-                      tuple(sorted((k[0], str(v)) for k, v in attrs.items())), passes, num_warps)
+                      tuple(sorted((k[0], str(v)) for k, v in attrs.items())), passes, num_warps,
+                      num_stages)
     run_ir(ir, list(args), grid, num_ctas=cluster_dims(ir))
 
 
 _IR_CACHE: dict = {}
 
 
-def _compiled_ir(fn, sig, consts, attr_key, passes, num_warps):
+def _compiled_ir(fn, sig, consts, attr_key, passes, num_warps, num_stages):
     import normfuse
-    key = (fn.__name__, sig, consts, attr_key, passes, num_warps)
+    key = (fn.__name__, sig, consts, attr_key, passes, num_warps, num_stages)
     if key not in _IR_CACHE:
         attrs = {(i,): [["tt.divisibility", 16]] for i, _ in attr_key}
         ck = normfuse.compile(fn, signature=dict(sig), constexprs=dict(consts), attrs=attrs,
-                              target="cuda:90", passes=passes, num_warps=num_warps)
+                              target="cuda:90", passes=passes, num_warps=num_warps,
+                              num_stages=num_stages)
         _IR_CACHE[key] = (ck.asm.get("normfuse", ck.asm["ttir"]) if passes else ck.asm["ttir"],
                           list(ck.remarks))
     return _IR_CACHE[key][0]
@@ -166,10 +186,12 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
                              activation: str = "gelu_tanh", qk_scale: float | None = None,
                              ln_weight=None, ln_bias=None, rms_weight=None, eps: float = 1e-5,
                              rms_eps: float | None = None, max_seqlen: int | None = None,
-                             passes="default", block_m: int = BLOCK_M, num_warps: int | None = None):
+                             passes="default", config: BwdConfig | None = None,
+                             block_m: int | None = None):
     """Gradients of flash_norm_attention w.r.t. x, k, v and the norm weights (None where absent).
     `passes`: the rows kernel's pipeline ("default": `DEFAULT_BWD_PASSES`; () for the naive
-    kernel, the numerical oracle)."""
+    kernel, the numerical oracle). `config`: the tiles (`BwdConfig`); `block_m` overrides the
+    row-block size of both kernels (the CPU tests use 16)."""
     from ..kernels.attention_bwd import ACT_CODES
     weights = dict(ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight)
     T, H, D, B, L = _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights, activation)
@@ -190,7 +212,10 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     if L == 0:
         raise ValueError("flash_norm_attention_bwd: k/v have no keys (L = 0)")
     mean, rstd, rrms = (t.contiguous() for t in (mean, rstd, rrms))
-    table = row_block_table(offsets, block_m)
+    cfg = config or BwdConfig()
+    if block_m is not None:
+        cfg = BwdConfig(**{**cfg.__dict__, "block_m": block_m, "kv_block_m": block_m})
+    table = row_block_table(offsets, cfg.block_m)
     nprog = table.shape[0]
     f32 = dict(dtype=torch.float32, device=dev)
     z = torch.empty((T, H, D), **f32)
@@ -201,25 +226,23 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     any_w = any(w is not None for w in (lnw, lnb, rmw))
     dw_part = torch.zeros((nprog, 3, H * D) if any_w else (1,), **f32)
     dummy = x  # never read when the HAS_* flag is off
-    block_l = 64 if L <= 64 else 128
     act = ACT_CODES[activation]
     stride_kb, stride_kl = k.stride(0), k.stride(1)
-    warps = num_warps or (4 if D <= 64 else 8)
-    consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=block_m, BLOCK_L=block_l,
+    consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=cfg.block_m, BLOCK_L=cfg.block_l,
                   HAS_LNW=lnw is not None, HAS_LNB=lnb is not None, HAS_RMSW=rmw is not None)
     _launch("rows", passes, (nprog,),
             [x, dout, k, v, mean, rstd, rrms, lnw if lnw is not None else dummy,
              lnb if lnb is not None else dummy, rmw if rmw is not None else dummy, table, z, dz,
-             dlnq, stat, dx, dw_part, L, stride_kb, stride_kl, scale], consts, dev, warps)
-    kv_consts = dict(consts)
-    del kv_consts["HAS_RMSW"]
-    kv_consts["BLOCK_L"] = block_l
-    nlb = -(-L // block_l)
+             dlnq, stat, dx, dw_part, L, stride_kb, stride_kl, scale], consts, dev,
+            cfg.num_warps, 3)
+    kv_consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=cfg.kv_block_m, BLOCK_L=cfg.kv_block_l,
+                     HAS_LNW=lnw is not None, HAS_LNB=lnb is not None)
+    nlb = -(-L // cfg.kv_block_l)
     off = offsets.contiguous()
     _launch("kv", (), (B * Hkv * nlb,),
             [x, k, v, mean, rstd, lnw if lnw is not None else dummy,
              lnb if lnb is not None else dummy, off, dz, stat, dk, dv, L, stride_kb, stride_kl,
-             scale], kv_consts, dev, warps)
+             scale], kv_consts, dev, cfg.kv_num_warps, cfg.kv_num_stages)
     if any_w:
         sums = dw_part.sum(0)
         for i, w in enumerate((rmw, lnw, lnb)):
