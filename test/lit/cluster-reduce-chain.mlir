@@ -1,6 +1,8 @@
 // cluster-reduce-chain: one chunk per case, positive cases first, then the bail-outs (negative_*).
 // Inputs: TTIR from test/lit/inputs/cluster_reduce_chain_kernels.py (locations stripped).
 // RUN: normfuse-opt --split-input-file --cluster-reduce-chain %s 2>/dev/null | FileCheck %s
+// RUN: normfuse-opt --split-input-file --cluster-reduce-chain %s 2>/dev/null | FileCheck %s --check-prefix=FWD
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{forward-reloads=false}' %s 2>/dev/null | FileCheck %s --check-prefix=NOFWD
 // RUN: normfuse-opt --split-input-file --cluster-reduce-chain %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{cluster-size=2}' %s 2>/dev/null | FileCheck %s --check-prefix=TWO
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{cluster-size=17}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
@@ -28,7 +30,16 @@
 // CHECK: tt.store
 // CHECK: barrier.cluster.wait.acquire; mov
 // CHECK-NEXT: tt.return
-// REMARK: remark: [cluster-reduce-chain] applied: chain of 3 loops of 4 trips split over a 4-CTA cluster, one trip per CTA (the loops inlined); 2 exchanges of 1, 2 row sum(s) through distributed shared memory (256 B per CTA, 2 slot sets)
+// REMARK: remark: [cluster-reduce-chain] applied: chain of 3 loops of 4 trips split over a 4-CTA cluster, one trip per CTA (the loops inlined, 2 reloads of this CTA's own stores forwarded through registers); 2 exchanges of 1, 2 row sum(s) through distributed shared memory (256 B per CTA, 2 slot sets)
+// The reloads of Z and G read what this CTA stored: forwarded, only the load of X is left.
+// FWD-LABEL: tt.func public @chain_three_loops
+// FWD: tt.load
+// FWD-NOT: tt.load
+// FWD: tt.return
+// NOFWD-LABEL: tt.func public @chain_three_loops
+// NOFWD-COUNT-3: tt.load
+// NOFWD-NOT: tt.load
+// NOFWD: tt.return
 // TWO-LABEL: tt.func public @chain_three_loops
 // TWO-SAME: normfuse.cluster_dims = 2 : i32
 // TWO: scf.for %{{.+}} = %[[RANK:.+]] to %{{.+}} step %[[C2:.+]] iter_args
@@ -168,7 +179,7 @@ module {
 // CHECK-NOT: scf.for
 // CHECK: mapa.shared::cluster.u32 %nfp, %nfa, 2;
 // CHECK-NOT: mapa.shared::cluster.u32 %nfp, %nfa, 3;
-// REMARK: remark: [cluster-reduce-chain] applied: chain of 2 loops of 3 trips split over a 3-CTA cluster, one trip per CTA (the loops inlined); 1 exchanges of 1 row sum(s) through distributed shared memory (64 B per CTA, 1 slot set)
+// REMARK: remark: [cluster-reduce-chain] applied: chain of 2 loops of 3 trips split over a 3-CTA cluster, one trip per CTA (the loops inlined, 1 reload of this CTA's own stores forwarded through registers); 1 exchanges of 1 row sum(s) through distributed shared memory (64 B per CTA, 1 slot set)
 // TWO-LABEL: tt.func public @chain_two_loops
 // TWO-SAME: normfuse.cluster_dims = 2 : i32
 

@@ -54,10 +54,23 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
 5. Not the persistent form (the chain inside a loop over row blocks): reported, not handled.
 6. C (option or auto: C = T when T <= max-cluster) within 2..16 and <= T.
 
+Forwarding (option forward-reloads, default true)
+-------------------------------------------------
+When every CTA runs one trip (the loops inlined), a load in loop j of a tile loop i stored in the
+same trip (legality 4, address and mask proven equal) reads what this CTA has just written::
+
+    tt.store %p, %v, %m  ...  %r = tt.load %p', %m', %other   ->   %r = arith.select %m, %v, %other
+
+(masked-off lanes keep the load's `other`). Only when the stored and loaded types are equal, the
+load has an `other` (or no mask) and is not volatile, and the memory is stored by that one store
+in the whole function (no other store, atomic or call to it; stores to other base pointers are
+taken not to alias it, as `epilogue-norm` does). The store stays: the kernel's caller may read it.
+
 Options
 -------
 cluster-size = auto | 2..16    auto: C = T when T <= max-cluster, else the fewest trips per CTA
 max-cluster = 2..16            the largest cluster auto picks (8: portable)
+forward-reloads = true | false forward same-CTA reloads through registers (above)
 """
 from __future__ import annotations
 
@@ -65,6 +78,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..ir import Module, Op
+from ..ir import effects
 from ..ir.effects import has_side_effects
 from ..ir.ops import (ADDF, FOR, GET_NUM_PROGRAMS, GET_PROGRAM_ID, LOADS, RETURN, STORES, Builder, ForOp,
                       FuncOp, LoadOp, ProgramIdOp, StoreOp, is_zero_constant, tensor, type_of)
@@ -88,6 +102,7 @@ class ClusterReduceChain(Pass):
                "loop's row sums through distributed shared memory")
     cluster_size: Literal["auto"] | int = "auto"
     max_cluster: int = PORTABLE_MAX
+    forward_reloads: bool = True
 
     def __post_init__(self):
         if not 2 <= int(self.max_cluster) <= HW_MAX:
@@ -112,8 +127,8 @@ class ClusterReduceChain(Pass):
             if isinstance(res, str):
                 run.missed(res, func)
                 continue
-            chain, pid = res
-            self._rewrite(module, run, func, chain, pid)
+            chain, pid, pairs = res
+            self._rewrite(module, run, func, chain, pid, pairs)
 
     def _analyse(self, func: Op):
         if FuncOp(func).attr(ClusterSize.attr) is not None:
@@ -193,7 +208,8 @@ class ClusterReduceChain(Pass):
         ctas = self._ctas(trips)
         if isinstance(ctas, str):
             return ctas
-        return chain, pids[0]
+        pairs = _forwardable(chain, ops) if self.forward_reloads and ctas == trips else []
+        return chain, pids[0], pairs
 
     def _ctas(self, trips: int) -> int | str:
         if self.cluster_size == "auto":
@@ -205,7 +221,8 @@ class ClusterReduceChain(Pass):
         return c
 
     # -- rewriting -----------------------------------------------------------------------------
-    def _rewrite(self, module: Module, run: PassRun, func: Op, chain: list[Op], pid_op: Op) -> None:
+    def _rewrite(self, module: Module, run: PassRun, func: Op, chain: list[Op], pid_op: Op,
+                 pairs: list[tuple[Op, Op]]) -> None:
         lb, ub, step = ForOp(chain[0]).constant_bounds()
         trips = _trips(lb, ub, step)
         ctas = self._ctas(trips)
@@ -271,12 +288,58 @@ class ClusterReduceChain(Pass):
                 module.erase(marker)
         ret = func.body().terminator
         Builder(module, ret, before=ret).inline_asm(WAIT, "=r,r", [rank], ["i32"], hint="cluster_wait")
+        for load, store in pairs:  # the loops are inlined: the store now precedes the load
+            ld, st = LoadOp(load), StoreOp(store)
+            val = st.value
+            if ld.mask is not None:
+                val = Builder(module, load, before=load).select(ld.mask, val, ld.other, hint="fwd")
+            module.replace_all_uses(load.results[0], val)
+            module.erase(load)
         run.require(func, ClusterSize(ctas), ExtraSharedMemory(slot_bytes))
         per = -(-trips // ctas)
-        how = ("one trip per CTA (the loops inlined)" if per == 1 else
+        how = ("one trip per CTA (the loops inlined" + (f", {len(pairs)} reload"
+               f"{'s' if len(pairs) != 1 else ''} of this CTA's own stores forwarded through "
+               "registers)" if pairs else ")") if per == 1 else
                f"up to {per} trips per CTA (the loops kept, stepping by {ctas})")
         run.applied(f"chain of {len(chain)} loops of {trips} trips split over a {ctas}-CTA cluster"
                     f"{' (non-portable size)' if ctas > PORTABLE_MAX else ''}, {how}; "
                     f"{len(nstats)} exchanges of {', '.join(map(str, nstats))} row sum(s) through "
                     f"distributed shared memory ({slot_bytes} B per CTA, {nsets} slot set"
                     f"{'s' if nsets > 1 else ''})", where)
+
+
+def _forwardable(chain: list[Op], ops: list[Op]) -> list[tuple[Op, Op]]:
+    """(load, store) pairs: a load in a later loop of the chain that reads, trip by trip, exactly
+    the address and mask one store of an earlier loop wrote, where that store is the only write
+    to its memory in the function (see the module docstring)."""
+    writers: dict[int, int] = {}
+    for o in ops:
+        if o.name in STORES:
+            r = StoreOp(o).root
+            writers[id(r)] = writers.get(id(r), 0) + 1
+        elif not o.regions and any(e.kind == effects.WRITE for e in effects.effects(o)):
+            return []  # an atomic, call or asm that writes: which memory is unknown
+    pairs = []
+    for j, lj in enumerate(chain):
+        for li in chain[:j]:
+            forms = None
+            stores = [x for x in li.walk() if x.name in STORES and not StoreOp(x).is_descriptor]
+            for x in lj.walk():
+                if x.name not in LOADS:
+                    continue
+                ld = LoadOp(x)
+                if ld.is_descriptor or ld.is_volatile or (ld.mask is not None and ld.other is None):
+                    continue
+                for s in stores:
+                    st = StoreOp(s)
+                    if st.root is None or st.root is not ld.root or writers.get(id(st.root)) != 1:
+                        continue
+                    if st.value.type != x.results[0].type or (st.mask is None) != (ld.mask is None):
+                        continue
+                    if forms is None:
+                        from ..ir.affine import Forms
+                        forms = Forms(ForOp(li), ForOp(lj))
+                    if forms.equal(st.ptr, ld.ptr) and (st.mask is None or forms.equal(st.mask, ld.mask)):
+                        pairs.append((x, s))
+                        break
+    return pairs
