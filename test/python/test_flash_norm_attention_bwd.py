@@ -136,6 +136,19 @@ def test_bwd_without_affine_and_qk_scale():
     _check([6, 11], 2, 2, 64, 24, "silu", affine=False, block_m=16, seed=5, qk_scale=0.3)
 
 
+def test_bwd_fp16_int64_offsets():
+    x, k, v, off, dout, lnw, lnb, rmw = _inputs([4, 0, 13], 3, 3, 64, 24, dtype=torch.float16, seed=8)
+    off = off.long()
+    ref, out64, st = _grads(x, k, v, off, dout, lnw, lnb, rmw, "gelu_tanh", torch.float64)
+    eager, _, _ = _grads(x, k, v, off, dout, lnw, lnb, rmw, "gelu_tanh", torch.float16)
+    got = flash_norm_attention_bwd(dout, x, k, v, off, out64.half(), st["mean"].float(),
+                                   st["rstd"].float(), st["rrms"].float(), ln_weight=lnw,
+                                   ln_bias=lnb, rms_weight=rmw, block_m=16)
+    assert got[0].dtype == torch.float16
+    for name, g, r, e in zip(NAMES, got, ref, eager):
+        assert _rel(g, r) <= 1.5 * _rel(e, r) + FLOOR, name
+
+
 def test_fused_equals_naive():
     # the pass changes where the per-head sums are added, not their order: same bits
     x, k, v, off, dout, lnw, lnb, rmw = _inputs([3, 17], 4, 2, 64, 24, seed=6)
@@ -226,6 +239,7 @@ def test_unknown_activation():
     ("chain_three_loops", 4, "cluster-reduce-chain{cluster-size=2}", 2),
     ("chain_two_loops", 3, "cluster-reduce-chain", 3),
     ("chain_two_loops", 3, "cluster-reduce-chain{cluster-size=2}", 2),
+    ("chain_three_loops", 4, "cluster-reduce-chain{forward-reloads=false}", 4),
 ])
 def test_lit_chain_numerics(name, H, spec, ctas):
     gen = torch.Generator().manual_seed(7)

@@ -118,7 +118,7 @@ def _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights: dict, activat
             raise TypeError(f"{op}: {name} must be floating point, got {w.dtype}")
     if D < 16 or D & (D - 1) or D > 256:
         raise ValueError(f"{op}: head dim D must be a power of two in 16..256, got {D}")
-    if max(T * H * D * 2, (B * L + 64) * k.shape[2] * D) >= _I32:
+    if max((T + 256) * H * D, (B * L + 256) * k.shape[2] * D) >= _I32:
         raise ValueError(f"{op}: problem too large for the kernels' 32-bit offsets")
     return T, H, D, B, L
 
