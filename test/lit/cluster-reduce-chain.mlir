@@ -691,6 +691,99 @@ module {
 
 // -----
 
+// The store of loop 1 runs under an scf.if: the heads are split, the reload stays a load.
+// CHECK-LABEL: tt.func public @chain_conditional_store
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32
+// CHECK: scf.if
+// CHECK: tt.store
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: tt.load
+// REMARK: remark: [cluster-reduce-chain] applied: chain of 2 loops of 2 trips split over a 2-CTA cluster, one trip per CTA (the loops inlined); 1 exchanges
+
+
+module {
+  tt.func public @chain_conditional_store(%X: !tt.ptr<bf16>, %Z: !tt.ptr<f32>, %Y: !tt.ptr<bf16>, %FLAG: i32) attributes {noinline = false} {
+    %cst = arith.constant dense<2> : tensor<16x1xi32>
+    %cst_0 = arith.constant dense<16> : tensor<16x1xi32>
+    %ss = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %c1_i32 = arith.constant 1 : i32
+    %c2_i32 = arith.constant 2 : i32
+    %r = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %r_1 = arith.constant dense<9.99999974E-6> : tensor<16xf32>
+    %r_2 = arith.constant dense<3.200000e+01> : tensor<16xf32>
+    %cst_3 = arith.constant dense<2.000000e+00> : tensor<16x16xf32>
+    %c0_i32 = arith.constant 0 : i32
+    %c16_i32 = arith.constant 16 : i32
+    %rows = tt.get_program_id x : i32
+    %rows_4 = arith.muli %rows, %c16_i32 : i32
+    %rows_5 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %rows_6 = tt.splat %rows_4 : i32 -> tensor<16xi32>
+    %rows_7 = arith.addi %rows_6, %rows_5 : tensor<16xi32>
+    %ss_8 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_13 = %ss) -> (tensor<16xf32>)  : i32 {
+      %x = tt.expand_dims %rows_7 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %x_14 = arith.muli %x, %cst : tensor<16x1xi32>
+      %x_15 = tt.splat %h : i32 -> tensor<16x1xi32>
+      %x_16 = arith.addi %x_14, %x_15 : tensor<16x1xi32>
+      %x_17 = arith.muli %x_16, %cst_0 : tensor<16x1xi32>
+      %x_18 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_19 = tt.addptr %x_18, %x_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_20 = tt.expand_dims %rows_5 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_21 = tt.broadcast %x_19 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_22 = tt.broadcast %x_20 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_23 = tt.addptr %x_21, %x_22 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_24 = tt.load %x_23 : tensor<16x16x!tt.ptr<bf16>>
+      %x_25 = arith.extf %x_24 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %0 = arith.cmpi ne, %FLAG, %c0_i32 : i32
+      scf.if %0 {
+        %1 = tt.splat %Z : !tt.ptr<f32> -> tensor<16x1x!tt.ptr<f32>>
+        %2 = tt.addptr %1, %x_17 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+        %3 = tt.broadcast %2 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+        %4 = tt.addptr %3, %x_22 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+        %5 = arith.mulf %x_25, %cst_3 : tensor<16x16xf32>
+        tt.store %4, %5 : tensor<16x16x!tt.ptr<f32>>
+      }
+      %ss_26 = arith.mulf %x_25, %x_25 : tensor<16x16xf32>
+      %ss_27 = "tt.reduce"(%ss_26) <{axis = 1 : i32}> ({
+      ^bb0(%ss_29: f32, %ss_30: f32):
+        %ss_31 = arith.addf %ss_29, %ss_30 : f32
+        tt.reduce.return %ss_31 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      %ss_28 = arith.addf %ss_13, %ss_27 : tensor<16xf32>
+      scf.yield %ss_28 : tensor<16xf32>
+    }
+    %r_9 = arith.divf %ss_8, %r_2 : tensor<16xf32>
+    %r_10 = arith.addf %r_9, %r_1 : tensor<16xf32>
+    %r_11 = math.sqrt %r_10 : tensor<16xf32>
+    %r_12 = arith.divf %r, %r_11 : tensor<16xf32>
+    scf.for %h = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
+      %y = tt.expand_dims %rows_7 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %y_13 = arith.muli %y, %cst : tensor<16x1xi32>
+      %y_14 = tt.splat %h : i32 -> tensor<16x1xi32>
+      %y_15 = arith.addi %y_13, %y_14 : tensor<16x1xi32>
+      %y_16 = arith.muli %y_15, %cst_0 : tensor<16x1xi32>
+      %y_17 = tt.splat %Z : !tt.ptr<f32> -> tensor<16x1x!tt.ptr<f32>>
+      %y_18 = tt.addptr %y_17, %y_16 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+      %y_19 = tt.expand_dims %rows_5 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %y_20 = tt.broadcast %y_18 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+      %y_21 = tt.broadcast %y_19 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %y_22 = tt.addptr %y_20, %y_21 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %y_23 = tt.load %y_22 : tensor<16x16x!tt.ptr<f32>>
+      %y_24 = tt.expand_dims %r_12 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %y_25 = tt.broadcast %y_24 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %y_26 = arith.mulf %y_23, %y_25 : tensor<16x16xf32>
+      %0 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %1 = tt.addptr %0, %y_16 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %2 = tt.broadcast %1 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %3 = tt.addptr %2, %y_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %4 = arith.truncf %y_26 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %3, %4 : tensor<16x16x!tt.ptr<bf16>>
+    }
+    tt.return
+  }
+}
+
+// -----
+
 // Loop 2 reads the next head's tile, which another CTA stores once the heads are dealt: bail out.
 // CHECK-LABEL: tt.func public @negative_other_head
 // CHECK-NOT: normfuse.cluster_dims

@@ -261,6 +261,25 @@ def test_lit_chain_numerics(name, H, spec, ctas):
     assert float((out - r).norm() / r.norm()) < 1e-2
 
 
+@pytest.mark.parametrize("flag", [0, 1])
+def test_lit_chain_conditional_store(flag):
+    # loop 1 stores only when FLAG != 0: the reload must see Z's old contents otherwise, so it is
+    # not forwarded (the heads are still split)
+    gen = torch.Generator().manual_seed(8)
+    rows, H, D = 32, 2, 16
+    x = torch.randn(rows, H, D, generator=gen).bfloat16()
+    z = torch.randn(rows, H, D, generator=gen)
+    y = torch.full((rows, H, D), float("nan")).bfloat16()
+    res = check_ir_numerics((LIT / "cluster-reduce-chain.mlir").read_text(), [x, z, y, flag],
+                            (rows // 16,), passes="cluster-reduce-chain", kernel="chain_conditional_store")
+    assert res.changed and res.num_ctas == 2 and res.max_rel_diff < 1e-6, res.diffs
+    xd = x.double().reshape(rows, -1)
+    src = 2 * xd if flag else z.double().reshape(rows, -1)
+    want = src * torch.rsqrt(xd.square().mean(1, keepdim=True) + 1e-5)
+    got = res.after["arg2"].double().reshape(rows, -1)
+    assert float((got - want).norm() / want.norm()) < 1e-2
+
+
 # ---------------------------------------------------------------------------------------------
 # GPU
 # ---------------------------------------------------------------------------------------------

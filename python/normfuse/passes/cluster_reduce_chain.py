@@ -61,9 +61,10 @@ same trip (legality 4, address and mask proven equal) reads what this CTA has ju
 
     tt.store %p, %v, %m  ...  %r = tt.load %p', %m', %other   ->   %r = arith.select %m, %v, %other
 
-(masked-off lanes keep the load's `other`). Only when the stored and loaded types are equal, the
-load has an `other` (or no mask) and is not volatile, and the memory is stored by that one store
-in the whole function (no other store, atomic or call to it; stores to other base pointers are
+(masked-off lanes keep the load's `other`). Only when the store sits directly in its loop's body
+(it runs in every trip, not under an scf.if), the stored and loaded types are equal, the load has
+an `other` (or no mask) and is not volatile, and the memory is stored by that one store in the
+whole function (no other store, atomic or call to it; stores to other base pointers are
 taken not to alias it, as `epilogue-norm` does). The store stays: the kernel's caller may read it.
 
 Options
@@ -323,7 +324,9 @@ def _forwardable(chain: list[Op], ops: list[Op]) -> list[tuple[Op, Op]]:
     for j, lj in enumerate(chain):
         for li in chain[:j]:
             forms = None
-            stores = [x for x in li.walk() if x.name in STORES and not StoreOp(x).is_descriptor]
+            # a store directly in the loop body runs in every trip (not one under an scf.if)
+            body = ForOp(li).body
+            stores = [x for x in body.ops if x.name in STORES and not StoreOp(x).is_descriptor]
             for x in lj.walk():
                 if x.name not in LOADS:
                     continue

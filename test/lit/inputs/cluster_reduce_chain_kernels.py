@@ -57,6 +57,22 @@ def chain_two_loops(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr)
 
 
 @triton.jit
+def chain_conditional_store(X, Z, Y, FLAG, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr):
+    # the stored tile is written only when FLAG != 0: split, but the reload is not forwarded
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for h in range(0, H):
+        x = tl.load(_tile(X, rows, h, H, D)).to(tl.float32)
+        if FLAG != 0:
+            tl.store(_tile(Z, rows, h, H, D), x * 2.0)
+        ss += tl.sum(x * x, 1)
+    r = 1.0 / tl.sqrt(ss / (H * D) + 1e-5)
+    for h in range(0, H):
+        y = tl.load(_tile(Z, rows, h, H, D)) * r[:, None]
+        tl.store(_tile(Y, rows, h, H, D), y.to(tl.bfloat16))
+
+
+@triton.jit
 def negative_other_head(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr):
     rows = tl.program_id(0) * BM + tl.arange(0, BM)
     ss = tl.zeros([BM], dtype=tl.float32)
@@ -222,6 +238,17 @@ CASES = [
 // CHECK: tt.store
 // CHECK: barrier.cluster.wait.acquire; mov
 // REMARK: remark: [cluster-reduce-chain] applied: chain of 3 loops of 2 trips split over a 2-CTA cluster
+"""),
+    ("chain_conditional_store", chain_conditional_store, dict(SMALL, FLAG="i32"),
+     dict(H=2, BM=BM, D=D), """\
+// The store of loop 1 runs under an scf.if: the heads are split, the reload stays a load.
+// CHECK-LABEL: tt.func public @chain_conditional_store
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32
+// CHECK: scf.if
+// CHECK: tt.store
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: tt.load
+// REMARK: remark: [cluster-reduce-chain] applied: chain of 2 loops of 2 trips split over a 2-CTA cluster, one trip per CTA (the loops inlined); 1 exchanges
 """),
     ("negative_other_head", negative_other_head, SMALL, dict(H=4, BM=BM, D=D), """\
 // Loop 2 reads the next head's tile, which another CTA stores once the heads are dealt: bail out.
