@@ -261,6 +261,37 @@ def test_lit_chain_numerics(name, H, spec, ctas):
     assert float((out - r).norm() / r.norm()) < 1e-2
 
 
+@pytest.mark.parametrize("kind, persistent", [("rms", False), ("ln", False), ("ln", True)])
+def test_chain_generalizes_cluster_reduce(kind, persistent):
+    # the post-norm GEMM kernels are chains of two loops: alone, the pass splits them as
+    # cluster-reduce does (the output is stored twice, so its reload is not forwarded); the
+    # persistent form is reported, not handled
+    from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
+    from normfuse.reference import linear_norm_ref, rel_err
+    from normfuse.testing import check_pass_numerics
+    gen = torch.Generator().manual_seed(11)
+    M, K, N = 70, 80, 96
+    x = torch.randn(M, K, generator=gen).bfloat16()
+    w = (torch.randn(N, K, generator=gen) * 0.1).bfloat16()
+    bias, res_ = torch.randn(N, generator=gen).bfloat16(), (torch.randn(M, N, generator=gen) + 3).bfloat16()
+    g, b = (0.5 + torch.rand(N, generator=gen)).bfloat16(), torch.randn(N, generator=gen).bfloat16()
+    y = torch.full((M, N), float("nan")).bfloat16()
+    vec = [g] if kind == "rms" else [g, b]
+    args = [x, w, bias, res_, *vec, y, M, K, K, K, N, N, 1e-5]
+    consts = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, HAS_BIAS=True, HAS_RES=True, N=N,
+                  EVEN_K=False, USE_TMA=False, PERSISTENT=persistent)
+    fn = linear_rmsnorm_naive if kind == "rms" else linear_layernorm_naive
+    res = check_pass_numerics(fn, args, constexprs=consts, grid=(2,) if persistent else (3,),
+                              passes="cluster-reduce-chain", num_warps=4)
+    if persistent:
+        assert not res.changed and any("persistent form" in r for r in res.remarks), res.remarks
+        return
+    assert res.changed and res.num_ctas == 3 and res.max_rel_diff == 0.0, res.remarks
+    assert not any("forwarded" in r for r in res.remarks)
+    ref = linear_norm_ref(x, w, g, None if kind == "rms" else b, 1e-5, bias, res_)
+    assert rel_err(res.after["Y"], ref) < 1e-2
+
+
 @pytest.mark.parametrize("flag", [0, 1])
 def test_lit_chain_conditional_store(flag):
     # loop 1 stores only when FLAG != 0: the reload must see Z's old contents otherwise, so it is
