@@ -49,6 +49,9 @@ class BwdConfig:
     block_m: int = 64        # rows kernel: rows per program (a cluster of H CTAs after the pass)
     block_l: int = 64        # keys per step in the rows kernel
     num_warps: int = 8
+    # <= 2: the key loop is short (L / block_l trips), and DESIGN.md's measured pipeliner race
+    # needs >= 3 stages (a loaded tile feeding a wgmma and another use)
+    num_stages: int = 2
     kv_block_m: int = 64     # dK/dV kernel: rows per step
     kv_block_l: int = 64     # keys per program
     kv_num_warps: int = 8
@@ -234,7 +237,7 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
             [x, dout, k, v, mean, rstd, rrms, lnw if lnw is not None else dummy,
              lnb if lnb is not None else dummy, rmw if rmw is not None else dummy, table, z, dz,
              dlnq, stat, dx, dw_part, L, stride_kb, stride_kl, scale], consts, dev,
-            cfg.num_warps, 3)
+            cfg.num_warps, cfg.num_stages)
     kv_consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=cfg.kv_block_m, BLOCK_L=cfg.kv_block_l,
                      HAS_LNW=lnw is not None, HAS_LNB=lnb is not None)
     nlb = -(-L // cfg.kv_block_l)
