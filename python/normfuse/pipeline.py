@@ -30,10 +30,13 @@ STAGE_NAME = "normfuse"  # the stage key inserted after "ttir"
 
 # `passes="default"`: every fusion pass, then the lowering; each applies where it matches (a pass
 # that does not match leaves the IR as it was and says why). lazy-prenorm fuses pre-norms,
-# cluster-reduce and epilogue-norm post-norms; hopper-ws lowers what is then a GEMM-shaped loop
-# to the warp-specialized Hopper template. residual-acc starts a GEMM accumulator at a residual
-# added to its result (FlashNormAttention's inner residual, acc = ln_q; acc += P V).
-DEFAULT_PIPELINE = ("lazy-prenorm", "cluster-reduce", "epilogue-norm", "residual-acc", "hopper-ws")
+# cluster-reduce and epilogue-norm post-norms, cluster-reduce-chain chains of loops over heads
+# with cross-head row sums (the FlashNormAttention backward); residual-acc starts a GEMM
+# accumulator at a residual added to its result (FlashNormAttention's inner residual,
+# acc = ln_q; acc += P V); hopper-ws lowers what is then a GEMM-shaped loop to the
+# warp-specialized Hopper template.
+DEFAULT_PIPELINE = ("lazy-prenorm", "cluster-reduce", "cluster-reduce-chain", "epilogue-norm",
+                    "residual-acc", "hopper-ws")
 
 
 def parse_pipeline(spec: str | Sequence[str | Pass] | None) -> list[Pass]:

@@ -35,6 +35,7 @@ PIPELINES = {
     "lazy-prenorm": ["--lazy-prenorm"],
     "epilogue-norm": ["--epilogue-norm"],
     "cluster-reduce": ["--cluster-reduce"],
+    "cluster-reduce-chain": ["--cluster-reduce-chain"],
     "hopper-ws": ["--hopper-ws"],
     "residual-acc": ["--residual-acc"],
     "post-norm default": ["--pass-pipeline=cluster-reduce,epilogue-norm"],

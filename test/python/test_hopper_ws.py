@@ -122,8 +122,8 @@ def test_plain_gemm_is_the_backbone():
 
 def test_default_pipeline_names_every_pass():
     names = [p.name for p in parse_pipeline("default")]
-    assert names == list(DEFAULT_PIPELINE) == ["lazy-prenorm", "cluster-reduce", "epilogue-norm",
-                                               "residual-acc", "hopper-ws"]
+    assert names == list(DEFAULT_PIPELINE) == ["lazy-prenorm", "cluster-reduce", "cluster-reduce-chain",
+                                               "epilogue-norm", "residual-acc", "hopper-ws"]
 
 
 def test_postnorm_is_left_to_the_triton_passes_with_a_reason():

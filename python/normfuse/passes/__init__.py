@@ -27,6 +27,7 @@ _REGISTRY: dict[str, str] = {
     "epilogue-norm": "normfuse.passes.epilogue_norm:EpilogueNorm",
     "cluster-reduce": "normfuse.passes.cluster_reduce:ClusterReduce",
     "residual-acc": "normfuse.passes.residual_acc:ResidualAcc",
+    "cluster-reduce-chain": "normfuse.passes.cluster_reduce_chain:ClusterReduceChain",
     "hopper-ws": "normfuse.passes.hopper_ws:HopperWS",
 }
 

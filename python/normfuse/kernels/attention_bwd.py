@@ -1,0 +1,301 @@
+"""Naive FlashNormAttention backward kernels (issue 12), the input of `cluster-reduce-chain`.
+
+The forward (`normfuse.reference_attention`, per token row t, N = H*D)::
+
+    xhat = (x - mean) * rstd               ln_q = xhat * a + c         (LayerNorm, affine a, c)
+    g_h  = attend_h(ln_q_h, K_h, V_h)      z = g + ln_q                (inner residual)
+    y    = z * rrms * w                    out = y + x                 (RMSNorm weight w; outer residual)
+
+Backward, from dout (every sum over the N = H*D features of the row: a sum over heads)::
+
+    dx    = dout                                               (outer residual)
+          + LN_bwd(dlnq)
+    c     = sum_N(dout * w * z)                                RMS statistic, cross-head
+    dz    = rrms * (dout * w - z * rrms^2 * c / N)             = rrms*(dout*w - zhat*mean_N(dout*w*zhat))
+    dw    = sum_T(dout * z * rrms)                             (rms_weight)
+    attention backward per head, dg = dz:
+      GDPA     S = q K^T, P = act(S) * s:   dV = P^T dz, dP = dz V^T, dS = act'(S) * dP * s
+      softmax  P = exp(S*s - lse):          dV = P^T dz, dP = dz V^T, dS = P * (dP - delta) * s,
+               delta = sum_D(dz_h * g_h) (= rowsum(P * dP)), lse recomputed (not saved by the forward)
+      dK = dS^T q,  dlnq = dS K + dz                           (+ dz: the inner residual)
+    c1    = sum_N(dlnq * a),  c2 = sum_N(dlnq * a * xhat)      LN statistics, cross-head, one exchange
+    dx   += rstd * (dlnq * a - (c1 + xhat * c2) / N)
+    da    = sum_T(dlnq * xhat),  dc = sum_T(dlnq)              (ln_weight, ln_bias)
+
+What is recomputed: xhat (hence ln_q) from x and the saved mean/rstd, and z = g + ln_q by redoing
+the forward's P V for the row block. The forward's `out` is not used: z = (out - x) / (rrms * w)
+loses the bits of y under x's magnitude when |mean(x)| >> std (out is bf16 and carries x) and
+divides by w (zero weights); the recompute costs one extra [BLOCK_M, L] x [L, D] product per head.
+
+Two kernels, both deterministic (no atomics):
+
+`fna_bwd_rows_naive`: one program per row block (BLOCK_M rows of one sequence, from the block
+table ROWS: (batch, first row, end row) per program). Three loops over the H heads, written the
+obvious way, cross-head sums accumulated in one loop and used in the next, per-head tiles stored
+and reloaded through fp32 scratch::
+
+    loop 1 over h: recompute ln_q_h, z_h = P V + ln_q_h; store z_h; c += sum_D(dout*w*z)
+    loop 2 over h: reload z_h; dz_h; store dz_h (for the dK/dV kernel); dlnq_h = dS K + dz_h;
+                   store dlnq_h; c1 += sum_D(dlnq*a); c2 += sum_D(dlnq*a*xhat)
+    loop 3 over h: reload dlnq_h; dx_h; store dx_h
+
+`cluster-reduce-chain` deals the heads of a row block to the H CTAs of a cluster (one head each)
+and exchanges c, then (c1, c2), through distributed shared memory; `epilogue-norm`-style
+forwarding is then possible because the reloads read what the same CTA just stored.
+
+`fna_bwd_kv_naive`: one program per (batch, kv head, BLOCK_L keys): loops over the query heads of
+the group and the row blocks of the batch, recomputes ln_q and S, reads dz (and lse, delta for
+softmax) from the rows kernel, accumulates dK and dV in registers.
+
+Layout: X, DOUT, DX [T, H, D]; K, V, DK, DV [B, L, HKV, D] contiguous; MEAN, RSTD, RRMS [T] f32;
+Z, DZ, DLNQ [T, H, D] f32 scratch; STAT [T, H, 2] f32 (lse, delta; softmax only);
+DW_PART [programs, 3, H*D] f32 (per-program column sums of the weight grads: rms_weight,
+ln_weight, ln_bias), summed over programs by the host. ACT: 0 gelu_tanh, 1 silu, 2 relu, 3 relu2,
+4 softmax (`ACT_CODES`).
+"""
+import triton
+import triton.language as tl
+
+ACT_CODES = {"gelu_tanh": 0, "silu": 1, "relu": 2, "relu2": 3, "softmax": 4}
+
+
+@triton.jit
+def _tanh(a):
+    return 1.0 - 2.0 / (tl.exp(2.0 * a) + 1.0)
+
+
+@triton.jit
+def _act(s, ACT: tl.constexpr):
+    if ACT == 0:
+        return 0.5 * s * (1.0 + _tanh(0.7978845608028654 * (s + 0.044715 * s * s * s)))
+    elif ACT == 1:
+        return s * tl.sigmoid(s)
+    elif ACT == 2:
+        return tl.maximum(s, 0.0)
+    else:
+        r = tl.maximum(s, 0.0)
+        return r * r
+
+
+@triton.jit
+def _act_grad(s, ACT: tl.constexpr):
+    if ACT == 0:
+        t = _tanh(0.7978845608028654 * (s + 0.044715 * s * s * s))
+        return 0.5 * (1.0 + t) + 0.5 * s * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 0.134145 * s * s)
+    elif ACT == 1:
+        sg = tl.sigmoid(s)
+        return sg * (1.0 + s * (1.0 - sg))
+    elif ACT == 2:
+        return tl.where(s > 0.0, 1.0, 0.0)
+    else:
+        return 2.0 * tl.maximum(s, 0.0)
+
+
+@triton.jit
+def _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H: tl.constexpr, D: tl.constexpr,
+             HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr):
+    """xhat and ln_q of head h for the rows (f32 [BLOCK_M, D]), and the LN weight (f32 [D])."""
+    offs_d = tl.arange(0, D)
+    x = tl.load(X + (rows[:, None] * H + h) * D + offs_d[None, :], mask=rmask[:, None],
+                other=0.0).to(tl.float32)
+    xhat = (x - mean[:, None]) * rstd[:, None]
+    lnq = xhat
+    a = tl.full([D], 1.0, tl.float32)
+    if HAS_LNW:
+        a = tl.load(LNW + h * D + offs_d).to(tl.float32)
+        lnq = lnq * a[None, :]
+    if HAS_LNB:
+        lnq = lnq + tl.load(LNB + h * D + offs_d).to(tl.float32)[None, :]
+    return xhat, lnq, a
+
+
+@triton.jit
+def _kv_tile(KV, b, kvh, l0, L, stride_b, stride_l, D: tl.constexpr, BLOCK_L: tl.constexpr):
+    """Keys or values l0 .. l0 + BLOCK_L of (batch b, kv head kvh): [BLOCK_L, D], zero past L."""
+    offs_l = l0 + tl.arange(0, BLOCK_L)
+    offs_d = tl.arange(0, D)
+    return tl.load(KV + b * stride_b + offs_l[:, None] * stride_l + kvh * D + offs_d[None, :],
+                   mask=(offs_l < L)[:, None], other=0.0)
+
+
+@triton.jit
+def _lse(q, K, b, kvh, L, stride_b, stride_l, qk_scale, D: tl.constexpr, BLOCK_M: tl.constexpr,
+         BLOCK_L: tl.constexpr):
+    """log-sum-exp over the keys of softmax(S * qk_scale), per row (online max and sum)."""
+    m = tl.full([BLOCK_M], -float("inf"), tl.float32)
+    l_sum = tl.zeros([BLOCK_M], tl.float32)
+    for l0 in range(0, L, BLOCK_L):
+        k = _kv_tile(K, b, kvh, l0, L, stride_b, stride_l, D, BLOCK_L)
+        s = tl.dot(q, tl.trans(k)) * qk_scale
+        s = tl.where((l0 + tl.arange(0, BLOCK_L) < L)[None, :], s, -float("inf"))
+        m_new = tl.maximum(m, tl.max(s, 1))
+        l_sum = l_sum * tl.exp(m - m_new) + tl.sum(tl.exp(s - m_new[:, None]), 1)
+        m = m_new
+    return m + tl.log(l_sum)
+
+
+@triton.jit
+def _probs(s, lse, l0, L, qk_scale, ACT: tl.constexpr, BLOCK_L: tl.constexpr):
+    """P for a tile of scores S (f32): act(S) * qk_scale, or exp(S * qk_scale - lse); 0 past L."""
+    lmask = (l0 + tl.arange(0, BLOCK_L) < L)[None, :]
+    if ACT == 4:
+        p = tl.exp(s * qk_scale - lse[:, None])
+    else:
+        p = _act(s, ACT) * qk_scale
+    return tl.where(lmask, p, 0.0)
+
+
+@triton.jit
+def _dscores(s, p, dp, delta, qk_scale, ACT: tl.constexpr):
+    """dL/dS from dP = dz V^T."""
+    if ACT == 4:
+        return p * (dp - delta[:, None]) * qk_scale
+    else:
+        return _act_grad(s, ACT) * dp * qk_scale
+
+
+@triton.jit
+def fna_bwd_rows_naive(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, Z, DZ, DLNQ, STAT,
+                       DX, DW_PART, L, stride_kb, stride_kl, qk_scale,
+                       H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr, ACT: tl.constexpr,
+                       BLOCK_M: tl.constexpr, BLOCK_L: tl.constexpr, HAS_LNW: tl.constexpr = False,
+                       HAS_LNB: tl.constexpr = False, HAS_RMSW: tl.constexpr = False):
+    pid = tl.program_id(0)
+    N: tl.constexpr = H * D
+    G: tl.constexpr = H // HKV
+    b = tl.load(ROWS + pid * 3)
+    start = tl.load(ROWS + pid * 3 + 1)
+    end = tl.load(ROWS + pid * 3 + 2)
+    rows = start + tl.arange(0, BLOCK_M)
+    rmask = rows < end
+    offs_d = tl.arange(0, D)
+    tmask = rmask[:, None]
+    mean = tl.load(MEAN + rows, mask=rmask, other=0.0)
+    rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+    rrms = tl.load(RRMS + rows, mask=rmask, other=0.0)
+
+    # loop 1: z = attend(ln_q) + ln_q per head; the RMS backward's statistic sum_N(dout * w * z)
+    c = tl.zeros([BLOCK_M], tl.float32)
+    for h in range(0, H):
+        kvh = h // G
+        xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
+        q = lnq.to(X.dtype.element_ty)
+        lse = tl.zeros([BLOCK_M], tl.float32)
+        if ACT == 4:
+            lse = _lse(q, K, b, kvh, L, stride_kb, stride_kl, qk_scale, D, BLOCK_M, BLOCK_L)
+            tl.store(STAT + (rows * H + h) * 2, lse, mask=rmask)
+        z = lnq
+        for l0 in range(0, L, BLOCK_L):
+            k = _kv_tile(K, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
+            v = _kv_tile(V, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
+            p = _probs(tl.dot(q, tl.trans(k)), lse, l0, L, qk_scale, ACT, BLOCK_L)
+            z = tl.dot(p.to(v.dtype), v, z)
+        tile = (rows[:, None] * H + h) * D + offs_d[None, :]
+        tl.store(Z + tile, z, mask=tmask)
+        do = tl.load(DOUT + tile, mask=tmask, other=0.0).to(tl.float32)
+        if HAS_RMSW:
+            do = do * tl.load(RMSW + h * D + offs_d).to(tl.float32)[None, :]
+        c += tl.sum(do * z, 1)
+    cz = c * rrms * rrms / N
+
+    # loop 2: dz, the attention backward for dlnq, the LN backward's statistics
+    c1 = tl.zeros([BLOCK_M], tl.float32)
+    c2 = tl.zeros([BLOCK_M], tl.float32)
+    for h in range(0, H):
+        kvh = h // G
+        tile = (rows[:, None] * H + h) * D + offs_d[None, :]
+        z = tl.load(Z + tile, mask=tmask, other=0.0)
+        do = tl.load(DOUT + tile, mask=tmask, other=0.0).to(tl.float32)
+        dow = do
+        if HAS_RMSW:
+            dow = do * tl.load(RMSW + h * D + offs_d).to(tl.float32)[None, :]
+            tl.store(DW_PART + pid * 3 * N + h * D + offs_d, tl.sum(do * z * rrms[:, None], 0))
+        dz = rrms[:, None] * (dow - z * cz[:, None])
+        tl.store(DZ + tile, dz, mask=tmask)
+        xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
+        q = lnq.to(X.dtype.element_ty)
+        lse = tl.zeros([BLOCK_M], tl.float32)
+        delta = tl.zeros([BLOCK_M], tl.float32)
+        if ACT == 4:
+            lse = tl.load(STAT + (rows * H + h) * 2, mask=rmask, other=0.0)
+            delta = tl.sum(dz * (z - lnq), 1)
+            tl.store(STAT + (rows * H + h) * 2 + 1, delta, mask=rmask)
+        dzq = dz.to(X.dtype.element_ty)
+        dlnq = dz
+        for l0 in range(0, L, BLOCK_L):
+            k = _kv_tile(K, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
+            v = _kv_tile(V, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
+            s = tl.dot(q, tl.trans(k))
+            p = _probs(s, lse, l0, L, qk_scale, ACT, BLOCK_L)
+            dp = tl.dot(dzq, tl.trans(v))
+            ds = _dscores(s, p, dp, delta, qk_scale, ACT)
+            ds = tl.where((l0 + tl.arange(0, BLOCK_L) < L)[None, :], ds, 0.0)
+            dlnq = tl.dot(ds.to(k.dtype), k, dlnq)
+        tl.store(DLNQ + tile, dlnq, mask=tmask)
+        ga = dlnq * a[None, :]
+        c1 += tl.sum(ga, 1)
+        c2 += tl.sum(ga * xhat, 1)
+
+    # loop 3: the LayerNorm backward and the outer residual
+    for h in range(0, H):
+        tile = (rows[:, None] * H + h) * D + offs_d[None, :]
+        dlnq = tl.load(DLNQ + tile, mask=tmask, other=0.0)
+        xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
+        do = tl.load(DOUT + tile, mask=tmask, other=0.0).to(tl.float32)
+        dx = rstd[:, None] * (dlnq * a[None, :] - (c1[:, None] + xhat * c2[:, None]) / N) + do
+        tl.store(DX + tile, dx.to(DX.dtype.element_ty), mask=tmask)
+        if HAS_LNW:
+            tl.store(DW_PART + pid * 3 * N + N + h * D + offs_d, tl.sum(dlnq * xhat, 0))
+        if HAS_LNB:
+            tl.store(DW_PART + pid * 3 * N + 2 * N + h * D + offs_d, tl.sum(dlnq, 0))
+
+
+@triton.jit
+def fna_bwd_kv_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, L, stride_kb,
+                     stride_kl, qk_scale, H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
+                     ACT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_L: tl.constexpr,
+                     HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False):
+    pid = tl.program_id(0)
+    G: tl.constexpr = H // HKV
+    nlb = tl.cdiv(L, BLOCK_L)
+    lblk = pid % nlb
+    kvh = (pid // nlb) % HKV
+    b = pid // (nlb * HKV)
+    l0 = lblk * BLOCK_L
+    offs_l = l0 + tl.arange(0, BLOCK_L)
+    offs_d = tl.arange(0, D)
+    lmask = offs_l < L
+    k = _kv_tile(K, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
+    v = _kv_tile(V, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
+    q0 = tl.load(OFFSETS + b).to(tl.int32)
+    q1 = tl.load(OFFSETS + b + 1).to(tl.int32)
+    dk = tl.zeros([BLOCK_L, D], tl.float32)
+    dv = tl.zeros([BLOCK_L, D], tl.float32)
+    for g in range(0, G):
+        h = kvh * G + g
+        for start in range(q0, q1, BLOCK_M):
+            rows = start + tl.arange(0, BLOCK_M)
+            rmask = rows < q1
+            mean = tl.load(MEAN + rows, mask=rmask, other=0.0)
+            rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+            xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
+            q = lnq.to(X.dtype.element_ty)
+            tile = (rows[:, None] * H + h) * D + offs_d[None, :]
+            dz = tl.load(DZ + tile, mask=rmask[:, None], other=0.0)
+            dzq = dz.to(X.dtype.element_ty)
+            lse = tl.zeros([BLOCK_M], tl.float32)
+            delta = tl.zeros([BLOCK_M], tl.float32)
+            if ACT == 4:
+                lse = tl.load(STAT + (rows * H + h) * 2, mask=rmask, other=0.0)
+                delta = tl.load(STAT + (rows * H + h) * 2 + 1, mask=rmask, other=0.0)
+            s = tl.dot(q, tl.trans(k))
+            p = _probs(s, lse, l0, L, qk_scale, ACT, BLOCK_L)
+            p = tl.where(rmask[:, None], p, 0.0)
+            dv = tl.dot(tl.trans(p.to(v.dtype)), dzq, dv)
+            dp = tl.dot(dzq, tl.trans(v))
+            ds = _dscores(s, p, dp, delta, qk_scale, ACT)
+            ds = tl.where(rmask[:, None] & lmask[None, :], ds, 0.0)
+            dk = tl.dot(tl.trans(ds.to(q.dtype)), q, dk)
+    out = b * stride_kb + offs_l[:, None] * stride_kl + kvh * D + offs_d[None, :]
+    tl.store(DK + out, dk.to(DK.dtype.element_ty), mask=lmask[:, None])
+    tl.store(DV + out, dv.to(DV.dtype.element_ty), mask=lmask[:, None])

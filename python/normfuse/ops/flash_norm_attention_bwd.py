@@ -1,0 +1,255 @@
+"""FlashNormAttention backward (issue 12): the gradients of
+`out = RMSNorm_N(attend(LayerNorm_N(x)) + LayerNorm_N(x)) + x` (`normfuse.reference_attention`).
+
+    flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *, activation,
+                             qk_scale, ln_weight, ln_bias, rms_weight, eps, rms_eps, max_seqlen)
+        -> (dx, dk, dv, d_ln_weight, d_ln_bias, d_rms_weight)   (None for absent weights)
+
+Two normfuse-compiled kernels (`kernels/attention_bwd.py`, the derivation is there): the rows
+kernel (RMSNorm backward, attention backward for d ln_q, LayerNorm backward, outer residual; one
+program per row block, the heads of a row block dealt to one thread-block cluster by
+`cluster-reduce-chain`, which exchanges the two cross-head reductions through distributed shared
+memory) and the dK/dV kernel (one program per batch, kv head and key block; deterministic, no
+atomics). The weight gradients are per-program column sums, added up here.
+
+What the forward saved is used as follows: mean and rstd recompute ln_q; rrms is the RMSNorm's
+statistic; `out` is accepted for the contract but not read (z = g + ln_q is recomputed, see the
+kernels' docstring); eps/rms_eps are not needed (the statistics are saved). `max_seqlen` is
+accepted and ignored (the row-block table is built from `offsets`; this costs one
+device-to-host copy of its size).
+
+CUDA tensors run on the GPU (Hopper); CPU tensors run the same compiled TTIR in normfuse's CPU
+interpreter (`normfuse.testing`), slowly, for tests.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import torch
+
+from ..reference_attention import ACTIVATIONS, check_layout, default_qk_scale
+
+__all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "BwdConfig", "row_block_table",
+           "bwd_kernels"]
+
+# the rows kernel's pipeline: the heads of a row block over one cluster, then each CTA's reloads
+# of what it stored forwarded through registers
+DEFAULT_BWD_PASSES = ("cluster-reduce-chain",)
+BLOCK_M = 64
+
+
+@dataclass(frozen=True)
+class BwdConfig:
+    """Tiles of the two backward kernels. The defaults compile for sm_90 without register spills
+    in the rows kernel at D = 128 (ptxas, 8 warps, with and without affines); the dK/dV kernel
+    spills some (100-340 B/thread at D = 128, BLOCK_L = 64), less with 32 x 32 tiles and 4
+    warps, which re-read the batch's rows twice as often: `bench/gpu_attention_bwd.py` times both."""
+
+    block_m: int = 64        # rows kernel: rows per program (a cluster of H CTAs after the pass)
+    block_l: int = 64        # keys per step in the rows kernel
+    num_warps: int = 8
+    # <= 2: the key loop is short (L / block_l trips), and DESIGN.md's measured pipeliner race
+    # needs >= 3 stages (a loaded tile feeding a wgmma and another use)
+    num_stages: int = 2
+    kv_block_m: int = 64     # dK/dV kernel: rows per step
+    kv_block_l: int = 64     # keys per program
+    kv_num_warps: int = 8
+    kv_num_stages: int = 1
+_I32 = 2 ** 31
+
+
+def bwd_kernels():
+    from ..kernels.attention_bwd import fna_bwd_kv_naive, fna_bwd_rows_naive
+    return fna_bwd_rows_naive, fna_bwd_kv_naive
+
+
+def row_block_table(offsets: torch.Tensor, block_m: int) -> torch.Tensor:
+    """int32 [blocks, 3]: (batch, first row, end of the sequence) of every BLOCK_M-row block of every
+    sequence (empty sequences have none), in order."""
+    off = offsets.to(torch.int64)
+    lens = off[1:] - off[:-1]
+    nb = (lens + block_m - 1) // block_m
+    cum = torch.cumsum(nb, 0)
+    total = int(cum[-1]) if cum.numel() else 0
+    j = torch.arange(total, device=off.device)
+    b = torch.searchsorted(cum, j, right=True)
+    first = cum[b] - nb[b]
+    start = off[b] + (j - first) * block_m
+    return torch.stack([b, start, off[b + 1]], 1).to(torch.int32).contiguous()
+
+
+def _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights: dict, activation):
+    op = "flash_norm_attention_bwd"
+    tensors = dict(dout=dout, x=x, k=k, v=v, offsets=offsets, mean=mean, rstd=rstd, rrms=rrms)
+    for name, t in dict(tensors, **{n: w for n, w in weights.items() if w is not None}).items():
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"{op}: unknown activation {activation!r}; expected one of {ACTIVATIONS}")
+    if x.dtype not in (torch.bfloat16, torch.float16):
+        raise TypeError(f"{op}: x must be bfloat16 or float16, got {x.dtype}")
+    for name in ("dout", "k", "v"):
+        if tensors[name].dtype != x.dtype:
+            raise TypeError(f"{op}: {name} must have x's dtype {x.dtype}, got {tensors[name].dtype}")
+    if offsets.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"{op}: offsets must be int32 or int64, got {offsets.dtype}")
+    for name in ("mean", "rstd", "rrms"):
+        if tensors[name].dtype != torch.float32:
+            raise TypeError(f"{op}: {name} must be float32 (as the forward saves it), got "
+                            f"{tensors[name].dtype}")
+    for name, t in dict(tensors, **{n: w for n, w in weights.items() if w is not None}).items():
+        if t.device != x.device:
+            raise ValueError(f"{op}: {name} must be on x's device {x.device}, got {t.device}")
+    if x.device.type not in ("cuda", "cpu"):
+        raise ValueError(f"{op}: unsupported device {x.device}")
+    try:
+        T, H, D, B, L = check_layout(x, k, v, offsets)
+    except ValueError as e:
+        raise ValueError(f"{op}: {e}") from None
+    if tuple(dout.shape) != tuple(x.shape):
+        raise ValueError(f"{op}: dout must have x's shape {tuple(x.shape)}, got {tuple(dout.shape)}")
+    if out is not None and tuple(out.shape) != tuple(x.shape):
+        raise ValueError(f"{op}: out must have x's shape {tuple(x.shape)}, got {tuple(out.shape)}")
+    for name in ("mean", "rstd", "rrms"):
+        if tuple(tensors[name].shape) != (T,):
+            raise ValueError(f"{op}: {name} must have shape ({T},), got {tuple(tensors[name].shape)}")
+    for name, w in weights.items():
+        if w is not None and tuple(w.shape) != (H * D,):
+            raise ValueError(f"{op}: {name} must have shape ({H * D},) = (H*D,), got {tuple(w.shape)}")
+        if w is not None and not w.is_floating_point():
+            raise TypeError(f"{op}: {name} must be floating point, got {w.dtype}")
+    if D < 16 or D & (D - 1) or D > 256:
+        raise ValueError(f"{op}: head dim D must be a power of two in 16..256, got {D}")
+    if max((T + 256) * H * D, (B * L + 256) * k.shape[2] * D) >= _I32:
+        raise ValueError(f"{op}: problem too large for the kernels' 32-bit offsets")
+    return T, H, D, B, L
+
+
+@functools.lru_cache(maxsize=None)
+def _jit(which: str, passes):
+    import normfuse
+    rows, kv = bwd_kernels()
+    return normfuse.jit(rows if which == "rows" else kv, passes=passes)
+
+
+def _launch(which, passes, grid, args, consts, device, num_warps, num_stages):
+    if device.type == "cuda":
+        return _jit(which, passes)[grid](*args, **consts, num_warps=num_warps, num_stages=num_stages)
+    return _interpret(which, passes, grid, args, consts, num_warps, num_stages)
+
+
+def _interpret(which, passes, grid, args, consts, num_warps, num_stages):
+    """CPU: compile for sm_90 ahead of time, run the TTIR after the passes in the interpreter."""
+    import normfuse
+    from ..testing import cluster_dims, run_ir
+    from ..testing.numerics import _arg_type
+    fn = bwd_kernels()[0 if which == "rows" else 1]
+    names = [n for n in fn.arg_names if n not in consts]
+    signature, attrs = {}, {}
+    for i, n in enumerate(fn.arg_names):
+        if n in consts:
+            signature[n] = "constexpr"
+            continue
+        t, div16 = _arg_type(n, args[names.index(n)])
+        signature[n] = t
+        if div16:
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    ir = _compiled_ir(fn, tuple(sorted(signature.items())), tuple(sorted(consts.items())),
+                      tuple(sorted((k[0], str(v)) for k, v in attrs.items())), passes, num_warps,
+                      num_stages)
+    run_ir(ir, list(args), grid, num_ctas=cluster_dims(ir))
+
+
+_IR_CACHE: dict = {}
+
+
+def _compiled_ir(fn, sig, consts, attr_key, passes, num_warps, num_stages):
+    import normfuse
+    key = (fn.__name__, sig, consts, attr_key, passes, num_warps, num_stages)
+    if key not in _IR_CACHE:
+        attrs = {(i,): [["tt.divisibility", 16]] for i, _ in attr_key}
+        ck = normfuse.compile(fn, signature=dict(sig), constexprs=dict(consts), attrs=attrs,
+                              target="cuda:90", passes=passes, num_warps=num_warps,
+                              num_stages=num_stages)
+        _IR_CACHE[key] = (ck.asm.get("normfuse", ck.asm["ttir"]) if passes else ck.asm["ttir"],
+                          list(ck.remarks))
+    return _IR_CACHE[key][0]
+
+
+def last_remarks(fn_name: str = "fna_bwd_rows_naive") -> list[str]:
+    """The pass remarks of the last CPU compile of a backward kernel (for tests)."""
+    for key in reversed(list(_IR_CACHE)):
+        if key[0] == fn_name:
+            return list(_IR_CACHE[key][1])
+    return []
+
+
+def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
+                             activation: str = "gelu_tanh", qk_scale: float | None = None,
+                             ln_weight=None, ln_bias=None, rms_weight=None, eps: float = 1e-5,
+                             rms_eps: float | None = None, max_seqlen: int | None = None,
+                             passes="default", config: BwdConfig | None = None,
+                             block_m: int | None = None):
+    """Gradients of flash_norm_attention w.r.t. x, k, v and the norm weights (None where absent).
+    `passes`: the rows kernel's pipeline ("default": `DEFAULT_BWD_PASSES`; () for the naive
+    kernel, the numerical oracle). `config`: the tiles (`BwdConfig`); `block_m` overrides the
+    row-block size of both kernels (the CPU tests use 16)."""
+    from ..kernels.attention_bwd import ACT_CODES
+    weights = dict(ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight)
+    T, H, D, B, L = _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights, activation)
+    Hkv = k.shape[2]
+    scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
+    dev = x.device
+    passes = DEFAULT_BWD_PASSES if passes == "default" else (
+        () if passes is None else (passes if isinstance(passes, str) else tuple(passes)))
+    x, dout, k, v = (t.contiguous() for t in (x, dout, k, v))
+    lnw, lnb, rmw = (None if w is None else w.contiguous() for w in (ln_weight, ln_bias, rms_weight))
+    dx = torch.empty_like(x)
+    dk = torch.zeros_like(k)
+    dv = torch.zeros_like(v)
+    grads = [None, None, None]
+    if T == 0 or B == 0:
+        dx.zero_()
+        return (dx, dk, dv, *(None if w is None else torch.zeros_like(w) for w in (lnw, lnb, rmw)))
+    if L == 0:
+        raise ValueError("flash_norm_attention_bwd: k/v have no keys (L = 0)")
+    mean, rstd, rrms = (t.contiguous() for t in (mean, rstd, rrms))
+    cfg = config or BwdConfig()
+    if block_m is not None:
+        cfg = BwdConfig(**{**cfg.__dict__, "block_m": block_m, "kv_block_m": block_m})
+    table = row_block_table(offsets, cfg.block_m)
+    nprog = table.shape[0]
+    f32 = dict(dtype=torch.float32, device=dev)
+    z = torch.empty((T, H, D), **f32)
+    dz = torch.empty((T, H, D), **f32)
+    dlnq = torch.empty((T, H, D), **f32)
+    soft = activation == "softmax"
+    stat = torch.empty((T, H, 2) if soft else (1,), **f32)
+    any_w = any(w is not None for w in (lnw, lnb, rmw))
+    dw_part = torch.zeros((nprog, 3, H * D) if any_w else (1,), **f32)
+    dummy = x  # never read when the HAS_* flag is off
+    act = ACT_CODES[activation]
+    stride_kb, stride_kl = k.stride(0), k.stride(1)
+    consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=cfg.block_m, BLOCK_L=cfg.block_l,
+                  HAS_LNW=lnw is not None, HAS_LNB=lnb is not None, HAS_RMSW=rmw is not None)
+    _launch("rows", passes, (nprog,),
+            [x, dout, k, v, mean, rstd, rrms, lnw if lnw is not None else dummy,
+             lnb if lnb is not None else dummy, rmw if rmw is not None else dummy, table, z, dz,
+             dlnq, stat, dx, dw_part, L, stride_kb, stride_kl, scale], consts, dev,
+            cfg.num_warps, cfg.num_stages)
+    kv_consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=cfg.kv_block_m, BLOCK_L=cfg.kv_block_l,
+                     HAS_LNW=lnw is not None, HAS_LNB=lnb is not None)
+    nlb = -(-L // cfg.kv_block_l)
+    off = offsets.contiguous()
+    _launch("kv", (), (B * Hkv * nlb,),
+            [x, k, v, mean, rstd, lnw if lnw is not None else dummy,
+             lnb if lnb is not None else dummy, off, dz, stat, dk, dv, L, stride_kb, stride_kl,
+             scale], kv_consts, dev, cfg.kv_num_warps, cfg.kv_num_stages)
+    if any_w:
+        sums = dw_part.sum(0)
+        for i, w in enumerate((rmw, lnw, lnb)):
+            if w is not None:
+                grads[i] = sums[i].to(w.dtype)
+    d_rms, d_lnw, d_lnb = grads
+    return dx, dk, dv, d_lnw, d_lnb, d_rms

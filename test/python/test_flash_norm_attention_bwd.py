@@ -1,0 +1,347 @@
+"""FlashNormAttention backward (issue 12): `normfuse.ops.flash_norm_attention_bwd` and the
+`cluster-reduce-chain` pass.
+
+CPU: the naive rows kernel and the one `cluster-reduce-chain` rewrote run in normfuse's TTIR
+interpreter (thread-block clusters, DSMEM exchange and its races modelled) and are checked against
+fp64 autograd of `flash_norm_attention_ref`, next to eager autograd of the same reference in the
+input dtype (the unfused baseline): each gradient's error must be within 1.5x the eager one's (plus
+a small floor for gradients where both are at the rounding level). The saved statistics come from
+the fp64 reference, as float32, as the forward saves them.
+GPU (`-m gpu`): the same on the device, at larger shapes.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
+
+from normfuse.ops.flash_norm_attention_bwd import (DEFAULT_BWD_PASSES, flash_norm_attention_bwd,
+                                                   last_remarks, row_block_table)
+from normfuse.reference_attention import flash_norm_attention_ref
+from normfuse.testing import check_ir_numerics
+
+LIT = Path(__file__).resolve().parents[1] / "lit"
+NAMES = ("dx", "dk", "dv", "d_ln_weight", "d_ln_bias", "d_rms_weight")
+FLOOR = 2e-3  # bf16 rounding of a gradient that is itself tiny relative to its norm
+
+
+def _inputs(lens, H, Hkv, D, L, *, mean=0.0, affine=True, dtype=torch.bfloat16, seed=0,
+            device="cpu"):
+    gen = torch.Generator().manual_seed(seed)
+    B = len(lens)
+    off = torch.tensor([0] + torch.tensor(lens).cumsum(0).tolist(), dtype=torch.int32)
+    T = int(off[-1])
+    x = torch.randn(T, H, D, generator=gen) + mean
+    k = torch.randn(B, L, Hkv, D, generator=gen) * (0.5 / D ** 0.25)
+    v = torch.randn(B, L, Hkv, D, generator=gen)
+    dout = torch.randn(T, H, D, generator=gen)
+    ws = [None, None, None]
+    if affine:
+        ws = [1 + 0.3 * torch.randn(H * D, generator=gen), 0.2 * torch.randn(H * D, generator=gen),
+              1 + 0.3 * torch.randn(H * D, generator=gen)]
+    cast = (lambda t: None if t is None else t.to(dtype).to(device))
+    return (cast(x), cast(k), cast(v), off.to(device), cast(dout), *[cast(w) for w in ws])
+
+
+def _grads(x, k, v, off, dout, lnw, lnb, rmw, activation, dtype, qk_scale=None):
+    """Autograd of the reference computed in `dtype`: the gradients, and the saved statistics."""
+    leaves = [None if t is None else t.detach().to(dtype).requires_grad_() for t in (x, k, v, lnw, lnb, rmw)]
+    out, stats = flash_norm_attention_ref(leaves[0], leaves[1], leaves[2], off, activation=activation,
+                                          ln_weight=leaves[3], ln_bias=leaves[4], rms_weight=leaves[5],
+                                          qk_scale=qk_scale, dtype=dtype, return_stats=True)
+    out.backward(dout.to(dtype))
+    g = [None if t is None else t.grad for t in leaves]
+    return (g[0], g[1], g[2], g[3], g[4], g[5]), out.detach(), stats
+
+
+def _rel(a, ref):
+    if a is None or ref is None:
+        assert a is None and ref is None
+        return 0.0
+    a, ref = a.double().cpu(), ref.double().cpu()
+    n = float(ref.norm())
+    return float((a - ref).norm()) / n if n else float(a.norm())
+
+
+def _check(lens, H, Hkv, D, L, activation, *, mean=0.0, affine=True, seed=0, passes="default",
+           device="cpu", **kw):
+    x, k, v, off, dout, lnw, lnb, rmw = _inputs(lens, H, Hkv, D, L, mean=mean, affine=affine,
+                                                seed=seed, device=device)
+    sc = kw.get("qk_scale")
+    ref, out64, stats = _grads(x, k, v, off, dout, lnw, lnb, rmw, activation, torch.float64, sc)
+    eager, _, _ = _grads(x, k, v, off, dout, lnw, lnb, rmw, activation, x.dtype, sc)
+    got = flash_norm_attention_bwd(dout, x, k, v, off, out64.to(x.dtype), stats["mean"].float(),
+                                   stats["rstd"].float(), stats["rrms"].float(),
+                                   activation=activation, ln_weight=lnw, ln_bias=lnb,
+                                   rms_weight=rmw, passes=passes, **kw)
+    # the contract's order: (dx, dk, dv, d_ln_weight, d_ln_bias, d_rms_weight)
+    refs = (ref[0], ref[1], ref[2], ref[3], ref[4], ref[5])
+    eags = (eager[0], eager[1], eager[2], eager[3], eager[4], eager[5])
+    errs = {}
+    for name, g, r, e in zip(NAMES, got, refs, eags):
+        if r is None:
+            assert g is None, name
+            continue
+        assert g.shape == r.shape and g.dtype == (x.dtype if name in ("dx", "dk", "dv") else lnw.dtype)
+        assert torch.isfinite(g.float()).all(), name
+        err, base = _rel(g, r), _rel(e, r)
+        errs[name] = (err, base)
+        assert err <= 1.5 * base + FLOOR, (name, err, base)
+    return got, errs
+
+
+# ---------------------------------------------------------------------------------------------
+# CPU: the interpreted kernels against fp64 autograd
+# ---------------------------------------------------------------------------------------------
+
+LENS = [0, 5, 1, 20, 0]  # empty sequences (first and last), a length-1 sequence, ragged lengths
+
+
+@pytest.mark.parametrize("H, Hkv, D, L, activation", [
+    pytest.param(1, 1, 64, 24, "gelu_tanh", id="h1-gelu"),
+    pytest.param(2, 2, 64, 24, "silu", id="h2-silu"),
+    pytest.param(3, 1, 64, 40, "relu", id="h3-gqa-relu"),
+    pytest.param(4, 2, 64, 24, "relu2", id="h4-gqa-relu2"),
+    pytest.param(8, 8, 64, 16, "gelu_tanh", id="h8-gelu"),
+    pytest.param(2, 1, 128, 24, "softmax", id="h2-d128-softmax"),
+    pytest.param(4, 4, 128, 24, "gelu_tanh", id="h4-d128-gelu"),
+])
+def test_bwd_matches_fp64(H, Hkv, D, L, activation):
+    _check(LENS, H, Hkv, D, L, activation, block_m=16)
+    remarks = last_remarks()
+    if H >= 2:
+        assert any(f"split over a {H}-CTA cluster" in r for r in remarks), remarks
+    else:
+        # one head: Triton has already inlined the single-trip loops; nothing to split
+        assert any("[cluster-reduce-chain] missed: no two loops" in r for r in remarks), remarks
+
+
+@pytest.mark.parametrize("activation", ["gelu_tanh", "softmax"])
+def test_bwd_layernorm_large_mean(activation):
+    # |mean| >> std: the LayerNorm backward's xhat is recomputed from the saved mean/rstd, and z
+    # is recomputed (not recovered from out - x, whose bf16 rounding carries x's magnitude)
+    _, errs = _check([7, 19], 2, 2, 64, 24, activation, mean=40.0, block_m=16, seed=3)
+    assert errs["dx"][0] < 2e-2, errs
+
+
+def test_bwd_softmax_keys_over_several_blocks():
+    # L = 80: two key blocks of 64, the second ragged: the log-sum-exp is recomputed across them
+    _check([9, 3], 2, 1, 64, 80, "softmax", block_m=16, seed=4)
+
+
+def test_bwd_without_affine_and_qk_scale():
+    _check([6, 11], 2, 2, 64, 24, "silu", affine=False, block_m=16, seed=5, qk_scale=0.3)
+
+
+def test_bwd_fp16_int64_offsets():
+    x, k, v, off, dout, lnw, lnb, rmw = _inputs([4, 0, 13], 3, 3, 64, 24, dtype=torch.float16, seed=8)
+    off = off.long()
+    ref, out64, st = _grads(x, k, v, off, dout, lnw, lnb, rmw, "gelu_tanh", torch.float64)
+    eager, _, _ = _grads(x, k, v, off, dout, lnw, lnb, rmw, "gelu_tanh", torch.float16)
+    got = flash_norm_attention_bwd(dout, x, k, v, off, out64.half(), st["mean"].float(),
+                                   st["rstd"].float(), st["rrms"].float(), ln_weight=lnw,
+                                   ln_bias=lnb, rms_weight=rmw, block_m=16)
+    assert got[0].dtype == torch.float16
+    for name, g, r, e in zip(NAMES, got, ref, eager):
+        assert _rel(g, r) <= 1.5 * _rel(e, r) + FLOOR, name
+
+
+def test_fused_equals_naive():
+    # the pass changes where the per-head sums are added, not their order: same bits
+    x, k, v, off, dout, lnw, lnb, rmw = _inputs([3, 17], 4, 2, 64, 24, seed=6)
+    _, out64, st = _grads(x, k, v, off, dout, lnw, lnb, rmw, "gelu_tanh", torch.float64)
+    args = (dout, x, k, v, off, out64.to(x.dtype), st["mean"].float(), st["rstd"].float(),
+            st["rrms"].float())
+    kw = dict(activation="gelu_tanh", ln_weight=lnw, ln_bias=lnb, rms_weight=rmw, block_m=16)
+    naive = flash_norm_attention_bwd(*args, passes=(), **kw)
+    assert not last_remarks()
+    fused = flash_norm_attention_bwd(*args, passes=DEFAULT_BWD_PASSES, **kw)
+    assert any("split over a 4-CTA cluster" in r for r in last_remarks())
+    two = flash_norm_attention_bwd(*args, passes="cluster-reduce-chain{cluster-size=2}", **kw)
+    assert any("up to 2 trips per CTA" in r for r in last_remarks())
+    for a, b, c in zip(naive, fused, two):
+        assert torch.equal(a, b) and torch.equal(a, c)
+
+
+def test_all_sequences_empty():
+    x, k, v, off, dout, lnw, lnb, rmw = _inputs([0, 0], 2, 2, 64, 16)
+    st = torch.zeros(0)
+    dx, dk, dv, dlw, dlb, drw = flash_norm_attention_bwd(dout, x, k, v, off, x, st, st, st,
+                                                         ln_weight=lnw, ln_bias=lnb, rms_weight=rmw)
+    assert dx.shape == x.shape and not dk.any() and not dv.any()
+    assert not dlw.any() and not dlb.any() and not drw.any()
+
+
+def test_row_block_table():
+    off = torch.tensor([0, 0, 5, 6, 26, 26])
+    t = row_block_table(off, 16)
+    # (batch, first row of the block, end of the sequence: the block masks rows past it)
+    assert t.tolist() == [[1, 0, 5], [2, 5, 6], [3, 6, 26], [3, 22, 26]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------------------------
+
+def _base():
+    x, k, v, off, dout, lnw, lnb, rmw = _inputs([3, 4], 2, 2, 64, 16)
+    st = torch.zeros(7)
+    return dict(dout=dout, x=x, k=k, v=v, offsets=off, out=x, mean=st, rstd=st, rrms=st), \
+        dict(ln_weight=lnw, ln_bias=lnb, rms_weight=rmw)
+
+
+@pytest.mark.parametrize("change, err, match", [
+    (lambda a, w: a.update(k=a["k"][:, :, :1].repeat(1, 1, 3, 1), v=a["v"][:, :, :1].repeat(1, 1, 3, 1)),
+     ValueError, r"heads of x \(2\) must be a multiple of the heads of k/v \(3\)"),
+    (lambda a, w: a.update(offsets=torch.tensor([0, 3, 9], dtype=torch.int32)),
+     ValueError, r"offsets must start at 0 and end at T = 7"),
+    (lambda a, w: a.update(x=a["x"].float()), TypeError, r"x must be bfloat16 or float16"),
+    (lambda a, w: a.update(k=a["k"].half()), TypeError, r"k must have x's dtype"),
+    (lambda a, w: a.update(mean=a["mean"].double()), TypeError, r"mean must be float32"),
+    (lambda a, w: a.update(offsets=a["offsets"].float()), TypeError, r"offsets must be int32 or int64"),
+    (lambda a, w: a.update(rrms=torch.zeros(7, device="meta")), ValueError, r"rrms must be on x's device"),
+    (lambda a, w: w.update(rms_weight=w["rms_weight"][:64]), ValueError, r"rms_weight must have shape \(128,\)"),
+    (lambda a, w: a.update(dout=a["dout"][:5]), ValueError, r"dout must have x's shape"),
+])
+def test_bad_input(change, err, match):
+    a, w = _base()
+    change(a, w)
+    with pytest.raises(err, match=match):
+        flash_norm_attention_bwd(a["dout"], a["x"], a["k"], a["v"], a["offsets"], a["out"], a["mean"],
+                                 a["rstd"], a["rrms"], **w)
+
+
+def test_offsets_not_monotone():
+    a, w = _base()
+    a["offsets"] = torch.tensor([0, 7, 5, 7], dtype=torch.int32)
+    a["k"] = torch.cat([a["k"], a["k"][:1]])
+    a["v"] = torch.cat([a["v"], a["v"][:1]])
+    with pytest.raises(ValueError, match="offsets must be non-decreasing"):
+        flash_norm_attention_bwd(a["dout"], a["x"], a["k"], a["v"], a["offsets"], a["out"], a["mean"],
+                                 a["rstd"], a["rrms"], **w)
+
+
+def test_unknown_activation():
+    a, w = _base()
+    with pytest.raises(ValueError, match="unknown activation 'gelu2'"):
+        flash_norm_attention_bwd(*a.values(), activation="gelu2", **w)
+
+
+# ---------------------------------------------------------------------------------------------
+# cluster-reduce-chain on its lit kernels, interpreted (the exchange's races are checked)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, H, spec, ctas", [
+    ("chain_three_loops", 4, "cluster-reduce-chain", 4),
+    ("chain_three_loops", 4, "cluster-reduce-chain{cluster-size=2}", 2),
+    ("chain_two_loops", 3, "cluster-reduce-chain", 3),
+    ("chain_two_loops", 3, "cluster-reduce-chain{cluster-size=2}", 2),
+    ("chain_three_loops", 4, "cluster-reduce-chain{forward-reloads=false}", 4),
+])
+def test_lit_chain_numerics(name, H, spec, ctas):
+    gen = torch.Generator().manual_seed(7)
+    rows, D = 48, 16
+    x = (torch.randn(rows, H, D, generator=gen) * 2 + 1).bfloat16()
+    z = torch.full((rows, H, D), float("nan"))
+    y = torch.full((rows, H, D), float("nan")).bfloat16()
+    args = [x, z, z.clone(), y] if name == "chain_three_loops" else [x, z, y]
+    res = check_ir_numerics((LIT / "cluster-reduce-chain.mlir").read_text(), args, (rows // 16,),
+                            passes=spec, kernel=name)
+    assert res.changed and res.num_ctas == ctas, res.remarks
+    assert res.max_rel_diff < 1e-6, res.diffs
+    out = res.after["arg3" if name == "chain_three_loops" else "arg2"].double().reshape(rows, -1)
+    xd = x.double().reshape(rows, -1)
+    r = xd * torch.rsqrt(xd.square().mean(1, keepdim=True) + 1e-5)
+    if name == "chain_three_loops":
+        r = r + 1.0
+        r = (r - r.mean(1, keepdim=True)) * torch.rsqrt(r.var(1, unbiased=False, keepdim=True) + 1e-5)
+    assert float((out - r).norm() / r.norm()) < 1e-2
+
+
+@pytest.mark.parametrize("kind, persistent", [("rms", False), ("ln", False), ("ln", True)])
+def test_chain_generalizes_cluster_reduce(kind, persistent):
+    # the post-norm GEMM kernels are chains of two loops: alone, the pass splits them as
+    # cluster-reduce does (the output is stored twice, so its reload is not forwarded); the
+    # persistent form is reported, not handled
+    from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
+    from normfuse.reference import linear_norm_ref, rel_err
+    from normfuse.testing import check_pass_numerics
+    gen = torch.Generator().manual_seed(11)
+    M, K, N = 70, 80, 96
+    x = torch.randn(M, K, generator=gen).bfloat16()
+    w = (torch.randn(N, K, generator=gen) * 0.1).bfloat16()
+    bias, res_ = torch.randn(N, generator=gen).bfloat16(), (torch.randn(M, N, generator=gen) + 3).bfloat16()
+    g, b = (0.5 + torch.rand(N, generator=gen)).bfloat16(), torch.randn(N, generator=gen).bfloat16()
+    y = torch.full((M, N), float("nan")).bfloat16()
+    vec = [g] if kind == "rms" else [g, b]
+    args = [x, w, bias, res_, *vec, y, M, K, K, K, N, N, 1e-5]
+    consts = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, HAS_BIAS=True, HAS_RES=True, N=N,
+                  EVEN_K=False, USE_TMA=False, PERSISTENT=persistent)
+    fn = linear_rmsnorm_naive if kind == "rms" else linear_layernorm_naive
+    res = check_pass_numerics(fn, args, constexprs=consts, grid=(2,) if persistent else (3,),
+                              passes="cluster-reduce-chain", num_warps=4)
+    if persistent:
+        assert not res.changed and any("persistent form" in r for r in res.remarks), res.remarks
+        return
+    assert res.changed and res.num_ctas == 3 and res.max_rel_diff == 0.0, res.remarks
+    assert not any("forwarded" in r for r in res.remarks)
+    ref = linear_norm_ref(x, w, g, None if kind == "rms" else b, 1e-5, bias, res_)
+    assert rel_err(res.after["Y"], ref) < 1e-2
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+def test_lit_chain_conditional_store(flag):
+    # loop 1 stores only when FLAG != 0: the reload must see Z's old contents otherwise, so it is
+    # not forwarded (the heads are still split)
+    gen = torch.Generator().manual_seed(8)
+    rows, H, D = 32, 2, 16
+    x = torch.randn(rows, H, D, generator=gen).bfloat16()
+    z = torch.randn(rows, H, D, generator=gen)
+    y = torch.full((rows, H, D), float("nan")).bfloat16()
+    res = check_ir_numerics((LIT / "cluster-reduce-chain.mlir").read_text(), [x, z, y, flag],
+                            (rows // 16,), passes="cluster-reduce-chain", kernel="chain_conditional_store")
+    assert res.changed and res.num_ctas == 2 and res.max_rel_diff < 1e-6, res.diffs
+    xd = x.double().reshape(rows, -1)
+    src = 2 * xd if flag else z.double().reshape(rows, -1)
+    want = src * torch.rsqrt(xd.square().mean(1, keepdim=True) + 1e-5)
+    got = res.after["arg2"].double().reshape(rows, -1)
+    assert float((got - want).norm() / want.norm()) < 1e-2
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU
+# ---------------------------------------------------------------------------------------------
+
+GPU_LENS = [0, 1, 300, 77, 1000, 0, 513, 64, 129]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("H, Hkv, D, L, activation", [
+    (1, 1, 128, 128, "gelu_tanh"), (2, 2, 128, 128, "gelu_tanh"), (3, 3, 128, 128, "silu"),
+    (4, 2, 128, 128, "relu2"), (8, 8, 64, 64, "relu"), (2, 2, 64, 128, "softmax"),
+    (4, 4, 128, 200, "softmax"), (2, 1, 128, 256, "gelu_tanh"),
+])
+def test_gpu_bwd_matches_fp64(H, Hkv, D, L, activation):
+    _check(GPU_LENS, H, Hkv, D, L, activation, device="cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("passes", [(), "default"])
+def test_gpu_bwd_large_mean(passes):
+    _check(GPU_LENS, 3, 3, 128, 128, "gelu_tanh", mean=40.0, device="cuda", passes=passes)
+
+
+@pytest.mark.gpu
+def test_gpu_fused_equals_naive():
+    x, k, v, off, dout, lnw, lnb, rmw = _inputs(GPU_LENS, 4, 4, 128, 128, device="cuda", seed=9)
+    _, out64, st = _grads(x, k, v, off, dout, lnw, lnb, rmw, "gelu_tanh", torch.float64)
+    args = (dout, x, k, v, off, out64.to(x.dtype), st["mean"].float(), st["rstd"].float(),
+            st["rrms"].float())
+    kw = dict(ln_weight=lnw, ln_bias=lnb, rms_weight=rmw)
+    naive = flash_norm_attention_bwd(*args, passes=(), **kw)
+    fused = flash_norm_attention_bwd(*args, **kw)
+    for name, a, b in zip(NAMES, naive, fused):
+        assert _rel(b, a) < 1e-3, name
