@@ -164,22 +164,25 @@ def norm_backward_naive(DY, W, X, RSTD, MEAN, G, B, DRES, DX, DGP, DBP, M, R, st
 
 
 @triton.jit
-def dw_norm_naive(DY, X, RSTD, MEAN, G, B, DW, M, NO, stride_dym, stride_xm, stride_dwn,
+def dw_norm_naive(DY, X, RSTD, MEAN, G, B, DW, M, NO, M_PER, stride_dym, stride_xm,
                   K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                   BLOCK_M: tl.constexpr, IS_LN: tl.constexpr, HAS_G: tl.constexpr = True,
                   HAS_B: tl.constexpr = False):
-    """DW[NO, K] = DY[M, NO]^T @ (xhat * g + beta)[M, K]; grid (cdiv(NO, BN), cdiv(K, BK))."""
+    """DW[s] = DY[rows of split s]^T @ (xhat * g + beta)[rows of split s], fp32, DW [SPLIT, NO, K];
+    grid (cdiv(NO, BN), cdiv(K, BK), SPLIT), split s = rows [s * M_PER, (s + 1) * M_PER)."""
     offs_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)
+    m0 = tl.program_id(2) * M_PER
+    m_end = tl.minimum(m0 + M_PER, M)
     g = _vec(G, offs_k, K, HAS_G, 1.0)
     beta = _vec(B, offs_k, K, HAS_B, 0.0)
     acc = tl.zeros([BLOCK_N, BLOCK_K], dtype=tl.float32)
-    for m in range(0, tl.cdiv(M, BLOCK_M)):
-        offs_m = m * BLOCK_M + tl.arange(0, BLOCK_M)
+    for m in range(m0, m_end, BLOCK_M):
+        offs_m = m + tl.arange(0, BLOCK_M)
         dyt = tl.load(DY + offs_m[None, :] * stride_dym + offs_n[:, None],
-                      mask=(offs_m[None, :] < M) & (offs_n[:, None] < NO), other=0.0)
+                      mask=(offs_m[None, :] < m_end) & (offs_n[:, None] < NO), other=0.0)
         # the prologue: the row scale (and shift) on the reduction side, applied to the tile
         xn = _xhat(X, RSTD, MEAN, offs_m, offs_k, M, stride_xm, K, IS_LN) * g[None, :] + beta[None, :]
         acc = tl.dot(dyt, xn.to(DY.dtype.element_ty), acc)
-    tl.store(DW + offs_n[:, None] * stride_dwn + offs_k[None, :], acc.to(DW.dtype.element_ty),
+    tl.store(DW + tl.program_id(2) * NO * K + offs_n[:, None] * K + offs_k[None, :], acc,
              mask=(offs_n[:, None] < NO) & (offs_k[None, :] < K))

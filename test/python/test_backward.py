@@ -1,0 +1,427 @@
+"""Training (issue 10): the naive backward kernels, their fusion by the passes, and the autograd ops.
+
+CPU: the kernels run in normfuse's TTIR interpreter before and after the default pipeline
+(cluster-reduce / epilogue-norm must apply to the dX-with-norm-backward kernel) against fp64;
+the backward custom ops run end to end with their launches interpreted (the same TTIR the GPU
+would run, through the passes) against torch.autograd in fp64; bad input raises, naming it.
+GPU (marked): gradients of the four ops and of the block vs fp64, within 1.5x eager PyTorch's
+error in the same dtype; a short training run of the block; torch.compile over the custom ops.
+"""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import normfuse  # noqa: E402
+from normfuse.kernels.backward import dw_norm_naive, norm_backward_naive, row_stats  # noqa: E402
+from normfuse.kernels.postnorm_gemm import (linear_layernorm_train_naive,  # noqa: E402
+                                            linear_rmsnorm_train_naive)
+from normfuse.reference import linear_norm_ref, rel_err  # noqa: E402
+from normfuse.testing import check_pass_numerics  # noqa: E402
+from normfuse.testing.interpreter import cluster_dims, run_ir  # noqa: E402
+from normfuse.testing.numerics import _arg_type  # noqa: E402
+
+EPS = 1e-5
+REF_TOL = 1.5e-2  # bf16 kernels (interpreted) vs fp64, Frobenius
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _stats64(x, is_ln):
+    x = x.double()
+    if is_ln:
+        mean = x.mean(1)
+        rstd = torch.rsqrt(((x - mean[:, None]) ** 2).mean(1) + EPS)
+    else:
+        mean = torch.zeros(x.shape[0], dtype=torch.float64)
+        rstd = torch.rsqrt((x * x).mean(1) + EPS)
+    return rstd, mean
+
+
+def _norm_bwd_ref(du, x, g, beta, is_ln, act):
+    """fp64: dx, dg, dbeta of n = norm(x) g + beta, given du = dL/d(act(n)) (act: SiLU or none)."""
+    x = x.double().requires_grad_(True)
+    gg = g.double().requires_grad_(True)
+    bb = beta.double().requires_grad_(True) if beta is not None else None
+    if is_ln:
+        n = F.layer_norm(x, (x.shape[1],), gg, bb, EPS)
+    else:
+        n = x * torch.rsqrt((x * x).mean(1, keepdim=True) + EPS) * gg
+    out = F.silu(n) if act else n
+    out.backward(du.double())
+    return x.grad, gg.grad, (bb.grad if bb is not None else None)
+
+
+# ---------------------------------------------------------------------------------------------
+# The dX-with-norm-backward kernel: naive vs fused (the passes) vs fp64
+# ---------------------------------------------------------------------------------------------
+
+M, R = 70, 40  # ragged: 3 row blocks of 32 (the last 6 rows), R over 3 tiles of 16 (ragged)
+
+
+def _dx_case(N, is_ln, act, gemm, dres, seed=0, mean=3.0):
+    gen = _gen(seed)
+    dy = torch.randn(M, R if gemm else N, generator=gen).bfloat16()
+    w = (torch.randn(R, N, generator=gen) * 0.2).bfloat16()
+    x = (torch.randn(M, N, generator=gen) + mean).bfloat16()  # rows with |mean| >> std for LN
+    rstd, mu = _stats64(x, is_ln)
+    g = (0.5 + torch.rand(N, generator=gen)).bfloat16()
+    b = torch.randn(N, generator=gen).bfloat16()
+    r = torch.randn(M, N, generator=gen).bfloat16()
+    nb = -(-M // 32)
+    args = [dy, w, x, rstd.float(), mu.float(), g, b, r, torch.full((M, N), float("nan")).bfloat16(),
+            torch.full((nb, N), float("nan")), torch.full((nb, N), float("nan")), M, R,
+            dy.shape[1], N, N, N, N]
+    du = (dy.double() @ w.double()) if gemm else dy.double()
+    dx, dg, db = _norm_bwd_ref(du, x, g, b if (act and is_ln) else None, is_ln, act)
+    if dres:
+        dx = dx + r.double()
+    if not is_ln or not act:
+        db = du.sum(0) if not act else db
+    return args, (dx, dg, db)
+
+
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+@pytest.mark.parametrize("N,BN,ctas", [(64, 64, 1), (96, 32, 3), (128, 32, 4)],
+                         ids=["one-tile", "3-cta", "4-cta"])
+@pytest.mark.parametrize("act,dres", [(0, False), (1, True)], ids=["prenorm-dx", "regrouped"])
+def test_norm_backward_kernel_fused_by_passes(is_ln, N, BN, ctas, act, dres):
+    args, (dx, dg, db) = _dx_case(N, is_ln, act, True, dres, seed=N + act)
+    consts = dict(N=N, BLOCK_M=32, BLOCK_N=BN, BLOCK_R=16, IS_LN=is_ln, HAS_GEMM=True, HAS_G=True,
+                  HAS_B=is_ln and act == 1, ACT=act, HAS_DRES=dres, HAS_DG=True)
+    res = check_pass_numerics(norm_backward_naive, args, constexprs=consts, grid=(3,),
+                              passes="default", num_warps=4)
+    assert res.num_ctas == ctas, res.remarks
+    assert any("[epilogue-norm] applied" in r for r in res.remarks), res.remarks
+    if ctas > 1:
+        assert any("[cluster-reduce] applied" in r for r in res.remarks), res.remarks
+    # the fused kernel no longer stores du: one bf16 tile store left (the dg/dbeta partials are f32)
+    assert res.ir_after.count("tt.store") < res.ir_before.count("tt.store")
+    for run in (res.before, res.after):
+        assert rel_err(run["DX"], dx) < REF_TOL
+        assert rel_err(run["DGP"].sum(0), dg) < REF_TOL
+        if is_ln:
+            assert rel_err(run["DBP"].sum(0), db) < REF_TOL
+    # fused vs the naive kernel: the fused one skips du's bf16 round trip, so it is not worse
+    assert rel_err(res.after["DX"], dx) <= 1.5 * rel_err(res.before["DX"], dx) + 1e-4
+
+
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_norm_backward_without_gemm(is_ln):
+    # the op-level post-norm backward: du = dz loaded, no GEMM: epilogue-norm still fuses one tile
+    args, (dx, dg, db) = _dx_case(64, is_ln, 0, False, False, seed=7)
+    consts = dict(N=64, BLOCK_M=32, BLOCK_N=64, BLOCK_R=16, IS_LN=is_ln, HAS_GEMM=False, HAS_G=True,
+                  HAS_B=False, ACT=0, HAS_DRES=False, HAS_DG=True)
+    res = check_pass_numerics(norm_backward_naive, args, constexprs=consts, grid=(3,),
+                              passes="default", num_warps=4)
+    assert any("[epilogue-norm] applied" in r for r in res.remarks), res.remarks
+    assert rel_err(res.after["DX"], dx) < REF_TOL
+    assert rel_err(res.after["DGP"].sum(0), dg) < REF_TOL
+
+
+# ---------------------------------------------------------------------------------------------
+# dW with the normalized prologue, row statistics, the post-norm training forward
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("is_ln,has_b", [(False, False), (True, True)], ids=["rms", "ln"])
+def test_dw_kernel(is_ln, has_b):
+    gen = _gen(3)
+    NO, K = 40, 48
+    dy = torch.randn(M, NO, generator=gen).bfloat16()
+    x = (torch.randn(M, K, generator=gen) + 4.0).bfloat16()
+    rstd, mu = _stats64(x, is_ln)
+    g = (0.5 + torch.rand(K, generator=gen)).bfloat16()
+    b = torch.randn(K, generator=gen).bfloat16()
+    split, per = 2, 64  # two chunks of M (64 + 6 rows)
+    out = torch.full((split, NO, K), float("nan"))
+    args = [dy, x, rstd.float(), mu.float(), g, b, out, M, NO, per, NO, K]
+    consts = dict(K=K, BLOCK_N=32, BLOCK_K=32, BLOCK_M=32, IS_LN=is_ln, HAS_G=True, HAS_B=has_b)
+    res = check_pass_numerics(dw_norm_naive, args, constexprs=consts, grid=(2, 2, split),
+                              passes="default", num_warps=4)
+    xh = (x.double() - mu[:, None]) * rstd[:, None]
+    ref = dy.double().t() @ (xh * g.double() + (b.double() if has_b else 0.0))
+    assert rel_err(res.after["DW"].sum(0), ref) < REF_TOL
+    assert res.max_rel_diff < 1e-6  # no pass applies to the plain GEMM with a prologue
+
+
+def test_row_stats_large_mean():
+    gen = _gen(4)
+    x = (torch.randn(M, 200, generator=gen) + 200.0).bfloat16()  # |mean| / std = 200
+    for is_ln in (False, True):
+        rstd = torch.full((M,), float("nan"))
+        mean = torch.full((M,), float("nan"))
+        res = check_pass_numerics(row_stats, [x, rstd, mean, M, 200, 200, EPS],
+                                  constexprs=dict(IS_LN=is_ln, BLOCK_M=32, BLOCK_K=64), grid=(3,),
+                                  passes=(), num_warps=4)
+        r64, m64 = _stats64(x, is_ln)
+        assert rel_err(res.after["RSTD"], r64) < 1e-5
+        if is_ln:
+            assert rel_err(res.after["MEAN"], m64) < 1e-6
+
+
+@pytest.mark.parametrize("kind,n,bn,ctas", [("rms", 64, 64, 1), ("ln", 128, 32, 4)])
+def test_postnorm_training_forward_saves_h_and_stats(kind, n, bn, ctas):
+    gen = _gen(5)
+    K = 48
+    x = torch.randn(M, K, generator=gen).bfloat16()
+    w = (torch.randn(n, K, generator=gen) * 0.1).bfloat16()
+    bias = torch.randn(n, generator=gen).bfloat16()
+    res_ = (torch.randn(M, n, generator=gen) + 3).bfloat16()
+    g = (0.5 + torch.rand(n, generator=gen)).bfloat16()
+    b = torch.randn(n, generator=gen).bfloat16()
+    nan = lambda *s: torch.full(s, float("nan"))  # noqa: E731
+    y, h = nan(M, n).bfloat16(), nan(M, n).bfloat16()
+    if kind == "rms":
+        fn, args = linear_rmsnorm_train_naive, [x, w, bias, res_, g, y, h, nan(M), M, K, K, K, n, n, EPS]
+    else:
+        fn, args = linear_layernorm_train_naive, [x, w, bias, res_, g, b, y, h, nan(M), nan(M), M, K,
+                                                  K, K, n, n, EPS]
+    consts = dict(N=n, BLOCK_M=32, BLOCK_N=bn, BLOCK_K=32, EVEN_K=False, HAS_BIAS=True, HAS_RES=True)
+    r = check_pass_numerics(fn, args, constexprs=consts, grid=(3,),
+                            passes="cluster-reduce,epilogue-norm", num_warps=4)
+    assert r.num_ctas == ctas
+    assert any("[epilogue-norm] applied" in s for s in r.remarks), r.remarks
+    h64 = x.double() @ w.double().t() + bias.double() + res_.double()
+    assert rel_err(r.after["H"], h64) < 5e-3
+    assert rel_err(r.after["Y"], linear_norm_ref(x, w, g, None if kind == "rms" else b, EPS, bias,
+                                                 res_)) < 5e-3
+    r64, m64 = _stats64(h64, kind == "ln")
+    assert rel_err(r.after["RSTD"], r64) < 1e-4
+    if kind == "ln":
+        assert rel_err(r.after["MEAN"], m64) < 1e-4
+
+
+# ---------------------------------------------------------------------------------------------
+# The backward custom ops, end to end on the CPU with their launches interpreted
+# ---------------------------------------------------------------------------------------------
+
+class _Interpreted:
+    """Stands in for a `normfuse.jit` launcher: compile for sm_90 through the same passes, run the
+    TTIR in the interpreter (CPU tensors, written in place). Records the remarks."""
+
+    def __init__(self, fn, passes, log):
+        self.fn, self.passes, self.log = fn, passes, log
+
+    def __getitem__(self, grid):
+        def launch(*args, num_warps=4, num_stages=3, **consts):
+            fn = self.fn
+            for p in fn.params:
+                if p.is_constexpr and p.name not in consts and p.has_default:
+                    consts[p.name] = p.default
+            names = [n for n in fn.arg_names if n not in consts]
+            sig, attrs = {}, {}
+            for i, n in enumerate(fn.arg_names):
+                if n in consts:
+                    sig[n] = "constexpr"
+                    continue
+                t, div = _arg_type(n, args[names.index(n)])
+                sig[n], _ = t, None
+                if div:
+                    attrs[(i,)] = [["tt.divisibility", 16]]
+            ck = normfuse.compile(fn, signature=sig, constexprs=consts, attrs=attrs,
+                                  passes=self.passes, num_warps=num_warps, num_stages=num_stages)
+            ir = ck.asm.get("normfuse", ck.asm["ttir"])
+            self.log.extend(str(r) for r in ck.remarks)
+            run_ir(ir, list(args), grid, num_ctas=cluster_dims(ir))
+        return launch
+
+
+@pytest.fixture
+def interpreted(monkeypatch):
+    from normfuse.ops import training
+    from normfuse.kernels import backward
+    log: list[str] = []
+    monkeypatch.setattr(training, "_launcher",
+                        lambda name, passes="default": _Interpreted(getattr(backward, name),
+                                                                    passes, log))
+    monkeypatch.setattr(training, "_sms", lambda device: 4)
+    monkeypatch.setattr("normfuse.ops.prenorm_linear._ensure_allocator", lambda: None)
+    monkeypatch.setattr(training, "select_backward_config",
+                        lambda N: dict(BLOCK_M=32, BLOCK_N=32, BLOCK_R=16, num_warps=4, num_stages=2))
+    monkeypatch.setattr(training, "DW_CONFIG",
+                        dict(BLOCK_N=32, BLOCK_K=32, BLOCK_M=32, num_warps=4, num_stages=2))
+    return log
+
+
+def _errs(got, ref64, eager):
+    return rel_err(got, ref64), rel_err(eager, ref64)
+
+
+def _check(name, got, ref, eager):
+    e, e_eager = _errs(got, ref, eager)
+    # within 1.5x eager PyTorch's error in the same dtype (bf16 on the CPU here)
+    assert e <= 1.5 * e_eager + 1e-4, f"{name}: {e:.3e} vs eager {e_eager:.3e}"
+
+
+@pytest.mark.parametrize("is_ln,has_bias", [(False, True), (True, False), (True, True)],
+                         ids=["rms-bias", "ln", "ln-bias"])
+def test_prenorm_backward_op_matches_autograd(interpreted, is_ln, has_bias):
+    from normfuse.ops import training
+    gen = _gen(11)
+    Mx, K, NO = 50, 64, 40
+    x = (torch.randn(Mx, K, generator=gen) + (5.0 if is_ln else 0.0)).bfloat16()
+    g = (0.5 + torch.rand(K, generator=gen)).bfloat16()
+    beta = torch.randn(K, generator=gen).bfloat16() if is_ln else None
+    w = (torch.randn(NO, K, generator=gen) * 0.1).bfloat16()
+    dy = torch.randn(Mx, NO, generator=gen).bfloat16()
+    rstd, mean = training.row_stats(x, EPS, is_ln)
+    dx, dg, dbeta, dw, db = training._pre_bwd(dy, x, g, beta, w, rstd, mean, is_ln, has_bias)
+    assert any("[cluster-reduce] applied: row of 2 N tiles" in r for r in interpreted), interpreted
+    bias = torch.zeros(NO).bfloat16() if has_bias else None
+
+    def f(dtype):
+        ts = [t.to(dtype).requires_grad_(True) if t is not None else None for t in (x, g, beta, w, bias)]
+        xx, gg, bb, ww, bi = ts
+        n = (F.layer_norm(xx, (K,), gg, bb, EPS) if is_ln else
+             F.rms_norm(xx, (K,), gg, EPS))
+        F.linear(n, ww, bi).backward(dy.to(dtype))
+        return [t.grad if t is not None else None for t in ts]
+
+    ref, eager = f(torch.float64), f(torch.bfloat16)
+    for name, got, r, e in zip(["dx", "dg", "dbeta", "dw", "db"], [dx, dg, dbeta, dw, db], ref, eager):
+        if r is None:
+            assert got.numel() == 0
+            continue
+        _check(name, got, r, e)
+
+
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_postnorm_backward_op_matches_autograd(interpreted, is_ln):
+    from normfuse.ops import training
+    gen = _gen(12)
+    Mx, K, NO = 50, 40, 64
+    x = torch.randn(Mx, K, generator=gen).bfloat16()
+    w = (torch.randn(NO, K, generator=gen) * 0.2).bfloat16()
+    bias = torch.randn(NO, generator=gen).bfloat16()
+    res_ = (torch.randn(Mx, NO, generator=gen) + 4.0).bfloat16()
+    g = (0.5 + torch.rand(NO, generator=gen)).bfloat16()
+    beta = torch.randn(NO, generator=gen).bfloat16() if is_ln else None
+    dz = torch.randn(Mx, NO, generator=gen).bfloat16()
+    h = (x.float() @ w.float().t() + bias.float() + res_.float()).bfloat16()
+    rstd, mean = training.row_stats(h, EPS, is_ln)
+    dx, dw, dg, dbeta, db, dres = training._post_bwd(dz, x, w, g, beta, h, rstd, mean, is_ln, True)
+
+    def f(dtype):
+        ts = [t.to(dtype).requires_grad_(True) if t is not None else None
+              for t in (x, w, g, beta, bias, res_)]
+        xx, ww, gg, bb, bi, rr = ts
+        hh = F.linear(xx, ww, bi) + rr
+        z = F.layer_norm(hh, (NO,), gg, bb, EPS) if is_ln else F.rms_norm(hh, (NO,), gg, EPS)
+        z.backward(dz.to(dtype))
+        return [t.grad if t is not None else None for t in ts]
+
+    ref, eager = f(torch.float64), f(torch.bfloat16)
+    for name, got, r, e in zip(["dx", "dw", "dg", "dbeta", "db", "dres"],
+                               [dx, dw, dg, dbeta, db, dres], ref, eager):
+        if r is None:
+            assert got.numel() == 0
+            continue
+        _check(name, got, r, e)
+
+
+def mlp_reference(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
+    """The block in plain torch: norm2(silu(norm1(x W1^T + b1)) W2^T + b2 + x)."""
+    def norm(h, g, b):
+        return (F.layer_norm(h, (h.shape[-1],), g, b, eps) if is_ln else
+                F.rms_norm(h, (h.shape[-1],), g, eps))
+    a = F.silu(norm(F.linear(x, w1, b1), g1, beta1))
+    return norm(F.linear(a, w2, b2) + x, g2, beta2)
+
+
+def _mlp_params(gen, D, H, is_ln, dtype=torch.bfloat16, device="cpu"):
+    def r(*s, scale=1.0, shift=0.0):
+        return (torch.randn(*s, generator=gen) * scale + shift).to(device=device, dtype=dtype)
+    return dict(w1=r(H, D, scale=D ** -0.5), g1=r(H, scale=0.2, shift=1.0),
+                beta1=r(H, scale=0.1) if is_ln else None, b1=r(H, scale=0.1),
+                w2=r(D, H, scale=H ** -0.5), g2=r(D, scale=0.2, shift=1.0),
+                beta2=r(D, scale=0.1) if is_ln else None, b2=r(D, scale=0.1))
+
+
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_block_backward_regrouped_matches_autograd(interpreted, is_ln):
+    from normfuse.ops import training
+    gen = _gen(13)
+    Mx, D, H = 40, 32, 96
+    p = _mlp_params(gen, D, H, is_ln)
+    x = (torch.randn(Mx, D, generator=gen) + 2.0).bfloat16()
+    dout = torch.randn(Mx, D, generator=gen).bfloat16()
+    # forward quantities as the fused forward saves them (h in bf16, statistics in fp32)
+    norm = ((lambda h, g, b: F.layer_norm(h.float(), (h.shape[1],), g.float(), b.float(), EPS))
+            if is_ln else (lambda h, g, b: F.rms_norm(h.float(), (h.shape[1],), g.float(), EPS)))
+    h1 = F.linear(x.float(), p["w1"].float(), p["b1"].float()).bfloat16()
+    rstd1, mean1 = training.row_stats(h1, EPS, is_ln)
+    a = F.silu(norm(h1, p["g1"], p["beta1"])).bfloat16()
+    h2 = (F.linear(a.float(), p["w2"].float(), p["b2"].float()) + x.float()).bfloat16()
+    rstd2, mean2 = training.row_stats(h2, EPS, is_ln)
+    interpreted.clear()
+    got = training._mlp_bwd(dout, x, p["w1"], p["g1"], p["beta1"], p["w2"], p["g2"], p["beta2"],
+                            h1, rstd1, mean1, a, h2, rstd2, mean2, is_ln, True, True)
+    # the regrouping: norm1's backward (H = 96: 3 tiles of 32) runs in linear 2's dX GEMM epilogue
+    assert any("[cluster-reduce] applied: row of 3 N tiles" in r for r in interpreted), interpreted
+    names = ["w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
+
+    def f(dtype):
+        xx = x.to(dtype).requires_grad_(True)
+        ps = {k: (v.to(dtype).requires_grad_(True) if v is not None else None) for k, v in p.items()}
+        mlp_reference(xx, *(ps[k] for k in names), EPS, is_ln).backward(dout.to(dtype))
+        return {"x": xx.grad, **{k: (v.grad if v is not None else None) for k, v in ps.items()}}
+
+    ref, eager = f(torch.float64), f(torch.bfloat16)
+    order = ["x", "w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
+    for name, t in zip(order, got):
+        if ref[name] is None:
+            assert t.numel() == 0
+            continue
+        _check(name, t, ref[name], eager[name])
+
+
+# ---------------------------------------------------------------------------------------------
+# Registration and bad input (CPU)
+# ---------------------------------------------------------------------------------------------
+
+def test_custom_ops_registered_with_fake_impls():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    import normfuse.ops.training  # noqa: F401
+    for name in ("prenorm_linear_fwd", "prenorm_linear_bwd", "postnorm_linear_fwd",
+                 "postnorm_linear_bwd", "postnorm_mlp_fwd", "postnorm_mlp_bwd"):
+        assert hasattr(torch.ops.normfuse, name)
+    with FakeTensorMode():
+        x = torch.empty(10, 64, dtype=torch.bfloat16)
+        w = torch.empty(48, 64, dtype=torch.bfloat16)
+        g = torch.empty(64, dtype=torch.bfloat16)
+        y, rstd, mean = torch.ops.normfuse.prenorm_linear_fwd(x, g, g, w, None, 1e-5, True)
+        assert y.shape == (10, 48) and rstd.shape == (10,) and mean.dtype == torch.float32
+        w2 = torch.empty(64, 48, dtype=torch.bfloat16)
+        g2 = torch.empty(48, dtype=torch.bfloat16)
+        out = torch.ops.normfuse.postnorm_mlp_fwd(x, w, g2, None, None, w2, g, None, None, 1e-6, False)
+        assert out[0].shape == (10, 64) and out[1].shape == (10, 48)
+
+
+def test_training_bad_input_raises_naming_it():
+    from normfuse.ops import layernorm_linear, linear_rmsnorm, rmsnorm_linear
+    from normfuse.ops.training import postnorm_mlp
+    x = torch.randn(4, 64, dtype=torch.bfloat16, requires_grad=True)
+    g = torch.ones(64, dtype=torch.bfloat16)
+    w = torch.randn(32, 64, dtype=torch.bfloat16)
+    with pytest.raises(NotImplementedError, match="folded=True is not supported under autograd"):
+        rmsnorm_linear(x, None, w, folded=True)
+    with pytest.raises(NotImplementedError, match="persistent=True is not supported"):
+        layernorm_linear(x, g, g, w, persistent=True)
+    with pytest.raises(TypeError, match="norm_weight torch.float32"):
+        rmsnorm_linear(x, g.float(), w)
+    with pytest.raises(ValueError, match="norm_weight must have shape"):
+        linear_rmsnorm(x, w, g)
+    with pytest.raises(ValueError, match="all tensors must be CUDA tensors"):
+        rmsnorm_linear(x, g, w)
+    w1 = torch.randn(96, 64, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"w2 must be \[64, 96\]"):
+        postnorm_mlp(x, w1, torch.ones(96, dtype=torch.bfloat16), None, None, w1,
+                     g, None, None)
+    with pytest.raises(ValueError, match="layernorm=True needs beta1 and beta2"):
+        postnorm_mlp(x, w1, torch.ones(96, dtype=torch.bfloat16), None, None, w1.t(), g, None,
+                     None, layernorm=True)
