@@ -425,3 +425,230 @@ def test_training_bad_input_raises_naming_it():
     with pytest.raises(ValueError, match="layernorm=True needs beta1 and beta2"):
         postnorm_mlp(x, w1, torch.ones(96, dtype=torch.bfloat16), None, None, w1.t(), g, None,
                      None, layernorm=True)
+
+
+def test_from_modules_copies_parameters():
+    from torch import nn
+    from normfuse.nn import (LayerNormLinear, LinearLayerNorm, LinearRMSNorm, RMSNormLinear,
+                             from_modules)
+    torch.manual_seed(0)
+    lin = nn.Linear(64, 32)
+    rms, ln_in, ln_out = nn.RMSNorm(64), nn.LayerNorm(64), nn.LayerNorm(32)
+    for norm in (rms, ln_in, ln_out):
+        with torch.no_grad():
+            norm.weight.uniform_(0.5, 1.5)
+            if getattr(norm, "bias", None) is not None:
+                norm.bias.uniform_(-1, 1)
+    m = from_modules(rms, lin)
+    assert isinstance(m, RMSNormLinear) and torch.equal(m.norm_weight, rms.weight)
+    assert m.eps == torch.finfo(torch.float32).eps  # nn.RMSNorm(eps=None) uses finfo(dtype).eps
+    m = from_modules(ln_in, lin)
+    assert isinstance(m, LayerNormLinear) and torch.equal(m.norm_bias, ln_in.bias)
+    m = from_modules(lin, ln_out)
+    assert isinstance(m, LinearLayerNorm) and torch.equal(m.weight, lin.weight)
+    assert torch.equal(m.bias, lin.bias) and torch.equal(m.norm_bias, ln_out.bias)
+    assert isinstance(from_modules(lin, nn.RMSNorm(32)), LinearRMSNorm)
+    with pytest.raises(ValueError, match=r"normalized_shape \(64,\)"):
+        from_modules(lin, ln_in)  # a post-norm over 32 outputs cannot take a LayerNorm(64)
+    with pytest.raises(TypeError, match="expected an nn.Linear and an nn.RMSNorm or nn.LayerNorm"):
+        from_modules(lin, nn.ReLU())
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU: gradients of every input vs fp64, within 1.5x eager's error in the same dtype
+# ---------------------------------------------------------------------------------------------
+
+def _grads(fn, tensors, dy):
+    """Gradients of fn(*tensors) . dy w.r.t. every tensor (None entries skipped)."""
+    ts = [t.detach().clone().requires_grad_(True) if t is not None else None for t in tensors]
+    out = fn(*ts)
+    out.backward(dy.to(out.dtype))
+    return out.detach(), [t.grad if t is not None else None for t in ts]
+
+
+def _compare_grads(names, got, ref, eager, what):
+    for n, a, r, e in zip(names, got, ref, eager):
+        if r is None:
+            assert a is None, f"{what}: {n} got a gradient"
+            continue
+        assert a is not None, f"{what}: no gradient for {n}"
+        assert torch.isfinite(a).all(), f"{what}: non-finite gradient for {n}"
+        err, err_e = rel_err(a, r), rel_err(e, r)
+        assert err <= 1.5 * err_e + 1e-4, f"{what}: d{n} error {err:.3e} vs eager {err_e:.3e}"
+
+
+def _dev(*shape, dtype, gen, scale=1.0, shift=0.0):
+    return (torch.randn(*shape, generator=gen, device="cuda") * scale + shift).to(dtype)
+
+
+PRE_SHAPES = [(1000, 520, 300), (77, 64, 96), (4096, 1024, 2048)]
+POST_SHAPES = [(1000, 300, 520), (77, 96, 64), (4096, 2048, 1024)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("shape", PRE_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("kind,has_bias", [("rms", False), ("rms", True), ("ln", False), ("ln", True)])
+def test_gpu_prenorm_gradients(dtype, shape, kind, has_bias):
+    from normfuse.ops import layernorm_linear, rmsnorm_linear
+    Mx, K, NO = shape
+    gen = torch.Generator(device="cuda").manual_seed(Mx + K)
+    x = _dev(Mx, K, dtype=dtype, gen=gen, shift=20.0 if kind == "ln" else 0.0)  # |mean| >> std
+    g = _dev(K, dtype=dtype, gen=gen, scale=0.2, shift=1.0)
+    beta = _dev(K, dtype=dtype, gen=gen, scale=0.2) if kind == "ln" else None
+    w = _dev(NO, K, dtype=dtype, gen=gen, scale=K ** -0.5)
+    bias = _dev(NO, dtype=dtype, gen=gen) if has_bias else None
+    dy = _dev(Mx, NO, dtype=dtype, gen=gen)
+    if kind == "rms":
+        ours = lambda x, g, b, w, bi: rmsnorm_linear(x, g, w, 1e-6, bi)  # noqa: E731
+        eager = lambda x, g, b, w, bi: F.linear(F.rms_norm(x, (K,), g, 1e-6), w, bi)  # noqa: E731
+    else:
+        ours = lambda x, g, b, w, bi: layernorm_linear(x, g, b, w, 1e-5, bi)  # noqa: E731
+        eager = lambda x, g, b, w, bi: F.linear(F.layer_norm(x, (K,), g, b, 1e-5), w, bi)  # noqa: E731
+    ts = (x, g, beta, w, bias)
+    y, got = _grads(ours, ts, dy)
+    yr, ref = _grads(eager, [t.double() if t is not None else None for t in ts], dy)
+    ye, eag = _grads(eager, ts, dy)
+    assert rel_err(y, yr) <= 1.5 * rel_err(ye, yr) + 1e-4
+    _compare_grads(["x", "norm_weight", "norm_bias", "weight", "bias"], got, ref, eag,
+                   f"{kind}_linear {shape} {dtype}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("shape", POST_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("kind,extras", [("rms", ()), ("rms", ("bias", "res")), ("ln", ("res",)),
+                                         ("ln", ("bias", "res"))])
+def test_gpu_postnorm_gradients(dtype, shape, kind, extras):
+    from normfuse.ops import linear_layernorm, linear_rmsnorm
+    Mx, K, NO = shape
+    gen = torch.Generator(device="cuda").manual_seed(Mx + NO)
+    x = _dev(Mx, K, dtype=dtype, gen=gen)
+    w = _dev(NO, K, dtype=dtype, gen=gen, scale=K ** -0.5)
+    g = _dev(NO, dtype=dtype, gen=gen, scale=0.2, shift=1.0)
+    beta = _dev(NO, dtype=dtype, gen=gen, scale=0.2) if kind == "ln" else None
+    bias = _dev(NO, dtype=dtype, gen=gen) if "bias" in extras else None
+    res = _dev(Mx, NO, dtype=dtype, gen=gen, shift=20.0 if kind == "ln" else 0.0) if "res" in extras else None
+    dz = _dev(Mx, NO, dtype=dtype, gen=gen)
+    if kind == "rms":
+        ours = lambda x, w, g, b, bi, r: linear_rmsnorm(x, w, g, 1e-6, bi, r)  # noqa: E731
+
+        def eager(x, w, g, b, bi, r):
+            h = F.linear(x, w, bi)
+            return F.rms_norm(h + r if r is not None else h, (NO,), g, 1e-6)
+    else:
+        ours = lambda x, w, g, b, bi, r: linear_layernorm(x, w, g, b, 1e-5, bi, r)  # noqa: E731
+
+        def eager(x, w, g, b, bi, r):
+            h = F.linear(x, w, bi)
+            return F.layer_norm(h + r if r is not None else h, (NO,), g, b, 1e-5)
+    ts = (x, w, g, beta, bias, res)
+    z, got = _grads(ours, ts, dz)
+    zr, ref = _grads(eager, [t.double() if t is not None else None for t in ts], dz)
+    ze, eag = _grads(eager, ts, dz)
+    assert rel_err(z, zr) <= 1.5 * rel_err(ze, zr) + 1e-4
+    _compare_grads(["x", "weight", "norm_weight", "norm_bias", "bias", "residual"], got, ref, eag,
+                   f"linear_{kind}norm {shape} {dtype}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("D,H,Mx", [(256, 512, 1000), (64, 96, 77), (1024, 2048, 4096)])
+@pytest.mark.parametrize("layernorm", [False, True], ids=["rms", "ln"])
+def test_gpu_block_gradients(dtype, D, H, Mx, layernorm):
+    from normfuse.nn import PostNormMLP
+    torch.manual_seed(D + H)
+    m = PostNormMLP(D, H, layernorm=layernorm, device="cuda", dtype=dtype)
+    with torch.no_grad():
+        for p in (m.g1, m.g2):
+            p.uniform_(0.5, 1.5)
+        for p in (m.beta1, m.beta2):
+            if p is not None:
+                p.uniform_(-0.5, 0.5)
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    x = _dev(Mx, D, dtype=dtype, gen=gen)
+    dout = _dev(Mx, D, dtype=dtype, gen=gen)
+    names = ["w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
+    params = [getattr(m, n) for n in names]
+    ref_fn = lambda x, *ps: mlp_reference(x, *ps, m.eps, layernorm)  # noqa: E731
+    ours_fn = lambda x, *ps: normfuse.ops.postnorm_mlp(x, *ps, m.eps, layernorm=layernorm)  # noqa: E731
+    ts = [x] + params
+    o, got = _grads(ours_fn, ts, dout)
+    orf, ref = _grads(ref_fn, [t.double() if t is not None else None for t in ts], dout)
+    oe, eag = _grads(ref_fn, ts, dout)
+    assert rel_err(o, orf) <= 1.5 * rel_err(oe, orf) + 1e-4
+    _compare_grads(["x"] + names, got, ref, eag, f"PostNormMLP {D}x{H} {dtype}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layernorm", [False, True], ids=["rms", "ln"])
+def test_gpu_block_training_run_like_eager(layernorm):
+    """A short training run: the loss goes down, step by step close to eager's."""
+    from normfuse.nn import PostNormMLP
+    torch.manual_seed(0)
+    D, H, Mx = 256, 512, 2048
+    m = PostNormMLP(D, H, layernorm=layernorm, device="cuda", dtype=torch.bfloat16)
+    ref = PostNormMLP(D, H, layernorm=layernorm, device="cuda", dtype=torch.bfloat16)
+    ref.load_state_dict(m.state_dict())
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    x = _dev(Mx, D, dtype=torch.bfloat16, gen=gen)
+    target = _dev(Mx, D, dtype=torch.bfloat16, gen=gen)
+    losses = {}
+    for name, mod, fwd in (("ours", m, m.forward), ("eager", ref, ref.reference)):
+        opt = torch.optim.SGD(mod.parameters(), lr=0.5)
+        ls = []
+        for _ in range(30):
+            opt.zero_grad()
+            loss = F.mse_loss(fwd(x).float(), target.float())
+            loss.backward()
+            opt.step()
+            ls.append(loss.item())
+        losses[name] = ls
+    ours, eager = losses["ours"], losses["eager"]
+    assert ours[-1] < 0.9 * ours[0], ours
+    assert abs(ours[-1] - eager[-1]) <= 0.02 * eager[0], (ours, eager)
+
+
+@pytest.mark.gpu
+def test_gpu_torch_compile_sees_the_custom_ops():
+    from normfuse.ops import linear_rmsnorm, rmsnorm_linear
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    x = _dev(512, 256, dtype=torch.bfloat16, gen=gen).requires_grad_(True)
+    g = _dev(256, dtype=torch.bfloat16, gen=gen, shift=1.0).requires_grad_(True)
+    w1 = _dev(512, 256, dtype=torch.bfloat16, gen=gen, scale=0.06).requires_grad_(True)
+    w2 = _dev(256, 512, dtype=torch.bfloat16, gen=gen, scale=0.04).requires_grad_(True)
+    g2 = _dev(256, dtype=torch.bfloat16, gen=gen, shift=1.0).requires_grad_(True)
+
+    def f(x, g, w1, w2, g2):
+        return linear_rmsnorm(F.silu(rmsnorm_linear(x, g, w1)), w2, g2, residual=x).float().sum()
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)  # fullgraph: a graph break would raise
+    loss = compiled(x, g, w1, w2, g2)
+    grads = torch.autograd.grad(loss, (x, g, w1, w2, g2))
+    loss_e = f(x, g, w1, w2, g2)
+    grads_e = torch.autograd.grad(loss_e, (x, g, w1, w2, g2))
+    for a, b in zip(grads, grads_e):
+        assert rel_err(a, b) < 1e-2
+
+
+@pytest.mark.gpu
+def test_gpu_modules_from_torch_train():
+    from torch import nn
+    from normfuse.nn import from_modules
+    torch.manual_seed(4)
+    pairs = [(nn.RMSNorm(320, eps=1e-6), nn.Linear(320, 192)), (nn.LayerNorm(320), nn.Linear(320, 192)),
+             (nn.Linear(320, 192), nn.RMSNorm(192, eps=1e-6)), (nn.Linear(320, 192), nn.LayerNorm(192))]
+    x0 = torch.randn(300, 320, device="cuda", dtype=torch.bfloat16)
+    for a, b in pairs:
+        a, b = a.cuda().bfloat16(), b.cuda().bfloat16()
+        fused = from_modules(a, b)
+        x = x0.clone().requires_grad_(True)
+        xr = x0.clone().requires_grad_(True)
+        y = fused(x)
+        yr = b(a(xr))
+        assert rel_err(y, yr) < 1e-2
+        y.float().square().sum().backward()
+        yr.float().square().sum().backward()
+        assert rel_err(x.grad, xr.grad) < 2e-2
+        assert rel_err(fused.weight.grad, (b if isinstance(b, nn.Linear) else a).weight.grad) < 2e-2

@@ -11,3 +11,6 @@ __all__ = ["rmsnorm_linear", "layernorm_linear", "fold_norm_weight", "plain_line
            "PreparedLaunch", "aot_compile", "linear_rmsnorm", "linear_layernorm",
            "prepare_linear_rmsnorm", "prepare_linear_layernorm", "aot_compile_postnorm",
            "postnorm_passes"]
+from .training import postnorm_mlp  # noqa: E402
+
+__all__ += ["postnorm_mlp"]

@@ -95,8 +95,9 @@ def _check_post(op, x, weight, norm: dict, residual) -> None:
         if t.device != x.device:
             raise ValueError(f"{op}: {name} must be on x's device {x.device}, got {t.device}")
         if torch.is_grad_enabled() and t.requires_grad:
-            raise NotImplementedError(f"{op} is inference-only (no backward yet): call it under "
-                                      "torch.no_grad() or torch.inference_mode()")
+            raise NotImplementedError(f"{op}: this launch path is inference-only (autograd goes "
+                                      "through the functional op, see normfuse.ops.training): "
+                                      "call it under torch.no_grad() or torch.inference_mode()")
 
 
 def _want_tma(K: int, tma: bool | None) -> bool:

@@ -123,7 +123,8 @@ def _check_inputs(op: str, x, weight, named: dict[str, Any], bias) -> None:
         raise TypeError(f"{op}: all tensors must have one dtype (bfloat16 or float16), got {got}")
     if torch.is_grad_enabled() and any(t.requires_grad for t in given.values()):
         raise NotImplementedError(
-            f"{op} is inference-only (its backward is not written yet): call it under "
+            f"{op}: this launch path is inference-only (autograd goes through the functional "
+            f"op, e.g. rmsnorm_linear, see normfuse.ops.training): call it under "
             f"torch.no_grad() or torch.inference_mode(), or with tensors that do not require grad")
     devices = {n: t.device for n, t in given.items()}
     if any(d.type != "cuda" for d in devices.values()) or len(set(devices.values())) != 1:
