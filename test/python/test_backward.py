@@ -652,3 +652,37 @@ def test_gpu_modules_from_torch_train():
         yr.float().square().sum().backward()
         assert rel_err(x.grad, xr.grad) < 2e-2
         assert rel_err(fused.weight.grad, (b if isinstance(b, nn.Linear) else a).weight.grad) < 2e-2
+
+
+@pytest.mark.parametrize("N,ctas", [(96, 1), (512, 4), (2048, 16)])
+@pytest.mark.parametrize("is_ln,act,gemm", [(False, 0, True), (True, 1, True), (True, 0, False)],
+                         ids=["pre-rms-dx", "regrouped-ln", "post-ln-op-level"])
+def test_aot_backward_kernel_as_the_op_launches_it(N, ctas, is_ln, act, gemm):
+    """The norm-backward kernel at the ops' config (select_backward_config), compiled for sm_90
+    with the launch's specialization (16-byte aligned pointers and strides): the passes' form
+    (a cluster of cdiv(N, 128) CTAs when there is a GEMM), ptxas accepts it, no spills."""
+    import warnings
+    from normfuse.ops.training import select_backward_config
+    cfg = select_backward_config(N)
+    sig = {n: ("*fp32" if n in ("RSTD", "MEAN", "DGP", "DBP") else "*bf16")
+           for n in ("DY", "W", "X", "RSTD", "MEAN", "G", "B", "DRES", "DX", "DGP", "DBP")}
+    sig.update({n: "i32" for n in ("M", "R", "stride_dym", "stride_wr", "stride_xm", "stride_drm",
+                                   "stride_dxm")})
+    consts = dict(N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_R=cfg["BLOCK_R"],
+                  IS_LN=is_ln, HAS_GEMM=gemm, HAS_G=True, HAS_B=is_ln, ACT=act, HAS_DRES=False,
+                  HAS_DG=True)
+    sig.update({k: "constexpr" for k in consts})
+    aligned = [i for i, n in enumerate(sig) if sig[n].startswith("*") or n.startswith("stride")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", normfuse.SpillWarning)
+        ck = normfuse.compile(norm_backward_naive, signature=sig, constexprs=consts,
+                              attrs={(i,): [["tt.divisibility", 16]] for i in aligned},
+                              target="cuda:90", num_warps=cfg["num_warps"],
+                              num_stages=cfg["num_stages"], passes="default")
+    applied = " ".join(r for r in map(str, ck.remarks) if "applied" in r)
+    if gemm and ctas > 1:
+        assert f"split over a {ctas}-CTA cluster" in applied, ck.remarks
+        assert "barrier.cluster" in ck.asm["ptx"]
+    if ctas == 1:
+        assert "[epilogue-norm] applied" in applied, ck.remarks
+    assert ck.resources()["spill_stores"] == 0

@@ -492,8 +492,9 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
                           persistent=persistent, row_blocks=row_blocks)
         if norm_weight is None:
             raise ValueError(f"{op}: norm_weight is required for training")
-        with torch.no_grad():
-            _check_inputs(op, x, weight, {"norm_weight": norm_weight}, bias)
+        with torch.no_grad():  # while torch.compile traces, the op's implementation checks
+            if not torch.compiler.is_compiling():
+                _check_inputs(op, x, weight, {"norm_weight": norm_weight}, bias)
         from .training import prenorm_linear_train
         return prenorm_linear_train(op, x, norm_weight, None, weight, eps, bias, False)
     return prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, folded=folded, fold=fold,
@@ -514,8 +515,10 @@ def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, 
     if _wants_grad(x, norm_weight, norm_bias, weight, bias):
         op = "layernorm_linear"
         _training_options(op, config=config, passes=passes, tma=tma, persistent=persistent)
-        with torch.no_grad():
-            _check_inputs(op, x, weight, {"norm_weight": norm_weight, "norm_bias": norm_bias}, bias)
+        with torch.no_grad():  # while torch.compile traces, the op's implementation checks
+            if not torch.compiler.is_compiling():
+                _check_inputs(op, x, weight, {"norm_weight": norm_weight, "norm_bias": norm_bias},
+                              bias)
         from .training import prenorm_linear_train
         return prenorm_linear_train(op, x, norm_weight, norm_bias, weight, eps, bias, True)
     return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias, fold=fold,

@@ -46,7 +46,7 @@ def select_backward_config(N: int) -> dict:
     cdiv(N, 128) CTAs (cluster-reduce; more than 16 tiles: several per CTA)."""
     if N <= 128:
         bn = max(32, 1 << (max(N, 1) - 1).bit_length())
-        return dict(BLOCK_M=64, BLOCK_N=bn, BLOCK_R=64, num_warps=4, num_stages=3)
+        return dict(BLOCK_M=64, BLOCK_N=bn, BLOCK_R=64, num_warps=4 if bn <= 64 else 8, num_stages=3)
     return dict(BLOCK_M=64, BLOCK_N=128, BLOCK_R=64, num_warps=8, num_stages=3)
 
 
