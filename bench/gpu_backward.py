@@ -1,7 +1,7 @@
 """GPU check of issue 10 (training): the gpu-marked backward tests, then forward + backward timings.
 
     PYTHONPATH=python python3 bench/gpu_backward.py --out $OUT [--quick] [--part all|tests|bench]
-                                                    [--test-timeout 150] [--budget 200]
+                                                    [--test-timeout 150] [--budget 120]
 
 1. `pytest -m gpu test/python/test_backward.py` in a subprocess (at most --test-timeout s):
    pass / fail / skip counts and the failures' lines -> tests.json, tests.txt.
@@ -242,7 +242,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--part", choices=["all", "tests", "bench"], default="all")
     ap.add_argument("--test-timeout", type=int, default=150)
-    ap.add_argument("--budget", type=float, default=200.0, help="seconds of benchmarking")
+    ap.add_argument("--budget", type=float, default=120.0, help="seconds of benchmarking")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     env = {}
