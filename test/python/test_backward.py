@@ -62,9 +62,11 @@ def _norm_bwd_ref(du, x, g, beta, is_ln, act):
 # ---------------------------------------------------------------------------------------------
 
 M, R = 70, 40  # ragged: 3 row blocks of 32 (the last 6 rows), R over 3 tiles of 16 (ragged)
+# (N = 96 and 128 with BLOCK_N = 32: 3 and 4 tiles; N = 64 in one tile)
 
 
-def _dx_case(N, is_ln, act, gemm, dres, seed=0, mean=3.0):
+def _dx_case(N, is_ln, act, gemm, dres, seed=0, mean=3.0, r=R):
+    R = r
     gen = _gen(seed)
     dy = torch.randn(M, R if gemm else N, generator=gen).bfloat16()
     w = (torch.randn(R, N, generator=gen) * 0.2).bfloat16()
@@ -89,11 +91,13 @@ def _dx_case(N, is_ln, act, gemm, dres, seed=0, mean=3.0):
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
 @pytest.mark.parametrize("N,BN,ctas", [(64, 64, 1), (96, 32, 3), (128, 32, 4)],
                          ids=["one-tile", "3-cta", "4-cta"])
-@pytest.mark.parametrize("act,dres", [(0, False), (1, True)], ids=["prenorm-dx", "regrouped"])
-def test_norm_backward_kernel_fused_by_passes(is_ln, N, BN, ctas, act, dres):
-    args, (dx, dg, db) = _dx_case(N, is_ln, act, True, dres, seed=N + act)
+@pytest.mark.parametrize("act,dres,even_r", [(0, False, False), (1, True, False), (0, False, True)],
+                         ids=["prenorm-dx", "regrouped", "prenorm-dx-even-r"])
+def test_norm_backward_kernel_fused_by_passes(is_ln, N, BN, ctas, act, dres, even_r):
+    args, (dx, dg, db) = _dx_case(N, is_ln, act, True, dres, seed=N + act,
+                                  r=48 if even_r else R)
     consts = dict(N=N, BLOCK_M=32, BLOCK_N=BN, BLOCK_R=16, IS_LN=is_ln, HAS_GEMM=True, HAS_G=True,
-                  HAS_B=is_ln and act == 1, ACT=act, HAS_DRES=dres, HAS_DG=True)
+                  HAS_B=is_ln and act == 1, ACT=act, HAS_DRES=dres, HAS_DG=True, EVEN_R=even_r)
     res = check_pass_numerics(norm_backward_naive, args, constexprs=consts, grid=(3,),
                               passes="default", num_warps=4)
     assert res.num_ctas == ctas, res.remarks
@@ -678,7 +682,7 @@ def test_aot_backward_kernel_as_the_op_launches_it(N, ctas, is_ln, act, gemm):
                                    "stride_dxm")})
     consts = dict(N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_R=cfg["BLOCK_R"],
                   IS_LN=is_ln, HAS_GEMM=gemm, HAS_G=True, HAS_B=is_ln, ACT=act, HAS_DRES=False,
-                  HAS_DG=True)
+                  HAS_DG=True, EVEN_R=True)
     sig.update({k: "constexpr" for k in consts})
     aligned = [i for i, n in enumerate(sig) if sig[n].startswith("*") or n.startswith("stride")]
     with warnings.catch_warnings():

@@ -64,19 +64,28 @@ def row_stats(X, RSTD, MEAN, M, K, stride_xm, eps, IS_LN: tl.constexpr, BLOCK_M:
 @triton.jit
 def _du_tile(DY, W, offs_m, offs_n, M, R, stride_dym, stride_wr, N: tl.constexpr,
              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_R: tl.constexpr,
-             HAS_GEMM: tl.constexpr):
+             HAS_GEMM: tl.constexpr, EVEN_R: tl.constexpr = False):
     mmask = offs_m < M
     nmask = offs_n < N
     if HAS_GEMM:
+        # wrapped rows and columns (no masks on M and N: the pipeliner keeps async copies), the
+        # out-of-range products zeroed after the loop; EVEN_R (R % BLOCK_R == 0) drops the R masks
+        rows = offs_m % M
+        cols = offs_n % N
         offs_r = tl.arange(0, BLOCK_R)
         acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
         for r in range(0, tl.cdiv(R, BLOCK_R)):
             rr = r * BLOCK_R + offs_r
-            a = tl.load(DY + offs_m[:, None] * stride_dym + rr[None, :],
-                        mask=mmask[:, None] & (rr[None, :] < R), other=0.0)
-            b = tl.load(W + rr[:, None] * stride_wr + offs_n[None, :],
-                        mask=(rr[:, None] < R) & nmask[None, :], other=0.0)
+            a_ptr = DY + rows[:, None] * stride_dym + rr[None, :]
+            b_ptr = W + rr[:, None] * stride_wr + cols[None, :]
+            if EVEN_R:
+                a = tl.load(a_ptr)
+                b = tl.load(b_ptr)
+            else:
+                a = tl.load(a_ptr, mask=rr[None, :] < R, other=0.0)
+                b = tl.load(b_ptr, mask=rr[:, None] < R, other=0.0)
             acc = tl.dot(a, b, acc)
+        acc = tl.where(mmask[:, None] & nmask[None, :], acc, 0.0)
     else:
         acc = tl.load(DY + offs_m[:, None] * stride_dym + offs_n[None, :],
                       mask=mmask[:, None] & nmask[None, :], other=0.0).to(tl.float32)
@@ -114,7 +123,8 @@ def norm_backward_naive(DY, W, X, RSTD, MEAN, G, B, DRES, DX, DGP, DBP, M, R, st
                         BLOCK_N: tl.constexpr, BLOCK_R: tl.constexpr, IS_LN: tl.constexpr,
                         HAS_GEMM: tl.constexpr = True, HAS_G: tl.constexpr = True,
                         HAS_B: tl.constexpr = False, ACT: tl.constexpr = 0,
-                        HAS_DRES: tl.constexpr = False, HAS_DG: tl.constexpr = True):
+                        HAS_DRES: tl.constexpr = False, HAS_DG: tl.constexpr = True,
+                        EVEN_R: tl.constexpr = False):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     c1 = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -123,7 +133,7 @@ def norm_backward_naive(DY, W, X, RSTD, MEAN, G, B, DRES, DX, DGP, DBP, M, R, st
     for n in range(0, tl.cdiv(N, BLOCK_N)):
         offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
         du = _du_tile(DY, W, offs_m, offs_n, M, R, stride_dym, stride_wr, N, BLOCK_M, BLOCK_N,
-                      BLOCK_R, HAS_GEMM)
+                      BLOCK_R, HAS_GEMM, EVEN_R)
         xhat = _xhat(X, RSTD, MEAN, offs_m, offs_n, M, stride_xm, N, IS_LN)
         g = _vec(G, offs_n, N, HAS_G, 1.0)
         if ACT == 1:  # SiLU'(z) at z = the norm's output

@@ -116,6 +116,7 @@ def norm_backward(dy: Tensor, w: Optional[Tensor], x: Tensor, rstd: Tensor, mean
         dx.stride(0), N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
         BLOCK_R=cfg["BLOCK_R"], IS_LN=is_ln, HAS_GEMM=w is not None, HAS_G=g is not None,
         HAS_B=beta is not None, ACT=act, HAS_DRES=dres is not None, HAS_DG=want_dg,
+        EVEN_R=R % cfg["BLOCK_R"] == 0,
         num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     dg = dgp.sum(0) if want_dg else None
     db = dbp.sum(0) if (want_dg and is_ln) else None

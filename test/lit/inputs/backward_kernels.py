@@ -15,9 +15,10 @@ SIG = {"DY": "*bf16", "W": "*bf16", "X": "*bf16", "RSTD": "*fp32", "MEAN": "*fp3
        "R": "i32", "stride_dym": "i32", "stride_wr": "i32", "stride_xm": "i32", "stride_drm": "i32",
        "stride_dxm": "i32", "N": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",
        "BLOCK_R": "constexpr", "IS_LN": "constexpr", "HAS_GEMM": "constexpr", "HAS_G": "constexpr",
-       "HAS_B": "constexpr", "ACT": "constexpr", "HAS_DRES": "constexpr", "HAS_DG": "constexpr"}
+       "HAS_B": "constexpr", "ACT": "constexpr", "HAS_DRES": "constexpr", "HAS_DG": "constexpr",
+       "EVEN_R": "constexpr"}
 RMS = dict(BLOCK_M=64, BLOCK_R=32, IS_LN=False, HAS_GEMM=True, HAS_G=True, HAS_B=False, ACT=0,
-           HAS_DRES=False, HAS_DG=True)
+           HAS_DRES=False, HAS_DG=True, EVEN_R=True)
 # the regrouped post-norm LayerNorm backward: SiLU' of the norm's output, a residual gradient
 LN_ACT = dict(RMS, IS_LN=True, HAS_B=True, ACT=1, HAS_DRES=True)
 
@@ -101,9 +102,10 @@ EPI_CASES = [
 // partial's store stays, before it).
 // CHECK-LABEL: tt.func public @rms_dx_one_tile
 // CHECK: %[[DOT:.+]] = scf.for
+// CHECK: %[[DU:.+]] = arith.select %{{.+}}, %[[DOT]], %{{.+}} : tensor<64x64xi1>, tensor<64x64xf32>
 // CHECK: tt.store %{{.+}} : tensor<64x!tt.ptr<f32>>
 // CHECK-NOT: tt.store
-// CHECK: arith.mulf %[[DOT]], %{{.+}} : tensor<64x64xf32>
+// CHECK: arith.mulf %[[DU]], %{{.+}} : tensor<64x64xf32>
 // CHECK-NOT: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>, tensor<64x64xi1>
 // CHECK: tt.store %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
 // CHECK-NOT: tt.store
