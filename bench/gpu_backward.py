@@ -88,6 +88,9 @@ def bench_cells(cells, out: str, budget: float, env: dict) -> list[dict]:
         xs = torch.randn(*shape, device="cuda", dtype=torch.bfloat16).requires_grad_(True)
         dn = torch.randn(*shape, device="cuda", dtype=torch.bfloat16)
         best = {}
+        # the norm's parameters require grad too: the fused backward computes dg (dbeta) as well
+        g = g.detach().clone().requires_grad_(True)
+        b = b.detach().clone().requires_grad_(True) if b is not None else None
         for name, f in (("eager", norm), ("compiled", torch.compile(norm))):
             ins = [xs, g, b]
             t_fb = bench(fwd_bwd(f, ins, dn))
