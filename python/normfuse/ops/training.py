@@ -461,7 +461,12 @@ def _check_mlp(x, w1, g1, beta1, b1, w2, g2, beta2, b2, layernorm):
     if bad:
         raise TypeError(f"{op}: every tensor must have x's dtype {x.dtype}; got "
                         + ", ".join(f"{n} {d}" for n, d in bad.items()))
-    devs = {n: t.device for n, t in given.items()}
+    _check_devices(op, {n: t.device for n, t in given.items()})
+
+
+def _check_devices(op: str, devs: dict) -> None:
     if any(d.type != "cuda" for d in devs.values()) or len(set(devs.values())) != 1:
         raise ValueError(f"{op}: all tensors must be CUDA tensors on one device, got "
                          + ", ".join(f"{n} on {d}" for n, d in devs.items()))
+    from .prenorm_linear import _check_hopper
+    _check_hopper(op, next(iter(devs.values())))
