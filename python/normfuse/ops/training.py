@@ -232,7 +232,6 @@ def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps
 
 def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln):
     """z, h, rstd, mean from the training form of the fused post-norm kernel."""
-    from ..kernels import postnorm_gemm
     from .postnorm_linear import DEFAULT_POSTNORM_PASSES, _prepare, max_resident_programs
     from .prenorm_linear import PreparedLaunch, sm_count
     norm = {"norm_weight": g} if not is_ln else {"norm_weight": g, "norm_bias": beta}
