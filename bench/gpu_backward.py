@@ -16,7 +16,9 @@
      norm_bwd.
    Records go to summary.json (op = "<op>.backward", with M, K, N, times, hidden_pct, gpu, date,
    torch, triton) and summary.md. Cells stop when --budget seconds are spent (recorded as
-   skipped). Every piece is guarded: an error is recorded and the rest goes on.
+   skipped; the three --quick cells come first). Every piece is guarded: an error is recorded
+   and the rest goes on. The whole grid in a second call:
+   `... --part bench --budget 540` (torch.compile's compilations are most of the time).
 """
 from __future__ import annotations
 
@@ -64,7 +66,11 @@ def run_tests(out: str, timeout: int) -> dict:
 # Benchmark
 # ---------------------------------------------------------------------------------------------
 
-def bench_cells(cells, out: str, budget: float, env: dict) -> list[dict]:
+def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cuda", timer=None,
+                compile_backend: str = "inductor") -> list[dict]:
+    """The benchmark. `device`, `timer` (fn -> ms) and `compile_backend` exist so that the CPU
+    test can run this code path (interpreted kernels, a fake timer); the GPU run keeps the
+    defaults: do_bench medians, inductor."""
     import torch
     import torch.nn.functional as F
     import triton.testing
@@ -73,7 +79,12 @@ def bench_cells(cells, out: str, budget: float, env: dict) -> list[dict]:
     from normfuse.ops import training as tr
 
     def bench(fn):
+        if timer is not None:
+            return float(timer(fn))
         return float(triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median"))
+
+    def compile_(fn):
+        return torch.compile(fn, backend=compile_backend)
 
     def fwd_bwd(fn, inputs, dy):
         def step():
@@ -85,13 +96,13 @@ def bench_cells(cells, out: str, budget: float, env: dict) -> list[dict]:
 
     def norm_bwd_time(norm, shape, g, b):
         """(fwd+bwd) - fwd of the standalone norm, min over eager and torch.compile."""
-        xs = torch.randn(*shape, device="cuda", dtype=torch.bfloat16).requires_grad_(True)
-        dn = torch.randn(*shape, device="cuda", dtype=torch.bfloat16)
+        xs = torch.randn(*shape, device=device, dtype=torch.bfloat16).requires_grad_(True)
+        dn = torch.randn(*shape, device=device, dtype=torch.bfloat16)
         best = {}
         # the norm's parameters require grad too: the fused backward computes dg (dbeta) as well
         g = g.detach().clone().requires_grad_(True)
         b = b.detach().clone().requires_grad_(True) if b is not None else None
-        for name, f in (("eager", norm), ("compiled", torch.compile(norm))):
+        for name, f in (("eager", norm), ("compiled", compile_(norm))):
             ins = [xs, g, b]
             t_fb = bench(fwd_bwd(f, ins, dn))
             with torch.no_grad():
@@ -106,7 +117,7 @@ def bench_cells(cells, out: str, budget: float, env: dict) -> list[dict]:
 
     def comp(key, fn):
         if key not in compiled_cache:
-            compiled_cache[key] = torch.compile(fn)
+            compiled_cache[key] = compile_(fn)
         return compiled_cache[key]
 
     for (M, K, N) in cells:
@@ -119,7 +130,7 @@ def bench_cells(cells, out: str, budget: float, env: dict) -> list[dict]:
                 continue
             try:
                 torch.manual_seed(0)
-                d = dict(device="cuda", dtype=torch.bfloat16)
+                d = dict(device=device, dtype=torch.bfloat16)
                 is_ln = "layernorm" in op
                 if op in ("rmsnorm_linear", "layernorm_linear"):
                     x = torch.randn(M, K, **d)
@@ -162,16 +173,16 @@ def bench_cells(cells, out: str, budget: float, env: dict) -> list[dict]:
                     nb, nb_all = norm_bwd_time(norm, (M, N), g.detach(), b.detach() if b is not None else None)
                 else:  # the block, D = K, H = N
                     from normfuse.nn import PostNormMLP
-                    m = PostNormMLP(K, N, device="cuda", dtype=torch.bfloat16)
+                    m = PostNormMLP(K, N, device=device, dtype=torch.bfloat16)
                     x = torch.randn(M, K, **d).requires_grad_(True)
                     dy = torch.randn(M, K, **d)
                     ps = [m.w1, m.g1, m.beta1, m.b1, m.w2, m.g2, m.beta2, m.b2]
                     ours = lambda x, *ps: tr.postnorm_mlp(x, *ps, m.eps)  # noqa: E731
                     eager = lambda x, *ps: _mlp_eager(F, x, *ps, m.eps)  # noqa: E731
                     ins = [x] + ps
-                    out = tr._mlp_fwd(x.detach(), *[p.detach() if p is not None else None for p in ps],
-                                      m.eps, False)
-                    _, h1, rstd1, mean1, a, h2, rstd2, mean2 = out
+                    saved = tr._mlp_fwd(x.detach(), *[p.detach() if p is not None else None
+                                                      for p in ps], m.eps, False)
+                    _, h1, rstd1, mean1, a, h2, rstd2, mean2 = saved
                     pd = [p.detach() if p is not None else None for p in ps]
                     bwd_fused = bench(lambda: torch.ops.normfuse.postnorm_mlp_bwd(
                         dy, x.detach(), pd[0], pd[1], None, pd[4], pd[5], None, h1, rstd1, mean1, a,
@@ -200,7 +211,8 @@ def bench_cells(cells, out: str, budget: float, env: dict) -> list[dict]:
             print(f"[gpu_backward] {op} {M}x{K}x{N}: " + ", ".join(
                 f"{k}={v}" for k, v in rec.items() if k.endswith(("_ms", "pct")) or k in ("error", "skipped")),
                 flush=True)
-            torch.cuda.empty_cache()
+            if device == "cuda":
+                torch.cuda.empty_cache()
             with open(os.path.join(out, "summary.json"), "w") as f:
                 json.dump(records, f, indent=1)
     return records

@@ -887,3 +887,33 @@ def test_cpu_torch_compile_fullgraph_over_the_custom_ops(cpu_training, op):
         assert (a is None) == (b is None)
         if a is not None:
             assert torch.equal(a, b)
+
+
+def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
+    """bench/gpu_backward.py's benchmark on one tiny cell on the CPU (interpreted kernels, each
+    timed function called once, aot_eager instead of inductor): every op gets a record with the
+    times, hidden_pct and no error, and the markdown renders."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "bench" / "gpu_backward.py"
+    spec = importlib.util.spec_from_file_location("gpu_backward", path)
+    gb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gb)
+    calls = []
+
+    def timer(fn):
+        fn()
+        calls.append(1)
+        return 1.0 + 0.01 * len(calls)
+
+    recs = gb.bench_cells([(40, 32, 64)], str(tmp_path), 1e9, {"gpu": "cpu"}, device="cpu",
+                          timer=timer, compile_backend="aot_eager")
+    assert [r["op"] for r in recs] == [f"{o}.backward" for o in (
+        "rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm", "postnorm_mlp")]
+    for r in recs:
+        assert "error" not in r, r.get("traceback")
+        for k in ("fwd_bwd_ours_ms", "fwd_bwd_eager_ms", "fwd_bwd_compiled_ms", "bwd_fused_ms",
+                  "bwd_gemms_ms", "norm_bwd_ms", "hidden_pct"):
+            assert isinstance(r[k], float), (k, r)
+    md = gb.markdown(recs, {"counts": {"passed": 1}, "rc": 0, "failures": []}, {"gpu": "cpu"})
+    assert md.count("| postnorm_mlp.backward |") == 1
