@@ -1,9 +1,9 @@
 """GPU check of issue 10 (training): the gpu-marked backward tests, then forward + backward timings.
 
     PYTHONPATH=python python3 bench/gpu_backward.py --out $OUT [--quick] [--part all|tests|bench]
-                                                    [--test-timeout 150] [--budget 120]
+                                                    [--test-timeout 130] [--budget 90]
 
-1. `pytest -m gpu test/python/test_backward.py` in a subprocess (at most --test-timeout s):
+1. `pytest -m gpu test/python/test_backward.py` in a subprocess (at most --test-timeout s, default 130):
    pass / fail / skip counts and the failures' lines -> tests.json, tests.txt.
 2. Per cell (M, K, N) of the blog's grid (M = 262144, K, N in {512, 1024, 2048}; --quick: 3 cells),
    bf16, for rmsnorm_linear, layernorm_linear, linear_rmsnorm, linear_layernorm and the block
@@ -256,8 +256,8 @@ def main(argv=None) -> int:
                                                                           "backward-local"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--part", choices=["all", "tests", "bench"], default="all")
-    ap.add_argument("--test-timeout", type=int, default=150)
-    ap.add_argument("--budget", type=float, default=120.0, help="seconds of benchmarking")
+    ap.add_argument("--test-timeout", type=int, default=130)
+    ap.add_argument("--budget", type=float, default=90.0, help="seconds of benchmarking")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     env = {}
