@@ -85,18 +85,22 @@ def test_norm_weight_must_be_1d_and_present():
         rmsnorm_linear(_t(8, 64), None, _t(32, 64))
 
 
-def test_grad_requiring_inputs_rejected():
+def test_grad_requiring_inputs_train_or_are_rejected():
     x = _t(8, 64).requires_grad_()
-    with pytest.raises(NotImplementedError, match=r"inference-only.*torch.no_grad"):
+    # the functional op trains (normfuse.ops.training): validated, then stopped at the device check
+    with pytest.raises(ValueError, match="CUDA"):
         rmsnorm_linear(x, _t(64), _t(32, 64))
+    # a prepared launch is the inference path
+    with pytest.raises(NotImplementedError, match=r"inference-only.*torch.no_grad"):
+        ops.prepare_rmsnorm_linear(x, _t(64), _t(32, 64))
     with torch.no_grad():  # past the grad check, stopped at the device check
         with pytest.raises(ValueError, match="CUDA"):
             rmsnorm_linear(x, _t(64), _t(32, 64))
 
 
-def test_modules_inference_only_and_device_check():
+def test_modules_train_or_infer_and_device_check():
     m = RMSNormLinear(64, 32, dtype=torch.bfloat16)
-    with pytest.raises(NotImplementedError, match=r"inference-only.*torch.no_grad"):
+    with pytest.raises(ValueError, match="CUDA"):  # the training path checks the device too
         m(_t(8, 64))
     with torch.no_grad(), pytest.raises(ValueError, match="CUDA"):
         m(_t(8, 64))

@@ -80,7 +80,8 @@ def _store_rows(Y, tile, offs_m, offs_n, M, stride_ym, N: tl.constexpr):
 def _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, stride_wn, stride_rm,
               stride_ym, eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
               BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr,
-              HAS_RES: tl.constexpr, USE_TMA: tl.constexpr):
+              HAS_RES: tl.constexpr, USE_TMA: tl.constexpr, H=None, RSTD=None,
+              SAVE: tl.constexpr = False):
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -89,6 +90,8 @@ def _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, str
                          stride_xm, stride_wn, stride_rm, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
                          HAS_BIAS, HAS_RES, USE_TMA)
         ss += tl.sum(acc * acc, axis=1)
+        if SAVE:  # training: the pre-norm activation h, for the backward (before Y's store)
+            _store_rows(H, acc, offs_m, n * BLOCK_N + tl.arange(0, BLOCK_N), M, stride_ym, N)
         _store_rows(Y, acc, offs_m, n * BLOCK_N + tl.arange(0, BLOCK_N), M, stride_ym, N)
     rstd = 1.0 / tl.sqrt(ss / N + eps)
     for n in range(0, tl.cdiv(N, BLOCK_N)):
@@ -98,6 +101,8 @@ def _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, str
         g = tl.load(G + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
         out = y * rstd[:, None] * g[None, :]
         _store_rows(Y, out, offs_m, offs_n, M, stride_ym, N)
+    if SAVE:  # after the normalizing loop (between the loops it would stop cluster-reduce)
+        tl.store(RSTD + offs_m, rstd, mask=offs_m < M)
 
 
 @triton.jit
@@ -122,7 +127,8 @@ def linear_rmsnorm_naive(X, W, BIAS, RES, G, Y, M, K, stride_xm, stride_wn, stri
 def _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, stride_wn, stride_rm,
              stride_ym, eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
              BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr,
-             HAS_RES: tl.constexpr, USE_TMA: tl.constexpr):
+             HAS_RES: tl.constexpr, USE_TMA: tl.constexpr, H=None, RSTD=None, MEAN=None,
+             SAVE: tl.constexpr = False):
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
     s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -133,6 +139,8 @@ def _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, s
                          HAS_BIAS, HAS_RES, USE_TMA)
         s1 += tl.sum(acc, axis=1)
         s2 += tl.sum(acc * acc, axis=1)
+        if SAVE:
+            _store_rows(H, acc, offs_m, n * BLOCK_N + tl.arange(0, BLOCK_N), M, stride_ym, N)
         _store_rows(Y, acc, offs_m, n * BLOCK_N + tl.arange(0, BLOCK_N), M, stride_ym, N)
     mean = s1 / N
     rstd = 1.0 / tl.sqrt(tl.maximum(s2 / N - mean * mean, 0.0) + eps)
@@ -144,6 +152,9 @@ def _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, s
         beta = tl.load(B + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
         out = (y - mean[:, None]) * rstd[:, None] * g[None, :] + beta[None, :]
         _store_rows(Y, out, offs_m, offs_n, M, stride_ym, N)
+    if SAVE:
+        tl.store(RSTD + offs_m, rstd, mask=offs_m < M)
+        tl.store(MEAN + offs_m, mean, mask=offs_m < M)
 
 
 @triton.jit
@@ -162,3 +173,46 @@ def linear_layernorm_naive(X, W, BIAS, RES, G, B, Y, M, K, stride_xm, stride_wn,
         _ln_rows(tl.program_id(0), X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm,
                  stride_wn, stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
                  HAS_BIAS, HAS_RES, USE_TMA)
+
+
+# Training forms: the same kernels that also save what the backward needs (kernels/backward.py):
+# H = the pre-norm activation x @ W^T + bias + residual (in Y's dtype, row stride stride_ym),
+# RSTD (and MEAN) per row, fp32. The H tile is stored before Y's unnormalized store and the
+# statistics after the normalizing loop, so cluster-reduce and epilogue-norm apply unchanged.
+
+@triton.jit
+def linear_rmsnorm_train_naive(X, W, BIAS, RES, G, Y, H, RSTD, M, K, stride_xm, stride_wn, stride_rm,
+                               stride_ym, eps, N: tl.constexpr, BLOCK_M: tl.constexpr,
+                               BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                               EVEN_K: tl.constexpr = False, HAS_BIAS: tl.constexpr = False,
+                               HAS_RES: tl.constexpr = False, USE_TMA: tl.constexpr = False,
+                               PERSISTENT: tl.constexpr = False):
+    x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
+    if PERSISTENT:
+        for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.num_programs(0), flatten=True):
+            _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, stride_wn,
+                      stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS,
+                      HAS_RES, USE_TMA, H, RSTD, True)
+    else:
+        _rms_rows(tl.program_id(0), X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm,
+                  stride_wn, stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
+                  HAS_BIAS, HAS_RES, USE_TMA, H, RSTD, True)
+
+
+@triton.jit
+def linear_layernorm_train_naive(X, W, BIAS, RES, G, B, Y, H, RSTD, MEAN, M, K, stride_xm, stride_wn,
+                                 stride_rm, stride_ym, eps, N: tl.constexpr, BLOCK_M: tl.constexpr,
+                                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                                 EVEN_K: tl.constexpr = False, HAS_BIAS: tl.constexpr = False,
+                                 HAS_RES: tl.constexpr = False, USE_TMA: tl.constexpr = False,
+                                 PERSISTENT: tl.constexpr = False):
+    x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
+    if PERSISTENT:
+        for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.num_programs(0), flatten=True):
+            _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, stride_wn,
+                     stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS,
+                     HAS_RES, USE_TMA, H, RSTD, MEAN, True)
+    else:
+        _ln_rows(tl.program_id(0), X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm,
+                 stride_wn, stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
+                 HAS_BIAS, HAS_RES, USE_TMA, H, RSTD, MEAN, True)

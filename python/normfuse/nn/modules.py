@@ -1,8 +1,8 @@
 """Drop-in modules for `norm -> nn.Linear` pairs, backed by the fused pre-norm kernels.
 
-Inference only: backward is a later issue. `forward` raises NotImplementedError when autograd
-would need a graph (grad mode on and an input or parameter requiring grad); run the module
-under `torch.no_grad()` / `torch.inference_mode()`, or freeze its parameters.
+They train: when autograd needs a graph (grad mode on and an input or parameter requiring grad)
+`forward` goes through the ops' autograd path (`normfuse.ops.training`: fused forward, backward
+with the norm backward fused into the dX GEMM's epilogue); otherwise the inference path below.
 """
 from __future__ import annotations
 
@@ -17,12 +17,8 @@ from ..reference import fold_norm_weight
 __all__ = ["RMSNormLinear", "LayerNormLinear"]
 
 
-def _check_inference(module: nn.Module, x: torch.Tensor) -> None:
-    if torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for p in module.parameters())):
-        raise NotImplementedError(
-            f"{type(module).__name__} is inference-only (its backward is not written yet): call it "
-            f"under torch.no_grad() or torch.inference_mode(), or freeze its parameters "
-            f"(module.requires_grad_(False))")
+def _needs_grad(module: nn.Module, x: torch.Tensor) -> bool:
+    return torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for p in module.parameters()))
 
 
 def _version(t: torch.Tensor):
@@ -91,7 +87,8 @@ class RMSNormLinear(_PreNormLinear):
         return self._folded
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_inference(self, x)
+        if _needs_grad(self, x):
+            return rmsnorm_linear(x, self.norm_weight, self.weight, self.eps, self.bias)
         bias = None if self.bias is None else self.bias.detach()
         if self.fold and not self.training:
             return rmsnorm_linear(x, None, self.folded_weight(), self.eps, bias, folded=True)
@@ -100,6 +97,17 @@ class RMSNormLinear(_PreNormLinear):
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", fold={self.fold}"
+
+    @classmethod
+    def from_modules(cls, norm: nn.Module, linear: nn.Linear, **kw) -> "RMSNormLinear":
+        """From an (nn.RMSNorm, nn.Linear) pair, parameters copied."""
+        from .postnorm import _norm_eps, _split_pair, copy_pre
+        norm, linear = _split_pair(norm, linear)
+        if not isinstance(norm, nn.RMSNorm):
+            raise TypeError(f"RMSNormLinear.from_modules: needs nn.RMSNorm, got {type(norm).__name__}")
+        w = linear.weight
+        return copy_pre(cls(linear.in_features, linear.out_features, _norm_eps(norm, w.dtype),
+                            linear.bias is not None, w.device, w.dtype, **kw), norm, linear)
 
 
 class LayerNormLinear(_PreNormLinear):
@@ -121,7 +129,20 @@ class LayerNormLinear(_PreNormLinear):
         self._reset_linear()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_inference(self, x)
+        if _needs_grad(self, x):
+            return layernorm_linear(x, self.norm_weight, self.norm_bias, self.weight, self.eps,
+                                    self.bias)
         bias = None if self.bias is None else self.bias.detach()
         return layernorm_linear(x, self.norm_weight.detach(), self.norm_bias.detach(),
                                 self.weight.detach(), self.eps, bias)
+
+    @classmethod
+    def from_modules(cls, norm: nn.Module, linear: nn.Linear) -> "LayerNormLinear":
+        """From an (nn.LayerNorm, nn.Linear) pair, parameters copied."""
+        from .postnorm import _split_pair, copy_pre
+        norm, linear = _split_pair(norm, linear)
+        if not isinstance(norm, nn.LayerNorm):
+            raise TypeError(f"LayerNormLinear.from_modules: needs nn.LayerNorm, got {type(norm).__name__}")
+        w = linear.weight
+        return copy_pre(cls(linear.in_features, linear.out_features, norm.eps,
+                            linear.bias is not None, w.device, w.dtype), norm, linear)

@@ -15,3 +15,6 @@ from .flash_norm_attention import (flash_norm_attention, flash_norm_attention_fw
                                    prepare_flash_norm_attention)
 
 __all__ += ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention"]
+from .training import postnorm_mlp  # noqa: E402
+
+__all__ += ["postnorm_mlp"]

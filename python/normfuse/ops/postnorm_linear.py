@@ -23,7 +23,8 @@ import torch
 
 from ..kernels.configs import PostNormConfig, select_postnorm_config
 from .prenorm_linear import (PreparedLaunch, _as_2d, _check_inputs, _check_offsets,
-                             _ensure_allocator, _make_out, _shape, _tma_ok, _unit_k, sm_count)
+                             _ensure_allocator, _make_out, _shape, _tma_ok, _unit_k, _wants_grad,
+                             sm_count)
 
 __all__ = ["linear_rmsnorm", "linear_layernorm", "prepare_linear_rmsnorm",
            "prepare_linear_layernorm", "DEFAULT_POSTNORM_PASSES", "postnorm_passes",
@@ -94,8 +95,9 @@ def _check_post(op, x, weight, norm: dict, residual) -> None:
         if t.device != x.device:
             raise ValueError(f"{op}: {name} must be on x's device {x.device}, got {t.device}")
         if torch.is_grad_enabled() and t.requires_grad:
-            raise NotImplementedError(f"{op} is inference-only (no backward yet): call it under "
-                                      "torch.no_grad() or torch.inference_mode()")
+            raise NotImplementedError(f"{op}: this launch path is inference-only (autograd goes "
+                                      "through the functional op, see normfuse.ops.training): "
+                                      "call it under torch.no_grad() or torch.inference_mode()")
 
 
 def _want_tma(K: int, tma: bool | None) -> bool:
@@ -210,8 +212,12 @@ def linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *
     naive kernel. `tma=True` reads the tiles with bulk tensor copies (when rows are 16-byte
     aligned), False pointer loads, None (default) bulk copies when K >= 1024 (measured faster
     there). `persistent`: launch only as many programs (clusters) as run at once, each walking
-    row blocks (None: the config's choice, for large M). Inference only.
+    row blocks (None: the config's choice, for large M). Trains under autograd
+    (`normfuse.ops.training`; the launch options must keep their defaults).
     """
+    if _wants_grad(x, weight, norm_weight, bias, residual):
+        return _train("linear_rmsnorm", x, weight, {"norm_weight": norm_weight}, eps, bias,
+                      residual, dict(config=config, passes=passes, tma=tma, persistent=persistent))
     return prepare_linear_rmsnorm(x, weight, norm_weight, eps, bias, residual, config=config,
                                   passes=passes, tma=tma, persistent=persistent)()
 
@@ -221,8 +227,26 @@ def linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, res
                      tma: bool | None = None, persistent: bool | None = None) -> torch.Tensor:
     """y = layer_norm(x @ weight^T + bias + residual, [N], norm_weight, norm_bias, eps), in one
     kernel. As `linear_rmsnorm`; the row's sum and sum of squares are exchanged in one step."""
+    if _wants_grad(x, weight, norm_weight, norm_bias, bias, residual):
+        return _train("linear_layernorm", x, weight,
+                      {"norm_weight": norm_weight, "norm_bias": norm_bias}, eps, bias, residual,
+                      dict(config=config, passes=passes, tma=tma, persistent=persistent))
     return prepare_linear_layernorm(x, weight, norm_weight, norm_bias, eps, bias, residual,
                                     config=config, passes=passes, tma=tma, persistent=persistent)()
+
+
+def _train(op, x, weight, norm: dict, eps, bias, residual, options: dict):
+    from .prenorm_linear import _training_options
+    _training_options(op, **options)
+    if any(t is None for t in norm.values()):
+        raise ValueError(f"{op}: " + " and ".join(norm) + " are required")
+    if not torch.compiler.is_compiling():  # while torch.compile traces, the implementation checks
+        with torch.no_grad():
+            _check_post(op, x, weight, norm, residual)
+            _check_inputs(op, x, weight, {}, bias)
+    from .training import postnorm_linear_train
+    return postnorm_linear_train(op, x, weight, norm["norm_weight"], norm.get("norm_bias"), eps,
+                                 bias, residual, "norm_bias" in norm)
 
 
 def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 1024,

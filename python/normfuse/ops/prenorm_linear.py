@@ -123,7 +123,8 @@ def _check_inputs(op: str, x, weight, named: dict[str, Any], bias) -> None:
         raise TypeError(f"{op}: all tensors must have one dtype (bfloat16 or float16), got {got}")
     if torch.is_grad_enabled() and any(t.requires_grad for t in given.values()):
         raise NotImplementedError(
-            f"{op} is inference-only (its backward is not written yet): call it under "
+            f"{op}: this launch path is inference-only (autograd goes through the functional "
+            f"op, e.g. rmsnorm_linear, see normfuse.ops.training): call it under "
             f"torch.no_grad() or torch.inference_mode(), or with tensors that do not require grad")
     devices = {n: t.device for n, t in given.items()}
     if any(d.type != "cuda" for d in devices.values()) or len(set(devices.values())) != 1:
@@ -482,8 +483,20 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
     walks the tiles (None: the config's choice; only when there are at least as many tiles as
     SMs). `row_blocks`: in the persistent form, walk row blocks instead of tiles, so that each
     row's statistics are computed once for all its N tiles (None: ROW_BLOCKS_DEFAULT).
-    Inference only.
+    Under autograd (grad mode on and a tensor requiring grad) the op trains: see
+    `normfuse.ops.training` (the options other than eps and bias must keep their defaults).
     """
+    if _wants_grad(x, norm_weight, weight, bias):
+        op = "rmsnorm_linear"
+        _training_options(op, folded=folded, config=config, passes=passes, tma=tma,
+                          persistent=persistent, row_blocks=row_blocks)
+        if norm_weight is None:
+            raise ValueError(f"{op}: norm_weight is required for training")
+        with torch.no_grad():  # while torch.compile traces, the op's implementation checks
+            if not torch.compiler.is_compiling():
+                _check_inputs(op, x, weight, {"norm_weight": norm_weight}, bias)
+        from .training import prenorm_linear_train
+        return prenorm_linear_train(op, x, norm_weight, None, weight, eps, bias, False)
     return prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, folded=folded, fold=fold,
                                   config=config, passes=passes, tma=tma,
                                   persistent=persistent, row_blocks=row_blocks)()
@@ -496,11 +509,44 @@ def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, 
 
     norm_weight / norm_bias: [K] or None (no affine scale / shift). Otherwise as
     `rmsnorm_linear`; `fold=True` (default) folds norm_weight into W and norm_bias into the
-    output bias (W norm_bias), `fold=False` keeps both in the k-loop.
+    output bias (W norm_bias), `fold=False` keeps both in the k-loop. Trains under autograd
+    (`normfuse.ops.training`).
     """
+    if _wants_grad(x, norm_weight, norm_bias, weight, bias):
+        op = "layernorm_linear"
+        _training_options(op, config=config, passes=passes, tma=tma, persistent=persistent)
+        with torch.no_grad():  # while torch.compile traces, the op's implementation checks
+            if not torch.compiler.is_compiling():
+                _check_inputs(op, x, weight, {"norm_weight": norm_weight, "norm_bias": norm_bias},
+                              bias)
+        from .training import prenorm_linear_train
+        return prenorm_linear_train(op, x, norm_weight, norm_bias, weight, eps, bias, True)
     return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias, fold=fold,
                                     config=config, passes=passes, tma=tma,
                                   persistent=persistent)()
+
+
+def _wants_grad(*tensors) -> bool:
+    return torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad
+                                           for t in tensors)
+
+
+_TRAIN_DEFAULTS = {"folded": False, "config": None, "passes": DEFAULT_PASSES, "tma": None,
+                   "persistent": None, "row_blocks": None}
+
+
+def _training_options(op: str, **given) -> None:
+    """Training runs the default kernels: a non-default launch option is refused, by name."""
+    from .postnorm_linear import DEFAULT_POSTNORM_PASSES
+    for name, value in given.items():
+        default = _TRAIN_DEFAULTS[name]
+        if name == "passes" and value in (DEFAULT_PASSES, DEFAULT_POSTNORM_PASSES,
+                                          tuple(DEFAULT_POSTNORM_PASSES)):
+            continue
+        if value is not default and value != default:
+            raise NotImplementedError(
+                f"{op}: {name}={value!r} is not supported under autograd (training uses the "
+                f"default kernels); leave {name} at its default or call under torch.no_grad()")
 
 
 def plain_linear(x, weight, *, config: GemmConfig | None = None) -> torch.Tensor:

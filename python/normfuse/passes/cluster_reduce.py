@@ -21,6 +21,15 @@ longer than one cluster, at most 16 CTAs) each CTA handles several tiles: the un
 written in the first loop and re-read (from L2, written by the same CTA a moment before) in the
 second: the "deferred" form, reported in the remark.
 
+The partition argument holds for any per-row sum, whatever is summed: the pass checks that the
+loop-carried statistics are sums over tiles (rule 3), never what f is. The norm backward is such a
+reduction of an elementwise function of the dX GEMM's accumulator and loaded tiles, f = du g xhat
+(LayerNorm also du g) with du = dY W (the pre-norm op's dX, or the next linear's dX in the
+regrouped post-norm backward, times SiLU'(n) there) and xhat from a loaded x tile and the saved
+rstd (mean): `kernels/backward.py:norm_backward_naive` has the naive kernel's structure and is
+split over a cluster the same way (`test/lit/cluster-reduce-backward.mlir`). Column partial sums
+(dg, dbeta) that each CTA stores for its own tiles inside loop 1 stay per CTA and correct.
+
 IR
 --
 Before (the naive kernel of `normfuse.kernels.postnorm_gemm`, N a constexpr)::

@@ -22,6 +22,17 @@ After::
     %rstd = ... sum(%acc * %acc) ...
     tt.store %p, truncf(%acc * %rstd * %g), %mask
 
+The statistics are not inspected: any row reduction of an elementwise function of the
+accumulator and other loaded tiles qualifies, because the pass changes only where the reloaded
+tile comes from. So the same rewrite fuses the norm *backward* into a dX GEMM's epilogue (the
+naive kernel `kernels/backward.py:norm_backward_naive`): du = dY W (times SiLU'(n) in the
+regrouped post-norm form), the row sums sum(du g xhat) (LayerNorm: and sum(du g)) with xhat
+recomputed from a loaded x tile and the saved rstd (mean), du stored, reloaded and finished as
+dx = rstd (du g - mean(du g) - xhat mean(du g xhat)); with the row in one tile du never reaches
+memory (`test/lit/epilogue-norm-backward.mlir`). Stores to other memory placed before the first
+store (the dg partial column sums) are left alone; placed between it and the reload they are a
+bail-out (they could alias).
+
 Legality (a failure leaves the IR unchanged with a "missed" remark)
 ------------------------------------------------------------------
 1. A store, a later load and a later store of the same pointer tensor with the same mask (or the

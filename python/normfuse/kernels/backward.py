@@ -1,0 +1,198 @@
+"""Naive backward kernels of the fused ops, written the obvious way; the passes fuse them.
+
+Notation: a normalized row has length N (the pre-norm op's K, the post-norm op's N); xhat =
+(x - mean) * rstd (RMSNorm: x * rstd); the norm's output is n = xhat * g + beta.
+
+`norm_backward_naive` — the norm backward, optionally behind a GEMM and an activation:
+
+    du  = DY[M, R] @ W[R, N]   (HAS_GEMM; else du = DY[M, N])          the dX GEMM of the next op
+    du *= act'(xhat * g + beta)                 (ACT = 1: SiLU; the activation between the ops)
+    dn  = du * g
+    DX  = rstd * (dn - mean_N(dn) - xhat * mean_N(dn * xhat))   (RMSNorm: without mean_N(dn))
+          + DRES                                                (HAS_DRES: a residual gradient)
+    DGP[pid, :] = sum over the block's rows of du * xhat   (partial dg; dbeta partial: DBP, du)
+
+One kernel serves the pre-norm op's dX (DY = dY, W = the op's weight [N_out, K], X = the op's
+input) and the regrouped post-norm backward (DY = the gradient of the *next* linear's output, W =
+that linear's weight, X = the pre-norm activation h saved by the post-norm forward): in both the
+norm backward is a row reduction of an elementwise function of the GEMM's accumulator and other
+loaded tiles (x, g, rstd), i.e. an epilogue. It has the structure of the naive post-norm GEMM
+(`postnorm_gemm.py`): per row block, a loop over the row's N tiles that computes du, accumulates
+the row sums and stores du into DX; then the statistics; then a loop that reloads du, finishes dx
+and stores it over du. `epilogue-norm` (one tile per row) and `cluster-reduce` (the row's tiles
+dealt to a cluster, the row sums exchanged through DSMEM) rewrite it like the forward one.
+
+`dw_norm_naive` — dW = dY^T n with n = xhat * g + beta recomputed from x and the saved rstd
+(mean) in the GEMM's prologue: a row scale on the reduction side (M), so it is applied to the
+loaded tile (it cannot be deferred past the k-loop as lazy-prenorm does in forward).
+
+`row_stats` — rstd (and mean) per row, what the pre-norm forward saves for backward (LayerNorm:
+two passes, mean then the centred sum of squares, so |mean| >> std loses nothing).
+"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_stats(X, RSTD, MEAN, M, K, stride_xm, eps, IS_LN: tl.constexpr, BLOCK_M: tl.constexpr,
+              BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    mmask = offs_m < M
+    offs_k = tl.arange(0, BLOCK_K)
+    mean = tl.zeros([BLOCK_M], dtype=tl.float32)
+    if IS_LN:
+        s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            kk = k * BLOCK_K + offs_k
+            x = tl.load(X + offs_m[:, None] * stride_xm + kk[None, :],
+                        mask=mmask[:, None] & (kk[None, :] < K), other=0.0).to(tl.float32)
+            s1 += tl.sum(x, axis=1)
+        mean = s1 / K
+    ss = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        kk = k * BLOCK_K + offs_k
+        msk = mmask[:, None] & (kk[None, :] < K)
+        x = tl.load(X + offs_m[:, None] * stride_xm + kk[None, :], mask=msk, other=0.0).to(tl.float32)
+        xc = tl.where(msk, x - mean[:, None], 0.0)
+        ss += tl.sum(xc * xc, axis=1)
+    rstd = 1.0 / tl.sqrt(ss / K + eps)
+    tl.store(RSTD + offs_m, rstd, mask=mmask)
+    if IS_LN:
+        tl.store(MEAN + offs_m, mean, mask=mmask)
+
+
+@triton.jit
+def _du_tile(DY, W, offs_m, offs_n, M, R, stride_dym, stride_wr, N: tl.constexpr,
+             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_R: tl.constexpr,
+             HAS_GEMM: tl.constexpr, EVEN_R: tl.constexpr = False):
+    mmask = offs_m < M
+    nmask = offs_n < N
+    if HAS_GEMM:
+        # wrapped rows and columns (no masks on M and N: the pipeliner keeps async copies), the
+        # out-of-range products zeroed after the loop; EVEN_R (R % BLOCK_R == 0) drops the R masks
+        rows = offs_m % M
+        cols = offs_n % N
+        offs_r = tl.arange(0, BLOCK_R)
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for r in range(0, tl.cdiv(R, BLOCK_R)):
+            rr = r * BLOCK_R + offs_r
+            a_ptr = DY + rows[:, None] * stride_dym + rr[None, :]
+            b_ptr = W + rr[:, None] * stride_wr + cols[None, :]
+            if EVEN_R:
+                a = tl.load(a_ptr)
+                b = tl.load(b_ptr)
+            else:
+                a = tl.load(a_ptr, mask=rr[None, :] < R, other=0.0)
+                b = tl.load(b_ptr, mask=rr[:, None] < R, other=0.0)
+            acc = tl.dot(a, b, acc)
+        acc = tl.where(mmask[:, None] & nmask[None, :], acc, 0.0)
+    else:
+        acc = tl.load(DY + offs_m[:, None] * stride_dym + offs_n[None, :],
+                      mask=mmask[:, None] & nmask[None, :], other=0.0).to(tl.float32)
+    return acc
+
+
+@triton.jit
+def _xhat(X, RSTD, MEAN, offs_m, offs_n, M, stride_xm, N: tl.constexpr, IS_LN: tl.constexpr):
+    msk = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    x = tl.load(X + offs_m[:, None] * stride_xm + offs_n[None, :], mask=msk, other=0.0).to(tl.float32)
+    rstd = tl.load(RSTD + offs_m, mask=offs_m < M, other=0.0)
+    if IS_LN:
+        mean = tl.load(MEAN + offs_m, mask=offs_m < M, other=0.0)
+        x = x - mean[:, None]
+    return x * rstd[:, None]
+
+
+@triton.jit
+def _vec(V, offs_n, N: tl.constexpr, HAS: tl.constexpr, one):
+    if HAS:
+        v = tl.load(V + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
+    else:
+        v = tl.where(offs_n < N, one, 0.0)
+    return v
+
+
+@triton.jit
+def _dmask(offs_m, offs_n, M, N: tl.constexpr):
+    return (offs_m[:, None] < M) & (offs_n[None, :] < N)
+
+
+@triton.jit
+def norm_backward_naive(DY, W, X, RSTD, MEAN, G, B, DRES, DX, DGP, DBP, M, R, stride_dym, stride_wr,
+                        stride_xm, stride_drm, stride_dxm, N: tl.constexpr, BLOCK_M: tl.constexpr,
+                        BLOCK_N: tl.constexpr, BLOCK_R: tl.constexpr, IS_LN: tl.constexpr,
+                        HAS_GEMM: tl.constexpr = True, HAS_G: tl.constexpr = True,
+                        HAS_B: tl.constexpr = False, ACT: tl.constexpr = 0,
+                        HAS_DRES: tl.constexpr = False, HAS_DG: tl.constexpr = True,
+                        EVEN_R: tl.constexpr = False):
+    pid = tl.program_id(0)
+    offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    c1 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    c2 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    # pass 1: du per tile, its row sums, partial column sums; du stored into DX
+    for n in range(0, tl.cdiv(N, BLOCK_N)):
+        offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
+        du = _du_tile(DY, W, offs_m, offs_n, M, R, stride_dym, stride_wr, N, BLOCK_M, BLOCK_N,
+                      BLOCK_R, HAS_GEMM, EVEN_R)
+        xhat = _xhat(X, RSTD, MEAN, offs_m, offs_n, M, stride_xm, N, IS_LN)
+        g = _vec(G, offs_n, N, HAS_G, 1.0)
+        if ACT == 1:  # SiLU'(z) at z = the norm's output
+            z = xhat * g[None, :]
+            if HAS_B:
+                z += _vec(B, offs_n, N, HAS_B, 0.0)[None, :]
+            s = 1.0 / (1.0 + tl.exp(-z))
+            du = du * (s * (1.0 + z * (1.0 - s)))
+        if HAS_DG:
+            tl.store(DGP + pid * N + offs_n, tl.sum(du * xhat, axis=0), mask=offs_n < N)
+            if IS_LN:
+                tl.store(DBP + pid * N + offs_n, tl.sum(du, axis=0), mask=offs_n < N)
+        dn = du * g[None, :]
+        if IS_LN:
+            c1 += tl.sum(dn, axis=1)
+        c2 += tl.sum(dn * xhat, axis=1)
+        tl.store(DX + offs_m[:, None] * stride_dxm + offs_n[None, :], du.to(DX.dtype.element_ty),
+                 mask=_dmask(offs_m, offs_n, M, N))
+    rstd = tl.load(RSTD + offs_m, mask=offs_m < M, other=0.0)
+    m1 = c1 / N
+    m2 = c2 / N
+    # pass 2: reload du, dx = rstd * (du g - mean(du g) - xhat mean(du g xhat)) (+ dres)
+    for n in range(0, tl.cdiv(N, BLOCK_N)):
+        offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
+        du = tl.load(DX + offs_m[:, None] * stride_dxm + offs_n[None, :],
+                     mask=_dmask(offs_m, offs_n, M, N), other=0.0).to(tl.float32)
+        xhat = _xhat(X, RSTD, MEAN, offs_m, offs_n, M, stride_xm, N, IS_LN)
+        g = _vec(G, offs_n, N, HAS_G, 1.0)
+        dx = du * g[None, :] - xhat * m2[:, None]
+        if IS_LN:
+            dx = dx - m1[:, None]
+        dx = dx * rstd[:, None]
+        if HAS_DRES:
+            dx += tl.load(DRES + offs_m[:, None] * stride_drm + offs_n[None, :],
+                          mask=_dmask(offs_m, offs_n, M, N), other=0.0).to(tl.float32)
+        tl.store(DX + offs_m[:, None] * stride_dxm + offs_n[None, :], dx.to(DX.dtype.element_ty),
+                 mask=_dmask(offs_m, offs_n, M, N))
+
+
+@triton.jit
+def dw_norm_naive(DY, X, RSTD, MEAN, G, B, DW, M, NO, M_PER, stride_dym, stride_xm,
+                  K: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  BLOCK_M: tl.constexpr, IS_LN: tl.constexpr, HAS_G: tl.constexpr = True,
+                  HAS_B: tl.constexpr = False):
+    """DW[s] = DY[rows of split s]^T @ (xhat * g + beta)[rows of split s], fp32, DW [SPLIT, NO, K];
+    grid (cdiv(NO, BN), cdiv(K, BK), SPLIT), split s = rows [s * M_PER, (s + 1) * M_PER)."""
+    offs_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)
+    m0 = tl.program_id(2) * M_PER
+    m_end = tl.minimum(m0 + M_PER, M)
+    g = _vec(G, offs_k, K, HAS_G, 1.0)
+    beta = _vec(B, offs_k, K, HAS_B, 0.0)
+    acc = tl.zeros([BLOCK_N, BLOCK_K], dtype=tl.float32)
+    for m in range(m0, m_end, BLOCK_M):
+        offs_m = m + tl.arange(0, BLOCK_M)
+        dyt = tl.load(DY + offs_m[None, :] * stride_dym + offs_n[:, None],
+                      mask=(offs_m[None, :] < m_end) & (offs_n[:, None] < NO), other=0.0)
+        # the prologue: the row scale (and shift) on the reduction side, applied to the tile
+        xn = _xhat(X, RSTD, MEAN, offs_m, offs_k, M, stride_xm, K, IS_LN) * g[None, :] + beta[None, :]
+        acc = tl.dot(dyt, xn.to(DY.dtype.element_ty), acc)
+    tl.store(DW + tl.program_id(2) * NO * K + offs_n[:, None] * K + offs_k[None, :], acc,
+             mask=(offs_n[:, None] < NO) & (offs_k[None, :] < K))

@@ -1,0 +1,471 @@
+"""Training: autograd for the four fused ops and for the chained block, as `torch.library` custom ops.
+
+Layers (Quack style): the naive backward kernels (kernels/backward.py) -> launchers compiled with
+`passes="default"` (cluster-reduce + epilogue-norm fuse the norm backward into the dX GEMM's
+epilogue) -> custom ops `normfuse::*_fwd` / `normfuse::*_bwd` (so torch.compile sees opaque ops
+with fake implementations) -> `register_autograd` -> the functional API in prenorm_linear.py /
+postnorm_linear.py, which route here when a tensor requires grad under grad mode.
+
+What forward saves (nothing normalized is kept: xhat is recomputed from x and the statistics):
+- pre-norm ops y = norm(x) W^T + b: x, rstd [M] fp32 (LayerNorm: and mean [M]), and the
+  parameters. rstd / mean come from `row_stats` (one extra read of x: the fused forward kernel
+  computes them in registers but does not write them; see "Incomplete" in the notes).
+- post-norm ops z = norm(h), h = x W^T + b + r: x (for dW), h (the norm's input, written by the
+  training form of the fused forward kernel next to z), rstd (and mean), the parameters.
+
+Backward:
+- pre-norm: dX = normbwd(dY W) in one kernel (the norm backward as the dX GEMM's epilogue, a row
+  reduction over K); dg, dbeta from the same kernel's per-row-block column partials;
+  dW = dY^T (xhat g + beta) with xhat recomputed in the dW GEMM's prologue (`dw_norm_naive`,
+  split over M when there are few output tiles); db = colsum(dY).
+- post-norm at op level (no next layer): dh = normbwd(dz) by the same kernel without a GEMM
+  (HAS_GEMM=False: fused by epilogue-norm when the row is one tile, naive store/reload otherwise),
+  then the plain GEMMs dx = dh W and dW = dh^T x on cuBLAS (torch.mm: no norm in them).
+- the block (`postnorm_mlp`): the first post-norm's backward runs in the epilogue of the second
+  linear's dX GEMM (the regrouping), SiLU' included.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+__all__ = ["norm_backward", "dw_norm", "row_stats", "prenorm_linear_train", "postnorm_linear_train",
+           "postnorm_mlp", "select_backward_config"]
+
+# ---------------------------------------------------------------------------------------------
+# Configs and launchers
+# ---------------------------------------------------------------------------------------------
+
+def select_backward_config(N: int) -> dict:
+    """Tiles of the norm-backward kernel over rows of length N (not tuned). The epilogue holds
+    du, x and g tiles, so the tiles are smaller than forward's: 64 rows; N <= 128: the whole row
+    in one CTA (epilogue-norm); larger: 128-column tiles, one per CTA of a cluster of
+    cdiv(N, 128) CTAs (cluster-reduce; more than 16 tiles: several per CTA)."""
+    if N <= 128:
+        bn = max(32, 1 << (max(N, 1) - 1).bit_length())
+        return dict(BLOCK_M=64, BLOCK_N=bn, BLOCK_R=64, num_warps=4 if bn <= 64 else 8, num_stages=3)
+    return dict(BLOCK_M=64, BLOCK_N=128, BLOCK_R=64, num_warps=8, num_stages=3)
+
+
+DW_CONFIG = dict(BLOCK_N=128, BLOCK_K=128, BLOCK_M=64, num_warps=8, num_stages=3)
+
+
+@functools.lru_cache(maxsize=None)
+def _launcher(name: str, passes: str = "default"):
+    import normfuse
+    from ..kernels import backward
+    return normfuse.jit(getattr(backward, name), passes=passes)
+
+
+def _sms(device) -> int:
+    from .prenorm_linear import sm_count
+    return sm_count(device)
+
+
+def row_stats(x2: Tensor, eps: float, is_ln: bool) -> tuple[Tensor, Tensor]:
+    """rstd (and mean; an empty tensor for RMSNorm) per row of x2 [M, K], fp32."""
+    M, K = x2.shape
+    rstd = torch.empty(M, device=x2.device, dtype=torch.float32)
+    mean = torch.empty(M if is_ln else 0, device=x2.device, dtype=torch.float32)
+    if M:
+        _launcher("row_stats", ())[(triton_cdiv(M, 64),)](
+            x2, rstd, mean if is_ln else rstd, M, K, x2.stride(0), float(eps), IS_LN=is_ln,
+            BLOCK_M=64, BLOCK_K=128, num_warps=4)
+    return rstd, mean
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def norm_backward(dy: Tensor, w: Optional[Tensor], x: Tensor, rstd: Tensor, mean: Tensor,
+                  g: Optional[Tensor], beta: Optional[Tensor], dres: Optional[Tensor], *,
+                  is_ln: bool, act: int = 0, want_dg: bool = True,
+                  passes: str = "default") -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+    """dx = normbwd(du) (+ dres), du = dy @ w (w [R, N]; None: du = dy) times SiLU'(n) when act=1,
+    n = xhat g + beta. Returns (dx [M, N] in x's dtype, dg [N] fp32 or None, dbeta [N] fp32 or
+    None). One launch of `norm_backward_naive` through `passes` (default: fused)."""
+    M, N = x.shape
+    cfg = select_backward_config(N)
+    nb = triton_cdiv(M, cfg["BLOCK_M"])
+    dx = torch.empty(M, N, device=x.device, dtype=x.dtype)
+    dgp = torch.empty(nb if want_dg else 0, N, device=x.device, dtype=torch.float32)
+    dbp = torch.empty(nb if (want_dg and is_ln) else 0, N, device=x.device, dtype=torch.float32)
+    if M == 0:
+        z = torch.zeros(N, device=x.device, dtype=torch.float32)
+        return dx, (z if want_dg else None), (z.clone() if want_dg and is_ln else None)
+    R = w.shape[0] if w is not None else N
+    dy = dy if dy.stride(-1) == 1 else dy.contiguous()
+    if w is not None and w.stride(-1) != 1:
+        w = w.contiguous()
+    x = x if x.stride(-1) == 1 else x.contiguous()
+    if dres is not None and dres.stride(-1) != 1:
+        dres = dres.contiguous()
+    from .prenorm_linear import _ensure_allocator
+    _ensure_allocator()
+    any_ptr = dy
+    _launcher("norm_backward_naive", passes)[(nb,)](
+        dy, w if w is not None else any_ptr, x, rstd, mean if is_ln else rstd,
+        g if g is not None else any_ptr, beta if beta is not None else any_ptr,
+        dres if dres is not None else any_ptr, dx, dgp if want_dg else rstd,
+        dbp if (want_dg and is_ln) else rstd, M, R, dy.stride(0),
+        w.stride(0) if w is not None else 0, x.stride(0), dres.stride(0) if dres is not None else 0,
+        dx.stride(0), N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
+        BLOCK_R=cfg["BLOCK_R"], IS_LN=is_ln, HAS_GEMM=w is not None, HAS_G=g is not None,
+        HAS_B=beta is not None, ACT=act, HAS_DRES=dres is not None, HAS_DG=want_dg,
+        EVEN_R=R % cfg["BLOCK_R"] == 0,
+        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    dg = dgp.sum(0) if want_dg else None
+    db = dbp.sum(0) if (want_dg and is_ln) else None
+    return dx, dg, db
+
+
+def dw_norm(dy: Tensor, x: Tensor, rstd: Tensor, mean: Tensor, g: Optional[Tensor],
+            beta: Optional[Tensor], *, is_ln: bool, passes: str = "default") -> Tensor:
+    """dW [NO, K] = dy^T (xhat g + beta), xhat recomputed in the prologue; fp32 partials over
+    SPLIT chunks of M when the output has fewer tiles than 2 per SM, summed here."""
+    M, K = x.shape
+    NO = dy.shape[1]
+    c = DW_CONFIG
+    tiles = triton_cdiv(NO, c["BLOCK_N"]) * triton_cdiv(K, c["BLOCK_K"])
+    blocks = triton_cdiv(M, c["BLOCK_M"])
+    split = max(1, min(blocks, (2 * _sms(x.device)) // max(tiles, 1)))
+    per = triton_cdiv(blocks, split) * c["BLOCK_M"]  # rows per split, a multiple of BLOCK_M
+    split = triton_cdiv(M, per) if M else 1
+    out = torch.zeros(split, NO, K, device=x.device, dtype=torch.float32)
+    if M == 0:
+        return out.sum(0).to(x.dtype)
+    dy = dy if dy.stride(-1) == 1 else dy.contiguous()
+    x = x if x.stride(-1) == 1 else x.contiguous()
+    _launcher("dw_norm_naive", passes)[(triton_cdiv(NO, c["BLOCK_N"]), triton_cdiv(K, c["BLOCK_K"]), split)](
+        dy, x, rstd, mean if is_ln else rstd, g if g is not None else dy,
+        beta if beta is not None else dy, out, M, NO, per, dy.stride(0), x.stride(0),
+        K=K, BLOCK_N=c["BLOCK_N"], BLOCK_K=c["BLOCK_K"], BLOCK_M=c["BLOCK_M"], IS_LN=is_ln,
+        HAS_G=g is not None, HAS_B=beta is not None, num_warps=c["num_warps"],
+        num_stages=c["num_stages"])
+    return out[0].to(x.dtype) if split == 1 else out.sum(0).to(x.dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pre-norm: y = norm(x) W^T + b
+# ---------------------------------------------------------------------------------------------
+
+@torch.library.custom_op("normfuse::prenorm_linear_fwd", mutates_args=())
+def _pre_fwd(x: Tensor, norm_weight: Optional[Tensor], norm_bias: Optional[Tensor], weight: Tensor,
+             bias: Optional[Tensor], eps: float, is_ln: bool) -> tuple[Tensor, Tensor, Tensor]:
+    from .prenorm_linear import layernorm_linear, rmsnorm_linear
+    with torch.no_grad():
+        if is_ln:
+            y = layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias)
+        else:
+            y = rmsnorm_linear(x, norm_weight, weight, eps, bias)
+        rstd, mean = row_stats(x, eps, is_ln)
+    return y, rstd, mean
+
+
+@_pre_fwd.register_fake
+def _(x, norm_weight, norm_bias, weight, bias, eps, is_ln):
+    M = x.shape[0]
+    return (x.new_empty(M, weight.shape[0]), x.new_empty(M, dtype=torch.float32),
+            x.new_empty(M if is_ln else 0, dtype=torch.float32))
+
+
+@torch.library.custom_op("normfuse::prenorm_linear_bwd", mutates_args=())
+def _pre_bwd(dy: Tensor, x: Tensor, norm_weight: Optional[Tensor], norm_bias: Optional[Tensor],
+             weight: Tensor, rstd: Tensor, mean: Tensor, is_ln: bool,
+             has_bias: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    with torch.no_grad():
+        dx, dg, dbeta = norm_backward(dy, weight, x, rstd, mean, norm_weight, None, None,
+                                      is_ln=is_ln, want_dg=True)
+        dw = dw_norm(dy, x, rstd, mean, norm_weight, norm_bias, is_ln=is_ln)
+        db = dy.float().sum(0) if has_bias else None
+    dt, e = x.dtype, x.new_empty(0)  # custom ops return tensors: an absent gradient is empty
+    return (dx, dg.to(dt) if norm_weight is not None else e,
+            dbeta.to(dt) if norm_bias is not None else x.new_empty(0), dw,
+            db.to(dt) if db is not None else x.new_empty(0))
+
+
+@_pre_bwd.register_fake
+def _(dy, x, norm_weight, norm_bias, weight, rstd, mean, is_ln, has_bias):
+    K = x.shape[1]
+    e = x.new_empty(0)
+    return (torch.empty_like(x), x.new_empty(K) if norm_weight is not None else e,
+            x.new_empty(K) if norm_bias is not None else x.new_empty(0), torch.empty_like(weight),
+            x.new_empty(weight.shape[0]) if has_bias else x.new_empty(0))
+
+
+def _pre_setup(ctx, inputs, output):
+    x, norm_weight, norm_bias, weight, bias, eps, is_ln = inputs
+    _, rstd, mean = output
+    ctx.save_for_backward(x, norm_weight, norm_bias, weight, rstd, mean)
+    ctx.is_ln, ctx.has_bias = is_ln, bias is not None
+
+
+def _pre_backward(ctx, dy, _drstd, _dmean):
+    x, g, beta, w, rstd, mean = ctx.saved_tensors
+    dx, dg, dbeta, dw, db = _pre_bwd(dy.contiguous(), x, g, beta, w, rstd, mean, ctx.is_ln,
+                                     ctx.has_bias)
+    return (dx, dg if g is not None else None, dbeta if beta is not None else None, dw,
+            db if ctx.has_bias else None, None, None)
+
+
+_pre_fwd.register_autograd(_pre_backward, setup_context=_pre_setup)
+
+
+def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps, bias,
+                         is_ln: bool) -> Tensor:
+    """The autograd path of rmsnorm_linear / layernorm_linear (inputs already validated)."""
+    lead = tuple(x.shape[:-1])
+    x2 = x.reshape(-1, x.shape[-1])
+    if x2.stride(-1) != 1:
+        x2 = x2.contiguous()
+    y, _, _ = _pre_fwd(x2, norm_weight, norm_bias, weight, bias, float(eps), bool(is_ln))
+    return y.view(*lead, weight.shape[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Post-norm: z = norm(x W^T + b + r)
+# ---------------------------------------------------------------------------------------------
+
+def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln):
+    """z, h, rstd, mean from the training form of the fused post-norm kernel."""
+    from .postnorm_linear import DEFAULT_POSTNORM_PASSES, _prepare, max_resident_programs
+    from .prenorm_linear import PreparedLaunch, sm_count
+    norm = {"norm_weight": g} if not is_ln else {"norm_weight": g, "norm_bias": beta}
+    op = "linear_layernorm" if is_ln else "linear_rmsnorm"
+    plan = _prepare(op, "ln" if is_ln else "rms", x2, weight, norm, eps, bias, res, None,
+                    DEFAULT_POSTNORM_PASSES, None, persistent=False)
+    M, N = x2.shape[0], weight.shape[0]
+    h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
+    rstd = torch.empty(M, device=x2.device, dtype=torch.float32)
+    mean = torch.empty(M if is_ln else 0, device=x2.device, dtype=torch.float32)
+    args = list(plan.runtime_args)
+    at = 4 + len(norm) + 1  # after Y
+    args[at:at] = [h, rstd] + ([mean] if is_ln else [])
+    kern = "linear_layernorm_train_naive" if is_ln else "linear_rmsnorm_train_naive"
+    train = _post_train_launcher(kern)
+    consts = dict(plan.constexprs)
+    from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
+    consts["PERSISTENT"] = M >= PERSISTENT_MIN_ROW_BLOCKS * plan.config.block_m
+    tp = PreparedLaunch(plan.op, plan.kind, train, tuple(args), consts, plan.options, plan.grid,
+                        plan.config, plan.out, plan.out_shape, None)
+    if consts["PERSISTENT"] and plan.grid[0]:
+        tp.grid = (min(plan.grid[0], max_resident_programs(tp.compile(), sm_count(x2.device))),)
+    z = tp()
+    return z.view(M, N), h, rstd, mean
+
+
+@functools.lru_cache(maxsize=None)
+def _post_train_launcher(name: str):
+    import normfuse
+    from ..kernels import postnorm_gemm
+    from .postnorm_linear import DEFAULT_POSTNORM_PASSES
+    return normfuse.jit(getattr(postnorm_gemm, name), passes=DEFAULT_POSTNORM_PASSES)
+
+
+@torch.library.custom_op("normfuse::postnorm_linear_fwd", mutates_args=())
+def _post_fwd(x: Tensor, weight: Tensor, norm_weight: Tensor, norm_bias: Optional[Tensor],
+              bias: Optional[Tensor], residual: Optional[Tensor], eps: float,
+              is_ln: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    with torch.no_grad():
+        return _post_forward_save(x, weight, norm_weight, norm_bias, bias, residual, eps, is_ln)
+
+
+@_post_fwd.register_fake
+def _(x, weight, norm_weight, norm_bias, bias, residual, eps, is_ln):
+    M, N = x.shape[0], weight.shape[0]
+    return (x.new_empty(M, N), x.new_empty(M, N), x.new_empty(M, dtype=torch.float32),
+            x.new_empty(M if is_ln else 0, dtype=torch.float32))
+
+
+@torch.library.custom_op("normfuse::postnorm_linear_bwd", mutates_args=())
+def _post_bwd(dz: Tensor, x: Tensor, weight: Tensor, norm_weight: Tensor,
+              norm_bias: Optional[Tensor], h: Tensor, rstd: Tensor, mean: Tensor, is_ln: bool,
+              has_bias: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    with torch.no_grad():
+        dh, dg, dbeta = norm_backward(dz, None, h, rstd, mean, norm_weight, norm_bias, None,
+                                      is_ln=is_ln)
+        dx = torch.mm(dh, weight)
+        dw = torch.mm(dh.t(), x)
+        db = dh.float().sum(0).to(x.dtype) if has_bias else x.new_empty(0)
+    return (dx, dw, dg.to(x.dtype), dbeta.to(x.dtype) if is_ln else x.new_empty(0), db, dh)
+
+
+@_post_bwd.register_fake
+def _(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, is_ln, has_bias):
+    N = weight.shape[0]
+    return (torch.empty_like(x), torch.empty_like(weight), x.new_empty(N),
+            x.new_empty(N if is_ln else 0), x.new_empty(N if has_bias else 0), torch.empty_like(h))
+
+
+def _post_setup(ctx, inputs, output):
+    x, weight, g, beta, bias, residual, eps, is_ln = inputs
+    _, h, rstd, mean = output
+    ctx.save_for_backward(x, weight, g, beta, h, rstd, mean)
+    ctx.is_ln, ctx.has_bias, ctx.has_res = is_ln, bias is not None, residual is not None
+
+
+def _post_backward(ctx, dz, _dh, _drstd, _dmean):
+    x, w, g, beta, h, rstd, mean = ctx.saved_tensors
+    dx, dw, dg, dbeta, db, dres = _post_bwd(dz.contiguous(), x, w, g, beta, h, rstd, mean,
+                                            ctx.is_ln, ctx.has_bias)
+    return (dx, dw, dg, dbeta if ctx.is_ln else None, db if ctx.has_bias else None,
+            dres if ctx.has_res else None, None, None)
+
+
+_post_fwd.register_autograd(_post_backward, setup_context=_post_setup)
+
+
+def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, eps, bias, residual,
+                          is_ln: bool) -> Tensor:
+    """The autograd path of linear_rmsnorm / linear_layernorm (inputs already validated)."""
+    lead = tuple(x.shape[:-1])
+    N = weight.shape[0]
+    x2 = x.reshape(-1, x.shape[-1])
+    if x2.stride(-1) != 1:
+        x2 = x2.contiguous()
+    r2 = None
+    if residual is not None:
+        r2 = residual.reshape(-1, N)
+        if r2.stride(-1) != 1:
+            r2 = r2.contiguous()
+    z, _, _, _ = _post_fwd(x2, weight, norm_weight, norm_bias, bias, r2, float(eps), bool(is_ln))
+    return z.view(*lead, N)
+
+
+# ---------------------------------------------------------------------------------------------
+# The block: out = norm2(silu(norm1(x W1^T + b1)) W2^T + b2 + x), backward regrouped
+# ---------------------------------------------------------------------------------------------
+
+@torch.library.custom_op("normfuse::postnorm_mlp_fwd", mutates_args=())
+def _mlp_fwd(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor], b1: Optional[Tensor],
+             w2: Tensor, g2: Tensor, beta2: Optional[Tensor], b2: Optional[Tensor], eps: float,
+             is_ln: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    with torch.no_grad():
+        z1, h1, rstd1, mean1 = _post_forward_save(x, w1, g1, beta1, b1, None, eps, is_ln)
+        a = torch.nn.functional.silu(z1)
+        out, h2, rstd2, mean2 = _post_forward_save(a, w2, g2, beta2, b2, x, eps, is_ln)
+    return out, h1, rstd1, mean1, a, h2, rstd2, mean2
+
+
+@_mlp_fwd.register_fake
+def _(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
+    M, H, D = x.shape[0], w1.shape[0], w2.shape[0]
+    f = torch.float32
+    return (x.new_empty(M, D), x.new_empty(M, H), x.new_empty(M, dtype=f),
+            x.new_empty(M if is_ln else 0, dtype=f), x.new_empty(M, H), x.new_empty(M, D),
+            x.new_empty(M, dtype=f), x.new_empty(M if is_ln else 0, dtype=f))
+
+
+@torch.library.custom_op("normfuse::postnorm_mlp_bwd", mutates_args=())
+def _mlp_bwd(dout: Tensor, x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor],
+             w2: Tensor, g2: Tensor, beta2: Optional[Tensor], h1: Tensor, rstd1: Tensor,
+             mean1: Tensor, a: Tensor, h2: Tensor, rstd2: Tensor, mean2: Tensor, is_ln: bool,
+             has_b1: bool, has_b2: bool) -> list[Tensor]:
+    dt = x.dtype
+
+    def e():  # an absent gradient: a fresh empty tensor (outputs may not alias each other)
+        return x.new_empty(0)
+    with torch.no_grad():
+        # norm2's backward: no GEMM before it inside the block (op-level form)
+        dh2, dg2, dbeta2 = norm_backward(dout, None, h2, rstd2, mean2, g2, beta2, None, is_ln=is_ln)
+        dw2 = torch.mm(dh2.t(), a)
+        # the regrouping: norm1's backward (and SiLU') in the epilogue of linear 2's dX GEMM
+        dh1, dg1, dbeta1 = norm_backward(dh2, w2, h1, rstd1, mean1, g1, beta1, None, is_ln=is_ln,
+                                         act=1)
+        dw1 = torch.mm(dh1.t(), x)
+        dx = torch.addmm(dh2, dh1, w1)  # the residual's gradient is dh2
+        db1 = dh1.float().sum(0).to(dt) if has_b1 else e()
+        db2 = dh2.float().sum(0).to(dt) if has_b2 else e()
+    return [dx, dw1, dg1.to(dt), dbeta1.to(dt) if is_ln else e(), db1, dw2, dg2.to(dt),
+            dbeta2.to(dt) if is_ln else e(), db2]
+
+
+@_mlp_bwd.register_fake
+def _(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2, rstd2, mean2, is_ln, has_b1,
+      has_b2):
+    H, D = w1.shape[0], w2.shape[0]
+    e = x.new_empty(0)
+    return [torch.empty_like(x), torch.empty_like(w1), x.new_empty(H), x.new_empty(H if is_ln else 0),
+            x.new_empty(H) if has_b1 else x.new_empty(0), torch.empty_like(w2), x.new_empty(D),
+            x.new_empty(D) if is_ln else x.new_empty(0), x.new_empty(D) if has_b2 else x.new_empty(0)]
+
+
+def _mlp_setup(ctx, inputs, output):
+    x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln = inputs
+    _, h1, rstd1, mean1, a, h2, rstd2, mean2 = output
+    ctx.save_for_backward(x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2, rstd2, mean2)
+    ctx.is_ln, ctx.has_b1, ctx.has_b2 = is_ln, b1 is not None, b2 is not None
+
+
+def _mlp_backward(ctx, dout, *_unused):
+    saved = ctx.saved_tensors
+    dx, dw1, dg1, dbeta1, db1, dw2, dg2, dbeta2, db2 = _mlp_bwd(
+        dout.contiguous(), *saved, ctx.is_ln, ctx.has_b1, ctx.has_b2)
+    ln = ctx.is_ln
+    return (dx, dw1, dg1, dbeta1 if ln else None, db1 if ctx.has_b1 else None, dw2, dg2,
+            dbeta2 if ln else None, db2 if ctx.has_b2 else None, None, None)
+
+
+_mlp_fwd.register_autograd(_mlp_backward, setup_context=_mlp_setup)
+
+
+def postnorm_mlp(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor], b1: Optional[Tensor],
+                 w2: Tensor, g2: Tensor, beta2: Optional[Tensor], b2: Optional[Tensor],
+                 eps: float = 1e-6, *, layernorm: bool = False) -> Tensor:
+    """out = norm2(silu(norm1(x W1^T + b1)) W2^T + b2 + x), norm = RMSNorm (LayerNorm when
+    `layernorm`, then beta1/beta2 are required). x [..., D], w1 [H, D], w2 [D, H]. Forward: two
+    fused post-norm kernels (+ SiLU in torch); backward: norm1's backward fused into the
+    epilogue of linear 2's dX GEMM (the regrouping), norm2's by the norm-backward kernel."""
+    _check_mlp(x, w1, g1, beta1, b1, w2, g2, beta2, b2, layernorm)
+    lead = tuple(x.shape[:-1])
+    x2 = x.reshape(-1, x.shape[-1])
+    if x2.stride(-1) != 1:
+        x2 = x2.contiguous()
+    out = _mlp_fwd(x2, w1, g1, beta1, b1, w2, g2, beta2, b2, float(eps), bool(layernorm))[0]
+    return out.view(*lead, w2.shape[0])
+
+
+def _check_mlp(x, w1, g1, beta1, b1, w2, g2, beta2, b2, layernorm):
+    op = "postnorm_mlp"
+    named = dict(x=x, w1=w1, g1=g1, beta1=beta1, b1=b1, w2=w2, g2=g2, beta2=beta2, b2=b2)
+    for n, t in named.items():
+        if t is not None and not isinstance(t, torch.Tensor):
+            raise TypeError(f"{op}: {n} must be a torch.Tensor, got {type(t).__name__}")
+    for n in ("x", "w1", "g1", "w2", "g2"):
+        if named[n] is None:
+            raise TypeError(f"{op}: {n} is required")
+    if layernorm and (beta1 is None or beta2 is None):
+        raise ValueError(f"{op}: layernorm=True needs beta1 and beta2")
+    if not layernorm and (beta1 is not None or beta2 is not None):
+        raise ValueError(f"{op}: beta1/beta2 are LayerNorm's; pass layernorm=True")
+    D = x.shape[-1]
+    if w1.dim() != 2 or w1.shape[1] != D:
+        raise ValueError(f"{op}: w1 must be [hidden, {D}], got w1 of shape {tuple(w1.shape)}")
+    H = w1.shape[0]
+    if w2.dim() != 2 or tuple(w2.shape) != (D, H):
+        raise ValueError(f"{op}: w2 must be [{D}, {H}] (the residual needs out_features = "
+                         f"x.shape[-1]), got w2 of shape {tuple(w2.shape)}")
+    for n, t, L in (("g1", g1, H), ("beta1", beta1, H), ("b1", b1, H), ("g2", g2, D),
+                    ("beta2", beta2, D), ("b2", b2, D)):
+        if t is not None and tuple(t.shape) != (L,):
+            raise ValueError(f"{op}: {n} must have shape ({L},), got {tuple(t.shape)}")
+    given = {n: t for n, t in named.items() if t is not None}
+    if x.dtype not in (torch.bfloat16, torch.float16):
+        raise TypeError(f"{op}: x must be bfloat16 or float16, got {x.dtype}")
+    bad = {n: t.dtype for n, t in given.items() if t.dtype != x.dtype}
+    if bad:
+        raise TypeError(f"{op}: every tensor must have x's dtype {x.dtype}; got "
+                        + ", ".join(f"{n} {d}" for n, d in bad.items()))
+    _check_devices(op, {n: t.device for n, t in given.items()})
+
+
+def _check_devices(op: str, devs: dict) -> None:
+    if any(d.type != "cuda" for d in devs.values()) or len(set(devs.values())) != 1:
+        raise ValueError(f"{op}: all tensors must be CUDA tensors on one device, got "
+                         + ", ".join(f"{n} on {d}" for n, d in devs.items()))
+    from .prenorm_linear import _check_hopper
+    _check_hopper(op, next(iter(devs.values())))

@@ -1,0 +1,188 @@
+"""Writes test/lit/epilogue-norm-backward.mlir and test/lit/cluster-reduce-backward.mlir: TTIR of the
+naive norm-backward kernel (kernels/backward.py: dX GEMM + norm backward, the pre-norm op's dX and
+the regrouped post-norm backward) and of its near misses, with hand-written CHECKs.
+
+    PYTHONPATH=python python3 test/lit/inputs/backward_kernels.py
+"""
+import triton
+import triton.language as tl
+
+from normfuse.kernels.backward import _dmask, _du_tile, _xhat, norm_backward_naive
+from postnorm_common import write_lit
+
+SIG = {"DY": "*bf16", "W": "*bf16", "X": "*bf16", "RSTD": "*fp32", "MEAN": "*fp32", "G": "*bf16",
+       "B": "*bf16", "DRES": "*bf16", "DX": "*bf16", "DGP": "*fp32", "DBP": "*fp32", "M": "i32",
+       "R": "i32", "stride_dym": "i32", "stride_wr": "i32", "stride_xm": "i32", "stride_drm": "i32",
+       "stride_dxm": "i32", "N": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",
+       "BLOCK_R": "constexpr", "IS_LN": "constexpr", "HAS_GEMM": "constexpr", "HAS_G": "constexpr",
+       "HAS_B": "constexpr", "ACT": "constexpr", "HAS_DRES": "constexpr", "HAS_DG": "constexpr",
+       "EVEN_R": "constexpr"}
+RMS = dict(BLOCK_M=64, BLOCK_R=32, IS_LN=False, HAS_GEMM=True, HAS_G=True, HAS_B=False, ACT=0,
+           HAS_DRES=False, HAS_DG=True, EVEN_R=True)
+# the regrouped post-norm LayerNorm backward: SiLU' of the norm's output, a residual gradient
+LN_ACT = dict(RMS, IS_LN=True, HAS_B=True, ACT=1, HAS_DRES=True)
+
+NEG = {"DY": "*bf16", "W": "*bf16", "X": "*bf16", "RSTD": "*fp32", "DX": "*bf16", "DGP": "*fp32",
+       "M": "i32", "R": "i32", "N": "constexpr", "BM": "constexpr", "BN": "constexpr",
+       "BR": "constexpr"}
+
+
+@triton.jit
+def negative_dg_after_store(DY, W, X, RSTD, DX, DGP, M, R, N: tl.constexpr, BM: tl.constexpr,
+                            BN: tl.constexpr, BR: tl.constexpr):
+    # the dg partial is stored after du, between the unnormalized store and its reload
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    du = _du_tile(DY, W, offs_m, offs_n, M, R, R, N, N, BM, BN, BR, True)
+    xhat = _xhat(X, RSTD, RSTD, offs_m, offs_n, M, N, N, False)
+    c2 = tl.sum(du * xhat, axis=1)
+    p = DX + offs_m[:, None] * N + offs_n[None, :]
+    tl.store(p, du.to(tl.bfloat16), mask=_dmask(offs_m, offs_n, M, N))
+    tl.store(DGP + tl.program_id(0) * N + offs_n, tl.sum(du * xhat, axis=0))
+    du = tl.load(p, mask=_dmask(offs_m, offs_n, M, N), other=0.0).to(tl.float32)
+    rstd = tl.load(RSTD + offs_m, mask=offs_m < M, other=0.0)
+    dx = (du - xhat * (c2 / N)[:, None]) * rstd[:, None]
+    tl.store(p, dx.to(tl.bfloat16), mask=_dmask(offs_m, offs_n, M, N))
+
+
+@triton.jit
+def _second_pass(DX, X, RSTD, offs_m, M, m2, N: tl.constexpr, BN: tl.constexpr):
+    rstd = tl.load(RSTD + offs_m, mask=offs_m < M, other=0.0)
+    for n in range(0, N // BN):
+        offs_n = n * BN + tl.arange(0, BN)
+        p = DX + offs_m[:, None] * N + offs_n[None, :]
+        du = tl.load(p, mask=_dmask(offs_m, offs_n, M, N), other=0.0).to(tl.float32)
+        xhat = _xhat(X, RSTD, RSTD, offs_m, offs_n, M, N, N, False)
+        tl.store(p, ((du - xhat * m2[:, None]) * rstd[:, None]).to(tl.bfloat16),
+                 mask=_dmask(offs_m, offs_n, M, N))
+
+
+@triton.jit
+def negative_row_max(DY, W, X, RSTD, DX, DGP, M, R, N: tl.constexpr, BM: tl.constexpr,
+                     BN: tl.constexpr, BR: tl.constexpr):
+    # the row statistic is a running max (a clipping bound), not a sum over the row's tiles
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    c2 = tl.zeros([BM], dtype=tl.float32)
+    for n in range(0, N // BN):
+        offs_n = n * BN + tl.arange(0, BN)
+        du = _du_tile(DY, W, offs_m, offs_n, M, R, R, N, N, BM, BN, BR, True)
+        c2 = tl.maximum(c2, tl.max(tl.abs(du), axis=1))
+        tl.store(DX + offs_m[:, None] * N + offs_n[None, :], du.to(tl.bfloat16),
+                 mask=_dmask(offs_m, offs_n, M, N))
+    _second_pass(DX, X, RSTD, offs_m, M, c2 / N, N, BN)
+
+
+@triton.jit
+def negative_row_sum_stored(DY, W, X, RSTD, DX, DGP, M, R, N: tl.constexpr, BM: tl.constexpr,
+                            BN: tl.constexpr, BR: tl.constexpr):
+    # the row sum is stored between the loops: in a cluster it would be one CTA's partial only
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    c2 = tl.zeros([BM], dtype=tl.float32)
+    for n in range(0, N // BN):
+        offs_n = n * BN + tl.arange(0, BN)
+        du = _du_tile(DY, W, offs_m, offs_n, M, R, R, N, N, BM, BN, BR, True)
+        c2 += tl.sum(du * _xhat(X, RSTD, RSTD, offs_m, offs_n, M, N, N, False), axis=1)
+        tl.store(DX + offs_m[:, None] * N + offs_n[None, :], du.to(tl.bfloat16),
+                 mask=_dmask(offs_m, offs_n, M, N))
+    tl.store(DGP + offs_m, c2, mask=offs_m < M)
+    _second_pass(DX, X, RSTD, offs_m, M, c2 / N, N, BN)
+
+
+EPI_HEAD = """// epilogue-norm on the naive norm-backward kernel (kernels/backward.py): the dX GEMM's output
+// row (du) is reduced (sum du*g*xhat; LayerNorm also sum du*g), stored, reloaded and finished as
+// dx; with the row in one tile the store + reload go away. Positive cases first, then bail-outs.
+// Inputs: TTIR from test/lit/inputs/backward_kernels.py (locations stripped).
+// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>/dev/null | FileCheck %s
+// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+"""
+
+EPI_CASES = [
+    ("rms_dx_one_tile", norm_backward_naive, SIG, dict(RMS, N=64, BLOCK_N=64),
+     """// RMSNorm dX, one tile holds the row: dx from the fp32 accumulator, one store to DX (the dg
+// partial's store stays, before it).
+// CHECK-LABEL: tt.func public @rms_dx_one_tile
+// CHECK: %[[DOT:.+]] = scf.for
+// CHECK: %[[DU:.+]] = arith.select %{{.+}}, %[[DOT]], %{{.+}} : tensor<64x64xi1>, tensor<64x64xf32>
+// CHECK: tt.store %{{.+}} : tensor<64x!tt.ptr<f32>>
+// CHECK-NOT: tt.store
+// CHECK: arith.mulf %[[DU]], %{{.+}} : tensor<64x64xf32>
+// CHECK-NOT: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>, tensor<64x64xi1>
+// CHECK: tt.store %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
+// CHECK-NOT: tt.store
+// REMARK: applied: output row normalized in registers before the single store"""),
+    ("ln_dx_silu_regrouped", norm_backward_naive, SIG, dict(LN_ACT, N=32, BLOCK_N=32),
+     """// The regrouped post-norm LayerNorm backward: du = (dY W) * SiLU'(n), two row sums, a residual
+// gradient; one tile: du never goes to memory.
+// CHECK-LABEL: tt.func public @ln_dx_silu_regrouped
+// CHECK: scf.for
+// CHECK: math.exp
+// CHECK-COUNT-2: tt.store %{{.+}} : tensor<32x!tt.ptr<f32>>
+// CHECK-NOT: tt.store
+// CHECK: tt.load %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// CHECK: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// CHECK-NOT: tt.store
+// REMARK: applied: output row normalized in registers before the single store"""),
+    ("negative_dg_after_store", negative_dg_after_store, NEG, dict(N=64, BM=64, BN=64, BR=32),
+     """// Bail out: a column partial stored between du's store and its reload (could alias DX).
+// CHECK-LABEL: tt.func public @negative_dg_after_store
+// CHECK-COUNT-3: tt.store
+// REMARK: missed: 'tt.store' between the unnormalized store and the final store"""),
+]
+
+CR_HEAD = """// cluster-reduce on the naive norm-backward kernel (kernels/backward.py): the row sums of the
+// norm backward (sum du*g*xhat; LayerNorm also sum du*g) are sums over the row's tiles, so the
+// tiles go to the CTAs of a cluster and the partial sums meet in DSMEM, as in forward.
+// Positive cases first, then bail-outs. Inputs: test/lit/inputs/backward_kernels.py.
+// RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>/dev/null | FileCheck %s
+// RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce,epilogue-norm' %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
+"""
+
+CR_CASES = [
+    ("rms_dx_four_tiles", norm_backward_naive, SIG, dict(RMS, N=128, BLOCK_N=32),
+     """// RMSNorm dX, a row of 4 tiles -> a 4-CTA cluster; one statistic (sum du*g*xhat) exchanged.
+// CHECK-LABEL: tt.func public @rms_dx_four_tiles
+// CHECK-SAME: normfuse.cluster_dims = 4 : i32, normfuse.cluster_smem = 256 : i32
+// CHECK: %[[RANK:.+]] = arith.remsi %{{.+}}, %[[C:.+]] : i32
+// CHECK: tt.dot
+// CHECK: %[[PART:.+]] = arith.addf %{{.+}} : tensor<64xf32>
+// CHECK: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+0], $2;{{.*}}" {{.*}} %{{.+}}, %[[PART]] :
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
+// CHECK: %[[TOT:.+]] = tt.elementwise_inline_asm "{{.*}}mapa.shared::cluster{{.*}}" {{.*}} -> tensor<64xf32>
+// CHECK: arith.divf %[[TOT]]
+// REMARK: applied: row of 4 N tiles split over a 4-CTA cluster; 1 row statistic exchanged
+// PIPE-LABEL: tt.func public @rms_dx_four_tiles
+// PIPE-COUNT-1: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// PIPE-NOT: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// PIPE: tt.return"""),
+    ("ln_dx_silu_two_tiles", norm_backward_naive, SIG, dict(LN_ACT, N=64, BLOCK_N=32),
+     """// The regrouped post-norm LayerNorm backward over 2 tiles: sum du*g and sum du*g*xhat in one exchange.
+// CHECK-LABEL: tt.func public @ln_dx_silu_two_tiles
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32, normfuse.cluster_smem = 512 : i32
+// CHECK: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+0], $2; st.shared.f32 [%nfa+256], $3;
+// CHECK: %[[TOT:.+]]:2 = tt.elementwise_inline_asm {{.*}} -> tensor<64xf32>, tensor<64xf32>
+// REMARK: applied: row of 2 N tiles split over a 2-CTA cluster; 2 row statistics
+// PIPE-LABEL: tt.func public @ln_dx_silu_two_tiles
+// PIPE-COUNT-1: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// PIPE-NOT: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// PIPE: tt.return"""),
+    ("negative_row_max", negative_row_max, NEG, dict(N=128, BM=64, BN=32, BR=32),
+     """// Bail out: the row statistic is a max, not a sum over tiles.
+// CHECK-LABEL: tt.func public @negative_row_max
+// CHECK-NOT: normfuse.cluster_dims
+// CHECK-NOT: barrier.cluster
+// REMARK: missed: row statistic {{.+}} is not a sum over tiles (%s + x)
+// PIPE-LABEL: tt.func public @negative_row_max
+// PIPE-COUNT-2: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>"""),
+    ("negative_row_sum_stored", negative_row_sum_stored, NEG, dict(N=128, BM=64, BN=32, BR=32),
+     """// Bail out: the row sum is stored between the loops (one CTA would store only its partial).
+// CHECK-LABEL: tt.func public @negative_row_sum_stored
+// CHECK-NOT: normfuse.cluster_dims
+// REMARK: missed: 'tt.store' with side effects between the two loops over N tiles
+// PIPE-LABEL: tt.func public @negative_row_sum_stored
+// PIPE-NOT: barrier.cluster"""),
+]
+
+if __name__ == "__main__":
+    write_lit("epilogue-norm-backward.mlir", EPI_HEAD, EPI_CASES)
+    write_lit("cluster-reduce-backward.mlir", CR_HEAD, CR_CASES)
