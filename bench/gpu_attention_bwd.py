@@ -180,7 +180,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT", os.path.join(REPO, "build", "gpu_attention_bwd")))
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-tests", action="store_true", help="skip the gpu-marked tests")
+    ap.add_argument("--budget", type=float, default=BUDGET_S, help="seconds for the whole script")
     args = ap.parse_args()
+    budget = args.budget
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
     result = {"script": "bench/gpu_attention_bwd.py", "quick": args.quick}
@@ -189,13 +192,13 @@ def main() -> int:
         result["env"] = environment()
     except Exception as e:  # noqa: BLE001
         result["env_error"] = repr(e)
-    result["pytest"] = run_gpu_tests(args.out)
+    result["pytest"] = {"skipped": "--no-tests"} if args.no_tests else run_gpu_tests(args.out)
     print("pytest:", result["pytest"].get("summary") or result["pytest"], flush=True)
     shapes = ([(2, 1024, "gelu_tanh"), (4, 1024, "softmax")] if args.quick else
               [(h, m, a) for a in ("gelu_tanh", "softmax") for m in (1024, 3072) for h in (2, 3, 4)])
     records = []
     for H, max_len, act in shapes:
-        if time.time() - t0 > BUDGET_S:
+        if time.time() - t0 > budget:
             records.append({"op": "flash_norm_attention.backward", "H": H, "max_seqlen": max_len,
                             "activation": act, "errors": {"all": "skipped: time budget"}})
             continue

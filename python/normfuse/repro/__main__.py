@@ -15,6 +15,10 @@
     standalone norm and the lowered GEMM backbone on the issues' grid, hidden % per cell;
     writes summary.json, summary.md and hidden.png to bench/results/<date>/summary and
     bench/results/latest (or --out). `--detail` adds the older detailed benchmarks.
+    Then FlashNormAttention's forward on the blog's attention shapes (bench_attention), and the
+    backward benchmarks (normfuse.repro.extra: bench/gpu_backward.py for the four ops and the
+    post-norm MLP block, bench/gpu_attention_bwd.py for FlashNormAttention), their records
+    appended to the same summary.json (`--no-attention`, `--no-training`, `--budget S`).
     Without a GPU, a line says that (b) and (c) were skipped and why; the exit status is then 0.
 
 Exit status 1 only when a numerics check on the GPU fails.
@@ -226,6 +230,11 @@ def main(argv=None) -> int:
                    help="norm(s) for --detail's benchmarks (default rms)")
     p.add_argument("--no-bench", action="store_true", help="skip the speed summary")
     p.add_argument("--quick", action="store_true", help="the summary on three cells only")
+    p.add_argument("--no-attention", action="store_true", help="skip the FlashNormAttention forward")
+    p.add_argument("--no-training", action="store_true",
+                   help="skip the backward benchmarks (training ops, block, attention backward)")
+    p.add_argument("--budget", type=float, default=150.0,
+                   help="seconds for each of the attention and backward benchmarks (default 150)")
     p.add_argument("--detail", action="store_true",
                    help="also run the detailed pre-/post-norm benchmarks (bench.py, bench_post.py)")
     args = p.parse_args(argv)
@@ -250,14 +259,22 @@ def main(argv=None) -> int:
     out = args.out or os.path.join(repo, "bench", "results", _dt.date.today().isoformat(), "summary")
     print("\n== (c) speed summary: every op vs cuBLAS and the best standalone norm ==")
     summary.main(["--out", out] + (["--quick"] if args.quick else []))
-    from . import bench_attention  # FlashNormAttention forward (issue 12): appended to summary.json
-    bench_attention.append_to_summary(out, args.quick)
+    if not args.no_attention:
+        from . import bench_attention  # FlashNormAttention forward (issue 12): appended to summary.json
+        bench_attention.append_to_summary(out, args.quick, budget=args.budget)
+    if not args.no_training:
+        from . import extra  # training (issue 10) and the attention backward (issue 12)
+        print("\n== (c') backward: the four ops, the post-norm MLP block, FlashNormAttention ==")
+        extra.run_all(out, args.quick, budget=args.budget)
     if not args.out and not args.quick:
         latest = os.path.join(repo, "bench", "results", "latest")
         os.makedirs(latest, exist_ok=True)
-        for f in ("summary.json", "summary.md", "hidden.png", "attention.md", "attention_saved.png"):
+        for f, to in (("summary.json", None), ("summary.md", None), ("hidden.png", None),
+                      ("attention.md", None), ("attention_saved.png", None),
+                      ("training/summary.md", "training.md"),
+                      ("attention_backward/attention_bwd.md", "attention_backward.md")):
             if os.path.exists(os.path.join(out, f)):
-                shutil.copy(os.path.join(out, f), os.path.join(latest, f))
+                shutil.copy(os.path.join(out, f), os.path.join(latest, to or f))
         print(f"summary written to {out} and {latest}")
     if args.detail:
         print(f"\n== (d) detailed pre-norm benchmark: {QUICK_GRID} ==")
