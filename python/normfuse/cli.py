@@ -322,7 +322,8 @@ def _process_guarded(chunks, items, source: str, debuginfo: bool) -> list[tuple[
     while start < len(chunks):
         try:
             guard.run_in_child(_process, chunks, start, items, source, debuginfo,
-                               on_message=lambda m: results.__setitem__(m[0], m[1]))
+                               on_message=lambda m: results.__setitem__(m[0], m[1]),
+                               timeout=guard.DEFAULT_TIMEOUT_S)
             break
         except guard.TritonCrash as e:
             i = max(results, default=start - 1) + 1  # the chunk in flight

@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+# A Triton child that hangs (heap corruption sometimes loops instead of aborting) is killed after
+# this many seconds of silence; the default (120 s) is for users, tests need less.
+os.environ.setdefault("NORMFUSE_GUARD_TIMEOUT_S", "20")
+
 REPO = Path(__file__).resolve().parents[2]
 # Tests run from a checkout without installing normfuse (scripts/test.sh sets PYTHONPATH too).
 if str(REPO / "python") not in sys.path:

@@ -77,7 +77,7 @@ def parse_triton(text: str, context=None, *, source_name: str = "input.mlir", tr
 # print and the final hand-back are trusted): 25-32 ms of a 0.6-1.3 s pre-norm compile. normfuse-opt runs all
 # its work in one supervised child instead (`guard.supervised()`): one fork per run, no second
 # parse.
-_PREFLIGHT_TIMEOUT_S = 120.0
+_PREFLIGHT_TIMEOUT_S = guard.DEFAULT_TIMEOUT_S
 
 
 def _preflight(text: str, source_name: str, clean: bool = False) -> None:
@@ -91,7 +91,9 @@ def _preflight(text: str, source_name: str, clean: bool = False) -> None:
         error = guard.run_in_child(_probe, text, source_name, clean, timeout=_PREFLIGHT_TIMEOUT_S,
                                    relay_stderr=False)
     except guard.ChildUnavailable:
-        return  # no fork (or a child stuck on a lock another thread held): parse in-process
+        # no fork, or a child that sat idle (stuck on a lock another thread held at the fork):
+        # parse in-process. A child that hung while computing raised TritonCrash instead.
+        return
     if error is not None:
         raise IRError(error)
 

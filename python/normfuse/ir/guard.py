@@ -46,20 +46,22 @@ _HEADER = struct.Struct("<Q")
 class TritonCrash(IRError):
     """Triton's native code died with a signal (or exited without an answer) in a child process."""
 
-    def __init__(self, how: str, where: list[str], diagnostics: str):
+    def __init__(self, how: str, where: list[str], diagnostics: str, hung: bool = False):
         self.how = how
         self.where = list(where)
         self.diagnostics = diagnostics
+        self.hung = hung
         super().__init__(self._message())
 
     def __reduce__(self):
-        return (type(self), (self.how, self.where, self.diagnostics))
+        return (type(self), (self.how, self.where, self.diagnostics, self.hung))
 
     def _message(self) -> str:
         doing = self.where[-1] if self.where else "running Triton"
         doing = doing if doing.startswith("after ") else f"while {doing}"
         context = f" (in {' > '.join(self.where[:-1])})" if len(self.where) > 1 else ""
-        lines = [f"Triton crashed ({self.how}) {doing}{context}; normfuse caught it in a "
+        what = "hung" if self.hung else "crashed"
+        lines = [f"Triton {what} ({self.how}) {doing}{context}; normfuse caught it in a "
                  "child process"]
         diag = self.diagnostics.strip()
         if diag:
@@ -72,7 +74,24 @@ class TritonCrash(IRError):
 
 
 class ChildUnavailable(RuntimeError):
-    """The child could not be started or did not answer in time (not a Triton crash)."""
+    """The child could not be started, or it sat idle past the timeout (blocked, e.g. on a lock
+    another thread held at the fork: not a Triton failure)."""
+
+
+# Seconds without a word from the child before it is killed (reset by every message it sends).
+# A child that was busy computing the whole time is Triton looping on a corrupted heap (the
+# crash of docs/NOTES.md does that at times instead of aborting): `TritonCrash(hung=True)`.
+DEFAULT_TIMEOUT_S = float(os.environ.get("NORMFUSE_GUARD_TIMEOUT_S", "120"))
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a live child (Linux /proc), None when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def known_bug_hint(diagnostics: str) -> str:
@@ -199,8 +218,9 @@ def run_in_child(fn: Callable[..., Any], *args, on_message: Callable[[Any], None
     """`fn(*args)` in a forked child; returns its result or raises its exception.
 
     Raises `TritonCrash` when the child dies without answering (a signal, or an exit without a
-    result), `ChildUnavailable` when it cannot be forked or `timeout` seconds pass (the child is
-    then killed). Only the result (or exception) and `send()`'s messages are pickled. What the
+    result) or spends `timeout` seconds without a message while busy on the CPU (a hang: it is
+    killed, `hung=True`); `ChildUnavailable` when it cannot be forked or sits idle that long
+    (killed too). Only the result (or exception) and `send()`'s messages are pickled. What the
     child wrote to stderr is written to this process's stderr afterwards (`relay_stderr`).
     """
     if _child is not None:  # already contained: no need for a second fork
@@ -239,19 +259,27 @@ def _supervise(directory, fn, args, on_message, timeout, relay_stderr):
     renames: dict[str, str] = {}
     outcome = None
     deadline = None if timeout is None else time.monotonic() + timeout
+    cpu0 = _cpu_seconds(pid) or 0.0
     buf = bytearray()
     try:
         while True:
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([r], [], [], left)[0]:
+                    cpu = _cpu_seconds(pid)
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
                     pid = None
+                    if cpu is not None and cpu - cpu0 >= 0.5 * timeout:
+                        raise TritonCrash(f"no answer within {timeout:g} s while computing; killed",
+                                          where, _read_diagnostics(directory, renames), hung=True)
                     raise ChildUnavailable(f"no answer from the child within {timeout:g} s")
             chunk = os.read(r, 1 << 16)
             if not chunk:
                 break
+            if deadline is not None:  # every word from the child resets the clock
+                deadline = time.monotonic() + timeout
+                cpu0 = _cpu_seconds(pid) or cpu0
             buf += chunk
             while len(buf) >= _HEADER.size:
                 (n,) = _HEADER.unpack_from(buf)
