@@ -23,6 +23,7 @@ from normfuse.reference import linear_norm_ref, rel_err  # noqa: E402
 from normfuse.testing import check_pass_numerics  # noqa: E402
 from normfuse.testing.interpreter import cluster_dims, run_ir  # noqa: E402
 from normfuse.testing.numerics import _arg_type  # noqa: E402
+from normfuse.ops.prenorm_linear import _ensure_allocator as _REAL_ENSURE_ALLOCATOR  # noqa: E402
 
 EPS = 1e-5
 REF_TOL = 1.5e-2  # bf16 kernels (interpreted) vs fp64, Frobenius
@@ -231,8 +232,25 @@ class _Interpreted:
                                   passes=self.passes, num_warps=num_warps, num_stages=num_stages)
             ir = ck.asm.get("normfuse", ck.asm["ttir"])
             self.log.extend(str(r) for r in ck.remarks)
+            _need_allocator_like_triton(ir)
             run_ir(ir, list(args), grid, num_ctas=cluster_dims(ir))
         return launch
+
+
+_SCRATCH_LAUNCHES: list = []  # the IR of every interpreted launch that needed global scratch
+
+
+def _need_allocator_like_triton(ir: str) -> None:
+    """What Triton's launcher does for a kernel with global scratch (device-side TMA descriptors,
+    cluster-reduce{exchange=global}): take the allocator of the *calling* context (a ContextVar)
+    and raise if there is none. The interpreter itself needs no allocator, so without this the
+    CPU path could not see a launch that would fail on the GPU for lack of one."""
+    if "tt.make_tensor_descriptor" not in ir and "global_scratch" not in ir:
+        return
+    _SCRATCH_LAUNCHES.append(ir)
+    from triton.runtime import _allocation
+    if isinstance(_allocation._allocator.get(), _allocation.NullAllocator):
+        _allocation.NullAllocator()(0, 0, None)  # raises Triton's own RuntimeError
 
 
 @pytest.fixture
@@ -713,6 +731,7 @@ class _FakeCK:
         self.ir = ir
 
     def launch(self, grid, full, runtime_args=()):
+        _need_allocator_like_triton(self.ir)
         run_ir(self.ir, list(runtime_args), tuple(grid), num_ctas=cluster_dims(self.ir))
 
 
@@ -917,3 +936,83 @@ def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
             assert isinstance(r[k], float), (k, r)
     md = gb.markdown(recs, {"counts": {"passed": 1}, "rc": 0, "failures": []}, {"gpu": "cpu"})
     assert md.count("| postnorm_mlp.backward |") == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Triton's allocator is per thread (a ContextVar); autograd runs a CUDA backward on a worker thread
+# ---------------------------------------------------------------------------------------------
+
+def _in_fresh_context(fn):
+    """Run fn in an empty contextvars context: Triton's allocator unset, whatever ran before."""
+    import contextvars
+    return contextvars.Context().run(fn)
+
+
+def test_allocator_set_in_every_thread_that_launches():
+    """The H200 failures of test_gpu_postnorm_gradients / test_gpu_block_gradients at K >= 1024
+    (2026-11-30): the first `_ensure_allocator()` of the run was norm_backward's, on autograd's
+    CUDA worker thread; a process-wide "done" flag then kept the main thread at Triton's null
+    allocator, and the post-norm training forward with bulk copies (global scratch) fails there."""
+    import threading
+    from triton.runtime import _allocation
+    from normfuse.ops.prenorm_linear import _ensure_allocator
+
+    def body():
+        t = threading.Thread(target=_ensure_allocator)  # as autograd's device thread does
+        t.start()
+        t.join()
+        assert isinstance(_allocation._allocator.get(), _allocation.NullAllocator)
+        _ensure_allocator()  # the main thread: the post-norm forward's _prepare
+        assert not isinstance(_allocation._allocator.get(), _allocation.NullAllocator)
+    _in_fresh_context(body)
+
+    def users_own():  # an allocator the user set in this context stays
+        import triton
+        mine = lambda size, align, stream: None  # noqa: E731
+        triton.set_allocator(mine)
+        _ensure_allocator()
+        assert _allocation._allocator.get() is mine
+    _in_fresh_context(users_own)
+
+
+@pytest.mark.parametrize("op", ["linear_rmsnorm", "linear_layernorm"])
+def test_cpu_training_postnorm_bulk_copies_after_a_backward_on_another_thread(cpu_training,
+                                                                               monkeypatch, op):
+    """The GPU test order on the CPU: a pre-norm op trains first with its backward on another
+    thread (as autograd runs a CUDA backward: the first `_ensure_allocator()` is norm_backward's,
+    there); then a post-norm op with K = 1024 trains on the main thread, where its forward reads
+    the tiles by bulk copies (device-side descriptors in global scratch: the launch needs
+    Triton's allocator in this thread). Failed before the allocator was set per context."""
+    import threading
+    from normfuse import ops
+    from normfuse.ops import prenorm_linear as pre
+    monkeypatch.setattr(pre, "_ensure_allocator", _REAL_ENSURE_ALLOCATOR)  # the fixture stubs it
+    gen = _gen(31)
+    bf = torch.bfloat16
+    Mx, K, NO = 40, 1024, 96
+    x = torch.randn(Mx, K, generator=gen).to(bf)
+    w = (torch.randn(NO, K, generator=gen) * K ** -0.5).to(bf)
+    g = (1 + 0.2 * torch.randn(NO, generator=gen)).to(bf)
+    beta = (0.2 * torch.randn(NO, generator=gen)).to(bf) if op == "linear_layernorm" else None
+    dz = torch.randn(Mx, NO, generator=gen).to(bf)
+
+    def body():
+        xp = torch.randn(8, 64, generator=gen).to(bf).requires_grad_(True)
+        y = ops.rmsnorm_linear(xp, torch.ones(64, dtype=bf), torch.randn(32, 64, generator=gen).to(bf))
+        t = threading.Thread(target=lambda: y.float().sum().backward())
+        t.start()
+        t.join()
+        assert xp.grad is not None
+        _SCRATCH_LAUNCHES.clear()
+        if op == "linear_rmsnorm":
+            fn = lambda x, w, g, b: ops.linear_rmsnorm(x, w, g, 1e-6)  # noqa: E731
+            eager = lambda x, w, g, b: F.rms_norm(F.linear(x, w), (NO,), g, 1e-6)  # noqa: E731
+        else:
+            fn = lambda x, w, g, b: ops.linear_layernorm(x, w, g, b, 1e-5)  # noqa: E731
+            eager = lambda x, w, g, b: F.layer_norm(F.linear(x, w), (NO,), g, b, 1e-5)  # noqa: E731
+        return _train_case(fn, eager, (x, w, g, beta), dz)
+    outs, got, ref, eag = _in_fresh_context(body)
+    # the forward read its tiles by bulk copies (the launch that needs the allocator)
+    assert any("tt.descriptor_load" in ir for ir in _SCRATCH_LAUNCHES), len(_SCRATCH_LAUNCHES)
+    _compare_grads(["x", "weight", "norm_weight", "norm_bias"], got, ref, eag, op)
+    assert rel_err(outs[0], outs[1]) <= 1.5 * rel_err(outs[2], outs[1]) + 1e-4
