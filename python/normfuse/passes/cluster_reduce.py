@@ -220,6 +220,21 @@ def is_cluster_asm(op: Op) -> bool:
     return op.name == INLINE_ASM and MARK in op.text
 
 
+def parse_cluster_size(pass_name: str, value):
+    """A `cluster-size` option: 'auto' or an integer in 2..HW_MAX (shared with
+    cluster-reduce-chain)."""
+    if value == "auto":
+        return value
+    try:
+        c = int(value)
+    except ValueError:
+        raise PassError(f"option {pass_name}{{cluster-size}} expects 'auto' or an integer "
+                        f"in 2..{HW_MAX}, got '{value}'") from None
+    if not 2 <= c <= HW_MAX:
+        raise PassError(f"option {pass_name}{{cluster-size}} must be in 2..{HW_MAX}, got {c}")
+    return c
+
+
 @dataclass(frozen=True)
 class ClusterReduce(Pass):
     """Distribute the N tiles of a post-norm row over a thread-block cluster.
@@ -240,15 +255,7 @@ class ClusterReduce(Pass):
             raise PassError(f"option cluster-reduce{{exchange}} must be dsmem or global, got '{self.exchange}'")
         if not 2 <= int(self.max_cluster) <= HW_MAX:
             raise PassError(f"option cluster-reduce{{max-cluster}} must be in 2..{HW_MAX}, got {self.max_cluster}")
-        if self.cluster_size != "auto":
-            try:
-                c = int(self.cluster_size)
-            except ValueError:
-                raise PassError("option cluster-reduce{cluster-size} expects 'auto' or an integer "
-                                f"in 2..{HW_MAX}, got '{self.cluster_size}'") from None
-            if not 2 <= c <= HW_MAX:
-                raise PassError(f"option cluster-reduce{{cluster-size}} must be in 2..{HW_MAX}, got {c}")
-            object.__setattr__(self, "cluster_size", c)
+        object.__setattr__(self, "cluster_size", parse_cluster_size(self.name, self.cluster_size))
 
     # -- matching ------------------------------------------------------------------------------
     def apply(self, module: Module, run: PassRun) -> None:

@@ -86,7 +86,7 @@ from ..ir.ops import (ADDF, FOR, GET_NUM_PROGRAMS, GET_PROGRAM_ID, LOADS, RETURN
 from ..launch import ClusterSize, ExtraSharedMemory
 from . import Pass, PassError, PassRun
 from .cluster_reduce import (ARRIVE, BARRIER, HW_MAX, PORTABLE_MAX, WAIT, _same_tiles, _trips,
-                             read_asm, write_asm)
+                             parse_cluster_size, read_asm, write_asm)
 
 
 @dataclass(frozen=True)
@@ -109,15 +109,7 @@ class ClusterReduceChain(Pass):
         if not 2 <= int(self.max_cluster) <= HW_MAX:
             raise PassError(f"option cluster-reduce-chain{{max-cluster}} must be in 2..{HW_MAX}, "
                             f"got {self.max_cluster}")
-        if self.cluster_size != "auto":
-            try:
-                c = int(self.cluster_size)
-            except ValueError:
-                raise PassError("option cluster-reduce-chain{cluster-size} expects 'auto' or an "
-                                f"integer in 2..{HW_MAX}, got '{self.cluster_size}'") from None
-            if not 2 <= c <= HW_MAX:
-                raise PassError(f"option cluster-reduce-chain{{cluster-size}} must be in 2..{HW_MAX}, got {c}")
-            object.__setattr__(self, "cluster_size", c)
+        object.__setattr__(self, "cluster_size", parse_cluster_size(self.name, self.cluster_size))
 
     # -- analysis ------------------------------------------------------------------------------
     def apply(self, module: Module, run: PassRun) -> None:
