@@ -19,6 +19,7 @@ from torch import nn
 
 from ..ops.postnorm_linear import linear_layernorm, linear_rmsnorm
 from ..ops.training import postnorm_mlp
+from .modules import _PreNormLinear
 
 __all__ = ["LinearRMSNorm", "LinearLayerNorm", "PostNormMLP", "from_modules"]
 
@@ -55,15 +56,9 @@ class _PostNormLinear(nn.Module):
         self.bias = nn.Parameter(torch.empty(out_features, **kw)) if bias else None
         self.norm_weight = nn.Parameter(torch.empty(out_features, **kw))
 
-    def _reset_linear(self) -> None:
-        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-            nn.init.uniform_(self.bias, -bound, bound)
-
-    def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"eps={self.eps}, bias={self.bias is not None}")
+    # nn.Linear's initialisation and repr, as the pre-norm modules
+    _reset_linear = _PreNormLinear._reset_linear
+    extra_repr = _PreNormLinear.extra_repr
 
 
 class LinearRMSNorm(_PostNormLinear):
