@@ -144,7 +144,7 @@ def test_exit_without_an_answer_is_a_crash():
 
 def test_run_pipeline_survives_a_triton_crash():
     # without the preflight this would kill the pytest process
-    with pytest.raises(guard.TritonCrash, match=rf"{DIED} while parsing kernel\.mlir"):
+    with pytest.raises(guard.TritonCrash, match=rf"{DIED} {AT} parsing kernel\.mlir"):
         run_pipeline(CRASHES_TRITON, [], source_name="kernel.mlir")
     assert "tt.func @g" in run_pipeline(GOOD, [], source_name="ok.mlir").text.replace("public ", "")
 
@@ -172,6 +172,9 @@ def test_rejected_text_is_never_parsed_in_process(monkeypatch):
 # kills after NORMFUSE_GUARD_TIMEOUT_S (conftest: 20 s). Either is the same report.
 DIED = (r"Triton (?:crashed \(SIG[A-Z]+, signal \d+\)|hung \(no answer within [\d.]+ s while "
         r"computing; killed\))")
+# glibc often notices the corrupted heap only after the parse returned: the guard then says
+# "after parsing X" instead of "while parsing X"; both name the same step.
+AT = r"(?:while|after)"
 
 
 def test_cli_reports_triton_crash(normfuse_opt, tmp_path):
@@ -182,7 +185,7 @@ def test_cli_reports_triton_crash(normfuse_opt, tmp_path):
     assert r.stdout == ""
     first = r.stderr.splitlines()[0]
     assert re.fullmatch(rf"normfuse-opt: error: {re.escape(str(path))}: {DIED}"
-                        rf" while parsing {re.escape(str(path))}; "
+                        rf" {AT} parsing {re.escape(str(path))}; "
                         rf"normfuse caught it in a child process", first), first
     assert "Traceback" not in r.stderr
 
@@ -216,7 +219,8 @@ def test_cli_goes_on_after_a_crashed_chunk(normfuse_opt, tmp_path):
     errors = [line for line in r.stderr.splitlines() if line.startswith("normfuse-opt: error:")]
     assert len(errors) == 2, r.stderr
     assert re.match(rf"normfuse-opt: error: {re.escape(str(path))} \(chunk at line 8\): {DIED}", errors[0])
-    assert errors[0].endswith(f"while parsing {path}; normfuse caught it in a child process")
+    assert re.search(rf"{AT} parsing {re.escape(str(path))}; normfuse caught it in a child process$",
+                     errors[0]), errors[0]
     assert errors[1] == f"normfuse-opt: error: {path} (chunk at line 15) cannot be loaded as Triton IR:"
     # the chunks around the crashed one are still processed
     path.write_text(GOOD + "// -----\n" + CRASHES_TRITON + "// -----\n" + GOOD.replace("@g", "@h"))
@@ -230,7 +234,7 @@ def test_cli_pass_output_that_crashes_triton(fake_passes, ttir_file, capsys):
     out, err = capsys.readouterr()
     assert out == ""
     assert re.match(rf"normfuse-opt: error: {re.escape(str(ttir_file))}: {DIED}"
-                    r" while parsing normfuse-output\.mlir \(in "
+                    rf" {AT} parsing normfuse-output\.mlir \(in "
                     r"running pass 'test-crash-triton'\); normfuse caught it in a child process", err), err
 
 
