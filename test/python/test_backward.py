@@ -78,15 +78,18 @@ def _dx_case(N, is_ln, act, gemm, dres, seed=0, mean=3.0, r=R):
     r = torch.randn(M, N, generator=gen).bfloat16()
     nb = -(-M // 32)
     args = [dy, w, x, rstd.float(), mu.float(), g, b, r, torch.full((M, N), float("nan")).bfloat16(),
-            torch.full((nb, N), float("nan")), torch.full((nb, N), float("nan")), M, R,
-            dy.shape[1], N, N, N, N]
+            torch.full((nb, N), float("nan")), torch.full((nb, N), float("nan")),
+            torch.full((M, N), float("nan")).bfloat16(), M, R, dy.shape[1], N, N, N, N, N]
     du = (dy.double() @ w.double()) if gemm else dy.double()
     dx, dg, db = _norm_bwd_ref(du, x, g, b if (act and is_ln) else None, is_ln, act)
     if dres:
         dx = dx + r.double()
     if not is_ln or not act:
         db = du.sum(0) if not act else db
-    return args, (dx, dg, db)
+    xn = (x.double() - mu[:, None]) * rstd[:, None] * g.double()
+    if is_ln:
+        xn = xn + b.double()
+    return args, (dx, dg, db, xn)
 
 
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
@@ -95,10 +98,12 @@ def _dx_case(N, is_ln, act, gemm, dres, seed=0, mean=3.0, r=R):
 @pytest.mark.parametrize("act,dres,even_r", [(0, False, False), (1, True, False), (0, False, True)],
                          ids=["prenorm-dx", "regrouped", "prenorm-dx-even-r"])
 def test_norm_backward_kernel_fused_by_passes(is_ln, N, BN, ctas, act, dres, even_r):
-    args, (dx, dg, db) = _dx_case(N, is_ln, act, True, dres, seed=N + act,
-                                  r=48 if even_r else R)
+    args, (dx, dg, db, xn) = _dx_case(N, is_ln, act, True, dres, seed=N + act,
+                                      r=48 if even_r else R)
+    # the pre-norm cases also write the norm's output n for the dW GEMM (HAS_XN; LayerNorm: + beta)
+    has_xn = act == 0
     consts = dict(N=N, BLOCK_M=32, BLOCK_N=BN, BLOCK_R=16, IS_LN=is_ln, HAS_GEMM=True, HAS_G=True,
-                  HAS_B=is_ln and act == 1, ACT=act, HAS_DRES=dres, HAS_DG=True, EVEN_R=even_r)
+                  HAS_B=is_ln, ACT=act, HAS_DRES=dres, HAS_DG=True, EVEN_R=even_r, HAS_XN=has_xn)
     res = check_pass_numerics(norm_backward_naive, args, constexprs=consts, grid=(3,),
                               passes="default", num_warps=4)
     assert res.num_ctas == ctas, res.remarks
@@ -112,6 +117,10 @@ def test_norm_backward_kernel_fused_by_passes(is_ln, N, BN, ctas, act, dres, eve
         assert rel_err(run["DGP"].sum(0), dg) < REF_TOL
         if is_ln:
             assert rel_err(run["DBP"].sum(0), db) < REF_TOL
+        if has_xn:
+            assert rel_err(run["XN"], xn) < REF_TOL
+        else:
+            assert run["XN"].isnan().all()  # HAS_XN off: nothing written there
     # fused vs the naive kernel: the fused one skips du's bf16 round trip, so it is not worse
     assert rel_err(res.after["DX"], dx) <= 1.5 * rel_err(res.before["DX"], dx) + 1e-4
 
@@ -119,7 +128,7 @@ def test_norm_backward_kernel_fused_by_passes(is_ln, N, BN, ctas, act, dres, eve
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
 def test_norm_backward_without_gemm(is_ln):
     # the op-level post-norm backward: du = dz loaded, no GEMM: epilogue-norm still fuses one tile
-    args, (dx, dg, db) = _dx_case(64, is_ln, 0, False, False, seed=7)
+    args, (dx, dg, db, _) = _dx_case(64, is_ln, 0, False, False, seed=7)
     consts = dict(N=64, BLOCK_M=32, BLOCK_N=64, BLOCK_R=16, IS_LN=is_ln, HAS_GEMM=False, HAS_G=True,
                   HAS_B=False, ACT=0, HAS_DRES=False, HAS_DG=True)
     res = check_pass_numerics(norm_backward_naive, args, constexprs=consts, grid=(3,),
@@ -264,7 +273,7 @@ def interpreted(monkeypatch):
     monkeypatch.setattr(training, "_sms", lambda device: 4)
     monkeypatch.setattr("normfuse.ops.prenorm_linear._ensure_allocator", lambda: None)
     monkeypatch.setattr(training, "select_backward_config",
-                        lambda N: dict(BLOCK_M=32, BLOCK_N=32, BLOCK_R=16, num_warps=4, num_stages=2))
+                        lambda N, gemm=True: dict(BLOCK_M=32, BLOCK_N=32, BLOCK_R=16, num_warps=4, num_stages=2))
     monkeypatch.setattr(training, "DW_CONFIG",
                         dict(BLOCK_N=32, BLOCK_K=32, BLOCK_M=32, num_warps=4, num_stages=2))
     return log
@@ -280,10 +289,12 @@ def _check(name, got, ref, eager):
     assert e <= 1.5 * e_eager + 1e-4, f"{name}: {e:.3e} vs eager {e_eager:.3e}"
 
 
+@pytest.mark.parametrize("dw_mode", ["xn", "prologue"])
 @pytest.mark.parametrize("is_ln,has_bias", [(False, True), (True, False), (True, True)],
                          ids=["rms-bias", "ln", "ln-bias"])
-def test_prenorm_backward_op_matches_autograd(interpreted, is_ln, has_bias):
+def test_prenorm_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, has_bias, dw_mode):
     from normfuse.ops import training
+    monkeypatch.setattr(training, "PRENORM_DW", dw_mode)
     gen = _gen(11)
     Mx, K, NO = 50, 64, 40
     x = (torch.randn(Mx, K, generator=gen) + (5.0 if is_ln else 0.0)).bfloat16()
@@ -696,9 +707,9 @@ def test_aot_backward_kernel_as_the_op_launches_it(N, ctas, is_ln, act, gemm):
     from normfuse.ops.training import select_backward_config
     cfg = select_backward_config(N)
     sig = {n: ("*fp32" if n in ("RSTD", "MEAN", "DGP", "DBP") else "*bf16")
-           for n in ("DY", "W", "X", "RSTD", "MEAN", "G", "B", "DRES", "DX", "DGP", "DBP")}
+           for n in ("DY", "W", "X", "RSTD", "MEAN", "G", "B", "DRES", "DX", "DGP", "DBP", "XN")}
     sig.update({n: "i32" for n in ("M", "R", "stride_dym", "stride_wr", "stride_xm", "stride_drm",
-                                   "stride_dxm")})
+                                   "stride_dxm", "stride_xnm")})
     consts = dict(N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_R=cfg["BLOCK_R"],
                   IS_LN=is_ln, HAS_GEMM=gemm, HAS_G=True, HAS_B=is_ln, ACT=act, HAS_DRES=False,
                   HAS_DG=True, EVEN_R=True)
@@ -1016,3 +1027,64 @@ def test_cpu_training_postnorm_bulk_copies_after_a_backward_on_another_thread(cp
     assert any("tt.descriptor_load" in ir for ir in _SCRATCH_LAUNCHES), len(_SCRATCH_LAUNCHES)
     _compare_grads(["x", "weight", "norm_weight", "norm_bias"], got, ref, eag, op)
     assert rel_err(outs[0], outs[1]) <= 1.5 * rel_err(outs[2], outs[1]) + 1e-4
+
+
+# ---------------------------------------------------------------------------------------------
+# The norm-backward kernel's tilings (the benchmark times them; select_backward_config picks one)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("N", [64, 96, 512, 1000, 1024, 4096, 8192])
+@pytest.mark.parametrize("gemm", [True, False], ids=["gemm", "no-gemm"])
+def test_backward_config_candidates(monkeypatch, N, gemm):
+    from normfuse.ops import training
+    cands = training.backward_config_candidates(N, gemm)
+    assert "cluster" in cands
+    for name, c in cands.items():
+        assert set(c) == {"BLOCK_M", "BLOCK_N", "BLOCK_R", "num_warps", "num_stages"}, name
+    row = 128 < N <= 4096 and not gemm
+    assert ("row" in cands) == row
+    if row:  # the whole row in one CTA, about 8192 elements
+        c = cands["row"]
+        assert c["BLOCK_N"] >= N and c["BLOCK_M"] * c["BLOCK_N"] == 8192
+    assert ("cluster-m128" in cands) == (gemm and N > 128)
+    assert training.select_backward_config(N, gemm) == cands["cluster"]  # nothing chosen: cluster
+    for name in cands:
+        monkeypatch.setitem(training.BACKWARD_CONFIG_CHOICE, (gemm, N), name)
+        assert training.select_backward_config(N, gemm) == cands[name]
+    # a choice this N has no such tiling for (e.g. "row" past 4096) keeps the cluster form
+    monkeypatch.setitem(training.BACKWARD_CONFIG_CHOICE, (gemm, N), "row" if gemm else "cluster-m128")
+    assert training.select_backward_config(N, gemm) == cands["cluster"]
+
+
+@pytest.mark.parametrize("N", [1024, 2048])
+@pytest.mark.parametrize("gemm,name", [(True, "cluster-m128"), (False, "row"), (True, "cluster")],
+                         ids=["m128", "row", "cluster-xn"])
+def test_aot_backward_candidates(N, gemm, name):
+    """Each tiling compiles for sm_90 through the passes in the form its name says: "row" is one
+    CTA per row block, fused by epilogue-norm alone (no cluster, no spills); the GEMM forms
+    (writing n for the dW GEMM, as the pre-norm op launches them) are split over a cluster of
+    N / 128 CTAs and fused by epilogue-norm too."""
+    from normfuse.ops.training import backward_config_candidates
+    cfg = backward_config_candidates(N, gemm)[name]
+    sig = {n: ("*fp32" if n in ("RSTD", "MEAN", "DGP", "DBP") else "*bf16")
+           for n in ("DY", "W", "X", "RSTD", "MEAN", "G", "B", "DRES", "DX", "DGP", "DBP", "XN")}
+    sig.update({n: "i32" for n in ("M", "R", "stride_dym", "stride_wr", "stride_xm", "stride_drm",
+                                   "stride_dxm", "stride_xnm")})
+    consts = dict(N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_R=cfg["BLOCK_R"],
+                  IS_LN=True, HAS_GEMM=gemm, HAS_G=True, HAS_B=True, ACT=0, HAS_DRES=False,
+                  HAS_DG=True, EVEN_R=True, HAS_XN=gemm)
+    sig.update({k: "constexpr" for k in consts})
+    aligned = [i for i, n in enumerate(sig) if sig[n].startswith("*") or n.startswith("stride")]
+    ck = normfuse.compile(norm_backward_naive, signature=sig, constexprs=consts,
+                          attrs={(i,): [["tt.divisibility", 16]] for i in aligned},
+                          target="cuda:90", num_warps=cfg["num_warps"],
+                          num_stages=cfg["num_stages"], passes="default")
+    applied = " ".join(r for r in map(str, ck.remarks) if "applied" in r)
+    assert "[epilogue-norm] applied" in applied, ck.remarks
+    if gemm:
+        assert f"split over a {N // 128}-CTA cluster" in applied, ck.remarks
+        # n is stored once per tile next to dx: two bf16 tile stores in the fused kernel
+        assert ck.asm["ttir"].count("tt.store") >= 2
+    else:
+        assert "cluster" not in applied and "barrier.cluster" not in ck.asm["ptx"], ck.remarks
+        assert ck.resources()["spill_stores"] == 0

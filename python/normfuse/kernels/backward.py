@@ -11,6 +11,7 @@ Notation: a normalized row has length N (the pre-norm op's K, the post-norm op's
     DX  = rstd * (dn - mean_N(dn) - xhat * mean_N(dn * xhat))   (RMSNorm: without mean_N(dn))
           + DRES                                                (HAS_DRES: a residual gradient)
     DGP[pid, :] = sum over the block's rows of du * xhat   (partial dg; dbeta partial: DBP, du)
+    XN  = xhat * g + beta      (HAS_XN: the norm's output for the dW GEMM, stored in pass 1)
 
 One kernel serves the pre-norm op's dX (DY = dY, W = the op's weight [N_out, K], X = the op's
 input) and the regrouped post-norm backward (DY = the gradient of the *next* linear's output, W =
@@ -118,13 +119,14 @@ def _dmask(offs_m, offs_n, M, N: tl.constexpr):
 
 
 @triton.jit
-def norm_backward_naive(DY, W, X, RSTD, MEAN, G, B, DRES, DX, DGP, DBP, M, R, stride_dym, stride_wr,
-                        stride_xm, stride_drm, stride_dxm, N: tl.constexpr, BLOCK_M: tl.constexpr,
+def norm_backward_naive(DY, W, X, RSTD, MEAN, G, B, DRES, DX, DGP, DBP, XN, M, R, stride_dym,
+                        stride_wr, stride_xm, stride_drm, stride_dxm, stride_xnm, N: tl.constexpr,
+                        BLOCK_M: tl.constexpr,
                         BLOCK_N: tl.constexpr, BLOCK_R: tl.constexpr, IS_LN: tl.constexpr,
                         HAS_GEMM: tl.constexpr = True, HAS_G: tl.constexpr = True,
                         HAS_B: tl.constexpr = False, ACT: tl.constexpr = 0,
                         HAS_DRES: tl.constexpr = False, HAS_DG: tl.constexpr = True,
-                        EVEN_R: tl.constexpr = False):
+                        EVEN_R: tl.constexpr = False, HAS_XN: tl.constexpr = False):
     pid = tl.program_id(0)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     c1 = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -142,6 +144,13 @@ def norm_backward_naive(DY, W, X, RSTD, MEAN, G, B, DRES, DX, DGP, DBP, M, R, st
                 z += _vec(B, offs_n, N, HAS_B, 0.0)[None, :]
             s = 1.0 / (1.0 + tl.exp(-z))
             du = du * (s * (1.0 + z * (1.0 - s)))
+        if HAS_XN:  # the norm's output n = xhat g + beta, for the dW GEMM (dW = dY^T n); stored
+            # here, before du's store, like the dg partials (epilogue-norm keeps such stores)
+            xn = xhat * g[None, :]
+            if HAS_B:
+                xn += _vec(B, offs_n, N, HAS_B, 0.0)[None, :]
+            tl.store(XN + offs_m[:, None] * stride_xnm + offs_n[None, :], xn.to(XN.dtype.element_ty),
+                     mask=_dmask(offs_m, offs_n, M, N))
         if HAS_DG:
             tl.store(DGP + pid * N + offs_n, tl.sum(du * xhat, axis=0), mask=offs_n < N)
             if IS_LN:

@@ -16,8 +16,10 @@ What forward saves (nothing normalized is kept: xhat is recomputed from x and th
 Backward:
 - pre-norm: dX = normbwd(dY W) in one kernel (the norm backward as the dX GEMM's epilogue, a row
   reduction over K); dg, dbeta from the same kernel's per-row-block column partials;
-  dW = dY^T (xhat g + beta) with xhat recomputed in the dW GEMM's prologue (`dw_norm_naive`,
-  split over M when there are few output tiles); db = colsum(dY).
+  dW = dY^T n, n = xhat g + beta: by default (PRENORM_DW = "xn") the dX kernel writes n from its
+  epilogue, where it recomputes xhat anyway, and dW is a plain cuBLAS GEMM on it; or
+  ("prologue") n recomputed in a Triton dW GEMM's prologue (`dw_norm_naive`, split over M when
+  there are few output tiles); db = colsum(dY).
 - post-norm at op level (no next layer): dh = normbwd(dz) by the same kernel without a GEMM
   (HAS_GEMM=False: fused by epilogue-norm when the row is one tile, naive store/reload otherwise),
   then the plain GEMMs dx = dh W and dW = dh^T x on cuBLAS (torch.mm: no norm in them).
@@ -33,22 +35,63 @@ import torch
 from torch import Tensor
 
 __all__ = ["norm_backward", "dw_norm", "row_stats", "prenorm_linear_train", "postnorm_linear_train",
-           "postnorm_mlp", "select_backward_config"]
+           "postnorm_mlp", "select_backward_config", "backward_config_candidates"]
 
 # ---------------------------------------------------------------------------------------------
 # Configs and launchers
 # ---------------------------------------------------------------------------------------------
 
-def select_backward_config(N: int) -> dict:
-    """Tiles of the norm-backward kernel over rows of length N (not tuned). The epilogue holds
-    du, x and g tiles, so the tiles are smaller than forward's: 64 rows; N <= 128: the whole row
-    in one CTA (epilogue-norm); larger: 128-column tiles, one per CTA of a cluster of
-    cdiv(N, 128) CTAs (cluster-reduce; more than 16 tiles: several per CTA)."""
+def backward_config_candidates(N: int, gemm: bool = True) -> dict[str, dict]:
+    """The tilings of the norm-backward kernel over rows of length N that the ops know, by name
+    (the benchmark times each; `select_backward_config` picks one). The epilogue holds du, x and
+    g tiles, so the tiles are smaller than forward's.
+
+    - "cluster": 64-row blocks; N <= 128: the whole row in one CTA (epilogue-norm), larger:
+      128-column tiles, one per CTA of a cluster of cdiv(N, 128) CTAs (cluster-reduce; more than
+      16 tiles: several per CTA).
+    - "cluster-m128" (with the GEMM): 128-row blocks, 32-deep R steps, 4 stages: twice the rows
+      per W tile read, a full m64 wgmma per warpgroup.
+    - "row" (without the GEMM, next_pow2(N) <= 4096): the whole row in one CTA, about 8192
+      elements per CTA (64 rows at N = 128, 8 at N = 1024, 2 at N = 4096): epilogue-norm alone,
+      no cluster barrier; a bandwidth-bound kernel.
+    """
     if N <= 128:
         bn = max(32, 1 << (max(N, 1) - 1).bit_length())
-        return dict(BLOCK_M=64, BLOCK_N=bn, BLOCK_R=64, num_warps=4 if bn <= 64 else 8, num_stages=3)
-    return dict(BLOCK_M=64, BLOCK_N=128, BLOCK_R=64, num_warps=8, num_stages=3)
+        return {"cluster": dict(BLOCK_M=64, BLOCK_N=bn, BLOCK_R=64, num_warps=4 if bn <= 64 else 8,
+                                num_stages=3)}
+    c = {"cluster": dict(BLOCK_M=64, BLOCK_N=128, BLOCK_R=64, num_warps=8, num_stages=3)}
+    if gemm:
+        c["cluster-m128"] = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_R=32, num_warps=8, num_stages=4)
+    else:
+        bn = 1 << (N - 1).bit_length()
+        if bn <= 4096:
+            c["row"] = dict(BLOCK_M=max(1, 8192 // bn), BLOCK_N=bn, BLOCK_R=64,
+                            num_warps=8, num_stages=1)
+    return c
 
+
+# name of the candidate per (gemm, N); absent: "cluster". Measured on the H200: see
+# bench/gpu_backward.py's config sweep and docs/NOTES.md "Backward tiles".
+BACKWARD_CONFIG_CHOICE: dict[tuple[bool, int], str] = {}
+
+
+def select_backward_config(N: int, gemm: bool = True) -> dict:
+    """The norm-backward kernel's tiles for rows of length N, with (gemm=True: the dX GEMM in front)
+    or without a GEMM: the candidate named in BACKWARD_CONFIG_CHOICE, else "cluster"
+    (`backward_config_candidates` describes them)."""
+    cands = backward_config_candidates(N, gemm)
+    name = BACKWARD_CONFIG_CHOICE.get((bool(gemm), int(N)), "cluster")
+    return dict(cands.get(name, cands["cluster"]))
+
+
+# How the pre-norm backward computes dW = dY^T n, n = xhat g + beta:
+# - "xn": the dX kernel also writes n (one bf16 [M, K] store in its epilogue, where xhat is at
+#   hand anyway) and dW is a plain GEMM on it, on cuBLAS like the post-norm ops' plain GEMMs;
+#   a transient [M, K] tensor, freed after the GEMM;
+# - "prologue": `dw_norm_naive` recomputes n from x in the dW GEMM's prologue (no temporary; a
+#   Triton GEMM with a register-modified operand).
+# The default is the one measured faster on the H200 (docs/NOTES.md "Backward tiles").
+PRENORM_DW = "xn"
 
 DW_CONFIG = dict(BLOCK_N=128, BLOCK_K=128, BLOCK_M=64, num_warps=8, num_stages=3)
 
@@ -83,13 +126,16 @@ def triton_cdiv(a: int, b: int) -> int:
 
 def norm_backward(dy: Tensor, w: Optional[Tensor], x: Tensor, rstd: Tensor, mean: Tensor,
                   g: Optional[Tensor], beta: Optional[Tensor], dres: Optional[Tensor], *,
-                  is_ln: bool, act: int = 0, want_dg: bool = True,
-                  passes: str = "default") -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+                  is_ln: bool, act: int = 0, want_dg: bool = True, xn_out: Optional[Tensor] = None,
+                  passes: str = "default",
+                  config: Optional[dict] = None) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
     """dx = normbwd(du) (+ dres), du = dy @ w (w [R, N]; None: du = dy) times SiLU'(n) when act=1,
     n = xhat g + beta. Returns (dx [M, N] in x's dtype, dg [N] fp32 or None, dbeta [N] fp32 or
-    None). One launch of `norm_backward_naive` through `passes` (default: fused)."""
+    None). `xn_out` ([M, N], unit column stride): the kernel also writes n there (beta is added
+    when given; with act=0 beta is used for nothing else). One launch of `norm_backward_naive`
+    through `passes` (default: fused); `config` overrides `select_backward_config`."""
     M, N = x.shape
-    cfg = select_backward_config(N)
+    cfg = dict(config) if config is not None else select_backward_config(N, gemm=w is not None)
     nb = triton_cdiv(M, cfg["BLOCK_M"])
     dx = torch.empty(M, N, device=x.device, dtype=x.dtype)
     dgp = torch.empty(nb if want_dg else 0, N, device=x.device, dtype=torch.float32)
@@ -111,12 +157,13 @@ def norm_backward(dy: Tensor, w: Optional[Tensor], x: Tensor, rstd: Tensor, mean
         dy, w if w is not None else any_ptr, x, rstd, mean if is_ln else rstd,
         g if g is not None else any_ptr, beta if beta is not None else any_ptr,
         dres if dres is not None else any_ptr, dx, dgp if want_dg else rstd,
-        dbp if (want_dg and is_ln) else rstd, M, R, dy.stride(0),
-        w.stride(0) if w is not None else 0, x.stride(0), dres.stride(0) if dres is not None else 0,
-        dx.stride(0), N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
+        dbp if (want_dg and is_ln) else rstd, xn_out if xn_out is not None else any_ptr, M, R,
+        dy.stride(0), w.stride(0) if w is not None else 0, x.stride(0),
+        dres.stride(0) if dres is not None else 0, dx.stride(0),
+        xn_out.stride(0) if xn_out is not None else 0, N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
         BLOCK_R=cfg["BLOCK_R"], IS_LN=is_ln, HAS_GEMM=w is not None, HAS_G=g is not None,
         HAS_B=beta is not None, ACT=act, HAS_DRES=dres is not None, HAS_DG=want_dg,
-        EVEN_R=R % cfg["BLOCK_R"] == 0,
+        EVEN_R=R % cfg["BLOCK_R"] == 0, HAS_XN=xn_out is not None,
         num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     dg = dgp.sum(0) if want_dg else None
     db = dbp.sum(0) if (want_dg and is_ln) else None
@@ -178,9 +225,18 @@ def _pre_bwd(dy: Tensor, x: Tensor, norm_weight: Optional[Tensor], norm_bias: Op
              weight: Tensor, rstd: Tensor, mean: Tensor, is_ln: bool,
              has_bias: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     with torch.no_grad():
-        dx, dg, dbeta = norm_backward(dy, weight, x, rstd, mean, norm_weight, None, None,
-                                      is_ln=is_ln, want_dg=True)
-        dw = dw_norm(dy, x, rstd, mean, norm_weight, norm_bias, is_ln=is_ln)
+        if PRENORM_DW == "xn":
+            xn = torch.empty_like(x)
+            dx, dg, dbeta = norm_backward(dy, weight, x, rstd, mean, norm_weight, norm_bias, None,
+                                          is_ln=is_ln, want_dg=True, xn_out=xn)
+            dw = torch.mm(dy.t(), xn)
+        elif PRENORM_DW == "prologue":
+            dx, dg, dbeta = norm_backward(dy, weight, x, rstd, mean, norm_weight, None, None,
+                                          is_ln=is_ln, want_dg=True)
+            dw = dw_norm(dy, x, rstd, mean, norm_weight, norm_bias, is_ln=is_ln)
+        else:
+            raise ValueError(f"normfuse.ops.training.PRENORM_DW = {PRENORM_DW!r}: expected 'xn' "
+                             "or 'prologue'")
         db = dy.float().sum(0) if has_bias else None
     dt, e = x.dtype, x.new_empty(0)  # custom ops return tensors: an absent gradient is empty
     return (dx, dg.to(dt) if norm_weight is not None else e,

@@ -11,14 +11,14 @@ from normfuse.kernels.backward import _dmask, _du_tile, _xhat, norm_backward_nai
 from postnorm_common import write_lit
 
 SIG = {"DY": "*bf16", "W": "*bf16", "X": "*bf16", "RSTD": "*fp32", "MEAN": "*fp32", "G": "*bf16",
-       "B": "*bf16", "DRES": "*bf16", "DX": "*bf16", "DGP": "*fp32", "DBP": "*fp32", "M": "i32",
+       "B": "*bf16", "DRES": "*bf16", "DX": "*bf16", "DGP": "*fp32", "DBP": "*fp32", "XN": "*bf16", "M": "i32",
        "R": "i32", "stride_dym": "i32", "stride_wr": "i32", "stride_xm": "i32", "stride_drm": "i32",
-       "stride_dxm": "i32", "N": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",
+       "stride_dxm": "i32", "stride_xnm": "i32", "N": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",
        "BLOCK_R": "constexpr", "IS_LN": "constexpr", "HAS_GEMM": "constexpr", "HAS_G": "constexpr",
        "HAS_B": "constexpr", "ACT": "constexpr", "HAS_DRES": "constexpr", "HAS_DG": "constexpr",
-       "EVEN_R": "constexpr"}
+       "EVEN_R": "constexpr", "HAS_XN": "constexpr"}
 RMS = dict(BLOCK_M=64, BLOCK_R=32, IS_LN=False, HAS_GEMM=True, HAS_G=True, HAS_B=False, ACT=0,
-           HAS_DRES=False, HAS_DG=True, EVEN_R=True)
+           HAS_DRES=False, HAS_DG=True, EVEN_R=True, HAS_XN=False)
 # the regrouped post-norm LayerNorm backward: SiLU' of the norm's output, a residual gradient
 LN_ACT = dict(RMS, IS_LN=True, HAS_B=True, ACT=1, HAS_DRES=True)
 
