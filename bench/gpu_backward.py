@@ -2,6 +2,7 @@
 
     PYTHONPATH=python python3 bench/gpu_backward.py --out $OUT [--quick] [--part all|tests|bench]
                                                     [--test-timeout 130] [--budget 90]
+                                                    [--no-sweep] [--warm-procs 9]
 
 1. `pytest -m gpu test/python/test_backward.py` in a subprocess (at most --test-timeout s, default 130):
    pass / fail / skip counts and the failures' lines -> tests.json, tests.txt.
@@ -14,6 +15,15 @@
      faster of eager and torch.compile for the norm's backward alone ((fwd+bwd) - fwd of the
      standalone norm), and the blog's metric hidden_pct = (bwd_gemms + norm_bwd - bwd_fused) /
      norm_bwd.
+   Before the cells (unless --no-sweep), a tiling sweep at M = 262144 per normalized length
+   (RMSNorm, R = 1024): the norm-backward kernel's named tilings with and without the dX GEMM,
+   and the pre-norm dW forms ("xn": cuBLAS on n written by the dX kernel; "prologue"), each
+   checked against an fp32 reference, then timed; the fastest correct ones are what the cells
+   run (records op = "backward.sweep" and "backward.tilings"; sweep.json).
+   --warm-procs P first runs every cell once in P processes at a time (Inductor with one compile
+   thread each; the same torch.compile settings), so that the timing process finds every
+   kernel and graph compiled in the shared caches; Inductor's autotuning is redone by the timing
+   process (its local autotune cache is off).
    Records go to summary.json (op = "<op>.backward", with M, K, N, times, hidden_pct, gpu, date,
    torch, triton) and summary.md. Cells stop when --budget seconds are spent (recorded as
    skipped; the three --quick cells come first). Every piece is guarded: an error is recorded
@@ -27,6 +37,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -77,6 +88,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
 
     from normfuse.ops import layernorm_linear, linear_layernorm, linear_rmsnorm, rmsnorm_linear
     from normfuse.ops import training as tr
+    from normfuse.reference import rel_err
 
     def bench(fn):
         if timer is not None:
@@ -84,7 +96,8 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
         return float(triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median"))
 
     def compile_(fn):
-        return torch.compile(fn, backend=compile_backend)
+        # static shapes: one graph per shape, as a user's fixed-shape training step compiles
+        return torch.compile(fn, backend=compile_backend, dynamic=False)
 
     def fwd_bwd(fn, inputs, dy):
         def step():
@@ -109,6 +122,14 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                 t_f = bench(lambda: f(xs, g, b))
             best[name] = max(t_fb - t_f, 1e-6)
         return min(best.values()), best
+
+    nb_cache: dict = {}
+
+    def norm_bwd_cached(norm, shape, g, b):  # the same standalone norm recurs across the ops
+        key = (norm, tuple(shape))
+        if key not in nb_cache:
+            nb_cache[key] = norm_bwd_time(norm, shape, g, b)
+        return nb_cache[key]
 
     rms = lambda h, g, b: F.rms_norm(h, (h.shape[-1],), g, 1e-6)  # noqa: E731
     ln = lambda h, g, b: F.layer_norm(h, (h.shape[-1],), g, b, 1e-5)  # noqa: E731
@@ -151,7 +172,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                         dy, x.detach(), g.detach(), b.detach() if b is not None else None,
                         w.detach(), rstd, mean, is_ln, False))
                     bwd_gemms = bench(lambda: (torch.mm(dy, w.detach()), torch.mm(dy.t(), xn)))
-                    nb, nb_all = norm_bwd_time(norm, (M, K), g.detach(), b.detach() if b is not None else None)
+                    nb, nb_all = norm_bwd_cached(norm, (M, K), g.detach(), b.detach() if b is not None else None)
                 elif op in ("linear_rmsnorm", "linear_layernorm"):
                     x = torch.randn(M, K, **d)
                     w = torch.randn(N, K, **d) * K ** -0.5
@@ -170,7 +191,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                         dy, x.detach(), w.detach(), g.detach(), b.detach() if b is not None else None,
                         h, rstd, mean, is_ln, False))
                     bwd_gemms = bench(lambda: (torch.mm(dy, w.detach()), torch.mm(dy.t(), x.detach())))
-                    nb, nb_all = norm_bwd_time(norm, (M, N), g.detach(), b.detach() if b is not None else None)
+                    nb, nb_all = norm_bwd_cached(norm, (M, N), g.detach(), b.detach() if b is not None else None)
                 else:  # the block, D = K, H = N
                     from normfuse.nn import PostNormMLP
                     m = PostNormMLP(K, N, device=device, dtype=torch.bfloat16)
@@ -189,9 +210,19 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                         h2, rstd2, mean2, False, True, True))
                     bwd_gemms = bench(lambda: (torch.mm(dy.t(), a), torch.mm(dy, pd[4]),
                                                torch.mm(h1.t(), x.detach()), torch.mm(h1, pd[0])))
-                    nb1, _ = norm_bwd_time(rms, (M, N), pd[1], None)
-                    nb2, _ = norm_bwd_time(rms, (M, K), pd[5], None)
+                    nb1, _ = norm_bwd_cached(rms, (M, N), pd[1], None)
+                    nb2, _ = norm_bwd_cached(rms, (M, K), pd[5], None)
                     nb, nb_all = nb1 + nb2, {"norm1": nb1, "norm2": nb2}
+                # ours vs eager's gradients on the same inputs (both bf16: a sanity figure at
+                # the benchmark's shapes; the fp64 checks are the tests')
+                grads = []
+                for f in (ours, eager):
+                    fwd_bwd(f, ins, dy)()
+                    grads.append([t.grad.clone() if t is not None and t.grad is not None else None
+                                  for t in ins])
+                rec["grad_rel_diff_vs_eager"] = max(
+                    (rel_err(a, b) for a, b in zip(*grads) if a is not None and b is not None),
+                    default=None)
                 rec["fwd_bwd_ours_ms"] = bench(fwd_bwd(ours, ins, dy))
                 rec["fwd_bwd_eager_ms"] = bench(fwd_bwd(eager, ins, dy))
                 try:
@@ -218,6 +249,221 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
     return records
 
 
+# ---------------------------------------------------------------------------------------------
+# Tiling sweep: the norm-backward kernel's named tilings and the pre-norm dW forms, timed and
+# checked at the blog's M; the winners are what the grid then runs (and what the ops default to)
+# ---------------------------------------------------------------------------------------------
+
+SWEEP_R = 1024  # the dX GEMM's reduction length (the op's N) in the sweep
+
+
+def sweep_configs(Ds, M: int, *, timer=None, device: str = "cuda", tol: float = 2e-2) -> list[dict]:
+    """Per normalized length D (RMSNorm, bf16): the dX kernel (GEMM over R = SWEEP_R, writing n)
+    per tiling of `backward_config_candidates(D, True)`; the kernel without the GEMM (the
+    post-norm op's dh) per `backward_config_candidates(D, False)`; the pre-norm op's backward
+    with PRENORM_DW = "xn" and "prologue". Each is checked against an fp32 torch reference
+    (relative Frobenius error < tol) before it is timed."""
+    import torch
+    import triton.testing
+    from normfuse.ops import training as tr
+    from normfuse.reference import rel_err
+
+    def bench(fn):
+        if timer is not None:
+            return float(timer(fn))
+        return float(triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median"))
+
+    recs = []
+    for D in Ds:
+        torch.manual_seed(0)
+        d = dict(device=device, dtype=torch.bfloat16)
+        x = torch.randn(M, D, **d)
+        g = 1 + 0.1 * torch.randn(D, **d)
+        w = torch.randn(SWEEP_R, D, **d) * D ** -0.5
+        dy = torch.randn(M, SWEEP_R, **d)
+        dz = torch.randn(M, D, **d)
+        rstd, mean = tr.row_stats(x, 1e-6, False)
+        xhat = x.float() * rstd[:, None]
+
+        def ref_dx(du):
+            dn = du * g.float()
+            return rstd[:, None] * (dn - xhat * (dn * xhat).mean(1, keepdim=True))
+        ref_gemm = ref_dx(dy.float() @ w.float())
+        ref_nog = ref_dx(dz.float())
+        ref_xn = xhat * g.float()
+        for gemm in (True, False):
+            for name, cfg in tr.backward_config_candidates(D, gemm).items():
+                rec = dict(op="backward.sweep", kind="dx_gemm" if gemm else "dh_no_gemm", D=D,
+                           R=SWEEP_R if gemm else None, M=M, tiling=name, config=cfg)
+                try:
+                    xn = torch.empty_like(x) if gemm else None
+
+                    def f(gemm=gemm, cfg=cfg, xn=xn):
+                        return tr.norm_backward(dy if gemm else dz, w if gemm else None, x, rstd,
+                                                mean, g, None, None, is_ln=False, xn_out=xn,
+                                                config=cfg)
+                    dx, _, _ = f()
+                    rec["err"] = rel_err(dx, ref_gemm if gemm else ref_nog)
+                    if gemm:
+                        rec["err_xn"] = rel_err(xn, ref_xn)
+                    ok = rec["err"] < tol and rec.get("err_xn", 0.0) < tol
+                    rec["ok"] = bool(ok)
+                    if ok:
+                        rec["ms"] = bench(f)
+                except Exception as e:  # noqa: BLE001
+                    rec["error"] = f"{type(e).__name__}: {e}"[:400]
+                recs.append(rec)
+                print(f"[gpu_backward] sweep D={D} {rec['kind']} {name}: ms={rec.get('ms')} "
+                      f"err={rec.get('err')} {rec.get('error', '')}", flush=True)
+        saved = tr.PRENORM_DW
+        for mode in ("xn", "prologue"):
+            rec = dict(op="backward.sweep", kind="prenorm_bwd_dw", D=D, R=SWEEP_R, M=M, dw=mode)
+            try:
+                tr.PRENORM_DW = mode
+                f = lambda: torch.ops.normfuse.prenorm_linear_bwd(dy, x, g, None, w, rstd, mean,  # noqa: E731
+                                                                   False, False)
+                out = f()
+                rec["err"] = rel_err(out[0], ref_gemm)
+                rec["err_dw"] = rel_err(out[3], dy.float().t() @ ref_xn)
+                rec["ok"] = bool(rec["err"] < tol and rec["err_dw"] < tol)
+                if rec["ok"]:
+                    rec["ms"] = bench(f)
+            except Exception as e:  # noqa: BLE001
+                rec["error"] = f"{type(e).__name__}: {e}"[:400]
+            finally:
+                tr.PRENORM_DW = saved
+            recs.append(rec)
+            print(f"[gpu_backward] sweep D={D} prenorm bwd dW={mode}: ms={rec.get('ms')} "
+                  f"err={rec.get('err')} {rec.get('error', '')}", flush=True)
+        del x, w, dy, dz, xhat, ref_gemm, ref_nog, ref_xn
+        if device == "cuda":
+            torch.cuda.empty_cache()
+    return recs
+
+
+def choose(sweep: list[dict]) -> dict:
+    """The fastest correct tiling per (gemm, D) and the faster dW form over all D."""
+    best: dict = {}
+    for r in sweep:
+        if r.get("kind") in ("dx_gemm", "dh_no_gemm") and r.get("ok") and "ms" in r:
+            key = (r["kind"] == "dx_gemm", r["D"])
+            if key not in best or r["ms"] < best[key][1]:
+                best[key] = (r["tiling"], r["ms"])
+    dw: dict = {}
+    for r in sweep:
+        if r.get("kind") == "prenorm_bwd_dw" and r.get("ok") and "ms" in r:
+            dw[r["dw"]] = dw.get(r["dw"], 0.0) + r["ms"]
+    complete = [m for m in dw if all(any(q.get("dw") == m and q.get("D") == D and "ms" in q
+                                         for q in sweep) for D in {q["D"] for q in sweep})]
+    return {"tilings": {k: v[0] for k, v in best.items()},
+            "prenorm_dw": min(complete, key=dw.get) if complete else None}
+
+
+def apply_choice(ch: dict) -> None:
+    from normfuse.ops import training as tr
+    tr.BACKWARD_CONFIG_CHOICE.update(ch.get("tilings", {}))
+    if ch.get("prenorm_dw"):
+        tr.PRENORM_DW = ch["prenorm_dw"]
+
+
+def configure_torch() -> None:
+    """The same torch.compile settings in the warm-up processes and the timing one, so that the
+    timing process finds the warm-ups' compiled graphs in Inductor's caches."""
+    import torch
+    import torch._dynamo
+    for name in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
+                 "accumulated_recompile_limit"):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, 256)
+    torch._dynamo.config.automatic_dynamic_shapes = False
+    try:
+        import torch._inductor.config as ic
+        ic.fx_graph_cache = True
+        # autotuning results measured in the (concurrent) warm-up processes are not reused: the
+        # timing process tunes Inductor's kernels itself, on an otherwise idle GPU
+        ic.autotune_local_cache = False
+    except Exception:  # noqa: BLE001
+        pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Parallel warm-up: every kernel of the run compiled once, in processes that share the caches
+# ---------------------------------------------------------------------------------------------
+
+def sweep_cells(cells):
+    """The cells whose normalized length is swept: (M, D, SWEEP_R) for each distinct K."""
+    return [(M, K, SWEEP_R) for (M, K) in sorted({(c[0], c[1]) for c in cells})]
+
+
+def warm_one(cell, out: str, with_sweep: bool) -> None:
+    """What one warm-up process does: run the sweep (when asked) and the cell's ops once, under
+    every tiling choice the timing process may pick, with a timer that just runs the function."""
+    import torch
+    from normfuse.ops import training as tr
+    configure_torch()
+
+    def once(fn):
+        fn()
+        torch.cuda.synchronize()
+        return 0.0
+    M, K, N = cell
+    if with_sweep:
+        sweep_configs([K], M, timer=once)
+    alts = {}
+    for D in {K, N}:
+        for gemm in (True, False):
+            names = [n for n in tr.backward_config_candidates(D, gemm) if n != "cluster"]
+            if names:
+                alts[(gemm, D)] = names[0]
+    for choice in ({}, alts):
+        tr.BACKWARD_CONFIG_CHOICE.clear()
+        tr.BACKWARD_CONFIG_CHOICE.update(choice)
+        bench_cells([cell], out, 1e9, {}, timer=once)
+
+
+def warm(cells, out: str, procs: int, timeout: float) -> dict:
+    """Run `warm_one` for each cell in up to `procs` child processes at once (Inductor compiling
+    with one thread each); children still running after `timeout` s are killed (the timing
+    process then compiles what they did not)."""
+    t0 = time.time()
+    seen, jobs = set(), []
+    for c in cells:  # the first cell with each K also runs the sweep of that length
+        jobs.append((c, c[1] not in seen))
+        seen.add(c[1])
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"), TORCHINDUCTOR_COMPILE_THREADS="1")
+    running, done = [], []
+    # the children's logs and records stay out of `out` (the GPU machine returns few files)
+    wdir = tempfile.mkdtemp(prefix="normfuse_warm_")
+    while (jobs or running) and time.time() - t0 < timeout:
+        while jobs and len(running) < procs:
+            c, sw = jobs.pop(0)
+            log = open(os.path.join(wdir, "warm_%d_%d_%d.log" % c), "w")
+            cmd = [sys.executable, os.path.abspath(__file__), "--warm-cell", "%d,%d,%d" % c,
+                   "--out", os.path.join(wdir, "cell_%d_%d_%d" % c)] + (["--warm-sweep"] if sw else [])
+            running.append((c, subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log,
+                                                stderr=subprocess.STDOUT), time.time(), log))
+        time.sleep(0.5)
+        for item in list(running):
+            c, p, ts, log = item
+            if p.poll() is not None:
+                running.remove(item)
+                log.close()
+                done.append({"cell": c, "rc": p.returncode, "s": round(time.time() - ts, 1)})
+                if p.returncode:
+                    with open(log.name) as f:
+                        done[-1]["log_tail"] = f.read()[-1500:]
+    for c, p, ts, log in running:
+        p.kill()
+        p.wait()
+        log.close()
+        done.append({"cell": c, "rc": "killed", "s": round(time.time() - ts, 1)})
+    res = {"seconds": round(time.time() - t0, 1), "procs": procs, "jobs": done,
+           "not_started": [list(c) for c, _ in jobs]}
+    print(f"[gpu_backward] warm-up: {res['seconds']} s, " + ", ".join(
+        f"{j['cell']}: rc={j['rc']} ({j['s']} s)" for j in done), flush=True)
+    return res
+
+
 def _mlp_eager(F, x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps):
     a = F.silu(F.rms_norm(F.linear(x, w1, b1), (w1.shape[0],), g1, eps))
     return F.rms_norm(F.linear(a, w2, b2) + x, (w2.shape[0],), g2, eps)
@@ -232,9 +478,9 @@ def markdown(records: list[dict], tests: dict | None, env: dict) -> str:
     lines += ["| op | M x K x N | fwd+bwd ours | eager | compiled | vs compiled | bwd fused | "
               "bwd GEMMs | norm bwd | hidden % |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     lines = lines[:3] + [f"- {r['op']}: {r.get('skipped') or r.get('error')}" for r in records
-                         if "M" not in r] + [""] + lines[3:]
+                         if r.get("op") == "backward"] + [""] + lines[3:]
     for r in records:
-        if "M" not in r:
+        if not r.get("op", "").endswith(".backward") or "K" not in r:
             continue
         cell = f"{r['M']} x {r['K']} x {r['N']}"
         if "skipped" in r or "error" in r:
@@ -247,6 +493,19 @@ def markdown(records: list[dict], tests: dict | None, env: dict) -> str:
                      f"{r.get('hidden_pct', '-')} |")
     lines += ["", "Times in ms (do_bench medians). hidden % = (bwd GEMMs + norm bwd - bwd fused) / "
               "norm bwd, norm bwd = the faster of eager and torch.compile for the norm's backward."]
+    sweep = [r for r in records if r.get("op") == "backward.sweep"]
+    if sweep:
+        lines += ["", "## Tiling sweep (RMSNorm, R = %d)" % SWEEP_R, "",
+                  "| D | kernel | tiling / dW | ms | rel. err vs fp32 |", "|---|---|---|---:|---:|"]
+        for r in sweep:
+            ms = f"{r['ms']:.3f}" if isinstance(r.get("ms"), float) else (r.get("error") or "-")
+            err = f"{r['err']:.2e}" if isinstance(r.get("err"), float) else "-"
+            lines.append(f"| {r['D']} | {r['kind']} | {r.get('tiling') or r.get('dw')} | {ms} | {err} |")
+    for r in records:
+        if r.get("op") == "backward.tilings":
+            lines += ["", f"Chosen: tilings {r['tilings']}, pre-norm dW form {r['prenorm_dw']!r}."]
+        if r.get("op") == "backward.warmup":
+            lines += ["", f"Warm-up: {r['seconds']} s in {r['procs']} processes."]
     return "\n".join(lines) + "\n"
 
 
@@ -257,9 +516,20 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--part", choices=["all", "tests", "bench"], default="all")
     ap.add_argument("--test-timeout", type=int, default=130)
-    ap.add_argument("--budget", type=float, default=90.0, help="seconds of benchmarking")
+    ap.add_argument("--budget", type=float, default=90.0,
+                    help="seconds of benchmarking (the sweep and the cells; not the warm-up)")
+    ap.add_argument("--no-sweep", action="store_true",
+                    help="skip the tiling sweep: the ops' default tilings and dW form")
+    ap.add_argument("--warm-procs", type=int, default=0,
+                    help="compile every kernel first in this many processes at once (0: none)")
+    ap.add_argument("--warm-timeout", type=float, default=150.0)
+    ap.add_argument("--warm-cell", help=argparse.SUPPRESS)  # M,K,N: one warm-up child
+    ap.add_argument("--warm-sweep", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
+    if args.warm_cell:
+        warm_one(tuple(int(v) for v in args.warm_cell.split(",")), args.out, args.warm_sweep)
+        return 0
     env = {}
     try:
         from normfuse.repro.bench import environment, hopper_status
@@ -280,8 +550,25 @@ def main(argv=None) -> int:
             records = [{"op": "backward", "skipped": f"no Hopper GPU: {why}", **keep}]
         else:
             try:
-                records = bench_cells(QUICK if args.quick else QUICK + [c for c in BLOG if c not in QUICK],
-                                      args.out, args.budget, keep)
+                configure_torch()
+                cells = QUICK if args.quick else QUICK + [c for c in BLOG if c not in QUICK]
+                if args.warm_procs > 0:
+                    w = warm(cells, args.out, args.warm_procs, args.warm_timeout)
+                    records.append({"op": "backward.warmup", **w, **keep})
+                t0 = time.time()
+                if not args.no_sweep:
+                    sw = sweep_configs(sorted({c[1] for c in cells}), cells[0][0])
+                    ch = choose(sw)
+                    apply_choice(ch)
+                    records += [dict(r, **keep) for r in sw]
+                    with open(os.path.join(args.out, "sweep.json"), "w") as f:
+                        json.dump({"sweep": sw, "choice": {"prenorm_dw": ch["prenorm_dw"], "tilings": [
+                            [k[0], k[1], v] for k, v in ch["tilings"].items()]}}, f, indent=1)
+                    records.append({"op": "backward.tilings", "prenorm_dw": ch["prenorm_dw"],
+                                    "tilings": {f"{'gemm' if k[0] else 'no_gemm'}:{k[1]}": v
+                                                for k, v in ch["tilings"].items()}, **keep})
+                    print(f"[gpu_backward] chosen: {records[-1]}", flush=True)
+                records += bench_cells(cells, args.out, args.budget - (time.time() - t0), keep)
             except Exception as e:  # noqa: BLE001
                 records.append({"op": "backward", "error": f"{type(e).__name__}: {e}",
                                  "traceback": traceback.format_exc()[-2000:], **keep})

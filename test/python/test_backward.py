@@ -947,6 +947,48 @@ def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
             assert isinstance(r[k], float), (k, r)
     md = gb.markdown(recs, {"counts": {"passed": 1}, "rc": 0, "failures": []}, {"gpu": "cpu"})
     assert md.count("| postnorm_mlp.backward |") == 1
+    assert all(r["grad_rel_diff_vs_eager"] < 5e-2 for r in recs), recs
+
+
+def test_cpu_gpu_backward_tiling_sweep(cpu_training, monkeypatch):
+    """The benchmark's tiling sweep on the CPU (interpreted kernels at the real tilings, a fake
+    timer that favours the later candidates): every candidate is checked against the fp32
+    reference and timed, and the choice is the fastest correct one per (gemm, D)."""
+    import importlib.util
+    from pathlib import Path
+    from normfuse.ops import training
+    path = Path(__file__).resolve().parents[2] / "bench" / "gpu_backward.py"
+    spec = importlib.util.spec_from_file_location("gpu_backward", path)
+    gb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gb)
+    monkeypatch.setattr(gb, "SWEEP_R", 48)
+    n = []
+
+    def timer(fn):
+        fn()
+        n.append(1)
+        return 10.0 - len(n)  # each later candidate "faster"
+    recs = gb.sweep_configs([64, 256], 40, timer=timer, device="cpu")
+    assert all(r.get("ok") and "ms" in r for r in recs), [r for r in recs if not r.get("ok")]
+    kinds = [(r["D"], r["kind"], r.get("tiling") or r.get("dw")) for r in recs]
+    assert kinds == [(64, "dx_gemm", "cluster"), (64, "dh_no_gemm", "cluster"),
+                     (64, "prenorm_bwd_dw", "xn"), (64, "prenorm_bwd_dw", "prologue"),
+                     (256, "dx_gemm", "cluster"), (256, "dx_gemm", "cluster-m128"),
+                     (256, "dh_no_gemm", "cluster"), (256, "dh_no_gemm", "row"),
+                     (256, "prenorm_bwd_dw", "xn"), (256, "prenorm_bwd_dw", "prologue")]
+    ch = gb.choose(recs)
+    assert ch == {"tilings": {(True, 64): "cluster", (False, 64): "cluster",
+                              (True, 256): "cluster-m128", (False, 256): "row"},
+                  "prenorm_dw": "prologue"}
+    monkeypatch.setattr(training, "BACKWARD_CONFIG_CHOICE", {})
+    monkeypatch.setattr(training, "PRENORM_DW", "xn")
+    gb.apply_choice(ch)
+    assert training.PRENORM_DW == "prologue" and training.BACKWARD_CONFIG_CHOICE[(False, 256)] == "row"
+    # a candidate that fails its check is never chosen
+    bad = [dict(r, ok=False) if r.get("tiling") == "row" else r for r in recs]
+    assert gb.choose(bad)["tilings"][(False, 256)] == "cluster"
+    md = gb.markdown(recs, None, {"gpu": "cpu"})
+    assert "| 256 | dh_no_gemm | row |" in md
 
 
 # ---------------------------------------------------------------------------------------------

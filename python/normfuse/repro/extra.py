@@ -18,7 +18,11 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 
 # script, its arguments, the file it writes (relative to its --out), how to get the records
 SCRIPTS = {
-    "training": ("bench/gpu_backward.py", ["--part", "bench"], "summary.json", lambda d: d),
+    # compile first in parallel (half the cores, at most one process per blog cell)
+    "training": ("bench/gpu_backward.py", ["--part", "bench", "--warm-procs",
+                                           str(max(0, min(9, (os.cpu_count() or 2) // 2 - 1))),
+                                           "--warm-timeout", "100"],
+                 "summary.json", lambda d: d),
     "attention_backward": ("bench/gpu_attention_bwd.py", ["--no-tests"], "attention_bwd.json",
                            lambda d: d.get("records", [])),
 }
