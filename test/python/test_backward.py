@@ -705,7 +705,7 @@ def test_aot_backward_kernel_as_the_op_launches_it(N, ctas, is_ln, act, gemm):
     (a cluster of cdiv(N, 128) CTAs when there is a GEMM), ptxas accepts it, no spills."""
     import warnings
     from normfuse.ops.training import select_backward_config
-    cfg = select_backward_config(N)
+    cfg = select_backward_config(N, gemm)
     sig = {n: ("*fp32" if n in ("RSTD", "MEAN", "DGP", "DBP") else "*bf16")
            for n in ("DY", "W", "X", "RSTD", "MEAN", "G", "B", "DRES", "DX", "DGP", "DBP", "XN")}
     sig.update({n: "i32" for n in ("M", "R", "stride_dym", "stride_wr", "stride_xm", "stride_drm",
@@ -716,7 +716,9 @@ def test_aot_backward_kernel_as_the_op_launches_it(N, ctas, is_ln, act, gemm):
     sig.update({k: "constexpr" for k in consts})
     aligned = [i for i, n in enumerate(sig) if sig[n].startswith("*") or n.startswith("stride")]
     with warnings.catch_warnings():
-        warnings.simplefilter("error", normfuse.SpillWarning)
+        # the GEMM form's default (cluster-m128) spills a little, measured faster than the
+        # 64-row form that does not (default_backward_tiling); without the GEMM: no spills
+        warnings.simplefilter("ignore" if gemm else "error", normfuse.SpillWarning)
         ck = normfuse.compile(norm_backward_naive, signature=sig, constexprs=consts,
                               attrs={(i,): [["tt.divisibility", 16]] for i in aligned},
                               target="cuda:90", num_warps=cfg["num_warps"],
@@ -725,9 +727,9 @@ def test_aot_backward_kernel_as_the_op_launches_it(N, ctas, is_ln, act, gemm):
     if gemm and ctas > 1:
         assert f"split over a {ctas}-CTA cluster" in applied, ck.remarks
         assert "barrier.cluster" in ck.asm["ptx"]
-    if ctas == 1:
+    if ctas == 1 or not gemm:  # without the GEMM the default is one CTA per whole row
         assert "[epilogue-norm] applied" in applied, ck.remarks
-    assert ck.resources()["spill_stores"] == 0
+    assert ck.resources()["spill_stores"] <= (128 if gemm else 0), ck.resources()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1089,13 +1091,16 @@ def test_backward_config_candidates(monkeypatch, N, gemm):
         c = cands["row"]
         assert c["BLOCK_N"] >= N and c["BLOCK_M"] * c["BLOCK_N"] == 8192
     assert ("cluster-m128" in cands) == (gemm and N > 128)
-    assert training.select_backward_config(N, gemm) == cands["cluster"]  # nothing chosen: cluster
+    # nothing chosen: the measured default (m128 with the GEMM, the whole row without, when N has it)
+    default = ("cluster-m128" if gemm and N > 128 else "row" if row else "cluster")
+    assert training.default_backward_tiling(N, gemm) == default
+    assert training.select_backward_config(N, gemm) == cands[default]
     for name in cands:
         monkeypatch.setitem(training.BACKWARD_CONFIG_CHOICE, (gemm, N), name)
         assert training.select_backward_config(N, gemm) == cands[name]
-    # a choice this N has no such tiling for (e.g. "row" past 4096) keeps the cluster form
+    # a choice this N has no such tiling for (e.g. "row" past 4096) keeps the default
     monkeypatch.setitem(training.BACKWARD_CONFIG_CHOICE, (gemm, N), "row" if gemm else "cluster-m128")
-    assert training.select_backward_config(N, gemm) == cands["cluster"]
+    assert training.select_backward_config(N, gemm) == cands[default]
 
 
 @pytest.mark.parametrize("N", [1024, 2048])

@@ -35,7 +35,8 @@ import torch
 from torch import Tensor
 
 __all__ = ["norm_backward", "dw_norm", "row_stats", "prenorm_linear_train", "postnorm_linear_train",
-           "postnorm_mlp", "select_backward_config", "backward_config_candidates"]
+           "postnorm_mlp", "select_backward_config", "backward_config_candidates",
+           "default_backward_tiling"]
 
 # ---------------------------------------------------------------------------------------------
 # Configs and launchers
@@ -70,18 +71,34 @@ def backward_config_candidates(N: int, gemm: bool = True) -> dict[str, dict]:
     return c
 
 
-# name of the candidate per (gemm, N); absent: "cluster". Measured on the H200: see
-# bench/gpu_backward.py's config sweep and docs/NOTES.md "Backward tiles".
+# An explicit choice of candidate per (gemm, N), over the default below (the benchmark's sweep
+# fills it with what it measured fastest; users may too).
 BACKWARD_CONFIG_CHOICE: dict[tuple[bool, int], str] = {}
+
+
+def default_backward_tiling(N: int, gemm: bool = True) -> str:
+    """The tiling measured fastest on the H200 (bench/results/2026-11-30/backward-sweep, RMSNorm,
+    M = 262144, N in {512, 1024, 2048}; all correct to 1.7e-3 against fp32): with the GEMM,
+    "cluster-m128" (1.30 / 2.56 / 5.61 ms against "cluster"'s 1.74 / 3.50 / 7.96 ms at R =
+    1024, despite 12-72 bytes of ptxas spills); without it, "row" (0.66 / 0.74 / 1.13 ms
+    against 0.68 / 1.02 / 2.46 ms). N <= 128 has "cluster" only (one tile, no cluster)."""
+    cands = backward_config_candidates(N, gemm)
+    for name in (("cluster-m128",) if gemm else ("row",)):
+        if name in cands:
+            return name
+    return "cluster"
 
 
 def select_backward_config(N: int, gemm: bool = True) -> dict:
     """The norm-backward kernel's tiles for rows of length N, with (gemm=True: the dX GEMM in front)
-    or without a GEMM: the candidate named in BACKWARD_CONFIG_CHOICE, else "cluster"
-    (`backward_config_candidates` describes them)."""
+    or without a GEMM: the candidate named in BACKWARD_CONFIG_CHOICE, else
+    `default_backward_tiling` (`backward_config_candidates` describes them; a named candidate
+    that this N does not have falls back to the default)."""
     cands = backward_config_candidates(N, gemm)
-    name = BACKWARD_CONFIG_CHOICE.get((bool(gemm), int(N)), "cluster")
-    return dict(cands.get(name, cands["cluster"]))
+    name = BACKWARD_CONFIG_CHOICE.get((bool(gemm), int(N)))
+    if name not in cands:
+        name = default_backward_tiling(N, gemm)
+    return dict(cands[name])
 
 
 # How the pre-norm backward computes dW = dY^T n, n = xhat g + beta:
@@ -90,7 +107,9 @@ def select_backward_config(N: int, gemm: bool = True) -> dict:
 #   a transient [M, K] tensor, freed after the GEMM;
 # - "prologue": `dw_norm_naive` recomputes n from x in the dW GEMM's prologue (no temporary; a
 #   Triton GEMM with a register-modified operand).
-# The default is the one measured faster on the H200 (docs/NOTES.md "Backward tiles").
+# Measured on the H200 (bench/results/2026-11-30/backward-sweep, RMSNorm, M = 262144, R = 1024):
+# the whole pre-norm backward takes 2.10 / 4.19 / 9.29 ms with "xn" against 2.69 / 5.40 / 11.72
+# ms with "prologue" at K = 512 / 1024 / 2048.
 PRENORM_DW = "xn"
 
 DW_CONFIG = dict(BLOCK_N=128, BLOCK_K=128, BLOCK_M=64, num_warps=8, num_stages=3)
