@@ -23,7 +23,7 @@
 // PIPE: tt.return
 
 module {
-  tt.func public @rms_dx_four_tiles(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DRES: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_drm: i32, %stride_dxm: i32) attributes {noinline = false} {
+  tt.func public @rms_dx_four_tiles(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DRES: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %XN: !tt.ptr<bf16>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_drm: i32, %stride_dxm: i32, %stride_xnm: i32) attributes {noinline = false} {
     %cst = arith.constant dense<0.000000e+00> : tensor<32xbf16>
     %cst_0 = arith.constant dense<128> : tensor<1x32xi32>
     %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
@@ -121,8 +121,8 @@ module {
       %3 = tt.addptr %2, %offs_n_16 : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
       %4 = arith.mulf %acc_24, %xhat_44 : tensor<64x32xf32>
       %5 = "tt.reduce"(%4) <{axis = 0 : i32}> ({
-      ^bb0(%arg20: f32, %arg21: f32):
-        %13 = arith.addf %arg20, %arg21 : f32
+      ^bb0(%arg22: f32, %arg23: f32):
+        %13 = arith.addf %arg22, %arg23 : f32
         tt.reduce.return %13 : f32
       }) : (tensor<64x32xf32>) -> tensor<32xf32>
       tt.store %3, %5, %nmask : tensor<32x!tt.ptr<f32>>
@@ -222,7 +222,7 @@ module {
 // PIPE: tt.return
 
 module {
-  tt.func public @ln_dx_silu_two_tiles(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DRES: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_drm: i32, %stride_dxm: i32) attributes {noinline = false} {
+  tt.func public @ln_dx_silu_two_tiles(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DRES: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %XN: !tt.ptr<bf16>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_drm: i32, %stride_dxm: i32, %stride_xnm: i32) attributes {noinline = false} {
     %cst = arith.constant dense<0.000000e+00> : tensor<32xbf16>
     %cst_0 = arith.constant dense<64> : tensor<1x32xi32>
     %c31_i32 = arith.constant 31 : i32
@@ -344,8 +344,8 @@ module {
       %2 = tt.addptr %1, %offs_n_17 : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
       %3 = arith.mulf %du_70, %xhat_50 : tensor<64x32xf32>
       %4 = "tt.reduce"(%3) <{axis = 0 : i32}> ({
-      ^bb0(%arg21: f32, %arg22: f32):
-        %16 = arith.addf %arg21, %arg22 : f32
+      ^bb0(%arg23: f32, %arg24: f32):
+        %16 = arith.addf %arg23, %arg24 : f32
         tt.reduce.return %16 : f32
       }) : (tensor<64x32xf32>) -> tensor<32xf32>
       tt.store %2, %4, %nmask : tensor<32x!tt.ptr<f32>>
@@ -353,8 +353,8 @@ module {
       %6 = tt.splat %5 : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
       %7 = tt.addptr %6, %offs_n_17 : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
       %8 = "tt.reduce"(%du_70) <{axis = 0 : i32}> ({
-      ^bb0(%arg21: f32, %arg22: f32):
-        %16 = arith.addf %arg21, %arg22 : f32
+      ^bb0(%arg23: f32, %arg24: f32):
+        %16 = arith.addf %arg23, %arg24 : f32
         tt.reduce.return %16 : f32
       }) : (tensor<64x32xf32>) -> tensor<32xf32>
       tt.store %7, %8, %nmask : tensor<32x!tt.ptr<f32>>
@@ -458,6 +458,250 @@ module {
       %dx_72 = arith.addf %dx_63, %dx_71 : tensor<64x32xf32>
       %0 = arith.truncf %dx_72 : tensor<64x32xf32> to tensor<64x32xbf16>
       tt.store %du_30, %0, %du_23 : tensor<64x32x!tt.ptr<bf16>>
+    }
+    tt.return
+  }
+}
+
+// -----
+
+// The pre-norm LayerNorm dX writing n = xhat g + beta over 2 tiles: n's store is per tile,
+// in the loop over the row's tiles, so each CTA of the cluster writes its own tile of n.
+// CHECK-LABEL: tt.func public @ln_dx_xn_two_tiles
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32, normfuse.cluster_smem = 512 : i32
+// CHECK: %[[TOT:.+]]:2 = tt.elementwise_inline_asm {{.*}} -> tensor<64xf32>, tensor<64xf32>
+// REMARK: applied: row of 2 N tiles split over a 2-CTA cluster; 2 row statistics
+// PIPE-LABEL: tt.func public @ln_dx_xn_two_tiles
+// PIPE-COUNT-2: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// PIPE-NOT: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// PIPE: tt.return
+
+module {
+  tt.func public @ln_dx_xn_two_tiles(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DRES: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %XN: !tt.ptr<bf16>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_drm: i32, %stride_dxm: i32, %stride_xnm: i32) attributes {noinline = false} {
+    %cst = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %cst_0 = arith.constant dense<64> : tensor<1x32xi32>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %c31_i32 = arith.constant 31 : i32
+    %c2_i32 = arith.constant 2 : i32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_3 = arith.constant dense<6.400000e+01> : tensor<64xf32>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %cst_5 = arith.constant dense<64> : tensor<32xi32>
+    %c32_i32 = arith.constant 32 : i32
+    %c64_i32 = arith.constant 64 : i32
+    %pid = tt.get_program_id x : i32
+    %offs_m = arith.muli %pid, %c64_i32 : i32
+    %offs_m_6 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %offs_m_7 = tt.splat %offs_m : i32 -> tensor<64xi32>
+    %offs_m_8 = arith.addi %offs_m_7, %offs_m_6 : tensor<64xi32>
+    %c2:2 = scf.for %n = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c1 = %cst_4, %c2_13 = %cst_4) -> (tensor<64xf32>, tensor<64xf32>)  : i32 {
+      %offs_n = arith.muli %n, %c32_i32 : i32
+      %offs_n_14 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+      %offs_n_15 = tt.splat %offs_n : i32 -> tensor<32xi32>
+      %offs_n_16 = arith.addi %offs_n_15, %offs_n_14 : tensor<32xi32>
+      %mmask = tt.splat %M : i32 -> tensor<64xi32>
+      %mmask_17 = arith.cmpi slt, %offs_m_8, %mmask : tensor<64xi32>
+      %nmask = arith.cmpi slt, %offs_n_16, %cst_5 : tensor<32xi32>
+      %rows = arith.remsi %offs_m_8, %mmask : tensor<64xi32>
+      %cols = arith.remsi %offs_n_16, %cst_5 : tensor<32xi32>
+      %du = arith.addi %R, %c31_i32 : i32
+      %du_18 = arith.divsi %du, %c32_i32 : i32
+      %acc = scf.for %r = %c0_i32 to %du_18 step %c1_i32 iter_args(%acc_67 = %cst_1) -> (tensor<64x32xf32>)  : i32 {
+        %rr = arith.muli %r, %c32_i32 : i32
+        %rr_68 = tt.splat %rr : i32 -> tensor<32xi32>
+        %rr_69 = arith.addi %rr_68, %offs_n_14 : tensor<32xi32>
+        %a_ptr = tt.expand_dims %rows {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+        %a_ptr_70 = tt.splat %stride_dym : i32 -> tensor<64x1xi32>
+        %a_ptr_71 = arith.muli %a_ptr, %a_ptr_70 : tensor<64x1xi32>
+        %a_ptr_72 = tt.splat %DY : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %a_ptr_73 = tt.addptr %a_ptr_72, %a_ptr_71 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %a_ptr_74 = tt.expand_dims %rr_69 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %a_ptr_75 = tt.broadcast %a_ptr_73 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %a_ptr_76 = tt.broadcast %a_ptr_74 : tensor<1x32xi32> -> tensor<64x32xi32>
+        %a_ptr_77 = tt.addptr %a_ptr_75, %a_ptr_76 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %b_ptr = tt.expand_dims %rr_69 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+        %b_ptr_78 = tt.splat %stride_wr : i32 -> tensor<32x1xi32>
+        %b_ptr_79 = arith.muli %b_ptr, %b_ptr_78 : tensor<32x1xi32>
+        %b_ptr_80 = tt.splat %W : !tt.ptr<bf16> -> tensor<32x1x!tt.ptr<bf16>>
+        %b_ptr_81 = tt.addptr %b_ptr_80, %b_ptr_79 : tensor<32x1x!tt.ptr<bf16>>, tensor<32x1xi32>
+        %b_ptr_82 = tt.expand_dims %cols {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %b_ptr_83 = tt.broadcast %b_ptr_81 : tensor<32x1x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+        %b_ptr_84 = tt.broadcast %b_ptr_82 : tensor<1x32xi32> -> tensor<32x32xi32>
+        %b_ptr_85 = tt.addptr %b_ptr_83, %b_ptr_84 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        %a = tt.load %a_ptr_77 : tensor<64x32x!tt.ptr<bf16>>
+        %b = tt.load %b_ptr_85 : tensor<32x32x!tt.ptr<bf16>>
+        %acc_86 = tt.dot %a, %b, %acc_67, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+        scf.yield %acc_86 : tensor<64x32xf32>
+      }
+      %acc_19 = tt.expand_dims %mmask_17 {axis = 1 : i32} : tensor<64xi1> -> tensor<64x1xi1>
+      %acc_20 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
+      %acc_21 = tt.broadcast %acc_19 : tensor<64x1xi1> -> tensor<64x32xi1>
+      %acc_22 = tt.broadcast %acc_20 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %acc_23 = arith.andi %acc_21, %acc_22 : tensor<64x32xi1>
+      %acc_24 = arith.select %acc_23, %acc, %cst_1 : tensor<64x32xi1>, tensor<64x32xf32>
+      %msk = tt.expand_dims %offs_m_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %msk_25 = tt.splat %M : i32 -> tensor<64x1xi32>
+      %msk_26 = arith.cmpi slt, %msk, %msk_25 : tensor<64x1xi32>
+      %msk_27 = tt.expand_dims %offs_n_16 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %msk_28 = arith.cmpi slt, %msk_27, %cst_0 : tensor<1x32xi32>
+      %msk_29 = tt.broadcast %msk_26 : tensor<64x1xi1> -> tensor<64x32xi1>
+      %msk_30 = tt.broadcast %msk_28 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %msk_31 = arith.andi %msk_29, %msk_30 : tensor<64x32xi1>
+      %x = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
+      %x_32 = arith.muli %msk, %x : tensor<64x1xi32>
+      %x_33 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %x_34 = tt.addptr %x_33, %x_32 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %x_35 = tt.broadcast %x_34 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %x_36 = tt.broadcast %msk_27 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %x_37 = tt.addptr %x_35, %x_36 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %x_38 = tt.load %x_37, %msk_31, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
+      %x_39 = arith.extf %x_38 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %rstd_40 = tt.splat %RSTD : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+      %rstd_41 = tt.addptr %rstd_40, %offs_m_8 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+      %rstd_42 = tt.load %rstd_41, %mmask_17, %cst_4 : tensor<64x!tt.ptr<f32>>
+      %mean = tt.splat %MEAN : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+      %mean_43 = tt.addptr %mean, %offs_m_8 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+      %mean_44 = tt.load %mean_43, %mmask_17, %cst_4 : tensor<64x!tt.ptr<f32>>
+      %x_45 = tt.expand_dims %mean_44 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %x_46 = tt.broadcast %x_45 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %x_47 = arith.subf %x_39, %x_46 : tensor<64x32xf32>
+      %xhat = tt.expand_dims %rstd_42 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %xhat_48 = tt.broadcast %xhat : tensor<64x1xf32> -> tensor<64x32xf32>
+      %xhat_49 = arith.mulf %x_47, %xhat_48 : tensor<64x32xf32>
+      %v = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
+      %v_50 = tt.addptr %v, %offs_n_16 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
+      %v_51 = tt.load %v_50, %nmask, %cst : tensor<32x!tt.ptr<bf16>>
+      %v_52 = arith.extf %v_51 : tensor<32xbf16> to tensor<32xf32>
+      %xn = tt.expand_dims %v_52 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+      %xn_53 = tt.broadcast %xn : tensor<1x32xf32> -> tensor<64x32xf32>
+      %xn_54 = arith.mulf %xhat_49, %xn_53 : tensor<64x32xf32>
+      %v_55 = tt.splat %B : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
+      %v_56 = tt.addptr %v_55, %offs_n_16 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
+      %v_57 = tt.load %v_56, %nmask, %cst : tensor<32x!tt.ptr<bf16>>
+      %v_58 = arith.extf %v_57 : tensor<32xbf16> to tensor<32xf32>
+      %xn_59 = tt.expand_dims %v_58 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+      %xn_60 = tt.broadcast %xn_59 : tensor<1x32xf32> -> tensor<64x32xf32>
+      %xn_61 = arith.addf %xn_54, %xn_60 : tensor<64x32xf32>
+      %0 = tt.splat %stride_xnm : i32 -> tensor<64x1xi32>
+      %1 = arith.muli %msk, %0 : tensor<64x1xi32>
+      %2 = tt.splat %XN : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %3 = tt.addptr %2, %1 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %4 = tt.broadcast %3 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %5 = tt.addptr %4, %x_36 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %6 = arith.truncf %xn_61 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %5, %6, %msk_31 : tensor<64x32x!tt.ptr<bf16>>
+      %7 = tt.addptr %DGP, %offs_m : !tt.ptr<f32>, i32
+      %8 = tt.splat %7 : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+      %9 = tt.addptr %8, %offs_n_16 : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+      %10 = arith.mulf %acc_24, %xhat_49 : tensor<64x32xf32>
+      %11 = "tt.reduce"(%10) <{axis = 0 : i32}> ({
+      ^bb0(%arg23: f32, %arg24: f32):
+        %23 = arith.addf %arg23, %arg24 : f32
+        tt.reduce.return %23 : f32
+      }) : (tensor<64x32xf32>) -> tensor<32xf32>
+      tt.store %9, %11, %nmask : tensor<32x!tt.ptr<f32>>
+      %12 = tt.addptr %DBP, %offs_m : !tt.ptr<f32>, i32
+      %13 = tt.splat %12 : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+      %14 = tt.addptr %13, %offs_n_16 : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+      %15 = "tt.reduce"(%acc_24) <{axis = 0 : i32}> ({
+      ^bb0(%arg23: f32, %arg24: f32):
+        %23 = arith.addf %arg23, %arg24 : f32
+        tt.reduce.return %23 : f32
+      }) : (tensor<64x32xf32>) -> tensor<32xf32>
+      tt.store %14, %15, %nmask : tensor<32x!tt.ptr<f32>>
+      %dn = arith.mulf %acc_24, %xn_53 : tensor<64x32xf32>
+      %c1_62 = "tt.reduce"(%dn) <{axis = 1 : i32}> ({
+      ^bb0(%c1_67: f32, %c1_68: f32):
+        %c1_69 = arith.addf %c1_67, %c1_68 : f32
+        tt.reduce.return %c1_69 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %c1_63 = arith.addf %c1, %c1_62 : tensor<64xf32>
+      %c2_64 = arith.mulf %dn, %xhat_49 : tensor<64x32xf32>
+      %c2_65 = "tt.reduce"(%c2_64) <{axis = 1 : i32}> ({
+      ^bb0(%c2_67: f32, %c2_68: f32):
+        %c2_69 = arith.addf %c2_67, %c2_68 : f32
+        tt.reduce.return %c2_69 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %c2_66 = arith.addf %c2_13, %c2_65 : tensor<64xf32>
+      %16 = tt.splat %stride_dxm : i32 -> tensor<64x1xi32>
+      %17 = arith.muli %msk, %16 : tensor<64x1xi32>
+      %18 = tt.splat %DX : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %19 = tt.addptr %18, %17 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %20 = tt.broadcast %19 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %21 = tt.addptr %20, %x_36 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %22 = arith.truncf %acc_24 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %21, %22, %msk_31 : tensor<64x32x!tt.ptr<bf16>>
+      scf.yield %c1_63, %c2_66 : tensor<64xf32>, tensor<64xf32>
+    }
+    %rstd = tt.splat %M : i32 -> tensor<64xi32>
+    %rstd_9 = arith.cmpi slt, %offs_m_8, %rstd : tensor<64xi32>
+    %rstd_10 = tt.splat %RSTD : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %rstd_11 = tt.addptr %rstd_10, %offs_m_8 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %rstd_12 = tt.load %rstd_11, %rstd_9, %cst_4 : tensor<64x!tt.ptr<f32>>
+    %m1 = arith.divf %c2#0, %cst_3 : tensor<64xf32>
+    %m2 = arith.divf %c2#1, %cst_3 : tensor<64xf32>
+    scf.for %n = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
+      %offs_n = arith.muli %n, %c32_i32 : i32
+      %offs_n_13 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+      %offs_n_14 = tt.splat %offs_n : i32 -> tensor<32xi32>
+      %offs_n_15 = arith.addi %offs_n_14, %offs_n_13 : tensor<32xi32>
+      %du = tt.expand_dims %offs_m_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %du_16 = tt.splat %M : i32 -> tensor<64x1xi32>
+      %du_17 = arith.cmpi slt, %du, %du_16 : tensor<64x1xi32>
+      %du_18 = tt.expand_dims %offs_n_15 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %du_19 = arith.cmpi slt, %du_18, %cst_0 : tensor<1x32xi32>
+      %du_20 = tt.broadcast %du_17 : tensor<64x1xi1> -> tensor<64x32xi1>
+      %du_21 = tt.broadcast %du_19 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %du_22 = arith.andi %du_20, %du_21 : tensor<64x32xi1>
+      %du_23 = tt.splat %stride_dxm : i32 -> tensor<64x1xi32>
+      %du_24 = arith.muli %du, %du_23 : tensor<64x1xi32>
+      %du_25 = tt.splat %DX : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %du_26 = tt.addptr %du_25, %du_24 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %du_27 = tt.broadcast %du_26 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %du_28 = tt.broadcast %du_18 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %du_29 = tt.addptr %du_27, %du_28 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %du_30 = tt.load %du_29, %du_22, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
+      %du_31 = arith.extf %du_30 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %x = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
+      %x_32 = arith.muli %du, %x : tensor<64x1xi32>
+      %x_33 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %x_34 = tt.addptr %x_33, %x_32 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %x_35 = tt.broadcast %x_34 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %x_36 = tt.addptr %x_35, %du_28 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %x_37 = tt.load %x_36, %du_22, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
+      %x_38 = arith.extf %x_37 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %rstd_39 = tt.load %rstd_11, %rstd_9, %cst_4 : tensor<64x!tt.ptr<f32>>
+      %mean = tt.splat %MEAN : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+      %mean_40 = tt.addptr %mean, %offs_m_8 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+      %mean_41 = tt.load %mean_40, %rstd_9, %cst_4 : tensor<64x!tt.ptr<f32>>
+      %x_42 = tt.expand_dims %mean_41 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %x_43 = tt.broadcast %x_42 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %x_44 = arith.subf %x_38, %x_43 : tensor<64x32xf32>
+      %xhat = tt.expand_dims %rstd_39 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %xhat_45 = tt.broadcast %xhat : tensor<64x1xf32> -> tensor<64x32xf32>
+      %xhat_46 = arith.mulf %x_44, %xhat_45 : tensor<64x32xf32>
+      %v = arith.cmpi slt, %offs_n_15, %cst_5 : tensor<32xi32>
+      %v_47 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
+      %v_48 = tt.addptr %v_47, %offs_n_15 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
+      %v_49 = tt.load %v_48, %v, %cst : tensor<32x!tt.ptr<bf16>>
+      %v_50 = arith.extf %v_49 : tensor<32xbf16> to tensor<32xf32>
+      %dx = tt.expand_dims %v_50 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+      %dx_51 = tt.broadcast %dx : tensor<1x32xf32> -> tensor<64x32xf32>
+      %dx_52 = arith.mulf %du_31, %dx_51 : tensor<64x32xf32>
+      %dx_53 = tt.expand_dims %m2 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %dx_54 = tt.broadcast %dx_53 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %dx_55 = arith.mulf %xhat_46, %dx_54 : tensor<64x32xf32>
+      %dx_56 = arith.subf %dx_52, %dx_55 : tensor<64x32xf32>
+      %dx_57 = tt.expand_dims %m1 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %dx_58 = tt.broadcast %dx_57 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %dx_59 = arith.subf %dx_56, %dx_58 : tensor<64x32xf32>
+      %dx_60 = tt.expand_dims %rstd_12 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %dx_61 = tt.broadcast %dx_60 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %dx_62 = arith.mulf %dx_59, %dx_61 : tensor<64x32xf32>
+      %0 = arith.truncf %dx_62 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %du_29, %0, %du_22 : tensor<64x32x!tt.ptr<bf16>>
     }
     tt.return
   }

@@ -12,14 +12,17 @@
 // CHECK: %[[DU:.+]] = arith.select %{{.+}}, %[[DOT]], %{{.+}} : tensor<64x64xi1>, tensor<64x64xf32>
 // CHECK: tt.store %{{.+}} : tensor<64x!tt.ptr<f32>>
 // CHECK-NOT: tt.store
+// the second pass loads x again (for xhat) but not du: one [64, 64] bf16 load, then dx from DU
+// CHECK: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
+// CHECK-NOT: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
 // CHECK: arith.mulf %[[DU]], %{{.+}} : tensor<64x64xf32>
-// CHECK-NOT: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>, tensor<64x64xi1>
+// CHECK-NOT: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
 // CHECK: tt.store %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
 // CHECK-NOT: tt.store
 // REMARK: applied: output row normalized in registers before the single store
 
 module {
-  tt.func public @rms_dx_one_tile(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DRES: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_drm: i32, %stride_dxm: i32) attributes {noinline = false} {
+  tt.func public @rms_dx_one_tile(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DRES: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %XN: !tt.ptr<bf16>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_drm: i32, %stride_dxm: i32, %stride_xnm: i32) attributes {noinline = false} {
     %cst = arith.constant dense<0.000000e+00> : tensor<64xbf16>
     %cst_0 = arith.constant dense<64> : tensor<1x64xi32>
     %c32_i32 = arith.constant 32 : i32
@@ -110,8 +113,8 @@ module {
     %2 = tt.addptr %1, %offs_m_6 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
     %3 = arith.mulf %acc_16, %xhat_35 : tensor<64x64xf32>
     %4 = "tt.reduce"(%3) <{axis = 0 : i32}> ({
-    ^bb0(%arg18: f32, %arg19: f32):
-      %13 = arith.addf %arg18, %arg19 : f32
+    ^bb0(%arg20: f32, %arg21: f32):
+      %13 = arith.addf %arg20, %arg21 : f32
       tt.reduce.return %13 : f32
     }) : (tensor<64x64xf32>) -> tensor<64xf32>
     tt.store %2, %4, %nmask : tensor<64x!tt.ptr<f32>>
@@ -173,7 +176,7 @@ module {
 // REMARK: applied: output row normalized in registers before the single store
 
 module {
-  tt.func public @ln_dx_silu_regrouped(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DRES: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_drm: i32, %stride_dxm: i32) attributes {noinline = false} {
+  tt.func public @ln_dx_silu_regrouped(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DRES: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %XN: !tt.ptr<bf16>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_drm: i32, %stride_dxm: i32, %stride_xnm: i32) attributes {noinline = false} {
     %cst = arith.constant dense<0.000000e+00> : tensor<32xbf16>
     %cst_0 = arith.constant dense<32> : tensor<1x32xi32>
     %c31_i32 = arith.constant 31 : i32
@@ -291,8 +294,8 @@ module {
     %3 = tt.addptr %2, %offs_n : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
     %4 = arith.mulf %du_61, %xhat_41 : tensor<64x32xf32>
     %5 = "tt.reduce"(%4) <{axis = 0 : i32}> ({
-    ^bb0(%arg18: f32, %arg19: f32):
-      %18 = arith.addf %arg18, %arg19 : f32
+    ^bb0(%arg20: f32, %arg21: f32):
+      %18 = arith.addf %arg20, %arg21 : f32
       tt.reduce.return %18 : f32
     }) : (tensor<64x32xf32>) -> tensor<32xf32>
     tt.store %3, %5, %nmask : tensor<32x!tt.ptr<f32>>
@@ -300,8 +303,8 @@ module {
     %7 = tt.splat %6 : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
     %8 = tt.addptr %7, %offs_n : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
     %9 = "tt.reduce"(%du_61) <{axis = 0 : i32}> ({
-    ^bb0(%arg18: f32, %arg19: f32):
-      %18 = arith.addf %arg18, %arg19 : f32
+    ^bb0(%arg20: f32, %arg21: f32):
+      %18 = arith.addf %arg20, %arg21 : f32
       tt.reduce.return %18 : f32
     }) : (tensor<64x32xf32>) -> tensor<32xf32>
     tt.store %8, %9, %nmask : tensor<32x!tt.ptr<f32>>
@@ -365,6 +368,170 @@ module {
     %dx_97 = arith.addf %dx_88, %dx_96 : tensor<64x32xf32>
     %17 = arith.truncf %dx_97 : tensor<64x32xf32> to tensor<64x32xbf16>
     tt.store %15, %17, %msk_24 : tensor<64x32x!tt.ptr<bf16>>
+    tt.return
+  }
+}
+
+// -----
+
+// The pre-norm op's dX also writes the norm's output n (for dW = dY^T n): n's store comes
+// before du's, like the dg partial's, so the row is still normalized in registers; three
+// stores remain (dg partial, n, dx) and nothing is reloaded.
+// CHECK-LABEL: tt.func public @rms_dx_xn_one_tile
+// CHECK: scf.for
+// CHECK: tt.store %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
+// CHECK: tt.store %{{.+}} : tensor<64x!tt.ptr<f32>>
+// CHECK: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
+// CHECK-NOT: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
+// CHECK: tt.store %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
+// CHECK-NOT: tt.store
+// REMARK: applied: output row normalized in registers before the single store
+
+module {
+  tt.func public @rms_dx_xn_one_tile(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DRES: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %XN: !tt.ptr<bf16>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_drm: i32, %stride_dxm: i32, %stride_xnm: i32) attributes {noinline = false} {
+    %cst = arith.constant dense<0.000000e+00> : tensor<64xbf16>
+    %cst_0 = arith.constant dense<64> : tensor<1x64xi32>
+    %c32_i32 = arith.constant 32 : i32
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+    %c31_i32 = arith.constant 31 : i32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x64xbf16>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_3 = arith.constant dense<6.400000e+01> : tensor<64xf32>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %cst_5 = arith.constant dense<64> : tensor<64xi32>
+    %c64_i32 = arith.constant 64 : i32
+    %pid = tt.get_program_id x : i32
+    %offs_m = arith.muli %pid, %c64_i32 : i32
+    %offs_m_6 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %offs_m_7 = tt.splat %offs_m : i32 -> tensor<64xi32>
+    %offs_m_8 = arith.addi %offs_m_7, %offs_m_6 : tensor<64xi32>
+    %mmask = tt.splat %M : i32 -> tensor<64xi32>
+    %mmask_9 = arith.cmpi slt, %offs_m_8, %mmask : tensor<64xi32>
+    %nmask = arith.cmpi slt, %offs_m_6, %cst_5 : tensor<64xi32>
+    %rows = arith.remsi %offs_m_8, %mmask : tensor<64xi32>
+    %cols = arith.remsi %offs_m_6, %cst_5 : tensor<64xi32>
+    %offs_r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    %du = arith.addi %R, %c31_i32 : i32
+    %du_10 = arith.divsi %du, %c32_i32 : i32
+    %acc = scf.for %r = %c0_i32 to %du_10 step %c1_i32 iter_args(%acc_60 = %cst_1) -> (tensor<64x64xf32>)  : i32 {
+      %rr = arith.muli %r, %c32_i32 : i32
+      %rr_61 = tt.splat %rr : i32 -> tensor<32xi32>
+      %rr_62 = arith.addi %rr_61, %offs_r : tensor<32xi32>
+      %a_ptr = tt.expand_dims %rows {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %a_ptr_63 = tt.splat %stride_dym : i32 -> tensor<64x1xi32>
+      %a_ptr_64 = arith.muli %a_ptr, %a_ptr_63 : tensor<64x1xi32>
+      %a_ptr_65 = tt.splat %DY : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %a_ptr_66 = tt.addptr %a_ptr_65, %a_ptr_64 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %a_ptr_67 = tt.expand_dims %rr_62 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %a_ptr_68 = tt.broadcast %a_ptr_66 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %a_ptr_69 = tt.broadcast %a_ptr_67 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %a_ptr_70 = tt.addptr %a_ptr_68, %a_ptr_69 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %b_ptr = tt.expand_dims %rr_62 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %b_ptr_71 = tt.splat %stride_wr : i32 -> tensor<32x1xi32>
+      %b_ptr_72 = arith.muli %b_ptr, %b_ptr_71 : tensor<32x1xi32>
+      %b_ptr_73 = tt.splat %W : !tt.ptr<bf16> -> tensor<32x1x!tt.ptr<bf16>>
+      %b_ptr_74 = tt.addptr %b_ptr_73, %b_ptr_72 : tensor<32x1x!tt.ptr<bf16>>, tensor<32x1xi32>
+      %b_ptr_75 = tt.expand_dims %cols {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+      %b_ptr_76 = tt.broadcast %b_ptr_74 : tensor<32x1x!tt.ptr<bf16>> -> tensor<32x64x!tt.ptr<bf16>>
+      %b_ptr_77 = tt.broadcast %b_ptr_75 : tensor<1x64xi32> -> tensor<32x64xi32>
+      %b_ptr_78 = tt.addptr %b_ptr_76, %b_ptr_77 : tensor<32x64x!tt.ptr<bf16>>, tensor<32x64xi32>
+      %a = tt.load %a_ptr_70 : tensor<64x32x!tt.ptr<bf16>>
+      %b = tt.load %b_ptr_78 : tensor<32x64x!tt.ptr<bf16>>
+      %acc_79 = tt.dot %a, %b, %acc_60, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x64xbf16> -> tensor<64x64xf32>
+      scf.yield %acc_79 : tensor<64x64xf32>
+    }
+    %acc_11 = tt.expand_dims %mmask_9 {axis = 1 : i32} : tensor<64xi1> -> tensor<64x1xi1>
+    %acc_12 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<64xi1> -> tensor<1x64xi1>
+    %acc_13 = tt.broadcast %acc_11 : tensor<64x1xi1> -> tensor<64x64xi1>
+    %acc_14 = tt.broadcast %acc_12 : tensor<1x64xi1> -> tensor<64x64xi1>
+    %acc_15 = arith.andi %acc_13, %acc_14 : tensor<64x64xi1>
+    %acc_16 = arith.select %acc_15, %acc, %cst_1 : tensor<64x64xi1>, tensor<64x64xf32>
+    %msk = tt.expand_dims %offs_m_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %msk_17 = tt.splat %M : i32 -> tensor<64x1xi32>
+    %msk_18 = arith.cmpi slt, %msk, %msk_17 : tensor<64x1xi32>
+    %msk_19 = tt.expand_dims %offs_m_6 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %msk_20 = arith.cmpi slt, %msk_19, %cst_0 : tensor<1x64xi32>
+    %msk_21 = tt.broadcast %msk_18 : tensor<64x1xi1> -> tensor<64x64xi1>
+    %msk_22 = tt.broadcast %msk_20 : tensor<1x64xi1> -> tensor<64x64xi1>
+    %msk_23 = arith.andi %msk_21, %msk_22 : tensor<64x64xi1>
+    %x = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
+    %x_24 = arith.muli %msk, %x : tensor<64x1xi32>
+    %x_25 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %x_26 = tt.addptr %x_25, %x_24 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %x_27 = tt.broadcast %x_26 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x64x!tt.ptr<bf16>>
+    %x_28 = tt.broadcast %msk_19 : tensor<1x64xi32> -> tensor<64x64xi32>
+    %x_29 = tt.addptr %x_27, %x_28 : tensor<64x64x!tt.ptr<bf16>>, tensor<64x64xi32>
+    %x_30 = tt.load %x_29, %msk_23, %cst_2 : tensor<64x64x!tt.ptr<bf16>>
+    %x_31 = arith.extf %x_30 : tensor<64x64xbf16> to tensor<64x64xf32>
+    %rstd = tt.splat %RSTD : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %rstd_32 = tt.addptr %rstd, %offs_m_8 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %rstd_33 = tt.load %rstd_32, %mmask_9, %cst_4 : tensor<64x!tt.ptr<f32>>
+    %xhat = tt.expand_dims %rstd_33 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+    %xhat_34 = tt.broadcast %xhat : tensor<64x1xf32> -> tensor<64x64xf32>
+    %xhat_35 = arith.mulf %x_31, %xhat_34 : tensor<64x64xf32>
+    %v = tt.splat %G : !tt.ptr<bf16> -> tensor<64x!tt.ptr<bf16>>
+    %v_36 = tt.addptr %v, %offs_m_6 : tensor<64x!tt.ptr<bf16>>, tensor<64xi32>
+    %v_37 = tt.load %v_36, %nmask, %cst : tensor<64x!tt.ptr<bf16>>
+    %v_38 = arith.extf %v_37 : tensor<64xbf16> to tensor<64xf32>
+    %xn = tt.expand_dims %v_38 {axis = 0 : i32} : tensor<64xf32> -> tensor<1x64xf32>
+    %xn_39 = tt.broadcast %xn : tensor<1x64xf32> -> tensor<64x64xf32>
+    %xn_40 = arith.mulf %xhat_35, %xn_39 : tensor<64x64xf32>
+    %0 = tt.splat %stride_xnm : i32 -> tensor<64x1xi32>
+    %1 = arith.muli %msk, %0 : tensor<64x1xi32>
+    %2 = tt.splat %XN : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %3 = tt.addptr %2, %1 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %4 = tt.broadcast %3 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x64x!tt.ptr<bf16>>
+    %5 = tt.addptr %4, %x_28 : tensor<64x64x!tt.ptr<bf16>>, tensor<64x64xi32>
+    %6 = arith.truncf %xn_40 : tensor<64x64xf32> to tensor<64x64xbf16>
+    tt.store %5, %6, %msk_23 : tensor<64x64x!tt.ptr<bf16>>
+    %7 = tt.addptr %DGP, %offs_m : !tt.ptr<f32>, i32
+    %8 = tt.splat %7 : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %9 = tt.addptr %8, %offs_m_6 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %10 = arith.mulf %acc_16, %xhat_35 : tensor<64x64xf32>
+    %11 = "tt.reduce"(%10) <{axis = 0 : i32}> ({
+    ^bb0(%arg20: f32, %arg21: f32):
+      %20 = arith.addf %arg20, %arg21 : f32
+      tt.reduce.return %20 : f32
+    }) : (tensor<64x64xf32>) -> tensor<64xf32>
+    tt.store %9, %11, %nmask : tensor<64x!tt.ptr<f32>>
+    %dn = arith.mulf %acc_16, %xn_39 : tensor<64x64xf32>
+    %c2 = arith.mulf %dn, %xhat_35 : tensor<64x64xf32>
+    %c2_41 = "tt.reduce"(%c2) <{axis = 1 : i32}> ({
+    ^bb0(%c2_60: f32, %c2_61: f32):
+      %c2_62 = arith.addf %c2_60, %c2_61 : f32
+      tt.reduce.return %c2_62 : f32
+    }) : (tensor<64x64xf32>) -> tensor<64xf32>
+    %c2_42 = arith.addf %c2_41, %cst_4 : tensor<64xf32>
+    %12 = tt.splat %stride_dxm : i32 -> tensor<64x1xi32>
+    %13 = arith.muli %msk, %12 : tensor<64x1xi32>
+    %14 = tt.splat %DX : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %15 = tt.addptr %14, %13 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %16 = tt.broadcast %15 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x64x!tt.ptr<bf16>>
+    %17 = tt.addptr %16, %x_28 : tensor<64x64x!tt.ptr<bf16>>, tensor<64x64xi32>
+    %18 = arith.truncf %acc_16 : tensor<64x64xf32> to tensor<64x64xbf16>
+    tt.store %17, %18, %msk_23 : tensor<64x64x!tt.ptr<bf16>>
+    %rstd_43 = tt.load %rstd_32, %mmask_9, %cst_4 : tensor<64x!tt.ptr<f32>>
+    %m2 = arith.divf %c2_42, %cst_3 : tensor<64xf32>
+    %du_44 = tt.load %17, %msk_23, %cst_2 : tensor<64x64x!tt.ptr<bf16>>
+    %du_45 = arith.extf %du_44 : tensor<64x64xbf16> to tensor<64x64xf32>
+    %x_46 = tt.load %x_29, %msk_23, %cst_2 : tensor<64x64x!tt.ptr<bf16>>
+    %x_47 = arith.extf %x_46 : tensor<64x64xbf16> to tensor<64x64xf32>
+    %xhat_48 = tt.expand_dims %rstd_43 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+    %xhat_49 = tt.broadcast %xhat_48 : tensor<64x1xf32> -> tensor<64x64xf32>
+    %xhat_50 = arith.mulf %x_47, %xhat_49 : tensor<64x64xf32>
+    %v_51 = tt.load %v_36, %nmask, %cst : tensor<64x!tt.ptr<bf16>>
+    %v_52 = arith.extf %v_51 : tensor<64xbf16> to tensor<64xf32>
+    %dx = tt.expand_dims %v_52 {axis = 0 : i32} : tensor<64xf32> -> tensor<1x64xf32>
+    %dx_53 = tt.broadcast %dx : tensor<1x64xf32> -> tensor<64x64xf32>
+    %dx_54 = arith.mulf %du_45, %dx_53 : tensor<64x64xf32>
+    %dx_55 = tt.expand_dims %m2 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+    %dx_56 = tt.broadcast %dx_55 : tensor<64x1xf32> -> tensor<64x64xf32>
+    %dx_57 = arith.mulf %xhat_50, %dx_56 : tensor<64x64xf32>
+    %dx_58 = arith.subf %dx_54, %dx_57 : tensor<64x64xf32>
+    %dx_59 = arith.mulf %dx_58, %xhat_49 : tensor<64x64xf32>
+    %19 = arith.truncf %dx_59 : tensor<64x64xf32> to tensor<64x64xbf16>
+    tt.store %17, %19, %msk_23 : tensor<64x64x!tt.ptr<bf16>>
     tt.return
   }
 }

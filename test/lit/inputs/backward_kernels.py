@@ -105,8 +105,11 @@ EPI_CASES = [
 // CHECK: %[[DU:.+]] = arith.select %{{.+}}, %[[DOT]], %{{.+}} : tensor<64x64xi1>, tensor<64x64xf32>
 // CHECK: tt.store %{{.+}} : tensor<64x!tt.ptr<f32>>
 // CHECK-NOT: tt.store
+// the second pass loads x again (for xhat) but not du: one [64, 64] bf16 load, then dx from DU
+// CHECK: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
+// CHECK-NOT: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
 // CHECK: arith.mulf %[[DU]], %{{.+}} : tensor<64x64xf32>
-// CHECK-NOT: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>, tensor<64x64xi1>
+// CHECK-NOT: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
 // CHECK: tt.store %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
 // CHECK-NOT: tt.store
 // REMARK: applied: output row normalized in registers before the single store"""),
@@ -120,6 +123,19 @@ EPI_CASES = [
 // CHECK-NOT: tt.store
 // CHECK: tt.load %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
 // CHECK: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// CHECK-NOT: tt.store
+// REMARK: applied: output row normalized in registers before the single store"""),
+    ("rms_dx_xn_one_tile", norm_backward_naive, SIG, dict(RMS, N=64, BLOCK_N=64, HAS_XN=True),
+     """// The pre-norm op's dX also writes the norm's output n (for dW = dY^T n): n's store comes
+// before du's, like the dg partial's, so the row is still normalized in registers; three
+// stores remain (dg partial, n, dx) and nothing is reloaded.
+// CHECK-LABEL: tt.func public @rms_dx_xn_one_tile
+// CHECK: scf.for
+// CHECK: tt.store %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
+// CHECK: tt.store %{{.+}} : tensor<64x!tt.ptr<f32>>
+// CHECK: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
+// CHECK-NOT: tt.load %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
+// CHECK: tt.store %{{.+}} : tensor<64x64x!tt.ptr<bf16>>
 // CHECK-NOT: tt.store
 // REMARK: applied: output row normalized in registers before the single store"""),
     ("negative_dg_after_store", negative_dg_after_store, NEG, dict(N=64, BM=64, BN=64, BR=32),
@@ -164,6 +180,18 @@ CR_CASES = [
 // REMARK: applied: row of 2 N tiles split over a 2-CTA cluster; 2 row statistics
 // PIPE-LABEL: tt.func public @ln_dx_silu_two_tiles
 // PIPE-COUNT-1: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// PIPE-NOT: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// PIPE: tt.return"""),
+    ("ln_dx_xn_two_tiles", norm_backward_naive, SIG,
+     dict(RMS, IS_LN=True, HAS_B=True, N=64, BLOCK_N=32, HAS_XN=True),
+     """// The pre-norm LayerNorm dX writing n = xhat g + beta over 2 tiles: n's store is per tile,
+// in the loop over the row's tiles, so each CTA of the cluster writes its own tile of n.
+// CHECK-LABEL: tt.func public @ln_dx_xn_two_tiles
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32, normfuse.cluster_smem = 512 : i32
+// CHECK: %[[TOT:.+]]:2 = tt.elementwise_inline_asm {{.*}} -> tensor<64xf32>, tensor<64xf32>
+// REMARK: applied: row of 2 N tiles split over a 2-CTA cluster; 2 row statistics
+// PIPE-LABEL: tt.func public @ln_dx_xn_two_tiles
+// PIPE-COUNT-2: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
 // PIPE-NOT: tt.store %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
 // PIPE: tt.return"""),
     ("negative_row_max", negative_row_max, NEG, dict(N=128, BM=64, BN=32, BR=32),
