@@ -1,6 +1,6 @@
 """FlashNormAttention backward on the GPU (issue 12): the gpu-marked tests, then timings.
 
-    PYTHONPATH=python python3 bench/gpu_attention_bwd.py --out $OUT [--quick]
+    PYTHONPATH=python python3 bench/gpu_attention_bwd.py --out $OUT [--quick] [--warm-procs P]
 
 1. `pytest -m gpu test/python/test_flash_norm_attention_bwd.py` (its summary goes to the JSON).
 2. Timings on the blog's shapes (bf16, B = 768, L = 128, D = 128, H in {2, 3, 4}, jagged Q with
@@ -17,6 +17,7 @@
    The padded attention does up to 2x the useful work at sparsity 0.5, so "saved %" against it
    overstates what the fusion buys; the blog's baseline (a jagged GDPA backward kernel + compiled
    norms) has no public Hopper kernel here, so `norms_ms` is reported to compare against too.
+`--warm-procs P` first compiles every shape in P child processes at once (`normfuse.repro.warm`).
 Every piece is guarded: a failure is recorded and the rest runs. Writes
 `$OUT/attention_bwd.json` (records with op = "flash_norm_attention.backward") and
 `$OUT/attention_bwd.md`.
@@ -176,12 +177,21 @@ def bench_shape(H, max_len, activation, t_start, quick) -> list[dict]:
     return [rec]
 
 
+def bench_shapes(quick: bool) -> list:
+    """(H, max_seqlen, activation) of the benchmark."""
+    return ([(2, 1024, "gelu_tanh"), (4, 1024, "softmax")] if quick else
+            [(h, m, a) for a in ("gelu_tanh", "softmax") for m in (1024, 3072) for h in (2, 3, 4)])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT", os.path.join(REPO, "build", "gpu_attention_bwd")))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-tests", action="store_true", help="skip the gpu-marked tests")
     ap.add_argument("--budget", type=float, default=BUDGET_S, help="seconds for the whole script")
+    ap.add_argument("--warm-procs", type=int, default=0,
+                    help="compile every shape first in this many processes at once (0: none)")
+    ap.add_argument("--warm-timeout", type=float, default=150.0)
     args = ap.parse_args()
     budget = args.budget
     os.makedirs(args.out, exist_ok=True)
@@ -194,8 +204,13 @@ def main() -> int:
         result["env_error"] = repr(e)
     result["pytest"] = {"skipped": "--no-tests"} if args.no_tests else run_gpu_tests(args.out)
     print("pytest:", result["pytest"].get("summary") or result["pytest"], flush=True)
-    shapes = ([(2, 1024, "gelu_tanh"), (4, 1024, "softmax")] if args.quick else
-              [(h, m, a) for a in ("gelu_tanh", "softmax") for m in (1024, 3072) for h in (2, 3, 4)])
+    shapes = bench_shapes(args.quick)
+    from normfuse.repro.warm import child_argv, configure_torch, parallel
+    configure_torch()  # the same settings as the warm-up children's, warm-up or not
+    if args.warm_procs > 0:
+        result["warmup"] = parallel(
+            [("attention_bwd H%d %d %s" % s, child_argv("attention_bwd", s, *(["--quick"] if args.quick else [])))
+             for s in shapes], args.warm_procs, args.warm_timeout)
     records = []
     for H, max_len, act in shapes:
         if time.time() - t0 > budget:

@@ -20,10 +20,10 @@
    and the pre-norm dW forms ("xn": cuBLAS on n written by the dX kernel; "prologue"), each
    checked against an fp32 reference, then timed; the fastest correct ones are what the cells
    run (records op = "backward.sweep" and "backward.tilings"; sweep.json).
-   --warm-procs P first runs every cell once in P processes at a time (Inductor with one compile
-   thread each; the same torch.compile settings), so that the timing process finds every
-   kernel and graph compiled in the shared caches; Inductor's autotuning is redone by the timing
-   process (its local autotune cache is off).
+   --warm-procs P first runs every cell once in P processes at a time (`normfuse.repro.warm`:
+   Inductor with one compile thread each, the same torch.compile settings), so that the timing
+   process finds every kernel and graph compiled in the shared caches; Inductor's autotuning is
+   redone by the timing process (its local autotune cache is off).
    Records go to summary.json (op = "<op>.backward", with M, K, N, times, hidden_pct, gpu, date,
    torch, triton) and summary.md. Cells stop when --budget seconds are spent (recorded as
    skipped; the three --quick cells come first). Every piece is guarded: an error is recorded
@@ -37,7 +37,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 
@@ -367,23 +366,8 @@ def apply_choice(ch: dict) -> None:
 
 
 def configure_torch() -> None:
-    """The same torch.compile settings in the warm-up processes and the timing one, so that the
-    timing process finds the warm-ups' compiled graphs in Inductor's caches."""
-    import torch
-    import torch._dynamo
-    for name in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
-                 "accumulated_recompile_limit"):
-        if hasattr(torch._dynamo.config, name):
-            setattr(torch._dynamo.config, name, 256)
-    torch._dynamo.config.automatic_dynamic_shapes = False
-    try:
-        import torch._inductor.config as ic
-        ic.fx_graph_cache = True
-        # autotuning results measured in the (concurrent) warm-up processes are not reused: the
-        # timing process tunes Inductor's kernels itself, on an otherwise idle GPU
-        ic.autotune_local_cache = False
-    except Exception:  # noqa: BLE001
-        pass
+    from normfuse.repro.warm import configure_torch as conf
+    conf()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -409,59 +393,33 @@ def warm_one(cell, out: str, with_sweep: bool) -> None:
     M, K, N = cell
     if with_sweep:
         sweep_configs([K], M, timer=once)
-    alts = {}
-    for D in {K, N}:
-        for gemm in (True, False):
-            names = [n for n in tr.backward_config_candidates(D, gemm) if n != "cluster"]
-            if names:
-                alts[(gemm, D)] = names[0]
-    for choice in ({}, alts):
+    # every tiling the sweep may pick, for each length of this cell: choice set i takes each
+    # (gemm, D)'s i-th candidate (its last when it has fewer)
+    names = {(gemm, D): list(tr.backward_config_candidates(D, gemm))
+             for D in {K, N} for gemm in (True, False)}
+    for i in range(max(len(v) for v in names.values())):
         tr.BACKWARD_CONFIG_CHOICE.clear()
-        tr.BACKWARD_CONFIG_CHOICE.update(choice)
+        tr.BACKWARD_CONFIG_CHOICE.update({k: v[min(i, len(v) - 1)] for k, v in names.items()})
         bench_cells([cell], out, 1e9, {}, timer=once)
+    tr.BACKWARD_CONFIG_CHOICE.clear()
+
+
+def warm_jobs(cells) -> list:
+    """The warm-up children (normfuse.repro.warm --target training): one per cell; the first cell
+    with each K also runs the sweep of that length."""
+    from normfuse.repro.warm import child_argv
+    seen, jobs = set(), []
+    for c in cells:
+        sw = c[1] not in seen
+        seen.add(c[1])
+        jobs.append(("training %dx%dx%d" % c, child_argv("training", c, *(["--sweep"] if sw else []))))
+    return jobs
 
 
 def warm(cells, out: str, procs: int, timeout: float) -> dict:
-    """Run `warm_one` for each cell in up to `procs` child processes at once (Inductor compiling
-    with one thread each); children still running after `timeout` s are killed (the timing
-    process then compiles what they did not)."""
-    t0 = time.time()
-    seen, jobs = set(), []
-    for c in cells:  # the first cell with each K also runs the sweep of that length
-        jobs.append((c, c[1] not in seen))
-        seen.add(c[1])
-    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"), TORCHINDUCTOR_COMPILE_THREADS="1")
-    running, done = [], []
-    # the children's logs and records stay out of `out` (the GPU machine returns few files)
-    wdir = tempfile.mkdtemp(prefix="normfuse_warm_")
-    while (jobs or running) and time.time() - t0 < timeout:
-        while jobs and len(running) < procs:
-            c, sw = jobs.pop(0)
-            log = open(os.path.join(wdir, "warm_%d_%d_%d.log" % c), "w")
-            cmd = [sys.executable, os.path.abspath(__file__), "--warm-cell", "%d,%d,%d" % c,
-                   "--out", os.path.join(wdir, "cell_%d_%d_%d" % c)] + (["--warm-sweep"] if sw else [])
-            running.append((c, subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log,
-                                                stderr=subprocess.STDOUT), time.time(), log))
-        time.sleep(0.5)
-        for item in list(running):
-            c, p, ts, log = item
-            if p.poll() is not None:
-                running.remove(item)
-                log.close()
-                done.append({"cell": c, "rc": p.returncode, "s": round(time.time() - ts, 1)})
-                if p.returncode:
-                    with open(log.name) as f:
-                        done[-1]["log_tail"] = f.read()[-1500:]
-    for c, p, ts, log in running:
-        p.kill()
-        p.wait()
-        log.close()
-        done.append({"cell": c, "rc": "killed", "s": round(time.time() - ts, 1)})
-    res = {"seconds": round(time.time() - t0, 1), "procs": procs, "jobs": done,
-           "not_started": [list(c) for c, _ in jobs]}
-    print(f"[gpu_backward] warm-up: {res['seconds']} s, " + ", ".join(
-        f"{j['cell']}: rc={j['rc']} ({j['s']} s)" for j in done), flush=True)
-    return res
+    """`warm_one` for each cell in up to `procs` child processes at once (normfuse.repro.warm)."""
+    from normfuse.repro.warm import parallel
+    return parallel(warm_jobs(cells), procs, timeout, log=lambda m: print(f"[gpu_backward] {m}", flush=True))
 
 
 def _mlp_eager(F, x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps):
@@ -523,13 +481,8 @@ def main(argv=None) -> int:
     ap.add_argument("--warm-procs", type=int, default=0,
                     help="compile every kernel first in this many processes at once (0: none)")
     ap.add_argument("--warm-timeout", type=float, default=150.0)
-    ap.add_argument("--warm-cell", help=argparse.SUPPRESS)  # M,K,N: one warm-up child
-    ap.add_argument("--warm-sweep", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    if args.warm_cell:
-        warm_one(tuple(int(v) for v in args.warm_cell.split(",")), args.out, args.warm_sweep)
-        return 0
     env = {}
     try:
         from normfuse.repro.bench import environment, hopper_status

@@ -235,6 +235,12 @@ def main(argv=None) -> int:
                    help="skip the backward benchmarks (training ops, block, attention backward)")
     p.add_argument("--budget", type=float, default=150.0,
                    help="seconds for each of the attention and backward benchmarks (default 150)")
+    p.add_argument("--warm-procs", type=int, default=None,
+                   help="compile every benchmark's kernels and graphs first, in this many processes "
+                        "at once (normfuse.repro.warm; default: half the cores less one, at most "
+                        "one per cell; 0: no warm-up)")
+    p.add_argument("--warm-timeout", type=float, default=300.0,
+                   help="seconds for the warm-up (what is left compiles in the timing runs)")
     p.add_argument("--detail", action="store_true",
                    help="also run the detailed pre-/post-norm benchmarks (bench.py, bench_post.py)")
     args = p.parse_args(argv)
@@ -257,13 +263,24 @@ def main(argv=None) -> int:
     from . import summary
     repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
     out = args.out or os.path.join(repo, "bench", "results", _dt.date.today().isoformat(), "summary")
+    from . import bench_attention, extra, warm
+    jobs = summary.warm_jobs(list(summary.OPS), summary.summary_cells(args.quick))
+    if not args.no_attention:
+        jobs += bench_attention.warm_jobs(args.quick)
+    if not args.no_training:
+        jobs += extra.warm_jobs(args.quick)
+    procs = warm.default_procs(len(jobs)) if args.warm_procs is None else args.warm_procs
+    if procs > 0:
+        print(f"\n== warm-up: {len(jobs)} cells compiled in {procs} processes at once ==")
+        warm.configure_torch()
+        warm.parallel(jobs, procs, args.warm_timeout)
     print("\n== (c) speed summary: every op vs cuBLAS and the best standalone norm ==")
     summary.main(["--out", out] + (["--quick"] if args.quick else []))
     if not args.no_attention:
-        from . import bench_attention  # FlashNormAttention forward (issue 12): appended to summary.json
+        # FlashNormAttention forward (issue 12): appended to summary.json
         bench_attention.append_to_summary(out, args.quick, budget=args.budget)
     if not args.no_training:
-        from . import extra  # training (issue 10) and the attention backward (issue 12)
+        # training (issue 10) and the attention backward (issue 12)
         print("\n== (c') backward: the four ops, the post-norm MLP block, FlashNormAttention ==")
         extra.run_all(out, args.quick, budget=args.budget)
     if not args.out and not args.quick:

@@ -248,12 +248,25 @@ def plot(records, path: str) -> bool:
     return True
 
 
-def append_to_summary(out_dir: str, quick: bool, budget: float = 150.0) -> None:
+def warm_jobs(quick: bool) -> list:
+    """The warm-up children of `run` (normfuse.repro.warm --target attention): one per cell."""
+    from .warm import child_argv
+    return [("attention H%d %d %s" % c, child_argv("attention", c, *(["--quick"] if quick else [])))
+            for c in cells(quick)]
+
+
+def append_to_summary(out_dir: str, quick: bool, budget: float = 150.0,
+                      warm_procs: int = 0, warm_timeout: float = 240.0) -> None:
     """Run the cells and append their records to out_dir/summary.json (made by
-    normfuse.repro.summary), plus attention_saved.png and attention.md."""
+    normfuse.repro.summary), plus attention_saved.png and attention.md. `warm_procs` > 0: compile
+    every cell first in that many child processes at once (normfuse.repro.warm)."""
     if not torch.cuda.is_available():
         print("flash_norm_attention: no GPU: nothing to measure")
         return
+    from .warm import configure_torch, parallel
+    configure_torch()
+    if warm_procs > 0:
+        parallel(warm_jobs(quick), warm_procs, warm_timeout)
     import datetime as _dt
     meta = {"gpu": torch.cuda.get_device_name(), "date": _dt.date.today().isoformat(),
             "torch": torch.__version__, "triton": triton.__version__}

@@ -18,23 +18,23 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 
 # script, its arguments, the file it writes (relative to its --out), how to get the records
 SCRIPTS = {
-    # compile first in parallel (half the cores, at most one process per blog cell)
-    "training": ("bench/gpu_backward.py", ["--part", "bench", "--warm-procs",
-                                           str(max(0, min(9, (os.cpu_count() or 2) // 2 - 1))),
-                                           "--warm-timeout", "100"],
-                 "summary.json", lambda d: d),
+    "training": ("bench/gpu_backward.py", ["--part", "bench"], "summary.json", lambda d: d),
     "attention_backward": ("bench/gpu_attention_bwd.py", ["--no-tests"], "attention_bwd.json",
                            lambda d: d.get("records", [])),
 }
 
 
-def run_script(name: str, out_dir: str, quick: bool, budget: float, log=print) -> list[dict]:
+def run_script(name: str, out_dir: str, quick: bool, budget: float, log=print,
+               warm_procs: int = 0) -> list[dict]:
     """Run one benchmark script in a child; return its records ([] with a logged reason when it
-    failed or wrote nothing)."""
+    failed or wrote nothing). `warm_procs` > 0: the script compiles everything first in that many
+    processes (its --warm-procs; the reproduction command warms all benchmarks at once instead)."""
     script, extra, fname, pick = SCRIPTS[name]
     sub = os.path.join(out_dir, name)
     os.makedirs(sub, exist_ok=True)
     cmd = [sys.executable, os.path.join(REPO, script), "--out", sub, "--budget", str(budget)] + extra
+    if warm_procs > 0:
+        cmd += ["--warm-procs", str(warm_procs), "--warm-timeout", "100"]
     if quick:
         cmd.append("--quick")
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
@@ -65,16 +65,27 @@ def append_records(summary_path: str, records: list[dict], op_suffix: str) -> No
         json.dump(data, f, indent=1)
 
 
-def run_all(out_dir: str, quick: bool, budget: float = 90.0, log=print) -> None:
+def run_all(out_dir: str, quick: bool, budget: float = 90.0, log=print, warm_procs: int = 0) -> None:
     """Training and attention-backward records into out_dir/summary.json."""
     summary = os.path.join(out_dir, "summary.json")
-    train = [r for r in run_script("training", out_dir, quick, budget, log)
+    train = [r for r in run_script("training", out_dir, quick, budget, log, warm_procs)
              if str(r.get("op", "")).endswith(".backward")]
     append_records(summary, train, ".backward")
-    att = run_script("attention_backward", out_dir, quick, budget, log)
+    att = run_script("attention_backward", out_dir, quick, budget, log, warm_procs)
     # the training records end in ".backward" too: keep them, replace only the attention ones
     data = json.load(open(summary)) if os.path.exists(summary) else {"records": []}
     data["records"] = [r for r in data["records"] if r.get("op") != "flash_norm_attention.backward"] + att
     with open(summary, "w") as f:
         json.dump(data, f, indent=1)
     log(f"training: {len(train)} record(s); attention backward: {len(att)} record(s) -> {summary}")
+
+
+def warm_jobs(quick: bool) -> list:
+    """The warm-up children of both scripts (normfuse.repro.warm), for a warm-up of everything."""
+    from .warm import _load_script, child_argv
+    gb = _load_script("gpu_backward.py")
+    cells = gb.QUICK if quick else gb.QUICK + [c for c in gb.BLOG if c not in gb.QUICK]
+    ab = _load_script("gpu_attention_bwd.py")
+    return gb.warm_jobs(cells) + [
+        ("attention_bwd H%d %d %s" % s, child_argv("attention_bwd", s, *(["--quick"] if quick else [])))
+        for s in ab.bench_shapes(quick)]

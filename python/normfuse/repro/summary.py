@@ -1,6 +1,7 @@
 """The issues' speed summary: every fused op against cuBLAS and the best standalone norm.
 
     PYTHONPATH=python python3 -m normfuse.repro.summary --out DIR [--quick] [--ops a,b] [--plot-only F]
+                                                        [--warm-procs P]
 
 One record per (op, M, K, N) in one process and one run, on the blog's 9 cells (M = 262144,
 K, N in {512, 1024, 2048}) and M = 8192 with K = N = 4096 and 8192, bf16:
@@ -17,7 +18,8 @@ K, N in {512, 1024, 2048}) and M = 8192 with K = N = 4096 and 8192, bf16:
 plus `err` (fused vs fp64 on a row sample) and `lowered` (whether the op ran the warp-specialized
 kernel). Times are `triton.testing.do_bench` medians (warmup 25 ms, rep 100 ms). Writes
 DIR/summary.json, DIR/summary.md and DIR/hidden.png (hidden % per cell next to the blog's
-ranges on B200).
+ranges on B200). `--warm-procs P` first compiles every cell in P child processes at once
+(`normfuse.repro.warm`), so that this process spends its time measuring.
 """
 from __future__ import annotations
 
@@ -114,6 +116,17 @@ def run(ops_wanted, cells, log=print):
     return records
 
 
+def summary_cells(quick: bool) -> list:
+    """The cells of the summary (--quick: three of them)."""
+    return CELLS[:1] + CELLS[4:5] + CELLS[-1:] if quick else CELLS
+
+
+def warm_jobs(ops, cells) -> list:
+    """The warm-up children of `run` (normfuse.repro.warm --target summary): one per cell."""
+    from .warm import child_argv
+    return [("summary %dx%dx%d" % c, child_argv("summary", c, "--ops", ",".join(ops))) for c in cells]
+
+
 def table(records) -> str:
     lines = ["| op | M | K | N | cuBLAS ms | norm ms | fused ms | backbone ms | fused/cuBLAS | "
              "backbone/cuBLAS | fused/backbone | hidden % | lowered |",
@@ -162,6 +175,10 @@ def main(argv=None):
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--quick", action="store_true", help="three cells only")
     ap.add_argument("--plot-only", metavar="SUMMARY_JSON", help="redraw the plot of a summary.json")
+    ap.add_argument("--warm-procs", type=int, default=0,
+                    help="compile every cell first in this many processes at once "
+                         "(normfuse.repro.warm; 0: no warm-up)")
+    ap.add_argument("--warm-timeout", type=float, default=240.0)
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     if args.plot_only:
@@ -175,8 +192,13 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("summary: no GPU: nothing to measure")
         return 0
-    cells = CELLS[:1] + CELLS[4:5] + CELLS[-1:] if args.quick else CELLS
-    records = run([o for o in args.ops.split(",") if o], cells)
+    cells = summary_cells(args.quick)
+    ops = [o for o in args.ops.split(",") if o]
+    from .warm import configure_torch, parallel
+    configure_torch()  # the same settings as the warm-up children's, warm-up or not
+    if args.warm_procs > 0:
+        parallel(warm_jobs(ops, cells), args.warm_procs, args.warm_timeout)
+    records = run(ops, cells)
     data = {"gpu": torch.cuda.get_device_name(), "date": _dt.date.today().isoformat(),
             "triton": triton.__version__, "torch": torch.__version__, "dtype": "bf16",
             "records": records}

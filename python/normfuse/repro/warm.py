@@ -1,0 +1,184 @@
+"""Parallel warm-up for the benchmarks: compile every kernel and graph first, in child processes.
+
+On the H200 most of a benchmark's wall time is compilation (Triton kernels through normfuse's
+passes and lowering, torch.compile's graphs for the baselines), one after the other in the timing
+process. The caches that make a second compilation cheap live on disk and are shared by the
+processes of one machine: Triton's kernel cache, normfuse's generated lowering hooks, and
+Inductor's FX-graph and kernel caches. So the benchmarks first run each cell once in child
+processes, several at a time, with `triton.testing.do_bench` replaced by a single call; the timing
+process then finds everything compiled and spends its time measuring. Measured on the H200
+(2026-11-30, `bench/gpu_backward.py --warm-procs 9`): all 45 training records compiled in 41 s,
+then timed in about 100 s, where one cell had taken 40 s before.
+
+Two things keep the warm-up from changing what is measured:
+- the same torch.compile settings in the children and the timing process (`configure_torch`), so
+  that the timing process looks up the very graphs the children compiled;
+- Inductor's local autotuning cache is off in both: its kernel choices are made by the timing
+  process on an idle GPU, not taken from children that ran at the same time as others.
+
+Children run with one Inductor compile thread each (TORCHINDUCTOR_COMPILE_THREADS=1); children
+still running after the timeout are killed, and the timing process compiles what they did not.
+
+    python -m normfuse.repro.warm --target summary --cell 262144,1024,1024 [--ops a,b]
+    python -m normfuse.repro.warm --target attention --cell 2,1000,gelu_tanh [--quick]
+    python -m normfuse.repro.warm --target attention_bwd --cell 2,1024,gelu_tanh [--quick]
+    python -m normfuse.repro.warm --target training --cell 262144,1024,1024 [--sweep]
+
+are the children's command lines (each runs one cell once and exits); `parallel` starts them.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+__all__ = ["configure_torch", "once", "patch_do_bench", "parallel", "default_procs", "child_argv"]
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+
+def configure_torch() -> None:
+    """torch.compile settings shared by the warm-up children and the timing process: static
+    shapes kept static (no automatic dynamic shapes after a recompilation), room for one graph per
+    shape, Inductor's FX-graph cache on and its local autotuning cache off."""
+    import torch
+    import torch._dynamo
+    for name in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
+                 "accumulated_recompile_limit"):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, 256)
+    torch._dynamo.config.automatic_dynamic_shapes = False
+    try:
+        import torch._inductor.config as ic
+        ic.fx_graph_cache = True
+        ic.autotune_local_cache = False
+    except Exception:  # noqa: BLE001 - an Inductor without these settings: nothing to share
+        pass
+
+
+def once(fn, *args, **kwargs) -> float:
+    """`do_bench`'s stand-in in the children: call fn once, wait for the GPU, report 0 ms."""
+    fn()
+    try:
+        import torch
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+    except Exception:  # noqa: BLE001
+        pass
+    return 0.0
+
+
+def patch_do_bench() -> None:
+    """Replace triton.testing.do_bench by `once` (the benchmarks import it at call time)."""
+    import triton.testing
+    triton.testing.do_bench = once
+
+
+def default_procs(n_jobs: int) -> int:
+    """How many children at once: one per job, at most half the cores less one (0: no warm-up
+    on a small machine, e.g. 2 cores)."""
+    return max(0, min(n_jobs, (os.cpu_count() or 2) // 2 - 1))
+
+
+def child_argv(target: str, cell, *extra: str) -> list[str]:
+    """The command line of one warm-up child (see the module docstring)."""
+    return [sys.executable, "-m", "normfuse.repro.warm", "--target", target, "--cell",
+            ",".join(str(c) for c in cell), *extra]
+
+
+def parallel(jobs: list, procs: int, timeout: float, log=print) -> dict:
+    """Run `jobs` ([(label, argv), ...]) in up to `procs` child processes at once; kill what still
+    runs after `timeout` seconds. Returns {"seconds", "procs", "jobs": [{label, rc, s,
+    (log_tail)}], "not_started": [labels]}; the children's logs stay in a temporary directory
+    (the GPU machine returns few files), their tails are kept for the children that failed."""
+    t0 = time.time()
+    todo = list(jobs)
+    env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(REPO, "python")] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    wdir = tempfile.mkdtemp(prefix="normfuse_warm_")
+    running, done = [], []
+    while (todo or running) and time.time() - t0 < timeout:
+        while todo and len(running) < max(1, procs):
+            label, argv = todo.pop(0)
+            logf = open(os.path.join(wdir, "job_%d.log" % (len(done) + len(running))), "w")
+            p = subprocess.Popen(argv, cwd=REPO, env=env, stdout=logf, stderr=subprocess.STDOUT)
+            running.append((label, p, time.time(), logf))
+        time.sleep(0.2)
+        for item in list(running):
+            label, p, ts, logf = item
+            if p.poll() is not None:
+                running.remove(item)
+                logf.close()
+                done.append({"label": label, "rc": p.returncode, "s": round(time.time() - ts, 1)})
+                if p.returncode:
+                    with open(logf.name) as f:
+                        done[-1]["log_tail"] = f.read()[-1500:]
+    for label, p, ts, logf in running:
+        p.kill()
+        p.wait()
+        logf.close()
+        done.append({"label": label, "rc": "killed", "s": round(time.time() - ts, 1)})
+    res = {"seconds": round(time.time() - t0, 1), "procs": procs, "jobs": done,
+           "not_started": [label for label, _ in todo]}
+    log(f"[warm] {res['seconds']} s in {procs} processes: " + ", ".join(
+        f"{j['label']} rc={j['rc']} ({j['s']} s)" for j in done)
+        + (f"; not started: {res['not_started']}" if todo else ""))
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# The children
+# ---------------------------------------------------------------------------------------------
+
+def _load_script(name: str):
+    import importlib.util
+    path = os.path.join(REPO, "bench", name)
+    spec = importlib.util.spec_from_file_location(os.path.splitext(name)[0], path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _child(target: str, cell: str, ops: str | None, quick: bool, sweep: bool = False) -> None:
+    configure_torch()
+    patch_do_bench()
+    parts = cell.split(",")
+    if target == "summary":
+        from . import summary
+        summary.run(ops.split(",") if ops else list(summary.OPS), [tuple(int(p) for p in parts)],
+                    log=lambda *_: None)
+    elif target == "attention":
+        from . import bench_attention
+        H, m, act = int(parts[0]), int(parts[1]), parts[2]
+        bench_attention._cell(H, m, act, configs=bench_attention.configs(quick))
+    elif target == "attention_bwd":
+        mod = _load_script("gpu_attention_bwd.py")
+        mod.bench_shape(int(parts[0]), int(parts[1]), parts[2], time.time(), quick)
+    elif target == "training":
+        mod = _load_script("gpu_backward.py")
+        mod.warm_one(tuple(int(p) for p in parts), tempfile.mkdtemp(prefix="normfuse_warm_train_"),
+                     sweep)
+    else:
+        raise SystemExit(f"normfuse.repro.warm: unknown target {target!r}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--target", required=True,
+                    choices=("summary", "attention", "attention_bwd", "training"))
+    ap.add_argument("--cell", required=True, help="the cell, comma-separated (see the targets)")
+    ap.add_argument("--ops", help="summary: the ops (default all four)")
+    ap.add_argument("--quick", action="store_true", help="the benchmark's --quick settings")
+    ap.add_argument("--sweep", action="store_true", help="training: also the tiling sweep of K")
+    a = ap.parse_args(argv)
+    _child(a.target, a.cell, a.ops, a.quick, a.sweep)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

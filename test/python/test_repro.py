@@ -1,0 +1,105 @@
+"""The benchmarks' parallel warm-up (normfuse.repro.warm) on the CPU: the process pool, the
+children's command lines, and the settings the children and the timing process must share."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+
+from normfuse.repro import warm  # noqa: E402
+
+
+def _py(code):
+    return [sys.executable, "-c", code]
+
+
+def test_parallel_runs_reports_and_kills():
+    jobs = [("ok", _py("print('fine')")),
+            ("fails", _py("import sys; print('boom'); sys.exit(3)")),
+            ("hangs", _py("import time; time.sleep(60)"))]
+    res = warm.parallel(jobs, 3, timeout=8.0, log=lambda m: None)
+    by = {j["label"]: j for j in res["jobs"]}
+    assert by["ok"]["rc"] == 0 and "log_tail" not in by["ok"]
+    assert by["fails"]["rc"] == 3 and "boom" in by["fails"]["log_tail"]
+    assert by["hangs"]["rc"] == "killed"
+    assert res["not_started"] == [] and res["procs"] == 3
+    assert res["seconds"] < 30
+
+
+def test_parallel_keeps_to_procs_and_reports_what_never_started():
+    jobs = [(f"j{i}", _py("import time; time.sleep(3)")) for i in range(3)]
+    res = warm.parallel(jobs, 1, timeout=2.0, log=lambda m: None)
+    # one at a time: the first is killed at the timeout, the other two never start
+    assert [j["label"] for j in res["jobs"]] == ["j0"] and res["jobs"][0]["rc"] == "killed"
+    assert res["not_started"] == ["j1", "j2"]
+
+
+def test_default_procs(monkeypatch):
+    monkeypatch.setattr(warm.os, "cpu_count", lambda: 2)
+    assert warm.default_procs(50) == 0  # this machine and CI: no warm-up
+    monkeypatch.setattr(warm.os, "cpu_count", lambda: 16)
+    assert warm.default_procs(50) == 7 and warm.default_procs(3) == 3
+
+
+def test_once_and_patch_do_bench(monkeypatch):
+    import triton.testing
+    calls = []
+    assert warm.once(lambda: calls.append(1)) == 0.0 and calls == [1]
+    monkeypatch.setattr(triton.testing, "do_bench", triton.testing.do_bench)  # restored after
+    warm.patch_do_bench()
+    assert triton.testing.do_bench(lambda: calls.append(2), warmup=5, rep=9) == 0.0
+    assert calls == [1, 2]
+
+
+def test_configure_torch(monkeypatch):
+    import torch._dynamo
+    import torch._inductor.config as ic
+    monkeypatch.setattr(torch._dynamo.config, "automatic_dynamic_shapes", True)
+    monkeypatch.setattr(ic, "autotune_local_cache", True)
+    warm.configure_torch()
+    assert torch._dynamo.config.automatic_dynamic_shapes is False
+    assert ic.autotune_local_cache is False and ic.fx_graph_cache is True
+
+
+@pytest.mark.parametrize("quick", [True, False], ids=["quick", "full"])
+def test_every_benchmark_job_is_a_valid_child(monkeypatch, quick):
+    """The reproduction command's job list (summary, attention forward, training, attention
+    backward): one job per cell of each benchmark, and every command line is one the child
+    accepts, with a cell of the right kind."""
+    from normfuse.repro import bench_attention, extra, summary
+    jobs = (summary.warm_jobs(list(summary.OPS), summary.summary_cells(quick))
+            + bench_attention.warm_jobs(quick) + extra.warm_jobs(quick))
+    seen = []
+    monkeypatch.setattr(warm, "_child", lambda *a: seen.append(a))
+    for label, argv in jobs:
+        assert argv[:3] == [sys.executable, "-m", "normfuse.repro.warm"], argv
+        assert warm.main(argv[3:]) == 0
+    targets = [s[0] for s in seen]
+    gb = warm._load_script("gpu_backward.py")
+    ab = warm._load_script("gpu_attention_bwd.py")
+    n_train = len(gb.QUICK) if quick else len(gb.BLOG)
+    assert targets.count("summary") == len(summary.summary_cells(quick))
+    assert targets.count("attention") == len(bench_attention.cells(quick))
+    assert targets.count("training") == n_train
+    assert targets.count("attention_bwd") == len(ab.bench_shapes(quick))
+    for target, cell, ops, q, sweep in seen:
+        parts = cell.split(",")
+        if target in ("summary", "training"):
+            assert len(parts) == 3 and all(p.isdigit() for p in parts)
+        else:
+            assert len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit()
+        if target in ("attention", "attention_bwd"):
+            assert q == quick
+    # the training sweep runs once per K, in the first cell with that K
+    sweeps = [cell for t, cell, _, _, sw in seen if t == "training" and sw]
+    assert sorted(int(c.split(",")[1]) for c in sweeps) == sorted({c[1] for c in (
+        gb.QUICK if quick else gb.BLOG)})
+
+
+def test_repro_help_mentions_the_warm_up(capsys):
+    from normfuse.repro.__main__ import main
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "--warm-procs" in out and "--warm-timeout" in out
