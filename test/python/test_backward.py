@@ -1091,6 +1091,11 @@ def test_backward_config_candidates(monkeypatch, N, gemm):
         c = cands["row"]
         assert c["BLOCK_N"] >= N and c["BLOCK_M"] * c["BLOCK_N"] == 8192
     assert ("cluster-m128" in cands) == (gemm and N > 128)
+    assert ("cluster-n256" in cands) == (gemm and N >= 512)
+    assert ("row-16k" in cands) == (row and N > 256)
+    if "row-16k" in cands:
+        c = cands["row-16k"]
+        assert c["BLOCK_N"] >= N and c["BLOCK_M"] * c["BLOCK_N"] == 16384
     # nothing chosen: the measured default (m128 with the GEMM, the whole row without, when N has it)
     default = ("cluster-m128" if gemm and N > 128 else "row" if row else "cluster")
     assert training.default_backward_tiling(N, gemm) == default
@@ -1104,13 +1109,14 @@ def test_backward_config_candidates(monkeypatch, N, gemm):
 
 
 @pytest.mark.parametrize("N", [1024, 2048])
-@pytest.mark.parametrize("gemm,name", [(True, "cluster-m128"), (False, "row"), (True, "cluster")],
-                         ids=["m128", "row", "cluster-xn"])
+@pytest.mark.parametrize("gemm,name", [(True, "cluster-m128"), (False, "row"), (True, "cluster"),
+                                       (True, "cluster-n256"), (False, "row-16k")],
+                         ids=["m128", "row", "cluster-xn", "n256", "row16k"])
 def test_aot_backward_candidates(N, gemm, name):
-    """Each tiling compiles for sm_90 through the passes in the form its name says: "row" is one
-    CTA per row block, fused by epilogue-norm alone (no cluster, no spills); the GEMM forms
-    (writing n for the dW GEMM, as the pre-norm op launches them) are split over a cluster of
-    N / 128 CTAs and fused by epilogue-norm too."""
+    """Each tiling compiles for sm_90 through the passes in the form its name says: "row" and
+    "row-16k" are one CTA per row block, fused by epilogue-norm alone (no cluster, no spills);
+    the GEMM forms (writing n for the dW GEMM, as the pre-norm op launches them) are split over
+    a cluster of N / BLOCK_N CTAs and fused by epilogue-norm too."""
     from normfuse.ops.training import backward_config_candidates
     cfg = backward_config_candidates(N, gemm)[name]
     sig = {n: ("*fp32" if n in ("RSTD", "MEAN", "DGP", "DBP") else "*bf16")
@@ -1129,9 +1135,46 @@ def test_aot_backward_candidates(N, gemm, name):
     applied = " ".join(r for r in map(str, ck.remarks) if "applied" in r)
     assert "[epilogue-norm] applied" in applied, ck.remarks
     if gemm:
-        assert f"split over a {N // 128}-CTA cluster" in applied, ck.remarks
+        assert f"split over a {N // cfg['BLOCK_N']}-CTA cluster" in applied, ck.remarks
         # n is stored once per tile next to dx: two bf16 tile stores in the fused kernel
         assert ck.asm["ttir"].count("tt.store") >= 2
     else:
         assert "cluster" not in applied and "barrier.cluster" not in ck.asm["ptx"], ck.remarks
         assert ck.resources()["spill_stores"] == 0
+
+
+@pytest.mark.parametrize("gemm", [True, False], ids=["dx-gemm", "no-gemm"])
+@pytest.mark.parametrize("N", [200, 640])
+def test_every_tiling_fused_matches_fp64(gemm, N):
+    """Each named tiling at its real tile sizes (not the small ones the op tests use): the kernel
+    through the default passes, interpreted on the CPU on a ragged shape (rows and N not multiples
+    of the tiles), against fp64; the pre-norm form (with the GEMM) also writes n."""
+    from normfuse.ops.training import backward_config_candidates
+    Mx, Rx, is_ln = 70, 48, True
+    gen = _gen(N + gemm)
+    dy = torch.randn(Mx, Rx if gemm else N, generator=gen).bfloat16()
+    w = (torch.randn(Rx, N, generator=gen) * 0.2).bfloat16()
+    x = (torch.randn(Mx, N, generator=gen) + 3.0).bfloat16()
+    rstd, mu = _stats64(x, is_ln)
+    g = (0.5 + torch.rand(N, generator=gen)).bfloat16()
+    b = torch.randn(N, generator=gen).bfloat16()
+    du = (dy.double() @ w.double()) if gemm else dy.double()
+    dx, dg, _ = _norm_bwd_ref(du, x, g, None, is_ln, 0)
+    xn = (x.double() - mu[:, None]) * rstd[:, None] * g.double() + b.double()
+    for name, cfg in backward_config_candidates(N, gemm).items():
+        nb = -(-Mx // cfg["BLOCK_M"])
+        args = [dy, w, x, rstd.float(), mu.float(), g, b, dy, torch.full((Mx, N), float("nan")).bfloat16(),
+                torch.full((nb, N), float("nan")), torch.full((nb, N), float("nan")),
+                torch.full((Mx, N), float("nan")).bfloat16(), Mx, Rx, dy.shape[1], N, N, N, N, N]
+        consts = dict(N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_R=cfg["BLOCK_R"],
+                      IS_LN=is_ln, HAS_GEMM=gemm, HAS_G=True, HAS_B=True, ACT=0, HAS_DRES=False,
+                      HAS_DG=True, EVEN_R=Rx % cfg["BLOCK_R"] == 0, HAS_XN=gemm)
+        res = check_pass_numerics(norm_backward_naive, args, constexprs=consts, grid=(nb,),
+                                  passes="default", num_warps=cfg["num_warps"])
+        assert any("[epilogue-norm] applied" in r for r in res.remarks), (name, res.remarks)
+        run = res.after
+        assert rel_err(run["DX"], dx) < REF_TOL, name
+        assert rel_err(run["DGP"].sum(0), dg) < REF_TOL, name
+        assert rel_err(run["DBP"].sum(0), du.sum(0)) < REF_TOL, name
+        if gemm:
+            assert rel_err(run["XN"], xn) < REF_TOL, name

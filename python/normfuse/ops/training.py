@@ -52,9 +52,14 @@ def backward_config_candidates(N: int, gemm: bool = True) -> dict[str, dict]:
       16 tiles: several per CTA).
     - "cluster-m128" (with the GEMM): 128-row blocks, 32-deep R steps, 4 stages: twice the rows
       per W tile read, a full m64 wgmma per warpgroup.
+    - "cluster-n256" (with the GEMM, N >= 512): 64-row blocks of 256-column tiles, a cluster of
+      N / 256 CTAs: half the CTAs per row, each W tile read feeding twice the columns.
     - "row" (without the GEMM, next_pow2(N) <= 4096): the whole row in one CTA, about 8192
       elements per CTA (64 rows at N = 128, 8 at N = 1024, 2 at N = 4096): epilogue-norm alone,
       no cluster barrier; a bandwidth-bound kernel.
+    - "row-16k" (without the GEMM, 512 <= next_pow2(N) <= 4096): the same with 16384 elements,
+      half the dg/dbeta partial rows (fewer warps resident: about 200 registers a thread).
+    Not yet measured (the next sweep will): "cluster-n256", "row-16k".
     """
     if N <= 128:
         bn = max(32, 1 << (max(N, 1) - 1).bit_length())
@@ -63,11 +68,16 @@ def backward_config_candidates(N: int, gemm: bool = True) -> dict[str, dict]:
     c = {"cluster": dict(BLOCK_M=64, BLOCK_N=128, BLOCK_R=64, num_warps=8, num_stages=3)}
     if gemm:
         c["cluster-m128"] = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_R=32, num_warps=8, num_stages=4)
+        if N >= 512:
+            c["cluster-n256"] = dict(BLOCK_M=64, BLOCK_N=256, BLOCK_R=64, num_warps=8, num_stages=3)
     else:
         bn = 1 << (N - 1).bit_length()
         if bn <= 4096:
             c["row"] = dict(BLOCK_M=max(1, 8192 // bn), BLOCK_N=bn, BLOCK_R=64,
                             num_warps=8, num_stages=1)
+            if bn >= 512:
+                c["row-16k"] = dict(BLOCK_M=16384 // bn, BLOCK_N=bn, BLOCK_R=64,
+                                    num_warps=8, num_stages=1)
     return c
 
 
