@@ -1,0 +1,61 @@
+"""scripts/gpu_tests.py (the parallel runner of the gpu-marked tests) on the CPU, on a small
+synthetic test directory: it collects, splits, runs, and reports failures and totals."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def runner():
+    spec = importlib.util.spec_from_file_location("gpu_tests", REPO / "scripts" / "gpu_tests.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _suite(tmp_path, failing: bool):
+    d = tmp_path / "suite"
+    d.mkdir()
+    (d / "conftest.py").write_text(
+        "def pytest_configure(config):\n"
+        "    config.addinivalue_line('markers', 'gpu: test marker')\n")
+    (d / "test_a.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.gpu\n"
+        "@pytest.mark.parametrize('i', range(5))\n"
+        "def test_p(i):\n"
+        f"    assert {'i != 3' if failing else 'True'}\n"
+        "def test_not_gpu():\n"
+        "    assert False\n")
+    (d / "test_b.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.gpu\n"
+        "def test_skip():\n"
+        "    pytest.skip('no')\n")
+    return str(d)
+
+
+def test_runner_splits_and_passes(runner, tmp_path):
+    logs = []
+    res = runner.run([_suite(tmp_path, False)], 3, "gpu", 120, log=logs.append)
+    assert res["ok"], logs
+    assert res["totals"] == {"passed": 5, "skipped": 1}
+    assert len(res["workers"]) == 3 and sum(w["tests"] for w in res["workers"]) == 6
+
+
+def test_runner_reports_a_failure(runner, tmp_path):
+    logs = []
+    res = runner.run([_suite(tmp_path, True)], 2, "gpu", 120, log=logs.append)
+    assert not res["ok"]
+    assert res["totals"]["failed"] == 1 and res["totals"]["passed"] == 4
+    assert any("test_p[3]" in f for f in res["failures"]), res["failures"]
+    assert "FAILED" in logs[-1]
+
+
+def test_runner_with_nothing_selected(runner, tmp_path):
+    res = runner.run([_suite(tmp_path, False)], 2, "not gpu and not slow and nothing", 60,
+                     log=lambda m: None)
+    assert not res["ok"] and res["workers"] == []
