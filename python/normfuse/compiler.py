@@ -440,6 +440,25 @@ class JITKernel:
         self._cache: dict[tuple, CompiledKernel] = {}
         self._lock = threading.Lock()
         self._constexpr_names = {fn.arg_names[i] for i in fn.constexprs}
+        self._plist = None  # the parsed pipeline, once (a launch must not re-parse it)
+        self._targets: dict = {}  # Triton's current device -> its GPUTarget
+
+    def _current_target(self):
+        """The current device's target, looked up once per device (a launch used to ask the
+        driver and parse the pipeline every time: about 0.1 ms of host time per launch)."""
+        if self._plist is None:
+            self._plist = parse_pipeline(self.passes)
+        try:
+            from triton.runtime.driver import driver
+            dev = driver.active.get_current_device()
+        except Exception:  # noqa: BLE001 - no driver: _target explains
+            dev = None
+        tgt = self._targets.get(dev)
+        if tgt is None:
+            tgt = _target(None, _kernel_name(self.fn), self._plist)
+            if dev is not None:
+                self._targets[dev] = tgt
+        return tgt
 
     def specialize(self, args, kwargs):
         return specialize(self.fn, args, kwargs)
@@ -447,7 +466,7 @@ class JITKernel:
     def warmup(self, *args, **kwargs) -> CompiledKernel:
         signature, consts, attrs, options, key = self.specialize(args, dict(kwargs))
         # the current device: a binary for one arch never runs on another
-        target = _target(None, _kernel_name(self.fn), parse_pipeline(self.passes))
+        target = self._current_target()
         ck_key = (key, tuple(sorted(consts.items())), tuple(sorted(options.items())),
                   target.backend, target.arch)
         with self._lock:

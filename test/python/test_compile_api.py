@@ -166,3 +166,53 @@ def test_jit_without_a_gpu_says_so():
     with pytest.raises(RuntimeError, match=r"kernel 'scale_rows': normfuse.jit launches on the "
                                            r"current GPU and Triton finds none .*target='cuda:90'"):
         kernel[(1,)](x, x, 64, 64, 64, 1.0, BLOCK_M=16)
+
+
+def test_jit_parses_its_pipeline_and_asks_the_target_once(monkeypatch):
+    """A launch must not redo per-kernel work: normfuse.jit parses its pipeline once and looks up
+    the current device's target once per device (both used to run on every launch, about 0.1 ms
+    of host time each); the compiled kernel is reused for the same specialization."""
+    import normfuse.compiler as comp
+    from triton.backends.compiler import GPUTarget
+    calls = {"parse": 0, "target": 0, "compile": 0, "launch": 0}
+    real_parse = comp.parse_pipeline
+
+    def parse(spec):
+        calls["parse"] += 1
+        return real_parse(spec)
+
+    def target(t, name="kernel", passes=()):
+        calls["target"] += 1
+        return GPUTarget("cuda", 90, 32)
+
+    class FakeCK:
+        lowered = None
+
+        def launch(self, grid, full, runtime_args=()):
+            calls["launch"] += 1
+
+    def fake_compile(fn, **kw):
+        calls["compile"] += 1
+        return FakeCK()
+
+    monkeypatch.setattr(comp, "parse_pipeline", parse)
+    monkeypatch.setattr(comp, "_target", target)
+    monkeypatch.setattr(comp, "compile", fake_compile)
+    monkeypatch.setattr(comp, "launch_needs", lambda ck: [])
+
+    class Dev:  # Triton's driver, as far as the lookup goes
+        device = 0
+
+        def get_current_device(self):
+            return self.device
+    dev = Dev()
+    from triton.runtime.driver import driver
+    monkeypatch.setattr(type(driver), "active", property(lambda self: dev))
+    kernel = normfuse.jit(scale_rows, passes="default")
+    x = torch.empty(64, 64, dtype=torch.bfloat16)
+    for _ in range(5):
+        kernel[(1,)](x, x, 64, 64, 64, 1.0, BLOCK_M=16)
+    assert calls == {"parse": 1, "target": 1, "compile": 1, "launch": 5}
+    dev.device = 1  # another device: its own target lookup (an arch per device)
+    kernel[(1,)](x, x, 64, 64, 64, 1.0, BLOCK_M=16)
+    assert calls["target"] == 2 and calls["parse"] == 1

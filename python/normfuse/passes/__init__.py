@@ -14,6 +14,7 @@ Older passes that subclass `Pass` as a plain dataclass and define `run(module)` 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import typing
 from dataclasses import dataclass
@@ -212,8 +213,11 @@ def create_pass(name: str, options: dict[str, str] | None = None) -> Pass:
     return cls(**kwargs)
 
 
+@functools.lru_cache(maxsize=None)
 def _option_fields(cls) -> dict[str, object]:
-    """option attribute -> its type (from the annotations; the default's type when unresolvable)."""
+    """option attribute -> its type (from the annotations; the default's type when unresolvable).
+    Cached per class: `typing.get_type_hints` evaluates every annotation string, which cost about
+    0.1 ms per pass on every launch when `normfuse.jit` parsed its pipeline each time."""
     try:
         hints = typing.get_type_hints(cls)
     except Exception:  # noqa: BLE001 - a forward reference that does not resolve
