@@ -76,6 +76,15 @@ def run_tests(out: str, timeout: int) -> dict:
 # Benchmark
 # ---------------------------------------------------------------------------------------------
 
+def _timer(timer=None):
+    """fn -> ms: `timer` when given (the CPU tests' fake, the warm-up's single call), else
+    `triton.testing.do_bench`'s median."""
+    if timer is not None:
+        return lambda fn: float(timer(fn))
+    import triton.testing
+    return lambda fn: float(triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median"))
+
+
 def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cuda", timer=None,
                 compile_backend: str = "inductor") -> list[dict]:
     """The benchmark. `device`, `timer` (fn -> ms) and `compile_backend` exist so that the CPU
@@ -83,16 +92,12 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
     defaults: do_bench medians, inductor."""
     import torch
     import torch.nn.functional as F
-    import triton.testing
 
     from normfuse.ops import layernorm_linear, linear_layernorm, linear_rmsnorm, rmsnorm_linear
     from normfuse.ops import training as tr
     from normfuse.reference import rel_err
 
-    def bench(fn):
-        if timer is not None:
-            return float(timer(fn))
-        return float(triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median"))
+    bench = _timer(timer)
 
     def compile_(fn):
         # static shapes: one graph per shape, as a user's fixed-shape training step compiles
@@ -263,14 +268,10 @@ def sweep_configs(Ds, M: int, *, timer=None, device: str = "cuda", tol: float = 
     with PRENORM_DW = "xn" and "prologue". Each is checked against an fp32 torch reference
     (relative Frobenius error < tol) before it is timed."""
     import torch
-    import triton.testing
     from normfuse.ops import training as tr
     from normfuse.reference import rel_err
 
-    def bench(fn):
-        if timer is not None:
-            return float(timer(fn))
-        return float(triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median"))
+    bench = _timer(timer)
 
     recs = []
     for D in Ds:
@@ -365,11 +366,6 @@ def apply_choice(ch: dict) -> None:
         tr.PRENORM_DW = ch["prenorm_dw"]
 
 
-def configure_torch() -> None:
-    from normfuse.repro.warm import configure_torch as conf
-    conf()
-
-
 # ---------------------------------------------------------------------------------------------
 # Parallel warm-up: every kernel of the run compiled once, in processes that share the caches
 # ---------------------------------------------------------------------------------------------
@@ -382,14 +378,9 @@ def sweep_cells(cells):
 def warm_one(cell, out: str, with_sweep: bool) -> None:
     """What one warm-up process does: run the sweep (when asked) and the cell's ops once, under
     every tiling choice the timing process may pick, with a timer that just runs the function."""
-    import torch
     from normfuse.ops import training as tr
+    from normfuse.repro.warm import configure_torch, once
     configure_torch()
-
-    def once(fn):
-        fn()
-        torch.cuda.synchronize()
-        return 0.0
     M, K, N = cell
     if with_sweep:
         sweep_configs([K], M, timer=once)
@@ -503,6 +494,7 @@ def main(argv=None) -> int:
             records = [{"op": "backward", "skipped": f"no Hopper GPU: {why}", **keep}]
         else:
             try:
+                from normfuse.repro.warm import configure_torch
                 configure_torch()
                 cells = QUICK if args.quick else QUICK + [c for c in BLOG if c not in QUICK]
                 if args.warm_procs > 0:

@@ -487,8 +487,7 @@ class JITKernel:
             g = grid(meta) if callable(grid) else grid
             g = tuple(g) + (1,) * (3 - len(tuple(g)))
             # Triton's launcher takes every argument in order, constexprs included.
-            it = iter(args)
-            full = [meta[n] if n in self._constexpr_names else next(it) for n in self.fn.arg_names]
+            full = list(kernel_args(self.fn, args, meta))
             if ck.lowered is None:
                 needs = launch_needs(ck)
                 if needs:  # what the passes declared (normfuse.launch): grid policy, derived args, ...
@@ -497,6 +496,14 @@ class JITKernel:
             # vectors, its persistent grid); else Triton's launcher with the needs applied
             return ck.launch(g, full, runtime_args=args)
         return launch
+
+
+def kernel_args(fn, runtime_args, constexprs: dict) -> tuple:
+    """Every argument of `fn` in kernel order, constexprs included, as Triton's launcher of a
+    compiled kernel takes them: the runtime arguments (non-constexpr parameters, in order) and
+    the constexpr values by name."""
+    it = iter(runtime_args)
+    return tuple(constexprs[n] if i in fn.constexprs else next(it) for i, n in enumerate(fn.arg_names))
 
 
 def jit(fn=None, *, passes=DEFAULT_PASSES):

@@ -22,7 +22,7 @@ from normfuse.kernels.postnorm_gemm import (linear_layernorm_train_naive,  # noq
 from normfuse.reference import linear_norm_ref, rel_err  # noqa: E402
 from normfuse.testing import check_pass_numerics  # noqa: E402
 from normfuse.testing.interpreter import cluster_dims, run_ir  # noqa: E402
-from normfuse.testing.numerics import _arg_type  # noqa: E402
+from normfuse.testing.numerics import launch_signature  # noqa: E402
 from normfuse.ops.prenorm_linear import _ensure_allocator as _REAL_ENSURE_ALLOCATOR  # noqa: E402
 
 EPS = 1e-5
@@ -227,16 +227,7 @@ class _Interpreted:
             for p in fn.params:
                 if p.is_constexpr and p.name not in consts and p.has_default:
                     consts[p.name] = p.default
-            names = [n for n in fn.arg_names if n not in consts]
-            sig, attrs = {}, {}
-            for i, n in enumerate(fn.arg_names):
-                if n in consts:
-                    sig[n] = "constexpr"
-                    continue
-                t, div = _arg_type(n, args[names.index(n)])
-                sig[n], _ = t, None
-                if div:
-                    attrs[(i,)] = [["tt.divisibility", 16]]
+            sig, attrs = launch_signature(fn, args, consts)
             ck = normfuse.compile(fn, signature=sig, constexprs=consts, attrs=attrs,
                                   passes=self.passes, num_warps=num_warps, num_stages=num_stages)
             ir = ck.asm.get("normfuse", ck.asm["ttir"])
@@ -622,6 +613,23 @@ def test_gpu_block_gradients(D, H, Mx, dtype, layernorm):
     assert rel_err(o, orf) <= 1.5 * rel_err(oe, orf) + 1e-4, ("forward", rel_err(o, orf), rel_err(oe, orf))
 
 
+def _sgd_losses(m, ref, x, target, *, lr: float, steps: int):
+    """The MSE losses of `steps` SGD steps of PostNormMLP `m` (its fused forward) and of `ref`
+    (the same weights, its eager `reference` forward): (ours, eager)."""
+    losses = []
+    for mod, fwd in ((m, m.forward), (ref, ref.reference)):
+        opt = torch.optim.SGD(mod.parameters(), lr=lr)
+        ls = []
+        for _ in range(steps):
+            opt.zero_grad()
+            loss = F.mse_loss(fwd(x).float(), target.float())
+            loss.backward()
+            opt.step()
+            ls.append(loss.item())
+        losses.append(ls)
+    return losses[0], losses[1]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("layernorm", [False, True], ids=["rms", "ln"])
 def test_gpu_block_training_run_like_eager(layernorm):
@@ -635,18 +643,7 @@ def test_gpu_block_training_run_like_eager(layernorm):
     gen = torch.Generator(device="cuda").manual_seed(2)
     x = _dev(Mx, D, dtype=torch.bfloat16, gen=gen)
     target = _dev(Mx, D, dtype=torch.bfloat16, gen=gen)
-    losses = {}
-    for name, mod, fwd in (("ours", m, m.forward), ("eager", ref, ref.reference)):
-        opt = torch.optim.SGD(mod.parameters(), lr=0.5)
-        ls = []
-        for _ in range(30):
-            opt.zero_grad()
-            loss = F.mse_loss(fwd(x).float(), target.float())
-            loss.backward()
-            opt.step()
-            ls.append(loss.item())
-        losses[name] = ls
-    ours, eager = losses["ours"], losses["eager"]
+    ours, eager = _sgd_losses(m, ref, x, target, lr=0.5, steps=30)
     assert ours[-1] < 0.9 * ours[0], ours
     assert abs(ours[-1] - eager[-1]) <= 0.02 * eager[0], (ours, eager)
 
@@ -874,18 +871,7 @@ def test_cpu_training_run_of_the_block_like_eager(cpu_training):
     gen = _gen(23)
     x = torch.randn(48, 32, generator=gen).bfloat16()
     target = (0.5 * torch.randn(48, 32, generator=gen)).bfloat16()
-    losses = {}
-    for name, mod, fwd in (("ours", m, m.forward), ("eager", ref, ref.reference)):
-        opt = torch.optim.SGD(mod.parameters(), lr=0.3)
-        ls = []
-        for _ in range(6):
-            opt.zero_grad()
-            loss = F.mse_loss(fwd(x).float(), target.float())
-            loss.backward()
-            opt.step()
-            ls.append(loss.item())
-        losses[name] = ls
-    ours, eager = losses["ours"], losses["eager"]
+    ours, eager = _sgd_losses(m, ref, x, target, lr=0.3, steps=6)
     assert ours[-1] < 0.9 * ours[0], ours
     # seen: 1.2078 -> 1.0047 vs eager 1.2080 -> 1.0050
     assert max(abs(a - b) for a, b in zip(ours, eager)) <= 0.005 * eager[0], (ours, eager)

@@ -70,6 +70,39 @@ def _locate(BLOCKS, OFFS, nbatch, BLOCK_M: tl.constexpr, LOG_B: tl.constexpr):
 
 
 @triton.jit
+def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.constexpr,
+           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr):
+    """One head's attention for a [BLOCK_M, D] tile of queries `qh`: a loop over the batch's L
+    keys/values (K and V [B, L, HKV, D], this head's at `kvh`), GDPA (act(q k^T) * qk_scale) or
+    online softmax (ACT == 4, FA2); the fp32 [BLOCK_M, D] result (softmax: normalized by l)."""
+    offs_d = tl.arange(0, D)
+    acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for n0 in range(0, L, BLOCK_N):
+        offs_n = n0 + tl.arange(0, BLOCK_N)
+        nmask = offs_n < L
+        kv_off = kvh + offs_n[:, None] * (HKV * D) + offs_d[None, :]
+        k = tl.load(K + kv_off, mask=nmask[:, None], other=0.0)
+        v = tl.load(V + kv_off, mask=nmask[:, None], other=0.0)
+        s = tl.dot(qh, tl.trans(k))
+        if ACT == 4:  # online softmax (FA2)
+            s = tl.where(nmask[None, :], s * (qk_scale * 1.4426950408889634), float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(s, axis=1))
+            alpha = tl.exp2(m_i - m_new)
+            p = tl.exp2(s - m_new[:, None])
+            l_i = l_i * alpha + tl.sum(p, axis=1)
+            acc = acc * alpha[:, None]
+            m_i = m_new
+        else:
+            p = tl.where(nmask[None, :], _activation(s, ACT) * qk_scale, 0.0)
+        acc = tl.dot(p.to(V.dtype.element_ty), v, acc)
+    if ACT == 4:
+        acc = acc / l_i[:, None]
+    return acc
+
+
+@triton.jit
 def flash_norm_attention_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS,
                                nbatch, qk_scale, eps, rms_eps,
                                H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
@@ -112,29 +145,7 @@ def flash_norm_attention_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN,
             q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
         qh = q.to(X.dtype.element_ty)
         kvh = kv_base + (h // GROUP) * D
-        acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
-        m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
-        l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-        for n0 in range(0, L, BLOCK_N):
-            offs_n = n0 + tl.arange(0, BLOCK_N)
-            nmask = offs_n < L
-            kv_off = kvh + offs_n[:, None] * (HKV * D) + offs_d[None, :]
-            k = tl.load(K + kv_off, mask=nmask[:, None], other=0.0)
-            v = tl.load(V + kv_off, mask=nmask[:, None], other=0.0)
-            s = tl.dot(qh, tl.trans(k))
-            if ACT == 4:  # online softmax (FA2)
-                s = tl.where(nmask[None, :], s * (qk_scale * 1.4426950408889634), float("-inf"))
-                m_new = tl.maximum(m_i, tl.max(s, axis=1))
-                alpha = tl.exp2(m_i - m_new)
-                p = tl.exp2(s - m_new[:, None])
-                l_i = l_i * alpha + tl.sum(p, axis=1)
-                acc = acc * alpha[:, None]
-                m_i = m_new
-            else:
-                p = tl.where(nmask[None, :], _activation(s, ACT) * qk_scale, 0.0)
-            acc = tl.dot(p.to(V.dtype.element_ty), v, acc)
-        if ACT == 4:
-            acc = acc / l_i[:, None]
+        acc = attend(qh, K, V, kvh, qk_scale, HKV, D, L, BLOCK_M, BLOCK_N, ACT)
         z = acc + q
         ss += tl.sum(z * z, axis=1)
         tl.store(orow[:, None] + cols[None, :], z.to(OUT.dtype.element_ty), mask=rmask[:, None])

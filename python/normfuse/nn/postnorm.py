@@ -115,21 +115,18 @@ class LinearLayerNorm(_PostNormLinear):
 
 
 def _copy_post(m: _PostNormLinear, norm: nn.Module, linear: nn.Linear):
-    _check_norm_shape(type(m).__name__, norm, linear.out_features)
-    with torch.no_grad():
-        m.weight.copy_(linear.weight)
-        if linear.bias is not None:
-            m.bias.copy_(linear.bias)
-        if norm.weight is not None:
-            m.norm_weight.copy_(norm.weight)
-        if getattr(norm, "bias", None) is not None:
-            m.norm_bias.copy_(norm.bias)
-    return m
+    return _copy(m, norm, linear, linear.out_features)
 
 
 def copy_pre(m: nn.Module, norm: nn.Module, linear: nn.Linear):
     """Parameters of (norm, linear) into a pre-norm module (RMSNormLinear / LayerNormLinear)."""
-    _check_norm_shape(type(m).__name__, norm, linear.in_features)
+    return _copy(m, norm, linear, linear.in_features)
+
+
+def _copy(m: nn.Module, norm: nn.Module, linear: nn.Linear, normalized: int):
+    """Copy linear's weight/bias and norm's weight/bias into m; the norm must normalize
+    `normalized` features (the linear's output for post-norm, its input for pre-norm)."""
+    _check_norm_shape(type(m).__name__, norm, normalized)
     with torch.no_grad():
         m.weight.copy_(linear.weight)
         if linear.bias is not None:

@@ -153,16 +153,12 @@ class PreparedFNA:
 
     def compile(self):
         if self._compiled is None:
-            from ..compiler import launch_needs
+            from ..compiler import kernel_args, launch_needs
             from ..launch import LaunchNeed
             with torch.cuda.device(self.out.device):
                 self._compiled = self.launcher.warmup(*self.runtime_args, **self.constexprs,
                                                       **self.options)
-            fn = self.launcher.fn
-            values = dict(zip([n for i, n in enumerate(fn.arg_names) if i not in fn.constexprs],
-                              self.runtime_args))
-            values.update(self.constexprs)
-            self._full_args = tuple(values[n] for n in fn.arg_names)
+            self._full_args = kernel_args(self.launcher.fn, self.runtime_args, self.constexprs)
             # straight through Triton's launcher (every argument in kernel order) when nothing
             # has to be applied at launch time (the cluster size travels in the metadata)
             self._fast = (self._compiled.lowered is None and all(

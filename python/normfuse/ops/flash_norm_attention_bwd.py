@@ -141,20 +141,10 @@ def _launch(which, passes, grid, args, consts, device, num_warps, num_stages):
 
 def _interpret(which, passes, grid, args, consts, num_warps, num_stages):
     """CPU: compile for sm_90 ahead of time, run the TTIR after the passes in the interpreter."""
-    import normfuse
     from ..testing import cluster_dims, run_ir
-    from ..testing.numerics import _arg_type
+    from ..testing.numerics import launch_signature
     fn = bwd_kernels()[0 if which == "rows" else 1]
-    names = [n for n in fn.arg_names if n not in consts]
-    signature, attrs = {}, {}
-    for i, n in enumerate(fn.arg_names):
-        if n in consts:
-            signature[n] = "constexpr"
-            continue
-        t, div16 = _arg_type(n, args[names.index(n)])
-        signature[n] = t
-        if div16:
-            attrs[(i,)] = [["tt.divisibility", 16]]
+    signature, attrs = launch_signature(fn, args, consts)
     ir = _compiled_ir(fn, tuple(sorted(signature.items())), tuple(sorted(consts.items())),
                       tuple(sorted((k[0], str(v)) for k, v in attrs.items())), passes, num_warps,
                       num_stages)

@@ -192,14 +192,11 @@ class PreparedLaunch:
             with _on_device(self.out.device):
                 self._compiled = self.launcher.warmup(*self.runtime_args, **self.constexprs,
                                                       **self.options)
-            fn = self.launcher.fn
-            values = dict(zip([n for i, n in enumerate(fn.arg_names) if i not in fn.constexprs],
-                              self.runtime_args))
-            values.update(self.constexprs)
             # Launched straight through Triton's CompiledKernel with every argument in kernel
             # order, constexprs included (what `JITKernel.__getitem__` does per call, minus the
             # per-call specialization), so a timed `launch()` costs one launcher call.
-            self._full_args = tuple(values[n] for n in fn.arg_names)
+            from ..compiler import kernel_args
+            self._full_args = kernel_args(self.launcher.fn, self.runtime_args, self.constexprs)
         return self._compiled
 
     def launch(self) -> torch.Tensor:

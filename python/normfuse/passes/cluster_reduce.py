@@ -235,6 +235,19 @@ def parse_cluster_size(pass_name: str, value):
     return c
 
 
+def cluster_ctas(cluster_size, max_cluster, trips: int, what: str) -> int | str:
+    """CTAs per cluster for `trips` tiles (loop trips): 'auto' deals them evenly over the fewest
+    clusters of at most `max_cluster`; an integer must not exceed the trips (else the reason, with
+    `what` naming the trips; shared with cluster-reduce-chain)."""
+    if cluster_size == "auto":
+        per = -(-trips // int(max_cluster))
+        return -(-trips // per)
+    c = int(cluster_size)
+    if c > trips:
+        return f"cluster-size={c} is larger than {what}"
+    return c
+
+
 @dataclass(frozen=True)
 class ClusterReduce(Pass):
     """Distribute the N tiles of a post-norm row over a thread-block cluster.
@@ -365,13 +378,7 @@ class ClusterReduce(Pass):
         return None
 
     def _ctas(self, trips: int) -> int | str:
-        if self.cluster_size == "auto":
-            per = -(-trips // int(self.max_cluster))
-            return -(-trips // per)
-        c = int(self.cluster_size)
-        if c > trips:
-            return f"cluster-size={c} is larger than the row's {trips} tiles"
-        return c
+        return cluster_ctas(self.cluster_size, self.max_cluster, trips, f"the row's {trips} tiles")
 
     # -- rewriting -----------------------------------------------------------------------------
     def _rewrite(self, module: Module, run: PassRun, func: Op, f1: ForOp, f2: ForOp, pid_op: Op,

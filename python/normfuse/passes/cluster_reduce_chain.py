@@ -86,7 +86,7 @@ from ..ir.ops import (ADDF, FOR, GET_NUM_PROGRAMS, GET_PROGRAM_ID, LOADS, RETURN
 from ..launch import ClusterSize, ExtraSharedMemory
 from . import Pass, PassError, PassRun
 from .cluster_reduce import (ARRIVE, BARRIER, HW_MAX, PORTABLE_MAX, WAIT, _same_tiles, _trips,
-                             parse_cluster_size, read_asm, write_asm)
+                             cluster_ctas, parse_cluster_size, read_asm, write_asm)
 
 
 @dataclass(frozen=True)
@@ -205,13 +205,7 @@ class ClusterReduceChain(Pass):
         return chain, pids[0], pairs
 
     def _ctas(self, trips: int) -> int | str:
-        if self.cluster_size == "auto":
-            per = -(-trips // int(self.max_cluster))
-            return -(-trips // per)
-        c = int(self.cluster_size)
-        if c > trips:
-            return f"cluster-size={c} is larger than the loops' {trips} trips"
-        return c
+        return cluster_ctas(self.cluster_size, self.max_cluster, trips, f"the loops' {trips} trips")
 
     # -- rewriting -----------------------------------------------------------------------------
     def _rewrite(self, module: Module, run: PassRun, func: Op, chain: list[Op], pid_op: Op,

@@ -62,32 +62,19 @@ class ResidualAcc(Pass):
                     src = prod.owner
                     if src is None:
                         continue
-                    if src.name == DOT:
-                        why = _check_dot(module, op, src, prod, res)
+                    form = _FORMS.get(src.name)
+                    if form is not None:
+                        check, start, what = form
+                        why = check(module, op, src, prod, res)
                         if why is _NOT_A_PRODUCT:
                             continue
                         found = True
                         if why:
                             run.missed(why, op)
                             continue
-                        module.replace_all_uses(src.operands[2], res, where=lambda o, d=src: o is d)
+                        start(module, src, prod, res)
                         _drop_add(module, op, prod)
-                        run.applied("residual added into the accumulator's initial value "
-                                    "(tt.dot starts at it; no separate addition)", src)
-                        break
-                    if src.name == FOR:
-                        why = _check_loop(module, op, src, prod, res)
-                        if why is _NOT_A_PRODUCT:
-                            continue
-                        found = True
-                        if why:
-                            run.missed(why, op)
-                            continue
-                        ForOp(src).set_init(prod.index, res)
-                        _drop_add(module, op, prod)
-                        run.applied("residual added into the initial value of the accumulator "
-                                    "carried by the loop over K tiles (acc = residual; acc += "
-                                    "A B per tile)", src)
+                        run.applied(what, src)
                         break
                     via = _transformed_product(module, prod)
                     if via is not None:
@@ -101,6 +88,16 @@ class ResidualAcc(Pass):
 
 
 _NOT_A_PRODUCT = "not a product"
+
+
+def _start_dot(module: Module, dot: Op, prod: Value, res: Value) -> None:
+    """The one-tile tt.dot accumulates onto the residual instead of its zero."""
+    module.replace_all_uses(dot.operands[2], res, where=lambda o, d=dot: o is d)
+
+
+def _start_loop(module: Module, loop: Op, prod: Value, res: Value) -> None:
+    """The loop's accumulator starts at the residual instead of zero."""
+    ForOp(loop).set_init(prod.index, res)
 
 
 def _check_dot(module: Module, add: Op, dot: Op, prod: Value, res: Value):
@@ -182,3 +179,13 @@ def _transformed_product(module: Module, v: Value) -> str | None:
 def _drop_add(module: Module, add: Op, prod: Value) -> None:
     module.replace_all_uses(add.results[0], prod)
     module.erase(add)
+
+
+# where the product comes from -> (legality check, rewrite, remark)
+_FORMS = {
+    DOT: (_check_dot, _start_dot, "residual added into the accumulator's initial value (tt.dot "
+                                  "starts at it; no separate addition)"),
+    FOR: (_check_loop, _start_loop, "residual added into the initial value of the accumulator "
+                                    "carried by the loop over K tiles (acc = residual; acc += A B "
+                                    "per tile)"),
+}

@@ -14,7 +14,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ..kernels.attention import ACT_CODES, _activation, _locate
+from ..kernels.attention import ACT_CODES, _locate, attend
 
 @triton.jit
 def attention_core(Q, K, V, O, OFFS, BLOCKS, nbatch, qk_scale, H: tl.constexpr, HKV: tl.constexpr,
@@ -31,29 +31,7 @@ def attention_core(Q, K, V, O, OFFS, BLOCKS, nbatch, qk_scale, H: tl.constexpr, 
     ptr = rows.to(tl.int64)[:, None] * N + h * D + offs_d[None, :]
     q = tl.load(Q + ptr, mask=rmask[:, None], other=0.0)
     kvh = b.to(tl.int64) * (L * HKV * D) + (h // (H // HKV)) * D
-    acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
-    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    for n0 in range(0, L, BLOCK_N):
-        offs_n = n0 + tl.arange(0, BLOCK_N)
-        nmask = offs_n < L
-        kv_off = kvh + offs_n[:, None] * (HKV * D) + offs_d[None, :]
-        k = tl.load(K + kv_off, mask=nmask[:, None], other=0.0)
-        v = tl.load(V + kv_off, mask=nmask[:, None], other=0.0)
-        s = tl.dot(q, tl.trans(k))
-        if ACT == 4:
-            s = tl.where(nmask[None, :], s * (qk_scale * 1.4426950408889634), float("-inf"))
-            m_new = tl.maximum(m_i, tl.max(s, axis=1))
-            alpha = tl.exp2(m_i - m_new)
-            p = tl.exp2(s - m_new[:, None])
-            l_i = l_i * alpha + tl.sum(p, axis=1)
-            acc = acc * alpha[:, None]
-            m_i = m_new
-        else:
-            p = tl.where(nmask[None, :], _activation(s, ACT) * qk_scale, 0.0)
-        acc = tl.dot(p.to(V.dtype.element_ty), v, acc)
-    if ACT == 4:
-        acc = acc / l_i[:, None]
+    acc = attend(q, K, V, kvh, qk_scale, HKV, D, L, BLOCK_M, BLOCK_N, ACT)
     tl.store(O + ptr, acc.to(O.dtype.element_ty), mask=rmask[:, None])
 
 

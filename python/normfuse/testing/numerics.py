@@ -146,6 +146,23 @@ def _compare(names, args, ir_before, ir_after, grid, kernel, pipeline, remarks, 
         ir_before=ir_before, ir_after=ir_after)
 
 
+def launch_signature(fn, args, consts: dict) -> tuple[dict, dict]:
+    """(signature, attrs) of `fn` for the runtime `args` (in order, the constexprs in `consts`
+    left out), specialized as `normfuse.jit` does at launch: types from the values, 16-byte
+    divisibility of pointers and integers."""
+    names = [n for n in fn.arg_names if n not in consts]
+    signature, attrs = {}, {}
+    for i, n in enumerate(fn.arg_names):
+        if n in consts:
+            signature[n] = "constexpr"
+            continue
+        t, div16 = _arg_type(n, args[names.index(n)])
+        signature[n] = t
+        if div16:
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    return signature, attrs
+
+
 def check_pass_numerics(fn, args, *, constexprs: dict, grid, passes="default",
                         target: str = "cuda:90", **options) -> NumericsCheck:
     """Compile `fn` for sm_90 with `passes` (a pipeline spec or list; "default": see
@@ -172,15 +189,7 @@ def check_pass_numerics(fn, args, *, constexprs: dict, grid, passes="default",
     if len(args) != len(names):
         raise InterpreterError(f"{fn.__name__} takes {len(names)} runtime arguments "
                                f"({', '.join(names)}), got {len(args)}")
-    signature, attrs = {}, {}
-    for i, n in enumerate(fn.arg_names):
-        if n in consts:
-            signature[n] = "constexpr"
-            continue
-        t, div16 = _arg_type(n, args[names.index(n)])
-        signature[n] = t
-        if div16:
-            attrs[(i,)] = [["tt.divisibility", 16]]
+    signature, attrs = launch_signature(fn, args, consts)
     spec = default_pipeline(fn) if passes == "default" else passes
     plist = parse_pipeline(spec)
     ck = normfuse.compile(fn, signature=signature, constexprs=consts, attrs=attrs, target=target,
