@@ -503,7 +503,8 @@ def kernel_args(fn, runtime_args, constexprs: dict) -> tuple:
     compiled kernel takes them: the runtime arguments (non-constexpr parameters, in order) and
     the constexpr values by name."""
     it = iter(runtime_args)
-    return tuple(constexprs[n] if i in fn.constexprs else next(it) for i, n in enumerate(fn.arg_names))
+    cs = set(fn.constexprs)
+    return tuple(constexprs[n] if i in cs else next(it) for i, n in enumerate(fn.arg_names))
 
 
 def jit(fn=None, *, passes=DEFAULT_PASSES):

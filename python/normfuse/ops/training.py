@@ -92,11 +92,12 @@ def default_backward_tiling(N: int, gemm: bool = True) -> str:
     "cluster-m128" (1.30 / 2.56 / 5.61 ms against "cluster"'s 1.74 / 3.50 / 7.96 ms at R =
     1024, despite 12-72 bytes of ptxas spills); without it, "row" (0.66 / 0.74 / 1.13 ms
     against 0.68 / 1.02 / 2.46 ms). N <= 128 has "cluster" only (one tile, no cluster)."""
-    cands = backward_config_candidates(N, gemm)
-    for name in (("cluster-m128",) if gemm else ("row",)):
-        if name in cands:
-            return name
-    return "cluster"
+    return _default_name(backward_config_candidates(N, gemm), gemm)
+
+
+def _default_name(cands: dict, gemm: bool) -> str:
+    name = "cluster-m128" if gemm else "row"
+    return name if name in cands else "cluster"
 
 
 def select_backward_config(N: int, gemm: bool = True) -> dict:
@@ -107,7 +108,7 @@ def select_backward_config(N: int, gemm: bool = True) -> dict:
     cands = backward_config_candidates(N, gemm)
     name = BACKWARD_CONFIG_CHOICE.get((bool(gemm), int(N)))
     if name not in cands:
-        name = default_backward_tiling(N, gemm)
+        name = _default_name(cands, gemm)
     return dict(cands[name])
 
 
@@ -266,7 +267,7 @@ def _pre_bwd(dy: Tensor, x: Tensor, norm_weight: Optional[Tensor], norm_bias: Op
         else:
             raise ValueError(f"normfuse.ops.training.PRENORM_DW = {PRENORM_DW!r}: expected 'xn' "
                              "or 'prologue'")
-        db = dy.float().sum(0) if has_bias else None
+        db = dy.sum(0, dtype=torch.float32) if has_bias else None
     dt, e = x.dtype, x.new_empty(0)  # custom ops return tensors: an absent gradient is empty
     return (dx, dg.to(dt) if norm_weight is not None else e,
             dbeta.to(dt) if norm_bias is not None else x.new_empty(0), dw,
@@ -375,7 +376,7 @@ def _post_bwd(dz: Tensor, x: Tensor, weight: Tensor, norm_weight: Tensor,
                                       is_ln=is_ln)
         dx = torch.mm(dh, weight)
         dw = torch.mm(dh.t(), x)
-        db = dh.float().sum(0).to(x.dtype) if has_bias else x.new_empty(0)
+        db = dh.sum(0, dtype=torch.float32).to(x.dtype) if has_bias else x.new_empty(0)
     return (dx, dw, dg.to(x.dtype), dbeta.to(x.dtype) if is_ln else x.new_empty(0), db, dh)
 
 
@@ -463,8 +464,8 @@ def _mlp_bwd(dout: Tensor, x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Te
                                          act=1)
         dw1 = torch.mm(dh1.t(), x)
         dx = torch.addmm(dh2, dh1, w1)  # the residual's gradient is dh2
-        db1 = dh1.float().sum(0).to(dt) if has_b1 else e()
-        db2 = dh2.float().sum(0).to(dt) if has_b2 else e()
+        db1 = dh1.sum(0, dtype=torch.float32).to(dt) if has_b1 else e()
+        db2 = dh2.sum(0, dtype=torch.float32).to(dt) if has_b2 else e()
     return [dx, dw1, dg1.to(dt), dbeta1.to(dt) if is_ln else e(), db1, dw2, dg2.to(dt),
             dbeta2.to(dt) if is_ln else e(), db2]
 

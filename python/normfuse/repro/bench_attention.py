@@ -233,18 +233,15 @@ def warm_jobs(quick: bool) -> list:
             for c in cells(quick)]
 
 
-def append_to_summary(out_dir: str, quick: bool, budget: float = 150.0,
-                      warm_procs: int = 0, warm_timeout: float = 240.0) -> None:
+def append_to_summary(out_dir: str, quick: bool, budget: float = 150.0) -> None:
     """Run the cells and append their records to out_dir/summary.json (made by
-    normfuse.repro.summary), plus attention_saved.png and attention.md. `warm_procs` > 0: compile
-    every cell first in that many child processes at once (normfuse.repro.warm)."""
+    normfuse.repro.summary), plus attention_saved.png and attention.md. The reproduction
+    command compiles the cells first (`warm_jobs`)."""
     if not torch.cuda.is_available():
         print("flash_norm_attention: no GPU: nothing to measure")
         return
-    from .warm import configure_torch, parallel
-    configure_torch()
-    if warm_procs > 0:
-        parallel(warm_jobs(quick), warm_procs, warm_timeout)
+    from .warm import configure_torch
+    configure_torch()  # the settings the warm-up children used
     import datetime as _dt
     meta = {"gpu": torch.cuda.get_device_name(), "date": _dt.date.today().isoformat(),
             "torch": torch.__version__, "triton": triton.__version__}

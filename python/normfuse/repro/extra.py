@@ -24,17 +24,14 @@ SCRIPTS = {
 }
 
 
-def run_script(name: str, out_dir: str, quick: bool, budget: float, log=print,
-               warm_procs: int = 0) -> list[dict]:
+def run_script(name: str, out_dir: str, quick: bool, budget: float, log=print) -> list[dict]:
     """Run one benchmark script in a child; return its records ([] with a logged reason when it
-    failed or wrote nothing). `warm_procs` > 0: the script compiles everything first in that many
-    processes (its --warm-procs; the reproduction command warms all benchmarks at once instead)."""
+    failed or wrote nothing). No warm-up of its own: the reproduction command compiles every
+    benchmark's cells first (`warm_jobs`)."""
     script, extra, fname, pick = SCRIPTS[name]
     sub = os.path.join(out_dir, name)
     os.makedirs(sub, exist_ok=True)
     cmd = [sys.executable, os.path.join(REPO, script), "--out", sub, "--budget", str(budget)] + extra
-    if warm_procs > 0:
-        cmd += ["--warm-procs", str(warm_procs), "--warm-timeout", "100"]
     if quick:
         cmd.append("--quick")
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
@@ -65,13 +62,13 @@ def append_records(summary_path: str, records: list[dict], op_suffix: str) -> No
         json.dump(data, f, indent=1)
 
 
-def run_all(out_dir: str, quick: bool, budget: float = 90.0, log=print, warm_procs: int = 0) -> None:
+def run_all(out_dir: str, quick: bool, budget: float = 90.0, log=print) -> None:
     """Training and attention-backward records into out_dir/summary.json."""
     summary = os.path.join(out_dir, "summary.json")
-    train = [r for r in run_script("training", out_dir, quick, budget, log, warm_procs)
+    train = [r for r in run_script("training", out_dir, quick, budget, log)
              if str(r.get("op", "")).endswith(".backward")]
     append_records(summary, train, ".backward")
-    att = run_script("attention_backward", out_dir, quick, budget, log, warm_procs)
+    att = run_script("attention_backward", out_dir, quick, budget, log)
     # the training records end in ".backward" too: keep them, replace only the attention ones
     data = json.load(open(summary)) if os.path.exists(summary) else {"records": []}
     data["records"] = [r for r in data["records"] if r.get("op") != "flash_norm_attention.backward"] + att
