@@ -2,12 +2,34 @@
 // Inputs: TTIR from test/lit/inputs/hopper_ws_kernels.py (locations stripped).
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>/dev/null | FileCheck %s
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' %s 2>/dev/null | FileCheck %s --check-prefix=SHARE
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=SHARE-REMARK
 
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; 1 row statistic(s)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // REMARK: missed: 2 tt.dot ops; the lowering handles one accumulator
 // REMARK: missed: the epilogue reduces rows of the accumulator (a post-norm)
 // REMARK: missed: the A tile is not contiguous along K
+
+// stats-share: the statistics once per row block. The first case publishes stamped 64-bit words
+// (value, epoch) and reads them back with a reload loop on stale stamps; the plain GEMM has no
+// statistics to share (no stamped words); the bail-outs are unchanged.
+// SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-shared, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps, once per row block (its first tile, a wave ahead of the others), shared through global memory
+// SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
+// SHARE-REMARK: missed: 2 tt.dot ops
+// SHARE-REMARK: missed: the epilogue reduces rows of the accumulator
+// SHARE-REMARK: missed: the A tile is not contiguous along K
+// SHARE-LABEL: tt.func public @ws_gemm_kernel
+// SHARE: ttg.warp_specialize
+// SHARE: ttng.warp_group_dot
+// SHARE: tt.elementwise_inline_asm "{{.*}}st.relaxed.gpu.global.b64
+// SHARE: tt.elementwise_inline_asm "ld.relaxed.gpu.global.b64
+// SHARE: ttng.warp_group_dot
+// SHARE: tt.elementwise_inline_asm "{{.*}}NF_CHECK:
+// SHARE: partition0({{.*}}) num_warps(4)
+// SHARE-LABEL: tt.func public @ws_gemm_kernel
+// SHARE-NOT: st.relaxed.gpu.global.b64
+// SHARE: partition0({{.*}}) num_warps(4)
 
 // RMSNorm statistics in the k-loop: warp-specialized, the statistic and the epilogue become hooks.
 // CHECK-LABEL: tt.func public @ws_gemm_kernel

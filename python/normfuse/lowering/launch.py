@@ -95,7 +95,7 @@ class LoweredLaunch:
         a callable that only re-checks that the derived vectors' inputs did not change (their
         `_version`) before it calls Triton's launcher. For benchmarks and repeated launches."""
         from ..ops.prenorm_linear import sm_count  # cached per device
-        from .runtime import _args, grid_for
+        from .runtime import SHARED_ARGS, SharedStats, _args, grid_for
         lw = self.lowering
         a = self._view(lw.a, args)
         b = self._view(lw.b, args)
@@ -110,17 +110,24 @@ class LoweredLaunch:
             g = grid
             if g is None:
                 g = grid_for(self.kernel, self.instance, M, c.shape[1], sm_count(a.device))
-            full = _args(self.instance, a, b, c, M, c.shape[1], K, eargs) + (self.instance.config.consumer_warps,)
-            return self.kernel[(g, 1, 1)], full, tuple(t._version for t in derived_inputs)
+            # shared statistics: the workspace and epoch are taken per launch (run)
+            shared = (a, 0) if cfg.stats_share else None
+            full = _args(self.instance, a, b, c, M, c.shape[1], K, eargs, shared) + (cfg.consumer_warps,)
+            return self.kernel[(g, 1, 1)], full, tuple(t._version for t in derived_inputs), g
 
+        cfg = self.instance.config
         state = {"launch": build()}
         has_derived = any(k == "derived" for k, _ in lw.eargs)
 
         def run():
-            runner, full, versions = state["launch"]
+            runner, full, versions, g = state["launch"]
             if has_derived and tuple(t._version for t in derived_inputs) != versions:
                 state["launch"] = build()
-                runner, full, _ = state["launch"]
+                runner, full, _, g = state["launch"]
+            if cfg.stats_share:
+                # every launch waits for its own epoch's statistics (on the current stream)
+                full = (full[:SHARED_ARGS.start] + SharedStats.take(a.device, a.shape[0], cfg.block_m)
+                        + full[SHARED_ARGS.stop:])
             runner(*full)
             return c
         return run

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["WSConfig", "Hooks", "Instance", "compile_instance", "launch", "grid_for"]
+__all__ = ["WSConfig", "Hooks", "Instance", "compile_instance", "launch", "grid_for", "SharedStats"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class WSConfig:
     warps_n: int = 1          # 2: the two warpgroups of an 8-warp consumer split N, not M
     rows_max_k: int = 0       # launches with K <= this walk row-major runs of tiles (0: never)
     stats_partition: bool = False  # the row statistics in a partition of their own (from L2)
+    stats_share: bool = False  # the row statistics once per row block, shared through global memory
     stats_warps: int = 4
     stats_regs: int = 80
 
@@ -62,7 +63,8 @@ class WSConfig:
         return (f"{self.block_m}x{self.block_n}x{self.block_k} s{self.stages} {sched} "
                 f"w{self.consumer_warps}" + (f"x{self.warps_n}n" if self.warps_n > 1 else "")
                 + (f" rows<={self.rows_max_k}" if self.rows_max_k else "")
-                + (f" stats-partition w{self.stats_warps}" if self.stats_partition else ""))
+                + (f" stats-partition w{self.stats_warps}" if self.stats_partition else "")
+                + (" stats-shared" if self.stats_share else ""))
 
 
 @dataclass(frozen=True)
@@ -137,18 +139,27 @@ def _layouts(inst: Instance):
             gl.NVMMASharedLayout.get_default_for([c.block_m, c.block_n], eo), b_block)
 
 
-def _args(inst: Instance, a, b, c, M, N, K, eargs):
-    """The template kernel's arguments in order (descriptors built from `a`, `b`, `c`)."""
+SHARED_ARGS = slice(9, 11)  # where (sbuf, epoch) sit in `_args`
+
+
+def _args(inst: Instance, a, b, c, M, N, K, eargs, shared=None):
+    """The template kernel's arguments in order (descriptors built from `a`, `b`, `c`).
+    `shared` = (statistics buffer, epoch) for an instance with shared statistics (see
+    `SharedStats`); other instances get placeholders they never read."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
     cfg = inst.config
     la, lb, lc, b_block = _layouts(inst)
     ad = TensorDescriptor(a, list(a.shape), list(a.stride()), [cfg.block_m, cfg.block_k], la)
     bd = TensorDescriptor(b, list(b.shape), list(b.stride()), b_block, lb)
     cd = TensorDescriptor(c, list(c.shape), list(c.stride()), [cfg.block_m, cfg.block_n], lc)
-    return (ad, bd, cd, M, N, K, a, a.stride(0), tuple(eargs)) + inst.hooks.resolved() + (
+    if shared is None:
+        if cfg.stats_share:
+            raise ValueError("an instance with shared statistics needs their workspace (SharedStats)")
+        shared = (a, 0)
+    return (ad, bd, cd, M, N, K, a, a.stride(0), tuple(eargs)) + tuple(shared) + inst.hooks.resolved() + (
         cfg.stages, cfg.group_m, inst.cluster, cfg.consumers, inst.b_kn, cfg.loader_warps,
         cfg.loader_regs, cfg.consumer_regs, cfg.warps_n, cfg.rows_max_k, cfg.stats_partition,
-        cfg.stats_warps, cfg.stats_regs)
+        cfg.stats_warps, cfg.stats_regs, cfg.stats_share)
 
 
 _hook_lock = threading.RLock()
@@ -202,6 +213,7 @@ def compile_instance(inst: Instance, target="cuda:90"):
     if target.arch != 90:
         raise ValueError(f"the warp-specialized lowering emits sm_90 code (wgmma, setmaxnreg); "
                          f"target sm_{target.arch} is not supported")
+    import torch
     cfg = inst.config
     el, eo = _torch_dtype(inst.dtype), _torch_dtype(inst.out_dtype)
     # sizes that are not multiples of 16 elements, so that the kernel is compiled for any size
@@ -209,7 +221,9 @@ def compile_instance(inst: Instance, target="cuda:90"):
     a = _Fake([M, K], el)
     b = _Fake([K, N] if inst.b_kn else [N, K], el)
     c = _Fake([M, N], eo)
-    args = _args(inst, a, b, c, M, N, K, inst.eargs_example)
+    # the shared statistics' buffers and an epoch that Triton does not specialize (not 1, odd)
+    shared = (_Fake([1], torch.int64), 17)
+    args = _args(inst, a, b, c, M, N, K, inst.eargs_example, shared)
     kwargs = {"num_warps": cfg.consumer_warps}
     backend = make_backend(target)
     fn = W.ws_gemm_kernel
@@ -247,7 +261,47 @@ def launch(ck, inst: Instance, a, b, c, eargs, *, grid: int | None = None, sms: 
             from ..ops.prenorm_linear import sm_count  # cached per device
             sms = sm_count(a.device)
         grid = grid_for(ck, inst, M, N, sms)
+    shared = SharedStats.take(a.device, M, inst.config.block_m) if inst.config.stats_share else None
     # Triton's launcher takes every parameter in order, constexprs (num_warps last) included
-    args = _args(inst, a, b, c, M, N, K, eargs) + (inst.config.consumer_warps,)
+    args = _args(inst, a, b, c, M, N, K, eargs, shared) + (inst.config.consumer_warps,)
     ck[(grid, 1, 1)](*args)
     return c
+
+
+class SharedStats:
+    """The global memory through which shared statistics pass (`WSConfig.stats_share`), one per
+    (device, stream): `sbuf` int64 [3, Mp], one word per row and statistic (and the shift), the
+    f32 value in the low half and the epoch of the launch that wrote it in the high half. Nothing
+    is cleared between launches: every launch gets a larger epoch than the launches before it on
+    its stream (which have finished: a stream runs its kernels in order) and takes only words
+    stamped with its own epoch; an epoch taken but never launched is harmless. The buffer is
+    zeroed and the epoch restarts before it could wrap.
+
+    Under CUDA-graph capture a launch gets a fresh zeroed buffer and epoch 1 instead (the memset
+    is captured with the kernel), so that a replay never takes another launch's words."""
+
+    EPOCH_LIMIT = 2**31 - 2
+    _by_stream: dict = {}
+
+    def __init__(self, device, rows: int):
+        import torch
+        self.sbuf = torch.zeros(3 * rows, dtype=torch.int64, device=device)
+        self.epoch = 0
+
+    @classmethod
+    def take(cls, device, M: int, block_m: int):
+        """(sbuf, epoch) for one launch over M rows, on the current stream of `device`."""
+        import torch
+        rows = -(-M // block_m) * block_m
+        if torch.cuda.is_current_stream_capturing():
+            return cls(device, rows).sbuf, 1
+        key = (str(device), torch.cuda.current_stream(device).cuda_stream)
+        ws = cls._by_stream.get(key)
+        if ws is None or ws.sbuf.numel() < 3 * rows:
+            ws = cls(device, max(rows, 0 if ws is None else ws.sbuf.numel() // 3))
+            cls._by_stream[key] = ws
+        if ws.epoch >= cls.EPOCH_LIMIT:
+            ws.sbuf.zero_()
+            ws.epoch = 0
+        ws.epoch += 1
+        return ws.sbuf, ws.epoch

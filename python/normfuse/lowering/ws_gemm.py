@@ -41,6 +41,15 @@ waited for before the next ldmatrix: the loop reuses the same PTX registers for 
 fragment, so a fragment cannot stay in flight across iterations (a first version that kept one
 wgmma in flight was not repeatable on the H200).
 
+Shared statistics (`SHARE`, one consumer, no cluster, no A transform): the tiles run in the
+order of `_share_tile`, in which a row block's first tile comes at least a wave before its other
+tiles. The first tile runs the k-loop with the statistics and stores them (and the shift) as
+64-bit words (f32 value, launch epoch) into `sbuf`; the other tiles run the plain k-loop, load
+the words before it and, after it, take those stamped with this launch's epoch, reloading the
+others until they are (`_consumer_shared`). A 64-bit store is single-copy atomic, so no fence or
+flag is needed, and the words are never cleared (each launch has a larger epoch). Waits point only
+to earlier positions of the order: no deadlock as long as every CTA of the grid is resident.
+
 Cluster exchange (post-norm rows of C tiles, `CLUSTER = C`): after its k-loop each CTA pushes its
 [BM] partial sums into every peer's shared memory (`mapa` + `st.shared::cluster`), each warp then
 arrives on every peer's `full[slot]` mbarrier (release, cluster scope); each CTA waits on its own
@@ -140,6 +149,72 @@ def _work_tile(j, M, N, K, BM: gl.constexpr, BN: gl.constexpr, GROUP_M: gl.const
     return pid_m, pid_n
 
 
+@gluon.jit
+def _share_lead(N, BN: gl.constexpr, GROUP_M: gl.constexpr):
+    """Shared statistics: by how many groups of GROUP_M row blocks the first tiles run ahead of
+    the rest, so that at least one wave of positions (a tile per program) separates a row block's
+    first tile from its other tiles."""
+    return gl.cdiv(gl.num_programs(0), GROUP_M * gl.cdiv(N, BN)) + 1
+
+
+@gluon.jit
+def _share_work(M, N, BM: gl.constexpr, BN: gl.constexpr, GROUP_M: gl.constexpr):
+    """How many positions of the shared-statistics order this CTA walks (some are empty)."""
+    groups = gl.cdiv(gl.cdiv(M, BM), GROUP_M)
+    positions = (_share_lead(N, BN, GROUP_M) + groups * gl.cdiv(N, BN)) * GROUP_M
+    return gl.maximum(gl.cdiv(positions - gl.program_id(0), gl.num_programs(0)), 0)
+
+
+@gluon.jit
+def _share_tile(j, M, N, BM: gl.constexpr, BN: gl.constexpr, GROUP_M: gl.constexpr):
+    """The j-th position of this CTA in the shared-statistics order: (pid_m, pid_n, valid).
+
+    Row blocks form groups of G = GROUP_M (the last one padded with empty positions). F(g) is the
+    first tiles (N tile 0) of group g's row blocks, O(g) their other tiles, column by column (the
+    G row blocks of a column share its B tile, as in the grouped order). Positions run
+    F(0) .. F(L-1), then O(0) F(L), O(1) F(L+1), ...: from group L on, a row block's first tile,
+    which computes and publishes the statistics, comes L - 1 >= programs / (G x num_pid_n) blocks
+    of G x num_pid_n positions, at least a wave, before its other tiles, which wait for them in
+    their epilogue (the first L groups' other tiles may share a wave with their first tiles and
+    wait up to the statistics' share of one tile, once per launch). A CTA walks positions pid,
+    pid + programs, ...; a wait always points to an earlier position. `share_order` is the same
+    arithmetic in Python."""
+    num_pid_m = gl.cdiv(M, BM)
+    num_pid_n = gl.cdiv(N, BN)
+    lead = _share_lead(N, BN, GROUP_M)
+    p = gl.program_id(0) + j * gl.num_programs(0)
+    first = lead * GROUP_M
+    q = p - first
+    blk = GROUP_M * num_pid_n
+    b = q // blk
+    r = q % blk
+    others = GROUP_M * (num_pid_n - 1)
+    # prefix: F(p // G); else block b: O(b) (r < others) or F(b + lead)
+    g = gl.where(p < first, p // GROUP_M, gl.where(r < others, b, b + lead))
+    i = gl.where(p < first, p % GROUP_M, gl.where(r < others, r % GROUP_M, r - others))
+    pid_n = gl.where(p < first, 0, gl.where(r < others, 1 + r // GROUP_M, 0))
+    pid_m = g * GROUP_M + i
+    return pid_m, pid_n, pid_m < num_pid_m
+
+
+def share_order(num_pid_m: int, num_pid_n: int, programs: int, group_m: int = 8):
+    """The shared-statistics order in Python, position by position (None: an empty position):
+    `_share_tile`'s arithmetic, for tests and for reading. CTA c walks positions c, c + programs, ..."""
+    lead = -(-programs // (group_m * num_pid_n)) + 1
+    groups = -(-num_pid_m // group_m)
+    first, blk, others = lead * group_m, group_m * num_pid_n, group_m * (num_pid_n - 1)
+    out = []
+    for p in range((lead + groups * num_pid_n) * group_m):
+        if p < first:
+            g, i, n = p // group_m, p % group_m, 0
+        else:
+            b, r = divmod(p - first, blk)
+            g, i, n = (b, r % group_m, 1 + r // group_m) if r < others else (b + lead, r - others, 0)
+        m = g * group_m + i
+        out.append((m, n) if m < num_pid_m else None)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Cluster exchange (inline PTX; the region sits past Triton's shared-memory allocation)
 # ---------------------------------------------------------------------------------------------
@@ -224,6 +299,49 @@ def _asm_gather(XBYTES, COFF, CLUSTER, BM, STAT):
     for q in range(CLUSTER):
         body += f"ld.shared.f32 %nfv, [%nfb+{q * 2 * BM * 4}]; add.f32 $0, $0, %nfv; "
     return "{ .reg .b32 %nfb, %nft; .reg .f32 %nfv; " + body + "}"
+
+
+@gluon.constexpr_function
+def _asm_store_stamped():
+    # one 64-bit word at address $1: the f32 $2 in the low half, the stamp $3 in the high half
+    # (relaxed, GPU scope: the word is single-copy atomic, so a reader that sees the stamp sees
+    # the value written with it; no fence, no flag)
+    return ("{ .reg .b64 %nfw; mov.b64 %nfw, {$2, $3}; st.relaxed.gpu.global.b64 [$1], %nfw; "
+            "mov.u32 $0, 0; }")
+
+
+@gluon.constexpr_function
+def _asm_load_word():
+    # the 64-bit word at address $1 (relaxed, GPU scope)
+    return "ld.relaxed.gpu.global.b64 $0, [$1];"
+
+
+@gluon.constexpr_function
+def _asm_stamped_value():
+    # the f32 of word $2 if its stamp is >= $3, else of the word at $1 once it is (reloaded)
+    return ("{ .reg .pred %nfp; .reg .b32 %nflo, %nfhi; .reg .b64 %nfw; mov.b64 %nfw, $2; "
+            "NF_CHECK: mov.b64 {%nflo, %nfhi}, %nfw; setp.lt.u32 %nfp, %nfhi, $3; "
+            "@!%nfp bra NF_DONE; ld.relaxed.gpu.global.b64 %nfw, [$1]; bra NF_CHECK; "
+            "NF_DONE: mov.b32 $0, %nflo; }")
+
+
+@gluon.jit
+def _publish(ptrs, v, epoch):
+    # (addresses as integers: inline asm operands are type-checked against each other)
+    gl.inline_asm_elementwise(_asm_store_stamped(), "=r,l,f,r", [ptrs.to(gl.int64), v, epoch],
+                              gl.int32, is_pure=False, pack=1)
+
+
+@gluon.jit
+def _peek(ptrs):
+    return gl.inline_asm_elementwise(_asm_load_word(), "=l,l", [ptrs.to(gl.int64)], gl.int64,
+                                     is_pure=False, pack=1)
+
+
+@gluon.jit
+def _stamped(ptrs, w, epoch):
+    return gl.inline_asm_elementwise(_asm_stamped_value(), "=f,l,l,r", [ptrs.to(gl.int64), w, epoch],
+                                     gl.float32, is_pure=False, pack=1)
 
 
 @gluon.jit
@@ -541,12 +659,101 @@ def _consumer1(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_sm
               1, 2, WARPS, WARPS_N, ROWS_MAX_K, False)
 
 
+@gluon.jit
+def _loader_shared(a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K,
+                   BM: gl.constexpr, BN: gl.constexpr, GROUP_M: gl.constexpr, B_KN: gl.constexpr):
+    """The loader in the shared-statistics order (`_share_tile`; empty positions load nothing)."""
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    STAGES: gl.constexpr = a_bufs.shape[0]
+    k_tiles = gl.cdiv(K, BK)
+    pos = 0
+    for j in range(_share_work(M, N, BM, BN, GROUP_M)):
+        pid_m, pid_n, valid = _share_tile(j, M, N, BM, BN, GROUP_M)
+        if valid:
+            for kk in range(k_tiles):
+                s = pos % STAGES
+                mbarrier.wait(empty.index(s), ((pos // STAGES) & 1) ^ 1)
+                bar = ready.index(s)
+                mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+                tma.async_copy_global_to_shared(a_desc, [pid_m * BM, kk * BK], bar, a_bufs.index(s))
+                if B_KN:
+                    tma.async_copy_global_to_shared(b_desc, [kk * BK, pid_n * BN], bar, b_bufs.index(s))
+                else:
+                    tma.async_copy_global_to_shared(b_desc, [pid_n * BN, kk * BK], bar, b_bufs.index(s))
+                pos += 1
+
+
+@gluon.jit
+def _consumer_shared(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, c_smem, M, N, K, eargs,
+                     sbuf, epoch,
+                     PRE: gl.constexpr, STATS: gl.constexpr, EPI: gl.constexpr,
+                     HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, GROUP_M: gl.constexpr,
+                     B_KN: gl.constexpr, WARPS: gl.constexpr, WARPS_N: gl.constexpr):
+    """The consumer with statistics shared per row block (`SHARE`): a row block's first tile runs
+    the k-loop with the statistics (as every tile does otherwise) and, before its epilogue, stores
+    them and the shift as stamped words sbuf[0 | Mp | 2 Mp + row] = (value, epoch) (64-bit,
+    single-copy atomic: no fence or flag); the row block's other tiles read the words before their
+    plain k-loop (the latency hides under it) and, before the epilogue, take each value whose
+    stamp is the launch's epoch, reloading those that are older (the first tile, a wave ahead,
+    has normally written them long before). The statistics are the same numbers (same tile, same
+    order) as when every tile computes them: the output is bitwise the same."""
+    BM: gl.constexpr = c_desc.block_type.shape[0]
+    BN: gl.constexpr = c_desc.block_type.shape[1]
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    dtype: gl.constexpr = a_desc.dtype
+    mma_layout: gl.constexpr = mma_layout_for(BM, BN, WARPS, WARPS_N)
+    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
+    row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
+    k_tiles = gl.cdiv(K, BK)
+    publish = gl.cdiv(N, BN) > 1
+    Mp = gl.cdiv(M, BM) * BM
+    done = 0
+    for j in range(_share_work(M, N, BM, BN, GROUP_M)):
+        pid_m, pid_n, valid = _share_tile(j, M, N, BM, BN, GROUP_M)
+        if valid:
+            acc = gl.zeros([BM, BN], gl.float32, mma_layout)
+            p0 = sbuf + pid_m * BM + gl.arange(0, BM, layout=row_c)
+            if pid_n == 0:
+                acc, st0, st1, c0 = _mainloop(
+                    a_bufs, b_bufs, ready, empty, done * k_tiles, k_tiles, pid_m, eargs, acc,
+                    gl.zeros([BM], gl.float32, row_a), gl.zeros([BM], gl.float32, row_a),
+                    gl.zeros([BM], gl.float32, row_a), PRE, STATS, noop_afn, HAS_PRE, HAS_STATS,
+                    False, B_KN, a_layout, dtype)
+                s0 = gl.convert_layout(st0, row_c)
+                s1 = gl.convert_layout(st1, row_c)
+                cc = gl.convert_layout(c0, row_c)
+                if publish:
+                    _publish(p0, s0, epoch)
+                    _publish(p0 + Mp, s1, epoch)
+                    _publish(p0 + 2 * Mp, cc, epoch)
+            else:
+                w0 = _peek(p0)
+                w1 = _peek(p0 + Mp)
+                w2 = _peek(p0 + 2 * Mp)
+                acc, st0, st1, c0 = _mainloop(
+                    a_bufs, b_bufs, ready, empty, done * k_tiles, k_tiles, pid_m, eargs, acc,
+                    gl.zeros([BM], gl.float32, row_a), gl.zeros([BM], gl.float32, row_a),
+                    gl.zeros([BM], gl.float32, row_a), PRE, STATS, noop_afn, False, False,
+                    False, B_KN, a_layout, dtype)
+                s0 = _stamped(p0, w0, epoch)
+                s1 = _stamped(p0 + Mp, w1, epoch)
+                cc = _stamped(p0 + 2 * Mp, w2, epoch)
+            out = EPI(acc, s0, s1, cc, pid_m, pid_n, done, eargs, 1, 0, 1, WARPS)
+            tma.store_wait(pendings=0)
+            c_smem.store(out.to(c_desc.dtype))
+            fence_async_shared()
+            tma.async_copy_shared_to_global(c_desc, [pid_m * BM, pid_n * BN], c_smem)
+            done += 1
+    tma.store_wait(pendings=0)
+
+
 # ---------------------------------------------------------------------------------------------
 # The kernel
 # ---------------------------------------------------------------------------------------------
 
 @gluon.jit
-def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, a_ptr, stride_am, eargs,
+def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, a_ptr, stride_am, eargs, sbuf, epoch,
                    PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
                    HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
                    STAGES: gl.constexpr, GROUP_M: gl.constexpr,
@@ -554,12 +761,14 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, a_ptr, stride_am, eargs,
                    LOADER_WARPS: gl.constexpr, LOADER_REGS: gl.constexpr,
                    CONS_REGS: gl.constexpr, WARPS_N: gl.constexpr, ROWS_MAX_K: gl.constexpr,
                    STATS_PART: gl.constexpr, STATS_WARPS: gl.constexpr, STATS_REGS: gl.constexpr,
-                   num_warps: gl.constexpr):
+                   SHARE: gl.constexpr, num_warps: gl.constexpr):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `a_ptr` and
     `stride_am` (A's base and row stride) are read only by a statistics partition
-    (`STATS_PART`: one consumer, no cluster, no A transform)."""
+    (`STATS_PART`: one consumer, no cluster, no A transform). `SHARE`: the statistics computed
+    once per row block and passed to its other tiles through `sbuf` (global memory, words
+    stamped with `epoch`; see `_consumer_shared`; one consumer, no cluster, no A transform)."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -599,6 +808,14 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, a_ptr, stride_am, eargs,
             (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K, BM, BN, GROUP_M, CLUSTER,
                        B_KN, ROWS_MAX_K)),
         ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
+    elif SHARE:
+        gl.warp_specialize([
+            (_consumer_shared, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, c_smem0, M, N, K,
+                                eargs, sbuf, epoch, PRE, STATS, EPI, HAS_PRE, HAS_STATS,
+                                GROUP_M, B_KN, num_warps, WARPS_N)),
+            (_loader_shared, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K, BM, BN, GROUP_M,
+                              B_KN)),
+        ], [LOADER_WARPS], [LOADER_REGS])
     elif STATS_PART:
         BK: gl.constexpr = a_desc.block_type.shape[1]
         gl.warp_specialize([

@@ -70,6 +70,15 @@ rows-max-k = 0                  launches with K <= this walk each CTA's contiguo
                                 on the H200, 2026-11-30: bench/results/2026-11-30/ab-order)
 stats-partition = false         the row statistics in a partition of their own, reading A from L2
                                 with plain loads instead of the MMA warps re-reading shared memory
+stats-share = false             the row statistics once per row block: the tiles run in an order
+                                where a row block's first tile comes at least a wave before its
+                                other tiles; it computes the statistics in the MMA warps and stores
+                                them in global memory as 64-bit words (value, launch epoch); the
+                                other tiles run the plain k-loop and take the words stamped with
+                                their launch's epoch in their epilogue. Same numbers, bitwise.
+                                Needs all CTAs of the persistent grid resident at once (grid <=
+                                SMs, one CTA per SM); not with an A transform (g folded). Measured
+                                faster from 8 N tiles per row block (the pre-norm ops use it there)
 """
 from __future__ import annotations
 
@@ -873,6 +882,13 @@ def _example(p, dtype_name: str):
     raise _Miss(f"parameter {p.name} has type {t}")
 
 
+def _stats_where(cfg) -> str:
+    if cfg.stats_share:
+        return ("in the MMA warps, once per row block (its first tile, a wave ahead of the others), "
+                "shared through global memory")
+    return "in a statistics partition (from L2)" if cfg.stats_partition else "in the MMA warps"
+
+
 @dataclass
 class HopperWS(Pass):
     """Lower a fused GEMM-shaped kernel to the warp-specialized Hopper template (see module doc)."""
@@ -891,6 +907,9 @@ class HopperWS(Pass):
     # loads (2 warps, sharing a warpgroup with a 2-warp loader), instead of the MMA warps reading
     # the shared A slot again; only without an A transform (g folded)
     stats_partition: bool = False
+    # the row statistics computed once per row block (by the statistics partition of the CTA that
+    # owns the row block's first tile) and shared with the other CTAs through global memory
+    stats_share: bool = False
 
     def __post_init__(self):
         if self.schedule not in ("coop", "pingpong"):
@@ -952,11 +971,10 @@ class HopperWS(Pass):
         module.__init__(lowering.compiled.asm["ttgir"])
         self._lowering = lowering
         derived = [e for e in eargs if e[0] == "derived"]
-        parts = [f"lowered to the warp-specialized template: {cfg}, persistent, "
+        parts = [f"lowered to the warp-specialized template: {lowering.instance.config}, persistent, "
                  f"{'B [K, N]' if m.b_kn else 'B [N, K]'}",
                  (f"{len(m.row_stats)} row statistic(s) from the A tiles "
-                  + ("in a statistics partition (from L2)" if lowering.instance.config.stats_partition
-                     else "in the MMA warps")) if m.row_stats else "no statistics",
+                  + _stats_where(lowering.instance.config)) if m.row_stats else "no statistics",
                  "A operand computed in registers (g/beta in the loop; each k-step's wgmma waited)" if m.afn is not None else "A straight from shared memory",
                  f"epilogue translated from the IR ({lowering.source.count(chr(10))} lines of hooks)"]
         if derived:
@@ -978,11 +996,17 @@ class HopperWS(Pass):
                 example.append(runtime._Fake([1], torch.float32))
             else:
                 example.append(_example(m.params[x], m.dtype))
-        if (self.stats_partition and hooks.stats is not None and hooks.afn is None
+        import dataclasses
+        if self.stats_share and hooks.stats is not None and hooks.afn is None and cfg.consumers == 1:
+            cfg = dataclasses.replace(cfg, stats_share=True, rows_max_k=0)
+        elif (self.stats_partition and hooks.stats is not None and hooks.afn is None
                 and hooks.pre is None and cfg.consumers == 1):
-            import dataclasses
             cfg = dataclasses.replace(cfg, stats_partition=True, loader_warps=2, stats_warps=2,
                                       loader_regs=40, stats_regs=120)
+        if self.stats_share and hooks.stats is not None and not cfg.stats_share:
+            notes.append("stats-share not applied: " + (
+                "the A operand is computed in the k-loop (g or beta not folded)" if hooks.afn is not None
+                else "it needs the coop schedule"))
         inst = runtime.Instance(cfg, hooks, dtype=_DTYPES[m.dtype], out_dtype=_DTYPES[m.out_dtype],
                                 b_kn=m.b_kn, cluster=1, eargs_example=tuple(example))
         ck = runtime.compile_instance(inst)
