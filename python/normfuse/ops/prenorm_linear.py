@@ -8,9 +8,12 @@ Layers, top to bottom (Quack style):
     get_launcher(kind, passes)             one `normfuse.jit` launcher per kernel and pipeline
     kernels/prenorm_gemm.py                the naive kernels that the passes rewrite
 
-With the default `passes=("lazy-prenorm",)` the naive kernel is rewritten into the one-loop form
-(statistics accumulated in the GEMM's k-loop, rstd applied to the accumulator); `passes=()`
-runs the naive two-loop kernel untouched, which is the numerical oracle of the tests.
+With the default `passes="default"` the naive kernel is rewritten into the one-loop form
+(lazy-prenorm: statistics accumulated in the GEMM's k-loop, rstd applied to the accumulator) and
+lowered to the warp-specialized Hopper template (hopper-ws); at SHARE_MIN_N_TILES or more N tiles
+per row block the template computes the statistics once per row block and shares them
+(hopper-ws{stats-share=true}). `passes=()` runs the naive two-loop kernel untouched, which is the
+numerical oracle of the tests.
 
 Limits of this first version (each is stated where it matters):
 - inference only: no backward. Calling with tensors that require grad under grad mode raises.
@@ -41,6 +44,28 @@ __all__ = ["rmsnorm_linear", "layernorm_linear", "prepare_rmsnorm_linear",
 # The default pipeline (pipeline.DEFAULT_PIPELINE): lazy-prenorm fuses the statistics into the
 # k-loop, hopper-ws lowers the fused loop to the warp-specialized template.
 DEFAULT_PASSES = "default"
+# With the default passes and at least this many N tiles per row block, the pre-norm ops run the
+# default pipeline with hopper-ws{stats-share=true}: the row statistics computed once per row
+# block and shared with its other tiles instead of recomputed in every tile. Measured on the H200
+# (2026-12-01, bench/results/2026-12-01/stats-share-stamped, ratios of the same run): at 8 and
+# more N tiles RMSNorm 0.93-1.01x and LayerNorm 0.89-0.97x the per-tile time; at 2 and 4 N tiles
+# RMSNorm 1.00-1.06x and LayerNorm 0.97-1.05x (the row block's first tile still pays for the
+# statistics and the tile order spreads a row block over two waves).
+# The shared statistics make a tile wait for another CTA's tile: they assume that every CTA of
+# the persistent grid is resident at once (one per SM). Where SMs are withheld from the launch
+# (MPS or green-context SM limits, or two such launches running at once on two streams), set
+# NORMFUSE_STATS_SHARE=0 to keep the per-tile statistics.
+SHARE_MIN_N_TILES = 8
+
+
+def _default_pipeline_for(kind: str, N: int, block_n: int):
+    """The pipeline the pre-norm ops run under `passes="default"` (see SHARE_MIN_N_TILES)."""
+    import os
+    from ..pipeline import DEFAULT_PIPELINE
+    if (kind in ("rms", "ln") and -(-N // block_n) >= SHARE_MIN_N_TILES
+            and os.environ.get("NORMFUSE_STATS_SHARE", "1") != "0"):
+        return ",".join(DEFAULT_PIPELINE[:-1]) + ",hopper-ws{stats-share=true}"
+    return DEFAULT_PASSES
 _DTYPES = (torch.bfloat16, torch.float16)
 _I32 = 2**31
 
@@ -402,6 +427,8 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
     sms = sm_count(x.device) if M and N else 0
     consts = _launch_consts(kind, cfg, M, N, K, flags, use_tma, persistent, row_blocks, sms)
     grid = (consts["NUM_PROGRAMS"] or (-(-M // cfg.block_m)) * (-(-N // cfg.block_n)),)
+    if isinstance(passes, str) and passes == DEFAULT_PASSES:
+        passes = _default_pipeline_for(kind, N, cfg.block_n)
     return PreparedLaunch(op, kind, get_launcher(kind, passes), args, consts, cfg.options(), grid,
                           cfg, y, lead + (N,), bias)
 
