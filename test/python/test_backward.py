@@ -679,6 +679,9 @@ def test_gpu_modules_from_torch_train():
     pairs = [(nn.RMSNorm(320, eps=1e-6), nn.Linear(320, 192)), (nn.LayerNorm(320), nn.Linear(320, 192)),
              (nn.Linear(320, 192), nn.RMSNorm(192, eps=1e-6)), (nn.Linear(320, 192), nn.LayerNorm(192))]
     x0 = torch.randn(300, 320, device="cuda", dtype=torch.bfloat16)
+    # a random projection of the output as the loss: sum(y^2) of a unit-gain norm's output is
+    # N * ms / (ms + eps), nearly constant, and its gradient is rounding noise on both sides
+    r = torch.randn(300, 192, device="cuda")
     for a, b in pairs:
         a, b = a.cuda().bfloat16(), b.cuda().bfloat16()
         fused = from_modules(a, b)
@@ -687,8 +690,8 @@ def test_gpu_modules_from_torch_train():
         y = fused(x)
         yr = b(a(xr))
         assert rel_err(y, yr) < 1e-2
-        y.float().square().sum().backward()
-        yr.float().square().sum().backward()
+        (y.float() * r).sum().backward()
+        (yr.float() * r).sum().backward()
         assert rel_err(x.grad, xr.grad) < 2e-2
         assert rel_err(fused.weight.grad, (b if isinstance(b, nn.Linear) else a).weight.grad) < 2e-2
 
@@ -1164,3 +1167,31 @@ def test_every_tiling_fused_matches_fp64(gemm, N):
         assert rel_err(run["DBP"].sum(0), du.sum(0)) < REF_TOL, name
         if gemm:
             assert rel_err(run["XN"], xn) < REF_TOL, name
+
+
+@pytest.mark.parametrize("pair", ["rms-linear", "ln-linear", "linear-rms", "linear-ln"])
+def test_cpu_modules_from_torch_train(cpu_training, pair):
+    """`from_modules` of torch's norm and Linear modules, one backward through the CPU path: the
+    output and the gradients of x and of the Linear weight like the torch modules' (K = 320 is
+    ragged against the 128-column tiles, as in the GPU twin)."""
+    from torch import nn
+    from normfuse.nn import from_modules
+    torch.manual_seed(4)
+    K, N = 320, 192
+    mods = {"rms-linear": (nn.RMSNorm(K, eps=1e-6), nn.Linear(K, N)),
+            "ln-linear": (nn.LayerNorm(K), nn.Linear(K, N)),
+            "linear-rms": (nn.Linear(K, N), nn.RMSNorm(N, eps=1e-6)),
+            "linear-ln": (nn.Linear(K, N), nn.LayerNorm(N))}[pair]
+    a, b = (m.bfloat16() for m in mods)
+    x0 = torch.randn(45, K, dtype=torch.bfloat16)
+    r = torch.randn(45, N)  # the loss: a random projection (see the GPU twin)
+    fused = from_modules(a, b)
+    x = x0.clone().requires_grad_(True)
+    xr = x0.clone().requires_grad_(True)
+    y = fused(x)
+    yr = b(a(xr))
+    assert rel_err(y, yr) < 1e-2
+    (y.float() * r).sum().backward()
+    (yr.float() * r).sum().backward()
+    assert rel_err(x.grad, xr.grad) < 2e-2
+    assert rel_err(fused.weight.grad, (b if isinstance(b, nn.Linear) else a).weight.grad) < 2e-2
