@@ -159,6 +159,45 @@ def test_ops_share_the_statistics_from_eight_n_tiles(monkeypatch):
     assert "stats-shared" in ck.remarks[-1], ck.remarks
 
 
+def test_shared_statistics_workspace(monkeypatch):
+    """SharedStats (host side, CPU stand-ins for the CUDA stream queries): one buffer per stream,
+    every launch a larger epoch, a larger M gets a larger zeroed buffer, the epoch limit zeroes
+    the words and restarts, at most MAX_STREAMS buffers are kept, and a capture gets fresh zeros
+    at epoch 1 without touching the streams' buffers."""
+    from types import SimpleNamespace
+    from normfuse.lowering.runtime import SharedStats
+    stream = SimpleNamespace(cuda_stream=1)
+    capturing = [False]
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: stream)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: capturing[0])
+    monkeypatch.setattr(SharedStats, "_by_stream", None)
+    buf, e1 = SharedStats.take("cpu", 1000, 128)
+    assert buf.dtype == torch.int64 and buf.numel() == 3 * 1024 and not buf.any()
+    buf[:] = 7  # words of a launch
+    buf2, e2 = SharedStats.take("cpu", 900, 128)
+    assert buf2 is buf and e2 == e1 + 1  # smaller M: same buffer, next epoch
+    big, e3 = SharedStats.take("cpu", 5000, 128)
+    assert big.numel() == 3 * 5120 and not big.any() and e3 == 1  # grown: fresh zeros
+    monkeypatch.setattr(SharedStats, "EPOCH_LIMIT", 3)
+    big[:] = 5
+    for _ in range(2):
+        _, e = SharedStats.take("cpu", 5000, 128)
+    assert e == 3
+    _, e = SharedStats.take("cpu", 5000, 128)
+    assert e == 1 and not big.any()  # limit: zeroed, restarted
+    capturing[0] = True
+    cap, e = SharedStats.take("cpu", 5000, 128)
+    assert e == 1 and cap is not big and not cap.any()
+    capturing[0] = False
+    _, e = SharedStats.take("cpu", 5000, 128)
+    assert e == 2  # the stream's own sequence went on
+    for i in range(2, 2 + SharedStats.MAX_STREAMS):
+        stream = SimpleNamespace(cuda_stream=i)
+        SharedStats.take("cpu", 128, 128)
+    assert len(SharedStats._by_stream) == SharedStats.MAX_STREAMS
+    assert ("cpu", 1) not in SharedStats._by_stream  # the least recently used went
+
+
 def test_shared_statistics_need_a_folded_weight():
     """With g in the k-loop the A operand goes through registers anyway: stats-share leaves the
     statistics in the MMA warps and says why."""

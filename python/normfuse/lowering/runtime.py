@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -281,7 +282,9 @@ class SharedStats:
     is captured with the kernel), so that a replay never takes another launch's words."""
 
     EPOCH_LIMIT = 2**31 - 2
-    _by_stream: dict = {}
+    MAX_STREAMS = 8  # buffers kept; the least recently used is dropped (its stream's memory pool
+    #                  gets it back in stream order, after the kernels already queued there)
+    _by_stream: "OrderedDict" = None
 
     def __init__(self, device, rows: int):
         import torch
@@ -295,11 +298,16 @@ class SharedStats:
         rows = -(-M // block_m) * block_m
         if torch.cuda.is_current_stream_capturing():
             return cls(device, rows).sbuf, 1
+        if cls._by_stream is None:
+            cls._by_stream = OrderedDict()
         key = (str(device), torch.cuda.current_stream(device).cuda_stream)
         ws = cls._by_stream.get(key)
         if ws is None or ws.sbuf.numel() < 3 * rows:
             ws = cls(device, max(rows, 0 if ws is None else ws.sbuf.numel() // 3))
             cls._by_stream[key] = ws
+            while len(cls._by_stream) > cls.MAX_STREAMS:
+                cls._by_stream.popitem(last=False)
+        cls._by_stream.move_to_end(key)
         if ws.epoch >= cls.EPOCH_LIMIT:
             ws.sbuf.zero_()
             ws.epoch = 0
