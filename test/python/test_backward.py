@@ -671,29 +671,35 @@ def test_gpu_torch_compile_sees_the_custom_ops():
         assert rel_err(a, b) < 1e-2
 
 
+def _check_from_modules(a, b, x0, r):
+    """`from_modules(a, b)` against the torch modules: the output, then the gradients of x and of
+    the Linear weight for the loss sum(y * r). A random projection r, not sum(y^2): that of a
+    unit-gain norm's output is N * ms / (ms + eps), nearly constant, and its gradient is rounding
+    noise on both sides."""
+    from torch import nn
+    from normfuse.nn import from_modules
+    fused = from_modules(a, b)
+    x = x0.clone().requires_grad_(True)
+    xr = x0.clone().requires_grad_(True)
+    y = fused(x)
+    yr = b(a(xr))
+    assert rel_err(y, yr) < 1e-2
+    (y.float() * r).sum().backward()
+    (yr.float() * r).sum().backward()
+    assert rel_err(x.grad, xr.grad) < 2e-2
+    assert rel_err(fused.weight.grad, (b if isinstance(b, nn.Linear) else a).weight.grad) < 2e-2
+
+
 @pytest.mark.gpu
 def test_gpu_modules_from_torch_train():
     from torch import nn
-    from normfuse.nn import from_modules
     torch.manual_seed(4)
     pairs = [(nn.RMSNorm(320, eps=1e-6), nn.Linear(320, 192)), (nn.LayerNorm(320), nn.Linear(320, 192)),
              (nn.Linear(320, 192), nn.RMSNorm(192, eps=1e-6)), (nn.Linear(320, 192), nn.LayerNorm(192))]
     x0 = torch.randn(300, 320, device="cuda", dtype=torch.bfloat16)
-    # a random projection of the output as the loss: sum(y^2) of a unit-gain norm's output is
-    # N * ms / (ms + eps), nearly constant, and its gradient is rounding noise on both sides
     r = torch.randn(300, 192, device="cuda")
     for a, b in pairs:
-        a, b = a.cuda().bfloat16(), b.cuda().bfloat16()
-        fused = from_modules(a, b)
-        x = x0.clone().requires_grad_(True)
-        xr = x0.clone().requires_grad_(True)
-        y = fused(x)
-        yr = b(a(xr))
-        assert rel_err(y, yr) < 1e-2
-        (y.float() * r).sum().backward()
-        (yr.float() * r).sum().backward()
-        assert rel_err(x.grad, xr.grad) < 2e-2
-        assert rel_err(fused.weight.grad, (b if isinstance(b, nn.Linear) else a).weight.grad) < 2e-2
+        _check_from_modules(a.cuda().bfloat16(), b.cuda().bfloat16(), x0, r)
 
 
 @pytest.mark.parametrize("N,ctas", [(96, 1), (512, 4), (2048, 16)])
@@ -1175,7 +1181,6 @@ def test_cpu_modules_from_torch_train(cpu_training, pair):
     output and the gradients of x and of the Linear weight like the torch modules' (K = 320 is
     ragged against the 128-column tiles, as in the GPU twin)."""
     from torch import nn
-    from normfuse.nn import from_modules
     torch.manual_seed(4)
     K, N = 320, 192
     mods = {"rms-linear": (nn.RMSNorm(K, eps=1e-6), nn.Linear(K, N)),
@@ -1183,15 +1188,4 @@ def test_cpu_modules_from_torch_train(cpu_training, pair):
             "linear-rms": (nn.Linear(K, N), nn.RMSNorm(N, eps=1e-6)),
             "linear-ln": (nn.Linear(K, N), nn.LayerNorm(N))}[pair]
     a, b = (m.bfloat16() for m in mods)
-    x0 = torch.randn(45, K, dtype=torch.bfloat16)
-    r = torch.randn(45, N)  # the loss: a random projection (see the GPU twin)
-    fused = from_modules(a, b)
-    x = x0.clone().requires_grad_(True)
-    xr = x0.clone().requires_grad_(True)
-    y = fused(x)
-    yr = b(a(xr))
-    assert rel_err(y, yr) < 1e-2
-    (y.float() * r).sum().backward()
-    (yr.float() * r).sum().backward()
-    assert rel_err(x.grad, xr.grad) < 2e-2
-    assert rel_err(fused.weight.grad, (b if isinstance(b, nn.Linear) else a).weight.grad) < 2e-2
+    _check_from_modules(a, b, torch.randn(45, K, dtype=torch.bfloat16), torch.randn(45, N))

@@ -413,12 +413,8 @@ def test_gpu_row_major_runs_equal_grouped_order(kind, M, K, N):
     block: the row-major order with reused statistics writes bitwise what the grouped order
     (statistics on every tile) writes, and matches fp64."""
     x, g, b, w = _inputs(M, K, N, torch.bfloat16)
-    if kind == "rms":
-        prep = lambda passes: ops.prepare_rmsnorm_linear(x, g, w, 1e-6, passes=passes)
-        want = ref.rmsnorm_linear_ref(x, g, w, 1e-6)
-    else:
-        prep = lambda passes: ops.prepare_layernorm_linear(x, g, b, w, 1e-5, passes=passes)
-        want = ref.layernorm_linear_ref(x, g, b, w, 1e-5)
+    prep = lambda passes: _prep(kind, x, g, b, w, passes)  # noqa: E731
+    want = _want(kind, x, g, b, w)
     rows, grouped = prep("lazy-prenorm,hopper-ws{rows-max-k=4096}"), prep("lazy-prenorm,hopper-ws{rows-max-k=0}")
     outs = []
     for p in (rows, grouped):
@@ -438,12 +434,8 @@ def test_gpu_stats_partition_matches_fp64_and_naive(kind, M, K, N):
     """The statistics partition (A read from L2, rows >= M and columns >= K masked): every
     output written, within 1.5x the naive kernel's error, two launches bitwise equal."""
     x, g, b, w = _inputs(M, K, N, torch.bfloat16)
-    if kind == "rms":
-        prep = lambda passes: ops.prepare_rmsnorm_linear(x, g, w, 1e-6, passes=passes)
-        want = ref.rmsnorm_linear_ref(x, g, w, 1e-6)
-    else:
-        prep = lambda passes: ops.prepare_layernorm_linear(x, g, b, w, 1e-5, passes=passes)
-        want = ref.layernorm_linear_ref(x, g, b, w, 1e-5)
+    prep = lambda passes: _prep(kind, x, g, b, w, passes)  # noqa: E731
+    want = _want(kind, x, g, b, w)
     fused, naive = prep("lazy-prenorm,hopper-ws{stats-partition=true}"), prep(())
     assert "statistics partition" in fused.compile().remarks[-1]
     errs = []

@@ -424,29 +424,50 @@ def identity_epilogue(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.co
 # ---------------------------------------------------------------------------------------------
 
 @gluon.jit
+def _load_tile(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pid_m, pid_n, pos, k_tiles,
+               BM: gl.constexpr, BN: gl.constexpr, B_KN: gl.constexpr):
+    """The TMA loads of one tile's k-steps into the ring from position `pos`; returns the next."""
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    STAGES: gl.constexpr = a_bufs.shape[0]
+    for kk in range(k_tiles):
+        s = pos % STAGES
+        mbarrier.wait(empty.index(s), ((pos // STAGES) & 1) ^ 1)
+        bar = ready.index(s)
+        mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(a_desc, [pid_m * BM, kk * BK], bar, a_bufs.index(s))
+        if B_KN:
+            tma.async_copy_global_to_shared(b_desc, [kk * BK, pid_n * BN], bar, b_bufs.index(s))
+        else:
+            tma.async_copy_global_to_shared(b_desc, [pid_n * BN, kk * BK], bar, b_bufs.index(s))
+        pos += 1
+    return pos
+
+
+@gluon.jit
+def _store_tile(out, c_desc, c_smem, pid_m, pid_n):
+    """The epilogue's output tile -> shared -> TMA store (after the previous tile's store left)."""
+    BM: gl.constexpr = c_desc.block_type.shape[0]
+    BN: gl.constexpr = c_desc.block_type.shape[1]
+    tma.store_wait(pendings=0)
+    c_smem.store(out.to(c_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(c_desc, [pid_m * BM, pid_n * BN], c_smem)
+
+
+@gluon.jit
 def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K,
             BM: gl.constexpr, BN: gl.constexpr, GROUP_M: gl.constexpr, CLUSTER: gl.constexpr,
             B_KN: gl.constexpr, ROWS_MAX_K: gl.constexpr):
     if CLUSTER > 1:
         _cluster_barrier()
     BK: gl.constexpr = a_desc.block_type.shape[1]
-    STAGES: gl.constexpr = a_bufs.shape[0]
     k_tiles = gl.cdiv(K, BK)
     nw = _num_work(M, N, K, BM, BN, CLUSTER, ROWS_MAX_K)
     pos = 0
     for j in range(nw):
         pid_m, pid_n = _work_tile(j, M, N, K, BM, BN, GROUP_M, CLUSTER, ROWS_MAX_K)
-        for kk in range(k_tiles):
-            s = pos % STAGES
-            mbarrier.wait(empty.index(s), ((pos // STAGES) & 1) ^ 1)
-            bar = ready.index(s)
-            mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(a_desc, [pid_m * BM, kk * BK], bar, a_bufs.index(s))
-            if B_KN:
-                tma.async_copy_global_to_shared(b_desc, [kk * BK, pid_n * BN], bar, b_bufs.index(s))
-            else:
-                tma.async_copy_global_to_shared(b_desc, [pid_n * BN, kk * BK], bar, b_bufs.index(s))
-            pos += 1
+        pos = _load_tile(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pid_m, pid_n, pos, k_tiles,
+                         BM, BN, B_KN)
     if CLUSTER > 1:
         _cluster_barrier()
 
@@ -630,10 +651,7 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, order, c_sme
             s1 = gl.convert_layout(st1, row_c)
         out = EPI(acc, s0, s1, gl.convert_layout(c0, row_c), pid_m, pid_n, xj, eargs, CLUSTER,
                   CID, NCONS, WARPS)
-        tma.store_wait(pendings=0)
-        c_smem.store(out.to(c_desc.dtype))
-        fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [pid_m * BM, pid_n * BN], c_smem)
+        _store_tile(out, c_desc, c_smem, pid_m, pid_n)
         xj += 1
     tma.store_wait(pendings=0)
     if CLUSTER > 1:
@@ -664,23 +682,13 @@ def _loader_shared(a_desc, b_desc, a_bufs, b_bufs, ready, empty, M, N, K,
                    BM: gl.constexpr, BN: gl.constexpr, GROUP_M: gl.constexpr, B_KN: gl.constexpr):
     """The loader in the shared-statistics order (`_share_tile`; empty positions load nothing)."""
     BK: gl.constexpr = a_desc.block_type.shape[1]
-    STAGES: gl.constexpr = a_bufs.shape[0]
     k_tiles = gl.cdiv(K, BK)
     pos = 0
     for j in range(_share_work(M, N, BM, BN, GROUP_M)):
         pid_m, pid_n, valid = _share_tile(j, M, N, BM, BN, GROUP_M)
         if valid:
-            for kk in range(k_tiles):
-                s = pos % STAGES
-                mbarrier.wait(empty.index(s), ((pos // STAGES) & 1) ^ 1)
-                bar = ready.index(s)
-                mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-                tma.async_copy_global_to_shared(a_desc, [pid_m * BM, kk * BK], bar, a_bufs.index(s))
-                if B_KN:
-                    tma.async_copy_global_to_shared(b_desc, [kk * BK, pid_n * BN], bar, b_bufs.index(s))
-                else:
-                    tma.async_copy_global_to_shared(b_desc, [pid_n * BN, kk * BK], bar, b_bufs.index(s))
-                pos += 1
+            pos = _load_tile(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pid_m, pid_n, pos,
+                             k_tiles, BM, BN, B_KN)
 
 
 @gluon.jit
@@ -708,6 +716,7 @@ def _consumer_shared(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, c_sme
     k_tiles = gl.cdiv(K, BK)
     publish = gl.cdiv(N, BN) > 1
     Mp = gl.cdiv(M, BM) * BM
+    zero = gl.zeros([BM], gl.float32, row_a)  # where the statistics start
     done = 0
     for j in range(_share_work(M, N, BM, BN, GROUP_M)):
         pid_m, pid_n, valid = _share_tile(j, M, N, BM, BN, GROUP_M)
@@ -717,9 +726,8 @@ def _consumer_shared(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, c_sme
             if pid_n == 0:
                 acc, st0, st1, c0 = _mainloop(
                     a_bufs, b_bufs, ready, empty, done * k_tiles, k_tiles, pid_m, eargs, acc,
-                    gl.zeros([BM], gl.float32, row_a), gl.zeros([BM], gl.float32, row_a),
-                    gl.zeros([BM], gl.float32, row_a), PRE, STATS, noop_afn, HAS_PRE, HAS_STATS,
-                    False, B_KN, a_layout, dtype)
+                    zero, zero, zero, PRE, STATS, noop_afn, HAS_PRE, HAS_STATS, False, B_KN,
+                    a_layout, dtype)
                 s0 = gl.convert_layout(st0, row_c)
                 s1 = gl.convert_layout(st1, row_c)
                 cc = gl.convert_layout(c0, row_c)
@@ -733,17 +741,13 @@ def _consumer_shared(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, c_sme
                 w2 = _peek(p0 + 2 * Mp)
                 acc, st0, st1, c0 = _mainloop(
                     a_bufs, b_bufs, ready, empty, done * k_tiles, k_tiles, pid_m, eargs, acc,
-                    gl.zeros([BM], gl.float32, row_a), gl.zeros([BM], gl.float32, row_a),
-                    gl.zeros([BM], gl.float32, row_a), PRE, STATS, noop_afn, False, False,
-                    False, B_KN, a_layout, dtype)
+                    zero, zero, zero, PRE, STATS, noop_afn, False, False, False, B_KN,
+                    a_layout, dtype)
                 s0 = _stamped(p0, w0, epoch)
                 s1 = _stamped(p0 + Mp, w1, epoch)
                 cc = _stamped(p0 + 2 * Mp, w2, epoch)
             out = EPI(acc, s0, s1, cc, pid_m, pid_n, done, eargs, 1, 0, 1, WARPS)
-            tma.store_wait(pendings=0)
-            c_smem.store(out.to(c_desc.dtype))
-            fence_async_shared()
-            tma.async_copy_shared_to_global(c_desc, [pid_m * BM, pid_n * BN], c_smem)
+            _store_tile(out, c_desc, c_smem, pid_m, pid_n)
             done += 1
     tma.store_wait(pendings=0)
 
