@@ -19,7 +19,16 @@
     backward benchmarks (normfuse.repro.extra: bench/gpu_backward.py for the four ops and the
     post-norm MLP block, bench/gpu_attention_bwd.py for FlashNormAttention), their records
     appended to the same summary.json (`--no-attention`, `--no-training`, `--budget S`).
+    Then the model benchmark (normfuse.repro.models, issue 19) on one small model
+    (llama-small) into <out>/models (`--no-models` skips it).
     Without a GPU, a line says that (b) and (c) were skipped and why; the exit status is then 0.
+
+`--models [NAMES]` runs only the model benchmark (default: llama, qwen2, gpt2, bert; stock,
+torch.compile, Liger, normfuse and their compositions, prefill and train step), writing
+models.json, models.md and models.png to bench/results/<date>/models (copied to
+bench/results/latest) or --out; `--model-shapes` only the model-shape kernel sweep
+(normfuse.repro.model_shapes: the fused ops on the models' GEMM shapes against cuBLAS) into
+bench/results/<date>/model_shapes (or --out). Both together run both.
 
 Exit status 1 only when a numerics check on the GPU fails.
 """
@@ -243,8 +252,17 @@ def main(argv=None) -> int:
                    help="seconds for the warm-up (what is left compiles in the timing runs)")
     p.add_argument("--detail", action="store_true",
                    help="also run the detailed pre-/post-norm benchmarks (bench.py, bench_post.py)")
+    p.add_argument("--models", nargs="?", const="main", metavar="NAMES",
+                   help="only the model benchmark (normfuse.repro.models): comma-separated model "
+                        "names (default: llama,qwen2,gpt2,bert)")
+    p.add_argument("--model-shapes", action="store_true",
+                   help="only the model-shape kernel sweep (normfuse.repro.model_shapes)")
+    p.add_argument("--no-models", action="store_true",
+                   help="skip the small model benchmark of the default run")
     args = p.parse_args(argv)
 
+    if args.models or args.model_shapes:
+        return model_benchmarks(args)
     compile_report()
     post_compile_report()
     from .bench import QUICK_GRID, hopper_status, run_and_report
@@ -263,12 +281,14 @@ def main(argv=None) -> int:
     from . import summary
     repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
     out = args.out or os.path.join(repo, "bench", "results", _dt.date.today().isoformat(), "summary")
-    from . import bench_attention, extra, warm
+    from . import bench_attention, extra, models, warm
     jobs = summary.warm_jobs(list(summary.OPS), summary.summary_cells(args.quick))
     if not args.no_attention:
         jobs += bench_attention.warm_jobs(args.quick)
     if not args.no_training:
         jobs += extra.warm_jobs(args.quick)
+    if not args.no_models:
+        jobs += models.warm_jobs(models.QUICK_MODELS)
     procs = warm.default_procs(len(jobs)) if args.warm_procs is None else args.warm_procs
     if procs > 0:
         print(f"\n== warm-up: {len(jobs)} cells compiled in {procs} processes at once ==")
@@ -283,6 +303,10 @@ def main(argv=None) -> int:
         # training (issue 10) and the attention backward (issue 12)
         print("\n== (c') backward: the four ops, the post-norm MLP block, FlashNormAttention ==")
         extra.run_all(out, args.quick, budget=args.budget)
+    if not args.no_models:
+        # issue 19: one small model here; `--models` runs the four
+        print("\n== (c'') model benchmark: " + ", ".join(models.QUICK_MODELS) + " ==")
+        models.bench(list(models.QUICK_MODELS), os.path.join(out, "models"), warm_procs=0)
     if not args.out and not args.quick:
         latest = os.path.join(repo, "bench", "results", "latest")
         os.makedirs(latest, exist_ok=True)
@@ -302,6 +326,43 @@ def main(argv=None) -> int:
     if not numerics_ok:
         print("numerics check FAILED (see above)")
     return 0 if numerics_ok else 1
+
+
+def model_benchmarks(args) -> int:
+    """`--models` / `--model-shapes`: those benchmarks only (see the module doc)."""
+    import datetime as _dt
+    import os
+    import shutil
+    from .bench import hopper_status
+    ok, why = hopper_status()
+    if not ok:
+        print(f"model benchmarks skipped: {why}")
+        return 0
+    print(f"GPU: {why}")
+    repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    day = os.path.join(repo, "bench", "results", _dt.date.today().isoformat())
+    latest = os.path.join(repo, "bench", "results", "latest")
+    if args.models:
+        from . import models
+        names = list(models.MAIN_MODELS) if args.models == "main" else args.models.split(",")
+        out = args.out or os.path.join(day, "models")
+        models.bench(names, out, warm_procs=args.warm_procs, warm_timeout=args.warm_timeout)
+        if not args.out and names == list(models.MAIN_MODELS):
+            os.makedirs(latest, exist_ok=True)
+            for f in ("models.json", "models.md", "models.png"):
+                if os.path.exists(os.path.join(out, f)):
+                    shutil.copy(os.path.join(out, f), os.path.join(latest, f))
+    if args.model_shapes:
+        from . import model_shapes
+        out = args.out or os.path.join(day, "model_shapes")
+        model_shapes.bench(out, warm_procs=args.warm_procs,
+                           warm_timeout=min(args.warm_timeout, 150.0))
+        if not args.out:
+            os.makedirs(latest, exist_ok=True)
+            for f in ("model_shapes.json", "model_shapes.md"):
+                if os.path.exists(os.path.join(out, f)):
+                    shutil.copy(os.path.join(out, f), os.path.join(latest, f))
+    return 0
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ still running after the timeout are killed, and the timing process compiles what
     python -m normfuse.repro.warm --target attention --cell 2,1000,gelu_tanh [--quick]
     python -m normfuse.repro.warm --target attention_bwd --cell 2,1024,gelu_tanh [--quick]
     python -m normfuse.repro.warm --target training --cell 262144,1024,1024 [--sweep]
+    python -m normfuse.repro.warm --target models --cell llama,normfuse+compile,train
+    python -m normfuse.repro.warm --target model_shapes --cell <option index> [--quick]
 
 are the children's command lines (each runs one cell once and exits); `parallel` starts them.
 """
@@ -162,6 +164,12 @@ def _child(target: str, cell: str, ops: str | None, quick: bool, sweep: bool = F
         mod = _load_script("gpu_backward.py")
         mod.warm_one(tuple(int(p) for p in parts), tempfile.mkdtemp(prefix="normfuse_warm_train_"),
                      sweep)
+    elif target == "models":
+        from . import models
+        models.warm_one(*parts)
+    elif target == "model_shapes":
+        from . import model_shapes
+        model_shapes.warm_one(int(parts[0]), quick)
     else:
         raise SystemExit(f"normfuse.repro.warm: unknown target {target!r}")
 
@@ -170,7 +178,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--target", required=True,
-                    choices=("summary", "attention", "attention_bwd", "training"))
+                    choices=("summary", "attention", "attention_bwd", "training", "models",
+                             "model_shapes"))
     ap.add_argument("--cell", required=True, help="the cell, comma-separated (see the targets)")
     ap.add_argument("--ops", help="summary: the ops (default all four)")
     ap.add_argument("--quick", action="store_true", help="the benchmark's --quick settings")

@@ -1,0 +1,491 @@
+"""The model-shape kernel sweep (issue 19, item 5): the fused ops on the GEMM shapes of the model
+benchmark's models against cuBLAS's GEMM alone.
+
+    PYTHONPATH=python python3 -m normfuse.repro --model-shapes [--out DIR]
+    PYTHONPATH=python python3 -m normfuse.repro.model_shapes --out DIR [--warm-procs P] [--t 8192]
+
+Shapes (`shapes()`), derived from normfuse.repro.models.SPECS: every GEMM that reads a norm's
+output, with siblings that read the same norm concatenated along N (what the ops' list-of-weights
+form computes in one launch):
+
+    Llama   qkv  K 2048, N (16 + 2 * 4) * 128 = 3072;  gate/up  K 2048, N 2 * 5632 = 11264
+    Qwen2   qkv  K 1536, N (12 + 2 * 2) * 128 = 2048 (bias);  gate/up  K 1536, N 2 * 8960 = 17920
+    GPT-2   c_attn  K 1280, N 3840 (LayerNorm, bias);  c_fc  K 1280, N 5120 (LayerNorm, bias)
+    BERT    post-norm: LayerNorm(x W^T + bias + residual): attention output K 1024, N 1024;
+            output K 4096, N 1024
+
+plus each gate alone (N 5632, 8960: where gate and up run as two GEMMs, e.g. under Liger's SwiGLU)
+and the issue's other N that are not powers of two: K 1280 N 2560 (LayerNorm), K 2048 N 6144,
+K 4096 N 11008; each at T = 4096, 8192 and 16384 rows, bf16.
+
+Per cell:
+
+    cublas_ms      F.linear's GEMM alone (torch.matmul / torch.addmm into a preallocated output:
+                   cuBLAS), the bias included where the model has one
+    norm_ms        the best standalone norm: min(eager, torch.compile(dynamic=False)) of
+                   F.rms_norm / F.layer_norm over [T, K] (post-norm: of layer_norm(y + residual)
+                   over [T, N]); both recorded
+    unfused_ms     cublas_ms + norm_ms
+    options        the op under each option of `PRE_OPTIONS` / `POST_OPTIONS` (tile config and the
+                   hopper-ws or cluster-reduce options that exist: schedule coop | pingpong,
+                   stages, stats-share, stats-partition; block_n, exchange): ms, ok, err, lowered
+    best           the fastest option whose output passed the check; best_over_cublas is the
+                   issue's ratio (goal <= 1.03)
+
+Check before timing, per option: outputs poisoned with NaN, then every element written; the rows
+of a sample (the first and the last 512) within 1.5x the naive kernel's error against the fp64
+oracle (+1e-6); the whole output within 3x that error of the naive kernel's whole output (a tile
+computed wrongly anywhere fails). An option that fails is recorded with ok = false and not timed.
+Times are `triton.testing.do_bench` medians (warmup 10 ms, rep 60 ms). Writes DIR/model_shapes.json
+and DIR/model_shapes.md. Every kernel and compiled norm is compiled first in child processes
+(`normfuse.repro.warm`, one per option and one per T for the norms).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass
+
+__all__ = ["Shape", "Option", "shapes", "PRE_OPTIONS", "POST_OPTIONS", "T_VALUES", "run",
+           "table", "best_option", "warm_jobs", "warm_one", "main"]
+
+T_VALUES = (4096, 8192, 16384)
+SAMPLE_ROWS = 512
+EPS = {"rms": 1e-6, "ln": 1e-5}
+
+
+@dataclass(frozen=True)
+class Shape:
+    model: str
+    site: str
+    form: str        # "pre": norm(x) @ W^T (+ bias); "post": norm(x @ W^T + bias + residual)
+    kind: str        # "rms" | "ln"
+    K: int
+    N: int
+    bias: bool
+    residual: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} {self.site}"
+
+
+def shapes() -> list[Shape]:
+    """The sweep's (K, N) from the benchmark models (see the module doc), without repeats."""
+    from .models import MAIN_MODELS, SPECS
+    out: list[Shape] = []
+    for name in MAIN_MODELS:
+        s = SPECS[name]
+        d = s.dims
+        if s.family in ("llama", "qwen2"):
+            h, heads, kv, inter = (d["hidden_size"], d["num_attention_heads"],
+                                   d["num_key_value_heads"], d["intermediate_size"])
+            hd = h // heads
+            qkv_bias = s.family == "qwen2"
+            out += [Shape(name, "qkv", "pre", "rms", h, (heads + 2 * kv) * hd, qkv_bias),
+                    Shape(name, "gate/up", "pre", "rms", h, 2 * inter, False),
+                    Shape(name, "gate", "pre", "rms", h, inter, False)]
+        elif s.family == "gpt2":
+            h = d["n_embd"]
+            out += [Shape(name, "c_attn", "pre", "ln", h, 3 * h, True),
+                    Shape(name, "c_fc", "pre", "ln", h, 4 * h, True)]
+        elif s.family == "bert":
+            h, inter = d["hidden_size"], d["intermediate_size"]
+            out += [Shape(name, "attention.output", "post", "ln", h, h, True, True),
+                    Shape(name, "output", "post", "ln", inter, h, True, True)]
+    out += [Shape("extra", "N 2560", "pre", "ln", 1280, 2560, True),
+            Shape("extra", "N 6144", "pre", "rms", 2048, 6144, False),
+            Shape("extra", "N 11008", "pre", "rms", 4096, 11008, False)]
+    seen, uniq = set(), []
+    for s in out:
+        key = (s.form, s.kind, s.K, s.N, s.bias, s.residual)
+        if key not in seen:
+            seen.add(key)
+            uniq.append(s)
+    return uniq
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to run the op: a tile config (None: the op's table) and the pipeline
+    ('default': the op's own choice)."""
+    name: str
+    config: tuple | None      # GemmConfig / PostNormConfig fields
+    passes: str | tuple
+
+    def make_config(self, form: str):
+        if self.config is None:
+            return None
+        from ..kernels.configs import GemmConfig, PostNormConfig
+        return (GemmConfig if form == "pre" else PostNormConfig)(*self.config)
+
+
+def _ws(opts: str = "") -> str:
+    """The default pipeline with hopper-ws{opts}."""
+    from ..pipeline import DEFAULT_PIPELINE
+    return ",".join(DEFAULT_PIPELINE[:-1]) + ",hopper-ws" + ("{" + opts + "}" if opts else "")
+
+
+_C256 = (128, 256, 64, 8, 8, 3, True)    # the table's tile for N >= 512 (persistent)
+_C128 = (128, 128, 64, 8, 8, 3, False)   # the standard Hopper tile
+PRE_OPTIONS = (
+    Option("default", None, "default"),
+    Option("128x256 coop", _C256, "ws:"),
+    Option("128x256 coop stats-share", _C256, "ws:stats-share=true"),
+    Option("128x256 coop stats-partition", _C256, "ws:stats-partition=true"),
+    Option("128x128 coop", _C128, "ws:"),
+    Option("128x128 coop stats-share", _C128, "ws:stats-share=true"),
+    Option("128x128 coop stages=4", _C128, "ws:stages=4"),
+    Option("128x128 pingpong", _C128, "ws:schedule=pingpong"),
+)
+POST_OPTIONS = (
+    Option("default", None, "default"),
+    Option("128x128 tiles", (128, 128, 64, 8, 3, False), "default"),
+    Option("exchange=global", None, "post:exchange=global"),
+    Option("64x256 tiles", (64, 256, 64, 8, 3, False), "default"),
+)
+
+
+def _passes(opt: Option, form: str):
+    """(passes for the op, extra keyword arguments)."""
+    from ..ops.postnorm_linear import DEFAULT_POSTNORM_PASSES, postnorm_passes
+    p = opt.passes
+    if p == "default":
+        return ("default" if form == "pre" else DEFAULT_POSTNORM_PASSES), {}
+    if p.startswith("ws:"):
+        return _ws(p[3:]), {}
+    if p.startswith("post:exchange="):
+        return postnorm_passes(exchange=p.split("=", 1)[1]), {}
+    raise ValueError(f"unknown option passes {p!r}")
+
+
+def options_for(form: str) -> tuple:
+    return PRE_OPTIONS if form == "pre" else POST_OPTIONS
+
+
+# ---------------------------------------------------------------------------------------------
+# One cell
+# ---------------------------------------------------------------------------------------------
+
+def _bench(fn) -> float:
+    from triton.testing import do_bench
+    return float(do_bench(fn, warmup=10, rep=60, return_mode="median"))
+
+
+def _rel32(out, ref) -> float:
+    """||out - ref||_F / ||ref||_F in fp32 (whole outputs: fp64 copies would take GBs)."""
+    import torch
+    a, b = out.float(), ref.float()
+    return float(torch.linalg.vector_norm(a - b) / torch.linalg.vector_norm(b))
+
+
+def _tensors(shape: Shape, T: int, device="cuda"):
+    import torch
+    gen = torch.Generator(device=device).manual_seed(shape.K * 31 + shape.N)
+    bf = torch.bfloat16
+    r = lambda *s: torch.randn(*s, device=device, generator=gen)  # noqa: E731
+    vec = shape.K if shape.form == "pre" else shape.N
+    t = {"x": r(T, shape.K).to(bf),
+         "w": (r(shape.N, shape.K) / shape.K ** 0.5).to(bf),
+         "g": (1 + 0.1 * r(vec)).to(bf),
+         "b": (0.1 * r(vec)).to(bf) if shape.kind == "ln" else None,
+         "bias": (0.02 * r(shape.N)).to(bf) if shape.bias else None,
+         "res": r(T, shape.N).to(bf) if shape.residual else None}
+    return t
+
+
+def _prepare(shape: Shape, t: dict, opt: Option | None):
+    """The op's prepared launch under `opt` (None: the naive kernel, passes=())."""
+    from ..ops import postnorm_linear as post
+    from ..ops import prenorm_linear as pre
+    eps = EPS[shape.kind]
+    if opt is None:
+        passes, kw, cfg = (), {}, None
+    else:
+        passes, kw = _passes(opt, shape.form)
+        cfg = opt.make_config(shape.form)
+    if shape.form == "pre":
+        if shape.kind == "rms":
+            return pre.prepare_rmsnorm_linear(t["x"], t["g"], t["w"], eps, t["bias"], config=cfg,
+                                              passes=passes, **kw)
+        return pre.prepare_layernorm_linear(t["x"], t["g"], t["b"], t["w"], eps, t["bias"],
+                                            config=cfg, passes=passes, **kw)
+    if shape.kind == "rms":
+        return post.prepare_linear_rmsnorm(t["x"], t["w"], t["g"], eps, t["bias"], t["res"],
+                                           config=cfg, passes=passes, **kw)
+    return post.prepare_linear_layernorm(t["x"], t["w"], t["g"], t["b"], eps, t["bias"], t["res"],
+                                         config=cfg, passes=passes, **kw)
+
+
+def _oracle(shape: Shape, t: dict, rows):
+    from .. import reference as ref
+    eps = EPS[shape.kind]
+    x = t["x"][rows]
+    if shape.form == "pre":
+        if shape.kind == "rms":
+            return ref.rmsnorm_linear_ref(x, t["g"], t["w"], eps, t["bias"])
+        return ref.layernorm_linear_ref(x, t["g"], t["b"], t["w"], eps, t["bias"])
+    return ref.linear_norm_ref(x, t["w"], t["g"], t["b"], eps, t["bias"],
+                               t["res"][rows] if t["res"] is not None else None)
+
+
+def _norm_fns(shape: Shape, t: dict, compiled: dict):
+    """(eager, compiled) standalone norms of the cell; `compiled` caches torch.compile objects."""
+    import torch
+    import torch.nn.functional as F
+    eps = EPS[shape.kind]
+    if shape.form == "pre":
+        if shape.kind == "rms":
+            f = lambda x, g, b: F.rms_norm(x, x.shape[-1:], g, eps)  # noqa: E731
+        else:
+            f = lambda x, g, b: F.layer_norm(x, x.shape[-1:], g, b, eps)  # noqa: E731
+        args = (t["x"], t["g"], t["b"])
+    else:
+        y = torch.empty(t["x"].shape[0], shape.N, device=t["x"].device, dtype=t["x"].dtype).normal_()
+        r = t["res"] if t["res"] is not None else torch.zeros_like(y)
+        if shape.kind == "rms":
+            f = lambda y, r, g, b: F.rms_norm(y + r, y.shape[-1:], g, eps)  # noqa: E731
+        else:
+            f = lambda y, r, g, b: F.layer_norm(y + r, y.shape[-1:], g, b, eps)  # noqa: E731
+        args = (y, r, t["g"], t["b"])
+    key = (shape.form, shape.kind)
+    if key not in compiled:
+        compiled[key] = torch.compile(f, dynamic=False)
+    c = compiled[key]
+    return (lambda: f(*args)), (lambda: c(*args))
+
+
+def _cublas_fn(t: dict):
+    import torch
+    x, w, bias = t["x"], t["w"], t["bias"]
+    y = torch.empty(x.shape[0], w.shape[0], device=x.device, dtype=x.dtype)
+    wt = w.t()
+    if bias is None:
+        return lambda: torch.matmul(x, wt, out=y)
+    return lambda: torch.addmm(bias, x, wt, out=y)
+
+
+def cell(shape: Shape, T: int, compiled_norms: dict, options=None, log=print) -> dict:
+    """One (shape, T): cuBLAS, the standalone norms, the naive kernel, every option."""
+    import torch
+    from .. import reference as ref
+    t = _tensors(shape, T)
+    rec = {**asdict(shape), "T": T, "options": []}
+    rec["cublas_ms"] = _bench(_cublas_fn(t))
+    eager, comp = _norm_fns(shape, t, compiled_norms)
+    rec["norm_eager_ms"] = _bench(eager)
+    rec["norm_compiled_ms"] = _bench(comp)
+    rec["norm_ms"] = min(rec["norm_eager_ms"], rec["norm_compiled_ms"])
+    rec["unfused_ms"] = rec["cublas_ms"] + rec["norm_ms"]
+    rows = torch.cat([torch.arange(0, SAMPLE_ROWS), torch.arange(T - SAMPLE_ROWS, T)]).to(t["x"].device)
+    y_naive = _prepare(shape, t, None)().reshape(T, shape.N).clone()
+    oracle = _oracle(shape, t, rows)
+    naive_err = ref.rel_err(y_naive[rows], oracle)
+    rec["naive_err"] = naive_err
+    for opt in options or options_for(shape.form):
+        o = {"option": opt.name}
+        try:
+            p = _prepare(shape, t, opt)
+            p.out.fill_(float("nan"))
+            y = p().reshape(T, shape.N)
+            torch.cuda.synchronize()
+            ck = p.compile()
+            o["lowered"] = getattr(ck, "lowered", None) is not None
+            o["remarks"] = [str(r)[:300] for r in getattr(ck, "remarks", [])][:6]
+            o["written"] = not bool(torch.isnan(y).any())
+            o["err"] = ref.rel_err(y[rows], oracle)
+            o["vs_naive"] = _rel32(y, y_naive)
+            o["ok"] = bool(o["written"] and math.isfinite(o["err"])
+                           and o["err"] <= 1.5 * naive_err + 1e-6
+                           and o["vs_naive"] <= 3 * naive_err + 1e-6)
+            if o["ok"]:
+                o["ms"] = _bench(p.launch)
+                o["over_cublas"] = o["ms"] / rec["cublas_ms"]
+            del y, p
+        except Exception as e:  # noqa: BLE001 - an option that fails is a record
+            o.update(ok=False, error=f"{type(e).__name__}: {e}"[:400])
+            o["traceback"] = traceback.format_exc()[-1500:]
+        rec["options"].append(o)
+    b = best_option(rec)
+    rec["best"] = b["option"] if b else None
+    rec["best_ms"] = b["ms"] if b else None
+    rec["best_over_cublas"] = b["over_cublas"] if b else None
+    d = next((o for o in rec["options"] if o["option"] == "default"), None)
+    rec["default_over_cublas"] = d.get("over_cublas") if d else None
+    log(f"{shape.label:22s} {shape.form:4s} {shape.kind:3s} T {T:5d} K {shape.K:5d} N "
+        f"{shape.N:5d}: cuBLAS {rec['cublas_ms']:.3f} norm {rec['norm_ms']:.3f} default "
+        f"{_f(d.get('ms') if d else None)} best {_f(rec['best_ms'])} ({rec['best']}) "
+        f"best/cuBLAS {_f(rec['best_over_cublas'])}")
+    del t
+    torch.cuda.empty_cache()
+    return rec
+
+
+def best_option(rec: dict) -> dict | None:
+    """The fastest option that passed the check (None when none did)."""
+    ok = [o for o in rec["options"] if o.get("ok") and o.get("ms") is not None]
+    return min(ok, key=lambda o: o["ms"]) if ok else None
+
+
+def _f(v, fmt=".3f") -> str:
+    return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, fmt)
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep, its table and warm-up
+# ---------------------------------------------------------------------------------------------
+
+def run(Ts=T_VALUES, shape_list=None, log=print) -> list[dict]:
+    records = []
+    compiled: dict = {}
+    for shape in shape_list or shapes():
+        for T in Ts:
+            try:
+                records.append(cell(shape, T, compiled, log=log))
+            except Exception as e:  # noqa: BLE001
+                records.append({**asdict(shape), "T": T, "error": f"{type(e).__name__}: {e}"[:400],
+                                "traceback": traceback.format_exc()[-1500:], "options": []})
+                log(f"{shape.label} T {T}: ERROR {type(e).__name__}: {e}")
+    return records
+
+
+def table(records) -> str:
+    """model_shapes.md: one row per cell; the option columns give fused ms / cuBLAS ms."""
+    names = list(dict.fromkeys(o["option"] for r in records for o in r.get("options", [])))
+    pre = [n for n in names if any(o["option"] == n for r in records if r.get("form") == "pre"
+                                   for o in r["options"])]
+    lines = []
+    for form, title in (("pre", "Pre-norm: norm(x) @ W^T (+ bias)"),
+                        ("post", "Post-norm: norm(x @ W^T + bias + residual)")):
+        rs = [r for r in records if r.get("form") == form]
+        if not rs:
+            continue
+        opts = pre if form == "pre" else [n for n in names if any(
+            o["option"] == n for r in rs for o in r["options"])]
+        lines.append(f"\n## {title}\n")
+        lines.append("fused / cuBLAS per option ('x': failed the check, '-': not run); goal: best "
+                     "<= 1.03\n")
+        lines.append("| shape | norm | T | K | N | cuBLAS ms | norm ms | (cuBLAS + norm) / cuBLAS | "
+                     + " | ".join(opts) + " | best | best / cuBLAS | <= 1.03 |")
+        lines.append("|---|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(opts) + "---|---:|---|")
+        for r in rs:
+            if "error" in r:
+                lines.append(f"| {r['model']} {r['site']} | {r['kind']} | {r['T']} | {r['K']} | "
+                             f"{r['N']} | error: {r['error'][:100]} |")
+                continue
+            cells = []
+            for n in opts:
+                o = next((o for o in r["options"] if o["option"] == n), None)
+                if o is None:
+                    cells.append("-")
+                elif not o.get("ok"):
+                    cells.append("x")
+                else:
+                    cells.append(_f(o.get("over_cublas")))
+            b = r.get("best_over_cublas")
+            lines.append(f"| {r['model']} {r['site']} | {r['kind']}{' +bias' if r['bias'] else ''}"
+                         f"{' +res' if r.get('residual') else ''} | {r['T']} | {r['K']} | {r['N']} | "
+                         f"{_f(r.get('cublas_ms'))} | {_f(r.get('norm_ms'))} | "
+                         f"{_f(r['unfused_ms'] / r['cublas_ms'] if r.get('cublas_ms') else None)} | "
+                         + " | ".join(cells) + f" | {r.get('best') or '-'} | {_f(b)} | "
+                         f"{'-' if b is None else ('yes' if b <= 1.03 else 'NO')} |")
+    fails = [(r, o) for r in records for o in r.get("options", []) if not o.get("ok", True)]
+    if fails:
+        lines.append("\n## Options that failed the check\n")
+        for r, o in fails[:40]:
+            why = o.get("error") or (f"written {o.get('written')}, err {_f(o.get('err'), '.2e')}, "
+                                     f"vs naive {_f(o.get('vs_naive'), '.2e')} (naive err "
+                                     f"{_f(r.get('naive_err'), '.2e')})")
+            lines.append(f"- {r['model']} {r['site']} T {r['T']}: {o['option']}: {why}")
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def warm_jobs(Ts=T_VALUES) -> list:
+    """One child per option of each form (its kernels for every shape at the smallest T: the
+    kernels do not specialise on T), one per T for the compiled standalone norms."""
+    from .warm import child_argv
+    n_pre, n_post = len(PRE_OPTIONS), len(POST_OPTIONS)
+    jobs = [(f"model_shapes option {i}", child_argv("model_shapes", (i,)))
+            for i in range(n_pre + n_post)]
+    jobs += [(f"model_shapes norms T {T}", child_argv("model_shapes", (n_pre + n_post + k,)))
+             for k, T in enumerate(Ts)]
+    return jobs
+
+
+def warm_one(index: int, quick: bool = False) -> None:
+    """Warm-up child `index` (see warm_jobs)."""
+    n_pre, n_post = len(PRE_OPTIONS), len(POST_OPTIONS)
+    compiled: dict = {}
+    if index < n_pre + n_post:
+        form = "pre" if index < n_pre else "post"
+        opt = (PRE_OPTIONS + POST_OPTIONS)[index]
+        for s in shapes():
+            if s.form != form:
+                continue
+            t = _tensors(s, min(T_VALUES))
+            try:
+                if index in (0, n_pre):  # the naive kernel once, with the default option
+                    _prepare(s, t, None)()
+                _prepare(s, t, opt)()
+            except Exception:  # noqa: BLE001 - the timing process records the failure
+                pass
+        return
+    T = T_VALUES[index - n_pre - n_post]
+    import torch
+    for s in shapes():
+        t = _tensors(s, T)
+        _norm_fns(s, t, compiled)[1]()
+        torch.cuda.synchronize()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m normfuse.repro.model_shapes",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--t", default=",".join(map(str, T_VALUES)), help="rows, comma-separated")
+    ap.add_argument("--warm-procs", type=int, default=None)
+    ap.add_argument("--warm-timeout", type=float, default=150.0)
+    args = ap.parse_args(argv)
+    return bench(args.out, tuple(int(v) for v in args.t.split(",")), args.warm_procs,
+                 args.warm_timeout)
+
+
+def bench(out: str, Ts=T_VALUES, warm_procs=None, warm_timeout=150.0, log=print) -> int:
+    import torch
+    import triton
+    if not torch.cuda.is_available():
+        log("model_shapes: no CUDA GPU: nothing to measure")
+        return 0
+    from . import warm
+    warm.configure_torch()
+    t0 = time.time()
+    jobs = warm_jobs(Ts)
+    procs = warm.default_procs(len(jobs)) if warm_procs is None else warm_procs
+    res = warm.parallel(jobs, procs, warm_timeout, log=log) if procs > 0 else None
+    records = run(Ts, log=log)
+    data = {"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+            "triton": triton.__version__, "dtype": "bf16", "T": list(Ts),
+            "options": {"pre": [asdict(o) for o in PRE_OPTIONS],
+                        "post": [asdict(o) for o in POST_OPTIONS]},
+            "warm_up": res, "seconds": round(time.time() - t0, 1), "records": records}
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "model_shapes.json"), "w") as f:
+        json.dump(data, f, indent=1, default=str)
+    md = (f"# Model-shape sweep ({data['gpu']}, {data['date'][:10]}, torch {data['torch']}, triton "
+          f"{data['triton']}, bf16)\n\n" + table(records))
+    with open(os.path.join(out, "model_shapes.md"), "w") as f:
+        f.write(md)
+    log(md)
+    log(f"model_shapes: {len(records)} cells in {data['seconds']} s -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,985 @@
+"""The model benchmark (issue 19): transformers models with random weights, stock against Liger and
+normfuse, prefill and training step, numerics against an fp32 copy.
+
+    PYTHONPATH=python python3 -m normfuse.repro --models [NAMES] [--out DIR]
+    PYTHONPATH=python python3 -m normfuse.repro.models [--models NAMES] [--out DIR] [--warm-procs P]
+
+The models are the base models of transformers (`LlamaModel`, `Qwen2Model`, `GPT2Model`,
+`BertModel`: no LM head, so that the decoder or encoder layers take the time), 4 layers each,
+built from a config with random weights (nothing is downloaded) and about 8192 tokens per call:
+
+    llama        Llama-style, RMSNorm, GQA: hidden 2048, intermediate 5632, 16 heads, 4 KV heads;
+                 4 x 2048 tokens
+    qwen2        Qwen2-1.5B-like, RMSNorm, GQA with q/k/v bias: hidden 1536, intermediate 8960,
+                 12 heads, 2 KV heads; 4 x 2048 tokens
+    gpt2         GPT-2-large-like, pre-LN LayerNorm with bias, Conv1D ([in, out] weights): n_embd
+                 1280, 20 heads; 8 x 1024 tokens
+    bert         BERT-large-like, post-LN (LayerNorm(dense(x) + residual)): hidden 1024,
+                 intermediate 4096, 16 heads; 16 x 512 tokens
+    llama-small  the quick run's model: Llama-style, hidden 1024, intermediate 2816, 8 heads,
+                 2 KV heads; 4 x 1024 tokens
+
+The vocabularies are cut to at most 50257 entries (Qwen2's 151936 would only add embedding
+rows). After transformers' initialisation every 1-D parameter is perturbed (norm weights
+1 + 0.1 N(0, 1), biases 0.02 N(0, 1)) so that no term of the algebra is trivially one or zero;
+the weights then go to bf16 once, and that bf16 state_dict is THE model: every configuration is
+built fresh from it, and the fp32 reference is its exact upcast.
+
+Configurations (columns):
+
+    stock                    the transformers model, eager (attention: sdpa)
+    stock+compile            torch.compile(model) (Inductor, static shapes)
+    liger, liger+compile     liger_kernel's apply_liger_kernel_to_<family>(model=...) (RoPE,
+                             RMSNorm, SwiGLU; cross-entropy options off: no LM head), where Liger
+                             has one for the family (Llama, Qwen2; not GPT-2 or BERT: "n/a")
+    normfuse, normfuse+compile
+                             `model, rep = normfuse.optimize(model, report=True)`, then eager or
+                             compiled
+    normfuse+liger(+compile) Liger with its RMSNorm off (rms_norm=False: RoPE and SwiGLU kept),
+                             then normfuse.optimize: normfuse fuses the norms, Liger the rest
+
+Liger patches transformers' modeling module globally (the RoPE function is a module global read
+at every forward, the module classes are replaced for models built later), so the Liger
+configurations run inside `liger_scope(family)`, which restores the modeling module's globals on
+exit; the stock and normfuse configurations run outside it.
+
+Modes and what is measured, per configuration:
+
+    prefill   last_hidden_state = model(input_ids).last_hidden_state in eval mode under
+              torch.no_grad (use_cache off)
+    train     one training step in train mode (dropouts are 0): grads set to None, forward, the
+              loss sum(h * R) in fp32 with a fixed random R of h's shape (a random projection of
+              the last hidden state), backward
+
+    ms         median of triton.testing.do_bench (warmup 25 ms, rep 100 ms prefill, 200 ms
+               train) after two warm-up calls (torch.compile's compilation is in the first);
+               on a CPU a median of three wall-clock calls (meaningless as a speed)
+    err        ||h - h32||_F / ||h32||_F of the last hidden state against the fp32 copy of the
+               stock model on the same inputs; train: also of the gradients of two parameters of
+               layer 0 (the first norm's weight and a GEMM weight fed by a norm)
+    err_ratio  err / the stock bf16 model's err in the same mode (train: the largest of the
+               hidden state's and the gradients' ratios); the goal is <= 1.1
+    graphs, graph_breaks, break_reasons
+               compiled configurations: the graphs Dynamo handed to the backend on the first call
+               and the graph breaks it logged then (what torch._dynamo.explain reports)
+    recompiles compiled configurations: graphs compiled after the first call (the second warm-up
+               call, the numerics call and every timed call)
+
+A configuration that cannot run here is recorded with status "skipped" (or "n/a" where Liger has
+nothing for the family) and the reason; one that fails with status "error" and the exception.
+Writes DIR/models.json (records, environment, the optimize report per model and configuration),
+DIR/models.md (ms and ratio to the best stock configuration, numerics, compile counts, goals) and
+DIR/models.png (grouped bars: speed-up over the best stock configuration).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import datetime as _dt
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+__all__ = ["ModelSpec", "Config", "SPECS", "MAIN_MODELS", "QUICK_MODELS", "CONFIGS", "run",
+           "run_model", "liger_scope", "liger_support", "CompileCounter", "table", "plot",
+           "write", "summarize", "warm_jobs", "warm_one", "bench", "main"]
+
+# ---------------------------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------------------------
+
+# family -> (config class, model class, modeling module, norm kind, extra model kwargs)
+FAMILIES = {
+    "llama": ("LlamaConfig", "LlamaModel", "transformers.models.llama.modeling_llama", "rms"),
+    "qwen2": ("Qwen2Config", "Qwen2Model", "transformers.models.qwen2.modeling_qwen2", "rms"),
+    "gpt2": ("GPT2Config", "GPT2Model", "transformers.models.gpt2.modeling_gpt2", "ln"),
+    "bert": ("BertConfig", "BertModel", "transformers.models.bert.modeling_bert", "ln"),
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One benchmark model: a transformers family, its config's fields, the input shape, and the
+    two layer-0 parameters whose gradients the train step compares (a norm weight, a GEMM weight
+    that reads a norm's output)."""
+    name: str
+    family: str
+    dims: dict
+    batch: int
+    seq: int
+    grad_params: tuple
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.seq
+
+    @property
+    def norm(self) -> str:
+        return FAMILIES[self.family][3]
+
+    def config(self):
+        """The transformers config (sdpa attention, no dropout, no KV cache)."""
+        import transformers
+        cls = getattr(transformers, FAMILIES[self.family][0])
+        kw = dict(self.dims)
+        if self.family in ("llama", "qwen2"):
+            kw.update(attention_dropout=0.0, use_cache=False)
+        elif self.family == "gpt2":
+            kw.update(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False,
+                      bos_token_id=0, eos_token_id=0)
+        else:
+            kw.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        cfg = cls(**kw)
+        cfg._attn_implementation = "sdpa"
+        return cfg
+
+    def build(self, device="cpu"):
+        """A freshly initialised model (fp32) on `device`."""
+        import torch
+        import transformers
+        cls = getattr(transformers, FAMILIES[self.family][1])
+        kw = {"add_pooling_layer": False} if self.family == "bert" else {}
+        with torch.device(device):
+            return cls(self.config(), **kw)
+
+    def vocab(self) -> int:
+        return int(self.dims["vocab_size"])
+
+    def hidden(self) -> int:
+        return int(self.dims.get("hidden_size", self.dims.get("n_embd", 0)))
+
+
+def _llama(hidden, inter, heads, kv, vocab=32000, layers=4, pos=4096):
+    return dict(hidden_size=hidden, intermediate_size=inter, num_attention_heads=heads,
+                num_key_value_heads=kv, num_hidden_layers=layers, vocab_size=vocab,
+                max_position_embeddings=pos)
+
+
+_DECODER_GRADS = ("layers.0.input_layernorm.weight", "layers.0.mlp.up_proj.weight")
+SPECS = {
+    "llama": ModelSpec("llama", "llama", _llama(2048, 5632, 16, 4), 4, 2048, _DECODER_GRADS),
+    "qwen2": ModelSpec("qwen2", "qwen2", _llama(1536, 8960, 12, 2), 4, 2048, _DECODER_GRADS),
+    "gpt2": ModelSpec("gpt2", "gpt2", dict(n_embd=1280, n_head=20, n_layer=4, n_positions=1024,
+                                           vocab_size=50257), 8, 1024,
+                      ("h.0.ln_1.weight", "h.0.mlp.c_fc.weight")),
+    "bert": ModelSpec("bert", "bert", dict(hidden_size=1024, num_attention_heads=16,
+                                           intermediate_size=4096, num_hidden_layers=4,
+                                           max_position_embeddings=512, vocab_size=30522), 16, 512,
+                      ("encoder.layer.0.attention.output.LayerNorm.weight",
+                       "encoder.layer.0.intermediate.dense.weight")),
+    "llama-small": ModelSpec("llama-small", "llama", _llama(1024, 2816, 8, 2), 4, 1024,
+                             _DECODER_GRADS),
+}
+MAIN_MODELS = ("llama", "qwen2", "gpt2", "bert")
+QUICK_MODELS = ("llama-small",)
+
+
+def tiny_spec(family: str) -> ModelSpec:
+    """A few-thousand-parameter model of `family` (1 layer, 2 x 16 tokens): the CPU test's."""
+    base = next(s for s in SPECS.values() if s.family == family)
+    if family in ("llama", "qwen2"):
+        dims = _llama(64, 160, 4, 2, vocab=128, layers=1, pos=64)
+    elif family == "gpt2":
+        dims = dict(n_embd=64, n_head=4, n_layer=1, n_positions=64, vocab_size=128)
+    else:
+        dims = dict(hidden_size=64, num_attention_heads=4, intermediate_size=256,
+                    num_hidden_layers=1, max_position_embeddings=64, vocab_size=128)
+    return ModelSpec(f"{family}-tiny", family, dims, 2, 16, base.grad_params)
+
+
+# ---------------------------------------------------------------------------------------------
+# Configurations
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    liger: str | None      # None, "full" (Liger's defaults) or "no-norm" (rms_norm=False)
+    normfuse: bool
+    compiled: bool
+
+    @property
+    def base(self) -> str:
+        return self.name.replace("+compile", "")
+
+
+CONFIGS = (
+    Config("stock", None, False, False),
+    Config("stock+compile", None, False, True),
+    Config("liger", "full", False, False),
+    Config("liger+compile", "full", False, True),
+    Config("normfuse", None, True, False),
+    Config("normfuse+compile", None, True, True),
+    Config("normfuse+liger", "no-norm", True, False),
+    Config("normfuse+liger+compile", "no-norm", True, True),
+)
+CONFIG_NAMES = tuple(c.name for c in CONFIGS)
+STOCK = ("stock", "stock+compile")
+NORMFUSE = tuple(c.name for c in CONFIGS if c.normfuse)
+ERR_GOAL = 1.1
+
+
+def _config(name: str) -> Config:
+    for c in CONFIGS:
+        if c.name == name:
+            return c
+    raise ValueError(f"unknown configuration {name!r}; known: {', '.join(CONFIG_NAMES)}")
+
+
+class Skip(Exception):
+    """A configuration that cannot run here; `status` is 'skipped' or 'n/a'."""
+
+    def __init__(self, reason: str, status: str = "skipped"):
+        super().__init__(reason)
+        self.status = status
+
+
+def liger_support(family: str):
+    """(apply function, None) when the installed liger-kernel patches `family`, else (None, why)."""
+    try:
+        import liger_kernel
+        from liger_kernel.transformers import monkey_patch
+    except ImportError as e:
+        return None, f"liger-kernel is not installed ({e})"
+    fn = getattr(monkey_patch, f"apply_liger_kernel_to_{family}", None)
+    if fn is None:
+        ver = getattr(liger_kernel, "__version__", None) or _version("liger-kernel")
+        return None, f"liger-kernel {ver} has no apply_liger_kernel_to_{family}"
+    return fn, None
+
+
+@contextlib.contextmanager
+def liger_scope(family: str):
+    """Restore the family's transformers modeling module on exit: Liger's apply functions replace
+    module globals (apply_rotary_pos_emb, the RMSNorm and MLP classes) even when given a model
+    instance, and those globals are read by every model of the family at each forward. Inside
+    the scope the patches are in force (a Liger model must run inside it)."""
+    import importlib
+    mod = importlib.import_module(FAMILIES[family][2])
+    saved = dict(vars(mod))
+    try:
+        yield
+    finally:
+        now = vars(mod)
+        for k in [k for k in now if k not in saved]:
+            delattr(mod, k)
+        for k, v in saved.items():
+            if now.get(k, _MISSING) is not v:
+                setattr(mod, k, v)
+
+
+_MISSING = object()
+
+
+def apply_liger(model, family: str, mode: str) -> dict:
+    """Liger on the model instance ('full': its defaults; 'no-norm': RMSNorm off). Call inside
+    liger_scope(family). Returns what was applied."""
+    fn, why = liger_support(family)
+    if fn is None:
+        raise Skip(why, "n/a")
+    import inspect
+    params = inspect.signature(fn).parameters
+    kw = {k: False for k in ("cross_entropy", "fused_linear_cross_entropy") if k in params}
+    if mode == "no-norm":
+        if "rms_norm" not in params:
+            raise Skip(f"{fn.__name__} has no rms_norm option", "n/a")
+        kw["rms_norm"] = False
+    fn(model=model, **kw)
+    return {"apply": fn.__name__, **{k: v for k, v in kw.items()}}
+
+
+def optimize_fn():
+    """normfuse.optimize, or None with the reason when this build has none."""
+    import normfuse
+    fn = getattr(normfuse, "optimize", None)
+    if callable(fn):
+        return fn, None
+    try:
+        import importlib
+        mod = importlib.import_module("normfuse.optimize")
+        fn = getattr(mod, "optimize", None)
+        if callable(fn):
+            return fn, None
+    except ImportError:
+        pass
+    return None, "normfuse.optimize is not available in this build"
+
+
+def _jsonable(x, depth=0):
+    """A JSON-safe copy of an optimize report item (dataclasses, tuples, enums, tensors...)."""
+    if depth > 6:
+        return repr(x)
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {f.name: _jsonable(getattr(x, f.name), depth + 1) for f in dataclasses.fields(x)}
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v, depth + 1) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v, depth + 1) for v in x]
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    return str(x)
+
+
+def report_dict(rep) -> dict:
+    """The optimize report as JSON: its matches, refusals and text."""
+    return {"matches": _jsonable(list(getattr(rep, "matches", []))),
+            "refusals": _jsonable(list(getattr(rep, "refusals", []))),
+            "text": str(rep)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Compile counting
+# ---------------------------------------------------------------------------------------------
+
+class CompileCounter:
+    """A torch.compile backend that counts the graphs Dynamo hands it and passes them on to
+    `backend` ('inductor': compile_fx, what backend='inductor' calls; any other registered
+    name). `mark()` starts a new phase; `since_mark()` counts graphs and graph breaks since."""
+
+    def __init__(self, backend: str = "inductor"):
+        self.backend = backend
+        self.graphs = 0
+        self._mark = (0, {})
+
+    def __call__(self, gm, example_inputs):
+        self.graphs += 1
+        if self.backend == "inductor":
+            from torch._inductor.compile_fx import compile_fx
+            return compile_fx(gm, example_inputs)
+        import torch._dynamo
+        return torch._dynamo.lookup_backend(self.backend)(gm, example_inputs)
+
+    @staticmethod
+    def _breaks() -> dict:
+        from torch._dynamo.utils import counters
+        return dict(counters["graph_break"])
+
+    def mark(self) -> None:
+        self._mark = (self.graphs, self._breaks())
+
+    def since_mark(self) -> dict:
+        before, now = self._mark[1], self._breaks()
+        grown = {r: n - before.get(r, 0) for r, n in now.items() if n > before.get(r, 0)}
+        return {"graphs": self.graphs - self._mark[0], "graph_breaks": sum(grown.values()),
+                "break_reasons": [r.strip().splitlines()[0][:200] for r in grown][:8]}
+
+
+# ---------------------------------------------------------------------------------------------
+# One model
+# ---------------------------------------------------------------------------------------------
+
+def _version(dist: str) -> str | None:
+    try:
+        from importlib.metadata import version
+        return version(dist)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def perturb_(model, seed: int = 1) -> None:
+    """Norm weights 1 + 0.1 N(0,1), biases 0.02 N(0,1) (every 1-D parameter), in place."""
+    import torch
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() != 1:
+                continue
+            r = torch.randn(p.shape, generator=gen).to(p.device)
+            p.copy_(1 + 0.1 * r if name.endswith("weight") else 0.02 * r)
+
+
+def to_params_dtype_(model, dtype) -> None:
+    """Parameters to `dtype`; buffers (RoPE's inv_freq, position ids) stay as they are, as
+    transformers' own loading in a dtype leaves them."""
+    for p in model.parameters():
+        p.data = p.data.to(dtype)
+
+
+def make_state(spec: ModelSpec, device, dtype, seed: int = 0):
+    """(bf16 state_dict, input_ids, R): the model every configuration is built from, its inputs
+    and the loss projection."""
+    import torch
+    torch.manual_seed(seed)
+    model = spec.build(device)
+    perturb_(model, seed + 1)
+    to_params_dtype_(model, dtype)
+    sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    del model
+    gen = torch.Generator().manual_seed(seed + 2)
+    ids = torch.randint(0, spec.vocab(), (spec.batch, spec.seq), generator=gen).to(device)
+    R = torch.randn(spec.batch, spec.seq, spec.hidden(), generator=gen).to(device)
+    return sd, ids, R
+
+
+def fresh(spec: ModelSpec, sd, device, dtype):
+    """A new model of `spec` with the parameters of `sd` in `dtype` (fp32: the exact upcast)."""
+    model = spec.build(device)
+    to_params_dtype_(model, dtype)
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    if missing or unexpected:
+        raise RuntimeError(f"{spec.name}: state_dict mismatch: missing {missing}, unexpected "
+                           f"{unexpected}")
+    return model
+
+
+def _forward(f, ids):
+    return f(input_ids=ids).last_hidden_state
+
+
+def _step(f, ids, R, params):
+    for p in params:
+        p.grad = None
+    h = _forward(f, ids)
+    (h.float() * R).sum().backward()
+    return h
+
+
+def reference(spec: ModelSpec, sd, ids, R, device) -> dict:
+    """The fp32 copy's last hidden state (eval and train) and the two gradients."""
+    import torch
+    tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        model = fresh(spec, sd, device, torch.float32)
+        model.eval()
+        with torch.no_grad():
+            h_eval = _forward(model, ids).detach()
+        model.train()
+        params = list(model.parameters())
+        h_train = _step(model, ids, R, params).detach()
+        named = dict(model.named_parameters())
+        grads = {n: named[n].grad.detach().clone() for n in spec.grad_params}
+        del model, params, named
+        return {"prefill": h_eval, "train": h_train, "grads": grads}
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
+
+
+def _rel(a, b) -> float:
+    from ..reference import rel_err
+    return rel_err(a, b)
+
+
+def _time(fn, device, rep_ms: int) -> float:
+    """Median ms: do_bench on a GPU (warm-up children replace it by one call), else three
+    wall-clock calls."""
+    import torch
+    if str(device).startswith("cuda"):
+        from triton.testing import do_bench
+        return float(do_bench(fn, warmup=25, rep=rep_ms, return_mode="median"))
+    ts = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return sorted(ts)[1]
+
+
+def _sync(device):
+    import torch
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+REP_MS = {"prefill": 100, "train": 200}
+
+
+def build_configuration(spec: ModelSpec, cfg: Config, sd, device, dtype, info: dict):
+    """The model of configuration `cfg` (call inside liger_scope when cfg.liger): fresh from
+    `sd`, Liger applied, then normfuse.optimize; what was applied goes into `info`."""
+    if cfg.liger and not str(device).startswith("cuda"):
+        fn, why = liger_support(spec.family)
+        if fn is None:
+            raise Skip(why, "n/a")
+        raise Skip("Liger's kernels are Triton kernels: they need a CUDA GPU")
+    if cfg.normfuse:
+        opt, why = optimize_fn()
+        if opt is None:
+            raise Skip(why)
+    model = fresh(spec, sd, device, dtype)
+    if cfg.liger:
+        info["liger"] = apply_liger(model, spec.family, cfg.liger)
+    if cfg.normfuse:
+        t0 = time.time()
+        model, rep = opt(model, report=True)
+        info["optimize"] = report_dict(rep)
+        info["optimize_s"] = round(time.time() - t0, 2)
+    return model
+
+
+def _grad_of(name, refs, model):
+    """The gradient of parameter `name`: the Parameter object the fresh model had (a rewrite may
+    keep it under another path), else the path in the rewritten model."""
+    p = refs.get(name)
+    if p is not None and p.grad is not None:
+        return p.grad
+    q = dict(model.named_parameters()).get(name)
+    return q.grad if q is not None else None
+
+
+def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backend="inductor",
+            modes=("prefill", "train"), log=print, warm=False) -> tuple[list, dict]:
+    """Records of configuration `cfg` for each mode, and the build info (optimize report...).
+    `warm`: run each mode twice and nothing else (the warm-up children)."""
+    import torch
+    info: dict = {}
+    recs = []
+    scope = liger_scope(spec.family) if cfg.liger else contextlib.nullcontext()
+    with scope:
+        model = build_configuration(spec, cfg, sd, device, dtype, info)
+        refs = {n: p for n, p in model.named_parameters() if n in spec.grad_params}
+        counter = CompileCounter(backend) if cfg.compiled else None
+        f = torch.compile(model, backend=counter) if cfg.compiled else model
+        params = [p for p in model.parameters() if p.requires_grad]
+        for mode in modes:
+            rec = {"model": spec.name, "config": cfg.name, "mode": mode, "status": "ok",
+                   "compiled": cfg.compiled}
+            if mode == "prefill":
+                model.eval()
+
+                def call():
+                    with torch.no_grad():
+                        return _forward(f, ids)
+            else:
+                model.train()
+
+                def call():
+                    return _step(f, ids, R, params)
+            if counter is not None:
+                counter.mark()
+            call()
+            _sync(device)
+            if counter is not None:
+                rec.update(counter.since_mark())
+                counter.mark()
+            call()
+            if warm:
+                _sync(device)
+                continue
+            h = call()
+            _sync(device)
+            rec["err"] = _rel(h, ref[mode])
+            if mode == "train":
+                rec["grad_errs"] = {}
+                for n in spec.grad_params:
+                    g = _grad_of(n, refs, model)
+                    rec["grad_errs"][n] = _rel(g, ref["grads"][n]) if g is not None else None
+            del h
+            rec["ms"] = _time(call, device, REP_MS[mode])
+            if counter is not None:
+                rec["recompiles"] = counter.since_mark()["graphs"]
+            recs.append(rec)
+            log(f"  {spec.name:12s} {cfg.name:24s} {mode:7s} {rec['ms']:9.3f} ms  err "
+                f"{rec['err']:.2e}" + (f"  graphs {rec['graphs']} breaks {rec['graph_breaks']} "
+                                        f"recompiles {rec['recompiles']}" if counter else ""))
+        for p in params:
+            p.grad = None
+        del f, model, params, refs
+    if cfg.compiled:
+        import torch._dynamo
+        torch._dynamo.reset()
+    return recs, info
+
+
+def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="inductor",
+              modes=("prefill", "train"), log=print) -> tuple[list, dict]:
+    """Every configuration of one model: (records, per-model info)."""
+    import torch
+    dtype = torch.bfloat16
+    t0 = time.time()
+    sd, ids, R = make_state(spec, device, dtype)
+    ref = reference(spec, sd, ids, R, device)
+    minfo = {"model": spec.name, "family": spec.family, "dims": spec.dims, "batch": spec.batch,
+             "seq": spec.seq, "tokens": spec.tokens, "grad_params": list(spec.grad_params),
+             "params": int(sum(v.numel() for k, v in sd.items() if v.is_floating_point())),
+             "configs": {}}
+    log(f"== {spec.name}: {spec.family}, {spec.tokens} tokens ({spec.batch} x {spec.seq}), "
+        f"{minfo['params'] / 1e6:.1f}M parameters ==")
+    records = []
+    for name in configs:
+        cfg = _config(name)
+        try:
+            recs, info = measure(spec, cfg, sd, ids, R, ref, device, dtype, backend, modes, log)
+        except Skip as e:
+            recs, info = [{"model": spec.name, "config": cfg.name, "mode": m, "status": e.status,
+                           "reason": str(e), "compiled": cfg.compiled} for m in modes], {}
+            log(f"  {spec.name:12s} {cfg.name:24s} {e.status}: {e}")
+        except Exception as e:  # noqa: BLE001 - one configuration's failure is a record
+            tb = traceback.format_exc()
+            recs = [{"model": spec.name, "config": cfg.name, "mode": m, "status": "error",
+                     "reason": f"{type(e).__name__}: {e}"[:500], "traceback": tb[-3000:],
+                     "compiled": cfg.compiled} for m in modes]
+            info = {}
+            log(f"  {spec.name:12s} {cfg.name:24s} ERROR {type(e).__name__}: {e}")
+            if str(device).startswith("cuda"):
+                torch.cuda.synchronize()
+            if cfg.compiled:
+                import torch._dynamo
+                torch._dynamo.reset()
+        if str(device).startswith("cuda"):
+            torch.cuda.empty_cache()
+        records.extend(recs)
+        if info:
+            minfo["configs"][cfg.name] = info
+    _ratios(records)
+    minfo["seconds"] = round(time.time() - t0, 1)
+    return records, minfo
+
+
+def _ratios(records) -> None:
+    """ratio (ms over the best stock configuration's ms) and err_ratio (over stock's err) per
+    record of one model, in place."""
+    by = {(r["config"], r["mode"]): r for r in records}
+    for r in records:
+        if r["status"] != "ok":
+            continue
+        mode = r["mode"]
+        stock_ms = [by[(c, mode)]["ms"] for c in STOCK
+                    if (c, mode) in by and by[(c, mode)]["status"] == "ok"]
+        if stock_ms:
+            r["ratio"] = r["ms"] / min(stock_ms)
+        s = by.get(("stock", mode))
+        if s is None or s["status"] != "ok":
+            continue
+        ratios = [_div(r["err"], s["err"])]
+        if mode == "train":
+            for n, e in (r.get("grad_errs") or {}).items():
+                se = (s.get("grad_errs") or {}).get(n)
+                ratios.append(_div(e, se) if e is not None else math.inf)
+        r["err_ratio"] = max(ratios)
+
+
+def _div(a, b) -> float:
+    if a is None or b is None or not math.isfinite(a):
+        return math.inf
+    return a / b if b > 0 else (1.0 if a == 0 else math.inf)
+
+
+# ---------------------------------------------------------------------------------------------
+# The run, its summary, table and plot
+# ---------------------------------------------------------------------------------------------
+
+def environment(device) -> dict:
+    import torch
+    import triton
+    import normfuse
+    env = {"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+           "device": str(device), "torch": torch.__version__, "triton": triton.__version__,
+           "transformers": _version("transformers"), "liger_kernel": _version("liger-kernel"),
+           "normfuse": normfuse.__version__, "python": sys.version.split()[0], "dtype": "bf16"}
+    if str(device).startswith("cuda"):
+        env["gpu"] = torch.cuda.get_device_name()
+    else:
+        env["gpu"] = None
+        env["note"] = "CPU run: the times are not speeds (the code path only)"
+    return env
+
+
+def run(specs, configs=CONFIG_NAMES, device="cuda", backend="inductor", log=print) -> dict:
+    """Every model of `specs` (ModelSpec or names) in every configuration: the models.json data."""
+    from .warm import configure_torch
+    configure_torch()
+    specs = [SPECS[s] if isinstance(s, str) else s for s in specs]
+    data = {**environment(device), "backend": backend, "configs": list(configs), "records": [],
+            "models": []}
+    for spec in specs:
+        recs, minfo = run_model(spec, configs, device, backend, log=log)
+        data["records"].extend(recs)
+        data["models"].append(minfo)
+    data["summary"] = summarize(data["records"])
+    return data
+
+
+def _ok(records, model, config, mode):
+    for r in records:
+        if (r["model"], r["config"], r["mode"], r["status"]) == (model, config, mode, "ok"):
+            return r
+    return None
+
+
+def summarize(records) -> list[dict]:
+    """Per model and mode: the best stock and the best normfuse configuration, the speed-up, and
+    the goals (faster than the best stock; every normfuse configuration's err within ERR_GOAL x
+    stock's; 0 graph breaks and 0 recompiles in the compiled normfuse configurations)."""
+    out = []
+    models = list(dict.fromkeys(r["model"] for r in records))
+    for m in models:
+        for mode in ("prefill", "train"):
+            stock = [r for c in STOCK if (r := _ok(records, m, c, mode))]
+            nf = [r for c in NORMFUSE if (r := _ok(records, m, c, mode))]
+            if not stock and not nf:
+                continue
+            row = {"model": m, "mode": mode}
+            if stock:
+                b = min(stock, key=lambda r: r["ms"])
+                row.update(best_stock=b["config"], best_stock_ms=b["ms"])
+            if nf:
+                b = min(nf, key=lambda r: r["ms"])
+                row.update(best_normfuse=b["config"], best_normfuse_ms=b["ms"])
+            if stock and nf:
+                row["speedup"] = row["best_stock_ms"] / row["best_normfuse_ms"]
+                row["faster"] = row["speedup"] > 1.0
+            if nf:
+                errs = [r.get("err_ratio", math.inf) for r in nf]
+                row["worst_err_ratio"] = max(errs)
+                row["numerics_ok"] = max(errs) <= ERR_GOAL
+                comp = [r for r in nf if r.get("compiled")]
+                if comp:
+                    row["compile_clean"] = all(r.get("graph_breaks") == 0 and r.get("recompiles") == 0
+                                               for r in comp)
+            out.append(row)
+    return out
+
+
+def _f(v, fmt):
+    return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, fmt)
+
+
+def table(data) -> str:
+    """models.md: per model, one row per configuration (both modes side by side), then the
+    goals."""
+    recs = data["records"]
+    lines = []
+    for minfo in data.get("models", []) or [{"model": m} for m in
+                                            dict.fromkeys(r["model"] for r in recs)]:
+        m = minfo["model"]
+        if "family" in minfo:
+            lines.append(f"\n## {m} ({minfo['family']}, {minfo['tokens']} tokens = {minfo['batch']} x "
+                         f"{minfo['seq']}, {minfo['params'] / 1e6:.1f}M parameters)\n")
+        else:
+            lines.append(f"\n## {m}\n")
+        lines.append("| configuration | prefill ms | vs best stock | err (x stock) | train ms | "
+                     "vs best stock | err (x stock) | graphs / breaks / recompiles | note |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---|---|")
+        configs = [c for c in data.get("configs", CONFIG_NAMES)
+                   if any(r["model"] == m and r["config"] == c for r in recs)]
+        for c in configs:
+            cells, comp, notes = [], [], []
+            for mode in ("prefill", "train"):
+                r = next((r for r in recs if (r["model"], r["config"], r["mode"]) == (m, c, mode)),
+                         None)
+                if r is None:
+                    cells += ["", "", ""]
+                    continue
+                if r["status"] != "ok":
+                    cells += [r["status"], "", ""]
+                    note = f"{r['status']}: {r.get('reason', '')}"
+                    if note not in notes:
+                        notes.append(note)
+                    continue
+                err = f"{_f(r.get('err'), '.2e')} ({_f(r.get('err_ratio'), '.2f')})"
+                cells += [_f(r["ms"], ".3f"), _f(r.get("ratio"), ".3f"), err]
+                if r.get("compiled"):
+                    comp.append(f"{r.get('graphs', '-')} / {r.get('graph_breaks', '-')} / "
+                                f"{r.get('recompiles', '-')}")
+            note = "; ".join(n.replace("|", "/").replace("\n", " ")[:160] for n in notes)
+            lines.append(f"| {c} | " + " | ".join(cells) + f" | {' ; '.join(comp)} | {note} |")
+    summ = data.get("summary") or summarize(recs)
+    if summ:
+        lines.append("\n## Goals\n")
+        lines.append("| model | mode | best stock | ms | best normfuse | ms | speed-up | "
+                     "faster | worst err ratio (<= 1.1) | 0 breaks, 0 recompiles |")
+        lines.append("|---|---|---|---:|---|---:|---:|---|---:|---|")
+        yn = {True: "yes", False: "NO", None: "-"}
+        for s in summ:
+            lines.append(f"| {s['model']} | {s['mode']} | {s.get('best_stock', '-')} | "
+                         f"{_f(s.get('best_stock_ms'), '.3f')} | {s.get('best_normfuse', '-')} | "
+                         f"{_f(s.get('best_normfuse_ms'), '.3f')} | {_f(s.get('speedup'), '.3f')} | "
+                         f"{yn[s.get('faster')]} | {_f(s.get('worst_err_ratio'), '.2f')} "
+                         f"({yn[s.get('numerics_ok')]}) | {yn[s.get('compile_clean')]} |")
+    reports = [(mi["model"], c, i["optimize"]) for mi in data.get("models", [])
+               for c, i in mi.get("configs", {}).items() if "optimize" in i]
+    if reports:
+        lines.append("\n## normfuse.optimize reports\n")
+        for m, c, rep in reports:
+            lines.append(f"{m}, {c}: {len(rep['matches'])} match(es), {len(rep['refusals'])} "
+                         "refusal(s)\n")
+            lines.append("```\n" + rep["text"].strip() + "\n```\n")
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def plot(data, path: str) -> bool:
+    """Grouped bars: per model, each configuration's speed-up over the best stock configuration
+    (best stock ms / ms; above 1 is faster), prefill and train side by side. False without
+    matplotlib or without a record to draw."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    recs = [r for r in data["records"] if r["status"] == "ok" and r.get("ratio")]
+    if not recs:
+        return False
+    models = list(dict.fromkeys(r["model"] for r in data["records"]))
+    configs = [c for c in data.get("configs", CONFIG_NAMES) if any(r["config"] == c for r in recs)]
+    fig, axes = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(models) * 2), 4.5), squeeze=False)
+    width = 0.8 / max(1, len(configs))
+    cmap = plt.get_cmap("tab10")
+    for ax, mode in zip(axes[0], ("prefill", "train")):
+        for j, c in enumerate(configs):
+            xs, ys = [], []
+            for i, m in enumerate(models):
+                r = next((r for r in recs if (r["model"], r["config"], r["mode"]) == (m, c, mode)),
+                         None)
+                if r is not None:
+                    xs.append(i - 0.4 + width * (j + 0.5))
+                    ys.append(1.0 / r["ratio"])
+            ax.bar(xs, ys, width, label=c, color=cmap(j % 10),
+                   hatch="//" if "compile" in c else None, edgecolor="white")
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_xticks(range(len(models)))
+        ax.set_xticklabels(models)
+        ax.set_title(f"{mode}: speed-up over the best stock configuration")
+        ax.set_ylabel("best stock ms / ms")
+    axes[0][1].legend(fontsize=7, loc="lower right")
+    where = data.get("gpu") or data.get("device", "")
+    fig.suptitle(f"normfuse model benchmark, {where}, {str(data.get('date', ''))[:10]}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write(data, out: str, log=print) -> dict:
+    """models.json, models.md, models.png under `out`; returns the paths written."""
+    os.makedirs(out, exist_ok=True)
+    paths = {"json": os.path.join(out, "models.json"), "md": os.path.join(out, "models.md"),
+             "png": os.path.join(out, "models.png")}
+    with open(paths["json"], "w") as f:
+        json.dump(data, f, indent=1, default=str)
+    head = (f"# Model benchmark ({data.get('gpu') or data.get('device')}, {data.get('date', '')[:10]}, "
+            f"torch {data.get('torch')}, transformers {data.get('transformers')}, liger-kernel "
+            f"{data.get('liger_kernel')}, bf16)\n\n"
+            "ms: median per call; vs best stock: ms / min(stock, stock+compile); err: relative "
+            "Frobenius error of the last hidden state against the fp32 copy of the stock model "
+            "(train: the largest ratio over the hidden state and two gradients), in brackets "
+            "over the stock bf16 model's; compiled configurations: graphs and graph breaks on the "
+            "first call, recompiles after it.\n\n")
+    with open(paths["md"], "w") as f:
+        f.write(head + table(data))
+    if not plot(data, paths["png"]):
+        del paths["png"]
+    log("models: wrote " + ", ".join(paths.values()))
+    return paths
+
+
+# ---------------------------------------------------------------------------------------------
+# Warm-up children and the command line
+# ---------------------------------------------------------------------------------------------
+
+def runnable(spec: ModelSpec, cfg: Config) -> str | None:
+    """Why configuration `cfg` cannot run for `spec` on a GPU here (None: it can)."""
+    if cfg.liger:
+        fn, why = liger_support(spec.family)
+        if fn is None:
+            return why
+    if cfg.normfuse:
+        fn, why = optimize_fn()
+        if fn is None:
+            return why
+    return None
+
+
+def warm_jobs(models, configs=CONFIG_NAMES) -> list:
+    """The warm-up children (normfuse.repro.warm --target models): each builds the model with
+    random weights and runs a configuration's calls (the first two of each mode) once, so that
+    Triton's, normfuse's and Inductor's on-disk caches hold what the timing process compiles.
+    One child per compiled configuration and mode (the graphs compile in parallel), one per
+    eager configuration that has kernels to compile (Liger's, normfuse's); none for stock eager
+    or for a configuration that cannot run here."""
+    from .warm import child_argv
+    jobs = []
+    for m in models:
+        spec = SPECS[m]
+        for name in configs:
+            cfg = _config(name)
+            if runnable(spec, cfg) is not None or name == "stock":
+                continue
+            for mode in (("prefill", "train") if cfg.compiled else ("both",)):
+                jobs.append((f"models {m} {name} {mode}", child_argv("models", (m, name, mode))))
+    # the longest first: compiled train steps, then compiled prefills, then the eager ones
+    order = {"train": 0, "prefill": 1, "both": 2}
+    return sorted(jobs, key=lambda j: order[j[0].rsplit(" ", 1)[1]])
+
+
+def warm_one(model: str, config: str, mode: str = "both", device="cuda",
+             backend="inductor") -> None:
+    """The warm-up child's work (see warm_jobs)."""
+    import torch
+    spec = SPECS[model]
+    sd, ids, R = make_state(spec, device, torch.bfloat16)
+    modes = ("prefill", "train") if mode == "both" else (mode,)
+    try:
+        measure(spec, _config(config), sd, ids, R, None, device, torch.bfloat16, backend, modes,
+                log=lambda *_: None, warm=True)
+    except Skip:
+        pass
+
+
+def warm_procs_default(n_jobs: int) -> int:
+    """Children at once for the model warm-up: each compiles on one thread, so all cores but
+    two (at least none on a 2-core machine)."""
+    return max(0, min(n_jobs, (os.cpu_count() or 2) - 2))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m normfuse.repro.models",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(MAIN_MODELS),
+                    help=f"comma-separated, of {', '.join(SPECS)} (default: {','.join(MAIN_MODELS)})")
+    ap.add_argument("--configs", default=",".join(CONFIG_NAMES))
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--warm-procs", type=int, default=None,
+                    help="warm-up children at once (default: the cores less two)")
+    ap.add_argument("--warm-timeout", type=float, default=240.0)
+    ap.add_argument("--plot-only", metavar="MODELS_JSON", help="redraw models.md/png from a json")
+    args = ap.parse_args(argv)
+    if args.plot_only:
+        with open(args.plot_only) as f:
+            write(json.load(f), args.out)
+        return 0
+    return bench(args.models.split(","), args.out, configs=args.configs.split(","),
+                 warm_procs=args.warm_procs, warm_timeout=args.warm_timeout)
+
+
+def bench(models, out, configs=CONFIG_NAMES, warm_procs=None, warm_timeout=240.0,
+          log=print) -> int:
+    """The GPU benchmark: warm-up children, then every model timed in this process."""
+    import torch
+    unknown = [m for m in models if m not in SPECS]
+    if unknown:
+        raise SystemExit(f"unknown model(s) {unknown}; known: {', '.join(SPECS)}")
+    try:
+        import transformers  # noqa: F401
+    except ImportError as e:
+        log(f"models: transformers is not installed ({e}): skipped (scripts/setup.sh installs it)")
+        return 0
+    if not torch.cuda.is_available():
+        log("models: no CUDA GPU: nothing to measure (the CPU test runs the code path)")
+        return 0
+    from . import warm
+    warm.configure_torch()
+    jobs = warm_jobs(models)
+    procs = warm_procs_default(len(jobs)) if warm_procs is None else warm_procs
+    t0 = time.time()
+    if procs > 0:
+        log(f"models: warm-up, {len(jobs)} children, {procs} at once")
+        res = warm.parallel(jobs, procs, warm_timeout, log=log)
+    else:
+        res = None
+    data = run(models, configs, "cuda", log=log)
+    data["warm_up"] = res
+    data["seconds"] = round(time.time() - t0, 1)
+    write(data, out, log=log)
+    log(table(data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

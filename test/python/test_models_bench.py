@@ -1,0 +1,344 @@
+"""The model benchmark (normfuse.repro.models) and the model-shape sweep (normfuse.repro.model_shapes)
+on the CPU: the benchmark's code path on tiny models of each family (times meaningless), the
+compile counts against torch._dynamo.explain, Liger's patches kept out of the stock model, and the
+table, summary and plot helpers."""
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+
+transformers = pytest.importorskip("transformers")
+
+from normfuse.repro import model_shapes as S  # noqa: E402
+from normfuse.repro import models as M  # noqa: E402
+from normfuse.repro import warm  # noqa: E402
+
+FAMILIES = ("llama", "qwen2", "gpt2", "bert")
+
+
+def _liger_installed() -> bool:
+    try:
+        import liger_kernel.transformers.monkey_patch  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+EAGER = tuple(c.name for c in M.CONFIGS if not c.compiled)
+
+
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory):
+    """One CPU run of the benchmark on a tiny model of each family: every configuration on the
+    Llama-style model (Dynamo with the 'eager' backend: the compile path without Inductor's C++
+    compilation), the eager configurations on the other three (Dynamo's tracing costs seconds a
+    graph on this machine; the compile path is the same for every family)."""
+    import warnings
+    out = tmp_path_factory.mktemp("models")
+    logs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # normfuse's FallbackWarning on the CPU
+        data = M.run([M.tiny_spec("llama")], device="cpu", backend="eager", log=logs.append)
+        rest = M.run([M.tiny_spec(f) for f in FAMILIES[1:]], configs=EAGER, device="cpu",
+                     backend="eager", log=logs.append)
+    data["records"] += rest["records"]
+    data["models"] += rest["models"]
+    data["summary"] = M.summarize(data["records"])
+    paths = M.write(data, str(out), log=logs.append)
+    return data, paths, logs
+
+
+def _configs(fam):
+    return M.CONFIG_NAMES if fam == "llama" else EAGER
+
+
+def test_cpu_run_records_every_configuration(cpu_run):
+    data, _, _ = cpu_run
+    recs = data["records"]
+    have_opt = M.optimize_fn()[0] is not None
+    for fam in FAMILIES:
+        name = f"{fam}-tiny"
+        for cfg in _configs(fam):
+            for mode in ("prefill", "train"):
+                r = [r for r in recs if (r["model"], r["config"], r["mode"]) == (name, cfg, mode)]
+                assert len(r) == 1, (name, cfg, mode)
+                r = r[0]
+                c = M._config(cfg)
+                if c.liger:
+                    # Liger is Triton-only: never run on the CPU; n/a where it has no family patch
+                    if fam in ("gpt2", "bert"):
+                        assert r["status"] == "n/a" and f"apply_liger_kernel_to_{fam}" in r["reason"] \
+                            or "not installed" in r["reason"]
+                    else:
+                        assert r["status"] in ("skipped", "n/a") and r["reason"]
+                        if _liger_installed():
+                            assert "CUDA GPU" in r["reason"]
+                    continue
+                if c.normfuse and not have_opt:
+                    assert r["status"] == "skipped" and "normfuse.optimize" in r["reason"]
+                    continue
+                assert r["status"] == "ok", r
+                assert math.isfinite(r["ms"]) and r["ms"] > 0
+                # bf16 against the fp32 copy: small but not zero, and near stock's
+                assert 0 < r["err"] < 0.05 and math.isfinite(r["err_ratio"])
+                assert r["ratio"] > 0
+                if mode == "train":
+                    assert set(r["grad_errs"]) == set(M.tiny_spec(fam).grad_params)
+                    assert all(0 < e < 0.1 for e in r["grad_errs"].values())
+                if c.compiled:
+                    assert r["graphs"] >= 1 and r["graph_breaks"] >= 0 and r["recompiles"] == 0
+                else:
+                    assert "graphs" not in r
+        stock = [r for r in recs if r["model"] == name and r["config"] == "stock"]
+        assert all(r["err_ratio"] == 1.0 for r in stock)
+    # the compiled stock model computes the same function (Dynamo 'eager' runs the same ops)
+    a, b = (next(r for r in recs if (r["model"], r["config"], r["mode"]) ==
+                 ("llama-tiny", c, "prefill")) for c in ("stock", "stock+compile"))
+    assert a["err"] == pytest.approx(b["err"], rel=1e-6)
+
+
+def test_cpu_run_writes_json_md_png(cpu_run):
+    data, paths, logs = cpu_run
+    with open(paths["json"]) as f:
+        back = json.load(f)
+    assert back["device"] == "cpu" and back["gpu"] is None and "not speeds" in back["note"]
+    assert back["torch"] and back["transformers"] == transformers.__version__
+    assert len(back["records"]) == 2 * (len(M.CONFIG_NAMES) + 3 * len(EAGER))
+    assert [m["model"] for m in back["models"]] == [f"{f}-tiny" for f in FAMILIES]
+    md = Path(paths["md"]).read_text()
+    for fam in FAMILIES:
+        assert f"## {fam}-tiny ({fam}, 32 tokens = 2 x 16" in md
+    for cfg in M.CONFIG_NAMES:
+        rows = [ln for ln in md.splitlines() if ln.startswith(f"| {cfg} |")]
+        assert len(rows) == (4 if cfg in EAGER else 1), cfg
+    assert "## Goals" in md and "| llama-tiny | train | " in md
+    try:
+        import matplotlib  # noqa: F401
+        assert Path(paths["png"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    except ImportError:
+        assert "png" not in paths
+    if M.optimize_fn()[0] is not None:  # the optimize report per model and configuration
+        for m in back["models"]:
+            rep = m["configs"]["normfuse"]["optimize"]
+            assert set(rep) == {"matches", "refusals", "text"} and rep["matches"]
+
+
+def test_compile_counter_matches_explain():
+    """The graph and graph-break counts the benchmark records are what torch._dynamo.explain
+    reports; a new input shape after the mark counts as a recompile."""
+    import torch
+    import torch._dynamo
+
+    def f(x):
+        y = torch.sin(x) * 2
+        torch._dynamo.graph_break()
+        return torch.cos(y) + 1
+
+    torch._dynamo.reset()
+    ex = torch._dynamo.explain(f)(torch.randn(8))
+    torch._dynamo.reset()
+    warm.configure_torch()
+    c = M.CompileCounter("eager")
+    g = torch.compile(f, backend=c)
+    c.mark()
+    g(torch.randn(8))
+    first = c.since_mark()
+    assert (first["graphs"], first["graph_breaks"]) == (ex.graph_count, ex.graph_break_count) == (2, 1)
+    assert len(first["break_reasons"]) == 1
+    c.mark()
+    g(torch.randn(8))
+    assert c.since_mark()["graphs"] == 0
+    g(torch.randn(9))  # static shapes: both graphs again
+    assert c.since_mark()["graphs"] == 2
+    torch._dynamo.reset()
+
+
+@pytest.mark.skipif(not _liger_installed(), reason="liger-kernel is not installed")
+def test_liger_scope_keeps_patches_out_of_the_stock_model():
+    from transformers.models.llama import modeling_llama as ml
+    spec = M.tiny_spec("llama")
+    rope, mlp_cls, norm_cls = ml.apply_rotary_pos_emb, ml.LlamaMLP, ml.LlamaRMSNorm
+    with M.liger_scope("llama"):
+        model = spec.build("cpu")
+        applied = M.apply_liger(model, "llama", "no-norm")
+        assert applied["rms_norm"] is False and applied["fused_linear_cross_entropy"] is False
+        assert ml.apply_rotary_pos_emb is not rope and ml.LlamaMLP is not mlp_cls
+        # RMSNorm off: the norms stay transformers' (normfuse takes them)
+        assert ml.LlamaRMSNorm is norm_cls
+        assert "forward" in vars(model.layers[0].mlp)  # Liger's SwiGLU bound on the instance
+        assert "forward" not in vars(model.layers[0].input_layernorm)
+    assert ml.apply_rotary_pos_emb is rope and ml.LlamaMLP is mlp_cls
+    stock = spec.build("cpu")
+    assert "forward" not in vars(stock.layers[0].mlp) and type(stock.layers[0].mlp) is mlp_cls
+    with M.liger_scope("llama"):
+        M.apply_liger(spec.build("cpu"), "llama", "full")
+        assert ml.LlamaRMSNorm is not norm_cls
+    assert ml.LlamaRMSNorm is norm_cls and ml.apply_rotary_pos_emb is rope
+
+
+def test_liger_support_names_the_missing_family():
+    if not _liger_installed():
+        assert "not installed" in M.liger_support("llama")[1]
+        return
+    assert M.liger_support("llama")[0] is not None and M.liger_support("qwen2")[0] is not None
+    fn, why = M.liger_support("gpt2")
+    assert fn is None and "apply_liger_kernel_to_gpt2" in why
+    with pytest.raises(M.Skip) as e:
+        M.apply_liger(None, "bert", "full")
+    assert e.value.status == "n/a"
+
+
+def _rec(model, config, mode, ms, err, **kw):
+    return {"model": model, "config": config, "mode": mode, "status": "ok", "ms": ms, "err": err,
+            "compiled": "compile" in config, **kw}
+
+
+def test_ratios_summary_and_table():
+    recs = [
+        _rec("m", "stock", "prefill", 10.0, 1e-3),
+        _rec("m", "stock+compile", "prefill", 8.0, 1e-3, graphs=1, graph_breaks=0, recompiles=0),
+        _rec("m", "normfuse", "prefill", 7.0, 1.05e-3),
+        _rec("m", "normfuse+compile", "prefill", 6.0, 1.2e-3, graphs=2, graph_breaks=1,
+             recompiles=0),
+        _rec("m", "stock", "train", 20.0, 1e-3, grad_errs={"a": 2e-3, "b": 1e-3}),
+        _rec("m", "normfuse", "train", 25.0, 1e-3, grad_errs={"a": 2e-3, "b": 1.5e-3}),
+        {"model": "m", "config": "liger", "mode": "prefill", "status": "n/a",
+         "reason": "liger-kernel 0.8.5 has no apply_liger_kernel_to_m", "compiled": False},
+    ]
+    M._ratios(recs)
+    by = {(r["config"], r["mode"]): r for r in recs}
+    assert by[("normfuse", "prefill")]["ratio"] == pytest.approx(7 / 8)
+    assert by[("stock", "prefill")]["ratio"] == pytest.approx(10 / 8)
+    assert by[("normfuse+compile", "prefill")]["err_ratio"] == pytest.approx(1.2)
+    # train: the largest of the hidden state's and the gradients' ratios
+    assert by[("normfuse", "train")]["err_ratio"] == pytest.approx(1.5)
+    summ = {s["mode"]: s for s in M.summarize(recs)}
+    p, t = summ["prefill"], summ["train"]
+    assert (p["best_stock"], p["best_normfuse"]) == ("stock+compile", "normfuse+compile")
+    assert p["speedup"] == pytest.approx(8 / 6) and p["faster"] is True
+    assert p["numerics_ok"] is False and p["worst_err_ratio"] == pytest.approx(1.2)
+    assert p["compile_clean"] is False  # one graph break
+    assert t["faster"] is False and "compile_clean" not in t
+    md = M.table({"records": recs, "configs": list(M.CONFIG_NAMES)})
+    assert "| normfuse+compile | 6.000 | 0.750 | 1.20e-03 (1.20) |" in md
+    assert "n/a: liger-kernel 0.8.5 has no apply_liger_kernel_to_m" in md
+    assert "| m | prefill | stock+compile | 8.000 | normfuse+compile | 6.000 | 1.333 | yes | " \
+           "1.20 (NO) | NO |" in md
+
+
+def test_plot_draws_speedups(tmp_path):
+    pytest.importorskip("matplotlib")
+    recs = [_rec("a", "stock", "prefill", 2.0, 1e-3), _rec("a", "normfuse", "prefill", 1.0, 1e-3),
+            _rec("b", "stock", "train", 3.0, 1e-3)]
+    M._ratios(recs)
+    assert M.plot({"records": recs, "configs": list(M.CONFIG_NAMES)}, str(tmp_path / "p.png"))
+    assert (tmp_path / "p.png").stat().st_size > 1000
+    assert not M.plot({"records": [], "configs": []}, str(tmp_path / "q.png"))
+
+
+def test_specs_are_the_issues_models():
+    ll, qw, gp, be = (M.SPECS[m] for m in M.MAIN_MODELS)
+    assert (ll.dims["hidden_size"], ll.dims["intermediate_size"], ll.dims["num_attention_heads"],
+            ll.dims["num_key_value_heads"]) == (2048, 5632, 16, 4)
+    assert (qw.dims["hidden_size"], qw.dims["intermediate_size"], qw.dims["num_key_value_heads"]) \
+        == (1536, 8960, 2)
+    assert all(s.tokens == 8192 for s in (ll, qw, gp, be))
+    cfg = gp.config()
+    assert cfg.n_layer == 4 and cfg._attn_implementation == "sdpa" and cfg.resid_pdrop == 0
+    assert be.config().num_hidden_layers == 4 and ll.config().use_cache is False
+
+
+def test_models_warm_jobs_are_valid_children(monkeypatch):
+    jobs = M.warm_jobs(M.MAIN_MODELS)
+    seen = []
+    monkeypatch.setattr(warm, "_child", lambda *a: seen.append(a))
+    for label, argv in jobs:
+        assert argv[:3] == [sys.executable, "-m", "normfuse.repro.warm"]
+        assert warm.main(argv[3:]) == 0
+    cells = [s[1].split(",") for s in seen]
+    assert all(s[0] == "models" for s in seen)
+    assert all(m in M.SPECS and c in M.CONFIG_NAMES and mode in ("prefill", "train", "both")
+               for m, c, mode in cells)
+    # one child per mode of each compiled configuration, none for stock eager
+    assert ["llama", "stock+compile", "train"] in cells and ["bert", "stock+compile", "prefill"] in cells
+    assert not any(c == "stock" for _, c, _ in cells)
+    assert not any(m in ("gpt2", "bert") and "liger" in c for m, c, _ in cells)
+
+
+# ---------------------------------------------------------------------------------------------
+# The model-shape sweep
+# ---------------------------------------------------------------------------------------------
+
+def test_sweep_shapes_come_from_the_models():
+    sh = {(s.model, s.site): s for s in S.shapes()}
+    assert (sh["llama", "qkv"].K, sh["llama", "qkv"].N) == (2048, (16 + 2 * 4) * 128)
+    assert (sh["llama", "gate/up"].N, sh["llama", "gate"].N) == (11264, 5632)
+    q = sh["qwen2", "qkv"]
+    assert (q.K, q.N, q.bias) == (1536, (12 + 2 * 2) * 128, True)
+    assert sh["qwen2", "gate/up"].N == 17920 and sh["qwen2", "gate"].N == 8960
+    assert (sh["gpt2", "c_attn"].kind, sh["gpt2", "c_attn"].N, sh["gpt2", "c_fc"].N) == ("ln", 3840, 5120)
+    post = [s for s in S.shapes() if s.form == "post"]
+    assert {(s.K, s.N) for s in post} == {(1024, 1024), (4096, 1024)}
+    assert all(s.residual and s.bias and s.kind == "ln" for s in post)
+    ns = {s.N for s in S.shapes()}
+    assert {2560, 5632, 6144, 8960, 11008} <= ns  # the issue's N that are not powers of two
+
+
+def test_sweep_options_are_valid_pipelines():
+    from normfuse.pipeline import parse_pipeline
+    for form in ("pre", "post"):
+        opts = S.options_for(form)
+        assert opts[0].name == "default" and len({o.name for o in opts}) == len(opts)
+        for o in opts:
+            passes, kw = S._passes(o, form)
+            if passes != "default":
+                ps = parse_pipeline(passes)
+                assert ps, o
+            o.make_config(form)
+    hw = [p for o in S.PRE_OPTIONS[1:] for p in parse_pipeline(S._passes(o, "pre")[0])
+          if p.name == "hopper-ws"]
+    assert {p.schedule for p in hw} == {"coop", "pingpong"}
+    assert any(p.stats_share for p in hw) and any(p.stats_partition for p in hw)
+    assert any(int(p.stages) == 4 for p in hw)
+
+
+def test_sweep_best_option_and_table():
+    rec = {"model": "llama", "site": "qkv", "form": "pre", "kind": "rms", "K": 2048, "N": 3072,
+           "bias": False, "residual": False, "T": 8192, "cublas_ms": 1.0, "norm_ms": 0.2,
+           "unfused_ms": 1.2, "naive_err": 2e-3, "options": [
+               {"option": "default", "ok": True, "ms": 1.05, "over_cublas": 1.05},
+               {"option": "128x128 pingpong", "ok": True, "ms": 1.02, "over_cublas": 1.02},
+               {"option": "128x256 coop stats-share", "ok": False, "written": False,
+                "err": float("nan"), "vs_naive": float("nan")}]}
+    b = S.best_option(rec)
+    assert b["option"] == "128x128 pingpong"
+    rec.update(best=b["option"], best_ms=b["ms"], best_over_cublas=b["over_cublas"])
+    md = S.table([rec])
+    assert "| llama qkv | rms | 8192 | 2048 | 3072 | 1.000 | 0.200 | 1.200 | 1.050 | 1.020 | x | " \
+           "128x128 pingpong | 1.020 | yes |" in md
+    assert "llama qkv T 8192: 128x256 coop stats-share: written False" in md
+    assert S.best_option({"options": [{"option": "a", "ok": False}]}) is None
+
+
+def test_sweep_warm_jobs_are_valid_children(monkeypatch):
+    jobs = S.warm_jobs()
+    seen = []
+    monkeypatch.setattr(warm, "_child", lambda *a: seen.append(a))
+    for label, argv in jobs:
+        assert warm.main(argv[3:]) == 0
+    idx = sorted(int(s[1]) for s in seen)
+    assert idx == list(range(len(S.PRE_OPTIONS) + len(S.POST_OPTIONS) + len(S.T_VALUES)))
+
+
+def test_repro_model_flags_without_a_gpu(capsys):
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: the flags would run the benchmarks")
+    from normfuse.repro.__main__ import main
+    assert main(["--models"]) == 0 and main(["--model-shapes"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("model benchmarks skipped: no CUDA GPU") == 2
