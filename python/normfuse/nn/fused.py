@@ -1,0 +1,283 @@
+"""The modules and forwards that `normfuse.optimize` puts in place of a recognized norm and its
+GEMM neighbours. They keep the original modules' parameters (the same Parameter objects, under
+the same names), so state_dict keys and load_state_dict stay those of the original model.
+
+Pre-norm (a norm whose output feeds only GEMMs):
+
+    norm -> {linear_1 .. linear_n}    becomes    FusedNorm -> {FusedLinear_1 .. FusedLinear_n}
+
+  FusedNorm holds the norm's parameters, each FusedLinear its linear's `weight`/`bias` and plain
+  (unregistered) references to the FusedNorm and its siblings. Two forms, chosen by the same
+  predicate in the norm and in every consumer (`FusedNorm.wants_grad`):
+  - per-consumer (training: grad mode on and an input or parameter requiring grad; and always
+    when the group has one consumer or its consumers read the norm's output through row views):
+    FusedNorm returns x unchanged, each FusedLinear computes
+    `ops.rmsnorm_linear(x, g, W_i, eps, b_i, offset=...)` (or layernorm_linear) on what it reads.
+    Since the norm works row by row, norm(x)[rows] = norm(x[rows]), so row views in between
+    (x[:, -1:], reshape keeping the last dim) commute with it.
+  - packed (inference, n > 1 consumers each reading the norm's output directly, once):
+    FusedNorm computes Y = op(x, g, [W_1..W_n], eps, [b_1..b_n]) ([..., sum N_i], one GEMM) and
+    each FusedLinear returns its column slice Y[..., a_i:b_i] (a view). The sibling weights are
+    re-packed into one buffer (`param.data = buf[a:b]`) so that the op reads them as one [sum N_i,
+    K] matrix without a copy; after `.to()` / `_apply` the group is re-packed once all siblings
+    agree on dtype and device. The ops stay correct when the weights are not adjacent (after
+    deepcopy, or FSDP's sharded parameters): they concatenate, cached per weight version.
+  In training, slicing one Y would make autograd sum n full-size gradients into dY; the
+  per-consumer form gives each GEMM its own backward.
+
+Post-norm (`norm(dropout(linear(h)) [+ bias] + residual)` inside one module's forward): that
+module's forward is replaced (an instance attribute) by `post_norm_forward`, which runs the
+module's FX graph with the pattern replaced by `fused_post_norm` (`ops.linear_layernorm` /
+`ops.linear_rmsnorm`), or the original forward when a dropout of the pattern is active (training
+mode and p > 0) or the call's non-tensor arguments differ from those the graph was traced with.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+__all__ = ["FusedNorm", "FusedLinear", "fused_post_norm", "post_norm_forward", "PostNormPlan",
+           "is_conv1d", "gemm_weight"]
+
+_SIMPLE = (int, float, bool, str, type(None))
+
+
+def is_conv1d(m: nn.Module) -> bool:
+    """transformers' Conv1D (GPT-2): y = x @ weight + bias with weight stored [in, out]."""
+    t = type(m)
+    return (t.__name__ == "Conv1D" and t.__module__.startswith("transformers")
+            and isinstance(getattr(m, "weight", None), torch.Tensor) and m.weight.dim() == 2)
+
+
+def gemm_weight(m: nn.Module) -> torch.Tensor:
+    """The [N, K] weight of an nn.Linear or (a strided view, no copy) of a Conv1D."""
+    return m.weight.t() if is_conv1d(m) else m.weight
+
+
+def _adopt(new: nn.Module, old: nn.Module) -> None:
+    """Give `new` the parameters and buffers of `old` (same objects, same names) and its simple
+    public attributes (eps, in_features, nf, ...)."""
+    for name, p in old._parameters.items():
+        new.register_parameter(name, p)
+    for name, b in old._buffers.items():
+        new.register_buffer(name, b, persistent=name not in old._non_persistent_buffers_set)
+    for name, v in old.__dict__.items():
+        if not name.startswith("_") and name != "training" and (
+                isinstance(v, _SIMPLE) or (isinstance(v, tuple) and all(isinstance(e, _SIMPLE) for e in v))):
+            object.__setattr__(new, name, v)
+    new.training = old.training
+
+
+def _op(spec, x, g, beta, weight, bias):
+    from .. import ops
+    if spec.kind == "rms":
+        return ops.rmsnorm_linear(x, g, weight, spec.eps, bias, offset=spec.offset)
+    return ops.layernorm_linear(x, g, beta, weight, spec.eps, bias, offset=spec.offset)
+
+
+class FusedNorm(nn.Module):
+    """A recognized norm whose output feeds only GEMMs (see the module docstring).
+
+    `spec`: the NormSpec (kind, eps, weight/bias parameter names, offset); `source`: the original
+    class name. Parameters and buffers are the original module's."""
+
+    def __init__(self, original: nn.Module, spec, path: str = ""):
+        super().__init__()
+        _adopt(self, original)
+        self.spec = spec
+        self.source = type(original).__name__
+        self.path = path
+        self.packed = False
+        object.__setattr__(self, "_consumers", ())
+
+    # -- the group --
+    @property
+    def consumers(self) -> tuple:
+        return self._consumers
+
+    def norm_params(self):
+        s = self.spec
+        g = getattr(self, s.weight) if s.weight is not None else None
+        beta = getattr(self, s.bias) if s.bias is not None else None
+        return g, beta
+
+    def wants_grad(self, x: torch.Tensor) -> bool:
+        """The training predicate, the same in the norm and in its consumers: grad mode on and
+        x or a parameter of the group requiring grad."""
+        if not torch.is_grad_enabled():
+            return False
+        if x.requires_grad:
+            return True
+        for p in self.parameters():
+            if p.requires_grad:
+                return True
+        for c in self._consumers:
+            for p in c.parameters():
+                if p.requires_grad:
+                    return True
+        return False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.packed or self.wants_grad(x):
+            return x  # each consumer normalizes what it reads
+        g, beta = self.norm_params()
+        ws = [c.gemm_weight() for c in self._consumers]
+        bs = [c.bias for c in self._consumers]
+        return _op(self.spec, x, g, beta, ws, None if all(b is None for b in bs) else bs)
+
+    # -- weight packing --
+    def repack(self) -> bool:
+        """Put the consumers' weights side by side in one buffer (each parameter's data a view
+        of it) when they agree on type, dtype, device and requires_grad; True when packed."""
+        cs = self._consumers
+        if len(cs) < 2 or not self.packed:
+            return False
+        ws = [c.weight for c in cs]
+        conv = cs[0].transposed
+        if any(c.transposed != conv for c in cs):
+            return False
+        w0 = ws[0]
+        if any(type(w.data) is not torch.Tensor or w.dtype != w0.dtype or w.device != w0.device
+               or w.requires_grad != w0.requires_grad for w in ws):
+            return False
+        gws = [c.gemm_weight() for c in cs]
+        if _adjacent(gws):
+            return True
+        with torch.no_grad():
+            if conv:  # [K, sum N]: each Conv1D weight [K, N_i] a column block
+                buf = torch.cat([w.data for w in ws], dim=1)
+                a = 0
+                for w in ws:
+                    n = w.shape[1]
+                    w.data = buf[:, a:a + n]
+                    a += n
+            else:
+                buf = torch.cat([w.data for w in ws], dim=0)
+                a = 0
+                for w in ws:
+                    n = w.shape[0]
+                    w.data = buf[a:a + n]
+                    a += n
+        return True
+
+    def _apply(self, fn, recurse=True):
+        out = super()._apply(fn, recurse)
+        self.repack()
+        return out
+
+    def extra_repr(self) -> str:
+        names = ", ".join(c.path.rsplit(".", 1)[-1] or c.path for c in self._consumers)
+        form = "one GEMM" if self.packed else "per consumer"
+        return f"{self.source}: {self.spec.describe()}; feeds [{names}] ({form})"
+
+
+def _adjacent(ws: list[torch.Tensor]) -> bool:
+    """Each [N_i, K] view starts where the previous one ends, with the same strides."""
+    w0 = ws[0]
+    end = w0.storage_offset() + w0.shape[0] * w0.stride(0)
+    for w in ws[1:]:
+        if (w.untyped_storage().data_ptr() != w0.untyped_storage().data_ptr()
+                or w.stride() != w0.stride() or w.storage_offset() != end):
+            return False
+        end += w.shape[0] * w.stride(0)
+    return True
+
+
+class FusedLinear(nn.Module):
+    """A GEMM reading a FusedNorm's output: nn.Linear (weight [N, K]) or transformers' Conv1D
+    (weight [K, N], read through a transposed view). Keeps the original `weight` and `bias`."""
+
+    def __init__(self, original: nn.Module, norm: FusedNorm, path: str = ""):
+        super().__init__()
+        _adopt(self, original)
+        self.transposed = is_conv1d(original)
+        self.source = type(original).__name__
+        self.path = path
+        self.cols = (0, 0)
+        object.__setattr__(self, "_norm", norm)
+
+    @property
+    def norm(self) -> FusedNorm:
+        return self._norm
+
+    def gemm_weight(self) -> torch.Tensor:
+        return self.weight.t() if self.transposed else self.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        norm = self._norm
+        if norm.packed and not norm.wants_grad(x):
+            a, b = self.cols
+            return x[..., a:b]
+        g, beta = norm.norm_params()
+        return _op(norm.spec, x, g, beta, self.gemm_weight(), self.bias)
+
+    def _apply(self, fn, recurse=True):
+        out = super()._apply(fn, recurse)
+        self._norm.repack()
+        return out
+
+    def extra_repr(self) -> str:
+        w = self.gemm_weight()
+        return (f"{self.source}: in={w.shape[1]}, out={w.shape[0]}, bias={self.bias is not None}; "
+                f"normalized by {self._norm.path or 'the norm'}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Post-norm
+# ---------------------------------------------------------------------------------------------
+
+def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.Module,
+                    norm: nn.Module, extra_bias: torch.Tensor | None, kind: str, eps: float,
+                    offset: float, weight: str | None, bias: str | None) -> torch.Tensor:
+    """norm(x W^T + b + residual) through `ops.linear_rmsnorm` / `ops.linear_layernorm`; the
+    modules are the original ones (their parameters read at call time)."""
+    from .. import ops
+    W = gemm_weight(linear)
+    b = linear.bias if extra_bias is None else extra_bias
+    g = getattr(norm, weight) if weight is not None else None
+    if kind == "rms":
+        return ops.linear_rmsnorm(x, W, g, eps, b, residual, offset=offset)
+    beta = getattr(norm, bias) if bias is not None else None
+    return ops.linear_layernorm(x, W, g, beta, eps, b, residual, offset=offset)
+
+
+class PostNormPlan:
+    """What `post_norm_forward` needs: the rewritten graphs (eval and train mode), the dropout
+    modules of the pattern, and the non-tensor arguments the graphs were traced with.
+
+    `params`: (position, name, default, fixed, value) per forward parameter (self excluded):
+    fixed parameters must equal `value` at call time, the others are passed to the graph."""
+
+    def __init__(self, eval_gm, train_gm, dropouts: list[nn.Module], params: list[tuple],
+                 original_forward, notes: str = ""):
+        self.eval_gm = eval_gm
+        self.train_gm = train_gm
+        self.dropouts = dropouts
+        self.params = params
+        self.original_forward = original_forward
+        self.notes = notes
+
+    def select(self, module: nn.Module, args: tuple, kwargs: dict[str, Any]):
+        """The graph to run with these arguments (None: run the original forward)."""
+        if module.training and any(d.training and d.p > 0 for d in self.dropouts):
+            return None, None
+        vals = []
+        for pos, name, default, fixed, value in self.params:
+            v = args[pos] if pos < len(args) else kwargs.get(name, default)
+            if fixed:
+                if v is not value and not (type(v) is type(value) and v == value):
+                    return None, None
+            else:
+                vals.append(v)
+        return (self.train_gm if module.training else self.eval_gm), vals
+
+
+def post_norm_forward(self: nn.Module, *args, **kwargs):
+    """Installed as `module.forward` by optimize (see PostNormPlan)."""
+    plan = self.__dict__["_normfuse_post"]
+    gm, vals = plan.select(self, args, kwargs)
+    if gm is None:
+        return plan.original_forward(self, *args, **kwargs)
+    return gm(*vals)

@@ -1,0 +1,566 @@
+"""`normfuse.optimize(model)`: every norm with a GEMM on either side runs fused.
+
+Steps (analyse, decide, rewrite, check):
+
+1. Probe: one forward on the example inputs (no_grad, eval mode) records each leaf module that
+   returns a tensor of its input's shape (the norm candidates), every use of its output and
+   where the input of every GEMM (nn.Linear, transformers' Conv1D) came from (`probe.Probe`).
+2. Recognize each candidate by what it computes (`recognize.recognize`: its forward traced to
+   aten, matched to RMSNorm / LayerNorm over the last dim, then verified numerically).
+3. Decide per recognized norm:
+   - pre-norm when every use of its output is the whole input of a GEMM module (maybe through
+     row views) and those GEMMs read nothing else: the norm and its consumers become
+     FusedNorm / FusedLinear (`fused.py`), one GEMM over the concatenated weights when the
+     consumers read the output directly;
+   - else post-norm when its input is `linear(h)` (+ dropout, + bias, + residual) computed in the
+     same forward that calls the norm: that forward is rewritten through torch.fx
+     (`postnorm_rewrite.py`);
+   - else a refusal, with the users or producers that prevent it.
+4. Check (check=True): the example through the rewritten model (no_grad and, when parameters
+   require grad, with grad) against the probe's output; a group whose rewrite changes the
+   output beyond bf16 tolerance (or raises) is reverted and reported.
+
+A model where nothing matched comes back unchanged (the same module objects).
+"""
+from __future__ import annotations
+
+import fnmatch
+import logging
+import types
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from .fused import FusedLinear, FusedNorm, gemm_weight, is_conv1d, post_norm_forward
+from .postnorm_rewrite import PostNormFailure, build_post_plan
+from .probe import Probe, _flat_tensors
+from .recognize import NormSpec, NotANorm, Unsupported, looks_like_norm, recognize
+
+__all__ = ["optimize", "OptimizeReport", "Match", "Refusal"]
+
+log = logging.getLogger("normfuse.optimize")
+
+# Relative error (Frobenius) above which check=True reverts a rewrite: bf16's tolerance for
+# 16-bit outputs, tighter for fp32 outputs (the CPU path computes the same fp32 math).
+CHECK_TOL = {torch.float32: 1e-3, torch.float64: 1e-6}
+CHECK_TOL_LOW = 2e-2
+
+
+@dataclass
+class Match:
+    """A fused norm. side: "pre" (norm -> GEMMs) or "post" (GEMM -> norm)."""
+
+    norm: str                 # the norm's module path
+    norm_type: str            # its class name
+    spec: NormSpec
+    side: str
+    gemms: list[str]          # pre: the consumers; post: the producing GEMM
+    plan: str                 # how it runs, in words
+    notes: str = ""
+
+    @property
+    def kind(self) -> str:
+        return self.spec.title
+
+    @property
+    def eps(self) -> float:
+        return self.spec.eps
+
+
+@dataclass
+class Refusal:
+    """A norm left as it is: why, and what would make it fusable."""
+
+    module: str
+    module_type: str
+    reason: str
+    fix: str = ""
+
+
+@dataclass
+class OptimizeReport:
+    matches: list[Match] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)
+    checked: bool = False
+    max_error: float | None = None    # the check's largest relative error over the outputs
+
+    def summary(self) -> str:
+        pre = sum(m.side == "pre" for m in self.matches)
+        post = len(self.matches) - pre
+        gemms = sum(len(m.gemms) for m in self.matches)
+        s = (f"normfuse.optimize: {len(self.matches)} norms fused ({pre} pre-norm, {post} "
+             f"post-norm, {gemms} GEMMs), {len(self.refusals)} refused")
+        if self.checked and self.max_error is not None:
+            s += f"; checked, max rel. error {self.max_error:.2e}"
+        return s
+
+    def __str__(self) -> str:
+        lines = [self.summary()]
+        if self.matches:
+            rows = [("norm", "type", "computes", "side", "GEMMs", "plan")]
+            for m in self.matches:
+                rows.append((m.norm or "(model)", m.norm_type, m.spec.describe(), m.side,
+                             ", ".join(_short(g, m.norm) for g in m.gemms), m.plan))
+            lines += ["", "fused:"] + _table(rows)
+        if self.refusals:
+            rows = [("module", "type", "reason", "fix")]
+            for r in self.refusals:
+                rows.append((r.module or "(model)", r.module_type, r.reason, r.fix or "-"))
+            lines += ["", "refused:"] + _table(rows)
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def _short(path: str, norm: str) -> str:
+    """A consumer's path relative to the norm's parent, when they share it."""
+    parent = norm.rsplit(".", 1)[0] + "." if "." in norm else ""
+    return path[len(parent):] if parent and path.startswith(parent) else path
+
+
+def _table(rows: list[tuple]) -> list[str]:
+    widths = [min(max(len(str(r[i])) for r in rows), 60) for i in range(len(rows[0]))]
+    out = []
+    for j, r in enumerate(rows):
+        out.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        if j == 0:
+            out.append("  " + "  ".join("-" * w for w in widths))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Groups: one rewrite each, applied and reverted as a unit
+# ---------------------------------------------------------------------------------------------
+
+def _paths_of(model: nn.Module, target: nn.Module) -> list[str]:
+    return [p for p, m in model.named_modules(remove_duplicate=False) if m is target]
+
+
+def _set(model: nn.Module, path: str, new: nn.Module) -> None:
+    parent, _, name = path.rpartition(".")
+    setattr(model.get_submodule(parent) if parent else model, name, new)
+
+
+class _PreGroup:
+    def __init__(self, norm_path, norm, spec, consumers: list[tuple[str, nn.Module]], packed):
+        self.norm_path, self.norm, self.spec = norm_path, norm, spec
+        self.consumers = consumers
+        self.packed = packed
+        self.paths = {}
+        self.saved = []
+
+    def apply(self, model: nn.Module) -> None:
+        fn = FusedNorm(self.norm, self.spec, self.norm_path)
+        fls, a = [], 0
+        for path, lin in self.consumers:
+            fl = FusedLinear(lin, fn, path)
+            n = gemm_weight(lin).shape[0]
+            fl.cols = (a, a + n)
+            a += n
+            fls.append(fl)
+        object.__setattr__(fn, "_consumers", tuple(fls))
+        self.saved = [(lin.weight, lin.weight.data) for _, lin in self.consumers]
+        self.paths = {self.norm_path: (self.norm, fn)}
+        for (path, lin), fl in zip(self.consumers, fls):
+            self.paths[path] = (lin, fl)
+        for _, (old, new) in self.paths.items():
+            for p in _paths_of(model, old):
+                _set(model, p, new)
+        fn.packed = self.packed
+        fn.repack()
+        self.fused = fn
+
+    def revert(self, model: nn.Module) -> None:
+        for w, data in self.saved:
+            w.data = data
+        for _, (old, new) in self.paths.items():
+            for p in _paths_of(model, new):
+                _set(model, p, old)
+
+    def set_packed(self, packed: bool) -> None:
+        self.packed = packed
+
+
+class _PostGroup:
+    def __init__(self, caller_path, caller, plan, norms):
+        self.caller_path, self.caller, self.plan, self.norms = caller_path, caller, plan, norms
+        self.packed = False
+
+    def apply(self, model: nn.Module) -> None:
+        self.caller.__dict__["_normfuse_post"] = self.plan
+        self.caller.forward = types.MethodType(post_norm_forward, self.caller)
+
+    def revert(self, model: nn.Module) -> None:
+        self.caller.__dict__.pop("_normfuse_post", None)
+        self.caller.__dict__.pop("forward", None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Decisions
+# ---------------------------------------------------------------------------------------------
+
+def _patterns(p) -> list[str] | None:
+    if p is None:
+        return None
+    return [p] if isinstance(p, str) else list(p)
+
+
+def _selected(path: str, include, exclude) -> bool:
+    if include is not None and not any(fnmatch.fnmatchcase(path, pat) for pat in include):
+        return False
+    return not (exclude is not None and any(fnmatch.fnmatchcase(path, pat) for pat in exclude))
+
+
+def _spec_key(mod: nn.Module, shape, dtype):
+    simple = []
+    for k, v in sorted(mod.__dict__.items()):
+        if not k.startswith("_") and isinstance(v, (int, float, bool, str, type(None), tuple)):
+            simple.append((k, v))
+    params = tuple((n, tuple(p.shape), p.dtype) for n, p in mod.named_parameters(recurse=False))
+    return (type(mod), params, tuple(simple), tuple(shape[1:]), dtype)
+
+
+def _unique(xs):
+    seen, out = set(), []
+    for x in xs:
+        if x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
+
+
+def _recognize_all(model, probe, include, exclude, report):
+    modules = dict(model.named_modules(remove_duplicate=False))
+    specs, cache = {}, {}
+    for path, calls in probe.norm_calls.items():
+        mod = modules[path]
+        if isinstance(mod, (FusedNorm, FusedLinear)):
+            continue
+        K, dt = calls[0].shape[-1], calls[0].dtype
+        params = list(mod.parameters(recurse=False))
+        normlike = looks_like_norm(mod)
+        if any(p.dim() != 1 or p.shape[0] != K for p in params):
+            if normlike:
+                report.refusals.append(Refusal(path, type(mod).__name__,
+                                               f"its parameters are not vectors of its {K} features",
+                                               "-"))
+            continue
+        if any(c.shape[-1] != K or c.dtype != dt for c in calls):
+            if normlike:
+                report.refusals.append(Refusal(path, type(mod).__name__,
+                                               "it is called on inputs of different widths or dtypes"))
+            continue
+        try:
+            key = _spec_key(mod, calls[0].shape, dt)
+            hash(key)
+        except TypeError:
+            key = None
+        try:
+            if key is not None and key in cache:
+                spec = cache[key]
+                if isinstance(spec, Exception):
+                    raise spec
+            else:
+                try:
+                    spec = recognize(mod, calls[0].shape, dt)
+                except (NotANorm, Unsupported) as e:
+                    if key is not None:
+                        cache[key] = e
+                    raise
+                if key is not None:
+                    cache[key] = spec
+        except NotANorm as e:
+            if normlike:
+                report.refusals.append(Refusal(path, type(mod).__name__,
+                                               f"not recognized as a norm: {e}",
+                                               "write it as RMSNorm or LayerNorm over the last "
+                                               "dimension"))
+            continue
+        except Unsupported as e:
+            report.refusals.append(Refusal(path, type(mod).__name__, str(e), _fix_for(str(e))))
+            continue
+        if not _selected(path, include, exclude):
+            report.refusals.append(Refusal(path, type(mod).__name__,
+                                           f"{spec.title}, left out by include/exclude", "-"))
+            continue
+        specs[path] = spec
+    return specs
+
+
+def _fix_for(reason: str) -> str:
+    if "outside the square root" in reason:
+        return "x * rsqrt(mean(x^2) + eps) if the model tolerates it, else leave unfused"
+    if "unbiased" in reason:
+        return "var(..., correction=0) if the model tolerates it"
+    return "-"
+
+
+def _pre_decision(path, spec, probe, modules):
+    """(consumer paths, packed, None) or (None, None, reason)."""
+    uses = probe.uses.get(path, [])
+    gemm = [u for u in uses if u.kind == "gemm"]
+    other = [u for u in uses if u.kind == "other"]
+    if not gemm:
+        return None, None, "no GEMM reads its output" + (
+            f" (used by {_users(other)})" if other else "")
+    if other:
+        return None, None, f"its output is also used by {_users(other)}"
+    consumers = _unique(u.what for u in gemm)
+    for c in consumers:
+        calls = probe.gemm_calls.get(c, [])
+        if any(gc.origin != path for gc in calls):
+            return None, None, f"{c} also reads inputs that are not this norm's output"
+        w = gemm_weight(modules[c])
+        if not w.is_floating_point():
+            return None, None, f"{c} has a {w.dtype} weight"
+    n_calls = len(probe.norm_calls[path])
+    mods = [modules[c] for c in consumers]
+    packed = (len(consumers) > 1 and n_calls == 1 and len(gemm) == len(consumers)
+              and not any(u.via_view for u in gemm)
+              and all(len(probe.gemm_calls[c]) == 1 for c in consumers)
+              and not any(u.kind == "meta_last" for u in uses)
+              and len({is_conv1d(m) for m in mods}) == 1
+              and len({(m.weight.dtype, m.weight.device) for m in mods}) == 1)
+    return consumers, packed, None
+
+
+def _users(uses) -> str:
+    descs = _unique(u.describe() for u in uses)
+    more = f" and {len(descs) - 3} more" if len(descs) > 3 else ""
+    return ", ".join(descs[:3]) + more
+
+
+def _post_decision(path, probe):
+    """(caller path, relative norm path, linear path, None) or (None, None, None, reason)."""
+    calls = probe.norm_calls[path]
+    srcs = {c.input_from for c in calls}
+    callers = {c.caller for c in calls}
+    if None in srcs:
+        return None, None, None, "its input is not produced by a GEMM"
+    if len(srcs) != 1 or len(callers) != 1:
+        return None, None, None, "it is called on the outputs of several GEMMs"
+    lin, caller = srcs.pop(), callers.pop()
+    lin_callers = {gc.caller for gc in probe.gemm_calls.get(lin, [])}
+    if lin_callers != {caller}:
+        where = ", ".join(sorted(_disp(c) for c in lin_callers))
+        return None, None, None, (f"its input comes from {lin}, called in {where}, but the norm "
+                                  f"is called in {_disp(caller)}: both must run in one forward")
+    if caller and not path.startswith(caller + "."):
+        return None, None, None, f"it is not a submodule of {_disp(caller)}, which calls it"
+    rel = path[len(caller) + 1:] if caller else path
+    return caller, rel, lin, None
+
+
+def _disp(path: str) -> str:
+    return f"'{path}'" if path else "the model"
+
+
+# ---------------------------------------------------------------------------------------------
+# Check
+# ---------------------------------------------------------------------------------------------
+
+def _rel_errors(ref, out) -> tuple[float, float]:
+    """(largest relative Frobenius error over the output tensors scaled so that 1.0 is the
+    tolerance of their dtype, the largest unscaled one); inf when the structure differs."""
+    inf = (float("inf"), float("inf"))
+    rt, ot = _flat_tensors(ref), _flat_tensors(out)
+    if len(rt) != len(ot):
+        return inf
+    worst, raw = 0.0, 0.0
+    for a, b in zip(ot, rt):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return inf
+        if not b.is_floating_point():
+            if not torch.equal(a, b):
+                return inf
+            continue
+        a64, b64 = a.detach().double(), b.detach().double()
+        den = torch.linalg.vector_norm(b64).item()
+        err = torch.linalg.vector_norm(a64 - b64).item() / (den if den > 0 else 1.0)
+        if err != err:
+            return inf
+        worst = max(worst, err / CHECK_TOL.get(b.dtype, CHECK_TOL_LOW))
+        raw = max(raw, err)
+    return worst, raw
+
+
+def _run(model, args, kwargs, grad: bool):
+    with torch.set_grad_enabled(grad):
+        return model(*args, **kwargs)
+
+
+def _check(model, args, kwargs, ref, grad: bool) -> tuple[float, str | None]:
+    """(largest relative error, None) or (error, what went wrong)."""
+    worst = 0.0
+    for g in ((False, True) if grad else (False,)):
+        try:
+            out = _run(model, args, kwargs, g)
+        except Exception as e:  # noqa: BLE001 - reported to the user
+            return float("inf"), f"the optimized model raised {type(e).__name__}: {str(e)[:200]}"
+        scaled, raw = _rel_errors(ref, out)
+        if scaled > 1.0:
+            what = "with grad" if g else "under no_grad"
+            return raw, f"the output changed {what} (relative error {raw:.3g})"
+        worst = max(worst, raw)
+    return worst, None
+
+
+# ---------------------------------------------------------------------------------------------
+# The entry point
+# ---------------------------------------------------------------------------------------------
+
+def _example(model: nn.Module, example_inputs) -> tuple[tuple, dict]:
+    if example_inputs is None:
+        cfg = getattr(model, "config", None)
+        vocab = getattr(cfg, "vocab_size", None)
+        if cfg is None or vocab is None:
+            raise TypeError(f"normfuse.optimize: example_inputs is required for a "
+                            f"{type(model).__name__} (inputs are derived only for transformers "
+                            f"models with a config.vocab_size)")
+        try:
+            dev = next(model.parameters()).device
+        except StopIteration:
+            dev = torch.device("cpu")
+        g = torch.Generator().manual_seed(0)
+        ids = torch.randint(0, min(int(vocab), 1000), (1, 8), generator=g).to(dev)
+        kw = {"input_ids": ids}
+        if getattr(cfg, "is_encoder_decoder", False):
+            kw["decoder_input_ids"] = ids
+        return (), kw
+    if isinstance(example_inputs, dict):
+        return (), dict(example_inputs)
+    if isinstance(example_inputs, torch.Tensor):
+        return (example_inputs,), {}
+    return tuple(example_inputs), {}
+
+
+def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, check: bool = True,
+             include=None, exclude=None):
+    """Rewrite `model` in place so that every norm with a GEMM on either side runs fused.
+
+    example_inputs: a tuple of positional arguments or a dict of keyword arguments for one
+    forward (tiny is fine); None derives `input_ids` [1, 8] for transformers models.
+    report: also return the OptimizeReport (matches and refusals; str() is a table).
+    check: run the example through the model before and after; a rewrite that changes the
+    output beyond bf16 tolerance (fp32 outputs: 1e-3) or raises is reverted and reported.
+    include / exclude: glob patterns (or lists of them) on the norms' module paths.
+
+    Returns the model (the same object), or (model, report).
+    """
+    args, kwargs = _example(model, example_inputs)
+    include, exclude = _patterns(include), _patterns(exclude)
+    rep = OptimizeReport()
+    modes = {p: m.training for p, m in model.named_modules(remove_duplicate=False)}
+    model.eval()
+    try:
+        probe = Probe(model)
+        ref = probe.run(args, kwargs)
+        groups = _decide(model, probe, include, exclude, rep)
+        for g in groups:
+            g.apply(model)
+        if check and groups:
+            grad = any(p.requires_grad for p in model.parameters())
+            _check_groups(model, groups, args, kwargs, ref, grad, rep)
+    finally:
+        for p, m in model.named_modules(remove_duplicate=False):
+            if p in modes:
+                m.training = modes[p]
+    log.info(rep.summary())
+    return (model, rep) if report else model
+
+
+def _decide(model, probe, include, exclude, rep):
+    modules = dict(model.named_modules(remove_duplicate=False))
+    specs = _recognize_all(model, probe, include, exclude, rep)
+    groups, post = [], {}
+    for path, spec in specs.items():
+        mod = modules[path]
+        consumers, packed, pre_why = _pre_decision(path, spec, probe, modules)
+        if consumers is not None:
+            g = _PreGroup(path, mod, spec, [(c, modules[c]) for c in consumers], packed)
+            g.match = Match(path, type(mod).__name__, spec, "pre", consumers, _pre_plan(g))
+            groups.append(g)
+            continue
+        caller, rel, lin, post_why = _post_decision(path, probe)
+        if caller is None:
+            rep.refusals.append(_refusal(path, mod, spec, pre_why, post_why))
+            continue
+        post.setdefault(caller, []).append((path, rel, lin, spec, mod, pre_why))
+    for caller, items in post.items():
+        cmod = modules[caller] if caller else model
+        try:
+            a, kw = probe.calls[caller]
+            plan, found = build_post_plan(cmod, [(rel, spec) for _, rel, _, spec, _, _ in items], a, kw)
+        except (PostNormFailure, KeyError, TypeError) as e:
+            for path, _, _, spec, mod, pre_why in items:
+                rep.refusals.append(_refusal(path, mod, spec, pre_why, str(e)))
+            continue
+        g = _PostGroup(caller, cmod, plan, items)
+        g.matches = []
+        for path, rel, lin, spec, mod, pre_why in items:
+            drops = found[rel][1]
+            how = f"linear_{'rms' if spec.kind == 'rms' else 'layer'}norm in {_disp(caller)}'s forward"
+            if drops:
+                how += " (dropout: fused in eval or p=0)"
+            g.matches.append(Match(path, type(mod).__name__, spec, "post", [lin], how,
+                                   notes=f"not pre-norm: {pre_why}"))
+        groups.append(g)
+    return groups
+
+
+def _pre_plan(g: _PreGroup) -> str:
+    if len(g.consumers) == 1:
+        return "fused into its GEMM"
+    if g.packed:
+        return f"one GEMM over the {len(g.consumers)} concatenated weights (inference)"
+    return f"fused into each of its {len(g.consumers)} GEMMs"
+
+
+def _refusal(path, mod, spec, pre_why, post_why) -> Refusal:
+    t = type(mod).__name__
+    if pre_why.startswith("no GEMM") and post_why.startswith("its input is not produced"):
+        why = f"{spec.title}: no GEMM consumer/producer ({pre_why[len('no GEMM reads its output'):].strip(' ()') or 'nothing reads it'})"
+        if why.endswith("(nothing reads it)"):
+            why = f"{spec.title}: no GEMM consumer/producer"
+        return Refusal(path, t, why, "-")
+    return Refusal(path, t, f"{spec.title}: pre-norm: {pre_why}; post-norm: {post_why}",
+                   "the normalized tensor must exist for those users" if "also used" in pre_why else "-")
+
+
+def _matches(g) -> list[Match]:
+    return [g.match] if isinstance(g, _PreGroup) else g.matches
+
+
+def _check_groups(model, groups, args, kwargs, ref, grad, rep):
+    """Keep the groups whose rewrite leaves the example's output within tolerance."""
+    err, why = _check(model, args, kwargs, ref, grad)
+    if why is None:
+        rep.checked, rep.max_error = True, err
+        for g in groups:
+            rep.matches.extend(_matches(g))
+        return
+    # Something is off: undo everything, then add the groups back one at a time.
+    for g in reversed(groups):
+        g.revert(model)
+    worst = 0.0
+    for g in groups:
+        g.apply(model)
+        err, why = _check(model, args, kwargs, ref, grad)
+        if why is not None and isinstance(g, _PreGroup) and g.packed:
+            g.revert(model)
+            g.set_packed(False)
+            g.apply(model)
+            err, why2 = _check(model, args, kwargs, ref, grad)
+            if why2 is None:
+                g.match.plan = _pre_plan(g) + " (one GEMM failed the check: " + why + ")"
+                why = None
+        if why is None:
+            worst = max(worst, err)
+            rep.matches.extend(_matches(g))
+            continue
+        g.revert(model)
+        for m in _matches(g):
+            rep.refusals.append(Refusal(m.norm, m.norm_type, f"{m.spec.title}: reverted by the "
+                                        f"check: {why}", "report this model to normfuse"))
+    rep.checked, rep.max_error = True, worst
