@@ -101,3 +101,34 @@ else
     esac
   done
 fi
+
+# --- benchmark and test dependencies: transformers and liger-kernel (optional) -------------
+# The model benchmark (python -m normfuse.repro --models; normfuse.repro.models) builds its
+# models from transformers configs and compares with liger-kernel; its CPU test needs
+# transformers. Each missing one is installed from a wheel in .whl/ when there is one (no index,
+# no dependencies: the way onto a machine without a registry, e.g. the GPU machine; fetch it with
+# `python3 -m pip download --no-deps --only-binary=:all: liger-kernel==0.8.5 -d .whl`), else from
+# the registry; when neither works, a note (the benchmark then marks those columns skipped).
+# liger-kernel 0.8.5 supports transformers >= 5.0 (the GPU image has 5.17) and torch 2.11.
+LIGER_PIN="liger-kernel==0.8.5"
+dist_have() {  # an installed distribution (metadata lookup: does not import the package)
+  "$PY" -c "import importlib.metadata as m, sys; m.version(sys.argv[1])" "$1" >/dev/null 2>&1
+}
+local_wheel() {  # the newest .whl/<dist>-*.whl, or nothing
+  { ls -1 .whl/"$1"-*.whl 2>/dev/null || true; } | sort -V | tail -n 1
+}
+for spec in "transformers:transformers:transformers>=5.0" "liger_kernel:liger-kernel:$LIGER_PIN"; do
+  wheel_name=${spec%%:*}; rest=${spec#*:}; dist=${rest%%:*}; req=${rest#*:}
+  if dist_have "$dist"; then continue; fi
+  whl=$(local_wheel "$wheel_name")
+  if [ -n "$whl" ]; then
+    if "$PY" -m pip install --disable-pip-version-check --no-deps --no-index "$whl" \
+        >"$PIP_LOG" 2>&1; then
+      note "installed $dist from $whl"
+      continue
+    fi
+    PIP_LAST=$(grep -v '^[[:space:]]*$' "$PIP_LOG" | tail -n 1 | sed 's/^ERROR: //')
+    pip_failed "could not install $whl"
+  fi
+  pip_install "$req" || pip_failed "note: no $dist (optional: the model benchmark's columns that need it are skipped)"
+done

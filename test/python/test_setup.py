@@ -59,3 +59,53 @@ exec {sys.executable} "$@"
             "for lit)") in r.stdout.splitlines()
     assert "setup: note: no lit: test/python/test_lit.py runs the lit files' RUN lines itself" \
         in r.stdout
+
+
+def _fake_repo_and_python(tmp_path, missing_dist):
+    """A copy of scripts/setup.sh in an empty repo, and a python that reports `missing_dist` as
+    not installed and logs pip's arguments instead of running pip."""
+    from pathlib import Path
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    src = Path(__file__).resolve().parents[2] / "scripts" / "setup.sh"
+    (repo / "scripts" / "setup.sh").write_text(src.read_text())
+    log = tmp_path / "pip.log"
+    fake = tmp_path / "python"
+    fake.write_text(f"""#!/usr/bin/env bash
+if [ "${{1-}}" = "-c" ] && [[ "${{2-}}" == *importlib.metadata* ]] && [ "${{3-}}" = "{missing_dist}" ]; then
+  exit 1
+fi
+if [ "${{1-}}" = "-m" ] && [ "${{2-}}" = "pip" ]; then
+  echo "$@" >> {log}
+  exit 0
+fi
+exec {sys.executable} "$@"
+""")
+    fake.chmod(0o755)
+    return repo, fake, log
+
+
+def test_missing_liger_installs_the_brought_wheel(tmp_path):
+    """Offline with a wheel in .whl/ (the GPU machine): installed from it, no index, no deps."""
+    repo, fake, log = _fake_repo_and_python(tmp_path, "liger-kernel")
+    (repo / ".whl").mkdir()
+    for v in ("0.8.4", "0.8.5"):
+        (repo / ".whl" / f"liger_kernel-{v}-py3-none-any.whl").write_bytes(b"")
+    r = setup(repo, {"NORMFUSE_OFFLINE": "1"}, python=str(fake))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "setup: installed liger-kernel from .whl/liger_kernel-0.8.5-py3-none-any.whl" \
+        in r.stdout.splitlines()
+    assert log.read_text().splitlines() == [
+        "-m pip install --disable-pip-version-check --no-deps --no-index "
+        ".whl/liger_kernel-0.8.5-py3-none-any.whl"]
+
+
+def test_missing_liger_without_a_wheel_is_a_note(tmp_path):
+    repo, fake, log = _fake_repo_and_python(tmp_path, "liger-kernel")
+    r = setup(repo, {"NORMFUSE_OFFLINE": "1"}, python=str(fake))
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert "setup: NORMFUSE_OFFLINE=1: not installing liger-kernel==0.8.5" in lines
+    assert ("setup: note: no liger-kernel (optional: the model benchmark's columns that need it "
+            "are skipped)") in lines
+    assert not log.exists()
