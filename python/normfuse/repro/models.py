@@ -502,6 +502,8 @@ def build_configuration(spec: ModelSpec, cfg: Config, sd, device, dtype, info: d
         if opt is None:
             raise Skip(why)
     model = fresh(spec, sd, device, dtype)
+    # the compared parameters as built, before any rewrite (see _grad_of)
+    info["_refs"] = {n: p for n, p in model.named_parameters() if n in spec.grad_params}
     if cfg.liger:
         info["liger"] = apply_liger(model, spec.family, cfg.liger)
     if cfg.normfuse:
@@ -513,8 +515,9 @@ def build_configuration(spec: ModelSpec, cfg: Config, sd, device, dtype, info: d
 
 
 def _grad_of(name, refs, model):
-    """The gradient of parameter `name`: the Parameter object the fresh model had (a rewrite may
-    keep it under another path), else the path in the rewritten model."""
+    """The gradient of parameter `name`: of the Parameter object the fresh model had before
+    Liger and normfuse rewrote it (a rewrite may keep it under another path), else of the
+    parameter at that path in the rewritten model (None: neither has one)."""
     p = refs.get(name)
     if p is not None and p.grad is not None:
         return p.grad
@@ -532,7 +535,7 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
     scope = liger_scope(spec.family) if cfg.liger else contextlib.nullcontext()
     with scope:
         model = build_configuration(spec, cfg, sd, device, dtype, info)
-        refs = {n: p for n, p in model.named_parameters() if n in spec.grad_params}
+        refs = info.pop("_refs")
         counter = CompileCounter(backend) if cfg.compiled else None
         f = torch.compile(model, backend=counter) if cfg.compiled else model
         params = [p for p in model.parameters() if p.requires_grad]
