@@ -341,7 +341,8 @@ def _f(v, fmt=".3f") -> str:
 # The sweep, its table and warm-up
 # ---------------------------------------------------------------------------------------------
 
-def run(Ts=T_VALUES, shape_list=None, log=print) -> list[dict]:
+def run(Ts=T_VALUES, shape_list=None, log=print, on_shape=None) -> list[dict]:
+    """Every cell; `on_shape(records)` after each shape's cells (partial files)."""
     records = []
     compiled: dict = {}
     for shape in shape_list or shapes():
@@ -352,6 +353,8 @@ def run(Ts=T_VALUES, shape_list=None, log=print) -> list[dict]:
                 records.append({**asdict(shape), "T": T, "error": f"{type(e).__name__}: {e}"[:400],
                                 "traceback": traceback.format_exc()[-1500:], "options": []})
                 log(f"{shape.label} T {T}: ERROR {type(e).__name__}: {e}")
+        if on_shape is not None:
+            on_shape(records)
     return records
 
 
@@ -449,7 +452,8 @@ def main(argv=None) -> int:
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--t", default=",".join(map(str, T_VALUES)), help="rows, comma-separated")
-    ap.add_argument("--warm-procs", type=int, default=None)
+    ap.add_argument("--warm-procs", type=int, default=None,
+                    help="warm-up children at once (default: the cores less two)")
     ap.add_argument("--warm-timeout", type=float, default=150.0)
     args = ap.parse_args(argv)
     return bench(args.out, tuple(int(v) for v in args.t.split(",")), args.warm_procs,
@@ -466,22 +470,28 @@ def bench(out: str, Ts=T_VALUES, warm_procs=None, warm_timeout=150.0, log=print)
     warm.configure_torch()
     t0 = time.time()
     jobs = warm_jobs(Ts)
-    procs = warm.default_procs(len(jobs)) if warm_procs is None else warm_procs
+    from .models import warm_procs_default
+    procs = warm_procs_default(len(jobs)) if warm_procs is None else warm_procs
     res = warm.parallel(jobs, procs, warm_timeout, log=log) if procs > 0 else None
-    records = run(Ts, log=log)
-    data = {"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-            "triton": triton.__version__, "dtype": "bf16", "T": list(Ts),
-            "options": {"pre": [asdict(o) for o in PRE_OPTIONS],
-                        "post": [asdict(o) for o in POST_OPTIONS]},
-            "warm_up": res, "seconds": round(time.time() - t0, 1), "records": records}
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "model_shapes.json"), "w") as f:
-        json.dump(data, f, indent=1, default=str)
-    md = (f"# Model-shape sweep ({data['gpu']}, {data['date'][:10]}, torch {data['torch']}, triton "
-          f"{data['triton']}, bf16)\n\n" + table(records))
-    with open(os.path.join(out, "model_shapes.md"), "w") as f:
-        f.write(md)
+
+    def write(records):
+        data = {"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+                "triton": triton.__version__, "dtype": "bf16", "T": list(Ts),
+                "options": {"pre": [asdict(o) for o in PRE_OPTIONS],
+                            "post": [asdict(o) for o in POST_OPTIONS]},
+                "warm_up": res, "seconds": round(time.time() - t0, 1), "records": records}
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "model_shapes.json"), "w") as f:
+            json.dump(data, f, indent=1, default=str)
+        md = (f"# Model-shape sweep ({data['gpu']}, {data['date'][:10]}, torch {data['torch']}, "
+              f"triton {data['triton']}, bf16)\n\n" + table(records))
+        with open(os.path.join(out, "model_shapes.md"), "w") as f:
+            f.write(md)
+        return data, md
+
+    records = run(Ts, log=log, on_shape=write)
+    data, md = write(records)
     log(md)
     log(f"model_shapes: {len(records)} cells in {data['seconds']} s -> {out}")
     return 0

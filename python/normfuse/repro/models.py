@@ -83,7 +83,7 @@ import os
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = ["ModelSpec", "Config", "SPECS", "MAIN_MODELS", "QUICK_MODELS", "CONFIGS", "run",
            "run_model", "liger_scope", "liger_support", "CompileCounter", "table", "plot",
@@ -468,7 +468,6 @@ def _rel(a, b) -> float:
 def _time(fn, device, rep_ms: int) -> float:
     """Median ms: do_bench on a GPU (warm-up children replace it by one call), else three
     wall-clock calls."""
-    import torch
     if str(device).startswith("cuda"):
         from triton.testing import do_bench
         return float(do_bench(fn, warmup=25, rep=rep_ms, return_mode="median"))
@@ -683,8 +682,11 @@ def environment(device) -> dict:
     return env
 
 
-def run(specs, configs=CONFIG_NAMES, device="cuda", backend="inductor", log=print) -> dict:
-    """Every model of `specs` (ModelSpec or names) in every configuration: the models.json data."""
+def run(specs, configs=CONFIG_NAMES, device="cuda", backend="inductor", log=print,
+        on_model=None) -> dict:
+    """Every model of `specs` (ModelSpec or names) in every configuration: the models.json data.
+    `on_model(data)` is called after each model (the benchmark writes its files then, so that a
+    run stopped part-way leaves the models it finished)."""
     from .warm import configure_torch
     configure_torch()
     specs = [SPECS[s] if isinstance(s, str) else s for s in specs]
@@ -694,6 +696,9 @@ def run(specs, configs=CONFIG_NAMES, device="cuda", backend="inductor", log=prin
         recs, minfo = run_model(spec, configs, device, backend, log=log)
         data["records"].extend(recs)
         data["models"].append(minfo)
+        data["summary"] = summarize(data["records"])
+        if on_model is not None:
+            on_model(data)
     data["summary"] = summarize(data["records"])
     return data
 
@@ -976,9 +981,14 @@ def bench(models, out, configs=CONFIG_NAMES, warm_procs=None, warm_timeout=240.0
         res = warm.parallel(jobs, procs, warm_timeout, log=log)
     else:
         res = None
-    data = run(models, configs, "cuda", log=log)
-    data["warm_up"] = res
-    data["seconds"] = round(time.time() - t0, 1)
+    def partial(d):
+        d["warm_up"] = res
+        d["seconds"] = round(time.time() - t0, 1)
+        write(d, out, log=lambda *_: None)
+
+    data = run(models, configs, "cuda", log=log, on_model=partial)
+    partial(data)
+    log(f"models: {len(models)} model(s) in {data['seconds']} s")
     write(data, out, log=log)
     log(table(data))
     return 0
