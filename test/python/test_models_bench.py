@@ -342,3 +342,21 @@ def test_repro_model_flags_without_a_gpu(capsys):
     assert main(["--models"]) == 0 and main(["--model-shapes"]) == 0
     out = capsys.readouterr().out
     assert out.count("model benchmarks skipped: no CUDA GPU") == 2
+
+
+def test_warm_child_runs_a_configuration_once(monkeypatch):
+    """The warm-up child's path (warm_one -> measure(warm=True)): builds, compiles and calls the
+    model twice per mode, measures nothing."""
+    import torch._dynamo
+    spec = M.tiny_spec("llama")
+    monkeypatch.setitem(M.SPECS, spec.name, spec)
+    calls = []
+    real = M._forward
+    monkeypatch.setattr(M, "_forward", lambda f, ids: calls.append(1) or real(f, ids))
+    monkeypatch.setattr(M, "_time", lambda *a: pytest.fail("the warm-up times nothing"))
+    M.warm_one(spec.name, "stock+compile", "prefill", device="cpu", backend="eager")
+    assert len(calls) == 2
+    calls.clear()
+    M.warm_one(spec.name, "liger", "both", device="cpu", backend="eager")  # skipped on a CPU
+    assert calls == []
+    torch._dynamo.reset()
