@@ -72,6 +72,8 @@ def _adopt(new: nn.Module, old: nn.Module) -> None:
 
 def _op(spec, x, g, beta, weight, bias):
     from .. import ops
+    if g is None and spec.kind == "rms":  # a norm without scale: the ops take g = 1
+        g = x.new_ones(x.shape[-1])
     if spec.kind == "rms":
         return ops.rmsnorm_linear(x, g, weight, spec.eps, bias, offset=spec.offset)
     return ops.layernorm_linear(x, g, beta, weight, spec.eps, bias, offset=spec.offset)
@@ -236,10 +238,11 @@ def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.M
     from .. import ops
     W = gemm_weight(linear)
     b = linear.bias if extra_bias is None else extra_bias
-    g = getattr(norm, weight) if weight is not None else None
+    # the post-norm ops take the affine parameters always: ones / zeros where the norm has none
+    g = getattr(norm, weight) if weight is not None else x.new_ones(W.shape[0])
     if kind == "rms":
         return ops.linear_rmsnorm(x, W, g, eps, b, residual, offset=offset)
-    beta = getattr(norm, bias) if bias is not None else None
+    beta = getattr(norm, bias) if bias is not None else x.new_zeros(W.shape[0])
     return ops.linear_layernorm(x, W, g, beta, eps, b, residual, offset=offset)
 
 

@@ -448,9 +448,17 @@ def _trace(module: torch.nn.Module, shape: tuple, dtype: torch.dtype) -> NormSpe
     for role, name in (("scale", v.w[0] if v.w else None), ("shift", v.bias)):
         if name is not None and (name not in params or tuple(params[name].shape) != (features,)):
             raise Unsupported(f"its {role} '{name}' is not a parameter of shape ({features},)")
-    return NormSpec(kind="rms" if v.b == "x" else "ln", eps=v.eps,
+    return NormSpec(kind="rms" if v.b == "x" else "ln", eps=_short_float(v.eps),
                     weight=v.w[0] if v.w else None, offset=v.w[1] if v.w else 0.0,
                     bias=v.bias, upcast=interp.upcast, features=features)
+
+
+def _short_float(v: float) -> float:
+    """eps as written (1e-06) rather than its float32 rounding (9.99999997e-07), when those are
+    the same float32."""
+    short = float(f"{v:.8g}")
+    f32 = torch.tensor([v, short], dtype=torch.float32)
+    return short if f32[0].item() == f32[1].item() else v
 
 
 def _verify(module: torch.nn.Module, spec: NormSpec, shape: tuple) -> None:

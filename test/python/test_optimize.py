@@ -1,0 +1,339 @@
+"""normfuse.optimize on the CPU (the ops' reference path): tiny transformers models of each
+family and hand-written blocks, fp32. Outputs against the stock model, the norms fused and
+refused (the report), state_dict, deepcopy, .to(dtype), training gradients, torch.compile,
+DDP and FSDP2 with 2 gloo processes."""
+from __future__ import annotations
+
+import copy
+import logging
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+import normfuse
+from normfuse.nn.fused import FusedLinear, FusedNorm, _adjacent
+
+sys.path.insert(0, str(Path(__file__).parent))
+import optimize_models as om  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+IDS = torch.randint(0, om.VOCAB, (2, 12), generator=torch.Generator().manual_seed(7))
+
+
+def _rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    a, b = a.detach().double(), b.detach().double()
+    return ((a - b).norm() / b.norm()).item()
+
+
+def _optimize(model, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return normfuse.optimize(model, *args, report=True, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# transformers families
+# ---------------------------------------------------------------------------------------------
+
+# family: {norm path suffix: (side, GEMMs)} for layer 0 and the model-level norms, and the
+# refused norms (path: words in the reason).
+FAMILIES = {
+    "llama": ({"model.layers.0.input_layernorm": ("pre", ["q_proj", "k_proj", "v_proj"]),
+               "model.layers.0.post_attention_layernorm": ("pre", ["gate_proj", "up_proj"]),
+               "model.norm": ("pre", ["lm_head"])}, {}),
+    "qwen2": ({"model.layers.1.input_layernorm": ("pre", ["q_proj", "k_proj", "v_proj"]),
+               "model.layers.1.post_attention_layernorm": ("pre", ["gate_proj", "up_proj"]),
+               "model.norm": ("pre", ["lm_head"])}, {}),
+    "gemma": ({"model.layers.0.input_layernorm": ("pre", ["q_proj", "k_proj", "v_proj"]),
+               "model.norm": ("pre", ["lm_head"])}, {}),
+    "gpt2": ({"transformer.h.0.ln_1": ("pre", ["c_attn"]), "transformer.h.0.ln_2": ("pre", ["c_fc"]),
+              "transformer.ln_f": ("pre", ["lm_head"])}, {}),
+    "bert": ({"encoder.layer.0.attention.output.LayerNorm": ("post", ["dense"]),
+              "encoder.layer.1.output.LayerNorm": ("post", ["dense"])},
+             {"embeddings.LayerNorm": ["also used by", "not produced by a GEMM"]}),
+}
+N_FUSED = {"llama": 5, "qwen2": 5, "gemma": 5, "gpt2": 5, "bert": 4}
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_family(family):
+    """Outputs equal to the stock model's, the right norms fused, state_dict keys and values
+    kept, load_state_dict and deepcopy work."""
+    stock = om.tiny_family(family)
+    model = copy.deepcopy(stock)
+    keys = list(model.state_dict())
+    model, rep = _optimize(model)
+    fused, refused = FAMILIES[family]
+    by_norm = {m.norm: m for m in rep.matches}
+    assert len(rep.matches) == N_FUSED[family], str(rep)
+    for norm, (side, gemms) in fused.items():
+        m = by_norm[norm]
+        assert m.side == side and [g.rsplit(".", 1)[-1] for g in m.gemms] == gemms, str(rep)
+    assert {r.module for r in rep.refusals} == set(refused), str(rep)
+    for r in rep.refusals:
+        assert all(w in r.reason for w in refused[r.module]), r.reason
+    assert rep.checked and rep.max_error < 1e-5
+    if family == "gemma":
+        assert by_norm["model.norm"].spec.offset == 1.0
+    if family in ("llama", "qwen2", "gemma"):
+        fn = model.model.layers[0].input_layernorm
+        assert isinstance(fn, FusedNorm) and fn.packed
+        assert isinstance(model.model.layers[0].self_attn.k_proj, FusedLinear)
+        assert _adjacent([c.gemm_weight() for c in fn.consumers])
+    with torch.no_grad():
+        want = om.logits(stock(input_ids=IDS))
+        got = om.logits(model(input_ids=IDS))
+        assert _rel(got, want) < 1e-5
+        # state_dict: the same keys, and a round trip of other values
+        assert list(model.state_dict()) == keys
+        other = om.tiny_family(family, seed=3)
+        model.load_state_dict(other.state_dict())
+        assert _rel(om.logits(model(input_ids=IDS)), om.logits(other(input_ids=IDS))) < 1e-5
+        twin = copy.deepcopy(model)
+        assert _rel(om.logits(twin(input_ids=IDS)), om.logits(other(input_ids=IDS))) < 1e-5
+    assert "fused:" in str(rep)
+
+
+@pytest.mark.parametrize("family", ["llama", "gpt2", "bert"])
+def test_family_training_gradients(family):
+    """Training mode (dropout off), fp32: the gradients of every parameter equal the stock
+    model's (the per-consumer form; BERT's post-norm through the fused post-norm op)."""
+    stock = om.tiny_family(family)
+    model, _ = _optimize(copy.deepcopy(stock))
+    for m in (stock, model):
+        m.train()
+        for mod in m.modules():
+            if isinstance(mod, nn.Dropout):
+                mod.p = 0.0
+        if hasattr(m.config, "attention_dropout"):
+            m.config.attention_dropout = 0.0
+    R = torch.randn(2, 12, om.VOCAB if family != "bert" else om.H, generator=torch.Generator().manual_seed(1))
+    for m in (stock, model):
+        (om.logits(m(input_ids=IDS)) * R).sum().backward()
+    got = dict(model.named_parameters())
+    scale = max(p.grad.norm().item() for p in stock.parameters() if p.grad is not None)
+    for name, p in stock.named_parameters():
+        if p.grad is None:
+            assert got[name].grad is None, name
+            continue
+        assert (got[name].grad - p.grad).norm().item() <= 1e-5 * scale + 1e-4 * p.grad.norm().item(), name
+
+
+def test_to_dtype_repacks():
+    """.to(bfloat16) converts the fused modules; the sibling weights are packed again (one
+    buffer), and the model still computes the stock model's function in bf16."""
+    stock = om.tiny_family("llama")
+    model, _ = _optimize(copy.deepcopy(stock))
+    model.to(torch.bfloat16)
+    fn = model.model.layers[1].post_attention_layernorm
+    ws = [c.gemm_weight() for c in fn.consumers]
+    assert all(w.dtype == torch.bfloat16 for w in ws) and _adjacent(ws)
+    with torch.no_grad():
+        got = om.logits(model(input_ids=IDS)).float()
+        want = om.logits(stock.to(torch.bfloat16)(input_ids=IDS)).float()
+    assert _rel(got, want) < 3e-2
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-written blocks
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spelling", list(om.SPELLINGS))
+def test_spelling(spelling):
+    """Each spelling is recognized (kind, eps, parameter names, offset), its three QKV
+    consumers run as one GEMM, the head reads a row view of the final norm; outputs equal."""
+    make, kind, eps, weight, offset, bias = om.SPELLINGS[spelling]
+    stock = om.randomize(om.Stack(make)).eval()
+    x = torch.randn(2, 5, om.H, generator=torch.Generator().manual_seed(2))
+    model, rep = _optimize(copy.deepcopy(stock), (x,))
+    assert not rep.refusals, str(rep)
+    assert [m.norm for m in rep.matches] == ["blocks.0.norm", "blocks.1.norm", "final"]
+    for m in rep.matches:
+        s = m.spec
+        assert (s.kind, s.weight, s.offset, s.bias) == (kind, weight, offset, bias)
+        assert s.eps == pytest.approx(eps, rel=1e-6)
+    assert rep.matches[0].gemms == ["blocks.0.q", "blocks.0.k", "blocks.0.v"]
+    assert model.blocks[0].norm.packed and not model.final.packed
+    assert rep.matches[2].gemms == ["head"]
+    with torch.no_grad():
+        x2 = torch.randn(3, 7, om.H)
+        assert _rel(model(x2), stock(x2)) < 1e-5
+    assert list(model.state_dict()) == list(stock.state_dict())
+
+
+def test_spelling_training():
+    """Training through the per-consumer form: gradients of x and of every parameter."""
+    stock = om.randomize(om.Stack(om.GemmaStyle))
+    model, _ = _optimize(copy.deepcopy(stock), (torch.randn(1, 4, om.H),))
+    x = torch.randn(2, 5, om.H)
+    xs = [x.clone().requires_grad_() for _ in range(2)]
+    R = torch.randn(2, 3, 32)
+    for m, xi in zip((stock, model), xs):
+        (m(xi) * R).sum().backward()
+    assert _rel(xs[1].grad, xs[0].grad) < 1e-5
+    got = dict(model.named_parameters())
+    for n, p in stock.named_parameters():
+        assert _rel(got[n].grad, p.grad) < 1e-5, n
+
+
+def _same_modules(a: nn.Module, ids: list[int]) -> bool:
+    return [id(m) for m in a.modules()] == ids
+
+
+@pytest.mark.parametrize("block, words", [
+    (om.EpsOutsideBlock, ["outside the square root"]),
+    (om.ResidualUse, ["also used by", "Tensor.add"]),
+    (om.SharedLinear, ["also reads inputs"]),
+])
+def test_refused_unchanged(block, words):
+    """A refused norm leaves the model as it was (same module objects, same output)."""
+    model = om.randomize(block()).eval()
+    ids = [id(m) for m in model.modules()]
+    x = torch.randn(2, 3, om.H)
+    with torch.no_grad():
+        want = model(x)
+    out, rep = _optimize(model, (x,))
+    assert out is model and _same_modules(model, ids) and "forward" not in model.__dict__
+    assert not rep.matches and len(rep.refusals) == 1, str(rep)
+    assert all(w in rep.refusals[0].reason for w in words), rep.refusals[0].reason
+    with torch.no_grad():
+        assert torch.equal(model(x), want)
+
+
+def test_no_norm_unchanged(caplog):
+    model = om.NoNorm()
+    ids = [id(m) for m in model.modules()]
+    with caplog.at_level(logging.INFO, logger="normfuse.optimize"):
+        out, rep = _optimize(model, (torch.randn(2, om.H),))
+    assert out is model and _same_modules(model, ids)
+    assert not rep.matches and not rep.refusals
+    assert "0 norms fused" in caplog.text
+
+
+@pytest.mark.parametrize("rms", [False, True])
+def test_post_norm_block(rms):
+    """norm(dropout(linear(h)) + residual) and norm(residual + (linear(h) + bias)): both fused
+    post-norm; eval equal; training with dropout p > 0 runs the original forward (same RNG,
+    same output), with p = 0 the fused one (gradients equal)."""
+    stock = om.randomize(om.PostNormStack(rms))
+    x = torch.randn(2, 5, om.H)
+    model, rep = _optimize(copy.deepcopy(stock).eval(), (x,))
+    assert [(m.norm, m.side, m.gemms) for m in rep.matches] == [
+        ("out.norm", "post", ["out.dense"]), ("out2.norm", "post", ["out2.dense"])], str(rep)
+    assert rep.matches[0].spec.kind == ("rms" if rms else "ln")
+    assert list(model.state_dict()) == list(stock.state_dict())
+    stock.eval()
+    with torch.no_grad():
+        assert _rel(model(x), stock(x)) < 1e-5
+    stock.train()
+    model.train()
+    torch.manual_seed(5)
+    a = stock(x)
+    torch.manual_seed(5)
+    b = model(x)
+    assert _rel(b, a) < 1e-5  # out's dropout active: its original forward, same random mask
+    for m in (stock, model):
+        m.out.dropout.p = 0.0
+    xs = [x.clone().requires_grad_() for _ in range(2)]
+    R = torch.randn_like(x)
+    for m, xi in zip((stock, model), xs):
+        (m(xi) * R).sum().backward()
+    assert _rel(xs[1].grad, xs[0].grad) < 1e-5
+    got = dict(model.named_parameters())
+    for n, p in stock.named_parameters():
+        assert _rel(got[n].grad, p.grad) < 1e-5, n
+    twin = copy.deepcopy(model).eval()
+    with torch.no_grad():
+        assert _rel(twin(x), stock.eval()(x)) < 1e-5
+
+
+def test_check_reverts(monkeypatch):
+    """A fused op that computes something else: check=True reverts every group and says why."""
+    import normfuse.ops as ops
+    real = ops.rmsnorm_linear
+    monkeypatch.setattr(ops, "rmsnorm_linear", lambda *a, **k: real(*a, **k) * 1.1)
+    model = om.randomize(om.Stack(om.FRMS)).eval()
+    ids = [id(m) for m in model.modules()]
+    out, rep = _optimize(model, (torch.randn(2, 4, om.H),))
+    assert not rep.matches and len(rep.refusals) == 3
+    assert all("reverted by the check" in r.reason and "output changed" in r.reason
+               for r in rep.refusals), str(rep)
+    assert _same_modules(model, ids)
+
+
+def test_include_exclude_and_inputs():
+    model = om.randomize(om.Stack(om.FRMS)).eval()
+    _, rep = _optimize(copy.deepcopy(model), (torch.randn(1, 4, om.H),), exclude="blocks.*")
+    assert [m.norm for m in rep.matches] == ["final"]
+    assert {r.module for r in rep.refusals} == {"blocks.0.norm", "blocks.1.norm"}
+    _, rep = _optimize(copy.deepcopy(model), (torch.randn(1, 4, om.H),), include=["blocks.1.*"])
+    assert [m.norm for m in rep.matches] == ["blocks.1.norm"]
+    with pytest.raises(TypeError, match="example_inputs is required"):
+        normfuse.optimize(model)
+
+
+def test_recognize_refusals():
+    """Spellings the kernels do not compute, with the reason in the user's terms."""
+    from normfuse.nn.recognize import NotANorm, Unsupported, recognize
+
+    class Unbiased(nn.Module):
+        def forward(self, x):
+            v, m = torch.var_mean(x, -1, keepdim=True)
+            return (x - m) * torch.rsqrt(v + 1e-5)
+
+    class TwoDims(nn.LayerNorm):
+        pass
+
+    with pytest.raises(Unsupported, match="outside the square root"):
+        recognize(om.EpsOutside(), (2, om.H))
+    with pytest.raises(Unsupported, match="unbiased"):
+        recognize(Unbiased(), (2, om.H))
+    with pytest.raises(Unsupported, match="last 2 dimensions"):
+        recognize(TwoDims((4, 16)), (2, 4, 16))
+    with pytest.raises(NotANorm):
+        recognize(nn.GELU(), (2, om.H))
+    # eps read in the dtype the model runs in: nn.RMSNorm(eps=None) in bf16
+    s = recognize(nn.RMSNorm(om.H).to(torch.bfloat16), (2, om.H), torch.bfloat16)
+    assert s.kind == "rms" and s.upcast
+
+
+# ---------------------------------------------------------------------------------------------
+# torch.compile
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("family", ["llama", "bert"])
+def test_compile_no_graph_breaks(family):
+    """torch._dynamo.explain over the optimized model: one graph, no break, eval and train."""
+    import torch._dynamo as dynamo
+    model, _ = _optimize(om.tiny_family(family))
+    for train in (False, True):
+        model.train(train)
+        dynamo.reset()
+        with torch.set_grad_enabled(train):
+            ex = dynamo.explain(model)(input_ids=IDS)
+        assert ex.graph_break_count == 0, [b.reason for b in ex.break_reasons]
+    dynamo.reset()
+
+
+# ---------------------------------------------------------------------------------------------
+# torch.distributed: DDP and FSDP2 over an optimized model, 2 gloo processes
+# ---------------------------------------------------------------------------------------------
+
+def test_distributed_training(tmp_path):
+    """A few SGD steps of an optimized model under DDP, then under fully_shard (FSDP2, each
+    block and the root sharded) on 2 CPU processes (gloo): the parameters equal those of the
+    same steps on the stock model in one process."""
+    import optimize_dist
+    optimize_dist.run(str(tmp_path))
+    want, start = optimize_dist.reference()
+    for wrap in ("ddp", "fsdp2"):
+        got = torch.load(tmp_path / f"{wrap}.pt")
+        assert set(got) == set(want)
+        for n, p in want.items():
+            moved = (p - start[n]).norm()
+            assert moved > 0 and (got[n] - p).norm() <= 1e-4 * moved + 1e-6, (wrap, n)
