@@ -873,6 +873,7 @@ def write(data, out: str, log=print) -> dict:
         f.write(head + table(data))
     if not plot(data, paths["png"]):
         del paths["png"]
+        log("models: no models.png (matplotlib is not installed, or no record to draw)")
     log("models: wrote " + ", ".join(paths.values()))
     return paths
 
