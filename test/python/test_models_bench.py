@@ -322,6 +322,17 @@ def test_sweep_best_option_and_table():
            "128x128 pingpong | 1.020 | yes |" in md
     assert "llama qkv T 8192: 128x256 coop stats-share: written False" in md
     assert S.best_option({"options": [{"option": "a", "ok": False}]}) is None
+    rec2 = dict(rec, T=4096, options=[
+        {"option": "default", "ok": True, "ms": 0.99, "over_cublas": 0.99},
+        {"option": "128x128 pingpong", "ok": True, "ms": 1.04, "over_cublas": 1.04}])
+    rec2.update(best="default")
+    summ = {o["option"]: o for o in S.option_summary([rec, rec2])}
+    d, pp = summ["default"], summ["128x128 pingpong"]
+    assert (d["cells"], d["passed"], d["best_in"], d["within_goal"]) == (2, 2, 1, 1)
+    assert d["geomean_over_cublas"] == pytest.approx((1.05 * 0.99) ** 0.5)
+    assert (pp["best_in"], pp["within_goal"]) == (1, 1)
+    assert summ["128x256 coop stats-share"]["passed"] == 0
+    assert "| pre | 128x128 pingpong | 2 / 2 | 1.030 | 1 | 1 |" in S.table([rec, rec2])
 
 
 def test_sweep_warm_jobs_are_valid_children(monkeypatch):

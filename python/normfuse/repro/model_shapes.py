@@ -53,7 +53,7 @@ import traceback
 from dataclasses import asdict, dataclass
 
 __all__ = ["Shape", "Option", "shapes", "PRE_OPTIONS", "POST_OPTIONS", "T_VALUES", "run",
-           "table", "best_option", "warm_jobs", "warm_one", "main"]
+           "table", "best_option", "option_summary", "warm_jobs", "warm_one", "bench", "main"]
 
 T_VALUES = (4096, 8192, 16384)
 SAMPLE_ROWS = 512
@@ -398,6 +398,17 @@ def table(records) -> str:
                          f"{_f(r['unfused_ms'] / r['cublas_ms'] if r.get('cublas_ms') else None)} | "
                          + " | ".join(cells) + f" | {r.get('best') or '-'} | {_f(b)} | "
                          f"{'-' if b is None else ('yes' if b <= 1.03 else 'NO')} |")
+    summ = option_summary(records)
+    if summ:
+        lines.append("\n## Options over all cells\n")
+        lines.append("geo. mean of fused / cuBLAS over the cells where the option passed; best: "
+                     "cells where it was the fastest correct option; <= 1.03: cells within the "
+                     "goal\n")
+        lines.append("| form | option | cells passed | geo. mean / cuBLAS | best in | <= 1.03 in |")
+        lines.append("|---|---|---:|---:|---:|---:|")
+        for o in summ:
+            lines.append(f"| {o['form']} | {o['option']} | {o['passed']} / {o['cells']} | "
+                         f"{_f(o['geomean_over_cublas'])} | {o['best_in']} | {o['within_goal']} |")
     fails = [(r, o) for r in records for o in r.get("options", []) if not o.get("ok", True)]
     if fails:
         lines.append("\n## Options that failed the check\n")
@@ -407,6 +418,24 @@ def table(records) -> str:
                                      f"{_f(r.get('naive_err'), '.2e')})")
             lines.append(f"- {r['model']} {r['site']} T {r['T']}: {o['option']}: {why}")
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def option_summary(records) -> list[dict]:
+    """Per form and option: cells run and passed, the geometric mean of fused / cuBLAS over the
+    passed cells, the cells where it was the best option and where it met the 1.03 goal."""
+    out = []
+    for form in ("pre", "post"):
+        rs = [r for r in records if r.get("form") == form and r.get("options")]
+        names = list(dict.fromkeys(o["option"] for r in rs for o in r["options"]))
+        for n in names:
+            os_ = [o for r in rs for o in r["options"] if o["option"] == n]
+            ratios = [o["over_cublas"] for o in os_ if o.get("ok") and o.get("over_cublas")]
+            out.append({"form": form, "option": n, "cells": len(os_), "passed": len(ratios),
+                        "geomean_over_cublas": (math.exp(sum(map(math.log, ratios)) / len(ratios))
+                                                if ratios else None),
+                        "best_in": sum(1 for r in rs if r.get("best") == n),
+                        "within_goal": sum(1 for x in ratios if x <= 1.03)})
+    return out
 
 
 def warm_jobs(Ts=T_VALUES) -> list:
@@ -480,7 +509,8 @@ def bench(out: str, Ts=T_VALUES, warm_procs=None, warm_timeout=150.0, log=print)
                 "triton": triton.__version__, "dtype": "bf16", "T": list(Ts),
                 "options": {"pre": [asdict(o) for o in PRE_OPTIONS],
                             "post": [asdict(o) for o in POST_OPTIONS]},
-                "warm_up": res, "seconds": round(time.time() - t0, 1), "records": records}
+                "warm_up": res, "seconds": round(time.time() - t0, 1),
+                "option_summary": option_summary(records), "records": records}
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "model_shapes.json"), "w") as f:
             json.dump(data, f, indent=1, default=str)
