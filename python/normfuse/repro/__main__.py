@@ -346,7 +346,8 @@ def model_benchmarks(args) -> int:
         from . import models
         names = list(models.MAIN_MODELS) if args.models == "main" else args.models.split(",")
         out = args.out or os.path.join(day, "models")
-        models.bench(names, out, warm_procs=args.warm_procs, warm_timeout=args.warm_timeout)
+        models.bench(names, out, warm_procs=args.warm_procs,
+                     warm_timeout=min(args.warm_timeout, 240.0))
         if not args.out and names == list(models.MAIN_MODELS):
             os.makedirs(latest, exist_ok=True)
             for f in ("models.json", "models.md", "models.png"):
