@@ -20,6 +20,24 @@ from normfuse.repro import warm  # noqa: E402
 FAMILIES = ("llama", "qwen2", "gpt2", "bert")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _keep_torch_settings():
+    """The benchmark sets Dynamo's and Inductor's settings process-wide (warm.configure_torch:
+    static shapes, larger caches): put them back for the tests that run after these."""
+    import torch._dynamo
+    import torch._inductor.config as ic
+    names = ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
+             "accumulated_recompile_limit", "automatic_dynamic_shapes")
+    dyn = {n: getattr(torch._dynamo.config, n) for n in names if hasattr(torch._dynamo.config, n)}
+    ind = {n: getattr(ic, n) for n in ("fx_graph_cache", "autotune_local_cache") if hasattr(ic, n)}
+    yield
+    for n, v in dyn.items():
+        setattr(torch._dynamo.config, n, v)
+    for n, v in ind.items():
+        setattr(ic, n, v)
+    torch._dynamo.reset()
+
+
 def _liger_installed() -> bool:
     try:
         import liger_kernel.transformers.monkey_patch  # noqa: F401
