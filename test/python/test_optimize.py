@@ -305,6 +305,15 @@ def test_check_reverts(monkeypatch):
     assert _same_modules(model, ids)
 
 
+def test_optimize_twice_is_idempotent():
+    """A second optimize finds nothing left to fuse and changes nothing."""
+    model, _ = _optimize(om.tiny_family("bert"))
+    ids = [id(m) for m in model.modules()]
+    again, rep = _optimize(model)
+    assert again is model and _same_modules(model, ids)
+    assert not rep.matches and {r.module for r in rep.refusals} == {"embeddings.LayerNorm"}
+
+
 def test_include_exclude_and_inputs():
     model = om.randomize(om.Stack(om.FRMS)).eval()
     _, rep = _optimize(copy.deepcopy(model), (torch.randn(1, 4, om.H),), exclude="blocks.*")

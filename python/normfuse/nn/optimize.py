@@ -21,6 +21,23 @@ Steps (analyse, decide, rewrite, check):
    output beyond bf16 tolerance (or raises) is reverted and reported.
 
 A model where nothing matched comes back unchanged (the same module objects).
+
+What the rewritten model guarantees, and its limits:
+- state_dict() keys and load_state_dict() are the original ones (the fused modules hold the
+  original Parameter objects under their names); model.to()/half()/cuda() re-pack sibling
+  weights; copy.deepcopy and torch.save(model) work (after a deepcopy the siblings are separate
+  tensors again: the ops then concatenate them, cached; `FusedNorm.repack()` joins them).
+- A FusedNorm returns its input x unchanged except in the packed inference form: only its
+  consumers see the normalized values. The whole model computes what it did, but a submodule
+  that returned the norm's output (LlamaModel inside LlamaForCausalLM: its last_hidden_state)
+  returns x when called on its own; the report notes it.
+- Training (grad mode on and something requiring grad) runs one fused op per consumer (one
+  norm statistics pass each), inference one GEMM over the concatenated sibling weights.
+- Post-norm needs the linear and the norm called in one forward (BERT's BertSelfOutput /
+  BertOutput), FX-traceable with its submodules as black boxes; a norm after a GEMM called in
+  a child module (Gemma2's post-attention norm after o_proj inside the attention) is refused.
+- The probe sees one forward: code paths that the example does not take (another branch,
+  output_hidden_states=True) are not checked.
 """
 from __future__ import annotations
 
