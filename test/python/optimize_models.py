@@ -10,21 +10,21 @@ H = 64       # hidden size of every tiny model
 VOCAB = 128
 
 
-def tiny_family(name: str, seed: int = 0) -> nn.Module:
+def tiny_family(name: str, seed: int = 0, hidden: int = H) -> nn.Module:
     """A 2-layer transformers model of family `name`, norm weights randomized (so that g,
     Gemma's (1 + w) and LayerNorm's beta all matter), fp32, eval mode."""
     import transformers as T
     torch.manual_seed(seed)
-    common = dict(hidden_size=H, intermediate_size=2 * H, num_hidden_layers=2,
+    common = dict(hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=2,
                   num_attention_heads=4, vocab_size=VOCAB)
     if name == "llama":
         m = T.LlamaForCausalLM(T.LlamaConfig(num_key_value_heads=2, **common))
     elif name == "qwen2":
         m = T.Qwen2ForCausalLM(T.Qwen2Config(num_key_value_heads=2, **common))
     elif name == "gemma":
-        m = T.GemmaForCausalLM(T.GemmaConfig(num_key_value_heads=2, head_dim=16, **common))
+        m = T.GemmaForCausalLM(T.GemmaConfig(num_key_value_heads=2, head_dim=hidden // 4, **common))
     elif name == "gpt2":
-        m = T.GPT2LMHeadModel(T.GPT2Config(n_embd=H, n_layer=2, n_head=4, vocab_size=VOCAB,
+        m = T.GPT2LMHeadModel(T.GPT2Config(n_embd=hidden, n_layer=2, n_head=4, vocab_size=VOCAB,
                                            n_positions=64, bos_token_id=0, eos_token_id=0))
     elif name == "bert":
         m = T.BertModel(T.BertConfig(**common))
@@ -281,6 +281,21 @@ class PostNormStack(nn.Module):
     def forward(self, x):
         y = self.out(torch.relu(self.up(x)), x)
         return self.out2(torch.relu(self.up(y)), y)
+
+
+class Conv1DPair(nn.Module):
+    """GPT-2 style: one norm read by two transformers Conv1D (weight [in, out])."""
+
+    def __init__(self):
+        super().__init__()
+        from transformers.pytorch_utils import Conv1D
+        self.ln = nn.LayerNorm(H)
+        self.a = Conv1D(2 * H, H)
+        self.b = Conv1D(H, H)
+
+    def forward(self, x):
+        h = self.ln(x)
+        return torch.cat([torch.relu(self.a(h)), self.b(h)], -1)
 
 
 class NoNorm(nn.Module):

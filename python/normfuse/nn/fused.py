@@ -26,8 +26,8 @@ Pre-norm (a norm whose output feeds only GEMMs):
   per-consumer form gives each GEMM its own backward.
 
 Post-norm (`norm(dropout(linear(h)) [+ bias] + residual)` inside one module's forward): that
-module's forward is replaced (an instance attribute) by `post_norm_forward`, which runs the
-module's FX graph with the pattern replaced by `fused_post_norm` (`ops.linear_layernorm` /
+module's forward is replaced (an instance attribute) by a `PostNormForward`, which runs the
+module's FX graph with the pattern replaced by a `FusedPostNorm` call (`ops.linear_layernorm` /
 `ops.linear_rmsnorm`), or the original forward when a dropout of the pattern is active (training
 mode and p > 0) or the call's non-tensor arguments differ from those the graph was traced with.
 """
@@ -38,7 +38,7 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["FusedNorm", "FusedLinear", "fused_post_norm", "post_norm_forward", "PostNormPlan",
+__all__ = ["FusedNorm", "FusedLinear", "FusedPostNorm", "PostNormForward", "fused_post_norm",
            "is_conv1d", "gemm_weight"]
 
 _SIMPLE = (int, float, bool, str, type(None))
@@ -98,6 +98,11 @@ class FusedNorm(nn.Module):
     @property
     def consumers(self) -> tuple:
         return self._consumers
+
+    @property
+    def total_features(self) -> int:
+        """sum N_i: the width of the packed output."""
+        return sum(c.cols[1] - c.cols[0] for c in self._consumers)
 
     def norm_params(self):
         s = self.spec
@@ -207,9 +212,19 @@ class FusedLinear(nn.Module):
     def gemm_weight(self) -> torch.Tensor:
         return self.weight.t() if self.transposed else self.weight
 
+    def _reads_packed(self, x: torch.Tensor) -> bool:
+        """Is x the norm's packed output Y (else its input)? Told by the width where K and
+        sum N_i differ (robust to a grad mode switched between the norm and this call), else by
+        the norm's predicate."""
+        norm = self._norm
+        K, total = norm.spec.features, norm.total_features
+        if K != total:
+            return x.shape[-1] == total
+        return not norm.wants_grad(x)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         norm = self._norm
-        if norm.packed and not norm.wants_grad(x):
+        if norm.packed and self._reads_packed(x):
             a, b = self.cols
             return x[..., a:b]
         g, beta = norm.norm_params()
@@ -246,41 +261,56 @@ def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.M
     return ops.linear_layernorm(x, W, g, beta, eps, b, residual, offset=offset)
 
 
-class PostNormPlan:
-    """What `post_norm_forward` needs: the rewritten graphs (eval and train mode), the dropout
-    modules of the pattern, and the non-tensor arguments the graphs were traced with.
+class FusedPostNorm(nn.Module):
+    """The call that replaces linear -> [bias] -> [dropout] -> + residual -> norm in a rewritten
+    graph (a leaf for torch.fx). Holds plain references to the original linear and norm (their
+    parameters stay registered where they were)."""
+
+    def __init__(self, linear: nn.Module, norm: nn.Module, spec):
+        super().__init__()
+        object.__setattr__(self, "linear", linear)
+        object.__setattr__(self, "norm", norm)
+        self.spec = spec
+
+    def forward(self, x, residual=None, extra_bias=None):
+        s = self.spec
+        return fused_post_norm(x, residual, self.linear, self.norm, extra_bias, s.kind, s.eps,
+                               s.offset, s.weight, s.bias)
+
+    def extra_repr(self) -> str:
+        return self.spec.describe()
+
+
+class PostNormForward:
+    """Installed as `module.forward` (an instance attribute) by optimize: runs the rewritten
+    graph (eval or train mode) or, when a dropout of the pattern is active (training and
+    p > 0) or a non-tensor argument differs from the traced value, the original forward.
 
     `params`: (position, name, default, fixed, value) per forward parameter (self excluded):
     fixed parameters must equal `value` at call time, the others are passed to the graph."""
 
-    def __init__(self, eval_gm, train_gm, dropouts: list[nn.Module], params: list[tuple],
-                 original_forward, notes: str = ""):
+    def __init__(self, module: nn.Module, eval_gm, train_gm, dropouts: list[nn.Module],
+                 params: list[tuple]):
+        self.module = module
         self.eval_gm = eval_gm
         self.train_gm = train_gm
         self.dropouts = dropouts
         self.params = params
-        self.original_forward = original_forward
-        self.notes = notes
 
-    def select(self, module: nn.Module, args: tuple, kwargs: dict[str, Any]):
-        """The graph to run with these arguments (None: run the original forward)."""
-        if module.training and any(d.training and d.p > 0 for d in self.dropouts):
-            return None, None
+    def _graph_args(self, args: tuple, kwargs: dict[str, Any]):
         vals = []
         for pos, name, default, fixed, value in self.params:
             v = args[pos] if pos < len(args) else kwargs.get(name, default)
             if fixed:
                 if v is not value and not (type(v) is type(value) and v == value):
-                    return None, None
+                    return None
             else:
                 vals.append(v)
-        return (self.train_gm if module.training else self.eval_gm), vals
+        return vals
 
-
-def post_norm_forward(self: nn.Module, *args, **kwargs):
-    """Installed as `module.forward` by optimize (see PostNormPlan)."""
-    plan = self.__dict__["_normfuse_post"]
-    gm, vals = plan.select(self, args, kwargs)
-    if gm is None:
-        return plan.original_forward(self, *args, **kwargs)
-    return gm(*vals)
+    def __call__(self, *args, **kwargs):
+        m = self.module
+        vals = self._graph_args(args, kwargs)
+        if vals is None or (m.training and any(d.training and d.p > 0 for d in self.dropouts)):
+            return type(m).forward(m, *args, **kwargs)
+        return (self.train_gm if m.training else self.eval_gm)(*vals)

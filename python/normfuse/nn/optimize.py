@@ -21,18 +21,34 @@ Steps (analyse, decide, rewrite, check):
    output beyond bf16 tolerance (or raises) is reverted and reported.
 
 A model where nothing matched comes back unchanged (the same module objects).
+
+What the rewritten model guarantees, and its limits:
+- state_dict() keys and load_state_dict() are the original ones (the fused modules hold the
+  original Parameter objects under their names); model.to()/half()/cuda() re-pack sibling
+  weights; copy.deepcopy and torch.save(model) work (after a deepcopy the siblings are separate
+  tensors again: the ops then concatenate them, cached; `FusedNorm.repack()` joins them).
+- A FusedNorm returns its input x unchanged except in the packed inference form: only its
+  consumers see the normalized values. The whole model computes what it did, but a submodule
+  that returned the norm's output (LlamaModel inside LlamaForCausalLM: its last_hidden_state)
+  returns x when called on its own; the report notes it.
+- Training (grad mode on and something requiring grad) runs one fused op per consumer (one
+  norm statistics pass each), inference one GEMM over the concatenated sibling weights.
+- Post-norm needs the linear and the norm called in one forward (BERT's BertSelfOutput /
+  BertOutput), FX-traceable with its submodules as black boxes; a norm after a GEMM called in
+  a child module (Gemma2's post-attention norm after o_proj inside the attention) is refused.
+- The probe sees one forward: code paths that the example does not take (another branch,
+  output_hidden_states=True) are not checked.
 """
 from __future__ import annotations
 
 import fnmatch
 import logging
-import types
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
-from .fused import FusedLinear, FusedNorm, gemm_weight, is_conv1d, post_norm_forward
+from .fused import FusedLinear, FusedNorm, gemm_weight, is_conv1d
 from .postnorm_rewrite import PostNormFailure, build_post_plan
 from .probe import Probe, _flat_tensors
 from .recognize import NormSpec, NotANorm, Unsupported, looks_like_norm, recognize
@@ -103,6 +119,9 @@ class OptimizeReport:
                 rows.append((m.norm or "(model)", m.norm_type, m.spec.describe(), m.side,
                              ", ".join(_short(g, m.norm) for g in m.gemms), m.plan))
             lines += ["", "fused:"] + _table(rows)
+            noted = [m for m in self.matches if m.notes]
+            if noted:
+                lines += ["", "notes:"] + [f"  {m.norm}: {m.notes}" for m in noted]
         if self.refusals:
             rows = [("module", "type", "reason", "fix")]
             for r in self.refusals:
@@ -183,16 +202,14 @@ class _PreGroup:
 
 
 class _PostGroup:
-    def __init__(self, caller_path, caller, plan, norms):
-        self.caller_path, self.caller, self.plan, self.norms = caller_path, caller, plan, norms
+    def __init__(self, caller_path, caller, forward, norms):
+        self.caller_path, self.caller, self.forward, self.norms = caller_path, caller, forward, norms
         self.packed = False
 
     def apply(self, model: nn.Module) -> None:
-        self.caller.__dict__["_normfuse_post"] = self.plan
-        self.caller.forward = types.MethodType(post_norm_forward, self.caller)
+        self.caller.forward = self.forward
 
     def revert(self, model: nn.Module) -> None:
-        self.caller.__dict__.pop("_normfuse_post", None)
         self.caller.__dict__.pop("forward", None)
 
 
@@ -233,6 +250,12 @@ def _unique(xs):
 def _recognize_all(model, probe, include, exclude, report):
     modules = dict(model.named_modules(remove_duplicate=False))
     specs, cache = {}, {}
+    for path in sorted(probe.leaf_calls - set(probe.norm_calls)):
+        mod = modules.get(path)
+        if mod is not None and looks_like_norm(mod) and not isinstance(mod, (FusedNorm, FusedLinear)):
+            report.refusals.append(Refusal(path, type(mod).__name__,
+                                           "not a candidate: it takes more than one tensor or "
+                                           "does not return one tensor of its input's shape"))
     for path, calls in probe.norm_calls.items():
         mod = modules[path]
         if isinstance(mod, (FusedNorm, FusedLinear)):
@@ -479,7 +502,16 @@ def _decide(model, probe, include, exclude, rep):
         consumers, packed, pre_why = _pre_decision(path, spec, probe, modules)
         if consumers is not None:
             g = _PreGroup(path, mod, spec, [(c, modules[c]) for c in consumers], packed)
-            g.match = Match(path, type(mod).__name__, spec, "pre", consumers, _pre_plan(g))
+            notes = []
+            if any(u.via_view for u in probe.uses.get(path, []) if u.kind == "gemm"):
+                notes.append("read through row views")
+            esc = _unique(probe.escapes.get(path, []))
+            if esc:
+                notes.append(f"returned by {', '.join(_disp(e) for e in esc[:2])}: called alone, "
+                             f"that module now returns the norm's input (the whole model is "
+                             f"unaffected)")
+            g.match = Match(path, type(mod).__name__, spec, "pre", consumers, _pre_plan(g),
+                            "; ".join(notes))
             groups.append(g)
             continue
         caller, rel, lin, post_why = _post_decision(path, probe)

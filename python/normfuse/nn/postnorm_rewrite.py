@@ -1,10 +1,14 @@
 """Post-norm rewrite: `norm(dropout(linear(h)) [+ bias] + residual)` in one module's forward
 becomes one `ops.linear_layernorm` / `ops.linear_rmsnorm` call.
 
-    %l = call_module[linear](%h)                        %z = call_function[fused_post_norm](
-    %d = call_module[dropout](%l)           ->               %h, %r, get_attr[linear],
-    %s = add(%d, %r)                                         get_attr[norm], None, kind, eps, ...)
+    %l = call_module[linear](%h)
+    %d = call_module[dropout](%l)           ->      %z = call_module[normfuse_post_<i>](%h, %r)
+    %s = add(%d, %r)
     %z = call_module[norm](%s)
+
+normfuse_post_<i> is a FusedPostNorm holding the original linear and norm; the graph module is
+built over a dict of the caller's submodules (it is not registered in the model: the
+parameters stay where they were).
 
 The module whose forward calls both the linear and the norm is traced with torch.fx, every
 submodule a leaf (its own forward must be traceable; the submodules stay black boxes), once in
@@ -21,7 +25,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from .fused import PostNormPlan, fused_post_norm, gemm_weight
+from .fused import FusedPostNorm, PostNormForward, gemm_weight
 from .probe import is_gemm_module
 
 __all__ = ["PostNormFailure", "build_post_plan"]
@@ -85,9 +89,11 @@ def _trace(module: nn.Module, concrete: dict, training: bool) -> fx.Graph:
         module.training = was
 
 
-def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec) -> tuple[str, list[str]]:
-    """Replace the pattern ending in call_module[norm_rel]; return (linear target, dropout
-    targets). Raises PostNormFailure with the reason when the pattern is not there."""
+def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec,
+             extra: dict) -> tuple[str, list[str]]:
+    """Replace the pattern ending in call_module[norm_rel] by a call of a new FusedPostNorm
+    (added to `extra` under its target name); return (linear target, dropout targets). Raises
+    PostNormFailure with the reason when the pattern is not there."""
     norms = [n for n in graph.nodes if n.op == "call_module" and n.target == norm_rel]
     if len(norms) != 1:
         raise PostNormFailure(f"the norm is called {len(norms)} times in the traced forward")
@@ -146,7 +152,6 @@ def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec) -> tuple[str
                 p = None
             if p is not None and p.dim() == 1:
                 bias = t
-                dead.append(t)
                 continue
         if resid is None:
             resid = t
@@ -164,32 +169,54 @@ def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec) -> tuple[str
     N = gemm_weight(lin_mod).shape[0]
     if N != spec.features:
         raise PostNormFailure(f"the GEMM's output has {N} features, the norm {spec.features}")
+    name = f"normfuse_post_{len(extra)}"
+    extra[name] = FusedPostNorm(lin_mod, _submodule(root, norm_rel), spec)
     with graph.inserting_before(nnode):
-        lm = graph.get_attr(lin.target)
-        nm = graph.get_attr(norm_rel)
-        eb = graph.get_attr(bias.target) if bias is not None else None
-        new = graph.call_function(fused_post_norm, (lin.args[0], resid, lm, nm, eb, spec.kind,
-                                                    spec.eps, spec.offset, spec.weight, spec.bias))
+        args = (lin.args[0], resid) + ((bias,) if bias is not None else ())
+        new = graph.call_module(name, args)
     nnode.replace_all_uses_with(new)
-    for d in dead:
-        if d in graph.nodes and not d.users:
-            graph.erase_node(d)
+    changed = True
+    while changed:  # the pattern's nodes, each once its users are gone
+        changed = False
+        for d in dead:
+            if d.graph is graph and not d.users and d in set(graph.nodes):
+                graph.erase_node(d)
+                changed = True
     graph.lint()
     return lin.target, dropouts
 
 
+def _graph_module(root: nn.Module, graph: fx.Graph, extra: dict, name: str) -> fx.GraphModule:
+    """A GraphModule over the caller's submodules and parameters that the graph uses (the same
+    objects) and the new FusedPostNorm calls."""
+    attrs = {}
+    for n in graph.nodes:
+        if n.op in ("call_module", "get_attr") and n.target not in extra:
+            attrs[n.target] = (root.get_submodule(n.target) if n.op == "call_module"
+                               else _attr(root, n.target))
+    attrs.update(extra)
+    return fx.GraphModule(attrs, graph, class_name=name)
+
+
+def _attr(root: nn.Module, target: str):
+    obj = root
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def build_post_plan(caller: nn.Module, norms: list[tuple[str, object]], args: tuple,
-                    kwargs: dict) -> tuple[PostNormPlan, dict[str, tuple[str, list[str]]]]:
-    """The PostNormPlan for `caller` with each (norm path relative to caller, spec) rewritten;
-    `args`/`kwargs`: one example call of caller.forward. Returns the plan and, per norm, (the
-    linear's relative path, the dropouts' relative paths). Raises PostNormFailure."""
+                    kwargs: dict) -> tuple[PostNormForward, dict[str, tuple[str, list[str]]]]:
+    """The PostNormForward for `caller` with each (norm path relative to caller, spec)
+    rewritten; `args`/`kwargs`: one example call of caller.forward. Returns it and, per norm,
+    (the linear's relative path, the dropouts' relative paths). Raises PostNormFailure."""
     concrete, params = _signature_params(caller, args, kwargs)
     gms, found = [], {}
     for training in (False, True):
         graph = _trace(caller, concrete, training)
+        extra = {}
         for rel, spec in norms:
-            found[rel] = _rewrite(caller, graph, rel, spec)
-        gms.append(fx.GraphModule(caller, graph, class_name=f"{type(caller).__name__}PostNorm"))
+            found[rel] = _rewrite(caller, graph, rel, spec, extra)
+        gms.append(_graph_module(caller, graph, extra, f"{type(caller).__name__}PostNorm"))
     dropouts = [caller.get_submodule(d) for _, ds in found.values() for d in ds]
-    plan = PostNormPlan(gms[0], gms[1], dropouts, params, type(caller).forward)
-    return plan, found
+    return PostNormForward(caller, gms[0], gms[1], dropouts, params), found

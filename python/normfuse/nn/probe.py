@@ -211,6 +211,8 @@ class Probe(TorchFunctionMode):
       tensor input's shape (the norm candidates);
     - `gemm_calls[path]`: a GemmCall per call of a GEMM module;
     - `calls[path]`: the (args, kwargs) of each non-leaf module's first call;
+    - `escapes[path]`: the non-leaf modules whose output holds the leaf module's output;
+    - `leaf_calls`: the paths of the leaf modules that ran;
     - `names`: module id -> path.
     """
 
@@ -229,6 +231,8 @@ class Probe(TorchFunctionMode):
         self.opaque = 0          # > 0 while a leaf module runs
         self._pending: dict[int, tuple] = {}
         self.calls: dict[str, tuple] = {}   # non-leaf module path -> its first call's (args, kwargs)
+        self.escapes: dict[str, list[str]] = {}   # leaf path -> non-leaf modules returning its output
+        self.leaf_calls: set[str] = set()
 
     # -- bookkeeping --
     def _track(self, t, src: _Src) -> None:
@@ -281,10 +285,15 @@ class Probe(TorchFunctionMode):
         if self.opaque > 1:
             self.opaque -= 1
             return
+        path = self.names.get(id(mod), "?")
         if mod._modules:
+            for t in _flat_tensors(out):
+                s = self.src.get(id(t))
+                if s is not None and s.kind == "out":
+                    self.escapes.setdefault(s.origin, []).append(path)
             return
         self.opaque = 0
-        path = self.names.get(id(mod), "?")
+        self.leaf_calls.add(path)
         pend = self._pending.pop(id(mod), None)
         if is_gemm_module(mod):
             self._track(out, _Src(path, "gemm"))
