@@ -21,7 +21,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from . import __version__, launch
+from . import launch
+from .version import __version__
 from .ir import IRError, bridge, guard
 from .passes import CompileContext, Pass, PassError, PassRun, Remark, create_pass
 

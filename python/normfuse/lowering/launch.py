@@ -94,7 +94,7 @@ class LoweredLaunch:
         """The launch for fixed `args`, prepared once (views, descriptors, derived vectors, grid):
         a callable that only re-checks that the derived vectors' inputs did not change (their
         `_version`) before it calls Triton's launcher. For benchmarks and repeated launches."""
-        from ..ops.prenorm_linear import sm_count  # cached per device
+        from ..device import sm_count  # cached per device
         from .runtime import SHARED_ARGS, SharedStats, _args, grid_for
         lw = self.lowering
         a = self._view(lw.a, args)

@@ -249,7 +249,7 @@ def grid_for(ck, inst: Instance, M: int, N: int, sms: int) -> int:
     num_m = -(-M // c.block_m)
     if inst.cluster == 1:
         return max(1, min(sms, num_m * -(-N // c.block_n)))
-    from ..ops.postnorm_linear import max_resident_programs  # the driver's count, cached per kernel
+    from ..device import max_resident_programs  # the driver's count, cached per kernel
     return max(1, min(max_resident_programs(ck, sms), num_m))
 
 
@@ -259,7 +259,7 @@ def launch(ck, inst: Instance, a, b, c, eargs, *, grid: int | None = None, sms: 
     N = c.shape[1]
     if grid is None:
         if sms is None:
-            from ..ops.prenorm_linear import sm_count  # cached per device
+            from ..device import sm_count  # cached per device
             sms = sm_count(a.device)
         grid = grid_for(ck, inst, M, N, sms)
     shared = SharedStats.take(a.device, M, inst.config.block_m) if inst.config.stats_share else None
