@@ -2,7 +2,7 @@
 and write each one's PTX (debug info stripped) to a directory, to diff two versions of the code.
 
     PYTHONPATH=python python3 tools/lowered_ptx.py OUT_DIR [--only SUBSTRING] [--list]
-    diff -r BEFORE_DIR AFTER_DIR
+    python3 tools/lowered_ptx.py --compare BEFORE_DIR AFTER_DIR
 
 What it compiles (ahead of time for sm_90, no GPU):
 - the pre-norm ops' kernels (`ops.aot_compile`): RMSNorm and LayerNorm with g (and beta) folded
@@ -16,6 +16,11 @@ A configuration that does not lower is recorded as `NAME.missed` (its remark), s
 what lowers shows in the diff too. Each file is the PTX with `.loc`/`.file` lines and the DWARF
 sections removed (they carry line numbers of the Python source). `index.txt` lists every
 configuration with a digest of its PTX and the kernel's register count (ptxas -v).
+
+`--compare` reads two such directories and says per configuration: identical; identical once
+virtual registers are renumbered in order of appearance (`%r12` -> `%r3`: what removing an
+unused value does to the rest); or different, with the instructions (registers and parameter
+numbers normalized) one side has more of than the other, and the number of `.param` lines.
 """
 from __future__ import annotations
 
@@ -58,6 +63,88 @@ def strip_debug(ptx: str) -> str:
             continue
         out.append(line)
     return "\n".join(out) + "\n"
+
+
+_REG = re.compile(r"%(rd|r|p|f|fd|h|hh|rs|b)(\d+)")
+
+
+def normalize(ptx: str) -> str:
+    """`ptx` with virtual registers renumbered by first appearance per class, the register
+    declarations dropped (their counts follow), and labels renumbered likewise."""
+    seen: dict = {}
+
+    def reg(m):
+        key = (m.group(1), m.group(2))
+        if key not in seen:
+            seen[key] = sum(1 for k in seen if k[0] == m.group(1))
+        return f"%{m.group(1)}{seen[key]}"
+    labels: dict = {}
+
+    def lab(m):
+        labels.setdefault(m.group(0), len(labels))
+        return f"$L__N{labels[m.group(0)]}"
+    out = []
+    for line in ptx.splitlines():
+        if line.strip().startswith(".reg "):
+            continue
+        line = _REG.sub(reg, line)
+        line = re.sub(r"\$L__\w+", lab, line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _instructions(ptx: str):
+    from collections import Counter
+    c = Counter()
+    for line in normalize(ptx).splitlines():
+        s = line.strip()
+        if not s or s.startswith(("//", ".", "{", "}", "$L")) or s.endswith(":"):
+            continue
+        s = re.sub(r"_param_\d+", "_param_N", s)  # a parameter removed renumbers the later ones
+        c[re.sub(r"%\w+\d+", "%x", s)] += 1
+    return c
+
+
+def compare(before: str, after: str) -> int:
+    names = sorted({f for f in os.listdir(before) if f.endswith((".ptx", ".missed"))}
+                   | {f for f in os.listdir(after) if f.endswith((".ptx", ".missed"))})
+    stems = sorted({n.rsplit(".", 1)[0] for n in names})
+    counts: dict = {}
+    for stem in stems:
+        a = _read(before, stem)
+        b = _read(after, stem)
+        if a == b:
+            verdict = "identical" + (" (missed on both)" if a and a[0] == "missed" else "")
+        elif a is None or b is None or a[0] != b[0]:
+            verdict = f"{a[0] if a else 'absent'} -> {b[0] if b else 'absent'}"
+        elif a[0] == "missed":
+            verdict = f"missed on both, the reason now: {b[1].strip()}"
+        elif normalize(a[1]) == normalize(b[1]):
+            verdict = "identical up to register numbering"
+        else:
+            ia, ib = _instructions(a[1]), _instructions(b[1])
+            gone, new = ia - ib, ib - ia
+            pa = [x for x in a[1].splitlines() if ".param" in x]
+            pb = [x for x in b[1].splitlines() if ".param" in x]
+            verdict = (f"differs: {sum(gone.values())} instructions fewer, {sum(new.values())} more; "
+                       f".param lines {len(pa)} -> {len(pb)}")
+            for ins, n in sorted(gone.items()):
+                verdict += f"\n    - {n} x {ins}"
+            for ins, n in sorted(new.items()):
+                verdict += f"\n    + {n} x {ins}"
+        counts[verdict.split(":")[0].split(" (")[0]] = counts.get(verdict.split(":")[0].split(" (")[0], 0) + 1
+        print(f"{stem}: {verdict}")
+    print("summary:", ", ".join(f"{v} {k}" for k, v in counts.items()))
+    return 0
+
+
+def _read(d: str, stem: str):
+    for ext, kind in ((".ptx", "ptx"), (".missed", "missed")):
+        p = os.path.join(d, stem + ext)
+        if os.path.exists(p):
+            with open(p) as f:
+                return kind, f.read()
+    return None
 
 
 def op_configs():
@@ -180,11 +267,15 @@ def hand_configs(tmpdir):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out")
+    ap.add_argument("out", nargs="+", help="output directory (or, with --compare, two directories)")
+    ap.add_argument("--compare", action="store_true", help="compare two output directories")
     ap.add_argument("--only", default=None, help="configurations whose name contains this")
     ap.add_argument("--list", action="store_true", help="print the configuration names only")
     ap.add_argument("--no-resources", action="store_true", help="skip ptxas -v (registers)")
     args = ap.parse_args(argv)
+    if args.compare:
+        return compare(*args.out)
+    args.out = args.out[0]
     import tempfile
     import warnings
     warnings.simplefilter("ignore")
