@@ -222,3 +222,37 @@ def test_a_launch_tma_cannot_address_is_refused_with_the_reason():
     assert _addressable("A", x, (1000, 1032), 1040) is None
     assert "16-byte aligned" in _addressable("A", x[:, 1:], (1000, 1032), 1040)
     assert "does not hold" in _addressable("A", x, (1001, 1032), 1040)
+
+
+def test_a_prepared_plan_launches_new_tensors_with_the_arguments_they_bind(monkeypatch):
+    """The per-call path (`LoweredPlan.run`, Triton's launcher stubbed) passes exactly what
+    `arguments` records for the same tensors, for new activations every call; `LoweredLaunch`
+    keeps one plan per geometry (the size and stride arguments) and makes another for a new M."""
+    ck = ops.aot_compile("ln", M=1000, N=520, K=1032, has_g=False, has_b=False)
+    lw = ck.lowered
+    calls = []
+
+    class Launcher:  # Triton's launcher of the compiled kernel, recording instead of launching
+        def __getitem__(self, grid):
+            return lambda *a: calls.append((grid, a))
+    lw.kernel = Launcher()
+    first, _ = _op_args("ln", 1000, 520, 1032, True)
+    plan = lw.prepare(first, sms=132)
+    for _ in range(3):
+        args = (torch.randn(1000, 1032).bfloat16(), *first[1:4], torch.empty(1000, 520).bfloat16(),
+                *first[5:])
+        plan.run(args)
+        grid, got = calls[-1]
+        want = lw.arguments(args, sms=132)
+        assert grid == want.grid
+        assert got[:6] == tuple(want.args[:6]) and got[6] == want.args[6]
+        assert got[0].base is args[0] and got[2].base is args[4]  # this call's tensors
+        assert list(got) == want.launch_args(lw.instance)
+    import normfuse.device as dev
+    monkeypatch.setattr(dev, "sm_count", lambda device: 132)
+    lw(first)
+    lw(first)
+    assert len(lw._plans) == 1
+    other, _ = _op_args("ln", 777, 520, 1032, True)
+    lw(other)
+    assert len(lw._plans) == 2 and calls[-1][1][3] == 777

@@ -24,6 +24,7 @@ refused with the reason (`why_not`), and the caller runs the unlowered kernel in
 """
 from __future__ import annotations
 
+import operator
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -77,6 +78,8 @@ class LoweredLaunch:
         self.instance = lowered.instance
         self.kernel = lowered.compiled
         self.params = params
+        self._geometry = None  # the parameters the operands' geometry is read from
+        self._plans: dict = {}  # geometry -> LoweredPlan (launches through __call__)
         from .ws_gemm import ws_gemm_kernel
         self.kernel_param_names = tuple(ws_gemm_kernel.arg_names)
 
@@ -165,8 +168,22 @@ class LoweredLaunch:
 
     def __call__(self, args, *, grid: int | None = None):
         """Launch with the runtime arguments `args` (the planned kernel's non-constexpr
-        parameters, in order). Returns the output tensor."""
-        return self.prepare(args, grid=grid).run(args)
+        parameters, in order), through a plan kept per argument geometry (the integers the
+        operands' sizes and strides are read from, and the device). Returns the output tensor."""
+        if grid is not None:
+            return self.prepare(args, grid=grid).run(args)
+        if self._geometry is None:
+            plan = self.plan
+            srcs = [s for op in (plan.a, plan.b, plan.out) for s in (op.rows, op.cols, op.stride)]
+            self._geometry = sorted({s.param for s in srcs if s.param is not None})
+        key = (tuple(self._arg(args, i) for i in self._geometry),
+               self._arg(args, self.plan.a.base).device)
+        p = self._plans.get(key)
+        if p is None:
+            p = self._plans[key] = self.prepare(args)
+            if len(self._plans) > 64:
+                self._plans.pop(next(iter(self._plans)))
+        return p.run(args)
 
     def bind(self, args, *, grid: int | None = None):
         """The launch for fixed `args`: a callable that launches them (`prepare(args).run`),
@@ -199,24 +216,50 @@ class LoweredPlan:
         self.grid = (grid, 1, 1)
         self.eargs = [(kind, x if kind == "derived" or launch.params is None else launch.params[x])
                       for kind, x in launch.lowered.eargs]
+        # the hooks' kernel parameters in one itemgetter; the derived vectors by slot
+        self._derived_slots = [(i, x) for i, (kind, x) in enumerate(self.eargs) if kind == "derived"]
+        params = [x for kind, x in self.eargs if kind != "derived"]
+        self._param_slots = [i for i, (kind, _) in enumerate(self.eargs) if kind != "derived"]
+        self._params = (operator.itemgetter(*params) if len(params) > 1
+                        else (lambda a, i=params[0]: (a[i],)) if params else (lambda a: ()))
+        self._last_derived: dict = {}  # slot -> (weight, its version, scale, its version, vector)
         self.share = plan.config.stats_share
         names, tail = _layout_of(inst)
         self.names = names
         self.tail = tail
         self._runner = None
 
+    def _derived(self, slot: int, j: int, args, b) -> Any:
+        """Column sum j for the derived slot: the last one while the weight (and scale) are the
+        same tensors at the same versions, else from the launch's cache."""
+        d = self.launch.plan.column_sums[j]
+        w = args[b[3]]
+        sc = self.launch._arg(args, d.scale) if d.scale is not None else None
+        last = self._last_derived.get(slot)
+        if last is not None and last[0] is w and last[1] == w._version and last[2] is sc \
+                and (sc is None or last[3] == sc._version):
+            return last[4]
+        v = self.launch._derived(j, args, b[:3])
+        self._last_derived[slot] = (w, w._version, sc, None if sc is None else sc._version, v)
+        return v
+
     def _runtime(self, args, shared) -> tuple:
-        descs = tuple(TmaArg(args[pos], shape, strides, block)
-                      for pos, shape, strides, block in self.operands)
-        launch = self.launch
-        b = (descs[1].base, descs[1].shape, descs[1].strides[0])
-        eargs = tuple(launch._derived(x, args, b) if kind == "derived" else args[x]
-                      for kind, x in self.eargs)
+        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
+        da, db, dc = (TmaArg(args[pa], sa, ta, ba), TmaArg(args[pb], sb, tb, bb),
+                      TmaArg(args[pc], sc, tc, bc))
+        eargs = self._params(args)
+        if self._derived_slots:
+            full = [None] * len(self.eargs)
+            for i, v in zip(self._param_slots, eargs):
+                full[i] = v
+            b = (db.base, sb, tb[0], pb)
+            for i, j in self._derived_slots:
+                full[i] = self._derived(i, j, args, b)
+            eargs = tuple(full)
         if shared is None:
-            a = descs[0].base
-            shared = (SharedStats.take(a.device, self.M, launch.plan.config.block_m) if self.share
-                      else (a, 0))
-        return (*descs, self.M, self.N, self.K, eargs, *shared)
+            shared = ((args[pa], 0) if not self.share else
+                      SharedStats.take(args[pa].device, self.M, self.launch.plan.config.block_m))
+        return (da, db, dc, self.M, self.N, self.K, eargs, *shared)
 
     def bound(self, args, shared: tuple | None = None) -> BoundLaunch:
         """The launch's arguments as a `BoundLaunch` record."""
