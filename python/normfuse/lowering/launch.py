@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ir.ws_plan import TileOperand
-from .runtime import RUNTIME_PARAMS, SharedStats, TmaArg, grid_for, kernel_arguments
+from .runtime import SharedStats, TmaArg, grid_for, kernel_arguments
 
 __all__ = ["LoweredLaunch", "LoweredPlan", "BoundLaunch", "TmaArg"]
 
