@@ -104,8 +104,12 @@ def test_constexprs_bind_positionally_or_by_name(strided_gemm):
     positional = bind_arguments(strided_gemm, args + (128, 256, 64), {})
     assert by_name == positional
     assert list(positional) == list(strided_gemm.arg_names)
+    # Triton's positional form with the trailing constexprs partly given: the rest by name
+    assert bind_arguments(strided_gemm, args + (128,), dict(BN=256, BK=64)) == by_name
     with pytest.raises(TypeError, match="takes 12 runtime arguments"):
         bind_arguments(strided_gemm, args[:5], TILE)
+    with pytest.raises(ValueError, match="constexpr parameters without a value: BK"):
+        bind_arguments(strided_gemm, args + (128, 256), {})
 
 
 def test_stride_parameterized_gemm_lowers_through_compile_args(strided_gemm):
