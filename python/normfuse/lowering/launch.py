@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ir.ws_plan import TileOperand
-from .runtime import SharedStats, TmaArg, grid_for, kernel_arguments
+from .runtime import SharedStats, TmaArg, kernel_arguments
 
 __all__ = ["LoweredLaunch", "LoweredPlan", "BoundLaunch", "TmaArg"]
 
@@ -200,20 +200,33 @@ class LoweredPlan:
         self.launch = launch
         plan, inst = launch.plan, launch.instance
         self.instance = inst
-        ab, bb, cb = inst.blocks
+        # the plan's launch needs, in the template's argument order: the TMA descriptors of A, B
+        # and the output, the derived vectors (with the hooks' arguments), the persistent grid,
+        # the shared statistics' workspace
+        needs = {type(n).__name__: [] for n in plan.needs}
+        for n in plan.needs:
+            needs[type(n).__name__].append(n)
+        descs = {n.operand: n for n in needs.get("TmaDescriptor", [])}
+        if list(descs) != ["a", "b", "out"] or tuple(d.block for d in descs.values()) != inst.blocks:
+            raise ValueError(f"the plan's descriptors {list(descs.values())} are not the "
+                             f"template's (A, B, output with boxes {inst.blocks})")
         self.operands = []  # (position in args, (rows, cols), (row stride, 1), box)
-        for op, block in ((plan.a, ab), (plan.b, bb), (plan.out, cb)):
-            t, shape, stride = launch._matrix(op, args)
-            pos = op.base if launch.params is None else launch.params[op.base]
-            self.operands.append((pos, shape, (stride, 1), block))
+        for name, d in descs.items():
+            t, shape, stride = launch._matrix(getattr(plan, name), args)
+            base = getattr(plan, name).base
+            self.operands.append((base if launch.params is None else launch.params[base], shape,
+                                  (stride, 1), d.block))
         (M, K), (N,) = self.operands[0][1], self.operands[2][1][1:]
         self.M, self.N, self.K = M, N, K
         if grid is None:
+            g, = needs["PersistentGrid"]
             if sms is None:
                 from ..device import sm_count  # cached per device
                 sms = sm_count(launch._arg(args, plan.a.base).device)
-            grid = grid_for(plan.config, M, N, sms)
+            grid = max(1, min(sms, -(-M // g.block_m) * -(-N // g.block_n)))
         self.grid = (grid, 1, 1)
+        if len(needs.get("DerivedArgument", [])) != len(plan.column_sums):
+            raise ValueError("the plan's derived arguments are not its column sums")
         self.eargs = [(kind, x if kind == "derived" or launch.params is None else launch.params[x])
                       for kind, x in launch.lowered.eargs]
         # the hooks' kernel parameters in one itemgetter; the derived vectors by slot
@@ -223,7 +236,9 @@ class LoweredPlan:
         self._params = (operator.itemgetter(*params) if len(params) > 1
                         else (lambda a, i=params[0]: (a[i],)) if params else (lambda a: ()))
         self._last_derived: dict = {}  # slot -> (weight, its version, scale, its version, vector)
-        self.share = plan.config.stats_share
+        self.share = "SharedStatistics" in needs
+        if self.share != plan.config.stats_share:
+            raise ValueError("the plan's shared statistics need and its config disagree")
         names, tail = _layout_of(inst)
         self.names = names
         self.tail = tail
