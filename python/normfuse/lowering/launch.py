@@ -1,71 +1,135 @@
-"""Launch a lowered kernel with the arguments of the kernel it was lowered from.
+"""Launch a lowered kernel with the arguments of the kernel it was planned from.
 
-The user's kernel takes pointers and sizes; the template takes TMA descriptors, M/N/K and the
-`eargs` tuple its hooks read. `LoweredLaunch` maps one to the other with what `hopper-ws`
-recorded (`passes.hopper_ws.Lowering`): which parameter is A's base, its row count, K, its row
-stride, ..., and which derived vectors (column sums of the weight) to compute. Derived vectors are
-computed with torch once per weight version (the weight tensor's data pointer and `_version`).
+The user's kernel takes pointers and sizes; the template takes TMA descriptors, M/N/K, the
+`eargs` tuple its hooks read, and the shared statistics' workspace. The plan says where each comes
+from (its launch needs: the descriptors of A, B and the output, the derived arguments, the
+persistent grid, the shared statistics): `LoweredLaunch.arguments` computes all of it on the host
+and returns a `BoundLaunch`, a plain record of what a launch passes (the template's arguments in
+order, each descriptor's base, shape, strides and box, the grid). It needs no GPU: given CPU
+tensors and an SM count it computes exactly what the real launch would pass (the CPU interpreter
+of the lowered TTGIR executes a kernel with it).
 
-A launch whose operands TMA cannot address (a base or row stride that is not 16-byte aligned)
-is refused with the reason (`why_not`), and the caller runs the unlowered kernel instead.
+Per call, only what depends on the tensors' addresses is redone: `prepare(args)` decides once per
+argument geometry (sizes, strides, dtypes) the matrices' shapes and strides, M/N/K, the grid and
+the launcher; `LoweredPlan.run(args)` makes the three descriptors (plain `TmaArg` records, no
+validation), looks the hooks' arguments up, takes the derived vectors from their cache and, with
+shared statistics, the launch's epoch, and calls Triton's launcher. `__call__` and `bind` are
+both on top of it.
+
+Derived arguments (the column sums of the weight) are computed with torch once per weight
+version (the tensors' data pointers and `_version`), on the weight's device.
+
+A launch whose operands TMA cannot address (a base or row stride that is not 16-byte aligned) is
+refused with the reason (`why_not`), and the caller runs the unlowered kernel instead.
 """
 from __future__ import annotations
 
+import operator
+import weakref
 from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["LoweredLaunch"]
+from ..ir.ws_plan import TileOperand
+from .runtime import SharedStats, TmaArg, kernel_arguments
 
-_DERIVED_CACHE: "OrderedDict[tuple, object]" = OrderedDict()
+__all__ = ["LoweredLaunch", "LoweredPlan", "BoundLaunch", "TmaArg"]
+
+_DERIVED_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
 _DERIVED_CACHE_SIZE = 1024  # one entry per weight of a model (a few KB each)
 
 
+@dataclass(frozen=True)
+class BoundLaunch:
+    """What one launch of a lowered kernel passes, computed on the host.
+
+    `args`: the template kernel's runtime arguments in order (`names`): the TMA descriptors of A,
+    B and the output (`TmaArg`: base tensor, [rows, cols], strides, box), M, N, K, the `eargs`
+    tuple the hooks read (kernel parameters and derived vectors), the shared statistics' words
+    and the launch's epoch. `constexprs`: the template's compile-time parameters (hooks, tile
+    config, num_warps). `grid`: the launch grid (persistent: programs, 1, 1). `output`: the
+    [M, N] view the launch writes."""
+    names: tuple[str, ...]
+    args: tuple
+    constexprs: dict
+    grid: tuple[int, int, int]
+    output: Any
+
+    def __getitem__(self, name: str):
+        return self.args[self.names.index(name)]
+
+    def launch_args(self, instance) -> list:
+        """Every parameter of the template kernel in order (Triton's launcher takes them all)."""
+        return kernel_arguments(instance, dict(zip(self.names, self.args)))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{n}={v!r}" for n, v in zip(self.names, self.args) if n != "eargs")
+        return f"BoundLaunch(grid={self.grid}, {args}, eargs={len(self['eargs'])} values)"
+
+
 class LoweredLaunch:
-    def __init__(self, lowering):
-        self.lowering = lowering
-        self.instance = lowering.instance
-        self.kernel = lowering.compiled
+    """The launch of a compiled plan (`runtime.LoweredKernel`). `params[i]` is the position, in
+    the argument tuples this launch is given, of the plan's parameter i (the TTIR function's
+    argument i); None: the identity."""
+
+    def __init__(self, lowered, params: tuple[int, ...] | None = None):
+        self.lowered = lowered
+        self.plan = lowered.plan
+        self.instance = lowered.instance
+        self.kernel = lowered.compiled
+        self.params = params
+        self._geometry = None  # the parameters the operands' geometry is read from
+        self._plans: dict = {}  # geometry -> LoweredPlan (launches through __call__)
+        from .ws_gemm import ws_gemm_kernel
+        self.kernel_param_names = tuple(ws_gemm_kernel.arg_names)
+
+    @property
+    def lowering(self):  # the plan (older name)
+        return self.plan
 
     # -- argument mapping --------------------------------------------------------------------
-    def _int(self, src, args) -> int:
-        return int(args[src.param]) if src.param is not None else int(src.value)
+    def _arg(self, args, i: int):
+        return args[i if self.params is None else self.params[i]]
 
-    def _view(self, op, args):
+    def _int(self, src, args) -> int:
+        return int(self._arg(args, src.param)) if src.param is not None else int(src.value)
+
+    def _matrix(self, op: TileOperand, args) -> tuple:
+        """(tensor, (rows, cols), row stride) of a tile operand."""
         import torch
-        t = args[op.base]
+        t = self._arg(args, op.base)
         if not isinstance(t, torch.Tensor):
-            raise TypeError(f"parameter {self.lowering.params[op.base].name} is not a tensor")
-        rows, cols, stride = self._int(op.rows, args), self._int(op.cols, args), self._int(op.stride, args)
-        return t.as_strided((rows, cols), (stride, 1), t.storage_offset())
+            raise TypeError(f"parameter {self.plan.params[op.base][0]} is not a tensor")
+        return t, (self._int(op.rows, args), self._int(op.cols, args)), self._int(op.stride, args)
 
     def why_not(self, args) -> str | None:
         """None when the launch can run lowered, else the reason it cannot."""
         import torch
-        lw = self.lowering
-        cfg = self.instance.config
-        for single, src, blk, what in ((lw.single[0], lw.M, cfg.block_m, "M"),
-                                       (lw.single[1], lw.N, cfg.block_n, "N")):
+        plan = self.plan
+        cfg = plan.config
+        for single, src, blk, what in ((plan.single[0], plan.M, cfg.block_m, "M"),
+                                       (plan.single[1], plan.N, cfg.block_n, "N")):
             if single and self._int(src, args) > blk:
                 return (f"the kernel covers one tile of {what} ({blk}), the launch has "
                         f"{what} = {self._int(src, args)}")
-        for name, op in (("A", lw.a), ("B", lw.b), ("output", lw.out)):
-            t = args[op.base]
+        for name, op in (("A", plan.a), ("B", plan.b), ("output", plan.out)):
+            t = self._arg(args, op.base)
             if not isinstance(t, torch.Tensor) or not t.is_cuda:
                 return f"{name} is not a CUDA tensor"
-            esz = t.element_size()
-            if t.data_ptr() % 16 or (self._int(op.stride, args) * esz) % 16:
-                return f"{name}'s base or row stride is not 16-byte aligned (TMA)"
-            try:
-                self._view(op, args)
-            except RuntimeError as e:
-                return f"{name} does not hold the [rows, cols] the kernel addresses: {e}"
+            why = _addressable(name, *self._matrix(op, args))
+            if why:
+                return why
         return None
 
-    def _derived(self, d, b_view, args):
-        import weakref
-        weight = args[d.weight]
-        scale = args[d.scale] if d.scale is not None else None
-        key = (b_view.data_ptr(), weight._version, weight.dtype, tuple(b_view.shape),
-               tuple(b_view.stride()), self.lowering.b_kn,
+    def _derived(self, j: int, args, b=None):
+        """Column sum j of the weight, cached per weight (and scale) version; `b`: B's (tensor,
+        (rows, cols), row stride) when known."""
+        d = self.plan.column_sums[j]
+        w_t, (rows, cols), stride = b or self._matrix(self.plan.b, args)
+        weight = self._arg(args, d.weight)
+        scale = self._arg(args, d.scale) if d.scale is not None else None
+        b_kn = self.plan.b_kn
+        key = (w_t.data_ptr(), weight._version, weight.dtype, rows, cols, stride, b_kn,
                None if scale is None else (scale.data_ptr(), scale._version, scale.dtype))
         hit = _DERIVED_CACHE.get(key)
         # a freed tensor's address is reused by the next allocation: the entry counts only while
@@ -73,84 +137,173 @@ class LoweredLaunch:
         if hit is not None and hit[0]() is weight and (scale is None or hit[1]() is scale):
             _DERIVED_CACHE.move_to_end(key)
             return hit[2]
-        w = b_view.float()
-        k_axis = 0 if self.lowering.b_kn else 1
+        w = w_t.as_strided((rows, cols), (stride, 1), w_t.storage_offset()).float()
+        k_axis = 0 if b_kn else 1
         if scale is not None:
             K = w.shape[k_axis]
             g = scale.reshape(-1)[:K].float()
-            w = w * (g[:, None] if self.lowering.b_kn else g[None, :])
+            w = w * (g[:, None] if b_kn else g[None, :])
         cs = w.sum(k_axis).contiguous()
         _DERIVED_CACHE[key] = (weakref.ref(weight), weakref.ref(scale) if scale is not None else None, cs)
         if len(_DERIVED_CACHE) > _DERIVED_CACHE_SIZE:
             _DERIVED_CACHE.popitem(last=False)
         return cs
 
+    def prepare(self, args, *, grid: int | None = None, sms: int | None = None) -> "LoweredPlan":
+        """What a launch decides from its arguments' sizes, strides and dtypes, not their
+        addresses (the matrices' geometry, M/N/K, the grid, the launcher and the constexprs):
+        `plan.run(args)` then launches any arguments of that geometry with only per-address
+        work (the descriptors, the hooks' arguments, the derived vectors from their cache, the
+        shared statistics' epoch). The caller keys plans on that geometry; `why_not(args)` must
+        hold for each launch."""
+        return LoweredPlan(self, args, grid, sms)
+
+    def arguments(self, args, *, grid: int | None = None, sms: int | None = None,
+                  shared: tuple | None = None) -> BoundLaunch:
+        """What the launch with the planned kernel's runtime arguments `args` passes (see
+        `BoundLaunch`). `sms`: the SM count the persistent grid is sized for (default: the
+        device's); `shared`: (words, epoch) of the shared statistics (default: the current
+        stream's workspace, `SharedStats`). Pure host computation: CPU tensors work."""
+        return self.prepare(args, grid=grid, sms=sms).bound(args, shared)
+
     def __call__(self, args, *, grid: int | None = None):
-        """Launch with the runtime arguments `args` (the kernel's non-constexpr parameters, in
-        order). Returns the output view."""
-        return self.bind(args, grid=grid)()
+        """Launch with the runtime arguments `args` (the planned kernel's non-constexpr
+        parameters, in order), through a plan kept per argument geometry (the integers the
+        operands' sizes and strides are read from, and the device). Returns the output tensor."""
+        if grid is not None:
+            return self.prepare(args, grid=grid).run(args)
+        if self._geometry is None:
+            plan = self.plan
+            srcs = [s for op in (plan.a, plan.b, plan.out) for s in (op.rows, op.cols, op.stride)]
+            self._geometry = sorted({s.param for s in srcs if s.param is not None})
+        key = (tuple(self._arg(args, i) for i in self._geometry),
+               self._arg(args, self.plan.a.base).device)
+        p = self._plans.get(key)
+        if p is None:
+            p = self._plans[key] = self.prepare(args)
+            if len(self._plans) > 64:
+                self._plans.pop(next(iter(self._plans)))
+        return p.run(args)
 
     def bind(self, args, *, grid: int | None = None):
-        """The launch for fixed `args`: a callable that only re-checks that the derived vectors'
-        inputs did not change (their `_version`) before it calls Triton's launcher. For
-        benchmarks and repeated launches."""
+        """The launch for fixed `args`: a callable that launches them (`prepare(args).run`),
+        for prepared launches and benchmarks."""
         plan = self.prepare(args, grid=grid)
         return lambda: plan.run(args)
 
-    def prepare(self, args, *, grid: int | None = None) -> "LoweredPlan":
-        """What a launch decides from its arguments' sizes, strides, dtypes and alignment, not
-        their addresses (the views' geometry, the grid, the launcher): `plan.run(args)` then
-        launches any arguments of that geometry with only per-address work (the views, the
-        descriptors from runtime.descriptor's cache, the derived vectors from theirs). The
-        caller keys plans on that geometry (`why_not(args)` must hold for each)."""
-        return LoweredPlan(self, args, grid)
-
 
 class LoweredPlan:
-    """A lowered launch prepared for one argument geometry (see LoweredLaunch.prepare)."""
+    """A lowered launch prepared for one argument geometry (`LoweredLaunch.prepare`)."""
 
-    def __init__(self, launch: LoweredLaunch, args, grid):
-        from ..ops.prenorm_linear import sm_count  # cached per device
-        from .runtime import grid_for
+    def __init__(self, launch: LoweredLaunch, args, grid: int | None, sms: int | None):
+        from .runtime import _layout_of
         self.launch = launch
-        lw = self.lowering = launch.lowering
-        inst = launch.instance
-        self.cfg = inst.config
-        self.geo = [(op.base, launch._int(op.rows, args), launch._int(op.cols, args),
-                     launch._int(op.stride, args)) for op in (lw.a, lw.b, lw.out)]
-        (_, M, K, _), (_, _, _, _), (_, _, N, _) = self.geo
+        plan, inst = launch.plan, launch.instance
+        self.instance = inst
+        # the plan's launch needs, in the template's argument order: the TMA descriptors of A, B
+        # and the output, the derived vectors (with the hooks' arguments), the persistent grid,
+        # the shared statistics' workspace
+        needs = {type(n).__name__: [] for n in plan.needs}
+        for n in plan.needs:
+            needs[type(n).__name__].append(n)
+        descs = {n.operand: n for n in needs.get("TmaDescriptor", [])}
+        if list(descs) != ["a", "b", "out"] or tuple(d.block for d in descs.values()) != inst.blocks:
+            raise ValueError(f"the plan's descriptors {list(descs.values())} are not the "
+                             f"template's (A, B, output with boxes {inst.blocks})")
+        self.operands = []  # (position in args, (rows, cols), (row stride, 1), box)
+        for name, d in descs.items():
+            t, shape, stride = launch._matrix(getattr(plan, name), args)
+            base = getattr(plan, name).base
+            self.operands.append((base if launch.params is None else launch.params[base], shape,
+                                  (stride, 1), d.block))
+        (M, K), (N,) = self.operands[0][1], self.operands[2][1][1:]
         self.M, self.N, self.K = M, N, K
-        a = launch._view(lw.a, args)
-        g = grid
-        if g is None:
-            g = grid_for(launch.kernel, inst, M, N, sm_count(a.device))
-        self.grid = g
-        self.runner = launch.kernel[(g, 1, 1)]
-        self.derived = [(i, x) for i, (kind, x) in enumerate(lw.eargs) if kind == "derived"]
-        self.params = [(i, x) for i, (kind, x) in enumerate(lw.eargs) if kind != "derived"]
-        self.n_eargs = len(lw.eargs)
+        if grid is None:
+            g, = needs["PersistentGrid"]
+            if sms is None:
+                from ..device import sm_count  # cached per device
+                sms = sm_count(launch._arg(args, plan.a.base).device)
+            grid = max(1, min(sms, -(-M // g.block_m) * -(-N // g.block_n)))
+        self.grid = (grid, 1, 1)
+        if len(needs.get("DerivedArgument", [])) != len(plan.column_sums):
+            raise ValueError("the plan's derived arguments are not its column sums")
+        self.eargs = [(kind, x if kind == "derived" or launch.params is None else launch.params[x])
+                      for kind, x in launch.lowered.eargs]
+        # the hooks' kernel parameters in one itemgetter; the derived vectors by slot
+        self._derived_slots = [(i, x) for i, (kind, x) in enumerate(self.eargs) if kind == "derived"]
+        params = [x for kind, x in self.eargs if kind != "derived"]
+        self._param_slots = [i for i, (kind, _) in enumerate(self.eargs) if kind != "derived"]
+        self._params = (operator.itemgetter(*params) if len(params) > 1
+                        else (lambda a, i=params[0]: (a[i],)) if params else (lambda a: ()))
+        self._last_derived: dict = {}  # slot -> (weight, its version, scale, its version, vector)
+        self.share = "SharedStatistics" in needs
+        if self.share != plan.config.stats_share:
+            raise ValueError("the plan's shared statistics need and its config disagree")
+        names, tail = _layout_of(inst)
+        self.names = names
+        self.tail = tail
+        self._runner = None
 
-    @staticmethod
-    def _view(t, rows, cols, stride):
-        if t.dim() == 2 and t.shape[0] == rows and t.shape[1] == cols and t.stride(1) == 1 \
-                and (t.stride(0) == stride or rows <= 1):
-            return t
-        return t.as_strided((rows, cols), (stride, 1), t.storage_offset())
+    def _derived(self, slot: int, j: int, args, b) -> Any:
+        """Column sum j for the derived slot: the last one while the weight (and scale) are the
+        same tensors at the same versions, else from the launch's cache."""
+        d = self.launch.plan.column_sums[j]
+        w = args[b[3]]
+        sc = self.launch._arg(args, d.scale) if d.scale is not None else None
+        last = self._last_derived.get(slot)
+        if last is not None and last[0] is w and last[1] == w._version and last[2] is sc \
+                and (sc is None or last[3] == sc._version):
+            return last[4]
+        v = self.launch._derived(j, args, b[:3])
+        self._last_derived[slot] = (w, w._version, sc, None if sc is None else sc._version, v)
+        return v
+
+    def _runtime(self, args, shared) -> tuple:
+        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
+        da, db, dc = (TmaArg(args[pa], sa, ta, ba), TmaArg(args[pb], sb, tb, bb),
+                      TmaArg(args[pc], sc, tc, bc))
+        eargs = self._params(args)
+        if self._derived_slots:
+            full = [None] * len(self.eargs)
+            for i, v in zip(self._param_slots, eargs):
+                full[i] = v
+            b = (db.base, sb, tb[0], pb)
+            for i, j in self._derived_slots:
+                full[i] = self._derived(i, j, args, b)
+            eargs = tuple(full)
+        if shared is None:
+            shared = ((args[pa], 0) if not self.share else
+                      SharedStats.take(args[pa].device, self.M, self.launch.plan.config.block_m))
+        return (da, db, dc, self.M, self.N, self.K, eargs, *shared)
+
+    def bound(self, args, shared: tuple | None = None) -> BoundLaunch:
+        """The launch's arguments as a `BoundLaunch` record."""
+        runtime = self._runtime(args, shared)
+        c = runtime[2]
+        out = c.base.as_strided(c.shape, c.strides, c.base.storage_offset())
+        consts = dict(zip(self.launch.kernel_param_names[len(self.names):], self.tail))
+        return BoundLaunch(self.names, runtime, consts, self.grid, out)
 
     def run(self, args):
-        """Launch with `args` (the geometry the plan was made for). Returns the output view."""
-        from .runtime import SharedStats, _args
-        (ia, ra, ca, sa), (ib, rb, cb, sb), (ic, rc, cc, sc) = self.geo
-        a = self._view(args[ia], ra, ca, sa)
-        b = self._view(args[ib], rb, cb, sb)
-        c = self._view(args[ic], rc, cc, sc)
-        eargs = [None] * self.n_eargs
-        for i, x in self.params:
-            eargs[i] = args[x]
-        for i, x in self.derived:
-            eargs[i] = self.launch._derived(x, b, args)
-        cfg = self.cfg
-        shared = (SharedStats.take(a.device, self.M, cfg.block_m) if cfg.stats_share else None)
-        full = _args(self.launch.instance, a, b, c, self.M, self.N, self.K, eargs, shared)
-        self.runner(*full, cfg.consumer_warps)
-        return c
+        """Launch with `args` (of the geometry the plan was made for). Returns the output
+        tensor as the caller passed it."""
+        runtime = self._runtime(args, None)
+        if self._runner is None:
+            self._runner = self.launch.kernel[self.grid]
+        self._runner(*runtime, *self.tail)
+        return runtime[2].base
+
+
+def _addressable(name: str, t, shape, stride) -> str | None:
+    """Why TMA cannot address the [rows, cols] matrix at `t` with row stride `stride`, or None."""
+    esz = t.element_size()
+    if t.data_ptr() % 16 or (stride * esz) % 16:
+        return f"{name}'s base or row stride is not 16-byte aligned (TMA)"
+    rows, cols = shape
+    if rows <= 0 or cols <= 0:
+        return f"{name} is empty ({rows} x {cols})"
+    need = t.storage_offset() + (rows - 1) * stride + cols
+    if need > t.untyped_storage().nbytes() // esz:
+        return (f"{name} does not hold the [{rows}, {cols}] matrix with row stride {stride} the "
+                f"kernel addresses")
+    return None

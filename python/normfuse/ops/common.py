@@ -1,9 +1,9 @@
 """What every op layer shares: where the fused kernels run, input validation, weight lists and
 the caches of tensors derived from weights.
 
-- Device facts, cached per device index (no str-returning device call on a hot path):
-  `capability`, `sm_count`, `fused_unavailable` (None where the fused kernels run: a CUDA tensor
-  on an sm_90 GPU; else the reason, for the one `FallbackWarning`).
+- Device facts (`capability`, `sm_count`: normfuse.device, cached per device index, no
+  str-returning device call on a hot path); `fused_unavailable` (None where the fused kernels
+  run: a CUDA tensor on an sm_90 GPU; else the reason, for the one `FallbackWarning`).
 - Validation in the user's terms (`check_prenorm`, `check_postnorm`): the argument by name, its
   shape or dtype, what was expected.
 - Weight lists (`as_lists`): one weight [N, K] or siblings [N_i, K] reading one norm, each with an
@@ -27,6 +27,8 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
+from ..device import capability, device_index as _index, device_name as _device_name, sm_count
+
 __all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "warn_fallback",
            "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
            "FUSED_DTYPES", "shape_str"]
@@ -44,30 +46,6 @@ class FallbackWarning(UserWarning):
 # ---------------------------------------------------------------------------------------------
 # Device facts (cached per device index)
 # ---------------------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=None)
-def capability(index: int) -> tuple[int, int]:
-    return torch.cuda.get_device_capability(index)
-
-
-@functools.lru_cache(maxsize=None)
-def _device_name(index: int) -> str:  # for messages only
-    return torch.cuda.get_device_name(index)
-
-
-def _index(device: torch.device) -> int:
-    return device.index if device.index is not None else torch.cuda.current_device()
-
-
-def sm_count(device) -> int:
-    """Streaming multiprocessors of `device` (the persistent kernels launch one program per SM)."""
-    return _sm_count(_index(torch.device(device)))
-
-
-@functools.lru_cache(maxsize=None)
-def _sm_count(index: int) -> int:
-    return torch.cuda.get_device_properties(index).multi_processor_count
-
 
 _UNAVAILABLE: dict = {}
 

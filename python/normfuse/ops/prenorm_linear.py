@@ -38,6 +38,7 @@ from typing import Any
 
 import torch
 
+from ..device import ensure_allocator as _ensure_allocator
 from ..kernels.configs import GemmConfig, select_config
 from ..reference import fold_norm_weight
 from .common import (WEIGHTS, adjacent, as_lists, check_hopper, check_prenorm, joined_view,
@@ -286,36 +287,6 @@ def num_programs(cfg: GemmConfig, M: int, N: int, sms: int, persistent: bool | N
     tiles = (-(-M // cfg.block_m)) * (-(-N // cfg.block_n))
     want = cfg.persistent if persistent is None else persistent
     return sms if want and tiles >= sms else 0
-
-
-def _torch_allocator(size: int, align: int, stream):
-    return torch.empty(size, dtype=torch.int8, device="cuda")
-
-
-def _ensure_allocator() -> None:
-    """Device-side tensor descriptors live in global scratch that Triton's launcher asks for.
-
-    `triton.set_allocator` stores the allocator in a ContextVar: it holds in the thread (context)
-    that set it, not process-wide. So set it in the calling context whenever that context has
-    none; a once-per-process flag is wrong: autograd runs a CUDA backward on its own worker
-    thread, and when the first call came from there (the norm-backward launch), the main
-    thread kept Triton's null allocator, and every later launch there that needs scratch (the
-    post-norm training forward with bulk copies, K >= 1024) raises "Kernel requires a runtime
-    memory allocation, but no allocator was set": the likely cause of the H200 failures of
-    test_backward.py -m gpu at K >= 1024 (2026-11-30; docs/NOTES.md). A user's own allocator
-    in this context is kept."""
-    import triton
-    if _context_allocator_missing():
-        triton.set_allocator(_torch_allocator)
-
-
-def _context_allocator_missing() -> bool:
-    """Whether the calling context has no Triton allocator (Triton's null allocator)."""
-    try:
-        from triton.runtime import _allocation
-        return isinstance(_allocation._allocator.get(), _allocation.NullAllocator)
-    except (ImportError, AttributeError):  # another Triton layout: set it (cheap, idempotent)
-        return True
 
 
 def row_blocks_form(kind: str, cfg: GemmConfig, M: int, sms: int, persistent: bool,
