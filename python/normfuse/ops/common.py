@@ -214,6 +214,13 @@ def check_prenorm(op: str, x, ws: tuple, bs, named: dict, fused: bool) -> None:
         if t is not None and t.dim() != 1:
             raise ValueError(f"{op}: {n} must be 1-D [in_features], got {n} of shape {shape_str(t)}")
     wn = _names(ws, None)
+    for n, w in wn.items():
+        _is_tensor(op, n, w, required=True)
+        if w.dim() != 2:
+            raise ValueError(f"{op}: {n} must be 2-D [out_features, in_features], got {n} of shape "
+                             f"{shape_str(w)}")
+    for n, b in (_names(ws, bs) if bs is not None else {}).items():
+        _is_tensor(op, n, b)
     K = x.shape[-1]
     ks = {"x.shape[-1]": K}
     ks.update({f"{n}.shape[1]": w.shape[1] for n, w in wn.items()})
@@ -225,6 +232,12 @@ def check_prenorm(op: str, x, ws: tuple, bs, named: dict, fused: bool) -> None:
         raise ValueError(f"{op}: shape mismatch, in_features must agree: {got} (shapes: {shapes})")
     if K == 0:
         raise ValueError(f"{op}: in_features must be positive, got x of shape {shape_str(x)}")
+    if bs is not None:
+        for i, (w, b) in enumerate(zip(ws, bs)):
+            if b is not None and tuple(b.shape) != (w.shape[0],):
+                n = "bias" if len(ws) == 1 else f"bias[{i}]"
+                raise ValueError(f"{op}: {n} must have shape ({w.shape[0]},) = (out_features,), "
+                                 f"got {shape_str(b)}")
     _common(op, x, {"x": x, **named, **_names(ws, bs)}, fused)
 
 
