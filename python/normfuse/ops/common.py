@@ -27,7 +27,10 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
+from ..lowering.launch import clear_graph_pins
+
 __all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "warn_fallback",
+           "capturing", "pin_for_capture", "clear_caches",
            "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
            "FUSED_DTYPES", "shape_str"]
 
@@ -305,8 +308,26 @@ def joined_view(ws: Sequence[Tensor]) -> Tensor:
     return w0.as_strided((n, w0.shape[1]), w0.stride(), w0.storage_offset())
 
 
-def _capturing() -> bool:
+def capturing() -> bool:
+    """Whether the current CUDA stream is capturing a graph."""
     return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+
+_capturing = capturing
+
+# Derived tensors (folded, concatenated, ...) that a captured CUDA graph reads: a graph holds
+# their addresses, not references, so they are kept here until clear_caches() (call it after
+# the graphs are destroyed); otherwise a cache replacing an entry would free memory a replay
+# still reads.
+_GRAPH_PINS: dict = {}
+
+
+def pin_for_capture(*tensors) -> None:
+    """While a graph is captured: keep `tensors` (cached derived weights) alive."""
+    if capturing():
+        for t in tensors:
+            if isinstance(t, Tensor):
+                _GRAPH_PINS[id(t)] = t
 
 
 class DerivedCache:
@@ -375,5 +396,8 @@ WEIGHTS = DerivedCache()
 
 
 def clear_caches() -> None:
-    """Drop every cached derived weight (folded, concatenated, unit-stride copies)."""
+    """Drop every cached derived weight (folded, concatenated, unit-stride copies), those kept
+    for captured CUDA graphs included (call it after destroying the graphs)."""
     WEIGHTS.clear()
+    _GRAPH_PINS.clear()
+    clear_graph_pins()

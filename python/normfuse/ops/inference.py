@@ -25,11 +25,16 @@ One implementation for CPU and CUDA tensors:
   the memo or the launch plan misses; a call that hits both only checks x against the resolved
   weights (in_features, dtype, device) and launches the plan with the new pointers.
 
-Inference under CUDA-graph capture: the derived weights are taken from the caches as they are at
-capture; a replay reads them, not the parameters. After changing weights in place, replay reads
-stale folded weights: call the op once outside capture (the caches refresh) and re-capture, or
-capture with fold=False and unit-stride, non-sibling weights (then the kernel reads the
-parameters themselves). Nothing is stored in the caches during capture.
+Inference under CUDA-graph capture (warm up with one eager call first: compilation and plans are
+made outside the capture): the derived weights are taken from the caches as they are at capture
+and kept alive for the graph (normfuse.ops.clear_caches() releases them, after the graphs are
+destroyed); a replay reads them, not the parameters. After changing weights in place, a replay
+still reads the derived weights of capture time: re-capture after an eager call (which
+refreshes the caches), or capture with fold=False and unit-stride, non-sibling weights (then the
+kernels read the parameters themselves). Nothing is stored in the caches during capture (a
+derived weight first computed inside a capture is recomputed by every replay). The training
+ops cache nothing derived from weights: a captured training step reads the weights as they are
+at each replay.
 """
 from __future__ import annotations
 
@@ -40,8 +45,8 @@ import torch
 from torch import Tensor
 
 from . import fallback
-from .common import (FUSED_DTYPES, WEIGHTS, _capturing, check_postnorm, check_prenorm,
-                     fused_unavailable, warn_fallback)
+from .common import (FUSED_DTYPES, WEIGHTS, capturing, check_postnorm, check_prenorm,
+                     fused_unavailable, pin_for_capture, warn_fallback)
 from .postnorm_linear import launch_postnorm
 from .prenorm_linear import (_joined, _offset_weight, _unit_k, folded_weight, launch_prenorm)
 
@@ -86,7 +91,7 @@ class _Memo(dict):
             stamp = tuple((t._version, t.data_ptr()) for t in srcs)
         except RuntimeError:  # inference tensors: no version counter, never trusted
             return
-        if _capturing():
+        if capturing():
             return
         if len(self) >= self.SIZE:
             self.clear()
@@ -145,6 +150,7 @@ def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, 
         r = _resolve_pre(op, x, norm_weight, norm_bias, weight, bias, offset, is_ln, fold)
         _PRE_MEMO.store(key, srcs, r)
     w, g, beta, b = r[:4]
+    pin_for_capture(w, g, beta, b)
     return launch_prenorm(op, "ln" if is_ln else "rms", x, w, g, beta, b, eps)
 
 
@@ -202,6 +208,7 @@ def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offs
         r = _resolve_post(op, x, weight, norm_weight, norm_bias, bias, residual, offset, is_ln)
         _POST_MEMO.store(key, srcs, r)
     w, g, beta, b = r[:4]
+    pin_for_capture(w, g, beta, b)
     return launch_postnorm(op, "ln" if is_ln else "rms", x, w, g, beta, b, residual, eps)
 
 
