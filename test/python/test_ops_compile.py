@@ -165,3 +165,26 @@ def test_gpu_compiled_modules_one_graph_no_recompile():
             with (_fail_on_recompile() if i else torch.no_grad()):
                 y = infer(xi)
             torch.testing.assert_close(y, net(xi), rtol=0, atol=0)
+
+
+def test_gpu_ops_benchmark_code_path_on_cpu():
+    """bench/gpu_ops.py's plans part on the CPU (reference path, aot_eager, a fake timer): every
+    record complete, each plan's gradients equal torch.compile's, the markdown table."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "bench" / "gpu_ops.py"
+    spec = importlib.util.spec_from_file_location("gpu_ops", path)
+    gb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gb)
+    torch._dynamo.reset()
+    recs = gb.plans_part(["rms", "ln"], M=24, shapes=[(32, 48)], device="cpu",
+                         timer=lambda fn: (fn(), 1.0)[1], compile_backend="aot_eager",
+                         dtype=torch.float32)
+    assert [r["op"] for r in recs] == ["rmsnorm_linear", "layernorm_linear"]
+    for r in recs:
+        assert "error" not in r, r.get("trace")
+        assert r["grad_rel_err_fused_vs_compiled"] < 1e-5
+        assert r["grad_rel_err_cublas_vs_compiled"] < 1e-5
+        assert r["ours_fused_over_compiled"] == 1.0
+    md = gb.markdown(recs, {"date": "d", "torch": "t", "triton": "tr"})
+    assert "| rmsnorm_linear | 32 | 48 | 1.000 | 1.000 |" in md
