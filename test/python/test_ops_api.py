@@ -377,3 +377,32 @@ def test_module_inference_reuses_the_fold_across_calls():
     assert w2 is not w1
     torch.testing.assert_close(w2, m.weight.detach() * m.norm_weight.detach())
     assert m(x).shape == (4, 24)
+
+
+# ---------------------------------------------------------------------------------------------
+# Layering (issue 23): each module imports only the modules below it, at any depth of the code
+# ---------------------------------------------------------------------------------------------
+
+LAYERS = {"ops": ["common", "prenorm_linear", "postnorm_linear", "fallback", "inference",
+                  "training", "functional"],
+          "nn": ["common", "modules", "postnorm"]}
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS))
+def test_layers_import_only_downward(package):
+    import ast
+    from pathlib import Path
+    import normfuse
+    root = Path(normfuse.__file__).parent / package
+    order = LAYERS[package]
+    for i, name in enumerate(order):
+        tree = ast.parse((root / f"{name}.py").read_text())
+        for node in ast.walk(tree):  # function-local imports included
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                targets = [node.module] if node.module else [a.name for a in node.names]
+                for t in targets:
+                    t = t.split(".")[0]
+                    assert t not in order or order.index(t) < i, \
+                        f"normfuse.{package}.{name} imports .{t}, which stands above it"
+            if package == "ops" and isinstance(node, ast.ImportFrom) and node.level == 2:
+                assert node.module.split(".")[0] not in ("nn", "repro"), (name, node.module)
