@@ -38,6 +38,7 @@ at each replay.
 """
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Optional
 
@@ -72,7 +73,8 @@ def route(op: str, x: Tensor) -> bool:
 
 class _Memo(dict):
     """Resolved weights by the identity of the tensors they came from. An entry holds weak
-    references to the tensors and their versions and addresses at resolution."""
+    references to the tensors and their versions and addresses at resolution; it goes when one
+    of the tensors is collected (its derived weights with it)."""
 
     SIZE = 4096
 
@@ -84,7 +86,7 @@ class _Memo(dict):
         for r, t, (v, p) in zip(refs, srcs, stamp):
             if r() is not t or t._version != v or t.data_ptr() != p:
                 return None
-        return value
+        return value  # (entries are only made for tensors with a version counter)
 
     def store(self, key, srcs, value) -> None:
         try:
@@ -95,7 +97,14 @@ class _Memo(dict):
             return
         if len(self) >= self.SIZE:
             self.clear()
-        self[key] = (tuple(weakref.ref(t) for t in srcs), stamp, value)
+        drop = functools.partial(_drop, weakref.ref(self), key)
+        self[key] = (tuple(weakref.ref(t, drop) for t in srcs), stamp, value)
+
+
+def _drop(memo_ref, key, _dead) -> None:
+    memo = memo_ref()
+    if memo is not None:
+        memo.pop(key, None)
 
 
 _PRE_MEMO = _Memo()

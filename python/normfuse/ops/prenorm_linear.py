@@ -244,17 +244,20 @@ class LaunchPlan:
 
     Made from a PreparedLaunch whose first `n_tensors` runtime arguments are the tensors."""
 
-    __slots__ = ("tail", "lowered", "runner", "consts", "dev_index", "empty", "prepared")
+    __slots__ = ("tail", "lowered", "runner", "consts", "dev_index", "empty", "config", "compiled")
 
     def __init__(self, prepared: "PreparedLaunch", n_tensors: int):
-        p = self.prepared = prepared
+        # keeps no tensor of the call it was made from (those are the caller's)
+        p = prepared
+        self.config = p.config
         self.tail = tuple(p.runtime_args[n_tensors:])
         self.dev_index = p.out.device.index
         self.empty = p.grid[0] == 0
         self.lowered = self.runner = None
+        self.compiled = None
         if self.empty:
             return
-        ck = p.compile()
+        ck = self.compiled = p.compile()
         if ck.lowered is not None:
             why = ck.lowered.why_not(p.runtime_args)
             if why is None:
