@@ -300,7 +300,7 @@ def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bia
     by `plan` (see PRENORM_BWD_PLAN); g is the norm's scale (offset applied)."""
     if plan == "cublas":
         dn = torch.mm(dy, weight if weight.stride(-1) == 1 else weight.contiguous())
-        xn = torch.empty_like(x)
+        xn = x.new_empty(x.shape)
         dx, dg, dbeta = norm_backward(dn, None, x, rstd, mean, g, beta, None, is_ln=is_ln,
                                       want_dg=True, xn_out=xn)
         if not is_ln:
@@ -310,7 +310,7 @@ def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bia
         raise ValueError(f"unknown pre-norm backward plan {plan!r}; expected one of "
                          f"{PRENORM_BWD_PLANS}")
     elif PRENORM_DW == "xn":
-        xn = torch.empty_like(x)
+        xn = x.new_empty(x.shape)
         dx, dg, dbeta = norm_backward(dy, weight, x, rstd, mean, g, beta, None, is_ln=is_ln,
                                       want_dg=True, xn_out=xn)
         dw = torch.mm(dy.t(), xn)
@@ -374,8 +374,8 @@ def _pre_bwd_impl(dy, x, norm_weight, norm_bias, weight, rstd, mean, eps, offset
 def _pre_bwd_fake(dy, x, norm_weight, norm_bias, weight, rstd, mean, eps, offset, is_ln,
                   has_bias):
     K = x.shape[1]
-    return (torch.empty_like(x), x.new_empty(K if norm_weight is not None else 0),
-            x.new_empty(K if norm_bias is not None else 0), torch.empty_like(weight),
+    return (x.new_empty(x.shape), x.new_empty(K if norm_weight is not None else 0),
+            x.new_empty(K if norm_bias is not None else 0), weight.new_empty(weight.shape),
             x.new_empty(weight.shape[0] if has_bias else 0))
 
 
@@ -497,8 +497,8 @@ def _post_bwd_impl(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, of
 def _post_bwd_fake(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, offset, is_ln,
                    has_bias):
     N = weight.shape[0]
-    return (torch.empty_like(x), torch.empty_like(weight), x.new_empty(N),
-            x.new_empty(N if is_ln else 0), x.new_empty(N if has_bias else 0), torch.empty_like(h))
+    return (x.new_empty(x.shape), weight.new_empty(weight.shape), x.new_empty(N),
+            x.new_empty(N if is_ln else 0), x.new_empty(N if has_bias else 0), h.new_empty(h.shape))
 
 
 _define("postnorm_linear_fwd(Tensor x, Tensor weight, Tensor norm_weight, Tensor? norm_bias, "
@@ -599,8 +599,8 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
 def _mlp_bwd_fake(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2, rstd2, mean2,
                   eps, is_ln, has_b1, has_b2):
     H, D = w1.shape[0], w2.shape[0]
-    return [torch.empty_like(x), torch.empty_like(w1), x.new_empty(H), x.new_empty(H if is_ln else 0),
-            x.new_empty(H if has_b1 else 0), torch.empty_like(w2), x.new_empty(D),
+    return [x.new_empty(x.shape), w1.new_empty(w1.shape), x.new_empty(H), x.new_empty(H if is_ln else 0),
+            x.new_empty(H if has_b1 else 0), w2.new_empty(w2.shape), x.new_empty(D),
             x.new_empty(D if is_ln else 0), x.new_empty(D if has_b2 else 0)]
 
 
