@@ -123,9 +123,9 @@ def cases(torch):
 
 def measure(f, calls: int) -> float:
     """us per call: the calling thread's CPU time (the machine is shared: wall time counts the
-    other processes' time slices), the best of 5 rounds of `calls` calls."""
+    other processes' time slices), the best of 15 rounds of `calls` calls."""
     best = float("inf")
-    for _ in range(5):
+    for _ in range(15):
         t0 = time.thread_time()
         for _ in range(calls):
             f()
@@ -145,7 +145,7 @@ def _cached_malloc() -> None:
 def main(argv=None) -> int:
     _cached_malloc()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--calls", type=int, default=500, help="calls per round (15 rounds)")
     ap.add_argument("--json", default=None, help="write {case: us per call} here")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -154,7 +154,7 @@ def main(argv=None) -> int:
     out = {}
     for name, f in cases(torch).items():
         f()  # compiles
-        n = max(1, args.calls // 50) if "training" in name else args.calls
+        n = max(1, args.calls // 100) if "training" in name else args.calls
         out[name] = measure(f, n)
         print(f"{name}: {out[name]:.1f} us per call")
     if args.json:

@@ -416,7 +416,7 @@ def test_caches_release_the_weights_of_a_deleted_model(monkeypatch):
     from normfuse.ops import inference
     monkeypatch.setattr(inference, "fused_unavailable", lambda device: None)
     seen = []
-    monkeypatch.setattr(inference, "launch_prenorm", lambda op, kind, x, w, g, beta, b, eps: (
+    monkeypatch.setattr(inference, "launch_prenorm", lambda op, kind, x, w, g, beta, b, eps, wkey=None: (
         seen.append(w), x.new_empty(*x.shape[:-1], w.shape[0]))[1])
     resolves = []
     real = inference._resolve_pre
@@ -446,7 +446,7 @@ def test_weights_made_under_inference_mode_work_uncached(monkeypatch):
     their derived weights on every call (never trusting a cache), and works."""
     from normfuse.ops import inference
     monkeypatch.setattr(inference, "fused_unavailable", lambda device: None)
-    monkeypatch.setattr(inference, "launch_prenorm", lambda op, kind, x, w, g, beta, b, eps:
+    monkeypatch.setattr(inference, "launch_prenorm", lambda op, kind, x, w, g, beta, b, eps, wkey=None:
                         x.float() @ w.float().t())
     with torch.inference_mode():
         x, g, w = (torch.randn(*s, dtype=torch.bfloat16) for s in ((4, 32), (32,), (24, 32)))

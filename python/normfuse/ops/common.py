@@ -308,9 +308,12 @@ def joined_view(ws: Sequence[Tensor]) -> Tensor:
     return w0.as_strided((n, w0.shape[1]), w0.stride(), w0.storage_offset())
 
 
+_CUDA = torch.cuda.is_available()
+
+
 def capturing() -> bool:
     """Whether the current CUDA stream is capturing a graph."""
-    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+    return _CUDA and torch.cuda.is_current_stream_capturing()
 
 
 _capturing = capturing

@@ -49,7 +49,8 @@ from . import fallback
 from .common import (FUSED_DTYPES, WEIGHTS, capturing, check_postnorm, check_prenorm,
                      fused_unavailable, pin_for_capture, warn_fallback)
 from .postnorm_linear import launch_postnorm
-from .prenorm_linear import (_joined, _offset_weight, _unit_k, folded_weight, launch_prenorm)
+from .prenorm_linear import (_joined, _offset_weight, _unit_k, folded_weight, launch_prenorm,
+                             weights_key)
 
 __all__ = ["route", "prenorm_linear", "postnorm_linear"]
 
@@ -141,7 +142,8 @@ def _resolve_pre(op, x, g, beta, ws, bs, offset, is_ln, fold):
         g = beta = None
     elif g is not None:
         g = _offset_weight(g, offset)
-    return _unit_k(w), _vec(g), _vec(beta), _vec(bias), x.shape[-1], x.dtype, x.device
+    w, g, beta, bias = _unit_k(w), _vec(g), _vec(beta), _vec(bias)
+    return w, g, beta, bias, x.shape[-1], x.dtype, x.device, weights_key(w, g, beta, bias)
 
 
 def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold):
@@ -160,7 +162,7 @@ def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, 
         _PRE_MEMO.store(key, srcs, r)
     w, g, beta, b = r[:4]
     pin_for_capture(w, g, beta, b)
-    return launch_prenorm(op, "ln" if is_ln else "rms", x, w, g, beta, b, eps)
+    return launch_prenorm(op, "ln" if is_ln else "rms", x, w, g, beta, b, eps, r[7])
 
 
 def _one_device(op: str, named: dict) -> None:

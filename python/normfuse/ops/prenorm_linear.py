@@ -318,13 +318,19 @@ def _ptr_key(t):
 _PRE_PLANS = PlanCache()
 
 
-def launch_prenorm(op: str, kind: str, x, w, g, beta, bias, eps: float) -> torch.Tensor:
+def weights_key(w, *vectors) -> tuple:
+    """What a launch plan depends on of the weight operands (their geometry and alignment)."""
+    return (w.shape, w.stride(), w.data_ptr() & 15, *map(_ptr_key, vectors))
+
+
+def launch_prenorm(op: str, kind: str, x, w, g, beta, bias, eps: float, wkey=None) -> torch.Tensor:
     """The default fused launch of a pre-norm kernel, planned once per geometry: x [..., K]
     (checked by the caller), w [N, K] with unit stride along K, g / beta [K] and bias [N]
-    contiguous or None (kind "rms" takes no beta). Returns y [..., N] in x's dtype."""
+    contiguous or None (kind "rms" takes no beta). `wkey`: weights_key(w, g, beta, bias) when
+    the caller has it. Returns y [..., N] in x's dtype."""
     x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
-    key = (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15, w.shape,
-           w.stride(), w.data_ptr() & 15, _ptr_key(g), _ptr_key(beta), _ptr_key(bias))
+    key = (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15,
+           wkey or weights_key(w, g, beta, bias))
     plan = _PRE_PLANS.get(key)
     if plan is None:
         vectors = {"G": g} if kind == "rms" else {"G": g, "B": beta}
