@@ -164,7 +164,7 @@ def test_gpu_compiled_modules_one_graph_no_recompile():
             xi = torch.randn(4, 128, 256, device=dev, dtype=bf)
             with (_fail_on_recompile() if i else torch.no_grad()):
                 y = infer(xi)
-            torch.testing.assert_close(y, net(xi), rtol=0, atol=0)
+            torch.testing.assert_close(y, net(xi))
 
 
 def test_gpu_ops_benchmark_code_path_on_cpu():
