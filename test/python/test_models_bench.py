@@ -15,7 +15,7 @@ transformers = pytest.importorskip("transformers")
 
 from normfuse.repro import model_shapes as S  # noqa: E402
 from normfuse.repro import models as M  # noqa: E402
-from normfuse.repro import warm  # noqa: E402
+from normfuse.repro import warm, warm_child  # noqa: E402
 
 FAMILIES = ("llama", "qwen2", "gpt2", "bert")
 
@@ -273,10 +273,10 @@ def test_specs_are_the_issues_models():
 def test_models_warm_jobs_are_valid_children(monkeypatch):
     jobs = M.warm_jobs(M.MAIN_MODELS)
     seen = []
-    monkeypatch.setattr(warm, "_child", lambda *a: seen.append(a))
+    monkeypatch.setattr(warm_child, "_child", lambda *a: seen.append(a))
     for label, argv in jobs:
-        assert argv[:3] == [sys.executable, "-m", "normfuse.repro.warm"]
-        assert warm.main(argv[3:]) == 0
+        assert argv[:3] == [sys.executable, "-m", "normfuse.repro.warm_child"]
+        assert warm_child.main(argv[3:]) == 0
     cells = [s[1].split(",") for s in seen]
     assert all(s[0] == "models" for s in seen)
     assert all(m in M.SPECS and c in M.CONFIG_NAMES and mode in ("prefill", "train", "both")
@@ -356,9 +356,9 @@ def test_sweep_best_option_and_table():
 def test_sweep_warm_jobs_are_valid_children(monkeypatch):
     jobs = S.warm_jobs()
     seen = []
-    monkeypatch.setattr(warm, "_child", lambda *a: seen.append(a))
+    monkeypatch.setattr(warm_child, "_child", lambda *a: seen.append(a))
     for label, argv in jobs:
-        assert warm.main(argv[3:]) == 0
+        assert warm_child.main(argv[3:]) == 0
     idx = sorted(int(s[1]) for s in seen)
     assert idx == list(range(len(S.PRE_OPTIONS) + len(S.POST_OPTIONS) + len(S.T_VALUES)))
 

@@ -7,7 +7,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 
-from normfuse.repro import warm  # noqa: E402
+from normfuse.repro import warm, warm_child  # noqa: E402
 
 
 def _py(code):
@@ -71,10 +71,10 @@ def test_every_benchmark_job_is_a_valid_child(monkeypatch, quick):
     jobs = (summary.warm_jobs(list(summary.OPS), summary.summary_cells(quick))
             + bench_attention.warm_jobs(quick) + extra.warm_jobs(quick))
     seen = []
-    monkeypatch.setattr(warm, "_child", lambda *a: seen.append(a))
+    monkeypatch.setattr(warm_child, "_child", lambda *a: seen.append(a))
     for label, argv in jobs:
-        assert argv[:3] == [sys.executable, "-m", "normfuse.repro.warm"], argv
-        assert warm.main(argv[3:]) == 0
+        assert argv[:3] == [sys.executable, "-m", "normfuse.repro.warm_child"], argv
+        assert warm_child.main(argv[3:]) == 0
     targets = [s[0] for s in seen]
     gb = warm._load_script("gpu_backward.py")
     ab = warm._load_script("gpu_attention_bwd.py")

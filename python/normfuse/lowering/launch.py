@@ -37,6 +37,13 @@ __all__ = ["LoweredLaunch", "LoweredPlan", "BoundLaunch", "TmaArg"]
 
 _DERIVED_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
 _DERIVED_CACHE_SIZE = 1024  # one entry per weight of a model (a few KB each)
+# derived vectors read by captured CUDA graphs (held until clear_graph_pins(), after the graphs
+# are destroyed: a graph holds addresses, not references)
+_GRAPH_PINS: dict = {}
+
+
+def clear_graph_pins() -> None:
+    _GRAPH_PINS.clear()
 
 
 @dataclass(frozen=True)
@@ -129,13 +136,17 @@ class LoweredLaunch:
         weight = self._arg(args, d.weight)
         scale = self._arg(args, d.scale) if d.scale is not None else None
         b_kn = self.plan.b_kn
+        import torch
         key = (w_t.data_ptr(), weight._version, weight.dtype, rows, cols, stride, b_kn,
                None if scale is None else (scale.data_ptr(), scale._version, scale.dtype))
         hit = _DERIVED_CACHE.get(key)
+        capturing = torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
         # a freed tensor's address is reused by the next allocation: the entry counts only while
         # the very tensors it was computed from are alive
         if hit is not None and hit[0]() is weight and (scale is None or hit[1]() is scale):
             _DERIVED_CACHE.move_to_end(key)
+            if capturing:  # a captured graph reads it by address: keep it alive
+                _GRAPH_PINS[id(hit[2])] = hit[2]
             return hit[2]
         w = w_t.as_strided((rows, cols), (stride, 1), w_t.storage_offset()).float()
         k_axis = 0 if b_kn else 1
@@ -144,6 +155,8 @@ class LoweredLaunch:
             g = scale.reshape(-1)[:K].float()
             w = w * (g[:, None] if b_kn else g[None, :])
         cs = w.sum(k_axis).contiguous()
+        if capturing:  # computed by every replay, in the graph's memory: not for eager launches
+            return cs
         _DERIVED_CACHE[key] = (weakref.ref(weight), weakref.ref(scale) if scale is not None else None, cs)
         if len(_DERIVED_CACHE) > _DERIVED_CACHE_SIZE:
             _DERIVED_CACHE.popitem(last=False)

@@ -19,14 +19,15 @@ Two things keep the warm-up from changing what is measured:
 Children run with one Inductor compile thread each (TORCHINDUCTOR_COMPILE_THREADS=1); children
 still running after the timeout are killed, and the timing process compiles what they did not.
 
-    python -m normfuse.repro.warm --target summary --cell 262144,1024,1024 [--ops a,b]
-    python -m normfuse.repro.warm --target attention --cell 2,1000,gelu_tanh [--quick]
-    python -m normfuse.repro.warm --target attention_bwd --cell 2,1024,gelu_tanh [--quick]
-    python -m normfuse.repro.warm --target training --cell 262144,1024,1024 [--sweep]
-    python -m normfuse.repro.warm --target models --cell llama,normfuse+compile,train
-    python -m normfuse.repro.warm --target model_shapes --cell <option index> [--quick]
+    python -m normfuse.repro.warm_child --target summary --cell 262144,1024,1024 [--ops a,b]
+    python -m normfuse.repro.warm_child --target attention --cell 2,1000,gelu_tanh [--quick]
+    python -m normfuse.repro.warm_child --target attention_bwd --cell 2,1024,gelu_tanh [--quick]
+    python -m normfuse.repro.warm_child --target training --cell 262144,1024,1024 [--sweep]
+    python -m normfuse.repro.warm_child --target models --cell llama,normfuse+compile,train
+    python -m normfuse.repro.warm_child --target model_shapes --cell <option index> [--quick]
 
-are the children's command lines (each runs one cell once and exits); `parallel` starts them.
+are the children's command lines (each runs one cell once and exits; `warm_child` stands above the
+benchmarks it runs, this module below them); `parallel` starts them.
 """
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ def default_procs(n_jobs: int) -> int:
 
 def child_argv(target: str, cell, *extra: str) -> list[str]:
     """The command line of one warm-up child (see the module docstring)."""
-    return [sys.executable, "-m", "normfuse.repro.warm", "--target", target, "--cell",
+    return [sys.executable, "-m", "normfuse.repro.warm_child", "--target", target, "--cell",
             ",".join(str(c) for c in cell), *extra]
 
 
@@ -143,51 +144,3 @@ def _load_script(name: str):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
-
-
-def _child(target: str, cell: str, ops: str | None, quick: bool, sweep: bool = False) -> None:
-    configure_torch()
-    patch_do_bench()
-    parts = cell.split(",")
-    if target == "summary":
-        from . import summary
-        summary.run(ops.split(",") if ops else list(summary.OPS), [tuple(int(p) for p in parts)],
-                    log=lambda *_: None)
-    elif target == "attention":
-        from . import bench_attention
-        H, m, act = int(parts[0]), int(parts[1]), parts[2]
-        bench_attention._cell(H, m, act, configs=bench_attention.configs(quick))
-    elif target == "attention_bwd":
-        mod = _load_script("gpu_attention_bwd.py")
-        mod.bench_shape(int(parts[0]), int(parts[1]), parts[2], time.time(), quick)
-    elif target == "training":
-        mod = _load_script("gpu_backward.py")
-        mod.warm_one(tuple(int(p) for p in parts), tempfile.mkdtemp(prefix="normfuse_warm_train_"),
-                     sweep)
-    elif target == "models":
-        from . import models
-        models.warm_one(*parts)
-    elif target == "model_shapes":
-        from . import model_shapes
-        model_shapes.warm_one(int(parts[0]), quick)
-    else:
-        raise SystemExit(f"normfuse.repro.warm: unknown target {target!r}")
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", required=True,
-                    choices=("summary", "attention", "attention_bwd", "training", "models",
-                             "model_shapes"))
-    ap.add_argument("--cell", required=True, help="the cell, comma-separated (see the targets)")
-    ap.add_argument("--ops", help="summary: the ops (default all four)")
-    ap.add_argument("--quick", action="store_true", help="the benchmark's --quick settings")
-    ap.add_argument("--sweep", action="store_true", help="training: also the tiling sweep of K")
-    a = ap.parse_args(argv)
-    _child(a.target, a.cell, a.ops, a.quick, a.sweep)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
