@@ -298,6 +298,32 @@ class Conv1DPair(nn.Module):
         return torch.cat([torch.relu(self.a(h)), self.b(h)], -1)
 
 
+class MatmulLinear(nn.Linear):
+    """Its own forward, the same function as nn.Linear's (Falcon's FalconLinear)."""
+
+    def forward(self, x):
+        return x @ self.weight.T + self.bias
+
+
+class ScaledLinear(nn.Linear):
+    """Its own forward, not a plain linear."""
+
+    def forward(self, x):
+        return super().forward(x) * 2.0
+
+
+class SubclassConsumers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n1 = nn.RMSNorm(H, eps=1e-6)
+        self.a = MatmulLinear(H, H)
+        self.n2 = nn.RMSNorm(H, eps=1e-6)
+        self.b = ScaledLinear(H, H)
+
+    def forward(self, x):
+        return self.b(self.n2(self.a(self.n1(x))))
+
+
 class NoNorm(nn.Module):
     def __init__(self):
         super().__init__()

@@ -206,6 +206,20 @@ def test_conv1d_siblings_packed():
         assert _rel(got[n].grad, p.grad) < 1e-5, n
 
 
+def test_linear_subclasses():
+    """An nn.Linear subclass with its own forward is a consumer when that forward computes
+    F.linear (checked with random parameters), else the norm is refused naming it."""
+    stock = om.randomize(om.SubclassConsumers()).eval()
+    x = torch.randn(2, 3, om.H)
+    model, rep = _optimize(copy.deepcopy(stock), (x,))
+    assert [(m.norm, m.gemms) for m in rep.matches] == [("n1", ["a"])], str(rep)
+    why = rep.refusals[0].reason
+    assert [r.module for r in rep.refusals] == ["n2"] and "ScaledLinear 'b'" in why
+    assert "already takes the pre-norm n1" in why  # a after n1 and before n2: one of them
+    with torch.no_grad():
+        assert _rel(model(x), stock(x)) < 1e-5
+
+
 def test_packed_consumer_reads_width():
     """A packed group's consumer tells the packed output from the norm's input by its width:
     the norm run with grad (returns x), the consumer under no_grad still normalizes."""

@@ -26,20 +26,15 @@ Pre-norm (a norm whose output feeds only GEMMs):
   per-consumer form gives each GEMM its own backward.
 
 Post-norm (`norm(dropout(linear(h)) [+ bias] + residual)` inside one module's forward): that
-module's forward is replaced (an instance attribute) by a `PostNormForward`, which runs the
-module's FX graph with the pattern replaced by a `FusedPostNorm` call (`ops.linear_layernorm` /
-`ops.linear_rmsnorm`), or the original forward when a dropout of the pattern is active (training
-mode and p > 0) or the call's non-tensor arguments differ from those the graph was traced with.
+module's forward is replaced (postnorm_rewrite.PostNormForward) by its FX graph with the pattern
+replaced by a call of `fused_post_norm` (`ops.linear_layernorm` / `ops.linear_rmsnorm`).
 """
 from __future__ import annotations
-
-from typing import Any
 
 import torch
 from torch import nn
 
-__all__ = ["FusedNorm", "FusedLinear", "FusedPostNorm", "PostNormForward", "fused_post_norm",
-           "is_conv1d", "gemm_weight"]
+__all__ = ["FusedNorm", "FusedLinear", "fused_post_norm", "is_conv1d", "gemm_weight"]
 
 _SIMPLE = (int, float, bool, str, type(None))
 
@@ -259,58 +254,3 @@ def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.M
         return ops.linear_rmsnorm(x, W, g, eps, b, residual, offset=offset)
     beta = getattr(norm, bias) if bias is not None else x.new_zeros(W.shape[0])
     return ops.linear_layernorm(x, W, g, beta, eps, b, residual, offset=offset)
-
-
-class FusedPostNorm(nn.Module):
-    """The call that replaces linear -> [bias] -> [dropout] -> + residual -> norm in a rewritten
-    graph (a leaf for torch.fx). Holds plain references to the original linear and norm (their
-    parameters stay registered where they were)."""
-
-    def __init__(self, linear: nn.Module, norm: nn.Module, spec):
-        super().__init__()
-        object.__setattr__(self, "linear", linear)
-        object.__setattr__(self, "norm", norm)
-        self.spec = spec
-
-    def forward(self, x, residual=None, extra_bias=None):
-        s = self.spec
-        return fused_post_norm(x, residual, self.linear, self.norm, extra_bias, s.kind, s.eps,
-                               s.offset, s.weight, s.bias)
-
-    def extra_repr(self) -> str:
-        return self.spec.describe()
-
-
-class PostNormForward:
-    """Installed as `module.forward` (an instance attribute) by optimize: runs the rewritten
-    graph (eval or train mode) or, when a dropout of the pattern is active (training and
-    p > 0) or a non-tensor argument differs from the traced value, the original forward.
-
-    `params`: (position, name, default, fixed, value) per forward parameter (self excluded):
-    fixed parameters must equal `value` at call time, the others are passed to the graph."""
-
-    def __init__(self, module: nn.Module, eval_gm, train_gm, dropouts: list[nn.Module],
-                 params: list[tuple]):
-        self.module = module
-        self.eval_gm = eval_gm
-        self.train_gm = train_gm
-        self.dropouts = dropouts
-        self.params = params
-
-    def _graph_args(self, args: tuple, kwargs: dict[str, Any]):
-        vals = []
-        for pos, name, default, fixed, value in self.params:
-            v = args[pos] if pos < len(args) else kwargs.get(name, default)
-            if fixed:
-                if v is not value and not (type(v) is type(value) and v == value):
-                    return None
-            else:
-                vals.append(v)
-        return vals
-
-    def __call__(self, *args, **kwargs):
-        m = self.module
-        vals = self._graph_args(args, kwargs)
-        if vals is None or (m.training and any(d.training and d.p > 0 for d in self.dropouts)):
-            return type(m).forward(m, *args, **kwargs)
-        return (self.train_gm if m.training else self.eval_gm)(*vals)

@@ -49,7 +49,7 @@ import torch
 from torch import nn
 
 from .fused import FusedLinear, FusedNorm, gemm_weight, is_conv1d
-from .postnorm_rewrite import PostNormFailure, build_post_plan
+from .postnorm_rewrite import PostNormFailure, build_post_forward
 from .probe import Probe, _flat_tensors
 from .recognize import NormSpec, NotANorm, Unsupported, looks_like_norm, recognize
 
@@ -320,7 +320,8 @@ def _fix_for(reason: str) -> str:
 
 
 def _pre_decision(path, spec, probe, modules):
-    """(consumer paths, packed, None) or (None, None, reason)."""
+    """(consumer paths, True or why not one GEMM or False for one consumer, None) or
+    (None, None, reason)."""
     uses = probe.uses.get(path, [])
     gemm = [u for u in uses if u.kind == "gemm"]
     other = [u for u in uses if u.kind == "other"]
@@ -337,15 +338,21 @@ def _pre_decision(path, spec, probe, modules):
         w = gemm_weight(modules[c])
         if not w.is_floating_point():
             return None, None, f"{c} has a {w.dtype} weight"
+    if len(consumers) == 1:
+        return consumers, False, None
     n_calls = len(probe.norm_calls[path])
     mods = [modules[c] for c in consumers]
-    packed = (len(consumers) > 1 and n_calls == 1 and len(gemm) == len(consumers)
-              and not any(u.via_view for u in gemm)
-              and all(len(probe.gemm_calls[c]) == 1 for c in consumers)
-              and not any(u.kind == "meta_last" for u in uses)
-              and len({is_conv1d(m) for m in mods}) == 1
-              and len({(m.weight.dtype, m.weight.device) for m in mods}) == 1)
-    return consumers, packed, None
+    last = _unique(u.where for u in uses if u.kind == "meta_last")
+    why = []  # what keeps the siblings from one GEMM over their concatenated weights
+    if n_calls > 1 or len(gemm) != len(consumers) or any(len(probe.gemm_calls[c]) != 1 for c in consumers):
+        why.append("the norm or a consumer runs more than once per forward")
+    if any(u.via_view for u in gemm):
+        why.append("consumers read row views")
+    if last:
+        why.append(f"the width x.shape[-1] is read in {', '.join(last[:2])}")
+    if len({is_conv1d(m) for m in mods}) != 1 or len({(m.weight.dtype, m.weight.device) for m in mods}) != 1:
+        why.append("the consumers differ in kind, dtype or device")
+    return consumers, "; ".join(why) or True, None
 
 
 def _users(uses) -> str:
@@ -501,7 +508,9 @@ def _decide(model, probe, include, exclude, rep):
         mod = modules[path]
         consumers, packed, pre_why = _pre_decision(path, spec, probe, modules)
         if consumers is not None:
-            g = _PreGroup(path, mod, spec, [(c, modules[c]) for c in consumers], packed)
+            not_packed = packed if isinstance(packed, str) else ""
+            g = _PreGroup(path, mod, spec, [(c, modules[c]) for c in consumers], packed is True)
+            g.not_packed = not_packed
             notes = []
             if any(u.via_view for u in probe.uses.get(path, []) if u.kind == "gemm"):
                 notes.append("read through row views")
@@ -519,16 +528,31 @@ def _decide(model, probe, include, exclude, rep):
             rep.refusals.append(_refusal(path, mod, spec, pre_why, post_why))
             continue
         post.setdefault(caller, []).append((path, rel, lin, spec, mod, pre_why))
+    taken = {c: g.norm_path for g in groups for c, _ in g.consumers}
+    for caller in list(post):
+        keep = []
+        for item in post[caller]:
+            path, rel, lin, spec, mod, pre_why = item
+            if lin in taken:  # a GEMM with a norm on each side: one of them only
+                rep.refusals.append(_refusal(path, mod, spec, pre_why,
+                                             f"its GEMM {lin} already takes the pre-norm "
+                                             f"{taken[lin]}"))
+            else:
+                keep.append(item)
+        post[caller] = keep
     for caller, items in post.items():
+        if not items:
+            continue
         cmod = modules[caller] if caller else model
         try:
             a, kw = probe.calls[caller]
-            plan, found = build_post_plan(cmod, [(rel, spec) for _, rel, _, spec, _, _ in items], a, kw)
+            fwd = build_post_forward(cmod, [(rel, spec) for _, rel, _, spec, _, _ in items], a, kw)
         except (PostNormFailure, KeyError, TypeError) as e:
             for path, _, _, spec, mod, pre_why in items:
                 rep.refusals.append(_refusal(path, mod, spec, pre_why, str(e)))
             continue
-        g = _PostGroup(caller, cmod, plan, items)
+        found = fwd.found
+        g = _PostGroup(caller, cmod, fwd, items)
         g.matches = []
         for path, rel, lin, spec, mod, pre_why in items:
             drops = found[rel][1]
@@ -546,7 +570,8 @@ def _pre_plan(g: _PreGroup) -> str:
         return "fused into its GEMM"
     if g.packed:
         return f"one GEMM over the {len(g.consumers)} concatenated weights (inference)"
-    return f"fused into each of its {len(g.consumers)} GEMMs"
+    why = getattr(g, "not_packed", "")
+    return f"fused into each of its {len(g.consumers)} GEMMs" + (f" ({why})" if why else "")
 
 
 def _refusal(path, mod, spec, pre_why, post_why) -> Refusal:

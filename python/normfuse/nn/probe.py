@@ -19,7 +19,8 @@ whose input is `linear(h) [+ ...]` is known as a post-norm candidate.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import weakref
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -31,11 +32,36 @@ from .fused import is_conv1d
 __all__ = ["Probe", "Use", "NormCall", "is_gemm_module"]
 
 
+_CHECKED: "weakref.WeakKeyDictionary[nn.Module, bool]" = weakref.WeakKeyDictionary()
+
+
 def is_gemm_module(m: nn.Module) -> bool:
-    """nn.Linear (or a subclass that keeps its forward) or transformers' Conv1D."""
-    if isinstance(m, nn.Linear):
-        return type(m).forward is nn.Linear.forward and m.weight is not None and m.weight.dim() == 2
-    return is_conv1d(m)
+    """nn.Linear, an nn.Linear subclass whose own forward computes F.linear(x, weight, bias)
+    (checked once per module with random parameters: Falcon's FalconLinear passes, a LoRA layer
+    adding B(A(x)) does not), or transformers' Conv1D."""
+    if is_conv1d(m):
+        return True
+    if not isinstance(m, nn.Linear) or m.weight is None or m.weight.dim() != 2:
+        return False
+    if type(m).forward is nn.Linear.forward:
+        return True
+    if m not in _CHECKED:
+        _CHECKED[m] = _computes_linear(m)
+    return _CHECKED[m]
+
+
+def _computes_linear(m: nn.Linear) -> bool:
+    from torch.func import functional_call
+    g = torch.Generator().manual_seed(0)
+    params = {n: torch.randn(p.shape, generator=g) for n, p in m.named_parameters()}
+    x = torch.randn(3, m.weight.shape[1], generator=g)
+    try:
+        with torch.no_grad():
+            y = functional_call(m, params, (x,))
+    except Exception:  # noqa: BLE001 - whatever its forward needs, it is not a plain linear
+        return False
+    ref = torch.nn.functional.linear(x, params["weight"], params.get("bias"))
+    return isinstance(y, torch.Tensor) and y.shape == ref.shape and torch.allclose(y, ref, rtol=1e-4, atol=1e-4)
 
 
 _SKIP_MODULES = ("torch.nn.modules.activation", "torch.nn.modules.dropout",
@@ -359,6 +385,8 @@ class Probe(TorchFunctionMode):
 
     # -- the run --
     def run(self, args: tuple, kwargs: dict):
+        for m in self.model.modules():
+            is_gemm_module(m)  # checks nn.Linear subclasses now, before the hooks are in place
         handles = []
         try:
             for m in self.model.modules():
