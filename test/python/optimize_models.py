@@ -324,6 +324,33 @@ class SubclassConsumers(nn.Module):
         return self.b(self.n2(self.a(self.n1(x))))
 
 
+class PostBlock(nn.Module):
+    """x -> LayerNorm(dense(relu(up(x))) + x), dropout p = 0 (fused in training too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(H, 2 * H)
+        self.out = PostNorm(p=0.0)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.up(x)), x)
+
+
+class Mixed(nn.Module):
+    """A pre-norm block (q/k/v as one GEMM), a post-norm block and a head behind a final norm."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([QKVBlock(ManualRMS()), PostBlock()])
+        self.final = GemmaStyle()
+        self.head = nn.Linear(H, 32, bias=False)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.final(x)[:, -3:])
+
+
 class NoNorm(nn.Module):
     def __init__(self):
         super().__init__()

@@ -412,9 +412,10 @@ def test_explain_post_norm():
 # ---------------------------------------------------------------------------------------------
 
 def test_distributed_training(tmp_path):
-    """A few SGD steps of an optimized model under DDP, then under fully_shard (FSDP2, each
-    block and the root sharded) on 2 CPU processes (gloo): the parameters equal those of the
-    same steps on the stock model in one process."""
+    """A few SGD steps of an optimized model (a pre-norm block with q/k/v as one group, a
+    post-norm block, a final norm and head) under DDP, then under fully_shard (FSDP2, each block
+    and the root sharded) on 2 CPU processes (gloo): the parameters equal those of the same
+    steps on the stock model in one process."""
     import optimize_dist
     optimize_dist.run(str(tmp_path))
     want, start = optimize_dist.reference()

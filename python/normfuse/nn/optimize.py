@@ -364,18 +364,22 @@ def _users(uses) -> str:
 def _post_decision(path, probe):
     """(caller path, relative norm path, linear path, None) or (None, None, None, reason)."""
     calls = probe.norm_calls[path]
-    srcs = {c.input_from for c in calls}
     callers = {c.caller for c in calls}
-    if None in srcs:
+    if any(c.input_from is None for c in calls):
         return None, None, None, "its input is not produced by a GEMM"
-    if len(srcs) != 1 or len(callers) != 1:
-        return None, None, None, "it is called on the outputs of several GEMMs"
-    lin, caller = srcs.pop(), callers.pop()
-    lin_callers = {gc.caller for gc in probe.gemm_calls.get(lin, [])}
-    if lin_callers != {caller}:
-        where = ", ".join(sorted(_disp(c) for c in lin_callers))
+    if len(callers) != 1:
+        return None, None, None, "it is called from several modules"
+    caller = callers.pop()
+    # the GEMMs reaching the norm's input in every call, called in the norm's caller's forward
+    common = set(calls[0].input_from).intersection(*(c.input_from for c in calls[1:]))
+    local = [g for g in calls[0].input_from if g in common
+             and {gc.caller for gc in probe.gemm_calls.get(g, [])} == {caller}]
+    if not local:
+        lin = calls[0].input_from[-1]
+        where = ", ".join(sorted(_disp(gc) for gc in {gc.caller for gc in probe.gemm_calls.get(lin, [])}))
         return None, None, None, (f"its input comes from {lin}, called in {where}, but the norm "
                                   f"is called in {_disp(caller)}: both must run in one forward")
+    lin = local[-1]
     if caller and not path.startswith(caller + "."):
         return None, None, None, f"it is not a submodule of {_disp(caller)}, which calls it"
     rel = path[len(caller) + 1:] if caller else path
@@ -496,6 +500,9 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
         for p, m in model.named_modules(remove_duplicate=False):
             if p in modes:
                 m.training = modes[p]
+    order = {p: i for i, p in enumerate(modes)}
+    rep.matches.sort(key=lambda m: order.get(m.norm, len(order)))
+    rep.refusals.sort(key=lambda r: order.get(r.module, len(order)))
     log.info(rep.summary())
     return (model, rep) if report else model
 

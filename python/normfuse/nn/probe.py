@@ -100,7 +100,7 @@ class NormCall:
     shape: tuple
     dtype: torch.dtype
     caller: str               # the module whose forward called it
-    input_from: str | None    # the GEMM whose output (maybe + residual, dropout) is its input
+    input_from: tuple | None  # the GEMMs whose outputs (+ residual, dropout) reach its input
 
 
 @dataclass
@@ -113,8 +113,9 @@ class GemmCall:
 @dataclass
 class _Src:
     origin: str
-    kind: str                 # "out" (a leaf module's output) or "gemm" (a GEMM's output)
+    kind: str                 # "out" (a leaf module's output) or "gemm" (GEMM outputs summed)
     via_view: bool = False
+    gemms: tuple = ()         # "gemm": the GEMMs whose outputs it sums, the latest last (<= 4)
 
 
 class _WatchedSize(tuple):
@@ -322,7 +323,7 @@ class Probe(TorchFunctionMode):
         self.leaf_calls.add(path)
         pend = self._pending.pop(id(mod), None)
         if is_gemm_module(mod):
-            self._track(out, _Src(path, "gemm"))
+            self._track(out, _Src(path, "gemm", gemms=(path,)))
             return
         if pend is None or not isinstance(out, torch.Tensor):
             return
@@ -334,7 +335,7 @@ class Probe(TorchFunctionMode):
         if out.shape == x.shape and out.is_floating_point() and out is not x:
             self.norm_calls.setdefault(path, []).append(
                 NormCall(tuple(x.shape), x.dtype, caller,
-                         s.origin if s is not None and s.kind == "gemm" else None))
+                         s.gemms if s is not None and s.kind == "gemm" else None))
             self._track(out, _Src(path, "out"))
 
     # -- every torch function and Tensor method --
@@ -352,10 +353,12 @@ class Probe(TorchFunctionMode):
         if not hits:
             return out
         name = _fname(func)
+        gemms = [g for _, s in hits if s.kind == "gemm" for g in s.gemms]
+        if gemms and (name in _ADDS or name in _DROPOUTS):
+            merged = tuple(dict.fromkeys(reversed(gemms)))[:4][::-1]
+            self._track(out, _Src("", "gemm", gemms=merged))
         for t, s in hits:
             if s.kind == "gemm":
-                if name in _ADDS or name in _DROPOUTS:
-                    self._track(out, s)
                 continue
             if name in _META_GETTERS or name in _META_METHODS:
                 if name == "shape" and isinstance(out, torch.Size):
