@@ -331,6 +331,10 @@ def _pre_decision(path, spec, probe, modules):
     if other:
         return None, None, f"its output is also used by {_users(other)}"
     consumers = _unique(u.what for u in gemm)
+    for m in [path] + consumers:
+        why = _untouchable(modules[m])
+        if why:
+            return None, None, f"{m} {why}"
     for c in consumers:
         calls = probe.gemm_calls.get(c, [])
         if any(gc.origin != path for gc in calls):
@@ -353,6 +357,15 @@ def _pre_decision(path, spec, probe, modules):
     if len({is_conv1d(m) for m in mods}) != 1 or len({(m.weight.dtype, m.weight.device) for m in mods}) != 1:
         why.append("the consumers differ in kind, dtype or device")
     return consumers, "; ".join(why) or True, None
+
+
+def _untouchable(m: nn.Module) -> str:
+    """Why replacing (or bypassing) m would lose behaviour attached to it; "" if nothing is."""
+    if "forward" in m.__dict__:
+        return "has its forward replaced on the instance (accelerate's hooks?), which a rewrite would drop"
+    if m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks:
+        return "has module hooks, which a rewrite would drop"
+    return ""
 
 
 def _users(uses) -> str:
@@ -380,6 +393,11 @@ def _post_decision(path, probe):
         return None, None, None, (f"its input comes from {lin}, called in {where}, but the norm "
                                   f"is called in {_disp(caller)}: both must run in one forward")
     lin = local[-1]
+    modules = dict(probe.model.named_modules(remove_duplicate=False))
+    for m in (caller, path, lin):
+        why = _untouchable(modules[m])
+        if why:
+            return None, None, None, f"{_disp(m)} {why}"
     if caller and not path.startswith(caller + "."):
         return None, None, None, f"it is not a submodule of {_disp(caller)}, which calls it"
     rel = path[len(caller) + 1:] if caller else path
@@ -489,7 +507,11 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
     model.eval()
     try:
         probe = Probe(model)
-        ref = probe.run(args, kwargs)
+        try:
+            ref = probe.run(args, kwargs)
+        except Exception as e:
+            raise RuntimeError(f"normfuse.optimize: the model's forward on the example inputs "
+                               f"raised {type(e).__name__}: {e}") from e
         groups = _decide(model, probe, include, exclude, rep)
         for g in groups:
             g.apply(model)
