@@ -16,7 +16,8 @@ import torch
 from torch import nn
 
 import normfuse
-from normfuse.nn.fused import FusedLinear, FusedNorm, _adjacent
+from normfuse.nn.fused import FusedLinear, FusedNorm
+from normfuse.ops.common import adjacent as _adjacent
 
 sys.path.insert(0, str(Path(__file__).parent))
 import optimize_models as om  # noqa: E402

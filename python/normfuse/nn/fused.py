@@ -34,6 +34,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..ops.common import adjacent
+
 __all__ = ["FusedNorm", "FusedLinear", "fused_post_norm", "is_conv1d", "gemm_weight"]
 
 _SIMPLE = (int, float, bool, str, type(None))
@@ -145,7 +147,7 @@ class FusedNorm(nn.Module):
                or w.requires_grad != w0.requires_grad for w in ws):
             return False
         gws = [c.gemm_weight() for c in cs]
-        if _adjacent(gws):
+        if adjacent(gws):
             return True
         with torch.no_grad():
             if conv:  # [K, sum N]: each Conv1D weight [K, N_i] a column block
@@ -173,18 +175,6 @@ class FusedNorm(nn.Module):
         names = ", ".join(c.path.rsplit(".", 1)[-1] or c.path for c in self._consumers)
         form = "one GEMM" if self.packed else "per consumer"
         return f"{self.source}: {self.spec.describe()}; feeds [{names}] ({form})"
-
-
-def _adjacent(ws: list[torch.Tensor]) -> bool:
-    """Each [N_i, K] view starts where the previous one ends, with the same strides."""
-    w0 = ws[0]
-    end = w0.storage_offset() + w0.shape[0] * w0.stride(0)
-    for w in ws[1:]:
-        if (w.untyped_storage().data_ptr() != w0.untyped_storage().data_ptr()
-                or w.stride() != w0.stride() or w.storage_offset() != end):
-            return False
-        end += w.shape[0] * w.stride(0)
-    return True
 
 
 class FusedLinear(nn.Module):

@@ -123,10 +123,11 @@ class OptimizeReport:
             if noted:
                 lines += ["", "notes:"] + [f"  {m.norm}: {m.notes}" for m in noted]
         if self.refusals:
-            rows = [("module", "type", "reason", "fix")]
+            lines += ["", "refused:"]
             for r in self.refusals:
-                rows.append((r.module or "(model)", r.module_type, r.reason, r.fix or "-"))
-            lines += ["", "refused:"] + _table(rows)
+                lines.append(f"  {r.module or '(model)'} ({r.module_type}): {r.reason}")
+                if r.fix and r.fix != "-":
+                    lines.append(f"      fix: {r.fix}")
         return "\n".join(lines)
 
     __repr__ = __str__
