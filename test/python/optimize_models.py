@@ -38,6 +38,22 @@ def tiny_family(name: str, seed: int = 0, hidden: int = H) -> nn.Module:
     return m.eval()
 
 
+def no_dropout(m: nn.Module) -> nn.Module:
+    """Every dropout off (modules, float attributes and config fields named *dropout*), so that
+    training-mode outputs are deterministic."""
+    for mod in m.modules():
+        if isinstance(mod, nn.Dropout):
+            mod.p = 0.0
+        for k, v in list(vars(mod).items()):
+            if "dropout" in k and isinstance(v, float):
+                setattr(mod, k, 0.0)
+    cfg = getattr(m, "config", None)
+    for k in (dir(cfg) if cfg is not None else ()):
+        if "dropout" in k and isinstance(getattr(cfg, k, None), float):
+            setattr(cfg, k, 0.0)
+    return m
+
+
 def logits(out) -> torch.Tensor:
     return out["logits"] if "logits" in out else out["last_hidden_state"]
 

@@ -113,12 +113,7 @@ def test_family_training_gradients(family):
     stock = om.tiny_family(family)
     model, _ = _optimize(copy.deepcopy(stock))
     for m in (stock, model):
-        m.train()
-        for mod in m.modules():
-            if isinstance(mod, nn.Dropout):
-                mod.p = 0.0
-        if hasattr(m.config, "attention_dropout"):
-            m.config.attention_dropout = 0.0
+        om.no_dropout(m).train()
     R = torch.randn(2, 12, om.VOCAB if family != "bert" else om.H, generator=torch.Generator().manual_seed(1))
     for m in (stock, model):
         (om.logits(m(input_ids=IDS)) * R).sum().backward()
@@ -456,6 +451,8 @@ def test_gpu_family(family):
     twice (+1 %); dynamo.explain finds no graph break in eval and in train mode."""
     import torch._dynamo as dynamo
     from normfuse.ops import FallbackWarning
+    from normfuse.ops.common import fused_unavailable
+    assert fused_unavailable(torch.device("cuda")) is None  # the fused kernels, not the fallback
     ref = om.tiny_family(family, hidden=256).cuda()
     stock = copy.deepcopy(ref).to(torch.bfloat16)
     ids = torch.randint(0, om.VOCAB, (2, 64), device="cuda", generator=torch.Generator("cuda").manual_seed(0))
@@ -470,12 +467,7 @@ def test_gpu_family(family):
         assert err <= 2 * base + 5e-3, (err, base)
         R = torch.randn(2, 64, om.VOCAB if family != "bert" else 256, device="cuda")
         for m in (ref, stock, model):
-            m.train()
-            for mod in m.modules():
-                if isinstance(mod, nn.Dropout):
-                    mod.p = 0.0
-            if hasattr(m.config, "attention_dropout"):
-                m.config.attention_dropout = 0.0
+            om.no_dropout(m).train()
             (om.logits(m(input_ids=ids)).float() * R).sum().backward()
         g_ref = _grads(ref)
         g_base, g_err = _rel(_grads(stock), g_ref), _rel(_grads(model), g_ref)
@@ -491,12 +483,14 @@ def test_gpu_family(family):
 
 @pytest.mark.gpu
 def test_gpu_compile_no_recompiles():
-    """torch.compile (Inductor, fullgraph) over an optimized bf16 Llama on the H200: after one
-    warm-up call per mode, alternating eval/train calls with new token ids recompile nothing."""
+    """torch.compile(fullgraph=True, backend aot_eager: dynamo and AOTAutograd over the ops'
+    fake implementations, no Inductor codegen) over an optimized bf16 Llama on the H200: after
+    one warm-up call per mode, alternating eval/train calls with new token ids recompile
+    nothing."""
     import torch._dynamo as dynamo
     model, rep = normfuse.optimize(om.tiny_family("llama", hidden=256).to("cuda", torch.bfloat16),
                                    report=True)
-    compiled = torch.compile(model, fullgraph=True)
+    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
 
     def step(train: bool) -> None:
         ids = torch.randint(0, om.VOCAB, (2, 64), device="cuda")
