@@ -16,7 +16,7 @@ from collections import OrderedDict
 __all__ = ["LoweredLaunch"]
 
 _DERIVED_CACHE: "OrderedDict[tuple, object]" = OrderedDict()
-_DERIVED_CACHE_SIZE = 32
+_DERIVED_CACHE_SIZE = 1024  # one entry per weight of a model (a few KB each)
 
 
 class LoweredLaunch:
@@ -91,43 +91,66 @@ class LoweredLaunch:
         return self.bind(args, grid=grid)()
 
     def bind(self, args, *, grid: int | None = None):
-        """The launch for fixed `args`, prepared once (views, descriptors, derived vectors, grid):
-        a callable that only re-checks that the derived vectors' inputs did not change (their
-        `_version`) before it calls Triton's launcher. For benchmarks and repeated launches."""
+        """The launch for fixed `args`: a callable that only re-checks that the derived vectors'
+        inputs did not change (their `_version`) before it calls Triton's launcher. For
+        benchmarks and repeated launches."""
+        plan = self.prepare(args, grid=grid)
+        return lambda: plan.run(args)
+
+    def prepare(self, args, *, grid: int | None = None) -> "LoweredPlan":
+        """What a launch decides from its arguments' sizes, strides, dtypes and alignment, not
+        their addresses (the views' geometry, the grid, the launcher): `plan.run(args)` then
+        launches any arguments of that geometry with only per-address work (the views, the
+        descriptors from runtime.descriptor's cache, the derived vectors from theirs). The
+        caller keys plans on that geometry (`why_not(args)` must hold for each)."""
+        return LoweredPlan(self, args, grid)
+
+
+class LoweredPlan:
+    """A lowered launch prepared for one argument geometry (see LoweredLaunch.prepare)."""
+
+    def __init__(self, launch: LoweredLaunch, args, grid):
         from ..ops.prenorm_linear import sm_count  # cached per device
-        from .runtime import SHARED_ARGS, SharedStats, _args, grid_for
-        lw = self.lowering
-        a = self._view(lw.a, args)
-        b = self._view(lw.b, args)
-        c = self._view(lw.out, args)
-        derived_inputs = [args[lw.b.base]] + [args[x.scale] for k, x in lw.eargs
-                                               if k == "derived" and x.scale is not None]
+        from .runtime import grid_for
+        self.launch = launch
+        lw = self.lowering = launch.lowering
+        inst = launch.instance
+        self.cfg = inst.config
+        self.geo = [(op.base, launch._int(op.rows, args), launch._int(op.cols, args),
+                     launch._int(op.stride, args)) for op in (lw.a, lw.b, lw.out)]
+        (_, M, K, _), (_, _, _, _), (_, _, N, _) = self.geo
+        self.M, self.N, self.K = M, N, K
+        a = launch._view(lw.a, args)
+        g = grid
+        if g is None:
+            g = grid_for(launch.kernel, inst, M, N, sm_count(a.device))
+        self.grid = g
+        self.runner = launch.kernel[(g, 1, 1)]
+        self.derived = [(i, x) for i, (kind, x) in enumerate(lw.eargs) if kind == "derived"]
+        self.params = [(i, x) for i, (kind, x) in enumerate(lw.eargs) if kind != "derived"]
+        self.n_eargs = len(lw.eargs)
 
-        def build():
-            eargs = tuple(self._derived(x, b, args) if kind == "derived" else args[x]
-                          for kind, x in lw.eargs)
-            M, K = a.shape
-            g = grid
-            if g is None:
-                g = grid_for(self.kernel, self.instance, M, c.shape[1], sm_count(a.device))
-            # shared statistics: the workspace and epoch are taken per launch (run)
-            shared = (a, 0) if cfg.stats_share else None
-            full = _args(self.instance, a, b, c, M, c.shape[1], K, eargs, shared) + (cfg.consumer_warps,)
-            return self.kernel[(g, 1, 1)], full, tuple(t._version for t in derived_inputs), g
+    @staticmethod
+    def _view(t, rows, cols, stride):
+        if t.dim() == 2 and t.shape[0] == rows and t.shape[1] == cols and t.stride(1) == 1 \
+                and (t.stride(0) == stride or rows <= 1):
+            return t
+        return t.as_strided((rows, cols), (stride, 1), t.storage_offset())
 
-        cfg = self.instance.config
-        state = {"launch": build()}
-        has_derived = any(k == "derived" for k, _ in lw.eargs)
-
-        def run():
-            runner, full, versions, g = state["launch"]
-            if has_derived and tuple(t._version for t in derived_inputs) != versions:
-                state["launch"] = build()
-                runner, full, _, g = state["launch"]
-            if cfg.stats_share:
-                # every launch waits for its own epoch's statistics (on the current stream)
-                full = (full[:SHARED_ARGS.start] + SharedStats.take(a.device, a.shape[0], cfg.block_m)
-                        + full[SHARED_ARGS.stop:])
-            runner(*full)
-            return c
-        return run
+    def run(self, args):
+        """Launch with `args` (the geometry the plan was made for). Returns the output view."""
+        from .runtime import SharedStats, _args
+        (ia, ra, ca, sa), (ib, rb, cb, sb), (ic, rc, cc, sc) = self.geo
+        a = self._view(args[ia], ra, ca, sa)
+        b = self._view(args[ib], rb, cb, sb)
+        c = self._view(args[ic], rc, cc, sc)
+        eargs = [None] * self.n_eargs
+        for i, x in self.params:
+            eargs[i] = args[x]
+        for i, x in self.derived:
+            eargs[i] = self.launch._derived(x, b, args)
+        cfg = self.cfg
+        shared = (SharedStats.take(a.device, self.M, cfg.block_m) if cfg.stats_share else None)
+        full = _args(self.launch.instance, a, b, c, self.M, self.N, self.K, eargs, shared)
+        self.runner(*full, cfg.consumer_warps)
+        return c

@@ -130,7 +130,19 @@ def _gl_dtype(name: str):
     return {"bf16": gl.bfloat16, "fp16": gl.float16, "fp32": gl.float32}[name]
 
 
+_LAYOUTS: dict = {}
+
+
 def _layouts(inst: Instance):
+    """The shared-memory layouts of A, B and C and B's block shape, built once per instance (the
+    Gluon layout objects cost tens of microseconds to build)."""
+    hit = _LAYOUTS.get(id(inst))  # by identity: hashing the frozen dataclass costs more
+    if hit is None or hit[0] is not inst:
+        hit = _LAYOUTS[id(inst)] = (inst, _make_layouts(inst))
+    return hit[1]
+
+
+def _make_layouts(inst: Instance):
     from triton.experimental.gluon import language as gl
     c = inst.config
     el, eo = _gl_dtype(inst.dtype), _gl_dtype(inst.out_dtype)
@@ -147,20 +159,66 @@ def _args(inst: Instance, a, b, c, M, N, K, eargs, shared=None):
     """The template kernel's arguments in order (descriptors built from `a`, `b`, `c`).
     `shared` = (statistics buffer, epoch) for an instance with shared statistics (see
     `SharedStats`); other instances get placeholders they never read."""
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
     cfg = inst.config
     la, lb, lc, b_block = _layouts(inst)
-    ad = TensorDescriptor(a, list(a.shape), list(a.stride()), [cfg.block_m, cfg.block_k], la)
-    bd = TensorDescriptor(b, list(b.shape), list(b.stride()), b_block, lb)
-    cd = TensorDescriptor(c, list(c.shape), list(c.stride()), [cfg.block_m, cfg.block_n], lc)
+    ad = descriptor(a, (cfg.block_m, cfg.block_k), la)
+    bd = descriptor(b, tuple(b_block), lb)
+    cd = descriptor(c, (cfg.block_m, cfg.block_n), lc)
     if shared is None:
         if cfg.stats_share:
             raise ValueError("an instance with shared statistics needs their workspace (SharedStats)")
         shared = (a, 0)
-    return (ad, bd, cd, M, N, K, a, a.stride(0), tuple(eargs)) + tuple(shared) + inst.hooks.resolved() + (
-        cfg.stages, cfg.group_m, inst.cluster, cfg.consumers, inst.b_kn, cfg.loader_warps,
-        cfg.loader_regs, cfg.consumer_regs, cfg.warps_n, cfg.rows_max_k, cfg.stats_partition,
-        cfg.stats_warps, cfg.stats_regs, cfg.stats_share)
+    return (ad, bd, cd, M, N, K, a, a.stride(0), tuple(eargs)) + tuple(shared) + _static_tail(inst)
+
+
+_TAILS: dict = {}
+
+
+def _static_tail(inst: Instance) -> tuple:
+    """The arguments after the statistics workspace: the hooks and the config's constexprs
+    (the same for every launch of the instance)."""
+    hit = _TAILS.get(id(inst))
+    if hit is None or hit[0] is not inst:
+        cfg = inst.config
+        hit = _TAILS[id(inst)] = (inst, inst.hooks.resolved() + (
+            cfg.stages, cfg.group_m, inst.cluster, cfg.consumers, inst.b_kn, cfg.loader_warps,
+            cfg.loader_regs, cfg.consumer_regs, cfg.warps_n, cfg.rows_max_k, cfg.stats_partition,
+            cfg.stats_warps, cfg.stats_regs, cfg.stats_share))
+    return hit[1]
+
+
+class _Base:
+    """What a host-side tensor descriptor reads of its base: the address and the dtype (a
+    cached descriptor must not keep the tensor, an activation, alive)."""
+    __slots__ = ("_ptr", "dtype")
+
+    def __init__(self, ptr: int, dtype):
+        self._ptr, self.dtype = ptr, dtype
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+
+_DESCRIPTORS: "OrderedDict[tuple, object]" = OrderedDict()
+_DESCRIPTORS_SIZE = 512
+
+
+def descriptor(t, block: tuple, layout):
+    """The host-side TMA descriptor of the 2-D tensor `t` (Gluon's TensorDescriptor), cached per
+    (address, shape, strides, dtype, block, layout): the same weight, and the activations the
+    caching allocator hands out again at the same addresses, reuse one. The descriptor holds
+    the address only; a launch uses it with the tensor that is at that address then."""
+    key = (t.data_ptr(), t.shape[0], t.shape[1], t.stride(0), t.stride(1), t.dtype, block,
+           id(layout))
+    d = _DESCRIPTORS.get(key)
+    if d is None:
+        from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+        d = TensorDescriptor(_Base(key[0], t.dtype), [key[1], key[2]], [key[3], key[4]],
+                             list(block), layout)
+        _DESCRIPTORS[key] = d
+        if len(_DESCRIPTORS) > _DESCRIPTORS_SIZE:
+            _DESCRIPTORS.popitem(last=False)
+    return d
 
 
 _hook_lock = threading.RLock()
