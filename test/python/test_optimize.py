@@ -216,6 +216,19 @@ def test_linear_subclasses():
         assert _rel(model(x), stock(x)) < 1e-5
 
 
+def test_optimize_under_inference_mode_then_train():
+    """optimize called under torch.inference_mode: the packed weight buffer is a normal tensor,
+    so the model trains afterwards."""
+    model = om.randomize(om.Stack(om.FRMS))
+    with torch.inference_mode():
+        model, rep = _optimize(model, (torch.randn(2, 4, om.H),))
+    assert model.blocks[0].norm.packed
+    assert not any(p.is_inference() for p in model.parameters())
+    x = torch.randn(2, 4, om.H, requires_grad=True)
+    model.train()(x).sum().backward()
+    assert x.grad is not None
+
+
 def test_packed_consumer_reads_width():
     """A packed group's consumer tells the packed output from the norm's input by its width:
     the norm run with grad (returns x), the consumer under no_grad still normalizes."""

@@ -149,7 +149,10 @@ class FusedNorm(nn.Module):
         gws = [c.gemm_weight() for c in cs]
         if adjacent(gws):
             return True
-        with torch.no_grad():
+        if any(w.is_inference() for w in ws):
+            return False  # parameters made under inference_mode: leave them as they are
+        # (out of inference_mode: a buffer made inside it could never take part in training)
+        with torch.inference_mode(False), torch.no_grad():
             if conv:  # [K, sum N]: each Conv1D weight [K, N_i] a column block
                 buf = torch.cat([w.data for w in ws], dim=1)
                 a = 0
