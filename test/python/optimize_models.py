@@ -173,7 +173,8 @@ SPELLINGS = {
     "LayerNorm manual": (ManualLN, "ln", 1e-5, "w", 0.0, "b"),
     "LayerNorm var_mean": (VarMeanLN, "ln", 1e-5, "weight", 0.0, "bias"),
     "no affine": (NoAffineRMS, "rms", 1e-6, None, 0.0, None),
-    "LayerNorm no affine": (lambda: nn.LayerNorm(H, elementwise_affine=False), "ln", 1e-5, None, 0.0, None),
+    "LayerNorm no affine": (lambda: nn.LayerNorm(H, elementwise_affine=False), "ln", 1e-5, None,
+                            0.0, None),
 }
 
 

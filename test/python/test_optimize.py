@@ -114,7 +114,8 @@ def test_family_training_gradients(family):
     model, _ = _optimize(copy.deepcopy(stock))
     for m in (stock, model):
         om.no_dropout(m).train()
-    R = torch.randn(2, 12, om.VOCAB if family != "bert" else om.H, generator=torch.Generator().manual_seed(1))
+    width = om.VOCAB if family != "bert" else om.H
+    R = torch.randn(2, 12, width, generator=torch.Generator().manual_seed(1))
     for m in (stock, model):
         (om.logits(m(input_ids=IDS)) * R).sum().backward()
     got = dict(model.named_parameters())
@@ -123,7 +124,8 @@ def test_family_training_gradients(family):
         if p.grad is None:
             assert got[name].grad is None, name
             continue
-        assert (got[name].grad - p.grad).norm().item() <= 1e-5 * scale + 1e-4 * p.grad.norm().item(), name
+        err = (got[name].grad - p.grad).norm().item()
+        assert err <= 1e-5 * scale + 1e-4 * p.grad.norm().item(), name
 
 
 def test_to_dtype_repacks():
@@ -456,7 +458,7 @@ def _grads(m: nn.Module) -> torch.Tensor:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", ["llama", "gemma", "gpt2", "bert"])
 def test_gpu_family(family):
     """bf16 on the H200 (hidden 256, 2 layers, 2 x 64 tokens): optimize fuses the same norms
     and the fused kernels run (a FallbackWarning is an error); the output's error against the
@@ -468,7 +470,7 @@ def test_gpu_family(family):
     assert fused_unavailable(torch.device("cuda")) is None  # the fused kernels, not the fallback
     ref = om.tiny_family(family, hidden=256).cuda()
     stock = copy.deepcopy(ref).to(torch.bfloat16)
-    ids = torch.randint(0, om.VOCAB, (2, 64), device="cuda", generator=torch.Generator("cuda").manual_seed(0))
+    ids = torch.randint(0, om.VOCAB, (2, 64), generator=torch.Generator().manual_seed(0)).cuda()
     with warnings.catch_warnings():
         warnings.simplefilter("error", FallbackWarning)
         model, rep = normfuse.optimize(copy.deepcopy(stock), report=True)

@@ -61,8 +61,9 @@ def _adopt(new: nn.Module, old: nn.Module) -> None:
     for name, b in old._buffers.items():
         new.register_buffer(name, b, persistent=name not in old._non_persistent_buffers_set)
     for name, v in old.__dict__.items():
-        if not name.startswith("_") and name != "training" and (
-                isinstance(v, _SIMPLE) or (isinstance(v, tuple) and all(isinstance(e, _SIMPLE) for e in v))):
+        simple = isinstance(v, _SIMPLE) or (
+            isinstance(v, tuple) and all(isinstance(e, _SIMPLE) for e in v))
+        if not name.startswith("_") and name != "training" and simple:
             object.__setattr__(new, name, v)
     new.training = old.training
 

@@ -349,13 +349,15 @@ def _pre_decision(path, spec, probe, modules):
     mods = [modules[c] for c in consumers]
     last = _unique(u.where for u in uses if u.kind == "meta_last")
     why = []  # what keeps the siblings from one GEMM over their concatenated weights
-    if n_calls > 1 or len(gemm) != len(consumers) or any(len(probe.gemm_calls[c]) != 1 for c in consumers):
+    if (n_calls > 1 or len(gemm) != len(consumers)
+            or any(len(probe.gemm_calls[c]) != 1 for c in consumers)):
         why.append("the norm or a consumer runs more than once per forward")
     if any(u.via_view for u in gemm):
         why.append("consumers read row views")
     if last:
         why.append(f"the width x.shape[-1] is read in {', '.join(last[:2])}")
-    if len({is_conv1d(m) for m in mods}) != 1 or len({(m.weight.dtype, m.weight.device) for m in mods}) != 1:
+    if (len({is_conv1d(m) for m in mods}) != 1
+            or len({(m.weight.dtype, m.weight.device) for m in mods}) != 1):
         why.append("the consumers differ in kind, dtype or device")
     return consumers, "; ".join(why) or True, None
 
@@ -363,7 +365,8 @@ def _pre_decision(path, spec, probe, modules):
 def _untouchable(m: nn.Module) -> str:
     """Why replacing (or bypassing) m would lose behaviour attached to it; "" if nothing is."""
     if "forward" in m.__dict__:
-        return "has its forward replaced on the instance (accelerate's hooks?), which a rewrite would drop"
+        return ("has its forward replaced on the instance (accelerate's hooks?), which a rewrite "
+                "would drop")
     if m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks:
         return "has module hooks, which a rewrite would drop"
     return ""
@@ -390,7 +393,7 @@ def _post_decision(path, probe):
              and {gc.caller for gc in probe.gemm_calls.get(g, [])} == {caller}]
     if not local:
         lin = calls[0].input_from[-1]
-        where = ", ".join(sorted(_disp(gc) for gc in {gc.caller for gc in probe.gemm_calls.get(lin, [])}))
+        where = ", ".join(sorted({_disp(gc.caller) for gc in probe.gemm_calls.get(lin, [])}))
         return None, None, None, (f"its input comes from {lin}, called in {where}, but the norm "
                                   f"is called in {_disp(caller)}: both must run in one forward")
     lin = local[-1]
@@ -607,12 +610,11 @@ def _pre_plan(g: _PreGroup) -> str:
 def _refusal(path, mod, spec, pre_why, post_why) -> Refusal:
     t = type(mod).__name__
     if pre_why.startswith("no GEMM") and post_why.startswith("its input is not produced"):
-        why = f"{spec.title}: no GEMM consumer/producer ({pre_why[len('no GEMM reads its output'):].strip(' ()') or 'nothing reads it'})"
-        if why.endswith("(nothing reads it)"):
-            why = f"{spec.title}: no GEMM consumer/producer"
-        return Refusal(path, t, why, "-")
-    return Refusal(path, t, f"{spec.title}: pre-norm: {pre_why}; post-norm: {post_why}",
-                   "the normalized tensor must exist for those users" if "also used" in pre_why else "-")
+        users = pre_why[len("no GEMM reads its output"):].strip(" ()")
+        return Refusal(path, t, f"{spec.title}: no GEMM consumer/producer"
+                                + (f" ({users})" if users else ""), "-")
+    fix = "the normalized tensor must exist for those users" if "also used" in pre_why else "-"
+    return Refusal(path, t, f"{spec.title}: pre-norm: {pre_why}; post-norm: {post_why}", fix)
 
 
 def _matches(g) -> list[Match]:

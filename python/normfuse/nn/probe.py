@@ -61,7 +61,8 @@ def _computes_linear(m: nn.Linear) -> bool:
     except Exception:  # noqa: BLE001 - whatever its forward needs, it is not a plain linear
         return False
     ref = torch.nn.functional.linear(x, params["weight"], params.get("bias"))
-    return isinstance(y, torch.Tensor) and y.shape == ref.shape and torch.allclose(y, ref, rtol=1e-4, atol=1e-4)
+    return (isinstance(y, torch.Tensor) and y.shape == ref.shape
+            and torch.allclose(y, ref, rtol=1e-4, atol=1e-4))
 
 
 _SKIP_MODULES = ("torch.nn.modules.activation", "torch.nn.modules.dropout",
@@ -328,8 +329,9 @@ class Probe(TorchFunctionMode):
         if pend is None or not isinstance(out, torch.Tensor):
             return
         x, caller, s = pend
-        if isinstance(mod, nn.modules.dropout._DropoutNd) or type(mod).__module__.startswith(_SKIP_MODULES):
-            if s is not None and s.kind == "gemm" and isinstance(mod, nn.modules.dropout._DropoutNd):
+        is_dropout = isinstance(mod, nn.modules.dropout._DropoutNd)
+        if is_dropout or type(mod).__module__.startswith(_SKIP_MODULES):
+            if s is not None and s.kind == "gemm" and is_dropout:
                 self._track(out, s)
             return
         if out.shape == x.shape and out.is_floating_point() and out is not x:
