@@ -33,7 +33,7 @@ def _proj() -> torch.Tensor:
 def _train(rank: int, wrap: str) -> dict[str, torch.Tensor]:
     import normfuse
     model, rep = normfuse.optimize(_model(), (_batch(0, 0),), report=True)
-    assert [m.side for m in rep.matches] == ["pre", "post", "pre"], str(rep)
+    assert [m.side for m in rep.matches] == ["pre", "post", "post", "pre"], str(rep)
     if wrap == "ddp":
         from torch.nn.parallel import DistributedDataParallel
         model = DistributedDataParallel(model)

@@ -23,6 +23,8 @@ def tiny_family(name: str, seed: int = 0, hidden: int = H) -> nn.Module:
         m = T.Qwen2ForCausalLM(T.Qwen2Config(num_key_value_heads=2, **common))
     elif name == "gemma":
         m = T.GemmaForCausalLM(T.GemmaConfig(num_key_value_heads=2, head_dim=hidden // 4, **common))
+    elif name == "gemma2":
+        m = T.Gemma2ForCausalLM(T.Gemma2Config(num_key_value_heads=2, head_dim=hidden // 4, **common))
     elif name == "gpt2":
         m = T.GPT2LMHeadModel(T.GPT2Config(n_embd=hidden, n_layer=2, n_head=4, vocab_size=VOCAB,
                                            n_positions=64, bos_token_id=0, eos_token_id=0))
@@ -353,12 +355,35 @@ class PostBlock(nn.Module):
         return self.out(torch.relu(self.up(x)), x)
 
 
-class Mixed(nn.Module):
-    """A pre-norm block (q/k/v as one GEMM), a post-norm block and a head behind a final norm."""
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.o = nn.Linear(2 * H, H)
+
+    def forward(self, h):
+        return self.o(torch.relu(h))
+
+
+class SandwichBlock(nn.Module):
+    """Gemma2's post-attention norm: x + norm(inner(up(x))), the GEMM inside the child."""
 
     def __init__(self):
         super().__init__()
-        self.blocks = nn.ModuleList([QKVBlock(ManualRMS()), PostBlock()])
+        self.up = nn.Linear(H, 2 * H)
+        self.inner = Inner()
+        self.norm = GemmaStyle()
+
+    def forward(self, x):
+        return x + self.norm(self.inner(self.up(x)))
+
+
+class Mixed(nn.Module):
+    """A pre-norm block (q/k/v as one GEMM), a post-norm block, a sandwich-norm block and a
+    head behind a final norm."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([QKVBlock(ManualRMS()), PostBlock(), SandwichBlock()])
         self.final = GemmaStyle()
         self.head = nn.Linear(H, 32, bias=False)
 

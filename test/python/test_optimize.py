@@ -53,13 +53,17 @@ FAMILIES = {
                "model.norm": ("pre", ["lm_head"])}, {}),
     "gemma": ({"model.layers.0.input_layernorm": ("pre", ["q_proj", "k_proj", "v_proj"]),
                "model.norm": ("pre", ["lm_head"])}, {}),
+    "gemma2": ({"model.layers.0.input_layernorm": ("pre", ["q_proj", "k_proj", "v_proj"]),
+                "model.layers.0.post_attention_layernorm": ("post", ["o_proj"]),
+                "model.layers.1.post_feedforward_layernorm": ("post", ["down_proj"]),
+                "model.norm": ("pre", ["lm_head"])}, {}),
     "gpt2": ({"transformer.h.0.ln_1": ("pre", ["c_attn"]), "transformer.h.0.ln_2": ("pre", ["c_fc"]),
               "transformer.ln_f": ("pre", ["lm_head"])}, {}),
     "bert": ({"encoder.layer.0.attention.output.LayerNorm": ("post", ["dense"]),
               "encoder.layer.1.output.LayerNorm": ("post", ["dense"])},
              {"embeddings.LayerNorm": ["also used by", "not produced by a GEMM"]}),
 }
-N_FUSED = {"llama": 5, "qwen2": 5, "gemma": 5, "gpt2": 5, "bert": 4}
+N_FUSED = {"llama": 5, "qwen2": 5, "gemma": 5, "gemma2": 9, "gpt2": 5, "bert": 4}
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
@@ -82,7 +86,7 @@ def test_family(family):
     assert rep.checked and rep.max_error < 1e-5
     if family == "gemma":
         assert by_norm["model.norm"].spec.offset == 1.0
-    if family in ("llama", "qwen2", "gemma"):
+    if family in ("llama", "qwen2", "gemma", "gemma2"):
         fn = model.model.layers[0].input_layernorm
         assert isinstance(fn, FusedNorm) and fn.packed
         assert isinstance(model.model.layers[0].self_attn.k_proj, FusedLinear)
@@ -106,7 +110,7 @@ def test_family(family):
     assert "fused:" in str(rep)
 
 
-@pytest.mark.parametrize("family", ["llama", "gpt2", "bert"])
+@pytest.mark.parametrize("family", ["llama", "gemma2", "gpt2", "bert"])
 def test_family_training_gradients(family):
     """Training mode (dropout off), fp32: the gradients of every parameter equal the stock
     model's (the per-consumer form; BERT's post-norm through the fused post-norm op)."""
@@ -399,13 +403,14 @@ def test_recognize_refusals():
 
 def test_compile_fullgraph_no_recompiles():
     """torch.compile(fullgraph=True) over an optimized model with a packed q/k/v group, a
-    post-norm block and a final norm read through a row view (a graph break raises), eval and
+    post-norm block, a norm after a GEMM in a child module and a final norm read through a row
+    view (a graph break raises), eval and
     train mode (with backward); after one warm-up call per mode, alternating modes with new
     inputs of the same shape recompile nothing. (The GPU test does this for each family.)"""
     import torch._dynamo as dynamo
     stock = om.randomize(om.Mixed())
     model, rep = _optimize(copy.deepcopy(stock), (torch.randn(2, 5, om.H),))
-    assert [m.side for m in rep.matches] == ["pre", "post", "pre"]
+    assert [m.side for m in rep.matches] == ["pre", "post", "post", "pre"]
     compiled = torch.compile(model, backend="eager", fullgraph=True)
 
     def step(train: bool, x: torch.Tensor) -> None:
@@ -434,7 +439,7 @@ def test_compile_fullgraph_no_recompiles():
 
 def test_distributed_training(tmp_path):
     """A few SGD steps of an optimized model (a pre-norm block with q/k/v as one group, a
-    post-norm block, a final norm and head) under DDP, then under fully_shard (FSDP2, each block
+    post-norm block, a norm after a GEMM in a child module, a final norm and head) under DDP, then under fully_shard (FSDP2, each block
     and the root sharded) on 2 CPU processes (gloo): the parameters equal those of the same
     steps on the stock model in one process."""
     import optimize_dist
@@ -458,7 +463,7 @@ def _grads(m: nn.Module) -> torch.Tensor:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("family", ["llama", "gemma", "gpt2", "bert"])
+@pytest.mark.parametrize("family", ["llama", "gemma2", "gpt2", "bert"])
 def test_gpu_family(family):
     """bf16 on the H200 (hidden 256, 2 layers, 2 x 64 tokens): optimize fuses the same norms
     and the fused kernels run (a FallbackWarning is an error); the output's error against the

@@ -25,6 +25,10 @@ Pre-norm (a norm whose output feeds only GEMMs):
   In training, slicing one Y would make autograd sum n full-size gradients into dY; the
   per-consumer form gives each GEMM its own backward.
 
+Post-norm, the GEMM in a child module and its output going straight to the norm (Gemma2's
+o_proj -> post_attention_layernorm): the linear becomes a DeferredLinear (returns its input) and
+the norm a NormAfterLinear (runs ops.linear_rmsnorm / linear_layernorm on that input).
+
 Post-norm (`norm(dropout(linear(h)) [+ bias] + residual)` inside one module's forward): that
 module's forward is replaced (postnorm_rewrite.PostNormForward) by its FX graph with the pattern
 replaced by a call of `fused_post_norm` (`ops.linear_layernorm` / `ops.linear_rmsnorm`).
@@ -36,7 +40,8 @@ from torch import nn
 
 from ..ops.common import adjacent
 
-__all__ = ["FusedNorm", "FusedLinear", "fused_post_norm", "is_conv1d", "gemm_weight"]
+__all__ = ["FusedNorm", "FusedLinear", "DeferredLinear", "NormAfterLinear", "fused_post_norm",
+           "is_conv1d", "gemm_weight"]
 
 _SIMPLE = (int, float, bool, str, type(None))
 
@@ -234,13 +239,58 @@ class FusedLinear(nn.Module):
 # Post-norm
 # ---------------------------------------------------------------------------------------------
 
+class DeferredLinear(nn.Module):
+    """A GEMM whose output only reaches a norm, called in another module's forward (Gemma2's
+    o_proj inside the attention, its post-attention norm in the layer): it hands on its input
+    and the norm (a NormAfterLinear) runs the GEMM with the norm in its epilogue. Keeps the
+    original `weight` and `bias`."""
+
+    def __init__(self, original: nn.Module, path: str = ""):
+        super().__init__()
+        _adopt(self, original)
+        self.transposed = is_conv1d(original)
+        self.source = type(original).__name__
+        self.path = path
+
+    def gemm_weight(self) -> torch.Tensor:
+        return self.weight.t() if self.transposed else self.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    def extra_repr(self) -> str:
+        w = self.gemm_weight()
+        return (f"{self.source}: in={w.shape[1]}, out={w.shape[0]}, bias={self.bias is not None}; "
+                f"runs in the norm after it")
+
+
+class NormAfterLinear(nn.Module):
+    """The norm after a DeferredLinear: z = norm(x W^T + b) through ops.linear_rmsnorm /
+    linear_layernorm, x the GEMM's input. Keeps the norm's parameters and buffers."""
+
+    def __init__(self, original: nn.Module, spec, linear: DeferredLinear, path: str = ""):
+        super().__init__()
+        _adopt(self, original)
+        self.spec = spec
+        self.source = type(original).__name__
+        self.path = path
+        object.__setattr__(self, "_linear", linear)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s, lin = self.spec, self._linear
+        return fused_post_norm(x, None, lin, self, None, s.kind, s.eps, s.offset, s.weight, s.bias)
+
+    def extra_repr(self) -> str:
+        return f"{self.source}: {self.spec.describe()}; after {self._linear.path}"
+
+
 def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.Module,
                     norm: nn.Module, extra_bias: torch.Tensor | None, kind: str, eps: float,
                     offset: float, weight: str | None, bias: str | None) -> torch.Tensor:
     """norm(x W^T + b + residual) through `ops.linear_rmsnorm` / `ops.linear_layernorm`; the
     modules are the original ones (their parameters read at call time)."""
     from .. import ops
-    W = gemm_weight(linear)
+    W = linear.gemm_weight() if isinstance(linear, DeferredLinear) else gemm_weight(linear)
     b = linear.bias if extra_bias is None else extra_bias
     # the post-norm ops take the affine parameters always: ones / zeros where the norm has none
     g = getattr(norm, weight) if weight is not None else x.new_ones(W.shape[0])

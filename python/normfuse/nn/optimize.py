@@ -14,7 +14,8 @@ Steps (analyse, decide, rewrite, check):
      consumers read the output directly;
    - else post-norm when its input is `linear(h)` (+ dropout, + bias, + residual) computed in the
      same forward that calls the norm: that forward is rewritten through torch.fx
-     (`postnorm_rewrite.py`);
+     (`postnorm_rewrite.py`); or when its input is a GEMM's output and nothing else reads that
+     output: DeferredLinear + NormAfterLinear (`fused.py`);
    - else a refusal, with the users or producers that prevent it.
 4. Check (check=True): the example through the rewritten model (no_grad and, when parameters
    require grad, with grad) against the probe's output; a group whose rewrite changes the
@@ -33,9 +34,13 @@ What the rewritten model guarantees, and its limits:
   returns x when called on its own; the report notes it.
 - Training (grad mode on and something requiring grad) runs one fused op per consumer (one
   norm statistics pass each), inference one GEMM over the concatenated sibling weights.
-- Post-norm needs the linear and the norm called in one forward (BERT's BertSelfOutput /
-  BertOutput), FX-traceable with its submodules as black boxes; a norm after a GEMM called in
-  a child module (Gemma2's post-attention norm after o_proj inside the attention) is refused.
+- Post-norm with a residual or dropout in between needs the linear and the norm called in one
+  forward (BERT's BertSelfOutput / BertOutput), FX-traceable with its submodules as black boxes.
+  A norm reading a GEMM's output untouched may have the GEMM in a child module (Gemma2's
+  post-attention norm after o_proj inside the attention): the GEMM hands on its input
+  (DeferredLinear) and the norm runs it (NormAfterLinear); the report notes the submodule whose
+  output changes meaning. DistilBERT's `sa_layer_norm(attention(...) + x)` (GEMM in the child,
+  residual in the parent) is refused.
 - The probe sees one forward: code paths that the example does not take (another branch,
   output_hidden_states=True) are not checked.
 """
@@ -48,7 +53,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .fused import FusedLinear, FusedNorm, gemm_weight, is_conv1d
+from .fused import (DeferredLinear, FusedLinear, FusedNorm, NormAfterLinear, gemm_weight,
+                    is_conv1d)
 from .postnorm_rewrite import PostNormFailure, build_post_forward
 from .probe import Probe, _flat_tensors
 from .recognize import NormSpec, NotANorm, Unsupported, looks_like_norm, recognize
@@ -200,6 +206,29 @@ class _PreGroup:
 
     def set_packed(self, packed: bool) -> None:
         self.packed = packed
+
+
+class _DeferredGroup:
+    """GEMM (in a child module) -> norm: DeferredLinear + NormAfterLinear."""
+
+    def __init__(self, norm_path, norm, spec, lin_path, lin):
+        self.norm_path, self.norm, self.spec = norm_path, norm, spec
+        self.lin_path, self.lin = lin_path, lin
+        self.packed = False
+        self.consumers = []
+
+    def apply(self, model: nn.Module) -> None:
+        dl = DeferredLinear(self.lin, self.lin_path)
+        fn = NormAfterLinear(self.norm, self.spec, dl, self.norm_path)
+        self.swaps = [(self.lin, dl), (self.norm, fn)]
+        for old, new in self.swaps:
+            for p in _paths_of(model, old):
+                _set(model, p, new)
+
+    def revert(self, model: nn.Module) -> None:
+        for old, new in self.swaps:
+            for p in _paths_of(model, new):
+                _set(model, p, old)
 
 
 class _PostGroup:
@@ -408,6 +437,29 @@ def _post_decision(path, probe):
     return caller, rel, lin, None
 
 
+def _deferred_decision(path, spec, probe, modules):
+    """(the GEMM whose own output is the norm's whole input and nothing else's, None) or
+    (None, reason or None when the norm's input is no GEMM's output)."""
+    calls = probe.norm_calls[path]
+    lins = {c.input_raw for c in calls}
+    if None in lins or len(lins) != 1:
+        return None, None
+    lin = lins.pop()
+    uses = probe.gemm_uses.get(lin, [])
+    bad = [u for u in uses if not (u.kind == "meta" or (u.kind == "other" and u.target == path))]
+    if bad:
+        return None, f"the output of {lin} is also used by {_users(bad)}"
+    if len(probe.gemm_calls.get(lin, [])) != len(calls):
+        return None, f"{lin} and the norm run a different number of times"
+    if gemm_weight(modules[lin]).shape[0] != spec.features:
+        return None, f"{lin} has not the norm's {spec.features} output features"
+    for m in (path, lin):
+        why = _untouchable(modules[m])
+        if why:
+            return None, f"{_disp(m)} {why}"
+    return lin, None
+
+
 def _disp(path: str) -> str:
     return f"'{path}'" if path else "the model"
 
@@ -536,7 +588,7 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
 def _decide(model, probe, include, exclude, rep):
     modules = dict(model.named_modules(remove_duplicate=False))
     specs = _recognize_all(model, probe, include, exclude, rep)
-    groups, post = [], {}
+    groups, post, deferred = [], {}, []
     for path, spec in specs.items():
         mod = modules[path]
         consumers, packed, pre_why = _pre_decision(path, spec, probe, modules)
@@ -558,10 +610,29 @@ def _decide(model, probe, include, exclude, rep):
             continue
         caller, rel, lin, post_why = _post_decision(path, probe)
         if caller is None:
-            rep.refusals.append(_refusal(path, mod, spec, pre_why, post_why))
+            lin, why = _deferred_decision(path, spec, probe, modules)
+            if lin is not None:
+                deferred.append((path, mod, spec, lin, pre_why))
+                continue
+            rep.refusals.append(_refusal(path, mod, spec, pre_why, why or post_why))
             continue
         post.setdefault(caller, []).append((path, rel, lin, spec, mod, pre_why))
     taken = {c: g.norm_path for g in groups for c, _ in g.consumers}
+    for path, mod, spec, lin, pre_why in deferred:
+        if lin in taken:
+            rep.refusals.append(_refusal(path, mod, spec, pre_why, f"its GEMM {lin} already "
+                                         f"takes the pre-norm {taken[lin]}"))
+            continue
+        g = _DeferredGroup(path, mod, spec, lin, modules[lin])
+        notes = [f"not pre-norm: {pre_why}"]
+        esc = _unique(probe.escapes.get(lin, []))
+        if esc:
+            notes.append(f"{lin}'s output is returned by {', '.join(_disp(e) for e in esc[:2])}: "
+                         f"called alone, that module now returns the GEMM's input")
+        g.matches = [Match(path, type(mod).__name__, spec, "post", [lin],
+                           f"linear_{'rms' if spec.kind == 'rms' else 'layer'}norm: {lin} hands "
+                           f"on its input, the norm runs the GEMM", notes="; ".join(notes))]
+        groups.append(g)
     for caller in list(post):
         keep = []
         for item in post[caller]:

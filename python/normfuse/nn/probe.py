@@ -89,6 +89,7 @@ class Use:
     what: str                 # the GEMM's path, or the op / module / "the model's output"
     where: str = ""           # the module whose forward made the use
     via_view: bool = False    # through a row view of the norm's output
+    target: str = ""          # a module whose input it is (kind other)
 
     def describe(self) -> str:
         if self.kind == "gemm":
@@ -102,6 +103,7 @@ class NormCall:
     dtype: torch.dtype
     caller: str               # the module whose forward called it
     input_from: tuple | None  # the GEMMs whose outputs (+ residual, dropout) reach its input
+    input_raw: str | None = None  # the GEMM whose output, untouched, is its input
 
 
 @dataclass
@@ -117,6 +119,7 @@ class _Src:
     kind: str                 # "out" (a leaf module's output) or "gemm" (GEMM outputs summed)
     via_view: bool = False
     gemms: tuple = ()         # "gemm": the GEMMs whose outputs it sums, the latest last (<= 4)
+    raw: bool = False         # "gemm": a GEMM's output itself (not a sum, not a dropout)
 
 
 class _WatchedSize(tuple):
@@ -238,8 +241,11 @@ class Probe(TorchFunctionMode):
     - `norm_calls[path]`: a NormCall per call of a leaf module returning a tensor of its one
       tensor input's shape (the norm candidates);
     - `gemm_calls[path]`: a GemmCall per call of a GEMM module;
+    - `gemm_uses[path]`: the Uses of each GEMM module's own output (kind other with `target`:
+      the input of that module);
     - `calls[path]`: the (args, kwargs) of each non-leaf module's first call;
-    - `escapes[path]`: the non-leaf modules whose output holds the leaf module's output;
+    - `escapes[path]`: the non-leaf modules whose output holds the leaf module's (or GEMM's)
+      output;
     - `leaf_calls`: the paths of the leaf modules that ran;
     - `names`: module id -> path.
     """
@@ -257,9 +263,11 @@ class Probe(TorchFunctionMode):
         self.keep: list = []
         self.stack: list[str] = []
         self.opaque = 0          # > 0 while a leaf module runs
+        self.busy = False        # True while a hook of the probe runs
         self._pending: dict[int, tuple] = {}
         self.calls: dict[str, tuple] = {}   # non-leaf module path -> its first call's (args, kwargs)
         self.escapes: dict[str, list[str]] = {}   # leaf path -> non-leaf modules returning its output
+        self.gemm_uses: dict[str, list[Use]] = {}  # GEMM path -> the uses of its own output
         self.leaf_calls: set[str] = set()
 
     # -- bookkeeping --
@@ -274,8 +282,22 @@ class Probe(TorchFunctionMode):
     def _where(self) -> str:
         return _show(self.stack[-1]) if self.stack else _show("")
 
-    # -- module hooks --
+    # -- module hooks (their own tensor reads are not uses: `busy`) --
     def _pre(self, mod, args, kwargs):
+        self.busy = True
+        try:
+            self._pre_hook(mod, args, kwargs)
+        finally:
+            self.busy = False
+
+    def _post(self, mod, args, kwargs, out):
+        self.busy = True
+        try:
+            self._post_hook(mod, args, kwargs, out)
+        finally:
+            self.busy = False
+
+    def _pre_hook(self, mod, args, kwargs):
         path = self.names.get(id(mod), "?")
         caller = self.stack[-1] if self.stack else None
         self.stack.append(path)
@@ -292,6 +314,10 @@ class Probe(TorchFunctionMode):
             s = self.src.get(id(t)) if isinstance(t, torch.Tensor) else None
             if s is None:
                 continue
+            if s.kind == "gemm" and s.raw:
+                self._gemm_use(s.origin, Use("other", f"the input of {type(mod).__name__} "
+                                                      f"{_show(path)}", _show(caller or ""),
+                                             target=path))
             if s.kind == "out":
                 if is_gemm and t is first and len(flat) == 1:
                     self._use(s.origin, Use("gemm", path, _show(caller or ""), s.via_view))
@@ -308,7 +334,7 @@ class Probe(TorchFunctionMode):
             self._pending[id(mod)] = (first, caller or "", s)
         self.opaque = 1
 
-    def _post(self, mod, args, kwargs, out):
+    def _post_hook(self, mod, args, kwargs, out):
         self.stack.pop()
         if self.opaque > 1:
             self.opaque -= 1
@@ -317,14 +343,14 @@ class Probe(TorchFunctionMode):
         if mod._modules:
             for t in _flat_tensors(out):
                 s = self.src.get(id(t))
-                if s is not None and s.kind == "out":
+                if s is not None and (s.kind == "out" or s.raw):
                     self.escapes.setdefault(s.origin, []).append(path)
             return
         self.opaque = 0
         self.leaf_calls.add(path)
         pend = self._pending.pop(id(mod), None)
         if is_gemm_module(mod):
-            self._track(out, _Src(path, "gemm", gemms=(path,)))
+            self._track(out, _Src(path, "gemm", gemms=(path,), raw=True))
             return
         if pend is None or not isinstance(out, torch.Tensor):
             return
@@ -335,15 +361,16 @@ class Probe(TorchFunctionMode):
                 self._track(out, s)
             return
         if out.shape == x.shape and out.is_floating_point() and out is not x:
+            is_gemm_out = s is not None and s.kind == "gemm"
             self.norm_calls.setdefault(path, []).append(
-                NormCall(tuple(x.shape), x.dtype, caller,
-                         s.gemms if s is not None and s.kind == "gemm" else None))
+                NormCall(tuple(x.shape), x.dtype, caller, s.gemms if is_gemm_out else None,
+                         s.origin if is_gemm_out and s.raw else None))
             self._track(out, _Src(path, "out"))
 
     # -- every torch function and Tensor method --
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if self.opaque:
+        if self.opaque or self.busy:
             return func(*args, **kwargs)
         flat, _ = tree_flatten((args, kwargs))
         hits = [(t, self.src[id(t)]) for t in flat
@@ -361,6 +388,9 @@ class Probe(TorchFunctionMode):
             self._track(out, _Src("", "gemm", gemms=merged))
         for t, s in hits:
             if s.kind == "gemm":
+                if s.raw:
+                    use, out = self._classify_raw(func, name, args, kwargs, t, s, out)
+                    self._gemm_use(s.origin, use)
                 continue
             if name in _META_GETTERS or name in _META_METHODS:
                 if name == "shape" and isinstance(out, torch.Size):
@@ -383,9 +413,30 @@ class Probe(TorchFunctionMode):
                 self._use(s.origin, Use("other", _display(func), self._where()))
         return out
 
-    def _watch(self, size: torch.Size, origin: str) -> torch.Size:
+    def _classify_raw(self, func, name, args, kwargs, t, s, out):
+        """A use of a GEMM's own output: metadata, or anything else (views included: the
+        deferred form hands on the GEMM's input, whose last dimension differs)."""
+        if name in _META_GETTERS or name in _META_METHODS:
+            if name == "shape" and isinstance(out, torch.Size):
+                out = self._watch(out, s.origin, self._gemm_use)
+            return Use("meta", _display(func), self._where()), out
+        if name == "size":
+            dim = args[1] if len(args) > 1 else kwargs.get("dim")
+            if dim is None:
+                return Use("meta", "Tensor.size", self._where()), self._watch(out, s.origin,
+                                                                             self._gemm_use)
+            last = dim % t.dim() == t.dim() - 1 if t.dim() else True
+            return Use("meta_last" if last else "meta", "Tensor.size", self._where()), out
+        return Use("other", _display(func), self._where()), out
+
+    def _gemm_use(self, origin: str, use: Use) -> None:
+        self.gemm_uses.setdefault(origin, []).append(use)
+
+    def _watch(self, size: torch.Size, origin: str, record=None) -> torch.Size:
+        record = record or self._use
+
         def on_last():
-            self._use(origin, Use("meta_last", "the size of the last dimension", self._where()))
+            record(origin, Use("meta_last", "the size of the last dimension", self._where()))
         return _WatchedSize(size, on_last)
 
     # -- the run --
@@ -406,6 +457,8 @@ class Probe(TorchFunctionMode):
             s = self.src.get(id(t))
             if s is not None and s.kind == "out":
                 self._use(s.origin, Use("other", "the model's output"))
+            elif s is not None and s.raw:
+                self._gemm_use(s.origin, Use("other", "the model's output"))
         return out
 
 
