@@ -175,7 +175,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                         xn = norm(x, g, b)
                     bwd_fused = bench(lambda: torch.ops.normfuse.prenorm_linear_bwd(
                         dy, x.detach(), g.detach(), b.detach() if b is not None else None,
-                        w.detach(), rstd, mean, 0.0, is_ln, False))
+                        w.detach(), rstd, mean, 1e-5 if is_ln else 1e-6, 0.0, is_ln, False))
                     bwd_gemms = bench(lambda: (torch.mm(dy, w.detach()), torch.mm(dy.t(), xn)))
                     nb, nb_all = norm_bwd_cached(norm, (M, K), g.detach(), b.detach() if b is not None else None)
                 elif op in ("linear_rmsnorm", "linear_layernorm"):
@@ -194,7 +194,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                         rstd, mean = tr.row_stats(h, 1e-5 if is_ln else 1e-6, is_ln)
                     bwd_fused = bench(lambda: torch.ops.normfuse.postnorm_linear_bwd(
                         dy, x.detach(), w.detach(), g.detach(), b.detach() if b is not None else None,
-                        h, rstd, mean, 0.0, is_ln, False))
+                        h, rstd, mean, 1e-5 if is_ln else 1e-6, 0.0, is_ln, False))
                     bwd_gemms = bench(lambda: (torch.mm(dy, w.detach()), torch.mm(dy.t(), x.detach())))
                     nb, nb_all = norm_bwd_cached(norm, (M, N), g.detach(), b.detach() if b is not None else None)
                 else:  # the block, D = K, H = N
@@ -212,7 +212,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                     pd = [p.detach() if p is not None else None for p in ps]
                     bwd_fused = bench(lambda: torch.ops.normfuse.postnorm_mlp_bwd(
                         dy, x.detach(), pd[0], pd[1], None, pd[4], pd[5], None, h1, rstd1, mean1, a,
-                        h2, rstd2, mean2, False, True, True))
+                        h2, rstd2, mean2, m.eps, False, True, True))
                     bwd_gemms = bench(lambda: (torch.mm(dy.t(), a), torch.mm(dy, pd[4]),
                                                torch.mm(h1.t(), x.detach()), torch.mm(h1, pd[0])))
                     nb1, _ = norm_bwd_cached(rms, (M, N), pd[1], None)
@@ -322,7 +322,7 @@ def sweep_configs(Ds, M: int, *, timer=None, device: str = "cuda", tol: float = 
             try:
                 tr.PRENORM_DW = mode
                 f = lambda: torch.ops.normfuse.prenorm_linear_bwd(dy, x, g, None, w, rstd, mean,  # noqa: E731
-                                                                   0.0, False, False)
+                                                                   1e-6, 0.0, False, False)
                 out = f()
                 rec["err"] = rel_err(out[0], ref_gemm)
                 rec["err_dw"] = rel_err(out[3], dy.float().t() @ ref_xn)

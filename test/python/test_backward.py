@@ -255,9 +255,11 @@ def _need_allocator_like_triton(ir: str) -> None:
 
 @pytest.fixture
 def interpreted(monkeypatch):
-    from normfuse.ops import training
+    from normfuse.ops import inference, training
     from normfuse.kernels import backward
     log: list[str] = []
+    # the ops run their fused path for CPU bf16 tensors (not the reference path)
+    monkeypatch.setattr(inference, "fused_unavailable", lambda device: None)
     monkeypatch.setattr(training, "_launcher",
                         lambda name, passes="default": _Interpreted(getattr(backward, name),
                                                                     passes, log))
@@ -280,12 +282,21 @@ def _check(name, got, ref, eager):
     assert e <= 1.5 * e_eager + 1e-4, f"{name}: {e:.3e} vs eager {e_eager:.3e}"
 
 
-@pytest.mark.parametrize("dw_mode", ["xn", "prologue"])
+@pytest.mark.parametrize("plan,dw_mode", [("fused", "xn"), ("fused", "prologue"), ("cublas", "xn")])
 @pytest.mark.parametrize("is_ln,has_bias", [(False, True), (True, False), (True, True)],
                          ids=["rms-bias", "ln", "ln-bias"])
-def test_prenorm_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, has_bias, dw_mode):
+def test_prenorm_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, has_bias, dw_mode,
+                                              plan):
+    """Both backward plans: "fused" (the dX GEMM with the norm backward in its epilogue) and
+    "cublas" (dn = dY W by torch.mm, then the norm backward without the GEMM, writing n)."""
     from normfuse.ops import training
     monkeypatch.setattr(training, "PRENORM_DW", dw_mode)
+    monkeypatch.setitem(training.PRENORM_BWD_PLAN, "layernorm_linear" if is_ln else "rmsnorm_linear",
+                        plan)
+    gemm_in_kernel = []
+    real_nb = training.norm_backward
+    monkeypatch.setattr(training, "norm_backward", lambda dy, w, *a, **k: (
+        gemm_in_kernel.append(w is not None), real_nb(dy, w, *a, **k))[1])
     gen = _gen(11)
     Mx, K, NO = 50, 64, 40
     x = (torch.randn(Mx, K, generator=gen) + (5.0 if is_ln else 0.0)).bfloat16()
@@ -294,9 +305,11 @@ def test_prenorm_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, h
     w = (torch.randn(NO, K, generator=gen) * 0.1).bfloat16()
     dy = torch.randn(Mx, NO, generator=gen).bfloat16()
     rstd, mean = training.row_stats(x, EPS, is_ln)
-    dx, dg, dbeta, dw, db = training._pre_bwd(dy, x, g, beta, w, rstd, mean, 0.0, is_ln,
+    dx, dg, dbeta, dw, db = training._pre_bwd(dy, x, g, beta, w, rstd, mean, EPS, 0.0, is_ln,
                                                     has_bias)
-    assert any("[cluster-reduce] applied: row of 2 N tiles" in r for r in interpreted), interpreted
+    assert gemm_in_kernel == [plan == "fused"]
+    if plan == "fused":  # the norm backward in the dX GEMM's epilogue, over 2 N tiles of 32
+        assert any("[cluster-reduce] applied: row of 2 N tiles" in r for r in interpreted), interpreted
     bias = torch.zeros(NO).bfloat16() if has_bias else None
 
     def f(dtype):
@@ -329,7 +342,7 @@ def test_postnorm_backward_op_matches_autograd(interpreted, is_ln):
     dz = torch.randn(Mx, NO, generator=gen).bfloat16()
     h = (x.float() @ w.float().t() + bias.float() + res_.float()).bfloat16()
     rstd, mean = training.row_stats(h, EPS, is_ln)
-    dx, dw, dg, dbeta, db, dres = training._post_bwd(dz, x, w, g, beta, h, rstd, mean, 0.0, is_ln,
+    dx, dw, dg, dbeta, db, dres = training._post_bwd(dz, x, w, g, beta, h, rstd, mean, EPS, 0.0, is_ln,
                                                        True)
 
     def f(dtype):
@@ -386,7 +399,7 @@ def test_block_backward_regrouped_matches_autograd(interpreted, is_ln):
     rstd2, mean2 = training.row_stats(h2, EPS, is_ln)
     interpreted.clear()
     got = training._mlp_bwd(dout, x, p["w1"], p["g1"], p["beta1"], p["w2"], p["g2"], p["beta2"],
-                            h1, rstd1, mean1, a, h2, rstd2, mean2, is_ln, True, True)
+                            h1, rstd1, mean1, a, h2, rstd2, mean2, EPS, is_ln, True, True)
     # the regrouping: norm1's backward (H = 96: 3 tiles of 32) runs in linear 2's dX GEMM epilogue
     assert any("[cluster-reduce] applied: row of 3 N tiles" in r for r in interpreted), interpreted
     names = ["w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
@@ -745,14 +758,25 @@ def test_aot_backward_kernel_as_the_op_launches_it(N, ctas, is_ln, act, gemm):
 # ---------------------------------------------------------------------------------------------
 
 class _FakeCK:
+    """normfuse's CompiledKernel as the ops launch it: `launch(grid, full, runtime_args)` and,
+    through `.kernel[grid](*full)`, Triton's launcher (every argument, constexprs included)."""
     lowered = None
 
-    def __init__(self, ir):
-        self.ir = ir
+    def __init__(self, ir, n_runtime):
+        self.ir, self.n_runtime = ir, n_runtime
 
     def launch(self, grid, full, runtime_args=()):
         _need_allocator_like_triton(self.ir)
         run_ir(self.ir, list(runtime_args), tuple(grid), num_ctas=cluster_dims(self.ir))
+
+    @property
+    def kernel(self):
+        ck = self
+
+        class _Triton:
+            def __getitem__(self, grid):
+                return lambda *full: ck.launch(grid, full, full[:ck.n_runtime])
+        return _Triton()
 
 
 class _FakeJIT(_Interpreted):
@@ -768,7 +792,7 @@ class _FakeJIT(_Interpreted):
             self[(1,)](*args, num_warps=num_warps, num_stages=num_stages, **consts)
         finally:
             globals()["run_ir"] = real_run
-        return _FakeCK(holder["ir"])
+        return _FakeCK(holder["ir"], len(args))
 
 
 @pytest.fixture
@@ -776,7 +800,7 @@ def cpu_training(monkeypatch, interpreted):
     """The training path with CUDA-only pieces replaced: launches interpreted, 4 'SMs', no device
     check (everything else of the ops' validation runs)."""
     from normfuse.kernels import postnorm_gemm
-    from normfuse.ops import functional, postnorm_linear as post, prenorm_linear as pre, training
+    from normfuse.ops import inference, postnorm_linear as post, prenorm_linear as pre, training
     log = interpreted
     monkeypatch.setattr(pre, "get_launcher", lambda kind, passes="default": _FakeJIT(
         pre._kernel(kind), passes, log))
@@ -790,7 +814,6 @@ def cpu_training(monkeypatch, interpreted):
     monkeypatch.setattr(pre, "_check_hopper", lambda op, device: None)
     monkeypatch.setattr(post, "check_hopper", lambda op, device: None)
     # the public functions take CPU bf16 tensors for the fused path
-    monkeypatch.setattr(functional, "fused_unavailable", lambda device: None)
     return log
 
 

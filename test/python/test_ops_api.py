@@ -377,3 +377,80 @@ def test_module_inference_reuses_the_fold_across_calls():
     assert w2 is not w1
     torch.testing.assert_close(w2, m.weight.detach() * m.norm_weight.detach())
     assert m(x).shape == (4, 24)
+
+
+# ---------------------------------------------------------------------------------------------
+# Layering (issue 23): each module imports only the modules below it, at any depth of the code
+# ---------------------------------------------------------------------------------------------
+
+LAYERS = {"ops": ["common", "prenorm_linear", "postnorm_linear", "fallback", "inference",
+                  "training", "functional"],
+          "nn": ["common", "modules", "postnorm"]}
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS))
+def test_layers_import_only_downward(package):
+    import ast
+    from pathlib import Path
+    import normfuse
+    root = Path(normfuse.__file__).parent / package
+    order = LAYERS[package]
+    for i, name in enumerate(order):
+        tree = ast.parse((root / f"{name}.py").read_text())
+        for node in ast.walk(tree):  # function-local imports included
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                targets = [node.module] if node.module else [a.name for a in node.names]
+                for t in targets:
+                    t = t.split(".")[0]
+                    assert t not in order or order.index(t) < i, \
+                        f"normfuse.{package}.{name} imports .{t}, which stands above it"
+            if package == "ops" and isinstance(node, ast.ImportFrom) and node.level == 2:
+                assert node.module.split(".")[0] not in ("nn", "repro"), (name, node.module)
+
+
+def test_caches_release_the_weights_of_a_deleted_model(monkeypatch):
+    """The fused inference path (launch stubbed): the weight memo and the derived-weight cache
+    hold nothing that keeps a deleted model's derived weights alive; a second call hits the memo
+    (no new resolution), an in-place update misses it."""
+    import weakref
+    from normfuse.ops import inference
+    monkeypatch.setattr(inference, "fused_unavailable", lambda device: None)
+    seen = []
+    monkeypatch.setattr(inference, "launch_prenorm", lambda op, kind, x, w, g, beta, b, eps: (
+        seen.append(w), x.new_empty(*x.shape[:-1], w.shape[0]))[1])
+    resolves = []
+    real = inference._resolve_pre
+    monkeypatch.setattr(inference, "_resolve_pre", lambda *a: (resolves.append(1), real(*a))[1])
+    m = RMSNormLinear(32, 24, dtype=torch.bfloat16).eval()
+    x = torch.randn(4, 32, dtype=torch.bfloat16)
+    with torch.no_grad():
+        m.norm_weight.add_(0.5)
+        m(x)
+        m(x)
+        assert len(resolves) == 1 and seen[0] is seen[1]
+        torch.testing.assert_close(seen[0], m.weight * m.norm_weight)
+        m.weight.mul_(2.0)
+        m(x)
+        assert len(resolves) == 2 and seen[2] is not seen[0]
+    folded = weakref.ref(seen[2])
+    seen.clear()
+    n = len(inference._PRE_MEMO)
+    del m
+    gc.collect()
+    assert folded() is None
+    assert len(inference._PRE_MEMO) < n
+
+
+def test_weights_made_under_inference_mode_work_uncached(monkeypatch):
+    """Tensors made under torch.inference_mode have no version counter: the fused path resolves
+    their derived weights on every call (never trusting a cache), and works."""
+    from normfuse.ops import inference
+    monkeypatch.setattr(inference, "fused_unavailable", lambda device: None)
+    monkeypatch.setattr(inference, "launch_prenorm", lambda op, kind, x, w, g, beta, b, eps:
+                        x.float() @ w.float().t())
+    with torch.inference_mode():
+        x, g, w = (torch.randn(*s, dtype=torch.bfloat16) for s in ((4, 32), (32,), (24, 32)))
+        y1 = rmsnorm_linear(x, g, w)
+        w.mul_(2.0)
+        y2 = rmsnorm_linear(x, g, w)
+    torch.testing.assert_close(y2, 2 * y1)

@@ -17,6 +17,13 @@ __all__ = ["LoweredLaunch"]
 
 _DERIVED_CACHE: "OrderedDict[tuple, object]" = OrderedDict()
 _DERIVED_CACHE_SIZE = 1024  # one entry per weight of a model (a few KB each)
+# derived vectors read by captured CUDA graphs (held until clear_graph_pins(), after the graphs
+# are destroyed: a graph holds addresses, not references)
+_GRAPH_PINS: dict = {}
+
+
+def clear_graph_pins() -> None:
+    _GRAPH_PINS.clear()
 
 
 class LoweredLaunch:
@@ -62,16 +69,21 @@ class LoweredLaunch:
 
     def _derived(self, d, b_view, args):
         import weakref
+
+        import torch
         weight = args[d.weight]
         scale = args[d.scale] if d.scale is not None else None
         key = (b_view.data_ptr(), weight._version, weight.dtype, tuple(b_view.shape),
                tuple(b_view.stride()), self.lowering.b_kn,
                None if scale is None else (scale.data_ptr(), scale._version, scale.dtype))
         hit = _DERIVED_CACHE.get(key)
+        capturing = torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
         # a freed tensor's address is reused by the next allocation: the entry counts only while
         # the very tensors it was computed from are alive
         if hit is not None and hit[0]() is weight and (scale is None or hit[1]() is scale):
             _DERIVED_CACHE.move_to_end(key)
+            if capturing:  # a captured graph reads it by address: keep it alive
+                _GRAPH_PINS[id(hit[2])] = hit[2]
             return hit[2]
         w = b_view.float()
         k_axis = 0 if self.lowering.b_kn else 1
@@ -80,6 +92,8 @@ class LoweredLaunch:
             g = scale.reshape(-1)[:K].float()
             w = w * (g[:, None] if self.lowering.b_kn else g[None, :])
         cs = w.sum(k_axis).contiguous()
+        if capturing:  # computed by every replay, in the graph's memory: not for eager launches
+            return cs
         _DERIVED_CACHE[key] = (weakref.ref(weight), weakref.ref(scale) if scale is not None else None, cs)
         if len(_DERIVED_CACHE) > _DERIVED_CACHE_SIZE:
             _DERIVED_CACHE.popitem(last=False)

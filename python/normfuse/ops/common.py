@@ -27,7 +27,10 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
+from ..lowering.launch import clear_graph_pins
+
 __all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "warn_fallback",
+           "capturing", "pin_for_capture", "clear_caches",
            "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
            "FUSED_DTYPES", "shape_str"]
 
@@ -214,6 +217,13 @@ def check_prenorm(op: str, x, ws: tuple, bs, named: dict, fused: bool) -> None:
         if t is not None and t.dim() != 1:
             raise ValueError(f"{op}: {n} must be 1-D [in_features], got {n} of shape {shape_str(t)}")
     wn = _names(ws, None)
+    for n, w in wn.items():
+        _is_tensor(op, n, w, required=True)
+        if w.dim() != 2:
+            raise ValueError(f"{op}: {n} must be 2-D [out_features, in_features], got {n} of shape "
+                             f"{shape_str(w)}")
+    for n, b in (_names(ws, bs) if bs is not None else {}).items():
+        _is_tensor(op, n, b)
     K = x.shape[-1]
     ks = {"x.shape[-1]": K}
     ks.update({f"{n}.shape[1]": w.shape[1] for n, w in wn.items()})
@@ -225,6 +235,12 @@ def check_prenorm(op: str, x, ws: tuple, bs, named: dict, fused: bool) -> None:
         raise ValueError(f"{op}: shape mismatch, in_features must agree: {got} (shapes: {shapes})")
     if K == 0:
         raise ValueError(f"{op}: in_features must be positive, got x of shape {shape_str(x)}")
+    if bs is not None:
+        for i, (w, b) in enumerate(zip(ws, bs)):
+            if b is not None and tuple(b.shape) != (w.shape[0],):
+                n = "bias" if len(ws) == 1 else f"bias[{i}]"
+                raise ValueError(f"{op}: {n} must have shape ({w.shape[0]},) = (out_features,), "
+                                 f"got {shape_str(b)}")
     _common(op, x, {"x": x, **named, **_names(ws, bs)}, fused)
 
 
@@ -292,8 +308,26 @@ def joined_view(ws: Sequence[Tensor]) -> Tensor:
     return w0.as_strided((n, w0.shape[1]), w0.stride(), w0.storage_offset())
 
 
-def _capturing() -> bool:
+def capturing() -> bool:
+    """Whether the current CUDA stream is capturing a graph."""
     return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+
+_capturing = capturing
+
+# Derived tensors (folded, concatenated, ...) that a captured CUDA graph reads: a graph holds
+# their addresses, not references, so they are kept here until clear_caches() (call it after
+# the graphs are destroyed); otherwise a cache replacing an entry would free memory a replay
+# still reads.
+_GRAPH_PINS: dict = {}
+
+
+def pin_for_capture(*tensors) -> None:
+    """While a graph is captured: keep `tensors` (cached derived weights) alive."""
+    if capturing():
+        for t in tensors:
+            if isinstance(t, Tensor):
+                _GRAPH_PINS[id(t)] = t
 
 
 class DerivedCache:
@@ -362,5 +396,8 @@ WEIGHTS = DerivedCache()
 
 
 def clear_caches() -> None:
-    """Drop every cached derived weight (folded, concatenated, unit-stride copies)."""
+    """Drop every cached derived weight (folded, concatenated, unit-stride copies), those kept
+    for captured CUDA graphs included (call it after destroying the graphs)."""
     WEIGHTS.clear()
+    _GRAPH_PINS.clear()
+    clear_graph_pins()

@@ -84,3 +84,78 @@ def postnorm_mlp(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor], b1:
     x's dtype between the two halves, as the fused forward stores it."""
     a = F.silu(postnorm_linear(x, w1, g1, beta1, eps, b1, None, 0.0, is_ln))
     return postnorm_linear(a, w2, g2, beta2, eps, b2, x, 0.0, is_ln)
+
+
+# ---------------------------------------------------------------------------------------------
+# The training ops' reference path: what they save, and their backward (below autograd: the
+# gradients are computed here, with torch.autograd.grad over the normalization alone)
+# ---------------------------------------------------------------------------------------------
+
+def _leaf(t: Optional[Tensor], dt) -> Optional[Tensor]:
+    return None if t is None else t.detach().to(dt).requires_grad_(True)
+
+
+def _norm_grads(h: Tensor, g, beta, eps, offset, is_ln, dn: Tensor, act: bool = False):
+    """(dh, dg, dbeta) of n = normalize(h, g, beta) (SiLU(n) when `act`) for the upstream
+    gradient dn, in h's dtype (None where g / beta is None)."""
+    dt = h.dtype
+    with torch.enable_grad():
+        leaves = [_leaf(h, dt), _leaf(g, dt), _leaf(beta, dt)]
+        n = normalize(leaves[0], leaves[1], leaves[2], eps, offset, is_ln)
+        if act:
+            n = F.silu(n)
+        want = [t for t in leaves if t is not None]
+        got = iter(torch.autograd.grad(n, want, dn))
+    return tuple(next(got) if t is not None else None for t in leaves), n.detach()
+
+
+def prenorm_backward(dy, x2, g, beta, weight, eps, offset, is_ln, has_bias):
+    """(dx, dg, dbeta, dW, db) of y = normalize(x2) W^T + b (compute dtype; None if absent)."""
+    dt = compute_dtype(x2.dtype)
+    dyf = dy.to(dt)
+    dn = dyf @ weight.to(dt)
+    (dx, dg, dbeta), n = _norm_grads(x2.to(dt), g, beta, eps, offset, is_ln, dn)
+    return dx.to(x2.dtype), dg, dbeta, dyf.t() @ n, (dyf.sum(0) if has_bias else None)
+
+
+def postnorm_forward_save(x2, weight, g, beta, bias, residual, eps, offset, is_ln):
+    """(z, h, rstd, mean) as the fused training forward returns them: h = x W^T + b + r in x's
+    dtype, the statistics of h in fp32 (mean empty for RMSNorm)."""
+    dt = compute_dtype(x2.dtype)
+    h = F.linear(x2.to(dt), weight.to(dt), _c(bias, dt))
+    if residual is not None:
+        h = h + residual.to(dt)
+    z = normalize(h, g, beta, eps, offset, is_ln).to(x2.dtype)
+    rstd, mean = row_stats(h, eps, is_ln)
+    return z, h.to(x2.dtype), rstd, mean
+
+
+def postnorm_backward(dz, x2, weight, g, beta, h, eps, offset, is_ln):
+    """(dx, dW, dg, dbeta, db, dh) of z = normalize(h), h = x W^T + b + r, from the saved h."""
+    dt = compute_dtype(x2.dtype)
+    (dh, dg, dbeta), _ = _norm_grads(h.to(dt), g, beta, eps, offset, is_ln, dz.to(dt))
+    dx = (dh @ weight.to(dt)).to(x2.dtype)
+    dw = dh.t() @ x2.to(dt)
+    return dx, dw, dg, (dbeta if is_ln else None), dh.sum(0), dh.to(x2.dtype)
+
+
+def postnorm_mlp_save(x2, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
+    """What the block's fused forward returns: out, h1, rstd1, mean1, a, h2, rstd2, mean2."""
+    z1, h1, rstd1, mean1 = postnorm_forward_save(x2, w1, g1, beta1, b1, None, eps, 0.0, is_ln)
+    a = F.silu(z1)
+    out, h2, rstd2, mean2 = postnorm_forward_save(a, w2, g2, beta2, b2, x2, eps, 0.0, is_ln)
+    return out, h1, rstd1, mean1, a, h2, rstd2, mean2
+
+
+def postnorm_mlp_backward(dout, x2, w1, g1, beta1, w2, g2, beta2, h1, a, h2, eps, is_ln):
+    """The block's gradients (dx, dW1, dg1, dbeta1, db1, dW2, dg2, dbeta2, db2) from the saved
+    h1, a, h2 (SiLU's derivative through the recomputed norm1 output)."""
+    dt = compute_dtype(x2.dtype)
+    (dh2, dg2, dbeta2), _ = _norm_grads(h2.to(dt), g2, beta2, eps, 0.0, is_ln, dout.to(dt))
+    dw2 = dh2.t() @ a.to(dt)
+    da = dh2 @ w2.to(dt)
+    (dh1, dg1, dbeta1), _ = _norm_grads(h1.to(dt), g1, beta1, eps, 0.0, is_ln, da, act=True)
+    dw1 = dh1.t() @ x2.to(dt)
+    dx = (dh1 @ w1.to(dt) + dh2).to(x2.dtype)
+    return (dx, dw1, dg1, dbeta1 if is_ln else None, dh1.sum(0), dw2, dg2,
+            dbeta2 if is_ln else None, dh2.sum(0))

@@ -1,22 +1,23 @@
-"""The public functional ops: validate, then dispatch to the fused launch (inference), the
-autograd layer (training) or the reference path (where the fused kernels do not run).
+"""The public functional ops: the torch.library ops below them, chosen per call.
 
 Layers of normfuse.ops, bottom up (each imports only those below it):
 
     common.py                        device facts, validation, weight lists, derived-weight cache
-    prenorm_linear.py, postnorm_linear.py   the fused forward launches (prepare_* -> PreparedLaunch)
+    prenorm_linear.py, postnorm_linear.py   the fused forward launches (prepare_*, launch plans)
     fallback.py                      the same functions in plain torch (reference path)
-    training.py                      backward kernels and the autograd custom ops
+    inference.py                     the inference ops normfuse::prenorm_linear / postnorm_linear
+    training.py                      backward kernels and the training ops (autograd)
     functional.py (this file)        rmsnorm_linear, layernorm_linear, linear_rmsnorm,
                                      linear_layernorm, postnorm_mlp
 
-Dispatch of a call:
-- the fused kernels run for CUDA tensors on an sm_90 GPU in bfloat16 or float16; elsewhere
-  (CPU, another GPU, float32) the reference path computes the same function (fp32 inside, the
-  result in x's dtype) and trains through torch's autograd; `FallbackWarning` once per reason;
-- under autograd (grad mode on and a tensor requiring grad) the fused ops train through
-  normfuse.ops.training (the launch options must keep their defaults);
-- otherwise the fused inference launch (prepare_* in the layers below).
+A call under autograd (grad mode on and a tensor requiring grad) takes the training ops
+(normfuse::*_fwd with registered autograd; the launch options must keep their defaults), any other
+call the inference op. Each op runs the fused kernels for bf16/fp16 CUDA tensors on an sm_90 GPU
+and the reference path elsewhere (CPU, another GPU, float32: fp32 inside, the result in x's
+dtype, FallbackWarning once). Under torch.compile this file is all dynamo traces: plain Python
+and torch.ops calls (no caches, locks or device queries), so a model compiles into one graph.
+Launch options other than the defaults (config, passes, tma, persistent, row_blocks) take the
+explicit launch path (prepare_*), in eager only (a graph break under torch.compile).
 """
 from __future__ import annotations
 
@@ -25,9 +26,8 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from . import fallback
-from .common import (FUSED_DTYPES, as_lists, check_postnorm, check_prenorm, fused_unavailable,
-                     warn_fallback)
+from . import inference  # noqa: F401  (defines the inference ops)
+from .common import as_lists, check_postnorm, check_prenorm
 from .postnorm_linear import (DEFAULT_POSTNORM_PASSES, prepare_linear_layernorm,
                               prepare_linear_rmsnorm)
 from .prenorm_linear import (DEFAULT_PASSES, GemmConfig, _check_offset, prepare_layernorm_linear,
@@ -37,20 +37,13 @@ from .training import postnorm_linear_train, postnorm_mlp_train, prenorm_linear_
 __all__ = ["rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm",
            "postnorm_mlp"]
 
+_PRE = torch.ops.normfuse.prenorm_linear.default
+_POST = torch.ops.normfuse.postnorm_linear.default
+
 
 def _wants_grad(*tensors) -> bool:
     return torch.is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad
                                            for t in tensors)
-
-
-def _why_not_fused(op: str, x) -> Optional[str]:
-    """None when the fused kernels take x, else the reason (the fallback's warning)."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: x must be a torch.Tensor, got {type(x).__name__}")
-    why = fused_unavailable(x.device)
-    if why is None and x.dtype not in FUSED_DTYPES:
-        why = f"x is {x.dtype}; the fused kernels take bfloat16 or float16"
-    return why
 
 
 _TRAIN_DEFAULTS = {"folded": False, "config": None, "passes": DEFAULT_PASSES, "tma": None,
@@ -73,11 +66,36 @@ def _training_options(op: str, **given) -> None:
 def _cat_for_autograd(ws, bs):
     """Siblings joined for the training path, differentiably (each weight gets its gradient)."""
     w = ws[0] if len(ws) == 1 else torch.cat(ws)
-    if bs is None:
+    if all(b is None for b in bs):
         return w, None
     if len(bs) == 1:
         return w, bs[0]
     return w, torch.cat([b if b is not None else v.new_zeros(v.shape[0]) for b, v in zip(bs, ws)])
+
+
+def _lists(op: str, weight, bias) -> tuple[list, list]:
+    """weight and bias as lists of the same length (bias entries may be None)."""
+    if isinstance(weight, Tensor) and (bias is None or isinstance(bias, Tensor)):
+        return [weight], [bias]
+    ws, bs = as_lists(op, weight, bias)
+    return list(ws), list(bs) if bs is not None else [None] * len(ws)
+
+
+def _tensors(op: str, **named) -> None:
+    for name, t in named.items():
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
+
+
+def _launch_options(passes, default_passes, *others) -> bool:
+    """Whether any launch option differs from its default (then the explicit launch path)."""
+    if any(o is not None for o in others):
+        return True
+    if passes is default_passes:
+        return False
+    if isinstance(passes, str) or isinstance(default_passes, str):
+        return passes != default_passes
+    return passes is None or tuple(passes) != tuple(default_passes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,26 +127,26 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=0.0, f
     sm_90, float32) the reference path computes the same function (FallbackWarning, once).
     """
     op = "rmsnorm_linear"
-    ws, bs = as_lists(op, weight, bias)
+    ws, bs = _lists(op, weight, bias)
     if not folded and norm_weight is None:
         raise ValueError(f"{op}: norm_weight is required unless folded=True")
     g = None if folded else norm_weight
-    _check_offset(op, offset, g)
-    why = _why_not_fused(op, x)
-    check_prenorm(op, x, ws, bs, {"norm_weight": g}, fused=False)
-    grad = _wants_grad(x, g, *ws, *(bs or ()))
-    if grad:  # refused on every device alike
+    _tensors(op, x=x, norm_weight=g)
+    if offset:
+        _check_offset(op, offset, g)
+    if _wants_grad(x, g, *ws, *bs):
         _training_options(op, folded=folded, config=config, passes=passes, tma=tma,
                           persistent=persistent, row_blocks=row_blocks)
-    if why is not None:
-        warn_fallback(op, why)
-        return fallback.prenorm_linear(x, g, None, ws, bs, eps, float(offset), False)
-    if grad:
+        if not torch.compiler.is_compiling():
+            check_prenorm(op, x, tuple(ws), tuple(bs), {"norm_weight": g}, fused=False)
         w, b = _cat_for_autograd(ws, bs)
         return prenorm_linear_train(op, x, g, None, w, eps, b, False, float(offset))
-    return prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, offset=offset, folded=folded,
-                                  fold=fold, config=config, passes=passes, tma=tma,
-                                  persistent=persistent, row_blocks=row_blocks)()
+    if config is not None or _launch_options(passes, DEFAULT_PASSES, tma, persistent, row_blocks):
+        if inference.route(op, x):
+            return prepare_rmsnorm_linear(x, g, weight, eps, bias, offset=offset, folded=folded,
+                                          fold=fold, config=config, passes=passes, tma=tma,
+                                          persistent=persistent, row_blocks=row_blocks)()
+    return _PRE(x, g, None, ws, bs, float(eps), float(offset), False, bool(fold))
 
 
 def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, offset=0.0,
@@ -142,24 +160,23 @@ def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, 
     bias (W norm_bias), `fold=False` keeps both in the k-loop.
     """
     op = "layernorm_linear"
-    ws, bs = as_lists(op, weight, bias)
-    _check_offset(op, offset, norm_weight)
-    why = _why_not_fused(op, x)
-    check_prenorm(op, x, ws, bs, {"norm_weight": norm_weight, "norm_bias": norm_bias},
-                  fused=False)
-    grad = _wants_grad(x, norm_weight, norm_bias, *ws, *(bs or ()))
-    if grad:
+    ws, bs = _lists(op, weight, bias)
+    _tensors(op, x=x, norm_weight=norm_weight, norm_bias=norm_bias)
+    if offset:
+        _check_offset(op, offset, norm_weight)
+    if _wants_grad(x, norm_weight, norm_bias, *ws, *bs):
         _training_options(op, config=config, passes=passes, tma=tma, persistent=persistent)
-    if why is not None:
-        warn_fallback(op, why)
-        return fallback.prenorm_linear(x, norm_weight, norm_bias, ws, bs, eps, float(offset),
-                                       True)
-    if grad:
+        if not torch.compiler.is_compiling():
+            check_prenorm(op, x, tuple(ws), tuple(bs),
+                          {"norm_weight": norm_weight, "norm_bias": norm_bias}, fused=False)
         w, b = _cat_for_autograd(ws, bs)
         return prenorm_linear_train(op, x, norm_weight, norm_bias, w, eps, b, True, float(offset))
-    return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias, offset=offset,
-                                    fold=fold, config=config, passes=passes, tma=tma,
-                                    persistent=persistent)()
+    if config is not None or _launch_options(passes, DEFAULT_PASSES, tma, persistent):
+        if inference.route(op, x):
+            return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias,
+                                            offset=offset, fold=fold, config=config,
+                                            passes=passes, tma=tma, persistent=persistent)()
+    return _PRE(x, norm_weight, norm_bias, ws, bs, float(eps), float(offset), True, bool(fold))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,25 +218,28 @@ def linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, res
 
 
 def _postnorm(op, x, weight, norm: dict, eps, bias, residual, offset, options: dict):
-    if norm["norm_weight"] is None:
-        raise ValueError(f"{op}: norm_weight is required")
-    _check_offset(op, offset, norm["norm_weight"])
-    why = _why_not_fused(op, x)
-    check_postnorm(op, x, weight, norm, bias, residual, fused=False)
-    is_ln = "norm_bias" in norm
     g, beta = norm["norm_weight"], norm.get("norm_bias")
-    grad = _wants_grad(x, weight, g, beta, bias, residual)
-    if grad:
+    if g is None:
+        raise ValueError(f"{op}: norm_weight is required")
+    _tensors(op, x=x, bias=bias, residual=residual, **norm)
+    if not isinstance(weight, Tensor):
+        check_postnorm(op, x, weight, norm, bias, residual, fused=False)  # raises, naming it
+    if offset:
+        _check_offset(op, offset, g)
+    is_ln = beta is not None
+    if _wants_grad(x, weight, g, beta, bias, residual):
         _training_options(op, **options)
-    if why is not None:
-        warn_fallback(op, why)
-        return fallback.postnorm_linear(x, weight, g, beta, eps, bias, residual, float(offset),
-                                        is_ln)
-    if grad:
+        if not torch.compiler.is_compiling():
+            check_postnorm(op, x, weight, norm, bias, residual, fused=False)
         return postnorm_linear_train(op, x, weight, g, beta, eps, bias, residual, is_ln,
                                      float(offset))
-    prepare = prepare_linear_layernorm if is_ln else prepare_linear_rmsnorm
-    return prepare(x, weight, *norm.values(), eps, bias, residual, offset=offset, **options)()
+    if options["config"] is not None or _launch_options(options["passes"], DEFAULT_POSTNORM_PASSES,
+                                                        options["tma"], options["persistent"]):
+        if inference.route(op, x):
+            prepare = prepare_linear_layernorm if is_ln else prepare_linear_rmsnorm
+            return prepare(x, weight, *norm.values(), eps, bias, residual, offset=offset,
+                           **options)()
+    return _POST(x, weight, g, beta, bias, residual, float(eps), float(offset), is_ln)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,11 +255,8 @@ def postnorm_mlp(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor], b1:
     epilogue of linear 2's dX GEMM (the regrouping), norm2's by the norm-backward kernel. The
     reference path where the fused kernels do not run (as rmsnorm_linear)."""
     op = "postnorm_mlp"
-    _check_mlp(op, x, w1, g1, beta1, b1, w2, g2, beta2, b2, layernorm)
-    why = _why_not_fused(op, x)
-    if why is not None:
-        warn_fallback(op, why)
-        return fallback.postnorm_mlp(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, layernorm)
+    if not torch.compiler.is_compiling():
+        _check_mlp(op, x, w1, g1, beta1, b1, w2, g2, beta2, b2, layernorm)
     return postnorm_mlp_train(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, layernorm)
 
 

@@ -28,7 +28,8 @@ import torch
 
 from ..kernels.configs import PostNormConfig, select_postnorm_config
 from .common import check_hopper, check_postnorm, sm_count
-from .prenorm_linear import (PreparedLaunch, _Spec, _as_2d, _check_offsets, _ensure_allocator,
+from .prenorm_linear import (LaunchPlan, PlanCache, PreparedLaunch, _Spec, _as_2d, _check_offsets,
+                             _ensure_allocator, _ptr_key,
                              _check_offset, _make_out, _no_grad_check, _offset_weight, _tma_ok,
                              _unit_k)
 
@@ -119,10 +120,16 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
     _check_post(op, x, weight, norm, bias, residual)
     if offset:
         norm = dict(norm, norm_weight=_offset_weight(norm["norm_weight"], offset, cache_weights))
-    N = weight.shape[0]
+    return _prepare_checked(op, kind, x, _unit_k(weight, cache_weights), norm, eps, bias,
+                            residual, config, passes, out, tma, persistent)
+
+
+def _prepare_checked(op, kind, x, w, norm: dict, eps, bias, residual, config, passes, out,
+                     tma=None, persistent=None):
+    """`_prepare` after the checks (w unit-stride along K, norm weight with its offset)."""
+    N = w.shape[0]
     lead = tuple(x.shape[:-1])
     x2 = _as_2d(x)
-    w = _unit_k(weight, cache_weights)
     M, K = x2.shape
     res = None
     if residual is not None:
@@ -130,7 +137,7 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
         if res.stride(-1) != 1:
             res = res.contiguous()
     cfg = config or select_postnorm_config(M, N, K, x.dtype)
-    y = _make_out(op, x, weight, out)
+    y = _make_out(op, x, w, out)
     stride_xm = x2.stride(0) if M > 1 else K
     stride_wn = w.stride(0) if N > 1 else K
     stride_rm = res.stride(0) if res is not None and M > 1 else N
@@ -155,6 +162,35 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
         # as many programs as run at once (compiling first: the passes decide the cluster size)
         plan.grid = (min(blocks, max_resident_programs(plan.compile(), sm_count(x.device))),)
     return plan
+
+
+_POST_PLANS = PlanCache()
+
+
+def launch_postnorm(op: str, kind: str, x, w, g, beta, bias, residual, eps: float) -> torch.Tensor:
+    """The default fused launch of a post-norm kernel, planned once per geometry: x [..., K]
+    (checked by the caller), w [N, K] unit-stride along K, g / beta / bias [N] contiguous (beta
+    for kind "ln"), residual [..., N] or None. Returns z [..., N] in x's dtype."""
+    x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
+    M, N = x2.shape[0], w.shape[0]
+    r2 = None
+    if residual is not None:
+        r2 = residual if residual.dim() == 2 else residual.reshape(M, N)
+        if r2.stride(-1) != 1:
+            r2 = r2.contiguous()
+    key = (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15, w.shape,
+           w.stride(), w.data_ptr() & 15, _ptr_key(g), _ptr_key(beta), _ptr_key(bias),
+           None if r2 is None else (r2.stride(), r2.data_ptr() & 15))
+    plan = _POST_PLANS.get(key)
+    if plan is None:
+        norm = {"norm_weight": g} if kind == "rms" else {"norm_weight": g, "norm_bias": beta}
+        p = _prepare_checked(op, kind, x2, w, norm, eps, bias, r2, None,
+                             DEFAULT_POSTNORM_PASSES, None)
+        plan = _POST_PLANS.add(key, LaunchPlan(p, 5 + len(norm)))
+    y = torch.empty((M, N), dtype=x2.dtype, device=x2.device)
+    b, r = w if bias is None else bias, w if r2 is None else r2
+    plan.run((x2, w, b, r, g, y) if kind == "rms" else (x2, w, b, r, g, beta, y))
+    return y if x.dim() == 2 else y.view(*x.shape[:-1], N)
 
 
 def prepare_linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *,

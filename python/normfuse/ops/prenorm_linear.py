@@ -236,6 +236,111 @@ class _on_device:
             torch.cuda.set_device(self.prev)
 
 
+class LaunchPlan:
+    """A launch decided once per argument geometry (shapes, strides, dtypes, device, 16-byte
+    alignment of every pointer): the compiled kernel, the lowered kernel's plan or Triton's
+    launcher, the grid, the scalar arguments. `run(tensors)` launches the tensor arguments of a
+    call of that geometry (new addresses) with no validation, specialization or compilation.
+
+    Made from a PreparedLaunch whose first `n_tensors` runtime arguments are the tensors."""
+
+    __slots__ = ("tail", "lowered", "runner", "consts", "dev_index", "empty", "config", "compiled")
+
+    def __init__(self, prepared: "PreparedLaunch", n_tensors: int):
+        # keeps no tensor of the call it was made from (those are the caller's)
+        p = prepared
+        self.config = p.config
+        self.tail = tuple(p.runtime_args[n_tensors:])
+        self.dev_index = p.out.device.index
+        self.empty = p.grid[0] == 0
+        self.lowered = self.runner = None
+        self.compiled = None
+        if self.empty:
+            return
+        ck = self.compiled = p.compile()
+        if ck.lowered is not None:
+            why = ck.lowered.why_not(p.runtime_args)
+            if why is None:
+                with _on_device(p.out.device):
+                    self.lowered = ck.lowered.prepare(p.runtime_args)
+                return
+            import warnings
+            warnings.warn(f"normfuse: {ck.kernel.name}: running the unlowered kernel: {why}",
+                          RuntimeWarning, stacklevel=4)
+        fn = p.launcher.fn
+        n = len(p.runtime_args)
+        if sorted(fn.constexprs) != list(range(n, len(fn.arg_names))):
+            raise NotImplementedError(f"{fn.__name__}: constexpr parameters before runtime ones")
+        self.consts = tuple(p.constexprs[fn.arg_names[i]] for i in sorted(fn.constexprs))
+        grid = tuple(p.grid) + (1,) * (3 - len(p.grid))
+        self.runner = ck.kernel[grid]
+
+    def run(self, tensors: tuple) -> None:
+        if self.empty:
+            return
+        args = tensors + self.tail
+        idx = self.dev_index
+        if idx is not None and torch.cuda.current_device() != idx:
+            with torch.cuda.device(idx):
+                self._launch(args)
+        else:
+            self._launch(args)
+
+    def _launch(self, args) -> None:
+        if self.lowered is not None:
+            self.lowered.run(args)
+        else:
+            self.runner(*args, *self.consts)
+
+
+class PlanCache(dict):
+    """Launch plans by geometry key; cleared when it outgrows `size` (a model has a few dozen
+    geometries; the bound only matters for callers that vary shapes without end)."""
+
+    def __init__(self, size: int = 1024):
+        super().__init__()
+        self.size = size
+        self.built = 0
+
+    def add(self, key, plan):
+        if len(self) >= self.size:
+            self.clear()
+        self[key] = plan
+        self.built += 1
+        return plan
+
+
+def _ptr_key(t):
+    """What a launch plan depends on of an optional [L] vector operand."""
+    return None if t is None else (t.dtype, t.data_ptr() & 15)
+
+
+_PRE_PLANS = PlanCache()
+
+
+def launch_prenorm(op: str, kind: str, x, w, g, beta, bias, eps: float) -> torch.Tensor:
+    """The default fused launch of a pre-norm kernel, planned once per geometry: x [..., K]
+    (checked by the caller), w [N, K] with unit stride along K, g / beta [K] and bias [N]
+    contiguous or None (kind "rms" takes no beta). Returns y [..., N] in x's dtype."""
+    x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
+    key = (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15, w.shape,
+           w.stride(), w.data_ptr() & 15, _ptr_key(g), _ptr_key(beta), _ptr_key(bias))
+    plan = _PRE_PLANS.get(key)
+    if plan is None:
+        vectors = {"G": g} if kind == "rms" else {"G": g, "B": beta}
+        flags = {f"HAS_{n}": t is not None for n, t in vectors.items()}
+        p = _prepare(op, kind, x2, w, vectors, bias, eps, flags, None, DEFAULT_PASSES, None)
+        plan = _PRE_PLANS.add(key, LaunchPlan(p, 5 if kind == "rms" else 6))
+    M, N = x2.shape[0], w.shape[0]
+    y = torch.empty((M, N), dtype=x2.dtype, device=x2.device)
+    if kind == "rms":
+        plan.run((x2, w if g is None else g, w, y, w if bias is None else bias))
+    else:
+        plan.run((x2, w if g is None else g, w if beta is None else beta, w, y,
+                  w if bias is None else bias))
+    return y if x.dim() == 2 else y.view(*x.shape[:-1], N)
+
+
 def _as_2d(x: torch.Tensor) -> torch.Tensor:
     x2 = x.reshape(-1, x.shape[-1])
     if x2.stride(-1) != 1:

@@ -1,10 +1,12 @@
-"""Training: autograd for the four fused ops and for the chained block, as `torch.library` custom ops.
+"""Training: the autograd layer of the fused ops and of the chained block, as torch.library ops.
 
 Layers (Quack style): the naive backward kernels (kernels/backward.py) -> launchers compiled with
 `passes="default"` (cluster-reduce + epilogue-norm fuse the norm backward into the dX GEMM's
-epilogue) -> custom ops `normfuse::*_fwd` / `normfuse::*_bwd` (so torch.compile sees opaque ops
-with fake implementations) -> `register_autograd` -> the functional API in prenorm_linear.py /
-postnorm_linear.py, which route here when a tensor requires grad under grad mode.
+epilogue) -> ops `normfuse::*_fwd` / `normfuse::*_bwd` (torch.library definitions with one
+implementation for CPU and CUDA tensors: the fused kernels on sm_90, normfuse.ops.fallback's
+reference math elsewhere; fake implementations, so torch.compile sees opaque ops) ->
+`register_autograd` -> the public functions (normfuse.ops.functional), which come here when a
+tensor requires grad under grad mode.
 
 What forward saves (nothing normalized is kept: xhat is recomputed from x and the statistics):
 - pre-norm ops y = norm(x) W^T + b: x, rstd [M] fp32 (LayerNorm: and mean [M]), and the
@@ -14,28 +16,38 @@ What forward saves (nothing normalized is kept: xhat is recomputed from x and th
   training form of the fused forward kernel next to z), rstd (and mean), the parameters.
 
 Backward:
-- pre-norm: dX = normbwd(dY W) in one kernel (the norm backward as the dX GEMM's epilogue, a row
-  reduction over K); dg, dbeta from the same kernel's per-row-block column partials;
-  dW = dY^T n, n = xhat g + beta: by default (PRENORM_DW = "xn") the dX kernel writes n from its
-  epilogue, where it recomputes xhat anyway, and dW is a plain cuBLAS GEMM on it; or
-  ("prologue") n recomputed in a Triton dW GEMM's prologue (`dw_norm_naive`, split over M when
-  there are few output tiles); db = colsum(dY).
+- pre-norm, plan "fused" (PRENORM_BWD_PLAN): dX = normbwd(dY W) in one kernel (the norm backward
+  as the dX GEMM's epilogue, a row reduction over K); dg, dbeta from the same kernel's
+  per-row-block column partials; plan "cublas": dn = dY W on cuBLAS, then the norm-backward
+  kernel without the GEMM. dW = dY^T n, n = xhat g + beta: by default (PRENORM_DW = "xn") the
+  norm-backward kernel writes n from its epilogue, where it recomputes xhat anyway, and dW is a
+  plain cuBLAS GEMM on it; or ("prologue", fused plan) n recomputed in a Triton dW GEMM's
+  prologue (`dw_norm_naive`, split over M when there are few output tiles); db = colsum(dY).
 - post-norm at op level (no next layer): dh = normbwd(dz) by the same kernel without a GEMM
   (HAS_GEMM=False: fused by epilogue-norm when the row is one tile, naive store/reload otherwise),
   then the plain GEMMs dx = dh W and dW = dh^T x on cuBLAS (torch.mm: no norm in them).
 - the block (`postnorm_mlp`): the first post-norm's backward runs in the epilogue of the second
   linear's dX GEMM (the regrouping), SiLU' included.
+
+`offset` (the norm's scale offset + g): folded exactly (fp32) in the pre-norm forward; where a
+kernel reads the scale (post-norm forward, every backward) offset + g is rounded to g's dtype.
+CUDA graphs: the training ops allocate only through torch's caching allocator, make no host
+syncs, and cache nothing derived from weights (the fold is recomputed every step, inside a
+captured step too), so a captured training step replays with the weights as they are then.
 """
 from __future__ import annotations
 
 import functools
+import os
 from typing import Optional
 
 import torch
 from torch import Tensor
 
 from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
+from . import fallback
 from .common import sm_count
+from .inference import route
 from .postnorm_linear import DEFAULT_POSTNORM_PASSES, max_resident_programs
 from .postnorm_linear import _prepare as _prepare_post
 from .prenorm_linear import (PreparedLaunch, _ensure_allocator, _offset_weight,
@@ -232,13 +244,97 @@ def dw_norm(dy: Tensor, x: Tensor, rstd: Tensor, mean: Tensor, g: Optional[Tenso
 
 
 # ---------------------------------------------------------------------------------------------
-# Pre-norm: y = norm(x) W^T + b
+# The training ops: torch.library definitions (one implementation for CPU and CUDA tensors, the
+# reference path where the fused kernels do not run), fake implementations, autograd
 # ---------------------------------------------------------------------------------------------
 
-@torch.library.custom_op("normfuse::prenorm_linear_fwd", mutates_args=())
-def _pre_fwd(x: Tensor, norm_weight: Optional[Tensor], norm_bias: Optional[Tensor], weight: Tensor,
-             bias: Optional[Tensor], eps: float, offset: float,
-             is_ln: bool) -> tuple[Tensor, Tensor, Tensor]:
+_LIB = torch.library.Library("normfuse", "FRAGMENT")
+
+
+def _define(schema: str, impl, fake) -> None:
+    name = schema.split("(", 1)[0]
+    _LIB.define(schema)
+    _LIB.impl(name, impl, "CPU")
+    _LIB.impl(name, impl, "CUDA")
+    torch.library.register_fake(f"normfuse::{name}", fake, lib=_LIB)
+
+
+def _empty(x: Tensor) -> Tensor:
+    """An absent gradient or statistic: a fresh empty tensor (op outputs may not alias)."""
+    return x.new_empty(0)
+
+
+# How the pre-norm backward computes dX = normbwd(dY W) ("plans"; dW = dY^T n with n written by
+# the norm-backward kernel, or recomputed, as PRENORM_DW says):
+# - "fused": dY W in the norm-backward kernel's k-loop, the norm backward in its epilogue (one
+#   kernel, Triton's sm_90 GEMM lowering: 3.4x cuBLAS's dX GEMM time on the H200, NOTES);
+# - "cublas": dn = dY W on cuBLAS (bf16 out, fp32 accumulate), then the norm-backward kernel
+#   without the GEMM (the post-norm ops' "row" tiling), which also writes n.
+# Per op; NORMFUSE_PRENORM_BWD overrides ("cublas", or "rmsnorm_linear:cublas,..."). The default
+# stays "fused" until both are measured on the H200 (bench/gpu_backward.py --plans).
+PRENORM_BWD_PLANS = ("fused", "cublas")
+PRENORM_BWD_PLAN = {"rmsnorm_linear": "fused", "layernorm_linear": "fused"}
+
+
+def _plans_from_env(value: Optional[str]) -> None:
+    if not value:
+        return
+    for item in value.split(","):
+        op, _, plan = item.rpartition(":")
+        if plan not in PRENORM_BWD_PLANS:
+            raise ValueError(f"NORMFUSE_PRENORM_BWD={value!r}: unknown plan {plan!r}; expected "
+                             f"one of {PRENORM_BWD_PLANS}, optionally per op as op:plan")
+        for name in ([op] if op else list(PRENORM_BWD_PLAN)):
+            if name not in PRENORM_BWD_PLAN:
+                raise ValueError(f"NORMFUSE_PRENORM_BWD={value!r}: unknown op {name!r}; expected "
+                                 f"one of {sorted(PRENORM_BWD_PLAN)}")
+            PRENORM_BWD_PLAN[name] = plan
+
+
+_plans_from_env(os.environ.get("NORMFUSE_PRENORM_BWD"))
+
+
+def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bias: bool,
+                     plan: str = "fused"):
+    """(dx, dg fp32 or None, dbeta fp32 or None, dW, db fp32 or None) of the fused pre-norm op,
+    by `plan` (see PRENORM_BWD_PLAN); g is the norm's scale (offset applied)."""
+    if plan == "cublas":
+        dn = torch.mm(dy, weight if weight.stride(-1) == 1 else weight.contiguous())
+        xn = torch.empty_like(x)
+        dx, dg, dbeta = norm_backward(dn, None, x, rstd, mean, g, beta, None, is_ln=is_ln,
+                                      want_dg=True, xn_out=xn)
+        if not is_ln:
+            dbeta = None
+        dw = torch.mm(dy.t(), xn)
+    elif plan != "fused":
+        raise ValueError(f"unknown pre-norm backward plan {plan!r}; expected one of "
+                         f"{PRENORM_BWD_PLANS}")
+    elif PRENORM_DW == "xn":
+        xn = torch.empty_like(x)
+        dx, dg, dbeta = norm_backward(dy, weight, x, rstd, mean, g, beta, None, is_ln=is_ln,
+                                      want_dg=True, xn_out=xn)
+        dw = torch.mm(dy.t(), xn)
+    elif PRENORM_DW == "prologue":
+        dx, dg, dbeta = norm_backward(dy, weight, x, rstd, mean, g, None, None, is_ln=is_ln,
+                                      want_dg=True)
+        dw = dw_norm(dy, x, rstd, mean, g, beta, is_ln=is_ln)
+    else:
+        raise ValueError(f"normfuse.ops.training.PRENORM_DW = {PRENORM_DW!r}: expected 'xn' "
+                         "or 'prologue'")
+    db = dy.sum(0, dtype=torch.float32) if has_bias else None
+    return dx, dg, dbeta, dw, db
+
+
+# ---------------------------------------------------------------------------------------------
+# Pre-norm: y = norm(x) (offset + g) [+ beta] W^T + b
+# ---------------------------------------------------------------------------------------------
+
+def _pre_fwd_impl(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
+    op = "layernorm_linear" if is_ln else "rmsnorm_linear"
+    if not route(op, x):
+        y = fallback.prenorm_linear(x, norm_weight, norm_bias, [weight], [bias], eps, offset, is_ln)
+        rstd, mean = fallback.row_stats(x, eps, is_ln)
+        return y, rstd, mean
     with torch.no_grad():
         # the weights change every step: derived weights (the fold) are not cached
         if is_ln:
@@ -251,70 +347,71 @@ def _pre_fwd(x: Tensor, norm_weight: Optional[Tensor], norm_bias: Optional[Tenso
     return y, rstd, mean
 
 
-@_pre_fwd.register_fake
-def _(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
+def _pre_fwd_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
     M = x.shape[0]
     return (x.new_empty(M, weight.shape[0]), x.new_empty(M, dtype=torch.float32),
             x.new_empty(M if is_ln else 0, dtype=torch.float32))
 
 
-@torch.library.custom_op("normfuse::prenorm_linear_bwd", mutates_args=())
-def _pre_bwd(dy: Tensor, x: Tensor, norm_weight: Optional[Tensor], norm_bias: Optional[Tensor],
-             weight: Tensor, rstd: Tensor, mean: Tensor, offset: float, is_ln: bool,
-             has_bias: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
-    g_in = norm_weight
-    norm_weight = _offset_weight(norm_weight, offset, cache=False) if g_in is not None else None
-    with torch.no_grad():
-        if PRENORM_DW == "xn":
-            xn = torch.empty_like(x)
-            dx, dg, dbeta = norm_backward(dy, weight, x, rstd, mean, norm_weight, norm_bias, None,
-                                          is_ln=is_ln, want_dg=True, xn_out=xn)
-            dw = torch.mm(dy.t(), xn)
-        elif PRENORM_DW == "prologue":
-            dx, dg, dbeta = norm_backward(dy, weight, x, rstd, mean, norm_weight, None, None,
-                                          is_ln=is_ln, want_dg=True)
-            dw = dw_norm(dy, x, rstd, mean, norm_weight, norm_bias, is_ln=is_ln)
-        else:
-            raise ValueError(f"normfuse.ops.training.PRENORM_DW = {PRENORM_DW!r}: expected 'xn' "
-                             "or 'prologue'")
-        db = dy.sum(0, dtype=torch.float32) if has_bias else None
-    dt, e = x.dtype, x.new_empty(0)  # custom ops return tensors: an absent gradient is empty
-    return (dx, dg.to(dt) if g_in is not None else e,
-            dbeta.to(dt) if norm_bias is not None else x.new_empty(0), dw,
-            db.to(dt) if db is not None else x.new_empty(0))
+def _pre_bwd_impl(dy, x, norm_weight, norm_bias, weight, rstd, mean, eps, offset, is_ln,
+                  has_bias):
+    op = "layernorm_linear" if is_ln else "rmsnorm_linear"
+    dt = x.dtype
+    if not route(op, x):
+        dx, dg, dbeta, dw, db = fallback.prenorm_backward(dy, x, norm_weight, norm_bias, weight,
+                                                          eps, offset, is_ln, has_bias)
+    else:
+        g = _offset_weight(norm_weight, offset, cache=False) if norm_weight is not None else None
+        with torch.no_grad():
+            dx, dg, dbeta, dw, db = prenorm_backward(dy, x, g, norm_bias, weight, rstd, mean,
+                                                     is_ln=is_ln, has_bias=has_bias,
+                                                     plan=PRENORM_BWD_PLAN[op])
+    return (dx, dg.to(dt) if norm_weight is not None else _empty(x),
+            dbeta.to(dt) if norm_bias is not None else _empty(x), dw.to(weight.dtype),
+            db.to(dt) if has_bias else _empty(x))
 
 
-@_pre_bwd.register_fake
-def _(dy, x, norm_weight, norm_bias, weight, rstd, mean, offset, is_ln, has_bias):
+def _pre_bwd_fake(dy, x, norm_weight, norm_bias, weight, rstd, mean, eps, offset, is_ln,
+                  has_bias):
     K = x.shape[1]
-    e = x.new_empty(0)
-    return (torch.empty_like(x), x.new_empty(K) if norm_weight is not None else e,
-            x.new_empty(K) if norm_bias is not None else x.new_empty(0), torch.empty_like(weight),
-            x.new_empty(weight.shape[0]) if has_bias else x.new_empty(0))
+    return (torch.empty_like(x), x.new_empty(K if norm_weight is not None else 0),
+            x.new_empty(K if norm_bias is not None else 0), torch.empty_like(weight),
+            x.new_empty(weight.shape[0] if has_bias else 0))
+
+
+_define("prenorm_linear_fwd(Tensor x, Tensor? norm_weight, Tensor? norm_bias, Tensor weight, "
+        "Tensor? bias, float eps, float offset, bool is_ln) -> (Tensor, Tensor, Tensor)",
+        _pre_fwd_impl, _pre_fwd_fake)
+_define("prenorm_linear_bwd(Tensor dy, Tensor x, Tensor? norm_weight, Tensor? norm_bias, "
+        "Tensor weight, Tensor rstd, Tensor mean, float eps, float offset, bool is_ln, "
+        "bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)", _pre_bwd_impl, _pre_bwd_fake)
+_pre_fwd = torch.ops.normfuse.prenorm_linear_fwd.default
+_pre_bwd = torch.ops.normfuse.prenorm_linear_bwd.default
 
 
 def _pre_setup(ctx, inputs, output):
     x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln = inputs
     _, rstd, mean = output
     ctx.save_for_backward(x, norm_weight, norm_bias, weight, rstd, mean)
-    ctx.is_ln, ctx.has_bias, ctx.offset = is_ln, bias is not None, offset
+    ctx.is_ln, ctx.has_bias, ctx.eps, ctx.offset = is_ln, bias is not None, eps, offset
 
 
 def _pre_backward(ctx, dy, _drstd, _dmean):
     x, g, beta, w, rstd, mean = ctx.saved_tensors
-    dx, dg, dbeta, dw, db = _pre_bwd(dy.contiguous(), x, g, beta, w, rstd, mean, ctx.offset,
-                                     ctx.is_ln, ctx.has_bias)
+    dx, dg, dbeta, dw, db = _pre_bwd(dy.contiguous(), x, g, beta, w, rstd, mean, ctx.eps,
+                                     ctx.offset, ctx.is_ln, ctx.has_bias)
     return (dx, dg if g is not None else None, dbeta if beta is not None else None, dw,
             db if ctx.has_bias else None, None, None, None)
 
 
-_pre_fwd.register_autograd(_pre_backward, setup_context=_pre_setup)
+torch.library.register_autograd("normfuse::prenorm_linear_fwd", _pre_backward,
+                                setup_context=_pre_setup, lib=_LIB)
 
 
 def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps, bias,
                          is_ln: bool, offset: float = 0.0) -> Tensor:
-    """The autograd path of rmsnorm_linear / layernorm_linear (inputs already validated; one
-    weight [N, K], siblings concatenated by the caller)."""
+    """The autograd path of rmsnorm_linear / layernorm_linear (one weight [N, K]: siblings
+    concatenated by the caller, differentiably)."""
     lead = tuple(x.shape[:-1])
     x2 = x.reshape(-1, x.shape[-1])
     if x2.stride(-1) != 1:
@@ -325,7 +422,7 @@ def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps
 
 
 # ---------------------------------------------------------------------------------------------
-# Post-norm: z = norm(x W^T + b + r)
+# Post-norm: z = norm(x W^T + b + r) (offset + g) [+ beta]
 # ---------------------------------------------------------------------------------------------
 
 def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0):
@@ -362,41 +459,57 @@ def _post_train_launcher(name: str):
     return normfuse.jit(getattr(postnorm_gemm, name), passes=DEFAULT_POSTNORM_PASSES)
 
 
-@torch.library.custom_op("normfuse::postnorm_linear_fwd", mutates_args=())
-def _post_fwd(x: Tensor, weight: Tensor, norm_weight: Tensor, norm_bias: Optional[Tensor],
-              bias: Optional[Tensor], residual: Optional[Tensor], eps: float, offset: float,
-              is_ln: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def _post_fwd_impl(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
+    op = "linear_layernorm" if is_ln else "linear_rmsnorm"
+    if not route(op, x):
+        return fallback.postnorm_forward_save(x, weight, norm_weight, norm_bias, bias, residual,
+                                              eps, offset, is_ln)
     with torch.no_grad():
         return _post_forward_save(x, weight, norm_weight, norm_bias, bias, residual, eps, is_ln,
                                   offset)
 
 
-@_post_fwd.register_fake
-def _(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
+def _post_fwd_fake(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
     M, N = x.shape[0], weight.shape[0]
     return (x.new_empty(M, N), x.new_empty(M, N), x.new_empty(M, dtype=torch.float32),
             x.new_empty(M if is_ln else 0, dtype=torch.float32))
 
 
-@torch.library.custom_op("normfuse::postnorm_linear_bwd", mutates_args=())
-def _post_bwd(dz: Tensor, x: Tensor, weight: Tensor, norm_weight: Tensor,
-              norm_bias: Optional[Tensor], h: Tensor, rstd: Tensor, mean: Tensor, offset: float,
-              is_ln: bool, has_bias: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
-    norm_weight = _offset_weight(norm_weight, offset, cache=False)
-    with torch.no_grad():
-        dh, dg, dbeta = norm_backward(dz, None, h, rstd, mean, norm_weight, norm_bias, None,
-                                      is_ln=is_ln)
-        dx = torch.mm(dh, weight)
-        dw = torch.mm(dh.t(), x)
-        db = dh.sum(0, dtype=torch.float32).to(x.dtype) if has_bias else x.new_empty(0)
-    return (dx, dw, dg.to(x.dtype), dbeta.to(x.dtype) if is_ln else x.new_empty(0), db, dh)
+def _post_bwd_impl(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, offset, is_ln,
+                   has_bias):
+    op = "linear_layernorm" if is_ln else "linear_rmsnorm"
+    dt = x.dtype
+    if not route(op, x):
+        dx, dw, dg, dbeta, db, dh = fallback.postnorm_backward(
+            dz, x, weight, norm_weight, norm_bias, h, eps, offset, is_ln)
+    else:
+        g = _offset_weight(norm_weight, offset, cache=False)
+        with torch.no_grad():
+            dh, dg, dbeta = norm_backward(dz, None, h, rstd, mean, g, norm_bias, None,
+                                          is_ln=is_ln)
+            dx = torch.mm(dh, weight)
+            dw = torch.mm(dh.t(), x)
+            db = dh.sum(0, dtype=torch.float32)
+    return (dx, dw.to(weight.dtype), dg.to(dt), dbeta.to(dt) if is_ln else _empty(x),
+            db.to(dt) if has_bias else _empty(x), dh)
 
 
-@_post_bwd.register_fake
-def _(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, offset, is_ln, has_bias):
+def _post_bwd_fake(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, offset, is_ln,
+                   has_bias):
     N = weight.shape[0]
     return (torch.empty_like(x), torch.empty_like(weight), x.new_empty(N),
             x.new_empty(N if is_ln else 0), x.new_empty(N if has_bias else 0), torch.empty_like(h))
+
+
+_define("postnorm_linear_fwd(Tensor x, Tensor weight, Tensor norm_weight, Tensor? norm_bias, "
+        "Tensor? bias, Tensor? residual, float eps, float offset, bool is_ln) -> "
+        "(Tensor, Tensor, Tensor, Tensor)", _post_fwd_impl, _post_fwd_fake)
+_define("postnorm_linear_bwd(Tensor dz, Tensor x, Tensor weight, Tensor norm_weight, "
+        "Tensor? norm_bias, Tensor h, Tensor rstd, Tensor mean, float eps, float offset, "
+        "bool is_ln, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
+        _post_bwd_impl, _post_bwd_fake)
+_post_fwd = torch.ops.normfuse.postnorm_linear_fwd.default
+_post_bwd = torch.ops.normfuse.postnorm_linear_bwd.default
 
 
 def _post_setup(ctx, inputs, output):
@@ -404,18 +517,19 @@ def _post_setup(ctx, inputs, output):
     _, h, rstd, mean = output
     ctx.save_for_backward(x, weight, g, beta, h, rstd, mean)
     ctx.is_ln, ctx.has_bias, ctx.has_res = is_ln, bias is not None, residual is not None
-    ctx.offset = offset
+    ctx.eps, ctx.offset = eps, offset
 
 
 def _post_backward(ctx, dz, _dh, _drstd, _dmean):
     x, w, g, beta, h, rstd, mean = ctx.saved_tensors
     dx, dw, dg, dbeta, db, dres = _post_bwd(dz.contiguous(), x, w, g, beta, h, rstd, mean,
-                                            ctx.offset, ctx.is_ln, ctx.has_bias)
+                                            ctx.eps, ctx.offset, ctx.is_ln, ctx.has_bias)
     return (dx, dw, dg, dbeta if ctx.is_ln else None, db if ctx.has_bias else None,
             dres if ctx.has_res else None, None, None, None)
 
 
-_post_fwd.register_autograd(_post_backward, setup_context=_post_setup)
+torch.library.register_autograd("normfuse::postnorm_linear_fwd", _post_backward,
+                                setup_context=_post_setup, lib=_LIB)
 
 
 def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, eps, bias, residual,
@@ -440,10 +554,9 @@ def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, ep
 # The block: out = norm2(silu(norm1(x W1^T + b1)) W2^T + b2 + x), backward regrouped
 # ---------------------------------------------------------------------------------------------
 
-@torch.library.custom_op("normfuse::postnorm_mlp_fwd", mutates_args=())
-def _mlp_fwd(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor], b1: Optional[Tensor],
-             w2: Tensor, g2: Tensor, beta2: Optional[Tensor], b2: Optional[Tensor], eps: float,
-             is_ln: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+def _mlp_fwd_impl(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
+    if not route("postnorm_mlp", x):
+        return fallback.postnorm_mlp_save(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln)
     with torch.no_grad():
         z1, h1, rstd1, mean1 = _post_forward_save(x, w1, g1, beta1, b1, None, eps, is_ln)
         a = torch.nn.functional.silu(z1)
@@ -451,8 +564,7 @@ def _mlp_fwd(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor], b1: Opt
     return out, h1, rstd1, mean1, a, h2, rstd2, mean2
 
 
-@_mlp_fwd.register_fake
-def _(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
+def _mlp_fwd_fake(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
     M, H, D = x.shape[0], w1.shape[0], w2.shape[0]
     f = torch.float32
     return (x.new_empty(M, D), x.new_empty(M, H), x.new_empty(M, dtype=f),
@@ -460,64 +572,75 @@ def _(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
             x.new_empty(M, dtype=f), x.new_empty(M if is_ln else 0, dtype=f))
 
 
-@torch.library.custom_op("normfuse::postnorm_mlp_bwd", mutates_args=())
-def _mlp_bwd(dout: Tensor, x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor],
-             w2: Tensor, g2: Tensor, beta2: Optional[Tensor], h1: Tensor, rstd1: Tensor,
-             mean1: Tensor, a: Tensor, h2: Tensor, rstd2: Tensor, mean2: Tensor, is_ln: bool,
-             has_b1: bool, has_b2: bool) -> list[Tensor]:
+def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2, rstd2, mean2,
+                  eps, is_ln, has_b1, has_b2):
     dt = x.dtype
+    if not route("postnorm_mlp", x):
+        dx, dw1, dg1, dbeta1, db1, dw2, dg2, dbeta2, db2 = fallback.postnorm_mlp_backward(
+            dout, x, w1, g1, beta1, w2, g2, beta2, h1, a, h2, eps, is_ln)
+    else:
+        with torch.no_grad():
+            # norm2's backward: no GEMM before it inside the block (op-level form)
+            dh2, dg2, dbeta2 = norm_backward(dout, None, h2, rstd2, mean2, g2, beta2, None,
+                                             is_ln=is_ln)
+            dw2 = torch.mm(dh2.t(), a)
+            # the regrouping: norm1's backward (and SiLU') in the epilogue of linear 2's dX GEMM
+            dh1, dg1, dbeta1 = norm_backward(dh2, w2, h1, rstd1, mean1, g1, beta1, None,
+                                             is_ln=is_ln, act=1)
+            dw1 = torch.mm(dh1.t(), x)
+            dx = torch.addmm(dh2, dh1, w1)  # the residual's gradient is dh2
+            db1 = dh1.sum(0, dtype=torch.float32)
+            db2 = dh2.sum(0, dtype=torch.float32)
+    return [dx, dw1.to(dt), dg1.to(dt), dbeta1.to(dt) if is_ln else _empty(x),
+            db1.to(dt) if has_b1 else _empty(x), dw2.to(dt), dg2.to(dt),
+            dbeta2.to(dt) if is_ln else _empty(x), db2.to(dt) if has_b2 else _empty(x)]
 
-    def e():  # an absent gradient: a fresh empty tensor (outputs may not alias each other)
-        return x.new_empty(0)
-    with torch.no_grad():
-        # norm2's backward: no GEMM before it inside the block (op-level form)
-        dh2, dg2, dbeta2 = norm_backward(dout, None, h2, rstd2, mean2, g2, beta2, None, is_ln=is_ln)
-        dw2 = torch.mm(dh2.t(), a)
-        # the regrouping: norm1's backward (and SiLU') in the epilogue of linear 2's dX GEMM
-        dh1, dg1, dbeta1 = norm_backward(dh2, w2, h1, rstd1, mean1, g1, beta1, None, is_ln=is_ln,
-                                         act=1)
-        dw1 = torch.mm(dh1.t(), x)
-        dx = torch.addmm(dh2, dh1, w1)  # the residual's gradient is dh2
-        db1 = dh1.sum(0, dtype=torch.float32).to(dt) if has_b1 else e()
-        db2 = dh2.sum(0, dtype=torch.float32).to(dt) if has_b2 else e()
-    return [dx, dw1, dg1.to(dt), dbeta1.to(dt) if is_ln else e(), db1, dw2, dg2.to(dt),
-            dbeta2.to(dt) if is_ln else e(), db2]
 
-
-@_mlp_bwd.register_fake
-def _(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2, rstd2, mean2, is_ln, has_b1,
-      has_b2):
+def _mlp_bwd_fake(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2, rstd2, mean2,
+                  eps, is_ln, has_b1, has_b2):
     H, D = w1.shape[0], w2.shape[0]
-    e = x.new_empty(0)
     return [torch.empty_like(x), torch.empty_like(w1), x.new_empty(H), x.new_empty(H if is_ln else 0),
-            x.new_empty(H) if has_b1 else x.new_empty(0), torch.empty_like(w2), x.new_empty(D),
-            x.new_empty(D) if is_ln else x.new_empty(0), x.new_empty(D) if has_b2 else x.new_empty(0)]
+            x.new_empty(H if has_b1 else 0), torch.empty_like(w2), x.new_empty(D),
+            x.new_empty(D if is_ln else 0), x.new_empty(D if has_b2 else 0)]
+
+
+_define("postnorm_mlp_fwd(Tensor x, Tensor w1, Tensor g1, Tensor? beta1, Tensor? b1, Tensor w2, "
+        "Tensor g2, Tensor? beta2, Tensor? b2, float eps, bool is_ln) -> "
+        "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
+        _mlp_fwd_impl, _mlp_fwd_fake)
+_define("postnorm_mlp_bwd(Tensor dout, Tensor x, Tensor w1, Tensor g1, Tensor? beta1, Tensor w2, "
+        "Tensor g2, Tensor? beta2, Tensor h1, Tensor rstd1, Tensor mean1, Tensor a, Tensor h2, "
+        "Tensor rstd2, Tensor mean2, float eps, bool is_ln, bool has_b1, bool has_b2) -> Tensor[]",
+        _mlp_bwd_impl, _mlp_bwd_fake)
+_mlp_fwd = torch.ops.normfuse.postnorm_mlp_fwd.default
+_mlp_bwd = torch.ops.normfuse.postnorm_mlp_bwd.default
 
 
 def _mlp_setup(ctx, inputs, output):
     x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln = inputs
     _, h1, rstd1, mean1, a, h2, rstd2, mean2 = output
     ctx.save_for_backward(x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2, rstd2, mean2)
-    ctx.is_ln, ctx.has_b1, ctx.has_b2 = is_ln, b1 is not None, b2 is not None
+    ctx.is_ln, ctx.has_b1, ctx.has_b2, ctx.eps = is_ln, b1 is not None, b2 is not None, eps
 
 
 def _mlp_backward(ctx, dout, *_unused):
     saved = ctx.saved_tensors
     dx, dw1, dg1, dbeta1, db1, dw2, dg2, dbeta2, db2 = _mlp_bwd(
-        dout.contiguous(), *saved, ctx.is_ln, ctx.has_b1, ctx.has_b2)
+        dout.contiguous(), *saved, ctx.eps, ctx.is_ln, ctx.has_b1, ctx.has_b2)
     ln = ctx.is_ln
     return (dx, dw1, dg1, dbeta1 if ln else None, db1 if ctx.has_b1 else None, dw2, dg2,
             dbeta2 if ln else None, db2 if ctx.has_b2 else None, None, None)
 
 
-_mlp_fwd.register_autograd(_mlp_backward, setup_context=_mlp_setup)
+torch.library.register_autograd("normfuse::postnorm_mlp_fwd", _mlp_backward,
+                                setup_context=_mlp_setup, lib=_LIB)
 
 
 def postnorm_mlp_train(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor],
                        b1: Optional[Tensor], w2: Tensor, g2: Tensor, beta2: Optional[Tensor],
                        b2: Optional[Tensor], eps: float, layernorm: bool) -> Tensor:
-    """The fused path of normfuse.ops.postnorm_mlp (inputs already validated): two fused
-    post-norm kernels (+ SiLU in torch) forward, the regrouped backward."""
+    """normfuse.ops.postnorm_mlp after its checks: two fused post-norm kernels (+ SiLU in torch)
+    forward, the regrouped backward (the reference path where the kernels do not run)."""
     lead = tuple(x.shape[:-1])
     x2 = x.reshape(-1, x.shape[-1])
     if x2.stride(-1) != 1:

@@ -1,0 +1,276 @@
+"""GPU measurements of the op layer (issue 19): host time, stream vs CUDA-graph replay, and the
+pre-norm backward plans.
+
+    PYTHONPATH=python python3 bench/gpu_ops.py --out $OUT [--part all|host|plans]
+                                               [--kinds rms[,ln]] [--calls 200]
+
+host (T = 8192, K = N = 2048, bf16, no_grad): for rmsnorm_linear, RMSNormLinear (eval),
+layernorm_linear, linear_rmsnorm, and as baselines cuBLAS (F.linear) and eager F.rms_norm +
+F.linear:
+  - host_us: the host's time to issue one call (perf_counter over --calls calls, no sync inside);
+  - stream_ms: per call, --calls calls back to back on the stream (CUDA events): the time a model
+    sees, host and GPU together;
+  - graph_ms: per call, the same calls captured in one CUDA graph and replayed (no host work);
+  - stream_over_graph: stream_ms / graph_ms (goal: <= 1.1; 1.0 means the host keeps up).
+plans (T = 8192; (K, N) in (2048, 3072), (2048, 11264), (5632, 2048): Llama-style q/k/v, gate/up,
+down shapes), forward + backward (gradients of x, the norm weight and W) of:
+  - ours_fused / ours_cublas: rmsnorm_linear (layernorm_linear with --kinds ln) under each
+    pre-norm backward plan (normfuse.ops.training.PRENORM_BWD_PLAN: "fused" runs dY W in the
+    norm-backward kernel, "cublas" runs it on cuBLAS then the norm backward without the GEMM);
+  - compiled: torch.compile (inductor, static shapes) of F.rms_norm + F.linear; eager: the same
+    uncompiled; each plan's gradients against the compiled ones (max relative Frobenius error).
+Records go to ops.json (a list of dicts, every piece guarded: an error is recorded and the rest
+goes on) and ops.md. About 2-3 minutes on the H200 (torch.compile's compilations are most of it).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+
+PLAN_SHAPES = [(2048, 3072), (2048, 11264), (5632, 2048)]
+
+
+def _env() -> dict:
+    import torch
+    import triton
+    env = {"torch": torch.__version__, "triton": triton.__version__,
+           "date": time.strftime("%Y-%m-%d")}
+    if torch.cuda.is_available():
+        env["gpu"] = torch.cuda.get_device_name()
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+# Host time, stream vs graph replay
+# ---------------------------------------------------------------------------------------------
+
+def _stream_ms(fn, calls: int) -> tuple[float, float]:
+    """(host us per call, stream ms per call) of `calls` back-to-back calls."""
+    import torch
+    torch.cuda.synchronize()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    host = (time.perf_counter() - t0) / calls * 1e6
+    e1.record()
+    torch.cuda.synchronize()
+    return host, e0.elapsed_time(e1) / calls
+
+
+def _graph_ms(fn, calls: int, replays: int = 5) -> float:
+    """ms per call of `calls` calls captured in one CUDA graph, replayed."""
+    import torch
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(calls):
+            fn()
+    g.replay()
+    torch.cuda.synchronize()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    for _ in range(replays):
+        g.replay()
+    e1.record()
+    torch.cuda.synchronize()
+    del g
+    return e0.elapsed_time(e1) / (replays * calls)
+
+
+def host_part(calls: int, M: int = 8192, K: int = 2048, N: int = 2048) -> list[dict]:
+    import torch
+    import torch.nn.functional as F
+
+    import normfuse.ops as ops
+    from normfuse.nn import RMSNormLinear
+    torch.manual_seed(0)
+    bf, dev = torch.bfloat16, "cuda"
+    x = torch.randn(M, K, device=dev, dtype=bf)
+    g = (1 + 0.1 * torch.randn(K, device=dev)).to(bf)
+    b = (0.1 * torch.randn(K, device=dev)).to(bf)
+    w = (torch.randn(N, K, device=dev) * K ** -0.5).to(bf)
+    gn = (1 + 0.1 * torch.randn(N, device=dev)).to(bf)
+    m = RMSNormLinear(K, N, device=dev, dtype=bf).eval()
+    cases = {"rmsnorm_linear": lambda: ops.rmsnorm_linear(x, g, w),
+             "RMSNormLinear eval": lambda: m(x),
+             "layernorm_linear": lambda: ops.layernorm_linear(x, g, b, w),
+             "linear_rmsnorm": lambda: ops.linear_rmsnorm(x, w, gn),
+             "cublas F.linear": lambda: F.linear(x, w),
+             "eager rms_norm + linear": lambda: F.linear(F.rms_norm(x, (K,), g, 1e-6), w)}
+    recs = []
+    with torch.no_grad():
+        for name, fn in cases.items():
+            rec = dict(part="host", case=name, M=M, K=K, N=N, calls=calls)
+            try:
+                for _ in range(5):
+                    fn()
+                _stream_ms(fn, calls)  # warm the stream loop once
+                rec["host_us"], rec["stream_ms"] = _stream_ms(fn, calls)
+                rec["graph_ms"] = _graph_ms(fn, min(calls, 50))
+                rec["stream_over_graph"] = rec["stream_ms"] / rec["graph_ms"]
+            except Exception as e:  # noqa: BLE001 - recorded, the rest goes on
+                rec["error"] = f"{type(e).__name__}: {e}"
+                rec["trace"] = traceback.format_exc(limit=6)
+            print(f"[gpu_ops] host {name}: " + ", ".join(
+                f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()
+                if k in ("host_us", "stream_ms", "graph_ms", "stream_over_graph", "error")),
+                flush=True)
+            recs.append(rec)
+    return recs
+
+
+# ---------------------------------------------------------------------------------------------
+# The pre-norm backward plans
+# ---------------------------------------------------------------------------------------------
+
+def _do_bench(fn) -> float:
+    import triton.testing
+    return float(triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median"))
+
+
+def plans_part(kinds, M: int = 8192, shapes=PLAN_SHAPES, *, device: str = "cuda", timer=None,
+               compile_backend: str = "inductor", dtype=None) -> list[dict]:
+    """`device`, `timer` (fn -> ms), `compile_backend` and `dtype` let the CPU test run this code
+    path (the reference path, aot_eager, a fake timer)."""
+    import torch
+    import torch.nn.functional as F
+
+    import normfuse.ops as ops
+    from normfuse.ops import training
+    from normfuse.reference import rel_err
+    bench = timer or _do_bench
+    dt = dtype or torch.bfloat16
+    recs = []
+    for kind in kinds:
+        op = "rmsnorm_linear" if kind == "rms" else "layernorm_linear"
+        eps = 1e-6 if kind == "rms" else 1e-5
+        for K, N in shapes:
+            rec = dict(part="plans", op=op, M=M, K=K, N=N)
+            try:
+                gen = torch.Generator(device=device).manual_seed(K * 7 + N)
+                r = lambda *s, sc=1.0, sh=0.0: (torch.randn(*s, generator=gen, device=device)  # noqa: E731
+                                                * sc + sh).to(dt)
+                ins = [r(M, K), r(K, sc=0.1, sh=1.0), r(K, sc=0.1) if kind == "ln" else None,
+                       r(N, K, sc=K ** -0.5)]
+                ins = [t.requires_grad_(True) if t is not None else None for t in ins]
+                dy = r(M, N)
+
+                def ours(x, g, b, w):
+                    return (ops.layernorm_linear(x, g, b, w, eps) if kind == "ln" else
+                            ops.rmsnorm_linear(x, g, w, eps))
+
+                def eager(x, g, b, w):
+                    n = (F.layer_norm(x, (K,), g, b, eps) if kind == "ln" else
+                         F.rms_norm(x, (K,), g, eps))
+                    return F.linear(n, w)
+                compiled = torch.compile(eager, backend=compile_backend, dynamic=False)
+
+                def step(fn):
+                    def run():
+                        for t in ins:
+                            if t is not None:
+                                t.grad = None
+                        fn(*ins).backward(dy)
+                    return run
+
+                def grads(fn):
+                    step(fn)()
+                    return [t.grad.clone() for t in ins if t is not None]
+                ref = grads(compiled)
+                for plan in training.PRENORM_BWD_PLANS:
+                    old = training.PRENORM_BWD_PLAN[op]
+                    training.PRENORM_BWD_PLAN[op] = plan
+                    try:
+                        got = grads(ours)
+                        rec[f"grad_rel_err_{plan}_vs_compiled"] = max(
+                            rel_err(a, b) for a, b in zip(got, ref))
+                        rec[f"ours_{plan}_ms"] = bench(step(ours))
+                    finally:
+                        training.PRENORM_BWD_PLAN[op] = old
+                rec["compiled_ms"] = bench(step(compiled))
+                rec["eager_ms"] = bench(step(eager))
+                for plan in training.PRENORM_BWD_PLANS:
+                    rec[f"ours_{plan}_over_compiled"] = rec[f"ours_{plan}_ms"] / rec["compiled_ms"]
+            except Exception as e:  # noqa: BLE001
+                rec["error"] = f"{type(e).__name__}: {e}"
+                rec["trace"] = traceback.format_exc(limit=6)
+            print(f"[gpu_ops] plans {op} {M}x{K}x{N}: " + ", ".join(
+                f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()
+                if k.endswith(("_ms", "_compiled", "error"))), flush=True)
+            recs.append(rec)
+    return recs
+
+
+def markdown(recs: list[dict], env: dict) -> str:
+    lines = [f"# normfuse op layer on {env.get('gpu', '?')} ({env['date']}, torch {env['torch']}, "
+             f"triton {env['triton']})", ""]
+    host = [r for r in recs if r["part"] == "host"]
+    if host:
+        lines += ["## Host time, stream vs CUDA-graph replay (T=8192, K=N=2048, bf16)", "",
+                  "| case | host us/call | stream ms | graph ms | stream/graph |",
+                  "|---|---|---|---|---|"]
+        for r in host:
+            if "error" in r:
+                lines.append(f"| {r['case']} | error: {r['error'][:80]} | | | |")
+                continue
+            lines.append(f"| {r['case']} | {r['host_us']:.1f} | {r['stream_ms']:.4f} | "
+                         f"{r['graph_ms']:.4f} | {r['stream_over_graph']:.3f} |")
+        lines.append("")
+    plans = [r for r in recs if r["part"] == "plans"]
+    if plans:
+        lines += ["## Pre-norm forward + backward by backward plan (ms, T=8192)", "",
+                  "| op | K | N | fused | cublas | torch.compile | eager | fused/compiled | "
+                  "cublas/compiled | grad err fused / cublas |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in plans:
+            if "error" in r:
+                lines.append(f"| {r['op']} | {r['K']} | {r['N']} | error: {r['error'][:80]} "
+                             "| | | | | | |")
+                continue
+            lines.append(
+                f"| {r['op']} | {r['K']} | {r['N']} | {r['ours_fused_ms']:.3f} | "
+                f"{r['ours_cublas_ms']:.3f} | {r['compiled_ms']:.3f} | {r['eager_ms']:.3f} | "
+                f"{r['ours_fused_over_compiled']:.2f} | {r['ours_cublas_over_compiled']:.2f} | "
+                f"{r['grad_rel_err_fused_vs_compiled']:.1e} / "
+                f"{r['grad_rel_err_cublas_vs_compiled']:.1e} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.environ.get("OUT") or ".")
+    ap.add_argument("--part", choices=["all", "host", "plans"], default="all")
+    ap.add_argument("--kinds", default="rms", help="rms, ln or rms,ln (the plans part)")
+    ap.add_argument("--calls", type=int, default=200)
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    env = _env()
+    recs = []
+    if args.part in ("all", "host"):
+        recs += host_part(args.calls)
+    if args.part in ("all", "plans"):
+        recs += plans_part([k for k in args.kinds.split(",") if k])
+    for r in recs:
+        r.update(env)
+    with open(os.path.join(args.out, "ops.json"), "w") as f:
+        json.dump(recs, f, indent=1)
+    with open(os.path.join(args.out, "ops.md"), "w") as f:
+        f.write(markdown(recs, env))
+    print(markdown(recs, env))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

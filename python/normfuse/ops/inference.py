@@ -1,0 +1,233 @@
+"""The inference ops as torch.library ops (torch.compile sees opaque ops with fake
+implementations; the caches live inside the implementations, which dynamo does not trace):
+
+    normfuse::prenorm_linear(Tensor x, Tensor? norm_weight, Tensor? norm_bias, Tensor[] weight,
+                             Tensor?[] bias, float eps, float offset, bool is_ln, bool fold)
+        y = norm(x) (offset + g) [+ beta] @ [W_0; W_1; ...]^T + [b_0; b_1; ...]   [..., sum N_i]
+    normfuse::postnorm_linear(Tensor x, Tensor weight, Tensor norm_weight, Tensor? norm_bias,
+                              Tensor? bias, Tensor? residual, float eps, float offset, bool is_ln)
+        z = norm(x W^T + bias + residual) (offset + g) [+ beta]                     [..., N]
+
+No autograd formula is registered for them (an autograd kernel in Python costs ~17 us per call
+even under no_grad): the public functions (normfuse.ops.functional) take the training ops of
+normfuse.ops.training under autograd; called directly with tensors that require grad, their
+backward raises torch's "not implemented" error.
+
+One implementation for CPU and CUDA tensors:
+- where the fused kernels do not run (`fused_unavailable`: CPU, a GPU other than sm_90, or a
+  dtype other than bf16/fp16) the reference path (normfuse.ops.fallback), validated every call,
+  with the one FallbackWarning;
+- else the fused launch. The effective weights (siblings joined, the norm scale folded, unit
+  stride along K, offset applied) are resolved once per set of weight tensors and their
+  versions: a memo keyed by the tensors' identity, checked by version counter and address (an
+  optimizer step, load_state_dict, `param.data = ...` and `model.to(...)` are all seen), over
+  the derived-weight cache keyed by storage (normfuse.ops.common.WEIGHTS). Validation runs when
+  the memo or the launch plan misses; a call that hits both only checks x against the resolved
+  weights (in_features, dtype, device) and launches the plan with the new pointers.
+
+Inference under CUDA-graph capture (warm up with one eager call first: compilation and plans are
+made outside the capture): the derived weights are taken from the caches as they are at capture
+and kept alive for the graph (normfuse.ops.clear_caches() releases them, after the graphs are
+destroyed); a replay reads them, not the parameters. After changing weights in place, a replay
+still reads the derived weights of capture time: re-capture after an eager call (which
+refreshes the caches), or capture with fold=False and unit-stride, non-sibling weights (then the
+kernels read the parameters themselves). Nothing is stored in the caches during capture (a
+derived weight first computed inside a capture is recomputed by every replay). The training
+ops cache nothing derived from weights: a captured training step reads the weights as they are
+at each replay.
+"""
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from . import fallback
+from .common import (FUSED_DTYPES, WEIGHTS, capturing, check_postnorm, check_prenorm,
+                     fused_unavailable, pin_for_capture, warn_fallback)
+from .postnorm_linear import launch_postnorm
+from .prenorm_linear import (_joined, _offset_weight, _unit_k, folded_weight, launch_prenorm)
+
+__all__ = ["route", "prenorm_linear", "postnorm_linear"]
+
+_LIB = torch.library.Library("normfuse", "FRAGMENT")
+_LIB.define("prenorm_linear(Tensor x, Tensor? norm_weight, Tensor? norm_bias, Tensor[] weight, "
+            "Tensor?[] bias, float eps, float offset, bool is_ln, bool fold) -> Tensor")
+_LIB.define("postnorm_linear(Tensor x, Tensor weight, Tensor norm_weight, Tensor? norm_bias, "
+            "Tensor? bias, Tensor? residual, float eps, float offset, bool is_ln) -> Tensor")
+
+
+def route(op: str, x: Tensor) -> bool:
+    """True: the fused kernels run for x; False: the reference path (warned once)."""
+    why = fused_unavailable(x.device)
+    if why is None and x.dtype not in FUSED_DTYPES:
+        why = f"x is {x.dtype}; the fused kernels take bfloat16 or float16"
+    if why is None:
+        return True
+    warn_fallback(op, why)
+    return False
+
+
+class _Memo(dict):
+    """Resolved weights by the identity of the tensors they came from. An entry holds weak
+    references to the tensors and their versions and addresses at resolution; it goes when one
+    of the tensors is collected (its derived weights with it)."""
+
+    SIZE = 4096
+
+    def lookup(self, key, srcs):
+        hit = self.get(key)
+        if hit is None:
+            return None
+        refs, stamp, value = hit
+        for r, t, (v, p) in zip(refs, srcs, stamp):
+            if r() is not t or t._version != v or t.data_ptr() != p:
+                return None
+        return value  # (entries are only made for tensors with a version counter)
+
+    def store(self, key, srcs, value) -> None:
+        try:
+            stamp = tuple((t._version, t.data_ptr()) for t in srcs)
+        except RuntimeError:  # inference tensors: no version counter, never trusted
+            return
+        if capturing():
+            return
+        if len(self) >= self.SIZE:
+            self.clear()
+        drop = functools.partial(_drop, weakref.ref(self), key)
+        self[key] = (tuple(weakref.ref(t, drop) for t in srcs), stamp, value)
+
+
+def _drop(memo_ref, key, _dead) -> None:
+    memo = memo_ref()
+    if memo is not None:
+        memo.pop(key, None)
+
+
+_PRE_MEMO = _Memo()
+_POST_MEMO = _Memo()
+
+
+def _vec(t: Optional[Tensor]) -> Optional[Tensor]:
+    if t is None or t.is_contiguous():
+        return t
+    return WEIGHTS.get("contiguous", (t,), None, t.contiguous)
+
+
+# ---------------------------------------------------------------------------------------------
+# normfuse::prenorm_linear
+# ---------------------------------------------------------------------------------------------
+
+def _resolve_pre(op, x, g, beta, ws, bs, offset, is_ln, fold):
+    """(w [N, K] unit-K, g, beta, bias) for the kernel, from the user's tensors (checked)."""
+    check_prenorm(op, x, tuple(ws), None if all(b is None for b in bs) else tuple(bs),
+                  {"norm_weight": g, "norm_bias": beta} if is_ln else {"norm_weight": g},
+                  fused=True)
+    weight = ws[0] if len(ws) == 1 else ws
+    bias = bs[0] if len(bs) == 1 else (None if all(b is None for b in bs) else bs)
+    w, bias = _joined(weight, bias)
+    if fold and (g is not None or beta is not None):
+        if beta is not None:  # beta @ W^T (fp32), plus the Linear bias: one fp32 vector
+            extra = WEIGHTS.get("w-beta", (w, beta), None, lambda: w.float() @ beta.float())
+            if bias is not None:
+                extra = WEIGHTS.get("w-beta+b", (w, beta, bias), None,
+                                    lambda: extra + bias.float())
+            bias = extra
+        if g is not None:
+            w = folded_weight(w, g, offset)
+        g = beta = None
+    elif g is not None:
+        g = _offset_weight(g, offset)
+    return _unit_k(w), _vec(g), _vec(beta), _vec(bias), x.shape[-1], x.dtype, x.device
+
+
+def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold):
+    op = "layernorm_linear" if is_ln else "rmsnorm_linear"
+    if not route(op, x):
+        check_prenorm(op, x, tuple(weight), None if all(b is None for b in bias) else tuple(bias),
+                      {"norm_weight": norm_weight, "norm_bias": norm_bias}, fused=False)
+        return fallback.prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset,
+                                       is_ln)
+    key = (id(norm_weight), id(norm_bias), *map(id, weight), *map(id, bias), offset, is_ln,
+           fold)
+    srcs = [t for t in (norm_weight, norm_bias, *weight, *bias) if t is not None]
+    r = _PRE_MEMO.lookup(key, srcs)
+    if r is None or x.shape[-1] != r[4] or x.dtype != r[5] or x.device != r[6]:
+        r = _resolve_pre(op, x, norm_weight, norm_bias, weight, bias, offset, is_ln, fold)
+        _PRE_MEMO.store(key, srcs, r)
+    w, g, beta, b = r[:4]
+    pin_for_capture(w, g, beta, b)
+    return launch_prenorm(op, "ln" if is_ln else "rms", x, w, g, beta, b, eps)
+
+
+def _one_device(op: str, named: dict) -> None:
+    """The fake implementations' check (a mix of devices would otherwise pass under FakeTensor
+    and meta dispatch); the real ones check everything."""
+    given = {n: t for n, t in named.items() if t is not None}
+    if len({t.device for t in given.values()}) > 1:
+        raise ValueError(f"{op}: all tensors must be on one device, got "
+                         + ", ".join(f"{n} on {t.device}" for n, t in given.items()))
+
+
+def _prenorm_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold):
+    _one_device("layernorm_linear" if is_ln else "rmsnorm_linear",
+                {"x": x, "norm_weight": norm_weight, "norm_bias": norm_bias,
+                 **{f"weight[{i}]" if len(weight) > 1 else "weight": w
+                    for i, w in enumerate(weight)},
+                 **{f"bias[{i}]" if len(bias) > 1 else "bias": b for i, b in enumerate(bias)}})
+    n = sum(w.shape[0] for w in weight)
+    return x.new_empty((*x.shape[:-1], n))
+
+
+_LIB.impl("prenorm_linear", prenorm_linear, "CPU")
+_LIB.impl("prenorm_linear", prenorm_linear, "CUDA")
+torch.library.register_fake("normfuse::prenorm_linear", _prenorm_fake, lib=_LIB)
+
+
+# ---------------------------------------------------------------------------------------------
+# normfuse::postnorm_linear
+# ---------------------------------------------------------------------------------------------
+
+def _resolve_post(op, x, weight, g, beta, bias, residual, offset, is_ln):
+    norm = {"norm_weight": g, "norm_bias": beta} if is_ln else {"norm_weight": g}
+    check_postnorm(op, x, weight, norm, bias, residual, fused=True)
+    return (_unit_k(weight), _vec(_offset_weight(g, offset)), _vec(beta), _vec(bias),
+            x.shape[-1], x.dtype, x.device)
+
+
+def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
+    op = "linear_layernorm" if is_ln else "linear_rmsnorm"
+    norm = {"norm_weight": norm_weight, "norm_bias": norm_bias} if is_ln else \
+        {"norm_weight": norm_weight}
+    if not route(op, x):
+        check_postnorm(op, x, weight, norm, bias, residual, fused=False)
+        return fallback.postnorm_linear(x, weight, norm_weight, norm_bias, eps, bias, residual,
+                                        offset, is_ln)
+    key = (id(weight), id(norm_weight), id(norm_bias), id(bias), offset, is_ln)
+    srcs = [t for t in (weight, norm_weight, norm_bias, bias) if t is not None]
+    r = _POST_MEMO.lookup(key, srcs)
+    if (r is None or x.shape[-1] != r[4] or x.dtype != r[5] or x.device != r[6]
+            or (residual is not None and (residual.shape[:-1] != x.shape[:-1]
+                                          or residual.shape[-1] != r[0].shape[0]
+                                          or residual.dtype != x.dtype
+                                          or residual.device != x.device))):
+        r = _resolve_post(op, x, weight, norm_weight, norm_bias, bias, residual, offset, is_ln)
+        _POST_MEMO.store(key, srcs, r)
+    w, g, beta, b = r[:4]
+    pin_for_capture(w, g, beta, b)
+    return launch_postnorm(op, "ln" if is_ln else "rms", x, w, g, beta, b, residual, eps)
+
+
+def _postnorm_fake(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
+    _one_device("linear_layernorm" if is_ln else "linear_rmsnorm",
+                {"x": x, "weight": weight, "norm_weight": norm_weight, "norm_bias": norm_bias,
+                 "bias": bias, "residual": residual})
+    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+
+_LIB.impl("postnorm_linear", postnorm_linear, "CPU")
+_LIB.impl("postnorm_linear", postnorm_linear, "CUDA")
+torch.library.register_fake("normfuse::postnorm_linear", _postnorm_fake, lib=_LIB)
