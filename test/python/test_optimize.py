@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import io
 import logging
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -368,6 +369,29 @@ def test_include_exclude_and_inputs():
         normfuse.optimize(model)
 
 
+def test_optimize_modules_import_downward():
+    """normfuse.nn's optimize modules, bottom up: recognize, fused, probe, postnorm_rewrite,
+    optimize; each imports only those below it (and normfuse.ops), never normfuse.repro;
+    `import normfuse` does not import them (normfuse.optimize is a lazy attribute)."""
+    import ast
+    order = ["recognize", "fused", "probe", "postnorm_rewrite", "optimize"]
+    root = Path(normfuse.__file__).parent / "nn"
+    for i, name in enumerate(order):
+        for node in ast.walk(ast.parse((root / f"{name}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                for t in ([node.module] if node.module else [a.name for a in node.names]):
+                    t = t.split(".")[0]
+                    assert t not in order or order.index(t) < i, (name, t)
+            if isinstance(node, ast.ImportFrom) and node.level == 2 and node.module:
+                assert node.module.split(".")[0] != "repro", (name, node.module)
+    import subprocess
+    code = ("import sys, normfuse; assert 'normfuse.nn' not in sys.modules; "
+            "assert callable(normfuse.optimize); assert 'normfuse.nn.optimize' in sys.modules")
+    root_dir = Path(normfuse.__file__).parents[1]
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   env=dict(os.environ, PYTHONPATH=str(root_dir)))
+
+
 def test_recognize_refusals():
     """Spellings the kernels do not compute, with the reason in the user's terms."""
     from normfuse.nn.recognize import NotANorm, Unsupported, recognize
@@ -405,13 +429,19 @@ def test_compile_fullgraph_no_recompiles():
     """torch.compile(fullgraph=True) over an optimized model with a packed q/k/v group, a
     post-norm block, a norm after a GEMM in a child module and a final norm read through a row
     view (a graph break raises), eval and
-    train mode (with backward); after one warm-up call per mode, alternating modes with new
-    inputs of the same shape recompile nothing. (The GPU test does this for each family.)"""
+    train mode (with backward): one graph per mode holding the normfuse ops (inference ops in
+    eval, the training ops in train); after one warm-up call per mode, alternating modes with
+    new inputs of the same shape recompile nothing. (The GPU test does this for each family.)"""
     import torch._dynamo as dynamo
     stock = om.randomize(om.Mixed())
     model, rep = _optimize(copy.deepcopy(stock), (torch.randn(2, 5, om.H),))
     assert [m.side for m in rep.matches] == ["pre", "post", "post", "pre"]
-    compiled = torch.compile(model, backend="eager", fullgraph=True)
+    graphs = []
+
+    def record(gm, example):  # the eager backend, keeping each graph dynamo hands over
+        graphs.append(gm)
+        return gm.forward
+    compiled = torch.compile(model, backend=record, fullgraph=True)
 
     def step(train: bool, x: torch.Tensor) -> None:
         model.train(train)
@@ -426,6 +456,11 @@ def test_compile_fullgraph_no_recompiles():
         with torch.no_grad():
             assert _rel(step(False, x), stock.eval()(x)) < 1e-5
         step(True, x)
+        ops = [sorted({str(n.target) for n in g.graph.nodes if "normfuse" in str(n.target)})
+               for g in graphs]
+        assert ops == [["normfuse.postnorm_linear.default", "normfuse.prenorm_linear.default"],
+                       ["normfuse.postnorm_linear_fwd.default",
+                        "normfuse.prenorm_linear_fwd.default"]], ops
         with dynamo.config.patch(error_on_recompile=True):
             for train in (False, True, False):
                 step(train, torch.randn(2, 5, om.H))
