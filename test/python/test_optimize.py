@@ -367,6 +367,13 @@ def test_include_exclude_and_inputs():
     assert [m.norm for m in rep.matches] == ["blocks.1.norm"]
     with pytest.raises(TypeError, match="example_inputs is required"):
         normfuse.optimize(model)
+    x = torch.randn(1, 4, om.H)
+    out, rep = _optimize(copy.deepcopy(model), (x,), check=False)
+    assert len(rep.matches) == 3 and not rep.checked and rep.max_error is None
+    with torch.no_grad():
+        assert _rel(out(x), model(x)) < 1e-5
+    with pytest.raises(RuntimeError, match="forward on the example inputs raised"):
+        normfuse.optimize(model, (torch.randn(1, 4, om.H + 1),))
 
 
 def test_optimize_modules_import_downward():

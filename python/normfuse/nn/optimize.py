@@ -574,6 +574,9 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
         if check and groups:
             grad = any(p.requires_grad for p in model.parameters())
             _check_groups(model, groups, args, kwargs, ref, grad, rep)
+        else:
+            for g in groups:
+                rep.matches.extend(_matches(g))
     finally:
         for p, m in model.named_modules(remove_duplicate=False):
             if p in modes:
