@@ -358,6 +358,25 @@ def test_optimize_twice_is_idempotent():
     assert not rep.matches and {r.module for r in rep.refusals} == {"embeddings.LayerNorm"}
 
 
+def test_check_falls_back_to_per_consumer(monkeypatch):
+    """When only the one-GEMM form fails the check, the group stays fused per consumer and the
+    plan says why."""
+    import normfuse.ops as ops
+    real = ops.rmsnorm_linear
+
+    def wrong_when_packed(x, g, w, *a, **k):
+        return real(x, g, w, *a, **k) * (1.1 if isinstance(w, (list, tuple)) else 1.0)
+    monkeypatch.setattr(ops, "rmsnorm_linear", wrong_when_packed)
+    stock = om.randomize(om.Stack(om.FRMS)).eval()
+    x = torch.randn(2, 4, om.H)
+    model, rep = _optimize(copy.deepcopy(stock), (x,))
+    assert [m.norm for m in rep.matches] == ["blocks.0.norm", "blocks.1.norm", "final"]
+    assert not rep.refusals and not model.blocks[0].norm.packed
+    assert "one GEMM failed the check" in rep.matches[0].plan
+    with torch.no_grad():
+        assert _rel(model(x), stock(x)) < 1e-5
+
+
 def test_include_exclude_and_inputs():
     model = om.randomize(om.Stack(om.FRMS)).eval()
     _, rep = _optimize(copy.deepcopy(model), (torch.randn(1, 4, om.H),), exclude="blocks.*")
