@@ -133,6 +133,34 @@ def test_family_training_gradients(family):
         assert err <= 1e-5 * scale + 1e-4 * p.grad.norm().item(), name
 
 
+@pytest.mark.parametrize("fused", [True, False])
+def test_training_forms(fused, monkeypatch):
+    """Both training forms (fused ops per consumer, or set_fused_training(False): the norm in
+    plain torch and plain GEMMs, no normfuse op) give the stock model's gradients; inference
+    stays fused."""
+    import normfuse.ops as ops
+    from normfuse.nn.optimize import set_fused_training
+    stock = om.randomize(om.Mixed())
+    model, _ = _optimize(copy.deepcopy(stock), (torch.randn(2, 5, om.H),))
+    set_fused_training(model, fused)
+    calls = []
+    for name in ("rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm"):
+        real = getattr(ops, name)
+        monkeypatch.setattr(ops, name, lambda *a, _r=real, **k: (calls.append(1), _r(*a, **k))[1])
+    x = torch.randn(2, 5, om.H)
+    xs = [x.clone().requires_grad_() for _ in range(2)]
+    R = torch.randn(2, 3, 32)
+    for m, xi in zip((stock, model), xs):
+        (m.train()(xi) * R).sum().backward()
+    assert len(calls) == (6 if fused else 0)  # q, k, v; the post-norm; the sandwich; the head
+    assert _rel(xs[1].grad, xs[0].grad) < 1e-5
+    got = dict(model.named_parameters())
+    for n, p in stock.named_parameters():
+        assert _rel(got[n].grad, p.grad) < 1e-5, n
+    with torch.no_grad():
+        assert _rel(model.eval()(x), stock.eval()(x)) < 1e-5
+
+
 def test_to_dtype_repacks():
     """.to(bfloat16) converts the fused modules; the sibling weights are packed again (one
     buffer), and the model still computes the stock model's function in bf16."""

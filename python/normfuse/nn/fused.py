@@ -73,6 +73,26 @@ def _adopt(new: nn.Module, old: nn.Module) -> None:
     new.training = old.training
 
 
+def reference_norm(spec, x: torch.Tensor, g, beta) -> torch.Tensor:
+    """The norm in plain torch (fp32 statistics, result in x's dtype): the unfused training
+    form (`fused_training = False`)."""
+    xf = x.float()
+    if spec.kind == "ln":
+        xf = xf - xf.mean(-1, keepdim=True)
+    y = xf * torch.rsqrt(xf.square().mean(-1, keepdim=True) + spec.eps)
+    if g is not None:
+        y = y * (g.float() + spec.offset)
+    if beta is not None:
+        y = y + beta.float()
+    return y.to(x.dtype)
+
+
+def _wants_grad(x: torch.Tensor, *modules: nn.Module) -> bool:
+    if not torch.is_grad_enabled():
+        return False
+    return x.requires_grad or any(p.requires_grad for m in modules for p in m.parameters())
+
+
 def _op(spec, x, g, beta, weight, bias):
     from .. import ops
     if g is None and spec.kind == "rms":  # a norm without scale: the ops take g = 1
@@ -86,7 +106,11 @@ class FusedNorm(nn.Module):
     """A recognized norm whose output feeds only GEMMs (see the module docstring).
 
     `spec`: the NormSpec (kind, eps, weight/bias parameter names, offset); `source`: the original
-    class name. Parameters and buffers are the original module's."""
+    class name. Parameters and buffers are the original module's. `fused_training = False`
+    (`optimize.set_fused_training`) trains unfused: the norm in plain torch here, plain GEMMs in
+    the consumers (inference stays fused)."""
+
+    fused_training = True
 
     def __init__(self, original: nn.Module, spec, path: str = ""):
         super().__init__()
@@ -130,7 +154,11 @@ class FusedNorm(nn.Module):
         return False
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.packed or self.wants_grad(x):
+        if self.wants_grad(x):
+            if not self.fused_training:  # the unfused form: the norm here, plain GEMMs after it
+                return reference_norm(self.spec, x, *self.norm_params())
+            return x  # each consumer normalizes what it reads
+        if not self.packed:
             return x  # each consumer normalizes what it reads
         g, beta = self.norm_params()
         ws = [c.gemm_weight() for c in self._consumers]
@@ -221,6 +249,8 @@ class FusedLinear(nn.Module):
         if norm.packed and self._reads_packed(x):
             a, b = self.cols
             return x[..., a:b]
+        if not norm.fused_training and norm.wants_grad(x):
+            return torch.nn.functional.linear(x, self.gemm_weight(), self.bias)
         g, beta = norm.norm_params()
         return _op(norm.spec, x, g, beta, self.gemm_weight(), self.bias)
 
@@ -256,6 +286,9 @@ class DeferredLinear(nn.Module):
         return self.weight.t() if self.transposed else self.weight
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        norm = self._norm
+        if not norm.fused_training and _wants_grad(x, self, norm):
+            return torch.nn.functional.linear(x, self.gemm_weight(), self.bias)
         return x
 
     def extra_repr(self) -> str:
@@ -266,7 +299,10 @@ class DeferredLinear(nn.Module):
 
 class NormAfterLinear(nn.Module):
     """The norm after a DeferredLinear: z = norm(x W^T + b) through ops.linear_rmsnorm /
-    linear_layernorm, x the GEMM's input. Keeps the norm's parameters and buffers."""
+    linear_layernorm, x the GEMM's input. Keeps the norm's parameters and buffers.
+    `fused_training = False`: in training the DeferredLinear runs its GEMM and this the norm."""
+
+    fused_training = True
 
     def __init__(self, original: nn.Module, spec, linear: DeferredLinear, path: str = ""):
         super().__init__()
@@ -275,9 +311,14 @@ class NormAfterLinear(nn.Module):
         self.source = type(original).__name__
         self.path = path
         object.__setattr__(self, "_linear", linear)
+        object.__setattr__(linear, "_norm", self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         s, lin = self.spec, self._linear
+        if not self.fused_training and _wants_grad(x, self, lin):  # the GEMM ran already
+            g = getattr(self, s.weight) if s.weight is not None else None
+            beta = getattr(self, s.bias) if s.bias is not None else None
+            return reference_norm(s, x, g, beta)
         return fused_post_norm(x, None, lin, self, None, s.kind, s.eps, s.offset, s.weight, s.bias)
 
     def extra_repr(self) -> str:

@@ -59,7 +59,7 @@ from .postnorm_rewrite import PostNormFailure, build_post_forward
 from .probe import Probe, _flat_tensors
 from .recognize import NormSpec, NotANorm, Unsupported, looks_like_norm, recognize
 
-__all__ = ["optimize", "OptimizeReport", "Match", "Refusal"]
+__all__ = ["optimize", "OptimizeReport", "Match", "Refusal", "set_fused_training"]
 
 log = logging.getLogger("normfuse.optimize")
 
@@ -727,3 +727,18 @@ def _check_groups(model, groups, args, kwargs, ref, grad, rep):
             rep.refusals.append(Refusal(m.norm, m.norm_type, f"{m.spec.title}: reverted by the "
                                         f"check: {why}", "report this model to normfuse"))
     rep.checked, rep.max_error = True, worst
+
+
+def set_fused_training(model: nn.Module, enabled: bool) -> nn.Module:
+    """Train an optimized model through the fused ops (enabled, the default) or unfused:
+    the norms in plain torch and the GEMMs as F.linear when grad mode is on and something
+    requires grad (post-norm forwards: their original code in training mode). Inference stays
+    fused either way. Returns the model."""
+    from .postnorm_rewrite import PostNormForward
+    for m in model.modules():
+        if isinstance(m, (FusedNorm, NormAfterLinear)):
+            m.fused_training = bool(enabled)
+        fwd = m.__dict__.get("forward")
+        if isinstance(fwd, PostNormForward):
+            fwd.fused_training = bool(enabled)
+    return model

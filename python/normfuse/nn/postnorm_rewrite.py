@@ -208,6 +208,8 @@ class PostNormForward:
     `params`: (position, name, default, fixed, value) per forward parameter (self excluded):
     fixed parameters must equal `value` at call time, the others are passed to the graph."""
 
+    fused_training = True  # False: the original forward in training mode
+
     def __init__(self, module: nn.Module, norms: list[tuple[str, object]], params: list[tuple]):
         self.module = module
         self.norms = norms
@@ -243,7 +245,8 @@ class PostNormForward:
         if self.fn_eval is None:  # unpickled: trace again
             self._build()
         vals = self._graph_args(args, kwargs)
-        if vals is None or (m.training and any(d.training and d.p > 0 for d in self.dropouts)):
+        if vals is None or (m.training and (not self.fused_training or any(
+                d.training and d.p > 0 for d in self.dropouts))):
             return type(m).forward(m, *args, **kwargs)
         return (self.fn_train if m.training else self.fn_eval)(m, *vals)
 
