@@ -23,7 +23,7 @@ def _batch(step: int, rank: int) -> torch.Tensor:
 
 def _model() -> torch.nn.Module:
     torch.manual_seed(0)
-    return om.randomize(om.Stack(om.ManualRMS))
+    return om.randomize(om.Mixed())
 
 
 def _proj() -> torch.Tensor:
@@ -32,7 +32,8 @@ def _proj() -> torch.Tensor:
 
 def _train(rank: int, wrap: str) -> dict[str, torch.Tensor]:
     import normfuse
-    model = normfuse.optimize(_model(), (_batch(0, 0),))
+    model, rep = normfuse.optimize(_model(), (_batch(0, 0),), report=True)
+    assert [m.side for m in rep.matches] == ["pre", "post", "post", "pre"], str(rep)
     if wrap == "ddp":
         from torch.nn.parallel import DistributedDataParallel
         model = DistributedDataParallel(model)

@@ -23,6 +23,8 @@ def tiny_family(name: str, seed: int = 0, hidden: int = H) -> nn.Module:
         m = T.Qwen2ForCausalLM(T.Qwen2Config(num_key_value_heads=2, **common))
     elif name == "gemma":
         m = T.GemmaForCausalLM(T.GemmaConfig(num_key_value_heads=2, head_dim=hidden // 4, **common))
+    elif name == "gemma2":
+        m = T.Gemma2ForCausalLM(T.Gemma2Config(num_key_value_heads=2, head_dim=hidden // 4, **common))
     elif name == "gpt2":
         m = T.GPT2LMHeadModel(T.GPT2Config(n_embd=hidden, n_layer=2, n_head=4, vocab_size=VOCAB,
                                            n_positions=64, bos_token_id=0, eos_token_id=0))
@@ -36,6 +38,22 @@ def tiny_family(name: str, seed: int = 0, hidden: int = H) -> nn.Module:
             if p.dim() == 1 and ("norm" in n.lower() or ".ln_" in n):
                 p.add_(torch.randn(p.shape, generator=g) * 0.3)
     return m.eval()
+
+
+def no_dropout(m: nn.Module) -> nn.Module:
+    """Every dropout off (modules, float attributes and config fields named *dropout*), so that
+    training-mode outputs are deterministic."""
+    for mod in m.modules():
+        if isinstance(mod, nn.Dropout):
+            mod.p = 0.0
+        for k, v in list(vars(mod).items()):
+            if "dropout" in k and isinstance(v, float):
+                setattr(mod, k, 0.0)
+    cfg = getattr(m, "config", None)
+    for k in (dir(cfg) if cfg is not None else ()):
+        if "dropout" in k and isinstance(getattr(cfg, k, None), float):
+            setattr(cfg, k, 0.0)
+    return m
 
 
 def logits(out) -> torch.Tensor:
@@ -157,7 +175,8 @@ SPELLINGS = {
     "LayerNorm manual": (ManualLN, "ln", 1e-5, "w", 0.0, "b"),
     "LayerNorm var_mean": (VarMeanLN, "ln", 1e-5, "weight", 0.0, "bias"),
     "no affine": (NoAffineRMS, "rms", 1e-6, None, 0.0, None),
-    "LayerNorm no affine": (lambda: nn.LayerNorm(H, elementwise_affine=False), "ln", 1e-5, None, 0.0, None),
+    "LayerNorm no affine": (lambda: nn.LayerNorm(H, elementwise_affine=False), "ln", 1e-5, None,
+                            0.0, None),
 }
 
 
@@ -296,6 +315,82 @@ class Conv1DPair(nn.Module):
     def forward(self, x):
         h = self.ln(x)
         return torch.cat([torch.relu(self.a(h)), self.b(h)], -1)
+
+
+class MatmulLinear(nn.Linear):
+    """Its own forward, the same function as nn.Linear's (Falcon's FalconLinear)."""
+
+    def forward(self, x):
+        return x @ self.weight.T + self.bias
+
+
+class ScaledLinear(nn.Linear):
+    """Its own forward, not a plain linear."""
+
+    def forward(self, x):
+        return super().forward(x) * 2.0
+
+
+class SubclassConsumers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n1 = nn.RMSNorm(H, eps=1e-6)
+        self.a = MatmulLinear(H, H)
+        self.n2 = nn.RMSNorm(H, eps=1e-6)
+        self.b = ScaledLinear(H, H)
+
+    def forward(self, x):
+        return self.b(self.n2(self.a(self.n1(x))))
+
+
+class PostBlock(nn.Module):
+    """x -> LayerNorm(dense(relu(up(x))) + x), dropout p = 0 (fused in training too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(H, 2 * H)
+        self.out = PostNorm(p=0.0)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.up(x)), x)
+
+
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.o = nn.Linear(2 * H, H)
+
+    def forward(self, h):
+        return self.o(torch.relu(h))
+
+
+class SandwichBlock(nn.Module):
+    """Gemma2's post-attention norm: x + norm(inner(up(x))), the GEMM inside the child."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(H, 2 * H)
+        self.inner = Inner()
+        self.norm = GemmaStyle()
+
+    def forward(self, x):
+        return x + self.norm(self.inner(self.up(x)))
+
+
+class Mixed(nn.Module):
+    """A pre-norm block (q/k/v as one GEMM), a post-norm block, a sandwich-norm block and a
+    head behind a final norm."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([QKVBlock(ManualRMS()), PostBlock(), SandwichBlock()])
+        self.final = GemmaStyle()
+        self.head = nn.Linear(H, 32, bias=False)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.final(x)[:, -3:])
 
 
 class NoNorm(nn.Module):

@@ -25,20 +25,22 @@ Pre-norm (a norm whose output feeds only GEMMs):
   In training, slicing one Y would make autograd sum n full-size gradients into dY; the
   per-consumer form gives each GEMM its own backward.
 
+Post-norm, the GEMM in a child module and its output going straight to the norm (Gemma2's
+o_proj -> post_attention_layernorm): the linear becomes a DeferredLinear (returns its input) and
+the norm a NormAfterLinear (runs ops.linear_rmsnorm / linear_layernorm on that input).
+
 Post-norm (`norm(dropout(linear(h)) [+ bias] + residual)` inside one module's forward): that
-module's forward is replaced (an instance attribute) by a `PostNormForward`, which runs the
-module's FX graph with the pattern replaced by a `FusedPostNorm` call (`ops.linear_layernorm` /
-`ops.linear_rmsnorm`), or the original forward when a dropout of the pattern is active (training
-mode and p > 0) or the call's non-tensor arguments differ from those the graph was traced with.
+module's forward is replaced (postnorm_rewrite.PostNormForward) by its FX graph with the pattern
+replaced by a call of `fused_post_norm` (`ops.linear_layernorm` / `ops.linear_rmsnorm`).
 """
 from __future__ import annotations
-
-from typing import Any
 
 import torch
 from torch import nn
 
-__all__ = ["FusedNorm", "FusedLinear", "FusedPostNorm", "PostNormForward", "fused_post_norm",
+from ..ops.common import adjacent
+
+__all__ = ["FusedNorm", "FusedLinear", "DeferredLinear", "NormAfterLinear", "fused_post_norm",
            "is_conv1d", "gemm_weight"]
 
 _SIMPLE = (int, float, bool, str, type(None))
@@ -64,10 +66,31 @@ def _adopt(new: nn.Module, old: nn.Module) -> None:
     for name, b in old._buffers.items():
         new.register_buffer(name, b, persistent=name not in old._non_persistent_buffers_set)
     for name, v in old.__dict__.items():
-        if not name.startswith("_") and name != "training" and (
-                isinstance(v, _SIMPLE) or (isinstance(v, tuple) and all(isinstance(e, _SIMPLE) for e in v))):
+        simple = isinstance(v, _SIMPLE) or (
+            isinstance(v, tuple) and all(isinstance(e, _SIMPLE) for e in v))
+        if not name.startswith("_") and name != "training" and simple:
             object.__setattr__(new, name, v)
     new.training = old.training
+
+
+def reference_norm(spec, x: torch.Tensor, g, beta) -> torch.Tensor:
+    """The norm in plain torch (fp32 statistics, result in x's dtype): the unfused training
+    form (`fused_training = False`)."""
+    xf = x.float()
+    if spec.kind == "ln":
+        xf = xf - xf.mean(-1, keepdim=True)
+    y = xf * torch.rsqrt(xf.square().mean(-1, keepdim=True) + spec.eps)
+    if g is not None:
+        y = y * (g.float() + spec.offset)
+    if beta is not None:
+        y = y + beta.float()
+    return y.to(x.dtype)
+
+
+def _wants_grad(x: torch.Tensor, *modules: nn.Module) -> bool:
+    if not torch.is_grad_enabled():
+        return False
+    return x.requires_grad or any(p.requires_grad for m in modules for p in m.parameters())
 
 
 def _op(spec, x, g, beta, weight, bias):
@@ -83,7 +106,11 @@ class FusedNorm(nn.Module):
     """A recognized norm whose output feeds only GEMMs (see the module docstring).
 
     `spec`: the NormSpec (kind, eps, weight/bias parameter names, offset); `source`: the original
-    class name. Parameters and buffers are the original module's."""
+    class name. Parameters and buffers are the original module's. `fused_training = False`
+    (`optimize.set_fused_training`) trains unfused: the norm in plain torch here, plain GEMMs in
+    the consumers (inference stays fused)."""
+
+    fused_training = True
 
     def __init__(self, original: nn.Module, spec, path: str = ""):
         super().__init__()
@@ -127,7 +154,11 @@ class FusedNorm(nn.Module):
         return False
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.packed or self.wants_grad(x):
+        if self.wants_grad(x):
+            if not self.fused_training:  # the unfused form: the norm here, plain GEMMs after it
+                return reference_norm(self.spec, x, *self.norm_params())
+            return x  # each consumer normalizes what it reads
+        if not self.packed:
             return x  # each consumer normalizes what it reads
         g, beta = self.norm_params()
         ws = [c.gemm_weight() for c in self._consumers]
@@ -150,9 +181,12 @@ class FusedNorm(nn.Module):
                or w.requires_grad != w0.requires_grad for w in ws):
             return False
         gws = [c.gemm_weight() for c in cs]
-        if _adjacent(gws):
+        if adjacent(gws):
             return True
-        with torch.no_grad():
+        if any(w.is_inference() for w in ws):
+            return False  # parameters made under inference_mode: leave them as they are
+        # (out of inference_mode: a buffer made inside it could never take part in training)
+        with torch.inference_mode(False), torch.no_grad():
             if conv:  # [K, sum N]: each Conv1D weight [K, N_i] a column block
                 buf = torch.cat([w.data for w in ws], dim=1)
                 a = 0
@@ -178,18 +212,6 @@ class FusedNorm(nn.Module):
         names = ", ".join(c.path.rsplit(".", 1)[-1] or c.path for c in self._consumers)
         form = "one GEMM" if self.packed else "per consumer"
         return f"{self.source}: {self.spec.describe()}; feeds [{names}] ({form})"
-
-
-def _adjacent(ws: list[torch.Tensor]) -> bool:
-    """Each [N_i, K] view starts where the previous one ends, with the same strides."""
-    w0 = ws[0]
-    end = w0.storage_offset() + w0.shape[0] * w0.stride(0)
-    for w in ws[1:]:
-        if (w.untyped_storage().data_ptr() != w0.untyped_storage().data_ptr()
-                or w.stride() != w0.stride() or w.storage_offset() != end):
-            return False
-        end += w.shape[0] * w.stride(0)
-    return True
 
 
 class FusedLinear(nn.Module):
@@ -227,6 +249,8 @@ class FusedLinear(nn.Module):
         if norm.packed and self._reads_packed(x):
             a, b = self.cols
             return x[..., a:b]
+        if not norm.fused_training and norm.wants_grad(x):
+            return torch.nn.functional.linear(x, self.gemm_weight(), self.bias)
         g, beta = norm.norm_params()
         return _op(norm.spec, x, g, beta, self.gemm_weight(), self.bias)
 
@@ -245,13 +269,69 @@ class FusedLinear(nn.Module):
 # Post-norm
 # ---------------------------------------------------------------------------------------------
 
+class DeferredLinear(nn.Module):
+    """A GEMM whose output only reaches a norm, called in another module's forward (Gemma2's
+    o_proj inside the attention, its post-attention norm in the layer): it hands on its input
+    and the norm (a NormAfterLinear) runs the GEMM with the norm in its epilogue. Keeps the
+    original `weight` and `bias`."""
+
+    def __init__(self, original: nn.Module, path: str = ""):
+        super().__init__()
+        _adopt(self, original)
+        self.transposed = is_conv1d(original)
+        self.source = type(original).__name__
+        self.path = path
+
+    def gemm_weight(self) -> torch.Tensor:
+        return self.weight.t() if self.transposed else self.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        norm = self._norm
+        if not norm.fused_training and _wants_grad(x, self, norm):
+            return torch.nn.functional.linear(x, self.gemm_weight(), self.bias)
+        return x
+
+    def extra_repr(self) -> str:
+        w = self.gemm_weight()
+        return (f"{self.source}: in={w.shape[1]}, out={w.shape[0]}, bias={self.bias is not None}; "
+                f"runs in the norm after it")
+
+
+class NormAfterLinear(nn.Module):
+    """The norm after a DeferredLinear: z = norm(x W^T + b) through ops.linear_rmsnorm /
+    linear_layernorm, x the GEMM's input. Keeps the norm's parameters and buffers.
+    `fused_training = False`: in training the DeferredLinear runs its GEMM and this the norm."""
+
+    fused_training = True
+
+    def __init__(self, original: nn.Module, spec, linear: DeferredLinear, path: str = ""):
+        super().__init__()
+        _adopt(self, original)
+        self.spec = spec
+        self.source = type(original).__name__
+        self.path = path
+        object.__setattr__(self, "_linear", linear)
+        object.__setattr__(linear, "_norm", self)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s, lin = self.spec, self._linear
+        if not self.fused_training and _wants_grad(x, self, lin):  # the GEMM ran already
+            g = getattr(self, s.weight) if s.weight is not None else None
+            beta = getattr(self, s.bias) if s.bias is not None else None
+            return reference_norm(s, x, g, beta)
+        return fused_post_norm(x, None, lin, self, None, s.kind, s.eps, s.offset, s.weight, s.bias)
+
+    def extra_repr(self) -> str:
+        return f"{self.source}: {self.spec.describe()}; after {self._linear.path}"
+
+
 def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.Module,
                     norm: nn.Module, extra_bias: torch.Tensor | None, kind: str, eps: float,
                     offset: float, weight: str | None, bias: str | None) -> torch.Tensor:
     """norm(x W^T + b + residual) through `ops.linear_rmsnorm` / `ops.linear_layernorm`; the
     modules are the original ones (their parameters read at call time)."""
     from .. import ops
-    W = gemm_weight(linear)
+    W = linear.gemm_weight() if isinstance(linear, DeferredLinear) else gemm_weight(linear)
     b = linear.bias if extra_bias is None else extra_bias
     # the post-norm ops take the affine parameters always: ones / zeros where the norm has none
     g = getattr(norm, weight) if weight is not None else x.new_ones(W.shape[0])
@@ -259,58 +339,3 @@ def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.M
         return ops.linear_rmsnorm(x, W, g, eps, b, residual, offset=offset)
     beta = getattr(norm, bias) if bias is not None else x.new_zeros(W.shape[0])
     return ops.linear_layernorm(x, W, g, beta, eps, b, residual, offset=offset)
-
-
-class FusedPostNorm(nn.Module):
-    """The call that replaces linear -> [bias] -> [dropout] -> + residual -> norm in a rewritten
-    graph (a leaf for torch.fx). Holds plain references to the original linear and norm (their
-    parameters stay registered where they were)."""
-
-    def __init__(self, linear: nn.Module, norm: nn.Module, spec):
-        super().__init__()
-        object.__setattr__(self, "linear", linear)
-        object.__setattr__(self, "norm", norm)
-        self.spec = spec
-
-    def forward(self, x, residual=None, extra_bias=None):
-        s = self.spec
-        return fused_post_norm(x, residual, self.linear, self.norm, extra_bias, s.kind, s.eps,
-                               s.offset, s.weight, s.bias)
-
-    def extra_repr(self) -> str:
-        return self.spec.describe()
-
-
-class PostNormForward:
-    """Installed as `module.forward` (an instance attribute) by optimize: runs the rewritten
-    graph (eval or train mode) or, when a dropout of the pattern is active (training and
-    p > 0) or a non-tensor argument differs from the traced value, the original forward.
-
-    `params`: (position, name, default, fixed, value) per forward parameter (self excluded):
-    fixed parameters must equal `value` at call time, the others are passed to the graph."""
-
-    def __init__(self, module: nn.Module, eval_gm, train_gm, dropouts: list[nn.Module],
-                 params: list[tuple]):
-        self.module = module
-        self.eval_gm = eval_gm
-        self.train_gm = train_gm
-        self.dropouts = dropouts
-        self.params = params
-
-    def _graph_args(self, args: tuple, kwargs: dict[str, Any]):
-        vals = []
-        for pos, name, default, fixed, value in self.params:
-            v = args[pos] if pos < len(args) else kwargs.get(name, default)
-            if fixed:
-                if v is not value and not (type(v) is type(value) and v == value):
-                    return None
-            else:
-                vals.append(v)
-        return vals
-
-    def __call__(self, *args, **kwargs):
-        m = self.module
-        vals = self._graph_args(args, kwargs)
-        if vals is None or (m.training and any(d.training and d.p > 0 for d in self.dropouts)):
-            return type(m).forward(m, *args, **kwargs)
-        return (self.train_gm if m.training else self.eval_gm)(*vals)

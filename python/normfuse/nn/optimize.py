@@ -14,7 +14,8 @@ Steps (analyse, decide, rewrite, check):
      consumers read the output directly;
    - else post-norm when its input is `linear(h)` (+ dropout, + bias, + residual) computed in the
      same forward that calls the norm: that forward is rewritten through torch.fx
-     (`postnorm_rewrite.py`);
+     (`postnorm_rewrite.py`); or when its input is a GEMM's output and nothing else reads that
+     output: DeferredLinear + NormAfterLinear (`fused.py`);
    - else a refusal, with the users or producers that prevent it.
 4. Check (check=True): the example through the rewritten model (no_grad and, when parameters
    require grad, with grad) against the probe's output; a group whose rewrite changes the
@@ -33,9 +34,13 @@ What the rewritten model guarantees, and its limits:
   returns x when called on its own; the report notes it.
 - Training (grad mode on and something requiring grad) runs one fused op per consumer (one
   norm statistics pass each), inference one GEMM over the concatenated sibling weights.
-- Post-norm needs the linear and the norm called in one forward (BERT's BertSelfOutput /
-  BertOutput), FX-traceable with its submodules as black boxes; a norm after a GEMM called in
-  a child module (Gemma2's post-attention norm after o_proj inside the attention) is refused.
+- Post-norm with a residual or dropout in between needs the linear and the norm called in one
+  forward (BERT's BertSelfOutput / BertOutput), FX-traceable with its submodules as black boxes.
+  A norm reading a GEMM's output untouched may have the GEMM in a child module (Gemma2's
+  post-attention norm after o_proj inside the attention): the GEMM hands on its input
+  (DeferredLinear) and the norm runs it (NormAfterLinear); the report notes the submodule whose
+  output changes meaning. DistilBERT's `sa_layer_norm(attention(...) + x)` (GEMM in the child,
+  residual in the parent) is refused.
 - The probe sees one forward: code paths that the example does not take (another branch,
   output_hidden_states=True) are not checked.
 """
@@ -48,12 +53,13 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .fused import FusedLinear, FusedNorm, gemm_weight, is_conv1d
-from .postnorm_rewrite import PostNormFailure, build_post_plan
+from .fused import (DeferredLinear, FusedLinear, FusedNorm, NormAfterLinear, gemm_weight,
+                    is_conv1d)
+from .postnorm_rewrite import PostNormFailure, build_post_forward
 from .probe import Probe, _flat_tensors
 from .recognize import NormSpec, NotANorm, Unsupported, looks_like_norm, recognize
 
-__all__ = ["optimize", "OptimizeReport", "Match", "Refusal"]
+__all__ = ["optimize", "OptimizeReport", "Match", "Refusal", "set_fused_training"]
 
 log = logging.getLogger("normfuse.optimize")
 
@@ -123,10 +129,11 @@ class OptimizeReport:
             if noted:
                 lines += ["", "notes:"] + [f"  {m.norm}: {m.notes}" for m in noted]
         if self.refusals:
-            rows = [("module", "type", "reason", "fix")]
+            lines += ["", "refused:"]
             for r in self.refusals:
-                rows.append((r.module or "(model)", r.module_type, r.reason, r.fix or "-"))
-            lines += ["", "refused:"] + _table(rows)
+                lines.append(f"  {r.module or '(model)'} ({r.module_type}): {r.reason}")
+                if r.fix and r.fix != "-":
+                    lines.append(f"      fix: {r.fix}")
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -199,6 +206,29 @@ class _PreGroup:
 
     def set_packed(self, packed: bool) -> None:
         self.packed = packed
+
+
+class _DeferredGroup:
+    """GEMM (in a child module) -> norm: DeferredLinear + NormAfterLinear."""
+
+    def __init__(self, norm_path, norm, spec, lin_path, lin):
+        self.norm_path, self.norm, self.spec = norm_path, norm, spec
+        self.lin_path, self.lin = lin_path, lin
+        self.packed = False
+        self.consumers = []
+
+    def apply(self, model: nn.Module) -> None:
+        dl = DeferredLinear(self.lin, self.lin_path)
+        fn = NormAfterLinear(self.norm, self.spec, dl, self.norm_path)
+        self.swaps = [(self.lin, dl), (self.norm, fn)]
+        for old, new in self.swaps:
+            for p in _paths_of(model, old):
+                _set(model, p, new)
+
+    def revert(self, model: nn.Module) -> None:
+        for old, new in self.swaps:
+            for p in _paths_of(model, new):
+                _set(model, p, old)
 
 
 class _PostGroup:
@@ -320,7 +350,8 @@ def _fix_for(reason: str) -> str:
 
 
 def _pre_decision(path, spec, probe, modules):
-    """(consumer paths, packed, None) or (None, None, reason)."""
+    """(consumer paths, True or why not one GEMM or False for one consumer, None) or
+    (None, None, reason)."""
     uses = probe.uses.get(path, [])
     gemm = [u for u in uses if u.kind == "gemm"]
     other = [u for u in uses if u.kind == "other"]
@@ -330,6 +361,10 @@ def _pre_decision(path, spec, probe, modules):
     if other:
         return None, None, f"its output is also used by {_users(other)}"
     consumers = _unique(u.what for u in gemm)
+    for m in [path] + consumers:
+        why = _untouchable(modules[m])
+        if why:
+            return None, None, f"{m} {why}"
     for c in consumers:
         calls = probe.gemm_calls.get(c, [])
         if any(gc.origin != path for gc in calls):
@@ -337,15 +372,33 @@ def _pre_decision(path, spec, probe, modules):
         w = gemm_weight(modules[c])
         if not w.is_floating_point():
             return None, None, f"{c} has a {w.dtype} weight"
+    if len(consumers) == 1:
+        return consumers, False, None
     n_calls = len(probe.norm_calls[path])
     mods = [modules[c] for c in consumers]
-    packed = (len(consumers) > 1 and n_calls == 1 and len(gemm) == len(consumers)
-              and not any(u.via_view for u in gemm)
-              and all(len(probe.gemm_calls[c]) == 1 for c in consumers)
-              and not any(u.kind == "meta_last" for u in uses)
-              and len({is_conv1d(m) for m in mods}) == 1
-              and len({(m.weight.dtype, m.weight.device) for m in mods}) == 1)
-    return consumers, packed, None
+    last = _unique(u.where for u in uses if u.kind == "meta_last")
+    why = []  # what keeps the siblings from one GEMM over their concatenated weights
+    if (n_calls > 1 or len(gemm) != len(consumers)
+            or any(len(probe.gemm_calls[c]) != 1 for c in consumers)):
+        why.append("the norm or a consumer runs more than once per forward")
+    if any(u.via_view for u in gemm):
+        why.append("consumers read row views")
+    if last:
+        why.append(f"the width x.shape[-1] is read in {', '.join(last[:2])}")
+    if (len({is_conv1d(m) for m in mods}) != 1
+            or len({(m.weight.dtype, m.weight.device) for m in mods}) != 1):
+        why.append("the consumers differ in kind, dtype or device")
+    return consumers, "; ".join(why) or True, None
+
+
+def _untouchable(m: nn.Module) -> str:
+    """Why replacing (or bypassing) m would lose behaviour attached to it; "" if nothing is."""
+    if "forward" in m.__dict__:
+        return ("has its forward replaced on the instance (accelerate's hooks?), which a rewrite "
+                "would drop")
+    if m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks:
+        return "has module hooks, which a rewrite would drop"
+    return ""
 
 
 def _users(uses) -> str:
@@ -357,22 +410,54 @@ def _users(uses) -> str:
 def _post_decision(path, probe):
     """(caller path, relative norm path, linear path, None) or (None, None, None, reason)."""
     calls = probe.norm_calls[path]
-    srcs = {c.input_from for c in calls}
     callers = {c.caller for c in calls}
-    if None in srcs:
+    if any(c.input_from is None for c in calls):
         return None, None, None, "its input is not produced by a GEMM"
-    if len(srcs) != 1 or len(callers) != 1:
-        return None, None, None, "it is called on the outputs of several GEMMs"
-    lin, caller = srcs.pop(), callers.pop()
-    lin_callers = {gc.caller for gc in probe.gemm_calls.get(lin, [])}
-    if lin_callers != {caller}:
-        where = ", ".join(sorted(_disp(c) for c in lin_callers))
+    if len(callers) != 1:
+        return None, None, None, "it is called from several modules"
+    caller = callers.pop()
+    # the GEMMs reaching the norm's input in every call, called in the norm's caller's forward
+    common = set(calls[0].input_from).intersection(*(c.input_from for c in calls[1:]))
+    local = [g for g in calls[0].input_from if g in common
+             and {gc.caller for gc in probe.gemm_calls.get(g, [])} == {caller}]
+    if not local:
+        lin = calls[0].input_from[-1]
+        where = ", ".join(sorted({_disp(gc.caller) for gc in probe.gemm_calls.get(lin, [])}))
         return None, None, None, (f"its input comes from {lin}, called in {where}, but the norm "
                                   f"is called in {_disp(caller)}: both must run in one forward")
+    lin = local[-1]
+    modules = dict(probe.model.named_modules(remove_duplicate=False))
+    for m in (caller, path, lin):
+        why = _untouchable(modules[m])
+        if why:
+            return None, None, None, f"{_disp(m)} {why}"
     if caller and not path.startswith(caller + "."):
         return None, None, None, f"it is not a submodule of {_disp(caller)}, which calls it"
     rel = path[len(caller) + 1:] if caller else path
     return caller, rel, lin, None
+
+
+def _deferred_decision(path, spec, probe, modules):
+    """(the GEMM whose own output is the norm's whole input and nothing else's, None) or
+    (None, reason or None when the norm's input is no GEMM's output)."""
+    calls = probe.norm_calls[path]
+    lins = {c.input_raw for c in calls}
+    if None in lins or len(lins) != 1:
+        return None, None
+    lin = lins.pop()
+    uses = probe.gemm_uses.get(lin, [])
+    bad = [u for u in uses if not (u.kind == "meta" or (u.kind == "other" and u.target == path))]
+    if bad:
+        return None, f"the output of {lin} is also used by {_users(bad)}"
+    if len(probe.gemm_calls.get(lin, [])) != len(calls):
+        return None, f"{lin} and the norm run a different number of times"
+    if gemm_weight(modules[lin]).shape[0] != spec.features:
+        return None, f"{lin} has not the norm's {spec.features} output features"
+    for m in (path, lin):
+        why = _untouchable(modules[m])
+        if why:
+            return None, f"{_disp(m)} {why}"
+    return lin, None
 
 
 def _disp(path: str) -> str:
@@ -478,17 +563,27 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
     model.eval()
     try:
         probe = Probe(model)
-        ref = probe.run(args, kwargs)
+        try:
+            ref = probe.run(args, kwargs)
+        except Exception as e:
+            raise RuntimeError(f"normfuse.optimize: the model's forward on the example inputs "
+                               f"raised {type(e).__name__}: {e}") from e
         groups = _decide(model, probe, include, exclude, rep)
         for g in groups:
             g.apply(model)
         if check and groups:
             grad = any(p.requires_grad for p in model.parameters())
             _check_groups(model, groups, args, kwargs, ref, grad, rep)
+        else:
+            for g in groups:
+                rep.matches.extend(_matches(g))
     finally:
         for p, m in model.named_modules(remove_duplicate=False):
             if p in modes:
                 m.training = modes[p]
+    order = {p: i for i, p in enumerate(modes)}
+    rep.matches.sort(key=lambda m: order.get(m.norm, len(order)))
+    rep.refusals.sort(key=lambda r: order.get(r.module, len(order)))
     log.info(rep.summary())
     return (model, rep) if report else model
 
@@ -496,12 +591,14 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
 def _decide(model, probe, include, exclude, rep):
     modules = dict(model.named_modules(remove_duplicate=False))
     specs = _recognize_all(model, probe, include, exclude, rep)
-    groups, post = [], {}
+    groups, post, deferred = [], {}, []
     for path, spec in specs.items():
         mod = modules[path]
         consumers, packed, pre_why = _pre_decision(path, spec, probe, modules)
         if consumers is not None:
-            g = _PreGroup(path, mod, spec, [(c, modules[c]) for c in consumers], packed)
+            not_packed = packed if isinstance(packed, str) else ""
+            g = _PreGroup(path, mod, spec, [(c, modules[c]) for c in consumers], packed is True)
+            g.not_packed = not_packed
             notes = []
             if any(u.via_view for u in probe.uses.get(path, []) if u.kind == "gemm"):
                 notes.append("read through row views")
@@ -516,19 +613,53 @@ def _decide(model, probe, include, exclude, rep):
             continue
         caller, rel, lin, post_why = _post_decision(path, probe)
         if caller is None:
-            rep.refusals.append(_refusal(path, mod, spec, pre_why, post_why))
+            lin, why = _deferred_decision(path, spec, probe, modules)
+            if lin is not None:
+                deferred.append((path, mod, spec, lin, pre_why))
+                continue
+            rep.refusals.append(_refusal(path, mod, spec, pre_why, why or post_why))
             continue
         post.setdefault(caller, []).append((path, rel, lin, spec, mod, pre_why))
+    taken = {c: g.norm_path for g in groups for c, _ in g.consumers}
+    for path, mod, spec, lin, pre_why in deferred:
+        if lin in taken:
+            rep.refusals.append(_refusal(path, mod, spec, pre_why, f"its GEMM {lin} already "
+                                         f"takes the pre-norm {taken[lin]}"))
+            continue
+        g = _DeferredGroup(path, mod, spec, lin, modules[lin])
+        notes = [f"not pre-norm: {pre_why}"]
+        esc = _unique(probe.escapes.get(lin, []))
+        if esc:
+            notes.append(f"{lin}'s output is returned by {', '.join(_disp(e) for e in esc[:2])}: "
+                         f"called alone, that module now returns the GEMM's input")
+        g.matches = [Match(path, type(mod).__name__, spec, "post", [lin],
+                           f"linear_{'rms' if spec.kind == 'rms' else 'layer'}norm: {lin} hands "
+                           f"on its input, the norm runs the GEMM", notes="; ".join(notes))]
+        groups.append(g)
+    for caller in list(post):
+        keep = []
+        for item in post[caller]:
+            path, rel, lin, spec, mod, pre_why = item
+            if lin in taken:  # a GEMM with a norm on each side: one of them only
+                rep.refusals.append(_refusal(path, mod, spec, pre_why,
+                                             f"its GEMM {lin} already takes the pre-norm "
+                                             f"{taken[lin]}"))
+            else:
+                keep.append(item)
+        post[caller] = keep
     for caller, items in post.items():
+        if not items:
+            continue
         cmod = modules[caller] if caller else model
         try:
             a, kw = probe.calls[caller]
-            plan, found = build_post_plan(cmod, [(rel, spec) for _, rel, _, spec, _, _ in items], a, kw)
+            fwd = build_post_forward(cmod, [(rel, spec) for _, rel, _, spec, _, _ in items], a, kw)
         except (PostNormFailure, KeyError, TypeError) as e:
             for path, _, _, spec, mod, pre_why in items:
                 rep.refusals.append(_refusal(path, mod, spec, pre_why, str(e)))
             continue
-        g = _PostGroup(caller, cmod, plan, items)
+        found = fwd.found
+        g = _PostGroup(caller, cmod, fwd, items)
         g.matches = []
         for path, rel, lin, spec, mod, pre_why in items:
             drops = found[rel][1]
@@ -546,18 +677,18 @@ def _pre_plan(g: _PreGroup) -> str:
         return "fused into its GEMM"
     if g.packed:
         return f"one GEMM over the {len(g.consumers)} concatenated weights (inference)"
-    return f"fused into each of its {len(g.consumers)} GEMMs"
+    why = getattr(g, "not_packed", "")
+    return f"fused into each of its {len(g.consumers)} GEMMs" + (f" ({why})" if why else "")
 
 
 def _refusal(path, mod, spec, pre_why, post_why) -> Refusal:
     t = type(mod).__name__
     if pre_why.startswith("no GEMM") and post_why.startswith("its input is not produced"):
-        why = f"{spec.title}: no GEMM consumer/producer ({pre_why[len('no GEMM reads its output'):].strip(' ()') or 'nothing reads it'})"
-        if why.endswith("(nothing reads it)"):
-            why = f"{spec.title}: no GEMM consumer/producer"
-        return Refusal(path, t, why, "-")
-    return Refusal(path, t, f"{spec.title}: pre-norm: {pre_why}; post-norm: {post_why}",
-                   "the normalized tensor must exist for those users" if "also used" in pre_why else "-")
+        users = pre_why[len("no GEMM reads its output"):].strip(" ()")
+        return Refusal(path, t, f"{spec.title}: no GEMM consumer/producer"
+                                + (f" ({users})" if users else ""), "-")
+    fix = "the normalized tensor must exist for those users" if "also used" in pre_why else "-"
+    return Refusal(path, t, f"{spec.title}: pre-norm: {pre_why}; post-norm: {post_why}", fix)
 
 
 def _matches(g) -> list[Match]:
@@ -596,3 +727,18 @@ def _check_groups(model, groups, args, kwargs, ref, grad, rep):
             rep.refusals.append(Refusal(m.norm, m.norm_type, f"{m.spec.title}: reverted by the "
                                         f"check: {why}", "report this model to normfuse"))
     rep.checked, rep.max_error = True, worst
+
+
+def set_fused_training(model: nn.Module, enabled: bool) -> nn.Module:
+    """Train an optimized model through the fused ops (enabled, the default) or unfused:
+    the norms in plain torch and the GEMMs as F.linear when grad mode is on and something
+    requires grad (post-norm forwards: their original code in training mode). Inference stays
+    fused either way. Returns the model."""
+    from .postnorm_rewrite import PostNormForward
+    for m in model.modules():
+        if isinstance(m, (FusedNorm, NormAfterLinear)):
+            m.fused_training = bool(enabled)
+        fwd = m.__dict__.get("forward")
+        if isinstance(fwd, PostNormForward):
+            fwd.fused_training = bool(enabled)
+    return model

@@ -1,14 +1,16 @@
 """Post-norm rewrite: `norm(dropout(linear(h)) [+ bias] + residual)` in one module's forward
 becomes one `ops.linear_layernorm` / `ops.linear_rmsnorm` call.
 
-    %l = call_module[linear](%h)
-    %d = call_module[dropout](%l)           ->      %z = call_module[normfuse_post_<i>](%h, %r)
-    %s = add(%d, %r)
-    %z = call_module[norm](%s)
+    %l = call_module[linear](%h)                %lm = get_attr[linear]
+    %d = call_module[dropout](%l)        ->     %nm = get_attr[norm]
+    %s = add(%d, %r)                            %z = call_function[fused_post_norm](%h, %r, %lm,
+    %z = call_module[norm](%s)                                         %nm, None, kind, eps, ...)
 
-normfuse_post_<i> is a FusedPostNorm holding the original linear and norm; the graph module is
-built over a dict of the caller's submodules (it is not registered in the model: the
-parameters stay where they were).
+The rewritten graph is compiled to a Python function of `self` and called with the caller
+itself as self: every submodule and parameter is looked up on the caller at call time, so the
+rewritten forward follows the caller's current modules and parameters (FSDP's unsharded
+parameters, model.to() with new Parameter objects, load_state_dict(assign=True), a linear
+replaced later). Pickling keeps only what rebuilds it (the graph is traced again on first use).
 
 The module whose forward calls both the linear and the norm is traced with torch.fx, every
 submodule a leaf (its own forward must be traceable; the submodules stay black boxes), once in
@@ -19,16 +21,18 @@ original forward. The linear's output, the dropout's and the sums must have no o
 from __future__ import annotations
 
 import inspect
+import linecache
 import operator
+from typing import Any
 
 import torch
 import torch.fx as fx
 from torch import nn
 
-from .fused import FusedPostNorm, PostNormForward, gemm_weight
+from .fused import fused_post_norm, gemm_weight
 from .probe import is_gemm_module
 
-__all__ = ["PostNormFailure", "build_post_plan"]
+__all__ = ["PostNormFailure", "PostNormForward", "build_post_forward"]
 
 
 class PostNormFailure(Exception):
@@ -53,7 +57,7 @@ def _submodule(root: nn.Module, target: str):
 
 
 def _signature_params(module: nn.Module, args: tuple, kwargs: dict):
-    """(concrete_args for fx, PostNormPlan.params) from the example call's arguments."""
+    """(concrete_args for fx, PostNormForward.params) from the example call's arguments."""
     sig = inspect.signature(type(module).forward)
     ps = list(sig.parameters.values())[1:]  # drop self
     for p in ps:
@@ -89,11 +93,10 @@ def _trace(module: nn.Module, concrete: dict, training: bool) -> fx.Graph:
         module.training = was
 
 
-def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec,
-             extra: dict) -> tuple[str, list[str]]:
-    """Replace the pattern ending in call_module[norm_rel] by a call of a new FusedPostNorm
-    (added to `extra` under its target name); return (linear target, dropout targets). Raises
-    PostNormFailure with the reason when the pattern is not there."""
+def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec) -> tuple[str, list[str]]:
+    """Replace the pattern ending in call_module[norm_rel] by a call of fused_post_norm; return
+    (linear target, dropout targets). Raises PostNormFailure with the reason when the pattern
+    is not there."""
     norms = [n for n in graph.nodes if n.op == "call_module" and n.target == norm_rel]
     if len(norms) != 1:
         raise PostNormFailure(f"the norm is called {len(norms)} times in the traced forward")
@@ -169,11 +172,11 @@ def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec,
     N = gemm_weight(lin_mod).shape[0]
     if N != spec.features:
         raise PostNormFailure(f"the GEMM's output has {N} features, the norm {spec.features}")
-    name = f"normfuse_post_{len(extra)}"
-    extra[name] = FusedPostNorm(lin_mod, _submodule(root, norm_rel), spec)
     with graph.inserting_before(nnode):
-        args = (lin.args[0], resid) + ((bias,) if bias is not None else ())
-        new = graph.call_module(name, args)
+        lm, nm = graph.get_attr(lin.target), graph.get_attr(norm_rel)
+        new = graph.call_function(fused_post_norm, (lin.args[0], resid, lm, nm, bias, spec.kind,
+                                                    float(spec.eps), float(spec.offset),
+                                                    spec.weight, spec.bias))
     nnode.replace_all_uses_with(new)
     changed = True
     while changed:  # the pattern's nodes, each once its users are gone
@@ -186,37 +189,78 @@ def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec,
     return lin.target, dropouts
 
 
-def _graph_module(root: nn.Module, graph: fx.Graph, extra: dict, name: str) -> fx.GraphModule:
-    """A GraphModule over the caller's submodules and parameters that the graph uses (the same
-    objects) and the new FusedPostNorm calls."""
-    attrs = {}
-    for n in graph.nodes:
-        if n.op in ("call_module", "get_attr") and n.target not in extra:
-            attrs[n.target] = (root.get_submodule(n.target) if n.op == "call_module"
-                               else _attr(root, n.target))
-    attrs.update(extra)
-    return fx.GraphModule(attrs, graph, class_name=name)
+def _compile(graph: fx.Graph, name: str):
+    """The graph as a Python function forward(self, ...) (self: the caller)."""
+    code = graph.python_code(root_module="self")
+    filename = f"<normfuse post-norm forward of {name} {id(graph):x}>"
+    linecache.cache[filename] = (len(code.src), None, code.src.splitlines(True), filename)
+    scope = dict(code.globals)
+    exec(compile(code.src, filename, "exec"), scope)  # noqa: S102 - code generated by torch.fx
+    return scope["forward"]
 
 
-def _attr(root: nn.Module, target: str):
-    obj = root
-    for part in target.split("."):
-        obj = getattr(obj, part)
-    return obj
+class PostNormForward:
+    """Installed as `module.forward` (an instance attribute) by optimize: the module's forward
+    with each recognized post-norm pattern fused (traced in eval and in train mode), or the
+    original forward when a dropout of a pattern is active (training and p > 0) or a non-tensor
+    argument differs from the value the graph was specialized to.
+
+    `params`: (position, name, default, fixed, value) per forward parameter (self excluded):
+    fixed parameters must equal `value` at call time, the others are passed to the graph."""
+
+    fused_training = True  # False: the original forward in training mode
+
+    def __init__(self, module: nn.Module, norms: list[tuple[str, object]], params: list[tuple]):
+        self.module = module
+        self.norms = norms
+        self.params = params
+        self.found = self._build()
+
+    def _build(self) -> dict[str, tuple[str, list[str]]]:
+        m = self.module
+        concrete = {name: value for _, name, _, fixed, value in self.params if fixed}
+        fns, found = [], {}
+        for training in (False, True):
+            graph = _trace(m, concrete, training)
+            for rel, spec in self.norms:
+                found[rel] = _rewrite(m, graph, rel, spec)
+            fns.append(_compile(graph, type(m).__name__))
+        self.fn_eval, self.fn_train = fns
+        self.dropouts = [m.get_submodule(d) for _, ds in found.values() for d in ds]
+        return found
+
+    def _graph_args(self, args: tuple, kwargs: dict[str, Any]):
+        vals = []
+        for pos, name, default, fixed, value in self.params:
+            v = args[pos] if pos < len(args) else kwargs.get(name, default)
+            if fixed:
+                if v is not value and not (type(v) is type(value) and v == value):
+                    return None
+            else:
+                vals.append(v)
+        return vals
+
+    def __call__(self, *args, **kwargs):
+        m = self.module
+        if self.fn_eval is None:  # unpickled: trace again
+            self._build()
+        vals = self._graph_args(args, kwargs)
+        if vals is None or (m.training and (not self.fused_training or any(
+                d.training and d.p > 0 for d in self.dropouts))):
+            return type(m).forward(m, *args, **kwargs)
+        return (self.fn_train if m.training else self.fn_eval)(m, *vals)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.update(fn_eval=None, fn_train=None, dropouts=[])
+        return state
 
 
-def build_post_plan(caller: nn.Module, norms: list[tuple[str, object]], args: tuple,
-                    kwargs: dict) -> tuple[PostNormForward, dict[str, tuple[str, list[str]]]]:
+def build_post_forward(caller: nn.Module, norms: list[tuple[str, object]], args: tuple,
+                       kwargs: dict) -> PostNormForward:
     """The PostNormForward for `caller` with each (norm path relative to caller, spec)
-    rewritten; `args`/`kwargs`: one example call of caller.forward. Returns it and, per norm,
-    (the linear's relative path, the dropouts' relative paths). Raises PostNormFailure."""
-    concrete, params = _signature_params(caller, args, kwargs)
-    gms, found = [], {}
-    for training in (False, True):
-        graph = _trace(caller, concrete, training)
-        extra = {}
-        for rel, spec in norms:
-            found[rel] = _rewrite(caller, graph, rel, spec, extra)
-        gms.append(_graph_module(caller, graph, extra, f"{type(caller).__name__}PostNorm"))
-    dropouts = [caller.get_submodule(d) for _, ds in found.values() for d in ds]
-    return PostNormForward(caller, gms[0], gms[1], dropouts, params), found
+    rewritten; `args`/`kwargs`: one example call of caller.forward. Its `found` maps each
+    norm to (the linear's relative path, the dropouts' relative paths). Raises
+    PostNormFailure."""
+    _, params = _signature_params(caller, args, kwargs)
+    return PostNormForward(caller, norms, params)

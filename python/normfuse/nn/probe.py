@@ -19,7 +19,8 @@ whose input is `linear(h) [+ ...]` is known as a post-norm candidate.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import weakref
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -31,11 +32,37 @@ from .fused import is_conv1d
 __all__ = ["Probe", "Use", "NormCall", "is_gemm_module"]
 
 
+_CHECKED: "weakref.WeakKeyDictionary[nn.Module, bool]" = weakref.WeakKeyDictionary()
+
+
 def is_gemm_module(m: nn.Module) -> bool:
-    """nn.Linear (or a subclass that keeps its forward) or transformers' Conv1D."""
-    if isinstance(m, nn.Linear):
-        return type(m).forward is nn.Linear.forward and m.weight is not None and m.weight.dim() == 2
-    return is_conv1d(m)
+    """nn.Linear, an nn.Linear subclass whose own forward computes F.linear(x, weight, bias)
+    (checked once per module with random parameters: Falcon's FalconLinear passes, a LoRA layer
+    adding B(A(x)) does not), or transformers' Conv1D."""
+    if is_conv1d(m):
+        return True
+    if not isinstance(m, nn.Linear) or m.weight is None or m.weight.dim() != 2:
+        return False
+    if type(m).forward is nn.Linear.forward:
+        return True
+    if m not in _CHECKED:
+        _CHECKED[m] = _computes_linear(m)
+    return _CHECKED[m]
+
+
+def _computes_linear(m: nn.Linear) -> bool:
+    from torch.func import functional_call
+    g = torch.Generator().manual_seed(0)
+    params = {n: torch.randn(p.shape, generator=g) for n, p in m.named_parameters()}
+    x = torch.randn(3, m.weight.shape[1], generator=g)
+    try:
+        with torch.no_grad():
+            y = functional_call(m, params, (x,))
+    except Exception:  # noqa: BLE001 - whatever its forward needs, it is not a plain linear
+        return False
+    ref = torch.nn.functional.linear(x, params["weight"], params.get("bias"))
+    return (isinstance(y, torch.Tensor) and y.shape == ref.shape
+            and torch.allclose(y, ref, rtol=1e-4, atol=1e-4))
 
 
 _SKIP_MODULES = ("torch.nn.modules.activation", "torch.nn.modules.dropout",
@@ -62,6 +89,7 @@ class Use:
     what: str                 # the GEMM's path, or the op / module / "the model's output"
     where: str = ""           # the module whose forward made the use
     via_view: bool = False    # through a row view of the norm's output
+    target: str = ""          # a module whose input it is (kind other)
 
     def describe(self) -> str:
         if self.kind == "gemm":
@@ -74,7 +102,8 @@ class NormCall:
     shape: tuple
     dtype: torch.dtype
     caller: str               # the module whose forward called it
-    input_from: str | None    # the GEMM whose output (maybe + residual, dropout) is its input
+    input_from: tuple | None  # the GEMMs whose outputs (+ residual, dropout) reach its input
+    input_raw: str | None = None  # the GEMM whose output, untouched, is its input
 
 
 @dataclass
@@ -87,8 +116,10 @@ class GemmCall:
 @dataclass
 class _Src:
     origin: str
-    kind: str                 # "out" (a leaf module's output) or "gemm" (a GEMM's output)
+    kind: str                 # "out" (a leaf module's output) or "gemm" (GEMM outputs summed)
     via_view: bool = False
+    gemms: tuple = ()         # "gemm": the GEMMs whose outputs it sums, the latest last (<= 4)
+    raw: bool = False         # "gemm": a GEMM's output itself (not a sum, not a dropout)
 
 
 class _WatchedSize(tuple):
@@ -210,8 +241,11 @@ class Probe(TorchFunctionMode):
     - `norm_calls[path]`: a NormCall per call of a leaf module returning a tensor of its one
       tensor input's shape (the norm candidates);
     - `gemm_calls[path]`: a GemmCall per call of a GEMM module;
+    - `gemm_uses[path]`: the Uses of each GEMM module's own output (kind other with `target`:
+      the input of that module);
     - `calls[path]`: the (args, kwargs) of each non-leaf module's first call;
-    - `escapes[path]`: the non-leaf modules whose output holds the leaf module's output;
+    - `escapes[path]`: the non-leaf modules whose output holds the leaf module's (or GEMM's)
+      output;
     - `leaf_calls`: the paths of the leaf modules that ran;
     - `names`: module id -> path.
     """
@@ -229,9 +263,11 @@ class Probe(TorchFunctionMode):
         self.keep: list = []
         self.stack: list[str] = []
         self.opaque = 0          # > 0 while a leaf module runs
+        self.busy = False        # True while a hook of the probe runs
         self._pending: dict[int, tuple] = {}
         self.calls: dict[str, tuple] = {}   # non-leaf module path -> its first call's (args, kwargs)
         self.escapes: dict[str, list[str]] = {}   # leaf path -> non-leaf modules returning its output
+        self.gemm_uses: dict[str, list[Use]] = {}  # GEMM path -> the uses of its own output
         self.leaf_calls: set[str] = set()
 
     # -- bookkeeping --
@@ -246,8 +282,22 @@ class Probe(TorchFunctionMode):
     def _where(self) -> str:
         return _show(self.stack[-1]) if self.stack else _show("")
 
-    # -- module hooks --
+    # -- module hooks (their own tensor reads are not uses: `busy`) --
     def _pre(self, mod, args, kwargs):
+        self.busy = True
+        try:
+            self._pre_hook(mod, args, kwargs)
+        finally:
+            self.busy = False
+
+    def _post(self, mod, args, kwargs, out):
+        self.busy = True
+        try:
+            self._post_hook(mod, args, kwargs, out)
+        finally:
+            self.busy = False
+
+    def _pre_hook(self, mod, args, kwargs):
         path = self.names.get(id(mod), "?")
         caller = self.stack[-1] if self.stack else None
         self.stack.append(path)
@@ -264,6 +314,10 @@ class Probe(TorchFunctionMode):
             s = self.src.get(id(t)) if isinstance(t, torch.Tensor) else None
             if s is None:
                 continue
+            if s.kind == "gemm" and s.raw:
+                self._gemm_use(s.origin, Use("other", f"the input of {type(mod).__name__} "
+                                                      f"{_show(path)}", _show(caller or ""),
+                                             target=path))
             if s.kind == "out":
                 if is_gemm and t is first and len(flat) == 1:
                     self._use(s.origin, Use("gemm", path, _show(caller or ""), s.via_view))
@@ -280,7 +334,7 @@ class Probe(TorchFunctionMode):
             self._pending[id(mod)] = (first, caller or "", s)
         self.opaque = 1
 
-    def _post(self, mod, args, kwargs, out):
+    def _post_hook(self, mod, args, kwargs, out):
         self.stack.pop()
         if self.opaque > 1:
             self.opaque -= 1
@@ -289,32 +343,34 @@ class Probe(TorchFunctionMode):
         if mod._modules:
             for t in _flat_tensors(out):
                 s = self.src.get(id(t))
-                if s is not None and s.kind == "out":
+                if s is not None and (s.kind == "out" or s.raw):
                     self.escapes.setdefault(s.origin, []).append(path)
             return
         self.opaque = 0
         self.leaf_calls.add(path)
         pend = self._pending.pop(id(mod), None)
         if is_gemm_module(mod):
-            self._track(out, _Src(path, "gemm"))
+            self._track(out, _Src(path, "gemm", gemms=(path,), raw=True))
             return
         if pend is None or not isinstance(out, torch.Tensor):
             return
         x, caller, s = pend
-        if isinstance(mod, nn.modules.dropout._DropoutNd) or type(mod).__module__.startswith(_SKIP_MODULES):
-            if s is not None and s.kind == "gemm" and isinstance(mod, nn.modules.dropout._DropoutNd):
+        is_dropout = isinstance(mod, nn.modules.dropout._DropoutNd)
+        if is_dropout or type(mod).__module__.startswith(_SKIP_MODULES):
+            if s is not None and s.kind == "gemm" and is_dropout:
                 self._track(out, s)
             return
         if out.shape == x.shape and out.is_floating_point() and out is not x:
+            is_gemm_out = s is not None and s.kind == "gemm"
             self.norm_calls.setdefault(path, []).append(
-                NormCall(tuple(x.shape), x.dtype, caller,
-                         s.origin if s is not None and s.kind == "gemm" else None))
+                NormCall(tuple(x.shape), x.dtype, caller, s.gemms if is_gemm_out else None,
+                         s.origin if is_gemm_out and s.raw else None))
             self._track(out, _Src(path, "out"))
 
     # -- every torch function and Tensor method --
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if self.opaque:
+        if self.opaque or self.busy:
             return func(*args, **kwargs)
         flat, _ = tree_flatten((args, kwargs))
         hits = [(t, self.src[id(t)]) for t in flat
@@ -326,10 +382,15 @@ class Probe(TorchFunctionMode):
         if not hits:
             return out
         name = _fname(func)
+        gemms = [g for _, s in hits if s.kind == "gemm" for g in s.gemms]
+        if gemms and (name in _ADDS or name in _DROPOUTS):
+            merged = tuple(dict.fromkeys(reversed(gemms)))[:4][::-1]
+            self._track(out, _Src("", "gemm", gemms=merged))
         for t, s in hits:
             if s.kind == "gemm":
-                if name in _ADDS or name in _DROPOUTS:
-                    self._track(out, s)
+                if s.raw:
+                    use, out = self._classify_raw(func, name, args, kwargs, t, s, out)
+                    self._gemm_use(s.origin, use)
                 continue
             if name in _META_GETTERS or name in _META_METHODS:
                 if name == "shape" and isinstance(out, torch.Size):
@@ -352,13 +413,36 @@ class Probe(TorchFunctionMode):
                 self._use(s.origin, Use("other", _display(func), self._where()))
         return out
 
-    def _watch(self, size: torch.Size, origin: str) -> torch.Size:
+    def _classify_raw(self, func, name, args, kwargs, t, s, out):
+        """A use of a GEMM's own output: metadata, or anything else (views included: the
+        deferred form hands on the GEMM's input, whose last dimension differs)."""
+        if name in _META_GETTERS or name in _META_METHODS:
+            if name == "shape" and isinstance(out, torch.Size):
+                out = self._watch(out, s.origin, self._gemm_use)
+            return Use("meta", _display(func), self._where()), out
+        if name == "size":
+            dim = args[1] if len(args) > 1 else kwargs.get("dim")
+            if dim is None:
+                return Use("meta", "Tensor.size", self._where()), self._watch(out, s.origin,
+                                                                             self._gemm_use)
+            last = dim % t.dim() == t.dim() - 1 if t.dim() else True
+            return Use("meta_last" if last else "meta", "Tensor.size", self._where()), out
+        return Use("other", _display(func), self._where()), out
+
+    def _gemm_use(self, origin: str, use: Use) -> None:
+        self.gemm_uses.setdefault(origin, []).append(use)
+
+    def _watch(self, size: torch.Size, origin: str, record=None) -> torch.Size:
+        record = record or self._use
+
         def on_last():
-            self._use(origin, Use("meta_last", "the size of the last dimension", self._where()))
+            record(origin, Use("meta_last", "the size of the last dimension", self._where()))
         return _WatchedSize(size, on_last)
 
     # -- the run --
     def run(self, args: tuple, kwargs: dict):
+        for m in self.model.modules():
+            is_gemm_module(m)  # checks nn.Linear subclasses now, before the hooks are in place
         handles = []
         try:
             for m in self.model.modules():
@@ -373,6 +457,8 @@ class Probe(TorchFunctionMode):
             s = self.src.get(id(t))
             if s is not None and s.kind == "out":
                 self._use(s.origin, Use("other", "the model's output"))
+            elif s is not None and s.raw:
+                self._gemm_use(s.origin, Use("other", "the model's output"))
         return out
 
 

@@ -295,7 +295,8 @@ class _Interp:
             return None
         wv = self._arg(w) if w is not None else None
         bv = self._arg(bias) if bias is not None else None
-        if (w is not None and (wv is None or wv.t != "p")) or (bias is not None and (bv is None or bv.t != "p")):
+        if ((w is not None and (wv is None or wv.t != "p"))
+                or (bias is not None and (bv is None or bv.t != "p"))):
             return None
         return _V("n", b=base, eps=float(eps), w=None if wv is None else (wv.name, wv.off),
                   bias=None if bv is None else bv.name)
@@ -377,7 +378,8 @@ _REDUCTIONS = ("mean", "sum", "var", "var_mean", "std", "std_mean", "native_laye
 
 def _has_reduction(gm: torch.fx.GraphModule) -> bool:
     for n in gm.graph.nodes:
-        if isinstance(n.target, torch._ops.OpOverload) and n.target.overloadpacket.__name__ in _REDUCTIONS:
+        if (isinstance(n.target, torch._ops.OpOverload)
+                and n.target.overloadpacket.__name__ in _REDUCTIONS):
             return True
     return False
 
@@ -513,7 +515,8 @@ def recognize(module: torch.nn.Module, shape, dtype: torch.dtype = torch.float32
     spec = _trace(module, shape, torch.float32)
     if dtype != torch.float32:
         low = _trace(module, shape, dtype)
-        if (low.kind, low.weight, low.offset, low.bias) != (spec.kind, spec.weight, spec.offset, spec.bias):
+        if ((low.kind, low.weight, low.offset, low.bias)
+                != (spec.kind, spec.weight, spec.offset, spec.bias)):
             raise Unsupported(f"it computes {low.describe()} in {dtype} but {spec.describe()} in "
                               f"float32")
     _verify(module, spec, shape)
