@@ -70,7 +70,8 @@ from ..ir.core import Module, Op, Value, _render, parse_type
 from ..ir.match import ForLoop, strip_loc
 from . import ptx
 from .memory import (FLOATS, Buffer, InterpreterError, Space, check_exit, elem_bytes, is_ptr,
-                     pointee, round_bf16, round_tf32, runtime_dtype, to_runtime)
+                     matmul_f32, one_thread, pointee, round_bf16, round_tf32, runtime_dtype,
+                     to_runtime)
 
 TRITON_SMEM = 1024  # stand-in for the shared memory Triton allocates itself (the asm must not touch it)
 GLOBAL_BASE = 1 << 32
@@ -204,16 +205,16 @@ class CTA:
             return addr
         return np.where(own, ptx.CLUSTER_BASE + (self.rank << ptx.RANK_SHIFT) + addr, addr)
 
-    def mem_load(self, space: str, addr, elem: str, what: str):
+    def mem_load(self, space: str, addr, elem: str, what: str, mask=None):
         if space == "global":
-            return self.launch.glob.load(addr, None, elem, actor=self, what=what)
-        return self.cluster.shared.load(self._shared_addr(space, addr, what), None, elem, actor=self,
+            return self.launch.glob.load(addr, mask, elem, actor=self, what=what)
+        return self.cluster.shared.load(self._shared_addr(space, addr, what), mask, elem, actor=self,
                                         what=what)
 
-    def mem_store(self, space: str, addr, value, elem: str, what: str):
+    def mem_store(self, space: str, addr, value, elem: str, what: str, mask=None):
         if space == "global":
-            return self.launch.glob.store(addr, value, None, elem, actor=self, what=what)
-        self.cluster.shared.store(self._shared_addr(space, addr, what), value, None, elem,
+            return self.launch.glob.store(addr, value, mask, elem, actor=self, what=what)
+        self.cluster.shared.store(self._shared_addr(space, addr, what), value, mask, elem,
                                   actor=self, what=what)
 
 
@@ -898,7 +899,7 @@ class _Compiler:
                 y = np.asarray(y, np.float32)
                 if tf32:
                     x, y = round_tf32(x), round_tf32(y)
-                r = np.matmul(x, y)
+                r = matmul_f32(x, y)
                 if elem == "f64":
                     r = np.matmul(np.asarray(env[a], np.float64), np.asarray(env[b], np.float64))
             else:
@@ -1222,7 +1223,8 @@ def cluster_dims(ir_text: str, kernel: str | None = None) -> int:
     return _func_attr(_pick_kernel(_load(ir_text), kernel), "normfuse.cluster_dims") or 1
 
 
-def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = None) -> None:
+def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = None,
+           seed: int = 0):
     """Run a TTIR module's kernel on `args` for every program of `grid`, like a launch.
 
     `args`: one per parameter of the kernel function, in order (pointers: arrays or CPU tensors,
@@ -1231,6 +1233,12 @@ def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = 
     `normfuse.cluster_dims`). `kernel`: the function's name when the module has several public
     ones. Raises `InterpreterError` (an unsupported op, a bad argument, an out-of-bounds access,
     a failed tt.assert, a deadlock) or `RaceError` (see the module docstring).
+
+    A TTGIR module (the warp-specialized kernel `hopper-ws` lowers to) runs in
+    `normfuse.testing.warp_specialized`: all programs of the grid and all partitions at once,
+    interleaved by a scheduler seeded with `seed`; a tensor-descriptor parameter takes the host
+    descriptor (an object with base, shape, strides, block_shape: Gluon's TensorDescriptor), and
+    pointer arguments may be views (their whole storage is mapped). Returns its `RunInfo`.
     """
     module = _load(ir_text)
     func = _pick_kernel(module, kernel)
@@ -1238,6 +1246,11 @@ def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = 
     if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
         raise InterpreterError(f"grid must be 1-3 non-negative ints, got {grid}")
     grid = grid + (1,) * (3 - len(grid))
+    from .warp_specialized import is_ttgir, run_ttgir
+    if is_ttgir(ir_text):
+        if num_ctas != 1 or _func_attr(func, "normfuse.cluster_dims"):
+            raise InterpreterError("TTGIR with clusters is not supported by the interpreter")
+        return run_ttgir(module, func, args, grid, seed=seed)
     dims = _func_attr(func, "normfuse.cluster_dims")
     if dims is not None and dims != num_ctas:
         raise InterpreterError(f"the kernel was split over {dims}-CTA clusters "
@@ -1295,7 +1308,7 @@ def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = 
         launch.glob.add(Buffer("the global scratch", launch.scratch_base,
                                np.zeros(launch.scratch_bytes * total, np.uint8), tracked=True))
 
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), one_thread():
         for z in range(grid[2]):
             for y in range(grid[1]):
                 for cx in range(grid[0]):
@@ -1310,6 +1323,7 @@ def _run_cluster(cluster: _Cluster, code: _BlockCode, env0: dict) -> None:
     for cta in cluster.ctas:
         gens[cta.rank] = _run_block(code, cta, dict(env0))
     waiting: dict[int, int] = {}
+    spinning: set[int] = set()  # CTAs in a polling loop (inline asm), since the last progress
     active = [c.rank for c in cluster.ctas]
     while active:
         progressed = False
@@ -1327,10 +1341,20 @@ def _run_cluster(cluster: _Cluster, code: _BlockCode, env0: dict) -> None:
                 if cta.smem is not None:
                     check_exit(cta.smem, cta)
                 progressed = True
+                spinning.clear()
                 continue
+            if req[0] == "spin":  # polled memory that no other CTA has written since
+                if r in spinning and spinning >= set(active) - set(waiting):
+                    raise InterpreterError(f"{req[1]}: CTA {cta.cta} polls memory in a loop that "
+                                           "no running CTA of its cluster can end (a hang on the "
+                                           "GPU: programs of a plain launch run one after another "
+                                           "here)")
+                spinning.add(r)
+                continue
+            spinning.clear()
             waiting[r] = req[1]
             progressed = True
-        if not progressed:
+        if not progressed and not spinning:
             stuck = ", ".join(f"CTA {cluster.ctas[r].cta} waits for phase {p}" for r, p in waiting.items())
             done = ", ".join(f"CTA {c.cta} {'exited' if c.exited else 'is at'} after {c.arrived} arrives"
                              for c in cluster.ctas)
