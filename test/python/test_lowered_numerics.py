@@ -320,6 +320,34 @@ def test_deadlock_is_reported_with_the_waits():
 
 
 # ---------------------------------------------------------------------------------------------
+# On the GPU: the interpreter against the hardware, same kernel, same arguments, same grid
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind,flags,order", [
+    pytest.param("rms", KINDS[1][1], "", id="rms-folded"),
+    pytest.param("ln", KINDS[4][1], "", id="ln-g-beta"),
+    pytest.param("ln", KINDS[3][1], "{stats-share=true}", id="ln-folded-stats-share"),
+])
+def test_gpu_interpreter_agrees_with_the_gpu(kind, flags, order):
+    """The lowered kernel launched on the H200 with 3 programs (LoweredLaunch, the real host
+    binding) and interpreted on CPU copies of the same inputs: the same output up to the wgmma's
+    summation order (bf16 outputs: a few last-bit differences)."""
+    ck = _ci_kernel(kind, flags, order)
+    args, names, ref = _inputs(kind, 304, 528, 192, flags)
+    gpu = [a.cuda() if isinstance(a, torch.Tensor) else a for a in args]
+    ck.lowered(gpu, grid=3)
+    torch.cuda.synchronize()
+    y_gpu = gpu[names.index("Y")].cpu()
+    y_cpu = run_lowered(ck.lowered, args, names=names, programs=3)[0].args["Y"]
+    assert not torch.isnan(y_gpu.float()).any() and not torch.isnan(y_cpu.float()).any()
+    assert rel_diff(y_gpu, y_cpu) < 1e-2, rel_diff(y_gpu, y_cpu)
+    same = (y_gpu.view(torch.int16) == y_cpu.view(torch.int16)).float().mean().item()
+    assert same > 0.5, same  # most elements bitwise equal
+    assert abs(rel_err(y_gpu, ref) - rel_err(y_cpu, ref)) < 2e-3
+
+
+# ---------------------------------------------------------------------------------------------
 # Sweeps (NORMFUSE_LOWERED_SWEEP=1): more seeds on every CI kernel, the variant matrix
 # ---------------------------------------------------------------------------------------------
 

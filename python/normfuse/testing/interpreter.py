@@ -1,7 +1,9 @@
 """A CPU interpreter for Triton 3.6 TTIR (as Triton prints it, before or after normfuse's passes).
 
 `run_ir(ir_text, args, grid, *, num_ctas=1, kernel=None)` runs every program of `grid` on the
-given arrays, like a launch: it returns nothing and writes into the arrays.
+given arrays, like a launch: it returns nothing and writes into the arrays. A warp-specialized
+TTGIR module (the kernel hopper-ws lowers to) is handed to `warp_specialized`, which reuses the
+op closures below and adds shared memory, mbarriers, TMA, wgmma and partitions.
 
 How it runs
 -----------

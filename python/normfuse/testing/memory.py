@@ -222,8 +222,18 @@ class Space:
         """Split the (valid) addresses by buffer: [(buffer, positions, element offsets)]."""
         if not self.buffers:
             raise InterpreterError(f"{what}: no memory in the {self.name} space")
-        idx = np.searchsorted(self._bases, addr, side="right") - 1
-        uniq = np.unique(idx)
+        if addr.size > 1:  # the usual case, one buffer: no unique() over every lane
+            lo, hi = int(addr.min()), int(addr.max())
+            k = int(np.searchsorted(self._bases, lo, side="right")) - 1
+            if k >= 0 and (k + 1 == len(self._bases) or hi < self._bases[k + 1]):
+                idx = None
+                uniq = [k]
+            else:
+                idx = np.searchsorted(self._bases, addr, side="right") - 1
+                uniq = np.unique(idx)
+        else:
+            idx = np.searchsorted(self._bases, addr, side="right") - 1
+            uniq = np.unique(idx)
         groups = []
         for k in uniq:
             pos = None if len(uniq) == 1 else np.nonzero(idx == k)[0]
