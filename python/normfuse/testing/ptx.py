@@ -24,8 +24,8 @@ every thread that runs the asm on its elements. What is supported is what normfu
 - control flow: labels (`NAME:`), predicate registers set by `setp.<cmp>.<type>` (eq ne lt le gt
   ge, lo ls hi hs), guards `@%p` / `@!%p`, and `bra`. The elements run as lanes with their own
   program counters; the lanes at the lowest one step together (min-PC reconvergence). A taken
-  backward branch is a polling loop: the asm yields `("spin", where)` there, so that the
-  interpreter's scheduler can run the CTA (or warp group) that is to write what the loop waits
+  backward branch after a load is a polling loop: the asm yields `("spin", where)` there, so that
+  the interpreter's scheduler can run the CTA (or warp group) that is to write what the loop waits
   for, and can tell a loop that waits forever (a hang on the GPU) from one that ends;
 - `mov.b64 %d, {%lo, %hi}` and `mov.b64 {%lo, %hi}, %d` (pack and unpack two 32-bit halves).
 
@@ -211,6 +211,7 @@ class AsmRunner:
         run the instruction together (masked: guards and lanes elsewhere keep their registers)."""
         n = len(self.instrs)
         pc = np.zeros(shape, dtype=np.int64)
+        polled, rounds = False, 0
         while True:
             live = pc < n
             if not live.any():
@@ -229,9 +230,17 @@ class AsmRunner:
                 target = self.labels[ins.operands[0]]
                 pc = np.where(mask, target, np.where(active, cur + 1, pc))
                 if target <= cur and np.any(mask):
-                    # a polling loop: let whoever is to write what it waits for run first
-                    yield ("spin", self.where)
+                    if polled:
+                        # a polling loop: let whoever is to write what it waits for run first
+                        yield ("spin", self.where)
+                        polled = False
+                    else:
+                        rounds += 1
+                        if rounds > 1_000_000:
+                            raise self.err(ins, "a loop that loads nothing ran a million rounds")
                 continue
+            if ins.opcode == "ld":
+                polled = True
             if ins.opcode != "label" and np.any(mask):
                 yield from self._step(ctx, ins, regs, shape, None if mask.all() else mask)
             pc = np.where(active, cur + 1, pc)
