@@ -1,7 +1,7 @@
 """Launch template instances once each, for Nsight Compute (`ncu`) to profile.
 
     ncu --kernel-name regex:ws_gemm --section SpeedOfLight ... \\
-        python3 bench/profile_ws.py --shape 262144,512,1024 --only plain,rms --configs coop3,rows3
+        python3 bench/profile_ws.py --shape 262144,512,1024 --only plain,rms --configs coop3,pp4
 
 Each (variant, config) is compiled, warmed up (two launches), then launched once more; the order
 of the profiled launches is printed, so ncu's report can be matched to the variants (`--launch-skip
@@ -24,7 +24,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", default="262144,512,1024")
     ap.add_argument("--only", default="plain,rms,ln")
-    ap.add_argument("--configs", default="coop3,rows3")
+    ap.add_argument("--configs", default="coop3,pp4")
     a = ap.parse_args()
     M, K, N = (int(x) for x in a.shape.split(","))
     torch.manual_seed(0)
@@ -37,10 +37,10 @@ def main():
     eargs = {"plain": (K,), "rms": (K, 1e-6), "ln": (K, 1e-5, N, cs, lnb)}
     for cfgname in a.configs.split(","):
         cfg = E.CONFIGS[cfgname]
-        for name, (hooks, ex, cl) in E.variants(N, cfg).items():
+        for name, (hooks, ex) in E.variants(N, cfg).items():
             if name not in a.only.split(","):
                 continue
-            inst = Instance(cfg, hooks, cluster=cl, eargs_example=ex)
+            inst = Instance(cfg, hooks, eargs_example=ex)
             ck = E.compiled(name, cfgname, inst)
             for _ in range(3):
                 launch(ck, inst, X, W, Y, eargs[name])

@@ -4,14 +4,11 @@
 
     rms_*     pre-norm RMSNorm (statistics from the A tiles; g folded into W, or applied in the loop)
     ln_*      pre-norm LayerNorm, g folded (colsum(W') precomputed per weight, W beta as a bias)
-    post_*    post-norm over rows of length N (one CTA per row, or the cluster exchange)
 
 `eargs` layouts are given per hook. Not the product path: the ops run generated hooks.
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-
-from normfuse.lowering.ws_gemm import cluster_sum
 
 
 # --- pre-norm RMSNorm: eargs = (K, eps[, G]) -------------------------------------------------
@@ -32,8 +29,7 @@ def rms_afn_g(af, c0, kk, pid_m, eargs):
 
 
 @gluon.jit
-def rms_epi(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.constexpr, CID: gl.constexpr,
-            NCONS: gl.constexpr, WARPS: gl.constexpr):
+def rms_epi(acc, st0, st1, c0, pid_m, pid_n, eargs):
     K = eargs[0]
     eps = eargs[1]
     r = 1.0 / gl.sqrt(st0 / K.to(gl.float32) + eps)
@@ -48,8 +44,7 @@ def ln_stats(af, c0, st0, st1, kk, pid_m, eargs):
 
 
 @gluon.jit
-def ln_epi(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.constexpr, CID: gl.constexpr,
-           NCONS: gl.constexpr, WARPS: gl.constexpr):
+def ln_epi(acc, st0, st1, c0, pid_m, pid_n, eargs):
     K = eargs[0]
     eps = eargs[1]
     N = eargs[2]
@@ -67,80 +62,10 @@ def ln_epi(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.constexpr, CI
     return y * gl.expand_dims(r, 1) + gl.expand_dims(bias, 0)
 
 
-# --- post-norm: eargs = (N, eps, G[, B]) -----------------------------------------------------
-
-@gluon.jit
-def post_rms_epi(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.constexpr,
-                 CID: gl.constexpr, NCONS: gl.constexpr, WARPS: gl.constexpr):
-    N = eargs[0]
-    eps = eargs[1]
-    G = eargs[2]
-    BN: gl.constexpr = acc.shape[1]
-    ss = gl.sum(acc * acc, axis=1)
-    if CLUSTER > 1:
-        ss, _ = cluster_sum(ss, ss, xj, 1, CLUSTER, CID, WARPS, NCONS)
-    r = 1.0 / gl.sqrt(ss / N.to(gl.float32) + eps)
-    offs_n = pid_n * BN + gl.arange(0, BN)
-    g = gl.load(G + offs_n, mask=offs_n < N, other=0.0).to(gl.float32)
-    return acc * gl.expand_dims(r, 1) * gl.expand_dims(g, 0)
-
-
-@gluon.jit
-def post_ln_epi(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.constexpr,
-                CID: gl.constexpr, NCONS: gl.constexpr, WARPS: gl.constexpr):
-    N = eargs[0]
-    eps = eargs[1]
-    G = eargs[2]
-    B = eargs[3]
-    BN: gl.constexpr = acc.shape[1]
-    s1 = gl.sum(acc, axis=1)
-    s2 = gl.sum(acc * acc, axis=1)
-    if CLUSTER > 1:
-        s1, s2 = cluster_sum(s1, s2, xj, 2, CLUSTER, CID, WARPS, NCONS)
-    nf = N.to(gl.float32)
-    mean = s1 / nf
-    var = s2 / nf - mean * mean
-    r = 1.0 / gl.sqrt(var + eps)
-    offs_n = pid_n * BN + gl.arange(0, BN)
-    g = gl.load(G + offs_n, mask=offs_n < N, other=0.0).to(gl.float32)
-    b = gl.load(B + offs_n, mask=offs_n < N, other=0.0).to(gl.float32)
-    y = (acc - gl.expand_dims(mean, 1)) * gl.expand_dims(r, 1)
-    return y * gl.expand_dims(g, 0) + gl.expand_dims(b, 0)
-
-
 # --- diagnostics (timing only; numerics deliberately incomplete) --------------------------------
 
 @gluon.jit
-def diag_post_noxch_epi(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.constexpr,
-                        CID: gl.constexpr, NCONS: gl.constexpr, WARPS: gl.constexpr):
-    # post_rms_epi without the cluster exchange (each CTA normalizes by its own partial sum)
-    N = eargs[0]
-    eps = eargs[1]
-    G = eargs[2]
-    BN: gl.constexpr = acc.shape[1]
-    ss = gl.sum(acc * acc, axis=1)
-    r = 1.0 / gl.sqrt(ss / N.to(gl.float32) + eps)
-    offs_n = pid_n * BN + gl.arange(0, BN)
-    g = gl.load(G + offs_n, mask=offs_n < N, other=0.0).to(gl.float32)
-    return acc * gl.expand_dims(r, 1) * gl.expand_dims(g, 0)
-
-
-@gluon.jit
-def diag_post_nog_epi(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.constexpr,
-                      CID: gl.constexpr, NCONS: gl.constexpr, WARPS: gl.constexpr):
-    # post_rms_epi without the column vector g
-    N = eargs[0]
-    eps = eargs[1]
-    ss = gl.sum(acc * acc, axis=1)
-    if CLUSTER > 1:
-        ss, _ = cluster_sum(ss, ss, xj, 1, CLUSTER, CID, WARPS, NCONS)
-    r = 1.0 / gl.sqrt(ss / N.to(gl.float32) + eps)
-    return acc * gl.expand_dims(r, 1)
-
-
-@gluon.jit
-def diag_colvec_epi(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.constexpr,
-                    CID: gl.constexpr, NCONS: gl.constexpr, WARPS: gl.constexpr):
+def diag_colvec_epi(acc, st0, st1, c0, pid_m, pid_n, eargs):
     # the plain GEMM's epilogue plus one bf16 column vector (what a bias add costs)
     N = eargs[0]
     G = eargs[2]
@@ -151,14 +76,13 @@ def diag_colvec_epi(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.cons
 
 
 @gluon.jit
-def diag_colvec_cvt_epi(acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.constexpr,
-                        CID: gl.constexpr, NCONS: gl.constexpr, WARPS: gl.constexpr):
+def diag_colvec_cvt_epi(acc, st0, st1, c0, pid_m, pid_n, eargs):
     # the column vector loaded coalesced (one element per thread), then moved to the
     # accumulator's column layout through shared memory
     N = eargs[0]
     G = eargs[2]
     BN: gl.constexpr = acc.shape[1]
-    blk: gl.constexpr = gl.BlockedLayout([1], [32], [WARPS], [0])
+    blk: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
     offs_n = pid_n * BN + gl.arange(0, BN, layout=blk)
     g = gl.load(G + offs_n, mask=offs_n < N, other=0.0).to(gl.float32)
     g = gl.convert_layout(g, gl.SliceLayout(0, acc.type.layout))

@@ -1,6 +1,5 @@
 """normfuse: compiler passes over Triton IR that make normalization free on Hopper."""
-__version__ = "0.1.0"
-
+from .version import __version__  # noqa: E402
 from .compiler import CompiledKernel, JITKernel, SpillWarning, compile, jit  # noqa: E402
 from .passes import Remark, available_passes  # noqa: E402
 from .pipeline import run_pipeline  # noqa: E402

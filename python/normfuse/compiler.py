@@ -87,7 +87,7 @@ class CompiledKernel:
         for k in ("ttir", "normfuse"):
             if k in self.kernel.asm:
                 out[k] = self.kernel.asm[k]
-        out["gluon"] = self.lowered.lowering.source
+        out["gluon"] = self.lowered.lowered.source
         return out
 
     @property
@@ -220,24 +220,35 @@ def compile(fn, *, signature: dict[str, str] | None = None, constexprs: dict[str
             remarks.append(str(Remark(p.name, "missed", f"the lowering targets sm_90; compiling for "
                                                         f"{tgt.backend}:{tgt.arch}")))
             continue
-        lowered, more = _lower(p, ck)
+        lowered, more = _lower(p, ck, _ttir_positions(fn, signature))
         remarks.extend(more)
     out = CompiledKernel(ck, remarks, describe(plist), lowered)
     _warn_on_spills(out, name)
     return out
 
-def _lower(p, ck):
-    """Run lowering pass `p` on the fused TTIR of `ck`; (LoweredLaunch or None, remarks)."""
+def _ttir_positions(fn, signature: dict) -> tuple[int, ...] | None:
+    """Where each argument of the TTIR function sits among the kernel's runtime arguments (its
+    non-tl.constexpr parameters): parameters specialized as constants (an integer equal to 1,
+    None) are not arguments of the TTIR function. None when they are the same."""
+    declared = _constexpr_params(fn)
+    runtime = [n for n in _params(fn) if n not in declared]
+    pos = tuple(runtime.index(n) for n in runtime if signature.get(n) != "constexpr")
+    return None if pos == tuple(range(len(runtime))) else pos
+
+
+def _lower(p, ck, positions=None):
+    """Run lowering pass `p` on the fused TTIR of `ck` and compile its plan; (LoweredLaunch or
+    None, remarks). `positions`: see `_ttir_positions`."""
     from .ir import bridge
     from .pipeline import run_on_view
     text = ck.asm.get("normfuse", ck.asm["ttir"])
     view = bridge.load(text, source_name=ck.name + ".ttir", trusted=True)  # Triton's own print
-    out, _ = run_on_view(view, [p])
-    lowering = getattr(p, "lowering", None)
-    if lowering is None:
+    built: list = []
+    out, _ = run_on_view(view, [p], lowered=built)
+    if not built:
         return None, [str(r) for r in out]
     from .lowering.launch import LoweredLaunch
-    return LoweredLaunch(lowering), [str(r) for r in out]
+    return LoweredLaunch(built[0], positions), [str(r) for r in out]
 
 
 def _params(fn) -> list[str]:
@@ -289,20 +300,23 @@ def _complete_signature(fn, name: str, signature: dict, constexprs: dict | None)
 
 
 def _specialize_examples(fn, name: str, args: Sequence, constexprs: dict | None):
-    """(signature, constexprs, attrs) for example arguments, as `normfuse.jit` specializes."""
+    """(signature, constexprs, attrs) for example arguments, as `normfuse.jit` specializes a
+    launch with them (Triton's own rules); `args` are the runtime arguments (constexprs in
+    `constexprs`) or every parameter in order."""
     params = _params(fn)
     declared = _constexpr_params(fn)
     consts = dict(constexprs or {})
     args = tuple(args)
-    runtime = [p for p in params if p not in declared]
-    if len(args) == len(params) and len(params) != len(runtime):
+    if len(args) == len(params) and len(params) != len(params) - len(declared):
         for p, v in zip(params, args):
-            if p in declared:
-                if p in consts and consts[p] != v:
-                    raise ValueError(f"kernel '{name}': constexpr '{p}' is {v!r} in args and "
-                                     f"{consts[p]!r} in constexprs")
-                consts[p] = v
-        args = tuple(v for p, v in zip(params, args) if p not in declared)
+            if p in declared and p in consts and consts[p] != v:
+                raise ValueError(f"kernel '{name}': constexpr '{p}' is {v!r} in args and "
+                                 f"{consts[p]!r} in constexprs")
+        consts = {k: v for k, v in consts.items() if k not in declared or k not in params}
+    unknown = [k for k in consts if k not in params]
+    if unknown:
+        raise ValueError(f"kernel '{name}' has no parameter {', '.join(map(repr, unknown))} "
+                         f"(parameters: {', '.join(params)})")
     signature, consts, attrs, _, _ = specialize(fn, args, consts, name=name)
     return signature, consts, attrs
 
@@ -350,69 +364,128 @@ def _stack_frame_bytes(cubin: bytes) -> int | None:
 
 _TORCH_DTYPES = {
     "bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64",
-    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "u1",
 }
 
+_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
-def _arg_type(value, what: str = "argument") -> tuple[str, bool]:
-    """Triton signature type for a runtime argument, and whether it is 16-divisible."""
+
+def _arg_type(value, what: str = "argument") -> None:
+    """Raise TypeError naming the argument when Triton cannot pass `value` to a kernel."""
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         name = str(value.dtype).replace("torch.", "")
         if name not in _TORCH_DTYPES:
             raise TypeError(f"{what}: unsupported tensor dtype {value.dtype} "
                             f"(supported: {', '.join(sorted(_TORCH_DTYPES))})")
-        return "*" + _TORCH_DTYPES[name], value.data_ptr() % 16 == 0
-    if isinstance(value, bool):
-        return "i1", False
+        return
+    if isinstance(value, bool) or isinstance(value, float) or value is None:
+        return
     if isinstance(value, int):
-        if -(2**31) <= value < 2**31:
-            return "i32", value % 16 == 0 and value != 0
-        if -(2**63) <= value < 2**64:
-            return "i64", value % 16 == 0
-        raise TypeError(f"{what}: integer {value} does not fit 64 bits")
-    if isinstance(value, float):
-        return "fp32", False
-    if value is None:
-        return "constexpr", False
+        if not -(2**63) <= value < 2**64:
+            raise TypeError(f"{what}: integer {value} does not fit 64 bits")
+        return
     raise TypeError(f"{what}: cannot pass {type(value).__name__} to a kernel (tensors, "
                     f"integers, floats, bools and None can be passed)")
 
 
-def specialize(fn, args: Sequence, kwargs: dict, *, name: str | None = None):
-    """Specialize runtime `args` and keyword constexprs/options as a launch does: returns
-    (signature, constexprs, attrs, options, key). Pointers and integers divisible by 16 get the
-    `tt.divisibility` attribute; constexprs left out take their defaults."""
+def bind_arguments(fn, args: Sequence, kwargs: dict, *, name: str | None = None) -> dict:
+    """Every parameter of `fn` -> its value for a launch `fn[grid](*args, **kwargs)` (options
+    such as num_warps removed from `kwargs` beforehand). Keyword arguments bind by name;
+    positional ones fill the remaining parameters in order, as Triton binds them, or only the
+    runtime (non-constexpr) ones when there are exactly that many (constexprs then by name or
+    their defaults)."""
     name = name or _kernel_name(fn)
-    kwargs = dict(kwargs)
     names = _params(fn)
     constexpr_names = _constexpr_params(fn)
-    options = {k: kwargs.pop(k) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")
-               if k in kwargs}
-    consts = {k: kwargs.pop(k) for k in list(kwargs) if k in constexpr_names}
-    for p, v in _defaults(fn).items():  # constexprs left out take their defaults
-        if p in constexpr_names and p not in consts:
-            consts[p] = v
-    if kwargs:
-        raise TypeError(f"kernel '{name}': unknown keyword arguments: {', '.join(kwargs)} "
+    unknown = [k for k in kwargs if k not in names]
+    if unknown:
+        raise TypeError(f"kernel '{name}': unknown keyword arguments: {', '.join(unknown)} "
                         f"(constexpr parameters: {', '.join(sorted(constexpr_names)) or 'none'})")
-    runtime = [n for n in names if n not in constexpr_names]
-    if len(args) != len(runtime):
-        raise TypeError(f"{name} takes {len(runtime)} runtime arguments "
-                        f"({', '.join(runtime)}), got {len(args)}")
-    signature, attrs, key = {}, {}, []
+    bound = dict(kwargs)
+    open_all = [n for n in names if n not in bound]
+    open_runtime = [n for n in open_all if n not in constexpr_names]
+    args = tuple(args)
+    slots = open_runtime if len(args) == len(open_runtime) else open_all
+    if len(args) != len(slots):
+        runtime = [n for n in names if n not in constexpr_names]
+        raise TypeError(f"{name} takes {len(runtime)} runtime arguments ({', '.join(runtime)}), "
+                        f"got {len(args)}")
+    bound.update(zip(slots, args))
+    defaults = _defaults(fn)
+    missing = []
     for n in names:
-        if n in constexpr_names:
-            signature[n] = "constexpr"
+        if n not in bound:
+            if n in defaults:
+                bound[n] = defaults[n]
+            else:
+                missing.append(n)
+    if missing:
+        raise ValueError(f"kernel '{name}': constexpr parameters without a value: "
+                         f"{', '.join(missing)} (give them in constexprs=)")
+    return {n: bound[n] for n in names}
+
+
+_BINDERS: dict = {}
+
+
+def _binder(fn, target=None):
+    """Triton's own argument specializer for `fn` (what `JITFunction.run` uses), per target."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import make_backend
+    from triton.runtime.jit import create_function_from_signature
+    target = target or GPUTarget("cuda", 90, 32)
+    key = (id(fn), target.backend, target.arch)
+    b = _BINDERS.get(key)
+    if b is None or b[0] is not fn:
+        b = (fn, create_function_from_signature(fn.signature, fn.params, make_backend(target)))
+        _BINDERS[key] = b
+    return b[1]
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return repr(v)
+
+
+def specialize(fn, args: Sequence, kwargs: dict, *, name: str | None = None, target=None):
+    """Specialize a launch `fn[grid](*args, **kwargs)` exactly as Triton's JIT does (its own
+    specializer): pointers get 16-byte alignment, integers equal to 1 (and None) become
+    constants, integers divisible by 16 get `tt.divisibility`, `do_not_specialize` holds;
+    constexprs may be given by name or positionally, and left out when they have a default.
+    Returns (signature, constexprs, attrs, options, key); `key` identifies the specialization
+    (never an integer's value, except 1)."""
+    name = name or _kernel_name(fn)
+    kwargs = dict(kwargs)
+    options = {k: kwargs.pop(k) for k in _OPTIONS if k in kwargs}
+    bound = bind_arguments(fn, args, kwargs, name=name)
+    signature, consts, attrs, key = _specialize_bound(fn, bound, name, target)
+    return signature, consts, attrs, options, key
+
+
+def _specialize_bound(fn, bound: dict, name: str, target=None):
+    """(signature, constexprs, attrs, key) of fully bound arguments (`specialize`)."""
+    try:
+        _, spec, _ = _binder(fn, target)(**bound)
+    except Exception:  # noqa: BLE001 - name the argument Triton cannot take
+        constexpr_names = _constexpr_params(fn)
+        for n, v in bound.items():
+            if n not in constexpr_names:
+                _arg_type(v, f"kernel '{name}', argument '{n}'")
+        raise
+    signature, consts, attrs, key = {}, {}, {}, []
+    for i, (n, (ty, attr)) in enumerate(zip(bound, spec)):
+        signature[n] = ty
+        if ty == "constexpr":
+            consts[n] = bound[n]
+            key.append(("constexpr", _hashable(bound[n])))
             continue
-        v = args[runtime.index(n)]
-        t, div16 = _arg_type(v, f"kernel '{name}', argument '{n}'")
-        signature[n] = t
-        if t == "constexpr":  # None: a constant like Triton's
-            consts[n] = None
-        if div16:
-            attrs[(names.index(n),)] = [["tt.divisibility", 16]]
-        key.append((t, div16))
-    return signature, consts, attrs, options, tuple(key)
+        if attr == "D":
+            attrs[(i,)] = [["tt.divisibility", 16]]
+        key.append((ty, attr))
+    return signature, consts, attrs, tuple(key)
 
 
 def launch_needs(ck: "CompiledKernel") -> list:
@@ -463,38 +536,45 @@ class JITKernel:
     def specialize(self, args, kwargs):
         return specialize(self.fn, args, kwargs)
 
-    def warmup(self, *args, **kwargs) -> CompiledKernel:
-        signature, consts, attrs, options, key = self.specialize(args, dict(kwargs))
+    def _compiled(self, args, kwargs):
+        """(CompiledKernel, every parameter's value, options) of a launch."""
         # the current device: a binary for one arch never runs on another
         target = self._current_target()
-        ck_key = (key, tuple(sorted(consts.items())), tuple(sorted(options.items())),
-                  target.backend, target.arch)
-        with self._lock:
-            ck = self._cache.get(ck_key)
-            if ck is None:
-                ck = compile(self.fn, signature=signature, constexprs=consts, target=target,
-                             passes=self.passes, attrs=attrs, **options)
-                self._cache[ck_key] = ck
-        return ck
+        kwargs = dict(kwargs)
+        options = {k: kwargs.pop(k) for k in _OPTIONS if k in kwargs}
+        name = _kernel_name(self.fn)
+        bound = bind_arguments(self.fn, args, kwargs, name=name)
+        signature, consts, attrs, key = _specialize_bound(self.fn, bound, name, target)
+        ck_key = (key, tuple(sorted(options.items())), target.backend, target.arch)
+        ck = self._cache.get(ck_key)
+        if ck is None:
+            with self._lock:
+                ck = self._cache.get(ck_key)
+                if ck is None:
+                    ck = compile(self.fn, signature=signature, constexprs=consts, target=target,
+                                 passes=self.passes, attrs=attrs, **options)
+                    self._cache[ck_key] = ck
+        return ck, bound, options
+
+    def warmup(self, *args, **kwargs) -> CompiledKernel:
+        return self._compiled(args, kwargs)[0]
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
-            meta = dict(kwargs)
-            for p in getattr(self.fn, "params", ()):
-                if p.name in self._constexpr_names and p.name not in meta and p.has_default:
-                    meta[p.name] = p.default
-            ck = self.warmup(*args, **kwargs)
+            ck, bound, options = self._compiled(args, kwargs)
+            meta = dict(bound, **options)
             g = grid(meta) if callable(grid) else grid
             g = tuple(g) + (1,) * (3 - len(tuple(g)))
             # Triton's launcher takes every argument in order, constexprs included.
-            full = list(kernel_args(self.fn, args, meta))
+            full = list(bound.values())
+            runtime = tuple(v for n, v in bound.items() if n not in self._constexpr_names)
             if ck.lowered is None:
                 needs = launch_needs(ck)
                 if needs:  # what the passes declared (normfuse.launch): grid policy, derived args, ...
                     g, full = apply_launch(needs, g, full, meta)
             # the lowered kernel (hopper-ws) maps the arguments itself (descriptors, derived
             # vectors, its persistent grid); else Triton's launcher with the needs applied
-            return ck.launch(g, full, runtime_args=args)
+            return ck.launch(g, full, runtime_args=runtime)
         return launch
 
 

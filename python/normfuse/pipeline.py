@@ -21,7 +21,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from . import __version__, launch
+from . import launch
+from .version import __version__
 from .ir import IRError, bridge, guard
 from .passes import CompileContext, Pass, PassError, PassRun, Remark, create_pass
 
@@ -130,9 +131,13 @@ class PipelineResult:
     module: object = None  # the Triton module (verified), when run through run_module
 
 
-def run_on_view(view, passes: Sequence[Pass], context: CompileContext | None = None
-                ) -> tuple[list[Remark], bool]:
+def run_on_view(view, passes: Sequence[Pass], context: CompileContext | None = None,
+                lowered: list | None = None) -> tuple[list[Remark], bool]:
     """Run passes on an editable view; each pass's output is re-verified by Triton.
+
+    A lowering pass returns a plan (`PassRun.lower`): its backend (`normfuse.lowering.build`)
+    compiles the plan and the view becomes the compiled program's TTGIR; the built kernels are
+    appended to `lowered` when given.
 
     A pass that fails with anything but a PassError (a bug in the pass, met on this input) raises
     a PassError that names the pass, the exception and where it was raised: callers report it as
@@ -147,6 +152,12 @@ def run_on_view(view, passes: Sequence[Pass], context: CompileContext | None = N
             run = PassRun(p.name, view, context)
             try:
                 p.apply(view, run)
+                if run.plan is not None:
+                    from .lowering import build
+                    kernel = build(run.plan)
+                    if lowered is not None:
+                        lowered.append(kernel)
+                    view.__init__(kernel.compiled.asm["ttgir"])
             except PassError:
                 raise
             except Exception as e:  # noqa: BLE001 - see the docstring

@@ -318,9 +318,9 @@ def test_max_resident_programs(monkeypatch):
     count of co-resident clusters (asked with the kernel's function handle and shared memory)."""
     from types import SimpleNamespace
     from triton.runtime import driver
-    from normfuse.ops import postnorm_linear
+    from normfuse import device
     from normfuse.ops.postnorm_linear import max_resident_programs
-    monkeypatch.setattr(postnorm_linear, "_RESIDENT", {})
+    monkeypatch.setattr(device, "_RESIDENT", {})
 
     calls = []
 

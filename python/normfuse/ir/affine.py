@@ -98,13 +98,15 @@ class Poly:
 
 
 class Forms:
-    """Canonical forms of the values of loops `a` and `b`, trip index shared (see the module
-    docstring). `form(v)` is a hashable value; equal forms mean equal values in every trip."""
+    """Canonical forms of the values of the given loops (usually two, or one), trip index shared
+    (see the module docstring). `form(v)` is a hashable value; equal forms mean equal values in
+    every trip."""
 
-    def __init__(self, a: ForOp, b: ForOp):
-        self.loops = (a, b)
+    def __init__(self, *loops: ForOp):
+        self.loops = tuple(loops)
         self._cache: dict[int, Any] = {}
         self._busy: set[int] = set()
+        self._args: dict[int, Value] = {}  # id -> the block argument of an ("arg", id) atom
 
     # -- public --------------------------------------------------------------------------------
     def equal(self, x: Value, y: Value) -> bool:
@@ -221,7 +223,12 @@ class Forms:
                     return rec
                 return ("iter", which, i)
         # an argument of the function or of an enclosing loop: the same value in both loops
+        self._args[id(v)] = v
         return Poly.atom(("arg", id(v)), tuple(range(len(shape)))) if _integral(v) else ("arg", id(v))
+
+    def argument(self, key) -> Value | None:
+        """The block argument behind an ("arg", id) key (or form of a pointer argument)."""
+        return self._args.get(key[1]) if isinstance(key, tuple) and key[:1] == ("arg",) else None
 
     def _recurrence(self, loop: ForOp, i: int):
         """init + t * amount when the iter_arg grows by a loop-invariant amount each trip."""
@@ -282,4 +289,203 @@ def _signature(op: Op) -> str:
     return op_signature(op)
 
 
-__all__ = ["Forms", "Poly", "TRIP"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading tile addresses (what hopper-ws matches on)
+# ---------------------------------------------------------------------------------------------
+#
+# A tile load's offset is a form over the tile's dimensions: a position atom ("range", n) placed
+# on dimension d is the element's index along d; TRIP counts the k-steps; atoms without a
+# placement are scalars (kernel parameters, tile coordinates, opaque scalar arithmetic). So
+# `X + (pid_m * 128 + arange(128))[:, None] % M * stride + arange(64)[None, :] + 64 * k` is
+# {rem(128 pid_m + r0, M) stride, r1, 64 TRIP}, however the user spelled it; `split_dims` reads
+# off each dimension's stride and index.
+
+class NotAffine(Exception):
+    """A value the address reading cannot put in the form it needs; the message says why."""
+
+
+REM = ("arith.remsi", "arith.remui")
+
+
+def dims_of(mono) -> set:
+    """The tile dimensions a monomial varies along."""
+    return {d for _, placement in mono for d in placement}
+
+
+def is_scalar(p: Poly) -> bool:
+    """A form that is the same for every element and every trip (a launch-time scalar)."""
+    return not any(placement or key == TRIP for m, _ in p.terms for key, placement in m)
+
+
+def position(p: Poly, dim: int) -> int:
+    """The coefficient of the position along `dim` (a make_range placed there) in `p`."""
+    return sum(c for m, c in p.terms
+               if len(m) == 1 and m[0][1] == (dim,) and isinstance(m[0][0], tuple)
+               and m[0][0][:1] == ("range",))
+
+
+def trip(p: Poly) -> int:
+    """The coefficient of the trip counter in `p`."""
+    return sum(c for m, c in p.terms if m == ((TRIP, ()),))
+
+
+def without(p: Poly, dim: int) -> Poly:
+    """`p` without its position term along `dim` and its trip term."""
+    return Poly({m: c for m, c in p.terms
+                 if m != ((TRIP, ()),) and not (len(m) == 1 and m[0][1] == (dim,)
+                                               and isinstance(m[0][0], tuple)
+                                               and m[0][0][:1] == ("range",))})
+
+
+def drop_trip(p: Poly) -> Poly:
+    """`p` at the first trip (every term with the trip counter dropped)."""
+    return Poly({m: c for m, c in p.terms if not any(k == TRIP for k, _ in m)})
+
+
+def divide(p: Poly, k: int) -> Poly | None:
+    """p / k when k divides every coefficient, else None."""
+    if k == 0 or any(c % k for _, c in p.terms):
+        return None
+    return Poly({m: c // k for m, c in p.terms})
+
+
+def swap_dims(p: Poly) -> Poly:
+    """`p` with tile dimensions 0 and 1 exchanged (the opaque atoms keep their inner forms, which
+    `DimIndex` reads through the atom's own placement)."""
+    return p.map_placement(lambda pl: tuple(1 - d for d in pl))
+
+
+class DimIndex:
+    """Index along one tile dimension, `[inner] % modulus` or `inner`, and its stride."""
+
+    def __init__(self, stride: Poly, index: Poly):
+        self.stride = stride
+        self.index = index
+        self.inner, self.modulus = index, None
+        if len(index.terms) == 1:
+            (m, c), = index.terms
+            if c == 1 and len(m) == 1:
+                key, placement = m[0]
+                if isinstance(key, tuple) and key[:1] and key[0] in REM and len(placement) == 1:
+                    a, b = key[2]
+                    if isinstance(a, Poly) and isinstance(b, Poly):
+                        # the operands' forms are placed over the 1-D operand: put them where
+                        # the remainder sits in the tile
+                        self.inner = a.map_placement(lambda pl: placement if pl else pl)
+                        self.modulus = b
+
+    def parts(self, dim: int) -> tuple[int, int, Poly]:
+        """(coefficient of the position along `dim`, of the trip counter, the rest)."""
+        return position(self.inner, dim), trip(self.inner), without(self.inner, dim)
+
+
+def split_dims(offset: Poly, rank: int) -> list[DimIndex]:
+    """Write `offset` as sum_d stride_d * index_d: every monomial that varies along dimension d
+    goes to d, its stride the common factor of those monomials (a scalar atom, a constant or 1);
+    monomials that vary along no dimension go to the dimension whose (non-unit) stride divides
+    them, else to the unit-stride dimension."""
+    groups: dict[int, dict] = {d: {} for d in range(rank)}
+    scalars: dict = {}
+    for m, c in offset.terms:
+        ds = dims_of(m)
+        if len(ds) > 1:
+            raise NotAffine("an address mixes two tile dimensions in one term")
+        if ds:
+            d = ds.pop()
+            if d >= rank:
+                raise NotAffine("an address varies along a dimension the tile does not have")
+            groups[d][m] = c
+        else:
+            scalars[m] = c
+    if any(not g for g in groups.values()):
+        raise NotAffine("an address does not move along every tile dimension")
+    strides = {d: _common_factor(groups[d]) for d in range(rank)}
+    for m, c in scalars.items():
+        for d in sorted(range(rank), key=lambda d: (strides[d] == Poly.const(1), d)):
+            if _divide_mono(m, c, strides[d]) is not None:
+                groups[d][m] = groups[d].get(m, 0) + c
+                break
+        else:
+            raise NotAffine("an address has a term that belongs to no tile dimension")
+    out = []
+    for d in range(rank):
+        idx = Poly({})
+        for m, c in groups[d].items():
+            q = _divide_mono(m, c, strides[d])
+            if q is None:
+                raise NotAffine("an address's stride does not divide all of its terms")
+            idx = idx + q
+        out.append(DimIndex(strides[d], idx))
+    return out
+
+
+def _common_factor(group: dict) -> Poly:
+    """The stride of a dimension: a scalar atom that divides every monomial; else the gcd of the
+    coefficients (a constant row length); 1 when there is none."""
+    common = None
+    for m in group:
+        atoms = {a for a in m if not a[1] and a[0] != TRIP}
+        common = atoms if common is None else common & atoms
+    if common:
+        return Poly({(sorted(common, key=_key)[0],): 1})
+    import math
+    g = 0
+    for c in group.values():
+        g = math.gcd(g, abs(c))
+    return Poly.const(g if g > 1 else 1)
+
+
+def _divide_mono(m: tuple, c: int, s: Poly) -> Poly | None:
+    (sm, sc), = s.terms
+    atoms = list(m)
+    for a in sm:
+        if a not in atoms:
+            return None
+        atoms.remove(a)
+    if c % sc:
+        return None
+    return Poly({tuple(sorted(atoms, key=_key)): c // sc})
+
+
+def conditions(forms: Forms, mask: Value) -> list[Poly]:
+    """A boolean mask as a conjunction of conditions `D < 0` (forms D over the mask's dims)."""
+    from .query import cmp_predicate
+    op = mask.owner
+    if op is None:
+        raise NotAffine("a mask is a function argument")
+    if op.name == BROADCAST:
+        return conditions(forms, op.operands[0])
+    if op.name == EXPAND_DIMS:
+        axis = ExpandDimsOp(op).axis
+        shift = lambda p: tuple(d + 1 if d >= axis else d for d in p)  # noqa: E731
+        return [d.map_placement(shift) for d in conditions(forms, op.operands[0])]
+    if op.name == "arith.andi":
+        return conditions(forms, op.operands[0]) + conditions(forms, op.operands[1])
+    if op.name == CONSTANT:
+        c = ConstantOp(op)
+        if c.splat_literal == "true":
+            return []
+        raise NotAffine("a mask is a constant that is not all true")
+    if op.name == "arith.cmpi":
+        pred = cmp_predicate(op)
+        a, b = (forms.form(x) for x in op.operands)
+        if not isinstance(a, Poly) or not isinstance(b, Poly):
+            raise NotAffine("a mask compares values that are not integer forms")
+        one = Poly.const(1)
+        if pred in ("slt", "ult"):
+            return [a + b.scale(-1)]
+        if pred in ("sgt", "ugt"):
+            return [b + a.scale(-1)]
+        if pred in ("sle", "ule"):
+            return [a + b.scale(-1) + one.scale(-1)]
+        if pred in ("sge", "uge"):
+            return [b + a.scale(-1) + one.scale(-1)]
+        raise NotAffine(f"a mask compares with '{pred}'")
+    raise NotAffine(f"a mask is computed by '{op.name}'")
+
+
+__all__ = ["Forms", "Poly", "TRIP", "NotAffine", "DimIndex", "split_dims", "conditions",
+           "dims_of", "is_scalar", "position", "trip", "without", "drop_trip", "divide",
+           "swap_dims"]

@@ -55,6 +55,37 @@ MULF = "arith.mulf"
 DIVF = "arith.divf"
 SELECT = "arith.select"
 DIVSI = "arith.divsi"
+DIVUI = "arith.divui"
+ADDI = "arith.addi"
+SUBI = "arith.subi"
+MULI = "arith.muli"
+REMSI = "arith.remsi"
+REMUI = "arith.remui"
+ANDI = "arith.andi"
+ORI = "arith.ori"
+XORI = "arith.xori"
+CMPI = "arith.cmpi"
+CMPF = "arith.cmpf"
+NEGF = "arith.negf"
+MAXNUMF = "arith.maxnumf"
+MINNUMF = "arith.minnumf"
+MAXSI = "arith.maxsi"
+MINSI = "arith.minsi"
+SITOFP = "arith.sitofp"
+UITOFP = "arith.uitofp"
+FPTOSI = "arith.fptosi"
+FPTOUI = "arith.fptoui"
+EXTSI = "arith.extsi"
+EXTUI = "arith.extui"
+TRUNCI = "arith.trunci"
+FMA = "math.fma"
+# element type conversions
+CASTS = (EXTF, TRUNCF, SITOFP, UITOFP, FPTOSI, FPTOUI, EXTSI, EXTUI, TRUNCI)
+# one-operand math functions -> their name
+MATH_FUNCTIONS = {"math.sqrt": "sqrt", "math.rsqrt": "rsqrt", "math.exp": "exp",
+                  "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.absf": "abs",
+                  "math.absi": "abs", "math.erf": "erf", "math.floor": "floor", "math.ceil": "ceil",
+                  "math.sin": "sin", "math.cos": "cos"}
 
 # discardable attributes that normfuse reads or writes
 LATENCY = "tt.latency"  # on a load: its pipeline latency (Triton's AssignLatencies takes it as given)

@@ -1,11 +1,10 @@
-"""Translate the non-GEMM parts of a matched kernel into Gluon hook functions, as Python source.
+"""The hooks of a hopper-ws plan as Gluon source: the plan's expression DAGs, node by node.
 
-`Translator` turns a TTIR value into a Gluon expression op by op: arith/math elementwise ops,
-splat/broadcast/expand_dims, make_range, addptr, loads, and single-op reductions. Values the
-template provides (the A tile, the accumulator, the statistics, the tile coordinates, the k-step)
-are *bindings*; kernel parameters become elements of the `eargs` tuple. Anything else (a loop, a
-program id beyond the tile coordinates, a dot, a store) makes the value untranslatable, and the
-pass leaves the kernel alone with a remark that names the op.
+`generate(plan)` writes the four hook functions the template calls (their signatures are the
+template's default hooks in `ws_gemm.py`, declared once there) and returns the source and the
+`eargs` tuple's layout: the derived arguments first (column sums), then the kernel parameters
+the hooks read, in the order the hooks first read them. `Writer` spells one hook: every DAG node
+once, as a temporary; values the template provides (`bound` leaves) and parameters inline.
 
 Layouts: tile-shaped values take the layout of the template's tile (`acc` or `af`) through
 Gluon's AutoLayout. A 1-D load (a norm weight, a bias, a column sum) is issued coalesced, one
@@ -21,82 +20,79 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import os
 
-from ..ir.core import Value
-from ..ir.ops import ExpandDimsOp, LoadOp, ReduceOp, element_of as element, shape_of as shape
-from ..ir.query import cmp_predicate, constant_value, make_range_bounds
+from ..ir.ws_plan import Expr, WSPlan
 
-__all__ = ["Untranslatable", "Translator", "write_module", "GL_DTYPES"]
+__all__ = ["generate", "Writer", "write_module", "GL_DTYPES", "hook_signature"]
 
+GL_DTYPES = {"f32": "gl.float32", "f16": "gl.float16", "bf16": "gl.bfloat16", "fp16": "gl.float16",
+             "f64": "gl.float64", "i1": "gl.int1", "i8": "gl.int8", "i16": "gl.int16",
+             "i32": "gl.int32", "i64": "gl.int64"}
 
-class Untranslatable(Exception):
-    """A value the hooks cannot compute; the message names the op."""
-
-
-GL_DTYPES = {"f32": "gl.float32", "f16": "gl.float16", "bf16": "gl.bfloat16", "f64": "gl.float64",
-             "i1": "gl.int1", "i8": "gl.int8", "i16": "gl.int16", "i32": "gl.int32",
-             "i64": "gl.int64"}
-
-_BIN = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/",
-        "arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.divsi": "//",
-        "arith.remsi": "%", "arith.andi": "&", "arith.ori": "|", "arith.xori": "^"}
-_CMP = {"slt": "<", "olt": "<", "ult": "<", "sle": "<=", "ole": "<=", "ule": "<=",
-        "sgt": ">", "ogt": ">", "ugt": ">", "sge": ">=", "oge": ">=", "uge": ">=",
-        "eq": "==", "oeq": "==", "ne": "!=", "une": "!=", "one": "!="}
-_CAST = ("arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi",
-         "arith.fptoui", "arith.extsi", "arith.extui", "arith.trunci")
-_MATH = {"math.sqrt": "gl.sqrt", "math.rsqrt": "gl.rsqrt", "math.exp": "gl.exp",
-         "math.exp2": "gl.exp2", "math.log": "gl.log", "math.log2": "gl.log2",
-         "math.absf": "gl.abs", "math.absi": "gl.abs", "math.erf": "gl.erf",
-         "math.floor": "gl.floor", "math.ceil": "gl.ceil", "math.sin": "gl.sin",
-         "math.cos": "gl.cos"}
-_RED = {"arith.addf": "gl.sum", "arith.addi": "gl.sum", "arith.maxnumf": "gl.max",
-        "arith.minnumf": "gl.min", "arith.maxsi": "gl.max", "arith.minsi": "gl.min"}
+_BIN = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "rem": "%",
+        "and": "&", "or": "|", "xor": "^"}
+_REDUCE = {"sum": "gl.sum", "max": "gl.max", "min": "gl.min"}
 
 
-class Translator:
-    """Emits the body of one hook function.
+def hook_signature(role: str) -> str:
+    """The parameter list of hook `role` ('pre', 'stats', 'afn', 'epi'), as the template's
+    default hook declares it."""
+    from . import ws_gemm as W
+    fn = W.DEFAULT_HOOKS[role]
+    out = []
+    for p in inspect.signature(fn.fn).parameters.values():
+        ann = p.annotation
+        out.append(p.name if ann is inspect.Parameter.empty else f"{p.name}: {ann}")
+    return ", ".join(out)
 
-    bindings: id(Value) -> expression provided by the template
-    params:   id(Value) -> index of the kernel parameter (becomes `eargs[position]`)
-    earg_pos: callable(param index) -> position in the eargs tuple (shared by all hooks)
-    tile:     the expression of the tile whose layout 2-D values take ('acc' or 'af')
+
+class Writer:
+    """Spells the body of one hook function.
+
+    earg:  callable(parameter index) -> position in the eargs tuple (shared by all hooks)
+    tile:  the expression of the tile whose layout 2-D values take ('acc' or 'af')
     """
 
-    def __init__(self, bindings: dict[int, str], params: dict[int, int], earg_pos, tile: str):
-        self.bindings = dict(bindings)
-        self.params = params
-        self.earg_pos = earg_pos
+    def __init__(self, plan: WSPlan, earg, tile: str):
+        self.plan = plan
+        self.earg = earg
         self.tile = tile
         self.lines: list[str] = []
         self._memo: dict[tuple[int, str], str] = {}
         self._vec: set[str] = set()  # names of coalesced 1-D values
         self._n = 0
 
-    def _emit(self, expr: str, vec: bool = False) -> str:
+    def _emit(self, text: str, vec: bool = False) -> str:
         name = f"t{self._n}"
         self._n += 1
-        self.lines.append(f"{name} = {expr}")
+        self.lines.append(f"{name} = {text}")
         if vec:
             self._vec.add(name)
         return name
 
-    def expr(self, v: Value, domain: str = "auto") -> str:
-        b = self.bindings.get(id(v))
-        if b is not None:
-            return b
-        if id(v) in self.params:
-            return f"eargs[{self.earg_pos(self.params[id(v)])}]"
-        key = (id(v), domain if len(shape(v)) == 1 else "auto")
+    def expr(self, e: Expr, domain: str = "auto") -> str:
+        if e.op == "bound":
+            return self._bound(e.attr)
+        if e.op == "param":
+            return f"eargs[{self.earg(e.attr)}]"
+        key = (id(e), domain if e.rank == 1 else "auto")
         if key not in self._memo:
-            self._memo[key] = self._translate(v, key[1])
+            self._memo[key] = self._spell(e, key[1])
         return self._memo[key]
 
-    def _fit(self, a: str, b: str, va: Value, vb: Value) -> tuple[str, str]:
+    def _bound(self, name: str) -> str:
+        if name == "a_tile":
+            return f"af.to({GL_DTYPES[self.plan.dtype]})"
+        if name == "k_offset":
+            return f"(kk * {self.plan.config.block_k})"
+        return name
+
+    def _fit(self, a: str, b: str, ea: Expr, eb: Expr) -> tuple[str, str]:
         """Two operands of a 1-D elementwise op: a coalesced one meets a tile-derived one (scalars
-        and splats broadcast, they need no conversion)."""
-        if not (len(shape(va)) == 1 and len(shape(vb)) == 1 and _tensor_source(va) and _tensor_source(vb)):
+        and splat constants broadcast, they need no conversion)."""
+        if not (ea.rank == 1 and eb.rank == 1 and ea.op != "const" and eb.op != "const"):
             return a, b
         if (a in self._vec) != (b in self._vec):
             if a in self._vec:
@@ -104,110 +100,110 @@ class Translator:
             return a, f"fit({b}, {a})"
         return a, b
 
-    def _translate(self, v: Value, domain: str) -> str:
-        op = v.owner
-        if op is None:
-            raise Untranslatable(f"{v.ref()} is a value of an enclosing loop or region")
-        name = op.name
-        ops = op.operands
-        rank = len(shape(v))
-        if name == "arith.constant":
-            cv = constant_value(op)
-            if cv is None:
-                raise Untranslatable(f"the constant {v.ref()} is not a scalar or splat")
-            val, el = cv
-            if isinstance(val, float) and (val != val or val in (float("inf"), float("-inf"))):
-                raise Untranslatable(f"the constant {v.ref()} is not finite")
-            lit = repr(bool(val)) if el == "i1" else repr(val)
-            return lit
-        if name in _BIN:
-            a, b = self.expr(ops[0], domain), self.expr(ops[1], domain)
-            if rank == 1:
-                a, b = self._fit(a, b, ops[0], ops[1])
-            vec = rank == 1 and (a in self._vec or b in self._vec)
-            return self._emit(f"({a} {_BIN[name]} {b})", vec)
-        if name in ("arith.cmpi", "arith.cmpf"):
-            pred = cmp_predicate(op)
-            if pred not in _CMP:
-                raise Untranslatable(f"{name} with predicate '{pred}'")
-            a, b = self.expr(ops[0], domain), self.expr(ops[1], domain)
-            if rank == 1:
-                a, b = self._fit(a, b, ops[0], ops[1])
-            return self._emit(f"({a} {_CMP[pred]} {b})", rank == 1 and (a in self._vec or b in self._vec))
-        if name in ("arith.maxnumf", "arith.maxsi", "arith.minnumf", "arith.minsi"):
-            fn = "gl.maximum" if "max" in name else "gl.minimum"
-            a, b = self.expr(ops[0], domain), self.expr(ops[1], domain)
-            return self._emit(f"{fn}({a}, {b})", rank == 1 and (a in self._vec or b in self._vec))
-        if name == "arith.negf":
-            a = self.expr(ops[0], domain)
+    def _spell(self, e: Expr, domain: str) -> str:
+        op, args = e.op, e.args
+        if op == "const":
+            return repr(e.attr)
+        if op in _BIN or op == "cmp":
+            a, b = self.expr(args[0], domain), self.expr(args[1], domain)
+            if e.rank == 1:
+                a, b = self._fit(a, b, args[0], args[1])
+            sym = _BIN[op] if op in _BIN else e.attr
+            return self._emit(f"({a} {sym} {b})", e.rank == 1 and (a in self._vec or b in self._vec))
+        if op in ("max", "min"):
+            a, b = self.expr(args[0], domain), self.expr(args[1], domain)
+            fn = "gl.maximum" if op == "max" else "gl.minimum"
+            return self._emit(f"{fn}({a}, {b})", e.rank == 1 and (a in self._vec or b in self._vec))
+        if op == "neg":
+            a = self.expr(args[0], domain)
             return self._emit(f"(-{a})", a in self._vec)
-        if name == "arith.select":
-            c, a, b = (self.expr(x, domain) for x in ops)
-            return self._emit(f"gl.where({c}, {a}, {b})", any(x in self._vec for x in (c, a, b)))
-        if name in _CAST:
-            a = self.expr(ops[0], domain)
-            el = element(v)
-            if el not in GL_DTYPES:
-                raise Untranslatable(f"a cast to {el}")
-            return self._emit(f"{a}.to({GL_DTYPES[el]})", a in self._vec)
-        if name in _MATH:
-            a = self.expr(ops[0], domain)
-            return self._emit(f"{_MATH[name]}({a})", a in self._vec)
-        if name == "math.fma":
-            a, b, c = (self.expr(x, domain) for x in ops)
-            return self._emit(f"gl.fma({a}, {b}, {c})", any(x in self._vec for x in (a, b, c)))
-        if name in ("tt.splat", "tt.broadcast"):
-            src = ops[0]
-            if name == "tt.splat" and shape(src) == ():
-                return self.expr(src, domain)
-            if name == "tt.broadcast":
-                return self.expr(src, domain)
-            raise Untranslatable(f"{name} of a tensor")
-        if name == "tt.expand_dims":
-            axis = ExpandDimsOp(op).axis
-            a = self.expr(ops[0], domain)
+        if op in ("select", "fma"):
+            xs = [self.expr(x, domain) for x in args]
+            fn = "gl.where" if op == "select" else "gl.fma"
+            return self._emit(f"{fn}({', '.join(xs)})", any(x in self._vec for x in xs))
+        if op == "cast":
+            a = self.expr(args[0], domain)
+            return self._emit(f"{a}.to({GL_DTYPES[e.attr]})", a in self._vec)
+        if op == "math":
+            a = self.expr(args[0], domain)
+            return self._emit(f"gl.{e.attr}({a})", a in self._vec)
+        if op == "expand_dims":
+            a = self.expr(args[0], domain)
             if a in self._vec:
-                a = f"gl.convert_layout({a}, gl.SliceLayout({axis}, {self.tile}.type.layout))"
-            return self._emit(f"gl.expand_dims({a}, {axis})")
-        if name == "tt.make_range":
-            s, e = make_range_bounds(op)
+                a = f"gl.convert_layout({a}, gl.SliceLayout({e.attr}, {self.tile}.type.layout))"
+            return self._emit(f"gl.expand_dims({a}, {e.attr})")
+        if op == "arange":
+            s, end = e.attr
             if domain == "vec":
-                return self._emit(f"gl.arange({s}, {e}, layout=vec_layout({e - s}, gl.num_warps()))", True)
-            return self._emit(f"gl.arange({s}, {e})")
-        if name == "tt.addptr":
-            a, b = self.expr(ops[0], domain), self.expr(ops[1], domain)
-            return self._emit(f"({a} + {b})", rank == 1 and (a in self._vec or b in self._vec))
-        if name == "tt.load":
-            info = LoadOp(op)
-            dom = "vec" if rank == 1 else "auto"
-            p = self.expr(info.ptr, dom)
-            args = [p]
-            if info.mask is not None:
-                args.append(f"mask={self.expr(info.mask, dom)}")
-                if info.other is not None:
-                    args.append(f"other={self.expr(info.other, dom)}")
-            return self._emit(f"gl.load({', '.join(args)})", rank == 1)
-        if name == "tt.reduce":
-            red = ReduceOp(op)
-            comb = red.combining_op
-            if comb not in _RED:
-                raise Untranslatable(f"a tt.reduce combining with {comb or 'several ops'}")
-            axis = red.axis
-            a = self.expr(ops[0], "auto")
-            return self._emit(f"{_RED[comb]}({a}, axis={axis})")
-        raise Untranslatable(f"'{name}' ({v.ref()})")
+                return self._emit(f"gl.arange({s}, {end}, layout=vec_layout({end - s}, gl.num_warps()))", True)
+            return self._emit(f"gl.arange({s}, {end})")
+        if op == "addptr":
+            a, b = self.expr(args[0], domain), self.expr(args[1], domain)
+            return self._emit(f"({a} + {b})", e.rank == 1 and (a in self._vec or b in self._vec))
+        if op == "load":
+            dom = "vec" if e.rank == 1 else "auto"
+            parts = [self.expr(args[0], dom)]
+            has_mask, has_other = e.attr
+            if has_mask:
+                parts.append(f"mask={self.expr(args[1], dom)}")
+                if has_other:
+                    parts.append(f"other={self.expr(args[2], dom)}")
+            return self._emit(f"gl.load({', '.join(parts)})", e.rank == 1)
+        if op == "reduce":
+            comb, axis = e.attr
+            a = self.expr(args[0], "auto")
+            return self._emit(f"{_REDUCE[comb]}({a}, axis={axis})")
+        raise ValueError(f"hook expression op '{op}' has no Gluon spelling")
 
 
-def _tensor_source(v: Value) -> bool:
-    """Whether a 1-D value is a real vector (not a splat of a scalar or a constant)."""
-    op = v.owner
-    if op is None:
-        return True
-    if op.name == "arith.constant":
-        return False
-    if op.name == "tt.splat":
-        return False
-    return True
+_HEADER = '''"""Hooks generated by normfuse's hopper-ws pass for `{name}` (do not edit: regenerated)."""
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from normfuse.lowering.ws_gemm import colvec, fit, vec_layout  # noqa: F401
+
+'''
+
+
+def generate(plan: WSPlan) -> tuple[str, tuple]:
+    """(hook module source, eargs layout) for `plan`; the layout lists ("derived", j) for the
+    column sums, then ("param", i) for each kernel parameter the hooks read."""
+    eargs: list = [("derived", j) for j in range(len(plan.column_sums))]
+    pos_of_param: dict[int, int] = {}
+
+    def earg(i: int) -> int:
+        if i not in pos_of_param:
+            pos_of_param[i] = len(eargs)
+            eargs.append(("param", i))
+        return pos_of_param[i]
+
+    funcs = []
+    if plan.pre is not None:
+        w = Writer(plan, earg, "af")
+        funcs.append(("pre", w.lines, w.expr(plan.pre.results[0])))
+    if plan.stats is not None:
+        w = Writer(plan, earg, "af")
+        rets = []
+        for j, (e, rows) in enumerate(zip(plan.stats.results, plan.stats.row_sums)):
+            x = w.expr(e)
+            rets.append(f"st{j} + gl.sum({x}, axis=1)" if rows else f"st{j} + {x}")
+        while len(rets) < 2:
+            rets.append(f"st{len(rets)}")
+        funcs.append(("stats", w.lines, ", ".join(rets)))
+    if plan.afn is not None:
+        w = Writer(plan, earg, "af")
+        funcs.append(("afn", w.lines, w.expr(plan.afn.results[0])))
+    w = Writer(plan, earg, "acc")
+    if plan.column_sums:
+        n = f"eargs[{earg(plan.N.param)}]" if plan.N.param is not None else str(plan.N.value)
+        w.lines.extend(f"cs{j} = colvec(eargs[{j}], pid_n, {n}, acc)"
+                       for j in range(len(plan.column_sums)))
+    funcs.append(("epi", w.lines, w.expr(plan.epi.results[0])))
+    src = [_HEADER.format(name=plan.kernel_name)]
+    for name, lines, ret in funcs:
+        body = "\n".join(f"    {line}" for line in lines)
+        src.append(f"@gluon.jit\ndef {name}({hook_signature(name)}):\n"
+                   f"{body + chr(10) if body else ''}    return {ret}\n\n")
+    return "\n".join(src), tuple(eargs)
 
 
 def write_module(source: str):

@@ -21,6 +21,7 @@ import functools
 
 import torch
 
+from ..device import max_resident_programs
 from ..kernels.configs import PostNormConfig, select_postnorm_config
 from .prenorm_linear import (PreparedLaunch, _as_2d, _check_inputs, _check_offsets,
                              _ensure_allocator, _make_out, _shape, _tma_ok, _unit_k, _wants_grad,
@@ -110,27 +111,6 @@ def _want_tma(K: int, tma: bool | None) -> bool:
 def _want_persistent(cfg: PostNormConfig, persistent: bool | None) -> bool:
     """`persistent=None` resolved: the config's choice (select_postnorm_config: large M)."""
     return cfg.persistent if persistent is None else bool(persistent)
-
-
-def max_resident_programs(compiled, sms: int) -> int:
-    """How many programs of a compiled post-norm kernel run at once: `sms` for one CTA per
-    program (the 128x256 tiles hold one CTA per SM), else the driver's count of clusters of
-    `num_ctas` CTAs that fit together (cuOccupancyMaxActiveClusters: clusters must sit inside
-    one GPC, so this is less than sms / num_ctas on the H200's GPCs)."""
-    kernel = getattr(compiled, "kernel", compiled)  # normfuse's CompiledKernel or Triton's
-    ctas = int(kernel.metadata.num_ctas or 1)
-    if ctas == 1:
-        return sms
-    from triton.runtime import driver
-    kernel._init_handles()
-    key = (kernel.function, int(kernel.metadata.shared), ctas)
-    if key not in _RESIDENT:  # once per loaded kernel, not per call
-        n = driver.active.utils.cuOccupancyMaxActiveClusters(*key)
-        _RESIDENT[key] = max(1, int(n))
-    return _RESIDENT[key]
-
-
-_RESIDENT: dict = {}
 
 
 def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passes, out, tma=None,

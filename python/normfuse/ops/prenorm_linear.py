@@ -35,6 +35,7 @@ from typing import Any
 
 import torch
 
+from ..device import capability as _capability, ensure_allocator as _ensure_allocator, sm_count
 from ..kernels.configs import GemmConfig, select_config
 
 __all__ = ["rmsnorm_linear", "layernorm_linear", "prepare_rmsnorm_linear",
@@ -156,11 +157,6 @@ def _check_inputs(op: str, x, weight, named: dict[str, Any], bias) -> None:
         got = ", ".join(f"{n} on {d}" for n, d in devices.items())
         raise ValueError(f"{op}: all tensors must be CUDA tensors on one device, got {got}")
     _check_hopper(op, x.device)
-
-
-@functools.lru_cache(maxsize=None)
-def _capability(index: int) -> tuple[tuple[int, int], str]:
-    return torch.cuda.get_device_capability(index), torch.cuda.get_device_name(index)
 
 
 def _check_hopper(op: str, device: torch.device) -> None:
@@ -295,17 +291,6 @@ def _tma_ok(x2, w, stride_xm, stride_wn, K) -> bool:
             and (stride_wn * esz) % 16 == 0 and (K * esz) % 16 == 0)
 
 
-def sm_count(device) -> int:
-    """Streaming multiprocessors of `device` (the persistent kernels launch one program per SM)."""
-    return _sm_count(torch.device(device).index if torch.device(device).index is not None
-                     else torch.cuda.current_device())
-
-
-@functools.lru_cache(maxsize=None)
-def _sm_count(index: int) -> int:
-    return torch.cuda.get_device_properties(index).multi_processor_count
-
-
 def _persistent_form(cfg: GemmConfig, kind: str, flags: dict, persistent: bool | None) -> bool:
     """`persistent=None` resolved for a kernel: the config's choice where it was measured to win.
     Measured on the H200 (2026-11-29, bench/results/2026-11-29/persistent/): the persistent form
@@ -323,36 +308,6 @@ def num_programs(cfg: GemmConfig, M: int, N: int, sms: int, persistent: bool | N
     tiles = (-(-M // cfg.block_m)) * (-(-N // cfg.block_n))
     want = cfg.persistent if persistent is None else persistent
     return sms if want and tiles >= sms else 0
-
-
-def _torch_allocator(size: int, align: int, stream):
-    return torch.empty(size, dtype=torch.int8, device="cuda")
-
-
-def _ensure_allocator() -> None:
-    """Device-side tensor descriptors live in global scratch that Triton's launcher asks for.
-
-    `triton.set_allocator` stores the allocator in a ContextVar: it holds in the thread (context)
-    that set it, not process-wide. So set it in the calling context whenever that context has
-    none; a once-per-process flag is wrong: autograd runs a CUDA backward on its own worker
-    thread, and when the first call came from there (the norm-backward launch), the main
-    thread kept Triton's null allocator, and every later launch there that needs scratch (the
-    post-norm training forward with bulk copies, K >= 1024) raises "Kernel requires a runtime
-    memory allocation, but no allocator was set": the likely cause of the H200 failures of
-    test_backward.py -m gpu at K >= 1024 (2026-11-30; docs/NOTES.md). A user's own allocator
-    in this context is kept."""
-    import triton
-    if _context_allocator_missing():
-        triton.set_allocator(_torch_allocator)
-
-
-def _context_allocator_missing() -> bool:
-    """Whether the calling context has no Triton allocator (Triton's null allocator)."""
-    try:
-        from triton.runtime import _allocation
-        return isinstance(_allocation._allocator.get(), _allocation.NullAllocator)
-    except (ImportError, AttributeError):  # another Triton layout: set it (cheap, idempotent)
-        return True
 
 
 def row_blocks_form(kind: str, cfg: GemmConfig, M: int, sms: int, persistent: bool,

@@ -4,8 +4,9 @@ A pass is a frozen dataclass whose fields are its typed options (written `pass{o
 in a pipeline), with a `name`, a one-line `summary`, and `apply(module, run)`: it edits a
 `normfuse.ir.Module` in place through the IR facade (`normfuse.ir.ops`) and reports through
 `run` (a `PassRun`): remarks ("applied", or "missed" with the reason: a pass that does not
-match leaves the IR unchanged), launch needs (`run.require`, see `normfuse.launch`), and the
-compilation it runs in (`run.context`, a `CompileContext`; empty under normfuse-opt).
+match leaves the IR unchanged), launch needs (`run.require`, see `normfuse.launch`), a plan for
+a backend (`run.lower`, a lowering pass), and the compilation it runs in (`run.context`, a
+`CompileContext`; empty under normfuse-opt).
 Passes are imported lazily by name.
 
 Older passes that subclass `Pass` as a plain dataclass and define `run(module)` (remarks through
@@ -82,6 +83,7 @@ class PassRun:
         self.module = module
         self.context = context or CompileContext()
         self.remarks: list[Remark] = []
+        self.plan = None  # what a lowering pass hands to its backend (`lower`)
         self._locs = LocResolver(module)
 
     def where(self, op) -> str | None:
@@ -98,6 +100,12 @@ class PassRun:
 
     def missed(self, message: str, at=None) -> Remark:
         return self.remark("missed", message, at)
+
+    def lower(self, plan) -> None:
+        """Hand `plan` to the backend: a lowering pass (`lowers = True`) analyses and returns a
+        frozen plan; the pipeline gives it to `normfuse.lowering.build` and replaces the module
+        by the compiled program's TTGIR."""
+        self.plan = plan
 
     def require(self, func, *needs) -> None:
         """Declare what the kernel `func` (a tt.func op) needs at launch (`normfuse.launch`)."""

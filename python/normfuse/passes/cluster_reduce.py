@@ -132,7 +132,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..ir import Module, Op, Value
-from ..ir.effects import NORMFUSE_ASM_MARK, has_side_effects
+from ..ir.cluster_ptx import (ARRIVE, BARRIER, MARK, SCRATCH_TOKEN, WAIT, read_asm,
+                               read_global_asm, write_asm, write_global_asm)
+from ..ir.effects import has_side_effects
 from ..ir.affine import Forms
 from ..ir.ops import (ADDF, DOT, FOR, FUNC, GET_NUM_PROGRAMS, GET_PROGRAM_ID, INLINE_ASM, LOADS,
                       STORES, Builder, ForOp, FuncOp, LoadOp, ProgramIdOp, StoreOp, int_constant,
@@ -140,79 +142,8 @@ from ..ir.ops import (ADDF, DOT, FOR, FUNC, GET_NUM_PROGRAMS, GET_PROGRAM_ID, IN
 from ..launch import ClusterSize, ExtraSharedMemory, ScratchSizeToken
 from . import Pass, PassError, PassRun
 
-MARK = NORMFUSE_ASM_MARK + "cluster-reduce */"  # normfuse-private memory (ir.effects)
 PORTABLE_MAX = 8
 HW_MAX = 16  # non-portable cluster size on H100/H200; Triton's launcher allows it at exactly 16
-
-
-def _base(nbytes: int) -> str:
-    """PTX that leaves the address of this row's first exchange slot in %nfa."""
-    return ("mov.u32 %nfa, global_smem; mov.u32 %nfq, %dynamic_smem_size; add.u32 %nfa, %nfa, %nfq; "
-            f"sub.u32 %nfa, %nfa, {nbytes}; mad.lo.u32 %nfa, $ROW, 4, %nfa; ")
-
-
-def write_asm(nstats: int, rows: int, nbytes: int, first: int = 0) -> tuple[str, str]:
-    """st.shared of this CTA's partials: operands (row, partial_0, ...) -> dummy i32. `first`:
-    the index of the first statistic's slot (a prologue exchange and the epilogue's share the
-    slots: the prologue's come first)."""
-    row = "$1"
-    body = _base(nbytes).replace("$ROW", row)
-    for s in range(nstats):
-        body += f"st.shared.f32 [%nfa+{4 * rows * (first + s)}], ${2 + s}; "
-    asm = f"{MARK} {{ .reg .b32 %nfa, %nfq; {body}mov.u32 $0, 0; }}"
-    return asm, "=r,r" + ",f" * nstats
-
-
-def read_asm(nstats: int, rows: int, nbytes: int, ctas: int, first: int = 0) -> tuple[str, str]:
-    """Sum of all CTAs' partials in rank order: operand (row) -> totals."""
-    row = f"${nstats}"
-    body = _base(nbytes).replace("$ROW", row)
-    body += "".join(f"mov.f32 ${s}, 0f00000000; " for s in range(nstats))
-    for r in range(ctas):
-        body += f"mapa.shared::cluster.u32 %nfp, %nfa, {r}; "
-        for s in range(nstats):
-            body += f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * (first + s)}]; add.f32 ${s}, ${s}, %nfv; "
-    asm = f"{MARK} {{ .reg .b32 %nfa, %nfq, %nfp; .reg .f32 %nfv; {body}}}"
-    return asm, ",".join(["=f"] * nstats) + ",r"
-
-
-# exchange=global: the slots live in Triton's per-CTA global scratch (one slice of S bytes per
-# CTA, at base + ctaid * S). S is known only after Triton's allocation pass, so the asm carries
-# this token, which normfuse's make_llir wrapper replaces by metadata["global_scratch_size"].
-SCRATCH_TOKEN = "NFSCRATCHBYTES"
-
-
-def write_global_asm(nstats: int, rows: int, first: int = 0) -> tuple[str, str]:
-    """st.global of this CTA's partials into its own scratch slice: operands (row, slice address
-    as i64, partial_0, ...) -> dummy i32."""
-    body = "cvt.u64.u32 %nfo, $1; shl.b64 %nfo, %nfo, 2; add.u64 %nfa, $2, %nfo; "
-    for s in range(nstats):
-        body += f"st.global.f32 [%nfa+{4 * rows * (first + s)}], ${3 + s}; "
-    asm = f"{MARK} {{ .reg .b64 %nfa, %nfo; {body}mov.u32 $0, 0; }}"
-    return asm, "=r,r,l" + ",f" * nstats
-
-
-def read_global_asm(nstats: int, rows: int, ctas: int, first: int = 0) -> tuple[str, str]:
-    """Sum of all CTAs' partials in rank order, read from the peers' scratch slices (L2, `.cg`:
-    the L1 of this SM is not coherent with the peers' writes): operands (row, own slice address
-    as i64) -> totals. The cluster's rank-0 slice is this slice minus %cluster_ctarank * S."""
-    row, ptr = f"${nstats}", f"${nstats + 1}"
-    body = (f"cvt.u64.u32 %nfo, {row}; shl.b64 %nfo, %nfo, 2; add.u64 %nfa, {ptr}, %nfo; "
-            f"mov.u32 %nfr, %cluster_ctarank; mul.wide.u32 %nfo, %nfr, {SCRATCH_TOKEN}; "
-            "sub.u64 %nfa, %nfa, %nfo; ")
-    body += "".join(f"mov.f32 ${s}, 0f00000000; " for s in range(nstats))
-    for r in range(ctas):
-        if r:
-            body += f"add.u64 %nfa, %nfa, {SCRATCH_TOKEN}; "
-        for s in range(nstats):
-            body += f"ld.global.cg.f32 %nfv, [%nfa+{4 * rows * (first + s)}]; add.f32 ${s}, ${s}, %nfv; "
-    asm = f"{MARK} {{ .reg .b64 %nfa, %nfo; .reg .b32 %nfr; .reg .f32 %nfv; {body}}}"
-    return asm, ",".join(["=f"] * nstats) + ",r,l"
-
-
-BARRIER = f"{MARK} barrier.cluster.arrive.release; barrier.cluster.wait.acquire; mov.u32 $0, 0;"
-ARRIVE = f"{MARK} barrier.cluster.arrive.release; mov.u32 $0, 0;"
-WAIT = f"{MARK} barrier.cluster.wait.acquire; mov.u32 $0, 0;"
 
 
 def is_cluster_asm(op: Op) -> bool:

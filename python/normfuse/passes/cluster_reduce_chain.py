@@ -85,8 +85,9 @@ from ..ir.ops import (ADDF, FOR, GET_NUM_PROGRAMS, GET_PROGRAM_ID, LOADS, RETURN
                       FuncOp, LoadOp, ProgramIdOp, StoreOp, is_zero_constant, tensor, type_of)
 from ..launch import ClusterSize, ExtraSharedMemory
 from . import Pass, PassError, PassRun
-from .cluster_reduce import (ARRIVE, BARRIER, HW_MAX, PORTABLE_MAX, WAIT, _same_tiles, _trips,
-                             cluster_ctas, parse_cluster_size, read_asm, write_asm)
+from ..ir.cluster_ptx import ARRIVE, BARRIER, WAIT, read_asm, write_asm
+from .cluster_reduce import (HW_MAX, PORTABLE_MAX, _same_tiles, _trips, cluster_ctas,
+                             parse_cluster_size)
 
 
 @dataclass(frozen=True)

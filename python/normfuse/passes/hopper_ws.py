@@ -1,4 +1,5 @@
-"""hopper-ws: lower a fused GEMM-shaped kernel to the warp-specialized Hopper template (Gluon).
+"""hopper-ws: plan the lowering of a fused GEMM-shaped kernel to the warp-specialized Hopper
+template.
 
 What it does
 ------------
@@ -7,11 +8,13 @@ B) feeding a `tt.dot`, side reductions of the A tiles (the statistics lazy-preno
 loop), perhaps an elementwise A transform (g and beta applied in the loop), and an epilogue on the
 accumulator (the row scale, the LayerNorm correction, a bias) before one masked store. Triton 3.6
 does not warp-specialize such a loop on sm_90 and its pipeliner cannot give the statistics the
-MMA's own tile (DESIGN.md). This pass matches that structure, translates everything that is not
-the GEMM into four small Gluon functions (`lowering/codegen.py`) and instantiates the
-warp-specialized template of `lowering/ws_gemm.py` with them (a TMA loader warpgroup, two wgmma
-warpgroups that also accumulate the statistics from the same shared A tile, persistent tiles).
-The module becomes the template instance's TTGIR (`ttg.warp_specialize`, sm_90).
+MMA's own tile (DESIGN.md). This pass matches that structure and returns a frozen plan
+(`normfuse.ir.ws_plan.WSPlan`): the operands and their sizes as kernel parameters, the tile and
+the schedule, and everything that is not the GEMM as four expression DAGs over the values the
+template provides (PRE, STATS, AFN, EPI). The backend (`normfuse.lowering`) turns the plan into the
+template's Gluon instance (a TMA loader warpgroup, wgmma warpgroups that also accumulate the
+statistics from the same shared A tile, persistent tiles); the pipeline then replaces the module
+by that instance's TTGIR (`ttg.warp_specialize`, sm_90).
 
 Before (after lazy-prenorm, RMSNorm with g folded; one program per tile or persistent)::
 
@@ -20,15 +23,15 @@ Before (after lazy-prenorm, RMSNorm with g folded; one program per tile or persi
       %x2 = tt.load %pa ... cg      %ss' = %ss + reduce(extf(%x2) * extf(%x2)) ... }
     %r = 1 / sqrt(%acc#3 / K + eps)      tt.store %Y + rows * stride + cols, truncf(%acc#2 * %r)
 
-After::
+The plan's hooks::
+
+    STATS: st0' = st0 + sum(af * af, axis=1)                   # the loop's statistics
+    EPI:   out  = acc * expand_dims(1 / sqrt(st0 / K + eps), 1)
+
+After (the backend, through the pipeline)::
 
     ttg.warp_specialize(...)        default: 2 wgmma warpgroups (STATS, EPI inlined)
     partition0: 4 warps             TMA loads of A [128, 64] and W [256, 64] into a 3-slot ring
-
-with the hooks generated from the IR::
-
-    STATS(af, ...) -> st0 + gl.sum(af * af, axis=1)          # the loop's statistics
-    EPI(acc, st0, ...) -> acc * gl.expand_dims(1.0 / gl.sqrt(st0 / K + eps), 1)
 
 Legality (each failure leaves the IR unchanged and emits a "missed" remark naming the reason)
 ---------------------------------------------------------------------------------------------
@@ -38,6 +41,8 @@ Legality (each failure leaves the IR unchanged and emits a "missed" remark namin
    `% M`; k = r + BK * step, contiguous), or a tensor-descriptor load; B likewise, as W [N, K]
    (k contiguous) or [K, N] (n contiguous). Masks may only cut off rows >= M, columns >= N and
    k >= K (TMA zero-fills there), with `other` zero. The loop covers exactly cdiv(K, BK) k-steps.
+   Addresses are read as canonical forms (`normfuse.ir.affine`): any association and order of
+   the terms, tile indices or offsets, pointers advanced or recomputed.
 3. Rows and columns of both loads and of the store come from two scalars (the tile coordinates):
    the template owns the tile order and the persistence, so the lowered kernel computes every tile
    of the [M, N] output whatever order the kernel walked them in. The kernel must therefore cover
@@ -52,24 +57,16 @@ Legality (each failure leaves the IR unchanged and emits a "missed" remark namin
    LayerNorm correction colsum(diag(g) W); the template never reads B outside the MMA).
 6. Everything else (the A transform, row vectors computed from the first A tile, the epilogue)
    must be made of elementwise ops, broadcasts, 1-D loads and single-op reductions over values the
-   template provides (see codegen.Translator). Row reductions of the accumulator (a post-norm) are
-   lowered only with `epilogue-reductions=true`: measured on the H200 (2026-11-30), the template's
-   one-CTA and cluster post-norms are slower than cluster-reduce/epilogue-norm's Triton kernels.
+   template provides. Row reductions of the accumulator (a post-norm) are not lowered: measured on
+   the H200 (2026-11-30), the template's one-CTA and cluster post-norms were slower than
+   cluster-reduce and epilogue-norm's Triton kernels (docs/NOTES.md).
 
 Options
 -------
 schedule = coop | pingpong      coop: one 128x256 tile on two wgmma warpgroups (default; measured
-                                fastest with statistics); pingpong: two 128x128 tiles, one per
+                                fastest with statistics); pingpong: two 128-row tiles, one per
                                 warpgroup, main loops taking turns
 stages = 0 | 2..6               TMA ring depth (0: the most that fits, at most 3 for coop, 4 ping-pong)
-epilogue-reductions = false     also lower row reductions of the accumulator (post-norms)
-rows-max-k = 0                  launches with K <= this walk each CTA's contiguous run of tiles
-                                in row-major order (the N tiles of a row block in turn), and the
-                                row statistics are computed once per run of a row block, not per
-                                tile; 0: the grouped order always (measured faster in every cell
-                                on the H200, 2026-11-30: bench/results/2026-11-30/ab-order)
-stats-partition = false         the row statistics in a partition of their own, reading A from L2
-                                with plain loads instead of the MMA warps re-reading shared memory
 stats-share = false             the row statistics once per row block: the tiles run in an order
                                 where a row block's first tile comes at least a wave before its
                                 other tiles; it computes the statistics in the MMA warps and stores
@@ -79,18 +76,26 @@ stats-share = false             the row statistics once per row block: the tiles
                                 Needs all CTAs of the persistent grid resident at once (grid <=
                                 SMs, one CTA per SM); not with an A transform (g folded). Measured
                                 faster from 8 N tiles per row block (the pre-norm ops use it there)
+
+Options measured slower and chosen by no default were removed (their numbers are in
+docs/NOTES.md): row-major tile runs (`rows-max-k`), a statistics partition reading A from L2
+(`stats-partition`), post-norms in the template (`epilogue-reductions`, clusters).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 from ..ir import Module, Op, Value
-from ..ir.match import ForLoop, LocResolver, is_zero_constant
 from ..ir import ops
+from ..ir import ws_plan as P
+from ..ir.affine import (DimIndex, Forms, NotAffine, Poly, conditions, divide, dims_of,
+                         drop_trip, is_scalar, position, split_dims, swap_dims, trip)
 from ..ir.effects import writes_memory
+from ..ir.match import ForLoop, is_zero_constant
 from ..ir.ops import LoadOp, ReduceOp, element_of as element, shape_of as shape
-from ..ir.query import desc_info, func_params, is_pointer, pointee
-from . import Pass, PassError
+from ..ir.query import (cmp_predicate, constant_value, desc_info, func_params, is_pointer,
+                        make_range_bounds)
+from . import Pass, PassError, PassRun
 
 _DTYPES = {"bf16": "bf16", "f16": "fp16"}
 
@@ -101,74 +106,34 @@ class _Miss(Exception):
         self.op = op
 
 
-@dataclass
-class Source:
-    """Where a launch-time value comes from: kernel parameter `param` or the constant `value`."""
-    param: int | None = None
-    value: int | None = None
-
-
-@dataclass
-class TileOperand:
-    """A 2-D operand read (or written) by TMA: rows x cols of a row-major matrix."""
-    base: int                 # kernel parameter holding the pointer
-    rows: Source
-    cols: Source
-    stride: Source            # elements between rows (the column stride is 1)
-
-
-@dataclass
-class Derived:
-    """A per-column vector computed at launch from the weight: sum over k of B[k, n] (* scale[k])."""
-    weight: int
-    scale: int | None
-
-
-@dataclass
-class Lowering:
-    """What the pass decided; the launch adapter (lowering/launch.py) reads it."""
-    kernel_name: str
-    params: list
-    a: TileOperand
-    b: TileOperand
-    b_kn: bool
-    out: TileOperand
-    M: Source
-    N: Source
-    K: Source
-    eargs: list               # ("param", index) | ("derived", Derived)
-    instance: object          # runtime.Instance
-    source: str               # the generated hook module
-    compiled: object = None   # Triton CompiledKernel of the instance (cuda:90)
-    notes: list = field(default_factory=list)
-    single: tuple = (False, False)  # the kernel covers one row (column) tile: needs M <= BM (N <= BN)
-
-
 # ---------------------------------------------------------------------------------------------
-# Analysis
+# Analysis: the GEMM, its operands and the loop-carried sums
 # ---------------------------------------------------------------------------------------------
 
-def _source(poly, ev, params_by_id) -> Source | None:
-    """A polynomial that is one kernel parameter or one constant."""
-    if not poly:
-        return Source(value=0)
-    if len(poly) != 1:
-        return None
-    (m, c), = poly.items()
-    if m == ():
-        return Source(value=c)
-    if c == 1 and len(m) == 1 and m[0][0] == "v":
-        v = ev.value_of(m[0])
-        if v is not None and id(v) in params_by_id:
-            return Source(param=params_by_id[id(v)])
-    return None
+@dataclass
+class _Operand:
+    """A tile operand while it is being read (the plan's `TileOperand` once complete)."""
+    base: int
+    rows: P.Source
+    cols: P.Source
+    stride: P.Source
+
+    def frozen(self) -> P.TileOperand:
+        return P.TileOperand(self.base, self.rows, self.cols, self.stride)
 
 
-def _same(a: Source, b: Source) -> bool:
-    return a.param == b.param and a.value == b.value
+_NONE = P.Source()
+_WIDEN = (ops.EXTSI, ops.EXTUI)
+
+
+def _same(a: P.Source | None, b: P.Source | None) -> bool:
+    return a is not None and b is not None and a.param == b.param and a.value == b.value
 
 
 class _Matcher:
+    """Reads the kernel: the dot, its loop, the A and B tiles, the store, the loop-carried sums.
+    Tile coordinates are scalar forms (`self.pid_m`, `self.pid_n`; None: one tile only)."""
+
     def __init__(self, module: Module):
         self.module = module
         self.users = module.user_index()
@@ -222,37 +187,64 @@ class _Matcher:
         if self.dtype not in _DTYPES or element(b_v) != self.dtype:
             raise _Miss(f"dot operands are {element(a_v)} x {element(b_v)}; the template takes "
                         "bf16 or fp16 (one type)", dot)
-        from ..lowering.affine import Evaluator
-        self.ev = Evaluator(loop)
+        self.forms = Forms(loop)
         self._k_bound()
         self._a_operand(a_v)
         self._b_operand(b_v)
         self._out()
         self._loop_values()
 
+    def form(self, v: Value) -> Poly:
+        f = self.forms.form(v)
+        if not isinstance(f, Poly):
+            raise NotAffine(f"'{v.owner.name if v.owner is not None else v.ref()}' is not an "
+                            "integer expression of the parameters")
+        return f
+
+    def source(self, p: Poly) -> P.Source | None:
+        """A form that is one kernel parameter or one constant."""
+        c = p.constant()
+        if c is not None:
+            return P.Source(value=c)
+        if len(p.terms) == 1:
+            (m, c), = p.terms
+            if c == 1 and len(m) == 1 and not m[0][1]:
+                key = m[0][0]
+                v = self.forms.argument(key)
+                if v is not None and id(v) in self.pid:
+                    return P.Source(param=self.pid[id(v)])
+                if isinstance(key, tuple) and key[:1] and key[0] in _WIDEN and isinstance(key[2][0], Poly):
+                    return self.source(key[2][0])  # a sign- or zero-extended parameter
+        return None
+
+    def pointer(self, v: Value, what: str) -> tuple[Value, Poly]:
+        """(base parameter value, element offset form) of a pointer value."""
+        f = self.forms.form(v)
+        base, off = (f[1], f[2]) if isinstance(f, tuple) and f[:1] == ("ptr",) else (f, Poly({}))
+        arg = self.forms.argument(base)
+        if arg is None or not isinstance(off, Poly):
+            raise NotAffine("the pointer is not a kernel parameter advanced by an integer offset")
+        return arg, off
+
     # -- 2. loads ----------------------------------------------------------------------------
     def _k_bound(self):
-        from ..lowering.affine import NotAffine
         lb, ub, step = self.loop.bounds
         try:
-            plb, pub, pstep = self.ev.ev(lb), self.ev.ev(ub), self.ev.ev(step)
+            plb, pub, pstep = self.form(lb), self.form(ub), self.form(step)
         except NotAffine as e:
             raise _Miss(str(e), self.loop.op)
-        if plb:
+        if plb.constant() != 0:
             raise _Miss("the k-loop does not start at 0", self.loop.op)
-        if pstep == {(): self.BK}:
-            src = _source(pub, self.ev, self.pid)
-        elif pstep == {(): 1}:
+        src = None
+        if pstep.constant() == self.BK:
+            src = self.source(pub)
+        elif pstep.constant() == 1:
             # cdiv(K, BK) = (K + BK - 1) / BK
-            src = None
             op = ub.owner
-            if op is not None and op.name == ops.DIVSI and self.ev.ev(op.operands[1]) == {(): self.BK}:
-                inner = dict(self.ev.ev(op.operands[0]))
-                if inner.get((), 0) == self.BK - 1:
-                    inner.pop(())
-                    src = _source(inner, self.ev, self.pid)
-        else:
-            src = None
+            if op is not None and op.name == ops.DIVSI:
+                num, den = self.forms.form(op.operands[0]), self.forms.form(op.operands[1])
+                if isinstance(num, Poly) and isinstance(den, Poly) and den.constant() == self.BK:
+                    src = self.source(num + Poly.const(1 - self.BK))
         if src is None:
             raise _Miss(f"the k-loop does not run over cdiv(K, {self.BK}) tiles of K "
                         "(0..cdiv(K, BK) step 1, or 0..K step BK)", self.loop.op)
@@ -260,7 +252,7 @@ class _Matcher:
 
     def _tile_load(self, v: Value) -> Op | None:
         op = v.owner
-        if op is not None and op.name in (ops.LOAD, ops.DESCRIPTOR_LOAD) and self.loop.contains(v):
+        if op is not None and op.name in ops.LOADS and self.loop.contains(v):
             return op
         return None
 
@@ -271,7 +263,7 @@ class _Matcher:
         load = self._tile_load(a_v)
         if load is None:
             # an A transform: find the one tile load it starts from
-            loads = self._loads_under(src)
+            loads = _tile_loads_feeding(src, self.loop.contains)
             if len(loads) != 1:
                 raise _Miss("the dot's A operand is not computed from exactly one tile loaded "
                             f"in the loop ({len(loads)} found)", self.dot)
@@ -284,15 +276,10 @@ class _Matcher:
         self.a_load = load
         self.a = self._operand(load, "A", (self.BM, self.BK), k_dim=1)
 
-    def _loads_under(self, v: Value) -> list[Op]:
-        """The 2-D tile loads inside the k-loop that `v` is computed from."""
-        return _tile_loads_feeding(v, self.loop.contains)
-
     def _b_operand(self, b_v: Value):
         op = b_v.owner
         if op is not None and op.name == ops.TRANS:
-            inner = op.operands[0]
-            load = self._tile_load(inner)
+            load = self._tile_load(op.operands[0])
             if load is None or load.name != ops.DESCRIPTOR_LOAD:
                 raise _Miss("the dot's B operand is a transpose of something other than a "
                             "descriptor load", op)
@@ -310,39 +297,52 @@ class _Matcher:
             self.b_kn = True
             return
         # pointer load of a [BK, BN] tile: W [N, K] (k contiguous) or W [K, N] (n contiguous)
-        self.b, self.b_kn = self._b_pointer(load)
+        base, dims, conds = self._address(load, "B")
+        # [BK, BN] tile: dim 0 = k, dim 1 = n
+        if dims[0].stride == Poly.const(1):   # W [N, K]: k contiguous, n rows of W
+            swapped = [DimIndex(d.stride, swap_dims(d.index)) for d in (dims[1], dims[0])]
+            self.b = self._read_dims(load, "B", base, swapped, [swap_dims(d) for d in conds],
+                                     (self.BN, self.BK), 1)
+            self.b_kn = False
+        elif dims[1].stride == Poly.const(1):   # W [K, N]
+            self.b = self._read_dims(load, "B", base, dims, conds, (self.BK, self.BN), 0)
+            self.b_kn = True
+        else:
+            raise _Miss("the B tile is not contiguous along K or N", load)
 
-    def _operand(self, load: Op, what: str, tile: tuple, k_dim: int) -> TileOperand:
+    def _operand(self, load: Op, what: str, tile: tuple, k_dim: int) -> _Operand:
         """A or B read as a [rows, cols] tile of a row-major matrix, k along `k_dim`."""
         if load.name == ops.DESCRIPTOR_LOAD:
             return self._desc_operand(load, what, k_dim)
         base, dims, conds = self._address(load, what)
-        other_dim = 1 - k_dim
-        if dims[k_dim].stride != {(): 1} and dims[other_dim].stride != {(): 1}:
+        if dims[k_dim].stride != Poly.const(1) and dims[1 - k_dim].stride != Poly.const(1):
             raise _Miss(f"the {what} tile is not contiguous along either dimension", load)
         return self._read_dims(load, what, base, dims, conds, tile, k_dim)
 
-    def _read_dims(self, load, what, base, dims, conds, tile, k_dim) -> TileOperand:
+    def _coordinate(self, rest: Poly, size: int):
+        """The tile coordinate P of `rest` = size * P (a scalar form), None when `rest` is 0;
+        False when `rest` is not of that form."""
+        if not rest.terms:
+            return None
+        q = divide(rest, size)
+        if q is None or not is_scalar(q):
+            return False
+        return q
+
+    def _read_dims(self, load, what, base, dims, conds, tile, k_dim) -> _Operand:
         other = 1 - k_dim
         kd, od = dims[k_dim], dims[other]
         r, kk, rest = kd.parts(k_dim)
-        if r != 1 or kk != self.BK or rest or kd.modulus is not None:
+        if r != 1 or kk != self.BK or rest.terms or kd.modulus is not None:
             raise _Miss(f"the {what} tile does not walk K by {self.BK} per k-step", load)
         r, kk, rest = od.parts(other)
-        if r != 1 or kk != 0 or len(rest) > 1:
+        coord = self._coordinate(rest, tile[other])
+        if r != 1 or kk != 0 or coord is False:
             raise _Miss(f"the {what} tile's {'rows' if other == 0 else 'columns'} are not "
                         f"tile * {tile[other]} + position", load)
-        if rest:
-            (m, c), = rest.items()
-            if c != tile[other] or len(m) != 1 or m[0][0] != "v":
-                raise _Miss(f"the {what} tile's {'rows' if other == 0 else 'columns'} are not "
-                            f"tile * {tile[other]} + position", load)
-            coord = self.ev.value_of(m[0])
-        else:
-            coord = None  # one tile along this dimension: the launch checks that it covers it
         limit = None
         if od.modulus is not None:
-            limit = _source(od.modulus, self.ev, self.pid)
+            limit = self.source(od.modulus)
             if limit is None:
                 raise _Miss(f"the {what} tile's rows wrap around by something other than a "
                             "parameter", load)
@@ -360,38 +360,34 @@ class _Matcher:
                     raise _Miss(f"the {what} tile is masked by two different row limits", load)
         if klimit is not None and not _same(klimit, self.K):
             raise _Miss(f"the {what} tile's k mask limit differs from the loop's K", load)
-        stride = _source(od.stride, self.ev, self.pid) if k_dim == 1 else _source(kd.stride, self.ev, self.pid)
-        if k_dim == 1 and kd.stride != {(): 1}:
+        stride = self.source(od.stride if k_dim == 1 else kd.stride)
+        if k_dim == 1 and kd.stride != Poly.const(1):
             raise _Miss(f"the {what} tile is not contiguous along K", load)
         if stride is None:
             raise _Miss(f"the {what} tile's row stride is not a parameter or a constant", load)
         if what == "A":
             self.pid_m, self.m_limit = coord, limit
-            return TileOperand(self.pid[id(base)], rows=limit or Source(value=None), cols=self.K,
-                               stride=stride)
+            return _Operand(self.pid[id(base)], rows=limit or _NONE, cols=self.K, stride=stride)
         self.pid_n, self.n_limit = coord, limit
         if k_dim == 1:  # W [N, K]
-            return TileOperand(self.pid[id(base)], rows=limit or Source(value=None), cols=self.K,
-                               stride=stride)
-        return TileOperand(self.pid[id(base)], rows=self.K, cols=limit or Source(value=None), stride=stride)
+            return _Operand(self.pid[id(base)], rows=limit or _NONE, cols=self.K, stride=stride)
+        return _Operand(self.pid[id(base)], rows=self.K, cols=limit or _NONE, stride=stride)
 
-    def _limit(self, d, dims, tile, load, what):
+    def _limit(self, d: Poly, dims, tile, load, what):
         """The limit of one mask condition `D < 0`: (dimension, source), or None when the condition
         holds for every position of the tile."""
-        from ..lowering.affine import atoms_of, dims_of_atom, padd
-        involved = set().union(*(dims_of_atom(a) for a in atoms_of(d))) if d else set()
+        involved = set().union(*(dims_of(m) for m, _ in d.terms)) if d.terms else set()
         if len(involved) != 1:
-            if not involved and d.get((), 0) < 0 and len(d) == 1:
+            if not involved and d.constant() is not None and d.constant() < 0:
                 return None
             raise _Miss(f"the {what} tile's mask is not a bound on one dimension", load)
         dim = involved.pop()
         # trivially true: position r < c with c >= the tile's extent
-        if set(d) <= {(("r", dim),), ()} and d.get((("r", dim),)) == 1:
-            if -d.get((), 0) >= tile[dim]:
-                return None
-        idx = dims[dim].inner
-        lim = padd(idx, d, -1)
-        src = _source(lim, self.ev, self.pid)
+        c = _constant_term(d)
+        rest = d + Poly.const(-c)
+        if len(rest.terms) == 1 and position(rest, dim) == 1 and -c >= tile[dim]:
+            return None
+        src = self.source(dims[dim].inner + d.scale(-1))
         if src is None:
             raise _Miss(f"the {what} tile's mask compares against something other than a "
                         "parameter", load)
@@ -400,12 +396,11 @@ class _Matcher:
     def _address(self, load: Op, what: str):
         """(base parameter value, per-dimension indices, mask conditions) of a pointer tile load
         whose masked lanes read zero (what TMA fills in)."""
-        from ..lowering.affine import NotAffine, split_dims
         info = LoadOp(load)
         try:
-            base, off = self.ev.evp(info.ptr)
+            base, off = self.pointer(info.ptr, what)
             dims = split_dims(off, 2)
-            conds = self.ev.conditions(info.mask) if info.mask is not None else []
+            conds = conditions(self.forms, info.mask) if info.mask is not None else []
         except NotAffine as e:
             raise _Miss(f"the {what} tile's address: {e}", load)
         if id(base) not in self.pid:
@@ -414,34 +409,8 @@ class _Matcher:
             raise _Miss(f"the {what} tile's masked lanes are not zero (TMA fills zeros)", load)
         return base, dims, conds
 
-    def _b_pointer(self, load: Op):
-        base, dims, conds = self._address(load, "B")
-        # [BK, BN] tile: dim 0 = k, dim 1 = n
-        if dims[0].stride == {(): 1}:   # W [N, K]: k contiguous, n rows of W
-            from ..lowering.affine import DimIndex
-            sw = [DimIndex(d.stride, self._swap([d.index])[0]) for d in (dims[1], dims[0])]
-            op = self._read_dims(load, "B", base, sw, self._swap(conds), (self.BN, self.BK), 1)
-            return op, False
-        if dims[1].stride == {(): 1}:   # W [K, N]
-            return self._read_dims(load, "B", base, dims, conds, (self.BK, self.BN), 0), True
-        raise _Miss("the B tile is not contiguous along K or N", load)
-
-    @staticmethod
-    def _swap(conds):
-        def sw(a):
-            if a[0] == "r":
-                return ("r", 1 - a[1])
-            if a[0] in ("rem", "div"):
-                return (a[0], tuple((_mono_key(tuple(sw(x) for x in m)), c) for m, c in a[1]),
-                        tuple((_mono_key(tuple(sw(x) for x in m)), c) for m, c in a[2]))
-            return a
-        from ..lowering.affine import _mono_key
-        return [{_mono_key(tuple(sw(a) for a in m)): c for m, c in d.items()} for d in conds]
-
-    def _desc_operand(self, load: Op, what: str, k_dim: int) -> TileOperand:
-        from ..lowering.affine import NotAffine
-        desc_v = load.operands[0]
-        dop = desc_v.owner
+    def _desc_operand(self, load: Op, what: str, k_dim: int) -> _Operand:
+        dop = load.operands[0].owner
         info = desc_info(dop) if dop is not None else None
         if info is None or len(info.shape) != 2:
             raise _Miss(f"the {what} descriptor is not made in the kernel by "
@@ -449,30 +418,27 @@ class _Matcher:
         if id(info.base) not in self.pid:
             raise _Miss(f"the {what} descriptor's base is not a kernel parameter", load)
         try:
-            strides = [self.ev.ev(s) for s in info.strides]
-            dims_src = [_source(self.ev.ev(s), self.ev, self.pid) for s in info.shape]
-            coords = [self.ev.ev(c) for c in load.operands[1:3]]
+            strides = [self.form(s) for s in info.strides]
+            dims_src = [self.source(self.form(s)) for s in info.shape]
+            coords = [self.form(c) for c in load.operands[1:3]]
         except NotAffine as e:
             raise _Miss(f"the {what} descriptor: {e}", load)
-        if strides[1] != {(): 1}:
+        if strides[1] != Poly.const(1):
             raise _Miss(f"the {what} descriptor is not contiguous in its last dimension", load)
-        stride = _source(strides[0], self.ev, self.pid)
+        stride = self.source(strides[0])
         if stride is None or None in dims_src:
             raise _Miss(f"the {what} descriptor's shape or stride is not a parameter", load)
         other = 1 - k_dim
         block = shape(load.results[0])
         kc, oc = coords[k_dim], coords[other]
-        if kc != {(("kk",),): self.BK}:
+        if kc != Poly({((P_TRIP, ()),): self.BK}):
             raise _Miss(f"the {what} descriptor load does not walk K by {self.BK}", load)
-        if len(oc) != 1:
+        coord = self._coordinate(oc, block[other])
+        if not coord:
             raise _Miss(f"the {what} descriptor load's coordinate is not tile * {block[other]}", load)
-        (m, c), = oc.items()
-        if c != block[other] or len(m) != 1 or m[0][0] != "v":
-            raise _Miss(f"the {what} descriptor load's coordinate is not tile * {block[other]}", load)
-        coord = self.ev.value_of(m[0])
         if not _same(dims_src[k_dim], self.K):
             raise _Miss(f"the {what} descriptor's K differs from the loop's", load)
-        op = TileOperand(self.pid[id(info.base)], rows=dims_src[0], cols=dims_src[1], stride=stride)
+        op = _Operand(self.pid[id(info.base)], rows=dims_src[0], cols=dims_src[1], stride=stride)
         if what == "A":
             self.pid_m, self.m_limit = coord, dims_src[0]
         else:
@@ -481,7 +447,6 @@ class _Matcher:
 
     # -- 3. the store ------------------------------------------------------------------------
     def _out(self):
-        from ..lowering.affine import Evaluator, NotAffine, split_dims
         st = self.store
         ptr, val = st.operands[0], st.operands[1]
         mask = st.operands[2] if len(st.operands) > 2 else None
@@ -489,39 +454,32 @@ class _Matcher:
             raise _Miss("the stored tile's shape differs from the accumulator's", st)
         if self.loop.contains(val) or st.block is self.loop.body:
             raise _Miss("the output is stored inside the k-loop", st)
-        ev = Evaluator(None)
-        ev.values.update(self.ev.values)
-        self.ev_out = ev
         try:
-            base, off = ev.evp(ptr)
+            base, off = self.pointer(ptr, "output")
             dims = split_dims(off, 2)
-            conds = ev.conditions(mask) if mask is not None else []
+            conds = conditions(self.forms, mask) if mask is not None else []
         except NotAffine as e:
             raise _Miss(f"the store's address: {e}", st)
         if id(base) not in self.pid:
             raise _Miss("the store's base pointer is not a kernel parameter", st)
-        if dims[1].stride != {(): 1}:
+        if dims[1].stride != Poly.const(1):
             raise _Miss("the output's rows are not contiguous", st)
         for d, (coord, size) in enumerate(((self.pid_m, self.BM), (self.pid_n, self.BN))):
             r, kk, rest = dims[d].parts(d)
-            ok = r == 1 and kk == 0 and dims[d].modulus is None and len(rest) == (coord is not None)
-            if ok and rest:
-                (m, c), = rest.items()
-                ok = c == size and len(m) == 1 and m[0][0] == "v" and ev.value_of(m[0]) is coord
-            if not ok:
+            got = self._coordinate(rest, size)
+            if r != 1 or kk != 0 or dims[d].modulus is not None or got is False or got != coord:
                 raise _Miss(f"the store's {'rows' if d == 0 else 'columns'} are not the loads' tile "
                             f"coordinate * {size} + position", st)
-        stride = _source(dims[0].stride, ev, self.pid)
+        stride = self.source(dims[0].stride)
         if stride is None:
             raise _Miss("the output's row stride is not a parameter or a constant", st)
         limits = {}
-        from ..lowering.affine import atoms_of, dims_of_atom, padd
         for d in conds:
-            inv = set().union(*(dims_of_atom(a) for a in atoms_of(d))) if d else set()
+            inv = set().union(*(dims_of(m) for m, _ in d.terms)) if d.terms else set()
             if len(inv) != 1:
                 raise _Miss("the store's mask is not a bound on rows or on columns", st)
             dim = inv.pop()
-            src = _source(padd(dims[dim].inner, d, -1), ev, self.pid)
+            src = self.source(dims[dim].inner + d.scale(-1))
             if src is None or (dim in limits and not _same(limits[dim], src)):
                 raise _Miss("the store's mask is not rows < M and columns < N", st)
             limits[dim] = src
@@ -539,7 +497,7 @@ class _Matcher:
             self.b.cols = N
         else:
             self.b.rows = N
-        self.out = TileOperand(self.pid[id(base)], rows=M, cols=N, stride=stride)
+        self.out = _Operand(self.pid[id(base)], rows=M, cols=N, stride=stride)
         self.out_dtype = element(val) if element(val) in _DTYPES else None
         if self.out_dtype is None:
             raise _Miss(f"the output is {element(val)}; the template stores bf16 or fp16", st)
@@ -549,7 +507,7 @@ class _Matcher:
     def _loop_values(self):
         loop = self.loop
         self.row_stats: list[tuple[int, Value, str]] = []   # (iter index, contribution, mode)
-        self.col_sums: list[tuple[int, Derived]] = []
+        self.col_sums: list[tuple[int, P.ColumnSums]] = []
         for i, arg in enumerate(loop.iter_args):
             if i == self.acc_i or is_pointer(arg):
                 continue
@@ -576,7 +534,7 @@ class _Matcher:
         if len(self.row_stats) > 2:
             raise _Miss(f"{len(self.row_stats)} row statistics; the template carries two", loop.op)
 
-    def _colsum(self, red: Op) -> Derived:
+    def _colsum(self, red: Op) -> P.ColumnSums:
         """reduce(w, axis=0) or reduce(w * g[:, None], axis=0) of the B tile (k rows)."""
         x = red.operands[0]
         scale = None
@@ -592,7 +550,7 @@ class _Matcher:
                 raise _Miss("a column sum of something other than the B tile (times a vector over K)", red)
         if not self._is_b_tile(w):
             raise _Miss("a column sum of something other than the B tile", red)
-        return Derived(self.b.base, scale)
+        return P.ColumnSums(self.b.base, scale)
 
     def _is_b_tile(self, v: Value) -> bool:
         """The B tile as the dot reads it (a reload of it, or the transpose of its descriptor
@@ -609,147 +567,59 @@ class _Matcher:
     def _k_vector(self, v: Value, at: Op) -> int:
         """A [BK, 1]-broadcast vector loaded from a parameter at k * BK + position (masked k < K):
         returns the parameter."""
-        from ..lowering.affine import NotAffine
         op = v.owner
         while op is not None and op.name in (ops.BROADCAST, ops.EXPAND_DIMS, ops.EXTF):
             v = op.operands[0]
             op = v.owner
         if op is None or op.name != ops.LOAD or len(shape(v)) != 1:
             raise _Miss("a column sum's scale is not a vector loaded over K", at)
-        info = LoadOp(op)
         try:
-            base, off = self.ev.evp(info.ptr)
+            base, off = self.pointer(LoadOp(op).ptr, "scale")
         except NotAffine as e:
             raise _Miss(f"a column sum's scale: {e}", at)
-        if id(base) not in self.pid or off != {(("r", 0),): 1, (("kk",),): self.BK}:
+        if id(base) not in self.pid or position(off, 0) != 1 or trip(off) != self.BK \
+                or len(off.terms) != 2:
             raise _Miss("a column sum's scale is not loaded at k * BK + position from a parameter", at)
         return self.pid[id(base)]
 
+    def first_tile(self, load: Op) -> bool:
+        """Whether `load` (before the k-loop) reads the A tile of the first k-step."""
+        a = self.a_load
+        if load.name != a.name:
+            return False
+        if load.name == ops.DESCRIPTOR_LOAD:
+            if load.operands[0] is not a.operands[0]:
+                return False
+            return all(self.forms.form(x) == _first(self.forms.form(y))
+                       for x, y in zip(load.operands[1:3], a.operands[1:3]))
+        try:
+            b1, p1 = self.pointer(LoadOp(load).ptr, "A")
+            b2, p2 = self.pointer(LoadOp(a).ptr, "A")
+        except NotAffine:
+            return False
+        return b1 is b2 and p1 == drop_trip(p2)
 
-# ---------------------------------------------------------------------------------------------
-# Hook generation
-# ---------------------------------------------------------------------------------------------
 
-_HEADER = '''"""Hooks generated by normfuse's hopper-ws pass for `{name}` (do not edit: regenerated)."""
-from triton.experimental import gluon
-from triton.experimental.gluon import language as gl
-from normfuse.lowering.ws_gemm import cluster_sum, colvec, fit, vec_layout  # noqa: F401
-
-'''
+P_TRIP = ("trip",)
 
 
-def _generate(m: _Matcher, epilogue_reductions: bool):
-    from ..lowering.codegen import Translator
-    loop = m.loop
-    eargs: list = []          # ("derived", Derived) first, then ("param", i)
-    for _, d in m.col_sums:
-        eargs.append(("derived", d))
-    pos_of_param: dict[int, int] = {}
+def _first(f):
+    return drop_trip(f) if isinstance(f, Poly) else f
 
-    def earg_pos(i: int) -> int:
-        if i not in pos_of_param:
-            pos_of_param[i] = len(eargs)
-            eargs.append(("param", i))
-        return pos_of_param[i]
 
-    params = {id(p.value): i for i, p in enumerate(m.params)}
-    tile_loads = [o for o in loop.body.ops if _same_tile(o, m.a_load)]
-    el = {"bf16": "gl.bfloat16", "f16": "gl.float16"}[m.dtype]
-    common = {id(m.pid_m): "pid_m"} if m.pid_m is not None else {}
+def _constant_term(p: Poly) -> int:
+    return sum(c for m, c in p.terms if m == ())
 
-    def loop_bindings():
-        b = dict(common)
-        b[id(loop.iv)] = "kk" if loop.bounds and m.ev.ev(loop.bounds[2]) == {(): 1} else f"(kk * {m.BK})"
-        for ld in tile_loads:
-            b[id(ld.results[0])] = f"af.to({el})"
-            for u in m.users_of(ld.results[0]):
-                if u.name == ops.EXTF and element(u.results[0]) == "f32":
-                    b[id(u.results[0])] = "af"
-        return b
 
-    funcs = []
-    notes = []
-    # PRE: row vectors defined before the loop and used in it, computed from the first A tile
-    pre_value = None
-    used_outside = _outer_row_vectors(m)
-    if len(used_outside) > 1:
-        raise _Miss("several row vectors from before the k-loop are used in it", loop.op)
-    if used_outside:
-        pre_value, first_load = used_outside[0]
-        if not _first_tile(m, first_load):
-            raise _Miss("a row vector used in the k-loop is computed from a tile other than the "
-                        "first A tile", first_load)
-        b = dict(common)
-        b[id(first_load.results[0])] = f"af.to({el})"
-        for u in m.users_of(first_load.results[0]):
-            if u.name == ops.EXTF and element(u.results[0]) == "f32":
-                b[id(u.results[0])] = "af"
-        t = Translator(b, params, earg_pos, "af")
-        r = t.expr(pre_value)
-        funcs.append(("pre", "af, pid_m, eargs", t.lines, r))
-        notes.append("a row vector from the first A tile (the LayerNorm shift) computed in the k-loop's first step")
-
-    def with_c0(b):
-        if pre_value is not None:
-            b[id(pre_value)] = "c0"
-        return b
-
-    # STATS
-    if m.row_stats:
-        t = Translator(with_c0(loop_bindings()), params, earg_pos, "af")
-        rets = []
-        for j, (i, x, mode) in enumerate(m.row_stats):
-            e = t.expr(x)
-            rets.append(f"st{j} + {e}" if mode == "row" else f"st{j} + gl.sum({e}, axis=1)")
-        while len(rets) < 2:
-            rets.append(f"st{len(rets)}")
-        funcs.append(("stats", "af, c0, st0, st1, kk, pid_m, eargs", t.lines, ", ".join(rets)))
-    # AFN
-    if m.afn is not None:
-        t = Translator(with_c0(loop_bindings()), params, earg_pos, "af")
-        funcs.append(("afn", "af, c0, kk, pid_m, eargs", t.lines, t.expr(m.afn)))
-    # EPI
-    results = loop.op.results
-    b = dict(common)
-    if m.pid_n is not None:
-        b[id(m.pid_n)] = "pid_n"
-    b[id(results[m.acc_i])] = "acc"
-    with_c0(b)
-    for j, (i, _, mode) in enumerate(m.row_stats):
-        res = results[i]
-        if mode == "row":
-            b[id(res)] = f"st{j}"
-        else:
-            users = m.users_of(res)
-            if len(users) != 1 or not _is_sum_over(users[0], 1):
-                raise _Miss("a statistic accumulated as a tile is not reduced over its rows after "
-                            "the loop", users[0] if users else loop.op)
-            b[id(users[0].results[0])] = f"st{j}"
-    pre_lines = []
-    n_idx = _earg_source(m.N, earg_pos) if m.col_sums else None
-    for j, (i, _) in enumerate(m.col_sums):
-        pre_lines.append(f"cs{j} = colvec(eargs[{j}], pid_n, {n_idx}, acc)")
-        b[id(results[i])] = f"cs{j}"
-    out = m.out_value
-    if out.owner is not None and out.owner.name in (ops.TRUNCF,) and element(out.owner.operands[0]) == "f32":
-        out = out.owner.operands[0]
-    t = Translator(b, params, earg_pos, "acc")
-    if not epilogue_reductions:
-        red = _acc_reductions(m, out)
-        if red is not None:
-            raise _Miss("the epilogue reduces rows of the accumulator (a post-norm); not lowered by "
-                        "default: the template's post-norms measured slower than cluster-reduce and "
-                        "epilogue-norm's kernels on the H200 (hopper-ws{epilogue-reductions=true} "
-                        "lowers them)", red)
-    e = t.expr(out)
-    funcs.append(("epi", "acc, st0, st1, c0, pid_m, pid_n, xj, eargs, CLUSTER: gl.constexpr, "
-                  "CID: gl.constexpr, NCONS: gl.constexpr, WARPS: gl.constexpr",
-                  pre_lines + t.lines, e))
-    src = [_HEADER.format(name=ops.FuncOp(m.func).sym_name)]
-    for name, sig, lines, ret in funcs:
-        body = "\n".join(f"    {line}" for line in lines)
-        src.append(f"@gluon.jit\ndef {name}({sig}):\n{body + chr(10) if body else ''}    return {ret}\n\n")
-    return "\n".join(src), eargs, notes
+def _scalar_values(func: Op):
+    """Every scalar integer value of a function: op results and block arguments (loop indices)."""
+    def integer(v):
+        return not shape(v) and element(v).startswith("i") and element(v) != "i1"
+    for op in func.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                yield from (a for a in block.args if integer(a))
+        yield from (r for r in op.results if integer(r))
 
 
 def _is_sum_over(op: Op, axis: int) -> bool:
@@ -770,12 +640,6 @@ def _same_tile(o: Op, load: Op) -> bool:
         a, b = LoadOp(o), LoadOp(load)
         return a.ptr is b.ptr and a.mask is b.mask
     return False
-
-
-def _earg_source(src: Source, earg_pos) -> str:
-    if src.param is not None:
-        return f"eargs[{earg_pos(src.param)}]"
-    return str(src.value)
 
 
 def _outer_row_vectors(m: _Matcher):
@@ -821,27 +685,6 @@ def _tile_loads_feeding(v: Value, within=None) -> list[Op]:
     return out
 
 
-def _first_tile(m: _Matcher, load: Op) -> bool:
-    """Whether `load` (before the k-loop) reads the A tile of the first k-step."""
-    from ..lowering.affine import Evaluator, NotAffine
-    ev = Evaluator(None)
-    ev.values.update(m.ev.values)
-    drop_kk = lambda p: {k: c for k, c in p.items() if not any(a == ("kk",) for a in k)}  # noqa: E731
-    try:
-        if load.name == ops.DESCRIPTOR_LOAD and m.a_load.name == ops.DESCRIPTOR_LOAD:
-            if load.operands[0] is not m.a_load.operands[0]:
-                return False
-            return all(ev.ev(x) == drop_kk(m.ev.ev(y))
-                       for x, y in zip(load.operands[1:3], m.a_load.operands[1:3]))
-        if load.name == ops.LOAD and m.a_load.name == ops.LOAD:
-            b1, p1 = ev.evp(LoadOp(load).ptr)
-            b2, p2 = m.ev.evp(LoadOp(m.a_load).ptr)
-            return b1 is b2 and p1 == drop_kk(p2)
-    except NotAffine:
-        return False
-    return False
-
-
 def _acc_reductions(m: _Matcher, out: Value) -> Op | None:
     """A tt.reduce over a [BM, BN] value in the epilogue's slice (a post-norm's row statistic)."""
     seen, stack = set(), [out]
@@ -858,57 +701,259 @@ def _acc_reductions(m: _Matcher, out: Value) -> Op | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# The hooks as expression DAGs
+# ---------------------------------------------------------------------------------------------
+
+class _Untranslatable(Exception):
+    """A value the hooks cannot compute; the message names the op."""
+
+
+_BINARY = {ops.ADDF: "add", ops.SUBF: "sub", ops.MULF: "mul", ops.DIVF: "div",
+           ops.ADDI: "add", ops.SUBI: "sub", ops.MULI: "mul", ops.DIVSI: "floordiv",
+           ops.REMSI: "rem", ops.ANDI: "and", ops.ORI: "or", ops.XORI: "xor"}
+_CMP = {"slt": "<", "olt": "<", "ult": "<", "sle": "<=", "ole": "<=", "ule": "<=",
+        "sgt": ">", "ogt": ">", "ugt": ">", "sge": ">=", "oge": ">=", "uge": ">=",
+        "eq": "==", "oeq": "==", "ne": "!=", "une": "!=", "one": "!="}
+_MINMAX = {ops.MAXNUMF: "max", ops.MAXSI: "max", ops.MINNUMF: "min", ops.MINSI: "min"}
+_REDUCE = {ops.ADDF: "sum", ops.ADDI: "sum", ops.MAXNUMF: "max", ops.MINNUMF: "min",
+           ops.MAXSI: "max", ops.MINSI: "min"}
+
+
+class _Exprs:
+    """TTIR values -> hook expressions. `bindings`: id(Value) -> the Expr the template provides;
+    kernel parameters become `param` leaves. Each value is translated once (a DAG)."""
+
+    def __init__(self, bindings: dict[int, P.Expr], params: dict[int, int]):
+        self.bindings = dict(bindings)
+        self.params = params
+        self.memo: dict[int, P.Expr] = {}
+
+    def __call__(self, v: Value) -> P.Expr:
+        b = self.bindings.get(id(v))
+        if b is not None:
+            return b
+        if id(v) in self.params:
+            return P.param(self.params[id(v)], 0, element(v))
+        if id(v) not in self.memo:
+            self.memo[id(v)] = self._translate(v)
+        return self.memo[id(v)]
+
+    def _translate(self, v: Value) -> P.Expr:
+        op = v.owner
+        if op is None:
+            raise _Untranslatable(f"{v.ref()} is a value of an enclosing loop or region")
+        name = op.name
+        args = op.operands
+        rank, el = len(shape(v)), element(v)
+        new = lambda o, *a, attr=None: P.expr(o, *a, attr=attr, rank=rank, dtype=el)  # noqa: E731
+        if name == ops.CONSTANT:
+            cv = constant_value(op)
+            if cv is None:
+                raise _Untranslatable(f"the constant {v.ref()} is not a scalar or splat")
+            val, cel = cv
+            if isinstance(val, float) and (val != val or val in (float("inf"), float("-inf"))):
+                raise _Untranslatable(f"the constant {v.ref()} is not finite")
+            return P.const(bool(val) if cel == "i1" else val, rank, el)
+        if name in _BINARY:
+            return new(_BINARY[name], self(args[0]), self(args[1]))
+        if name in (ops.CMPI, ops.CMPF):
+            pred = cmp_predicate(op)
+            if pred not in _CMP:
+                raise _Untranslatable(f"{name} with predicate '{pred}'")
+            return new("cmp", self(args[0]), self(args[1]), attr=_CMP[pred])
+        if name in _MINMAX:
+            return new(_MINMAX[name], self(args[0]), self(args[1]))
+        if name == ops.NEGF:
+            return new("neg", self(args[0]))
+        if name == ops.SELECT:
+            return new("select", *(self(x) for x in args))
+        if name in ops.CASTS:
+            x = self(args[0])
+            if el not in P_CASTS:
+                raise _Untranslatable(f"a cast to {el}")
+            return new("cast", x, attr=el)
+        if name in ops.MATH_FUNCTIONS:
+            return new("math", self(args[0]), attr=ops.MATH_FUNCTIONS[name])
+        if name == ops.FMA:
+            return new("fma", *(self(x) for x in args))
+        if name == ops.SPLAT:
+            if shape(args[0]) == ():
+                return self(args[0])
+            raise _Untranslatable(f"{name} of a tensor")
+        if name == ops.BROADCAST:
+            return self(args[0])
+        if name == ops.EXPAND_DIMS:
+            return new("expand_dims", self(args[0]), attr=ops.ExpandDimsOp(op).axis)
+        if name == ops.MAKE_RANGE:
+            return new("arange", attr=make_range_bounds(op))
+        if name == ops.ADDPTR:
+            return new("addptr", self(args[0]), self(args[1]))
+        if name == ops.LOAD:
+            info = LoadOp(op)
+            parts = [self(info.ptr)]
+            if info.mask is not None:
+                parts.append(self(info.mask))
+                if info.other is not None:
+                    parts.append(self(info.other))
+            return new("load", *parts, attr=(info.mask is not None, info.other is not None))
+        if name == ops.REDUCE:
+            red = ReduceOp(op)
+            if red.combining_op not in _REDUCE:
+                raise _Untranslatable(f"a tt.reduce combining with {red.combining_op or 'several ops'}")
+            return new("reduce", self(args[0]), attr=(_REDUCE[red.combining_op], red.axis))
+        raise _Untranslatable(f"'{name}' ({v.ref()})")
+
+
+P_CASTS = ("f32", "f16", "bf16", "f64", "i1", "i8", "i16", "i32", "i64")
+
+
+def _count(hooks) -> int:
+    """Nodes of the hooks' DAGs (each once)."""
+    seen: set[int] = set()
+    stack = [e for h in hooks if h is not None for e in h.results]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        stack.extend(a for a in e.args)
+    return len(seen)
+
+
+def _hooks(m: _Matcher):
+    """(pre, stats, afn, epi, notes): the hooks' DAGs."""
+    loop = m.loop
+    params = {id(p.value): i for i, p in enumerate(m.params)}
+    tile_loads = [o for o in loop.body.ops if _same_tile(o, m.a_load)]
+    BM, BN, BK = m.BM, m.BN, m.BK
+    el = m.dtype
+    af = P.bound("af", 2, "f32")
+    a_tile = P.bound("a_tile", 2, el)
+    rowvec = lambda name: P.bound(name, 1, "f32")  # noqa: E731
+
+    def coords(include_n: bool):
+        """Every scalar value whose form is a tile coordinate binds to it."""
+        out = {}
+        want = [(m.pid_m, P.bound("pid_m", 0, "i32"))]
+        if include_n:
+            want.append((m.pid_n, P.bound("pid_n", 0, "i32")))
+        want = [(c, b) for c, b in want if c is not None]
+        if not want:
+            return out
+        for r in _scalar_values(m.func):
+            if loop.contains(r) or r.owner is loop.op:
+                continue
+            f = m.forms.form(r)
+            for c, b in want:
+                if f == c:
+                    out[id(r)] = b
+        return out
+
+    common = coords(False)
+
+    def a_bindings(loads):
+        b = {}
+        for ld in loads:
+            b[id(ld.results[0])] = a_tile
+            for u in m.users_of(ld.results[0]):
+                if u.name == ops.EXTF and element(u.results[0]) == "f32":
+                    b[id(u.results[0])] = af
+        return b
+
+    def loop_bindings():
+        b = dict(common)
+        step1 = m.forms.form(loop.bounds[2]) == Poly.const(1)
+        b[id(loop.iv)] = P.bound("kk", 0, "i32") if step1 else P.bound("k_offset", 0, "i32")
+        b.update(a_bindings(tile_loads))
+        return b
+
+    notes = []
+    pre = stats = afn = None
+    # PRE: a row vector defined before the loop and used in it, computed from the first A tile
+    pre_value = None
+    used_outside = _outer_row_vectors(m)
+    if len(used_outside) > 1:
+        raise _Miss("several row vectors from before the k-loop are used in it", loop.op)
+    if used_outside:
+        pre_value, first_load = used_outside[0]
+        if not m.first_tile(first_load):
+            raise _Miss("a row vector used in the k-loop is computed from a tile other than the "
+                        "first A tile", first_load)
+        b = dict(common)
+        b.update(a_bindings([first_load]))
+        pre = P.Hook("pre", (_Exprs(b, params)(pre_value),))
+        notes.append("a row vector from the first A tile (the LayerNorm shift) computed in the k-loop's first step")
+
+    def with_c0(b):
+        if pre_value is not None:
+            b[id(pre_value)] = rowvec("c0")
+        return b
+
+    # STATS
+    if m.row_stats:
+        t = _Exprs(with_c0(loop_bindings()), params)
+        stats = P.Hook("stats", tuple(t(x) for _, x, _ in m.row_stats),
+                       tuple(mode != "row" for _, _, mode in m.row_stats))
+    # AFN
+    if m.afn is not None:
+        afn = P.Hook("afn", (_Exprs(with_c0(loop_bindings()), params)(m.afn),))
+    # EPI
+    results = loop.op.results
+    b = dict(common)
+    b.update(coords(True))
+    b[id(results[m.acc_i])] = P.bound("acc", 2, "f32")
+    with_c0(b)
+    for j, (i, _, mode) in enumerate(m.row_stats):
+        res = results[i]
+        if mode == "row":
+            b[id(res)] = rowvec(f"st{j}")
+        else:
+            users = m.users_of(res)
+            if len(users) != 1 or not _is_sum_over(users[0], 1):
+                raise _Miss("a statistic accumulated as a tile is not reduced over its rows after "
+                            "the loop", users[0] if users else loop.op)
+            b[id(users[0].results[0])] = rowvec(f"st{j}")
+    for j, (i, _) in enumerate(m.col_sums):
+        b[id(results[i])] = P.bound(f"cs{j}", 1, "f32")
+    out = m.out_value
+    if out.owner is not None and out.owner.name == ops.TRUNCF and element(out.owner.operands[0]) == "f32":
+        out = out.owner.operands[0]
+    red = _acc_reductions(m, out)
+    if red is not None:
+        raise _Miss("the epilogue reduces rows of the accumulator (a post-norm); not lowered: the "
+                    "template's post-norms measured slower than cluster-reduce and epilogue-norm's "
+                    "kernels on the H200 (docs/NOTES.md)", red)
+    epi = P.Hook("epi", (_Exprs(b, params)(out),))
+    return pre, stats, afn, epi, notes
+
+
+# ---------------------------------------------------------------------------------------------
 # The pass
 # ---------------------------------------------------------------------------------------------
 
-def _example(p, dtype_name: str):
-    """A typed stand-in of kernel parameter `p` for ahead-of-time compilation."""
-    import torch
-    from ..lowering.runtime import _Fake
-    t = p.type
-    el = pointee(t)
-    if el is not None:
-        dt = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
-              "i32": torch.int32, "i64": torch.int64, "f64": torch.float64}.get(el)
-        if dt is None:
-            raise _Miss(f"parameter {p.name} points to {el}")
-        return _Fake([1], dt)
-    if t in ("i32", "i64"):
-        return 17 if t == "i32" else 2**33 + 1
-    if t in ("f32", "f16", "bf16", "f64"):
-        return 1.5
-    if t == "i1":
-        return True
-    raise _Miss(f"parameter {p.name} has type {t}")
+_BUDGET = 227 * 1024 - 1024  # shared memory per CTA on sm_90, less Triton's own reserve
 
 
-def _stats_where(cfg) -> str:
+def _stats_where(cfg: P.WSConfig) -> str:
     if cfg.stats_share:
         return ("in the MMA warps, once per row block (its first tile, a wave ahead of the others), "
                 "shared through global memory")
-    return "in a statistics partition (from L2)" if cfg.stats_partition else "in the MMA warps"
+    return "in the MMA warps"
 
 
 @dataclass
 class HopperWS(Pass):
-    """Lower a fused GEMM-shaped kernel to the warp-specialized Hopper template (see module doc)."""
+    """Plan the lowering of a fused GEMM-shaped kernel to the warp-specialized Hopper template
+    (see the module docstring)."""
 
     name = "hopper-ws"
-    lowers = True  # the module becomes the template instance's TTGIR
+    lowers = True  # returns a plan; the pipeline replaces the module by the backend's TTGIR
     summary = ("lower a fused GEMM-shaped kernel (statistics in the k-loop, elementwise epilogue) "
                "to a warp-specialized Gluon template for sm_90: TMA loader + wgmma warpgroups")
     schedule: str = "coop"
     stages: int = 0
-    epilogue_reductions: bool = False
-    # launches with K <= rows-max-k walk row-major runs of tiles per CTA (the N tiles of a row
-    # block in turn, its statistics computed once per run); 0: always the grouped order
-    rows_max_k: int = 0
-    # the row statistics in a partition of their own that reads the A tiles from L2 with plain
-    # loads (2 warps, sharing a warpgroup with a 2-warp loader), instead of the MMA warps reading
-    # the shared A slot again; only without an A transform (g folded)
-    stats_partition: bool = False
-    # the row statistics computed once per row block (by the statistics partition of the CTA that
-    # owns the row block's first tile) and shared with the other CTAs through global memory
+    # the row statistics computed once per row block (by the MMA warps of the CTA that owns the
+    # row block's first tile) and shared with the other CTAs through global memory
     stats_share: bool = False
 
     def __post_init__(self):
@@ -916,101 +961,85 @@ class HopperWS(Pass):
             raise PassError(f"option hopper-ws{{schedule}} must be coop or pingpong, got '{self.schedule}'")
         if not (self.stages == 0 or 2 <= int(self.stages) <= 6):
             raise PassError(f"option hopper-ws{{stages}} must be 0 or 2..6, got {self.stages}")
-        if int(self.rows_max_k) < 0:
-            raise PassError(f"option hopper-ws{{rows-max-k}} must be >= 0, got {self.rows_max_k}")
-        self._lowering: Lowering | None = None
 
-    @property
-    def lowering(self) -> "Lowering | None":
-        """What the last run lowered (None when it missed): the launch adapter reads it."""
-        return self._lowering
-
-    def config(self, m: _Matcher):
-        from ..lowering.runtime import WSConfig
+    def config(self, m: _Matcher, share: bool) -> P.WSConfig:
+        """The schedule's tile config at the deepest ring that fits (at most the schedule's
+        default depth unless `stages` asks for more)."""
         if self.schedule == "coop":
             if (m.BM, m.BN) != (128, 256) and m.BM % 128:
                 raise _Miss(f"the coop schedule takes 128-row tiles, the kernel has {m.BM}x{m.BN}")
-            cfg = WSConfig(block_m=m.BM, block_n=m.BN, block_k=m.BK, stages=3, consumers=1,
-                           consumer_warps=8)
+            cfg = P.WSConfig(block_m=m.BM, block_n=m.BN, block_k=m.BK, stages=3, consumers=1,
+                             consumer_warps=8)
         else:
-            cfg = WSConfig(block_m=m.BM, block_n=m.BN, block_k=m.BK, stages=4, consumers=2,
-                           consumer_warps=4)
+            cfg = P.WSConfig(block_m=m.BM, block_n=m.BN, block_k=m.BK, stages=4, consumers=2,
+                             consumer_warps=4)
         if m.BM % (16 * cfg.consumer_warps) or m.BN > 256 or m.BN % 16 or m.BK % 16:
             raise _Miss(f"tile {m.BM}x{m.BN}x{m.BK} does not fit the {self.schedule} schedule "
                         f"({cfg.consumer_warps} warps of 16-row wgmma, n <= 256)")
-        esz = 2
-        budget = 227 * 1024 - 1024
         stages = int(self.stages) or cfg.stages
-        while stages > 2 and cfg.smem_bytes(esz) > budget:
+        while stages > 2 and replace(cfg, stages=stages).smem_bytes() > _BUDGET:
             stages -= 1
-        import dataclasses
-        cfg = dataclasses.replace(cfg, stages=stages, rows_max_k=int(self.rows_max_k))
-        if cfg.smem_bytes(esz) > budget:
-            raise _Miss(f"tile {m.BM}x{m.BN}x{m.BK} needs {cfg.smem_bytes(esz)} bytes of shared "
+        cfg = replace(cfg, stages=stages)
+        if cfg.smem_bytes() > _BUDGET:
+            raise _Miss(f"tile {m.BM}x{m.BN}x{m.BK} needs {cfg.smem_bytes()} bytes of shared "
                         f"memory at {stages} stages")
+        if share and cfg.consumers == 1:
+            cfg = replace(cfg, stats_share=True)
         return cfg
 
-    def run(self, module: Module):
-        self._lowering = None
-        if self.refuses_ttgir(module):
-            return self.remarks
-        locs = LocResolver(module)
+    def plan(self, module: Module) -> tuple[P.WSPlan, Op]:
+        """The plan for `module` and its dot, or _Miss with the reason."""
+        m = _Matcher(module)
         try:
-            m = _Matcher(module)
             m.run()
-            from ..lowering.codegen import Untranslatable
-            try:
-                source, eargs, notes = _generate(m, self.epilogue_reductions)
-            except Untranslatable as e:
-                raise _Miss(f"cannot translate {e} into the template's hooks")
-            cfg = self.config(m)
-        except _Miss as e:
-            self.remark("missed", str(e), locs(e.op))
-            return self.remarks
-        lowering = self._instantiate(m, source, eargs, notes, cfg)
-        module.__init__(lowering.compiled.asm["ttgir"])
-        self._lowering = lowering
-        derived = [e for e in eargs if e[0] == "derived"]
-        parts = [f"lowered to the warp-specialized template: {lowering.instance.config}, persistent, "
-                 f"{'B [K, N]' if m.b_kn else 'B [N, K]'}",
-                 (f"{len(m.row_stats)} row statistic(s) from the A tiles "
-                  + _stats_where(lowering.instance.config)) if m.row_stats else "no statistics",
-                 "A operand computed in registers (g/beta in the loop; each k-step's wgmma waited)" if m.afn is not None else "A straight from shared memory",
-                 f"epilogue translated from the IR ({lowering.source.count(chr(10))} lines of hooks)"]
-        if derived:
-            parts.append(f"{len(derived)} column sum(s) of the weight precomputed per weight version "
-                         "(derived arguments)")
-        parts += notes
-        self.remark("applied", "; ".join(parts), locs(m.dot))
-        return self.remarks
-
-    def _instantiate(self, m: _Matcher, source: str, eargs, notes, cfg) -> Lowering:
-        import torch
-        from ..lowering import codegen, runtime
-        mod = codegen.write_module(source)
-        hooks = runtime.Hooks(pre=getattr(mod, "pre", None), stats=getattr(mod, "stats", None),
-                              afn=getattr(mod, "afn", None), epi=getattr(mod, "epi", None))
-        example = []
-        for kind, x in eargs:
-            if kind == "derived":
-                example.append(runtime._Fake([1], torch.float32))
-            else:
-                example.append(_example(m.params[x], m.dtype))
-        import dataclasses
-        if self.stats_share and hooks.stats is not None and hooks.afn is None and cfg.consumers == 1:
-            cfg = dataclasses.replace(cfg, stats_share=True, rows_max_k=0)
-        elif (self.stats_partition and hooks.stats is not None and hooks.afn is None
-                and hooks.pre is None and cfg.consumers == 1):
-            cfg = dataclasses.replace(cfg, stats_partition=True, loader_warps=2, stats_warps=2,
-                                      loader_regs=40, stats_regs=120)
-        if self.stats_share and hooks.stats is not None and not cfg.stats_share:
+        except NotAffine as e:
+            raise _Miss(str(e))
+        try:
+            pre, stats, afn, epi, notes = _hooks(m)
+        except _Untranslatable as e:
+            raise _Miss(f"cannot translate {e} into the template's hooks")
+        share = self.stats_share and stats is not None and afn is None
+        cfg = self.config(m, share)
+        if self.stats_share and stats is not None and not cfg.stats_share:
             notes.append("stats-share not applied: " + (
-                "the A operand is computed in the k-loop (g or beta not folded)" if hooks.afn is not None
+                "the A operand is computed in the k-loop (g or beta not folded)" if afn is not None
                 else "it needs the coop schedule"))
-        inst = runtime.Instance(cfg, hooks, dtype=_DTYPES[m.dtype], out_dtype=_DTYPES[m.out_dtype],
-                                b_kn=m.b_kn, cluster=1, eargs_example=tuple(example))
-        ck = runtime.compile_instance(inst)
-        return Lowering(kernel_name=ops.FuncOp(m.func).sym_name, params=m.params, a=m.a, b=m.b,
-                        b_kn=m.b_kn, out=m.out, M=m.M, N=m.N, K=m.K, eargs=eargs, instance=inst,
-                        source=source, compiled=ck, notes=notes,
-                        single=(m.pid_m is None, m.pid_n is None))
+        a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
+        needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
+                 P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),
+                 P.TmaDescriptor("out", (m.BM, m.BN))]
+        needs += [P.DerivedArgument(c) for _, c in m.col_sums]
+        needs.append(P.PersistentGrid(m.BM, m.BN))
+        if cfg.stats_share:
+            needs.append(P.SharedStatistics(m.BM))
+        return P.WSPlan(
+            kernel_name=ops.FuncOp(m.func).sym_name, params=tuple((p.name, p.type) for p in m.params),
+            a=a, b=b, out=out, b_kn=m.b_kn, M=m.M, N=m.N, K=m.K, dtype=_DTYPES[m.dtype],
+            out_dtype=_DTYPES[m.out_dtype], config=cfg, single=(m.pid_m is None, m.pid_n is None),
+            pre=pre, stats=stats, afn=afn, epi=epi, n_stats=len(m.row_stats),
+            column_sums=tuple(c for _, c in m.col_sums), notes=tuple(notes),
+            needs=tuple(needs)), m.dot
+
+    def apply(self, module: Module, run: PassRun) -> None:
+        if run.refuses_ttgir(module):
+            return
+        try:
+            plan, dot = self.plan(module)
+        except _Miss as e:
+            run.missed(str(e), e.op)
+            return
+        cfg = plan.config
+        parts = [f"lowered to the warp-specialized template: {cfg}, persistent, "
+                 f"{'B [K, N]' if plan.b_kn else 'B [N, K]'}",
+                 (f"{plan.n_stats} row statistic(s) from the A tiles " + _stats_where(cfg))
+                 if plan.n_stats else "no statistics",
+                 "A operand computed in registers (g/beta in the loop; each k-step's wgmma waited)"
+                 if plan.afn is not None else "A straight from shared memory",
+                 f"epilogue translated from the IR ({_count((plan.pre, plan.stats, plan.afn, plan.epi))} "
+                 "expression nodes in the hooks)"]
+        if plan.column_sums:
+            parts.append(f"{len(plan.column_sums)} column sum(s) of the weight precomputed per "
+                         "weight version (derived arguments)")
+        parts += plan.notes
+        run.lower(plan)
+        run.applied("; ".join(parts), dot)

@@ -1,0 +1,260 @@
+"""The plan `hopper-ws` hands to its backend: what a fused GEMM-shaped kernel computes, in terms
+the warp-specialized template understands, and nothing about how the template is written.
+
+The pass (`passes/hopper_ws.py`) reads a kernel's TTIR and returns a frozen `WSPlan`; the backend
+(`lowering/`) turns a plan into a Gluon program and its launch. Neither imports the other: both
+import this module, which imports nothing of normfuse.
+
+A plan holds
+- the operands: A [M, K], B ([N, K] or [K, N]) and the output [M, N] as `TileOperand`s whose
+  base, sizes and row stride are kernel parameters or constants (`Source`); M, N, K;
+- the tile (BM, BN, BK), the element types, the schedule (`WSConfig`);
+- the hooks as expression DAGs (`Expr`), one per role: PRE (a row vector from the first A tile),
+  STATS (row statistics accumulated over the A tiles), AFN (the A operand computed from the
+  tile), EPI (the epilogue on the accumulator), each over the values the template provides
+  (`bound` leaves) and kernel parameters (`param` leaves);
+- the launch needs: the TMA descriptors of A, B and the output, the derived arguments (column
+  sums of the weight, computed per weight version at launch), the persistent grid, and the
+  workspace of shared statistics.
+
+`Source.param` and `Expr("param")` indices count the TTIR function's arguments, which are the
+kernel's parameters that were not specialized away as constants (tl.constexpr, and integers
+equal to 1 or None, which Triton's JIT turns into constants); the launch maps them back.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+__all__ = ["Source", "TileOperand", "ColumnSums", "WSConfig", "Expr", "Hook", "WSPlan",
+           "TmaDescriptor", "DerivedArgument", "PersistentGrid", "SharedStatistics", "BOUND",
+           "EXPR_OPS", "bound", "param", "const", "expr"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a launch-time integer comes from: kernel parameter `param` or the constant `value`."""
+    param: int | None = None
+    value: int | None = None
+
+    def __str__(self) -> str:
+        return f"arg{self.param}" if self.param is not None else str(self.value)
+
+
+@dataclass(frozen=True)
+class TileOperand:
+    """A 2-D operand read (or written) by TMA: `rows` x `cols` of a matrix whose column stride is
+    1 and row stride `stride`, starting at kernel parameter `base` (a pointer)."""
+    base: int
+    rows: Source
+    cols: Source
+    stride: Source
+
+
+@dataclass(frozen=True)
+class ColumnSums:
+    """A derived argument: the [N] vector sum over k of B[k, n] (times scale[k] when `scale` is a
+    parameter), computed at launch once per weight version (the LayerNorm correction
+    colsum(diag(g) W)); the template never reads B outside the MMA."""
+    weight: int
+    scale: int | None = None
+
+
+# bytes of shared memory kept for Triton's scratch next to the template's buffers: a [BN] fp32
+# column vector converted between layouts takes 1 KiB, a [BM] row vector 512 bytes
+SCRATCH_RESERVE = 2048
+
+
+@dataclass(frozen=True)
+class WSConfig:
+    """Tile shape and schedule. `consumers=1, consumer_warps=8`: one 128xBN tile per CTA at a time
+    on two warpgroups ("coop"); `consumers=2, consumer_warps=4`: two warpgroups with a tile
+    each, main loops taking turns ("pingpong"). `stats_share`: the row statistics computed once
+    per row block and shared through global memory (coop, no A transform)."""
+    block_m: int = 128
+    block_n: int = 256
+    block_k: int = 64
+    stages: int = 3
+    consumers: int = 1
+    consumer_warps: int = 8
+    group_m: int = 8
+    loader_warps: int = 4
+    loader_regs: int = 40
+    consumer_regs: int = 232
+    stats_share: bool = False
+
+    def __post_init__(self):
+        if self.consumers not in (1, 2):
+            raise ValueError(f"consumers must be 1 or 2, got {self.consumers}")
+        if self.consumer_warps not in (4, 8):
+            raise ValueError(f"consumer_warps must be 4 or 8, got {self.consumer_warps}")
+        if self.block_m % (16 * self.consumer_warps):
+            raise ValueError(f"block_m={self.block_m} must be a multiple of 16 x consumer_warps")
+
+    @property
+    def schedule(self) -> str:
+        return "coop" if self.consumers == 1 else "pingpong"
+
+    def smem_bytes(self, elem: int = 2) -> int:
+        """Shared memory of an instance: the ring, the output tiles, the ring's and the ping-pong
+        order's mbarriers, and SCRATCH_RESERVE for Triton's own scratch (the hooks' layout
+        conversions and reductions go through shared memory)."""
+        ring = self.stages * (self.block_m + self.block_n) * self.block_k * elem
+        out = self.consumers * self.block_m * self.block_n * elem
+        return ring + out + 16 * self.stages + 16 + SCRATCH_RESERVE
+
+    def __str__(self) -> str:
+        return (f"{self.block_m}x{self.block_n}x{self.block_k} s{self.stages} {self.schedule} "
+                f"w{self.consumer_warps}" + (" stats-shared" if self.stats_share else ""))
+
+
+# ---------------------------------------------------------------------------------------------
+# Hook expressions
+# ---------------------------------------------------------------------------------------------
+
+# What the template provides to the hooks (`bound` leaves):
+BOUND = {
+    "af": "the A tile of the k-step in fp32 [BM, BK]",
+    "a_tile": "the A tile of the k-step in the input type [BM, BK]",
+    "acc": "the accumulator [BM, BN] (fp32)",
+    "pid_m": "the tile's row block", "pid_n": "the tile's column block",
+    "kk": "the k-step (0, 1, ...)", "k_offset": "the k-step's first column (kk * BK)",
+    "c0": "PRE's row vector [BM]",
+    "st0": "the first row statistic [BM]", "st1": "the second row statistic [BM]",
+    "cs<j>": "column sum j (a derived argument) for the tile's columns [BN] (EPI)",
+}
+_COLUMN_SUM = re.compile(r"cs\d+")
+
+# op -> what it means; `attr` as noted
+EXPR_OPS = {
+    "bound": "a value of BOUND (attr: its name)",
+    "param": "kernel parameter attr (a scalar or a pointer)",
+    "const": "a scalar constant attr (bool, int or float), splat to the result's shape",
+    "add": "a + b", "sub": "a - b", "mul": "a * b", "div": "a / b (floats)",
+    "floordiv": "a // b (integers, rounding toward zero as arith.divsi)",
+    "rem": "a % b (integers, sign of a as arith.remsi)",
+    "and": "a & b", "or": "a | b", "xor": "a ^ b",
+    "cmp": "a attr b, attr one of < <= > >= == !=",
+    "max": "maximum(a, b)", "min": "minimum(a, b)", "neg": "-a",
+    "select": "where(c, a, b)",
+    "cast": "a converted to element type attr ('f32', 'bf16', 'i32', ...)",
+    "math": "attr(a) for attr in sqrt rsqrt exp exp2 log log2 abs erf floor ceil sin cos",
+    "fma": "a * b + c",
+    "expand_dims": "a with a new axis attr",
+    "arange": "the integers attr[0] .. attr[1] - 1",
+    "addptr": "pointer a advanced by b elements",
+    "load": "load(ptr[, mask[, other]]); attr = (has mask, has other)",
+    "reduce": "attr[0] in sum max min over axis attr[1]",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Expr:
+    """One node of a hook's expression DAG (identity semantics: a node used twice is one value).
+    `rank`: 0 for a scalar, else the tensor rank; `dtype`: the element type ('f32', 'i32', 'i1',
+    'ptr', ...)."""
+    op: str
+    args: tuple = ()
+    attr: object = None
+    rank: int = 0
+    dtype: str = ""
+
+    def __post_init__(self):
+        if self.op not in EXPR_OPS:
+            raise ValueError(f"unknown hook expression op '{self.op}'")
+        if self.op == "bound" and self.attr not in BOUND and not _COLUMN_SUM.fullmatch(str(self.attr)):
+            raise ValueError(f"'{self.attr}' is not a value the template provides")
+
+
+def expr(op: str, *args, attr=None, rank: int = 0, dtype: str = "") -> Expr:
+    return Expr(op, tuple(args), attr, rank, dtype)
+
+
+def bound(name: str, rank: int, dtype: str) -> Expr:
+    return Expr("bound", (), name, rank, dtype)
+
+
+def param(index: int, rank: int = 0, dtype: str = "") -> Expr:
+    return Expr("param", (), index, rank, dtype)
+
+
+def const(value, rank: int = 0, dtype: str = "") -> Expr:
+    return Expr("const", (), value, rank, dtype)
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A hook's results: PRE (c0,), AFN (the A operand,), EPI (the output tile,); STATS one
+    contribution per row statistic j, added to st_j at every k-step: a [BM] vector, or a
+    [BM, BK] tile whose row sums are meant when `row_sums[j]`."""
+    name: str
+    results: tuple[Expr, ...]
+    row_sums: tuple[bool, ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Launch needs of a lowered kernel
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TmaDescriptor:
+    """A host-side TMA descriptor of `operand` ('a', 'b' or 'out') with box `block`."""
+    operand: str
+    block: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class DerivedArgument:
+    """An argument computed on the host from kernel parameters (per weight version)."""
+    value: ColumnSums
+
+
+@dataclass(frozen=True)
+class PersistentGrid:
+    """One program per SM, at most one per output tile of block_m x block_n."""
+    block_m: int
+    block_n: int
+
+
+@dataclass(frozen=True)
+class SharedStatistics:
+    """The global words through which shared statistics pass, and the launch's epoch (one per
+    launch on a stream: see the backend's SharedStats)."""
+    block_m: int
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WSPlan:
+    kernel_name: str
+    params: tuple[tuple[str, str], ...]   # (name, type) of the TTIR function's arguments
+    a: TileOperand
+    b: TileOperand
+    out: TileOperand
+    b_kn: bool                            # B is [K, N] (else [N, K], a Linear weight)
+    M: Source
+    N: Source
+    K: Source
+    dtype: str                            # A and B: 'bf16' | 'fp16'
+    out_dtype: str
+    config: WSConfig
+    single: tuple[bool, bool] = (False, False)  # the kernel covers one row (column) tile only
+    pre: Hook | None = None
+    stats: Hook | None = None
+    afn: Hook | None = None
+    epi: Hook | None = None
+    n_stats: int = 0                      # row statistics STATS accumulates (0..2)
+    column_sums: tuple[ColumnSums, ...] = ()
+    notes: tuple[str, ...] = ()
+    needs: tuple = field(default=())      # TmaDescriptor, DerivedArgument, PersistentGrid, ...
+
+    def with_config(self, config: WSConfig) -> "WSPlan":
+        return replace(self, config=config)
+
+    @property
+    def tile(self) -> tuple[int, int, int]:
+        c = self.config
+        return c.block_m, c.block_n, c.block_k

@@ -1,0 +1,224 @@
+"""The host side of lowered launches, on the CPU (issue 23 item 1, issue 24 item 3).
+
+- Arguments are specialized exactly as Triton's JIT specializes them (its own specializer):
+  integers equal to 1 become constants, so a GEMM written with a stride parameter per dimension,
+  launched on contiguous tensors, has unit strides the address analysis can see and is lowered
+  by hopper-ws, through `normfuse.compile(args=...)` and `normfuse.jit` alike; constexprs bind
+  positionally as in Triton.
+- What a lowered launch passes (`LoweredLaunch.arguments` -> `BoundLaunch`): the TMA
+  descriptors' base, shape, strides and box, M/N/K, the hooks' arguments (kernel parameters and
+  derived column sums), the persistent grid, computed from CPU tensors and compared with torch,
+  with N != K everywhere so that a swapped size or stride shows.
+"""
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+
+import pytest
+import torch
+
+import normfuse
+from normfuse.compiler import bind_arguments, specialize
+from normfuse.ops import prenorm_linear as ops
+
+_STRIDED = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def strided_gemm(A, B, C, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # C[M, N] = A[M, K] @ B[K, N] with every stride a parameter, as Triton's tutorial writes it
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = A + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = B + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < K - k * BK), other=0.0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] < K - k * BK) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK * stride_ak
+        b_ptrs += BK * stride_bk
+    c = acc.to(tl.bfloat16)
+    tl.store(C + rm[:, None] * stride_cm + rn[None, :] * stride_cn, c,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+'''
+
+TILE = {"BM": 128, "BN": 256, "BK": 64}
+
+
+@pytest.fixture(scope="module")
+def strided_gemm(tmp_path_factory):
+    path = tmp_path_factory.mktemp("kernels") / "nf_strided_gemm.py"
+    path.write_text(textwrap.dedent(_STRIDED))
+    spec = importlib.util.spec_from_file_location("nf_strided_gemm", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.strided_gemm
+
+
+def _args(M, N, K, wt=False):
+    """A [M, K], B [K, N] (a Linear weight [N, K] seen transposed when `wt`), C [M, N]."""
+    a = torch.randn(M, K).bfloat16()
+    b = torch.randn(N, K).bfloat16().t() if wt else torch.randn(K, N).bfloat16()
+    c = torch.empty(M, N, dtype=torch.bfloat16)
+    return (a, b, c, M, N, K, *a.stride(), *b.stride(), *c.stride())
+
+
+# ---------------------------------------------------------------------------------------------
+# Specialization as Triton's JIT does it
+# ---------------------------------------------------------------------------------------------
+
+def test_integers_are_specialized_as_triton_does(strided_gemm):
+    """1 becomes a constant (not a parameter of the TTIR function), 0 and multiples of 16 carry
+    tt.divisibility, other integers are plain i32, integers past 32 bits i64."""
+    M, N, K = 1000, 520, 1032
+    args = _args(M, N, K)
+    sig, consts, attrs, _, key = specialize(strided_gemm, args, TILE)
+    assert sig["stride_ak"] == sig["stride_bn"] == sig["stride_cn"] == "constexpr"
+    assert consts["stride_ak"] == consts["stride_bn"] == consts["stride_cn"] == 1
+    names = strided_gemm.arg_names
+    div = {names[i] for (i,) in attrs}
+    # M = 1000, N = 520, K = 1032 and the row strides (K, N, N): none a multiple of 16
+    assert div == {"A", "B", "C"}
+    _, _, attrs16, _, _ = specialize(strided_gemm, _args(1024, 512, 1024), TILE)
+    assert {names[i] for (i,) in attrs16} == {"A", "B", "C", "M", "N", "K", "stride_am",
+                                                "stride_bk", "stride_cm"}
+    sig2, _, _, _, key2 = specialize(strided_gemm, (*args[:4], 2**33 + 1, *args[5:]), TILE)
+    assert sig2["N"] == "i64" and key2 != key
+    _, consts0, attrs0, _, _ = specialize(strided_gemm, (*args[:3], 0, N, K, *args[6:]), TILE)
+    assert (names.index("M"),) in attrs0  # 0 is divisible by 16, as in Triton
+    with pytest.raises(TypeError, match=r"kernel 'strided_gemm', argument 'M': cannot pass str"):
+        specialize(strided_gemm, (*args[:3], "x", *args[4:]), TILE)
+
+
+def test_constexprs_bind_positionally_or_by_name(strided_gemm):
+    args = _args(300, 520, 1032)
+    by_name = bind_arguments(strided_gemm, args, TILE)
+    positional = bind_arguments(strided_gemm, args + (128, 256, 64), {})
+    assert by_name == positional
+    assert list(positional) == list(strided_gemm.arg_names)
+    with pytest.raises(TypeError, match="takes 12 runtime arguments"):
+        bind_arguments(strided_gemm, args[:5], TILE)
+
+
+def test_stride_parameterized_gemm_lowers_through_compile_args(strided_gemm):
+    """Launched on contiguous tensors the unit strides are constants and hopper-ws lowers the
+    kernel; described by a signature with every stride an i32, the A tile cannot be shown to be
+    contiguous and the kernel stays a Triton kernel (the remark says why)."""
+    args = _args(1000, 520, 1032)
+    ck = normfuse.compile(strided_gemm, args=args, constexprs=TILE, passes="hopper-ws",
+                          num_warps=8)
+    assert ck.lowered is not None, ck.remarks
+    assert "ttg.warp_specialize" in ck.asm["ttgir"] and "wgmma" in ck.asm["ptx"]
+    res = ck.resources()
+    assert res["spill_stores"] == 0 and not res["wgmma_serialized"], res
+    sig = {n: "i32" for n in strided_gemm.arg_names}
+    sig.update(A="*bf16", B="*bf16", C="*bf16", BM="constexpr", BN="constexpr", BK="constexpr")
+    with pytest.warns(normfuse.SpillWarning):  # and the Triton kernel spills (issue 23)
+        plain = normfuse.compile(strided_gemm, signature=sig, constexprs=TILE, passes="hopper-ws",
+                                 num_warps=8)
+    assert plain.lowered is None
+    assert any("not contiguous along either dimension" in r for r in plain.remarks), plain.remarks
+
+
+def test_stride_parameterized_gemm_lowers_through_jit(strided_gemm, monkeypatch):
+    """normfuse.jit specializes a launch the same way (the target stubbed: no GPU here), and the
+    lowered launch reads the runtime arguments where the specialized kernel left them: the plan's
+    parameters are the TTIR function's arguments, the unit strides are not among them."""
+    import normfuse.compiler as comp
+    from triton.backends.compiler import GPUTarget
+    monkeypatch.setattr(comp.JITKernel, "_current_target", lambda self: GPUTarget("cuda", 90, 32))
+    kernel = normfuse.jit(strided_gemm, passes="hopper-ws")
+    M, N, K = 1000, 520, 1032
+    args = _args(M, N, K, wt=True)  # B = W.t(): the Linear layout, n along rows of W
+    ck = kernel.warmup(*args, **TILE, num_warps=8)
+    assert ck.lowered is not None, ck.remarks
+    assert ck.lowered.plan.b_kn is False  # W [N, K], k contiguous
+    assert ck.lowered.params is not None and len(ck.lowered.params) == len(ck.lowered.plan.params)
+    bound = ck.lowered.arguments(args, sms=132)
+    a, b, c = args[:3]
+    assert bound["a_desc"].shape == (M, K) and bound["a_desc"].strides == (K, 1)
+    assert bound["b_desc"].shape == (N, K) and bound["b_desc"].strides == (K, 1)
+    assert bound["b_desc"].base.data_ptr() == b.data_ptr()
+    assert (bound["M"], bound["N"], bound["K"]) == (M, N, K)
+    assert bound.grid == (min(132, -(-M // 128) * -(-N // 256)), 1, 1)
+    assert bound.output.shape == c.shape and bound.output.data_ptr() == c.data_ptr()
+
+
+# ---------------------------------------------------------------------------------------------
+# The bound arguments of the ops' lowered kernels, against torch
+# ---------------------------------------------------------------------------------------------
+
+def _op_args(kind, M, N, K, fold, w_stride=None):
+    """The runtime arguments the pre-norm op passes, for CPU tensors; W may be a view of wider
+    rows (row stride `w_stride` > K)."""
+    torch.manual_seed(0)
+    x = torch.randn(M, K).bfloat16()
+    g, b = (1 + 0.1 * torch.randn(K)).bfloat16(), (0.1 * torch.randn(K)).bfloat16()
+    wide = torch.randn(N, w_stride or K).bfloat16()
+    w = wide[:, :K]
+    y = torch.empty(M, N, dtype=torch.bfloat16)
+    bias = torch.zeros(N, dtype=torch.bfloat16)
+    vecs = (g,) if kind == "rms" else (g, b)
+    return (x, *vecs, w, y, bias, M, N, K, x.stride(0), w.stride(0), y.stride(0),
+            1e-6 if kind == "rms" else 1e-5), (x, w, y, g)
+
+
+@pytest.mark.parametrize("kind,fold", [("rms", True), ("rms", False), ("ln", True), ("ln", False)])
+def test_bound_arguments_of_the_ops_kernels_match_torch(kind, fold):
+    M, N, K = 1000, 520, 1032  # N != K, neither a multiple of the tile
+    ck = ops.aot_compile(kind, M=M, N=N, K=K, has_g=not fold, has_b=not fold, tma=not fold)
+    assert ck.lowered is not None, ck.remarks
+    lw = ck.lowered
+    args, (x, w, y, _) = _op_args(kind, M, N, K, fold, w_stride=K + 8)
+    bound = lw.arguments(args, sms=132)
+    assert bound.names[:6] == ("a_desc", "b_desc", "c_desc", "M", "N", "K")
+    A, B, C = bound["a_desc"], bound["b_desc"], bound["c_desc"]
+    for d, t in ((A, x), (B, w), (C, y)):
+        assert d.base.data_ptr() == t.data_ptr()
+        assert d.shape == tuple(t.shape) and d.strides == tuple(t.stride()), (d, t.shape, t.stride())
+    assert B.strides == (K + 8, 1)  # the weight's own row stride, not K
+    cfg = lw.plan.config
+    assert A.block == (cfg.block_m, cfg.block_k) and B.block == (cfg.block_n, cfg.block_k)
+    assert C.block == (cfg.block_m, cfg.block_n)
+    assert (bound["M"], bound["N"], bound["K"]) == (M, N, K)
+    tiles = -(-M // cfg.block_m) * -(-N // cfg.block_n)
+    assert bound.grid == (min(132, tiles), 1, 1) and lw.arguments(args, sms=4).grid == (4, 1, 1)
+    eargs = bound["eargs"]
+    for (what, i), v in zip(lw.lowered.eargs, eargs):
+        if what == "param":
+            j = i if lw.params is None else lw.params[i]
+            assert v is args[j]
+        else:  # the LayerNorm corrections: colsum(W) (g folded), colsum(diag(g) W) and
+            # colsum(diag(beta) W) (g and beta in the loop)
+            d = lw.plan.column_sums[i]
+            assert args[d.weight] is w
+            scale = args[d.scale].float()[None, :] if d.scale is not None else 1
+            torch.testing.assert_close(v, (w.float() * scale).sum(1), rtol=0, atol=0)
+    derived = [lw.plan.column_sums[i].scale for what, i in lw.lowered.eargs if what == "derived"]
+    assert derived == ([] if kind == "rms" else [None] if fold else [1, 2])  # G, B: params 1, 2
+    # eps and K reach the hooks as the op passes them
+    scalars = [v for v in eargs if not isinstance(v, torch.Tensor)]
+    assert args[-1] in scalars and K in scalars
+    full = bound.launch_args(lw.instance)
+    assert full[:len(bound.args)] == list(bound.args)
+    assert full[-1] == cfg.consumer_warps  # num_warps closes the constexprs
+
+
+def test_a_launch_tma_cannot_address_is_refused_with_the_reason():
+    ck = ops.aot_compile("rms", M=1000, N=520, K=1032, has_g=False)
+    lw = ck.lowered
+    args, _ = _op_args("rms", 1000, 520, 1032, True)
+    assert lw.why_not(args) == "A is not a CUDA tensor"
+    from normfuse.lowering.launch import _addressable
+    x = torch.randn(1000, 1040).bfloat16()
+    assert _addressable("A", x, (1000, 1032), 1040) is None
+    assert "16-byte aligned" in _addressable("A", x[:, 1:], (1000, 1032), 1040)
+    assert "does not hold" in _addressable("A", x, (1001, 1032), 1040)
