@@ -1239,8 +1239,9 @@ def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = 
     A TTGIR module (the warp-specialized kernel `hopper-ws` lowers to) runs in
     `normfuse.testing.warp_specialized`: all programs of the grid and all partitions at once,
     interleaved by a scheduler seeded with `seed`; a tensor-descriptor parameter takes the host
-    descriptor (an object with base, shape, strides, block_shape: Gluon's TensorDescriptor), and
-    pointer arguments may be views (their whole storage is mapped). Returns its `RunInfo`.
+    descriptor (base, shape, strides, and block or block_shape: the lowering's TmaArg, Gluon's
+    TensorDescriptor), and pointer arguments may be views (their whole storage is mapped).
+    Returns its `RunInfo`.
     """
     module = _load(ir_text)
     func = _pick_kernel(module, kernel)

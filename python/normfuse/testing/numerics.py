@@ -203,12 +203,15 @@ def _compare(names, args, ir_before, ir_after, grid, kernel, pipeline, remarks, 
 
 @dataclass
 class LoweredBinding:
-    """A launch of a lowered kernel as the host builds it, on CPU tensors: `args` (the TTGIR
-    kernel's parameters in order: each TMA descriptor followed by its shape and strides, the
-    `eargs` tuple flattened, constexprs left out), `grid`, `descriptors` (name -> the host
-    descriptor: base view, shape, strides, block_shape), `sbuf`/`epoch` (the shared statistics'
-    words and the launch's epoch, or None/0)."""
+    """A launch of a lowered kernel as the host builds it, on CPU tensors: `bound` (the
+    lowering's own record, `normfuse.lowering.launch.BoundLaunch`: the template's runtime
+    arguments by name, the descriptors' base/shape/strides/box, the grid), `args` (what the
+    TTGIR kernel's parameters receive, in order: each TMA descriptor followed by its shape and
+    strides, as Triton's launcher passes it, the `eargs` tuple flattened), `grid`,
+    `descriptors` (name -> descriptor), `sbuf`/`epoch` (the shared statistics' words and the
+    launch's epoch, or the placeholders a kernel without them never reads)."""
 
+    bound: Any
     args: list
     grid: tuple
     descriptors: dict
@@ -227,44 +230,36 @@ def stale_words(rows: int, epoch: int):
     return torch.full((3 * rows,), ((epoch - 1) << 32) | _NAN_BITS, dtype=torch.int64)
 
 
+def _flatten(values) -> list:
+    out = []
+    for v in values:
+        if isinstance(v, tuple):
+            out += _flatten(v)
+        elif hasattr(v, "base") and hasattr(v, "shape") and hasattr(v, "strides"):
+            out += [v, *v.shape, *v.strides]  # a TMA descriptor, as Triton's launcher expands it
+        else:
+            out.append(v)
+    return out
+
+
 def lowered_launch(lowered, runtime_args, *, programs: int = 3, epoch: int = 2,
                    sbuf=None) -> LoweredBinding:
     """The arguments the host side gives the lowered kernel of `lowered` (a LoweredLaunch, i.e.
-    `CompiledKernel.lowered`) for the unlowered kernel's runtime arguments (CPU tensors), built
-    by the lowering's own code (`LoweredLaunch._view` / `_derived`, `runtime._args`) as
-    `LoweredLaunch.bind` builds them on the GPU, with `programs` persistent CTAs instead of one per
-    SM. With shared statistics: `sbuf` (default: `stale_words`) and `epoch`."""
-    import torch
-    from ..lowering import runtime as R
-    from ..lowering import ws_gemm as W
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-    lw = lowered.lowering
-    args = list(runtime_args)
-    a, b, c = lowered._view(lw.a, args), lowered._view(lw.b, args), lowered._view(lw.out, args)
-    eargs = tuple(lowered._derived(x, b, args) if kind == "derived" else args[x]
-                  for kind, x in lw.eargs)
-    M, K = a.shape
-    N = c.shape[1]
+    `CompiledKernel.lowered`) for the unlowered kernel's runtime arguments (CPU tensors): the
+    lowering's own `LoweredLaunch.arguments`, as a GPU launch computes them, with `programs`
+    persistent CTAs instead of one per SM. With shared statistics: `sbuf` (default:
+    `stale_words`, a previous launch's NaN words) and `epoch`."""
     cfg = lowered.instance.config
     shared = None
     if cfg.stats_share:
+        M = int(lowered._int(lowered.plan.M, list(runtime_args)))
         rows = -(-M // cfg.block_m) * cfg.block_m
-        sbuf = stale_words(rows, epoch) if sbuf is None else sbuf
-        shared = (sbuf, epoch)
-    full = R._args(lowered.instance, a, b, c, M, N, K, eargs, shared)
-    flat, descs = [], {}
-    for p, v in zip(W.ws_gemm_kernel.params, full):
-        if p.is_constexpr:
-            continue
-        if isinstance(v, TensorDescriptor):
-            descs[p.name] = v
-            flat += [v, *v.shape, *v.strides]
-        elif isinstance(v, tuple):
-            flat += list(v)
-        else:
-            flat.append(v)
-    return LoweredBinding(flat, (programs, 1, 1), descs, shared[0] if shared else None,
-                          shared[1] if shared else 0)
+        shared = (stale_words(rows, epoch) if sbuf is None else sbuf, epoch)
+    bound = lowered.arguments(list(runtime_args), grid=programs, shared=shared)
+    descs = {n: v for n, v in zip(bound.names, bound.args) if n.endswith("_desc")}
+    return LoweredBinding(bound, _flatten(bound.args), tuple(bound.grid), descs,
+                          bound["sbuf"] if cfg.stats_share else None,
+                          bound["epoch"] if cfg.stats_share else 0)
 
 
 def run_lowered(lowered, args, *, names=None, programs: int = 3, seeds=(0,), before=None,
@@ -402,8 +397,6 @@ def _lower_text(text: str, passes):
     from ..lowering.launch import LoweredLaunch
     from ..pipeline import run_on_view
     view = bridge.load(text, source_name="lowering.mlir")
-    remarks, _ = run_on_view(view, list(passes))
-    for p in passes:
-        if getattr(p, "lowering", None) is not None:
-            return LoweredLaunch(p.lowering), remarks
-    return None, remarks
+    built: list = []
+    remarks, _ = run_on_view(view, list(passes), lowered=built)
+    return (LoweredLaunch(built[0]) if built else None), remarks

@@ -841,7 +841,7 @@ def _descriptor(mem: _Memory, name: str, d, ptype: str, where: str) -> TensorDes
     for attr in ("base", "shape", "strides"):
         if not hasattr(d, attr):
             raise InterpreterError(f"argument {name}: a tensor descriptor (base, shape, strides, "
-                                   f"block_shape) is expected, got {type(d).__name__}")
+                                   f"block or block_shape) is expected, got {type(d).__name__}")
     addr, kind = mem.address(d.base, name + ".base")
     if not _elem_ok(kind, elem):
         raise InterpreterError(f"argument {name}: the kernel's descriptor holds {elem}, its base "
@@ -850,7 +850,7 @@ def _descriptor(mem: _Memory, name: str, d, ptype: str, where: str) -> TensorDes
     if len(shape) != len(block) or len(strides) != len(block):
         raise InterpreterError(f"argument {name}: a rank-{len(shape)} descriptor for a rank-"
                                f"{len(block)} block")
-    hb = getattr(d, "block_shape", None)
+    hb = getattr(d, "block_shape", None) or getattr(d, "block", None)
     if hb is not None and tuple(int(x) for x in hb) != tuple(block):
         raise InterpreterError(f"argument {name}: the host descriptor's block {list(hb)} differs "
                                f"from the kernel's {list(block)}")
