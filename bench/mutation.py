@@ -40,9 +40,7 @@ CR = "python/normfuse/passes/cluster_reduce.py"
 # the lowering (hopper-ws): where each piece lives on this branch
 WS = "python/normfuse/lowering/ws_gemm.py"        # the Gluon template
 CG = "python/normfuse/lowering/codegen.py"        # the hooks' translation
-LL = "python/normfuse/lowering/launch.py"         # the host side: views, derived arguments
-RT = "python/normfuse/lowering/runtime.py"        # the host side: descriptors, arguments
-HW = "python/normfuse/passes/hopper_ws.py"        # the pass: matching, the hooks' bindings
+LL = "python/normfuse/lowering/launch.py"         # the host side: descriptors, derived arguments
 INTERPRETER_TESTS = ("test/python/test_interpreter.py", "test/python/test_pass_numerics.py",
                      "test/python/test_lowered_numerics.py")
 
@@ -112,51 +110,52 @@ MUTANTS = [
 _L = "lowering"
 MUTANTS += [
     # issue 24's eight
-    Mutant("L1", CG, '            return self._emit(f"({a} {_BIN[name]} {b})", vec)',
-           '            return self._emit(f"({b} - {a})" if name == "arith.subf" else '
-           'f"({a} {_BIN[name]} {b})", vec)',
-           "hooks: a flipped subtraction (b - a) in the translated float subtractions", _L),
+    Mutant("L1", CG, 'return self._emit(f"({a} {sym} {b})",',
+           'return self._emit(f"({b} - {a})" if op == "sub" else f"({a} {sym} {b})",',
+           "hooks: a flipped subtraction (b - a) in the translated subtractions", _L),
     Mutant("L2", LL, "        if scale is not None:\n            K = w.shape[k_axis]",
            "        if scale is not None and False:\n            K = w.shape[k_axis]",
            "host: LayerNorm's derived column sum taken of W instead of diag(g) W", _L),
-    Mutant("L3", WS, "                if HAS_STATS:\n"
-                     "                    st0, st1 = STATS(af, c0, st0, st1, kk, pid_m, eargs)\n"
+    Mutant("L3", WS, "                if WITH_STATS:\n"
+                     "                    st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)\n"
                      "            acc = warpgroup_mma_wait(1, deps=(acc,))",
-           "                if HAS_STATS:\n"
+           "                if WITH_STATS:\n"
            "                    if kk < k_tiles - 1:\n"
-           "                        st0, st1 = STATS(af, c0, st0, st1, kk, pid_m, eargs)\n"
+           "                        st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)\n"
            "            acc = warpgroup_mma_wait(1, deps=(acc,))",
            "template: the statistics leave out the last K tile (A from shared memory)", _L),
-    Mutant("L4", WS, "        out = EPI(acc, s0, s1, gl.convert_layout(c0, row_c), pid_m, pid_n, xj,",
-           "        out = EPI(acc, s0, s1, gl.convert_layout(c0, row_c), pid_m, pid_m, xj,",
+    Mutant("L4", WS, "gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)",
+           "gl.convert_layout(c0, row_c), pid_m, pid_m, eargs)",
            "template: the epilogue gets the M program id for the N one (column vectors of the "
            "wrong tile)", _L),
     Mutant("L5", WS, '"=f,l,l,r", [ptrs.to(gl.int64), w, epoch],',
            '"=f,l,l,r", [ptrs.to(gl.int64), w, epoch - 1],',
            "template, shared statistics: the epoch off by one (a word of the previous launch is "
            "taken)", _L),
-    Mutant("L6", RT, "    cd = TensorDescriptor(c, list(c.shape), list(c.stride()),",
-           "    cd = TensorDescriptor(c, list(c.shape), list(a.stride()),",
-           "host: the output's TMA descriptor built with A's row stride", _L),
-    Mutant("L7", WS, "        n = gl.cdiv(tiles - pid, nprog)", "        n = (tiles - pid) // nprog",
+    Mutant("L6", LL, "descs.append(TmaArg(t, shape, (stride, 1), block))",
+           "descs.append(TmaArg(t, shape, (descs[0].strides[0] if descs else stride, 1), block))",
+           "host: the TMA descriptors of B and the output built with A's row stride", _L),
+    Mutant("L7", WS, "    n = gl.cdiv(tiles - gl.program_id(0), gl.num_programs(0))",
+           "    n = (tiles - gl.program_id(0)) // gl.num_programs(0)",
            "template: the persistent work count rounded down (a CTA skips its last tile)", _L),
-    Mutant("L8", HW, '("stats", "af, c0, st0, st1, kk, pid_m, eargs",',
-           '("stats", "af, c0, st1, st0, kk, pid_m, eargs",',
-           "pass: two hook bindings swapped (the statistics hook's st0 and st1)", _L),
+    Mutant("L8", WS, "def noop_stats(af, c0, st0, st1, kk, pid_m, eargs):",
+           "def noop_stats(af, c0, st1, st0, kk, pid_m, eargs):",
+           "hooks: two bindings swapped (the statistics hook's st0 and st1, as its declaration "
+           "gives the generated hooks their signature)", _L),
     # more of the template's synchronization and tile order
-    Mutant("L9", WS, "        mbarrier.wait(ready.index(s), (pos // STAGES) & 1)",
-           "        mbarrier.wait(ready.index(s), ((pos // STAGES) & 1) ^ 1)",
+    Mutant("L9", WS, "        mbarrier.wait(ring.ready.index(s), (pos // STAGES) & 1)",
+           "        mbarrier.wait(ring.ready.index(s), ((pos // STAGES) & 1) ^ 1)",
            "template: the consumer waits for the wrong phase of a ring slot (reads it before its "
            "TMA load landed)", _L),
-    Mutant("L10", WS, "            mbarrier.arrive(empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)",
-           "            mbarrier.arrive(empty.index(s), pred=kk > 0)",
+    Mutant("L10", WS, "mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)",
+           "mbarrier.arrive(ring.empty.index(s), pred=kk > 0)",
            "template: the consumer releases the slot its wgmma is still reading (not the "
            "previous one)", _L),
     Mutant("L11", WS, "    fence_async_shared()\n    tma.async_copy_shared_to_global(",
            "    tma.async_copy_shared_to_global(",
            "template: no proxy fence between the output tile's shared store and its TMA store", _L),
-    Mutant("L12", WS, "        mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)",
-           "        mbarrier.expect(bar, a_desc.block_type.nbytes)",
+    Mutant("L12", WS, "mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)",
+           "mbarrier.expect(bar, ring.a_desc.block_type.nbytes)",
            "template: the ring barrier expects A's bytes only (a phase may complete before B "
            "lands)", _L),
     Mutant("L13", WS, "            acc = warpgroup_mma_wait(1, deps=(acc,))",
