@@ -139,18 +139,36 @@ def test_ci_lowered_kernel_matches_naive_and_fp64(kind, flags, order):
         assert runs[0].info.spins > 0, runs[0].info
 
 
-@pytest.mark.parametrize("kind,flags,passes,programs", [
-    pytest.param("rms", (("has_g", False),), "default", 3, id="rms-folded"),
-    pytest.param("ln", (("has_g", True), ("has_b", True)), "default", 2, id="ln-g-beta"),
-    pytest.param("ln", (("has_g", False), ("has_b", False)),
-                 "lazy-prenorm,hopper-ws{stats-share=true}", 3, id="ln-folded-stats-share"),
-])
-def test_ragged_k(kind, flags, passes, programs):
-    """Compiled for K = 200 (the last k-tile 8 wide: TMA zero-fills past K, the statistics and
-    LayerNorm's shift must not count it), 300 x 520 (a 44-row block, an 8-column block)."""
+# test_lowered_launch.test_bound_arguments_of_the_ops_kernels_match_torch's kernels (same
+# arguments): compiled for M = 1000, N = 520, K = 1032 (128 x 128 tiles, K ragged: EVEN_K off),
+# g folded with pointer loads, g and beta in the loop with TMA loads
+LAUNCH_KINDS = [("rms", True), ("rms", False), ("ln", True), ("ln", False)]
+
+
+@functools.lru_cache(maxsize=None)
+def _launch_kernel(kind, fold):
+    return ops.aot_compile(kind, M=1000, N=520, K=1032, has_g=not fold, has_b=not fold, tma=not fold)
+
+
+@pytest.mark.parametrize("kind,fold", LAUNCH_KINDS, ids=["rms-folded", "rms-g", "ln-folded", "ln-g-beta"])
+def test_ragged_k(kind, fold):
+    """Kernels compiled for a ragged K, run at K = 200 (the last k-tile 8 wide: TMA zero-fills
+    past K, the statistics and LayerNorm's shift must not count it), 300 x 264 (a 44-row block,
+    an 8-column block: 3 x 3 tiles of 128 x 128), 2 programs (5 and 4 tiles)."""
+    ck = _launch_kernel(kind, fold)
+    flags = (("has_g", not fold), ("has_b", not fold))
+    _check(ck, kind, flags, 300, 264, 200, 2, seeds=(0, 1) if SWEEP else (0,))
+
+
+def test_ragged_k_shared_statistics():
+    """The shared statistics compiled for a ragged K (LayerNorm: two statistics and the shift
+    published per row block), 3 programs."""
     cfg = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
-    ck = _ragged_kernel(kind, flags, passes, cfg, programs)
-    _check(ck, kind, flags, 300, 520, 200, programs, seeds=(0, 1) if SWEEP else (0,))
+    flags = (("has_g", False), ("has_b", False))
+    ck = _ragged_kernel("ln", flags, "lazy-prenorm,hopper-ws{stats-share=true}", cfg, 3)
+    assert ck.lowered.instance.config.stats_share
+    runs = _check(ck, "ln", flags, 300, 520, 200, 3, seeds=(0, 1) if SWEEP else (0,))
+    assert runs[0].info.spins > 0
 
 
 @pytest.mark.parametrize("kind,flags", [
@@ -166,6 +184,37 @@ def test_pingpong(kind, flags):
     assert "pingpong" in str(ck.lowered.instance.config)
     runs = _check(ck, kind, flags, 300, 520, 200, 2)
     assert runs[0].info.agents == 2 * 3  # per CTA: two consumers and the loader
+
+
+def _canonical(ttgir: str) -> str:
+    """TTGIR without locations (the hooks' file path, which has the hooks' hash, is in them)."""
+    t = re.sub(r"^#loc.*$", "", ttgir, flags=re.M)
+    t = re.sub(r"\s*loc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", "", t)
+    return re.sub(r"\n+", "\n", t)
+
+
+def test_every_lowered_kernel_of_test_hopper_ws_is_one_run_here():
+    """test_hopper_ws lowers the pre-norm kernels in every form the ops launch (persistent or
+    per tile, pointer or TMA loads: 12) and with shared statistics at N = 2048; the lowered
+    program depends only on the hooks and the tile config, so each is, locations aside, one of
+    the kernels run above (the TTGIR compared; in a full run these compilations are shared)."""
+    cfg_p = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
+    cfg_t = GemmConfig(128, 256, 64, 8, 8, 3)
+    run_here: dict[str, set] = {}
+    for k, f in KINDS:
+        for o in ORDERS:
+            run_here.setdefault(_canonical(_ci_kernel(k, f, o).lowered.kernel.asm["ttgir"]), set()).add((k, f, o))
+    for kind, flags in KINDS[1:]:
+        for config, persistent, tma in ((cfg_p, True, False), (cfg_t, False, False), (cfg_t, False, True)):
+            ck = ops.aot_compile(kind, M=262144, N=2048, K=1024, config=config, persistent=persistent,
+                                 tma=tma, **dict(flags))
+            assert (kind, flags, "") in run_here.get(_canonical(ck.lowered.kernel.asm["ttgir"]), ()), \
+                (kind, flags, persistent, tma)
+    for kind, flags in (KINDS[1], KINDS[3]):
+        ck = ops.aot_compile(kind, M=262144, N=2048, K=1024,
+                             passes="lazy-prenorm,hopper-ws{stats-share=true}", **dict(flags))
+        assert (kind, flags, "{stats-share=true}") in run_here.get(
+            _canonical(ck.lowered.kernel.asm["ttgir"]), ()), (kind, flags)
 
 
 # ---------------------------------------------------------------------------------------------
