@@ -2,8 +2,9 @@
 
 `run_ir(ir_text, args, grid, *, num_ctas=1, kernel=None)` runs every program of `grid` on the
 given arrays, like a launch: it returns nothing and writes into the arrays. A warp-specialized
-TTGIR module (the kernel hopper-ws lowers to) is handed to `warp_specialized`, which reuses the
-op closures below and adds shared memory, mbarriers, TMA, wgmma and partitions.
+TTGIR module (the kernel hopper-ws lowers to) runs in `warp_specialized`, which reuses the op
+closures below and adds shared memory, mbarriers, TMA, wgmma and partitions;
+`normfuse.testing.run_ir` (`testing/run.py`) picks one or the other.
 
 How it runs
 -----------
@@ -1225,8 +1226,19 @@ def cluster_dims(ir_text: str, kernel: str | None = None) -> int:
     return _func_attr(_pick_kernel(_load(ir_text), kernel), "normfuse.cluster_dims") or 1
 
 
-def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = None,
-           seed: int = 0):
+def _grid3(grid) -> tuple:
+    grid = tuple(int(g) for g in ((grid,) if isinstance(grid, int) else grid))
+    if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
+        raise InterpreterError(f"grid must be 1-3 non-negative ints, got {grid}")
+    return grid + (1,) * (3 - len(grid))
+
+
+def is_ttgir(text: str) -> bool:
+    """Whether a module is TritonGPU IR (a `ttg.num-warps` module attribute), not TTIR."""
+    return re.search(r'^module attributes \{[^\n]*"ttg\.num-warps"', text, re.M) is not None
+
+
+def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = None) -> None:
     """Run a TTIR module's kernel on `args` for every program of `grid`, like a launch.
 
     `args`: one per parameter of the kernel function, in order (pointers: arrays or CPU tensors,
@@ -1234,26 +1246,15 @@ def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = 
     cluster size the kernel is launched with (a `cluster-reduce`d kernel needs its
     `normfuse.cluster_dims`). `kernel`: the function's name when the module has several public
     ones. Raises `InterpreterError` (an unsupported op, a bad argument, an out-of-bounds access,
-    a failed tt.assert, a deadlock) or `RaceError` (see the module docstring).
-
-    A TTGIR module (the warp-specialized kernel `hopper-ws` lowers to) runs in
-    `normfuse.testing.warp_specialized`: all programs of the grid and all partitions at once,
-    interleaved by a scheduler seeded with `seed`; a tensor-descriptor parameter takes the host
-    descriptor (base, shape, strides, and block or block_shape: the lowering's TmaArg, Gluon's
-    TensorDescriptor), and pointer arguments may be views (their whole storage is mapped).
-    Returns its `RunInfo`.
+    a failed tt.assert, a deadlock) or `RaceError` (see the module docstring). TTGIR (a lowered
+    kernel) runs through `normfuse.testing.run_ir`, which dispatches to `warp_specialized`.
     """
+    if is_ttgir(ir_text):
+        raise InterpreterError("a TTGIR module (a lowered kernel): run it with "
+                               "normfuse.testing.run_ir, which runs warp-specialized kernels")
     module = _load(ir_text)
     func = _pick_kernel(module, kernel)
-    grid = tuple(int(g) for g in ((grid,) if isinstance(grid, int) else grid))
-    if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
-        raise InterpreterError(f"grid must be 1-3 non-negative ints, got {grid}")
-    grid = grid + (1,) * (3 - len(grid))
-    from .warp_specialized import is_ttgir, run_ttgir
-    if is_ttgir(ir_text):
-        if num_ctas != 1 or _func_attr(func, "normfuse.cluster_dims"):
-            raise InterpreterError("TTGIR with clusters is not supported by the interpreter")
-        return run_ttgir(module, func, args, grid, seed=seed)
+    grid = _grid3(grid)
     dims = _func_attr(func, "normfuse.cluster_dims")
     if dims is not None and dims != num_ctas:
         raise InterpreterError(f"the kernel was split over {dims}-CTA clusters "

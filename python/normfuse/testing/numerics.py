@@ -22,7 +22,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .interpreter import cluster_dims, run_ir
+from .interpreter import cluster_dims
+from .run import run_ir
 from .memory import InterpreterError
 
 # "default": the fusion passes of pipeline.DEFAULT_PIPELINE (each applies where it matches; a

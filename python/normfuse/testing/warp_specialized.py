@@ -62,21 +62,15 @@ import re
 
 import numpy as np
 
-from . import ptx
-from .interpreter import (TRITON_SMEM, _BlockCode, _Compiler, _desc_addresses, _run_block, _scalar,
-                          _symbol, _where, TensorDesc)
+from .interpreter import (TRITON_SMEM, TensorDesc, _BlockCode, _Compiler, _desc_addresses,
+                          _run_block, _scalar, _where)
 from .memory import (Buffer, InterpreterError, RaceError, SharedAlloc, Space, check_shared_read,
-                     check_shared_write, elem_bytes, is_ptr, matmul_f32, one_thread, pointee,
+                     check_shared_write, elem_bytes, is_ptr, matmul_f32, one_thread,
                      record_shared_read, record_shared_write, to_runtime)
 
 GLOBAL_BASE = 1 << 32
 _ALIGN = 4096
 _TERMINATORS = ("ttg.warp_yield", "ttg.warp_return")
-
-
-def is_ttgir(text: str) -> bool:
-    """Whether a module is TritonGPU IR (a `ttg.num-warps` module attribute), not TTIR."""
-    return re.search(r'^module attributes \{[^\n]*"ttg\.num-warps"', text, re.M) is not None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,7 +212,6 @@ class Agent:
         self.state = None  # the pending request: None (runnable), ("block", cond, why), ("spin", ...)
         self.spun_at = -1
         self.done = False
-        self.children: list[Agent] = []
 
     @property
     def clock(self) -> int:
@@ -402,7 +395,7 @@ class _Runtime:
 # The ops of warp-specialized TTGIR
 # ---------------------------------------------------------------------------------------------
 
-def _ints_after(op, word: str | None = None) -> list[int]:
+def _ints_after(op) -> list[int]:
     """Integer literals of the op's head (before the ':' of the types)."""
     head = op.text.split(" : ")[0]
     head = re.sub(r"\{[^{}]*\}", "", head)  # attribute dicts
@@ -751,7 +744,6 @@ class _WSCompiler(_Compiler):
                 def make(a, code=code):
                     return _run_block(code, a, dict(zip(code.args, vals)))
                 kids.append(rt.spawn(cta, k + 1, f"CTA {cta.index} partition{k}", make, agent))
-            agent.children = kids
             agent.tick()
             yield ("yield",)
             yield from _run_block(default, agent, env)
@@ -835,7 +827,7 @@ def _elem_ok(kind: str, elem: str) -> bool:
         (elem == "i8" and kind in ("i1", "uint8"))
 
 
-def _descriptor(mem: _Memory, name: str, d, ptype: str, where: str) -> TensorDesc:
+def _descriptor(mem: _Memory, name: str, d, ptype: str) -> TensorDesc:
     from .interpreter import _block_of
     block, elem = _block_of(ptype)
     for attr in ("base", "shape", "strides"):
@@ -900,7 +892,7 @@ def run_ttgir(module, func, args, grid: tuple, *, seed: int = 0) -> RunInfo:
         name = p.name.lstrip("%")
         t = p.type
         if t.startswith("!tt.tensordesc"):
-            env0[p] = _descriptor(mem, name, a, t, "")
+            env0[p] = _descriptor(mem, name, a, t)
             continue
         if is_ptr(t):
             if a is None:
