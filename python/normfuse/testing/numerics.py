@@ -251,12 +251,12 @@ def lowered_launch(lowered, runtime_args, *, programs: int = 3, epoch: int = 2,
     persistent CTAs instead of one per SM. With shared statistics: `sbuf` (default:
     `stale_words`, a previous launch's NaN words) and `epoch`."""
     cfg = lowered.instance.config
-    shared = None
+    args = list(runtime_args)
+    bound = lowered.arguments(args, grid=programs, shared=(None, epoch) if cfg.stats_share else None)
     if cfg.stats_share:
-        M = int(lowered._int(lowered.plan.M, list(runtime_args)))
-        rows = -(-M // cfg.block_m) * cfg.block_m
-        shared = (stale_words(rows, epoch) if sbuf is None else sbuf, epoch)
-    bound = lowered.arguments(list(runtime_args), grid=programs, shared=shared)
+        rows = -(-int(bound["M"]) // cfg.block_m) * cfg.block_m
+        bound = lowered.arguments(args, grid=programs,
+                                  shared=(stale_words(rows, epoch) if sbuf is None else sbuf, epoch))
     descs = {n: v for n, v in zip(bound.names, bound.args) if n.endswith("_desc")}
     return LoweredBinding(bound, _flatten(bound.args), tuple(bound.grid), descs,
                           bound["sbuf"] if cfg.stats_share else None,
