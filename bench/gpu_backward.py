@@ -93,7 +93,8 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
     import torch
     import torch.nn.functional as F
 
-    from normfuse.ops import layernorm_linear, linear_layernorm, linear_rmsnorm, rmsnorm_linear
+    from normfuse.ops import (layernorm_linear, linear_layernorm, linear_rmsnorm, postnorm_mlp,
+                              rmsnorm_linear)
     from normfuse.ops import training as tr
     from normfuse.reference import rel_err
 
@@ -174,7 +175,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                         xn = norm(x, g, b)
                     bwd_fused = bench(lambda: torch.ops.normfuse.prenorm_linear_bwd(
                         dy, x.detach(), g.detach(), b.detach() if b is not None else None,
-                        w.detach(), rstd, mean, is_ln, False))
+                        w.detach(), rstd, mean, 0.0, is_ln, False))
                     bwd_gemms = bench(lambda: (torch.mm(dy, w.detach()), torch.mm(dy.t(), xn)))
                     nb, nb_all = norm_bwd_cached(norm, (M, K), g.detach(), b.detach() if b is not None else None)
                 elif op in ("linear_rmsnorm", "linear_layernorm"):
@@ -193,7 +194,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                         rstd, mean = tr.row_stats(h, 1e-5 if is_ln else 1e-6, is_ln)
                     bwd_fused = bench(lambda: torch.ops.normfuse.postnorm_linear_bwd(
                         dy, x.detach(), w.detach(), g.detach(), b.detach() if b is not None else None,
-                        h, rstd, mean, is_ln, False))
+                        h, rstd, mean, 0.0, is_ln, False))
                     bwd_gemms = bench(lambda: (torch.mm(dy, w.detach()), torch.mm(dy.t(), x.detach())))
                     nb, nb_all = norm_bwd_cached(norm, (M, N), g.detach(), b.detach() if b is not None else None)
                 else:  # the block, D = K, H = N
@@ -202,7 +203,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                     x = torch.randn(M, K, **d).requires_grad_(True)
                     dy = torch.randn(M, K, **d)
                     ps = [m.w1, m.g1, m.beta1, m.b1, m.w2, m.g2, m.beta2, m.b2]
-                    ours = lambda x, *ps: tr.postnorm_mlp(x, *ps, m.eps)  # noqa: E731
+                    ours = lambda x, *ps: postnorm_mlp(x, *ps, m.eps)  # noqa: E731
                     eager = lambda x, *ps: _mlp_eager(F, x, *ps, m.eps)  # noqa: E731
                     ins = [x] + ps
                     saved = tr._mlp_fwd(x.detach(), *[p.detach() if p is not None else None
@@ -321,7 +322,7 @@ def sweep_configs(Ds, M: int, *, timer=None, device: str = "cuda", tol: float = 
             try:
                 tr.PRENORM_DW = mode
                 f = lambda: torch.ops.normfuse.prenorm_linear_bwd(dy, x, g, None, w, rstd, mean,  # noqa: E731
-                                                                   False, False)
+                                                                   0.0, False, False)
                 out = f()
                 rec["err"] = rel_err(out[0], ref_gemm)
                 rec["err_dw"] = rel_err(out[3], dy.float().t() @ ref_xn)

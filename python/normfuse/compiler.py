@@ -391,9 +391,9 @@ def _arg_type(value, what: str = "argument") -> None:
 def bind_arguments(fn, args: Sequence, kwargs: dict, *, name: str | None = None) -> dict:
     """Every parameter of `fn` -> its value for a launch `fn[grid](*args, **kwargs)` (options
     such as num_warps removed from `kwargs` beforehand). Keyword arguments bind by name;
-    positional ones fill the remaining parameters in order, as Triton binds them, or only the
-    runtime (non-constexpr) ones when there are exactly that many (constexprs then by name or
-    their defaults)."""
+    positional ones fill the remaining parameters in order, as Triton binds them (the ones left
+    take their defaults), or only the runtime (non-constexpr) ones when there are exactly that
+    many (constexprs then by name or their defaults)."""
     name = name or _kernel_name(fn)
     names = _params(fn)
     constexpr_names = _constexpr_params(fn)
@@ -405,11 +405,12 @@ def bind_arguments(fn, args: Sequence, kwargs: dict, *, name: str | None = None)
     open_all = [n for n in names if n not in bound]
     open_runtime = [n for n in open_all if n not in constexpr_names]
     args = tuple(args)
-    slots = open_runtime if len(args) == len(open_runtime) else open_all
-    if len(args) != len(slots):
-        runtime = [n for n in names if n not in constexpr_names]
-        raise TypeError(f"{name} takes {len(runtime)} runtime arguments ({', '.join(runtime)}), "
-                        f"got {len(args)}")
+    runtime = [n for n in names if n not in constexpr_names]
+    too_many = TypeError(f"{name} takes {len(runtime)} runtime arguments ({', '.join(runtime)}), "
+                         f"got {len(args)}")
+    slots = open_runtime if len(args) == len(open_runtime) else open_all[:len(args)]
+    if len(args) > len(open_all):
+        raise too_many
     bound.update(zip(slots, args))
     defaults = _defaults(fn)
     missing = []
@@ -419,6 +420,8 @@ def bind_arguments(fn, args: Sequence, kwargs: dict, *, name: str | None = None)
                 bound[n] = defaults[n]
             else:
                 missing.append(n)
+    if any(n not in constexpr_names for n in missing):
+        raise too_many
     if missing:
         raise ValueError(f"kernel '{name}': constexpr parameters without a value: "
                          f"{', '.join(missing)} (give them in constexprs=)")

@@ -2,7 +2,7 @@
 launch path (the lowered kernels, the ops, the training step) reads instead of asking the driver.
 
 - `sm_count(device)`: streaming multiprocessors (a persistent kernel launches one program per SM).
-- `capability(index)`: (compute capability, device name), e.g. ((9, 0), "NVIDIA H200").
+- `capability(index)`: the compute capability, e.g. (9, 0); `device_name(index)` for messages.
 - `max_resident_programs(compiled, sms)`: how many programs of a compiled kernel run at once: `sms`
   for one-CTA programs, else the driver's count of co-resident clusters (clusters sit inside one
   GPC, so fewer than sms / num_ctas fit on the H200).
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["sm_count", "capability", "device_index", "max_resident_programs", "ensure_allocator",
-           "context_allocator_missing"]
+__all__ = ["sm_count", "capability", "device_name", "device_index", "max_resident_programs",
+           "ensure_allocator", "context_allocator_missing"]
 
 
 def device_index(device) -> int:
@@ -41,10 +41,17 @@ def _sm_count(index: int) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def capability(index: int) -> tuple[tuple[int, int], str]:
-    """((major, minor), device name) of CUDA device `index` (cached)."""
+def capability(index: int) -> tuple[int, int]:
+    """(major, minor) compute capability of CUDA device `index` (cached)."""
     import torch
-    return torch.cuda.get_device_capability(index), torch.cuda.get_device_name(index)
+    return torch.cuda.get_device_capability(index)
+
+
+@functools.lru_cache(maxsize=None)
+def device_name(index: int) -> str:
+    """The name of CUDA device `index`, for messages (cached: a str-returning device call)."""
+    import torch
+    return torch.cuda.get_device_name(index)
 
 
 _RESIDENT: dict = {}  # (CUfunction, shared bytes, CTAs per cluster) -> clusters

@@ -24,8 +24,9 @@ def _up(t, dtype):
     return None if t is None else t.to(dtype)
 
 
-def rmsnorm_linear_ref(x, norm_weight, weight, eps, bias=None, dtype=torch.float64):
-    """y = (x * rsqrt(mean(x^2) + eps) * g) @ W^T + bias, all in `dtype` (float64 by default).
+def rmsnorm_linear_ref(x, norm_weight, weight, eps, bias=None, dtype=torch.float64, offset=0.0):
+    """y = (x * rsqrt(mean(x^2) + eps) * (offset + g)) @ W^T + bias, all in `dtype` (float64 by
+    default).
 
     `norm_weight` may be None (g = 1, e.g. when g was folded into `weight`).
     """
@@ -33,13 +34,14 @@ def rmsnorm_linear_ref(x, norm_weight, weight, eps, bias=None, dtype=torch.float
     rstd = torch.rsqrt(x.square().mean(dim=-1, keepdim=True) + eps)
     a = x * rstd
     if g is not None:
-        a = a * g
+        a = a * (g + offset)
     y = a @ w.t()
     return y if b is None else y + b
 
 
-def layernorm_linear_ref(x, norm_weight, norm_bias, weight, eps, bias=None, dtype=torch.float64):
-    """y = (((x - mean) * rsqrt(var + eps)) * g + beta) @ W^T + bias, all in `dtype`.
+def layernorm_linear_ref(x, norm_weight, norm_bias, weight, eps, bias=None, dtype=torch.float64,
+                         offset=0.0):
+    """y = (((x - mean) * rsqrt(var + eps)) * (offset + g) + beta) @ W^T + bias, all in `dtype`.
 
     The variance is the biased one (as torch.nn.LayerNorm), computed two-pass from the centred
     values, so the oracle itself has no cancellation when |mean| >> std.
@@ -50,26 +52,26 @@ def layernorm_linear_ref(x, norm_weight, norm_bias, weight, eps, bias=None, dtyp
     rstd = torch.rsqrt(xc.square().mean(dim=-1, keepdim=True) + eps)
     a = xc * rstd
     if g is not None:
-        a = a * g
+        a = a * (g + offset)
     if beta is not None:
         a = a + beta
     y = a @ w.t()
     return y if b is None else y + b
 
 
-def linear_norm_ref(x, weight, norm_weight, norm_bias, eps, bias=None, residual=None):
-    """Post-norm oracle in float64: norm(x @ W^T + bias + residual) over rows of length N;
-    RMSNorm when `norm_bias` is None, LayerNorm otherwise."""
+def linear_norm_ref(x, weight, norm_weight, norm_bias, eps, bias=None, residual=None, offset=0.0):
+    """Post-norm oracle in float64: norm(x @ W^T + bias + residual) * (offset + g) [+ beta] over
+    rows of length N; RMSNorm when `norm_bias` is None, LayerNorm otherwise."""
     h = x.double() @ weight.double().t()
     if bias is not None:
         h = h + bias.double()
     if residual is not None:
         h = h + residual.double()
     if norm_bias is None:
-        return h * torch.rsqrt((h * h).mean(-1, keepdim=True) + eps) * norm_weight.double()
+        return h * torch.rsqrt((h * h).mean(-1, keepdim=True) + eps) * (norm_weight.double() + offset)
     mu = h.mean(-1, keepdim=True)
     var = ((h - mu) ** 2).mean(-1, keepdim=True)
-    return (h - mu) / torch.sqrt(var + eps) * norm_weight.double() + norm_bias.double()
+    return (h - mu) / torch.sqrt(var + eps) * (norm_weight.double() + offset) + norm_bias.double()
 
 
 def eager_rmsnorm_linear(x, norm_weight, weight, eps, bias=None):
@@ -96,15 +98,20 @@ def rel_err(out, ref) -> float:
     return diff / den if den > 0 else diff
 
 
-def fold_norm_weight(weight, norm_weight):
-    """W' = W diag(g), computed in float32 and cast back to weight's dtype.
+def fold_norm_weight(weight, norm_weight, offset=0.0):
+    """W' = W diag(offset + g), computed in float32 and cast back to weight's dtype, contiguous
+    (whatever weight's strides).
 
     Then rmsnorm(x, g) @ W^T == (x * rstd) @ W'^T, so the fused kernel can skip g in its
     k-loop (`rmsnorm_linear(..., folded=True)`). The same identity holds for LayerNorm's
-    scale, not for its shift (beta @ W^T is a bias term).
+    scale, not for its shift (beta @ W^T is a bias term). `offset`: the norm's scale is
+    offset + g (Gemma's (1 + w): offset=1.0).
     """
     if weight.dim() != 2 or norm_weight.dim() != 1 or norm_weight.shape[0] != weight.shape[1]:
         raise ValueError(f"fold_norm_weight: expected weight [N, K] and norm_weight [K], got "
                          f"weight {tuple(weight.shape)} and norm_weight {tuple(norm_weight.shape)}")
-    folded = weight.to(torch.float32) * norm_weight.to(device=weight.device, dtype=torch.float32)[None, :]
-    return folded.to(weight.dtype)
+    g = norm_weight.to(device=weight.device, dtype=torch.float32)
+    if offset:
+        g = g + offset
+    folded = weight.to(torch.float32) * g[None, :]
+    return folded.to(weight.dtype).contiguous()

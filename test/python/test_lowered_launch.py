@@ -104,8 +104,12 @@ def test_constexprs_bind_positionally_or_by_name(strided_gemm):
     positional = bind_arguments(strided_gemm, args + (128, 256, 64), {})
     assert by_name == positional
     assert list(positional) == list(strided_gemm.arg_names)
+    # Triton's positional form with the trailing constexprs partly given: the rest by name
+    assert bind_arguments(strided_gemm, args + (128,), dict(BN=256, BK=64)) == by_name
     with pytest.raises(TypeError, match="takes 12 runtime arguments"):
         bind_arguments(strided_gemm, args[:5], TILE)
+    with pytest.raises(ValueError, match="constexpr parameters without a value: BK"):
+        bind_arguments(strided_gemm, args + (128, 256), {})
 
 
 def test_stride_parameterized_gemm_lowers_through_compile_args(strided_gemm):
@@ -222,3 +226,73 @@ def test_a_launch_tma_cannot_address_is_refused_with_the_reason():
     assert _addressable("A", x, (1000, 1032), 1040) is None
     assert "16-byte aligned" in _addressable("A", x[:, 1:], (1000, 1032), 1040)
     assert "does not hold" in _addressable("A", x, (1001, 1032), 1040)
+
+
+def test_a_prepared_plan_launches_new_tensors_with_the_arguments_they_bind(monkeypatch):
+    """The per-call path (`LoweredPlan.run`, Triton's launcher stubbed) passes exactly what
+    `arguments` records for the same tensors, for new activations every call; `LoweredLaunch`
+    keeps one plan per geometry (the size and stride arguments) and makes another for a new M."""
+    ck = ops.aot_compile("ln", M=1000, N=520, K=1032, has_g=False, has_b=False)
+    lw = ck.lowered
+    calls = []
+
+    class Launcher:  # Triton's launcher of the compiled kernel, recording instead of launching
+        def __getitem__(self, grid):
+            return lambda *a: calls.append((grid, a))
+    lw.kernel = Launcher()
+    first, _ = _op_args("ln", 1000, 520, 1032, True)
+    plan = lw.prepare(first, sms=132)
+    for _ in range(3):
+        args = (torch.randn(1000, 1032).bfloat16(), *first[1:4], torch.empty(1000, 520).bfloat16(),
+                *first[5:])
+        plan.run(args)
+        grid, got = calls[-1]
+        want = lw.arguments(args, sms=132)
+        assert grid == want.grid
+        assert got[:6] == tuple(want.args[:6]) and got[6] == want.args[6]
+        assert got[0].base is args[0] and got[2].base is args[4]  # this call's tensors
+        assert list(got) == want.launch_args(lw.instance)
+    import normfuse.device as dev
+    monkeypatch.setattr(dev, "sm_count", lambda device: 132)
+    lw(first)
+    lw(first)
+    assert len(lw._plans) == 1
+    other, _ = _op_args("ln", 777, 520, 1032, True)
+    lw(other)
+    assert len(lw._plans) == 2 and calls[-1][1][3] == 777
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU: the stride-parameterized GEMM launched through normfuse.jit runs lowered
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,K", [(1000, 520, 1032), (1, 264, 520), (4133, 1000, 2056)])
+def test_gpu_stride_parameterized_gemm_runs_lowered(strided_gemm, M, N, K):
+    """normfuse.jit launches the tutorial-style GEMM (every stride a parameter, B a Linear
+    weight seen transposed) as the warp-specialized kernel: no fallback warning, every output
+    written (NaN-poisoned), within 1.5x the error of the same kernel without passes against
+    fp64; M = 1 is specialized as a constant too (the lowered launch maps the parameters)."""
+    import warnings
+    torch.manual_seed(0)
+    a = torch.randn(M, K, device="cuda").bfloat16()
+    w = (torch.randn(N, K, device="cuda") / K ** 0.5).bfloat16()
+    b = w.t()
+    want = a.double() @ b.double()
+    grid = lambda meta: (-(-M // 128), -(-N // 256))  # noqa: E731
+    outs = []
+    for passes in ("hopper-ws", ()):
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        kernel = normfuse.jit(strided_gemm, passes=passes)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # a fallback would warn
+            kernel[grid](a, b, c, M, N, K, *a.stride(), *b.stride(), *c.stride(), **TILE,
+                         num_warps=8)
+        torch.cuda.synchronize()
+        assert not torch.isnan(c).any()
+        outs.append(float((c.double() - want).norm() / want.norm()))
+        if passes:
+            ck = kernel.warmup(a, b, c, M, N, K, *a.stride(), *b.stride(), *c.stride(), **TILE,
+                               num_warps=8)
+            assert ck.lowered is not None, ck.remarks
+    assert outs[0] <= 1.5 * outs[1] + 1e-4, outs

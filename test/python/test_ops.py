@@ -35,12 +35,12 @@ def _t(*shape, dtype=torch.bfloat16, device="cpu"):
 # Validation (CPU)
 # ---------------------------------------------------------------------------------------------
 
-def test_cpu_tensors_rejected_with_device_in_message():
+def test_launch_path_rejects_cpu_tensors_with_device_in_message():
     x, g, w = _t(8, 64), _t(64), _t(32, 64)
-    with pytest.raises(ValueError, match=r"CUDA tensors on one device.*x on cpu"):
-        rmsnorm_linear(x, g, w)
+    with pytest.raises(ValueError, match=r"CUDA tensors on one device.*cpu"):
+        ops.prepare_rmsnorm_linear(x, g, w)
     with pytest.raises(ValueError, match=r"CUDA tensors on one device"):
-        layernorm_linear(x, g, _t(64), w)
+        ops.prepare_layernorm_linear(x, g, _t(64), w)
 
 
 @pytest.mark.parametrize("bad", ["weight", "norm_weight", "x"])
@@ -51,10 +51,15 @@ def test_dtype_mismatch(bad):
         rmsnorm_linear(t["x"], t["norm_weight"], t["weight"])
 
 
-def test_float32_rejected():
-    with pytest.raises(TypeError, match=r"bfloat16 or float16, got torch.float32"):
-        rmsnorm_linear(_t(8, 64, dtype=torch.float32), _t(64, dtype=torch.float32),
-                       _t(32, 64, dtype=torch.float32))
+def test_float32_only_on_the_reference_path():
+    x, g, w = (_t(*s, dtype=torch.float32) for s in ((8, 64), (64,), (32, 64)))
+    with pytest.raises(TypeError, match=r"bfloat16 or float16 \(the fused kernels\), got torch.float32"):
+        ops.prepare_rmsnorm_linear(x, g, w)
+    y = rmsnorm_linear(x, g, w)  # the functional op computes it (reference path)
+    assert y.dtype == torch.float32
+    assert ref.rel_err(y, ref.rmsnorm_linear_ref(x, g, w, 1e-6)) < 1e-6
+    with pytest.raises(TypeError, match=r"floating-point dtype, got torch.int64"):
+        rmsnorm_linear(x.long(), g, w)
 
 
 def test_shape_mismatch_weight():
@@ -85,50 +90,55 @@ def test_norm_weight_must_be_1d_and_present():
         rmsnorm_linear(_t(8, 64), None, _t(32, 64))
 
 
-def test_grad_requiring_inputs_train_or_are_rejected():
+def test_weight_list_errors_name_the_entry():
+    x, g = _t(8, 64), _t(64)
+    with pytest.raises(ValueError, match=r"bias must be None or a list of the same length as "
+                                         r"weight \(2 tensors\), got a list of 3"):
+        rmsnorm_linear(x, g, [_t(16, 64), _t(8, 64)], bias=[None, None, None])
+    with pytest.raises(TypeError, match=r"so bias must be None or a list"):
+        rmsnorm_linear(x, g, [_t(16, 64), _t(8, 64)], bias=_t(24))
+    with pytest.raises(TypeError, match=r"bias is a list but weight is a single tensor"):
+        rmsnorm_linear(x, g, _t(16, 64), bias=[_t(16)])
+    with pytest.raises(ValueError, match=r"weight\[1\].shape\[1\]=48"):
+        rmsnorm_linear(x, g, [_t(16, 64), _t(8, 48)])
+    with pytest.raises(ValueError, match=r"weight\[1\] must be 2-D"):
+        layernorm_linear(x, g, g, [_t(16, 64), _t(64)])
+    with pytest.raises(ValueError, match=r"bias\[1\] must have shape \(8,\)"):
+        rmsnorm_linear(x, g, [_t(16, 64), _t(8, 64)], bias=[None, _t(16)])
+    with pytest.raises(TypeError, match=r"weight\[0\] must be a torch.Tensor, got list"):
+        rmsnorm_linear(x, g, [[1.0], _t(8, 64)])
+    with pytest.raises(ValueError, match=r"weight is an empty list"):
+        rmsnorm_linear(x, g, [])
+    with pytest.raises(TypeError, match=r"weight\[1\] torch.float16"):
+        rmsnorm_linear(x, g, [_t(16, 64), _t(8, 64, dtype=torch.float16)])
+
+
+def test_mixed_devices_named():
+    x, g, w = _t(8, 64), _t(64), _t(32, 64)
+    with pytest.raises(ValueError, match=r"all tensors must be on one device, got x on cpu, "
+                                         r"norm_weight on meta, weight on cpu"):
+        rmsnorm_linear(x, g.to("meta"), w)
+    with pytest.raises(ValueError, match=r"weight\[1\] on meta"):
+        layernorm_linear(x, g, g, [w, w.to("meta")])
+
+
+def test_offset_needs_a_norm_weight_and_a_number():
+    x, w = _t(8, 64), _t(32, 64)
+    with pytest.raises(ValueError, match=r"offset=1.0 needs norm_weight"):
+        rmsnorm_linear(x, None, w, folded=True, offset=1.0)
+    with pytest.raises(ValueError, match=r"offset=1.0 needs norm_weight"):
+        layernorm_linear(x, None, None, w, offset=1.0)
+    with pytest.raises(TypeError, match=r"offset must be a float, got Tensor"):
+        rmsnorm_linear(x, _t(64), w, offset=torch.tensor(1.0))
+
+
+def test_grad_requiring_inputs_on_the_launch_path_are_rejected():
     x = _t(8, 64).requires_grad_()
-    # the functional op trains (normfuse.ops.training): validated, then stopped at the device check
-    with pytest.raises(ValueError, match="CUDA"):
-        rmsnorm_linear(x, _t(64), _t(32, 64))
-    # a prepared launch is the inference path
     with pytest.raises(NotImplementedError, match=r"inference-only.*torch.no_grad"):
         ops.prepare_rmsnorm_linear(x, _t(64), _t(32, 64))
     with torch.no_grad():  # past the grad check, stopped at the device check
         with pytest.raises(ValueError, match="CUDA"):
-            rmsnorm_linear(x, _t(64), _t(32, 64))
-
-
-def test_modules_train_or_infer_and_device_check():
-    m = RMSNormLinear(64, 32, dtype=torch.bfloat16)
-    with pytest.raises(ValueError, match="CUDA"):  # the training path checks the device too
-        m(_t(8, 64))
-    with torch.no_grad(), pytest.raises(ValueError, match="CUDA"):
-        m(_t(8, 64))
-    ln = LayerNormLinear(64, 32, bias=True, dtype=torch.bfloat16)
-    assert {n for n, _ in ln.named_parameters()} == {"norm_weight", "norm_bias", "weight", "bias"}
-    with torch.inference_mode(), pytest.raises(ValueError, match="CUDA"):
-        ln(_t(8, 64))
-
-
-def test_module_fold_default_is_the_ops(monkeypatch):
-    import inspect
-
-    from normfuse.nn import modules
-
-    assert inspect.signature(RMSNormLinear).parameters["fold"].default is True
-    assert inspect.signature(rmsnorm_linear).parameters["fold"].default is True
-    calls = []
-    monkeypatch.setattr(modules, "rmsnorm_linear", lambda *a, **k: calls.append((a, k)))
-    x = _t(8, 64, dtype=torch.float32)
-    m = RMSNormLinear(64, 32, dtype=torch.float32).requires_grad_(False)
-    m.eval()(x)  # folded by the module's cache: g is None, the op told so
-    assert calls[-1][0][1] is None and calls[-1][1] == {"folded": True}
-    m.train()(x)  # the op folds
-    assert calls[-1][1] == {"fold": True} and calls[-1][0][1] is not None
-    m = RMSNormLinear(64, 32, dtype=torch.float32, fold=False).requires_grad_(False)
-    for mode in (m.eval(), m.train()):  # g stays in the k-loop in both modes
-        mode(x)
-        assert calls[-1][1] == {"fold": False} and calls[-1][0][1] is not None
+            ops.prepare_rmsnorm_linear(x, _t(64), _t(32, 64))
 
 
 def test_module_fold_cache_follows_parameter_versions():
@@ -358,10 +368,17 @@ def test_plain_gemm_matches_cublas():
 
 @pytest.mark.gpu
 def test_wrong_gpu_message_names_capability(monkeypatch):
-    monkeypatch.setattr(ops, "_capability", lambda index: ((8, 0), "NVIDIA A100"))
+    from normfuse.ops import FallbackWarning, common
+    monkeypatch.setattr(common, "capability", lambda index: (8, 0))
+    monkeypatch.setattr(common, "_device_name", lambda index: "NVIDIA A100")
+    monkeypatch.setattr(common, "_UNAVAILABLE", {})
+    monkeypatch.setattr(common, "_WARNED", set())
     x, g, _, w = _inputs(8, 64, 32, torch.bfloat16)
     with pytest.raises(RuntimeError, match=r"Hopper GPU \(sm_90\).*NVIDIA A100.*sm_80"):
-        rmsnorm_linear(x, g, w)
+        ops.prepare_rmsnorm_linear(x, g, w)
+    with pytest.warns(FallbackWarning, match=r"NVIDIA A100 with compute capability sm_80"):
+        y = rmsnorm_linear(x, g, w)  # the reference path
+    assert ref.rel_err(y, ref.rmsnorm_linear_ref(x, g, w, 1e-6)) < 1e-2
 
 
 @pytest.mark.gpu

@@ -150,14 +150,18 @@ def test_errors():
         linear_rmsnorm(x, w, torch.ones(8, dtype=torch.bfloat16))
     with pytest.raises(ValueError, match=r"residual must have the output's shape \(4, 16\)"):
         linear_rmsnorm(x, w, g, residual=torch.randn(4, 8, dtype=torch.bfloat16))
-    with pytest.raises(TypeError, match="norm_bias must have x's dtype"):
+    with pytest.raises(TypeError, match=r"one dtype.*norm_bias torch.float32"):
         linear_layernorm(x, w, g, torch.zeros(16), 1e-5)
     with pytest.raises(ValueError, match="norm_weight and norm_bias are required"):
         linear_layernorm(x, w, g, None)
     with pytest.raises(ValueError, match="in_features must agree"):
         linear_rmsnorm(torch.randn(4, 9, dtype=torch.bfloat16), w, g)
     with pytest.raises(ValueError, match="CUDA tensors"):
-        linear_rmsnorm(x, w, g)
+        prepare_linear_rmsnorm(x, w, g)
+    with pytest.raises(ValueError, match="all tensors must be on one device.*residual on meta"):
+        linear_rmsnorm(x, w, g, residual=torch.randn(4, 16, dtype=torch.bfloat16, device="meta"))
+    with pytest.raises(TypeError, match="weight must be one tensor"):
+        linear_rmsnorm(x, [w, w], g)
     with pytest.raises(TypeError, match="config must be a PostNormConfig"):
         prepare_linear_rmsnorm(x, w, g, config=object())
 

@@ -7,8 +7,14 @@ persistent grid, the shared statistics): `LoweredLaunch.arguments` computes all 
 and returns a `BoundLaunch`, a plain record of what a launch passes (the template's arguments in
 order, each descriptor's base, shape, strides and box, the grid). It needs no GPU: given CPU
 tensors and an SM count it computes exactly what the real launch would pass (the CPU interpreter
-of the lowered TTGIR executes a kernel with it). `__call__` launches it; `bind` prepares a launch
-for fixed arguments.
+of the lowered TTGIR executes a kernel with it).
+
+Per call, only what depends on the tensors' addresses is redone: `prepare(args)` decides once per
+argument geometry (sizes, strides, dtypes) the matrices' shapes and strides, M/N/K, the grid and
+the launcher; `LoweredPlan.run(args)` makes the three descriptors (plain `TmaArg` records, no
+validation), looks the hooks' arguments up, takes the derived vectors from their cache and, with
+shared statistics, the launch's epoch, and calls Triton's launcher. `__call__` and `bind` are
+both on top of it.
 
 Derived arguments (the column sums of the weight) are computed with torch once per weight
 version (the tensors' data pointers and `_version`), on the weight's device.
@@ -18,18 +24,19 @@ refused with the reason (`why_not`), and the caller runs the unlowered kernel in
 """
 from __future__ import annotations
 
+import operator
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from ..ir.ws_plan import TileOperand
-from .runtime import RUNTIME_PARAMS, SharedStats, TmaArg, grid_for, kernel_arguments
+from .runtime import SharedStats, TmaArg, kernel_arguments
 
-__all__ = ["LoweredLaunch", "BoundLaunch", "TmaArg"]
+__all__ = ["LoweredLaunch", "LoweredPlan", "BoundLaunch", "TmaArg"]
 
 _DERIVED_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
-_DERIVED_CACHE_SIZE = 32
+_DERIVED_CACHE_SIZE = 1024  # one entry per weight of a model (a few KB each)
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,10 @@ class BoundLaunch:
         """Every parameter of the template kernel in order (Triton's launcher takes them all)."""
         return kernel_arguments(instance, dict(zip(self.names, self.args)))
 
+    def __repr__(self) -> str:
+        args = ", ".join(f"{n}={v!r}" for n, v in zip(self.names, self.args) if n != "eargs")
+        return f"BoundLaunch(grid={self.grid}, {args}, eargs={len(self['eargs'])} values)"
+
 
 class LoweredLaunch:
     """The launch of a compiled plan (`runtime.LoweredKernel`). `params[i]` is the position, in
@@ -67,6 +78,10 @@ class LoweredLaunch:
         self.instance = lowered.instance
         self.kernel = lowered.compiled
         self.params = params
+        self._geometry = None  # the parameters the operands' geometry is read from
+        self._plans: dict = {}  # geometry -> LoweredPlan (launches through __call__)
+        from .ws_gemm import ws_gemm_kernel
+        self.kernel_param_names = tuple(ws_gemm_kernel.arg_names)
 
     @property
     def lowering(self):  # the plan (older name)
@@ -106,10 +121,11 @@ class LoweredLaunch:
                 return why
         return None
 
-    def _derived(self, j: int, args):
-        """Column sum j of the weight, cached per weight (and scale) version."""
+    def _derived(self, j: int, args, b=None):
+        """Column sum j of the weight, cached per weight (and scale) version; `b`: B's (tensor,
+        (rows, cols), row stride) when known."""
         d = self.plan.column_sums[j]
-        w_t, (rows, cols), stride = self._matrix(self.plan.b, args)
+        w_t, (rows, cols), stride = b or self._matrix(self.plan.b, args)
         weight = self._arg(args, d.weight)
         scale = self._arg(args, d.scale) if d.scale is not None else None
         b_kn = self.plan.b_kn
@@ -133,74 +149,149 @@ class LoweredLaunch:
             _DERIVED_CACHE.popitem(last=False)
         return cs
 
+    def prepare(self, args, *, grid: int | None = None, sms: int | None = None) -> "LoweredPlan":
+        """What a launch decides from its arguments' sizes, strides and dtypes, not their
+        addresses (the matrices' geometry, M/N/K, the grid, the launcher and the constexprs):
+        `plan.run(args)` then launches any arguments of that geometry with only per-address
+        work (the descriptors, the hooks' arguments, the derived vectors from their cache, the
+        shared statistics' epoch). The caller keys plans on that geometry; `why_not(args)` must
+        hold for each launch."""
+        return LoweredPlan(self, args, grid, sms)
+
     def arguments(self, args, *, grid: int | None = None, sms: int | None = None,
                   shared: tuple | None = None) -> BoundLaunch:
         """What the launch with the planned kernel's runtime arguments `args` passes (see
         `BoundLaunch`). `sms`: the SM count the persistent grid is sized for (default: the
         device's); `shared`: (words, epoch) of the shared statistics (default: the current
         stream's workspace, `SharedStats`). Pure host computation: CPU tensors work."""
-        plan, inst = self.plan, self.instance
-        ab, bb, cb = inst.blocks
-        descs = []
-        for op, block in ((plan.a, ab), (plan.b, bb), (plan.out, cb)):
-            t, shape, stride = self._matrix(op, args)
-            descs.append(TmaArg(t, shape, (stride, 1), block))
-        M, K = descs[0].shape
-        N = descs[2].shape[1]
-        eargs = tuple(self._derived(x, args) if kind == "derived" else self._arg(args, x)
-                      for kind, x in self.lowered.eargs)
-        if grid is None:
-            if sms is None:
-                from ..device import sm_count  # cached per device
-                sms = sm_count(descs[0].base.device)
-            grid = grid_for(plan.config, M, N, sms)
-        if shared is None:
-            a = descs[0].base
-            shared = (SharedStats.take(a.device, M, plan.config.block_m) if plan.config.stats_share
-                      else (a, 0))
-        c = descs[2]
-        out = c.base.as_strided(c.shape, c.strides, c.base.storage_offset())
-        return BoundLaunch(RUNTIME_PARAMS, (*descs, M, N, K, eargs, *shared), inst.constexprs(),
-                           (grid, 1, 1), out)
+        return self.prepare(args, grid=grid, sms=sms).bound(args, shared)
 
     def __call__(self, args, *, grid: int | None = None):
         """Launch with the runtime arguments `args` (the planned kernel's non-constexpr
-        parameters, in order). Returns the output view."""
-        b = self.arguments(args, grid=grid)
-        self.kernel[b.grid](*b.launch_args(self.instance))
-        return b.output
+        parameters, in order), through a plan kept per argument geometry (the integers the
+        operands' sizes and strides are read from, and the device). Returns the output tensor."""
+        if grid is not None:
+            return self.prepare(args, grid=grid).run(args)
+        if self._geometry is None:
+            plan = self.plan
+            srcs = [s for op in (plan.a, plan.b, plan.out) for s in (op.rows, op.cols, op.stride)]
+            self._geometry = sorted({s.param for s in srcs if s.param is not None})
+        key = (tuple(self._arg(args, i) for i in self._geometry),
+               self._arg(args, self.plan.a.base).device)
+        p = self._plans.get(key)
+        if p is None:
+            p = self._plans[key] = self.prepare(args)
+            if len(self._plans) > 64:
+                self._plans.pop(next(iter(self._plans)))
+        return p.run(args)
 
     def bind(self, args, *, grid: int | None = None):
-        """The launch for fixed `args`, prepared once (descriptors, derived vectors, grid): a
-        callable that only re-checks that the derived vectors' inputs did not change (their
-        `_version`) and, with shared statistics, takes the launch's epoch, before it calls
-        Triton's launcher. For prepared launches and benchmarks."""
-        plan = self.plan
-        inputs = [self._arg(args, plan.b.base)] + [self._arg(args, d.scale)
-                                                   for d in plan.column_sums if d.scale is not None]
-        share = plan.config.stats_share
-        from .ws_gemm import ws_gemm_kernel
-        pos = ws_gemm_kernel.arg_names.index("sbuf")  # then the epoch
+        """The launch for fixed `args`: a callable that launches them (`prepare(args).run`),
+        for prepared launches and benchmarks."""
+        plan = self.prepare(args, grid=grid)
+        return lambda: plan.run(args)
 
-        def build():
-            b = self.arguments(args, grid=grid, shared=(None, 0) if share else None)
-            return self.kernel[b.grid], b.launch_args(self.instance), b, [t._version for t in inputs]
 
-        state = [build()]
+class LoweredPlan:
+    """A lowered launch prepared for one argument geometry (`LoweredLaunch.prepare`)."""
 
-        def run():
-            runner, full, b, versions = state[0]
-            if plan.column_sums and [t._version for t in inputs] != versions:
-                state[0] = build()
-                runner, full, b, _ = state[0]
-            if share:
-                # every launch waits for its own epoch's statistics (on the current stream)
-                a = b.args[0].base
-                full = list(full)
-                full[pos:pos + 2] = SharedStats.take(a.device, b.args[3], plan.config.block_m)
-            runner(*full)
-            return b.output
-        return run
+    def __init__(self, launch: LoweredLaunch, args, grid: int | None, sms: int | None):
+        from .runtime import _layout_of
+        self.launch = launch
+        plan, inst = launch.plan, launch.instance
+        self.instance = inst
+        # the plan's launch needs, in the template's argument order: the TMA descriptors of A, B
+        # and the output, the derived vectors (with the hooks' arguments), the persistent grid,
+        # the shared statistics' workspace
+        needs = {type(n).__name__: [] for n in plan.needs}
+        for n in plan.needs:
+            needs[type(n).__name__].append(n)
+        descs = {n.operand: n for n in needs.get("TmaDescriptor", [])}
+        if list(descs) != ["a", "b", "out"] or tuple(d.block for d in descs.values()) != inst.blocks:
+            raise ValueError(f"the plan's descriptors {list(descs.values())} are not the "
+                             f"template's (A, B, output with boxes {inst.blocks})")
+        self.operands = []  # (position in args, (rows, cols), (row stride, 1), box)
+        for name, d in descs.items():
+            t, shape, stride = launch._matrix(getattr(plan, name), args)
+            base = getattr(plan, name).base
+            self.operands.append((base if launch.params is None else launch.params[base], shape,
+                                  (stride, 1), d.block))
+        (M, K), (N,) = self.operands[0][1], self.operands[2][1][1:]
+        self.M, self.N, self.K = M, N, K
+        if grid is None:
+            g, = needs["PersistentGrid"]
+            if sms is None:
+                from ..device import sm_count  # cached per device
+                sms = sm_count(launch._arg(args, plan.a.base).device)
+            grid = max(1, min(sms, -(-M // g.block_m) * -(-N // g.block_n)))
+        self.grid = (grid, 1, 1)
+        if len(needs.get("DerivedArgument", [])) != len(plan.column_sums):
+            raise ValueError("the plan's derived arguments are not its column sums")
+        self.eargs = [(kind, x if kind == "derived" or launch.params is None else launch.params[x])
+                      for kind, x in launch.lowered.eargs]
+        # the hooks' kernel parameters in one itemgetter; the derived vectors by slot
+        self._derived_slots = [(i, x) for i, (kind, x) in enumerate(self.eargs) if kind == "derived"]
+        params = [x for kind, x in self.eargs if kind != "derived"]
+        self._param_slots = [i for i, (kind, _) in enumerate(self.eargs) if kind != "derived"]
+        self._params = (operator.itemgetter(*params) if len(params) > 1
+                        else (lambda a, i=params[0]: (a[i],)) if params else (lambda a: ()))
+        self._last_derived: dict = {}  # slot -> (weight, its version, scale, its version, vector)
+        self.share = "SharedStatistics" in needs
+        if self.share != plan.config.stats_share:
+            raise ValueError("the plan's shared statistics need and its config disagree")
+        names, tail = _layout_of(inst)
+        self.names = names
+        self.tail = tail
+        self._runner = None
+
+    def _derived(self, slot: int, j: int, args, b) -> Any:
+        """Column sum j for the derived slot: the last one while the weight (and scale) are the
+        same tensors at the same versions, else from the launch's cache."""
+        d = self.launch.plan.column_sums[j]
+        w = args[b[3]]
+        sc = self.launch._arg(args, d.scale) if d.scale is not None else None
+        last = self._last_derived.get(slot)
+        if last is not None and last[0] is w and last[1] == w._version and last[2] is sc \
+                and (sc is None or last[3] == sc._version):
+            return last[4]
+        v = self.launch._derived(j, args, b[:3])
+        self._last_derived[slot] = (w, w._version, sc, None if sc is None else sc._version, v)
+        return v
+
+    def _runtime(self, args, shared) -> tuple:
+        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
+        da, db, dc = (TmaArg(args[pa], sa, ta, ba), TmaArg(args[pb], sb, tb, bb),
+                      TmaArg(args[pc], sc, tc, bc))
+        eargs = self._params(args)
+        if self._derived_slots:
+            full = [None] * len(self.eargs)
+            for i, v in zip(self._param_slots, eargs):
+                full[i] = v
+            b = (db.base, sb, tb[0], pb)
+            for i, j in self._derived_slots:
+                full[i] = self._derived(i, j, args, b)
+            eargs = tuple(full)
+        if shared is None:
+            shared = ((args[pa], 0) if not self.share else
+                      SharedStats.take(args[pa].device, self.M, self.launch.plan.config.block_m))
+        return (da, db, dc, self.M, self.N, self.K, eargs, *shared)
+
+    def bound(self, args, shared: tuple | None = None) -> BoundLaunch:
+        """The launch's arguments as a `BoundLaunch` record."""
+        runtime = self._runtime(args, shared)
+        c = runtime[2]
+        out = c.base.as_strided(c.shape, c.strides, c.base.storage_offset())
+        consts = dict(zip(self.launch.kernel_param_names[len(self.names):], self.tail))
+        return BoundLaunch(self.names, runtime, consts, self.grid, out)
+
+    def run(self, args):
+        """Launch with `args` (of the geometry the plan was made for). Returns the output
+        tensor as the caller passed it."""
+        runtime = self._runtime(args, None)
+        if self._runner is None:
+            self._runner = self.launch.kernel[self.grid]
+        self._runner(*runtime, *self.tail)
+        return runtime[2].base
 
 
 def _addressable(name: str, t, shape, stride) -> str | None:

@@ -57,6 +57,7 @@ class Instance:
         return (c.block_m, c.block_k), b, (c.block_m, c.block_n)
 
     def constexprs(self) -> dict:
+        """The template's constexprs for this instance (a fresh dict; `kernel_arguments` caches)."""
         c = self.config
         return dict(self.hooks.constexprs(), STAGES=c.stages, GROUP_M=c.group_m, NCONS=c.consumers,
                     B_KN=self.b_kn, LOADER_WARPS=c.loader_warps, LOADER_REGS=c.loader_regs,
@@ -67,25 +68,52 @@ class Instance:
 RUNTIME_PARAMS = ("a_desc", "b_desc", "c_desc", "M", "N", "K", "eargs", "sbuf", "epoch")
 
 
-@dataclass(frozen=True)
 class TmaArg:
     """A host-side TMA descriptor argument: the [rows, cols] matrix at `base`'s data pointer with
     row stride `strides[0]` (elements; the column stride is 1), moved in boxes of `block`. The
     swizzle and element type are the compiled kernel's (its metadata), so this is all Triton's
-    launcher reads (`base`, `shape`, `strides`, `padding`)."""
-    base: Any
-    shape: tuple[int, int]
-    strides: tuple[int, int]
-    block: tuple[int, int]
-    padding: str = "zero"
+    launcher reads (`base`, `shape`, `strides`, `padding`). Made per launch: a plain object
+    (a dataclass or Gluon's validating TensorDescriptor costs microseconds more)."""
+    __slots__ = ("base", "shape", "strides", "block")
+    padding = "zero"
+
+    def __init__(self, base, shape: tuple, strides: tuple, block: tuple):
+        self.base, self.shape, self.strides, self.block = base, shape, strides, block
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, TmaArg) and self.base is other.base and self.shape == other.shape
+                and self.strides == other.strides and self.block == other.block)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return (f"TmaArg(base=<{getattr(self.base, 'dtype', '?')} at {self.base.data_ptr():#x}>, "
+                f"shape={self.shape}, strides={self.strides}, block={self.block})")
 
 
 def kernel_arguments(inst: Instance, runtime: dict) -> list:
     """Every parameter of the template kernel in order, as Triton's launcher of the compiled
     kernel takes them: `runtime` values by name (RUNTIME_PARAMS), then the constexprs."""
-    from . import ws_gemm as W
-    values = dict(inst.constexprs(), **runtime)
-    return [values[n] for n in W.ws_gemm_kernel.arg_names]
+    names, tail = _layout_of(inst)
+    return [runtime[n] for n in names] + tail
+
+
+_TAILS: dict = {}
+
+
+def _layout_of(inst: Instance) -> tuple[tuple, list]:
+    """(the runtime parameters' names, the constexprs' values) in the kernel's order, once per
+    instance (by identity: hashing the frozen dataclass costs more than building the list)."""
+    hit = _TAILS.get(id(inst))
+    if hit is None or hit[0] is not inst:
+        from . import ws_gemm as W
+        names = tuple(W.ws_gemm_kernel.arg_names)
+        k = len(RUNTIME_PARAMS)
+        if names[:k] != RUNTIME_PARAMS:
+            raise AssertionError(f"the template's runtime parameters are {names[:k]}")
+        consts = inst.constexprs()
+        hit = _TAILS[id(inst)] = (inst, (RUNTIME_PARAMS, [consts[n] for n in names[k:]]))
+    return hit[1]
 
 
 class _Fake:

@@ -1,6 +1,8 @@
-"""Post-norm linear ops: y = norm(x @ W^T + bias + residual), one normfuse-compiled kernel.
+"""Post-norm linear launches: y = norm(x @ W^T + bias + residual), one normfuse-compiled kernel.
 
-    linear_rmsnorm / linear_layernorm      functional API: validate -> prepare -> launch
+The bottom layer of the post-norm ops, next to prenorm_linear.py (the autograd layer,
+normfuse.ops.training, and the public functions, normfuse.ops.functional, stand above):
+
     prepare_linear_*  -> PreparedLaunch    the validated launch (shared with the pre-norm ops)
     select_postnorm_config                 the tile table (kernels/configs.py)
     kernels/postnorm_gemm.py               the naive kernels that the passes rewrite
@@ -13,7 +15,10 @@ CTA of a 16-CTA cluster, unnormalized tiles re-read from L2 after the exchange (
 compiled kernel's remarks say which (`prepare_linear_rmsnorm(...).compile().remarks`).
 `passes=()` launches the naive kernel unchanged: the numerical oracle.
 
-Inference only, Hopper only, bf16/fp16 with every tensor of one dtype, 32-bit offsets.
+No autograd here (normfuse.ops.training has the training form), Hopper only, bf16/fp16 with
+every tensor of one dtype, 32-bit offsets. `offset`: the norm's scale is offset + g, rounded to
+g's dtype (the kernel reads g in the epilogue). A weight that is not unit-stride along K (a
+strided view) is copied once per weight version.
 """
 from __future__ import annotations
 
@@ -23,11 +28,12 @@ import torch
 
 from ..device import max_resident_programs
 from ..kernels.configs import PostNormConfig, select_postnorm_config
-from .prenorm_linear import (PreparedLaunch, _as_2d, _check_inputs, _check_offsets,
-                             _ensure_allocator, _make_out, _shape, _tma_ok, _unit_k, _wants_grad,
-                             sm_count)
+from .common import check_hopper, check_postnorm, sm_count
+from .prenorm_linear import (PreparedLaunch, _Spec, _as_2d, _check_offsets, _ensure_allocator,
+                             _check_offset, _make_out, _no_grad_check, _offset_weight, _tma_ok,
+                             _unit_k)
 
-__all__ = ["linear_rmsnorm", "linear_layernorm", "prepare_linear_rmsnorm",
+__all__ = ["prepare_linear_rmsnorm",
            "prepare_linear_layernorm", "DEFAULT_POSTNORM_PASSES", "postnorm_passes",
            "aot_compile_postnorm", "get_postnorm_launcher"]
 
@@ -65,40 +71,12 @@ def get_postnorm_launcher(kind: str, passes=DEFAULT_POSTNORM_PASSES):
     return _launcher(kind, key)
 
 
-def _check_post(op, x, weight, norm: dict, residual) -> None:
-    """Checks of the post-norm operands (shapes over N); run before the shared checks, whose
-    last one is the device check."""
-    for name, t in (("x", x), ("weight", weight)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
-    if weight.dim() != 2:
-        raise ValueError(f"{op}: weight must be 2-D [out_features, in_features], got weight of "
-                         f"shape {_shape(weight)}")
-    N = weight.shape[0]
-    for name, t in norm.items():
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
-        if tuple(t.shape) != (N,):
-            raise ValueError(f"{op}: {name} must have shape ({N},) = (out_features,), got {_shape(t)}")
-    if residual is not None:
-        if not isinstance(residual, torch.Tensor):
-            raise TypeError(f"{op}: residual must be a torch.Tensor, got {type(residual).__name__}")
-        want = tuple(x.shape[:-1]) + (N,)
-        if tuple(residual.shape) != want:
-            raise ValueError(f"{op}: residual must have the output's shape {want}, got "
-                             f"{_shape(residual)}")
-    extra = dict(norm, residual=residual)
-    for name, t in extra.items():
-        if t is None:
-            continue
-        if t.dtype != x.dtype:
-            raise TypeError(f"{op}: {name} must have x's dtype {x.dtype}, got {t.dtype}")
-        if t.device != x.device:
-            raise ValueError(f"{op}: {name} must be on x's device {x.device}, got {t.device}")
-        if torch.is_grad_enabled() and t.requires_grad:
-            raise NotImplementedError(f"{op}: this launch path is inference-only (autograd goes "
-                                      "through the functional op, see normfuse.ops.training): "
-                                      "call it under torch.no_grad() or torch.inference_mode()")
+def _check_post(op, x, weight, norm: dict, bias, residual) -> None:
+    """The launch path's checks: the shared ones, no tensor requiring grad under grad mode, a
+    Hopper GPU."""
+    check_postnorm(op, x, weight, norm, bias, residual, fused=True)
+    _no_grad_check(op, (x, weight, *norm.values(), bias, residual))
+    check_hopper(op, x.device)
 
 
 def _want_tma(K: int, tma: bool | None) -> bool:
@@ -114,15 +92,17 @@ def _want_persistent(cfg: PostNormConfig, persistent: bool | None) -> bool:
 
 
 def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passes, out, tma=None,
-             persistent=None):
+             persistent=None, offset=0.0, cache_weights=True):
     if config is not None and not isinstance(config, PostNormConfig):
         raise TypeError(f"{op}: config must be a PostNormConfig, got {type(config).__name__}")
-    _check_post(op, x, weight, norm, residual)
-    _check_inputs(op, x, weight, {}, bias)
+    _check_offset(op, offset, norm["norm_weight"])
+    _check_post(op, x, weight, norm, bias, residual)
+    if offset:
+        norm = dict(norm, norm_weight=_offset_weight(norm["norm_weight"], offset, cache_weights))
     N = weight.shape[0]
     lead = tuple(x.shape[:-1])
     x2 = _as_2d(x)
-    w = _unit_k(weight)
+    w = _unit_k(weight, cache_weights)
     M, K = x2.shape
     res = None
     if residual is not None:
@@ -158,19 +138,21 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
 
 
 def prepare_linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *,
-                           config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                           out: torch.Tensor | None = None, tma: bool | None = None,
+                           offset=0.0, config: PostNormConfig | None = None,
+                           passes=DEFAULT_POSTNORM_PASSES, out: torch.Tensor | None = None,
+                           tma: bool | None = None,
                            persistent: bool | None = None) -> PreparedLaunch:
     """Validate and prepare `linear_rmsnorm` without launching."""
     if norm_weight is None:
         raise ValueError("linear_rmsnorm: norm_weight is required")
     return _prepare("linear_rmsnorm", "rms", x, weight, {"norm_weight": norm_weight}, eps, bias,
-                    residual, config, passes, out, tma, persistent)
+                    residual, config, passes, out, tma, persistent, offset)
 
 
 def prepare_linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, residual=None, *,
-                             config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                             out: torch.Tensor | None = None, tma: bool | None = None,
+                             offset=0.0, config: PostNormConfig | None = None,
+                             passes=DEFAULT_POSTNORM_PASSES, out: torch.Tensor | None = None,
+                             tma: bool | None = None,
                              persistent: bool | None = None) -> PreparedLaunch:
     """Validate and prepare `linear_layernorm` without launching."""
     if norm_weight is None or norm_bias is None:
@@ -178,55 +160,7 @@ def prepare_linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=N
                          "zeros for a LayerNorm without affine parameters)")
     return _prepare("linear_layernorm", "ln", x, weight,
                     {"norm_weight": norm_weight, "norm_bias": norm_bias}, eps, bias, residual,
-                    config, passes, out, tma, persistent)
-
-
-def linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *,
-                   config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                   tma: bool | None = None, persistent: bool | None = None) -> torch.Tensor:
-    """y = rmsnorm(x @ weight^T + bias + residual, norm_weight, eps), in one kernel.
-
-    x: [..., K]; weight: [N, K]; norm_weight: [N]; bias: [N] or None; residual: [..., N] or None
-    (added before the norm). Returns [..., N] in x's dtype. The form (single CTA, cluster,
-    deferred) follows from N and the config (see the module docstring); `passes=()` runs the
-    naive kernel. `tma=True` reads the tiles with bulk tensor copies (when rows are 16-byte
-    aligned), False pointer loads, None (default) bulk copies when K >= 1024 (measured faster
-    there). `persistent`: launch only as many programs (clusters) as run at once, each walking
-    row blocks (None: the config's choice, for large M). Trains under autograd
-    (`normfuse.ops.training`; the launch options must keep their defaults).
-    """
-    if _wants_grad(x, weight, norm_weight, bias, residual):
-        return _train("linear_rmsnorm", x, weight, {"norm_weight": norm_weight}, eps, bias,
-                      residual, dict(config=config, passes=passes, tma=tma, persistent=persistent))
-    return prepare_linear_rmsnorm(x, weight, norm_weight, eps, bias, residual, config=config,
-                                  passes=passes, tma=tma, persistent=persistent)()
-
-
-def linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, residual=None, *,
-                     config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
-                     tma: bool | None = None, persistent: bool | None = None) -> torch.Tensor:
-    """y = layer_norm(x @ weight^T + bias + residual, [N], norm_weight, norm_bias, eps), in one
-    kernel. As `linear_rmsnorm`; the row's sum and sum of squares are exchanged in one step."""
-    if _wants_grad(x, weight, norm_weight, norm_bias, bias, residual):
-        return _train("linear_layernorm", x, weight,
-                      {"norm_weight": norm_weight, "norm_bias": norm_bias}, eps, bias, residual,
-                      dict(config=config, passes=passes, tma=tma, persistent=persistent))
-    return prepare_linear_layernorm(x, weight, norm_weight, norm_bias, eps, bias, residual,
-                                    config=config, passes=passes, tma=tma, persistent=persistent)()
-
-
-def _train(op, x, weight, norm: dict, eps, bias, residual, options: dict):
-    from .prenorm_linear import _training_options
-    _training_options(op, **options)
-    if any(t is None for t in norm.values()):
-        raise ValueError(f"{op}: " + " and ".join(norm) + " are required")
-    if not torch.compiler.is_compiling():  # while torch.compile traces, the implementation checks
-        with torch.no_grad():
-            _check_post(op, x, weight, norm, residual)
-            _check_inputs(op, x, weight, {}, bias)
-    from .training import postnorm_linear_train
-    return postnorm_linear_train(op, x, weight, norm["norm_weight"], norm.get("norm_bias"), eps,
-                                 bias, residual, "norm_bias" in norm)
+                    config, passes, out, tma, persistent, offset)
 
 
 def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 1024,
@@ -237,7 +171,6 @@ def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 10
     [M, K] x [N, K] problem, without a GPU (contiguous, 16-byte aligned inputs; `tma=None`
     follows the op's rule: bulk tensor copies when K >= 1024)."""
     import normfuse
-    from .prenorm_linear import _Spec
     if kind not in ("rms", "ln"):
         raise ValueError(f"unknown post-norm kernel kind '{kind}' (rms, ln)")
     cfg = config or select_postnorm_config(M, N, K, dtype)

@@ -1,8 +1,8 @@
-"""Pre-norm linear ops: y = norm(x) @ W^T (+ bias), computed by a normfuse-compiled kernel.
+"""Pre-norm linear launches: y = norm(x) @ W^T (+ bias) by a normfuse-compiled kernel.
 
-Layers, top to bottom (Quack style):
+The bottom layer of the pre-norm ops (the autograd layer, normfuse.ops.training, and the public
+functions, normfuse.ops.functional, stand above it):
 
-    rmsnorm_linear / layernorm_linear      functional API: validate -> prepare -> launch
     prepare_*  -> PreparedLaunch           the validated launch: arguments, config, grid, output
     select_config (kernels/configs.py)     the tile config table
     get_launcher(kind, passes)             one `normfuse.jit` launcher per kernel and pipeline
@@ -15,30 +15,36 @@ per row block the template computes the statistics once per row block and shares
 (hopper-ws{stats-share=true}). `passes=()` runs the naive two-loop kernel untouched, which is the
 numerical oracle of the tests.
 
-Limits of this first version (each is stated where it matters):
-- inference only: no backward. Calling with tensors that require grad under grad mode raises.
+What a launch takes (each is stated where it matters):
+- no autograd here: tensors requiring grad under grad mode are refused (training is
+  normfuse.ops.training, reached through the public functions).
 - `bias` is fused into the kernel's epilogue (HAS_BIAS), after the norm-scaled accumulator.
-- By default (`fold=True`) the norm weight g is folded into W (W diag(g), cached per weight
-  version) and, for LayerNorm, beta into the output bias (W beta): the A tile then reaches the
-  MMA unmodified, which is the fast path of the lazy form. `fold=False` keeps g (and beta) in the
-  k-loop, as the naive kernel has them.
+- By default (`fold=True`) the norm scale offset + g is folded into W (W diag(offset + g) in
+  fp32, cached per weight version) and, for LayerNorm, beta into the output bias (W beta): the A
+  tile then reaches the MMA unmodified, which is the fast path of the lazy form. `fold=False`
+  keeps g (and beta) in the k-loop, as the naive kernel has them (offset + g rounded to g's dtype).
+- weight: one [N, K] tensor or a list of siblings [N_i, K] (one [sum N_i, K] weight: a view when
+  they are adjacent in one buffer, else concatenated once per weight version); any strides
+  (a weight that is not unit-stride along K is copied once per version, or folded).
 - Hopper (sm_90) only; bf16/fp16 only, every tensor of one dtype; 32-bit offsets in the kernels.
-- x is [..., K] with any leading dims; x and weight are made unit-stride along K (a copy when they
-  are not), x's row stride is passed through as is.
+- x is [..., K] with any leading dims; x is made unit-stride along K (a copy when it is not),
+  its row stride is passed through as is.
 """
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from ..device import capability as _capability, ensure_allocator as _ensure_allocator, sm_count
+from ..device import ensure_allocator as _ensure_allocator
 from ..kernels.configs import GemmConfig, select_config
+from ..reference import fold_norm_weight
+from .common import (WEIGHTS, adjacent, as_lists, check_hopper, check_prenorm, joined_view,
+                     shape_str, sm_count)
 
-__all__ = ["rmsnorm_linear", "layernorm_linear", "prepare_rmsnorm_linear",
+__all__ = ["prepare_rmsnorm_linear",
            "prepare_layernorm_linear", "prepare_plain_linear", "plain_linear", "PreparedLaunch",
            "get_launcher", "aot_compile", "kernel_for", "DEFAULT_PASSES"]
 
@@ -111,60 +117,29 @@ def get_launcher(kind: str, passes=DEFAULT_PASSES):
 # ---------------------------------------------------------------------------------------------
 
 def _shape(t) -> str:
-    return "None" if t is None else str(tuple(t.shape))
+    return shape_str(t)
 
 
 def _check_inputs(op: str, x, weight, named: dict[str, Any], bias) -> None:
-    tensors = {"x": x, "weight": weight, **named, "bias": bias}
-    for name, t in tensors.items():
-        if t is not None and not isinstance(t, torch.Tensor):
-            raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
-    if x is None or weight is None:
-        raise TypeError(f"{op}: x and weight are required")
-    if weight.dim() != 2:
-        raise ValueError(f"{op}: weight must be 2-D [out_features, in_features], got weight of "
-                         f"shape {_shape(weight)}")
-    if x.dim() < 1:
-        raise ValueError(f"{op}: x must have at least 1 dimension [..., in_features], got a scalar")
-    for name, t in named.items():
-        if t is not None and t.dim() != 1:
-            raise ValueError(f"{op}: {name} must be 1-D [in_features], got {name} of shape {_shape(t)}")
-    K = x.shape[-1]
-    ks = {"x.shape[-1]": K, "weight.shape[1]": weight.shape[1]}
-    ks.update({f"{n}.shape[0]": t.shape[0] for n, t in named.items() if t is not None})
-    if len(set(ks.values())) != 1:
-        got = ", ".join(f"{k}={v}" for k, v in ks.items())
-        shapes = ", ".join(f"{n} {_shape(t)}" for n, t in tensors.items() if t is not None)
-        raise ValueError(f"{op}: shape mismatch, in_features must agree: {got} (shapes: {shapes})")
-    if K == 0:
-        raise ValueError(f"{op}: in_features must be positive, got x of shape {_shape(x)}")
-    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
-        raise ValueError(f"{op}: bias must have shape ({weight.shape[0]},) = (out_features,), got "
-                         f"{_shape(bias)}")
-    given = {n: t for n, t in tensors.items() if t is not None}
-    if x.dtype not in _DTYPES:
-        raise TypeError(f"{op}: x must be bfloat16 or float16, got {x.dtype}")
-    if any(t.dtype != x.dtype for t in given.values()):
-        got = ", ".join(f"{n} {t.dtype}" for n, t in given.items())
-        raise TypeError(f"{op}: all tensors must have one dtype (bfloat16 or float16), got {got}")
-    if torch.is_grad_enabled() and any(t.requires_grad for t in given.values()):
-        raise NotImplementedError(
-            f"{op}: this launch path is inference-only (autograd goes through the functional "
-            f"op, e.g. rmsnorm_linear, see normfuse.ops.training): call it under "
-            f"torch.no_grad() or torch.inference_mode(), or with tensors that do not require grad")
-    devices = {n: t.device for n, t in given.items()}
-    if any(d.type != "cuda" for d in devices.values()) or len(set(devices.values())) != 1:
-        got = ", ".join(f"{n} on {d}" for n, d in devices.items())
-        raise ValueError(f"{op}: all tensors must be CUDA tensors on one device, got {got}")
+    """The launch path's checks: the shared ones (shapes, one dtype and device, bf16/fp16), no
+    tensor requiring grad under grad mode, a Hopper GPU. `weight`/`bias`: a tensor or a list
+    (siblings)."""
+    ws, bs = as_lists(op, weight, bias)
+    check_prenorm(op, x, ws, bs, named, fused=True)
+    _no_grad_check(op, (x, *ws, *named.values(), *(bs or ())))
     _check_hopper(op, x.device)
 
 
+def _no_grad_check(op: str, tensors) -> None:
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
+        raise NotImplementedError(
+            f"{op}: this launch path is inference-only (autograd goes through the functional "
+            f"op, e.g. normfuse.ops.rmsnorm_linear): call it under torch.no_grad() or "
+            f"torch.inference_mode(), or with tensors that do not require grad")
+
+
 def _check_hopper(op: str, device: torch.device) -> None:
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    cap, name = _capability(index)
-    if cap[0] != 9:
-        raise RuntimeError(f"{op}: needs a Hopper GPU (sm_90); {device} is {name} with compute "
-                           f"capability sm_{cap[0]}{cap[1]}")
+    check_hopper(op, device)
 
 
 def _check_offsets(op: str, M: int, N: int, K: int, stride_xm: int, stride_wn: int,
@@ -269,8 +244,12 @@ def _as_2d(x: torch.Tensor) -> torch.Tensor:
     return x2
 
 
-def _unit_k(w: torch.Tensor) -> torch.Tensor:
-    return w if w.stride(-1) == 1 else w.contiguous()
+def _unit_k(w: torch.Tensor, cache: bool = True) -> torch.Tensor:
+    """w with unit stride along K: itself, or a copy cached per weight version (a strided view
+    such as GPT-2 Conv1D's weight.t() is not copied on every call)."""
+    if w.stride(-1) == 1:
+        return w
+    return WEIGHTS.get("unit-k", (w,), None, w.contiguous, cache)
 
 
 def _make_out(op, x, weight, out):
@@ -340,11 +319,11 @@ def _launch_consts(kind: str, cfg: GemmConfig, M: int, N: int, K: int, flags: di
 
 
 def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config, passes, out,
-             tma=None, persistent=None, row_blocks=None):
+             tma=None, persistent=None, row_blocks=None, cache=True):
     """Shared tail of the prepare_* functions (inputs already validated)."""
     lead = tuple(x.shape[:-1])
     x2 = _as_2d(x)
-    w = _unit_k(weight)
+    w = _unit_k(weight, cache)
     M, K = x2.shape
     N = w.shape[0]
     cfg = config or select_config(M, N, K, x.dtype)
@@ -388,63 +367,100 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
                           cfg, y, lead + (N,), bias)
 
 
-def prepare_rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False,
-                           fold=True, config: GemmConfig | None = None, passes=DEFAULT_PASSES,
-                           out: torch.Tensor | None = None, tma: bool | None = None,
-                           persistent: bool | None = None,
-                           row_blocks: bool | None = None) -> PreparedLaunch:
+def prepare_rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=0.0,
+                           folded=False, fold=True, config: GemmConfig | None = None,
+                           passes=DEFAULT_PASSES, out: torch.Tensor | None = None,
+                           tma: bool | None = None, persistent: bool | None = None,
+                           row_blocks: bool | None = None,
+                           cache_weights: bool = True) -> PreparedLaunch:
     """Validate and prepare `rmsnorm_linear` without launching (see there for the arguments);
-    `out` ([M, N], contiguous) is written in place when given."""
+    `out` ([M, sum N_i], contiguous) is written in place when given. `cache_weights=False`:
+    derived weights (folded, concatenated, unit-stride copies) are made for this launch only
+    (training, where the weights change every step)."""
+    c = cache_weights
     op = "rmsnorm_linear"
     if not folded and norm_weight is None:
         raise ValueError(f"{op}: norm_weight is required unless folded=True")
-    _check_inputs(op, x, weight, {"norm_weight": norm_weight}, bias)
     g = None if folded else norm_weight
+    _check_offset(op, offset, g)
+    _check_inputs(op, x, weight, {"norm_weight": g}, bias)
+    w, bias = _joined(weight, bias, c)
     if g is not None and fold:
-        weight, g = _folded(weight, g, None)[0], None
-    return _prepare(op, "rms", x, weight, {"G": g}, bias, eps, {"HAS_G": g is not None},
-                    config, passes, out, tma, persistent, row_blocks)
+        w, g = folded_weight(w, g, offset, c), None
+    elif g is not None:
+        g = _offset_weight(g, offset, c)
+    return _prepare(op, "rms", x, w, {"G": g}, bias, eps, {"HAS_G": g is not None},
+                    config, passes, out, tma, persistent, row_blocks, c)
 
 
 def prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *,
-                             fold=True, config: GemmConfig | None = None, passes=DEFAULT_PASSES,
-                             out: torch.Tensor | None = None, tma: bool | None = None,
-                           persistent: bool | None = None) -> PreparedLaunch:
-    """Validate and prepare `layernorm_linear` without launching."""
+                             offset=0.0, fold=True, config: GemmConfig | None = None,
+                             passes=DEFAULT_PASSES, out: torch.Tensor | None = None,
+                             tma: bool | None = None, persistent: bool | None = None,
+                             cache_weights: bool = True) -> PreparedLaunch:
+    """Validate and prepare `layernorm_linear` without launching (`cache_weights`: as
+    prepare_rmsnorm_linear)."""
     op = "layernorm_linear"
+    c = cache_weights
+    _check_offset(op, offset, norm_weight)
     _check_inputs(op, x, weight, {"norm_weight": norm_weight, "norm_bias": norm_bias}, bias)
+    w, bias = _joined(weight, bias, c)
     if fold and (norm_weight is not None or norm_bias is not None):
-        weight, extra = _folded(weight, norm_weight, norm_bias)
-        if extra is not None:  # beta @ W^T (fp32), plus the Linear bias
+        if norm_bias is not None:  # beta @ W^T (fp32), plus the Linear bias
+            extra = WEIGHTS.get("w-beta", (w, norm_bias), None,
+                                lambda: w.float() @ norm_bias.float(), c)
             bias = extra + bias.float() if bias is not None else extra
+        if norm_weight is not None:
+            w = folded_weight(w, norm_weight, offset, c)
         norm_weight = norm_bias = None
-    return _prepare(op, "ln", x, weight, {"G": norm_weight, "B": norm_bias}, bias, eps,
+    elif norm_weight is not None:
+        norm_weight = _offset_weight(norm_weight, offset, c)
+    return _prepare(op, "ln", x, w, {"G": norm_weight, "B": norm_bias}, bias, eps,
                     {"HAS_G": norm_weight is not None, "HAS_B": norm_bias is not None},
-                    config, passes, out, tma, persistent)
+                    config, passes, out, tma, persistent, None, c)
 
 
-_FOLD_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
-_FOLD_CACHE_SIZE = 16
+def _check_offset(op: str, offset, g) -> None:
+    if not isinstance(offset, (int, float)) or isinstance(offset, bool):
+        raise TypeError(f"{op}: offset must be a float, got {type(offset).__name__}")
+    if offset != 0 and g is None:
+        raise ValueError(f"{op}: offset={offset} needs norm_weight (the norm's scale is "
+                         f"offset + norm_weight)")
 
 
-def _key(t):
-    return None if t is None else (t.data_ptr(), t._version, tuple(t.shape), t.dtype, t.device)
+def folded_weight(w: torch.Tensor, g: torch.Tensor, offset: float = 0.0,
+                  cache: bool = True) -> torch.Tensor:
+    """W diag(offset + g) in W's dtype (computed in fp32), cached per weight version."""
+    with torch.no_grad():
+        return WEIGHTS.get("fold", (w, g), float(offset),
+                           lambda: fold_norm_weight(w, g, offset=float(offset)), cache)
 
 
-def _folded(weight, norm_weight, norm_bias):
-    """(W diag(g) in W's dtype, W beta in fp32 or None), cached per (tensor, version)."""
-    key = (_key(weight), _key(norm_weight), _key(norm_bias))
-    hit = _FOLD_CACHE.get(key)
-    if hit is not None:
-        _FOLD_CACHE.move_to_end(key)
-        return hit
-    from ..reference import fold_norm_weight
-    w = fold_norm_weight(weight, norm_weight) if norm_weight is not None else weight
-    extra = (weight.float() @ norm_bias.float()) if norm_bias is not None else None
-    _FOLD_CACHE[key] = (w, extra)
-    if len(_FOLD_CACHE) > _FOLD_CACHE_SIZE:
-        _FOLD_CACHE.popitem(last=False)
-    return w, extra
+def _offset_weight(g: torch.Tensor, offset: float, cache: bool = True) -> torch.Tensor:
+    """offset + g where a kernel reads the norm weight: rounded to g's dtype (cached)."""
+    if offset == 0:
+        return g
+    with torch.no_grad():
+        return WEIGHTS.get("offset", (g,), float(offset),
+                           lambda: (g.float() + float(offset)).to(g.dtype), cache)
+
+
+def _joined(weight, bias, cache: bool = True):
+    """Siblings as one weight [sum N_i, K] and one bias (or None), for a launch: adjacent views
+    of one buffer without a copy; others concatenated once per weight version (cached)."""
+    if isinstance(weight, torch.Tensor):
+        return weight, bias
+    ws = tuple(weight)
+    bs = None if bias is None or all(b is None for b in bias) else tuple(bias)
+    w = (joined_view(ws) if adjacent(ws)
+         else WEIGHTS.get("cat", ws, None, lambda: torch.cat(ws), cache))
+    if bs is None:
+        return w, None
+    sizes = tuple(v.shape[0] for v in ws)
+
+    def cat_bias():
+        return torch.cat([b if b is not None else ws[0].new_zeros(n) for b, n in zip(bs, sizes)])
+    return w, WEIGHTS.get("cat-bias", bs, sizes, cat_bias, cache)
 
 
 def prepare_plain_linear(x, weight, *, config: GemmConfig | None = None,
@@ -456,93 +472,6 @@ def prepare_plain_linear(x, weight, *, config: GemmConfig | None = None,
     op = "plain_linear"
     _check_inputs(op, x, weight, {}, None)
     return _prepare(op, "gemm", x, weight, {}, None, 0.0, {}, config, passes, out, tma, persistent)
-
-
-# ---------------------------------------------------------------------------------------------
-# Functional API
-# ---------------------------------------------------------------------------------------------
-
-def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, folded=False, fold=True,
-                   config: GemmConfig | None = None, passes=DEFAULT_PASSES,
-                   tma: bool | None = None, persistent: bool | None = None,
-                   row_blocks: bool | None = None) -> torch.Tensor:
-    """y = rmsnorm(x, norm_weight, eps) @ weight^T + bias, in one kernel.
-
-    x: [..., K]; norm_weight: [K]; weight: [N, K]; bias: [N] or None; returns [..., N] in x's
-    dtype. `folded=True`: `weight` already holds W diag(g) (`normfuse.ops.fold_norm_weight`), the
-    kernel skips g and `norm_weight` may be None (it is ignored otherwise). `fold=True` (default)
-    folds g into W on the fly (cached per weight version); `fold=False` applies g in the k-loop.
-    `bias` is added in the kernel's epilogue. `config` overrides the tile table; `passes` the
-    normfuse pipeline (`()` = the naive kernel, the oracle). `tma`: read A and W tiles with
-    bulk tensor copies (None: when g stays in the loop, the measured faster choice; rows must be
-    16-byte aligned, else pointer loads are used). `persistent`: one program per SM
-    walks the tiles (None: the config's choice; only when there are at least as many tiles as
-    SMs). `row_blocks`: in the persistent form, walk row blocks instead of tiles, so that each
-    row's statistics are computed once for all its N tiles (None: ROW_BLOCKS_DEFAULT).
-    Under autograd (grad mode on and a tensor requiring grad) the op trains: see
-    `normfuse.ops.training` (the options other than eps and bias must keep their defaults).
-    """
-    if _wants_grad(x, norm_weight, weight, bias):
-        op = "rmsnorm_linear"
-        _training_options(op, folded=folded, config=config, passes=passes, tma=tma,
-                          persistent=persistent, row_blocks=row_blocks)
-        if norm_weight is None:
-            raise ValueError(f"{op}: norm_weight is required for training")
-        with torch.no_grad():  # while torch.compile traces, the op's implementation checks
-            if not torch.compiler.is_compiling():
-                _check_inputs(op, x, weight, {"norm_weight": norm_weight}, bias)
-        from .training import prenorm_linear_train
-        return prenorm_linear_train(op, x, norm_weight, None, weight, eps, bias, False)
-    return prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, folded=folded, fold=fold,
-                                  config=config, passes=passes, tma=tma,
-                                  persistent=persistent, row_blocks=row_blocks)()
-
-
-def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, fold=True,
-                     config: GemmConfig | None = None, passes=DEFAULT_PASSES,
-                     tma: bool | None = None, persistent: bool | None = None) -> torch.Tensor:
-    """y = layer_norm(x, norm_weight, norm_bias, eps) @ weight^T + bias, in one kernel.
-
-    norm_weight / norm_bias: [K] or None (no affine scale / shift). Otherwise as
-    `rmsnorm_linear`; `fold=True` (default) folds norm_weight into W and norm_bias into the
-    output bias (W norm_bias), `fold=False` keeps both in the k-loop. Trains under autograd
-    (`normfuse.ops.training`).
-    """
-    if _wants_grad(x, norm_weight, norm_bias, weight, bias):
-        op = "layernorm_linear"
-        _training_options(op, config=config, passes=passes, tma=tma, persistent=persistent)
-        with torch.no_grad():  # while torch.compile traces, the op's implementation checks
-            if not torch.compiler.is_compiling():
-                _check_inputs(op, x, weight, {"norm_weight": norm_weight, "norm_bias": norm_bias},
-                              bias)
-        from .training import prenorm_linear_train
-        return prenorm_linear_train(op, x, norm_weight, norm_bias, weight, eps, bias, True)
-    return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias, fold=fold,
-                                    config=config, passes=passes, tma=tma,
-                                  persistent=persistent)()
-
-
-def _wants_grad(*tensors) -> bool:
-    return torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad
-                                           for t in tensors)
-
-
-_TRAIN_DEFAULTS = {"folded": False, "config": None, "passes": DEFAULT_PASSES, "tma": None,
-                   "persistent": None, "row_blocks": None}
-
-
-def _training_options(op: str, **given) -> None:
-    """Training runs the default kernels: a non-default launch option is refused, by name."""
-    from .postnorm_linear import DEFAULT_POSTNORM_PASSES
-    for name, value in given.items():
-        default = _TRAIN_DEFAULTS[name]
-        if name == "passes" and value in (DEFAULT_PASSES, DEFAULT_POSTNORM_PASSES,
-                                          tuple(DEFAULT_POSTNORM_PASSES)):
-            continue
-        if value is not default and value != default:
-            raise NotImplementedError(
-                f"{op}: {name}={value!r} is not supported under autograd (training uses the "
-                f"default kernels); leave {name} at its default or call under torch.no_grad()")
 
 
 def plain_linear(x, weight, *, config: GemmConfig | None = None) -> torch.Tensor:

@@ -34,8 +34,15 @@ from typing import Optional
 import torch
 from torch import Tensor
 
+from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
+from .common import sm_count
+from .postnorm_linear import DEFAULT_POSTNORM_PASSES, max_resident_programs
+from .postnorm_linear import _prepare as _prepare_post
+from .prenorm_linear import (PreparedLaunch, _ensure_allocator, _offset_weight,
+                             prepare_layernorm_linear, prepare_rmsnorm_linear)
+
 __all__ = ["norm_backward", "dw_norm", "row_stats", "prenorm_linear_train", "postnorm_linear_train",
-           "postnorm_mlp", "select_backward_config", "backward_config_candidates",
+           "postnorm_mlp_train", "select_backward_config", "backward_config_candidates",
            "default_backward_tiling"]
 
 # ---------------------------------------------------------------------------------------------
@@ -134,7 +141,6 @@ def _launcher(name: str, passes: str = "default"):
 
 
 def _sms(device) -> int:
-    from .prenorm_linear import sm_count
     return sm_count(device)
 
 
@@ -180,7 +186,6 @@ def norm_backward(dy: Tensor, w: Optional[Tensor], x: Tensor, rstd: Tensor, mean
     x = x if x.stride(-1) == 1 else x.contiguous()
     if dres is not None and dres.stride(-1) != 1:
         dres = dres.contiguous()
-    from .prenorm_linear import _ensure_allocator
     _ensure_allocator()
     any_ptr = dy
     _launcher("norm_backward_naive", passes)[(nb,)](
@@ -232,19 +237,22 @@ def dw_norm(dy: Tensor, x: Tensor, rstd: Tensor, mean: Tensor, g: Optional[Tenso
 
 @torch.library.custom_op("normfuse::prenorm_linear_fwd", mutates_args=())
 def _pre_fwd(x: Tensor, norm_weight: Optional[Tensor], norm_bias: Optional[Tensor], weight: Tensor,
-             bias: Optional[Tensor], eps: float, is_ln: bool) -> tuple[Tensor, Tensor, Tensor]:
-    from .prenorm_linear import layernorm_linear, rmsnorm_linear
+             bias: Optional[Tensor], eps: float, offset: float,
+             is_ln: bool) -> tuple[Tensor, Tensor, Tensor]:
     with torch.no_grad():
+        # the weights change every step: derived weights (the fold) are not cached
         if is_ln:
-            y = layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias)
+            y = prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias,
+                                         offset=offset, cache_weights=False)()
         else:
-            y = rmsnorm_linear(x, norm_weight, weight, eps, bias)
+            y = prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, offset=offset,
+                                       cache_weights=False)()
         rstd, mean = row_stats(x, eps, is_ln)
     return y, rstd, mean
 
 
 @_pre_fwd.register_fake
-def _(x, norm_weight, norm_bias, weight, bias, eps, is_ln):
+def _(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
     M = x.shape[0]
     return (x.new_empty(M, weight.shape[0]), x.new_empty(M, dtype=torch.float32),
             x.new_empty(M if is_ln else 0, dtype=torch.float32))
@@ -252,8 +260,10 @@ def _(x, norm_weight, norm_bias, weight, bias, eps, is_ln):
 
 @torch.library.custom_op("normfuse::prenorm_linear_bwd", mutates_args=())
 def _pre_bwd(dy: Tensor, x: Tensor, norm_weight: Optional[Tensor], norm_bias: Optional[Tensor],
-             weight: Tensor, rstd: Tensor, mean: Tensor, is_ln: bool,
+             weight: Tensor, rstd: Tensor, mean: Tensor, offset: float, is_ln: bool,
              has_bias: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    g_in = norm_weight
+    norm_weight = _offset_weight(norm_weight, offset, cache=False) if g_in is not None else None
     with torch.no_grad():
         if PRENORM_DW == "xn":
             xn = torch.empty_like(x)
@@ -269,13 +279,13 @@ def _pre_bwd(dy: Tensor, x: Tensor, norm_weight: Optional[Tensor], norm_bias: Op
                              "or 'prologue'")
         db = dy.sum(0, dtype=torch.float32) if has_bias else None
     dt, e = x.dtype, x.new_empty(0)  # custom ops return tensors: an absent gradient is empty
-    return (dx, dg.to(dt) if norm_weight is not None else e,
+    return (dx, dg.to(dt) if g_in is not None else e,
             dbeta.to(dt) if norm_bias is not None else x.new_empty(0), dw,
             db.to(dt) if db is not None else x.new_empty(0))
 
 
 @_pre_bwd.register_fake
-def _(dy, x, norm_weight, norm_bias, weight, rstd, mean, is_ln, has_bias):
+def _(dy, x, norm_weight, norm_bias, weight, rstd, mean, offset, is_ln, has_bias):
     K = x.shape[1]
     e = x.new_empty(0)
     return (torch.empty_like(x), x.new_empty(K) if norm_weight is not None else e,
@@ -284,31 +294,33 @@ def _(dy, x, norm_weight, norm_bias, weight, rstd, mean, is_ln, has_bias):
 
 
 def _pre_setup(ctx, inputs, output):
-    x, norm_weight, norm_bias, weight, bias, eps, is_ln = inputs
+    x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln = inputs
     _, rstd, mean = output
     ctx.save_for_backward(x, norm_weight, norm_bias, weight, rstd, mean)
-    ctx.is_ln, ctx.has_bias = is_ln, bias is not None
+    ctx.is_ln, ctx.has_bias, ctx.offset = is_ln, bias is not None, offset
 
 
 def _pre_backward(ctx, dy, _drstd, _dmean):
     x, g, beta, w, rstd, mean = ctx.saved_tensors
-    dx, dg, dbeta, dw, db = _pre_bwd(dy.contiguous(), x, g, beta, w, rstd, mean, ctx.is_ln,
-                                     ctx.has_bias)
+    dx, dg, dbeta, dw, db = _pre_bwd(dy.contiguous(), x, g, beta, w, rstd, mean, ctx.offset,
+                                     ctx.is_ln, ctx.has_bias)
     return (dx, dg if g is not None else None, dbeta if beta is not None else None, dw,
-            db if ctx.has_bias else None, None, None)
+            db if ctx.has_bias else None, None, None, None)
 
 
 _pre_fwd.register_autograd(_pre_backward, setup_context=_pre_setup)
 
 
 def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps, bias,
-                         is_ln: bool) -> Tensor:
-    """The autograd path of rmsnorm_linear / layernorm_linear (inputs already validated)."""
+                         is_ln: bool, offset: float = 0.0) -> Tensor:
+    """The autograd path of rmsnorm_linear / layernorm_linear (inputs already validated; one
+    weight [N, K], siblings concatenated by the caller)."""
     lead = tuple(x.shape[:-1])
     x2 = x.reshape(-1, x.shape[-1])
     if x2.stride(-1) != 1:
         x2 = x2.contiguous()
-    y, _, _ = _pre_fwd(x2, norm_weight, norm_bias, weight, bias, float(eps), bool(is_ln))
+    y, _, _ = _pre_fwd(x2, norm_weight, norm_bias, weight, bias, float(eps), float(offset),
+                       bool(is_ln))
     return y.view(*lead, weight.shape[0])
 
 
@@ -316,14 +328,14 @@ def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps
 # Post-norm: z = norm(x W^T + b + r)
 # ---------------------------------------------------------------------------------------------
 
-def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln):
-    """z, h, rstd, mean from the training form of the fused post-norm kernel."""
-    from .postnorm_linear import DEFAULT_POSTNORM_PASSES, _prepare, max_resident_programs
-    from .prenorm_linear import PreparedLaunch, sm_count
+def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0):
+    """z, h, rstd, mean from the training form of the fused post-norm kernel (the norm's scale
+    offset + g, rounded to g's dtype)."""
     norm = {"norm_weight": g} if not is_ln else {"norm_weight": g, "norm_bias": beta}
     op = "linear_layernorm" if is_ln else "linear_rmsnorm"
-    plan = _prepare(op, "ln" if is_ln else "rms", x2, weight, norm, eps, bias, res, None,
-                    DEFAULT_POSTNORM_PASSES, None, persistent=False)
+    plan = _prepare_post(op, "ln" if is_ln else "rms", x2, weight, norm, eps, bias, res, None,
+                         DEFAULT_POSTNORM_PASSES, None, persistent=False, offset=offset,
+                         cache_weights=False)
     M, N = x2.shape[0], weight.shape[0]
     h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
     rstd = torch.empty(M, device=x2.device, dtype=torch.float32)
@@ -334,7 +346,6 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln):
     kern = "linear_layernorm_train_naive" if is_ln else "linear_rmsnorm_train_naive"
     train = _post_train_launcher(kern)
     consts = dict(plan.constexprs)
-    from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
     consts["PERSISTENT"] = M >= PERSISTENT_MIN_ROW_BLOCKS * plan.config.block_m
     tp = PreparedLaunch(plan.op, plan.kind, train, tuple(args), consts, plan.options, plan.grid,
                         plan.config, plan.out, plan.out_shape, None)
@@ -348,20 +359,20 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln):
 def _post_train_launcher(name: str):
     import normfuse
     from ..kernels import postnorm_gemm
-    from .postnorm_linear import DEFAULT_POSTNORM_PASSES
     return normfuse.jit(getattr(postnorm_gemm, name), passes=DEFAULT_POSTNORM_PASSES)
 
 
 @torch.library.custom_op("normfuse::postnorm_linear_fwd", mutates_args=())
 def _post_fwd(x: Tensor, weight: Tensor, norm_weight: Tensor, norm_bias: Optional[Tensor],
-              bias: Optional[Tensor], residual: Optional[Tensor], eps: float,
+              bias: Optional[Tensor], residual: Optional[Tensor], eps: float, offset: float,
               is_ln: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     with torch.no_grad():
-        return _post_forward_save(x, weight, norm_weight, norm_bias, bias, residual, eps, is_ln)
+        return _post_forward_save(x, weight, norm_weight, norm_bias, bias, residual, eps, is_ln,
+                                  offset)
 
 
 @_post_fwd.register_fake
-def _(x, weight, norm_weight, norm_bias, bias, residual, eps, is_ln):
+def _(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
     M, N = x.shape[0], weight.shape[0]
     return (x.new_empty(M, N), x.new_empty(M, N), x.new_empty(M, dtype=torch.float32),
             x.new_empty(M if is_ln else 0, dtype=torch.float32))
@@ -369,8 +380,9 @@ def _(x, weight, norm_weight, norm_bias, bias, residual, eps, is_ln):
 
 @torch.library.custom_op("normfuse::postnorm_linear_bwd", mutates_args=())
 def _post_bwd(dz: Tensor, x: Tensor, weight: Tensor, norm_weight: Tensor,
-              norm_bias: Optional[Tensor], h: Tensor, rstd: Tensor, mean: Tensor, is_ln: bool,
-              has_bias: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+              norm_bias: Optional[Tensor], h: Tensor, rstd: Tensor, mean: Tensor, offset: float,
+              is_ln: bool, has_bias: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    norm_weight = _offset_weight(norm_weight, offset, cache=False)
     with torch.no_grad():
         dh, dg, dbeta = norm_backward(dz, None, h, rstd, mean, norm_weight, norm_bias, None,
                                       is_ln=is_ln)
@@ -381,32 +393,33 @@ def _post_bwd(dz: Tensor, x: Tensor, weight: Tensor, norm_weight: Tensor,
 
 
 @_post_bwd.register_fake
-def _(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, is_ln, has_bias):
+def _(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, offset, is_ln, has_bias):
     N = weight.shape[0]
     return (torch.empty_like(x), torch.empty_like(weight), x.new_empty(N),
             x.new_empty(N if is_ln else 0), x.new_empty(N if has_bias else 0), torch.empty_like(h))
 
 
 def _post_setup(ctx, inputs, output):
-    x, weight, g, beta, bias, residual, eps, is_ln = inputs
+    x, weight, g, beta, bias, residual, eps, offset, is_ln = inputs
     _, h, rstd, mean = output
     ctx.save_for_backward(x, weight, g, beta, h, rstd, mean)
     ctx.is_ln, ctx.has_bias, ctx.has_res = is_ln, bias is not None, residual is not None
+    ctx.offset = offset
 
 
 def _post_backward(ctx, dz, _dh, _drstd, _dmean):
     x, w, g, beta, h, rstd, mean = ctx.saved_tensors
     dx, dw, dg, dbeta, db, dres = _post_bwd(dz.contiguous(), x, w, g, beta, h, rstd, mean,
-                                            ctx.is_ln, ctx.has_bias)
+                                            ctx.offset, ctx.is_ln, ctx.has_bias)
     return (dx, dw, dg, dbeta if ctx.is_ln else None, db if ctx.has_bias else None,
-            dres if ctx.has_res else None, None, None)
+            dres if ctx.has_res else None, None, None, None)
 
 
 _post_fwd.register_autograd(_post_backward, setup_context=_post_setup)
 
 
 def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, eps, bias, residual,
-                          is_ln: bool) -> Tensor:
+                          is_ln: bool, offset: float = 0.0) -> Tensor:
     """The autograd path of linear_rmsnorm / linear_layernorm (inputs already validated)."""
     lead = tuple(x.shape[:-1])
     N = weight.shape[0]
@@ -418,7 +431,8 @@ def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, ep
         r2 = residual.reshape(-1, N)
         if r2.stride(-1) != 1:
             r2 = r2.contiguous()
-    z, _, _, _ = _post_fwd(x2, weight, norm_weight, norm_bias, bias, r2, float(eps), bool(is_ln))
+    z, _, _, _ = _post_fwd(x2, weight, norm_weight, norm_bias, bias, r2, float(eps), float(offset),
+                           bool(is_ln))
     return z.view(*lead, N)
 
 
@@ -499,59 +513,14 @@ def _mlp_backward(ctx, dout, *_unused):
 _mlp_fwd.register_autograd(_mlp_backward, setup_context=_mlp_setup)
 
 
-def postnorm_mlp(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor], b1: Optional[Tensor],
-                 w2: Tensor, g2: Tensor, beta2: Optional[Tensor], b2: Optional[Tensor],
-                 eps: float = 1e-6, *, layernorm: bool = False) -> Tensor:
-    """out = norm2(silu(norm1(x W1^T + b1)) W2^T + b2 + x), norm = RMSNorm (LayerNorm when
-    `layernorm`, then beta1/beta2 are required). x [..., D], w1 [H, D], w2 [D, H]. Forward: two
-    fused post-norm kernels (+ SiLU in torch); backward: norm1's backward fused into the
-    epilogue of linear 2's dX GEMM (the regrouping), norm2's by the norm-backward kernel."""
-    _check_mlp(x, w1, g1, beta1, b1, w2, g2, beta2, b2, layernorm)
+def postnorm_mlp_train(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor],
+                       b1: Optional[Tensor], w2: Tensor, g2: Tensor, beta2: Optional[Tensor],
+                       b2: Optional[Tensor], eps: float, layernorm: bool) -> Tensor:
+    """The fused path of normfuse.ops.postnorm_mlp (inputs already validated): two fused
+    post-norm kernels (+ SiLU in torch) forward, the regrouped backward."""
     lead = tuple(x.shape[:-1])
     x2 = x.reshape(-1, x.shape[-1])
     if x2.stride(-1) != 1:
         x2 = x2.contiguous()
     out = _mlp_fwd(x2, w1, g1, beta1, b1, w2, g2, beta2, b2, float(eps), bool(layernorm))[0]
     return out.view(*lead, w2.shape[0])
-
-
-def _check_mlp(x, w1, g1, beta1, b1, w2, g2, beta2, b2, layernorm):
-    op = "postnorm_mlp"
-    named = dict(x=x, w1=w1, g1=g1, beta1=beta1, b1=b1, w2=w2, g2=g2, beta2=beta2, b2=b2)
-    for n, t in named.items():
-        if t is not None and not isinstance(t, torch.Tensor):
-            raise TypeError(f"{op}: {n} must be a torch.Tensor, got {type(t).__name__}")
-    for n in ("x", "w1", "g1", "w2", "g2"):
-        if named[n] is None:
-            raise TypeError(f"{op}: {n} is required")
-    if layernorm and (beta1 is None or beta2 is None):
-        raise ValueError(f"{op}: layernorm=True needs beta1 and beta2")
-    if not layernorm and (beta1 is not None or beta2 is not None):
-        raise ValueError(f"{op}: beta1/beta2 are LayerNorm's; pass layernorm=True")
-    D = x.shape[-1]
-    if w1.dim() != 2 or w1.shape[1] != D:
-        raise ValueError(f"{op}: w1 must be [hidden, {D}], got w1 of shape {tuple(w1.shape)}")
-    H = w1.shape[0]
-    if w2.dim() != 2 or tuple(w2.shape) != (D, H):
-        raise ValueError(f"{op}: w2 must be [{D}, {H}] (the residual needs out_features = "
-                         f"x.shape[-1]), got w2 of shape {tuple(w2.shape)}")
-    for n, t, L in (("g1", g1, H), ("beta1", beta1, H), ("b1", b1, H), ("g2", g2, D),
-                    ("beta2", beta2, D), ("b2", b2, D)):
-        if t is not None and tuple(t.shape) != (L,):
-            raise ValueError(f"{op}: {n} must have shape ({L},), got {tuple(t.shape)}")
-    given = {n: t for n, t in named.items() if t is not None}
-    if x.dtype not in (torch.bfloat16, torch.float16):
-        raise TypeError(f"{op}: x must be bfloat16 or float16, got {x.dtype}")
-    bad = {n: t.dtype for n, t in given.items() if t.dtype != x.dtype}
-    if bad:
-        raise TypeError(f"{op}: every tensor must have x's dtype {x.dtype}; got "
-                        + ", ".join(f"{n} {d}" for n, d in bad.items()))
-    _check_devices(op, {n: t.device for n, t in given.items()})
-
-
-def _check_devices(op: str, devs: dict) -> None:
-    if any(d.type != "cuda" for d in devs.values()) or len(set(devs.values())) != 1:
-        raise ValueError(f"{op}: all tensors must be CUDA tensors on one device, got "
-                         + ", ".join(f"{n} on {d}" for n, d in devs.items()))
-    from .prenorm_linear import _check_hopper
-    _check_hopper(op, next(iter(devs.values())))

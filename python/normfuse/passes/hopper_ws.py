@@ -88,7 +88,7 @@ from dataclasses import dataclass, replace
 from ..ir import Module, Op, Value
 from ..ir import ops
 from ..ir import ws_plan as P
-from ..ir.affine import (DimIndex, Forms, NotAffine, Poly, conditions, divide, dims_of,
+from ..ir.affine import (TRIP, DimIndex, Forms, NotAffine, Poly, conditions, divide, dims_of,
                          drop_trip, is_scalar, position, split_dims, swap_dims, trip)
 from ..ir.effects import writes_memory
 from ..ir.match import ForLoop, is_zero_constant
@@ -431,7 +431,7 @@ class _Matcher:
         other = 1 - k_dim
         block = shape(load.results[0])
         kc, oc = coords[k_dim], coords[other]
-        if kc != Poly({((P_TRIP, ()),): self.BK}):
+        if kc != Poly.atom(TRIP).scale(self.BK):
             raise _Miss(f"the {what} descriptor load does not walk K by {self.BK}", load)
         coord = self._coordinate(oc, block[other])
         if not coord:
@@ -598,9 +598,6 @@ class _Matcher:
         except NotAffine:
             return False
         return b1 is b2 and p1 == drop_trip(p2)
-
-
-P_TRIP = ("trip",)
 
 
 def _first(f):

@@ -1,0 +1,344 @@
+"""What every op layer shares: where the fused kernels run, input validation, weight lists and
+the caches of tensors derived from weights.
+
+- Device facts (`capability`, `sm_count`: normfuse.device, cached per device index, no
+  str-returning device call on a hot path); `fused_unavailable` (None where the fused kernels
+  run: a CUDA tensor on an sm_90 GPU; else the reason, for the one `FallbackWarning`).
+- Validation in the user's terms (`check_prenorm`, `check_postnorm`): the argument by name, its
+  shape or dtype, what was expected.
+- Weight lists (`as_lists`): one weight [N, K] or siblings [N_i, K] reading one norm, each with an
+  optional bias; `adjacent` says when siblings are consecutive views of one buffer (then they
+  are one [sum N_i, K] weight without a copy).
+- `DerivedCache`: tensors computed from weights (W diag(offset + g), W beta, concatenated
+  siblings, unit-stride copies), cached per the sources' identity (their storage, offset, shape,
+  strides, dtype) and version counters, so an in-place update (an optimizer step) is seen at
+  the next call; an entry holds weak references to the sources' storages, so memory freed and
+  reused by another weight never hits. Tensors without a version counter (made under
+  torch.inference_mode) are never cached. Nothing is stored while a CUDA graph is captured.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+import weakref
+from collections import OrderedDict
+from typing import Any, Callable, Optional, Sequence
+
+import torch
+from torch import Tensor
+
+from ..device import capability, device_index as _index, device_name as _device_name, sm_count
+
+__all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "warn_fallback",
+           "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
+           "FUSED_DTYPES", "shape_str"]
+
+FUSED_DTYPES = (torch.bfloat16, torch.float16)
+FALLBACK_DTYPES = (torch.bfloat16, torch.float16, torch.float32, torch.float64)
+
+
+class FallbackWarning(UserWarning):
+    """The fused kernels do not run here (not a CUDA tensor, or not an sm_90 GPU): the op
+    computes the same function with reference math (torch, fp32 internally). Warned once per
+    process and reason."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Device facts (cached per device index)
+# ---------------------------------------------------------------------------------------------
+
+_UNAVAILABLE: dict = {}
+
+
+def fused_unavailable(device: torch.device) -> Optional[str]:
+    """None when the fused kernels run on `device` (a CUDA device of compute capability 9.x),
+    else why not, in a sentence. Cached per device."""
+    hit = _UNAVAILABLE.get(device, 0)
+    if hit != 0:
+        return hit
+    if device.type != "cuda":
+        why = f"the inputs are on {device}, the fused kernels run on Hopper GPUs (sm_90)"
+    else:
+        index = _index(device)
+        cap = capability(index)
+        why = None if cap[0] == 9 else (
+            f"{device} is {_device_name(index)} with compute capability sm_{cap[0]}{cap[1]}; the "
+            f"fused kernels run on Hopper GPUs (sm_90)")
+    _UNAVAILABLE[device] = why
+    return why
+
+
+def check_hopper(op: str, device: torch.device) -> None:
+    """Raise when `device` cannot run the fused kernels (the explicit launch paths: prepare_*)."""
+    if device.type != "cuda":
+        raise ValueError(f"{op}: all tensors must be CUDA tensors on one device, got {device}")
+    index = _index(device)
+    cap = capability(index)
+    if cap[0] != 9:
+        raise RuntimeError(f"{op}: needs a Hopper GPU (sm_90); {device} is {_device_name(index)} "
+                           f"with compute capability sm_{cap[0]}{cap[1]}")
+
+
+_WARNED: set = set()
+
+
+def warn_fallback(op: str, why: str) -> None:
+    """The one FallbackWarning per process and reason."""
+    if why in _WARNED:
+        return
+    _WARNED.add(why)
+    warnings.warn(f"normfuse.{op}: {why}; computing with reference math (torch, fp32 "
+                  f"internally), not the fused kernels (warned once)", FallbackWarning,
+                  stacklevel=3)
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation (pure Python: no CUDA call)
+# ---------------------------------------------------------------------------------------------
+
+def shape_str(t) -> str:
+    return "None" if t is None else str(tuple(t.shape))
+
+
+def _is_tensor(op: str, name: str, t, required: bool = False) -> None:
+    if t is None:
+        if required:
+            raise TypeError(f"{op}: {name} is required")
+        return
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
+
+
+def as_lists(op: str, weight, bias) -> tuple[tuple, Optional[tuple]]:
+    """(weights, biases): `weight` as a tuple of [N_i, K] tensors, `bias` as None (no bias at
+    all) or a tuple of the same length of [N_i] tensors or None."""
+    if isinstance(weight, (list, tuple)):
+        if len(weight) == 0:
+            raise ValueError(f"{op}: weight is an empty list; pass a tensor [N, K] or a list of "
+                             "tensors [N_i, K]")
+        ws = tuple(weight)
+        names = [f"weight[{i}]" for i in range(len(ws))]
+        if bias is None:
+            bs = None
+        elif isinstance(bias, (list, tuple)):
+            if len(bias) != len(ws):
+                raise ValueError(f"{op}: bias must be None or a list of the same length as "
+                                 f"weight ({len(ws)} tensors), got a list of {len(bias)}")
+            bs = tuple(bias)
+            if all(b is None for b in bs):
+                bs = None
+        else:
+            raise TypeError(f"{op}: weight is a list of {len(ws)} tensors, so bias must be None or "
+                            f"a list of {len(ws)} tensors (or None entries), got "
+                            f"{type(bias).__name__}")
+    else:
+        ws, names = (weight,), ["weight"]
+        if isinstance(bias, (list, tuple)):
+            raise TypeError(f"{op}: bias is a list but weight is a single tensor; pass weight as a "
+                            "list too (siblings) or bias as a tensor")
+        bs = None if bias is None else (bias,)
+    for n, w in zip(names, ws):
+        _is_tensor(op, n, w, required=True)
+        if w.dim() != 2:
+            raise ValueError(f"{op}: {n} must be 2-D [out_features, in_features], got {n} of shape "
+                             f"{shape_str(w)}")
+    if bs is not None:
+        for i, (w, b) in enumerate(zip(ws, bs)):
+            n = f"bias[{i}]" if len(ws) > 1 or isinstance(bias, (list, tuple)) else "bias"
+            _is_tensor(op, n, b)
+            if b is not None and tuple(b.shape) != (w.shape[0],):
+                raise ValueError(f"{op}: {n} must have shape ({w.shape[0]},) = (out_features,), "
+                                 f"got {shape_str(b)}")
+    return ws, bs
+
+
+def _names(ws, bs) -> dict:
+    if len(ws) == 1:
+        d = {"weight": ws[0]}
+        if bs is not None:
+            d["bias"] = bs[0]
+        return d
+    d = {f"weight[{i}]": w for i, w in enumerate(ws)}
+    if bs is not None:
+        d.update({f"bias[{i}]": b for i, b in enumerate(bs) if b is not None})
+    return d
+
+
+def _common(op: str, x, tensors: dict, fused: bool) -> None:
+    """One dtype and one device over `tensors` (x first); the dtypes the path takes."""
+    given = {n: t for n, t in tensors.items() if t is not None}
+    devices = {t.device for t in given.values()}
+    if len(devices) != 1:
+        got = ", ".join(f"{n} on {t.device}" for n, t in given.items())
+        raise ValueError(f"{op}: all tensors must be on one device, got {got}")
+    allowed = FUSED_DTYPES if fused else FALLBACK_DTYPES
+    if x.dtype not in allowed:
+        names = "bfloat16 or float16" if fused else "a floating-point dtype"
+        where = " (the fused kernels)" if fused else ""
+        raise TypeError(f"{op}: x must be {names}{where}, got {x.dtype}")
+    if any(t.dtype != x.dtype for t in given.values()):
+        got = ", ".join(f"{n} {t.dtype}" for n, t in given.items())
+        raise TypeError(f"{op}: all tensors must have one dtype (x's, {x.dtype}), got {got}")
+
+
+def check_prenorm(op: str, x, ws: tuple, bs, named: dict, fused: bool) -> None:
+    """Pre-norm inputs: x [..., K], each weight [N_i, K], the norm's vectors (`named`) [K]."""
+    _is_tensor(op, "x", x, required=True)
+    for n, t in named.items():
+        _is_tensor(op, n, t)
+    if x.dim() < 1:
+        raise ValueError(f"{op}: x must have at least 1 dimension [..., in_features], got a scalar")
+    for n, t in named.items():
+        if t is not None and t.dim() != 1:
+            raise ValueError(f"{op}: {n} must be 1-D [in_features], got {n} of shape {shape_str(t)}")
+    wn = _names(ws, None)
+    K = x.shape[-1]
+    ks = {"x.shape[-1]": K}
+    ks.update({f"{n}.shape[1]": w.shape[1] for n, w in wn.items()})
+    ks.update({f"{n}.shape[0]": t.shape[0] for n, t in named.items() if t is not None})
+    if len(set(ks.values())) != 1:
+        got = ", ".join(f"{k}={v}" for k, v in ks.items())
+        shapes = ", ".join(f"{n} {shape_str(t)}" for n, t in {"x": x, **wn, **named}.items()
+                           if t is not None)
+        raise ValueError(f"{op}: shape mismatch, in_features must agree: {got} (shapes: {shapes})")
+    if K == 0:
+        raise ValueError(f"{op}: in_features must be positive, got x of shape {shape_str(x)}")
+    _common(op, x, {"x": x, **named, **_names(ws, bs)}, fused)
+
+
+def check_postnorm(op: str, x, weight, norm: dict, bias, residual, fused: bool) -> None:
+    """Post-norm inputs: x [..., K], weight [N, K], the norm's vectors [N], bias [N],
+    residual [..., N]."""
+    _is_tensor(op, "x", x, required=True)
+    ws, bs = as_lists(op, weight, bias)
+    if len(ws) != 1:
+        raise TypeError(f"{op}: weight must be one tensor [N, K] (a post-norm normalizes one "
+                        "output row)")
+    w = ws[0]
+    N = w.shape[0]
+    for name, t in norm.items():
+        _is_tensor(op, name, t, required=True)
+        if tuple(t.shape) != (N,):
+            raise ValueError(f"{op}: {name} must have shape ({N},) = (out_features,), got "
+                             f"{shape_str(t)}")
+    _is_tensor(op, "residual", residual)
+    if x.dim() < 1:
+        raise ValueError(f"{op}: x must have at least 1 dimension [..., in_features], got a scalar")
+    if residual is not None:
+        want = tuple(x.shape[:-1]) + (N,)
+        if tuple(residual.shape) != want:
+            raise ValueError(f"{op}: residual must have the output's shape {want}, got "
+                             f"{shape_str(residual)}")
+    K = x.shape[-1]
+    if w.shape[1] != K:
+        raise ValueError(f"{op}: shape mismatch, in_features must agree: x.shape[-1]={K}, "
+                         f"weight.shape[1]={w.shape[1]} (shapes: x {shape_str(x)}, weight "
+                         f"{shape_str(w)})")
+    if K == 0:
+        raise ValueError(f"{op}: in_features must be positive, got x of shape {shape_str(x)}")
+    _common(op, x, {"x": x, "weight": w, **norm, "bias": bias, "residual": residual}, fused)
+
+
+# ---------------------------------------------------------------------------------------------
+# Siblings and the derived-weight cache
+# ---------------------------------------------------------------------------------------------
+
+def adjacent(ws: Sequence[Tensor]) -> bool:
+    """Whether the weights [N_i, K] are consecutive row blocks of one buffer (each starts where
+    the previous ends, same strides): then they are one [sum N_i, K] view."""
+    if len(ws) == 1:
+        return True
+    w0 = ws[0]
+    st = w0.stride()
+    store = w0.untyped_storage()
+    end = w0.storage_offset() + w0.shape[0] * st[0]
+    for w in ws[1:]:
+        if (w.stride() != st or w.dtype != w0.dtype or w.device != w0.device
+                or w.shape[1] != w0.shape[1] or w.untyped_storage() is not store
+                or w.storage_offset() != end):
+            return False
+        end += w.shape[0] * st[0]
+    return True
+
+
+def joined_view(ws: Sequence[Tensor]) -> Tensor:
+    """The [sum N_i, K] view of adjacent weights (`adjacent(ws)` must hold)."""
+    w0 = ws[0]
+    if len(ws) == 1:
+        return w0
+    n = sum(w.shape[0] for w in ws)
+    return w0.as_strided((n, w0.shape[1]), w0.stride(), w0.storage_offset())
+
+
+def _capturing() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+
+class DerivedCache:
+    """Tensors computed from weights, one entry per (kind, extra, sources' identity): a newer
+    version of the sources replaces the entry (an optimizer step does not pile up copies), and
+    an entry goes when a source's storage is freed. At most `size` entries (least recently used
+    dropped)."""
+
+    def __init__(self, size: int = 4096):
+        self.size = size
+        self._d: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self.misses = 0
+
+    def get(self, kind: str, sources: Sequence[Optional[Tensor]], extra: Any,
+            compute: Callable[[], Any], cache: bool = True):
+        """compute(), or the value cached for the same `kind`, `extra` and sources (None
+        entries allowed) at their current versions. `cache=False`: compute, store nothing."""
+        if not cache:
+            return compute()
+        ident, stores, versions = [kind, extra], [], []
+        try:
+            for t in sources:
+                if t is None:
+                    ident.append(None)
+                    continue
+                s = t.untyped_storage()
+                stores.append(s)
+                versions.append(t._version)
+                ident.append((id(s), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype,
+                              t.device))
+        except RuntimeError:  # an inference tensor: no version counter, nothing to key on
+            self.misses += 1
+            return compute()
+        key = tuple(ident)
+        versions = tuple(versions)
+        hit = self._d.get(key)
+        if (hit is not None and hit[1] == versions
+                and all(r() is s for r, s in zip(hit[0], stores))):
+            self._d.move_to_end(key)
+            return hit[2]
+        self.misses += 1
+        value = compute()
+        if not _capturing():  # a tensor made during capture lives in the graph's pool
+            drop = functools.partial(_drop, weakref.ref(self._d), key)
+            self._d[key] = (tuple(weakref.ref(s, drop) for s in stores), versions, value)
+            self._d.move_to_end(key)
+            if len(self._d) > self.size:
+                self._d.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def clear(self) -> None:
+        self._d.clear()
+
+
+def _drop(d_ref, key, _dead) -> None:
+    """A source's storage was freed: its entries go (their keys could be reused by new storage)."""
+    d = d_ref()
+    if d is not None:
+        d.pop(key, None)
+
+
+WEIGHTS = DerivedCache()
+
+
+def clear_caches() -> None:
+    """Drop every cached derived weight (folded, concatenated, unit-stride copies)."""
+    WEIGHTS.clear()

@@ -1,0 +1,278 @@
+"""The public functional ops: validate, then dispatch to the fused launch (inference), the
+autograd layer (training) or the reference path (where the fused kernels do not run).
+
+Layers of normfuse.ops, bottom up (each imports only those below it):
+
+    common.py                        device facts, validation, weight lists, derived-weight cache
+    prenorm_linear.py, postnorm_linear.py   the fused forward launches (prepare_* -> PreparedLaunch)
+    fallback.py                      the same functions in plain torch (reference path)
+    training.py                      backward kernels and the autograd custom ops
+    functional.py (this file)        rmsnorm_linear, layernorm_linear, linear_rmsnorm,
+                                     linear_layernorm, postnorm_mlp
+
+Dispatch of a call:
+- the fused kernels run for CUDA tensors on an sm_90 GPU in bfloat16 or float16; elsewhere
+  (CPU, another GPU, float32) the reference path computes the same function (fp32 inside, the
+  result in x's dtype) and trains through torch's autograd; `FallbackWarning` once per reason;
+- under autograd (grad mode on and a tensor requiring grad) the fused ops train through
+  normfuse.ops.training (the launch options must keep their defaults);
+- otherwise the fused inference launch (prepare_* in the layers below).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from . import fallback
+from .common import (FUSED_DTYPES, as_lists, check_postnorm, check_prenorm, fused_unavailable,
+                     warn_fallback)
+from .postnorm_linear import (DEFAULT_POSTNORM_PASSES, prepare_linear_layernorm,
+                              prepare_linear_rmsnorm)
+from .prenorm_linear import (DEFAULT_PASSES, GemmConfig, _check_offset, prepare_layernorm_linear,
+                             prepare_rmsnorm_linear)
+from .training import postnorm_linear_train, postnorm_mlp_train, prenorm_linear_train
+
+__all__ = ["rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm",
+           "postnorm_mlp"]
+
+
+def _wants_grad(*tensors) -> bool:
+    return torch.is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad
+                                           for t in tensors)
+
+
+def _why_not_fused(op: str, x) -> Optional[str]:
+    """None when the fused kernels take x, else the reason (the fallback's warning)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: x must be a torch.Tensor, got {type(x).__name__}")
+    why = fused_unavailable(x.device)
+    if why is None and x.dtype not in FUSED_DTYPES:
+        why = f"x is {x.dtype}; the fused kernels take bfloat16 or float16"
+    return why
+
+
+_TRAIN_DEFAULTS = {"folded": False, "config": None, "passes": DEFAULT_PASSES, "tma": None,
+                   "persistent": None, "row_blocks": None}
+
+
+def _training_options(op: str, **given) -> None:
+    """Training runs the default kernels: a non-default launch option is refused, by name."""
+    for name, value in given.items():
+        default = _TRAIN_DEFAULTS[name]
+        if name == "passes" and value in (DEFAULT_PASSES, DEFAULT_POSTNORM_PASSES,
+                                          tuple(DEFAULT_POSTNORM_PASSES)):
+            continue
+        if value is not default and value != default:
+            raise NotImplementedError(
+                f"{op}: {name}={value!r} is not supported under autograd (training uses the "
+                f"default kernels); leave {name} at its default or call under torch.no_grad()")
+
+
+def _cat_for_autograd(ws, bs):
+    """Siblings joined for the training path, differentiably (each weight gets its gradient)."""
+    w = ws[0] if len(ws) == 1 else torch.cat(ws)
+    if bs is None:
+        return w, None
+    if len(bs) == 1:
+        return w, bs[0]
+    return w, torch.cat([b if b is not None else v.new_zeros(v.shape[0]) for b, v in zip(bs, ws)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Pre-norm: y = norm(x) (offset + g) [+ beta] @ W^T + bias
+# ---------------------------------------------------------------------------------------------
+
+def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=0.0, folded=False,
+                   fold=True, config: GemmConfig | None = None, passes=DEFAULT_PASSES,
+                   tma: bool | None = None, persistent: bool | None = None,
+                   row_blocks: bool | None = None) -> Tensor:
+    """y = rmsnorm(x, offset + norm_weight, eps) @ weight^T + bias, in one kernel.
+
+    x: [..., K]; norm_weight: [K]; weight: [N, K] (any strides, e.g. GPT-2 Conv1D's
+    `weight.t()`) or a list of siblings [N_i, K] reading the same norm (q/k/v, gate/up); bias:
+    [N], or with a weight list None or a list of [N_i] tensors / None. Returns [..., N] (for a
+    list [..., sum N_i]: the outputs side by side in list order) in x's dtype.
+    `offset`: the norm's scale is offset + norm_weight (Gemma's (1 + w): offset=1.0).
+    `folded=True`: `weight` already holds W diag(offset + g) (`normfuse.ops.fold_norm_weight`),
+    the kernel skips g and `norm_weight` may be None (it is ignored otherwise). `fold=True`
+    (default) folds the scale into W on the fly (fp32, cached per weight version); `fold=False`
+    applies it in the k-loop. `bias` is added in the kernel's epilogue. `config` overrides the
+    tile table; `passes` the normfuse pipeline (`()` = the naive kernel, the oracle). `tma`:
+    read A and W tiles with bulk tensor copies (None: when g stays in the loop, the measured
+    faster choice; rows must be 16-byte aligned, else pointer loads are used). `persistent`:
+    one program per SM walks the tiles (None: the config's choice). `row_blocks`: in the
+    persistent form, walk row blocks (None: ROW_BLOCKS_DEFAULT).
+    Under autograd (grad mode on and a tensor requiring grad) the op trains (normfuse.ops.training;
+    the launch options must keep their defaults). Where the fused kernels do not run (CPU, not
+    sm_90, float32) the reference path computes the same function (FallbackWarning, once).
+    """
+    op = "rmsnorm_linear"
+    ws, bs = as_lists(op, weight, bias)
+    if not folded and norm_weight is None:
+        raise ValueError(f"{op}: norm_weight is required unless folded=True")
+    g = None if folded else norm_weight
+    _check_offset(op, offset, g)
+    why = _why_not_fused(op, x)
+    check_prenorm(op, x, ws, bs, {"norm_weight": g}, fused=False)
+    grad = _wants_grad(x, g, *ws, *(bs or ()))
+    if grad:  # refused on every device alike
+        _training_options(op, folded=folded, config=config, passes=passes, tma=tma,
+                          persistent=persistent, row_blocks=row_blocks)
+    if why is not None:
+        warn_fallback(op, why)
+        return fallback.prenorm_linear(x, g, None, ws, bs, eps, float(offset), False)
+    if grad:
+        w, b = _cat_for_autograd(ws, bs)
+        return prenorm_linear_train(op, x, g, None, w, eps, b, False, float(offset))
+    return prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, offset=offset, folded=folded,
+                                  fold=fold, config=config, passes=passes, tma=tma,
+                                  persistent=persistent, row_blocks=row_blocks)()
+
+
+def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, offset=0.0,
+                     fold=True, config: GemmConfig | None = None, passes=DEFAULT_PASSES,
+                     tma: bool | None = None, persistent: bool | None = None) -> Tensor:
+    """y = layer_norm(x, offset + norm_weight, norm_bias, eps) @ weight^T + bias, in one kernel.
+
+    norm_weight / norm_bias: [K] or None (no affine scale / shift; `offset` needs
+    norm_weight). Otherwise as `rmsnorm_linear` (weight lists, strided weights, training, the
+    reference path); `fold=True` (default) folds the scale into W and norm_bias into the output
+    bias (W norm_bias), `fold=False` keeps both in the k-loop.
+    """
+    op = "layernorm_linear"
+    ws, bs = as_lists(op, weight, bias)
+    _check_offset(op, offset, norm_weight)
+    why = _why_not_fused(op, x)
+    check_prenorm(op, x, ws, bs, {"norm_weight": norm_weight, "norm_bias": norm_bias},
+                  fused=False)
+    grad = _wants_grad(x, norm_weight, norm_bias, *ws, *(bs or ()))
+    if grad:
+        _training_options(op, config=config, passes=passes, tma=tma, persistent=persistent)
+    if why is not None:
+        warn_fallback(op, why)
+        return fallback.prenorm_linear(x, norm_weight, norm_bias, ws, bs, eps, float(offset),
+                                       True)
+    if grad:
+        w, b = _cat_for_autograd(ws, bs)
+        return prenorm_linear_train(op, x, norm_weight, norm_bias, w, eps, b, True, float(offset))
+    return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias, offset=offset,
+                                    fold=fold, config=config, passes=passes, tma=tma,
+                                    persistent=persistent)()
+
+
+# ---------------------------------------------------------------------------------------------
+# Post-norm: z = norm(x W^T + bias + residual) (offset + g) [+ beta]
+# ---------------------------------------------------------------------------------------------
+
+def linear_rmsnorm(x, weight, norm_weight, eps=1e-6, bias=None, residual=None, *, offset=0.0,
+                   config=None, passes=DEFAULT_POSTNORM_PASSES, tma: bool | None = None,
+                   persistent: bool | None = None) -> Tensor:
+    """z = rmsnorm(x @ weight^T + bias + residual, offset + norm_weight, eps), in one kernel.
+
+    x: [..., K]; weight: [N, K] (any strides); norm_weight: [N]; bias: [N] or None; residual:
+    [..., N] or None (added before the norm). Returns [..., N] in x's dtype. The kernel's form
+    (single CTA, cluster, deferred) follows from N and the config (normfuse.ops.postnorm_linear);
+    `passes=()` runs the naive kernel. `tma=True` reads the tiles with bulk tensor copies (when
+    rows are 16-byte aligned), False pointer loads, None (default) bulk copies when K >= 1024.
+    `persistent`: launch only as many programs (clusters) as run at once (None: the config's
+    choice, for large M). `offset`: the norm's scale is offset + norm_weight (rounded to its
+    dtype where the kernel reads it). Trains under autograd (normfuse.ops.training; the launch
+    options must keep their defaults); the reference path elsewhere (as rmsnorm_linear).
+    """
+    return _postnorm("linear_rmsnorm", x, weight, {"norm_weight": norm_weight}, eps, bias,
+                     residual, offset, dict(config=config, passes=passes, tma=tma,
+                                            persistent=persistent))
+
+
+def linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, residual=None, *,
+                     offset=0.0, config=None, passes=DEFAULT_POSTNORM_PASSES,
+                     tma: bool | None = None, persistent: bool | None = None) -> Tensor:
+    """z = layer_norm(x @ weight^T + bias + residual, [N], offset + norm_weight, norm_bias, eps),
+    in one kernel. As `linear_rmsnorm`; the row's sum and sum of squares are exchanged in one
+    step. norm_weight and norm_bias are required (ones / zeros for no affine parameters)."""
+    if norm_weight is None or norm_bias is None:
+        raise ValueError("linear_layernorm: norm_weight and norm_bias are required (pass ones / "
+                         "zeros for a LayerNorm without affine parameters)")
+    return _postnorm("linear_layernorm", x, weight,
+                     {"norm_weight": norm_weight, "norm_bias": norm_bias}, eps, bias, residual,
+                     offset, dict(config=config, passes=passes, tma=tma, persistent=persistent))
+
+
+def _postnorm(op, x, weight, norm: dict, eps, bias, residual, offset, options: dict):
+    if norm["norm_weight"] is None:
+        raise ValueError(f"{op}: norm_weight is required")
+    _check_offset(op, offset, norm["norm_weight"])
+    why = _why_not_fused(op, x)
+    check_postnorm(op, x, weight, norm, bias, residual, fused=False)
+    is_ln = "norm_bias" in norm
+    g, beta = norm["norm_weight"], norm.get("norm_bias")
+    grad = _wants_grad(x, weight, g, beta, bias, residual)
+    if grad:
+        _training_options(op, **options)
+    if why is not None:
+        warn_fallback(op, why)
+        return fallback.postnorm_linear(x, weight, g, beta, eps, bias, residual, float(offset),
+                                        is_ln)
+    if grad:
+        return postnorm_linear_train(op, x, weight, g, beta, eps, bias, residual, is_ln,
+                                     float(offset))
+    prepare = prepare_linear_layernorm if is_ln else prepare_linear_rmsnorm
+    return prepare(x, weight, *norm.values(), eps, bias, residual, offset=offset, **options)()
+
+
+# ---------------------------------------------------------------------------------------------
+# The block: out = norm2(silu(norm1(x W1^T + b1)) W2^T + b2 + x)
+# ---------------------------------------------------------------------------------------------
+
+def postnorm_mlp(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor], b1: Optional[Tensor],
+                 w2: Tensor, g2: Tensor, beta2: Optional[Tensor], b2: Optional[Tensor],
+                 eps: float = 1e-6, *, layernorm: bool = False) -> Tensor:
+    """out = norm2(silu(norm1(x W1^T + b1)) W2^T + b2 + x), norm = RMSNorm (LayerNorm when
+    `layernorm`, then beta1/beta2 are required). x [..., D], w1 [H, D], w2 [D, H]. Forward: two
+    fused post-norm kernels (+ SiLU in torch); backward: norm1's backward fused into the
+    epilogue of linear 2's dX GEMM (the regrouping), norm2's by the norm-backward kernel. The
+    reference path where the fused kernels do not run (as rmsnorm_linear)."""
+    op = "postnorm_mlp"
+    _check_mlp(op, x, w1, g1, beta1, b1, w2, g2, beta2, b2, layernorm)
+    why = _why_not_fused(op, x)
+    if why is not None:
+        warn_fallback(op, why)
+        return fallback.postnorm_mlp(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, layernorm)
+    return postnorm_mlp_train(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, layernorm)
+
+
+def _check_mlp(op, x, w1, g1, beta1, b1, w2, g2, beta2, b2, layernorm):
+    named = dict(x=x, w1=w1, g1=g1, beta1=beta1, b1=b1, w2=w2, g2=g2, beta2=beta2, b2=b2)
+    for n, t in named.items():
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(f"{op}: {n} must be a torch.Tensor, got {type(t).__name__}")
+    for n in ("x", "w1", "g1", "w2", "g2"):
+        if named[n] is None:
+            raise TypeError(f"{op}: {n} is required")
+    if layernorm and (beta1 is None or beta2 is None):
+        raise ValueError(f"{op}: layernorm=True needs beta1 and beta2")
+    if not layernorm and (beta1 is not None or beta2 is not None):
+        raise ValueError(f"{op}: beta1/beta2 are LayerNorm's; pass layernorm=True")
+    D = x.shape[-1]
+    if w1.dim() != 2 or w1.shape[1] != D:
+        raise ValueError(f"{op}: w1 must be [hidden, {D}], got w1 of shape {tuple(w1.shape)}")
+    H = w1.shape[0]
+    if w2.dim() != 2 or tuple(w2.shape) != (D, H):
+        raise ValueError(f"{op}: w2 must be [{D}, {H}] (the residual needs out_features = "
+                         f"x.shape[-1]), got w2 of shape {tuple(w2.shape)}")
+    for n, t, L in (("g1", g1, H), ("beta1", beta1, H), ("b1", b1, H), ("g2", g2, D),
+                    ("beta2", beta2, D), ("b2", b2, D)):
+        if t is not None and tuple(t.shape) != (L,):
+            raise ValueError(f"{op}: {n} must have shape ({L},), got {tuple(t.shape)}")
+    given = {n: t for n, t in named.items() if t is not None}
+    if len({t.device for t in given.values()}) != 1:
+        raise ValueError(f"{op}: all tensors must be on one device, got "
+                         + ", ".join(f"{n} on {t.device}" for n, t in given.items()))
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"{op}: x must be a floating-point tensor, got {x.dtype}")
+    bad = {n: t.dtype for n, t in given.items() if t.dtype != x.dtype}
+    if bad:
+        raise TypeError(f"{op}: every tensor must have x's dtype {x.dtype}; got "
+                        + ", ".join(f"{n} {d}" for n, d in bad.items()))
