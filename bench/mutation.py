@@ -132,8 +132,8 @@ MUTANTS += [
            '"=f,l,l,r", [ptrs.to(gl.int64), w, epoch - 1],',
            "template, shared statistics: the epoch off by one (a word of the previous launch is "
            "taken)", _L),
-    Mutant("L6", LL, "descs.append(TmaArg(t, shape, (stride, 1), block))",
-           "descs.append(TmaArg(t, shape, (descs[0].strides[0] if descs else stride, 1), block))",
+    Mutant("L6", LL, "(stride, 1), d.block))",
+           "(self.operands[0][2][0] if self.operands else stride, 1), d.block))",
            "host: the TMA descriptors of B and the output built with A's row stride", _L),
     Mutant("L7", WS, "    n = gl.cdiv(tiles - gl.program_id(0), gl.num_programs(0))",
            "    n = (tiles - gl.program_id(0)) // gl.num_programs(0)",
