@@ -1,16 +1,24 @@
-"""Mutation testing of the CPU suite: plant one small semantic bug in a pass, run the tests, see
-whether any fails. Not part of CI (about 2-3 minutes per mutant and suite on 2 cores).
+"""Mutation testing of the CPU suite: plant one small semantic bug in a pass or in the lowering,
+run the tests, see whether any fails. Not part of CI (minutes per mutant and suite on 2 cores).
 
     python3 bench/mutation.py                      # every mutant, the whole CPU suite
     python3 bench/mutation.py --only M2 M9         # some of them
+    python3 bench/mutation.py --group lowering     # the lowering's mutants (L1-L8: issue 24's)
+    python3 bench/mutation.py --check              # only check that every pattern occurs once
+    python3 bench/mutation.py --group lowering --tests test/python/test_lowered_numerics.py
+                                                   # a part of the suite (what a part catches,
+                                                   # the whole suite catches)
     python3 bench/mutation.py --without-interpreter  # also run the suite minus the interpreter's
-                                                     # tests (test_interpreter.py,
-                                                     # test_pass_numerics.py), for comparison
-    python3 bench/mutation.py --out bench/results/mutation.json
+                                                     # tests, for comparison
+    python3 bench/mutation.py --out bench/results/mutation/lowering.json
 
-Each mutant is an exact text replacement in one file of a copy of this checkout (the snippet
-must occur once); every mutant still produces IR that Triton parses and verifies. M1-M4 are the
-four that survived the suite in issue 14's measurement (the issue names them, not their code).
+Each mutant is (file, pattern, replacement): an exact text replacement in one file of a copy of
+this checkout (the pattern must occur once: `--check` lists the mutants whose pattern moved, as
+after a refactoring). Every mutant still compiles (Triton parses and verifies its IR; the
+lowering's mutants compile for sm_90). M1-M4 are the four that survived the suite in issue 14's
+measurement (the issue names them, not their code); L1-L8 are the eight lowering bugs of issue
+24 (all eight survived the CPU suite before the TTGIR interpreter), L9-L14 more of the lowering's
+synchronization and tile order.
 """
 from __future__ import annotations
 
@@ -29,7 +37,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 LP = "python/normfuse/passes/lazy_prenorm.py"
 CR = "python/normfuse/passes/cluster_reduce.py"
-INTERPRETER_TESTS = ("test/python/test_interpreter.py", "test/python/test_pass_numerics.py")
+# the lowering (hopper-ws): where each piece lives on this branch
+WS = "python/normfuse/lowering/ws_gemm.py"        # the Gluon template
+CG = "python/normfuse/lowering/codegen.py"        # the hooks' translation
+LL = "python/normfuse/lowering/launch.py"         # the host side: descriptors, derived arguments
+INTERPRETER_TESTS = ("test/python/test_interpreter.py", "test/python/test_pass_numerics.py",
+                     "test/python/test_lowered_numerics.py")
 
 
 @dataclass(frozen=True)
@@ -39,6 +52,7 @@ class Mutant:
     old: str
     new: str
     what: str
+    group: str = "passes"
 
 
 MUTANTS = [
@@ -93,6 +107,65 @@ MUTANTS = [
            "initial zeros instead of the first tile's statistics"),
 ]
 
+_L = "lowering"
+MUTANTS += [
+    # issue 24's eight
+    Mutant("L1", CG, 'return self._emit(f"({a} {sym} {b})",',
+           'return self._emit(f"({b} - {a})" if op == "sub" else f"({a} {sym} {b})",',
+           "hooks: a flipped subtraction (b - a) in the translated subtractions", _L),
+    Mutant("L2", LL, "        if scale is not None:\n            K = w.shape[k_axis]",
+           "        if scale is not None and False:\n            K = w.shape[k_axis]",
+           "host: LayerNorm's derived column sum taken of W instead of diag(g) W", _L),
+    Mutant("L3", WS, "                if WITH_STATS:\n"
+                     "                    st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)\n"
+                     "            acc = warpgroup_mma_wait(1, deps=(acc,))",
+           "                if WITH_STATS:\n"
+           "                    if kk < k_tiles - 1:\n"
+           "                        st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)\n"
+           "            acc = warpgroup_mma_wait(1, deps=(acc,))",
+           "template: the statistics leave out the last K tile (A from shared memory)", _L),
+    Mutant("L4", WS, "gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)",
+           "gl.convert_layout(c0, row_c), pid_m, pid_m, eargs)",
+           "template: the epilogue gets the M program id for the N one (column vectors of the "
+           "wrong tile)", _L),
+    Mutant("L5", WS, '"=f,l,l,r", [ptrs.to(gl.int64), w, epoch],',
+           '"=f,l,l,r", [ptrs.to(gl.int64), w, epoch - 1],',
+           "template, shared statistics: the epoch off by one (a word of the previous launch is "
+           "taken)", _L),
+    Mutant("L6", LL, "(stride, 1), d.block))",
+           "(self.operands[0][2][0] if self.operands else stride, 1), d.block))",
+           "host: the TMA descriptors of B and the output built with A's row stride", _L),
+    Mutant("L7", WS, "    n = gl.cdiv(tiles - gl.program_id(0), gl.num_programs(0))",
+           "    n = (tiles - gl.program_id(0)) // gl.num_programs(0)",
+           "template: the persistent work count rounded down (a CTA skips its last tile)", _L),
+    Mutant("L8", WS, "def noop_stats(af, c0, st0, st1, kk, pid_m, eargs):",
+           "def noop_stats(af, c0, st1, st0, kk, pid_m, eargs):",
+           "hooks: two bindings swapped (the statistics hook's st0 and st1, as its declaration "
+           "gives the generated hooks their signature)", _L),
+    # more of the template's synchronization and tile order
+    Mutant("L9", WS, "        mbarrier.wait(ring.ready.index(s), (pos // STAGES) & 1)",
+           "        mbarrier.wait(ring.ready.index(s), ((pos // STAGES) & 1) ^ 1)",
+           "template: the consumer waits for the wrong phase of a ring slot (reads it before its "
+           "TMA load landed)", _L),
+    Mutant("L10", WS, "mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)",
+           "mbarrier.arrive(ring.empty.index(s), pred=kk > 0)",
+           "template: the consumer releases the slot its wgmma is still reading (not the "
+           "previous one)", _L),
+    Mutant("L11", WS, "    fence_async_shared()\n    tma.async_copy_shared_to_global(",
+           "    tma.async_copy_shared_to_global(",
+           "template: no proxy fence between the output tile's shared store and its TMA store", _L),
+    Mutant("L12", WS, "mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)",
+           "mbarrier.expect(bar, ring.a_desc.block_type.nbytes)",
+           "template: the ring barrier expects A's bytes only (a phase may complete before B "
+           "lands)", _L),
+    Mutant("L13", WS, "            acc = warpgroup_mma_wait(1, deps=(acc,))",
+           "            acc = warpgroup_mma_wait(2, deps=(acc,))",
+           "template: two wgmma groups left in flight while the previous slot is released", _L),
+    Mutant("L14", WS, "    return first_m + (t % group) % size_m, (t % group) // size_m",
+           "    return first_m + (t % group) // size_m, (t % group) % size_m",
+           "template: the grouped tile order's M and N swapped (tiles computed twice or never)", _L),
+]
+
 
 def _copy_checkout(dst: Path) -> None:
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, check=True,
@@ -115,8 +188,9 @@ def _apply(root: Path, m: Mutant) -> None:
     path.write_text(text.replace(m.old, m.new))
 
 
-def _pytest(root: Path, ignore: tuple = ()) -> dict:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "test/python"]
+def _pytest(root: Path, ignore: tuple = (), tests: tuple = (), first: bool = False) -> dict:
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider",
+           *(("-x",) if first else ()), *(tests or ("test/python",))]
     for f in ignore:
         cmd += ["--ignore", f]
     env = dict(os.environ, PYTHONPATH=str(root / "python"))
@@ -131,17 +205,36 @@ def _pytest(root: Path, ignore: tuple = ()) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="*", help="mutant ids (default: all)")
+    ap.add_argument("--group", choices=("passes", "lowering"), help="only this group's mutants")
+    ap.add_argument("--check", action="store_true",
+                    help="only check that each chosen mutant's pattern occurs once")
+    ap.add_argument("--tests", nargs="*", default=(),
+                    help="test files to run instead of the whole CPU suite (test/python)")
+    ap.add_argument("--first-failure", action="store_true",
+                    help="stop a mutant's run at its first failing test (pytest -x): a quicker "
+                         "score, fewer tests listed per mutant")
     ap.add_argument("--without-interpreter", action="store_true",
                     help="also run the suite without the interpreter's test files")
     ap.add_argument("--out", help="write the results as JSON here")
     args = ap.parse_args(argv)
-    chosen = [m for m in MUTANTS if not args.only or m.id in args.only]
+    chosen = [m for m in MUTANTS if (not args.only or m.id in args.only)
+              and (args.group is None or m.group == args.group)]
+    if args.check:
+        stale = 0
+        for m in chosen:
+            path = REPO / m.file
+            n = path.read_text().count(m.old) if path.exists() else 0
+            stale += n != 1
+            print(f"{m.id:4} {'ok' if n == 1 else f'STALE ({n} occurrences)':24} {m.file}")
+        print(f"{len(chosen) - stale}/{len(chosen)} patterns apply")
+        return 1 if stale else 0
+    tests = tuple(args.tests)
     runs = {"full": ()}
     if args.without_interpreter:
         runs["without_interpreter"] = INTERPRETER_TESTS
 
-    def suite(root: Path) -> dict:
-        return {k: _pytest(root, ignore) for k, ignore in runs.items()}
+    def suite(root: Path, first: bool = False) -> dict:
+        return {k: _pytest(root, ignore, tests, first) for k, ignore in runs.items()}
 
     # the unmutated checkout first: a test that fails there (the machine, not the mutant) does
     # not count as catching anything. (The copies' directory names must not contain "normfuse":
@@ -165,7 +258,7 @@ def main(argv=None) -> int:
             _copy_checkout(root)
             _apply(root, m)
             row = {"id": m.id, "file": m.file, "what": m.what}
-            for k, r in suite(root).items():
+            for k, r in suite(root, args.first_failure).items():
                 r["caught_by"] = caught_by(r, baseline[k])
                 row[k] = r
             row["caught"] = bool(row["full"]["caught_by"])
@@ -186,7 +279,8 @@ def main(argv=None) -> int:
         print(f"without the interpreter tests: {sum(r['caught_without_interpreter'] for r in results)}"
               f"/{len(results)} caught")
     if args.out:
-        Path(args.out).write_text(json.dumps({"baseline": baseline, "mutants": results,
+        Path(args.out).write_text(json.dumps({"tests": list(tests) or ["test/python"],
+                                              "baseline": baseline, "mutants": results,
                                               "caught": caught, "total": len(results)},
                                              indent=1) + "\n")
     return 0

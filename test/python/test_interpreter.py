@@ -436,6 +436,32 @@ def test_inline_asm_is_evaluated_from_the_string():
                     {"BLOCK": 16}), [x, out], 1)
 
 
+@triton.jit
+def _asm_lanes(X, Y, Out, BLOCK: tl.constexpr):
+    # per element: add 3 to x until it reaches y (lanes leave the loop at different rounds), then
+    # pack (x, y) into 64 bits, unpack, and return x + y
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    y = tl.load(Y + offs)
+    z = tl.inline_asm_elementwise(
+        "{ .reg .pred %p; .reg .b32 %x, %lo, %hi; .reg .b64 %w; mov.u32 %x, $1; "
+        "LOOP: setp.ge.s32 %p, %x, $2; @%p bra DONE; add.s32 %x, %x, 3; bra LOOP; "
+        "DONE: mov.b64 %w, {%x, $2}; mov.b64 {%lo, %hi}, %w; add.u32 $0, %lo, %hi; }",
+        "=r,r,r", [x, y], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(Out + offs, z)
+
+
+def test_inline_asm_branches_predicates_and_register_pairs():
+    """Labels, setp, guarded and plain bra, divergent lanes, mov.b64 pack/unpack."""
+    x = torch.randint(-20, 20, (16,), dtype=torch.int32)
+    y = torch.randint(-20, 20, (16,), dtype=torch.int32)
+    out = torch.zeros(16, dtype=torch.int32)
+    run_ir(ttir(_asm_lanes, {"X": "*i32", "Y": "*i32", "Out": "*i32", "BLOCK": "constexpr"},
+                {"BLOCK": 16}), [x, y, out], 1)
+    xs = torch.where(x >= y, x, x + 3 * ((y - x + 2) // 3))
+    assert torch.equal(out, xs + y)
+
+
 def test_unknown_op_is_named_before_running():
     text = """
 module {

@@ -194,10 +194,13 @@ def _annotate(view: Module, tmodule) -> None:
     mine = _post_order(view.ops)
     # Align the two walks. MLIR elides an `scf.yield` without operands when printing (a loop
     # without results): Triton's walk has it, the printed text does not.
+    # Likewise `ttg.warp_specialize.partitions`, the op that holds the worker partitions' regions
+    # (printed as `partition0(...) {...}` of the warp_specialize op, not as an op of its own).
     pairs, j = [], 0
     for op in mine:
-        while j < len(tops) and _canon(tops[j][0]) != _canon(op.name) and tops[j][0] == "scf.yield" \
-                and not tops[j][1]:
+        while j < len(tops) and _canon(tops[j][0]) != _canon(op.name) and (
+                (tops[j][0] == "scf.yield" and not tops[j][1])
+                or tops[j][0] == "ttg.warp_specialize.partitions"):
             j += 1
         if j >= len(tops) or _canon(tops[j][0]) != _canon(op.name):
             raise IRError("internal: normfuse's view of the module disagrees with Triton's at "

@@ -1,7 +1,10 @@
 """A CPU interpreter for Triton 3.6 TTIR (as Triton prints it, before or after normfuse's passes).
 
 `run_ir(ir_text, args, grid, *, num_ctas=1, kernel=None)` runs every program of `grid` on the
-given arrays, like a launch: it returns nothing and writes into the arrays.
+given arrays, like a launch: it returns nothing and writes into the arrays. A warp-specialized
+TTGIR module (the kernel hopper-ws lowers to) runs in `warp_specialized`, which reuses the op
+closures below and adds shared memory, mbarriers, TMA, wgmma and partitions;
+`normfuse.testing.run_ir` (`testing/run.py`) picks one or the other.
 
 How it runs
 -----------
@@ -70,7 +73,8 @@ from ..ir.core import Module, Op, Value, _render, parse_type
 from ..ir.match import ForLoop, strip_loc
 from . import ptx
 from .memory import (FLOATS, Buffer, InterpreterError, Space, check_exit, elem_bytes, is_ptr,
-                     pointee, round_bf16, round_tf32, runtime_dtype, to_runtime)
+                     matmul_f32, one_thread, pointee, round_bf16, round_tf32, runtime_dtype,
+                     to_runtime)
 
 TRITON_SMEM = 1024  # stand-in for the shared memory Triton allocates itself (the asm must not touch it)
 GLOBAL_BASE = 1 << 32
@@ -204,16 +208,16 @@ class CTA:
             return addr
         return np.where(own, ptx.CLUSTER_BASE + (self.rank << ptx.RANK_SHIFT) + addr, addr)
 
-    def mem_load(self, space: str, addr, elem: str, what: str):
+    def mem_load(self, space: str, addr, elem: str, what: str, mask=None):
         if space == "global":
-            return self.launch.glob.load(addr, None, elem, actor=self, what=what)
-        return self.cluster.shared.load(self._shared_addr(space, addr, what), None, elem, actor=self,
+            return self.launch.glob.load(addr, mask, elem, actor=self, what=what)
+        return self.cluster.shared.load(self._shared_addr(space, addr, what), mask, elem, actor=self,
                                         what=what)
 
-    def mem_store(self, space: str, addr, value, elem: str, what: str):
+    def mem_store(self, space: str, addr, value, elem: str, what: str, mask=None):
         if space == "global":
-            return self.launch.glob.store(addr, value, None, elem, actor=self, what=what)
-        self.cluster.shared.store(self._shared_addr(space, addr, what), value, None, elem,
+            return self.launch.glob.store(addr, value, mask, elem, actor=self, what=what)
+        self.cluster.shared.store(self._shared_addr(space, addr, what), value, mask, elem,
                                   actor=self, what=what)
 
 
@@ -898,7 +902,7 @@ class _Compiler:
                 y = np.asarray(y, np.float32)
                 if tf32:
                     x, y = round_tf32(x), round_tf32(y)
-                r = np.matmul(x, y)
+                r = matmul_f32(x, y)
                 if elem == "f64":
                     r = np.matmul(np.asarray(env[a], np.float64), np.asarray(env[b], np.float64))
             else:
@@ -1222,6 +1226,18 @@ def cluster_dims(ir_text: str, kernel: str | None = None) -> int:
     return _func_attr(_pick_kernel(_load(ir_text), kernel), "normfuse.cluster_dims") or 1
 
 
+def _grid3(grid) -> tuple:
+    grid = tuple(int(g) for g in ((grid,) if isinstance(grid, int) else grid))
+    if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
+        raise InterpreterError(f"grid must be 1-3 non-negative ints, got {grid}")
+    return grid + (1,) * (3 - len(grid))
+
+
+def is_ttgir(text: str) -> bool:
+    """Whether a module is TritonGPU IR (a `ttg.num-warps` module attribute), not TTIR."""
+    return re.search(r'^module attributes \{[^\n]*"ttg\.num-warps"', text, re.M) is not None
+
+
 def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = None) -> None:
     """Run a TTIR module's kernel on `args` for every program of `grid`, like a launch.
 
@@ -1230,14 +1246,15 @@ def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = 
     cluster size the kernel is launched with (a `cluster-reduce`d kernel needs its
     `normfuse.cluster_dims`). `kernel`: the function's name when the module has several public
     ones. Raises `InterpreterError` (an unsupported op, a bad argument, an out-of-bounds access,
-    a failed tt.assert, a deadlock) or `RaceError` (see the module docstring).
+    a failed tt.assert, a deadlock) or `RaceError` (see the module docstring). TTGIR (a lowered
+    kernel) runs through `normfuse.testing.run_ir`, which dispatches to `warp_specialized`.
     """
+    if is_ttgir(ir_text):
+        raise InterpreterError("a TTGIR module (a lowered kernel): run it with "
+                               "normfuse.testing.run_ir, which runs warp-specialized kernels")
     module = _load(ir_text)
     func = _pick_kernel(module, kernel)
-    grid = tuple(int(g) for g in ((grid,) if isinstance(grid, int) else grid))
-    if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
-        raise InterpreterError(f"grid must be 1-3 non-negative ints, got {grid}")
-    grid = grid + (1,) * (3 - len(grid))
+    grid = _grid3(grid)
     dims = _func_attr(func, "normfuse.cluster_dims")
     if dims is not None and dims != num_ctas:
         raise InterpreterError(f"the kernel was split over {dims}-CTA clusters "
@@ -1295,7 +1312,7 @@ def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = 
         launch.glob.add(Buffer("the global scratch", launch.scratch_base,
                                np.zeros(launch.scratch_bytes * total, np.uint8), tracked=True))
 
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), one_thread():
         for z in range(grid[2]):
             for y in range(grid[1]):
                 for cx in range(grid[0]):
@@ -1310,6 +1327,7 @@ def _run_cluster(cluster: _Cluster, code: _BlockCode, env0: dict) -> None:
     for cta in cluster.ctas:
         gens[cta.rank] = _run_block(code, cta, dict(env0))
     waiting: dict[int, int] = {}
+    spinning: set[int] = set()  # CTAs in a polling loop (inline asm), since the last progress
     active = [c.rank for c in cluster.ctas]
     while active:
         progressed = False
@@ -1327,10 +1345,20 @@ def _run_cluster(cluster: _Cluster, code: _BlockCode, env0: dict) -> None:
                 if cta.smem is not None:
                     check_exit(cta.smem, cta)
                 progressed = True
+                spinning.clear()
                 continue
+            if req[0] == "spin":  # polled memory that no other CTA has written since
+                if r in spinning and spinning >= set(active) - set(waiting):
+                    raise InterpreterError(f"{req[1]}: CTA {cta.cta} polls memory in a loop that "
+                                           "no running CTA of its cluster can end (a hang on the "
+                                           "GPU: programs of a plain launch run one after another "
+                                           "here)")
+                spinning.add(r)
+                continue
+            spinning.clear()
             waiting[r] = req[1]
             progressed = True
-        if not progressed:
+        if not progressed and not spinning:
             stuck = ", ".join(f"CTA {cluster.ctas[r].cta} waits for phase {p}" for r, p in waiting.items())
             done = ", ".join(f"CTA {c.cta} {'exited' if c.exited else 'is at'} after {c.arrived} arrives"
                              for c in cluster.ctas)

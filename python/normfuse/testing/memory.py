@@ -115,6 +115,41 @@ def round_tf32(x) -> np.ndarray:
     return np.where(np.isfinite(x), r, x).astype(np.float32)
 
 
+def matmul_f32(x, y) -> np.ndarray:
+    """x @ y in float32 (a tile's dot), through torch's CPU kernel on one thread when torch is
+    there: numpy's OpenBLAS wakes its thread pool for every small product, which costs up to tens
+    of milliseconds each on a loaded machine (see `one_thread`)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    y = np.ascontiguousarray(y, dtype=np.float32)
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency of normfuse
+        return np.matmul(x, y)
+    return (torch.from_numpy(x) @ torch.from_numpy(y)).numpy()
+
+
+class one_thread:
+    """Context: torch's intra-op threads set to 1 (restored after). An interpreted kernel does
+    many small products one after another; a thread pool only adds wake-ups."""
+
+    def __enter__(self):
+        try:
+            import torch
+        except ImportError:  # pragma: no cover
+            self.torch = None
+            return self
+        self.torch = torch
+        self.prev = torch.get_num_threads()
+        if self.prev != 1:
+            torch.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        if self.torch is not None and self.prev != 1:
+            self.torch.set_num_threads(self.prev)
+        return False
+
+
 def to_runtime(value, elem: str) -> np.ndarray:
     """Convert an array to the interpreter's representation of `elem` (rounding bf16)."""
     if elem == "bf16":
@@ -187,8 +222,18 @@ class Space:
         """Split the (valid) addresses by buffer: [(buffer, positions, element offsets)]."""
         if not self.buffers:
             raise InterpreterError(f"{what}: no memory in the {self.name} space")
-        idx = np.searchsorted(self._bases, addr, side="right") - 1
-        uniq = np.unique(idx)
+        if addr.size > 1:  # the usual case, one buffer: no unique() over every lane
+            lo, hi = int(addr.min()), int(addr.max())
+            k = int(np.searchsorted(self._bases, lo, side="right")) - 1
+            if k >= 0 and (k + 1 == len(self._bases) or hi < self._bases[k + 1]):
+                idx = None
+                uniq = [k]
+            else:
+                idx = np.searchsorted(self._bases, addr, side="right") - 1
+                uniq = np.unique(idx)
+        else:
+            idx = np.searchsorted(self._bases, addr, side="right") - 1
+            uniq = np.unique(idx)
         groups = []
         for k in uniq:
             pos = None if len(uniq) == 1 else np.nonzero(idx == k)[0]
@@ -327,3 +372,149 @@ def check_exit(buf: Buffer, owner) -> None:
         if owner.waited < e + 1:
             raise RaceError(f"CTA {owner.cta} exits while a peer's write to its shared memory "
                             "is not ordered before the exit")
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared memory of warp-specialized kernels: mbarrier happens-before, async proxies
+# ---------------------------------------------------------------------------------------------
+
+class SharedAlloc:
+    """One `ttg.local_alloc` of one CTA, with its race shadow (see `warp_specialized`).
+
+    Values live in the interpreter's runtime representation (bf16 as rounded float32), flat, one
+    entry per element; views (`ttg.memdesc_*`) are index arrays into it. Per element the shadow
+    keeps: the last writer (an agent: a warp group of a CTA) and its clock at the write, whether
+    that write came through the async proxy (TMA), the clock of each agent's last read, and how
+    many async operations are in flight on it (a TMA load that will write it, a wgmma or TMA store
+    that may still read it). An access is race-free when every conflicting earlier access is
+    ordered before it by happens-before: the accessing agent's vector clock has seen the other
+    agent's clock at that access (through an mbarrier phase it waited for, or the fork/join of
+    `ttg.warp_specialize`), and no async operation on the same element is still in flight.
+    Shared memory written through the generic proxy (`ttg.local_store`) and then read by the
+    async proxy (TMA store, wgmma) also needs a `fence.proxy.async` (`ttng.fence_async_shared`)
+    by the writer after the write, ordered before the read."""
+
+    def __init__(self, name: str, shape: tuple, elem: str, gid0: int, n_local: int, cta: int):
+        n = int(np.prod(shape)) if shape else 1
+        self.name = name
+        self.shape = tuple(shape)
+        self.elem = elem
+        self.cta = cta
+        self.gid0 = gid0  # global id of the CTA's first agent (readers are indexed locally)
+        self.data = np.zeros(n, dtype=runtime_dtype(elem))
+        self.w_agent = np.full(n, -1, dtype=np.int32)
+        self.w_clk = np.zeros(n, dtype=np.int64)
+        self.w_async = np.zeros(n, dtype=bool)
+        self.r_clk = np.full((n_local, n), -1, dtype=np.int64)
+        self.inflight_w = np.zeros(n, dtype=np.int16)
+        self.inflight_r = np.zeros(n, dtype=np.int16)
+        self.barriers: dict[int, object] = {}
+        self.views: dict[tuple, np.ndarray] = {}
+
+    def index(self, offset: int, shape: tuple, strides: tuple) -> np.ndarray:
+        """Flat element indices of the view (offset, shape, strides), cached."""
+        key = (offset, shape, strides)
+        idx = self.views.get(key)
+        if idx is None:
+            idx = np.full(shape, offset, dtype=np.int64)
+            for d, (n, st) in enumerate(zip(shape, strides)):
+                sh = [1] * len(shape)
+                sh[d] = n
+                idx = idx + (np.arange(n, dtype=np.int64) * st).reshape(sh)
+            if idx.size and (idx.min() < 0 or idx.max() >= self.data.size):
+                raise InterpreterError(f"a view of {self.name} leaves its {self.data.size} elements")
+            self.views[key] = idx
+        return idx
+
+
+def _first_bad(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask.reshape(-1))[0])
+
+
+def check_shared_read(alloc: SharedAlloc, idx: np.ndarray, agent, *, proxy: str, what: str,
+                      fences=None) -> None:
+    """A read of elements `idx` of `alloc` by `agent` (`proxy`: 'generic' or 'async')."""
+    flat = idx.reshape(-1)
+    if alloc.inflight_w[flat].any():
+        k = flat[_first_bad(alloc.inflight_w[flat] > 0)]
+        raise RaceError(f"{what}: {agent.name} reads {alloc.name} (element {int(k)}) while a TMA "
+                        "load into it is still in flight (its mbarrier phase has not completed: "
+                        "a wait is missing or waits for the wrong phase)")
+    w = alloc.w_agent[flat]
+    if (w < 0).any():
+        k = flat[_first_bad(w < 0)]
+        raise RaceError(f"{what}: {agent.name} reads {alloc.name} (element {int(k)}), which nothing "
+                        "has written yet (a read before its producer's write: a missing wait, or a "
+                        "wait for the wrong phase)")
+    seen = agent.vc[w] >= alloc.w_clk[flat]
+    if not seen.all():
+        j = _first_bad(~seen)
+        raise RaceError(f"{what}: {agent.name} reads {alloc.name} (element {int(flat[j])}) written "
+                        f"by {agent.runtime.agent_name(int(w[j]))} with no happens-before between "
+                        "(no mbarrier phase orders the write before the read)")
+    if proxy == "async":
+        generic = ~alloc.w_async[flat]
+        if generic.any():
+            wg, cg = w[generic], alloc.w_clk[flat][generic]
+            ok = np.zeros(wg.shape, dtype=bool)
+            for a in np.unique(wg):
+                f = fences(int(a))  # sorted fence clocks of agent a
+                sel = wg == a
+                if len(f):
+                    pos = np.searchsorted(f, cg[sel], side="left")
+                    has = pos < len(f)
+                    fc = np.where(has, f[np.minimum(pos, len(f) - 1)], 0)
+                    ok[sel] = has & (agent.vc[a] >= fc)
+            if not ok.all():
+                j = _first_bad(~ok)
+                raise RaceError(f"{what}: the async proxy (TMA/wgmma) issued by {agent.name} reads "
+                                f"{alloc.name} (element {int(flat[generic][j])}) written through the "
+                                f"generic proxy by {agent.runtime.agent_name(int(wg[j]))} without a "
+                                "fence.proxy.async (fence_async_shared) between the write and the "
+                                "read")
+
+
+def record_shared_read(alloc: SharedAlloc, idx: np.ndarray, agent) -> None:
+    flat = idx.reshape(-1)
+    row = alloc.r_clk[agent.gid - alloc.gid0]
+    row[flat] = agent.clock
+
+
+def check_shared_write(alloc: SharedAlloc, idx: np.ndarray, agent, *, what: str) -> None:
+    """A write of elements `idx` by `agent` (generic store, or a TMA load at its issue)."""
+    flat = idx.reshape(-1)
+    if alloc.inflight_w[flat].any():
+        k = flat[_first_bad(alloc.inflight_w[flat] > 0)]
+        raise RaceError(f"{what}: {agent.name} writes {alloc.name} (element {int(k)}) while a TMA "
+                        "load into it is still in flight")
+    if alloc.inflight_r[flat].any():
+        k = flat[_first_bad(alloc.inflight_r[flat] > 0)]
+        raise RaceError(f"{what}: {agent.name} overwrites {alloc.name} (element {int(k)}) while an "
+                        "async read of it (a wgmma not yet retired by warp_group_dot_wait, or a TMA "
+                        "store not yet retired by async_tma_store_wait) may still be running")
+    w = alloc.w_agent[flat]
+    bad = (w >= 0) & (agent.vc[np.maximum(w, 0)] < alloc.w_clk[flat])
+    if bad.any():
+        j = _first_bad(bad)
+        raise RaceError(f"{what}: {agent.name} writes {alloc.name} (element {int(flat[j])}) that "
+                        f"{agent.runtime.agent_name(int(w[j]))} wrote, with no happens-before "
+                        "between the two writes")
+    for r in range(alloc.r_clk.shape[0]):
+        g = alloc.gid0 + r
+        if g == agent.gid:
+            continue
+        rc = alloc.r_clk[r][flat]
+        bad = (rc >= 0) & (agent.vc[g] < rc)
+        if bad.any():
+            j = _first_bad(bad)
+            raise RaceError(f"{what}: {agent.name} overwrites {alloc.name} (element {int(flat[j])}) "
+                            f"that {agent.runtime.agent_name(g)} read, with no happens-before "
+                            "between (the slot is written while it may still be read: its "
+                            "release/acquire on the mbarriers is missing or for the wrong phase)")
+
+
+def record_shared_write(alloc: SharedAlloc, idx: np.ndarray, agent, *, proxy: str) -> None:
+    flat = idx.reshape(-1)
+    alloc.w_agent[flat] = agent.gid
+    alloc.w_clk[flat] = agent.clock
+    alloc.w_async[flat] = proxy == "async"

@@ -5,6 +5,14 @@
 goes through ptxas as usual), runs its TTIR before the passes and after them on copies of
 `args`, and compares every pointer argument afterwards. `check_ir_numerics(ir_text, ...)` does
 the same for a TTIR text (a lit file's module), the passes run by `normfuse-opt`'s pipeline.
+
+When a lowering pass applied (hopper-ws: the kernel the ops launch is the warp-specialized
+template's TTGIR), the lowered kernel runs too (`run_lowered`): with the arguments the host side
+builds for it (`lowered_launch`: TMA descriptors over views of the tensors, the derived column
+sums, the shared-statistics words and epoch), on a persistent grid of `programs` CTAs, in the
+interleavings of `seeds`; its output is compared with the unlowered kernel's (`lowered_diffs`).
+`check_lowered_numerics(ck, args, ...)` does the same for a kernel compiled elsewhere (the ops'
+`aot_compile`).
 """
 from __future__ import annotations
 
@@ -14,13 +22,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .interpreter import cluster_dims, run_ir
+from .interpreter import cluster_dims
+from .run import run_ir
 from .memory import InterpreterError
 
-# "default": the TTIR part of the pipeline the ops compile each kernel with: the fusion passes of
-# pipeline.DEFAULT_PIPELINE (each applies where it matches; a pass that does not match changes
-# nothing), without the lowerings (hopper-ws hands back TTGIR with warp-specialized regions and
-# Gluon's ops, which this interpreter does not run; its translated hooks are checked on the GPU)
+# "default": the fusion passes of pipeline.DEFAULT_PIPELINE (each applies where it matches; a
+# pass that does not match changes nothing); the pre-norm kernels get the lowering (hopper-ws) as
+# well, as the ops compile them (its warp-specialized TTGIR runs in `warp_specialized`)
 def _fusion_passes() -> tuple:
     from ..passes import _load
     from ..pipeline import DEFAULT_PIPELINE
@@ -35,7 +43,7 @@ def default_pipeline(fn) -> tuple:
     from ..kernels import gemm, postnorm_gemm, prenorm_gemm
     from ..ops.postnorm_linear import DEFAULT_POSTNORM_PASSES
     if fn in (prenorm_gemm.rmsnorm_gemm_naive, prenorm_gemm.layernorm_gemm_naive):
-        return ("lazy-prenorm",)
+        return ("lazy-prenorm", "hopper-ws")
     if fn in (postnorm_gemm.linear_rmsnorm_naive, postnorm_gemm.linear_layernorm_naive):
         return tuple(DEFAULT_POSTNORM_PASSES)
     if fn is gemm.gemm_plain:
@@ -50,7 +58,9 @@ class NumericsCheck:
     `max_rel_diff`: the largest, over pointer arguments, of max|before - after| / max|before|
     (over elements finite in both; inf where one run left NaN/inf and the other did not, e.g.
     an unwritten tile of a NaN-poisoned output). `diffs`: the same per argument. `before` /
-    `after`: the arguments after each run (copies; arrays/tensors as given)."""
+    `after`: the arguments after each run (copies; arrays/tensors as given). `lowered`: the
+    runs of the lowered kernel (`LoweredRun`, one per seed; empty when nothing was lowered);
+    `max_rel_diff` includes their differences to `before`."""
 
     pipeline: str
     applied: list[str]
@@ -63,6 +73,35 @@ class NumericsCheck:
     after: dict[str, Any] = field(repr=False)
     ir_before: str = field(repr=False)
     ir_after: str = field(repr=False)
+    lowered: list = field(default_factory=list)
+
+    @property
+    def lowered_diffs(self) -> dict[str, float]:
+        """Per pointer argument, the largest difference of a lowered run to `before`."""
+        out: dict[str, float] = {}
+        for r in self.lowered:
+            for k, v in r.diffs.items():
+                out[k] = max(out.get(k, 0.0), v)
+        return out
+
+
+@dataclass
+class LoweredRun:
+    """One run of a lowered (warp-specialized) kernel: `seed` of the interleaving, `programs`
+    (persistent CTAs), `diffs` per pointer argument against the unlowered kernel's run, `args`
+    (the runtime arguments after the run), `info` (the interpreter's RunInfo), `binding` (what
+    the kernel was launched with)."""
+
+    seed: int
+    programs: int
+    diffs: dict[str, float]
+    args: dict[str, Any] = field(repr=False)
+    info: Any = None
+    binding: Any = field(default=None, repr=False)
+
+    @property
+    def max_rel_diff(self) -> float:
+        return max(self.diffs.values(), default=0.0)
 
 
 _TORCH = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64",
@@ -128,22 +167,138 @@ def rel_diff(a, b) -> float:
     return d / scale if scale > 0 else float("inf")
 
 
-def _compare(names, args, ir_before, ir_after, grid, kernel, pipeline, remarks, changed):
-    num_ctas = cluster_dims(ir_after, kernel)
+def _is_buffer(a) -> bool:
+    return hasattr(a, "data_ptr") or isinstance(a, np.ndarray)
+
+
+def _compare(names, args, ir_before, ir_after, grid, kernel, pipeline, remarks, changed,
+             lowered=None, programs: int = 3, seeds=(0,)):
     before = [_copy(a) for a in args]
-    after = [_copy(a) for a in args]
     run_ir(ir_before, before, grid, kernel=kernel)
-    run_ir(ir_after, after, grid, num_ctas=num_ctas, kernel=kernel)
     diffs = {}
-    for n, a, b in zip(names, before, after):
-        if hasattr(a, "data_ptr") or isinstance(a, np.ndarray):
-            diffs[n] = rel_diff(a, b)
+    if ir_after is not None:
+        num_ctas = cluster_dims(ir_after, kernel)
+        after = [_copy(a) for a in args]
+        run_ir(ir_after, after, grid, num_ctas=num_ctas, kernel=kernel)
+        for n, a, b in zip(names, before, after):
+            if _is_buffer(a):
+                diffs[n] = rel_diff(a, b)
+    else:  # the fused TTIR not run (check_lowered_numerics(fused=False))
+        num_ctas, after, ir_after = 1, before, ir_before
+    runs = []
+    if lowered is not None:
+        runs = run_lowered(lowered, args, names=names, programs=programs, seeds=seeds,
+                           before=before)
+    worst = max([*diffs.values(), *(r.max_rel_diff for r in runs)], default=0.0)
     return NumericsCheck(
         pipeline=pipeline, applied=[str(r) for r in remarks if "applied:" in str(r)],
         remarks=[str(r) for r in remarks], changed=changed, num_ctas=num_ctas,
-        max_rel_diff=max(diffs.values(), default=0.0), diffs=diffs,
+        max_rel_diff=worst, diffs=diffs,
         before=dict(zip(names, before)), after=dict(zip(names, after)),
-        ir_before=ir_before, ir_after=ir_after)
+        ir_before=ir_before, ir_after=ir_after, lowered=runs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lowered kernels: the host binding and the runs
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class LoweredBinding:
+    """A launch of a lowered kernel as the host builds it, on CPU tensors: `bound` (the
+    lowering's own record, `normfuse.lowering.launch.BoundLaunch`: the template's runtime
+    arguments by name, the descriptors' base/shape/strides/box, the grid), `args` (what the
+    TTGIR kernel's parameters receive, in order: each TMA descriptor followed by its shape and
+    strides, as Triton's launcher passes it, the `eargs` tuple flattened), `grid`,
+    `descriptors` (name -> descriptor), `sbuf`/`epoch` (the shared statistics' words and the
+    launch's epoch, or the placeholders a kernel without them never reads)."""
+
+    bound: Any
+    args: list
+    grid: tuple
+    descriptors: dict
+    sbuf: Any = None
+    epoch: int = 0
+
+
+# a NaN (f32 0x7fc00000) stamped with an epoch: what a previous launch left in the words
+_NAN_BITS = 0x7FC00000
+
+
+def stale_words(rows: int, epoch: int):
+    """Shared-statistics words (int64 [3 rows]) as launch `epoch - 1` left them, with NaN values:
+    a kernel that takes a word of another launch writes NaN into its output."""
+    import torch
+    return torch.full((3 * rows,), ((epoch - 1) << 32) | _NAN_BITS, dtype=torch.int64)
+
+
+def _flatten(values) -> list:
+    out = []
+    for v in values:
+        if isinstance(v, tuple):
+            out += _flatten(v)
+        elif hasattr(v, "base") and hasattr(v, "shape") and hasattr(v, "strides"):
+            out += [v, *v.shape, *v.strides]  # a TMA descriptor, as Triton's launcher expands it
+        else:
+            out.append(v)
+    return out
+
+
+def lowered_launch(lowered, runtime_args, *, programs: int = 3, epoch: int = 2,
+                   sbuf=None) -> LoweredBinding:
+    """The arguments the host side gives the lowered kernel of `lowered` (a LoweredLaunch, i.e.
+    `CompiledKernel.lowered`) for the unlowered kernel's runtime arguments (CPU tensors): the
+    lowering's own `LoweredLaunch.arguments`, as a GPU launch computes them, with `programs`
+    persistent CTAs instead of one per SM. With shared statistics: `sbuf` (default:
+    `stale_words`, a previous launch's NaN words) and `epoch`."""
+    cfg = lowered.instance.config
+    args = list(runtime_args)
+    bound = lowered.arguments(args, grid=programs, shared=(None, epoch) if cfg.stats_share else None)
+    if cfg.stats_share:
+        rows = -(-int(bound["M"]) // cfg.block_m) * cfg.block_m
+        bound = lowered.arguments(args, grid=programs,
+                                  shared=(stale_words(rows, epoch) if sbuf is None else sbuf, epoch))
+    descs = {n: v for n, v in zip(bound.names, bound.args) if n.endswith("_desc")}
+    return LoweredBinding(bound, _flatten(bound.args), tuple(bound.grid), descs,
+                          bound["sbuf"] if cfg.stats_share else None,
+                          bound["epoch"] if cfg.stats_share else 0)
+
+
+def run_lowered(lowered, args, *, names=None, programs: int = 3, seeds=(0,), before=None,
+                epoch: int = 2) -> list:
+    """Run the lowered kernel of `lowered` on copies of the unlowered kernel's runtime `args`,
+    once per interleaving seed; `before`: the unlowered kernel's arguments after its run, to
+    compare with (`LoweredRun.diffs`)."""
+    names = list(names) if names is not None else [f"arg{i}" for i in range(len(args))]
+    text = lowered.kernel.asm["ttgir"]
+    runs = []
+    for seed in seeds:
+        mine = [_copy(a) for a in args]
+        binding = lowered_launch(lowered, mine, programs=programs, epoch=epoch)
+        info = run_ir(text, binding.args, binding.grid, seed=seed)
+        diffs = {}
+        if before is not None:
+            for n, x, y in zip(names, before, mine):
+                if _is_buffer(x):
+                    diffs[n] = rel_diff(x, y)
+        runs.append(LoweredRun(seed, programs, diffs, dict(zip(names, mine)), info, binding))
+    return runs
+
+
+def check_lowered_numerics(ck, args, *, grid, programs: int = 3, seeds=(0,), names=None,
+                           fused: bool = True) -> NumericsCheck:
+    """`check_pass_numerics` for a kernel already compiled (`normfuse.compile` or the ops'
+    `aot_compile`) whose pipeline lowered it: the TTIR before the passes (on `grid`), the fused
+    TTIR (unless `fused=False`), and the lowered kernel (`programs` CTAs, each seed an
+    interleaving) on copies of the runtime `args`."""
+    if ck.lowered is None:
+        raise InterpreterError(f"the kernel was not lowered: {ck.remarks}")
+    fn = ck.kernel.src.fn
+    consts = {fn.arg_names[i[0] if isinstance(i, tuple) else i]
+              for i in getattr(ck.kernel.src, "constants", {})}
+    names = list(names) if names is not None else [n for n in fn.arg_names if n not in consts]
+    ttir = ck.asm["ttir"]
+    return _compare(names, list(args), ttir, ck.asm.get("normfuse", ttir) if fused else None, grid,
+                    None, ck.pipeline, ck.remarks, ck.applied, ck.lowered, programs, seeds)
 
 
 def launch_signature(fn, args, consts: dict) -> tuple[dict, dict]:
@@ -164,14 +319,17 @@ def launch_signature(fn, args, consts: dict) -> tuple[dict, dict]:
 
 
 def check_pass_numerics(fn, args, *, constexprs: dict, grid, passes="default",
-                        target: str = "cuda:90", **options) -> NumericsCheck:
+                        target: str = "cuda:90", programs: int = 3, seeds=(0,),
+                        **options) -> NumericsCheck:
     """Compile `fn` for sm_90 with `passes` (a pipeline spec or list; "default": see
     `default_pipeline`), run the IR before and after them on copies of `args`, compare.
 
     `args`: the runtime (non-constexpr) arguments in order, or a dict by name; arrays or CPU
     tensors for pointers (C-contiguous; the originals are not touched). `constexprs`: the
     constexpr arguments (those left out take their defaults). `options`: Triton compile options
-    (num_warps, num_stages, ...). The IR after the passes runs with the cluster size they chose."""
+    (num_warps, num_stages, ...). The IR after the passes runs with the cluster size they chose.
+    When a lowering pass applied, the lowered kernel runs as well (`programs` persistent CTAs,
+    one run per interleaving seed in `seeds`; `NumericsCheck.lowered`)."""
     import normfuse
     from ..pipeline import describe, parse_pipeline
 
@@ -197,7 +355,7 @@ def check_pass_numerics(fn, args, *, constexprs: dict, grid, passes="default",
     ir_before = ck.asm["ttir"]
     ir_after = ck.asm.get("normfuse", ir_before) if plist else ir_before
     return _compare(names, args, ir_before, ir_after, grid, None, describe(plist), ck.remarks,
-                    ck.applied)
+                    ck.applied, ck.lowered, programs, seeds)
 
 
 @functools.lru_cache(maxsize=16)
@@ -209,12 +367,37 @@ def _run_pipeline(ir_text: str, spec: str):
 
 
 def check_ir_numerics(ir_text: str, args: Sequence, grid, *, passes, kernel: str | None = None,
-                      names: Sequence[str] | None = None) -> NumericsCheck:
+                      names: Sequence[str] | None = None, programs: int = 3,
+                      seeds=(0,)) -> NumericsCheck:
     """`check_pass_numerics` for TTIR text: the passes run as `normfuse-opt` runs them; `kernel`
-    picks the function when the module has several (the remarks are the whole module's)."""
+    picks the function when the module has several (the remarks are the whole module's). A
+    lowering pass (hopper-ws) runs last on the fused module: when it applies, the lowered kernel
+    runs too (`programs`, `seeds`: see `check_pass_numerics`); it lowers a module of one kernel
+    (a lit file's `// -----` chunk)."""
     from ..pipeline import describe, parse_pipeline
     plist = parse_pipeline(passes)
-    res = _run_pipeline(ir_text, describe(plist))
+    fusion = [p for p in plist if not getattr(p, "lowers", False)]
+    lowering = [p for p in plist if getattr(p, "lowers", False)]
+    res = _run_pipeline(ir_text, describe(fusion)) if fusion else None
+    fused = res.text if res is not None else ir_text
+    remarks = list(res.remarks) if res is not None else []
+    changed = bool(res.changed) if res is not None else False
+    lowered = None
+    if lowering:
+        lowered, more = _lower_text(fused, lowering)
+        remarks += more
+        changed = changed or lowered is not None
     names = list(names) if names is not None else [f"arg{i}" for i in range(len(args))]
-    return _compare(names, list(args), ir_text, res.text, grid, kernel, describe(plist),
-                    res.remarks, res.changed)
+    return _compare(names, list(args), ir_text, fused, grid, kernel, describe(plist),
+                    remarks, changed, lowered, programs, seeds)
+
+
+def _lower_text(text: str, passes):
+    """Run lowering passes on a fused TTIR text: (LoweredLaunch or None, remarks)."""
+    from ..ir import bridge
+    from ..lowering.launch import LoweredLaunch
+    from ..pipeline import run_on_view
+    view = bridge.load(text, source_name="lowering.mlir")
+    built: list = []
+    remarks, _ = run_on_view(view, list(passes), lowered=built)
+    return (LoweredLaunch(built[0]) if built else None), remarks

@@ -20,10 +20,16 @@ every thread that runs the asm on its elements. What is supported is what normfu
 - `barrier.cluster.arrive[.release|.relaxed][.aligned]`, `barrier.cluster.wait[.acquire][.aligned]`
   (only in an asm whose operands are scalars: an elementwise asm runs once per element a thread
   holds, so a barrier there would arrive several times), `fence.*` (no-op: the interpreter runs
-  one access at a time).
+  one access at a time);
+- control flow: labels (`NAME:`), predicate registers set by `setp.<cmp>.<type>` (eq ne lt le gt
+  ge, lo ls hi hs), guards `@%p` / `@!%p`, and `bra`. The elements run as lanes with their own
+  program counters; the lanes at the lowest one step together (min-PC reconvergence). A taken
+  backward branch after a load is a polling loop: the asm yields `("spin", where)` there, so that
+  the interpreter's scheduler can run the CTA (or warp group) that is to write what the loop waits
+  for, and can tell a loop that waits forever (a hang on the GPU) from one that ends;
+- `mov.b64 %d, {%lo, %hi}` and `mov.b64 {%lo, %hi}, %d` (pack and unpack two 32-bit halves).
 
-Anything else (predicates, branches, `%tid`, vector loads, ...) raises `InterpreterError` naming
-the instruction. Shared-memory addresses: a CTA's window starts at `SMEM_BASE`; `mapa` maps an
+Anything else (`%tid`, vector loads, ...) raises `InterpreterError` naming the instruction. Shared-memory addresses: a CTA's window starts at `SMEM_BASE`; `mapa` maps an
 address of the own window to rank r's copy at `CLUSTER_BASE + r * 2**24 + address`.
 """
 from __future__ import annotations
@@ -57,6 +63,8 @@ class Instr:
     opcode: str
     mods: list
     operands: list
+    guard: tuple | None = None  # (predicate register, negated) of `@%p` / `@!%p`
+    label: str | None = None    # a label that names this instruction's position
 
 
 def decode_mlir_string(s: str) -> str:
@@ -86,21 +94,39 @@ def decode_mlir_string(s: str) -> str:
 def parse(asm: str) -> list[Instr]:
     text = re.sub(r"/\*.*?\*/", " ", asm, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
-    text = text.replace("{", ";").replace("}", ";")
+    # a register pair `{%lo, %hi}` (an operand) is not a scope: keep its braces
+    text = re.sub(r"\{(\s*[%$][\w$]+\s*(?:,\s*[%$][\w$]+\s*)+)\}", "\x01\\1\x02", text)
+    text = text.replace("{", ";").replace("}", ";").replace("\x01", "{").replace("\x02", "}")
     out = []
+    pending_labels: list[str] = []
     for stmt in text.split(";"):
         s = stmt.strip()
+        while True:  # labels: `NAME: instr` (or a label alone before the next statement)
+            lm = re.match(r"([A-Za-z_$][\w$]*)\s*:(?!:)\s*(.*)$", s, re.S)
+            if not lm:
+                break
+            pending_labels.append(lm.group(1))
+            s = lm.group(2).strip()
         if not s or s.startswith(".reg") or s.startswith(".pred"):
             continue
-        if s.startswith("@"):
-            raise InterpreterError(f"inline asm: predicated instruction '{s}' is not supported")
+        guard = None
+        gm = re.match(r"@(!?)\s*(%[\w$]+)\s+(.*)$", s, re.S)
+        if gm:
+            guard = (gm.group(2), gm.group(1) == "!")
+            s = gm.group(3).strip()
         m = re.match(r"([A-Za-z_][\w.:]*)\s*(.*)$", s, re.S)
         if not m:
             raise InterpreterError(f"inline asm: cannot read '{s}'")
         opcode, rest = m.group(1), m.group(2)
         parts = opcode.split(".")
         ops = [o.strip() for o in _split_operands(rest)] if rest.strip() else []
-        out.append(Instr(s, parts[0], parts[1:], ops))
+        ins = Instr(stmt.strip(), parts[0], parts[1:], ops, guard)
+        for lab in pending_labels:
+            out.append(Instr(f"{lab}:", "label", [], [], None, lab))
+        pending_labels = []
+        out.append(ins)
+    for lab in pending_labels:  # a label at the very end
+        out.append(Instr(f"{lab}:", "label", [], [], None, lab))
     return out
 
 
@@ -145,6 +171,14 @@ class AsmRunner:
         self.where = where
         self.has_wait = any(i.opcode == "barrier" and "wait" in i.mods for i in instrs)
         self.has_barrier = any(i.opcode == "barrier" for i in instrs)
+        self.labels = {i.label: k for k, i in enumerate(instrs) if i.label is not None}
+        if len(self.labels) != sum(i.label is not None for i in instrs):
+            raise InterpreterError(f"{where}: inline asm defines a label twice")
+        self.divergent = any(i.guard is not None or i.opcode == "bra" for i in instrs)
+        for i in instrs:
+            if i.opcode == "bra" and (len(i.operands) != 1 or i.operands[0] not in self.labels):
+                raise InterpreterError(f"{where}: inline asm: '{i.text}' branches to no label "
+                                       "of the asm")
 
     def err(self, ins: Instr | None, msg: str) -> InterpreterError:
         at = f" in '{ins.text}'" if ins is not None else ""
@@ -159,14 +193,57 @@ class AsmRunner:
         if self.has_barrier and shape != ():
             raise self.err(None, "barrier.cluster in an elementwise asm over a tensor "
                            f"{list(shape)}: every thread would run it once per element it holds")
-        for ins in self.instrs:
-            yield from self._step(ctx, ins, regs, shape)
+        if not self.divergent:
+            for ins in self.instrs:
+                if ins.opcode != "label":
+                    yield from self._step(ctx, ins, regs, shape)
+        else:
+            yield from self._run_lanes(ctx, regs, shape)
         res = []
         for k in range(nout):
             if f"${k}" not in regs:
                 raise self.err(None, f"output ${k} is never written")
             res.append(np.broadcast_to(regs[f"${k}"], shape))
         return res
+
+    def _run_lanes(self, ctx, regs, shape):
+        """Every element a lane with its own program counter; the lanes at the lowest counter
+        run the instruction together (masked: guards and lanes elsewhere keep their registers)."""
+        n = len(self.instrs)
+        pc = np.zeros(shape, dtype=np.int64)
+        polled, rounds = False, 0
+        while True:
+            live = pc < n
+            if not live.any():
+                return
+            cur = int(pc[live].min())
+            active = pc == cur
+            ins = self.instrs[cur]
+            mask = active
+            if ins.guard is not None:
+                reg, neg = ins.guard
+                if reg not in regs:
+                    raise self.err(ins, f"predicate {reg} is read before it is written")
+                p = np.broadcast_to(regs[reg].astype(bool), shape)
+                mask = active & (~p if neg else p)
+            if ins.opcode == "bra":
+                target = self.labels[ins.operands[0]]
+                pc = np.where(mask, target, np.where(active, cur + 1, pc))
+                if target <= cur and np.any(mask):
+                    if polled:
+                        # a polling loop: let whoever is to write what it waits for run first
+                        yield ("spin", self.where)
+                        polled = False
+                    else:
+                        rounds += 1
+                        if rounds > 1_000_000:
+                            raise self.err(ins, "a loop that loads nothing ran a million rounds")
+                continue
+            if ins.opcode == "ld":
+                polled = True
+            if ins.opcode != "label" and np.any(mask):
+                yield from self._step(ctx, ins, regs, shape, None if mask.all() else mask)
+            pc = np.where(active, cur + 1, pc)
 
     # -- operands ------------------------------------------------------------------------------
     def _read(self, ctx, ins, regs, tok: str, t, shape):
@@ -209,8 +286,14 @@ class AsmRunner:
                  "%dynamic_smem_size": ctx.smem_size, "%total_smem_size": ctx.smem_size}
         return table.get(tok)
 
-    def _write(self, regs, tok: str, value, t):
-        regs[tok.strip()] = np.asarray(value).astype(t, copy=False)
+    def _write(self, regs, tok: str, value, t, mask=None):
+        tok = tok.strip()
+        v = np.asarray(value).astype(t, copy=False)
+        if mask is not None:
+            old = regs.get(tok)
+            old = np.zeros(np.shape(mask), dtype=t) if old is None else _as(old, t)
+            v = np.where(mask, v, old)
+        regs[tok] = v
 
     def _addr(self, ctx, ins, regs, tok: str, shape):
         m = re.fullmatch(r"\[\s*([^\]+\-]+?)\s*(?:([+-])\s*([^\]]+?))?\s*\]", tok.strip())
@@ -223,10 +306,13 @@ class AsmRunner:
         return np.broadcast_to(base, shape)
 
     # -- instructions --------------------------------------------------------------------------
-    def _step(self, ctx, ins: Instr, regs, shape):
+    def _step(self, ctx, ins: Instr, regs, shape, mask=None):
         op, mods = ins.opcode, ins.mods
         types = [m for m in mods if m in _TYPES]
         rd = lambda k, t: self._read(ctx, ins, regs, ins.operands[k], t, shape)  # noqa: E731
+        wr = lambda v, t: self._write(regs, ins.operands[0], v, t, mask)  # noqa: E731
+        if mask is not None and op == "barrier":
+            raise self.err(ins, "a guarded or divergent barrier is not supported")
         if op == "barrier" and mods[:1] == ["cluster"]:
             kind = mods[1] if len(mods) > 1 else ""
             if kind == "arrive":
@@ -239,7 +325,13 @@ class AsmRunner:
         if op == "fence":
             return
         if op in ("ld", "st"):
-            self._ldst(ctx, ins, regs, shape)
+            self._ldst(ctx, ins, regs, shape, mask)
+            return
+        if op == "setp":
+            self._setp(ctx, ins, regs, shape, mask)
+            return
+        if op == "mov" and types and types[-1] == "b64" and "{" in "".join(ins.operands):
+            self._mov_pack(ctx, ins, regs, shape, mask)
             return
         if op == "mapa":
             if "shared::cluster" not in mods:
@@ -251,19 +343,19 @@ class AsmRunner:
             if (a >= (1 << RANK_SHIFT)).any():
                 raise self.err(ins, "mapa of an address that is not in the CTA's shared window")
             t = _TYPES[types[-1]][0] if types else np.uint32
-            self._write(regs, ins.operands[0], CLUSTER_BASE + (r << RANK_SHIFT) + a, t)
+            wr(CLUSTER_BASE + (r << RANK_SHIFT) + a, t)
             return
         if not types:
             raise self.err(ins, f"instruction '{op}' is not supported")
         t, kind = _TYPES[types[-1]]
         if op == "mov":
-            self._write(regs, ins.operands[0], rd(1, t), t)
+            wr(rd(1, t), t)
         elif op == "cvt":
             dst, src = (_TYPES[types[0]][0], _TYPES[types[-1]][0]) if len(types) == 2 else (t, t)
             v = rd(1, src)
             v = v.astype(np.float64).astype(dst) if np.dtype(dst).kind == "f" else \
                 v.astype(np.int64 if np.dtype(src).kind != "u" else np.uint64).astype(dst)
-            self._write(regs, ins.operands[0], v, dst)
+            wr(v, dst)
         elif op in ("add", "sub", "min", "max", "and", "or", "xor", "div"):
             a, b = rd(1, t), rd(2, t)
             f = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum,
@@ -272,31 +364,31 @@ class AsmRunner:
                 if kind != "f":
                     raise self.err(ins, "integer div is not supported")
                 f = np.divide
-            self._write(regs, ins.operands[0], f(a, b), t)
+            wr(f(a, b), t)
         elif op in ("neg", "abs", "not"):
             a = rd(1, t)
-            self._write(regs, ins.operands[0], {"neg": np.negative, "abs": np.abs,
+            wr({"neg": np.negative, "abs": np.abs,
                                                 "not": np.invert}[op](a), t)
         elif op == "mul":
             if kind == "f":
-                self._write(regs, ins.operands[0], rd(1, t) * rd(2, t), t)
+                wr(rd(1, t) * rd(2, t), t)
             elif "wide" in mods:
                 wt = {np.uint32: np.uint64, np.int32: np.int64, np.uint16: np.uint32,
                       np.int16: np.int32}[t]
-                self._write(regs, ins.operands[0], rd(1, t).astype(wt) * rd(2, t).astype(wt), wt)
+                wr(rd(1, t).astype(wt) * rd(2, t).astype(wt), wt)
             elif "lo" in mods:
-                self._write(regs, ins.operands[0], rd(1, t) * rd(2, t), t)
+                wr(rd(1, t) * rd(2, t), t)
             else:
                 raise self.err(ins, "integer mul needs .lo or .wide")
         elif op in ("mad", "fma"):
             if kind == "f":
                 v = (rd(1, t).astype(np.float64) * rd(2, t) + rd(3, t)).astype(t)
-                self._write(regs, ins.operands[0], v, t)
+                wr(v, t)
             elif "lo" in mods:
-                self._write(regs, ins.operands[0], rd(1, t) * rd(2, t) + rd(3, t), t)
+                wr(rd(1, t) * rd(2, t) + rd(3, t), t)
             elif "wide" in mods:
                 wt = {np.uint32: np.uint64, np.int32: np.int64}[t]
-                self._write(regs, ins.operands[0], rd(1, t).astype(wt) * rd(2, t).astype(wt)
+                wr(rd(1, t).astype(wt) * rd(2, t).astype(wt)
                             + rd(3, wt), wt)
             else:
                 raise self.err(ins, "integer mad needs .lo or .wide")
@@ -307,11 +399,41 @@ class AsmRunner:
             if (n >= bits).any():
                 raise self.err(ins, f"shift by {int(np.max(n))} of a {bits}-bit value")
             v = np.left_shift(a, n.astype(a.dtype)) if op == "shl" else np.right_shift(a, n.astype(a.dtype))
-            self._write(regs, ins.operands[0], v, t)
+            wr(v, t)
         else:
             raise self.err(ins, f"instruction '{ins.opcode}.{'.'.join(mods)}' is not supported")
 
-    def _ldst(self, ctx, ins: Instr, regs, shape):
+    _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+            "gt": np.greater, "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal,
+            "hi": np.greater, "hs": np.greater_equal}
+
+    def _setp(self, ctx, ins: Instr, regs, shape, mask):
+        cmp = next((m for m in ins.mods if m in self._CMP), None)
+        types = [m for m in ins.mods if m in _TYPES]
+        if cmp is None or len(types) != 1 or len(ins.operands) != 3 or "|" in ins.operands[0]:
+            raise self.err(ins, "expected setp.<cmp>.<type> %p, a, b")
+        t = _TYPES[types[0]][0]
+        a = self._read(ctx, ins, regs, ins.operands[1], t, shape)
+        b = self._read(ctx, ins, regs, ins.operands[2], t, shape)
+        self._write(regs, ins.operands[0], self._CMP[cmp](a, b), np.bool_, mask)
+
+    def _mov_pack(self, ctx, ins: Instr, regs, shape, mask):
+        """mov.b64 %d, {%lo, %hi} | mov.b64 {%lo, %hi}, %d."""
+        dst, src = ins.operands
+        halves = lambda tok: [x.strip() for x in tok.strip()[1:-1].split(",")]  # noqa: E731
+        if src.strip().startswith("{"):
+            lo, hi = (self._read(ctx, ins, regs, x, np.uint32, shape).astype(np.uint64)
+                      for x in halves(src))
+            self._write(regs, dst, lo | (hi << np.uint64(32)), np.uint64, mask)
+        elif dst.strip().startswith("{"):
+            v = self._read(ctx, ins, regs, src, np.uint64, shape)
+            lo, hi = halves(dst)
+            self._write(regs, lo, (v & np.uint64(0xFFFFFFFF)).astype(np.uint32), np.uint32, mask)
+            self._write(regs, hi, (v >> np.uint64(32)).astype(np.uint32), np.uint32, mask)
+        else:
+            raise self.err(ins, "expected mov.b64 with a {lo, hi} pair")
+
+    def _ldst(self, ctx, ins: Instr, regs, shape, mask=None):
         mods = [m for m in ins.mods]
         space = next((m for m in mods if m in _SPACES), None)
         types = [m for m in mods if m in _TYPES]
@@ -328,9 +450,9 @@ class AsmRunner:
         what = f"{self.where}: '{ins.text}'"
         if ins.opcode == "ld":
             addr = self._addr(ctx, ins, regs, ins.operands[1], shape)
-            v = ctx.mem_load(space, addr, elem, what)
-            self._write(regs, ins.operands[0], _as(v, t), t)
+            v = ctx.mem_load(space, addr, elem, what, mask)
+            self._write(regs, ins.operands[0], _as(v, t), t, mask)
         else:
             addr = self._addr(ctx, ins, regs, ins.operands[0], shape)
             v = self._read(ctx, ins, regs, ins.operands[1], t, shape)
-            ctx.mem_store(space, addr, np.broadcast_to(v, shape), elem, what)
+            ctx.mem_store(space, addr, np.broadcast_to(v, shape), elem, what, mask)
