@@ -136,12 +136,20 @@ def test_shared_statistics_order(num_pid_m, num_pid_n, programs):
 
 def test_ops_share_the_statistics_from_eight_n_tiles(monkeypatch):
     """The pre-norm ops' default: the statistics shared per row block at >= 8 N tiles (measured
-    faster there, slower at 2 and 4), per tile below; the plain GEMM and explicit passes as given."""
+    faster there, slower at 2 and 4) and >= 4 waves of tiles, per tile below; the plain GEMM and
+    explicit passes as given."""
     pick = ops._default_pipeline_for
     assert pick("rms", 2048, 256).endswith("hopper-ws{stats-share=true}")
     assert pick("ln", 8192, 256).startswith("lazy-prenorm,") and "stats-share" in pick("ln", 8192, 256)
     assert pick("rms", 2047 - 256, 256) == pick("rms", 1024, 256) == "default"
     assert pick("gemm", 8192, 256) == "default"
+    # and only from 4 waves of tiles (measured at the models' shapes): 8 N tiles x 64 row blocks
+    # = 512 < 4 x 132 tiles stays per tile, 8 x 66 = 528 shares; M = None does not count tiles
+    assert pick("rms", 2048, 256, 64 * 128, 128, 132) == "default"
+    assert pick("rms", 2048, 256, 66 * 128, 128, 132) == pick("rms", 2048, 256)
+    assert pick("rms", 2048, 256, 65 * 128 + 1, 128, 132) == pick("rms", 2048, 256)
+    assert pick("rms", 3072, 256, 4096, 128, 132) == "default"   # Llama q/k/v at T = 4096
+    assert pick("rms", 3072, 256, 8192, 128, 132) == pick("rms", 2048, 256)
     monkeypatch.setenv("NORMFUSE_STATS_SHARE", "0")  # the escape hatch (SMs withheld from the launch)
     assert pick("rms", 8192, 256) == "default"
     monkeypatch.delenv("NORMFUSE_STATS_SHARE")

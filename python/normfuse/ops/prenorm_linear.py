@@ -11,8 +11,8 @@ functions, normfuse.ops.functional, stand above it):
 With the default `passes="default"` the naive kernel is rewritten into the one-loop form
 (lazy-prenorm: statistics accumulated in the GEMM's k-loop, rstd applied to the accumulator) and
 lowered to the warp-specialized Hopper template (hopper-ws); at SHARE_MIN_N_TILES or more N tiles
-per row block the template computes the statistics once per row block and shares them
-(hopper-ws{stats-share=true}). `passes=()` runs the naive two-loop kernel untouched, which is the
+per row block and SHARE_MIN_WAVES or more waves of tiles the template computes the statistics
+once per row block and shares them (hopper-ws{stats-share=true}). `passes=()` runs the naive two-loop kernel untouched, which is the
 numerical oracle of the tests.
 
 What a launch takes (each is stated where it matters):
@@ -62,14 +62,27 @@ DEFAULT_PASSES = "default"
 # the persistent grid is resident at once (one per SM). Where SMs are withheld from the launch
 # (MPS or green-context SM limits, or two such launches running at once on two streams), set
 # NORMFUSE_STATS_SHARE=0 to keep the per-tile statistics.
+# The share order also needs enough tiles: measured on the H200 at the models' shapes
+# (2026-12-01, bench/results/2026-12-01/model-shapes, fused / cuBLAS, per-tile vs shared), with
+# fewer than SHARE_MIN_WAVES waves of tiles (tiles < 4 x 132 SMs) the shared form lost in 5 of 7
+# cells with 8+ N tiles (Qwen2 q/k/v 4096 x 1536 x 2048: 1.125 vs 1.508; 8192: 1.106 vs 1.309;
+# Llama q/k/v 4096 x 2048 x 3072: 1.116 vs 1.354) and won in 2 by at most 6 % (GPT-2 c_attn
+# 4096 x 1280 x 3840: 1.180 vs 1.109); from 4 waves on it won in 19 of 20 cells (up to 0.88 vs
+# 1.07), and lost one by 1 % (Qwen2 q/k/v 16384: 1.081 vs 1.071).
 SHARE_MIN_N_TILES = 8
+SHARE_MIN_WAVES = 4
 
 
-def _default_pipeline_for(kind: str, N: int, block_n: int):
-    """The pipeline the pre-norm ops run under `passes="default"` (see SHARE_MIN_N_TILES)."""
+def _default_pipeline_for(kind: str, N: int, block_n: int, M: int | None = None,
+                          block_m: int = 128, sms: int = 132):
+    """The pipeline the pre-norm ops run under `passes="default"`: shared statistics from
+    SHARE_MIN_N_TILES N tiles per row block and SHARE_MIN_WAVES waves of tiles over `sms`
+    programs (M None: the tile count is not checked)."""
     import os
     from ..pipeline import DEFAULT_PIPELINE
-    if (kind in ("rms", "ln") and -(-N // block_n) >= SHARE_MIN_N_TILES
+    n_tiles = -(-N // block_n)
+    waves_ok = M is None or n_tiles * -(-M // block_m) >= SHARE_MIN_WAVES * max(1, sms)
+    if (kind in ("rms", "ln") and n_tiles >= SHARE_MIN_N_TILES and waves_ok
             and os.environ.get("NORMFUSE_STATS_SHARE", "1") != "0"):
         return ",".join(DEFAULT_PIPELINE[:-1]) + ",hopper-ws{stats-share=true}"
     return DEFAULT_PASSES
@@ -473,7 +486,7 @@ def _prepare(op, kind, x, weight, vectors: dict, bias, eps, flags: dict, config,
     consts = _launch_consts(kind, cfg, M, N, K, flags, use_tma, persistent, row_blocks, sms)
     grid = (consts["NUM_PROGRAMS"] or (-(-M // cfg.block_m)) * (-(-N // cfg.block_n)),)
     if isinstance(passes, str) and passes == DEFAULT_PASSES:
-        passes = _default_pipeline_for(kind, N, cfg.block_n)
+        passes = _default_pipeline_for(kind, N, cfg.block_n, M, cfg.block_m, sms)
     return PreparedLaunch(op, kind, get_launcher(kind, passes), args, consts, cfg.options(), grid,
                           cfg, y, lead + (N,), bias)
 
