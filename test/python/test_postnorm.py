@@ -315,31 +315,37 @@ def test_jit_fills_constexpr_defaults():
 
 def test_max_resident_programs(monkeypatch):
     """The persistent grid: one program per SM for one-CTA kernels; for clusters, the driver's
-    count of co-resident clusters (asked with the kernel's function handle and shared memory)."""
+    count of co-resident clusters (asked with the kernel's function handle and shared memory,
+    once per loaded kernel: normfuse.launch.cluster_occupancy); none fits: a LaunchFailure."""
     from types import SimpleNamespace
     from triton.runtime import driver
-    from normfuse.ops import postnorm_linear
+    from normfuse import launch
     from normfuse.ops.postnorm_linear import max_resident_programs
-    monkeypatch.setattr(postnorm_linear, "_RESIDENT", {})
+    monkeypatch.setattr(launch, "_OCCUPANCY", {})
 
     calls = []
 
     class Kernel:
-        function = 1234
+        name = "k"
 
-        def __init__(self, ctas):
+        def __init__(self, ctas, function=1234):
             self.metadata = SimpleNamespace(num_ctas=ctas, shared=181248)
+            self.function = function
 
         def _init_handles(self):
             calls.append("init")
 
-    utils = SimpleNamespace(cuOccupancyMaxActiveClusters=lambda f, s, c: calls.append((f, s, c)) or 30)
+    answers = {1234: 30, 99: 0}
+    utils = SimpleNamespace(cuOccupancyMaxActiveClusters=lambda f, s, c: calls.append((f, s, c))
+                            or answers[f])
     monkeypatch.setattr(driver, "_active", SimpleNamespace(utils=utils), raising=False)
     monkeypatch.setattr(type(driver), "active", property(lambda self: self._active), raising=False)
     assert max_resident_programs(SimpleNamespace(kernel=Kernel(1)), 132) == 132 and calls == []
     assert max_resident_programs(SimpleNamespace(kernel=Kernel(4)), 132) == 30
     assert max_resident_programs(SimpleNamespace(kernel=Kernel(4)), 132) == 30  # cached
     assert calls == ["init", (1234, 181248, 4), "init"]
+    with pytest.raises(launch.LaunchFailure, match="fits no cluster of 12 CTAs with 181248 B"):
+        max_resident_programs(Kernel(12, function=99), 132)
 
 
 def test_offset_check_shared_by_both_ops():

@@ -249,8 +249,8 @@ def grid_for(ck, inst: Instance, M: int, N: int, sms: int) -> int:
     num_m = -(-M // c.block_m)
     if inst.cluster == 1:
         return max(1, min(sms, num_m * -(-N // c.block_n)))
-    from ..ops.postnorm_linear import max_resident_programs  # the driver's count, cached per kernel
-    return max(1, min(max_resident_programs(ck, sms), num_m))
+    from ..launch import ensure_cluster_launch  # the driver's count, asked once per kernel
+    return max(1, min(ensure_cluster_launch(ck), num_m))
 
 
 def launch(ck, inst: Instance, a, b, c, eargs, *, grid: int | None = None, sms: int | None = None):

@@ -116,21 +116,13 @@ def max_resident_programs(compiled, sms: int) -> int:
     """How many programs of a compiled post-norm kernel run at once: `sms` for one CTA per
     program (the 128x256 tiles hold one CTA per SM), else the driver's count of clusters of
     `num_ctas` CTAs that fit together (cuOccupancyMaxActiveClusters: clusters must sit inside
-    one GPC, so this is less than sms / num_ctas on the H200's GPCs)."""
-    kernel = getattr(compiled, "kernel", compiled)  # normfuse's CompiledKernel or Triton's
-    ctas = int(kernel.metadata.num_ctas or 1)
-    if ctas == 1:
+    one GPC, so this is less than sms / num_ctas on the H200's GPCs), asked once per loaded
+    kernel (`normfuse.launch.cluster_occupancy`); LaunchFailure when the device fits none."""
+    from ..launch import ensure_cluster_launch, triton_kernel
+    kernel = triton_kernel(compiled)
+    if int(kernel.metadata.num_ctas or 1) == 1:
         return sms
-    from triton.runtime import driver
-    kernel._init_handles()
-    key = (kernel.function, int(kernel.metadata.shared), ctas)
-    if key not in _RESIDENT:  # once per loaded kernel, not per call
-        n = driver.active.utils.cuOccupancyMaxActiveClusters(*key)
-        _RESIDENT[key] = max(1, int(n))
-    return _RESIDENT[key]
-
-
-_RESIDENT: dict = {}
+    return ensure_cluster_launch(kernel)
 
 
 def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passes, out, tma=None,
