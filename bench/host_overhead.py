@@ -34,6 +34,17 @@ def main(argv=None) -> int:
 
     real_target = comp._target
     comp.CompiledKernel.launch = lambda self, grid, a, runtime_args=None: None
+    # no module to load: a stand-in function handle, and the driver's cluster occupancy answered
+    # once per kernel up front (the per-call path of normfuse.launch.cluster_occupancy is timed)
+    import triton.compiler.compiler as tcc
+    from normfuse import launch
+
+    def init_handles(self):
+        if self.module is None:
+            self.module, self.function = "stub", id(self)
+            md = self.metadata
+            launch._OCCUPANCY[(self.function, int(md.shared), int(md.num_ctas or 1))] = 7
+    tcc.CompiledKernel._init_handles = init_handles
     comp._target = lambda t, name="kernel", passes=(): real_target("cuda:90" if t is None else t,
                                                                     name, passes)
     training._sms = pre.sm_count = lambda d: 132

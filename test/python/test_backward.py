@@ -1189,3 +1189,81 @@ def test_cpu_modules_from_torch_train(cpu_training, pair):
             "linear-ln": (nn.Linear(K, N), nn.LayerNorm(N))}[pair]
     a, b = (m.bfloat16() for m in mods)
     _check_from_modules(a, b, torch.randn(45, K, dtype=torch.bfloat16), torch.randn(45, N))
+
+
+# ---------------------------------------------------------------------------------------------
+# Every N: the norm-backward kernel's cluster form is one the driver launches (issue 20)
+# ---------------------------------------------------------------------------------------------
+
+class _ClusterLauncher:
+    """A stand-in `normfuse.jit` launcher of the norm-backward kernel: clustered as
+    cluster-reduce would (auto, max-cluster from the pipeline); a launch of a size the stubbed
+    driver does not fit fails as normfuse.launch does."""
+
+    def __init__(self, passes, tiles, fits, launched):
+        self.passes, self.tiles, self.fits, self.launched = passes, tiles, fits, launched
+
+    def ctas(self):
+        import re
+        from normfuse.passes.cluster_reduce import cluster_ctas
+        if not self.passes:
+            return 1
+        m = re.search(r"max-cluster=(\d+)", self.passes)
+        return cluster_ctas("auto", int(m.group(1)) if m else 16, self.tiles, "")
+
+    def warmup(self, *args, **meta):
+        from types import SimpleNamespace
+        md = SimpleNamespace(num_ctas=self.ctas(), shared=70000)
+        return SimpleNamespace(kernel=SimpleNamespace(metadata=md, function=self.ctas()))
+
+    def __getitem__(self, grid):
+        from normfuse.launch import LaunchFailure
+
+        def run(*args, **meta):
+            c = self.ctas()
+            if c > 1 and not self.fits(c):
+                raise LaunchFailure("kernel norm_backward_naive", f"the driver fits no cluster of {c} CTAs",
+                                    num_ctas=c, fits_none=True)
+            self.launched.append((self.passes, c, grid))
+        return run
+
+
+@pytest.mark.parametrize("device,N,ctas", [("h200", 1152, 9), ("portable", 1152, 5),
+                                           ("portable", 4160, 7), ("none", 2176, 1)])
+def test_norm_backward_launches_the_form_the_driver_fits(monkeypatch, device, N, ctas):
+    """norm_backward under the default pipeline: a launch refused because the device fits no
+    cluster of the chosen size is made again in the rule's next form (ops/cluster_form.py); a
+    pipeline given by the caller is not changed, and its failure names the op and the form."""
+    from normfuse import launch
+    from normfuse.ops import training
+    fits = {"h200": lambda c: True, "portable": lambda c: c <= 8, "none": lambda c: False}[device]
+    launched = []
+    tiles = -(-N // 128)
+    monkeypatch.setattr(training, "_launcher", lambda name, passes="default": _ClusterLauncher(
+        passes, tiles, fits, launched))
+    monkeypatch.setattr(launch, "cluster_occupancy", lambda k: 7 if fits(k.metadata.num_ctas) else 0)
+    monkeypatch.setattr(training, "_ensure_allocator", lambda: None, raising=False)
+    monkeypatch.setattr("normfuse.ops.prenorm_linear._ensure_allocator", lambda: None)
+    M, R = 257, 192
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(M, N, generator=g).bfloat16()
+    dy = torch.randn(M, R, generator=g).bfloat16()
+    w = torch.randn(R, N, generator=g).bfloat16()
+    rstd = torch.ones(M)
+    cfg = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_R=32, num_warps=8, num_stages=4)
+    training.norm_backward(dy, w, x, rstd, rstd, None, None, None, is_ln=False, config=cfg,
+                           op="rmsnorm_linear")
+    want = ("default" if device == "h200" else
+            training._backward_passes(ctas) if ctas > 1 else ())
+    assert launched[-1] == (want, ctas, (3,)), launched
+    if device == "h200":
+        return
+    with pytest.raises(launch.LaunchFailure) as e:
+        training.norm_backward(dy, w, x, rstd, rstd, None, None, None, is_ln=False, config=cfg,
+                               op="rmsnorm_linear", passes="cluster-reduce,epilogue-norm")
+    first = _ClusterLauncher("default", tiles, fits, []).ctas()
+    assert str(e.value).startswith(
+        f"rmsnorm_linear: norm backward (RMSNorm, after the dX GEMM) launch failed for M=257, "
+        f"N={N}, R=192, torch.bfloat16, tiles 128x128, form: {first}-CTA clusters"), str(e.value)
+    assert "fits no cluster" in str(e.value)
+

@@ -381,3 +381,241 @@ def test_bench_markdown_reports_both_exchanges():
     one["ms"] = {k: v for k, v in cell["ms"].items() if k != "fused_global"}
     plain = bench_post.markdown({"env": env, "cells": [one]})
     assert "global" not in plain
+
+
+# ---------------------------------------------------------------------------------------------
+# Every N: the cluster form is one the driver launches (ops/cluster_form.py)
+# ---------------------------------------------------------------------------------------------
+
+# Co-resident clusters measured on the H200 (147992 B of shared memory, K = 1024; DESIGN.md)
+H200_CLUSTERS = {2: 66, 3: 39, 4: 30, 5: 22, 6: 17, 7: 15, 8: 15, 9: 9,
+                 **{c: 7 for c in range(10, 17)}}
+# every N multiple of 64 up to 16384, and every odd multiple of 8 up to 16384
+RULE_N = list(range(64, 16385, 64)) + list(range(8, 16385, 16))
+# device stubs: which cluster sizes the driver fits (H200; a device or SM partition whose
+# GPCs take at most 8 or 4 CTAs; one that fits no cluster)
+DEVICES = {"h200": lambda c: H200_CLUSTERS[c] > 0, "portable": lambda c: c <= 8,
+           "gpc4": lambda c: c <= 4, "none": lambda c: False}
+
+
+def _auto(tiles, most):
+    """cluster-reduce's auto size, restated: the fewest tiles per CTA on at most `most` CTAs."""
+    per = -(-tiles // most)
+    return -(-tiles // per)
+
+
+@pytest.mark.parametrize("device", list(DEVICES))
+def test_cluster_form_rule_every_n(device):
+    """The rule for every N (the op's tiles: select_postnorm_config; the training backward's
+    128-column tiles), with the driver's answer stubbed: the form is one the driver fits, the
+    largest such size (fewest tiles per CTA, no idle CTA), asked lazily (on the H200 once)."""
+    from normfuse.ops.cluster_form import choose_cluster_form
+    from normfuse.passes.cluster_reduce import cluster_ctas
+    fits = DEVICES[device]
+    largest = {"h200": 16, "portable": 8, "gpc4": 4, "none": 1}[device]
+    for N in RULE_N:
+        for bn in (select_postnorm_config(257, N, 512).block_n, 128):
+            tiles = -(-N // bn)
+            asked = []
+            form = choose_cluster_form(tiles, lambda c: asked.append(c) or fits(c))
+            assert form.tiles == tiles
+            if tiles == 1:
+                assert (form.kind, form.ctas, asked) == ("one-cta", 1, []), (N, bn)
+                continue
+            if largest == 1:
+                assert form.kind == "unclustered" and form.ctas == 1, (N, bn, form)
+                continue
+            want = _auto(tiles, largest)
+            assert form.ctas == want and fits(form.ctas), (N, bn, device, form)
+            assert 2 <= form.ctas <= 16 and (form.ctas - 1) * form.per_cta < tiles <= form.ctas * form.per_cta
+            assert form.kind == ("cluster" if tiles <= largest else "deferred")
+            # the first size asked is the pass's own default choice; every size asked before the
+            # chosen one was refused; the chosen one is reproduced by max-cluster=C
+            assert asked[0] == cluster_ctas("auto", 16, tiles, "") and asked[-1] == form.ctas
+            assert not any(fits(c) for c in asked[:-1])
+            assert cluster_ctas("auto", form.cluster_option() or 16, tiles, "") == form.ctas
+            if device == "h200":
+                assert len(asked) == 1 and form.cluster_option() is None
+
+
+def test_cluster_form_rule_pins_the_issue_widths():
+    """The widths of issue 20 (bf16, 256-column tiles) and the forms they get, on the H200 and
+    where only portable clusters fit."""
+    from normfuse.ops.cluster_form import choose_cluster_form
+
+    def form(N, device, bn=256):
+        f = choose_cluster_form(-(-N // bn), DEVICES[device])
+        return f.kind, f.ctas, f.per_cta
+    assert form(256, "h200") == ("one-cta", 1, 1)
+    assert form(768, "h200") == ("cluster", 3, 1) and form(1536, "h200") == ("cluster", 6, 1)
+    assert form(2176, "h200") == ("cluster", 9, 1) and form(2304, "h200") == ("cluster", 9, 1)
+    assert form(2560, "h200") == ("cluster", 10, 1) and form(3072, "h200") == ("cluster", 12, 1)
+    assert form(4096, "h200") == ("cluster", 16, 1)
+    assert form(6144, "h200") == ("deferred", 12, 2) and form(16384, "h200") == ("deferred", 16, 4)
+    assert form(3072, "portable") == ("deferred", 6, 2) and form(2176, "portable") == ("deferred", 5, 2)
+    assert form(6144, "portable") == ("deferred", 8, 3) and form(3072, "none") == ("unclustered", 1, 12)
+    # the training backward's 128-column tiles: N = 1152 -> 9 CTAs, 4160 -> 11 CTAs of 3 tiles
+    assert form(1152, "h200", 128) == ("cluster", 9, 1) and form(4160, "h200", 128) == ("deferred", 11, 3)
+
+
+@pytest.mark.parametrize("N,max_cluster,ctas,per", [(2176, None, 9, 1), (6144, None, 12, 2),
+                                                     (3072, 6, 6, 2)])
+def test_cluster_form_rule_matches_the_compiled_kernel(N, max_cluster, ctas, per):
+    """The passes the op launches for a form compile to that form (sm_90, no GPU): the default
+    pipeline's size, and a smaller one through max-cluster (the rule's next choice)."""
+    ck = aot_compile_postnorm("rms", M=257, N=N, K=512,
+                              passes=postnorm_passes(max_cluster=max_cluster) if max_cluster
+                              else postnorm_passes())
+    assert ck.kernel.metadata.num_ctas == ctas
+    assert any(f"split over a {ctas}-CTA cluster (non-portable size)" in r if ctas > 8 else
+               f"split over a {ctas}-CTA cluster;" in r for r in ck.remarks), ck.remarks
+    assert any(("up to %d tiles" % per) in r if per > 1 else "one tile per CTA" in r
+               for r in ck.remarks), ck.remarks
+
+
+class _Launcher:
+    """A stand-in `normfuse.jit` launcher: its kernel is clustered as cluster-reduce would
+    cluster the row's tiles under its passes (auto, max-cluster from the options)."""
+
+    def __init__(self, passes, tiles, log):
+        from types import SimpleNamespace
+        self.passes, self.tiles, self.log = passes, tiles, log
+        self.fn = SimpleNamespace(arg_names=["X"], constexprs=[])  # the plan's one argument
+
+    def warmup(self, *args, **kw):
+        from types import SimpleNamespace
+        from normfuse.passes.cluster_reduce import cluster_ctas
+        self.log.append(self.passes)
+        opt = re.search(r"max-cluster=(\d+)", " ".join(self.passes))
+        ctas = 1 if not self.passes else cluster_ctas("auto", int(opt.group(1)) if opt else 16,
+                                                      self.tiles, "")
+        md = SimpleNamespace(num_ctas=ctas, shared=147968)
+        return SimpleNamespace(kernel=SimpleNamespace(metadata=md, function=ctas, name="k",
+                                                      _init_handles=lambda: None),
+                               lowered=None, pipeline=",".join(self.passes))
+
+
+def _fake_plan(N, tiles, log, persistent=False):
+    from normfuse.ops.postnorm_linear import DEFAULT_POSTNORM_PASSES
+    from normfuse.ops.prenorm_linear import PreparedLaunch
+    x = torch.empty(257, 512, dtype=torch.bfloat16)
+    consts = dict(N=N, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, PERSISTENT=persistent)
+    return PreparedLaunch("linear_rmsnorm", "rms", _Launcher(DEFAULT_POSTNORM_PASSES, tiles, log),
+                          (x,), consts, {}, (3,), select_postnorm_config(257, N, 512),
+                          torch.empty(257, N, dtype=torch.bfloat16), (257, N), None)
+
+
+@pytest.mark.parametrize("device,N,passes,ctas", [
+    ("h200", 3072, ("cluster-reduce", "epilogue-norm"), 12),
+    ("portable", 3072, ("cluster-reduce{max-cluster=6}", "epilogue-norm"), 6),
+    ("gpc4", 2176, ("cluster-reduce{max-cluster=3}", "epilogue-norm"), 3),
+    ("none", 6144, (), 1)])
+def test_op_launches_the_form_the_driver_fits(monkeypatch, device, N, passes, ctas):
+    """The post-norm op's choice (fit_cluster_form) with the driver's occupancy stubbed: the
+    plan it returns runs the kernel compiled under the rule's passes; the driver is asked about
+    the sizes in the rule's order; the persistent grid is the chosen kernel's occupancy."""
+    from normfuse import launch
+    from normfuse.ops import postnorm_linear as post
+    log, asked = [], []
+    monkeypatch.setattr(launch, "cluster_occupancy", lambda k: asked.append(k.metadata.num_ctas)
+                        or (7 if DEVICES[device](k.metadata.num_ctas) else 0))
+    monkeypatch.setattr(post, "get_postnorm_launcher",
+                        lambda kind, p=post.DEFAULT_POSTNORM_PASSES: _Launcher(tuple(p), tiles, log))
+    tiles = -(-N // 256)
+    plan = _fake_plan(N, tiles, log)
+    got = post.fit_cluster_form(plan, lambda p: post.get_postnorm_launcher("rms", p),
+                                post.DEFAULT_POSTNORM_PASSES)
+    assert tuple(got.launcher.passes) == passes and got.compile().kernel.metadata.num_ctas == ctas
+    assert got is plan if device == "h200" else got is not plan
+    assert asked[0] == _auto(tiles, 16) and (asked[-1] == ctas or ctas == 1)
+    # a caller's own pipeline is launched as given: no question, no other form
+    asked.clear()
+    mine = post.fit_cluster_form(plan, None, postnorm_passes(cluster_size=16))
+    assert mine is plan and asked == []
+    # persistent: the grid is the fitted kernel's co-resident clusters (7 here), not the blocks
+    monkeypatch.setattr("normfuse.ops.prenorm_linear.sm_count", lambda d: 132)
+    monkeypatch.setattr(launch, "ensure_cluster_launch", lambda k: 7)
+    if ctas > 1:
+        p = post._fit_and_grid(_fake_plan(N, tiles, log, persistent=True),
+                               lambda p: post.get_postnorm_launcher("rms", p),
+                               post.DEFAULT_POSTNORM_PASSES)
+        assert p.grid == (3,) and p.compile().kernel.metadata.num_ctas == ctas  # min(3 blocks, 7)
+
+
+class _TritonKernel:
+    """A stand-in for Triton's CompiledKernel whose launch fails like the H200's did."""
+    name = "linear_rmsnorm_naive"
+
+    def __init__(self, ctas, error=None):
+        from types import SimpleNamespace
+        self.metadata = SimpleNamespace(num_ctas=ctas, shared=147968)
+        self.function, self.error, self.launches = 4242 + ctas, error, []
+
+    def _init_handles(self):
+        pass
+
+    def __getitem__(self, grid):
+        def run(*args):
+            if self.error:
+                raise RuntimeError(self.error)
+            self.launches.append(grid)
+        return run
+
+
+def _prepared_with(kernel, N=3072, persistent=False):
+    from normfuse.compiler import CompiledKernel
+    plan = _fake_plan(N, -(-N // 256), [], persistent)
+    plan._compiled = CompiledKernel(kernel, [], "cluster-reduce,epilogue-norm")
+    plan._full_args = ()
+    return plan
+
+
+def test_cluster_launch_asks_the_driver_once_per_kernel(monkeypatch):
+    """Every cluster launch goes through the occupancy query first (which is what allows 9-15
+    CTAs), once per loaded kernel: later launches make no driver call."""
+    from triton.runtime import driver
+    from types import SimpleNamespace
+    from normfuse import launch
+    monkeypatch.setattr(launch, "_OCCUPANCY", {})
+    asked = []
+    utils = SimpleNamespace(cuOccupancyMaxActiveClusters=lambda f, s, c: asked.append((f, s, c)) or 7)
+    monkeypatch.setattr(driver, "_active", SimpleNamespace(utils=utils), raising=False)
+    monkeypatch.setattr(type(driver), "active", property(lambda self: self._active), raising=False)
+    k = _TritonKernel(12)
+    plan = _prepared_with(k)
+    for _ in range(3):
+        plan.launch()
+    assert asked == [(k.function, 147968, 12)] and k.launches == [(3, 1, 1)] * 3
+    one = _TritonKernel(1)
+    _prepared_with(one).launch()
+    assert len(asked) == 1 and one.launches == [(3, 1, 1)]  # one CTA: nothing to ask
+
+
+def test_launch_failure_names_the_op_shapes_and_form(monkeypatch):
+    """A launch that fails anyway raises normfuse.launch.LaunchFailure naming the op, M/N/K,
+    the dtype, the form and the driver's message, not a bare CUDA error; a size the device fits
+    no cluster of is refused before any launch."""
+    from normfuse import launch
+    monkeypatch.setattr(launch, "_OCCUPANCY", {})
+    cuda = "Triton Error [CUDA]: a kernel launch error has occurred due to cluster misconfiguration"
+    k = _TritonKernel(12, error=cuda)
+    launch._OCCUPANCY[(k.function, 147968, 12)] = 7
+    with pytest.raises(launch.LaunchFailure) as e:
+        _prepared_with(k).launch()
+    msg = str(e.value)
+    assert msg.startswith("linear_rmsnorm: launch failed for M=257, N=3072, K=512, torch.bfloat16, "
+                          "form: 12-CTA clusters, 1 tile of 256 columns per CTA, not persistent, "
+                          "grid 3"), msg
+    assert "kernel linear_rmsnorm_naive (clusters of 12 CTAs, 147968 B of shared memory), grid 3" in msg
+    assert msg.endswith(cuda) and not e.value.fits_none
+    k = _TritonKernel(12)
+    launch._OCCUPANCY[(k.function, 147968, 12)] = 0
+    with pytest.raises(launch.LaunchFailure, match=r"6144.*12-CTA clusters, 2 tiles of 256 columns "
+                       r"per CTA \(deferred\), persistent.*fits no cluster of 12 CTAs") as e:
+        _prepared_with(k, N=6144, persistent=True).launch()
+    assert e.value.fits_none and k.launches == []
+    # any other RuntimeError passes through unchanged
+    k = _TritonKernel(1, error="something else")
+    with pytest.raises(RuntimeError, match="^something else$"):
+        _prepared_with(k).launch()
+

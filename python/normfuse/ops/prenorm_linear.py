@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from ..kernels.configs import GemmConfig, select_config
+from ..launch import LaunchFailure
 
 __all__ = ["rmsnorm_linear", "layernorm_linear", "prepare_rmsnorm_linear",
            "prepare_layernorm_linear", "prepare_plain_linear", "plain_linear", "PreparedLaunch",
@@ -236,11 +237,30 @@ class PreparedLaunch:
             if self._bound is None:  # decided once: the arguments of a prepared launch are fixed
                 lowered = ck.lowered is not None and ck.lowered.why_not(self.runtime_args) is None
                 self._bound = ck.lowered.bind(self.runtime_args) if lowered else False
-            if self._bound:
-                self._bound()
-            else:
-                ck.launch(grid, self._full_args, runtime_args=self.runtime_args)
+            try:
+                if self._bound:
+                    self._bound()
+                else:
+                    ck.launch(grid, self._full_args, runtime_args=self.runtime_args)
+            except LaunchFailure as e:  # in the op's terms: shapes, dtype, form
+                raise e.for_op(self.describe()) from e
         return self.out
+
+    def describe(self) -> str:
+        """'linear_rmsnorm: M=257, N=3072, K=512, torch.bfloat16, form: 12-CTA clusters, ...'
+        (what a launch failure names)."""
+        from .cluster_form import describe_form
+        M, N = self.out.shape
+        x = self.runtime_args[0] if self.runtime_args else None
+        K = x.shape[-1] if isinstance(x, torch.Tensor) else "?"
+        ck = self._compiled
+        ctas = int(ck.kernel.metadata.num_ctas or 1) if ck is not None else 1
+        lowered = bool(self._bound)
+        form = describe_form(N, self.constexprs.get("BLOCK_N"), ctas,
+                             bool(self.constexprs.get("PERSISTENT")), self.grid[0], lowered)
+        if ck is not None and "exchange=global" in str(ck.pipeline):
+            form += ", exchange through global scratch"
+        return f"{self.op}: launch failed for M={M}, N={N}, K={K}, {self.out.dtype}, form: {form}"
 
     def __call__(self) -> torch.Tensor:
         y = self.launch()
