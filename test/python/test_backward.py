@@ -1267,3 +1267,47 @@ def test_norm_backward_launches_the_form_the_driver_fits(monkeypatch, device, N,
         f"N={N}, R=192, torch.bfloat16, tiles 128x128, form: {first}-CTA clusters"), str(e.value)
     assert "fits no cluster" in str(e.value)
 
+
+# N for the GPU sweep of the norm-backward kernel with the dX GEMM (128-column tiles): one per
+# cluster size 2..16 (one tile per CTA), deferred forms (17 -> 9 CTAs of 2, 24 -> 12 of 2,
+# 33 -> 11 of 3, 64 -> 16 of 4), ragged widths
+BWD_SWEEP_N = [128 * t for t in range(2, 17)] + [2176, 3072, 4160, 8192, 1000, 1864, 3080]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("N", BWD_SWEEP_N)
+def test_gpu_every_n_norm_backward_kernel(N):
+    """The norm-backward kernel as the pre-norm ops' backward launches it (dX = normbwd(dY W),
+    the 'cluster-m128' tiling: clusters of cdiv(N, 128) CTAs, deferred past 16) for every
+    cluster size: launches, and dx, dg within 1.5x the unfused kernel's error vs fp64."""
+    from normfuse.ops.cluster_form import choose_cluster_form
+    from normfuse.ops.training import norm_backward, select_backward_config
+    is_ln = N % 3 == 0
+    M, R = 257, 192
+    gen = torch.Generator(device="cuda").manual_seed(N)
+    x = _dev(M, N, dtype=BF, gen=gen, shift=3.0 if is_ln else 0.0)
+    g = _dev(N, dtype=BF, gen=gen, scale=0.2, shift=1.0)
+    beta = _dev(N, dtype=BF, gen=gen, scale=0.2) if is_ln else None
+    w = _dev(R, N, dtype=BF, gen=gen, scale=R ** -0.5)
+    dy = _dev(M, R, dtype=BF, gen=gen)
+    xd = x.double()
+    mean = xd.mean(1) if is_ln else torch.zeros(M, dtype=torch.float64, device="cuda")
+    rstd = torch.rsqrt(((xd - mean[:, None]) ** 2 if is_ln else xd * xd).mean(1) + EPS)
+    du = dy.double() @ w.double()
+    ref = _norm_bwd_ref(du.cpu(), x.cpu(), g.cpu(), beta.cpu() if is_ln else None, is_ln, 0)
+    outs = {}
+    for passes in ((), "default"):
+        outs[passes] = norm_backward(dy, w, x, rstd.float(), mean.float(), g, beta, None,
+                                     is_ln=is_ln, passes=passes)
+    torch.cuda.synchronize()
+    for i, what in enumerate(("dx", "dg")):
+        e0 = rel_err(outs[()][i].cpu(), ref[i])
+        e1 = rel_err(outs["default"][i].cpu(), ref[i])
+        assert e1 <= 1.5 * e0 + 1e-5, (what, N, e1, e0)
+    # the form launched: the rule's (on the H200 every size fits: the pass's own choice)
+    from normfuse.ops.training import _launcher
+    form = choose_cluster_form(-(-N // select_backward_config(N, gemm=True)["BLOCK_N"]),
+                               lambda c: True)
+    cks = [ck for key, ck in _launcher("norm_backward_naive", "default")._cache.items()
+           if ("N", N) in key[1]]
+    assert form.ctas > 1 and cks and all(ck.kernel.metadata.num_ctas == form.ctas for ck in cks)
