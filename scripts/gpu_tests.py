@@ -1,11 +1,11 @@
 """Run the gpu-marked tests in parallel pytest processes on one GPU machine.
 
-    PYTHONPATH=python python3 scripts/gpu_tests.py [-j 8] [--marker gpu] [--timeout 540] [PATHS...]
+    PYTHONPATH=python python3 scripts/gpu_tests.py [-j 8] [--marker gpu] [-k EXPR] [--timeout 540] [PATHS...]
 
 Most of the GPU tests' time is compiling kernels (through the passes, the lowering, ptxas), one
 after the other in one process; the GPU itself is mostly idle. This collects the selected tests
-(`pytest --collect-only -m MARKER`, PATHS default test/python) and runs J workers at once, each
-`pytest -q -m MARKER PATHS` with this file as a plugin that keeps every J-th selected test from
+(`pytest --collect-only -m MARKER [-k EXPR]`, PATHS default test/python) and runs J workers at
+once, each `pytest -q -m MARKER [-k EXPR] PATHS` with this file as a plugin that keeps every J-th selected test from
 its shard on (the collection order is the same in every process), each with its own fresh Triton
 cache, as conftest.py gives every session. Correctness tests only: nothing here is timed.
 Prints each worker's counts and every failure, then the totals; the exit status is 0 when no test
@@ -52,9 +52,9 @@ except ImportError:  # pragma: no cover - the runner itself needs only the stand
 # The runner
 # ---------------------------------------------------------------------------------------------
 
-def collect(paths: list[str], marker: str, env: dict) -> list[str]:
+def collect(paths: list[str], marker: str, env: dict, keyword: str = "") -> list[str]:
     cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
-    cmd += (["-m", marker] if marker else []) + paths
+    cmd += (["-m", marker] if marker else []) + (["-k", keyword] if keyword else []) + paths
     p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
     ids = [line.strip() for line in p.stdout.splitlines() if "::" in line and not line.startswith(" ")]
     if p.returncode not in (0, 5):  # 5: nothing collected
@@ -73,13 +73,14 @@ def counts(text: str) -> dict:
     return found
 
 
-def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print) -> dict:
+def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, keyword: str = "") -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python")] +
                                         [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    ids = collect(paths, marker, env)
+    ids = collect(paths, marker, env, keyword)
     if not ids:
-        log(f"gpu_tests: no test selected by -m {marker!r} in {' '.join(paths)}")
+        log(f"gpu_tests: no test selected by -m {marker!r}{f' -k {keyword!r}' if keyword else ''} "
+            f"in {' '.join(paths)}")
         return {"workers": [], "totals": {}, "failures": [], "ok": False}
     jobs = max(1, min(jobs, len(ids)))
     tmp = tempfile.mkdtemp(prefix="normfuse_gpu_tests_")
@@ -89,7 +90,8 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print) -> 
     for i in range(jobs):
         out = open(os.path.join(tmp, f"worker_{i}.log"), "w")
         cmd = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider",
-               "-p", "gpu_tests"] + (["-m", marker] if marker else []) + paths
+               "-p", "gpu_tests"] + (["-m", marker] if marker else []) \
+            + (["-k", keyword] if keyword else []) + paths
         procs.append((i, subprocess.Popen(cmd, cwd=REPO, env=dict(env, NORMFUSE_SHARD=f"{i}/{jobs}"),
                                           stdout=out, stderr=subprocess.STDOUT),
                       out, len(ids[i::jobs])))
@@ -131,9 +133,10 @@ def main(argv=None) -> int:
     ap.add_argument("paths", nargs="*", default=["test/python"])
     ap.add_argument("-j", "--jobs", type=int, default=max(1, min(8, (os.cpu_count() or 2) // 2)))
     ap.add_argument("--marker", default="gpu", help="pytest -m expression ('' for all tests)")
+    ap.add_argument("-k", dest="keyword", default="", help="pytest -k expression (test names)")
     ap.add_argument("--timeout", type=float, default=540.0)
     a = ap.parse_args(argv)
-    return 0 if run(a.paths, a.jobs, a.marker, a.timeout)["ok"] else 1
+    return 0 if run(a.paths, a.jobs, a.marker, a.timeout, keyword=a.keyword)["ok"] else 1
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .device import LaunchFailure, describe_kernel, ensure_cluster_launch
 from .launch import apply_launch, from_metadata
 from .passes import PassError, Remark
 from .pipeline import cache_tag, describe, installed, parse_pipeline
@@ -78,6 +79,7 @@ class CompiledKernel:
         self.lowered = lowered
         self._resources = None
         self._fallback_reason = None
+        self._cluster_ready = None  # the loaded function whose cluster launch was checked
 
     @property
     def asm(self):
@@ -123,7 +125,23 @@ class CompiledKernel:
                 self._fallback_reason = why
                 warnings.warn(f"normfuse: {self.kernel.name}: running the unlowered kernel: {why}",
                               RuntimeWarning, stacklevel=3)
-        return self.kernel[tuple(grid) + (1,) * (3 - len(tuple(grid)))](*args)
+        kernel = self.kernel
+        grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
+        if kernel.metadata.num_ctas != 1:
+            kernel._init_handles()
+            if kernel.function != self._cluster_ready:
+                # once per loaded function: clusters of 9-15 CTAs launch only after this
+                # (normfuse.device.cluster_occupancy), and none when the device fits none
+                ensure_cluster_launch(kernel)
+                self._cluster_ready = kernel.function
+        try:
+            return kernel[grid](*args)
+        except RuntimeError as e:
+            if "Triton Error [CUDA]" not in str(e):
+                raise
+            raise LaunchFailure(f"{describe_kernel(kernel)}, grid {grid[0]}", str(e),
+                                num_ctas=int(kernel.metadata.num_ctas),
+                                shared=int(kernel.metadata.shared)) from e
 
     def _runtime(self, args):
         names = [n for n in self.kernel.src.fn.arg_names]

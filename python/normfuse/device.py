@@ -3,9 +3,14 @@ launch path (the lowered kernels, the ops, the training step) reads instead of a
 
 - `sm_count(device)`: streaming multiprocessors (a persistent kernel launches one program per SM).
 - `capability(index)`: the compute capability, e.g. (9, 0); `device_name(index)` for messages.
-- `max_resident_programs(compiled, sms)`: how many programs of a compiled kernel run at once: `sms`
-  for one-CTA programs, else the driver's count of co-resident clusters (clusters sit inside one
-  GPC, so fewer than sms / num_ctas fit on the H200).
+- Clusters (`cluster_occupancy`, `ensure_cluster_launch`, `max_resident_programs`): the driver's
+  count of co-resident clusters of a loaded kernel (cuOccupancyMaxActiveClusters), asked once per
+  loaded function and remembered; asking is also what makes clusters of 9-15 CTAs launchable.
+  `max_resident_programs(compiled, sms)`: how many programs of a compiled kernel run at once:
+  `sms` for one-CTA programs, else that count (clusters sit inside one GPC, so fewer than
+  sms / num_ctas fit on the H200).
+- `LaunchFailure`: a launch the driver refused or that cannot be made (no cluster of the size
+  fits), in words; the ops re-raise it naming the op, the shapes, the dtype and the form.
 - `ensure_allocator()`: Triton's allocator for global scratch (device-side tensor descriptors,
   cluster-reduce's `exchange=global`) in the calling context.
 
@@ -16,6 +21,7 @@ from __future__ import annotations
 import functools
 
 __all__ = ["sm_count", "capability", "device_name", "device_index", "max_resident_programs",
+           "cluster_occupancy", "ensure_cluster_launch", "LaunchFailure", "describe_kernel",
            "ensure_allocator", "context_allocator_missing"]
 
 
@@ -54,25 +60,111 @@ def device_name(index: int) -> str:
     return torch.cuda.get_device_name(index)
 
 
-_RESIDENT: dict = {}  # (CUfunction, shared bytes, CTAs per cluster) -> clusters
+# ---------------------------------------------------------------------------------------------
+# Clusters: what the driver needs before a cluster kernel's first launch, and failures in words
+# ---------------------------------------------------------------------------------------------
+
+class LaunchFailure(RuntimeError):
+    """A kernel launch that the driver refused (or that cannot be made: no cluster of the
+    kernel's size fits on the device). `what` says which kernel and form; `cause` is the driver's
+    (Triton's) message. The ops re-raise it naming the op and the shapes (`for_op`)."""
+
+    def __init__(self, what: str, cause: str, *, num_ctas: int = 1, shared: int = 0,
+                 fits_none: bool = False):
+        self.what, self.cause, self.num_ctas, self.shared = what, cause, num_ctas, shared
+        # the driver fits no cluster of this size: refused before anything ran, so a caller may
+        # choose a smaller cluster and launch again
+        self.fits_none = fits_none
+        super().__init__(f"{what}: {cause}")
+
+    def for_op(self, op_what: str) -> "LaunchFailure":
+        """The same failure described in the op's terms (`op_what`: op, shapes, dtype, form)."""
+        return LaunchFailure(f"{op_what} [{self.what}]", self.cause, num_ctas=self.num_ctas,
+                             shared=self.shared, fits_none=self.fits_none)
+
+
+# The kernel handle cache: (CUfunction, shared bytes, CTAs per cluster) -> co-resident clusters.
+# A CUfunction belongs to one loaded module on one device (Triton keeps one CompiledKernel per
+# device), so the key is per kernel and device.
+_OCCUPANCY: dict = {}
+
+
+def triton_kernel(compiled):
+    """Triton's CompiledKernel of a normfuse CompiledKernel (its `.kernel`), or `compiled` itself
+    when it is Triton's (whose own `.kernel` is the cubin)."""
+    return compiled if hasattr(compiled, "_init_handles") else compiled.kernel
+
+
+def cluster_occupancy(kernel) -> int:
+    """How many clusters of a compiled kernel (normfuse's or Triton's; `metadata.num_ctas` CTAs
+    each, its shared memory) the current device holds at once: `cuOccupancyMaxActiveClusters`,
+    asked once per loaded function (CUfunction) and then remembered. 0: the driver fits none, a
+    launch would fail. One-CTA kernels: 0 without asking (no cluster).
+
+    Asking is also what makes clusters of 9 to 15 CTAs launchable at all. Sizes above 8 are
+    "non-portable": the driver launches them only on a function with
+    CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED set; Triton 3.6's launcher sets it only
+    when num_ctas == 16 (backends/nvidia/driver.py), and Triton's occupancy query sets it on the
+    function before it asks. Measured on the H200 (2026-12-01, /work/shared/DESIGN.md, "Trap:
+    clusters of 9-15 CTAs"): without the query, the post-norm kernels with 9-15 CTAs per cluster
+    failed at launch ("a kernel launch error has occurred due to cluster misconfiguration");
+    after it, every size 2-16 launched (66, 39, 30, 22, 17, 15, 15 clusters at 2-8 CTAs, 9 at 9,
+    7 at 10-16; 147992 B of shared memory)."""
+    kernel = triton_kernel(kernel)
+    ctas = int(getattr(kernel.metadata, "num_ctas", 1) or 1)
+    if ctas == 1:
+        return 0
+    kernel._init_handles()  # loads the module on the current device once
+    key = (kernel.function, int(kernel.metadata.shared), ctas)
+    n = _OCCUPANCY.get(key)
+    if n is None:
+        from triton.runtime import driver
+        try:
+            n = max(0, int(driver.active.utils.cuOccupancyMaxActiveClusters(*key)))
+        except RuntimeError as e:  # the driver refused the query itself: no cluster fits
+            raise LaunchFailure(describe_kernel(kernel), f"the driver's occupancy query failed: "
+                                f"{e}", num_ctas=ctas, shared=key[1]) from e
+        _OCCUPANCY[key] = n
+    return n
+
+
+def describe_kernel(kernel) -> str:
+    """'kernel linear_rmsnorm_naive (clusters of 12 CTAs, 147968 B of shared memory)'."""
+    kernel = triton_kernel(kernel)
+    md = kernel.metadata
+    ctas = int(getattr(md, "num_ctas", 1) or 1)
+    form = f"clusters of {ctas} CTAs" if ctas > 1 else "one CTA per program"
+    return f"kernel {getattr(kernel, 'name', '?')} ({form}, {int(md.shared)} B of shared memory)"
+
+
+def ensure_cluster_launch(kernel) -> int:
+    """Before a cluster kernel's first launch: make the function launchable at its cluster size
+    and check that the device fits at least one cluster (`cluster_occupancy`: the driver is asked
+    once per loaded function). Returns the number of co-resident clusters; raises LaunchFailure
+    (fits_none=True) when it is 0."""
+    kernel = triton_kernel(kernel)
+    n = cluster_occupancy(kernel)
+    if n <= 0:
+        md = kernel.metadata
+        raise LaunchFailure(describe_kernel(kernel),
+                            f"the driver fits no cluster of {int(md.num_ctas)} CTAs with "
+                            f"{int(md.shared)} B of shared memory each on this device "
+                            "(cuOccupancyMaxActiveClusters = 0): choose a smaller cluster "
+                            "(cluster-reduce{max-cluster=8})", num_ctas=int(md.num_ctas),
+                            shared=int(md.shared), fits_none=True)
+    return n
 
 
 def max_resident_programs(compiled, sms: int) -> int:
     """How many programs of a compiled kernel (normfuse's CompiledKernel or Triton's) run at once:
     `sms` for one CTA per program (the kernels here hold one CTA per SM), else the driver's count
-    of clusters of `num_ctas` CTAs that fit together (`cuOccupancyMaxActiveClusters`), asked once
-    per loaded kernel. Asking also sets the non-portable cluster-size attribute on the function,
-    which a 9-15 CTA cluster needs at launch (DESIGN.md, "Trap: clusters of 9-15 CTAs")."""
-    kernel = getattr(compiled, "kernel", compiled)
-    ctas = int(kernel.metadata.num_ctas or 1)
-    if ctas == 1:
+    of clusters of `num_ctas` CTAs that fit together (`ensure_cluster_launch`: asked once per
+    loaded kernel, which also allows the non-portable sizes 9-15; LaunchFailure when the device
+    fits none)."""
+    kernel = triton_kernel(compiled)
+    if int(kernel.metadata.num_ctas or 1) == 1:
         return sms
-    from triton.runtime import driver
-    kernel._init_handles()
-    key = (kernel.function, int(kernel.metadata.shared), ctas)
-    if key not in _RESIDENT:
-        _RESIDENT[key] = max(1, int(driver.active.utils.cuOccupancyMaxActiveClusters(*key)))
-    return _RESIDENT[key]
+    return ensure_cluster_launch(kernel)
 
 
 def _torch_allocator(size: int, align: int, stream):

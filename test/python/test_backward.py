@@ -9,6 +9,8 @@ error in the same dtype; a short training run of the block; torch.compile over t
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
@@ -762,8 +764,8 @@ class _FakeCK:
     through `.kernel[grid](*full)`, Triton's launcher (every argument, constexprs included)."""
     lowered = None
 
-    def __init__(self, ir, n_runtime):
-        self.ir, self.n_runtime = ir, n_runtime
+    def __init__(self, ir, n_runtime, pipeline=""):
+        self.ir, self.n_runtime, self.pipeline = ir, n_runtime, pipeline
 
     def launch(self, grid, full, runtime_args=()):
         _need_allocator_like_triton(self.ir)
@@ -774,6 +776,17 @@ class _FakeCK:
         ck = self
 
         class _Triton:
+            name = "interpreted"
+            metadata = SimpleNamespace(num_ctas=cluster_dims(ck.ir), shared=0)
+            function = id(ck)
+
+            def _init_handles(self):
+                # no module to load; the driver's answer to normfuse.device's occupancy query
+                # for a cluster kernel: clusters fit (7 at once)
+                from normfuse import device
+                if self.metadata.num_ctas > 1:
+                    device._OCCUPANCY.setdefault((self.function, 0, self.metadata.num_ctas), 7)
+
             def __getitem__(self, grid):
                 return lambda *full: ck.launch(grid, full, full[:ck.n_runtime])
         return _Triton()
@@ -792,7 +805,7 @@ class _FakeJIT(_Interpreted):
             self[(1,)](*args, num_warps=num_warps, num_stages=num_stages, **consts)
         finally:
             globals()["run_ir"] = real_run
-        return _FakeCK(holder["ir"], len(args))
+        return _FakeCK(holder["ir"], len(args), str(self.passes))
 
 
 @pytest.fixture
@@ -813,6 +826,8 @@ def cpu_training(monkeypatch, interpreted):
     monkeypatch.setattr(training, "sm_count", lambda device: 4)
     monkeypatch.setattr(pre, "_check_hopper", lambda op, device: None)
     monkeypatch.setattr(post, "check_hopper", lambda op, device: None)
+    from normfuse import device
+    monkeypatch.setattr(device, "_OCCUPANCY", {})  # (the interpreted kernels' stand-in handles)
     # the public functions take CPU bf16 tensors for the fused path
     return log
 
@@ -1259,3 +1274,131 @@ def test_cpu_modules_from_torch_train(cpu_training, pair):
             "linear-ln": (nn.Linear(K, N), nn.LayerNorm(N))}[pair]
     a, b = (m.bfloat16() for m in mods)
     _check_from_modules(a, b, torch.randn(45, K, dtype=torch.bfloat16), torch.randn(45, N))
+
+
+# ---------------------------------------------------------------------------------------------
+# Every N: the norm-backward kernel's cluster form is one the driver launches (issue 20)
+# ---------------------------------------------------------------------------------------------
+
+class _ClusterLauncher:
+    """A stand-in `normfuse.jit` launcher of the norm-backward kernel: clustered as
+    cluster-reduce would (auto, max-cluster from the pipeline); a launch of a size the stubbed
+    driver does not fit fails as normfuse.device.ensure_cluster_launch does."""
+
+    def __init__(self, passes, tiles, fits, launched):
+        self.passes, self.tiles, self.fits, self.launched = passes, tiles, fits, launched
+
+    def ctas(self):
+        import re
+        from normfuse.passes.cluster_reduce import cluster_ctas
+        if not self.passes:
+            return 1
+        m = re.search(r"max-cluster=(\d+)", self.passes)
+        return cluster_ctas("auto", int(m.group(1)) if m else 16, self.tiles, "")
+
+    def warmup(self, *args, **meta):
+        from types import SimpleNamespace
+        md = SimpleNamespace(num_ctas=self.ctas(), shared=70000)
+        return SimpleNamespace(kernel=SimpleNamespace(metadata=md, function=self.ctas()))
+
+    def __getitem__(self, grid):
+        from normfuse.device import LaunchFailure
+
+        def run(*args, **meta):
+            c = self.ctas()
+            if c > 1 and not self.fits(c):
+                raise LaunchFailure("kernel norm_backward_naive", f"the driver fits no cluster of {c} CTAs",
+                                    num_ctas=c, fits_none=True)
+            self.launched.append((self.passes, c, grid))
+        return run
+
+
+@pytest.mark.parametrize("device,N,ctas", [("h200", 1152, 9), ("portable", 1152, 5),
+                                           ("portable", 4160, 7), ("none", 2176, 1)])
+def test_norm_backward_launches_the_form_the_driver_fits(monkeypatch, device, N, ctas):
+    """norm_backward under the default pipeline: a launch refused because the device fits no
+    cluster of the chosen size is made again in the rule's next form (ops/cluster_form.py); a
+    pipeline given by the caller is not changed, and its failure names the op and the form."""
+    from normfuse import device as launch
+    from normfuse.ops import training
+    fits = {"h200": lambda c: True, "portable": lambda c: c <= 8, "none": lambda c: False}[device]
+    launched = []
+    tiles = -(-N // 128)
+    monkeypatch.setattr(training, "_launcher", lambda name, passes="default": _ClusterLauncher(
+        passes, tiles, fits, launched))
+    monkeypatch.setattr(training, "cluster_occupancy", lambda k: 7 if fits(k.metadata.num_ctas) else 0)
+    monkeypatch.setattr(training, "_ensure_allocator", lambda: None)
+    M, R = 257, 192
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(M, N, generator=g).bfloat16()
+    dy = torch.randn(M, R, generator=g).bfloat16()
+    w = torch.randn(R, N, generator=g).bfloat16()
+    rstd = torch.ones(M)
+    cfg = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_R=32, num_warps=8, num_stages=4)
+    training.norm_backward(dy, w, x, rstd, rstd, None, None, None, is_ln=False, config=cfg,
+                           op="rmsnorm_linear")
+    want = ("default" if device == "h200" else
+            training._backward_passes(ctas) if ctas > 1 else ())
+    assert launched[-1] == (want, ctas, (3,)), launched
+    if device == "h200":
+        return
+    with pytest.raises(launch.LaunchFailure) as e:
+        training.norm_backward(dy, w, x, rstd, rstd, None, None, None, is_ln=False, config=cfg,
+                               op="rmsnorm_linear", passes="cluster-reduce,epilogue-norm")
+    first = _ClusterLauncher("default", tiles, fits, []).ctas()
+    assert str(e.value).startswith(
+        f"rmsnorm_linear: norm backward (RMSNorm, after the dX GEMM) launch failed for M=257, "
+        f"N={N}, R=192, torch.bfloat16, tiles 128x128, form: {first}-CTA clusters"), str(e.value)
+    assert "fits no cluster" in str(e.value)
+
+
+# N for the GPU sweep of the norm-backward kernel with the dX GEMM (128-column tiles): one per
+# cluster size 2..16 (one tile per CTA), deferred forms (17 -> 9 CTAs of 2, 24 -> 12 of 2,
+# 33 -> 11 of 3, 64 -> 16 of 4), ragged widths
+BWD_SWEEP_N = [128 * t for t in range(2, 17)] + [2176, 3072, 4160, 8192, 1000, 1864, 3080]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("N", BWD_SWEEP_N)
+def test_gpu_every_n_norm_backward_kernel(monkeypatch, N):
+    """The norm-backward kernel as the pre-norm ops' backward launches it (dX = normbwd(dY W),
+    the 'cluster-m128' tiling: clusters of cdiv(N, 128) CTAs, deferred past 16) for every
+    cluster size: launches in the rule's form, and dx, dg within 1.5x the unfused kernel's error
+    vs fp64."""
+    from normfuse.compiler import CompiledKernel
+    from normfuse.ops.cluster_form import choose_cluster_form
+    from normfuse.ops.training import norm_backward, select_backward_config
+    is_ln = N % 3 == 0
+    M, R = 257, 192
+    gen = torch.Generator(device="cuda").manual_seed(N)
+    x = _dev(M, N, dtype=BF, gen=gen, shift=3.0 if is_ln else 0.0)
+    g = _dev(N, dtype=BF, gen=gen, scale=0.2, shift=1.0)
+    beta = _dev(N, dtype=BF, gen=gen, scale=0.2) if is_ln else None
+    w = _dev(R, N, dtype=BF, gen=gen, scale=R ** -0.5)
+    dy = _dev(M, R, dtype=BF, gen=gen)
+    xd = x.double()
+    mean = xd.mean(1) if is_ln else torch.zeros(M, dtype=torch.float64, device="cuda")
+    rstd = torch.rsqrt(((xd - mean[:, None]) ** 2 if is_ln else xd * xd).mean(1) + EPS)
+    du = dy.double() @ w.double()
+    ref = _norm_bwd_ref(du.cpu(), x.cpu(), g.cpu(), beta.cpu() if is_ln else None, is_ln, 0)
+    outs, launched = {}, []
+    real_launch = CompiledKernel.launch
+
+    def spy(self, grid, args, runtime_args=None):  # what normfuse's launch ran, and its form
+        launched.append((self.kernel.name, int(self.kernel.metadata.num_ctas)))
+        return real_launch(self, grid, args, runtime_args)
+    for passes in ((), "default"):
+        with monkeypatch.context() as m:
+            if passes:
+                m.setattr(CompiledKernel, "launch", spy)
+            outs[passes] = norm_backward(dy, w, x, rstd.float(), mean.float(), g, beta, None,
+                                         is_ln=is_ln, passes=passes)
+    torch.cuda.synchronize()
+    for i, what in enumerate(("dx", "dg")):
+        e0 = rel_err(outs[()][i].cpu(), ref[i])
+        e1 = rel_err(outs["default"][i].cpu(), ref[i])
+        assert e1 <= 1.5 * e0 + 1e-5, (what, N, e1, e0)
+    # the form launched: the rule's (on the H200 every size fits: the pass's own choice)
+    form = choose_cluster_form(-(-N // select_backward_config(N, gemm=True)["BLOCK_N"]),
+                               lambda c: True)
+    assert form.ctas > 1 and launched == [("norm_backward_naive", form.ctas)], (N, launched)

@@ -59,3 +59,11 @@ def test_runner_with_nothing_selected(runner, tmp_path):
     res = runner.run([_suite(tmp_path, False)], 2, "not gpu and not slow and nothing", 60,
                      log=lambda m: None)
     assert not res["ok"] and res["workers"] == []
+
+
+def test_runner_keyword_selects_by_name(runner, tmp_path):
+    """-k narrows the selection in the collection and in every worker alike."""
+    logs = []
+    res = runner.run([_suite(tmp_path, True)], 1, "gpu", 120, log=logs.append, keyword="test_p and not 3")
+    assert res["ok"], logs  # test_p[3] fails: deselected in the worker too
+    assert res["totals"] == {"passed": 4} and res["workers"][0]["tests"] == 4

@@ -11,8 +11,13 @@ The default pipeline `cluster-reduce,epilogue-norm` picks the form from the row'
 (cdiv(N, BLOCK_N)): one tile -> the row is normalized in registers in one CTA (epilogue-norm);
 2..16 tiles -> one tile per CTA of a thread-block cluster, row statistics exchanged through
 distributed shared memory (cluster-reduce, then epilogue-norm); more tiles -> several tiles per
-CTA of a 16-CTA cluster, unnormalized tiles re-read from L2 after the exchange (deferred). The
-compiled kernel's remarks say which (`prepare_linear_rmsnorm(...).compile().remarks`).
+CTA of a cluster of at most 16, unnormalized tiles re-read from L2 after the exchange (deferred).
+The compiled kernel's remarks say which (`prepare_linear_rmsnorm(...).compile().remarks`). Every
+cluster form is one the driver launches (`ops/cluster_form.py`: the driver is asked once per
+compiled kernel and device, when the launch is prepared or planned, never per call; where it
+fits no cluster of the chosen size, a smaller one with more tiles per CTA, else the unfused
+kernel); a launch that fails anyway raises `normfuse.device.LaunchFailure` naming the op,
+M/N/K, dtype and form.
 `passes=()` launches the naive kernel unchanged: the numerical oracle.
 
 No autograd here (normfuse.ops.training has the training form), Hopper only, bf16/fp16 with
@@ -26,11 +31,11 @@ import functools
 
 import torch
 
-from ..device import max_resident_programs
+from ..device import LaunchFailure, cluster_occupancy, max_resident_programs
 from ..kernels.configs import PostNormConfig, select_postnorm_config
 from .common import check_hopper, check_postnorm, sm_count
 from .prenorm_linear import (LaunchPlan, PlanCache, PreparedLaunch, _Spec, _as_2d, _check_offsets,
-                             _ensure_allocator, _ptr_key,
+                             _ensure_allocator, _on_device, _passes_key, _ptr_key,
                              _check_offset, _make_out, _no_grad_check, _offset_weight, _tma_ok,
                              _unit_k)
 
@@ -92,8 +97,60 @@ def _want_persistent(cfg: PostNormConfig, persistent: bool | None) -> bool:
     return cfg.persistent if persistent is None else bool(persistent)
 
 
+def fit_cluster_form(plan: PreparedLaunch, launcher_for, passes) -> PreparedLaunch:
+    """`plan` (compiled) with the form the driver launches (`ops/cluster_form.py`: the rule):
+    under the default pipeline, the cluster size cluster-reduce picks when the device fits such a
+    cluster (the driver is asked once per compiled kernel and device), else the next smaller
+    one, else no cluster (the unfused kernel). `launcher_for(passes)` gives the plan's kernel
+    under other passes. A pipeline given by the caller is kept as given."""
+    bn = plan.constexprs.get("BLOCK_N")
+    tiles = -(-int(plan.constexprs["N"]) // int(bn)) if bn else 1
+    if tiles < 2 or _passes_key(passes) != DEFAULT_POSTNORM_PASSES or _fits(plan):
+        return plan  # (on the H200 every size fits)
+    from dataclasses import replace
+
+    from ..passes.cluster_reduce import cluster_candidates
+    from .cluster_form import choose_cluster_form
+    plans = {cluster_candidates(tiles)[0]: plan}  # the default pipeline's size, refused
+
+    def plan_for(c):  # c CTAs per cluster; 1: the unfused kernel
+        if c not in plans:
+            plans[c] = replace(
+                plan, launcher=launcher_for(postnorm_passes(max_cluster=c) if c > 1 else ()),
+                _compiled=None, _full_args=(), _bound=None)
+        return plans[c]
+
+    form = choose_cluster_form(tiles, lambda c: plans.get(c) is not plan and _fits(plan_for(c)))
+    return plan_for(1) if form.unclustered else plan_for(form.ctas)
+
+
+def _fits(plan: PreparedLaunch) -> bool:
+    """Whether the device fits a cluster of the plan's compiled kernel (or it has none); the
+    driver is asked once per loaded kernel (normfuse.device.cluster_occupancy)."""
+    kernel = getattr(plan.compile(), "kernel", None)  # (none: the CPU interpreter's stand-in)
+    if kernel is None or kernel.metadata.num_ctas == 1:
+        return True
+    with _on_device(plan.out.device):
+        return cluster_occupancy(kernel) > 0
+
+
+def _fit_and_grid(plan: PreparedLaunch, launcher_for, passes) -> PreparedLaunch:
+    """The form the driver launches (`fit_cluster_form`), and for the persistent form as many
+    programs as run at once (compiled first: the passes decide the cluster size). A driver
+    refusal is reported in the op's terms."""
+    try:
+        plan = fit_cluster_form(plan, launcher_for, passes)
+        if plan.constexprs["PERSISTENT"]:
+            with _on_device(plan.out.device):
+                resident = max_resident_programs(plan.compile(), sm_count(plan.out.device))
+            plan.grid = (min(plan.grid[0], resident),)
+    except LaunchFailure as e:
+        raise e.for_op(plan.describe()) from e
+    return plan
+
+
 def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passes, out, tma=None,
-             persistent=None, offset=0.0, cache_weights=True):
+             persistent=None, offset=0.0, cache_weights=True, fit=True):
     if config is not None and not isinstance(config, PostNormConfig):
         raise TypeError(f"{op}: config must be a PostNormConfig, got {type(config).__name__}")
     _check_offset(op, offset, norm["norm_weight"])
@@ -101,12 +158,15 @@ def _prepare(op, kind, x, weight, norm: dict, eps, bias, residual, config, passe
     if offset:
         norm = dict(norm, norm_weight=_offset_weight(norm["norm_weight"], offset, cache_weights))
     return _prepare_checked(op, kind, x, _unit_k(weight, cache_weights), norm, eps, bias,
-                            residual, config, passes, out, tma, persistent)
+                            residual, config, passes, out, tma, persistent, fit)
 
 
 def _prepare_checked(op, kind, x, w, norm: dict, eps, bias, residual, config, passes, out,
-                     tma=None, persistent=None):
-    """`_prepare` after the checks (w unit-stride along K, norm weight with its offset)."""
+                     tma=None, persistent=None, fit=True):
+    """`_prepare` after the checks (w unit-stride along K, norm weight with its offset).
+    `fit`: compile now and choose the cluster form the driver launches (`_fit_and_grid`); False
+    for a caller that launches another kernel with this plan's arguments (the training
+    forward) and fits that one."""
     N = w.shape[0]
     lead = tuple(x.shape[:-1])
     x2 = _as_2d(x)
@@ -138,9 +198,8 @@ def _prepare_checked(op, kind, x, w, norm: dict, eps, bias, residual, config, pa
     blocks = -(-M // cfg.block_m) if N else 0
     plan = PreparedLaunch(op, kind, get_postnorm_launcher(kind, passes), args, consts, cfg.options(),
                           (blocks,), cfg, y, lead + (N,), None)
-    if consts["PERSISTENT"] and blocks:
-        # as many programs as run at once (compiling first: the passes decide the cluster size)
-        plan.grid = (min(blocks, max_resident_programs(plan.compile(), sm_count(x.device))),)
+    if blocks and fit:
+        plan = _fit_and_grid(plan, lambda p: get_postnorm_launcher(kind, p), passes)
     return plan
 
 

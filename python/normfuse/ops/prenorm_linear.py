@@ -38,7 +38,8 @@ from typing import Any
 
 import torch
 
-from ..device import ensure_allocator as _ensure_allocator
+from ..device import (LaunchFailure, describe_kernel, ensure_allocator as _ensure_allocator,
+                      ensure_cluster_launch)
 from ..kernels.configs import GemmConfig, select_config
 from ..reference import fold_norm_weight
 from .common import (WEIGHTS, adjacent, as_lists, check_hopper, check_prenorm, joined_view,
@@ -220,11 +221,35 @@ class PreparedLaunch:
             if self._bound is None:  # decided once: the arguments of a prepared launch are fixed
                 lowered = ck.lowered is not None and ck.lowered.why_not(self.runtime_args) is None
                 self._bound = ck.lowered.bind(self.runtime_args) if lowered else False
-            if self._bound:
-                self._bound()
-            else:
-                ck.launch(grid, self._full_args, runtime_args=self.runtime_args)
+            try:
+                if self._bound:
+                    self._bound()
+                else:
+                    ck.launch(grid, self._full_args, runtime_args=self.runtime_args)
+            except RuntimeError as e:  # in the op's terms: shapes, dtype, form
+                failure = launch_failure(e, self.describe(), ck)
+                if failure is e:
+                    raise
+                raise failure from e
         return self.out
+
+    def describe(self, lowered: bool | None = None) -> str:
+        """'linear_rmsnorm: launch failed for M=257, N=3072, K=512, torch.bfloat16, form: 12-CTA
+        clusters, ...' (what a launch failure names). `lowered`: whether the lowered kernel is
+        the one launched (default: as this launch decided)."""
+        from .cluster_form import describe_form
+        M, N = self.out.shape
+        x = self.runtime_args[0] if self.runtime_args else None
+        K = x.shape[-1] if isinstance(x, torch.Tensor) else "?"
+        ck = self._compiled
+        ctas = int(ck.kernel.metadata.num_ctas or 1) if ck is not None else 1
+        lowered = bool(self._bound) if lowered is None else lowered
+        persistent = bool(self.constexprs.get("PERSISTENT") or self.constexprs.get("NUM_PROGRAMS"))
+        form = describe_form(N, self.constexprs.get("BLOCK_N"), ctas, persistent, self.grid[0],
+                             lowered)
+        if ck is not None and "exchange=global" in str(ck.pipeline):
+            form += ", exchange through global scratch"
+        return f"{self.op}: launch failed for M={M}, N={N}, K={K}, {self.out.dtype}, form: {form}"
 
     def __call__(self) -> torch.Tensor:
         y = self.launch()
@@ -256,9 +281,15 @@ class LaunchPlan:
     launcher, the grid, the scalar arguments. `run(tensors)` launches the tensor arguments of a
     call of that geometry (new addresses) with no validation, specialization or compilation.
 
-    Made from a PreparedLaunch whose first `n_tensors` runtime arguments are the tensors."""
+    Made from a PreparedLaunch whose first `n_tensors` runtime arguments are the tensors. A
+    cluster kernel's launch is made possible here, once (`normfuse.device.ensure_cluster_launch`:
+    the driver's occupancy query, which allows clusters of 9-15 CTAs; LaunchFailure when the
+    device fits none), so `run` makes no driver query. A launch error is re-raised as a
+    LaunchFailure naming the op, the shapes, the dtype and the form (`what`, kept from the
+    PreparedLaunch; building it costs nothing per call)."""
 
-    __slots__ = ("tail", "lowered", "runner", "consts", "dev_index", "empty", "config", "compiled")
+    __slots__ = ("tail", "lowered", "runner", "consts", "dev_index", "empty", "config", "compiled",
+                 "what")
 
     def __init__(self, prepared: "PreparedLaunch", n_tensors: int):
         # keeps no tensor of the call it was made from (those are the caller's)
@@ -268,7 +299,7 @@ class LaunchPlan:
         self.dev_index = p.out.device.index
         self.empty = p.grid[0] == 0
         self.lowered = self.runner = None
-        self.compiled = None
+        self.compiled = self.what = None
         if self.empty:
             return
         ck = self.compiled = p.compile()
@@ -277,6 +308,7 @@ class LaunchPlan:
             if why is None:
                 with _on_device(p.out.device):
                     self.lowered = ck.lowered.prepare(p.runtime_args)
+                self.what = p.describe(lowered=True)
                 return
             import warnings
             warnings.warn(f"normfuse: {ck.kernel.name}: running the unlowered kernel: {why}",
@@ -287,7 +319,14 @@ class LaunchPlan:
             raise NotImplementedError(f"{fn.__name__}: constexpr parameters before runtime ones")
         self.consts = tuple(p.constexprs[fn.arg_names[i]] for i in sorted(fn.constexprs))
         grid = tuple(p.grid) + (1,) * (3 - len(p.grid))
-        self.runner = ck.kernel[grid]
+        with _on_device(p.out.device):
+            self.runner = ck.kernel[grid]  # (loads the module on the device)
+            if ck.kernel.metadata.num_ctas != 1:
+                try:
+                    ensure_cluster_launch(ck.kernel)
+                except LaunchFailure as e:
+                    raise e.for_op(p.describe()) from e
+        self.what = p.describe()
 
     def run(self, tensors: tuple) -> None:
         if self.empty:
@@ -301,10 +340,29 @@ class LaunchPlan:
             self._launch(args)
 
     def _launch(self, args) -> None:
-        if self.lowered is not None:
-            self.lowered.run(args)
-        else:
-            self.runner(*args, *self.consts)
+        try:
+            if self.lowered is not None:
+                self.lowered.run(args)
+            else:
+                self.runner(*args, *self.consts)
+        except RuntimeError as e:  # (a try costs nothing until something is raised)
+            failure = launch_failure(e, self.what, self.compiled)
+            if failure is e:
+                raise
+            raise failure from e
+
+
+def launch_failure(e: RuntimeError, what: str, ck) -> RuntimeError:
+    """A launch's RuntimeError in the op's terms (`what`: PreparedLaunch.describe()): a
+    LaunchFailure for one from normfuse's launch or a CUDA error from Triton's launcher; any
+    other error unchanged."""
+    if isinstance(e, LaunchFailure):
+        return e.for_op(what)
+    if "Triton Error [CUDA]" not in str(e):
+        return e
+    k = ck.kernel
+    return LaunchFailure(f"{what} [{describe_kernel(k)}]", str(e),
+                         num_ctas=int(k.metadata.num_ctas or 1), shared=int(k.metadata.shared))
 
 
 class PlanCache(dict):

@@ -48,7 +48,8 @@ from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
 from . import fallback
 from .common import sm_count
 from .inference import route
-from .postnorm_linear import DEFAULT_POSTNORM_PASSES, max_resident_programs
+from ..device import LaunchFailure, cluster_occupancy
+from .postnorm_linear import DEFAULT_POSTNORM_PASSES, _fit_and_grid
 from .postnorm_linear import _prepare as _prepare_post
 from .prenorm_linear import (PreparedLaunch, _ensure_allocator, _offset_weight,
                              prepare_layernorm_linear, prepare_rmsnorm_linear)
@@ -175,13 +176,14 @@ def triton_cdiv(a: int, b: int) -> int:
 def norm_backward(dy: Tensor, w: Optional[Tensor], x: Tensor, rstd: Tensor, mean: Tensor,
                   g: Optional[Tensor], beta: Optional[Tensor], dres: Optional[Tensor], *,
                   is_ln: bool, act: int = 0, want_dg: bool = True, xn_out: Optional[Tensor] = None,
-                  passes: str = "default",
-                  config: Optional[dict] = None) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+                  passes: str = "default", config: Optional[dict] = None,
+                  op: str = "norm_backward") -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
     """dx = normbwd(du) (+ dres), du = dy @ w (w [R, N]; None: du = dy) times SiLU'(n) when act=1,
     n = xhat g + beta. Returns (dx [M, N] in x's dtype, dg [N] fp32 or None, dbeta [N] fp32 or
     None). `xn_out` ([M, N], unit column stride): the kernel also writes n there (beta is added
     when given; with act=0 beta is used for nothing else). One launch of `norm_backward_naive`
-    through `passes` (default: fused); `config` overrides `select_backward_config`."""
+    through `passes` (default: fused, in a cluster form the driver launches: `_launch_fitted`);
+    `config` overrides `select_backward_config`; `op` names the caller in a launch failure."""
     M, N = x.shape
     cfg = dict(config) if config is not None else select_backward_config(N, gemm=w is not None)
     nb = triton_cdiv(M, cfg["BLOCK_M"])
@@ -200,21 +202,69 @@ def norm_backward(dy: Tensor, w: Optional[Tensor], x: Tensor, rstd: Tensor, mean
         dres = dres.contiguous()
     _ensure_allocator()
     any_ptr = dy
-    _launcher("norm_backward_naive", passes)[(nb,)](
-        dy, w if w is not None else any_ptr, x, rstd, mean if is_ln else rstd,
-        g if g is not None else any_ptr, beta if beta is not None else any_ptr,
-        dres if dres is not None else any_ptr, dx, dgp if want_dg else rstd,
-        dbp if (want_dg and is_ln) else rstd, xn_out if xn_out is not None else any_ptr, M, R,
-        dy.stride(0), w.stride(0) if w is not None else 0, x.stride(0),
-        dres.stride(0) if dres is not None else 0, dx.stride(0),
-        xn_out.stride(0) if xn_out is not None else 0, N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
-        BLOCK_R=cfg["BLOCK_R"], IS_LN=is_ln, HAS_GEMM=w is not None, HAS_G=g is not None,
-        HAS_B=beta is not None, ACT=act, HAS_DRES=dres is not None, HAS_DG=want_dg,
-        EVEN_R=R % cfg["BLOCK_R"] == 0, HAS_XN=xn_out is not None,
-        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    args = (dy, w if w is not None else any_ptr, x, rstd, mean if is_ln else rstd,
+            g if g is not None else any_ptr, beta if beta is not None else any_ptr,
+            dres if dres is not None else any_ptr, dx, dgp if want_dg else rstd,
+            dbp if (want_dg and is_ln) else rstd, xn_out if xn_out is not None else any_ptr, M, R,
+            dy.stride(0), w.stride(0) if w is not None else 0, x.stride(0),
+            dres.stride(0) if dres is not None else 0, dx.stride(0),
+            xn_out.stride(0) if xn_out is not None else 0)
+    meta = dict(N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_R=cfg["BLOCK_R"],
+                IS_LN=is_ln, HAS_GEMM=w is not None, HAS_G=g is not None, HAS_B=beta is not None,
+                ACT=act, HAS_DRES=dres is not None, HAS_DG=want_dg,
+                EVEN_R=R % cfg["BLOCK_R"] == 0, HAS_XN=xn_out is not None,
+                num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+
+    def what(ctas: int) -> str:
+        from .cluster_form import describe_form
+        return (f"{op}: norm backward ({'LayerNorm' if is_ln else 'RMSNorm'}"
+                f"{', after the dX GEMM' if w is not None else ''}) launch failed for M={M}, "
+                f"N={N}, R={R}, {x.dtype}, tiles {cfg['BLOCK_M']}x{cfg['BLOCK_N']}, form: "
+                + describe_form(N, cfg["BLOCK_N"], ctas, False, nb))
+    _launch_fitted("norm_backward_naive", passes, (nb,), args, meta,
+                   triton_cdiv(N, cfg["BLOCK_N"]), what)
     dg = dgp.sum(0) if want_dg else None
     db = dbp.sum(0) if (want_dg and is_ln) else None
     return dx, dg, db
+
+
+def _backward_passes(ctas: int) -> str:
+    """The default pipeline with cluster-reduce's largest cluster lowered to `ctas`."""
+    from ..pipeline import DEFAULT_PIPELINE
+    return ",".join(f"cluster-reduce{{max-cluster={ctas}}}" if p == "cluster-reduce" else p
+                    for p in DEFAULT_PIPELINE)
+
+
+def _launch_fitted(name: str, passes: str, grid: tuple, args: tuple, meta: dict, tiles: int,
+                   what) -> None:
+    """Launch kernel `name` under `passes`. Under the default pipeline, when the driver fits no
+    cluster of the size cluster-reduce chose (refused before anything ran), the next form of
+    `ops/cluster_form.py`'s rule that fits is launched instead: a smaller cluster with more tiles
+    per CTA, else the unfused kernel. A failure is raised naming the op, the shapes and the form
+    (`what(ctas)`). The driver is asked once per loaded kernel (compiler.CompiledKernel.launch):
+    after the first call this costs nothing."""
+    from .cluster_form import choose_cluster_form
+    try:
+        _launcher(name, passes)[grid](*args, **meta)
+        return
+    except LaunchFailure as e:
+        if passes != "default" or not e.fits_none:
+            raise e.for_op(what(e.num_ctas)) from e
+    from ..passes.cluster_reduce import cluster_candidates
+    default = (cluster_candidates(tiles) or [None])[0]  # the default pipeline's size
+
+    def launcher(c: int):
+        return _launcher(name, "default" if c == default else _backward_passes(c) if c > 1 else ())
+
+    def fits(c: int) -> bool:
+        kernel = launcher(c).warmup(*args, **meta).kernel
+        return int(kernel.metadata.num_ctas or 1) == 1 or cluster_occupancy(kernel) > 0
+
+    form = choose_cluster_form(tiles, fits)
+    try:
+        launcher(1 if form.unclustered else form.ctas)[grid](*args, **meta)
+    except LaunchFailure as e:
+        raise e.for_op(what(e.num_ctas)) from e
 
 
 def dw_norm(dy: Tensor, x: Tensor, rstd: Tensor, mean: Tensor, g: Optional[Tensor],
@@ -302,7 +352,7 @@ def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bia
         dn = torch.mm(dy, weight if weight.stride(-1) == 1 else weight.contiguous())
         xn = x.new_empty(x.shape)
         dx, dg, dbeta = norm_backward(dn, None, x, rstd, mean, g, beta, None, is_ln=is_ln,
-                                      want_dg=True, xn_out=xn)
+                                      want_dg=True, xn_out=xn, op=_pre_op(is_ln))
         if not is_ln:
             dbeta = None
         dw = torch.mm(dy.t(), xn)
@@ -312,17 +362,21 @@ def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bia
     elif PRENORM_DW == "xn":
         xn = x.new_empty(x.shape)
         dx, dg, dbeta = norm_backward(dy, weight, x, rstd, mean, g, beta, None, is_ln=is_ln,
-                                      want_dg=True, xn_out=xn)
+                                      want_dg=True, xn_out=xn, op=_pre_op(is_ln))
         dw = torch.mm(dy.t(), xn)
     elif PRENORM_DW == "prologue":
         dx, dg, dbeta = norm_backward(dy, weight, x, rstd, mean, g, None, None, is_ln=is_ln,
-                                      want_dg=True)
+                                      want_dg=True, op=_pre_op(is_ln))
         dw = dw_norm(dy, x, rstd, mean, g, beta, is_ln=is_ln)
     else:
         raise ValueError(f"normfuse.ops.training.PRENORM_DW = {PRENORM_DW!r}: expected 'xn' "
                          "or 'prologue'")
     db = dy.sum(0, dtype=torch.float32) if has_bias else None
     return dx, dg, dbeta, dw, db
+
+
+def _pre_op(is_ln: bool) -> str:
+    return "layernorm_linear" if is_ln else "rmsnorm_linear"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -432,7 +486,7 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0):
     op = "linear_layernorm" if is_ln else "linear_rmsnorm"
     plan = _prepare_post(op, "ln" if is_ln else "rms", x2, weight, norm, eps, bias, res, None,
                          DEFAULT_POSTNORM_PASSES, None, persistent=False, offset=offset,
-                         cache_weights=False)
+                         cache_weights=False, fit=False)
     M, N = x2.shape[0], weight.shape[0]
     h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
     rstd = torch.empty(M, device=x2.device, dtype=torch.float32)
@@ -446,17 +500,18 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0):
     consts["PERSISTENT"] = M >= PERSISTENT_MIN_ROW_BLOCKS * plan.config.block_m
     tp = PreparedLaunch(plan.op, plan.kind, train, tuple(args), consts, plan.options, plan.grid,
                         plan.config, plan.out, plan.out_shape, None)
-    if consts["PERSISTENT"] and plan.grid[0]:
-        tp.grid = (min(plan.grid[0], max_resident_programs(tp.compile(), sm_count(x2.device))),)
+    if plan.grid[0]:  # the cluster form the driver launches, the persistent grid
+        tp = _fit_and_grid(tp, lambda p: _post_train_launcher(kern, p), DEFAULT_POSTNORM_PASSES)
     z = tp()
     return z.view(M, N), h, rstd, mean
 
 
 @functools.lru_cache(maxsize=None)
-def _post_train_launcher(name: str):
+def _post_train_launcher(name: str, passes: Optional[tuple] = None):
     import normfuse
     from ..kernels import postnorm_gemm
-    return normfuse.jit(getattr(postnorm_gemm, name), passes=DEFAULT_POSTNORM_PASSES)
+    return normfuse.jit(getattr(postnorm_gemm, name),
+                        passes=DEFAULT_POSTNORM_PASSES if passes is None else passes)
 
 
 def _post_fwd_impl(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
@@ -486,7 +541,7 @@ def _post_bwd_impl(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, of
         g = _offset_weight(norm_weight, offset, cache=False)
         with torch.no_grad():
             dh, dg, dbeta = norm_backward(dz, None, h, rstd, mean, g, norm_bias, None,
-                                          is_ln=is_ln)
+                                          is_ln=is_ln, op=op)
             dx = torch.mm(dh, weight)
             dw = torch.mm(dh.t(), x)
             db = dh.sum(0, dtype=torch.float32)
@@ -582,11 +637,11 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
         with torch.no_grad():
             # norm2's backward: no GEMM before it inside the block (op-level form)
             dh2, dg2, dbeta2 = norm_backward(dout, None, h2, rstd2, mean2, g2, beta2, None,
-                                             is_ln=is_ln)
+                                             is_ln=is_ln, op="postnorm_mlp")
             dw2 = torch.mm(dh2.t(), a)
             # the regrouping: norm1's backward (and SiLU') in the epilogue of linear 2's dX GEMM
             dh1, dg1, dbeta1 = norm_backward(dh2, w2, h1, rstd1, mean1, g1, beta1, None,
-                                             is_ln=is_ln, act=1)
+                                             is_ln=is_ln, act=1, op="postnorm_mlp")
             dw1 = torch.mm(dh1.t(), x)
             dx = torch.addmm(dh2, dh1, w1)  # the residual's gradient is dh2
             db1 = dh1.sum(0, dtype=torch.float32)

@@ -115,7 +115,9 @@ passes row block i + 1's first barrier only after every peer has read row block 
 
 Options
 -------
-cluster-size = auto | 2..16    auto: C = T when T <= max-cluster, else the fewest tiles per CTA
+cluster-size = auto | 2..16    auto: C = T when T <= max-cluster (one tile per CTA), else the
+                               fewest tiles per CTA, p = cdiv(T, max-cluster), on C = cdiv(T, p)
+                               CTAs (so no CTA idles: N = 6144, 24 tiles of 256 -> 12 CTAs of 2)
 max-cluster = 2..16            the largest cluster auto picks (16; 8 stays portable)
 exchange = dsmem | global      where the partials meet. dsmem (default): as above. global: each
     CTA writes its partials to its own slice of Triton's global scratch (`ttg.global_scratch_alloc`,
@@ -125,6 +127,26 @@ exchange = dsmem | global      where the partials meet. dsmem (default): as abov
     writes). S is known only after Triton's allocation pass: the asm carries a token that
     normfuse's make_llir wrapper replaces by `metadata.global_scratch_size`. No extra shared
     memory; the launcher allocates the scratch (a Triton allocator must be set, as for TMA).
+
+Cluster sizes and the launch
+----------------------------
+Sizes up to 8 are portable; 9-16 are not: the driver launches them only on a function that has
+CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED set, and Triton 3.6's launcher sets it only
+for exactly 16. Measured on the H200 (2026-12-01): the post-norm op failed at launch ("a kernel
+launch error has occurred due to cluster misconfiguration") at N = 2176-3840 (9-15 tiles of 256,
+one per CTA) and 6144 (24 tiles, 12 CTAs of 2), while after cuOccupancyMaxActiveClusters, which
+sets the attribute on the function, every size 2-16 launched (66, 39, 30, 22, 17, 15, 15
+co-resident clusters at 2-8 CTAs, 9 at 9, 7 at 10-16; 147992 B of shared memory, K = 1024).
+So auto keeps choosing up to 16 CTAs (one tile per CTA keeps the row in registers; which size is
+fastest, with 7 clusters of 10-15 CTAs leaving 27-62 of the 132 SMs idle, is not decided here),
+and the size is a launch need (`ClusterSize`): normfuse's launch
+(`compiler.CompiledKernel.launch`, and the ops' launch plans when they are made ->
+`normfuse.device.ensure_cluster_launch`) asks the driver for the occupancy once per loaded
+kernel before its first launch (which allows the size) and refuses a size of which the device
+fits no cluster. The pass runs ahead of time and cannot ask; the ops can (`ops/cluster_form.py`):
+where the device fits no cluster of the size auto chose (smaller GPCs, SM partitions), they
+compile the next size `cluster_candidates` lists (max-cluster = C - 1, C - 2, ...: more tiles
+per CTA) and, when none fits, the unfused kernel.
 """
 from __future__ import annotations
 
@@ -177,6 +199,19 @@ def cluster_ctas(cluster_size, max_cluster, trips: int, what: str) -> int | str:
     if c > trips:
         return f"cluster-size={c} is larger than {what}"
     return c
+
+
+def cluster_candidates(trips: int, max_cluster: int = HW_MAX) -> list[int]:
+    """The cluster sizes 'auto' picks for `trips` tiles as max-cluster goes down from
+    `max_cluster` to 2, each once, largest first (the order in which a launch that finds no room
+    for one size tries the next: more tiles per CTA each time). Empty for one trip. Each size C
+    is reproduced by max-cluster=C."""
+    out: list[int] = []
+    for m in range(min(int(max_cluster), HW_MAX), 1, -1):
+        c = cluster_ctas("auto", m, trips, "")
+        if trips >= 2 and c not in out:
+            out.append(c)
+    return out
 
 
 @dataclass(frozen=True)
