@@ -6,7 +6,8 @@ What a call costs on the host up to Triton's launcher: the public function, the 
 op's dispatch, validation, the launch plan (or, before plans, the prepared launch and
 `normfuse.jit`'s specialization), the lowered kernel's arguments (views, TMA descriptors,
 shared-statistics workspace) and the output allocation. Kernels are compiled for sm_90 once (the
-first call); Triton's `CompiledKernel.__getitem__` returns a launcher that does nothing, CPU
+first call); Triton's `CompiledKernel.__getitem__` returns a launcher that does nothing (no
+module is loaded: a stand-in function handle, the cluster occupancy answered up front), CPU
 tensors stand in for CUDA ones (the device facts are stubbed: an sm_90 GPU with 132 SMs), so the
 hopper-ws (lowered) path runs as on the GPU, descriptors included. Not included: Triton's own
 launcher (its Python wrapper, the TMA descriptor encoding, the driver call); the output's CPU
