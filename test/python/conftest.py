@@ -47,6 +47,17 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA Hopper GPU")
+    config.addinivalue_line("markers", "postnorm_plan: run with the post-norm ops' own plan choice "
+                            "(other tests pin the fused kernels: NORMFUSE_POSTNORM_PLAN=fused)")
+
+
+@pytest.fixture(autouse=True)
+def _postnorm_kernels(request, monkeypatch):
+    """The post-norm ops compose cuBLAS and torch's norm below POSTNORM_FUSED_MIN_ROWS rows
+    (normfuse.ops.inference.postnorm_plan); the tests exist to check the fused kernels at small
+    shapes, so they pin that plan unless marked `postnorm_plan`."""
+    if request.node.get_closest_marker("postnorm_plan") is None:
+        monkeypatch.setenv("NORMFUSE_POSTNORM_PLAN", "fused")
 
 
 def pytest_report_header(config):

@@ -774,3 +774,48 @@ def test_gpu_every_n_backward(kind, N):
         assert a is not None and torch.isfinite(a).all(), (name, N)
         assert rel_err(a, r) <= 1.5 * rel_err(e, r) + 1e-4, (name, N, rel_err(a, r), rel_err(e, r))
     assert rel_err(z, zr) <= 1.5 * rel_err(ze, zr) + 1e-4, ("forward", N, rel_err(z, zr), rel_err(ze, zr))
+
+
+@pytest.mark.postnorm_plan
+def test_postnorm_plan_composes_below_the_persistent_form(monkeypatch):
+    """Measured (H200, 2026-12-01): the fused post-norm kernels win only in their persistent form
+    (M >= 4 x 132 x 128 rows); below it the op composes cuBLAS and torch's norm, same function.
+    The override is honoured both ways."""
+    from normfuse.ops import inference
+    monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
+    assert inference.POSTNORM_FUSED_MIN_ROWS == 4 * 132 * 128
+    assert inference.postnorm_plan(8192) == "composed"
+    assert inference.postnorm_plan(67583) == "composed"
+    assert inference.postnorm_plan(67584) == inference.postnorm_plan(262144) == "fused"
+    monkeypatch.setenv("NORMFUSE_POSTNORM_PLAN", "fused")
+    assert inference.postnorm_plan(8192) == "fused"
+    monkeypatch.setenv("NORMFUSE_POSTNORM_PLAN", "composed")
+    assert inference.postnorm_plan(262144) == "composed"
+
+
+@pytest.mark.postnorm_plan
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_postnorm_composed_plan_matches_fp64(monkeypatch, is_ln):
+    """The composed plan through the op's fused route (forced on the CPU): bias, residual and
+    the norm's offset applied as the fused kernels apply them, within bf16 rounding of fp64."""
+    import torch
+    from normfuse.ops import inference
+    monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
+    monkeypatch.setattr(inference, "route", lambda op, x: True)
+    torch.manual_seed(0)
+    M, K, N = 37, 64, 48
+    x = torch.randn(M, K, dtype=torch.bfloat16)
+    w = torch.randn(N, K, dtype=torch.bfloat16) / 8
+    g = torch.randn(N, dtype=torch.bfloat16)
+    beta = torch.randn(N, dtype=torch.bfloat16) if is_ln else None
+    b = torch.randn(N, dtype=torch.bfloat16)
+    r = torch.randn(M, N, dtype=torch.bfloat16)
+    z = torch.ops.normfuse.postnorm_linear(x, w, g, beta, b, r, 1e-5, 1.0, is_ln)
+    h = x.double() @ w.double().t() + b.double() + r.double()
+    if is_ln:
+        ref = (h - h.mean(-1, keepdim=True)) * torch.rsqrt(h.var(-1, unbiased=False, keepdim=True) + 1e-5)
+        ref = ref * (1.0 + g.double()) + beta.double()
+    else:
+        ref = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-5) * (1.0 + g.double())
+    err = ((z.double() - ref).norm() / ref.norm()).item()
+    assert z.dtype == torch.bfloat16 and z.shape == (M, N) and err < 2e-2, err

@@ -39,10 +39,12 @@ at each replay.
 from __future__ import annotations
 
 import functools
+import os
 import weakref
 from typing import Optional
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from . import fallback
@@ -52,7 +54,7 @@ from .postnorm_linear import launch_postnorm
 from .prenorm_linear import (_joined, _offset_weight, _unit_k, folded_weight, launch_prenorm,
                              weights_key)
 
-__all__ = ["route", "prenorm_linear", "postnorm_linear"]
+__all__ = ["route", "prenorm_linear", "postnorm_linear", "postnorm_plan", "POSTNORM_FUSED_MIN_ROWS"]
 
 _LIB = torch.library.Library("normfuse", "FRAGMENT")
 _LIB.define("prenorm_linear(Tensor x, Tensor? norm_weight, Tensor? norm_bias, Tensor[] weight, "
@@ -219,8 +221,41 @@ def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offs
         r = _resolve_post(op, x, weight, norm_weight, norm_bias, bias, residual, offset, is_ln)
         _POST_MEMO.store(key, srcs, r)
     w, g, beta, b = r[:4]
+    if postnorm_plan(x.numel() // max(1, x.shape[-1])) == "composed":
+        return _postnorm_composed(x, w, g, beta, b, residual, eps, is_ln)
     pin_for_capture(w, g, beta, b)
     return launch_postnorm(op, "ln" if is_ln else "rms", x, w, g, beta, b, residual, eps)
+
+
+# The post-norm ops' plan at launch (issue 20 item 3: the fastest correct plan, measured). The
+# fused kernels (cluster-reduce / epilogue-norm on Triton's sm_90 lowering) win only in their
+# persistent form: on the H200 (2026-12-01) hidden 12-84 % in 16 of the blog's 18 post-norm cells
+# (M = 262144, bench/results/2026-12-01/summary), but at M <= 16384, where the launch is not
+# persistent, 1.46-2.58x cuBLAS against 1.16-1.63x for cuBLAS + the best standalone norm at the
+# BERT shapes (bench/results/2026-12-01/model-shapes) and hidden -104 % / -451 % at M = 8192,
+# K = N = 4096 / 8192. Below POSTNORM_FUSED_MIN_ROWS rows the op therefore composes cuBLAS's GEMM
+# (bias in its epilogue) with torch's norm; NORMFUSE_POSTNORM_PLAN=fused|composed overrides.
+POSTNORM_FUSED_MIN_ROWS = 4 * 132 * 128   # the persistent form's threshold (kernels/configs.py)
+
+
+def postnorm_plan(M: int) -> str:
+    """"fused" or "composed" for a post-norm launch over M rows (see POSTNORM_FUSED_MIN_ROWS)."""
+    forced = os.environ.get("NORMFUSE_POSTNORM_PLAN")
+    if forced in ("fused", "composed"):
+        return forced
+    return "fused" if M >= POSTNORM_FUSED_MIN_ROWS else "composed"
+
+
+def _postnorm_composed(x, w, g, beta, bias, residual, eps, is_ln):
+    """z = norm(x W^T + bias + residual) as cuBLAS + torch's norm kernels compute it (h rounded
+    to x's dtype before the norm, as an unfused model does)."""
+    h = F.linear(x, w, bias)
+    if residual is not None:
+        h = h + residual
+    N = w.shape[0]
+    if is_ln:
+        return F.layer_norm(h, (N,), g, beta, eps)
+    return F.rms_norm(h, (N,), g, eps)
 
 
 def _postnorm_fake(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
