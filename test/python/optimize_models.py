@@ -10,12 +10,12 @@ H = 64       # hidden size of every tiny model
 VOCAB = 128
 
 
-def tiny_family(name: str, seed: int = 0, hidden: int = H) -> nn.Module:
-    """A 2-layer transformers model of family `name`, norm weights randomized (so that g,
-    Gemma's (1 + w) and LayerNorm's beta all matter), fp32, eval mode."""
+def tiny_family(name: str, seed: int = 0, hidden: int = H, layers: int = 2) -> nn.Module:
+    """A transformers model of family `name` (2 layers unless told), norm weights randomized
+    (so that g, Gemma's (1 + w) and LayerNorm's beta all matter), fp32, eval mode."""
     import transformers as T
     torch.manual_seed(seed)
-    common = dict(hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=2,
+    common = dict(hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
                   num_attention_heads=4, vocab_size=VOCAB)
     if name == "llama":
         m = T.LlamaForCausalLM(T.LlamaConfig(num_key_value_heads=2, **common))
@@ -26,7 +26,7 @@ def tiny_family(name: str, seed: int = 0, hidden: int = H) -> nn.Module:
     elif name == "gemma2":
         m = T.Gemma2ForCausalLM(T.Gemma2Config(num_key_value_heads=2, head_dim=hidden // 4, **common))
     elif name == "gpt2":
-        m = T.GPT2LMHeadModel(T.GPT2Config(n_embd=hidden, n_layer=2, n_head=4, vocab_size=VOCAB,
+        m = T.GPT2LMHeadModel(T.GPT2Config(n_embd=hidden, n_layer=layers, n_head=4, vocab_size=VOCAB,
                                            n_positions=64, bos_token_id=0, eos_token_id=0))
     elif name == "bert":
         m = T.BertModel(T.BertConfig(**common))

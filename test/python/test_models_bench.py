@@ -369,8 +369,54 @@ def test_repro_model_flags_without_a_gpu(capsys):
         pytest.skip("a GPU is present: the flags would run the benchmarks")
     from normfuse.repro.__main__ import main
     assert main(["--models"]) == 0 and main(["--model-shapes"]) == 0
+    assert main(["--models", "llama", "--train-plan", "fused"]) == 0
     out = capsys.readouterr().out
-    assert out.count("model benchmarks skipped: no CUDA GPU") == 2
+    assert out.count("model benchmarks skipped: no CUDA GPU") == 3
+
+
+def test_fused_train_plan_configurations(tmp_path, monkeypatch):
+    """`--train-plan fused` adds normfuse:fused-train(+compile): optimize(train="fused"),
+    measured in the train step only (inference does not depend on the plan), warmed in that
+    mode only; every normfuse record, the table's notes and the optimize reports say the plan
+    (the default configurations: composed)."""
+    assert M.configs_for("composed") == M.CONFIG_NAMES
+    fused = M.configs_for("fused")
+    assert fused == M.CONFIG_NAMES + ("normfuse:fused-train", "normfuse:fused-train+compile")
+    with pytest.raises(ValueError, match="unknown training plan"):
+        M.configs_for("unfused")
+    seen = {}
+    monkeypatch.setattr(M, "bench", lambda models, out, **kw: seen.update(kw, models=models) or 0)
+    assert M.main(["--models", "llama", "--out", str(tmp_path), "--train-plan", "fused"]) == 0
+    assert seen["train_plan"] == "fused" and seen["models"] == ["llama"]
+    cells = [label.split()[1:] for label, _ in M.warm_jobs(["llama"], fused)]
+    assert ["llama", "normfuse:fused-train+compile", "train"] in cells
+    assert ["llama", "normfuse:fused-train", "both"] in cells
+    assert ["llama", "normfuse:fused-train+compile", "prefill"] not in cells
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # normfuse's FallbackWarning on the CPU
+        data = M.run([M.tiny_spec("llama")], configs=("stock", "normfuse", "normfuse:fused-train"),
+                     device="cpu", backend="eager", log=lambda *_: None)
+    recs = {(r["config"], r["mode"]): r for r in data["records"]}
+    assert set(recs) == {("stock", "prefill"), ("stock", "train"), ("normfuse", "prefill"),
+                         ("normfuse", "train"), ("normfuse:fused-train", "train")}
+    r = recs[("normfuse:fused-train", "train")]
+    assert r["status"] == "ok" and r["train_plan"] == "fused" and math.isfinite(r["err_ratio"])
+    assert all(recs[("normfuse", m)]["train_plan"] == "composed" for m in ("prefill", "train"))
+    assert "train_plan" not in recs[("stock", "train")]
+    infos = data["models"][0]["configs"]
+    assert infos["normfuse:fused-train"]["train_plan"] == "fused"
+    assert "training plan 'fused'" in infos["normfuse:fused-train"]["optimize"]["text"]
+    assert "training plan 'composed'" in infos["normfuse"]["optimize"]["text"]
+    assert all(m["train"].startswith("fused: rmsnorm_linear training op")
+               for m in infos["normfuse:fused-train"]["optimize"]["matches"])
+    md = M.table(data)
+    row = next(ln for ln in md.splitlines() if ln.startswith("| normfuse:fused-train |"))
+    assert row.startswith("| normfuse:fused-train |  |  |  | ") and "train plan: fused" in row
+    assert "train plan: composed" in next(ln for ln in md.splitlines()
+                                           if ln.startswith("| normfuse |"))
+    summ = {s["mode"]: s for s in data["summary"]}
+    assert summ["train"]["best_normfuse"] in ("normfuse", "normfuse:fused-train")
 
 
 def test_warm_child_runs_a_configuration_once(monkeypatch):

@@ -111,12 +111,14 @@ def test_family(family):
     assert "fused:" in str(rep)
 
 
+@pytest.mark.parametrize("train", ["composed", "fused"])
 @pytest.mark.parametrize("family", ["llama", "gemma2", "gpt2", "bert"])
-def test_family_training_gradients(family):
+def test_family_training_gradients(family, train):
     """Training mode (dropout off), fp32: the gradients of every parameter equal the stock
-    model's (the per-consumer form; BERT's post-norm through the fused post-norm op)."""
+    model's, in both training plans (composed: the original norms and plain GEMMs; fused: the
+    per-consumer fused ops, BERT's post-norm through the fused post-norm op)."""
     stock = om.tiny_family(family)
-    model, _ = _optimize(copy.deepcopy(stock))
+    model, _ = _optimize(copy.deepcopy(stock), train=train)
     for m in (stock, model):
         om.no_dropout(m).train()
     width = om.VOCAB if family != "bert" else om.H
@@ -135,14 +137,18 @@ def test_family_training_gradients(family):
 
 @pytest.mark.parametrize("fused", [True, False])
 def test_training_forms(fused, monkeypatch):
-    """Both training forms (fused ops per consumer, or set_fused_training(False): the norm in
-    plain torch and plain GEMMs, no normfuse op) give the stock model's gradients; inference
-    stays fused."""
+    """Both training plans, switched after optimize (set_train_plan; set_fused_training, the
+    former switch, for "fused"): the fused ops per consumer, or composed (the original norms and
+    plain GEMMs, no normfuse op) give the stock model's gradients; inference stays fused."""
     import normfuse.ops as ops
-    from normfuse.nn.optimize import set_fused_training
+    from normfuse.nn.optimize import set_fused_training, set_train_plan
     stock = om.randomize(om.Mixed())
-    model, _ = _optimize(copy.deepcopy(stock), (torch.randn(2, 5, om.H),))
-    set_fused_training(model, fused)
+    model, _ = _optimize(copy.deepcopy(stock), (torch.randn(2, 5, om.H),),
+                         train="composed" if fused else "fused")
+    if fused:
+        set_fused_training(model, True)
+    else:
+        set_train_plan(model, "composed")
     calls = []
     for name in ("rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm"):
         real = getattr(ops, name)
@@ -266,10 +272,13 @@ def test_optimize_under_inference_mode_then_train():
 
 def test_packed_consumer_reads_width():
     """A packed group's consumer tells the packed output from the norm's input by its width:
-    the norm run with grad (returns x), the consumer under no_grad still normalizes."""
+    the norm run with grad (fused training plan: returns x), the consumer under no_grad still
+    normalizes. (Composed plan: the norm run with grad is the original norm.)"""
     stock = om.randomize(om.QKVBlock(om.FRMS()))
     x = torch.randn(2, 3, om.H)
     model, _ = _optimize(copy.deepcopy(stock), (x,))
+    assert _rel(model.norm(x), stock.norm(x)) == 0
+    model, _ = _optimize(copy.deepcopy(stock), (x,), train="fused")
     assert model.norm.packed
     h = model.norm(x)
     assert h is x
@@ -480,15 +489,16 @@ def test_recognize_refusals():
 # ---------------------------------------------------------------------------------------------
 
 def test_compile_fullgraph_no_recompiles():
-    """torch.compile(fullgraph=True) over an optimized model with a packed q/k/v group, a
-    post-norm block, a norm after a GEMM in a child module and a final norm read through a row
-    view (a graph break raises), eval and
+    """torch.compile(fullgraph=True) over a model optimized with the fused training plan, with
+    a packed q/k/v group, a post-norm block, a norm after a GEMM in a child module and a final
+    norm read through a row view (a graph break raises), eval and
     train mode (with backward): one graph per mode holding the normfuse ops (inference ops in
     eval, the training ops in train); after one warm-up call per mode, alternating modes with
-    new inputs of the same shape recompile nothing. (The GPU test does this for each family.)"""
+    new inputs of the same shape recompile nothing. (The composed plan: test_optimize_train.py;
+    the GPU test does this for each family.)"""
     import torch._dynamo as dynamo
     stock = om.randomize(om.Mixed())
-    model, rep = _optimize(copy.deepcopy(stock), (torch.randn(2, 5, om.H),))
+    model, rep = _optimize(copy.deepcopy(stock), (torch.randn(2, 5, om.H),), train="fused")
     assert [m.side for m in rep.matches] == ["pre", "post", "post", "pre"]
     graphs = []
 
@@ -552,12 +562,14 @@ def _grads(m: nn.Module) -> torch.Tensor:
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("train", ["composed", "fused"])
 @pytest.mark.parametrize("family", ["llama", "gemma2", "gpt2", "bert"])
-def test_gpu_family(family):
-    """bf16 on the H200 (hidden 256, 2 layers, 2 x 64 tokens): optimize fuses the same norms
-    and the fused kernels run (a FallbackWarning is an error); the output's error against the
-    fp32 stock model is within twice the bf16 stock model's (+0.5 %), the gradients' within
-    twice (+1 %); dynamo.explain finds no graph break in eval and in train mode."""
+def test_gpu_family(family, train):
+    """bf16 on the H200 (hidden 256, 2 layers, 2 x 64 tokens), each training plan: optimize
+    fuses the same norms and the fused kernels run (a FallbackWarning is an error); the output's
+    error against the fp32 stock model is within twice the bf16 stock model's (+0.5 %), the
+    gradients' within twice (+1 %); dynamo.explain finds no graph break in eval and in train
+    mode."""
     import torch._dynamo as dynamo
     from normfuse.ops import FallbackWarning
     from normfuse.ops.common import fused_unavailable
@@ -567,7 +579,7 @@ def test_gpu_family(family):
     ids = torch.randint(0, om.VOCAB, (2, 64), generator=torch.Generator().manual_seed(0)).cuda()
     with warnings.catch_warnings():
         warnings.simplefilter("error", FallbackWarning)
-        model, rep = normfuse.optimize(copy.deepcopy(stock), report=True)
+        model, rep = normfuse.optimize(copy.deepcopy(stock), report=True, train=train)
         assert len(rep.matches) == N_FUSED[family], str(rep)
         with torch.no_grad():
             want = om.logits(ref(input_ids=ids)).float()
@@ -591,14 +603,15 @@ def test_gpu_family(family):
 
 
 @pytest.mark.gpu
-def test_gpu_compile_no_recompiles():
+@pytest.mark.parametrize("train", ["composed", "fused"])
+def test_gpu_compile_no_recompiles(train):
     """torch.compile(fullgraph=True, backend aot_eager: dynamo and AOTAutograd over the ops'
-    fake implementations, no Inductor codegen) over an optimized bf16 Llama on the H200: after
-    one warm-up call per mode, alternating eval/train calls with new token ids recompile
-    nothing."""
+    fake implementations, no Inductor codegen) over an optimized bf16 Llama on the H200, each
+    training plan: after one warm-up call per mode, alternating eval/train calls with new token
+    ids recompile nothing."""
     import torch._dynamo as dynamo
     model, rep = normfuse.optimize(om.tiny_family("llama", hidden=256).to("cuda", torch.bfloat16),
-                                   report=True)
+                                   report=True, train=train)
     compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
 
     def step(train: bool) -> None:

@@ -22,16 +22,33 @@ Pre-norm (a norm whose output feeds only GEMMs):
     K] matrix without a copy; after `.to()` / `_apply` the group is re-packed once all siblings
     agree on dtype and device. The ops stay correct when the weights are not adjacent (after
     deepcopy, or FSDP's sharded parameters): they concatenate, cached per weight version.
-  In training, slicing one Y would make autograd sum n full-size gradients into dY; the
-  per-consumer form gives each GEMM its own backward.
+  Training (the same predicate true) follows the group's training plan (`train_plan`, set by
+  `optimize(train=...)` / `optimize.set_train_plan`):
+  - "composed" (the default): FusedNorm runs the ORIGINAL norm module's forward (kept,
+    unregistered, reading its parameters from FusedNorm's own parameter dict: the stock model's
+    numerics) and each FusedLinear a plain GEMM `F.linear(n, W_i, b_i)` (cuBLAS). A packed group
+    (sum N_i != K) under torch.compile instead returns one GEMM over `torch.cat` of the sibling
+    weights (and biases) and the consumers slice it (Inductor fuses the weights' cat and the
+    slices' backward; q/k/v as one GEMM avoid cuBLAS's small-N GQA shapes); in eager every consumer
+    runs its own GEMM, since eager autograd would build a zero-filled full-width gradient per
+    slice. Rationale: at model shapes the fused training forward saves only the write of n
+    while its backward recomputes n for dW = dY^T n, and the fused dX kernel runs at 3.4x
+    cuBLAS's dX GEMM time (docs/NOTES.md), so the original norm (which Inductor fuses with the
+    residual add and its backward) and cuBLAS GEMMs train faster until that kernel is fixed.
+  - "fused": FusedNorm returns x and each FusedLinear runs the fused training op on what it
+    reads (the norm's statistics once per consumer; its backward follows the ops' own
+    PRENORM_BWD_PLAN). In training, slicing one Y in eager would make autograd sum n full-size
+    gradients into dY; each consumer's own op gives each GEMM its own backward.
 
 Post-norm, the GEMM in a child module and its output going straight to the norm (Gemma2's
 o_proj -> post_attention_layernorm): the linear becomes a DeferredLinear (returns its input) and
-the norm a NormAfterLinear (runs ops.linear_rmsnorm / linear_layernorm on that input).
+the norm a NormAfterLinear (runs ops.linear_rmsnorm / linear_layernorm on that input). Composed
+training: the DeferredLinear runs its GEMM and the NormAfterLinear the original norm.
 
 Post-norm (`norm(dropout(linear(h)) [+ bias] + residual)` inside one module's forward): that
 module's forward is replaced (postnorm_rewrite.PostNormForward) by its FX graph with the pattern
-replaced by a call of `fused_post_norm` (`ops.linear_layernorm` / `ops.linear_rmsnorm`).
+replaced by a call of `fused_post_norm` (`ops.linear_layernorm` / `ops.linear_rmsnorm`); in
+composed training the module's original forward runs.
 """
 from __future__ import annotations
 
@@ -41,9 +58,21 @@ from torch import nn
 from ..ops.common import adjacent
 
 __all__ = ["FusedNorm", "FusedLinear", "DeferredLinear", "NormAfterLinear", "fused_post_norm",
-           "is_conv1d", "gemm_weight"]
+           "is_conv1d", "gemm_weight", "TRAIN_PLANS", "check_train_plan"]
 
 _SIMPLE = (int, float, bool, str, type(None))
+
+# How an optimized model trains (grad mode on and something requiring grad); inference is fused
+# either way. See the module docstring.
+TRAIN_PLANS = ("composed", "fused")
+
+
+def check_train_plan(plan) -> str:
+    if plan not in TRAIN_PLANS:
+        raise ValueError(f"normfuse.optimize: unknown training plan {plan!r}; expected one of "
+                         f"{', '.join(repr(p) for p in TRAIN_PLANS)} ('composed': the original "
+                         f"norm and cuBLAS GEMMs in training, 'fused': the fused training ops)")
+    return plan
 
 
 def is_conv1d(m: nn.Module) -> bool:
@@ -73,18 +102,22 @@ def _adopt(new: nn.Module, old: nn.Module) -> None:
     new.training = old.training
 
 
-def reference_norm(spec, x: torch.Tensor, g, beta) -> torch.Tensor:
-    """The norm in plain torch (fp32 statistics, result in x's dtype): the unfused training
-    form (`fused_training = False`)."""
-    xf = x.float()
-    if spec.kind == "ln":
-        xf = xf - xf.mean(-1, keepdim=True)
-    y = xf * torch.rsqrt(xf.square().mean(-1, keepdim=True) + spec.eps)
-    if g is not None:
-        y = y * (g.float() + spec.offset)
-    if beta is not None:
-        y = y + beta.float()
-    return y.to(x.dtype)
+def _keep_original(new: nn.Module, old: nn.Module) -> None:
+    """Keep `old` on `new` (unregistered: no state_dict keys, not in named_modules) for the
+    composed training plan, which runs old's own forward. `new` takes old's parameter and buffer
+    dicts themselves (the same dict objects), so whatever later replaces a parameter of `new`
+    (load_state_dict(assign=True), FSDP2's sharded / unsharded parameters, .to() with parameter
+    swapping) is what old's forward reads; deepcopy and pickling keep the sharing."""
+    object.__setattr__(new, "_parameters", old._parameters)
+    object.__setattr__(new, "_buffers", old._buffers)
+    object.__setattr__(new, "_non_persistent_buffers_set", old._non_persistent_buffers_set)
+    object.__setattr__(new, "_original", old)
+
+
+def _train_original(new: nn.Module, mode: bool) -> None:
+    orig = new.__dict__.get("_original")
+    if orig is not None:
+        orig.train(mode)
 
 
 def _wants_grad(x: torch.Tensor, *modules: nn.Module) -> bool:
@@ -106,15 +139,16 @@ class FusedNorm(nn.Module):
     """A recognized norm whose output feeds only GEMMs (see the module docstring).
 
     `spec`: the NormSpec (kind, eps, weight/bias parameter names, offset); `source`: the original
-    class name. Parameters and buffers are the original module's. `fused_training = False`
-    (`optimize.set_fused_training`) trains unfused: the norm in plain torch here, plain GEMMs in
-    the consumers (inference stays fused)."""
+    class name. Parameters and buffers are the original module's (its own dicts: the original
+    module is kept, unregistered, for the composed training plan). `train_plan`: "composed" or
+    "fused" (`optimize(train=...)`, `optimize.set_train_plan`); inference is fused either way."""
 
-    fused_training = True
+    train_plan = "composed"
 
     def __init__(self, original: nn.Module, spec, path: str = ""):
         super().__init__()
         _adopt(self, original)
+        _keep_original(self, original)
         self.spec = spec
         self.source = type(original).__name__
         self.path = path
@@ -153,17 +187,56 @@ class FusedNorm(nn.Module):
                     return True
         return False
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.wants_grad(x):
-            if not self.fused_training:  # the unfused form: the norm here, plain GEMMs after it
-                return reference_norm(self.spec, x, *self.norm_params())
-            return x  # each consumer normalizes what it reads
+    def _packed_now(self, grad: bool) -> bool:
+        """Does the norm return the packed output Y (one GEMM over the siblings) now? In
+        inference when the group is packed; in composed training when it is packed, torch.compile
+        is tracing and Y's width sum N_i differs from K (so that a consumer outside the traced
+        frame, after a graph break, still tells Y from n by its width)."""
         if not self.packed:
+            return False
+        if not grad:
+            return True
+        return (self.train_plan == "composed" and self.spec.features != self.total_features
+                and torch.compiler.is_compiling())
+
+    def output_form(self, x: torch.Tensor) -> str:
+        """What a consumer reading x (this norm's output, maybe through a row view) got:
+        "packed" (Y: it takes its columns), "normalized" (n, composed training: it runs its
+        GEMM) or "input" (x: it runs the fused op). A packed Y is told by its width where K and
+        sum N_i differ (robust to a grad mode switched between the norm and the consumer), else
+        by the norm's predicate."""
+        grad = self.wants_grad(x)
+        if self.packed:
+            K, total = self.spec.features, self.total_features
+            if (x.shape[-1] == total) if K != total else self._packed_now(grad):
+                return "packed"
+        return "normalized" if grad and self.train_plan == "composed" else "input"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        grad = self.wants_grad(x)
+        if grad and self.train_plan == "composed":
+            n = self._original(x)  # the stock model's norm, as it computes it
+            if not self._packed_now(grad):
+                return n  # each consumer runs its GEMM on n
+            # under torch.compile: one GEMM over the concatenated sibling weights
+            ws = [c.gemm_weight() for c in self._consumers]
+            bs = [c.bias for c in self._consumers]
+            b = None
+            if any(v is not None for v in bs):
+                b = torch.cat([v if v is not None else w.new_zeros(w.shape[0])
+                               for v, w in zip(bs, ws)])
+            return torch.nn.functional.linear(n, torch.cat(ws), b)
+        if not self._packed_now(grad):
             return x  # each consumer normalizes what it reads
         g, beta = self.norm_params()
         ws = [c.gemm_weight() for c in self._consumers]
         bs = [c.bias for c in self._consumers]
         return _op(self.spec, x, g, beta, ws, None if all(b is None for b in bs) else bs)
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        _train_original(self, mode)
+        return self
 
     # -- weight packing --
     def repack(self) -> bool:
@@ -234,22 +307,13 @@ class FusedLinear(nn.Module):
     def gemm_weight(self) -> torch.Tensor:
         return self.weight.t() if self.transposed else self.weight
 
-    def _reads_packed(self, x: torch.Tensor) -> bool:
-        """Is x the norm's packed output Y (else its input)? Told by the width where K and
-        sum N_i differ (robust to a grad mode switched between the norm and this call), else by
-        the norm's predicate."""
-        norm = self._norm
-        K, total = norm.spec.features, norm.total_features
-        if K != total:
-            return x.shape[-1] == total
-        return not norm.wants_grad(x)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         norm = self._norm
-        if norm.packed and self._reads_packed(x):
+        form = norm.output_form(x)
+        if form == "packed":
             a, b = self.cols
             return x[..., a:b]
-        if not norm.fused_training and norm.wants_grad(x):
+        if form == "normalized":  # composed training: x is the original norm's output
             return torch.nn.functional.linear(x, self.gemm_weight(), self.bias)
         g, beta = norm.norm_params()
         return _op(norm.spec, x, g, beta, self.gemm_weight(), self.bias)
@@ -287,7 +351,7 @@ class DeferredLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         norm = self._norm
-        if not norm.fused_training and _wants_grad(x, self, norm):
+        if norm.train_plan == "composed" and _wants_grad(x, self, norm):
             return torch.nn.functional.linear(x, self.gemm_weight(), self.bias)
         return x
 
@@ -299,14 +363,16 @@ class DeferredLinear(nn.Module):
 
 class NormAfterLinear(nn.Module):
     """The norm after a DeferredLinear: z = norm(x W^T + b) through ops.linear_rmsnorm /
-    linear_layernorm, x the GEMM's input. Keeps the norm's parameters and buffers.
-    `fused_training = False`: in training the DeferredLinear runs its GEMM and this the norm."""
+    linear_layernorm, x the GEMM's input. Keeps the norm's parameters and buffers (and the
+    original module, as FusedNorm does). `train_plan` "composed": in training the
+    DeferredLinear runs its GEMM and this the original norm; "fused": the fused training op."""
 
-    fused_training = True
+    train_plan = "composed"
 
     def __init__(self, original: nn.Module, spec, linear: DeferredLinear, path: str = ""):
         super().__init__()
         _adopt(self, original)
+        _keep_original(self, original)
         self.spec = spec
         self.source = type(original).__name__
         self.path = path
@@ -315,11 +381,14 @@ class NormAfterLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         s, lin = self.spec, self._linear
-        if not self.fused_training and _wants_grad(x, self, lin):  # the GEMM ran already
-            g = getattr(self, s.weight) if s.weight is not None else None
-            beta = getattr(self, s.bias) if s.bias is not None else None
-            return reference_norm(s, x, g, beta)
+        if self.train_plan == "composed" and _wants_grad(x, self, lin):  # the GEMM ran already
+            return self._original(x)
         return fused_post_norm(x, None, lin, self, None, s.kind, s.eps, s.offset, s.weight, s.bias)
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        _train_original(self, mode)
+        return self
 
     def extra_repr(self) -> str:
         return f"{self.source}: {self.spec.describe()}; after {self._linear.path}"

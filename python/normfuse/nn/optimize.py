@@ -28,12 +28,22 @@ What the rewritten model guarantees, and its limits:
   original Parameter objects under their names); model.to()/half()/cuda() re-pack sibling
   weights; copy.deepcopy and torch.save(model) work (after a deepcopy the siblings are separate
   tensors again: the ops then concatenate them, cached; `FusedNorm.repack()` joins them).
-- A FusedNorm returns its input x unchanged except in the packed inference form: only its
-  consumers see the normalized values. The whole model computes what it did, but a submodule
-  that returned the norm's output (LlamaModel inside LlamaForCausalLM: its last_hidden_state)
-  returns x when called on its own; the report notes it.
-- Training (grad mode on and something requiring grad) runs one fused op per consumer (one
-  norm statistics pass each), inference one GEMM over the concatenated sibling weights.
+- In inference (and in the fused training plan) a FusedNorm returns its input x unchanged
+  except in the packed inference form: only its consumers see the normalized values. The whole
+  model computes what it did, but a submodule that returned the norm's output (LlamaModel inside
+  LlamaForCausalLM: its last_hidden_state) returns x when called on its own; the report notes
+  it. (In composed training it returns the norm's output.)
+- Training (grad mode on and something requiring grad) follows the training plan, `train=`:
+  "composed" (the default): the original norm module's own forward (the stock model's numerics)
+  and plain GEMMs, the siblings as one GEMM over their concatenated weights under torch.compile
+  (one F.linear each in eager), post-norm forwards their original code; "fused": one fused
+  training op per consumer (one norm statistics pass each; the backward as the ops'
+  PRENORM_BWD_PLAN says). Why composed is the default: at model shapes the fused forward saves
+  only the write of the norm's output while the backward recomputes it for dW, and the fused
+  dX kernel is still slower than cuBLAS's GEMM (docs/NOTES.md), so the norm as the model writes
+  it (which Inductor fuses with the residual add and its backward) and cuBLAS GEMMs train
+  faster. `set_train_plan(model, plan)` switches an optimized model. Inference is fused either
+  way: one GEMM over the concatenated sibling weights.
 - Post-norm with a residual or dropout in between needs the linear and the norm called in one
   forward (BERT's BertSelfOutput / BertOutput), FX-traceable with its submodules as black boxes.
   A norm reading a GEMM's output untouched may have the GEMM in a child module (Gemma2's
@@ -53,13 +63,14 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .fused import (DeferredLinear, FusedLinear, FusedNorm, NormAfterLinear, gemm_weight,
-                    is_conv1d)
-from .postnorm_rewrite import PostNormFailure, build_post_forward
+from .fused import (TRAIN_PLANS, DeferredLinear, FusedLinear, FusedNorm, NormAfterLinear,
+                    check_train_plan, gemm_weight, is_conv1d)
+from .postnorm_rewrite import PostNormFailure, PostNormForward, build_post_forward
 from .probe import Probe, _flat_tensors
 from .recognize import NormSpec, NotANorm, Unsupported, looks_like_norm, recognize
 
-__all__ = ["optimize", "OptimizeReport", "Match", "Refusal", "set_fused_training"]
+__all__ = ["optimize", "OptimizeReport", "Match", "Refusal", "set_train_plan", "set_fused_training",
+           "TRAIN_PLANS"]
 
 log = logging.getLogger("normfuse.optimize")
 
@@ -78,8 +89,9 @@ class Match:
     spec: NormSpec
     side: str
     gemms: list[str]          # pre: the consumers; post: the producing GEMM
-    plan: str                 # how it runs, in words
+    plan: str                 # how it runs in inference, in words
     notes: str = ""
+    train: str = ""           # how it runs in training (the training plan), in words
 
     @property
     def kind(self) -> str:
@@ -106,13 +118,15 @@ class OptimizeReport:
     refusals: list[Refusal] = field(default_factory=list)
     checked: bool = False
     max_error: float | None = None    # the check's largest relative error over the outputs
+    train_plan: str = "composed"      # optimize(train=...): how the fused groups train
 
     def summary(self) -> str:
         pre = sum(m.side == "pre" for m in self.matches)
         post = len(self.matches) - pre
         gemms = sum(len(m.gemms) for m in self.matches)
         s = (f"normfuse.optimize: {len(self.matches)} norms fused ({pre} pre-norm, {post} "
-             f"post-norm, {gemms} GEMMs), {len(self.refusals)} refused")
+             f"post-norm, {gemms} GEMMs), {len(self.refusals)} refused; training plan "
+             f"'{self.train_plan}'")
         if self.checked and self.max_error is not None:
             s += f"; checked, max rel. error {self.max_error:.2e}"
         return s
@@ -120,11 +134,12 @@ class OptimizeReport:
     def __str__(self) -> str:
         lines = [self.summary()]
         if self.matches:
-            rows = [("norm", "type", "computes", "side", "GEMMs", "plan")]
+            rows = [("norm", "type", "computes", "side", "GEMMs", "inference", "training")]
             for m in self.matches:
                 rows.append((m.norm or "(model)", m.norm_type, m.spec.describe(), m.side,
-                             ", ".join(_short(g, m.norm) for g in m.gemms), m.plan))
+                             ", ".join(_short(g, m.norm) for g in m.gemms), m.plan, m.train))
             lines += ["", "fused:"] + _table(rows)
+            lines += ["", "training plan: " + _train_why(self.train_plan)]
             noted = [m for m in self.matches if m.notes]
             if noted:
                 lines += ["", "notes:"] + [f"  {m.norm}: {m.notes}" for m in noted]
@@ -137,6 +152,37 @@ class OptimizeReport:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+# Why each training plan (the report's line under the table).
+TRAIN_WHY = {
+    "composed": ("'composed' (the default; train='fused' for the fused ops): in training the "
+                 "norms run as the model wrote them and the GEMMs on cuBLAS (siblings as one GEMM "
+                 "under torch.compile), so torch.compile can fuse each norm with the residual add "
+                 "and its backward; the fused training ops save only the write of the norm's "
+                 "output while their backward recomputes it, and their dX kernel is still slower "
+                 "than cuBLAS (docs/NOTES.md). Inference is fused."),
+    "fused": ("'fused': in training each GEMM runs a fused training op (norm + GEMM forward; "
+              "backward with the norm backward fused, as normfuse.ops.training.PRENORM_BWD_PLAN "
+              "says: now {bwd}). Inference is fused."),
+}
+
+
+def _bwd_plan(op: str) -> str:
+    """The fused pre-norm op's backward plan as the op will read it (its default unless changed:
+    the optimized model passes none of its own)."""
+    from ..ops.training import PRENORM_BWD_PLAN
+    return PRENORM_BWD_PLAN[op]
+
+
+def _train_why(plan: str) -> str:
+    if plan != "fused":
+        return TRAIN_WHY[plan]
+    from ..ops.training import PRENORM_BWD_PLAN
+    plans = sorted(set(PRENORM_BWD_PLAN.values()))
+    now = (f"'{plans[0]}'" if len(plans) == 1 else
+           ", ".join(f"{op} '{p}'" for op, p in PRENORM_BWD_PLAN.items()))
+    return TRAIN_WHY[plan].format(bwd=now)
 
 
 def _short(path: str, norm: str) -> str:
@@ -169,15 +215,18 @@ def _set(model: nn.Module, path: str, new: nn.Module) -> None:
 
 
 class _PreGroup:
-    def __init__(self, norm_path, norm, spec, consumers: list[tuple[str, nn.Module]], packed):
+    def __init__(self, norm_path, norm, spec, consumers: list[tuple[str, nn.Module]], packed,
+                 train_plan: str = "composed"):
         self.norm_path, self.norm, self.spec = norm_path, norm, spec
         self.consumers = consumers
         self.packed = packed
+        self.train_plan = train_plan
         self.paths = {}
         self.saved = []
 
     def apply(self, model: nn.Module) -> None:
         fn = FusedNorm(self.norm, self.spec, self.norm_path)
+        fn.train_plan = self.train_plan
         fls, a = [], 0
         for path, lin in self.consumers:
             fl = FusedLinear(lin, fn, path)
@@ -211,15 +260,17 @@ class _PreGroup:
 class _DeferredGroup:
     """GEMM (in a child module) -> norm: DeferredLinear + NormAfterLinear."""
 
-    def __init__(self, norm_path, norm, spec, lin_path, lin):
+    def __init__(self, norm_path, norm, spec, lin_path, lin, train_plan: str = "composed"):
         self.norm_path, self.norm, self.spec = norm_path, norm, spec
         self.lin_path, self.lin = lin_path, lin
         self.packed = False
         self.consumers = []
+        self.train_plan = train_plan
 
     def apply(self, model: nn.Module) -> None:
         dl = DeferredLinear(self.lin, self.lin_path)
         fn = NormAfterLinear(self.norm, self.spec, dl, self.norm_path)
+        fn.train_plan = self.train_plan
         self.swaps = [(self.lin, dl), (self.norm, fn)]
         for old, new in self.swaps:
             for p in _paths_of(model, old):
@@ -232,9 +283,10 @@ class _DeferredGroup:
 
 
 class _PostGroup:
-    def __init__(self, caller_path, caller, forward, norms):
+    def __init__(self, caller_path, caller, forward, norms, train_plan: str = "composed"):
         self.caller_path, self.caller, self.forward, self.norms = caller_path, caller, forward, norms
         self.packed = False
+        forward.train_plan = train_plan
 
     def apply(self, model: nn.Module) -> None:
         self.caller.forward = self.forward
@@ -544,7 +596,7 @@ def _example(model: nn.Module, example_inputs) -> tuple[tuple, dict]:
 
 
 def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, check: bool = True,
-             include=None, exclude=None):
+             include=None, exclude=None, train: str = "composed"):
     """Rewrite `model` in place so that every norm with a GEMM on either side runs fused.
 
     example_inputs: a tuple of positional arguments or a dict of keyword arguments for one
@@ -553,12 +605,16 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
     check: run the example through the model before and after; a rewrite that changes the
     output beyond bf16 tolerance (fp32 outputs: 1e-3) or raises is reverted and reported.
     include / exclude: glob patterns (or lists of them) on the norms' module paths.
+    train: the training plan (grad mode on and something requiring grad): "composed" (the
+    default: the original norms and plain GEMMs) or "fused" (the fused training ops); see the
+    module docstring. Inference is fused either way; `set_train_plan` changes it later.
 
     Returns the model (the same object), or (model, report).
     """
+    check_train_plan(train)
     args, kwargs = _example(model, example_inputs)
     include, exclude = _patterns(include), _patterns(exclude)
-    rep = OptimizeReport()
+    rep = OptimizeReport(train_plan=train)
     modes = {p: m.training for p, m in model.named_modules(remove_duplicate=False)}
     model.eval()
     try:
@@ -568,7 +624,7 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
         except Exception as e:
             raise RuntimeError(f"normfuse.optimize: the model's forward on the example inputs "
                                f"raised {type(e).__name__}: {e}") from e
-        groups = _decide(model, probe, include, exclude, rep)
+        groups = _decide(model, probe, include, exclude, rep, train)
         for g in groups:
             g.apply(model)
         if check and groups:
@@ -581,6 +637,9 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
         for p, m in model.named_modules(remove_duplicate=False):
             if p in modes:
                 m.training = modes[p]
+                orig = m.__dict__.get("_original")  # a fused norm's original module
+                if orig is not None:
+                    orig.training = modes[p]
     order = {p: i for i, p in enumerate(modes)}
     rep.matches.sort(key=lambda m: order.get(m.norm, len(order)))
     rep.refusals.sort(key=lambda r: order.get(r.module, len(order)))
@@ -588,7 +647,7 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
     return (model, rep) if report else model
 
 
-def _decide(model, probe, include, exclude, rep):
+def _decide(model, probe, include, exclude, rep, train="composed"):
     modules = dict(model.named_modules(remove_duplicate=False))
     specs = _recognize_all(model, probe, include, exclude, rep)
     groups, post, deferred = [], {}, []
@@ -597,7 +656,8 @@ def _decide(model, probe, include, exclude, rep):
         consumers, packed, pre_why = _pre_decision(path, spec, probe, modules)
         if consumers is not None:
             not_packed = packed if isinstance(packed, str) else ""
-            g = _PreGroup(path, mod, spec, [(c, modules[c]) for c in consumers], packed is True)
+            g = _PreGroup(path, mod, spec, [(c, modules[c]) for c in consumers], packed is True,
+                          train)
             g.not_packed = not_packed
             notes = []
             if any(u.via_view for u in probe.uses.get(path, []) if u.kind == "gemm"):
@@ -626,15 +686,18 @@ def _decide(model, probe, include, exclude, rep):
             rep.refusals.append(_refusal(path, mod, spec, pre_why, f"its GEMM {lin} already "
                                          f"takes the pre-norm {taken[lin]}"))
             continue
-        g = _DeferredGroup(path, mod, spec, lin, modules[lin])
+        g = _DeferredGroup(path, mod, spec, lin, modules[lin], train)
         notes = [f"not pre-norm: {pre_why}"]
         esc = _unique(probe.escapes.get(lin, []))
         if esc:
             notes.append(f"{lin}'s output is returned by {', '.join(_disp(e) for e in esc[:2])}: "
                          f"called alone, that module now returns the GEMM's input")
+        op = f"linear_{'rms' if spec.kind == 'rms' else 'layer'}norm"
         g.matches = [Match(path, type(mod).__name__, spec, "post", [lin],
-                           f"linear_{'rms' if spec.kind == 'rms' else 'layer'}norm: {lin} hands "
-                           f"on its input, the norm runs the GEMM", notes="; ".join(notes))]
+                           f"{op}: {lin} hands on its input, the norm runs the GEMM",
+                           notes="; ".join(notes),
+                           train=("composed: the GEMM, then the norm" if train == "composed"
+                                  else f"fused: {op} training op"))]
         groups.append(g)
     for caller in list(post):
         keep = []
@@ -659,15 +722,21 @@ def _decide(model, probe, include, exclude, rep):
                 rep.refusals.append(_refusal(path, mod, spec, pre_why, str(e)))
             continue
         found = fwd.found
-        g = _PostGroup(caller, cmod, fwd, items)
+        g = _PostGroup(caller, cmod, fwd, items, train)
         g.matches = []
         for path, rel, lin, spec, mod, pre_why in items:
             drops = found[rel][1]
-            how = f"linear_{'rms' if spec.kind == 'rms' else 'layer'}norm in {_disp(caller)}'s forward"
+            op = f"linear_{'rms' if spec.kind == 'rms' else 'layer'}norm"
+            how = f"{op} in {_disp(caller)}'s forward"
             if drops:
                 how += " (dropout: fused in eval or p=0)"
+            if train == "composed":
+                tr = "composed: the original forward (GEMM, residual, norm)"
+            else:
+                tr = f"fused: {op} training op" + (
+                    " (the original forward while its dropout is active)" if drops else "")
             g.matches.append(Match(path, type(mod).__name__, spec, "post", [lin], how,
-                                   notes=f"not pre-norm: {pre_why}"))
+                                   notes=f"not pre-norm: {pre_why}", train=tr))
         groups.append(g)
     return groups
 
@@ -691,8 +760,26 @@ def _refusal(path, mod, spec, pre_why, post_why) -> Refusal:
     return Refusal(path, t, f"{spec.title}: pre-norm: {pre_why}; post-norm: {post_why}", fix)
 
 
+def _pre_train(g: _PreGroup) -> str:
+    """How a pre-norm group trains, in words."""
+    n = len(g.consumers)
+    if g.train_plan == "fused":
+        op = "rmsnorm_linear" if g.spec.kind == "rms" else "layernorm_linear"
+        each = "its GEMM" if n == 1 else f"each of its {n} GEMMs"
+        return f"fused: {op} training op on {each} (backward plan '{_bwd_plan(op)}')"
+    if n == 1:
+        return "composed: the norm, then its GEMM"
+    total = sum(gemm_weight(lin).shape[0] for _, lin in g.consumers)
+    if g.packed and total != g.spec.features:
+        return f"composed: the norm; one GEMM over the {n} weights compiled, {n} GEMMs eager"
+    return f"composed: the norm, then its {n} GEMMs"
+
+
 def _matches(g) -> list[Match]:
-    return [g.match] if isinstance(g, _PreGroup) else g.matches
+    if isinstance(g, _PreGroup):
+        g.match.train = _pre_train(g)
+        return [g.match]
+    return g.matches
 
 
 def _check_groups(model, groups, args, kwargs, ref, grad, rep):
@@ -729,16 +816,22 @@ def _check_groups(model, groups, args, kwargs, ref, grad, rep):
     rep.checked, rep.max_error = True, worst
 
 
-def set_fused_training(model: nn.Module, enabled: bool) -> nn.Module:
-    """Train an optimized model through the fused ops (enabled, the default) or unfused:
-    the norms in plain torch and the GEMMs as F.linear when grad mode is on and something
-    requires grad (post-norm forwards: their original code in training mode). Inference stays
-    fused either way. Returns the model."""
-    from .postnorm_rewrite import PostNormForward
+def set_train_plan(model: nn.Module, plan: str) -> nn.Module:
+    """Set the training plan of every fused group of an optimized model: "composed" (the
+    original norms' forwards and plain GEMMs, the siblings as one GEMM under torch.compile;
+    post-norm forwards their original code) or "fused" (the fused training ops). Inference is
+    fused either way. A compiled model recompiles once for the change (Dynamo guards on it).
+    Returns the model."""
+    check_train_plan(plan)
     for m in model.modules():
         if isinstance(m, (FusedNorm, NormAfterLinear)):
-            m.fused_training = bool(enabled)
+            m.train_plan = plan
         fwd = m.__dict__.get("forward")
         if isinstance(fwd, PostNormForward):
-            fwd.fused_training = bool(enabled)
+            fwd.train_plan = plan
     return model
+
+
+def set_fused_training(model: nn.Module, enabled: bool) -> nn.Module:
+    """The former switch, kept: `set_train_plan(model, "fused" if enabled else "composed")`."""
+    return set_train_plan(model, "fused" if enabled else "composed")

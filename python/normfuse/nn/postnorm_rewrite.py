@@ -203,12 +203,16 @@ class PostNormForward:
     """Installed as `module.forward` (an instance attribute) by optimize: the module's forward
     with each recognized post-norm pattern fused (traced in eval and in train mode), or the
     original forward when a dropout of a pattern is active (training and p > 0) or a non-tensor
-    argument differs from the value the graph was specialized to.
+    argument differs from the value the graph was specialized to; with the composed training
+    plan (`train_plan`) the original forward whenever it trains.
 
     `params`: (position, name, default, fixed, value) per forward parameter (self excluded):
     fixed parameters must equal `value` at call time, the others are passed to the graph."""
 
-    fused_training = True  # False: the original forward in training mode
+    # "composed": the original forward in training (grad mode on and an argument or a
+    # parameter of the module requiring grad); "fused": the fused graph in train mode (the
+    # original forward while a dropout of a pattern is active)
+    train_plan = "composed"
 
     def __init__(self, module: nn.Module, norms: list[tuple[str, object]], params: list[tuple]):
         self.module = module
@@ -240,13 +244,22 @@ class PostNormForward:
                 vals.append(v)
         return vals
 
+    def _wants_grad(self, args: tuple, kwargs: dict) -> bool:
+        if not torch.is_grad_enabled():
+            return False
+        for v in (*args, *kwargs.values()):
+            if isinstance(v, torch.Tensor) and v.requires_grad:
+                return True
+        return any(p.requires_grad for p in self.module.parameters())
+
     def __call__(self, *args, **kwargs):
         m = self.module
+        if self.train_plan == "composed" and self._wants_grad(args, kwargs):
+            return type(m).forward(m, *args, **kwargs)
         if self.fn_eval is None:  # unpickled: trace again
             self._build()
         vals = self._graph_args(args, kwargs)
-        if vals is None or (m.training and (not self.fused_training or any(
-                d.training and d.p > 0 for d in self.dropouts))):
+        if vals is None or (m.training and any(d.training and d.p > 0 for d in self.dropouts)):
             return type(m).forward(m, *args, **kwargs)
         return (self.fn_train if m.training else self.fn_eval)(m, *vals)
 

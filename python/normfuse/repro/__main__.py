@@ -26,9 +26,10 @@
 `--models [NAMES]` runs only the model benchmark (default: llama, qwen2, gpt2, bert; stock,
 torch.compile, Liger, normfuse and their compositions, prefill and train step), writing
 models.json, models.md and models.png to bench/results/<date>/models (copied to
-bench/results/latest) or --out; `--model-shapes` only the model-shape kernel sweep
-(normfuse.repro.model_shapes: the fused ops on the models' GEMM shapes against cuBLAS) into
-bench/results/<date>/model_shapes (or --out). Both together run both.
+bench/results/latest) or --out (`--train-plan fused`: also the train step with
+normfuse.optimize(train="fused"), the fused training ops); `--model-shapes` only the
+model-shape kernel sweep (normfuse.repro.model_shapes: the fused ops on the models' GEMM shapes
+against cuBLAS) into bench/results/<date>/model_shapes (or --out). Both together run both.
 
 Exit status 1 only when a numerics check on the GPU fails.
 """
@@ -255,6 +256,10 @@ def main(argv=None) -> int:
     p.add_argument("--models", nargs="?", const="main", metavar="NAMES",
                    help="only the model benchmark (normfuse.repro.models): comma-separated model "
                         "names (default: llama,qwen2,gpt2,bert)")
+    p.add_argument("--train-plan", choices=("composed", "fused"), default="composed",
+                   help="with --models: 'fused' also measures the train step of the normfuse "
+                        "configurations with optimize(train='fused') (default: only optimize's "
+                        "default plan, 'composed')")
     p.add_argument("--model-shapes", action="store_true",
                    help="only the model-shape kernel sweep (normfuse.repro.model_shapes)")
     p.add_argument("--no-models", action="store_true",
@@ -347,7 +352,7 @@ def model_benchmarks(args) -> int:
         names = list(models.MAIN_MODELS) if args.models == "main" else args.models.split(",")
         out = args.out or os.path.join(day, "models")
         models.bench(names, out, warm_procs=args.warm_procs,
-                     warm_timeout=min(args.warm_timeout, 240.0))
+                     warm_timeout=min(args.warm_timeout, 240.0), train_plan=args.train_plan)
         if not args.out and names == list(models.MAIN_MODELS):
             os.makedirs(latest, exist_ok=True)
             for f in ("models.json", "models.md", "models.png"):

@@ -3,6 +3,7 @@ normfuse, prefill and training step, numerics against an fp32 copy.
 
     PYTHONPATH=python python3 -m normfuse.repro --models [NAMES] [--out DIR]
     PYTHONPATH=python python3 -m normfuse.repro.models [--models NAMES] [--out DIR] [--warm-procs P]
+        [--train-plan fused]
 
 The models are the base models of transformers (`LlamaModel`, `Qwen2Model`, `GPT2Model`,
 `BertModel`: no LM head, so that the decoder or encoder layers take the time), 4 layers each,
@@ -34,9 +35,14 @@ Configurations (columns):
                              has one for the family (Llama, Qwen2; not GPT-2 or BERT: "n/a")
     normfuse, normfuse+compile
                              `model, rep = normfuse.optimize(model, report=True)`, then eager or
-                             compiled
+                             compiled; training plan "composed" (optimize's default: in training
+                             the original norms and cuBLAS GEMMs, inference fused)
     normfuse+liger(+compile) Liger with its RMSNorm off (rms_norm=False: RoPE and SwiGLU kept),
                              then normfuse.optimize: normfuse fuses the norms, Liger the rest
+    normfuse:fused-train(+compile)
+                             only with `--train-plan fused`, train step only (inference does
+                             not depend on the plan): optimize(train="fused"), the fused training
+                             ops (their backward as normfuse.ops.training.PRENORM_BWD_PLAN says)
 
 Liger patches transformers' modeling module globally (the RoPE function is a module global read
 at every forward, the module classes are replaced for models built later), so the Liger
@@ -85,7 +91,8 @@ import time
 import traceback
 from dataclasses import dataclass
 
-__all__ = ["ModelSpec", "Config", "SPECS", "MAIN_MODELS", "QUICK_MODELS", "CONFIGS", "run",
+__all__ = ["ModelSpec", "Config", "SPECS", "MAIN_MODELS", "QUICK_MODELS", "CONFIGS",
+           "FUSED_TRAIN_CONFIGS", "configs_for", "run",
            "run_model", "liger_scope", "liger_support", "CompileCounter", "table", "plot",
            "write", "summarize", "warm_jobs", "warm_one", "bench", "main"]
 
@@ -202,6 +209,8 @@ class Config:
     liger: str | None      # None, "full" (Liger's defaults) or "no-norm" (rms_norm=False)
     normfuse: bool
     compiled: bool
+    train_plan: str | None = None              # normfuse.optimize(train=...)
+    modes: tuple = ("prefill", "train")        # the modes it is measured in
 
     @property
     def base(self) -> str:
@@ -213,22 +222,40 @@ CONFIGS = (
     Config("stock+compile", None, False, True),
     Config("liger", "full", False, False),
     Config("liger+compile", "full", False, True),
-    Config("normfuse", None, True, False),
-    Config("normfuse+compile", None, True, True),
-    Config("normfuse+liger", "no-norm", True, False),
-    Config("normfuse+liger+compile", "no-norm", True, True),
+    Config("normfuse", None, True, False, "composed"),
+    Config("normfuse+compile", None, True, True, "composed"),
+    Config("normfuse+liger", "no-norm", True, False, "composed"),
+    Config("normfuse+liger+compile", "no-norm", True, True, "composed"),
+)
+# `--train-plan fused`: the fused training plan too (train step only: inference is the same)
+FUSED_TRAIN_CONFIGS = (
+    Config("normfuse:fused-train", None, True, False, "fused", ("train",)),
+    Config("normfuse:fused-train+compile", None, True, True, "fused", ("train",)),
 )
 CONFIG_NAMES = tuple(c.name for c in CONFIGS)
 STOCK = ("stock", "stock+compile")
-NORMFUSE = tuple(c.name for c in CONFIGS if c.normfuse)
+NORMFUSE = tuple(c.name for c in CONFIGS + FUSED_TRAIN_CONFIGS if c.normfuse)
+TRAIN_PLANS = ("composed", "fused")
 ERR_GOAL = 1.1
 
 
 def _config(name: str) -> Config:
-    for c in CONFIGS:
+    for c in CONFIGS + FUSED_TRAIN_CONFIGS:
         if c.name == name:
             return c
-    raise ValueError(f"unknown configuration {name!r}; known: {', '.join(CONFIG_NAMES)}")
+    known = CONFIG_NAMES + tuple(c.name for c in FUSED_TRAIN_CONFIGS)
+    raise ValueError(f"unknown configuration {name!r}; known: {', '.join(known)}")
+
+
+def configs_for(train_plan: str = "composed", configs=CONFIG_NAMES) -> tuple:
+    """The configurations to run: `configs`, plus the fused training plan's two with
+    train_plan="fused" (after the normfuse ones)."""
+    if train_plan not in TRAIN_PLANS:
+        raise ValueError(f"unknown training plan {train_plan!r}; expected one of {TRAIN_PLANS}")
+    configs = tuple(configs)
+    if train_plan == "fused":
+        configs += tuple(c.name for c in FUSED_TRAIN_CONFIGS if c.name not in configs)
+    return configs
 
 
 class Skip(Exception):
@@ -507,9 +534,10 @@ def build_configuration(spec: ModelSpec, cfg: Config, sd, device, dtype, info: d
         info["liger"] = apply_liger(model, spec.family, cfg.liger)
     if cfg.normfuse:
         t0 = time.time()
-        model, rep = opt(model, report=True)
+        model, rep = opt(model, report=True, train=cfg.train_plan)
         info["optimize"] = report_dict(rep)
         info["optimize_s"] = round(time.time() - t0, 2)
+        info["train_plan"] = getattr(rep, "train_plan", cfg.train_plan)
     return model
 
 
@@ -531,6 +559,7 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
     import torch
     info: dict = {}
     recs = []
+    modes = [m for m in modes if m in cfg.modes]
     scope = liger_scope(spec.family) if cfg.liger else contextlib.nullcontext()
     with scope:
         model = build_configuration(spec, cfg, sd, device, dtype, info)
@@ -541,6 +570,8 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
         for mode in modes:
             rec = {"model": spec.name, "config": cfg.name, "mode": mode, "status": "ok",
                    "compiled": cfg.compiled}
+            if cfg.train_plan:
+                rec["train_plan"] = cfg.train_plan
             if mode == "prefill":
                 model.eval()
 
@@ -605,17 +636,20 @@ def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="ind
     records = []
     for name in configs:
         cfg = _config(name)
+        cmodes = [m for m in modes if m in cfg.modes]
+        if not cmodes:
+            continue
         try:
-            recs, info = measure(spec, cfg, sd, ids, R, ref, device, dtype, backend, modes, log)
+            recs, info = measure(spec, cfg, sd, ids, R, ref, device, dtype, backend, cmodes, log)
         except Skip as e:
             recs, info = [{"model": spec.name, "config": cfg.name, "mode": m, "status": e.status,
-                           "reason": str(e), "compiled": cfg.compiled} for m in modes], {}
+                           "reason": str(e), "compiled": cfg.compiled} for m in cmodes], {}
             log(f"  {spec.name:12s} {cfg.name:24s} {e.status}: {e}")
         except Exception as e:  # noqa: BLE001 - one configuration's failure is a record
             tb = traceback.format_exc()
             recs = [{"model": spec.name, "config": cfg.name, "mode": m, "status": "error",
                      "reason": f"{type(e).__name__}: {e}"[:500], "traceback": tb[-3000:],
-                     "compiled": cfg.compiled} for m in modes]
+                     "compiled": cfg.compiled} for m in cmodes]
             info = {}
             log(f"  {spec.name:12s} {cfg.name:24s} ERROR {type(e).__name__}: {e}")
             if str(device).startswith("cuda"):
@@ -768,6 +802,10 @@ def table(data) -> str:
                    if any(r["model"] == m and r["config"] == c for r in recs)]
         for c in configs:
             cells, comp, notes = [], [], []
+            plan = next((r.get("train_plan") for r in recs if (r["model"], r["config"]) == (m, c)
+                         and r.get("train_plan")), None)
+            if plan:
+                notes.append(f"train plan: {plan}")
             for mode in ("prefill", "train"):
                 r = next((r for r in recs if (r["model"], r["config"], r["mode"]) == (m, c, mode)),
                          None)
@@ -910,7 +948,7 @@ def warm_jobs(models, configs=CONFIG_NAMES) -> list:
             cfg = _config(name)
             if runnable(spec, cfg) is not None or name == "stock":
                 continue
-            for mode in (("prefill", "train") if cfg.compiled else ("both",)):
+            for mode in (cfg.modes if cfg.compiled else ("both",)):
                 jobs.append((f"models {m} {name} {mode}", child_argv("models", (m, name, mode))))
     # the longest first: compiled train steps, then compiled prefills, then the eager ones
     order = {"train": 0, "prefill": 1, "both": 2}
@@ -943,6 +981,9 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default=",".join(MAIN_MODELS),
                     help=f"comma-separated, of {', '.join(SPECS)} (default: {','.join(MAIN_MODELS)})")
     ap.add_argument("--configs", default=",".join(CONFIG_NAMES))
+    ap.add_argument("--train-plan", choices=TRAIN_PLANS, default="composed",
+                    help="fused: also the normfuse configurations with optimize(train='fused') "
+                         "(train step only); default: only optimize's default plan, composed")
     ap.add_argument("--out", required=True)
     ap.add_argument("--warm-procs", type=int, default=None,
                     help="warm-up children at once (default: the cores less two)")
@@ -954,13 +995,18 @@ def main(argv=None) -> int:
             write(json.load(f), args.out)
         return 0
     return bench(args.models.split(","), args.out, configs=args.configs.split(","),
-                 warm_procs=args.warm_procs, warm_timeout=args.warm_timeout)
+                 warm_procs=args.warm_procs, warm_timeout=args.warm_timeout,
+                 train_plan=args.train_plan)
 
 
 def bench(models, out, configs=CONFIG_NAMES, warm_procs=None, warm_timeout=240.0,
-          log=print) -> int:
-    """The GPU benchmark: warm-up children, then every model timed in this process."""
+          log=print, train_plan: str = "composed") -> int:
+    """The GPU benchmark: warm-up children, then every model timed in this process.
+    train_plan="fused" adds the fused training plan's configurations (configs_for)."""
     import torch
+    configs = configs_for(train_plan, configs)
+    for c in configs:
+        _config(c)  # an unknown name fails here, before anything runs
     unknown = [m for m in models if m not in SPECS]
     if unknown:
         raise SystemExit(f"unknown model(s) {unknown}; known: {', '.join(SPECS)}")
@@ -974,7 +1020,7 @@ def bench(models, out, configs=CONFIG_NAMES, warm_procs=None, warm_timeout=240.0
         return 0
     from . import warm
     warm.configure_torch()
-    jobs = warm_jobs(models)
+    jobs = warm_jobs(models, configs)
     procs = warm_procs_default(len(jobs)) if warm_procs is None else warm_procs
     t0 = time.time()
     if procs > 0:

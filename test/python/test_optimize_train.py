@@ -1,0 +1,332 @@
+"""normfuse.optimize's training plans on the CPU (fp32, tiny transformers models of one layer):
+the composed plan (the default) computes the stock model's training step with the original norm
+modules and plain GEMMs, eager and under torch.compile (fullgraph, one graph per mode, no
+recompile when switching modes, the siblings as one GEMM over concatenated weights in the
+compiled graph); the fused plan runs the fused ops with the ops' own backward plan; the report
+says which plan each group trains with."""
+from __future__ import annotations
+
+import copy
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+import normfuse
+from normfuse.nn.fused import FusedNorm, NormAfterLinear
+from normfuse.nn.optimize import set_train_plan
+from normfuse.nn.postnorm_rewrite import PostNormForward
+
+sys.path.insert(0, str(Path(__file__).parent))
+import optimize_models as om  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+IDS = torch.randint(0, om.VOCAB, (2, 12), generator=torch.Generator().manual_seed(7))
+FAMILIES = ("llama", "qwen2", "gpt2", "bert")
+# packed groups (siblings reading one norm) per layer: q/k/v and gate/up
+PACKED = {"llama": 2, "qwen2": 2, "gpt2": 0, "bert": 0, "gemma2": 2}
+
+
+def _optimize(model, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return normfuse.optimize(model, *args, report=True, **kw)
+
+
+def _pair(family: str, train: str = "composed"):
+    stock = om.no_dropout(om.tiny_family(family, layers=1))
+    model, rep = _optimize(copy.deepcopy(stock), train=train)
+    return stock, model, rep
+
+
+def _step(model, f, train: bool, ids=IDS):
+    """One forward (and in train mode the backward of a fixed projection of the output)."""
+    model.train(train)
+    for p in model.parameters():
+        p.grad = None
+    with torch.set_grad_enabled(train):
+        out = om.logits(f(input_ids=ids))
+        if train:
+            (out * torch.linspace(-1, 1, out.shape[-1])).sum().backward()
+    return out.detach()
+
+
+def _grads(model) -> dict:
+    return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+def _rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    a, b = a.double(), b.double()
+    return ((a - b).norm() / b.norm().clamp_min(1e-300)).item()
+
+
+def _original_norms(model) -> list:
+    """The original norm modules that the composed plan runs (kept by the rewrite)."""
+    out = []
+    for m in model.modules():
+        if isinstance(m, (FusedNorm, NormAfterLinear)):
+            out.append(m._original)
+        fwd = m.__dict__.get("forward")
+        if isinstance(fwd, PostNormForward):
+            out += [m.get_submodule(rel) for rel, _ in fwd.norms]
+    return out
+
+
+class _GemmCount(TorchFunctionMode):
+    """Counts the GEMM calls (F.linear, and torch.addmm: GPT-2's Conv1D) and torch.cat calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.gemms = self.cats = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in (F.linear, torch._C._nn.linear, torch.addmm):
+            self.gemms += 1
+        if func is torch.cat:
+            self.cats += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _count_ops(monkeypatch) -> list:
+    import normfuse.ops as ops
+    calls = []
+    for name in ("rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm"):
+        real = getattr(ops, name)
+        monkeypatch.setattr(ops, name,
+                            lambda *a, _r=real, _n=name, **k: (calls.append(_n), _r(*a, **k))[1])
+    return calls
+
+
+# ---------------------------------------------------------------------------------------------
+# composed, eager: the stock model's step
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("family", FAMILIES + ("gemma2",))
+def test_composed_eager_is_the_stock_step(family, monkeypatch):
+    """Train mode, eager: no normfuse op runs, each fused norm's original module runs once per
+    forward, the GEMMs are the stock model's (as many, no concatenated weights), and the output
+    and every gradient equal the stock model's (bitwise for nn.Linear families; GPT-2's Conv1D
+    runs as F.linear on the transposed weight instead of addmm: within 1e-6). Eval mode: the
+    fused ops, within 1e-5."""
+    stock, model, rep = _pair(family)
+    assert rep.train_plan == "composed" and rep.matches
+    calls = _count_ops(monkeypatch)
+    ran = []
+    norms = _original_norms(model)
+    assert len(norms) == len(rep.matches)
+    for n in norms:
+        n.register_forward_hook(lambda m, a, out: ran.append(m))
+    counts = []
+    for m in (stock, model):
+        with _GemmCount() as c:
+            out = _step(m, m, True)
+        counts.append((c.gemms, c.cats))
+        if m is stock:
+            want, g_want = out, _grads(stock)
+    assert calls == [] and len(ran) == len(norms) and set(map(id, ran)) == set(map(id, norms))
+    assert counts[1] == counts[0], counts  # the same GEMMs, no torch.cat of weights
+    g = _grads(model)
+    assert set(g) == set(g_want)
+    if family == "gpt2":
+        assert _rel(out, want) < 1e-6
+        assert all(_rel(g[n], g_want[n]) < 1e-6 for n in g), family
+    else:
+        assert torch.equal(out, want)
+        assert all(torch.equal(g[n], g_want[n]) for n in g), [n for n in g if not torch.equal(
+            g[n], g_want[n])]
+    ran.clear()
+    got = _step(model, model, False)
+    assert calls and not ran  # inference: the fused ops
+    assert _rel(got, _step(stock, stock, False)) < 1e-5
+
+
+# ---------------------------------------------------------------------------------------------
+# composed under torch.compile
+# ---------------------------------------------------------------------------------------------
+
+def _cat_gemms(gm) -> int:
+    """F.linear calls whose weight is a torch.cat in the graph."""
+    n = 0
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target in (F.linear, torch._C._nn.linear):
+            w = node.args[1] if len(node.args) > 1 else node.kwargs.get("weight")
+            n += getattr(w, "target", None) is torch.cat
+    return n
+
+
+def _normfuse_ops(gm) -> set:
+    return {str(n.target) for n in gm.graph.nodes if "normfuse" in str(n.target)}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_composed_compiles_without_breaks_or_recompiles(family):
+    """torch.compile(fullgraph=True: a graph break raises) over the optimized model, eval then
+    train mode: one graph per mode, the normfuse inference ops in eval, none in train, where
+    each packed sibling group is one GEMM over torch.cat of its weights (q/k/v, gate/up);
+    the compiled training step's gradients equal the stock model's (fp32); then switching
+    modes back and forth with new inputs recompiles nothing."""
+    import torch._dynamo as dynamo
+    stock, model, _ = _pair(family)
+    graphs = []
+
+    def record(gm, example):  # the eager backend, keeping each graph Dynamo hands over
+        graphs.append(gm)
+        return gm.forward
+    compiled = torch.compile(model, backend=record, fullgraph=True)
+    dynamo.reset()
+    try:
+        got = _step(model, compiled, False)
+        assert _rel(got, _step(stock, stock, False)) < 1e-5
+        got = _step(model, compiled, True)
+        g = _grads(model)
+        want = _step(stock, stock, True)
+        g_want = _grads(stock)
+        assert len(graphs) == 2
+        assert _normfuse_ops(graphs[0]) and not _normfuse_ops(graphs[1])
+        assert _cat_gemms(graphs[0]) == 0 and _cat_gemms(graphs[1]) == PACKED[family]
+        assert _rel(got, want) < 1e-6 and set(g) == set(g_want)
+        assert all(_rel(g[n], g_want[n]) < 1e-6 for n in g)
+        with dynamo.config.patch(error_on_recompile=True):
+            for train in (False, True):
+                _step(model, compiled, train, torch.randint(0, om.VOCAB, IDS.shape))
+        assert len(graphs) == 2
+        if family == "llama":  # and what torch._dynamo.explain says, in train mode
+            model.train()
+            ex = dynamo.explain(model)(input_ids=IDS)
+            assert (ex.graph_count, ex.graph_break_count) == (1, 0), ex.break_reasons
+            assert _cat_gemms(ex.graphs[0]) == PACKED[family]
+    finally:
+        dynamo.reset()
+
+
+# ---------------------------------------------------------------------------------------------
+# fused: the ops' own backward plan
+# ---------------------------------------------------------------------------------------------
+
+def test_fused_plan_uses_the_ops_backward_plan(monkeypatch):
+    """train="fused": every consumer runs the fused training op, whose backward takes the plan
+    normfuse.ops.training.PRENORM_BWD_PLAN holds when it runs (the default 'fused', or what a
+    user set: 'cublas'); the optimized model passes none of its own. (On the CPU the ops take
+    the reference path: the kernels' route is forced for the backward and the plan's function
+    replaced by the reference math, recording its plan.) The gradients equal the stock model's;
+    the report names the plan."""
+    from normfuse.ops import fallback, training
+    eps = 1e-6
+    stock = om.randomize(om.QKVBlock(om.FRMS(eps)))
+    x = torch.randn(2, 5, om.H)
+    model, rep = _optimize(copy.deepcopy(stock), (x,), train="fused")
+    assert training.PRENORM_BWD_PLAN["rmsnorm_linear"] == "fused"  # the ops' default
+    assert "backward plan 'fused'" in rep.matches[0].train
+    real_route, in_bwd, plans = training.route, [False], []
+
+    def route(op, t):
+        return True if in_bwd[0] else real_route(op, t)
+
+    def prenorm_backward(dy, x2, g, beta, weight, rstd, mean, *, is_ln, has_bias, plan):
+        plans.append(plan)
+        dx, dg, dbeta, dw, db = fallback.prenorm_backward(dy, x2, g, beta, weight, eps, 0.0,
+                                                          is_ln, has_bias)
+        return dx, dg, dbeta, dw, db
+    monkeypatch.setattr(training, "route", route)
+    monkeypatch.setattr(training, "prenorm_backward", prenorm_backward)
+    R = torch.randn(2, 5, om.H)
+    (stock(x) * R).sum().backward()
+    for plan in ("fused", "cublas"):
+        monkeypatch.setitem(training.PRENORM_BWD_PLAN, "rmsnorm_linear", plan)
+        for p in model.parameters():
+            p.grad = None
+        plans.clear()
+        y = model.train()(x)
+        in_bwd[0] = True
+        try:
+            (y * R).sum().backward()
+        finally:
+            in_bwd[0] = False
+        assert plans == [plan] * 3  # q, k, v
+        got = dict(model.named_parameters())
+        for n, p in stock.named_parameters():
+            assert _rel(got[n].grad, p.grad) < 1e-5, (plan, n)
+    _, rep = _optimize(copy.deepcopy(stock), (x,), train="fused")
+    assert "backward plan 'cublas'" in rep.matches[0].train
+    assert "now rmsnorm_linear 'cublas', layernorm_linear 'fused'" in str(rep)
+
+
+# ---------------------------------------------------------------------------------------------
+# The report, the switch, the kept original modules
+# ---------------------------------------------------------------------------------------------
+
+def test_report_says_how_each_group_trains():
+    """The report's training column per group and the plan's reason under the table; an
+    unknown plan is refused in the user's terms."""
+    _, _, rep = _pair("llama")
+    by = {m.norm.rsplit(".", 1)[-1]: m for m in rep.matches}
+    assert by["input_layernorm"].train == ("composed: the norm; one GEMM over the 3 weights "
+                                           "compiled, 3 GEMMs eager")
+    assert by["norm"].train == "composed: the norm, then its GEMM"
+    text = str(rep)
+    assert "training plan 'composed'" in text and "training plan: 'composed' (the default" in text
+    assert "inference" in text.splitlines()[3] and "training" in text.splitlines()[3]
+    _, _, rep = _pair("bert", train="fused")
+    assert rep.train_plan == "fused"
+    assert all(m.train == "fused: linear_layernorm training op (the original forward while its "
+               "dropout is active)" for m in rep.matches)
+    _, _, rep = _pair("bert")
+    assert all(m.train == "composed: the original forward (GEMM, residual, norm)"
+               for m in rep.matches)
+    with pytest.raises(ValueError, match="unknown training plan 'unfused'.*'composed', 'fused'"):
+        normfuse.optimize(om.tiny_family("gpt2", layers=1), train="unfused")
+    with pytest.raises(ValueError, match="unknown training plan"):
+        set_train_plan(om.tiny_family("gpt2", layers=1), "eager")
+
+
+def test_set_train_plan_switches(monkeypatch):
+    """set_train_plan on an optimized Gemma2 (pre-norm groups, norms after a GEMM in a child
+    module): composed runs no normfuse op in training, fused one per GEMM next to a norm
+    (q, k, v, gate, up, lm_head and the two deferred GEMMs); the gradients equal the stock
+    model's either way, and the switch back restores the composed plan."""
+    stock, model, _ = _pair("gemma2")
+    calls = _count_ops(monkeypatch)
+    _step(stock, stock, True)
+    g_want = _grads(stock)
+    for plan, n_ops in (("fused", 8), ("composed", 0)):
+        set_train_plan(model, plan)
+        calls.clear()
+        _step(model, model, True)
+        assert len(calls) == n_ops, (plan, calls)
+        g = _grads(model)
+        assert all(_rel(g[n], g_want[n]) < 1e-5 for n in g_want), plan
+
+
+def test_original_modules_follow_the_parameters():
+    """The composed plan's original norms read the fused modules' parameters: after
+    load_state_dict(assign=True) (new Parameter objects), after deepcopy and after pickling the
+    training gradients land on the model's own parameters and equal a stock model's with the
+    same values; train()/eval() reach the original modules; state_dict keys stay the stock
+    ones."""
+    import io
+    stock, model, _ = _pair("qwen2")
+    assert list(model.state_dict()) == list(stock.state_dict())
+    other = om.no_dropout(om.tiny_family("qwen2", seed=3, layers=1))
+    model.load_state_dict(copy.deepcopy(other.state_dict()), assign=True)
+    buf = io.BytesIO()
+    torch.save(model, buf)
+    buf.seek(0)
+    loaded = torch.load(buf, weights_only=False)
+    _step(other, other, True)
+    g_want = _grads(other)
+    for m in (model, copy.deepcopy(model), loaded):
+        fn = m.model.layers[0].input_layernorm
+        assert fn._original.weight is fn.weight
+        _step(m, m, True)
+        g = _grads(m)
+        assert set(g) == set(g_want)
+        assert all(_rel(g[n], g_want[n]) < 1e-6 for n in g)
+        m.eval()
+        assert not fn._original.training
+        m.train()
+        assert fn._original.training
