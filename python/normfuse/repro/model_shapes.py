@@ -28,7 +28,7 @@ Per cell:
     unfused_ms     cublas_ms + norm_ms
     options        the op under each option of `PRE_OPTIONS` / `POST_OPTIONS` (tile config and the
                    hopper-ws or cluster-reduce options that exist: schedule coop | pingpong,
-                   stages, stats-share, stats-partition; block_n, exchange): ms, ok, err, lowered
+                   stages, stats-share; block_n, exchange): ms, ok, err, lowered
     best           the fastest option whose output passed the check; best_over_cublas is the
                    issue's ratio (goal <= 1.03)
 
@@ -138,7 +138,6 @@ PRE_OPTIONS = (
     Option("default", None, "default"),
     Option("128x256 coop", _C256, "ws:"),
     Option("128x256 coop stats-share", _C256, "ws:stats-share=true"),
-    Option("128x256 coop stats-partition", _C256, "ws:stats-partition=true"),
     Option("128x128 coop", _C128, "ws:"),
     Option("128x128 coop stats-share", _C128, "ws:stats-share=true"),
     Option("128x128 coop stages=4", _C128, "ws:stages=4"),
