@@ -1,143 +1,16 @@
 """Run the gpu-marked tests in parallel pytest processes on one GPU machine.
 
-    PYTHONPATH=python python3 scripts/gpu_tests.py [-j 8] [--marker gpu] [-k EXPR] [--timeout 540] [PATHS...]
+    python3 scripts/gpu_tests.py [-j 8] [--marker gpu] [-k EXPR] [--timeout 540] [--log-dir DIR] [PATHS...]
 
-Most of the GPU tests' time is compiling kernels (through the passes, the lowering, ptxas), one
-after the other in one process; the GPU itself is mostly idle. This collects the selected tests
-(`pytest --collect-only -m MARKER [-k EXPR]`, PATHS default test/python) and runs J workers at
-once, each `pytest -q -m MARKER [-k EXPR] PATHS` with this file as a plugin that keeps every J-th selected test from
-its shard on (the collection order is the same in every process), each with its own fresh Triton
-cache, as conftest.py gives every session. Correctness tests only: nothing here is timed.
-Prints each worker's counts and every failure, then the totals; the exit status is 0 when no test
-failed or errored (and something ran), 1 otherwise. Workers still running after --timeout seconds
-are killed and reported.
+The command line of `normfuse.repro.gpu_tests` (what it does: its docstring); usable without
+PYTHONPATH set.
 """
-from __future__ import annotations
-
-import argparse
 import os
-import re
-import subprocess
 import sys
-import tempfile
-import time
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-_COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
 
-
-# ---------------------------------------------------------------------------------------------
-# The plugin side (loaded in each worker with -p gpu_tests): keep this worker's shard
-# ---------------------------------------------------------------------------------------------
-
-try:
-    import pytest
-
-    @pytest.hookimpl(trylast=True)  # after -m/-k deselection: shards of the selected tests
-    def pytest_collection_modifyitems(config, items):
-        shard = os.environ.get("NORMFUSE_SHARD")
-        if not shard:
-            return
-        i, n = (int(v) for v in shard.split("/"))
-        keep = [it for k, it in enumerate(items) if k % n == i]
-        drop = [it for k, it in enumerate(items) if k % n != i]
-        if drop:
-            config.hook.pytest_deselected(items=drop)
-        items[:] = keep
-except ImportError:  # pragma: no cover - the runner itself needs only the standard library
-    pass
-
-
-# ---------------------------------------------------------------------------------------------
-# The runner
-# ---------------------------------------------------------------------------------------------
-
-def collect(paths: list[str], marker: str, env: dict, keyword: str = "") -> list[str]:
-    cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
-    cmd += (["-m", marker] if marker else []) + (["-k", keyword] if keyword else []) + paths
-    p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
-    ids = [line.strip() for line in p.stdout.splitlines() if "::" in line and not line.startswith(" ")]
-    if p.returncode not in (0, 5):  # 5: nothing collected
-        raise SystemExit(f"gpu_tests: collection failed (exit {p.returncode}):\n{p.stdout[-3000:]}"
-                         f"{p.stderr[-3000:]}")
-    return ids
-
-
-def counts(text: str) -> dict:
-    """pytest's final counts from its output (the last summary line that has any)."""
-    found: dict = {}
-    for line in text.splitlines():
-        c = {k.rstrip("s") if k.startswith("error") else k: int(v) for v, k in _COUNT.findall(line)}
-        if c and ("passed" in line or "failed" in line or "skipped" in line or "error" in line):
-            found = c
-    return found
-
-
-def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, keyword: str = "") -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python")] +
-                                        [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    ids = collect(paths, marker, env, keyword)
-    if not ids:
-        log(f"gpu_tests: no test selected by -m {marker!r}{f' -k {keyword!r}' if keyword else ''} "
-            f"in {' '.join(paths)}")
-        return {"workers": [], "totals": {}, "failures": [], "ok": False}
-    jobs = max(1, min(jobs, len(ids)))
-    tmp = tempfile.mkdtemp(prefix="normfuse_gpu_tests_")
-    procs = []
-    t0 = time.time()
-    env["PYTHONPATH"] = os.path.dirname(os.path.abspath(__file__)) + os.pathsep + env["PYTHONPATH"]
-    for i in range(jobs):
-        out = open(os.path.join(tmp, f"worker_{i}.log"), "w")
-        cmd = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider",
-               "-p", "gpu_tests"] + (["-m", marker] if marker else []) \
-            + (["-k", keyword] if keyword else []) + paths
-        procs.append((i, subprocess.Popen(cmd, cwd=REPO, env=dict(env, NORMFUSE_SHARD=f"{i}/{jobs}"),
-                                          stdout=out, stderr=subprocess.STDOUT),
-                      out, len(ids[i::jobs])))
-    workers, failures, totals = [], [], {}
-    for i, p, out, n in procs:
-        left = max(1.0, timeout - (time.time() - t0))
-        try:
-            p.wait(timeout=left)
-            rc = p.returncode
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            rc = "killed"
-        out.close()
-        with open(out.name) as f:
-            text = f.read()
-        c = counts(text)
-        c.pop("deselected", None)  # the other workers' shards and the unmarked tests
-        for k, v in c.items():
-            totals[k] = totals.get(k, 0) + v
-        fails = [line for line in text.splitlines() if line.startswith(("FAILED", "ERROR"))]
-        failures += fails
-        workers.append({"worker": i, "tests": n, "rc": rc, "counts": c,
-                        "seconds": round(time.time() - t0, 1)})
-        log(f"worker {i}: {n} tests, rc={rc}, {c}")
-        if rc not in (0, 5) and not fails:  # crashed or killed: show its end
-            log(text[-2000:])
-    ok = (not failures and totals.get("failed", 0) == 0 and totals.get("error", 0) == 0
-          and all(w["rc"] in (0, 5) for w in workers))
-    for line in failures:
-        log(line)
-    log(f"gpu_tests: {len(ids)} tests in {jobs} workers, {round(time.time() - t0, 1)} s: {totals}"
-        f"{'' if ok else ' -- FAILED'}")
-    return {"workers": workers, "totals": totals, "failures": failures, "ok": ok}
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("paths", nargs="*", default=["test/python"])
-    ap.add_argument("-j", "--jobs", type=int, default=max(1, min(8, (os.cpu_count() or 2) // 2)))
-    ap.add_argument("--marker", default="gpu", help="pytest -m expression ('' for all tests)")
-    ap.add_argument("-k", dest="keyword", default="", help="pytest -k expression (test names)")
-    ap.add_argument("--timeout", type=float, default=540.0)
-    a = ap.parse_args(argv)
-    return 0 if run(a.paths, a.jobs, a.marker, a.timeout, keyword=a.keyword)["ok"] else 1
-
+from normfuse.repro.gpu_tests import collect, counts, default_jobs, main, run  # noqa: E402,F401
 
 if __name__ == "__main__":
     sys.exit(main())

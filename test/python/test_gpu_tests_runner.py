@@ -1,5 +1,6 @@
-"""scripts/gpu_tests.py (the parallel runner of the gpu-marked tests) on the CPU, on a small
-synthetic test directory: it collects, splits, runs, and reports failures and totals."""
+"""scripts/gpu_tests.py (normfuse.repro.gpu_tests: the parallel runner of the gpu-marked tests)
+on the CPU, on a small synthetic test directory: it collects, splits, runs, and reports failures
+and totals."""
 import importlib.util
 from pathlib import Path
 
@@ -48,11 +49,17 @@ def test_runner_splits_and_passes(runner, tmp_path):
 
 def test_runner_reports_a_failure(runner, tmp_path):
     logs = []
-    res = runner.run([_suite(tmp_path, True)], 2, "gpu", 120, log=logs.append)
+    res = runner.run([_suite(tmp_path, True)], 2, "gpu", 120, log=logs.append,
+                     log_dir=str(tmp_path / "logs"))
     assert not res["ok"]
     assert res["totals"]["failed"] == 1 and res["totals"]["passed"] == 4
     assert any("test_p[3]" in f for f in res["failures"]), res["failures"]
     assert "FAILED" in logs[-1]
+    # the workers' logs stay where the caller asked (the benchmarks keep them next to records)
+    kept = sorted(p.name for p in (tmp_path / "logs").iterdir())
+    assert kept == ["worker_0.log", "worker_1.log"]
+    assert any("test_p[3]" in (tmp_path / "logs" / k).read_text() for k in kept)
+    assert isinstance(res["seconds"], float)
 
 
 def test_runner_with_nothing_selected(runner, tmp_path):

@@ -168,14 +168,9 @@ def test_gpu_compiled_modules_one_graph_no_recompile():
 
 
 def test_gpu_ops_benchmark_code_path_on_cpu():
-    """bench/gpu_ops.py's plans part on the CPU (reference path, aot_eager, a fake timer): every
-    record complete, each plan's gradients equal torch.compile's, the markdown table."""
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[2] / "bench" / "gpu_ops.py"
-    spec = importlib.util.spec_from_file_location("gpu_ops", path)
-    gb = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gb)
+    """normfuse.repro.bench_ops's plans part on the CPU (reference path, aot_eager, a fake timer):
+    every record complete, each plan's gradients equal torch.compile's, the markdown table."""
+    from normfuse.repro import bench_ops as gb
     torch._dynamo.reset()
     recs = gb.plans_part(["rms", "ln"], M=24, shapes=[(32, 48)], device="cpu",
                          timer=lambda fn: (fn(), 1.0)[1], compile_backend="aot_eager",

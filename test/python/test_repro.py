@@ -76,8 +76,8 @@ def test_every_benchmark_job_is_a_valid_child(monkeypatch, quick):
         assert argv[:3] == [sys.executable, "-m", "normfuse.repro.warm_child"], argv
         assert warm_child.main(argv[3:]) == 0
     targets = [s[0] for s in seen]
-    gb = warm._load_script("gpu_backward.py")
-    ab = warm._load_script("gpu_attention_bwd.py")
+    from normfuse.repro import bench_attention_bwd as ab
+    from normfuse.repro import bench_training as gb
     n_train = len(gb.QUICK) if quick else len(gb.BLOG)
     assert targets.count("summary") == len(summary.summary_cells(quick))
     assert targets.count("attention") == len(bench_attention.cells(quick))
@@ -103,3 +103,30 @@ def test_repro_help_mentions_the_warm_up(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert "--warm-procs" in out and "--warm-timeout" in out
+
+
+def test_extra_runs_the_backward_benchmarks_as_modules(monkeypatch, tmp_path):
+    """The reproduction command's backward benchmarks are package modules run with `-m` (nothing
+    is loaded from bench/ by path): the child's command line, and what it reads back from the
+    records file the module writes (here: the training benchmark run in-process without a GPU,
+    which records why it skipped)."""
+    import importlib
+    import subprocess
+
+    from normfuse.repro import bench_training, extra
+    for module, _, _, _ in extra.SCRIPTS.values():
+        assert callable(importlib.import_module(module).main), module
+    seen = {}
+
+    def fake_run(cmd, **kw):
+        seen["cmd"] = cmd
+        assert bench_training.main(cmd[3:]) == 0  # the child's own argv, here in-process
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+    monkeypatch.setattr(extra.subprocess, "run", fake_run)
+    monkeypatch.setattr("normfuse.repro.bench.hopper_status", lambda: (False, "no GPU (test)"))
+    recs = extra.run_script("training", str(tmp_path), True, 5.0, log=lambda m: None)
+    assert seen["cmd"][:3] == [sys.executable, "-m", "normfuse.repro.bench_training"]
+    assert "--quick" in seen["cmd"] and seen["cmd"][seen["cmd"].index("--part") + 1] == "bench"
+    assert len(recs) == 1 and recs[0]["op"] == "backward"
+    assert recs[0]["skipped"] == "no Hopper GPU: no GPU (test)"
+    assert (tmp_path / "training" / "summary.md").exists()

@@ -3,7 +3,7 @@
 The numbers are INITIAL, TO BE TUNED ON THE H200: they are the usual Hopper starting points
 for a non-persistent Triton GEMM (128x128x64, GROUP_M=8, 8 warps, 3 stages; 128x256x64 when N is
 large; smaller tiles when M is small so that enough CTAs fill the 132 SMs), not measurements.
-`bench/bench_prenorm.py --autotune` times `CANDIDATES` per shape; when it finds better ones,
+`python -m normfuse.repro.bench --autotune` times `CANDIDATES` per shape; when it finds better ones,
 change the table here and say where the numbers came from (date, GPU, bench/results file).
 
 `select_config` reads one explicit threshold table, first match wins, so what a shape gets can

@@ -44,7 +44,7 @@ class BwdConfig:
     """Tiles of the two backward kernels. The defaults compile for sm_90 without register spills
     in the rows kernel at D = 128 (ptxas, 8 warps, with and without affines); the dK/dV kernel
     spills some (100-340 B/thread at D = 128, BLOCK_L = 64), less with 32 x 32 tiles and 4
-    warps, which re-read the batch's rows twice as often: `bench/gpu_attention_bwd.py` times both."""
+    warps, which re-read the batch's rows twice as often: `normfuse.repro.bench_attention_bwd` times both."""
 
     block_m: int = 64        # rows kernel: rows per program (a cluster of H CTAs after the pass)
     block_l: int = 64        # keys per step in the rows kernel

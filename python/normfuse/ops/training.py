@@ -321,7 +321,8 @@ def _empty(x: Tensor) -> Tensor:
 # - "cublas": dn = dY W on cuBLAS (bf16 out, fp32 accumulate), then the norm-backward kernel
 #   without the GEMM (the post-norm ops' "row" tiling), which also writes n.
 # Per op; NORMFUSE_PRENORM_BWD overrides ("cublas", or "rmsnorm_linear:cublas,..."). The default
-# stays "fused" until both are measured on the H200 (bench/gpu_backward.py --plans).
+# stays "fused": the first H200 run of both (2026-12-01, `python -m normfuse.repro.bench_ops --part
+# plans`, bench/results/2026-12-01/gpu-run2/ops.md) found no plan faster at every shape.
 PRENORM_BWD_PLANS = ("fused", "cublas")
 PRENORM_BWD_PLAN = {"rmsnorm_linear": "fused", "layernorm_linear": "fused"}
 

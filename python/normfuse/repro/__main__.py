@@ -16,8 +16,8 @@
     writes summary.json, summary.md and hidden.png to bench/results/<date>/summary and
     bench/results/latest (or --out). `--detail` adds the older detailed benchmarks.
     Then FlashNormAttention's forward on the blog's attention shapes (bench_attention), and the
-    backward benchmarks (normfuse.repro.extra: bench/gpu_backward.py for the four ops and the
-    post-norm MLP block, bench/gpu_attention_bwd.py for FlashNormAttention), their records
+    backward benchmarks (normfuse.repro.extra: bench_training for the four ops and the
+    post-norm MLP block, bench_attention_bwd for FlashNormAttention), their records
     appended to the same summary.json (`--no-attention`, `--no-training`, `--budget S`).
     Then the model benchmark (normfuse.repro.models, issue 19) on one small model
     (llama-small) into <out>/models (`--no-models` skips it).

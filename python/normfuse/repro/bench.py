@@ -1,7 +1,7 @@
 """The pre-norm GEMM benchmark: fused kernel vs cuBLAS, eager, torch.compile, our own GEMM.
 
-    PYTHONPATH=python python3 bench/bench_prenorm.py --out DIR [--quick] [--norm rms|ln|both]
-                                                     [--autotune] [--dtype bf16|fp16]
+    PYTHONPATH=python python3 -m normfuse.repro.bench --out DIR [--quick] [--norm rms|ln|both]
+                                                          [--autotune] [--dtype bf16|fp16]
 
 For every cell (M, K, N) of the blog's grid (M = 262144, K and N in {512, 1024, 2048}) plus
 M = 8192 with K = N = 4096 and 8192, in ONE process and one run (DESIGN.md, "Measuring"):
@@ -519,7 +519,7 @@ def _parse_cells(text):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="bench_prenorm", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m normfuse.repro.bench", description=__doc__.split("\n")[0])
     p.add_argument("--out", help="write <out>/prenorm_<norm>.json and .md here")
     p.add_argument("--quick", action="store_true", help=f"only {len(QUICK_GRID)} cells: {QUICK_GRID}")
     p.add_argument("--norm", choices=("rms", "ln", "both"), default="rms")
@@ -545,7 +545,7 @@ def main(argv=None) -> int:
     PERSISTENT = {"auto": None, "on": True, "off": False}[args.persistent]
     ok, why = hopper_status()
     if not ok:
-        print(f"bench_prenorm: needs a Hopper GPU: {why}", file=sys.stderr)
+        print(f"normfuse.repro.bench: needs a Hopper GPU: {why}", file=sys.stderr)
         return 2
     cells = _parse_cells(args.cells) if args.cells else (QUICK_GRID if args.quick else FULL_GRID)
     norms = ("rms", "ln") if args.norm == "both" else (args.norm,)

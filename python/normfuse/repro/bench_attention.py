@@ -1,12 +1,40 @@
 """FlashNormAttention forward benchmark (issue 12): the blog's shapes, the fused op against the
-unfused pipeline and the attention core against the best baseline. Used by `bench/gpu_attention.py`
-(with the gpu tests, markdown and a plot) and by `python -m normfuse.repro` (records appended to
-summary.json, op = "flash_norm_attention.forward"). Field meanings: bench/gpu_attention.py.
+unfused pipeline and the attention core against the best baseline.
+
+    PYTHONPATH=python python3 -m normfuse.repro.bench_attention --out $OUT [--quick] [--no-tests]
+                                                                [--budget 150]
+
+`python -m normfuse.repro` runs the cells (`append_to_summary`: records appended to summary.json,
+op = "flash_norm_attention.forward"); the command line above also runs the gpu-marked tests of
+test/python/test_flash_norm_attention.py first (normfuse.repro.gpu_tests; a failure does not stop
+the benchmark) and writes $OUT/gpu_attention.json, gpu_attention.md and, with matplotlib,
+saved_pct.png.
+
+Cells: bf16, B = 768, KV length L = 128 (dense per batch), D = 128, Q jagged with lengths uniform
+in [0, max_len] (average sparsity 0.5), max_len in {1000, 3000, 10000}, H in {2, 3, 4},
+activation gelu_tanh (GDPA) and softmax; `--quick`: H = 2, max_len 1000 and 3000. Per cell:
+
+  fused_ms      normfuse.ops.flash_norm_attention's kernel (default passes; prepared launch)
+  naive_ms      the naive kernel without the passes (the oracle), for reference
+  unfused_ms    ln_ms + core_ms + post_ms: torch.compile'd LayerNorm, the attention core
+                kernel (below) on LN(x), torch.compile'd RMSNorm(o + ln) + x
+  saved_pct     (unfused_ms - fused_ms) / unfused_ms * 100   (the issue's "% of total time saved")
+  core_ms       the attention core alone: a plain jagged Triton kernel written here (one program
+                per (row block, head); GDPA or FA2-style online softmax), no norms
+  sdpa_ms       softmax only: torch SDPA on padded [B, H, max_len, D] queries, the best of its
+                flash / efficient / cudnn backends (padding doubles its work at sparsity 0.5)
+  core_vs_best  core_ms / best baseline (sdpa_ms for softmax; for GDPA the core kernel is the
+                baseline itself, so the record says which)
+  err           fused vs the unfused pipeline's output (relative Frobenius), a sanity check
+
+Times: triton.testing.do_bench medians. Every cell is caught separately (errors recorded).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 import time
 import traceback
 
@@ -259,3 +287,52 @@ def append_to_summary(out_dir: str, quick: bool, budget: float = 150.0) -> None:
         f.write("# FlashNormAttention forward\n\n" + table(records) + "\n")
     plot(records, os.path.join(out_dir, "attention_saved.png"))
     print(table(records))
+
+
+def main(argv=None) -> int:
+    """The command line of the module docstring."""
+    from . import gpu_tests
+    from .warm import REPO
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.environ.get("OUT", "bench/results/gpu_attention"))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-tests", action="store_true", help="skip the gpu-marked tests")
+    ap.add_argument("--budget", type=float, default=150.0, help="seconds for the benchmark cells")
+    a = ap.parse_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    t0 = time.time()
+    import datetime as _dt
+    meta = {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "torch": torch.__version__, "triton": triton.__version__}
+    result = {"meta": meta, "records": []}
+    path = os.path.join(a.out, "gpu_attention.json")
+    if not a.no_tests:
+        res = gpu_tests.run([os.path.join(REPO, "test", "python", "test_flash_norm_attention.py")],
+                            gpu_tests.default_jobs(), "gpu", 120,
+                            log_dir=os.path.join(a.out, "tests"), log=lambda m: None)
+        result["tests"] = {"ok": res["ok"], "counts": res["totals"], "failures": res["failures"][:40],
+                           "seconds": res["seconds"]}
+
+    def save(records):  # after every cell: a run cut short still leaves its records
+        result["records"] = records
+        with open(path, "w") as f:
+            json.dump(result, f, indent=1)
+    save(run(a.quick, a.budget, meta, on_record=save, log=lambda s: print(s, flush=True)))
+    md = [f"# FlashNormAttention forward ({meta['gpu']}, torch {meta['torch']}, triton {meta['triton']})", ""]
+    if "tests" in result:
+        md += [f"pytest -m gpu: {result['tests']['counts']}, ok={result['tests']['ok']}", ""]
+    md.append(table(result["records"]))
+    with open(os.path.join(a.out, "gpu_attention.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    try:
+        plot(result["records"], os.path.join(a.out, "saved_pct.png"))
+    except Exception as e:  # noqa: BLE001
+        print(f"no plot: {e}")
+    print("\n".join(md))
+    print(f"total {time.time() - t0:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

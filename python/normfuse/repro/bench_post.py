@@ -1,9 +1,10 @@
 """The post-norm GEMM benchmark: y = norm(x @ W^T), fused (epilogue-norm / cluster-reduce) vs
 cuBLAS, eager, torch.compile, the naive kernel and our own Triton GEMM.
 
-    PYTHONPATH=python python3 bench/bench_postnorm.py --out DIR [--norm rms|ln|both] [--quick]
-                                                      [--cells M,K,N;...] [--no-compile]
-                                                      [--cluster-sweep] [--exchange dsmem|global|both]
+    PYTHONPATH=python python3 -m normfuse.repro.bench_post --out DIR [--norm rms|ln|both] [--quick]
+                                                               [--cells M,K,N;...] [--no-compile]
+                                                               [--cluster-sweep]
+                                                               [--exchange dsmem|global|both]
 
 Cells: the blog's M = 262144 x K, N in {512, 1024, 2048}, plus N = 4096 and 8192 at M = 8192 and
 32768 (K = 4096). In ONE process and one run per cell (DESIGN.md, "Measuring"):
@@ -299,7 +300,7 @@ def main(argv=None) -> int:
     PERSISTENT = {"auto": None, "on": True, "off": False}[args.persistent]
     ok, why = hopper_status()
     if not ok:
-        print(f"bench_postnorm: needs a Hopper GPU: {why}", file=sys.stderr)
+        print(f"normfuse.repro.bench_post: needs a Hopper GPU: {why}", file=sys.stderr)
         return 2
     if args.variants:
         cells = ([tuple(int(v) for v in c.split(",")) for c in args.cells.split(";") if c.strip()]

@@ -1,8 +1,8 @@
 """The training and FlashNormAttention-backward benchmarks inside `python -m normfuse.repro`.
 
-They live as scripts in bench/ (`gpu_backward.py`: forward + backward of the four ops and the
-post-norm MLP block against eager and torch.compile, with the blog's "norm backward latency
-hidden %"; `gpu_attention_bwd.py`: the FlashNormAttention backward against the unfused torch
+`normfuse.repro.bench_training` (forward + backward of the four ops and the post-norm MLP block
+against eager and torch.compile, with the blog's "norm backward latency hidden %") and
+`normfuse.repro.bench_attention_bwd` (the FlashNormAttention backward against the unfused torch
 pipeline). The reproduction command runs each in a child process with a time budget (a GPU
 fault or a hang in one does not take the others down), reads the records it wrote and appends
 them to summary.json: op = "<op>.backward" and "flash_norm_attention.backward".
@@ -14,24 +14,24 @@ import os
 import subprocess
 import sys
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+from .warm import REPO
 
-# script, its arguments, the file it writes (relative to its --out), how to get the records
+# module, its arguments, the file it writes (relative to its --out), how to get the records
 SCRIPTS = {
-    "training": ("bench/gpu_backward.py", ["--part", "bench"], "summary.json", lambda d: d),
-    "attention_backward": ("bench/gpu_attention_bwd.py", ["--no-tests"], "attention_bwd.json",
+    "training": ("normfuse.repro.bench_training", ["--part", "bench"], "summary.json", lambda d: d),
+    "attention_backward": ("normfuse.repro.bench_attention_bwd", ["--no-tests"], "attention_bwd.json",
                            lambda d: d.get("records", [])),
 }
 
 
 def run_script(name: str, out_dir: str, quick: bool, budget: float, log=print) -> list[dict]:
-    """Run one benchmark script in a child; return its records ([] with a logged reason when it
+    """Run one benchmark module in a child; return its records ([] with a logged reason when it
     failed or wrote nothing). No warm-up of its own: the reproduction command compiles every
     benchmark's cells first (`warm_jobs`)."""
     script, extra, fname, pick = SCRIPTS[name]
     sub = os.path.join(out_dir, name)
     os.makedirs(sub, exist_ok=True)
-    cmd = [sys.executable, os.path.join(REPO, script), "--out", sub, "--budget", str(budget)] + extra
+    cmd = [sys.executable, "-m", script, "--out", sub, "--budget", str(budget)] + extra
     if quick:
         cmd.append("--quick")
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
@@ -78,11 +78,11 @@ def run_all(out_dir: str, quick: bool, budget: float = 90.0, log=print) -> None:
 
 
 def warm_jobs(quick: bool) -> list:
-    """The warm-up children of both scripts (normfuse.repro.warm), for a warm-up of everything."""
-    from .warm import _load_script, child_argv
-    gb = _load_script("gpu_backward.py")
+    """The warm-up children of both benchmarks (normfuse.repro.warm), for a warm-up of everything."""
+    from . import bench_attention_bwd as ab
+    from . import bench_training as gb
+    from .warm import child_argv
     cells = gb.QUICK if quick else gb.QUICK + [c for c in gb.BLOG if c not in gb.QUICK]
-    ab = _load_script("gpu_attention_bwd.py")
     return gb.warm_jobs(cells) + [
         ("attention_bwd H%d %d %s" % s, child_argv("attention_bwd", s, *(["--quick"] if quick else [])))
         for s in ab.bench_shapes(quick)]

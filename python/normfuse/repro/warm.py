@@ -7,7 +7,7 @@ processes of one machine: Triton's kernel cache, normfuse's generated lowering h
 Inductor's FX-graph and kernel caches. So the benchmarks first run each cell once in child
 processes, several at a time, with `triton.testing.do_bench` replaced by a single call; the timing
 process then finds everything compiled and spends its time measuring. Measured on the H200
-(2026-11-30, `bench/gpu_backward.py --warm-procs 9`): all 45 training records compiled in 41 s,
+(2026-11-30, `normfuse.repro.bench_training --warm-procs 9`): all 45 training records compiled in 41 s,
 then timed in about 100 s, where one cell had taken 40 s before.
 
 Two things keep the warm-up from changing what is measured:
@@ -31,7 +31,6 @@ benchmarks it runs, this module below them); `parallel` starts them.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -131,16 +130,3 @@ def parallel(jobs: list, procs: int, timeout: float, log=print) -> dict:
         f"{j['label']} rc={j['rc']} ({j['s']} s)" for j in done)
         + (f"; not started: {res['not_started']}" if todo else ""))
     return res
-
-
-# ---------------------------------------------------------------------------------------------
-# The children
-# ---------------------------------------------------------------------------------------------
-
-def _load_script(name: str):
-    import importlib.util
-    path = os.path.join(REPO, "bench", name)
-    spec = importlib.util.spec_from_file_location(os.path.splitext(name)[0], path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod

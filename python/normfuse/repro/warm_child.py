@@ -11,8 +11,8 @@ import sys
 import tempfile
 import time
 
-from . import bench_attention, model_shapes, models, summary
-from .warm import _load_script, configure_torch, patch_do_bench
+from . import bench_attention, bench_attention_bwd, bench_training, model_shapes, models, summary
+from .warm import configure_torch, patch_do_bench
 
 
 def _child(target: str, cell: str, ops: str | None, quick: bool, sweep: bool = False) -> None:
@@ -26,12 +26,10 @@ def _child(target: str, cell: str, ops: str | None, quick: bool, sweep: bool = F
         H, m, act = int(parts[0]), int(parts[1]), parts[2]
         bench_attention._cell(H, m, act, configs=bench_attention.configs(quick))
     elif target == "attention_bwd":
-        mod = _load_script("gpu_attention_bwd.py")
-        mod.bench_shape(int(parts[0]), int(parts[1]), parts[2], time.time(), quick)
+        bench_attention_bwd.bench_shape(int(parts[0]), int(parts[1]), parts[2], time.time(), quick)
     elif target == "training":
-        mod = _load_script("gpu_backward.py")
-        mod.warm_one(tuple(int(p) for p in parts), tempfile.mkdtemp(prefix="normfuse_warm_train_"),
-                     sweep)
+        bench_training.warm_one(tuple(int(p) for p in parts),
+                                tempfile.mkdtemp(prefix="normfuse_warm_train_"), sweep)
     elif target == "models":
         models.warm_one(*parts)
     elif target == "model_shapes":

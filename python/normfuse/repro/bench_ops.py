@@ -1,8 +1,8 @@
 """GPU measurements of the op layer (issue 19): host time, stream vs CUDA-graph replay, and the
 pre-norm backward plans.
 
-    PYTHONPATH=python python3 bench/gpu_ops.py --out $OUT [--part all|host|plans]
-                                               [--kinds rms[,ln]] [--calls 200]
+    PYTHONPATH=python python3 -m normfuse.repro.bench_ops --out $OUT [--part all|host|plans]
+                                                          [--kinds rms[,ln]] [--calls 200]
 
 host (T = 8192, K = N = 2048, bf16, no_grad): for rmsnorm_linear, RMSNormLinear (eval),
 layernorm_linear, linear_rmsnorm, and as baselines cuBLAS (F.linear) and eager F.rms_norm +
@@ -30,9 +30,6 @@ import os
 import sys
 import time
 import traceback
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 
 PLAN_SHAPES = [(2048, 3072), (2048, 11264), (5632, 2048)]
 
@@ -124,7 +121,7 @@ def host_part(calls: int, M: int = 8192, K: int = 2048, N: int = 2048) -> list[d
             except Exception as e:  # noqa: BLE001 - recorded, the rest goes on
                 rec["error"] = f"{type(e).__name__}: {e}"
                 rec["trace"] = traceback.format_exc(limit=6)
-            print(f"[gpu_ops] host {name}: " + ", ".join(
+            print(f"[bench_ops] host {name}: " + ", ".join(
                 f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()
                 if k in ("host_us", "stream_ms", "graph_ms", "stream_over_graph", "error")),
                 flush=True)
@@ -207,7 +204,7 @@ def plans_part(kinds, M: int = 8192, shapes=PLAN_SHAPES, *, device: str = "cuda"
             except Exception as e:  # noqa: BLE001
                 rec["error"] = f"{type(e).__name__}: {e}"
                 rec["trace"] = traceback.format_exc(limit=6)
-            print(f"[gpu_ops] plans {op} {M}x{K}x{N}: " + ", ".join(
+            print(f"[bench_ops] plans {op} {M}x{K}x{N}: " + ", ".join(
                 f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()
                 if k.endswith(("_ms", "_compiled", "error"))), flush=True)
             recs.append(rec)

@@ -1,11 +1,13 @@
 """GPU check of issue 10 (training): the gpu-marked backward tests, then forward + backward timings.
 
-    PYTHONPATH=python python3 bench/gpu_backward.py --out $OUT [--quick] [--part all|tests|bench]
-                                                    [--test-timeout 130] [--budget 90]
-                                                    [--no-sweep] [--warm-procs 9]
+    PYTHONPATH=python python3 -m normfuse.repro.bench_training --out $OUT [--quick]
+        [--part all|tests|bench] [--test-timeout 130] [--budget 90] [--no-sweep] [--warm-procs 9]
 
-1. `pytest -m gpu test/python/test_backward.py` in a subprocess (at most --test-timeout s, default 130):
-   pass / fail / skip counts and the failures' lines -> tests.json, tests.txt.
+(`python -m normfuse.repro` runs `--part bench` of it in a child: normfuse.repro.extra.)
+
+1. The gpu-marked tests of test/python/test_backward.py (normfuse.repro.gpu_tests, at most
+   --test-timeout s, default 130): pass / fail / skip counts and the failures' lines ->
+   tests.json; the pytest logs -> tests/.
 2. Per cell (M, K, N) of the blog's grid (M = 262144, K, N in {512, 1024, 2048}; --quick: 3 cells),
    bf16, for rmsnorm_linear, layernorm_linear, linear_rmsnorm, linear_layernorm and the block
    (PostNormMLP with D = K, H = N):
@@ -35,40 +37,26 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "python"))
+from . import gpu_tests
+from .warm import REPO
 
 BLOG = [(262144, k, n) for k in (512, 1024, 2048) for n in (512, 1024, 2048)]
 QUICK = [(262144, 1024, 1024), (262144, 512, 2048), (262144, 2048, 512)]
 
 
 def run_tests(out: str, timeout: int) -> dict:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", "-rf",
-           os.path.join(REPO, "test", "python", "test_backward.py")]
-    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
-    t0 = time.time()
-    try:
-        p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-        text, rc = p.stdout + p.stderr, p.returncode
-    except subprocess.TimeoutExpired as e:
-        text = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        text += f"\n[gpu_backward] pytest stopped after {timeout} s (--test-timeout)"
-        rc = "timeout"
-    import re
-    counts = {k: int(v) for v, k in re.findall(r"(\d+) (passed|failed|skipped|error|errors)", text)}
-    res = {"rc": rc, "seconds": round(time.time() - t0, 1), "counts": counts,
-           "failures": [l for l in text.splitlines() if l.startswith(("FAILED", "ERROR"))]}
-    with open(os.path.join(out, "tests.txt"), "w") as f:
-        f.write(text)
+    """The gpu-marked tests of test_backward.py: tests.json (counts, failures) and tests/ (logs)."""
+    res = gpu_tests.run([os.path.join(REPO, "test", "python", "test_backward.py")],
+                        gpu_tests.default_jobs(), "gpu", timeout, log_dir=os.path.join(out, "tests"),
+                        log=lambda m: print(f"[bench_training] {m}", flush=True))
+    res = {"ok": res["ok"], "seconds": res["seconds"], "counts": res["totals"],
+           "failures": res["failures"]}
     with open(os.path.join(out, "tests.json"), "w") as f:
         json.dump(res, f, indent=1)
-    print(f"[gpu_backward] tests: {counts} rc={rc} ({res['seconds']} s)", flush=True)
     return res
 
 
@@ -244,7 +232,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                 rec["error"] = f"{type(e).__name__}: {e}"[:500]
                 rec["traceback"] = traceback.format_exc()[-2000:]
             records.append(rec)
-            print(f"[gpu_backward] {op} {M}x{K}x{N}: " + ", ".join(
+            print(f"[bench_training] {op} {M}x{K}x{N}: " + ", ".join(
                 f"{k}={v}" for k, v in rec.items() if k.endswith(("_ms", "pct")) or k in ("error", "skipped")),
                 flush=True)
             if device == "cuda":
@@ -314,7 +302,7 @@ def sweep_configs(Ds, M: int, *, timer=None, device: str = "cuda", tol: float = 
                 except Exception as e:  # noqa: BLE001
                     rec["error"] = f"{type(e).__name__}: {e}"[:400]
                 recs.append(rec)
-                print(f"[gpu_backward] sweep D={D} {rec['kind']} {name}: ms={rec.get('ms')} "
+                print(f"[bench_training] sweep D={D} {rec['kind']} {name}: ms={rec.get('ms')} "
                       f"err={rec.get('err')} {rec.get('error', '')}", flush=True)
         saved = tr.PRENORM_DW
         for mode in ("xn", "prologue"):
@@ -334,7 +322,7 @@ def sweep_configs(Ds, M: int, *, timer=None, device: str = "cuda", tol: float = 
             finally:
                 tr.PRENORM_DW = saved
             recs.append(rec)
-            print(f"[gpu_backward] sweep D={D} prenorm bwd dW={mode}: ms={rec.get('ms')} "
+            print(f"[bench_training] sweep D={D} prenorm bwd dW={mode}: ms={rec.get('ms')} "
                   f"err={rec.get('err')} {rec.get('error', '')}", flush=True)
         del x, w, dy, dz, xhat, ref_gemm, ref_nog, ref_xn
         if device == "cuda":
@@ -380,7 +368,7 @@ def warm_one(cell, out: str, with_sweep: bool) -> None:
     """What one warm-up process does: run the sweep (when asked) and the cell's ops once, under
     every tiling choice the timing process may pick, with a timer that just runs the function."""
     from normfuse.ops import training as tr
-    from normfuse.repro.warm import configure_torch, once
+    from .warm import configure_torch, once
     configure_torch()
     M, K, N = cell
     if with_sweep:
@@ -399,7 +387,7 @@ def warm_one(cell, out: str, with_sweep: bool) -> None:
 def warm_jobs(cells) -> list:
     """The warm-up children (normfuse.repro.warm --target training): one per cell; the first cell
     with each K also runs the sweep of that length."""
-    from normfuse.repro.warm import child_argv
+    from .warm import child_argv
     seen, jobs = set(), []
     for c in cells:
         sw = c[1] not in seen
@@ -410,8 +398,8 @@ def warm_jobs(cells) -> list:
 
 def warm(cells, out: str, procs: int, timeout: float) -> dict:
     """`warm_one` for each cell in up to `procs` child processes at once (normfuse.repro.warm)."""
-    from normfuse.repro.warm import parallel
-    return parallel(warm_jobs(cells), procs, timeout, log=lambda m: print(f"[gpu_backward] {m}", flush=True))
+    from .warm import parallel
+    return parallel(warm_jobs(cells), procs, timeout, log=lambda m: print(f"[bench_training] {m}", flush=True))
 
 
 def _mlp_eager(F, x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps):
@@ -423,7 +411,7 @@ def markdown(records: list[dict], tests: dict | None, env: dict) -> str:
     lines = [f"# Backward (issue 10), {env.get('gpu', '?')}, {env.get('date', '?')}",
              f"torch {env.get('torch')}, triton {env.get('triton')}", ""]
     if tests is not None:
-        lines += [f"GPU tests (test_backward.py): {tests.get('counts')} rc={tests.get('rc')}", ""]
+        lines += [f"GPU tests (test_backward.py): {tests.get('counts')} ok={tests.get('ok')}", ""]
         lines += [f"- {l}" for l in tests.get("failures", [])[:30]] + [""]
     lines += ["| op | M x K x N | fwd+bwd ours | eager | compiled | vs compiled | bwd fused | "
               "bwd GEMMs | norm bwd | hidden % |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -477,7 +465,7 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     env = {}
     try:
-        from normfuse.repro.bench import environment, hopper_status
+        from .bench import environment, hopper_status
         env = environment()
         ok, why = hopper_status()
     except Exception as e:  # noqa: BLE001
@@ -495,7 +483,7 @@ def main(argv=None) -> int:
             records = [{"op": "backward", "skipped": f"no Hopper GPU: {why}", **keep}]
         else:
             try:
-                from normfuse.repro.warm import configure_torch
+                from .warm import configure_torch
                 configure_torch()
                 cells = QUICK if args.quick else QUICK + [c for c in BLOG if c not in QUICK]
                 if args.warm_procs > 0:
@@ -513,7 +501,7 @@ def main(argv=None) -> int:
                     records.append({"op": "backward.tilings", "prenorm_dw": ch["prenorm_dw"],
                                     "tilings": {f"{'gemm' if k[0] else 'no_gemm'}:{k[1]}": v
                                                 for k, v in ch["tilings"].items()}, **keep})
-                    print(f"[gpu_backward] chosen: {records[-1]}", flush=True)
+                    print(f"[bench_training] chosen: {records[-1]}", flush=True)
                 records += bench_cells(cells, args.out, args.budget - (time.time() - t0), keep)
             except Exception as e:  # noqa: BLE001
                 records.append({"op": "backward", "error": f"{type(e).__name__}: {e}",
@@ -522,7 +510,7 @@ def main(argv=None) -> int:
         json.dump(records, f, indent=1)
     with open(os.path.join(args.out, "summary.md"), "w") as f:
         f.write(markdown(records, tests, keep))
-    print(f"[gpu_backward] wrote {args.out}/summary.json, summary.md", flush=True)
+    print(f"[bench_training] wrote {args.out}/summary.json, summary.md", flush=True)
     return 0
 
 

@@ -1,8 +1,12 @@
 """FlashNormAttention backward on the GPU (issue 12): the gpu-marked tests, then timings.
 
-    PYTHONPATH=python python3 bench/gpu_attention_bwd.py --out $OUT [--quick] [--warm-procs P]
+    PYTHONPATH=python python3 -m normfuse.repro.bench_attention_bwd --out $OUT [--quick]
+        [--no-tests] [--budget 200] [--warm-procs P]
 
-1. `pytest -m gpu test/python/test_flash_norm_attention_bwd.py` (its summary goes to the JSON).
+(`python -m normfuse.repro` runs it with --no-tests in a child: normfuse.repro.extra.)
+
+1. The gpu-marked tests of test/python/test_flash_norm_attention_bwd.py (normfuse.repro.gpu_tests;
+   counts and failures go to the JSON, the logs to $OUT/tests/).
 2. Timings on the blog's shapes (bf16, B = 768, L = 128, D = 128, H in {2, 3, 4}, jagged Q with
    lengths uniform in [0, max] (average sparsity 0.5), max in {1024, 3072}; GDPA gelu_tanh and
    softmax; no affines, as the blog): `triton.testing.do_bench` medians of
@@ -27,35 +31,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "python"))
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+from . import gpu_tests
+from .warm import REPO
 
 BUDGET_S = 200  # the whole script stays under ~4 minutes
 
 
-def run_gpu_tests(out_dir: str) -> dict:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider",
-           "test/python/test_flash_norm_attention_bwd.py"]
-    t0 = time.time()
-    try:
-        p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=150,
-                           env=dict(os.environ, PYTHONPATH=os.path.join(REPO, "python")))
-        tail = (p.stdout + p.stderr)[-4000:]
-        with open(os.path.join(out_dir, "attention_bwd_pytest.txt"), "w") as f:
-            f.write(p.stdout + p.stderr)
-        return {"rc": p.returncode, "seconds": round(time.time() - t0, 1),
-                "summary": tail.strip().splitlines()[-1] if tail.strip() else "", "tail": tail}
-    except Exception as e:  # noqa: BLE001
-        return {"rc": None, "error": repr(e), "seconds": round(time.time() - t0, 1)}
+def run_gpu_tests(out_dir: str, timeout: float = 150.0) -> dict:
+    """The gpu-marked tests of test_flash_norm_attention_bwd.py: counts, failures, a summary line."""
+    res = gpu_tests.run([os.path.join(REPO, "test", "python", "test_flash_norm_attention_bwd.py")],
+                        gpu_tests.default_jobs(), "gpu", timeout,
+                        log_dir=os.path.join(out_dir, "tests"), log=lambda m: None)
+    return {"ok": res["ok"], "seconds": res["seconds"], "counts": res["totals"],
+            "failures": res["failures"],
+            "summary": ", ".join(f"{v} {k}" for k, v in res["totals"].items()) or "nothing ran"}
 
 
 def make_inputs(B, L, H, Hkv, D, max_len, seed=0):
@@ -183,7 +179,7 @@ def bench_shapes(quick: bool) -> list:
             [(h, m, a) for a in ("gelu_tanh", "softmax") for m in (1024, 3072) for h in (2, 3, 4)])
 
 
-def main() -> int:
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT", os.path.join(REPO, "build", "gpu_attention_bwd")))
     ap.add_argument("--quick", action="store_true")
@@ -192,20 +188,20 @@ def main() -> int:
     ap.add_argument("--warm-procs", type=int, default=0,
                     help="compile every shape first in this many processes at once (0: none)")
     ap.add_argument("--warm-timeout", type=float, default=150.0)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     budget = args.budget
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
-    result = {"script": "bench/gpu_attention_bwd.py", "quick": args.quick}
+    result = {"script": "normfuse.repro.bench_attention_bwd", "quick": args.quick}
     try:
-        from normfuse.repro.bench import environment
+        from .bench import environment
         result["env"] = environment()
     except Exception as e:  # noqa: BLE001
         result["env_error"] = repr(e)
     result["pytest"] = {"skipped": "--no-tests"} if args.no_tests else run_gpu_tests(args.out)
     print("pytest:", result["pytest"].get("summary") or result["pytest"], flush=True)
     shapes = bench_shapes(args.quick)
-    from normfuse.repro.warm import child_argv, configure_torch, parallel
+    from .warm import child_argv, configure_torch, parallel
     configure_torch()  # the same settings as the warm-up children's, warm-up or not
     if args.warm_procs > 0:
         result["warmup"] = parallel(
