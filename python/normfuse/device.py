@@ -105,8 +105,8 @@ def cluster_occupancy(kernel) -> int:
     "non-portable": the driver launches them only on a function with
     CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED set; Triton 3.6's launcher sets it only
     when num_ctas == 16 (backends/nvidia/driver.py), and Triton's occupancy query sets it on the
-    function before it asks. Measured on the H200 (2026-12-01, /work/shared/DESIGN.md, "Trap:
-    clusters of 9-15 CTAs"): without the query, the post-norm kernels with 9-15 CTAs per cluster
+    function before it asks. Measured on the H200 (2026-12-01, docs/design.md,
+    "Clusters of 9-15 CTAs"): without the query, the post-norm kernels with 9-15 CTAs per cluster
     failed at launch ("a kernel launch error has occurred due to cluster misconfiguration");
     after it, every size 2-16 launched (66, 39, 30, 22, 17, 15, 15 clusters at 2-8 CTAs, 9 at 9,
     7 at 10-16; 147992 B of shared memory)."""

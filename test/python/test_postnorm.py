@@ -391,7 +391,7 @@ def test_bench_markdown_reports_both_exchanges():
 # Every N: the cluster form is one the driver launches (ops/cluster_form.py)
 # ---------------------------------------------------------------------------------------------
 
-# Co-resident clusters measured on the H200 (147992 B of shared memory, K = 1024; DESIGN.md)
+# Co-resident clusters measured on the H200 (147992 B of shared memory, K = 1024; docs/design.md)
 H200_CLUSTERS = {2: 66, 3: 39, 4: 30, 5: 22, 6: 17, 7: 15, 8: 15, 9: 9,
                  **{c: 7 for c in range(10, 17)}}
 # every N multiple of 64 up to 16384, and every odd multiple of 8 up to 16384

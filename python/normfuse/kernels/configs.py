@@ -9,7 +9,7 @@ change the table here and say where the numbers came from (date, GPU, bench/resu
 `select_config` reads one explicit threshold table, first match wins, so what a shape gets can
 be read off the table without running anything.
 
-Caution (DESIGN.md, measured 2026-11-29): the Lazy Pre-Norm loop (one A tile feeding both the
+Caution (docs/design.md, the pipeliner race, measured 2026-11-29): the Lazy Pre-Norm loop (one A tile feeding both the
 wgmma and the row statistics) is miscompiled by Triton 3.6's pipeliner at num_stages >= 3 unless
 the pass emits the fix. Any config used for the fused kernel must be checked element by element
 against the naive kernel at the num_stages it runs with; the bench's numerics section and its

@@ -36,7 +36,7 @@ two fills behind as ready.
 Statistics in the consumer: after issuing the k-step's wgmma (A and B from shared memory), the
 consumer warps read the same A slot into registers (`DotOperandLayout(0, mma, k_width=2)`, i.e.
 ldmatrix, each warpgroup its own rows) and accumulate the row sums while the tensor cores work;
-the slot is released after both. No separate partition, no extra ring coupling (DESIGN.md
+the slot is released after both. No separate partition, no extra ring coupling (docs/design.md:
 measured +14-35 % for a statistics partition on the ring). When the A operand itself is computed
 (g or beta applied in the loop), it goes to the wgmma from registers and each k-step's wgmma is
 waited for before the next ldmatrix: the loop reuses the same PTX registers for every k-step's

@@ -49,7 +49,7 @@ class BwdConfig:
     block_m: int = 64        # rows kernel: rows per program (a cluster of H CTAs after the pass)
     block_l: int = 64        # keys per step in the rows kernel
     num_warps: int = 8
-    # <= 2: the key loop is short (L / block_l trips), and DESIGN.md's measured pipeliner race
+    # <= 2: the key loop is short (L / block_l trips), and the pipeliner race (docs/design.md)
     # needs >= 3 stages (a loaded tile feeding a wgmma and another use)
     num_stages: int = 2
     kv_block_m: int = 64     # dK/dV kernel: rows per step

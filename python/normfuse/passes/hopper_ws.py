@@ -8,7 +8,7 @@ B) feeding a `tt.dot`, side reductions of the A tiles (the statistics lazy-preno
 loop), perhaps an elementwise A transform (g and beta applied in the loop), and an epilogue on the
 accumulator (the row scale, the LayerNorm correction, a bias) before one masked store. Triton 3.6
 does not warp-specialize such a loop on sm_90 and its pipeliner cannot give the statistics the
-MMA's own tile (DESIGN.md). This pass matches that structure and returns a frozen plan
+MMA's own tile (docs/design.md). This pass matches that structure and returns a frozen plan
 (`normfuse.ir.ws_plan.WSPlan`): the operands and their sizes as kernel parameters, the tile and
 the schedule, and everything that is not the GEMM as four expression DAGs over the values the
 template provides (PRE, STATS, AFN, EPI). The backend (`normfuse.lowering`) turns the plan into the

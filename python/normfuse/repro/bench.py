@@ -4,7 +4,7 @@
                                                           [--autotune] [--dtype bf16|fp16]
 
 For every cell (M, K, N) of the blog's grid (M = 262144, K and N in {512, 1024, 2048}) plus
-M = 8192 with K = N = 4096 and 8192, in ONE process and one run (DESIGN.md, "Measuring"):
+M = 8192 with K = N = 4096 and 8192, in ONE process and one run (docs/design.md, "How we measure"):
 
   cublas              F.linear(x, W)                                   the GEMM alone
   eager_norm          F.rms_norm / F.layer_norm                        standalone norm
@@ -27,7 +27,7 @@ best standalone norm (100 %: the norm is free; 0 %: no better than running it se
 Numerics, per cell: rel_err (Frobenius, fp64 oracle on the first `--rows-check` rows) of eager,
 naive, fused and folded outputs, outputs poisoned with NaN before each launch, every element
 checked written, and the fused kernel launched three times and compared bitwise (the pipeliner
-race of DESIGN.md shows up as run-to-run differences).
+race (docs/design.md) shows up as run-to-run differences).
 
 `--autotune` tries `kernels.configs.CANDIDATES` for the fused kernel and for the plain Triton
 GEMM per cell, keeps the fastest candidate that passes the numerics gate (error <= 1.5 x naive

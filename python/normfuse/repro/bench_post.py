@@ -7,7 +7,7 @@ cuBLAS, eager, torch.compile, the naive kernel and our own Triton GEMM.
                                                                [--exchange dsmem|global|both]
 
 Cells: the blog's M = 262144 x K, N in {512, 1024, 2048}, plus N = 4096 and 8192 at M = 8192 and
-32768 (K = 4096). In ONE process and one run per cell (DESIGN.md, "Measuring"):
+32768 (K = 4096). In ONE process and one run per cell (docs/design.md, "How we measure"):
 
   cublas              F.linear(x, W)                                  the GEMM alone
   eager_norm          F.rms_norm / F.layer_norm over rows of length N standalone norm
