@@ -255,7 +255,9 @@ class LoweredPlan:
         names, tail = _layout_of(inst)
         self.names = names
         self.tail = tail
-        self._runner = None
+        self._runner = None  # Triton's runner (kernel[grid]) where the direct launch is not used
+        self._direct = None  # normfuse.direct_launch.DirectLaunch, on the first launch
+        self._maps = None  # the tensor-map caches of A, B and the output
 
     def _derived(self, slot: int, j: int, args, b) -> Any:
         """Column sum j for the derived slot: the last one while the weight (and scale) are the
@@ -271,22 +273,32 @@ class LoweredPlan:
         self._last_derived[slot] = (w, w._version, sc, None if sc is None else sc._version, v)
         return v
 
-    def _runtime(self, args, shared) -> tuple:
-        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
-        da, db, dc = (TmaArg(args[pa], sa, ta, ba), TmaArg(args[pb], sb, tb, bb),
-                      TmaArg(args[pc], sc, tc, bc))
+    def _eargs(self, args, b) -> tuple:
+        """The hooks' arguments; `b`: B's (tensor, (rows, cols), row stride, position)."""
         eargs = self._params(args)
         if self._derived_slots:
             full = [None] * len(self.eargs)
             for i, v in zip(self._param_slots, eargs):
                 full[i] = v
-            b = (db.base, sb, tb[0], pb)
             for i, j in self._derived_slots:
                 full[i] = self._derived(i, j, args, b)
             eargs = tuple(full)
+        return eargs
+
+    def _shared(self, args) -> tuple:
+        """(sbuf, epoch): the shared statistics' words and this launch's epoch (A, 0 without)."""
+        a = args[self.operands[0][0]]
+        if not self.share:
+            return a, 0
+        return SharedStats.take(a.device, self.M, self.launch.plan.config.block_m)
+
+    def _runtime(self, args, shared) -> tuple:
+        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
+        da, db, dc = (TmaArg(args[pa], sa, ta, ba), TmaArg(args[pb], sb, tb, bb),
+                      TmaArg(args[pc], sc, tc, bc))
+        eargs = self._eargs(args, (db.base, sb, tb[0], pb))
         if shared is None:
-            shared = ((args[pa], 0) if not self.share else
-                      SharedStats.take(args[pa].device, self.M, self.launch.plan.config.block_m))
+            shared = self._shared(args)
         return (da, db, dc, self.M, self.N, self.K, eargs, *shared)
 
     def bound(self, args, shared: tuple | None = None) -> BoundLaunch:
@@ -297,14 +309,53 @@ class LoweredPlan:
         consts = dict(zip(self.launch.kernel_param_names[len(self.names):], self.tail))
         return BoundLaunch(self.names, runtime, consts, self.grid, out)
 
+    def _resolve_launcher(self) -> None:
+        """Once, on the first launch (on the plan's device): Triton's launcher resolved down to
+        its C function (`normfuse.direct_launch`) with one tensor-map cache per descriptor, or
+        Triton's runner where it cannot be (`_direct` stays None)."""
+        from ..direct_launch import resolve
+        kernel = self.launch.kernel
+        direct = resolve(kernel, self.grid)
+        if direct is not None:
+            maps = [direct.tensor_maps(i, shape, strides)
+                    for i, (_, shape, strides, _) in enumerate(self.operands)]
+            if all(m is not None for m in maps) and direct.positions == (0, 1, 2):
+                self._maps = maps
+                self._direct = direct
+        if self._direct is None:
+            self._runner = kernel[self.grid]
+
     def run(self, args):
         """Launch with `args` (of the geometry the plan was made for). Returns the output
-        tensor as the caller passed it."""
-        runtime = self._runtime(args, None)
-        if self._runner is None:
-            self._runner = self.launch.kernel[self.grid]
-        self._runner(*runtime, *self.tail)
-        return runtime[2].base
+        tensor as the caller passed it.
+
+        Per launch: the three tensor maps from their caches (by address; a new address is
+        encoded once), the hooks' arguments, the shared statistics' epoch, and one call of the C
+        launch function (`normfuse.direct_launch`). Where Triton's launcher cannot be resolved,
+        or while a Triton launch hook is registered, Triton's runner launches the same
+        arguments (descriptors as `TmaArg` records)."""
+        direct = self._direct
+        if direct is None and self._runner is None:
+            self._resolve_launcher()
+            direct = self._direct
+        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
+        a, b, c = args[pa], args[pb], args[pc]
+        eargs = self._eargs(args, (b, sb, tb[0], pb)) if self._derived_slots else \
+            self._params(args)
+        sbuf, epoch = self._shared(args)
+        if direct is not None:
+            ma, mb, mc = self._maps
+            ea = ma.get(a.data_ptr()) or ma.encode(a)
+            eb = mb.get(b.data_ptr()) or mb.encode(b)
+            ec = mc.get(c.data_ptr()) or mc.encode(c)
+            if direct.launch(*ea, *eb, *ec, self.M, self.N, self.K, eargs, sbuf, epoch,
+                             *self.tail):
+                return c
+            if self._runner is None:  # a launch hook is registered: Triton's own path
+                self._runner = self.launch.kernel[self.grid]
+        self._runner(TmaArg(a, sa, ta, ba), TmaArg(b, sb, tb, bb), TmaArg(c, sc, tc, bc),
+                     self.M, self.N, self.K, eargs, sbuf, epoch, *self.tail)
+        return c
 
 
 def _addressable(name: str, t, shape, stride) -> str | None:

@@ -38,6 +38,7 @@ from typing import Any
 
 import torch
 
+from ..direct_launch import resolve as resolve_launch
 from ..device import (LaunchFailure, describe_kernel, ensure_allocator as _ensure_allocator,
                       ensure_cluster_launch)
 from ..kernels.configs import GemmConfig, select_config
@@ -320,7 +321,9 @@ class LaunchPlan:
         self.consts = tuple(p.constexprs[fn.arg_names[i]] for i in sorted(fn.constexprs))
         grid = tuple(p.grid) + (1,) * (3 - len(p.grid))
         with _on_device(p.out.device):
-            self.runner = ck.kernel[grid]  # (loads the module on the device)
+            # Triton's launcher resolved to its C function (normfuse.direct_launch), else its
+            # runner; either loads the module on the device
+            self.runner = resolve_launch(ck.kernel, grid) or ck.kernel[grid]
             if ck.kernel.metadata.num_ctas != 1:
                 try:
                     ensure_cluster_launch(ck.kernel)

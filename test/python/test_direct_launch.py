@@ -1,0 +1,229 @@
+"""Triton's launcher resolved to its C function (normfuse.direct_launch), on the CPU (issue 19
+item 3).
+
+Triton's own CudaLauncher runs with only the generated C launch function and the tensor-map
+encoding replaced (normfuse.testing.fake_driver: the C function records its argument tuple,
+`fill_tma_descriptor` records its inputs). The direct launch must pass exactly the tuple Triton's
+launcher passes (the launch metadata and the hooks aside: None while no hook is registered), for
+the lowered (Gluon, host TMA descriptors) kernels and a plain Triton kernel with global scratch
+and clusters; tensor maps are encoded once per address and geometry and reused otherwise; with
+a launch hook registered the launch goes through Triton's runner.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from normfuse import direct_launch as dl
+from normfuse.lowering import runtime as rt
+from normfuse.ops import postnorm_linear as post
+from normfuse.ops import prenorm_linear as pre
+from normfuse.testing.fake_driver import FakeDriver, FakeTensorMap
+
+M, N, K = 1000, 520, 1032  # N != K, neither a multiple of the tile
+N_OF = {"rms": N, "ln": N, "rms-shared": 2056}  # shared statistics from 8 tiles of N
+
+
+def _same(a, b) -> bool:
+    """Argument tuples equal element by element: tensors by identity, tuples recursively."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return a is b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _pre_args(kind):
+    N = N_OF[kind]
+    x = torch.randn(M, K).bfloat16()
+    w = torch.randn(N, K).bfloat16()
+    y = torch.empty(M, N, dtype=torch.bfloat16)
+    g, b = torch.ones(K).bfloat16(), torch.zeros(K).bfloat16()
+    vecs = (g, b) if kind == "ln" else (g,)
+    return (x, *vecs, w, y, torch.zeros(N).bfloat16(), M, N, K, K, K, N,
+            1e-5 if kind == "ln" else 1e-6)
+
+
+@pytest.fixture
+def shared(monkeypatch):
+    """The shared statistics' workspace without a CUDA stream: one buffer, epochs counting up."""
+    sbuf = torch.zeros(3 * 1024, dtype=torch.int64)
+    epochs = iter(range(1, 10**6))
+    monkeypatch.setattr(rt.SharedStats, "take", classmethod(lambda cls, d, m, b: (sbuf, next(epochs))))
+    return sbuf
+
+
+@pytest.fixture(scope="module")
+def lowered():
+    out = {}
+    for kind in ("rms", "ln", "rms-shared"):
+        n = N_OF[kind]
+        passes = pre._default_pipeline_for("rms", n, 256) if kind == "rms-shared" else \
+            pre.DEFAULT_PASSES
+        ck = pre.aot_compile(kind.split("-")[0], M=M, N=n, K=K, has_g=False, has_b=False,
+                             passes=passes)
+        assert ck.lowered is not None, ck.remarks
+        assert ck.lowered.plan.config.stats_share == (kind == "rms-shared")
+        out[kind] = ck.lowered
+    return out
+
+
+def _tritons(plan, args, drv):
+    """What Triton's own launcher passes to the C function for the plan's launch of `args`."""
+    runtime = plan.bound(args).args
+    plan.launch.kernel[plan.grid](*runtime, *plan.tail)
+    return drv.launches[-1]
+
+
+@pytest.mark.parametrize("kind", ["rms", "ln", "rms-shared"])
+def test_direct_launch_passes_what_tritons_launcher_passes(kind, lowered, shared):
+    lw = lowered[kind]
+    base = _pre_args(kind)
+    N = N_OF[kind]
+    out = 4 if kind == "ln" else 3  # the position of y (x, g[, b], w, y, bias, ...)
+    with FakeDriver() as drv:
+        plan = lw.prepare(base, sms=132)
+        for _ in range(3):  # new activations and outputs every call, one weight
+            args = list(base)
+            args[0], args[out] = torch.randn(M, K).bfloat16(), torch.empty(M, N).bfloat16()
+            args = tuple(args)
+            enc = drv.utils.encoded
+            plan.run(args)
+            direct = drv.launches[-1]
+            assert plan._direct is not None  # the direct path ran
+            want = _tritons(plan, args, drv)
+            assert drv.utils.encoded - enc >= 3  # Triton encodes three maps on every launch
+            # the launch metadata and both hooks: None (Triton: a LazyDict and two empty
+            # HookChains, which the C function calls for nothing)
+            assert direct[10:13] == (None, None, None)
+            assert type(want[10]).__name__ == "LazyDict" and not want[11].calls
+            # the epoch differs (each launch takes one); everything else is the same
+            assert _same(direct[:10], want[:10])
+            n = len(direct)
+            assert n == len(want)
+            ep = 13 + 3 * 5 + 3 + 2  # maps (map, 2 sizes, 2 strides) x 3, M N K, eargs, sbuf
+            assert _same(direct[13:ep], want[13:ep]), (direct[13:ep], want[13:ep])
+            if plan.share:  # each launch takes an epoch
+                assert direct[ep - 1] is shared and direct[ep] == want[ep] - 1
+            else:  # no shared statistics: A and 0
+                assert direct[ep - 1] is args[0] and direct[ep] == want[ep] == 0
+            assert plan.share == (kind == "rms-shared")
+            assert _same(direct[ep + 1:], want[ep + 1:])
+            # the maps are those of this call's tensors
+            x, y = args[0], args[out]
+            assert direct[13].inputs[0] == x.data_ptr() and direct[23].inputs[0] == y.data_ptr()
+
+
+def test_tensor_maps_are_encoded_once_per_address_and_geometry(lowered, shared):
+    lw = lowered["rms"]
+    with FakeDriver() as drv:
+        args = _pre_args("rms")
+        plan = lw.prepare(args, sms=132)
+        plan.run(args)
+        assert drv.utils.encoded == 3
+        first = drv.launches[-1]
+        plan.run(args)
+        assert drv.utils.encoded == 3  # the same tensors: looked up
+        again = drv.launches[-1]
+        assert all(again[i] is first[i] for i in (13, 18, 23))  # the very map objects
+        x2 = torch.randn(M, K).bfloat16()
+        plan.run((x2, *args[1:]))
+        assert drv.utils.encoded == 4  # only A's address is new
+        assert drv.launches[-1][13].inputs[0] == x2.data_ptr()
+        assert drv.launches[-1][18] is first[18]
+        # the same address in another geometry (fewer rows): another plan, another map
+        xs = args[0][:500]
+        ys = args[3][:500]
+        small = (xs, *args[1:3], ys, args[4], 500, *args[6:])
+        plan_small = lw.prepare(small, sms=132)
+        plan_small.run(small)
+        m = drv.launches[-1][13]
+        assert m.inputs[0] == first[13].inputs[0] and m.inputs[5] != first[13].inputs[5]
+        assert m.inputs[5] == (500, K) and first[13].inputs[5] == (M, K)
+
+
+def test_tensor_map_cache_is_bounded_oldest_first():
+    made = []
+
+    def make(desc, meta):
+        made.append(desc.base.data_ptr())
+        return [FakeTensorMap((desc.base.data_ptr(),)), *desc.shape, *desc.strides]
+    maps = dl.TensorMaps(make, {"swizzle": 3}, (4, 8), (8, 1), size=3)
+    ts = [torch.empty(4, 8) for _ in range(4)]
+    for t in ts[:3]:
+        maps(t)
+    assert maps(ts[0])[0].inputs == (ts[0].data_ptr(),) and len(made) == 3
+    assert maps(ts[0])[1:] == (4, 8, 8, 1)
+    maps(ts[3])  # the fourth address drops the oldest
+    assert len(maps) == 3 and maps.get(ts[0].data_ptr()) is None
+    maps(ts[1])
+    assert len(made) == 4
+
+
+def test_a_registered_launch_hook_goes_through_tritons_runner(lowered, shared):
+    from triton import knobs
+    lw = lowered["rms"]
+    seen = []
+    hook = seen.append
+    with FakeDriver() as drv:
+        args = _pre_args("rms")
+        plan = lw.prepare(args, sms=132)
+        plan.run(args)
+        assert drv.launches[-1][11] is None
+        knobs.runtime.launch_enter_hook.add(hook)
+        try:
+            assert dl.hooks_registered()
+            plan.run(args)
+            got = drv.launches[-1]
+            assert got[11] is knobs.runtime.launch_enter_hook  # Triton's own path
+            assert type(got[10]).__name__ == "LazyDict"
+        finally:
+            knobs.runtime.launch_enter_hook.remove(hook)
+        assert not dl.hooks_registered()
+        plan.run(args)
+        assert drv.launches[-1][11] is None
+
+
+def test_a_stand_in_kernel_is_launched_through_its_runner(lowered):
+    """resolve() takes only Triton's CompiledKernel with its CUDA launcher; anything else
+    launches through kernel[grid] (as the tests' recording stand-ins do)."""
+    class Launcher:
+        def __getitem__(self, grid):
+            return lambda *a: None
+    assert dl.resolve(Launcher(), (1, 1, 1)) is None
+
+
+def test_plain_triton_kernel_with_scratch_and_clusters(monkeypatch):
+    """A kernel without host descriptors (the post-norm kernel: clusters of CTAs, global scratch
+    per program): `DirectLaunch(*args)` passes what `kernel[grid](*args)` passes, the scratch
+    allocated through the context's allocator at the same size."""
+    import triton
+    ck = post.aot_compile_postnorm("rms", M=512, N=1024, K=1024)
+    k = ck.kernel
+    sizes = []
+
+    def alloc(size, align, stream):
+        sizes.append((size, align, stream))
+        return torch.empty(size, dtype=torch.int8)
+    triton.set_allocator(alloc)
+    try:
+        with FakeDriver() as drv:
+            grid = (8, 1, 1)
+            d = dl.resolve(k, grid)
+            assert d is not None and d.positions == ()
+            x, w = torch.randn(512, 1024).bfloat16(), torch.randn(1024, 1024).bfloat16()
+            vec = torch.zeros(1024).bfloat16()
+            y = torch.empty(512, 1024).bfloat16()
+            # the runtime arguments, then the constexprs (values the C function ignores)
+            args = (x, w, vec, vec, vec, y, 512, 1024, 1024, 1024, 1024, 1024, 1e-6, *range(9))
+            d(*args)
+            mine, my_scratch = drv.launches[-1], sizes[-1]
+            k[grid](*args)
+            want, their_scratch = drv.launches[-1], sizes[-1]
+    finally:
+        from triton.runtime import _allocation
+        _allocation._allocator.set(_allocation._NULL_ALLOCATOR)
+    assert my_scratch == their_scratch and my_scratch[0] == 8 * 4 * 256
+    assert _same(mine[:7], want[:7]) and mine[9] == want[9]
+    assert mine[10:13] == (None, None, None)
+    assert _same(mine[13:], want[13:])
