@@ -51,14 +51,22 @@ _RUNTIME = None  # triton.knobs.runtime
 def hooks_registered() -> bool:
     """Whether a Triton launch hook is registered (`knobs.runtime.launch_enter_hook` /
     `launch_exit_hook`: a HookChain with calls, or anything else that is not None)."""
-    global _RUNTIME
-    if _RUNTIME is None:
-        from triton import knobs
-        _RUNTIME = knobs.runtime
-    for h in (_RUNTIME.launch_enter_hook, _RUNTIME.launch_exit_hook):
-        if h is not None and (type(h).__name__ != "HookChain" or h.calls):
-            return True
-    return False
+    rt = _RUNTIME or _runtime_knobs()
+    h, e = rt.launch_enter_hook, rt.launch_exit_hook
+    if type(h) is _HOOK_CHAIN and type(e) is _HOOK_CHAIN:
+        return bool(h.calls or e.calls)
+    return any(x is not None and (type(x) is not _HOOK_CHAIN or x.calls) for x in (h, e))
+
+
+_HOOK_CHAIN = None
+
+
+def _runtime_knobs():
+    global _RUNTIME, _HOOK_CHAIN
+    from triton import knobs
+    _HOOK_CHAIN = getattr(knobs, "HookChain", None)
+    _RUNTIME = knobs.runtime
+    return _RUNTIME
 
 
 class _Desc:
@@ -214,13 +222,20 @@ class DirectLaunch:
         return (self._alloc.get()(gsize, galign, stream) if gsize else None,
                 self._profile_alloc.get()(psize, palign, stream) if psize else None)
 
+    def stream(self) -> int:
+        """The stream a launch now goes to: the current device's current stream (Triton's)."""
+        return self._stream(self._device())
+
     def launch(self, *expanded) -> bool:
-        """Launch with the kernel's arguments, descriptors expanded. Returns False, launching
-        nothing, while a Triton launch hook is registered (the caller then goes through
-        `kernel[grid]`, which calls the hooks)."""
+        """Launch with the kernel's arguments, descriptors expanded, on the current stream.
+        Returns False, launching nothing, while a Triton launch hook is registered (the caller
+        then goes through `kernel[grid]`, which calls the hooks)."""
+        return self.launch_on(self._stream(self._device()), *expanded)
+
+    def launch_on(self, stream: int, *expanded) -> bool:
+        """`launch` on `stream` (the caller's `stream()` of this launch)."""
         if hooks_registered():
             return False
-        stream = self._stream(self._device())
         gs = ps = None
         if self._scratch[0] or self._scratch[2]:
             gs, ps = self._scratch_args(stream)

@@ -49,7 +49,8 @@ def shared(monkeypatch):
     """The shared statistics' workspace without a CUDA stream: one buffer, epochs counting up."""
     sbuf = torch.zeros(3 * 1024, dtype=torch.int64)
     epochs = iter(range(1, 10**6))
-    monkeypatch.setattr(rt.SharedStats, "take", classmethod(lambda cls, d, m, b: (sbuf, next(epochs))))
+    monkeypatch.setattr(rt.SharedStats, "take",
+                        classmethod(lambda cls, d, m, b, *a: (sbuf, next(epochs))))
     return sbuf
 
 

@@ -30,6 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from ..device import cuda_state
 from ..ir.ws_plan import TileOperand
 from .runtime import SharedStats, TmaArg, kernel_arguments
 
@@ -136,11 +137,10 @@ class LoweredLaunch:
         weight = self._arg(args, d.weight)
         scale = self._arg(args, d.scale) if d.scale is not None else None
         b_kn = self.plan.b_kn
-        import torch
         key = (w_t.data_ptr(), weight._version, weight.dtype, rows, cols, stride, b_kn,
                None if scale is None else (scale.data_ptr(), scale._version, scale.dtype))
         hit = _DERIVED_CACHE.get(key)
-        capturing = torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+        capturing = cuda_state.capturing()
         # a freed tensor's address is reused by the next allocation: the entry counts only while
         # the very tensors it was computed from are alive
         if hit is not None and hit[0]() is weight and (scale is None or hit[1]() is scale):
@@ -255,25 +255,35 @@ class LoweredPlan:
         names, tail = _layout_of(inst)
         self.names = names
         self.tail = tail
+        self._block_m = plan.config.block_m
+        # whether a launch asks if its stream is capturing (the shared statistics take a fresh
+        # buffer, derived vectors are pinned and not remembered)
+        self._capture_check = self.share or bool(self._derived_slots)
         self._runner = None  # Triton's runner (kernel[grid]) where the direct launch is not used
         self._direct = None  # normfuse.direct_launch.DirectLaunch, on the first launch
         self._maps = None  # the tensor-map caches of A, B and the output
 
-    def _derived(self, slot: int, j: int, args, b) -> Any:
+    def _derived(self, slot: int, j: int, args, b, capturing: bool) -> Any:
         """Column sum j for the derived slot: the last one while the weight (and scale) are the
-        same tensors at the same versions, else from the launch's cache."""
+        same tensors at the same versions and addresses, else from the launch's cache. Under
+        capture the vector is pinned for the graph and nothing is remembered (a vector computed
+        inside a capture holds nothing until the graph is replayed)."""
         d = self.launch.plan.column_sums[j]
         w = args[b[3]]
         sc = self.launch._arg(args, d.scale) if d.scale is not None else None
         last = self._last_derived.get(slot)
         if last is not None and last[0] is w and last[1] == w._version and last[2] is sc \
-                and (sc is None or last[3] == sc._version):
+                and (sc is None or last[3] == sc._version) and last[5] == b[0].data_ptr():
+            if capturing:  # a captured graph reads it by address: keep it alive
+                _GRAPH_PINS[id(last[4])] = last[4]
             return last[4]
         v = self.launch._derived(j, args, b[:3])
-        self._last_derived[slot] = (w, w._version, sc, None if sc is None else sc._version, v)
+        if not capturing:
+            self._last_derived[slot] = (w, w._version, sc, None if sc is None else sc._version, v,
+                                        b[0].data_ptr())
         return v
 
-    def _eargs(self, args, b) -> tuple:
+    def _eargs(self, args, b, capturing: bool = False) -> tuple:
         """The hooks' arguments; `b`: B's (tensor, (rows, cols), row stride, position)."""
         eargs = self._params(args)
         if self._derived_slots:
@@ -281,22 +291,23 @@ class LoweredPlan:
             for i, v in zip(self._param_slots, eargs):
                 full[i] = v
             for i, j in self._derived_slots:
-                full[i] = self._derived(i, j, args, b)
+                full[i] = self._derived(i, j, args, b, capturing)
             eargs = tuple(full)
         return eargs
 
-    def _shared(self, args) -> tuple:
+    def _shared(self, args, stream=None, capturing=None) -> tuple:
         """(sbuf, epoch): the shared statistics' words and this launch's epoch (A, 0 without)."""
         a = args[self.operands[0][0]]
         if not self.share:
             return a, 0
-        return SharedStats.take(a.device, self.M, self.launch.plan.config.block_m)
+        return SharedStats.take(a.device, self.M, self._block_m, stream, capturing)
 
     def _runtime(self, args, shared) -> tuple:
         (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
         da, db, dc = (TmaArg(args[pa], sa, ta, ba), TmaArg(args[pb], sb, tb, bb),
                       TmaArg(args[pc], sc, tc, bc))
-        eargs = self._eargs(args, (db.base, sb, tb[0], pb))
+        eargs = self._eargs(args, (db.base, sb, tb[0], pb), bool(self._derived_slots)
+                            and cuda_state.capturing())
         if shared is None:
             shared = self._shared(args)
         return (da, db, dc, self.M, self.N, self.K, eargs, *shared)
@@ -340,19 +351,24 @@ class LoweredPlan:
             direct = self._direct
         (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
         a, b, c = args[pa], args[pb], args[pc]
-        eargs = self._eargs(args, (b, sb, tb[0], pb)) if self._derived_slots else \
+        capturing = self._capture_check and cuda_state.capturing()
+        eargs = self._eargs(args, (b, sb, tb[0], pb), capturing) if self._derived_slots else \
             self._params(args)
-        sbuf, epoch = self._shared(args)
         if direct is not None:
+            stream = direct.stream()
+            sbuf, epoch = (SharedStats.take(a.device, self.M, self._block_m, stream, capturing)
+                           if self.share else (a, 0))
             ma, mb, mc = self._maps
             ea = ma.get(a.data_ptr()) or ma.encode(a)
             eb = mb.get(b.data_ptr()) or mb.encode(b)
             ec = mc.get(c.data_ptr()) or mc.encode(c)
-            if direct.launch(*ea, *eb, *ec, self.M, self.N, self.K, eargs, sbuf, epoch,
-                             *self.tail):
+            if direct.launch_on(stream, *ea, *eb, *ec, self.M, self.N, self.K, eargs, sbuf,
+                                epoch, *self.tail):
                 return c
             if self._runner is None:  # a launch hook is registered: Triton's own path
                 self._runner = self.launch.kernel[self.grid]
+        else:
+            sbuf, epoch = self._shared(args, None, capturing)
         self._runner(TmaArg(a, sa, ta, ba), TmaArg(b, sb, tb, bb), TmaArg(c, sc, tc, bc),
                      self.M, self.N, self.K, eargs, sbuf, epoch, *self.tail)
         return c

@@ -248,22 +248,32 @@ class SharedStats:
         self.epoch = 0
 
     @classmethod
-    def take(cls, device, M: int, block_m: int):
-        """(sbuf, epoch) for one launch over M rows, on the current stream of `device`."""
-        import torch
+    def take(cls, device, M: int, block_m: int, stream: int | None = None,
+             capturing: bool | None = None):
+        """(sbuf, epoch) for one launch over M rows on `device` (a torch.device), on `stream`
+        (a raw stream handle: the one the kernel is launched on; default the device's current
+        stream). `capturing`: whether that stream is capturing a graph, when the caller knows."""
+        from ..device import cuda_state
         rows = -(-M // block_m) * block_m
-        if torch.cuda.is_current_stream_capturing():
+        if capturing is None:
+            capturing = cuda_state.capturing()
+        if capturing:
             return cls(device, rows).sbuf, 1
         if cls._by_stream is None:
             cls._by_stream = OrderedDict()
-        key = (str(device), torch.cuda.current_stream(device).cuda_stream)
+        import torch
+        index = (device if isinstance(device, torch.device) else torch.device(device)).index
+        if stream is None:
+            stream = cuda_state.stream(index if index is not None else cuda_state.device())
+        key = (index, stream)
         ws = cls._by_stream.get(key)
         if ws is None or ws.sbuf.numel() < 3 * rows:
             ws = cls(device, max(rows, 0 if ws is None else ws.sbuf.numel() // 3))
             cls._by_stream[key] = ws
             while len(cls._by_stream) > cls.MAX_STREAMS:
                 cls._by_stream.popitem(last=False)
-        cls._by_stream.move_to_end(key)
+        else:
+            cls._by_stream.move_to_end(key)
         if ws.epoch >= cls.EPOCH_LIMIT:
             ws.sbuf.zero_()
             ws.epoch = 0

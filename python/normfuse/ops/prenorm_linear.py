@@ -39,8 +39,8 @@ from typing import Any
 import torch
 
 from ..direct_launch import resolve as resolve_launch
-from ..device import (LaunchFailure, describe_kernel, ensure_allocator as _ensure_allocator,
-                      ensure_cluster_launch)
+from ..device import (LaunchFailure, cuda_state, describe_kernel,
+                      ensure_allocator as _ensure_allocator, ensure_cluster_launch)
 from ..kernels.configs import GemmConfig, select_config
 from ..reference import fold_norm_weight
 from .common import (WEIGHTS, adjacent, as_lists, check_hopper, check_prenorm, joined_view,
@@ -336,7 +336,7 @@ class LaunchPlan:
             return
         args = tensors + self.tail
         idx = self.dev_index
-        if idx is not None and torch.cuda.current_device() != idx:
+        if idx is not None and cuda_state.device() != idx:
             with torch.cuda.device(idx):
                 self._launch(args)
         else:
@@ -398,14 +398,24 @@ def weights_key(w, *vectors) -> tuple:
     return (w.shape, w.stride(), w.data_ptr() & 15, *map(_ptr_key, vectors))
 
 
+def prenorm_plan_key(kind: str, x2, eps: float, wkey: tuple) -> tuple:
+    """The key of `launch_prenorm`'s plan for the [M, K] unit-stride x2 and the weights' key."""
+    return (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15, wkey)
+
+
+def prenorm_plan_made(kind: str, x, eps: float, wkey: tuple) -> "LaunchPlan | None":
+    """The plan `launch_prenorm` made for x [..., K] (as it passes x), or None."""
+    x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
+    return _PRE_PLANS.get(prenorm_plan_key(kind, x2, eps, wkey))
+
+
 def launch_prenorm(op: str, kind: str, x, w, g, beta, bias, eps: float, wkey=None) -> torch.Tensor:
     """The default fused launch of a pre-norm kernel, planned once per geometry: x [..., K]
     (checked by the caller), w [N, K] with unit stride along K, g / beta [K] and bias [N]
     contiguous or None (kind "rms" takes no beta). `wkey`: weights_key(w, g, beta, bias) when
     the caller has it. Returns y [..., N] in x's dtype."""
     x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
-    key = (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15,
-           wkey or weights_key(w, g, beta, bias))
+    key = prenorm_plan_key(kind, x2, eps, wkey or weights_key(w, g, beta, bias))
     plan = _PRE_PLANS.get(key)
     if plan is None:
         vectors = {"G": g} if kind == "rms" else {"G": g, "B": beta}
