@@ -206,11 +206,11 @@ def breakdown(torch, calls: int) -> dict:
     return out
 
 
-def measure(f, calls: int) -> float:
+def measure(f, calls: int, rounds: int = 40) -> float:
     """us per call: the calling thread's CPU time (the machine is shared: wall time counts the
-    other processes' time slices), the best of 15 rounds of `calls` calls."""
+    other processes' time slices), the best of `rounds` rounds of `calls` calls."""
     best = float("inf")
-    for _ in range(15):
+    for _ in range(rounds):
         t0 = time.thread_time()
         for _ in range(calls):
             f()
@@ -230,7 +230,7 @@ def _cached_malloc() -> None:
 def main(argv=None) -> int:
     _cached_malloc()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calls", type=int, default=500, help="calls per round (15 rounds)")
+    ap.add_argument("--calls", type=int, default=200, help="calls per round (40 rounds)")
     ap.add_argument("--json", default=None, help="write {case: us per call} here")
     ap.add_argument("--stub", choices=["launcher", "runner"], default="launcher",
                     help="launcher: only Triton's C launch function and the tensor-map encoding "
@@ -273,7 +273,7 @@ def main(argv=None) -> int:
             out[name] = measure(f, n)
         extra = ""
         if DRIVER is not None:
-            extra = (f" ({(DRIVER.utils.encoded - enc) / (15 * n):.2f} tensor maps encoded per "
+            extra = (f" ({(DRIVER.utils.encoded - enc) / (40 * n):.2f} tensor maps encoded per "
                      "call)")
         print(f"{name}: {out[name]:.1f} us per call{extra}")
     if args.json:

@@ -247,7 +247,14 @@ class DirectLaunch:
     def __call__(self, *args) -> None:
         """`kernel[grid](*args)`: the same launch, with the tensor maps from the cache."""
         if not self.positions:
-            if self.launch(*args):
+            if not hooks_registered():  # (launch_on, inlined: the arguments are packed once)
+                stream = self._stream(self._device())
+                gs = ps = None
+                if self._scratch[0] or self._scratch[2]:
+                    gs, ps = self._scratch_args(stream)
+                gx, gy, gz = self._head
+                self.c_launch(gx, gy, gz, stream, self._function, self._coop, self._pdl, gs, ps,
+                              self._md, None, None, None, *args)
                 return
         else:
             out = []

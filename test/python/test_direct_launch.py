@@ -16,12 +16,14 @@ import torch
 
 from normfuse import direct_launch as dl
 from normfuse.lowering import runtime as rt
+import normfuse.ops as ops
+from normfuse.ops import inference
 from normfuse.ops import postnorm_linear as post
-from normfuse.ops import prenorm_linear as pre
 from normfuse.testing.fake_driver import FakeDriver, FakeTensorMap
 
 M, N, K = 1000, 520, 1032  # N != K, neither a multiple of the tile
 N_OF = {"rms": N, "ln": N, "rms-shared": 2056}  # shared statistics from 8 tiles of N
+OUT = {"rms": 3, "ln": 4, "rms-shared": 3}  # the output's position: x, g[, beta], w, y, bias
 
 
 def _same(a, b) -> bool:
@@ -33,15 +35,45 @@ def _same(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _pre_args(kind):
-    N = N_OF[kind]
-    x = torch.randn(M, K).bfloat16()
-    w = torch.randn(N, K).bfloat16()
-    y = torch.empty(M, N, dtype=torch.bfloat16)
-    g, b = torch.ones(K).bfloat16(), torch.zeros(K).bfloat16()
-    vecs = (g, b) if kind == "ln" else (g,)
-    return (x, *vecs, w, y, torch.zeros(N).bfloat16(), M, N, K, K, K, N,
-            1e-5 if kind == "ln" else 1e-6)
+@pytest.fixture(scope="module")
+def lowered():
+    """kind -> (the lowered launch the op made, the op's arguments of that launch): RMSNorm
+    and LayerNorm (weights folded, LayerNorm with a bias: a derived column sum) at N = 520,
+    RMSNorm with shared statistics (N = 2056, 59 row blocks: 4 waves of 132 programs); built
+    through the op (kernels compiled by the ops' launchers, shared with test_ops_host)."""
+    from normfuse.testing.fake_driver import fused_on_cpu
+    out = {}
+    gen = torch.Generator().manual_seed(0)
+    with fused_on_cpu():
+        for kind in ("rms", "ln", "rms-shared"):
+            n, m = N_OF[kind], 7512 if kind == "rms-shared" else M
+            x = torch.randn(m, K, generator=gen).bfloat16()
+            g = (1 + 0.1 * torch.randn(K, generator=gen)).bfloat16()
+            w = (torch.randn(n, K, generator=gen) / K ** 0.5).bfloat16()
+            if kind == "ln":
+                beta, b = (torch.randn(K, generator=gen) / 10).bfloat16(), torch.randn(n).bfloat16()
+                ops.layernorm_linear(x, g, beta, w, 1e-5, b)
+                srcs, eps = (g, beta, w, b), 1e-5
+            else:
+                ops.rmsnorm_linear(x, g, w)
+                srcs, eps = (g, None, w, None), 1e-6
+            key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, 0.0,
+                   kind == "ln", True, tuple(map(id, srcs)))
+            call = inference._PRE_CALLS.lookup(key, srcs)
+            low = call.plan.lowered
+            assert low is not None and low.share == (kind == "rms-shared")
+            args = (x[:M], *call.pre, torch.empty(M, n).bfloat16(), *call.post,
+                    M, *call.plan.tail[1:])
+            out[kind] = (low.launch, args)
+    return out
+
+
+def _pre_args(kind, lowered):
+    """The op's arguments for `kind` with a new x and output (M rows)."""
+    args = list(lowered[kind][1])
+    args[0] = torch.randn(M, K).bfloat16()
+    args[OUT[kind]] = torch.empty(M, N_OF[kind]).bfloat16()
+    return tuple(args)
 
 
 @pytest.fixture
@@ -54,21 +86,6 @@ def shared(monkeypatch):
     return sbuf
 
 
-@pytest.fixture(scope="module")
-def lowered():
-    out = {}
-    for kind in ("rms", "ln", "rms-shared"):
-        n = N_OF[kind]
-        passes = pre._default_pipeline_for("rms", n, 256) if kind == "rms-shared" else \
-            pre.DEFAULT_PASSES
-        ck = pre.aot_compile(kind.split("-")[0], M=M, N=n, K=K, has_g=False, has_b=False,
-                             passes=passes)
-        assert ck.lowered is not None, ck.remarks
-        assert ck.lowered.plan.config.stats_share == (kind == "rms-shared")
-        out[kind] = ck.lowered
-    return out
-
-
 def _tritons(plan, args, drv):
     """What Triton's own launcher passes to the C function for the plan's launch of `args`."""
     runtime = plan.bound(args).args
@@ -78,8 +95,8 @@ def _tritons(plan, args, drv):
 
 @pytest.mark.parametrize("kind", ["rms", "ln", "rms-shared"])
 def test_direct_launch_passes_what_tritons_launcher_passes(kind, lowered, shared):
-    lw = lowered[kind]
-    base = _pre_args(kind)
+    lw = lowered[kind][0]
+    base = _pre_args(kind, lowered)
     N = N_OF[kind]
     out = 4 if kind == "ln" else 3  # the position of y (x, g[, b], w, y, bias, ...)
     with FakeDriver() as drv:
@@ -116,9 +133,9 @@ def test_direct_launch_passes_what_tritons_launcher_passes(kind, lowered, shared
 
 
 def test_tensor_maps_are_encoded_once_per_address_and_geometry(lowered, shared):
-    lw = lowered["rms"]
+    lw = lowered["rms"][0]
     with FakeDriver() as drv:
-        args = _pre_args("rms")
+        args = _pre_args("rms", lowered)
         plan = lw.prepare(args, sms=132)
         plan.run(args)
         assert drv.utils.encoded == 3
@@ -163,11 +180,11 @@ def test_tensor_map_cache_is_bounded_oldest_first():
 
 def test_a_registered_launch_hook_goes_through_tritons_runner(lowered, shared):
     from triton import knobs
-    lw = lowered["rms"]
+    lw = lowered["rms"][0]
     seen = []
     hook = seen.append
     with FakeDriver() as drv:
-        args = _pre_args("rms")
+        args = _pre_args("rms", lowered)
         plan = lw.prepare(args, sms=132)
         plan.run(args)
         assert drv.launches[-1][11] is None
@@ -228,3 +245,37 @@ def test_plain_triton_kernel_with_scratch_and_clusters(monkeypatch):
     assert _same(mine[:7], want[:7]) and mine[9] == want[9]
     assert mine[10:13] == (None, None, None)
     assert _same(mine[13:], want[13:])
+
+
+def test_derived_vectors_under_capture_are_pinned_and_not_remembered(lowered, shared,
+                                                                     monkeypatch):
+    """LayerNorm's column sum of the weight (a derived argument): remembered per weight
+    version eagerly; under capture a remembered vector is pinned for the graph, and one computed
+    there (a new weight version) is neither remembered nor cached (it holds nothing until the
+    graph replays)."""
+    from normfuse.device import cuda_state
+    from normfuse.lowering import launch as L
+    lw = lowered["ln"][0]
+    monkeypatch.setattr(L, "_GRAPH_PINS", {})
+    with FakeDriver() as drv:
+        args = _pre_args("ln", lowered)
+        plan = lw.prepare(args, sms=132)
+        (slot, _), = plan._derived_slots
+        plan.run(args)
+        v = drv.launches[-1][31][slot]  # the eargs tuple
+        w = args[3]
+        torch.testing.assert_close(v, w.float().sum(1), rtol=0, atol=0)
+        assert plan._last_derived[slot][4] is v and not L._GRAPH_PINS
+        monkeypatch.setattr(cuda_state, "capturing", lambda: True, raising=False)
+        plan.run(args)
+        assert drv.launches[-1][31][slot] is v and any(t is v for t in L._GRAPH_PINS.values())
+        n = len(L._DERIVED_CACHE)
+        w.add_(1.0)  # a new version, seen inside the capture
+        plan.run(args)
+        v2 = drv.launches[-1][31][slot]
+        assert v2 is not v and plan._last_derived[slot][4] is v and len(L._DERIVED_CACHE) == n
+        monkeypatch.setattr(cuda_state, "capturing", lambda: False, raising=False)
+        plan.run(args)
+        v3 = drv.launches[-1][31][slot]
+        assert plan._last_derived[slot][4] is v3
+        torch.testing.assert_close(v3, w.float().sum(1), rtol=0, atol=0)

@@ -248,7 +248,13 @@ class LoweredPlan:
         self._param_slots = [i for i, (kind, _) in enumerate(self.eargs) if kind != "derived"]
         self._params = (operator.itemgetter(*params) if len(params) > 1
                         else (lambda a, i=params[0]: (a[i],)) if params else (lambda a: ()))
-        self._last_derived: dict = {}  # slot -> (weight, its version, scale, its version, vector)
+        # per derived slot: (slot, column sum j, the position of its scale in args or None)
+        self._derived_info = [(i, j, None if plan.column_sums[j].scale is None
+                               else launch.params[plan.column_sums[j].scale]
+                               if launch.params is not None else plan.column_sums[j].scale)
+                              for i, j in self._derived_slots]
+        # slot -> (weight, its version, scale, its version, vector, the weight's address)
+        self._last_derived: dict = {}
         self.share = "SharedStatistics" in needs
         if self.share != plan.config.stats_share:
             raise ValueError("the plan's shared statistics need and its config disagree")
@@ -263,37 +269,36 @@ class LoweredPlan:
         self._direct = None  # normfuse.direct_launch.DirectLaunch, on the first launch
         self._maps = None  # the tensor-map caches of A, B and the output
 
-    def _derived(self, slot: int, j: int, args, b, capturing: bool) -> Any:
-        """Column sum j for the derived slot: the last one while the weight (and scale) are the
-        same tensors at the same versions and addresses, else from the launch's cache. Under
-        capture the vector is pinned for the graph and nothing is remembered (a vector computed
-        inside a capture holds nothing until the graph is replayed)."""
-        d = self.launch.plan.column_sums[j]
-        w = args[b[3]]
-        sc = self.launch._arg(args, d.scale) if d.scale is not None else None
-        last = self._last_derived.get(slot)
-        if last is not None and last[0] is w and last[1] == w._version and last[2] is sc \
-                and (sc is None or last[3] == sc._version) and last[5] == b[0].data_ptr():
-            if capturing:  # a captured graph reads it by address: keep it alive
-                _GRAPH_PINS[id(last[4])] = last[4]
-            return last[4]
-        v = self.launch._derived(j, args, b[:3])
-        if not capturing:
-            self._last_derived[slot] = (w, w._version, sc, None if sc is None else sc._version, v,
-                                        b[0].data_ptr())
-        return v
-
     def _eargs(self, args, b, capturing: bool = False) -> tuple:
-        """The hooks' arguments; `b`: B's (tensor, (rows, cols), row stride, position)."""
+        """The hooks' arguments; `b`: B's (tensor, (rows, cols), row stride, position). Each
+        derived vector (column sum j of the weight) is the last one while the weight (and
+        scale) are the same tensors at the same versions and address, else from the launch's
+        cache. Under capture a vector is pinned for the graph and nothing is remembered (a
+        vector computed inside a capture holds nothing until the graph is replayed)."""
         eargs = self._params(args)
-        if self._derived_slots:
-            full = [None] * len(self.eargs)
-            for i, v in zip(self._param_slots, eargs):
-                full[i] = v
-            for i, j in self._derived_slots:
-                full[i] = self._derived(i, j, args, b, capturing)
-            eargs = tuple(full)
-        return eargs
+        if not self._derived_slots:
+            return eargs
+        full = [None] * len(self.eargs)
+        for i, v in zip(self._param_slots, eargs):
+            full[i] = v
+        w = b[0]
+        address = w.data_ptr()
+        remembered = self._last_derived
+        for i, j, spos in self._derived_info:
+            sc = None if spos is None else args[spos]
+            last = remembered.get(i)
+            if last is not None and last[0] is w and last[1] == w._version and last[2] is sc \
+                    and (sc is None or last[3] == sc._version) and last[5] == address:
+                v = last[4]
+                if capturing:  # a captured graph reads it by address: keep it alive
+                    _GRAPH_PINS[id(v)] = v
+            else:
+                v = self.launch._derived(j, args, b[:3])
+                if not capturing:
+                    remembered[i] = (w, w._version, sc, None if sc is None else sc._version, v,
+                                     address)
+            full[i] = v
+        return tuple(full)
 
     def _shared(self, args, stream=None, capturing=None) -> tuple:
         """(sbuf, epoch): the shared statistics' words and this launch's epoch (A, 0 without)."""

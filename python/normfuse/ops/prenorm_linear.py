@@ -289,8 +289,8 @@ class LaunchPlan:
     LaunchFailure naming the op, the shapes, the dtype and the form (`what`, kept from the
     PreparedLaunch; building it costs nothing per call)."""
 
-    __slots__ = ("tail", "lowered", "runner", "consts", "dev_index", "empty", "config", "compiled",
-                 "what")
+    __slots__ = ("tail", "lowered", "runner", "consts", "rest", "dev_index", "empty", "config",
+                 "compiled", "what")
 
     def __init__(self, prepared: "PreparedLaunch", n_tensors: int):
         # keeps no tensor of the call it was made from (those are the caller's)
@@ -319,6 +319,7 @@ class LaunchPlan:
         if sorted(fn.constexprs) != list(range(n, len(fn.arg_names))):
             raise NotImplementedError(f"{fn.__name__}: constexpr parameters before runtime ones")
         self.consts = tuple(p.constexprs[fn.arg_names[i]] for i in sorted(fn.constexprs))
+        self.rest = self.tail + self.consts  # what follows the tensors in the runner's arguments
         grid = tuple(p.grid) + (1,) * (3 - len(p.grid))
         with _on_device(p.out.device):
             # Triton's launcher resolved to its C function (normfuse.direct_launch), else its
@@ -334,20 +335,19 @@ class LaunchPlan:
     def run(self, tensors: tuple) -> None:
         if self.empty:
             return
-        args = tensors + self.tail
         idx = self.dev_index
         if idx is not None and cuda_state.device() != idx:
             with torch.cuda.device(idx):
-                self._launch(args)
+                self._launch(tensors)
         else:
-            self._launch(args)
+            self._launch(tensors)
 
-    def _launch(self, args) -> None:
+    def _launch(self, tensors) -> None:
         try:
             if self.lowered is not None:
-                self.lowered.run(args)
+                self.lowered.run(tensors + self.tail)
             else:
-                self.runner(*args, *self.consts)
+                self.runner(*tensors, *self.rest)
         except RuntimeError as e:  # (a try costs nothing until something is raised)
             failure = launch_failure(e, self.what, self.compiled)
             if failure is e:

@@ -15,14 +15,17 @@ as on the GPU; only the C launch function and the tensor-map encoding do not.
         drv.launches[-1]             # the C launch's last argument tuple
         drv.utils.encoded            # how many tensor maps were encoded
 
-Used by the launch tests and `bench/host_overhead.py --stub launcher`.
+`fused_on_cpu()` goes further: the ops' fused path runs on CPU tensors (device checks and facts
+answered as on an sm_90 GPU) under a FakeDriver. Used by the launch tests and
+`bench/host_overhead.py --stub launcher`.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 from types import SimpleNamespace
 
-__all__ = ["FakeDriver", "FakeTensorMap"]
+__all__ = ["FakeDriver", "FakeTensorMap", "fused_on_cpu"]
 
 
 class FakeTensorMap:
@@ -124,3 +127,48 @@ class FakeDriver:
     def __exit__(self, *exc) -> None:
         from triton.runtime import driver
         driver._active = self._saved
+
+
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def fused_on_cpu(c_launch=None, *, sms: int = 132):
+    """Run the ops' fused path on CPU tensors, as on an sm_90 GPU with `sms` SMs, with only the
+    device calls stubbed: a `FakeDriver` (yielded), the device checks and facts answered (sm_90,
+    `sms` SMs, no stream capturing, stream and device 0, TMA can address every tensor), global
+    scratch from CPU memory. Kernels compile for sm_90 as they would for the GPU; everything
+    restored on exit."""
+    import torch
+    from triton.runtime import _allocation
+    from normfuse import device
+    from normfuse.lowering import launch as lowered
+    from normfuse.ops import inference, postnorm_linear as post, prenorm_linear as pre
+    patches = [
+        (inference, "fused_unavailable", lambda d: None),
+        (pre, "sm_count", lambda d: sms), (post, "sm_count", lambda d: sms),
+        (device, "sm_count", lambda d: sms),
+        (pre, "check_hopper", lambda op, d: None), (post, "check_hopper", lambda op, d: None),
+        (pre, "_ensure_allocator", lambda: None),
+        (lowered.LoweredLaunch, "why_not", lambda self, args: None),
+        (device.cuda_state, "capturing", lambda: False), (device.cuda_state, "stream", abs),
+        (device.cuda_state, "device", int),
+    ]
+    saved = []
+    for obj, name, value in patches:
+        old = obj.__dict__.get(name, _MISSING) if isinstance(obj, type) else \
+            getattr(obj, name, _MISSING)
+        saved.append((obj, name, old))
+        setattr(obj, name, value)
+    token = _allocation._allocator.set(
+        lambda size, align, stream: torch.empty(size, dtype=torch.int8))
+    try:
+        with FakeDriver(c_launch) as drv:
+            yield drv
+    finally:
+        _allocation._allocator.reset(token)
+        for obj, name, old in reversed(saved):
+            if old is _MISSING:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, old)
