@@ -141,7 +141,7 @@ register_clear(clear_memos)
 class _PreCall:
     """One pre-norm call's launch, resolved (the weights the kernel reads, the plan, the
     output's shape): `call(x)` for an x of the geometry it was made for."""
-    __slots__ = ("plan", "pre", "post", "pins", "out", "view", "dtype", "device", "plain")
+    __slots__ = ("plan", "pre", "post", "pins", "m", "n", "view", "plain")
 
     def __init__(self, plan, kind, x, w, g, beta, b):
         self.plan = plan
@@ -149,40 +149,37 @@ class _PreCall:
             (w if g is None else g, w if beta is None else beta, w)
         self.post = (w if b is None else b,)
         self.pins = (w, g, beta, b)
-        N = w.shape[0]
-        self.out = (x.numel() // x.shape[-1], N)
-        self.view = None if x.dim() == 2 else (*x.shape[:-1], N)
-        self.dtype, self.device = x.dtype, x.device
+        self.m, self.n = x.numel() // x.shape[-1], w.shape[0]
+        self.view = None if x.dim() == 2 else (*x.shape[:-1], self.n)
         self.plain = x.dim() == 2 and x.stride(1) == 1
 
     def __call__(self, x):
         pin_for_capture(*self.pins)
         x2 = x if self.plain else _as_2d(x)
-        y = torch.empty(self.out, dtype=self.dtype, device=self.device)
+        # x's dtype and device; the sizes as separate ints (a size tuple costs ~0.7 us more)
+        y = x.new_empty(self.m, self.n)
         self.plan.run((x2, *self.pre, y, *self.post))
         return y if self.view is None else y.view(self.view)
 
 
 class _PostCall:
     """One post-norm call's launch, resolved (as `_PreCall`): `call(x, residual)`."""
-    __slots__ = ("plan", "w", "pre", "mid", "pins", "out", "view", "dtype", "device", "plain")
+    __slots__ = ("plan", "w", "pre", "mid", "pins", "m", "n", "view", "plain")
 
     def __init__(self, plan, kind, x, w, g, beta, b, residual):
         self.plan, self.w = plan, w
         self.pre = (w, w if b is None else b)
         self.mid = (g,) if kind == "rms" else (g, beta)
         self.pins = (w, g, beta, b)
-        N = w.shape[0]
-        self.out = (x.numel() // x.shape[-1], N)
-        self.view = None if x.dim() == 2 else (*x.shape[:-1], N)
-        self.dtype, self.device = x.dtype, x.device
+        self.m, self.n = x.numel() // x.shape[-1], w.shape[0]
+        self.view = None if x.dim() == 2 else (*x.shape[:-1], self.n)
         self.plain = x.dim() == 2 and x.stride(1) == 1 and (
             residual is None or (residual.dim() == 2 and residual.stride(1) == 1))
 
     def __call__(self, x, residual):
         pin_for_capture(*self.pins)
         x2, r2 = (x, residual) if self.plain else _postnorm_2d(x, self.w, residual)
-        y = torch.empty(self.out, dtype=self.dtype, device=self.device)
+        y = x.new_empty(self.m, self.n)
         self.plan.run((x2, *self.pre, self.w if r2 is None else r2, *self.mid, y))
         return y if self.view is None else y.view(self.view)
 
