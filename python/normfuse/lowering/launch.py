@@ -11,10 +11,13 @@ of the lowered TTGIR executes a kernel with it).
 
 Per call, only what depends on the tensors' addresses is redone: `prepare(args)` decides once per
 argument geometry (sizes, strides, dtypes) the matrices' shapes and strides, M/N/K, the grid and
-the launcher; `LoweredPlan.run(args)` makes the three descriptors (plain `TmaArg` records, no
-validation), looks the hooks' arguments up, takes the derived vectors from their cache and, with
-shared statistics, the launch's epoch, and calls Triton's launcher. `__call__` and `bind` are
-both on top of it.
+the launcher; `LoweredPlan.run(args)` takes the three tensor maps from their caches (by address:
+a new address is encoded once, `normfuse.direct_launch.TensorMaps`), looks the hooks' arguments
+up, takes the derived vectors from their cache and, with shared statistics, the launch's epoch,
+and calls the C function Triton's launcher ends in (`normfuse.direct_launch`: Triton's Python
+wrapper re-encoded every descriptor and rebuilt the argument list on each launch). Where that
+launcher cannot be resolved, or while a Triton launch hook is registered, Triton's runner takes
+the descriptors as `TmaArg` records. `__call__` and `bind` are both on top of it.
 
 Derived arguments (the column sums of the weight) are computed with torch once per weight
 version (the tensors' data pointers and `_version`), on the weight's device.

@@ -72,8 +72,9 @@ class TmaArg:
     """A host-side TMA descriptor argument: the [rows, cols] matrix at `base`'s data pointer with
     row stride `strides[0]` (elements; the column stride is 1), moved in boxes of `block`. The
     swizzle and element type are the compiled kernel's (its metadata), so this is all Triton's
-    launcher reads (`base`, `shape`, `strides`, `padding`). Made per launch: a plain object
-    (a dataclass or Gluon's validating TensorDescriptor costs microseconds more)."""
+    launcher reads (`base`, `shape`, `strides`, `padding`). A plain object (a dataclass or
+    Gluon's validating TensorDescriptor costs microseconds more); the direct launch
+    (`normfuse.direct_launch`) passes cached tensor maps instead."""
     __slots__ = ("base", "shape", "strides", "block")
     padding = "zero"
 

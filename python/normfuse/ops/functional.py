@@ -16,6 +16,9 @@ call the inference op. Each op runs the fused kernels for bf16/fp16 CUDA tensors
 and the reference path elsewhere (CPU, another GPU, float32: fp32 inside, the result in x's
 dtype, FallbackWarning once). Under torch.compile this file is all dynamo traces: plain Python
 and torch.ops calls (no caches, locks or device queries), so a model compiles into one graph.
+In eager mode, where torch's dispatcher would add nothing to the inference op (`_direct`: no
+compile, jit tracing, torch-function or dispatch mode, functorch transform; plain tensors and
+parameters), the op's implementation is called directly (the dispatcher costs ~5 us per call).
 Launch options other than the defaults (config, passes, tma, persistent, row_blocks) take the
 explicit launch path (prepare_*), in eager only (a graph break under torch.compile).
 """

@@ -22,8 +22,16 @@ One implementation for CPU and CUDA tensors:
   versions: a memo keyed by the tensors' identity, checked by version counter and address (an
   optimizer step, load_state_dict, `param.data = ...` and `model.to(...)` are all seen), over
   the derived-weight cache keyed by storage (normfuse.ops.common.WEIGHTS). Validation runs when
-  the memo or the launch plan misses; a call that hits both only checks x against the resolved
-  weights (in_features, dtype, device) and launches the plan with the new pointers.
+  the memo or the launch plan misses. A call that resolved and planned leaves a launch-ready
+  call (`_PreCall` / `_PostCall`) keyed by everything the resolution and the plan depend on: x's
+  shape, strides, dtype, device and 16-byte alignment (the residual's too), the op's scalars and
+  the weight tensors' identity, checked by the weight tensors' versions and addresses as the
+  memo is. A call that hits one allocates the output and launches the plan with the new
+  pointers (about 2 us of Python on the CPU machine; the launch itself goes to Triton's C
+  launch function with cached tensor maps, normfuse.direct_launch).
+- The public functions (normfuse.ops.functional) call these implementations directly in eager
+  mode when the dispatcher would add nothing (no compile, tracing, mode or functorch transform,
+  plain tensors): the op call itself costs ~5 us of host time.
 
 Inference under CUDA-graph capture (warm up with one eager call first: compilation and plans are
 made outside the capture): the derived weights are taken from the caches as they are at capture
@@ -32,7 +40,9 @@ destroyed); a replay reads them, not the parameters. After changing weights in p
 still reads the derived weights of capture time: re-capture after an eager call (which
 refreshes the caches), or capture with fold=False and unit-stride, non-sibling weights (then the
 kernels read the parameters themselves). Nothing is stored in the caches during capture (a
-derived weight first computed inside a capture is recomputed by every replay). The training
+derived weight first computed inside a capture is recomputed by every replay; no launch-ready
+call is made there). The tensor maps of a launch are 128-byte values copied into the kernel's
+parameters, which a graph captures by value: their cache holds nothing a graph reads. The training
 ops cache nothing derived from weights: a captured training step reads the weights as they are
 at each replay.
 """
@@ -84,11 +94,11 @@ class _Memo(dict):
         hit = self.get(key)
         if hit is None:
             return None
-        refs, stamp, value = hit
-        for r, t, s in zip(refs, srcs, stamp):
-            if r is not None and (r() is not t or t._version != s[0] or t.data_ptr() != s[1]):
+        for i, r, version, address in hit[0]:  # the tensors (not the None entries)
+            t = srcs[i]
+            if r() is not t or t._version != version or t.data_ptr() != address:
                 return None
-        return value  # (entries are only made for tensors with a version counter)
+        return hit[1]  # (entries are only made for tensors with a version counter)
 
     @staticmethod
     def stamp(srcs):
@@ -108,8 +118,8 @@ class _Memo(dict):
         if len(self) >= self.SIZE:
             self.clear()
         drop = functools.partial(_drop, weakref.ref(self), key)
-        self[key] = (tuple(None if t is None else weakref.ref(t, drop) for t in srcs), stamp,
-                     value)
+        self[key] = (tuple((i, weakref.ref(t, drop), *st) for i, (t, st) in
+                           enumerate(zip(srcs, stamp)) if t is not None), value)
 
 
 def _drop(memo_ref, key, _dead) -> None:
