@@ -48,7 +48,8 @@ class _CudaState:
         built = torch.version.cuda is not None or getattr(torch.version, "hip", None) is not None
         self.device = (c._cuda_getDevice if built and hasattr(c, "_cuda_getDevice")
                        else torch.cuda.current_device)
-        self.stream = (c._cuda_getCurrentRawStream if built and hasattr(c, "_cuda_getCurrentRawStream")
+        self.stream = (c._cuda_getCurrentRawStream
+                       if built and hasattr(c, "_cuda_getCurrentRawStream")
                        else lambda index: torch.cuda.current_stream(index).cuda_stream)
         self.capturing = (c._cuda_isCurrentStreamCapturing
                           if built and hasattr(c, "_cuda_isCurrentStreamCapturing")

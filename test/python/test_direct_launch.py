@@ -215,7 +215,7 @@ def test_plain_triton_kernel_with_scratch_and_clusters(monkeypatch):
     """A kernel without host descriptors (the post-norm kernel: clusters of CTAs, global scratch
     per program): `DirectLaunch(*args)` passes what `kernel[grid](*args)` passes, the scratch
     allocated through the context's allocator at the same size."""
-    import triton
+    from triton.runtime import _allocation
     ck = post.aot_compile_postnorm("rms", M=512, N=1024, K=1024)
     k = ck.kernel
     sizes = []
@@ -223,7 +223,7 @@ def test_plain_triton_kernel_with_scratch_and_clusters(monkeypatch):
     def alloc(size, align, stream):
         sizes.append((size, align, stream))
         return torch.empty(size, dtype=torch.int8)
-    triton.set_allocator(alloc)
+    token = _allocation._allocator.set(alloc)
     try:
         with FakeDriver() as drv:
             grid = (8, 1, 1)
@@ -239,8 +239,7 @@ def test_plain_triton_kernel_with_scratch_and_clusters(monkeypatch):
             k[grid](*args)
             want, their_scratch = drv.launches[-1], sizes[-1]
     finally:
-        from triton.runtime import _allocation
-        _allocation._allocator.set(_allocation._NULL_ALLOCATOR)
+        _allocation._allocator.reset(token)
     assert my_scratch == their_scratch and my_scratch[0] == 8 * 4 * 256
     assert _same(mine[:7], want[:7]) and mine[9] == want[9]
     assert mine[10:13] == (None, None, None)
@@ -279,3 +278,96 @@ def test_derived_vectors_under_capture_are_pinned_and_not_remembered(lowered, sh
         v3 = drv.launches[-1][31][slot]
         assert plan._last_derived[slot][4] is v3
         torch.testing.assert_close(v3, w.float().sum(1), rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU: the direct launch computes what Triton's launcher computes
+# ---------------------------------------------------------------------------------------------
+
+def _gpu_cases():
+    """(name, f(x) -> y, K) for the ops at sizes that take each launch form: lowered RMSNorm,
+    lowered RMSNorm with shared statistics (12 N tiles, 768 tiles: 4+ waves), lowered LayerNorm
+    (a derived column sum), the post-norm Triton kernel (no descriptors, global scratch)."""
+    dev, bf = "cuda", torch.bfloat16
+    torch.manual_seed(0)
+    K = 2048
+    g = (1 + 0.1 * torch.randn(K, device=dev)).to(bf)
+    beta = (0.1 * torch.randn(K, device=dev)).to(bf)
+    w = (torch.randn(2048, K, device=dev) * K ** -0.5).to(bf)
+    w3 = (torch.randn(3072, K, device=dev) * K ** -0.5).to(bf)
+    gn = (1 + 0.1 * torch.randn(2048, device=dev)).to(bf)
+    r = torch.randn(8192, 2048, device=dev, dtype=bf)
+    return [("rmsnorm_linear", lambda x: ops.rmsnorm_linear(x, g, w)),
+            ("rmsnorm_linear shared", lambda x: ops.rmsnorm_linear(x, g, w3)),
+            ("layernorm_linear", lambda x: ops.layernorm_linear(x, g, beta, w)),
+            ("linear_rmsnorm", lambda x: ops.linear_rmsnorm(x, w, gn, residual=r))]
+
+
+@pytest.mark.gpu
+def test_gpu_direct_launch_matches_tritons_launcher_bitwise():
+    """Each op at T = 8192, K = 2048 through the direct launch (new inputs, an input seen
+    again: its tensor maps from the cache, a side stream, a CUDA graph replayed with new data)
+    equals, bitwise, the same op launched through Triton's runner (taken while a launch hook is
+    registered) on the same inputs."""
+    from triton import knobs
+    xs = [torch.randn(8192, 2048, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
+    hook = lambda *a: None  # noqa: E731
+    with torch.no_grad():
+        for name, f in _gpu_cases():
+            f(xs[0])  # plans, compiles
+            knobs.runtime.launch_enter_hook.add(hook)
+            try:
+                assert dl.hooks_registered()
+                want = [f(x).clone() for x in xs]
+            finally:
+                knobs.runtime.launch_enter_hook.remove(hook)
+            got = [f(x) for x in xs] + [f(xs[0])]
+            for i, y in enumerate(got):
+                assert torch.equal(y, want[i % 3]), (name, i)
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                ys = f(xs[1])
+            torch.cuda.current_stream().wait_stream(s)
+            assert torch.equal(ys, want[1]), name
+            static = xs[2].clone()
+            f(static)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                out = f(static)
+            static.copy_(xs[0])
+            graph.replay()
+            torch.cuda.synchronize()
+            assert torch.equal(out, want[0]), name
+            del graph
+
+
+@pytest.mark.gpu
+def test_gpu_ops_take_the_direct_launch_and_reuse_tensor_maps():
+    """The ops' launch plans resolve Triton's launcher to its C function on the H200 (Triton
+    3.6's CUDA launcher), and a call with tensors at addresses seen before encodes no tensor
+    map."""
+    from triton.runtime import driver
+    from normfuse.ops import prenorm_linear as pre
+    utils = driver.active.utils
+    real, count = utils.fill_tma_descriptor, [0]
+
+    def counting(*a):
+        count[0] += 1
+        return real(*a)
+    with torch.no_grad():
+        for name, f in _gpu_cases():
+            x = torch.randn(8192, 2048, device="cuda", dtype=torch.bfloat16)
+            f(x)
+            f(x)
+            utils.fill_tma_descriptor = counting
+            try:
+                for _ in range(5):
+                    f(x)  # the output is freed and reallocated at the same address
+            finally:
+                utils.fill_tma_descriptor = real
+            assert count[0] == 0, (name, count[0])
+    lowered = [p.lowered for p in pre._PRE_PLANS.values() if p.lowered is not None]
+    assert lowered and all(p._direct is not None for p in lowered)
+    assert all(isinstance(p.runner, dl.DirectLaunch) for p in post._POST_PLANS.values()
+               if p.runner is not None)

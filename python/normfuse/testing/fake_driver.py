@@ -63,7 +63,8 @@ class _Utils:
                               tuple(shape), tuple(strides), padding))
 
     def load_binary(self, name, kernel, shared, device):
-        return "fake-module", next(self._handles), 0, 0, 1024  # module, function, regs, spills, threads
+        # module, function, registers, spills, max threads
+        return "fake-module", next(self._handles), 0, 0, 1024
 
     def get_device_properties(self, device):
         return {"max_shared_mem": 232448, "multiprocessor_count": 132, "max_num_regs": 65536,
