@@ -23,6 +23,7 @@ where the names exist), which is how NOTES' before/after figures were taken.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -32,13 +33,20 @@ import warnings
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 
+DRIVER = None  # the fake driver of --stub launcher
+
+
 def _set(mod, name, value):
     if mod is not None and hasattr(mod, name):
         setattr(mod, name, value)
 
 
-def stub_device() -> None:
-    """Make the fused path run on CPU tensors with launches that do nothing."""
+def stub_device(stub: str = "runner") -> None:
+    """Make the fused path run on CPU tensors with launches that do nothing. `stub="runner"`:
+    Triton's runner (`CompiledKernel.__getitem__`) does nothing; `stub="launcher"`: Triton's
+    own launcher runs (its Python: the runner, the scratch allocation, the tensor-descriptor
+    wrapper), only the generated C launch function and the tensor-map encoding are stubbed
+    (normfuse.testing.fake_driver)."""
     import importlib
 
     import triton.compiler.compiler as tcc
@@ -55,8 +63,16 @@ def stub_device() -> None:
     launch, runtime = opt("normfuse.lowering.launch"), opt("normfuse.lowering.runtime")
     device = opt("normfuse.device")  # where the launch paths read device facts (function-local)
 
-    tcc.CompiledKernel.__getitem__ = lambda self, grid: (lambda *a, **k: None)
-    if device is not None and hasattr(device, "cluster_occupancy"):
+    if stub == "launcher":
+        import torch
+        import triton
+        from normfuse.testing.fake_driver import FakeDriver
+        global DRIVER
+        DRIVER = FakeDriver(c_launch=lambda *a: None).__enter__()
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8))
+    else:
+        tcc.CompiledKernel.__getitem__ = lambda self, grid: (lambda *a, **k: None)
+    if stub == "runner" and device is not None and hasattr(device, "cluster_occupancy"):
         # no module to load: a stand-in function handle, and the driver's cluster occupancy
         # answered up front (what normfuse.device asks once per loaded kernel; the per-call path
         # after it is what is timed)
@@ -83,10 +99,17 @@ def stub_device() -> None:
         common.fused_unavailable = lambda d: None
     if launch is not None:
         launch.LoweredLaunch.why_not = lambda self, args: None
-    if runtime is not None:
+    if stub == "launcher" and hasattr(device, "cuda_state"):
+        # the current CUDA state as torch's C functions answer it (on the GPU each is one C call;
+        # the launch paths ask through normfuse.device.cuda_state): the shared statistics'
+        # workspace runs as on the GPU, per (device, stream)
+        device.cuda_state.capturing = bool  # () -> False, a builtin like the C query
+        device.cuda_state.stream = abs  # (index) -> a stream handle
+        device.cuda_state.device = int  # () -> 0
+    elif runtime is not None:
         import torch
         sbuf = torch.zeros(3 * 8192, dtype=torch.int64)
-        runtime.SharedStats.take = classmethod(lambda cls, dev, M, bm: (sbuf, 1))
+        runtime.SharedStats.take = classmethod(lambda cls, dev, M, bm, *a, **k: (sbuf, 1))
     if pre is not None and not hasattr(pre, "sm_count") or common is None:
         # older checkouts: the device check sits in _check_inputs
         real_check = pre._check_inputs
@@ -123,9 +146,8 @@ def cases(torch):
             t.grad = None
         ops.rmsnorm_linear(xr, gr, wr).backward(dy)
 
-    def module():
-        with torch.no_grad():
-            return m(x)
+    def module():  # (measured inside one no_grad, as a model's forward runs)
+        return m(x)
     return {"rmsnorm_linear": lambda: ops.rmsnorm_linear(x, g, w),
             "layernorm_linear": lambda: ops.layernorm_linear(x, g, b, w),
             "linear_rmsnorm": lambda: ops.linear_rmsnorm(x, w, gn),
@@ -133,11 +155,62 @@ def cases(torch):
             "rmsnorm_linear training step": step}
 
 
-def measure(f, calls: int) -> float:
+def breakdown(torch, calls: int) -> dict:
+    """rmsnorm_linear's host time layer by layer (--stub launcher): each layer called directly
+    with what the layer above passes it, after a warm-up call; a layer's own time is its figure
+    minus the next one's. The torch.library op (the dispatcher, which an eager call skips) is
+    timed alongside."""
+    import normfuse.ops as ops
+    from normfuse.ops import inference
+    gen = torch.Generator().manual_seed(0)
+    M, K, N = 8192, 2048, 2048
+    x = torch.randn(M, K, generator=gen).bfloat16()
+    g = (1 + 0.1 * torch.randn(K, generator=gen)).bfloat16()
+    w = (torch.randn(N, K, generator=gen) * K ** -0.5).bfloat16()
+    ops.rmsnorm_linear(x, g, w)
+    srcs = (g, None, w, None)
+    ckey = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, 1e-6, 0.0, False, True,
+            tuple(map(id, srcs)))
+    call = inference._PRE_CALLS.lookup(ckey, srcs)
+    plan, low = call.plan, call.plan.lowered
+    y = torch.empty(M, N, dtype=x.dtype)
+    tensors = (x, *call.pre, y, *call.post)
+    args = tensors + plan.tail
+    low.run(args)
+    d = low._direct
+    ea, eb, ec = (m(t) for m, t in zip(low._maps, (x, call.pre[1], y)))
+    sbuf, epoch = low._shared(args)
+    full = (*ea, *eb, *ec, low.M, low.N, low.K, low._params(args), sbuf, epoch, *low.tail)
+    pre_op = torch.ops.normfuse.prenorm_linear.default
+    layers = {
+        "public function (ops.rmsnorm_linear)": lambda: ops.rmsnorm_linear(x, g, w),
+        "op implementation (inference.prenorm_linear)": lambda: inference.prenorm_linear(
+            x, g, None, [w], [None], 1e-6, 0.0, False, True),
+        "launch-ready call (_PreCall: output, plan)": lambda: call(x),
+        "LaunchPlan.run": lambda: plan.run(tensors),
+        "LoweredPlan.run": lambda: low.run(args),
+        "DirectLaunch.launch": lambda: d.launch(*full),
+        "C launch (stub)": lambda: d.c_launch(1, 1, 1, 0, 0, 0, 0, None, None, None, None, None,
+                                              None, *full),
+    }
+    out = {}
+    for name, f in layers.items():
+        out[name] = measure(f, calls)
+    names = list(out)
+    for i, name in enumerate(names):
+        own = out[name] - (out[names[i + 1]] if i + 1 < len(names) else 0.0)
+        print(f"  {name}: {out[name]:.2f} us (own {own:.2f})")
+    name = "torch.library op (the dispatcher, then the implementation)"
+    out[name] = measure(lambda: pre_op(x, g, None, [w], [None], 1e-6, 0.0, False, True), calls)
+    print(f"  [not on the eager path] {name}: {out[name]:.2f} us")
+    return out
+
+
+def measure(f, calls: int, rounds: int = 40) -> float:
     """us per call: the calling thread's CPU time (the machine is shared: wall time counts the
-    other processes' time slices), the best of 15 rounds of `calls` calls."""
+    other processes' time slices), the best of `rounds` rounds of `calls` calls."""
     best = float("inf")
-    for _ in range(15):
+    for _ in range(rounds):
         t0 = time.thread_time()
         for _ in range(calls):
             f()
@@ -157,18 +230,52 @@ def _cached_malloc() -> None:
 def main(argv=None) -> int:
     _cached_malloc()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calls", type=int, default=500, help="calls per round (15 rounds)")
+    ap.add_argument("--calls", type=int, default=200, help="calls per round (40 rounds)")
     ap.add_argument("--json", default=None, help="write {case: us per call} here")
+    ap.add_argument("--stub", choices=["launcher", "runner"], default="launcher",
+                    help="launcher: only Triton's C launch function and the tensor-map encoding "
+                    "are stubbed (default); runner: Triton's whole launcher is (older figures)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="rmsnorm_linear layer by layer (with --stub launcher)")
+    ap.add_argument("--profile", default=None, metavar="CASE",
+                    help="cProfile CASE's calls instead of timing every case")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     import torch
-    stub_device()
+    stub_device(args.stub)
+    if args.breakdown:
+        if args.stub != "launcher":
+            ap.error("--breakdown needs --stub launcher")
+        print("rmsnorm_linear, T=8192, K=N=2048, us per call by layer:")
+        out = breakdown(torch, args.calls)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(out, fh, indent=1)
+        return 0
     out = {}
     for name, f in cases(torch).items():
+        if args.profile is not None and name != args.profile:
+            continue
         f()  # compiles
         n = max(1, args.calls // 100) if "training" in name else args.calls
-        out[name] = measure(f, n)
-        print(f"{name}: {out[name]:.1f} us per call")
+        if args.profile is not None:
+            import cProfile
+            import pstats
+            pr = cProfile.Profile()
+            pr.enable()
+            for _ in range(n):
+                f()
+            pr.disable()
+            pstats.Stats(pr).sort_stats("tottime").print_stats(25)
+            continue
+        enc = DRIVER.utils.encoded if DRIVER is not None else 0
+        with torch.no_grad() if "no_grad" in name else contextlib.nullcontext():
+            out[name] = measure(f, n)
+        extra = ""
+        if DRIVER is not None:
+            extra = (f" ({(DRIVER.utils.encoded - enc) / (40 * n):.2f} tensor maps encoded per "
+                     "call)")
+        print(f"{name}: {out[name]:.1f} us per call{extra}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1)

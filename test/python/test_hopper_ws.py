@@ -164,13 +164,16 @@ def test_shared_statistics_workspace(monkeypatch):
     """SharedStats (host side, CPU stand-ins for the CUDA stream queries): one buffer per stream,
     every launch a larger epoch, a larger M gets a larger zeroed buffer, the epoch limit zeroes
     the words and restarts, at most MAX_STREAMS buffers are kept, and a capture gets fresh zeros
-    at epoch 1 without touching the streams' buffers."""
+    at epoch 1 without touching the streams' buffers; a stream the caller names is used as
+    given."""
     from types import SimpleNamespace
+    from normfuse.device import cuda_state
     from normfuse.lowering.runtime import SharedStats
     stream = SimpleNamespace(cuda_stream=1)
     capturing = [False]
-    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: stream)
-    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: capturing[0])
+    monkeypatch.setattr(cuda_state, "device", lambda: 0, raising=False)
+    monkeypatch.setattr(cuda_state, "stream", lambda index: stream.cuda_stream, raising=False)
+    monkeypatch.setattr(cuda_state, "capturing", lambda: capturing[0], raising=False)
     monkeypatch.setattr(SharedStats, "_by_stream", None)
     buf, e1 = SharedStats.take("cpu", 1000, 128)
     assert buf.dtype == torch.int64 and buf.numel() == 3 * 1024 and not buf.any()
@@ -196,7 +199,10 @@ def test_shared_statistics_workspace(monkeypatch):
         stream = SimpleNamespace(cuda_stream=i)
         SharedStats.take("cpu", 128, 128)
     assert len(SharedStats._by_stream) == SharedStats.MAX_STREAMS
-    assert ("cpu", 1) not in SharedStats._by_stream  # the least recently used went
+    assert (None, 1) not in SharedStats._by_stream  # the least recently used went
+    named, e = SharedStats.take(torch.device("cpu"), 128, 128, stream=10**6, capturing=False)
+    assert e == 1 and (None, 10**6) in SharedStats._by_stream
+    assert SharedStats.take("cpu", 128, 128, stream=10**6, capturing=False) == (named, 2)
 
 
 def test_shared_statistics_need_a_folded_weight():

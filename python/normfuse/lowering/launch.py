@@ -11,10 +11,13 @@ of the lowered TTGIR executes a kernel with it).
 
 Per call, only what depends on the tensors' addresses is redone: `prepare(args)` decides once per
 argument geometry (sizes, strides, dtypes) the matrices' shapes and strides, M/N/K, the grid and
-the launcher; `LoweredPlan.run(args)` makes the three descriptors (plain `TmaArg` records, no
-validation), looks the hooks' arguments up, takes the derived vectors from their cache and, with
-shared statistics, the launch's epoch, and calls Triton's launcher. `__call__` and `bind` are
-both on top of it.
+the launcher; `LoweredPlan.run(args)` takes the three tensor maps from their caches (by address:
+a new address is encoded once, `normfuse.direct_launch.TensorMaps`), looks the hooks' arguments
+up, takes the derived vectors from their cache and, with shared statistics, the launch's epoch,
+and calls the C function Triton's launcher ends in (`normfuse.direct_launch`: Triton's Python
+wrapper re-encoded every descriptor and rebuilt the argument list on each launch). Where that
+launcher cannot be resolved, or while a Triton launch hook is registered, Triton's runner takes
+the descriptors as `TmaArg` records. `__call__` and `bind` are both on top of it.
 
 Derived arguments (the column sums of the weight) are computed with torch once per weight
 version (the tensors' data pointers and `_version`), on the weight's device.
@@ -30,6 +33,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from ..device import cuda_state
 from ..ir.ws_plan import TileOperand
 from .runtime import SharedStats, TmaArg, kernel_arguments
 
@@ -136,11 +140,10 @@ class LoweredLaunch:
         weight = self._arg(args, d.weight)
         scale = self._arg(args, d.scale) if d.scale is not None else None
         b_kn = self.plan.b_kn
-        import torch
         key = (w_t.data_ptr(), weight._version, weight.dtype, rows, cols, stride, b_kn,
                None if scale is None else (scale.data_ptr(), scale._version, scale.dtype))
         hit = _DERIVED_CACHE.get(key)
-        capturing = torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+        capturing = cuda_state.capturing()
         # a freed tensor's address is reused by the next allocation: the entry counts only while
         # the very tensors it was computed from are alive
         if hit is not None and hit[0]() is weight and (scale is None or hit[1]() is scale):
@@ -248,45 +251,73 @@ class LoweredPlan:
         self._param_slots = [i for i, (kind, _) in enumerate(self.eargs) if kind != "derived"]
         self._params = (operator.itemgetter(*params) if len(params) > 1
                         else (lambda a, i=params[0]: (a[i],)) if params else (lambda a: ()))
-        self._last_derived: dict = {}  # slot -> (weight, its version, scale, its version, vector)
+        # per derived slot: (slot, column sum j, the position of its scale in args or None)
+        self._derived_info = [(i, j, None if plan.column_sums[j].scale is None
+                               else launch.params[plan.column_sums[j].scale]
+                               if launch.params is not None else plan.column_sums[j].scale)
+                              for i, j in self._derived_slots]
+        # slot -> (weight, its version, scale, its version, vector, the weight's address)
+        self._last_derived: dict = {}
         self.share = "SharedStatistics" in needs
         if self.share != plan.config.stats_share:
             raise ValueError("the plan's shared statistics need and its config disagree")
         names, tail = _layout_of(inst)
         self.names = names
         self.tail = tail
-        self._runner = None
+        self._block_m = plan.config.block_m
+        # whether a launch asks if its stream is capturing (the shared statistics take a fresh
+        # buffer, derived vectors are pinned and not remembered)
+        self._capture_check = self.share or bool(self._derived_slots)
+        self._runner = None  # Triton's runner (kernel[grid]) where the direct launch is not used
+        self._direct = None  # normfuse.direct_launch.DirectLaunch, on the first launch
+        self._maps = None  # the tensor-map caches of A, B and the output
 
-    def _derived(self, slot: int, j: int, args, b) -> Any:
-        """Column sum j for the derived slot: the last one while the weight (and scale) are the
-        same tensors at the same versions, else from the launch's cache."""
-        d = self.launch.plan.column_sums[j]
-        w = args[b[3]]
-        sc = self.launch._arg(args, d.scale) if d.scale is not None else None
-        last = self._last_derived.get(slot)
-        if last is not None and last[0] is w and last[1] == w._version and last[2] is sc \
-                and (sc is None or last[3] == sc._version):
-            return last[4]
-        v = self.launch._derived(j, args, b[:3])
-        self._last_derived[slot] = (w, w._version, sc, None if sc is None else sc._version, v)
-        return v
+    def _eargs(self, args, b, capturing: bool = False) -> tuple:
+        """The hooks' arguments; `b`: B's (tensor, (rows, cols), row stride, position). Each
+        derived vector (column sum j of the weight) is the last one while the weight (and
+        scale) are the same tensors at the same versions and address, else from the launch's
+        cache. Under capture a vector is pinned for the graph and nothing is remembered (a
+        vector computed inside a capture holds nothing until the graph is replayed)."""
+        eargs = self._params(args)
+        if not self._derived_slots:
+            return eargs
+        full = [None] * len(self.eargs)
+        for i, v in zip(self._param_slots, eargs):
+            full[i] = v
+        w = b[0]
+        address = w.data_ptr()
+        remembered = self._last_derived
+        for i, j, spos in self._derived_info:
+            sc = None if spos is None else args[spos]
+            last = remembered.get(i)
+            if last is not None and last[0] is w and last[1] == w._version and last[2] is sc \
+                    and (sc is None or last[3] == sc._version) and last[5] == address:
+                v = last[4]
+                if capturing:  # a captured graph reads it by address: keep it alive
+                    _GRAPH_PINS[id(v)] = v
+            else:
+                v = self.launch._derived(j, args, b[:3])
+                if not capturing:
+                    remembered[i] = (w, w._version, sc, None if sc is None else sc._version, v,
+                                     address)
+            full[i] = v
+        return tuple(full)
+
+    def _shared(self, args, stream=None, capturing=None) -> tuple:
+        """(sbuf, epoch): the shared statistics' words and this launch's epoch (A, 0 without)."""
+        a = args[self.operands[0][0]]
+        if not self.share:
+            return a, 0
+        return SharedStats.take(a.device, self.M, self._block_m, stream, capturing)
 
     def _runtime(self, args, shared) -> tuple:
         (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
         da, db, dc = (TmaArg(args[pa], sa, ta, ba), TmaArg(args[pb], sb, tb, bb),
                       TmaArg(args[pc], sc, tc, bc))
-        eargs = self._params(args)
-        if self._derived_slots:
-            full = [None] * len(self.eargs)
-            for i, v in zip(self._param_slots, eargs):
-                full[i] = v
-            b = (db.base, sb, tb[0], pb)
-            for i, j in self._derived_slots:
-                full[i] = self._derived(i, j, args, b)
-            eargs = tuple(full)
+        eargs = self._eargs(args, (db.base, sb, tb[0], pb), bool(self._derived_slots)
+                            and cuda_state.capturing())
         if shared is None:
-            shared = ((args[pa], 0) if not self.share else
-                      SharedStats.take(args[pa].device, self.M, self.launch.plan.config.block_m))
+            shared = self._shared(args)
         return (da, db, dc, self.M, self.N, self.K, eargs, *shared)
 
     def bound(self, args, shared: tuple | None = None) -> BoundLaunch:
@@ -297,14 +328,58 @@ class LoweredPlan:
         consts = dict(zip(self.launch.kernel_param_names[len(self.names):], self.tail))
         return BoundLaunch(self.names, runtime, consts, self.grid, out)
 
+    def _resolve_launcher(self) -> None:
+        """Once, on the first launch (on the plan's device): Triton's launcher resolved down to
+        its C function (`normfuse.direct_launch`) with one tensor-map cache per descriptor, or
+        Triton's runner where it cannot be (`_direct` stays None)."""
+        from ..direct_launch import resolve
+        kernel = self.launch.kernel
+        direct = resolve(kernel, self.grid)
+        if direct is not None:
+            maps = [direct.tensor_maps(i, shape, strides)
+                    for i, (_, shape, strides, _) in enumerate(self.operands)]
+            if all(m is not None for m in maps) and direct.positions == (0, 1, 2):
+                self._maps = maps
+                self._direct = direct
+        if self._direct is None:
+            self._runner = kernel[self.grid]
+
     def run(self, args):
         """Launch with `args` (of the geometry the plan was made for). Returns the output
-        tensor as the caller passed it."""
-        runtime = self._runtime(args, None)
-        if self._runner is None:
-            self._runner = self.launch.kernel[self.grid]
-        self._runner(*runtime, *self.tail)
-        return runtime[2].base
+        tensor as the caller passed it.
+
+        Per launch: the three tensor maps from their caches (by address; a new address is
+        encoded once), the hooks' arguments, the shared statistics' epoch, and one call of the C
+        launch function (`normfuse.direct_launch`). Where Triton's launcher cannot be resolved,
+        or while a Triton launch hook is registered, Triton's runner launches the same
+        arguments (descriptors as `TmaArg` records)."""
+        direct = self._direct
+        if direct is None and self._runner is None:
+            self._resolve_launcher()
+            direct = self._direct
+        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
+        a, b, c = args[pa], args[pb], args[pc]
+        capturing = self._capture_check and cuda_state.capturing()
+        eargs = self._eargs(args, (b, sb, tb[0], pb), capturing) if self._derived_slots else \
+            self._params(args)
+        if direct is not None:
+            stream = direct.stream()
+            sbuf, epoch = (SharedStats.take(a.device, self.M, self._block_m, stream, capturing)
+                           if self.share else (a, 0))
+            ma, mb, mc = self._maps
+            ea = ma.get(a.data_ptr()) or ma.encode(a)
+            eb = mb.get(b.data_ptr()) or mb.encode(b)
+            ec = mc.get(c.data_ptr()) or mc.encode(c)
+            if direct.launch_on(stream, *ea, *eb, *ec, self.M, self.N, self.K, eargs, sbuf,
+                                epoch, *self.tail):
+                return c
+            if self._runner is None:  # a launch hook is registered: Triton's own path
+                self._runner = self.launch.kernel[self.grid]
+        else:
+            sbuf, epoch = self._shared(args, None, capturing)
+        self._runner(TmaArg(a, sa, ta, ba), TmaArg(b, sb, tb, bb), TmaArg(c, sc, tc, bc),
+                     self.M, self.N, self.K, eargs, sbuf, epoch, *self.tail)
+        return c
 
 
 def _addressable(name: str, t, shape, stride) -> str | None:

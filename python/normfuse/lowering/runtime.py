@@ -72,8 +72,9 @@ class TmaArg:
     """A host-side TMA descriptor argument: the [rows, cols] matrix at `base`'s data pointer with
     row stride `strides[0]` (elements; the column stride is 1), moved in boxes of `block`. The
     swizzle and element type are the compiled kernel's (its metadata), so this is all Triton's
-    launcher reads (`base`, `shape`, `strides`, `padding`). Made per launch: a plain object
-    (a dataclass or Gluon's validating TensorDescriptor costs microseconds more)."""
+    launcher reads (`base`, `shape`, `strides`, `padding`). A plain object (a dataclass or
+    Gluon's validating TensorDescriptor costs microseconds more); the direct launch
+    (`normfuse.direct_launch`) passes cached tensor maps instead."""
     __slots__ = ("base", "shape", "strides", "block")
     padding = "zero"
 
@@ -248,22 +249,32 @@ class SharedStats:
         self.epoch = 0
 
     @classmethod
-    def take(cls, device, M: int, block_m: int):
-        """(sbuf, epoch) for one launch over M rows, on the current stream of `device`."""
-        import torch
+    def take(cls, device, M: int, block_m: int, stream: int | None = None,
+             capturing: bool | None = None):
+        """(sbuf, epoch) for one launch over M rows on `device` (a torch.device), on `stream`
+        (a raw stream handle: the one the kernel is launched on; default the device's current
+        stream). `capturing`: whether that stream is capturing a graph, when the caller knows."""
+        from ..device import cuda_state
         rows = -(-M // block_m) * block_m
-        if torch.cuda.is_current_stream_capturing():
+        if capturing is None:
+            capturing = cuda_state.capturing()
+        if capturing:
             return cls(device, rows).sbuf, 1
         if cls._by_stream is None:
             cls._by_stream = OrderedDict()
-        key = (str(device), torch.cuda.current_stream(device).cuda_stream)
+        import torch
+        index = (device if isinstance(device, torch.device) else torch.device(device)).index
+        if stream is None:
+            stream = cuda_state.stream(index if index is not None else cuda_state.device())
+        key = (index, stream)
         ws = cls._by_stream.get(key)
         if ws is None or ws.sbuf.numel() < 3 * rows:
             ws = cls(device, max(rows, 0 if ws is None else ws.sbuf.numel() // 3))
             cls._by_stream[key] = ws
             while len(cls._by_stream) > cls.MAX_STREAMS:
                 cls._by_stream.popitem(last=False)
-        cls._by_stream.move_to_end(key)
+        else:
+            cls._by_stream.move_to_end(key)
         if ws.epoch >= cls.EPOCH_LIMIT:
             ws.sbuf.zero_()
             ws.epoch = 0

@@ -126,8 +126,23 @@ def _wants_grad(x: torch.Tensor, *modules: nn.Module) -> bool:
     return x.requires_grad or any(p.requires_grad for m in modules for p in m.parameters())
 
 
+def _param(m: nn.Module, name: str):
+    """`m.<name>`, read from `m._parameters` where it is registered there (through
+    `nn.Module.__getattr__` a parameter costs ~1 us of host time per read); anything else (a
+    parametrization's property, a plain attribute, a buffer) as an attribute."""
+    p = m._parameters
+    return p[name] if name in p else getattr(m, name)
+
+
+_OPS = None  # normfuse.ops, imported on first use (an import statement costs ~0.5 us per call)
+
+
 def _op(spec, x, g, beta, weight, bias):
-    from .. import ops
+    global _OPS
+    if _OPS is None:
+        from .. import ops
+        _OPS = ops
+    ops = _OPS
     if g is None and spec.kind == "rms":  # a norm without scale: the ops take g = 1
         g = x.new_ones(x.shape[-1])
     if spec.kind == "rms":
@@ -167,8 +182,8 @@ class FusedNorm(nn.Module):
 
     def norm_params(self):
         s = self.spec
-        g = getattr(self, s.weight) if s.weight is not None else None
-        beta = getattr(self, s.bias) if s.bias is not None else None
+        g = _param(self, s.weight) if s.weight is not None else None
+        beta = _param(self, s.bias) if s.bias is not None else None
         return g, beta
 
     def wants_grad(self, x: torch.Tensor) -> bool:
@@ -230,7 +245,7 @@ class FusedNorm(nn.Module):
             return x  # each consumer normalizes what it reads
         g, beta = self.norm_params()
         ws = [c.gemm_weight() for c in self._consumers]
-        bs = [c.bias for c in self._consumers]
+        bs = [_param(c, "bias") for c in self._consumers]
         return _op(self.spec, x, g, beta, ws, None if all(b is None for b in bs) else bs)
 
     def train(self, mode: bool = True):
@@ -305,7 +320,8 @@ class FusedLinear(nn.Module):
         return self._norm
 
     def gemm_weight(self) -> torch.Tensor:
-        return self.weight.t() if self.transposed else self.weight
+        w = _param(self, "weight")
+        return w.t() if self.transposed else w
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         norm = self._norm
@@ -316,7 +332,7 @@ class FusedLinear(nn.Module):
         if form == "normalized":  # composed training: x is the original norm's output
             return torch.nn.functional.linear(x, self.gemm_weight(), self.bias)
         g, beta = norm.norm_params()
-        return _op(norm.spec, x, g, beta, self.gemm_weight(), self.bias)
+        return _op(norm.spec, x, g, beta, self.gemm_weight(), _param(self, "bias"))
 
     def _apply(self, fn, recurse=True):
         out = super()._apply(fn, recurse)
@@ -347,7 +363,8 @@ class DeferredLinear(nn.Module):
         self.path = path
 
     def gemm_weight(self) -> torch.Tensor:
-        return self.weight.t() if self.transposed else self.weight
+        w = _param(self, "weight")
+        return w.t() if self.transposed else w
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         norm = self._norm

@@ -32,6 +32,7 @@ class _PreNormLinear(nn.Module):
         self.weight = nn.Parameter(torch.empty(out_features, in_features, **kw))
         self.bias = nn.Parameter(torch.empty(out_features, **kw)) if bias else None
 
+
     def _reset_linear(self) -> None:
         reset_linear(self.weight, self.bias, self.in_features)
 
@@ -70,8 +71,14 @@ class RMSNormLinear(_PreNormLinear):
         return folded_weight(self.weight.detach(), self.norm_weight.detach(), self.offset)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return rmsnorm_linear(x, self.norm_weight, self.weight, self.eps, self.bias,
-                              offset=self.offset, fold=self.fold)
+        # parameters read from _parameters where registered there (through nn.Module.__getattr__
+        # each costs ~1 us of host time); otherwise (a parametrization's property, bias=None)
+        # as attributes
+        p = self._parameters
+        g = p["norm_weight"] if "norm_weight" in p else self.norm_weight
+        w = p["weight"] if "weight" in p else self.weight
+        b = p["bias"] if "bias" in p else self.bias
+        return rmsnorm_linear(x, g, w, self.eps, b, offset=self.offset, fold=self.fold)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", fold={self.fold}"
@@ -107,8 +114,12 @@ class LayerNormLinear(_PreNormLinear):
         self._reset_linear()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return layernorm_linear(x, self.norm_weight, self.norm_bias, self.weight, self.eps,
-                                self.bias, offset=self.offset)
+        p = self._parameters  # (as RMSNormLinear.forward)
+        g = p["norm_weight"] if "norm_weight" in p else self.norm_weight
+        beta = p["norm_bias"] if "norm_bias" in p else self.norm_bias
+        w = p["weight"] if "weight" in p else self.weight
+        b = p["bias"] if "bias" in p else self.bias
+        return layernorm_linear(x, g, beta, w, self.eps, b, offset=self.offset)
 
     @classmethod
     def from_modules(cls, norm: nn.Module, linear: nn.Linear) -> "LayerNormLinear":

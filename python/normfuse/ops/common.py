@@ -27,11 +27,12 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
-from ..device import capability, device_index as _index, device_name as _device_name, sm_count
+from ..device import (capability, cuda_state, device_index as _index, device_name as _device_name,
+                      sm_count)
 from ..lowering.launch import clear_graph_pins
 
 __all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "warn_fallback",
-           "capturing", "pin_for_capture", "clear_caches",
+           "capturing", "pin_for_capture", "clear_caches", "register_clear",
            "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
            "FUSED_DTYPES", "shape_str"]
 
@@ -285,12 +286,9 @@ def joined_view(ws: Sequence[Tensor]) -> Tensor:
     return w0.as_strided((n, w0.shape[1]), w0.stride(), w0.storage_offset())
 
 
-_CUDA = torch.cuda.is_available()
-
-
 def capturing() -> bool:
-    """Whether the current CUDA stream is capturing a graph."""
-    return _CUDA and torch.cuda.is_current_stream_capturing()
+    """Whether the current CUDA stream is capturing a graph (torch's C query)."""
+    return cuda_state.capturing()
 
 
 _capturing = capturing
@@ -375,9 +373,19 @@ def _drop(d_ref, key, _dead) -> None:
 WEIGHTS = DerivedCache()
 
 
+_CLEARERS: list = []
+
+
+def register_clear(fn) -> None:
+    """`fn()` runs in clear_caches() (the caches of the layers above this one)."""
+    _CLEARERS.append(fn)
+
+
 def clear_caches() -> None:
     """Drop every cached derived weight (folded, concatenated, unit-stride copies), those kept
     for captured CUDA graphs included (call it after destroying the graphs)."""
     WEIGHTS.clear()
+    for fn in _CLEARERS:
+        fn()
     _GRAPH_PINS.clear()
     clear_graph_pins()

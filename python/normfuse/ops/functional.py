@@ -16,6 +16,9 @@ call the inference op. Each op runs the fused kernels for bf16/fp16 CUDA tensors
 and the reference path elsewhere (CPU, another GPU, float32: fp32 inside, the result in x's
 dtype, FallbackWarning once). Under torch.compile this file is all dynamo traces: plain Python
 and torch.ops calls (no caches, locks or device queries), so a model compiles into one graph.
+In eager mode, where torch's dispatcher would add nothing to the inference op (`_direct`: no
+compile, jit tracing, torch-function or dispatch mode, functorch transform; plain tensors and
+parameters), the op's implementation is called directly (the dispatcher costs ~5 us per call).
 Launch options other than the defaults (config, passes, tma, persistent, row_blocks) take the
 explicit launch path (prepare_*), in eager only (a graph break under torch.compile).
 """
@@ -26,7 +29,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from . import inference  # noqa: F401  (defines the inference ops)
+from . import inference  # (defines the inference ops)
 from .common import as_lists, check_postnorm, check_prenorm
 from .postnorm_linear import (DEFAULT_POSTNORM_PASSES, prepare_linear_layernorm,
                               prepare_linear_rmsnorm)
@@ -41,9 +44,37 @@ _PRE = torch.ops.normfuse.prenorm_linear.default
 _POST = torch.ops.normfuse.postnorm_linear.default
 
 
+_PLAIN = frozenset((Tensor, torch.nn.Parameter, type(None)))
+_C = torch._C
+
+
+def _direct(x, *tensors) -> bool:
+    """Whether an eager call may run the inference op's implementation itself rather than
+    through torch's dispatcher (the op call costs ~5 us of host time): not under torch.compile
+    or jit tracing, no torch-function or dispatch mode active (FakeTensor, make_fx,
+    functionalization, set_default_device), no functorch transform (vmap, grad), and every
+    tensor a plain Tensor or Parameter. For such a call the dispatcher would run exactly that
+    implementation: the op has one for CPU and CUDA alike and no autograd or autocast kernel."""
+    if torch.compiler.is_compiling():
+        return False
+    if (_C._len_torch_dispatch_stack() or _C._is_torch_function_mode_enabled()
+            or _C._are_functorch_transforms_active() or _C._get_tracing_state() is not None):
+        return False
+    if type(x) not in _PLAIN:
+        return False
+    for t in tensors:
+        if type(t) not in _PLAIN:
+            return False
+    return True
+
+
 def _wants_grad(*tensors) -> bool:
-    return torch.is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad
-                                           for t in tensors)
+    if not torch.is_grad_enabled():
+        return False
+    for t in tensors:  # (a loop: a generator costs ~1 us per call)
+        if isinstance(t, Tensor) and t.requires_grad:
+            return True
+    return False
 
 
 _TRAIN_DEFAULTS = {"folded": False, "config": None, "passes": DEFAULT_PASSES, "tma": None,
@@ -89,8 +120,9 @@ def _tensors(op: str, **named) -> None:
 
 def _launch_options(passes, default_passes, *others) -> bool:
     """Whether any launch option differs from its default (then the explicit launch path)."""
-    if any(o is not None for o in others):
-        return True
+    for o in others:
+        if o is not None:
+            return True
     if passes is default_passes:
         return False
     if isinstance(passes, str) or isinstance(default_passes, str):
@@ -131,7 +163,8 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=0.0, f
     if not folded and norm_weight is None:
         raise ValueError(f"{op}: norm_weight is required unless folded=True")
     g = None if folded else norm_weight
-    _tensors(op, x=x, norm_weight=g)
+    if type(x) not in _PLAIN or type(g) not in _PLAIN:
+        _tensors(op, x=x, norm_weight=g)
     if offset:
         _check_offset(op, offset, g)
     if _wants_grad(x, g, *ws, *bs):
@@ -141,11 +174,16 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=0.0, f
             check_prenorm(op, x, tuple(ws), tuple(bs), {"norm_weight": g}, fused=False)
         w, b = _cat_for_autograd(ws, bs)
         return prenorm_linear_train(op, x, g, None, w, eps, b, False, float(offset))
-    if config is not None or _launch_options(passes, DEFAULT_PASSES, tma, persistent, row_blocks):
+    if (config is not None or passes is not DEFAULT_PASSES or tma is not None
+            or persistent is not None or row_blocks is not None) and \
+            _launch_options(passes, DEFAULT_PASSES, config, tma, persistent, row_blocks):
         if inference.route(op, x):
             return prepare_rmsnorm_linear(x, g, weight, eps, bias, offset=offset, folded=folded,
                                           fold=fold, config=config, passes=passes, tma=tma,
                                           persistent=persistent, row_blocks=row_blocks)()
+    if _direct(x, g, *ws, *bs):
+        return inference.prenorm_linear(x, g, None, ws, bs, float(eps), float(offset), False,
+                                        bool(fold))
     return _PRE(x, g, None, ws, bs, float(eps), float(offset), False, bool(fold))
 
 
@@ -161,7 +199,8 @@ def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, 
     """
     op = "layernorm_linear"
     ws, bs = _lists(op, weight, bias)
-    _tensors(op, x=x, norm_weight=norm_weight, norm_bias=norm_bias)
+    if type(x) not in _PLAIN or type(norm_weight) not in _PLAIN or type(norm_bias) not in _PLAIN:
+        _tensors(op, x=x, norm_weight=norm_weight, norm_bias=norm_bias)
     if offset:
         _check_offset(op, offset, norm_weight)
     if _wants_grad(x, norm_weight, norm_bias, *ws, *bs):
@@ -171,11 +210,16 @@ def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, 
                           {"norm_weight": norm_weight, "norm_bias": norm_bias}, fused=False)
         w, b = _cat_for_autograd(ws, bs)
         return prenorm_linear_train(op, x, norm_weight, norm_bias, w, eps, b, True, float(offset))
-    if config is not None or _launch_options(passes, DEFAULT_PASSES, tma, persistent):
+    if (config is not None or passes is not DEFAULT_PASSES or tma is not None
+            or persistent is not None) and \
+            _launch_options(passes, DEFAULT_PASSES, config, tma, persistent):
         if inference.route(op, x):
             return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias,
                                             offset=offset, fold=fold, config=config,
                                             passes=passes, tma=tma, persistent=persistent)()
+    if _direct(x, norm_weight, norm_bias, *ws, *bs):
+        return inference.prenorm_linear(x, norm_weight, norm_bias, ws, bs, float(eps),
+                                        float(offset), True, bool(fold))
     return _PRE(x, norm_weight, norm_bias, ws, bs, float(eps), float(offset), True, bool(fold))
 
 
@@ -221,7 +265,9 @@ def _postnorm(op, x, weight, norm: dict, eps, bias, residual, offset, options: d
     g, beta = norm["norm_weight"], norm.get("norm_bias")
     if g is None:
         raise ValueError(f"{op}: norm_weight is required")
-    _tensors(op, x=x, bias=bias, residual=residual, **norm)
+    if (type(x) not in _PLAIN or type(bias) not in _PLAIN or type(residual) not in _PLAIN
+            or type(g) not in _PLAIN or type(beta) not in _PLAIN):
+        _tensors(op, x=x, bias=bias, residual=residual, **norm)
     if not isinstance(weight, Tensor):
         check_postnorm(op, x, weight, norm, bias, residual, fused=False)  # raises, naming it
     if offset:
@@ -233,12 +279,17 @@ def _postnorm(op, x, weight, norm: dict, eps, bias, residual, offset, options: d
             check_postnorm(op, x, weight, norm, bias, residual, fused=False)
         return postnorm_linear_train(op, x, weight, g, beta, eps, bias, residual, is_ln,
                                      float(offset))
-    if options["config"] is not None or _launch_options(options["passes"], DEFAULT_POSTNORM_PASSES,
-                                                        options["tma"], options["persistent"]):
+    if (options["config"] is not None or options["passes"] is not DEFAULT_POSTNORM_PASSES
+            or options["tma"] is not None or options["persistent"] is not None) and \
+            _launch_options(options["passes"], DEFAULT_POSTNORM_PASSES, options["config"],
+                            options["tma"], options["persistent"]):
         if inference.route(op, x):
             prepare = prepare_linear_layernorm if is_ln else prepare_linear_rmsnorm
             return prepare(x, weight, *norm.values(), eps, bias, residual, offset=offset,
                            **options)()
+    if _direct(x, weight, g, beta, bias, residual):
+        return inference.postnorm_linear(x, weight, g, beta, bias, residual, float(eps),
+                                         float(offset), is_ln)
     return _POST(x, weight, g, beta, bias, residual, float(eps), float(offset), is_ln)
 
 

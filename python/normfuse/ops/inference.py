@@ -22,8 +22,16 @@ One implementation for CPU and CUDA tensors:
   versions: a memo keyed by the tensors' identity, checked by version counter and address (an
   optimizer step, load_state_dict, `param.data = ...` and `model.to(...)` are all seen), over
   the derived-weight cache keyed by storage (normfuse.ops.common.WEIGHTS). Validation runs when
-  the memo or the launch plan misses; a call that hits both only checks x against the resolved
-  weights (in_features, dtype, device) and launches the plan with the new pointers.
+  the memo or the launch plan misses. A call that resolved and planned leaves a launch-ready
+  call (`_PreCall` / `_PostCall`) keyed by everything the resolution and the plan depend on: x's
+  shape, strides, dtype, device and 16-byte alignment (the residual's too), the op's scalars and
+  the weight tensors' identity, checked by the weight tensors' versions and addresses as the
+  memo is. A call that hits one allocates the output and launches the plan with the new
+  pointers (about 2 us of Python on the CPU machine; the launch itself goes to Triton's C
+  launch function with cached tensor maps, normfuse.direct_launch).
+- The public functions (normfuse.ops.functional) call these implementations directly in eager
+  mode when the dispatcher would add nothing (no compile, tracing, mode or functorch transform,
+  plain tensors): the op call itself costs ~5 us of host time.
 
 Inference under CUDA-graph capture (warm up with one eager call first: compilation and plans are
 made outside the capture): the derived weights are taken from the caches as they are at capture
@@ -32,7 +40,9 @@ destroyed); a replay reads them, not the parameters. After changing weights in p
 still reads the derived weights of capture time: re-capture after an eager call (which
 refreshes the caches), or capture with fold=False and unit-stride, non-sibling weights (then the
 kernels read the parameters themselves). Nothing is stored in the caches during capture (a
-derived weight first computed inside a capture is recomputed by every replay). The training
+derived weight first computed inside a capture is recomputed by every replay; no launch-ready
+call is made there). The tensor maps of a launch are 128-byte values copied into the kernel's
+parameters, which a graph captures by value: their cache holds nothing a graph reads. The training
 ops cache nothing derived from weights: a captured training step reads the weights as they are
 at each replay.
 """
@@ -49,10 +59,10 @@ from torch import Tensor
 
 from . import fallback
 from .common import (FUSED_DTYPES, WEIGHTS, capturing, check_postnorm, check_prenorm,
-                     fused_unavailable, pin_for_capture, warn_fallback)
-from .postnorm_linear import launch_postnorm
-from .prenorm_linear import (_joined, _offset_weight, _unit_k, folded_weight, launch_prenorm,
-                             weights_key)
+                     fused_unavailable, pin_for_capture, register_clear, warn_fallback)
+from .postnorm_linear import _postnorm_2d, launch_postnorm, postnorm_plan_made
+from .prenorm_linear import (_as_2d, _joined, _offset_weight, _unit_k, folded_weight,
+                             launch_prenorm, prenorm_plan_made, weights_key)
 
 __all__ = ["route", "prenorm_linear", "postnorm_linear", "postnorm_plan", "POSTNORM_FUSED_MIN_ROWS"]
 
@@ -75,9 +85,10 @@ def route(op: str, x: Tensor) -> bool:
 
 
 class _Memo(dict):
-    """Resolved weights by the identity of the tensors they came from. An entry holds weak
-    references to the tensors and their versions and addresses at resolution; it goes when one
-    of the tensors is collected (its derived weights with it)."""
+    """Values by the identity of the tensors they came from. An entry holds weak references to
+    the tensors and their versions and addresses when it was made; it goes when one of the
+    tensors is collected (its derived weights with it). `srcs` may hold None (no tensor there:
+    the key must then say so, e.g. by id(None))."""
 
     SIZE = 4096
 
@@ -85,23 +96,32 @@ class _Memo(dict):
         hit = self.get(key)
         if hit is None:
             return None
-        refs, stamp, value = hit
-        for r, t, (v, p) in zip(refs, srcs, stamp):
-            if r() is not t or t._version != v or t.data_ptr() != p:
+        for i, r, version, address in hit[0]:  # the tensors (not the None entries)
+            t = srcs[i]
+            if r() is not t or t._version != version or t.data_ptr() != address:
                 return None
-        return value  # (entries are only made for tensors with a version counter)
+        return hit[1]  # (entries are only made for tensors with a version counter)
 
-    def store(self, key, srcs, value) -> None:
+    @staticmethod
+    def stamp(srcs):
+        """The tensors' versions and addresses, or None when an entry must not be made: under
+        capture (what is resolved there lives in the graph's pool), or for a tensor without a
+        version counter (made under inference mode: never trusted)."""
         try:
-            stamp = tuple((t._version, t.data_ptr()) for t in srcs)
-        except RuntimeError:  # inference tensors: no version counter, never trusted
-            return
-        if capturing():
+            stamp = tuple(None if t is None else (t._version, t.data_ptr()) for t in srcs)
+        except RuntimeError:
+            return None
+        return None if capturing() else stamp
+
+    def store(self, key, srcs, value, stamp=None) -> None:
+        stamp = stamp or self.stamp(srcs)
+        if stamp is None:
             return
         if len(self) >= self.SIZE:
             self.clear()
         drop = functools.partial(_drop, weakref.ref(self), key)
-        self[key] = (tuple(weakref.ref(t, drop) for t in srcs), stamp, value)
+        self[key] = (tuple((i, weakref.ref(t, drop), *st) for i, (t, st) in
+                           enumerate(zip(srcs, stamp)) if t is not None), value)
 
 
 def _drop(memo_ref, key, _dead) -> None:
@@ -112,6 +132,68 @@ def _drop(memo_ref, key, _dead) -> None:
 
 _PRE_MEMO = _Memo()
 _POST_MEMO = _Memo()
+# Launch-ready calls (`_PreCall`, `_PostCall`) by x's geometry (shape, strides, dtype, device,
+# 16-byte alignment), the op's scalars and the weight tensors' identity, checked by the weight
+# tensors' versions and addresses: a call that hits one allocates the output and launches the
+# plan, skipping routing, the memo and the plan key. Made after a CUDA call that resolved and
+# planned (as the memo: not during capture, not for tensors without a version counter).
+_PRE_CALLS = _Memo()
+_POST_CALLS = _Memo()
+
+
+def clear_memos() -> None:
+    """Drop the resolved weights and launch-ready calls (normfuse.ops.clear_caches())."""
+    for m in (_PRE_MEMO, _POST_MEMO, _PRE_CALLS, _POST_CALLS):
+        m.clear()
+
+
+register_clear(clear_memos)
+
+
+class _PreCall:
+    """One pre-norm call's launch, resolved (the weights the kernel reads, the plan, the
+    output's shape): `call(x)` for an x of the geometry it was made for."""
+    __slots__ = ("plan", "pre", "post", "pins", "m", "n", "view", "plain")
+
+    def __init__(self, plan, kind, x, w, g, beta, b):
+        self.plan = plan
+        self.pre = (w if g is None else g, w) if kind == "rms" else \
+            (w if g is None else g, w if beta is None else beta, w)
+        self.post = (w if b is None else b,)
+        self.pins = (w, g, beta, b)
+        self.m, self.n = x.numel() // x.shape[-1], w.shape[0]
+        self.view = None if x.dim() == 2 else (*x.shape[:-1], self.n)
+        self.plain = x.dim() == 2 and x.stride(1) == 1
+
+    def __call__(self, x):
+        pin_for_capture(*self.pins)
+        x2 = x if self.plain else _as_2d(x)
+        # x's dtype and device; the sizes as separate ints (a size tuple costs ~0.7 us more)
+        y = x.new_empty(self.m, self.n)
+        self.plan.run((x2, *self.pre, y, *self.post))
+        return y if self.view is None else y.view(self.view)
+
+
+class _PostCall:
+    """One post-norm call's launch, resolved (as `_PreCall`): `call(x, residual)`."""
+    __slots__ = ("plan", "w", "pre", "mid", "pins", "m", "n", "view", "plain")
+
+    def __init__(self, plan, kind, x, w, g, beta, b, residual):
+        self.plan, self.w = plan, w
+        self.pre = (w, w if b is None else b)
+        self.mid = (g,) if kind == "rms" else (g, beta)
+        self.pins = (w, g, beta, b)
+        self.m, self.n = x.numel() // x.shape[-1], w.shape[0]
+        self.view = None if x.dim() == 2 else (*x.shape[:-1], self.n)
+        self.plain = x.dim() == 2 and x.stride(1) == 1 and (
+            residual is None or (residual.dim() == 2 and residual.stride(1) == 1))
+
+    def __call__(self, x, residual):
+        pin_for_capture(*self.pins)
+        x2, r2 = (x, residual) if self.plain else _postnorm_2d(x, self.w, residual)
+        y = x.new_empty(self.m, self.n)
+        self.plan.run((x2, *self.pre, self.w if r2 is None else r2, *self.mid, y))
+        return y if self.view is None else y.view(self.view)
 
 
 def _vec(t: Optional[Tensor]) -> Optional[Tensor]:
@@ -149,22 +231,37 @@ def _resolve_pre(op, x, g, beta, ws, bs, offset, is_ln, fold):
 
 
 def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold):
+    srcs = (norm_weight, norm_bias, *weight, *bias)
+    try:
+        ckey = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln,
+                fold, tuple(map(id, srcs)))
+    except RuntimeError:  # x has no storage (sparse): the checks below say what is wrong
+        ckey = None
+    else:
+        call = _PRE_CALLS.lookup(ckey, srcs)
+        if call is not None:
+            return call(x)
     op = "layernorm_linear" if is_ln else "rmsnorm_linear"
     if not route(op, x):
         check_prenorm(op, x, tuple(weight), None if all(b is None for b in bias) else tuple(bias),
                       {"norm_weight": norm_weight, "norm_bias": norm_bias}, fused=False)
         return fallback.prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset,
                                        is_ln)
-    key = (id(norm_weight), id(norm_bias), *map(id, weight), *map(id, bias), offset, is_ln,
-           fold)
-    srcs = [t for t in (norm_weight, norm_bias, *weight, *bias) if t is not None]
+    key = (*map(id, srcs), offset, is_ln, fold)
     r = _PRE_MEMO.lookup(key, srcs)
     if r is None or x.shape[-1] != r[4] or x.dtype != r[5] or x.device != r[6]:
         r = _resolve_pre(op, x, norm_weight, norm_bias, weight, bias, offset, is_ln, fold)
         _PRE_MEMO.store(key, srcs, r)
     w, g, beta, b = r[:4]
     pin_for_capture(w, g, beta, b)
-    return launch_prenorm(op, "ln" if is_ln else "rms", x, w, g, beta, b, eps, r[7])
+    kind = "ln" if is_ln else "rms"
+    y = launch_prenorm(op, kind, x, w, g, beta, b, eps, r[7])
+    stamp = _PRE_CALLS.stamp(srcs) if ckey is not None else None
+    if stamp is not None:
+        plan = prenorm_plan_made(kind, x, eps, r[7])
+        if plan is not None:
+            _PRE_CALLS.store(ckey, srcs, _PreCall(plan, kind, x, w, g, beta, b), stamp)
+    return y
 
 
 def _one_device(op: str, named: dict) -> None:
@@ -203,6 +300,18 @@ def _resolve_post(op, x, weight, g, beta, bias, residual, offset, is_ln):
 
 
 def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
+    srcs = (weight, norm_weight, norm_bias, bias)
+    try:
+        rkey = None if residual is None else (residual.shape, residual.stride(), residual.dtype,
+                                              residual.device, residual.data_ptr() & 15)
+        ckey = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, rkey, eps, offset,
+                is_ln, tuple(map(id, srcs)))
+    except RuntimeError:  # a tensor without storage (sparse): the checks below say what is wrong
+        ckey = None
+    else:
+        call = _POST_CALLS.lookup(ckey, srcs)
+        if call is not None:
+            return call(x, residual)
     op = "linear_layernorm" if is_ln else "linear_rmsnorm"
     norm = {"norm_weight": norm_weight, "norm_bias": norm_bias} if is_ln else \
         {"norm_weight": norm_weight}
@@ -211,7 +320,6 @@ def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offs
         return fallback.postnorm_linear(x, weight, norm_weight, norm_bias, eps, bias, residual,
                                         offset, is_ln)
     key = (id(weight), id(norm_weight), id(norm_bias), id(bias), offset, is_ln)
-    srcs = [t for t in (weight, norm_weight, norm_bias, bias) if t is not None]
     r = _POST_MEMO.lookup(key, srcs)
     if (r is None or x.shape[-1] != r[4] or x.dtype != r[5] or x.device != r[6]
             or (residual is not None and (residual.shape[:-1] != x.shape[:-1]
@@ -224,7 +332,15 @@ def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offs
     if postnorm_plan(x.numel() // max(1, x.shape[-1])) == "composed":
         return _postnorm_composed(x, w, g, beta, b, residual, eps, is_ln)
     pin_for_capture(w, g, beta, b)
-    return launch_postnorm(op, "ln" if is_ln else "rms", x, w, g, beta, b, residual, eps)
+    kind = "ln" if is_ln else "rms"
+    y = launch_postnorm(op, kind, x, w, g, beta, b, residual, eps)
+    stamp = _POST_CALLS.stamp(srcs) if ckey is not None else None
+    if stamp is not None:
+        plan = postnorm_plan_made(kind, x, w, g, beta, b, residual, eps)
+        if plan is not None:
+            _POST_CALLS.store(ckey, srcs, _PostCall(plan, kind, x, w, g, beta, b, residual),
+                              stamp)
+    return y
 
 
 # The post-norm ops' plan at launch (issue 20 item 3: the fastest correct plan, measured). The

@@ -206,20 +206,37 @@ def _prepare_checked(op, kind, x, w, norm: dict, eps, bias, residual, config, pa
 _POST_PLANS = PlanCache()
 
 
+def _postnorm_2d(x, w, residual) -> tuple:
+    """(x2, r2): x [..., K] and the residual [..., N] (or None) as the launch passes them."""
+    x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
+    r2 = None
+    if residual is not None:
+        r2 = residual if residual.dim() == 2 else residual.reshape(x2.shape[0], w.shape[0])
+        if r2.stride(-1) != 1:
+            r2 = r2.contiguous()
+    return x2, r2
+
+
+def postnorm_plan_key(kind, x2, w, g, beta, bias, r2, eps) -> tuple:
+    """The key of `launch_postnorm`'s plan (geometry, dtypes, device, 16-byte alignment)."""
+    return (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15, w.shape,
+            w.stride(), w.data_ptr() & 15, _ptr_key(g), _ptr_key(beta), _ptr_key(bias),
+            None if r2 is None else (r2.stride(), r2.data_ptr() & 15))
+
+
+def postnorm_plan_made(kind, x, w, g, beta, bias, residual, eps) -> "LaunchPlan | None":
+    """The plan `launch_postnorm` made for these arguments (as it passes them), or None."""
+    x2, r2 = _postnorm_2d(x, w, residual)
+    return _POST_PLANS.get(postnorm_plan_key(kind, x2, w, g, beta, bias, r2, eps))
+
+
 def launch_postnorm(op: str, kind: str, x, w, g, beta, bias, residual, eps: float) -> torch.Tensor:
     """The default fused launch of a post-norm kernel, planned once per geometry: x [..., K]
     (checked by the caller), w [N, K] unit-stride along K, g / beta / bias [N] contiguous (beta
     for kind "ln"), residual [..., N] or None. Returns z [..., N] in x's dtype."""
-    x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
+    x2, r2 = _postnorm_2d(x, w, residual)
     M, N = x2.shape[0], w.shape[0]
-    r2 = None
-    if residual is not None:
-        r2 = residual if residual.dim() == 2 else residual.reshape(M, N)
-        if r2.stride(-1) != 1:
-            r2 = r2.contiguous()
-    key = (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15, w.shape,
-           w.stride(), w.data_ptr() & 15, _ptr_key(g), _ptr_key(beta), _ptr_key(bias),
-           None if r2 is None else (r2.stride(), r2.data_ptr() & 15))
+    key = postnorm_plan_key(kind, x2, w, g, beta, bias, r2, eps)
     plan = _POST_PLANS.get(key)
     if plan is None:
         norm = {"norm_weight": g} if kind == "rms" else {"norm_weight": g, "norm_bias": beta}

@@ -38,8 +38,9 @@ from typing import Any
 
 import torch
 
-from ..device import (LaunchFailure, describe_kernel, ensure_allocator as _ensure_allocator,
-                      ensure_cluster_launch)
+from ..direct_launch import resolve as resolve_launch
+from ..device import (LaunchFailure, cuda_state, describe_kernel,
+                      ensure_allocator as _ensure_allocator, ensure_cluster_launch)
 from ..kernels.configs import GemmConfig, select_config
 from ..reference import fold_norm_weight
 from .common import (WEIGHTS, adjacent, as_lists, check_hopper, check_prenorm, joined_view,
@@ -288,8 +289,8 @@ class LaunchPlan:
     LaunchFailure naming the op, the shapes, the dtype and the form (`what`, kept from the
     PreparedLaunch; building it costs nothing per call)."""
 
-    __slots__ = ("tail", "lowered", "runner", "consts", "dev_index", "empty", "config", "compiled",
-                 "what")
+    __slots__ = ("tail", "lowered", "runner", "consts", "rest", "dev_index", "empty", "config",
+                 "compiled", "what")
 
     def __init__(self, prepared: "PreparedLaunch", n_tensors: int):
         # keeps no tensor of the call it was made from (those are the caller's)
@@ -318,9 +319,12 @@ class LaunchPlan:
         if sorted(fn.constexprs) != list(range(n, len(fn.arg_names))):
             raise NotImplementedError(f"{fn.__name__}: constexpr parameters before runtime ones")
         self.consts = tuple(p.constexprs[fn.arg_names[i]] for i in sorted(fn.constexprs))
+        self.rest = self.tail + self.consts  # what follows the tensors in the runner's arguments
         grid = tuple(p.grid) + (1,) * (3 - len(p.grid))
         with _on_device(p.out.device):
-            self.runner = ck.kernel[grid]  # (loads the module on the device)
+            # Triton's launcher resolved to its C function (normfuse.direct_launch), else its
+            # runner; either loads the module on the device
+            self.runner = resolve_launch(ck.kernel, grid) or ck.kernel[grid]
             if ck.kernel.metadata.num_ctas != 1:
                 try:
                     ensure_cluster_launch(ck.kernel)
@@ -331,20 +335,19 @@ class LaunchPlan:
     def run(self, tensors: tuple) -> None:
         if self.empty:
             return
-        args = tensors + self.tail
         idx = self.dev_index
-        if idx is not None and torch.cuda.current_device() != idx:
+        if idx is not None and cuda_state.device() != idx:
             with torch.cuda.device(idx):
-                self._launch(args)
+                self._launch(tensors)
         else:
-            self._launch(args)
+            self._launch(tensors)
 
-    def _launch(self, args) -> None:
+    def _launch(self, tensors) -> None:
         try:
             if self.lowered is not None:
-                self.lowered.run(args)
+                self.lowered.run(tensors + self.tail)
             else:
-                self.runner(*args, *self.consts)
+                self.runner(*tensors, *self.rest)
         except RuntimeError as e:  # (a try costs nothing until something is raised)
             failure = launch_failure(e, self.what, self.compiled)
             if failure is e:
@@ -395,14 +398,24 @@ def weights_key(w, *vectors) -> tuple:
     return (w.shape, w.stride(), w.data_ptr() & 15, *map(_ptr_key, vectors))
 
 
+def prenorm_plan_key(kind: str, x2, eps: float, wkey: tuple) -> tuple:
+    """The key of `launch_prenorm`'s plan for the [M, K] unit-stride x2 and the weights' key."""
+    return (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15, wkey)
+
+
+def prenorm_plan_made(kind: str, x, eps: float, wkey: tuple) -> "LaunchPlan | None":
+    """The plan `launch_prenorm` made for x [..., K] (as it passes x), or None."""
+    x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
+    return _PRE_PLANS.get(prenorm_plan_key(kind, x2, eps, wkey))
+
+
 def launch_prenorm(op: str, kind: str, x, w, g, beta, bias, eps: float, wkey=None) -> torch.Tensor:
     """The default fused launch of a pre-norm kernel, planned once per geometry: x [..., K]
     (checked by the caller), w [N, K] with unit stride along K, g / beta [K] and bias [N]
     contiguous or None (kind "rms" takes no beta). `wkey`: weights_key(w, g, beta, bias) when
     the caller has it. Returns y [..., N] in x's dtype."""
     x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
-    key = (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15,
-           wkey or weights_key(w, g, beta, bias))
+    key = prenorm_plan_key(kind, x2, eps, wkey or weights_key(w, g, beta, bias))
     plan = _PRE_PLANS.get(key)
     if plan is None:
         vectors = {"G": g} if kind == "rms" else {"G": g, "B": beta}

@@ -7,7 +7,11 @@ pre-norm backward plans.
 host (T = 8192, K = N = 2048, bf16, no_grad): for rmsnorm_linear, RMSNormLinear (eval),
 layernorm_linear, linear_rmsnorm, and as baselines cuBLAS (F.linear) and eager F.rms_norm +
 F.linear:
-  - host_us: the host's time to issue one call (perf_counter over --calls calls, no sync inside);
+  - host_us: the host's time to issue one call (perf_counter over --calls calls, no sync inside;
+    goal <= 20 us for the normfuse cases);
+  - launch_path: 'direct' (normfuse.direct_launch) or 'triton' (Triton's runner);
+    tensor_maps_encoded_per_call: Triton's fill_tma_descriptor calls per call (0 once the
+    addresses repeat: the maps are cached);
   - stream_ms: per call, --calls calls back to back on the stream (CUDA events): the time a model
     sees, host and GPU together;
   - graph_ms: per call, the same calls captured in one CUDA graph and replayed (no host work);
@@ -21,6 +25,9 @@ down shapes), forward + backward (gradients of x, the norm weight and W) of:
     uncompiled; each plan's gradients against the compiled ones (max relative Frobenius error).
 Records go to ops.json (a list of dicts, every piece guarded: an error is recorded and the rest
 goes on) and ops.md. About 2-3 minutes on the H200 (torch.compile's compilations are most of it).
+The host part also times rmsnorm_linear layer by layer (`host_layers`: the public function, the
+op's implementation, the launch-ready call, the launch plan, the lowered plan, the direct C
+launch; Triton's own launcher of the same kernel, and the torch.library op, for comparison).
 """
 from __future__ import annotations
 
@@ -87,6 +94,120 @@ def _graph_ms(fn, calls: int, replays: int = 5) -> float:
     return e0.elapsed_time(e1) / (replays * calls)
 
 
+class _EncodeCounter:
+    """Counts Triton's tensor-map encodings (`fill_tma_descriptor`, which Triton's launcher calls
+    through the active driver's utils on every launch with host descriptors) while active."""
+
+    def __init__(self):
+        from triton.runtime import driver
+        self.utils = driver.active.utils
+        self.real = self.utils.fill_tma_descriptor
+        self.count = 0
+
+    def __enter__(self):
+        def counting(*a):
+            self.count += 1
+            return self.real(*a)
+        self.utils.fill_tma_descriptor = counting
+        return self
+
+    def __exit__(self, *exc):
+        self.utils.fill_tma_descriptor = self.real
+
+
+def _launch_path(fn) -> str:
+    """Which launch path one call of `fn` takes: 'direct' (normfuse.direct_launch: Triton's C
+    launch function called with cached tensor maps) or 'triton' (Triton's runner)."""
+    try:
+        from normfuse.direct_launch import DirectLaunch
+    except ImportError:
+        return "triton"
+    import triton.compiler.compiler as tcc
+    seen = []
+    saved = DirectLaunch.launch_on, DirectLaunch.__call__, tcc.CompiledKernel.__getitem__
+
+    def launch_on(self, *a):
+        seen.append("direct")
+        return saved[0](self, *a)
+
+    def call(self, *a):
+        seen.append("direct")
+        return saved[1](self, *a)
+
+    def getitem(self, grid):
+        seen.append("triton")
+        return saved[2](self, grid)
+    DirectLaunch.launch_on, DirectLaunch.__call__, tcc.CompiledKernel.__getitem__ = \
+        launch_on, call, getitem
+    try:
+        fn()
+    finally:
+        DirectLaunch.launch_on, DirectLaunch.__call__, tcc.CompiledKernel.__getitem__ = saved
+    return "direct" if "direct" in seen else "triton"
+
+
+def host_layers(calls: int, M: int = 8192, K: int = 2048, N: int = 2048) -> list[dict]:
+    """rmsnorm_linear's host time layer by layer on this host (each layer called directly with
+    what the layer above passes it; host us per call over `calls` calls, no sync inside), and
+    Triton's own launcher of the same lowered kernel (its runner with TmaArg descriptors: the
+    path before normfuse.direct_launch) for comparison."""
+    import torch
+    import normfuse.ops as ops
+    from normfuse.ops import inference
+    torch.manual_seed(0)
+    bf, dev = torch.bfloat16, "cuda"
+    x = torch.randn(M, K, device=dev, dtype=bf)
+    g = (1 + 0.1 * torch.randn(K, device=dev)).to(bf)
+    w = (torch.randn(N, K, device=dev) * K ** -0.5).to(bf)
+    recs = []
+    with torch.no_grad():
+        ops.rmsnorm_linear(x, g, w)
+        srcs = (g, None, w, None)
+        key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, 1e-6, 0.0, False,
+               True, tuple(map(id, srcs)))
+        call = inference._PRE_CALLS.lookup(key, srcs)
+        if call is None or call.plan.lowered is None:
+            return [dict(part="layers", layer="(setup)", error="no lowered launch-ready call")]
+        plan, low = call.plan, call.plan.lowered
+        y = torch.empty(M, N, device=dev, dtype=bf)
+        tensors = (x, *call.pre, y, *call.post)
+        args = tensors + plan.tail
+        low.run(args)
+        d = low._direct
+        layers = {
+            "public function (ops.rmsnorm_linear)": lambda: ops.rmsnorm_linear(x, g, w),
+            "op implementation (inference.prenorm_linear)": lambda: inference.prenorm_linear(
+                x, g, None, [w], [None], 1e-6, 0.0, False, True),
+            "launch-ready call (output + plan)": lambda: call(x),
+            "LaunchPlan.run": lambda: plan.run(tensors),
+            "LoweredPlan.run": lambda: low.run(args),
+        }
+        if d is not None:
+            ea, eb, ec = (m(t) for m, t in zip(low._maps, (x, call.pre[1], y)))
+            sbuf, epoch = low._shared(args)
+            full = (*ea, *eb, *ec, low.M, low.N, low.K, low._params(args), sbuf, epoch,
+                    *low.tail)
+            layers["DirectLaunch.launch (C function, cached tensor maps)"] = \
+                lambda: d.launch(*full)
+        runtime = low._runtime(args, None)
+        runner = low.launch.kernel[low.grid]
+        layers["[before] Triton's launcher (runner, TmaArg descriptors)"] = \
+            lambda: runner(*runtime, *low.tail)
+        pre_op = torch.ops.normfuse.prenorm_linear.default
+        layers["[not on the eager path] torch.library op"] = lambda: pre_op(
+            x, g, None, [w], [None], 1e-6, 0.0, False, True)
+        for name, fn in layers.items():
+            rec = dict(part="layers", layer=name, M=M, K=K, N=N, calls=calls)
+            try:
+                fn()
+                rec["host_us"], _ = _stream_ms(fn, calls)
+            except Exception as e:  # noqa: BLE001 - recorded, the rest goes on
+                rec["error"] = f"{type(e).__name__}: {e}"
+            print(f"[gpu_ops] layer {name}: {rec.get('host_us', rec.get('error'))}", flush=True)
+            recs.append(rec)
+    return recs
+
+
 def host_part(calls: int, M: int = 8192, K: int = 2048, N: int = 2048) -> list[dict]:
     import torch
     import torch.nn.functional as F
@@ -115,7 +236,11 @@ def host_part(calls: int, M: int = 8192, K: int = 2048, N: int = 2048) -> list[d
                 for _ in range(5):
                     fn()
                 _stream_ms(fn, calls)  # warm the stream loop once
-                rec["host_us"], rec["stream_ms"] = _stream_ms(fn, calls)
+                with _EncodeCounter() as enc:
+                    rec["host_us"], rec["stream_ms"] = _stream_ms(fn, calls)
+                rec["tensor_maps_encoded_per_call"] = enc.count / calls
+                rec["launch_path"] = _launch_path(fn) if not name.startswith(("cublas", "eager")) \
+                    else "torch"
                 rec["graph_ms"] = _graph_ms(fn, min(calls, 50))
                 rec["stream_over_graph"] = rec["stream_ms"] / rec["graph_ms"]
             except Exception as e:  # noqa: BLE001 - recorded, the rest goes on
@@ -123,7 +248,8 @@ def host_part(calls: int, M: int = 8192, K: int = 2048, N: int = 2048) -> list[d
                 rec["trace"] = traceback.format_exc(limit=6)
             print(f"[bench_ops] host {name}: " + ", ".join(
                 f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()
-                if k in ("host_us", "stream_ms", "graph_ms", "stream_over_graph", "error")),
+                if k in ("host_us", "stream_ms", "graph_ms", "stream_over_graph",
+                         "tensor_maps_encoded_per_call", "launch_path", "error")),
                 flush=True)
             recs.append(rec)
     return recs
@@ -217,14 +343,27 @@ def markdown(recs: list[dict], env: dict) -> str:
     host = [r for r in recs if r["part"] == "host"]
     if host:
         lines += ["## Host time, stream vs CUDA-graph replay (T=8192, K=N=2048, bf16)", "",
-                  "| case | host us/call | stream ms | graph ms | stream/graph |",
-                  "|---|---|---|---|---|"]
+                  "Goal (issue 19 item 3): host us/call <= 20, stream/graph <= 1.1.", "",
+                  "| case | host us/call | stream ms | graph ms | stream/graph | launch path | "
+                  "tensor maps encoded/call |", "|---|---|---|---|---|---|---|"]
         for r in host:
             if "error" in r:
-                lines.append(f"| {r['case']} | error: {r['error'][:80]} | | | |")
+                lines.append(f"| {r['case']} | error: {r['error'][:80]} | | | | | |")
                 continue
             lines.append(f"| {r['case']} | {r['host_us']:.1f} | {r['stream_ms']:.4f} | "
-                         f"{r['graph_ms']:.4f} | {r['stream_over_graph']:.3f} |")
+                         f"{r['graph_ms']:.4f} | {r['stream_over_graph']:.3f} | "
+                         f"{r.get('launch_path', '?')} | "
+                         f"{r.get('tensor_maps_encoded_per_call', float('nan')):.2f} |")
+        lines.append("")
+    layers = [r for r in recs if r["part"] == "layers"]
+    if layers:
+        lines += ["## rmsnorm_linear host time by layer (us per call, no sync inside)", "",
+                  "Each layer called directly with what the layer above passes it; a layer's own "
+                  "time is its figure minus the next one's.", "",
+                  "| layer | host us/call |", "|---|---|"]
+        for r in layers:
+            v = f"{r['host_us']:.2f}" if "host_us" in r else f"error: {r.get('error', '')[:80]}"
+            lines.append(f"| {r['layer']} | {v} |")
         lines.append("")
     plans = [r for r in recs if r["part"] == "plans"]
     if plans:
@@ -257,6 +396,10 @@ def main(argv=None) -> int:
     recs = []
     if args.part in ("all", "host"):
         recs += host_part(args.calls)
+        try:
+            recs += host_layers(args.calls)
+        except Exception as e:  # noqa: BLE001 - recorded, the rest goes on
+            recs.append(dict(part="layers", layer="(setup)", error=f"{type(e).__name__}: {e}"))
     if args.part in ("all", "plans"):
         recs += plans_part([k for k in args.kinds.split(",") if k])
     for r in recs:

@@ -26,8 +26,8 @@ PACKAGE = "normfuse"
 
 # (layer name, module prefixes); a module belongs to the layer of its longest matching prefix.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("low", ("normfuse.device", "normfuse.reference", "normfuse.reference_attention",
-             "normfuse.version")),
+    ("low", ("normfuse.device", "normfuse.direct_launch", "normfuse.reference",
+             "normfuse.reference_attention", "normfuse.version")),
     ("ir", ("normfuse.ir",)),
     ("launch", ("normfuse.launch",)),
     ("passes", ("normfuse.passes",)),

@@ -1,0 +1,373 @@
+"""Triton's launcher resolved to its C function (normfuse.direct_launch), on the CPU (issue 19
+item 3).
+
+Triton's own CudaLauncher runs with only the generated C launch function and the tensor-map
+encoding replaced (normfuse.testing.fake_driver: the C function records its argument tuple,
+`fill_tma_descriptor` records its inputs). The direct launch must pass exactly the tuple Triton's
+launcher passes (the launch metadata and the hooks aside: None while no hook is registered), for
+the lowered (Gluon, host TMA descriptors) kernels and a plain Triton kernel with global scratch
+and clusters; tensor maps are encoded once per address and geometry and reused otherwise; with
+a launch hook registered the launch goes through Triton's runner.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from normfuse import direct_launch as dl
+from normfuse.lowering import runtime as rt
+import normfuse.ops as ops
+from normfuse.ops import inference
+from normfuse.ops import postnorm_linear as post
+from normfuse.testing.fake_driver import FakeDriver, FakeTensorMap
+
+M, N, K = 1000, 520, 1032  # N != K, neither a multiple of the tile
+N_OF = {"rms": N, "ln": N, "rms-shared": 2056}  # shared statistics from 8 tiles of N
+OUT = {"rms": 3, "ln": 4, "rms-shared": 3}  # the output's position: x, g[, beta], w, y, bias
+
+
+def _same(a, b) -> bool:
+    """Argument tuples equal element by element: tensors by identity, tuples recursively."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return a is b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+@pytest.fixture(scope="module")
+def lowered():
+    """kind -> (the lowered launch the op made, the op's arguments of that launch): RMSNorm
+    and LayerNorm (weights folded, LayerNorm with a bias: a derived column sum) at N = 520,
+    RMSNorm with shared statistics (N = 2056, 59 row blocks: 4 waves of 132 programs); built
+    through the op (kernels compiled by the ops' launchers, shared with test_ops_host)."""
+    from normfuse.testing.fake_driver import fused_on_cpu
+    out = {}
+    gen = torch.Generator().manual_seed(0)
+    with fused_on_cpu():
+        for kind in ("rms", "ln", "rms-shared"):
+            n, m = N_OF[kind], 7512 if kind == "rms-shared" else M
+            x = torch.randn(m, K, generator=gen).bfloat16()
+            g = (1 + 0.1 * torch.randn(K, generator=gen)).bfloat16()
+            w = (torch.randn(n, K, generator=gen) / K ** 0.5).bfloat16()
+            if kind == "ln":
+                beta, b = (torch.randn(K, generator=gen) / 10).bfloat16(), torch.randn(n).bfloat16()
+                ops.layernorm_linear(x, g, beta, w, 1e-5, b)
+                srcs, eps = (g, beta, w, b), 1e-5
+            else:
+                ops.rmsnorm_linear(x, g, w)
+                srcs, eps = (g, None, w, None), 1e-6
+            key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, 0.0,
+                   kind == "ln", True, tuple(map(id, srcs)))
+            call = inference._PRE_CALLS.lookup(key, srcs)
+            low = call.plan.lowered
+            assert low is not None and low.share == (kind == "rms-shared")
+            args = (x[:M], *call.pre, torch.empty(M, n).bfloat16(), *call.post,
+                    M, *call.plan.tail[1:])
+            out[kind] = (low.launch, args)
+    return out
+
+
+def _pre_args(kind, lowered):
+    """The op's arguments for `kind` with a new x and output (M rows)."""
+    args = list(lowered[kind][1])
+    args[0] = torch.randn(M, K).bfloat16()
+    args[OUT[kind]] = torch.empty(M, N_OF[kind]).bfloat16()
+    return tuple(args)
+
+
+@pytest.fixture
+def shared(monkeypatch):
+    """The shared statistics' workspace without a CUDA stream: one buffer, epochs counting up."""
+    sbuf = torch.zeros(3 * 1024, dtype=torch.int64)
+    epochs = iter(range(1, 10**6))
+    monkeypatch.setattr(rt.SharedStats, "take",
+                        classmethod(lambda cls, d, m, b, *a: (sbuf, next(epochs))))
+    return sbuf
+
+
+def _tritons(plan, args, drv):
+    """What Triton's own launcher passes to the C function for the plan's launch of `args`."""
+    runtime = plan.bound(args).args
+    plan.launch.kernel[plan.grid](*runtime, *plan.tail)
+    return drv.launches[-1]
+
+
+@pytest.mark.parametrize("kind", ["rms", "ln", "rms-shared"])
+def test_direct_launch_passes_what_tritons_launcher_passes(kind, lowered, shared):
+    lw = lowered[kind][0]
+    base = _pre_args(kind, lowered)
+    N = N_OF[kind]
+    out = 4 if kind == "ln" else 3  # the position of y (x, g[, b], w, y, bias, ...)
+    with FakeDriver() as drv:
+        plan = lw.prepare(base, sms=132)
+        for _ in range(3):  # new activations and outputs every call, one weight
+            args = list(base)
+            args[0], args[out] = torch.randn(M, K).bfloat16(), torch.empty(M, N).bfloat16()
+            args = tuple(args)
+            enc = drv.utils.encoded
+            plan.run(args)
+            direct = drv.launches[-1]
+            assert plan._direct is not None  # the direct path ran
+            want = _tritons(plan, args, drv)
+            assert drv.utils.encoded - enc >= 3  # Triton encodes three maps on every launch
+            # the launch metadata and both hooks: None (Triton: a LazyDict and two empty
+            # HookChains, which the C function calls for nothing)
+            assert direct[10:13] == (None, None, None)
+            assert type(want[10]).__name__ == "LazyDict" and not want[11].calls
+            # the epoch differs (each launch takes one); everything else is the same
+            assert _same(direct[:10], want[:10])
+            n = len(direct)
+            assert n == len(want)
+            ep = 13 + 3 * 5 + 3 + 2  # maps (map, 2 sizes, 2 strides) x 3, M N K, eargs, sbuf
+            assert _same(direct[13:ep], want[13:ep]), (direct[13:ep], want[13:ep])
+            if plan.share:  # each launch takes an epoch
+                assert direct[ep - 1] is shared and direct[ep] == want[ep] - 1
+            else:  # no shared statistics: A and 0
+                assert direct[ep - 1] is args[0] and direct[ep] == want[ep] == 0
+            assert plan.share == (kind == "rms-shared")
+            assert _same(direct[ep + 1:], want[ep + 1:])
+            # the maps are those of this call's tensors
+            x, y = args[0], args[out]
+            assert direct[13].inputs[0] == x.data_ptr() and direct[23].inputs[0] == y.data_ptr()
+
+
+def test_tensor_maps_are_encoded_once_per_address_and_geometry(lowered, shared):
+    lw = lowered["rms"][0]
+    with FakeDriver() as drv:
+        args = _pre_args("rms", lowered)
+        plan = lw.prepare(args, sms=132)
+        plan.run(args)
+        assert drv.utils.encoded == 3
+        first = drv.launches[-1]
+        plan.run(args)
+        assert drv.utils.encoded == 3  # the same tensors: looked up
+        again = drv.launches[-1]
+        assert all(again[i] is first[i] for i in (13, 18, 23))  # the very map objects
+        x2 = torch.randn(M, K).bfloat16()
+        plan.run((x2, *args[1:]))
+        assert drv.utils.encoded == 4  # only A's address is new
+        assert drv.launches[-1][13].inputs[0] == x2.data_ptr()
+        assert drv.launches[-1][18] is first[18]
+        # the same address in another geometry (fewer rows): another plan, another map
+        xs = args[0][:500]
+        ys = args[3][:500]
+        small = (xs, *args[1:3], ys, args[4], 500, *args[6:])
+        plan_small = lw.prepare(small, sms=132)
+        plan_small.run(small)
+        m = drv.launches[-1][13]
+        assert m.inputs[0] == first[13].inputs[0] and m.inputs[5] != first[13].inputs[5]
+        assert m.inputs[5] == (500, K) and first[13].inputs[5] == (M, K)
+
+
+def test_tensor_map_cache_is_bounded_oldest_first():
+    made = []
+
+    def make(desc, meta):
+        made.append(desc.base.data_ptr())
+        return [FakeTensorMap((desc.base.data_ptr(),)), *desc.shape, *desc.strides]
+    maps = dl.TensorMaps(make, {"swizzle": 3}, (4, 8), (8, 1), size=3)
+    ts = [torch.empty(4, 8) for _ in range(4)]
+    for t in ts[:3]:
+        maps(t)
+    assert maps(ts[0])[0].inputs == (ts[0].data_ptr(),) and len(made) == 3
+    assert maps(ts[0])[1:] == (4, 8, 8, 1)
+    maps(ts[3])  # the fourth address drops the oldest
+    assert len(maps) == 3 and maps.get(ts[0].data_ptr()) is None
+    maps(ts[1])
+    assert len(made) == 4
+
+
+def test_a_registered_launch_hook_goes_through_tritons_runner(lowered, shared):
+    from triton import knobs
+    lw = lowered["rms"][0]
+    seen = []
+    hook = seen.append
+    with FakeDriver() as drv:
+        args = _pre_args("rms", lowered)
+        plan = lw.prepare(args, sms=132)
+        plan.run(args)
+        assert drv.launches[-1][11] is None
+        knobs.runtime.launch_enter_hook.add(hook)
+        try:
+            assert dl.hooks_registered()
+            plan.run(args)
+            got = drv.launches[-1]
+            assert got[11] is knobs.runtime.launch_enter_hook  # Triton's own path
+            assert type(got[10]).__name__ == "LazyDict"
+        finally:
+            knobs.runtime.launch_enter_hook.remove(hook)
+        assert not dl.hooks_registered()
+        plan.run(args)
+        assert drv.launches[-1][11] is None
+
+
+def test_a_stand_in_kernel_is_launched_through_its_runner(lowered):
+    """resolve() takes only Triton's CompiledKernel with its CUDA launcher; anything else
+    launches through kernel[grid] (as the tests' recording stand-ins do)."""
+    class Launcher:
+        def __getitem__(self, grid):
+            return lambda *a: None
+    assert dl.resolve(Launcher(), (1, 1, 1)) is None
+
+
+def test_plain_triton_kernel_with_scratch_and_clusters(monkeypatch):
+    """A kernel without host descriptors (the post-norm kernel: clusters of CTAs, global scratch
+    per program): `DirectLaunch(*args)` passes what `kernel[grid](*args)` passes, the scratch
+    allocated through the context's allocator at the same size."""
+    from triton.runtime import _allocation
+    ck = post.aot_compile_postnorm("rms", M=512, N=1024, K=1024)
+    k = ck.kernel
+    sizes = []
+
+    def alloc(size, align, stream):
+        sizes.append((size, align, stream))
+        return torch.empty(size, dtype=torch.int8)
+    token = _allocation._allocator.set(alloc)
+    try:
+        with FakeDriver() as drv:
+            grid = (8, 1, 1)
+            d = dl.resolve(k, grid)
+            assert d is not None and d.positions == ()
+            x, w = torch.randn(512, 1024).bfloat16(), torch.randn(1024, 1024).bfloat16()
+            vec = torch.zeros(1024).bfloat16()
+            y = torch.empty(512, 1024).bfloat16()
+            # the runtime arguments, then the constexprs (values the C function ignores)
+            args = (x, w, vec, vec, vec, y, 512, 1024, 1024, 1024, 1024, 1024, 1e-6, *range(9))
+            d(*args)
+            mine, my_scratch = drv.launches[-1], sizes[-1]
+            k[grid](*args)
+            want, their_scratch = drv.launches[-1], sizes[-1]
+    finally:
+        _allocation._allocator.reset(token)
+    assert my_scratch == their_scratch and my_scratch[0] == 8 * 4 * 256
+    assert _same(mine[:7], want[:7]) and mine[9] == want[9]
+    assert mine[10:13] == (None, None, None)
+    assert _same(mine[13:], want[13:])
+
+
+def test_derived_vectors_under_capture_are_pinned_and_not_remembered(lowered, shared,
+                                                                     monkeypatch):
+    """LayerNorm's column sum of the weight (a derived argument): remembered per weight
+    version eagerly; under capture a remembered vector is pinned for the graph, and one computed
+    there (a new weight version) is neither remembered nor cached (it holds nothing until the
+    graph replays)."""
+    from normfuse.device import cuda_state
+    from normfuse.lowering import launch as L
+    lw = lowered["ln"][0]
+    monkeypatch.setattr(L, "_GRAPH_PINS", {})
+    with FakeDriver() as drv:
+        args = _pre_args("ln", lowered)
+        plan = lw.prepare(args, sms=132)
+        (slot, _), = plan._derived_slots
+        plan.run(args)
+        v = drv.launches[-1][31][slot]  # the eargs tuple
+        w = args[3]
+        torch.testing.assert_close(v, w.float().sum(1), rtol=0, atol=0)
+        assert plan._last_derived[slot][4] is v and not L._GRAPH_PINS
+        monkeypatch.setattr(cuda_state, "capturing", lambda: True, raising=False)
+        plan.run(args)
+        assert drv.launches[-1][31][slot] is v and any(t is v for t in L._GRAPH_PINS.values())
+        n = len(L._DERIVED_CACHE)
+        w.add_(1.0)  # a new version, seen inside the capture
+        plan.run(args)
+        v2 = drv.launches[-1][31][slot]
+        assert v2 is not v and plan._last_derived[slot][4] is v and len(L._DERIVED_CACHE) == n
+        monkeypatch.setattr(cuda_state, "capturing", lambda: False, raising=False)
+        plan.run(args)
+        v3 = drv.launches[-1][31][slot]
+        assert plan._last_derived[slot][4] is v3
+        torch.testing.assert_close(v3, w.float().sum(1), rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU: the direct launch computes what Triton's launcher computes
+# ---------------------------------------------------------------------------------------------
+
+def _gpu_cases():
+    """(name, f(x) -> y, K) for the ops at sizes that take each launch form: lowered RMSNorm,
+    lowered RMSNorm with shared statistics (12 N tiles, 768 tiles: 4+ waves), lowered LayerNorm
+    (a derived column sum), the post-norm Triton kernel (no descriptors, global scratch)."""
+    dev, bf = "cuda", torch.bfloat16
+    torch.manual_seed(0)
+    K = 2048
+    g = (1 + 0.1 * torch.randn(K, device=dev)).to(bf)
+    beta = (0.1 * torch.randn(K, device=dev)).to(bf)
+    w = (torch.randn(2048, K, device=dev) * K ** -0.5).to(bf)
+    w3 = (torch.randn(3072, K, device=dev) * K ** -0.5).to(bf)
+    gn = (1 + 0.1 * torch.randn(2048, device=dev)).to(bf)
+    r = torch.randn(8192, 2048, device=dev, dtype=bf)
+    return [("rmsnorm_linear", lambda x: ops.rmsnorm_linear(x, g, w)),
+            ("rmsnorm_linear shared", lambda x: ops.rmsnorm_linear(x, g, w3)),
+            ("layernorm_linear", lambda x: ops.layernorm_linear(x, g, beta, w)),
+            ("linear_rmsnorm", lambda x: ops.linear_rmsnorm(x, w, gn, residual=r))]
+
+
+@pytest.mark.gpu
+def test_gpu_direct_launch_matches_tritons_launcher_bitwise():
+    """Each op at T = 8192, K = 2048 through the direct launch (new inputs, an input seen
+    again: its tensor maps from the cache, a side stream, a CUDA graph replayed with new data)
+    equals, bitwise, the same op launched through Triton's runner (taken while a launch hook is
+    registered) on the same inputs."""
+    from triton import knobs
+    xs = [torch.randn(8192, 2048, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
+    hook = lambda *a: None  # noqa: E731
+    with torch.no_grad():
+        for name, f in _gpu_cases():
+            f(xs[0])  # plans, compiles
+            knobs.runtime.launch_enter_hook.add(hook)
+            try:
+                assert dl.hooks_registered()
+                want = [f(x).clone() for x in xs]
+            finally:
+                knobs.runtime.launch_enter_hook.remove(hook)
+            got = [f(x) for x in xs] + [f(xs[0])]
+            for i, y in enumerate(got):
+                assert torch.equal(y, want[i % 3]), (name, i)
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                ys = f(xs[1])
+            torch.cuda.current_stream().wait_stream(s)
+            assert torch.equal(ys, want[1]), name
+            static = xs[2].clone()
+            f(static)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                out = f(static)
+            static.copy_(xs[0])
+            graph.replay()
+            torch.cuda.synchronize()
+            assert torch.equal(out, want[0]), name
+            del graph
+
+
+@pytest.mark.gpu
+def test_gpu_ops_take_the_direct_launch_and_reuse_tensor_maps():
+    """The ops' launch plans resolve Triton's launcher to its C function on the H200 (Triton
+    3.6's CUDA launcher), and a call with tensors at addresses seen before encodes no tensor
+    map."""
+    from triton.runtime import driver
+    from normfuse.ops import prenorm_linear as pre
+    utils = driver.active.utils
+    real, count = utils.fill_tma_descriptor, [0]
+
+    def counting(*a):
+        count[0] += 1
+        return real(*a)
+    with torch.no_grad():
+        for name, f in _gpu_cases():
+            x = torch.randn(8192, 2048, device="cuda", dtype=torch.bfloat16)
+            f(x)
+            f(x)
+            utils.fill_tma_descriptor = counting
+            try:
+                for _ in range(5):
+                    f(x)  # the output is freed and reallocated at the same address
+            finally:
+                utils.fill_tma_descriptor = real
+            assert count[0] == 0, (name, count[0])
+    lowered = [p.lowered for p in pre._PRE_PLANS.values() if p.lowered is not None]
+    assert lowered and all(p._direct is not None for p in lowered)
+    assert all(isinstance(p.runner, dl.DirectLaunch) for p in post._POST_PLANS.values()
+               if p.runner is not None)

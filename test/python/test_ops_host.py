@@ -1,0 +1,257 @@
+"""The op layer's per-call host path, on the CPU (issue 19 item 3).
+
+The fused path runs on CPU tensors with only the device calls stubbed
+(normfuse.testing.fake_driver.fused_on_cpu: Triton's own launcher, its C launch function
+recording the argument tuple): every call launches its own tensors (new activations and outputs
+every call), an in-place weight update or a new weight storage re-resolves the derived weights,
+a new geometry makes a new launch-ready call, the eager call that skips the dispatcher passes
+what the torch.library op passes, a capture stores nothing and pins what it reads. Also: when an
+eager call may skip the dispatcher, and the modules' parameter reads.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import normfuse.ops as ops
+from normfuse.ops import common, functional, inference
+from normfuse.testing.fake_driver import fused_on_cpu
+
+M, K, N = 1000, 1032, 520
+A, B, C = 13, 18, 23  # the tensor maps of A, B and the output in the C launch's tuple
+
+pytestmark = pytest.mark.filterwarnings("ignore::normfuse.ops.FallbackWarning")
+
+
+def _bf(*shape, scale=1.0, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(*shape, generator=g) * scale).bfloat16()
+
+
+@pytest.fixture
+def resolves(monkeypatch):
+    """How many times the inference op resolved derived weights (the memo missed)."""
+    seen = []
+    real = inference._resolve_pre
+    monkeypatch.setattr(inference, "_resolve_pre", lambda *a: (seen.append(a), real(*a))[1])
+    return seen
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    ops.clear_caches()
+    yield
+    ops.clear_caches()
+
+
+def _address(m) -> int:
+    return m.inputs[0]
+
+
+def _call_of(x, srcs, eps, offset=0.0, is_ln=False, fold=True):
+    """The launch-ready call the inference op keeps for x and the weight tensors `srcs`."""
+    key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln, fold,
+           tuple(map(id, srcs)))
+    return inference._PRE_CALLS.lookup(key, srcs)
+
+
+def _same(a, b) -> bool:
+    """Argument tuples equal element by element: tensors by identity, tuples recursively."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return a is b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def test_eager_calls_launch_their_own_tensors_and_see_weight_updates(resolves):
+    g, w = 1 + _bf(K, scale=0.1, seed=1), _bf(N, K, scale=K ** -0.5, seed=2)
+    with fused_on_cpu() as drv:
+        ys, launches = [], []
+        for seed in (3, 4):  # new activations every call
+            x = _bf(M, K, seed=seed)
+            y = ops.rmsnorm_linear(x, g, w)
+            ys.append(y)
+            launches.append(drv.launches[-1])
+            assert y.shape == (M, N)
+            assert _address(drv.launches[-1][A]) == x.data_ptr()
+            assert _address(drv.launches[-1][C]) == y.data_ptr()  # the output it returns
+        assert ys[0].data_ptr() != ys[1].data_ptr()
+        assert launches[1][B] is launches[0][B]  # the folded weight's map, looked up
+        assert len(resolves) == 1
+        call = _call_of(x, (g, None, w, None), 1e-6)
+        assert call is not None and call.plan.lowered is not None  # the lowered kernel
+        folded = call.pins[0]
+        torch.testing.assert_close(folded.float(), (w.float() * g.float()).bfloat16().float(),
+                                   rtol=0.01, atol=1e-3)
+
+        with torch.no_grad():
+            w.mul_(2.0)  # in place: a new version
+        ops.rmsnorm_linear(x, g, w)
+        assert len(resolves) == 2
+        call = _call_of(x, (g, None, w, None), 1e-6)
+        assert call.pins[0] is not folded
+        assert _address(drv.launches[-1][B]) == call.pins[0].data_ptr()
+        torch.testing.assert_close(call.pins[0].float(), 2 * folded.float(), rtol=0.02, atol=2e-3)
+
+        w.data = w.data.clone()  # same tensor object and version, another address
+        ops.rmsnorm_linear(x, g, w)
+        assert len(resolves) == 3
+
+        x3 = _bf(2, 300, K, seed=5)  # another geometry: its own plan and call
+        y3 = ops.rmsnorm_linear(x3, g, w)
+        assert y3.shape == (2, 300, N) and _address(drv.launches[-1][C]) == y3.data_ptr()
+        assert drv.launches[-1][A].inputs[5] == (600, K)
+        assert len(resolves) == 3  # the weights' resolution is the memo's
+
+
+def test_the_direct_call_passes_what_the_dispatched_op_passes():
+    g, w = 1 + _bf(K, scale=0.1, seed=1), _bf(N, K, scale=K ** -0.5, seed=2)
+    x = _bf(M, K, seed=3)
+    with fused_on_cpu() as drv:
+        for is_ln in (False, True):
+            beta = _bf(K, scale=0.1, seed=7) if is_ln else None
+            b = _bf(N, seed=6) if is_ln else None
+            args = (x, g, beta, [w], [b], 1e-5 if is_ln else 1e-6, 0.0, is_ln, True)
+            y = inference.prenorm_linear(*args)  # warm-up: resolves and plans
+            direct = drv.launches[-1]
+            y2 = torch.ops.normfuse.prenorm_linear.default(*args)
+            dispatched = drv.launches[-1]
+            assert len(direct) == len(dispatched)
+            for i, (u, v) in enumerate(zip(direct, dispatched)):
+                if i == C:  # each call's own output
+                    assert _address(u) == y.data_ptr() and _address(v) == y2.data_ptr()
+                    assert u.inputs[1:] == v.inputs[1:]
+                else:
+                    assert _same(u, v), i
+            f = ops.layernorm_linear(x, g, beta, w, 1e-5, b) if is_ln else \
+                ops.rmsnorm_linear(x, g, w, 1e-6, b)
+            assert drv.launches[-1][A] == direct[A] and drv.launches[-1][B] is direct[B]
+            assert _address(drv.launches[-1][C]) == f.data_ptr()
+
+
+def test_postnorm_calls_launch_their_own_tensors():
+    """linear_rmsnorm (a Triton kernel without host descriptors: the C function takes the
+    tensors) with a residual, 3-D activations."""
+    m, k, n = 200, 256, 256
+    w, gn = _bf(n, k, scale=k ** -0.5, seed=2), 1 + _bf(n, scale=0.1, seed=8)
+    with fused_on_cpu() as drv:
+        for seed in (3, 4):
+            x, r = _bf(2, m // 2, k, seed=seed), _bf(2, m // 2, n, seed=seed + 10)
+            y = ops.linear_rmsnorm(x, w, gn, residual=r)
+            assert y.shape == (2, m // 2, n)
+            launch = drv.launches[-1]
+            ptrs = [a.data_ptr() for a in launch[13:19]]  # X, W, BIAS, RES, G, Y
+            assert ptrs[0] == x.data_ptr() and ptrs[3] == r.data_ptr() and ptrs[5] == y.data_ptr()
+            assert launch[14] is w and launch[15] is w and launch[17] is gn  # (no bias: W)
+        assert len(inference._POST_CALLS) == 1
+
+
+def test_a_capture_stores_no_call_and_pins_what_it_reads(monkeypatch):
+    from normfuse import device
+    g, w = 1 + _bf(K, scale=0.1, seed=1), _bf(N, K, scale=K ** -0.5, seed=2)
+    monkeypatch.setattr(common, "_GRAPH_PINS", {})
+    with fused_on_cpu() as drv:
+        x = _bf(M, K, seed=3)
+        ops.rmsnorm_linear(x, g, w)
+        folded = _call_of(x, (g, None, w, None), 1e-6).pins[0]
+        n, m = len(inference._PRE_CALLS), len(inference._PRE_MEMO)
+        assert not common._GRAPH_PINS
+        stub = device.cuda_state.capturing
+        device.cuda_state.capturing = lambda: True
+        try:
+            x2 = _bf(M, K, seed=4)
+            ops.rmsnorm_linear(x2, g, w)  # a hit: the folded weight is pinned for the graph
+            assert any(t is folded for t in common._GRAPH_PINS.values())
+            assert _address(drv.launches[-1][A]) == x2.data_ptr()
+            x3 = _bf(600, K, seed=5)  # (the same config and specialization: the same kernel)
+            ops.rmsnorm_linear(x3, g, w)  # a new geometry: launched, nothing stored
+            assert _address(drv.launches[-1][A]) == x3.data_ptr()
+            assert len(inference._PRE_CALLS) == n and len(inference._PRE_MEMO) == m
+        finally:
+            device.cuda_state.capturing = stub
+    ops.clear_caches()
+    assert not common._GRAPH_PINS and not inference._PRE_CALLS and not inference._PRE_MEMO
+
+
+def test_eager_calls_skip_the_dispatcher_only_where_it_adds_nothing(monkeypatch):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.overrides import TorchFunctionMode
+    x, g, w = torch.randn(4, 8), torch.randn(8), torch.nn.Parameter(torch.randn(6, 8))
+    direct = functional._direct
+    assert direct(x, g, w, None)
+    with FakeTensorMode():
+        assert not direct(torch.empty(4, 8), g)
+
+    def traced(x):
+        assert not direct(x, g)
+        return x + 1
+    make_fx(traced)(x)
+    assert torch.vmap(lambda t: torch.tensor(float(direct(t, g))))(x).sum() == 0
+
+    class Mode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+    with Mode():
+        assert not direct(x, g)
+
+    class Sub(torch.Tensor):
+        pass
+    assert not direct(x.as_subclass(Sub), g) and not direct(x, g.as_subclass(Sub))
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    assert not direct(x, g)
+
+
+def test_dispatched_and_direct_calls_compute_the_same_on_cpu():
+    """The reference path (CPU), with and without the dispatcher, and through FakeTensorMode
+    (which takes the op's fake implementation)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    x, g, w = _bf(5, 3, 64, seed=1), 1 + _bf(64, scale=0.1, seed=2), _bf(40, 64, seed=3)
+    y = ops.rmsnorm_linear(x, g, w)
+    y2 = torch.ops.normfuse.prenorm_linear.default(x, g, None, [w], [None], 1e-6, 0.0, False,
+                                                   True)
+    torch.testing.assert_close(y, y2, rtol=0, atol=0)
+    with FakeTensorMode() as mode:
+        fy = ops.rmsnorm_linear(mode.from_tensor(x), mode.from_tensor(g), mode.from_tensor(w))
+        assert fy.shape == (5, 3, 40)
+
+
+def test_modules_read_their_parameters_however_they_are_held():
+    """RMSNormLinear / LayerNormLinear read registered parameters from _parameters (no
+    Module.__getattr__), and anything else as attributes: bias=False (None), a bias, a
+    parametrized weight (a property), a weight norm style plain attribute."""
+    from torch.nn.utils import parametrize
+    from normfuse.nn import LayerNormLinear, RMSNormLinear
+
+    torch.manual_seed(0)
+    x = torch.randn(3, 32).bfloat16()
+    for cls in (RMSNormLinear, LayerNormLinear):
+        for bias in (False, True):
+            m = cls(32, 24, bias=bias, dtype=torch.bfloat16)
+            with torch.no_grad():
+                for p in m.parameters():
+                    p.add_(0.1 * torch.randn_like(p))
+            want = _module_ref(m, x, m.weight)
+            torch.testing.assert_close(m(x), want, rtol=0.02, atol=0.02)
+
+            class Double(torch.nn.Module):
+                def forward(self, w):
+                    return 2 * w
+            parametrize.register_parametrization(m, "weight", Double())
+            assert "weight" not in m._parameters
+            torch.testing.assert_close(m(x), _module_ref(m, x, m.weight), rtol=0.02, atol=0.02)
+            torch.testing.assert_close(m.weight, 2 * m.parametrizations.weight.original)
+
+
+def _module_ref(m, x, w):
+    xf = x.float()
+    if hasattr(m, "norm_bias"):
+        h = torch.nn.functional.layer_norm(xf, (xf.shape[-1],), m.norm_weight.float(),
+                                           m.norm_bias.float(), m.eps)
+    else:
+        h = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + m.eps) * m.norm_weight.float()
+    y = h @ w.float().t()
+    if m.bias is not None:
+        y = y + m.bias.float()
+    return y.to(x.dtype)
