@@ -1,0 +1,111 @@
+"""Where a model benchmark configuration spends its time: torch.profiler over a few eager calls.
+
+    python -m normfuse.repro.profile_models --out DIR gpt2:stock gpt2:normfuse llama:liger \
+        llama:normfuse+liger [--mode prefill|train] [--calls 3]
+
+For each model:configuration of `normfuse.repro.models` (eager configurations only: a compiled
+graph profiles as Inductor's kernels, which the benchmark's own numbers cover), the wall time
+per call (synchronized), the host time per call (perf_counter around the call, no sync) and the
+device kernels by total time (top 25, `profile_<model>_<config>_<mode>.txt`), plus
+`profile.json` with the per-call figures and each kernel's total. Used to find why a
+configuration is slower than the one it should beat (2026-12-01: GPT-2 and BERT through
+normfuse, Llama normfuse+Liger).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+__all__ = ["profile_one", "main"]
+
+
+def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=print) -> dict:
+    import contextlib
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from . import models as M
+    spec = M.SPECS[model]
+    cfg = M._config(config)
+    if cfg.compiled:
+        raise SystemExit(f"{config}: profile the eager configurations")
+    device, dtype = "cuda", torch.bfloat16
+    sd, ids, R = M.make_state(spec, device, dtype)
+    info: dict = {}
+    scope = M.liger_scope(spec.family) if cfg.liger else contextlib.nullcontext()
+    with scope:
+        m = M.build_configuration(spec, cfg, sd, device, dtype, info)
+        params = [p for p in m.parameters() if p.requires_grad]
+        if mode == "prefill":
+            m.eval()
+
+            def call():
+                with torch.no_grad():
+                    return M._forward(m, ids)
+        else:
+            m.train()
+
+            def call():
+                return M._step(m, ids, R, params)
+        for _ in range(3):
+            call()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            call()
+        host = (time.perf_counter() - t0) / calls
+        torch.cuda.synchronize()
+        wall = (time.perf_counter() - t0) / calls
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                call()
+            torch.cuda.synchronize()
+    table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=25)
+    name = f"profile_{model}_{config.replace('+', '-')}_{mode}.txt"
+    with open(os.path.join(out, name), "w") as f:
+        f.write(f"{model} {config} {mode}: wall {wall * 1e3:.3f} ms/call, host "
+                f"{host * 1e3:.3f} ms/call (no sync)\n\n{table}\n")
+    kernels = []
+    for e in prof.key_averages():
+        dev = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
+        if dev:
+            kernels.append({"name": e.key[:120], "device_us": round(dev / calls, 1),
+                            "count": e.count // calls})
+    kernels.sort(key=lambda k: -k["device_us"])
+    rec = {"model": model, "config": config, "mode": mode, "wall_ms": round(wall * 1e3, 3),
+           "host_ms": round(host * 1e3, 3), "kernels": kernels[:40]}
+    log(f"[profile] {model} {config} {mode}: wall {rec['wall_ms']} ms, host {rec['host_ms']} ms; "
+        + "; ".join(f"{k['name'][:40]} {k['device_us']} us x{k['count']}" for k in kernels[:6]))
+    del m, params
+    torch.cuda.empty_cache()
+    return rec
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("pairs", nargs="+", help="model:configuration (eager configurations)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--mode", choices=("prefill", "train"), default="prefill")
+    ap.add_argument("--calls", type=int, default=3)
+    a = ap.parse_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    recs = []
+    for pair in a.pairs:
+        model, config = pair.split(":", 1)
+        try:
+            recs.append(profile_one(model, config, a.mode, a.calls, a.out))
+        except Exception as e:  # noqa: BLE001 - one failure must not lose the others
+            recs.append({"model": model, "config": config, "mode": a.mode,
+                         "error": f"{type(e).__name__}: {e}"})
+            print(f"[profile] {pair}: {type(e).__name__}: {e}")
+    with open(os.path.join(a.out, "profile.json"), "w") as f:
+        json.dump(recs, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
