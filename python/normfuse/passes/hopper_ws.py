@@ -90,9 +90,10 @@ from ..ir import ops
 from ..ir import ws_plan as P
 from ..ir.affine import (TRIP, DimIndex, Forms, NotAffine, Poly, conditions, divide, dims_of,
                          drop_trip, is_scalar, position, split_dims, swap_dims, trip)
+from ..ir.cluster_ptx import MARK as CLUSTER_MARK
 from ..ir.effects import writes_memory
 from ..ir.match import ForLoop, is_zero_constant
-from ..ir.ops import LoadOp, ReduceOp, element_of as element, shape_of as shape
+from ..ir.ops import LoadOp, ReduceOp, StoreOp, element_of as element, shape_of as shape
 from ..ir.query import (cmp_predicate, constant_value, desc_info, func_params, is_pointer,
                         make_range_bounds)
 from . import Pass, PassError, PassRun
@@ -137,6 +138,7 @@ class _Matcher:
     def __init__(self, module: Module):
         self.module = module
         self.users = module.user_index()
+        self.res = self.res_load = None  # a post-norm's residual tile, read by TMA (`_residual`)
 
     def users_of(self, v: Value) -> list[Op]:
         return self.users.get(id(v), [])
@@ -163,11 +165,21 @@ class _Matcher:
         self.loop, self.dot = loop, dot
         effects = [o for o in func.walk() if not o.regions and writes_memory(o)]
         stores = [o for o in effects if o.name == ops.STORE]
-        if len(stores) != 1 or len(effects) != 1:
+        clustered = next((o for o in effects if o.name == ops.INLINE_ASM and CLUSTER_MARK in o.text), None)
+        if clustered is not None:
+            raise _Miss("the kernel's rows are split over a thread-block cluster (cluster-reduce ran "
+                        "before): the template's post-norm takes the naive kernel (run "
+                        "epilogue-norm,hopper-ws{post-norm=true} instead)", clustered)
+        self.post = None
+        two_passes = len(stores) == 2 and len(effects) == 2
+        if two_passes:
+            self.store = None  # the post-norm's GEMM tile store (`_two_passes`, below)
+        elif len(stores) != 1 or len(effects) != 1:
             bad = next((o for o in effects if o.name != ops.STORE), stores[1] if len(stores) > 1 else None)
             raise _Miss("the kernel has side effects besides one tt.store of the output tile "
                         f"({', '.join(sorted({o.name for o in effects}))})", bad)
-        self.store = stores[0]
+        else:
+            self.store = stores[0]
         a_v, b_v, c_v = dot.operands[:3]
         if c_v not in loop.iter_args:
             raise _Miss("the dot's accumulator is not carried by its loop", dot)
@@ -187,6 +199,11 @@ class _Matcher:
         if self.dtype not in _DTYPES or element(b_v) != self.dtype:
             raise _Miss(f"dot operands are {element(a_v)} x {element(b_v)}; the template takes "
                         "bf16 or fp16 (one type)", dot)
+        if two_passes:
+            # a post-norm whose row spans several N tiles: the GEMM loop's store is the tile, the
+            # normalizing loop's store the output
+            self.post = _two_passes(self, stores)
+            self.store = self.post.s1
         self.forms = Forms(loop)
         self._k_bound()
         self._a_operand(a_v)
@@ -698,6 +715,121 @@ def _acc_reductions(m: _Matcher, out: Value) -> Op | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Post-norm: the naive kernel's two passes over the row's N tiles
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _Post:
+    """A post-norm whose row spans several N tiles, in the naive kernel's form: loop 1 over the
+    row's T tiles runs the GEMM's k-loop, stores the tile (`s1`) and carries the row sums
+    (`sums`: (loop-1 result index, the tile's share: a sum over the tile's columns)); loop 2
+    over the same tiles reloads each tile (`reload`) and stores it normalized (`s2`)."""
+    loop1: ForLoop
+    loop2: ForLoop
+    s1: Op
+    s2: Op
+    reload: Op
+    trips: int
+    sums: list
+
+
+def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
+    """Read the two passes of a naive post-norm (kernels/postnorm_gemm.py's form for N > BN):
+
+        %s = scf.for %n = 0 to T step 1 iter_args(%ss = 0) {      // loop 1 (the k-loop inside)
+          %acc = scf.for %k ... { tt.dot }    %v = f(%acc, ...)    // bias, residual, masks
+          tt.store %Y[tile n], truncf(%v)     yield %ss + reduce(g(%v), axis=1) }
+        %rstd = h(%s)
+        scf.for %n = 0 to T step 1 { %y = tt.load %Y[tile n]; tt.store %Y[tile n], norm(%y, %rstd) }
+
+    The row sums split over any partition of the row's columns, so the template computes each
+    tile's share reduce(g(v)) on its own CTA and adds the T shares (the exchange); loop 2 reloads
+    exactly what loop 1 stored in the same trip (same address and mask under the shared trip
+    index, `normfuse.ir.affine`), so its reload is the tile v itself (in fp32: one rounding, as
+    epilogue-norm does), and the first store is overwritten by the second everywhere it wrote."""
+    kloop = m.loop.op
+    l1op = kloop.block.parent_op
+    blk = kloop.block
+    generic = _Miss("the kernel has side effects besides one tt.store of the output tile (2 "
+                    "tt.store, not a post-norm's two passes over the row's N tiles)", stores[1])
+    if all(st.block is blk for st in stores):
+        first, second = sorted(stores, key=blk.index_of)
+        root = StoreOp(first).root
+        if root is not None and any(o.name in ops.LOADS and LoadOp(o).root is root
+                                    for o in blk.ops[blk.index_of(first) + 1:blk.index_of(second)]):
+            raise _Miss("the output tile is stored, reloaded and stored again next to the GEMM (a "
+                        "post-norm whose row is one tile): run epilogue-norm first, which "
+                        "normalizes it in registers", second)
+        raise generic
+    s1 = next((st for st in stores if st.block is blk), None)
+    if s1 is None or l1op is None or l1op.name != ops.FOR:
+        raise generic
+    s2 = stores[1] if stores[0] is s1 else stores[0]
+    l2op = s2.block.parent_op
+    blk = l1op.block
+    if l2op is None or l2op.name != ops.FOR or l2op.block is not blk \
+            or blk.index_of(l2op) < blk.index_of(l1op):
+        raise _Miss("the normalized tile is not stored by a later loop over the row's N tiles, next "
+                    "to the GEMM's loop", s2)
+    l1, l2 = ForLoop(l1op), ForLoop(l2op)
+    b1, b2 = l1.constant_bounds(), l2.constant_bounds()
+    if None in b1 or None in b2:
+        raise _Miss("the loops over the row's N tiles need constant bounds (make N a tl.constexpr)",
+                    l1op)
+    if b1[0] != 0 or b1[2] != 1 or b1 != b2 or b1[1] < 1:
+        raise _Miss(f"the loops over the row's N tiles must both run over the tile indices 0..T "
+                    f"step 1 (found {tuple(b1)} and {tuple(b2)})", l1op)
+    if l2.iter_args:
+        raise _Miss("the normalizing loop carries values across tiles", l2op)
+    # loop 2 reads back exactly what loop 1 stored, trip by trip, and stores over it
+    forms = Forms(l1, l2)
+
+    def same(a: tuple, b: tuple) -> bool:
+        return len(a) == len(b) and all(
+            (x is None and y is None) or (x is not None and y is not None and forms.equal(x, y))
+            for x, y in zip(a, b))
+
+    first = StoreOp(s1)
+    root = first.root
+    reads = [o for o in m.func.walk() if o.name in ops.LOADS and root is not None
+             and LoadOp(o).root is root]
+    if root is None or len(reads) != 1 or reads[0].block is not l2.body:
+        raise _Miss("the normalizing loop does not reload the stored tile exactly once (and nothing "
+                    "else reads the output)", reads[1] if len(reads) > 1 else l2op)
+    reload = reads[0]
+    if not same(LoadOp(reload).address, first.address):
+        raise _Miss("the normalizing loop's reload is not, trip by trip, the tile the GEMM loop "
+                    "stored (address and mask)", reload)
+    if s2.block is not l2.body or l2.body.index_of(s2) < l2.body.index_of(reload) \
+            or not same(StoreOp(s2).address, first.address):
+        raise _Miss("the normalized tile is not stored where the GEMM loop stored the tile", s2)
+    sums = []
+    users = m.users
+    for i, (a, init, y) in enumerate(zip(l1.iter_args, l1.inits, l1.yields)):
+        if shape(a) != (m.BM,) or element(a) != "f32":
+            raise _Miss(f"loop-carried value {a.ref()} of the loop over N tiles is not a per-row f32 "
+                        "vector", l1op)
+        if not is_zero_constant(init):
+            raise _Miss(f"row sum {a.ref()} does not start at zero", l1op)
+        o = y.owner
+        if o is None or o.name != ops.ADDF or sum(1 for v in o.operands if v is a) != 1 \
+                or len(users.get(id(a), [])) != 1:
+            raise _Miss(f"row sum {a.ref()} is not a sum over the row's tiles (%s + x)", l1op)
+        x = o.operands[1] if o.operands[0] is a else o.operands[0]
+        red = x.owner
+        if red is None or not _is_sum_over(red, 1) or shape(red.operands[0]) != (m.BM, m.BN) \
+                or red.block is not l1.body:
+            raise _Miss(f"row sum {a.ref()}'s share per tile is not a sum over the tile's columns",
+                        red or l1op)
+        sums.append((i, red))
+    if not sums:
+        raise _Miss("the loop over N tiles accumulates no row sums", l1op)
+    if len(sums) > 2:
+        raise _Miss(f"{len(sums)} row sums; the template exchanges two", l1op)
+    return _Post(l1, l2, s1, s2, reload, b1[1], sums)
+
+
+# ---------------------------------------------------------------------------------------------
 # The hooks as expression DAGs
 # ---------------------------------------------------------------------------------------------
 
@@ -817,8 +949,9 @@ def _count(hooks) -> int:
     return len(seen)
 
 
-def _hooks(m: _Matcher):
-    """(pre, stats, afn, epi, notes): the hooks' DAGs."""
+def _hooks(m: _Matcher, post_norm: bool = False):
+    """(pre, stats, afn, epi, rows, fin, notes): the hooks' DAGs. `post_norm`: lower row
+    reductions of the accumulator (rows and fin: a post-norm whose row spans several tiles)."""
     loop = m.loop
     params = {id(p.value): i for i, p in enumerate(m.params)}
     tile_loads = [o for o in loop.body.ops if _same_tile(o, m.a_load)]
@@ -912,16 +1045,134 @@ def _hooks(m: _Matcher):
             b[id(users[0].results[0])] = rowvec(f"st{j}")
     for j, (i, _) in enumerate(m.col_sums):
         b[id(results[i])] = P.bound(f"cs{j}", 1, "f32")
-    out = m.out_value
-    if out.owner is not None and out.owner.name == ops.TRUNCF and element(out.owner.operands[0]) == "f32":
-        out = out.owner.operands[0]
+    out = _unrounded(m.out_value)
+    red = _acc_reductions(m, out)
+    if m.post is not None:
+        if not post_norm:
+            raise _Miss(f"a post-norm whose row spans {m.post.trips} N tiles (two passes over the "
+                        "row); not lowered by default (hopper-ws{post-norm=true} lowers it, the "
+                        "tiles of a row exchanging their row sums through global memory)", m.post.s2)
+        if red is not None:
+            raise _Miss("the tile before the norm reduces rows of the accumulator within one N tile",
+                        red)
+        res = _residual(m, out)
+        if isinstance(res, str):
+            notes.append(f"the residual tile is read with pointer loads in the epilogue ({res})")
+        elif res is not None:
+            m.res_load, m.res = res
+            b[id(m.res_load.results[0])] = P.bound("res", 2, element(m.res_load.results[0]))
+            notes.append("the residual tile loaded by TMA into the output's staging tile during "
+                         "the k-loop")
+        epi = P.Hook("epi", (_Exprs(b, params)(out),))
+        rows, fin = _post_hooks(m, params, coords(True), out)
+        notes.append(f"post-norm: the row's {m.post.trips} N tiles on {m.post.trips} CTAs of one "
+                     f"wave, {len(m.post.sums)} partial row sum(s) exchanged through global memory "
+                     "(stamped words), the tile normalized in fp32 in the epilogue")
+        return pre, stats, afn, epi, rows, fin, notes
+    if red is not None:
+        if not post_norm:
+            raise _Miss("the epilogue reduces rows of the accumulator (a post-norm); not lowered by "
+                        "default: the template's post-norms measured slower than cluster-reduce and "
+                        "epilogue-norm's kernels on the H200 (docs/NOTES.md; "
+                        "hopper-ws{post-norm=true} lowers it)", red)
+        notes.append("post-norm: the epilogue reduces rows of the accumulator within the tile"
+                     + (" (the row is one tile)" if m.pid_n is None else ""))
+    epi = P.Hook("epi", (_Exprs(b, params)(out),))
+    return pre, stats, afn, epi, None, None, notes
+
+
+def _residual(m: _Matcher, v: Value):
+    """The [BM, BN] tile that the epilogue value `v` reads from a second matrix at the output
+    tile's rows and columns (a post-norm's residual), as (load, TileOperand) for the template's
+    TMA; None when there is none; the reason (a string) when it cannot be read by TMA."""
+    loads, seen, stack = [], set(), [v]
+    while stack:
+        x = stack.pop()
+        op = x.owner
+        if op is None or id(op) in seen or op is m.loop.op:
+            continue
+        seen.add(id(op))
+        if op.name == ops.LOAD and shape(x) == (m.BM, m.BN):
+            loads.append(op)
+            continue
+        if op.name in ops.LOADS:
+            continue
+        stack.extend(op.operands)
+    if not loads:
+        return None
+    if len(loads) > 1:
+        return f"{len(loads)} tiles of other matrices"
+    load = loads[0]
+    info = LoadOp(load)
+    try:
+        base, off = m.pointer(info.ptr, "residual")
+        dims = split_dims(off, 2)
+        conds = conditions(m.forms, info.mask) if info.mask is not None else []
+    except NotAffine as e:
+        return f"its address: {e}"
+    if id(base) not in m.pid:
+        return "its base pointer is not a kernel parameter"
+    if info.other is not None and not is_zero_constant(info.other):
+        return "its masked lanes are not zero (TMA fills zeros)"
+    if dims[1].stride != Poly.const(1):
+        return "its rows are not contiguous"
+    for d, (coord, size) in enumerate(((m.pid_m, m.BM), (m.pid_n, m.BN))):
+        r, kk, rest = dims[d].parts(d)
+        got = m._coordinate(rest, size)
+        if r != 1 or kk != 0 or dims[d].modulus is not None or got is False or got != coord:
+            return f"its {'rows' if d == 0 else 'columns'} are not the output tile's"
+    stride = m.source(dims[0].stride)
+    if stride is None:
+        return "its row stride is not a parameter or a constant"
+    for c in conds:
+        inv = set().union(*(dims_of(t) for t, _ in c.terms)) if c.terms else set()
+        if len(inv) != 1:
+            return "its mask is not a bound on rows or on columns"
+        dim = inv.pop()
+        src = m.source(dims[dim].inner + c.scale(-1))
+        if not _same(src, m.M if dim == 0 else m.N):
+            return "its mask is not rows < M and columns < N"
+    el = element(load.results[0])
+    if el != m.out_dtype:
+        return f"it is {el}, the output {m.out_dtype} (the tile is staged in the output's buffer)"
+    return load, P.TileOperand(m.pid[id(base)], rows=m.M, cols=m.N, stride=stride)
+
+
+def _unrounded(v: Value) -> Value:
+    """The fp32 value a store rounds (truncf's operand), else `v`."""
+    o = v.owner
+    if o is not None and o.name == ops.TRUNCF and element(o.operands[0]) == "f32":
+        return o.operands[0]
+    return v
+
+
+def _post_hooks(m: _Matcher, params: dict, coords: dict, tile: Value):
+    """ROWS and FIN of a two-pass post-norm (`_two_passes`): ROWS is each row sum's share per tile
+    over the tile value `tile` (bound to y), FIN the normalizing loop's stored value with its
+    reload bound to y (fp32; rounded to the reload's type where the loop reads it unconverted),
+    loop 1's results (the row sums) to s0, s1 and loop 2's index to the N tile."""
+    post = m.post
+    y = P.bound("y", 2, "f32")
+    b = dict(coords)
+    b[id(tile)] = y
+    t = _Exprs(b, params)
+    rows = P.Hook("rows", tuple(t(red.operands[0]) for _, red in post.sums),
+                  tuple(True for _ in post.sums))
+    b = dict(coords)
+    b[id(post.loop2.iv)] = P.bound("pid_n", 0, "i32")
+    r = post.reload.results[0]
+    b[id(r)] = P.expr("cast", y, attr=element(r), rank=2, dtype=element(r))
+    for u in m.users_of(r):
+        if u.name == ops.EXTF and element(u.results[0]) == "f32":
+            b[id(u.results[0])] = y
+    for j, (i, _) in enumerate(post.sums):
+        b[id(post.loop1.op.results[i])] = P.bound(f"s{j}", 1, "f32")
+    out = _unrounded(StoreOp(post.s2).value)
     red = _acc_reductions(m, out)
     if red is not None:
-        raise _Miss("the epilogue reduces rows of the accumulator (a post-norm); not lowered: the "
-                    "template's post-norms measured slower than cluster-reduce and epilogue-norm's "
-                    "kernels on the H200 (docs/NOTES.md)", red)
-    epi = P.Hook("epi", (_Exprs(b, params)(out),))
-    return pre, stats, afn, epi, notes
+        raise _Miss("the normalizing loop reduces rows of the reloaded tile", red)
+    fin = P.Hook("fin", (_Exprs(b, params)(out),))
+    return rows, fin
 
 
 # ---------------------------------------------------------------------------------------------
@@ -952,6 +1203,9 @@ class HopperWS(Pass):
     # the row statistics computed once per row block (by the MMA warps of the CTA that owns the
     # row block's first tile) and shared with the other CTAs through global memory
     stats_share: bool = False
+    # lower post-norms: row reductions of the accumulator in the epilogue, and the naive kernel's
+    # two passes over a row of several N tiles (the tiles exchanging their row sums)
+    post_norm: bool = False
 
     def __post_init__(self):
         if self.schedule not in ("coop", "pingpong"):
@@ -992,28 +1246,39 @@ class HopperWS(Pass):
         except NotAffine as e:
             raise _Miss(str(e))
         try:
-            pre, stats, afn, epi, notes = _hooks(m)
+            pre, stats, afn, epi, rows, fin, notes = _hooks(m, self.post_norm)
         except _Untranslatable as e:
             raise _Miss(f"cannot translate {e} into the template's hooks")
-        share = self.stats_share and stats is not None and afn is None
+        share = self.stats_share and stats is not None and afn is None and rows is None
         cfg = self.config(m, share)
         if self.stats_share and stats is not None and not cfg.stats_share:
             notes.append("stats-share not applied: " + (
                 "the A operand is computed in the k-loop (g or beta not folded)" if afn is not None
+                else "the kernel is a post-norm" if rows is not None
                 else "it needs the coop schedule"))
+        if rows is not None:
+            T = m.post.trips
+            cfg = replace(cfg, row_exchange=len(rows.results),
+                          row_chunk=min(16, max(2, 1 << (T - 1).bit_length())))
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),
                  P.TmaDescriptor("out", (m.BM, m.BN))]
+        if m.res is not None:
+            needs.append(P.TmaDescriptor("res", (m.BM, m.BN)))
         needs += [P.DerivedArgument(c) for _, c in m.col_sums]
-        needs.append(P.PersistentGrid(m.BM, m.BN))
+        needs.append(P.PersistentGrid(m.BM, m.BN, whole_rows=rows is not None))
         if cfg.stats_share:
             needs.append(P.SharedStatistics(m.BM))
+        if rows is not None:
+            needs.append(P.SharedStatistics(m.BM, row_sums=len(rows.results), block_n=m.BN))
         return P.WSPlan(
             kernel_name=ops.FuncOp(m.func).sym_name, params=tuple((p.name, p.type) for p in m.params),
             a=a, b=b, out=out, b_kn=m.b_kn, M=m.M, N=m.N, K=m.K, dtype=_DTYPES[m.dtype],
             out_dtype=_DTYPES[m.out_dtype], config=cfg, single=(m.pid_m is None, m.pid_n is None),
-            pre=pre, stats=stats, afn=afn, epi=epi, n_stats=len(m.row_stats),
+            pre=pre, stats=stats, afn=afn, epi=epi, rows=rows, fin=fin,
+            res=m.res, res_dtype=_DTYPES[m.out_dtype] if m.res is not None else "",
+            n_stats=len(m.row_stats),
             column_sums=tuple(c for _, c in m.col_sums), notes=tuple(notes),
             needs=tuple(needs)), m.dot
 
@@ -1032,7 +1297,7 @@ class HopperWS(Pass):
                  if plan.n_stats else "no statistics",
                  "A operand computed in registers (g/beta in the loop; each k-step's wgmma waited)"
                  if plan.afn is not None else "A straight from shared memory",
-                 f"epilogue translated from the IR ({_count((plan.pre, plan.stats, plan.afn, plan.epi))} "
+                 f"epilogue translated from the IR ({_count((plan.pre, plan.stats, plan.afn, plan.epi, plan.rows, plan.fin))} "
                  "expression nodes in the hooks)"]
         if plan.column_sums:
             parts.append(f"{len(plan.column_sums)} column sum(s) of the weight precomputed per "

@@ -224,16 +224,19 @@ class LoweredBinding:
 _NAN_BITS = 0x7FC00000
 
 
-def stale_words(rows: int, epoch: int):
-    """Shared-statistics words (int64 [3 rows]) as launch `epoch - 1` left them, with NaN values:
-    a kernel that takes a word of another launch writes NaN into its output."""
+def stale_words(rows: int, epoch: int, per_row: int = 3):
+    """Shared-statistics words (int64 [per_row x rows]: 3 for the pre-norm statistics, a
+    post-norm's row sums x N tiles for its partial sums) as launch `epoch - 1` left them, with
+    NaN values: a kernel that takes a word of another launch writes NaN into its output."""
     import torch
-    return torch.full((3 * rows,), ((epoch - 1) << 32) | _NAN_BITS, dtype=torch.int64)
+    return torch.full((per_row * rows,), ((epoch - 1) << 32) | _NAN_BITS, dtype=torch.int64)
 
 
 def _flatten(values) -> list:
     out = []
     for v in values:
+        if v is None:  # an absent operand (no residual): a constexpr, not a kernel parameter
+            continue
         if isinstance(v, tuple):
             out += _flatten(v)
         elif hasattr(v, "base") and hasattr(v, "shape") and hasattr(v, "strides"):
@@ -248,19 +251,22 @@ def lowered_launch(lowered, runtime_args, *, programs: int = 3, epoch: int = 2,
     """The arguments the host side gives the lowered kernel of `lowered` (a LoweredLaunch, i.e.
     `CompiledKernel.lowered`) for the unlowered kernel's runtime arguments (CPU tensors): the
     lowering's own `LoweredLaunch.arguments`, as a GPU launch computes them, with `programs`
-    persistent CTAs instead of one per SM. With shared statistics: `sbuf` (default:
-    `stale_words`, a previous launch's NaN words) and `epoch`."""
+    persistent CTAs instead of one per SM (a post-norm's whole-rows order uses the first T x G of
+    them). With shared statistics or a post-norm's row exchange: `sbuf` (default: `stale_words`,
+    a previous launch's NaN words) and `epoch`."""
     cfg = lowered.instance.config
     args = list(runtime_args)
-    bound = lowered.arguments(args, grid=programs, shared=(None, epoch) if cfg.stats_share else None)
-    if cfg.stats_share:
+    words = next((n for n in lowered.plan.needs if type(n).__name__ == "SharedStatistics"), None)
+    bound = lowered.arguments(args, grid=programs, shared=(None, epoch) if words else None)
+    if words:
         rows = -(-int(bound["M"]) // cfg.block_m) * cfg.block_m
-        bound = lowered.arguments(args, grid=programs,
-                                  shared=(stale_words(rows, epoch) if sbuf is None else sbuf, epoch))
+        per_row = words.words_per_row(int(bound["N"]))
+        bound = lowered.arguments(
+            args, grid=programs,
+            shared=(stale_words(rows, epoch, per_row) if sbuf is None else sbuf, epoch))
     descs = {n: v for n, v in zip(bound.names, bound.args) if n.endswith("_desc")}
     return LoweredBinding(bound, _flatten(bound.args), tuple(bound.grid), descs,
-                          bound["sbuf"] if cfg.stats_share else None,
-                          bound["epoch"] if cfg.stats_share else 0)
+                          bound["sbuf"] if words else None, bound["epoch"] if words else 0)
 
 
 def run_lowered(lowered, args, *, names=None, programs: int = 3, seeds=(0,), before=None,
