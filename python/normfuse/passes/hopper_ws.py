@@ -11,7 +11,7 @@ does not warp-specialize such a loop on sm_90 and its pipeliner cannot give the 
 MMA's own tile (DESIGN.md). This pass matches that structure and returns a frozen plan
 (`normfuse.ir.ws_plan.WSPlan`): the operands and their sizes as kernel parameters, the tile and
 the schedule, and everything that is not the GEMM as four expression DAGs over the values the
-template provides (PRE, STATS, AFN, EPI). The backend (`normfuse.lowering`) turns the plan into the
+template provides (PRE, STATS, AFN, EPI; a post-norm over several N tiles adds ROWS and FIN). The backend (`normfuse.lowering`) turns the plan into the
 template's Gluon instance (a TMA loader warpgroup, wgmma warpgroups that also accumulate the
 statistics from the same shared A tile, persistent tiles); the pipeline then replaces the module
 by that instance's TTGIR (`ttg.warp_specialize`, sm_90).
@@ -48,8 +48,9 @@ Legality (each failure leaves the IR unchanged and emits a "missed" remark namin
    of the [M, N] output whatever order the kernel walked them in. The kernel must therefore cover
    its whole output (every launch of the ops does; a hand launch with a partial grid would differ).
 4. Exactly one side effect: the store of a [BM, BN] tile at `Y + rows * stride + cols`, masked by
-   rows < M and cols < N only. Rows, columns and K rows must be 16-byte aligned at launch (TMA);
-   a launch that is not falls back to the unlowered kernel.
+   rows < M and cols < N only (or, for a post-norm, the two stores of rule 7). Rows, columns and
+   K rows must be 16-byte aligned at launch (TMA); a launch that is not falls back to the
+   unlowered kernel.
 5. Every other loop-carried value is a sum over k that starts at zero: row statistics of the A tile
    (`st + reduce(E(a), axis=1)`, or a [BM, BK] tile reduced after the loop; at most two), or
    column sums of the B tile (`cs + reduce(w [* g[:, None]], axis=0)`), which depend only on the
@@ -57,9 +58,27 @@ Legality (each failure leaves the IR unchanged and emits a "missed" remark namin
    LayerNorm correction colsum(diag(g) W); the template never reads B outside the MMA).
 6. Everything else (the A transform, row vectors computed from the first A tile, the epilogue)
    must be made of elementwise ops, broadcasts, 1-D loads and single-op reductions over values the
-   template provides. Row reductions of the accumulator (a post-norm) are not lowered: measured on
-   the H200 (2026-11-30), the template's one-CTA and cluster post-norms were slower than
-   cluster-reduce and epilogue-norm's Triton kernels (docs/NOTES.md).
+   template provides. Row reductions of the accumulator (a post-norm) are lowered only with
+   `post-norm=true`: measured on the H200 (2026-11-30), the template's first one-CTA and cluster
+   post-norms were slower than cluster-reduce and epilogue-norm's Triton kernels (docs/NOTES.md);
+   the form of rule 7 is new and not yet measured. A reduction in the epilogue is the tile's own
+   (a one-tile row, after epilogue-norm, or a norm per tile): the template computes it as is.
+7. Post-norm over several N tiles (`post-norm=true`): the naive kernel's two passes over the row
+   (kernels/postnorm_gemm.py, `_two_passes`): loop 1 over the row's T tiles (constant bounds
+   0..T step 1) holds the k-loop, stores the tile v (bias, residual, masks: EPI) and carries the
+   row sums `s_j + reduce(g_j(v), axis=1)` (at most two: ROWS); loop 2 over the same T tiles
+   reloads what loop 1 stored in the same trip (same address and mask under the shared trip
+   index) and stores the normalized tile there (FIN, the reload bound to v in fp32: one rounding,
+   as epilogue-norm does; the first store is overwritten everywhere it wrote). The sums split
+   over the row's tiles, so the template computes each tile's share on its own CTA and adds the
+   T shares (a deterministic order: every tile of a row gets bitwise the same sums). The tiles of
+   a row block run at once on T distinct CTAs (the whole-rows order, `ws_gemm._rows_tile`, with
+   its deadlock argument); the shares pass as stamped 64-bit words (value, launch epoch) in
+   global memory, like the shared pre-norm statistics. A 2-D tile of another matrix read at the
+   output tile's place (a residual) is loaded by TMA. The launch refuses rows of more N tiles
+   than SMs (the unlowered kernel runs). LayerNorm exchanges sum y and sum y^2 as the naive kernel
+   computes them (from the fp32 tile: accurate to |mean| ~ 300 std, NOTES "LayerNorm: one
+   exchange or two").
 
 Options
 -------
@@ -76,10 +95,17 @@ stats-share = false             the row statistics once per row block: the tiles
                                 Needs all CTAs of the persistent grid resident at once (grid <=
                                 SMs, one CTA per SM); not with an A transform (g folded). Measured
                                 faster from 8 N tiles per row block (the pre-norm ops use it there)
+post-norm = false               lower post-norms (rules 6 and 7): run after epilogue-norm, which
+                                puts one-tile rows in registers (`epilogue-norm,hopper-ws{post-norm=
+                                true}`); not after cluster-reduce (the template takes the naive
+                                kernel's rows, not a cluster's). Needs, like stats-share, every CTA
+                                of the grid resident at once. Pingpong takes 64x256 tiles (two
+                                accumulators of 64 rows: one consumer's exchange and epilogue run
+                                while the other's k-loop does)
 
 Options measured slower and chosen by no default were removed (their numbers are in
 docs/NOTES.md): row-major tile runs (`rows-max-k`), a statistics partition reading A from L2
-(`stats-partition`), post-norms in the template (`epilogue-reductions`, clusters).
+(`stats-partition`), the first post-norms in the template (`epilogue-reductions`, clusters).
 """
 from __future__ import annotations
 

@@ -398,6 +398,25 @@ def check_ir_numerics(ir_text: str, args: Sequence, grid, *, passes, kernel: str
                     remarks, changed, lowered, programs, seeds)
 
 
+def lower_ir(ir_text: str, passes):
+    """The passes on TTIR text as `check_ir_numerics` runs them, without running anything: the
+    fusion passes (normfuse-opt's pipeline), then the lowering on the fused module. Returns
+    (LoweredLaunch or None, the fused text, the remarks); the launch's parameters are the TTIR
+    function's arguments in order."""
+    from ..pipeline import describe, parse_pipeline
+    plist = parse_pipeline(passes)
+    fusion = [p for p in plist if not getattr(p, "lowers", False)]
+    lowering = [p for p in plist if getattr(p, "lowers", False)]
+    res = _run_pipeline(ir_text, describe(fusion)) if fusion else None
+    fused = res.text if res is not None else ir_text
+    remarks = [str(r) for r in res.remarks] if res is not None else []
+    lowered = None
+    if lowering:
+        lowered, more = _lower_text(fused, lowering)
+        remarks += [str(r) for r in more]
+    return lowered, fused, remarks
+
+
 def _lower_text(text: str, passes):
     """Run lowering passes on a fused TTIR text: (LoweredLaunch or None, remarks)."""
     from ..ir import bridge
@@ -407,3 +426,50 @@ def _lower_text(text: str, passes):
     built: list = []
     remarks, _ = run_on_view(view, list(passes), lowered=built)
     return (LoweredLaunch(built[0]) if built else None), remarks
+
+
+class _Captured(Exception):
+    """Raised by `ttir_of`'s stage once it has the TTIR: the compilation stops there."""
+
+    def __init__(self, text: str):
+        super().__init__("ttir captured")
+        self.text = text
+
+
+def ttir_of(fn, signature: dict, constexprs: dict, *, num_warps: int = 4,
+            target: str = "cuda:90") -> str:
+    """The TTIR Triton makes of `fn` for `signature` (Triton's, constexprs included as
+    "constexpr") and `constexprs`: its front end and TTIR passes only, the compilation stopped
+    before TTGIR (no PTX, no ptxas: a second where the full compilation of a 128 x 256 post-norm
+    kernel takes ten or twenty). For CPU tests that run TTIR through the passes (`check_ir_numerics`).
+    Nothing reaches Triton's cache (its group file is written only at the end)."""
+    import triton
+    from triton import knobs
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from ..pipeline import _hook_lock
+
+    def capture(mod, metadata):
+        raise _Captured(str(mod))
+
+    def hook(backend, stages, options, language, capability):
+        items = list(stages.items())
+        stages.clear()
+        for k, v in items:
+            stages[k] = v
+            if k == "ttir":
+                stages["normfuse-capture"] = capture
+                break
+
+    backend, _, arch = target.partition(":")
+    with _hook_lock:
+        prev = knobs.runtime.add_stages_inspection_hook
+        knobs.runtime.add_stages_inspection_hook = hook
+        try:
+            triton.compile(ASTSource(fn, signature, constexprs=constexprs),
+                           target=GPUTarget(backend, int(arch), 32), options={"num_warps": num_warps})
+        except _Captured as c:
+            return c.text
+        finally:
+            knobs.runtime.add_stages_inspection_hook = prev
+    raise InterpreterError(f"{getattr(fn, '__name__', fn)}: Triton produced no TTIR stage")
