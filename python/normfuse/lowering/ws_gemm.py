@@ -678,29 +678,52 @@ def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.const
 
 
 @gluon.jit
+def _load_residual(res, j, pid_m, pid_n, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.constexpr):
+    """The residual tile of this CTA's j-th tile into the staging tile of the consumer that takes
+    it (j % NCONS), once that consumer's previous output has left it."""
+    c = j % NCONS
+    x = j // NCONS
+    mbarrier.wait(res.free.index(c), (x & 1) ^ 1)
+    bar = res.ready.index(c)
+    mbarrier.expect(bar, res.r_desc.block_type.nbytes)
+    if NCONS == 1:
+        tma.async_copy_global_to_shared(res.r_desc, [pid_m * BM, pid_n * BN], bar, res.buf0)
+    elif c == 0:
+        tma.async_copy_global_to_shared(res.r_desc, [pid_m * BM, pid_n * BN], bar, res.buf0)
+    else:
+        tma.async_copy_global_to_shared(res.r_desc, [pid_m * BM, pid_n * BN], bar, res.buf1)
+
+
+@gluon.jit
 def _loader_rows(ring, prob, res, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.constexpr):
-    """The loader in the whole-rows order (`_rows_tile`); with a residual, each tile's residual
-    tile after its k-steps (into the staging tile of the consumer that takes the tile, once that
-    consumer's previous output has left it: by then the consumer runs this tile's k-loop, so the
-    load has the whole k-loop to land)."""
+    """The loader in the whole-rows order (`_rows_tile`). With a residual, each tile's residual
+    goes out once the ring holds the tile's first STAGES k-steps: the loader would wait for a
+    free slot there anyway, so waiting for the staging tile instead (the consumer's previous
+    epilogue) costs the ring nothing, and the load has the rest of the k-loop to land."""
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
+    STAGES: gl.constexpr = ring.a_bufs.shape[0]
     k_tiles = gl.cdiv(prob.K, BK)
+    first = gl.minimum(k_tiles, STAGES) - 1
     pos = 0
     for j in range(_rows_work(prob.M, prob.N, BM, BN)):
         pid_m, pid_n = _rows_tile(j, prob.M, prob.N, BM, BN)
-        pos = _load_tile(ring, pid_m, pid_n, pos, k_tiles, BM, BN)
-        if res.RES:
-            c = j % NCONS
-            x = j // NCONS
-            mbarrier.wait(res.free.index(c), (x & 1) ^ 1)
-            bar = res.ready.index(c)
-            mbarrier.expect(bar, res.r_desc.block_type.nbytes)
-            if NCONS == 1:
-                tma.async_copy_global_to_shared(res.r_desc, [pid_m * BM, pid_n * BN], bar, res.buf0)
-            elif c == 0:
-                tma.async_copy_global_to_shared(res.r_desc, [pid_m * BM, pid_n * BN], bar, res.buf0)
+        for kk in range(k_tiles):
+            s = pos % STAGES
+            mbarrier.wait(ring.empty.index(s), ((pos // STAGES) & 1) ^ 1)
+            bar = ring.ready.index(s)
+            mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)
+            tma.async_copy_global_to_shared(ring.a_desc, [pid_m * BM, kk * BK], bar, ring.a_bufs.index(s))
+            if ring.B_KN:
+                tma.async_copy_global_to_shared(ring.b_desc, [kk * BK, pid_n * BN], bar, ring.b_bufs.index(s))
             else:
-                tma.async_copy_global_to_shared(res.r_desc, [pid_m * BM, pid_n * BN], bar, res.buf1)
+                tma.async_copy_global_to_shared(ring.b_desc, [pid_n * BN, kk * BK], bar, ring.b_bufs.index(s))
+            pos += 1
+            if res.RES:
+                if kk == first:
+                    _load_residual(res, j, pid_m, pid_n, BM, BN, NCONS)
+        if res.RES:
+            if k_tiles == 0:
+                _load_residual(res, j, pid_m, pid_n, BM, BN, NCONS)
 
 
 @gluon.jit
