@@ -1206,6 +1206,16 @@ def _post_hooks(m: _Matcher, params: dict, coords: dict, tile: Value):
 # ---------------------------------------------------------------------------------------------
 
 _BUDGET = 227 * 1024 - 1024  # shared memory per CTA on sm_90, less Triton's own reserve
+# words of partial row sums a consumer thread holds in flight in one step of the gather (next to
+# the 128-register tile: 16 spilled at 128 x 128 ping-pong, LayerNorm, N = 8192)
+_GATHER_WORDS = 8
+
+
+def _row_chunk(trips: int, sums: int, cfg: P.WSConfig) -> int:
+    """N tiles per step of the gather: all of the row's (a power of two) when they fit
+    _GATHER_WORDS words per consumer thread, else as many as do (2..32)."""
+    fit = _GATHER_WORDS * 32 * cfg.consumer_warps // (cfg.block_m * sums)
+    return max(2, min(32, 1 << (trips - 1).bit_length(), 1 << (max(fit, 1).bit_length() - 1)))
 
 
 def _stats_where(cfg: P.WSConfig) -> str:
@@ -1283,9 +1293,8 @@ class HopperWS(Pass):
                 else "the kernel is a post-norm" if rows is not None
                 else "it needs the coop schedule"))
         if rows is not None:
-            T = m.post.trips
             cfg = replace(cfg, row_exchange=len(rows.results),
-                          row_chunk=min(16, max(2, 1 << (T - 1).bit_length())))
+                          row_chunk=_row_chunk(m.post.trips, len(rows.results), cfg))
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),
