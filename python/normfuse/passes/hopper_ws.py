@@ -11,8 +11,8 @@ does not warp-specialize such a loop on sm_90 and its pipeliner cannot give the 
 MMA's own tile (DESIGN.md). This pass matches that structure and returns a frozen plan
 (`normfuse.ir.ws_plan.WSPlan`): the operands and their sizes as kernel parameters, the tile and
 the schedule, and everything that is not the GEMM as four expression DAGs over the values the
-template provides (PRE, STATS, AFN, EPI; a post-norm over several N tiles adds ROWS and FIN). The backend (`normfuse.lowering`) turns the plan into the
-template's Gluon instance (a TMA loader warpgroup, wgmma warpgroups that also accumulate the
+template provides (PRE, STATS, AFN, EPI; a post-norm over several N tiles adds ROWS and FIN). The
+backend (`normfuse.lowering`) turns the plan into the template's Gluon instance (a TMA loader warpgroup, wgmma warpgroups that also accumulate the
 statistics from the same shared A tile, persistent tiles); the pipeline then replaces the module
 by that instance's TTGIR (`ttg.warp_specialize`, sm_90).
 
@@ -191,7 +191,8 @@ class _Matcher:
         self.loop, self.dot = loop, dot
         effects = [o for o in func.walk() if not o.regions and writes_memory(o)]
         stores = [o for o in effects if o.name == ops.STORE]
-        clustered = next((o for o in effects if o.name == ops.INLINE_ASM and CLUSTER_MARK in o.text), None)
+        clustered = next((o for o in effects
+                          if o.name == ops.INLINE_ASM and CLUSTER_MARK in o.text), None)
         if clustered is not None:
             raise _Miss("the kernel's rows are split over a thread-block cluster (cluster-reduce ran "
                         "before): the template's post-norm takes the naive kernel (run "
@@ -1326,13 +1327,14 @@ class HopperWS(Pass):
             run.missed(str(e), e.op)
             return
         cfg = plan.config
+        hooks = (plan.pre, plan.stats, plan.afn, plan.epi, plan.rows, plan.fin)
         parts = [f"lowered to the warp-specialized template: {cfg}, persistent, "
                  f"{'B [K, N]' if plan.b_kn else 'B [N, K]'}",
                  (f"{plan.n_stats} row statistic(s) from the A tiles " + _stats_where(cfg))
                  if plan.n_stats else "no statistics",
                  "A operand computed in registers (g/beta in the loop; each k-step's wgmma waited)"
                  if plan.afn is not None else "A straight from shared memory",
-                 f"epilogue translated from the IR ({_count((plan.pre, plan.stats, plan.afn, plan.epi, plan.rows, plan.fin))} "
+                 f"epilogue translated from the IR ({_count(hooks)} "
                  "expression nodes in the hooks)"]
         if plan.column_sums:
             parts.append(f"{len(plan.column_sums)} column sum(s) of the weight precomputed per "
