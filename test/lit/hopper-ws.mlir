@@ -9,7 +9,7 @@
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // REMARK: missed: 2 tt.dot ops; the lowering handles one accumulator
 // REMARK: missed: the epilogue reduces rows of the accumulator (a post-norm)
-// REMARK: missed: the A tile is not contiguous along K
+// REMARK: missed: the A tile ({{.*}}) is not contiguous along K: its rows are (the matrix is stored column-major); pass the matrix row-major
 
 // stats-share: the statistics once per row block. The first case publishes stamped 64-bit words
 // (value, epoch) and reads them back with a reload loop on stale stamps; the plain GEMM has no
@@ -18,7 +18,7 @@
 // SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // SHARE-REMARK: missed: 2 tt.dot ops
 // SHARE-REMARK: missed: the epilogue reduces rows of the accumulator
-// SHARE-REMARK: missed: the A tile is not contiguous along K
+// SHARE-REMARK: missed: the A tile ({{.*}}) is not contiguous along K
 // SHARE-LABEL: tt.func public @ws_gemm_kernel
 // SHARE: ttg.warp_specialize
 // SHARE: ttng.warp_group_dot
