@@ -119,13 +119,24 @@ class LoweredLaunch:
             if single and self._int(src, args) > blk:
                 return (f"the kernel covers one tile of {what} ({blk}), the launch has "
                         f"{what} = {self._int(src, args)}")
-        for name, op in (("A", plan.a), ("B", plan.b), ("output", plan.out)):
+        operands = (("A", plan.a), ("B", plan.b), ("output", plan.out))
+        if plan.res is not None:
+            operands += (("the residual", plan.res),)
+        for name, op in operands:
             t = self._arg(args, op.base)
             if not isinstance(t, torch.Tensor) or not t.is_cuda:
                 return f"{name} is not a CUDA tensor"
             why = _addressable(name, *self._matrix(op, args))
             if why:
                 return why
+        grid = next((n for n in plan.needs if type(n).__name__ == "PersistentGrid"), None)
+        if grid is not None and grid.whole_rows:
+            from ..device import sm_count  # cached per device
+            tiles = -(-self._int(plan.N, args) // grid.block_n)
+            sms = sm_count(self._arg(args, plan.a.base).device)
+            if tiles > sms:
+                return (f"the post-norm's row has {tiles} N tiles of {grid.block_n}, which must run "
+                        f"at once on distinct CTAs; the device has {sms} SMs")
         return None
 
     def _derived(self, j: int, args, b=None):
@@ -214,15 +225,17 @@ class LoweredPlan:
         plan, inst = launch.plan, launch.instance
         self.instance = inst
         # the plan's launch needs, in the template's argument order: the TMA descriptors of A, B
-        # and the output, the derived vectors (with the hooks' arguments), the persistent grid,
+        # and the output (and a residual), the derived vectors (with the hooks' arguments), the persistent grid,
         # the shared statistics' workspace
         needs = {type(n).__name__: [] for n in plan.needs}
         for n in plan.needs:
             needs[type(n).__name__].append(n)
         descs = {n.operand: n for n in needs.get("TmaDescriptor", [])}
-        if list(descs) != ["a", "b", "out"] or tuple(d.block for d in descs.values()) != inst.blocks:
+        want = ["a", "b", "out"] + (["res"] if inst.res_block is not None else [])
+        boxes = inst.blocks + ((inst.res_block,) if inst.res_block is not None else ())
+        if list(descs) != want or tuple(d.block for d in descs.values()) != boxes:
             raise ValueError(f"the plan's descriptors {list(descs.values())} are not the "
-                             f"template's (A, B, output with boxes {inst.blocks})")
+                             f"template's ({', '.join(want)} with boxes {boxes})")
         self.operands = []  # (position in args, (rows, cols), (row stride, 1), box)
         for name, d in descs.items():
             t, shape, stride = launch._matrix(getattr(plan, name), args)
@@ -231,12 +244,15 @@ class LoweredPlan:
                                   (stride, 1), d.block))
         (M, K), (N,) = self.operands[0][1], self.operands[2][1][1:]
         self.M, self.N, self.K = M, N, K
+        g, = needs["PersistentGrid"]
         if grid is None:
-            g, = needs["PersistentGrid"]
             if sms is None:
                 from ..device import sm_count  # cached per device
                 sms = sm_count(launch._arg(args, plan.a.base).device)
-            grid = max(1, min(sms, -(-M // g.block_m) * -(-N // g.block_n)))
+            grid = g.programs(M, N, sms)
+            if grid == 0:
+                raise ValueError(f"the post-norm's row has {-(-N // g.block_n)} N tiles, more than "
+                                 f"the {sms} programs that run at once (why_not refuses it)")
         self.grid = (grid, 1, 1)
         if len(needs.get("DerivedArgument", [])) != len(plan.column_sums):
             raise ValueError("the plan's derived arguments are not its column sums")
@@ -250,8 +266,9 @@ class LoweredPlan:
                         else (lambda a, i=params[0]: (a[i],)) if params else (lambda a: ()))
         self._last_derived: dict = {}  # slot -> (weight, its version, scale, its version, vector)
         self.share = "SharedStatistics" in needs
-        if self.share != plan.config.stats_share:
+        if self.share != (plan.config.stats_share or bool(plan.config.row_exchange)):
             raise ValueError("the plan's shared statistics need and its config disagree")
+        self.words_per_row = needs["SharedStatistics"][0].words_per_row(N) if self.share else 0
         names, tail = _layout_of(inst)
         self.names = names
         self.tail = tail
@@ -272,9 +289,13 @@ class LoweredPlan:
         return v
 
     def _runtime(self, args, shared) -> tuple:
-        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
+        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands[:3]
         da, db, dc = (TmaArg(args[pa], sa, ta, ba), TmaArg(args[pb], sb, tb, bb),
                       TmaArg(args[pc], sc, tc, bc))
+        dr = None  # no residual: a constexpr None
+        if len(self.operands) > 3:
+            pr, sr, tr, br = self.operands[3]
+            dr = TmaArg(args[pr], sr, tr, br)
         eargs = self._params(args)
         if self._derived_slots:
             full = [None] * len(self.eargs)
@@ -286,8 +307,9 @@ class LoweredPlan:
             eargs = tuple(full)
         if shared is None:
             shared = ((args[pa], 0) if not self.share else
-                      SharedStats.take(args[pa].device, self.M, self.launch.plan.config.block_m))
-        return (da, db, dc, self.M, self.N, self.K, eargs, *shared)
+                      SharedStats.take(args[pa].device, self.M, self.launch.plan.config.block_m,
+                                       self.words_per_row))
+        return (da, db, dc, dr, self.M, self.N, self.K, eargs, *shared)
 
     def bound(self, args, shared: tuple | None = None) -> BoundLaunch:
         """The launch's arguments as a `BoundLaunch` record."""

@@ -11,7 +11,7 @@ does not warp-specialize such a loop on sm_90 and its pipeliner cannot give the 
 MMA's own tile (DESIGN.md). This pass matches that structure and returns a frozen plan
 (`normfuse.ir.ws_plan.WSPlan`): the operands and their sizes as kernel parameters, the tile and
 the schedule, and everything that is not the GEMM as four expression DAGs over the values the
-template provides (PRE, STATS, AFN, EPI). The backend (`normfuse.lowering`) turns the plan into the
+template provides (PRE, STATS, AFN, EPI; a post-norm over several N tiles adds ROWS and FIN). The backend (`normfuse.lowering`) turns the plan into the
 template's Gluon instance (a TMA loader warpgroup, wgmma warpgroups that also accumulate the
 statistics from the same shared A tile, persistent tiles); the pipeline then replaces the module
 by that instance's TTGIR (`ttg.warp_specialize`, sm_90).
@@ -68,8 +68,9 @@ value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
    cdiv(M, BM) * cdiv(N, BN) tiles; a kernel whose grid alone sets them is refused.
 4. Exactly one side effect per tile computation: the store of a [BM, BN] tile at
    `Y + rows * stride + cols` masked by rows < M and cols < N only, or through a tensor descriptor
-   of Y [M, N] at (tile * BM, tile * BN). Rows, columns and K rows must be 16-byte aligned at
-   launch (TMA); a launch that is not falls back to the unlowered kernel.
+   of Y [M, N] at (tile * BM, tile * BN) (or, for a post-norm, the two stores of rule 7). Rows,
+   columns and K rows must be 16-byte aligned at launch (TMA); a launch that is not falls back to
+   the unlowered kernel.
 5. Every other loop-carried value is a sum over k that starts at zero: row statistics of the A tile
    (`st + c` for any [BM] contribution c of the k-step: `reduce(E(a), axis=1)`, or `... / K`, or
    a [BM, BK] tile reduced after the loop; at most two), or column sums of the B tile
@@ -79,9 +80,27 @@ value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
    addresses.
 6. Everything else (the A transform, row vectors computed from the first A tile, the epilogue)
    must be made of elementwise ops, broadcasts, 1-D loads and single-op reductions over values the
-   template provides. Row reductions of the accumulator (a post-norm) are not lowered: measured on
-   the H200 (2026-11-30), the template's one-CTA and cluster post-norms were slower than
-   cluster-reduce and epilogue-norm's Triton kernels (docs/NOTES.md).
+   template provides. Row reductions of the accumulator (a post-norm) are lowered only with
+   `post-norm=true`: measured on the H200 (2026-11-30), the template's first one-CTA and cluster
+   post-norms were slower than cluster-reduce and epilogue-norm's Triton kernels (docs/NOTES.md);
+   the form of rule 7 is new and not yet measured. A reduction in the epilogue is the tile's own
+   (a one-tile row, after epilogue-norm, or a norm per tile): the template computes it as is.
+7. Post-norm over several N tiles (`post-norm=true`): the naive kernel's two passes over the row
+   (kernels/postnorm_gemm.py, `_two_passes`): loop 1 over the row's T tiles (constant bounds
+   0..T step 1) holds the k-loop, stores the tile v (bias, residual, masks: EPI) and carries the
+   row sums `s_j + reduce(g_j(v), axis=1)` (at most two: ROWS); loop 2 over the same T tiles
+   reloads what loop 1 stored in the same trip (same address and mask under the shared trip
+   index) and stores the normalized tile there (FIN, the reload bound to v in fp32: one rounding,
+   as epilogue-norm does; the first store is overwritten everywhere it wrote). The sums split
+   over the row's tiles, so the template computes each tile's share on its own CTA and adds the
+   T shares (a deterministic order: every tile of a row gets bitwise the same sums). The tiles of
+   a row block run at once on T distinct CTAs (the whole-rows order, `ws_gemm._rows_tile`, with
+   its deadlock argument); the shares pass as stamped 64-bit words (value, launch epoch) in
+   global memory, like the shared pre-norm statistics. A 2-D tile of another matrix read at the
+   output tile's place (a residual) is loaded by TMA. The launch refuses rows of more N tiles
+   than SMs (the unlowered kernel runs). LayerNorm exchanges sum y and sum y^2 as the naive kernel
+   computes them (from the fp32 tile: accurate to |mean| ~ 300 std, NOTES "LayerNorm: one
+   exchange or two").
 
 Options
 -------
@@ -98,10 +117,17 @@ stats-share = false             the row statistics once per row block: the tiles
                                 Needs all CTAs of the persistent grid resident at once (grid <=
                                 SMs, one CTA per SM); not with an A transform (g folded). Measured
                                 faster from 8 N tiles per row block (the pre-norm ops use it there)
+post-norm = false               lower post-norms (rules 6 and 7): run after epilogue-norm, which
+                                puts one-tile rows in registers (`epilogue-norm,hopper-ws{post-norm=
+                                true}`); not after cluster-reduce (the template takes the naive
+                                kernel's rows, not a cluster's). Needs, like stats-share, every CTA
+                                of the grid resident at once. Pingpong takes 64x256 tiles (two
+                                accumulators of 64 rows: one consumer's exchange and epilogue run
+                                while the other's k-loop does)
 
 Options measured slower and chosen by no default were removed (their numbers are in
 docs/NOTES.md): row-major tile runs (`rows-max-k`), a statistics partition reading A from L2
-(`stats-partition`), post-norms in the template (`epilogue-reductions`, clusters).
+(`stats-partition`), the first post-norms in the template (`epilogue-reductions`, clusters).
 """
 from __future__ import annotations
 
@@ -112,6 +138,7 @@ from ..ir import ops
 from ..ir import ws_plan as P
 from ..ir.affine import (REM, TRIP, DimIndex, Forms, NotAffine, Poly, conditions, divide,
                          dims_of, drop_trip, is_scalar, position, split_dims, swap_dims, trip)
+from ..ir.cluster_ptx import MARK as CLUSTER_MARK
 from ..ir.effects import writes_memory
 from ..ir.match import ForLoop, is_zero_constant
 from ..ir.ops import (IfOp, LoadOp, ReduceOp, StoreOp, element_of as element, int_constant,
@@ -202,6 +229,9 @@ class _Matcher:
         self.n_from_coord = False
         self.row_stats: list[tuple[int, Value, str]] = []
         self.col_sums: list[tuple[int, P.ColumnSums]] = []
+        self.res = self.res_load = None  # a post-norm's residual tile, read by TMA (`_residual`)
+        self.post = None  # a post-norm's two passes over the row's N tiles (`_two_passes`)
+        self.two_passes: list[Op] | None = None  # their two stores, when the kernel has them
 
     def users_of(self, v: Value) -> list[Op]:
         return self.users.get(id(v), [])
@@ -267,6 +297,11 @@ class _Matcher:
             self.blockers.append(_Miss(
                 f"dot operands are {element(a_v)} x {element(b_v)}; the template takes bf16 or "
                 "fp16 (one type)", dot, "give tl.dot bf16 or fp16 tiles of one type"))
+        if self.two_passes is not None:
+            # a post-norm whose row spans several N tiles: the GEMM loop's store is the tile, the
+            # normalizing loop's store the output
+            self.post = _two_passes(self, self.two_passes)
+            self.store = self.post.s1
         self.forms = Forms(loop, widen=True)
         self._section(self._k_bound)
         self._section(self._a_operand, a_v)
@@ -1070,10 +1105,14 @@ class _Copies:
     kind: str
     tiles: list  # (dot, store, aliases)
     carried: dict = None  # 'peeled': id(N-loop iter_arg) -> the first trip's value it carries
+    two_passes: list = None  # 'one' with a post-norm's two stores (the matcher reads them)
 
 
 def _copies(func: Op, dots: list[Op], stores: list[Op]) -> _Copies:
     if len(dots) == 1:
+        if len(stores) == 2 and all(st.name == ops.STORE for st in stores):
+            # a post-norm's two passes over the row, or not: `_two_passes` says which
+            return _Copies("one", [(dots[0], None, {})], two_passes=stores)
         if len(stores) != 1:
             raise _Miss(f"the kernel has side effects besides one tt.store of the output tile "
                         f"({len(stores)} tt.store)", stores[1] if len(stores) > 1 else dots[0],
@@ -1175,8 +1214,9 @@ class _Analysis:
     copies: _Copies
 
 
-def _analyze(module: Module) -> _Analysis:
-    """The kernel read for a plan, or _Blockers naming every reason it cannot be lowered."""
+def _analyze(module: Module, post_norm: bool = False) -> _Analysis:
+    """The kernel read for a plan, or _Blockers naming every reason it cannot be lowered.
+    `post_norm`: see `_hooks`."""
     funcs = [f for f in module.functions() if any(o.name == ops.DOT for o in f.walk())]
     if not funcs:
         raise _Blockers([_Miss("no tt.dot: not a GEMM-shaped kernel")])
@@ -1186,6 +1226,12 @@ def _analyze(module: Module) -> _Analysis:
     dots = [o for o in func.walk() if o.name == ops.DOT]
     effects = [o for o in func.walk() if not o.regions and writes_memory(o)]
     stores = [o for o in effects if o.name in ops.STORES]
+    clustered = next((o for o in effects if o.name == ops.INLINE_ASM and CLUSTER_MARK in o.text), None)
+    if clustered is not None:
+        raise _Blockers([_Miss(
+            "the kernel's rows are split over a thread-block cluster (cluster-reduce ran before): "
+            "the template's post-norm takes the naive kernel", clustered,
+            "run epilogue-norm,hopper-ws{post-norm=true} instead")])
     blockers = []
     others = [o for o in effects if o.name not in ops.STORES]
     if others:
@@ -1201,6 +1247,7 @@ def _analyze(module: Module) -> _Analysis:
     tiles = []
     for dot, store, aliases in copies.tiles:
         m = _Matcher(module, func, dot, store, aliases, users)
+        m.two_passes = copies.two_passes
         try:
             m.run()
         except _Miss as e:
@@ -1221,7 +1268,7 @@ def _analyze(module: Module) -> _Analysis:
     if blockers:
         raise _Blockers(blockers, prim if known else None)
     try:
-        hooks, t_epi = _hooks(prim)
+        hooks, t_epi = _hooks(prim, post_norm=post_norm)
     except _OtherLoop as e:
         raise _Blockers([e.blocker()], prim) from None
     except _Untranslatable as e:
@@ -1263,7 +1310,7 @@ def _check_copies(prim: _Matcher, hooks, t_epi, tiles: list, copies: _Copies) ->
             if _mentions(e, {"pid_n", "acc"} | {f"cs{j}" for j in range(len(prim.col_sums))}):
                 continue  # depends on the N tile: not a row statistic
             extra[key] = e
-    pre, stats, afn, epi, _ = hooks
+    pre, stats, afn, epi, *_ = hooks
     memo: dict = {}
     for m in tiles:
         if m is prim:
@@ -1274,7 +1321,7 @@ def _check_copies(prim: _Matcher, hooks, t_epi, tiles: list, copies: _Copies) ->
             out += [_Miss(f"{where}: {b}", b.op, b.fix) for b in m.blockers]
             continue
         try:
-            (pre2, stats2, afn2, epi2, _), _ = _hooks(m, extra)
+            (pre2, stats2, afn2, epi2, *_), _ = _hooks(m, extra)
         except _Untranslatable as e:
             out.append(_Miss(f"{where}: cannot translate {e} into the template's hooks (a value "
                              "carried across the N tiles other than the first tile's row "
@@ -1349,6 +1396,121 @@ def _unrolled_columns(prim: _Matcher, tiles: list) -> list[_Miss]:
         else:
             prim.b.rows = full
     return []
+
+
+# ---------------------------------------------------------------------------------------------
+# Post-norm: the naive kernel's two passes over the row's N tiles
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _Post:
+    """A post-norm whose row spans several N tiles, in the naive kernel's form: loop 1 over the
+    row's T tiles runs the GEMM's k-loop, stores the tile (`s1`) and carries the row sums
+    (`sums`: (loop-1 result index, the tile's share: a sum over the tile's columns)); loop 2
+    over the same tiles reloads each tile (`reload`) and stores it normalized (`s2`)."""
+    loop1: ForLoop
+    loop2: ForLoop
+    s1: Op
+    s2: Op
+    reload: Op
+    trips: int
+    sums: list
+
+
+def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
+    """Read the two passes of a naive post-norm (kernels/postnorm_gemm.py's form for N > BN):
+
+        %s = scf.for %n = 0 to T step 1 iter_args(%ss = 0) {      // loop 1 (the k-loop inside)
+          %acc = scf.for %k ... { tt.dot }    %v = f(%acc, ...)    // bias, residual, masks
+          tt.store %Y[tile n], truncf(%v)     yield %ss + reduce(g(%v), axis=1) }
+        %rstd = h(%s)
+        scf.for %n = 0 to T step 1 { %y = tt.load %Y[tile n]; tt.store %Y[tile n], norm(%y, %rstd) }
+
+    The row sums split over any partition of the row's columns, so the template computes each
+    tile's share reduce(g(v)) on its own CTA and adds the T shares (the exchange); loop 2 reloads
+    exactly what loop 1 stored in the same trip (same address and mask under the shared trip
+    index, `normfuse.ir.affine`), so its reload is the tile v itself (in fp32: one rounding, as
+    epilogue-norm does), and the first store is overwritten by the second everywhere it wrote."""
+    kloop = m.loop.op
+    l1op = kloop.block.parent_op
+    blk = kloop.block
+    generic = _Miss("the kernel has side effects besides one tt.store of the output tile (2 "
+                    "tt.store, not a post-norm's two passes over the row's N tiles)", stores[1])
+    if all(st.block is blk for st in stores):
+        first, second = sorted(stores, key=blk.index_of)
+        root = StoreOp(first).root
+        if root is not None and any(o.name in ops.LOADS and LoadOp(o).root is root
+                                    for o in blk.ops[blk.index_of(first) + 1:blk.index_of(second)]):
+            raise _Miss("the output tile is stored, reloaded and stored again next to the GEMM (a "
+                        "post-norm whose row is one tile): run epilogue-norm first, which "
+                        "normalizes it in registers", second)
+        raise generic
+    s1 = next((st for st in stores if st.block is blk), None)
+    if s1 is None or l1op is None or l1op.name != ops.FOR:
+        raise generic
+    s2 = stores[1] if stores[0] is s1 else stores[0]
+    l2op = s2.block.parent_op
+    blk = l1op.block
+    if l2op is None or l2op.name != ops.FOR or l2op.block is not blk \
+            or blk.index_of(l2op) < blk.index_of(l1op):
+        raise _Miss("the normalized tile is not stored by a later loop over the row's N tiles, next "
+                    "to the GEMM's loop", s2)
+    l1, l2 = ForLoop(l1op), ForLoop(l2op)
+    b1, b2 = l1.constant_bounds(), l2.constant_bounds()
+    if None in b1 or None in b2:
+        raise _Miss("the loops over the row's N tiles need constant bounds (make N a tl.constexpr)",
+                    l1op)
+    if b1[0] != 0 or b1[2] != 1 or b1 != b2 or b1[1] < 1:
+        raise _Miss(f"the loops over the row's N tiles must both run over the tile indices 0..T "
+                    f"step 1 (found {tuple(b1)} and {tuple(b2)})", l1op)
+    if l2.iter_args:
+        raise _Miss("the normalizing loop carries values across tiles", l2op)
+    # loop 2 reads back exactly what loop 1 stored, trip by trip, and stores over it
+    forms = Forms(l1, l2)
+
+    def same(a: tuple, b: tuple) -> bool:
+        return len(a) == len(b) and all(
+            (x is None and y is None) or (x is not None and y is not None and forms.equal(x, y))
+            for x, y in zip(a, b))
+
+    first = StoreOp(s1)
+    root = first.root
+    reads = [o for o in m.func.walk() if o.name in ops.LOADS and root is not None
+             and LoadOp(o).root is root]
+    if root is None or len(reads) != 1 or reads[0].block is not l2.body:
+        raise _Miss("the normalizing loop does not reload the stored tile exactly once (and nothing "
+                    "else reads the output)", reads[1] if len(reads) > 1 else l2op)
+    reload = reads[0]
+    if not same(LoadOp(reload).address, first.address):
+        raise _Miss("the normalizing loop's reload is not, trip by trip, the tile the GEMM loop "
+                    "stored (address and mask)", reload)
+    if s2.block is not l2.body or l2.body.index_of(s2) < l2.body.index_of(reload) \
+            or not same(StoreOp(s2).address, first.address):
+        raise _Miss("the normalized tile is not stored where the GEMM loop stored the tile", s2)
+    sums = []
+    users = m.users
+    for i, (a, init, y) in enumerate(zip(l1.iter_args, l1.inits, l1.yields)):
+        if shape(a) != (m.BM,) or element(a) != "f32":
+            raise _Miss(f"loop-carried value {a.ref()} of the loop over N tiles is not a per-row f32 "
+                        "vector", l1op)
+        if not is_zero_constant(init):
+            raise _Miss(f"row sum {a.ref()} does not start at zero", l1op)
+        o = y.owner
+        if o is None or o.name != ops.ADDF or sum(1 for v in o.operands if v is a) != 1 \
+                or len(users.get(id(a), [])) != 1:
+            raise _Miss(f"row sum {a.ref()} is not a sum over the row's tiles (%s + x)", l1op)
+        x = o.operands[1] if o.operands[0] is a else o.operands[0]
+        red = x.owner
+        if red is None or not _is_sum_over(red, 1) or shape(red.operands[0]) != (m.BM, m.BN) \
+                or red.block is not l1.body:
+            raise _Miss(f"row sum {a.ref()}'s share per tile is not a sum over the tile's columns",
+                        red or l1op)
+        sums.append((i, red))
+    if not sums:
+        raise _Miss("the loop over N tiles accumulates no row sums", l1op)
+    if len(sums) > 2:
+        raise _Miss(f"{len(sums)} row sums; the template exchanges two", l1op)
+    return _Post(l1, l2, s1, s2, reload, b1[1], sums)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1485,9 +1647,11 @@ def _count(hooks) -> int:
     return len(seen)
 
 
-def _hooks(m: _Matcher, extra: dict | None = None):
-    """((pre, stats, afn, epi, notes), the EPI translator): the hooks' DAGs. `extra`: bindings
-    of values the epilogue reads from elsewhere (another tile computation's statistics)."""
+def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
+    """((pre, stats, afn, epi, rows, fin, notes), the EPI translator): the hooks' DAGs. `extra`:
+    bindings of values the epilogue reads from elsewhere (another tile computation's statistics);
+    `post_norm`: lower row reductions of the accumulator (rows and fin: a post-norm whose row
+    spans several tiles)."""
     loop = m.loop
     params = {id(p.value): i for i, p in enumerate(m.params)}
     aliases = m.aliases
@@ -1583,17 +1747,136 @@ def _hooks(m: _Matcher, extra: dict | None = None):
             b[id(users[0].results[0])] = rowvec(f"st{j}")
     for j, (i, _) in enumerate(m.col_sums):
         b[id(results[i])] = P.bound(f"cs{j}", 1, "f32")
-    out = _resolve(aliases, m.out_value)
-    if out.owner is not None and out.owner.name == ops.TRUNCF and element(out.owner.operands[0]) == "f32":
-        out = out.owner.operands[0]
+    out = _unrounded(_resolve(aliases, m.out_value))
     red = _acc_reductions(m, out)
+    if m.post is not None:
+        if not post_norm:
+            raise _Miss(f"a post-norm whose row spans {m.post.trips} N tiles (two passes over the "
+                        "row); not lowered by default (hopper-ws{post-norm=true} lowers it, the "
+                        "tiles of a row exchanging their row sums through global memory)", m.post.s2)
+        if red is not None:
+            raise _Miss("the tile before the norm reduces rows of the accumulator within one N tile",
+                        red)
+        res = _residual(m, out)
+        if isinstance(res, str):
+            notes.append(f"the residual tile is read with pointer loads in the epilogue ({res})")
+        elif res is not None:
+            m.res_load, m.res = res
+            b[id(m.res_load.results[0])] = P.bound("res", 2, element(m.res_load.results[0]))
+            notes.append("the residual tile loaded by TMA into the output's staging tile during "
+                         "the k-loop")
+        t_epi = _Exprs(b, params, aliases)
+        epi = P.Hook("epi", (t_epi(out),))
+        rows, fin = _post_hooks(m, params, coords(True), out)
+        notes.append(f"post-norm: the row's {m.post.trips} N tiles on {m.post.trips} CTAs of one "
+                     f"wave, {len(m.post.sums)} partial row sum(s) exchanged through global memory "
+                     "(stamped words), the tile normalized in fp32 in the epilogue")
+        return (pre, stats, afn, epi, rows, fin, notes), t_epi
     if red is not None:
-        raise _Miss("the epilogue reduces rows of the accumulator (a post-norm); not lowered: the "
-                    "template's post-norms measured slower than cluster-reduce and epilogue-norm's "
-                    "kernels on the H200 (docs/NOTES.md)", red)
+        if not post_norm:
+            raise _Miss("the epilogue reduces rows of the accumulator (a post-norm); not lowered by "
+                        "default: the template's post-norms measured slower than cluster-reduce and "
+                        "epilogue-norm's kernels on the H200 (docs/NOTES.md; "
+                        "hopper-ws{post-norm=true} lowers it)", red)
+        notes.append("post-norm: the epilogue reduces rows of the accumulator within the tile"
+                     + (" (the row is one tile)" if m.pid_n is None else ""))
     t_epi = _Exprs(b, params, aliases)
     epi = P.Hook("epi", (t_epi(out),))
-    return (pre, stats, afn, epi, notes), t_epi
+    return (pre, stats, afn, epi, None, None, notes), t_epi
+
+
+def _residual(m: _Matcher, v: Value):
+    """The [BM, BN] tile that the epilogue value `v` reads from a second matrix at the output
+    tile's rows and columns (a post-norm's residual), as (load, TileOperand) for the template's
+    TMA; None when there is none; the reason (a string) when it cannot be read by TMA."""
+    loads, seen, stack = [], set(), [v]
+    while stack:
+        x = stack.pop()
+        op = x.owner
+        if op is None or id(op) in seen or op is m.loop.op:
+            continue
+        seen.add(id(op))
+        if op.name == ops.LOAD and shape(x) == (m.BM, m.BN):
+            loads.append(op)
+            continue
+        if op.name in ops.LOADS:
+            continue
+        stack.extend(op.operands)
+    if not loads:
+        return None
+    if len(loads) > 1:
+        return f"{len(loads)} tiles of other matrices"
+    load = loads[0]
+    info = LoadOp(load)
+    try:
+        base, off = m.pointer(info.ptr, "residual")
+        dims = split_dims(off, 2)
+        conds = conditions(m.forms, info.mask) if info.mask is not None else []
+    except NotAffine as e:
+        return f"its address: {e}"
+    if id(base) not in m.pid:
+        return "its base pointer is not a kernel parameter"
+    if info.other is not None and not is_zero_constant(info.other):
+        return "its masked lanes are not zero (TMA fills zeros)"
+    if dims[1].stride != Poly.const(1):
+        return "its rows are not contiguous"
+    for d, (coord, size) in enumerate(((m.pid_m, m.BM), (m.pid_n, m.BN))):
+        r, kk, rest = dims[d].parts(d)
+        got = m._coordinate(rest, size)
+        if r != 1 or kk != 0 or dims[d].modulus is not None or got is False or got != coord:
+            return f"its {'rows' if d == 0 else 'columns'} are not the output tile's"
+    stride = m.source(dims[0].stride)
+    if stride is None:
+        return "its row stride is not a parameter or a constant"
+    for c in conds:
+        inv = set().union(*(dims_of(t) for t, _ in c.terms)) if c.terms else set()
+        if len(inv) != 1:
+            return "its mask is not a bound on rows or on columns"
+        dim = inv.pop()
+        src = m.source(dims[dim].inner + c.scale(-1))
+        if not _same(src, m.M if dim == 0 else m.N):
+            return "its mask is not rows < M and columns < N"
+    el = element(load.results[0])
+    if el != m.out_dtype:
+        return f"it is {el}, the output {m.out_dtype} (the tile is staged in the output's buffer)"
+    return load, P.TileOperand(m.pid[id(base)], rows=m.M, cols=m.N, stride=stride)
+
+
+def _unrounded(v: Value) -> Value:
+    """The fp32 value a store rounds (truncf's operand), else `v`."""
+    o = v.owner
+    if o is not None and o.name == ops.TRUNCF and element(o.operands[0]) == "f32":
+        return o.operands[0]
+    return v
+
+
+def _post_hooks(m: _Matcher, params: dict, coords: dict, tile: Value):
+    """ROWS and FIN of a two-pass post-norm (`_two_passes`): ROWS is each row sum's share per tile
+    over the tile value `tile` (bound to y), FIN the normalizing loop's stored value with its
+    reload bound to y (fp32; rounded to the reload's type where the loop reads it unconverted),
+    loop 1's results (the row sums) to s0, s1 and loop 2's index to the N tile."""
+    post = m.post
+    y = P.bound("y", 2, "f32")
+    b = dict(coords)
+    b[id(tile)] = y
+    t = _Exprs(b, params)
+    rows = P.Hook("rows", tuple(t(red.operands[0]) for _, red in post.sums),
+                  tuple(True for _ in post.sums))
+    b = dict(coords)
+    b[id(post.loop2.iv)] = P.bound("pid_n", 0, "i32")
+    r = post.reload.results[0]
+    b[id(r)] = P.expr("cast", y, attr=element(r), rank=2, dtype=element(r))
+    for u in m.users_of(r):
+        if u.name == ops.EXTF and element(u.results[0]) == "f32":
+            b[id(u.results[0])] = y
+    for j, (i, _) in enumerate(post.sums):
+        b[id(post.loop1.op.results[i])] = P.bound(f"s{j}", 1, "f32")
+    out = _unrounded(StoreOp(post.s2).value)
+    red = _acc_reductions(m, out)
+    if red is not None:
+        raise _Miss("the normalizing loop reduces rows of the reloaded tile", red)
+    fin = P.Hook("fin", (_Exprs(b, params)(out),))
+    return rows, fin
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1624,6 +1907,9 @@ class HopperWS(Pass):
     # the row statistics computed once per row block (by the MMA warps of the CTA that owns the
     # row block's first tile) and shared with the other CTAs through global memory
     stats_share: bool = False
+    # lower post-norms: row reductions of the accumulator in the epilogue, and the naive kernel's
+    # two passes over a row of several N tiles (the tiles exchanging their row sums)
+    post_norm: bool = False
 
     def __post_init__(self):
         if self.schedule not in ("coop", "pingpong"):
@@ -1665,7 +1951,7 @@ class HopperWS(Pass):
     def plan(self, module: Module) -> tuple[P.WSPlan, Op]:
         """The plan for `module` and its dot, or _Blockers with every reason it has none."""
         try:
-            an = _analyze(module)
+            an = _analyze(module, self.post_norm)
         except _Blockers as e:
             m = getattr(e, "matcher", None)
             if m is not None:  # the tile is known: say too whether the schedule takes it
@@ -1675,35 +1961,46 @@ class HopperWS(Pass):
                     e.misses.append(c)
             raise
         m = an.m
-        pre, stats, afn, epi, notes = an.hooks
+        pre, stats, afn, epi, rows, fin, notes = an.hooks
         if an.copies.kind == "peeled":
             notes.append("the row walk's later N tiles (statistics carried from the first) "
                          "are the same tile computation: every tile takes its statistics itself")
         elif an.copies.kind == "unrolled":
             notes.append(f"{len(an.copies.tiles)} unrolled N tiles are the same tile computation")
         try:
-            share = self.stats_share and stats is not None and afn is None
+            share = self.stats_share and stats is not None and afn is None and rows is None
             cfg = self.config(m, share)
         except _Miss as c:
-            raise _Blockers([c]) from None
+            raise _Blockers([c], m) from None
         if self.stats_share and stats is not None and not cfg.stats_share:
             notes.append("stats-share not applied: " + (
                 "the A operand is computed in the k-loop (g or beta not folded)" if afn is not None
+                else "the kernel is a post-norm" if rows is not None
                 else "it needs the coop schedule"))
+        if rows is not None:
+            T = m.post.trips
+            cfg = replace(cfg, row_exchange=len(rows.results),
+                          row_chunk=min(16, max(2, 1 << (T - 1).bit_length())))
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),
                  P.TmaDescriptor("out", (m.BM, m.BN))]
+        if m.res is not None:
+            needs.append(P.TmaDescriptor("res", (m.BM, m.BN)))
         needs += [P.DerivedArgument(c) for _, c in m.col_sums]
-        needs.append(P.PersistentGrid(m.BM, m.BN))
+        needs.append(P.PersistentGrid(m.BM, m.BN, whole_rows=rows is not None))
         if cfg.stats_share:
             needs.append(P.SharedStatistics(m.BM))
+        if rows is not None:
+            needs.append(P.SharedStatistics(m.BM, row_sums=len(rows.results), block_n=m.BN))
         return P.WSPlan(
             kernel_name=ops.FuncOp(m.func).sym_name, params=tuple((p.name, p.type) for p in m.params),
             a=a, b=b, out=out, b_kn=m.b_kn, M=m.M, N=m.N, K=m.K, dtype=_DTYPES[m.dtype],
             out_dtype=_DTYPES[m.out_dtype], config=cfg,
             single=(m.pid_m is None, m.pid_n is None and an.copies.kind != "unrolled"),
-            pre=pre, stats=stats, afn=afn, epi=epi, n_stats=len(m.row_stats),
+            pre=pre, stats=stats, afn=afn, epi=epi, rows=rows, fin=fin,
+            res=m.res, res_dtype=_DTYPES[m.out_dtype] if m.res is not None else "",
+            n_stats=len(m.row_stats),
             column_sums=tuple(c for _, c in m.col_sums), notes=tuple(notes),
             needs=tuple(needs)), m.dot
 
@@ -1724,7 +2021,7 @@ class HopperWS(Pass):
                  if plan.n_stats else "no statistics",
                  "A operand computed in registers (g/beta in the loop; each k-step's wgmma waited)"
                  if plan.afn is not None else "A straight from shared memory",
-                 f"epilogue translated from the IR ({_count((plan.pre, plan.stats, plan.afn, plan.epi))} "
+                 f"epilogue translated from the IR ({_count((plan.pre, plan.stats, plan.afn, plan.epi, plan.rows, plan.fin))} "
                  "expression nodes in the hooks)"]
         if plan.column_sums:
             parts.append(f"{len(plan.column_sums)} column sum(s) of the weight precomputed per "
