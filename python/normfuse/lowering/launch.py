@@ -2,8 +2,9 @@
 
 The user's kernel takes pointers and sizes; the template takes TMA descriptors, M/N/K, the
 `eargs` tuple its hooks read, and the shared statistics' workspace. The plan says where each comes
-from (its launch needs: the descriptors of A, B and the output, the derived arguments, the
-persistent grid, the shared statistics): `LoweredLaunch.arguments` computes all of it on the host
+from (its launch needs: the descriptors of A, B and the output (and of a post-norm's residual),
+the derived arguments, the persistent grid (whole rows for a post-norm's exchange: refused when a
+row has more N tiles than the device has SMs), the shared statistics or partial row sums): `LoweredLaunch.arguments` computes all of it on the host
 and returns a `BoundLaunch`, a plain record of what a launch passes (the template's arguments in
 order, each descriptor's base, shape, strides and box, the grid). It needs no GPU: given CPU
 tensors and an SM count it computes exactly what the real launch would pass (the CPU interpreter
@@ -225,8 +226,8 @@ class LoweredPlan:
         plan, inst = launch.plan, launch.instance
         self.instance = inst
         # the plan's launch needs, in the template's argument order: the TMA descriptors of A, B
-        # and the output (and a residual), the derived vectors (with the hooks' arguments), the persistent grid,
-        # the shared statistics' workspace
+        # and the output (and a residual), the derived vectors (with the hooks' arguments), the
+        # persistent grid, the shared statistics' workspace
         needs = {type(n).__name__: [] for n in plan.needs}
         for n in plan.needs:
             needs[type(n).__name__].append(n)

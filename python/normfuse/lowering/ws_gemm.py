@@ -55,6 +55,14 @@ before it and, after it, take those stamped with this launch's epoch, reloading 
 they are (`_consumer_shared`). A 64-bit store is single-copy atomic, so no fence or flag is
 needed, and the words are never cleared (each launch has a larger epoch). Waits point only to
 earlier positions of the order: no deadlock as long as every CTA of the grid is resident.
+
+Post-norm rows (`NPOST` row sums, a row of T = cdiv(N, BN) tiles): the tiles run in the
+whole-rows order (`_rows_tile`: T x G programs, a row block's T tiles at the same position of T
+distinct CTAs, one wave); after the k-loop a consumer computes y = EPI(acc), publishes its share
+ROWS(y) of the row sums as stamped words, gathers the T shares of its row (`_row_totals`, the same
+words in the same order in every tile) and stores FIN(y, s0, s1) (`_consumer_rows`; with two
+consumers, one's exchange runs during the other's k-loop). A residual tile (`RES`) comes by TMA
+into the consumer's output staging tile (`_loader_rows`, `Residual`).
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -712,11 +720,14 @@ def _loader_rows(ring, prob, res, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.
             mbarrier.wait(ring.empty.index(s), ((pos // STAGES) & 1) ^ 1)
             bar = ring.ready.index(s)
             mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(ring.a_desc, [pid_m * BM, kk * BK], bar, ring.a_bufs.index(s))
+            tma.async_copy_global_to_shared(ring.a_desc, [pid_m * BM, kk * BK], bar,
+                                            ring.a_bufs.index(s))
             if ring.B_KN:
-                tma.async_copy_global_to_shared(ring.b_desc, [kk * BK, pid_n * BN], bar, ring.b_bufs.index(s))
+                tma.async_copy_global_to_shared(ring.b_desc, [kk * BK, pid_n * BN], bar,
+                                                ring.b_bufs.index(s))
             else:
-                tma.async_copy_global_to_shared(ring.b_desc, [pid_n * BN, kk * BK], bar, ring.b_bufs.index(s))
+                tma.async_copy_global_to_shared(ring.b_desc, [pid_n * BN, kk * BK], bar,
+                                                ring.b_bufs.index(s))
             pos += 1
             if res.RES:
                 if kk == first:

@@ -11,8 +11,8 @@ does not warp-specialize such a loop on sm_90 and its pipeliner cannot give the 
 MMA's own tile (DESIGN.md). This pass matches that structure and returns a frozen plan
 (`normfuse.ir.ws_plan.WSPlan`): the operands and their sizes as kernel parameters, the tile and
 the schedule, and everything that is not the GEMM as four expression DAGs over the values the
-template provides (PRE, STATS, AFN, EPI; a post-norm over several N tiles adds ROWS and FIN). The backend (`normfuse.lowering`) turns the plan into the
-template's Gluon instance (a TMA loader warpgroup, wgmma warpgroups that also accumulate the
+template provides (PRE, STATS, AFN, EPI; a post-norm over several N tiles adds ROWS and FIN). The
+backend (`normfuse.lowering`) turns the plan into the template's Gluon instance (a TMA loader warpgroup, wgmma warpgroups that also accumulate the
 statistics from the same shared A tile, persistent tiles); the pipeline then replaces the module
 by that instance's TTGIR (`ttg.warp_specialize`, sm_90).
 
@@ -1884,6 +1884,16 @@ def _post_hooks(m: _Matcher, params: dict, coords: dict, tile: Value):
 # ---------------------------------------------------------------------------------------------
 
 _BUDGET = 227 * 1024 - 1024  # shared memory per CTA on sm_90, less Triton's own reserve
+# words of partial row sums a consumer thread holds in flight in one step of the gather (next to
+# the 128-register tile: 16 spilled at 128 x 128 ping-pong, LayerNorm, N = 8192)
+_GATHER_WORDS = 8
+
+
+def _row_chunk(trips: int, sums: int, cfg: P.WSConfig) -> int:
+    """N tiles per step of the gather: all of the row's (a power of two) when they fit
+    _GATHER_WORDS words per consumer thread, else as many as do (2..32)."""
+    fit = _GATHER_WORDS * 32 * cfg.consumer_warps // (cfg.block_m * sums)
+    return max(2, min(32, 1 << (trips - 1).bit_length(), 1 << (max(fit, 1).bit_length() - 1)))
 
 
 def _stats_where(cfg: P.WSConfig) -> str:
@@ -1978,9 +1988,8 @@ class HopperWS(Pass):
                 else "the kernel is a post-norm" if rows is not None
                 else "it needs the coop schedule"))
         if rows is not None:
-            T = m.post.trips
             cfg = replace(cfg, row_exchange=len(rows.results),
-                          row_chunk=min(16, max(2, 1 << (T - 1).bit_length())))
+                          row_chunk=_row_chunk(m.post.trips, len(rows.results), cfg))
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),
@@ -2015,13 +2024,14 @@ class HopperWS(Pass):
                 run.missed((f"[{i + 1}/{n}] " if n > 1 else "") + b.text, b.op)
             return
         cfg = plan.config
+        hooks = (plan.pre, plan.stats, plan.afn, plan.epi, plan.rows, plan.fin)
         parts = [f"lowered to the warp-specialized template: {cfg}, persistent, "
                  f"{'B [K, N]' if plan.b_kn else 'B [N, K]'}",
                  (f"{plan.n_stats} row statistic(s) from the A tiles " + _stats_where(cfg))
                  if plan.n_stats else "no statistics",
                  "A operand computed in registers (g/beta in the loop; each k-step's wgmma waited)"
                  if plan.afn is not None else "A straight from shared memory",
-                 f"epilogue translated from the IR ({_count((plan.pre, plan.stats, plan.afn, plan.epi, plan.rows, plan.fin))} "
+                 f"epilogue translated from the IR ({_count(hooks)} "
                  "expression nodes in the hooks)"]
         if plan.column_sums:
             parts.append(f"{len(plan.column_sums)} column sum(s) of the weight precomputed per "

@@ -151,9 +151,11 @@ POST_OPTIONS = (
     Option("exchange=global", None, "post:exchange=global"),
     Option("64x256 tiles", (64, 256, 64, 8, 3, False), "default"),
     # hopper-ws{post-norm=true} (the lowered form, not the default yet): coop 128x256 and
-    # ping-pong 64x256, the tiles its spelling picks (postnorm_linear.lowered_postnorm_config)
+    # ping-pong 64x256, the tiles its spelling picks (postnorm_linear.lowered_postnorm_config),
+    # and ping-pong at 128x128 (less L2 traffic per FLOP than 64x256, twice the N tiles)
     Option("lowered coop", None, "post:lowered=coop"),
     Option("lowered pingpong", None, "post:lowered=pingpong"),
+    Option("lowered pingpong 128x128", (128, 128, 64, 4, 3, False), "post:lowered=pingpong"),
 )
 
 

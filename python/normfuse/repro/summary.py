@@ -19,9 +19,9 @@ plus `err` (fused vs fp64 on a row sample) and `lowered` (whether the op ran the
 kernel). Post-norm ops also record their lowered form (hopper-ws{post-norm=true}, not yet the
 default), per schedule s in coop, pingpong: `lowered_<s>_ms`, `_hidden_pct`, `_over_backbone`,
 `_over_cublas`, `_err`, `_ran` (the lowered kernel launched rather than a fallback); the table
-`summary_post_lowered.md` lists them. Times are `triton.testing.do_bench` medians (warmup 25 ms, rep 100 ms). Writes
-DIR/summary.json, DIR/summary.md and DIR/hidden.png (hidden % per cell next to the blog's
-ranges on B200). `--warm-procs P` first compiles every cell in P child processes at once
+`summary_post_lowered.md` lists them. Times are `triton.testing.do_bench` medians (warmup 25 ms, rep
+100 ms). Writes DIR/summary.json, DIR/summary.md and DIR/hidden.png (hidden % per cell next to the
+blog's ranges on B200). `--warm-procs P` first compiles every cell in P child processes at once
 (`normfuse.repro.warm`), so that this process spends its time measuring.
 """
 from __future__ import annotations
