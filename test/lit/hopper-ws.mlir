@@ -10,12 +10,12 @@
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; 1 row statistic(s)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // REMARK: missed: a post-norm whose row spans 2 N tiles (two passes over the row); not lowered by default (hopper-ws{post-norm=true} lowers it
-// REMARK: missed: the output tile is stored, reloaded and stored again next to the GEMM (a post-norm whose row is one tile); run epilogue-norm first
+// REMARK: missed: the output tile is stored, reloaded and stored again next to the GEMM (a post-norm whose row is one tile): run epilogue-norm first
 // REMARK: missed: 2 tt.dot ops; the lowering handles one accumulator
 // REMARK: missed: the epilogue reduces rows of the accumulator (a post-norm)
 // REMARK: missed: the A tile ({{.*}}) is not contiguous along K: its rows are (the matrix is stored column-major); pass the matrix row-major
 // REMARK: missed: the normalizing loop's reload is not, trip by trip, the tile the GEMM loop stored
-// REMARK: missed: the loops over the row's N tiles need constant bounds; make N a tl.constexpr
+// REMARK: missed: the loops over the row's N tiles need constant bounds (make N a tl.constexpr)
 
 // post-norm=true (after epilogue-norm): the one-tile rows (negative_postnorm above, and the naive
 // kernel's one-tile form once epilogue-norm forwarded its tile) keep their row reductions in the

@@ -229,8 +229,9 @@ class _Matcher:
         self.n_from_coord = False
         self.row_stats: list[tuple[int, Value, str]] = []
         self.col_sums: list[tuple[int, P.ColumnSums]] = []
-        self.post = None  # a post-norm's two passes over the row (`_two_passes`)
         self.res = self.res_load = None  # a post-norm's residual tile, read by TMA (`_residual`)
+        self.post = None  # a post-norm's two passes over the row's N tiles (`_two_passes`)
+        self.two_passes: list[Op] | None = None  # their two stores, when the kernel has them
 
     def users_of(self, v: Value) -> list[Op]:
         return self.users.get(id(v), [])
@@ -296,6 +297,11 @@ class _Matcher:
             self.blockers.append(_Miss(
                 f"dot operands are {element(a_v)} x {element(b_v)}; the template takes bf16 or "
                 "fp16 (one type)", dot, "give tl.dot bf16 or fp16 tiles of one type"))
+        if self.two_passes is not None:
+            # a post-norm whose row spans several N tiles: the GEMM loop's store is the tile, the
+            # normalizing loop's store the output
+            self.post = _two_passes(self, self.two_passes)
+            self.store = self.post.s1
         self.forms = Forms(loop, widen=True)
         self._section(self._k_bound)
         self._section(self._a_operand, a_v)
@@ -1043,125 +1049,6 @@ def _acc_reductions(m: _Matcher, out: Value) -> Op | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Post-norm: the naive kernel's two passes over the row's N tiles
-# ---------------------------------------------------------------------------------------------
-
-@dataclass
-class _Post:
-    """A post-norm whose row spans several N tiles, in the naive kernel's form: loop 1 over the
-    row's T tiles runs the GEMM's k-loop, stores the tile (`s1`) and carries the row sums
-    (`sums`: (loop-1 result index, the tile's share: a sum over the tile's columns)); loop 2
-    over the same tiles reloads each tile (`reload`) and stores it normalized (`s2`)."""
-    loop1: ForLoop
-    loop2: ForLoop
-    s1: Op
-    s2: Op
-    reload: Op
-    trips: int
-    sums: list
-
-
-def _two_passes(func: Op, dot: Op, stores: list[Op], users: dict) -> _Post:
-    """Read the two passes of a naive post-norm (kernels/postnorm_gemm.py's form for N > BN):
-
-        %s = scf.for %n = 0 to T step 1 iter_args(%ss = 0) {      // loop 1 (the k-loop inside)
-          %acc = scf.for %k ... { tt.dot }    %v = f(%acc, ...)    // bias, residual, masks
-          tt.store %Y[tile n], truncf(%v)     yield %ss + reduce(g(%v), axis=1) }
-        %rstd = h(%s)
-        scf.for %n = 0 to T step 1 { %y = tt.load %Y[tile n]; tt.store %Y[tile n], norm(%y, %rstd) }
-
-    The row sums split over any partition of the row's columns, so the template computes each
-    tile's share reduce(g(v)) on its own CTA and adds the T shares (the exchange); loop 2 reloads
-    exactly what loop 1 stored in the same trip (same address and mask under the shared trip
-    index, `normfuse.ir.affine`), so its reload is the tile v itself (in fp32: one rounding, as
-    epilogue-norm does), and the first store is overwritten by the second everywhere it wrote."""
-    kloop = dot.block.parent_op
-    generic = _Miss("the kernel has side effects besides one tt.store of the output tile (2 "
-                    "tt.store, not a post-norm's two passes over the row's N tiles)", stores[1],
-                    "store the output tile once, after the loop over K (a post-norm: the naive "
-                    "kernel's two loops over the row's N tiles, kernels/postnorm_gemm.py)")
-    if kloop is None or kloop.name != ops.FOR:
-        raise generic
-    BM, BN = shape(dot.results[0])
-    l1op = kloop.block.parent_op
-    blk = kloop.block
-    if all(st.block is blk for st in stores):
-        first, second = sorted(stores, key=blk.index_of)
-        root = StoreOp(first).root
-        if root is not None and any(o.name in ops.LOADS and LoadOp(o).root is root
-                                    for o in blk.ops[blk.index_of(first) + 1:blk.index_of(second)]):
-            raise _Miss("the output tile is stored, reloaded and stored again next to the GEMM (a "
-                        "post-norm whose row is one tile)", second,
-                        "run epilogue-norm first, which normalizes it in registers")
-        raise generic
-    s1 = next((st for st in stores if st.block is blk), None)
-    if s1 is None or l1op is None or l1op.name != ops.FOR:
-        raise generic
-    s2 = stores[1] if stores[0] is s1 else stores[0]
-    l2op = s2.block.parent_op
-    blk = l1op.block
-    if l2op is None or l2op.name != ops.FOR or l2op.block is not blk \
-            or blk.index_of(l2op) < blk.index_of(l1op):
-        raise _Miss("the normalized tile is not stored by a later loop over the row's N tiles, next "
-                    "to the GEMM's loop", s2)
-    l1, l2 = ForLoop(l1op), ForLoop(l2op)
-    b1, b2 = l1.constant_bounds(), l2.constant_bounds()
-    if None in b1 or None in b2:
-        raise _Miss("the loops over the row's N tiles need constant bounds", l1op,
-                    "make N a tl.constexpr")
-    if b1[0] != 0 or b1[2] != 1 or b1 != b2 or b1[1] < 1:
-        raise _Miss(f"the loops over the row's N tiles must both run over the tile indices 0..T "
-                    f"step 1 (found {tuple(b1)} and {tuple(b2)})", l1op)
-    if l2.iter_args:
-        raise _Miss("the normalizing loop carries values across tiles", l2op)
-    # loop 2 reads back exactly what loop 1 stored, trip by trip, and stores over it
-    forms = Forms(l1, l2)
-
-    def same(a: tuple, b: tuple) -> bool:
-        return len(a) == len(b) and all(
-            (x is None and y is None) or (x is not None and y is not None and forms.equal(x, y))
-            for x, y in zip(a, b))
-
-    first = StoreOp(s1)
-    root = first.root
-    reads = [o for o in func.walk() if o.name in ops.LOADS and root is not None
-             and LoadOp(o).root is root]
-    if root is None or len(reads) != 1 or reads[0].block is not l2.body:
-        raise _Miss("the normalizing loop does not reload the stored tile exactly once (and nothing "
-                    "else reads the output)", reads[1] if len(reads) > 1 else l2op)
-    reload = reads[0]
-    if not same(LoadOp(reload).address, first.address):
-        raise _Miss("the normalizing loop's reload is not, trip by trip, the tile the GEMM loop "
-                    "stored (address and mask)", reload)
-    if s2.block is not l2.body or l2.body.index_of(s2) < l2.body.index_of(reload) \
-            or not same(StoreOp(s2).address, first.address):
-        raise _Miss("the normalized tile is not stored where the GEMM loop stored the tile", s2)
-    sums = []
-    for i, (a, init, y) in enumerate(zip(l1.iter_args, l1.inits, l1.yields)):
-        if shape(a) != (BM,) or element(a) != "f32":
-            raise _Miss(f"loop-carried value {a.ref()} of the loop over N tiles is not a per-row f32 "
-                        "vector", l1op)
-        if not is_zero_constant(init):
-            raise _Miss(f"row sum {a.ref()} does not start at zero", l1op)
-        o = y.owner
-        if o is None or o.name != ops.ADDF or sum(1 for v in o.operands if v is a) != 1 \
-                or len(users.get(id(a), [])) != 1:
-            raise _Miss(f"row sum {a.ref()} is not a sum over the row's tiles (%s + x)", l1op)
-        x = o.operands[1] if o.operands[0] is a else o.operands[0]
-        red = x.owner
-        if red is None or not _is_sum_over(red, 1) or shape(red.operands[0]) != (BM, BN) \
-                or red.block is not l1.body:
-            raise _Miss(f"row sum {a.ref()}'s share per tile is not a sum over the tile's columns",
-                        red or l1op)
-        sums.append((i, red))
-    if not sums:
-        raise _Miss("the loop over N tiles accumulates no row sums", l1op)
-    if len(sums) > 2:
-        raise _Miss(f"{len(sums)} row sums; the template exchanges two", l1op)
-    return _Post(l1, l2, s1, s2, reload, b1[1], sums)
-
-
-# ---------------------------------------------------------------------------------------------
 # The kernel: one output tile's computation, or one repeated over the N tiles of a row block
 # ---------------------------------------------------------------------------------------------
 
@@ -1211,22 +1098,21 @@ def _branch_of(op: Op, ifop: Op) -> int | None:
 
 @dataclass
 class _Copies:
-    """The output tile computations of a kernel. kind: 'one' (one dot, one store); 'post' (one
-    dot, the naive post-norm's two stores: `_two_passes`); 'peeled' (a
+    """The output tile computations of a kernel. kind: 'one' (one dot, one store); 'peeled' (a
     loop over N tiles whose first trip computes the statistics and carries them to the later
     trips: lazy-prenorm's row-walking form, one scf.if, then-branch first); 'unrolled' (one dot
     and one store per N tile, tl.static_range, the first with the statistics)."""
     kind: str
     tiles: list  # (dot, store, aliases)
     carried: dict = None  # 'peeled': id(N-loop iter_arg) -> the first trip's value it carries
-    post: object = None  # 'post': the naive post-norm's two passes over the row (`_Post`)
+    two_passes: list = None  # 'one' with a post-norm's two stores (the matcher reads them)
 
 
-def _copies(func: Op, dots: list[Op], stores: list[Op], users: dict) -> _Copies:
+def _copies(func: Op, dots: list[Op], stores: list[Op]) -> _Copies:
     if len(dots) == 1:
         if len(stores) == 2 and all(st.name == ops.STORE for st in stores):
-            post = _two_passes(func, dots[0], stores, users)
-            return _Copies("post", [(dots[0], post.s1, {})], post=post)
+            # a post-norm's two passes over the row, or not: `_two_passes` says which
+            return _Copies("one", [(dots[0], None, {})], two_passes=stores)
         if len(stores) != 1:
             raise _Miss(f"the kernel has side effects besides one tt.store of the output tile "
                         f"({len(stores)} tt.store)", stores[1] if len(stores) > 1 else dots[0],
@@ -1330,7 +1216,7 @@ class _Analysis:
 
 def _analyze(module: Module, post_norm: bool = False) -> _Analysis:
     """The kernel read for a plan, or _Blockers naming every reason it cannot be lowered.
-    `post_norm`: lower row reductions of the accumulator (`_hooks`)."""
+    `post_norm`: see `_hooks`."""
     funcs = [f for f in module.functions() if any(o.name == ops.DOT for o in f.walk())]
     if not funcs:
         raise _Blockers([_Miss("no tt.dot: not a GEMM-shaped kernel")])
@@ -1340,28 +1226,28 @@ def _analyze(module: Module, post_norm: bool = False) -> _Analysis:
     dots = [o for o in func.walk() if o.name == ops.DOT]
     effects = [o for o in func.walk() if not o.regions and writes_memory(o)]
     stores = [o for o in effects if o.name in ops.STORES]
-    blockers = []
-    others = [o for o in effects if o.name not in ops.STORES]
-    clustered = next((o for o in others if o.name == ops.INLINE_ASM and CLUSTER_MARK in o.text), None)
+    clustered = next((o for o in effects if o.name == ops.INLINE_ASM and CLUSTER_MARK in o.text), None)
     if clustered is not None:
         raise _Blockers([_Miss(
             "the kernel's rows are split over a thread-block cluster (cluster-reduce ran before): "
             "the template's post-norm takes the naive kernel", clustered,
-            "run epilogue-norm,hopper-ws{post-norm=true} instead of cluster-reduce")])
+            "run epilogue-norm,hopper-ws{post-norm=true} instead")])
+    blockers = []
+    others = [o for o in effects if o.name not in ops.STORES]
     if others:
         blockers.append(_Miss(
             "the kernel has side effects besides one tt.store of the output tile "
             f"({', '.join(sorted({o.name for o in effects}))})", others[0],
             "write only the output tile"))
-    users = module.user_index()
     try:
-        copies = _copies(func, dots, stores, users)
+        copies = _copies(func, dots, stores)
     except _Miss as e:
         raise _Blockers(blockers + [e]) from None
+    users = module.user_index()
     tiles = []
     for dot, store, aliases in copies.tiles:
         m = _Matcher(module, func, dot, store, aliases, users)
-        m.post = copies.post
+        m.two_passes = copies.two_passes
         try:
             m.run()
         except _Miss as e:
@@ -1373,7 +1259,7 @@ def _analyze(module: Module, post_norm: bool = False) -> _Analysis:
     prim = max(tiles, key=lambda t: len(t.row_stats))
     blockers += prim.blockers
     known = hasattr(prim, "BK")
-    if copies.kind in ("one", "post"):
+    if copies.kind == "one":
         for coord, what in ((prim.pid_m, "row"), (prim.pid_n, "column")):
             c = coord.constant() if isinstance(coord, Poly) else None
             if c:
@@ -1424,7 +1310,7 @@ def _check_copies(prim: _Matcher, hooks, t_epi, tiles: list, copies: _Copies) ->
             if _mentions(e, {"pid_n", "acc"} | {f"cs{j}" for j in range(len(prim.col_sums))}):
                 continue  # depends on the N tile: not a row statistic
             extra[key] = e
-    pre, stats, afn, epi = hooks[:4]
+    pre, stats, afn, epi, *_ = hooks
     memo: dict = {}
     for m in tiles:
         if m is prim:
@@ -1510,6 +1396,121 @@ def _unrolled_columns(prim: _Matcher, tiles: list) -> list[_Miss]:
         else:
             prim.b.rows = full
     return []
+
+
+# ---------------------------------------------------------------------------------------------
+# Post-norm: the naive kernel's two passes over the row's N tiles
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _Post:
+    """A post-norm whose row spans several N tiles, in the naive kernel's form: loop 1 over the
+    row's T tiles runs the GEMM's k-loop, stores the tile (`s1`) and carries the row sums
+    (`sums`: (loop-1 result index, the tile's share: a sum over the tile's columns)); loop 2
+    over the same tiles reloads each tile (`reload`) and stores it normalized (`s2`)."""
+    loop1: ForLoop
+    loop2: ForLoop
+    s1: Op
+    s2: Op
+    reload: Op
+    trips: int
+    sums: list
+
+
+def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
+    """Read the two passes of a naive post-norm (kernels/postnorm_gemm.py's form for N > BN):
+
+        %s = scf.for %n = 0 to T step 1 iter_args(%ss = 0) {      // loop 1 (the k-loop inside)
+          %acc = scf.for %k ... { tt.dot }    %v = f(%acc, ...)    // bias, residual, masks
+          tt.store %Y[tile n], truncf(%v)     yield %ss + reduce(g(%v), axis=1) }
+        %rstd = h(%s)
+        scf.for %n = 0 to T step 1 { %y = tt.load %Y[tile n]; tt.store %Y[tile n], norm(%y, %rstd) }
+
+    The row sums split over any partition of the row's columns, so the template computes each
+    tile's share reduce(g(v)) on its own CTA and adds the T shares (the exchange); loop 2 reloads
+    exactly what loop 1 stored in the same trip (same address and mask under the shared trip
+    index, `normfuse.ir.affine`), so its reload is the tile v itself (in fp32: one rounding, as
+    epilogue-norm does), and the first store is overwritten by the second everywhere it wrote."""
+    kloop = m.loop.op
+    l1op = kloop.block.parent_op
+    blk = kloop.block
+    generic = _Miss("the kernel has side effects besides one tt.store of the output tile (2 "
+                    "tt.store, not a post-norm's two passes over the row's N tiles)", stores[1])
+    if all(st.block is blk for st in stores):
+        first, second = sorted(stores, key=blk.index_of)
+        root = StoreOp(first).root
+        if root is not None and any(o.name in ops.LOADS and LoadOp(o).root is root
+                                    for o in blk.ops[blk.index_of(first) + 1:blk.index_of(second)]):
+            raise _Miss("the output tile is stored, reloaded and stored again next to the GEMM (a "
+                        "post-norm whose row is one tile): run epilogue-norm first, which "
+                        "normalizes it in registers", second)
+        raise generic
+    s1 = next((st for st in stores if st.block is blk), None)
+    if s1 is None or l1op is None or l1op.name != ops.FOR:
+        raise generic
+    s2 = stores[1] if stores[0] is s1 else stores[0]
+    l2op = s2.block.parent_op
+    blk = l1op.block
+    if l2op is None or l2op.name != ops.FOR or l2op.block is not blk \
+            or blk.index_of(l2op) < blk.index_of(l1op):
+        raise _Miss("the normalized tile is not stored by a later loop over the row's N tiles, next "
+                    "to the GEMM's loop", s2)
+    l1, l2 = ForLoop(l1op), ForLoop(l2op)
+    b1, b2 = l1.constant_bounds(), l2.constant_bounds()
+    if None in b1 or None in b2:
+        raise _Miss("the loops over the row's N tiles need constant bounds (make N a tl.constexpr)",
+                    l1op)
+    if b1[0] != 0 or b1[2] != 1 or b1 != b2 or b1[1] < 1:
+        raise _Miss(f"the loops over the row's N tiles must both run over the tile indices 0..T "
+                    f"step 1 (found {tuple(b1)} and {tuple(b2)})", l1op)
+    if l2.iter_args:
+        raise _Miss("the normalizing loop carries values across tiles", l2op)
+    # loop 2 reads back exactly what loop 1 stored, trip by trip, and stores over it
+    forms = Forms(l1, l2)
+
+    def same(a: tuple, b: tuple) -> bool:
+        return len(a) == len(b) and all(
+            (x is None and y is None) or (x is not None and y is not None and forms.equal(x, y))
+            for x, y in zip(a, b))
+
+    first = StoreOp(s1)
+    root = first.root
+    reads = [o for o in m.func.walk() if o.name in ops.LOADS and root is not None
+             and LoadOp(o).root is root]
+    if root is None or len(reads) != 1 or reads[0].block is not l2.body:
+        raise _Miss("the normalizing loop does not reload the stored tile exactly once (and nothing "
+                    "else reads the output)", reads[1] if len(reads) > 1 else l2op)
+    reload = reads[0]
+    if not same(LoadOp(reload).address, first.address):
+        raise _Miss("the normalizing loop's reload is not, trip by trip, the tile the GEMM loop "
+                    "stored (address and mask)", reload)
+    if s2.block is not l2.body or l2.body.index_of(s2) < l2.body.index_of(reload) \
+            or not same(StoreOp(s2).address, first.address):
+        raise _Miss("the normalized tile is not stored where the GEMM loop stored the tile", s2)
+    sums = []
+    users = m.users
+    for i, (a, init, y) in enumerate(zip(l1.iter_args, l1.inits, l1.yields)):
+        if shape(a) != (m.BM,) or element(a) != "f32":
+            raise _Miss(f"loop-carried value {a.ref()} of the loop over N tiles is not a per-row f32 "
+                        "vector", l1op)
+        if not is_zero_constant(init):
+            raise _Miss(f"row sum {a.ref()} does not start at zero", l1op)
+        o = y.owner
+        if o is None or o.name != ops.ADDF or sum(1 for v in o.operands if v is a) != 1 \
+                or len(users.get(id(a), [])) != 1:
+            raise _Miss(f"row sum {a.ref()} is not a sum over the row's tiles (%s + x)", l1op)
+        x = o.operands[1] if o.operands[0] is a else o.operands[0]
+        red = x.owner
+        if red is None or not _is_sum_over(red, 1) or shape(red.operands[0]) != (m.BM, m.BN) \
+                or red.block is not l1.body:
+            raise _Miss(f"row sum {a.ref()}'s share per tile is not a sum over the tile's columns",
+                        red or l1op)
+        sums.append((i, red))
+    if not sums:
+        raise _Miss("the loop over N tiles accumulates no row sums", l1op)
+    if len(sums) > 2:
+        raise _Miss(f"{len(sums)} row sums; the template exchanges two", l1op)
+    return _Post(l1, l2, s1, s2, reload, b1[1], sums)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1648,7 +1649,7 @@ def _count(hooks) -> int:
 
 def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
     """((pre, stats, afn, epi, rows, fin, notes), the EPI translator): the hooks' DAGs. `extra`:
-    bindings of values the epilogue reads from elsewhere (another tile computation's statistics).
+    bindings of values the epilogue reads from elsewhere (another tile computation's statistics);
     `post_norm`: lower row reductions of the accumulator (rows and fin: a post-norm whose row
     spans several tiles)."""
     loop = m.loop
@@ -1752,9 +1753,7 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
         if not post_norm:
             raise _Miss(f"a post-norm whose row spans {m.post.trips} N tiles (two passes over the "
                         "row); not lowered by default (hopper-ws{post-norm=true} lowers it, the "
-                        "tiles of a row exchanging their row sums through global memory)", m.post.s2,
-                        "run epilogue-norm,hopper-ws{post-norm=true}, or leave it to "
-                        "cluster-reduce,epilogue-norm")
+                        "tiles of a row exchanging their row sums through global memory)", m.post.s2)
         if red is not None:
             raise _Miss("the tile before the norm reduces rows of the accumulator within one N tile",
                         red)
@@ -1777,8 +1776,8 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
         if not post_norm:
             raise _Miss("the epilogue reduces rows of the accumulator (a post-norm); not lowered by "
                         "default: the template's post-norms measured slower than cluster-reduce and "
-                        "epilogue-norm's kernels on the H200 (docs/NOTES.md)", red,
-                        "hopper-ws{post-norm=true} lowers it")
+                        "epilogue-norm's kernels on the H200 (docs/NOTES.md; "
+                        "hopper-ws{post-norm=true} lowers it)", red)
         notes.append("post-norm: the epilogue reduces rows of the accumulator within the tile"
                      + (" (the row is one tile)" if m.pid_n is None else ""))
     t_epi = _Exprs(b, params, aliases)
@@ -1982,7 +1981,7 @@ class HopperWS(Pass):
             share = self.stats_share and stats is not None and afn is None and rows is None
             cfg = self.config(m, share)
         except _Miss as c:
-            raise _Blockers([c]) from None
+            raise _Blockers([c], m) from None
         if self.stats_share and stats is not None and not cfg.stats_share:
             notes.append("stats-share not applied: " + (
                 "the A operand is computed in the k-loop (g or beta not folded)" if afn is not None
