@@ -405,7 +405,8 @@ def test_direct_launch_of_lowered_postnorm(case, monkeypatch):
 def _gpu_cases():
     """(name, f(x) -> y, K) for the ops at sizes that take each launch form: lowered RMSNorm,
     lowered RMSNorm with shared statistics (12 N tiles, 768 tiles: 4+ waves), lowered LayerNorm
-    (a derived column sum), the post-norm Triton kernel (no descriptors, global scratch)."""
+    (a derived column sum), the post-norm Triton kernel (no descriptors, global scratch), the
+    lowered post-norm with a residual and with a bias only."""
     dev, bf = "cuda", torch.bfloat16
     torch.manual_seed(0)
     K = 2048
@@ -415,10 +416,17 @@ def _gpu_cases():
     w3 = (torch.randn(3072, K, device=dev) * K ** -0.5).to(bf)
     gn = (1 + 0.1 * torch.randn(2048, device=dev)).to(bf)
     r = torch.randn(8192, 2048, device=dev, dtype=bf)
+    bn = (0.1 * torch.randn(2048, device=dev)).to(bf)
     return [("rmsnorm_linear", lambda x: ops.rmsnorm_linear(x, g, w)),
             ("rmsnorm_linear shared", lambda x: ops.rmsnorm_linear(x, g, w3)),
             ("layernorm_linear", lambda x: ops.layernorm_linear(x, g, beta, w)),
-            ("linear_rmsnorm", lambda x: ops.linear_rmsnorm(x, w, gn, residual=r))]
+            ("linear_rmsnorm", lambda x: ops.linear_rmsnorm(x, w, gn, residual=r)),
+            # the lowered post-norm (hopper-ws{post-norm=true}): the residual's tensor map in
+            # the fourth descriptor slot, and without a residual its constexpr None
+            ("linear_rmsnorm lowered residual", lambda x: post.launch_postnorm(
+                "linear_rmsnorm", "rms", x, w, gn, None, None, r, 1e-6, lowered="coop")),
+            ("linear_rmsnorm lowered bias", lambda x: post.launch_postnorm(
+                "linear_rmsnorm", "rms", x, w, gn, None, bn, None, 1e-6, lowered="coop"))]
 
 
 @pytest.mark.gpu
@@ -487,5 +495,8 @@ def test_gpu_ops_take_the_direct_launch_and_reuse_tensor_maps():
             assert count[0] == 0, (name, count[0])
     lowered = [p.lowered for p in pre._PRE_PLANS.values() if p.lowered is not None]
     assert lowered and all(p._direct is not None for p in lowered)
+    post_lowered = [p.lowered for p in post._POST_PLANS.values() if p.lowered is not None]
+    assert {p._res is not None for p in post_lowered} == {True, False}  # with and without
+    assert all(p._direct is not None for p in post_lowered)
     assert all(isinstance(p.runner, dl.DirectLaunch) for p in post._POST_PLANS.values()
                if p.runner is not None)
