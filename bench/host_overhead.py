@@ -180,7 +180,8 @@ def breakdown(torch, calls: int) -> dict:
     d = low._direct
     ea, eb, ec = (m(t) for m, t in zip(low._maps, (x, call.pre[1], y)))
     sbuf, epoch = low._shared(args)
-    full = (*ea, *eb, *ec, low.M, low.N, low.K, low._params(args), sbuf, epoch, *low.tail)
+    # (None: the template's r_desc, no residual)
+    full = (*ea, *eb, *ec, None, low.M, low.N, low.K, low._params(args), sbuf, epoch, *low.tail)
     pre_op = torch.ops.normfuse.prenorm_linear.default
     layers = {
         "public function (ops.rmsnorm_linear)": lambda: ops.rmsnorm_linear(x, g, w),

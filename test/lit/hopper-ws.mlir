@@ -4,12 +4,34 @@
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' %s 2>/dev/null | FileCheck %s --check-prefix=SHARE
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=SHARE-REMARK
+// RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true}' %s 2>/dev/null | FileCheck %s --check-prefix=POST
+// RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=POST-REMARK
 
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; 1 row statistic(s)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
+// REMARK: missed: a post-norm whose row spans 2 N tiles (two passes over the row); not lowered by default (hopper-ws{post-norm=true} lowers it
+// REMARK: missed: the output tile is stored, reloaded and stored again next to the GEMM (a post-norm whose row is one tile): run epilogue-norm first
 // REMARK: missed: 2 tt.dot ops; the lowering handles one accumulator
 // REMARK: missed: the epilogue reduces rows of the accumulator (a post-norm)
-// REMARK: missed: the A tile is not contiguous along K
+// REMARK: missed: the A tile ({{.*}}) is not contiguous along K: its rows are (the matrix is stored column-major); pass the matrix row-major
+// REMARK: missed: the normalizing loop's reload is not, trip by trip, the tile the GEMM loop stored
+// REMARK: missed: the loops over the row's N tiles need constant bounds (make N a tl.constexpr)
+
+// post-norm=true (after epilogue-norm): the one-tile rows (negative_postnorm above, and the naive
+// kernel's one-tile form once epilogue-norm forwarded its tile) keep their row reductions in the
+// epilogue; the naive kernel's two passes over a row of 2 N tiles become the whole-rows order with
+// the partial row sums exchanged as stamped words and the residual tile read by TMA; a reload in
+// another order and loops without constant bounds are left alone.
+// POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; 1 row statistic(s)
+// POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
+// POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 rows-exchanged(1), persistent, B [N, K]; {{.*}}the residual tile loaded by TMA into the output's staging tile during the k-loop; post-norm: the row's 2 N tiles on 2 CTAs of one wave, 1 partial row sum(s) exchanged through global memory
+// POST-REMARK: [epilogue-norm] applied
+// POST-REMARK: [hopper-ws] applied: {{.*}}post-norm: the epilogue reduces rows of the accumulator within the tile (the row is one tile)
+// POST-REMARK: [hopper-ws] missed: 2 tt.dot ops
+// POST-REMARK: [hopper-ws] applied: {{.*}}post-norm: the epilogue reduces rows of the accumulator within the tile (the row is one tile)
+// POST-REMARK: [hopper-ws] missed: the A tile ({{.*}}) is not contiguous along K
+// POST-REMARK: [hopper-ws] missed: the normalizing loop's reload is not, trip by trip, the tile the GEMM loop stored
+// POST-REMARK: [hopper-ws] missed: the loops over the row's N tiles need constant bounds
 
 // stats-share: the statistics once per row block. The first case publishes stamped 64-bit words
 // (value, epoch) and reads them back with a reload loop on stale stamps; the plain GEMM has no
@@ -18,7 +40,7 @@
 // SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // SHARE-REMARK: missed: 2 tt.dot ops
 // SHARE-REMARK: missed: the epilogue reduces rows of the accumulator
-// SHARE-REMARK: missed: the A tile is not contiguous along K
+// SHARE-REMARK: missed: the A tile ({{.*}}) is not contiguous along K
 // SHARE-LABEL: tt.func public @ws_gemm_kernel
 // SHARE: ttg.warp_specialize
 // SHARE: ttng.warp_group_dot
@@ -242,6 +264,305 @@ module {
 
 // -----
 
+// The naive post-norm over a row of 2 N tiles, bias and residual (kernels/postnorm_gemm.py's
+// form): under the default options left alone with the reason; with post-norm=true, the residual
+// becomes a fourth descriptor (TMA into the staging tile, issued by the loader), the tile's row sum
+// is published as a stamped word and the row's sums are gathered back before the normalization.
+// CHECK-LABEL: tt.func public @postnorm_rows
+// CHECK-NOT: ttg.warp_specialize
+// CHECK: tt.dot
+// POST: tt.func public @ws_gemm_kernel({{.*}}!tt.tensordesc<tensor<128x256xbf16{{.*}}!tt.tensordesc<tensor<128x256xbf16
+// POST: ttg.warp_specialize
+// POST: ttng.warp_group_dot
+// POST: "tt.reduce"
+// POST: st.relaxed.gpu.global.b64
+// POST: ld.relaxed.gpu.global.b64
+// POST: NF_CHECK:
+// POST: math.sqrt
+// POST: ttng.async_tma_copy_local_to_global
+// POST: partition0(
+// POST: ttng.async_tma_copy_global_to_local {{.*}}tensor<128x256xbf16
+module {
+  tt.func public @postnorm_rows(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %sx: i32, %sw: i32, %sr: i32, %sy: i32, %eps: f32) attributes {noinline = false} {
+    %c63_i32 = arith.constant 63 : i32
+    %c2_i32 = arith.constant 2 : i32
+    %ss = arith.constant dense<0.000000e+00> : tensor<128xf32>
+    %cst = arith.constant dense<0.000000e+00> : tensor<128x256xbf16>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<256xbf16>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x256xbf16>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<128x64xbf16>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %rstd = arith.constant dense<1.000000e+00> : tensor<128xf32>
+    %rstd_3 = arith.constant dense<5.120000e+02> : tensor<128xf32>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
+    %cst_5 = arith.constant dense<512> : tensor<1x256xi32>
+    %cst_6 = arith.constant dense<512> : tensor<256xi32>
+    %c64_i32 = arith.constant 64 : i32
+    %c256_i32 = arith.constant 256 : i32
+    %c128_i32 = arith.constant 128 : i32
+    %pid_m = tt.get_program_id x : i32
+    %rm = arith.muli %pid_m, %c128_i32 : i32
+    %rm_7 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %rm_8 = tt.splat %rm : i32 -> tensor<128xi32>
+    %rm_9 = arith.addi %rm_8, %rm_7 : tensor<128xi32>
+    %rk = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %ss_10 = scf.for %n = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_16 = %ss) -> (tensor<128xf32>)  : i32 {
+      %rn = arith.muli %n, %c256_i32 : i32
+      %rn_17 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+      %rn_18 = tt.splat %rn : i32 -> tensor<256xi32>
+      %rn_19 = arith.addi %rn_18, %rn_17 : tensor<256xi32>
+      %0 = arith.addi %K, %c63_i32 : i32
+      %1 = arith.divsi %0, %c64_i32 : i32
+      %acc = scf.for %k = %c0_i32 to %1 step %c1_i32 iter_args(%acc_49 = %cst_4) -> (tensor<128x256xf32>)  : i32 {
+        %km = arith.muli %k, %c64_i32 : i32
+        %km_50 = tt.splat %km : i32 -> tensor<64xi32>
+        %km_51 = arith.addi %km_50, %rk : tensor<64xi32>
+        %km_52 = tt.splat %K : i32 -> tensor<64xi32>
+        %km_53 = arith.cmpi slt, %km_51, %km_52 : tensor<64xi32>
+        %a = tt.expand_dims %km_53 {axis = 0 : i32} : tensor<64xi1> -> tensor<1x64xi1>
+        %a_54 = tt.splat %M : i32 -> tensor<128xi32>
+        %a_55 = arith.remsi %rm_9, %a_54 : tensor<128xi32>
+        %a_56 = tt.expand_dims %a_55 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+        %a_57 = tt.splat %sx : i32 -> tensor<128x1xi32>
+        %a_58 = arith.muli %a_56, %a_57 : tensor<128x1xi32>
+        %a_59 = tt.splat %X : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+        %a_60 = tt.addptr %a_59, %a_58 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+        %a_61 = tt.expand_dims %km_51 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+        %a_62 = tt.broadcast %a_60 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x64x!tt.ptr<bf16>>
+        %a_63 = tt.broadcast %a_61 : tensor<1x64xi32> -> tensor<128x64xi32>
+        %a_64 = tt.addptr %a_62, %a_63 : tensor<128x64x!tt.ptr<bf16>>, tensor<128x64xi32>
+        %a_65 = tt.broadcast %a : tensor<1x64xi1> -> tensor<128x64xi1>
+        %a_66 = tt.load %a_64, %a_65, %cst_2 : tensor<128x64x!tt.ptr<bf16>>
+        %b = tt.expand_dims %km_53 {axis = 1 : i32} : tensor<64xi1> -> tensor<64x1xi1>
+        %b_67 = arith.remsi %rn_19, %cst_6 : tensor<256xi32>
+        %b_68 = tt.expand_dims %b_67 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+        %b_69 = tt.splat %sw : i32 -> tensor<1x256xi32>
+        %b_70 = arith.muli %b_68, %b_69 : tensor<1x256xi32>
+        %b_71 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x256x!tt.ptr<bf16>>
+        %b_72 = tt.addptr %b_71, %b_70 : tensor<1x256x!tt.ptr<bf16>>, tensor<1x256xi32>
+        %b_73 = tt.expand_dims %km_51 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+        %b_74 = tt.broadcast %b_72 : tensor<1x256x!tt.ptr<bf16>> -> tensor<64x256x!tt.ptr<bf16>>
+        %b_75 = tt.broadcast %b_73 : tensor<64x1xi32> -> tensor<64x256xi32>
+        %b_76 = tt.addptr %b_74, %b_75 : tensor<64x256x!tt.ptr<bf16>>, tensor<64x256xi32>
+        %b_77 = tt.broadcast %b : tensor<64x1xi1> -> tensor<64x256xi1>
+        %b_78 = tt.load %b_76, %b_77, %cst_1 : tensor<64x256x!tt.ptr<bf16>>
+        %acc_79 = tt.dot %a_66, %b_78, %acc_49, inputPrecision = tf32 : tensor<128x64xbf16> * tensor<64x256xbf16> -> tensor<128x256xf32>
+        scf.yield %acc_79 : tensor<128x256xf32>
+      }
+      %mask = tt.expand_dims %rm_9 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %mask_20 = tt.splat %M : i32 -> tensor<128x1xi32>
+      %mask_21 = arith.cmpi slt, %mask, %mask_20 : tensor<128x1xi32>
+      %mask_22 = tt.expand_dims %rn_19 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+      %mask_23 = arith.cmpi slt, %mask_22, %cst_5 : tensor<1x256xi32>
+      %mask_24 = tt.broadcast %mask_21 : tensor<128x1xi1> -> tensor<128x256xi1>
+      %mask_25 = tt.broadcast %mask_23 : tensor<1x256xi1> -> tensor<128x256xi1>
+      %mask_26 = arith.andi %mask_24, %mask_25 : tensor<128x256xi1>
+      %acc_27 = arith.cmpi slt, %rn_19, %cst_6 : tensor<256xi32>
+      %acc_28 = tt.splat %BIAS : !tt.ptr<bf16> -> tensor<256x!tt.ptr<bf16>>
+      %acc_29 = tt.addptr %acc_28, %rn_19 : tensor<256x!tt.ptr<bf16>>, tensor<256xi32>
+      %acc_30 = tt.load %acc_29, %acc_27, %cst_0 : tensor<256x!tt.ptr<bf16>>
+      %acc_31 = arith.extf %acc_30 : tensor<256xbf16> to tensor<256xf32>
+      %acc_32 = tt.expand_dims %acc_31 {axis = 0 : i32} : tensor<256xf32> -> tensor<1x256xf32>
+      %acc_33 = tt.broadcast %acc_32 : tensor<1x256xf32> -> tensor<128x256xf32>
+      %acc_34 = arith.addf %acc, %acc_33 : tensor<128x256xf32>
+      %acc_35 = tt.splat %sr : i32 -> tensor<128x1xi32>
+      %acc_36 = arith.muli %mask, %acc_35 : tensor<128x1xi32>
+      %acc_37 = tt.splat %RES : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %acc_38 = tt.addptr %acc_37, %acc_36 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %acc_39 = tt.broadcast %acc_38 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
+      %acc_40 = tt.broadcast %mask_22 : tensor<1x256xi32> -> tensor<128x256xi32>
+      %acc_41 = tt.addptr %acc_39, %acc_40 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+      %acc_42 = tt.load %acc_41, %mask_26, %cst : tensor<128x256x!tt.ptr<bf16>>
+      %acc_43 = arith.extf %acc_42 : tensor<128x256xbf16> to tensor<128x256xf32>
+      %acc_44 = arith.addf %acc_34, %acc_43 : tensor<128x256xf32>
+      %acc_45 = arith.select %mask_25, %acc_44, %cst_4 : tensor<128x256xi1>, tensor<128x256xf32>
+      %ss_46 = arith.mulf %acc_45, %acc_45 : tensor<128x256xf32>
+      %ss_47 = "tt.reduce"(%ss_46) <{axis = 1 : i32}> ({
+      ^bb0(%ss_49: f32, %ss_50: f32):
+        %ss_51 = arith.addf %ss_49, %ss_50 : f32
+        tt.reduce.return %ss_51 : f32
+      }) : (tensor<128x256xf32>) -> tensor<128xf32>
+      %ss_48 = arith.addf %ss_16, %ss_47 : tensor<128xf32>
+      %2 = tt.splat %sy : i32 -> tensor<128x1xi32>
+      %3 = arith.muli %mask, %2 : tensor<128x1xi32>
+      %4 = tt.splat %Y : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %5 = tt.addptr %4, %3 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %6 = tt.broadcast %5 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
+      %7 = tt.addptr %6, %acc_40 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+      %8 = arith.truncf %acc_45 : tensor<128x256xf32> to tensor<128x256xbf16>
+      tt.store %7, %8, %mask_26 : tensor<128x256x!tt.ptr<bf16>>
+      scf.yield %ss_48 : tensor<128xf32>
+    }
+    %rstd_11 = arith.divf %ss_10, %rstd_3 : tensor<128xf32>
+    %rstd_12 = tt.splat %eps : f32 -> tensor<128xf32>
+    %rstd_13 = arith.addf %rstd_11, %rstd_12 : tensor<128xf32>
+    %rstd_14 = math.sqrt %rstd_13 : tensor<128xf32>
+    %rstd_15 = arith.divf %rstd, %rstd_14 : tensor<128xf32>
+    scf.for %n = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
+      %rn = arith.muli %n, %c256_i32 : i32
+      %rn_16 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+      %rn_17 = tt.splat %rn : i32 -> tensor<256xi32>
+      %rn_18 = arith.addi %rn_17, %rn_16 : tensor<256xi32>
+      %mask = tt.expand_dims %rm_9 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %mask_19 = tt.splat %M : i32 -> tensor<128x1xi32>
+      %mask_20 = arith.cmpi slt, %mask, %mask_19 : tensor<128x1xi32>
+      %mask_21 = tt.expand_dims %rn_18 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+      %mask_22 = arith.cmpi slt, %mask_21, %cst_5 : tensor<1x256xi32>
+      %mask_23 = tt.broadcast %mask_20 : tensor<128x1xi1> -> tensor<128x256xi1>
+      %mask_24 = tt.broadcast %mask_22 : tensor<1x256xi1> -> tensor<128x256xi1>
+      %mask_25 = arith.andi %mask_23, %mask_24 : tensor<128x256xi1>
+      %y = tt.splat %sy : i32 -> tensor<128x1xi32>
+      %y_26 = arith.muli %mask, %y : tensor<128x1xi32>
+      %y_27 = tt.splat %Y : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %y_28 = tt.addptr %y_27, %y_26 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %y_29 = tt.broadcast %y_28 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
+      %y_30 = tt.broadcast %mask_21 : tensor<1x256xi32> -> tensor<128x256xi32>
+      %y_31 = tt.addptr %y_29, %y_30 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+      %y_32 = tt.load %y_31, %mask_25, %cst : tensor<128x256x!tt.ptr<bf16>>
+      %y_33 = arith.extf %y_32 : tensor<128x256xbf16> to tensor<128x256xf32>
+      %g = arith.cmpi slt, %rn_18, %cst_6 : tensor<256xi32>
+      %g_34 = tt.splat %G : !tt.ptr<bf16> -> tensor<256x!tt.ptr<bf16>>
+      %g_35 = tt.addptr %g_34, %rn_18 : tensor<256x!tt.ptr<bf16>>, tensor<256xi32>
+      %g_36 = tt.load %g_35, %g, %cst_0 : tensor<256x!tt.ptr<bf16>>
+      %g_37 = arith.extf %g_36 : tensor<256xbf16> to tensor<256xf32>
+      %0 = tt.expand_dims %rstd_15 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+      %1 = tt.broadcast %0 : tensor<128x1xf32> -> tensor<128x256xf32>
+      %2 = arith.mulf %y_33, %1 : tensor<128x256xf32>
+      %3 = tt.expand_dims %g_37 {axis = 0 : i32} : tensor<256xf32> -> tensor<1x256xf32>
+      %4 = tt.broadcast %3 : tensor<1x256xf32> -> tensor<128x256xf32>
+      %5 = arith.mulf %2, %4 : tensor<128x256xf32>
+      %6 = arith.truncf %5 : tensor<128x256xf32> to tensor<128x256xbf16>
+      tt.store %y_31, %6, %mask_25 : tensor<128x256x!tt.ptr<bf16>>
+    }
+    tt.return
+  }
+}
+
+// -----
+
+// The naive post-norm with the row in one tile: store, reload, store next to the GEMM. hopper-ws
+// alone says to run epilogue-norm first; after it, the row reductions stay in the epilogue (no
+// exchange).
+// CHECK-LABEL: tt.func public @postnorm_one_tile
+// CHECK-NOT: ttg.warp_specialize
+// CHECK: tt.dot
+// POST: tt.func public @ws_gemm_kernel
+// POST-NOT: st.relaxed.gpu.global.b64
+// POST: "tt.reduce"
+// POST: math.sqrt
+// POST: partition0(
+module {
+  tt.func public @postnorm_one_tile(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %sx: i32, %sw: i32, %sy: i32, %eps: f32) attributes {noinline = false} {
+    %c63_i32 = arith.constant 63 : i32
+    %g = arith.constant dense<0.000000e+00> : tensor<256xbf16>
+    %y = arith.constant dense<0.000000e+00> : tensor<128x256xbf16>
+    %cst = arith.constant dense<0.000000e+00> : tensor<64x256xbf16>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<128x64xbf16>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %rstd = arith.constant dense<1.000000e+00> : tensor<128xf32>
+    %rstd_1 = arith.constant dense<2.560000e+02> : tensor<128xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
+    %cst_3 = arith.constant dense<256> : tensor<1x256xi32>
+    %cst_4 = arith.constant dense<256> : tensor<256xi32>
+    %c64_i32 = arith.constant 64 : i32
+    %c128_i32 = arith.constant 128 : i32
+    %pid_m = tt.get_program_id x : i32
+    %rm = arith.muli %pid_m, %c128_i32 : i32
+    %rm_5 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %rm_6 = tt.splat %rm : i32 -> tensor<128xi32>
+    %rm_7 = arith.addi %rm_6, %rm_5 : tensor<128xi32>
+    %rn = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+    %rk = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %0 = arith.addi %K, %c63_i32 : i32
+    %1 = arith.divsi %0, %c64_i32 : i32
+    %acc = scf.for %k = %c0_i32 to %1 step %c1_i32 iter_args(%acc_30 = %cst_2) -> (tensor<128x256xf32>)  : i32 {
+      %km = arith.muli %k, %c64_i32 : i32
+      %km_31 = tt.splat %km : i32 -> tensor<64xi32>
+      %km_32 = arith.addi %km_31, %rk : tensor<64xi32>
+      %km_33 = tt.splat %K : i32 -> tensor<64xi32>
+      %km_34 = arith.cmpi slt, %km_32, %km_33 : tensor<64xi32>
+      %a = tt.expand_dims %km_34 {axis = 0 : i32} : tensor<64xi1> -> tensor<1x64xi1>
+      %a_35 = tt.splat %M : i32 -> tensor<128xi32>
+      %a_36 = arith.remsi %rm_7, %a_35 : tensor<128xi32>
+      %a_37 = tt.expand_dims %a_36 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %a_38 = tt.splat %sx : i32 -> tensor<128x1xi32>
+      %a_39 = arith.muli %a_37, %a_38 : tensor<128x1xi32>
+      %a_40 = tt.splat %X : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %a_41 = tt.addptr %a_40, %a_39 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %a_42 = tt.expand_dims %km_32 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+      %a_43 = tt.broadcast %a_41 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x64x!tt.ptr<bf16>>
+      %a_44 = tt.broadcast %a_42 : tensor<1x64xi32> -> tensor<128x64xi32>
+      %a_45 = tt.addptr %a_43, %a_44 : tensor<128x64x!tt.ptr<bf16>>, tensor<128x64xi32>
+      %a_46 = tt.broadcast %a : tensor<1x64xi1> -> tensor<128x64xi1>
+      %a_47 = tt.load %a_45, %a_46, %cst_0 : tensor<128x64x!tt.ptr<bf16>>
+      %b = tt.expand_dims %km_34 {axis = 1 : i32} : tensor<64xi1> -> tensor<64x1xi1>
+      %b_48 = arith.remsi %rn, %cst_4 : tensor<256xi32>
+      %b_49 = tt.expand_dims %b_48 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+      %b_50 = tt.splat %sw : i32 -> tensor<1x256xi32>
+      %b_51 = arith.muli %b_49, %b_50 : tensor<1x256xi32>
+      %b_52 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x256x!tt.ptr<bf16>>
+      %b_53 = tt.addptr %b_52, %b_51 : tensor<1x256x!tt.ptr<bf16>>, tensor<1x256xi32>
+      %b_54 = tt.expand_dims %km_32 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %b_55 = tt.broadcast %b_53 : tensor<1x256x!tt.ptr<bf16>> -> tensor<64x256x!tt.ptr<bf16>>
+      %b_56 = tt.broadcast %b_54 : tensor<64x1xi32> -> tensor<64x256xi32>
+      %b_57 = tt.addptr %b_55, %b_56 : tensor<64x256x!tt.ptr<bf16>>, tensor<64x256xi32>
+      %b_58 = tt.broadcast %b : tensor<64x1xi1> -> tensor<64x256xi1>
+      %b_59 = tt.load %b_57, %b_58, %cst : tensor<64x256x!tt.ptr<bf16>>
+      %acc_60 = tt.dot %a_47, %b_59, %acc_30, inputPrecision = tf32 : tensor<128x64xbf16> * tensor<64x256xbf16> -> tensor<128x256xf32>
+      scf.yield %acc_60 : tensor<128x256xf32>
+    }
+    %mask = tt.expand_dims %rm_7 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+    %mask_8 = tt.splat %M : i32 -> tensor<128x1xi32>
+    %mask_9 = arith.cmpi slt, %mask, %mask_8 : tensor<128x1xi32>
+    %mask_10 = tt.expand_dims %rn {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+    %mask_11 = arith.cmpi slt, %mask_10, %cst_3 : tensor<1x256xi32>
+    %mask_12 = tt.broadcast %mask_9 : tensor<128x1xi1> -> tensor<128x256xi1>
+    %mask_13 = tt.broadcast %mask_11 : tensor<1x256xi1> -> tensor<128x256xi1>
+    %mask_14 = arith.andi %mask_12, %mask_13 : tensor<128x256xi1>
+    %acc_15 = arith.select %mask_13, %acc, %cst_2 : tensor<128x256xi1>, tensor<128x256xf32>
+    %rstd_16 = arith.mulf %acc_15, %acc_15 : tensor<128x256xf32>
+    %rstd_17 = "tt.reduce"(%rstd_16) <{axis = 1 : i32}> ({
+    ^bb0(%rstd_30: f32, %rstd_31: f32):
+      %rstd_32 = arith.addf %rstd_30, %rstd_31 : f32
+      tt.reduce.return %rstd_32 : f32
+    }) : (tensor<128x256xf32>) -> tensor<128xf32>
+    %rstd_18 = arith.divf %rstd_17, %rstd_1 : tensor<128xf32>
+    %rstd_19 = tt.splat %eps : f32 -> tensor<128xf32>
+    %rstd_20 = arith.addf %rstd_18, %rstd_19 : tensor<128xf32>
+    %rstd_21 = math.sqrt %rstd_20 : tensor<128xf32>
+    %rstd_22 = arith.divf %rstd, %rstd_21 : tensor<128xf32>
+    %2 = tt.splat %sy : i32 -> tensor<128x1xi32>
+    %3 = arith.muli %mask, %2 : tensor<128x1xi32>
+    %4 = tt.splat %Y : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+    %5 = tt.addptr %4, %3 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+    %6 = tt.broadcast %5 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
+    %7 = tt.broadcast %mask_10 : tensor<1x256xi32> -> tensor<128x256xi32>
+    %8 = tt.addptr %6, %7 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+    %9 = arith.truncf %acc_15 : tensor<128x256xf32> to tensor<128x256xbf16>
+    tt.store %8, %9, %mask_14 : tensor<128x256x!tt.ptr<bf16>>
+    %y_23 = tt.load %8, %mask_14, %y : tensor<128x256x!tt.ptr<bf16>>
+    %y_24 = arith.extf %y_23 : tensor<128x256xbf16> to tensor<128x256xf32>
+    %g_25 = arith.cmpi slt, %rn, %cst_4 : tensor<256xi32>
+    %g_26 = tt.splat %G : !tt.ptr<bf16> -> tensor<256x!tt.ptr<bf16>>
+    %g_27 = tt.addptr %g_26, %rn : tensor<256x!tt.ptr<bf16>>, tensor<256xi32>
+    %g_28 = tt.load %g_27, %g_25, %g : tensor<256x!tt.ptr<bf16>>
+    %g_29 = arith.extf %g_28 : tensor<256xbf16> to tensor<256xf32>
+    %10 = tt.expand_dims %rstd_22 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %11 = tt.broadcast %10 : tensor<128x1xf32> -> tensor<128x256xf32>
+    %12 = arith.mulf %y_24, %11 : tensor<128x256xf32>
+    %13 = tt.expand_dims %g_29 {axis = 0 : i32} : tensor<256xf32> -> tensor<1x256xf32>
+    %14 = tt.broadcast %13 : tensor<1x256xf32> -> tensor<128x256xf32>
+    %15 = arith.mulf %12, %14 : tensor<128x256xf32>
+    %16 = arith.truncf %15 : tensor<128x256xf32> to tensor<128x256xbf16>
+    tt.store %8, %16, %mask_14 : tensor<128x256x!tt.ptr<bf16>>
+    tt.return
+  }
+}
+
+// -----
+
 // Two accumulators: left alone.
 // CHECK-LABEL: tt.func public @negative_two_dots
 // CHECK-NOT: ttg.warp_specialize
@@ -316,7 +637,8 @@ module {
 
 // -----
 
-// A row reduction of the accumulator (post-norm): left to epilogue-norm / cluster-reduce.
+// A row reduction of the accumulator (post-norm): left to epilogue-norm / cluster-reduce by
+// default (post-norm=true lowers it: the kernel covers one N tile, the reductions are whole rows).
 // CHECK-LABEL: tt.func public @negative_postnorm
 // CHECK-NOT: ttg.warp_specialize
 // CHECK: tt.dot
@@ -474,6 +796,283 @@ module {
     %15 = tt.addptr %13, %14 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
     %16 = arith.truncf %acc_6 : tensor<128x256xf32> to tensor<128x256xbf16>
     tt.store %15, %16, %8 : tensor<128x256x!tt.ptr<bf16>>
+    tt.return
+  }
+}
+
+// -----
+
+// The normalizing loop walks the tiles backwards: its reload is not the tile stored in the same
+// trip (the pass proves trip-by-trip equality; it does not reorder): left alone.
+// CHECK-LABEL: tt.func public @negative_postnorm_reversed
+// CHECK-NOT: ttg.warp_specialize
+// POST: tt.func public @negative_postnorm_reversed
+// POST-NOT: ttg.warp_specialize
+// POST: tt.dot
+module {
+  tt.func public @negative_postnorm_reversed(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %sx: i32, %sw: i32, %sy: i32, %eps: f32) attributes {noinline = false} {
+    %c63_i32 = arith.constant 63 : i32
+    %cst = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
+    %c2_i32 = arith.constant 2 : i32
+    %ss = arith.constant dense<0.000000e+00> : tensor<128xf32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<128x256xbf16>
+    %c0_i32 = arith.constant 0 : i32
+    %rstd = arith.constant dense<1.000000e+00> : tensor<128xf32>
+    %rstd_1 = arith.constant dense<5.120000e+02> : tensor<128xf32>
+    %cst_2 = arith.constant dense<512> : tensor<256xi32>
+    %c64_i32 = arith.constant 64 : i32
+    %c256_i32 = arith.constant 256 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %c128_i32 = arith.constant 128 : i32
+    %pid_m = tt.get_program_id x : i32
+    %rm = arith.muli %pid_m, %c128_i32 : i32
+    %rm_3 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %rm_4 = tt.splat %rm : i32 -> tensor<128xi32>
+    %rm_5 = arith.addi %rm_4, %rm_3 : tensor<128xi32>
+    %rk = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %ss_6 = scf.for %n = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %ss) -> (tensor<128xf32>)  : i32 {
+      %rn = arith.muli %n, %c256_i32 : i32
+      %rn_13 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+      %rn_14 = tt.splat %rn : i32 -> tensor<256xi32>
+      %rn_15 = arith.addi %rn_14, %rn_13 : tensor<256xi32>
+      %0 = arith.addi %K, %c63_i32 : i32
+      %1 = arith.divsi %0, %c64_i32 : i32
+      %acc = scf.for %k = %c0_i32 to %1 step %c1_i32 iter_args(%acc_19 = %cst) -> (tensor<128x256xf32>)  : i32 {
+        %a = tt.splat %M : i32 -> tensor<128xi32>
+        %a_20 = arith.remsi %rm_5, %a : tensor<128xi32>
+        %a_21 = tt.expand_dims %a_20 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+        %a_22 = tt.splat %sx : i32 -> tensor<128x1xi32>
+        %a_23 = arith.muli %a_21, %a_22 : tensor<128x1xi32>
+        %a_24 = tt.splat %X : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+        %a_25 = tt.addptr %a_24, %a_23 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+        %a_26 = arith.muli %k, %c64_i32 : i32
+        %a_27 = tt.splat %a_26 : i32 -> tensor<64xi32>
+        %a_28 = arith.addi %a_27, %rk : tensor<64xi32>
+        %a_29 = tt.expand_dims %a_28 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+        %a_30 = tt.broadcast %a_25 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x64x!tt.ptr<bf16>>
+        %a_31 = tt.broadcast %a_29 : tensor<1x64xi32> -> tensor<128x64xi32>
+        %a_32 = tt.addptr %a_30, %a_31 : tensor<128x64x!tt.ptr<bf16>>, tensor<128x64xi32>
+        %a_33 = tt.load %a_32 : tensor<128x64x!tt.ptr<bf16>>
+        %b = arith.remsi %rn_15, %cst_2 : tensor<256xi32>
+        %b_34 = tt.expand_dims %b {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+        %b_35 = tt.splat %sw : i32 -> tensor<1x256xi32>
+        %b_36 = arith.muli %b_34, %b_35 : tensor<1x256xi32>
+        %b_37 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x256x!tt.ptr<bf16>>
+        %b_38 = tt.addptr %b_37, %b_36 : tensor<1x256x!tt.ptr<bf16>>, tensor<1x256xi32>
+        %b_39 = tt.expand_dims %a_28 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+        %b_40 = tt.broadcast %b_38 : tensor<1x256x!tt.ptr<bf16>> -> tensor<64x256x!tt.ptr<bf16>>
+        %b_41 = tt.broadcast %b_39 : tensor<64x1xi32> -> tensor<64x256xi32>
+        %b_42 = tt.addptr %b_40, %b_41 : tensor<64x256x!tt.ptr<bf16>>, tensor<64x256xi32>
+        %b_43 = tt.load %b_42 : tensor<64x256x!tt.ptr<bf16>>
+        %acc_44 = tt.dot %a_33, %b_43, %acc_19, inputPrecision = tf32 : tensor<128x64xbf16> * tensor<64x256xbf16> -> tensor<128x256xf32>
+        scf.yield %acc_44 : tensor<128x256xf32>
+      }
+      %ss_16 = arith.mulf %acc, %acc : tensor<128x256xf32>
+      %ss_17 = "tt.reduce"(%ss_16) <{axis = 1 : i32}> ({
+      ^bb0(%ss_19: f32, %ss_20: f32):
+        %ss_21 = arith.addf %ss_19, %ss_20 : f32
+        tt.reduce.return %ss_21 : f32
+      }) : (tensor<128x256xf32>) -> tensor<128xf32>
+      %ss_18 = arith.addf %ss_12, %ss_17 : tensor<128xf32>
+      %2 = tt.expand_dims %rm_5 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %3 = tt.splat %M : i32 -> tensor<128x1xi32>
+      %4 = arith.cmpi slt, %2, %3 : tensor<128x1xi32>
+      %5 = tt.splat %sy : i32 -> tensor<128x1xi32>
+      %6 = arith.muli %2, %5 : tensor<128x1xi32>
+      %7 = tt.splat %Y : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %8 = tt.addptr %7, %6 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %9 = tt.expand_dims %rn_15 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+      %10 = tt.broadcast %8 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
+      %11 = tt.broadcast %9 : tensor<1x256xi32> -> tensor<128x256xi32>
+      %12 = tt.addptr %10, %11 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+      %13 = arith.truncf %acc : tensor<128x256xf32> to tensor<128x256xbf16>
+      %14 = tt.broadcast %4 : tensor<128x1xi1> -> tensor<128x256xi1>
+      tt.store %12, %13, %14 : tensor<128x256x!tt.ptr<bf16>>
+      scf.yield %ss_18 : tensor<128xf32>
+    }
+    %rstd_7 = arith.divf %ss_6, %rstd_1 : tensor<128xf32>
+    %rstd_8 = tt.splat %eps : f32 -> tensor<128xf32>
+    %rstd_9 = arith.addf %rstd_7, %rstd_8 : tensor<128xf32>
+    %rstd_10 = math.sqrt %rstd_9 : tensor<128xf32>
+    %rstd_11 = arith.divf %rstd, %rstd_10 : tensor<128xf32>
+    scf.for %n = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
+      %rn = arith.subi %c1_i32, %n : i32
+      %rn_12 = arith.muli %rn, %c256_i32 : i32
+      %rn_13 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+      %rn_14 = tt.splat %rn_12 : i32 -> tensor<256xi32>
+      %rn_15 = arith.addi %rn_14, %rn_13 : tensor<256xi32>
+      %y = tt.expand_dims %rm_5 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %y_16 = tt.splat %M : i32 -> tensor<128x1xi32>
+      %y_17 = arith.cmpi slt, %y, %y_16 : tensor<128x1xi32>
+      %y_18 = tt.splat %sy : i32 -> tensor<128x1xi32>
+      %y_19 = arith.muli %y, %y_18 : tensor<128x1xi32>
+      %y_20 = tt.splat %Y : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %y_21 = tt.addptr %y_20, %y_19 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %y_22 = tt.expand_dims %rn_15 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+      %y_23 = tt.broadcast %y_21 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
+      %y_24 = tt.broadcast %y_22 : tensor<1x256xi32> -> tensor<128x256xi32>
+      %y_25 = tt.addptr %y_23, %y_24 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+      %y_26 = tt.broadcast %y_17 : tensor<128x1xi1> -> tensor<128x256xi1>
+      %y_27 = tt.load %y_25, %y_26, %cst_0 : tensor<128x256x!tt.ptr<bf16>>
+      %y_28 = arith.extf %y_27 : tensor<128x256xbf16> to tensor<128x256xf32>
+      %g = tt.splat %G : !tt.ptr<bf16> -> tensor<256x!tt.ptr<bf16>>
+      %g_29 = tt.addptr %g, %rn_15 : tensor<256x!tt.ptr<bf16>>, tensor<256xi32>
+      %g_30 = tt.load %g_29 : tensor<256x!tt.ptr<bf16>>
+      %g_31 = arith.extf %g_30 : tensor<256xbf16> to tensor<256xf32>
+      %0 = tt.expand_dims %rstd_11 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+      %1 = tt.broadcast %0 : tensor<128x1xf32> -> tensor<128x256xf32>
+      %2 = arith.mulf %y_28, %1 : tensor<128x256xf32>
+      %3 = tt.expand_dims %g_31 {axis = 0 : i32} : tensor<256xf32> -> tensor<1x256xf32>
+      %4 = tt.broadcast %3 : tensor<1x256xf32> -> tensor<128x256xf32>
+      %5 = arith.mulf %2, %4 : tensor<128x256xf32>
+      %6 = arith.truncf %5 : tensor<128x256xf32> to tensor<128x256xbf16>
+      tt.store %y_25, %6, %y_26 : tensor<128x256x!tt.ptr<bf16>>
+    }
+    tt.return
+  }
+}
+
+// -----
+
+// N a runtime argument: the loops over the row's tiles have no constant bounds: left alone.
+// CHECK-LABEL: tt.func public @negative_postnorm_runtime_n
+// CHECK-NOT: ttg.warp_specialize
+// POST: tt.func public @negative_postnorm_runtime_n
+// POST-NOT: ttg.warp_specialize
+// POST: tt.dot
+module {
+  tt.func public @negative_postnorm_runtime_n(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %N: i32, %K: i32, %sx: i32, %sw: i32, %sy: i32, %eps: f32) attributes {noinline = false} {
+    %c63_i32 = arith.constant 63 : i32
+    %c255_i32 = arith.constant 255 : i32
+    %ss = arith.constant dense<0.000000e+00> : tensor<128xf32>
+    %cst = arith.constant dense<0.000000e+00> : tensor<256xbf16>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<128x256xbf16>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %rstd = arith.constant dense<1.000000e+00> : tensor<128xf32>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
+    %c64_i32 = arith.constant 64 : i32
+    %c256_i32 = arith.constant 256 : i32
+    %c128_i32 = arith.constant 128 : i32
+    %pid_m = tt.get_program_id x : i32
+    %rm = arith.muli %pid_m, %c128_i32 : i32
+    %rm_2 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %rm_3 = tt.splat %rm : i32 -> tensor<128xi32>
+    %rm_4 = arith.addi %rm_3, %rm_2 : tensor<128xi32>
+    %rk = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %0 = arith.addi %N, %c255_i32 : i32
+    %1 = arith.divsi %0, %c256_i32 : i32
+    %ss_5 = scf.for %n = %c0_i32 to %1 step %c1_i32 iter_args(%ss_13 = %ss) -> (tensor<128xf32>)  : i32 {
+      %rn = arith.muli %n, %c256_i32 : i32
+      %rn_14 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+      %rn_15 = tt.splat %rn : i32 -> tensor<256xi32>
+      %rn_16 = arith.addi %rn_15, %rn_14 : tensor<256xi32>
+      %2 = arith.addi %K, %c63_i32 : i32
+      %3 = arith.divsi %2, %c64_i32 : i32
+      %acc = scf.for %k = %c0_i32 to %3 step %c1_i32 iter_args(%acc_25 = %cst_1) -> (tensor<128x256xf32>)  : i32 {
+        %a = tt.splat %M : i32 -> tensor<128xi32>
+        %a_26 = arith.remsi %rm_4, %a : tensor<128xi32>
+        %a_27 = tt.expand_dims %a_26 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+        %a_28 = tt.splat %sx : i32 -> tensor<128x1xi32>
+        %a_29 = arith.muli %a_27, %a_28 : tensor<128x1xi32>
+        %a_30 = tt.splat %X : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+        %a_31 = tt.addptr %a_30, %a_29 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+        %a_32 = arith.muli %k, %c64_i32 : i32
+        %a_33 = tt.splat %a_32 : i32 -> tensor<64xi32>
+        %a_34 = arith.addi %a_33, %rk : tensor<64xi32>
+        %a_35 = tt.expand_dims %a_34 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+        %a_36 = tt.broadcast %a_31 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x64x!tt.ptr<bf16>>
+        %a_37 = tt.broadcast %a_35 : tensor<1x64xi32> -> tensor<128x64xi32>
+        %a_38 = tt.addptr %a_36, %a_37 : tensor<128x64x!tt.ptr<bf16>>, tensor<128x64xi32>
+        %a_39 = tt.load %a_38 : tensor<128x64x!tt.ptr<bf16>>
+        %b = tt.splat %N : i32 -> tensor<256xi32>
+        %b_40 = arith.remsi %rn_16, %b : tensor<256xi32>
+        %b_41 = tt.expand_dims %b_40 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+        %b_42 = tt.splat %sw : i32 -> tensor<1x256xi32>
+        %b_43 = arith.muli %b_41, %b_42 : tensor<1x256xi32>
+        %b_44 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x256x!tt.ptr<bf16>>
+        %b_45 = tt.addptr %b_44, %b_43 : tensor<1x256x!tt.ptr<bf16>>, tensor<1x256xi32>
+        %b_46 = tt.expand_dims %a_34 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+        %b_47 = tt.broadcast %b_45 : tensor<1x256x!tt.ptr<bf16>> -> tensor<64x256x!tt.ptr<bf16>>
+        %b_48 = tt.broadcast %b_46 : tensor<64x1xi32> -> tensor<64x256xi32>
+        %b_49 = tt.addptr %b_47, %b_48 : tensor<64x256x!tt.ptr<bf16>>, tensor<64x256xi32>
+        %b_50 = tt.load %b_49 : tensor<64x256x!tt.ptr<bf16>>
+        %acc_51 = tt.dot %a_39, %b_50, %acc_25, inputPrecision = tf32 : tensor<128x64xbf16> * tensor<64x256xbf16> -> tensor<128x256xf32>
+        scf.yield %acc_51 : tensor<128x256xf32>
+      }
+      %acc_17 = tt.expand_dims %rn_16 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+      %acc_18 = tt.splat %N : i32 -> tensor<1x256xi32>
+      %acc_19 = arith.cmpi slt, %acc_17, %acc_18 : tensor<1x256xi32>
+      %acc_20 = tt.broadcast %acc_19 : tensor<1x256xi1> -> tensor<128x256xi1>
+      %acc_21 = arith.select %acc_20, %acc, %cst_1 : tensor<128x256xi1>, tensor<128x256xf32>
+      %ss_22 = arith.mulf %acc_21, %acc_21 : tensor<128x256xf32>
+      %ss_23 = "tt.reduce"(%ss_22) <{axis = 1 : i32}> ({
+      ^bb0(%ss_25: f32, %ss_26: f32):
+        %ss_27 = arith.addf %ss_25, %ss_26 : f32
+        tt.reduce.return %ss_27 : f32
+      }) : (tensor<128x256xf32>) -> tensor<128xf32>
+      %ss_24 = arith.addf %ss_13, %ss_23 : tensor<128xf32>
+      %4 = tt.expand_dims %rm_4 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %5 = tt.splat %M : i32 -> tensor<128x1xi32>
+      %6 = arith.cmpi slt, %4, %5 : tensor<128x1xi32>
+      %7 = tt.broadcast %6 : tensor<128x1xi1> -> tensor<128x256xi1>
+      %8 = arith.andi %7, %acc_20 : tensor<128x256xi1>
+      %9 = tt.splat %sy : i32 -> tensor<128x1xi32>
+      %10 = arith.muli %4, %9 : tensor<128x1xi32>
+      %11 = tt.splat %Y : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %12 = tt.addptr %11, %10 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %13 = tt.broadcast %12 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
+      %14 = tt.broadcast %acc_17 : tensor<1x256xi32> -> tensor<128x256xi32>
+      %15 = tt.addptr %13, %14 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+      %16 = arith.truncf %acc_21 : tensor<128x256xf32> to tensor<128x256xbf16>
+      tt.store %15, %16, %8 : tensor<128x256x!tt.ptr<bf16>>
+      scf.yield %ss_24 : tensor<128xf32>
+    }
+    %rstd_6 = arith.sitofp %N : i32 to f32
+    %rstd_7 = tt.splat %rstd_6 : f32 -> tensor<128xf32>
+    %rstd_8 = arith.divf %ss_5, %rstd_7 : tensor<128xf32>
+    %rstd_9 = tt.splat %eps : f32 -> tensor<128xf32>
+    %rstd_10 = arith.addf %rstd_8, %rstd_9 : tensor<128xf32>
+    %rstd_11 = math.sqrt %rstd_10 : tensor<128xf32>
+    %rstd_12 = arith.divf %rstd, %rstd_11 : tensor<128xf32>
+    scf.for %n = %c0_i32 to %1 step %c1_i32  : i32 {
+      %rn = arith.muli %n, %c256_i32 : i32
+      %rn_13 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+      %rn_14 = tt.splat %rn : i32 -> tensor<256xi32>
+      %rn_15 = arith.addi %rn_14, %rn_13 : tensor<256xi32>
+      %mask = tt.expand_dims %rm_4 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %mask_16 = tt.splat %M : i32 -> tensor<128x1xi32>
+      %mask_17 = arith.cmpi slt, %mask, %mask_16 : tensor<128x1xi32>
+      %mask_18 = tt.expand_dims %rn_15 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+      %mask_19 = tt.splat %N : i32 -> tensor<1x256xi32>
+      %mask_20 = arith.cmpi slt, %mask_18, %mask_19 : tensor<1x256xi32>
+      %mask_21 = tt.broadcast %mask_17 : tensor<128x1xi1> -> tensor<128x256xi1>
+      %mask_22 = tt.broadcast %mask_20 : tensor<1x256xi1> -> tensor<128x256xi1>
+      %mask_23 = arith.andi %mask_21, %mask_22 : tensor<128x256xi1>
+      %y = tt.splat %sy : i32 -> tensor<128x1xi32>
+      %y_24 = arith.muli %mask, %y : tensor<128x1xi32>
+      %y_25 = tt.splat %Y : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %y_26 = tt.addptr %y_25, %y_24 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %y_27 = tt.broadcast %y_26 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
+      %y_28 = tt.broadcast %mask_18 : tensor<1x256xi32> -> tensor<128x256xi32>
+      %y_29 = tt.addptr %y_27, %y_28 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+      %y_30 = tt.load %y_29, %mask_23, %cst_0 : tensor<128x256x!tt.ptr<bf16>>
+      %y_31 = arith.extf %y_30 : tensor<128x256xbf16> to tensor<128x256xf32>
+      %g = tt.splat %N : i32 -> tensor<256xi32>
+      %g_32 = arith.cmpi slt, %rn_15, %g : tensor<256xi32>
+      %g_33 = tt.splat %G : !tt.ptr<bf16> -> tensor<256x!tt.ptr<bf16>>
+      %g_34 = tt.addptr %g_33, %rn_15 : tensor<256x!tt.ptr<bf16>>, tensor<256xi32>
+      %g_35 = tt.load %g_34, %g_32, %cst : tensor<256x!tt.ptr<bf16>>
+      %g_36 = arith.extf %g_35 : tensor<256xbf16> to tensor<256xf32>
+      %2 = tt.expand_dims %rstd_12 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+      %3 = tt.broadcast %2 : tensor<128x1xf32> -> tensor<128x256xf32>
+      %4 = arith.mulf %y_31, %3 : tensor<128x256xf32>
+      %5 = tt.expand_dims %g_36 {axis = 0 : i32} : tensor<256xf32> -> tensor<1x256xf32>
+      %6 = tt.broadcast %5 : tensor<1x256xf32> -> tensor<128x256xf32>
+      %7 = arith.mulf %4, %6 : tensor<128x256xf32>
+      %8 = arith.truncf %7 : tensor<128x256xf32> to tensor<128x256xbf16>
+      tt.store %y_29, %8, %mask_23 : tensor<128x256x!tt.ptr<bf16>>
+    }
     tt.return
   }
 }

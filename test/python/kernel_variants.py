@@ -23,6 +23,10 @@ Axes (pre-norm, `Y = norm(X) @ W`):
             another spelling of the same address): the two loops must still be recognized as
             reading the same tiles
 - dtype     bf16 | fp16
+- strides   "" (strides from the sizes: K, N) | runtime (every stride a kernel argument, as
+            Triton's tutorials write it; a launch passes 1 for the contiguous dimensions, which
+            Triton's launcher and `specialization()` make constants)
+- ydesc     the output stored through a tensor descriptor
 
 Post-norm (`Y = norm(X @ W)`, the row of N outputs normalized; N a constexpr): form (rowblock |
 persistent | single: one tile holds the row), nloop (tiles | offsets | tl_range), kloop (tiles |
@@ -35,6 +39,11 @@ ydesc (Y stored and reloaded through a tensor descriptor).
 
 A variant with `expect="missed:<reason>"` is one the passes must refuse (the reason is a piece of
 the remark); every other variant must be rewritten.
+
+`LOWERING` adds pre-norm spellings for the lowering's matrix (hopper-ws, test_variants_lowered):
+they are compiled only to the fused TTIR (`fused_ttir`: Triton's front end and the fusion passes,
+no LLVM), except a numerics sample. `WS_REFUSED` names the legal variants hopper-ws refuses and
+why.
 """
 from __future__ import annotations
 
@@ -64,7 +73,8 @@ class Variant:
     stats_loop: str = ""  # pre: the statistics loop's own style when it differs from `loop`
     spelling: str = ""  # pre: "split": the statistics loop writes the tile's address another way
     loop2: str = ""  # post: the normalizing loop's own style when it differs from `loop`
-    ydesc: bool = False  # post: Y stored and reloaded through a tensor descriptor
+    ydesc: bool = False  # Y stored (post: and reloaded) through a tensor descriptor
+    strides: str = ""  # pre: "runtime": every stride a kernel argument (1 at launch where contiguous)
     defect: str = ""  # makes the kernel one the passes must refuse (see DEFECTS)
     expect: str = "applied"
     gpu: bool = False  # in the GPU numerics sample
@@ -178,6 +188,55 @@ _POST_BAD = [
 
 PRENORM = ([_v(n, "pre", **{**_PRE_BASE, **kw}, gpu=gpu) for n, kw, gpu in _PRE]
            + [_v(n, "pre", **{**_PRE_BASE, **kw}, expect=f"missed:{why}") for n, kw, why in _PRE_BAD])
+
+# More pre-norm spellings, for the lowering (hopper-ws) matrix (issue 23): every stride a
+# runtime argument (the launch passes 1 for the contiguous dimensions, which Triton's launcher
+# makes constants), block pointers, descriptors (the output too), tl.range, unmasked divisible
+# shapes, the row walk (statistics carried across the N tiles) in its forms, both layouts of W,
+# fp16. lazy-prenorm fuses each (test_variants_lowered checks it); they are compiled only to the
+# fused TTIR on the CPU, except the numerics sample.
+_RT = dict(strides="runtime")
+_LOWERING = [
+    ("rms_strides", dict(_RT), True),
+    ("rms_strides_kn", dict(_RT, w="kn"), True),  # issue 23's kernel
+    ("ln_strides_kn_fp16", dict(_RT, norm="ln", w="kn", dtype="fp16"), False),
+    ("rms_strides_persistent_tl_range", dict(_RT, form="persistent", loop="tl_range"), False),
+    ("rms_strides_rowblock_kn", dict(_RT, form="rowblock", w="kn"), True),
+    ("ln_strides_rowblock_offsets", dict(_RT, norm="ln", form="rowblock_offsets", loop="offsets"), False),
+    ("rms_strides_ptr_inc_kn", dict(_RT, loop="ptr_inc", w="kn"), False),
+    ("rms_strides_block_ptr", dict(_RT, memory="block_ptr"), True),
+    ("ln_strides_block_ptr_kn_folded", dict(_RT, norm="ln", memory="block_ptr", w="kn", g="folded"), False),
+    ("rms_strides_desc_kn", dict(_RT, memory="desc", w="kn"), False),
+    ("rms_strides_nomask_persistent", dict(_RT, memory="nomask", form="persistent"), False),
+    ("rms_block_ptr_kn_fp16", dict(memory="block_ptr", w="kn", dtype="fp16"), False),
+    ("rms_block_ptr_persistent", dict(memory="block_ptr", form="persistent"), False),
+    ("rms_block_ptr_rowblock", dict(memory="block_ptr", form="rowblock"), True),
+    ("ln_block_ptr_tl_range_folded", dict(norm="ln", memory="block_ptr", loop="tl_range", g="folded"), False),
+    ("rms_desc_persistent_tl_range", dict(memory="desc", form="persistent", loop="tl_range"), False),
+    ("ln_desc_rowblock_kn", dict(norm="ln", memory="desc", form="rowblock", w="kn"), False),
+    ("rms_desc_ydesc", dict(memory="desc", ydesc=True), True),
+    ("ln_desc_ydesc_kn_persistent", dict(norm="ln", memory="desc", ydesc=True, w="kn", form="persistent"), False),
+    ("ln_tl_range_kn", dict(norm="ln", loop="tl_range", w="kn"), False),
+    ("rms_tl_range_rowblock", dict(loop="tl_range", form="rowblock"), False),
+    ("rms_nomask_persistent_kn", dict(memory="nomask", form="persistent", w="kn"), False),
+    ("ln_nomask_tl_range_persistent_fp16", dict(norm="ln", memory="nomask", loop="tl_range",
+                                                form="persistent", dtype="fp16"), False),
+    ("rms_nomask_rowblock_offsets", dict(memory="nomask", form="rowblock_offsets", loop="offsets"), False),
+    ("rms_rowblock_kn_fp16", dict(form="rowblock", w="kn", dtype="fp16"), False),
+    ("ln_rowblock_folded", dict(norm="ln", form="rowblock", g="folded"), False),
+    ("rms_rowblock_static_kn", dict(form="rowblock_static", w="kn"), False),
+    ("ln_rowblock_static_desc", dict(norm="ln", form="rowblock_static", memory="desc"), False),
+    ("rms_rowblock_ptr_inc", dict(form="rowblock", loop="ptr_inc"), False),
+    ("ln_fp16_desc_kn", dict(norm="ln", dtype="fp16", memory="desc", w="kn"), False),
+]
+LOWERING = [_v(n, "pre", **{**_PRE_BASE, **kw}, gpu=gpu) for n, kw, gpu in _LOWERING]
+
+# The legal pre-norm variants hopper-ws does not lower, with the reason its remark gives (an
+# unmasked kernel whose grid alone says how many rows it covers: M is in no mask and no loop).
+WS_REFUSED = {
+    "rms_nomask": "the output's M cannot be told",
+    "rms_nomask_rowblock_offsets": "the output's M cannot be told",
+}
 POSTNORM = ([_v(n, "post", **{**_POST_BASE, **kw}, gpu=gpu) for n, kw, gpu in _POST]
             + [_v(n, "post", **{**_POST_BASE, **kw}, expect=f"missed:{why}") for n, kw, why in _POST_BAD])
 VARIANTS = PRENORM + POSTNORM
@@ -230,6 +289,33 @@ def _kmask(v: Variant, rows: str, cols: str) -> str:
     return f"({rows} < M) & ({cols} < K)"
 
 
+def _times(x: str, stride: str) -> str:
+    return x if stride == "1" else f"{x} * {stride}"
+
+
+def _sx(v: Variant) -> tuple[str, str]:
+    """X's strides (along M, along K) as the kernel spells them."""
+    return ("stride_xm", "stride_xk") if v.strides == "runtime" else ("K", "1")
+
+
+def _sw(v: Variant) -> tuple[str, str]:
+    """W's strides (along N, along K)."""
+    if v.strides == "runtime":
+        return "stride_wn", "stride_wk"
+    return ("K", "1") if v.w == "nk" else ("1", "N")
+
+
+def _sy(v: Variant) -> tuple[str, str]:
+    return ("stride_ym", "stride_yn") if v.strides == "runtime" else ("N", "1")
+
+
+def _w_address(v: Variant, ks: str) -> str:
+    """The offset of W's [BK, BN] tile at k indices `ks` (a 1-D expression)."""
+    sn, sk = _sw(v)
+    n, k = _times("offs_n[None, :]", sn), _times(f"{ks}[:, None]", sk)
+    return f"{n} + {k}" if v.w == "nk" else f"{k} + {n}"
+
+
 def _a_load(v: Variant, c: _Code, loop_style: str) -> str:
     """Code that loads the A tile [BM, BK] at k offset `k_off` (as f32)."""
     m = v.memory
@@ -240,7 +326,7 @@ def _a_load(v: Variant, c: _Code, loop_style: str) -> str:
     if loop_style == "ptr_inc":
         mask = "" if m == "nomask" else f", mask={_kmask(v, 'offs_m[:, None]', '(k_off + offs_k)[None, :]')}, other=0.0"
         return f"tl.load(pa{mask}).to(tl.float32)"
-    ptr = "X + offs_m[:, None] * K + (k_off + offs_k)[None, :]"
+    ptr = f"X + {_times('offs_m[:, None]', _sx(v)[0])} + {_times('(k_off + offs_k)[None, :]', _sx(v)[1])}"
     if m == "nomask":
         return f"tl.load({ptr}).to(tl.float32)"
     return f"tl.load({ptr}, mask={_kmask(v, 'offs_m[:, None]', '(k_off + offs_k)[None, :]')}, other=0.0).to(tl.float32)"
@@ -248,30 +334,27 @@ def _a_load(v: Variant, c: _Code, loop_style: str) -> str:
 
 def _a_setup(v: Variant, c: _Code, loop_style: str) -> None:
     if v.memory == "block_ptr":
-        c("pa = tl.make_block_ptr(X, shape=(M, K), strides=(K, 1), offsets=(pid_m * BM, 0), "
+        c(f"pa = tl.make_block_ptr(X, shape=(M, K), strides=({', '.join(_sx(v))}), offsets=(pid_m * BM, 0), "
           "block_shape=(BM, BK), order=(1, 0))")
     elif loop_style == "ptr_inc":
-        c("pa = X + offs_m[:, None] * K + offs_k[None, :]")
+        c(f"pa = X + {_times('offs_m[:, None]', _sx(v)[0])} + {_times('offs_k[None, :]', _sx(v)[1])}")
 
 
 def _a_advance(v: Variant, c: _Code, loop_style: str) -> None:
     if v.memory == "block_ptr":
         c("pa = tl.advance(pa, (0, BK))")
     elif loop_style == "ptr_inc":
-        c("pa += BK")
+        c(f"pa += {_times('BK', _sx(v)[1])}")
 
 
 def _b_setup(v: Variant, c: _Code, loop_style: str) -> None:
     if v.memory == "block_ptr":
-        if v.w == "nk":
-            c("pb = tl.make_block_ptr(W, shape=(K, N), strides=(1, K), offsets=(0, pid_n * BN), "
-              "block_shape=(BK, BN), order=(0, 1))")
-        else:
-            c("pb = tl.make_block_ptr(W, shape=(K, N), strides=(N, 1), offsets=(0, pid_n * BN), "
-              "block_shape=(BK, BN), order=(1, 0))")
+        sn, sk = _sw(v)
+        order = "(0, 1)" if v.w == "nk" else "(1, 0)"
+        c(f"pb = tl.make_block_ptr(W, shape=(K, N), strides=({sk}, {sn}), offsets=(0, pid_n * BN), "
+          f"block_shape=(BK, BN), order={order})")
     elif loop_style == "ptr_inc":
-        c("pb = W + offs_n[None, :] * K + offs_k[:, None]" if v.w == "nk"
-          else "pb = W + offs_k[:, None] * N + offs_n[None, :]")
+        c(f"pb = W + {_w_address(v, 'offs_k')}")
 
 
 def _b_load(v: Variant, loop_style: str) -> str:
@@ -283,10 +366,8 @@ def _b_load(v: Variant, loop_style: str) -> str:
     mask = f"(offs_n[None, :] < N) & ((k_off + offs_k)[:, None] < K)"
     if loop_style == "ptr_inc":
         ptr = "pb"
-    elif v.w == "nk":
-        ptr = "W + offs_n[None, :] * K + (k_off + offs_k)[:, None]"
     else:
-        ptr = "W + (k_off + offs_k)[:, None] * N + offs_n[None, :]"
+        ptr = f"W + {_w_address(v, '(k_off + offs_k)')}"
     if m == "nomask":
         return f"tl.load({ptr})"
     return f"tl.load({ptr}, mask={mask}, other=0.0)"
@@ -296,17 +377,18 @@ def _b_advance(v: Variant, c: _Code, loop_style: str) -> None:
     if v.memory == "block_ptr":
         c("pb = tl.advance(pb, (BK, 0))")
     elif loop_style == "ptr_inc":
-        c("pb += BK" if v.w == "nk" else "pb += BK * N")
+        c(f"pb += {_times('BK', _sw(v)[1])}")
 
 
 def _descriptors(v: Variant, c: _Code) -> None:
     if v.memory != "desc":
         return
-    c("xd = tl.make_tensor_descriptor(X, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])")
+    c(f"xd = tl.make_tensor_descriptor(X, shape=[M, K], strides=[{', '.join(_sx(v))}], block_shape=[BM, BK])")
+    sn, sk = _sw(v)
     if v.w == "nk":
-        c("wd = tl.make_tensor_descriptor(W, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])")
+        c(f"wd = tl.make_tensor_descriptor(W, shape=[N, K], strides=[{sn}, {sk}], block_shape=[BN, BK])")
     else:
-        c("wd = tl.make_tensor_descriptor(W, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])")
+        c(f"wd = tl.make_tensor_descriptor(W, shape=[K, N], strides=[{sk}, {sn}], block_shape=[BK, BN])")
 
 
 def _pre_stats(v: Variant, c: _Code) -> None:
@@ -386,13 +468,21 @@ def _pre_gemm(v: Variant, c: _Code) -> None:
         _a_advance(v, c, style)
         _b_advance(v, c, style)
     ymask = "" if v.memory == "nomask" else ", mask=(offs_m[:, None] < M) & (offs_n[None, :] < N)"
-    c(f"tl.store(Y + offs_m[:, None] * N + offs_n[None, :], acc.to(Y.dtype.element_ty){ymask})")
+    if v.ydesc:
+        c("yd.store([pid_m * BM, pid_n * BN], acc.to(Y.dtype.element_ty))")
+    else:
+        sm, sn = _sy(v)
+        c(f"tl.store(Y + {_times('offs_m[:, None]', sm)} + {_times('offs_n[None, :]', sn)}, "
+          f"acc.to(Y.dtype.element_ty){ymask})")
 
 
 def _prenorm(v: Variant) -> str:
     n = "N: tl.constexpr" if v.n_constexpr else "N"
     c = _Code()
     _descriptors(v, c)
+    if v.ydesc:
+        c(f"yd = tl.make_tensor_descriptor(Y, shape=[M, N], strides=[{', '.join(_sy(v))}], "
+          "block_shape=[BM, BN])")
     if v.form == "tile":
         c("pid = tl.program_id(0)", "num_n = tl.cdiv(N, BN)", "pid_m = pid // num_n", "pid_n = pid % num_n")
         _pre_stats(v, c)
@@ -413,7 +503,9 @@ def _prenorm(v: Variant) -> str:
             if v.form == "rowblock_offsets":
                 c("pid_n = n_off // BN")
             _pre_gemm(v, c)
-    return (f"@triton.jit\ndef {v.name}(X, G, B, W, Y, M, {n}, K, eps, BM: tl.constexpr, "
+    strides = "stride_xm, stride_xk, stride_wn, stride_wk, stride_ym, stride_yn, " \
+        if v.strides == "runtime" else ""
+    return (f"@triton.jit\ndef {v.name}(X, G, B, W, Y, M, {n}, K, {strides}eps, BM: tl.constexpr, "
             f"BN: tl.constexpr, BK: tl.constexpr):\n" + "\n".join(c.lines) + "\n")
 
 
@@ -513,9 +605,10 @@ def source(v: Variant) -> str:
 _DIR = os.path.join(tempfile.gettempdir(), f"normfuse-variants-{os.getuid()}")
 
 
-def load(v: Variant):
-    """Import the variant's kernel (written once to a file named after its source's hash)."""
-    src = source(v)
+def load(v: Variant, src: str | None = None):
+    """Import the variant's kernel (written once to a file named after its source's hash);
+    `src`: another source for it (a test's edit of `source(v)`)."""
+    src = source(v) if src is None else src
     digest = hashlib.sha256(src.encode()).hexdigest()[:12]
     os.makedirs(_DIR, exist_ok=True)
     path = os.path.join(_DIR, f"{v.name}_{digest}.py")
@@ -559,35 +652,118 @@ def shape(v: Variant) -> tuple[int, int, int]:
 PASSES = {"pre": ("lazy-prenorm",), "post": ("cluster-reduce", "epilogue-norm")}
 
 
-def compile_variant(v: Variant, passes=None):
-    """Compile the variant for sm_90 (no GPU needed), specialized like normfuse.jit would."""
-    import normfuse
-    fn = load(v)
+def runtime_args(v: Variant, t: dict, m: int, n: int, k: int, eps: float = 1e-5) -> list:
+    """The runtime arguments of a launch of the variant on tensors `t` (X, G, B, W, Y) of an
+    (m, n, k) problem, in the kernel's order (runtime strides read off the tensors)."""
+    names = ("X", "G", "B", "W", "Y") if v.kind == "pre" else ("X", "W", "G", "B", "Y")
+    args = [t[a] for a in names] + [m] + ([] if v.n_constexpr else [n]) + ([] if v.k_constexpr else [k])
+    if v.strides == "runtime":
+        x, w, y = t["X"], t["W"], t["Y"]
+        along_n, along_k = (w.stride(0), w.stride(1)) if v.w == "nk" else (w.stride(1), w.stride(0))
+        args += [x.stride(0), x.stride(1), along_n, along_k, y.stride(0), y.stride(1)]
+    return args + [eps]
+
+
+def specialization(v: Variant, fn=None) -> tuple[dict, dict, dict]:
+    """(signature, constexprs, attrs) the variant is compiled with: as normfuse.jit specializes a
+    launch at the variant's shape (pointers 16-byte aligned; runtime strides equal to 1 become
+    constants, as Triton's launcher makes them)."""
+    fn = load(v) if fn is None else fn
     m, n, k = shape(v)
+    consts = {"BM": BM, "BN": BN, "BK": BK}
+    if v.n_constexpr:
+        consts["N"] = n
+    if v.k_constexpr:
+        consts["K"] = k
+    if v.strides == "runtime":
+        import torch
+        from normfuse.compiler import specialize
+        dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[v.dtype]
+        t = {"X": torch.empty(m, k, dtype=dt), "G": torch.empty(k, dtype=dt),
+             "B": torch.empty(k, dtype=dt), "Y": torch.empty(m, n, dtype=dt),
+             "W": torch.empty((n, k) if v.w == "nk" else (k, n), dtype=dt)}
+        sig, consts, attrs, _, _ = specialize(fn, runtime_args(v, t, m, n, k), consts)
+        return sig, consts, attrs
     dt = "*" + v.dtype
     sig = {"X": dt, "G": dt, "B": dt, "W": dt, "Y": dt, "M": "i32", "N": "i32", "K": "i32",
            "eps": "fp32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
-    consts = {"BM": BM, "BN": BN, "BK": BK}
     if v.n_constexpr:
-        sig["N"], consts["N"] = "constexpr", n
+        sig["N"] = "constexpr"
     if v.k_constexpr:
-        sig["K"], consts["K"] = "constexpr", k
+        sig["K"] = "constexpr"
     names = list(fn.arg_names)
     sig = {a: sig[a] for a in names}
     attrs = {(names.index(a),): [["tt.divisibility", 16]] for a in ("X", "G", "B", "W", "Y")}
-    return normfuse.compile(fn, signature=sig, constexprs=consts, attrs=attrs, target="cuda:90",
-                            passes=PASSES[v.kind] if passes is None else passes, num_warps=4,
-                            num_stages=3)
+    return sig, consts, attrs
 
 
-def run_variant(v: Variant, tensors: dict, passes=None):
-    """Launch the variant on the current GPU (normfuse.jit) on `tensors` (X, G, B, W, Y); fills Y."""
+_COMPILED: dict = {}  # (variant, passes) -> CompiledKernel, for the tests of one session
+
+
+def compile_variant(v: Variant, passes=None):
+    """Compile the variant for sm_90 (no GPU needed), specialized like normfuse.jit would (once
+    per session and pipeline)."""
+    import normfuse
+    passes = PASSES[v.kind] if passes is None else passes
+    key = (v, passes if isinstance(passes, str) else tuple(passes))
+    if key not in _COMPILED:
+        sig, consts, attrs = specialization(v)
+        _COMPILED[key] = normfuse.compile(load(v), signature=sig, constexprs=consts, attrs=attrs,
+                                          target="cuda:90", passes=passes, num_warps=4, num_stages=3)
+    return _COMPILED[key]
+
+
+def fused(v: Variant):
+    """(fused TTIR, remarks) of the variant under its fusion passes: from its compilation when
+    this session has compiled it (test_variants does), else `fused_ttir`."""
+    ck = _COMPILED.get((v, tuple(PASSES[v.kind])))
+    if ck is not None:
+        return ck.asm.get("normfuse", ck.asm["ttir"]), list(ck.remarks)
+    return fused_ttir(v)
+
+
+def fused_ttir(v: Variant, passes=None, *, specialized=None, source=None):
+    """(TTIR after the fusion passes, their remarks) without compiling further: Triton's
+    front end and its 'ttir' stage, then normfuse's pipeline on the text (what normfuse.compile
+    hands to the lowering, at a fraction of the cost of a full compilation). `specialized`:
+    (signature, constexprs, attrs) instead of `specialization(v)`; `source`: the kernel's source
+    instead of `source(v)`."""
+    from triton._C.libtriton import ir
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource, make_backend
+    from normfuse.ir import bridge
+    from normfuse.passes import CompileContext
+    from normfuse.pipeline import parse_pipeline, run_on_view
+    fn = load(v, source)
+    sig, consts, attrs = specialized or specialization(v, fn)
+    target = GPUTarget("cuda", 90, 32)
+    backend = make_backend(target)
+    src = ASTSource(fn, sig, constexprs=consts, attrs=attrs)
+    options = backend.parse_options({"num_warps": 4, "num_stages": 3})
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    mod = src.make_ir(target, options, backend.get_codegen_implementation(options),
+                      backend.get_module_map(), context)
+    stages: dict = {}
+    backend.add_stages(stages, options, src.language)
+    ttir = stages["ttir"](mod, {"target": target, **options.__dict__})
+    # Triton's own print of a module it verified: trusted, as normfuse.compile's stage takes it
+    view = bridge.load(str(ttir), source_name=f"{v.name}.ttir", trusted=True)
+    remarks, _ = run_on_view(view, parse_pipeline(PASSES[v.kind] if passes is None else passes),
+                             CompileContext(num_stages=3, num_warps=4, arch=90))
+    return view.print(), [str(r) for r in remarks]
+
+
+def run_variant(v: Variant, tensors: dict, passes=None, dims=None, compiled: list | None = None):
+    """Launch the variant on the current GPU (normfuse.jit) on `tensors` (X, G, B, W, Y) of the
+    problem `dims` (default: `shape(v)`); fills Y. `compiled`: gets the CompiledKernel."""
     import torch
     import triton
     import normfuse
     fn = load(v)
-    m, n, k = shape(v)
-    if v.memory == "desc":
+    m, n, k = dims or shape(v)
+    if v.memory == "desc" or v.ydesc:
         triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     kernel = normfuse.jit(fn, passes=PASSES[v.kind] if passes is None else passes)
     blocks_m, blocks_n = triton.cdiv(m, BM), triton.cdiv(n, BN)
@@ -597,21 +773,22 @@ def run_variant(v: Variant, tensors: dict, passes=None):
     else:
         grid = min(sms // 2, blocks_m) if v.form == "persistent" else blocks_m
     consts = {"BM": BM, "BN": BN, "BK": BK}
-    args = [tensors[a] for a in ("X", "G", "B", "W", "Y")] if v.kind == "pre" else \
-        [tensors[a] for a in ("X", "W", "G", "B", "Y")]
-    rest = [m] + ([] if v.n_constexpr else [n]) + ([] if v.k_constexpr else [k]) + [1e-5]
     if v.n_constexpr:
         consts["N"] = n
     if v.k_constexpr:
         consts["K"] = k
-    kernel[(grid,)](*args, *rest, **consts, num_warps=4, num_stages=3)
+    args = runtime_args(v, tensors, m, n, k)
+    kernel[(grid,)](*args, **consts, num_warps=4, num_stages=3)
+    if compiled is not None:
+        compiled.append(kernel.warmup(*args, **consts, num_warps=4, num_stages=3))
     return tensors["Y"]
 
 
-def inputs(v: Variant, seed: int = 0):
-    """Random inputs for the variant's problem (W laid out as the variant reads it)."""
+def inputs(v: Variant, seed: int = 0, dims=None):
+    """Random inputs for the variant's problem (`dims`, default `shape(v)`; W laid out as the
+    variant reads it)."""
     import torch
-    m, n, k = shape(v)
+    m, n, k = dims or shape(v)
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[v.dtype]
     gen = torch.Generator(device="cuda").manual_seed(seed)
     r = lambda *s: torch.randn(*s, device="cuda", generator=gen, dtype=torch.float32)  # noqa: E731
@@ -652,5 +829,6 @@ def reference(v: Variant, t: dict):
     return norm(x @ w.t(), w.shape[0], g, b)
 
 
-__all__ = ["Variant", "PRENORM", "POSTNORM", "VARIANTS", "source", "load", "shape", "compile_variant",
+__all__ = ["Variant", "PRENORM", "POSTNORM", "VARIANTS", "LOWERING", "WS_REFUSED", "source", "load",
+           "shape", "runtime_args", "specialization", "compile_variant", "fused", "fused_ttir",
            "run_variant", "inputs", "reference"]

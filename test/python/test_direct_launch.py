@@ -6,10 +6,14 @@ encoding replaced (normfuse.testing.fake_driver: the C function records its argu
 `fill_tma_descriptor` records its inputs). The direct launch must pass exactly the tuple Triton's
 launcher passes (the launch metadata and the hooks aside: None while no hook is registered), for
 the lowered (Gluon, host TMA descriptors) kernels and a plain Triton kernel with global scratch
-and clusters; tensor maps are encoded once per address and geometry and reused otherwise; with
-a launch hook registered the launch goes through Triton's runner.
+and clusters, and the lowered post-norm kernels (hopper-ws{post-norm=true}: the residual's
+tensor map in the template's fourth descriptor slot, or its constexpr None without a residual,
+and the partial row sums' words); tensor maps are encoded once per address and geometry and
+reused otherwise; with a launch hook registered the launch goes through Triton's runner.
 """
 from __future__ import annotations
+
+import functools
 
 import pytest
 import torch
@@ -82,7 +86,7 @@ def shared(monkeypatch):
     sbuf = torch.zeros(3 * 1024, dtype=torch.int64)
     epochs = iter(range(1, 10**6))
     monkeypatch.setattr(rt.SharedStats, "take",
-                        classmethod(lambda cls, d, m, b, *a: (sbuf, next(epochs))))
+                        classmethod(lambda cls, d, m, b, *a, **kw: (sbuf, next(epochs))))
     return sbuf
 
 
@@ -119,7 +123,9 @@ def test_direct_launch_passes_what_tritons_launcher_passes(kind, lowered, shared
             assert _same(direct[:10], want[:10])
             n = len(direct)
             assert n == len(want)
-            ep = 13 + 3 * 5 + 3 + 2  # maps (map, 2 sizes, 2 strides) x 3, M N K, eargs, sbuf
+            # maps (map, 2 sizes, 2 strides) x 3, r_desc (a constexpr None), M N K, eargs, sbuf
+            ep = 13 + 3 * 5 + 1 + 3 + 2
+            assert direct[28] is None and want[28] is None
             assert _same(direct[13:ep], want[13:ep]), (direct[13:ep], want[13:ep])
             if plan.share:  # each launch takes an epoch
                 assert direct[ep - 1] is shared and direct[ep] == want[ep] - 1
@@ -261,23 +267,135 @@ def test_derived_vectors_under_capture_are_pinned_and_not_remembered(lowered, sh
         plan = lw.prepare(args, sms=132)
         (slot, _), = plan._derived_slots
         plan.run(args)
-        v = drv.launches[-1][31][slot]  # the eargs tuple
+        v = drv.launches[-1][32][slot]  # the eargs tuple
         w = args[3]
         torch.testing.assert_close(v, w.float().sum(1), rtol=0, atol=0)
         assert plan._last_derived[slot][4] is v and not L._GRAPH_PINS
         monkeypatch.setattr(cuda_state, "capturing", lambda: True, raising=False)
         plan.run(args)
-        assert drv.launches[-1][31][slot] is v and any(t is v for t in L._GRAPH_PINS.values())
+        assert drv.launches[-1][32][slot] is v and any(t is v for t in L._GRAPH_PINS.values())
         n = len(L._DERIVED_CACHE)
         w.add_(1.0)  # a new version, seen inside the capture
         plan.run(args)
-        v2 = drv.launches[-1][31][slot]
+        v2 = drv.launches[-1][32][slot]
         assert v2 is not v and plan._last_derived[slot][4] is v and len(L._DERIVED_CACHE) == n
         monkeypatch.setattr(cuda_state, "capturing", lambda: False, raising=False)
         plan.run(args)
-        v3 = drv.launches[-1][31][slot]
+        v3 = drv.launches[-1][32][slot]
         assert plan._last_derived[slot][4] is v3
         torch.testing.assert_close(v3, w.float().sum(1), rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The lowered post-norm kernels: a fourth descriptor slot (the residual) or a constexpr None
+# ---------------------------------------------------------------------------------------------
+
+# (kind, N, BLOCK_M, BLOCK_N, K, bias, residual, tma, passes): the specializations
+# test_lowered_postnorm.py compiles for its register check (Triton's cache holds them after it)
+POST_CASES = {
+    "residual": ("ln", 600, 128, 256, 136, True, True, False,
+                 "epilogue-norm,hopper-ws{post-norm=true}"),
+    "no-residual": ("rms", 520, 64, 256, 128, True, False, True,
+                    "epilogue-norm,hopper-ws{post-norm=true,schedule=pingpong}"),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _post_lowered(case):
+    """The lowered launch of the naive post-norm kernel (its parameters: the TTIR function's
+    arguments, X W BIAS RES G [B] Y M K stride_xm stride_wn stride_rm stride_ym eps)."""
+    from normfuse.kernels import postnorm_gemm
+    from normfuse.testing import lower_ir, ttir_of
+    kind, N, BM, BN, K, bias, res, tma, passes = POST_CASES[case]
+    fn = postnorm_gemm.linear_rmsnorm_naive if kind == "rms" else \
+        postnorm_gemm.linear_layernorm_naive
+    ptrs = ["X", "W", "BIAS", "RES", "G"] + (["B"] if kind == "ln" else []) + ["Y"]
+    sig = {n: "*bf16" for n in ptrs}
+    sig.update({n: "i32" for n in ("M", "K", "stride_xm", "stride_wn", "stride_rm", "stride_ym")})
+    sig["eps"] = "fp32"
+    consts = dict(N=N, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=64, EVEN_K=K % 64 == 0, HAS_BIAS=bias,
+                  HAS_RES=res, USE_TMA=tma, PERSISTENT=False)
+    sig.update({k: "constexpr" for k in consts})
+    ttir = ttir_of(fn, sig, consts, num_warps=8 if BM * BN >= 128 * 256 else 4)
+    lw, _, remarks = lower_ir(ttir, passes)
+    assert lw is not None, remarks
+    return lw
+
+
+def _post_args(case, M, gen):
+    kind, N, _, _, K, bias, res, _, _ = POST_CASES[case]
+    x = torch.randn(M, K, generator=gen).bfloat16()
+    w = (torch.randn(N, K, generator=gen) / K ** 0.5).bfloat16()
+    vecs = [torch.randn(N, generator=gen).bfloat16() for _ in range(2 if kind == "ln" else 1)]
+    b = torch.randn(N, generator=gen).bfloat16()
+    r = torch.randn(M, N, generator=gen).bfloat16()
+    y = torch.empty(M, N).bfloat16()
+    eps = 1e-6 if kind == "rms" else 1e-5
+    return (x, w, b if bias else w, r if res else w, *vecs, y, M, K, K, K, N, N, eps)
+
+
+@pytest.mark.parametrize("case", sorted(POST_CASES))
+def test_direct_launch_of_lowered_postnorm(case, monkeypatch):
+    """hopper-ws{post-norm=true}'s template takes a fourth descriptor, r_desc: with a residual
+    the direct launch passes its tensor map (encoded once per address, as A's, B's and the
+    output's), without one the constexpr None where Triton's launcher passes it. The partial row
+    sums take `words_per_row` words per row from the stream's buffer (SharedStats). Everything
+    else equals Triton's tuple for the same arguments, epoch and words."""
+    from normfuse.lowering.runtime import SharedStats
+    monkeypatch.setattr(SharedStats, "_by_stream", None)
+    lw = _post_lowered(case)
+    kind, N, BM, BN, K, bias, res, _, _ = POST_CASES[case]
+    M = 1000
+    gen = torch.Generator().manual_seed(1)
+    base = _post_args(case, M, gen)
+    n_vec = 2 if kind == "ln" else 1
+    out, r_pos = 4 + n_vec, 3
+    with FakeDriver() as drv:
+        plan = lw.prepare(base, sms=132)
+        # per row and N tile: sum y^2 (RMSNorm), sum y and sum y^2 (LayerNorm)
+        words = (2 if kind == "ln" else 1) * -(-N // BN)
+        assert plan.share and plan.words_per_row == words
+        assert (plan._res is not None) == res
+        n_maps = 4 if res else 3
+        kept = []  # every call's tensors stay alive: new addresses each call
+        for i in range(3):  # new activations, residuals and outputs every call
+            args = list(base)
+            args[0], args[out] = torch.randn(M, K, generator=gen).bfloat16(), \
+                torch.empty(M, N).bfloat16()
+            if res:
+                args[r_pos] = torch.randn(M, N, generator=gen).bfloat16()
+            args = tuple(args)
+            kept.append(args)
+            enc = drv.utils.encoded
+            plan.run(args)
+            direct = drv.launches[-1]
+            # the first call encodes every map, later ones all but W's (the same weight)
+            assert plan._direct is not None
+            assert drv.utils.encoded - enc == (n_maps - 1 if i else n_maps)
+            head = 13 + 5 * n_maps
+            if not res:
+                assert direct[head] is None  # r_desc: the constexpr None
+                head += 1
+            else:
+                m = direct[13 + 15]
+                assert m.inputs[0] == args[r_pos].data_ptr() and m.inputs[5] == (M, N)
+                # read into the output's staging tile: the output map's swizzle, type and box
+                assert m.inputs[1:5] == direct[13 + 10].inputs[1:5]
+            sbuf, epoch = direct[head + 4], direct[head + 5]
+            assert direct[head:head + 3] == (M, N, K) and epoch == i + 1
+            assert sbuf.dtype == torch.int64 and sbuf.numel() == -(-M // BM) * BM * words
+            want_runtime = plan.bound(args, shared=(sbuf, epoch)).args
+            assert want_runtime[3] is None if not res else want_runtime[3].base is args[r_pos]
+            plan.launch.kernel[plan.grid](*want_runtime, *plan.tail)
+            want = drv.launches[-1]
+            assert direct[10:13] == (None, None, None)
+            assert _same(direct[:10], want[:10])
+            assert len(direct) == len(want) and _same(direct[13:], want[13:]), \
+                (direct[13:head + 6], want[13:head + 6])
+        # a residual seen before: its map from the cache
+        enc = drv.utils.encoded
+        plan.run(args)
+        assert drv.utils.encoded == enc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,7 +405,8 @@ def test_derived_vectors_under_capture_are_pinned_and_not_remembered(lowered, sh
 def _gpu_cases():
     """(name, f(x) -> y, K) for the ops at sizes that take each launch form: lowered RMSNorm,
     lowered RMSNorm with shared statistics (12 N tiles, 768 tiles: 4+ waves), lowered LayerNorm
-    (a derived column sum), the post-norm Triton kernel (no descriptors, global scratch)."""
+    (a derived column sum), the post-norm Triton kernel (no descriptors, global scratch), the
+    lowered post-norm with a residual and with a bias only."""
     dev, bf = "cuda", torch.bfloat16
     torch.manual_seed(0)
     K = 2048
@@ -297,10 +416,17 @@ def _gpu_cases():
     w3 = (torch.randn(3072, K, device=dev) * K ** -0.5).to(bf)
     gn = (1 + 0.1 * torch.randn(2048, device=dev)).to(bf)
     r = torch.randn(8192, 2048, device=dev, dtype=bf)
+    bn = (0.1 * torch.randn(2048, device=dev)).to(bf)
     return [("rmsnorm_linear", lambda x: ops.rmsnorm_linear(x, g, w)),
             ("rmsnorm_linear shared", lambda x: ops.rmsnorm_linear(x, g, w3)),
             ("layernorm_linear", lambda x: ops.layernorm_linear(x, g, beta, w)),
-            ("linear_rmsnorm", lambda x: ops.linear_rmsnorm(x, w, gn, residual=r))]
+            ("linear_rmsnorm", lambda x: ops.linear_rmsnorm(x, w, gn, residual=r)),
+            # the lowered post-norm (hopper-ws{post-norm=true}): the residual's tensor map in
+            # the fourth descriptor slot, and without a residual its constexpr None
+            ("linear_rmsnorm lowered residual", lambda x: post.launch_postnorm(
+                "linear_rmsnorm", "rms", x, w, gn, None, None, r, 1e-6, lowered="coop")),
+            ("linear_rmsnorm lowered bias", lambda x: post.launch_postnorm(
+                "linear_rmsnorm", "rms", x, w, gn, None, bn, None, 1e-6, lowered="coop"))]
 
 
 @pytest.mark.gpu
@@ -369,5 +495,8 @@ def test_gpu_ops_take_the_direct_launch_and_reuse_tensor_maps():
             assert count[0] == 0, (name, count[0])
     lowered = [p.lowered for p in pre._PRE_PLANS.values() if p.lowered is not None]
     assert lowered and all(p._direct is not None for p in lowered)
+    post_lowered = [p.lowered for p in post._POST_PLANS.values() if p.lowered is not None]
+    assert {p._res is not None for p in post_lowered} == {True, False}  # with and without
+    assert all(p._direct is not None for p in post_lowered)
     assert all(isinstance(p.runner, dl.DirectLaunch) for p in post._POST_PLANS.values()
                if p.runner is not None)

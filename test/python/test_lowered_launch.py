@@ -114,8 +114,8 @@ def test_constexprs_bind_positionally_or_by_name(strided_gemm):
 
 def test_stride_parameterized_gemm_lowers_through_compile_args(strided_gemm):
     """Launched on contiguous tensors the unit strides are constants and hopper-ws lowers the
-    kernel; described by a signature with every stride an i32, the A tile cannot be shown to be
-    contiguous and the kernel stays a Triton kernel (the remark says why)."""
+    kernel; described by a signature with every stride an i32, no operand can be shown to be
+    contiguous and the kernel stays a Triton kernel (the remarks say why, one per operand)."""
     args = _args(1000, 520, 1032)
     ck = normfuse.compile(strided_gemm, args=args, constexprs=TILE, passes="hopper-ws",
                           num_warps=8)
@@ -129,7 +129,11 @@ def test_stride_parameterized_gemm_lowers_through_compile_args(strided_gemm):
         plain = normfuse.compile(strided_gemm, signature=sig, constexprs=TILE, passes="hopper-ws",
                                  num_warps=8)
     assert plain.lowered is None
-    assert any("not contiguous along either dimension" in r for r in plain.remarks), plain.remarks
+    # every blocker named, with its fix: the unit strides of A, B and C are runtime values
+    missed = [r for r in plain.remarks if "[hopper-ws] missed" in r]
+    assert len(missed) == 3 and all("pass it as 1" in r for r in missed), missed
+    for name in ("stride_ak", "stride_bn", "stride_cn"):
+        assert any(f"'{name}'" in r for r in missed), (name, missed)
 
 
 def test_stride_parameterized_gemm_lowers_through_jit(strided_gemm, monkeypatch):
@@ -183,7 +187,8 @@ def test_bound_arguments_of_the_ops_kernels_match_torch(kind, fold):
     lw = ck.lowered
     args, (x, w, y, _) = _op_args(kind, M, N, K, fold, w_stride=K + 8)
     bound = lw.arguments(args, sms=132)
-    assert bound.names[:6] == ("a_desc", "b_desc", "c_desc", "M", "N", "K")
+    assert bound.names[:7] == ("a_desc", "b_desc", "c_desc", "r_desc", "M", "N", "K")
+    assert bound["r_desc"] is None  # no residual tile: a constexpr None, not an argument
     A, B, C = bound["a_desc"], bound["b_desc"], bound["c_desc"]
     for d, t in ((A, x), (B, w), (C, y)):
         assert d.base.data_ptr() == t.data_ptr()
@@ -249,7 +254,7 @@ def test_a_prepared_plan_launches_new_tensors_with_the_arguments_they_bind(monke
         grid, got = calls[-1]
         want = lw.arguments(args, sms=132)
         assert grid == want.grid
-        assert got[:6] == tuple(want.args[:6]) and got[6] == want.args[6]
+        assert got[:7] == tuple(want.args[:7]) and got[7] == want.args[7]
         assert got[0].base is args[0] and got[2].base is args[4]  # this call's tensors
         assert list(got) == want.launch_args(lw.instance)
     import normfuse.device as dev
@@ -259,7 +264,7 @@ def test_a_prepared_plan_launches_new_tensors_with_the_arguments_they_bind(monke
     assert len(lw._plans) == 1
     other, _ = _op_args("ln", 777, 520, 1032, True)
     lw(other)
-    assert len(lw._plans) == 2 and calls[-1][1][3] == 777
+    assert len(lw._plans) == 2 and calls[-1][1][4] == 777
 
 
 # ---------------------------------------------------------------------------------------------

@@ -321,6 +321,9 @@ def test_sweep_options_are_valid_pipelines():
           if p.name == "hopper-ws"]
     assert {p.schedule for p in hw} == {"coop", "pingpong"}
     assert any(p.stats_share for p in hw)
+    post = [p for o in S.POST_OPTIONS[1:] for p in parse_pipeline(S._passes(o, "post")[0])
+            if p.name == "hopper-ws"]
+    assert {p.schedule for p in post} == {"coop", "pingpong"} and all(p.post_norm for p in post)
     assert any(int(p.stages) == 4 for p in hw)
 
 

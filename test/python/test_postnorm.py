@@ -794,6 +794,34 @@ def test_postnorm_plan_composes_below_the_persistent_form(monkeypatch):
 
 
 @pytest.mark.postnorm_plan
+def test_postnorm_plan_lowered_switch(monkeypatch):
+    """A lowered form named by the switch (LOWERED_POSTNORM[kind]) makes the plan "lowered" at
+    every M, for that kind only (kind None: either); NORMFUSE_POSTNORM_PLAN=composed still
+    composes, =fused does not undo the switch. clear_postnorm_plans drops the launch-ready calls
+    made from the plans."""
+    from normfuse.ops import inference
+    from normfuse.ops import postnorm_linear as post
+    monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
+    monkeypatch.setitem(post.LOWERED_POSTNORM, "rms", None)
+    monkeypatch.setitem(post.LOWERED_POSTNORM, "ln", None)
+    assert inference.postnorm_plan(8192, "rms") == "composed"
+    assert inference.postnorm_plan(262144, "ln") == "fused"
+    monkeypatch.setitem(post.LOWERED_POSTNORM, "rms", "pingpong")
+    for M in (1, 8192, 67584, 262144):
+        assert inference.postnorm_plan(M, "rms") == inference.postnorm_plan(M) == "lowered"
+    assert inference.postnorm_plan(8192, "ln") == "composed"
+    assert inference.postnorm_plan(262144, "ln") == "fused"
+    monkeypatch.setenv("NORMFUSE_POSTNORM_PLAN", "fused")
+    assert inference.postnorm_plan(8192, "rms") == "lowered"
+    assert inference.postnorm_plan(8192, "ln") == "fused"
+    monkeypatch.setenv("NORMFUSE_POSTNORM_PLAN", "composed")
+    assert inference.postnorm_plan(262144, "rms") == "composed"
+    monkeypatch.setitem(inference._POST_CALLS, ("a key",), ((), "a call"))
+    post.clear_postnorm_plans()
+    assert ("a key",) not in inference._POST_CALLS
+
+
+@pytest.mark.postnorm_plan
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
 def test_postnorm_composed_plan_matches_fp64(monkeypatch, is_ln):
     """The composed plan through the op's fused route (forced on the CPU): bias, residual and

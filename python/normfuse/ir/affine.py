@@ -23,6 +23,12 @@ different computations. Here every value is put in a canonical form, in terms of
 
 Two values have equal forms only if they are equal in every trip (given the same trip index in
 both loops). `same_trips` checks that both loops run the same number of trips.
+
+`Forms(..., widen=True)` reads a sign or zero extension of an integer (`arith.extsi`/`extui`,
+what Triton's block pointers compute their i64 offsets with) as the value itself: sound where the
+index arithmetic does not wrap, which is what a reader of tile addresses (hopper-ws, whose TMA
+coordinates are exact) assumes anyway. The default keeps extensions opaque (the loop comparisons
+of the fusion passes must hold in the wrapping arithmetic).
 """
 from __future__ import annotations
 
@@ -102,8 +108,9 @@ class Forms:
     (see the module docstring). `form(v)` is a hashable value; equal forms mean equal values in
     every trip."""
 
-    def __init__(self, *loops: ForOp):
+    def __init__(self, *loops: ForOp, widen: bool = False):
         self.loops = tuple(loops)
+        self.widen = widen
         self._cache: dict[int, Any] = {}
         self._busy: set[int] = set()
         self._args: dict[int, Value] = {}  # id -> the block argument of an ("arg", id) atom
@@ -175,6 +182,10 @@ class Forms:
                 return x + y if name == "arith.addi" else x + y.scale(-1) if name == "arith.subi" else x * y
         if name == SPLAT:
             return self.form(op.operands[0])
+        if self.widen and name in ("arith.extsi", "arith.extui"):
+            inner = self.form(op.operands[0])
+            if isinstance(inner, Poly):
+                return inner
         if name == BROADCAST:  # the placement of every term stays; opaque keys carry their type
             return self.form(op.operands[0])
         if name == EXPAND_DIMS:

@@ -12,10 +12,14 @@ A plan holds
 - the hooks as expression DAGs (`Expr`), one per role: PRE (a row vector from the first A tile),
   STATS (row statistics accumulated over the A tiles), AFN (the A operand computed from the
   tile), EPI (the epilogue on the accumulator), each over the values the template provides
-  (`bound` leaves) and kernel parameters (`param` leaves);
+  (`bound` leaves) and kernel parameters (`param` leaves); a post-norm whose row spans several
+  N tiles adds ROWS (the row sums of EPI's tile, over the tile's columns) and FIN (the output
+  from EPI's tile and the row sums over the whole row, which the template exchanges between the
+  row's tiles);
 - the launch needs: the TMA descriptors of A, B and the output, the derived arguments (column
-  sums of the weight, computed per weight version at launch), the persistent grid, and the
-  workspace of shared statistics.
+  sums of the weight, computed per weight version at launch), the persistent grid (one program
+  per SM, or whole rows: groups of the row's N tiles), and the workspace of shared statistics
+  (or of the post-norm's partial row sums).
 
 `Source.param` and `Expr("param")` indices count the TTIR function's arguments, which are the
 kernel's parameters that were not specialized away as constants (tl.constexpr, and integers
@@ -70,7 +74,10 @@ class WSConfig:
     """Tile shape and schedule. `consumers=1, consumer_warps=8`: one 128xBN tile per CTA at a time
     on two warpgroups ("coop"); `consumers=2, consumer_warps=4`: two warpgroups with a tile
     each, main loops taking turns ("pingpong"). `stats_share`: the row statistics computed once
-    per row block and shared through global memory (coop, no A transform)."""
+    per row block and shared through global memory (coop, no A transform). `row_exchange`: a
+    post-norm's row sums (1 or 2) exchanged between the N tiles of a row block through global
+    memory, the tiles of a row block run at once on distinct CTAs (0: no exchange);
+    `row_chunk`: how many N tiles' partial sums one step of the gather reads at once."""
     block_m: int = 128
     block_n: int = 256
     block_k: int = 64
@@ -82,6 +89,8 @@ class WSConfig:
     loader_regs: int = 40
     consumer_regs: int = 232
     stats_share: bool = False
+    row_exchange: int = 0
+    row_chunk: int = 16
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -90,6 +99,12 @@ class WSConfig:
             raise ValueError(f"consumer_warps must be 4 or 8, got {self.consumer_warps}")
         if self.block_m % (16 * self.consumer_warps):
             raise ValueError(f"block_m={self.block_m} must be a multiple of 16 x consumer_warps")
+        if self.row_exchange not in (0, 1, 2):
+            raise ValueError(f"row_exchange must be 0, 1 or 2, got {self.row_exchange}")
+        if self.row_chunk not in (2, 4, 8, 16, 32):
+            raise ValueError(f"row_chunk must be a power of two in 2..32, got {self.row_chunk}")
+        if self.row_exchange and self.stats_share:
+            raise ValueError("row_exchange and stats_share use one workspace: not both")
 
     @property
     def schedule(self) -> str:
@@ -105,7 +120,8 @@ class WSConfig:
 
     def __str__(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.block_k} s{self.stages} {self.schedule} "
-                f"w{self.consumer_warps}" + (" stats-shared" if self.stats_share else ""))
+                f"w{self.consumer_warps}" + (" stats-shared" if self.stats_share else "")
+                + (f" rows-exchanged({self.row_exchange})" if self.row_exchange else ""))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,6 +138,10 @@ BOUND = {
     "c0": "PRE's row vector [BM]",
     "st0": "the first row statistic [BM]", "st1": "the second row statistic [BM]",
     "cs<j>": "column sum j (a derived argument) for the tile's columns [BN] (EPI)",
+    "y": "EPI's tile [BM, BN] (fp32) of a post-norm whose row spans several N tiles (ROWS, FIN)",
+    "s0": "the first row sum over the whole row [BM] (FIN)",
+    "s1": "the second row sum over the whole row [BM] (FIN)",
+    "res": "the plan's residual tile [BM, BN] in its own type (EPI of a post-norm; by TMA)",
 }
 _COLUMN_SUM = re.compile(r"cs\d+")
 
@@ -184,9 +204,11 @@ def const(value, rank: int = 0, dtype: str = "") -> Expr:
 
 @dataclass(frozen=True)
 class Hook:
-    """A hook's results: PRE (c0,), AFN (the A operand,), EPI (the output tile,); STATS one
-    contribution per row statistic j, added to st_j at every k-step: a [BM] vector, or a
-    [BM, BK] tile whose row sums are meant when `row_sums[j]`."""
+    """A hook's results: PRE (c0,), AFN (the A operand,), EPI (the output tile, or a post-norm's
+    tile y when the plan has ROWS), FIN (the output tile,); STATS one contribution per row
+    statistic j, added to st_j at every k-step: a [BM] vector, or a [BM, BK] tile whose row sums
+    are meant when `row_sums[j]`; ROWS one [BM, BN] tile per row sum j, whose sum over the tile's
+    columns is the tile's share of s_j."""
     name: str
     results: tuple[Expr, ...]
     row_sums: tuple[bool, ...] = ()
@@ -198,7 +220,7 @@ class Hook:
 
 @dataclass(frozen=True)
 class TmaDescriptor:
-    """A host-side TMA descriptor of `operand` ('a', 'b' or 'out') with box `block`."""
+    """A host-side TMA descriptor of `operand` ('a', 'b', 'out' or 'res') with box `block`."""
     operand: str
     block: tuple[int, int]
 
@@ -211,16 +233,34 @@ class DerivedArgument:
 
 @dataclass(frozen=True)
 class PersistentGrid:
-    """One program per SM, at most one per output tile of block_m x block_n."""
+    """One program per SM, at most one per output tile of block_m x block_n. `whole_rows`: the
+    programs come in groups of T = cdiv(N, block_n) (one program per N tile of a row block):
+    T x min(row blocks, SMs // T) programs, and a launch with T > SMs is refused (the row's
+    tiles must run at once on distinct CTAs)."""
     block_m: int
     block_n: int
+    whole_rows: bool = False
+
+    def programs(self, M: int, N: int, sms: int) -> int:
+        """The grid for an M x N output on `sms` SMs (0: refused, whole rows wider than SMs)."""
+        pm, pn = -(-M // self.block_m), -(-N // self.block_n)
+        if self.whole_rows:
+            return 0 if pn > sms else pn * max(1, min(pm, sms // pn))
+        return max(1, min(sms, pm * pn))
 
 
 @dataclass(frozen=True)
 class SharedStatistics:
-    """The global words through which shared statistics pass, and the launch's epoch (one per
-    launch on a stream: see the backend's SharedStats)."""
+    """The global words through which shared statistics (or a post-norm's partial row sums)
+    pass, and the launch's epoch (one per launch on a stream: see the backend's SharedStats).
+    Words per row: 3 (the statistics and the shift), or `row_sums` x cdiv(N, block_n) (each N
+    tile's partial row sums) when `row_sums` > 0."""
     block_m: int
+    row_sums: int = 0
+    block_n: int = 0
+
+    def words_per_row(self, N: int) -> int:
+        return self.row_sums * -(-N // self.block_n) if self.row_sums else 3
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,6 +286,10 @@ class WSPlan:
     stats: Hook | None = None
     afn: Hook | None = None
     epi: Hook | None = None
+    rows: Hook | None = None              # a post-norm's row sums over EPI's tile (exchanged)
+    fin: Hook | None = None               # the output from EPI's tile and the rows' sums
+    res: TileOperand | None = None        # a [M, N] tile EPI reads (bound `res`), by TMA
+    res_dtype: str = ""
     n_stats: int = 0                      # row statistics STATS accumulates (0..2)
     column_sums: tuple[ColumnSums, ...] = ()
     notes: tuple[str, ...] = ()

@@ -1,7 +1,8 @@
 """The hooks of a hopper-ws plan as Gluon source: the plan's expression DAGs, node by node.
 
-`generate(plan)` writes the four hook functions the template calls (their signatures are the
-template's default hooks in `ws_gemm.py`, declared once there) and returns the source and the
+`generate(plan)` writes the hook functions the template calls (PRE, STATS, AFN, EPI, and a
+post-norm's ROWS and FIN; their signatures are the template's default hooks in `ws_gemm.py`,
+declared once there) and returns the source and the
 `eargs` tuple's layout: the derived arguments first (column sums), then the kernel parameters
 the hooks read, in the order the hooks first read them. `Writer` spells one hook: every DAG node
 once, as a temporary; values the template provides (`bound` leaves) and parameters inline.
@@ -37,8 +38,8 @@ _REDUCE = {"sum": "gl.sum", "max": "gl.max", "min": "gl.min"}
 
 
 def hook_signature(role: str) -> str:
-    """The parameter list of hook `role` ('pre', 'stats', 'afn', 'epi'), as the template's
-    default hook declares it."""
+    """The parameter list of hook `role` ('pre', 'stats', 'afn', 'epi', 'rows', 'fin'), as the
+    template's default hook declares it."""
     from . import ws_gemm as W
     fn = W.DEFAULT_HOOKS[role]
     out = []
@@ -52,7 +53,7 @@ class Writer:
     """Spells the body of one hook function.
 
     earg:  callable(parameter index) -> position in the eargs tuple (shared by all hooks)
-    tile:  the expression of the tile whose layout 2-D values take ('acc' or 'af')
+    tile:  the expression of the tile whose layout 2-D values take ('acc', 'af' or 'y')
     """
 
     def __init__(self, plan: WSPlan, earg, tile: str):
@@ -198,10 +199,23 @@ def generate(plan: WSPlan) -> tuple[str, tuple]:
         w.lines.extend(f"cs{j} = colvec(eargs[{j}], pid_n, {n}, acc)"
                        for j in range(len(plan.column_sums)))
     funcs.append(("epi", w.lines, w.expr(plan.epi.results[0])))
+    if plan.rows is not None:
+        # a post-norm's shares of the row sums: each result's sum over the tile's columns
+        w = Writer(plan, earg, "y")
+        rets = [f"gl.sum({w.expr(e)}, axis=1)" for e in plan.rows.results]
+        if len(rets) < 2:
+            rets.append("gl.sum(y, axis=1) * 0.0")  # unused (NPOST = 1): removed as dead code
+        funcs.append(("rows", w.lines, ", ".join(rets)))
+    if plan.fin is not None:
+        w = Writer(plan, earg, "y")
+        funcs.append(("fin", w.lines, w.expr(plan.fin.results[0])))
     src = [_HEADER.format(name=plan.kernel_name)]
     for name, lines, ret in funcs:
         body = "\n".join(f"    {line}" for line in lines)
-        src.append(f"@gluon.jit\ndef {name}({hook_signature(name)}):\n"
+        sig = hook_signature(name)
+        if name == "epi" and plan.res is not None:
+            sig += ", res"  # the residual tile, which the template loads by TMA
+        src.append(f"@gluon.jit\ndef {name}({sig}):\n"
                    f"{body + chr(10) if body else ''}    return {ret}\n\n")
     return "\n".join(src), tuple(eargs)
 

@@ -2,20 +2,24 @@
 
 The user's kernel takes pointers and sizes; the template takes TMA descriptors, M/N/K, the
 `eargs` tuple its hooks read, and the shared statistics' workspace. The plan says where each comes
-from (its launch needs: the descriptors of A, B and the output, the derived arguments, the
-persistent grid, the shared statistics): `LoweredLaunch.arguments` computes all of it on the host
-and returns a `BoundLaunch`, a plain record of what a launch passes (the template's arguments in
-order, each descriptor's base, shape, strides and box, the grid). It needs no GPU: given CPU
-tensors and an SM count it computes exactly what the real launch would pass (the CPU interpreter
-of the lowered TTGIR executes a kernel with it).
+from (its launch needs: the descriptors of A, B and the output (and of a post-norm's residual),
+the derived arguments, the persistent grid (whole rows for a post-norm's exchange: refused when a
+row has more N tiles than the device has SMs), the shared statistics or partial row sums):
+`LoweredLaunch.arguments` computes all of it on the host and returns a `BoundLaunch`, a plain
+record of what a launch passes (the template's arguments in order, each descriptor's base, shape,
+strides and box, the grid). It needs no GPU: given CPU tensors and an SM count it computes
+exactly what the real launch would pass (the CPU interpreter of the lowered TTGIR executes a
+kernel with it).
 
 Per call, only what depends on the tensors' addresses is redone: `prepare(args)` decides once per
 argument geometry (sizes, strides, dtypes) the matrices' shapes and strides, M/N/K, the grid and
-the launcher; `LoweredPlan.run(args)` takes the three tensor maps from their caches (by address:
-a new address is encoded once, `normfuse.direct_launch.TensorMaps`), looks the hooks' arguments
-up, takes the derived vectors from their cache and, with shared statistics, the launch's epoch,
-and calls the C function Triton's launcher ends in (`normfuse.direct_launch`: Triton's Python
-wrapper re-encoded every descriptor and rebuilt the argument list on each launch). Where that
+the launcher; `LoweredPlan.run(args)` takes the tensor maps of A, B, the output and a post-norm's
+residual (without one the template's r_desc is a constexpr None, passed as Triton's launcher
+passes it) from their caches (by address: a new address is encoded once,
+`normfuse.direct_launch.TensorMaps`), looks the hooks' arguments up, takes the derived vectors
+from their cache and, with shared statistics, the launch's epoch, and calls the C function
+Triton's launcher ends in (`normfuse.direct_launch`: Triton's Python wrapper re-encoded every
+descriptor and rebuilt the argument list on each launch). Where that
 launcher cannot be resolved, or while a Triton launch hook is registered, Triton's runner takes
 the descriptors as `TmaArg` records. `__call__` and `bind` are both on top of it.
 
@@ -55,11 +59,12 @@ class BoundLaunch:
     """What one launch of a lowered kernel passes, computed on the host.
 
     `args`: the template kernel's runtime arguments in order (`names`): the TMA descriptors of A,
-    B and the output (`TmaArg`: base tensor, [rows, cols], strides, box), M, N, K, the `eargs`
-    tuple the hooks read (kernel parameters and derived vectors), the shared statistics' words
-    and the launch's epoch. `constexprs`: the template's compile-time parameters (hooks, tile
-    config, num_warps). `grid`: the launch grid (persistent: programs, 1, 1). `output`: the
-    [M, N] view the launch writes."""
+    B and the output (`TmaArg`: base tensor, [rows, cols], strides, box), the residual's (None
+    without one: a constexpr of the template), M, N, K, the `eargs` tuple the hooks read (kernel
+    parameters and derived vectors), the shared statistics' words and the launch's epoch.
+    `constexprs`: the template's compile-time parameters (hooks, tile config, num_warps).
+    `grid`: the launch grid (persistent: programs, 1, 1). `output`: the [M, N] view the launch
+    writes."""
     names: tuple[str, ...]
     args: tuple
     constexprs: dict
@@ -123,13 +128,24 @@ class LoweredLaunch:
             if single and self._int(src, args) > blk:
                 return (f"the kernel covers one tile of {what} ({blk}), the launch has "
                         f"{what} = {self._int(src, args)}")
-        for name, op in (("A", plan.a), ("B", plan.b), ("output", plan.out)):
+        operands = (("A", plan.a), ("B", plan.b), ("output", plan.out))
+        if plan.res is not None:
+            operands += (("the residual", plan.res),)
+        for name, op in operands:
             t = self._arg(args, op.base)
             if not isinstance(t, torch.Tensor) or not t.is_cuda:
                 return f"{name} is not a CUDA tensor"
             why = _addressable(name, *self._matrix(op, args))
             if why:
                 return why
+        grid = next((n for n in plan.needs if type(n).__name__ == "PersistentGrid"), None)
+        if grid is not None and grid.whole_rows:
+            from ..device import sm_count  # cached per device
+            tiles = -(-self._int(plan.N, args) // grid.block_n)
+            sms = sm_count(self._arg(args, plan.a.base).device)
+            if tiles > sms:
+                return (f"the post-norm's row has {tiles} N tiles of {grid.block_n}, which must run "
+                        f"at once on distinct CTAs; the device has {sms} SMs")
         return None
 
     def _derived(self, j: int, args, b=None):
@@ -190,7 +206,8 @@ class LoweredLaunch:
             return self.prepare(args, grid=grid).run(args)
         if self._geometry is None:
             plan = self.plan
-            srcs = [s for op in (plan.a, plan.b, plan.out) for s in (op.rows, op.cols, op.stride)]
+            ops = (plan.a, plan.b, plan.out) + ((plan.res,) if plan.res is not None else ())
+            srcs = [s for op in ops for s in (op.rows, op.cols, op.stride)]
             self._geometry = sorted({s.param for s in srcs if s.param is not None})
         key = (tuple(self._arg(args, i) for i in self._geometry),
                self._arg(args, self.plan.a.base).device)
@@ -217,15 +234,17 @@ class LoweredPlan:
         plan, inst = launch.plan, launch.instance
         self.instance = inst
         # the plan's launch needs, in the template's argument order: the TMA descriptors of A, B
-        # and the output, the derived vectors (with the hooks' arguments), the persistent grid,
-        # the shared statistics' workspace
+        # and the output (and a residual), the derived vectors (with the hooks' arguments), the
+        # persistent grid, the shared statistics' workspace
         needs = {type(n).__name__: [] for n in plan.needs}
         for n in plan.needs:
             needs[type(n).__name__].append(n)
         descs = {n.operand: n for n in needs.get("TmaDescriptor", [])}
-        if list(descs) != ["a", "b", "out"] or tuple(d.block for d in descs.values()) != inst.blocks:
+        want = ["a", "b", "out"] + (["res"] if inst.res_block is not None else [])
+        boxes = inst.blocks + ((inst.res_block,) if inst.res_block is not None else ())
+        if list(descs) != want or tuple(d.block for d in descs.values()) != boxes:
             raise ValueError(f"the plan's descriptors {list(descs.values())} are not the "
-                             f"template's (A, B, output with boxes {inst.blocks})")
+                             f"template's ({', '.join(want)} with boxes {boxes})")
         self.operands = []  # (position in args, (rows, cols), (row stride, 1), box)
         for name, d in descs.items():
             t, shape, stride = launch._matrix(getattr(plan, name), args)
@@ -234,12 +253,15 @@ class LoweredPlan:
                                   (stride, 1), d.block))
         (M, K), (N,) = self.operands[0][1], self.operands[2][1][1:]
         self.M, self.N, self.K = M, N, K
+        g, = needs["PersistentGrid"]
         if grid is None:
-            g, = needs["PersistentGrid"]
             if sms is None:
                 from ..device import sm_count  # cached per device
                 sms = sm_count(launch._arg(args, plan.a.base).device)
-            grid = max(1, min(sms, -(-M // g.block_m) * -(-N // g.block_n)))
+            grid = g.programs(M, N, sms)
+            if grid == 0:
+                raise ValueError(f"the post-norm's row has {-(-N // g.block_n)} N tiles, more than "
+                                 f"the {sms} programs that run at once (why_not refuses it)")
         self.grid = (grid, 1, 1)
         if len(needs.get("DerivedArgument", [])) != len(plan.column_sums):
             raise ValueError("the plan's derived arguments are not its column sums")
@@ -259,8 +281,9 @@ class LoweredPlan:
         # slot -> (weight, its version, scale, its version, vector, the weight's address)
         self._last_derived: dict = {}
         self.share = "SharedStatistics" in needs
-        if self.share != plan.config.stats_share:
+        if self.share != (plan.config.stats_share or bool(plan.config.row_exchange)):
             raise ValueError("the plan's shared statistics need and its config disagree")
+        self.words_per_row = needs["SharedStatistics"][0].words_per_row(N) if self.share else 0
         names, tail = _layout_of(inst)
         self.names = names
         self.tail = tail
@@ -270,7 +293,10 @@ class LoweredPlan:
         self._capture_check = self.share or bool(self._derived_slots)
         self._runner = None  # Triton's runner (kernel[grid]) where the direct launch is not used
         self._direct = None  # normfuse.direct_launch.DirectLaunch, on the first launch
-        self._maps = None  # the tensor-map caches of A, B and the output
+        self._maps = None  # the tensor-map caches of A, B, the output (and the residual)
+        # the residual's (position in args, (rows, cols), (row stride, 1), box), or None: the
+        # template's r_desc is then a constexpr None
+        self._res = self.operands[3] if len(self.operands) > 3 else None
 
     def _eargs(self, args, b, capturing: bool = False) -> tuple:
         """The hooks' arguments; `b`: B's (tensor, (rows, cols), row stride, position). Each
@@ -308,17 +334,22 @@ class LoweredPlan:
         a = args[self.operands[0][0]]
         if not self.share:
             return a, 0
-        return SharedStats.take(a.device, self.M, self._block_m, stream, capturing)
+        return SharedStats.take(a.device, self.M, self._block_m, stream, capturing,
+                                per_row=self.words_per_row)
 
     def _runtime(self, args, shared) -> tuple:
-        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
+        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands[:3]
         da, db, dc = (TmaArg(args[pa], sa, ta, ba), TmaArg(args[pb], sb, tb, bb),
                       TmaArg(args[pc], sc, tc, bc))
+        dr = None  # no residual: a constexpr None
+        if self._res is not None:
+            pr, sr, tr, br = self._res
+            dr = TmaArg(args[pr], sr, tr, br)
         eargs = self._eargs(args, (db.base, sb, tb[0], pb), bool(self._derived_slots)
                             and cuda_state.capturing())
         if shared is None:
             shared = self._shared(args)
-        return (da, db, dc, self.M, self.N, self.K, eargs, *shared)
+        return (da, db, dc, dr, self.M, self.N, self.K, eargs, *shared)
 
     def bound(self, args, shared: tuple | None = None) -> BoundLaunch:
         """The launch's arguments as a `BoundLaunch` record."""
@@ -338,7 +369,8 @@ class LoweredPlan:
         if direct is not None:
             maps = [direct.tensor_maps(i, shape, strides)
                     for i, (_, shape, strides, _) in enumerate(self.operands)]
-            if all(m is not None for m in maps) and direct.positions == (0, 1, 2):
+            if all(m is not None for m in maps) and \
+                    direct.positions == tuple(range(len(self.operands))):
                 self._maps = maps
                 self._direct = direct
         if self._direct is None:
@@ -348,36 +380,45 @@ class LoweredPlan:
         """Launch with `args` (of the geometry the plan was made for). Returns the output
         tensor as the caller passed it.
 
-        Per launch: the three tensor maps from their caches (by address; a new address is
-        encoded once), the hooks' arguments, the shared statistics' epoch, and one call of the C
-        launch function (`normfuse.direct_launch`). Where Triton's launcher cannot be resolved,
-        or while a Triton launch hook is registered, Triton's runner launches the same
-        arguments (descriptors as `TmaArg` records)."""
+        Per launch: the tensor maps of A, B, the output and the residual (if any) from their
+        caches (by address; a new address is encoded once), the hooks' arguments, the shared
+        statistics' epoch, and one call of the C launch function (`normfuse.direct_launch`).
+        Where Triton's launcher cannot be resolved, or while a Triton launch hook is registered,
+        Triton's runner launches the same arguments (descriptors as `TmaArg` records)."""
         direct = self._direct
         if direct is None and self._runner is None:
             self._resolve_launcher()
             direct = self._direct
-        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands
+        (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands[:3]
         a, b, c = args[pa], args[pb], args[pc]
+        res = self._res
         capturing = self._capture_check and cuda_state.capturing()
         eargs = self._eargs(args, (b, sb, tb[0], pb), capturing) if self._derived_slots else \
             self._params(args)
         if direct is not None:
             stream = direct.stream()
-            sbuf, epoch = (SharedStats.take(a.device, self.M, self._block_m, stream, capturing)
+            sbuf, epoch = (SharedStats.take(a.device, self.M, self._block_m, stream, capturing,
+                                            per_row=self.words_per_row)
                            if self.share else (a, 0))
-            ma, mb, mc = self._maps
+            maps = self._maps
+            ma, mb, mc = maps[0], maps[1], maps[2]
             ea = ma.get(a.data_ptr()) or ma.encode(a)
             eb = mb.get(b.data_ptr()) or mb.encode(b)
             ec = mc.get(c.data_ptr()) or mc.encode(c)
-            if direct.launch_on(stream, *ea, *eb, *ec, self.M, self.N, self.K, eargs, sbuf,
+            if res is None:  # r_desc: a constexpr None, passed as Triton's launcher passes it
+                er = (None,)
+            else:  # the residual's tensor map (a fourth descriptor slot)
+                r, mr = args[res[0]], maps[3]
+                er = mr.get(r.data_ptr()) or mr.encode(r)
+            if direct.launch_on(stream, *ea, *eb, *ec, *er, self.M, self.N, self.K, eargs, sbuf,
                                 epoch, *self.tail):
                 return c
             if self._runner is None:  # a launch hook is registered: Triton's own path
                 self._runner = self.launch.kernel[self.grid]
         else:
             sbuf, epoch = self._shared(args, None, capturing)
-        self._runner(TmaArg(a, sa, ta, ba), TmaArg(b, sb, tb, bb), TmaArg(c, sc, tc, bc),
+        dr = None if res is None else TmaArg(args[res[0]], res[1], res[2], res[3])
+        self._runner(TmaArg(a, sa, ta, ba), TmaArg(b, sb, tb, bb), TmaArg(c, sc, tc, bc), dr,
                      self.M, self.N, self.K, eargs, sbuf, epoch, *self.tail)
         return c
 

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir.ws_plan import WSConfig, WSPlan
+from ..ir.ws_plan import PersistentGrid, WSConfig, WSPlan
 
 __all__ = ["WSConfig", "Hooks", "Instance", "TmaArg", "kernel_arguments", "compile_instance",
            "launch", "grid_for", "SharedStats", "LoweredKernel", "build", "RUNTIME_PARAMS"]
@@ -25,17 +25,21 @@ __all__ = ["WSConfig", "Hooks", "Instance", "TmaArg", "kernel_arguments", "compi
 
 @dataclass(frozen=True)
 class Hooks:
-    """The template's four hook functions (@gluon.jit); None: the plan has nothing of that kind."""
+    """The template's hook functions (@gluon.jit); None: the plan has nothing of that kind
+    (`rows` and `fin`: a post-norm whose row spans several N tiles)."""
     pre: Any = None
     stats: Any = None
     afn: Any = None
     epi: Any = None
+    rows: Any = None
+    fin: Any = None
 
     def constexprs(self) -> dict:
         from . import ws_gemm as W
         d = W.DEFAULT_HOOKS
         return {"PRE": self.pre or d["pre"], "STATS": self.stats or d["stats"],
                 "AFN": self.afn or d["afn"], "EPI": self.epi or d["epi"],
+                "ROWS": self.rows or d["rows"], "FIN": self.fin or d["fin"],
                 "HAS_PRE": self.pre is not None, "HAS_STATS": self.stats is not None,
                 "HAS_AFN": self.afn is not None}
 
@@ -48,6 +52,7 @@ class Instance:
     out_dtype: str = "bf16"
     b_kn: bool = False            # B is [K, N] (else [N, K], a Linear weight)
     eargs_example: tuple = field(default=(), compare=False)  # typed stand-ins for the hooks' inputs
+    res_dtype: str | None = None  # a residual tile read by TMA in the epilogue (a post-norm's)
 
     @property
     def blocks(self) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
@@ -56,16 +61,23 @@ class Instance:
         b = (c.block_k, c.block_n) if self.b_kn else (c.block_n, c.block_k)
         return (c.block_m, c.block_k), b, (c.block_m, c.block_n)
 
+    @property
+    def res_block(self) -> tuple[int, int] | None:
+        """The TMA box of the residual tile (None: no residual)."""
+        c = self.config
+        return (c.block_m, c.block_n) if self.res_dtype is not None else None
+
     def constexprs(self) -> dict:
         """The template's constexprs for this instance (a fresh dict; `kernel_arguments` caches)."""
         c = self.config
         return dict(self.hooks.constexprs(), STAGES=c.stages, GROUP_M=c.group_m, NCONS=c.consumers,
                     B_KN=self.b_kn, LOADER_WARPS=c.loader_warps, LOADER_REGS=c.loader_regs,
-                    CONS_REGS=c.consumer_regs, SHARE=c.stats_share, num_warps=c.consumer_warps)
+                    CONS_REGS=c.consumer_regs, SHARE=c.stats_share, NPOST=c.row_exchange,
+                    XN=c.row_chunk, RES=self.res_dtype is not None, num_warps=c.consumer_warps)
 
 
 # the template kernel's runtime parameters, in order (`ws_gemm.ws_gemm_kernel`)
-RUNTIME_PARAMS = ("a_desc", "b_desc", "c_desc", "M", "N", "K", "eargs", "sbuf", "epoch")
+RUNTIME_PARAMS = ("a_desc", "b_desc", "c_desc", "r_desc", "M", "N", "K", "eargs", "sbuf", "epoch")
 
 
 class TmaArg:
@@ -184,8 +196,13 @@ def compile_instance(inst: Instance, target="cuda:90"):
                             (_Fake([M, N], eo), cb, inst.out_dtype)):
         descs.append(TensorDescriptor(t, list(t.shape), list(t.stride()), list(block),
                                       _layout(block, dtype)))
+    r_desc = None  # no residual: a constexpr None, not an argument
+    if inst.res_dtype is not None:
+        r_desc = TensorDescriptor(_Fake([M, N], _torch_dtype(inst.res_dtype)), [M, N],
+                                  _Fake([M, N], eo).stride(), list(inst.res_block),
+                                  _layout(inst.res_block, inst.res_dtype))
     # the shared statistics' words and an epoch that Triton does not specialize (not 1, odd)
-    runtime = dict(zip(RUNTIME_PARAMS, (*descs, M, N, K, tuple(inst.eargs_example),
+    runtime = dict(zip(RUNTIME_PARAMS, (*descs, r_desc, M, N, K, tuple(inst.eargs_example),
                                         _Fake([1], torch.int64), 17)))
     consts = inst.constexprs()
     options = {"num_warps": consts.pop("num_warps")}
@@ -203,8 +220,11 @@ def compile_instance(inst: Instance, target="cuda:90"):
 # ---------------------------------------------------------------------------------------------
 
 def grid_for(config: WSConfig, M: int, N: int, sms: int) -> int:
-    """The persistent grid: one program (CTA) per SM, at most one per output tile."""
-    return max(1, min(sms, -(-M // config.block_m) * -(-N // config.block_n)))
+    """The persistent grid: one program (CTA) per SM, at most one per output tile; with a
+    post-norm's row exchange, whole rows (T x G programs, `ws_plan.PersistentGrid`; 0: the row
+    has more N tiles than there are SMs)."""
+    return PersistentGrid(config.block_m, config.block_n,
+                          bool(config.row_exchange)).programs(M, N, sms)
 
 
 def launch(ck, inst: Instance, a, b, c, eargs, *, grid: int | None = None, sms: int | None = None):
@@ -219,17 +239,25 @@ def launch(ck, inst: Instance, a, b, c, eargs, *, grid: int | None = None, sms: 
         grid = grid_for(inst.config, M, N, sms)
     ab, bb, cb = inst.blocks
     descs = [TmaArg(t, tuple(t.shape), tuple(t.stride()), blk) for t, blk in ((a, ab), (b, bb), (c, cb))]
-    sbuf, epoch = (SharedStats.take(a.device, M, inst.config.block_m) if inst.config.stats_share
-                   else (a, 0))
-    runtime = dict(zip(RUNTIME_PARAMS, (*descs, M, N, K, tuple(eargs), sbuf, epoch)))
+    cfg = inst.config
+    if cfg.row_exchange:
+        sbuf, epoch = SharedStats.take(a.device, M, cfg.block_m,
+                                       per_row=cfg.row_exchange * -(-N // cfg.block_n))
+    else:
+        sbuf, epoch = SharedStats.take(a.device, M, cfg.block_m) if cfg.stats_share else (a, 0)
+    if inst.res_dtype is not None:
+        raise ValueError("runtime.launch runs instances without a residual tile")
+    runtime = dict(zip(RUNTIME_PARAMS, (*descs, None, M, N, K, tuple(eargs), sbuf, epoch)))
     ck[(grid, 1, 1)](*kernel_arguments(inst, runtime))
     return c
 
 
 class SharedStats:
-    """The global memory through which shared statistics pass (`WSConfig.stats_share`), one per
-    (device, stream): `sbuf` int64 [3, Mp], one word per row and statistic (and the shift), the
-    f32 value in the low half and the epoch of the launch that wrote it in the high half. Nothing
+    """The global memory through which shared statistics pass (`WSConfig.stats_share`; and a
+    post-norm's partial row sums, `WSConfig.row_exchange`), one per (device, stream): `sbuf`
+    int64 [W, Mp], W words per row (3: each statistic and the shift; a post-norm: each row sum
+    of each N tile), the f32 value in the low half and the epoch of the launch that wrote it in
+    the high half. Every kind of launch takes its epoch from the same counter. Nothing
     is cleared between launches: every launch gets a larger epoch than the launches before it on
     its stream (which have finished: a stream runs its kernels in order) and takes only words
     stamped with its own epoch; an epoch taken but never launched is harmless. The buffer is
@@ -243,23 +271,24 @@ class SharedStats:
     #                  gets it back in stream order, after the kernels already queued there)
     _by_stream: "OrderedDict" = None
 
-    def __init__(self, device, rows: int):
+    def __init__(self, device, words: int):
         import torch
-        self.sbuf = torch.zeros(3 * rows, dtype=torch.int64, device=device)
+        self.sbuf = torch.zeros(words, dtype=torch.int64, device=device)
         self.epoch = 0
 
     @classmethod
     def take(cls, device, M: int, block_m: int, stream: int | None = None,
-             capturing: bool | None = None):
-        """(sbuf, epoch) for one launch over M rows on `device` (a torch.device), on `stream`
-        (a raw stream handle: the one the kernel is launched on; default the device's current
-        stream). `capturing`: whether that stream is capturing a graph, when the caller knows."""
+             capturing: bool | None = None, per_row: int = 3):
+        """(sbuf, epoch) for one launch over M rows (`per_row` words each) on `device` (a
+        torch.device), on `stream` (a raw stream handle: the one the kernel is launched on;
+        default the device's current stream). `capturing`: whether that stream is capturing a
+        graph, when the caller knows."""
         from ..device import cuda_state
-        rows = -(-M // block_m) * block_m
+        words = -(-M // block_m) * block_m * per_row
         if capturing is None:
             capturing = cuda_state.capturing()
         if capturing:
-            return cls(device, rows).sbuf, 1
+            return cls(device, words).sbuf, 1
         if cls._by_stream is None:
             cls._by_stream = OrderedDict()
         import torch
@@ -268,8 +297,8 @@ class SharedStats:
             stream = cuda_state.stream(index if index is not None else cuda_state.device())
         key = (index, stream)
         ws = cls._by_stream.get(key)
-        if ws is None or ws.sbuf.numel() < 3 * rows:
-            ws = cls(device, max(rows, 0 if ws is None else ws.sbuf.numel() // 3))
+        if ws is None or ws.sbuf.numel() < words:
+            ws = cls(device, max(words, 0 if ws is None else ws.sbuf.numel()))
             cls._by_stream[key] = ws
             while len(cls._by_stream) > cls.MAX_STREAMS:
                 cls._by_stream.popitem(last=False)
@@ -327,9 +356,10 @@ def build(plan: WSPlan, target="cuda:90") -> LoweredKernel:
     source, eargs = codegen.generate(plan)
     mod = codegen.write_module(source)
     hooks = Hooks(pre=getattr(mod, "pre", None), stats=getattr(mod, "stats", None),
-                  afn=getattr(mod, "afn", None), epi=getattr(mod, "epi", None))
+                  afn=getattr(mod, "afn", None), epi=getattr(mod, "epi", None),
+                  rows=getattr(mod, "rows", None), fin=getattr(mod, "fin", None))
     example = tuple(_Fake([1], torch.float32) if kind == "derived" else _example(*plan.params[x])
                     for kind, x in eargs)
     inst = Instance(plan.config, hooks, dtype=plan.dtype, out_dtype=plan.out_dtype, b_kn=plan.b_kn,
-                    eargs_example=example)
+                    eargs_example=example, res_dtype=plan.res_dtype if plan.res is not None else None)
     return LoweredKernel(plan, source, eargs, inst, compile_instance(inst, target))

@@ -9,7 +9,10 @@ the math (their signatures are the default hooks at the end of this file):
     PRE(af, pid_m, eargs) -> c0                 row vector from the first A tile (LayerNorm's shift)
     STATS(af, c0, st0, st1, kk, pid_m, eargs)   row statistics accumulated from every A tile
     AFN(af, c0, kk, pid_m, eargs) -> tile       the A operand (g and beta applied in the k-loop)
-    EPI(acc, st0, st1, c0, pid_m, pid_n, eargs) -> tile    everything after the k-loop
+    EPI(acc, st0, st1, c0, pid_m, pid_n, eargs[, res]) -> tile    everything after the k-loop
+                                                (`res`: a post-norm's residual tile, by TMA)
+    ROWS(y, pid_m, pid_n, eargs) -> (p0, p1)    a post-norm's row sums over the tile's columns
+    FIN(y, s0, s1, pid_m, pid_n, eargs) -> tile  the output from EPI's tile and the row sums
 
 Schedule (one CTA, persistent: the programs walk the output tiles in grouped order):
 
@@ -52,6 +55,14 @@ before it and, after it, take those stamped with this launch's epoch, reloading 
 they are (`_consumer_shared`). A 64-bit store is single-copy atomic, so no fence or flag is
 needed, and the words are never cleared (each launch has a larger epoch). Waits point only to
 earlier positions of the order: no deadlock as long as every CTA of the grid is resident.
+
+Post-norm rows (`NPOST` row sums, a row of T = cdiv(N, BN) tiles): the tiles run in the
+whole-rows order (`_rows_tile`: T x G programs, a row block's T tiles at the same position of T
+distinct CTAs, one wave); after the k-loop a consumer computes y = EPI(acc), publishes its share
+ROWS(y) of the row sums as stamped words, gathers the T shares of its row (`_row_totals`, the same
+words in the same order in every tile) and stores FIN(y, s0, s1) (`_consumer_rows`; with two
+consumers, one's exchange runs during the other's k-loop). A residual tile (`RES`) comes by TMA
+into the consumer's output staging tile (`_loader_rows`, `Residual`).
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -62,7 +73,8 @@ from triton.language.core import _aggregate as aggregate
 from ..ir import cluster_ptx
 
 __all__ = ["ws_gemm_kernel", "noop_pre", "noop_stats", "noop_afn", "identity_epilogue",
-           "DEFAULT_HOOKS", "share_order", "colvec", "fit", "vec_layout"]
+           "noop_rows", "identity_fin", "DEFAULT_HOOKS", "share_order", "rows_order", "colvec",
+           "fit", "vec_layout"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,24 +123,31 @@ class Problem:
 
 @aggregate
 class HookFns:
-    """The four hooks (constexpr functions) and which of them do anything."""
+    """The hooks (constexpr functions) and which of them do anything. ROWS and FIN: a post-norm
+    whose row spans several N tiles (`NPOST` row sums exchanged, 0: none)."""
     PRE: gl.constexpr
     STATS: gl.constexpr
     AFN: gl.constexpr
     EPI: gl.constexpr
+    ROWS: gl.constexpr
+    FIN: gl.constexpr
     HAS_PRE: gl.constexpr
     HAS_STATS: gl.constexpr
     HAS_AFN: gl.constexpr
+    NPOST: gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN):
+    def __init__(self, PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST):
         self.PRE = gl.constexpr(PRE)
         self.STATS = gl.constexpr(STATS)
         self.AFN = gl.constexpr(AFN)
         self.EPI = gl.constexpr(EPI)
+        self.ROWS = gl.constexpr(ROWS)
+        self.FIN = gl.constexpr(FIN)
         self.HAS_PRE = gl.constexpr(HAS_PRE)
         self.HAS_STATS = gl.constexpr(HAS_STATS)
         self.HAS_AFN = gl.constexpr(HAS_AFN)
+        self.NPOST = gl.constexpr(NPOST)
 
 
 @aggregate
@@ -141,6 +160,29 @@ class Output:
     def __init__(self, c_desc, c_smem):
         self.c_desc = c_desc
         self.c_smem = c_smem
+
+
+@aggregate
+class Residual:
+    """A [BM, BN] tile of a second matrix that the epilogue reads (a post-norm's residual),
+    loaded by TMA by the loader into the consumer's output staging tile (`buf0`, `buf1` for
+    consumer 1): `ready[c]` (the bytes landed), `free[c]` (consumer c's previous output left the
+    staging tile). `RES`: there is one (else the other fields are placeholders)."""
+    r_desc: tma.tensor_descriptor
+    buf0: gl.shared_memory_descriptor
+    buf1: gl.shared_memory_descriptor
+    ready: gl.shared_memory_descriptor
+    free: gl.shared_memory_descriptor
+    RES: gl.constexpr
+
+    @gluon.constexpr_function
+    def __init__(self, r_desc, buf0, buf1, ready, free, RES):
+        self.r_desc = r_desc
+        self.buf0 = buf0
+        self.buf1 = buf1
+        self.ready = ready
+        self.free = free
+        self.RES = gl.constexpr(RES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -278,6 +320,101 @@ def _stamped(ptrs, w, epoch):
 
 
 # ---------------------------------------------------------------------------------------------
+# Post-norm rows: the order, and the exchange of partial row sums
+# ---------------------------------------------------------------------------------------------
+
+@gluon.jit
+def _rows_groups(N, BN: gl.constexpr):
+    """(T, G): the row's N tiles and the row blocks a wave holds (programs // T; 0: none fits)."""
+    T = gl.cdiv(N, BN)
+    return T, gl.num_programs(0) // T
+
+
+@gluon.jit
+def _rows_work(M, N, BM: gl.constexpr, BN: gl.constexpr):
+    """How many tiles this CTA computes in the whole-rows order (`_rows_tile`)."""
+    T, G = _rows_groups(N, BN)
+    pid = gl.program_id(0)
+    i = pid % gl.maximum(G, 1)
+    n = gl.cdiv(gl.cdiv(M, BM) - i, gl.maximum(G, 1))
+    return gl.where((G > 0) & (pid < G * T), gl.maximum(n, 0), 0)
+
+
+@gluon.jit
+def _rows_tile(j, M, N, BM: gl.constexpr, BN: gl.constexpr):
+    """The j-th (pid_m, pid_n) of this CTA in the whole-rows order.
+
+    The launch gives T x G programs (T = the row's N tiles, G = row blocks per wave). CTA c
+    always takes N tile c // G and walks the row blocks c % G, c % G + G, ...: its j-th tile is
+    row block j * G + c % G. So the T tiles of a row block are the j-th tiles of T distinct CTAs
+    (a wave of G row blocks, column by column: the G CTAs of a column share its B tiles).
+
+    Deadlock freedom: a tile waits (`_row_totals`) only for the partial sums of the other tiles
+    of its row block, which their CTAs publish right after their k-loop of the same j. A CTA
+    runs its j-th k-loop once its earlier tiles are done (one consumer; with two, the k-loops
+    take turns and tile j's k-loop also needs only tiles < j); the loader fills the ring in the
+    same order and waits only for its own consumers. By induction over j: when every tile < j of
+    every CTA is done, every CTA can run its j-th k-loop and publish, so every j-th wait ends.
+    This needs every CTA of the grid resident at once (grid <= SMs, one CTA per SM, as the launch
+    sizes it), as the shared pre-norm statistics do. `rows_order` is the same in Python."""
+    T, G = _rows_groups(N, BN)
+    G = gl.maximum(G, 1)
+    pid = gl.program_id(0)
+    return j * G + pid % G, pid // G
+
+
+def rows_order(num_pid_m: int, num_pid_n: int, programs: int):
+    """The whole-rows order in Python: for each CTA c < programs, its tiles (pid_m, pid_n) in
+    the order it computes them (`_rows_tile`); programs beyond T x G compute nothing."""
+    G = programs // num_pid_n
+    out = []
+    for c in range(programs):
+        if G == 0 or c >= G * num_pid_n:
+            out.append([])
+            continue
+        out.append([(m, c // G) for m in range(c % G, num_pid_m, G)])
+    return out
+
+
+@gluon.constexpr_function
+def rows_layout(BM, XN, num_warps):
+    """The [BM, XN] layout of a gather step: consecutive rows on consecutive lanes (the words
+    of one N tile are contiguous over rows), warps over rows first, then over N tiles."""
+    wm = max(1, min(num_warps, BM // 32))
+    return gl.BlockedLayout([1, 1], [32, 1], [wm, num_warps // wm], [0, 1])
+
+
+@gluon.jit
+def _row_totals(sbuf, pid_m, T, Mp, epoch, BM: gl.constexpr, XN: gl.constexpr,
+                TWO: gl.constexpr, layout: gl.constexpr):
+    """The row sums over the whole row, from the partial sums the row's T tiles published:
+    word (j, n, row) at sbuf[(j * T + n) * Mp + row] (j < 1 + TWO). Read XN tiles at a time (all
+    their words loaded before any stamp is checked: one round trip per step), each word whose
+    stamp is older than `epoch` reloaded until it is (`_stamped`); columns n >= T read tile T - 1's
+    word (no mask: the asm has none) and count as 0. Every tile of a row adds the same words in
+    the same order (`gl.sum` over the same layout, steps in n order): bitwise the same totals."""
+    rl: gl.constexpr = gl.SliceLayout(1, layout)
+    r = gl.arange(0, BM, layout=rl)
+    c = gl.arange(0, XN, layout=gl.SliceLayout(0, layout))
+    rows = gl.expand_dims((pid_m * BM + r).to(gl.int64), 1)
+    t0 = gl.zeros([BM], gl.float32, rl)
+    t1 = gl.zeros([BM], gl.float32, rl)
+    for n0 in range(0, T, XN):
+        n = n0 + c
+        live = gl.expand_dims(n < T, 0)
+        nn = gl.expand_dims(gl.minimum(n, T - 1).to(gl.int64), 0)
+        p0 = sbuf + (nn * Mp + rows)
+        w0 = _peek(p0)
+        if TWO:
+            p1 = sbuf + ((nn + T) * Mp + rows)
+            w1 = _peek(p1)
+        t0 += gl.sum(gl.where(live, _stamped(p0, w0, epoch), 0.0), axis=1)
+        if TWO:
+            t1 += gl.sum(gl.where(live, _stamped(p1, w1, epoch), 0.0), axis=1)
+    return t0, t1
+
+
+# ---------------------------------------------------------------------------------------------
 # Hooks used when the plan has nothing of that kind (they also declare the hooks' signatures)
 # ---------------------------------------------------------------------------------------------
 
@@ -301,7 +438,19 @@ def identity_epilogue(acc, st0, st1, c0, pid_m, pid_n, eargs):
     return acc
 
 
-DEFAULT_HOOKS = {"pre": noop_pre, "stats": noop_stats, "afn": noop_afn, "epi": identity_epilogue}
+@gluon.jit
+def noop_rows(y, pid_m, pid_n, eargs):
+    z = gl.sum(y, axis=1) * 0.0
+    return z, z
+
+
+@gluon.jit
+def identity_fin(y, s0, s1, pid_m, pid_n, eargs):
+    return y
+
+
+DEFAULT_HOOKS = {"pre": noop_pre, "stats": noop_stats, "afn": noop_afn, "epi": identity_epilogue,
+                 "rows": noop_rows, "fin": identity_fin}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -536,23 +685,160 @@ def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.const
     tma.store_wait(pendings=0)
 
 
+@gluon.jit
+def _load_residual(res, j, pid_m, pid_n, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.constexpr):
+    """The residual tile of this CTA's j-th tile into the staging tile of the consumer that takes
+    it (j % NCONS), once that consumer's previous output has left it."""
+    c = j % NCONS
+    x = j // NCONS
+    mbarrier.wait(res.free.index(c), (x & 1) ^ 1)
+    bar = res.ready.index(c)
+    mbarrier.expect(bar, res.r_desc.block_type.nbytes)
+    if NCONS == 1:
+        tma.async_copy_global_to_shared(res.r_desc, [pid_m * BM, pid_n * BN], bar, res.buf0)
+    elif c == 0:
+        tma.async_copy_global_to_shared(res.r_desc, [pid_m * BM, pid_n * BN], bar, res.buf0)
+    else:
+        tma.async_copy_global_to_shared(res.r_desc, [pid_m * BM, pid_n * BN], bar, res.buf1)
+
+
+@gluon.jit
+def _loader_rows(ring, prob, res, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.constexpr):
+    """The loader in the whole-rows order (`_rows_tile`). With a residual, each tile's residual
+    goes out once the ring holds the tile's first STAGES k-steps: the loader would wait for a
+    free slot there anyway, so waiting for the staging tile instead (the consumer's previous
+    epilogue) costs the ring nothing, and the load has the rest of the k-loop to land."""
+    BK: gl.constexpr = ring.a_desc.block_type.shape[1]
+    STAGES: gl.constexpr = ring.a_bufs.shape[0]
+    k_tiles = gl.cdiv(prob.K, BK)
+    first = gl.minimum(k_tiles, STAGES) - 1
+    pos = 0
+    for j in range(_rows_work(prob.M, prob.N, BM, BN)):
+        pid_m, pid_n = _rows_tile(j, prob.M, prob.N, BM, BN)
+        for kk in range(k_tiles):
+            s = pos % STAGES
+            mbarrier.wait(ring.empty.index(s), ((pos // STAGES) & 1) ^ 1)
+            bar = ring.ready.index(s)
+            mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)
+            tma.async_copy_global_to_shared(ring.a_desc, [pid_m * BM, kk * BK], bar,
+                                            ring.a_bufs.index(s))
+            if ring.B_KN:
+                tma.async_copy_global_to_shared(ring.b_desc, [kk * BK, pid_n * BN], bar,
+                                                ring.b_bufs.index(s))
+            else:
+                tma.async_copy_global_to_shared(ring.b_desc, [pid_n * BN, kk * BK], bar,
+                                                ring.b_bufs.index(s))
+            pos += 1
+            if res.RES:
+                if kk == first:
+                    _load_residual(res, j, pid_m, pid_n, BM, BN, NCONS)
+        if res.RES:
+            if k_tiles == 0:
+                _load_residual(res, j, pid_m, pid_n, BM, BN, NCONS)
+
+
+@gluon.jit
+def _consumer_rows(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, CID: gl.constexpr,
+                   NCONS: gl.constexpr, WARPS: gl.constexpr, XN: gl.constexpr):
+    """A post-norm whose row spans several N tiles (`hooks.NPOST` row sums), in the whole-rows
+    order: after the k-loop, y = EPI(acc) (the tile before the norm: bias, residual), the tile's
+    share of the row sums ROWS(y) is published as stamped words (`_publish`: 64-bit (value,
+    epoch), single-copy atomic), the row sums over the whole row are gathered from the row's T
+    tiles (`_row_totals`) and FIN(y, s0, s1) is stored. The loader keeps filling the ring for the
+    next tile meanwhile; with two consumers (`NCONS=2`) the other one's k-loop runs while this one
+    waits (the `order` turns are taken before the epilogue, as in `_consumer`). The row sums
+    come from the fp32 tile (the naive kernel's from the same values; its normalization reads
+    the tile back rounded to the output type, this one normalizes the fp32 tile). With a
+    residual (`res.RES`) the tile comes from the staging tile, where the loader put it; EPI
+    reads it as `res`, and the staging tile is handed back (`res.free`) once this tile's output
+    store has read it."""
+    BM: gl.constexpr = dst.c_desc.block_type.shape[0]
+    BN: gl.constexpr = dst.c_desc.block_type.shape[1]
+    BK: gl.constexpr = ring.a_desc.block_type.shape[1]
+    mma_layout: gl.constexpr = mma_layout_for(BM, BN, WARPS)
+    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
+    row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
+    xl: gl.constexpr = rows_layout(BM, XN, WARPS)
+    k_tiles = gl.cdiv(prob.K, BK)
+    T = gl.cdiv(prob.N, BN)
+    Mp = (gl.cdiv(prob.M, BM) * BM).to(gl.int64)
+    nw = _rows_work(prob.M, prob.N, BM, BN)
+    zero = gl.zeros([BM], gl.float32, row_a)
+    xj = 0
+    for j in range(CID, nw, NCONS):
+        pid_m, pid_n = _rows_tile(j, prob.M, prob.N, BM, BN)
+        acc = gl.zeros([BM, BN], gl.float32, mma_layout)
+        if NCONS == 2:
+            if CID == 0:
+                mbarrier.wait(order.index(0), (xj - 1) & 1, pred=xj > 0)
+            else:
+                mbarrier.wait(order.index(1), xj & 1)
+        acc, st0, st1, c0 = _mainloop(
+            ring, j * k_tiles, k_tiles, pid_m, eargs, acc, zero, zero, zero, hooks,
+            hooks.HAS_PRE, hooks.HAS_STATS, a_layout)
+        if NCONS == 2:
+            mbarrier.arrive(order.index(1 - CID))
+        if res.RES:
+            mbarrier.wait(res.ready.index(CID), xj & 1)
+            r = dst.c_smem.load(mma_layout)
+            y = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
+                          gl.convert_layout(c0, row_c), pid_m, pid_n, eargs, r)
+        else:
+            y = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
+                          gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)
+        p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs)
+        if T > 1:
+            mine = sbuf + (pid_n * Mp + pid_m * BM + gl.arange(0, BM, layout=row_c))
+            _publish(mine, p0, epoch)
+            if hooks.NPOST == 2:
+                _publish(mine + T * Mp, p1, epoch)
+            t0, t1 = _row_totals(sbuf, pid_m, T, Mp, epoch, BM, XN, hooks.NPOST == 2, xl)
+            s0 = gl.convert_layout(t0, row_c)
+            s1 = gl.convert_layout(t1, row_c)
+        else:
+            s0 = p0
+            s1 = p1
+        out = hooks.FIN(y, s0, s1, pid_m, pid_n, eargs)
+        _store_tile(out, dst, pid_m, pid_n)
+        if res.RES:
+            # the staging tile is the next residual's: free once the store has read it
+            tma.store_wait(pendings=0)
+            mbarrier.arrive(res.free.index(CID))
+        xj += 1
+    tma.store_wait(pendings=0)
+
+
+@gluon.jit
+def _consumer_rows1(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, WARPS: gl.constexpr,
+                    XN: gl.constexpr):
+    # the second consumer of the ping-pong schedule (a worker partition)
+    _consumer_rows(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, 1, 2, WARPS, XN)
+
+
 # ---------------------------------------------------------------------------------------------
 # The kernel
 # ---------------------------------------------------------------------------------------------
 
 @gluon.jit
-def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, eargs, sbuf, epoch,
+def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, M, N, K, eargs, sbuf, epoch,
                    PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
+                   ROWS: gl.constexpr, FIN: gl.constexpr,
                    HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
                    STAGES: gl.constexpr, GROUP_M: gl.constexpr, NCONS: gl.constexpr,
                    B_KN: gl.constexpr, LOADER_WARPS: gl.constexpr, LOADER_REGS: gl.constexpr,
-                   CONS_REGS: gl.constexpr, SHARE: gl.constexpr, num_warps: gl.constexpr):
+                   CONS_REGS: gl.constexpr, SHARE: gl.constexpr, NPOST: gl.constexpr,
+                   XN: gl.constexpr, RES: gl.constexpr, num_warps: gl.constexpr):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
     statistics computed once per row block and passed to its other tiles through `sbuf` (global
-    memory, words stamped with `epoch`; see `_consumer_shared`; one consumer, no A transform);
-    other instances never read `sbuf` and `epoch`."""
+    memory, words stamped with `epoch`; see `_consumer_shared`; one consumer, no A transform).
+    `NPOST` > 0: a post-norm whose row spans several N tiles, C = FIN(EPI(...), row sums of
+    ROWS(EPI(...)) over the whole row), the partial sums exchanged through `sbuf` in the
+    whole-rows order (`_consumer_rows`; the launch gives T x G programs); `XN`: N tiles per step
+    of the gather; `RES`: EPI reads a [BM, BN] tile of `r_desc` (a residual; None otherwise),
+    loaded by TMA (post-norm instances only). Other instances never read `sbuf` and `epoch`."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -569,8 +855,36 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, eargs, sbuf, epoch,
         mbarrier.init(order.index(i), count=1)
     ring = Ring(a_desc, b_desc, a_bufs, b_bufs, ready, empty, B_KN)
     prob = Problem(M, N, K, GROUP_M)
-    hooks = HookFns(PRE, STATS, AFN, EPI, HAS_PRE, HAS_STATS, HAS_AFN)
-    if NCONS == 2:
+    hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST)
+    if NPOST > 0:
+        res_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+        res_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+        for i in gl.static_range(2):
+            mbarrier.init(res_ready.index(i), count=1)
+            mbarrier.init(res_free.index(i), count=1)
+        if NCONS == 2:
+            c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+        else:
+            c_smem1 = c_smem0
+        if RES:
+            res = Residual(r_desc, c_smem0, c_smem1, res_ready, res_free, True)
+        else:
+            res = Residual(c_desc, c_smem0, c_smem1, res_ready, res_free, False)
+        if NCONS == 2:
+            gl.warp_specialize([
+                (_consumer_rows, (ring, prob, hooks, Output(c_desc, c_smem0), res, eargs, order,
+                                  sbuf, epoch, 0, 2, num_warps, XN)),
+                (_consumer_rows1, (ring, prob, hooks, Output(c_desc, c_smem1), res, eargs, order,
+                                   sbuf, epoch, num_warps, XN)),
+                (_loader_rows, (ring, prob, res, BM, BN, 2)),
+            ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
+        else:
+            gl.warp_specialize([
+                (_consumer_rows, (ring, prob, hooks, Output(c_desc, c_smem0), res, eargs, order,
+                                  sbuf, epoch, 0, 1, num_warps, XN)),
+                (_loader_rows, (ring, prob, res, BM, BN, 1)),
+            ], [LOADER_WARPS], [LOADER_REGS])
+    elif NCONS == 2:
         c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
         gl.warp_specialize([
             (_consumer, (ring, prob, hooks, Output(c_desc, c_smem0), eargs, order, 0, 2, num_warps)),

@@ -60,7 +60,8 @@ from torch import Tensor
 from . import fallback
 from .common import (FUSED_DTYPES, WEIGHTS, capturing, check_postnorm, check_prenorm,
                      fused_unavailable, pin_for_capture, register_clear, warn_fallback)
-from .postnorm_linear import _postnorm_2d, launch_postnorm, postnorm_plan_made
+from .postnorm_linear import (LOWERED_POSTNORM, _postnorm_2d, launch_postnorm,
+                              on_clear_postnorm_plans, postnorm_plan_made)
 from .prenorm_linear import (_as_2d, _joined, _offset_weight, _unit_k, folded_weight,
                              launch_prenorm, prenorm_plan_made, weights_key)
 
@@ -148,6 +149,8 @@ def clear_memos() -> None:
 
 
 register_clear(clear_memos)
+# the launch-ready post-norm calls hold plans: they go with them (a changed LOWERED_POSTNORM)
+on_clear_postnorm_plans(_POST_CALLS.clear)
 
 
 class _PreCall:
@@ -329,10 +332,12 @@ def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offs
         r = _resolve_post(op, x, weight, norm_weight, norm_bias, bias, residual, offset, is_ln)
         _POST_MEMO.store(key, srcs, r)
     w, g, beta, b = r[:4]
-    if postnorm_plan(x.numel() // max(1, x.shape[-1])) == "composed":
+    kind = "ln" if is_ln else "rms"
+    if postnorm_plan(x.numel() // max(1, x.shape[-1]), kind) == "composed":
         return _postnorm_composed(x, w, g, beta, b, residual, eps, is_ln)
     pin_for_capture(w, g, beta, b)
-    kind = "ln" if is_ln else "rms"
+    # "fused" or "lowered": launch_postnorm takes the lowered form where LOWERED_POSTNORM[kind]
+    # names one (postnorm_plan said "lowered" then), else the default pipeline
     y = launch_postnorm(op, kind, x, w, g, beta, b, residual, eps)
     stamp = _POST_CALLS.stamp(srcs) if ckey is not None else None
     if stamp is not None:
@@ -351,13 +356,24 @@ def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offs
 # BERT shapes (bench/results/2026-12-01/model-shapes) and hidden -104 % / -451 % at M = 8192,
 # K = N = 4096 / 8192. Below POSTNORM_FUSED_MIN_ROWS rows the op therefore composes cuBLAS's GEMM
 # (bias in its epilogue) with torch's norm; NORMFUSE_POSTNORM_PLAN=fused|composed overrides.
+# Where the lowered post-norm switch (postnorm_linear.LOWERED_POSTNORM[kind], or
+# NORMFUSE_POSTNORM_LOWERED at import) names a lowered form, the plan is "lowered" at every M:
+# the fused launch with hopper-ws{post-norm=true}'s kernel (not yet measured; off by default).
 POSTNORM_FUSED_MIN_ROWS = 4 * 132 * 128   # the persistent form's threshold (kernels/configs.py)
 
 
-def postnorm_plan(M: int) -> str:
-    """"fused" or "composed" for a post-norm launch over M rows (see POSTNORM_FUSED_MIN_ROWS)."""
+def postnorm_plan(M: int, kind: str | None = None) -> str:
+    """"fused", "composed" or "lowered" for a post-norm launch over M rows of kernel `kind`
+    ('rms' / 'ln'; None: either). NORMFUSE_POSTNORM_PLAN=composed composes at every M; else a
+    lowered form named by the switch (LOWERED_POSTNORM[kind]) gives "lowered" at every M; else
+    NORMFUSE_POSTNORM_PLAN=fused, else "fused" from POSTNORM_FUSED_MIN_ROWS rows up."""
     forced = os.environ.get("NORMFUSE_POSTNORM_PLAN")
-    if forced in ("fused", "composed"):
+    if forced == "composed":
+        return forced
+    if (LOWERED_POSTNORM.get(kind) if kind is not None
+            else LOWERED_POSTNORM.get("rms") or LOWERED_POSTNORM.get("ln")):
+        return "lowered"
+    if forced == "fused":
         return forced
     return "fused" if M >= POSTNORM_FUSED_MIN_ROWS else "composed"
 

@@ -20,6 +20,17 @@ kernel); a launch that fails anyway raises `normfuse.device.LaunchFailure` namin
 M/N/K, dtype and form.
 `passes=()` launches the naive kernel unchanged: the numerical oracle.
 
+The lowered form (`lowered_postnorm_passes(schedule)` = epilogue-norm, then
+hopper-ws{post-norm=true}: the warp-specialized template, the row's N tiles on distinct CTAs of
+one wave exchanging their partial row sums through global memory) is an explicit spelling and a
+module switch (`LOWERED_POSTNORM[kind]` = None | 'coop' | 'pingpong', or the environment
+variable NORMFUSE_POSTNORM_LOWERED at import), not the default: it is not yet measured on the
+H200 (docs/NOTES.md says what to measure). While it names a form, the ops' plan
+(`ops.inference.postnorm_plan`) is "lowered" at every M instead of composing cuBLAS and torch's
+norm below the persistent form's rows. Its tiles (`lowered_postnorm_config`): coop 128 x 256,
+ping-pong 64 x 256 (two 64-row accumulators). Where the lowered kernel cannot launch (rows of more
+N tiles than SMs, operands TMA cannot address) the switch runs the default pipeline instead.
+
 No autograd here (normfuse.ops.training has the training form), Hopper only, bf16/fp16 with
 every tensor of one dtype, 32-bit offsets. `offset`: the norm's scale is offset + g, rounded to
 g's dtype (the kernel reads g in the epilogue). A weight that is not unit-stride along K (a
@@ -41,9 +52,51 @@ from .prenorm_linear import (LaunchPlan, PlanCache, PreparedLaunch, _Spec, _as_2
 
 __all__ = ["prepare_linear_rmsnorm",
            "prepare_linear_layernorm", "DEFAULT_POSTNORM_PASSES", "postnorm_passes",
-           "aot_compile_postnorm", "get_postnorm_launcher"]
+           "aot_compile_postnorm", "get_postnorm_launcher", "LOWERED_POSTNORM",
+           "lowered_postnorm_passes", "lowered_postnorm_config", "clear_postnorm_plans",
+           "on_clear_postnorm_plans"]
 
 DEFAULT_POSTNORM_PASSES = ("cluster-reduce", "epilogue-norm")
+
+# The module switch of the lowered form, per kernel kind: None (the default pipeline above),
+# 'coop' or 'pingpong' (hopper-ws{post-norm=true} with that schedule). Off until measured on the
+# H200; NORMFUSE_POSTNORM_LOWERED=coop|pingpong sets both kinds at import. Changing it takes
+# effect for geometries not yet planned (`clear_postnorm_plans()` drops the plans).
+LOWERED_SCHEDULES = ("coop", "pingpong")
+
+
+def _switch_from_env() -> dict:
+    import os
+    v = os.environ.get("NORMFUSE_POSTNORM_LOWERED", "").strip().lower() or None
+    if v not in (None,) + LOWERED_SCHEDULES:
+        raise ValueError(f"NORMFUSE_POSTNORM_LOWERED must be one of {LOWERED_SCHEDULES}, got {v!r}")
+    return {"rms": v, "ln": v}
+
+
+LOWERED_POSTNORM: dict = _switch_from_env()
+
+
+def lowered_postnorm_passes(schedule: str = "coop") -> tuple:
+    """The lowered post-norm pipeline: epilogue-norm (a row in one tile: normalized in registers)
+    then hopper-ws{post-norm=true} with `schedule` ('coop' or 'pingpong')."""
+    if schedule not in LOWERED_SCHEDULES:
+        raise ValueError(f"lowered post-norm schedule must be one of {LOWERED_SCHEDULES}, got "
+                         f"{schedule!r}")
+    opts = "post-norm=true" + (",schedule=pingpong" if schedule == "pingpong" else "")
+    return ("epilogue-norm", "hopper-ws{" + opts + "}")
+
+
+def lowered_postnorm_config(M: int, N: int, K: int, schedule: str = "coop",
+                            dtype=None) -> PostNormConfig:
+    """The naive kernel's tile for the lowered form (the template takes the kernel's tile): coop
+    128 x 256 (two warpgroups on one accumulator), ping-pong 64 x 256 (a 64-row accumulator per
+    warpgroup: one's epilogue and exchange run during the other's k-loop); a row of N <= 256 in
+    one tile of the next power of two (as the default table). Persistence as the table says (it
+    matters only to the unlowered kernel)."""
+    base = select_postnorm_config(M, N, K, dtype)
+    bm = 64 if schedule == "pingpong" else 128
+    bn = base.block_n if N <= 256 else 256
+    return PostNormConfig(bm, bn, 64, 8 if bm * bn >= 128 * 256 else 4, 3, base.persistent)
 
 
 def postnorm_passes(cluster_size: int | None = None, max_cluster: int | None = None,
@@ -59,6 +112,16 @@ def postnorm_passes(cluster_size: int | None = None, max_cluster: int | None = N
         opts.append(f"exchange={exchange}")
     cr = "cluster-reduce" + ("{" + ",".join(opts) + "}" if opts else "")
     return (cr, "epilogue-norm")
+
+
+def _config_for(passes, M: int, N: int, K: int, dtype) -> PostNormConfig:
+    """The tile table's config, or the lowered form's tiles when `passes` is its spelling (the
+    template takes the kernel's tile)."""
+    key = tuple(passes) if passes is not None and not isinstance(passes, str) else passes
+    for sched in LOWERED_SCHEDULES:
+        if key == lowered_postnorm_passes(sched):
+            return lowered_postnorm_config(M, N, K, sched, dtype)
+    return select_postnorm_config(M, N, K, dtype)
 
 
 def _kernel(kind: str):
@@ -176,7 +239,7 @@ def _prepare_checked(op, kind, x, w, norm: dict, eps, bias, residual, config, pa
         res = residual.reshape(M, N)
         if res.stride(-1) != 1:
             res = res.contiguous()
-    cfg = config or select_postnorm_config(M, N, K, x.dtype)
+    cfg = config or _config_for(passes, M, N, K, x.dtype)
     y = _make_out(op, x, w, out)
     stride_xm = x2.stride(0) if M > 1 else K
     stride_wn = w.stride(0) if N > 1 else K
@@ -206,6 +269,43 @@ def _prepare_checked(op, kind, x, w, norm: dict, eps, bias, residual, config, pa
 _POST_PLANS = PlanCache()
 
 
+_CLEAR_HOOKS: list = []  # callables run by clear_postnorm_plans (the ops' launch-ready calls)
+
+
+def clear_postnorm_plans() -> None:
+    """Drop the post-norm ops' launch plans, and the launch-ready calls made from them (after
+    changing LOWERED_POSTNORM)."""
+    _POST_PLANS.clear()
+    for fn in _CLEAR_HOOKS:
+        fn()
+
+
+def on_clear_postnorm_plans(fn) -> None:
+    """`fn()` runs in clear_postnorm_plans (for the layers above that keep plans)."""
+    _CLEAR_HOOKS.append(fn)
+
+
+def _lowered_or_default(op, kind, x2, w, norm, eps, bias, r2, schedule):
+    """The lowered form's prepared launch when its kernel lowers and can launch these operands,
+    else the default pipeline's (the reason in a RuntimeWarning, once per geometry)."""
+    M, K = x2.shape
+    N = w.shape[0]
+    p = _prepare_checked(op, kind, x2, w, norm, eps, bias, r2,
+                         lowered_postnorm_config(M, N, K, schedule, x2.dtype),
+                         lowered_postnorm_passes(schedule), None)
+    if p.grid[0] == 0:
+        return p
+    ck = p.compile()
+    why = ("hopper-ws did not lower it: " + "; ".join(r for r in ck.remarks if "hopper-ws" in r)
+           if ck.lowered is None else ck.lowered.why_not(p.runtime_args))
+    if why is None:
+        return p
+    import warnings
+    warnings.warn(f"normfuse: {op}: the lowered post-norm cannot run here ({why}); running the "
+                  "default pipeline", RuntimeWarning, stacklevel=4)
+    return _prepare_checked(op, kind, x2, w, norm, eps, bias, r2, None, DEFAULT_POSTNORM_PASSES, None)
+
+
 def _postnorm_2d(x, w, residual) -> tuple:
     """(x2, r2): x [..., K] and the residual [..., N] (or None) as the launch passes them."""
     x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
@@ -217,31 +317,40 @@ def _postnorm_2d(x, w, residual) -> tuple:
     return x2, r2
 
 
-def postnorm_plan_key(kind, x2, w, g, beta, bias, r2, eps) -> tuple:
-    """The key of `launch_postnorm`'s plan (geometry, dtypes, device, 16-byte alignment)."""
+def postnorm_plan_key(kind, x2, w, g, beta, bias, r2, eps, schedule=None) -> tuple:
+    """The key of `launch_postnorm`'s plan (geometry, dtypes, device, 16-byte alignment, the
+    lowered form's schedule or None)."""
     return (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15, w.shape,
             w.stride(), w.data_ptr() & 15, _ptr_key(g), _ptr_key(beta), _ptr_key(bias),
-            None if r2 is None else (r2.stride(), r2.data_ptr() & 15))
+            None if r2 is None else (r2.stride(), r2.data_ptr() & 15), schedule)
 
 
-def postnorm_plan_made(kind, x, w, g, beta, bias, residual, eps) -> "LaunchPlan | None":
+def postnorm_plan_made(kind, x, w, g, beta, bias, residual, eps,
+                       lowered: str | None = None) -> "LaunchPlan | None":
     """The plan `launch_postnorm` made for these arguments (as it passes them), or None."""
     x2, r2 = _postnorm_2d(x, w, residual)
-    return _POST_PLANS.get(postnorm_plan_key(kind, x2, w, g, beta, bias, r2, eps))
+    schedule = LOWERED_POSTNORM.get(kind) if lowered is None else lowered
+    return _POST_PLANS.get(postnorm_plan_key(kind, x2, w, g, beta, bias, r2, eps, schedule))
 
 
-def launch_postnorm(op: str, kind: str, x, w, g, beta, bias, residual, eps: float) -> torch.Tensor:
+def launch_postnorm(op: str, kind: str, x, w, g, beta, bias, residual, eps: float,
+                    lowered: str | None = None) -> torch.Tensor:
     """The default fused launch of a post-norm kernel, planned once per geometry: x [..., K]
     (checked by the caller), w [N, K] unit-stride along K, g / beta / bias [N] contiguous (beta
-    for kind "ln"), residual [..., N] or None. Returns z [..., N] in x's dtype."""
+    for kind "ln"), residual [..., N] or None. Returns z [..., N] in x's dtype. `lowered`: the
+    lowered form's schedule (default: the module switch, LOWERED_POSTNORM[kind])."""
     x2, r2 = _postnorm_2d(x, w, residual)
     M, N = x2.shape[0], w.shape[0]
-    key = postnorm_plan_key(kind, x2, w, g, beta, bias, r2, eps)
+    schedule = LOWERED_POSTNORM.get(kind) if lowered is None else lowered
+    key = postnorm_plan_key(kind, x2, w, g, beta, bias, r2, eps, schedule)
     plan = _POST_PLANS.get(key)
     if plan is None:
         norm = {"norm_weight": g} if kind == "rms" else {"norm_weight": g, "norm_bias": beta}
-        p = _prepare_checked(op, kind, x2, w, norm, eps, bias, r2, None,
-                             DEFAULT_POSTNORM_PASSES, None)
+        if schedule:
+            p = _lowered_or_default(op, kind, x2, w, norm, eps, bias, r2, schedule)
+        else:
+            p = _prepare_checked(op, kind, x2, w, norm, eps, bias, r2, None,
+                                 DEFAULT_POSTNORM_PASSES, None)
         plan = _POST_PLANS.add(key, LaunchPlan(p, 5 + len(norm)))
     y = torch.empty((M, N), dtype=x2.dtype, device=x2.device)
     b, r = w if bias is None else bias, w if r2 is None else r2
@@ -285,7 +394,7 @@ def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 10
     import normfuse
     if kind not in ("rms", "ln"):
         raise ValueError(f"unknown post-norm kernel kind '{kind}' (rms, ln)")
-    cfg = config or select_postnorm_config(M, N, K, dtype)
+    cfg = config or _config_for(passes, M, N, K, dtype)
     t = _Spec(dtype)
     vecs = (t,) if kind == "rms" else (t, t)
     args = (t, t, t, t, *vecs, t, M, K, K, K, N, N, 1e-6)

@@ -11,8 +11,8 @@ does not warp-specialize such a loop on sm_90 and its pipeliner cannot give the 
 MMA's own tile (docs/design.md). This pass matches that structure and returns a frozen plan
 (`normfuse.ir.ws_plan.WSPlan`): the operands and their sizes as kernel parameters, the tile and
 the schedule, and everything that is not the GEMM as four expression DAGs over the values the
-template provides (PRE, STATS, AFN, EPI). The backend (`normfuse.lowering`) turns the plan into the
-template's Gluon instance (a TMA loader warpgroup, wgmma warpgroups that also accumulate the
+template provides (PRE, STATS, AFN, EPI; a post-norm over several N tiles adds ROWS and FIN). The
+backend (`normfuse.lowering`) turns the plan into the template's Gluon instance (a TMA loader warpgroup, wgmma warpgroups that also accumulate the
 statistics from the same shared A tile, persistent tiles); the pipeline then replaces the module
 by that instance's TTGIR (`ttg.warp_specialize`, sm_90).
 
@@ -33,33 +33,74 @@ After (the backend, through the pipeline)::
     ttg.warp_specialize(...)        default: 2 wgmma warpgroups (STATS, EPI inlined)
     partition0: 4 warps             TMA loads of A [128, 64] and W [256, 64] into a 3-slot ring
 
-Legality (each failure leaves the IR unchanged and emits a "missed" remark naming the reason)
+Legality (a kernel that fails leaves the IR unchanged, with one "missed" remark per blocker)
 ---------------------------------------------------------------------------------------------
-1. One `tt.func` with exactly one `tt.dot` (bf16 or fp16 operands, fp32 accumulator) in an
-   `scf.for`; the accumulator is an iter_arg that starts at zero and is used only by the dot.
+The analysis goes on past a blocker wherever what failed is not needed to read the rest, so one
+compilation names every blocker (`[i/n]`), each with its fix in the kernel's terms (its parameter
+names: "the A tile (X) is not contiguous along K: its stride along K, 'stride_xk', is a runtime
+value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
+
+1. One `tt.func` whose output tiles are computed by one `tt.dot` (bf16 or fp16 operands, fp32
+   accumulator) in an `scf.for`; the accumulator is an iter_arg that starts at zero and is used
+   only by the dot. Or the same tile computation repeated over the N tiles of a row block, in
+   the two forms a row walk takes after lazy-prenorm: peeled (`for n: if n == first: k-loop with
+   the statistics, scale; carry them else: k-loop, scale by the carried values` and one store)
+   or unrolled (`tl.static_range`: one dot and one store per N tile, N a constant). Every copy
+   must read the same operands and translate to the same hooks once the carried values are bound
+   to the first copy's (which depend on the row block only: row statistics, the first tile's
+   shift): the template then computes every tile alike, the statistics per tile.
 2. The A tile is a 2-D load in the loop at `base + rows * stride + k` (rows = tile * BM + r, maybe
-   `% M`; k = r + BK * step, contiguous), or a tensor-descriptor load; B likewise, as W [N, K]
-   (k contiguous) or [K, N] (n contiguous). Masks may only cut off rows >= M, columns >= N and
-   k >= K (TMA zero-fills there), with `other` zero. The loop covers exactly cdiv(K, BK) k-steps.
-   Addresses are read as canonical forms (`normfuse.ir.affine`): any association and order of
-   the terms, tile indices or offsets, pointers advanced or recomputed.
+   `% M`; k = r + BK * step, unit stride), or a tensor-descriptor load; B likewise, as W [N, K]
+   (k unit stride) or [K, N] (n unit stride). Masks may only cut off rows >= M, columns >= N and
+   k >= K (TMA zero-fills there) and negative indices (a block pointer's boundary check), with
+   `other` zero. The loop covers exactly cdiv(K, BK) k-steps. Addresses are read as canonical
+   forms (`normfuse.ir.affine`, sign extensions looked through: the index arithmetic is taken not
+   to wrap, as TMA's coordinates do not): any association and order of the terms, tile indices or
+   offsets, pointers advanced or recomputed, block pointers (Triton rewrites them to such loads
+   with i64 offsets). A unit stride must be a constant: a stride parameter is one only when the
+   launch specializes it (Triton makes an integer argument equal to 1 a constant).
 3. Rows and columns of both loads and of the store come from two scalars (the tile coordinates):
    the template owns the tile order and the persistence, so the lowered kernel computes every tile
    of the [M, N] output whatever order the kernel walked them in. The kernel must therefore cover
    its whole output (every launch of the ops does; a hand launch with a partial grid would differ).
-4. Exactly one side effect: the store of a [BM, BN] tile at `Y + rows * stride + cols`, masked by
-   rows < M and cols < N only. Rows, columns and K rows must be 16-byte aligned at launch (TMA);
-   a launch that is not falls back to the unlowered kernel.
+   M and N come from the masks, else (unmasked kernels on divisible shapes) from how the kernel
+   walks the tiles: `% cdiv(N, BN)`, a loop over cdiv(M, BM) row blocks or over
+   cdiv(M, BM) * cdiv(N, BN) tiles; a kernel whose grid alone sets them is refused.
+4. Exactly one side effect per tile computation: the store of a [BM, BN] tile at
+   `Y + rows * stride + cols` masked by rows < M and cols < N only, or through a tensor descriptor
+   of Y [M, N] at (tile * BM, tile * BN) (or, for a post-norm, the two stores of rule 7). Rows,
+   columns and K rows must be 16-byte aligned at launch (TMA); a launch that is not falls back to
+   the unlowered kernel.
 5. Every other loop-carried value is a sum over k that starts at zero: row statistics of the A tile
-   (`st + reduce(E(a), axis=1)`, or a [BM, BK] tile reduced after the loop; at most two), or
-   column sums of the B tile (`cs + reduce(w [* g[:, None]], axis=0)`), which depend only on the
-   weight: they become derived arguments, computed once per weight version at launch (the
-   LayerNorm correction colsum(diag(g) W); the template never reads B outside the MMA).
+   (`st + c` for any [BM] contribution c of the k-step: `reduce(E(a), axis=1)`, or `... / K`, or
+   a [BM, BK] tile reduced after the loop; at most two), or column sums of the B tile
+   (`cs + reduce(w [* g[:, None]], axis=0)`), which depend only on the weight: they become
+   derived arguments, computed once per weight version at launch (the LayerNorm correction
+   colsum(diag(g) W); the template never reads B outside the MMA). Integers (offsets) are read as
+   addresses.
 6. Everything else (the A transform, row vectors computed from the first A tile, the epilogue)
    must be made of elementwise ops, broadcasts, 1-D loads and single-op reductions over values the
-   template provides. Row reductions of the accumulator (a post-norm) are not lowered: measured on
-   the H200 (2026-11-30), the template's one-CTA and cluster post-norms were slower than
-   cluster-reduce and epilogue-norm's Triton kernels (docs/NOTES.md).
+   template provides. Row reductions of the accumulator (a post-norm) are lowered only with
+   `post-norm=true`: measured on the H200 (2026-11-30), the template's first one-CTA and cluster
+   post-norms were slower than cluster-reduce and epilogue-norm's Triton kernels (docs/NOTES.md);
+   the form of rule 7 is new and not yet measured. A reduction in the epilogue is the tile's own
+   (a one-tile row, after epilogue-norm, or a norm per tile): the template computes it as is.
+7. Post-norm over several N tiles (`post-norm=true`): the naive kernel's two passes over the row
+   (kernels/postnorm_gemm.py, `_two_passes`): loop 1 over the row's T tiles (constant bounds
+   0..T step 1) holds the k-loop, stores the tile v (bias, residual, masks: EPI) and carries the
+   row sums `s_j + reduce(g_j(v), axis=1)` (at most two: ROWS); loop 2 over the same T tiles
+   reloads what loop 1 stored in the same trip (same address and mask under the shared trip
+   index) and stores the normalized tile there (FIN, the reload bound to v in fp32: one rounding,
+   as epilogue-norm does; the first store is overwritten everywhere it wrote). The sums split
+   over the row's tiles, so the template computes each tile's share on its own CTA and adds the
+   T shares (a deterministic order: every tile of a row gets bitwise the same sums). The tiles of
+   a row block run at once on T distinct CTAs (the whole-rows order, `ws_gemm._rows_tile`, with
+   its deadlock argument); the shares pass as stamped 64-bit words (value, launch epoch) in
+   global memory, like the shared pre-norm statistics. A 2-D tile of another matrix read at the
+   output tile's place (a residual) is loaded by TMA. The launch refuses rows of more N tiles
+   than SMs (the unlowered kernel runs). LayerNorm exchanges sum y and sum y^2 as the naive kernel
+   computes them (from the fp32 tile: accurate to |mean| ~ 300 std, NOTES "LayerNorm: one
+   exchange or two").
 
 Options
 -------
@@ -76,10 +117,17 @@ stats-share = false             the row statistics once per row block: the tiles
                                 Needs all CTAs of the persistent grid resident at once (grid <=
                                 SMs, one CTA per SM); not with an A transform (g folded). Measured
                                 faster from 8 N tiles per row block (the pre-norm ops use it there)
+post-norm = false               lower post-norms (rules 6 and 7): run after epilogue-norm, which
+                                puts one-tile rows in registers (`epilogue-norm,hopper-ws{post-norm=
+                                true}`); not after cluster-reduce (the template takes the naive
+                                kernel's rows, not a cluster's). Needs, like stats-share, every CTA
+                                of the grid resident at once. Pingpong takes 64x256 tiles (two
+                                accumulators of 64 rows: one consumer's exchange and epilogue run
+                                while the other's k-loop does)
 
 Options measured slower and chosen by no default were removed (their numbers are in
 docs/NOTES.md): row-major tile runs (`rows-max-k`), a statistics partition reading A from L2
-(`stats-partition`), post-norms in the template (`epilogue-reductions`, clusters).
+(`stats-partition`), the first post-norms in the template (`epilogue-reductions`, clusters).
 """
 from __future__ import annotations
 
@@ -88,11 +136,13 @@ from dataclasses import dataclass, replace
 from ..ir import Module, Op, Value
 from ..ir import ops
 from ..ir import ws_plan as P
-from ..ir.affine import (TRIP, DimIndex, Forms, NotAffine, Poly, conditions, divide, dims_of,
-                         drop_trip, is_scalar, position, split_dims, swap_dims, trip)
+from ..ir.affine import (REM, TRIP, DimIndex, Forms, NotAffine, Poly, conditions, divide,
+                         dims_of, drop_trip, is_scalar, position, split_dims, swap_dims, trip)
+from ..ir.cluster_ptx import MARK as CLUSTER_MARK
 from ..ir.effects import writes_memory
 from ..ir.match import ForLoop, is_zero_constant
-from ..ir.ops import LoadOp, ReduceOp, element_of as element, shape_of as shape
+from ..ir.ops import (IfOp, LoadOp, ReduceOp, StoreOp, element_of as element, int_constant,
+                      shape_of as shape)
 from ..ir.query import (cmp_predicate, constant_value, desc_info, func_params, is_pointer,
                         make_range_bounds)
 from . import Pass, PassError, PassRun
@@ -101,9 +151,34 @@ _DTYPES = {"bf16": "bf16", "f16": "fp16"}
 
 
 class _Miss(Exception):
-    def __init__(self, msg: str, op: Op | None = None):
+    """One blocker: what stops the lowering (the message), where (`op`), and what the user can
+    change in the kernel (`fix`), in the kernel's own terms (its parameter names)."""
+
+    def __init__(self, msg: str, op: Op | None = None, fix: str = ""):
         super().__init__(msg)
         self.op = op
+        self.fix = fix
+
+    @property
+    def text(self) -> str:
+        return f"{self}; {self.fix}" if self.fix else str(self)
+
+
+class _Blockers(Exception):
+    """Every blocker the analysis found: it goes on past a blocker wherever what failed is not
+    needed to read the rest, so one compilation names them all."""
+
+    def __init__(self, misses: list[_Miss], matcher=None):
+        super().__init__("; ".join(m.text for m in misses))
+        self.misses = list(misses)
+        self.matcher = matcher  # the tile's matcher when the tile is known
+
+
+# what a user does about a stride that must be 1
+_UNIT = ("pass it as 1 (normfuse.jit and normfuse.compile(args=) make an integer argument "
+         "equal to 1 a constant, as Triton's launcher does) or declare it tl.constexpr")
+_FIX_LOOP = "loop `for k in range(0, tl.cdiv(K, BK))` or `for k0 in range(0, K, BK)`"
+_FIX_MASK = ("mask only rows < M, columns < N and k < K (joined with &), with other=0.0")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,6 +199,7 @@ class _Operand:
 
 _NONE = P.Source()
 _WIDEN = (ops.EXTSI, ops.EXTUI)
+_UNKNOWN = ("unknown",)  # a tile coordinate whose operand could not be read (a blocker said why)
 
 
 def _same(a: P.Source | None, b: P.Source | None) -> bool:
@@ -131,68 +207,107 @@ def _same(a: P.Source | None, b: P.Source | None) -> bool:
 
 
 class _Matcher:
-    """Reads the kernel: the dot, its loop, the A and B tiles, the store, the loop-carried sums.
-    Tile coordinates are scalar forms (`self.pid_m`, `self.pid_n`; None: one tile only)."""
+    """Reads one output tile's computation: the dot, its loop, the A and B tiles, the store, the
+    loop-carried sums. Tile coordinates are scalar forms (`self.pid_m`, `self.pid_n`; None: the
+    first tile only). `aliases` maps an scf.if result to the value the branch this computation
+    runs in yields for it. Blockers go to `self.blockers`; a section that fails leaves what it
+    reads unknown and the sections after it go on where they can."""
 
-    def __init__(self, module: Module):
+    def __init__(self, module: Module, func: Op, dot: Op, store: Op, aliases=None, users=None):
         self.module = module
-        self.users = module.user_index()
+        self.users = users if users is not None else module.user_index()
+        self.func = func
+        self.params = func_params(func)
+        self.pid = {id(p.value): i for i, p in enumerate(self.params)}
+        self.dot, self.store = dot, store
+        self.aliases = dict(aliases or {})
+        self.blockers: list[_Miss] = []
+        self.K = self.a = self.b = self.out = None
+        self.pid_m = self.pid_n = _UNKNOWN
+        self.m_limit = self.n_limit = None
+        self.b_load = None
+        self.n_from_coord = False
+        self.row_stats: list[tuple[int, Value, str]] = []
+        self.col_sums: list[tuple[int, P.ColumnSums]] = []
+        self.res = self.res_load = None  # a post-norm's residual tile, read by TMA (`_residual`)
+        self.post = None  # a post-norm's two passes over the row's N tiles (`_two_passes`)
+        self.two_passes: list[Op] | None = None  # their two stores, when the kernel has them
 
     def users_of(self, v: Value) -> list[Op]:
         return self.users.get(id(v), [])
 
+    def name(self, base: Value | None, what: str) -> str:
+        """'A (X)': the operand and the kernel parameter it is read from."""
+        i = self.pid.get(id(base)) if base is not None else None
+        return f"{what} ({self.params[i].name})" if i is not None else what
+
+    def describe(self, p: Poly) -> str:
+        """A stride or size form as the user wrote it: 'stride_ak', '64', or 'a computed value'."""
+        src = self.source(p)
+        if src is not None and src.param is not None:
+            return f"'{self.params[src.param].name}'"
+        if src is not None:
+            return str(src.value)
+        return "a computed value"
+
+    def runtime(self, p: Poly) -> str | None:
+        """The parameter name when `p` is one runtime kernel argument, else None."""
+        src = self.source(p)
+        return self.params[src.param].name if src is not None and src.param is not None else None
+
+    def _section(self, fn, *args):
+        try:
+            fn(*args)
+            return True
+        except _Miss as e:
+            self.blockers.append(e)
+        except NotAffine as e:
+            self.blockers.append(_Miss(str(e)))
+        return False
+
     # -- 1. structure ------------------------------------------------------------------------
     def run(self):
-        funcs = [f for f in self.module.functions() if any(o.name == ops.DOT for o in f.walk())]
-        if not funcs:
-            raise _Miss("no tt.dot: not a GEMM-shaped kernel")
-        if len(funcs) > 1:
-            raise _Miss("several functions contain a tt.dot")
-        func = funcs[0]
-        self.func = func
-        self.params = func_params(func)
-        self.pid = {id(p.value): i for i, p in enumerate(self.params)}
-        dots = [o for o in func.walk() if o.name == ops.DOT]
-        if len(dots) != 1:
-            raise _Miss(f"{len(dots)} tt.dot ops; the lowering handles one accumulator", dots[1])
-        dot = dots[0]
+        dot = self.dot
         loop_op = dot.block.parent_op
         if loop_op is None or loop_op.name != ops.FOR:
-            raise _Miss("the tt.dot is not directly in an scf.for", dot)
+            raise _Miss("the tt.dot is not directly in an scf.for", dot,
+                        "accumulate with `acc = tl.dot(a, b, acc)` in the body of the loop over K")
         loop = ForLoop(loop_op)
-        self.loop, self.dot = loop, dot
-        effects = [o for o in func.walk() if not o.regions and writes_memory(o)]
-        stores = [o for o in effects if o.name == ops.STORE]
-        if len(stores) != 1 or len(effects) != 1:
-            bad = next((o for o in effects if o.name != ops.STORE), stores[1] if len(stores) > 1 else None)
-            raise _Miss("the kernel has side effects besides one tt.store of the output tile "
-                        f"({', '.join(sorted({o.name for o in effects}))})", bad)
-        self.store = stores[0]
+        self.loop = loop
         a_v, b_v, c_v = dot.operands[:3]
+        fix_acc = ("start the accumulator at tl.zeros before the loop over K, use it only as "
+                   "tl.dot's third argument in the loop, and scale it after the loop")
         if c_v not in loop.iter_args:
-            raise _Miss("the dot's accumulator is not carried by its loop", dot)
+            raise _Miss("the dot's accumulator is not carried by its loop", dot, fix_acc)
         self.acc_i = loop.iter_args.index(c_v)
         if loop.yields[self.acc_i] is not dot.results[0]:
-            raise _Miss("the loop does not yield the dot's result as the accumulator", dot)
+            raise _Miss("the loop does not yield the dot's result as the accumulator", dot, fix_acc)
         if not is_zero_constant(loop.inits[self.acc_i]):
-            raise _Miss("the accumulator does not start at zero", dot)
+            raise _Miss("the accumulator does not start at zero", dot, fix_acc)
         if len(self.users_of(c_v)) != 1:
-            raise _Miss("the accumulator has users besides the dot", dot)
+            raise _Miss("the accumulator has users besides the dot", dot, fix_acc)
         tshape = shape(dot.results[0])
         if len(tshape) != 2 or element(dot.results[0]) != "f32":
-            raise _Miss("the dot is not a 2-D fp32-accumulating product", dot)
+            raise _Miss("the dot is not a 2-D fp32-accumulating product", dot,
+                        "accumulate in tl.float32")
         self.BM, self.BN = tshape
         self.BK = shape(a_v)[1]
         self.dtype = element(a_v)
         if self.dtype not in _DTYPES or element(b_v) != self.dtype:
-            raise _Miss(f"dot operands are {element(a_v)} x {element(b_v)}; the template takes "
-                        "bf16 or fp16 (one type)", dot)
-        self.forms = Forms(loop)
-        self._k_bound()
-        self._a_operand(a_v)
-        self._b_operand(b_v)
-        self._out()
-        self._loop_values()
+            self.blockers.append(_Miss(
+                f"dot operands are {element(a_v)} x {element(b_v)}; the template takes bf16 or "
+                "fp16 (one type)", dot, "give tl.dot bf16 or fp16 tiles of one type"))
+        if self.two_passes is not None:
+            # a post-norm whose row spans several N tiles: the GEMM loop's store is the tile, the
+            # normalizing loop's store the output
+            self.post = _two_passes(self, self.two_passes)
+            self.store = self.post.s1
+        self.forms = Forms(loop, widen=True)
+        self._section(self._k_bound)
+        self._section(self._a_operand, a_v)
+        self._section(self._b_operand, b_v)
+        self._section(self._out)
+        self._section(self._loop_values)
 
     def form(self, v: Value) -> Poly:
         f = self.forms.form(v)
@@ -232,9 +347,9 @@ class _Matcher:
         try:
             plb, pub, pstep = self.form(lb), self.form(ub), self.form(step)
         except NotAffine as e:
-            raise _Miss(str(e), self.loop.op)
+            raise _Miss(f"the k-loop's bounds: {e}", self.loop.op, _FIX_LOOP)
         if plb.constant() != 0:
-            raise _Miss("the k-loop does not start at 0", self.loop.op)
+            raise _Miss("the k-loop does not start at 0", self.loop.op, _FIX_LOOP)
         src = None
         if pstep.constant() == self.BK:
             src = self.source(pub)
@@ -247,7 +362,7 @@ class _Matcher:
                     src = self.source(num + Poly.const(1 - self.BK))
         if src is None:
             raise _Miss(f"the k-loop does not run over cdiv(K, {self.BK}) tiles of K "
-                        "(0..cdiv(K, BK) step 1, or 0..K step BK)", self.loop.op)
+                        "(0..cdiv(K, BK) step 1, or 0..K step BK)", self.loop.op, _FIX_LOOP)
         self.K = src
 
     def _tile_load(self, v: Value) -> Op | None:
@@ -266,7 +381,8 @@ class _Matcher:
             loads = _tile_loads_feeding(src, self.loop.contains)
             if len(loads) != 1:
                 raise _Miss("the dot's A operand is not computed from exactly one tile loaded "
-                            f"in the loop ({len(loads)} found)", self.dot)
+                            f"in the loop ({len(loads)} found)", self.dot,
+                            "load one A tile per k-step and compute tl.dot's first operand from it")
             load = loads[0]
             self.afn = src
         else:
@@ -282,7 +398,7 @@ class _Matcher:
             load = self._tile_load(op.operands[0])
             if load is None or load.name != ops.DESCRIPTOR_LOAD:
                 raise _Miss("the dot's B operand is a transpose of something other than a "
-                            "descriptor load", op)
+                            "descriptor load", op, "load W's tile in the loop and pass it to tl.dot")
             self.b_load = load
             self.b = self._operand(load, "B", (self.BN, self.BK), k_dim=1)
             self.b_kn = False
@@ -290,7 +406,8 @@ class _Matcher:
         load = self._tile_load(b_v)
         if load is None:
             raise _Miss("the dot's B operand is not a tile loaded in the loop (a B transform is "
-                        "not lowered)", self.dot)
+                        "not lowered)", self.dot, "pass tl.dot the tile of W as loaded (fold "
+                        "scales of W into W)")
         self.b_load = load
         if load.name == ops.DESCRIPTOR_LOAD:
             self.b = self._operand(load, "B", (self.BK, self.BN), k_dim=0)
@@ -308,16 +425,42 @@ class _Matcher:
             self.b = self._read_dims(load, "B", base, dims, conds, (self.BK, self.BN), 0)
             self.b_kn = True
         else:
-            raise _Miss("the B tile is not contiguous along K or N", load)
+            who = self.name(base, "the B tile")
+            w = self.params[self.pid[id(base)]].name
+            runtime = [n for n in (self.runtime(dims[0].stride), self.runtime(dims[1].stride)) if n]
+            if runtime:
+                raise _Miss(f"{who} has no dimension of unit stride: its strides along K and N are "
+                            f"{self.describe(dims[0].stride)} and {self.describe(dims[1].stride)}"
+                            f" ({', '.join(map(repr, runtime))} known only at launch; TMA reads "
+                            "rows of unit stride)", load,
+                            f"for the dimension {w} is contiguous in "
+                            f"({' or '.join(map(repr, runtime))}), " + _UNIT)
+            raise _Miss(f"{who} is not contiguous along K or N (strides "
+                        f"{self.describe(dims[0].stride)} and {self.describe(dims[1].stride)})",
+                        load, "read W with unit stride along K ([N, K], nn.Linear's layout) or "
+                        "along N ([K, N])")
 
     def _operand(self, load: Op, what: str, tile: tuple, k_dim: int) -> _Operand:
         """A or B read as a [rows, cols] tile of a row-major matrix, k along `k_dim`."""
         if load.name == ops.DESCRIPTOR_LOAD:
             return self._desc_operand(load, what, k_dim)
         base, dims, conds = self._address(load, what)
-        if dims[k_dim].stride != Poly.const(1) and dims[1 - k_dim].stride != Poly.const(1):
-            raise _Miss(f"the {what} tile is not contiguous along either dimension", load)
         return self._read_dims(load, what, base, dims, conds, tile, k_dim)
+
+    def _not_k_contiguous(self, load, what, base, dims, k_dim):
+        """The blocker of a tile whose stride along K is not 1 (A, or B read as [N, K])."""
+        who = self.name(base, f"the {what} tile")
+        ks, rs = dims[k_dim].stride, dims[1 - k_dim].stride
+        if rs == Poly.const(1):
+            raise _Miss(f"{who} is not contiguous along K: its rows are (the matrix is stored "
+                        "column-major)", load, "pass the matrix row-major, K contiguous "
+                        "(x.contiguous())")
+        name = self.runtime(ks)
+        if name is not None:
+            raise _Miss(f"{who} is not contiguous along K: its stride along K, '{name}', is a "
+                        "runtime value (TMA reads rows of unit stride)", load, f"'{name}': " + _UNIT)
+        raise _Miss(f"{who} is not contiguous along K (stride {self.describe(ks)})", load,
+                    "read it with unit stride along K")
 
     def _coordinate(self, rest: Poly, size: int):
         """The tile coordinate P of `rest` = size * P (a scalar form), None when `rest` is 0;
@@ -332,23 +475,28 @@ class _Matcher:
     def _read_dims(self, load, what, base, dims, conds, tile, k_dim) -> _Operand:
         other = 1 - k_dim
         kd, od = dims[k_dim], dims[other]
+        who = self.name(base, f"the {what} tile")
         r, kk, rest = kd.parts(k_dim)
         if r != 1 or kk != self.BK or rest.terms or kd.modulus is not None:
-            raise _Miss(f"the {what} tile does not walk K by {self.BK} per k-step", load)
+            raise _Miss(f"{who} does not walk K by {self.BK} per k-step", load,
+                        f"index K as k * {self.BK} + tl.arange(0, {self.BK}) in trip k (or "
+                        f"advance the pointer by {self.BK} each trip)")
         r, kk, rest = od.parts(other)
         coord = self._coordinate(rest, tile[other])
+        rows = "rows" if other == 0 else "columns"
         if r != 1 or kk != 0 or coord is False:
-            raise _Miss(f"the {what} tile's {'rows' if other == 0 else 'columns'} are not "
-                        f"tile * {tile[other]} + position", load)
+            raise _Miss(f"{who}'s {rows} are not tile * {tile[other]} + position", load,
+                        f"index them as pid * {tile[other]} + tl.arange(0, {tile[other]}) with "
+                        "pid the same in every k-step")
         limit = None
         if od.modulus is not None:
             limit = self.source(od.modulus)
             if limit is None:
-                raise _Miss(f"the {what} tile's rows wrap around by something other than a "
-                            "parameter", load)
+                raise _Miss(f"{who}'s {rows} wrap around by something other than a parameter",
+                            load, f"wrap them with % of a kernel argument, or mask them")
         klimit = None
         for d in conds:
-            lim = self._limit(d, dims, tile, load, what)
+            lim = self._limit(d, dims, tile, load, who)
             if lim is None:
                 continue
             which, src = lim
@@ -357,40 +505,50 @@ class _Matcher:
             else:
                 limit = src if limit is None or _same(limit, src) else None
                 if limit is None:
-                    raise _Miss(f"the {what} tile is masked by two different row limits", load)
-        if klimit is not None and not _same(klimit, self.K):
-            raise _Miss(f"the {what} tile's k mask limit differs from the loop's K", load)
+                    raise _Miss(f"{who} is masked by two different row limits", load, _FIX_MASK)
+        if klimit is not None and self.K is not None and not _same(klimit, self.K):
+            raise _Miss(f"{who}'s k mask limit differs from the loop's K", load,
+                        "mask K with the K the loop runs to")
         stride = self.source(od.stride if k_dim == 1 else kd.stride)
-        if k_dim == 1 and kd.stride != Poly.const(1):
-            raise _Miss(f"the {what} tile is not contiguous along K", load)
-        if stride is None:
-            raise _Miss(f"the {what} tile's row stride is not a parameter or a constant", load)
-        if what == "A":
+        if what == "A":  # the tile coordinate is known even when the layout is not the template's
             self.pid_m, self.m_limit = coord, limit
-            return _Operand(self.pid[id(base)], rows=limit or _NONE, cols=self.K, stride=stride)
+        if k_dim == 1 and kd.stride != Poly.const(1):
+            self._not_k_contiguous(load, what, base, dims, k_dim)
+        if stride is None:
+            raise _Miss(f"{who}'s row stride is not a parameter or a constant", load,
+                        "pass the row stride as a kernel argument (or a constant)")
+        if what == "A":
+            return _Operand(self.pid[id(base)], rows=limit or _NONE, cols=self.K or _NONE,
+                            stride=stride)
         self.pid_n, self.n_limit = coord, limit
         if k_dim == 1:  # W [N, K]
-            return _Operand(self.pid[id(base)], rows=limit or _NONE, cols=self.K, stride=stride)
-        return _Operand(self.pid[id(base)], rows=self.K, cols=limit or _NONE, stride=stride)
+            return _Operand(self.pid[id(base)], rows=limit or _NONE, cols=self.K or _NONE,
+                            stride=stride)
+        return _Operand(self.pid[id(base)], rows=self.K or _NONE, cols=limit or _NONE, stride=stride)
 
-    def _limit(self, d: Poly, dims, tile, load, what):
+    def _limit(self, d: Poly, dims, tile, load, who):
         """The limit of one mask condition `D < 0`: (dimension, source), or None when the condition
-        holds for every position of the tile."""
+        holds for every position of the tile (r < c with c >= the tile's extent, or index >= 0:
+        tile coordinates and k offsets are never negative)."""
         involved = set().union(*(dims_of(m) for m, _ in d.terms)) if d.terms else set()
         if len(involved) != 1:
             if not involved and d.constant() is not None and d.constant() < 0:
                 return None
-            raise _Miss(f"the {what} tile's mask is not a bound on one dimension", load)
+            raise _Miss(f"{who}'s mask is not a bound on one dimension", load, _FIX_MASK)
         dim = involved.pop()
         # trivially true: position r < c with c >= the tile's extent
         c = _constant_term(d)
         rest = d + Poly.const(-c)
         if len(rest.terms) == 1 and position(rest, dim) == 1 and -c >= tile[dim]:
             return None
+        # a lower bound: -index + c < 0 with c < 0 (a block pointer's boundary check)
+        low = (dims[dim].inner + d).constant()
+        if low is not None and low < 0:
+            return None
         src = self.source(dims[dim].inner + d.scale(-1))
         if src is None:
-            raise _Miss(f"the {what} tile's mask compares against something other than a "
-                        "parameter", load)
+            raise _Miss(f"{who}'s mask compares against something other than a parameter", load,
+                        "compare rows, columns and k with kernel arguments (M, N, K)")
         return dim, src
 
     def _address(self, load: Op, what: str):
@@ -402,11 +560,15 @@ class _Matcher:
             dims = split_dims(off, 2)
             conds = conditions(self.forms, info.mask) if info.mask is not None else []
         except NotAffine as e:
-            raise _Miss(f"the {what} tile's address: {e}", load)
+            raise _Miss(f"the {what} tile's address: {e}", load,
+                        "address the tile as base + rows * row_stride + columns (k offset "
+                        "k * BK in trip k)")
         if id(base) not in self.pid:
-            raise _Miss(f"the {what} tile's base pointer is not a kernel parameter", load)
+            raise _Miss(f"the {what} tile's base pointer is not a kernel parameter", load,
+                        "pass the matrix as a kernel argument")
         if info.mask is not None and info.other is not None and not is_zero_constant(info.other):
-            raise _Miss(f"the {what} tile's masked lanes are not zero (TMA fills zeros)", load)
+            raise _Miss(f"{self.name(base, f'the {what} tile')}'s masked lanes are not zero "
+                        "(TMA fills zeros)", load, "load with other=0.0")
         return base, dims, conds
 
     def _desc_operand(self, load: Op, what: str, k_dim: int) -> _Operand:
@@ -414,30 +576,42 @@ class _Matcher:
         info = desc_info(dop) if dop is not None else None
         if info is None or len(info.shape) != 2:
             raise _Miss(f"the {what} descriptor is not made in the kernel by "
-                        "tt.make_tensor_descriptor of a 2-D tensor", load)
+                        "tt.make_tensor_descriptor of a 2-D tensor", load,
+                        "make the descriptor in the kernel with tl.make_tensor_descriptor")
         if id(info.base) not in self.pid:
-            raise _Miss(f"the {what} descriptor's base is not a kernel parameter", load)
+            raise _Miss(f"the {what} descriptor's base is not a kernel parameter", load,
+                        "make the descriptor of a kernel argument")
+        who = self.name(info.base, f"the {what} descriptor")
         try:
             strides = [self.form(s) for s in info.strides]
             dims_src = [self.source(self.form(s)) for s in info.shape]
             coords = [self.form(c) for c in load.operands[1:3]]
         except NotAffine as e:
-            raise _Miss(f"the {what} descriptor: {e}", load)
+            raise _Miss(f"{who}: {e}", load)
         if strides[1] != Poly.const(1):
-            raise _Miss(f"the {what} descriptor is not contiguous in its last dimension", load)
+            name = self.runtime(strides[1])
+            if name is not None:
+                raise _Miss(f"{who}'s last stride, '{name}', is a runtime value (TMA needs it "
+                            "to be 1)", load, f"'{name}': " + _UNIT)
+            raise _Miss(f"{who} is not contiguous in its last dimension", load,
+                        "describe a matrix whose last dimension has unit stride")
         stride = self.source(strides[0])
         if stride is None or None in dims_src:
-            raise _Miss(f"the {what} descriptor's shape or stride is not a parameter", load)
+            raise _Miss(f"{who}'s shape or stride is not a parameter", load,
+                        "give the descriptor kernel arguments (or constants) as shape and strides")
         other = 1 - k_dim
         block = shape(load.results[0])
         kc, oc = coords[k_dim], coords[other]
         if kc != Poly.atom(TRIP).scale(self.BK):
-            raise _Miss(f"the {what} descriptor load does not walk K by {self.BK}", load)
+            raise _Miss(f"{who} load does not walk K by {self.BK}", load,
+                        f"load at k * {self.BK} in trip k")
         coord = self._coordinate(oc, block[other])
-        if not coord:
-            raise _Miss(f"the {what} descriptor load's coordinate is not tile * {block[other]}", load)
-        if not _same(dims_src[k_dim], self.K):
-            raise _Miss(f"the {what} descriptor's K differs from the loop's", load)
+        if coord is False:
+            raise _Miss(f"{who} load's coordinate is not tile * {block[other]}", load,
+                        f"load at pid * {block[other]}")
+        if self.K is not None and not _same(dims_src[k_dim], self.K):
+            raise _Miss(f"{who}'s K differs from the loop's", load,
+                        "give the descriptor the K the loop runs to")
         op = _Operand(self.pid[id(info.base)], rows=dims_src[0], cols=dims_src[1], stride=stride)
         if what == "A":
             self.pid_m, self.m_limit = coord, dims_src[0]
@@ -448,91 +622,256 @@ class _Matcher:
     # -- 3. the store ------------------------------------------------------------------------
     def _out(self):
         st = self.store
-        ptr, val = st.operands[0], st.operands[1]
-        mask = st.operands[2] if len(st.operands) > 2 else None
+        view = StoreOp(st)
+        ptr, val, mask = view.ptr, view.value, view.mask
         if shape(val) != (self.BM, self.BN):
-            raise _Miss("the stored tile's shape differs from the accumulator's", st)
+            raise _Miss("the stored tile's shape differs from the accumulator's", st,
+                        "store the [BM, BN] tile the dot accumulates")
         if self.loop.contains(val) or st.block is self.loop.body:
-            raise _Miss("the output is stored inside the k-loop", st)
+            raise _Miss("the output is stored inside the k-loop", st, "store after the loop over K")
+        if view.is_descriptor:
+            return self._desc_out(st, val)
         try:
             base, off = self.pointer(ptr, "output")
             dims = split_dims(off, 2)
             conds = conditions(self.forms, mask) if mask is not None else []
         except NotAffine as e:
-            raise _Miss(f"the store's address: {e}", st)
+            raise _Miss(f"the store's address: {e}", st,
+                        "store at Y + rows * row_stride + columns")
         if id(base) not in self.pid:
-            raise _Miss("the store's base pointer is not a kernel parameter", st)
+            raise _Miss("the store's base pointer is not a kernel parameter", st,
+                        "pass the output as a kernel argument")
+        who = self.name(base, "the output")
         if dims[1].stride != Poly.const(1):
-            raise _Miss("the output's rows are not contiguous", st)
+            name = self.runtime(dims[1].stride)
+            if dims[0].stride == Poly.const(1):
+                raise _Miss(f"{who}'s rows are not contiguous: it is written column-major", st,
+                            "write the output row-major ([M, N], N contiguous)")
+            if name is not None:
+                raise _Miss(f"{who}'s rows are not contiguous: its stride along N, '{name}', is "
+                            "a runtime value (TMA writes rows of unit stride)", st,
+                            f"'{name}': " + _UNIT)
+            raise _Miss(f"{who}'s rows are not contiguous (stride {self.describe(dims[1].stride)} "
+                        "along N)", st, "write the output with unit stride along N")
         for d, (coord, size) in enumerate(((self.pid_m, self.BM), (self.pid_n, self.BN))):
             r, kk, rest = dims[d].parts(d)
             got = self._coordinate(rest, size)
+            if coord is _UNKNOWN and r == 1 and kk == 0 and got is not False:
+                continue  # the loads' coordinate is unknown (their blocker said why)
             if r != 1 or kk != 0 or dims[d].modulus is not None or got is False or got != coord:
-                raise _Miss(f"the store's {'rows' if d == 0 else 'columns'} are not the loads' tile "
-                            f"coordinate * {size} + position", st)
+                raise _Miss(f"{who}'s {'rows' if d == 0 else 'columns'} are not the loads' tile "
+                            f"coordinate * {size} + position", st,
+                            f"store the tile the loads read: pid * {size} + tl.arange(0, {size})")
         stride = self.source(dims[0].stride)
         if stride is None:
-            raise _Miss("the output's row stride is not a parameter or a constant", st)
+            raise _Miss(f"{who}'s row stride is not a parameter or a constant", st,
+                        "pass the output's row stride as a kernel argument (or a constant)")
         limits = {}
         for d in conds:
             inv = set().union(*(dims_of(m) for m, _ in d.terms)) if d.terms else set()
             if len(inv) != 1:
-                raise _Miss("the store's mask is not a bound on rows or on columns", st)
+                raise _Miss(f"{who}'s mask is not a bound on rows or on columns", st, _FIX_MASK)
             dim = inv.pop()
+            low = (dims[dim].inner + d).constant()
+            if low is not None and low < 0:
+                continue  # index >= 0 (a block pointer's boundary check)
             src = self.source(dims[dim].inner + d.scale(-1))
             if src is None or (dim in limits and not _same(limits[dim], src)):
-                raise _Miss("the store's mask is not rows < M and columns < N", st)
+                raise _Miss(f"{who}'s mask is not rows < M and columns < N", st, _FIX_MASK)
             limits[dim] = src
-        M = limits.get(0) or self.m_limit
-        N = limits.get(1) or self.n_limit
-        if M is None or N is None or M.param is None and M.value is None or N.param is None and N.value is None:
-            raise _Miss("the output's M or N cannot be told from the store's mask or the loads", st)
+        M = limits.get(0) or self.m_limit or self._extent(self.pid_m, self.BM)
+        N = limits.get(1) or self.n_limit or self._extent(self.pid_n, self.BN)
+        # a constant coordinate c and nothing else bounding that side: the tiles up to c are all
+        # the kernel writes (one tile, or the unrolled ones: see _unrolled_columns)
+        if M is None and _constant(self.pid_m) is not None:
+            M = P.Source(value=(_constant(self.pid_m) + 1) * self.BM)
+        if N is None and _constant(self.pid_n) is not None:
+            N = P.Source(value=(_constant(self.pid_n) + 1) * self.BN)
+            self.n_from_coord = True
+        for src, coord, name, axis in ((M, self.pid_m, "M", "rows"), (N, self.pid_n, "N", "columns")):
+            if coord is _UNKNOWN:
+                continue
+            if src is None or src.param is None and src.value is None:
+                raise _Miss(f"the output's {name} cannot be told from the store's mask, the "
+                            f"loads or the loops: nothing in the kernel bounds its {axis} (the "
+                            "launch grid alone does)", st,
+                            f"mask the store with {axis} < {name} (free on divisible shapes)")
         for lim, name in ((self.m_limit, "M"), (self.n_limit, "N")):
             ref = M if name == "M" else N
             if lim is not None and lim.param is not None and not _same(lim, ref):
-                raise _Miss(f"the loads and the store use different {name}", st)
+                raise _Miss(f"the loads and the store use different {name}", st,
+                            f"bound the loads and the store by the same {name}")
         self.M, self.N = M, N
-        self.a.rows = M
-        if self.b_kn:
-            self.b.cols = N
-        else:
-            self.b.rows = N
+        if self.a is not None:
+            self.a.rows = M
+        if self.b is not None:
+            if self.b_kn:
+                self.b.cols = N
+            else:
+                self.b.rows = N
         self.out = _Operand(self.pid[id(base)], rows=M, cols=N, stride=stride)
         self.out_dtype = element(val) if element(val) in _DTYPES else None
         if self.out_dtype is None:
-            raise _Miss(f"the output is {element(val)}; the template stores bf16 or fp16", st)
+            raise _Miss(f"the output is {element(val)}; the template stores bf16 or fp16", st,
+                        "store the tile as bf16 or fp16")
         self.out_value = val
+
+    def _desc_out(self, st: Op, val: Value):
+        """The output stored through a tensor descriptor made in the kernel: [M, N] with unit
+        stride along N, written at (pid_m * BM, pid_n * BN) (TMA clips at its shape)."""
+        view = StoreOp(st)
+        dop = view.ptr.owner
+        info = desc_info(dop) if dop is not None else None
+        if info is None or len(info.shape) != 2 or id(info.base) not in self.pid:
+            raise _Miss("the output descriptor is not made in the kernel by "
+                        "tt.make_tensor_descriptor of a 2-D kernel argument", st,
+                        "make the output's descriptor in the kernel with tl.make_tensor_descriptor")
+        who = self.name(info.base, "the output descriptor")
+        try:
+            strides = [self.form(x) for x in info.strides]
+            dims_src = [self.source(self.form(x)) for x in info.shape]
+            coords = [self.form(x) for x in view.indices]
+        except NotAffine as e:
+            raise _Miss(f"{who}: {e}", st)
+        if strides[1] != Poly.const(1):
+            name = self.runtime(strides[1])
+            raise _Miss(f"{who}'s last stride{f', {name!r},' if name else ''} is not 1", st,
+                        f"'{name}': " + _UNIT if name else "describe a row-major output")
+        stride = self.source(strides[0])
+        if stride is None or None in dims_src or tuple(info.block) != (self.BM, self.BN):
+            raise _Miss(f"{who}'s shape, stride or block is not [M, N], a parameter row stride and "
+                        f"[{self.BM}, {self.BN}]", st,
+                        "describe Y as [M, N] with block [BM, BN] from kernel arguments")
+        for d, (coord, size) in enumerate(((self.pid_m, self.BM), (self.pid_n, self.BN))):
+            got = self._coordinate(coords[d], size)
+            if coord is _UNKNOWN and got is not False:
+                continue
+            if got is False or got != coord:
+                raise _Miss(f"{who} store's {'rows' if d == 0 else 'columns'} are not the loads' "
+                            f"tile coordinate * {size}", st, f"store at pid * {size}")
+        M, N = dims_src
+        for lim, ref, name in ((self.m_limit, M, "M"), (self.n_limit, N, "N")):
+            if lim is not None and lim.param is not None and not _same(lim, ref):
+                raise _Miss(f"the loads and the store use different {name}", st,
+                            f"bound the loads and the store by the same {name}")
+        self.M, self.N = M, N
+        if self.a is not None:
+            self.a.rows = M
+        if self.b is not None:
+            if self.b_kn:
+                self.b.cols = N
+            else:
+                self.b.rows = N
+        self.out = _Operand(self.pid[id(info.base)], rows=M, cols=N, stride=stride)
+        self.out_dtype = element(val) if element(val) in _DTYPES else None
+        if self.out_dtype is None:
+            raise _Miss(f"the output is {element(val)}; the template stores bf16 or fp16", st,
+                        "store the tile as bf16 or fp16")
+        self.out_value = val
+
+    def _extent(self, coord, size: int) -> P.Source | None:
+        """The size (a parameter) a tile coordinate covers in `size` tiles, read from how the
+        kernel walks it: `x % cdiv(P, size)`, the index of a loop running to cdiv(P, size) (or
+        over offsets to P step size, `// size`), `t // cdiv(Q, n)` of a loop over
+        cdiv(P, size) * cdiv(Q, n) tiles. Sound for the unmasked kernels it serves: they write
+        whole tiles up to cdiv(P, size) * size, so P is a multiple of size wherever they are
+        correct, and TMA clips at P. None when the kernel does not say (an unmasked kernel whose
+        grid alone sets it)."""
+        if coord is None or coord is _UNKNOWN or not isinstance(coord, Poly) or len(coord.terms) != 1:
+            return None
+        (mono, c), = coord.terms
+        if c != 1 or len(mono) != 1:
+            return None
+        key = mono[0][0]
+        loop = self._enclosing_loop(key)
+        if loop is not None:  # the index of a loop over tiles (any start and step: persistent)
+            return self._cdiv_of(self.forms.form(loop.bounds[1]), size)
+        if not (isinstance(key, tuple) and len(key) >= 3 and isinstance(key[2], tuple)
+                and len(key[2]) == 2):
+            return None
+        a, b = key[2]
+        if key[0] in REM:  # x % cdiv(P, size)
+            return self._cdiv_of(b, size)
+        if key[0] == ops.DIVSI and isinstance(a, Poly) and isinstance(b, Poly):
+            if b.constant() == size:  # offset // size of a loop over offsets to P step size
+                loop = self._enclosing_loop(a.terms[0][0][0][0]) if len(a.terms) == 1 and \
+                    a.terms[0][1] == 1 and len(a.terms[0][0]) == 1 else None
+                if loop is not None:
+                    lb, ub, step = (self.forms.form(x) for x in loop.bounds)
+                    if isinstance(step, Poly) and step.constant() == size and isinstance(ub, Poly):
+                        return self.source(ub)
+                return None
+            # t // cdiv(Q, n) of a loop over cdiv(P, size) * cdiv(Q, n) tiles
+            if len(a.terms) == 1 and a.terms[0][1] == 1 and len(a.terms[0][0]) == 1:
+                loop = self._enclosing_loop(a.terms[0][0][0][0])
+                if loop is not None:
+                    ub = self.forms.form(loop.bounds[1])
+                    if isinstance(ub, Poly) and len(ub.terms) == 1 and ub.terms[0][1] == 1:
+                        factors = [Poly.atom(k, p) for k, p in ub.terms[0][0]]
+                        if len(factors) == 2 and b in factors:
+                            other = factors[1] if factors[0] == b else factors[0]
+                            return self._cdiv_of(other, size)
+        return None
+
+    def _enclosing_loop(self, key) -> ForLoop | None:
+        """The scf.for (enclosing the k-loop) whose induction variable an atom key is."""
+        v = self.forms.argument(key)
+        if v is None or v.owner is not None:
+            return None
+        blk = v.block
+        op = blk.parent_op if blk is not None else None
+        if op is None or op.name != ops.FOR or not op.is_ancestor_of(self.loop.op):
+            return None
+        loop = ForLoop(op)
+        return loop if v is loop.iv else None
+
+    def _cdiv_of(self, f, size: int) -> P.Source | None:
+        """P when form `f` is cdiv(P, size) = (P + size - 1) / size of a parameter P."""
+        if not isinstance(f, Poly) or len(f.terms) != 1:
+            return None
+        (mono, c), = f.terms
+        if c != 1 or len(mono) != 1:
+            return None
+        key = mono[0][0]
+        if not (isinstance(key, tuple) and key[:1] == (ops.DIVSI,) and len(key[2]) == 2):
+            return None
+        num, den = key[2]
+        if not (isinstance(num, Poly) and isinstance(den, Poly) and den.constant() == size):
+            return None
+        return self.source(num + Poly.const(1 - size))
 
     # -- 4. loop-carried sums ----------------------------------------------------------------
     def _loop_values(self):
         loop = self.loop
-        self.row_stats: list[tuple[int, Value, str]] = []   # (iter index, contribution, mode)
-        self.col_sums: list[tuple[int, P.ColumnSums]] = []
+        fix = ("carry only sums that start at tl.zeros: row statistics of the A tile (at most "
+               "two) or column sums of the W tile")
         for i, arg in enumerate(loop.iter_args):
-            if i == self.acc_i or is_pointer(arg):
-                continue
+            if i == self.acc_i or is_pointer(arg) or _integral(arg):
+                continue  # addresses and offsets (block pointers' i64 offsets): read as forms
             y = loop.yields[i]
             if not is_zero_constant(loop.inits[i]):
                 raise _Miss("a loop-carried value besides the accumulator does not start at zero",
-                            loop.op)
+                            loop.op, fix)
             yo = y.owner
             if yo is None or yo.name != ops.ADDF or arg not in yo.operands:
-                raise _Miss("a loop-carried value is not a running sum", loop.op)
+                raise _Miss("a loop-carried value is not a running sum", loop.op, fix)
             x = yo.operands[1] if yo.operands[0] is arg else yo.operands[0]
             xo = x.owner
-            if len(shape(arg)) == 1 and shape(arg)[0] == self.BM and xo is not None \
-                    and _is_sum_over(xo, 1):
+            if len(shape(arg)) == 1 and shape(arg)[0] == self.BN and xo is not None \
+                    and _is_sum_over(xo, 0):
+                if self.b is not None:  # else B's blocker said why
+                    self.col_sums.append((i, self._colsum(xo)))
+            elif len(shape(arg)) == 1 and shape(arg)[0] == self.BM:
+                # a row statistic: any [BM] contribution of the k-step (the hook translates it)
                 self.row_stats.append((i, x, "row"))
             elif shape(arg) == (self.BM, self.BK):
                 self.row_stats.append((i, x, "tile"))
-            elif len(shape(arg)) == 1 and shape(arg)[0] == self.BN and xo is not None \
-                    and _is_sum_over(xo, 0):
-                self.col_sums.append((i, self._colsum(xo)))
             else:
                 raise _Miss("a loop-carried sum is neither a row statistic of the A tile nor a "
-                            "column sum of the B tile", yo)
+                            "column sum of the B tile", yo, fix)
         if len(self.row_stats) > 2:
-            raise _Miss(f"{len(self.row_stats)} row statistics; the template carries two", loop.op)
+            raise _Miss(f"{len(self.row_stats)} row statistics; the template carries two", loop.op,
+                        fix)
 
     def _colsum(self, red: Op) -> P.ColumnSums:
         """reduce(w, axis=0) or reduce(w * g[:, None], axis=0) of the B tile (k rows)."""
@@ -602,6 +941,18 @@ class _Matcher:
 
 def _first(f):
     return drop_trip(f) if isinstance(f, Poly) else f
+
+
+def _integral(v: Value) -> bool:
+    e = element(v)
+    return e.startswith("i") and e != "i1"
+
+
+def _constant(coord) -> int | None:
+    """The value of a constant tile coordinate (None: the first tile), else None."""
+    if coord is None:
+        return 0
+    return coord.constant() if isinstance(coord, Poly) else None
 
 
 def _constant_term(p: Poly) -> int:
@@ -686,7 +1037,7 @@ def _acc_reductions(m: _Matcher, out: Value) -> Op | None:
     """A tt.reduce over a [BM, BN] value in the epilogue's slice (a post-norm's row statistic)."""
     seen, stack = set(), [out]
     while stack:
-        x = stack.pop()
+        x = _resolve(m.aliases, stack.pop())
         op = x.owner
         if op is None or id(op) in seen or op is m.loop.op:
             continue
@@ -698,11 +1049,486 @@ def _acc_reductions(m: _Matcher, out: Value) -> Op | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# The kernel: one output tile's computation, or one repeated over the N tiles of a row block
+# ---------------------------------------------------------------------------------------------
+
+def _resolve(aliases: dict, v: Value) -> Value:
+    while id(v) in aliases:
+        v = aliases[id(v)]
+    return v
+
+
+def _feeding_dots(v: Value, acc_of: dict) -> tuple[list[Op], list[Op]]:
+    """(dots whose accumulator `v` is computed from, scf.if ops on the way): the walk goes
+    through op operands and into both branches of an scf.if whose result it meets, and stops at a
+    loop's result (recording the dot when it is that loop's accumulator)."""
+    dots, ifs, seen, stack = [], [], set(), [v]
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if id(x) in acc_of:
+            if acc_of[id(x)] not in dots:
+                dots.append(acc_of[id(x)])
+            continue
+        op = x.owner
+        if op is None or op.name == ops.FOR:
+            continue
+        if op.name == ops.IF:
+            if op not in ifs:
+                ifs.append(op)
+            view = IfOp(op)
+            for y in (view.then_yield, view.else_yield):
+                if y is not None:
+                    stack.append(y.operands[x.index])
+            continue
+        stack.extend(op.operands)
+    return dots, ifs
+
+
+def _branch_of(op: Op, ifop: Op) -> int | None:
+    """0 or 1: the region of `ifop` that holds `op` (None: neither)."""
+    while op is not None and op.parent_op is not ifop:
+        op = op.parent_op
+    if op is None:
+        return None
+    return 0 if op.block is IfOp(ifop).then_block else 1
+
+
+@dataclass
+class _Copies:
+    """The output tile computations of a kernel. kind: 'one' (one dot, one store); 'peeled' (a
+    loop over N tiles whose first trip computes the statistics and carries them to the later
+    trips: lazy-prenorm's row-walking form, one scf.if, then-branch first); 'unrolled' (one dot
+    and one store per N tile, tl.static_range, the first with the statistics)."""
+    kind: str
+    tiles: list  # (dot, store, aliases)
+    carried: dict = None  # 'peeled': id(N-loop iter_arg) -> the first trip's value it carries
+    two_passes: list = None  # 'one' with a post-norm's two stores (the matcher reads them)
+
+
+def _copies(func: Op, dots: list[Op], stores: list[Op]) -> _Copies:
+    if len(dots) == 1:
+        if len(stores) == 2 and all(st.name == ops.STORE for st in stores):
+            # a post-norm's two passes over the row, or not: `_two_passes` says which
+            return _Copies("one", [(dots[0], None, {})], two_passes=stores)
+        if len(stores) != 1:
+            raise _Miss(f"the kernel has side effects besides one tt.store of the output tile "
+                        f"({len(stores)} tt.store)", stores[1] if len(stores) > 1 else dots[0],
+                        "store the output tile once, after the loop over K")
+        return _Copies("one", [(dots[0], stores[0], {})])
+    acc_of = {}
+    for d in dots:
+        loop = d.block.parent_op
+        if loop is not None and loop.name == ops.FOR:
+            fl = ForLoop(loop)
+            if d.operands[2] in fl.iter_args:
+                acc_of[id(loop.results[fl.iter_args.index(d.operands[2])])] = d
+    fed = {id(st): _feeding_dots(StoreOp(st).value, acc_of) for st in stores}
+    if len(stores) == 1 and len(dots) == 2:
+        peeled = _peeled(stores[0], dots, *fed[id(stores[0])])
+        if peeled is not None:
+            return peeled
+    if len(stores) == len(dots) and all(len(fed[id(st)][0]) == 1 and not fed[id(st)][1]
+                                        for st in stores):
+        order = [fed[id(st)][0][0] for st in stores]
+        if len({id(d) for d in order}) == len(dots):
+            return _Copies("unrolled", [(d, st, {}) for d, st in zip(order, stores)])
+    raise _Miss(f"{len(dots)} tt.dot ops; the lowering handles one accumulator (or one tile "
+                "computation repeated over the N tiles of a row block)", dots[1],
+                "compute each output tile with one tl.dot accumulation")
+
+
+def _peeled(store: Op, dots: list[Op], fed: list[Op], ifs: list[Op]) -> _Copies | None:
+    """The row-walking form: `for n in range(lb, ...)` holding `if n == lb: (k-loop with the
+    statistics; scale) else: (k-loop; scale by the carried values)` and the store of its result."""
+    if len(fed) != 2 or len(ifs) != 1:
+        return None
+    ifop = ifs[0]
+    branches = [_branch_of(d, ifop) for d in fed]
+    if sorted(b for b in branches if b is not None) != [0, 1]:
+        return None
+    then_dot, else_dot = (fed[0], fed[1]) if branches[0] == 0 else (fed[1], fed[0])
+    nloop = ifop.block.parent_op
+    if nloop is None or nloop.name != ops.FOR:
+        return None
+    nl = ForLoop(nloop)
+    cond = IfOp(ifop).cond.owner
+    if cond is None or cond.name != ops.CMPI or cmp_predicate(cond) != "eq":
+        return None
+    lb = nl.bounds[0]
+
+    def same_as_lb(x):
+        return x is lb or (int_constant(x) is not None and int_constant(x) == int_constant(lb))
+    a, b = cond.operands
+    if not ((a is nl.iv and same_as_lb(b)) or (b is nl.iv and same_as_lb(a))):
+        return None
+    view = IfOp(ifop)
+    ty, ey = view.then_yield.operands, view.else_yield.operands
+    carried = {}
+    for j, y in enumerate(nl.yields):
+        if y.owner is ifop and ey[y.index] is nl.iter_args[j]:
+            carried[id(nl.iter_args[j])] = ty[y.index]
+    then_alias = {id(r): ty[i] for i, r in enumerate(ifop.results)}
+    else_alias = {id(r): ey[i] for i, r in enumerate(ifop.results)}
+    return _Copies("peeled", [(then_dot, store, then_alias), (else_dot, store, else_alias)], carried)
+
+
+def _same_expr(a: P.Expr, b: P.Expr, memo: dict) -> bool:
+    """Structural equality of two hook DAGs."""
+    key = (id(a), id(b))
+    if key in memo:
+        return memo[key]
+    same = (a is b) or (a.op == b.op and a.attr == b.attr and a.rank == b.rank and a.dtype == b.dtype
+                        and len(a.args) == len(b.args)
+                        and all(_same_expr(x, y, memo) for x, y in zip(a.args, b.args)))
+    memo[key] = same
+    return same
+
+
+def _same_hook(h1, h2, memo) -> bool:
+    if h1 is None or h2 is None:
+        return h1 is h2
+    return (h1.name == h2.name and h1.row_sums == h2.row_sums and len(h1.results) == len(h2.results)
+            and all(_same_expr(x, y, memo) for x, y in zip(h1.results, h2.results)))
+
+
+def _mentions(e: P.Expr, names: set, seen=None) -> bool:
+    """Whether a DAG reads one of the template's values `names`."""
+    seen = set() if seen is None else seen
+    if id(e) in seen:
+        return False
+    seen.add(id(e))
+    if e.op == "bound" and e.attr in names:
+        return True
+    return any(_mentions(x, names, seen) for x in e.args)
+
+
+@dataclass
+class _Analysis:
+    """What the pass read: the matcher of the tile computation the plan is made from, its
+    hooks, and how the kernel repeats it (`copies`)."""
+    m: _Matcher
+    hooks: tuple
+    copies: _Copies
+
+
+def _analyze(module: Module, post_norm: bool = False) -> _Analysis:
+    """The kernel read for a plan, or _Blockers naming every reason it cannot be lowered.
+    `post_norm`: see `_hooks`."""
+    funcs = [f for f in module.functions() if any(o.name == ops.DOT for o in f.walk())]
+    if not funcs:
+        raise _Blockers([_Miss("no tt.dot: not a GEMM-shaped kernel")])
+    if len(funcs) > 1:
+        raise _Blockers([_Miss("several functions contain a tt.dot")])
+    func = funcs[0]
+    dots = [o for o in func.walk() if o.name == ops.DOT]
+    effects = [o for o in func.walk() if not o.regions and writes_memory(o)]
+    stores = [o for o in effects if o.name in ops.STORES]
+    clustered = next((o for o in effects if o.name == ops.INLINE_ASM and CLUSTER_MARK in o.text), None)
+    if clustered is not None:
+        raise _Blockers([_Miss(
+            "the kernel's rows are split over a thread-block cluster (cluster-reduce ran before): "
+            "the template's post-norm takes the naive kernel", clustered,
+            "run epilogue-norm,hopper-ws{post-norm=true} instead")])
+    blockers = []
+    others = [o for o in effects if o.name not in ops.STORES]
+    if others:
+        blockers.append(_Miss(
+            "the kernel has side effects besides one tt.store of the output tile "
+            f"({', '.join(sorted({o.name for o in effects}))})", others[0],
+            "write only the output tile"))
+    try:
+        copies = _copies(func, dots, stores)
+    except _Miss as e:
+        raise _Blockers(blockers + [e]) from None
+    users = module.user_index()
+    tiles = []
+    for dot, store, aliases in copies.tiles:
+        m = _Matcher(module, func, dot, store, aliases, users)
+        m.two_passes = copies.two_passes
+        try:
+            m.run()
+        except _Miss as e:
+            m.blockers.append(e)
+        except NotAffine as e:
+            m.blockers.append(_Miss(str(e)))
+        tiles.append(m)
+    # the computation with the statistics is the one the plan is made from
+    prim = max(tiles, key=lambda t: len(t.row_stats))
+    blockers += prim.blockers
+    known = hasattr(prim, "BK")
+    if copies.kind == "one":
+        for coord, what in ((prim.pid_m, "row"), (prim.pid_n, "column")):
+            c = coord.constant() if isinstance(coord, Poly) else None
+            if c:
+                blockers.append(_Miss(f"the kernel computes only {what} tile {c} of the output",
+                                      prim.store, f"compute tile pid of a grid over all {what}s"))
+    if blockers:
+        raise _Blockers(blockers, prim if known else None)
+    try:
+        hooks, t_epi = _hooks(prim, post_norm=post_norm)
+    except _OtherLoop as e:
+        raise _Blockers([e.blocker()], prim) from None
+    except _Untranslatable as e:
+        raise _Blockers([_Miss(f"cannot translate {e} into the template's hooks", None,
+                               "compute the epilogue from the accumulator, the row statistics "
+                               "summed in the k-loop and kernel arguments")], prim) from None
+    except _Miss as e:
+        raise _Blockers([e], prim) from None
+    if len(tiles) > 1:
+        blockers = _check_copies(prim, hooks, t_epi, tiles, copies)
+        if blockers:
+            raise _Blockers(blockers, prim)
+    return _Analysis(prim, hooks, copies)
+
+
+def _check_copies(prim: _Matcher, hooks, t_epi, tiles: list, copies: _Copies) -> list[_Miss]:
+    """The other tile computations compute what `prim` does: for the peeled row walk, the later
+    trips of the N-tile loop with the statistics carried from the first (they do not depend on
+    the N tile: the template computes them per tile); for the unrolled one, the same tile
+    computation at columns 0, 1, ..., N / BN - 1."""
+    out = []
+    stat_names = {f"st{j}" for j in range(len(prim.row_stats))} | {"c0"}
+    extra = {}
+    results = prim.loop.op.results
+    # the first computation's statistics, as the later ones read them (unrolled: straight from
+    # its loop; peeled: through the values the N-tile loop carries)
+    for j, (i, _, mode) in enumerate(prim.row_stats):
+        res = results[i]
+        if mode == "row":
+            extra[id(res)] = P.bound(f"st{j}", 1, "f32")
+        else:
+            extra[id(prim.users_of(res)[0].results[0])] = P.bound(f"st{j}", 1, "f32")
+    if copies.kind == "peeled":
+        for key, v in copies.carried.items():
+            try:
+                e = t_epi(v)
+            except (_Untranslatable, _Miss):
+                continue  # not read by the later trips, else their translation fails
+            if _mentions(e, {"pid_n", "acc"} | {f"cs{j}" for j in range(len(prim.col_sums))}):
+                continue  # depends on the N tile: not a row statistic
+            extra[key] = e
+    pre, stats, afn, epi, *_ = hooks
+    memo: dict = {}
+    for m in tiles:
+        if m is prim:
+            continue
+        where = ("the later N tiles of the row walk" if copies.kind == "peeled"
+                 else "an unrolled N tile")
+        if m.blockers:
+            out += [_Miss(f"{where}: {b}", b.op, b.fix) for b in m.blockers]
+            continue
+        try:
+            (pre2, stats2, afn2, epi2, *_), _ = _hooks(m, extra)
+        except _Untranslatable as e:
+            out.append(_Miss(f"{where}: cannot translate {e} into the template's hooks (a value "
+                             "carried across the N tiles other than the first tile's row "
+                             "statistics?)", m.dot))
+            continue
+        except _Miss as e:
+            out.append(_Miss(f"{where}: {e}", e.op, e.fix))
+            continue
+        diff = []
+        for what, x, y in (("A operand", m.a.frozen(), prim.a.frozen()),
+                           ("B operand", _b_key(m), _b_key(prim)),
+                           ("output", (m.out.base, m.out.stride, m.M), (prim.out.base, prim.out.stride, prim.M)),
+                           ("K", m.K, prim.K), ("tile", (m.BM, m.BN, m.BK), (prim.BM, prim.BN, prim.BK)),
+                           ("types", (m.dtype, m.out_dtype), (prim.dtype, prim.out_dtype)),
+                           ("row block", m.pid_m, prim.pid_m),
+                           ("column sums", [c for _, c in m.col_sums], [c for _, c in prim.col_sums])):
+            if x != y:
+                diff.append(what)
+        if copies.kind == "peeled":
+            if m.N != prim.N:
+                diff.append("output columns")
+            if m.pid_n != prim.pid_n:
+                diff.append("column tile")
+        if not _same_hook(pre2, pre, memo):
+            diff.append("first-tile row vector")
+        if not _same_hook(afn2, afn, memo):
+            diff.append("A transform")
+        if stats2 is not None and not _same_hook(stats2, stats, memo):
+            diff.append("statistics")
+        if not _same_hook(epi2, epi, memo):
+            diff.append("epilogue")
+        if diff:
+            out.append(_Miss(f"{where} computes its tile unlike the first ({', '.join(diff)} "
+                             "differ), so one tile computation cannot stand for all", m.dot,
+                             "compute every N tile the same way (statistics before the N-tile "
+                             "loop, or in its first trip as lazy-prenorm writes it)"))
+    if copies.kind == "unrolled" and not out:
+        out += _unrolled_columns(prim, tiles)
+    return out
+
+
+def _b_key(m: _Matcher) -> tuple:
+    """B as read, without its N extent (which each unrolled tile tells only up to its own)."""
+    return (m.b.base, m.b.stride, m.b_kn, m.b.rows if m.b_kn else m.b.cols)
+
+
+def _unrolled_columns(prim: _Matcher, tiles: list) -> list[_Miss]:
+    """The unrolled tiles cover columns 0 .. n-1 (in tiles), all of N: the plan's N is n * BN
+    (or the constant N that the masks name, which must be that)."""
+    cols = []
+    for m in tiles:
+        c = 0 if m.pid_n is None else (m.pid_n.constant() if isinstance(m.pid_n, Poly) else None)
+        cols.append(c)
+    n = len(tiles)
+    if None in cols or sorted(cols) != list(range(n)):
+        return [_Miss("the unrolled N tiles are not columns 0, 1, ..., n-1 of the output",
+                      prim.dot, "unroll over tl.static_range(0, N // BN)")]
+    N = prim.N
+    if N is not None and N.value is not None and -(-N.value // prim.BN) != n and \
+            any(not m.n_from_coord for m in tiles):
+        return [_Miss(f"the kernel unrolls {n} N tiles but bounds the columns by N = {N.value}",
+                      prim.store, "unroll over tl.static_range(0, N // BN) with N a tl.constexpr")]
+    if N is not None and N.param is not None:
+        return [_Miss(f"the kernel unrolls {n} N tiles but N ('{prim.params[N.param].name}') is a "
+                      "runtime value", prim.store, "declare N tl.constexpr")]
+    full = P.Source(value=n * prim.BN)
+    if all(m.n_from_coord for m in tiles):
+        prim.N = full
+        prim.out.cols = full
+        if prim.b_kn:
+            prim.b.cols = full
+        else:
+            prim.b.rows = full
+    return []
+
+
+# ---------------------------------------------------------------------------------------------
+# Post-norm: the naive kernel's two passes over the row's N tiles
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _Post:
+    """A post-norm whose row spans several N tiles, in the naive kernel's form: loop 1 over the
+    row's T tiles runs the GEMM's k-loop, stores the tile (`s1`) and carries the row sums
+    (`sums`: (loop-1 result index, the tile's share: a sum over the tile's columns)); loop 2
+    over the same tiles reloads each tile (`reload`) and stores it normalized (`s2`)."""
+    loop1: ForLoop
+    loop2: ForLoop
+    s1: Op
+    s2: Op
+    reload: Op
+    trips: int
+    sums: list
+
+
+def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
+    """Read the two passes of a naive post-norm (kernels/postnorm_gemm.py's form for N > BN):
+
+        %s = scf.for %n = 0 to T step 1 iter_args(%ss = 0) {      // loop 1 (the k-loop inside)
+          %acc = scf.for %k ... { tt.dot }    %v = f(%acc, ...)    // bias, residual, masks
+          tt.store %Y[tile n], truncf(%v)     yield %ss + reduce(g(%v), axis=1) }
+        %rstd = h(%s)
+        scf.for %n = 0 to T step 1 { %y = tt.load %Y[tile n]; tt.store %Y[tile n], norm(%y, %rstd) }
+
+    The row sums split over any partition of the row's columns, so the template computes each
+    tile's share reduce(g(v)) on its own CTA and adds the T shares (the exchange); loop 2 reloads
+    exactly what loop 1 stored in the same trip (same address and mask under the shared trip
+    index, `normfuse.ir.affine`), so its reload is the tile v itself (in fp32: one rounding, as
+    epilogue-norm does), and the first store is overwritten by the second everywhere it wrote."""
+    kloop = m.loop.op
+    l1op = kloop.block.parent_op
+    blk = kloop.block
+    generic = _Miss("the kernel has side effects besides one tt.store of the output tile (2 "
+                    "tt.store, not a post-norm's two passes over the row's N tiles)", stores[1])
+    if all(st.block is blk for st in stores):
+        first, second = sorted(stores, key=blk.index_of)
+        root = StoreOp(first).root
+        if root is not None and any(o.name in ops.LOADS and LoadOp(o).root is root
+                                    for o in blk.ops[blk.index_of(first) + 1:blk.index_of(second)]):
+            raise _Miss("the output tile is stored, reloaded and stored again next to the GEMM (a "
+                        "post-norm whose row is one tile): run epilogue-norm first, which "
+                        "normalizes it in registers", second)
+        raise generic
+    s1 = next((st for st in stores if st.block is blk), None)
+    if s1 is None or l1op is None or l1op.name != ops.FOR:
+        raise generic
+    s2 = stores[1] if stores[0] is s1 else stores[0]
+    l2op = s2.block.parent_op
+    blk = l1op.block
+    if l2op is None or l2op.name != ops.FOR or l2op.block is not blk \
+            or blk.index_of(l2op) < blk.index_of(l1op):
+        raise _Miss("the normalized tile is not stored by a later loop over the row's N tiles, next "
+                    "to the GEMM's loop", s2)
+    l1, l2 = ForLoop(l1op), ForLoop(l2op)
+    b1, b2 = l1.constant_bounds(), l2.constant_bounds()
+    if None in b1 or None in b2:
+        raise _Miss("the loops over the row's N tiles need constant bounds (make N a tl.constexpr)",
+                    l1op)
+    if b1[0] != 0 or b1[2] != 1 or b1 != b2 or b1[1] < 1:
+        raise _Miss(f"the loops over the row's N tiles must both run over the tile indices 0..T "
+                    f"step 1 (found {tuple(b1)} and {tuple(b2)})", l1op)
+    if l2.iter_args:
+        raise _Miss("the normalizing loop carries values across tiles", l2op)
+    # loop 2 reads back exactly what loop 1 stored, trip by trip, and stores over it
+    forms = Forms(l1, l2)
+
+    def same(a: tuple, b: tuple) -> bool:
+        return len(a) == len(b) and all(
+            (x is None and y is None) or (x is not None and y is not None and forms.equal(x, y))
+            for x, y in zip(a, b))
+
+    first = StoreOp(s1)
+    root = first.root
+    reads = [o for o in m.func.walk() if o.name in ops.LOADS and root is not None
+             and LoadOp(o).root is root]
+    if root is None or len(reads) != 1 or reads[0].block is not l2.body:
+        raise _Miss("the normalizing loop does not reload the stored tile exactly once (and nothing "
+                    "else reads the output)", reads[1] if len(reads) > 1 else l2op)
+    reload = reads[0]
+    if not same(LoadOp(reload).address, first.address):
+        raise _Miss("the normalizing loop's reload is not, trip by trip, the tile the GEMM loop "
+                    "stored (address and mask)", reload)
+    if s2.block is not l2.body or l2.body.index_of(s2) < l2.body.index_of(reload) \
+            or not same(StoreOp(s2).address, first.address):
+        raise _Miss("the normalized tile is not stored where the GEMM loop stored the tile", s2)
+    sums = []
+    users = m.users
+    for i, (a, init, y) in enumerate(zip(l1.iter_args, l1.inits, l1.yields)):
+        if shape(a) != (m.BM,) or element(a) != "f32":
+            raise _Miss(f"loop-carried value {a.ref()} of the loop over N tiles is not a per-row f32 "
+                        "vector", l1op)
+        if not is_zero_constant(init):
+            raise _Miss(f"row sum {a.ref()} does not start at zero", l1op)
+        o = y.owner
+        if o is None or o.name != ops.ADDF or sum(1 for v in o.operands if v is a) != 1 \
+                or len(users.get(id(a), [])) != 1:
+            raise _Miss(f"row sum {a.ref()} is not a sum over the row's tiles (%s + x)", l1op)
+        x = o.operands[1] if o.operands[0] is a else o.operands[0]
+        red = x.owner
+        if red is None or not _is_sum_over(red, 1) or shape(red.operands[0]) != (m.BM, m.BN) \
+                or red.block is not l1.body:
+            raise _Miss(f"row sum {a.ref()}'s share per tile is not a sum over the tile's columns",
+                        red or l1op)
+        sums.append((i, red))
+    if not sums:
+        raise _Miss("the loop over N tiles accumulates no row sums", l1op)
+    if len(sums) > 2:
+        raise _Miss(f"{len(sums)} row sums; the template exchanges two", l1op)
+    return _Post(l1, l2, s1, s2, reload, b1[1], sums)
+
+
+# ---------------------------------------------------------------------------------------------
 # The hooks as expression DAGs
 # ---------------------------------------------------------------------------------------------
 
 class _Untranslatable(Exception):
     """A value the hooks cannot compute; the message names the op."""
+
+
+class _OtherLoop(_Untranslatable):
+    """The hooks read a result of a loop other than the k-loop."""
+
+    def blocker(self) -> "_Miss":
+        return _Miss(f"the epilogue reads {self}, a result of a loop other than the k-loop (a "
+                     "statistics loop before it that lazy-prenorm did not fuse: its remark says "
+                     "why)", None, "compute the row statistics from the A tiles the k-loop "
+                     "reads, in the k-loop or in a loop lazy-prenorm fuses into it")
 
 
 _BINARY = {ops.ADDF: "add", ops.SUBF: "sub", ops.MULF: "mul", ops.DIVF: "div",
@@ -720,12 +1546,14 @@ class _Exprs:
     """TTIR values -> hook expressions. `bindings`: id(Value) -> the Expr the template provides;
     kernel parameters become `param` leaves. Each value is translated once (a DAG)."""
 
-    def __init__(self, bindings: dict[int, P.Expr], params: dict[int, int]):
+    def __init__(self, bindings: dict[int, P.Expr], params: dict[int, int], aliases=None):
         self.bindings = dict(bindings)
         self.params = params
+        self.aliases = aliases or {}
         self.memo: dict[int, P.Expr] = {}
 
     def __call__(self, v: Value) -> P.Expr:
+        v = _resolve(self.aliases, v)
         b = self.bindings.get(id(v))
         if b is not None:
             return b
@@ -740,6 +1568,8 @@ class _Exprs:
         if op is None:
             raise _Untranslatable(f"{v.ref()} is a value of an enclosing loop or region")
         name = op.name
+        if name == ops.FOR:
+            raise _OtherLoop(v.ref())
         args = op.operands
         rank, el = len(shape(v)), element(v)
         new = lambda o, *a, attr=None: P.expr(o, *a, attr=attr, rank=rank, dtype=el)  # noqa: E731
@@ -817,10 +1647,14 @@ def _count(hooks) -> int:
     return len(seen)
 
 
-def _hooks(m: _Matcher):
-    """(pre, stats, afn, epi, notes): the hooks' DAGs."""
+def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
+    """((pre, stats, afn, epi, rows, fin, notes), the EPI translator): the hooks' DAGs. `extra`:
+    bindings of values the epilogue reads from elsewhere (another tile computation's statistics);
+    `post_norm`: lower row reductions of the accumulator (rows and fin: a post-norm whose row
+    spans several tiles)."""
     loop = m.loop
     params = {id(p.value): i for i, p in enumerate(m.params)}
+    aliases = m.aliases
     tile_loads = [o for o in loop.body.ops if _same_tile(o, m.a_load)]
     BM, BN, BK = m.BM, m.BN, m.BK
     el = m.dtype
@@ -834,7 +1668,7 @@ def _hooks(m: _Matcher):
         want = [(m.pid_m, P.bound("pid_m", 0, "i32"))]
         if include_n:
             want.append((m.pid_n, P.bound("pid_n", 0, "i32")))
-        want = [(c, b) for c, b in want if c is not None]
+        want = [(c, b) for c, b in want if c is not None and _constant(c) is None]
         if not want:
             return out
         for r in _scalar_values(m.func):
@@ -878,7 +1712,7 @@ def _hooks(m: _Matcher):
                         "first A tile", first_load)
         b = dict(common)
         b.update(a_bindings([first_load]))
-        pre = P.Hook("pre", (_Exprs(b, params)(pre_value),))
+        pre = P.Hook("pre", (_Exprs(b, params, aliases)(pre_value),))
         notes.append("a row vector from the first A tile (the LayerNorm shift) computed in the k-loop's first step")
 
     def with_c0(b):
@@ -888,15 +1722,16 @@ def _hooks(m: _Matcher):
 
     # STATS
     if m.row_stats:
-        t = _Exprs(with_c0(loop_bindings()), params)
+        t = _Exprs(with_c0(loop_bindings()), params, aliases)
         stats = P.Hook("stats", tuple(t(x) for _, x, _ in m.row_stats),
                        tuple(mode != "row" for _, _, mode in m.row_stats))
     # AFN
     if m.afn is not None:
-        afn = P.Hook("afn", (_Exprs(with_c0(loop_bindings()), params)(m.afn),))
+        afn = P.Hook("afn", (_Exprs(with_c0(loop_bindings()), params, aliases)(m.afn),))
     # EPI
     results = loop.op.results
-    b = dict(common)
+    b = dict(extra or {})
+    b.update(common)
     b.update(coords(True))
     b[id(results[m.acc_i])] = P.bound("acc", 2, "f32")
     with_c0(b)
@@ -912,16 +1747,136 @@ def _hooks(m: _Matcher):
             b[id(users[0].results[0])] = rowvec(f"st{j}")
     for j, (i, _) in enumerate(m.col_sums):
         b[id(results[i])] = P.bound(f"cs{j}", 1, "f32")
-    out = m.out_value
-    if out.owner is not None and out.owner.name == ops.TRUNCF and element(out.owner.operands[0]) == "f32":
-        out = out.owner.operands[0]
+    out = _unrounded(_resolve(aliases, m.out_value))
+    red = _acc_reductions(m, out)
+    if m.post is not None:
+        if not post_norm:
+            raise _Miss(f"a post-norm whose row spans {m.post.trips} N tiles (two passes over the "
+                        "row); not lowered by default (hopper-ws{post-norm=true} lowers it, the "
+                        "tiles of a row exchanging their row sums through global memory)", m.post.s2)
+        if red is not None:
+            raise _Miss("the tile before the norm reduces rows of the accumulator within one N tile",
+                        red)
+        res = _residual(m, out)
+        if isinstance(res, str):
+            notes.append(f"the residual tile is read with pointer loads in the epilogue ({res})")
+        elif res is not None:
+            m.res_load, m.res = res
+            b[id(m.res_load.results[0])] = P.bound("res", 2, element(m.res_load.results[0]))
+            notes.append("the residual tile loaded by TMA into the output's staging tile during "
+                         "the k-loop")
+        t_epi = _Exprs(b, params, aliases)
+        epi = P.Hook("epi", (t_epi(out),))
+        rows, fin = _post_hooks(m, params, coords(True), out)
+        notes.append(f"post-norm: the row's {m.post.trips} N tiles on {m.post.trips} CTAs of one "
+                     f"wave, {len(m.post.sums)} partial row sum(s) exchanged through global memory "
+                     "(stamped words), the tile normalized in fp32 in the epilogue")
+        return (pre, stats, afn, epi, rows, fin, notes), t_epi
+    if red is not None:
+        if not post_norm:
+            raise _Miss("the epilogue reduces rows of the accumulator (a post-norm); not lowered by "
+                        "default: the template's post-norms measured slower than cluster-reduce and "
+                        "epilogue-norm's kernels on the H200 (docs/NOTES.md; "
+                        "hopper-ws{post-norm=true} lowers it)", red)
+        notes.append("post-norm: the epilogue reduces rows of the accumulator within the tile"
+                     + (" (the row is one tile)" if m.pid_n is None else ""))
+    t_epi = _Exprs(b, params, aliases)
+    epi = P.Hook("epi", (t_epi(out),))
+    return (pre, stats, afn, epi, None, None, notes), t_epi
+
+
+def _residual(m: _Matcher, v: Value):
+    """The [BM, BN] tile that the epilogue value `v` reads from a second matrix at the output
+    tile's rows and columns (a post-norm's residual), as (load, TileOperand) for the template's
+    TMA; None when there is none; the reason (a string) when it cannot be read by TMA."""
+    loads, seen, stack = [], set(), [v]
+    while stack:
+        x = stack.pop()
+        op = x.owner
+        if op is None or id(op) in seen or op is m.loop.op:
+            continue
+        seen.add(id(op))
+        if op.name == ops.LOAD and shape(x) == (m.BM, m.BN):
+            loads.append(op)
+            continue
+        if op.name in ops.LOADS:
+            continue
+        stack.extend(op.operands)
+    if not loads:
+        return None
+    if len(loads) > 1:
+        return f"{len(loads)} tiles of other matrices"
+    load = loads[0]
+    info = LoadOp(load)
+    try:
+        base, off = m.pointer(info.ptr, "residual")
+        dims = split_dims(off, 2)
+        conds = conditions(m.forms, info.mask) if info.mask is not None else []
+    except NotAffine as e:
+        return f"its address: {e}"
+    if id(base) not in m.pid:
+        return "its base pointer is not a kernel parameter"
+    if info.other is not None and not is_zero_constant(info.other):
+        return "its masked lanes are not zero (TMA fills zeros)"
+    if dims[1].stride != Poly.const(1):
+        return "its rows are not contiguous"
+    for d, (coord, size) in enumerate(((m.pid_m, m.BM), (m.pid_n, m.BN))):
+        r, kk, rest = dims[d].parts(d)
+        got = m._coordinate(rest, size)
+        if r != 1 or kk != 0 or dims[d].modulus is not None or got is False or got != coord:
+            return f"its {'rows' if d == 0 else 'columns'} are not the output tile's"
+    stride = m.source(dims[0].stride)
+    if stride is None:
+        return "its row stride is not a parameter or a constant"
+    for c in conds:
+        inv = set().union(*(dims_of(t) for t, _ in c.terms)) if c.terms else set()
+        if len(inv) != 1:
+            return "its mask is not a bound on rows or on columns"
+        dim = inv.pop()
+        src = m.source(dims[dim].inner + c.scale(-1))
+        if not _same(src, m.M if dim == 0 else m.N):
+            return "its mask is not rows < M and columns < N"
+    el = element(load.results[0])
+    if el != m.out_dtype:
+        return f"it is {el}, the output {m.out_dtype} (the tile is staged in the output's buffer)"
+    return load, P.TileOperand(m.pid[id(base)], rows=m.M, cols=m.N, stride=stride)
+
+
+def _unrounded(v: Value) -> Value:
+    """The fp32 value a store rounds (truncf's operand), else `v`."""
+    o = v.owner
+    if o is not None and o.name == ops.TRUNCF and element(o.operands[0]) == "f32":
+        return o.operands[0]
+    return v
+
+
+def _post_hooks(m: _Matcher, params: dict, coords: dict, tile: Value):
+    """ROWS and FIN of a two-pass post-norm (`_two_passes`): ROWS is each row sum's share per tile
+    over the tile value `tile` (bound to y), FIN the normalizing loop's stored value with its
+    reload bound to y (fp32; rounded to the reload's type where the loop reads it unconverted),
+    loop 1's results (the row sums) to s0, s1 and loop 2's index to the N tile."""
+    post = m.post
+    y = P.bound("y", 2, "f32")
+    b = dict(coords)
+    b[id(tile)] = y
+    t = _Exprs(b, params)
+    rows = P.Hook("rows", tuple(t(red.operands[0]) for _, red in post.sums),
+                  tuple(True for _ in post.sums))
+    b = dict(coords)
+    b[id(post.loop2.iv)] = P.bound("pid_n", 0, "i32")
+    r = post.reload.results[0]
+    b[id(r)] = P.expr("cast", y, attr=element(r), rank=2, dtype=element(r))
+    for u in m.users_of(r):
+        if u.name == ops.EXTF and element(u.results[0]) == "f32":
+            b[id(u.results[0])] = y
+    for j, (i, _) in enumerate(post.sums):
+        b[id(post.loop1.op.results[i])] = P.bound(f"s{j}", 1, "f32")
+    out = _unrounded(StoreOp(post.s2).value)
     red = _acc_reductions(m, out)
     if red is not None:
-        raise _Miss("the epilogue reduces rows of the accumulator (a post-norm); not lowered: the "
-                    "template's post-norms measured slower than cluster-reduce and epilogue-norm's "
-                    "kernels on the H200 (docs/NOTES.md)", red)
-    epi = P.Hook("epi", (_Exprs(b, params)(out),))
-    return pre, stats, afn, epi, notes
+        raise _Miss("the normalizing loop reduces rows of the reloaded tile", red)
+    fin = P.Hook("fin", (_Exprs(b, params)(out),))
+    return rows, fin
 
 
 # ---------------------------------------------------------------------------------------------
@@ -929,6 +1884,16 @@ def _hooks(m: _Matcher):
 # ---------------------------------------------------------------------------------------------
 
 _BUDGET = 227 * 1024 - 1024  # shared memory per CTA on sm_90, less Triton's own reserve
+# words of partial row sums a consumer thread holds in flight in one step of the gather (next to
+# the 128-register tile: 16 spilled at 128 x 128 ping-pong, LayerNorm, N = 8192)
+_GATHER_WORDS = 8
+
+
+def _row_chunk(trips: int, sums: int, cfg: P.WSConfig) -> int:
+    """N tiles per step of the gather: all of the row's (a power of two) when they fit
+    _GATHER_WORDS words per consumer thread, else as many as do (2..32)."""
+    fit = _GATHER_WORDS * 32 * cfg.consumer_warps // (cfg.block_m * sums)
+    return max(2, min(32, 1 << (trips - 1).bit_length(), 1 << (max(fit, 1).bit_length() - 1)))
 
 
 def _stats_where(cfg: P.WSConfig) -> str:
@@ -952,6 +1917,9 @@ class HopperWS(Pass):
     # the row statistics computed once per row block (by the MMA warps of the CTA that owns the
     # row block's first tile) and shared with the other CTAs through global memory
     stats_share: bool = False
+    # lower post-norms: row reductions of the accumulator in the epilogue, and the naive kernel's
+    # two passes over a row of several N tiles (the tiles exchanging their row sums)
+    post_norm: bool = False
 
     def __post_init__(self):
         if self.schedule not in ("coop", "pingpong"):
@@ -964,7 +1932,9 @@ class HopperWS(Pass):
         default depth unless `stages` asks for more)."""
         if self.schedule == "coop":
             if (m.BM, m.BN) != (128, 256) and m.BM % 128:
-                raise _Miss(f"the coop schedule takes 128-row tiles, the kernel has {m.BM}x{m.BN}")
+                raise _Miss(f"the coop schedule takes 128-row tiles, the kernel has {m.BM}x{m.BN}",
+                            m.dot, "use 128-row tiles (BM = 128), or hopper-ws{schedule=pingpong} "
+                            "for 64-row tiles")
             cfg = P.WSConfig(block_m=m.BM, block_n=m.BN, block_k=m.BK, stages=3, consumers=1,
                              consumer_warps=8)
         else:
@@ -972,48 +1942,74 @@ class HopperWS(Pass):
                              consumer_warps=4)
         if m.BM % (16 * cfg.consumer_warps) or m.BN > 256 or m.BN % 16 or m.BK % 16:
             raise _Miss(f"tile {m.BM}x{m.BN}x{m.BK} does not fit the {self.schedule} schedule "
-                        f"({cfg.consumer_warps} warps of 16-row wgmma, n <= 256)")
+                        f"({cfg.consumer_warps} warps of 16-row wgmma, n <= 256)", m.dot,
+                        f"use BM a multiple of {16 * cfg.consumer_warps}, BN <= 256 and BN, BK "
+                        "multiples of 16")
         stages = int(self.stages) or cfg.stages
         while stages > 2 and replace(cfg, stages=stages).smem_bytes() > _BUDGET:
             stages -= 1
         cfg = replace(cfg, stages=stages)
         if cfg.smem_bytes() > _BUDGET:
             raise _Miss(f"tile {m.BM}x{m.BN}x{m.BK} needs {cfg.smem_bytes()} bytes of shared "
-                        f"memory at {stages} stages")
+                        f"memory at {stages} stages", m.dot,
+                        "use a smaller tile" + (" (BN = 128 fits two ping-pong tiles) or the coop "
+                                                "schedule" if self.schedule == "pingpong" else ""))
         if share and cfg.consumers == 1:
             cfg = replace(cfg, stats_share=True)
         return cfg
 
     def plan(self, module: Module) -> tuple[P.WSPlan, Op]:
-        """The plan for `module` and its dot, or _Miss with the reason."""
-        m = _Matcher(module)
+        """The plan for `module` and its dot, or _Blockers with every reason it has none."""
         try:
-            m.run()
-        except NotAffine as e:
-            raise _Miss(str(e))
+            an = _analyze(module, self.post_norm)
+        except _Blockers as e:
+            m = getattr(e, "matcher", None)
+            if m is not None:  # the tile is known: say too whether the schedule takes it
+                try:
+                    self.config(m, False)
+                except _Miss as c:
+                    e.misses.append(c)
+            raise
+        m = an.m
+        pre, stats, afn, epi, rows, fin, notes = an.hooks
+        if an.copies.kind == "peeled":
+            notes.append("the row walk's later N tiles (statistics carried from the first) "
+                         "are the same tile computation: every tile takes its statistics itself")
+        elif an.copies.kind == "unrolled":
+            notes.append(f"{len(an.copies.tiles)} unrolled N tiles are the same tile computation")
         try:
-            pre, stats, afn, epi, notes = _hooks(m)
-        except _Untranslatable as e:
-            raise _Miss(f"cannot translate {e} into the template's hooks")
-        share = self.stats_share and stats is not None and afn is None
-        cfg = self.config(m, share)
+            share = self.stats_share and stats is not None and afn is None and rows is None
+            cfg = self.config(m, share)
+        except _Miss as c:
+            raise _Blockers([c], m) from None
         if self.stats_share and stats is not None and not cfg.stats_share:
             notes.append("stats-share not applied: " + (
                 "the A operand is computed in the k-loop (g or beta not folded)" if afn is not None
+                else "the kernel is a post-norm" if rows is not None
                 else "it needs the coop schedule"))
+        if rows is not None:
+            cfg = replace(cfg, row_exchange=len(rows.results),
+                          row_chunk=_row_chunk(m.post.trips, len(rows.results), cfg))
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),
                  P.TmaDescriptor("out", (m.BM, m.BN))]
+        if m.res is not None:
+            needs.append(P.TmaDescriptor("res", (m.BM, m.BN)))
         needs += [P.DerivedArgument(c) for _, c in m.col_sums]
-        needs.append(P.PersistentGrid(m.BM, m.BN))
+        needs.append(P.PersistentGrid(m.BM, m.BN, whole_rows=rows is not None))
         if cfg.stats_share:
             needs.append(P.SharedStatistics(m.BM))
+        if rows is not None:
+            needs.append(P.SharedStatistics(m.BM, row_sums=len(rows.results), block_n=m.BN))
         return P.WSPlan(
             kernel_name=ops.FuncOp(m.func).sym_name, params=tuple((p.name, p.type) for p in m.params),
             a=a, b=b, out=out, b_kn=m.b_kn, M=m.M, N=m.N, K=m.K, dtype=_DTYPES[m.dtype],
-            out_dtype=_DTYPES[m.out_dtype], config=cfg, single=(m.pid_m is None, m.pid_n is None),
-            pre=pre, stats=stats, afn=afn, epi=epi, n_stats=len(m.row_stats),
+            out_dtype=_DTYPES[m.out_dtype], config=cfg,
+            single=(m.pid_m is None, m.pid_n is None and an.copies.kind != "unrolled"),
+            pre=pre, stats=stats, afn=afn, epi=epi, rows=rows, fin=fin,
+            res=m.res, res_dtype=_DTYPES[m.out_dtype] if m.res is not None else "",
+            n_stats=len(m.row_stats),
             column_sums=tuple(c for _, c in m.col_sums), notes=tuple(notes),
             needs=tuple(needs)), m.dot
 
@@ -1022,17 +2018,20 @@ class HopperWS(Pass):
             return
         try:
             plan, dot = self.plan(module)
-        except _Miss as e:
-            run.missed(str(e), e.op)
+        except _Blockers as e:
+            n = len(e.misses)
+            for i, b in enumerate(e.misses):
+                run.missed((f"[{i + 1}/{n}] " if n > 1 else "") + b.text, b.op)
             return
         cfg = plan.config
+        hooks = (plan.pre, plan.stats, plan.afn, plan.epi, plan.rows, plan.fin)
         parts = [f"lowered to the warp-specialized template: {cfg}, persistent, "
                  f"{'B [K, N]' if plan.b_kn else 'B [N, K]'}",
                  (f"{plan.n_stats} row statistic(s) from the A tiles " + _stats_where(cfg))
                  if plan.n_stats else "no statistics",
                  "A operand computed in registers (g/beta in the loop; each k-step's wgmma waited)"
                  if plan.afn is not None else "A straight from shared memory",
-                 f"epilogue translated from the IR ({_count((plan.pre, plan.stats, plan.afn, plan.epi))} "
+                 f"epilogue translated from the IR ({_count(hooks)} "
                  "expression nodes in the hooks)"]
         if plan.column_sums:
             parts.append(f"{len(plan.column_sums)} column sum(s) of the weight precomputed per "

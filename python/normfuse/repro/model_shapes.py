@@ -3,6 +3,7 @@ benchmark's models against cuBLAS's GEMM alone.
 
     PYTHONPATH=python python3 -m normfuse.repro --model-shapes [--out DIR]
     PYTHONPATH=python python3 -m normfuse.repro.model_shapes --out DIR [--warm-procs P] [--t 8192]
+                                                             [--form pre|post]
 
 Shapes (`shapes()`), derived from normfuse.repro.models.SPECS: every GEMM that reads a norm's
 output, with siblings that read the same norm concatenated along N (what the ops' list-of-weights
@@ -28,7 +29,8 @@ Per cell:
     unfused_ms     cublas_ms + norm_ms
     options        the op under each option of `PRE_OPTIONS` / `POST_OPTIONS` (tile config and the
                    hopper-ws or cluster-reduce options that exist: schedule coop | pingpong,
-                   stages, stats-share; block_n, exchange): ms, ok, err, lowered
+                   stages, stats-share; block_n, exchange; the lowered
+                   post-norm, coop | pingpong): ms, ok, err, lowered, ran_lowered
     best           the fastest option whose output passed the check; best_over_cublas is the
                    issue's ratio (goal <= 1.03)
 
@@ -148,12 +150,19 @@ POST_OPTIONS = (
     Option("128x128 tiles", (128, 128, 64, 8, 3, False), "default"),
     Option("exchange=global", None, "post:exchange=global"),
     Option("64x256 tiles", (64, 256, 64, 8, 3, False), "default"),
+    # hopper-ws{post-norm=true} (the lowered form, not the default yet): coop 128x256 and
+    # ping-pong 64x256, the tiles its spelling picks (postnorm_linear.lowered_postnorm_config),
+    # and ping-pong at 128x128 (less L2 traffic per FLOP than 64x256, twice the N tiles)
+    Option("lowered coop", None, "post:lowered=coop"),
+    Option("lowered pingpong", None, "post:lowered=pingpong"),
+    Option("lowered pingpong 128x128", (128, 128, 64, 4, 3, False), "post:lowered=pingpong"),
 )
 
 
 def _passes(opt: Option, form: str):
     """(passes for the op, extra keyword arguments)."""
-    from ..ops.postnorm_linear import DEFAULT_POSTNORM_PASSES, postnorm_passes
+    from ..ops.postnorm_linear import (DEFAULT_POSTNORM_PASSES, lowered_postnorm_passes,
+                                       postnorm_passes)
     p = opt.passes
     if p == "default":
         return ("default" if form == "pre" else DEFAULT_POSTNORM_PASSES), {}
@@ -161,6 +170,8 @@ def _passes(opt: Option, form: str):
         return _ws(p[3:]), {}
     if p.startswith("post:exchange="):
         return postnorm_passes(exchange=p.split("=", 1)[1]), {}
+    if p.startswith("post:lowered="):
+        return lowered_postnorm_passes(p.split("=", 1)[1]), {}
     raise ValueError(f"unknown option passes {p!r}")
 
 
@@ -296,6 +307,8 @@ def cell(shape: Shape, T: int, compiled_norms: dict, options=None, log=print) ->
             torch.cuda.synchronize()
             ck = p.compile()
             o["lowered"] = getattr(ck, "lowered", None) is not None
+            # the lowered kernel launched (not refused at launch: a fallback to the unlowered one)
+            o["ran_lowered"] = o["lowered"] and ck.lowered.why_not(p.runtime_args) is None
             o["remarks"] = [str(r)[:300] for r in getattr(ck, "remarks", [])][:6]
             o["written"] = not bool(torch.isnan(y).any())
             o["err"] = ref.rel_err(y[rows], oracle)
@@ -437,13 +450,14 @@ def option_summary(records) -> list[dict]:
     return out
 
 
-def warm_jobs(Ts=T_VALUES) -> list:
+def warm_jobs(Ts=T_VALUES, form: str | None = None) -> list:
     """One child per option of each form (its kernels for every shape at the smallest T: the
-    kernels do not specialise on T), one per T for the compiled standalone norms."""
+    kernels do not specialise on T), one per T for the compiled standalone norms; `form`: only
+    that form's options."""
     from .warm import child_argv
     n_pre, n_post = len(PRE_OPTIONS), len(POST_OPTIONS)
     jobs = [(f"model_shapes option {i}", child_argv("model_shapes", (i,)))
-            for i in range(n_pre + n_post)]
+            for i in range(n_pre + n_post) if form in (None, "pre" if i < n_pre else "post")]
     jobs += [(f"model_shapes norms T {T}", child_argv("model_shapes", (n_pre + n_post + k,)))
              for k, T in enumerate(Ts)]
     return jobs
@@ -483,12 +497,15 @@ def main(argv=None) -> int:
     ap.add_argument("--warm-procs", type=int, default=None,
                     help="warm-up children at once (default: the cores less two)")
     ap.add_argument("--warm-timeout", type=float, default=150.0)
+    ap.add_argument("--form", choices=("pre", "post"), default=None,
+                    help="only the pre-norm or only the post-norm shapes (and their options)")
     args = ap.parse_args(argv)
     return bench(args.out, tuple(int(v) for v in args.t.split(",")), args.warm_procs,
-                 args.warm_timeout)
+                 args.warm_timeout, form=args.form)
 
 
-def bench(out: str, Ts=T_VALUES, warm_procs=None, warm_timeout=150.0, log=print) -> int:
+def bench(out: str, Ts=T_VALUES, warm_procs=None, warm_timeout=150.0, log=print,
+          form: str | None = None) -> int:
     import torch
     import triton
     if not torch.cuda.is_available():
@@ -497,7 +514,7 @@ def bench(out: str, Ts=T_VALUES, warm_procs=None, warm_timeout=150.0, log=print)
     from . import warm
     warm.configure_torch()
     t0 = time.time()
-    jobs = warm_jobs(Ts)
+    jobs = warm_jobs(Ts, form)
     from .models import warm_procs_default
     procs = warm_procs_default(len(jobs)) if warm_procs is None else warm_procs
     res = warm.parallel(jobs, procs, warm_timeout, log=log) if procs > 0 else None
@@ -519,7 +536,7 @@ def bench(out: str, Ts=T_VALUES, warm_procs=None, warm_timeout=150.0, log=print)
             f.write(md)
         return data, md
 
-    records = run(Ts, log=log, on_shape=write)
+    records = run(Ts, [s for s in shapes() if form in (None, s.form)], log=log, on_shape=write)
     data, md = write(records)
     log(md)
     log(f"model_shapes: {len(records)} cells in {data['seconds']} s -> {out}")

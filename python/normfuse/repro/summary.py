@@ -16,9 +16,12 @@ K, N in {512, 1024, 2048}) and M = 8192 with K = N = 4096 and 8192, bf16:
     hidden_pct    (cublas_ms + norm_ms - fused_ms) / norm_ms * 100 (the blog's metric)
 
 plus `err` (fused vs fp64 on a row sample) and `lowered` (whether the op ran the warp-specialized
-kernel). Times are `triton.testing.do_bench` medians (warmup 25 ms, rep 100 ms). Writes
-DIR/summary.json, DIR/summary.md and DIR/hidden.png (hidden % per cell next to the blog's
-ranges on B200). `--warm-procs P` first compiles every cell in P child processes at once
+kernel). Post-norm ops also record their lowered form (hopper-ws{post-norm=true}, not yet the
+default), per schedule s in coop, pingpong: `lowered_<s>_ms`, `_hidden_pct`, `_over_backbone`,
+`_over_cublas`, `_err`, `_ran` (the lowered kernel launched rather than a fallback); the table
+`summary_post_lowered.md` lists them. Times are `triton.testing.do_bench` medians (warmup 25 ms, rep
+100 ms). Writes DIR/summary.json, DIR/summary.md and DIR/hidden.png (hidden % per cell next to the
+blog's ranges on B200). `--warm-procs P` first compiles every cell in P child processes at once
 (`normfuse.repro.warm`), so that this process spends its time measuring.
 """
 from __future__ import annotations
@@ -107,6 +110,8 @@ def run(ops_wanted, cells, log=print):
                    "fused_over_cublas": fused / cublas, "fused_over_backbone": fused / backbone,
                    "backbone_over_cublas": backbone / cublas, "err": err, "written": written,
                    "lowered": getattr(ck, "lowered", None) is not None}
+            if not prenorm:
+                rec.update(_post_lowered(op, x, w, gn, bn, want, rows, cublas, norm, backbone))
             records.append(rec)
             log(f"{op:17s} {M}x{K}x{N}: cublas {cublas:.3f} norm {norm:.3f} fused {fused:.3f} "
                 f"backbone {backbone:.3f} hidden {rec['hidden_pct']:6.1f}% err {err:.2e}"
@@ -114,6 +119,55 @@ def run(ops_wanted, cells, log=print):
         del x, w, y
         torch.cuda.empty_cache()
     return records
+
+
+def _post_lowered(op, x, w, gn, bn, want, rows, cublas, norm, backbone) -> dict:
+    """The post-norm op's lowered form under each schedule: time, error, whether it ran lowered."""
+    import torch
+    from .. import reference as ref
+    from ..ops import postnorm_linear as post
+    out = {}
+    M, N = x.shape[0], w.shape[0]
+    for sched in post.LOWERED_SCHEDULES:
+        k = f"lowered_{sched}_"
+        try:
+            passes = post.lowered_postnorm_passes(sched)
+            p = (post.prepare_linear_rmsnorm(x, w, gn, 1e-6, passes=passes) if op == "linear_rmsnorm"
+                 else post.prepare_linear_layernorm(x, w, gn, bn, 1e-5, passes=passes))
+            ck = p.compile()
+            ran = ck.lowered is not None and ck.lowered.why_not(p.runtime_args) is None
+            p.out.fill_(float("nan"))
+            y = p()
+            torch.cuda.synchronize()
+            ms = _bench(p.launch)
+            out.update({k + "ms": ms, k + "hidden_pct": (cublas + norm - ms) / norm * 100,
+                        k + "over_backbone": ms / backbone, k + "over_cublas": ms / cublas,
+                        k + "err": ref.rel_err(y.reshape(M, N)[:rows], want),
+                        k + "written": not bool(torch.isnan(y).any()), k + "ran": ran})
+        except Exception as e:  # noqa: BLE001 - recorded, the other measurements go on
+            out[k + "error"] = f"{type(e).__name__}: {e}"[:300]
+    return out
+
+
+def post_lowered_table(records) -> str:
+    """The post-norm ops' default and lowered forms side by side (fused / cuBLAS, hidden %)."""
+    lines = ["| op | M | K | N | default / cuBLAS | hidden % | coop / cuBLAS | coop / backbone | "
+             "coop hidden % | pingpong / cuBLAS | pingpong / backbone | pingpong hidden % |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def f(v, fmt):
+        return format(v, fmt) if isinstance(v, (int, float)) else "-"
+    for r in records:
+        if r["op"] not in ("linear_rmsnorm", "linear_layernorm"):
+            continue
+        cols = [f(r["fused_over_cublas"], ".3f"), f(r["hidden_pct"], ".0f")]
+        for s in ("coop", "pingpong"):
+            ok = r.get(f"lowered_{s}_ran") and r.get(f"lowered_{s}_written")
+            cols += [f(r.get(f"lowered_{s}_over_cublas"), ".3f") if ok else "n/a",
+                     f(r.get(f"lowered_{s}_over_backbone"), ".3f") if ok else "n/a",
+                     f(r.get(f"lowered_{s}_hidden_pct"), ".0f") if ok else "n/a"]
+        lines.append(f"| {r['op']} | {r['M']} | {r['K']} | {r['N']} | " + " | ".join(cols) + " |")
+    return "\n".join(lines)
 
 
 def summary_cells(quick: bool) -> list:
@@ -208,6 +262,12 @@ def main(argv=None):
           f"{data['triton']}, bf16)\n\n" + table(records) + "\n")
     with open(os.path.join(args.out, "summary.md"), "w") as f:
         f.write(md)
+    if any(r["op"] in ("linear_rmsnorm", "linear_layernorm") for r in records):
+        post_md = ("# Post-norm ops: the default and the lowered forms (hopper-ws{post-norm=true})"
+                   "\n\n" + post_lowered_table(records) + "\n")
+        with open(os.path.join(args.out, "summary_post_lowered.md"), "w") as f:
+            f.write(post_md)
+        md += "\n" + post_md
     plot(records, os.path.join(args.out, "hidden.png"))
     print(md)
     return 0

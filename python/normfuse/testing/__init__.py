@@ -8,17 +8,20 @@
 - `check_pass_numerics(fn, args, *, constexprs, grid, passes="default", **options)`: compile a
   kernel ahead of time for sm_90, run its IR before and after the passes, compare, and run the
   lowered kernel when a lowering applied (`numerics`); `check_ir_numerics` does the same for
-  TTIR text, `check_lowered_numerics` for a kernel compiled elsewhere (the ops' `aot_compile`).
+  TTIR text, `check_lowered_numerics` for a kernel compiled elsewhere (the ops' `aot_compile`);
+  `ttir_of` gives a kernel's TTIR without compiling it further, `lower_ir` the passes' lowered
+  kernel of a TTIR text.
 """
 from .interpreter import TRITON_SMEM, cluster_dims
 from .run import run_ir
 from .memory import InterpreterError, RaceError, bf16_bits, bf16_from_bits, round_bf16
 from .numerics import (ALL_PASSES, LoweredBinding, LoweredRun, NumericsCheck, check_ir_numerics,
                        check_lowered_numerics, check_pass_numerics, default_pipeline,
-                       lowered_launch, rel_diff, run_lowered, stale_words)
+                       lower_ir, lowered_launch, rel_diff, run_lowered, stale_words,
+                       ttir_of)
 
 __all__ = ["run_ir", "cluster_dims", "check_pass_numerics", "check_ir_numerics",
            "check_lowered_numerics", "NumericsCheck", "LoweredRun", "LoweredBinding",
            "lowered_launch", "run_lowered", "stale_words", "default_pipeline", "rel_diff",
            "InterpreterError", "RaceError", "round_bf16", "bf16_bits", "bf16_from_bits",
-           "TRITON_SMEM", "ALL_PASSES"]
+           "TRITON_SMEM", "ALL_PASSES", "ttir_of", "lower_ir"]

@@ -224,16 +224,19 @@ class LoweredBinding:
 _NAN_BITS = 0x7FC00000
 
 
-def stale_words(rows: int, epoch: int):
-    """Shared-statistics words (int64 [3 rows]) as launch `epoch - 1` left them, with NaN values:
-    a kernel that takes a word of another launch writes NaN into its output."""
+def stale_words(rows: int, epoch: int, per_row: int = 3):
+    """Shared-statistics words (int64 [per_row x rows]: 3 for the pre-norm statistics, a
+    post-norm's row sums x N tiles for its partial sums) as launch `epoch - 1` left them, with
+    NaN values: a kernel that takes a word of another launch writes NaN into its output."""
     import torch
-    return torch.full((3 * rows,), ((epoch - 1) << 32) | _NAN_BITS, dtype=torch.int64)
+    return torch.full((per_row * rows,), ((epoch - 1) << 32) | _NAN_BITS, dtype=torch.int64)
 
 
 def _flatten(values) -> list:
     out = []
     for v in values:
+        if v is None:  # an absent operand (no residual): a constexpr, not a kernel parameter
+            continue
         if isinstance(v, tuple):
             out += _flatten(v)
         elif hasattr(v, "base") and hasattr(v, "shape") and hasattr(v, "strides"):
@@ -248,19 +251,22 @@ def lowered_launch(lowered, runtime_args, *, programs: int = 3, epoch: int = 2,
     """The arguments the host side gives the lowered kernel of `lowered` (a LoweredLaunch, i.e.
     `CompiledKernel.lowered`) for the unlowered kernel's runtime arguments (CPU tensors): the
     lowering's own `LoweredLaunch.arguments`, as a GPU launch computes them, with `programs`
-    persistent CTAs instead of one per SM. With shared statistics: `sbuf` (default:
-    `stale_words`, a previous launch's NaN words) and `epoch`."""
+    persistent CTAs instead of one per SM (a post-norm's whole-rows order uses the first T x G of
+    them). With shared statistics or a post-norm's row exchange: `sbuf` (default: `stale_words`,
+    a previous launch's NaN words) and `epoch`."""
     cfg = lowered.instance.config
     args = list(runtime_args)
-    bound = lowered.arguments(args, grid=programs, shared=(None, epoch) if cfg.stats_share else None)
-    if cfg.stats_share:
+    words = next((n for n in lowered.plan.needs if type(n).__name__ == "SharedStatistics"), None)
+    bound = lowered.arguments(args, grid=programs, shared=(None, epoch) if words else None)
+    if words:
         rows = -(-int(bound["M"]) // cfg.block_m) * cfg.block_m
-        bound = lowered.arguments(args, grid=programs,
-                                  shared=(stale_words(rows, epoch) if sbuf is None else sbuf, epoch))
+        per_row = words.words_per_row(int(bound["N"]))
+        bound = lowered.arguments(
+            args, grid=programs,
+            shared=(stale_words(rows, epoch, per_row) if sbuf is None else sbuf, epoch))
     descs = {n: v for n, v in zip(bound.names, bound.args) if n.endswith("_desc")}
     return LoweredBinding(bound, _flatten(bound.args), tuple(bound.grid), descs,
-                          bound["sbuf"] if cfg.stats_share else None,
-                          bound["epoch"] if cfg.stats_share else 0)
+                          bound["sbuf"] if words else None, bound["epoch"] if words else 0)
 
 
 def run_lowered(lowered, args, *, names=None, programs: int = 3, seeds=(0,), before=None,
@@ -392,6 +398,25 @@ def check_ir_numerics(ir_text: str, args: Sequence, grid, *, passes, kernel: str
                     remarks, changed, lowered, programs, seeds)
 
 
+def lower_ir(ir_text: str, passes):
+    """The passes on TTIR text as `check_ir_numerics` runs them, without running anything: the
+    fusion passes (normfuse-opt's pipeline), then the lowering on the fused module. Returns
+    (LoweredLaunch or None, the fused text, the remarks); the launch's parameters are the TTIR
+    function's arguments in order."""
+    from ..pipeline import describe, parse_pipeline
+    plist = parse_pipeline(passes)
+    fusion = [p for p in plist if not getattr(p, "lowers", False)]
+    lowering = [p for p in plist if getattr(p, "lowers", False)]
+    res = _run_pipeline(ir_text, describe(fusion)) if fusion else None
+    fused = res.text if res is not None else ir_text
+    remarks = [str(r) for r in res.remarks] if res is not None else []
+    lowered = None
+    if lowering:
+        lowered, more = _lower_text(fused, lowering)
+        remarks += [str(r) for r in more]
+    return lowered, fused, remarks
+
+
 def _lower_text(text: str, passes):
     """Run lowering passes on a fused TTIR text: (LoweredLaunch or None, remarks)."""
     from ..ir import bridge
@@ -401,3 +426,50 @@ def _lower_text(text: str, passes):
     built: list = []
     remarks, _ = run_on_view(view, list(passes), lowered=built)
     return (LoweredLaunch(built[0]) if built else None), remarks
+
+
+class _Captured(Exception):
+    """Raised by `ttir_of`'s stage once it has the TTIR: the compilation stops there."""
+
+    def __init__(self, text: str):
+        super().__init__("ttir captured")
+        self.text = text
+
+
+def ttir_of(fn, signature: dict, constexprs: dict, *, num_warps: int = 4,
+            target: str = "cuda:90") -> str:
+    """The TTIR Triton makes of `fn` for `signature` (Triton's, constexprs included as
+    "constexpr") and `constexprs`: its front end and TTIR passes only, the compilation stopped
+    before TTGIR (no PTX, no ptxas: a second where the full compilation of a 128 x 256 post-norm
+    kernel takes ten or twenty). For CPU tests that run TTIR through the passes (`check_ir_numerics`).
+    Nothing reaches Triton's cache (its group file is written only at the end)."""
+    import triton
+    from triton import knobs
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from ..pipeline import _hook_lock
+
+    def capture(mod, metadata):
+        raise _Captured(str(mod))
+
+    def hook(backend, stages, options, language, capability):
+        items = list(stages.items())
+        stages.clear()
+        for k, v in items:
+            stages[k] = v
+            if k == "ttir":
+                stages["normfuse-capture"] = capture
+                break
+
+    backend, _, arch = target.partition(":")
+    with _hook_lock:
+        prev = knobs.runtime.add_stages_inspection_hook
+        knobs.runtime.add_stages_inspection_hook = hook
+        try:
+            triton.compile(ASTSource(fn, signature, constexprs=constexprs),
+                           target=GPUTarget(backend, int(arch), 32), options={"num_warps": num_warps})
+        except _Captured as c:
+            return c.text
+        finally:
+            knobs.runtime.add_stages_inspection_hook = prev
+    raise InterpreterError(f"{getattr(fn, '__name__', fn)}: Triton produced no TTIR stage")

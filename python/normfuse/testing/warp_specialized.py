@@ -211,6 +211,7 @@ class Agent:
         self.gen = None
         self.state = None  # the pending request: None (runnable), ("block", cond, why), ("spin", ...)
         self.spun_at = -1
+        self.spun_twice = False
         self.done = False
 
     @property
@@ -327,7 +328,10 @@ class _Runtime:
                         cands.append(a)
                 elif st[0] == "spin":
                     cands.append(a)
-                    spinners += a.spun_at == self.progress
+                    # a polling loop yields after its reload, before it checks what it read: an
+                    # agent waits in vain only once it has polled twice with nothing written
+                    # since (the first of the two reloads may have read the awaited value)
+                    spinners += a.spun_at == self.progress and a.spun_twice
             cands.extend(self.events)
             if not cands:
                 raise InterpreterError("deadlock: every warp group waits and nothing is in flight: "
@@ -352,6 +356,7 @@ class _Runtime:
                 continue
             if req[0] == "spin":
                 pick.state = req
+                pick.spun_twice = pick.spun_at == self.progress
                 pick.spun_at = self.progress
                 self.spins += 1
                 continue

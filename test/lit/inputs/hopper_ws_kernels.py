@@ -104,6 +104,120 @@ def negative_strided_k(X, W, Y, M, N, K, sx, sw, sy, BM: tl.constexpr, BN: tl.co
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+@triton.jit
+def postnorm_rows(X, W, BIAS, RES, G, Y, M, K, sx, sw, sr, sy, eps, N: tl.constexpr,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # the naive post-norm, N = 2 tiles: the row's tiles twice (GEMM + bias + residual stored, the
+    # row sum carried; then each tile reloaded and normalized)
+    pid_m = tl.program_id(0)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rk = tl.arange(0, BK)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for n in range(0, tl.cdiv(N, BN)):
+        rn = n * BN + tl.arange(0, BN)
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            km = (k * BK + rk) < K
+            a = tl.load(X + (rm % M)[:, None] * sx + (k * BK + rk)[None, :], mask=km[None, :], other=0.0)
+            b = tl.load(W + (rn % N)[None, :] * sw + (k * BK + rk)[:, None], mask=km[:, None], other=0.0)
+            acc = tl.dot(a, b, acc)
+        mask = (rm[:, None] < M) & (rn[None, :] < N)
+        acc += tl.load(BIAS + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]
+        acc += tl.load(RES + rm[:, None] * sr + rn[None, :], mask=mask, other=0.0).to(tl.float32)
+        acc = tl.where(rn[None, :] < N, acc, 0.0)
+        ss += tl.sum(acc * acc, axis=1)
+        tl.store(Y + rm[:, None] * sy + rn[None, :], acc.to(tl.bfloat16), mask=mask)
+    rstd = 1.0 / tl.sqrt(ss / N + eps)
+    for n in range(0, tl.cdiv(N, BN)):
+        rn = n * BN + tl.arange(0, BN)
+        mask = (rm[:, None] < M) & (rn[None, :] < N)
+        y = tl.load(Y + rm[:, None] * sy + rn[None, :], mask=mask, other=0.0).to(tl.float32)
+        g = tl.load(G + rn, mask=rn < N, other=0.0).to(tl.float32)
+        tl.store(Y + rm[:, None] * sy + rn[None, :], (y * rstd[:, None] * g[None, :]).to(tl.bfloat16),
+                 mask=mask)
+
+
+@triton.jit
+def postnorm_one_tile(X, W, G, Y, M, K, sx, sw, sy, eps, N: tl.constexpr, BM: tl.constexpr,
+                      BN: tl.constexpr, BK: tl.constexpr):
+    # the naive post-norm with the row in one tile (N <= BN): the loops over N tiles inlined,
+    # store, reload and store in one block (epilogue-norm's case)
+    pid_m = tl.program_id(0)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        km = (k * BK + rk) < K
+        a = tl.load(X + (rm % M)[:, None] * sx + (k * BK + rk)[None, :], mask=km[None, :], other=0.0)
+        b = tl.load(W + (rn % N)[None, :] * sw + (k * BK + rk)[:, None], mask=km[:, None], other=0.0)
+        acc = tl.dot(a, b, acc)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    acc = tl.where(rn[None, :] < N, acc, 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(acc * acc, axis=1) / N + eps)
+    tl.store(Y + rm[:, None] * sy + rn[None, :], acc.to(tl.bfloat16), mask=mask)
+    y = tl.load(Y + rm[:, None] * sy + rn[None, :], mask=mask, other=0.0).to(tl.float32)
+    g = tl.load(G + rn, mask=rn < N, other=0.0).to(tl.float32)
+    tl.store(Y + rm[:, None] * sy + rn[None, :], (y * rstd[:, None] * g[None, :]).to(tl.bfloat16),
+             mask=mask)
+
+
+@triton.jit
+def negative_postnorm_reversed(X, W, G, Y, M, K, sx, sw, sy, eps, N: tl.constexpr,
+                               BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # the normalizing loop walks the tiles backwards: its reload is not, trip by trip, the tile
+    # the GEMM loop stored (the pass proves the trip-by-trip equality; it does not reorder)
+    pid_m = tl.program_id(0)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rk = tl.arange(0, BK)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for n in range(0, tl.cdiv(N, BN)):
+        rn = n * BN + tl.arange(0, BN)
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            a = tl.load(X + (rm % M)[:, None] * sx + (k * BK + rk)[None, :])
+            b = tl.load(W + (rn % N)[None, :] * sw + (k * BK + rk)[:, None])
+            acc = tl.dot(a, b, acc)
+        ss += tl.sum(acc * acc, axis=1)
+        tl.store(Y + rm[:, None] * sy + rn[None, :], acc.to(tl.bfloat16), mask=rm[:, None] < M)
+    rstd = 1.0 / tl.sqrt(ss / N + eps)
+    for n in range(0, tl.cdiv(N, BN)):
+        rn = (tl.cdiv(N, BN) - 1 - n) * BN + tl.arange(0, BN)
+        y = tl.load(Y + rm[:, None] * sy + rn[None, :], mask=rm[:, None] < M, other=0.0).to(tl.float32)
+        g = tl.load(G + rn).to(tl.float32)
+        tl.store(Y + rm[:, None] * sy + rn[None, :], (y * rstd[:, None] * g[None, :]).to(tl.bfloat16),
+                 mask=rm[:, None] < M)
+
+
+@triton.jit
+def negative_postnorm_runtime_n(X, W, G, Y, M, N, K, sx, sw, sy, eps, BM: tl.constexpr,
+                                BN: tl.constexpr, BK: tl.constexpr):
+    # N a runtime argument: the loops over the row's tiles have no constant bounds
+    pid_m = tl.program_id(0)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rk = tl.arange(0, BK)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for n in range(0, tl.cdiv(N, BN)):
+        rn = n * BN + tl.arange(0, BN)
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            a = tl.load(X + (rm % M)[:, None] * sx + (k * BK + rk)[None, :])
+            b = tl.load(W + (rn % N)[None, :] * sw + (k * BK + rk)[:, None])
+            acc = tl.dot(a, b, acc)
+        acc = tl.where(rn[None, :] < N, acc, 0.0)
+        ss += tl.sum(acc * acc, axis=1)
+        tl.store(Y + rm[:, None] * sy + rn[None, :], acc.to(tl.bfloat16),
+                 mask=(rm[:, None] < M) & (rn[None, :] < N))
+    rstd = 1.0 / tl.sqrt(ss / N + eps)
+    for n in range(0, tl.cdiv(N, BN)):
+        rn = n * BN + tl.arange(0, BN)
+        mask = (rm[:, None] < M) & (rn[None, :] < N)
+        y = tl.load(Y + rm[:, None] * sy + rn[None, :], mask=mask, other=0.0).to(tl.float32)
+        g = tl.load(G + rn, mask=rn < N, other=0.0).to(tl.float32)
+        tl.store(Y + rm[:, None] * sy + rn[None, :], (y * rstd[:, None] * g[None, :]).to(tl.bfloat16),
+                 mask=mask)
+
+
 SIG = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "M": "i32", "N": "i32", "K": "i32", "sx": "i32",
        "sw": "i32", "sy": "i32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
 TILE = {"BM": 128, "BN": 256, "BK": 64}
@@ -140,6 +254,16 @@ CASES = [
 // CHECK-NOT: ttg.warp_specialize
 // CHECK: tt.dot"""),
 ]
+POST_SIG = {"X": "*bf16", "W": "*bf16", "G": "*bf16", "Y": "*bf16", "M": "i32", "K": "i32",
+            "sx": "i32", "sw": "i32", "sy": "i32", "eps": "fp32", "N": "constexpr",
+            "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+POST_CASES = [  # (kernel, signature, N or None (a runtime N))
+    (postnorm_rows, dict(POST_SIG, BIAS="*bf16", RES="*bf16", sr="i32"), 512),
+    (postnorm_one_tile, POST_SIG, 256),
+    (negative_postnorm_reversed, POST_SIG, 512),
+    (negative_postnorm_runtime_n, dict({k: v for k, v in POST_SIG.items() if k != "N"}, N="i32"), None),
+]
+
 REMARKS = """// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; 1 row statistic(s)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // REMARK: missed: 2 tt.dot ops; the lowering handles one accumulator
@@ -147,8 +271,9 @@ REMARKS = """// REMARK: applied: lowered to the warp-specialized template: 128x2
 // REMARK: missed: the A tile is not contiguous along K"""
 
 
-def _ttir(fn, sig):
-    ck = triton.compile(ASTSource(fn, sig, constexprs=TILE), target=GPUTarget("cuda", 90, 32))
+def _ttir(fn, sig, n=None):
+    consts = TILE if n is None else dict(TILE, N=n)
+    ck = triton.compile(ASTSource(fn, sig, constexprs=consts), target=GPUTarget("cuda", 90, 32))
     text = ck.asm["ttir"]
     text = re.sub(r"\s*loc\((?:[^()]|\([^()]*\))*\)", "", text)
     return "\n".join(l for l in text.splitlines() if not l.startswith("#loc"))
@@ -169,5 +294,12 @@ def main():
         f.write("\n".join(out) + "\n")
 
 
+def post_chunks():
+    """The post-norm chunks' TTIR (hopper-ws{post-norm=true}), printed for the .mlir file."""
+    for fn, sig, n in POST_CASES:
+        print(f"// ----- {fn.__name__}\n" + _ttir(fn, sig, n))
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+    post_chunks() if sys.argv[1:] == ["--post"] else main()
