@@ -196,6 +196,15 @@ def test_one_tile_row_after_epilogue_norm():
     assert not any(type(n).__name__ == "SharedStatistics" for n in lw.plan.needs)
 
 
+def test_one_tile_row_with_tma_loads():
+    """N = BN = 256 with the naive kernel's descriptor loads (the op's form from K = 1024): the B
+    descriptor's coordinate is the first tile's (0: a constant coordinate, N from the
+    descriptor's shape), lowered since the spellings work (before: "the B descriptor load's
+    coordinate is not tile * 256"); bias and residual, 3 row blocks on 2 programs."""
+    lw, _ = _check("rms", 256, 128, 256, 128, True, True, 300, 2, tma=True)
+    assert lw.plan.rows is None and lw.plan.single == (False, True) and lw.plan.N.value == 256
+
+
 @pytest.mark.skipif(not SWEEP, reason="NORMFUSE_LOWERED_SWEEP=1")
 @pytest.mark.parametrize("kind,bias,res,passes,BM", [
     ("rms", False, False, POST, 128), ("rms", True, True, POST, 128),
