@@ -401,3 +401,35 @@ class NoNorm(nn.Module):
 
     def forward(self, x):
         return self.b(torch.relu(self.a(x)))
+
+
+class _ContiguousRope(torch.autograd.Function):
+    """Stands in for Liger's RoPE: transposes q back to [B, T, H, D] and makes it contiguous
+    (a no-op on a GEMM's own output, a copy on a column slice of a wider one)."""
+
+    @staticmethod
+    def forward(ctx, q):
+        q = q.transpose(1, 2).contiguous()
+        return q * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * 2.0).transpose(1, 2)
+
+
+class ContiguousQKV(nn.Module):
+    """norm -> q, k, v; q goes through a contiguous-making function (Liger's RoPE pattern)."""
+
+    def __init__(self, norm: nn.Module):
+        super().__init__()
+        self.norm = norm
+        self.q = nn.Linear(H, H)
+        self.k = nn.Linear(H, H)
+        self.v = nn.Linear(H, H)
+
+    def forward(self, x):
+        h = self.norm(x)
+        B, T = x.shape[:2]
+        q = self.q(h).view(B, T, 2, H // 2).transpose(1, 2)
+        q = _ContiguousRope.apply(q).reshape(B, T, H)
+        return x + torch.tanh(q) * self.k(h) + self.v(h)

@@ -26,7 +26,7 @@ def _suite(tmp_path, failing: bool):
     (d / "test_a.py").write_text(
         "import pytest\n"
         "@pytest.mark.gpu\n"
-        "@pytest.mark.parametrize('i', range(5))\n"
+        "@pytest.mark.parametrize('i', range(5), ids=lambda i: f'n{i}x')\n"
         "def test_p(i):\n"
         f"    assert {'i != 3' if failing else 'True'}\n"
         "def test_not_gpu():\n"
@@ -53,12 +53,12 @@ def test_runner_reports_a_failure(runner, tmp_path):
                      log_dir=str(tmp_path / "logs"))
     assert not res["ok"]
     assert res["totals"]["failed"] == 1 and res["totals"]["passed"] == 4
-    assert any("test_p[3]" in f for f in res["failures"]), res["failures"]
+    assert any("test_p[n3x]" in f for f in res["failures"]), res["failures"]
     assert "FAILED" in logs[-1]
     # the workers' logs stay where the caller asked (the benchmarks keep them next to records)
     kept = sorted(p.name for p in (tmp_path / "logs").iterdir())
     assert kept == ["worker_0.log", "worker_1.log"]
-    assert any("test_p[3]" in (tmp_path / "logs" / k).read_text() for k in kept)
+    assert any("test_p[n3x]" in (tmp_path / "logs" / k).read_text() for k in kept)
     assert isinstance(res["seconds"], float)
 
 
@@ -69,8 +69,10 @@ def test_runner_with_nothing_selected(runner, tmp_path):
 
 
 def test_runner_keyword_selects_by_name(runner, tmp_path):
-    """-k narrows the selection in the collection and in every worker alike."""
+    """-k narrows the selection in the collection and in every worker alike. (-k also matches
+    the names of the directories above a test, pytest's tmp_path included: a bare `not 3` failed
+    under /tmp/pytest-of-root/pytest-385; the ids are words no tmp path holds.)"""
     logs = []
-    res = runner.run([_suite(tmp_path, True)], 1, "gpu", 120, log=logs.append, keyword="test_p and not 3")
-    assert res["ok"], logs  # test_p[3] fails: deselected in the worker too
+    res = runner.run([_suite(tmp_path, True)], 1, "gpu", 120, log=logs.append, keyword="test_p and not n3x")
+    assert res["ok"], logs  # test_p[n3x] fails: deselected in the worker too
     assert res["totals"] == {"passed": 4} and res["workers"][0]["tests"] == 4

@@ -255,3 +255,52 @@ def _module_ref(m, x, w):
     if m.bias is not None:
         y = y + m.bias.float()
     return y.to(x.dtype)
+
+
+def test_a_fresh_view_of_the_same_weight_every_call_hits(resolves):
+    """GPT-2's Conv1D holds W as [K, N] and hands the op `weight.t()`, a new view every call (and
+    a compiled graph reinterprets a parameter afresh every call): the memo and the launch-ready
+    call key a view by its base and geometry, so only the first call resolves; a write through
+    the base, another view of it (other columns) and a new base storage are all seen."""
+    g = 1 + _bf(K, scale=0.1, seed=1)
+    wt = _bf(K, N + 8, scale=K ** -0.5, seed=2)  # Conv1D-style [K, N'] storage
+    x = _bf(M, K, seed=3)
+    with fused_on_cpu() as drv:
+        y1 = ops.rmsnorm_linear(x, g, wt[:, :N].t())
+        n_calls = len(inference._PRE_CALLS)
+        y2 = ops.rmsnorm_linear(x, g, wt[:, :N].t())
+        assert len(resolves) == 1 and len(inference._PRE_CALLS) == n_calls
+        assert drv.launches[-1][B] is drv.launches[-2][B]
+        assert y1.shape == y2.shape == (M, N)
+
+        ops.rmsnorm_linear(x, g, wt[:, 8:].t())  # other columns of the same base: its own entry
+        assert len(resolves) == 2
+        folded = inference._PRE_MEMO.lookup(
+            inference._watched((g, None, wt[:, 8:].t(), None))[0] + (0.0, False, True),
+            inference._watched((g, None, wt[:, 8:].t(), None))[1])[0]
+        torch.testing.assert_close(folded.float(), (wt[:, 8:].t().float() * g.float()).bfloat16()
+                                   .float(), rtol=0.01, atol=1e-3)
+
+        with torch.no_grad():
+            wt.mul_(2.0)  # through the base: a new version of every view
+        ops.rmsnorm_linear(x, g, wt[:, :N].t())
+        assert len(resolves) == 3
+        wt.data = wt.data.clone()  # a new storage under the same base object
+        ops.rmsnorm_linear(x, g, wt[:, :N].t())
+        assert len(resolves) == 4
+
+
+def test_postnorm_fresh_views_hit(monkeypatch):
+    """The post-norm op keys its weight's views the same way."""
+    seen = []
+    real = inference._resolve_post
+    monkeypatch.setattr(inference, "_resolve_post", lambda *a: (seen.append(a), real(*a))[1])
+    monkeypatch.setenv("NORMFUSE_POSTNORM_PLAN", "fused")
+    wt = _bf(K, N, scale=K ** -0.5, seed=2)
+    g = 1 + _bf(N, scale=0.1, seed=1)
+    x = _bf(M, K, seed=3)
+    with fused_on_cpu():
+        for _ in range(3):
+            z = ops.linear_rmsnorm(x, wt.t(), g)
+            assert z.shape == (M, N)
+    assert len(seen) == 1

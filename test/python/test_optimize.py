@@ -630,3 +630,19 @@ def test_gpu_compile_no_recompiles(train):
                 step(train)
     finally:
         dynamo.reset()
+
+
+def test_siblings_unpacked_where_an_output_is_made_contiguous():
+    """A consumer's output made contiguous downstream (Liger's RoPE transposes q back and calls
+    .contiguous()): as a column slice of one GEMM it would be copied, so the siblings run one
+    fused GEMM each; the report says why. Without that call the group is packed."""
+    stock = om.randomize(om.ContiguousQKV(om.FRMS()))
+    x = torch.randn(2, 3, om.H)
+    model, rep = _optimize(copy.deepcopy(stock), (x,))
+    assert [(m.norm, m.gemms) for m in rep.matches] == [("norm", ["q", "k", "v"])]
+    assert not model.norm.packed
+    assert "made contiguous" in str(rep) and "'q'" in str(rep), str(rep)
+    with torch.no_grad():
+        assert _rel(model(x), stock(x)) < 1e-5
+    packed, _ = _optimize(om.randomize(om.QKVBlock(om.FRMS())), (x,))
+    assert packed.norm.packed

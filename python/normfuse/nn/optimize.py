@@ -66,7 +66,7 @@ from torch import nn
 from .fused import (TRAIN_PLANS, DeferredLinear, FusedLinear, FusedNorm, NormAfterLinear,
                     check_train_plan, gemm_weight, is_conv1d)
 from .postnorm_rewrite import PostNormFailure, PostNormForward, build_post_forward
-from .probe import Probe, _flat_tensors
+from .probe import Probe, _flat_tensors, _show as _show_path
 from .recognize import NormSpec, NotANorm, Unsupported, looks_like_norm, recognize
 
 __all__ = ["optimize", "OptimizeReport", "Match", "Refusal", "set_train_plan", "set_fused_training",
@@ -440,6 +440,11 @@ def _pre_decision(path, spec, probe, modules):
     if (len({is_conv1d(m) for m in mods}) != 1
             or len({(m.weight.dtype, m.weight.device) for m in mods}) != 1):
         why.append("the consumers differ in kind, dtype or device")
+    copied = [(c, probe.gemm_copied[c]) for c in consumers if c in probe.gemm_copied]
+    if copied:
+        c, where = copied[0]
+        why.append(f"the output of {_show_path(c)} is made contiguous in {where} (as a column "
+                   f"slice of one GEMM's output it would be copied there, as Liger's RoPE does)")
     return consumers, "; ".join(why) or True, None
 
 

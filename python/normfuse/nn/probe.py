@@ -268,6 +268,11 @@ class Probe(TorchFunctionMode):
         self.calls: dict[str, tuple] = {}   # non-leaf module path -> its first call's (args, kwargs)
         self.escapes: dict[str, list[str]] = {}   # leaf path -> non-leaf modules returning its output
         self.gemm_uses: dict[str, list[Use]] = {}  # GEMM path -> the uses of its own output
+        # GEMM path -> where its output (or a view of it) is made contiguous (Liger's RoPE calls
+        # q.contiguous() after transposing back): a no-op on the GEMM's own output, a copy on a
+        # column slice of one GEMM over the siblings
+        self.gemm_copied: dict[str, str] = {}
+        self._gemm_view: dict[int, str] = {}  # id(tensor) -> the GEMM whose output it views
         self.leaf_calls: set[str] = set()
 
     # -- bookkeeping --
@@ -351,6 +356,8 @@ class Probe(TorchFunctionMode):
         pend = self._pending.pop(id(mod), None)
         if is_gemm_module(mod):
             self._track(out, _Src(path, "gemm", gemms=(path,), raw=True))
+            if isinstance(out, torch.Tensor):
+                self._gemm_view[id(out)] = path
             return
         if pend is None or not isinstance(out, torch.Tensor):
             return
@@ -379,6 +386,10 @@ class Probe(TorchFunctionMode):
             if isinstance(a, _WatchedSize):
                 a._on_last()
         out = func(*args, **kwargs)
+        viewed = [self._gemm_view[id(t)] for t in flat
+                  if isinstance(t, torch.Tensor) and id(t) in self._gemm_view]
+        if viewed:
+            self._gemm_view_use(func, viewed[0], out)
         if not hits:
             return out
         name = _fname(func)
@@ -428,6 +439,16 @@ class Probe(TorchFunctionMode):
             last = dim % t.dim() == t.dim() - 1 if t.dim() else True
             return Use("meta_last" if last else "meta", "Tensor.size", self._where()), out
         return Use("other", _display(func), self._where()), out
+
+    def _gemm_view_use(self, func, origin: str, out) -> None:
+        """A GEMM's output or a view of it read by `func`: `contiguous` is recorded, a view is
+        followed."""
+        name = _fname(func)
+        if name == "contiguous":
+            self.gemm_copied.setdefault(origin, self._where())
+        elif name in _VIEWS and isinstance(out, torch.Tensor):
+            self._gemm_view[id(out)] = origin
+            self.keep.append(out)
 
     def _gemm_use(self, origin: str, use: Use) -> None:
         self.gemm_uses.setdefault(origin, []).append(use)

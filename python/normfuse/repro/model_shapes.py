@@ -103,7 +103,12 @@ def shapes() -> list[Shape]:
                     Shape(name, "output", "post", "ln", inter, h, True, True)]
     out += [Shape("extra", "N 2560", "pre", "ln", 1280, 2560, True),
             Shape("extra", "N 6144", "pre", "rms", 2048, 6144, False),
-            Shape("extra", "N 11008", "pre", "rms", 4096, 11008, False)]
+            Shape("extra", "N 11008", "pre", "rms", 4096, 11008, False),
+            # issue 20's wide post-norm cells (K = N = 4096 / 8192, its goal at M = 8192)
+            Shape("extra", "post 4096", "post", "rms", 4096, 4096, False),
+            Shape("extra", "post 4096", "post", "ln", 4096, 4096, False),
+            Shape("extra", "post 8192", "post", "rms", 8192, 8192, False),
+            Shape("extra", "post 8192", "post", "ln", 8192, 8192, False)]
     seen, uniq = set(), []
     for s in out:
         key = (s.form, s.kind, s.K, s.N, s.bias, s.residual)
