@@ -53,11 +53,17 @@ def pytest_configure(config):
 
 @pytest.fixture(autouse=True)
 def _postnorm_kernels(request, monkeypatch):
-    """The post-norm ops compose cuBLAS and torch's norm below POSTNORM_FUSED_MIN_ROWS rows
-    (normfuse.ops.inference.postnorm_plan); the tests exist to check the fused kernels at small
-    shapes, so they pin that plan unless marked `postnorm_plan`."""
+    """The post-norm ops run the lowered form by default, or compose cuBLAS and torch's norm
+    below POSTNORM_FUSED_MIN_ROWS rows with it off (normfuse.ops.inference.postnorm_plan); the
+    tests exist to check the cluster pipeline's kernels at small shapes, so they pin that plan
+    (switch off, NORMFUSE_POSTNORM_PLAN=fused) unless marked `postnorm_plan`; the lowered form's
+    tests set the switch themselves."""
     if request.node.get_closest_marker("postnorm_plan") is None:
+        from normfuse.ops import postnorm_linear as post
         monkeypatch.setenv("NORMFUSE_POSTNORM_PLAN", "fused")
+        if any(post.LOWERED_POSTNORM.values()):
+            monkeypatch.setitem(post.LOWERED_POSTNORM, "rms", None)
+            monkeypatch.setitem(post.LOWERED_POSTNORM, "ln", None)
 
 
 def pytest_report_header(config):

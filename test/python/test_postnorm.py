@@ -778,11 +778,14 @@ def test_gpu_every_n_backward(kind, N):
 
 @pytest.mark.postnorm_plan
 def test_postnorm_plan_composes_below_the_persistent_form(monkeypatch):
-    """Measured (H200, 2026-12-01): the fused post-norm kernels win only in their persistent form
-    (M >= 4 x 132 x 128 rows); below it the op composes cuBLAS and torch's norm, same function.
-    The override is honoured both ways."""
+    """With the lowered form off: measured (H200, 2026-12-01), the cluster pipeline's kernels win
+    only in their persistent form (M >= 4 x 132 x 128 rows); below it the op composes cuBLAS and
+    torch's norm, same function. The override is honoured both ways."""
     from normfuse.ops import inference
+    from normfuse.ops import postnorm_linear as post
     monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
+    monkeypatch.setitem(post.LOWERED_POSTNORM, "rms", None)  # the lowered form switched off
+    monkeypatch.setitem(post.LOWERED_POSTNORM, "ln", None)
     assert inference.POSTNORM_FUSED_MIN_ROWS == 4 * 132 * 128
     assert inference.postnorm_plan(8192) == "composed"
     assert inference.postnorm_plan(67583) == "composed"
@@ -828,7 +831,7 @@ def test_postnorm_composed_plan_matches_fp64(monkeypatch, is_ln):
     the norm's offset applied as the fused kernels apply them, within bf16 rounding of fp64."""
     import torch
     from normfuse.ops import inference
-    monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
+    monkeypatch.setenv("NORMFUSE_POSTNORM_PLAN", "composed")
     monkeypatch.setattr(inference, "route", lambda op, x: True)
     torch.manual_seed(0)
     M, K, N = 37, 64, 48
@@ -847,3 +850,26 @@ def test_postnorm_composed_plan_matches_fp64(monkeypatch, is_ln):
         ref = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-5) * (1.0 + g.double())
     err = ((z.double() - ref).norm() / ref.norm()).item()
     assert z.dtype == torch.bfloat16 and z.shape == (M, N) and err < 2e-2, err
+
+
+@pytest.mark.postnorm_plan
+def test_postnorm_plan_defaults_to_the_lowered_form(monkeypatch):
+    """By default (no environment) both kinds run the lowered form, coop, at every M (measured
+    fastest at every post-norm cell, H200 2026-12-01); NORMFUSE_POSTNORM_LOWERED picks the
+    schedule or turns it off at import; a bad value is refused naming the choices."""
+    from normfuse.ops import inference
+    from normfuse.ops import postnorm_linear as post
+    monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
+    monkeypatch.delenv("NORMFUSE_POSTNORM_LOWERED", raising=False)
+    assert post._switch_from_env() == {"rms": "coop", "ln": "coop"}
+    monkeypatch.setitem(post.LOWERED_POSTNORM, "rms", "coop")
+    monkeypatch.setitem(post.LOWERED_POSTNORM, "ln", "coop")
+    for M in (1, 8192, 262144):
+        assert inference.postnorm_plan(M, "rms") == inference.postnorm_plan(M, "ln") == "lowered"
+    monkeypatch.setenv("NORMFUSE_POSTNORM_LOWERED", "off")
+    assert post._switch_from_env() == {"rms": None, "ln": None}
+    monkeypatch.setenv("NORMFUSE_POSTNORM_LOWERED", "PingPong")
+    assert post._switch_from_env() == {"rms": "pingpong", "ln": "pingpong"}
+    monkeypatch.setenv("NORMFUSE_POSTNORM_LOWERED", "fast")
+    with pytest.raises(ValueError, match="coop.*pingpong.*'off'"):
+        post._switch_from_env()

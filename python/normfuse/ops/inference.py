@@ -378,25 +378,27 @@ def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offs
     return y
 
 
-# The post-norm ops' plan at launch (issue 20 item 3: the fastest correct plan, measured). The
-# fused kernels (cluster-reduce / epilogue-norm on Triton's sm_90 lowering) win only in their
-# persistent form: on the H200 (2026-12-01) hidden 12-84 % in 16 of the blog's 18 post-norm cells
-# (M = 262144, bench/results/2026-12-01/summary), but at M <= 16384, where the launch is not
-# persistent, 1.46-2.58x cuBLAS against 1.16-1.63x for cuBLAS + the best standalone norm at the
-# BERT shapes (bench/results/2026-12-01/model-shapes) and hidden -104 % / -451 % at M = 8192,
-# K = N = 4096 / 8192. Below POSTNORM_FUSED_MIN_ROWS rows the op therefore composes cuBLAS's GEMM
-# (bias in its epilogue) with torch's norm; NORMFUSE_POSTNORM_PLAN=fused|composed overrides.
-# Where the lowered post-norm switch (postnorm_linear.LOWERED_POSTNORM[kind], or
-# NORMFUSE_POSTNORM_LOWERED at import) names a lowered form, the plan is "lowered" at every M:
-# the fused launch with hopper-ws{post-norm=true}'s kernel (not yet measured; off by default).
+# The post-norm ops' plan at launch (issue 20 item 3: the fastest correct plan, measured). By
+# default the lowered form (hopper-ws{post-norm=true}, coop; postnorm_linear.LOWERED_POSTNORM):
+# on the H200 (2026-12-01, bench/results/2026-12-01/post-lowered, T = 8192) the fastest option in
+# all six post-norm cells measured, 0.96-0.98x cuBLAS's GEMM alone at K = N = 4096 / 8192 and
+# 1.17 / 1.49x at BERT's blocks, where cuBLAS + the norm take 1.44 / 1.64x. With the switch off
+# (LOWERED_POSTNORM[kind] = None, NORMFUSE_POSTNORM_LOWERED=off) the cluster pipeline (Triton's
+# sm_90 lowering) wins only in its persistent form: hidden 12-84 % in 16 of the blog's 18
+# post-norm cells (M = 262144, bench/results/2026-12-01/summary), but at M <= 16384 1.46-2.58x
+# cuBLAS (bench/results/2026-12-01/model-shapes); so below POSTNORM_FUSED_MIN_ROWS rows the op
+# then composes cuBLAS's GEMM (bias in its epilogue) with torch's norm.
+# NORMFUSE_POSTNORM_PLAN=composed composes at every M; =fused takes the cluster pipeline where
+# the switch is off.
 POSTNORM_FUSED_MIN_ROWS = 4 * 132 * 128   # the persistent form's threshold (kernels/configs.py)
 
 
 def postnorm_plan(M: int, kind: str | None = None) -> str:
     """"fused", "composed" or "lowered" for a post-norm launch over M rows of kernel `kind`
     ('rms' / 'ln'; None: either). NORMFUSE_POSTNORM_PLAN=composed composes at every M; else a
-    lowered form named by the switch (LOWERED_POSTNORM[kind]) gives "lowered" at every M; else
-    NORMFUSE_POSTNORM_PLAN=fused, else "fused" from POSTNORM_FUSED_MIN_ROWS rows up."""
+    lowered form named by the switch (LOWERED_POSTNORM[kind], 'coop' by default) gives
+    "lowered" at every M; else NORMFUSE_POSTNORM_PLAN=fused, else "fused" from
+    POSTNORM_FUSED_MIN_ROWS rows up."""
     forced = os.environ.get("NORMFUSE_POSTNORM_PLAN")
     if forced == "composed":
         return forced

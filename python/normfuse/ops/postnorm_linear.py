@@ -22,14 +22,17 @@ M/N/K, dtype and form.
 
 The lowered form (`lowered_postnorm_passes(schedule)` = epilogue-norm, then
 hopper-ws{post-norm=true}: the warp-specialized template, the row's N tiles on distinct CTAs of
-one wave exchanging their partial row sums through global memory) is an explicit spelling and a
-module switch (`LOWERED_POSTNORM[kind]` = None | 'coop' | 'pingpong', or the environment
-variable NORMFUSE_POSTNORM_LOWERED at import), not the default: it is not yet measured on the
-H200 (docs/NOTES.md says what to measure). While it names a form, the ops' plan
-(`ops.inference.postnorm_plan`) is "lowered" at every M instead of composing cuBLAS and torch's
-norm below the persistent form's rows. Its tiles (`lowered_postnorm_config`): coop 128 x 256,
-ping-pong 64 x 256 (two 64-row accumulators). Where the lowered kernel cannot launch (rows of more
-N tiles than SMs, operands TMA cannot address) the switch runs the default pipeline instead.
+one wave exchanging their partial row sums through global memory) is what the ops run by
+default: the module switch `LOWERED_POSTNORM[kind]` ('coop' by default; 'pingpong', or None for
+the pipeline above; the environment variable NORMFUSE_POSTNORM_LOWERED=coop|pingpong|off at
+import). Measured on the H200 (2026-12-01, bench/results/2026-12-01/post-lowered, T = 8192): coop
+0.96-0.98x cuBLAS's GEMM alone at K = N = 4096 / 8192 (cuBLAS + the norm: 1.06-1.16x), 1.17 /
+1.49x at BERT's output / attention-output blocks (cuBLAS + LayerNorm: 1.44 / 1.64x; the cluster
+pipeline: 1.77 / 2.46x). While the switch names a form, the ops' plan
+(`ops.inference.postnorm_plan`) is "lowered" at every M. Its tiles (`lowered_postnorm_config`):
+coop 128 x 256, ping-pong 64 x 256 (two 64-row accumulators). Where the lowered kernel cannot
+launch (rows of more N tiles than SMs, operands TMA cannot address) the op runs the pipeline
+above instead (a RuntimeWarning once per geometry says why).
 
 No autograd here (normfuse.ops.training has the training form), Hopper only, bf16/fp16 with
 every tensor of one dtype, 32-bit offsets. `offset`: the norm's scale is offset + g, rounded to
@@ -58,18 +61,22 @@ __all__ = ["prepare_linear_rmsnorm",
 
 DEFAULT_POSTNORM_PASSES = ("cluster-reduce", "epilogue-norm")
 
-# The module switch of the lowered form, per kernel kind: None (the default pipeline above),
-# 'coop' or 'pingpong' (hopper-ws{post-norm=true} with that schedule). Off until measured on the
-# H200; NORMFUSE_POSTNORM_LOWERED=coop|pingpong sets both kinds at import. Changing it takes
-# effect for geometries not yet planned (`clear_postnorm_plans()` drops the plans).
+# The module switch of the lowered form, per kernel kind: 'coop' (the default, measured: see the
+# module docstring), 'pingpong' (hopper-ws{post-norm=true} with that schedule) or None (the
+# cluster pipeline above). NORMFUSE_POSTNORM_LOWERED=coop|pingpong|off sets both kinds at import.
+# Changing it takes effect for geometries not yet planned (`clear_postnorm_plans()` drops the
+# plans and the ops' launch-ready calls).
 LOWERED_SCHEDULES = ("coop", "pingpong")
 
 
 def _switch_from_env() -> dict:
     import os
-    v = os.environ.get("NORMFUSE_POSTNORM_LOWERED", "").strip().lower() or None
-    if v not in (None,) + LOWERED_SCHEDULES:
-        raise ValueError(f"NORMFUSE_POSTNORM_LOWERED must be one of {LOWERED_SCHEDULES}, got {v!r}")
+    v = os.environ.get("NORMFUSE_POSTNORM_LOWERED", "").strip().lower() or "coop"
+    if v in ("off", "none", "0"):
+        v = None
+    elif v not in LOWERED_SCHEDULES:
+        raise ValueError(f"NORMFUSE_POSTNORM_LOWERED must be one of {LOWERED_SCHEDULES} or 'off', "
+                         f"got {v!r}")
     return {"rms": v, "ln": v}
 
 
