@@ -196,6 +196,15 @@ def test_one_tile_row_after_epilogue_norm():
     assert not any(type(n).__name__ == "SharedStatistics" for n in lw.plan.needs)
 
 
+def test_one_tile_row_of_block_m_columns_with_residual():
+    """N = 120 in one tile of BN = BM = 128 (the op's tile for 64 < N <= 128), LayerNorm with
+    bias and residual: the naive kernel's TTIR shares one make_range between the residual's row
+    and column offsets; the hooks spell it once per axis (one Gluon value cannot take both slice
+    layouts: before, hopper-ws failed inside Gluon's layout resolution)."""
+    lw, _ = _check("ln", 120, 128, 128, 72, True, True, 300, 2)
+    assert lw.plan.rows is None and lw.plan.config.row_exchange == 0
+
+
 def test_one_tile_row_with_tma_loads():
     """N = BN = 256 with the naive kernel's descriptor loads (the op's form from K = 1024): the B
     descriptor's coordinate is the first tile's (0: a constant coordinate, N from the
@@ -416,3 +425,55 @@ def test_gpu_rows_wider_than_the_sms_run_the_default_kernel():
                                  lowered="coop")
     ref = linear_norm_ref(x, w, g, None, 1e-6)
     assert rel_err(y, ref) < REF_TOL
+
+
+def test_a_failing_lowering_falls_back_to_the_default_pipeline(monkeypatch):
+    """The lowered form is the ops' default: a lowering that raises (here an option hopper-ws
+    refuses) costs the user a RuntimeWarning naming the failure, not the op; the default
+    pipeline's kernel runs (the launch recorded by the stand-in driver, on the CPU)."""
+    from normfuse.ops import postnorm_linear as post
+    from normfuse.testing.fake_driver import fused_on_cpu
+    monkeypatch.setattr(post, "lowered_postnorm_passes",
+                        lambda schedule="coop": ("epilogue-norm", "hopper-ws{no-such-option=1}"))
+    post.clear_postnorm_plans()
+    x = torch.randn(300, 128).bfloat16()
+    w = torch.randn(512, 128).bfloat16()
+    g = torch.randn(512).bfloat16()
+    with fused_on_cpu() as drv, pytest.warns(RuntimeWarning, match="the lowering failed"):
+        y = post.launch_postnorm("linear_rmsnorm", "rms", x, w, g, None, None, None, 1e-6,
+                                 lowered="coop")
+    assert y.shape == (300, 512) and len(drv.launches) == 1
+    plan = post.postnorm_plan_made("rms", x, w, g, None, None, None, 1e-6, lowered="coop")
+    assert plan is not None and plan.lowered is None  # the default pipeline's kernel
+    post.clear_postnorm_plans()
+
+
+@pytest.mark.gpu
+@pytest.mark.postnorm_plan
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+@pytest.mark.parametrize("N", [120, 128, 200, 1024])
+def test_gpu_default_plan_runs_the_lowered_form(kind, N, monkeypatch):
+    """The ops' default plan (no environment): the lowered coop form at a ragged M, with bias
+    and residual, for one-tile rows of BLOCK_M columns (N = 120, 128: the TTIR's shared
+    make_range) and wider rows; within the cluster pipeline's error against fp64 (+1e-3)."""
+    from normfuse import ops
+    from normfuse.ops import inference
+    from normfuse.ops import postnorm_linear as post
+    monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
+    monkeypatch.setitem(post.LOWERED_POSTNORM, kind, "coop")
+    post.clear_postnorm_plans()
+    M, K = 1000, 512
+    assert inference.postnorm_plan(M, kind) == "lowered"
+    x, w, g, beta, b, r = _gpu_case(kind, M, K, N, True, True, seed=N)
+    fn = ops.linear_rmsnorm if kind == "rms" else ops.linear_layernorm
+    args = (x, w, g, 1e-6, b, r) if kind == "rms" else (x, w, g, beta, 1e-5, b, r)
+    y = fn(*args)
+    plan = post.postnorm_plan_made(kind, x, w, g, beta, b, r, 1e-6 if kind == "rms" else 1e-5)
+    assert plan is not None and plan.lowered is not None  # the lowered kernel ran
+    monkeypatch.setitem(post.LOWERED_POSTNORM, kind, None)
+    monkeypatch.setenv("NORMFUSE_POSTNORM_PLAN", "fused")
+    post.clear_postnorm_plans()
+    default = fn(*args)
+    ref = linear_norm_ref(x, w, g, beta, 1e-6 if kind == "rms" else 1e-5, b, r)
+    assert rel_err(y, ref) <= rel_err(default, ref) + 1e-3, (rel_err(y, ref), rel_err(default, ref))
+    post.clear_postnorm_plans()

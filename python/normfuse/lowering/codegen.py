@@ -129,7 +129,11 @@ class Writer:
             a = self.expr(args[0], domain)
             return self._emit(f"gl.{e.attr}({a})", a in self._vec)
         if op == "expand_dims":
-            a = self.expr(args[0], domain)
+            # a 1-D value is spelled per axis it is expanded along: the TTIR may share one
+            # make_range between rows and columns (BLOCK_M == BLOCK_N), and one Gluon value
+            # cannot take both slice layouts
+            sub = args[0]
+            a = self.expr(sub, f"axis{e.attr}" if sub.rank == 1 and domain != "vec" else domain)
             if a in self._vec:
                 a = f"gl.convert_layout({a}, gl.SliceLayout({e.attr}, {self.tile}.type.layout))"
             return self._emit(f"gl.expand_dims({a}, {e.attr})")
