@@ -728,6 +728,43 @@ def test_gpu_every_n_forward(kind, N):
     assert e1 <= 1.5 * e0 + 1e-6, (N, form, e1, e0)
 
 
+EVERY_N_LOWERED = sorted(set(EVERY_N[1::2] + [64, 120, 200, 1000, 2184, 3080, 4104, 6152]))
+
+
+@pytest.mark.gpu
+@pytest.mark.postnorm_plan
+@pytest.mark.parametrize("kind,N", [("rms", n) for n in EVERY_N_LOWERED]
+                         + [("ln", n) for n in EVERY_N_LN])
+def test_gpu_every_n_default_plan(kind, N, monkeypatch):
+    """The ops' default plan (the lowered form, coop) at every width of the sweep (every second
+    multiple of 64, the odd ones, up to 16384), ragged M, bias / residual as the sweep alternates
+    them: every element written, within 1.5x the unfused kernel's error vs fp64 (where the
+    lowered form cannot launch the op runs the cluster pipeline, as it says)."""
+    import warnings
+    from normfuse.ops import inference
+    from normfuse.ops import postnorm_linear as post
+    monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
+    monkeypatch.setitem(post.LOWERED_POSTNORM, kind, "coop")
+    post.clear_postnorm_plans()
+    M, K, extras = _every_n_case(N)
+    assert inference.postnorm_plan(M, kind) == "lowered"
+    x, w, g, b = _inputs(kind, M, K, N, N)
+    dt = torch.bfloat16
+    bias = (0.5 * torch.randn(N, device="cuda")).to(dt) if "bias" in extras else None
+    res = torch.randn(M, N, device="cuda", dtype=dt) if "res" in extras else None
+    ref = linear_norm_ref(x, w, g, b, 1e-6, bias, res)
+    y0, _, _ = _run(kind, x, w, g, b, 1e-6, bias, res, ())
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        y = (linear_rmsnorm(x, w, g, 1e-6, bias, res) if kind == "rms"
+             else linear_layernorm(x, w, g, b, 1e-6, bias, res))
+    assert not torch.isnan(y.float()).any(), N
+    e0 = ((y0.double() - ref).norm() / ref.norm()).item()
+    e = ((y.double() - ref).norm() / ref.norm()).item()
+    assert e <= 1.5 * e0 + 1e-6, (N, e, e0)
+    post.clear_postnorm_plans()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind,N", [("rms", n) for n in EVERY_N] + [("ln", n) for n in EVERY_N_LN])
 def test_gpu_every_n_backward(kind, N):
