@@ -19,13 +19,35 @@ import torch
 pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
 
 from normfuse.ops.flash_norm_attention_bwd import (DEFAULT_BWD_PASSES, flash_norm_attention_bwd,
-                                                   last_remarks, row_block_table)
+                                                   row_block_table)
 from normfuse.reference_attention import flash_norm_attention_ref
 from normfuse.testing import check_ir_numerics
+from normfuse.testing.attention_bwd import interpreted, last_remarks
 
 LIT = Path(__file__).resolve().parents[1] / "lit"
 NAMES = ("dx", "dk", "dv", "d_ln_weight", "d_ln_bias", "d_rms_weight")
 FLOOR = 2e-3  # bf16 rounding of a gradient that is itself tiny relative to its norm
+
+
+@pytest.fixture(autouse=True)
+def _kernels_in_the_interpreter():
+    """CPU tensors run the backward's kernels in the interpreter (the op alone refuses them)."""
+    with interpreted():
+        yield
+
+
+def test_cpu_tensors_are_refused_outside_the_interpreter():
+    """Without `interpreted()` the op takes CUDA tensors only, and says how the CPU tests run."""
+    from normfuse.ops import flash_norm_attention_bwd as bwd
+    prev = bwd.cpu_launcher(None)
+    try:
+        x = torch.zeros(4, 2, 32, dtype=torch.bfloat16)
+        kv = torch.zeros(1, 4, 2, 32, dtype=torch.bfloat16)
+        st = torch.zeros(4, 2)
+        with pytest.raises(ValueError, match="must be CUDA tensors.*interpreted"):
+            flash_norm_attention_bwd(x, x, kv, kv, torch.tensor([0, 4]), x, st, st, st)
+    finally:
+        bwd.cpu_launcher(prev)
 
 
 def _inputs(lens, H, Hkv, D, L, *, mean=0.0, affine=True, dtype=torch.bfloat16, seed=0,

@@ -18,8 +18,10 @@ kernels' docstring); eps/rms_eps are not needed (the statistics are saved). `max
 accepted and ignored (the row-block table is built from `offsets`; this costs one
 device-to-host copy of its size).
 
-CUDA tensors run on the GPU (Hopper); CPU tensors run the same compiled TTIR in normfuse's CPU
-interpreter (`normfuse.testing`), slowly, for tests.
+The op takes CUDA tensors (Hopper). For the kernels' CPU tests, CPU tensors run the same
+compiled TTIR in normfuse's CPU interpreter under `normfuse.testing.attention_bwd.interpreted()`,
+which installs that launcher here (`cpu_launcher`): the op layer does not import the interpreter,
+which stands above it.
 """
 from __future__ import annotations
 
@@ -133,46 +135,25 @@ def _jit(which: str, passes):
     return normfuse.jit(rows if which == "rows" else kv, passes=passes)
 
 
+# How CPU tensors run the two kernels: None (the op refuses them) or the launcher that
+# normfuse.testing.attention_bwd.interpreted() installs for the kernels' CPU tests:
+# fn(kernel, passes, grid, args, consts, num_warps, num_stages), kernel the naive JIT function.
+_CPU_LAUNCH = None
+
+
+def cpu_launcher(fn):
+    """Install `fn` as the CPU tensors' launcher (None: refuse CPU tensors); returns the previous
+    one. Used by `normfuse.testing.attention_bwd.interpreted()`."""
+    global _CPU_LAUNCH
+    prev, _CPU_LAUNCH = _CPU_LAUNCH, fn
+    return prev
+
+
 def _launch(which, passes, grid, args, consts, device, num_warps, num_stages):
     if device.type == "cuda":
         return _jit(which, passes)[grid](*args, **consts, num_warps=num_warps, num_stages=num_stages)
-    return _interpret(which, passes, grid, args, consts, num_warps, num_stages)
-
-
-def _interpret(which, passes, grid, args, consts, num_warps, num_stages):
-    """CPU: compile for sm_90 ahead of time, run the TTIR after the passes in the interpreter."""
-    from ..testing import cluster_dims, run_ir
-    from ..testing.numerics import launch_signature
     fn = bwd_kernels()[0 if which == "rows" else 1]
-    signature, attrs = launch_signature(fn, args, consts)
-    ir = _compiled_ir(fn, tuple(sorted(signature.items())), tuple(sorted(consts.items())),
-                      tuple(sorted((k[0], str(v)) for k, v in attrs.items())), passes, num_warps,
-                      num_stages)
-    run_ir(ir, list(args), grid, num_ctas=cluster_dims(ir))
-
-
-_IR_CACHE: dict = {}
-
-
-def _compiled_ir(fn, sig, consts, attr_key, passes, num_warps, num_stages):
-    import normfuse
-    key = (fn.__name__, sig, consts, attr_key, passes, num_warps, num_stages)
-    if key not in _IR_CACHE:
-        attrs = {(i,): [["tt.divisibility", 16]] for i, _ in attr_key}
-        ck = normfuse.compile(fn, signature=dict(sig), constexprs=dict(consts), attrs=attrs,
-                              target="cuda:90", passes=passes, num_warps=num_warps,
-                              num_stages=num_stages)
-        _IR_CACHE[key] = (ck.asm.get("normfuse", ck.asm["ttir"]) if passes else ck.asm["ttir"],
-                          list(ck.remarks))
-    return _IR_CACHE[key][0]
-
-
-def last_remarks(fn_name: str = "fna_bwd_rows_naive") -> list[str]:
-    """The pass remarks of the last CPU compile of a backward kernel (for tests)."""
-    for key in reversed(list(_IR_CACHE)):
-        if key[0] == fn_name:
-            return list(_IR_CACHE[key][1])
-    return []
+    return _CPU_LAUNCH(fn, passes, grid, args, consts, num_warps, num_stages)
 
 
 def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
@@ -186,6 +167,10 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     kernel, the numerical oracle). `config`: the tiles (`BwdConfig`); `block_m` overrides the
     row-block size of both kernels (the CPU tests use 16)."""
     from ..kernels.attention_bwd import ACT_CODES
+    if x.device.type != "cuda" and _CPU_LAUNCH is None:
+        raise ValueError(f"flash_norm_attention_bwd: the tensors must be CUDA tensors, got x on "
+                         f"{x.device} (the kernels' CPU tests run them in the interpreter under "
+                         f"normfuse.testing.attention_bwd.interpreted())")
     weights = dict(ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight)
     T, H, D, B, L = _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights, activation)
     Hkv = k.shape[2]
