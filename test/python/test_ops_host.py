@@ -304,3 +304,34 @@ def test_postnorm_fresh_views_hit(monkeypatch):
             z = ops.linear_rmsnorm(x, wt.t(), g)
             assert z.shape == (M, N)
     assert len(seen) == 1
+
+
+@pytest.mark.postnorm_plan
+def test_lowered_postnorm_calls_view_3d_activations(monkeypatch):
+    """The default post-norm plan (the lowered form, tensor maps) on 3-D activations: a call
+    that hits the launch-ready call views contiguous x and residual as 2-D (the maps' addresses
+    are x's, the residual's and the output's own); a non-contiguous x is copied to 2-D first."""
+    from normfuse.ops import postnorm_linear as post
+    from normfuse.testing.fake_driver import FakeTensorMap
+    monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
+    monkeypatch.setitem(post.LOWERED_POSTNORM, "rms", "coop")
+    post.clear_postnorm_plans()
+    m, k, n = 200, 256, 512
+    w, gn = _bf(n, k, scale=k ** -0.5, seed=2), 1 + _bf(n, scale=0.1, seed=8)
+    with fused_on_cpu() as drv:
+        for seed in (3, 4, 5):
+            x, r = _bf(2, m // 2, k, seed=seed), _bf(2, m // 2, n, seed=seed + 10)
+            y = ops.linear_rmsnorm(x, w, gn, residual=r)
+            assert y.shape == (2, m // 2, n)
+            maps = [a.inputs[0] for a in drv.launches[-1] if isinstance(a, FakeTensorMap)]
+            assert x.data_ptr() in maps and r.data_ptr() in maps and y.data_ptr() in maps
+        assert len(inference._POST_CALLS) == 1
+        wide = _bf(2, m // 2, k + 64, seed=6)[..., :k]  # rows of stride k + 64: a 2-D view
+        y = ops.linear_rmsnorm(wide, w, gn, residual=r)
+        maps = [a.inputs[0] for a in drv.launches[-1] if isinstance(a, FakeTensorMap)]
+        assert wide.data_ptr() in maps and y.data_ptr() in maps
+        xt = _bf(m // 2, 2, k, seed=7).transpose(0, 1)  # [2, 100, K] whose rows need a copy
+        y = ops.linear_rmsnorm(xt, w, gn, residual=r)
+        maps = [a.inputs[0] for a in drv.launches[-1] if isinstance(a, FakeTensorMap)]
+        assert xt.data_ptr() not in maps and y.data_ptr() in maps and r.data_ptr() in maps
+    post.clear_postnorm_plans()

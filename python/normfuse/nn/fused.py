@@ -84,7 +84,8 @@ def is_conv1d(m: nn.Module) -> bool:
 
 def gemm_weight(m: nn.Module) -> torch.Tensor:
     """The [N, K] weight of an nn.Linear or (a strided view, no copy) of a Conv1D."""
-    return m.weight.t() if is_conv1d(m) else m.weight
+    w = _param(m, "weight")
+    return w.t() if is_conv1d(m) else w
 
 
 def _adopt(new: nn.Module, old: nn.Module) -> None:
@@ -415,13 +416,18 @@ def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.M
                     norm: nn.Module, extra_bias: torch.Tensor | None, kind: str, eps: float,
                     offset: float, weight: str | None, bias: str | None) -> torch.Tensor:
     """norm(x W^T + b + residual) through `ops.linear_rmsnorm` / `ops.linear_layernorm`; the
-    modules are the original ones (their parameters read at call time)."""
-    from .. import ops
+    modules are the original ones (their parameters read at call time, from `_parameters` where
+    registered: `_param`)."""
+    global _OPS
+    if _OPS is None:
+        from .. import ops
+        _OPS = ops
+    ops = _OPS
     W = linear.gemm_weight() if isinstance(linear, DeferredLinear) else gemm_weight(linear)
-    b = linear.bias if extra_bias is None else extra_bias
+    b = _param(linear, "bias") if extra_bias is None else extra_bias
     # the post-norm ops take the affine parameters always: ones / zeros where the norm has none
-    g = getattr(norm, weight) if weight is not None else x.new_ones(W.shape[0])
+    g = _param(norm, weight) if weight is not None else x.new_ones(W.shape[0])
     if kind == "rms":
         return ops.linear_rmsnorm(x, W, g, eps, b, residual, offset=offset)
-    beta = getattr(norm, bias) if bias is not None else x.new_zeros(W.shape[0])
+    beta = _param(norm, bias) if bias is not None else x.new_zeros(W.shape[0])
     return ops.linear_layernorm(x, W, g, beta, eps, b, residual, offset=offset)
