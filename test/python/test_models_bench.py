@@ -299,9 +299,12 @@ def test_sweep_shapes_come_from_the_models():
     assert (q.K, q.N, q.bias) == (1536, (12 + 2 * 2) * 128, True)
     assert sh["qwen2", "gate/up"].N == 17920 and sh["qwen2", "gate"].N == 8960
     assert (sh["gpt2", "c_attn"].kind, sh["gpt2", "c_attn"].N, sh["gpt2", "c_fc"].N) == ("ln", 3840, 5120)
-    post = [s for s in S.shapes() if s.form == "post"]
+    post = [s for s in S.shapes() if s.form == "post" and s.model == "bert"]
     assert {(s.K, s.N) for s in post} == {(1024, 1024), (4096, 1024)}
     assert all(s.residual and s.bias and s.kind == "ln" for s in post)
+    wide = [s for s in S.shapes() if s.form == "post" and s.model == "extra"]  # issue 20's cells
+    assert {(s.kind, s.K, s.N) for s in wide} == {(k, n, n) for k in ("rms", "ln")
+                                                  for n in (4096, 8192)}
     ns = {s.N for s in S.shapes()}
     assert {2560, 5632, 6144, 8960, 11008} <= ns  # the issue's N that are not powers of two
 
@@ -438,3 +441,17 @@ def test_warm_child_runs_a_configuration_once(monkeypatch):
     M.warm_one(spec.name, "liger", "both", device="cpu", backend="eager")  # skipped on a CPU
     assert calls == []
     torch._dynamo.reset()
+
+
+def test_sweep_post_table_has_the_compiled_block():
+    """Post-norm rows carry torch.compile's whole block (issue 20's BERT baseline) as a ratio to
+    cuBLAS; pre-norm rows have no such column."""
+    rec = {"model": "bert", "site": "output", "form": "post", "kind": "ln", "K": 4096, "N": 1024,
+           "bias": True, "residual": True, "T": 8192, "cublas_ms": 0.1, "norm_ms": 0.04,
+           "unfused_ms": 0.14, "block_compiled_ms": 0.125, "naive_err": 2e-3, "options": [
+               {"option": "default", "ok": True, "ms": 0.117, "over_cublas": 1.17}],
+           "best": "default", "best_ms": 0.117, "best_over_cublas": 1.17}
+    md = S.table([rec])
+    assert "compiled block / cuBLAS" in md
+    assert "| bert output | ln +bias +res | 8192 | 4096 | 1024 | 0.100 | 0.040 | 1.400 | 1.250 | " \
+           "1.170 | default | 1.170 | NO |" in md

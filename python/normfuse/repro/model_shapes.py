@@ -27,6 +27,10 @@ Per cell:
                    F.rms_norm / F.layer_norm over [T, K] (post-norm: of layer_norm(y + residual)
                    over [T, N]); both recorded
     unfused_ms     cublas_ms + norm_ms
+    block_compiled_ms  post-norm only: torch.compile(dynamic=False) of the whole unfused block,
+                   norm(F.linear(x, W, bias) + residual) (issue 20's baseline for BERT-style
+                   blocks: Inductor may fuse the residual add and the norm into the GEMM's
+                   epilogue or one kernel after it)
     options        the op under each option of `PRE_OPTIONS` / `POST_OPTIONS` (tile config and the
                    hopper-ws or cluster-reduce options that exist: schedule coop | pingpong,
                    stages, stats-share; block_n, exchange; the lowered
@@ -276,6 +280,28 @@ def _norm_fns(shape: Shape, t: dict, compiled: dict):
     return (lambda: f(*args)), (lambda: c(*args))
 
 
+def _block_fn(shape: Shape, t: dict, compiled: dict):
+    """Post-norm: the whole unfused block under torch.compile(dynamic=False)."""
+    import torch
+    import torch.nn.functional as F
+    eps, N = EPS[shape.kind], shape.N
+    has_res = t["res"] is not None
+
+    def block(x, w, bias, r, g, b):
+        h = F.linear(x, w, bias)
+        if has_res:
+            h = h + r
+        if shape.kind == "rms":
+            return F.rms_norm(h, (N,), g, eps)
+        return F.layer_norm(h, (N,), g, b, eps)
+    key = ("block", shape.kind, shape.K, N, shape.bias, has_res)
+    if key not in compiled:
+        compiled[key] = torch.compile(block, dynamic=False)
+    c = compiled[key]
+    args = (t["x"], t["w"], t["bias"], t["res"], t["g"], t["b"])
+    return lambda: c(*args)
+
+
 def _cublas_fn(t: dict):
     import torch
     x, w, bias = t["x"], t["w"], t["bias"]
@@ -298,6 +324,11 @@ def cell(shape: Shape, T: int, compiled_norms: dict, options=None, log=print) ->
     rec["norm_compiled_ms"] = _bench(comp)
     rec["norm_ms"] = min(rec["norm_eager_ms"], rec["norm_compiled_ms"])
     rec["unfused_ms"] = rec["cublas_ms"] + rec["norm_ms"]
+    if shape.form == "post":
+        try:
+            rec["block_compiled_ms"] = _bench(_block_fn(shape, t, compiled_norms))
+        except Exception as e:  # noqa: BLE001 - the baseline's failure is a record
+            rec["block_compiled_error"] = f"{type(e).__name__}: {e}"[:300]
     rows = torch.cat([torch.arange(0, SAMPLE_ROWS), torch.arange(T - SAMPLE_ROWS, T)]).to(t["x"].device)
     y_naive = _prepare(shape, t, None)().reshape(T, shape.N).clone()
     oracle = _oracle(shape, t, rows)
@@ -391,9 +422,12 @@ def table(records) -> str:
         lines.append(f"\n## {title}\n")
         lines.append("fused / cuBLAS per option ('x': failed the check, '-': not run); goal: best "
                      "<= 1.03\n")
+        blk = form == "post"
         lines.append("| shape | norm | T | K | N | cuBLAS ms | norm ms | (cuBLAS + norm) / cuBLAS | "
+                     + ("compiled block / cuBLAS | " if blk else "")
                      + " | ".join(opts) + " | best | best / cuBLAS | <= 1.03 |")
-        lines.append("|---|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(opts) + "---|---:|---|")
+        lines.append("|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if blk else "")
+                     + "---:|" * len(opts) + "---|---:|---|")
         for r in rs:
             if "error" in r:
                 lines.append(f"| {r['model']} {r['site']} | {r['kind']} | {r['T']} | {r['K']} | "
@@ -413,6 +447,7 @@ def table(records) -> str:
                          f"{' +res' if r.get('residual') else ''} | {r['T']} | {r['K']} | {r['N']} | "
                          f"{_f(r.get('cublas_ms'))} | {_f(r.get('norm_ms'))} | "
                          f"{_f(r['unfused_ms'] / r['cublas_ms'] if r.get('cublas_ms') else None)} | "
+                         + (f"{_f(r['block_compiled_ms'] / r['cublas_ms'] if r.get('block_compiled_ms') and r.get('cublas_ms') else None)} | " if blk else "")
                          + " | ".join(cells) + f" | {r.get('best') or '-'} | {_f(b)} | "
                          f"{'-' if b is None else ('yes' if b <= 1.03 else 'NO')} |")
     summ = option_summary(records)
