@@ -147,6 +147,48 @@ def post_compile_report(log=print) -> list[dict]:
             f"{row['stores_before']} -> {row['stores_after']}; PTX: {row['barrier_cluster']} "
             f"barrier.cluster, {row['mapa']} mapa, wgmma {'yes' if row['wgmma'] else 'no'}")
         rows.append(row)
+    rows += post_lowered_compile_report(log)
+    return rows
+
+
+POST_LOWERED_AOT = (("rms", 8192, 256, 1024, False, False),
+                    ("ln", 8192, 2048, 1024, False, False),
+                    ("ln", 8192, 1024, 4096, True, True))   # BERT's output block
+
+
+def post_lowered_compile_report(log=print) -> list[dict]:
+    """Part (a), post-norm as the ops run it by default: the lowered form (epilogue-norm, then
+    hopper-ws{post-norm=true}, coop) at T = 8192."""
+    from ..ops import postnorm_linear as post
+    rows = []
+    sched = post.LOWERED_POSTNORM.get("rms") or "coop"
+    passes = post.lowered_postnorm_passes(sched)
+    log(f"\n== (a) the ops' default post-norm form: AOT compile for cuda:90, pipeline "
+        f"{','.join(passes)} ==")
+    for kind, M, N, K, bias, res in POST_LOWERED_AOT:
+        title = (f"{'RMSNorm' if kind == 'rms' else 'LayerNorm'} after the GEMM, M={M} K={K} N={N}"
+                 + (", bias + residual" if bias or res else ""))
+        log(f"\n-- {title}")
+        row = {"kernel": title, "form": "lowered"}
+        try:
+            ck = post.aot_compile_postnorm(kind, M=M, N=N, K=K, has_bias=bias, has_res=res,
+                                           passes=passes,
+                                           config=post.lowered_postnorm_config(M, N, K, sched))
+        except (PassError, ImportError) as e:
+            row["pass_error"] = f"{type(e).__name__}: {e}"
+            log(f"   pass failed: {row['pass_error']}")
+            rows.append(row)
+            continue
+        row.update(remarks=list(ck.remarks), lowered=ck.lowered is not None,
+                   warp_specialized="ttg.warp_specialize" in ck.asm["ttgir"],
+                   wgmma="wgmma" in ck.asm["ptx"])
+        _add_resources(row, ck)
+        for r in row["remarks"]:
+            log(f"   {r}")
+        log(f"   lowered to the warp-specialized template: {'yes' if row['lowered'] else 'no'}; "
+            f"wgmma {'yes' if row['wgmma'] else 'no'}; ptxas: {row.get('registers', '?')} "
+            f"registers, {row.get('spill_stores', '?')} B spill stores")
+        rows.append(row)
     return rows
 
 
