@@ -41,7 +41,9 @@ CR = "python/normfuse/passes/cluster_reduce.py"
 WS = "python/normfuse/lowering/ws_gemm.py"        # the Gluon template
 CG = "python/normfuse/lowering/codegen.py"        # the hooks' translation
 LL = "python/normfuse/lowering/launch.py"         # the host side: descriptors, derived arguments
-INTERPRETER_TESTS = ("test/python/test_interpreter.py", "test/python/test_pass_numerics.py",
+INTERPRETER_TESTS = ("test/python/test_interpreter.py",
+                     "test/python/passes/test_lazy_prenorm_numerics.py",
+                     "test/python/passes/test_cluster_reduce.py",
                      "test/python/test_lowered_numerics.py")
 
 

@@ -47,6 +47,8 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA Hopper GPU")
+    config.addinivalue_line("markers", "slow: a heavy CPU sweep, left out of the default run "
+                            "(`pytest -m slow` runs them; see README, Tests)")
     config.addinivalue_line("markers", "postnorm_plan: run with the post-norm ops' own plan choice "
                             "(other tests pin the fused kernels: NORMFUSE_POSTNORM_PLAN=fused)")
 
@@ -73,6 +75,12 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    # `slow` tests run only when the -m expression names them (-m slow, -m "slow or not slow")
+    if "slow" not in (config.getoption("markexpr", "") or ""):
+        slow = [item for item in items if item.get_closest_marker("slow") is not None]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if item.get_closest_marker("slow") is None]
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     if gpu_items and not _have_hopper():
         skip = pytest.mark.skip(reason=GPU_SKIP_REASON)

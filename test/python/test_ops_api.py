@@ -5,7 +5,7 @@ weights (Conv1D's weight.t()), the derived-weight cache (versions, freed storage
 tensors), and the nn modules (offset, deepcopy, state_dict, .to).
 
 The fused path of the same features (lists, offset, strided weights) runs through the
-interpreter in test_backward.py (test_cpu_fused_path_*).
+interpreter in test_backward_training.py (test_cpu_fused_path_*).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@
 
 (`python -m normfuse.repro` runs `--part bench` of it in a child: normfuse.repro.extra.)
 
-1. The gpu-marked tests of test/python/test_backward.py (normfuse.repro.gpu_tests, at most
+1. The gpu-marked tests of test/python/test_backward_*.py (normfuse.repro.gpu_tests, at most
    --test-timeout s, default 130): pass / fail / skip counts and the failures' lines ->
    tests.json; the pytest logs -> tests/.
 2. Per cell (M, K, N) of the blog's grid (M = 262144, K, N in {512, 1024, 2048}; --quick: 3 cells),
@@ -49,8 +49,9 @@ QUICK = [(262144, 1024, 1024), (262144, 512, 2048), (262144, 2048, 512)]
 
 
 def run_tests(out: str, timeout: int) -> dict:
-    """The gpu-marked tests of test_backward.py: tests.json (counts, failures) and tests/ (logs)."""
-    res = gpu_tests.run([os.path.join(REPO, "test", "python", "test_backward.py")],
+    """The gpu-marked tests of test_backward_*.py: tests.json (counts, failures) and tests/ (logs)."""
+    res = gpu_tests.run([os.path.join(REPO, "test", "python", f"test_backward_{part}.py")
+                         for part in ("kernels", "ops", "training")],
                         gpu_tests.default_jobs(), "gpu", timeout, log_dir=os.path.join(out, "tests"),
                         log=lambda m: print(f"[bench_training] {m}", flush=True))
     res = {"ok": res["ok"], "seconds": res["seconds"], "counts": res["totals"],
@@ -411,7 +412,7 @@ def markdown(records: list[dict], tests: dict | None, env: dict) -> str:
     lines = [f"# Backward (issue 10), {env.get('gpu', '?')}, {env.get('date', '?')}",
              f"torch {env.get('torch')}, triton {env.get('triton')}", ""]
     if tests is not None:
-        lines += [f"GPU tests (test_backward.py): {tests.get('counts')} ok={tests.get('ok')}", ""]
+        lines += [f"GPU tests (test_backward_*.py): {tests.get('counts')} ok={tests.get('ok')}", ""]
         lines += [f"- {l}" for l in tests.get("failures", [])[:30]] + [""]
     lines += ["| op | M x K x N | fwd+bwd ours | eager | compiled | vs compiled | bwd fused | "
               "bwd GEMMs | norm bwd | hidden % |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]

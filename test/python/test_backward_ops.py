@@ -1,0 +1,361 @@
+"""Training (issue 10), the autograd ops: the backward custom ops end to end on the CPU with
+their launches interpreted (the TTIR the GPU would run, through the passes) against
+torch.autograd in fp64; registration and bad input (raises, naming it); from_modules.
+GPU (marked): gradients of the four ops and of the block vs fp64, within 1.5x eager PyTorch's
+error in the same dtype; a short training run of the block; torch.compile over the custom ops.
+"""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import normfuse  # noqa: E402
+from normfuse.reference import rel_err  # noqa: E402
+
+from backward_common import (  # noqa: E402  (fixtures too)
+    BF, EPS, HF, POST_CASES, PRE_CASES, _case_id, _check, _check_from_modules, _compare_grads,
+    _dev, _gen, _grads, _mlp_params, _sgd_losses, interpreted, mlp_reference)
+
+
+@pytest.mark.parametrize("plan,dw_mode", [("fused", "xn"), ("fused", "prologue"), ("cublas", "xn")])
+@pytest.mark.parametrize("is_ln,has_bias", [(False, True), (True, False), (True, True)],
+                         ids=["rms-bias", "ln", "ln-bias"])
+def test_prenorm_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, has_bias, dw_mode,
+                                              plan):
+    """Both backward plans: "fused" (the dX GEMM with the norm backward in its epilogue) and
+    "cublas" (dn = dY W by torch.mm, then the norm backward without the GEMM, writing n)."""
+    from normfuse.ops import training
+    monkeypatch.setattr(training, "PRENORM_DW", dw_mode)
+    monkeypatch.setitem(training.PRENORM_BWD_PLAN, "layernorm_linear" if is_ln else "rmsnorm_linear",
+                        plan)
+    gemm_in_kernel = []
+    real_nb = training.norm_backward
+    monkeypatch.setattr(training, "norm_backward", lambda dy, w, *a, **k: (
+        gemm_in_kernel.append(w is not None), real_nb(dy, w, *a, **k))[1])
+    gen = _gen(11)
+    Mx, K, NO = 50, 64, 40
+    x = (torch.randn(Mx, K, generator=gen) + (5.0 if is_ln else 0.0)).bfloat16()
+    g = (0.5 + torch.rand(K, generator=gen)).bfloat16()
+    beta = torch.randn(K, generator=gen).bfloat16() if is_ln else None
+    w = (torch.randn(NO, K, generator=gen) * 0.1).bfloat16()
+    dy = torch.randn(Mx, NO, generator=gen).bfloat16()
+    rstd, mean = training.row_stats(x, EPS, is_ln)
+    dx, dg, dbeta, dw, db = training._pre_bwd(dy, x, g, beta, w, rstd, mean, EPS, 0.0, is_ln,
+                                                    has_bias)
+    assert gemm_in_kernel == [plan == "fused"]
+    if plan == "fused":  # the norm backward in the dX GEMM's epilogue, over 2 N tiles of 32
+        assert any("[cluster-reduce] applied: row of 2 N tiles" in r for r in interpreted), interpreted
+    bias = torch.zeros(NO).bfloat16() if has_bias else None
+
+    def f(dtype):
+        ts = [t.to(dtype).requires_grad_(True) if t is not None else None for t in (x, g, beta, w, bias)]
+        xx, gg, bb, ww, bi = ts
+        n = (F.layer_norm(xx, (K,), gg, bb, EPS) if is_ln else
+             F.rms_norm(xx, (K,), gg, EPS))
+        F.linear(n, ww, bi).backward(dy.to(dtype))
+        return [t.grad if t is not None else None for t in ts]
+
+    ref, eager = f(torch.float64), f(torch.bfloat16)
+    for name, got, r, e in zip(["dx", "dg", "dbeta", "dw", "db"], [dx, dg, dbeta, dw, db], ref, eager):
+        if r is None:
+            assert got.numel() == 0
+            continue
+        _check(name, got, r, e)
+
+
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_postnorm_backward_op_matches_autograd(interpreted, is_ln):
+    from normfuse.ops import training
+    gen = _gen(12)
+    Mx, K, NO = 50, 40, 64
+    x = torch.randn(Mx, K, generator=gen).bfloat16()
+    w = (torch.randn(NO, K, generator=gen) * 0.2).bfloat16()
+    bias = torch.randn(NO, generator=gen).bfloat16()
+    res_ = (torch.randn(Mx, NO, generator=gen) + 4.0).bfloat16()
+    g = (0.5 + torch.rand(NO, generator=gen)).bfloat16()
+    beta = torch.randn(NO, generator=gen).bfloat16() if is_ln else None
+    dz = torch.randn(Mx, NO, generator=gen).bfloat16()
+    h = (x.float() @ w.float().t() + bias.float() + res_.float()).bfloat16()
+    rstd, mean = training.row_stats(h, EPS, is_ln)
+    dx, dw, dg, dbeta, db, dres = training._post_bwd(dz, x, w, g, beta, h, rstd, mean, EPS, 0.0, is_ln,
+                                                       True)
+
+    def f(dtype):
+        ts = [t.to(dtype).requires_grad_(True) if t is not None else None
+              for t in (x, w, g, beta, bias, res_)]
+        xx, ww, gg, bb, bi, rr = ts
+        hh = F.linear(xx, ww, bi) + rr
+        z = F.layer_norm(hh, (NO,), gg, bb, EPS) if is_ln else F.rms_norm(hh, (NO,), gg, EPS)
+        z.backward(dz.to(dtype))
+        return [t.grad if t is not None else None for t in ts]
+
+    ref, eager = f(torch.float64), f(torch.bfloat16)
+    for name, got, r, e in zip(["dx", "dw", "dg", "dbeta", "db", "dres"],
+                               [dx, dw, dg, dbeta, db, dres], ref, eager):
+        if r is None:
+            assert got.numel() == 0
+            continue
+        _check(name, got, r, e)
+
+
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_block_backward_regrouped_matches_autograd(interpreted, is_ln):
+    from normfuse.ops import training
+    gen = _gen(13)
+    Mx, D, H = 40, 32, 96
+    p = _mlp_params(gen, D, H, is_ln)
+    x = (torch.randn(Mx, D, generator=gen) + 2.0).bfloat16()
+    dout = torch.randn(Mx, D, generator=gen).bfloat16()
+    # forward quantities as the fused forward saves them (h in bf16, statistics in fp32)
+    norm = ((lambda h, g, b: F.layer_norm(h.float(), (h.shape[1],), g.float(), b.float(), EPS))
+            if is_ln else (lambda h, g, b: F.rms_norm(h.float(), (h.shape[1],), g.float(), EPS)))
+    h1 = F.linear(x.float(), p["w1"].float(), p["b1"].float()).bfloat16()
+    rstd1, mean1 = training.row_stats(h1, EPS, is_ln)
+    a = F.silu(norm(h1, p["g1"], p["beta1"])).bfloat16()
+    h2 = (F.linear(a.float(), p["w2"].float(), p["b2"].float()) + x.float()).bfloat16()
+    rstd2, mean2 = training.row_stats(h2, EPS, is_ln)
+    interpreted.clear()
+    got = training._mlp_bwd(dout, x, p["w1"], p["g1"], p["beta1"], p["w2"], p["g2"], p["beta2"],
+                            h1, rstd1, mean1, a, h2, rstd2, mean2, EPS, is_ln, True, True)
+    # the regrouping: norm1's backward (H = 96: 3 tiles of 32) runs in linear 2's dX GEMM epilogue
+    assert any("[cluster-reduce] applied: row of 3 N tiles" in r for r in interpreted), interpreted
+    names = ["w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
+
+    def f(dtype):
+        xx = x.to(dtype).requires_grad_(True)
+        ps = {k: (v.to(dtype).requires_grad_(True) if v is not None else None) for k, v in p.items()}
+        mlp_reference(xx, *(ps[k] for k in names), EPS, is_ln).backward(dout.to(dtype))
+        return {"x": xx.grad, **{k: (v.grad if v is not None else None) for k, v in ps.items()}}
+
+    ref, eager = f(torch.float64), f(torch.bfloat16)
+    order = ["x", "w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
+    for name, t in zip(order, got):
+        if ref[name] is None:
+            assert t.numel() == 0
+            continue
+        _check(name, t, ref[name], eager[name])
+
+
+# ---------------------------------------------------------------------------------------------
+# Registration and bad input (CPU)
+# ---------------------------------------------------------------------------------------------
+
+def test_custom_ops_registered_with_fake_impls():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    import normfuse.ops.training  # noqa: F401
+    for name in ("prenorm_linear_fwd", "prenorm_linear_bwd", "postnorm_linear_fwd",
+                 "postnorm_linear_bwd", "postnorm_mlp_fwd", "postnorm_mlp_bwd"):
+        assert hasattr(torch.ops.normfuse, name)
+    with FakeTensorMode():
+        x = torch.empty(10, 64, dtype=torch.bfloat16)
+        w = torch.empty(48, 64, dtype=torch.bfloat16)
+        g = torch.empty(64, dtype=torch.bfloat16)
+        y, rstd, mean = torch.ops.normfuse.prenorm_linear_fwd(x, g, g, w, None, 1e-5, 0.0, True)
+        assert y.shape == (10, 48) and rstd.shape == (10,) and mean.dtype == torch.float32
+        w2 = torch.empty(64, 48, dtype=torch.bfloat16)
+        g2 = torch.empty(48, dtype=torch.bfloat16)
+        out = torch.ops.normfuse.postnorm_mlp_fwd(x, w, g2, None, None, w2, g, None, None, 1e-6, False)
+        assert out[0].shape == (10, 64) and out[1].shape == (10, 48)
+
+
+def test_training_bad_input_raises_naming_it():
+    from normfuse.ops import layernorm_linear, linear_rmsnorm, postnorm_mlp, rmsnorm_linear
+    x = torch.randn(4, 64, dtype=torch.bfloat16, requires_grad=True)
+    g = torch.ones(64, dtype=torch.bfloat16)
+    w = torch.randn(32, 64, dtype=torch.bfloat16)
+    with pytest.raises(NotImplementedError, match="folded=True is not supported under autograd"):
+        rmsnorm_linear(x, None, w, folded=True)
+    with pytest.raises(NotImplementedError, match="persistent=True is not supported"):
+        layernorm_linear(x, g, g, w, persistent=True)
+    with pytest.raises(TypeError, match="norm_weight torch.float32"):
+        rmsnorm_linear(x, g.float(), w)
+    with pytest.raises(ValueError, match="norm_weight must have shape"):
+        linear_rmsnorm(x, w, g)
+    with pytest.raises(ValueError, match="all tensors must be on one device"):
+        rmsnorm_linear(x, g.to("meta"), w)
+    w1 = torch.randn(96, 64, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"w2 must be \[64, 96\]"):
+        postnorm_mlp(x, w1, torch.ones(96, dtype=torch.bfloat16), None, None, w1,
+                     g, None, None)
+    with pytest.raises(ValueError, match="layernorm=True needs beta1 and beta2"):
+        postnorm_mlp(x, w1, torch.ones(96, dtype=torch.bfloat16), None, None, w1.t(), g, None,
+                     None, layernorm=True)
+
+
+def test_from_modules_copies_parameters():
+    from torch import nn
+    from normfuse.nn import (LayerNormLinear, LinearLayerNorm, LinearRMSNorm, RMSNormLinear,
+                             from_modules)
+    torch.manual_seed(0)
+    lin = nn.Linear(64, 32)
+    rms, ln_in, ln_out = nn.RMSNorm(64), nn.LayerNorm(64), nn.LayerNorm(32)
+    for norm in (rms, ln_in, ln_out):
+        with torch.no_grad():
+            norm.weight.uniform_(0.5, 1.5)
+            if getattr(norm, "bias", None) is not None:
+                norm.bias.uniform_(-1, 1)
+    m = from_modules(rms, lin)
+    assert isinstance(m, RMSNormLinear) and torch.equal(m.norm_weight, rms.weight)
+    assert m.eps == torch.finfo(torch.float32).eps  # nn.RMSNorm(eps=None) uses finfo(dtype).eps
+    m = from_modules(ln_in, lin)
+    assert isinstance(m, LayerNormLinear) and torch.equal(m.norm_bias, ln_in.bias)
+    m = from_modules(lin, ln_out)
+    assert isinstance(m, LinearLayerNorm) and torch.equal(m.weight, lin.weight)
+    assert torch.equal(m.bias, lin.bias) and torch.equal(m.norm_bias, ln_out.bias)
+    assert isinstance(from_modules(lin, nn.RMSNorm(32)), LinearRMSNorm)
+    with pytest.raises(ValueError, match=r"normalized_shape \(64,\)"):
+        from_modules(lin, ln_in)  # a post-norm over 32 outputs cannot take a LayerNorm(64)
+    with pytest.raises(TypeError, match="expected an nn.Linear and an nn.RMSNorm or nn.LayerNorm"):
+        from_modules(lin, nn.ReLU())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", PRE_CASES, ids=_case_id)
+@pytest.mark.parametrize("kind,has_bias", [("rms", False), ("rms", True), ("ln", False), ("ln", True)])
+def test_gpu_prenorm_gradients(case, kind, has_bias):
+    shape, dtype = case
+    from normfuse.ops import layernorm_linear, rmsnorm_linear
+    Mx, K, NO = shape
+    gen = torch.Generator(device="cuda").manual_seed(Mx + K)
+    x = _dev(Mx, K, dtype=dtype, gen=gen, shift=20.0 if kind == "ln" else 0.0)  # |mean| >> std
+    g = _dev(K, dtype=dtype, gen=gen, scale=0.2, shift=1.0)
+    beta = _dev(K, dtype=dtype, gen=gen, scale=0.2) if kind == "ln" else None
+    w = _dev(NO, K, dtype=dtype, gen=gen, scale=K ** -0.5)
+    bias = _dev(NO, dtype=dtype, gen=gen) if has_bias else None
+    dy = _dev(Mx, NO, dtype=dtype, gen=gen)
+    if kind == "rms":
+        ours = lambda x, g, b, w, bi: rmsnorm_linear(x, g, w, 1e-6, bi)  # noqa: E731
+        eager = lambda x, g, b, w, bi: F.linear(F.rms_norm(x, (K,), g, 1e-6), w, bi)  # noqa: E731
+    else:
+        ours = lambda x, g, b, w, bi: layernorm_linear(x, g, b, w, 1e-5, bi)  # noqa: E731
+        eager = lambda x, g, b, w, bi: F.linear(F.layer_norm(x, (K,), g, b, 1e-5), w, bi)  # noqa: E731
+    ts = (x, g, beta, w, bias)
+    y, got = _grads(ours, ts, dy)
+    yr, ref = _grads(eager, [t.double() if t is not None else None for t in ts], dy)
+    ye, eag = _grads(eager, ts, dy)
+    _compare_grads(["x", "norm_weight", "norm_bias", "weight", "bias"], got, ref, eag,
+                   f"{kind}_linear {shape} {dtype}")
+    # the forward output (the fused forward kernel's numerics, not the backward's)
+    assert rel_err(y, yr) <= 1.5 * rel_err(ye, yr) + 1e-4, ("forward", rel_err(y, yr), rel_err(ye, yr))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", POST_CASES, ids=_case_id)
+@pytest.mark.parametrize("kind,extras", [("rms", ()), ("rms", ("bias", "res")), ("ln", ("res",)),
+                                         ("ln", ("bias", "res"))])
+def test_gpu_postnorm_gradients(case, kind, extras):
+    shape, dtype = case
+    from normfuse.ops import linear_layernorm, linear_rmsnorm
+    Mx, K, NO = shape
+    gen = torch.Generator(device="cuda").manual_seed(Mx + NO)
+    x = _dev(Mx, K, dtype=dtype, gen=gen)
+    w = _dev(NO, K, dtype=dtype, gen=gen, scale=K ** -0.5)
+    g = _dev(NO, dtype=dtype, gen=gen, scale=0.2, shift=1.0)
+    beta = _dev(NO, dtype=dtype, gen=gen, scale=0.2) if kind == "ln" else None
+    bias = _dev(NO, dtype=dtype, gen=gen) if "bias" in extras else None
+    res = _dev(Mx, NO, dtype=dtype, gen=gen, shift=20.0 if kind == "ln" else 0.0) if "res" in extras else None
+    dz = _dev(Mx, NO, dtype=dtype, gen=gen)
+    if kind == "rms":
+        ours = lambda x, w, g, b, bi, r: linear_rmsnorm(x, w, g, 1e-6, bi, r)  # noqa: E731
+
+        def eager(x, w, g, b, bi, r):
+            h = F.linear(x, w, bi)
+            return F.rms_norm(h + r if r is not None else h, (NO,), g, 1e-6)
+    else:
+        ours = lambda x, w, g, b, bi, r: linear_layernorm(x, w, g, b, 1e-5, bi, r)  # noqa: E731
+
+        def eager(x, w, g, b, bi, r):
+            h = F.linear(x, w, bi)
+            return F.layer_norm(h + r if r is not None else h, (NO,), g, b, 1e-5)
+    ts = (x, w, g, beta, bias, res)
+    z, got = _grads(ours, ts, dz)
+    zr, ref = _grads(eager, [t.double() if t is not None else None for t in ts], dz)
+    ze, eag = _grads(eager, ts, dz)
+    _compare_grads(["x", "weight", "norm_weight", "norm_bias", "bias", "residual"], got, ref, eag,
+                   f"linear_{kind}norm {shape} {dtype}")
+    assert rel_err(z, zr) <= 1.5 * rel_err(ze, zr) + 1e-4, ("forward", rel_err(z, zr), rel_err(ze, zr))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("D,H,Mx,dtype", [(256, 520, 1000, BF), (64, 96, 77, HF), (1024, 2048, 4096, BF)],
+                         ids=["256x520-bf16", "64x96-fp16", "1024x2048-bf16"])
+@pytest.mark.parametrize("layernorm", [False, True], ids=["rms", "ln"])
+def test_gpu_block_gradients(D, H, Mx, dtype, layernorm):
+    from normfuse.nn import PostNormMLP
+    torch.manual_seed(D + H)
+    m = PostNormMLP(D, H, layernorm=layernorm, device="cuda", dtype=dtype)
+    with torch.no_grad():
+        for p in (m.g1, m.g2):
+            p.uniform_(0.5, 1.5)
+        for p in (m.beta1, m.beta2):
+            if p is not None:
+                p.uniform_(-0.5, 0.5)
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    x = _dev(Mx, D, dtype=dtype, gen=gen)
+    dout = _dev(Mx, D, dtype=dtype, gen=gen)
+    names = ["w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
+    params = [getattr(m, n) for n in names]
+    ref_fn = lambda x, *ps: mlp_reference(x, *ps, m.eps, layernorm)  # noqa: E731
+    ours_fn = lambda x, *ps: normfuse.ops.postnorm_mlp(x, *ps, m.eps, layernorm=layernorm)  # noqa: E731
+    ts = [x] + params
+    o, got = _grads(ours_fn, ts, dout)
+    orf, ref = _grads(ref_fn, [t.double() if t is not None else None for t in ts], dout)
+    oe, eag = _grads(ref_fn, ts, dout)
+    _compare_grads(["x"] + names, got, ref, eag, f"PostNormMLP {D}x{H} {dtype}")
+    assert rel_err(o, orf) <= 1.5 * rel_err(oe, orf) + 1e-4, ("forward", rel_err(o, orf), rel_err(oe, orf))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layernorm", [False, True], ids=["rms", "ln"])
+def test_gpu_block_training_run_like_eager(layernorm):
+    """A short training run: the loss goes down, step by step close to eager's."""
+    from normfuse.nn import PostNormMLP
+    torch.manual_seed(0)
+    D, H, Mx = 256, 512, 2048
+    m = PostNormMLP(D, H, layernorm=layernorm, device="cuda", dtype=torch.bfloat16)
+    ref = PostNormMLP(D, H, layernorm=layernorm, device="cuda", dtype=torch.bfloat16)
+    ref.load_state_dict(m.state_dict())
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    x = _dev(Mx, D, dtype=torch.bfloat16, gen=gen)
+    target = _dev(Mx, D, dtype=torch.bfloat16, gen=gen)
+    ours, eager = _sgd_losses(m, ref, x, target, lr=0.5, steps=30)
+    assert ours[-1] < 0.9 * ours[0], ours
+    assert abs(ours[-1] - eager[-1]) <= 0.02 * eager[0], (ours, eager)
+
+
+@pytest.mark.gpu
+def test_gpu_torch_compile_sees_the_custom_ops():
+    from normfuse.ops import linear_rmsnorm, rmsnorm_linear
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    x = _dev(512, 256, dtype=torch.bfloat16, gen=gen).requires_grad_(True)
+    g = _dev(256, dtype=torch.bfloat16, gen=gen, shift=1.0).requires_grad_(True)
+    w1 = _dev(512, 256, dtype=torch.bfloat16, gen=gen, scale=0.06).requires_grad_(True)
+    w2 = _dev(256, 512, dtype=torch.bfloat16, gen=gen, scale=0.04).requires_grad_(True)
+    g2 = _dev(256, dtype=torch.bfloat16, gen=gen, shift=1.0).requires_grad_(True)
+
+    def f(x, g, w1, w2, g2):
+        return linear_rmsnorm(F.silu(rmsnorm_linear(x, g, w1)), w2, g2, residual=x).float().sum()
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)  # fullgraph: a graph break would raise
+    loss = compiled(x, g, w1, w2, g2)
+    grads = torch.autograd.grad(loss, (x, g, w1, w2, g2))
+    loss_e = f(x, g, w1, w2, g2)
+    grads_e = torch.autograd.grad(loss_e, (x, g, w1, w2, g2))
+    for a, b in zip(grads, grads_e):
+        assert rel_err(a, b) < 1e-2
+
+
+@pytest.mark.gpu
+def test_gpu_modules_from_torch_train():
+    from torch import nn
+    torch.manual_seed(4)
+    pairs = [(nn.RMSNorm(320, eps=1e-6), nn.Linear(320, 192)), (nn.LayerNorm(320), nn.Linear(320, 192)),
+             (nn.Linear(320, 192), nn.RMSNorm(192, eps=1e-6)), (nn.Linear(320, 192), nn.LayerNorm(192))]
+    x0 = torch.randn(300, 320, device="cuda", dtype=torch.bfloat16)
+    r = torch.randn(300, 192, device="cuda")
+    for a, b in pairs:
+        _check_from_modules(a.cuda().bfloat16(), b.cuda().bfloat16(), x0, r)
