@@ -312,61 +312,6 @@ def test_gpu_gradients(act):
         assert rel_err(g, r.grad) <= 1.5 * rel_err(e.grad, r.grad) + 1e-3, name
 
 
-# -- the lit inputs' small kernels, run before and after the passes ---------------------------------
-
-def _lit_kernels():
-    import sys
-    from pathlib import Path
-    inputs = Path(__file__).resolve().parents[1] / "lit" / "inputs"
-    if str(inputs) not in sys.path:
-        sys.path.insert(0, str(inputs))
-    import flash_norm_attention_kernels as m
-    return m
-
-
-@pytest.mark.parametrize("trips, mode, split, blocks", [
-    (2, 0, True, 0), (2, 2, False, 0), (3, 0, False, 0), (2, 1, False, 0),
-    (2, 0, True, 2),  # persistent: 1 cluster walks 2 row blocks (both slot sets, races checked)
-])
-def test_lit_prologue_kernels(trips, mode, split, blocks):
-    m = _lit_kernels()
-    gen = torch.Generator().manual_seed(11)
-    x = (torch.randn(32 * 32 + 16, generator=gen) + 2.0).bfloat16()  # rows of 32 (+16 for 3 trips)
-    w = (torch.randn(16, 16, generator=gen) / 4).bfloat16()
-    y = torch.full((32, 32), float("nan")).bfloat16()
-    s = torch.zeros(32)
-    res = check_pass_numerics(m._prologue, [x, w, y, s, 1e-5], constexprs=m.pro(trips, mode, blocks),
-                              grid=(1,) if blocks else (2,), passes="cluster-reduce,epilogue-norm",
-                              num_warps=4)
-    assert res.num_ctas == 2
-    assert ("prologue row statistic" in "\n".join(res.applied)) == split
-    assert res.max_rel_diff < 2e-2, res.diffs
-    # the epilogue's reference: (x[:, :32] tile products - prologue / N) normalized
-    flat = x.double()
-    xf = flat[:32 * 32].reshape(32, 32)
-    pro = torch.stack([flat[32 * r:32 * r + 16 * trips] for r in range(32)])
-    stat = pro.amax(dim=1).clamp(min=0) if mode == 1 else pro.sum(dim=1)
-    z = torch.cat([xf[:, 16 * t:16 * t + 16] @ w.double() for t in range(2)], 1) - stat[:, None] / 32
-    ref = z * torch.rsqrt(z.square().mean(1, keepdim=True) + 1e-5)
-    assert rel_err(res.after["Y"], ref) < REF_TOL
-
-
-@pytest.mark.parametrize("mode", [0, 2, 3])
-def test_lit_residual_kernels(mode):
-    m = _lit_kernels()
-    gen = torch.Generator().manual_seed(12)
-    a = torch.randn(16, 64, generator=gen).bfloat16()
-    b = (torch.randn(64, 16, generator=gen) / 8).bfloat16()
-    r = torch.randn(16, 16, generator=gen).bfloat16()
-    y = torch.full((16, 16), float("nan")).bfloat16()
-    res = check_pass_numerics(m._mm, [a, b, r, y], constexprs=m.mm(mode), grid=(1,),
-                              passes="residual-acc", num_warps=4)
-    assert res.changed == (mode == 0)
-    assert res.max_rel_diff < 1e-2, res.diffs
-    if mode == 0:
-        assert rel_err(res.after["Y"], a.double() @ b.double() + r.double()) < REF_TOL
-
-
 # -- the custom op's autograd wiring, on the CPU: the kernel replaced by the reference -------------
 
 @pytest.fixture

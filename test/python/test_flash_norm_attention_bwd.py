@@ -11,8 +11,6 @@ GPU (`-m gpu`): the same on the device, at larger shapes.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
@@ -21,10 +19,8 @@ pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
 from normfuse.ops.flash_norm_attention_bwd import (DEFAULT_BWD_PASSES, flash_norm_attention_bwd,
                                                    row_block_table)
 from normfuse.reference_attention import flash_norm_attention_ref
-from normfuse.testing import check_ir_numerics
 from normfuse.testing.attention_bwd import interpreted, last_remarks
 
-LIT = Path(__file__).resolve().parents[1] / "lit"
 NAMES = ("dx", "dk", "dv", "d_ln_weight", "d_ln_bias", "d_rms_weight")
 FLOOR = 2e-3  # bf16 rounding of a gradient that is itself tiny relative to its norm
 
@@ -250,87 +246,6 @@ def test_unknown_activation():
     a, w = _base()
     with pytest.raises(ValueError, match="unknown activation 'gelu2'"):
         flash_norm_attention_bwd(*a.values(), activation="gelu2", **w)
-
-
-# ---------------------------------------------------------------------------------------------
-# cluster-reduce-chain on its lit kernels, interpreted (the exchange's races are checked)
-# ---------------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("name, H, spec, ctas", [
-    ("chain_three_loops", 4, "cluster-reduce-chain", 4),
-    ("chain_three_loops", 4, "cluster-reduce-chain{cluster-size=2}", 2),
-    ("chain_two_loops", 3, "cluster-reduce-chain", 3),
-    ("chain_two_loops", 3, "cluster-reduce-chain{cluster-size=2}", 2),
-    ("chain_three_loops", 4, "cluster-reduce-chain{forward-reloads=false}", 4),
-])
-def test_lit_chain_numerics(name, H, spec, ctas):
-    gen = torch.Generator().manual_seed(7)
-    rows, D = 48, 16
-    x = (torch.randn(rows, H, D, generator=gen) * 2 + 1).bfloat16()
-    z = torch.full((rows, H, D), float("nan"))
-    y = torch.full((rows, H, D), float("nan")).bfloat16()
-    args = [x, z, z.clone(), y] if name == "chain_three_loops" else [x, z, y]
-    res = check_ir_numerics((LIT / "cluster-reduce-chain.mlir").read_text(), args, (rows // 16,),
-                            passes=spec, kernel=name)
-    assert res.changed and res.num_ctas == ctas, res.remarks
-    assert res.max_rel_diff < 1e-6, res.diffs
-    out = res.after["arg3" if name == "chain_three_loops" else "arg2"].double().reshape(rows, -1)
-    xd = x.double().reshape(rows, -1)
-    r = xd * torch.rsqrt(xd.square().mean(1, keepdim=True) + 1e-5)
-    if name == "chain_three_loops":
-        r = r + 1.0
-        r = (r - r.mean(1, keepdim=True)) * torch.rsqrt(r.var(1, unbiased=False, keepdim=True) + 1e-5)
-    assert float((out - r).norm() / r.norm()) < 1e-2
-
-
-@pytest.mark.parametrize("kind, persistent", [("rms", False), ("ln", False), ("ln", True)])
-def test_chain_generalizes_cluster_reduce(kind, persistent):
-    # the post-norm GEMM kernels are chains of two loops: alone, the pass splits them as
-    # cluster-reduce does (the output is stored twice, so its reload is not forwarded); the
-    # persistent form is reported, not handled
-    from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
-    from normfuse.reference import linear_norm_ref, rel_err
-    from normfuse.testing import check_pass_numerics
-    gen = torch.Generator().manual_seed(11)
-    M, K, N = 70, 80, 96
-    x = torch.randn(M, K, generator=gen).bfloat16()
-    w = (torch.randn(N, K, generator=gen) * 0.1).bfloat16()
-    bias, res_ = torch.randn(N, generator=gen).bfloat16(), (torch.randn(M, N, generator=gen) + 3).bfloat16()
-    g, b = (0.5 + torch.rand(N, generator=gen)).bfloat16(), torch.randn(N, generator=gen).bfloat16()
-    y = torch.full((M, N), float("nan")).bfloat16()
-    vec = [g] if kind == "rms" else [g, b]
-    args = [x, w, bias, res_, *vec, y, M, K, K, K, N, N, 1e-5]
-    consts = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, HAS_BIAS=True, HAS_RES=True, N=N,
-                  EVEN_K=False, USE_TMA=False, PERSISTENT=persistent)
-    fn = linear_rmsnorm_naive if kind == "rms" else linear_layernorm_naive
-    res = check_pass_numerics(fn, args, constexprs=consts, grid=(2,) if persistent else (3,),
-                              passes="cluster-reduce-chain", num_warps=4)
-    if persistent:
-        assert not res.changed and any("persistent form" in r for r in res.remarks), res.remarks
-        return
-    assert res.changed and res.num_ctas == 3 and res.max_rel_diff == 0.0, res.remarks
-    assert not any("forwarded" in r for r in res.remarks)
-    ref = linear_norm_ref(x, w, g, None if kind == "rms" else b, 1e-5, bias, res_)
-    assert rel_err(res.after["Y"], ref) < 1e-2
-
-
-@pytest.mark.parametrize("flag", [0, 1])
-def test_lit_chain_conditional_store(flag):
-    # loop 1 stores only when FLAG != 0: the reload must see Z's old contents otherwise, so it is
-    # not forwarded (the heads are still split)
-    gen = torch.Generator().manual_seed(8)
-    rows, H, D = 32, 2, 16
-    x = torch.randn(rows, H, D, generator=gen).bfloat16()
-    z = torch.randn(rows, H, D, generator=gen)
-    y = torch.full((rows, H, D), float("nan")).bfloat16()
-    res = check_ir_numerics((LIT / "cluster-reduce-chain.mlir").read_text(), [x, z, y, flag],
-                            (rows // 16,), passes="cluster-reduce-chain", kernel="chain_conditional_store")
-    assert res.changed and res.num_ctas == 2 and res.max_rel_diff < 1e-6, res.diffs
-    xd = x.double().reshape(rows, -1)
-    src = 2 * xd if flag else z.double().reshape(rows, -1)
-    want = src * torch.rsqrt(xd.square().mean(1, keepdim=True) + 1e-5)
-    got = res.after["arg2"].double().reshape(rows, -1)
-    assert float((got - want).norm() / want.norm()) < 1e-2
 
 
 # ---------------------------------------------------------------------------------------------

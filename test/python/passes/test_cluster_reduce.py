@@ -106,3 +106,46 @@ def test_lit_postnorm(lit, name, spec, m, grid, ctas):
     assert res.diffs[key] < TOL, res.diffs
     assert not torch.isnan(res.after[key].float()).any()
     assert not torch.isnan(res.before[key].float()).any()
+
+
+# -- the FlashNormAttention lit input's prologue kernels: a row statistic computed in the
+# prologue loop, split over the cluster with the epilogue's (cluster-reduce, then epilogue-norm)
+
+PROLOGUE_REF_TOL = 1.2e-2  # interpreted bf16 output vs fp64, Frobenius
+
+
+def _lit_kernels():
+    import sys
+    from pathlib import Path
+    inputs = Path(__file__).resolve().parents[2] / "lit" / "inputs"
+    if str(inputs) not in sys.path:
+        sys.path.insert(0, str(inputs))
+    import flash_norm_attention_kernels as m
+    return m
+
+
+@pytest.mark.parametrize("trips, mode, split, blocks", [
+    (2, 0, True, 0), (2, 2, False, 0), (3, 0, False, 0), (2, 1, False, 0),
+    (2, 0, True, 2),  # persistent: 1 cluster walks 2 row blocks (both slot sets, races checked)
+])
+def test_lit_prologue_kernels(trips, mode, split, blocks):
+    m = _lit_kernels()
+    gen = torch.Generator().manual_seed(11)
+    x = (torch.randn(32 * 32 + 16, generator=gen) + 2.0).bfloat16()  # rows of 32 (+16 for 3 trips)
+    w = (torch.randn(16, 16, generator=gen) / 4).bfloat16()
+    y = torch.full((32, 32), float("nan")).bfloat16()
+    s = torch.zeros(32)
+    res = check_pass_numerics(m._prologue, [x, w, y, s, 1e-5], constexprs=m.pro(trips, mode, blocks),
+                              grid=(1,) if blocks else (2,), passes="cluster-reduce,epilogue-norm",
+                              num_warps=4)
+    assert res.num_ctas == 2
+    assert ("prologue row statistic" in "\n".join(res.applied)) == split
+    assert res.max_rel_diff < 2e-2, res.diffs
+    # the epilogue's reference: (x[:, :32] tile products - prologue / N) normalized
+    flat = x.double()
+    xf = flat[:32 * 32].reshape(32, 32)
+    pro = torch.stack([flat[32 * r:32 * r + 16 * trips] for r in range(32)])
+    stat = pro.amax(dim=1).clamp(min=0) if mode == 1 else pro.sum(dim=1)
+    z = torch.cat([xf[:, 16 * t:16 * t + 16] @ w.double() for t in range(2)], 1) - stat[:, None] / 32
+    ref = z * torch.rsqrt(z.square().mean(1, keepdim=True) + 1e-5)
+    assert rel_err(res.after["Y"], ref) < PROLOGUE_REF_TOL
