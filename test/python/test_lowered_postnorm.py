@@ -247,6 +247,15 @@ def test_partial_sums_of_another_launch_are_not_taken():
     assert torch.isnan(args[_names("ln").index("Y")].float()).any()
 
 
+def test_two_statistics_polled_one_after_the_other_are_not_a_hang():
+    """LayerNorm's two row sums are gathered by two polling loops in a row; with the row's 3 N
+    tiles on exactly 3 CTAs and one row block, seed 0 once reached the second loop's first reload
+    with no step of any agent in between, and the scheduler called it a second reload in vain (a
+    false "hang"). A spin counts twice only within one polling loop (one run of the asm)."""
+    _check("ln", 520, 128, 256, 136, False, False, 128, 3)
+    _check("ln", 520, 128, 256, 136, True, False, 300, 3)
+
+
 def test_a_tile_that_never_publishes_is_a_hang():
     """With the publishing store taken out of the TTGIR the row's other tiles wait forever: the
     interpreter reports the hang (what the GPU would do) instead of finishing."""

@@ -24,7 +24,8 @@ every thread that runs the asm on its elements. What is supported is what normfu
 - control flow: labels (`NAME:`), predicate registers set by `setp.<cmp>.<type>` (eq ne lt le gt
   ge, lo ls hi hs), guards `@%p` / `@!%p`, and `bra`. The elements run as lanes with their own
   program counters; the lanes at the lowest one step together (min-PC reconvergence). A taken
-  backward branch after a load is a polling loop: the asm yields `("spin", where)` there, so that
+  backward branch after a load is a polling loop: the asm yields `("spin", where, poll)` there
+  (`poll` names this run of the asm's loop), so that
   the interpreter's scheduler can run the CTA (or warp group) that is to write what the loop waits
   for, and can tell a loop that waits forever (a hang on the GPU) from one that ends;
 - `mov.b64 %d, {%lo, %hi}` and `mov.b64 {%lo, %hi}, %d` (pack and unpack two 32-bit halves).
@@ -212,6 +213,7 @@ class AsmRunner:
         n = len(self.instrs)
         pc = np.zeros(shape, dtype=np.int64)
         polled, rounds = False, 0
+        poll = object()  # this run of the asm: its polling loop, told from the next one's
         while True:
             live = pc < n
             if not live.any():
@@ -232,7 +234,7 @@ class AsmRunner:
                 if target <= cur and np.any(mask):
                     if polled:
                         # a polling loop: let whoever is to write what it waits for run first
-                        yield ("spin", self.where)
+                        yield ("spin", self.where, poll)
                         polled = False
                     else:
                         rounds += 1

@@ -212,6 +212,7 @@ class Agent:
         self.state = None  # the pending request: None (runnable), ("block", cond, why), ("spin", ...)
         self.spun_at = -1
         self.spun_twice = False
+        self.spun_poll = None  # the polling loop (one run of an asm) of the last spin
         self.done = False
 
     @property
@@ -329,8 +330,10 @@ class _Runtime:
                 elif st[0] == "spin":
                     cands.append(a)
                     # a polling loop yields after its reload, before it checks what it read: an
-                    # agent waits in vain only once it has polled twice with nothing written
-                    # since (the first of the two reloads may have read the awaited value)
+                    # agent waits in vain only once it has polled twice in the same loop with
+                    # nothing written since (the first of the two reloads may have read the
+                    # awaited value; the first reload of the next loop, e.g. a second statistic's
+                    # words right after the first's, has checked nothing yet)
                     spinners += a.spun_at == self.progress and a.spun_twice
             cands.extend(self.events)
             if not cands:
@@ -356,8 +359,9 @@ class _Runtime:
                 continue
             if req[0] == "spin":
                 pick.state = req
-                pick.spun_twice = pick.spun_at == self.progress
-                pick.spun_at = self.progress
+                poll = req[2] if len(req) > 2 else None
+                pick.spun_twice = pick.spun_at == self.progress and pick.spun_poll is poll
+                pick.spun_at, pick.spun_poll = self.progress, poll
                 self.spins += 1
                 continue
             if req[0] == "wait":
