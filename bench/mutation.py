@@ -18,7 +18,7 @@ after a refactoring). Every mutant still compiles (Triton parses and verifies it
 lowering's mutants compile for sm_90). M1-M4 are the four that survived the suite in issue 14's
 measurement (the issue names them, not their code); L1-L8 are the eight lowering bugs of issue
 24 (all eight survived the CPU suite before the TTGIR interpreter), L9-L14 more of the lowering's
-synchronization and tile order.
+synchronization and tile order, L15-L18 the post-norm lowering's.
 """
 from __future__ import annotations
 
@@ -126,8 +126,10 @@ MUTANTS += [
            "                        st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)\n"
            "            acc = warpgroup_mma_wait(1, deps=(acc,))",
            "template: the statistics leave out the last K tile (A from shared memory)", _L),
-    Mutant("L4", WS, "gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)",
-           "gl.convert_layout(c0, row_c), pid_m, pid_m, eargs)",
+    Mutant("L4", WS, "        out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),\n"
+                     "                        gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)",
+           "        out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),\n"
+           "                        gl.convert_layout(c0, row_c), pid_m, pid_m, eargs)",
            "template: the epilogue gets the M program id for the N one (column vectors of the "
            "wrong tile)", _L),
     Mutant("L5", WS, '"=f,l,l,r", [ptrs.to(gl.int64), w, epoch],',
@@ -156,8 +158,10 @@ MUTANTS += [
     Mutant("L11", WS, "    fence_async_shared()\n    tma.async_copy_shared_to_global(",
            "    tma.async_copy_shared_to_global(",
            "template: no proxy fence between the output tile's shared store and its TMA store", _L),
-    Mutant("L12", WS, "mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)",
-           "mbarrier.expect(bar, ring.a_desc.block_type.nbytes)",
+    Mutant("L12", WS, "\n        bar = ring.ready.index(s)\n"
+                      "        mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)",
+           "\n        bar = ring.ready.index(s)\n"
+           "        mbarrier.expect(bar, ring.a_desc.block_type.nbytes)",
            "template: the ring barrier expects A's bytes only (a phase may complete before B "
            "lands)", _L),
     Mutant("L13", WS, "            acc = warpgroup_mma_wait(1, deps=(acc,))",
@@ -166,6 +170,25 @@ MUTANTS += [
     Mutant("L14", WS, "    return first_m + (t % group) % size_m, (t % group) // size_m",
            "    return first_m + (t % group) // size_m, (t % group) % size_m",
            "template: the grouped tile order's M and N swapped (tiles computed twice or never)", _L),
+    # the post-norm lowering (hopper-ws{post-norm=true}, the ops' default post-norm form)
+    Mutant("L15", WS, "            y = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),\n"
+                      "                          gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)",
+           "            y = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),\n"
+           "                          gl.convert_layout(c0, row_c), pid_m, pid_m, eargs)",
+           "post-norm template: the epilogue gets the M program id for the N one (bias and norm "
+           "weights of the wrong columns)", _L),
+    Mutant("L16", WS, "\n            bar = ring.ready.index(s)\n"
+                      "            mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)",
+           "\n            bar = ring.ready.index(s)\n"
+           "            mbarrier.expect(bar, ring.a_desc.block_type.nbytes)",
+           "post-norm template: the ring barrier expects A's bytes only", _L),
+    Mutant("L17", WS, "                _publish(mine + T * Mp, p1, epoch)",
+           "                _publish(mine + Mp, p1, epoch)",
+           "post-norm template: LayerNorm's second row sum published over the next tile's "
+           "first (stamped words at the wrong offset)", _L),
+    Mutant("L18", WS, "    return j * G + pid % G, pid // G",
+           "    return j * G + pid // G, pid % G",
+           "post-norm template: the whole-rows order's row block and N tile swapped", _L),
 ]
 
 

@@ -126,9 +126,17 @@ def normfuse_opt(repo_root) -> list[str]:
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_triton_cache(tmp_path_factory):
-    """A fresh Triton cache per session, so no test passes on a binary from an earlier run."""
+    """A fresh Triton cache per run, so no test passes on a binary from an earlier run. Under
+    pytest-xdist the workers of one run share it (the run's base directory, above each worker's
+    own), so a kernel two workers' files compile is compiled once; Triton writes its cache
+    entries atomically."""
     old = os.environ.get("TRITON_CACHE_DIR")
-    os.environ["TRITON_CACHE_DIR"] = str(tmp_path_factory.mktemp("triton-cache"))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp().parent / "triton-cache-shared"
+        shared.mkdir(exist_ok=True)
+        os.environ["TRITON_CACHE_DIR"] = str(shared)
+    else:
+        os.environ["TRITON_CACHE_DIR"] = str(tmp_path_factory.mktemp("triton-cache"))
     yield
     if old is None:
         os.environ.pop("TRITON_CACHE_DIR", None)
