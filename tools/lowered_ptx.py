@@ -175,6 +175,8 @@ def op_configs():
                     yield name.replace("-g-", "-g-ptr-"), ptr
 
 
+# The tests' plain GEMM over offsets (test_hopper_ws.py's `_GEMM` with its plain store); the
+# lit inputs' rms_fused and gemm_bias are imported from test/lit/inputs/hopper_ws_kernels.py.
 _HAND = '''
 import triton
 import triton.language as tl
@@ -193,44 +195,6 @@ def gemm_offsets(X, W, Y, M, N, K, sx, sw, sy, BM: tl.constexpr, BN: tl.constexp
         b = tl.load(W + rn[None, :] * sw + (k0 + rk)[:, None], mask=(k0 + rk)[:, None] < K, other=0.0)
         acc = tl.dot(a, b, acc)
     tl.store(Y + rm[:, None] * sy + rn[None, :], acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
-@triton.jit
-def rms_fused(X, W, Y, M, N, K, sx, sw, sy, eps, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros([BM, BN], dtype=tl.float32)
-    ss = tl.zeros([BM], dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        km = rk < K - k * BK
-        a = tl.load(X + (rm % M)[:, None] * sx + (k * BK + rk)[None, :], mask=km[None, :], other=0.0)
-        b = tl.load(W + (rn % N)[None, :] * sw + (k * BK + rk)[:, None], mask=km[:, None], other=0.0)
-        acc = tl.dot(a, b, acc)
-        af = a.to(tl.float32)
-        ss += tl.sum(af * af, axis=1)
-    r = 1.0 / tl.sqrt(ss / K + eps)
-    tl.store(Y + rm[:, None] * sy + rn[None, :], (acc * r[:, None]).to(tl.bfloat16),
-             mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
-@triton.jit
-def gemm_bias(X, W, Y, BIAS, M, N, K, sx, sw, sy, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros([BM, BN], dtype=tl.float32)
-    for k0 in range(0, K, BK):
-        a = tl.load(X + rm[:, None] * sx + (k0 + rk)[None, :], mask=(k0 + rk)[None, :] < K, other=0.0)
-        b = tl.load(W + rn[None, :] * sw + (k0 + rk)[:, None], mask=(k0 + rk)[:, None] < K, other=0.0)
-        acc = tl.dot(a, b, acc)
-    bias = tl.load(BIAS + rn, mask=rn < N, other=0.0).to(tl.float32)
-    tl.store(Y + rm[:, None] * sy + rn[None, :], (acc + bias[None, :]).to(tl.bfloat16),
-             mask=(rm[:, None] < M) & (rn[None, :] < N))
 '''
 
 
@@ -243,6 +207,10 @@ def hand_configs(tmpdir):
     spec = importlib.util.spec_from_file_location("nf_lowered_ptx_kernels", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    lit_inputs = os.path.join(HERE, "..", "test", "lit", "inputs")
+    if lit_inputs not in sys.path:
+        sys.path.insert(0, lit_inputs)
+    import hopper_ws_kernels as lit
     base = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "M": "i32", "N": "i32", "K": "i32",
             "sx": "i32", "sw": "i32", "sy": "i32", "BM": "constexpr", "BN": "constexpr",
             "BK": "constexpr"}
@@ -250,7 +218,7 @@ def hand_configs(tmpdir):
     cases = [("gemm_offsets", base), ("rms_fused", dict(base, eps="fp32")),
              ("gemm_bias", dict(base, BIAS="*bf16"))]
     for fname, sig in cases:
-        fn = getattr(mod, fname)
+        fn = getattr(mod if fname == "gemm_offsets" else lit, fname)
         sig = {p: sig[p] for p in fn.arg_names}
         for pname in ("default", "pingpong"):
             passes = "hopper-ws" if pname == "default" else "hopper-ws{schedule=pingpong}"
