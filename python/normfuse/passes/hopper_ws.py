@@ -493,7 +493,7 @@ class _Matcher:
             limit = self.source(od.modulus)
             if limit is None:
                 raise _Miss(f"{who}'s {rows} wrap around by something other than a parameter",
-                            load, f"wrap them with % of a kernel argument, or mask them")
+                            load, "wrap them with % of a kernel argument, or mask them")
         klimit = None
         for d in conds:
             lim = self._limit(d, dims, tile, load, who)
@@ -696,25 +696,7 @@ class _Matcher:
                             f"loads or the loops: nothing in the kernel bounds its {axis} (the "
                             "launch grid alone does)", st,
                             f"mask the store with {axis} < {name} (free on divisible shapes)")
-        for lim, name in ((self.m_limit, "M"), (self.n_limit, "N")):
-            ref = M if name == "M" else N
-            if lim is not None and lim.param is not None and not _same(lim, ref):
-                raise _Miss(f"the loads and the store use different {name}", st,
-                            f"bound the loads and the store by the same {name}")
-        self.M, self.N = M, N
-        if self.a is not None:
-            self.a.rows = M
-        if self.b is not None:
-            if self.b_kn:
-                self.b.cols = N
-            else:
-                self.b.rows = N
-        self.out = _Operand(self.pid[id(base)], rows=M, cols=N, stride=stride)
-        self.out_dtype = element(val) if element(val) in _DTYPES else None
-        if self.out_dtype is None:
-            raise _Miss(f"the output is {element(val)}; the template stores bf16 or fp16", st,
-                        "store the tile as bf16 or fp16")
-        self.out_value = val
+        self._set_output(st, val, base, M, N, stride)
 
     def _desc_out(self, st: Op, val: Value):
         """The output stored through a tensor descriptor made in the kernel: [M, N] with unit
@@ -750,6 +732,11 @@ class _Matcher:
                 raise _Miss(f"{who} store's {'rows' if d == 0 else 'columns'} are not the loads' "
                             f"tile coordinate * {size}", st, f"store at pid * {size}")
         M, N = dims_src
+        self._set_output(st, val, info.base, M, N, stride)
+
+    def _set_output(self, st: Op, val: Value, base, M, N, stride) -> None:
+        """The output's M and N (checked against the loads' bounds), the operands' extents they
+        give, and the output operand (base argument, row stride, dtype)."""
         for lim, ref, name in ((self.m_limit, M, "M"), (self.n_limit, N, "N")):
             if lim is not None and lim.param is not None and not _same(lim, ref):
                 raise _Miss(f"the loads and the store use different {name}", st,
@@ -762,7 +749,7 @@ class _Matcher:
                 self.b.cols = N
             else:
                 self.b.rows = N
-        self.out = _Operand(self.pid[id(info.base)], rows=M, cols=N, stride=stride)
+        self.out = _Operand(self.pid[id(base)], rows=M, cols=N, stride=stride)
         self.out_dtype = element(val) if element(val) in _DTYPES else None
         if self.out_dtype is None:
             raise _Miss(f"the output is {element(val)}; the template stores bf16 or fp16", st,
@@ -1290,7 +1277,6 @@ def _check_copies(prim: _Matcher, hooks, t_epi, tiles: list, copies: _Copies) ->
     the N tile: the template computes them per tile); for the unrolled one, the same tile
     computation at columns 0, 1, ..., N / BN - 1."""
     out = []
-    stat_names = {f"st{j}" for j in range(len(prim.row_stats))} | {"c0"}
     extra = {}
     results = prim.loop.op.results
     # the first computation's statistics, as the later ones read them (unrolled: straight from
@@ -1656,7 +1642,6 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
     params = {id(p.value): i for i, p in enumerate(m.params)}
     aliases = m.aliases
     tile_loads = [o for o in loop.body.ops if _same_tile(o, m.a_load)]
-    BM, BN, BK = m.BM, m.BN, m.BK
     el = m.dtype
     af = P.bound("af", 2, "f32")
     a_tile = P.bound("a_tile", 2, el)

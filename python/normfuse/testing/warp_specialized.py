@@ -512,7 +512,7 @@ class _WSCompiler(_Compiler):
         return run, False
 
     def _op_ttg_local_load(self, op):
-        src, out = op.operands[0], op.results[0]
+        src = op.operands[0]
         put = self._finish(op)
         where = _where(op)
 
