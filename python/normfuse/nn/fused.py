@@ -138,12 +138,16 @@ def _param(m: nn.Module, name: str):
 _OPS = None  # normfuse.ops, imported on first use (an import statement costs ~0.5 us per call)
 
 
-def _op(spec, x, g, beta, weight, bias):
+def _ops():
     global _OPS
     if _OPS is None:
         from .. import ops
         _OPS = ops
-    ops = _OPS
+    return _OPS
+
+
+def _op(spec, x, g, beta, weight, bias):
+    ops = _OPS or _ops()
     if g is None and spec.kind == "rms":  # a norm without scale: the ops take g = 1
         g = x.new_ones(x.shape[-1])
     if spec.kind == "rms":
@@ -418,11 +422,7 @@ def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.M
     """norm(x W^T + b + residual) through `ops.linear_rmsnorm` / `ops.linear_layernorm`; the
     modules are the original ones (their parameters read at call time, from `_parameters` where
     registered: `_param`)."""
-    global _OPS
-    if _OPS is None:
-        from .. import ops
-        _OPS = ops
-    ops = _OPS
+    ops = _OPS or _ops()
     W = linear.gemm_weight() if isinstance(linear, DeferredLinear) else gemm_weight(linear)
     b = _param(linear, "bias") if extra_bias is None else extra_bias
     # the post-norm ops take the affine parameters always: ones / zeros where the norm has none
