@@ -168,10 +168,7 @@ def breakdown(torch, calls: int) -> dict:
     g = (1 + 0.1 * torch.randn(K, generator=gen)).bfloat16()
     w = (torch.randn(N, K, generator=gen) * K ** -0.5).bfloat16()
     ops.rmsnorm_linear(x, g, w)
-    srcs = (g, None, w, None)
-    ckey = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, 1e-6, 0.0, False, True,
-            tuple(map(id, srcs)))
-    call = inference._PRE_CALLS.lookup(ckey, srcs)
+    call = inference.pre_call(x, g, None, [w], [None], 1e-6)
     plan, low = call.plan, call.plan.lowered
     y = torch.empty(M, N, dtype=x.dtype)
     tensors = (x, *call.pre, y, *call.post)

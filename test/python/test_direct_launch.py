@@ -57,13 +57,10 @@ def lowered():
             if kind == "ln":
                 beta, b = (torch.randn(K, generator=gen) / 10).bfloat16(), torch.randn(n).bfloat16()
                 ops.layernorm_linear(x, g, beta, w, 1e-5, b)
-                srcs, eps = (g, beta, w, b), 1e-5
+                call = inference.pre_call(x, g, beta, [w], [b], 1e-5, is_ln=True)
             else:
                 ops.rmsnorm_linear(x, g, w)
-                srcs, eps = (g, None, w, None), 1e-6
-            key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, 0.0,
-                   kind == "ln", True, tuple(map(id, srcs)))
-            call = inference._PRE_CALLS.lookup(key, srcs)
+                call = inference.pre_call(x, g, None, [w], [None], 1e-6)
             low = call.plan.lowered
             assert low is not None and low.share == (kind == "rms-shared")
             args = (x[:M], *call.pre, torch.empty(M, n).bfloat16(), *call.post,

@@ -49,10 +49,10 @@ def _address(m) -> int:
 
 
 def _call_of(x, srcs, eps, offset=0.0, is_ln=False, fold=True):
-    """The launch-ready call the inference op keeps for x and the weight tensors `srcs`."""
-    key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln, fold,
-           tuple(map(id, srcs)))
-    return inference._PRE_CALLS.lookup(key, srcs)
+    """The launch-ready call the inference op keeps for x and the weight tensors `srcs`
+    (norm_weight, norm_bias, weight, bias)."""
+    g, beta, w, b = srcs
+    return inference.pre_call(x, g, beta, [w], [b], eps, offset, is_ln, fold)
 
 
 def _same(a, b) -> bool:

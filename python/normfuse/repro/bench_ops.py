@@ -162,10 +162,7 @@ def host_layers(calls: int, M: int = 8192, K: int = 2048, N: int = 2048) -> list
     recs = []
     with torch.no_grad():
         ops.rmsnorm_linear(x, g, w)
-        wkey, srcs = inference._watched((g, None, w, None))
-        key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, 1e-6, 0.0, False,
-               True, wkey)
-        call = inference._PRE_CALLS.lookup(key, srcs)
+        call = inference.pre_call(x, g, None, [w], [None], 1e-6)
         if call is None or call.plan.lowered is None:
             return [dict(part="layers", layer="(setup)", error="no lowered launch-ready call")]
         plan, low = call.plan, call.plan.lowered
