@@ -696,6 +696,19 @@ def _every_n_case(N):
     return (257, 4103)[i % 2], 192, ("bias", "res") if i % 3 == 0 else ()
 
 
+def _every_n_inputs(kind, N):
+    """The sweep's case at width N on the GPU: (x, w, g, beta, bias, residual, the fp64
+    reference, the unfused kernel's output)."""
+    M, K, extras = _every_n_case(N)
+    x, w, g, b = _inputs(kind, M, K, N, N)
+    dt = torch.bfloat16
+    bias = (0.5 * torch.randn(N, device="cuda")).to(dt) if "bias" in extras else None
+    res = torch.randn(M, N, device="cuda", dtype=dt) if "res" in extras else None
+    ref = linear_norm_ref(x, w, g, b, 1e-6, bias, res)
+    y0, _, _ = _run(kind, x, w, g, b, 1e-6, bias, res, ())
+    return x, w, g, b, bias, res, ref, y0
+
+
 def _h200_form(N, block_n):
     """The form the rule gives on the H200 (every size fits)."""
     from normfuse.ops.cluster_form import choose_cluster_form
@@ -708,13 +721,7 @@ def test_gpu_every_n_forward(kind, N):
     """The op at every width launches (the rule's form: clusters of 2-16 CTAs, deferred past 16
     tiles), writes every element, repeats bitwise, and is within 1.5x the unfused kernel's
     error vs fp64."""
-    M, K, extras = _every_n_case(N)
-    x, w, g, b = _inputs(kind, M, K, N, N)
-    dt = torch.bfloat16
-    bias = (0.5 * torch.randn(N, device="cuda")).to(dt) if "bias" in extras else None
-    res = torch.randn(M, N, device="cuda", dtype=dt) if "res" in extras else None
-    ref = linear_norm_ref(x, w, g, b, 1e-6, bias, res)
-    y0, _, _ = _run(kind, x, w, g, b, 1e-6, bias, res, ())
+    x, w, g, b, bias, res, ref, y0 = _every_n_inputs(kind, N)
     y1, ck, plan = _run(kind, x, w, g, b, 1e-6, bias, res, postnorm_passes())
     form = _h200_form(N, plan.config.block_n)
     assert ck.kernel.metadata.num_ctas == form.ctas, (form, ck.remarks)
@@ -746,14 +753,8 @@ def test_gpu_every_n_default_plan(kind, N, monkeypatch):
     monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
     monkeypatch.setitem(post.LOWERED_POSTNORM, kind, "coop")
     post.clear_postnorm_plans()
-    M, K, extras = _every_n_case(N)
-    assert inference.postnorm_plan(M, kind) == "lowered"
-    x, w, g, b = _inputs(kind, M, K, N, N)
-    dt = torch.bfloat16
-    bias = (0.5 * torch.randn(N, device="cuda")).to(dt) if "bias" in extras else None
-    res = torch.randn(M, N, device="cuda", dtype=dt) if "res" in extras else None
-    ref = linear_norm_ref(x, w, g, b, 1e-6, bias, res)
-    y0, _, _ = _run(kind, x, w, g, b, 1e-6, bias, res, ())
+    assert inference.postnorm_plan(_every_n_case(N)[0], kind) == "lowered"
+    x, w, g, b, bias, res, ref, y0 = _every_n_inputs(kind, N)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         y = (linear_rmsnorm(x, w, g, 1e-6, bias, res) if kind == "rms"

@@ -97,3 +97,14 @@ def _post_lit_args(lit, name, m, gen):
     vec = [g, b] if "ln" in name or "layernorm" in name else [g]
     # BIAS and RES are unused (HAS_BIAS = HAS_RES = False in the lit inputs): pass W again
     return [x, w, w, w, *vec, y, m, k, k, k, n, n, 1e-5], 4 + len(vec)
+
+
+def lit_input_kernels():
+    """test/lit/inputs/flash_norm_attention_kernels.py (the FlashNormAttention lit input's
+    small kernels), imported from its directory."""
+    import sys
+    inputs = str(LIT / "inputs")
+    if inputs not in sys.path:
+        sys.path.insert(0, inputs)
+    import flash_norm_attention_kernels as m
+    return m

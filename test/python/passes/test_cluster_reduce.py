@@ -15,7 +15,8 @@ from normfuse.reference import linear_norm_ref, rel_err
 from normfuse.testing import check_ir_numerics, check_pass_numerics, default_pipeline
 
 from pass_numerics import (  # noqa: E402
-    K, LIT, M, REF_TOL, TOL, _assert_ok, _bf, _op_names, _poisoned, _post_lit_args)
+    K, LIT, M, REF_TOL, TOL, _assert_ok, _bf, _op_names, _poisoned, _post_lit_args,
+    lit_input_kernels)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -114,22 +115,12 @@ def test_lit_postnorm(lit, name, spec, m, grid, ctas):
 PROLOGUE_REF_TOL = 1.2e-2  # interpreted bf16 output vs fp64, Frobenius
 
 
-def _lit_kernels():
-    import sys
-    from pathlib import Path
-    inputs = Path(__file__).resolve().parents[2] / "lit" / "inputs"
-    if str(inputs) not in sys.path:
-        sys.path.insert(0, str(inputs))
-    import flash_norm_attention_kernels as m
-    return m
-
-
 @pytest.mark.parametrize("trips, mode, split, blocks", [
     (2, 0, True, 0), (2, 2, False, 0), (3, 0, False, 0), (2, 1, False, 0),
     (2, 0, True, 2),  # persistent: 1 cluster walks 2 row blocks (both slot sets, races checked)
 ])
 def test_lit_prologue_kernels(trips, mode, split, blocks):
-    m = _lit_kernels()
+    m = lit_input_kernels()
     gen = torch.Generator().manual_seed(11)
     x = (torch.randn(32 * 32 + 16, generator=gen) + 2.0).bfloat16()  # rows of 32 (+16 for 3 trips)
     w = (torch.randn(16, 16, generator=gen) / 4).bfloat16()

@@ -4,9 +4,6 @@ pass. The pass's place in the FlashNormAttention pipeline is tested in
 test_flash_norm_attention.py."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
@@ -15,20 +12,14 @@ pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
 from normfuse.reference import rel_err  # noqa: E402
 from normfuse.testing import check_pass_numerics  # noqa: E402
 
+from pass_numerics import lit_input_kernels  # noqa: E402
+
 REF_TOL = 1.2e-2  # interpreted bf16 output vs fp64, Frobenius
-
-
-def _lit_kernels():
-    inputs = Path(__file__).resolve().parents[2] / "lit" / "inputs"
-    if str(inputs) not in sys.path:
-        sys.path.insert(0, str(inputs))
-    import flash_norm_attention_kernels as m
-    return m
 
 
 @pytest.mark.parametrize("mode", [0, 2, 3])
 def test_lit_residual_kernels(mode):
-    m = _lit_kernels()
+    m = lit_input_kernels()
     gen = torch.Generator().manual_seed(12)
     a = torch.randn(16, 64, generator=gen).bfloat16()
     b = (torch.randn(64, 16, generator=gen) / 8).bfloat16()
