@@ -23,20 +23,14 @@ from normfuse.lowering import runtime as rt
 import normfuse.ops as ops
 from normfuse.ops import inference
 from normfuse.ops import postnorm_linear as post
-from normfuse.testing.fake_driver import FakeDriver, FakeTensorMap
+from normfuse.testing.fake_driver import FakeDriver, FakeTensorMap, same_arguments
 
 M, N, K = 1000, 520, 1032  # N != K, neither a multiple of the tile
 N_OF = {"rms": N, "ln": N, "rms-shared": 2056}  # shared statistics from 8 tiles of N
 OUT = {"rms": 3, "ln": 4, "rms-shared": 3}  # the output's position: x, g[, beta], w, y, bias
 
 
-def _same(a, b) -> bool:
-    """Argument tuples equal element by element: tensors by identity, tuples recursively."""
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return a is b
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
+_same = same_arguments
 
 
 @pytest.fixture(scope="module")

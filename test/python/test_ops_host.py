@@ -15,7 +15,7 @@ import torch
 
 import normfuse.ops as ops
 from normfuse.ops import common, functional, inference
-from normfuse.testing.fake_driver import fused_on_cpu
+from normfuse.testing.fake_driver import fused_on_cpu, same_arguments
 
 M, K, N = 1000, 1032, 520
 A, B, C = 13, 18, 23  # the tensor maps of A, B and the output in the C launch's tuple
@@ -55,13 +55,7 @@ def _call_of(x, srcs, eps, offset=0.0, is_ln=False, fold=True):
     return inference.pre_call(x, g, beta, [w], [b], eps, offset, is_ln, fold)
 
 
-def _same(a, b) -> bool:
-    """Argument tuples equal element by element: tensors by identity, tuples recursively."""
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return a is b
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
+_same = same_arguments
 
 
 def test_eager_calls_launch_their_own_tensors_and_see_weight_updates(resolves):
