@@ -455,3 +455,41 @@ def test_sweep_post_table_has_the_compiled_block():
     assert "compiled block / cuBLAS" in md
     assert "| bert output | ln +bias +res | 8192 | 4096 | 1024 | 0.100 | 0.040 | 1.400 | 1.250 | " \
            "1.170 | default | 1.170 | NO |" in md
+
+
+def test_eager_configurations_are_timed_in_interleaved_rounds():
+    """run_model(rounds=3): the eager configurations are built and checked first, then timed
+    round by round; every record gets its rounds and their median, and keeps no call or scope
+    (the records go to JSON)."""
+    import warnings
+    logs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        recs, _ = M.run_model(M.tiny_spec("llama"), configs=("stock", "normfuse"), device="cpu",
+                              modes=("prefill",), log=logs.append, rounds=3)
+    ok = [r for r in recs if r["status"] == "ok"]
+    assert {r["config"] for r in ok} >= {"stock"}
+    for r in ok:
+        assert len(r["rounds_ms"]) == 3 and r["ms"] == sorted(r["rounds_ms"])[1]
+        assert "_call" not in r and "_scope" not in r
+    json.dumps(recs)
+    # the rounds run after every configuration was built: the round lines come last
+    timed = [i for i, line in enumerate(logs) if "interleaved rounds" in line]
+    built = [i for i, line in enumerate(logs) if "(timed in rounds)" in line]
+    assert timed and built and min(timed) > max(built)
+
+
+@pytest.mark.skipif(not _liger_installed(), reason="liger-kernel is not installed")
+def test_liger_patches_are_reapplied_for_a_deferred_call():
+    """A Liger model timed after its build scope closed runs with Liger's globals back in force,
+    and the module is restored after the call."""
+    from transformers.models.llama import modeling_llama as ml
+    rope = ml.apply_rotary_pos_emb
+    with M.liger_scope("llama") as patches:
+        M.apply_liger(M.tiny_spec("llama").build("cpu"), "llama", "no-norm")
+        taken = patches.taken()
+        liger_rope = ml.apply_rotary_pos_emb
+    assert "apply_rotary_pos_emb" in taken and ml.apply_rotary_pos_emb is rope
+    with patches.reapplied(taken):
+        assert ml.apply_rotary_pos_emb is liger_rope
+    assert ml.apply_rotary_pos_emb is rope

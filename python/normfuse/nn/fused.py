@@ -52,6 +52,8 @@ composed training the module's original forward runs.
 """
 from __future__ import annotations
 
+import os
+
 import torch
 from torch import nn
 
@@ -65,6 +67,10 @@ _SIMPLE = (int, float, bool, str, type(None))
 # How an optimized model trains (grad mode on and something requiring grad); inference is fused
 # either way. See the module docstring.
 TRAIN_PLANS = ("composed", "fused")
+
+# Composed training under torch.compile: one GEMM over the packed siblings' concatenated weights
+# (True) or each consumer its own GEMM, as eager (NORMFUSE_COMPOSED_PACK=0; for A/B measurements).
+COMPOSED_PACK = os.environ.get("NORMFUSE_COMPOSED_PACK", "1").strip() != "0"
 
 
 def check_train_plan(plan) -> str:
@@ -216,8 +222,8 @@ class FusedNorm(nn.Module):
             return False
         if not grad:
             return True
-        return (self.train_plan == "composed" and self.spec.features != self.total_features
-                and torch.compiler.is_compiling())
+        return (COMPOSED_PACK and self.train_plan == "composed"
+                and self.spec.features != self.total_features and torch.compiler.is_compiling())
 
     def output_form(self, x: torch.Tensor) -> str:
         """What a consumer reading x (this norm's output, maybe through a row view) got:

@@ -83,9 +83,11 @@ import argparse
 import contextlib
 import dataclasses
 import datetime as _dt
+import functools
 import json
 import math
 import os
+import statistics
 import sys
 import time
 import traceback
@@ -290,7 +292,7 @@ def liger_scope(family: str):
     mod = importlib.import_module(FAMILIES[family][2])
     saved = dict(vars(mod))
     try:
-        yield
+        yield _Patches(mod, saved)
     finally:
         now = vars(mod)
         for k in [k for k in now if k not in saved]:
@@ -301,6 +303,33 @@ def liger_scope(family: str):
 
 
 _MISSING = object()
+
+
+class _Patches:
+    """What Liger's apply function changed in a modeling module (`liger_scope` yields one):
+    `taken()` after the apply call, then `reapplied(taken)` puts those globals back in force for
+    a later call of the Liger model (and restores the module after it)."""
+
+    def __init__(self, mod, saved):
+        self.mod, self.saved = mod, saved
+
+    def taken(self) -> dict:
+        return {k: v for k, v in vars(self.mod).items() if self.saved.get(k, _MISSING) is not v}
+
+    @contextlib.contextmanager
+    def reapplied(self, patches: dict):
+        now = vars(self.mod)
+        before = {k: now.get(k, _MISSING) for k in patches}
+        for k, v in patches.items():
+            setattr(self.mod, k, v)
+        try:
+            yield
+        finally:
+            for k, v in before.items():
+                if v is _MISSING:
+                    delattr(self.mod, k)
+                else:
+                    setattr(self.mod, k, v)
 
 
 def apply_liger(model, family: str, mode: str) -> dict:
@@ -553,16 +582,21 @@ def _grad_of(name, refs, model):
 
 
 def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backend="inductor",
-            modes=("prefill", "train"), log=print, warm=False) -> tuple[list, dict]:
+            modes=("prefill", "train"), log=print, warm=False,
+            defer: bool = False) -> tuple[list, dict]:
     """Records of configuration `cfg` for each mode, and the build info (optimize report...).
-    `warm`: run each mode twice and nothing else (the warm-up children)."""
+    `warm`: run each mode twice and nothing else (the warm-up children). `defer` (eager
+    configurations only): leave the timing to the caller: each record keeps its call in
+    "_call" and the context it must run in (Liger's patches) in "_scope" (see `time_rounds`)."""
     import torch
     info: dict = {}
     recs = []
     modes = [m for m in modes if m in cfg.modes]
+    defer = defer and not cfg.compiled and not warm
     scope = liger_scope(spec.family) if cfg.liger else contextlib.nullcontext()
-    with scope:
+    with scope as patches:
         model = build_configuration(spec, cfg, sd, device, dtype, info)
+        taken = patches.taken() if patches is not None else None
         refs = info.pop("_refs")
         counter = CompileCounter(backend) if cfg.compiled else None
         f = torch.compile(model, backend=counter) if cfg.compiled else model
@@ -603,6 +637,14 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
                     g = _grad_of(n, refs, model)
                     rec["grad_errs"][n] = _rel(g, ref["grads"][n]) if g is not None else None
             del h
+            if defer:
+                rec["_call"] = call
+                rec["_scope"] = functools.partial(_deferred_scope, model, mode == "train",
+                                                  patches, taken)
+                recs.append(rec)
+                log(f"  {spec.name:12s} {cfg.name:24s} {mode:7s} (timed in rounds)  err "
+                    f"{rec['err']:.2e}")
+                continue
             rec["ms"] = _time(call, device, REP_MS[mode])
             if counter is not None:
                 rec["recompiles"] = counter.since_mark()["graphs"]
@@ -612,16 +654,31 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
                                         f"recompiles {rec['recompiles']}" if counter else ""))
         for p in params:
             p.grad = None
-        del f, model, params, refs
+        if not defer:  # (deferred calls hold f, model and params)
+            del f, model, params, refs
     if cfg.compiled:
         import torch._dynamo
         torch._dynamo.reset()
     return recs, info
 
 
+@contextlib.contextmanager
+def _deferred_scope(model, training: bool, patches, taken):
+    """What a deferred call runs in: the model in its mode (train / eval), Liger's patches in
+    force for a Liger configuration."""
+    model.train(training)
+    with patches.reapplied(taken) if taken is not None else contextlib.nullcontext():
+        yield
+
+
 def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="inductor",
-              modes=("prefill", "train"), log=print) -> tuple[list, dict]:
-    """Every configuration of one model: (records, per-model info)."""
+              modes=("prefill", "train"), log=print,
+              rounds: int | None = None) -> tuple[list, dict]:
+    """Every configuration of one model: (records, per-model info). The eager configurations
+    are timed at the end in `rounds` interleaved rounds (default EAGER_ROUNDS on a GPU, 1 on
+    the CPU: timed as they are measured)."""
+    if rounds is None:
+        rounds = EAGER_ROUNDS if str(device).startswith("cuda") else 1
     import torch
     dtype = torch.bfloat16
     t0 = time.time()
@@ -640,7 +697,8 @@ def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="ind
         if not cmodes:
             continue
         try:
-            recs, info = measure(spec, cfg, sd, ids, R, ref, device, dtype, backend, cmodes, log)
+            recs, info = measure(spec, cfg, sd, ids, R, ref, device, dtype, backend, cmodes, log,
+                                 defer=rounds > 1)
         except Skip as e:
             recs, info = [{"model": spec.name, "config": cfg.name, "mode": m, "status": e.status,
                            "reason": str(e), "compiled": cfg.compiled} for m in cmodes], {}
@@ -662,9 +720,37 @@ def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="ind
         records.extend(recs)
         if info:
             minfo["configs"][cfg.name] = info
+    time_rounds(records, device, rounds, log)
     _ratios(records)
     minfo["seconds"] = round(time.time() - t0, 1)
     return records, minfo
+
+
+# Eager configurations are timed in rounds, interleaved: on the H200 machine the host's speed
+# drifts by up to 2x within a minute (bench/results/2026-12-01/session5/host: Llama's stock
+# eager forward 6.5 ms of host time for 60 forwards, then 3.5 ms), and the eager models are
+# host-bound at these sizes, so one configuration timed after another compares the host's
+# phases. Each round times every deferred configuration once (do_bench); the record's ms is the
+# median over the rounds, `rounds_ms` the rounds.
+EAGER_ROUNDS = 5
+
+
+def time_rounds(records, device, rounds: int = EAGER_ROUNDS, log=print) -> None:
+    """Time the records `measure(defer=True)` left untimed, round by round (see EAGER_ROUNDS)."""
+    pending = [r for r in records if "_call" in r]
+    if not pending:
+        return
+    for r in pending:
+        r["rounds_ms"] = []
+    for _ in range(rounds):
+        for r in pending:
+            with r["_scope"]():
+                r["rounds_ms"].append(round(_time(r["_call"], device, REP_MS[r["mode"]]), 4))
+    for r in pending:
+        del r["_call"], r["_scope"]
+        r["ms"] = statistics.median(r["rounds_ms"])
+        log(f"  {r['model']:12s} {r['config']:24s} {r['mode']:7s} {r['ms']:9.3f} ms  (median of "
+            f"{len(r['rounds_ms'])} interleaved rounds: {r['rounds_ms']})")
 
 
 def _ratios(records) -> None:

@@ -16,8 +16,9 @@ K, N in {512, 1024, 2048}) and M = 8192 with K = N = 4096 and 8192, bf16:
     hidden_pct    (cublas_ms + norm_ms - fused_ms) / norm_ms * 100 (the blog's metric)
 
 plus `err` (fused vs fp64 on a row sample) and `lowered` (whether the op ran the warp-specialized
-kernel). Post-norm ops also record their lowered form (hopper-ws{post-norm=true}, not yet the
-default), per schedule s in coop, pingpong: `lowered_<s>_ms`, `_hidden_pct`, `_over_backbone`,
+kernel). The fused column is the ops' default plan (post-norm: the lowered form under
+`LOWERED_POSTNORM`, coop by default). Post-norm ops also record each lowered schedule
+(hopper-ws{post-norm=true}), per schedule s in coop, pingpong: `lowered_<s>_ms`, `_hidden_pct`, `_over_backbone`,
 `_over_cublas`, `_err`, `_ran` (the lowered kernel launched rather than a fallback); the table
 `summary_post_lowered.md` lists them. Times are `triton.testing.do_bench` medians (warmup 25 ms, rep
 100 ms). Writes DIR/summary.json, DIR/summary.md and DIR/hidden.png (hidden % per cell next to the
@@ -91,10 +92,10 @@ def run(ops_wanted, cells, log=print):
                 p = pre.prepare_layernorm_linear(x, gk, bk, w, 1e-5)
                 want = ref.layernorm_linear_ref(x[:rows], gk, bk, w, 1e-5)
             elif op == "linear_rmsnorm":
-                p = post.prepare_linear_rmsnorm(x, w, gn, 1e-6)
+                p = post.prepare_linear_rmsnorm(x, w, gn, 1e-6, passes=_post_default("rms"))
                 want = ref.linear_norm_ref(x[:rows], w, gn, None, 1e-6)
             else:
-                p = post.prepare_linear_layernorm(x, w, gn, bn, 1e-5)
+                p = post.prepare_linear_layernorm(x, w, gn, bn, 1e-5, passes=_post_default("ln"))
                 want = ref.linear_norm_ref(x[:rows], w, gn, bn, 1e-5)
             p.out.fill_(float("nan"))
             out = p()
@@ -119,6 +120,14 @@ def run(ops_wanted, cells, log=print):
         del x, w, y
         torch.cuda.empty_cache()
     return records
+
+
+def _post_default(kind: str) -> tuple:
+    """The passes of the post-norm ops' default plan for `kind` (what the op launches: the lowered
+    form under LOWERED_POSTNORM's schedule, else the cluster pipeline)."""
+    from ..ops import postnorm_linear as post
+    sched = post.LOWERED_POSTNORM.get(kind)
+    return post.lowered_postnorm_passes(sched) if sched else post.DEFAULT_POSTNORM_PASSES
 
 
 def _post_lowered(op, x, w, gn, bn, want, rows, cublas, norm, backbone) -> dict:
