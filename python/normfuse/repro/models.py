@@ -59,7 +59,11 @@ Modes and what is measured, per configuration:
 
     ms         median of triton.testing.do_bench (warmup 25 ms, rep 100 ms prefill, 200 ms
                train) after two warm-up calls (torch.compile's compilation is in the first);
-               on a CPU a median of three wall-clock calls (meaningless as a speed)
+               eager configurations on a GPU: built and checked one after another, then timed
+               in EAGER_ROUNDS interleaved rounds, ms the median and `rounds_ms` each round's
+               (the H200 machine's host speed drifts 2x within a minute and eager models are
+               host-bound here); on a CPU a median of three wall-clock calls (meaningless as a
+               speed)
     err        ||h - h32||_F / ||h32||_F of the last hidden state against the fp32 copy of the
                stock model on the same inputs; train: also of the gradients of two parameters of
                layer 0 (the first norm's weight and a GEMM weight fed by a norm)
