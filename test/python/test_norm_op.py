@@ -378,3 +378,88 @@ def test_gpu_matches_fp64_and_repeats_bitwise(case):
     for a, r in zip(got, again):
         if a is not None:
             assert torch.equal(a, r)
+
+
+# ---------------------------------------------------------------------------------------------
+# The composed training plan: the op in place of the original norm (in eager, where it runs)
+# ---------------------------------------------------------------------------------------------
+
+def _train_step(model, ids):
+    model.train(True)
+    for p in model.parameters():
+        p.grad = None
+    out = model(input_ids=ids)["logits"]
+    (out.float() * torch.linspace(-1, 1, out.shape[-1])).sum().backward()
+    return out.detach(), {n: p.grad.clone() for n, p in model.named_parameters()
+                          if p.grad is not None}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("family,norms", [("llama", 3), ("gemma2", 5), ("gpt2", 3)])
+def test_composed_training_runs_the_op(interpreted, family, norms):
+    """bf16 tiny models (1 layer), train mode, eager, with the op's kernels (interpreted) taking
+    the norms: every norm that the plan composes runs the op (forward and backward), none of
+    the original norm modules runs, and the output and every gradient stay within bf16 error of
+    the stock model's (Llama, GPT-2: pre-norm FusedNorm; Gemma2: also NormAfterLinear, Gemma's
+    1 + w)."""
+    import copy
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent))
+    import optimize_models as om
+    from normfuse.nn.fused import FusedNorm, NormAfterLinear
+    stock = om.no_dropout(om.tiny_family(family, layers=1)).to(torch.bfloat16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = normfuse.optimize(copy.deepcopy(stock))
+    ran = []
+    for m in model.modules():
+        if isinstance(m, (FusedNorm, NormAfterLinear)):
+            m._original.register_forward_hook(lambda mod, a, out: ran.append(mod))
+    ids = torch.randint(0, om.VOCAB, (2, 8), generator=torch.Generator().manual_seed(1))
+    interpreted.clear()  # (optimize's own probing runs)
+    want, g_want = _train_step(stock, ids)
+    got, g = _train_step(model, ids)
+    assert ran == []
+    names = [name for name, _, _ in interpreted]
+    assert names.count("norm_fwd") == norms and names.count("norm_bwd") == norms, names
+    assert rel_err(got, want) < 2e-2
+    assert set(g) == set(g_want)
+    bad = {n: rel_err(g[n], g_want[n]) for n in g if rel_err(g[n], g_want[n]) > 5e-2}
+    assert not bad, bad
+
+
+def test_composed_keeps_the_original_where_the_op_does_not_apply(interpreted):
+    """fp32 x, parameters of another dtype than x, autocast, a module without the fp32 upcast:
+    the original module runs (no launch)."""
+    from normfuse.nn.fused import composed_norm
+    from normfuse.nn.recognize import recognize
+
+    class NoUpcast(torch.nn.Module):  # computes in x's dtype: recognized, not upcast
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(32))
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+    ln = torch.nn.LayerNorm(32).to(torch.bfloat16)
+    spec_ln = recognize(ln, (4, 32), torch.bfloat16)
+    x = torch.randn(4, 32, dtype=torch.bfloat16)
+    composed_norm(spec_ln, ln, x, ln.weight, ln.bias)
+    assert [n for n, _, _ in interpreted] == ["norm_fwd"]  # the op applies
+    interpreted.clear()
+    ln32 = torch.nn.LayerNorm(32)
+    composed_norm(spec_ln, ln32, x.float(), ln32.weight, ln32.bias)  # fp32 x
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+    rms = LlamaRMSNorm(32)  # fp32 weight, bf16 x: the module returns fp32
+    spec_rms = recognize(rms, (4, 32), torch.bfloat16)
+    assert spec_rms.upcast
+    assert composed_norm(spec_rms, rms, x, rms.weight, None).dtype == torch.float32
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        composed_norm(spec_ln, ln, x, ln.weight, ln.bias)
+    nu = NoUpcast().to(torch.bfloat16)
+    spec = recognize(nu, (4, 32), torch.bfloat16)
+    assert not spec.upcast
+    composed_norm(spec, nu, x, nu.weight, None)
+    assert interpreted == []
