@@ -463,3 +463,41 @@ def test_composed_keeps_the_original_where_the_op_does_not_apply(interpreted):
     assert not spec.upcast
     composed_norm(spec, nu, x, nu.weight, None)
     assert interpreted == []
+
+
+def test_benchmark_cli_and_table(capsys):
+    from normfuse.repro import bench_norm
+    with pytest.raises(SystemExit) as e:
+        bench_norm.main(["--help"])
+    assert e.value.code == 0 and "--sweep" in capsys.readouterr().out
+    row = {"kind": "rms", "M": 262144, "N": 1024, "ms": {"ours.fwd": 0.2, "ours.bwd": 0.4,
+                                                        "ours.fwd_bwd": 0.6,
+                                                        "compiled.fwd_bwd": 0.7},
+           "GBps": {"ours.bwd": 3900}, "err": {"ours.dx": 1e-3},
+           "ours_over_compiled_fwd_bwd": 0.6 / 0.7, "bitwise_repeatable": True}
+    md = bench_norm.format_markdown({"env": {"gpu": "H200", "torch": "2.11", "triton": "3.6.0"},
+                                     "rows": [row]})
+    assert "| rms | 262144 x 1024 | 0.200 | 0.400 | 0.600 | - | - | 0.700 |" in md
+    assert "| 0.86 | 3900 |" in md
+
+
+def test_host_path_under_tritons_launcher(monkeypatch):
+    """The ops' real launch path (normfuse.jit with passes=(), Triton's own launcher, the
+    backward's occupancy query) on CPU tensors with only the device calls stubbed (FakeDriver,
+    132 SMs, a kernel of 0 registers): the grids launched. The backward's CTAs per SM: 8 by
+    warps, 7 by shared memory (3 stages of a 4 x 1024 tile of dy and x, bf16: 32 KB each)."""
+    from normfuse.testing.fake_driver import fused_on_cpu
+    monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
+    monkeypatch.setattr(norm_ops, "sm_count", lambda device: 132)
+    monkeypatch.setattr(norm_ops, "_PER_SM", {})
+    x, w, b, dy = _case((2, 3000, 1024), seed=1, bias=True)
+    with fused_on_cpu() as drv:
+        xs, ws, bs = (t.clone().requires_grad_(True) for t in (x, w, b))
+        y = normfuse.ops.layer_norm(xs, ws, bs)
+        y.backward(dy)
+        (fwd, bwd) = drv.launches[-2:]
+    M = 6000
+    assert fwd[:3] == (M // 4, 1, 1)  # 4 rows a tile
+    assert bwd[:3] == (7 * 132, 1, 1)
+    assert list(norm_ops._PER_SM.values()) == [7]
+    assert xs.grad.shape == x.shape and ws.grad.shape == (1024,) and bs.grad.dtype == b.dtype
