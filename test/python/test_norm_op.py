@@ -212,6 +212,15 @@ def test_kernels_through_the_op_match_fp64(interpreted, case):
     assert bc["HAS_DG"] == affine and bc["HAS_DB"] == bias and bc["STAGES"] == cfg["STAGES"]
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=["fp16", "fp32"])
+def test_kernels_other_dtypes(interpreted, dtype):
+    x, w, b, dy = _case((21, 200), seed=2, dtype=dtype, bias=True)
+    got = _run(_op(True, 1e-5, 0.0), x, w, b, dy)
+    assert got[0].dtype == dtype and got[2].dtype == dtype
+    _assert_close(got, _ref64(x, w, b, 1e-5, 0.0, True, dy),
+                  _eager_bf16(x, w, b, 1e-5, 0.0, True, dy), str(dtype))
+
+
 def test_kernels_large_rows_accumulate_in_global(interpreted, monkeypatch):
     # BLOCK_N >= ACC_GLOBAL_FROM: the partials read-modify-written in the programs' own rows
     monkeypatch.setattr(norm_ops, "ACC_GLOBAL_FROM", 128)
@@ -501,6 +510,15 @@ def test_host_path_under_tritons_launcher(monkeypatch):
     assert bwd[:3] == (7 * 132, 1, 1)
     assert list(norm_ops._PER_SM.values()) == [7]
     assert xs.grad.shape == x.shape and ws.grad.shape == (1024,) and bs.grad.dtype == b.dtype
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=["fp16", "fp32"])
+def test_gpu_other_dtypes(dtype):
+    x, w, b, dy = [t.cuda() for t in _case((3000, 768), seed=3, dtype=dtype, bias=True)]
+    got = _run(_op(True, 1e-5, 0.0), x, w, b, dy)
+    _assert_close(got, _ref64(x, w, b, 1e-5, 0.0, True, dy),
+                  _eager_bf16(x, w, b, 1e-5, 0.0, True, dy), str(dtype))
 
 
 @pytest.mark.gpu
