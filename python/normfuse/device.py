@@ -204,8 +204,8 @@ def max_resident_programs(compiled, sms: int) -> int:
 
 
 # An sm_90 SM: 64 resident warps, 65536 registers (allocated per warp in units of 256), at most
-# 32 resident CTAs; `programs_per_sm` reads the shared memory limit from the kernel's device.
-SM90_WARPS, SM90_REGS, SM90_CTAS = 64, 65536, 32
+# 32 resident CTAs, 228 KB of shared memory (CUDA's occupancy rules for compute capability 9.0)
+SM90_WARPS, SM90_REGS, SM90_CTAS, SM90_SHARED = 64, 65536, 32, 228 * 1024
 
 
 def programs_per_sm(compiled) -> int:
@@ -222,8 +222,8 @@ def programs_per_sm(compiled) -> int:
     if per_warp:
         fit = min(fit, SM90_REGS // (per_warp * warps))
     shared = int(kernel.metadata.shared or 0)
-    if shared:
-        fit = min(fit, (227 * 1024) // shared)
+    if shared:  # 228 KB a SM, 1 KB of it reserved per resident CTA
+        fit = min(fit, SM90_SHARED // (shared + 1024))
     return max(1, fit)
 
 
