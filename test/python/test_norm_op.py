@@ -554,3 +554,33 @@ def test_gpu_composed_training_uses_the_op(monkeypatch):
     assert rel_err(got, want) < 2e-2
     bad = {n: rel_err(g[n], g_want[n]) for n in g if rel_err(g[n], g_want[n]) > 5e-2}
     assert not bad, bad
+
+
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_postnorm_backward_uses_the_persistent_kernel(interpreted, monkeypatch, is_ln):
+    """The post-norm op's backward (no GEMM in front of its norm): NOGEMM_NORM_BWD "persistent"
+    (default) launches the standalone norm's backward kernel (interpreted here), with the
+    scale's offset formed in fp32; its gradients match the reference path's."""
+    from normfuse.ops import fallback, inference, training
+    monkeypatch.setattr(inference, "fused_unavailable", lambda device: None)
+    assert training.NOGEMM_NORM_BWD == "persistent"
+    gen = torch.Generator().manual_seed(21)
+    Mx, K, N = 30, 24, 200
+    x = torch.randn(Mx, K, generator=gen).bfloat16()
+    w = (torch.randn(N, K, generator=gen) * 0.2).bfloat16()
+    g = (0.5 + torch.rand(N, generator=gen)).bfloat16()
+    beta = torch.randn(N, generator=gen).bfloat16() if is_ln else None
+    dz = torch.randn(Mx, N, generator=gen).bfloat16()
+    h = (x.float() @ w.float().t() + 1.0).bfloat16()
+    rstd, mean = fallback.row_stats(h, 1e-5, is_ln)
+    got = training._post_bwd(dz, x, w, g, beta, h, rstd, mean, 1e-5, 1.0, is_ln, True)
+    assert [name for name, _, _ in interpreted] == ["norm_bwd"]
+    want = fallback.postnorm_backward(dz, x, w, g, beta, h, 1e-5, 1.0, is_ln)
+    # (dx, dw, dg, dbeta, db, dh) from the op; (dx, dW, dg, dbeta, db, dh) from the reference
+    for name, a, r in zip(("dx", "dw", "dg", "dbeta", "db", "dh"), got, want):
+        if r is None:
+            continue
+        assert rel_err(a, r) < 1e-2, name
+    monkeypatch.setattr(training, "NOGEMM_NORM_BWD", "rows")
+    with pytest.raises(ValueError, match="expected 'persistent' or 'row'"):
+        training._post_bwd(dz, x, w, g, beta, h, rstd, mean, 1e-5, 1.0, is_ln, True)
