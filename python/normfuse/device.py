@@ -8,7 +8,8 @@ launch path (the lowered kernels, the ops, the training step) reads instead of a
   loaded function and remembered; asking is also what makes clusters of 9-15 CTAs launchable.
   `max_resident_programs(compiled, sms)`: how many programs of a compiled kernel run at once:
   `sms` for one-CTA programs, else that count (clusters sit inside one GPC, so fewer than
-  sms / num_ctas fit on the H200).
+  sms / num_ctas fit on the H200). `programs_per_sm(compiled)`: CTAs of a one-CTA kernel that
+  fit on one SM together (its warps, registers, shared memory), for persistent grids.
 - `LaunchFailure`: a launch the driver refused or that cannot be made (no cluster of the size
   fits), in words; the ops re-raise it naming the op, the shapes, the dtype and the form.
 - `ensure_allocator()`: Triton's allocator for global scratch (device-side tensor descriptors,
@@ -24,7 +25,7 @@ from __future__ import annotations
 import functools
 
 __all__ = ["sm_count", "capability", "device_name", "device_index", "max_resident_programs",
-           "cluster_occupancy", "ensure_cluster_launch", "LaunchFailure", "describe_kernel",
+           "programs_per_sm", "cluster_occupancy", "ensure_cluster_launch", "LaunchFailure", "describe_kernel",
            "ensure_allocator", "context_allocator_missing", "cuda_state"]
 
 
@@ -200,6 +201,30 @@ def max_resident_programs(compiled, sms: int) -> int:
     if int(kernel.metadata.num_ctas or 1) == 1:
         return sms
     return ensure_cluster_launch(kernel)
+
+
+# An sm_90 SM: 64 resident warps, 65536 registers (allocated per warp in units of 256), at most
+# 32 resident CTAs, 228 KB of shared memory (CUDA's occupancy rules for compute capability 9.0)
+SM90_WARPS, SM90_REGS, SM90_CTAS, SM90_SHARED = 64, 65536, 32, 228 * 1024
+
+
+def programs_per_sm(compiled) -> int:
+    """How many CTAs of a compiled one-CTA kernel (normfuse's CompiledKernel or Triton's) fit on
+    one sm_90 SM at once, by its warps, registers (as loaded: `n_regs`) and shared memory; for
+    the grids of persistent kernels that must all be resident (a second wave would double the
+    time). At least 1."""
+    kernel = triton_kernel(compiled)
+    kernel._init_handles()
+    warps = int(kernel.metadata.num_warps)
+    regs = int(getattr(kernel, "n_regs", 0) or 0)
+    per_warp = -(-regs * 32 // 256) * 256
+    fit = min(SM90_CTAS, SM90_WARPS // warps)
+    if per_warp:
+        fit = min(fit, SM90_REGS // (per_warp * warps))
+    shared = int(kernel.metadata.shared or 0)
+    if shared:  # 228 KB a SM, 1 KB of it reserved per resident CTA
+        fit = min(fit, SM90_SHARED // (shared + 1024))
+    return max(1, fit)
 
 
 def _torch_allocator(size: int, align: int, stream):

@@ -100,6 +100,9 @@ class _Interpreted:
     def __init__(self, fn, passes, log):
         self.fn, self.passes, self.log = fn, passes, log
 
+    def warmup(self, *args, **kwargs):
+        return None  # (the occupancy query it serves is replaced in `interpreted`)
+
     def __getitem__(self, grid):
         def launch(*args, num_warps=4, num_stages=3, **consts):
             fn = self.fn
@@ -143,6 +146,14 @@ def interpreted(monkeypatch):
                         lambda name, passes="default": _Interpreted(getattr(backward, name),
                                                                     passes, log))
     monkeypatch.setattr(training, "_sms", lambda device: 4)
+    # the no-GEMM norm backward (NOGEMM_NORM_BWD "persistent"): the standalone norm's kernel
+    from normfuse.kernels import norm as norm_kernels
+    from normfuse.ops import norm as norm_ops
+    monkeypatch.setattr(norm_ops, "_launcher",
+                        lambda name: _Interpreted(getattr(norm_kernels, name), (), log))
+    monkeypatch.setattr(norm_ops, "sm_count", lambda device: 2)
+    monkeypatch.setattr(norm_ops, "programs_per_sm", lambda compiled: 2)
+    monkeypatch.setattr(norm_ops, "_PER_SM", {})
     monkeypatch.setattr("normfuse.ops.prenorm_linear._ensure_allocator", lambda: None)
     monkeypatch.setattr(training, "select_backward_config",
                         lambda N, gemm=True: dict(BLOCK_M=32, BLOCK_N=32, BLOCK_R=16, num_warps=4, num_stages=2))

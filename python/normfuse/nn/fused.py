@@ -24,9 +24,15 @@ Pre-norm (a norm whose output feeds only GEMMs):
     deepcopy, or FSDP's sharded parameters): they concatenate, cached per weight version.
   Training (the same predicate true) follows the group's training plan (`train_plan`, set by
   `optimize(train=...)` / `optimize.set_train_plan`):
-  - "composed" (the default): FusedNorm runs the ORIGINAL norm module's forward (kept,
-    unregistered, reading its parameters from FusedNorm's own parameter dict: the stock model's
-    numerics) and each FusedLinear a plain GEMM `F.linear(n, W_i, b_i)` (cuBLAS). A packed group
+  - "composed" (the default): FusedNorm computes the norm as the ORIGINAL module does and each
+    FusedLinear runs a plain GEMM `F.linear(n, W_i, b_i)` (cuBLAS). The norm: in eager on an
+    sm_90 GPU, for bf16 / fp16 x and parameters of x's dtype outside autocast, a module whose
+    forward upcasts to fp32 (or torch's nn.LayerNorm / nn.RMSNorm), the standalone norm op
+    (`ops.rms_norm` / `ops.layer_norm`: one forward kernel, one persistent backward kernel,
+    instead of eager's half dozen kernels each way; `composed_norm`); otherwise (CPU, under
+    torch.compile, where Inductor fuses the norm with the residual add) the original module's
+    forward itself (kept, unregistered, reading its parameters from FusedNorm's own parameter
+    dict: the stock model's numerics). A packed group
     (sum N_i != K) under torch.compile instead returns one GEMM over `torch.cat` of the sibling
     weights (and biases) and the consumers slice it (Inductor fuses the weights' cat and the
     slices' backward; q/k/v as one GEMM avoid cuBLAS's small-N GQA shapes); in eager every consumer
@@ -43,7 +49,8 @@ Pre-norm (a norm whose output feeds only GEMMs):
 Post-norm, the GEMM in a child module and its output going straight to the norm (Gemma2's
 o_proj -> post_attention_layernorm): the linear becomes a DeferredLinear (returns its input) and
 the norm a NormAfterLinear (runs ops.linear_rmsnorm / linear_layernorm on that input). Composed
-training: the DeferredLinear runs its GEMM and the NormAfterLinear the original norm.
+training: the DeferredLinear runs its GEMM and the NormAfterLinear the norm as FusedNorm does
+(`composed_norm`).
 
 Post-norm (`norm(dropout(linear(h)) [+ bias] + residual)` inside one module's forward): that
 module's forward is replaced (postnorm_rewrite.PostNormForward) by its FX graph with the pattern
@@ -60,6 +67,7 @@ from torch import nn
 from ..ops.common import adjacent
 
 __all__ = ["FusedNorm", "FusedLinear", "DeferredLinear", "NormAfterLinear", "fused_post_norm",
+           "composed_norm",
            "is_conv1d", "gemm_weight", "TRAIN_PLANS", "check_train_plan"]
 
 _SIMPLE = (int, float, bool, str, type(None))
@@ -161,6 +169,39 @@ def _op(spec, x, g, beta, weight, bias):
     return ops.layernorm_linear(x, g, beta, weight, spec.eps, bias, offset=spec.offset)
 
 
+# Parameter tensor types the standalone norm op takes in composed training (not a DTensor or
+# another subclass: those keep the original module)
+_PLAIN = (torch.Tensor, nn.Parameter)
+_OP_DTYPES = (torch.bfloat16, torch.float16)
+
+
+def composed_norm(spec, original: nn.Module, x: torch.Tensor, g, beta) -> torch.Tensor:
+    """The norm's output in composed training: the standalone norm op where it computes what
+    the original module does with fewer kernels, else `original(x)` (see the module docstring).
+
+    The op is taken when: not under torch.compile; x a CUDA tensor of bf16 / fp16 that the op's
+    kernels run for (sm_90, N <= ops.norm.MAX_N); no autocast on x's device (autocast runs
+    F.layer_norm in fp32 and returns fp32); the parameters plain tensors of x's dtype (a
+    LlamaRMSNorm with fp32 weights returns fp32); the module upcasts to fp32 for its statistics
+    (`spec.upcast`) or is torch's nn.LayerNorm / nn.RMSNorm (fp32 inside): then the op's fp32
+    math with one rounding of the output is the module's up to the module's own intermediate
+    roundings (LlamaRMSNorm rounds xhat to x's dtype before the scale)."""
+    if (torch.compiler.is_compiling() or x.dtype not in _OP_DTYPES
+            or torch.is_autocast_enabled(x.device.type)
+            or not (spec.upcast or isinstance(original, (nn.LayerNorm, nn.RMSNorm)))
+            or x.shape[-1] != spec.features):
+        return original(x)
+    for p in (g, beta):
+        if p is not None and (type(p) not in _PLAIN or p.dtype != x.dtype):
+            return original(x)
+    ops = _OPS or _ops()
+    if ops.norm.norm_unavailable(x) is not None:
+        return original(x)
+    if spec.kind == "rms":
+        return ops.rms_norm(x, g, spec.eps, offset=spec.offset)
+    return ops.layer_norm(x, g, beta, spec.eps, offset=spec.offset)
+
+
 class FusedNorm(nn.Module):
     """A recognized norm whose output feeds only GEMMs (see the module docstring).
 
@@ -241,7 +282,7 @@ class FusedNorm(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         grad = self.wants_grad(x)
         if grad and self.train_plan == "composed":
-            n = self._original(x)  # the stock model's norm, as it computes it
+            n = composed_norm(self.spec, self._original, x, *self.norm_params())
             if not self._packed_now(grad):
                 return n  # each consumer runs its GEMM on n
             # under torch.compile: one GEMM over the concatenated sibling weights
@@ -410,7 +451,9 @@ class NormAfterLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         s, lin = self.spec, self._linear
         if self.train_plan == "composed" and _wants_grad(x, self, lin):  # the GEMM ran already
-            return self._original(x)
+            g = _param(self, s.weight) if s.weight is not None else None
+            beta = _param(self, s.bias) if s.bias is not None else None
+            return composed_norm(s, self._original, x, g, beta)
         return fused_post_norm(x, None, lin, self, None, s.kind, s.eps, s.offset, s.weight, s.bias)
 
     def train(self, mode: bool = True):

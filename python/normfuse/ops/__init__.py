@@ -2,7 +2,7 @@
 reference path in plain torch where the fused kernels do not run (CPU, GPUs other than sm_90).
 
 Layers, bottom up: common (device facts, validation, weight caches) -> prenorm_linear /
-postnorm_linear (fused forward launches) -> fallback (reference path) -> training (backward
+postnorm_linear (fused forward launches) -> fallback (reference path) -> norm (the standalone norm op pair) -> training (backward
 kernels, autograd custom ops) -> functional (the public functions below).
 """
 from ..reference import fold_norm_weight
@@ -19,6 +19,9 @@ __all__ = ["rmsnorm_linear", "layernorm_linear", "fold_norm_weight", "plain_line
            "PreparedLaunch", "aot_compile", "linear_rmsnorm", "linear_layernorm",
            "prepare_linear_rmsnorm", "prepare_linear_layernorm", "aot_compile_postnorm",
            "postnorm_passes", "postnorm_mlp", "FallbackWarning", "clear_caches"]
+from .norm import layer_norm, rms_norm  # noqa: E402
+
+__all__ += ["rms_norm", "layer_norm"]
 from .flash_norm_attention import (flash_norm_attention, flash_norm_attention_fwd,  # noqa: E402
                                    prepare_flash_norm_attention)
 

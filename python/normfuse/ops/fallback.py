@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 __all__ = ["compute_dtype", "normalize", "prenorm_linear", "postnorm_linear", "postnorm_mlp",
-           "row_stats"]
+           "row_stats", "norm_forward", "norm_backward"]
 
 
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -159,3 +159,51 @@ def postnorm_mlp_backward(dout, x2, w1, g1, beta1, w2, g2, beta2, h1, a, h2, eps
     dx = (dh1 @ w1.to(dt) + dh2).to(x2.dtype)
     return (dx, dw1, dg1, dbeta1 if is_ln else None, dh1.sum(0), dw2, dg2,
             dbeta2 if is_ln else None, dh2.sum(0))
+
+
+# ---------------------------------------------------------------------------------------------
+# The standalone norm (normfuse::norm_fwd / norm_bwd): forward with its statistics, and the
+# closed-form backward from them (the kernels' formulas, here in the compute dtype)
+# ---------------------------------------------------------------------------------------------
+
+def norm_forward(x2: Tensor, g: Optional[Tensor], beta: Optional[Tensor], eps: float,
+                 offset: float, is_ln: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """(y in x2's dtype, rstd [M], mean [M] or empty) of y = norm(x2) (offset + g) [+ beta]; the
+    statistics in the compute dtype (fp32; fp64 for fp64 x)."""
+    dt = compute_dtype(x2.dtype)
+    xf = x2.to(dt)
+    if is_ln:
+        mean = xf.mean(-1)
+        xf = xf - mean[:, None]
+    else:
+        mean = xf.new_empty(0)
+    rstd = torch.rsqrt(xf.square().mean(-1) + eps)
+    y = xf * rstd[:, None]
+    if g is not None:
+        y = y * (g.to(dt) + offset)
+    if beta is not None:
+        y = y + beta.to(dt)
+    return y.to(x2.dtype), rstd, mean
+
+
+def norm_backward(dy: Tensor, x2: Tensor, g: Optional[Tensor], rstd: Tensor, mean: Tensor,
+                  offset: float, is_ln: bool, want_dg: bool, want_db: bool
+                  ) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+    """(dx in x2's dtype, dg, dbeta in the compute dtype or None) from the saved statistics:
+    xhat = (x - mean) rstd, dyw = dy (offset + g),
+    dx = rstd (dyw - xhat mean_N(dyw xhat) - mean_N(dyw)) (RMSNorm: no mean_N(dyw)),
+    dg = sum_rows dy xhat, dbeta = sum_rows dy."""
+    dt = compute_dtype(x2.dtype)
+    dyf = dy.to(dt)
+    xhat = x2.to(dt)
+    if is_ln:
+        xhat = xhat - mean.to(dt)[:, None]
+    xhat = xhat * rstd.to(dt)[:, None]
+    dyw = dyf * (g.to(dt) + offset) if g is not None else dyf
+    dx = dyw - xhat * (dyw * xhat).mean(-1, keepdim=True)
+    if is_ln:
+        dx = dx - dyw.mean(-1, keepdim=True)
+    dx = dx * rstd.to(dt)[:, None]
+    dg = (dyf * xhat).sum(0) if want_dg else None
+    db = dyf.sum(0) if want_db else None
+    return dx.to(x2.dtype), dg, db

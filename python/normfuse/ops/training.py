@@ -23,9 +23,10 @@ Backward:
   norm-backward kernel writes n from its epilogue, where it recomputes xhat anyway, and dW is a
   plain cuBLAS GEMM on it; or ("prologue", fused plan) n recomputed in a Triton dW GEMM's
   prologue (`dw_norm_naive`, split over M when there are few output tiles); db = colsum(dY).
-- post-norm at op level (no next layer): dh = normbwd(dz) by the same kernel without a GEMM
-  (HAS_GEMM=False: fused by epilogue-norm when the row is one tile, naive store/reload otherwise),
-  then the plain GEMMs dx = dh W and dW = dh^T x on cuBLAS (torch.mm: no norm in them).
+- post-norm at op level (no next layer): dh = normbwd(dz) without a GEMM (`NOGEMM_NORM_BWD`:
+  the standalone norm's persistent backward kernel, ops/norm.py, by default; or the same kernel
+  as above with HAS_GEMM=False), then the plain GEMMs dx = dh W and dW = dh^T x on cuBLAS
+  (torch.mm: no norm in them).
 - the block (`postnorm_mlp`): the first post-norm's backward runs in the epilogue of the second
   linear's dX GEMM (the regrouping), SiLU' included.
 
@@ -47,6 +48,7 @@ from torch import Tensor
 from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
 from . import fallback
 from .common import sm_count
+from .norm import MAX_N as NORM_MAX_N, _kernel_backward as norm_kernel_backward
 from .inference import route
 from ..device import LaunchFailure, cluster_occupancy
 from .postnorm_linear import DEFAULT_POSTNORM_PASSES, _fit_and_grid
@@ -531,6 +533,31 @@ def _post_fwd_fake(x, weight, norm_weight, norm_bias, bias, residual, eps, offse
             x.new_empty(M if is_ln else 0, dtype=torch.float32))
 
 
+# The norm backward without a GEMM in front (the post-norm op's, the block's norm2): "persistent"
+# (default): the standalone norm's backward kernel (ops/norm.py: persistent, dg / dbeta partials
+# in registers, [P, N] of them); "row": `norm_backward_naive` with HAS_GEMM=False (tiling "row":
+# [M / 8, N] fp32 partials; 0.74 ms at M = 262144, N = 1024 on the H200 against torch.compile's
+# 0.42, issue 21 item 3). NORMFUSE_NOGEMM_NORM_BWD overrides.
+NOGEMM_NORM_BWD = os.environ.get("NORMFUSE_NOGEMM_NORM_BWD", "persistent")
+
+
+def nogemm_norm_backward(dy: Tensor, h: Tensor, norm_weight: Optional[Tensor], rstd: Tensor,
+                         mean: Tensor, beta: Optional[Tensor], offset: float, is_ln: bool,
+                         op: str) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+    """(dh in h's dtype, dg fp32, dbeta fp32 or None) of z = norm(h) (offset + g) [+ beta] for
+    dz = dy, by NOGEMM_NORM_BWD (rows longer than the persistent kernel's MAX_N: "row");
+    g = norm_weight must be given."""
+    if NOGEMM_NORM_BWD == "persistent" and h.shape[1] <= NORM_MAX_N:
+        dy = dy if dy.stride(-1) == 1 else dy.contiguous()
+        h = h if h.stride(-1) == 1 else h.contiguous()
+        return norm_kernel_backward(dy, h, norm_weight, rstd, mean, offset, is_ln, True, is_ln)
+    if NOGEMM_NORM_BWD != "row":
+        raise ValueError(f"normfuse.ops.training.NOGEMM_NORM_BWD = {NOGEMM_NORM_BWD!r}: expected "
+                         "'persistent' or 'row'")
+    g = _offset_weight(norm_weight, offset, cache=False)
+    return norm_backward(dy, None, h, rstd, mean, g, beta, None, is_ln=is_ln, op=op)
+
+
 def _post_bwd_impl(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, offset, is_ln,
                    has_bias):
     op = "linear_layernorm" if is_ln else "linear_rmsnorm"
@@ -539,10 +566,9 @@ def _post_bwd_impl(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, of
         dx, dw, dg, dbeta, db, dh = fallback.postnorm_backward(
             dz, x, weight, norm_weight, norm_bias, h, eps, offset, is_ln)
     else:
-        g = _offset_weight(norm_weight, offset, cache=False)
         with torch.no_grad():
-            dh, dg, dbeta = norm_backward(dz, None, h, rstd, mean, g, norm_bias, None,
-                                          is_ln=is_ln, op=op)
+            dh, dg, dbeta = nogemm_norm_backward(dz, h, norm_weight, rstd, mean, norm_bias,
+                                                 offset, is_ln, op)
             dx = torch.mm(dh, weight)
             dw = torch.mm(dh.t(), x)
             db = dh.sum(0, dtype=torch.float32)
@@ -637,8 +663,8 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
     else:
         with torch.no_grad():
             # norm2's backward: no GEMM before it inside the block (op-level form)
-            dh2, dg2, dbeta2 = norm_backward(dout, None, h2, rstd2, mean2, g2, beta2, None,
-                                             is_ln=is_ln, op="postnorm_mlp")
+            dh2, dg2, dbeta2 = nogemm_norm_backward(dout, h2, g2, rstd2, mean2, beta2, 0.0,
+                                                    is_ln, "postnorm_mlp")
             dw2 = torch.mm(dh2.t(), a)
             # the regrouping: norm1's backward (and SiLU') in the epilogue of linear 2's dX GEMM
             dh1, dg1, dbeta1 = norm_backward(dh2, w2, h1, rstd1, mean1, g1, beta1, None,

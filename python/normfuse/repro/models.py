@@ -36,7 +36,9 @@ Configurations (columns):
     normfuse, normfuse+compile
                              `model, rep = normfuse.optimize(model, report=True)`, then eager or
                              compiled; training plan "composed" (optimize's default: in training
-                             the original norms and cuBLAS GEMMs, inference fused)
+                             the norms as the model computes them (eager: normfuse.ops.rms_norm
+                             / layer_norm where they compute the same; compiled: the original
+                             modules) and cuBLAS GEMMs, inference fused)
     normfuse+liger(+compile) Liger with its RMSNorm off (rms_norm=False: RoPE and SwiGLU kept),
                              then normfuse.optimize: normfuse fuses the norms, Liger the rest
     normfuse:fused-train(+compile)

@@ -1,0 +1,120 @@
+"""The standalone norm, forward and backward, written the obvious way (no GEMM; no normfuse pass
+applies to them: they are launched with `passes=()`).
+
+Notation: a row x of length N; RMSNorm: xhat = x * rstd, rstd = 1 / sqrt(mean(x^2) + eps);
+LayerNorm: xhat = (x - mean) * rstd, rstd = 1 / sqrt(mean((x - mean)^2) + eps) (biased
+variance, from the centred row held in registers: |mean| >> std loses nothing). The scale is
+s = offset + g (Gemma's 1 + w: offset = 1), computed in fp32; y = xhat * s [+ beta].
+
+`norm_fwd` — ROWS whole rows per program ([ROWS, BLOCK_N] tile, BLOCK_N >= N, fp32 math), y
+stored in Y's dtype, rstd (and mean) stored fp32 for the backward.
+
+`norm_bwd` — persistent: program p of P walks the row blocks p, p + P, p + 2P, ... For a row,
+with dyw = dy * s:
+
+    dx = rstd * (dyw - xhat * mean_N(dyw * xhat) - mean_N(dyw))   (RMSNorm: without mean_N(dyw))
+
+(the derivative of xhat * s through rstd, and through mean for LayerNorm). The column sums
+dg = sum_rows dy * xhat and dbeta = sum_rows dy are accumulated in registers over every row
+the program visits ([ROWS, BLOCK_N] fp32, reduced over ROWS once at the end) and written once:
+DGP / DBP [P, N] fp32, which the caller sums over P (a few hundred rows: a tiny second step).
+The older no-GEMM backward (backward.py, HAS_GEMM=False) writes one partial row per row block
+of 8 rows: [M / 8, N] fp32, as much traffic as dx itself at bf16 (docs/NOTES.md).
+
+Row offsets are int64 (M * N may pass 2^31 elements).
+"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def norm_fwd(X, G, B, Y, RSTD, MEAN, M, stride_xm, stride_ym, eps, offset, N: tl.constexpr,
+             BLOCK_N: tl.constexpr, ROWS: tl.constexpr, IS_LN: tl.constexpr, HAS_G: tl.constexpr,
+             HAS_B: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK_N)
+    rmask = rows < M
+    cmask = cols < N
+    msk = rmask[:, None] & cmask[None, :]
+    r64 = rows.to(tl.int64)
+    x = tl.load(X + r64[:, None] * stride_xm + cols[None, :], mask=msk, other=0.0).to(tl.float32)
+    if IS_LN:
+        mean = tl.sum(x, axis=1) / N
+        x = tl.where(msk, x - mean[:, None], 0.0)
+        tl.store(MEAN + rows, mean, mask=rmask)
+    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + eps)
+    tl.store(RSTD + rows, rstd, mask=rmask)
+    y = x * rstd[:, None]
+    if HAS_G:
+        s = tl.load(G + cols, mask=cmask, other=0.0).to(tl.float32) + offset
+        y = y * s[None, :]
+    if HAS_B:
+        y = y + tl.load(B + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
+    tl.store(Y + r64[:, None] * stride_ym + cols[None, :], y.to(Y.dtype.element_ty), mask=msk)
+
+
+@triton.jit
+def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, M, stride_dym, stride_xm, stride_dxm, offset,
+             N: tl.constexpr, BLOCK_N: tl.constexpr, ROWS: tl.constexpr, IS_LN: tl.constexpr,
+             HAS_G: tl.constexpr, HAS_DG: tl.constexpr, HAS_DB: tl.constexpr,
+             STAGES: tl.constexpr = 1, ACC_GLOBAL: tl.constexpr = False):
+    """STAGES > 1: the loop's loads of dy, x and the statistics pipelined (cp.async into shared
+    memory, STAGES - 1 row blocks ahead). ACC_GLOBAL (rows too long for the partials and the
+    scale to stay in registers): the scale is reloaded per row block and each partial is
+    accumulated in its program's own row of DGP / DBP (zeroed by the caller; read and written
+    by that program only, so from L2), with STAGES = 1 (a pipelined load would not see the
+    previous iteration's store)."""
+    pid = tl.program_id(0)
+    P = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_N)
+    cmask = cols < N
+    if HAS_G and not ACC_GLOBAL:
+        s = tl.load(G + cols, mask=cmask, other=0.0).to(tl.float32) + offset
+    if not ACC_GLOBAL:
+        dg = tl.zeros([ROWS, BLOCK_N], dtype=tl.float32)
+        db = tl.zeros([ROWS, BLOCK_N], dtype=tl.float32)
+    for blk in tl.range(pid, tl.cdiv(M, ROWS), P, num_stages=STAGES):
+        rows = blk * ROWS + tl.arange(0, ROWS)
+        rmask = rows < M
+        msk = rmask[:, None] & cmask[None, :]
+        r64 = rows.to(tl.int64)
+        dy = tl.load(DY + r64[:, None] * stride_dym + cols[None, :], mask=msk,
+                     other=0.0).to(tl.float32)
+        x = tl.load(X + r64[:, None] * stride_xm + cols[None, :], mask=msk,
+                    other=0.0).to(tl.float32)
+        rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+        if IS_LN:
+            mean = tl.load(MEAN + rows, mask=rmask, other=0.0)
+            xhat = tl.where(msk, (x - mean[:, None]) * rstd[:, None], 0.0)
+        else:
+            xhat = x * rstd[:, None]
+        if HAS_G:
+            if ACC_GLOBAL:
+                s = tl.load(G + cols, mask=cmask, other=0.0).to(tl.float32) + offset
+            dyw = dy * s[None, :]
+        else:
+            dyw = dy
+        dx = dyw - xhat * (tl.sum(dyw * xhat, axis=1) / N)[:, None]
+        if IS_LN:
+            dx = dx - (tl.sum(dyw, axis=1) / N)[:, None]
+        dx = dx * rstd[:, None]
+        tl.store(DX + r64[:, None] * stride_dxm + cols[None, :], dx.to(DX.dtype.element_ty),
+                 mask=msk)
+        if ACC_GLOBAL:
+            if HAS_DG:
+                pg = DGP + pid * N + cols
+                tl.store(pg, tl.load(pg, mask=cmask, other=0.0) + tl.sum(dy * xhat, axis=0),
+                         mask=cmask)
+            if HAS_DB:
+                pb = DBP + pid * N + cols
+                tl.store(pb, tl.load(pb, mask=cmask, other=0.0) + tl.sum(dy, axis=0), mask=cmask)
+        else:
+            if HAS_DG:
+                dg += dy * xhat
+            if HAS_DB:
+                db += dy
+    if not ACC_GLOBAL:
+        if HAS_DG:
+            tl.store(DGP + pid * N + cols, tl.sum(dg, axis=0), mask=cmask)
+        if HAS_DB:
+            tl.store(DBP + pid * N + cols, tl.sum(db, axis=0), mask=cmask)

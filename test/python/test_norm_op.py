@@ -1,0 +1,578 @@
+"""The standalone norm op pair (normfuse.ops.rms_norm / layer_norm; issue 21 item 3): the
+reference path against fp64 autograd, the Triton kernels at the ops' own configs run by
+normfuse's TTIR interpreter through the op (the persistent backward's grid and partial sums
+included), their AOT builds for sm_90 (no spills, the backward's loads pipelined), input errors,
+the fake implementations under torch.compile; GPU (marked): fp64 comparison at model shapes,
+bitwise repeatability."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import normfuse  # noqa: E402
+from normfuse.kernels import norm as norm_kernels  # noqa: E402
+from normfuse.ops import norm as norm_ops  # noqa: E402
+from normfuse.reference import rel_err  # noqa: E402
+from normfuse.testing.interpreter import run_ir  # noqa: E402
+from normfuse.testing.numerics import launch_signature  # noqa: E402
+
+
+def _ref64(x, w, b, eps, offset, is_ln, dy):
+    """fp64 autograd: y and the gradients of (y * dy).sum() w.r.t. x, w, b."""
+    xs = x.detach().double().requires_grad_(True)
+    ws = w.detach().double().requires_grad_(True) if w is not None else None
+    bs = b.detach().double().requires_grad_(True) if b is not None else None
+    h = xs - xs.mean(-1, keepdim=True) if is_ln else xs
+    y = h * torch.rsqrt(h.square().mean(-1, keepdim=True) + eps)
+    if ws is not None:
+        y = y * (ws + offset)
+    if bs is not None:
+        y = y + bs
+    y.backward(dy.double())
+    return y.detach(), xs.grad, (ws.grad if ws is not None else None), (bs.grad if bs is not None
+                                                                        else None)
+
+
+def _eager_bf16(x, w, b, eps, offset, is_ln, dy):
+    """What stock eager computes in x's dtype (torch's own norm, the scale applied after)."""
+    xs = x.detach().clone().requires_grad_(True)
+    ws = w.detach().clone().requires_grad_(True) if w is not None else None
+    bs = b.detach().clone().requires_grad_(True) if b is not None else None
+    N = x.shape[-1]
+    n = F.layer_norm(xs, (N,), None, None, eps) if is_ln else F.rms_norm(xs, (N,), None, eps)
+    y = n * (ws + offset) if ws is not None else n
+    if bs is not None:
+        y = y + bs
+    y.backward(dy)
+    return y.detach(), xs.grad, (ws.grad if ws is not None else None), (bs.grad if bs is not None
+                                                                        else None)
+
+
+def _case(shape, seed, dtype=torch.bfloat16, affine=True, bias=False, mean=2.0):
+    gen = torch.Generator().manual_seed(seed)
+    N = shape[-1]
+    x = (torch.randn(*shape, generator=gen) + mean).to(dtype)  # |mean| > std: LN's centring
+    w = (0.5 + torch.rand(N, generator=gen)).to(dtype) if affine else None
+    b = torch.randn(N, generator=gen).to(dtype) if bias else None
+    dy = torch.randn(*shape, generator=gen).to(dtype)
+    return x, w, b, dy
+
+
+def _run(fn, x, w, b, dy):
+    xs = x.detach().clone().requires_grad_(True)
+    ws = w.detach().clone().requires_grad_(True) if w is not None else None
+    bs = b.detach().clone().requires_grad_(True) if b is not None else None
+    y = fn(xs, ws, bs)
+    y.backward(dy)
+    return y.detach(), xs.grad, (ws.grad if ws is not None else None), (bs.grad if bs is not None
+                                                                        else None)
+
+
+def _op(is_ln, eps, offset):
+    if is_ln:
+        return lambda x, w, b: normfuse.ops.layer_norm(x, w, b, eps, offset=offset)
+    return lambda x, w, b: normfuse.ops.rms_norm(x, w, eps, offset=offset)
+
+
+def _assert_close(got, ref64, eager, what):
+    """Each output within 1.5x (+ a floor) of stock eager's error in the same dtype, vs fp64."""
+    for name, a, r, e in zip(("y", "dx", "dw", "db"), got, ref64, eager):
+        if r is None:
+            assert a is None, f"{what}: {name} should be None"
+            continue
+        assert a.dtype == e.dtype, f"{what}: {name} is {a.dtype}, eager gives {e.dtype}"
+        err, err_eager = rel_err(a, r), rel_err(e, r)
+        assert err <= 1.5 * err_eager + 2e-3, f"{what}: {name} {err:.2e} vs eager {err_eager:.2e}"
+
+
+CASES = [  # (shape, is_ln, affine, bias, offset)
+    ((3, 5, 40), False, True, False, 0.0),
+    ((70, 300), True, True, True, 0.0),
+    ((33, 96), False, True, False, 1.0),   # Gemma's (1 + w)
+    ((17, 129), True, False, False, 0.0),  # no affine parameters
+    ((2, 9, 64), True, True, False, 0.0),  # weight, no bias
+]
+
+
+def _ids(c):
+    shape, is_ln, affine, bias, offset = c
+    return (f"{'ln' if is_ln else 'rms'}-{'x'.join(map(str, shape))}"
+            f"{'-noaffine' if not affine else ''}{'-bias' if bias else ''}"
+            f"{'-offset' if offset else ''}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference path (CPU)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_reference_path_matches_fp64(case):
+    shape, is_ln, affine, bias, offset = case
+    eps = 1e-5
+    x, w, b, dy = _case(shape, seed=len(shape) + shape[-1], affine=affine, bias=bias)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", normfuse.ops.FallbackWarning)
+        got = _run(_op(is_ln, eps, offset), x, w, b, dy)
+    _assert_close(got, _ref64(x, w, b, eps, offset, is_ln, dy),
+                  _eager_bf16(x, w, b, eps, offset, is_ln, dy), _ids(case))
+
+
+def test_reference_path_fp32_is_tight():
+    x, w, b, dy = _case((20, 72), seed=3, dtype=torch.float32, bias=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", normfuse.ops.FallbackWarning)
+        got = _run(_op(True, 1e-5, 0.0), x, w, b, dy)
+    ref = _ref64(x, w, b, 1e-5, 0.0, True, dy)
+    for a, r in zip(got, ref):
+        assert rel_err(a, r) < 1e-5
+
+
+def test_only_needed_gradients():
+    x, w, b, dy = _case((6, 32), seed=4, dtype=torch.float32, bias=True)
+    xs = x.clone().requires_grad_(True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", normfuse.ops.FallbackWarning)
+        y = normfuse.ops.layer_norm(xs, w, b)  # parameters not requiring grad
+        (gx,) = torch.autograd.grad(y, xs, dy)
+        ws = w.clone().requires_grad_(True)
+        y = normfuse.ops.rms_norm(x, ws)  # only the weight
+        (gw,) = torch.autograd.grad(y, ws, dy)
+    assert gx.shape == x.shape and gw.shape == w.shape
+    assert rel_err(gw, _ref64(x, w, None, 1e-6, 0.0, False, dy)[2]) < 1e-5
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernels, through the op, interpreted (CPU)
+# ---------------------------------------------------------------------------------------------
+
+class _Interpreted:
+    """Stands in for the ops' `normfuse.jit(kernel, passes=())` launcher: compile for sm_90, run
+    the TTIR in normfuse's interpreter on the CPU tensors (written in place); logs each launch."""
+
+    def __init__(self, fn, log):
+        self.fn, self.log = fn, log
+
+    def warmup(self, *args, **kwargs):
+        return None  # programs_per_sm is replaced below
+
+    def __getitem__(self, grid):
+        def launch(*args, num_warps=4, num_stages=1, **consts):
+            fn = self.fn
+            for p in fn.params:
+                if p.is_constexpr and p.name not in consts and p.has_default:
+                    consts[p.name] = p.default
+            sig, attrs = launch_signature(fn, args, consts)
+            ck = normfuse.compile(fn, signature=sig, constexprs=consts, attrs=attrs, passes=(),
+                                  target="cuda:90", num_warps=num_warps, num_stages=num_stages)
+            self.log.append((fn.__name__, tuple(grid), dict(consts)))
+            run_ir(ck.asm["ttir"], list(args), grid)
+        return launch
+
+
+@pytest.fixture
+def interpreted(monkeypatch):
+    log: list = []
+    monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
+    monkeypatch.setattr(norm_ops, "_launcher",
+                        lambda name: _Interpreted(getattr(norm_kernels, name), log))
+    monkeypatch.setattr(norm_ops, "sm_count", lambda device: 3)
+    monkeypatch.setattr(norm_ops, "programs_per_sm", lambda compiled: 2)
+    monkeypatch.setattr(norm_ops, "_PER_SM", {})
+    return log
+
+
+KERNEL_CASES = [  # (shape, is_ln, affine, bias, offset): BLOCK_N 64 / 512 / 1024, ragged
+    ((2, 35, 40), False, True, False, 0.0),   # 64 rows a tile: one block, one program
+    ((70, 300), True, True, True, 0.0),       # 8 rows a tile: 9 blocks over P = 6 programs
+    ((45, 1000), False, True, False, 1.0),    # 4 rows a tile: 12 blocks, 2 each; Gemma offset
+    ((13, 520), True, False, False, 0.0),     # no affine parameters
+    ((7, 5000), False, True, False, 0.0),     # BLOCK_N 8192: 16 warps, 2 stages
+    ((5, 9000), True, True, True, 0.0),       # BLOCK_N 16384: partials accumulated in global
+]
+
+
+@pytest.mark.parametrize("case", KERNEL_CASES, ids=_ids)
+def test_kernels_through_the_op_match_fp64(interpreted, case):
+    shape, is_ln, affine, bias, offset = case
+    eps = 1e-5
+    x, w, b, dy = _case(shape, seed=shape[-1], affine=affine, bias=bias)
+    got = _run(_op(is_ln, eps, offset), x, w, b, dy)
+    _assert_close(got, _ref64(x, w, b, eps, offset, is_ln, dy),
+                  _eager_bf16(x, w, b, eps, offset, is_ln, dy), _ids(case))
+    # forward: one program per tile of ROWS rows; backward: the persistent grid, min(blocks, P)
+    (fname, fgrid, fc), (bname, bgrid, bc) = interpreted
+    M, N = x.numel() // shape[-1], shape[-1]
+    cfg = norm_ops.norm_config(N)
+    blocks = -(-M // cfg["ROWS"])
+    assert (fname, bname) == ("norm_fwd", "norm_bwd")
+    assert fgrid == (blocks,) and bgrid == (min(blocks, 6),)
+    assert bc["HAS_DG"] == affine and bc["HAS_DB"] == bias and bc["STAGES"] == cfg["STAGES"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=["fp16", "fp32"])
+def test_kernels_other_dtypes(interpreted, dtype):
+    x, w, b, dy = _case((21, 200), seed=2, dtype=dtype, bias=True)
+    got = _run(_op(True, 1e-5, 0.0), x, w, b, dy)
+    assert got[0].dtype == dtype and got[2].dtype == dtype
+    _assert_close(got, _ref64(x, w, b, 1e-5, 0.0, True, dy),
+                  _eager_bf16(x, w, b, 1e-5, 0.0, True, dy), str(dtype))
+
+
+def test_kernel_partials_one_row_per_program():
+    # the persistent backward writes exactly P partial rows, each the sum over the row blocks
+    # pid, pid + P, ... (here 3 programs, blocks of 2 rows, M = 11: 6 blocks)
+    from normfuse.testing import check_pass_numerics
+    M, N, P = 11, 24, 3
+    x, w, _, dy = _case((M, N), seed=5)
+    xs = x.double()
+    rstd = torch.rsqrt(xs.square().mean(1) + 1e-5)
+    nan = torch.full((P, N), float("nan"))
+    res = check_pass_numerics(
+        norm_kernels.norm_bwd, [dy, x, rstd.float(), rstd.float(), w,
+                                torch.full((M, N), float("nan")).bfloat16(), nan, nan.clone(),
+                                M, N, N, N, 0.0],
+        constexprs=dict(N=N, BLOCK_N=32, ROWS=2, IS_LN=False, HAS_G=True, HAS_DG=True,
+                        HAS_DB=True), grid=(P,), passes=(), num_warps=4)
+    xhat = xs * rstd[:, None]
+    for p in range(P):
+        rows = [r for blk in range(p, 6, P) for r in (2 * blk, 2 * blk + 1) if r < M]
+        want = (dy.double()[rows] * xhat[rows]).sum(0)
+        assert rel_err(torch.as_tensor(res.after["DGP"][p]), want) < 1e-5
+        assert rel_err(torch.as_tensor(res.after["DBP"][p]), dy.double()[rows].sum(0)) < 1e-5
+
+
+def _aot(fn, N, consts, warps, stages, x_dtype=torch.bfloat16):
+    bf = torch.empty(4, N, dtype=x_dtype)
+    f = torch.empty(4)
+    g = torch.empty(N, dtype=torch.bfloat16)
+    if fn is norm_kernels.norm_bwd:
+        args = [bf, bf, f, f, g, bf, f, f, 262144, N, N, N, 0.0]
+    else:
+        args = [bf, g, g, bf, f, f, 262144, N, N, 1e-5, 0.0]
+    sig, attrs = launch_signature(fn, args, consts)
+    return normfuse.compile(fn, signature=sig, constexprs=consts, attrs=attrs, target="cuda:90",
+                            passes=(), num_warps=warps, num_stages=stages)
+
+
+@pytest.mark.parametrize("N", [1024, 16384])
+def test_kernels_build_for_sm90_without_spills(N):
+    cfg = norm_ops.norm_config(N)
+    bwd = _aot(norm_kernels.norm_bwd, N, dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"],
+                                              IS_LN=True, HAS_G=True, HAS_DG=True, HAS_DB=True,
+                                              STAGES=cfg["STAGES"], ACC_GLOBAL=cfg["ACC_GLOBAL"]),
+               cfg["num_warps"], cfg["STAGES"])
+    fwd = _aot(norm_kernels.norm_fwd, N, dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"],
+                                              IS_LN=True, HAS_G=True, HAS_B=True),
+               cfg["num_warps"], 1)
+    for ck in (bwd, fwd):
+        r = ck.resources()
+        assert r["spill_stores"] == 0 and r["spill_loads"] == 0, r
+    ttgir = bwd.asm["ttgir"]
+    if cfg["STAGES"] > 1:  # the loop's loads go through shared memory, STAGES - 1 blocks ahead
+        assert "ttg.async_copy_global_to_local" in ttgir
+    else:
+        assert "ttg.async_copy_global_to_local" not in ttgir
+
+
+def test_config_table(monkeypatch):
+    assert norm_ops.norm_config(1000) == dict(BLOCK_N=1024, ROWS=4, num_warps=8, STAGES=3,
+                                              ACC_GLOBAL=False)
+    assert norm_ops.norm_config(8192)["num_warps"] == 16
+    assert norm_ops.norm_config(16384)["ACC_GLOBAL"]
+    assert norm_ops.norm_unavailable(torch.empty(2, 8)).startswith("the inputs are on cpu")
+    monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
+    assert "at most 16384" in norm_ops.norm_unavailable(torch.empty(2, norm_ops.MAX_N + 1))
+    assert "float64" in norm_ops.norm_unavailable(torch.empty(2, 8, dtype=torch.float64))
+    assert norm_ops.norm_unavailable(torch.empty(2, norm_ops.MAX_N)) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors, torch.compile
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: normfuse.ops.rms_norm([1.0, 2.0]), TypeError, "x must be a torch.Tensor"),
+    (lambda: normfuse.ops.rms_norm(torch.tensor(1.0)), ValueError, "at least 1 dimension"),
+    (lambda: normfuse.ops.rms_norm(torch.ones(2, 3, dtype=torch.int32)), TypeError,
+     "floating-point"),
+    (lambda: normfuse.ops.rms_norm(torch.ones(2, 0)), ValueError, "must be positive"),
+    (lambda: normfuse.ops.rms_norm(torch.ones(2, 8), torch.ones(4)), ValueError,
+     r"weight must have shape \(8,\) \(x's last dimension\), got \(4,\)"),
+    (lambda: normfuse.ops.layer_norm(torch.ones(2, 8), None, torch.ones(8, 1)), ValueError,
+     r"bias must have shape \(8,\)"),
+    (lambda: normfuse.ops.rms_norm(torch.ones(2, 8), torch.ones(8), eps=-1.0), ValueError,
+     "eps must be a finite float >= 0"),
+    (lambda: normfuse.ops.rms_norm(torch.ones(2, 8), None, offset=1.0), ValueError,
+     "offset=1.0 needs a weight"),
+    (lambda: normfuse.ops.rms_norm(torch.ones(2, 8), torch.ones(8, device="meta")), ValueError,
+     "weight is on meta, x on cpu"),
+])
+def test_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_fake_impl_under_torch_compile():
+    import torch._dynamo as dynamo
+    from torch._dynamo.testing import CompileCounterWithBackend
+    dynamo.reset()
+    cnt = CompileCounterWithBackend("aot_eager")
+
+    def f(x, w, b):
+        return normfuse.ops.layer_norm(x, w, b, 1e-5) + normfuse.ops.rms_norm(x, w, 1e-6,
+                                                                              offset=1.0)
+
+    x, w, b, dy = _case((4, 6, 48), seed=11, dtype=torch.float32, bias=True)
+    args = [t.clone().requires_grad_(True) for t in (x, w, b)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", normfuse.ops.FallbackWarning)
+        out = torch.compile(f, backend=cnt, fullgraph=True)(*args)
+        out.backward(dy)
+        ref = [t.clone().requires_grad_(True) for t in (x, w, b)]
+        f(*ref).backward(dy)
+    assert cnt.frame_count == 1
+    explain = dynamo.explain(f)(x, w, b)
+    assert explain.graph_break_count == 0
+    for a, r in zip(args, ref):
+        assert torch.allclose(a.grad, r.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_fake_shapes():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        x = torch.empty(10, 64, dtype=torch.bfloat16)
+        w = torch.empty(64, dtype=torch.float32)
+        y, rstd, mean = torch.ops.normfuse.norm_fwd(x, w, None, 1e-5, 0.0, True)
+        dx, dg, db = torch.ops.normfuse.norm_bwd(y, x, w, rstd, mean, 0.0, True, True, False)
+    assert (y.shape, y.dtype, rstd.shape, rstd.dtype, mean.shape) == (
+        (10, 64), torch.bfloat16, (10,), torch.float32, (10,))
+    assert (dx.dtype, dg.shape, dg.dtype, db.shape) == (torch.bfloat16, (64,), torch.float32, (0,))
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU
+# ---------------------------------------------------------------------------------------------
+
+GPU_CASES = [((4, 2048, 1024), False, True, False, 0.0), ((8192, 4096), True, True, True, 0.0),
+             ((3, 1000, 2048), False, True, False, 1.0), ((1000, 16384), True, True, True, 0.0),
+             ((257, 16384), False, True, False, 0.0), ((999, 384), True, False, False, 0.0)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GPU_CASES, ids=_ids)
+def test_gpu_matches_fp64_and_repeats_bitwise(case):
+    shape, is_ln, affine, bias, offset = case
+    eps = 1e-5
+    x, w, b, dy = [t.cuda() if t is not None else None
+                   for t in _case(shape, seed=shape[-1], affine=affine, bias=bias)]
+    assert norm_ops.norm_unavailable(x) is None
+    fn = _op(is_ln, eps, offset)
+    got = _run(fn, x, w, b, dy)
+    _assert_close(got, _ref64(x, w, b, eps, offset, is_ln, dy),
+                  _eager_bf16(x, w, b, eps, offset, is_ln, dy), _ids(case))
+    again = _run(fn, x, w, b, dy)
+    for a, r in zip(got, again):
+        if a is not None:
+            assert torch.equal(a, r)
+
+
+# ---------------------------------------------------------------------------------------------
+# The composed training plan: the op in place of the original norm (in eager, where it runs)
+# ---------------------------------------------------------------------------------------------
+
+def _train_step(model, ids):
+    model.train(True)
+    for p in model.parameters():
+        p.grad = None
+    out = model(input_ids=ids)["logits"]
+    (out.float() * torch.linspace(-1, 1, out.shape[-1])).sum().backward()
+    return out.detach(), {n: p.grad.clone() for n, p in model.named_parameters()
+                          if p.grad is not None}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("family,norms", [("llama", 3), ("gemma2", 5), ("gpt2", 3)])
+def test_composed_training_runs_the_op(interpreted, family, norms):
+    """bf16 tiny models (1 layer), train mode, eager, with the op's kernels (interpreted) taking
+    the norms: every norm that the plan composes runs the op (forward and backward), none of
+    the original norm modules runs, and the output and every gradient stay within bf16 error of
+    the stock model's (Llama, GPT-2: pre-norm FusedNorm; Gemma2: also NormAfterLinear, Gemma's
+    1 + w)."""
+    import copy
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent))
+    import optimize_models as om
+    from normfuse.nn.fused import FusedNorm, NormAfterLinear
+    stock = om.no_dropout(om.tiny_family(family, layers=1)).to(torch.bfloat16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = normfuse.optimize(copy.deepcopy(stock))
+    ran = []
+    for m in model.modules():
+        if isinstance(m, (FusedNorm, NormAfterLinear)):
+            m._original.register_forward_hook(lambda mod, a, out: ran.append(mod))
+    ids = torch.randint(0, om.VOCAB, (2, 8), generator=torch.Generator().manual_seed(1))
+    interpreted.clear()  # (optimize's own probing runs)
+    want, g_want = _train_step(stock, ids)
+    got, g = _train_step(model, ids)
+    assert ran == []
+    names = [name for name, _, _ in interpreted]
+    assert names.count("norm_fwd") == norms and names.count("norm_bwd") == norms, names
+    assert rel_err(got, want) < 2e-2
+    assert set(g) == set(g_want)
+    bad = {n: rel_err(g[n], g_want[n]) for n in g if rel_err(g[n], g_want[n]) > 5e-2}
+    assert not bad, bad
+
+
+def test_composed_keeps_the_original_where_the_op_does_not_apply(interpreted):
+    """fp32 x, parameters of another dtype than x, autocast, a module without the fp32 upcast:
+    the original module runs (no launch)."""
+    from normfuse.nn.fused import composed_norm
+    from normfuse.nn.recognize import recognize
+
+    class NoUpcast(torch.nn.Module):  # computes in x's dtype: recognized, not upcast
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(32))
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+    ln = torch.nn.LayerNorm(32).to(torch.bfloat16)
+    spec_ln = recognize(ln, (4, 32), torch.bfloat16)
+    x = torch.randn(4, 32, dtype=torch.bfloat16)
+    composed_norm(spec_ln, ln, x, ln.weight, ln.bias)
+    assert [n for n, _, _ in interpreted] == ["norm_fwd"]  # the op applies
+    interpreted.clear()
+    ln32 = torch.nn.LayerNorm(32)
+    composed_norm(spec_ln, ln32, x.float(), ln32.weight, ln32.bias)  # fp32 x
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+    rms = LlamaRMSNorm(32)  # fp32 weight, bf16 x: the module returns fp32
+    spec_rms = recognize(rms, (4, 32), torch.bfloat16)
+    assert spec_rms.upcast
+    assert composed_norm(spec_rms, rms, x, rms.weight, None).dtype == torch.float32
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        composed_norm(spec_ln, ln, x, ln.weight, ln.bias)
+    nu = NoUpcast().to(torch.bfloat16)
+    spec = recognize(nu, (4, 32), torch.bfloat16)
+    assert not spec.upcast
+    composed_norm(spec, nu, x, nu.weight, None)
+    assert interpreted == []
+
+
+def test_benchmark_cli_and_table(capsys):
+    from normfuse.repro import bench_norm
+    with pytest.raises(SystemExit) as e:
+        bench_norm.main(["--help"])
+    assert e.value.code == 0 and "--sweep" in capsys.readouterr().out
+    row = {"kind": "rms", "M": 262144, "N": 1024, "ms": {"ours.fwd": 0.2, "ours.bwd": 0.4,
+                                                        "ours.fwd_bwd": 0.6,
+                                                        "compiled.fwd_bwd": 0.7},
+           "GBps": {"ours.bwd": 3900}, "err": {"ours.dx": 1e-3},
+           "ours_over_compiled_fwd_bwd": 0.6 / 0.7, "bitwise_repeatable": True}
+    md = bench_norm.format_markdown({"env": {"gpu": "H200", "torch": "2.11", "triton": "3.6.0"},
+                                     "rows": [row]})
+    assert "| rms | 262144 x 1024 | 0.200 | 0.400 | 0.600 | - | - | 0.700 |" in md
+    assert "| 0.86 | 3900 |" in md
+
+
+def test_host_path_under_tritons_launcher(monkeypatch):
+    """The ops' real launch path (normfuse.jit with passes=(), Triton's own launcher, the
+    backward's occupancy query) on CPU tensors with only the device calls stubbed (FakeDriver,
+    132 SMs, a kernel of 0 registers): the grids launched. The backward's CTAs per SM: 8 by
+    warps, 6 by shared memory (3 stages of a 4 x 1024 tile of dy and x, bf16: 32 KB + 1 KB
+    reserved each, of 228 KB)."""
+    from normfuse.testing.fake_driver import fused_on_cpu
+    monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
+    monkeypatch.setattr(norm_ops, "sm_count", lambda device: 132)
+    monkeypatch.setattr(norm_ops, "_PER_SM", {})
+    x, w, b, dy = _case((2, 3000, 1024), seed=1, bias=True)
+    with fused_on_cpu() as drv:
+        xs, ws, bs = (t.clone().requires_grad_(True) for t in (x, w, b))
+        y = normfuse.ops.layer_norm(xs, ws, bs)
+        y.backward(dy)
+        (fwd, bwd) = drv.launches[-2:]
+    M = 6000
+    assert fwd[:3] == (M // 4, 1, 1)  # 4 rows a tile
+    assert bwd[:3] == (6 * 132, 1, 1)
+    assert list(norm_ops._PER_SM.values()) == [6]
+    assert xs.grad.shape == x.shape and ws.grad.shape == (1024,) and bs.grad.dtype == b.dtype
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=["fp16", "fp32"])
+def test_gpu_other_dtypes(dtype):
+    x, w, b, dy = [t.cuda() for t in _case((3000, 768), seed=3, dtype=dtype, bias=True)]
+    got = _run(_op(True, 1e-5, 0.0), x, w, b, dy)
+    _assert_close(got, _ref64(x, w, b, 1e-5, 0.0, True, dy),
+                  _eager_bf16(x, w, b, 1e-5, 0.0, True, dy), str(dtype))
+
+
+@pytest.mark.gpu
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_gpu_composed_training_uses_the_op(monkeypatch):
+    """A bf16 Llama (2 layers) on the GPU, composed training in eager: the norms run the op (5
+    calls: 2 per layer and the final norm) and the step stays within bf16 error of the stock
+    model's."""
+    import copy
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent))
+    import optimize_models as om
+    stock = om.no_dropout(om.tiny_family("llama", hidden=256)).to("cuda", torch.bfloat16)
+    model = normfuse.optimize(copy.deepcopy(stock))
+    calls = []
+    real = normfuse.ops.rms_norm
+    monkeypatch.setattr(normfuse.ops, "rms_norm", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    ids = torch.randint(0, om.VOCAB, (4, 64), device="cuda",
+                        generator=torch.Generator(device="cuda").manual_seed(0))
+
+    def step(m):
+        m.train(True)
+        for p in m.parameters():
+            p.grad = None
+        out = m(input_ids=ids)["logits"]
+        (out.float() * torch.linspace(-1, 1, out.shape[-1], device="cuda")).sum().backward()
+        return out.detach(), {n: p.grad for n, p in m.named_parameters() if p.grad is not None}
+    want, g_want = step(stock)
+    got, g = step(model)
+    assert len(calls) == 5
+    assert rel_err(got, want) < 2e-2
+    bad = {n: rel_err(g[n], g_want[n]) for n in g if rel_err(g[n], g_want[n]) > 5e-2}
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_postnorm_backward_uses_the_persistent_kernel(interpreted, monkeypatch, is_ln):
+    """The post-norm op's backward (no GEMM in front of its norm): NOGEMM_NORM_BWD "persistent"
+    (default) launches the standalone norm's backward kernel (interpreted here), with the
+    scale's offset formed in fp32; its gradients match the reference path's."""
+    from normfuse.ops import fallback, inference, training
+    monkeypatch.setattr(inference, "fused_unavailable", lambda device: None)
+    assert training.NOGEMM_NORM_BWD == "persistent"
+    gen = torch.Generator().manual_seed(21)
+    Mx, K, N = 30, 24, 200
+    x = torch.randn(Mx, K, generator=gen).bfloat16()
+    w = (torch.randn(N, K, generator=gen) * 0.2).bfloat16()
+    g = (0.5 + torch.rand(N, generator=gen)).bfloat16()
+    beta = torch.randn(N, generator=gen).bfloat16() if is_ln else None
+    dz = torch.randn(Mx, N, generator=gen).bfloat16()
+    h = (x.float() @ w.float().t() + 1.0).bfloat16()
+    rstd, mean = fallback.row_stats(h, 1e-5, is_ln)
+    got = training._post_bwd(dz, x, w, g, beta, h, rstd, mean, 1e-5, 1.0, is_ln, True)
+    assert [name for name, _, _ in interpreted] == ["norm_bwd"]
+    want = fallback.postnorm_backward(dz, x, w, g, beta, h, 1e-5, 1.0, is_ln)
+    # (dx, dw, dg, dbeta, db, dh) from the op; (dx, dW, dg, dbeta, db, dh) from the reference
+    for name, a, r in zip(("dx", "dw", "dg", "dbeta", "db", "dh"), got, want):
+        if r is None:
+            continue
+        assert rel_err(a, r) < 1e-2, name
+    monkeypatch.setattr(training, "NOGEMM_NORM_BWD", "rows")
+    with pytest.raises(ValueError, match="expected 'persistent' or 'row'"):
+        training._post_bwd(dz, x, w, g, beta, h, rstd, mean, 1e-5, 1.0, is_ln, True)
