@@ -18,6 +18,7 @@ import normfuse  # noqa: E402
 from normfuse.kernels import norm as norm_kernels  # noqa: E402
 from normfuse.ops import norm as norm_ops  # noqa: E402
 from normfuse.reference import rel_err  # noqa: E402
+from normfuse.testing.fake_driver import same_arguments  # noqa: E402
 from normfuse.testing.interpreter import run_ir  # noqa: E402
 from normfuse.testing.numerics import launch_signature  # noqa: E402
 
@@ -385,11 +386,11 @@ def test_gpu_matches_fp64_and_repeats_bitwise(case):
 # The composed training plan: the op in place of the original norm (in eager, where it runs)
 # ---------------------------------------------------------------------------------------------
 
-def _train_step(model, ids):
+def _train_step(model, ids, out="logits"):
     model.train(True)
     for p in model.parameters():
         p.grad = None
-    out = model(input_ids=ids)["logits"]
+    out = model(input_ids=ids)[out]
     (out.float() * torch.linspace(-1, 1, out.shape[-1])).sum().backward()
     return out.detach(), {n: p.grad.clone() for n, p in model.named_parameters()
                           if p.grad is not None}
@@ -576,3 +577,83 @@ def test_postnorm_backward_uses_the_persistent_kernel(interpreted, monkeypatch, 
     monkeypatch.setattr(training, "NOGEMM_NORM_BWD", "rows")
     with pytest.raises(ValueError, match="expected 'persistent' or 'row'"):
         training._post_bwd(dz, x, w, g, beta, h, rstd, mean, 1e-5, 1.0, is_ln, True)
+
+
+def test_launch_ready_inference_call(monkeypatch):
+    """Eager no-grad calls after the first launch through Triton's launcher (FakeDriver on CPU
+    tensors) take the launch-ready path: one entry per geometry and scalars, the same grid,
+    inputs and trailing arguments as Triton's launch; a new eps is a new entry; a bad weight
+    still raises (the checks run where no entry matches)."""
+    from normfuse.testing.fake_driver import fused_on_cpu
+    monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
+    monkeypatch.setattr(norm_ops, "sm_count", lambda device: 132)
+    monkeypatch.setattr(norm_ops, "_CALLS", {})
+    x = torch.randn(2, 300, 512, dtype=torch.bfloat16)
+    w = torch.randn(512, dtype=torch.bfloat16)
+    with fused_on_cpu() as drv, torch.no_grad():
+        normfuse.ops.rms_norm(x, w, 1e-6)
+        first = drv.launches[-1]
+        assert len(norm_ops._CALLS) == 1
+        y = normfuse.ops.rms_norm(x, w, 1e-6)
+        second = drv.launches[-1]
+        assert len(drv.launches) == 2 and len(norm_ops._CALLS) == 1
+        assert y.shape == x.shape and y.dtype == x.dtype
+        assert first[:3] == second[:3]  # the grid
+        a, b = first[13:], second[13:]  # the kernel's arguments
+        assert len(a) == len(b)
+        assert [t.data_ptr() for t in a[:3]] == [t.data_ptr() for t in b[:3]]  # x, w, (x)
+        assert b[3].shape == (600, 512) and b[4].shape == (600,) and b[4].dtype == torch.float32
+        assert all(same_arguments(p, q) for p, q in zip(a[6:], b[6:]))
+        normfuse.ops.rms_norm(x, w, 1e-5)
+        assert len(norm_ops._CALLS) == 2 and drv.launches[-1][13 + 9] == pytest.approx(1e-5)
+        with pytest.raises(ValueError, match=r"weight must have shape \(512,\)"):
+            normfuse.ops.rms_norm(x, torch.randn(256, dtype=torch.bfloat16), 1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_unfused_norm_runs_the_standalone_op(interpreted):
+    """A recognized norm that no GEMM takes (a base LlamaModel's final norm: no LM head) runs the
+    standalone op under optimize (StandaloneNorm, listed in the report), in inference and in
+    training, within bf16 error of the stock model; fp32 (and the CPU reference) keeps the
+    module's own forward, bit for bit; optimize(standalone=False) leaves it alone."""
+    import copy
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent))
+    import optimize_models as om
+    from normfuse.nn.fused import StandaloneNorm
+    base = om.no_dropout(om.tiny_family("llama", layers=1)).model  # LlamaModel, no head
+    ids = torch.randint(0, om.VOCAB, (2, 8), generator=torch.Generator().manual_seed(2))
+    stock = base.to(torch.bfloat16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model, rep = normfuse.optimize(copy.deepcopy(stock), report=True)
+    assert rep.standalone == ["norm"] and "standalone norm kernel" in str(rep)
+    assert isinstance(model.norm.__dict__["forward"], StandaloneNorm)
+    assert "norm.weight" in model.state_dict()
+    model.eval(), stock.eval()
+    interpreted.clear()
+    with torch.no_grad():
+        got = model(input_ids=ids).last_hidden_state
+        want = stock(input_ids=ids).last_hidden_state
+    assert [n for n, _, _ in interpreted].count("norm_fwd") == 1
+    assert rel_err(got, want) < 2e-2
+    model.train(), stock.train()
+    interpreted.clear()
+    got, g = _train_step(model, ids, out="last_hidden_state")
+    want, g_want = _train_step(stock, ids, out="last_hidden_state")
+    names = [n for n, _, _ in interpreted]
+    assert names.count("norm_bwd") == 3, names  # the two composed norms and the final one
+    assert rel_err(got, want) < 2e-2 and rel_err(g["norm.weight"], g_want["norm.weight"]) < 5e-2
+    # fp32: the module's own forward
+    f32 = om.no_dropout(om.tiny_family("llama", layers=1)).model.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m32 = normfuse.optimize(copy.deepcopy(f32))
+        interpreted.clear()
+        with torch.no_grad():
+            assert torch.equal(m32(input_ids=ids).last_hidden_state,
+                               f32(input_ids=ids).last_hidden_state)
+        assert interpreted == []
+        off, rep = normfuse.optimize(copy.deepcopy(stock), report=True, standalone=False)
+    assert rep.standalone == [] and "forward" not in off.norm.__dict__

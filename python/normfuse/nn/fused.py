@@ -67,7 +67,7 @@ from torch import nn
 from ..ops.common import adjacent
 
 __all__ = ["FusedNorm", "FusedLinear", "DeferredLinear", "NormAfterLinear", "fused_post_norm",
-           "composed_norm",
+           "composed_norm", "StandaloneNorm",
            "is_conv1d", "gemm_weight", "TRAIN_PLANS", "check_train_plan"]
 
 _SIMPLE = (int, float, bool, str, type(None))
@@ -175,7 +175,7 @@ _PLAIN = (torch.Tensor, nn.Parameter)
 _OP_DTYPES = (torch.bfloat16, torch.float16)
 
 
-def composed_norm(spec, original: nn.Module, x: torch.Tensor, g, beta) -> torch.Tensor:
+def composed_norm(spec, original, x: torch.Tensor, g, beta, module=None) -> torch.Tensor:
     """The norm's output in composed training: the standalone norm op where it computes what
     the original module does with fewer kernels, else `original(x)` (see the module docstring).
 
@@ -188,7 +188,8 @@ def composed_norm(spec, original: nn.Module, x: torch.Tensor, g, beta) -> torch.
     roundings (LlamaRMSNorm rounds xhat to x's dtype before the scale)."""
     if (torch.compiler.is_compiling() or x.dtype not in _OP_DTYPES
             or torch.is_autocast_enabled(x.device.type)
-            or not (spec.upcast or isinstance(original, (nn.LayerNorm, nn.RMSNorm)))
+            or not (spec.upcast or isinstance(original if module is None else module,
+                                              (nn.LayerNorm, nn.RMSNorm)))
             or x.shape[-1] != spec.features):
         return original(x)
     for p in (g, beta):
@@ -200,6 +201,29 @@ def composed_norm(spec, original: nn.Module, x: torch.Tensor, g, beta) -> torch.
     if spec.kind == "rms":
         return ops.rms_norm(x, g, spec.eps, offset=spec.offset)
     return ops.layer_norm(x, g, beta, spec.eps, offset=spec.offset)
+
+
+class StandaloneNorm:
+    """Installed as `module.forward` (an instance attribute) by optimize on a recognized norm
+    that no GEMM takes (no GEMM reads it or feeds it, or its output has other users: Llama's
+    final norm, BERT's embedding LayerNorm): the norm as `composed_norm` computes it, i.e. the
+    standalone norm op (one kernel forward, one persistent kernel backward) in eager on an sm_90
+    GPU for 16-bit activations and parameters, the module's own forward everywhere else (CPU,
+    under torch.compile, fp32, autocast). The module keeps its parameters and state_dict keys."""
+
+    def __init__(self, module: nn.Module, spec):
+        self.module, self.spec = module, spec
+
+    def original(self, x):
+        return type(self.module).forward(self.module, x)
+
+    def __call__(self, *args, **kwargs):
+        m, s = self.module, self.spec
+        if kwargs or len(args) != 1 or not isinstance(args[0], torch.Tensor):
+            return type(m).forward(m, *args, **kwargs)
+        g = _param(m, s.weight) if s.weight is not None else None
+        beta = _param(m, s.bias) if s.bias is not None else None
+        return composed_norm(s, self.original, args[0], g, beta, module=m)
 
 
 class FusedNorm(nn.Module):

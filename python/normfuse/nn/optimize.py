@@ -64,7 +64,7 @@ import torch
 from torch import nn
 
 from .fused import (TRAIN_PLANS, DeferredLinear, FusedLinear, FusedNorm, NormAfterLinear,
-                    check_train_plan, gemm_weight, is_conv1d)
+                    StandaloneNorm, check_train_plan, gemm_weight, is_conv1d)
 from .postnorm_rewrite import PostNormFailure, PostNormForward, build_post_forward
 from .probe import Probe, _flat_tensors, _show as _show_path
 from .recognize import NormSpec, NotANorm, Unsupported, looks_like_norm, recognize
@@ -119,6 +119,7 @@ class OptimizeReport:
     checked: bool = False
     max_error: float | None = None    # the check's largest relative error over the outputs
     train_plan: str = "composed"      # optimize(train=...): how the fused groups train
+    standalone: list[str] = field(default_factory=list)  # unfused norms on the standalone op
 
     def summary(self) -> str:
         pre = sum(m.side == "pre" for m in self.matches)
@@ -149,6 +150,9 @@ class OptimizeReport:
                 lines.append(f"  {r.module or '(model)'} ({r.module_type}): {r.reason}")
                 if r.fix and r.fix != "-":
                     lines.append(f"      fix: {r.fix}")
+        if self.standalone:
+            lines += ["", "not fused, on the standalone norm kernel (eager, sm_90, 16-bit): "
+                      + ", ".join(p or "(model)" for p in self.standalone)]
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -601,7 +605,7 @@ def _example(model: nn.Module, example_inputs) -> tuple[tuple, dict]:
 
 
 def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, check: bool = True,
-             include=None, exclude=None, train: str = "composed"):
+             include=None, exclude=None, train: str = "composed", standalone: bool = True):
     """Rewrite `model` in place so that every norm with a GEMM on either side runs fused.
 
     example_inputs: a tuple of positional arguments or a dict of keyword arguments for one
@@ -613,6 +617,11 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
     train: the training plan (grad mode on and something requiring grad): "composed" (the
     default: the original norms and plain GEMMs) or "fused" (the fused training ops); see the
     module docstring. Inference is fused either way; `set_train_plan` changes it later.
+    standalone: a recognized norm that no GEMM takes (the report's refusals: Llama's final norm,
+    BERT's embedding LayerNorm) runs the standalone norm op (`ops.rms_norm` / `layer_norm`: one
+    kernel each way) where it computes the module's function, in eager on an sm_90 GPU for 16-bit
+    tensors (nn.fused.StandaloneNorm; its own forward elsewhere); False leaves those modules as
+    they are.
 
     Returns the model (the same object), or (model, report).
     """
@@ -629,7 +638,7 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
         except Exception as e:
             raise RuntimeError(f"normfuse.optimize: the model's forward on the example inputs "
                                f"raised {type(e).__name__}: {e}") from e
-        groups = _decide(model, probe, include, exclude, rep, train)
+        groups, unfused = _decide(model, probe, include, exclude, rep, train)
         for g in groups:
             g.apply(model)
         if check and groups:
@@ -638,6 +647,11 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
         else:
             for g in groups:
                 rep.matches.extend(_matches(g))
+        if standalone:
+            for path, mod, spec in unfused:
+                if not isinstance(mod.__dict__.get("forward"), StandaloneNorm):
+                    mod.forward = StandaloneNorm(mod, spec)
+                rep.standalone.append(path)
     finally:
         for p, m in model.named_modules(remove_duplicate=False):
             if p in modes:
@@ -656,6 +670,7 @@ def _decide(model, probe, include, exclude, rep, train="composed"):
     modules = dict(model.named_modules(remove_duplicate=False))
     specs = _recognize_all(model, probe, include, exclude, rep)
     groups, post, deferred = [], {}, []
+    unfused = []  # (path, module, spec): recognized, no GEMM takes it (StandaloneNorm)
     for path, spec in specs.items():
         mod = modules[path]
         consumers, packed, pre_why = _pre_decision(path, spec, probe, modules)
@@ -682,12 +697,14 @@ def _decide(model, probe, include, exclude, rep, train="composed"):
             if lin is not None:
                 deferred.append((path, mod, spec, lin, pre_why))
                 continue
+            unfused.append((path, mod, spec))
             rep.refusals.append(_refusal(path, mod, spec, pre_why, why or post_why))
             continue
         post.setdefault(caller, []).append((path, rel, lin, spec, mod, pre_why))
     taken = {c: g.norm_path for g in groups for c, _ in g.consumers}
     for path, mod, spec, lin, pre_why in deferred:
         if lin in taken:
+            unfused.append((path, mod, spec))
             rep.refusals.append(_refusal(path, mod, spec, pre_why, f"its GEMM {lin} already "
                                          f"takes the pre-norm {taken[lin]}"))
             continue
@@ -709,6 +726,7 @@ def _decide(model, probe, include, exclude, rep, train="composed"):
         for item in post[caller]:
             path, rel, lin, spec, mod, pre_why = item
             if lin in taken:  # a GEMM with a norm on each side: one of them only
+                unfused.append((path, mod, spec))
                 rep.refusals.append(_refusal(path, mod, spec, pre_why,
                                              f"its GEMM {lin} already takes the pre-norm "
                                              f"{taken[lin]}"))
@@ -724,6 +742,7 @@ def _decide(model, probe, include, exclude, rep, train="composed"):
             fwd = build_post_forward(cmod, [(rel, spec) for _, rel, _, spec, _, _ in items], a, kw)
         except (PostNormFailure, KeyError, TypeError) as e:
             for path, _, _, spec, mod, pre_why in items:
+                unfused.append((path, mod, spec))
                 rep.refusals.append(_refusal(path, mod, spec, pre_why, str(e)))
             continue
         found = fwd.found
@@ -743,7 +762,7 @@ def _decide(model, probe, include, exclude, rep, train="composed"):
             g.matches.append(Match(path, type(mod).__name__, spec, "post", [lin], how,
                                    notes=f"not pre-norm: {pre_why}", train=tr))
         groups.append(g)
-    return groups
+    return groups, unfused
 
 
 def _pre_plan(g: _PreGroup) -> str:
