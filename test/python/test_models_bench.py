@@ -457,24 +457,33 @@ def test_sweep_post_table_has_the_compiled_block():
            "1.170 | default | 1.170 | NO |" in md
 
 
-def test_eager_configurations_are_timed_in_interleaved_rounds():
-    """run_model(rounds=3): the eager configurations are built and checked first, then timed
-    round by round; every record gets its rounds and their median, and keeps no call or scope
-    (the records go to JSON)."""
+def test_eager_configurations_are_timed_interleaved(monkeypatch):
+    """run_model(interleave=True): the eager configurations are built and checked first, then
+    timed call by call in turn; every record gets the median and quartiles of its calls, and
+    keeps no call or scope (the records go to JSON)."""
     import warnings
+    monkeypatch.setattr(M, "EAGER_CALLS", {"prefill": 5, "train": 3})
     logs = []
+    order = []
+    real = M._forward
+    monkeypatch.setattr(M, "_forward", lambda f, ids: (order.append(id(f)), real(f, ids))[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         recs, _ = M.run_model(M.tiny_spec("llama"), configs=("stock", "normfuse"), device="cpu",
-                              modes=("prefill",), log=logs.append, rounds=3)
+                              modes=("prefill",), log=logs.append, interleave=True)
     ok = [r for r in recs if r["status"] == "ok"]
-    assert {r["config"] for r in ok} >= {"stock"}
+    assert {r["config"] for r in ok} == {"stock", "normfuse"}
     for r in ok:
-        assert len(r["rounds_ms"]) == 3 and r["ms"] == sorted(r["rounds_ms"])[1]
+        c = r["calls_ms"]
+        assert c["n"] == 5 and c["q1"] <= c["median"] <= c["q3"]
+        assert abs(r["ms"] - c["median"]) < 1e-3
         assert "_call" not in r and "_scope" not in r
     json.dumps(recs)
-    # the rounds run after every configuration was built: the round lines come last
-    timed = [i for i, line in enumerate(logs) if "interleaved rounds" in line]
+    # the last 10 forwards alternate between the two models
+    tail = order[-10:]
+    assert len(set(tail)) == 2 and all(a != b for a, b in zip(tail, tail[1:]))
+    # the timing runs after every configuration was built: its lines come last
+    timed = [i for i, line in enumerate(logs) if "interleaved calls" in line]
     built = [i for i, line in enumerate(logs) if "(timed in rounds)" in line]
     assert timed and built and min(timed) > max(built)
 

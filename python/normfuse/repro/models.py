@@ -62,10 +62,10 @@ Modes and what is measured, per configuration:
     ms         median of triton.testing.do_bench (warmup 25 ms, rep 100 ms prefill, 200 ms
                train) after two warm-up calls (torch.compile's compilation is in the first);
                eager configurations on a GPU: built and checked one after another, then timed
-               in EAGER_ROUNDS interleaved rounds, ms the median and `rounds_ms` each round's
-               (the H200 machine's host speed drifts 2x within a minute and eager models are
-               host-bound here); on a CPU a median of three wall-clock calls (meaningless as a
-               speed)
+               interleaved call by call (EAGER_CALLS: each call synchronized and timed with the
+               host clock), ms the median and `calls_ms` the quartiles (the H200 machine's host
+               speed drifts 2x within a minute and eager models are host-bound here); on a CPU
+               a median of three wall-clock calls (meaningless as a speed)
     err        ||h - h32||_F / ||h32||_F of the last hidden state against the fp32 copy of the
                stock model on the same inputs; train: also of the gradients of two parameters of
                layer 0 (the first norm's weight and a GEMM weight fed by a norm)
@@ -593,7 +593,8 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
     """Records of configuration `cfg` for each mode, and the build info (optimize report...).
     `warm`: run each mode twice and nothing else (the warm-up children). `defer` (eager
     configurations only): leave the timing to the caller: each record keeps its call in
-    "_call" and the context it must run in (Liger's patches) in "_scope" (see `time_rounds`)."""
+    "_call" and the context it must run in (Liger's patches) in "_scope" (see
+    `time_interleaved`)."""
     import torch
     info: dict = {}
     recs = []
@@ -679,12 +680,12 @@ def _deferred_scope(model, training: bool, patches, taken):
 
 def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="inductor",
               modes=("prefill", "train"), log=print,
-              rounds: int | None = None) -> tuple[list, dict]:
-    """Every configuration of one model: (records, per-model info). The eager configurations
-    are timed at the end in `rounds` interleaved rounds (default EAGER_ROUNDS on a GPU, 1 on
-    the CPU: timed as they are measured)."""
-    if rounds is None:
-        rounds = EAGER_ROUNDS if str(device).startswith("cuda") else 1
+              interleave: bool | None = None) -> tuple[list, dict]:
+    """Every configuration of one model: (records, per-model info). With `interleave` (the
+    default on a GPU) the eager configurations are timed at the end, interleaved call by call
+    (`time_interleaved`, EAGER_CALLS); without (the CPU default) each as it is measured."""
+    if interleave is None:
+        interleave = str(device).startswith("cuda")
     import torch
     dtype = torch.bfloat16
     t0 = time.time()
@@ -704,7 +705,7 @@ def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="ind
             continue
         try:
             recs, info = measure(spec, cfg, sd, ids, R, ref, device, dtype, backend, cmodes, log,
-                                 defer=rounds > 1)
+                                 defer=interleave)
         except Skip as e:
             recs, info = [{"model": spec.name, "config": cfg.name, "mode": m, "status": e.status,
                            "reason": str(e), "compiled": cfg.compiled} for m in cmodes], {}
@@ -726,37 +727,51 @@ def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="ind
         records.extend(recs)
         if info:
             minfo["configs"][cfg.name] = info
-    time_rounds(records, device, rounds, log)
+    time_interleaved(records, device, log)
     _ratios(records)
     minfo["seconds"] = round(time.time() - t0, 1)
     return records, minfo
 
 
-# Eager configurations are timed in rounds, interleaved: on the H200 machine the host's speed
-# drifts by up to 2x within a minute (bench/results/2026-12-01/session5/host: Llama's stock
-# eager forward 6.5 ms of host time for 60 forwards, then 3.5 ms), and the eager models are
-# host-bound at these sizes, so one configuration timed after another compares the host's
-# phases. Each round times every deferred configuration once (do_bench); the record's ms is the
-# median over the rounds, `rounds_ms` the rounds.
-EAGER_ROUNDS = 5
+# Eager configurations are timed call by call, interleaved: on the H200 machine the host's speed
+# drifts by up to 2x within a minute and jitters from call to call
+# (bench/results/2026-12-01/session5: Llama's stock eager forward 6.5 ms of host time for 60
+# forwards, then 3.5 ms; BERT's eager prefill measured 2.6-4.5 ms in five do_bench rounds of the
+# same model), and the eager models are host-bound at these sizes. So every deferred
+# configuration runs one call in turn, EAGER_CALLS[mode] times, each call synchronized before
+# and after and timed with the host clock (its wall time: the host's launches and the GPU's work
+# until the last kernel ends); ms is the median, `calls_ms` the quartiles.
+EAGER_CALLS = {"prefill": 60, "train": 20}
 
 
-def time_rounds(records, device, rounds: int = EAGER_ROUNDS, log=print) -> None:
-    """Time the records `measure(defer=True)` left untimed, round by round (see EAGER_ROUNDS)."""
+def time_interleaved(records, device, log=print) -> None:
+    """Time the records `measure(defer=True)` left untimed, interleaved call by call (see
+    EAGER_CALLS)."""
     pending = [r for r in records if "_call" in r]
     if not pending:
         return
-    for r in pending:
-        r["rounds_ms"] = []
-    for _ in range(rounds):
+    times = {id(r): [] for r in pending}
+    n = max(EAGER_CALLS[r["mode"]] for r in pending)
+    for i in range(n):
         for r in pending:
+            if i >= EAGER_CALLS[r["mode"]]:
+                continue
             with r["_scope"]():
-                r["rounds_ms"].append(round(_time(r["_call"], device, REP_MS[r["mode"]]), 4))
+                _sync(device)
+                t0 = time.perf_counter()
+                r["_call"]()
+                _sync(device)
+                times[id(r)].append((time.perf_counter() - t0) * 1e3)
     for r in pending:
         del r["_call"], r["_scope"]
-        r["ms"] = statistics.median(r["rounds_ms"])
+        ts = sorted(times[id(r)])
+        r["ms"] = statistics.median(ts)
+        q = statistics.quantiles(ts, n=4) if len(ts) > 1 else [ts[0]] * 3
+        r["calls_ms"] = {"n": len(ts), "q1": round(q[0], 4), "median": round(q[1], 4),
+                         "q3": round(q[2], 4)}
         log(f"  {r['model']:12s} {r['config']:24s} {r['mode']:7s} {r['ms']:9.3f} ms  (median of "
-            f"{len(r['rounds_ms'])} interleaved rounds: {r['rounds_ms']})")
+            f"{len(ts)} interleaved calls, quartiles {r['calls_ms']['q1']:.3f} - "
+            f"{r['calls_ms']['q3']:.3f})")
 
 
 def _ratios(records) -> None:
