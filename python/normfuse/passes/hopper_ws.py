@@ -1804,7 +1804,10 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
         rows, fin = _post_hooks(m, params, coords(True), out, res_loads, m.bwd)
         notes.append(f"post-norm: the row's {m.post.trips} N tiles on {m.post.trips} CTAs of one "
                      f"wave, {len(m.post.sums)} partial row sum(s) exchanged through global memory "
-                     "(stamped words), the tile normalized in fp32 in the epilogue")
+                     "(stamped words), " + (
+                         "the tile held across the exchange in the output's type (as the naive "
+                         "kernel reloads it) and normalized in the epilogue" if m.bwd else
+                         "the tile normalized in fp32 in the epilogue"))
         if m.post.sides:
             notes.append(_side_hooks(m, params, coords(True), out, res_loads))
         return (pre, stats, afn, epi, rows, fin, notes), t_epi
@@ -1969,8 +1972,8 @@ def _side_hooks(m: _Matcher, params: dict, coords: dict, tile: Value, res_loads)
     m.side_hook = P.Hook("side", tuple(stores)) if stores else None
     parts = []
     if aux is not None:
-        parts.append(f"a second output tile ({m.params[m.aux_out.base].name}) stored by TMA after "
-                     "the output")
+        parts.append(f"a second output tile ({m.params[m.aux_out.base].name}) stored by TMA "
+                     "through the staging tile before the exchange")
     if stores:
         parts.append(f"{len(stores)} column vector store(s) per tile (each (row block, N tile) once, "
                      "as the naive kernel stores them)")
