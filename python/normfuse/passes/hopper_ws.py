@@ -1785,10 +1785,10 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
             m.res_load = res_loads[0]
             for ld in res_loads:
                 b[id(ld.results[0])] = P.bound("res", 2, element(ld.results[0]))
-            where = "the epilogue" if not m.post.sides and len(res_loads) == 1 else \
-                "both passes over the row"
-            notes.append(f"the {'residual' if not m.post.sides else 'input'} tile (read in {where})"
-                         " loaded by TMA into the output's staging tile during the k-loop")
+            epi_only = all(ld in _tile_loads(m, [out], set()) for ld in res_loads)
+            notes.append(("the residual tile" if epi_only else
+                          "the input tile (read in both passes over the row)")
+                         + " loaded by TMA into the output's staging tile during the k-loop")
         # a norm backward: the input tile is read after EPI too (by the row sums, the side
         # outputs, the normalizing loop); the template then holds the tile across the exchange
         # rounded to the output type, as the naive kernel reloads it, and FIN reads it so
