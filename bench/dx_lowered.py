@@ -2,7 +2,7 @@
 dX GEMM alone and the ops' current dX kernel (the cluster pipeline).
 
     PYTHONPATH=python python3 bench/dx_lowered.py [--cells blog|model|262144x1024x1024,...]
-        [--norm rms|ln|both] [--variants coop,pingpong,coop256] [--out DIR]
+        [--norm rms|ln|both] [--variants coop,coop-s4,pingpong,coop256] [--out DIR]
 
 A cell M x K x N is the pre-norm op's shape (x [M, K], W [N, K]): its dX GEMM is dY [M, N] @ W
 [N, K] -> [M, K], followed by the norm backward over each row of K (the row sums, the rescale,
@@ -15,8 +15,9 @@ to cuBLAS's dX GEMM:
 - `cublas`: torch.mm(dy, w), the dX GEMM alone (the goal's denominator);
 - `cublas+norm`: the "cublas" plan, torch.mm then the norm backward without the GEMM;
 - `default`: `training.norm_backward` as the ops run it now (cluster-reduce + epilogue-norm);
-- `coop` / `pingpong` / `coop256`: the lowered kernel (`training.norm_backward(lowered=...)`:
-  coop 128 x 128, ping-pong 64 x 128, coop 128 x 256 (spills: a reference point)).
+- `coop` / `coop-s4` / `pingpong` / `coop256`: the lowered kernel (`training.norm_backward(
+  lowered=...)`: coop 128 x 128 (3-stage ring; `-s4`: 4 stages), ping-pong 64 x 128, coop
+  128 x 256 (1.0-1.6 KB of ptxas spills: a reference point)).
 Before timing, each lowered variant is checked: it ran lowered (a RuntimeWarning of the switch's
 fallback fails the variant), no NaN over NaN-poisoned outputs, dx / dg / n within 2e-2 (max
 abs diff / max abs) of the default kernel, two launches bitwise equal. Goal: lowered <= 1.15x
@@ -89,12 +90,18 @@ def run_cell(kind, M, K, N, variants, do_bench):
     fns = {"cublas": lambda: torch.mm(dy, w), "cublas+norm": cublas_norm, "default": default}
     ref = [t.clone() if t is not None else None for t in default()] + [xn.clone()]
     for v in variants:
-        sched = "pingpong" if v == "pingpong" else "coop"
+        sched = "pingpong" if v.startswith("pingpong") else "coop"
         cfg = tr.lowered_dx_config(sched, 256 if v == "coop256" else 128)
+        stages = int(v.split("-s")[1]) if "-s" in v else 0
 
-        def lowered(sched=sched, cfg=cfg, out=None):
-            return tr.norm_backward(dy, w, x, rstd, mu, g, beta, None, is_ln=is_ln,
-                                    xn_out=xn if out is None else out, lowered=sched, config=cfg)
+        def lowered(sched=sched, cfg=cfg, stages=stages, out=None):
+            tr.LOWERED_DX_STAGES = stages
+            try:
+                return tr.norm_backward(dy, w, x, rstd, mu, g, beta, None, is_ln=is_ln,
+                                        xn_out=xn if out is None else out, lowered=sched,
+                                        config=cfg)
+            finally:
+                tr.LOWERED_DX_STAGES = 0
         try:
             runs = []
             for _ in range(2):
@@ -126,7 +133,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", default="default")
     ap.add_argument("--norm", default="rms", choices=("rms", "ln", "both"))
-    ap.add_argument("--variants", default="coop,pingpong,coop256")
+    ap.add_argument("--variants", default="coop,coop-s4,pingpong,coop256")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "dx-lowered"))
     args = ap.parse_args(argv)
     import torch

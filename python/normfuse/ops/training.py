@@ -167,15 +167,21 @@ def _dx_switch_from_env() -> Optional[str]:
 
 
 LOWERED_DX: Optional[str] = _dx_switch_from_env()
+# the TMA ring's depth of the lowered dX kernel (0: the template's default, 3 for coop, 4 for
+# ping-pong; coop 128 x 128 has shared memory for 4 or 5: bench/dx_lowered.py times 'coop-s4')
+LOWERED_DX_STAGES = 0
 
 
-def lowered_dx_passes(schedule: str = "coop") -> str:
+def lowered_dx_passes(schedule: str = "coop", stages: Optional[int] = None) -> str:
     """The lowered dX kernel's pipeline: hopper-ws{post-norm=true} on the naive kernel (its two
-    passes over the row, with the first pass's side outputs; no cluster-reduce before it)."""
+    passes over the row, with the first pass's side outputs; no cluster-reduce before it).
+    `stages`: the ring's depth (default LOWERED_DX_STAGES)."""
     if schedule not in LOWERED_DX_SCHEDULES:
         raise ValueError(f"lowered dX schedule must be one of {LOWERED_DX_SCHEDULES}, got "
                          f"{schedule!r}")
-    return "hopper-ws{post-norm=true" + (",schedule=pingpong" if schedule == "pingpong" else "") + "}"
+    stages = LOWERED_DX_STAGES if stages is None else int(stages)
+    return ("hopper-ws{post-norm=true" + (",schedule=pingpong" if schedule == "pingpong" else "")
+            + (f",stages={stages}" if stages else "") + "}")
 
 
 def lowered_dx_config(schedule: str = "coop", block_n: int = 128) -> dict:
