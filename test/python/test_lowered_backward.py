@@ -169,10 +169,11 @@ def test_rmsnorm_dx_three_tiles_per_row():
 def test_rmsnorm_dx_even_r_four_tiles():
     """R = 128 (EVEN_R: no R masks), N = 1000 in 128-column tiles (8 N tiles, the last 104
     columns: the op's coop tile), M = 260; 8 programs (one row block a wave), then 17 (two row
-    blocks a wave, one program idle)."""
+    blocks a wave, one program idle); LayerNorm on 9 programs (one idle)."""
     lw, runs, _, _ = _check("rms", 1000, 128, 128, 64, 260, 128, 8)
     assert lw.plan.config.row_chunk >= 8  # the row's 8 words per sum gathered in one step
     _check("rms", 1000, 128, 128, 64, 260, 128, 17, seeds=(2,))
+    _check("ln", 1000, 128, 128, 64, 260, 128, 9, mean=3.0)
 
 
 def test_one_tile_rows_are_refused_with_the_reason():

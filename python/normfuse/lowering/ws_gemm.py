@@ -13,6 +13,9 @@ the math (their signatures are the default hooks at the end of this file):
                                                 (`res`: a post-norm's residual tile, by TMA)
     ROWS(y, pid_m, pid_n, eargs) -> (p0, p1)    a post-norm's row sums over the tile's columns
     FIN(y, s0, s1, pid_m, pid_n, eargs) -> tile  the output from EPI's tile and the row sums
+    SIDE(y, pid_m, pid_n, eargs)                a norm backward's 1-D stores (column partials)
+    AUX(y, pid_m, pid_n, eargs) -> tile         a norm backward's second output tile (n)
+                                                (`BWD`: ROWS, SIDE, AUX, FIN also take `res`)
 
 Schedule (one CTA, persistent: the programs walk the output tiles in grouped order):
 
@@ -63,6 +66,14 @@ ROWS(y) of the row sums as stamped words, gathers the T shares of its row (`_row
 words in the same order in every tile) and stores FIN(y, s0, s1) (`_consumer_rows`; with two
 consumers, one's exchange runs during the other's k-loop). A residual tile (`RES`) comes by TMA
 into the consumer's output staging tile (`_loader_rows`, `Residual`).
+
+A norm backward (`BWD`: the pre-norm training dX kernel, dX = dY W then the norm backward over
+each row of dX) is such a post-norm whose residual tile is the input x, which every hook after
+the k-loop reads: after EPI (du), SIDE stores the dg (dbeta) column partials, AUX's tile (n =
+xhat g + beta) goes to `aux_desc` by TMA through the staging tile (x is in registers by then;
+the store overlaps the exchange), ROWS gives the row sums' shares, du is rounded to the output
+type (as the naive kernel's reload) and held with x across the exchange, and FIN's dx leaves
+through the staging tile once n's store has read it.
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl

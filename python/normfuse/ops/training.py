@@ -23,6 +23,8 @@ Backward:
   norm-backward kernel writes n from its epilogue, where it recomputes xhat anyway, and dW is a
   plain cuBLAS GEMM on it; or ("prologue", fused plan) n recomputed in a Triton dW GEMM's
   prologue (`dw_norm_naive`, split over M when there are few output tiles); db = colsum(dY).
+  The dX kernel can instead be lowered by hopper-ws{post-norm=true} into the warp-specialized
+  template (LOWERED_DX / NORMFUSE_DX_LOWERED=coop|pingpong; off by default until measured).
 - post-norm at op level (no next layer): dh = normbwd(dz) by the same kernel without a GEMM
   (HAS_GEMM=False: fused by epilogue-norm when the row is one tile, naive store/reload otherwise),
   then the plain GEMMs dx = dh W and dW = dh^T x on cuBLAS (torch.mm: no norm in them).

@@ -101,6 +101,24 @@ value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
    than SMs (the unlowered kernel runs). LayerNorm exchanges sum y and sum y^2 as the naive kernel
    computes them (from the fp32 tile: accurate to |mean| ~ 300 std, NOTES "LayerNorm: one
    exchange or two").
+8. A norm backward (`post-norm=true`; kernels/backward.py's dX kernel, docs/NOTES.md "The
+   pre-norm dX kernel through hopper-ws"): rule 7's two passes whose first pass also stores side
+   outputs, tt.store ops of loop 1 to kernel arguments that no load of the kernel reads and the
+   output store does not write (distinct pointer arguments are taken not to alias, as the naive
+   kernel's own order of stores and reloads already assumes). A [BM, BN] side output at the
+   output tile's place (the norm's output n, for dW) becomes AUX, stored by TMA through the
+   staging tile (at most one, in the output's type); 1-D side outputs (the dg / dbeta column
+   partials, `DGP + pid * N + cols`) become SIDE, translated whole (address, value, mask): the
+   template computes every output tile exactly once, so each (row block, N tile) partial is
+   stored once, as the naive kernel stores it once per program and trip (the partials stay per
+   row block: the lowered kernel's row block is the naive kernel's program, same BM). The input
+   x, read at the output tile's place by loop 1 (xhat for the row sums, n, the partials) and
+   again by loop 2 (the same address and mask, trip by trip), is one TMA tile (`res`) that every
+   hook after the k-loop reads; side outputs without it (a second [BM, BN] tile read besides x,
+   e.g. a residual gradient) are refused. FIN reads the tile rounded to the output type, as the
+   naive kernel's reload does (the row sums and side outputs use the fp32 tile, as it does): du
+   and x are held across the exchange in 16 bits (at 128 x 256 du in fp32, x and g's column
+   slice do not fit the consumer's 232 registers: the ops take 128 x 128).
 
 Options
 -------
@@ -117,7 +135,8 @@ stats-share = false             the row statistics once per row block: the tiles
                                 Needs all CTAs of the persistent grid resident at once (grid <=
                                 SMs, one CTA per SM); not with an A transform (g folded). Measured
                                 faster from 8 N tiles per row block (the pre-norm ops use it there)
-post-norm = false               lower post-norms (rules 6 and 7): run after epilogue-norm, which
+post-norm = false               lower post-norms (rules 6 and 7) and norm backwards (rule 8;
+                                directly on the naive kernel, rows of 2+ N tiles): run after epilogue-norm, which
                                 puts one-tile rows in registers (`epilogue-norm,hopper-ws{post-norm=
                                 true}`); not after cluster-reduce (the template takes the naive
                                 kernel's rows, not a cluster's). Needs, like stats-share, every CTA
