@@ -155,36 +155,38 @@ def _check(kind, N, BM, BN, BR, M, R, programs, *, passes=DX, seeds=(0,), mean=0
 def test_rmsnorm_dx_three_tiles_per_row():
     """RMSNorm as the pre-norm op launches it (g, the dg partials, n stored for dW): M = 300 (the
     last row block 44 rows), N = 600 (3 N tiles, the last 88 columns), R = 136 (the last R step
-    8 wide, masked); 3 programs (one row block per wave, 3 waves), then 7 (two row blocks per
-    wave, one program idle)."""
+    8 wide, masked); 3 programs (one row block per wave, 3 waves). (7 programs, two row blocks
+    a wave: bench/results/2026-12-01/dx-lowered/cpu_evidence.md.)"""
     lw, runs, e_naive, errs = _check("rms", 600, 128, 256, 64, 300, 136, 3)
     plan = lw.plan
     assert plan.config.row_exchange == 1 and plan.backward and plan.res is not None
     assert plan.aux is not None and plan.side is not None and len(plan.side.results) == 1
     assert runs[0].info.spins > 0  # some tile gathered before the row's other tiles published
     assert runs[0].binding.grid == (3, 1, 1)
-    _check("rms", 600, 128, 256, 64, 300, 136, 7, seeds=(1,))
 
 
 def test_rmsnorm_dx_even_r_four_tiles():
     """R = 128 (EVEN_R: no R masks), N = 1000 in 128-column tiles (8 N tiles, the last 104
-    columns: the op's coop tile), M = 260; 8 programs (one row block a wave), then 17 (two row
-    blocks a wave, one program idle); LayerNorm on 9 programs (one idle)."""
+    columns: the op's coop tile), M = 260; 8 programs (one row block a wave); LayerNorm on 17
+    (two row blocks a wave, one program idle)."""
     lw, runs, _, _ = _check("rms", 1000, 128, 128, 64, 260, 128, 8)
     assert lw.plan.config.row_chunk >= 8  # the row's 8 words per sum gathered in one step
-    _check("rms", 1000, 128, 128, 64, 260, 128, 17, seeds=(2,))
-    _check("ln", 1000, 128, 128, 64, 260, 128, 9, mean=3.0)
+    _check("ln", 1000, 128, 128, 64, 260, 128, 17, seeds=(2,), mean=3.0)
 
 
-def test_one_tile_rows_are_refused_with_the_reason():
-    """N = 200 <= BN: Triton folds the one-trip loops over the row's N tiles, so the kernel stores
-    du, reloads it and stores dx next to the GEMM; the pass refuses it (the op's switch then runs
-    the default pipeline, whose epilogue-norm keeps such a row in registers)."""
-    ttir = _naive_ttir("rms", 200, 128, 256, 64, True)
-    lw, _, remarks = lower_ir(ttir, DX)
-    assert lw is None
-    why = [r for r in remarks if "[hopper-ws] missed" in r]
-    assert why and "4 tt.store, not a post-norm's two passes" in why[0], remarks
+def test_one_tile_rows():
+    """A row in one N tile (N = 200 in a 256-column tile; LayerNorm N = 120 in 128; ping-pong
+    64 x 128): Triton folds the one-trip loops over the row's tiles, so the kernel stores du,
+    reloads it and stores dx in one block; hopper-ws reads that as the two passes with T = 1 (no
+    exchange: the row sums are the tile's own), the side outputs as before."""
+    lw, runs, _, _ = _check("rms", 200, 128, 256, 64, 300, 128, 2)
+    assert lw.plan.single == (False, True) and lw.plan.aux is not None
+    assert runs[0].info.spins == 0
+    _check("ln", 120, 128, 128, 64, 300, 136, 3, mean=3.0)
+    _check("rms", 120, 64, 128, 64, 200, 72, 3,
+           passes="hopper-ws{post-norm=true,schedule=pingpong}")
+    _, _, remarks = lower_ir(_naive_ttir("rms", 200, 128, 256, 64, True), DX)
+    assert any("the row in one N tile (1 row sum(s), no exchange)" in r for r in remarks), remarks
 
 
 def test_layernorm_dx_two_row_sums_and_dbeta():
@@ -373,8 +375,9 @@ def test_switch_end_to_end_in_the_interpreter(kind, monkeypatch):
 
 def test_switch_falls_back_to_the_default_pipeline(monkeypatch):
     """A lowering that raises (an option hopper-ws refuses) and a kernel the pass does not lower
-    (a row in one N tile, N = 100) cost a RuntimeWarning naming the reason, not the op: the
-    default pipeline's kernel runs (one recorded launch, at its own tiles)."""
+    (plain hopper-ws: a post-norm's two passes are not lowered by default) cost a RuntimeWarning
+    naming the reason, not the op: the default pipeline's kernel runs (one recorded launch, at
+    its own tiles)."""
     from normfuse.ops import training as tr
     from normfuse.testing.fake_driver import fused_on_cpu
     dy, w, x, rstd, mu, g, beta = _op_case("rms", 300, 136, 600)
@@ -384,8 +387,7 @@ def test_switch_falls_back_to_the_default_pipeline(monkeypatch):
         tr.norm_backward(dy, w, x, rstd, mu, g, None, None, is_ln=False, xn_out=torch.empty_like(x),
                          lowered="coop")
     assert len(drv.launches) == 1
-    monkeypatch.undo()
-    dy, w, x, rstd, mu, g, beta = _op_case("rms", 300, 136, 100)
+    monkeypatch.setattr(tr, "lowered_dx_passes", lambda schedule="coop": "hopper-ws")
     with fused_on_cpu() as drv, pytest.warns(RuntimeWarning, match="hopper-ws did not lower it"):
         tr.norm_backward(dy, w, x, rstd, mu, g, None, None, is_ln=False, xn_out=torch.empty_like(x),
                          lowered="coop")

@@ -1042,13 +1042,14 @@ def _tile_loads_feeding(v: Value, within=None) -> list[Op]:
     return out
 
 
-def _acc_reductions(m: _Matcher, out: Value) -> Op | None:
-    """A tt.reduce over a [BM, BN] value in the epilogue's slice (a post-norm's row statistic)."""
+def _acc_reductions(m: _Matcher, out: Value, stop=frozenset()) -> Op | None:
+    """A tt.reduce over a [BM, BN] value in the epilogue's slice (a post-norm's row statistic);
+    the walk stops at the ops in `stop` (a folded row's row sums, bound to s0, s1)."""
     seen, stack = set(), [out]
     while stack:
         x = _resolve(m.aliases, stack.pop())
         op = x.owner
-        if op is None or id(op) in seen or op is m.loop.op:
+        if op is None or id(op) in seen or op is m.loop.op or id(op) in stop:
             continue
         seen.add(id(op))
         if op.name == ops.REDUCE and shape(op.operands[0]) == (m.BM, m.BN):
@@ -1419,14 +1420,23 @@ class _Post:
     over the same tiles reloads each tile (`reload`) and stores it normalized (`s2`). `sides`:
     loop 1's other stores (a norm backward's: the norm's output n, the dg / dbeta column
     partials), which write memory nothing in the kernel reads."""
-    loop1: ForLoop
-    loop2: ForLoop
+    loop1: ForLoop | None  # None: a row of one N tile, the loops folded (`_one_tile_passes`)
+    loop2: ForLoop | None
     s1: Op
     s2: Op
     reload: Op
     trips: int
-    sums: list
+    sums: list  # (the row sum over the whole row as the normalization reads it, its share)
     sides: list = None
+
+    def before_s1(self, op: Op) -> bool:
+        """Whether `op` belongs to the first pass (loop 1, or before s1 in a folded row)."""
+        if self.loop1 is not None:
+            return self.loop1.op.is_ancestor_of(op)
+        blk = self.s1.block
+        while op is not None and op.block is not blk:
+            op = op.parent_op
+        return op is not None and blk.index_of(op) < blk.index_of(self.s1)
 
 
 def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
@@ -1455,6 +1465,9 @@ def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
                     f"({len(stores)} tt.store, not a post-norm's two passes over the row's N "
                     "tiles)", stores[1])
     if all(st.block is blk for st in stores):
+        one = _one_tile_passes(m, stores) if len(stores) > 2 else None
+        if one is not None:
+            return one
         if len(stores) == 2:
             first, second = sorted(stores, key=blk.index_of)
             root = StoreOp(first).root
@@ -1544,12 +1557,83 @@ def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
                 or red.block is not l1.body:
             raise _Miss(f"row sum {a.ref()}'s share per tile is not a sum over the tile's columns",
                         red or l1op)
-        sums.append((i, red))
+        sums.append((l1op.results[i], red))
     if not sums:
         raise _Miss("the loop over N tiles accumulates no row sums", l1op)
     if len(sums) > 2:
         raise _Miss(f"{len(sums)} row sums; the template exchanges two", l1op)
     return _Post(l1, l2, s1, s2, reload, b1[1], sums, sides)
+
+
+def _one_tile_passes(m: _Matcher, stores: list[Op]) -> _Post | None:
+    """A norm backward whose row is one N tile, as Triton leaves the naive kernel once it has
+    folded the one-trip loops over the row's tiles: in the k-loop's block, the side outputs, the
+    tile's store s1, its reload, and the normalized store s2 over it (the same address and mask
+    values), the row sums being sums over the tile's columns (`reduce(g(v), axis=1)`, maybe plus
+    the zero the loop started from) of first-pass values. The two passes with T = 1 (`_Post`,
+    no loops): the template's whole-rows form without an exchange. None when the stores are not
+    of that form (the caller's blockers apply). Only with side outputs: a plain post-norm's
+    one-tile row goes through epilogue-norm (rule 6), as before."""
+    blk = m.loop.op.block
+    order = sorted(stores, key=blk.index_of)
+    s2 = order[-1]
+    root = StoreOp(s2).root
+    firsts = [st for st in order[:-1] if root is not None and StoreOp(st).root is root]
+    if len(firsts) != 1 or len(order) < 3:
+        return None
+    s1 = firsts[0]
+    sides = [st for st in order[:-1] if st is not s1]
+    late = [st for st in sides if blk.index_of(st) > blk.index_of(s1)]
+    if late:
+        raise _Miss("a side output is stored after the tile (between the two passes over the row)",
+                    late[0], "store side outputs before the tile")
+    loads = [o for o in m.func.walk() if o.name in ops.LOADS]
+    reads = [o for o in loads if LoadOp(o).root is root]
+    a1, a2 = StoreOp(s1).address, StoreOp(s2).address
+    if len(reads) != 1 or reads[0].block is not blk or not \
+            blk.index_of(s1) < blk.index_of(reads[0]) < blk.index_of(s2):
+        raise _Miss("the tile is not reloaded exactly once between its store and the normalized "
+                    "store (and nothing else reads the output)", s2)
+    reload = reads[0]
+    if not (all(x is y for x, y in zip(LoadOp(reload).address, a1)) and
+            all(x is y for x, y in zip(a2, a1))):
+        raise _Miss("the reload and the normalized store are not at the tile's address and mask",
+                    reload)
+    for st in sides:
+        r = StoreOp(st).root
+        if r is None or r is root:
+            raise _Miss("a second store writes the output (or memory that cannot be traced to a "
+                        "kernel argument)", st, "store the tile once")
+        if any(LoadOp(o).root is r for o in loads):
+            raise _Miss("a side output is read back by the kernel", st,
+                        "read side outputs in a later kernel")
+    # the row sums: [BM] sums over the tile's columns of first-pass values that the second pass
+    # reads (through the zero the folded loop started from)
+    post = _Post(None, None, s1, s2, reload, 1, [], sides)
+    sums, seen, stack = [], set(), [StoreOp(s2).value]
+    while stack:
+        x = stack.pop()
+        op = x.owner
+        if op is None or id(op) in seen or op is reload or op is m.loop.op:
+            continue
+        seen.add(id(op))
+        if post.before_s1(op):
+            red = op if _is_sum_over(op, 1) else None
+            if red is None and op.name == ops.ADDF and shape(x) == (m.BM,):
+                zs = [v for v in op.operands if is_zero_constant(v)]
+                rest = [v for v in op.operands if not is_zero_constant(v)]
+                if len(zs) == 1 and rest[0].owner is not None and _is_sum_over(rest[0].owner, 1):
+                    red = rest[0].owner
+            if red is not None and shape(red.operands[0]) == (m.BM, m.BN):
+                sums.append((x, red))
+                continue
+        stack.extend(op.operands)
+    if not sums:
+        raise _Miss("the normalized store reads no row sum over the tile's columns", s2)
+    if len(sums) > 2:
+        raise _Miss(f"{len(sums)} row sums; the template exchanges two", s2)
+    post.sums = sums
+    return post
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1821,9 +1905,11 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
         t_epi = _Exprs(b, params, aliases)
         epi = P.Hook("epi", (t_epi(out),))
         rows, fin = _post_hooks(m, params, coords(True), out, res_loads, m.bwd)
-        notes.append(f"post-norm: the row's {m.post.trips} N tiles on {m.post.trips} CTAs of one "
-                     f"wave, {len(m.post.sums)} partial row sum(s) exchanged through global memory "
-                     "(stamped words), " + (
+        notes.append((f"post-norm: the row's {m.post.trips} N tiles on {m.post.trips} CTAs of one "
+                      f"wave, {len(m.post.sums)} partial row sum(s) exchanged through global memory "
+                      "(stamped words), " if m.post.trips > 1 else
+                      f"post-norm: the row in one N tile ({len(m.post.sums)} row sum(s), no "
+                      "exchange), ") + (
                          "the tile held across the exchange in the output's type (as the naive "
                          "kernel reloads it) and normalized in the epilogue" if m.bwd else
                          "the tile normalized in fp32 in the epilogue"))
@@ -1913,12 +1999,13 @@ def _residual(m: _Matcher, v: Value):
         loads += [ld for ld in _tile_loads(m, later, stop) if ld not in loads]
     if not loads:
         return None
-    firsts = [ld for ld in loads if post is None or post.loop1.op.is_ancestor_of(ld)]
+    firsts = [ld for ld in loads if post is None or post.before_s1(ld)]
     if not firsts:
         return "the normalizing loop reads a tile the GEMM's loop does not"
     load = firsts[0]
     if len(loads) > 1:
-        forms = Forms(post.loop1, post.loop2) if post is not None else None
+        forms = None if post is None else (Forms(post.loop1, post.loop2) if post.loop1 is not None
+                                           else Forms(m.loop))
         a0 = LoadOp(load)
         for ld in loads[1:]:
             a = LoadOp(ld)
@@ -2024,7 +2111,8 @@ def _post_hooks(m: _Matcher, params: dict, coords: dict, tile: Value, res_loads=
                   tuple(True for _ in post.sums))
     b = dict(coords)
     b.update(resb)
-    b[id(post.loop2.iv)] = P.bound("pid_n", 0, "i32")
+    if post.loop2 is not None:
+        b[id(post.loop2.iv)] = P.bound("pid_n", 0, "i32")
     r = post.reload.results[0]
     if rounded:  # the template passes FIN the tile in the reload's type (`_hooks`: a backward)
         b[id(r)] = P.bound("y", 2, element(r))
@@ -2033,10 +2121,10 @@ def _post_hooks(m: _Matcher, params: dict, coords: dict, tile: Value, res_loads=
         for u in m.users_of(r):
             if u.name == ops.EXTF and element(u.results[0]) == "f32":
                 b[id(u.results[0])] = y
-    for j, (i, _) in enumerate(post.sums):
-        b[id(post.loop1.op.results[i])] = P.bound(f"s{j}", 1, "f32")
+    for j, (total, _) in enumerate(post.sums):
+        b[id(total)] = P.bound(f"s{j}", 1, "f32")
     out = _unrounded(StoreOp(post.s2).value)
-    red = _acc_reductions(m, out)
+    red = _acc_reductions(m, out, {id(total.owner) for total, _ in post.sums})
     if red is not None:
         raise _Miss("the normalizing loop reduces rows of the reloaded tile", red)
     fin = P.Hook("fin", (_Exprs(b, params)(out),))
