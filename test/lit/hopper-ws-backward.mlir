@@ -10,10 +10,13 @@
 
 // REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(1), persistent, B [K, N]; no statistics; {{.*}}the input tile (read in both passes over the row) loaded by TMA into the output's staging tile during the k-loop; post-norm: the row's 2 N tiles on 2 CTAs of one wave, 1 partial row sum(s) exchanged through global memory (stamped words), the tile held across the exchange in the output's type (as the naive kernel reloads it) and normalized in the epilogue; side outputs of the row's first pass: a second output tile ({{.*}}) stored by TMA through the staging tile before the exchange; 1 column vector store(s) per tile
 // REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(2), {{.*}}; 2 column vector store(s) per tile
+// REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(1), {{.*}}post-norm: the row in one N tile (1 row sum(s), no exchange)
 // REMARK: missed: a side output of the GEMM's loop is read back by the kernel; read side outputs in a later kernel
 // REMARK: missed: side outputs of the row's first pass (a norm backward's) are lowered with the input tile read by TMA in both passes; here {{[0-9]+}} tiles of other matrices
 // DEFAULT: missed: a post-norm whose row spans 2 N tiles (two passes over the row); not lowered by default
 // DEFAULT: missed: a post-norm whose row spans 2 N tiles
+// DEFAULT: missed: a post-norm whose row spans 1 N tiles
+// DEFAULT: missed: a side output of the GEMM's loop is read back by the kernel
 
 // RMSNorm dX, a row of 2 N tiles: the template with five descriptors (dY, W, dx, x, n), per
 // tile the dg partial stored from registers, n by TMA, the stamped word of the row sum, dx by
@@ -473,6 +476,174 @@ module {
       %0 = arith.truncf %dx_63 : tensor<128x128xf32> to tensor<128x128xbf16>
       tt.store %du_30, %0, %du_23 : tensor<128x128x!tt.ptr<bf16>>
     }
+    tt.return
+  }
+}
+
+// -----
+
+// RMSNorm dX, the row in one N tile: Triton folded the one-trip loops (du stored, reloaded
+// and stored over in one block); the two passes with T = 1: no stamped words, no gather.
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK: ttg.warp_specialize
+// CHECK: tt.store %{{.+}} : tensor<128x!tt.ptr<f32>
+// CHECK: partition0
+
+module {
+  tt.func public @rms_dx_xn_one_tile(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DRES: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %XN: !tt.ptr<bf16>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_drm: i32, %stride_dxm: i32, %stride_xnm: i32) attributes {noinline = false} {
+    %cst = arith.constant dense<0.000000e+00> : tensor<128xbf16>
+    %cst_0 = arith.constant dense<120> : tensor<1x128xi32>
+    %c64_i32 = arith.constant 64 : i32
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<128x64xbf16>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64x128xbf16>
+    %c63_i32 = arith.constant 63 : i32
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<128x128xbf16>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_5 = arith.constant dense<1.200000e+02> : tensor<128xf32>
+    %cst_6 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+    %cst_7 = arith.constant dense<120> : tensor<128xi32>
+    %c120_i32 = arith.constant 120 : i32
+    %c128_i32 = arith.constant 128 : i32
+    %pid = tt.get_program_id x : i32
+    %offs_m = arith.muli %pid, %c128_i32 : i32
+    %offs_m_8 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %offs_m_9 = tt.splat %offs_m : i32 -> tensor<128xi32>
+    %offs_m_10 = arith.addi %offs_m_9, %offs_m_8 : tensor<128xi32>
+    %mmask = tt.splat %M : i32 -> tensor<128xi32>
+    %mmask_11 = arith.cmpi slt, %offs_m_10, %mmask : tensor<128xi32>
+    %nmask = arith.cmpi slt, %offs_m_8, %cst_7 : tensor<128xi32>
+    %rows = arith.remsi %offs_m_10, %mmask : tensor<128xi32>
+    %cols = arith.remsi %offs_m_8, %cst_7 : tensor<128xi32>
+    %offs_r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %du = arith.addi %R, %c63_i32 : i32
+    %du_12 = arith.divsi %du, %c64_i32 : i32
+    %acc = scf.for %r = %c0_i32 to %du_12 step %c1_i32 iter_args(%acc_62 = %cst_1) -> (tensor<128x128xf32>)  : i32 {
+      %rr = arith.muli %r, %c64_i32 : i32
+      %rr_63 = tt.splat %rr : i32 -> tensor<64xi32>
+      %rr_64 = arith.addi %rr_63, %offs_r : tensor<64xi32>
+      %a_ptr = tt.expand_dims %rows {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %a_ptr_65 = tt.splat %stride_dym : i32 -> tensor<128x1xi32>
+      %a_ptr_66 = arith.muli %a_ptr, %a_ptr_65 : tensor<128x1xi32>
+      %a_ptr_67 = tt.splat %DY : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %a_ptr_68 = tt.addptr %a_ptr_67, %a_ptr_66 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %a_ptr_69 = tt.expand_dims %rr_64 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+      %a_ptr_70 = tt.broadcast %a_ptr_68 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x64x!tt.ptr<bf16>>
+      %a_ptr_71 = tt.broadcast %a_ptr_69 : tensor<1x64xi32> -> tensor<128x64xi32>
+      %a_ptr_72 = tt.addptr %a_ptr_70, %a_ptr_71 : tensor<128x64x!tt.ptr<bf16>>, tensor<128x64xi32>
+      %b_ptr = tt.expand_dims %rr_64 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %b_ptr_73 = tt.splat %stride_wr : i32 -> tensor<64x1xi32>
+      %b_ptr_74 = arith.muli %b_ptr, %b_ptr_73 : tensor<64x1xi32>
+      %b_ptr_75 = tt.splat %W : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %b_ptr_76 = tt.addptr %b_ptr_75, %b_ptr_74 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %b_ptr_77 = tt.expand_dims %cols {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+      %b_ptr_78 = tt.broadcast %b_ptr_76 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x128x!tt.ptr<bf16>>
+      %b_ptr_79 = tt.broadcast %b_ptr_77 : tensor<1x128xi32> -> tensor<64x128xi32>
+      %b_ptr_80 = tt.addptr %b_ptr_78, %b_ptr_79 : tensor<64x128x!tt.ptr<bf16>>, tensor<64x128xi32>
+      %a = tt.splat %R : i32 -> tensor<1x64xi32>
+      %a_81 = arith.cmpi slt, %a_ptr_69, %a : tensor<1x64xi32>
+      %a_82 = tt.broadcast %a_81 : tensor<1x64xi1> -> tensor<128x64xi1>
+      %a_83 = tt.load %a_ptr_72, %a_82, %cst_2 : tensor<128x64x!tt.ptr<bf16>>
+      %b = tt.splat %R : i32 -> tensor<64x1xi32>
+      %b_84 = arith.cmpi slt, %b_ptr, %b : tensor<64x1xi32>
+      %b_85 = tt.broadcast %b_84 : tensor<64x1xi1> -> tensor<64x128xi1>
+      %b_86 = tt.load %b_ptr_80, %b_85, %cst_3 : tensor<64x128x!tt.ptr<bf16>>
+      %acc_87 = tt.dot %a_83, %b_86, %acc_62, inputPrecision = tf32 : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+      scf.yield %acc_87 : tensor<128x128xf32>
+    }
+    %acc_13 = tt.expand_dims %mmask_11 {axis = 1 : i32} : tensor<128xi1> -> tensor<128x1xi1>
+    %acc_14 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<128xi1> -> tensor<1x128xi1>
+    %acc_15 = tt.broadcast %acc_13 : tensor<128x1xi1> -> tensor<128x128xi1>
+    %acc_16 = tt.broadcast %acc_14 : tensor<1x128xi1> -> tensor<128x128xi1>
+    %acc_17 = arith.andi %acc_15, %acc_16 : tensor<128x128xi1>
+    %acc_18 = arith.select %acc_17, %acc, %cst_1 : tensor<128x128xi1>, tensor<128x128xf32>
+    %msk = tt.expand_dims %offs_m_10 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+    %msk_19 = tt.splat %M : i32 -> tensor<128x1xi32>
+    %msk_20 = arith.cmpi slt, %msk, %msk_19 : tensor<128x1xi32>
+    %msk_21 = tt.expand_dims %offs_m_8 {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+    %msk_22 = arith.cmpi slt, %msk_21, %cst_0 : tensor<1x128xi32>
+    %msk_23 = tt.broadcast %msk_20 : tensor<128x1xi1> -> tensor<128x128xi1>
+    %msk_24 = tt.broadcast %msk_22 : tensor<1x128xi1> -> tensor<128x128xi1>
+    %msk_25 = arith.andi %msk_23, %msk_24 : tensor<128x128xi1>
+    %x = tt.splat %stride_xm : i32 -> tensor<128x1xi32>
+    %x_26 = arith.muli %msk, %x : tensor<128x1xi32>
+    %x_27 = tt.splat %X : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+    %x_28 = tt.addptr %x_27, %x_26 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+    %x_29 = tt.broadcast %x_28 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x128x!tt.ptr<bf16>>
+    %x_30 = tt.broadcast %msk_21 : tensor<1x128xi32> -> tensor<128x128xi32>
+    %x_31 = tt.addptr %x_29, %x_30 : tensor<128x128x!tt.ptr<bf16>>, tensor<128x128xi32>
+    %x_32 = tt.load %x_31, %msk_25, %cst_4 : tensor<128x128x!tt.ptr<bf16>>
+    %x_33 = arith.extf %x_32 : tensor<128x128xbf16> to tensor<128x128xf32>
+    %rstd = tt.splat %RSTD : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+    %rstd_34 = tt.addptr %rstd, %offs_m_10 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %rstd_35 = tt.load %rstd_34, %mmask_11, %cst_6 : tensor<128x!tt.ptr<f32>>
+    %xhat = tt.expand_dims %rstd_35 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %xhat_36 = tt.broadcast %xhat : tensor<128x1xf32> -> tensor<128x128xf32>
+    %xhat_37 = arith.mulf %x_33, %xhat_36 : tensor<128x128xf32>
+    %v = tt.splat %G : !tt.ptr<bf16> -> tensor<128x!tt.ptr<bf16>>
+    %v_38 = tt.addptr %v, %offs_m_8 : tensor<128x!tt.ptr<bf16>>, tensor<128xi32>
+    %v_39 = tt.load %v_38, %nmask, %cst : tensor<128x!tt.ptr<bf16>>
+    %v_40 = arith.extf %v_39 : tensor<128xbf16> to tensor<128xf32>
+    %xn = tt.expand_dims %v_40 {axis = 0 : i32} : tensor<128xf32> -> tensor<1x128xf32>
+    %xn_41 = tt.broadcast %xn : tensor<1x128xf32> -> tensor<128x128xf32>
+    %xn_42 = arith.mulf %xhat_37, %xn_41 : tensor<128x128xf32>
+    %0 = tt.splat %stride_xnm : i32 -> tensor<128x1xi32>
+    %1 = arith.muli %msk, %0 : tensor<128x1xi32>
+    %2 = tt.splat %XN : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+    %3 = tt.addptr %2, %1 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+    %4 = tt.broadcast %3 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x128x!tt.ptr<bf16>>
+    %5 = tt.addptr %4, %x_30 : tensor<128x128x!tt.ptr<bf16>>, tensor<128x128xi32>
+    %6 = arith.truncf %xn_42 : tensor<128x128xf32> to tensor<128x128xbf16>
+    tt.store %5, %6, %msk_25 : tensor<128x128x!tt.ptr<bf16>>
+    %7 = arith.muli %pid, %c120_i32 : i32
+    %8 = tt.addptr %DGP, %7 : !tt.ptr<f32>, i32
+    %9 = tt.splat %8 : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+    %10 = tt.addptr %9, %offs_m_8 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %11 = arith.mulf %acc_18, %xhat_37 : tensor<128x128xf32>
+    %12 = "tt.reduce"(%11) <{axis = 0 : i32}> ({
+    ^bb0(%arg20: f32, %arg21: f32):
+      %21 = arith.addf %arg20, %arg21 : f32
+      tt.reduce.return %21 : f32
+    }) : (tensor<128x128xf32>) -> tensor<128xf32>
+    tt.store %10, %12, %nmask : tensor<128x!tt.ptr<f32>>
+    %dn = arith.mulf %acc_18, %xn_41 : tensor<128x128xf32>
+    %c2 = arith.mulf %dn, %xhat_37 : tensor<128x128xf32>
+    %c2_43 = "tt.reduce"(%c2) <{axis = 1 : i32}> ({
+    ^bb0(%c2_62: f32, %c2_63: f32):
+      %c2_64 = arith.addf %c2_62, %c2_63 : f32
+      tt.reduce.return %c2_64 : f32
+    }) : (tensor<128x128xf32>) -> tensor<128xf32>
+    %c2_44 = arith.addf %c2_43, %cst_6 : tensor<128xf32>
+    %13 = tt.splat %stride_dxm : i32 -> tensor<128x1xi32>
+    %14 = arith.muli %msk, %13 : tensor<128x1xi32>
+    %15 = tt.splat %DX : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+    %16 = tt.addptr %15, %14 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+    %17 = tt.broadcast %16 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x128x!tt.ptr<bf16>>
+    %18 = tt.addptr %17, %x_30 : tensor<128x128x!tt.ptr<bf16>>, tensor<128x128xi32>
+    %19 = arith.truncf %acc_18 : tensor<128x128xf32> to tensor<128x128xbf16>
+    tt.store %18, %19, %msk_25 : tensor<128x128x!tt.ptr<bf16>>
+    %rstd_45 = tt.load %rstd_34, %mmask_11, %cst_6 : tensor<128x!tt.ptr<f32>>
+    %m2 = arith.divf %c2_44, %cst_5 : tensor<128xf32>
+    %du_46 = tt.load %18, %msk_25, %cst_4 : tensor<128x128x!tt.ptr<bf16>>
+    %du_47 = arith.extf %du_46 : tensor<128x128xbf16> to tensor<128x128xf32>
+    %x_48 = tt.load %x_31, %msk_25, %cst_4 : tensor<128x128x!tt.ptr<bf16>>
+    %x_49 = arith.extf %x_48 : tensor<128x128xbf16> to tensor<128x128xf32>
+    %xhat_50 = tt.expand_dims %rstd_45 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %xhat_51 = tt.broadcast %xhat_50 : tensor<128x1xf32> -> tensor<128x128xf32>
+    %xhat_52 = arith.mulf %x_49, %xhat_51 : tensor<128x128xf32>
+    %v_53 = tt.load %v_38, %nmask, %cst : tensor<128x!tt.ptr<bf16>>
+    %v_54 = arith.extf %v_53 : tensor<128xbf16> to tensor<128xf32>
+    %dx = tt.expand_dims %v_54 {axis = 0 : i32} : tensor<128xf32> -> tensor<1x128xf32>
+    %dx_55 = tt.broadcast %dx : tensor<1x128xf32> -> tensor<128x128xf32>
+    %dx_56 = arith.mulf %du_47, %dx_55 : tensor<128x128xf32>
+    %dx_57 = tt.expand_dims %m2 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %dx_58 = tt.broadcast %dx_57 : tensor<128x1xf32> -> tensor<128x128xf32>
+    %dx_59 = arith.mulf %xhat_52, %dx_58 : tensor<128x128xf32>
+    %dx_60 = arith.subf %dx_56, %dx_59 : tensor<128x128xf32>
+    %dx_61 = arith.mulf %dx_60, %xhat_51 : tensor<128x128xf32>
+    %20 = arith.truncf %dx_61 : tensor<128x128xf32> to tensor<128x128xbf16>
+    tt.store %18, %20, %msk_25 : tensor<128x128x!tt.ptr<bf16>>
     tt.return
   }
 }

@@ -153,8 +153,8 @@ DW_CONFIG = dict(BLOCK_N=128, BLOCK_K=128, BLOCK_M=64, num_warps=8, num_stages=3
 # or None (the cluster pipeline, `passes="default"`). Off by default until measured on the H200;
 # NORMFUSE_DX_LOWERED=coop|pingpong|off sets it at import. Only the dX GEMM form (w given) without
 # an activation or a residual gradient is switched (the forms the CPU tests cover); a kernel the
-# pass does not lower (rows of one N tile, N <= 128) or a launch it cannot take runs the default
-# pipeline, with a RuntimeWarning once per geometry.
+# pass does not lower or a launch it cannot take (TMA alignment, rows of more N tiles than SMs)
+# runs the default pipeline, with a RuntimeWarning once per geometry.
 LOWERED_DX_SCHEDULES = ("coop", "pingpong")
 
 

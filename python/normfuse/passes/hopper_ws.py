@@ -118,7 +118,9 @@ value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
    e.g. a residual gradient) are refused. FIN reads the tile rounded to the output type, as the
    naive kernel's reload does (the row sums and side outputs use the fp32 tile, as it does): du
    and x are held across the exchange in 16 bits (at 128 x 256 du in fp32, x and g's column
-   slice do not fit the consumer's 232 registers: the ops take 128 x 128).
+   slice do not fit the consumer's 232 registers: the ops take 128 x 128). A row of one N tile
+   (Triton folded the one-trip loops: du stored, reloaded and stored over in one block) is the
+   two passes with T = 1 (`_one_tile_passes`), without an exchange.
 
 Options
 -------

@@ -250,10 +250,13 @@ HWS_HEAD = """// hopper-ws{post-norm=true} on the naive norm-backward kernel (ke
 
 // REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(1), persistent, B [K, N]; no statistics; {{.*}}the input tile (read in both passes over the row) loaded by TMA into the output's staging tile during the k-loop; post-norm: the row's 2 N tiles on 2 CTAs of one wave, 1 partial row sum(s) exchanged through global memory (stamped words), the tile held across the exchange in the output's type (as the naive kernel reloads it) and normalized in the epilogue; side outputs of the row's first pass: a second output tile ({{.*}}) stored by TMA through the staging tile before the exchange; 1 column vector store(s) per tile
 // REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(2), {{.*}}; 2 column vector store(s) per tile
+// REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(1), {{.*}}post-norm: the row in one N tile (1 row sum(s), no exchange)
 // REMARK: missed: a side output of the GEMM's loop is read back by the kernel; read side outputs in a later kernel
 // REMARK: missed: side outputs of the row's first pass (a norm backward's) are lowered with the input tile read by TMA in both passes; here {{[0-9]+}} tiles of other matrices
 // DEFAULT: missed: a post-norm whose row spans 2 N tiles (two passes over the row); not lowered by default
 // DEFAULT: missed: a post-norm whose row spans 2 N tiles
+// DEFAULT: missed: a post-norm whose row spans 1 N tiles
+// DEFAULT: missed: a side output of the GEMM's loop is read back by the kernel
 """
 
 # the op's coop tile: 128 x 128 x 64, 8 warps
@@ -279,6 +282,13 @@ HWS_CASES = [
 // CHECK-LABEL: tt.func public @ws_gemm_kernel
 // CHECK: ttg.warp_specialize
 // CHECK-COUNT-2: tt.store %{{.+}} : tensor<128x!tt.ptr<f32>"""),
+    ("rms_dx_xn_one_tile", norm_backward_naive, SIG, dict(DX_OP, N=120, BLOCK_N=128),
+     """// RMSNorm dX, the row in one N tile: Triton folded the one-trip loops (du stored, reloaded
+// and stored over in one block); the two passes with T = 1: no stamped words, no gather.
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK: ttg.warp_specialize
+// CHECK: tt.store %{{.+}} : tensor<128x!tt.ptr<f32>
+// CHECK: partition0"""),
     ("negative_side_read_back", negative_side_read_back, NEG, dict(N=256, BM=128, BN=128, BR=64),
      """// Bail out: a side output read back by the normalizing loop.
 // CHECK-LABEL: tt.func public @negative_side_read_back
