@@ -207,6 +207,32 @@ def test_pingpong_64_row_tiles():
     assert runs[0].info.agents == 6 * 3
 
 
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+def test_silu_between_the_norm_and_the_gemm(kind):
+    """ACT = 1 (du times SiLU'(n), n = xhat g + beta: the regrouped post-norm block's form, here
+    without its residual gradient): EPI reads x too; the lowered kernel against the naive kernel
+    (dx, the partials, n) and fp64 autograd through SiLU (backward_common's reference)."""
+    from backward_common import _norm_bwd_ref
+    N, BM, BN, BR, M, R = 600, 128, 128, 64, 300, 136
+    ttir = _naive_ttir(kind, N, BM, BN, BR, False, act=1)
+    lw, _, remarks = lower_ir(ttir, DX)
+    assert lw is not None and lw.plan.backward, remarks
+    args, _ = _inputs(kind, M, N, R, BM, mean=1.0)
+    base = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    run_ir(ttir, base, (-(-M // BM),))
+    run = run_lowered(lw, args, names=NAMES, programs=7)[0]
+    naive, got = _outputs(kind, base), _outputs(kind, [run.args[n] for n in NAMES])
+    for what, a, b in zip(("dx", "dg", "dbeta", "n"), naive, got):
+        if a is not None:
+            assert not torch.isnan(b.float()).any() and rel_diff(a, b) < 1e-3, what
+    dy, w, xb, g, beta = args[0], args[1], args[2], args[5], args[6]
+    dx, dg, db = _norm_bwd_ref(dy.double() @ w.double(), xb[:, :N], g,
+                               beta if kind == "ln" else None, kind == "ln", 1)
+    assert rel_err(got[0], dx) < REF_TOL and rel_err(got[1], dg) < 1e-4
+    if kind == "ln":
+        assert rel_err(got[2], db) < 1e-4
+
+
 def test_dg_partials_written_once_per_row_block_and_tile():
     """Each (row block, N tile) of the dg partials is written by exactly one tile computation:
     a partials matrix poisoned with NaN comes back without NaN, and equal to the naive kernel's
