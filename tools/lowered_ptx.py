@@ -10,7 +10,9 @@ What it compiles (ahead of time for sm_90, no GPU):
   `_prepare` decides), and the plain GEMM; under the default pipeline, with the statistics shared
   per row block (`hopper-ws{stats-share=true}`) and with the ping-pong schedule; at shapes with
   N != K that pick each tile config of `kernels/configs.py` that the template takes;
-- the GEMM kernels the hopper-ws tests and lit inputs write by hand (2-D grid, offsets, a bias).
+- the GEMM kernels the hopper-ws tests and lit inputs write by hand (2-D grid, offsets, a bias);
+- the post-norm ops' lowered kernels (`post_configs`) and the training dX kernel under
+  hopper-ws{post-norm=true} (`dx_configs`).
 
 A configuration that does not lower is recorded as `NAME.missed` (its remark), so a change in
 what lowers shows in the diff too. Each file is the PTX with `.loc`/`.file` lines and the DWARF
@@ -175,6 +177,56 @@ def op_configs():
                     yield name.replace("-g-", "-g-ptr-"), ptr
 
 
+def post_configs():
+    """(name, thunk) for the post-norm ops' lowered kernels (`postnorm_linear.
+    lowered_postnorm_passes`): RMSNorm and LayerNorm, coop and ping-pong, bias and residual (the
+    residual by TMA) or neither, rows of 4 N tiles and of 3 (ragged), a one-tile row."""
+    from normfuse.ops import postnorm_linear as post
+    for kind in ("rms", "ln"):
+        for sched, N, extra in (("coop", 1024, True), ("pingpong", 1024, True), ("coop", 520, False),
+                                ("coop", 200, True)):
+            name = f"post-{kind}-{sched}-N{N}{'-bias-res' if extra else ''}"
+
+            def thunk(kind=kind, sched=sched, N=N, extra=extra):
+                M, K = 8192, 1024
+                return post.aot_compile_postnorm(
+                    kind, M=M, N=N, K=K, has_bias=extra, has_res=extra,
+                    config=post.lowered_postnorm_config(M, N, K, sched),
+                    passes=post.lowered_postnorm_passes(sched))
+            yield name, thunk
+
+
+def dx_configs():
+    """(name, thunk) for the training dX kernel (`kernels/backward.py:norm_backward_naive` with
+    the dX GEMM, g, the dg (dbeta) partials and n stored, as the pre-norm ops launch it) under
+    hopper-ws{post-norm=true}: RMSNorm and LayerNorm, coop 128 x 128 and 128 x 256, ping-pong
+    64 x 128, at the blog's M = 262144, K = N = 1024 and the model shape T = 8192, K = N = 2048.
+    Spelled here in full (not through the ops' switch) so that older code compiles it too."""
+    import torch
+    import normfuse
+    from normfuse.kernels import backward
+    from normfuse.ops.prenorm_linear import _Spec
+    for kind in ("rms", "ln"):
+        for sched, bm, bn in (("coop", 128, 128), ("pingpong", 64, 128), ("coop", 128, 256)):
+            for M, R, N in ((262144, 1024, 1024), (8192, 2048, 2048)):
+                name = f"dx-{kind}-{sched}-{bm}x{bn}-M{M}-R{R}-N{N}"
+
+                def thunk(kind=kind, sched=sched, bm=bm, bn=bn, M=M, R=R, N=N):
+                    b, f = _Spec(torch.bfloat16), _Spec(torch.float32)
+                    args = (b, b, b, f, f, b, b, b, b, f, f, b, M, R, R, N, N, 0, N, N)
+                    consts = dict(N=N, BLOCK_M=bm, BLOCK_N=bn, BLOCK_R=64, IS_LN=kind == "ln",
+                                  HAS_GEMM=True, HAS_G=True, HAS_B=kind == "ln", ACT=0,
+                                  HAS_DRES=False, HAS_DG=True, EVEN_R=R % 64 == 0, HAS_XN=True,
+                                  num_warps=8 if sched == "coop" else 4, num_stages=3)
+                    passes = "hopper-ws{post-norm=true" + (
+                        ",schedule=pingpong" if sched == "pingpong" else "") + "}"
+                    sig, cs, attrs, options, _ = normfuse.compiler.specialize(
+                        backward.norm_backward_naive, args, consts)
+                    return normfuse.compile(backward.norm_backward_naive, signature=sig,
+                                            constexprs=cs, attrs=attrs, passes=passes, **options)
+                yield name, thunk
+
+
 # The tests' plain GEMM over offsets (test_hopper_ws.py's `_GEMM` with its plain store); the
 # lit inputs' rms_fused and gemm_bias are imported from test/lit/inputs/hopper_ws_kernels.py.
 _HAND = '''
@@ -250,7 +302,8 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     index = []
     with tempfile.TemporaryDirectory() as tmp:
-        configs = list(op_configs()) + list(hand_configs(tmp))
+        configs = list(op_configs()) + list(hand_configs(tmp)) + list(post_configs()) + \
+            list(dx_configs())
         for name, thunk in configs:
             if args.only and args.only not in name:
                 continue

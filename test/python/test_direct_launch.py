@@ -114,9 +114,11 @@ def test_direct_launch_passes_what_tritons_launcher_passes(kind, lowered, shared
             assert _same(direct[:10], want[:10])
             n = len(direct)
             assert n == len(want)
-            # maps (map, 2 sizes, 2 strides) x 3, r_desc (a constexpr None), M N K, eargs, sbuf
-            ep = 13 + 3 * 5 + 1 + 3 + 2
+            # maps (map, 2 sizes, 2 strides) x 3, r_desc and aux_desc (constexpr Nones), M N K,
+            # eargs, sbuf
+            ep = 13 + 3 * 5 + 2 + 3 + 2
             assert direct[28] is None and want[28] is None
+            assert direct[29] is None and want[29] is None
             assert _same(direct[13:ep], want[13:ep]), (direct[13:ep], want[13:ep])
             if plan.share:  # each launch takes an epoch
                 assert direct[ep - 1] is shared and direct[ep] == want[ep] - 1
@@ -258,21 +260,21 @@ def test_derived_vectors_under_capture_are_pinned_and_not_remembered(lowered, sh
         plan = lw.prepare(args, sms=132)
         (slot, _), = plan._derived_slots
         plan.run(args)
-        v = drv.launches[-1][32][slot]  # the eargs tuple
+        v = drv.launches[-1][33][slot]  # the eargs tuple (after r_desc, aux_desc, M, N, K)
         w = args[3]
         torch.testing.assert_close(v, w.float().sum(1), rtol=0, atol=0)
         assert plan._last_derived[slot][4] is v and not L._GRAPH_PINS
         monkeypatch.setattr(cuda_state, "capturing", lambda: True, raising=False)
         plan.run(args)
-        assert drv.launches[-1][32][slot] is v and any(t is v for t in L._GRAPH_PINS.values())
+        assert drv.launches[-1][33][slot] is v and any(t is v for t in L._GRAPH_PINS.values())
         n = len(L._DERIVED_CACHE)
         w.add_(1.0)  # a new version, seen inside the capture
         plan.run(args)
-        v2 = drv.launches[-1][32][slot]
+        v2 = drv.launches[-1][33][slot]
         assert v2 is not v and plan._last_derived[slot][4] is v and len(L._DERIVED_CACHE) == n
         monkeypatch.setattr(cuda_state, "capturing", lambda: False, raising=False)
         plan.run(args)
-        v3 = drv.launches[-1][32][slot]
+        v3 = drv.launches[-1][33][slot]
         assert plan._last_derived[slot][4] is v3
         torch.testing.assert_close(v3, w.float().sum(1), rtol=0, atol=0)
 
@@ -367,7 +369,9 @@ def test_direct_launch_of_lowered_postnorm(case, monkeypatch):
             if not res:
                 assert direct[head] is None  # r_desc: the constexpr None
                 head += 1
-            else:
+            assert direct[head] is None  # aux_desc (a norm backward's n): the constexpr None
+            head += 1
+            if res:
                 m = direct[13 + 15]
                 assert m.inputs[0] == args[r_pos].data_ptr() and m.inputs[5] == (M, N)
                 # read into the output's staging tile: the output map's swizzle, type and box

@@ -187,8 +187,9 @@ def test_bound_arguments_of_the_ops_kernels_match_torch(kind, fold):
     lw = ck.lowered
     args, (x, w, y, _) = _op_args(kind, M, N, K, fold, w_stride=K + 8)
     bound = lw.arguments(args, sms=132)
-    assert bound.names[:7] == ("a_desc", "b_desc", "c_desc", "r_desc", "M", "N", "K")
+    assert bound.names[:8] == ("a_desc", "b_desc", "c_desc", "r_desc", "aux_desc", "M", "N", "K")
     assert bound["r_desc"] is None  # no residual tile: a constexpr None, not an argument
+    assert bound["aux_desc"] is None  # no second output tile (a norm backward's): likewise
     A, B, C = bound["a_desc"], bound["b_desc"], bound["c_desc"]
     for d, t in ((A, x), (B, w), (C, y)):
         assert d.base.data_ptr() == t.data_ptr()
@@ -254,7 +255,7 @@ def test_a_prepared_plan_launches_new_tensors_with_the_arguments_they_bind(monke
         grid, got = calls[-1]
         want = lw.arguments(args, sms=132)
         assert grid == want.grid
-        assert got[:7] == tuple(want.args[:7]) and got[7] == want.args[7]
+        assert got[:8] == tuple(want.args[:8]) and got[8] == want.args[8]
         assert got[0].base is args[0] and got[2].base is args[4]  # this call's tensors
         assert list(got) == want.launch_args(lw.instance)
     import normfuse.device as dev
@@ -264,7 +265,7 @@ def test_a_prepared_plan_launches_new_tensors_with_the_arguments_they_bind(monke
     assert len(lw._plans) == 1
     other, _ = _op_args("ln", 777, 520, 1032, True)
     lw(other)
-    assert len(lw._plans) == 2 and calls[-1][1][4] == 777
+    assert len(lw._plans) == 2 and calls[-1][1][5] == 777  # M (after the five descriptors)
 
 
 # ---------------------------------------------------------------------------------------------

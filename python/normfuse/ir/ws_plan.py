@@ -141,7 +141,8 @@ BOUND = {
     "y": "EPI's tile [BM, BN] (fp32) of a post-norm whose row spans several N tiles (ROWS, FIN)",
     "s0": "the first row sum over the whole row [BM] (FIN)",
     "s1": "the second row sum over the whole row [BM] (FIN)",
-    "res": "the plan's residual tile [BM, BN] in its own type (EPI of a post-norm; by TMA)",
+    "res": "the plan's residual tile [BM, BN] in its own type (EPI of a post-norm; by TMA; a "
+           "norm backward's input tile, read by every hook after the k-loop)",
 }
 _COLUMN_SUM = re.compile(r"cs\d+")
 
@@ -165,6 +166,7 @@ EXPR_OPS = {
     "addptr": "pointer a advanced by b elements",
     "load": "load(ptr[, mask[, other]]); attr = (has mask, has other)",
     "reduce": "attr[0] in sum max min over axis attr[1]",
+    "store": "store(ptr, value[, mask]) of a 1-D vector (a SIDE result; attr: has mask)",
 }
 
 
@@ -208,7 +210,9 @@ class Hook:
     tile y when the plan has ROWS), FIN (the output tile,); STATS one contribution per row
     statistic j, added to st_j at every k-step: a [BM] vector, or a [BM, BK] tile whose row sums
     are meant when `row_sums[j]`; ROWS one [BM, BN] tile per row sum j, whose sum over the tile's
-    columns is the tile's share of s_j."""
+    columns is the tile's share of s_j; AUX (a second output tile, stored by TMA at the output
+    tile's place: a norm backward's n,); SIDE `store` nodes (a norm backward's column partials),
+    made once per output tile."""
     name: str
     results: tuple[Expr, ...]
     row_sums: tuple[bool, ...] = ()
@@ -220,7 +224,7 @@ class Hook:
 
 @dataclass(frozen=True)
 class TmaDescriptor:
-    """A host-side TMA descriptor of `operand` ('a', 'b', 'out' or 'res') with box `block`."""
+    """A host-side TMA descriptor of `operand` ('a', 'b', 'out', 'res' or 'aux') with box `block`."""
     operand: str
     block: tuple[int, int]
 
@@ -290,6 +294,12 @@ class WSPlan:
     fin: Hook | None = None               # the output from EPI's tile and the rows' sums
     res: TileOperand | None = None        # a [M, N] tile EPI reads (bound `res`), by TMA
     res_dtype: str = ""
+    aux: Hook | None = None               # a second output tile from EPI's tile (and res), by TMA
+    aux_out: TileOperand | None = None    # where AUX goes ([M, N], the output's type)
+    side: Hook | None = None              # 1-D stores made once per output tile
+    # a norm backward: ROWS, SIDE, AUX and FIN read `res` too (the input x), FIN reads EPI's tile
+    # `y` rounded to the output type (as the naive kernel reloads it)
+    backward: bool = False
     n_stats: int = 0                      # row statistics STATS accumulates (0..2)
     column_sums: tuple[ColumnSums, ...] = ()
     notes: tuple[str, ...] = ()

@@ -1,7 +1,7 @@
 """The hooks of a hopper-ws plan as Gluon source: the plan's expression DAGs, node by node.
 
-`generate(plan)` writes the hook functions the template calls (PRE, STATS, AFN, EPI, and a
-post-norm's ROWS and FIN; their signatures are the template's default hooks in `ws_gemm.py`,
+`generate(plan)` writes the hook functions the template calls (PRE, STATS, AFN, EPI, a
+post-norm's ROWS and FIN, a norm backward's AUX and SIDE; their signatures are the template's default hooks in `ws_gemm.py`,
 declared once there) and returns the source and the
 `eargs` tuple's layout: the derived arguments first (column sums), then the kernel parameters
 the hooks read, in the order the hooks first read them. `Writer` spells one hook: every DAG node
@@ -213,14 +213,29 @@ def generate(plan: WSPlan) -> tuple[str, tuple]:
     if plan.fin is not None:
         w = Writer(plan, earg, "y")
         funcs.append(("fin", w.lines, w.expr(plan.fin.results[0])))
+    if plan.aux is not None:
+        w = Writer(plan, earg, "y")
+        funcs.append(("aux", w.lines, w.expr(plan.aux.results[0])))
+    if plan.side is not None:
+        # 1-D stores (a norm backward's column partials): address and mask coalesced, the value
+        # (a reduction of the tile) moved to their layout
+        w = Writer(plan, earg, "y")
+        for e in plan.side.results:
+            ptr = w.expr(e.args[0], "vec")
+            val = w.expr(e.args[1], "vec")
+            mask = f", mask={w.expr(e.args[2], 'vec')}" if e.attr else ""
+            w.lines.append(f"gl.store({ptr}, fit({val}, {ptr}){mask})")
+        funcs.append(("side", w.lines, None))
     src = [_HEADER.format(name=plan.kernel_name)]
     for name, lines, ret in funcs:
         body = "\n".join(f"    {line}" for line in lines)
         sig = hook_signature(name)
-        if name == "epi" and plan.res is not None:
+        if (name == "epi" and plan.res is not None) or (plan.backward and name != "epi"
+                                                         and plan.res is not None):
             sig += ", res"  # the residual tile, which the template loads by TMA
+        tail = f"    return {ret}\n\n" if ret is not None else "\n"
         src.append(f"@gluon.jit\ndef {name}({sig}):\n"
-                   f"{body + chr(10) if body else ''}    return {ret}\n\n")
+                   f"{body + chr(10) if body else ''}{tail}")
     return "\n".join(src), tuple(eargs)
 
 

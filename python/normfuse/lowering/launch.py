@@ -131,6 +131,8 @@ class LoweredLaunch:
         operands = (("A", plan.a), ("B", plan.b), ("output", plan.out))
         if plan.res is not None:
             operands += (("the residual", plan.res),)
+        if plan.aux_out is not None:
+            operands += (("the second output", plan.aux_out),)
         for name, op in operands:
             t = self._arg(args, op.base)
             if not isinstance(t, torch.Tensor) or not t.is_cuda:
@@ -206,7 +208,8 @@ class LoweredLaunch:
             return self.prepare(args, grid=grid).run(args)
         if self._geometry is None:
             plan = self.plan
-            ops = (plan.a, plan.b, plan.out) + ((plan.res,) if plan.res is not None else ())
+            ops = (plan.a, plan.b, plan.out) + ((plan.res,) if plan.res is not None else ()) + \
+                ((plan.aux_out,) if plan.aux_out is not None else ())
             srcs = [s for op in ops for s in (op.rows, op.cols, op.stride)]
             self._geometry = sorted({s.param for s in srcs if s.param is not None})
         key = (tuple(self._arg(args, i) for i in self._geometry),
@@ -240,15 +243,18 @@ class LoweredPlan:
         for n in plan.needs:
             needs[type(n).__name__].append(n)
         descs = {n.operand: n for n in needs.get("TmaDescriptor", [])}
-        want = ["a", "b", "out"] + (["res"] if inst.res_block is not None else [])
-        boxes = inst.blocks + ((inst.res_block,) if inst.res_block is not None else ())
+        want = ["a", "b", "out"] + (["res"] if inst.res_block is not None else []) + \
+            (["aux"] if inst.aux_block is not None else [])
+        boxes = inst.blocks + ((inst.res_block,) if inst.res_block is not None else ()) + \
+            ((inst.aux_block,) if inst.aux_block is not None else ())
         if list(descs) != want or tuple(d.block for d in descs.values()) != boxes:
             raise ValueError(f"the plan's descriptors {list(descs.values())} are not the "
                              f"template's ({', '.join(want)} with boxes {boxes})")
         self.operands = []  # (position in args, (rows, cols), (row stride, 1), box)
         for name, d in descs.items():
-            t, shape, stride = launch._matrix(getattr(plan, name), args)
-            base = getattr(plan, name).base
+            op = getattr(plan, "aux_out" if name == "aux" else name)
+            t, shape, stride = launch._matrix(op, args)
+            base = op.base
             self.operands.append((base if launch.params is None else launch.params[base], shape,
                                   (stride, 1), d.block))
         (M, K), (N,) = self.operands[0][1], self.operands[2][1][1:]
@@ -294,9 +300,14 @@ class LoweredPlan:
         self._runner = None  # Triton's runner (kernel[grid]) where the direct launch is not used
         self._direct = None  # normfuse.direct_launch.DirectLaunch, on the first launch
         self._maps = None  # the tensor-map caches of A, B, the output (and the residual)
-        # the residual's (position in args, (rows, cols), (row stride, 1), box), or None: the
-        # template's r_desc is then a constexpr None
-        self._res = self.operands[3] if len(self.operands) > 3 else None
+        # the residual's and the second output's (position in args, (rows, cols), (row stride,
+        # 1), box), or None: the template's r_desc / aux_desc is then a constexpr None
+        rest = iter(self.operands[3:])
+        self._res = next(rest) if inst.res_block is not None else None
+        self._aux = next(rest) if inst.aux_block is not None else None
+        # the descriptors' positions among the template's parameters (a, b, c, r, aux)
+        self._desc_positions = tuple([0, 1, 2] + ([3] if self._res is not None else [])
+                                     + ([4] if self._aux is not None else []))
 
     def _eargs(self, args, b, capturing: bool = False) -> tuple:
         """The hooks' arguments; `b`: B's (tensor, (rows, cols), row stride, position). Each
@@ -341,15 +352,18 @@ class LoweredPlan:
         (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands[:3]
         da, db, dc = (TmaArg(args[pa], sa, ta, ba), TmaArg(args[pb], sb, tb, bb),
                       TmaArg(args[pc], sc, tc, bc))
-        dr = None  # no residual: a constexpr None
+        dr = dx = None  # no residual, no second output: constexpr Nones
         if self._res is not None:
             pr, sr, tr, br = self._res
             dr = TmaArg(args[pr], sr, tr, br)
+        if self._aux is not None:
+            px, sx, tx, bx = self._aux
+            dx = TmaArg(args[px], sx, tx, bx)
         eargs = self._eargs(args, (db.base, sb, tb[0], pb), bool(self._derived_slots)
                             and cuda_state.capturing())
         if shared is None:
             shared = self._shared(args)
-        return (da, db, dc, dr, self.M, self.N, self.K, eargs, *shared)
+        return (da, db, dc, dr, dx, self.M, self.N, self.K, eargs, *shared)
 
     def bound(self, args, shared: tuple | None = None) -> BoundLaunch:
         """The launch's arguments as a `BoundLaunch` record."""
@@ -369,8 +383,7 @@ class LoweredPlan:
         if direct is not None:
             maps = [direct.tensor_maps(i, shape, strides)
                     for i, (_, shape, strides, _) in enumerate(self.operands)]
-            if all(m is not None for m in maps) and \
-                    direct.positions == tuple(range(len(self.operands))):
+            if all(m is not None for m in maps) and direct.positions == self._desc_positions:
                 self._maps = maps
                 self._direct = direct
         if self._direct is None:
@@ -410,15 +423,23 @@ class LoweredPlan:
             else:  # the residual's tensor map (a fourth descriptor slot)
                 r, mr = args[res[0]], maps[3]
                 er = mr.get(r.data_ptr()) or mr.encode(r)
-            if direct.launch_on(stream, *ea, *eb, *ec, *er, self.M, self.N, self.K, eargs, sbuf,
-                                epoch, *self.tail):
+            aux = self._aux
+            if aux is None:  # aux_desc: a constexpr None
+                ex = (None,)
+            else:  # the second output's tensor map (the last descriptor slot)
+                xo, mx = args[aux[0]], maps[-1]
+                ex = mx.get(xo.data_ptr()) or mx.encode(xo)
+            if direct.launch_on(stream, *ea, *eb, *ec, *er, *ex, self.M, self.N, self.K, eargs,
+                                sbuf, epoch, *self.tail):
                 return c
             if self._runner is None:  # a launch hook is registered: Triton's own path
                 self._runner = self.launch.kernel[self.grid]
         else:
             sbuf, epoch = self._shared(args, None, capturing)
         dr = None if res is None else TmaArg(args[res[0]], res[1], res[2], res[3])
-        self._runner(TmaArg(a, sa, ta, ba), TmaArg(b, sb, tb, bb), TmaArg(c, sc, tc, bc), dr,
+        aux = self._aux
+        dx = None if aux is None else TmaArg(args[aux[0]], aux[1], aux[2], aux[3])
+        self._runner(TmaArg(a, sa, ta, ba), TmaArg(b, sb, tb, bb), TmaArg(c, sc, tc, bc), dr, dx,
                      self.M, self.N, self.K, eargs, sbuf, epoch, *self.tail)
         return c
 

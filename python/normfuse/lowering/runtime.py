@@ -33,6 +33,8 @@ class Hooks:
     epi: Any = None
     rows: Any = None
     fin: Any = None
+    side: Any = None   # a norm backward's 1-D stores per tile
+    aux: Any = None    # a norm backward's second output tile
 
     def constexprs(self) -> dict:
         from . import ws_gemm as W
@@ -41,7 +43,9 @@ class Hooks:
                 "AFN": self.afn or d["afn"], "EPI": self.epi or d["epi"],
                 "ROWS": self.rows or d["rows"], "FIN": self.fin or d["fin"],
                 "HAS_PRE": self.pre is not None, "HAS_STATS": self.stats is not None,
-                "HAS_AFN": self.afn is not None}
+                "HAS_AFN": self.afn is not None, "SIDE": self.side or d["side"],
+                "AUX": self.aux or d["aux"], "HAS_SIDE": self.side is not None,
+                "HAS_AUX": self.aux is not None}
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,10 @@ class Instance:
     b_kn: bool = False            # B is [K, N] (else [N, K], a Linear weight)
     eargs_example: tuple = field(default=(), compare=False)  # typed stand-ins for the hooks' inputs
     res_dtype: str | None = None  # a residual tile read by TMA in the epilogue (a post-norm's)
+    # a norm backward: every hook after the k-loop reads the residual tile (the input x), FIN the
+    # tile rounded to the output type; `aux`: it has a second output tile (the output's type)
+    bwd: bool = False
+    aux: bool = False
 
     @property
     def blocks(self) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
@@ -67,17 +75,25 @@ class Instance:
         c = self.config
         return (c.block_m, c.block_n) if self.res_dtype is not None else None
 
+    @property
+    def aux_block(self) -> tuple[int, int] | None:
+        """The TMA box of the second output tile (None: none)."""
+        c = self.config
+        return (c.block_m, c.block_n) if self.aux else None
+
     def constexprs(self) -> dict:
         """The template's constexprs for this instance (a fresh dict; `kernel_arguments` caches)."""
         c = self.config
         return dict(self.hooks.constexprs(), STAGES=c.stages, GROUP_M=c.group_m, NCONS=c.consumers,
                     B_KN=self.b_kn, LOADER_WARPS=c.loader_warps, LOADER_REGS=c.loader_regs,
                     CONS_REGS=c.consumer_regs, SHARE=c.stats_share, NPOST=c.row_exchange,
-                    XN=c.row_chunk, RES=self.res_dtype is not None, num_warps=c.consumer_warps)
+                    XN=c.row_chunk, RES=self.res_dtype is not None, BWD=self.bwd,
+                    num_warps=c.consumer_warps)
 
 
 # the template kernel's runtime parameters, in order (`ws_gemm.ws_gemm_kernel`)
-RUNTIME_PARAMS = ("a_desc", "b_desc", "c_desc", "r_desc", "M", "N", "K", "eargs", "sbuf", "epoch")
+RUNTIME_PARAMS = ("a_desc", "b_desc", "c_desc", "r_desc", "aux_desc", "M", "N", "K", "eargs",
+                  "sbuf", "epoch")
 
 
 class TmaArg:
@@ -201,8 +217,12 @@ def compile_instance(inst: Instance, target="cuda:90"):
         r_desc = TensorDescriptor(_Fake([M, N], _torch_dtype(inst.res_dtype)), [M, N],
                                   _Fake([M, N], eo).stride(), list(inst.res_block),
                                   _layout(inst.res_block, inst.res_dtype))
+    aux_desc = None  # no second output tile: a constexpr None
+    if inst.aux:
+        aux_desc = TensorDescriptor(_Fake([M, N], eo), [M, N], _Fake([M, N], eo).stride(),
+                                    list(inst.aux_block), _layout(inst.aux_block, inst.out_dtype))
     # the shared statistics' words and an epoch that Triton does not specialize (not 1, odd)
-    runtime = dict(zip(RUNTIME_PARAMS, (*descs, r_desc, M, N, K, tuple(inst.eargs_example),
+    runtime = dict(zip(RUNTIME_PARAMS, (*descs, r_desc, aux_desc, M, N, K, tuple(inst.eargs_example),
                                         _Fake([1], torch.int64), 17)))
     consts = inst.constexprs()
     options = {"num_warps": consts.pop("num_warps")}
@@ -247,7 +267,7 @@ def launch(ck, inst: Instance, a, b, c, eargs, *, grid: int | None = None, sms: 
         sbuf, epoch = SharedStats.take(a.device, M, cfg.block_m) if cfg.stats_share else (a, 0)
     if inst.res_dtype is not None:
         raise ValueError("runtime.launch runs instances without a residual tile")
-    runtime = dict(zip(RUNTIME_PARAMS, (*descs, None, M, N, K, tuple(eargs), sbuf, epoch)))
+    runtime = dict(zip(RUNTIME_PARAMS, (*descs, None, None, M, N, K, tuple(eargs), sbuf, epoch)))
     ck[(grid, 1, 1)](*kernel_arguments(inst, runtime))
     return c
 
@@ -357,9 +377,11 @@ def build(plan: WSPlan, target="cuda:90") -> LoweredKernel:
     mod = codegen.write_module(source)
     hooks = Hooks(pre=getattr(mod, "pre", None), stats=getattr(mod, "stats", None),
                   afn=getattr(mod, "afn", None), epi=getattr(mod, "epi", None),
-                  rows=getattr(mod, "rows", None), fin=getattr(mod, "fin", None))
+                  rows=getattr(mod, "rows", None), fin=getattr(mod, "fin", None),
+                  side=getattr(mod, "side", None), aux=getattr(mod, "aux", None))
     example = tuple(_Fake([1], torch.float32) if kind == "derived" else _example(*plan.params[x])
                     for kind, x in eargs)
     inst = Instance(plan.config, hooks, dtype=plan.dtype, out_dtype=plan.out_dtype, b_kn=plan.b_kn,
-                    eargs_example=example, res_dtype=plan.res_dtype if plan.res is not None else None)
+                    eargs_example=example, res_dtype=plan.res_dtype if plan.res is not None else None,
+                    bwd=plan.backward, aux=plan.aux is not None)
     return LoweredKernel(plan, source, eargs, inst, compile_instance(inst, target))

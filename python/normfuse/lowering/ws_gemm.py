@@ -13,6 +13,9 @@ the math (their signatures are the default hooks at the end of this file):
                                                 (`res`: a post-norm's residual tile, by TMA)
     ROWS(y, pid_m, pid_n, eargs) -> (p0, p1)    a post-norm's row sums over the tile's columns
     FIN(y, s0, s1, pid_m, pid_n, eargs) -> tile  the output from EPI's tile and the row sums
+    SIDE(y, pid_m, pid_n, eargs)                a norm backward's 1-D stores (column partials)
+    AUX(y, pid_m, pid_n, eargs) -> tile         a norm backward's second output tile (n)
+                                                (`BWD`: ROWS, SIDE, AUX, FIN also take `res`)
 
 Schedule (one CTA, persistent: the programs walk the output tiles in grouped order):
 
@@ -63,6 +66,14 @@ ROWS(y) of the row sums as stamped words, gathers the T shares of its row (`_row
 words in the same order in every tile) and stores FIN(y, s0, s1) (`_consumer_rows`; with two
 consumers, one's exchange runs during the other's k-loop). A residual tile (`RES`) comes by TMA
 into the consumer's output staging tile (`_loader_rows`, `Residual`).
+
+A norm backward (`BWD`: the pre-norm training dX kernel, dX = dY W then the norm backward over
+each row of dX) is such a post-norm whose residual tile is the input x, which every hook after
+the k-loop reads: after EPI (du), SIDE stores the dg (dbeta) column partials, AUX's tile (n =
+xhat g + beta) goes to `aux_desc` by TMA through the staging tile (x is in registers by then;
+the store overlaps the exchange), ROWS gives the row sums' shares, du is rounded to the output
+type (as the naive kernel's reload) and held with x across the exchange, and FIN's dx leaves
+through the staging tile once n's store has read it.
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -135,9 +146,15 @@ class HookFns:
     HAS_STATS: gl.constexpr
     HAS_AFN: gl.constexpr
     NPOST: gl.constexpr
+    SIDE: gl.constexpr
+    AUX: gl.constexpr
+    HAS_SIDE: gl.constexpr
+    HAS_AUX: gl.constexpr
+    BWD: gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST):
+    def __init__(self, PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST,
+                 SIDE=None, AUX=None, HAS_SIDE=False, HAS_AUX=False, BWD=False):
         self.PRE = gl.constexpr(PRE)
         self.STATS = gl.constexpr(STATS)
         self.AFN = gl.constexpr(AFN)
@@ -148,6 +165,11 @@ class HookFns:
         self.HAS_STATS = gl.constexpr(HAS_STATS)
         self.HAS_AFN = gl.constexpr(HAS_AFN)
         self.NPOST = gl.constexpr(NPOST)
+        self.SIDE = gl.constexpr(SIDE)
+        self.AUX = gl.constexpr(AUX)
+        self.HAS_SIDE = gl.constexpr(HAS_SIDE)
+        self.HAS_AUX = gl.constexpr(HAS_AUX)
+        self.BWD = gl.constexpr(BWD)
 
 
 @aggregate
@@ -167,22 +189,25 @@ class Residual:
     """A [BM, BN] tile of a second matrix that the epilogue reads (a post-norm's residual),
     loaded by TMA by the loader into the consumer's output staging tile (`buf0`, `buf1` for
     consumer 1): `ready[c]` (the bytes landed), `free[c]` (consumer c's previous output left the
-    staging tile). `RES`: there is one (else the other fields are placeholders)."""
+    staging tile). `RES`: there is one (else the other fields are placeholders). `aux_desc`: a
+    second output's descriptor (a norm backward's n, `hooks.HAS_AUX`; else a placeholder)."""
     r_desc: tma.tensor_descriptor
     buf0: gl.shared_memory_descriptor
     buf1: gl.shared_memory_descriptor
     ready: gl.shared_memory_descriptor
     free: gl.shared_memory_descriptor
     RES: gl.constexpr
+    aux_desc: tma.tensor_descriptor
 
     @gluon.constexpr_function
-    def __init__(self, r_desc, buf0, buf1, ready, free, RES):
+    def __init__(self, r_desc, buf0, buf1, ready, free, RES, aux_desc):
         self.r_desc = r_desc
         self.buf0 = buf0
         self.buf1 = buf1
         self.ready = ready
         self.free = free
         self.RES = gl.constexpr(RES)
+        self.aux_desc = aux_desc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,8 +474,18 @@ def identity_fin(y, s0, s1, pid_m, pid_n, eargs):
     return y
 
 
+@gluon.jit
+def noop_side(y, pid_m, pid_n, eargs):
+    pass
+
+
+@gluon.jit
+def identity_aux(y, pid_m, pid_n, eargs):
+    return y
+
+
 DEFAULT_HOOKS = {"pre": noop_pre, "stats": noop_stats, "afn": noop_afn, "epi": identity_epilogue,
-                 "rows": noop_rows, "fin": identity_fin}
+                 "rows": noop_rows, "fin": identity_fin, "side": noop_side, "aux": identity_aux}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -787,7 +822,23 @@ def _consumer_rows(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, CID: 
         else:
             y = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
                           gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)
-        p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs)
+        if hooks.BWD:
+            # a norm backward: every hook reads the input tile r (x); the side outputs go out
+            # before the exchange (the second output tile by TMA through the staging tile, which
+            # r has left: its store overlaps the exchange), and the tile is held rounded to the
+            # output type across it (FIN reads it so, as the naive kernel reloads it)
+            if hooks.HAS_SIDE:
+                hooks.SIDE(y, pid_m, pid_n, eargs, r)
+            if hooks.HAS_AUX:
+                aux = hooks.AUX(y, pid_m, pid_n, eargs, r).to(dst.c_desc.dtype)
+                tma.store_wait(pendings=0)
+                dst.c_smem.store(aux)
+                fence_async_shared()
+                tma.async_copy_shared_to_global(res.aux_desc, [pid_m * BM, pid_n * BN], dst.c_smem)
+            p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs, r)
+            y = y.to(dst.c_desc.dtype)
+        else:
+            p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs)
         if T > 1:
             mine = sbuf + (pid_n * Mp + pid_m * BM + gl.arange(0, BM, layout=row_c))
             _publish(mine, p0, epoch)
@@ -799,7 +850,10 @@ def _consumer_rows(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, CID: 
         else:
             s0 = p0
             s1 = p1
-        out = hooks.FIN(y, s0, s1, pid_m, pid_n, eargs)
+        if hooks.BWD:
+            out = hooks.FIN(y, s0, s1, pid_m, pid_n, eargs, r)
+        else:
+            out = hooks.FIN(y, s0, s1, pid_m, pid_n, eargs)
         _store_tile(out, dst, pid_m, pid_n)
         if res.RES:
             # the staging tile is the next residual's: free once the store has read it
@@ -821,14 +875,17 @@ def _consumer_rows1(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, WARP
 # ---------------------------------------------------------------------------------------------
 
 @gluon.jit
-def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, M, N, K, eargs, sbuf, epoch,
+def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbuf, epoch,
                    PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
                    ROWS: gl.constexpr, FIN: gl.constexpr,
                    HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
                    STAGES: gl.constexpr, GROUP_M: gl.constexpr, NCONS: gl.constexpr,
                    B_KN: gl.constexpr, LOADER_WARPS: gl.constexpr, LOADER_REGS: gl.constexpr,
                    CONS_REGS: gl.constexpr, SHARE: gl.constexpr, NPOST: gl.constexpr,
-                   XN: gl.constexpr, RES: gl.constexpr, num_warps: gl.constexpr):
+                   XN: gl.constexpr, RES: gl.constexpr, SIDE: gl.constexpr = None,
+                   AUX: gl.constexpr = None, HAS_SIDE: gl.constexpr = False,
+                   HAS_AUX: gl.constexpr = False, BWD: gl.constexpr = False,
+                   num_warps: gl.constexpr = 4):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
@@ -838,7 +895,11 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, M, N, K, eargs, sbuf, epoch,
     ROWS(EPI(...)) over the whole row), the partial sums exchanged through `sbuf` in the
     whole-rows order (`_consumer_rows`; the launch gives T x G programs); `XN`: N tiles per step
     of the gather; `RES`: EPI reads a [BM, BN] tile of `r_desc` (a residual; None otherwise),
-    loaded by TMA (post-norm instances only). Other instances never read `sbuf` and `epoch`."""
+    loaded by TMA (post-norm instances only). `BWD`: a norm backward (post-norm instances with
+    a residual `r_desc`, the input x): every hook after the k-loop reads x's tile, SIDE makes 1-D
+    stores per tile (`HAS_SIDE`), AUX a second output tile stored through `aux_desc` (`HAS_AUX`;
+    None otherwise), FIN reads the tile rounded to the output type. Other instances never read
+    `sbuf` and `epoch`."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -855,7 +916,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, M, N, K, eargs, sbuf, epoch,
         mbarrier.init(order.index(i), count=1)
     ring = Ring(a_desc, b_desc, a_bufs, b_bufs, ready, empty, B_KN)
     prob = Problem(M, N, K, GROUP_M)
-    hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST)
+    hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
+                    AUX, HAS_SIDE, HAS_AUX, BWD)
     if NPOST > 0:
         res_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
         res_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
@@ -866,10 +928,12 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, M, N, K, eargs, sbuf, epoch,
             c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
         else:
             c_smem1 = c_smem0
-        if RES:
-            res = Residual(r_desc, c_smem0, c_smem1, res_ready, res_free, True)
+        if HAS_AUX:
+            res = Residual(r_desc, c_smem0, c_smem1, res_ready, res_free, RES, aux_desc)
+        elif RES:
+            res = Residual(r_desc, c_smem0, c_smem1, res_ready, res_free, True, c_desc)
         else:
-            res = Residual(c_desc, c_smem0, c_smem1, res_ready, res_free, False)
+            res = Residual(c_desc, c_smem0, c_smem1, res_ready, res_free, False, c_desc)
         if NCONS == 2:
             gl.warp_specialize([
                 (_consumer_rows, (ring, prob, hooks, Output(c_desc, c_smem0), res, eargs, order,

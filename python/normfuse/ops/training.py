@@ -23,6 +23,8 @@ Backward:
   norm-backward kernel writes n from its epilogue, where it recomputes xhat anyway, and dW is a
   plain cuBLAS GEMM on it; or ("prologue", fused plan) n recomputed in a Triton dW GEMM's
   prologue (`dw_norm_naive`, split over M when there are few output tiles); db = colsum(dY).
+  The dX kernel can instead be lowered by hopper-ws{post-norm=true} into the warp-specialized
+  template (LOWERED_DX / NORMFUSE_DX_LOWERED=coop|pingpong; off by default until measured).
 - post-norm at op level (no next layer): dh = normbwd(dz) without a GEMM (`NOGEMM_NORM_BWD`:
   the standalone norm's persistent backward kernel, ops/norm.py, by default; or the same kernel
   as above with HAS_GEMM=False), then the plain GEMMs dx = dh W and dW = dh^T x on cuBLAS
@@ -147,6 +149,58 @@ PRENORM_DW = "xn"
 
 DW_CONFIG = dict(BLOCK_N=128, BLOCK_K=128, BLOCK_M=64, num_warps=8, num_stages=3)
 
+# The dX kernel (the norm backward behind the dX GEMM) lowered by hopper-ws{post-norm=true} into
+# the warp-specialized template (issue 21 item 1; docs/NOTES.md "The pre-norm dX kernel through
+# hopper-ws"): 'coop' (128 x 128 tiles on two warpgroups), 'pingpong' (64 x 128, two consumers)
+# or None (the cluster pipeline, `passes="default"`). Off by default until measured on the H200;
+# NORMFUSE_DX_LOWERED=coop|pingpong|off sets it at import. Only the dX GEMM form (w given) without
+# an activation or a residual gradient is switched (the forms the CPU tests cover); a kernel the
+# pass does not lower or a launch it cannot take (TMA alignment, rows of more N tiles than SMs)
+# runs the default pipeline, with a RuntimeWarning once per geometry.
+LOWERED_DX_SCHEDULES = ("coop", "pingpong")
+
+
+def _dx_switch_from_env() -> Optional[str]:
+    v = os.environ.get("NORMFUSE_DX_LOWERED", "").strip().lower() or "off"
+    if v in ("off", "none", "0"):
+        return None
+    if v not in LOWERED_DX_SCHEDULES:
+        raise ValueError(f"NORMFUSE_DX_LOWERED must be one of {LOWERED_DX_SCHEDULES} or 'off', "
+                         f"got {v!r}")
+    return v
+
+
+LOWERED_DX: Optional[str] = _dx_switch_from_env()
+# the TMA ring's depth of the lowered dX kernel (0: the template's default, 3 for coop, 4 for
+# ping-pong; coop 128 x 128 has shared memory for 4 or 5: bench/dx_lowered.py times 'coop-s4')
+LOWERED_DX_STAGES = 0
+
+
+def lowered_dx_passes(schedule: str = "coop", stages: Optional[int] = None) -> str:
+    """The lowered dX kernel's pipeline: hopper-ws{post-norm=true} on the naive kernel (its two
+    passes over the row, with the first pass's side outputs; no cluster-reduce before it).
+    `stages`: the ring's depth (default LOWERED_DX_STAGES)."""
+    if schedule not in LOWERED_DX_SCHEDULES:
+        raise ValueError(f"lowered dX schedule must be one of {LOWERED_DX_SCHEDULES}, got "
+                         f"{schedule!r}")
+    stages = LOWERED_DX_STAGES if stages is None else int(stages)
+    return ("hopper-ws{post-norm=true" + (",schedule=pingpong" if schedule == "pingpong" else "")
+            + (f",stages={stages}" if stages else "") + "}")
+
+
+def lowered_dx_config(schedule: str = "coop", block_n: int = 128) -> dict:
+    """The naive kernel's tile for the lowered form (the template takes the kernel's tile):
+    coop 128 x 128 x 64 on 8 warps, ping-pong 64 x 128 x 64 (4 warps a consumer). 128 columns:
+    at 128 x 256 the epilogue holds du (fp32), x and g's column slice at once and ptxas spills
+    1.1-1.6 KB per thread (docs/NOTES.md); `block_n=256` asks for it anyway (benchmarks)."""
+    bm = 64 if schedule == "pingpong" else 128
+    return dict(BLOCK_M=bm, BLOCK_N=block_n, BLOCK_R=64,
+                num_warps=8 if bm * block_n >= 128 * 128 and schedule == "coop" else 4,
+                num_stages=3)
+
+
+_DX_WARNED: set = set()
+
 
 @functools.lru_cache(maxsize=None)
 def _launcher(name: str, passes: str = "default"):
@@ -179,15 +233,25 @@ def norm_backward(dy: Tensor, w: Optional[Tensor], x: Tensor, rstd: Tensor, mean
                   g: Optional[Tensor], beta: Optional[Tensor], dres: Optional[Tensor], *,
                   is_ln: bool, act: int = 0, want_dg: bool = True, xn_out: Optional[Tensor] = None,
                   passes: str = "default", config: Optional[dict] = None,
-                  op: str = "norm_backward") -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+                  op: str = "norm_backward",
+                  lowered: Optional[str] = None) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
     """dx = normbwd(du) (+ dres), du = dy @ w (w [R, N]; None: du = dy) times SiLU'(n) when act=1,
     n = xhat g + beta. Returns (dx [M, N] in x's dtype, dg [N] fp32 or None, dbeta [N] fp32 or
     None). `xn_out` ([M, N], unit column stride): the kernel also writes n there (beta is added
     when given; with act=0 beta is used for nothing else). One launch of `norm_backward_naive`
     through `passes` (default: fused, in a cluster form the driver launches: `_launch_fitted`);
-    `config` overrides `select_backward_config`; `op` names the caller in a launch failure."""
+    `config` overrides `select_backward_config`; `op` names the caller in a launch failure.
+    `lowered` ('coop' | 'pingpong'; default the module switch LOWERED_DX, used only with
+    passes="default" and the plain dX form): the kernel lowered by hopper-ws (`_dx_lowered`)."""
     M, N = x.shape
-    cfg = dict(config) if config is not None else select_backward_config(N, gemm=w is not None)
+    if lowered is None and passes == "default" and config is None:
+        lowered = LOWERED_DX
+    if lowered and (w is None or act or dres is not None or M == 0):
+        lowered = None  # forms the lowered switch does not cover: the default pipeline
+    if lowered:
+        cfg = lowered_dx_config(lowered) if config is None else dict(config)
+    else:
+        cfg = dict(config) if config is not None else select_backward_config(N, gemm=w is not None)
     nb = triton_cdiv(M, cfg["BLOCK_M"])
     dx = torch.empty(M, N, device=x.device, dtype=x.dtype)
     dgp = torch.empty(nb if want_dg else 0, N, device=x.device, dtype=torch.float32)
@@ -223,11 +287,44 @@ def norm_backward(dy: Tensor, w: Optional[Tensor], x: Tensor, rstd: Tensor, mean
                 f"{', after the dX GEMM' if w is not None else ''}) launch failed for M={M}, "
                 f"N={N}, R={R}, {x.dtype}, tiles {cfg['BLOCK_M']}x{cfg['BLOCK_N']}, form: "
                 + describe_form(N, cfg["BLOCK_N"], ctas, False, nb))
-    _launch_fitted("norm_backward_naive", passes, (nb,), args, meta,
-                   triton_cdiv(N, cfg["BLOCK_N"]), what)
+    if lowered and _dx_lowered(lowered, args, meta, (nb,), op):
+        pass
+    elif lowered:  # the default pipeline at its own tiles (fresh partials: another row block)
+        return norm_backward(dy, w, x, rstd, mean, g, beta, dres, is_ln=is_ln, act=act,
+                             want_dg=want_dg, xn_out=xn_out, op=op, lowered="")
+    else:
+        _launch_fitted("norm_backward_naive", passes, (nb,), args, meta,
+                       triton_cdiv(N, cfg["BLOCK_N"]), what)
     dg = dgp.sum(0) if want_dg else None
     db = dbp.sum(0) if (want_dg and is_ln) else None
     return dx, dg, db
+
+
+def _dx_lowered(schedule: str, args: tuple, meta: dict, grid: tuple, op: str) -> bool:
+    """Launch the dX kernel lowered by hopper-ws (`lowered_dx_passes(schedule)`) when the pass
+    lowers it and the lowered launch can take these operands (TMA alignment, rows of at most as
+    many N tiles as SMs); False (nothing launched) otherwise, with a RuntimeWarning once per
+    geometry naming the reason: the caller then runs the default pipeline. A lowering that
+    raises (PassError) is reported the same way, not raised."""
+    from ..passes import PassError
+    launcher = _launcher("norm_backward_naive", lowered_dx_passes(schedule))
+    try:
+        ck = launcher.warmup(*args, **meta)
+    except PassError as e:
+        why = f"the lowering failed: {e}"
+    else:
+        why = ("hopper-ws did not lower it: " + "; ".join(r for r in ck.remarks if "hopper-ws" in r)
+               if ck.lowered is None else ck.lowered.why_not(args))
+    if why is None:
+        launcher[grid](*args, **meta)
+        return True
+    key = (schedule, meta["N"], meta["IS_LN"], args[0].shape[1], str(args[0].dtype), why)
+    if key not in _DX_WARNED:
+        _DX_WARNED.add(key)
+        import warnings
+        warnings.warn(f"normfuse: {op}: the lowered dX kernel cannot run here ({why}); running the "
+                      "default pipeline", RuntimeWarning, stacklevel=4)
+    return False
 
 
 def _backward_passes(ctas: int) -> str:

@@ -101,6 +101,26 @@ value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
    than SMs (the unlowered kernel runs). LayerNorm exchanges sum y and sum y^2 as the naive kernel
    computes them (from the fp32 tile: accurate to |mean| ~ 300 std, NOTES "LayerNorm: one
    exchange or two").
+8. A norm backward (`post-norm=true`; kernels/backward.py's dX kernel, docs/NOTES.md "The
+   pre-norm dX kernel through hopper-ws"): rule 7's two passes whose first pass also stores side
+   outputs, tt.store ops of loop 1 to kernel arguments that no load of the kernel reads and the
+   output store does not write (distinct pointer arguments are taken not to alias, as the naive
+   kernel's own order of stores and reloads already assumes). A [BM, BN] side output at the
+   output tile's place (the norm's output n, for dW) becomes AUX, stored by TMA through the
+   staging tile (at most one, in the output's type); 1-D side outputs (the dg / dbeta column
+   partials, `DGP + pid * N + cols`) become SIDE, translated whole (address, value, mask): the
+   template computes every output tile exactly once, so each (row block, N tile) partial is
+   stored once, as the naive kernel stores it once per program and trip (the partials stay per
+   row block: the lowered kernel's row block is the naive kernel's program, same BM). The input
+   x, read at the output tile's place by loop 1 (xhat for the row sums, n, the partials) and
+   again by loop 2 (the same address and mask, trip by trip), is one TMA tile (`res`) that every
+   hook after the k-loop reads; side outputs without it (a second [BM, BN] tile read besides x,
+   e.g. a residual gradient) are refused. FIN reads the tile rounded to the output type, as the
+   naive kernel's reload does (the row sums and side outputs use the fp32 tile, as it does): du
+   and x are held across the exchange in 16 bits (at 128 x 256 du in fp32, x and g's column
+   slice do not fit the consumer's 232 registers: the ops take 128 x 128). A row of one N tile
+   (Triton folded the one-trip loops: du stored, reloaded and stored over in one block) is the
+   two passes with T = 1 (`_one_tile_passes`), without an exchange.
 
 Options
 -------
@@ -117,7 +137,8 @@ stats-share = false             the row statistics once per row block: the tiles
                                 Needs all CTAs of the persistent grid resident at once (grid <=
                                 SMs, one CTA per SM); not with an A transform (g folded). Measured
                                 faster from 8 N tiles per row block (the pre-norm ops use it there)
-post-norm = false               lower post-norms (rules 6 and 7): run after epilogue-norm, which
+post-norm = false               lower post-norms (rules 6 and 7) and norm backwards (rule 8;
+                                directly on the naive kernel, rows of 2+ N tiles): run after epilogue-norm, which
                                 puts one-tile rows in registers (`epilogue-norm,hopper-ws{post-norm=
                                 true}`); not after cluster-reduce (the template takes the naive
                                 kernel's rows, not a cluster's). Needs, like stats-share, every CTA
@@ -231,6 +252,9 @@ class _Matcher:
         self.col_sums: list[tuple[int, P.ColumnSums]] = []
         self.res = self.res_load = None  # a post-norm's residual tile, read by TMA (`_residual`)
         self.post = None  # a post-norm's two passes over the row's N tiles (`_two_passes`)
+        # a norm backward's side outputs (`_side_hooks`): a second output tile, 1-D stores
+        self.aux_hook = self.aux_out = self.side_hook = None
+        self.bwd = False  # FIN reads the tile rounded, every hook after the k-loop the input tile
         self.two_passes: list[Op] | None = None  # their two stores, when the kernel has them
 
     def users_of(self, v: Value) -> list[Op]:
@@ -1020,13 +1044,14 @@ def _tile_loads_feeding(v: Value, within=None) -> list[Op]:
     return out
 
 
-def _acc_reductions(m: _Matcher, out: Value) -> Op | None:
-    """A tt.reduce over a [BM, BN] value in the epilogue's slice (a post-norm's row statistic)."""
+def _acc_reductions(m: _Matcher, out: Value, stop=frozenset()) -> Op | None:
+    """A tt.reduce over a [BM, BN] value in the epilogue's slice (a post-norm's row statistic);
+    the walk stops at the ops in `stop` (a folded row's row sums, bound to s0, s1)."""
     seen, stack = set(), [out]
     while stack:
         x = _resolve(m.aliases, stack.pop())
         op = x.owner
-        if op is None or id(op) in seen or op is m.loop.op:
+        if op is None or id(op) in seen or op is m.loop.op or id(op) in stop:
             continue
         seen.add(id(op))
         if op.name == ops.REDUCE and shape(op.operands[0]) == (m.BM, m.BN):
@@ -1097,8 +1122,9 @@ class _Copies:
 
 def _copies(func: Op, dots: list[Op], stores: list[Op]) -> _Copies:
     if len(dots) == 1:
-        if len(stores) == 2 and all(st.name == ops.STORE for st in stores):
-            # a post-norm's two passes over the row, or not: `_two_passes` says which
+        if len(stores) >= 2 and all(st.name == ops.STORE for st in stores):
+            # a post-norm's two passes over the row (with side outputs in the first: a norm
+            # backward's), or not: `_two_passes` says which
             return _Copies("one", [(dots[0], None, {})], two_passes=stores)
         if len(stores) != 1:
             raise _Miss(f"the kernel has side effects besides one tt.store of the output tile "
@@ -1393,21 +1419,35 @@ class _Post:
     """A post-norm whose row spans several N tiles, in the naive kernel's form: loop 1 over the
     row's T tiles runs the GEMM's k-loop, stores the tile (`s1`) and carries the row sums
     (`sums`: (loop-1 result index, the tile's share: a sum over the tile's columns)); loop 2
-    over the same tiles reloads each tile (`reload`) and stores it normalized (`s2`)."""
-    loop1: ForLoop
-    loop2: ForLoop
+    over the same tiles reloads each tile (`reload`) and stores it normalized (`s2`). `sides`:
+    loop 1's other stores (a norm backward's: the norm's output n, the dg / dbeta column
+    partials), which write memory nothing in the kernel reads."""
+    loop1: ForLoop | None  # None: a row of one N tile, the loops folded (`_one_tile_passes`)
+    loop2: ForLoop | None
     s1: Op
     s2: Op
     reload: Op
     trips: int
-    sums: list
+    sums: list  # (the row sum over the whole row as the normalization reads it, its share)
+    sides: list = None
+
+    def before_s1(self, op: Op) -> bool:
+        """Whether `op` belongs to the first pass (loop 1, or before s1 in a folded row)."""
+        if self.loop1 is not None:
+            return self.loop1.op.is_ancestor_of(op)
+        blk = self.s1.block
+        while op is not None and op.block is not blk:
+            op = op.parent_op
+        return op is not None and blk.index_of(op) < blk.index_of(self.s1)
 
 
 def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
-    """Read the two passes of a naive post-norm (kernels/postnorm_gemm.py's form for N > BN):
+    """Read the two passes of a naive post-norm (kernels/postnorm_gemm.py's form for N > BN, and
+    kernels/backward.py's norm backward, whose first pass also stores side outputs):
 
         %s = scf.for %n = 0 to T step 1 iter_args(%ss = 0) {      // loop 1 (the k-loop inside)
           %acc = scf.for %k ... { tt.dot }    %v = f(%acc, ...)    // bias, residual, masks
+          [tt.store %XN[tile n], ...; tt.store %DGP[pid, cols of n], ...]   // side outputs
           tt.store %Y[tile n], truncf(%v)     yield %ss + reduce(g(%v), axis=1) }
         %rstd = h(%s)
         scf.for %n = 0 to T step 1 { %y = tt.load %Y[tile n]; tt.store %Y[tile n], norm(%y, %rstd) }
@@ -1416,25 +1456,44 @@ def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
     tile's share reduce(g(v)) on its own CTA and adds the T shares (the exchange); loop 2 reloads
     exactly what loop 1 stored in the same trip (same address and mask under the shared trip
     index, `normfuse.ir.affine`), so its reload is the tile v itself (in fp32: one rounding, as
-    epilogue-norm does), and the first store is overwritten by the second everywhere it wrote."""
+    epilogue-norm does), and the first store is overwritten by the second everywhere it wrote.
+    A side store writes a kernel argument that no load of the kernel reads and that the output
+    store does not write (distinct pointer arguments are taken not to alias, as the naive
+    kernel's own store/reload order already assumes)."""
     kloop = m.loop.op
     l1op = kloop.block.parent_op
     blk = kloop.block
-    generic = _Miss("the kernel has side effects besides one tt.store of the output tile (2 "
-                    "tt.store, not a post-norm's two passes over the row's N tiles)", stores[1])
+    generic = _Miss(f"the kernel has side effects besides one tt.store of the output tile "
+                    f"({len(stores)} tt.store, not a post-norm's two passes over the row's N "
+                    "tiles)", stores[1])
     if all(st.block is blk for st in stores):
-        first, second = sorted(stores, key=blk.index_of)
-        root = StoreOp(first).root
-        if root is not None and any(o.name in ops.LOADS and LoadOp(o).root is root
-                                    for o in blk.ops[blk.index_of(first) + 1:blk.index_of(second)]):
-            raise _Miss("the output tile is stored, reloaded and stored again next to the GEMM (a "
-                        "post-norm whose row is one tile): run epilogue-norm first, which "
-                        "normalizes it in registers", second)
+        one = _one_tile_passes(m, stores) if len(stores) > 2 else None
+        if one is not None:
+            return one
+        if len(stores) == 2:
+            first, second = sorted(stores, key=blk.index_of)
+            root = StoreOp(first).root
+            if root is not None and any(o.name in ops.LOADS and LoadOp(o).root is root
+                                        for o in blk.ops[blk.index_of(first) + 1:blk.index_of(second)]):
+                raise _Miss("the output tile is stored, reloaded and stored again next to the GEMM "
+                            "(a post-norm whose row is one tile): run epilogue-norm first, which "
+                            "normalizes it in registers", second)
         raise generic
-    s1 = next((st for st in stores if st.block is blk), None)
-    if s1 is None or l1op is None or l1op.name != ops.FOR:
+    firsts = [st for st in stores if st.block is blk]
+    later = [st for st in stores if st.block is not blk]
+    if not firsts or l1op is None or l1op.name != ops.FOR:
         raise generic
-    s2 = stores[1] if stores[0] is s1 else stores[0]
+    if len(later) != 1:
+        raise _Miss(f"{len(later)} stores outside the GEMM's loop over the row's N tiles; the "
+                    "normalizing loop stores the output once per tile", later[-1])
+    s2 = later[0]
+    root2 = StoreOp(s2).root
+    s1s = [st for st in firsts if root2 is not None and StoreOp(st).root is root2]
+    if len(s1s) != 1:
+        raise _Miss("the normalized tile is not stored where exactly one store of the GEMM's loop "
+                    "stored the tile", s2)
+    s1 = s1s[0]
+    sides = [st for st in firsts if st is not s1]
     l2op = s2.block.parent_op
     blk = l1op.block
     if l2op is None or l2op.name != ops.FOR or l2op.block is not blk \
@@ -1461,8 +1520,8 @@ def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
 
     first = StoreOp(s1)
     root = first.root
-    reads = [o for o in m.func.walk() if o.name in ops.LOADS and root is not None
-             and LoadOp(o).root is root]
+    loads = [o for o in m.func.walk() if o.name in ops.LOADS]
+    reads = [o for o in loads if root is not None and LoadOp(o).root is root]
     if root is None or len(reads) != 1 or reads[0].block is not l2.body:
         raise _Miss("the normalizing loop does not reload the stored tile exactly once (and nothing "
                     "else reads the output)", reads[1] if len(reads) > 1 else l2op)
@@ -1473,6 +1532,15 @@ def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
     if s2.block is not l2.body or l2.body.index_of(s2) < l2.body.index_of(reload) \
             or not same(StoreOp(s2).address, first.address):
         raise _Miss("the normalized tile is not stored where the GEMM loop stored the tile", s2)
+    for st in sides:
+        r = StoreOp(st).root
+        if r is None or r is root:
+            raise _Miss("a second store of the GEMM's loop writes the output (or memory that "
+                        "cannot be traced to a kernel argument)", st,
+                        "store the tile once per trip of the GEMM's loop")
+        if any(LoadOp(o).root is r for o in loads):
+            raise _Miss("a side output of the GEMM's loop is read back by the kernel", st,
+                        "read side outputs in a later kernel")
     sums = []
     users = m.users
     for i, (a, init, y) in enumerate(zip(l1.iter_args, l1.inits, l1.yields)):
@@ -1491,12 +1559,83 @@ def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
                 or red.block is not l1.body:
             raise _Miss(f"row sum {a.ref()}'s share per tile is not a sum over the tile's columns",
                         red or l1op)
-        sums.append((i, red))
+        sums.append((l1op.results[i], red))
     if not sums:
         raise _Miss("the loop over N tiles accumulates no row sums", l1op)
     if len(sums) > 2:
         raise _Miss(f"{len(sums)} row sums; the template exchanges two", l1op)
-    return _Post(l1, l2, s1, s2, reload, b1[1], sums)
+    return _Post(l1, l2, s1, s2, reload, b1[1], sums, sides)
+
+
+def _one_tile_passes(m: _Matcher, stores: list[Op]) -> _Post | None:
+    """A norm backward whose row is one N tile, as Triton leaves the naive kernel once it has
+    folded the one-trip loops over the row's tiles: in the k-loop's block, the side outputs, the
+    tile's store s1, its reload, and the normalized store s2 over it (the same address and mask
+    values), the row sums being sums over the tile's columns (`reduce(g(v), axis=1)`, maybe plus
+    the zero the loop started from) of first-pass values. The two passes with T = 1 (`_Post`,
+    no loops): the template's whole-rows form without an exchange. None when the stores are not
+    of that form (the caller's blockers apply). Only with side outputs: a plain post-norm's
+    one-tile row goes through epilogue-norm (rule 6), as before."""
+    blk = m.loop.op.block
+    order = sorted(stores, key=blk.index_of)
+    s2 = order[-1]
+    root = StoreOp(s2).root
+    firsts = [st for st in order[:-1] if root is not None and StoreOp(st).root is root]
+    if len(firsts) != 1 or len(order) < 3:
+        return None
+    s1 = firsts[0]
+    sides = [st for st in order[:-1] if st is not s1]
+    late = [st for st in sides if blk.index_of(st) > blk.index_of(s1)]
+    if late:
+        raise _Miss("a side output is stored after the tile (between the two passes over the row)",
+                    late[0], "store side outputs before the tile")
+    loads = [o for o in m.func.walk() if o.name in ops.LOADS]
+    reads = [o for o in loads if LoadOp(o).root is root]
+    a1, a2 = StoreOp(s1).address, StoreOp(s2).address
+    if len(reads) != 1 or reads[0].block is not blk or not \
+            blk.index_of(s1) < blk.index_of(reads[0]) < blk.index_of(s2):
+        raise _Miss("the tile is not reloaded exactly once between its store and the normalized "
+                    "store (and nothing else reads the output)", s2)
+    reload = reads[0]
+    if not (all(x is y for x, y in zip(LoadOp(reload).address, a1)) and
+            all(x is y for x, y in zip(a2, a1))):
+        raise _Miss("the reload and the normalized store are not at the tile's address and mask",
+                    reload)
+    for st in sides:
+        r = StoreOp(st).root
+        if r is None or r is root:
+            raise _Miss("a second store writes the output (or memory that cannot be traced to a "
+                        "kernel argument)", st, "store the tile once")
+        if any(LoadOp(o).root is r for o in loads):
+            raise _Miss("a side output is read back by the kernel", st,
+                        "read side outputs in a later kernel")
+    # the row sums: [BM] sums over the tile's columns of first-pass values that the second pass
+    # reads (through the zero the folded loop started from)
+    post = _Post(None, None, s1, s2, reload, 1, [], sides)
+    sums, seen, stack = [], set(), [StoreOp(s2).value]
+    while stack:
+        x = stack.pop()
+        op = x.owner
+        if op is None or id(op) in seen or op is reload or op is m.loop.op:
+            continue
+        seen.add(id(op))
+        if post.before_s1(op):
+            red = op if _is_sum_over(op, 1) else None
+            if red is None and op.name == ops.ADDF and shape(x) == (m.BM,):
+                zs = [v for v in op.operands if is_zero_constant(v)]
+                rest = [v for v in op.operands if not is_zero_constant(v)]
+                if len(zs) == 1 and rest[0].owner is not None and _is_sum_over(rest[0].owner, 1):
+                    red = rest[0].owner
+            if red is not None and shape(red.operands[0]) == (m.BM, m.BN):
+                sums.append((x, red))
+                continue
+        stack.extend(op.operands)
+    if not sums:
+        raise _Miss("the normalized store reads no row sum over the tile's columns", s2)
+    if len(sums) > 2:
+        raise _Miss(f"{len(sums)} row sums; the template exchanges two", s2)
+    post.sums = sums
+    return post
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1743,19 +1882,41 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
             raise _Miss("the tile before the norm reduces rows of the accumulator within one N tile",
                         red)
         res = _residual(m, out)
+        res_loads = []
         if isinstance(res, str):
             notes.append(f"the residual tile is read with pointer loads in the epilogue ({res})")
         elif res is not None:
-            m.res_load, m.res = res
-            b[id(m.res_load.results[0])] = P.bound("res", 2, element(m.res_load.results[0]))
-            notes.append("the residual tile loaded by TMA into the output's staging tile during "
-                         "the k-loop")
+            res_loads, m.res = res
+            m.res_load = res_loads[0]
+            for ld in res_loads:
+                b[id(ld.results[0])] = P.bound("res", 2, element(ld.results[0]))
+            epi_only = all(ld in _tile_loads(m, [out], set()) for ld in res_loads)
+            notes.append(("the residual tile" if epi_only else
+                          "the input tile (read in both passes over the row)")
+                         + " loaded by TMA into the output's staging tile during the k-loop")
+        # a norm backward: the input tile is read after EPI too (by the row sums, the side
+        # outputs, the normalizing loop); the template then holds the tile across the exchange
+        # rounded to the output type, as the naive kernel reloads it, and FIN reads it so
+        m.bwd = bool(res_loads) and any(ld not in _tile_loads(m, [out], set()) for ld in res_loads)
+        if m.post.sides and not m.bwd:
+            raise _Miss("side outputs of the row's first pass (a norm backward's) are lowered with "
+                        "the input tile read by TMA in both passes"
+                        + (f"; here {res}" if isinstance(res, str) else ""), m.post.sides[0],
+                        "read x at the output tile's rows and columns, masked by rows < M and "
+                        "columns < N")
         t_epi = _Exprs(b, params, aliases)
         epi = P.Hook("epi", (t_epi(out),))
-        rows, fin = _post_hooks(m, params, coords(True), out)
-        notes.append(f"post-norm: the row's {m.post.trips} N tiles on {m.post.trips} CTAs of one "
-                     f"wave, {len(m.post.sums)} partial row sum(s) exchanged through global memory "
-                     "(stamped words), the tile normalized in fp32 in the epilogue")
+        rows, fin = _post_hooks(m, params, coords(True), out, res_loads, m.bwd)
+        notes.append((f"post-norm: the row's {m.post.trips} N tiles on {m.post.trips} CTAs of one "
+                      f"wave, {len(m.post.sums)} partial row sum(s) exchanged through global memory "
+                      "(stamped words), " if m.post.trips > 1 else
+                      f"post-norm: the row in one N tile ({len(m.post.sums)} row sum(s), no "
+                      "exchange), ") + (
+                         "the tile held across the exchange in the output's type (as the naive "
+                         "kernel reloads it) and normalized in the epilogue" if m.bwd else
+                         "the tile normalized in fp32 in the epilogue"))
+        if m.post.sides:
+            notes.append(_side_hooks(m, params, coords(True), out, res_loads))
         return (pre, stats, afn, epi, rows, fin, notes), t_epi
     if red is not None:
         if not post_norm:
@@ -1770,39 +1931,37 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
     return (pre, stats, afn, epi, None, None, notes), t_epi
 
 
-def _residual(m: _Matcher, v: Value):
-    """The [BM, BN] tile that the epilogue value `v` reads from a second matrix at the output
-    tile's rows and columns (a post-norm's residual), as (load, TileOperand) for the template's
-    TMA; None when there is none; the reason (a string) when it cannot be read by TMA."""
-    loads, seen, stack = [], set(), [v]
+def _tile_loads(m: _Matcher, starts, stop: set) -> list[Op]:
+    """The [BM, BN] tt.load ops that the values `starts` are computed from, not looking through a
+    load, a loop (the k-loop, the row's loops: their results are bound) or a value in `stop`."""
+    loads, seen, stack = [], set(), list(starts)
     while stack:
-        x = stack.pop()
+        x = _resolve(m.aliases, stack.pop())
         op = x.owner
-        if op is None or id(op) in seen or op is m.loop.op:
+        if op is None or id(op) in seen or op.name == ops.FOR:
             continue
         seen.add(id(op))
         if op.name == ops.LOAD and shape(x) == (m.BM, m.BN):
-            loads.append(op)
+            if op not in loads:
+                loads.append(op)
             continue
         if op.name in ops.LOADS:
             continue
-        stack.extend(op.operands)
-    if not loads:
-        return None
-    if len(loads) > 1:
-        return f"{len(loads)} tiles of other matrices"
-    load = loads[0]
-    info = LoadOp(load)
+        stack.extend(v for v in op.operands if id(v) not in stop)
+    return loads
+
+
+def _at_output_tile(m: _Matcher, ptr: Value, mask: Value | None, what: str):
+    """(base parameter index, row stride) of a [BM, BN] pointer access at the output tile's rows
+    and columns, masked by rows < M and columns < N only; else the reason (a string)."""
     try:
-        base, off = m.pointer(info.ptr, "residual")
+        base, off = m.pointer(ptr, what)
         dims = split_dims(off, 2)
-        conds = conditions(m.forms, info.mask) if info.mask is not None else []
+        conds = conditions(m.forms, mask) if mask is not None else []
     except NotAffine as e:
         return f"its address: {e}"
     if id(base) not in m.pid:
         return "its base pointer is not a kernel parameter"
-    if info.other is not None and not is_zero_constant(info.other):
-        return "its masked lanes are not zero (TMA fills zeros)"
     if dims[1].stride != Poly.const(1):
         return "its rows are not contiguous"
     for d, (coord, size) in enumerate(((m.pid_m, m.BM), (m.pid_n, m.BN))):
@@ -1821,10 +1980,112 @@ def _residual(m: _Matcher, v: Value):
         src = m.source(dims[dim].inner + c.scale(-1))
         if not _same(src, m.M if dim == 0 else m.N):
             return "its mask is not rows < M and columns < N"
+    return m.pid[id(base)], stride
+
+
+def _residual(m: _Matcher, v: Value):
+    """The [BM, BN] tile of a second matrix at the output tile's rows and columns that the
+    epilogue reads (a post-norm's residual; a norm backward's input x, read in both passes over
+    the row: by its row sums, its side outputs and its normalizing loop), as (the loads of it,
+    TileOperand) for the template's TMA; None when there is none; the reason (a string) when it
+    cannot be read by TMA. Every load must read the same tile: a load of the normalizing loop the
+    same address and mask, trip by trip, as one of the GEMM's loop."""
+    loads = _tile_loads(m, [v], set())
+    post = m.post
+    if post is not None:
+        stop = {id(v), id(post.reload.results[0])}
+        later = [red.operands[0] for _, red in post.sums] + [StoreOp(post.s2).value]
+        for st in post.sides or ():
+            view = StoreOp(st)
+            later += [x for x in (view.ptr, view.value, view.mask) if x is not None]
+        loads += [ld for ld in _tile_loads(m, later, stop) if ld not in loads]
+    if not loads:
+        return None
+    firsts = [ld for ld in loads if post is None or post.before_s1(ld)]
+    if not firsts:
+        return "the normalizing loop reads a tile the GEMM's loop does not"
+    load = firsts[0]
+    if len(loads) > 1:
+        forms = None if post is None else (Forms(post.loop1, post.loop2) if post.loop1 is not None
+                                           else Forms(m.loop))
+        a0 = LoadOp(load)
+        for ld in loads[1:]:
+            a = LoadOp(ld)
+            if forms is None or len(a.address) != len(a0.address) or not all(
+                    (x is None and y is None) or (x is not None and y is not None
+                                                  and forms.equal(x, y))
+                    for x, y in zip(a.address, a0.address)) or \
+                    (a.other is None) != (a0.other is None) or \
+                    (a.other is not None and not is_zero_constant(a.other)):
+                return f"{len(loads)} tiles of other matrices"
+    info = LoadOp(load)
+    if info.other is not None and not is_zero_constant(info.other):
+        return "its masked lanes are not zero (TMA fills zeros)"
+    where = _at_output_tile(m, info.ptr, info.mask, "residual")
+    if isinstance(where, str):
+        return where
+    base, stride = where
     el = element(load.results[0])
     if el != m.out_dtype:
         return f"it is {el}, the output {m.out_dtype} (the tile is staged in the output's buffer)"
-    return load, P.TileOperand(m.pid[id(base)], rows=m.M, cols=m.N, stride=stride)
+    return loads, P.TileOperand(base, rows=m.M, cols=m.N, stride=stride)
+
+
+def _side_hooks(m: _Matcher, params: dict, coords: dict, tile: Value, res_loads) -> str:
+    """A norm backward's side outputs, loop 1's other stores (`_Post.sides`), as hooks on the
+    matcher (the remark's note returned): a [BM, BN] tile at the output tile's place (the norm's
+    output n; at most one) becomes AUX (its value, stored by TMA through the output's staging
+    tile after the output), 1-D stores (the dg / dbeta column partials, at a row block's row of
+    a partials matrix) become SIDE, translated whole (pointer, value, mask: `store` nodes over
+    EPI's tile y, the input tile res and the tile coordinates). The template computes every
+    output tile once, so each side store is made once per (row block, N tile), as in the naive
+    kernel (which stores them once per program and trip of its loop over the row's tiles)."""
+    b = dict(coords)
+    b[id(tile)] = P.bound("y", 2, "f32")
+    for ld in res_loads:
+        b[id(ld.results[0])] = P.bound("res", 2, element(ld.results[0]))
+    t = _Exprs(b, params, m.aliases)
+    stores, aux = [], None
+    for st in m.post.sides:
+        view = StoreOp(st)
+        val = view.value
+        if shape(val) == (m.BM, m.BN):
+            if aux is not None:
+                raise _Miss("two [BM, BN] side outputs besides the output tile; the template stores "
+                            "one", st, "store one side tile per trip (or make it a second kernel)")
+            where = _at_output_tile(m, view.ptr, view.mask, "side output")
+            if isinstance(where, str):
+                raise _Miss(f"a [BM, BN] side output of the GEMM's loop is not stored at the output "
+                            f"tile's place by TMA ({where})", st,
+                            "store it at the output tile's rows and columns, masked by rows < M "
+                            "and columns < N")
+            if element(val) != m.out_dtype:
+                raise _Miss(f"a side output tile is {element(val)}, the output {m.out_dtype} (it is "
+                            "staged in the output's buffer)", st, "store it in the output's type")
+            base, stride = where
+            m.aux_out = P.TileOperand(base, rows=m.M, cols=m.N, stride=stride)
+            aux = P.Hook("aux", (t(_unrounded(val)),))
+        elif len(shape(val)) == 1:
+            try:
+                parts = [t(view.ptr), t(val)] + ([t(view.mask)] if view.mask is not None else [])
+            except _Untranslatable as e:
+                raise _Miss(f"a side output's store cannot be translated ({e})", st,
+                            "address it by the row block (program id) and the N tile's columns")
+            stores.append(P.expr("store", *parts, attr=view.mask is not None, rank=1,
+                                 dtype=element(val)))
+        else:
+            raise _Miss(f"a side output of shape {list(shape(val))}: the template stores [BM, BN] "
+                        "tiles at the output tile's place and 1-D vectors", st)
+    m.aux_hook = aux
+    m.side_hook = P.Hook("side", tuple(stores)) if stores else None
+    parts = []
+    if aux is not None:
+        parts.append(f"a second output tile ({m.params[m.aux_out.base].name}) stored by TMA "
+                     "through the staging tile before the exchange")
+    if stores:
+        parts.append(f"{len(stores)} column vector store(s) per tile (each (row block, N tile) once, "
+                     "as the naive kernel stores them)")
+    return "side outputs of the row's first pass: " + "; ".join(parts)
 
 
 def _unrounded(v: Value) -> Value:
@@ -1835,29 +2096,37 @@ def _unrounded(v: Value) -> Value:
     return v
 
 
-def _post_hooks(m: _Matcher, params: dict, coords: dict, tile: Value):
+def _post_hooks(m: _Matcher, params: dict, coords: dict, tile: Value, res_loads=(),
+                rounded: bool = False):
     """ROWS and FIN of a two-pass post-norm (`_two_passes`): ROWS is each row sum's share per tile
     over the tile value `tile` (bound to y), FIN the normalizing loop's stored value with its
     reload bound to y (fp32; rounded to the reload's type where the loop reads it unconverted),
     loop 1's results (the row sums) to s0, s1 and loop 2's index to the N tile."""
     post = m.post
     y = P.bound("y", 2, "f32")
+    resb = {id(ld.results[0]): P.bound("res", 2, element(ld.results[0])) for ld in res_loads}
     b = dict(coords)
+    b.update(resb)
     b[id(tile)] = y
     t = _Exprs(b, params)
     rows = P.Hook("rows", tuple(t(red.operands[0]) for _, red in post.sums),
                   tuple(True for _ in post.sums))
     b = dict(coords)
-    b[id(post.loop2.iv)] = P.bound("pid_n", 0, "i32")
+    b.update(resb)
+    if post.loop2 is not None:
+        b[id(post.loop2.iv)] = P.bound("pid_n", 0, "i32")
     r = post.reload.results[0]
-    b[id(r)] = P.expr("cast", y, attr=element(r), rank=2, dtype=element(r))
-    for u in m.users_of(r):
-        if u.name == ops.EXTF and element(u.results[0]) == "f32":
-            b[id(u.results[0])] = y
-    for j, (i, _) in enumerate(post.sums):
-        b[id(post.loop1.op.results[i])] = P.bound(f"s{j}", 1, "f32")
+    if rounded:  # the template passes FIN the tile in the reload's type (`_hooks`: a backward)
+        b[id(r)] = P.bound("y", 2, element(r))
+    else:
+        b[id(r)] = P.expr("cast", y, attr=element(r), rank=2, dtype=element(r))
+        for u in m.users_of(r):
+            if u.name == ops.EXTF and element(u.results[0]) == "f32":
+                b[id(u.results[0])] = y
+    for j, (total, _) in enumerate(post.sums):
+        b[id(total)] = P.bound(f"s{j}", 1, "f32")
     out = _unrounded(StoreOp(post.s2).value)
-    red = _acc_reductions(m, out)
+    red = _acc_reductions(m, out, {id(total.owner) for total, _ in post.sums})
     if red is not None:
         raise _Miss("the normalizing loop reduces rows of the reloaded tile", red)
     fin = P.Hook("fin", (_Exprs(b, params)(out),))
@@ -1981,6 +2250,8 @@ class HopperWS(Pass):
                  P.TmaDescriptor("out", (m.BM, m.BN))]
         if m.res is not None:
             needs.append(P.TmaDescriptor("res", (m.BM, m.BN)))
+        if m.aux_out is not None:
+            needs.append(P.TmaDescriptor("aux", (m.BM, m.BN)))
         needs += [P.DerivedArgument(c) for _, c in m.col_sums]
         needs.append(P.PersistentGrid(m.BM, m.BN, whole_rows=rows is not None))
         if cfg.stats_share:
@@ -1994,6 +2265,7 @@ class HopperWS(Pass):
             single=(m.pid_m is None, m.pid_n is None and an.copies.kind != "unrolled"),
             pre=pre, stats=stats, afn=afn, epi=epi, rows=rows, fin=fin,
             res=m.res, res_dtype=_DTYPES[m.out_dtype] if m.res is not None else "",
+            aux=m.aux_hook, aux_out=m.aux_out, side=m.side_hook, backward=m.bwd,
             n_stats=len(m.row_stats),
             column_sums=tuple(c for _, c in m.col_sums), notes=tuple(notes),
             needs=tuple(needs)), m.dot
@@ -2009,7 +2281,8 @@ class HopperWS(Pass):
                 run.missed((f"[{i + 1}/{n}] " if n > 1 else "") + b.text, b.op)
             return
         cfg = plan.config
-        hooks = (plan.pre, plan.stats, plan.afn, plan.epi, plan.rows, plan.fin)
+        hooks = (plan.pre, plan.stats, plan.afn, plan.epi, plan.rows, plan.fin, plan.aux,
+                 plan.side)
         parts = [f"lowered to the warp-specialized template: {cfg}, persistent, "
                  f"{'B [K, N]' if plan.b_kn else 'B [N, K]'}",
                  (f"{plan.n_stats} row statistic(s) from the A tiles " + _stats_where(cfg))

@@ -1,4 +1,5 @@
-"""Writes test/lit/epilogue-norm-backward.mlir and test/lit/cluster-reduce-backward.mlir: TTIR of the
+"""Writes test/lit/epilogue-norm-backward.mlir, test/lit/cluster-reduce-backward.mlir and
+test/lit/hopper-ws-backward.mlir: TTIR of the
 naive norm-backward kernel (kernels/backward.py: dX GEMM + norm backward, the pre-norm op's dX and
 the regrouped post-norm backward) and of its near misses, with hand-written CHECKs.
 
@@ -211,6 +212,96 @@ CR_CASES = [
 // PIPE-NOT: barrier.cluster"""),
 ]
 
+@triton.jit
+def negative_side_read_back(DY, W, X, RSTD, DX, DGP, M, R, N: tl.constexpr, BM: tl.constexpr,
+                            BN: tl.constexpr, BR: tl.constexpr):
+    # the side output (the dg partial, here a [BM, BN] tile of n in DGP) is read back by the
+    # normalizing loop: the template stores side outputs per tile, in no order the reload sees
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    c2 = tl.zeros([BM], dtype=tl.float32)
+    for n in range(0, N // BN):
+        offs_n = n * BN + tl.arange(0, BN)
+        du = _du_tile(DY, W, offs_m, offs_n, M, R, R, N, N, BM, BN, BR, True)
+        xhat = _xhat(X, RSTD, RSTD, offs_m, offs_n, M, N, N, False)
+        tl.store(DGP + offs_m[:, None] * N + offs_n[None, :], xhat, mask=_dmask(offs_m, offs_n, M, N))
+        c2 += tl.sum(du * xhat, axis=1)
+        tl.store(DX + offs_m[:, None] * N + offs_n[None, :], du.to(tl.bfloat16),
+                 mask=_dmask(offs_m, offs_n, M, N))
+    rstd = tl.load(RSTD + offs_m, mask=offs_m < M, other=0.0)
+    for n in range(0, N // BN):
+        offs_n = n * BN + tl.arange(0, BN)
+        p = DX + offs_m[:, None] * N + offs_n[None, :]
+        du = tl.load(p, mask=_dmask(offs_m, offs_n, M, N), other=0.0).to(tl.float32)
+        xhat = tl.load(DGP + offs_m[:, None] * N + offs_n[None, :], mask=_dmask(offs_m, offs_n, M, N),
+                       other=0.0)
+        tl.store(p, ((du - xhat * (c2 / N)[:, None]) * rstd[:, None]).to(tl.bfloat16),
+                 mask=_dmask(offs_m, offs_n, M, N))
+
+
+HWS_HEAD = """// hopper-ws{post-norm=true} on the naive norm-backward kernel (kernels/backward.py) as the
+// pre-norm ops' training dX launches it: the dX GEMM, the norm backward's two passes over the row
+// (the row sums exchanged between the row's N tiles), and the first pass's side outputs: n (a
+// [BM, BN] tile at the output tile's place: a second TMA store) and the dg (dbeta) column
+// partials (1-D stores per tile). x, read in both passes, comes by TMA. Positive cases first,
+// then bail-outs. Inputs: TTIR from test/lit/inputs/backward_kernels.py (locations stripped).
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{post-norm=true}' %s 2>/dev/null | FileCheck %s
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{post-norm=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=DEFAULT
+
+// REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(1), persistent, B [K, N]; no statistics; {{.*}}the input tile (read in both passes over the row) loaded by TMA into the output's staging tile during the k-loop; post-norm: the row's 2 N tiles on 2 CTAs of one wave, 1 partial row sum(s) exchanged through global memory (stamped words), the tile held across the exchange in the output's type (as the naive kernel reloads it) and normalized in the epilogue; side outputs of the row's first pass: a second output tile ({{.*}}) stored by TMA through the staging tile before the exchange; 1 column vector store(s) per tile
+// REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(2), {{.*}}; 2 column vector store(s) per tile
+// REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(1), {{.*}}post-norm: the row in one N tile (1 row sum(s), no exchange)
+// REMARK: missed: a side output of the GEMM's loop is read back by the kernel; read side outputs in a later kernel
+// REMARK: missed: side outputs of the row's first pass (a norm backward's) are lowered with the input tile read by TMA in both passes; here {{[0-9]+}} tiles of other matrices
+// DEFAULT: missed: a post-norm whose row spans 2 N tiles (two passes over the row); not lowered by default
+// DEFAULT: missed: a post-norm whose row spans 2 N tiles
+// DEFAULT: missed: a post-norm whose row spans 1 N tiles
+// DEFAULT: missed: a side output of the GEMM's loop is read back by the kernel
+"""
+
+# the op's coop tile: 128 x 128 x 64, 8 warps
+DX_OP = dict(RMS, BLOCK_M=128, BLOCK_R=64, HAS_XN=True, EVEN_R=False)
+
+HWS_CASES = [
+    ("rms_dx_xn_two_tiles", norm_backward_naive, SIG, dict(DX_OP, N=256, BLOCK_N=128),
+     """// RMSNorm dX, a row of 2 N tiles: the template with five descriptors (dY, W, dx, x, n), per
+// tile the dg partial stored from registers, n by TMA, the stamped word of the row sum, dx by
+// TMA; the loader reads x by TMA next to the ring's tiles.
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK-COUNT-3: !tt.tensordesc<tensor<128x128xbf16
+// CHECK: ttg.warp_specialize
+// CHECK: tt.store %{{.+}} : tensor<128x!tt.ptr<f32>
+// CHECK: ttng.async_tma_copy_local_to_global
+// CHECK: st.relaxed.gpu.global.b64
+// CHECK: ttng.async_tma_copy_local_to_global
+// CHECK: partition0
+// CHECK-COUNT-3: ttng.async_tma_copy_global_to_local"""),
+    ("ln_dx_xn_two_tiles", norm_backward_naive, SIG,
+     dict(DX_OP, IS_LN=True, HAS_B=True, N=256, BLOCK_N=128),
+     """// LayerNorm dX: c1 and c2 exchanged, the dg and dbeta partials, n = xhat g + beta.
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK: ttg.warp_specialize
+// CHECK-COUNT-2: tt.store %{{.+}} : tensor<128x!tt.ptr<f32>"""),
+    ("rms_dx_xn_one_tile", norm_backward_naive, SIG, dict(DX_OP, N=120, BLOCK_N=128),
+     """// RMSNorm dX, the row in one N tile: Triton folded the one-trip loops (du stored, reloaded
+// and stored over in one block); the two passes with T = 1: no stamped words, no gather.
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK: ttg.warp_specialize
+// CHECK: tt.store %{{.+}} : tensor<128x!tt.ptr<f32>
+// CHECK: partition0"""),
+    ("negative_side_read_back", negative_side_read_back, NEG, dict(N=256, BM=128, BN=128, BR=64),
+     """// Bail out: a side output read back by the normalizing loop.
+// CHECK-LABEL: tt.func public @negative_side_read_back
+// CHECK-NOT: ttg.warp_specialize"""),
+    ("negative_dx_dres", norm_backward_naive, SIG, dict(DX_OP, N=256, BLOCK_N=128, HAS_DRES=True),
+     """// Bail out: a residual gradient read in the normalizing loop is a second [BM, BN] tile besides
+// x: the side outputs need x alone by TMA.
+// CHECK-LABEL: tt.func public @negative_dx_dres
+// CHECK-NOT: ttg.warp_specialize"""),
+]
+
+
 if __name__ == "__main__":
     write_lit("epilogue-norm-backward.mlir", EPI_HEAD, EPI_CASES)
     write_lit("cluster-reduce-backward.mlir", CR_HEAD, CR_CASES)
+    write_lit("hopper-ws-backward.mlir", HWS_HEAD, HWS_CASES)
