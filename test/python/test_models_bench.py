@@ -248,6 +248,24 @@ def test_ratios_summary_and_table():
            "1.20 (NO) | NO |" in md
 
 
+def test_breaks_are_counted_beyond_ligers_own():
+    """normfuse+liger+compile breaks Dynamo's graph where liger+compile does (Liger's kernels):
+    the goal counts only the breaks normfuse adds."""
+    def recs(nf_breaks):
+        out = [_rec("m", "stock+compile", "prefill", 8.0, 1e-3, graphs=1, graph_breaks=0,
+                    recompiles=0),
+               _rec("m", "liger+compile", "prefill", 7.0, 1e-3, graphs=5, graph_breaks=4,
+                    recompiles=0),
+               _rec("m", "normfuse+compile", "prefill", 6.5, 1e-3, graphs=1, graph_breaks=0,
+                    recompiles=0),
+               _rec("m", "normfuse+liger+compile", "prefill", 6.0, 1e-3, graphs=5,
+                    graph_breaks=nf_breaks, recompiles=0)]
+        M._ratios(out)
+        return M.summarize(out)[0]
+    assert recs(4)["compile_clean"] is True
+    assert recs(5)["compile_clean"] is False
+
+
 def test_plot_draws_speedups(tmp_path):
     pytest.importorskip("matplotlib")
     recs = [_rec("a", "stock", "prefill", 2.0, 1e-3), _rec("a", "normfuse", "prefill", 1.0, 1e-3),

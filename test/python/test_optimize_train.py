@@ -210,8 +210,8 @@ def test_composed_compiles_without_breaks_or_recompiles(family):
 
 def test_fused_plan_uses_the_ops_backward_plan(monkeypatch):
     """train="fused": every consumer runs the fused training op, whose backward takes the plan
-    normfuse.ops.training.PRENORM_BWD_PLAN holds when it runs (the default 'fused', or what a
-    user set: 'cublas'); the optimized model passes none of its own. (On the CPU the ops take
+    normfuse.ops.training.PRENORM_BWD_PLAN holds when it runs (the default 'cublas', or what a
+    user set: 'fused'); the optimized model passes none of its own. (On the CPU the ops take
     the reference path: the kernels' route is forced for the backward and the plan's function
     replaced by the reference math, recording its plan.) The gradients equal the stock model's;
     the report names the plan."""
@@ -220,8 +220,8 @@ def test_fused_plan_uses_the_ops_backward_plan(monkeypatch):
     stock = om.randomize(om.QKVBlock(om.FRMS(eps)))
     x = torch.randn(2, 5, om.H)
     model, rep = _optimize(copy.deepcopy(stock), (x,), train="fused")
-    assert training.PRENORM_BWD_PLAN["rmsnorm_linear"] == "fused"  # the ops' default
-    assert "backward plan 'fused'" in rep.matches[0].train
+    assert training.PRENORM_BWD_PLAN["rmsnorm_linear"] == "cublas"  # the ops' default
+    assert "backward plan 'cublas'" in rep.matches[0].train
     real_route, in_bwd, plans = training.route, [False], []
 
     def route(op, t):
@@ -236,7 +236,7 @@ def test_fused_plan_uses_the_ops_backward_plan(monkeypatch):
     monkeypatch.setattr(training, "prenorm_backward", prenorm_backward)
     R = torch.randn(2, 5, om.H)
     (stock(x) * R).sum().backward()
-    for plan in ("fused", "cublas"):
+    for plan in ("cublas", "fused"):
         monkeypatch.setitem(training.PRENORM_BWD_PLAN, "rmsnorm_linear", plan)
         for p in model.parameters():
             p.grad = None
@@ -252,8 +252,8 @@ def test_fused_plan_uses_the_ops_backward_plan(monkeypatch):
         for n, p in stock.named_parameters():
             assert _rel(got[n].grad, p.grad) < 1e-5, (plan, n)
     _, rep = _optimize(copy.deepcopy(stock), (x,), train="fused")
-    assert "backward plan 'cublas'" in rep.matches[0].train
-    assert "now rmsnorm_linear 'cublas', layernorm_linear 'fused'" in str(rep)
+    assert "backward plan 'fused'" in rep.matches[0].train  # (as the loop left it)
+    assert "now rmsnorm_linear 'fused', layernorm_linear 'cublas'" in str(rep)
 
 
 # ---------------------------------------------------------------------------------------------

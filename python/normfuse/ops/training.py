@@ -419,11 +419,16 @@ def _empty(x: Tensor) -> Tensor:
 #   kernel, Triton's sm_90 GEMM lowering: 3.4x cuBLAS's dX GEMM time on the H200, NOTES);
 # - "cublas": dn = dY W on cuBLAS (bf16 out, fp32 accumulate), then the norm-backward kernel
 #   without the GEMM (the post-norm ops' "row" tiling), which also writes n.
-# Per op; NORMFUSE_PRENORM_BWD overrides ("cublas", or "rmsnorm_linear:cublas,..."). The default
-# stays "fused": the first H200 run of both (2026-12-01, `python -m normfuse.repro.bench_ops --part
-# plans`, bench/results/2026-12-01/gpu-run2/ops.md) found no plan faster at every shape.
+# Per op; NORMFUSE_PRENORM_BWD overrides ("fused", or "rmsnorm_linear:fused,..."). The default is
+# "cublas": the backward kernels alone on the H200 (2026-12-01 session 5, `bench/dx_lowered.py`,
+# do_bench with L2 flushed, RMSNorm; bench/results/2026-12-01/session5/dx), ms and / cuBLAS's dX
+# GEMM alone: 262144 x 1024 x 1024: "cublas" 1.515 (1.84x), "fused" 2.609 (3.18x), the fused
+# kernel lowered by hopper-ws (LOWERED_DX) 1.658-1.955 (2.02-2.38x); 8192 x 2048 x 2048:
+# 0.149 (1.59x), 0.294 (3.13x), 0.162-0.194 (1.73-2.07x). (The first comparison, fwd + bwd at
+# T = 8192, gpu-run2/ops.md, was host-bound and ranked the plans either way.) LayerNorm's plans
+# were not timed separately; its fused kernel carries one row sum more.
 PRENORM_BWD_PLANS = ("fused", "cublas")
-PRENORM_BWD_PLAN = {"rmsnorm_linear": "fused", "layernorm_linear": "fused"}
+PRENORM_BWD_PLAN = {"rmsnorm_linear": "cublas", "layernorm_linear": "cublas"}
 
 
 def _plans_from_env(value: Optional[str]) -> None:

