@@ -16,6 +16,7 @@ kernel, two launches bitwise equal.
 from __future__ import annotations
 
 import functools
+import os
 import re
 
 import pytest
@@ -27,6 +28,7 @@ from normfuse.kernels import backward  # noqa: E402
 from normfuse.reference import rel_err  # noqa: E402
 from normfuse.testing import lower_ir, rel_diff, run_ir, run_lowered, ttir_of  # noqa: E402
 
+SWEEP = os.environ.get("NORMFUSE_LOWERED_SWEEP") == "1"
 TOL = 2e-2      # lowered vs naive, max |diff| / max |naive| (bf16 outputs)
 REF_TOL = 1e-2  # naive vs fp64, Frobenius
 PAD = 8         # x is a view with row stride N + PAD
@@ -205,6 +207,21 @@ def test_pingpong_64_row_tiles():
                             passes="hopper-ws{post-norm=true,schedule=pingpong}")
     assert lw.plan.config.schedule == "pingpong"
     assert runs[0].info.agents == 6 * 3
+
+
+@pytest.mark.skipif(not SWEEP, reason="NORMFUSE_LOWERED_SWEEP=1")
+@pytest.mark.parametrize("N", [64, 120, 128, 200, 256, 264, 520, 600, 1000, 1024, 1544])
+def test_sweep_over_n(N):
+    """Every N (one to 13 tiles of 128, ragged or not) x RMSNorm / LayerNorm x the ops' two
+    tilings x (a wave of T programs over 2 row blocks, 3T + 1 programs over 3 row blocks): 88
+    runs, about 2.5 minutes (bench/results/2026-12-01/dx-lowered/sweep_over_n.txt)."""
+    pp = "hopper-ws{post-norm=true,schedule=pingpong}"
+    for kind in ("rms", "ln"):
+        for BM, passes in ((128, DX), (64, pp)):
+            tiles = -(-N // 128)
+            for M, progs in ((BM * 2 - 20, tiles), (BM * 3 + 7, 3 * tiles + 1)):
+                _check(kind, N, BM, 128, 64, M, 72 if N % 2 else 136, progs, passes=passes,
+                       mean=2.0 if kind == "ln" else 0.0)
 
 
 @pytest.mark.parametrize("kind", ["rms", "ln"])

@@ -464,7 +464,11 @@ def ttir_of(fn, signature: dict, constexprs: dict, *, num_warps: int = 4,
     backend, _, arch = target.partition(":")
     with _hook_lock:
         prev = knobs.runtime.add_stages_inspection_hook
+        prev_always = knobs.compilation.always_compile
         knobs.runtime.add_stages_inspection_hook = hook
+        # a kernel a full compilation put in Triton's cache (the lit inputs' generators compile
+        # the same kernels) would come back from the cache without running the stages
+        knobs.compilation.always_compile = True
         try:
             triton.compile(ASTSource(fn, signature, constexprs=constexprs),
                            target=GPUTarget(backend, int(arch), 32), options={"num_warps": num_warps})
@@ -472,4 +476,5 @@ def ttir_of(fn, signature: dict, constexprs: dict, *, num_warps: int = 4,
             return c.text
         finally:
             knobs.runtime.add_stages_inspection_hook = prev
+            knobs.compilation.always_compile = prev_always
     raise InterpreterError(f"{getattr(fn, '__name__', fn)}: Triton produced no TTIR stage")
