@@ -154,6 +154,7 @@ def _check(kind, N, BM, BN, BR, M, R, programs, *, passes=DX, seeds=(0,), mean=0
 # Numerics: lowered vs naive vs fp64
 # ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # (the default run keeps the other shapes; `pytest -m slow`)
 def test_rmsnorm_dx_three_tiles_per_row():
     """RMSNorm as the pre-norm op launches it (g, the dg partials, n stored for dW): M = 300 (the
     last row block 44 rows), N = 600 (3 N tiles, the last 88 columns), R = 136 (the last R step
@@ -200,6 +201,7 @@ def test_layernorm_dx_two_row_sums_and_dbeta():
     assert plan.config.row_exchange == 2 and len(plan.side.results) == 2
 
 
+@pytest.mark.slow  # (the default run keeps the other shapes; `pytest -m slow`)
 def test_pingpong_64_row_tiles():
     """The ping-pong schedule at 64 x 256 (two consumers, each with its own staging tile for x
     and the outputs): M = 200 (4 row blocks of 64, the last 8 rows), N = 600, R = 72; 6 programs."""
@@ -224,7 +226,7 @@ def test_sweep_over_n(N):
                        mean=2.0 if kind == "ln" else 0.0)
 
 
-@pytest.mark.parametrize("kind", ["rms", "ln"])
+@pytest.mark.parametrize("kind", ["rms", pytest.param("ln", marks=pytest.mark.slow)])
 def test_silu_between_the_norm_and_the_gemm(kind):
     """ACT = 1 (du times SiLU'(n), n = xhat g + beta: the regrouped post-norm block's form, here
     without its residual gradient): EPI reads x too; the lowered kernel against the naive kernel
@@ -325,7 +327,8 @@ def test_refused_forms_name_the_blocker():
 
 @pytest.mark.parametrize("kind,BM,BN,passes", [
     ("rms", 128, 128, DX), ("ln", 128, 128, DX),
-    ("rms", 64, 128, "hopper-ws{post-norm=true,schedule=pingpong}")])
+    pytest.param("rms", 64, 128, "hopper-ws{post-norm=true,schedule=pingpong}",
+                 marks=pytest.mark.slow)])
 def test_lowered_dx_kernel_registers(kind, BM, BN, passes):
     """The op's tiles (coop 128 x 128, ping-pong 64 x 128) at N = 1024, R = 1024 (EVEN_R): the
     consumers hold du (fp32) and x across the epilogue, then du in bf16 and x across the
@@ -384,7 +387,7 @@ def test_switch_launches_the_lowered_kernel_on_the_stand_in_driver():
     assert dg.shape == (600,) and db is None
 
 
-@pytest.mark.parametrize("kind", ["rms", "ln"])
+@pytest.mark.parametrize("kind", ["rms", pytest.param("ln", marks=pytest.mark.slow)])
 def test_switch_end_to_end_in_the_interpreter(kind, monkeypatch):
     """training.norm_backward(lowered='coop') on CPU tensors with the stand-in driver, the lowered
     launch run by the interpreter (the lowering's own host binding on 6 programs): dx, dg (the

@@ -476,30 +476,35 @@ def test_sweep_post_table_has_the_compiled_block():
 
 
 def test_eager_configurations_are_timed_interleaved(monkeypatch):
-    """run_model(interleave=True): the eager configurations are built and checked first, then
-    timed call by call in turn; every record gets the median and quartiles of its calls, and
-    keeps no call or scope (the records go to JSON)."""
+    """run_model(interleave=True): every configuration is built (compiled) and checked first,
+    then all are timed call by call in turn; every record gets the median and quartiles of its
+    calls and keeps no call, scope or counter (the records go to JSON); the compiled one counts
+    no recompile over the interleaved calls."""
     import warnings
-    monkeypatch.setattr(M, "EAGER_CALLS", {"prefill": 5, "train": 3})
+    monkeypatch.setattr(M, "INTERLEAVED_CALLS", {"prefill": 5, "train": 3})
     logs = []
     order = []
     real = M._forward
     monkeypatch.setattr(M, "_forward", lambda f, ids: (order.append(id(f)), real(f, ids))[1])
+    configs = ("stock", "normfuse", "normfuse+compile")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        recs, _ = M.run_model(M.tiny_spec("llama"), configs=("stock", "normfuse"), device="cpu",
-                              modes=("prefill",), log=logs.append, interleave=True)
+        recs, _ = M.run_model(M.tiny_spec("llama"), configs=configs, device="cpu",
+                              backend="eager", modes=("prefill",), log=logs.append,
+                              interleave=True)
     ok = [r for r in recs if r["status"] == "ok"]
-    assert {r["config"] for r in ok} == {"stock", "normfuse"}
+    assert {r["config"] for r in ok} == set(configs)
     for r in ok:
         c = r["calls_ms"]
         assert c["n"] == 5 and c["q1"] <= c["median"] <= c["q3"]
         assert abs(r["ms"] - c["median"]) < 1e-3
-        assert "_call" not in r and "_scope" not in r
+        assert "_call" not in r and "_scope" not in r and "_counter" not in r
+    comp = next(r for r in ok if r["compiled"])
+    assert comp["graphs"] == 1 and comp["graph_breaks"] == 0 and comp["recompiles"] == 0
     json.dumps(recs)
-    # the last 10 forwards alternate between the two models
-    tail = order[-10:]
-    assert len(set(tail)) == 2 and all(a != b for a, b in zip(tail, tail[1:]))
+    # the last 15 forwards go round the three models (the compiled one kept compiled)
+    tail = order[-15:]
+    assert len(set(tail)) == 3 and all(a != b for a, b in zip(tail, tail[1:]))
     # the timing runs after every configuration was built: its lines come last
     timed = [i for i, line in enumerate(logs) if "interleaved calls" in line]
     built = [i for i, line in enumerate(logs) if "(timed in rounds)" in line]

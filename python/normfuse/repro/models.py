@@ -61,11 +61,12 @@ Modes and what is measured, per configuration:
 
     ms         median of triton.testing.do_bench (warmup 25 ms, rep 100 ms prefill, 200 ms
                train) after two warm-up calls (torch.compile's compilation is in the first);
-               eager configurations on a GPU: built and checked one after another, then timed
-               interleaved call by call (EAGER_CALLS: each call synchronized and timed with the
-               host clock), ms the median and `calls_ms` the quartiles (the H200 machine's host
-               speed drifts 2x within a minute and eager models are host-bound here); on a CPU
-               a median of three wall-clock calls (meaningless as a speed)
+               on a GPU every configuration of a model is built, compiled and checked first, then
+               all are timed interleaved call by call (INTERLEAVED_CALLS: each call
+               synchronized and timed with the host clock), ms the median and `calls_ms` the
+               quartiles (the H200 machine's host speed drifts 2x within a minute and eager
+               models are host-bound here); on a CPU a median of three wall-clock calls
+               (meaningless as a speed)
     err        ||h - h32||_F / ||h32||_F of the last hidden state against the fp32 copy of the
                stock model on the same inputs; train: also of the gradients of two parameters of
                layer 0 (the first norm's weight and a GEMM weight fed by a norm)
@@ -591,15 +592,15 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
             modes=("prefill", "train"), log=print, warm=False,
             defer: bool = False) -> tuple[list, dict]:
     """Records of configuration `cfg` for each mode, and the build info (optimize report...).
-    `warm`: run each mode twice and nothing else (the warm-up children). `defer` (eager
-    configurations only): leave the timing to the caller: each record keeps its call in
-    "_call" and the context it must run in (Liger's patches) in "_scope" (see
-    `time_interleaved`)."""
+    `warm`: run each mode twice and nothing else (the warm-up children). `defer`: leave the
+    timing to the caller: each record keeps its call in "_call", the context it must run in
+    (the model's mode, Liger's patches) in "_scope" and a compiled configuration's counter in
+    "_counter"; the compiled model is kept (no Dynamo reset; see `time_interleaved`)."""
     import torch
     info: dict = {}
     recs = []
     modes = [m for m in modes if m in cfg.modes]
-    defer = defer and not cfg.compiled and not warm
+    defer = defer and not warm
     scope = liger_scope(spec.family) if cfg.liger else contextlib.nullcontext()
     with scope as patches:
         model = build_configuration(spec, cfg, sd, device, dtype, info)
@@ -648,9 +649,12 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
                 rec["_call"] = call
                 rec["_scope"] = functools.partial(_deferred_scope, model, mode == "train",
                                                   patches, taken)
+                if counter is not None:  # recompiles: counted after the interleaved calls
+                    rec["_counter"] = counter
                 recs.append(rec)
-                log(f"  {spec.name:12s} {cfg.name:24s} {mode:7s} (timed in rounds)  err "
-                    f"{rec['err']:.2e}")
+                log(f"  {spec.name:12s} {cfg.name:24s} {mode:7s} (timed interleaved)  err "
+                    f"{rec['err']:.2e}" + (f"  graphs {rec['graphs']} breaks "
+                                            f"{rec['graph_breaks']}" if counter else ""))
                 continue
             rec["ms"] = _time(call, device, REP_MS[mode])
             if counter is not None:
@@ -663,7 +667,7 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
             p.grad = None
         if not defer:  # (deferred calls hold f, model and params)
             del f, model, params, refs
-    if cfg.compiled:
+    if cfg.compiled and not defer:  # (deferred: after the interleaved calls, `run_model`)
         import torch._dynamo
         torch._dynamo.reset()
     return recs, info
@@ -682,8 +686,9 @@ def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="ind
               modes=("prefill", "train"), log=print,
               interleave: bool | None = None) -> tuple[list, dict]:
     """Every configuration of one model: (records, per-model info). With `interleave` (the
-    default on a GPU) the eager configurations are timed at the end, interleaved call by call
-    (`time_interleaved`, EAGER_CALLS); without (the CPU default) each as it is measured."""
+    default on a GPU) the configurations are timed at the end, interleaved call by call
+    (`time_interleaved`, INTERLEAVED_CALLS); without (the CPU default) each as it is
+    measured."""
     if interleave is None:
         interleave = str(device).startswith("cuda")
     import torch
@@ -728,33 +733,39 @@ def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="ind
         if info:
             minfo["configs"][cfg.name] = info
     time_interleaved(records, device, log)
+    if interleave and any(r.get("compiled") for r in records):
+        import torch._dynamo
+        torch._dynamo.reset()
     _ratios(records)
     minfo["seconds"] = round(time.time() - t0, 1)
     return records, minfo
 
 
-# Eager configurations are timed call by call, interleaved: on the H200 machine the host's speed
+# Configurations are timed call by call, interleaved: on the H200 machine the host's speed
 # drifts by up to 2x within a minute and jitters from call to call
 # (bench/results/2026-12-01/session5: Llama's stock eager forward 6.5 ms of host time for 60
 # forwards, then 3.5 ms; BERT's eager prefill measured 2.6-4.5 ms in five do_bench rounds of the
-# same model), and the eager models are host-bound at these sizes. So every deferred
-# configuration runs one call in turn, EAGER_CALLS[mode] times, each call synchronized before
-# and after and timed with the host clock (its wall time: the host's launches and the GPU's work
-# until the last kernel ends); ms is the median, `calls_ms` the quartiles.
-EAGER_CALLS = {"prefill": 60, "train": 20}
+# same model; GPT-2's compiled normfuse prefill 3.4-4.9 ms in three runs), and the eager models
+# (and compiled graphs that call Python ops) are host-bound in a slow phase. So every
+# configuration of a model is built, compiled and checked first (compiled ones kept: no Dynamo
+# reset until the model is done), then each runs one call in turn, INTERLEAVED_CALLS[mode]
+# times, each call synchronized before and after and timed with the host clock (its wall time:
+# the host's launches and the GPU's work until the last kernel ends); ms is the median,
+# `calls_ms` the quartiles. Recompiles of a compiled configuration are counted over those calls.
+INTERLEAVED_CALLS = {"prefill": 60, "train": 20}
 
 
 def time_interleaved(records, device, log=print) -> None:
     """Time the records `measure(defer=True)` left untimed, interleaved call by call (see
-    EAGER_CALLS)."""
+    INTERLEAVED_CALLS)."""
     pending = [r for r in records if "_call" in r]
     if not pending:
         return
     times = {id(r): [] for r in pending}
-    n = max(EAGER_CALLS[r["mode"]] for r in pending)
+    n = max(INTERLEAVED_CALLS[r["mode"]] for r in pending)
     for i in range(n):
         for r in pending:
-            if i >= EAGER_CALLS[r["mode"]]:
+            if i >= INTERLEAVED_CALLS[r["mode"]]:
                 continue
             with r["_scope"]():
                 _sync(device)
@@ -764,6 +775,9 @@ def time_interleaved(records, device, log=print) -> None:
                 times[id(r)].append((time.perf_counter() - t0) * 1e3)
     for r in pending:
         del r["_call"], r["_scope"]
+        counter = r.pop("_counter", None)
+        if counter is not None:
+            r["recompiles"] = counter.since_mark()["graphs"]
         ts = sorted(times[id(r)])
         r["ms"] = statistics.median(ts)
         q = statistics.quantiles(ts, n=4) if len(ts) > 1 else [ts[0]] * 3
@@ -771,7 +785,8 @@ def time_interleaved(records, device, log=print) -> None:
                          "q3": round(q[2], 4)}
         log(f"  {r['model']:12s} {r['config']:24s} {r['mode']:7s} {r['ms']:9.3f} ms  (median of "
             f"{len(ts)} interleaved calls, quartiles {r['calls_ms']['q1']:.3f} - "
-            f"{r['calls_ms']['q3']:.3f})")
+            f"{r['calls_ms']['q3']:.3f})" + (f"  recompiles {r['recompiles']}"
+                                            if "recompiles" in r else ""))
 
 
 def _ratios(records) -> None:
