@@ -507,7 +507,7 @@ def test_eager_configurations_are_timed_interleaved(monkeypatch):
     assert len(set(tail)) == 3 and all(a != b for a, b in zip(tail, tail[1:]))
     # the timing runs after every configuration was built: its lines come last
     timed = [i for i, line in enumerate(logs) if "interleaved calls" in line]
-    built = [i for i, line in enumerate(logs) if "(timed in rounds)" in line]
+    built = [i for i, line in enumerate(logs) if "(timed interleaved)" in line]
     assert timed and built and min(timed) > max(built)
 
 
