@@ -251,6 +251,7 @@ class _Matcher:
         self.row_stats: list[tuple[int, Value, str]] = []
         self.col_sums: list[tuple[int, P.ColumnSums]] = []
         self.res = self.res_load = None  # a post-norm's residual tile, read by TMA (`_residual`)
+        self.fin_loads: list[Op] = []  # a norm backward's tiles read by FIN alone (pointer loads)
         self.post = None  # a post-norm's two passes over the row's N tiles (`_two_passes`)
         # a norm backward's side outputs (`_side_hooks`): a second output tile, 1-D stores
         self.aux_hook = self.aux_out = self.side_hook = None
@@ -1894,6 +1895,9 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
             notes.append(("the residual tile" if epi_only else
                           "the input tile (read in both passes over the row)")
                          + " loaded by TMA into the output's staging tile during the k-loop")
+            if m.fin_loads:
+                notes.append(f"{len(m.fin_loads)} tile(s) read by the normalizing loop alone (a "
+                             "residual gradient added to dx) loaded with pointers in FIN")
         # a norm backward: the input tile is read after EPI too (by the row sums, the side
         # outputs, the normalizing loop); the template then holds the tile across the exchange
         # rounded to the output type, as the naive kernel reloads it, and FIN reads it so
@@ -2009,15 +2013,24 @@ def _residual(m: _Matcher, v: Value):
         forms = None if post is None else (Forms(post.loop1, post.loop2) if post.loop1 is not None
                                            else Forms(m.loop))
         a0 = LoadOp(load)
-        for ld in loads[1:]:
+
+        def same_tile(ld):
             a = LoadOp(ld)
-            if forms is None or len(a.address) != len(a0.address) or not all(
-                    (x is None and y is None) or (x is not None and y is not None
-                                                  and forms.equal(x, y))
-                    for x, y in zip(a.address, a0.address)) or \
-                    (a.other is None) != (a0.other is None) or \
-                    (a.other is not None and not is_zero_constant(a.other)):
-                return f"{len(loads)} tiles of other matrices"
+            return not (forms is None or len(a.address) != len(a0.address) or not all(
+                (x is None and y is None) or (x is not None and y is not None
+                                              and forms.equal(x, y))
+                for x, y in zip(a.address, a0.address)) or
+                (a.other is None) != (a0.other is None) or
+                (a.other is not None and not is_zero_constant(a.other)))
+        others = [ld for ld in loads[1:] if not same_tile(ld)]
+        # a norm backward (x read again by the normalizing loop): a tile that only the
+        # normalizing loop reads (a residual gradient added to dx) stays a pointer load of FIN
+        backward = any(not post.before_s1(ld) for ld in loads if ld not in others) \
+            if post is not None else False
+        if others and not (backward and all(not post.before_s1(ld) for ld in others)):
+            return f"{len(loads)} tiles of other matrices"
+        loads = [ld for ld in loads if ld not in others]
+        m.fin_loads = others
     info = LoadOp(load)
     if info.other is not None and not is_zero_constant(info.other):
         return "its masked lanes are not zero (TMA fills zeros)"
