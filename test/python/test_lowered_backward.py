@@ -496,6 +496,61 @@ def test_switch_end_to_end_in_the_interpreter(kind, monkeypatch):
         assert rel_err(t, r) < 5e-3, (what, rel_err(t, r))
 
 
+def test_switch_takes_the_blocks_regrouped_kernel(monkeypatch):
+    """With LOWERED_DX set, the call the post-norm block's backward makes (`_mlp_bwd_impl`:
+    norm1's backward behind linear 2's dX GEMM, SiLU' (act=1), no n stored, beta for LayerNorm)
+    launches the lowered template on the stand-in driver: four tensor maps (dY, W, DX, x), the
+    whole-rows grid; with a residual gradient too (pointer loads: still four maps). (Off, the
+    default pipeline runs: the block's tests in test_backward_ops.py.)"""
+    import warnings
+    from normfuse.ops import training as tr
+    from normfuse.testing.fake_driver import FakeTensorMap, fused_on_cpu
+    dy, w, x, rstd, mu, g, beta = _op_case("rms", 300, 136, 600)
+    dres = torch.randn(300, 600).bfloat16()
+    monkeypatch.setattr(tr, "LOWERED_DX", "coop")
+    for d in (None, dres):
+        with fused_on_cpu() as drv, warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # no fallback
+            tr.norm_backward(dy, w, x, rstd, mu, g, beta, d, is_ln=False, act=1,
+                             op="postnorm_mlp")
+        assert len(drv.launches) == 1
+        launch = drv.launches[0]
+        assert sum(isinstance(a, FakeTensorMap) for a in launch) == 4, d is not None
+        assert tuple(launch[:3]) == (15, 1, 1)
+
+
+@pytest.mark.parametrize("kind", ["rms", pytest.param("ln", marks=pytest.mark.slow)])
+def test_switch_silu_and_dres_end_to_end_in_the_interpreter(kind, monkeypatch):
+    """training.norm_backward(act=1, dres, lowered='coop') on CPU tensors, the lowered launch run
+    by the interpreter (6 programs): dx, dg, dbeta against fp64 autograd through SiLU plus dres
+    (M = 300, R = 136, N = 600: ragged)."""
+    from backward_common import _norm_bwd_ref
+    from normfuse.lowering.launch import LoweredLaunch
+    from normfuse.ops import training as tr
+    from normfuse.testing import lowered_launch
+    from normfuse.testing.fake_driver import fused_on_cpu
+    ran = []
+
+    def interpret(self, args, grid=None):
+        b = lowered_launch(self, list(args), programs=6)
+        run_ir(self.kernel.asm["ttgir"], b.args, b.grid, seed=0)
+        ran.append(b.grid)
+    dy, w, x, rstd, mu, g, beta = _op_case(kind, 300, 136, 600)
+    gen = torch.Generator().manual_seed(5)
+    dres = (0.02 * torch.randn(300, 600, generator=gen)).bfloat16()
+    with fused_on_cpu():
+        monkeypatch.setattr(LoweredLaunch, "__call__", interpret)
+        dx, dg, db = tr.norm_backward(dy, w, x, rstd, mu, g, beta, dres, is_ln=kind == "ln",
+                                      act=1, lowered="coop")
+    assert ran == [(6, 1, 1)]
+    rdx, rdg, rdb = _norm_bwd_ref(dy.double() @ w.double(), x, g, beta, kind == "ln", 1)
+    assert not torch.isnan(dx.float()).any()
+    assert rel_err(dx, rdx + dres.double()) < 5e-3
+    assert rel_err(dg, rdg) < 1e-4
+    if kind == "ln":
+        assert rel_err(db, rdb) < 1e-4
+
+
 def test_switch_falls_back_to_the_default_pipeline(monkeypatch):
     """A lowering that raises (an option hopper-ws refuses) and a kernel the pass does not lower
     (plain hopper-ws: a post-norm's two passes are not lowered by default) cost a RuntimeWarning
@@ -605,3 +660,47 @@ def test_gpu_training_step_with_the_switch(monkeypatch):
     got = grads(torch.bfloat16, True)
     for a, b0, r in zip(got, base, ref):
         assert rel_err(a, r) <= 1.5 * rel_err(b0, r) + 1e-3, (rel_err(a, r), rel_err(b0, r))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layernorm", [False, True], ids=["rms", "ln"])
+@pytest.mark.parametrize("schedule", ["coop", "pingpong"])
+@pytest.mark.parametrize("D,H,Mx", [(256, 520, 1000), (1024, 2048, 4096), (512, 120, 2000)],
+                         ids=["256x520", "1024x2048", "512x120-one-tile"])
+def test_gpu_block_with_the_switch(D, H, Mx, schedule, layernorm, monkeypatch):
+    """ops.postnorm_mlp's training step with LOWERED_DX = schedule: the regrouped kernel (norm1's
+    backward with SiLU' behind linear 2's dX GEMM) runs lowered (no fallback warning); every
+    gradient against fp64 autograd within 1.5x the default pipeline's error (+1e-3), close to the
+    default pipeline's, and two backward passes bitwise equal."""
+    import warnings
+    import normfuse
+    from backward_common import _grads, _mlp_params, mlp_reference
+    from normfuse.ops import training as tr
+    names = ["w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
+    gen = torch.Generator().manual_seed(D + H)
+    p = _mlp_params(gen, D, H, layernorm, device="cuda")
+    x = torch.randn(Mx, D, generator=gen).bfloat16().cuda()
+    dout = torch.randn(Mx, D, generator=gen).bfloat16().cuda()
+    ts = [x] + [p[n] for n in names]
+    ours = lambda x, *ps: normfuse.ops.postnorm_mlp(x, *ps, 1e-6, layernorm=layernorm)  # noqa: E731
+    ref = _grads(lambda x, *ps: mlp_reference(x, *ps, 1e-6, layernorm),
+                 [t.double() if t is not None else None for t in ts], dout)[1]
+    monkeypatch.setattr(tr, "LOWERED_DX", None)
+    base = _grads(ours, ts, dout)[1]
+    monkeypatch.setattr(tr, "LOWERED_DX", schedule)
+    runs = []
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # the lowered kernel, no fallback
+            runs.append(_grads(ours, ts, dout)[1])
+    for n, a, b in zip(["x"] + names, runs[0], runs[1]):
+        if a is not None:
+            assert torch.equal(a, b), n
+    for n, a, b0, r in zip(["x"] + names, runs[0], base, ref):
+        if r is None:
+            assert a is None, n
+            continue
+        assert torch.isfinite(a).all(), n
+        e, e0 = rel_err(a, r), rel_err(b0, r)
+        assert e <= 1.5 * e0 + 1e-3, (n, e, e0)
+        assert rel_diff(b0.float().cpu(), a.float().cpu()) < TOL, (n, rel_diff(b0.float().cpu(), a.float().cpu()))
