@@ -114,8 +114,12 @@ value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
    row block: the lowered kernel's row block is the naive kernel's program, same BM). The input
    x, read at the output tile's place by loop 1 (xhat for the row sums, n, the partials) and
    again by loop 2 (the same address and mask, trip by trip), is one TMA tile (`res`) that every
-   hook after the k-loop reads; side outputs without it (a second [BM, BN] tile read besides x,
-   e.g. a residual gradient) are refused. FIN reads the tile rounded to the output type, as the
+   hook after the k-loop reads; side outputs without it are refused. A second [BM, BN] tile that
+   the normalizing loop alone reads (a residual gradient added to dx: the regrouped post-norm
+   block's form) stays a pointer load, translated into FIN (it is read once per tile, after the
+   exchange; measured at coop 128 x 128, N = R = 1024: +4 bytes of spills a thread against the
+   same kernel without it, no TMA descriptor or staging tile added); a second tile read by the
+   first pass is refused (only x comes by TMA). FIN reads the tile rounded to the output type, as the
    naive kernel's reload does (the row sums and side outputs use the fp32 tile, as it does): du
    and x are held across the exchange in 16 bits (at 128 x 256 du in fp32, x and g's column
    slice do not fit the consumer's 232 registers: the ops take 128 x 128). A row of one N tile
@@ -1993,7 +1997,9 @@ def _residual(m: _Matcher, v: Value):
     the row: by its row sums, its side outputs and its normalizing loop), as (the loads of it,
     TileOperand) for the template's TMA; None when there is none; the reason (a string) when it
     cannot be read by TMA. Every load must read the same tile: a load of the normalizing loop the
-    same address and mask, trip by trip, as one of the GEMM's loop."""
+    same address and mask, trip by trip, as one of the GEMM's loop; except, in a norm backward
+    (x read by both passes), loads of other tiles by the normalizing loop alone (a residual
+    gradient): they stay pointer loads of FIN (`m.fin_loads`, for the remark)."""
     loads = _tile_loads(m, [v], set())
     post = m.post
     if post is not None:
