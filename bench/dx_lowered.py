@@ -3,12 +3,15 @@ dX GEMM alone and the ops' current dX kernel (the cluster pipeline).
 
     PYTHONPATH=python python3 bench/dx_lowered.py [--cells blog|model|262144x1024x1024,...]
         [--norm rms|ln|both] [--variants coop,coop-s4,pingpong,coop256] [--out DIR]
+        [--form prenorm|block|block-dres]
 
 A cell M x K x N is the pre-norm op's shape (x [M, K], W [N, K]): its dX GEMM is dY [M, N] @ W
 [N, K] -> [M, K], followed by the norm backward over each row of K (the row sums, the rescale,
 the dg (dbeta) column partials, n = xhat g (+ beta) stored for dW). Default cells: the blog's
 262144 x 1024 x 1024 and the model shape T = 8192, K = N = 2048 (`--cells blog`: the nine blog
-cells, K, N in {512, 1024, 2048}).
+cells, K, N in {512, 1024, 2048}). `--form block`: the post-norm block's regrouped kernel
+instead (`ops.training._mlp_bwd_impl`: SiLU' of n between the norm and the GEMM, no n stored;
+K is the block's hidden H, N its D); `block-dres`: plus a residual gradient added to dx.
 
 Timed (triton.testing.do_bench, median, L2 flushed before each call), each in ms and as a ratio
 to cuBLAS's dX GEMM:
@@ -70,25 +73,29 @@ def _rel(a, b) -> float:
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
 
 
-def run_cell(kind, M, K, N, variants, do_bench):
+def run_cell(kind, M, K, N, variants, do_bench, form="prenorm"):
     import torch
     from normfuse.ops import training as tr
     dy, w, x, rstd, mu, g, beta = _case(kind, M, K, N)
     is_ln = kind == "ln"
-    xn = torch.empty_like(x)
-    row = {"kind": kind, "M": M, "K": K, "N": N, "ms": {}, "checks": {}}
+    block = form.startswith("block")
+    act = 1 if block else 0
+    dres = (0.02 * torch.randn_like(x)) if form == "block-dres" else None
+    xn = None if block else torch.empty_like(x)
+    row = {"kind": kind, "M": M, "K": K, "N": N, "form": form, "ms": {}, "checks": {}}
 
     def default():
-        return tr.norm_backward(dy, w, x, rstd, mu, g, beta, None, is_ln=is_ln, xn_out=xn,
-                                lowered="")
+        return tr.norm_backward(dy, w, x, rstd, mu, g, beta, dres, is_ln=is_ln, xn_out=xn,
+                                act=act, lowered="")
 
     def cublas_norm():
         dn = torch.mm(dy, w)
-        return tr.norm_backward(dn, None, x, rstd, mu, g, beta, None, is_ln=is_ln, xn_out=xn,
-                                lowered="")
+        return tr.norm_backward(dn, None, x, rstd, mu, g, beta, dres, is_ln=is_ln, xn_out=xn,
+                                act=act, lowered="")
 
     fns = {"cublas": lambda: torch.mm(dy, w), "cublas+norm": cublas_norm, "default": default}
-    ref = [t.clone() if t is not None else None for t in default()] + [xn.clone()]
+    ref = [t.clone() if t is not None else None for t in default()] + [
+        xn.clone() if xn is not None else None]
     for v in variants:
         sched = "pingpong" if v.startswith("pingpong") else "coop"
         cfg = tr.lowered_dx_config(sched, 256 if v == "coop256" else 128)
@@ -97,9 +104,9 @@ def run_cell(kind, M, K, N, variants, do_bench):
         def lowered(sched=sched, cfg=cfg, stages=stages, out=None):
             tr.LOWERED_DX_STAGES = stages
             try:
-                return tr.norm_backward(dy, w, x, rstd, mu, g, beta, None, is_ln=is_ln,
-                                        xn_out=xn if out is None else out, lowered=sched,
-                                        config=cfg)
+                return tr.norm_backward(dy, w, x, rstd, mu, g, beta, dres, is_ln=is_ln,
+                                        xn_out=xn if out is None or xn is None else out,
+                                        act=act, lowered=sched, config=cfg)
             finally:
                 tr.LOWERED_DX_STAGES = 0
         try:
@@ -109,12 +116,12 @@ def run_cell(kind, M, K, N, variants, do_bench):
                 with warnings.catch_warnings():
                     warnings.simplefilter("error", RuntimeWarning)  # a fallback fails the variant
                     dx, dg, db = lowered(out=out)
-                runs.append([dx, dg, db, out])
+                runs.append([dx, dg, db, out if xn is not None else None])
             torch.cuda.synchronize()
             same = all(a is None or torch.equal(a, b) for a, b in zip(runs[0], runs[1]))
             nan = any(t is not None and bool(torch.isnan(t.float()).any()) for t in runs[0])
             diffs = {n: _rel(a, b) for n, a, b in zip(("dx", "dg", "dbeta", "n"), runs[0], ref)
-                     if a is not None}
+                     if a is not None and b is not None}
             ok = same and not nan and max(diffs.values()) < 2e-2
             row["checks"][v] = {"bitwise_repeatable": same, "nan": nan, "rel_diff_vs_default": diffs,
                                 "ok": ok}
@@ -135,6 +142,7 @@ def main(argv=None):
     ap.add_argument("--norm", default="rms", choices=("rms", "ln", "both"))
     ap.add_argument("--variants", default="coop,coop-s4,pingpong,coop256")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "dx-lowered"))
+    ap.add_argument("--form", default="prenorm", choices=("prenorm", "block", "block-dres"))
     args = ap.parse_args(argv)
     import torch
     import triton
@@ -148,7 +156,7 @@ def main(argv=None):
     t0 = time.time()
     for kind in kinds:
         for M, K, N in _cells(args.cells):
-            row = run_cell(kind, M, K, N, variants, do_bench)
+            row = run_cell(kind, M, K, N, variants, do_bench, args.form)
             rows.append(row)
             print(json.dumps(row), flush=True)
     os.makedirs(args.out, exist_ok=True)
@@ -157,7 +165,8 @@ def main(argv=None):
     with open(os.path.join(args.out, "dx_lowered.json"), "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
     names = ["cublas", "cublas+norm", "default"] + variants
-    lines = [f"# dX kernel lowered by hopper-ws ({meta['device']}, {meta['seconds']:.0f} s)", "",
+    lines = [f"# dX kernel lowered by hopper-ws, form {args.form} ({meta['device']}, "
+             f"{meta['seconds']:.0f} s)", "",
              "ms (x cuBLAS's dX GEMM); a variant that failed its checks shows its reason below.", "",
              "| norm | M x K x N | " + " | ".join(names) + " |",
              "|---|---|" + "---:|" * len(names)]

@@ -12,7 +12,8 @@ What it compiles (ahead of time for sm_90, no GPU):
   N != K that pick each tile config of `kernels/configs.py` that the template takes;
 - the GEMM kernels the hopper-ws tests and lit inputs write by hand (2-D grid, offsets, a bias);
 - the post-norm ops' lowered kernels (`post_configs`) and the training dX kernel under
-  hopper-ws{post-norm=true} (`dx_configs`).
+  hopper-ws{post-norm=true} (`dx_configs`: the pre-norm ops' form, and the post-norm block's
+  with SiLU' and a residual gradient).
 
 A configuration that does not lower is recorded as `NAME.missed` (its remark), so a change in
 what lowers shows in the diff too. Each file is the PTX with `.loc`/`.file` lines and the DWARF
@@ -217,6 +218,29 @@ def dx_configs():
                     consts = dict(N=N, BLOCK_M=bm, BLOCK_N=bn, BLOCK_R=64, IS_LN=kind == "ln",
                                   HAS_GEMM=True, HAS_G=True, HAS_B=kind == "ln", ACT=0,
                                   HAS_DRES=False, HAS_DG=True, EVEN_R=R % 64 == 0, HAS_XN=True,
+                                  num_warps=8 if sched == "coop" else 4, num_stages=3)
+                    passes = "hopper-ws{post-norm=true" + (
+                        ",schedule=pingpong" if sched == "pingpong" else "") + "}"
+                    sig, cs, attrs, options, _ = normfuse.compiler.specialize(
+                        backward.norm_backward_naive, args, consts)
+                    return normfuse.compile(backward.norm_backward_naive, signature=sig,
+                                            constexprs=cs, attrs=attrs, passes=passes, **options)
+                yield name, thunk
+    # the regrouped post-norm block's form (ops.training._mlp_bwd_impl: SiLU' between the norm
+    # and the GEMM, no n stored) without and with a residual gradient (DRES, pointer loads in FIN)
+    for kind in ("rms", "ln"):
+        for sched, bm in (("coop", 128), ("pingpong", 64)):
+            for dres in (False, True):
+                M, R, N = 8192, 2048, 2048
+                name = f"dx-block-{kind}-{sched}-{bm}x128-act1{'-dres' if dres else ''}-M{M}-R{R}-N{N}"
+
+                def thunk(kind=kind, sched=sched, bm=bm, dres=dres, M=M, R=R, N=N):
+                    b, f = _Spec(torch.bfloat16), _Spec(torch.float32)
+                    args = (b, b, b, f, f, b, b, b, b, f, f, b, M, R, R, N, N, N if dres else 0,
+                            N, 0)
+                    consts = dict(N=N, BLOCK_M=bm, BLOCK_N=128, BLOCK_R=64, IS_LN=kind == "ln",
+                                  HAS_GEMM=True, HAS_G=True, HAS_B=kind == "ln", ACT=1,
+                                  HAS_DRES=dres, HAS_DG=True, EVEN_R=True, HAS_XN=False,
                                   num_warps=8 if sched == "coop" else 4, num_stages=3)
                     passes = "hopper-ws{post-norm=true" + (
                         ",schedule=pingpong" if sched == "pingpong" else "") + "}"

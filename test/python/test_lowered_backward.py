@@ -252,6 +252,60 @@ def test_silu_between_the_norm_and_the_gemm(kind):
         assert rel_err(got[2], db) < 1e-4
 
 
+def _with_dres(args, M, N, seed=7):
+    """`args` with a residual gradient: DRES a [M, N] view of a wider buffer (row stride N + 16,
+    not x's), values of dx's size; returns the view."""
+    gen = torch.Generator().manual_seed(seed)
+    drb = (0.02 * torch.randn(M, N + 2 * PAD, generator=gen)).bfloat16()
+    args[NAMES.index("DRES")] = drb
+    args[NAMES.index("stride_drm")] = N + 2 * PAD
+    return drb[:, :N]
+
+
+@pytest.mark.parametrize("kind,N,BM,M,R,programs,passes", [
+    ("rms", 600, 128, 300, 136, 7, DX),
+    pytest.param("ln", 520, 128, 260, 72, 5, DX, marks=pytest.mark.slow),
+    ("ln", 120, 128, 300, 136, 3, DX),  # a row in one N tile (the loops folded), no exchange
+    pytest.param("rms", 600, 64, 200, 72, 6, "hopper-ws{post-norm=true,schedule=pingpong}",
+                 marks=pytest.mark.slow)])
+def test_residual_gradient_with_silu(kind, N, BM, M, R, programs, passes):
+    """HAS_DRES with ACT = 1 (the regrouped post-norm backward's full form: du times SiLU'(n),
+    dx = normbwd(du) + dres): the residual gradient, read only by the normalizing loop, is a
+    pointer load in FIN next to x's TMA tile; the lowered kernel against the naive kernel (dx,
+    the partials, n) and fp64 autograd through SiLU plus dres. Ragged M, N and R; DRES with its
+    own row stride."""
+    from backward_common import _norm_bwd_ref
+    BN, BR = 128, 64
+    ttir = _naive_ttir(kind, N, BM, BN, BR, R % BR == 0, act=1, dres=True)
+    lw, _, remarks = lower_ir(ttir, passes)
+    assert lw is not None and lw.plan.backward, remarks
+    assert any("1 tile(s) read by the normalizing loop alone" in r for r in remarks), remarks
+    fin = lw.lowered.source[lw.lowered.source.index("def fin("):]
+    fin = fin[:fin.index("\ndef ")] if "\ndef " in fin else fin
+    assert fin.count("gl.load(") >= 1 and "mask=" in fin  # dres by pointers, masked
+    args, _ = _inputs(kind, M, N, R, BM, mean=1.0)
+    dres = _with_dres(args, M, N)
+    base = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    run_ir(ttir, base, (-(-M // BM),))
+    run = run_lowered(lw, args, names=NAMES, programs=programs)[0]
+    naive, got = _outputs(kind, base), _outputs(kind, [run.args[n] for n in NAMES])
+    for what, a, b in zip(("dx", "dg", "dbeta", "n"), naive, got):
+        if a is not None:
+            assert not torch.isnan(b.float()).any(), what
+            assert rel_diff(a, b) < 1e-3, (what, rel_diff(a, b))
+    dy, w, xb, g, beta = args[0], args[1], args[2], args[5], args[6]
+    dx, dg, db = _norm_bwd_ref(dy.double() @ w.double(), xb[:, :N], g,
+                               beta if kind == "ln" else None, kind == "ln", 1)
+    dx = dx + dres.double()
+    e_naive, e_low = rel_err(naive[0], dx), rel_err(got[0], dx)
+    assert e_naive < REF_TOL and e_low <= 1.25 * e_naive + 1e-4, (e_low, e_naive)
+    assert rel_err(got[1], dg) < 1e-4
+    if kind == "ln":
+        assert rel_err(got[2], db) < 1e-4
+    # dres really is added: without it dx is off by dres's size
+    assert rel_err(got[0], dx - dres.double()) > 10 * e_low
+
+
 def test_dg_partials_written_once_per_row_block_and_tile():
     """Each (row block, N tile) of the dg partials is written by exactly one tile computation:
     a partials matrix poisoned with NaN comes back without NaN, and equal to the naive kernel's
@@ -351,6 +405,29 @@ def test_lowered_dx_kernel_registers(kind, BM, BN, passes):
             assert not any(re.search(r"\b(STL|LDL)\b", l) for l in sass[i:j]), sass[i:j]
 
 
+@pytest.mark.parametrize("kind", ["rms", pytest.param("ln", marks=pytest.mark.slow)])
+def test_residual_gradient_costs_no_spills(kind):
+    """The residual gradient as a pointer load in FIN (coop 128 x 128, N = R = 1024, ACT = 1 as
+    the block launches it): at most 16 bytes of spill stores more than the same kernel without
+    it (measured +4: RMSNorm 8 -> 12, LayerNorm 176 -> 180; LayerNorm's 176 are SiLU''s, already
+    there without DRES), the wgmma pipelined, no local-memory access between two wgmma."""
+    from normfuse.compiler import ptxas_resources
+    from test_lowered_postnorm import _sass
+    spills = []
+    for dres in (False, True):
+        lw, _ = _lowered(kind, 1024, 128, 128, 64, True, DX, act=1, dres=dres)
+        res = ptxas_resources(lw.kernel.asm["ptx"], 90)
+        assert not res["wgmma_serialized"], res["wgmma_serialized_reason"]
+        spills.append(res["spill_stores"])
+    assert spills[1] <= spills[0] + 16, spills
+    sass = _sass(lw.kernel.asm["cubin"])
+    mma = [i for i, l in enumerate(sass) if "HGMMA" in l]
+    assert mma
+    for i, j in zip(mma, mma[1:]):
+        if j - i < 64:
+            assert not any(re.search(r"\b(STL|LDL)\b", l) for l in sass[i:j]), sass[i:j]
+
+
 # ---------------------------------------------------------------------------------------------
 # The ops' switch (training.LOWERED_DX)
 # ---------------------------------------------------------------------------------------------
@@ -417,6 +494,61 @@ def test_switch_end_to_end_in_the_interpreter(kind, monkeypatch):
             continue
         assert not torch.isnan(t.float()).any(), what
         assert rel_err(t, r) < 5e-3, (what, rel_err(t, r))
+
+
+def test_switch_takes_the_blocks_regrouped_kernel(monkeypatch):
+    """With LOWERED_DX set, the call the post-norm block's backward makes (`_mlp_bwd_impl`:
+    norm1's backward behind linear 2's dX GEMM, SiLU' (act=1), no n stored, beta for LayerNorm)
+    launches the lowered template on the stand-in driver: four tensor maps (dY, W, DX, x), the
+    whole-rows grid; with a residual gradient too (pointer loads: still four maps). (Off, the
+    default pipeline runs: the block's tests in test_backward_ops.py.)"""
+    import warnings
+    from normfuse.ops import training as tr
+    from normfuse.testing.fake_driver import FakeTensorMap, fused_on_cpu
+    dy, w, x, rstd, mu, g, beta = _op_case("rms", 300, 136, 600)
+    dres = torch.randn(300, 600).bfloat16()
+    monkeypatch.setattr(tr, "LOWERED_DX", "coop")
+    for d in (None, dres):
+        with fused_on_cpu() as drv, warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # no fallback
+            tr.norm_backward(dy, w, x, rstd, mu, g, beta, d, is_ln=False, act=1,
+                             op="postnorm_mlp")
+        assert len(drv.launches) == 1
+        launch = drv.launches[0]
+        assert sum(isinstance(a, FakeTensorMap) for a in launch) == 4, d is not None
+        assert tuple(launch[:3]) == (15, 1, 1)
+
+
+@pytest.mark.parametrize("kind", ["rms", pytest.param("ln", marks=pytest.mark.slow)])
+def test_switch_silu_and_dres_end_to_end_in_the_interpreter(kind, monkeypatch):
+    """training.norm_backward(act=1, dres, lowered='coop') on CPU tensors, the lowered launch run
+    by the interpreter (6 programs): dx, dg, dbeta against fp64 autograd through SiLU plus dres
+    (M = 300, R = 136, N = 600: ragged)."""
+    from backward_common import _norm_bwd_ref
+    from normfuse.lowering.launch import LoweredLaunch
+    from normfuse.ops import training as tr
+    from normfuse.testing import lowered_launch
+    from normfuse.testing.fake_driver import fused_on_cpu
+    ran = []
+
+    def interpret(self, args, grid=None):
+        b = lowered_launch(self, list(args), programs=6)
+        run_ir(self.kernel.asm["ttgir"], b.args, b.grid, seed=0)
+        ran.append(b.grid)
+    dy, w, x, rstd, mu, g, beta = _op_case(kind, 300, 136, 600)
+    gen = torch.Generator().manual_seed(5)
+    dres = (0.02 * torch.randn(300, 600, generator=gen)).bfloat16()
+    with fused_on_cpu():
+        monkeypatch.setattr(LoweredLaunch, "__call__", interpret)
+        dx, dg, db = tr.norm_backward(dy, w, x, rstd, mu, g, beta, dres, is_ln=kind == "ln",
+                                      act=1, lowered="coop")
+    assert ran == [(6, 1, 1)]
+    rdx, rdg, rdb = _norm_bwd_ref(dy.double() @ w.double(), x, g, beta, kind == "ln", 1)
+    assert not torch.isnan(dx.float()).any()
+    assert rel_err(dx, rdx + dres.double()) < 5e-3
+    assert rel_err(dg, rdg) < 1e-4
+    if kind == "ln":
+        assert rel_err(db, rdb) < 1e-4
 
 
 def test_switch_falls_back_to_the_default_pipeline(monkeypatch):
@@ -528,3 +660,47 @@ def test_gpu_training_step_with_the_switch(monkeypatch):
     got = grads(torch.bfloat16, True)
     for a, b0, r in zip(got, base, ref):
         assert rel_err(a, r) <= 1.5 * rel_err(b0, r) + 1e-3, (rel_err(a, r), rel_err(b0, r))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layernorm", [False, True], ids=["rms", "ln"])
+@pytest.mark.parametrize("schedule", ["coop", "pingpong"])
+@pytest.mark.parametrize("D,H,Mx", [(256, 520, 1000), (1024, 2048, 4096), (512, 120, 2000)],
+                         ids=["256x520", "1024x2048", "512x120-one-tile"])
+def test_gpu_block_with_the_switch(D, H, Mx, schedule, layernorm, monkeypatch):
+    """ops.postnorm_mlp's training step with LOWERED_DX = schedule: the regrouped kernel (norm1's
+    backward with SiLU' behind linear 2's dX GEMM) runs lowered (no fallback warning); every
+    gradient against fp64 autograd within 1.5x the default pipeline's error (+1e-3), close to the
+    default pipeline's, and two backward passes bitwise equal."""
+    import warnings
+    import normfuse
+    from backward_common import _grads, _mlp_params, mlp_reference
+    from normfuse.ops import training as tr
+    names = ["w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
+    gen = torch.Generator().manual_seed(D + H)
+    p = _mlp_params(gen, D, H, layernorm, device="cuda")
+    x = torch.randn(Mx, D, generator=gen).bfloat16().cuda()
+    dout = torch.randn(Mx, D, generator=gen).bfloat16().cuda()
+    ts = [x] + [p[n] for n in names]
+    ours = lambda x, *ps: normfuse.ops.postnorm_mlp(x, *ps, 1e-6, layernorm=layernorm)  # noqa: E731
+    ref = _grads(lambda x, *ps: mlp_reference(x, *ps, 1e-6, layernorm),
+                 [t.double() if t is not None else None for t in ts], dout)[1]
+    monkeypatch.setattr(tr, "LOWERED_DX", None)
+    base = _grads(ours, ts, dout)[1]
+    monkeypatch.setattr(tr, "LOWERED_DX", schedule)
+    runs = []
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # the lowered kernel, no fallback
+            runs.append(_grads(ours, ts, dout)[1])
+    for n, a, b in zip(["x"] + names, runs[0], runs[1]):
+        if a is not None:
+            assert torch.equal(a, b), n
+    for n, a, b0, r in zip(["x"] + names, runs[0], base, ref):
+        if r is None:
+            assert a is None, n
+            continue
+        assert torch.isfinite(a).all(), n
+        e, e0 = rel_err(a, r), rel_err(b0, r)
+        assert e <= 1.5 * e0 + 1e-3, (n, e, e0)
+        assert rel_diff(b0.float().cpu(), a.float().cpu()) < TOL, (n, rel_diff(b0.float().cpu(), a.float().cpu()))

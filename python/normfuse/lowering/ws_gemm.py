@@ -73,7 +73,8 @@ the k-loop reads: after EPI (du), SIDE stores the dg (dbeta) column partials, AU
 xhat g + beta) goes to `aux_desc` by TMA through the staging tile (x is in registers by then;
 the store overlaps the exchange), ROWS gives the row sums' shares, du is rounded to the output
 type (as the naive kernel's reload) and held with x across the exchange, and FIN's dx leaves
-through the staging tile once n's store has read it.
+through the staging tile once n's store has read it. A residual gradient added to dx (the
+post-norm block's form) is read by FIN itself with pointer loads (the hook's own code).
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl

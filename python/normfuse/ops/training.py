@@ -24,7 +24,8 @@ Backward:
   plain cuBLAS GEMM on it; or ("prologue", fused plan) n recomputed in a Triton dW GEMM's
   prologue (`dw_norm_naive`, split over M when there are few output tiles); db = colsum(dY).
   The dX kernel can instead be lowered by hopper-ws{post-norm=true} into the warp-specialized
-  template (LOWERED_DX / NORMFUSE_DX_LOWERED=coop|pingpong; off by default until measured).
+  template (LOWERED_DX / NORMFUSE_DX_LOWERED=coop|pingpong; off by default until measured; it
+  switches the post-norm block's regrouped kernel too).
 - post-norm at op level (no next layer): dh = normbwd(dz) without a GEMM (`NOGEMM_NORM_BWD`:
   the standalone norm's persistent backward kernel, ops/norm.py, by default; or the same kernel
   as above with HAS_GEMM=False), then the plain GEMMs dx = dh W and dW = dh^T x on cuBLAS
@@ -153,10 +154,12 @@ DW_CONFIG = dict(BLOCK_N=128, BLOCK_K=128, BLOCK_M=64, num_warps=8, num_stages=3
 # the warp-specialized template (issue 21 item 1; docs/NOTES.md "The pre-norm dX kernel through
 # hopper-ws"): 'coop' (128 x 128 tiles on two warpgroups), 'pingpong' (64 x 128, two consumers)
 # or None (the cluster pipeline, `passes="default"`). Off by default until measured on the H200;
-# NORMFUSE_DX_LOWERED=coop|pingpong|off sets it at import. Only the dX GEMM form (w given) without
-# an activation or a residual gradient is switched (the forms the CPU tests cover); a kernel the
-# pass does not lower or a launch it cannot take (TMA alignment, rows of more N tiles than SMs)
-# runs the default pipeline, with a RuntimeWarning once per geometry.
+# NORMFUSE_DX_LOWERED=coop|pingpong|off sets it at import. The dX GEMM forms (w given) are
+# switched: the pre-norm ops' and the post-norm block's (postnorm_mlp's regrouped backward: SiLU'
+# between the norm and the GEMM, ACT = 1; a residual gradient, DRES, lowers too, as a pointer load
+# in the normalizing epilogue); a kernel the pass does not lower or a launch it cannot take (TMA
+# alignment, rows of more N tiles than SMs) runs the default pipeline, with a RuntimeWarning once
+# per geometry.
 LOWERED_DX_SCHEDULES = ("coop", "pingpong")
 
 
@@ -242,11 +245,12 @@ def norm_backward(dy: Tensor, w: Optional[Tensor], x: Tensor, rstd: Tensor, mean
     through `passes` (default: fused, in a cluster form the driver launches: `_launch_fitted`);
     `config` overrides `select_backward_config`; `op` names the caller in a launch failure.
     `lowered` ('coop' | 'pingpong'; default the module switch LOWERED_DX, used only with
-    passes="default" and the plain dX form): the kernel lowered by hopper-ws (`_dx_lowered`)."""
+    passes="default" and the dX GEMM form, with or without SiLU' and dres): the kernel lowered by
+    hopper-ws (`_dx_lowered`)."""
     M, N = x.shape
     if lowered is None and passes == "default" and config is None:
         lowered = LOWERED_DX
-    if lowered and (w is None or act or dres is not None or M == 0):
+    if lowered and (w is None or M == 0):
         lowered = None  # forms the lowered switch does not cover: the default pipeline
     if lowered:
         cfg = lowered_dx_config(lowered) if config is None else dict(config)
@@ -769,6 +773,7 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
                                                     is_ln, "postnorm_mlp")
             dw2 = torch.mm(dh2.t(), a)
             # the regrouping: norm1's backward (and SiLU') in the epilogue of linear 2's dX GEMM
+            # (through hopper-ws's template where LOWERED_DX says so, as the pre-norm ops' dX)
             dh1, dg1, dbeta1 = norm_backward(dh2, w2, h1, rstd1, mean1, g1, beta1, None,
                                              is_ln=is_ln, act=1, op="postnorm_mlp")
             dw1 = torch.mm(dh1.t(), x)

@@ -114,8 +114,12 @@ value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
    row block: the lowered kernel's row block is the naive kernel's program, same BM). The input
    x, read at the output tile's place by loop 1 (xhat for the row sums, n, the partials) and
    again by loop 2 (the same address and mask, trip by trip), is one TMA tile (`res`) that every
-   hook after the k-loop reads; side outputs without it (a second [BM, BN] tile read besides x,
-   e.g. a residual gradient) are refused. FIN reads the tile rounded to the output type, as the
+   hook after the k-loop reads; side outputs without it are refused. A second [BM, BN] tile that
+   the normalizing loop alone reads (a residual gradient added to dx: the regrouped post-norm
+   block's form) stays a pointer load, translated into FIN (it is read once per tile, after the
+   exchange; measured at coop 128 x 128, N = R = 1024: +4 bytes of spills a thread against the
+   same kernel without it, no TMA descriptor or staging tile added); a second tile read by the
+   first pass is refused (only x comes by TMA). FIN reads the tile rounded to the output type, as the
    naive kernel's reload does (the row sums and side outputs use the fp32 tile, as it does): du
    and x are held across the exchange in 16 bits (at 128 x 256 du in fp32, x and g's column
    slice do not fit the consumer's 232 registers: the ops take 128 x 128). A row of one N tile
@@ -251,6 +255,7 @@ class _Matcher:
         self.row_stats: list[tuple[int, Value, str]] = []
         self.col_sums: list[tuple[int, P.ColumnSums]] = []
         self.res = self.res_load = None  # a post-norm's residual tile, read by TMA (`_residual`)
+        self.fin_loads: list[Op] = []  # a norm backward's tiles read by FIN alone (pointer loads)
         self.post = None  # a post-norm's two passes over the row's N tiles (`_two_passes`)
         # a norm backward's side outputs (`_side_hooks`): a second output tile, 1-D stores
         self.aux_hook = self.aux_out = self.side_hook = None
@@ -1894,6 +1899,9 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
             notes.append(("the residual tile" if epi_only else
                           "the input tile (read in both passes over the row)")
                          + " loaded by TMA into the output's staging tile during the k-loop")
+            if m.fin_loads:
+                notes.append(f"{len(m.fin_loads)} tile(s) read by the normalizing loop alone (a "
+                             "residual gradient added to dx) loaded with pointers in FIN")
         # a norm backward: the input tile is read after EPI too (by the row sums, the side
         # outputs, the normalizing loop); the template then holds the tile across the exchange
         # rounded to the output type, as the naive kernel reloads it, and FIN reads it so
@@ -1989,7 +1997,9 @@ def _residual(m: _Matcher, v: Value):
     the row: by its row sums, its side outputs and its normalizing loop), as (the loads of it,
     TileOperand) for the template's TMA; None when there is none; the reason (a string) when it
     cannot be read by TMA. Every load must read the same tile: a load of the normalizing loop the
-    same address and mask, trip by trip, as one of the GEMM's loop."""
+    same address and mask, trip by trip, as one of the GEMM's loop; except, in a norm backward
+    (x read by both passes), loads of other tiles by the normalizing loop alone (a residual
+    gradient): they stay pointer loads of FIN (`m.fin_loads`, for the remark)."""
     loads = _tile_loads(m, [v], set())
     post = m.post
     if post is not None:
@@ -2009,15 +2019,24 @@ def _residual(m: _Matcher, v: Value):
         forms = None if post is None else (Forms(post.loop1, post.loop2) if post.loop1 is not None
                                            else Forms(m.loop))
         a0 = LoadOp(load)
-        for ld in loads[1:]:
+
+        def same_tile(ld):
             a = LoadOp(ld)
-            if forms is None or len(a.address) != len(a0.address) or not all(
-                    (x is None and y is None) or (x is not None and y is not None
-                                                  and forms.equal(x, y))
-                    for x, y in zip(a.address, a0.address)) or \
-                    (a.other is None) != (a0.other is None) or \
-                    (a.other is not None and not is_zero_constant(a.other)):
-                return f"{len(loads)} tiles of other matrices"
+            return not (forms is None or len(a.address) != len(a0.address) or not all(
+                (x is None and y is None) or (x is not None and y is not None
+                                              and forms.equal(x, y))
+                for x, y in zip(a.address, a0.address)) or
+                (a.other is None) != (a0.other is None) or
+                (a.other is not None and not is_zero_constant(a.other)))
+        others = [ld for ld in loads[1:] if not same_tile(ld)]
+        # a norm backward (x read again by the normalizing loop): a tile that only the
+        # normalizing loop reads (a residual gradient added to dx) stays a pointer load of FIN
+        backward = any(not post.before_s1(ld) for ld in loads if ld not in others) \
+            if post is not None else False
+        if others and not (backward and all(not post.before_s1(ld) for ld in others)):
+            return f"{len(loads)} tiles of other matrices"
+        loads = [ld for ld in loads if ld not in others]
+        m.fin_loads = others
     info = LoadOp(load)
     if info.other is not None and not is_zero_constant(info.other):
         return "its masked lanes are not zero (TMA fills zeros)"

@@ -26,6 +26,9 @@ LN_ACT = dict(RMS, IS_LN=True, HAS_B=True, ACT=1, HAS_DRES=True)
 NEG = {"DY": "*bf16", "W": "*bf16", "X": "*bf16", "RSTD": "*fp32", "DX": "*bf16", "DGP": "*fp32",
        "M": "i32", "R": "i32", "N": "constexpr", "BM": "constexpr", "BN": "constexpr",
        "BR": "constexpr"}
+NEG2 = {"DY": "*bf16", "W": "*bf16", "X": "*bf16", "RSTD": "*fp32", "DX": "*bf16", "DGP": "*fp32",
+        "M": "i32", "R": "i32", "DRES": "*bf16", "N": "constexpr", "BM": "constexpr",
+        "BN": "constexpr", "BR": "constexpr"}
 
 
 @triton.jit
@@ -238,12 +241,34 @@ def negative_side_read_back(DY, W, X, RSTD, DX, DGP, M, R, N: tl.constexpr, BM: 
                  mask=_dmask(offs_m, offs_n, M, N))
 
 
+@triton.jit
+def negative_dres_in_first_pass(DY, W, X, RSTD, DX, DGP, M, R, DRES, N: tl.constexpr,
+                                BM: tl.constexpr, BN: tl.constexpr, BR: tl.constexpr):
+    # a second [BM, BN] tile (DRES) read by the first pass, into du before the row sums and the
+    # dg partials: only x comes by TMA; a tile the normalizing loop alone reads is a pointer load
+    pid = tl.program_id(0)
+    offs_m = pid * BM + tl.arange(0, BM)
+    c2 = tl.zeros([BM], dtype=tl.float32)
+    for n in range(0, N // BN):
+        offs_n = n * BN + tl.arange(0, BN)
+        du = _du_tile(DY, W, offs_m, offs_n, M, R, R, N, N, BM, BN, BR, True)
+        du += tl.load(DRES + offs_m[:, None] * N + offs_n[None, :], mask=_dmask(offs_m, offs_n, M, N),
+                      other=0.0).to(tl.float32)
+        xhat = _xhat(X, RSTD, RSTD, offs_m, offs_n, M, N, N, False)
+        tl.store(DGP + pid * N + offs_n, tl.sum(du * xhat, axis=0))
+        c2 += tl.sum(du * xhat, axis=1)
+        tl.store(DX + offs_m[:, None] * N + offs_n[None, :], du.to(tl.bfloat16),
+                 mask=_dmask(offs_m, offs_n, M, N))
+    _second_pass(DX, X, RSTD, offs_m, M, c2 / N, N, BN)
+
+
 HWS_HEAD = """// hopper-ws{post-norm=true} on the naive norm-backward kernel (kernels/backward.py) as the
 // pre-norm ops' training dX launches it: the dX GEMM, the norm backward's two passes over the row
 // (the row sums exchanged between the row's N tiles), and the first pass's side outputs: n (a
 // [BM, BN] tile at the output tile's place: a second TMA store) and the dg (dbeta) column
-// partials (1-D stores per tile). x, read in both passes, comes by TMA. Positive cases first,
-// then bail-outs. Inputs: TTIR from test/lit/inputs/backward_kernels.py (locations stripped).
+// partials (1-D stores per tile). x, read in both passes, comes by TMA; a residual gradient
+// (the regrouped post-norm block's form, with SiLU'), read by the normalizing loop alone, is a
+// pointer load in FIN. Positive cases first, then bail-outs. Inputs: TTIR from test/lit/inputs/backward_kernels.py (locations stripped).
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{post-norm=true}' %s 2>/dev/null | FileCheck %s
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{post-norm=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=DEFAULT
@@ -251,11 +276,13 @@ HWS_HEAD = """// hopper-ws{post-norm=true} on the naive norm-backward kernel (ke
 // REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(1), persistent, B [K, N]; no statistics; {{.*}}the input tile (read in both passes over the row) loaded by TMA into the output's staging tile during the k-loop; post-norm: the row's 2 N tiles on 2 CTAs of one wave, 1 partial row sum(s) exchanged through global memory (stamped words), the tile held across the exchange in the output's type (as the naive kernel reloads it) and normalized in the epilogue; side outputs of the row's first pass: a second output tile ({{.*}}) stored by TMA through the staging tile before the exchange; 1 column vector store(s) per tile
 // REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(2), {{.*}}; 2 column vector store(s) per tile
 // REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(1), {{.*}}post-norm: the row in one N tile (1 row sum(s), no exchange)
+// REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(2), {{.*}}the input tile (read in both passes over the row) loaded by TMA into the output's staging tile during the k-loop; 1 tile(s) read by the normalizing loop alone (a residual gradient added to dx) loaded with pointers in FIN; {{.*}}side outputs of the row's first pass: 2 column vector store(s) per tile
 // REMARK: missed: a side output of the GEMM's loop is read back by the kernel; read side outputs in a later kernel
-// REMARK: missed: side outputs of the row's first pass (a norm backward's) are lowered with the input tile read by TMA in both passes; here {{[0-9]+}} tiles of other matrices
+// REMARK: missed: side outputs of the row's first pass (a norm backward's) are lowered with the input tile read by TMA in both passes; here 3 tiles of other matrices
 // DEFAULT: missed: a post-norm whose row spans 2 N tiles (two passes over the row); not lowered by default
 // DEFAULT: missed: a post-norm whose row spans 2 N tiles
 // DEFAULT: missed: a post-norm whose row spans 1 N tiles
+// DEFAULT: missed: a post-norm whose row spans 2 N tiles
 // DEFAULT: missed: a side output of the GEMM's loop is read back by the kernel
 """
 
@@ -289,14 +316,31 @@ HWS_CASES = [
 // CHECK: ttg.warp_specialize
 // CHECK: tt.store %{{.+}} : tensor<128x!tt.ptr<f32>
 // CHECK: partition0"""),
+    ("ln_dx_act_dres_two_tiles", norm_backward_naive, SIG,
+     dict(DX_OP, IS_LN=True, HAS_B=True, ACT=1, HAS_DRES=True, HAS_XN=False, N=256, BLOCK_N=128),
+     """// The regrouped post-norm block's LayerNorm backward: SiLU' of n = xhat g + beta on du, and
+// a residual gradient added to dx: four descriptors (dY, W, dx, x; no n), the dg and dbeta
+// partials, the two stamped row sums, then FIN's pointer load of the residual gradient's
+// [128, 128] tile before dx leaves by TMA.
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK-COUNT-2: !tt.tensordesc<tensor<128x128xbf16
+// CHECK-NOT: !tt.tensordesc<tensor<128x128xbf16
+// CHECK: ttg.warp_specialize
+// CHECK-COUNT-2: tt.store %{{.+}} : tensor<128x!tt.ptr<f32>
+// CHECK: st.relaxed.gpu.global.b64
+// CHECK: st.relaxed.gpu.global.b64
+// CHECK: tt.load %{{.+}} : tensor<128x128x!tt.ptr<bf16>
+// CHECK: ttng.async_tma_copy_local_to_global
+// CHECK: partition0"""),
     ("negative_side_read_back", negative_side_read_back, NEG, dict(N=256, BM=128, BN=128, BR=64),
      """// Bail out: a side output read back by the normalizing loop.
 // CHECK-LABEL: tt.func public @negative_side_read_back
 // CHECK-NOT: ttg.warp_specialize"""),
-    ("negative_dx_dres", norm_backward_naive, SIG, dict(DX_OP, N=256, BLOCK_N=128, HAS_DRES=True),
-     """// Bail out: a residual gradient read in the normalizing loop is a second [BM, BN] tile besides
-// x: the side outputs need x alone by TMA.
-// CHECK-LABEL: tt.func public @negative_dx_dres
+    ("negative_dres_in_first_pass", negative_dres_in_first_pass, NEG2,
+     dict(N=256, BM=128, BN=128, BR=64),
+     """// Bail out: a residual gradient read by the first pass (into du before the row sums and
+// the partials) is a second [BM, BN] tile besides x there: only x comes by TMA.
+// CHECK-LABEL: tt.func public @negative_dres_in_first_pass
 // CHECK-NOT: ttg.warp_specialize"""),
 ]
 
