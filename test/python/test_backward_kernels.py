@@ -248,7 +248,7 @@ def test_aot_backward_candidates(N, gemm, name):
 
 
 @pytest.mark.parametrize("gemm", [True, False], ids=["dx-gemm", "no-gemm"])
-@pytest.mark.parametrize("N", [200, 640])
+@pytest.mark.parametrize("N", [200, pytest.param(640, marks=pytest.mark.slow)])
 def test_every_tiling_fused_matches_fp64(gemm, N):
     """Each named tiling at its real tile sizes (not the small ones the op tests use): the kernel
     through the default passes, interpreted on the CPU on a ragged shape (rows and N not multiples

@@ -177,6 +177,7 @@ def test_rmsnorm_dx_even_r_four_tiles():
     _check("ln", 1000, 128, 128, 64, 260, 128, 17, seeds=(2,), mean=3.0)
 
 
+@pytest.mark.slow  # (one-tile rows stay in the default run: test_residual_gradient_with_silu)
 def test_one_tile_rows():
     """A row in one N tile (N = 200 in a 256-column tile; LayerNorm N = 120 in 128; ping-pong
     64 x 128): Triton folds the one-trip loops over the row's tiles, so the kernel stores du,
@@ -201,7 +202,6 @@ def test_layernorm_dx_two_row_sums_and_dbeta():
     assert plan.config.row_exchange == 2 and len(plan.side.results) == 2
 
 
-@pytest.mark.slow  # (the default run keeps the other shapes; `pytest -m slow`)
 def test_pingpong_64_row_tiles():
     """The ping-pong schedule at 64 x 256 (two consumers, each with its own staging tile for x
     and the outputs): M = 200 (4 row blocks of 64, the last 8 rows), N = 600, R = 72; 6 programs."""
@@ -405,7 +405,8 @@ def test_lowered_dx_kernel_registers(kind, BM, BN, passes):
             assert not any(re.search(r"\b(STL|LDL)\b", l) for l in sass[i:j]), sass[i:j]
 
 
-@pytest.mark.parametrize("kind", ["rms", pytest.param("ln", marks=pytest.mark.slow)])
+@pytest.mark.slow  # (ptxas over two kernels; the dX kernels' registers stay in the default run)
+@pytest.mark.parametrize("kind", ["rms", "ln"])
 def test_residual_gradient_costs_no_spills(kind):
     """The residual gradient as a pointer load in FIN (coop 128 x 128, N = R = 1024, ACT = 1 as
     the block launches it): at most 16 bytes of spill stores more than the same kernel without
