@@ -97,7 +97,9 @@ def pytest_collection_modifyitems(config, items):
 _HEAVY_FIRST = ("test_backward_training.py", "passes/test_hopper_ws.py", "test_variants.py",
                 "test_lit.py", "test_flash_norm_attention_bwd.py", "test_backward_kernels.py",
                 "test_fuzz.py", "passes/test_lazy_prenorm_numerics.py", "test_lowered_numerics.py",
-                "test_lowered_backward.py", "test_optimize_train.py", "test_guard.py", "test_ir.py",
+                "test_lowered_backward.py", "test_optimize_train.py", "test_models_bench.py",
+                "test_optimize.py", "test_lowered_postnorm.py", "test_variants_lowered.py",
+                "test_direct_launch.py", "test_guard.py", "test_ir.py", "test_norm_op.py",
                 "test_flash_norm_attention.py", "passes/test_cluster_reduce.py")
 
 
