@@ -68,6 +68,7 @@ def test_runner_with_nothing_selected(runner, tmp_path):
     assert not res["ok"] and res["workers"] == []
 
 
+@pytest.mark.slow  # (a third runner process; the split and the failure report stay in the default run)
 def test_runner_keyword_selects_by_name(runner, tmp_path):
     """-k narrows the selection in the collection and in every worker alike. (-k also matches
     the names of the directories above a test, pytest's tmp_path included: a bare `not 3` failed

@@ -497,6 +497,7 @@ def test_switch_end_to_end_in_the_interpreter(kind, monkeypatch):
         assert rel_err(t, r) < 5e-3, (what, rel_err(t, r))
 
 
+@pytest.mark.slow  # (the block end to end in the interpreter stays in the default run)
 def test_switch_takes_the_blocks_regrouped_kernel(monkeypatch):
     """With LOWERED_DX set, the call the post-norm block's backward makes (`_mlp_bwd_impl`:
     norm1's backward behind linear 2's dX GEMM, SiLU' (act=1), no n stored, beta for LayerNorm)
