@@ -181,6 +181,7 @@ def test_cpu_torch_compile_fullgraph_over_the_custom_ops(cpu_training, op):
             assert torch.equal(a, b)
 
 
+@pytest.mark.slow  # (13 s of interpreted kernels; the GPU main job runs the benchmark itself)
 def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
     """normfuse.repro.bench_training's benchmark on one tiny cell on the CPU (interpreted kernels,
     each timed function called once, aot_eager instead of inductor): every op gets a record with
