@@ -19,30 +19,15 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from host_chain import Capture  # noqa: E402  (the same method wrapper)
 
 
-class Counter:
-    def __init__(self, owner, name):
-        self.owner, self.name, self.orig = owner, name, getattr(owner, name)
-        self.n, self.ns = 0, 0
-        orig, me = self.orig, self
-
-        def wrapped(*a, **k):
-            t0 = time.perf_counter_ns()
-            try:
-                return orig(*a, **k)
-            finally:
-                me.ns += time.perf_counter_ns() - t0
-                me.n += 1
-        setattr(owner, name, wrapped)
-
-    def take(self):
-        out = (self.n, self.ns / 1e3)
-        self.n, self.ns = 0, 0
-        return out
-
-    def restore(self):
-        setattr(self.owner, self.name, self.orig)
+def take(c) -> tuple:
+    """(calls, host us) a clocked `host_chain.Capture` counted since the last take."""
+    out = (c.calls, c.ns / 1e3)
+    c.calls, c.ns = 0, 0
+    return out
 
 
 def main(argv=None) -> int:
@@ -73,9 +58,9 @@ def main(argv=None) -> int:
             if config == "normfuse":
                 model = normfuse.optimize(model)
             model.eval()
-            counters = {"encode": Counter(TensorMaps, "encode"),
-                        "pre slow": Counter(inference, "launch_prenorm"),
-                        "post slow": Counter(inference, "launch_postnorm")}
+            counters = {"encode": Capture(TensorMaps, "encode", clock=True),
+                        "pre slow": Capture(inference, "launch_prenorm", clock=True),
+                        "post slow": Capture(inference, "launch_postnorm", clock=True)}
             rows = []
             with torch.no_grad():
                 for i in range(args.forwards):
@@ -86,7 +71,7 @@ def main(argv=None) -> int:
                     torch.cuda.synchronize()
                     row = {"i": i, "host_ms": round(host, 3), "gc": gcs[0] - g0}
                     for k, c in counters.items():
-                        n, us = c.take()
+                        n, us = take(c)
                         row[k] = n
                         row[k + " us"] = round(us, 1)
                     rows.append(row)

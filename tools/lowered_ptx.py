@@ -197,58 +197,51 @@ def post_configs():
             yield name, thunk
 
 
+def _dx_thunk(kind, sched, bm, bn, M, R, N, *, act=0, dres=False, xn=True):
+    """A thunk compiling `norm_backward_naive` (the dX GEMM, g, the dg (dbeta) partials; n stored
+    when `xn`; SiLU' when act=1; a residual gradient when `dres`) under
+    hopper-ws{post-norm=true} with schedule `sched` at tile bm x bn, for M x R x N."""
+    def thunk():
+        import torch
+        import normfuse
+        from normfuse.kernels import backward
+        from normfuse.ops.prenorm_linear import _Spec
+        b, f = _Spec(torch.bfloat16), _Spec(torch.float32)
+        args = (b, b, b, f, f, b, b, b, b, f, f, b, M, R, R, N, N, N if dres else 0, N,
+                N if xn else 0)
+        consts = dict(N=N, BLOCK_M=bm, BLOCK_N=bn, BLOCK_R=64, IS_LN=kind == "ln",
+                      HAS_GEMM=True, HAS_G=True, HAS_B=kind == "ln", ACT=act, HAS_DRES=dres,
+                      HAS_DG=True, EVEN_R=R % 64 == 0, HAS_XN=xn,
+                      num_warps=8 if sched == "coop" else 4, num_stages=3)
+        passes = "hopper-ws{post-norm=true" + (
+            ",schedule=pingpong" if sched == "pingpong" else "") + "}"
+        sig, cs, attrs, options, _ = normfuse.compiler.specialize(
+            backward.norm_backward_naive, args, consts)
+        return normfuse.compile(backward.norm_backward_naive, signature=sig, constexprs=cs,
+                                attrs=attrs, passes=passes, **options)
+    return thunk
+
+
 def dx_configs():
     """(name, thunk) for the training dX kernel (`kernels/backward.py:norm_backward_naive` with
     the dX GEMM, g, the dg (dbeta) partials and n stored, as the pre-norm ops launch it) under
     hopper-ws{post-norm=true}: RMSNorm and LayerNorm, coop 128 x 128 and 128 x 256, ping-pong
     64 x 128, at the blog's M = 262144, K = N = 1024 and the model shape T = 8192, K = N = 2048.
     Spelled here in full (not through the ops' switch) so that older code compiles it too."""
-    import torch
-    import normfuse
-    from normfuse.kernels import backward
-    from normfuse.ops.prenorm_linear import _Spec
     for kind in ("rms", "ln"):
         for sched, bm, bn in (("coop", 128, 128), ("pingpong", 64, 128), ("coop", 128, 256)):
             for M, R, N in ((262144, 1024, 1024), (8192, 2048, 2048)):
-                name = f"dx-{kind}-{sched}-{bm}x{bn}-M{M}-R{R}-N{N}"
-
-                def thunk(kind=kind, sched=sched, bm=bm, bn=bn, M=M, R=R, N=N):
-                    b, f = _Spec(torch.bfloat16), _Spec(torch.float32)
-                    args = (b, b, b, f, f, b, b, b, b, f, f, b, M, R, R, N, N, 0, N, N)
-                    consts = dict(N=N, BLOCK_M=bm, BLOCK_N=bn, BLOCK_R=64, IS_LN=kind == "ln",
-                                  HAS_GEMM=True, HAS_G=True, HAS_B=kind == "ln", ACT=0,
-                                  HAS_DRES=False, HAS_DG=True, EVEN_R=R % 64 == 0, HAS_XN=True,
-                                  num_warps=8 if sched == "coop" else 4, num_stages=3)
-                    passes = "hopper-ws{post-norm=true" + (
-                        ",schedule=pingpong" if sched == "pingpong" else "") + "}"
-                    sig, cs, attrs, options, _ = normfuse.compiler.specialize(
-                        backward.norm_backward_naive, args, consts)
-                    return normfuse.compile(backward.norm_backward_naive, signature=sig,
-                                            constexprs=cs, attrs=attrs, passes=passes, **options)
-                yield name, thunk
+                yield (f"dx-{kind}-{sched}-{bm}x{bn}-M{M}-R{R}-N{N}",
+                       _dx_thunk(kind, sched, bm, bn, M, R, N))
     # the regrouped post-norm block's form (ops.training._mlp_bwd_impl: SiLU' between the norm
     # and the GEMM, no n stored) without and with a residual gradient (DRES, pointer loads in FIN)
     for kind in ("rms", "ln"):
         for sched, bm in (("coop", 128), ("pingpong", 64)):
             for dres in (False, True):
                 M, R, N = 8192, 2048, 2048
-                name = f"dx-block-{kind}-{sched}-{bm}x128-act1{'-dres' if dres else ''}-M{M}-R{R}-N{N}"
-
-                def thunk(kind=kind, sched=sched, bm=bm, dres=dres, M=M, R=R, N=N):
-                    b, f = _Spec(torch.bfloat16), _Spec(torch.float32)
-                    args = (b, b, b, f, f, b, b, b, b, f, f, b, M, R, R, N, N, N if dres else 0,
-                            N, 0)
-                    consts = dict(N=N, BLOCK_M=bm, BLOCK_N=128, BLOCK_R=64, IS_LN=kind == "ln",
-                                  HAS_GEMM=True, HAS_G=True, HAS_B=kind == "ln", ACT=1,
-                                  HAS_DRES=dres, HAS_DG=True, EVEN_R=True, HAS_XN=False,
-                                  num_warps=8 if sched == "coop" else 4, num_stages=3)
-                    passes = "hopper-ws{post-norm=true" + (
-                        ",schedule=pingpong" if sched == "pingpong" else "") + "}"
-                    sig, cs, attrs, options, _ = normfuse.compiler.specialize(
-                        backward.norm_backward_naive, args, consts)
-                    return normfuse.compile(backward.norm_backward_naive, signature=sig,
-                                            constexprs=cs, attrs=attrs, passes=passes, **options)
-                yield name, thunk
+                yield (f"dx-block-{kind}-{sched}-{bm}x128-act1{'-dres' if dres else ''}"
+                       f"-M{M}-R{R}-N{N}",
+                       _dx_thunk(kind, sched, bm, 128, M, R, N, act=1, dres=dres, xn=False))
 
 
 # The tests' plain GEMM over offsets (test_hopper_ws.py's `_GEMM` with its plain store); the

@@ -390,19 +390,14 @@ def test_lowered_dx_kernel_registers(kind, BM, BN, passes):
     4 / 16 / 16), and no local-memory access sits between two wgmma of a k-step. (At 128 x 256
     the epilogue's du, x and g's column slice do not fit: 1.1-1.6 KB of spills, docs/NOTES.md.)"""
     from normfuse.compiler import ptxas_resources
-    from test_lowered_postnorm import _sass
+    from test_lowered_postnorm import assert_kloop_without_local_memory
     lw, _ = _lowered(kind, 1024, BM, BN, 64, True, passes)
     ptx = lw.kernel.asm["ptx"]
     res = ptxas_resources(ptx, 90)
     assert not res["wgmma_serialized"], res["wgmma_serialized_reason"]
     assert res["spill_stores"] <= 64, res
     assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+232", ptx)
-    sass = _sass(lw.kernel.asm["cubin"])
-    mma = [i for i, l in enumerate(sass) if "HGMMA" in l]
-    assert mma
-    for i, j in zip(mma, mma[1:]):
-        if j - i < 64:  # two wgmma of one k-loop
-            assert not any(re.search(r"\b(STL|LDL)\b", l) for l in sass[i:j]), sass[i:j]
+    assert_kloop_without_local_memory(lw.kernel.asm["cubin"])
 
 
 @pytest.mark.slow  # (ptxas over two kernels; the dX kernels' registers stay in the default run)
@@ -413,7 +408,7 @@ def test_residual_gradient_costs_no_spills(kind):
     it (measured +4: RMSNorm 8 -> 12, LayerNorm 176 -> 180; LayerNorm's 176 are SiLU''s, already
     there without DRES), the wgmma pipelined, no local-memory access between two wgmma."""
     from normfuse.compiler import ptxas_resources
-    from test_lowered_postnorm import _sass
+    from test_lowered_postnorm import assert_kloop_without_local_memory
     spills = []
     for dres in (False, True):
         lw, _ = _lowered(kind, 1024, 128, 128, 64, True, DX, act=1, dres=dres)
@@ -421,12 +416,7 @@ def test_residual_gradient_costs_no_spills(kind):
         assert not res["wgmma_serialized"], res["wgmma_serialized_reason"]
         spills.append(res["spill_stores"])
     assert spills[1] <= spills[0] + 16, spills
-    sass = _sass(lw.kernel.asm["cubin"])
-    mma = [i for i, l in enumerate(sass) if "HGMMA" in l]
-    assert mma
-    for i, j in zip(mma, mma[1:]):
-        if j - i < 64:
-            assert not any(re.search(r"\b(STL|LDL)\b", l) for l in sass[i:j]), sass[i:j]
+    assert_kloop_without_local_memory(lw.kernel.asm["cubin"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -465,26 +455,33 @@ def test_switch_launches_the_lowered_kernel_on_the_stand_in_driver():
     assert dg.shape == (600,) and db is None
 
 
+def _interpreted_launches(monkeypatch, programs: int = 6) -> list:
+    """Every lowered launch (LoweredLaunch.__call__) run by the TTGIR interpreter on `programs`
+    programs; returns the list their grids are appended to."""
+    from normfuse.lowering.launch import LoweredLaunch
+    from normfuse.testing import lowered_launch
+    ran = []
+
+    def interpret(self, args, grid=None):
+        b = lowered_launch(self, list(args), programs=programs)
+        run_ir(self.kernel.asm["ttgir"], b.args, b.grid, seed=0)
+        ran.append(b.grid)
+    monkeypatch.setattr(LoweredLaunch, "__call__", interpret)
+    return ran
+
+
 @pytest.mark.parametrize("kind", ["rms", pytest.param("ln", marks=pytest.mark.slow)])
 def test_switch_end_to_end_in_the_interpreter(kind, monkeypatch):
     """training.norm_backward(lowered='coop') on CPU tensors with the stand-in driver, the lowered
     launch run by the interpreter (the lowering's own host binding on 6 programs): dx, dg (the
     partials at the lowered kernel's 128-row blocks, summed by the op), dbeta and n against fp64
     within the default pipeline's bf16 error (dx 2.4e-3 on these inputs)."""
-    from normfuse.lowering.launch import LoweredLaunch
     from normfuse.ops import training as tr
-    from normfuse.testing import lowered_launch
     from normfuse.testing.fake_driver import fused_on_cpu
-    ran = []
-
-    def interpret(self, args, grid=None):
-        b = lowered_launch(self, list(args), programs=6)
-        run_ir(self.kernel.asm["ttgir"], b.args, b.grid, seed=0)
-        ran.append(b.grid)
+    ran = _interpreted_launches(monkeypatch)
     dy, w, x, rstd, mu, g, beta = _op_case(kind, 300, 136, 600)
     xn = torch.full_like(x, float("nan"))
     with fused_on_cpu():
-        monkeypatch.setattr(LoweredLaunch, "__call__", interpret)
         dx, dg, db = tr.norm_backward(dy, w, x, rstd, mu, g, beta, None, is_ln=kind == "ln",
                                       xn_out=xn, lowered="coop")
     assert ran == [(6, 1, 1)]  # 5 N tiles of 128: one row block a wave (the 6th program idles)
@@ -527,21 +524,13 @@ def test_switch_silu_and_dres_end_to_end_in_the_interpreter(kind, monkeypatch):
     by the interpreter (6 programs): dx, dg, dbeta against fp64 autograd through SiLU plus dres
     (M = 300, R = 136, N = 600: ragged)."""
     from backward_common import _norm_bwd_ref
-    from normfuse.lowering.launch import LoweredLaunch
     from normfuse.ops import training as tr
-    from normfuse.testing import lowered_launch
     from normfuse.testing.fake_driver import fused_on_cpu
-    ran = []
-
-    def interpret(self, args, grid=None):
-        b = lowered_launch(self, list(args), programs=6)
-        run_ir(self.kernel.asm["ttgir"], b.args, b.grid, seed=0)
-        ran.append(b.grid)
+    ran = _interpreted_launches(monkeypatch)
     dy, w, x, rstd, mu, g, beta = _op_case(kind, 300, 136, 600)
     gen = torch.Generator().manual_seed(5)
     dres = (0.02 * torch.randn(300, 600, generator=gen)).bfloat16()
     with fused_on_cpu():
-        monkeypatch.setattr(LoweredLaunch, "__call__", interpret)
         dx, dg, db = tr.norm_backward(dy, w, x, rstd, mu, g, beta, dres, is_ln=kind == "ln",
                                       act=1, lowered="coop")
     assert ran == [(6, 1, 1)]

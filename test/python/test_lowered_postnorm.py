@@ -321,6 +321,17 @@ def _sass(cubin: bytes) -> list[str]:
     return [l for l in out.splitlines() if re.match(r"\s*/\*[0-9a-f]{4}\*/", l)]
 
 
+def assert_kloop_without_local_memory(cubin: bytes) -> None:
+    """The cubin has wgmma, and no local-memory access (a spill's STL / LDL) sits between two
+    wgmma of one k-loop (fewer than 64 instructions apart)."""
+    sass = _sass(cubin)
+    mma = [i for i, l in enumerate(sass) if "HGMMA" in l]
+    assert mma
+    for i, j in zip(mma, mma[1:]):
+        if j - i < 64:  # two wgmma of one k-loop
+            assert not any(re.search(r"\b(STL|LDL)\b", l) for l in sass[i:j]), sass[i:j]
+
+
 @pytest.mark.parametrize("case", ["ln-coop-bias-res", "rms-pingpong-bias"])
 def test_lowered_kernels_registers(case):
     """The consumers hold a 128-register accumulator (setmaxnreg 232); ptxas keeps the wgmma
@@ -336,12 +347,7 @@ def test_lowered_kernels_registers(case):
     assert not res["wgmma_serialized"], res["wgmma_serialized_reason"]
     assert res["spill_stores"] <= 160, res
     assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+232", lw.kernel.asm["ptx"])
-    sass = _sass(lw.kernel.asm["cubin"])
-    mma = [i for i, l in enumerate(sass) if "HGMMA" in l]
-    assert mma
-    for i, j in zip(mma, mma[1:]):
-        if j - i < 64:  # two wgmma of one k-loop
-            assert not any(re.search(r"\b(STL|LDL)\b", l) for l in sass[i:j]), sass[i:j]
+    assert_kloop_without_local_memory(lw.kernel.asm["cubin"])
 
 
 # ---------------------------------------------------------------------------------------------

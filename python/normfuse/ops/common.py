@@ -34,7 +34,7 @@ from ..lowering.launch import clear_graph_pins
 __all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "warn_fallback",
            "capturing", "pin_for_capture", "clear_caches", "register_clear",
            "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
-           "FUSED_DTYPES", "shape_str"]
+           "FUSED_DTYPES", "shape_str", "define_op"]
 
 FUSED_DTYPES = (torch.bfloat16, torch.float16)
 FALLBACK_DTYPES = (torch.bfloat16, torch.float16, torch.float32, torch.float64)
@@ -389,3 +389,14 @@ def clear_caches() -> None:
         fn()
     _GRAPH_PINS.clear()
     clear_graph_pins()
+
+
+def define_op(lib, schema: str, impl, fake) -> None:
+    """Define `schema` in the torch.library `lib` (namespace normfuse) with one implementation
+    for CPU and CUDA tensors (it routes to the kernels or the reference path itself) and its fake
+    implementation."""
+    name = schema.split("(", 1)[0]
+    lib.define(schema)
+    lib.impl(name, impl, "CPU")
+    lib.impl(name, impl, "CUDA")
+    torch.library.register_fake(f"normfuse::{name}", fake, lib=lib)

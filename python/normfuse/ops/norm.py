@@ -29,7 +29,7 @@ import torch
 from torch import Tensor
 
 from . import fallback
-from .common import fused_unavailable, register_clear, sm_count, warn_fallback
+from .common import define_op, fused_unavailable, register_clear, sm_count, warn_fallback
 from ..device import programs_per_sm
 
 __all__ = ["rms_norm", "layer_norm", "norm_config", "norm_unavailable", "MAX_N", "KERNEL_DTYPES"]
@@ -136,6 +136,15 @@ def _align(*ts) -> int:
     return a
 
 
+def _fwd_key(x2, gg, bb, eps, offset, is_ln, no_g, no_b) -> tuple:
+    """The forward's launch-ready key (`_CALLS`): x [M, N] and the two vectors the kernel reads
+    (x itself where absent), the scalars and flags. The outputs are fresh allocations (512-byte
+    aligned on CUDA), so their addresses are not part of it."""
+    M, N = x2.shape
+    return ("fwd", x2.device, x2.dtype, gg.dtype, bb.dtype, M, N, x2.stride(0), eps, offset,
+            is_ln, no_g, no_b, _align(x2, gg, bb), gg.shape, gg.device, bb.shape, bb.device)
+
+
 # (device, dtypes, constexprs) -> the backward's CTAs per SM (all of its grid resident at once)
 _PER_SM: dict = {}
 
@@ -154,10 +163,7 @@ def _kernel_forward(x2, g, beta, eps, offset, is_ln):
     gg = g if g is not None else x2
     bb = beta if beta is not None else x2
     tensors = (x2, gg, bb, y, rstd, mean if is_ln else rstd)
-    # (the outputs are fresh allocations: 512-byte aligned on CUDA; `_ready` makes this key)
-    key = ("fwd", x2.device, x2.dtype, gg.dtype, bb.dtype, M, N, x2.stride(0), eps, offset,
-           is_ln, g is None, beta is None, _align(x2, gg, bb), gg.shape, gg.device, bb.shape,
-           bb.device)
+    key = _fwd_key(x2, gg, bb, eps, offset, is_ln, g is None, beta is None)
     call = _CALLS.get(key)
     if call is not None:
         call(*tensors)
@@ -215,11 +221,7 @@ _LIB = torch.library.Library("normfuse", "FRAGMENT")
 
 
 def _define(schema: str, impl, fake) -> None:
-    name = schema.split("(", 1)[0]
-    _LIB.define(schema)
-    _LIB.impl(name, impl, "CPU")
-    _LIB.impl(name, impl, "CUDA")
-    torch.library.register_fake(f"normfuse::{name}", fake, lib=_LIB)
+    define_op(_LIB, schema, impl, fake)
 
 
 def _op_name(is_ln: bool) -> str:
@@ -411,9 +413,7 @@ def _ready(x, weight, bias, eps, offset, is_ln):
     gg = weight if weight is not None else x2
     bb = bias if bias is not None else x2
     M, N = x2.shape
-    key = ("fwd", x2.device, x2.dtype, gg.dtype, bb.dtype, M, N, x2.stride(0), eps, offset,
-           is_ln, weight is None, bias is None, (x2.data_ptr() | gg.data_ptr() | bb.data_ptr()) & 15,
-           gg.shape, gg.device, bb.shape, bb.device)
+    key = _fwd_key(x2, gg, bb, eps, offset, is_ln, weight is None, bias is None)
     call = _CALLS.get(key)
     if call is None:
         return None

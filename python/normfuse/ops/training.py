@@ -50,7 +50,7 @@ from torch import Tensor
 
 from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
 from . import fallback
-from .common import sm_count
+from .common import define_op, sm_count
 from .norm import MAX_N as NORM_MAX_N, _kernel_backward as norm_kernel_backward
 from .inference import route
 from ..device import LaunchFailure, cluster_occupancy
@@ -405,11 +405,7 @@ _LIB = torch.library.Library("normfuse", "FRAGMENT")
 
 
 def _define(schema: str, impl, fake) -> None:
-    name = schema.split("(", 1)[0]
-    _LIB.define(schema)
-    _LIB.impl(name, impl, "CPU")
-    _LIB.impl(name, impl, "CUDA")
-    torch.library.register_fake(f"normfuse::{name}", fake, lib=_LIB)
+    define_op(_LIB, schema, impl, fake)
 
 
 def _empty(x: Tensor) -> Tensor:
