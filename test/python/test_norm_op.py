@@ -398,13 +398,15 @@ def _train_step(model, ids, out="logits"):
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("family,norms", [("llama", 3), ("gemma2", 5), ("gpt2", 3)])
-def test_composed_training_runs_the_op(interpreted, family, norms):
+def test_composed_training_runs_the_op(interpreted, family, norms, monkeypatch):
     """bf16 tiny models (1 layer), train mode, eager, with the op's kernels (interpreted) taking
     the norms: every norm that the plan composes runs the op (forward and backward), none of
     the original norm modules runs, and the output and every gradient stay within bf16 error of
     the stock model's (Llama, GPT-2: pre-norm FusedNorm; Gemma2: also NormAfterLinear, Gemma's
-    1 + w)."""
+    1 + w). GPT-2's nn.LayerNorms take the op from NATIVE_NORM_MIN_ELEMENTS up: lowered to 0."""
     import copy
+    from normfuse.nn import fused
+    monkeypatch.setattr(fused, "NATIVE_NORM_MIN_ELEMENTS", 0)
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).parent))
@@ -431,9 +433,11 @@ def test_composed_training_runs_the_op(interpreted, family, norms):
     assert not bad, bad
 
 
-def test_composed_keeps_the_original_where_the_op_does_not_apply(interpreted):
-    """fp32 x, parameters of another dtype than x, autocast, a module without the fp32 upcast:
-    the original module runs (no launch)."""
+def test_composed_keeps_the_original_where_the_op_does_not_apply(interpreted, monkeypatch):
+    """fp32 x, parameters of another dtype than x, autocast, a module without the fp32 upcast,
+    torch's own nn.LayerNorm below NATIVE_NORM_MIN_ELEMENTS: the original module runs (no
+    launch)."""
+    from normfuse.nn import fused
     from normfuse.nn.fused import composed_norm
     from normfuse.nn.recognize import recognize
 
@@ -449,7 +453,10 @@ def test_composed_keeps_the_original_where_the_op_does_not_apply(interpreted):
     spec_ln = recognize(ln, (4, 32), torch.bfloat16)
     x = torch.randn(4, 32, dtype=torch.bfloat16)
     composed_norm(spec_ln, ln, x, ln.weight, ln.bias)
-    assert [n for n, _, _ in interpreted] == ["norm_fwd"]  # the op applies
+    assert interpreted == []  # torch's native kernel: fewer host us where x is small
+    monkeypatch.setattr(fused, "NATIVE_NORM_MIN_ELEMENTS", x.numel())
+    composed_norm(spec_ln, ln, x, ln.weight, ln.bias)
+    assert [n for n, _, _ in interpreted] == ["norm_fwd"]  # the op applies from there up
     interpreted.clear()
     ln32 = torch.nn.LayerNorm(32)
     composed_norm(spec_ln, ln32, x.float(), ln32.weight, ln32.bias)  # fp32 x

@@ -284,6 +284,56 @@ def test_a_fresh_view_of_the_same_weight_every_call_hits(resolves):
         assert len(resolves) == 4
 
 
+def _alias(t, shape, stride, offset=0):
+    """What a compiled graph hands a custom op for a permuted parameter (Inductor's
+    reinterpret_tensor): a new tensor every call, no `_base`, its own version counter."""
+    from torch._C._dynamo.guards import _reinterpret_tensor
+    a = _reinterpret_tensor(t, shape, stride, offset)
+    assert a._base is None
+    return a
+
+
+def test_a_compiled_graphs_alias_of_a_weight_hits_and_sees_updates(resolves):
+    """Under torch.compile a Conv1D's `weight.t()` reaches the op as a fresh alias of the
+    parameter every call (no `_base`; its version counter stays 0 when the parameter is written
+    in place). The op finds the parameter by address (registered by a fused module, or by an
+    eager call that resolved it): one resolution, then launch-ready calls; an in-place update
+    of the parameter is seen (a new fold, not the stale one); an unregistered tensor's alias
+    still computes (it resolves every call)."""
+    g = 1 + _bf(K, scale=0.1, seed=1)
+    wt = torch.nn.Parameter(_bf(K, N, scale=K ** -0.5, seed=2), requires_grad=False)
+    x = _bf(M, K, seed=3)
+    common.register_weights(wt)  # what the fused modules do for their parameters
+    with fused_on_cpu() as drv:
+        for _ in range(3):
+            y = torch.ops.normfuse.prenorm_linear.default(
+                x, g, None, [_alias(wt, (N, K), (1, N))], [None], 1e-6, 0.0, False, True)
+            assert y.shape == (M, N)
+        assert len(resolves) == 1
+        assert drv.launches[-1][B] is drv.launches[-2][B]
+        a = _alias(wt, (N, K), (1, N))
+        call = inference.pre_call(x, g, None, [a], [None], 1e-6)
+        assert call is not None
+        folded = call.pins[0]
+        torch.testing.assert_close(folded.float(), (wt.t().float() * g.float()).bfloat16().float(),
+                                   rtol=0.01, atol=1e-3)
+
+        with torch.no_grad():
+            wt.mul_(2.0)  # an optimizer step: the parameter's version moves, the alias's not
+        torch.ops.normfuse.prenorm_linear.default(
+            x, g, None, [_alias(wt, (N, K), (1, N))], [None], 1e-6, 0.0, False, True)
+        assert len(resolves) == 2
+        call = inference.pre_call(x, g, None, [_alias(wt, (N, K), (1, N))], [None], 1e-6)
+        torch.testing.assert_close(call.pins[0].float(), 2 * folded.float(), rtol=0.02, atol=2e-3)
+        assert _address(drv.launches[-1][B]) == call.pins[0].data_ptr()
+
+        other = _bf(K, N, scale=K ** -0.5, seed=4)  # never registered: no owner to find
+        for i in range(2):
+            torch.ops.normfuse.prenorm_linear.default(
+                x, g, None, [_alias(other, (N, K), (1, N))], [None], 1e-6, 0.0, False, True)
+        assert len(resolves) == 4
+
+
 def test_postnorm_fresh_views_hit(monkeypatch):
     """The post-norm op keys its weight's views the same way."""
     seen = []

@@ -64,7 +64,7 @@ import os
 import torch
 from torch import nn
 
-from ..ops.common import adjacent
+from ..ops.common import adjacent, register_weights
 
 __all__ = ["FusedNorm", "FusedLinear", "DeferredLinear", "NormAfterLinear", "fused_post_norm",
            "composed_norm", "StandaloneNorm",
@@ -115,6 +115,13 @@ def _adopt(new: nn.Module, old: nn.Module) -> None:
         if not name.startswith("_") and name != "training" and simple:
             object.__setattr__(new, name, v)
     new.training = old.training
+    register_weights(*new._parameters.values())
+
+
+def _known(module: nn.Module) -> None:
+    """Tell the ops where `module`'s parameters live now (after `.to()`, a repack): a compiled
+    graph's aliases of them are then recognized (normfuse.ops.common.alias_owner)."""
+    register_weights(*module._parameters.values())
 
 
 def _keep_original(new: nn.Module, old: nn.Module) -> None:
@@ -175,6 +182,18 @@ _PLAIN = (torch.Tensor, nn.Parameter)
 _OP_DTYPES = (torch.bfloat16, torch.float16)
 
 
+# torch's own nn.LayerNorm / nn.RMSNorm run one native kernel each way with little host time;
+# the standalone norm op's eager training call (an autograd.Function) costs more host time and
+# wins only where the GPU time dominates. Measured on the H200 (2026-12-01, session 5's norm
+# bench, fwd + bwd, ms): LayerNorm 8192 x 2048 native 0.116 vs the op 0.246, 8192 x 4096 0.182
+# vs 0.498 (the op host-bound), 262144 x 512 0.953 vs 0.367, 262144 x 1024 1.432 vs 0.695;
+# RMSNorm 8192 x 2048 0.101 vs 0.312, 262144 x 1024 1.105 vs 0.669. A BERT train step (9
+# nn.LayerNorms of 8192 x 1024, host-bound) took 2.3 ms more host time on the op. So torch's
+# modules take the op from NATIVE_NORM_MIN_ELEMENTS elements of x up: 2^26, between the measured
+# cells where native wins (<= 2^25) and where the op wins (>= 2^27); not measured in between.
+NATIVE_NORM_MIN_ELEMENTS = 1 << 26
+
+
 def composed_norm(spec, original, x: torch.Tensor, g, beta, module=None) -> torch.Tensor:
     """The norm's output in composed training: the standalone norm op where it computes what
     the original module does with fewer kernels, else `original(x)` (see the module docstring).
@@ -183,15 +202,19 @@ def composed_norm(spec, original, x: torch.Tensor, g, beta, module=None) -> torc
     kernels run for (sm_90, N <= ops.norm.MAX_N); no autocast on x's device (autocast runs
     F.layer_norm in fp32 and returns fp32); the parameters plain tensors of x's dtype (a
     LlamaRMSNorm with fp32 weights returns fp32); the module upcasts to fp32 for its statistics
-    (`spec.upcast`) or is torch's nn.LayerNorm / nn.RMSNorm (fp32 inside): then the op's fp32
-    math with one rounding of the output is the module's up to the module's own intermediate
-    roundings (LlamaRMSNorm rounds xhat to x's dtype before the scale)."""
+    (`spec.upcast`: transformers' eager norms, ~6 kernels each way), or is torch's nn.LayerNorm /
+    nn.RMSNorm (fp32 inside, one native kernel each way) and x has at least
+    NATIVE_NORM_MIN_ELEMENTS elements: then the op's fp32 math with one rounding of the output
+    is the module's up to the module's own intermediate roundings (LlamaRMSNorm rounds xhat to
+    x's dtype before the scale)."""
     if (torch.compiler.is_compiling() or x.dtype not in _OP_DTYPES
-            or torch.is_autocast_enabled(x.device.type)
-            or not (spec.upcast or isinstance(original if module is None else module,
-                                              (nn.LayerNorm, nn.RMSNorm)))
-            or x.shape[-1] != spec.features):
+            or torch.is_autocast_enabled(x.device.type) or x.shape[-1] != spec.features):
         return original(x)
+    if not spec.upcast:
+        if not isinstance(original if module is None else module, (nn.LayerNorm, nn.RMSNorm)):
+            return original(x)
+        if x.numel() < NATIVE_NORM_MIN_ELEMENTS:
+            return original(x)
     for p in (g, beta):
         if p is not None and (type(p) not in _PLAIN or p.dtype != x.dtype):
             return original(x)
@@ -370,6 +393,7 @@ class FusedNorm(nn.Module):
     def _apply(self, fn, recurse=True):
         out = super()._apply(fn, recurse)
         self.repack()
+        _known(self)
         return out
 
     def extra_repr(self) -> str:
@@ -413,6 +437,8 @@ class FusedLinear(nn.Module):
     def _apply(self, fn, recurse=True):
         out = super()._apply(fn, recurse)
         self._norm.repack()
+        for c in self._norm._consumers:  # (the repack moved the siblings' weights)
+            _known(c)
         return out
 
     def extra_repr(self) -> str:
@@ -447,6 +473,11 @@ class DeferredLinear(nn.Module):
         if norm.train_plan == "composed" and _wants_grad(x, self, norm):
             return torch.nn.functional.linear(x, self.gemm_weight(), self.bias)
         return x
+
+    def _apply(self, fn, recurse=True):
+        out = super()._apply(fn, recurse)
+        _known(self)
+        return out
 
     def extra_repr(self) -> str:
         w = self.gemm_weight()

@@ -34,7 +34,7 @@ from ..lowering.launch import clear_graph_pins
 __all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "warn_fallback",
            "capturing", "pin_for_capture", "clear_caches", "register_clear",
            "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
-           "FUSED_DTYPES", "shape_str", "define_op"]
+           "FUSED_DTYPES", "shape_str", "define_op", "register_weights", "alias_owner"]
 
 FUSED_DTYPES = (torch.bfloat16, torch.float16)
 FALLBACK_DTYPES = (torch.bfloat16, torch.float16, torch.float32, torch.float64)
@@ -371,6 +371,61 @@ def _drop(d_ref, key, _dead) -> None:
 
 
 WEIGHTS = DerivedCache()
+
+
+# ---------------------------------------------------------------------------------------------
+# Weights by address: the owner of a compiled graph's alias
+# ---------------------------------------------------------------------------------------------
+
+# A compiled graph hands a custom op a parameter it reinterpreted (Inductor's
+# `reinterpret_tensor`, e.g. a Conv1D's `weight.t()`): a new tensor object every call, without
+# `_base` and with its own version counter, which stays 0 when the parameter is written in
+# place. Keyed by that alias, the ops' memos miss every call (resolve and plan again: ~0.25 ms
+# of host per call, GPT-2 under torch.compile on the H200, 2026-12-01) and the derived-weight
+# cache would hand back a stale folded weight after an optimizer step. So weights are known by
+# their address: `register_weights` (the fused modules' parameters, and every weight a fused
+# call resolved) and `alias_owner`, which finds the registered tensor whose memory an alias
+# reads; the ops then key and watch the owner and read a true view of it.
+_OWNERS: dict = {}
+
+
+def register_weights(*tensors) -> None:
+    """Know `tensors` (a view: its base) by address, for `alias_owner`. Weak: a collected
+    tensor's entry is dropped."""
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            continue
+        b = t if t._base is None else t._base
+        try:
+            ptr = b.data_ptr()
+        except RuntimeError:  # no storage (sparse, meta-like): nothing to know it by
+            continue
+        if ptr == 0:
+            continue
+        r = _OWNERS.get(ptr)
+        if r is not None and r() is b:
+            continue
+        if len(_OWNERS) >= 8192:  # drop the dead entries first; then start over
+            for k in [k for k, r in _OWNERS.items() if r() is None]:
+                del _OWNERS[k]
+            if len(_OWNERS) >= 8192:
+                _OWNERS.clear()
+        _OWNERS[ptr] = weakref.ref(b)
+
+
+def alias_owner(t: Tensor) -> Optional[Tensor]:
+    """The registered tensor whose memory `t` (a tensor without `_base`) aliases from its
+    first element on, or None (t is registered itself, unknown, or not an alias of it: another
+    storage, dtype or device). A few hundred ns."""
+    r = _OWNERS.get(t.data_ptr())
+    if r is None:
+        return None
+    o = r()
+    if o is None or o is t or o.dtype != t.dtype or o.device != t.device:
+        return None
+    if o.untyped_storage().data_ptr() != t.untyped_storage().data_ptr():
+        return None
+    return o
 
 
 _CLEARERS: list = []

@@ -58,8 +58,9 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from . import fallback
-from .common import (FUSED_DTYPES, WEIGHTS, capturing, check_postnorm, check_prenorm,
-                     fused_unavailable, pin_for_capture, register_clear, warn_fallback)
+from .common import (FUSED_DTYPES, WEIGHTS, alias_owner, capturing, check_postnorm,
+                     check_prenorm, fused_unavailable, pin_for_capture, register_clear,
+                     register_weights, warn_fallback)
 from .postnorm_linear import (LOWERED_POSTNORM, _postnorm_2d, launch_postnorm,
                               on_clear_postnorm_plans, postnorm_plan_made)
 from .prenorm_linear import (_as_2d, _joined, _offset_weight, _unit_k, folded_weight,
@@ -125,34 +126,42 @@ class _Memo(dict):
                            enumerate(zip(srcs, stamp)) if t is not None), value)
 
 
-def _has_view(srcs) -> bool:
-    for t in srcs:
-        if t is not None and t._base is not None:
-            return True
-    return False
-
-
 def _watched(srcs):
-    """(key, anchors) for the memos: a tensor by its identity, except a view (`t._base` set),
-    which is keyed by its base's identity and its geometry (storage offset, shape, strides) and
-    watched through its base. A view made afresh every call (a Conv1D's `weight.t()`, the
-    reinterpretation of a parameter inside a compiled graph) thus finds the entry its first call
-    made, instead of missing every call (and resolving and planning again: ~0.2 ms of host time
-    per call, measured on GPT-2's Conv1D on the H200, 2026-12-01). The version counter is the
-    base's, the address the base's: a write through any view, `param.data = ...` and `.to()` are
-    seen as before."""
-    if not _has_view(srcs):
-        return tuple(map(id, srcs)), srcs
-    key, anchors = [], []
-    for t in srcs:
-        b = None if t is None else t._base
-        if b is None:
+    """(key, anchors, tensors) for the memos. A tensor is keyed by its identity, except
+    - a view (`t._base` set): keyed by its base's identity and its geometry (storage offset,
+      shape, strides), watched through its base. A view made afresh every call (a Conv1D's
+      `weight.t()`) thus finds the entry its first call made, instead of missing every call
+      (and resolving and planning again: ~0.2 ms of host time per call, measured on GPT-2's
+      Conv1D on the H200, 2026-12-01);
+    - an alias of a registered weight (common.alias_owner: a compiled graph's reinterpretation
+      of a parameter, new every call, no `_base`, its own version counter): keyed and watched as
+      a view of its owner, and replaced in `tensors` by a true view of the owner (same memory
+      and geometry), so that what is derived from it is keyed by the owner's version counter.
+    The version counter watched is the base's / owner's, the address the base's / owner's: a
+    write through any view, `param.data = ...` and `.to()` are seen as before."""
+    key, anchors, tensors = [], [], None
+    for i, t in enumerate(srcs):
+        if t is None:
             key.append(id(t))
             anchors.append(t)
-        else:
-            key.append((id(b), t.storage_offset(), t.shape, t.stride()))
-            anchors.append(b)
-    return tuple(key), tuple(anchors)
+            continue
+        b = t._base
+        if b is None:
+            try:
+                o = alias_owner(t)
+            except RuntimeError:  # no storage: the checks say what is wrong
+                o = None
+            if o is None:
+                key.append(id(t))
+                anchors.append(t)
+                continue
+            if tensors is None:
+                tensors = list(srcs)
+            tensors[i] = o.as_strided(t.shape, t.stride(), t.storage_offset())
+            b = o
+        key.append((id(b), t.storage_offset(), t.shape, t.stride()))
+        anchors.append(b)
+    return tuple(key), tuple(anchors), srcs if tensors is None else tuple(tensors)
 
 
 def _drop(memo_ref, key, _dead) -> None:
@@ -277,7 +286,8 @@ def _resolve_pre(op, x, g, beta, ws, bs, offset, is_ln, fold):
 
 
 def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold):
-    wkey, srcs = _watched((norm_weight, norm_bias, *weight, *bias))
+    given = (norm_weight, norm_bias, *weight, *bias)
+    wkey, srcs, ts = _watched(given)
     try:
         ckey = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln,
                 fold, wkey)
@@ -287,12 +297,16 @@ def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, 
         call = _PRE_CALLS.lookup(ckey, srcs)
         if call is not None:
             return call(x)
+    if ts is not given:  # an alias of a registered weight: read through a view of its owner
+        n = len(weight)
+        norm_weight, norm_bias, weight, bias = ts[0], ts[1], list(ts[2:2 + n]), list(ts[2 + n:])
     op = "layernorm_linear" if is_ln else "rmsnorm_linear"
     if not route(op, x):
         check_prenorm(op, x, tuple(weight), None if all(b is None for b in bias) else tuple(bias),
                       {"norm_weight": norm_weight, "norm_bias": norm_bias}, fused=False)
         return fallback.prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset,
                                        is_ln)
+    register_weights(*srcs)  # (a compiled graph's aliases of them are then known)
     key = (*wkey, offset, is_ln, fold)
     r = _PRE_MEMO.lookup(key, srcs)
     if r is None or x.shape[-1] != r[4] or x.dtype != r[5] or x.device != r[6]:
@@ -313,7 +327,7 @@ def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, 
 def pre_call(x, norm_weight, norm_bias, weight, bias, eps, offset=0.0, is_ln=False, fold=True):
     """The launch-ready call `prenorm_linear` keeps for these arguments (as it keys it), or None:
     for the host benchmarks and tests that time or inspect the layers below the op."""
-    wkey, srcs = _watched((norm_weight, norm_bias, *weight, *bias))
+    wkey, srcs, _ = _watched((norm_weight, norm_bias, *weight, *bias))
     key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln, fold,
            wkey)
     return _PRE_CALLS.lookup(key, srcs)
@@ -355,7 +369,10 @@ def _resolve_post(op, x, weight, g, beta, bias, residual, offset, is_ln):
 
 
 def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
-    wkey, srcs = _watched((weight, norm_weight, norm_bias, bias))
+    given = (weight, norm_weight, norm_bias, bias)
+    wkey, srcs, ts = _watched(given)
+    if ts is not given:  # an alias of a registered weight: read through a view of its owner
+        weight, norm_weight, norm_bias, bias = ts
     try:
         rkey = None if residual is None else (residual.shape, residual.stride(), residual.dtype,
                                               residual.device, residual.data_ptr() & 15)
@@ -374,6 +391,7 @@ def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offs
         check_postnorm(op, x, weight, norm, bias, residual, fused=False)
         return fallback.postnorm_linear(x, weight, norm_weight, norm_bias, eps, bias, residual,
                                         offset, is_ln)
+    register_weights(*srcs)  # (a compiled graph's aliases of them are then known)
     key = (*wkey, offset, is_ln)
     r = _POST_MEMO.lookup(key, srcs)
     if (r is None or x.shape[-1] != r[4] or x.dtype != r[5] or x.device != r[6]

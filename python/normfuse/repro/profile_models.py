@@ -3,8 +3,8 @@
     python -m normfuse.repro.profile_models --out DIR gpt2:stock gpt2:normfuse llama:liger \
         llama:normfuse+liger [--mode prefill|train] [--calls 3]
 
-For each model:configuration of `normfuse.repro.models` (eager configurations only: a compiled
-graph profiles as Inductor's kernels, which the benchmark's own numbers cover), the wall time
+For each model:configuration of `normfuse.repro.models` (a compiled configuration is compiled
+by its warm-up calls and profiles as Inductor's kernels and the custom ops it calls), the wall time
 per call (synchronized), the host time per call (perf_counter around the call, no sync) and the
 device kernels by total time (top 25, `profile_<model>_<config>_<mode>.txt`), plus
 `profile.json` with the per-call figures and each kernel's total. Used to find why a
@@ -30,8 +30,6 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
     from . import models as M
     spec = M.SPECS[model]
     cfg = M._config(config)
-    if cfg.compiled:
-        raise SystemExit(f"{config}: profile the eager configurations")
     device, dtype = "cuda", torch.bfloat16
     sd, ids, R = M.make_state(spec, device, dtype)
     info: dict = {}
@@ -39,6 +37,8 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
     with scope:
         m = M.build_configuration(spec, cfg, sd, device, dtype, info)
         params = [p for p in m.parameters() if p.requires_grad]
+        if cfg.compiled:
+            m = torch.compile(m)
         if mode == "prefill":
             m.eval()
 
@@ -75,9 +75,16 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
             kernels.append({"name": e.key[:120], "device_us": round(dev / calls, 1),
                             "count": e.count // calls})
     kernels.sort(key=lambda k: -k["device_us"])
+    from torch.autograd import DeviceType
+    # device time of the kernels themselves (not of the ops that launched them): the GPU's busy
+    # time per call; wall - busy is time the device waited for the host
+    busy = sum(e.device_time_total for e in prof.events()
+               if e.device_type == DeviceType.CUDA) / calls
     rec = {"model": model, "config": config, "mode": mode, "wall_ms": round(wall * 1e3, 3),
-           "host_ms": round(host * 1e3, 3), "kernels": kernels[:40]}
-    log(f"[profile] {model} {config} {mode}: wall {rec['wall_ms']} ms, host {rec['host_ms']} ms; "
+           "host_ms": round(host * 1e3, 3), "device_busy_ms": round(busy / 1e3, 3),
+           "kernels": kernels[:40]}
+    log(f"[profile] {model} {config} {mode}: wall {rec['wall_ms']} ms, host {rec['host_ms']} ms, "
+        f"device busy {rec['device_busy_ms']} ms; "
         + "; ".join(f"{k['name'][:40]} {k['device_us']} us x{k['count']}" for k in kernels[:6]))
     del m, params
     torch.cuda.empty_cache()
@@ -87,21 +94,24 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("pairs", nargs="+", help="model:configuration (eager configurations)")
+    ap.add_argument("pairs", nargs="+", help="model:configuration")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--mode", choices=("prefill", "train"), default="prefill")
+    ap.add_argument("--mode", choices=("prefill", "train", "both"), default="prefill")
     ap.add_argument("--calls", type=int, default=3)
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
     recs = []
     for pair in a.pairs:
         model, config = pair.split(":", 1)
-        try:
-            recs.append(profile_one(model, config, a.mode, a.calls, a.out))
-        except Exception as e:  # noqa: BLE001 - one failure must not lose the others
-            recs.append({"model": model, "config": config, "mode": a.mode,
-                         "error": f"{type(e).__name__}: {e}"})
-            print(f"[profile] {pair}: {type(e).__name__}: {e}")
+        for mode in (("prefill", "train") if a.mode == "both" else (a.mode,)):
+            try:
+                recs.append(profile_one(model, config, mode, a.calls, a.out))
+            except Exception as e:  # noqa: BLE001 - one failure must not lose the others
+                recs.append({"model": model, "config": config, "mode": mode,
+                             "error": f"{type(e).__name__}: {e}"})
+                print(f"[profile] {pair} {mode}: {type(e).__name__}: {e}")
+            with open(os.path.join(a.out, "profile.json"), "w") as f:
+                json.dump(recs, f, indent=1)
     with open(os.path.join(a.out, "profile.json"), "w") as f:
         json.dump(recs, f, indent=1)
     return 0
