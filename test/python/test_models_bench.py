@@ -525,3 +525,32 @@ def test_liger_patches_are_reapplied_for_a_deferred_call():
     with patches.reapplied(taken):
         assert ml.apply_rotary_pos_emb is liger_rope
     assert ml.apply_rotary_pos_emb is rope
+
+
+def test_a_failing_interleaved_call_is_a_record_and_the_others_go_on(monkeypatch):
+    """time_interleaved: a configuration whose call raises (on the H200 an interleaved
+    liger+compile call once lost its compiled function) becomes an error record with the call
+    it failed in; the others are still timed to the end."""
+    import contextlib
+    monkeypatch.setattr(M, "INTERLEAVED_CALLS", {"prefill": 4, "train": 2})
+    calls = {"a": 0, "b": 0}
+
+    def good():
+        calls["a"] += 1
+
+    def bad():
+        calls["b"] += 1
+        if calls["b"] == 2:
+            raise NameError("name '__compiled_fn_23' is not defined")
+
+    recs = [{"model": "m", "config": c, "mode": "prefill", "status": "ok", "_call": f,
+             "_scope": contextlib.nullcontext} for c, f in (("a", good), ("b", bad))]
+    logs = []
+    M.time_interleaved(recs, "cpu", logs.append)
+    a, b = recs
+    assert a["status"] == "ok" and a["calls_ms"]["n"] == 4 and calls["a"] == 4
+    assert b["status"] == "error" and "interleaved call 1: NameError" in b["reason"]
+    assert calls["b"] == 2 and "ms" not in b
+    assert not any(k in r for r in recs for k in ("_call", "_scope", "_counter"))
+    assert any("ERROR in interleaved call 1" in line for line in logs)
+    json.dumps(recs)

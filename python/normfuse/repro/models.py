@@ -601,6 +601,14 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
     recs = []
     modes = [m for m in modes if m in cfg.modes]
     defer = defer and not warm
+    # Liger's compiled configurations are timed alone, as they are built (their compiled
+    # graphs end in graph breaks whose resume functions live in transformers' module globals,
+    # and Liger's patches come and go around every call of an interleaving: on the H200
+    # (2026-12-01) an interleaved liger+compile call failed with a NameError on its
+    # `__compiled_fn_*`); the others compiled so far stay compiled (no Dynamo reset here)
+    interleaving = defer
+    if defer and cfg.liger and cfg.compiled:
+        defer = False
     scope = liger_scope(spec.family) if cfg.liger else contextlib.nullcontext()
     with scope as patches:
         model = build_configuration(spec, cfg, sd, device, dtype, info)
@@ -657,6 +665,8 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
                                             f"{rec['graph_breaks']}" if counter else ""))
                 continue
             rec["ms"] = _time(call, device, REP_MS[mode])
+            if interleaving:
+                rec["timed"] = "alone"
             if counter is not None:
                 rec["recompiles"] = counter.since_mark()["graphs"]
             recs.append(rec)
@@ -667,7 +677,7 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
             p.grad = None
         if not defer:  # (deferred calls hold f, model and params)
             del f, model, params, refs
-    if cfg.compiled and not defer:  # (deferred: after the interleaved calls, `run_model`)
+    if cfg.compiled and not defer and not interleaving:  # (else after the interleaved calls)
         import torch._dynamo
         torch._dynamo.reset()
     return recs, info
@@ -724,7 +734,7 @@ def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="ind
             log(f"  {spec.name:12s} {cfg.name:24s} ERROR {type(e).__name__}: {e}")
             if str(device).startswith("cuda"):
                 torch.cuda.synchronize()
-            if cfg.compiled:
+            if cfg.compiled and not interleave:  # (interleaving: the others stay compiled)
                 import torch._dynamo
                 torch._dynamo.reset()
         if str(device).startswith("cuda"):
@@ -763,16 +773,29 @@ def time_interleaved(records, device, log=print) -> None:
         return
     times = {id(r): [] for r in pending}
     n = max(INTERLEAVED_CALLS[r["mode"]] for r in pending)
+    failed = []
     for i in range(n):
-        for r in pending:
+        for r in list(pending):
             if i >= INTERLEAVED_CALLS[r["mode"]]:
                 continue
-            with r["_scope"]():
-                _sync(device)
-                t0 = time.perf_counter()
-                r["_call"]()
-                _sync(device)
-                times[id(r)].append((time.perf_counter() - t0) * 1e3)
+            try:
+                with r["_scope"]():
+                    _sync(device)
+                    t0 = time.perf_counter()
+                    r["_call"]()
+                    _sync(device)
+            except Exception as e:  # noqa: BLE001 - one configuration's failure is a record
+                r.update(status="error", reason=f"interleaved call {i}: {type(e).__name__}: "
+                         f"{e}"[:500], traceback=traceback.format_exc()[-3000:])
+                log(f"  {r['model']:12s} {r['config']:24s} {r['mode']:7s} ERROR in interleaved "
+                    f"call {i}: {type(e).__name__}: {e}"[:300])
+                pending.remove(r)
+                failed.append(r)
+                continue
+            times[id(r)].append((time.perf_counter() - t0) * 1e3)
+    for r in failed:
+        for k in ("_call", "_scope", "_counter"):
+            r.pop(k, None)
     for r in pending:
         del r["_call"], r["_scope"]
         counter = r.pop("_counter", None)
