@@ -281,7 +281,7 @@ def test_a_fresh_view_of_the_same_weight_every_call_hits(resolves):
         assert len(resolves) == 3
         wt.data = wt.data.clone()  # a new storage under the same base object
         ops.rmsnorm_linear(x, g, wt[:, :N].t())
-        assert len(resolves) == 4
+        assert len(resolves) == 5
 
 
 def _alias(t, shape, stride, offset=0):
@@ -327,11 +327,22 @@ def test_a_compiled_graphs_alias_of_a_weight_hits_and_sees_updates(resolves):
         torch.testing.assert_close(call.pins[0].float(), 2 * folded.float(), rtol=0.02, atol=2e-3)
         assert _address(drv.launches[-1][B]) == call.pins[0].data_ptr()
 
+        seen = []
+        real = inference.alias_owner
+        inference.alias_owner = lambda t: (seen.append(t), real(t))[1]
+        try:  # a launch-ready call found by identity looks for no owner
+            w = _bf(N, K, scale=K ** -0.5, seed=5)
+            for _ in range(3):
+                ops.rmsnorm_linear(x, g, w)
+            assert len(seen) == 2  # (the first call's miss: g and w)
+        finally:
+            inference.alias_owner = real
+
         other = _bf(K, N, scale=K ** -0.5, seed=4)  # never registered: no owner to find
         for i in range(2):
             torch.ops.normfuse.prenorm_linear.default(
                 x, g, None, [_alias(other, (N, K), (1, N))], [None], 1e-6, 0.0, False, True)
-        assert len(resolves) == 4
+        assert len(resolves) == 5
 
 
 def test_postnorm_fresh_views_hit(monkeypatch):

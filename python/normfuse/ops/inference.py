@@ -126,7 +126,7 @@ class _Memo(dict):
                            enumerate(zip(srcs, stamp)) if t is not None), value)
 
 
-def _watched(srcs):
+def _watched(srcs, aliases: bool = False):
     """(key, anchors, tensors) for the memos. A tensor is keyed by its identity, except
     - a view (`t._base` set): keyed by its base's identity and its geometry (storage offset,
       shape, strides), watched through its base. A view made afresh every call (a Conv1D's
@@ -137,6 +137,8 @@ def _watched(srcs):
       of a parameter, new every call, no `_base`, its own version counter): keyed and watched as
       a view of its owner, and replaced in `tensors` by a true view of the owner (same memory
       and geometry), so that what is derived from it is keyed by the owner's version counter.
+      Looked for only with `aliases` (the ops look a call up by identity first, and for
+      aliases only when that misses: the eager hit path pays nothing for them).
     The version counter watched is the base's / owner's, the address the base's / owner's: a
     write through any view, `param.data = ...` and `.to()` are seen as before."""
     key, anchors, tensors = [], [], None
@@ -147,10 +149,12 @@ def _watched(srcs):
             continue
         b = t._base
         if b is None:
-            try:
-                o = alias_owner(t)
-            except RuntimeError:  # no storage: the checks say what is wrong
-                o = None
+            o = None
+            if aliases:
+                try:
+                    o = alias_owner(t)
+                except RuntimeError:  # no storage: the checks say what is wrong
+                    pass
             if o is None:
                 key.append(id(t))
                 anchors.append(t)
@@ -287,17 +291,25 @@ def _resolve_pre(op, x, g, beta, ws, bs, offset, is_ln, fold):
 
 def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold):
     given = (norm_weight, norm_bias, *weight, *bias)
-    wkey, srcs, ts = _watched(given)
+    wkey, srcs, _ = _watched(given)
     try:
-        ckey = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln,
-                fold, wkey)
+        head = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln,
+                fold)
     except RuntimeError:  # x has no storage (sparse): the checks below say what is wrong
-        ckey = None
+        head = ckey = None
     else:
+        ckey = (*head, wkey)
         call = _PRE_CALLS.lookup(ckey, srcs)
         if call is not None:
             return call(x)
+    wk, sr, ts = _watched(given, aliases=True)
     if ts is not given:  # an alias of a registered weight: read through a view of its owner
+        wkey, srcs = wk, sr
+        if head is not None:
+            ckey = (*head, wkey)
+            call = _PRE_CALLS.lookup(ckey, srcs)
+            if call is not None:
+                return call(x)
         n = len(weight)
         norm_weight, norm_bias, weight, bias = ts[0], ts[1], list(ts[2:2 + n]), list(ts[2 + n:])
     op = "layernorm_linear" if is_ln else "rmsnorm_linear"
@@ -327,7 +339,7 @@ def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, 
 def pre_call(x, norm_weight, norm_bias, weight, bias, eps, offset=0.0, is_ln=False, fold=True):
     """The launch-ready call `prenorm_linear` keeps for these arguments (as it keys it), or None:
     for the host benchmarks and tests that time or inspect the layers below the op."""
-    wkey, srcs, _ = _watched((norm_weight, norm_bias, *weight, *bias))
+    wkey, srcs, _ = _watched((norm_weight, norm_bias, *weight, *bias), aliases=True)
     key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln, fold,
            wkey)
     return _PRE_CALLS.lookup(key, srcs)
@@ -370,20 +382,28 @@ def _resolve_post(op, x, weight, g, beta, bias, residual, offset, is_ln):
 
 def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
     given = (weight, norm_weight, norm_bias, bias)
-    wkey, srcs, ts = _watched(given)
-    if ts is not given:  # an alias of a registered weight: read through a view of its owner
-        weight, norm_weight, norm_bias, bias = ts
+    wkey, srcs, _ = _watched(given)
     try:
         rkey = None if residual is None else (residual.shape, residual.stride(), residual.dtype,
                                               residual.device, residual.data_ptr() & 15)
-        ckey = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, rkey, eps, offset,
-                is_ln, wkey)
+        head = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, rkey, eps, offset,
+                is_ln)
     except RuntimeError:  # a tensor without storage (sparse): the checks below say what is wrong
-        ckey = None
+        head = ckey = None
     else:
+        ckey = (*head, wkey)
         call = _POST_CALLS.lookup(ckey, srcs)
         if call is not None:
             return call(x, residual)
+    wk, sr, ts = _watched(given, aliases=True)
+    if ts is not given:  # an alias of a registered weight: read through a view of its owner
+        wkey, srcs = wk, sr
+        if head is not None:
+            ckey = (*head, wkey)
+            call = _POST_CALLS.lookup(ckey, srcs)
+            if call is not None:
+                return call(x, residual)
+        weight, norm_weight, norm_bias, bias = ts
     op = "linear_layernorm" if is_ln else "linear_rmsnorm"
     norm = {"norm_weight": norm_weight, "norm_bias": norm_bias} if is_ln else \
         {"norm_weight": norm_weight}
