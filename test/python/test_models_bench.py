@@ -245,7 +245,17 @@ def test_ratios_summary_and_table():
     assert "| normfuse+compile | 6.000 | 0.750 | 1.20e-03 (1.20) |" in md
     assert "n/a: liger-kernel 0.8.5 has no apply_liger_kernel_to_m" in md
     assert "| m | prefill | stock+compile | 8.000 | normfuse+compile | 6.000 | 1.333 | yes | " \
-           "1.20 (NO) | NO |" in md
+           "1.20 (NO) | NO | - | - | - |" in md
+    # Liger's best beside normfuse's, on the same timing basis only
+    recs += [_rec("m", "liger", "prefill", 6.6, 1e-3),
+             _rec("m", "liger+compile", "prefill", 5.0, 1e-3, graphs=5, graph_breaks=4,
+                  recompiles=0)]
+    recs[-1]["timed"] = "alone"  # do_bench, not interleaved: not compared
+    M._ratios(recs)
+    p = M.summarize(recs)[0]
+    assert (p["best_liger"], p["vs_liger"]) == ("liger", pytest.approx(6.6 / 6.0))
+    md = M.table({"records": recs, "configs": list(M.CONFIG_NAMES)})
+    assert "| NO | liger | 6.600 | 1.100 |" in md and "timed alone" in md
 
 
 def test_breaks_are_counted_beyond_ligers_own():
