@@ -832,3 +832,23 @@ def reference(v: Variant, t: dict):
 __all__ = ["Variant", "PRENORM", "POSTNORM", "VARIANTS", "LOWERING", "WS_REFUSED", "source", "load",
            "shape", "runtime_args", "specialization", "compile_variant", "fused", "fused_ttir",
            "run_variant", "inputs", "reference"]
+
+
+# Every axis value of the matrix, for the default (CI) suite: the fewest variants, chosen greedily,
+# in which each (kind, axis, value) occurs at least once (every defect and expected outcome
+# included); the others run with `-m slow`. 40 of 75 on 2026-12-01.
+COVER_AXES = ("kind", "norm", "form", "loop", "kloop", "memory", "w", "stats", "g", "dtype",
+              "stats_loop", "spelling", "loop2", "ydesc", "strides", "defect", "expect")
+
+
+def covering(variants) -> set:
+    """The names of a small subset of `variants` covering every (kind, axis, value) of them."""
+    def pairs(v):
+        return {(v.kind, a, getattr(v, a)) for a in COVER_AXES}
+    left = set().union(*(pairs(v) for v in variants))
+    chosen = set()
+    while left:
+        best = max(variants, key=lambda v: len(pairs(v) & left))
+        chosen.add(best.name)
+        left -= pairs(best)
+    return chosen

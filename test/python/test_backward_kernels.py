@@ -23,11 +23,17 @@ from backward_common import (  # noqa: E402  (fixtures too)
     _stats64)
 
 
-@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
-@pytest.mark.parametrize("N,BN,ctas", [(64, 64, 1), (96, 32, 3), (128, 32, 4)],
-                         ids=["one-tile", "3-cta", "4-cta"])
-@pytest.mark.parametrize("act,dres,even_r", [(0, False, False), (1, True, False), (0, False, True)],
-                         ids=["prenorm-dx", "regrouped", "prenorm-dx-even-r"])
+_TILINGS = [((64, 64, 1), "one-tile"), ((96, 32, 3), "3-cta"), ((128, 32, 4), "4-cta")]
+_FORMS = [((0, False, False), "prenorm-dx"), ((1, True, False), "regrouped"),
+          ((0, False, True), "prenorm-dx-even-r")]
+
+
+# the default suite: every (tiling, form) pair once, the norms alternating (9 of 18); `-m slow` all
+@pytest.mark.parametrize("is_ln,N,BN,ctas,act,dres,even_r", [
+    pytest.param(ln, *t, *f, id=f"{fid}-{tid}-{'ln' if ln else 'rms'}",
+                 marks=() if (i + j + ln) % 2 == 0 else pytest.mark.slow)
+    for ln in (False, True) for i, (t, tid) in enumerate(_TILINGS)
+    for j, (f, fid) in enumerate(_FORMS)])
 def test_norm_backward_kernel_fused_by_passes(is_ln, N, BN, ctas, act, dres, even_r):
     args, (dx, dg, db, xn) = _dx_case(N, is_ln, act, True, dres, seed=N + act,
                                       r=48 if even_r else R)
@@ -212,7 +218,7 @@ def test_backward_config_candidates(monkeypatch, N, gemm):
     assert training.select_backward_config(N, gemm) == cands[default]
 
 
-@pytest.mark.parametrize("N", [1024, 2048])
+@pytest.mark.parametrize("N", [1024, pytest.param(2048, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("gemm,name", [(True, "cluster-m128"), (False, "row"), (True, "cluster"),
                                        (True, "cluster-n256"), (False, "row-16k")],
                          ids=["m128", "row", "cluster-xn", "n256", "row16k"])

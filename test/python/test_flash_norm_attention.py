@@ -92,8 +92,14 @@ def _assert_close(res, ref, st):
     return e
 
 
-@pytest.mark.parametrize("H", [1, 2, 3, 4, 8])
-@pytest.mark.parametrize("D", [64, 128])
+# the default suite: every H at one D, and D = 128 at a cluster's worth of heads and at 8 (more
+# heads than one cluster); `-m slow` the rest
+_SLOW_HD = {(1, 128), (2, 128), (3, 128), (4, 64)}
+
+
+@pytest.mark.parametrize("H,D", [pytest.param(h, d, marks=pytest.mark.slow if (h, d) in _SLOW_HD
+                                              else (), id=f"{d}-{h}")
+                                 for d in (64, 128) for h in (1, 2, 3, 4, 8)])
 def test_heads_and_head_dims(H, D):
     res, ref, st = _run(LENS, H, D, 32)
     _assert_close(res, ref, st)
@@ -108,7 +114,9 @@ def test_heads_and_head_dims(H, D):
         assert "[epilogue-norm] applied" in text
 
 
-@pytest.mark.parametrize("act", ["gelu_tanh", "silu", "relu", "relu2", "softmax"])
+# silu / relu / relu2 also run in test_flash_norm_attention_bwd's forward+backward cells: `-m slow`
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"] + [pytest.param(a, marks=pytest.mark.slow)
+                                                          for a in ("silu", "relu", "relu2")])
 def test_activations_with_kv_loop(act):
     # L = 64 in 32-wide tiles: the KV loop has two trips (online softmax rescales; GDPA sums)
     res, ref, st = _run(LENS, 3, 64, 64, act, BN=32)

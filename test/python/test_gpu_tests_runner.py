@@ -47,6 +47,7 @@ def test_runner_splits_and_passes(runner, tmp_path):
     assert len(res["workers"]) == 3 and sum(w["tests"] for w in res["workers"]) == 6
 
 
+@pytest.mark.slow  # (5 s of subprocesses; the split-and-pass test runs by default)
 def test_runner_reports_a_failure(runner, tmp_path):
     logs = []
     res = runner.run([_suite(tmp_path, True)], 2, "gpu", 120, log=logs.append,

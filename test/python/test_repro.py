@@ -14,6 +14,7 @@ def _py(code):
     return [sys.executable, "-c", code]
 
 
+@pytest.mark.slow  # (8 s of child processes)
 def test_parallel_runs_reports_and_kills():
     jobs = [("ok", _py("print('fine')")),
             ("fails", _py("import sys; print('boom'); sys.exit(3)")),

@@ -3,7 +3,8 @@
 Every variant of `kernel_variants` (loops over tile indices or offsets, range or tl.range,
 tl.static_range; masked, unmasked, block pointers, tensor descriptors; W [N, K] or [K, N]; the
 statistics spelled several ways; bf16 and fp16; one program per tile, per row block, persistent)
-is compiled for sm_90 on the CPU through the passes: the pass must apply, or, for the variants
+is compiled for sm_90 on the CPU through the passes (the default suite: a subset in which every
+axis value occurs, `kernel_variants.covering`; `-m slow` all of them): the pass must apply, or, for the variants
 that are not pre-/post-norms the passes may rewrite, leave the kernel alone with a remark that
 names the reason. A sample is also run on a Hopper GPU against the naive kernel.
 """
@@ -14,6 +15,8 @@ import pytest
 import kernel_variants as kv
 
 IDS = [v.name for v in kv.VARIANTS]
+# the default suite compiles a subset covering every axis value; `-m slow` the rest
+COVER = kv.covering(kv.VARIANTS)
 
 
 def test_the_matrix_is_large_and_covers_every_axis():
@@ -30,11 +33,19 @@ def test_the_matrix_is_large_and_covers_every_axis():
     assert sum(v.gpu for v in kv.VARIANTS) >= 10
 
 
+def test_the_default_suites_subset_covers_every_axis_value():
+    def pairs(vs):
+        return {(v.kind, a, getattr(v, a)) for v in vs for a in kv.COVER_AXES}
+    sub = [v for v in kv.VARIANTS if v.name in COVER]
+    assert pairs(sub) == pairs(kv.VARIANTS) and len(sub) < len(kv.VARIANTS)
+
+
 def _remarks(ck, pass_name):
     return [r for r in ck.remarks if f"[{pass_name}]" in r]
 
 
-@pytest.mark.parametrize("v", kv.VARIANTS, ids=IDS)
+@pytest.mark.parametrize("v", [pytest.param(v, marks=() if v.name in COVER else pytest.mark.slow)
+                               for v in kv.VARIANTS], ids=IDS)
 def test_variant_compiles_for_sm90_through_the_passes(v):
     ck = kv.compile_variant(v)
     assert len(ck.asm["cubin"]) > 0  # ptxas accepted the rewritten kernel

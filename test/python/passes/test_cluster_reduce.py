@@ -41,8 +41,7 @@ def _postnorm(kind, n, *, seed=0, k=K):
 POST = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, HAS_BIAS=True, HAS_RES=True)
 
 
-@pytest.mark.parametrize("kind", ["rms", "ln"])
-@pytest.mark.parametrize("n, spec, ctas, persistent, tma", [
+_POST_FORMS = [
     pytest.param(96, "default", 3, False, False, id="3-tiles"),
     pytest.param(96, "default", 3, True, False, id="3-tiles-persistent"),
     pytest.param(96, "cluster-reduce{exchange=global},epilogue-norm", 3, True, True,
@@ -55,7 +54,17 @@ POST = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, HAS_BIAS=True, HAS_RES=True)
                  id="deferred-persistent"),
     pytest.param(32, "default", 1, False, False, id="one-tile"),
     pytest.param(32, "default", 1, True, True, id="one-tile-persistent-tma"),
-])
+]
+
+_LN_SLOW = {"3-tiles-persistent", "3-tiles-persistent-global-tma", "deferred-persistent",
+            "one-tile-persistent-tma"}
+
+
+# the default suite: RMSNorm in every form, LayerNorm in the non-persistent ones; `-m slow` all
+@pytest.mark.parametrize("kind,n,spec,ctas,persistent,tma", [
+    pytest.param(kind, *p.values, id=f"{p.id}-{kind}",
+                 marks=pytest.mark.slow if kind == "ln" and p.id in _LN_SLOW else ())
+    for kind in ("rms", "ln") for p in _POST_FORMS])
 def test_postnorm_kernel(kind, n, spec, ctas, persistent, tma):
     args, ref = _postnorm(kind, n, seed=4)
     consts = dict(POST, N=n, EVEN_K=False, USE_TMA=tma, PERSISTENT=persistent)

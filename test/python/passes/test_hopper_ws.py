@@ -33,11 +33,16 @@ def _lowered(kind, **kw):
 # CPU: what is lowered
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kind,flags", [
-    ("rms", {"has_g": False}), ("rms", {"has_g": True}),
-    ("ln", {"has_g": False, "has_b": False}), ("ln", {"has_g": True, "has_b": True})])
-@pytest.mark.parametrize("config,persistent,tma", [(PERSISTENT, True, False), (PER_TILE, False, False),
-                                                   (PER_TILE, False, True)])
+_KINDS = [("rms", {"has_g": False}), ("rms", {"has_g": True}),
+          ("ln", {"has_g": False, "has_b": False}), ("ln", {"has_g": True, "has_b": True})]
+
+
+# the default suite: every kernel persistent, the per-tile forms of the kernels with g (8 of 12);
+# `-m slow` all
+@pytest.mark.parametrize("config,persistent,tma,kind,flags", [
+    pytest.param(c, p, t, k, f, marks=() if p or f.get("has_g") else pytest.mark.slow)
+    for c, p, t in [(PERSISTENT, True, False), (PER_TILE, False, False), (PER_TILE, False, True)]
+    for k, f in _KINDS])
 def test_prenorm_kernels_are_lowered(kind, flags, config, persistent, tma):
     """Every form of the naive pre-norm kernels the ops launch (persistent or one program per
     tile, pointer or TMA loads, g folded or in the loop) goes through lazy-prenorm and then
@@ -63,10 +68,11 @@ def test_prenorm_kernels_are_lowered(kind, flags, config, persistent, tma):
         assert "def pre(" in gluon  # the shift: the first tile's row mean
 
 
-@pytest.mark.parametrize("kind,flags", [
-    ("gemm", {}), ("rms", {"has_g": False}), ("rms", {"has_g": True}),
-    ("ln", {"has_g": False, "has_b": False}), ("ln", {"has_g": True, "has_b": True})])
-@pytest.mark.parametrize("order", ["", "{stats-share=true}"])
+# the default suite: every kernel in the default order, the shared statistics for the kernels
+# with g (7 of 10); `-m slow` all
+@pytest.mark.parametrize("order,kind,flags", [
+    pytest.param(o, k, f, marks=pytest.mark.slow if o and not f.get("has_g") else ())
+    for o in ("", "{stats-share=true}") for k, f in [("gemm", {})] + _KINDS])
 def test_lowered_wgmma_is_not_serialized(kind, flags, order):
     """ptxas keeps the template's wgmma pipelined (no C7515 "serialized" note) for every kernel
     kind, in both tile orders. A first version of a row-major order serialized the plain GEMM's
