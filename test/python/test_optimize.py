@@ -182,6 +182,33 @@ def test_to_dtype_repacks():
     assert _rel(got, want) < 3e-2
 
 
+def test_fused_weights_are_known_by_address():
+    """A compiled graph hands the ops a parameter it reinterpreted (a Conv1D's weight.t(): a new
+    tensor without `_base` every call): the fused modules register their parameters, so the ops
+    find the owner of such an alias (ops.common.alias_owner), after optimize, after .to(dtype)
+    (new storage) and for packed siblings (each a column block of one buffer)."""
+    from torch._C._dynamo.guards import _reinterpret_tensor
+    from normfuse.nn.fused import FusedLinear
+    from normfuse.ops.common import alias_owner
+
+    def owners(model):
+        out = []
+        for m in model.modules():
+            if isinstance(m, FusedLinear) and m.transposed:
+                w = m.weight
+                # (the offset is relative to w's own storage offset, as in Inductor's code)
+                a = _reinterpret_tensor(w, (w.shape[1], w.shape[0]), (w.stride(1), w.stride(0)), 0)
+                out.append(alias_owner(a) is w)
+        return out
+
+    model, _ = _optimize(om.tiny_family("gpt2"))
+    assert owners(model) and all(owners(model))
+    model.to(torch.float64)  # new storage for every parameter
+    assert all(owners(model))
+    pair, _ = _optimize(om.randomize(om.Conv1DPair()).eval(), (torch.randn(2, 5, om.H),))
+    assert pair.ln.packed and owners(pair) == [True, True]
+
+
 # ---------------------------------------------------------------------------------------------
 # Hand-written blocks
 # ---------------------------------------------------------------------------------------------

@@ -388,6 +388,8 @@ class FusedNorm(nn.Module):
                     n = w.shape[0]
                     w.data = buf[a:a + n]
                     a += n
+        for c in cs:  # (their new addresses)
+            _known(c)
         return True
 
     def _apply(self, fn, recurse=True):

@@ -1,7 +1,7 @@
-"""Where a model benchmark configuration spends its time: torch.profiler over a few eager calls.
+"""Where a model benchmark configuration spends its time: torch.profiler over a few calls.
 
-    python -m normfuse.repro.profile_models --out DIR gpt2:stock gpt2:normfuse llama:liger \
-        llama:normfuse+liger [--mode prefill|train] [--calls 3]
+    python -m normfuse.repro.profile_models --out DIR gpt2:stock gpt2:normfuse+compile \
+        llama:liger llama:normfuse+liger [--mode prefill|train|both] [--calls 3]
 
 For each model:configuration of `normfuse.repro.models` (a compiled configuration is compiled
 by its warm-up calls and profiles as Inductor's kernels and the custom ops it calls), the wall time
