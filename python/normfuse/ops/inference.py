@@ -141,6 +141,12 @@ def _watched(srcs, aliases: bool = False):
       aliases only when that misses: the eager hit path pays nothing for them).
     The version counter watched is the base's / owner's, the address the base's / owner's: a
     write through any view, `param.data = ...` and `.to()` are seen as before."""
+    if not aliases:  # no view among them (the common case): the identities themselves
+        for t in srcs:
+            if t is not None and t._base is not None:
+                break
+        else:
+            return tuple(map(id, srcs)), srcs, srcs
     key, anchors, tensors = [], [], None
     for i, t in enumerate(srcs):
         if t is None:
