@@ -94,6 +94,7 @@ import functools
 import json
 import math
 import os
+import random
 import statistics
 import sys
 import time
@@ -760,7 +761,9 @@ def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="ind
 # (and compiled graphs that call Python ops) are host-bound in a slow phase. So every
 # configuration of a model is built, compiled and checked first (compiled ones kept: no Dynamo
 # reset until the model is done), then each runs one call in turn, INTERLEAVED_CALLS[mode]
-# times, each call synchronized before and after and timed with the host clock (its wall time:
+# times (each round in its own seeded order: no configuration always runs after the same
+# neighbour), each call synchronized before and after and timed with
+# the host clock (its wall time:
 # the host's launches and the GPU's work until the last kernel ends); ms is the median,
 # `calls_ms` the quartiles. Recompiles of a compiled configuration are counted over those calls.
 INTERLEAVED_CALLS = {"prefill": 60, "train": 20}
@@ -775,8 +778,18 @@ def time_interleaved(records, device, log=print) -> None:
     times = {id(r): [] for r in pending}
     n = max(INTERLEAVED_CALLS[r["mode"]] for r in pending)
     failed = []
+    order = random.Random(0)  # seeded: the same orders every run
+    last = None
     for i in range(n):
-        for r in list(pending):
+        # each round in its own order (no configuration always runs after the same neighbour),
+        # none twice in a row across a round's boundary
+        turn = list(pending)
+        order.shuffle(turn)
+        if len(turn) > 1 and turn[0] is last:
+            turn[0], turn[1] = turn[1], turn[0]
+        if turn:
+            last = turn[-1]
+        for r in turn:
             if i >= INTERLEAVED_CALLS[r["mode"]]:
                 continue
             try:
