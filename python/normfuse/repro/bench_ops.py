@@ -219,10 +219,27 @@ def host_part(calls: int, M: int = 8192, K: int = 2048, N: int = 2048) -> list[d
     w = (torch.randn(N, K, device=dev) * K ** -0.5).to(bf)
     gn = (1 + 0.1 * torch.randn(N, device=dev)).to(bf)
     m = RMSNormLinear(K, N, device=dev, dtype=bf).eval()
+    # what a compiled graph calls: the torch.library ops through the dispatcher; a BERT block's
+    # post-norm (bias, residual), and a GPT-2 Conv1D's weight [K, N] reinterpreted afresh every
+    # call (Inductor's reinterpret_tensor; the weight registered as the fused modules do)
+    from torch._C._dynamo.guards import _reinterpret_tensor
+    from normfuse.ops.common import register_weights
+    bn, bias, res = (0.1 * torch.randn(N, device=dev)).to(bf), torch.zeros(N, device=dev,
+                                                                           dtype=bf), x[:, :N]
+    res = res.contiguous()
+    wkn = w.t().contiguous()  # [K, N], as a Conv1D holds it
+    register_weights(wkn)
+    post_op = torch.ops.normfuse.postnorm_linear.default
+    pre_op = torch.ops.normfuse.prenorm_linear.default
     cases = {"rmsnorm_linear": lambda: ops.rmsnorm_linear(x, g, w),
              "RMSNormLinear eval": lambda: m(x),
              "layernorm_linear": lambda: ops.layernorm_linear(x, g, b, w),
              "linear_rmsnorm": lambda: ops.linear_rmsnorm(x, w, gn),
+             "[compiled graph] postnorm_linear op, LN + bias + residual": lambda: post_op(
+                 x, w, gn, bn, bias, res, 1e-12, 0.0, True),
+             "[compiled graph] prenorm_linear op, LN, Conv1D weight alias": lambda: pre_op(
+                 x, g, b, [_reinterpret_tensor(wkn, (N, K), (1, N), 0)], [None], 1e-5, 0.0,
+                 True, True),
              "cublas F.linear": lambda: F.linear(x, w),
              "eager rms_norm + linear": lambda: F.linear(F.rms_norm(x, (K,), g, 1e-6), w)}
     recs = []
