@@ -296,17 +296,25 @@ def _project_kernels():
     from normfuse.ops import prenorm_linear as ops
     import torch
     out = []
-    for kind, kw in (("rms", {"has_g": True}), ("rms", {"has_g": False}), ("ln", {}),
-                     ("ln", {"has_g": False, "has_b": False}), ("gemm", {})):
+    for kind, kw, tag in (("rms", {"has_g": True}, "g"), ("rms", {"has_g": False}, "plain"),
+                          ("ln", {}, "g-b"), ("ln", {"has_g": False, "has_b": False}, "plain"),
+                          ("gemm", {}, "plain")):
         for tma in (False, True):
-            out.append((f"{kind}-{'-'.join(k for k, v in kw.items() if v) or 'plain'}-{'tma' if tma else 'ptr'}",
+            out.append((f"{kind}-{tag}-{'tma' if tma else 'ptr'}",
                         lambda kind=kind, kw=kw, tma=tma: ops.aot_compile(
                             kind, M=4096, N=1024, K=1000 if not tma else 1024, dtype=torch.bfloat16,
                             passes=(), tma=tma, **kw)))
     return out
 
 
-@pytest.mark.parametrize("name,make", _project_kernels(), ids=[n for n, _ in _project_kernels()])
+# the default suite: every kernel with TMA loads, and the pointer (ragged K) forms of the kernels
+# with their norm parameters; `-m slow` the other pointer forms (2-4 s each)
+_SLOW_IR = {"rms-plain-ptr", "ln-plain-ptr", "gemm-plain-ptr"}
+
+
+@pytest.mark.parametrize("name,make", [pytest.param(n, m, id=n, marks=pytest.mark.slow
+                                                    if n in _SLOW_IR else ())
+                                       for n, m in _project_kernels()])
 def test_every_project_kernel_round_trips(name, make):
     """The view prints TTIR and TTGIR of each shipped kernel exactly as Triton does, and the types
     it reads agree with Triton's for every op result."""
