@@ -35,8 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-LP = "python/normfuse/passes/lazy_prenorm.py"
+# the passes (re-planted after the IR facade refactor, 2026-12-01: lazy-prenorm is a package,
+# the cluster PTX lives in the IR layer)
+LPF = "python/normfuse/passes/lazy_prenorm/fusion.py"      # the fused loop's rewrite
+LPR = "python/normfuse/passes/lazy_prenorm/row_block.py"   # statistics once per row block
 CR = "python/normfuse/passes/cluster_reduce.py"
+CPTX = "python/normfuse/ir/cluster_ptx.py"                 # the DSMEM exchange's PTX
 # the lowering (hopper-ws): where each piece lives on this branch
 WS = "python/normfuse/lowering/ws_gemm.py"        # the Gluon template
 CG = "python/normfuse/lowering/codegen.py"        # the hooks' translation
@@ -58,53 +62,51 @@ class Mutant:
 
 
 MUTANTS = [
-    Mutant("M1", LP, 'if s.kind == "weight":', 'if s.kind == "weight" and False:',
+    Mutant("M1", LPF, 'if s.kind == "weight":', 'if s.kind == "weight" and False:',
            "lazy-prenorm: LayerNorm's correction uses colsum(W) instead of colsum(g*W) when g "
            "stays in the loop"),
-    Mutant("M2", CR, '''    for r in range(ctas):
+    Mutant("M2", CPTX, '''    for r in range(ctas):
         body += f"mapa.shared::cluster.u32''', '''    for r in range(1, ctas):
         body += f"mapa.shared::cluster.u32''',
            "cluster-reduce: every CTA leaves rank 0's partials out of the row totals"),
-    Mutant("M3", CR, 'f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * s}]; ',
-           'f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * 0}]; ',
+    Mutant("M3", CPTX, 'f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * (first + s)}]; ',
+           'f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * (first + 0)}]; ',
            "cluster-reduce: LayerNorm's sum of squares read from the sum's slot"),
-    Mutant("M4", CR, 'module.build(f"arith.constant {ctas} : i32 {loc}", types=["i32"], hint="c_ctas")',
-           'module.build(f"arith.constant {ctas - 1} : i32 {loc}", types=["i32"], hint="c_ctas")',
+    Mutant("M4", CR, 'c = b.constant(ctas, "i32", hint="c_ctas")',
+           'c = b.constant(ctas - 1, "i32", hint="c_ctas")',
            "cluster-reduce: the rank / row-block split (and the program count) use C - 1 instead "
            "of the cluster size"),
-    Mutant("M5", LP, "            _set_init(loop, p.acc_index, zero)\n", "",
+    Mutant("M5", LPF, '''        loop.set_init(p.acc_index, before_loop.zeros(acc_out.type, hint="acc0"))
+''', "",
            "lazy-prenorm: a non-zero accumulator init is not zeroed before the loop (it is added "
            "after scaling as well: counted twice, once scaled)"),
-    Mutant("M6", LP, 'emit(f"arith.subf $0, $1 : {f32(bm)}", mean, shift, t=f32(bm))',
-           'emit(f"arith.subf $0, $1 : {f32(bm)}", shift, mean, t=f32(bm))',
+    Mutant("M6", LPF, "out.subf(mean, shift)", "out.subf(shift, mean)",
            "lazy-prenorm: LayerNorm's correction uses (shift - mean) instead of (mean - shift)"),
-    Mutant("M7", LP, '''        val = emit(f"arith.mulf $0, $1 : {f32(bm, bn)}", val, rb, t=f32(bm, bn))
-        if bsum is not None:
-            b2 = emit(f"tt.expand_dims $0 {{axis = 0 : i32}} : {f32(bn)} -> {f32(1, bn)}", bsum, t=f32(1, bn))
-            bb = emit(f"tt.broadcast $0 : {f32(1, bn)} -> {f32(bm, bn)}", b2, t=f32(bm, bn))
-            val = emit(f"arith.addf $0, $1 : {f32(bm, bn)}", val, bb, t=f32(bm, bn))
-''', '''        if bsum is not None:
-            b2 = emit(f"tt.expand_dims $0 {{axis = 0 : i32}} : {f32(bn)} -> {f32(1, bn)}", bsum, t=f32(1, bn))
-            bb = emit(f"tt.broadcast $0 : {f32(1, bn)} -> {f32(bm, bn)}", b2, t=f32(bm, bn))
-            val = emit(f"arith.addf $0, $1 : {f32(bm, bn)}", val, bb, t=f32(bm, bn))
-        val = emit(f"arith.mulf $0, $1 : {f32(bm, bn)}", val, rb, t=f32(bm, bn))
+    Mutant("M7", LPF, '''    val = out.mulf(val, rb)
+    if bsum is not None:
+        val = out.addf(val, out.row_broadcast(bsum, [bm, bn], axis=0))
+''', '''    if bsum is not None:
+        val = out.addf(val, out.row_broadcast(bsum, [bm, bn], axis=0))
+    val = out.mulf(val, rb)
 ''', "lazy-prenorm: LayerNorm's beta @ W term is added before the row scale instead of after"),
-    Mutant("M8", LP, '{row_t} {loc}", p.stats.inits[i],', '{row_t} {loc}", red.result,',
+    Mutant("M8", LPF, "fin = after.addf(st.loop.inits[i], after.reduce_sum(r, 1))",
+           "fin = after.addf(*[after.reduce_sum(r, 1)] * 2)",
            "lazy-prenorm{stats-accumulate=tile}: the reduced sum of squares is counted twice "
            "(added to itself instead of to the statistic's initial value)"),
-    Mutant("M9", CR, 'one = module.build(f"arith.constant 1 : i32 {loc}"',
-           'one = module.build(f"arith.constant 0 : i32 {loc}"',
+    Mutant("M9", CR, 'parity = b.andi(it, b.constant(1, "i32", hint="c1"), hint="rb_parity")',
+           'parity = b.andi(it, b.constant(0, "i32", hint="c1"), hint="rb_parity")',
            "cluster-reduce, persistent: the exchange slot set's parity is always 0 (a race: a CTA "
            "overwrites its slot while a peer may still read the previous row block's)"),
-    Mutant("M10", CR, "f2.set_bounds(rank, f2.bounds[1], step)",
-           "f2.set_bounds(f2.bounds[0], f2.bounds[1], step)",
+    Mutant("M10", CR, "f2.set_bounds(first2, f2.bounds[1], stride2)",
+           "f2.set_bounds(f2.bounds[0], f2.bounds[1], stride2)",
            "cluster-reduce, deferred: the normalizing loop starts at tile 0 instead of the CTA's "
            "rank (CTAs normalize rank 0's tiles, their own stay unnormalized)"),
     Mutant("M11", CR, "WAIT if outer is None else BARRIER",
            'f"{MARK} mov.u32 $0, 0;" if outer is None else BARRIER',
            "cluster-reduce: no barrier wait before the exit (a CTA may leave while a peer still "
            "reads its shared memory)"),
-    Mutant("M12", LP, "new_yields = list(ifop.results[:len(carried)])", "new_yields = list(args)",
+    Mutant("M12", LPR, "nloop.set_yields(nloop.yields + list(ifop.results[:n]), module, loc=loop.op)",
+           "nloop.set_yields(nloop.yields + list(args), module, loc=loop.op)",
            "lazy-prenorm, once per row block: the later N tiles get the carried row vectors' "
            "initial zeros instead of the first tile's statistics"),
 ]
