@@ -15,7 +15,6 @@ import json
 import os
 import pstats
 import sys
-import time
 import traceback
 import warnings
 
@@ -24,70 +23,49 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 def one(model: str, config: str, out: str, calls: int = 10) -> dict:
     import torch
-    from normfuse.repro import models as M
-    spec = M.SPECS[model]
-    cfg = M._config(config)
-    sd, ids, R = M.make_state(spec, "cuda", torch.bfloat16)
-    m = M.build_configuration(spec, cfg, sd, "cuda", torch.bfloat16, {})
-    m.eval()
-    f = torch.compile(m) if cfg.compiled else m
+    from normfuse.repro.profile_models import configuration_call, host_and_wall
+    with configuration_call(model, config, "prefill") as call:
+        host, _ = host_and_wall(call, calls)
+        # the synchronizing calls of one forward, with their stacks
+        syncs = []
 
-    def call():
-        with torch.no_grad():
-            return M._forward(f, ids)
-    for _ in range(3):
-        call()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        call()
-    host = (time.perf_counter() - t0) / calls
-    torch.cuda.synchronize()
-    # synchronizing calls, with their stacks
-    syncs = []
-    real = warnings.showwarning
-
-    def show(message, category, filename, lineno, file=None, line=None):
-        syncs.append({"message": str(message)[:200],
-                      "stack": "".join(traceback.format_stack(limit=14)[:-1])[-2500:]})
-    warnings.showwarning = show
-    torch.cuda.set_sync_debug_mode("warn")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("always")
-            warnings.showwarning = show
+        def show(message, category, filename, lineno, file=None, line=None):
+            syncs.append({"message": str(message)[:200],
+                          "stack": "".join(traceback.format_stack(limit=14)[:-1])[-2500:]})
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            with warnings.catch_warnings():  # (restores showwarning on exit)
+                warnings.simplefilter("always")
+                warnings.showwarning = show
+                call()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        torch.cuda.synchronize()
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(calls):
             call()
-    finally:
-        torch.cuda.set_sync_debug_mode("default")
-        warnings.showwarning = real
-    torch.cuda.synchronize()
-    pr = cProfile.Profile()
-    pr.enable()
-    for _ in range(calls):
-        call()
-    pr.disable()
-    torch.cuda.synchronize()
-    s = io.StringIO()
-    pstats.Stats(pr, stream=s).sort_stats("cumulative").print_stats(45)
-    s2 = io.StringIO()
-    pstats.Stats(pr, stream=s2).sort_stats("tottime").print_stats(30)
+        pr.disable()
+        torch.cuda.synchronize()
+    stats = {}
+    for order, n in (("cumulative", 45), ("tottime", 30)):
+        s = io.StringIO()
+        pstats.Stats(pr, stream=s).sort_stats(order).print_stats(n)
+        stats[order] = s.getvalue()
     name = f"{model}_{config.replace('+', '-')}"
     with open(os.path.join(out, f"cprofile_{name}.txt"), "w") as fh:
         fh.write(f"{model} {config}: host {host * 1e3:.3f} ms/call (no sync), {len(syncs)} "
                  f"synchronizing calls in one forward\n\n")
         for sy in syncs[:5]:
             fh.write(f"-- sync: {sy['message']}\n{sy['stack']}\n")
-        fh.write("\n== cumulative ==\n" + s.getvalue() + "\n== tottime ==\n" + s2.getvalue())
+        fh.write("\n== cumulative ==\n" + stats["cumulative"] + "\n== tottime ==\n"
+                 + stats["tottime"])
     rec = {"model": model, "config": config, "host_ms": round(host * 1e3, 3),
            "syncs": len(syncs), "first_sync": syncs[0] if syncs else None}
     print(f"[compiled_host] {model} {config}: host {rec['host_ms']} ms, syncs {len(syncs)}",
           flush=True)
     if syncs:
         print(syncs[0]["stack"][-1500:], flush=True)
-    del f, m
-    import torch._dynamo
-    torch._dynamo.reset()
-    torch.cuda.empty_cache()
     return rec
 
 

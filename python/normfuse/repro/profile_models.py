@@ -14,51 +14,74 @@ normfuse, Llama normfuse+Liger).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import time
 
-__all__ = ["profile_one", "main"]
+__all__ = ["configuration_call", "host_and_wall", "profile_one", "main"]
 
 
-def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=print) -> dict:
-    import contextlib
-
+@contextlib.contextmanager
+def configuration_call(model: str, config: str, mode: str):
+    """The call of one prefill forward (no grad) or one train step of `model`:`config` of
+    `normfuse.repro.models`, built in Liger's scope (in force while the caller runs it) and
+    compiled where the configuration is (by the caller's first calls). The model, Dynamo's
+    caches and the CUDA cache are released on exit."""
     import torch
-    from torch.profiler import ProfilerActivity, profile
 
     from . import models as M
     spec = M.SPECS[model]
     cfg = M._config(config)
     device, dtype = "cuda", torch.bfloat16
     sd, ids, R = M.make_state(spec, device, dtype)
-    info: dict = {}
     scope = M.liger_scope(spec.family) if cfg.liger else contextlib.nullcontext()
     with scope:
-        m = M.build_configuration(spec, cfg, sd, device, dtype, info)
+        m = M.build_configuration(spec, cfg, sd, device, dtype, {})
         params = [p for p in m.parameters() if p.requires_grad]
-        if cfg.compiled:
-            m = torch.compile(m)
         if mode == "prefill":
             m.eval()
-
-            def call():
-                with torch.no_grad():
-                    return M._forward(m, ids)
         else:
             m.train()
-
+        f = torch.compile(m) if cfg.compiled else m
+        if mode == "prefill":
             def call():
-                return M._step(m, ids, R, params)
-        for _ in range(3):
-            call()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            call()
-        host = (time.perf_counter() - t0) / calls
-        torch.cuda.synchronize()
-        wall = (time.perf_counter() - t0) / calls
+                with torch.no_grad():
+                    return M._forward(f, ids)
+        else:
+            def call():
+                return M._step(f, ids, R, params)
+        try:
+            yield call
+        finally:
+            f = m = params = None  # released before the cache is emptied
+            if cfg.compiled:
+                import torch._dynamo
+                torch._dynamo.reset()
+            torch.cuda.empty_cache()
+
+
+def host_and_wall(call, calls: int, warm: int = 3) -> tuple[float, float]:
+    """(host s, wall s) per call after `warm` calls: host from perf_counter around `calls`
+    calls without a sync, wall until the GPU finished them."""
+    import torch
+    for _ in range(warm):
+        call()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        call()
+    host = (time.perf_counter() - t0) / calls
+    torch.cuda.synchronize()
+    return host, (time.perf_counter() - t0) / calls
+
+
+def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=print) -> dict:
+    from torch.profiler import ProfilerActivity, profile
+    import torch
+
+    with configuration_call(model, config, mode) as call:
+        host, wall = host_and_wall(call, calls)
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             for _ in range(calls):
                 call()
@@ -86,8 +109,6 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
     log(f"[profile] {model} {config} {mode}: wall {rec['wall_ms']} ms, host {rec['host_ms']} ms, "
         f"device busy {rec['device_busy_ms']} ms; "
         + "; ".join(f"{k['name'][:40]} {k['device_us']} us x{k['count']}" for k in kernels[:6]))
-    del m, params
-    torch.cuda.empty_cache()
     return rec
 
 
