@@ -174,6 +174,27 @@ def _watched(srcs, aliases: bool = False):
     return tuple(key), tuple(anchors), srcs if tensors is None else tuple(tensors)
 
 
+def _find(calls: "_Memo", head, given: tuple):
+    """(call, ckey, wkey, anchors, tensors) for a call whose x (and residual) key is `head` (None:
+    no storage to key on) and whose weight tensors are `given`: the launch-ready call found by
+    the tensors' identity (the eager hit path), else by their owners where some are a compiled
+    graph's aliases (`_watched`); call None on a miss, with the keys a new call is stored under
+    and `tensors`, `given` with the aliases replaced by views of their owners."""
+    wkey, srcs, _ = _watched(given)
+    if head is not None:
+        call = calls.lookup((*head, wkey), srcs)
+        if call is not None:
+            return call, None, None, None, None
+    wk, sr, ts = _watched(given, aliases=True)
+    if ts is not given:
+        wkey, srcs = wk, sr
+        if head is not None:
+            call = calls.lookup((*head, wkey), srcs)
+            if call is not None:
+                return call, None, None, None, None
+    return None, None if head is None else (*head, wkey), wkey, srcs, ts
+
+
 def _drop(memo_ref, key, _dead) -> None:
     memo = memo_ref()
     if memo is not None:
@@ -295,27 +316,22 @@ def _resolve_pre(op, x, g, beta, ws, bs, offset, is_ln, fold):
     return w, g, beta, bias, x.shape[-1], x.dtype, x.device, weights_key(w, g, beta, bias)
 
 
+def _pre_head(x, eps, offset, is_ln, fold):
+    """The pre-norm launch-ready call's key before the weights' (None: x has no storage, e.g.
+    sparse; the checks say what is wrong)."""
+    try:
+        return (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln,
+                fold)
+    except RuntimeError:
+        return None
+
+
 def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold):
     given = (norm_weight, norm_bias, *weight, *bias)
-    wkey, srcs, _ = _watched(given)
-    try:
-        head = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln,
-                fold)
-    except RuntimeError:  # x has no storage (sparse): the checks below say what is wrong
-        head = ckey = None
-    else:
-        ckey = (*head, wkey)
-        call = _PRE_CALLS.lookup(ckey, srcs)
-        if call is not None:
-            return call(x)
-    wk, sr, ts = _watched(given, aliases=True)
+    call, ckey, wkey, srcs, ts = _find(_PRE_CALLS, _pre_head(x, eps, offset, is_ln, fold), given)
+    if call is not None:
+        return call(x)
     if ts is not given:  # an alias of a registered weight: read through a view of its owner
-        wkey, srcs = wk, sr
-        if head is not None:
-            ckey = (*head, wkey)
-            call = _PRE_CALLS.lookup(ckey, srcs)
-            if call is not None:
-                return call(x)
         n = len(weight)
         norm_weight, norm_bias, weight, bias = ts[0], ts[1], list(ts[2:2 + n]), list(ts[2 + n:])
     op = "layernorm_linear" if is_ln else "rmsnorm_linear"
@@ -345,10 +361,8 @@ def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, 
 def pre_call(x, norm_weight, norm_bias, weight, bias, eps, offset=0.0, is_ln=False, fold=True):
     """The launch-ready call `prenorm_linear` keeps for these arguments (as it keys it), or None:
     for the host benchmarks and tests that time or inspect the layers below the op."""
-    wkey, srcs, _ = _watched((norm_weight, norm_bias, *weight, *bias), aliases=True)
-    key = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln, fold,
-           wkey)
-    return _PRE_CALLS.lookup(key, srcs)
+    return _find(_PRE_CALLS, _pre_head(x, eps, offset, is_ln, fold),
+                 (norm_weight, norm_bias, *weight, *bias))[0]
 
 
 def _one_device(op: str, named: dict) -> None:
@@ -388,27 +402,17 @@ def _resolve_post(op, x, weight, g, beta, bias, residual, offset, is_ln):
 
 def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
     given = (weight, norm_weight, norm_bias, bias)
-    wkey, srcs, _ = _watched(given)
     try:
         rkey = None if residual is None else (residual.shape, residual.stride(), residual.dtype,
                                               residual.device, residual.data_ptr() & 15)
         head = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, rkey, eps, offset,
                 is_ln)
     except RuntimeError:  # a tensor without storage (sparse): the checks below say what is wrong
-        head = ckey = None
-    else:
-        ckey = (*head, wkey)
-        call = _POST_CALLS.lookup(ckey, srcs)
-        if call is not None:
-            return call(x, residual)
-    wk, sr, ts = _watched(given, aliases=True)
+        head = None
+    call, ckey, wkey, srcs, ts = _find(_POST_CALLS, head, given)
+    if call is not None:
+        return call(x, residual)
     if ts is not given:  # an alias of a registered weight: read through a view of its owner
-        wkey, srcs = wk, sr
-        if head is not None:
-            ckey = (*head, wkey)
-            call = _POST_CALLS.lookup(ckey, srcs)
-            if call is not None:
-                return call(x, residual)
         weight, norm_weight, norm_bias, bias = ts
     op = "linear_layernorm" if is_ln else "linear_rmsnorm"
     norm = {"norm_weight": norm_weight, "norm_bias": norm_bias} if is_ln else \
