@@ -115,7 +115,7 @@ def _adopt(new: nn.Module, old: nn.Module) -> None:
         if not name.startswith("_") and name != "training" and simple:
             object.__setattr__(new, name, v)
     new.training = old.training
-    register_weights(*new._parameters.values())
+    _known(new)
 
 
 def _known(module: nn.Module) -> None:
@@ -438,9 +438,8 @@ class FusedLinear(nn.Module):
 
     def _apply(self, fn, recurse=True):
         out = super()._apply(fn, recurse)
-        self._norm.repack()
-        for c in self._norm._consumers:  # (the repack moved the siblings' weights)
-            _known(c)
+        self._norm.repack()  # (registers the siblings it moves)
+        _known(self)
         return out
 
     def extra_repr(self) -> str:
