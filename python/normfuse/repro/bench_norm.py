@@ -27,6 +27,7 @@ about 30 s.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -159,21 +160,16 @@ def bench_shape(kind: str, M: int, N: int, log) -> dict:
     torch._dynamo.reset()  # one shape per compilation: no recompile limit, no dynamic shapes
     impls = {"compiled": torch.compile(_eager_fn(kind, N), dynamic=False),
              "eager": _eager_fn(kind, N)}
-    if kind == "rms":
-        try:
-            from transformers.models.llama.modeling_llama import LlamaRMSNorm
-            llama = LlamaRMSNorm(N, eps=EPS).cuda().bfloat16()
-            impls["llama"] = lambda x_, w_, b_: torch.func.functional_call(
-                llama, {"weight": w_}, (x_,))
-        except Exception as e:  # noqa: BLE001
-            row.setdefault("errors", {})["llama"] = str(e)[:200]
-        try:
-            from liger_kernel.transformers.rms_norm import LigerRMSNorm
-            liger = LigerRMSNorm(N, eps=EPS).cuda().bfloat16()
-            impls["liger"] = lambda x_, w_, b_: torch.func.functional_call(
-                liger, {"weight": w_}, (x_,))
-        except Exception as e:  # noqa: BLE001
-            row.setdefault("errors", {})["liger"] = str(e)[:200]
+    if kind == "rms":  # the RMSNorm modules models run: transformers' eager one and Liger's
+        for name, module, cls in (("llama", "transformers.models.llama.modeling_llama",
+                                   "LlamaRMSNorm"),
+                                  ("liger", "liger_kernel.transformers.rms_norm", "LigerRMSNorm")):
+            try:
+                mod = getattr(importlib.import_module(module), cls)(N, eps=EPS).cuda().bfloat16()
+                impls[name] = lambda x_, w_, b_, mod=mod: torch.func.functional_call(
+                    mod, {"weight": w_}, (x_,))
+            except Exception as e:  # noqa: BLE001
+                row.setdefault("errors", {})[name] = str(e)[:200]
     for name, fn in impls.items():
         def do(name=name, fn=fn):
             if name != "compiled":  # (compiled: one compilation, the training graphs)

@@ -934,15 +934,16 @@ def summarize(records) -> list[dict]:
                 b = min(_same_basis(stock), key=lambda r: r["ms"])
                 row.update(best_stock=b["config"], best_stock_ms=b["ms"])
             if nf:
-                b = min(_same_basis(nf), key=lambda r: r["ms"])
-                row.update(best_normfuse=b["config"], best_normfuse_ms=b["ms"])
+                bn = min(_same_basis(nf), key=lambda r: r["ms"])
+                row.update(best_normfuse=bn["config"], best_normfuse_ms=bn["ms"])
             if stock and nf:
                 row["speedup"] = row["best_stock_ms"] / row["best_normfuse_ms"]
                 row["faster"] = row["speedup"] > 1.0
-            if lg and nf and _same_basis(lg)[0].get("timed") == _same_basis(nf)[0].get("timed"):
+            if lg and nf:
                 b = min(_same_basis(lg), key=lambda r: r["ms"])
-                row.update(best_liger=b["config"], best_liger_ms=b["ms"],
-                           vs_liger=b["ms"] / row["best_normfuse_ms"])
+                if b.get("timed") == bn.get("timed"):  # (one timing basis)
+                    row.update(best_liger=b["config"], best_liger_ms=b["ms"],
+                               vs_liger=b["ms"] / bn["ms"])
             if nf:
                 errs = [r.get("err_ratio", math.inf) for r in nf]
                 row["worst_err_ratio"] = max(errs)
