@@ -95,10 +95,11 @@ def _dx_case(N, is_ln, act, gemm, dres, seed=0, mean=3.0, r=R):
 
 class _Interpreted:
     """Stands in for a `normfuse.jit` launcher: compile for sm_90 through the same passes, run the
-    TTIR in the interpreter (CPU tensors, written in place). Records the remarks."""
+    TTIR in the interpreter (CPU tensors, written in place). Records the remarks in `log`, and
+    each launch as (kernel name, grid, constexprs) in `launches` when given."""
 
-    def __init__(self, fn, passes, log):
-        self.fn, self.passes, self.log = fn, passes, log
+    def __init__(self, fn, passes, log, launches=None):
+        self.fn, self.passes, self.log, self.launches = fn, passes, log, launches
 
     def warmup(self, *args, **kwargs):
         return None  # (the occupancy query it serves is replaced in `interpreted`)
@@ -114,6 +115,8 @@ class _Interpreted:
                                   passes=self.passes, num_warps=num_warps, num_stages=num_stages)
             ir = ck.asm.get("normfuse", ck.asm["ttir"])
             self.log.extend(str(r) for r in ck.remarks)
+            if self.launches is not None:
+                self.launches.append((fn.__name__, tuple(grid), dict(consts)))
             _need_allocator_like_triton(ir)
             run_ir(ir, list(args), grid, num_ctas=cluster_dims(ir))
         return launch

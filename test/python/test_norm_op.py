@@ -19,7 +19,7 @@ from normfuse.kernels import norm as norm_kernels  # noqa: E402
 from normfuse.ops import norm as norm_ops  # noqa: E402
 from normfuse.reference import rel_err  # noqa: E402
 from normfuse.testing.fake_driver import same_arguments  # noqa: E402
-from normfuse.testing.interpreter import run_ir  # noqa: E402
+from backward_common import _Interpreted  # noqa: E402  (the interpreted launcher)
 from normfuse.testing.numerics import launch_signature  # noqa: E402
 
 
@@ -151,36 +151,12 @@ def test_only_needed_gradients():
 # The kernels, through the op, interpreted (CPU)
 # ---------------------------------------------------------------------------------------------
 
-class _Interpreted:
-    """Stands in for the ops' `normfuse.jit(kernel, passes=())` launcher: compile for sm_90, run
-    the TTIR in normfuse's interpreter on the CPU tensors (written in place); logs each launch."""
-
-    def __init__(self, fn, log):
-        self.fn, self.log = fn, log
-
-    def warmup(self, *args, **kwargs):
-        return None  # programs_per_sm is replaced below
-
-    def __getitem__(self, grid):
-        def launch(*args, num_warps=4, num_stages=1, **consts):
-            fn = self.fn
-            for p in fn.params:
-                if p.is_constexpr and p.name not in consts and p.has_default:
-                    consts[p.name] = p.default
-            sig, attrs = launch_signature(fn, args, consts)
-            ck = normfuse.compile(fn, signature=sig, constexprs=consts, attrs=attrs, passes=(),
-                                  target="cuda:90", num_warps=num_warps, num_stages=num_stages)
-            self.log.append((fn.__name__, tuple(grid), dict(consts)))
-            run_ir(ck.asm["ttir"], list(args), grid)
-        return launch
-
-
 @pytest.fixture
 def interpreted(monkeypatch):
     log: list = []
     monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
     monkeypatch.setattr(norm_ops, "_launcher",
-                        lambda name: _Interpreted(getattr(norm_kernels, name), log))
+                        lambda name: _Interpreted(getattr(norm_kernels, name), (), [], log))
     monkeypatch.setattr(norm_ops, "sm_count", lambda device: 3)
     monkeypatch.setattr(norm_ops, "programs_per_sm", lambda compiled: 2)
     monkeypatch.setattr(norm_ops, "_PER_SM", {})
