@@ -296,11 +296,14 @@ def _process(chunks, start: int, items, source: str, debuginfo: bool, emit=None)
             # Fresh pass objects per chunk: no state leaks from one module into the next.
             result = run_pipeline(padded, _parse_passes(items), source_name=source,
                                   debuginfo=debuginfo)
+        except guard.TritonCrash as e:  # (in a nested child: as `_process_guarded` reports it)
+            emit((i, ("error", f"{where}: {_one_paragraph(e)}", [])))
+            continue
         except IRError as e:
             emit((i, ("error", f"{where} cannot be loaded as Triton IR:\n{_one_paragraph(e)}", [])))
             continue
-        except PassError as e:
-            emit((i, ("error", f"{where}: {_one_paragraph(e)}", [])))
+        except PassError as e:  # (a pass's output that crashed Triton: the crash, as above)
+            emit((i, ("error", f"{where}: {_one_paragraph(getattr(e, 'crash', None) or e)}", [])))
             continue
         except Exception as e:  # noqa: BLE001 - a bug in normfuse met on this input: still an answer
             emit((i, ("error", f"{where}: internal error in normfuse ({_describe_exception(e)}); "

@@ -175,7 +175,11 @@ def run_on_view(view, passes: Sequence[Pass], context: CompileContext | None = N
                         continue
                     new = bridge.reload(view, clean=True)
                 except IRError as e:
-                    raise PassError(f"pass '{p.name}' produced invalid IR: {e}") from None
+                    err = PassError(f"pass '{p.name}' produced invalid IR: {e}")
+                    # (Triton died on it: normfuse-opt reports the crash itself, as when its
+                    # supervised child died)
+                    err.crash = e if isinstance(e, guard.TritonCrash) else None
+                    raise err from None
                 view.__dict__.update(new.__dict__)
     return remarks, changed
 

@@ -257,6 +257,28 @@ def test_cli_pass_output_that_crashes_triton(fake_passes, ttir_file, capsys):
                     r"running pass 'test-crash-triton'\); normfuse caught it in a child process", err), err
 
 
+def test_cli_pass_output_that_crashes_triton_without_the_supervised_child(
+        fake_passes, ttir_file, capsys, monkeypatch):
+    """normfuse-opt's fallback when its child is unavailable (no fork; or, on a loaded machine,
+    a child silent past the guard's timeout: the run goes on in this process, where each parse
+    is preflighted in a child of its own) reports the crash as the supervised child does: what
+    Triton was doing and the pass it ran in (this once came out as "pass ... produced invalid
+    IR: ... while parsing ..." without the pass's section, failing the test above in CI)."""
+    real = guard.run_in_child
+
+    def unavailable(fn, *args, **kwargs):
+        if fn is cli._process:
+            raise guard.ChildUnavailable("no fork (test)")
+        return real(fn, *args, **kwargs)
+    monkeypatch.setattr(guard, "run_in_child", unavailable)
+    assert cli.main(["--test-crash-triton", str(ttir_file)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert re.match(rf"normfuse-opt: error: {re.escape(str(ttir_file))}: {DIED}"
+                    rf" {AT} parsing normfuse-output\.mlir \(in "
+                    r"running pass 'test-crash-triton'\); normfuse caught it in a child process", err), err
+
+
 def test_cli_pass_with_a_bug(fake_passes, ttir_file, capsys):
     assert cli.main(["--test-raise", str(ttir_file)]) == 1
     out, err = capsys.readouterr()

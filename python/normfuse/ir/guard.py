@@ -138,13 +138,24 @@ def send(obj) -> None:
         _write(_child.fd, ("message", obj))
 
 
+# What this process is doing, outside a child (`section`): a child forked from here reports its
+# sections inside these (`_supervise`), so a crash in a nested child names the same context as
+# one in the supervised child (normfuse-opt's fallback to this process when the child is
+# unavailable).
+_stack: list[str] = []
+
+
 @contextlib.contextmanager
 def section(label: str, rename: dict[str, str] | None = None):
     """Name what is being done; `rename` maps temporary paths in Triton's output to the names the
     user knows. Cheap outside a child (a list push)."""
     c = _child
     if c is None:
-        yield
+        _stack.append(label)
+        try:
+            yield
+        finally:
+            _stack.pop()
         return
     c.stack.append(label)
     if rename:
@@ -255,7 +266,8 @@ def _supervise(directory, fn, args, on_message, timeout, relay_stderr):
         finally:
             os._exit(1)
     os.close(w)
-    where: list[str] = []
+    outer = list(_stack)  # the sections the child runs in
+    where: list[str] = outer
     renames: dict[str, str] = {}
     outcome = None
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -288,7 +300,7 @@ def _supervise(directory, fn, args, on_message, timeout, relay_stderr):
                 msg = pickle.loads(bytes(buf[_HEADER.size:_HEADER.size + n]))
                 del buf[:_HEADER.size + n]
                 if msg[0] == "where":
-                    where, renames = msg[1], msg[2]
+                    where, renames = outer + msg[1], msg[2]
                 elif msg[0] == "message":
                     if on_message is not None:
                         on_message(msg[1])
