@@ -202,6 +202,7 @@ def test_layernorm_dx_two_row_sums_and_dbeta():
     assert plan.config.row_exchange == 2 and len(plan.side.results) == 2
 
 
+@pytest.mark.slow  # (6 s; the lowered dX kernel is off by default, its coop tilings run by default)
 def test_pingpong_64_row_tiles():
     """The ping-pong schedule at 64 x 256 (two consumers, each with its own staging tile for x
     and the outputs): M = 200 (4 row blocks of 64, the last 8 rows), N = 600, R = 72; 6 programs."""
@@ -542,6 +543,7 @@ def test_switch_silu_and_dres_end_to_end_in_the_interpreter(kind, monkeypatch):
         assert rel_err(db, rdb) < 1e-4
 
 
+@pytest.mark.slow  # (11 s: two compiles of the default pipeline's kernel)
 def test_switch_falls_back_to_the_default_pipeline(monkeypatch):
     """A lowering that raises (an option hopper-ws refuses) and a kernel the pass does not lower
     (plain hopper-ws: a post-norm's two passes are not lowered by default) cost a RuntimeWarning
