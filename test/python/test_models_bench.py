@@ -566,3 +566,31 @@ def test_a_failing_interleaved_call_is_a_record_and_the_others_go_on(monkeypatch
     assert not any(k in r for r in recs for k in ("_call", "_scope", "_counter"))
     assert any("ERROR in interleaved call 1" in line for line in logs)
     json.dumps(recs)
+
+
+def test_profile_timeline_splits_a_call_into_lead_busy_and_gaps():
+    """profile_models' timeline: per synchronized call, the time from the call's start on the
+    host to its first kernel, the kernels' union (overlaps counted once) and the gaps between
+    them, named by the kernel that ended them."""
+    from types import SimpleNamespace as NS
+
+    from torch.autograd import DeviceType
+
+    from normfuse.repro import profile_models as P
+
+    def ev(name, start, end, dev):
+        return NS(name=name, time_range=NS(start=start, end=end),
+                  device_type=DeviceType.CUDA if dev else DeviceType.CPU)
+    events = [
+        ev(P.TIMELINE_MARK, 0, 40, False), ev("a", 10, 20, True), ev("b", 15, 25, True),
+        ev("c", 35, 45, True), ev("d", 45.5, 50, True),
+        ev(P.TIMELINE_MARK, 100, 130, False), ev("a", 104, 114, True), ev("c", 120, 130, True),
+    ]
+    t = P.timeline_gaps(events)
+    first, second = t["calls"]
+    assert first == {"span_us": 50, "lead_us": 10, "busy_us": 29.5, "idle_us": 10.5,
+                     "host_us": 40}
+    assert second == {"span_us": 30, "lead_us": 4, "busy_us": 20, "idle_us": 6, "host_us": 30}
+    # the 0.5 us gap before d is idle time but below the listing's threshold
+    assert t["largest"] == [{"before": "c", "us": 10}]
+    assert P.timeline_gaps([ev("a", 0, 1, True)]) == {}

@@ -80,12 +80,22 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
     from torch.profiler import ProfilerActivity, profile
     import torch
 
+    from torch.profiler import record_function
+
     with configuration_call(model, config, mode) as call:
         host, wall = host_and_wall(call, calls)
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             for _ in range(calls):
                 call()
             torch.cuda.synchronize()
+        # one call at a time, synchronized around each (as the model benchmark times them): where
+        # the device waits inside a call
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as tprof:
+            for _ in range(calls):
+                with record_function(TIMELINE_MARK):
+                    call()
+                torch.cuda.synchronize()
+        timeline = timeline_gaps(tprof.events())
     table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=25)
     name = f"profile_{model}_{config.replace('+', '-')}_{mode}.txt"
     with open(os.path.join(out, name), "w") as f:
@@ -105,11 +115,68 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
                if e.device_type == DeviceType.CUDA) / calls
     rec = {"model": model, "config": config, "mode": mode, "wall_ms": round(wall * 1e3, 3),
            "host_ms": round(host * 1e3, 3), "device_busy_ms": round(busy / 1e3, 3),
-           "kernels": kernels[:40]}
+           "kernels": kernels[:40], "timeline": timeline}
     log(f"[profile] {model} {config} {mode}: wall {rec['wall_ms']} ms, host {rec['host_ms']} ms, "
         f"device busy {rec['device_busy_ms']} ms; "
         + "; ".join(f"{k['name'][:40]} {k['device_us']} us x{k['count']}" for k in kernels[:6]))
+    if timeline:
+        log(f"[profile] {model} {config} {mode} timeline (median of {len(timeline['calls'])} "
+            f"synchronized calls): span {timeline['span_us']} us = lead {timeline['lead_us']} + "
+            f"busy {timeline['busy_us']} + idle {timeline['idle_us']} us in "
+            f"{timeline['gaps']} gaps; largest before: "
+            + "; ".join(f"{g['before'][:40]} {g['us']} us" for g in timeline["largest"][:5]))
+    with open(os.path.join(out, name), "a") as f:
+        f.write("\ntimeline of one synchronized call:\n" + json.dumps(timeline, indent=1) + "\n")
     return rec
+
+
+TIMELINE_MARK = "normfuse.profile.call"
+
+
+def timeline_gaps(events, min_gap_us: float = 2.0) -> dict:
+    """The device's timeline inside each profiled call window (a `TIMELINE_MARK` range on the
+    host, the call synchronized after it): lead = from the call's start on the host to its first
+    kernel, busy = the kernels' union, idle = the gaps between them (the device waited for the
+    host or for a launch), and the largest gaps by the kernel that ended them. Figures are the
+    median over the calls; the gaps listed are the first call's."""
+    from torch.autograd import DeviceType
+    marks = sorted((e for e in events if e.name == TIMELINE_MARK),
+                   key=lambda e: e.time_range.start)
+    kern = sorted(((e.time_range.start, e.time_range.end, e.name) for e in events
+                   if e.device_type == DeviceType.CUDA), key=lambda k: k[0])
+    calls = []
+    for i, m in enumerate(marks):
+        lo = m.time_range.start
+        hi = marks[i + 1].time_range.start if i + 1 < len(marks) else float("inf")
+        ks = [k for k in kern if lo <= k[0] < hi]
+        if not ks:
+            continue
+        busy = idle = 0.0
+        gaps = []
+        end = ks[0][0]
+        for s, e, n in ks:
+            if s > end:
+                if s - end >= min_gap_us:
+                    gaps.append({"before": n[:100], "us": round(s - end, 1)})
+                idle += s - end
+            busy += max(0.0, e - max(s, end))
+            end = max(end, e)
+        calls.append({"lead_us": round(ks[0][0] - lo, 1), "busy_us": round(busy, 1),
+                      "idle_us": round(idle, 1), "span_us": round(end - lo, 1),
+                      "host_us": round(m.time_range.end - lo, 1), "gaps": len(gaps),
+                      "kernels": len(ks),
+                      "largest": sorted(gaps, key=lambda g: -g["us"])[:12]})
+    if not calls:
+        return {}
+
+    def med(key):
+        v = sorted(c[key] for c in calls)
+        return v[len(v) // 2]
+    return {"span_us": med("span_us"), "lead_us": med("lead_us"), "busy_us": med("busy_us"),
+            "idle_us": med("idle_us"), "host_us": med("host_us"), "gaps": med("gaps"),
+            "kernels": med("kernels"), "largest": calls[0]["largest"],
+            "calls": [{k: c[k] for k in ("span_us", "lead_us", "busy_us", "idle_us", "host_us")}
+                      for c in calls]}
 
 
 def main(argv=None) -> int:
