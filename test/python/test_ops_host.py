@@ -364,8 +364,9 @@ def test_postnorm_fresh_views_hit(monkeypatch):
 @pytest.mark.postnorm_plan
 def test_lowered_postnorm_calls_view_3d_activations(monkeypatch):
     """The default post-norm plan (the lowered form, tensor maps) on 3-D activations: a call
-    that hits the launch-ready call views contiguous x and residual as 2-D (the maps' addresses
-    are x's, the residual's and the output's own); a non-contiguous x is copied to 2-D first."""
+    that hits the launch-ready call passes contiguous x and residual as they are and allocates
+    the output 3-D (the maps' addresses are x's, the residual's and the output's own, the
+    geometry the plan's [M, K] / [M, N]); a non-contiguous x is copied to 2-D first."""
     from normfuse.ops import postnorm_linear as post
     from normfuse.testing.fake_driver import FakeTensorMap
     monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
