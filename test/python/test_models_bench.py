@@ -568,6 +568,32 @@ def test_a_failing_interleaved_call_is_a_record_and_the_others_go_on(monkeypatch
     json.dumps(recs)
 
 
+def test_interleaved_calls_run_without_the_garbage_collector(monkeypatch):
+    """time_interleaved collects garbage between its rounds and keeps the collector off in the
+    timed calls (a collection lands in a random configuration's call); it is on again after,
+    also when a call raised."""
+    import contextlib
+    import gc
+    monkeypatch.setattr(M, "INTERLEAVED_CALLS", {"prefill": 3, "train": 1})
+    seen = []
+
+    def call():
+        seen.append(gc.isenabled())
+
+    def bad():
+        raise RuntimeError("boom")
+    recs = [{"model": "m", "config": c, "mode": "prefill", "status": "ok", "_call": f,
+             "_scope": contextlib.nullcontext} for c, f in (("a", call), ("b", bad))]
+    assert gc.isenabled()
+    M.time_interleaved(recs, "cpu", lambda *_: None)
+    assert seen == [False] * 3 and gc.isenabled()
+    assert recs[1]["status"] == "error"
+    monkeypatch.setattr(M, "GC_OFF_IN_CALLS", False)
+    seen.clear()
+    recs[0].update(_call=call, _scope=contextlib.nullcontext)
+    M.time_interleaved(recs[:1], "cpu", lambda *_: None)
+    assert seen == [True] * 3
+
 def test_profile_timeline_splits_a_call_into_lead_busy_and_gaps():
     """profile_models' timeline: per synchronized call, the time from the call's start on the
     host to its first kernel, the kernels' union (overlaps counted once) and the gaps between

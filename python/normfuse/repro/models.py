@@ -94,6 +94,7 @@ import functools
 import json
 import math
 import os
+import gc
 import random
 import statistics
 import sys
@@ -767,6 +768,7 @@ def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="ind
 # the host's launches and the GPU's work until the last kernel ends); ms is the median,
 # `calls_ms` the quartiles. Recompiles of a compiled configuration are counted over those calls.
 INTERLEAVED_CALLS = {"prefill": 60, "train": 20}
+GC_OFF_IN_CALLS = True  # the garbage collector runs between the rounds only
 
 
 def time_interleaved(records, device, log=print) -> None:
@@ -780,33 +782,19 @@ def time_interleaved(records, device, log=print) -> None:
     failed = []
     order = random.Random(0)  # seeded: the same orders every run
     last = None
-    for i in range(n):
-        # each round in its own order (no configuration always runs after the same neighbour),
-        # none twice in a row across a round's boundary
-        turn = list(pending)
-        order.shuffle(turn)
-        if len(turn) > 1 and turn[0] is last:
-            turn[0], turn[1] = turn[1], turn[0]
-        if turn:
-            last = turn[-1]
-        for r in turn:
-            if i >= INTERLEAVED_CALLS[r["mode"]]:
-                continue
-            try:
-                with r["_scope"]():
-                    _sync(device)
-                    t0 = time.perf_counter()
-                    r["_call"]()
-                    _sync(device)
-            except Exception as e:  # noqa: BLE001 - one configuration's failure is a record
-                r.update(status="error", reason=f"interleaved call {i}: {type(e).__name__}: "
-                         f"{e}"[:500], traceback=traceback.format_exc()[-3000:])
-                log(f"  {r['model']:12s} {r['config']:24s} {r['mode']:7s} ERROR in interleaved "
-                    f"call {i}: {type(e).__name__}: {e}"[:300])
-                pending.remove(r)
-                failed.append(r)
-                continue
-            times[id(r)].append((time.perf_counter() - t0) * 1e3)
+    was = gc.isenabled()
+    try:
+        for i in range(n):
+            # Python's cyclic garbage collector runs between the rounds, not in a timed call:
+            # a collection (ms over a model's objects) lands in whichever call crosses the
+            # threshold, a configuration at random (GC_OFF_IN_CALLS)
+            gc.collect()
+            if GC_OFF_IN_CALLS:
+                gc.disable()
+            last = _round(i, pending, order, last, times, failed, device, log)
+    finally:
+        if was:
+            gc.enable()
     for r in failed:
         for k in ("_call", "_scope", "_counter"):
             r.pop(k, None)
@@ -824,6 +812,37 @@ def time_interleaved(records, device, log=print) -> None:
             f"{len(ts)} interleaved calls, quartiles {r['calls_ms']['q1']:.3f} - "
             f"{r['calls_ms']['q3']:.3f})" + (f"  recompiles {r['recompiles']}"
                                             if "recompiles" in r else ""))
+
+
+def _round(i, pending, order, last, times, failed, device, log):
+    """Round i of `time_interleaved`: each pending configuration's call once, in a shuffled
+    order (no configuration always runs after the same neighbour), none twice in a row across
+    a round's boundary. Returns the round's last record."""
+    turn = list(pending)
+    order.shuffle(turn)
+    if len(turn) > 1 and turn[0] is last:
+        turn[0], turn[1] = turn[1], turn[0]
+    if turn:
+        last = turn[-1]
+    for r in turn:
+        if i >= INTERLEAVED_CALLS[r["mode"]]:
+            continue
+        try:
+            with r["_scope"]():
+                _sync(device)
+                t0 = time.perf_counter()
+                r["_call"]()
+                _sync(device)
+        except Exception as e:  # noqa: BLE001 - one configuration's failure is a record
+            r.update(status="error", reason=f"interleaved call {i}: {type(e).__name__}: "
+                     f"{e}"[:500], traceback=traceback.format_exc()[-3000:])
+            log(f"  {r['model']:12s} {r['config']:24s} {r['mode']:7s} ERROR in interleaved "
+                f"call {i}: {type(e).__name__}: {e}"[:300])
+            pending.remove(r)
+            failed.append(r)
+            continue
+        times[id(r)].append((time.perf_counter() - t0) * 1e3)
+    return last
 
 
 def _ratios(records) -> None:
@@ -884,7 +903,8 @@ def run(specs, configs=CONFIG_NAMES, device="cuda", backend="inductor", log=prin
     configure_torch()
     specs = [SPECS[s] if isinstance(s, str) else s for s in specs]
     data = {**environment(device), "backend": backend, "configs": list(configs), "records": [],
-            "models": []}
+            "models": [], "timing": {"interleaved_calls": dict(INTERLEAVED_CALLS),
+                                     "gc_off_in_calls": GC_OFF_IN_CALLS}}
     for spec in specs:
         recs, minfo = run_model(spec, configs, device, backend, log=log)
         data["records"].extend(recs)
@@ -1096,7 +1116,10 @@ def write(data, out: str, log=print) -> dict:
     head = (f"# Model benchmark ({data.get('gpu') or data.get('device')}, {data.get('date', '')[:10]}, "
             f"torch {data.get('torch')}, transformers {data.get('transformers')}, liger-kernel "
             f"{data.get('liger_kernel')}, bf16)\n\n"
-            "ms: median per call; vs best stock: ms / min(stock, stock+compile); err: relative "
+            "ms: median per call (interleaved calls, synchronized around each; the garbage "
+            "collector runs between rounds" + ("" if (data.get("timing") or {}).get(
+                "gc_off_in_calls") else " and in the calls") + "); vs best stock: ms / "
+            "min(stock, stock+compile); err: relative "
             "Frobenius error of the last hidden state against the fp32 copy of the stock model "
             "(train: the largest ratio over the hidden state and two gradients), in brackets "
             "over the stock bf16 model's; compiled configurations: graphs and graph breaks on the "
