@@ -673,3 +673,98 @@ def test_siblings_unpacked_where_an_output_is_made_contiguous():
         assert _rel(model(x), stock(x)) < 1e-5
     packed, _ = _optimize(om.randomize(om.QKVBlock(om.FRMS())), (x,))
     assert packed.norm.packed
+
+
+class _Linears(torch.overrides.TorchFunctionMode):
+    """The output widths of the F.linear calls made while it is active."""
+
+    def __init__(self):
+        super().__init__()
+        self.widths = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.nn.functional.linear:
+            self.widths.append(args[1].shape[0])
+        return func(*args, **(kwargs or {}))
+
+
+def test_bert_siblings_run_as_one_gemm_in_inference():
+    """BERT's query / key / value read a norm's output that the residual needs too (the previous
+    layer's post-norm, the embeddings' LayerNorm): in inference one GEMM over their packed
+    weights, each member's output a column view of it, the model's output the stock model's;
+    in training, for another input, or after an in-place change of the input between the
+    members, each member runs its own GEMM; torch.compile traces the members' own GEMMs."""
+    from normfuse.nn.fused import SiblingLinear
+    H = om.H
+    stock = om.tiny_family("bert")
+    model, rep = _optimize(copy.deepcopy(stock))
+    assert rep.siblings == [
+        "embeddings.LayerNorm -> encoder.layer.0.attention.self.{query, key, value}",
+        "encoder.layer.0.output.LayerNorm -> encoder.layer.1.attention.self.{query, key, value}"]
+    assert "2 sibling group(s) as one GEMM" in rep.summary() and not rep.siblings_not
+    att = model.encoder.layer[1].attention.self
+    q, k, v = att.query, att.key, att.value
+    assert all(isinstance(m, SiblingLinear) for m in (q, k, v))
+    assert _adjacent([m.gemm_weight() for m in (q, k, v)])  # packed: one [3H, H] view
+    with torch.no_grad():
+        with _Linears() as seen:
+            got = om.logits(model(input_ids=IDS))
+        with _Linears() as base:
+            want = om.logits(stock(input_ids=IDS))
+    assert _rel(got, want) < 1e-5
+    # per layer q, k, v, attention.output.dense, intermediate.dense, output.dense; the pooler
+    assert base.widths == [H, H, H, H, 2 * H, H] * 2 + [H]
+    # one GEMM for q, k, v; the post-norm denses in the fused ops (not F.linear)
+    assert seen.widths == [3 * H, 2 * H] * 2 + [H]
+    # the protocol, member by member
+    x = torch.randn(2, 5, H)
+    with torch.no_grad():
+        yq = q(x)
+        assert yq._base is not None and yq._base.shape[-1] == 3 * H
+        torch.testing.assert_close(yq, nn.functional.linear(x, q.weight, q.bias))
+        x.mul_(2)  # in place between the members: k computes its own
+        torch.testing.assert_close(k(x), nn.functional.linear(x, k.weight, k.bias))
+        other = torch.randn(2, 5, H)  # v with another tensor: its own GEMM
+        yv = v(other)
+        assert (yv if yv._base is None else yv._base).shape[-1] == H
+        torch.testing.assert_close(yv, nn.functional.linear(other, v.weight, v.bias))
+        # in the model's order, the last member releases the shared output
+        q(x), k(x), v(x)
+        assert q._group.pending is None
+    # training: each member's own GEMM, gradients as the stock model's (the families' test)
+    with _Linears() as train:
+        om.logits(model.train()(input_ids=IDS)).sum()
+    assert 3 * H not in train.widths
+    model.eval()
+    # torch.compile: no break, the stock model's GEMMs
+    torch._dynamo.reset()
+    with torch.no_grad():
+        ex = torch._dynamo.explain(lambda i: model(input_ids=i).last_hidden_state)(IDS)
+    assert ex.graph_break_count == 0, ex.break_reasons
+    torch._dynamo.reset()
+    # .to(dtype) packs the members again; the model keeps computing the stock function
+    model.to(torch.float64), stock.to(torch.float64)
+    assert _adjacent([m.gemm_weight() for m in (q, k, v)]) and q.weight.dtype == torch.float64
+    with torch.no_grad():
+        assert _rel(om.logits(model(input_ids=IDS)), om.logits(stock(input_ids=IDS))) < 1e-10
+
+
+def test_siblings_that_cannot_be_one_gemm_are_reported():
+    """Several GEMMs reading a norm's output through row views (or differing in dtype) keep
+    their own GEMMs; the report says why."""
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(om.H)
+            self.a, self.b = nn.Linear(om.H, 8), nn.Linear(om.H, 8)
+
+        def forward(self, x):
+            n = self.norm(x)
+            return n + 1, self.a(n[:, -1:]), self.b(n[:, -1:])
+
+    model, rep = _optimize(om.randomize(Block()), (torch.randn(2, 4, om.H),))
+    assert not rep.siblings
+    assert rep.siblings_not == ["norm: they read it through row views"], str(rep)
+    assert "not packed: norm: they read it through row views" in str(rep)
+    assert type(model.a) is nn.Linear

@@ -16,7 +16,11 @@ Steps (analyse, decide, rewrite, check):
      same forward that calls the norm: that forward is rewritten through torch.fx
      (`postnorm_rewrite.py`); or when its input is a GEMM's output and nothing else reads that
      output: DeferredLinear + NormAfterLinear (`fused.py`);
-   - else a refusal, with the users or producers that prevent it.
+   - else a refusal, with the users or producers that prevent it;
+   - then, for every recognized norm whose output exists (post-norm, refused, standalone):
+     when several GEMMs read that output whole, once each, they run as one GEMM over their
+     packed weights in inference (`fused.SiblingGEMMs`; BERT's query / key / value), listed in
+     the report's `siblings` (or `siblings_not`, with why not).
 4. Check (check=True): the example through the rewritten model (no_grad and, when parameters
    require grad, with grad) against the probe's output; a group whose rewrite changes the
    output beyond bf16 tolerance (or raises) is reverted and reported.
@@ -64,7 +68,8 @@ import torch
 from torch import nn
 
 from .fused import (TRAIN_PLANS, DeferredLinear, FusedLinear, FusedNorm, NormAfterLinear,
-                    StandaloneNorm, check_train_plan, gemm_weight, is_conv1d)
+                    SiblingGEMMs, SiblingLinear, StandaloneNorm, check_train_plan, gemm_weight,
+                    is_conv1d, pack_side_by_side)
 from .postnorm_rewrite import PostNormFailure, PostNormForward, build_post_forward
 from .probe import Probe, _flat_tensors, _show as _show_path
 from .recognize import NormSpec, NotANorm, Unsupported, looks_like_norm, recognize
@@ -120,6 +125,10 @@ class OptimizeReport:
     max_error: float | None = None    # the check's largest relative error over the outputs
     train_plan: str = "composed"      # optimize(train=...): how the fused groups train
     standalone: list[str] = field(default_factory=list)  # unfused norms on the standalone op
+    # GEMMs reading one norm's output that must exist anyway, run as one GEMM in inference:
+    # "norm -> consumers"; and where several GEMMs read one but cannot: "norm -> ...: why"
+    siblings: list[str] = field(default_factory=list)
+    siblings_not: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         pre = sum(m.side == "pre" for m in self.matches)
@@ -128,6 +137,8 @@ class OptimizeReport:
         s = (f"normfuse.optimize: {len(self.matches)} norms fused ({pre} pre-norm, {post} "
              f"post-norm, {gemms} GEMMs), {len(self.refusals)} refused; training plan "
              f"'{self.train_plan}'")
+        if self.siblings:
+            s += f"; {len(self.siblings)} sibling group(s) as one GEMM"
         if self.checked and self.max_error is not None:
             s += f"; checked, max rel. error {self.max_error:.2e}"
         return s
@@ -150,6 +161,11 @@ class OptimizeReport:
                 lines.append(f"  {r.module or '(model)'} ({r.module_type}): {r.reason}")
                 if r.fix and r.fix != "-":
                     lines.append(f"      fix: {r.fix}")
+        if self.siblings or self.siblings_not:
+            lines += ["", "GEMMs reading one norm's output (which other users need), as one GEMM "
+                      "over their concatenated weights in inference:"]
+            lines += [f"  {s}" for s in self.siblings]
+            lines += [f"  not packed: {s}" for s in self.siblings_not]
         if self.standalone:
             lines += ["", "not fused, on the standalone norm kernel (eager, sm_90, 16-bit; torch's "
                       "own nn.LayerNorm / nn.RMSNorm from 2^26 elements of input up): "
@@ -298,6 +314,51 @@ class _PostGroup:
 
     def revert(self, model: nn.Module) -> None:
         self.caller.__dict__.pop("forward", None)
+
+class _SiblingGroup:
+    """GEMMs reading one norm's output that other users need too: SiblingLinear members of one
+    SiblingGEMMs (fused.py), their weights packed side by side."""
+
+    def __init__(self, norm_path, members: list[tuple[str, nn.Module]]):
+        self.norm_path, self.members = norm_path, members
+        self.paths, self.saved, self.applied = {}, [], False
+        self.matches = []
+
+    def apply(self, model: nn.Module) -> None:
+        grp = SiblingGEMMs(self.norm_path)
+        sls, a = [], 0
+        for path, lin in self.members:
+            sl = SiblingLinear(lin, grp, path)
+            n = gemm_weight(lin).shape[0]
+            sl.cols = (a, a + n)
+            a += n
+            sls.append(sl)
+        grp.members = tuple(sls)
+        self.saved = [(lin.weight, lin.weight.data) for _, lin in self.members]
+        self.paths = {path: (lin, sl) for (path, lin), sl in zip(self.members, sls)}
+        for old, new in self.paths.values():
+            for p in _paths_of(model, old):
+                _set(model, p, new)
+        pack_side_by_side(sls)
+        self.applied = True
+
+    def revert(self, model: nn.Module) -> None:
+        for w, data in self.saved:
+            w.data = data
+        for old, new in self.paths.values():
+            for p in _paths_of(model, new):
+                _set(model, p, old)
+        self.applied = False
+
+    def describe(self) -> str:
+        paths = [p for p, _ in self.members]
+        parent = paths[0].rsplit(".", 1)[0] if "." in paths[0] else ""
+        if parent and all(p.rsplit(".", 1)[0] == parent for p in paths):
+            names = f"{parent}.{{{', '.join(p.rsplit('.', 1)[1] for p in paths)}}}"
+        else:
+            names = ", ".join(paths)
+        return f"{self.norm_path or '(model)'} -> {names}"
+
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,6 +583,39 @@ def _deferred_decision(path, spec, probe, modules):
     return lin, None
 
 
+def _sibling_decision(path, probe, modules, taken):
+    """(member paths in call order, None) when several GEMMs read the norm's whole output once
+    each and can run as one GEMM; (None, why) when several read it but cannot; (None, None)
+    when fewer than two GEMMs read it."""
+    gemm = [u for u in probe.uses.get(path, []) if u.kind == "gemm"]
+    consumers = _unique(u.what for u in gemm)
+    if len(consumers) < 2:
+        return None, None
+    if any(u.via_view for u in gemm):
+        return None, "they read it through row views"
+    if (len(probe.norm_calls.get(path, [])) != 1 or len(gemm) != len(consumers)
+            or any(len(probe.gemm_calls.get(c, [])) != 1 for c in consumers)):
+        return None, "the norm or a GEMM runs more than once per forward"
+    for c in consumers:
+        if c in taken:
+            return None, f"{c} is fused with the norm {taken[c]}"
+        if any(gc.origin != path for gc in probe.gemm_calls[c]):
+            return None, f"{c} also reads other inputs"
+        why = _untouchable(modules[c])
+        if why:
+            return None, f"{c} {why}"
+        if c in probe.gemm_copied:
+            return None, (f"the output of {_show_path(c)} is made contiguous in "
+                          f"{probe.gemm_copied[c]} (a column slice would be copied there)")
+    mods = [modules[c] for c in consumers]
+    ws = [gemm_weight(m) for m in mods]
+    if (len({is_conv1d(m) for m in mods}) != 1 or len({(w.dtype, w.device) for w in ws}) != 1
+            or not ws[0].is_floating_point()):
+        return None, "the GEMMs differ in kind, dtype or device"
+    order = {g: i for i, g in enumerate(probe.gemm_calls)}
+    return sorted(consumers, key=lambda c: order[c]), None
+
+
 def _disp(path: str) -> str:
     return f"'{path}'" if path else "the model"
 
@@ -648,6 +742,8 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
         else:
             for g in groups:
                 rep.matches.extend(_matches(g))
+        rep.siblings = [g.describe() for g in groups
+                        if isinstance(g, _SiblingGroup) and g.applied]
         if standalone:
             for path, mod, spec in unfused:
                 if not isinstance(mod.__dict__.get("forward"), StandaloneNorm):
@@ -763,6 +859,24 @@ def _decide(model, probe, include, exclude, rep, train="composed"):
             g.matches.append(Match(path, type(mod).__name__, spec, "post", [lin], how,
                                    notes=f"not pre-norm: {pre_why}", train=tr))
         groups.append(g)
+    # GEMMs reading one norm's output that must exist anyway (not a pre-norm group's norm): one
+    # GEMM over their concatenated weights in inference (BERT's query / key / value)
+    pre_norms = {g.norm_path for g in groups if isinstance(g, _PreGroup)}
+    for g in groups:
+        if isinstance(g, _DeferredGroup):
+            taken[g.lin_path] = g.norm_path
+        elif isinstance(g, _PostGroup):
+            for path, _, lin, *_ in g.norms:
+                taken[lin] = path
+    for path in specs:
+        if path in pre_norms:
+            continue
+        members, why = _sibling_decision(path, probe, modules, taken)
+        if members is not None:
+            groups.append(_SiblingGroup(path, [(c, modules[c]) for c in members]))
+            taken.update((c, path) for c in members)
+        elif why:
+            rep.siblings_not.append(f"{path or '(model)'}: {why}")
     return groups, unfused
 
 
@@ -835,6 +949,8 @@ def _check_groups(model, groups, args, kwargs, ref, grad, rep):
             rep.matches.extend(_matches(g))
             continue
         g.revert(model)
+        if isinstance(g, _SiblingGroup):
+            rep.siblings_not.append(f"{g.describe()}: reverted by the check: {why}")
         for m in _matches(g):
             rep.refusals.append(Refusal(m.norm, m.norm_type, f"{m.spec.title}: reverted by the "
                                         f"check: {why}", "report this model to normfuse"))
