@@ -565,6 +565,8 @@ class SiblingGEMMs:
     (`.contiguous()` copies) and optimize's check runs the example through the packed form."""
 
     __slots__ = ("members", "norm_path", "pending", "joined_key", "joined", "__weakref__")
+    # the packed inference form on (False: every member its own GEMM; NORMFUSE_SIBLINGS=0)
+    enabled = os.environ.get("NORMFUSE_SIBLINGS", "1").strip() != "0"
 
     def __init__(self, norm_path: str):
         self.norm_path = norm_path
@@ -625,7 +627,7 @@ class SiblingLinear(nn.Module):
         ms = grp.members
         if self is ms[0]:
             grp.pending = None
-            if not _wants_grad(x, *ms):
+            if SiblingGEMMs.enabled and not _wants_grad(x, *ms):
                 w, b = grp.weight_and_bias()
                 y = torch.nn.functional.linear(x, w, b)
                 grp.pending = (x, x._version, y, len(ms) - 1)
