@@ -604,10 +604,12 @@ def test_profile_timeline_splits_a_call_into_lead_busy_and_gaps():
 
     from normfuse.repro import profile_models as P
 
-    def ev(name, start, end, dev):
-        return NS(name=name, time_range=NS(start=start, end=end),
+    def ev(name, start, end, dev, note=False):
+        return NS(name=name, time_range=NS(start=start, end=end), is_user_annotation=note,
                   device_type=DeviceType.CUDA if dev else DeviceType.CPU)
     events = [
+        # the GPU-side copies of user annotations span the kernels: not kernels, not marks
+        ev(P.TIMELINE_MARK, 1, 50, True, True), ev("Torch-Compiled Region", 2, 50, True, True),
         ev(P.TIMELINE_MARK, 0, 40, False), ev("a", 10, 20, True), ev("b", 15, 25, True),
         ev("c", 35, 45, True), ev("d", 45.5, 50, True),
         ev(P.TIMELINE_MARK, 100, 130, False), ev("a", 104, 114, True), ev("c", 120, 130, True),

@@ -140,10 +140,14 @@ def timeline_gaps(events, min_gap_us: float = 2.0) -> dict:
     host or for a launch), and the largest gaps by the kernel that ended them. Figures are the
     median over the calls; the gaps listed are the first call's."""
     from torch.autograd import DeviceType
-    marks = sorted((e for e in events if e.name == TIMELINE_MARK),
-                   key=lambda e: e.time_range.start)
+    marks = sorted((e for e in events if e.name == TIMELINE_MARK
+                    and e.device_type == DeviceType.CPU), key=lambda e: e.time_range.start)
+    # kernels and copies, not the GPU-side copies of user annotations (the mark itself, Dynamo's
+    # "Torch-Compiled Region" ...), which span the kernels they enclose (session 7's first
+    # timelines counted them: lead 0, busy = span)
     kern = sorted(((e.time_range.start, e.time_range.end, e.name) for e in events
-                   if e.device_type == DeviceType.CUDA), key=lambda k: k[0])
+                   if e.device_type == DeviceType.CUDA and e.name != TIMELINE_MARK
+                   and not getattr(e, "is_user_annotation", False)), key=lambda k: k[0])
     calls = []
     for i, m in enumerate(marks):
         lo = m.time_range.start
