@@ -81,11 +81,14 @@ def test_cpu_run_records_every_configuration(cpu_run):
     for fam in FAMILIES:
         name = f"{fam}-tiny"
         for cfg in _configs(fam):
+            c = M._config(cfg)
             for mode in ("prefill", "train"):
                 r = [r for r in recs if (r["model"], r["config"], r["mode"]) == (name, cfg, mode)]
+                if mode not in c.modes:  # (the CUDA-graph configurations: prefill only)
+                    assert not r, (name, cfg, mode)
+                    continue
                 assert len(r) == 1, (name, cfg, mode)
                 r = r[0]
-                c = M._config(cfg)
                 if c.liger:
                     # Liger is Triton-only: never run on the CPU; n/a where it has no family patch
                     if fam in ("gpt2", "bert"):
@@ -95,6 +98,9 @@ def test_cpu_run_records_every_configuration(cpu_run):
                         assert r["status"] in ("skipped", "n/a") and r["reason"]
                         if _liger_installed():
                             assert "CUDA GPU" in r["reason"]
+                    continue
+                if c.graph:  # CUDA graphs: a GPU only
+                    assert r["status"] == "skipped" and "CUDA graphs" in r["reason"], r
                     continue
                 if c.normfuse and not have_opt:
                     assert r["status"] == "skipped" and "normfuse.optimize" in r["reason"]
@@ -125,7 +131,8 @@ def test_cpu_run_writes_json_md_png(cpu_run):
         back = json.load(f)
     assert back["device"] == "cpu" and back["gpu"] is None and "not speeds" in back["note"]
     assert back["torch"] and back["transformers"] == transformers.__version__
-    assert len(back["records"]) == 2 * (len(M.CONFIG_NAMES) + 3 * len(EAGER))
+    modes = {c: len(M._config(c).modes) for c in M.CONFIG_NAMES}  # (graphs: prefill only)
+    assert len(back["records"]) == sum(modes.values()) + 3 * sum(modes[c] for c in EAGER)
     assert [m["model"] for m in back["models"]] == [f"{f}-tiny" for f in FAMILIES]
     md = Path(paths["md"]).read_text()
     for fam in FAMILIES:
@@ -256,6 +263,24 @@ def test_ratios_summary_and_table():
     assert (p["best_liger"], p["vs_liger"]) == ("liger", pytest.approx(6.6 / 6.0))
     md = M.table({"records": recs, "configs": list(M.CONFIG_NAMES)})
     assert "| NO | liger | 6.600 | 1.100 |" in md and "timed alone" in md
+
+
+def test_cuda_graph_configurations_compete_on_both_sides():
+    """stock+graph counts as a stock configuration and normfuse+graph as a normfuse one (the
+    prefill of a host-bound model: both sides replay a CUDA graph); no train records."""
+    recs = [_rec("m", "stock", "prefill", 4.0, 1e-3), _rec("m", "stock+graph", "prefill", 2.0, 1e-3),
+            _rec("m", "normfuse", "prefill", 4.1, 1e-3),
+            _rec("m", "normfuse+graph", "prefill", 1.8, 1e-3),
+            _rec("m", "liger+graph", "prefill", 1.9, 1e-3)]
+    M._ratios(recs)
+    p = M.summarize(recs)[0]
+    assert (p["best_stock"], p["best_normfuse"], p["best_liger"]) == (
+        "stock+graph", "normfuse+graph", "liger+graph")
+    assert p["speedup"] == pytest.approx(2.0 / 1.8) and p["vs_liger"] == pytest.approx(1.9 / 1.8)
+    assert all(M._config(c).modes == ("prefill",) and M._config(c).graph
+               for c in M.CONFIG_NAMES if c.endswith("+graph"))
+    assert {"stock+graph", "normfuse+graph"} <= set(M.CONFIG_NAMES)
+    assert not any(j[0].split()[2].endswith("+graph") for j in M.warm_jobs(["llama-small"]))
 
 
 def test_breaks_are_counted_beyond_ligers_own():
@@ -578,7 +603,7 @@ def test_interleaved_calls_run_without_the_garbage_collector(monkeypatch):
     seen = []
 
     def call():
-        seen.append(gc.isenabled())
+        seen.append(gc.isenabled() or not gc.get_freeze_count())
 
     def bad():
         raise RuntimeError("boom")
@@ -586,7 +611,8 @@ def test_interleaved_calls_run_without_the_garbage_collector(monkeypatch):
              "_scope": contextlib.nullcontext} for c, f in (("a", call), ("b", bad))]
     assert gc.isenabled()
     M.time_interleaved(recs, "cpu", lambda *_: None)
-    assert seen == [False] * 3 and gc.isenabled()
+    # (the heap as it was before the rounds frozen: each round's collection is cheap)
+    assert seen == [False] * 3 and gc.isenabled() and gc.get_freeze_count() == 0
     assert recs[1]["status"] == "error"
     monkeypatch.setattr(M, "GC_OFF_IN_CALLS", False)
     seen.clear()

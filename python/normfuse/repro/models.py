@@ -41,6 +41,10 @@ Configurations (columns):
                              modules) and cuBLAS GEMMs, inference fused)
     normfuse+liger(+compile) Liger with its RMSNorm off (rms_norm=False: RoPE and SwiGLU kept),
                              then normfuse.optimize: normfuse fuses the norms, Liger the rest
+    stock+graph, liger+graph, normfuse+graph, normfuse+liger+graph
+                             prefill only: the eager configuration's forward captured once in a
+                             CUDA graph (`graphed`) and replayed per call, as a user whose
+                             inference is host-bound would run it (no host time per kernel)
     normfuse:fused-train(+compile)
                              only with `--train-plan fused`, train step only (inference does
                              not depend on the plan): optimize(train="fused"), the fused training
@@ -222,6 +226,7 @@ class Config:
     compiled: bool
     train_plan: str | None = None              # normfuse.optimize(train=...)
     modes: tuple = ("prefill", "train")        # the modes it is measured in
+    graph: bool = False                        # the eager prefill captured in a CUDA graph
 
     @property
     def base(self) -> str:
@@ -237,6 +242,12 @@ CONFIGS = (
     Config("normfuse+compile", None, True, True, "composed"),
     Config("normfuse+liger", "no-norm", True, False, "composed"),
     Config("normfuse+liger+compile", "no-norm", True, True, "composed"),
+    # the eager model's prefill captured once in a CUDA graph and replayed (what a user whose
+    # inference is host-bound runs: no host time per kernel; prefill only)
+    Config("stock+graph", None, False, False, modes=("prefill",), graph=True),
+    Config("liger+graph", "full", False, False, modes=("prefill",), graph=True),
+    Config("normfuse+graph", None, True, False, "composed", ("prefill",), graph=True),
+    Config("normfuse+liger+graph", "no-norm", True, False, "composed", ("prefill",), graph=True),
 )
 # `--train-plan fused`: the fused training plan too (train step only: inference is the same)
 FUSED_TRAIN_CONFIGS = (
@@ -244,8 +255,8 @@ FUSED_TRAIN_CONFIGS = (
     Config("normfuse:fused-train+compile", None, True, True, "fused", ("train",)),
 )
 CONFIG_NAMES = tuple(c.name for c in CONFIGS)
-STOCK = ("stock", "stock+compile")
-LIGER = ("liger", "liger+compile")
+STOCK = ("stock", "stock+compile", "stock+graph")
+LIGER = ("liger", "liger+compile", "liger+graph")
 NORMFUSE = tuple(c.name for c in CONFIGS + FUSED_TRAIN_CONFIGS if c.normfuse)
 TRAIN_PLANS = ("composed", "fused")
 ERR_GOAL = 1.1
@@ -557,10 +568,14 @@ REP_MS = {"prefill": 100, "train": 200}
 def build_configuration(spec: ModelSpec, cfg: Config, sd, device, dtype, info: dict):
     """The model of configuration `cfg` (call inside liger_scope when cfg.liger): fresh from
     `sd`, Liger applied, then normfuse.optimize; what was applied goes into `info`."""
-    if cfg.liger and not str(device).startswith("cuda"):
+    cuda = str(device).startswith("cuda")
+    if cfg.liger and not cuda:
         fn, why = liger_support(spec.family)
         if fn is None:
             raise Skip(why, "n/a")
+    if cfg.graph and not cuda:
+        raise Skip("CUDA graphs need a CUDA GPU")
+    if cfg.liger and not cuda:
         raise Skip("Liger's kernels are Triton kernels: they need a CUDA GPU")
     if cfg.normfuse:
         opt, why = optimize_fn()
@@ -631,6 +646,8 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
                 def call():
                     with torch.no_grad():
                         return _forward(f, ids)
+                if cfg.graph and not warm:
+                    call = graphed(call)
             else:
                 model.train()
 
@@ -684,6 +701,28 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
         import torch._dynamo
         torch._dynamo.reset()
     return recs, info
+
+
+def graphed(call, warmups: int = 2):
+    """`call` (a prefill forward) captured once in a CUDA graph: a call replays it and returns
+    the captured output tensor (overwritten by every replay). Warmed up on a side stream first
+    (torch's rule; normfuse's kernels are compiled and planned outside the capture)."""
+    import torch
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(warmups):
+            call()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = call()
+
+    def replay():
+        g.replay()
+        return out
+    replay.graph = g
+    return replay
 
 
 @contextlib.contextmanager
@@ -783,16 +822,21 @@ def time_interleaved(records, device, log=print) -> None:
     order = random.Random(0)  # seeded: the same orders every run
     last = None
     was = gc.isenabled()
+    # Python's cyclic garbage collector runs between the rounds, not in a timed call: a
+    # collection (ms over a model's objects) lands in whichever call crosses the threshold, a
+    # configuration at random (GC_OFF_IN_CALLS). What exists before the rounds is collected
+    # once and frozen (a full collection over torch's and transformers' objects takes ~0.25 s
+    # on the CPU machine; then each round's collection scans only what the calls made)
+    gc.collect()
+    gc.freeze()
     try:
         for i in range(n):
-            # Python's cyclic garbage collector runs between the rounds, not in a timed call:
-            # a collection (ms over a model's objects) lands in whichever call crosses the
-            # threshold, a configuration at random (GC_OFF_IN_CALLS)
             gc.collect()
             if GC_OFF_IN_CALLS:
                 gc.disable()
             last = _round(i, pending, order, last, times, failed, device, log)
     finally:
+        gc.unfreeze()
         if was:
             gc.enable()
     for r in failed:
@@ -1119,7 +1163,7 @@ def write(data, out: str, log=print) -> dict:
             "ms: median per call (interleaved calls, synchronized around each; the garbage "
             "collector runs between rounds" + ("" if (data.get("timing") or {}).get(
                 "gc_off_in_calls") else " and in the calls") + "); vs best stock: ms / "
-            "min(stock, stock+compile); err: relative "
+            "min(stock, stock+compile, stock+graph); err: relative "
             "Frobenius error of the last hidden state against the fp32 copy of the stock model "
             "(train: the largest ratio over the hidden state and two gradients), in brackets "
             "over the stock bf16 model's; compiled configurations: graphs and graph breaks on the "
@@ -1155,15 +1199,16 @@ def warm_jobs(models, configs=CONFIG_NAMES) -> list:
     random weights and runs a configuration's calls (the first two of each mode) once, so that
     Triton's, normfuse's and Inductor's on-disk caches hold what the timing process compiles.
     One child per compiled configuration and mode (the graphs compile in parallel), one per
-    eager configuration that has kernels to compile (Liger's, normfuse's); none for stock eager
-    or for a configuration that cannot run here."""
+    eager configuration that has kernels to compile (Liger's, normfuse's); none for stock eager,
+    for a CUDA-graph configuration (its eager twin compiles the same kernels) or for a
+    configuration that cannot run here."""
     from .warm import child_argv
     jobs = []
     for m in models:
         spec = SPECS[m]
         for name in configs:
             cfg = _config(name)
-            if runnable(spec, cfg) is not None or name == "stock":
+            if runnable(spec, cfg) is not None or name == "stock" or cfg.graph:
                 continue
             for mode in (cfg.modes if cfg.compiled else ("both",)):
                 jobs.append((f"models {m} {name} {mode}", child_argv("models", (m, name, mode))))
