@@ -6,7 +6,8 @@
 For each model:configuration of `normfuse.repro.models` (a compiled configuration is compiled
 by its warm-up calls and profiles as Inductor's kernels and the custom ops it calls), the wall time
 per call (synchronized), the host time per call (perf_counter around the call, no sync) and the
-device kernels by total time (top 25, `profile_<model>_<config>_<mode>.txt`), plus
+device kernels by total time (top 25, `profile_<model>_<config>_<mode>.txt`), the timeline of
+synchronized calls (`timeline_gaps`: where the device waited inside a call), plus
 `profile.json` with the per-call figures and each kernel's total. Used to find why a
 configuration is slower than the one it should beat (2026-12-01: GPT-2 and BERT through
 normfuse, Llama normfuse+Liger).
