@@ -14,7 +14,8 @@ launcher (its Python wrapper, the TMA descriptor encoding, the driver call); the
 allocation stands in for the CUDA caching allocator's (glibc told to keep freed memory).
 
 Cases: rmsnorm_linear and layernorm_linear at the H200 cell T = 8192, K = N = 2048 (the
-persistent 128x256 lowered kernel, shared statistics for RMSNorm); linear_rmsnorm;
+persistent 128x256 lowered kernel, shared statistics for RMSNorm); linear_rmsnorm; a BERT
+block's linear_layernorm ([16, 512, 1024] activations, bias and residual);
 RMSNormLinear in eval mode; a training step of rmsnorm_linear (forward + backward at K = N = 512;
 its CPU torch ops, the dW matmul and the column sums, are included, so that figure is an upper
 bound of the host time). The script runs against older checkouts too (the stubs are applied
@@ -148,9 +149,15 @@ def cases(torch):
 
     def module():  # (measured inside one no_grad, as a model's forward runs)
         return m(x)
+    # a BERT block's post-norm: [16, 512, 1024] activations, bias, residual, LayerNorm
+    xb, rb = r(16, 512, 1024), r(16, 512, 1024)
+    wb, bb = r(1024, 1024, scale=1024 ** -0.5), r(1024, scale=0.1)
+    gb, betab = 1 + r(1024, scale=0.1), r(1024, scale=0.1)
     return {"rmsnorm_linear": lambda: ops.rmsnorm_linear(x, g, w),
             "layernorm_linear": lambda: ops.layernorm_linear(x, g, b, w),
             "linear_rmsnorm": lambda: ops.linear_rmsnorm(x, w, gn),
+            "linear_layernorm 3-D, bias, residual (BERT block)": lambda: ops.linear_layernorm(
+                xb, wb, gb, betab, 1e-12, bb, rb),
             "RMSNormLinear eval (no_grad)": module,
             "rmsnorm_linear training step": step}
 
