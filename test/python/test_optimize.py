@@ -731,6 +731,11 @@ def test_bert_siblings_run_as_one_gemm_in_inference():
         # in the model's order, the last member releases the shared output
         q(x), k(x), v(x)
         assert q._group.pending is None
+    # under inference_mode (no version counter on the input): each member's own GEMM
+    with torch.inference_mode():
+        with _Linears() as inf:
+            got = om.logits(model(input_ids=IDS))
+        assert _rel(got, want) < 1e-5 and 3 * H not in inf.widths
     # training: each member's own GEMM, gradients as the stock model's (the families' test)
     with _Linears() as train:
         om.logits(model.train()(input_ids=IDS)).sum()

@@ -558,7 +558,8 @@ class SiblingGEMMs:
     is a view) and keeps the output; a member called next with the same tensor (identity and
     version) returns its column slice (a view), the last one releases it. Anything else (grad
     mode with a parameter or the input requiring grad, torch.compile or FX tracing, another
-    input, another call order) runs the member's own GEMM, as the model wrote it.
+    input, another call order, an input made under torch.inference_mode, which has no version
+    counter to check) runs the member's own GEMM, as the model wrote it.
 
     What a user sees differently: the members' outputs are column views of one [..., sum N_i]
     tensor (strides, not values); a model that needs them contiguous still gets correct results
@@ -627,7 +628,9 @@ class SiblingLinear(nn.Module):
         ms = grp.members
         if self is ms[0]:
             grp.pending = None
-            if SiblingGEMMs.enabled and not _wants_grad(x, *ms):
+            # (an inference tensor has no version counter: an in-place change between the
+            # members could not be seen, so under torch.inference_mode each runs its own GEMM)
+            if SiblingGEMMs.enabled and not _wants_grad(x, *ms) and not x.is_inference():
                 w, b = grp.weight_and_bias()
                 y = torch.nn.functional.linear(x, w, b)
                 grp.pending = (x, x._version, y, len(ms) - 1)
