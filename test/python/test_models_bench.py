@@ -586,6 +586,9 @@ def test_a_failing_interleaved_call_is_a_record_and_the_others_go_on(monkeypatch
     M.time_interleaved(recs, "cpu", logs.append)
     a, b = recs
     assert a["status"] == "ok" and a["calls_ms"]["n"] == 4 and calls["a"] == 4
+    assert 0 <= a["host_ms"] <= a["ms"]  # (each call's host time ends before its sync)
+    assert f"{a['ms']:.3f} (host {a['host_ms']:.3f})" in M.table({"records": [a],
+                                                                   "configs": ["a"]})
     assert b["status"] == "error" and "interleaved call 1: NameError" in b["reason"]
     assert calls["b"] == 2 and "ms" not in b
     assert not any(k in r for r in recs for k in ("_call", "_scope", "_counter"))

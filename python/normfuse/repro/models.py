@@ -817,6 +817,7 @@ def time_interleaved(records, device, log=print) -> None:
     if not pending:
         return
     times = {id(r): [] for r in pending}
+    hosts = {id(r): [] for r in pending}
     n = max(INTERLEAVED_CALLS[r["mode"]] for r in pending)
     failed = []
     order = random.Random(0)  # seeded: the same orders every run
@@ -834,7 +835,7 @@ def time_interleaved(records, device, log=print) -> None:
             gc.collect()
             if GC_OFF_IN_CALLS:
                 gc.disable()
-            last = _round(i, pending, order, last, times, failed, device, log)
+            last = _round(i, pending, order, last, times, hosts, failed, device, log)
     finally:
         gc.unfreeze()
         if was:
@@ -852,16 +853,19 @@ def time_interleaved(records, device, log=print) -> None:
         q = statistics.quantiles(ts, n=4) if len(ts) > 1 else [ts[0]] * 3
         r["calls_ms"] = {"n": len(ts), "q1": round(q[0], 4), "median": round(q[1], 4),
                          "q3": round(q[2], 4)}
+        # the host's share: a median near ms means the call is host-bound (the GPU waited)
+        r["host_ms"] = statistics.median(hosts[id(r)])
         log(f"  {r['model']:12s} {r['config']:24s} {r['mode']:7s} {r['ms']:9.3f} ms  (median of "
             f"{len(ts)} interleaved calls, quartiles {r['calls_ms']['q1']:.3f} - "
             f"{r['calls_ms']['q3']:.3f})" + (f"  recompiles {r['recompiles']}"
                                             if "recompiles" in r else ""))
 
 
-def _round(i, pending, order, last, times, failed, device, log):
+def _round(i, pending, order, last, times, hosts, failed, device, log):
     """Round i of `time_interleaved`: each pending configuration's call once, in a shuffled
     order (no configuration always runs after the same neighbour), none twice in a row across
-    a round's boundary. Returns the round's last record."""
+    a round's boundary; `times` gets each call's wall ms, `hosts` its host ms (until the call
+    returned, before the sync). Returns the round's last record."""
     turn = list(pending)
     order.shuffle(turn)
     if len(turn) > 1 and turn[0] is last:
@@ -876,6 +880,7 @@ def _round(i, pending, order, last, times, failed, device, log):
                 _sync(device)
                 t0 = time.perf_counter()
                 r["_call"]()
+                t1 = time.perf_counter()
                 _sync(device)
         except Exception as e:  # noqa: BLE001 - one configuration's failure is a record
             r.update(status="error", reason=f"interleaved call {i}: {type(e).__name__}: "
@@ -886,6 +891,7 @@ def _round(i, pending, order, last, times, failed, device, log):
             failed.append(r)
             continue
         times[id(r)].append((time.perf_counter() - t0) * 1e3)
+        hosts[id(r)].append((t1 - t0) * 1e3)
     return last
 
 
@@ -1070,7 +1076,9 @@ def table(data) -> str:
                 if r.get("timed") == "alone" and "timed alone" not in notes:
                     notes.append("timed alone")
                 err = f"{_f(r.get('err'), '.2e')} ({_f(r.get('err_ratio'), '.2f')})"
-                cells += [_f(r["ms"], ".3f"), _f(r.get("ratio"), ".3f"), err]
+                ms = _f(r["ms"], ".3f") + (f" (host {r['host_ms']:.3f})" if "host_ms" in r
+                                           else "")
+                cells += [ms, _f(r.get("ratio"), ".3f"), err]
                 if r.get("compiled"):
                     comp.append(f"{r.get('graphs', '-')} / {r.get('graph_breaks', '-')} / "
                                 f"{r.get('recompiles', '-')}")
@@ -1160,7 +1168,9 @@ def write(data, out: str, log=print) -> dict:
     head = (f"# Model benchmark ({data.get('gpu') or data.get('device')}, {data.get('date', '')[:10]}, "
             f"torch {data.get('torch')}, transformers {data.get('transformers')}, liger-kernel "
             f"{data.get('liger_kernel')}, bf16)\n\n"
-            "ms: median per call (interleaved calls, synchronized around each; the garbage "
+            "ms: median per call (interleaved calls, synchronized around each; host: the "
+            "median time until the call returned, before the sync: near ms, the call is "
+            "host-bound; the garbage "
             "collector runs between rounds" + ("" if (data.get("timing") or {}).get(
                 "gc_off_in_calls") else " and in the calls") + "); vs best stock: ms / "
             "min(stock, stock+compile, stock+graph); err: relative "
