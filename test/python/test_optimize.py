@@ -797,3 +797,39 @@ def test_gpu_optimized_prefill_in_a_cuda_graph(family):
             got = replay()
             torch.cuda.synchronize()
             assert _rel(got, want) < 2e-3
+
+
+def test_conv1d_siblings_over_a_norm_output_that_is_also_the_residual():
+    """GPT-2-style Conv1D GEMMs ([in, out] weights) reading a norm's output that a residual
+    needs too: one GEMM over their column-packed weights in inference, the stock model's
+    outputs, and the stock gradients in training (each member its own GEMM)."""
+    from transformers.pytorch_utils import Conv1D
+
+    from normfuse.nn.fused import SiblingLinear
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm(om.H)
+            self.a, self.b = Conv1D(2 * om.H, om.H), Conv1D(om.H, om.H)
+
+        def forward(self, x):
+            h = self.ln(x)
+            return torch.cat([torch.relu(self.a(h)), self.b(h) + h], -1)
+
+    stock = om.randomize(Block()).eval()
+    x = torch.randn(2, 5, om.H)
+    model, rep = _optimize(copy.deepcopy(stock), (x,))
+    assert rep.siblings == ["ln -> a, b"], str(rep)
+    assert isinstance(model.a, SiblingLinear) and model.a.transposed
+    assert model.a.weight.shape == (om.H, 2 * om.H)  # the parameters keep their shapes
+    assert _adjacent([model.a.gemm_weight(), model.b.gemm_weight()])
+    with torch.no_grad(), _Linears() as seen:
+        assert _rel(model(x), stock(x)) < 1e-5
+    assert seen.widths == [3 * om.H]
+    xs = [x.clone().requires_grad_() for _ in range(2)]
+    for m, xi in zip((stock, model), xs):
+        (m.train()(xi) * torch.linspace(-1, 1, 3 * om.H)).sum().backward()
+    got = dict(model.named_parameters())
+    for n, p in stock.named_parameters():
+        assert _rel(got[n].grad, p.grad) < 1e-5, n
