@@ -373,3 +373,33 @@ def test_gpu_every_n_norm_backward_kernel(monkeypatch, N):
     form = choose_cluster_form(-(-N // select_backward_config(N, gemm=True)["BLOCK_N"]),
                                lambda c: True)
     assert form.ctas > 1 and launched == [("norm_backward_naive", form.ctas)], (N, launched)
+
+
+def test_rowdot_kernels_compile_for_sm90_without_spills_or_serialized_wgmma():
+    """The "rowdot" plan's kernels at their configuration (ops.training.ROWDOT_CONFIG), AOT for
+    sm_90, LayerNorm (the larger form): the dX GEMM keeps Triton's wgmma pipeline (its k-loop is
+    the GEMM alone; the row sums come from `rowdot_sums`) and spills nothing."""
+    from normfuse.kernels.backward import norm_backward_rowdot_naive, rowdot_sums
+    from normfuse.ops.training import ROWDOT_CONFIG as C
+    from backward_common import launch_signature
+    Mx, Nx, Rx = 8192, 2048, 2048
+    t = torch.empty
+    dy, w = t(Mx, Rx, dtype=BF), t(Rx, Nx, dtype=BF)
+    x, dx, xn = t(Mx, Nx, dtype=BF), t(Mx, Nx, dtype=BF), t(Mx, Nx, dtype=BF)
+    v, vn, part = t(Mx), t(Nx, dtype=BF), t(Mx // C["BLOCK_M"], Nx)
+    args = [dy, w, v, v, x, v, v, vn, vn, dx, part, part, xn, Mx, Rx, Rx, Nx, Nx, Nx, Nx]
+    consts = dict(N=Nx, BLOCK_M=C["BLOCK_M"], BLOCK_N=C["BLOCK_N"], BLOCK_R=C["BLOCK_R"],
+                  IS_LN=True, HAS_G=True, HAS_B=True, HAS_DG=True, EVEN_R=True, HAS_XN=True)
+    sig, attrs = launch_signature(norm_backward_rowdot_naive, args, consts)
+    ck = normfuse.compile(norm_backward_rowdot_naive, signature=sig, constexprs=consts,
+                          attrs=attrs, passes=(), num_warps=C["num_warps"],
+                          num_stages=C["num_stages"])
+    res = ck.resources()
+    assert res["spill_stores"] == 0 and not res["wgmma_serialized"], res
+    assert "wgmma" in ck.asm["ptx"]
+    args = [dy, dy, t(Rx), t(Rx), v, v, Mx, Rx, Rx, Rx]
+    consts = dict(IS_LN=True, BLOCK_M=C["SUMS_BLOCK_M"], BLOCK_R=C["SUMS_BLOCK_R"])
+    sig, attrs = launch_signature(rowdot_sums, args, consts)
+    ck = normfuse.compile(rowdot_sums, signature=sig, constexprs=consts, attrs=attrs, passes=(),
+                          num_warps=4)
+    assert ck.resources()["spill_stores"] == 0

@@ -66,6 +66,65 @@ def test_prenorm_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, h
         _check(name, got, r, e)
 
 
+@pytest.mark.parametrize("is_ln,has_bias,has_g", [(False, True, True), (True, False, True),
+                                                   (True, True, True), (True, True, False)],
+                         ids=["rms-bias", "ln", "ln-bias", "ln-bias-no-g"])
+def test_rowdot_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, has_bias, has_g):
+    """Plan "rowdot" (issue 21): the backward op given the forward's output y and bias runs the
+    one-kernel dX whose row sums come from dY and y (a 2-D grid, ragged M, N and R, no pass
+    applies), and its gradients are within eager bf16's error of fp64; without y (the plan
+    changed after the forward) it runs "cublas"."""
+    from normfuse.ops import training
+    monkeypatch.setitem(training.PRENORM_BWD_PLAN, "layernorm_linear" if is_ln else "rmsnorm_linear",
+                        "rowdot")
+    monkeypatch.setattr(training, "ROWDOT_CONFIG",
+                        dict(BLOCK_M=32, BLOCK_N=32, BLOCK_R=16, num_warps=4, num_stages=2,
+                             SUMS_BLOCK_M=16, SUMS_BLOCK_R=16))
+    launched = []
+    real_launcher = training._launcher
+    monkeypatch.setattr(training, "_launcher", lambda name, passes="default": (
+        launched.append((name, tuple(passes) if not isinstance(passes, str) else passes)),
+        real_launcher(name, passes))[1])
+    gen = _gen(13)
+    Mx, K, NO = 50, 72, 40
+    x = (torch.randn(Mx, K, generator=gen) + (5.0 if is_ln else 0.0)).bfloat16()
+    g = (0.5 + torch.rand(K, generator=gen)).bfloat16() if has_g else None
+    beta = torch.randn(K, generator=gen).bfloat16() if is_ln else None
+    w = (torch.randn(NO, K, generator=gen) * 0.1).bfloat16()
+    bias = torch.randn(NO, generator=gen).bfloat16() if has_bias else None
+    rstd, mean = training.row_stats(x, EPS, is_ln)
+
+    def n_of(xx, gg, bb):
+        return F.layer_norm(xx, (K,), gg, bb, EPS) if is_ln else F.rms_norm(xx, (K,), gg, EPS)
+    # the forward's output as the fused forward kernel gives it (fp32 math, rounded to bf16)
+    y = F.linear(n_of(x.float(), *(t.float() if t is not None else None for t in (g, beta))),
+                 w.float(), bias.float() if bias is not None else None).bfloat16()
+    # dY correlated with y (as a loss near its optimum makes it): the row sum from dY and y, and
+    # with it the xhat term of dx, is then large, so an error in it shows (with an independent
+    # dY that term is ~1/sqrt(K) of dx and hides in bf16's error)
+    dy = (2.0 * (y.float() - (bias.float() if bias is not None else 0.0))
+          + 0.3 * torch.randn(Mx, NO, generator=gen)).bfloat16()
+    dx, dg, dbeta, dw, db = training._pre_bwd(dy, x, g, beta, w, rstd, mean, EPS, 0.0, is_ln,
+                                              has_bias, y, bias)
+    assert [n for n, _ in launched[-2:]] == ["rowdot_sums", "norm_backward_rowdot_naive"], launched
+    assert all(p == () for _, p in launched[-2:])
+
+    def f(dtype):
+        ts = [t.to(dtype).requires_grad_(True) if t is not None else None for t in (x, g, beta, w, bias)]
+        xx, gg, bb, ww, bi = ts
+        F.linear(n_of(xx, gg, bb), ww, bi).backward(dy.to(dtype))
+        return [t.grad if t is not None else None for t in ts]
+    ref, eager = f(torch.float64), f(torch.bfloat16)
+    for name, got, r, e in zip(["dx", "dg", "dbeta", "dw", "db"], [dx, dg, dbeta, dw, db], ref, eager):
+        if r is None:
+            assert got.numel() == 0
+            continue
+        _check(name, got, r, e)
+    launched.clear()
+    training._pre_bwd(dy, x, g, beta, w, rstd, mean, EPS, 0.0, is_ln, has_bias)
+    assert launched and all(name != "norm_backward_rowdot_naive" for name, _ in launched)
+
+
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
 def test_postnorm_backward_op_matches_autograd(interpreted, is_ln):
     from normfuse.ops import training
@@ -210,6 +269,24 @@ def test_from_modules_copies_parameters():
         from_modules(lin, ln_in)  # a post-norm over 32 outputs cannot take a LayerNorm(64)
     with pytest.raises(TypeError, match="expected an nn.Linear and an nn.RMSNorm or nn.LayerNorm"):
         from_modules(lin, nn.ReLU())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", [PRE_CASES[0], PRE_CASES[2], PRE_CASES[3]], ids=_case_id)
+@pytest.mark.parametrize("kind,has_bias", [("rms", True), ("ln", False), ("ln", True)])
+def test_gpu_prenorm_gradients_rowdot_plan(monkeypatch, case, kind, has_bias):
+    """The "rowdot" backward plan (issue 21; off by default): the forward saves its output, the
+    backward's one dX kernel takes the norm's row sums from dY and it; gradients as the default
+    plan's test demands."""
+    from normfuse.ops import training
+    monkeypatch.setitem(training.PRENORM_BWD_PLAN, f"{'rms' if kind == 'rms' else 'layer'}norm_linear",
+                        "rowdot")
+    launched = []
+    real = training.rowdot_backward
+    monkeypatch.setattr(training, "rowdot_backward",
+                        lambda *a, **k: (launched.append(1), real(*a, **k))[1])
+    test_gpu_prenorm_gradients(case, kind, has_bias)
+    assert launched == [1]
 
 
 @pytest.mark.gpu

@@ -180,6 +180,8 @@ def test_gpu_ops_benchmark_code_path_on_cpu():
         assert "error" not in r, r.get("trace")
         assert r["grad_rel_err_fused_vs_compiled"] < 1e-5
         assert r["grad_rel_err_cublas_vs_compiled"] < 1e-5
+        assert r["grad_rel_err_rowdot_vs_compiled"] < 1e-5
         assert r["ours_fused_over_compiled"] == 1.0
     md = gb.markdown(recs, {"date": "d", "torch": "t", "triton": "tr"})
-    assert "| rmsnorm_linear | 32 | 48 | 1.000 | 1.000 |" in md
+    assert "| op | K | N | fused | cublas | rowdot | torch.compile |" in md
+    assert "| rmsnorm_linear | 32 | 48 | 1.000 | 1.000 | 1.000 |" in md

@@ -23,6 +23,21 @@ the row sums and stores du into DX; then the statistics; then a loop that reload
 and stores it over du. `epilogue-norm` (one tile per row) and `cluster-reduce` (the row's tiles
 dealt to a cluster, the row sums exchanged through DSMEM) rewrite it like the forward one.
 
+`norm_backward_rowdot_naive` — the pre-norm dX with the norm backward's two row sums taken
+from the GEMM's A operand instead of its output. For y = n W^T + b (W [R, N], n = xhat g +
+beta, the forward's output y saved):
+
+    sum_k du_k g_k xhat_k = sum_k du_k (n_k - beta_k) = sum_j dY_j (y_j - b_j - (W beta)_j)
+    sum_k du_k g_k        = sum_j dY_j (W g)_j
+
+so a memory-bound pass (`rowdot_sums`: dY and y read once, BP = b + W beta, WG = W g) gives
+them per row, and the dX GEMM (one program per (row block, N tile)) finishes dx in an
+elementwise epilogue: no reduction over the GEMM's output, no exchange between a row's tiles.
+(Accumulating the sums inside the GEMM's k-loop, from the dY tiles it streams, needs y's tiles
+there too, re-read once per N tile, and serializes Triton's wgmma pipeline: the non-wgmma math
+in the loop, ptxas says so at 128 x 128 tiles.) Pre-norm only (an activation between the norm
+and the GEMM does not factor through dY).
+
 `dw_norm_naive` — dW = dY^T n with n = xhat * g + beta recomputed from x and the saved rstd
 (mean) in the GEMM's prologue: a row scale on the reduction side (M), so it is applied to the
 loaded tile (it cannot be deferred past the k-loop as lazy-prenorm does in forward).
@@ -205,3 +220,70 @@ def dw_norm_naive(DY, X, RSTD, MEAN, G, B, DW, M, NO, M_PER, stride_dym, stride_
         acc = tl.dot(dyt, xn.to(DY.dtype.element_ty), acc)
     tl.store(DW + tl.program_id(2) * NO * K + offs_n[:, None] * K + offs_k[None, :], acc,
              mask=(offs_n[:, None] < NO) & (offs_k[None, :] < K))
+
+
+@triton.jit
+def rowdot_sums(DY, Y, BP, WG, S1, S2, M, R, stride_dym, stride_ym, IS_LN: tl.constexpr,
+                BLOCK_M: tl.constexpr, BLOCK_R: tl.constexpr):
+    """Per row of dY [M, R]: S1 = sum_j dY_j (y_j - BP_j) and (LayerNorm) S2 = sum_j dY_j WG_j,
+    fp32: the norm backward's two row sums through the identity in the module docstring (a
+    memory-bound pass reading dY and y once)."""
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    mmask = offs_m < M
+    offs_r = tl.arange(0, BLOCK_R)
+    s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for r in range(0, tl.cdiv(R, BLOCK_R)):
+        rr = r * BLOCK_R + offs_r
+        msk = mmask[:, None] & (rr[None, :] < R)
+        a = tl.load(DY + offs_m[:, None] * stride_dym + rr[None, :], mask=msk,
+                    other=0.0).to(tl.float32)
+        y = tl.load(Y + offs_m[:, None] * stride_ym + rr[None, :], mask=msk,
+                    other=0.0).to(tl.float32)
+        bp = tl.load(BP + rr, mask=rr < R, other=0.0)
+        s1 += tl.sum(a * (y - bp[None, :]), axis=1)
+        if IS_LN:
+            wg = tl.load(WG + rr, mask=rr < R, other=0.0)
+            s2 += tl.sum(a * wg[None, :], axis=1)
+    tl.store(S1 + offs_m, s1, mask=mmask)
+    if IS_LN:
+        tl.store(S2 + offs_m, s2, mask=mmask)
+
+
+@triton.jit
+def norm_backward_rowdot_naive(DY, W, S1, S2, X, RSTD, MEAN, G, B, DX, DGP, DBP, XN, M, R,
+                               stride_dym, stride_wr, stride_xm, stride_dxm, stride_xnm,
+                               N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                               BLOCK_R: tl.constexpr, IS_LN: tl.constexpr,
+                               HAS_G: tl.constexpr = True, HAS_B: tl.constexpr = False,
+                               HAS_DG: tl.constexpr = True, EVEN_R: tl.constexpr = False,
+                               HAS_XN: tl.constexpr = False):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    du = _du_tile(DY, W, offs_m, offs_n, M, R, stride_dym, stride_wr, N, BLOCK_M, BLOCK_N,
+                  BLOCK_R, True, EVEN_R)
+    msk = _dmask(offs_m, offs_n, M, N)
+    xhat = _xhat(X, RSTD, MEAN, offs_m, offs_n, M, stride_xm, N, IS_LN)
+    g = _vec(G, offs_n, N, HAS_G, 1.0)
+    if HAS_XN:  # the norm's output n = xhat g + beta, for the dW GEMM
+        xn = xhat * g[None, :]
+        if HAS_B:
+            xn += _vec(B, offs_n, N, HAS_B, 0.0)[None, :]
+        tl.store(XN + offs_m[:, None] * stride_xnm + offs_n[None, :], xn.to(XN.dtype.element_ty),
+                 mask=msk)
+    if HAS_DG:  # per (row block, column) partials of dg and dbeta
+        tl.store(DGP + pid_m * N + offs_n, tl.sum(du * xhat, axis=0), mask=offs_n < N)
+        if IS_LN:
+            tl.store(DBP + pid_m * N + offs_n, tl.sum(du, axis=0), mask=offs_n < N)
+    rmask = offs_m < M
+    rstd = tl.load(RSTD + offs_m, mask=rmask, other=0.0)
+    s1 = tl.load(S1 + offs_m, mask=rmask, other=0.0)
+    dx = du * g[None, :] - xhat * (s1 / N)[:, None]
+    if IS_LN:
+        s2 = tl.load(S2 + offs_m, mask=rmask, other=0.0)
+        dx = dx - (s2 / N)[:, None]
+    dx = dx * rstd[:, None]
+    tl.store(DX + offs_m[:, None] * stride_dxm + offs_n[None, :], dx.to(DX.dtype.element_ty),
+             mask=msk)

@@ -19,7 +19,10 @@ Backward:
 - pre-norm, plan "fused" (PRENORM_BWD_PLAN): dX = normbwd(dY W) in one kernel (the norm backward
   as the dX GEMM's epilogue, a row reduction over K); dg, dbeta from the same kernel's
   per-row-block column partials; plan "cublas": dn = dY W on cuBLAS, then the norm-backward
-  kernel without the GEMM. dW = dY^T n, n = xhat g + beta: by default (PRENORM_DW = "xn") the
+  kernel without the GEMM; plan "rowdot" (off by default, not measured yet): the two row sums
+  from dY and the forward's output y (saved under that plan only) by a memory-bound pass, then
+  one dX GEMM kernel with an elementwise epilogue (no exchange between a row's tiles; issue
+  21). dW = dY^T n, n = xhat g + beta: by default (PRENORM_DW = "xn") the
   norm-backward kernel writes n from its epilogue, where it recomputes xhat anyway, and dW is a
   plain cuBLAS GEMM on it; or ("prologue", fused plan) n recomputed in a Triton dW GEMM's
   prologue (`dw_norm_naive`, split over M when there are few output tiles); db = colsum(dY).
@@ -427,8 +430,18 @@ def _empty(x: Tensor) -> Tensor:
 # 0.149 (1.59x), 0.294 (3.13x), 0.162-0.194 (1.73-2.07x). (The first comparison, fwd + bwd at
 # T = 8192, gpu-run2/ops.md, was host-bound and ranked the plans either way.) LayerNorm's plans
 # were not timed separately; its fused kernel carries one row sum more.
-PRENORM_BWD_PLANS = ("fused", "cublas")
+# - "rowdot" (issue 21, not measured yet, off by default): the norm backward's two row sums
+#   taken from dY and the forward's output y (saved for it) by a memory-bound pass
+#   (`rowdot_sums`), then one dX GEMM kernel with an elementwise epilogue
+#   (`norm_backward_rowdot_naive`: no exchange between a row's tiles); n written for dW as
+#   "cublas" does. The forward saves y
+#   only under this plan; a model that changes y in place afterwards (an in-place RoPE) cannot
+#   use it (autograd refuses the backward).
+PRENORM_BWD_PLANS = ("fused", "cublas", "rowdot")
 PRENORM_BWD_PLAN = {"rmsnorm_linear": "cublas", "layernorm_linear": "cublas"}
+# the rowdot kernel's tiles (Triton's sm_90 lowering: no pass applies to it yet)
+ROWDOT_CONFIG = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_R=64, num_warps=8, num_stages=3,
+                     SUMS_BLOCK_M=16, SUMS_BLOCK_R=256)
 
 
 def _plans_from_env(value: Optional[str]) -> None:
@@ -449,11 +462,73 @@ def _plans_from_env(value: Optional[str]) -> None:
 _plans_from_env(os.environ.get("NORMFUSE_PRENORM_BWD"))
 
 
+def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x: Tensor,
+                    rstd: Tensor, mean: Tensor, g: Optional[Tensor], beta: Optional[Tensor], *,
+                    is_ln: bool, xn_out: Optional[Tensor] = None,
+                    config: Optional[dict] = None) -> tuple[Tensor, Tensor, Optional[Tensor]]:
+    """The pre-norm dX, dx = normbwd(dy @ w), with the row sums from dy and the forward's output
+    y = n w^T + bias (`rowdot_sums`, then `norm_backward_rowdot_naive`): (dx [M, N] in x's
+    dtype, dg [N] fp32, dbeta [N] fp32 or None). w [R, N]; `xn_out`: n written there as well
+    (for dW)."""
+    M, N = x.shape
+    R = w.shape[0]
+    cfg = dict(ROWDOT_CONFIG if config is None else config)
+    nb, nt = triton_cdiv(M, cfg["BLOCK_M"]), triton_cdiv(N, cfg["BLOCK_N"])
+    dx = torch.empty(M, N, device=x.device, dtype=x.dtype)
+    dgp = torch.empty(nb, N, device=x.device, dtype=torch.float32)
+    dbp = torch.empty(nb if is_ln else 0, N, device=x.device, dtype=torch.float32)
+    if M == 0:
+        z = torch.zeros(N, device=x.device, dtype=torch.float32)
+        return dx, z, (z.clone() if is_ln else None)
+    dy = dy if dy.stride(-1) == 1 else dy.contiguous()
+    y = y if y.stride(-1) == 1 else y.contiguous()
+    w = w if w.stride(-1) == 1 else w.contiguous()
+    x = x if x.stride(-1) == 1 else x.contiguous()
+    wf = w.float()
+    # BP = b + W beta, WG = W g: [R] fp32, per call (the weights change every step)
+    bp = bias.float() if bias is not None else torch.zeros(R, device=x.device,
+                                                            dtype=torch.float32)
+    if beta is not None:
+        bp = bp + wf @ beta.float()
+    wg = (wf @ g.float() if g is not None else wf.sum(1)) if is_ln else bp
+    _ensure_allocator()
+    s1 = torch.empty(M, device=x.device, dtype=torch.float32)
+    s2 = torch.empty(M if is_ln else 0, device=x.device, dtype=torch.float32)
+    bm = cfg["SUMS_BLOCK_M"]
+    _launcher("rowdot_sums", ())[(triton_cdiv(M, bm),)](
+        dy, y, bp.contiguous(), wg.contiguous(), s1, s2 if is_ln else s1, M, R, dy.stride(0),
+        y.stride(0), IS_LN=is_ln, BLOCK_M=bm, BLOCK_R=cfg["SUMS_BLOCK_R"], num_warps=4)
+    args = (dy, w, s1, s2 if is_ln else s1, x, rstd, mean if is_ln else rstd,
+            g if g is not None else dy, beta if beta is not None else dy, dx, dgp,
+            dbp if is_ln else rstd, xn_out if xn_out is not None else dy, M, R, dy.stride(0),
+            w.stride(0), x.stride(0), dx.stride(0),
+            xn_out.stride(0) if xn_out is not None else 0)
+    meta = dict(N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_R=cfg["BLOCK_R"],
+                IS_LN=is_ln, HAS_G=g is not None, HAS_B=beta is not None, HAS_DG=True,
+                EVEN_R=R % cfg["BLOCK_R"] == 0, HAS_XN=xn_out is not None,
+                num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    # no pass applies to either kernel: the row sums are no reduction over the GEMM's output
+    _launcher("norm_backward_rowdot_naive", ())[(nb, nt)](*args, **meta)
+    return dx, dgp.sum(0), (dbp.sum(0) if is_ln else None)
+
+
 def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bias: bool,
-                     plan: str = "fused"):
+                     plan: str = "fused", y: Optional[Tensor] = None,
+                     bias: Optional[Tensor] = None):
     """(dx, dg fp32 or None, dbeta fp32 or None, dW, db fp32 or None) of the fused pre-norm op,
-    by `plan` (see PRENORM_BWD_PLAN); g is the norm's scale (offset applied)."""
-    if plan == "cublas":
+    by `plan` (see PRENORM_BWD_PLAN); g is the norm's scale (offset applied). "rowdot" needs
+    the forward's output `y` and its `bias` (without y, as when the plan changed between the
+    forward and the backward: "cublas")."""
+    if plan == "rowdot" and y is None:
+        plan = "cublas"
+    if plan == "rowdot":
+        xn = x.new_empty(x.shape)
+        dx, dg, dbeta = rowdot_backward(dy, weight, y, bias, x, rstd, mean, g, beta,
+                                        is_ln=is_ln, xn_out=xn)
+        if not is_ln:
+            dbeta = None
+        dw = torch.mm(dy.t(), xn)
+    elif plan == "cublas":
         dn = torch.mm(dy, weight if weight.stride(-1) == 1 else weight.contiguous())
         xn = x.new_empty(x.shape)
         dx, dg, dbeta = norm_backward(dn, None, x, rstd, mean, g, beta, None, is_ln=is_ln,
@@ -513,7 +588,7 @@ def _pre_fwd_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
 
 
 def _pre_bwd_impl(dy, x, norm_weight, norm_bias, weight, rstd, mean, eps, offset, is_ln,
-                  has_bias):
+                  has_bias, y=None, bias=None):
     op = "layernorm_linear" if is_ln else "rmsnorm_linear"
     dt = x.dtype
     if not route(op, x):
@@ -524,14 +599,15 @@ def _pre_bwd_impl(dy, x, norm_weight, norm_bias, weight, rstd, mean, eps, offset
         with torch.no_grad():
             dx, dg, dbeta, dw, db = prenorm_backward(dy, x, g, norm_bias, weight, rstd, mean,
                                                      is_ln=is_ln, has_bias=has_bias,
-                                                     plan=PRENORM_BWD_PLAN[op])
+                                                     plan=PRENORM_BWD_PLAN[op], y=y,
+                                                     bias=bias)
     return (dx, dg.to(dt) if norm_weight is not None else _empty(x),
             dbeta.to(dt) if norm_bias is not None else _empty(x), dw.to(weight.dtype),
             db.to(dt) if has_bias else _empty(x))
 
 
 def _pre_bwd_fake(dy, x, norm_weight, norm_bias, weight, rstd, mean, eps, offset, is_ln,
-                  has_bias):
+                  has_bias, y=None, bias=None):
     K = x.shape[1]
     return (x.new_empty(x.shape), x.new_empty(K if norm_weight is not None else 0),
             x.new_empty(K if norm_bias is not None else 0), weight.new_empty(weight.shape),
@@ -543,22 +619,26 @@ _define("prenorm_linear_fwd(Tensor x, Tensor? norm_weight, Tensor? norm_bias, Te
         _pre_fwd_impl, _pre_fwd_fake)
 _define("prenorm_linear_bwd(Tensor dy, Tensor x, Tensor? norm_weight, Tensor? norm_bias, "
         "Tensor weight, Tensor rstd, Tensor mean, float eps, float offset, bool is_ln, "
-        "bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)", _pre_bwd_impl, _pre_bwd_fake)
+        "bool has_bias, Tensor? y=None, Tensor? bias=None) -> (Tensor, Tensor, Tensor, Tensor, "
+        "Tensor)", _pre_bwd_impl, _pre_bwd_fake)
 _pre_fwd = torch.ops.normfuse.prenorm_linear_fwd.default
 _pre_bwd = torch.ops.normfuse.prenorm_linear_bwd.default
 
 
 def _pre_setup(ctx, inputs, output):
     x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln = inputs
-    _, rstd, mean = output
-    ctx.save_for_backward(x, norm_weight, norm_bias, weight, rstd, mean)
+    y, rstd, mean = output
+    # the forward's output only for the "rowdot" plan (its row sums come from dY and y)
+    rowdot = PRENORM_BWD_PLAN["layernorm_linear" if is_ln else "rmsnorm_linear"] == "rowdot"
+    ctx.save_for_backward(x, norm_weight, norm_bias, weight, rstd, mean,
+                          y if rowdot else None, bias if rowdot else None)
     ctx.is_ln, ctx.has_bias, ctx.eps, ctx.offset = is_ln, bias is not None, eps, offset
 
 
 def _pre_backward(ctx, dy, _drstd, _dmean):
-    x, g, beta, w, rstd, mean = ctx.saved_tensors
+    x, g, beta, w, rstd, mean, y, bias = ctx.saved_tensors
     dx, dg, dbeta, dw, db = _pre_bwd(dy.contiguous(), x, g, beta, w, rstd, mean, ctx.eps,
-                                     ctx.offset, ctx.is_ln, ctx.has_bias)
+                                     ctx.offset, ctx.is_ln, ctx.has_bias, y, bias)
     return (dx, dg if g is not None else None, dbeta if beta is not None else None, dw,
             db if ctx.has_bias else None, None, None, None)
 

@@ -18,9 +18,10 @@ F.linear:
   - stream_over_graph: stream_ms / graph_ms (goal: <= 1.1; 1.0 means the host keeps up).
 plans (T = 8192; (K, N) in (2048, 3072), (2048, 11264), (5632, 2048): Llama-style q/k/v, gate/up,
 down shapes), forward + backward (gradients of x, the norm weight and W) of:
-  - ours_fused / ours_cublas: rmsnorm_linear (layernorm_linear with --kinds ln) under each
-    pre-norm backward plan (normfuse.ops.training.PRENORM_BWD_PLAN: "fused" runs dY W in the
-    norm-backward kernel, "cublas" runs it on cuBLAS then the norm backward without the GEMM);
+  - ours_fused / ours_cublas / ours_rowdot: rmsnorm_linear (layernorm_linear with --kinds ln)
+    under each pre-norm backward plan (normfuse.ops.training.PRENORM_BWD_PLANS; "fused" runs dY
+    W in the norm-backward kernel, "cublas" runs it on cuBLAS then the norm backward without the
+    GEMM, "rowdot" one dX kernel whose row sums come from dY and the saved forward output);
   - compiled: torch.compile (inductor, static shapes) of F.rms_norm + F.linear; eager: the same
     uncompiled; each plan's gradients against the compiled ones (max relative Frobenius error).
 Records go to ops.json (a list of dicts, every piece guarded: an error is recorded and the rest
@@ -381,20 +382,26 @@ def markdown(recs: list[dict], env: dict) -> str:
         lines.append("")
     plans = [r for r in recs if r["part"] == "plans"]
     if plans:
+        names = [p for p in ("fused", "cublas", "rowdot")
+                 if any(f"ours_{p}_ms" in r for r in plans)]
         lines += ["## Pre-norm forward + backward by backward plan (ms, T=8192)", "",
-                  "| op | K | N | fused | cublas | torch.compile | eager | fused/compiled | "
-                  "cublas/compiled | grad err fused / cublas |", "|---|---|---|---|---|---|---|---|---|---|"]
+                  "| op | K | N | " + " | ".join(names) + " | torch.compile | eager | "
+                  + " | ".join(f"{p}/compiled" for p in names) + " | grad err "
+                  + " / ".join(names) + " |",
+                  "|" + "---|" * (6 + 2 * len(names))]
         for r in plans:
             if "error" in r:
-                lines.append(f"| {r['op']} | {r['K']} | {r['N']} | error: {r['error'][:80]} "
-                             "| | | | | | |")
+                lines.append(f"| {r['op']} | {r['K']} | {r['N']} | error: {r['error'][:80]} |"
+                             + " |" * (2 + 2 * len(names)))
                 continue
             lines.append(
-                f"| {r['op']} | {r['K']} | {r['N']} | {r['ours_fused_ms']:.3f} | "
-                f"{r['ours_cublas_ms']:.3f} | {r['compiled_ms']:.3f} | {r['eager_ms']:.3f} | "
-                f"{r['ours_fused_over_compiled']:.2f} | {r['ours_cublas_over_compiled']:.2f} | "
-                f"{r['grad_rel_err_fused_vs_compiled']:.1e} / "
-                f"{r['grad_rel_err_cublas_vs_compiled']:.1e} |")
+                f"| {r['op']} | {r['K']} | {r['N']} | "
+                + " | ".join(f"{r.get(f'ours_{p}_ms', float('nan')):.3f}" for p in names)
+                + f" | {r['compiled_ms']:.3f} | {r['eager_ms']:.3f} | "
+                + " | ".join(f"{r.get(f'ours_{p}_over_compiled', float('nan')):.2f}"
+                             for p in names) + " | "
+                + " / ".join(f"{r.get(f'grad_rel_err_{p}_vs_compiled', float('nan')):.1e}"
+                             for p in names) + " |")
     return "\n".join(lines) + "\n"
 
 
