@@ -227,7 +227,10 @@ def test_fused_plan_uses_the_ops_backward_plan(monkeypatch):
     def route(op, t):
         return True if in_bwd[0] else real_route(op, t)
 
-    def prenorm_backward(dy, x2, g, beta, weight, rstd, mean, *, is_ln, has_bias, plan):
+    def prenorm_backward(dy, x2, g, beta, weight, rstd, mean, *, is_ln, has_bias, plan, y=None,
+                         bias=None):
+        # (the forward's output reaches the backward under the plan that reads it only)
+        assert (y is not None) == (plan == "rowdot") and (y is None or y.shape == dy.shape)
         plans.append(plan)
         dx, dg, dbeta, dw, db = fallback.prenorm_backward(dy, x2, g, beta, weight, eps, 0.0,
                                                           is_ln, has_bias)
@@ -236,7 +239,7 @@ def test_fused_plan_uses_the_ops_backward_plan(monkeypatch):
     monkeypatch.setattr(training, "prenorm_backward", prenorm_backward)
     R = torch.randn(2, 5, om.H)
     (stock(x) * R).sum().backward()
-    for plan in ("cublas", "fused"):
+    for plan in ("cublas", "fused", "rowdot"):
         monkeypatch.setitem(training.PRENORM_BWD_PLAN, "rmsnorm_linear", plan)
         for p in model.parameters():
             p.grad = None
@@ -252,8 +255,8 @@ def test_fused_plan_uses_the_ops_backward_plan(monkeypatch):
         for n, p in stock.named_parameters():
             assert _rel(got[n].grad, p.grad) < 1e-5, (plan, n)
     _, rep = _optimize(copy.deepcopy(stock), (x,), train="fused")
-    assert "backward plan 'fused'" in rep.matches[0].train  # (as the loop left it)
-    assert "now rmsnorm_linear 'fused', layernorm_linear 'cublas'" in str(rep)
+    assert "backward plan 'rowdot'" in rep.matches[0].train  # (as the loop left it)
+    assert "now rmsnorm_linear 'rowdot', layernorm_linear 'cublas'" in str(rep)
 
 
 # ---------------------------------------------------------------------------------------------
