@@ -375,12 +375,46 @@ def test_gpu_every_n_norm_backward_kernel(monkeypatch, N):
     assert form.ctas > 1 and launched == [("norm_backward_naive", form.ctas)], (N, launched)
 
 
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln):
+    """The "rowdot" plan's dX kernel (the GEMM with an elementwise epilogue reading the
+    precomputed row sums; one store) is lowered by hopper-ws into the warp-specialized template,
+    and the lowered kernel, interpreted on the CPU on a ragged shape (M, N not multiples of the
+    128 x 128 tiles, R of the 64 k-step), writes what the unlowered kernel writes; both match
+    fp64."""
+    from normfuse.kernels.backward import norm_backward_rowdot_naive
+    gen = _gen(21 + is_ln)
+    Mx, Nx, Rx = 200, 192, 96
+    dy = torch.randn(Mx, Rx, generator=gen).bfloat16()
+    w = (torch.randn(Rx, Nx, generator=gen) * 0.1).bfloat16()
+    x = torch.randn(Mx, Nx, generator=gen).bfloat16()
+    rstd, mean = torch.rand(Mx, generator=gen) + 0.5, torch.randn(Mx, generator=gen)
+    s1, s2 = torch.randn(Mx, generator=gen), torch.randn(Mx, generator=gen)
+    g = (1 + 0.1 * torch.randn(Nx, generator=gen)).bfloat16()
+    b = torch.randn(Nx, generator=gen).bfloat16()
+    dx = torch.full((Mx, Nx), float("nan")).bfloat16()
+    args = [dy, w, s1, s2, x, rstd, mean, g, b, dx, rstd, rstd, dy, Mx, Rx, Rx, Nx, Nx, Nx, 0]
+    consts = dict(N=Nx, BLOCK_M=128, BLOCK_N=128, BLOCK_R=64, IS_LN=is_ln, HAS_G=True,
+                  HAS_B=is_ln, HAS_DG=False, EVEN_R=False, HAS_XN=False)
+    res = check_pass_numerics(norm_backward_rowdot_naive, args, constexprs=consts, grid=(2, 2),
+                              passes=("hopper-ws",), num_warps=8, num_stages=3)
+    assert any("[hopper-ws] applied" in r for r in res.applied), res.remarks
+    assert res.lowered and res.max_rel_diff == 0.0, res.lowered_diffs
+    xh = (x.double() - (mean.double()[:, None] if is_ln else 0)) * rstd.double()[:, None]
+    want = (dy.double() @ w.double()) * g.double() - xh * (s1.double() / Nx)[:, None]
+    if is_ln:
+        want = want - (s2.double() / Nx)[:, None]
+    want = want * rstd.double()[:, None]
+    assert rel_err(res.before["DX"], want) < REF_TOL
+
+
 def test_rowdot_kernels_compile_for_sm90_without_spills_or_serialized_wgmma():
     """The "rowdot" plan's kernels at their configuration (ops.training.ROWDOT_CONFIG), AOT for
-    sm_90, LayerNorm (the larger form): the dX GEMM keeps Triton's wgmma pipeline (its k-loop is
-    the GEMM alone; the row sums come from `rowdot_sums`) and spills nothing."""
+    sm_90, LayerNorm (the larger form): the dX GEMM, unlowered and lowered by hopper-ws (the
+    plan's ROWDOT_PASSES), keeps its wgmma pipeline (its k-loop is the GEMM alone; the row sums
+    come from `rowdot_sums`) and spills nothing."""
     from normfuse.kernels.backward import norm_backward_rowdot_naive, rowdot_sums
-    from normfuse.ops.training import ROWDOT_CONFIG as C
+    from normfuse.ops.training import ROWDOT_CONFIG as C, ROWDOT_PASSES
     from backward_common import launch_signature
     Mx, Nx, Rx = 8192, 2048, 2048
     t = torch.empty
@@ -389,14 +423,16 @@ def test_rowdot_kernels_compile_for_sm90_without_spills_or_serialized_wgmma():
     v, vn, part = t(Mx), t(Nx, dtype=BF), t(Mx // C["BLOCK_M"], Nx)
     args = [dy, w, v, v, x, v, v, vn, vn, dx, part, part, xn, Mx, Rx, Rx, Nx, Nx, Nx, Nx]
     consts = dict(N=Nx, BLOCK_M=C["BLOCK_M"], BLOCK_N=C["BLOCK_N"], BLOCK_R=C["BLOCK_R"],
-                  IS_LN=True, HAS_G=True, HAS_B=True, HAS_DG=True, EVEN_R=True, HAS_XN=True)
+                  IS_LN=True, HAS_G=True, HAS_B=True, HAS_DG=False, EVEN_R=True, HAS_XN=False)
     sig, attrs = launch_signature(norm_backward_rowdot_naive, args, consts)
-    ck = normfuse.compile(norm_backward_rowdot_naive, signature=sig, constexprs=consts,
-                          attrs=attrs, passes=(), num_warps=C["num_warps"],
-                          num_stages=C["num_stages"])
-    res = ck.resources()
-    assert res["spill_stores"] == 0 and not res["wgmma_serialized"], res
-    assert "wgmma" in ck.asm["ptx"]
+    for passes in ((), ROWDOT_PASSES):  # Triton's own lowering, and the plan's (hopper-ws)
+        ck = normfuse.compile(norm_backward_rowdot_naive, signature=sig, constexprs=consts,
+                              attrs=attrs, passes=passes, num_warps=C["num_warps"],
+                              num_stages=C["num_stages"])
+        res = ck.resources()
+        assert res["spill_stores"] == 0 and not res["wgmma_serialized"], (passes, res)
+        assert "wgmma" in ck.asm["ptx"]
+        assert (ck.lowered is not None) == bool(passes), ck.remarks
     args = [dy, dy, t(Rx), t(Rx), v, v, Mx, Rx, Rx, Rx]
     consts = dict(IS_LN=True, BLOCK_M=C["SUMS_BLOCK_M"], BLOCK_R=C["SUMS_BLOCK_R"])
     sig, attrs = launch_signature(rowdot_sums, args, consts)

@@ -21,8 +21,9 @@ Backward:
   per-row-block column partials; plan "cublas": dn = dY W on cuBLAS, then the norm-backward
   kernel without the GEMM; plan "rowdot" (off by default, not measured yet): the two row sums
   from dY and the forward's output y (saved under that plan only) by a memory-bound pass, then
-  one dX GEMM kernel with an elementwise epilogue (no exchange between a row's tiles; issue
-  21). dW = dY^T n, n = xhat g + beta: by default (PRENORM_DW = "xn") the
+  the dX GEMM with an elementwise epilogue lowered by hopper-ws (no exchange between a row's
+  tiles; issue 21), dg, dbeta and dW from dY^T xhat (`rowdot_backward`). Otherwise
+  dW = dY^T n, n = xhat g + beta: by default (PRENORM_DW = "xn") the
   norm-backward kernel writes n from its epilogue, where it recomputes xhat anyway, and dW is a
   plain cuBLAS GEMM on it; or ("prologue", fused plan) n recomputed in a Triton dW GEMM's
   prologue (`dw_norm_naive`, split over M when there are few output tiles); db = colsum(dY).
@@ -432,9 +433,9 @@ def _empty(x: Tensor) -> Tensor:
 # were not timed separately; its fused kernel carries one row sum more.
 # - "rowdot" (issue 21, not measured yet, off by default): the norm backward's two row sums
 #   taken from dY and the forward's output y (saved for it) by a memory-bound pass
-#   (`rowdot_sums`), then one dX GEMM kernel with an elementwise epilogue
-#   (`norm_backward_rowdot_naive`: no exchange between a row's tiles); n written for dW as
-#   "cublas" does. The forward saves y
+#   (`rowdot_sums`), then the dX GEMM with an elementwise epilogue
+#   (`norm_backward_rowdot_naive`: no exchange between a row's tiles, one store, lowered by
+#   hopper-ws); dg, dbeta and dW from the dW side (`rowdot_backward`). The forward saves y
 #   only under this plan; a model that changes y in place afterwards (an in-place RoPE) cannot
 #   use it (autograd refuses the backward).
 PRENORM_BWD_PLANS = ("fused", "cublas", "rowdot")
@@ -442,6 +443,9 @@ PRENORM_BWD_PLAN = {"rmsnorm_linear": "cublas", "layernorm_linear": "cublas"}
 # the rowdot kernel's tiles (Triton's sm_90 lowering: no pass applies to it yet)
 ROWDOT_CONFIG = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_R=64, num_warps=8, num_stages=3,
                      SUMS_BLOCK_M=16, SUMS_BLOCK_R=256)
+# its dX kernel (the GEMM with an elementwise epilogue, one store) through hopper-ws: the
+# warp-specialized template, the epilogue translated from the IR; () runs Triton's own lowering
+ROWDOT_PASSES = ("hopper-ws",)
 
 
 def _plans_from_env(value: Optional[str]) -> None:
@@ -464,22 +468,29 @@ _plans_from_env(os.environ.get("NORMFUSE_PRENORM_BWD"))
 
 def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x: Tensor,
                     rstd: Tensor, mean: Tensor, g: Optional[Tensor], beta: Optional[Tensor], *,
-                    is_ln: bool, xn_out: Optional[Tensor] = None,
-                    config: Optional[dict] = None) -> tuple[Tensor, Tensor, Optional[Tensor]]:
-    """The pre-norm dX, dx = normbwd(dy @ w), with the row sums from dy and the forward's output
-    y = n w^T + bias (`rowdot_sums`, then `norm_backward_rowdot_naive`): (dx [M, N] in x's
-    dtype, dg [N] fp32, dbeta [N] fp32 or None). w [R, N]; `xn_out`: n written there as well
-    (for dW)."""
+                    is_ln: bool, has_bias: bool, config: Optional[dict] = None,
+                    passes=None) -> tuple:
+    """The pre-norm backward of plan "rowdot": (dx, dg fp32 or None, dbeta fp32 or None, dW,
+    db fp32 or None) for y = n w^T + bias, n = xhat g + beta, w [R, N].
+
+    - The norm backward's two row sums from dy and the forward's output y (`rowdot_sums`).
+    - dx: the dX GEMM dy w with an elementwise epilogue (`norm_backward_rowdot_naive`, its one
+      store dx), lowered by hopper-ws (`passes`, default ROWDOT_PASSES; the unlowered kernel
+      with a RuntimeWarning where the lowered launch cannot take the operands).
+    - The rest from the dW side, without the dX GEMM's output: dWhat = dy^T xhat (cuBLAS, xhat
+      made from x and the statistics), dW = dWhat g + db beta^T, dg = sum_R(w * dWhat),
+      dbeta = w^T db (db = colsum(dy))."""
     M, N = x.shape
     R = w.shape[0]
     cfg = dict(ROWDOT_CONFIG if config is None else config)
+    passes = ROWDOT_PASSES if passes is None else passes
     nb, nt = triton_cdiv(M, cfg["BLOCK_M"]), triton_cdiv(N, cfg["BLOCK_N"])
     dx = torch.empty(M, N, device=x.device, dtype=x.dtype)
-    dgp = torch.empty(nb, N, device=x.device, dtype=torch.float32)
-    dbp = torch.empty(nb if is_ln else 0, N, device=x.device, dtype=torch.float32)
+    dbf = dy.sum(0, dtype=torch.float32)
     if M == 0:
         z = torch.zeros(N, device=x.device, dtype=torch.float32)
-        return dx, z, (z.clone() if is_ln else None)
+        return (dx, z if g is not None else None, z.clone() if beta is not None else None,
+                torch.zeros_like(w), dbf if has_bias else None)
     dy = dy if dy.stride(-1) == 1 else dy.contiguous()
     y = y if y.stride(-1) == 1 else y.contiguous()
     w = w if w.stride(-1) == 1 else w.contiguous()
@@ -499,17 +510,23 @@ def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x:
         dy, y, bp.contiguous(), wg.contiguous(), s1, s2 if is_ln else s1, M, R, dy.stride(0),
         y.stride(0), IS_LN=is_ln, BLOCK_M=bm, BLOCK_R=cfg["SUMS_BLOCK_R"], num_warps=4)
     args = (dy, w, s1, s2 if is_ln else s1, x, rstd, mean if is_ln else rstd,
-            g if g is not None else dy, beta if beta is not None else dy, dx, dgp,
-            dbp if is_ln else rstd, xn_out if xn_out is not None else dy, M, R, dy.stride(0),
-            w.stride(0), x.stride(0), dx.stride(0),
-            xn_out.stride(0) if xn_out is not None else 0)
+            g if g is not None else dy, beta if beta is not None else dy, dx, rstd, rstd, dy, M,
+            R, dy.stride(0), w.stride(0), x.stride(0), dx.stride(0), 0)
     meta = dict(N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_R=cfg["BLOCK_R"],
-                IS_LN=is_ln, HAS_G=g is not None, HAS_B=beta is not None, HAS_DG=True,
-                EVEN_R=R % cfg["BLOCK_R"] == 0, HAS_XN=xn_out is not None,
+                IS_LN=is_ln, HAS_G=g is not None, HAS_B=beta is not None, HAS_DG=False,
+                EVEN_R=R % cfg["BLOCK_R"] == 0, HAS_XN=False,
                 num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
-    # no pass applies to either kernel: the row sums are no reduction over the GEMM's output
-    _launcher("norm_backward_rowdot_naive", ())[(nb, nt)](*args, **meta)
-    return dx, dgp.sum(0), (dbp.sum(0) if is_ln else None)
+    _launcher("norm_backward_rowdot_naive", passes)[(nb, nt)](*args, **meta)
+    # the dW side: xhat [M, N] in x's dtype, one cuBLAS GEMM, then weight-sized math
+    xc = x.float() - mean[:, None] if is_ln else x.float()
+    xhat = (xc * rstd[:, None]).to(x.dtype)
+    dwh = torch.mm(dy.t(), xhat).float()
+    dw = dwh * g.float()[None, :] if g is not None else dwh.clone()
+    if beta is not None:
+        dw += dbf[:, None] * beta.float()[None, :]
+    dg = (wf * dwh).sum(0) if g is not None else None
+    dbeta = wf.t() @ dbf if beta is not None else None
+    return dx, dg, dbeta, dw.to(w.dtype), (dbf if has_bias else None)
 
 
 def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bias: bool,
@@ -522,13 +539,9 @@ def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bia
     if plan == "rowdot" and y is None:
         plan = "cublas"
     if plan == "rowdot":
-        xn = x.new_empty(x.shape)
-        dx, dg, dbeta = rowdot_backward(dy, weight, y, bias, x, rstd, mean, g, beta,
-                                        is_ln=is_ln, xn_out=xn)
-        if not is_ln:
-            dbeta = None
-        dw = torch.mm(dy.t(), xn)
-    elif plan == "cublas":
+        return rowdot_backward(dy, weight, y, bias, x, rstd, mean, g, beta, is_ln=is_ln,
+                               has_bias=has_bias)
+    if plan == "cublas":
         dn = torch.mm(dy, weight if weight.stride(-1) == 1 else weight.contiguous())
         xn = x.new_empty(x.shape)
         dx, dg, dbeta = norm_backward(dn, None, x, rstd, mean, g, beta, None, is_ln=is_ln,
