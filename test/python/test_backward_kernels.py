@@ -433,8 +433,9 @@ def test_rowdot_kernels_compile_for_sm90_without_spills_or_serialized_wgmma():
         assert res["spill_stores"] == 0 and not res["wgmma_serialized"], (passes, res)
         assert "wgmma" in ck.asm["ptx"]
         assert (ck.lowered is not None) == bool(passes), ck.remarks
-    args = [dy, dy, t(Rx), t(Rx), v, v, Mx, Rx, Rx, Rx]
-    consts = dict(IS_LN=True, BLOCK_M=C["SUMS_BLOCK_M"], BLOCK_R=C["SUMS_BLOCK_R"])
+    args = [dy, dy, t(Rx), t(Rx), v, v, x, v, v, xn, Mx, Rx, Rx, Rx, Nx, Nx]
+    consts = dict(N=Nx, IS_LN=True, BLOCK_M=C["SUMS_BLOCK_M"], BLOCK_R=C["SUMS_BLOCK_R"],
+                  BLOCK_N=C["SUMS_BLOCK_R"], HAS_XH=True)
     sig, attrs = launch_signature(rowdot_sums, args, consts)
     ck = normfuse.compile(rowdot_sums, signature=sig, constexprs=consts, attrs=attrs, passes=(),
                           num_warps=4)

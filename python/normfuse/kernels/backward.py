@@ -30,8 +30,8 @@ beta, the forward's output y saved):
     sum_k du_k g_k xhat_k = sum_k du_k (n_k - beta_k) = sum_j dY_j (y_j - b_j - (W beta)_j)
     sum_k du_k g_k        = sum_j dY_j (W g)_j
 
-so a memory-bound pass (`rowdot_sums`: dY and y read once, BP = b + W beta, WG = W g) gives
-them per row, and the dX GEMM (one program per (row block, N tile)) finishes dx in an
+so a memory-bound pass (`rowdot_sums`: dY and y read once, BP = b + W beta, WG = W g; it also
+writes xhat for the dW side) gives them per row, and the dX GEMM (one program per (row block, N tile)) finishes dx in an
 elementwise epilogue: no reduction over the GEMM's output, no exchange between a row's tiles.
 (Accumulating the sums inside the GEMM's k-loop, from the dY tiles it streams, needs y's tiles
 there too, re-read once per N tile, and serializes Triton's wgmma pipeline: the non-wgmma math
@@ -223,11 +223,14 @@ def dw_norm_naive(DY, X, RSTD, MEAN, G, B, DW, M, NO, M_PER, stride_dym, stride_
 
 
 @triton.jit
-def rowdot_sums(DY, Y, BP, WG, S1, S2, M, R, stride_dym, stride_ym, IS_LN: tl.constexpr,
-                BLOCK_M: tl.constexpr, BLOCK_R: tl.constexpr):
+def rowdot_sums(DY, Y, BP, WG, S1, S2, X, RSTD, MEAN, XH, M, R, stride_dym, stride_ym,
+                stride_xm, stride_xhm, N: tl.constexpr, IS_LN: tl.constexpr,
+                BLOCK_M: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr,
+                HAS_XH: tl.constexpr = True):
     """Per row of dY [M, R]: S1 = sum_j dY_j (y_j - BP_j) and (LayerNorm) S2 = sum_j dY_j WG_j,
-    fp32: the norm backward's two row sums through the identity in the module docstring (a
-    memory-bound pass reading dY and y once)."""
+    fp32: the norm backward's two row sums through the identity in the module docstring; and
+    (HAS_XH) xhat = (x - mean) rstd in XH's dtype, for the dW GEMM dY^T xhat. Memory-bound:
+    dY, y and x read once."""
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     mmask = offs_m < M
     offs_r = tl.arange(0, BLOCK_R)
@@ -248,6 +251,12 @@ def rowdot_sums(DY, Y, BP, WG, S1, S2, M, R, stride_dym, stride_ym, IS_LN: tl.co
     tl.store(S1 + offs_m, s1, mask=mmask)
     if IS_LN:
         tl.store(S2 + offs_m, s2, mask=mmask)
+    if HAS_XH:
+        for n in range(0, tl.cdiv(N, BLOCK_N)):
+            offs_n = n * BLOCK_N + tl.arange(0, BLOCK_N)
+            xh = _xhat(X, RSTD, MEAN, offs_m, offs_n, M, stride_xm, N, IS_LN)
+            tl.store(XH + offs_m[:, None] * stride_xhm + offs_n[None, :],
+                     xh.to(XH.dtype.element_ty), mask=_dmask(offs_m, offs_n, M, N))
 
 
 @triton.jit

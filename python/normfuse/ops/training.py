@@ -477,9 +477,9 @@ def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x:
     - dx: the dX GEMM dy w with an elementwise epilogue (`norm_backward_rowdot_naive`, its one
       store dx), lowered by hopper-ws (`passes`, default ROWDOT_PASSES; the unlowered kernel
       with a RuntimeWarning where the lowered launch cannot take the operands).
-    - The rest from the dW side, without the dX GEMM's output: dWhat = dy^T xhat (cuBLAS, xhat
-      made from x and the statistics), dW = dWhat g + db beta^T, dg = sum_R(w * dWhat),
-      dbeta = w^T db (db = colsum(dy))."""
+    - The rest from the dW side, without the dX GEMM's output: dWhat = dy^T xhat (cuBLAS; xhat
+      written by the sums' pass from x and the statistics), dW = dWhat g + db beta^T,
+      dg = sum_R(w * dWhat), dbeta = w^T db (db = colsum(dy))."""
     M, N = x.shape
     R = w.shape[0]
     cfg = dict(ROWDOT_CONFIG if config is None else config)
@@ -505,10 +505,13 @@ def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x:
     _ensure_allocator()
     s1 = torch.empty(M, device=x.device, dtype=torch.float32)
     s2 = torch.empty(M if is_ln else 0, device=x.device, dtype=torch.float32)
+    xhat = torch.empty(M, N, device=x.device, dtype=x.dtype)  # for dW = (dY^T xhat) g + ...
     bm = cfg["SUMS_BLOCK_M"]
     _launcher("rowdot_sums", ())[(triton_cdiv(M, bm),)](
-        dy, y, bp.contiguous(), wg.contiguous(), s1, s2 if is_ln else s1, M, R, dy.stride(0),
-        y.stride(0), IS_LN=is_ln, BLOCK_M=bm, BLOCK_R=cfg["SUMS_BLOCK_R"], num_warps=4)
+        dy, y, bp.contiguous(), wg.contiguous(), s1, s2 if is_ln else s1, x, rstd,
+        mean if is_ln else rstd, xhat, M, R, dy.stride(0), y.stride(0), x.stride(0),
+        xhat.stride(0), N=N, IS_LN=is_ln, BLOCK_M=bm, BLOCK_R=cfg["SUMS_BLOCK_R"],
+        BLOCK_N=cfg["SUMS_BLOCK_R"], num_warps=4)
     args = (dy, w, s1, s2 if is_ln else s1, x, rstd, mean if is_ln else rstd,
             g if g is not None else dy, beta if beta is not None else dy, dx, rstd, rstd, dy, M,
             R, dy.stride(0), w.stride(0), x.stride(0), dx.stride(0), 0)
@@ -517,9 +520,7 @@ def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x:
                 EVEN_R=R % cfg["BLOCK_R"] == 0, HAS_XN=False,
                 num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     _launcher("norm_backward_rowdot_naive", passes)[(nb, nt)](*args, **meta)
-    # the dW side: xhat [M, N] in x's dtype, one cuBLAS GEMM, then weight-sized math
-    xc = x.float() - mean[:, None] if is_ln else x.float()
-    xhat = (xc * rstd[:, None]).to(x.dtype)
+    # the dW side: one cuBLAS GEMM over xhat (written by the sums' pass), then weight-sized math
     dwh = torch.mm(dy.t(), xhat).float()
     dw = dwh * g.float()[None, :] if g is not None else dwh.clone()
     if beta is not None:
