@@ -411,26 +411,36 @@ def pack_side_by_side(members) -> bool:
     return True
 
 
-class FusedLinear(nn.Module):
-    """A GEMM reading a FusedNorm's output: nn.Linear (weight [N, K]) or transformers' Conv1D
-    (weight [K, N], read through a transposed view). Keeps the original `weight` and `bias`."""
+class _GemmModule(nn.Module):
+    """What the modules standing in for a GEMM module share: the original nn.Linear's or
+    transformers' Conv1D's `weight` and `bias` (adopted), whether the weight is stored [K, N]
+    (`transposed`: Conv1D), the original class name and the module's path."""
 
-    def __init__(self, original: nn.Module, norm: FusedNorm, path: str = ""):
+    def __init__(self, original: nn.Module, path: str = ""):
         super().__init__()
         _adopt(self, original)
         self.transposed = is_conv1d(original)
         self.source = type(original).__name__
         self.path = path
+
+    def gemm_weight(self) -> torch.Tensor:
+        """The [N, K] weight (a Conv1D's through a transposed view)."""
+        w = _param(self, "weight")
+        return w.t() if self.transposed else w
+
+
+class FusedLinear(_GemmModule):
+    """A GEMM reading a FusedNorm's output: nn.Linear (weight [N, K]) or transformers' Conv1D
+    (weight [K, N], read through a transposed view). Keeps the original `weight` and `bias`."""
+
+    def __init__(self, original: nn.Module, norm: FusedNorm, path: str = ""):
+        super().__init__(original, path)
         self.cols = (0, 0)
         object.__setattr__(self, "_norm", norm)
 
     @property
     def norm(self) -> FusedNorm:
         return self._norm
-
-    def gemm_weight(self) -> torch.Tensor:
-        w = _param(self, "weight")
-        return w.t() if self.transposed else w
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         norm = self._norm
@@ -459,22 +469,11 @@ class FusedLinear(nn.Module):
 # Post-norm
 # ---------------------------------------------------------------------------------------------
 
-class DeferredLinear(nn.Module):
+class DeferredLinear(_GemmModule):
     """A GEMM whose output only reaches a norm, called in another module's forward (Gemma2's
     o_proj inside the attention, its post-attention norm in the layer): it hands on its input
     and the norm (a NormAfterLinear) runs the GEMM with the norm in its epilogue. Keeps the
     original `weight` and `bias`."""
-
-    def __init__(self, original: nn.Module, path: str = ""):
-        super().__init__()
-        _adopt(self, original)
-        self.transposed = is_conv1d(original)
-        self.source = type(original).__name__
-        self.path = path
-
-    def gemm_weight(self) -> torch.Tensor:
-        w = _param(self, "weight")
-        return w.t() if self.transposed else w
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         norm = self._norm
@@ -604,22 +603,14 @@ class SiblingGEMMs:
         self.pending = self.joined_key = self.joined = None
 
 
-class SiblingLinear(nn.Module):
+class SiblingLinear(_GemmModule):
     """A member of a SiblingGEMMs group: an nn.Linear or transformers' Conv1D with its original
     `weight` and `bias` (see SiblingGEMMs)."""
 
     def __init__(self, original: nn.Module, group: SiblingGEMMs, path: str = ""):
-        super().__init__()
-        _adopt(self, original)
-        self.transposed = is_conv1d(original)
-        self.source = type(original).__name__
-        self.path = path
+        super().__init__(original, path)
         self.cols = (0, 0)
         object.__setattr__(self, "_group", group)
-
-    def gemm_weight(self) -> torch.Tensor:
-        w = _param(self, "weight")
-        return w.t() if self.transposed else w
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if torch.compiler.is_compiling() or not isinstance(x, torch.Tensor):  # (an FX proxy)

@@ -235,6 +235,34 @@ def _set(model: nn.Module, path: str, new: nn.Module) -> None:
     setattr(model.get_submodule(parent) if parent else model, name, new)
 
 
+def _swap(model: nn.Module, pairs, back: bool = False) -> None:
+    """Put each `new` wherever its `old` sits in `model` (back: the reverse) for (old, new) in
+    `pairs`."""
+    for old, new in pairs:
+        if back:
+            old, new = new, old
+        for p in _paths_of(model, old):
+            _set(model, p, new)
+
+
+def _side_by_side(members, wrap) -> list:
+    """`wrap(path, module)` for each (path, GEMM module) of `members`, each given its columns
+    (`cols`) of the members' outputs side by side."""
+    out, a = [], 0
+    for path, lin in members:
+        m = wrap(path, lin)
+        n = gemm_weight(lin).shape[0]
+        m.cols = (a, a + n)
+        a += n
+        out.append(m)
+    return out
+
+
+def _restore(saved) -> None:
+    for w, data in saved:
+        w.data = data
+
+
 class _PreGroup:
     def __init__(self, norm_path, norm, spec, consumers: list[tuple[str, nn.Module]], packed,
                  train_plan: str = "composed"):
@@ -248,31 +276,20 @@ class _PreGroup:
     def apply(self, model: nn.Module) -> None:
         fn = FusedNorm(self.norm, self.spec, self.norm_path)
         fn.train_plan = self.train_plan
-        fls, a = [], 0
-        for path, lin in self.consumers:
-            fl = FusedLinear(lin, fn, path)
-            n = gemm_weight(lin).shape[0]
-            fl.cols = (a, a + n)
-            a += n
-            fls.append(fl)
+        fls = _side_by_side(self.consumers, lambda path, lin: FusedLinear(lin, fn, path))
         object.__setattr__(fn, "_consumers", tuple(fls))
         self.saved = [(lin.weight, lin.weight.data) for _, lin in self.consumers]
         self.paths = {self.norm_path: (self.norm, fn)}
         for (path, lin), fl in zip(self.consumers, fls):
             self.paths[path] = (lin, fl)
-        for _, (old, new) in self.paths.items():
-            for p in _paths_of(model, old):
-                _set(model, p, new)
+        _swap(model, self.paths.values())
         fn.packed = self.packed
         fn.repack()
         self.fused = fn
 
     def revert(self, model: nn.Module) -> None:
-        for w, data in self.saved:
-            w.data = data
-        for _, (old, new) in self.paths.items():
-            for p in _paths_of(model, new):
-                _set(model, p, old)
+        _restore(self.saved)
+        _swap(model, self.paths.values(), back=True)
 
     def set_packed(self, packed: bool) -> None:
         self.packed = packed
@@ -293,14 +310,10 @@ class _DeferredGroup:
         fn = NormAfterLinear(self.norm, self.spec, dl, self.norm_path)
         fn.train_plan = self.train_plan
         self.swaps = [(self.lin, dl), (self.norm, fn)]
-        for old, new in self.swaps:
-            for p in _paths_of(model, old):
-                _set(model, p, new)
+        _swap(model, self.swaps)
 
     def revert(self, model: nn.Module) -> None:
-        for old, new in self.swaps:
-            for p in _paths_of(model, new):
-                _set(model, p, old)
+        _swap(model, self.swaps, back=True)
 
 
 class _PostGroup:
@@ -315,6 +328,7 @@ class _PostGroup:
     def revert(self, model: nn.Module) -> None:
         self.caller.__dict__.pop("forward", None)
 
+
 class _SiblingGroup:
     """GEMMs reading one norm's output that other users need too: SiblingLinear members of one
     SiblingGEMMs (fused.py), their weights packed side by side."""
@@ -326,28 +340,17 @@ class _SiblingGroup:
 
     def apply(self, model: nn.Module) -> None:
         grp = SiblingGEMMs(self.norm_path)
-        sls, a = [], 0
-        for path, lin in self.members:
-            sl = SiblingLinear(lin, grp, path)
-            n = gemm_weight(lin).shape[0]
-            sl.cols = (a, a + n)
-            a += n
-            sls.append(sl)
+        sls = _side_by_side(self.members, lambda path, lin: SiblingLinear(lin, grp, path))
         grp.members = tuple(sls)
         self.saved = [(lin.weight, lin.weight.data) for _, lin in self.members]
         self.paths = {path: (lin, sl) for (path, lin), sl in zip(self.members, sls)}
-        for old, new in self.paths.values():
-            for p in _paths_of(model, old):
-                _set(model, p, new)
+        _swap(model, self.paths.values())
         pack_side_by_side(sls)
         self.applied = True
 
     def revert(self, model: nn.Module) -> None:
-        for w, data in self.saved:
-            w.data = data
-        for old, new in self.paths.values():
-            for p in _paths_of(model, new):
-                _set(model, p, old)
+        _restore(self.saved)
+        _swap(model, self.paths.values(), back=True)
         self.applied = False
 
     def describe(self) -> str:

@@ -243,12 +243,9 @@ class _PreCall:
 
     def __call__(self, x):
         pin_for_capture(*self.pins)
-        if self.plain:  # x's dtype and device; the sizes as separate ints (a tuple costs more)
-            y = x.new_empty(self.m, self.n)
-            self.plan.run((x, *self.pre, y, *self.post))
-            return y
-        if self.flat:  # see _PostCall: the launch reads contiguous tensors by address only
-            y = x.new_empty(self.view)
+        if self.plain or self.flat:  # see _PostCall: the launch reads x and y by address only
+            # (x's dtype and device; the sizes as separate ints: a size tuple costs more)
+            y = x.new_empty(self.m, self.n) if self.view is None else x.new_empty(self.view)
             self.plan.run((x, *self.pre, y, *self.post))
             return y
         y = x.new_empty(self.m, self.n)
