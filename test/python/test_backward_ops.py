@@ -49,21 +49,30 @@ def test_prenorm_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, h
     if plan == "fused":  # the norm backward in the dX GEMM's epilogue, over 2 N tiles of 32
         assert any("[cluster-reduce] applied: row of 2 N tiles" in r for r in interpreted), interpreted
     bias = torch.zeros(NO).bfloat16() if has_bias else None
+    _check_prenorm_grads((dx, dg, dbeta, dw, db), x, g, beta, w, bias, dy, is_ln)
 
+
+def _prenorm_norm(xx, gg, bb, is_ln):
+    K = xx.shape[-1]
+    return F.layer_norm(xx, (K,), gg, bb, EPS) if is_ln else F.rms_norm(xx, (K,), gg, EPS)
+
+
+def _check_prenorm_grads(got, x, g, beta, w, bias, dy, is_ln):
+    """(dx, dg, dbeta, dw, db) of the pre-norm backward op against torch.autograd of
+    norm(x) w^T + bias in fp64, within eager bf16's error (`_check`); an absent input's
+    gradient must be empty."""
     def f(dtype):
         ts = [t.to(dtype).requires_grad_(True) if t is not None else None for t in (x, g, beta, w, bias)]
         xx, gg, bb, ww, bi = ts
-        n = (F.layer_norm(xx, (K,), gg, bb, EPS) if is_ln else
-             F.rms_norm(xx, (K,), gg, EPS))
-        F.linear(n, ww, bi).backward(dy.to(dtype))
+        F.linear(_prenorm_norm(xx, gg, bb, is_ln), ww, bi).backward(dy.to(dtype))
         return [t.grad if t is not None else None for t in ts]
 
     ref, eager = f(torch.float64), f(torch.bfloat16)
-    for name, got, r, e in zip(["dx", "dg", "dbeta", "dw", "db"], [dx, dg, dbeta, dw, db], ref, eager):
+    for name, gt, r, e in zip(["dx", "dg", "dbeta", "dw", "db"], got, ref, eager):
         if r is None:
-            assert got.numel() == 0
+            assert gt.numel() == 0
             continue
-        _check(name, got, r, e)
+        _check(name, gt, r, e)
 
 
 @pytest.mark.parametrize("is_ln,has_bias,has_g", [(False, True, True), (True, False, True),
@@ -93,11 +102,9 @@ def test_rowdot_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, ha
     w = (torch.randn(NO, K, generator=gen) * 0.1).bfloat16()
     bias = torch.randn(NO, generator=gen).bfloat16() if has_bias else None
     rstd, mean = training.row_stats(x, EPS, is_ln)
-
-    def n_of(xx, gg, bb):
-        return F.layer_norm(xx, (K,), gg, bb, EPS) if is_ln else F.rms_norm(xx, (K,), gg, EPS)
     # the forward's output as the fused forward kernel gives it (fp32 math, rounded to bf16)
-    y = F.linear(n_of(x.float(), *(t.float() if t is not None else None for t in (g, beta))),
+    y = F.linear(_prenorm_norm(x.float(), *(t.float() if t is not None else None
+                                            for t in (g, beta)), is_ln),
                  w.float(), bias.float() if bias is not None else None).bfloat16()
     # dY correlated with y (as a loss near its optimum makes it): the row sum from dY and y, and
     # with it the xhat term of dx, is then large, so an error in it shows (with an independent
@@ -110,18 +117,7 @@ def test_rowdot_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, ha
     # lowered kernel's own numerics: test_backward_kernels)
     assert launched[-2:] == [("rowdot_sums", ()), ("norm_backward_rowdot_naive", ("hopper-ws",))], \
         launched
-
-    def f(dtype):
-        ts = [t.to(dtype).requires_grad_(True) if t is not None else None for t in (x, g, beta, w, bias)]
-        xx, gg, bb, ww, bi = ts
-        F.linear(n_of(xx, gg, bb), ww, bi).backward(dy.to(dtype))
-        return [t.grad if t is not None else None for t in ts]
-    ref, eager = f(torch.float64), f(torch.bfloat16)
-    for name, got, r, e in zip(["dx", "dg", "dbeta", "dw", "db"], [dx, dg, dbeta, dw, db], ref, eager):
-        if r is None:
-            assert got.numel() == 0
-            continue
-        _check(name, got, r, e)
+    _check_prenorm_grads((dx, dg, dbeta, dw, db), x, g, beta, w, bias, dy, is_ln)
     launched.clear()
     training._pre_bwd(dy, x, g, beta, w, rstd, mean, EPS, 0.0, is_ln, has_bias)
     assert launched and all(name != "norm_backward_rowdot_naive" for name, _ in launched)
