@@ -97,8 +97,8 @@ import datetime as _dt
 import functools
 import json
 import math
-import os
 import gc
+import os
 import random
 import statistics
 import sys
@@ -568,15 +568,15 @@ REP_MS = {"prefill": 100, "train": 200}
 def build_configuration(spec: ModelSpec, cfg: Config, sd, device, dtype, info: dict):
     """The model of configuration `cfg` (call inside liger_scope when cfg.liger): fresh from
     `sd`, Liger applied, then normfuse.optimize; what was applied goes into `info`."""
-    cuda = str(device).startswith("cuda")
-    if cfg.liger and not cuda:
-        fn, why = liger_support(spec.family)
-        if fn is None:
-            raise Skip(why, "n/a")
-    if cfg.graph and not cuda:
-        raise Skip("CUDA graphs need a CUDA GPU")
-    if cfg.liger and not cuda:
-        raise Skip("Liger's kernels are Triton kernels: they need a CUDA GPU")
+    if not str(device).startswith("cuda"):
+        if cfg.liger:  # (n/a first: Liger has no patch for the family at all)
+            fn, why = liger_support(spec.family)
+            if fn is None:
+                raise Skip(why, "n/a")
+        if cfg.graph:
+            raise Skip("CUDA graphs need a CUDA GPU")
+        if cfg.liger:
+            raise Skip("Liger's kernels are Triton kernels: they need a CUDA GPU")
     if cfg.normfuse:
         opt, why = optimize_fn()
         if opt is None:
