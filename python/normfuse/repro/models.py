@@ -95,9 +95,9 @@ import contextlib
 import dataclasses
 import datetime as _dt
 import functools
+import gc
 import json
 import math
-import gc
 import os
 import random
 import statistics
