@@ -196,6 +196,67 @@ def test_block_backward_regrouped_matches_autograd(interpreted, is_ln):
         _check(name, t, ref[name], eager[name])
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_training_fold_is_the_reference_fold_bit_for_bit(dtype):
+    """The training forward folds g into W every step with one multiply where that is exact;
+    it must equal reference.fold_norm_weight (fp32 product, cast back) bit for bit, and take
+    the reference's route where one multiply would not be exact (offset, strided W)."""
+    from normfuse.ops.training import fold_now
+    from normfuse.reference import fold_norm_weight
+    gen = _gen(5)
+    w = (torch.randn(96, 80, generator=gen) * 3).to(dtype)
+    g = (torch.randn(80, generator=gen) * 2).to(dtype)
+    assert torch.equal(fold_now(w, g), fold_norm_weight(w, g))
+    for offset, ww in ((1.0, w), (0.0, w.t().contiguous().t())):
+        got = fold_now(ww, g, offset)
+        assert got.is_contiguous() and torch.equal(got, fold_norm_weight(ww, g, offset=offset))
+
+
+@pytest.mark.parametrize("is_ln,has_g,has_beta,has_bias,offset",
+                         [(False, True, False, True, 0.0), (False, True, False, False, 1.0),
+                          (True, True, True, True, 0.0), (True, False, True, False, 0.0),
+                          (True, False, False, True, 0.0)],
+                         ids=["rms-bias", "rms-offset", "ln-bias", "ln-beta-only", "ln-no-affine"])
+def test_training_forward_launches_the_derived_weights(monkeypatch, is_ln, has_g, has_beta,
+                                                       has_bias, offset):
+    """The training forward's fused path (CPU stand-in for the GPU launch): the launch gets
+    W diag(offset + g) and beta W^T + bias, and the norm-less kernel computes the op's function
+    from them (against fp64 autograd's forward); the statistics are the rows' own."""
+    from normfuse.ops import training
+    seen = {}
+
+    def fake_launch(op, kind, x, w, g, beta, bias, eps):  # the kernel's function, fp64
+        assert g is None and beta is None and w.stride(-1) == 1
+        assert bias is None or bias.is_contiguous()
+        seen.update(kind=kind, bias=bias)
+        xx = x.double()
+        n = (F.layer_norm(xx, (xx.shape[-1],), eps=eps) if kind == "ln"
+             else F.rms_norm(xx, (xx.shape[-1],), eps=eps))
+        return F.linear(n, w.double(), None if bias is None else bias.double()).to(x.dtype)
+    monkeypatch.setattr(training, "route", lambda op, x: True)
+    monkeypatch.setattr(training, "launch_prenorm", fake_launch)
+    monkeypatch.setattr(training, "row_stats", lambda x, eps, is_ln: (
+        torch.rsqrt((x.float() - (x.float().mean(-1, keepdim=True) if is_ln else 0)).pow(2)
+                    .mean(-1) + eps), x.float().mean(-1) if is_ln else x.new_empty(0).float()))
+    gen = _gen(7)
+    M, K, N = 24, 64, 48
+    x = (torch.randn(M, K, generator=gen) + (3.0 if is_ln else 0.0)).bfloat16()
+    g = (0.5 + torch.rand(K, generator=gen)).bfloat16() if has_g else None
+    beta = torch.randn(K, generator=gen).bfloat16() if has_beta else None
+    w = (torch.randn(N, K, generator=gen) * 0.1).bfloat16()
+    b = torch.randn(N, generator=gen).bfloat16() if has_bias else None
+    y, rstd, _ = training._pre_fwd_impl(x, g, beta, w, b, EPS, offset, is_ln)
+    assert seen["kind"] == ("ln" if is_ln else "rms")
+    assert (seen["bias"] is None) == (not has_bias and not (is_ln and has_beta))
+    gg = None if g is None else g.double() + offset
+    xx = x.double()
+    n = (F.layer_norm(xx, (K,), gg, None if beta is None else beta.double(), EPS) if is_ln
+         else F.rms_norm(xx, (K,), gg, EPS))
+    ref = F.linear(n, w.double(), None if b is None else b.double())
+    assert rel_err(y.double(), ref) < 1e-2
+    assert y.shape == (M, N) and rstd.shape == (M,)
+
+
 # ---------------------------------------------------------------------------------------------
 # Registration and bad input (CPU)
 # ---------------------------------------------------------------------------------------------

@@ -54,14 +54,14 @@ from torch import Tensor
 
 from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
 from . import fallback
-from .common import define_op, sm_count
+from ..reference import fold_norm_weight
+from .common import check_prenorm, define_op, sm_count
 from .norm import MAX_N as NORM_MAX_N, _kernel_backward as norm_kernel_backward
 from .inference import route
 from ..device import LaunchFailure, cluster_occupancy
 from .postnorm_linear import DEFAULT_POSTNORM_PASSES, _fit_and_grid
 from .postnorm_linear import _prepare as _prepare_post
-from .prenorm_linear import (PreparedLaunch, _ensure_allocator, _offset_weight,
-                             prepare_layernorm_linear, prepare_rmsnorm_linear)
+from .prenorm_linear import PreparedLaunch, _ensure_allocator, _offset_weight, launch_prenorm
 
 __all__ = ["norm_backward", "dw_norm", "row_stats", "prenorm_linear_train", "postnorm_linear_train",
            "postnorm_mlp_train", "select_backward_config", "backward_config_candidates",
@@ -220,15 +220,21 @@ def _sms(device) -> int:
     return sm_count(device)
 
 
-def row_stats(x2: Tensor, eps: float, is_ln: bool) -> tuple[Tensor, Tensor]:
-    """rstd (and mean; an empty tensor for RMSNorm) per row of x2 [M, K], fp32."""
+ROW_STATS_CONFIG = dict(BLOCK_M=64, BLOCK_K=128, num_warps=4)
+
+
+def row_stats(x2: Tensor, eps: float, is_ln: bool, config: Optional[dict] = None
+              ) -> tuple[Tensor, Tensor]:
+    """rstd (and mean; an empty tensor for RMSNorm) per row of x2 [M, K], fp32. `config`
+    (BLOCK_M, BLOCK_K, num_warps) overrides ROW_STATS_CONFIG."""
     M, K = x2.shape
+    c = config or ROW_STATS_CONFIG
     rstd = torch.empty(M, device=x2.device, dtype=torch.float32)
     mean = torch.empty(M if is_ln else 0, device=x2.device, dtype=torch.float32)
     if M:
-        _launcher("row_stats", ())[(triton_cdiv(M, 64),)](
+        _launcher("row_stats", ())[(triton_cdiv(M, c["BLOCK_M"]),)](
             x2, rstd, mean if is_ln else rstd, M, K, x2.stride(0), float(eps), IS_LN=is_ln,
-            BLOCK_M=64, BLOCK_K=128, num_warps=4)
+            BLOCK_M=c["BLOCK_M"], BLOCK_K=c["BLOCK_K"], num_warps=c["num_warps"])
     return rstd, mean
 
 
@@ -584,15 +590,41 @@ def _pre_fwd_impl(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
         rstd, mean = fallback.row_stats(x, eps, is_ln)
         return y, rstd, mean
     with torch.no_grad():
-        # the weights change every step: derived weights (the fold) are not cached
-        if is_ln:
-            y = prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias,
-                                         offset=offset, cache_weights=False)()
-        else:
-            y = prepare_rmsnorm_linear(x, norm_weight, weight, eps, bias, offset=offset,
-                                       cache_weights=False)()
+        check_prenorm(op, x, (weight,), (bias,), {"norm_weight": norm_weight, "norm_bias":
+                                                  norm_bias} if is_ln else {"norm_weight": norm_weight},
+                      fused=True)
+        # the weights change every step: the derived weights (the fold; LayerNorm's beta W^T)
+        # are made for this step only, and the launch goes through the plan the inference path
+        # keeps per geometry (launch_prenorm), which reads every operand by address: no
+        # per-step preparation, compilation lookup or descriptor setup
+        w, b = _train_weights(weight, norm_weight, norm_bias, bias, offset, is_ln)
+        y = launch_prenorm(op, "ln" if is_ln else "rms", x, w, None, None, b, eps)
         rstd, mean = row_stats(x, eps, is_ln)
     return y, rstd, mean
+
+
+def _train_weights(weight, g, beta, bias, offset: float, is_ln: bool):
+    """(W diag(offset + g) [N, K] unit-stride, the epilogue's bias or None) for one training
+    step: what prepare_layernorm_linear / prepare_rmsnorm_linear derive with
+    cache_weights=False, bit for bit. LayerNorm's shift becomes the fp32 vector beta W^T
+    (+ bias), from the unfolded W."""
+    if is_ln and beta is not None:
+        extra = torch.mv(weight.float(), beta.float())
+        bias = extra + bias.float() if bias is not None else extra
+    if g is not None:
+        w = fold_now(weight, g, offset)
+    else:
+        w = weight if weight.stride(-1) == 1 else weight.contiguous()
+    return w, (bias.contiguous() if bias is not None else None)
+
+
+def fold_now(w: Tensor, g: Tensor, offset: float = 0.0) -> Tensor:
+    """W diag(offset + g), not cached (training): `reference.fold_norm_weight` bit for bit, in
+    one multiply where that is exact (offset 0, g in W's dtype, W contiguous: torch multiplies
+    16-bit tensors in fp32 and rounds once, as the reference's fp32 product cast back)."""
+    if not offset and g.dtype == w.dtype and w.is_contiguous():
+        return w * g
+    return fold_norm_weight(w, g, offset=offset)
 
 
 def _pre_fwd_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):

@@ -1,0 +1,118 @@
+"""Where a fused pre-norm training op's forward + backward spends its time, per backward plan
+(issue 21): host time per step (no sync), wall time per step (synchronized), the device kernels
+of one step (torch.profiler) and the host's top functions (cProfile), against eager
+F.rms_norm / F.layer_norm + F.linear.
+
+    PYTHONPATH=python python3 bench/train_op_profile.py [--kind rms|ln] [--m 8192 --k 2048 --n 3072]
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import time
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kind", default="rms", choices=["rms", "ln"])
+    ap.add_argument("--m", type=int, default=8192)
+    ap.add_argument("--k", type=int, default=2048)
+    ap.add_argument("--n", type=int, default=3072)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--row-stats", action="store_true",
+                    help="also time the statistics kernel (row_stats) at a few tilings")
+    a = ap.parse_args(argv)
+    import torch
+    import torch.nn.functional as F
+    import normfuse.ops as ops
+    from normfuse.ops import training
+    M, K, N, ln = a.m, a.k, a.n, a.kind == "ln"
+    op = "layernorm_linear" if ln else "rmsnorm_linear"
+    eps = 1e-5 if ln else 1e-6
+    g = torch.Generator(device="cuda").manual_seed(0)
+
+    def r(*s, sc=1.0, sh=0.0):
+        return (torch.randn(*s, generator=g, device="cuda") * sc + sh).to(torch.bfloat16)
+    ins = [r(M, K), r(K, sc=0.1, sh=1.0), r(K, sc=0.1) if ln else None, r(N, K, sc=K ** -0.5)]
+    ins = [t.requires_grad_(True) if t is not None else None for t in ins]
+    dy = r(M, N)
+
+    def ours(x, gw, b, w):
+        return ops.layernorm_linear(x, gw, b, w, eps) if ln else ops.rmsnorm_linear(x, gw, w, eps)
+
+    def eager(x, gw, b, w):
+        n = F.layer_norm(x, (K,), gw, b, eps) if ln else F.rms_norm(x, (K,), gw, eps)
+        return F.linear(n, w)
+
+    def step(fn):
+        for t in ins:
+            if t is not None:
+                t.grad = None
+        fn(*ins).backward(dy)
+
+    if a.row_stats:
+        import triton.testing
+        x2 = ins[0].detach()
+        for bm, bk, nw in ((64, 128, 4), (32, 256, 4), (16, 256, 4), (16, 512, 4), (8, 512, 4),
+                           (8, 1024, 4), (4, 1024, 4), (4, 2048, 8), (2, 2048, 8)):
+            cfg = dict(BLOCK_M=bm, BLOCK_K=bk, num_warps=nw)
+            for is_ln in (False, True):
+                r, _ = training.row_stats(x2, eps, is_ln, cfg)
+                ref = torch.rsqrt((x2.float() - (x2.float().mean(-1, keepdim=True) if is_ln
+                                                 else 0)).pow(2).mean(-1) + eps)
+                ok = torch.allclose(r, ref, rtol=1e-4, atol=1e-5)
+                ms = triton.testing.do_bench(lambda: training.row_stats(x2, eps, is_ln, cfg),
+                                             warmup=10, rep=50, return_mode="median")
+                gbs = x2.numel() * x2.element_size() * (2 if is_ln else 1) / ms / 1e6
+                print(f"row_stats {M}x{K} {'ln' if is_ln else 'rms'} BLOCK_M={bm} BLOCK_K={bk} "
+                      f"warps={nw}: {ms * 1e3:.1f} us ({gbs:.0f} GB/s){'' if ok else ' WRONG'}")
+    variants = [("eager", eager, None)] + [(f"ours {p}", ours, p) for p in training.PRENORM_BWD_PLANS]
+    for name, fn, plan in variants:
+        old = training.PRENORM_BWD_PLAN[op]
+        if plan:
+            training.PRENORM_BWD_PLAN[op] = plan
+        try:
+            for _ in range(3):
+                step(fn)
+            torch.cuda.synchronize()
+            host, wall = [], []
+            for _ in range(a.steps):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                step(fn)
+                t1 = time.perf_counter()
+                torch.cuda.synchronize()
+                host.append((t1 - t0) * 1e3)
+                wall.append((time.perf_counter() - t0) * 1e3)
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                step(fn)
+                torch.cuda.synchronize()
+            pr = cProfile.Profile()
+            pr.enable()
+            for _ in range(10):
+                step(fn)
+            torch.cuda.synchronize()
+            pr.disable()
+        finally:
+            training.PRENORM_BWD_PLAN[op] = old
+        print(f"\n== {op} {M}x{K}x{N} {name}: host {statistics.median(host):.3f} ms, wall "
+              f"{statistics.median(wall):.3f} ms (medians of {a.steps} steps)")
+        evs = sorted(prof.key_averages(), key=lambda e: -e.device_time_total)
+        tot = sum(e.device_time_total for e in evs) / 1e3
+        print(f"device kernels of one step: {tot:.3f} ms")
+        for e in evs[:12]:
+            print(f"  {e.device_time_total / 1e3:8.3f} ms  x{e.count:<3d} {e.key[:110]}")
+        s = io.StringIO()
+        st = pstats.Stats(pr, stream=s)
+        st.sort_stats("tottime").print_stats(25)
+        st.sort_stats("cumulative").print_stats(45)
+        print("cProfile over 10 steps:")
+        print("\n".join(ln for ln in s.getvalue().splitlines() if ln.strip()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
