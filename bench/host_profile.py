@@ -30,7 +30,7 @@ def main(argv=None) -> int:
         model = M.build_configuration(spec, cfg, sd, "cuda", torch.bfloat16, {}).eval()
         f = torch.compile(model) if cfg.compiled else model
 
-        def fwd():
+        def fwd(f=f):
             with torch.no_grad():
                 return M._forward(f, ids)
         for _ in range(4):
@@ -56,7 +56,7 @@ def main(argv=None) -> int:
         print(f"\n== {pair} prefill: host {statistics.median(host):.3f} ms per call (median of "
               f"{a.calls}, no sync); cProfile over {a.calls} calls:")
         print("\n".join(ln for ln in s.getvalue().splitlines() if ln.strip()))
-        del f, model
+        del fwd, f, model
         torch._dynamo.reset()
     return 0
 

@@ -203,9 +203,10 @@ class _Interp:
         kw = node.kwargs
         a = self._arg(args[0]) if args else None
 
-        if op in ("_to_copy", "clone", "alias", "detach", "to", "lift_fresh_copy", "contiguous"):
+        if op in ("_to_copy", "clone", "alias", "detach", "to", "lift_fresh_copy", "contiguous",
+                  "convert_element_type"):  # (prims.convert_element_type: Inductor's graphs)
             if a is not None and a.t == "x":
-                dt = kw.get("dtype")
+                dt = args[1] if op == "convert_element_type" else kw.get("dtype")
                 if (dt in (torch.float32, torch.float64)
                         and self.x_dtype in (torch.float16, torch.bfloat16)):
                     self.upcast = True
@@ -463,9 +464,10 @@ def _short_float(v: float) -> float:
     return short if f32[0].item() == f32[1].item() else v
 
 
-def _verify(module: torch.nn.Module, spec: NormSpec, shape: tuple) -> None:
+def _verify(module: torch.nn.Module, spec: NormSpec, shape: tuple, rtol: float = 2e-4) -> None:
     """Run the module (random parameters, fp32, CPU) and the spec (fp64) on rows whose mean
-    square is 0.3, 1, 3 and 30 times eps and 1; raise Unsupported on a mismatch."""
+    square is 0.3, 1, 3 and 30 times eps and 1; raise Unsupported on a mismatch (beyond
+    `rtol` relative to 1 + |value|)."""
     from torch.func import functional_call
 
     K = spec.features
@@ -498,14 +500,16 @@ def _verify(module: torch.nn.Module, spec: NormSpec, shape: tuple) -> None:
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
         raise Unsupported("verification: the module's output is not one tensor of its input's shape")
     err = (got.double() - want).abs()
-    tol = 2e-4 * (1 + want.abs())
+    tol = rtol * (1 + want.abs())
     if not bool((err <= tol).all()):
         raise Unsupported(f"verification failed: {spec.describe()} differs from the module's "
                           f"output by up to {err.max().item():.3g} on random inputs")
 
 
-def recognize(module: torch.nn.Module, shape, dtype: torch.dtype = torch.float32) -> NormSpec:
-    """The NormSpec of `module` (called on inputs of `shape` and `dtype`), verified.
+def recognize(module: torch.nn.Module, shape, dtype: torch.dtype = torch.float32,
+              rtol: float = 2e-4) -> NormSpec:
+    """The NormSpec of `module` (called on inputs of `shape` and `dtype`), verified (to `rtol`:
+    a graph whose casts are fixed to 16 bits, as Inductor's, rounds in the verification too).
 
     Raises NotANorm when the forward is no normalization at all, Unsupported with the reason
     when it is one the kernels do not compute. eps is read in `dtype` (an eps that defaults to
@@ -519,7 +523,7 @@ def recognize(module: torch.nn.Module, shape, dtype: torch.dtype = torch.float32
                 != (spec.kind, spec.weight, spec.offset, spec.bias)):
             raise Unsupported(f"it computes {low.describe()} in {dtype} but {spec.describe()} in "
                               f"float32")
-    _verify(module, spec, shape)
+    _verify(module, spec, shape, rtol)
     if dtype != torch.float32:
         spec = low
     return spec

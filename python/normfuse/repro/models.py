@@ -227,6 +227,7 @@ class Config:
     train_plan: str | None = None              # normfuse.optimize(train=...)
     modes: tuple = ("prefill", "train")        # the modes it is measured in
     graph: bool = False                        # the eager prefill captured in a CUDA graph
+    inductor_pass: bool = False                # torch.compile with normfuse's Inductor pass
 
     @property
     def base(self) -> str:
@@ -248,6 +249,9 @@ CONFIGS = (
     Config("liger+graph", "full", False, False, modes=("prefill",), graph=True),
     Config("normfuse+graph", None, True, False, "composed", ("prefill",), graph=True),
     Config("normfuse+liger+graph", "no-norm", True, False, "composed", ("prefill",), graph=True),
+    # the stock model compiled with normfuse's Inductor pass (no optimize): the norms feeding
+    # GEMMs found in the compiled graph (prefill only: the pass leaves training graphs alone)
+    Config("normfuse-pass+compile", None, False, True, modes=("prefill",), inductor_pass=True),
 )
 # `--train-plan fused`: the fused training plan too (train step only: inference is the same)
 FUSED_TRAIN_CONFIGS = (
@@ -257,7 +261,7 @@ FUSED_TRAIN_CONFIGS = (
 CONFIG_NAMES = tuple(c.name for c in CONFIGS)
 STOCK = ("stock", "stock+compile", "stock+graph")
 LIGER = ("liger", "liger+compile", "liger+graph")
-NORMFUSE = tuple(c.name for c in CONFIGS + FUSED_TRAIN_CONFIGS if c.normfuse)
+NORMFUSE = tuple(c.name for c in CONFIGS + FUSED_TRAIN_CONFIGS if c.normfuse or c.inductor_pass)
 TRAIN_PLANS = ("composed", "fused")
 ERR_GOAL = 1.1
 
@@ -418,8 +422,9 @@ class CompileCounter:
     `backend` ('inductor': compile_fx, what backend='inductor' calls; any other registered
     name). `mark()` starts a new phase; `since_mark()` counts graphs and graph breaks since."""
 
-    def __init__(self, backend: str = "inductor"):
+    def __init__(self, backend: str = "inductor", post_pass=None):
         self.backend = backend
+        self.post_pass = post_pass  # an Inductor post-grad custom pass (normfuse's), or None
         self.graphs = 0
         self._mark = (0, {})
 
@@ -427,6 +432,13 @@ class CompileCounter:
         self.graphs += 1
         if self.backend == "inductor":
             from torch._inductor.compile_fx import compile_fx
+            if self.post_pass is not None:  # (caches off: the pass runs, and reports, here)
+                import torch._functorch.config as fconfig
+                from torch._inductor import config
+                with config.patch(post_grad_custom_post_pass=self.post_pass,
+                                  fx_graph_cache=False), \
+                        fconfig.patch(enable_autograd_cache=False):
+                    return compile_fx(gm, example_inputs)
             return compile_fx(gm, example_inputs)
         import torch._dynamo
         return torch._dynamo.lookup_backend(self.backend)(gm, example_inputs)
@@ -632,7 +644,11 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
         model = build_configuration(spec, cfg, sd, device, dtype, info)
         taken = patches.taken() if patches is not None else None
         refs = info.pop("_refs")
-        counter = CompileCounter(backend) if cfg.compiled else None
+        post_pass = None
+        if cfg.inductor_pass:
+            from ..nn.inductor_pass import NormfusePass
+            post_pass = NormfusePass()
+        counter = CompileCounter(backend, post_pass) if cfg.compiled else None
         f = torch.compile(model, backend=counter) if cfg.compiled else model
         params = [p for p in model.parameters() if p.requires_grad]
         for mode in modes:
@@ -660,6 +676,9 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
             if counter is not None:
                 rec.update(counter.since_mark())
                 counter.mark()
+            if post_pass is not None and post_pass.reports:  # (empty on a graph-cache hit)
+                info["inductor_pass"] = "\n\n".join(str(r) for r in post_pass.reports)
+                rec["pass_fused"] = sum(len(r.matched) for r in post_pass.reports)
             call()
             if warm:
                 _sync(device)
@@ -1061,6 +1080,10 @@ def table(data) -> str:
                          and r.get("train_plan")), None)
             if plan:
                 notes.append(f"train plan: {plan}")
+            fused = next((r.get("pass_fused") for r in recs if (r["model"], r["config"]) == (m, c)
+                          and r.get("pass_fused") is not None), None)
+            if fused is not None:
+                notes.append(f"inductor pass: {fused} norm(s) fused")
             for mode in ("prefill", "train"):
                 r = next((r for r in recs if (r["model"], r["config"], r["mode"]) == (m, c, mode)),
                          None)
@@ -1112,6 +1135,13 @@ def table(data) -> str:
             lines.append(f"{m}, {c}: {len(rep['matches'])} match(es), {len(rep['refusals'])} "
                          "refusal(s)\n")
             lines.append("```\n" + rep["text"].strip() + "\n```\n")
+    passes = [(mi["model"], c, i["inductor_pass"]) for mi in data.get("models", [])
+              for c, i in mi.get("configs", {}).items() if "inductor_pass" in i]
+    if passes:
+        lines.append("\n## normfuse Inductor pass reports (per compiled graph)\n")
+        for m, c, text in passes:
+            lines.append(f"{m}, {c}:\n")
+            lines.append("```\n" + text.strip() + "\n```\n")
     return "\n".join(lines).lstrip("\n") + "\n"
 
 

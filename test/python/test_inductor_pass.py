@@ -1,0 +1,218 @@
+"""normfuse.nn.inductor_pass: torch.compile finds the norms feeding GEMMs without
+normfuse.optimize (CPU: the ops' reference path computes the fused function)."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+from torch.testing import FileCheck  # noqa: E402
+
+from normfuse.nn import inductor_pass as nip  # noqa: E402
+
+
+class _Capture(nip.NormfusePass):
+    """The pass, keeping each graph as it left it."""
+
+    def __init__(self):
+        super().__init__()
+        self.graphs: list[str] = []
+
+    def __call__(self, graph):
+        super().__call__(graph)
+        self.graphs.append(str(graph))
+
+
+class LlamaRMS(nn.Module):
+    def __init__(self, K):
+        super().__init__()
+        self.weight = nn.Parameter(torch.rand(K) + 0.5)
+
+    def forward(self, h):
+        dt = h.dtype
+        h = h.to(torch.float32)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return self.weight * h.to(dt)
+
+
+class Block(nn.Module):
+    """Pre-norm siblings (RMSNorm with an fp32 upcast -> q, k with bias), a LayerNorm feeding a
+    Conv1D-style GEMM (weight [K, N], addmm), and a post-norm LayerNorm(dense(h) + residual)."""
+
+    def __init__(self, K=64):
+        super().__init__()
+        self.norm = LlamaRMS(K)
+        self.q = nn.Linear(K, 32, bias=False)
+        self.k = nn.Linear(K, 16)
+        self.ln = nn.LayerNorm(K)
+        self.conv_w = nn.Parameter(torch.randn(K, 48) * K ** -0.5)  # transformers' Conv1D
+        self.conv_b = nn.Parameter(torch.randn(48) * 0.1)
+        self.dense = nn.Linear(48, K)
+        self.post = nn.LayerNorm(K)
+        with torch.no_grad():
+            for m in (self.ln, self.post):
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.normal_(0, 0.3)
+
+    def forward(self, x, r):
+        h = x + r
+        y = self.norm(h)
+        z = self.ln(h)
+        c = torch.addmm(self.conv_b, z.view(-1, z.shape[-1]), self.conv_w).view(*z.shape[:-1], 48)
+        out = self.post(self.dense(c) + h)
+        return self.q(y), self.k(y), out
+
+
+def _compile_run(model, *args, p=None):
+    import torch._dynamo
+    torch._dynamo.reset()
+    p = p or _Capture()
+    with torch._inductor.config.patch(fx_graph_cache=False), torch.no_grad():
+        out = torch.compile(model, options=nip.options(p))(*args)
+    return out, p
+
+
+def test_pass_fuses_prenorm_siblings_conv1d_and_postnorm():
+    torch.manual_seed(0)
+    m = Block().bfloat16().eval()
+    x, r = torch.randn(2, 6, 64).bfloat16(), torch.randn(2, 6, 64).bfloat16()
+    out, p = _compile_run(m, x, r)
+    rep = p.reports[-1]
+    assert len(rep.matched) == 3 and not rep.refused, str(rep)
+    assert any("RMSNorm eps=1e-06" in s and "over 2 GEMM(s)" in s for s in rep.matched)
+    assert any("LayerNorm eps=1e-05" in s and "over 1 GEMM(s)" in s for s in rep.matched)
+    assert any("postnorm_linear" in s for s in rep.matched)
+    g = p.graphs[-1]
+    # the norms are gone: one pre-norm op per norm, the post-norm op, no statistics left
+    (FileCheck().check_count("normfuse.prenorm_linear.default", 2, exactly=True)
+     .check_count("normfuse.postnorm_linear.default", 1, exactly=True).run(g))
+    for gone in ("aten.rsqrt", "aten.var_mean", "aten.mean"):
+        assert gone not in g, g
+    # numerics: against fp64, within 1.5x of eager bf16's error
+    m64 = Block().double()
+    m64.load_state_dict({k: v.double() for k, v in m.state_dict().items()})
+    with torch.no_grad():
+        ref = m64(x.double(), r.double())
+        eager = m(x, r)
+    for o, e, rr in zip(out, eager, ref):
+        err = (o.double() - rr).norm() / rr.norm()
+        err_e = (e.double() - rr).norm() / rr.norm()
+        assert err <= 1.5 * err_e + 1e-4, (err, err_e)
+
+
+class _Refused(nn.Module):
+    def __init__(self, K=64):
+        super().__init__()
+        self.norm = nn.RMSNorm(K, eps=1e-5)
+        self.a = nn.Linear(K, 32)
+        self.g = nn.Parameter(torch.rand(K) + 0.5)
+        self.b = nn.Linear(K, 16)
+
+    def forward(self, x):
+        y = self.norm(x)                                   # also read by the add: refused
+        h = x / (x.pow(2).mean(-1, keepdim=True).sqrt() + 1e-3) * self.g  # eps outside sqrt
+        return self.a(y) + y[..., :32], self.b(h)
+
+
+def test_pass_refuses_with_the_reason_and_leaves_the_graph():
+    torch.manual_seed(1)
+    m = _Refused().bfloat16().eval()
+    x = torch.randn(3, 5, 64).bfloat16()
+    out, p = _compile_run(m, x)
+    rep = p.reports[-1]
+    assert not rep.matched, str(rep)
+    text = "\n".join(rep.refused)
+    assert "its output is also used by" in text and "slice" in text, text
+    assert "outside the square root" in text, text
+    assert "normfuse" not in p.graphs[-1]
+    with torch.no_grad():
+        want = m(x)
+    for o, w in zip(out, want):
+        torch.testing.assert_close(o, w, rtol=2e-2, atol=2e-2)
+
+
+def test_pass_leaves_training_graphs_to_inductor():
+    """Under autograd the forward graph saves the norm's output (or its statistics) for the
+    backward: the pass refuses, and the gradients are Inductor's own."""
+    import torch._dynamo
+    torch._dynamo.reset()
+    torch.manual_seed(2)
+    m = Block().float()
+    x = torch.randn(2, 4, 64, requires_grad=True)
+    r = torch.randn(2, 4, 64)
+    p = _Capture()
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        outs = torch.compile(m, options=nip.options(p))(x, r)
+    sum(o.sum() for o in outs).backward()
+    assert p.reports and all(not rep.matched for rep in p.reports), [str(r) for r in p.reports]
+    assert all("normfuse" not in g for g in p.graphs)
+    gx = x.grad.clone()
+    x.grad = None
+    sum(o.sum() for o in m(x, r)).backward()
+    torch.testing.assert_close(gx, x.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_enable_disable_and_a_foreign_pass():
+    from torch._inductor import config
+    old = config.post_grad_custom_post_pass
+    try:
+        config.post_grad_custom_post_pass = None
+        p = nip.enable()
+        assert isinstance(config.post_grad_custom_post_pass, nip.NormfusePass) and p is not None
+        nip.disable()
+        assert config.post_grad_custom_post_pass is None
+
+        def foreign(graph):
+            return None
+        config.post_grad_custom_post_pass = foreign
+        with pytest.raises(ValueError, match="already set"):
+            nip.enable()
+        assert config.post_grad_custom_post_pass is foreign
+    finally:
+        config.post_grad_custom_post_pass = old
+    assert len(nip.NormfusePass().uuid()) == 32  # the code's hash: Inductor's cache key
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family,fused", [("llama", 5), ("qwen2", 5), ("gpt2", 5), ("bert", 4)])
+def test_pass_on_transformers_families(family, fused):
+    """Every norm feeding GEMMs in the tiny families (2 layers, final norm -> LM head): Llama
+    and Qwen2 q/k/v and gate/up as siblings, GPT-2's Conv1D, BERT's post-norms; numerics
+    against fp64 within eager bf16's error."""
+    from optimize_models import logits, tiny_family
+    m = tiny_family(family).to(torch.bfloat16)
+    ids = torch.randint(0, 128, (2, 16), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        ref = logits(tiny_family(family).double()(input_ids=ids))
+        eager = logits(m(input_ids=ids))
+    out, p = _compile_run(lambda i: logits(m(input_ids=i)), ids)
+    rep = p.reports[-1]
+    assert len(rep.matched) == fused, str(rep)
+    e = (out.double() - ref).norm() / ref.norm()
+    e_eager = (eager.double() - ref).norm() / ref.norm()
+    assert e <= 1.1 * e_eager, (e, e_eager)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("family,fused", [("llama", 5), ("gpt2", 5), ("bert", 4)])
+def test_gpu_pass_runs_the_fused_kernels(monkeypatch, family, fused):
+    """On the H200 (bf16, hidden 256): the compiled model with the pass runs normfuse's fused
+    kernels (the reference path would raise) and its logits are within eager bf16's error of
+    fp64."""
+    from normfuse.ops import inference
+    from optimize_models import VOCAB, logits, tiny_family
+
+    def refuse(*a, **k):
+        raise AssertionError("the reference path ran instead of the fused kernels")
+    for name in ("prenorm_linear", "postnorm_linear"):
+        monkeypatch.setattr(inference.fallback, name, refuse)
+    m = tiny_family(family, hidden=256).to("cuda", torch.bfloat16)
+    ids = torch.randint(0, VOCAB, (2, 64), generator=torch.Generator().manual_seed(0)).cuda()
+    with torch.no_grad():
+        ref = logits(tiny_family(family, hidden=256).to("cuda", torch.float64)(input_ids=ids))
+        eager = logits(m(input_ids=ids))
+    out, p = _compile_run(lambda i: logits(m(input_ids=i)), ids)
+    assert len(p.reports[-1].matched) == fused, str(p.reports[-1])
+    e = (out.double() - ref).norm() / ref.norm()
+    e_eager = (eager.double() - ref).norm() / ref.norm()
+    assert e <= 1.1 * e_eager, (e, e_eager)
