@@ -300,7 +300,6 @@ def match_norm(graph: fx.Graph, y: fx.Node):
     last dimension, else (None, None, why): why is None when nothing on y's path looks like a
     norm (an attention output, an activation: not worth a report line), else the recognizer's
     reason for a norm the kernels do not compute (eps outside the square root, ...)."""
-    from .recognize import NotANorm, Unsupported, recognize
     yv = _val(y)
     if yv is None or yv.dim() < 1:
         return None, None, "no shape information"
@@ -314,23 +313,56 @@ def match_norm(graph: fx.Graph, y: fx.Node):
             passing.append((c, s))
     why = None
     for x, (nodes, leaves) in reversed(passing):  # the farthest x first
-        try:
-            sub = _subgraph(graph, y, x, nodes, leaves)
-            dt = _val(x).dtype
-            # the graph's casts are fixed (a cast to bf16 stays one in the fp32 verification):
-            # verified to twice the rounding of the narrowest float type in the subgraph
-            rtol = max([2e-4] + [2 * torch.finfo(v.dtype).eps for v in map(_val, nodes)
-                                 if v is not None and v.dtype.is_floating_point])
-            spec = recognize(sub, tuple(int(d) for d in _val(x).shape), dtype=dt, rtol=rtol)
-        except Unsupported as e:
-            why = why or str(e)  # (the farthest x's reason)
-            continue
-        except NotANorm:
-            continue
-        except Exception:  # noqa: BLE001 - a subgraph the tracer cannot run: not a norm
-            continue
-        return x, spec, {f"p{i}": leaf for i, leaf in enumerate(leaves)}
+        spec, err = recognize_subgraph(graph, y, x, nodes, leaves)
+        if spec is not None:
+            return x, spec, {f"p{i}": leaf for i, leaf in enumerate(leaves)}
+        why = why or err  # (the farthest x's reason)
     return None, None, why
+
+
+_SPECS: dict = {}  # the recognizer's answer per subgraph structure (a model's layers repeat)
+
+
+def recognize_subgraph(graph: fx.Graph, y, x, nodes, leaves):
+    """(NormSpec, None), or (None, why: a norm the kernels do not compute) or (None, None: not
+    a norm) for the subgraph from x (and the vector leaves) to y; cached by its structure."""
+    from .recognize import NotANorm, Unsupported, recognize
+    order = [n for n in graph.nodes if n in nodes]
+    index = {x: "x", **{leaf: f"p{i}" for i, leaf in enumerate(leaves)},
+             **{n: i for i, n in enumerate(order)}}
+
+    def ref(a):
+        if isinstance(a, fx.Node):
+            return ("node", index.get(a))
+        if isinstance(a, (list, tuple)):
+            return tuple(ref(e) for e in a)
+        return repr(a)
+    xv = _val(x)
+    key = (tuple((str(n.target), ref(n.args), ref(tuple(sorted(n.kwargs.items()))))
+                 for n in order), index[y],
+           tuple((tuple(map(str, _val(leaf).shape)), _val(leaf).dtype) for leaf in leaves),
+           xv.dtype, xv.dim(), str(xv.shape[-1]))
+    hit = _SPECS.get(key)
+    if hit is not None:
+        return hit
+    try:
+        sub = _subgraph(graph, y, x, nodes, leaves)
+        # the graph's casts are fixed (a cast to bf16 stays one in the fp32 verification):
+        # verified to twice the rounding of the narrowest float type in the subgraph
+        rtol = max([2e-4] + [2 * torch.finfo(v.dtype).eps for v in map(_val, nodes)
+                             if v is not None and v.dtype.is_floating_point])
+        shape = (2,) * (xv.dim() - 1) + (int(xv.shape[-1]),)  # an example: the trace's size
+        out = recognize(sub, shape, dtype=xv.dtype, rtol=rtol), None
+    except Unsupported as e:
+        out = None, str(e)
+    except NotANorm:
+        out = None, None
+    except Exception:  # noqa: BLE001 - a subgraph the tracer cannot run: not a norm
+        out = None, None
+    if len(_SPECS) > 4096:
+        _SPECS.clear()
+    _SPECS[key] = out
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -359,7 +391,7 @@ def rewrite(graph: fx.Graph) -> Report:
             if leaves:
                 rep.refused.append(f"{y.name}: a norm the kernels do not compute: {leaves}")
             continue
-        why = _fuse(graph, y, x, spec, leaves, rep)
+        why = _guarded(_fuse, graph, y, x, spec, leaves, rep)
         if why is not None and _post_form(x) is not None:
             continue  # a post-norm: the scan below takes it
         if why is not None:
@@ -370,7 +402,7 @@ def rewrite(graph: fx.Graph) -> Report:
     for x, form in [(n, _post_form(n)) for n in list(graph.nodes)]:
         if form is None or x in done or x.graph is not graph:
             continue
-        why = _fuse_post(graph, x, form, rep)
+        why = _guarded(_fuse_post, graph, x, form, rep)
         if why is not None:
             rep.refused.append(f"post-norm of {x.name}: {why}")
         else:
@@ -425,17 +457,7 @@ def _fuse(graph: fx.Graph, y, x, spec, leaves, rep: Report) -> str | None:
         if t is not None and order[t] > order[first]:
             return "the norm's input or parameters are computed after the first GEMM"
 
-    from torch._guards import detect_fake_mode
-    fake = detect_fake_mode([v for v in (_val(n) for n in graph.nodes) if v is not None])
-
-    def node(target, *args):
-        n = graph.call_function(target, args)
-        vals = [(_val(a) if isinstance(a, fx.Node) else
-                 [(_val(e) if isinstance(e, fx.Node) else e) for e in a] if isinstance(a, list)
-                 else a) for a in args]
-        with fake if fake is not None else _null():
-            n.meta["val"] = target(*vals)
-        return n
+    node = _node_maker(graph)
 
     with graph.inserting_before(first):
         x2 = x
@@ -461,6 +483,16 @@ def _fuse(graph: fx.Graph, y, x, spec, leaves, rep: Report) -> str | None:
     rep.matched.append(f"{y.name}: {_describe(spec, leaves)} of {x.name} ({dt}) -> normfuse::"
                        f"prenorm_linear over {len(pending)} GEMM(s) [{names}]")
     return None
+
+
+def _guarded(fuse, *args):
+    """fuse(*args), an unexpected error turned into a refusal: the fuse functions replace uses
+    only after every new node is made, so a failure leaves the graph's function as it was (the
+    new nodes are dead and go)."""
+    try:
+        return fuse(*args)
+    except Exception as e:  # noqa: BLE001 - never fail the user's compile
+        return f"not rewritten after an internal error ({type(e).__name__}: {e}); please report it"
 
 
 def _post_form(x: fx.Node):
@@ -504,17 +536,11 @@ def _fuse_post(graph: fx.Graph, x: fx.Node, form, rep: Report) -> str | None:
                     desc.append(u)
     if not desc:
         return None if not _has_reduction_after(x) else "no norm of it found"
-    from .recognize import NotANorm, Unsupported, recognize
-    for y in sorted(desc, key=order.get, reverse=True):
+    for y in sorted(desc, key=order.get, reverse=True):  # the farthest y first
         nodes, leaves = _slice(y, x, K)
-        try:
-            sub = _subgraph(graph, y, x, nodes, leaves)
-            rtol = max([2e-4] + [2 * torch.finfo(v.dtype).eps for v in map(_val, nodes)
-                                 if v is not None and v.dtype.is_floating_point])
-            spec = recognize(sub, tuple(int(d) for d in xv.shape), dtype=xv.dtype, rtol=rtol)
-        except (NotANorm, Unsupported, Exception):  # noqa: BLE001 - the next nearer y
-            continue
-        break
+        spec, _ = recognize_subgraph(graph, y, x, nodes, leaves)
+        if spec is not None:
+            break
     else:
         return None  # nothing after x is a norm of it
     leaves = {f"p{i}": leaf for i, leaf in enumerate(leaves)}
@@ -535,15 +561,7 @@ def _fuse_post(graph: fx.Graph, x: fx.Node, form, rep: Report) -> str | None:
         w, transposed = B.args[0], False
     else:
         w, transposed = B, True
-    from torch._guards import detect_fake_mode
-    fake = detect_fake_mode([v for v in (_val(n) for n in graph.nodes) if v is not None])
-
-    def node(target, *args):
-        n = graph.call_function(target, args)
-        vals = [_val(a) if isinstance(a, fx.Node) else a for a in args]
-        with fake if fake is not None else _null():
-            n.meta["val"] = target(*vals)
-        return n
+    node = _node_maker(graph)
 
     with graph.inserting_before(y):
         N = _val(w).shape[1 if transposed else 0]
@@ -569,6 +587,30 @@ def _has_reduction_after(x: fx.Node, limit: int = 16) -> bool:
                 seen.add(u)
                 queue.append(u)
     return False
+
+
+def _meta(a):
+    """A node argument's value for a fake call: a node's meta value (tensor or SymInt), lists
+    element by element, other values as they are."""
+    if isinstance(a, fx.Node):
+        return a.meta.get("val")
+    if isinstance(a, (list, tuple)):
+        return type(a)(_meta(e) for e in a)
+    return a
+
+
+def _node_maker(graph: fx.Graph):
+    """node(target, *args): a call_function node at the insertion point, its meta value
+    computed by the target on the arguments' meta values under the graph's fake mode."""
+    from torch._guards import detect_fake_mode
+    fake = detect_fake_mode([v for v in (_val(n) for n in graph.nodes) if v is not None])
+
+    def node(target, *args):
+        n = graph.call_function(target, args)
+        with fake if fake is not None else _null():
+            n.meta["val"] = target(*_meta(list(args)))
+        return n
+    return node
 
 
 def _describe(spec, leaves) -> str:
