@@ -536,6 +536,13 @@ class JITKernel:
         self._constexpr_names = {fn.arg_names[i] for i in fn.constexprs}
         self._plist = None  # the parsed pipeline, once (a launch must not re-parse it)
         self._targets: dict = {}  # Triton's current device -> its GPUTarget
+        # the launch fast path (`_compiled`): per call shape (positional count, keyword names)
+        # the binding of arguments to parameters, and per specialization the compiled kernel
+        self._bindings: dict = {}
+        self._fast: dict = {}
+        names = _params(fn)
+        self._names = names
+        self._cnames = [n for n in names if n in self._constexpr_names]
 
     def _current_target(self):
         """The current device's target, looked up once per device (a launch used to ask the
@@ -557,10 +564,69 @@ class JITKernel:
     def specialize(self, args, kwargs):
         return specialize(self.fn, args, kwargs)
 
+    def _binding(self, nargs: int, keys: tuple):
+        """How a call with `nargs` positional arguments and keyword names `keys` binds: (the
+        parameters the positional arguments fill, the defaults of the rest, the option names
+        among the keywords); the rule of `bind_arguments`, computed once per call shape."""
+        names = self._names
+        given = [k for k in keys if k not in _OPTIONS]
+        open_all = [n for n in names if n not in given]
+        open_runtime = [n for n in open_all if n not in self._constexpr_names]
+        slots = tuple(open_runtime if nargs == len(open_runtime) else open_all[:nargs])
+        defaults = _defaults(self.fn)
+        fill = {n: defaults[n] for n in names if n not in given and n not in slots
+                and n in defaults}
+        return slots, fill, tuple(k for k in keys if k in _OPTIONS)
+
     def _compiled(self, args, kwargs):
-        """(CompiledKernel, every parameter's value, options) of a launch."""
+        """(CompiledKernel, every parameter's value, options) of a launch.
+
+        Fast path: a call shaped like an earlier one that compiled (as many positional
+        arguments, the same keyword names) replays that call's binding of arguments to
+        parameters, runs Triton's own specializer on the values and finds the compiled kernel
+        by the specialization (pointer alignment, integer divisibility, the constexprs, the
+        options, the target): what the general path below keys on, without re-deriving the
+        binding and the signature in Python (about 0.1 ms of host time per launch on the
+        H200's host, measured 2026-12-02). Anything unusual falls through to the general path,
+        which validates and names what is wrong."""
         # the current device: a binary for one arch never runs on another
         target = self._current_target()
+        shape = (len(args), tuple(kwargs))
+        binding = self._bindings.get(shape)
+        if binding is not None:
+            slots, fill, opt_names = binding
+            vals = dict(fill)
+            vals.update(zip(slots, args))
+            options = {}
+            for k, v in kwargs.items():
+                if k in opt_names:
+                    options[k] = v
+                else:
+                    vals[k] = v
+            try:
+                bound = {n: vals[n] for n in self._names}
+                _, spec, _ = _binder(self.fn, target)(**bound)
+                fkey = (shape, tuple(spec), tuple(_hashable(vals[n]) for n in self._cnames),
+                        tuple(options.items()), target.backend, target.arch)
+                ck = self._fast.get(fkey)
+            except Exception:  # noqa: BLE001 - the general path says what is wrong
+                ck = None
+            if ck is not None:
+                return ck, bound, options
+        ck, bound, options = self._compiled_general(target, args, kwargs)
+        if binding is None:
+            binding = self._bindings[shape] = self._binding(len(args), tuple(kwargs))
+        try:
+            _, spec, _ = _binder(self.fn, target)(**bound)
+            fkey = (shape, tuple(spec), tuple(_hashable(bound[n]) for n in self._cnames),
+                    tuple((k, kwargs[k]) for k in kwargs if k in binding[2]),
+                    target.backend, target.arch)
+            self._fast[fkey] = ck
+        except Exception:  # noqa: BLE001 - (not cached: the general path each time)
+            pass
+        return ck, bound, options
+
+    def _compiled_general(self, target, args, kwargs):
         kwargs = dict(kwargs)
         options = {k: kwargs.pop(k) for k in _OPTIONS if k in kwargs}
         name = _kernel_name(self.fn)

@@ -216,3 +216,61 @@ def test_jit_parses_its_pipeline_and_asks_the_target_once(monkeypatch):
     dev.device = 1  # another device: its own target lookup (an arch per device)
     kernel[(1,)](x, x, 64, 64, 64, 1.0, BLOCK_M=16)
     assert calls["target"] == 2 and calls["parse"] == 1
+
+
+def test_jit_fast_path_keys_on_the_specialization(monkeypatch):
+    """Repeated launches of one call shape skip the general binding (the fast path) but still
+    compile one kernel per specialization: a constexpr, an integer's divisibility by 16, an
+    option, a default given by keyword; the fast path passes every parameter's value; a bad
+    argument still gets the general path's error."""
+    import normfuse.compiler as comp
+    from triton.backends.compiler import GPUTarget
+    compiled, general, launched = [], [0], []
+
+    class FakeCK:
+        lowered = None
+
+        def __init__(self, kw):
+            self.kw = kw
+
+        def launch(self, grid, full, runtime_args=()):
+            launched.append((self, tuple(full)))
+
+    def fake_compile(fn, **kw):
+        compiled.append(kw)
+        return FakeCK(kw)
+    real_general = comp.JITKernel._compiled_general
+
+    def counted(self, *a):
+        general[0] += 1
+        return real_general(self, *a)
+    monkeypatch.setattr(comp, "_target", lambda t, name="kernel", passes=(): GPUTarget("cuda", 90, 32))
+    monkeypatch.setattr(comp, "compile", fake_compile)
+    monkeypatch.setattr(comp, "launch_needs", lambda ck: [])
+    monkeypatch.setattr(comp.JITKernel, "_compiled_general", counted)
+
+    class Dev:
+        def get_current_device(self):
+            return 0
+    from triton.runtime.driver import driver
+    monkeypatch.setattr(type(driver), "active", property(lambda self: Dev()))
+    kernel = normfuse.jit(scale_rows, passes=())
+    x = torch.empty(64, 64, dtype=torch.bfloat16)
+    for _ in range(4):
+        kernel[(1,)](x, x, 64, 64, 64, 1.0, BLOCK_M=16)
+    assert len(compiled) == 1 and general[0] == 1
+    assert launched[-1][1] == (x, x, 64, 64, 64, 1.0, 16, 64, False)  # defaults filled
+    kernel[(1,)](x, x, 64, 64, 64, 1.0, BLOCK_M=32)          # another constexpr
+    kernel[(1,)](x, x, 63, 64, 64, 1.0, BLOCK_M=16)          # M not divisible by 16
+    kernel[(1,)](x, x, 64, 64, 64, 1.0, BLOCK_M=16, num_warps=2)   # an option
+    kernel[(1,)](x, x, 64, 64, 64, 1.0, BLOCK_M=16, SQUARE=True)   # a default given
+    assert len(compiled) == 5
+    assert compiled[1]["constexprs"]["BLOCK_M"] == 32 and compiled[4]["constexprs"]["SQUARE"]
+    n = general[0]
+    for _ in range(3):  # each of them again: the fast path, no new kernel
+        kernel[(1,)](x, x, 63, 64, 64, 1.0, BLOCK_M=16)
+        kernel[(1,)](x, x, 64, 64, 64, 1.0, BLOCK_M=16, SQUARE=True)
+    assert len(compiled) == 5 and general[0] == n
+    assert launched[-1][0] is launched[-5][0] and launched[-1][1][-1] is True
+    with pytest.raises(TypeError, match="cannot pass str"):
+        kernel[(1,)](x, x, "64", 64, 64, 1.0, BLOCK_M=16)
