@@ -37,7 +37,8 @@ class LlamaRMS(nn.Module):
 
 class Block(nn.Module):
     """Pre-norm siblings (RMSNorm with an fp32 upcast -> q, k with bias), a LayerNorm feeding a
-    Conv1D-style GEMM (weight [K, N], addmm), and a post-norm LayerNorm(dense(h) + residual)."""
+    Conv1D-style GEMM (weight [K, N], addmm), a post-norm LayerNorm(dense(h) + residual) whose
+    output a GEMM and a residual read, and an RMSNorm of that GEMM's output (no residual)."""
 
     def __init__(self, K=64):
         super().__init__()
@@ -49,6 +50,8 @@ class Block(nn.Module):
         self.conv_b = nn.Parameter(torch.randn(48) * 0.1)
         self.dense = nn.Linear(48, K)
         self.post = nn.LayerNorm(K)
+        self.o = nn.Linear(K, K, bias=False)
+        self.sandwich = LlamaRMS(K)  # a norm right after a GEMM, no residual (Gemma2)
         with torch.no_grad():
             for m in (self.ln, self.post):
                 m.weight.uniform_(0.5, 1.5)
@@ -60,7 +63,7 @@ class Block(nn.Module):
         z = self.ln(h)
         c = torch.addmm(self.conv_b, z.view(-1, z.shape[-1]), self.conv_w).view(*z.shape[:-1], 48)
         out = self.post(self.dense(c) + h)
-        return self.q(y), self.k(y), out
+        return self.q(y), self.k(y), out, self.sandwich(self.o(out)) + out
 
 
 def _compile_run(model, *args, p=None):
@@ -78,14 +81,15 @@ def test_pass_fuses_prenorm_siblings_conv1d_and_postnorm():
     x, r = torch.randn(2, 6, 64).bfloat16(), torch.randn(2, 6, 64).bfloat16()
     out, p = _compile_run(m, x, r)
     rep = p.reports[-1]
-    assert len(rep.matched) == 3 and not rep.refused, str(rep)
+    assert len(rep.matched) == 4 and not rep.refused, str(rep)
     assert any("RMSNorm eps=1e-06" in s and "over 2 GEMM(s)" in s for s in rep.matched)
     assert any("LayerNorm eps=1e-05" in s and "over 1 GEMM(s)" in s for s in rep.matched)
-    assert any("postnorm_linear" in s for s in rep.matched)
+    assert any("postnorm_linear" in s and "+ residual" in s for s in rep.matched)
+    assert any("postnorm_linear" in s and "+ residual" not in s for s in rep.matched)
     g = p.graphs[-1]
-    # the norms are gone: one pre-norm op per norm, the post-norm op, no statistics left
+    # the norms are gone: one pre-norm op per norm, the post-norm ops, no statistics left
     (FileCheck().check_count("normfuse.prenorm_linear.default", 2, exactly=True)
-     .check_count("normfuse.postnorm_linear.default", 1, exactly=True).run(g))
+     .check_count("normfuse.postnorm_linear.default", 2, exactly=True).run(g))
     for gone in ("aten.rsqrt", "aten.var_mean", "aten.mean"):
         assert gone not in g, g
     # numerics: against fp64, within 1.5x of eager bf16's error
@@ -174,11 +178,13 @@ def test_enable_disable_and_a_foreign_pass():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family,fused", [("llama", 5), ("qwen2", 5), ("gpt2", 5), ("bert", 4)])
+@pytest.mark.parametrize("family,fused", [("llama", 5), ("qwen2", 5), ("gpt2", 5), ("bert", 4),
+                                          ("gemma", 5), ("gemma2", 9)])
 def test_pass_on_transformers_families(family, fused):
     """Every norm feeding GEMMs in the tiny families (2 layers, final norm -> LM head): Llama
-    and Qwen2 q/k/v and gate/up as siblings, GPT-2's Conv1D, BERT's post-norms; numerics
-    against fp64 within eager bf16's error."""
+    and Qwen2 q/k/v and gate/up as siblings, GPT-2's Conv1D, BERT's post-norms, Gemma's
+    (1 + w) scale, Gemma2's norms after o_proj and down_proj (post-norms without a residual);
+    numerics against fp64 within eager bf16's error."""
     from optimize_models import logits, tiny_family
     m = tiny_family(family).to(torch.bfloat16)
     ids = torch.randint(0, 128, (2, 16), generator=torch.Generator().manual_seed(0))

@@ -226,13 +226,42 @@ def _slice(y: fx.Node, x: fx.Node, K: int):
         if n.op != "call_function":
             return None
         if _is_vector(n, K) and not _depends_on(n, x, nodes):
-            leaves.append(n)  # a [K] vector computed elsewhere (a cast of the scale...)
+            chain = _vector_chain(n, K)
+            if chain is None:
+                leaves.append(n)  # a [K] vector computed from elsewhere: taken as it is
+                continue
+            # a [K] vector made from graph inputs by a few vector ops (a cast of the scale,
+            # Gemma's 1 + w): read into the subgraph, so the recognizer sees the parameter
+            # (in its dtype) and the offset
+            cn, cl = chain
+            nodes |= cn
+            leaves.extend(leaf for leaf in cl if leaf not in leaves)
             continue
         nodes.add(n)
         if len(nodes) > MAX_NORM_NODES:
             return None
         stack.extend(n.all_input_nodes)
     return (nodes, leaves) if reached else None
+
+
+def _vector_chain(n: fx.Node, K: int, limit: int = 8):
+    """(nodes, graph-input leaves) when vector node n is computed from graph inputs ([K] or
+    one-element) through at most `limit` vector nodes; else None."""
+    nodes, leaves, stack = set(), [], [n]
+    while stack:
+        m = stack.pop()
+        if m in nodes or m in leaves:
+            continue
+        if not _is_vector(m, K):
+            return None
+        if m.op in ("placeholder", "get_attr"):
+            leaves.append(m)
+            continue
+        if m.op != "call_function" or len(nodes) >= limit:
+            return None
+        nodes.add(m)
+        stack.extend(m.all_input_nodes)
+    return nodes, leaves
 
 
 def _depends_on(n: fx.Node, x: fx.Node, known: set, limit: int = MAX_NORM_NODES) -> bool:
@@ -382,7 +411,7 @@ def rewrite(graph: fx.Graph) -> Report:
             if isinstance(y, fx.Node) and y.op == "call_function" and y not in ys:
                 ys.append(y)
     changed = False
-    done = set()
+    done, pre_why = set(), {}
     for y in ys:
         if not _has_reduction(y):
             continue  # no statistics on its path: not a norm (no report line)
@@ -393,6 +422,7 @@ def rewrite(graph: fx.Graph) -> Report:
             continue
         why = _guarded(_fuse, graph, y, x, spec, leaves, rep)
         if why is not None and _post_form(x) is not None:
+            pre_why[x] = f"{y.name} ({_describe(spec, leaves)} of {x.name}): {why}"
             continue  # a post-norm: the scan below takes it
         if why is not None:
             rep.refused.append(f"{y.name} ({_describe(spec, leaves)} of {x.name}): {why}")
@@ -403,10 +433,14 @@ def rewrite(graph: fx.Graph) -> Report:
         if form is None or x in done or x.graph is not graph:
             continue
         why = _guarded(_fuse_post, graph, x, form, rep)
-        if why is not None:
-            rep.refused.append(f"post-norm of {x.name}: {why}")
-        else:
+        if why is None:
             changed = True
+            continue
+        parts = [f"pre-norm {pre_why[x]}"] if x in pre_why else []
+        if why:  # ("": no norm of x follows)
+            parts.append(f"post-norm of {x.name}: {why}")
+        if parts:
+            rep.refused.append("; ".join(parts))
     if changed:
         graph.eliminate_dead_code()
         graph.lint()
@@ -496,9 +530,16 @@ def _guarded(fuse, *args):
 
 
 def _post_form(x: fx.Node):
-    """(gemm, its output reshape or None, residual) when x = GEMM(A, W) [+ bias] (+ reshape)
-    + residual: the input of a post-norm; else None."""
-    if x.op != "call_function" or x.target is not aten.add.Tensor or x.kwargs.get("alpha", 1) != 1:
+    """(gemm, its output reshape or None, residual or None) when x = GEMM(A, W) [+ bias]
+    (+ reshape) [+ residual]: the input of a post-norm (Gemma2's norms after o_proj and
+    down_proj have no residual); else None."""
+    if x.op != "call_function":
+        return None
+    h = x.args[0] if x.target in _RESHAPES and isinstance(x.args[0], fx.Node) else x
+    if (h.target in _GEMMS and _gemm_operands(h) is not None and len(h.users) == 1
+            and (h is x or len(x.users) >= 1)):
+        return h, (x if h is not x else None), None
+    if x.target is not aten.add.Tensor or x.kwargs.get("alpha", 1) != 1:
         return None
     if not all(isinstance(a, fx.Node) for a in x.args[:2]):
         return None
@@ -516,7 +557,8 @@ def _post_form(x: fx.Node):
 
 
 def _fuse_post(graph: fx.Graph, x: fx.Node, form, rep: Report) -> str | None:
-    """norm(GEMM + bias + residual) -> normfuse::postnorm_linear; None, or why not."""
+    """norm(GEMM + bias + residual) -> normfuse::postnorm_linear: None when rewritten, "" when
+    no norm of x follows, else why not."""
     gemm, reshape, r = form
     xv = _val(x)
     K = xv.shape[-1]
@@ -535,14 +577,14 @@ def _fuse_post(graph: fx.Graph, x: fx.Node, form, rep: Report) -> str | None:
                 if v is not None and tuple(v.shape) == tuple(xv.shape) and _slice(u, x, K):
                     desc.append(u)
     if not desc:
-        return None if not _has_reduction_after(x) else "no norm of it found"
+        return ""  # no norm of x follows (most GEMM outputs)
     for y in sorted(desc, key=order.get, reverse=True):  # the farthest y first
         nodes, leaves = _slice(y, x, K)
         spec, _ = recognize_subgraph(graph, y, x, nodes, leaves)
         if spec is not None:
             break
     else:
-        return None  # nothing after x is a norm of it
+        return ""  # nothing after x is a norm of it
     leaves = {f"p{i}": leaf for i, leaf in enumerate(leaves)}
     what = f"{_describe(spec, leaves)} of {x.name}"
     dt = xv.dtype
@@ -566,27 +608,14 @@ def _fuse_post(graph: fx.Graph, x: fx.Node, form, rep: Report) -> str | None:
     with graph.inserting_before(y):
         N = _val(w).shape[1 if transposed else 0]
         wn = node(aten.permute.default, w, [1, 0]) if transposed else w
-        r2 = r if _val(r).dim() == 2 else node(aten.reshape.default, r, [-1, N])
+        r2 = r if r is None or _val(r).dim() == 2 else node(aten.reshape.default, r, [-1, N])
         out = node(torch.ops.normfuse.postnorm_linear.default, A, wn, g, beta, bias, r2,
                    float(spec.eps), float(spec.offset), spec.kind == "ln")
         res = out if reshape is None else node(aten.reshape.default, out, list(reshape.args[1]))
     y.replace_all_uses_with(res)
-    rep.matched.append(f"{y.name}: {what} ({dt}) = {gemm.name} + residual {r.name} -> "
-                       f"normfuse::postnorm_linear")
+    rest = f" + residual {r.name}" if r is not None else ""
+    rep.matched.append(f"{y.name}: {what} ({dt}) = {gemm.name}{rest} -> normfuse::postnorm_linear")
     return None
-
-
-def _has_reduction_after(x: fx.Node, limit: int = 16) -> bool:
-    seen, queue = {x}, [x]
-    while queue and len(seen) < limit:
-        n = queue.pop(0)
-        for u in n.users:
-            if isinstance(u.target, torch._ops.OpOverload) and _name(u) in _REDUCTIONS:
-                return True
-            if u not in seen:
-                seen.add(u)
-                queue.append(u)
-    return False
 
 
 def _meta(a):
