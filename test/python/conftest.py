@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 # A Triton child that hangs (heap corruption sometimes loops instead of aborting) is killed after
-# this many seconds of silence; the default (120 s) is for users, tests need less.
-os.environ.setdefault("NORMFUSE_GUARD_TIMEOUT_S", "20")
+# this many seconds of silence; the default (120 s) is for users, tests need less. The children
+# the tests start parse a few hundred lines (well under a second, even on a loaded 2-core
+# machine); each hang costs this much of CI's time (test_guard's two crash tests took 20 s each
+# in a full run on 2026-12-02, when both hung), so 12 s.
+os.environ.setdefault("NORMFUSE_GUARD_TIMEOUT_S", "12")
 
 REPO = Path(__file__).resolve().parents[2]
 # Tests run from a checkout without installing normfuse (scripts/test.sh sets PYTHONPATH too).

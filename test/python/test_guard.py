@@ -159,7 +159,7 @@ def test_exit_without_an_answer_is_a_crash():
 
 def test_run_pipeline_survives_a_triton_crash(monkeypatch):
     # without the preflight this would kill the pytest process. Triton's crash at times loops
-    # instead of aborting: 6 s of silence while computing end it here (the default's 20 s is for
+    # instead of aborting: 6 s of silence while computing end it here (conftest's 12 s is for
     # every other test's children); the good text's child answers in well under a second
     from normfuse.ir import bridge
     monkeypatch.setattr(bridge, "_PREFLIGHT_TIMEOUT_S", 6.0)
@@ -188,7 +188,7 @@ def test_rejected_text_is_never_parsed_in_process(monkeypatch):
 # ---------------------------------------------------------------------------------------------
 
 # Triton's known crash corrupts the heap: usually a signal, at times an endless loop that the guard
-# kills after NORMFUSE_GUARD_TIMEOUT_S (conftest: 20 s). Either is the same report.
+# kills after NORMFUSE_GUARD_TIMEOUT_S (conftest: 12 s). Either is the same report.
 DIED = (r"Triton (?:crashed \(SIG[A-Z]+, signal \d+\)|hung \(no answer within [\d.]+ s while "
         r"computing; killed\))")
 # glibc often notices the corrupted heap only after the parse returned: the guard then says

@@ -135,8 +135,9 @@ def _watched(srcs, aliases: bool = False):
       Conv1D on the H200, 2026-12-01);
     - an alias of a registered weight (common.alias_owner: a compiled graph's reinterpretation
       of a parameter, new every call, no `_base`, its own version counter): keyed and watched as
-      a view of its owner, and replaced in `tensors` by a true view of the owner (same memory
-      and geometry), so that what is derived from it is keyed by the owner's version counter.
+      a view of its owner, and replaced in `tensors` (`_Owned.tensors()`, on a miss only) by a
+      true view of the owner (same memory and geometry), so that what is derived from it is
+      keyed by the owner's version counter.
       Looked for only with `aliases` (the ops look a call up by identity first, and for
       aliases only when that misses: the eager hit path pays nothing for them).
     The version counter watched is the base's / owner's, the address the base's / owner's: a
@@ -147,7 +148,7 @@ def _watched(srcs, aliases: bool = False):
                 break
         else:
             return tuple(map(id, srcs)), srcs, srcs
-    key, anchors, tensors = [], [], None
+    key, anchors, owned = [], [], None
     for i, t in enumerate(srcs):
         if t is None:
             key.append(id(t))
@@ -165,13 +166,31 @@ def _watched(srcs, aliases: bool = False):
                 key.append(id(t))
                 anchors.append(t)
                 continue
-            if tensors is None:
-                tensors = list(srcs)
-            tensors[i] = o.as_strided(t.shape, t.stride(), t.storage_offset())
+            if owned is None:
+                owned = []
+            owned.append((i, o))
             b = o
         key.append((id(b), t.storage_offset(), t.shape, t.stride()))
         anchors.append(b)
-    return tuple(key), tuple(anchors), srcs if tensors is None else tuple(tensors)
+    return tuple(key), tuple(anchors), srcs if owned is None else _Owned(srcs, owned)
+
+
+class _Owned(tuple):
+    """`srcs` with each alias to be replaced by a view of its owner (`_watched`), made only
+    when asked (`tensors()`): a call found in the launch-ready memo never needs them, and an
+    `as_strided` view costs a few microseconds per alias and call."""
+
+    def __new__(cls, srcs, owned):
+        self = super().__new__(cls, srcs)
+        self.owned = owned
+        return self
+
+    def tensors(self) -> tuple:
+        out = list(self)
+        for i, o in self.owned:
+            t = out[i]
+            out[i] = o.as_strided(t.shape, t.stride(), t.storage_offset())
+        return tuple(out)
 
 
 def _find(calls: "_Memo", head, given: tuple):
@@ -192,6 +211,7 @@ def _find(calls: "_Memo", head, given: tuple):
             call = calls.lookup((*head, wkey), srcs)
             if call is not None:
                 return call, None, None, None, None
+        ts = ts.tensors()
     return None, None if head is None else (*head, wkey), wkey, srcs, ts
 
 
