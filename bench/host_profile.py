@@ -28,7 +28,7 @@ def main(argv=None) -> int:
         spec, cfg = M.SPECS[name], M._config(cname)
         sd, ids, _ = M.make_state(spec, "cuda", torch.bfloat16)
         model = M.build_configuration(spec, cfg, sd, "cuda", torch.bfloat16, {}).eval()
-        f = torch.compile(model) if cfg.compiled else model
+        f = M.compile_for(model, cfg) if cfg.compiled else model
 
         def fwd(f=f):
             with torch.no_grad():

@@ -351,6 +351,9 @@ def test_sweep_shapes_come_from_the_models():
     q = sh["qwen2", "qkv"]
     assert (q.K, q.N, q.bias) == (1536, (12 + 2 * 2) * 128, True)
     assert sh["qwen2", "gate/up"].N == 17920 and sh["qwen2", "gate"].N == 8960
+    # the siblings alone (normfuse + Liger runs them so)
+    assert (sh["llama", "q"].N, sh["llama", "k/v"].N) == (2048, 512)
+    assert (sh["qwen2", "q"].N, sh["qwen2", "k/v"].N, sh["qwen2", "k/v"].bias) == (1536, 256, True)
     assert (sh["gpt2", "c_attn"].kind, sh["gpt2", "c_attn"].N, sh["gpt2", "c_fc"].N) == ("ln", 3840, 5120)
     post = [s for s in S.shapes() if s.form == "post" and s.model == "bert"]
     assert {(s.K, s.N) for s in post} == {(1024, 1024), (4096, 1024)}

@@ -174,7 +174,7 @@ def test_gpu_ops_benchmark_code_path_on_cpu():
     torch._dynamo.reset()
     recs = gb.plans_part(["rms", "ln"], M=24, shapes=[(32, 48)], device="cpu",
                          timer=lambda fn: (fn(), 1.0)[1], compile_backend="aot_eager",
-                         dtype=torch.float32)
+                         dtype=torch.float32, device_timer=lambda fn: (fn(), 0.5)[1])
     assert [r["op"] for r in recs] == ["rmsnorm_linear", "layernorm_linear"]
     for r in recs:
         assert "error" not in r, r.get("trace")
@@ -185,3 +185,7 @@ def test_gpu_ops_benchmark_code_path_on_cpu():
     md = gb.markdown(recs, {"date": "d", "torch": "t", "triton": "tr"})
     assert "| op | K | N | fused | cublas | rowdot | torch.compile |" in md
     assert "| rmsnorm_linear | 32 | 48 | 1.000 | 1.000 | 1.000 |" in md
+    # the device's work per step, beside do_bench's (host-bound) figures
+    assert all(r["ours_cublas_device_ms"] == 0.5 and r["eager_device_ms"] == 0.5 for r in recs)
+    assert "The device's work per step" in md
+    assert "| layernorm_linear | 32 | 48 | 0.500 | 0.500 | 0.500 | 0.500 | 0.500 |" in md

@@ -279,10 +279,30 @@ def _do_bench(fn) -> float:
     return float(triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median"))
 
 
+def _device_ms(fn, calls: int = 3) -> float:
+    """The GPU time of one call: the kernels torch.profiler records (CUDA activity only),
+    summed; the median of `calls` profiled calls after one warm-up call. do_bench's figure is
+    the host's time when the host is slower than the device (a training op's Python); this is
+    what the device did."""
+    import statistics
+
+    import torch
+    fn()
+    out = []
+    for _ in range(calls):
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        out.append(sum(e.device_time_total for e in prof.key_averages()) / 1e3)
+    return statistics.median(out)
+
+
 def plans_part(kinds, M: int = 8192, shapes=PLAN_SHAPES, *, device: str = "cuda", timer=None,
-               compile_backend: str = "inductor", dtype=None) -> list[dict]:
+               compile_backend: str = "inductor", dtype=None, device_timer=None) -> list[dict]:
     """`device`, `timer` (fn -> ms), `compile_backend` and `dtype` let the CPU test run this code
-    path (the reference path, aot_eager, a fake timer)."""
+    path (the reference path, aot_eager, a fake timer). `device_timer` (fn -> ms of GPU work;
+    default on CUDA: `_device_ms`) gives the *_device_ms fields beside do_bench's."""
     import torch
     import torch.nn.functional as F
 
@@ -290,6 +310,7 @@ def plans_part(kinds, M: int = 8192, shapes=PLAN_SHAPES, *, device: str = "cuda"
     from normfuse.ops import training
     from normfuse.reference import rel_err
     bench = timer or _do_bench
+    dev_bench = device_timer or (_device_ms if str(device).startswith("cuda") else None)
     dt = dtype or torch.bfloat16
     recs = []
     for kind in kinds:
@@ -336,10 +357,15 @@ def plans_part(kinds, M: int = 8192, shapes=PLAN_SHAPES, *, device: str = "cuda"
                         rec[f"grad_rel_err_{plan}_vs_compiled"] = max(
                             rel_err(a, b) for a, b in zip(got, ref))
                         rec[f"ours_{plan}_ms"] = bench(step(ours))
+                        if dev_bench is not None:
+                            rec[f"ours_{plan}_device_ms"] = dev_bench(step(ours))
                     finally:
                         training.PRENORM_BWD_PLAN[op] = old
                 rec["compiled_ms"] = bench(step(compiled))
                 rec["eager_ms"] = bench(step(eager))
+                if dev_bench is not None:
+                    rec["compiled_device_ms"] = dev_bench(step(compiled))
+                    rec["eager_device_ms"] = dev_bench(step(eager))
                 for plan in training.PRENORM_BWD_PLANS:
                     rec[f"ours_{plan}_over_compiled"] = rec[f"ours_{plan}_ms"] / rec["compiled_ms"]
             except Exception as e:  # noqa: BLE001
@@ -402,6 +428,18 @@ def markdown(recs: list[dict], env: dict) -> str:
                              for p in names) + " | "
                 + " / ".join(f"{r.get(f'grad_rel_err_{p}_vs_compiled', float('nan')):.1e}"
                              for p in names) + " |")
+        dev = [r for r in plans if "eager_device_ms" in r]
+        if dev:
+            lines += ["", "The table above is do_bench's (no sync per step: the host's time where "
+                      "the host is slower). The device's work per step (the kernels of one step, "
+                      "torch.profiler, median of 3), ms:", "",
+                      "| op | K | N | " + " | ".join(names) + " | torch.compile | eager |",
+                      "|" + "---|" * (5 + len(names))]
+            for r in dev:
+                lines.append(f"| {r['op']} | {r['K']} | {r['N']} | "
+                             + " | ".join(f"{r.get(f'ours_{p}_device_ms', float('nan')):.3f}"
+                                          for p in names)
+                             + f" | {r['compiled_device_ms']:.3f} | {r['eager_device_ms']:.3f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -96,7 +96,11 @@ def shapes() -> list[Shape]:
             qkv_bias = s.family == "qwen2"
             out += [Shape(name, "qkv", "pre", "rms", h, (heads + 2 * kv) * hd, qkv_bias),
                     Shape(name, "gate/up", "pre", "rms", h, 2 * inter, False),
-                    Shape(name, "gate", "pre", "rms", h, inter, False)]
+                    Shape(name, "gate", "pre", "rms", h, inter, False),
+                    # each sibling alone: what runs when their outputs must be contiguous
+                    # (normfuse + Liger: Liger's RoPE copies a packed output's column slices)
+                    Shape(name, "q", "pre", "rms", h, heads * hd, qkv_bias),
+                    Shape(name, "k/v", "pre", "rms", h, kv * hd, qkv_bias)]
         elif s.family == "gpt2":
             h = d["n_embd"]
             out += [Shape(name, "c_attn", "pre", "ln", h, 3 * h, True),

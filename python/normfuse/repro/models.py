@@ -577,6 +577,17 @@ def _sync(device):
 REP_MS = {"prefill": 100, "train": 200}
 
 
+def compile_for(model, cfg: Config):
+    """torch.compile of `model` as configuration `cfg` compiles it outside the benchmark's
+    counting backend (profile_models, bench/host_profile.py): with normfuse's Inductor pass
+    for an `inductor_pass` configuration."""
+    import torch
+    if cfg.inductor_pass:
+        from ..nn.inductor_pass import options
+        return torch.compile(model, options=options())
+    return torch.compile(model)
+
+
 def build_configuration(spec: ModelSpec, cfg: Config, sd, device, dtype, info: dict):
     """The model of configuration `cfg` (call inside liger_scope when cfg.liger): fresh from
     `sd`, Liger applied, then normfuse.optimize; what was applied goes into `info`."""

@@ -44,7 +44,7 @@ def configuration_call(model: str, config: str, mode: str):
             m.eval()
         else:
             m.train()
-        f = torch.compile(m) if cfg.compiled else m
+        f = M.compile_for(m, cfg) if cfg.compiled else m
         if mode == "prefill":
             def call():
                 with torch.no_grad():
