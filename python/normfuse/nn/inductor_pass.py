@@ -429,8 +429,11 @@ def rewrite(graph: fx.Graph) -> Report:
         else:
             changed = True
             done.add(x)
-    for x, form in [(n, _post_form(n)) for n in list(graph.nodes)]:
-        if form is None or x in done or x.graph is not graph:
+    for x in list(graph.nodes):
+        # (the form is read now, not before the loop: an earlier rewrite may have replaced x's
+        # residual, the previous post-norm's output, by its fused op's)
+        form = _post_form(x) if x.graph is graph else None
+        if form is None or x in done:
             continue
         why = _guarded(_fuse_post, graph, x, form, rep)
         if why is None:
