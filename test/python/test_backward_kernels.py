@@ -115,6 +115,34 @@ def test_row_stats_large_mean():
             assert rel_err(res.after["MEAN"], m64) < 1e-6
 
 
+def test_row_stats_tiling_rule():
+    """The statistics kernel's tiling rule: tiles of at most 4096 elements, at least 4 programs
+    per SM where the rows allow it, the rows' whole K in one tile up to 1024; and the kernel at
+    the rule's tiling (a ragged M, K not a power of two) matches fp64 in the interpreter."""
+    from normfuse.ops.training import row_stats_config
+    for Mx, K in ((8192, 2048), (8192, 5632), (262144, 1024), (70, 200), (3, 64)):
+        c = row_stats_config(Mx, K, sms=132)
+        assert c["BLOCK_M"] * c["BLOCK_K"] <= 4096 and c["BLOCK_K"] >= min(K, 1024)
+        assert -(-Mx // c["BLOCK_M"]) >= 4 * 132 or c["BLOCK_M"] == 1
+    assert row_stats_config(8192, 2048, sms=132)["BLOCK_M"] <= 4  # (was 64: 128 programs)
+    Mx, K = 70, 200
+    c = row_stats_config(Mx, K, sms=4)
+    gen = _gen(6)
+    x = (torch.randn(Mx, K, generator=gen) * 2 + 1).bfloat16()
+    for is_ln in (False, True):
+        rstd = torch.full((Mx,), float("nan"))
+        mean = torch.full((Mx,), float("nan"))
+        res = check_pass_numerics(row_stats, [x, rstd, mean, Mx, K, K, EPS],
+                                  constexprs=dict(IS_LN=is_ln, BLOCK_M=c["BLOCK_M"],
+                                                  BLOCK_K=c["BLOCK_K"]),
+                                  grid=(-(-Mx // c["BLOCK_M"]),), passes=(),
+                                  num_warps=c["num_warps"])
+        r64, m64 = _stats64(x, is_ln)
+        assert rel_err(res.after["RSTD"], r64) < 1e-5
+        if is_ln:
+            assert rel_err(res.after["MEAN"], m64) < 1e-6
+
+
 @pytest.mark.parametrize("kind,n,bn,ctas", [("rms", 64, 64, 1), ("ln", 128, 32, 4)])
 def test_postnorm_training_forward_saves_h_and_stats(kind, n, bn, ctas):
     gen = _gen(5)

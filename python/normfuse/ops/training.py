@@ -220,15 +220,33 @@ def _sms(device) -> int:
     return sm_count(device)
 
 
-ROW_STATS_CONFIG = dict(BLOCK_M=64, BLOCK_K=128, num_warps=4)
+ROW_STATS_CONFIG = None  # a dict (BLOCK_M, BLOCK_K, num_warps) fixes the tiling; None: the rule
+
+
+def row_stats_config(M: int, K: int, sms: int = 132) -> dict:
+    """The statistics kernel's tiling for x [M, K]: a memory-bound row reduction wants many
+    loads in flight, so at least ~4 programs per SM (BLOCK_M rows each, a power of two from 1
+    to 64) and 4096-element tiles (BLOCK_K up to 1024, 32 fp32 registers per thread at 4 warps).
+    The former fixed 64 x 128 tiling gave 128 programs at M = 8192, one 4-warp CTA per SM:
+    46 us for 33 MB on the H200 (0.7 TB/s; 2026-12-02, bench/results/2026-12-02/session8).
+    Not measured yet: the device time of this rule (bench_ops' plans, *_device_ms)."""
+    bk = min(1024, triton_next_pow2(K))
+    bm = max(1, min(64, 4096 // bk))
+    while bm > 1 and -(-M // bm) < 4 * sms:
+        bm //= 2
+    return dict(BLOCK_M=bm, BLOCK_K=bk, num_warps=4)
+
+
+def triton_next_pow2(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
 
 
 def row_stats(x2: Tensor, eps: float, is_ln: bool, config: Optional[dict] = None
               ) -> tuple[Tensor, Tensor]:
     """rstd (and mean; an empty tensor for RMSNorm) per row of x2 [M, K], fp32. `config`
-    (BLOCK_M, BLOCK_K, num_warps) overrides ROW_STATS_CONFIG."""
+    (BLOCK_M, BLOCK_K, num_warps) overrides ROW_STATS_CONFIG, then `row_stats_config`."""
     M, K = x2.shape
-    c = config or ROW_STATS_CONFIG
+    c = config or ROW_STATS_CONFIG or row_stats_config(M, K, _sms(x2.device) if x2.is_cuda else 132)
     rstd = torch.empty(M, device=x2.device, dtype=torch.float32)
     mean = torch.empty(M if is_ln else 0, device=x2.device, dtype=torch.float32)
     if M:
