@@ -15,6 +15,12 @@ weights (W, or a Conv1D's [K, N] weight read transposed) and biases; each GEMM's
 column slice of that call's output (siblings such as q/k/v and gate/up: one call, the statistics
 computed once per row block). The norm's nodes are then dead and go.
 
+Post-norm: where x = GEMM(A, W) [+ bias] (through a reshape) [+ residual] and y is a norm of x
+whose intermediate values nothing else reads, y becomes `normfuse::postnorm_linear(A, W, g,
+beta, bias, residual)` reshaped to y's shape: BERT's LayerNorm(dense(h) + h0), and Gemma2's
+norms right after o_proj and down_proj (no residual). A chain (BERT's next block takes the
+previous post-norm's output as its residual) reads the previous fused op's output.
+
 Algebra: norm(x) W^T + b = (x - mu) rstd (offset + g) W^T + beta W^T + b, which the op computes
 (the scale folded into W, the shift into the bias; normfuse.ops.prenorm_linear). The op's
 statistics are fp32 whatever the graph's spelling, as the models' own norms upcast; outputs
@@ -23,7 +29,9 @@ differ from the graph's by the rounding of the norm's output (y is never rounded
 Recognition is by what the subgraph computes, not by op names: the nodes between a candidate x
 and y (whose other inputs are [K] vectors and constants) are copied into a small graph and read
 by `nn.recognize` (its interpreter of norm spellings, then its numeric verification against the
-NormSpec on rows near and far from eps), as for a module in `normfuse.optimize`. x is the
+NormSpec on rows near and far from eps), as for a module in `normfuse.optimize`; a [K] vector
+made from graph inputs by a few vector ops (a cast of the scale, Gemma's 1 + w) is read into
+the subgraph, so that the parameter and its offset are seen. x is the
 farthest ancestor of y with y's shape from which such a subgraph reaches y; so a bf16 x upcast
 to fp32 inside the norm is found as the bf16 tensor, and a residual add before the norm is not
 taken in (it has two full-size inputs).
