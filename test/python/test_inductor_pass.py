@@ -228,3 +228,26 @@ def test_gpu_pass_runs_the_fused_kernels(monkeypatch, family, fused):
     e = (out.double() - ref).norm() / ref.norm()
     e_eager = (eager.double() - ref).norm() / ref.norm()
     assert e <= 1.1 * e_eager, (e, e_eager)
+
+
+def test_model_benchmark_compiles_its_pass_configuration_with_the_pass():
+    """normfuse.repro.models' `normfuse-pass+compile`: the counting backend hands Inductor the
+    pass (caches off, so it runs and reports in the timing process)."""
+    import torch._dynamo
+
+    from normfuse.repro import models as M
+    cfg = M._config("normfuse-pass+compile")
+    assert cfg.inductor_pass and cfg.compiled and cfg.modes == ("prefill",)
+    assert "normfuse-pass+compile" in M.NORMFUSE
+    torch._dynamo.reset()
+    torch.manual_seed(3)
+    m = nn.Sequential(LlamaRMS(64), nn.Linear(64, 32)).bfloat16().eval()
+    p = _Capture()
+    counter = M.CompileCounter("inductor", p)
+    x = torch.randn(4, 64).bfloat16()
+    with torch.no_grad():
+        out = torch.compile(m, backend=counter)(x)
+        want = m(x)
+    assert counter.graphs == 1 and len(p.reports) == 1 and len(p.reports[0].matched) == 1
+    assert "normfuse.prenorm_linear" in p.graphs[0]
+    torch.testing.assert_close(out, want, rtol=2e-2, atol=2e-2)
