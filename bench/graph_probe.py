@@ -17,8 +17,24 @@ def main(argv=None) -> int:
     ap.add_argument("--model", default="bert")
     ap.add_argument("--calls", type=int, default=30)
     ap.add_argument("--kernels", type=int, default=0, help="list each call's top N kernels")
+    ap.add_argument("--sdpa", default="", help="restrict SDPA's backends for every call and "
+                    "capture (comma-separated: flash, efficient, cudnn, math): whether the "
+                    "captured forward's slowdown is SDPA's backend choice under capture")
     a = ap.parse_args(argv)
+    import contextlib
+
     import torch
+    scope = contextlib.nullcontext()
+    if a.sdpa:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        names = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+                 "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}
+        scope = sdpa_kernel([names[n] for n in a.sdpa.split(",")])
+    with scope:
+        return _run(a, torch)
+
+
+def _run(a, torch) -> int:
     from normfuse.repro import models as M
     spec = M.SPECS[a.model]
     sd, ids, _ = M.make_state(spec, "cuda", torch.bfloat16)
