@@ -398,18 +398,22 @@ def _unique(xs):
     return out
 
 
+# modules optimize put there (a model optimized twice): already fused, not reported again
+_OURS = (FusedNorm, FusedLinear, NormAfterLinear, DeferredLinear, SiblingLinear)
+
+
 def _recognize_all(model, probe, include, exclude, report):
     modules = dict(model.named_modules(remove_duplicate=False))
     specs, cache = {}, {}
     for path in sorted(probe.leaf_calls - set(probe.norm_calls)):
         mod = modules.get(path)
-        if mod is not None and looks_like_norm(mod) and not isinstance(mod, (FusedNorm, FusedLinear)):
+        if mod is not None and looks_like_norm(mod) and not isinstance(mod, _OURS):
             report.refusals.append(Refusal(path, type(mod).__name__,
                                            "not a candidate: it takes more than one tensor or "
                                            "does not return one tensor of its input's shape"))
     for path, calls in probe.norm_calls.items():
         mod = modules[path]
-        if isinstance(mod, (FusedNorm, FusedLinear)):
+        if isinstance(mod, _OURS):
             continue
         K, dt = calls[0].shape[-1], calls[0].dtype
         params = list(mod.parameters(recurse=False))
