@@ -605,26 +605,26 @@ class JITKernel:
                     vals[k] = v
             try:
                 bound = {n: vals[n] for n in self._names}
-                _, spec, _ = _binder(self.fn, target)(**bound)
-                fkey = (shape, tuple(spec), tuple(_hashable(vals[n]) for n in self._cnames),
-                        tuple(options.items()), target.backend, target.arch)
-                ck = self._fast.get(fkey)
+                ck = self._fast.get(self._fast_key(shape, bound, options, target))
             except Exception:  # noqa: BLE001 - the general path says what is wrong
                 ck = None
             if ck is not None:
                 return ck, bound, options
         ck, bound, options = self._compiled_general(target, args, kwargs)
         if binding is None:
-            binding = self._bindings[shape] = self._binding(len(args), tuple(kwargs))
+            self._bindings[shape] = self._binding(len(args), tuple(kwargs))
         try:
-            _, spec, _ = _binder(self.fn, target)(**bound)
-            fkey = (shape, tuple(spec), tuple(_hashable(bound[n]) for n in self._cnames),
-                    tuple((k, kwargs[k]) for k in kwargs if k in binding[2]),
-                    target.backend, target.arch)
-            self._fast[fkey] = ck
+            self._fast[self._fast_key(shape, bound, options, target)] = ck
         except Exception:  # noqa: BLE001 - (not cached: the general path each time)
             pass
         return ck, bound, options
+
+    def _fast_key(self, shape, bound: dict, options: dict, target) -> tuple:
+        """The fast path's key of a launch: its call shape, Triton's specialization of the
+        values, the constexprs, the options and the target."""
+        _, spec, _ = _binder(self.fn, target)(**bound)
+        return (shape, tuple(spec), tuple(_hashable(bound[n]) for n in self._cnames),
+                tuple(sorted(options.items())), target.backend, target.arch)
 
     def _compiled_general(self, target, args, kwargs):
         kwargs = dict(kwargs)

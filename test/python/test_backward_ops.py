@@ -17,7 +17,7 @@ from normfuse.reference import rel_err  # noqa: E402
 
 from backward_common import (  # noqa: E402  (fixtures too)
     BF, EPS, HF, POST_CASES, PRE_CASES, _case_id, _check, _check_from_modules, _compare_grads,
-    _dev, _gen, _grads, _mlp_params, _sgd_losses, interpreted, mlp_reference)
+    _dev, _gen, _grads, _mlp_params, _sgd_losses, _stats64, interpreted, mlp_reference)
 
 
 @pytest.mark.parametrize("plan,dw_mode", [("fused", "xn"), ("fused", "prologue"), ("cublas", "xn")])
@@ -50,6 +50,17 @@ def test_prenorm_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, h
         assert any("[cluster-reduce] applied: row of 2 N tiles" in r for r in interpreted), interpreted
     bias = torch.zeros(NO).bfloat16() if has_bias else None
     _check_prenorm_grads((dx, dg, dbeta, dw, db), x, g, beta, w, bias, dy, is_ln)
+
+
+def _prenorm_inputs(seed, M, K, N, *, shift, g, beta, bias):
+    """(generator, x [M, K] + shift, g or None, beta or None, w [N, K], bias or None), bf16."""
+    gen = _gen(seed)
+    x = (torch.randn(M, K, generator=gen) + shift).bfloat16()
+    gw = (0.5 + torch.rand(K, generator=gen)).bfloat16() if g else None
+    bt = torch.randn(K, generator=gen).bfloat16() if beta else None
+    w = (torch.randn(N, K, generator=gen) * 0.1).bfloat16()
+    b = torch.randn(N, generator=gen).bfloat16() if bias else None
+    return gen, x, gw, bt, w, b
 
 
 def _prenorm_norm(xx, gg, bb, is_ln):
@@ -94,13 +105,9 @@ def test_rowdot_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, ha
     monkeypatch.setattr(training, "_launcher", lambda name, passes="default": (
         launched.append((name, tuple(passes) if not isinstance(passes, str) else passes)),
         real_launcher(name, passes))[1])
-    gen = _gen(13)
     Mx, K, NO = 50, 72, 40
-    x = (torch.randn(Mx, K, generator=gen) + (5.0 if is_ln else 0.0)).bfloat16()
-    g = (0.5 + torch.rand(K, generator=gen)).bfloat16() if has_g else None
-    beta = torch.randn(K, generator=gen).bfloat16() if is_ln else None
-    w = (torch.randn(NO, K, generator=gen) * 0.1).bfloat16()
-    bias = torch.randn(NO, generator=gen).bfloat16() if has_bias else None
+    gen, x, g, beta, w, bias = _prenorm_inputs(13, Mx, K, NO, shift=5.0 if is_ln else 0.0,
+                                               g=has_g, beta=is_ln, bias=has_bias)
     rstd, mean = training.row_stats(x, EPS, is_ln)
     # the forward's output as the fused forward kernel gives it (fp32 math, rounded to bf16)
     y = F.linear(_prenorm_norm(x.float(), *(t.float() if t is not None else None
@@ -226,32 +233,23 @@ def test_training_forward_launches_the_derived_weights(monkeypatch, is_ln, has_g
     seen = {}
 
     def fake_launch(op, kind, x, w, g, beta, bias, eps):  # the kernel's function, fp64
-        assert g is None and beta is None and w.stride(-1) == 1
+        assert g is None and beta is None and w.stride(-1) == 1 and eps == EPS
         assert bias is None or bias.is_contiguous()
         seen.update(kind=kind, bias=bias)
-        xx = x.double()
-        n = (F.layer_norm(xx, (xx.shape[-1],), eps=eps) if kind == "ln"
-             else F.rms_norm(xx, (xx.shape[-1],), eps=eps))
+        n = _prenorm_norm(x.double(), None, None, kind == "ln")
         return F.linear(n, w.double(), None if bias is None else bias.double()).to(x.dtype)
     monkeypatch.setattr(training, "route", lambda op, x: True)
     monkeypatch.setattr(training, "launch_prenorm", fake_launch)
-    monkeypatch.setattr(training, "row_stats", lambda x, eps, is_ln: (
-        torch.rsqrt((x.float() - (x.float().mean(-1, keepdim=True) if is_ln else 0)).pow(2)
-                    .mean(-1) + eps), x.float().mean(-1) if is_ln else x.new_empty(0).float()))
-    gen = _gen(7)
+    monkeypatch.setattr(training, "row_stats", lambda x, eps, is_ln: tuple(
+        t.float() for t in _stats64(x, is_ln)))
     M, K, N = 24, 64, 48
-    x = (torch.randn(M, K, generator=gen) + (3.0 if is_ln else 0.0)).bfloat16()
-    g = (0.5 + torch.rand(K, generator=gen)).bfloat16() if has_g else None
-    beta = torch.randn(K, generator=gen).bfloat16() if has_beta else None
-    w = (torch.randn(N, K, generator=gen) * 0.1).bfloat16()
-    b = torch.randn(N, generator=gen).bfloat16() if has_bias else None
+    _, x, g, beta, w, b = _prenorm_inputs(7, M, K, N, shift=3.0 if is_ln else 0.0, g=has_g,
+                                          beta=has_beta, bias=has_bias)
     y, rstd, _ = training._pre_fwd_impl(x, g, beta, w, b, EPS, offset, is_ln)
     assert seen["kind"] == ("ln" if is_ln else "rms")
     assert (seen["bias"] is None) == (not has_bias and not (is_ln and has_beta))
     gg = None if g is None else g.double() + offset
-    xx = x.double()
-    n = (F.layer_norm(xx, (K,), gg, None if beta is None else beta.double(), EPS) if is_ln
-         else F.rms_norm(xx, (K,), gg, EPS))
+    n = _prenorm_norm(x.double(), gg, None if beta is None else beta.double(), is_ln)
     ref = F.linear(n, w.double(), None if b is None else b.double())
     assert rel_err(y.double(), ref) < 1e-2
     assert y.shape == (M, N) and rstd.shape == (M,)

@@ -87,12 +87,8 @@ class _WithSiblings(torch.nn.Module):
 
 
 def _warm(fn, n=3):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(n):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
+    from normfuse.repro.models import warm_on_side_stream
+    warm_on_side_stream(fn, n)
 
 
 @pytest.mark.gpu

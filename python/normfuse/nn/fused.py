@@ -72,7 +72,7 @@ import os
 import torch
 from torch import nn
 
-from ..ops.common import adjacent, joined_view, register_weights
+from ..ops.common import adjacent, cat_biases, joined_view, register_weights
 
 __all__ = ["FusedNorm", "FusedLinear", "DeferredLinear", "NormAfterLinear", "fused_post_norm",
            "composed_norm", "StandaloneNorm",
@@ -342,12 +342,8 @@ class FusedNorm(nn.Module):
                 return n  # each consumer runs its GEMM on n
             # under torch.compile: one GEMM over the concatenated sibling weights
             ws = [c.gemm_weight() for c in self._consumers]
-            bs = [c.bias for c in self._consumers]
-            b = None
-            if any(v is not None for v in bs):
-                b = torch.cat([v if v is not None else w.new_zeros(w.shape[0])
-                               for v, w in zip(bs, ws)])
-            return torch.nn.functional.linear(n, torch.cat(ws), b)
+            return torch.nn.functional.linear(n, torch.cat(ws),
+                                              cat_biases(ws, [c.bias for c in self._consumers]))
         if not self._packed_now(grad):
             return x  # each consumer normalizes what it reads
         g, beta = self.norm_params()
@@ -587,12 +583,7 @@ class SiblingGEMMs:
             return self.joined
         ws = [m.gemm_weight() for m in ms]
         w = joined_view(ws) if adjacent(ws) else torch.cat(ws)
-        bs = [p.get("bias") for p in ps]
-        b = None
-        if any(v is not None for v in bs):
-            b = torch.cat([v if v is not None else wi.new_zeros(wi.shape[0])
-                           for v, wi in zip(bs, ws)])
-        self.joined_key, self.joined = key, (w, b)
+        self.joined_key, self.joined = key, (w, cat_biases(ws, [p.get("bias") for p in ps]))
         return self.joined
 
     def __getstate__(self):  # (pickling and deepcopy: nothing transient)

@@ -47,6 +47,8 @@ math (normfuse.ops' fallback), so a compiled model can be tested anywhere.
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 
@@ -172,6 +174,14 @@ def _gemm_operands(g: fx.Node):
     if g.kwargs.get("beta", 1) != 1 or g.kwargs.get("alpha", 1) != 1:
         return None
     return g.args[1], g.args[2], g.args[0]
+
+
+def _weight_of(B: fx.Node):
+    """(the weight node, transposed) of a GEMM's right operand: W [N, K] read as W^T (nn.Linear:
+    `t` / `permute([1, 0])` of it), else a [K, N] tensor (a Conv1D) the op reads transposed."""
+    if B.target in _TRANSPOSES and (B.target is aten.t.default or list(B.args[1]) == [1, 0]):
+        return B.args[0], False
+    return B, True
 
 
 def _reads(y: fx.Node):
@@ -420,6 +430,7 @@ def rewrite(graph: fx.Graph) -> Report:
                 ys.append(y)
     changed = False
     done, pre_why = set(), {}
+    node = _node_maker(graph)
     for y in ys:
         if not _has_reduction(y):
             continue  # no statistics on its path: not a norm (no report line)
@@ -428,7 +439,7 @@ def rewrite(graph: fx.Graph) -> Report:
             if leaves:
                 rep.refused.append(f"{y.name}: a norm the kernels do not compute: {leaves}")
             continue
-        why = _guarded(_fuse, graph, y, x, spec, leaves, rep)
+        why = _guarded(_fuse, graph, y, x, spec, leaves, rep, node)
         if why is not None and _post_form(x) is not None:
             pre_why[x] = f"{y.name} ({_describe(spec, leaves)} of {x.name}): {why}"
             continue  # a post-norm: the scan below takes it
@@ -443,7 +454,7 @@ def rewrite(graph: fx.Graph) -> Report:
         form = _post_form(x) if x.graph is graph else None
         if form is None or x in done:
             continue
-        why = _guarded(_fuse_post, graph, x, form, rep)
+        why = _guarded(_fuse_post, graph, x, form, rep, node)
         if why is None:
             changed = True
             continue
@@ -458,7 +469,7 @@ def rewrite(graph: fx.Graph) -> Report:
     return rep
 
 
-def _fuse(graph: fx.Graph, y, x, spec, leaves, rep: Report) -> str | None:
+def _fuse(graph: fx.Graph, y, x, spec, leaves, rep: Report, node) -> str | None:
     """Replace the GEMMs reading y by one normfuse::prenorm_linear; None, or why not."""
     gemms, other = _reads(y)
     if other:
@@ -485,10 +496,7 @@ def _fuse(graph: fx.Graph, y, x, spec, leaves, rep: Report) -> str | None:
         bv = _val(B)
         if bv is None or bv.dim() != 2 or bv.dtype != dt:
             return f"{gm_.name}'s weight is not a 2-D {dt} tensor"
-        if B.target in _TRANSPOSES and (B.target is aten.t.default or list(B.args[1]) == [1, 0]):
-            w, transposed = B.args[0], False   # W [N, K] read as W^T (nn.Linear)
-        else:
-            w, transposed = B, True            # [K, N] (a Conv1D): the op reads its transpose
+        w, transposed = _weight_of(B)
         for t in (w, bias):
             if t is not None and (not isinstance(t, fx.Node) or order[t] > order[first]):
                 return f"{gm_.name}'s weight or bias is computed after the first GEMM"
@@ -502,7 +510,6 @@ def _fuse(graph: fx.Graph, y, x, spec, leaves, rep: Report) -> str | None:
         if t is not None and order[t] > order[first]:
             return "the norm's input or parameters are computed after the first GEMM"
 
-    node = _node_maker(graph)
 
     with graph.inserting_before(first):
         x2 = x
@@ -567,7 +574,7 @@ def _post_form(x: fx.Node):
     return None
 
 
-def _fuse_post(graph: fx.Graph, x: fx.Node, form, rep: Report) -> str | None:
+def _fuse_post(graph: fx.Graph, x: fx.Node, form, rep: Report, node) -> str | None:
     """norm(GEMM + bias + residual) -> normfuse::postnorm_linear: None when rewritten, "" when
     no norm of x follows, else why not."""
     gemm, reshape, r = form
@@ -610,11 +617,7 @@ def _fuse_post(graph: fx.Graph, x: fx.Node, form, rep: Report) -> str | None:
     for t in (A, B, bias, r, g, beta, y):
         if t is not None and (_val(t) is None or _val(t).dtype != dt):
             return f"{what}: its operands are not all {dt}"
-    if B.target in _TRANSPOSES and (B.target is aten.t.default or list(B.args[1]) == [1, 0]):
-        w, transposed = B.args[0], False
-    else:
-        w, transposed = B, True
-    node = _node_maker(graph)
+    w, transposed = _weight_of(B)
 
     with graph.inserting_before(y):
         N = _val(w).shape[1 if transposed else 0]
@@ -647,7 +650,7 @@ def _node_maker(graph: fx.Graph):
 
     def node(target, *args):
         n = graph.call_function(target, args)
-        with fake if fake is not None else _null():
+        with fake if fake is not None else contextlib.nullcontext():
             n.meta["val"] = target(*_meta(list(args)))
         return n
     return node
@@ -655,16 +658,6 @@ def _node_maker(graph: fx.Graph):
 
 def _describe(spec, leaves) -> str:
     """The spec in the graph's names (its parameters are the leaves p0, p1, ...)."""
-    import dataclasses
     return dataclasses.replace(
         spec, weight=leaves[spec.weight].name if spec.weight else None,
         bias=leaves[spec.bias].name if spec.bias else None).describe()
-
-
-class _null:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
-

@@ -286,6 +286,14 @@ def joined_view(ws: Sequence[Tensor]) -> Tensor:
     return w0.as_strided((n, w0.shape[1]), w0.stride(), w0.storage_offset())
 
 
+def cat_biases(ws: Sequence[Tensor], bs: Sequence) -> Optional[Tensor]:
+    """The siblings' biases side by side ([sum N_i], zeros where a member has none), or None
+    when none has one."""
+    if all(b is None for b in bs):
+        return None
+    return torch.cat([b if b is not None else w.new_zeros(w.shape[0]) for b, w in zip(bs, ws)])
+
+
 def capturing() -> bool:
     """Whether the current CUDA stream is capturing a graph (torch's C query)."""
     return cuda_state.capturing()

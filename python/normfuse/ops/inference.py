@@ -246,7 +246,7 @@ on_clear_postnorm_plans(_POST_CALLS.clear)
 class _PreCall:
     """One pre-norm call's launch, resolved (the weights the kernel reads, the plan, the
     output's shape): `call(x)` for an x of the geometry it was made for."""
-    __slots__ = ("plan", "pre", "post", "pins", "m", "n", "k", "view", "plain", "flat")
+    __slots__ = ("plan", "pre", "post", "pins", "m", "n", "view", "as_is")
 
     def __init__(self, plan, kind, x, w, g, beta, b):
         self.plan = plan
@@ -254,16 +254,15 @@ class _PreCall:
             (w if g is None else g, w if beta is None else beta, w)
         self.post = (w if b is None else b,)
         self.pins = (w, g, beta, b)
-        self.m, self.n, self.k = x.numel() // x.shape[-1], w.shape[0], x.shape[-1]
+        self.m, self.n = x.numel() // x.shape[-1], w.shape[0]
         self.view = None if x.dim() == 2 else (*x.shape[:-1], self.n)
-        self.plain = x.dim() == 2 and x.stride(1) == 1
-        # a contiguous [..., K] x is viewed as [M, K] (one view, not reshape's two dispatches);
-        # its strides are part of the call's key
-        self.flat = not self.plain and x.is_contiguous()
+        # a [M, K] x with unit column stride, or a contiguous [..., K] one, goes to the launch
+        # as it is (see _PostCall); its strides are part of the call's key
+        self.as_is = (x.dim() == 2 and x.stride(1) == 1) or x.is_contiguous()
 
     def __call__(self, x):
         pin_for_capture(*self.pins)
-        if self.plain or self.flat:  # see _PostCall: the launch reads x and y by address only
+        if self.as_is:  # see _PostCall: the launch reads x and y by address only
             # (x's dtype and device; the sizes as separate ints: a size tuple costs more)
             y = x.new_empty(self.m, self.n) if self.view is None else x.new_empty(self.view)
             self.plan.run((x, *self.pre, y, *self.post))
@@ -275,28 +274,28 @@ class _PreCall:
 
 class _PostCall:
     """One post-norm call's launch, resolved (as `_PreCall`): `call(x, residual)`."""
-    __slots__ = ("plan", "w", "pre", "mid", "pins", "m", "n", "k", "view", "plain", "flat")
+    __slots__ = ("plan", "w", "pre", "mid", "pins", "m", "n", "view", "as_is")
 
     def __init__(self, plan, kind, x, w, g, beta, b, residual):
         self.plan, self.w = plan, w
         self.pre = (w, w if b is None else b)
         self.mid = (g,) if kind == "rms" else (g, beta)
         self.pins = (w, g, beta, b)
-        self.m, self.n, self.k = x.numel() // x.shape[-1], w.shape[0], x.shape[-1]
+        self.m, self.n = x.numel() // x.shape[-1], w.shape[0]
         self.view = None if x.dim() == 2 else (*x.shape[:-1], self.n)
-        self.plain = x.dim() == 2 and x.stride(1) == 1 and (
+        # [M, K] / [M, N] operands with unit column stride, or contiguous x and residual (a
+        # BERT block's [B, T, K] and [B, T, N]), go to the launch as they are, and the output is
+        # allocated in its final shape: the launch reads a tensor only by its address (the plan
+        # holds the [M, K] / [M, N] geometry: TmaArg, the tensor maps), so the three views a
+        # call made cost ~4 us of host for nothing; their strides are part of the call's key
+        plain = x.dim() == 2 and x.stride(1) == 1 and (
             residual is None or (residual.dim() == 2 and residual.stride(1) == 1))
-        # contiguous x and residual (a BERT block's [B, T, K] and [B, T, N]) go to the launch as
-        # they are, and the output is allocated in its final shape: the launch reads a tensor
-        # only by its address (the plan holds the [M, K] / [M, N] geometry: TmaArg, the tensor
-        # maps), so the three views a call made cost ~4 us of host for nothing; their strides
-        # are part of the call's key
-        self.flat = not self.plain and x.is_contiguous() and (
-            residual is None or residual.is_contiguous())
+        self.as_is = plain or (x.is_contiguous() and (residual is None
+                                                       or residual.is_contiguous()))
 
     def __call__(self, x, residual):
         pin_for_capture(*self.pins)
-        if self.plain or self.flat:
+        if self.as_is:
             y = x.new_empty(self.m, self.n) if self.view is None else x.new_empty(self.view)
             self.plan.run((x, *self.pre, self.w if residual is None else residual, *self.mid, y))
             return y

@@ -43,8 +43,8 @@ from ..device import (LaunchFailure, cuda_state, describe_kernel,
                       ensure_allocator as _ensure_allocator, ensure_cluster_launch)
 from ..kernels.configs import GemmConfig, select_config
 from ..reference import fold_norm_weight
-from .common import (WEIGHTS, adjacent, as_lists, check_hopper, check_prenorm, joined_view,
-                     shape_str, sm_count)
+from .common import (WEIGHTS, adjacent, as_lists, cat_biases, check_hopper, check_prenorm,
+                     joined_view, shape_str, sm_count)
 
 __all__ = ["prepare_rmsnorm_linear",
            "prepare_layernorm_linear", "prepare_plain_linear", "plain_linear", "PreparedLaunch",
@@ -652,10 +652,7 @@ def _joined(weight, bias, cache: bool = True):
     if bs is None:
         return w, None
     sizes = tuple(v.shape[0] for v in ws)
-
-    def cat_bias():
-        return torch.cat([b if b is not None else ws[0].new_zeros(n) for b, n in zip(bs, sizes)])
-    return w, WEIGHTS.get("cat-bias", bs, sizes, cat_bias, cache)
+    return w, WEIGHTS.get("cat-bias", bs, sizes, lambda: cat_biases(ws, bs), cache)
 
 
 def prepare_plain_linear(x, weight, *, config: GemmConfig | None = None,

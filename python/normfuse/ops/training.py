@@ -50,6 +50,7 @@ import os
 from typing import Optional
 
 import torch
+import triton
 from torch import Tensor
 
 from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
@@ -230,15 +231,11 @@ def row_stats_config(M: int, K: int, sms: int = 132) -> dict:
     The former fixed 64 x 128 tiling gave 128 programs at M = 8192, one 4-warp CTA per SM:
     46 us for 33 MB on the H200 (0.7 TB/s; 2026-12-02, bench/results/2026-12-02/session8).
     Not measured yet: the device time of this rule (bench_ops' plans, *_device_ms)."""
-    bk = min(1024, triton_next_pow2(K))
+    bk = min(1024, triton.next_power_of_2(K))
     bm = max(1, min(64, 4096 // bk))
     while bm > 1 and -(-M // bm) < 4 * sms:
         bm //= 2
     return dict(BLOCK_M=bm, BLOCK_K=bk, num_warps=4)
-
-
-def triton_next_pow2(n: int) -> int:
-    return 1 << max(0, int(n) - 1).bit_length()
 
 
 def row_stats(x2: Tensor, eps: float, is_ln: bool, config: Optional[dict] = None

@@ -733,17 +733,25 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
     return recs, info
 
 
-def graphed(call, warmups: int = 2):
-    """`call` (a prefill forward) captured once in a CUDA graph: a call replays it and returns
-    the captured output tensor (overwritten by every replay). Warmed up on a side stream first
-    (torch's rule; normfuse's kernels are compiled and planned outside the capture)."""
+def warm_on_side_stream(fn, n: int = 2) -> None:
+    """`fn()` n times on a side stream, then the current stream waits for it: torch's rule
+    before capturing `fn` in a CUDA graph (normfuse's kernels are compiled and planned
+    outside the capture)."""
     import torch
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
-        for _ in range(warmups):
-            call()
+        for _ in range(n):
+            fn()
     torch.cuda.current_stream().wait_stream(s)
+
+
+def graphed(call, warmups: int = 2):
+    """`call` (a prefill forward) captured once in a CUDA graph: a call replays it and returns
+    the captured output tensor (overwritten by every replay). Warmed up on a side stream first
+    (`warm_on_side_stream`)."""
+    import torch
+    warm_on_side_stream(call, warmups)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         out = call()

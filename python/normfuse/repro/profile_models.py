@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import json
 import os
+import statistics
 import time
 
 __all__ = ["configuration_call", "host_and_wall", "profile_one", "main"]
@@ -175,8 +176,7 @@ def timeline_gaps(events, min_gap_us: float = 2.0) -> dict:
         return {}
 
     def med(key):
-        v = sorted(c[key] for c in calls)
-        return v[len(v) // 2]
+        return statistics.median_high(c[key] for c in calls)
     return {"span_us": med("span_us"), "lead_us": med("lead_us"), "busy_us": med("busy_us"),
             "idle_us": med("idle_us"), "host_us": med("host_us"), "gaps": med("gaps"),
             "kernels": med("kernels"), "largest": calls[0]["largest"],
