@@ -2,6 +2,8 @@
 normfuse.optimize (CPU: the ops' reference path computes the fused function)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -98,6 +100,11 @@ def test_pass_fuses_prenorm_siblings_conv1d_and_postnorm():
     FileCheck().check("normfuse.postnorm_linear.default").check_not("var_mean").run(g)
     for gone in ("aten.rsqrt", "aten.var_mean", "aten.mean"):
         assert gone not in g, g
+    # the Conv1D weight reaches the op as the parameter itself (weight_kn=True), not as a
+    # transpose made in the graph (a new alias every call, which the op's memos cannot key)
+    assert "permute" not in g, g
+    assert re.search(r"prenorm_linear\.default\]\(args = \(%\w+, %\w+, %\w+, \[%arg\d+_1\], "
+                     r"\[%arg\d+_1\], 1e-05, 0\.0, True, True, True\)", g), g
     # numerics: against fp64, within 1.5x of eager bf16's error
     m64 = Block().double()
     m64.load_state_dict({k: v.double() for k, v in m.state_dict().items()})
@@ -108,6 +115,26 @@ def test_pass_fuses_prenorm_siblings_conv1d_and_postnorm():
         err = (o.double() - rr).norm() / rr.norm()
         err_e = (e.double() - rr).norm() / rr.norm()
         assert err <= 1.5 * err_e + 1e-4, (err, err_e)
+
+
+@pytest.mark.filterwarnings("ignore::normfuse.ops.common.FallbackWarning")
+def test_ops_take_kn_weights():
+    """weight_kn=True: the weights are [K, N] (a Conv1D's), the op reads their transposes."""
+    torch.manual_seed(3)
+    x = torch.randn(5, 32)
+    g, w1, w2 = torch.rand(32) + 0.5, torch.randn(32, 8), torch.randn(32, 4)
+    b = torch.randn(12)
+    pre = torch.ops.normfuse.prenorm_linear.default
+    post = torch.ops.normfuse.postnorm_linear.default
+    want = pre(x, g, None, [w1.t(), w2.t()], [b[:8], b[8:]], 1e-6, 0.0, False, True)
+    got = pre(x, g, None, [w1, w2], [b[:8], b[8:]], 1e-6, 0.0, False, True, True)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    r = torch.randn(5, 8)
+    want = post(x, w1.t(), g[:8], None, b[:8], r, 1e-6, 0.0, False)
+    got = post(x, w1, g[:8], None, b[:8], r, 1e-6, 0.0, False, True)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="weight_kn=True takes 2-D"):
+        pre(x, g, None, [w1.flatten()], [None], 1e-6, 0.0, False, True, True)
 
 
 class _Refused(nn.Module):

@@ -345,6 +345,37 @@ def test_a_compiled_graphs_alias_of_a_weight_hits_and_sees_updates(resolves):
         assert len(resolves) == 5
 
 
+def test_kn_weights_hit_without_registration(resolves, monkeypatch):
+    """The Inductor pass hands a Conv1D's [K, N] parameter itself to the ops (weight_kn=True),
+    registered by nobody: the op's own transpose is a view keyed by the parameter, so only
+    the first call resolves, and an in-place update is still seen (the unregistered alias of
+    the test above resolves every call)."""
+    g = 1 + _bf(K, scale=0.1, seed=1)
+    wt = torch.nn.Parameter(_bf(K, N, scale=K ** -0.5, seed=2), requires_grad=False)
+    x = _bf(M, K, seed=3)
+    pre = torch.ops.normfuse.prenorm_linear.default
+    with fused_on_cpu() as drv:
+        for _ in range(3):
+            assert pre(x, g, None, [wt], [None], 1e-6, 0.0, False, True, True).shape == (M, N)
+        assert len(resolves) == 1
+        assert drv.launches[-1][B] is drv.launches[-2][B]
+        with torch.no_grad():
+            wt.mul_(2.0)
+        pre(x, g, None, [wt], [None], 1e-6, 0.0, False, True, True)
+        assert len(resolves) == 2
+
+        seen = []
+        real = inference._resolve_post
+        monkeypatch.setattr(inference, "_resolve_post", lambda *a: (seen.append(a), real(*a))[1])
+        monkeypatch.setenv("NORMFUSE_POSTNORM_PLAN", "fused")
+        gn = 1 + _bf(N, scale=0.1, seed=4)
+        for _ in range(3):
+            z = torch.ops.normfuse.postnorm_linear.default(x, wt, gn, None, None, None, 1e-6,
+                                                           0.0, False, True)
+            assert z.shape == (M, N)
+        assert len(seen) == 1
+
+
 def test_postnorm_fresh_views_hit(monkeypatch):
     """The post-norm op keys its weight's views the same way."""
     seen = []

@@ -516,12 +516,15 @@ def _fuse(graph: fx.Graph, y, x, spec, leaves, rep: Report, node) -> str | None:
         if xv.dim() != 2:
             shape = gemms[0][1].args[1] if gemms[0][1] is not None else [-1, xv.shape[-1]]
             x2 = node(aten.reshape.default, x, list(shape))
-        wn = [node(aten.permute.default, w, [1, 0]) if tr else w for w, tr in ws]
+        # all [K, N] (Conv1D): given as they are, with weight_kn (see _fuse_post); a mix of
+        # orientations (not seen in a model): the [K, N] ones transposed here
+        kn = all(tr for _, tr in ws)
+        wn = [w if kn or not tr else node(aten.permute.default, w, [1, 0]) for w, tr in ws]
         out = node(torch.ops.normfuse.prenorm_linear.default, x2, g, beta, wn, list(bs),
-                   float(spec.eps), float(spec.offset), spec.kind == "ln", True)
+                   float(spec.eps), float(spec.offset), spec.kind == "ln", True, kn)
         col, results = 0, []
         for w in wn:
-            n = _val(w).shape[0]
+            n = _val(w).shape[1 if kn else 0]
             results.append(out if len(wn) == 1 else
                            node(aten.slice.Tensor, out, 1, col, col + n))
             col += n
@@ -621,10 +624,11 @@ def _fuse_post(graph: fx.Graph, x: fx.Node, form, rep: Report, node) -> str | No
 
     with graph.inserting_before(y):
         N = _val(w).shape[1 if transposed else 0]
-        wn = node(aten.permute.default, w, [1, 0]) if transposed else w
         r2 = r if r is None or _val(r).dim() == 2 else node(aten.reshape.default, r, [-1, N])
-        out = node(torch.ops.normfuse.postnorm_linear.default, A, wn, g, beta, bias, r2,
-                   float(spec.eps), float(spec.offset), spec.kind == "ln")
+        # a [K, N] weight goes as it is, the op reads its transpose (weight_kn: a transpose
+        # made here would reach the op as a new alias every call, which its memos cannot key)
+        out = node(torch.ops.normfuse.postnorm_linear.default, A, w, g, beta, bias, r2,
+                   float(spec.eps), float(spec.offset), spec.kind == "ln", transposed)
         res = out if reshape is None else node(aten.reshape.default, out, list(reshape.args[1]))
     y.replace_all_uses_with(res)
     rest = f" + residual {r.name}" if r is not None else ""

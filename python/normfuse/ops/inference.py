@@ -2,11 +2,21 @@
 implementations; the caches live inside the implementations, which dynamo does not trace):
 
     normfuse::prenorm_linear(Tensor x, Tensor? norm_weight, Tensor? norm_bias, Tensor[] weight,
-                             Tensor?[] bias, float eps, float offset, bool is_ln, bool fold)
+                             Tensor?[] bias, float eps, float offset, bool is_ln, bool fold,
+                             bool weight_kn=False)
         y = norm(x) (offset + g) [+ beta] @ [W_0; W_1; ...]^T + [b_0; b_1; ...]   [..., sum N_i]
     normfuse::postnorm_linear(Tensor x, Tensor weight, Tensor norm_weight, Tensor? norm_bias,
-                              Tensor? bias, Tensor? residual, float eps, float offset, bool is_ln)
+                              Tensor? bias, Tensor? residual, float eps, float offset, bool is_ln,
+                              bool weight_kn=False)
         z = norm(x W^T + bias + residual) (offset + g) [+ beta]                     [..., N]
+
+W is [N, K] (nn.Linear's); with weight_kn=True each weight is given as [K, N] (a Conv1D's) and
+the op reads its transpose. That is for a compiled graph (the Inductor pass): a transpose made in
+the graph reaches the op as a new alias of the parameter every call (no `_base`, its own version
+counter), which the memos below cannot key unless the parameter was registered (by a normfuse
+module: `alias_owner`); the parameter itself, transposed inside the op, is a true view keyed by
+its base. (On the H200, 2026-12-02, GPT-2's pass-compiled prefill spent 3.3 ms of host per
+forward against 2.2 ms with optimize's modules, whose Conv1D weights are registered.)
 
 No autograd formula is registered for them (an autograd kernel in Python costs ~17 us per call
 even under no_grad): the public functions (normfuse.ops.functional) take the training ops of
@@ -70,9 +80,11 @@ __all__ = ["route", "prenorm_linear", "postnorm_linear", "postnorm_plan", "POSTN
 
 _LIB = torch.library.Library("normfuse", "FRAGMENT")
 _LIB.define("prenorm_linear(Tensor x, Tensor? norm_weight, Tensor? norm_bias, Tensor[] weight, "
-            "Tensor?[] bias, float eps, float offset, bool is_ln, bool fold) -> Tensor")
+            "Tensor?[] bias, float eps, float offset, bool is_ln, bool fold, bool weight_kn=False) "
+            "-> Tensor")
 _LIB.define("postnorm_linear(Tensor x, Tensor weight, Tensor norm_weight, Tensor? norm_bias, "
-            "Tensor? bias, Tensor? residual, float eps, float offset, bool is_ln) -> Tensor")
+            "Tensor? bias, Tensor? residual, float eps, float offset, bool is_ln, "
+            "bool weight_kn=False) -> Tensor")
 
 
 def route(op: str, x: Tensor) -> bool:
@@ -305,6 +317,14 @@ class _PostCall:
         return y.view(self.view)
 
 
+def _kn(w: Tensor) -> Tensor:
+    """A weight given as [K, N] (weight_kn=True), as the [N, K] view the op reads."""
+    if w.dim() != 2:
+        raise ValueError(f"normfuse: weight_kn=True takes 2-D [K, N] weights, got shape "
+                         f"{tuple(w.shape)}")
+    return w.t()
+
+
 def _vec(t: Optional[Tensor]) -> Optional[Tensor]:
     if t is None or t.is_contiguous():
         return t
@@ -349,7 +369,10 @@ def _pre_head(x, eps, offset, is_ln, fold):
         return None
 
 
-def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold):
+def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold,
+                   weight_kn=False):
+    if weight_kn:  # [K, N] weights: their transposes are views, keyed by the parameters
+        weight = [_kn(w) for w in weight]
     given = (norm_weight, norm_bias, *weight, *bias)
     call, ckey, wkey, srcs, ts = _find(_PRE_CALLS, _pre_head(x, eps, offset, is_ln, fold), given)
     if call is not None:
@@ -397,7 +420,10 @@ def _one_device(op: str, named: dict) -> None:
                          + ", ".join(f"{n} on {t.device}" for n, t in given.items()))
 
 
-def _prenorm_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold):
+def _prenorm_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold,
+                  weight_kn=False):
+    if weight_kn:
+        weight = [_kn(w) for w in weight]
     _one_device("layernorm_linear" if is_ln else "rmsnorm_linear",
                 {"x": x, "norm_weight": norm_weight, "norm_bias": norm_bias,
                  **{f"weight[{i}]" if len(weight) > 1 else "weight": w
@@ -423,7 +449,10 @@ def _resolve_post(op, x, weight, g, beta, bias, residual, offset, is_ln):
             x.shape[-1], x.dtype, x.device)
 
 
-def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
+def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln,
+                    weight_kn=False):
+    if weight_kn:
+        weight = _kn(weight)
     given = (weight, norm_weight, norm_bias, bias)
     try:
         rkey = None if residual is None else (residual.shape, residual.stride(), residual.dtype,
@@ -515,7 +544,10 @@ def _postnorm_composed(x, w, g, beta, bias, residual, eps, is_ln):
     return F.rms_norm(h, (N,), g, eps)
 
 
-def _postnorm_fake(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
+def _postnorm_fake(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln,
+                   weight_kn=False):
+    if weight_kn:
+        weight = _kn(weight)
     _one_device("linear_layernorm" if is_ln else "linear_rmsnorm",
                 {"x": x, "weight": weight, "norm_weight": norm_weight, "norm_bias": norm_bias,
                  "bias": bias, "residual": residual})

@@ -1,0 +1,89 @@
+"""Is a cuBLAS call's host time longer right after a normfuse launch? In the model benchmark's
+processes every C-level call of a normfuse configuration took about twice its stock time
+(F.linear 62 vs 29 us in BERT's eager prefill, addmm 62 vs 25 us in GPT-2's compiled one;
+bench/host_profile.py on the H200, 2026-12-02). This times, with a sync before each sequence,
+the host time of the last call of short sequences: F.linear alone, after another F.linear,
+after a normfuse post-norm / pre-norm op call, after a plain Triton kernel, with the garbage
+collector on and off.
+
+    PYTHONPATH=python python3 bench/launch_probe.py [--m 8192] [--k 1024] [--n 1024] [--reps 200]
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--m", type=int, default=8192)
+    ap.add_argument("--k", type=int, default=1024)
+    ap.add_argument("--n", type=int, default=1024)
+    ap.add_argument("--reps", type=int, default=200)
+    a = ap.parse_args(argv)
+    import torch
+    import torch.nn.functional as F
+    import triton
+    import triton.language as tl
+
+    from normfuse.ops import functional as nf
+
+    @triton.jit
+    def _copy(x, y, n, BLOCK: tl.constexpr):
+        o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)
+
+    dev, dt = "cuda", torch.bfloat16
+    x = torch.randn(a.m, a.k, device=dev, dtype=dt)
+    r = torch.randn(a.m, a.n, device=dev, dtype=dt)
+    w = torch.randn(a.n, a.k, device=dev, dtype=dt) * a.k ** -0.5
+    b = torch.randn(a.n, device=dev, dtype=dt)
+    g, beta = torch.rand(a.n, device=dev, dtype=dt) + 0.5, torch.randn(a.n, device=dev, dtype=dt)
+    gk = torch.rand(a.k, device=dev, dtype=dt) + 0.5
+    small = torch.randn(4096, device=dev, dtype=dt)
+    out = torch.empty_like(small)
+
+    calls = {
+        "F.linear": lambda: F.linear(x, w, b),
+        "F.layer_norm": lambda: F.layer_norm(r, (a.n,), g, beta, 1e-5),
+        "normfuse linear_layernorm": lambda: nf.linear_layernorm(x, w, g, beta, 1e-5, b, r),
+        "normfuse rmsnorm_linear": lambda: nf.rmsnorm_linear(x, gk, w, 1e-6, b),
+        "triton copy kernel": lambda: _copy[(1,)](small, out, 4096, BLOCK=4096),
+        "torch.add": lambda: small + small,
+    }
+    seqs = [("F.linear",), ("F.linear", "F.linear"), ("torch.add", "F.linear"),
+            ("triton copy kernel", "F.linear"), ("normfuse linear_layernorm", "F.linear"),
+            ("normfuse rmsnorm_linear", "F.linear"), ("normfuse linear_layernorm",),
+            ("normfuse linear_layernorm", "normfuse linear_layernorm"),
+            ("F.linear", "normfuse linear_layernorm"), ("F.layer_norm",),
+            ("normfuse linear_layernorm", "F.layer_norm"),
+            ("normfuse linear_layernorm", "torch.add"), ("torch.add",)]
+    with torch.no_grad():
+        for f in calls.values():  # warm-up (compilation, plans, cuBLAS heuristics)
+            for _ in range(3):
+                f()
+        torch.cuda.synchronize()
+        for gc_on in (True, False):
+            (gc.enable if gc_on else gc.disable)()
+            print(f"\n== gc {'on' if gc_on else 'off'}: host us of the LAST call of each sequence "
+                  f"(median / p10 of {a.reps}; sync before each sequence)")
+            rows = {}
+            for rep in range(a.reps):  # sequences interleaved, round by round
+                for s in seqs:
+                    torch.cuda.synchronize()
+                    for name in s[:-1]:
+                        calls[name]()
+                    t0 = time.perf_counter()
+                    calls[s[-1]]()
+                    rows.setdefault(s, []).append((time.perf_counter() - t0) * 1e6)
+            for s, ts in rows.items():
+                ts.sort()
+                print(f"  {' -> '.join(s):60s} {statistics.median(ts):8.1f} {ts[len(ts) // 10]:8.1f}")
+        gc.enable()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
