@@ -4,6 +4,8 @@ calls (after warm-up), sorted by own time and by cumulative time, with the host 
 
     PYTHONPATH=python python3 bench/host_profile.py gpt2:normfuse+compile gpt2:stock+compile \
         [--calls 10] [--top 30]
+    PYTHONPATH=python python3 bench/host_profile.py --ab --calls 30 bert:stock bert:normfuse \
+        bert:normfuse@nosib          (host per call only, interleaved; @nosib: sibling GEMMs off)
 """
 from __future__ import annotations
 
@@ -20,9 +22,15 @@ def main(argv=None) -> int:
     ap.add_argument("pairs", nargs="+", help="model:configuration (normfuse.repro.models)")
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--ab", action="store_true",
+                    help="no cProfile: build every pair, then time their host per call in "
+                         "interleaved rounds (median); a pair 'model:config@nosib' runs with "
+                         "the sibling GEMMs off (normfuse.nn.fused.SiblingGEMMs.enabled)")
     a = ap.parse_args(argv)
     import torch
     from normfuse.repro import models as M
+    if a.ab:
+        return _ab(a, torch, M)
     for pair in a.pairs:
         name, cname = pair.split(":", 1)
         spec, cfg = M.SPECS[name], M._config(cname)
@@ -58,6 +66,40 @@ def main(argv=None) -> int:
         print("\n".join(ln for ln in s.getvalue().splitlines() if ln.strip()))
         del fwd, f, model
         torch._dynamo.reset()
+    return 0
+
+
+def _ab(a, torch, M) -> int:
+    from normfuse.nn.fused import SiblingGEMMs
+    runs = {}
+    for pair in a.pairs:
+        name, cname = pair.split(":", 1)
+        cname, _, flag = cname.partition("@")
+        spec, cfg = M.SPECS[name], M._config(cname)
+        sd, ids, _ = M.make_state(spec, "cuda", torch.bfloat16)
+        model = M.build_configuration(spec, cfg, sd, "cuda", torch.bfloat16, {}).eval()
+        f = M.compile_for(model, cfg) if cfg.compiled else model
+        runs[pair] = (f, ids, flag == "nosib")
+    host = {p: [] for p in runs}
+    default = SiblingGEMMs.enabled
+    try:
+        for rnd in range(a.calls + 4):
+            for pair, (f, ids, nosib) in runs.items():
+                SiblingGEMMs.enabled = default and not nosib
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                with torch.no_grad():
+                    M._forward(f, ids)
+                t = (time.perf_counter() - t0) * 1e3
+                torch.cuda.synchronize()
+                if rnd >= 4:  # warm-up rounds
+                    host[pair].append(t)
+    finally:
+        SiblingGEMMs.enabled = default
+    print(f"== host ms per prefill call (median of {a.calls} interleaved rounds, sync before "
+          f"each call, no sync in it)")
+    for pair, ts in host.items():
+        print(f"  {pair:40s} {statistics.median(ts):8.3f}  (min {min(ts):.3f})")
     return 0
 
 

@@ -82,7 +82,47 @@ def main(argv=None) -> int:
                 ts.sort()
                 print(f"  {' -> '.join(s):60s} {statistics.median(ts):8.1f} {ts[len(ts) // 10]:8.1f}")
         gc.enable()
+        _layers(a, torch, nf, x, w, g, beta, b, r)
     return 0
+
+
+def _layers(a, torch, nf, x, w, g, beta, b, r) -> None:
+    """The post-norm op's host time layer by layer, each call following the same call (no sync
+    in between; medians of a.reps): the public function, the inference op's implementation,
+    its launch-ready call, the plan's launch, the output's allocation."""
+    import timeit
+
+    from normfuse.ops import inference
+    x3, r3 = x.view(4, -1, x.shape[-1]), r.view(4, -1, r.shape[-1])
+    nf.linear_layernorm(x3, w, g, beta, 1e-5, b, r3)
+    head = (x3.shape, x3.stride(), x3.dtype, x3.device, x3.data_ptr() & 15,
+            (r3.shape, r3.stride(), r3.dtype, r3.device, r3.data_ptr() & 15), 1e-5, 0.0, True)
+    call = inference._find(inference._POST_CALLS, head, (w, g, beta, b))[0]
+    if call is None:
+        print("no launch-ready call (plan not lowered?)")
+        return
+    y = x3.new_empty(call.view)
+    args = (x3, *call.pre, r3, *call.mid, y)
+    layers = {
+        "normfuse.ops.linear_layernorm (public)": lambda: nf.linear_layernorm(
+            x3, w, g, beta, 1e-5, b, r3),
+        "torch.ops.normfuse.postnorm_linear (dispatcher)": lambda:
+            torch.ops.normfuse.postnorm_linear.default(x3, w, g, beta, b, r3, 1e-5, 0.0, True),
+        "inference.postnorm_linear (implementation)": lambda: inference.postnorm_linear(
+            x3, w, g, beta, b, r3, 1e-5, 0.0, True),
+        "_PostCall (launch-ready call)": lambda: call(x3, r3),
+        "plan.run (the launch)": lambda: call.plan.run(args),
+        "new_empty (the output)": lambda: x3.new_empty(call.view),
+        "F.linear (cuBLAS)": lambda: torch.nn.functional.linear(x3, w, b),
+    }
+    print(f"\n== host us per call, {a.reps} calls back to back per row, 5 rounds (median)")
+    for name, f in layers.items():
+        ts = []
+        for _ in range(5):
+            torch.cuda.synchronize()
+            ts.append(timeit.timeit(f, number=a.reps) / a.reps * 1e6)
+        torch.cuda.synchronize()
+        print(f"  {name:55s} {sorted(ts)[2]:8.1f}")
 
 
 if __name__ == "__main__":

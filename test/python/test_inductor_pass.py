@@ -117,6 +117,36 @@ def test_pass_fuses_prenorm_siblings_conv1d_and_postnorm():
         assert err <= 1.5 * err_e + 1e-4, (err, err_e)
 
 
+def test_compiled_calls_resolve_weights_once(monkeypatch):
+    """On the fused path (the device calls stubbed on the CPU), the rewritten graph's op calls
+    find their derived weights and launch-ready calls from the second call on: no call
+    resolves again (the Conv1D weight, given as the parameter with weight_kn, included; given
+    as a transpose made in the graph it re-resolved every call)."""
+    import torch._dynamo
+    from normfuse.ops import inference
+    from normfuse.testing.fake_driver import fused_on_cpu
+    seen = []
+    for fn in ("_resolve_pre", "_resolve_post"):
+        real = getattr(inference, fn)
+        monkeypatch.setattr(inference, fn, (lambda real: lambda *a: (seen.append(1), real(*a))[1])(real))
+    monkeypatch.setenv("NORMFUSE_POSTNORM_PLAN", "fused")
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    m = Block().bfloat16().eval()
+    x, r = torch.randn(2, 6, 64).bfloat16(), torch.randn(2, 6, 64).bfloat16()
+    p = _Capture()
+    with fused_on_cpu() as drv, torch._inductor.config.patch(fx_graph_cache=False), \
+            torch.no_grad():
+        f = torch.compile(m, options=nip.options(p))
+        counts = []
+        for _ in range(4):
+            f(x, r)
+            counts.append((len(seen), len(drv.launches)))
+    assert len(p.reports[-1].matched) == 5, str(p.reports[-1])
+    assert counts[1][0] == counts[2][0] == counts[3][0] > 0, counts
+    assert [b - a for (_, a), (_, b) in zip(counts, counts[1:])] == [5, 5, 5], counts
+
+
 @pytest.mark.filterwarnings("ignore::normfuse.ops.common.FallbackWarning")
 def test_ops_take_kn_weights():
     """weight_kn=True: the weights are [K, N] (a Conv1D's), the op reads their transposes."""
