@@ -83,7 +83,54 @@ def main(argv=None) -> int:
                 print(f"  {' -> '.join(s):60s} {statistics.median(ts):8.1f} {ts[len(ts) // 10]:8.1f}")
         gc.enable()
         _layers(a, torch, nf, x, w, g, beta, b, r)
+        _pre_layers(a, torch, nf)
     return 0
+
+
+def _pre_layers(a, torch, nf, M=8192, K=1280, N=3840) -> None:
+    """The same for the pre-norm op at GPT-2's c_attn (LayerNorm, [K, N] Conv1D weight read
+    transposed, bias): the eager public call with `weight.t()`, the op through the dispatcher
+    with weight_kn (the Inductor pass's call), the launch-ready call, the plan's launch."""
+    import timeit
+
+    from normfuse.ops import inference
+    dev, dt = "cuda", torch.bfloat16
+    x = torch.randn(4, M // 4, K, device=dev, dtype=dt)
+    wkn = torch.randn(K, N, device=dev, dtype=dt) * K ** -0.5
+    b = torch.randn(N, device=dev, dtype=dt)
+    g, beta = torch.rand(K, device=dev, dtype=dt) + 0.5, torch.randn(K, device=dev, dtype=dt)
+    op = torch.ops.normfuse.prenorm_linear.default
+    op(x, g, beta, [wkn], [b], 1e-5, 0.0, True, True, True)
+    wt = wkn.t()
+    call = inference.pre_call(x, g, beta, [wkn], [b], 1e-5, 0.0, True, True, True)
+    if call is None:
+        print("no launch-ready pre-norm call")
+        return
+    y = x.new_empty(call.view)
+    args = (x, *call.pre, y, *call.post)
+    layers = {
+        "normfuse.ops.layernorm_linear (public, weight.t())": lambda: nf.layernorm_linear(
+            x, g, beta, wkn.t(), 1e-5, b),
+        "torch.ops.normfuse.prenorm_linear (dispatcher, weight_kn)": lambda: op(
+            x, g, beta, [wkn], [b], 1e-5, 0.0, True, True, True),
+        "inference.prenorm_linear (implementation, weight_kn)": lambda:
+            inference.prenorm_linear(x, g, beta, [wkn], [b], 1e-5, 0.0, True, True, True),
+        "_PreCall (launch-ready call)": lambda: call(x),
+        "plan.run (the launch)": lambda: call.plan.run(args),
+        "F.linear + F.layer_norm (what it replaces, eager)": lambda: torch.nn.functional.linear(
+            torch.nn.functional.layer_norm(x, (K,), g, beta, 1e-5), wt, b),
+    }
+    print(f"\n== pre-norm op at {M} x {K} x {N} (LN, Conv1D weight): host us per call, "
+          f"{a.reps} calls back to back per row, 5 rounds (median)")
+    for name, f in layers.items():
+        ts = []
+        for _ in range(5):
+            torch.cuda.synchronize()
+            ts.append(timeit.timeit(f, number=a.reps) / a.reps * 1e6)
+        torch.cuda.synchronize()
+        print(f"  {name:60s} {sorted(ts)[2]:8.1f}")
+    print(f"  plan: {type(call.plan).__name__}, lowered: "
+          f"{getattr(call.plan, 'lowered', None) is not None}")
 
 
 def _layers(a, torch, nf, x, w, g, beta, b, r) -> None:
@@ -95,9 +142,7 @@ def _layers(a, torch, nf, x, w, g, beta, b, r) -> None:
     from normfuse.ops import inference
     x3, r3 = x.view(4, -1, x.shape[-1]), r.view(4, -1, r.shape[-1])
     nf.linear_layernorm(x3, w, g, beta, 1e-5, b, r3)
-    head = (x3.shape, x3.stride(), x3.dtype, x3.device, x3.data_ptr() & 15,
-            (r3.shape, r3.stride(), r3.dtype, r3.device, r3.data_ptr() & 15), 1e-5, 0.0, True)
-    call = inference._find(inference._POST_CALLS, head, (w, g, beta, b))[0]
+    call = inference.post_call(x3, w, g, beta, b, r3, 1e-5, 0.0, True)
     if call is None:
         print("no launch-ready call (plan not lowered?)")
         return

@@ -270,7 +270,7 @@ def test_a_fresh_view_of_the_same_weight_every_call_hits(resolves):
         ops.rmsnorm_linear(x, g, wt[:, 8:].t())  # other columns of the same base: its own entry
         assert len(resolves) == 2
         folded = inference._PRE_MEMO.lookup(
-            inference._watched((g, None, wt[:, 8:].t(), None))[0] + (0.0, False, True),
+            inference._watched((g, None, wt[:, 8:].t(), None))[0] + (0.0, False, True, False),
             inference._watched((g, None, wt[:, 8:].t(), None))[1])[0]
         torch.testing.assert_close(folded.float(), (wt[:, 8:].t().float() * g.float()).bfloat16()
                                    .float(), rtol=0.01, atol=1e-3)

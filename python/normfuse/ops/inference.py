@@ -14,9 +14,10 @@ W is [N, K] (nn.Linear's); with weight_kn=True each weight is given as [K, N] (a
 the op reads its transpose. That is for a compiled graph (the Inductor pass): a transpose made in
 the graph reaches the op as a new alias of the parameter every call (no `_base`, its own version
 counter), which the memos below cannot key unless the parameter was registered (by a normfuse
-module: `alias_owner`); the parameter itself, transposed inside the op, is a true view keyed by
-its base. (On the H200, 2026-12-02, GPT-2's pass-compiled prefill spent 3.3 ms of host per
-forward against 2.2 ms with optimize's modules, whose Conv1D weights are registered.)
+module: `alias_owner`); the parameter itself is keyed by its identity (with the flag), and its
+transpose is made only when a call resolves. (On the H200, 2026-12-02, GPT-2's pass-compiled
+prefill spent 3.3 ms of host per forward against 2.2 ms with optimize's modules, whose Conv1D
+weights are registered.)
 
 No autograd formula is registered for them (an autograd kernel in Python costs ~17 us per call
 even under no_grad): the public functions (normfuse.ops.functional) take the training ops of
@@ -359,27 +360,30 @@ def _resolve_pre(op, x, g, beta, ws, bs, offset, is_ln, fold):
     return w, g, beta, bias, x.shape[-1], x.dtype, x.device, weights_key(w, g, beta, bias)
 
 
-def _pre_head(x, eps, offset, is_ln, fold):
+def _pre_head(x, eps, offset, is_ln, fold, weight_kn=False):
     """The pre-norm launch-ready call's key before the weights' (None: x has no storage, e.g.
     sparse; the checks say what is wrong)."""
     try:
         return (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, eps, offset, is_ln,
-                fold)
+                fold, weight_kn)
     except RuntimeError:
         return None
 
 
 def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold,
                    weight_kn=False):
-    if weight_kn:  # [K, N] weights: their transposes are views, keyed by the parameters
-        weight = [_kn(w) for w in weight]
     given = (norm_weight, norm_bias, *weight, *bias)
-    call, ckey, wkey, srcs, ts = _find(_PRE_CALLS, _pre_head(x, eps, offset, is_ln, fold), given)
+    # (weight_kn: the calls and the memo are keyed by the [K, N] tensors themselves, with the
+    # flag; their transposes are made on a miss only)
+    call, ckey, wkey, srcs, ts = _find(_PRE_CALLS, _pre_head(x, eps, offset, is_ln, fold,
+                                                             weight_kn), given)
     if call is not None:
         return call(x)
     if ts is not given:  # an alias of a registered weight: read through a view of its owner
         n = len(weight)
         norm_weight, norm_bias, weight, bias = ts[0], ts[1], list(ts[2:2 + n]), list(ts[2 + n:])
+    if weight_kn:
+        weight = [_kn(w) for w in weight]
     op = "layernorm_linear" if is_ln else "rmsnorm_linear"
     if not route(op, x):
         check_prenorm(op, x, tuple(weight), None if all(b is None for b in bias) else tuple(bias),
@@ -387,7 +391,7 @@ def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, 
         return fallback.prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset,
                                        is_ln)
     register_weights(*srcs)  # (a compiled graph's aliases of them are then known)
-    key = (*wkey, offset, is_ln, fold)
+    key = (*wkey, offset, is_ln, fold, weight_kn)
     r = _PRE_MEMO.lookup(key, srcs)
     if r is None or x.shape[-1] != r[4] or x.dtype != r[5] or x.device != r[6]:
         r = _resolve_pre(op, x, norm_weight, norm_bias, weight, bias, offset, is_ln, fold)
@@ -404,10 +408,11 @@ def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, 
     return y
 
 
-def pre_call(x, norm_weight, norm_bias, weight, bias, eps, offset=0.0, is_ln=False, fold=True):
+def pre_call(x, norm_weight, norm_bias, weight, bias, eps, offset=0.0, is_ln=False, fold=True,
+             weight_kn=False):
     """The launch-ready call `prenorm_linear` keeps for these arguments (as it keys it), or None:
     for the host benchmarks and tests that time or inspect the layers below the op."""
-    return _find(_PRE_CALLS, _pre_head(x, eps, offset, is_ln, fold),
+    return _find(_PRE_CALLS, _pre_head(x, eps, offset, is_ln, fold, weight_kn),
                  (norm_weight, norm_bias, *weight, *bias))[0]
 
 
@@ -449,23 +454,37 @@ def _resolve_post(op, x, weight, g, beta, bias, residual, offset, is_ln):
             x.shape[-1], x.dtype, x.device)
 
 
-def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln,
-                    weight_kn=False):
-    if weight_kn:
-        weight = _kn(weight)
-    given = (weight, norm_weight, norm_bias, bias)
+def _post_head(x, residual, eps, offset, is_ln, weight_kn):
+    """The post-norm launch-ready call's key before the weights' (None: a tensor without
+    storage, e.g. sparse; the checks say what is wrong)."""
     try:
         rkey = None if residual is None else (residual.shape, residual.stride(), residual.dtype,
                                               residual.device, residual.data_ptr() & 15)
-        head = (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, rkey, eps, offset,
-                is_ln)
-    except RuntimeError:  # a tensor without storage (sparse): the checks below say what is wrong
-        head = None
-    call, ckey, wkey, srcs, ts = _find(_POST_CALLS, head, given)
+        return (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15, rkey, eps, offset,
+                is_ln, weight_kn)
+    except RuntimeError:
+        return None
+
+
+def post_call(x, weight, norm_weight, norm_bias, bias, residual, eps, offset=0.0, is_ln=False,
+              weight_kn=False):
+    """The launch-ready call `postnorm_linear` keeps for these arguments, or None (as
+    `pre_call`)."""
+    return _find(_POST_CALLS, _post_head(x, residual, eps, offset, is_ln, weight_kn),
+                 (weight, norm_weight, norm_bias, bias))[0]
+
+
+def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln,
+                    weight_kn=False):
+    given = (weight, norm_weight, norm_bias, bias)  # (weight_kn: as in prenorm_linear)
+    call, ckey, wkey, srcs, ts = _find(_POST_CALLS, _post_head(x, residual, eps, offset, is_ln,
+                                                               weight_kn), given)
     if call is not None:
         return call(x, residual)
     if ts is not given:  # an alias of a registered weight: read through a view of its owner
         weight, norm_weight, norm_bias, bias = ts
+    if weight_kn:
+        weight = _kn(weight)
     op = "linear_layernorm" if is_ln else "linear_rmsnorm"
     norm = {"norm_weight": norm_weight, "norm_bias": norm_bias} if is_ln else \
         {"norm_weight": norm_weight}
@@ -474,7 +493,7 @@ def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offs
         return fallback.postnorm_linear(x, weight, norm_weight, norm_bias, eps, bias, residual,
                                         offset, is_ln)
     register_weights(*srcs)  # (a compiled graph's aliases of them are then known)
-    key = (*wkey, offset, is_ln)
+    key = (*wkey, offset, is_ln, weight_kn)
     r = _POST_MEMO.lookup(key, srcs)
     if (r is None or x.shape[-1] != r[4] or x.dtype != r[5] or x.device != r[6]
             or (residual is not None and (residual.shape[:-1] != x.shape[:-1]
