@@ -376,6 +376,46 @@ def test_kn_weights_hit_without_registration(resolves, monkeypatch):
         assert len(seen) == 1
 
 
+def test_public_weight_kn_launches_what_the_transpose_launches(resolves):
+    """ops.layernorm_linear(..., weight_kn=True) with [K, N] weights (a Conv1D's, siblings
+    included) launches what passing their transposes launches, from one resolution; under
+    autograd it trains as the transposes do; a weight that is not 2-D is refused by name."""
+    g, beta = 1 + _bf(K, scale=0.1, seed=1), _bf(K, scale=0.1, seed=7)
+    w1, w2 = _bf(K, N, scale=K ** -0.5, seed=2), _bf(K, 64, scale=K ** -0.5, seed=4)
+    b1, b2 = _bf(N, seed=6), _bf(64, seed=8)
+    x = _bf(M, K, seed=3)
+    with fused_on_cpu() as drv:
+        for ws, bs in (([w1], [b1]), ([w1, w2], [b1, b2])):
+            one = ws[0] if len(ws) == 1 else ws
+            y = ops.layernorm_linear(x, g, beta, one, 1e-5, bs[0] if len(bs) == 1 else bs,
+                                     weight_kn=True)
+            kn = drv.launches[-1]
+            n = len(resolves)
+            ts = [w.t() for w in ws]
+            y2 = ops.layernorm_linear(x, g, beta, ts[0] if len(ts) == 1 else ts, 1e-5,
+                                      bs[0] if len(bs) == 1 else bs)
+            tr = drv.launches[-1]
+            assert y.shape == y2.shape == (M, sum(w.shape[1] for w in ws))
+            for i, (u, v) in enumerate(zip(kn, tr)):
+                if i == C:
+                    assert u.inputs[1:] == v.inputs[1:]
+                else:  # B included: one derived weight (the cache keys it by the storage)
+                    assert _same(u, v), i
+            ops.layernorm_linear(x, g, beta, one, 1e-5, bs[0] if len(bs) == 1 else bs,
+                                 weight_kn=True)
+            assert len(resolves) == n + 1  # the transposes' own; the kn call again: none
+    with pytest.raises(ValueError, match="weight_kn=True takes 2-D"):
+        ops.rmsnorm_linear(x, g, w1.flatten(), weight_kn=True)
+    xg = x.float().requires_grad_()
+    wg = w1.float().requires_grad_()
+    ops.rmsnorm_linear(xg, g.float(), wg, 1e-6, weight_kn=True).square().sum().backward()
+    gx, gw = xg.grad, wg.grad
+    xg.grad = wg.grad = None
+    ops.rmsnorm_linear(xg, g.float(), wg.t(), 1e-6).square().sum().backward()
+    torch.testing.assert_close(gx, xg.grad)
+    torch.testing.assert_close(gw, wg.grad)
+
+
 def test_postnorm_fresh_views_hit(monkeypatch):
     """The post-norm op keys its weight's views the same way."""
     seen = []
@@ -422,3 +462,29 @@ def test_lowered_postnorm_calls_view_3d_activations(monkeypatch):
         maps = [a.inputs[0] for a in drv.launches[-1] if isinstance(a, FakeTensorMap)]
         assert xt.data_ptr() not in maps and y.data_ptr() in maps and r.data_ptr() in maps
     post.clear_postnorm_plans()
+
+
+def test_optimized_conv1d_blocks_call_with_kn_weights(resolves, monkeypatch):
+    """GPT-2's fused blocks hand the op their Conv1D parameters as they are (weight_kn), in
+    eager and compiled forwards: the op sees the [K, N] parameters (no per-call view, no alias
+    to look an owner up for), resolves once per block, and computes what the transposes do."""
+    import optimize_models as om
+
+    import normfuse
+    seen = []
+    real = inference.prenorm_linear
+    monkeypatch.setattr(inference, "prenorm_linear",
+                        lambda *a: (seen.append(a), real(*a))[1])
+    torch.manual_seed(0)
+    m = om.tiny_family("gpt2").bfloat16().eval()
+    ids = torch.randint(0, 100, (2, 16))
+    with fused_on_cpu(), torch.no_grad():
+        normfuse.optimize(m, check=False)
+        for _ in range(3):
+            m(input_ids=ids)
+    convs = {id(p) for n, p in m.named_parameters() if n.endswith(("c_attn.weight", "c_fc.weight"))}
+    kn = [a[9] for a in seen]  # the Conv1D blocks' calls: the parameters themselves, weight_kn
+    assert kn == [all(id(w) in convs for w in a[3]) for a in seen], kn
+    assert sum(kn) == 2 * 2 * 3  # c_attn and c_fc in 2 layers, 3 forwards (the LM head: Linear)
+    per_forward = len(seen) // 3
+    assert len(resolves) == per_forward  # the first forward's; none after

@@ -175,13 +175,15 @@ def _ops():
     return _OPS
 
 
-def _op(spec, x, g, beta, weight, bias):
+def _op(spec, x, g, beta, weight, bias, kn: bool = False):
+    """The fused pre-norm op; kn: the weights are Conv1D's [K, N] parameters (weight_kn)."""
     ops = _OPS or _ops()
     if g is None and spec.kind == "rms":  # a norm without scale: the ops take g = 1
         g = x.new_ones(x.shape[-1])
     if spec.kind == "rms":
-        return ops.rmsnorm_linear(x, g, weight, spec.eps, bias, offset=spec.offset)
-    return ops.layernorm_linear(x, g, beta, weight, spec.eps, bias, offset=spec.offset)
+        return ops.rmsnorm_linear(x, g, weight, spec.eps, bias, offset=spec.offset, weight_kn=kn)
+    return ops.layernorm_linear(x, g, beta, weight, spec.eps, bias, offset=spec.offset,
+                                weight_kn=kn)
 
 
 # Parameter tensor types the standalone norm op takes in composed training (not a DTensor or
@@ -347,9 +349,13 @@ class FusedNorm(nn.Module):
         if not self._packed_now(grad):
             return x  # each consumer normalizes what it reads
         g, beta = self.norm_params()
-        ws = [c.gemm_weight() for c in self._consumers]
-        bs = [_param(c, "bias") for c in self._consumers]
-        return _op(self.spec, x, g, beta, ws, None if all(b is None for b in bs) else bs)
+        cs = self._consumers
+        # Conv1D consumers: their [K, N] parameters as they are (weight_kn: the op keys its
+        # launch-ready call by them; a `weight.t()` per call is a new view to key by geometry)
+        kn = all(c.transposed for c in cs)
+        ws = [_param(c, "weight") if kn else c.gemm_weight() for c in cs]
+        bs = [_param(c, "bias") for c in cs]
+        return _op(self.spec, x, g, beta, ws, None if all(b is None for b in bs) else bs, kn)
 
     def train(self, mode: bool = True):
         super().train(mode)
@@ -447,6 +453,8 @@ class FusedLinear(_GemmModule):
         if form == "normalized":  # composed training: x is the original norm's output
             return torch.nn.functional.linear(x, self.gemm_weight(), self.bias)
         g, beta = norm.norm_params()
+        if self.transposed:  # (weight_kn: see FusedNorm.forward)
+            return _op(norm.spec, x, g, beta, _param(self, "weight"), _param(self, "bias"), True)
         return _op(norm.spec, x, g, beta, self.gemm_weight(), _param(self, "bias"))
 
     def _apply(self, fn, recurse=True):

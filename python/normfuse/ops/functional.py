@@ -112,6 +112,30 @@ def _lists(op: str, weight, bias) -> tuple[list, list]:
     return list(ws), list(bs) if bs is not None else [None] * len(ws)
 
 
+def _kn_lists(op: str, weight, bias) -> tuple[list, list]:
+    """`_lists` for weight_kn=True: the [K, N] tensors as given (2-D, checked here; a list is
+    checked against its biases as its [N, K] transposes would be)."""
+    single = isinstance(weight, Tensor)
+    if not single and not isinstance(weight, (list, tuple)):
+        return _lists(op, weight, bias)  # raises, naming what is wrong
+    for w in [weight] if single else weight:
+        if not isinstance(w, Tensor) or w.dim() != 2:
+            raise ValueError(f"{op}: weight_kn=True takes 2-D [K, N] weights, got "
+                             + (f"shape {tuple(w.shape)}" if isinstance(w, Tensor)
+                                else type(w).__name__))
+    if single and (bias is None or isinstance(bias, Tensor)):
+        return [weight], [bias]
+    _, bs = _lists(op, weight.t() if single else [w.t() for w in weight], bias)
+    return [weight] if single else list(weight), bs
+
+
+def _nk(weight, ws: list):
+    """(weight, ws) as [N, K] views of the [K, N] tensors given with weight_kn=True, for the
+    paths that read them so (training, explicit launch options)."""
+    ws = [w.t() for w in ws]
+    return (ws[0] if isinstance(weight, Tensor) else ws), ws
+
+
 def _tensors(op: str, **named) -> None:
     for name, t in named.items():
         if t is not None and not isinstance(t, Tensor):
@@ -137,7 +161,7 @@ def _launch_options(passes, default_passes, *others) -> bool:
 def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=0.0, folded=False,
                    fold=True, config: GemmConfig | None = None, passes=DEFAULT_PASSES,
                    tma: bool | None = None, persistent: bool | None = None,
-                   row_blocks: bool | None = None) -> Tensor:
+                   row_blocks: bool | None = None, weight_kn: bool = False) -> Tensor:
     """y = rmsnorm(x, offset + norm_weight, eps) @ weight^T + bias, in one kernel.
 
     x: [..., K]; norm_weight: [K]; weight: [N, K] (any strides, e.g. GPT-2 Conv1D's
@@ -153,13 +177,16 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=0.0, f
     read A and W tiles with bulk tensor copies (None: when g stays in the loop, the measured
     faster choice; rows must be 16-byte aligned, else pointer loads are used). `persistent`:
     one program per SM walks the tiles (None: the config's choice). `row_blocks`: in the
-    persistent form, walk row blocks (None: ROW_BLOCKS_DEFAULT).
+    persistent form, walk row blocks (None: ROW_BLOCKS_DEFAULT). `weight_kn=True`: each weight
+    is given as [K, N] (transformers' Conv1D layout), as if `weight.t()` were passed; cheaper per
+    call (the launch-ready call is found by the tensor itself, not by a new view's geometry).
     Under autograd (grad mode on and a tensor requiring grad) the op trains (normfuse.ops.training;
     the launch options must keep their defaults). Where the fused kernels do not run (CPU, not
     sm_90, float32) the reference path computes the same function (FallbackWarning, once).
     """
     op = "rmsnorm_linear"
-    ws, bs = _lists(op, weight, bias)
+    # weight_kn: the fast path passes the [K, N] tensors; the others transpose them (_nk)
+    ws, bs = _kn_lists(op, weight, bias) if weight_kn else _lists(op, weight, bias)
     if not folded and norm_weight is None:
         raise ValueError(f"{op}: norm_weight is required unless folded=True")
     g = None if folded else norm_weight
@@ -170,6 +197,8 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=0.0, f
     if _wants_grad(x, g, *ws, *bs):
         _training_options(op, folded=folded, config=config, passes=passes, tma=tma,
                           persistent=persistent, row_blocks=row_blocks)
+        if weight_kn:
+            weight, ws = _nk(weight, ws)
         if not torch.compiler.is_compiling():
             check_prenorm(op, x, tuple(ws), tuple(bs), {"norm_weight": g}, fused=False)
         w, b = _cat_for_autograd(ws, bs)
@@ -178,33 +207,39 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=0.0, f
             or persistent is not None or row_blocks is not None) and \
             _launch_options(passes, DEFAULT_PASSES, config, tma, persistent, row_blocks):
         if inference.route(op, x):
+            if weight_kn:
+                weight, ws = _nk(weight, ws)
             return prepare_rmsnorm_linear(x, g, weight, eps, bias, offset=offset, folded=folded,
                                           fold=fold, config=config, passes=passes, tma=tma,
                                           persistent=persistent, row_blocks=row_blocks)()
     if _direct(x, g, *ws, *bs):
         return inference.prenorm_linear(x, g, None, ws, bs, float(eps), float(offset), False,
-                                        bool(fold))
-    return _PRE(x, g, None, ws, bs, float(eps), float(offset), False, bool(fold))
+                                        bool(fold), bool(weight_kn))
+    return _PRE(x, g, None, ws, bs, float(eps), float(offset), False, bool(fold), bool(weight_kn))
 
 
 def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, offset=0.0,
                      fold=True, config: GemmConfig | None = None, passes=DEFAULT_PASSES,
-                     tma: bool | None = None, persistent: bool | None = None) -> Tensor:
+                     tma: bool | None = None, persistent: bool | None = None,
+                     weight_kn: bool = False) -> Tensor:
     """y = layer_norm(x, offset + norm_weight, norm_bias, eps) @ weight^T + bias, in one kernel.
 
     norm_weight / norm_bias: [K] or None (no affine scale / shift; `offset` needs
     norm_weight). Otherwise as `rmsnorm_linear` (weight lists, strided weights, training, the
-    reference path); `fold=True` (default) folds the scale into W and norm_bias into the output
-    bias (W norm_bias), `fold=False` keeps both in the k-loop.
+    reference path, `weight_kn`); `fold=True` (default) folds the scale into W and norm_bias
+    into the output bias (W norm_bias), `fold=False` keeps both in the k-loop.
     """
     op = "layernorm_linear"
-    ws, bs = _lists(op, weight, bias)
+    # weight_kn: the fast path passes the [K, N] tensors; the others transpose them (_nk)
+    ws, bs = _kn_lists(op, weight, bias) if weight_kn else _lists(op, weight, bias)
     if type(x) not in _PLAIN or type(norm_weight) not in _PLAIN or type(norm_bias) not in _PLAIN:
         _tensors(op, x=x, norm_weight=norm_weight, norm_bias=norm_bias)
     if offset:
         _check_offset(op, offset, norm_weight)
     if _wants_grad(x, norm_weight, norm_bias, *ws, *bs):
         _training_options(op, config=config, passes=passes, tma=tma, persistent=persistent)
+        if weight_kn:
+            weight, ws = _nk(weight, ws)
         if not torch.compiler.is_compiling():
             check_prenorm(op, x, tuple(ws), tuple(bs),
                           {"norm_weight": norm_weight, "norm_bias": norm_bias}, fused=False)
@@ -214,13 +249,16 @@ def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, 
             or persistent is not None) and \
             _launch_options(passes, DEFAULT_PASSES, config, tma, persistent):
         if inference.route(op, x):
+            if weight_kn:
+                weight, ws = _nk(weight, ws)
             return prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps, bias,
                                             offset=offset, fold=fold, config=config,
                                             passes=passes, tma=tma, persistent=persistent)()
     if _direct(x, norm_weight, norm_bias, *ws, *bs):
         return inference.prenorm_linear(x, norm_weight, norm_bias, ws, bs, float(eps),
-                                        float(offset), True, bool(fold))
-    return _PRE(x, norm_weight, norm_bias, ws, bs, float(eps), float(offset), True, bool(fold))
+                                        float(offset), True, bool(fold), bool(weight_kn))
+    return _PRE(x, norm_weight, norm_bias, ws, bs, float(eps), float(offset), True, bool(fold),
+                bool(weight_kn))
 
 
 # ---------------------------------------------------------------------------------------------
