@@ -36,6 +36,7 @@ def main(argv=None) -> int:
 
 def _run(a, torch) -> int:
     from normfuse.repro import models as M
+    from normfuse.repro.profile_models import kernels_of
     spec = M.SPECS[a.model]
     sd, ids, _ = M.make_state(spec, "cuda", torch.bfloat16)
     calls = {}
@@ -66,15 +67,12 @@ def _run(a, torch) -> int:
             f()
         torch.cuda.synchronize()
         burst = (time.perf_counter() - t0) * 1e3 / a.calls
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            f()
-            torch.cuda.synchronize()
-        dev = sum(e.device_time_total for e in prof.key_averages()) / 1e3
-        n = sum(e.count for e in prof.key_averages())
+        dev, evs = kernels_of(f)
+        n = sum(e.count for e in evs)
         print(f"{a.model} {k:16s} synchronized per call: median {statistics.median(single[k]):.3f} "
               f"ms (min {min(single[k]):.3f}); back to back: {burst:.3f} ms per call; "
               f"kernels of one call: {dev:.3f} ms in {n} events")
-        for e in sorted(prof.key_averages(), key=lambda e: -e.device_time_total)[:a.kernels]:
+        for e in evs[:a.kernels]:
             print(f"    {e.device_time_total / 1e3:8.3f} ms x{e.count:<3d} {e.key[:100]}")
     return 0
 

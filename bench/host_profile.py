@@ -32,11 +32,7 @@ def main(argv=None) -> int:
     if a.ab:
         return _ab(a, torch, M)
     for pair in a.pairs:
-        name, cname = pair.split(":", 1)
-        spec, cfg = M.SPECS[name], M._config(cname)
-        sd, ids, _ = M.make_state(spec, "cuda", torch.bfloat16)
-        model = M.build_configuration(spec, cfg, sd, "cuda", torch.bfloat16, {}).eval()
-        f = M.compile_for(model, cfg) if cfg.compiled else model
+        f, ids = _build(pair, torch, M)
 
         def fwd(f=f):
             with torch.no_grad():
@@ -64,22 +60,28 @@ def main(argv=None) -> int:
         print(f"\n== {pair} prefill: host {statistics.median(host):.3f} ms per call (median of "
               f"{a.calls}, no sync); cProfile over {a.calls} calls:")
         print("\n".join(ln for ln in s.getvalue().splitlines() if ln.strip()))
-        del fwd, f, model
+        del fwd, f
         torch._dynamo.reset()
     return 0
 
 
+def _build(pair: str, torch, M):
+    """(the callable model, its input ids) of 'model:configuration', compiled as the model
+    benchmark compiles it."""
+    name, cname = pair.split(":", 1)
+    spec, cfg = M.SPECS[name], M._config(cname)
+    sd, ids, _ = M.make_state(spec, "cuda", torch.bfloat16)
+    model = M.build_configuration(spec, cfg, sd, "cuda", torch.bfloat16, {}).eval()
+    return (M.compile_for(model, cfg) if cfg.compiled else model), ids
+
+
 def _ab(a, torch, M) -> int:
+    """(bench/sibling_ab.py does the same for BERT's eager configurations, with wall times.)"""
     from normfuse.nn.fused import SiblingGEMMs
     runs = {}
     for pair in a.pairs:
-        name, cname = pair.split(":", 1)
-        cname, _, flag = cname.partition("@")
-        spec, cfg = M.SPECS[name], M._config(cname)
-        sd, ids, _ = M.make_state(spec, "cuda", torch.bfloat16)
-        model = M.build_configuration(spec, cfg, sd, "cuda", torch.bfloat16, {}).eval()
-        f = M.compile_for(model, cfg) if cfg.compiled else model
-        runs[pair] = (f, ids, flag == "nosib")
+        base, _, flag = pair.partition("@")
+        runs[pair] = (*_build(base, torch, M), flag == "nosib")
     host = {p: [] for p in runs}
     default = SiblingGEMMs.enabled
     try:

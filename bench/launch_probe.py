@@ -91,8 +91,6 @@ def _pre_layers(a, torch, nf, M=8192, K=1280, N=3840) -> None:
     """The same for the pre-norm op at GPT-2's c_attn (LayerNorm, [K, N] Conv1D weight read
     transposed, bias): the eager public call with `weight.t()`, the op through the dispatcher
     with weight_kn (the Inductor pass's call), the launch-ready call, the plan's launch."""
-    import timeit
-
     from normfuse.ops import inference
     dev, dt = "cuda", torch.bfloat16
     x = torch.randn(4, M // 4, K, device=dev, dtype=dt)
@@ -120,15 +118,8 @@ def _pre_layers(a, torch, nf, M=8192, K=1280, N=3840) -> None:
         "F.linear + F.layer_norm (what it replaces, eager)": lambda: torch.nn.functional.linear(
             torch.nn.functional.layer_norm(x, (K,), g, beta, 1e-5), wt, b),
     }
-    print(f"\n== pre-norm op at {M} x {K} x {N} (LN, Conv1D weight): host us per call, "
-          f"{a.reps} calls back to back per row, 5 rounds (median)")
-    for name, f in layers.items():
-        ts = []
-        for _ in range(5):
-            torch.cuda.synchronize()
-            ts.append(timeit.timeit(f, number=a.reps) / a.reps * 1e6)
-        torch.cuda.synchronize()
-        print(f"  {name:60s} {sorted(ts)[2]:8.1f}")
+    _print_rows(torch, f"pre-norm op at {M} x {K} x {N} (LN, Conv1D weight): host us per call",
+                layers, a.reps, 60)
     print(f"  plan: {type(call.plan).__name__}, lowered: "
           f"{getattr(call.plan, 'lowered', None) is not None}")
 
@@ -137,8 +128,6 @@ def _layers(a, torch, nf, x, w, g, beta, b, r) -> None:
     """The post-norm op's host time layer by layer, each call following the same call (no sync
     in between; medians of a.reps): the public function, the inference op's implementation,
     its launch-ready call, the plan's launch, the output's allocation."""
-    import timeit
-
     from normfuse.ops import inference
     x3, r3 = x.view(4, -1, x.shape[-1]), r.view(4, -1, r.shape[-1])
     nf.linear_layernorm(x3, w, g, beta, 1e-5, b, r3)
@@ -160,14 +149,20 @@ def _layers(a, torch, nf, x, w, g, beta, b, r) -> None:
         "new_empty (the output)": lambda: x3.new_empty(call.view),
         "F.linear (cuBLAS)": lambda: torch.nn.functional.linear(x3, w, b),
     }
-    print(f"\n== host us per call, {a.reps} calls back to back per row, 5 rounds (median)")
+    _print_rows(torch, "host us per call", layers, a.reps, 55)
+
+
+def _print_rows(torch, title: str, layers: dict, reps: int, width: int) -> None:
+    """Each row's host us per call: `reps` calls back to back, 5 rounds, the median round."""
+    import timeit
+    print(f"\n== {title}, {reps} calls back to back per row, 5 rounds (median)")
     for name, f in layers.items():
         ts = []
         for _ in range(5):
             torch.cuda.synchronize()
-            ts.append(timeit.timeit(f, number=a.reps) / a.reps * 1e6)
+            ts.append(timeit.timeit(f, number=reps) / reps * 1e6)
         torch.cuda.synchronize()
-        print(f"  {name:55s} {sorted(ts)[2]:8.1f}")
+        print(f"  {name:{width}s} {sorted(ts)[2]:8.1f}")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ def main(argv=None) -> int:
     import torch.nn.functional as F
     import normfuse.ops as ops
     from normfuse.ops import training
+    from normfuse.repro.profile_models import kernels_of
     M, K, N, ln = a.m, a.k, a.n, a.kind == "ln"
     op = "layernorm_linear" if ln else "rmsnorm_linear"
     eps = 1e-5 if ln else 1e-6
@@ -87,9 +88,7 @@ def main(argv=None) -> int:
                 torch.cuda.synchronize()
                 host.append((t1 - t0) * 1e3)
                 wall.append((time.perf_counter() - t0) * 1e3)
-            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-                step(fn)
-                torch.cuda.synchronize()
+            tot, evs = kernels_of(lambda: step(fn))
             pr = cProfile.Profile()
             pr.enable()
             for _ in range(10):
@@ -100,8 +99,6 @@ def main(argv=None) -> int:
             training.PRENORM_BWD_PLAN[op] = old
         print(f"\n== {op} {M}x{K}x{N} {name}: host {statistics.median(host):.3f} ms, wall "
               f"{statistics.median(wall):.3f} ms (medians of {a.steps} steps)")
-        evs = sorted(prof.key_averages(), key=lambda e: -e.device_time_total)
-        tot = sum(e.device_time_total for e in evs) / 1e3
         print(f"device kernels of one step: {tot:.3f} ms")
         for e in evs[:12]:
             print(f"  {e.device_time_total / 1e3:8.3f} ms  x{e.count:<3d} {e.key[:110]}")

@@ -208,7 +208,7 @@ def test_training_fold_is_the_reference_fold_bit_for_bit(dtype):
     """The training forward folds g into W every step with one multiply where that is exact;
     it must equal reference.fold_norm_weight (fp32 product, cast back) bit for bit, and take
     the reference's route where one multiply would not be exact (offset, strided W)."""
-    from normfuse.ops.training import fold_now
+    from normfuse.ops.prenorm_linear import fold_now
     from normfuse.reference import fold_norm_weight
     gen = _gen(5)
     w = (torch.randn(96, 80, generator=gen) * 3).to(dtype)

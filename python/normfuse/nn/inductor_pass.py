@@ -167,8 +167,10 @@ def _name(n) -> str:
     return getattr(t, "__name__", str(t))
 
 
-def _gemm_operands(g: fx.Node):
-    """(A, B, bias) of mm / addmm with alpha = beta = 1, else None."""
+def _gemm_operands(g):
+    """(A, B, bias) of mm / addmm with alpha = beta = 1, else None (any other node too)."""
+    if not isinstance(g, fx.Node) or g.target not in _GEMMS:
+        return None
     if g.target is aten.mm.default:
         return g.args[0], g.args[1], None
     if g.kwargs.get("beta", 1) != 1 or g.kwargs.get("alpha", 1) != 1:
@@ -192,31 +194,37 @@ def _reads(y: fx.Node):
         uv = _val(u)
         if u.target in _RESHAPES and uv is not None and uv.dim() == 2:
             uses = list(u.users)
-            ok = uses and all(v.target in _GEMMS and _gemm_operands(v) is not None
-                              and _gemm_operands(v)[0] is u and _gemm_operands(v)[1] is not u
-                              for v in uses)
+            ops = [_gemm_operands(v) for v in uses]
+            ok = uses and all(o is not None and o[0] is u and o[1] is not u for o in ops)
             if ok:
                 gemms += [(v, u) for v in uses]
                 continue
             other += [_name(v) for v in uses if v.target not in _GEMMS] or [f"{_name(u)}"]
-        elif u.target in _GEMMS and _gemm_operands(u) is not None and _gemm_operands(u)[0] is y:
+        elif (_gemm_operands(u) or (None,))[0] is y:
             gemms.append((u, None))
         else:
             other.append("the graph's output" if u.op == "output" else _name(u))
     return gemms, other
 
 
-def _has_reduction(y: fx.Node, limit: int = MAX_NORM_NODES) -> bool:
-    seen, stack = {y}, [y]
+def _upstream(n: fx.Node, found, limit: int = MAX_NORM_NODES):
+    """True when a node on n's inputs' paths (n included) satisfies `found`; False when none
+    does; None when more than `limit` nodes were seen first."""
+    seen, stack = {n}, [n]
     while stack and len(seen) <= limit:
-        n = stack.pop()
-        if isinstance(n.target, torch._ops.OpOverload) and _name(n) in _REDUCTIONS:
+        m = stack.pop()
+        if found(m):
             return True
-        for i in n.all_input_nodes:
+        for i in m.all_input_nodes:
             if i not in seen:
                 seen.add(i)
                 stack.append(i)
-    return False
+    return None if len(seen) > limit else False
+
+
+def _has_reduction(y: fx.Node) -> bool:
+    return bool(_upstream(y, lambda n: isinstance(n.target, torch._ops.OpOverload)
+                          and _name(n) in _REDUCTIONS))
 
 
 def _is_vector(n: fx.Node, K: int) -> bool:
@@ -243,7 +251,7 @@ def _slice(y: fx.Node, x: fx.Node, K: int):
             continue
         if n.op != "call_function":
             return None
-        if _is_vector(n, K) and not _depends_on(n, x, nodes):
+        if _is_vector(n, K) and not _depends_on(n, x):
             chain = _vector_chain(n, K)
             if chain is None:
                 leaves.append(n)  # a [K] vector computed from elsewhere: taken as it is
@@ -282,17 +290,9 @@ def _vector_chain(n: fx.Node, K: int, limit: int = 8):
     return nodes, leaves
 
 
-def _depends_on(n: fx.Node, x: fx.Node, known: set, limit: int = MAX_NORM_NODES) -> bool:
-    seen, stack = {n}, [n]
-    while stack and len(seen) <= limit:
-        m = stack.pop()
-        if m is x:
-            return True
-        for i in m.all_input_nodes:
-            if i not in seen:
-                seen.add(i)
-                stack.append(i)
-    return len(seen) > limit  # too far to tell: treat as dependent (the subgraph then grows)
+def _depends_on(n: fx.Node, x: fx.Node) -> bool:
+    # (too far to tell: treated as dependent, the subgraph then grows)
+    return _upstream(n, lambda m: m is x) is not False
 
 
 def _candidates(y: fx.Node):
@@ -423,8 +423,9 @@ def rewrite(graph: fx.Graph) -> Report:
     rep = Report()
     ys = []
     for n in graph.nodes:
-        if n.op == "call_function" and n.target in _GEMMS and _gemm_operands(n) is not None:
-            a = _gemm_operands(n)[0]
+        ops = _gemm_operands(n)
+        if ops is not None:
+            a = ops[0]
             y = a.args[0] if (isinstance(a, fx.Node) and a.target in _RESHAPES) else a
             if isinstance(y, fx.Node) and y.op == "call_function" and y not in ys:
                 ys.append(y)
@@ -557,7 +558,7 @@ def _post_form(x: fx.Node):
     if x.op != "call_function":
         return None
     h = x.args[0] if x.target in _RESHAPES and isinstance(x.args[0], fx.Node) else x
-    if (h.target in _GEMMS and _gemm_operands(h) is not None and len(h.users) == 1
+    if (_gemm_operands(h) is not None and len(h.users) == 1
             and (h is x or len(x.users) >= 1)):
         return h, (x if h is not x else None), None
     if x.target is not aten.add.Tensor or x.kwargs.get("alpha", 1) != 1:
@@ -570,7 +571,7 @@ def _post_form(x: fx.Node):
         if h.target in _RESHAPES and isinstance(h.args[0], fx.Node):
             reshape, h = h, h.args[0]
         rv = _val(r)
-        if (h.target in _GEMMS and _gemm_operands(h) is not None and len(h.users) == 1
+        if (_gemm_operands(h) is not None and len(h.users) == 1
                 and (reshape is None or len(reshape.users) == 1)
                 and rv is not None and xv is not None and tuple(rv.shape) == tuple(xv.shape)):
             return h, reshape, r

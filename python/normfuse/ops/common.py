@@ -294,6 +294,14 @@ def cat_biases(ws: Sequence[Tensor], bs: Sequence) -> Optional[Tensor]:
     return torch.cat([b if b is not None else w.new_zeros(w.shape[0]) for b, w in zip(bs, ws)])
 
 
+def check_kn(op: str, w) -> None:
+    """weight_kn=True takes 2-D [K, N] tensors: raise, naming `op`, for anything else."""
+    if not isinstance(w, Tensor) or w.dim() != 2:
+        raise ValueError(f"{op}: weight_kn=True takes 2-D [K, N] weights, got "
+                         + (f"shape {tuple(w.shape)}" if isinstance(w, Tensor)
+                            else type(w).__name__))
+
+
 def capturing() -> bool:
     """Whether the current CUDA stream is capturing a graph (torch's C query)."""
     return cuda_state.capturing()

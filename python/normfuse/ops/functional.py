@@ -30,7 +30,7 @@ import torch
 from torch import Tensor
 
 from . import inference  # (defines the inference ops)
-from .common import as_lists, check_postnorm, check_prenorm
+from .common import as_lists, cat_biases, check_kn, check_postnorm, check_prenorm
 from .postnorm_linear import (DEFAULT_POSTNORM_PASSES, prepare_linear_layernorm,
                               prepare_linear_rmsnorm)
 from .prenorm_linear import (DEFAULT_PASSES, GemmConfig, _check_offset, prepare_layernorm_linear,
@@ -97,11 +97,7 @@ def _training_options(op: str, **given) -> None:
 def _cat_for_autograd(ws, bs):
     """Siblings joined for the training path, differentiably (each weight gets its gradient)."""
     w = ws[0] if len(ws) == 1 else torch.cat(ws)
-    if all(b is None for b in bs):
-        return w, None
-    if len(bs) == 1:
-        return w, bs[0]
-    return w, torch.cat([b if b is not None else v.new_zeros(v.shape[0]) for b, v in zip(bs, ws)])
+    return w, (bs[0] if len(bs) == 1 else cat_biases(ws, bs))
 
 
 def _lists(op: str, weight, bias) -> tuple[list, list]:
@@ -119,10 +115,7 @@ def _kn_lists(op: str, weight, bias) -> tuple[list, list]:
     if not single and not isinstance(weight, (list, tuple)):
         return _lists(op, weight, bias)  # raises, naming what is wrong
     for w in [weight] if single else weight:
-        if not isinstance(w, Tensor) or w.dim() != 2:
-            raise ValueError(f"{op}: weight_kn=True takes 2-D [K, N] weights, got "
-                             + (f"shape {tuple(w.shape)}" if isinstance(w, Tensor)
-                                else type(w).__name__))
+        check_kn(op, w)
     if single and (bias is None or isinstance(bias, Tensor)):
         return [weight], [bias]
     _, bs = _lists(op, weight.t() if single else [w.t() for w in weight], bias)

@@ -69,12 +69,12 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from . import fallback
-from .common import (FUSED_DTYPES, WEIGHTS, alias_owner, capturing, check_postnorm,
+from .common import (FUSED_DTYPES, WEIGHTS, alias_owner, capturing, check_kn, check_postnorm,
                      check_prenorm, fused_unavailable, pin_for_capture, register_clear,
                      register_weights, warn_fallback)
 from .postnorm_linear import (LOWERED_POSTNORM, _postnorm_2d, launch_postnorm,
                               on_clear_postnorm_plans, postnorm_plan_made)
-from .prenorm_linear import (_as_2d, _joined, _offset_weight, _unit_k, folded_weight,
+from .prenorm_linear import (_as_2d, _joined, _offset_weight, _unit_k, fold_norm,
                              launch_prenorm, prenorm_plan_made, weights_key)
 
 __all__ = ["route", "prenorm_linear", "postnorm_linear", "postnorm_plan", "POSTNORM_FUSED_MIN_ROWS"]
@@ -320,9 +320,7 @@ class _PostCall:
 
 def _kn(w: Tensor) -> Tensor:
     """A weight given as [K, N] (weight_kn=True), as the [N, K] view the op reads."""
-    if w.dim() != 2:
-        raise ValueError(f"normfuse: weight_kn=True takes 2-D [K, N] weights, got shape "
-                         f"{tuple(w.shape)}")
+    check_kn("normfuse", w)
     return w.t()
 
 
@@ -345,14 +343,7 @@ def _resolve_pre(op, x, g, beta, ws, bs, offset, is_ln, fold):
     bias = bs[0] if len(bs) == 1 else (None if all(b is None for b in bs) else bs)
     w, bias = _joined(weight, bias)
     if fold and (g is not None or beta is not None):
-        if beta is not None:  # beta @ W^T (fp32), plus the Linear bias: one fp32 vector
-            extra = WEIGHTS.get("w-beta", (w, beta), None, lambda: w.float() @ beta.float())
-            if bias is not None:
-                extra = WEIGHTS.get("w-beta+b", (w, beta, bias), None,
-                                    lambda: extra + bias.float())
-            bias = extra
-        if g is not None:
-            w = folded_weight(w, g, offset)
+        w, bias = fold_norm(w, g, beta, bias, offset)
         g = beta = None
     elif g is not None:
         g = _offset_weight(g, offset)

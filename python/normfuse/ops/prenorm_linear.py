@@ -601,12 +601,7 @@ def prepare_layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=N
     _check_inputs(op, x, weight, {"norm_weight": norm_weight, "norm_bias": norm_bias}, bias)
     w, bias = _joined(weight, bias, c)
     if fold and (norm_weight is not None or norm_bias is not None):
-        if norm_bias is not None:  # beta @ W^T (fp32), plus the Linear bias
-            extra = WEIGHTS.get("w-beta", (w, norm_bias), None,
-                                lambda: w.float() @ norm_bias.float(), c)
-            bias = extra + bias.float() if bias is not None else extra
-        if norm_weight is not None:
-            w = folded_weight(w, norm_weight, offset, c)
+        w, bias = fold_norm(w, norm_weight, norm_bias, bias, offset, c)
         norm_weight = norm_bias = None
     elif norm_weight is not None:
         norm_weight = _offset_weight(norm_weight, offset, c)
@@ -628,7 +623,31 @@ def folded_weight(w: torch.Tensor, g: torch.Tensor, offset: float = 0.0,
     """W diag(offset + g) in W's dtype (computed in fp32), cached per weight version."""
     with torch.no_grad():
         return WEIGHTS.get("fold", (w, g), float(offset),
-                           lambda: fold_norm_weight(w, g, offset=float(offset)), cache)
+                           lambda: fold_now(w, g, float(offset)), cache)
+
+
+def fold_now(w: torch.Tensor, g: torch.Tensor, offset: float = 0.0) -> torch.Tensor:
+    """W diag(offset + g), computed now: `reference.fold_norm_weight` bit for bit, in one
+    multiply where that is exact (offset 0, g in W's dtype, W contiguous: torch multiplies
+    16-bit tensors in fp32 and rounds once, as the reference's fp32 product cast back)."""
+    if not offset and g.dtype == w.dtype and w.is_contiguous():
+        return w * g
+    return fold_norm_weight(w, g, offset=offset)
+
+
+def fold_norm(w: torch.Tensor, g, beta, bias, offset: float = 0.0, cache: bool = True):
+    """The norm's affine parameters folded into the GEMM (fold=True): (W diag(offset + g), the
+    epilogue's bias). LayerNorm's shift becomes beta W^T in fp32 (from the unfolded W), plus the
+    Linear bias: one fp32 vector. g and beta may be None; `cache`: WEIGHTS' (per version)."""
+    if beta is not None:
+        extra = WEIGHTS.get("w-beta", (w, beta), None, lambda: w.float() @ beta.float(), cache)
+        if bias is not None:
+            extra = WEIGHTS.get("w-beta+b", (w, beta, bias), None,
+                                lambda: extra + bias.float(), cache)
+        bias = extra
+    if g is not None:
+        w = folded_weight(w, g, offset, cache)
+    return w, bias
 
 
 def _offset_weight(g: torch.Tensor, offset: float, cache: bool = True) -> torch.Tensor:

@@ -55,14 +55,14 @@ from torch import Tensor
 
 from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
 from . import fallback
-from ..reference import fold_norm_weight
 from .common import check_prenorm, define_op, sm_count
 from .norm import MAX_N as NORM_MAX_N, _kernel_backward as norm_kernel_backward
 from .inference import route
 from ..device import LaunchFailure, cluster_occupancy
 from .postnorm_linear import DEFAULT_POSTNORM_PASSES, _fit_and_grid
 from .postnorm_linear import _prepare as _prepare_post
-from .prenorm_linear import PreparedLaunch, _ensure_allocator, _offset_weight, launch_prenorm
+from .prenorm_linear import (PreparedLaunch, _ensure_allocator, _offset_weight, fold_norm,
+                             launch_prenorm)
 
 __all__ = ["norm_backward", "dw_norm", "row_stats", "prenorm_linear_train", "postnorm_linear_train",
            "postnorm_mlp_train", "select_backward_config", "backward_config_candidates",
@@ -620,26 +620,12 @@ def _pre_fwd_impl(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
 
 def _train_weights(weight, g, beta, bias, offset: float, is_ln: bool):
     """(W diag(offset + g) [N, K] unit-stride, the epilogue's bias or None) for one training
-    step: what prepare_layernorm_linear / prepare_rmsnorm_linear derive with
-    cache_weights=False, bit for bit. LayerNorm's shift becomes the fp32 vector beta W^T
-    (+ bias), from the unfolded W."""
-    if is_ln and beta is not None:
-        extra = torch.mv(weight.float(), beta.float())
-        bias = extra + bias.float() if bias is not None else extra
-    if g is not None:
-        w = fold_now(weight, g, offset)
-    else:
-        w = weight if weight.stride(-1) == 1 else weight.contiguous()
+    step: `prenorm_linear.fold_norm` not cached (what prepare_layernorm_linear /
+    prepare_rmsnorm_linear derive with cache_weights=False)."""
+    w, bias = fold_norm(weight, g, beta if is_ln else None, bias, offset, cache=False)
+    if w is weight and weight.stride(-1) != 1:
+        w = weight.contiguous()
     return w, (bias.contiguous() if bias is not None else None)
-
-
-def fold_now(w: Tensor, g: Tensor, offset: float = 0.0) -> Tensor:
-    """W diag(offset + g), not cached (training): `reference.fold_norm_weight` bit for bit, in
-    one multiply where that is exact (offset 0, g in W's dtype, W contiguous: torch multiplies
-    16-bit tensors in fp32 and rounds once, as the reference's fp32 product cast back)."""
-    if not offset and g.dtype == w.dtype and w.is_contiguous():
-        return w * g
-    return fold_norm_weight(w, g, offset=offset)
 
 
 def _pre_fwd_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):

@@ -287,14 +287,13 @@ def _device_ms(fn, calls: int = 3) -> float:
     import statistics
 
     import torch
+
+    from .profile_models import kernels_of
     fn()
     out = []
     for _ in range(calls):
         torch.cuda.synchronize()
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            fn()
-            torch.cuda.synchronize()
-        out.append(sum(e.device_time_total for e in prof.key_averages()) / 1e3)
+        out.append(kernels_of(fn)[0])
     return statistics.median(out)
 
 

@@ -21,10 +21,21 @@ import os
 import statistics
 import time
 
-__all__ = ["configuration_call", "host_and_wall", "profile_one", "main"]
+__all__ = ["configuration_call", "host_and_wall", "profile_one", "kernels_of", "main"]
 
 
 @contextlib.contextmanager
+def kernels_of(fn) -> tuple[float, list]:
+    """One call of `fn` under torch.profiler (CUDA activity only, synchronized): (the recorded
+    kernels' device time summed, in ms; the key averages by device time, largest first)."""
+    import torch
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    evs = sorted(prof.key_averages(), key=lambda e: -e.device_time_total)
+    return sum(e.device_time_total for e in evs) / 1e3, evs
+
+
 def configuration_call(model: str, config: str, mode: str):
     """The call of one prefill forward (no grad) or one train step of `model`:`config` of
     `normfuse.repro.models`, built in Liger's scope (in force while the caller runs it) and
