@@ -2,12 +2,13 @@
 then timed round by round (the same order each round), so that drift between runs cancels.
 
     PYTHONPATH=python python3 bench/train_ab.py --out DIR --model llama \
-        --variants stock+compile,normfuse+compile,normfuse+compile:nopack [--mode train] \
+        --variants stock+compile,normfuse+compile,normfuse+compile:pack [--mode train] \
         [--rounds 5]
 
 A variant is a configuration of `normfuse.repro.models` with optional switches after a colon:
-`nopack` (composed training under torch.compile runs each sibling consumer's own GEMM:
-nn.fused.COMPOSED_PACK = False while the variant is built, compiled and run). Writes
+`pack` (composed training under torch.compile runs each packed sibling group as one GEMM over
+the concatenated weights: nn.fused.COMPOSED_PACK = True while the variant is built, compiled
+and run) or `nopack` (each consumer its own GEMM, the default since 2026-12-02). Writes
 train_ab.json and prints a table: median ms over the rounds and each round's ms.
 """
 from __future__ import annotations
@@ -29,6 +30,8 @@ def switches(names):
     old = fused.COMPOSED_PACK
     if "nopack" in names:
         fused.COMPOSED_PACK = False
+    elif "pack" in names:
+        fused.COMPOSED_PACK = True
     try:
         yield
     finally:
@@ -39,7 +42,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--model", default="llama")
-    ap.add_argument("--variants", default="stock+compile,normfuse+compile,normfuse+compile:nopack")
+    ap.add_argument("--variants", default="stock+compile,normfuse+compile,normfuse+compile:pack")
     ap.add_argument("--mode", choices=("train", "prefill"), default="train")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rep-ms", type=int, default=150)

@@ -163,14 +163,18 @@ def _normfuse_ops(gm) -> set:
     return {str(n.target) for n in gm.graph.nodes if "normfuse" in str(n.target)}
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_composed_compiles_without_breaks_or_recompiles(family):
+@pytest.mark.parametrize("family,pack", [(f, False) for f in FAMILIES] + [("llama", True)])
+def test_composed_compiles_without_breaks_or_recompiles(family, pack, monkeypatch):
     """torch.compile(fullgraph=True: a graph break raises) over the optimized model, eval then
     train mode: one graph per mode, the normfuse inference ops in eval, none in train, where
-    each packed sibling group is one GEMM over torch.cat of its weights (q/k/v, gate/up);
-    the compiled training step's gradients equal the stock model's (fp32); then switching
-    modes back and forth with new inputs recompiles nothing."""
+    every consumer runs its own GEMM (the default) or, with COMPOSED_PACK, each packed sibling
+    group is one GEMM over torch.cat of its weights (q/k/v, gate/up); the compiled training
+    step's gradients equal the stock model's (fp32); then switching modes back and forth with
+    new inputs recompiles nothing."""
     import torch._dynamo as dynamo
+    from normfuse.nn import fused
+    monkeypatch.setattr(fused, "COMPOSED_PACK", pack)
+    packed = PACKED[family] if pack else 0
     stock, model, _ = _pair(family)
     graphs = []
 
@@ -188,7 +192,7 @@ def test_composed_compiles_without_breaks_or_recompiles(family):
         g_want = _grads(stock)
         assert len(graphs) == 2
         assert _normfuse_ops(graphs[0]) and not _normfuse_ops(graphs[1])
-        assert _cat_gemms(graphs[0]) == 0 and _cat_gemms(graphs[1]) == PACKED[family]
+        assert _cat_gemms(graphs[0]) == 0 and _cat_gemms(graphs[1]) == packed
         assert _rel(got, want) < 1e-6 and set(g) == set(g_want)
         assert all(_rel(g[n], g_want[n]) < 1e-6 for n in g)
         with dynamo.config.patch(error_on_recompile=True):
@@ -199,7 +203,7 @@ def test_composed_compiles_without_breaks_or_recompiles(family):
             model.train()
             ex = dynamo.explain(model)(input_ids=IDS)
             assert (ex.graph_count, ex.graph_break_count) == (1, 0), ex.break_reasons
-            assert _cat_gemms(ex.graphs[0]) == PACKED[family]
+            assert _cat_gemms(ex.graphs[0]) == packed
     finally:
         dynamo.reset()
 
@@ -263,13 +267,19 @@ def test_fused_plan_uses_the_ops_backward_plan(monkeypatch):
 # The report, the switch, the kept original modules
 # ---------------------------------------------------------------------------------------------
 
-def test_report_says_how_each_group_trains():
+def test_report_says_how_each_group_trains(monkeypatch):
     """The report's training column per group and the plan's reason under the table; an
     unknown plan is refused in the user's terms."""
+    from normfuse.nn import fused
+    _, _, rep = _pair("llama")
+    by = {m.norm.rsplit(".", 1)[-1]: m for m in rep.matches}
+    assert by["input_layernorm"].train == "composed: the norm, then its 3 GEMMs"
+    monkeypatch.setattr(fused, "COMPOSED_PACK", True)
     _, _, rep = _pair("llama")
     by = {m.norm.rsplit(".", 1)[-1]: m for m in rep.matches}
     assert by["input_layernorm"].train == ("composed: the norm; one GEMM over the 3 weights "
                                            "compiled, 3 GEMMs eager")
+    monkeypatch.setattr(fused, "COMPOSED_PACK", False)
     assert by["norm"].train == "composed: the norm, then its GEMM"
     text = str(rep)
     assert "training plan 'composed'" in text and "training plan: 'composed' (the default" in text

@@ -32,12 +32,12 @@ Pre-norm (a norm whose output feeds only GEMMs):
     instead of eager's half dozen kernels each way; `composed_norm`); otherwise (CPU, under
     torch.compile, where Inductor fuses the norm with the residual add) the original module's
     forward itself (kept, unregistered, reading its parameters from FusedNorm's own parameter
-    dict: the stock model's numerics). A packed group
-    (sum N_i != K) under torch.compile instead returns one GEMM over `torch.cat` of the sibling
-    weights (and biases) and the consumers slice it (Inductor fuses the weights' cat and the
-    slices' backward; q/k/v as one GEMM avoid cuBLAS's small-N GQA shapes); in eager every consumer
-    runs its own GEMM, since eager autograd would build a zero-filled full-width gradient per
-    slice. Rationale: at model shapes the fused training forward saves only the write of n
+    dict: the stock model's numerics). Every consumer runs its own GEMM; with `COMPOSED_PACK`
+    (NORMFUSE_COMPOSED_PACK=1) a packed group (sum N_i != K) under torch.compile instead returns
+    one GEMM over `torch.cat` of the sibling weights (and biases) and the consumers slice it
+    (measured slower on the H200: the weights' cat every step and the slices' backward cost more
+    than the wider GEMM saves; in eager autograd would build a zero-filled full-width gradient
+    per slice, so eager never packs in training). Rationale: at model shapes the fused training forward saves only the write of n
     while its backward recomputes n for dW = dY^T n, and the fused dX kernel runs at 3.4x
     cuBLAS's dX GEMM time (docs/NOTES.md), so the original norm (which Inductor fuses with the
     residual add and its backward) and cuBLAS GEMMs train faster until that kernel is fixed.
@@ -84,9 +84,12 @@ _SIMPLE = (int, float, bool, str, type(None))
 # either way. See the module docstring.
 TRAIN_PLANS = ("composed", "fused")
 
-# Composed training under torch.compile: one GEMM over the packed siblings' concatenated weights
-# (True) or each consumer its own GEMM, as eager (NORMFUSE_COMPOSED_PACK=0; for A/B measurements).
-COMPOSED_PACK = os.environ.get("NORMFUSE_COMPOSED_PACK", "1").strip() != "0"
+# Composed training under torch.compile: each consumer its own GEMM, as eager (False, the
+# default), or one GEMM over the packed siblings' concatenated weights (NORMFUSE_COMPOSED_PACK=1).
+# Measured on the H200 (2026-12-02, bench/train_ab.py, 7 interleaved rounds, train step): packed
+# 1.036x / 1.019x stock+compile's time for Qwen2 / Llama, unpacked 0.998x / 0.990x; the weights'
+# cat in every forward and the gradient's slice_scatters cost more than one wider GEMM saves.
+COMPOSED_PACK = os.environ.get("NORMFUSE_COMPOSED_PACK", "0").strip() not in ("0", "")
 
 
 def check_train_plan(plan) -> str:

@@ -39,8 +39,9 @@ What the rewritten model guarantees, and its limits:
   it. (In composed training it returns the norm's output.)
 - Training (grad mode on and something requiring grad) follows the training plan, `train=`:
   "composed" (the default): the original norm module's own forward (the stock model's numerics)
-  and plain GEMMs, the siblings as one GEMM over their concatenated weights under torch.compile
-  (one F.linear each in eager), post-norm forwards their original code; "fused": one fused
+  and plain GEMMs, one F.linear per consumer (siblings as one GEMM over their concatenated
+  weights under torch.compile only with NORMFUSE_COMPOSED_PACK=1: measured slower), post-norm
+  forwards their original code; "fused": one fused
   training op per consumer (one norm statistics pass each; the backward as the ops'
   PRENORM_BWD_PLAN says). Why composed is the default: at model shapes the fused forward saves
   only the write of the norm's output while the backward recomputes it for dW, and the fused
@@ -67,6 +68,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from . import fused as _fused
 from .fused import (TRAIN_PLANS, DeferredLinear, FusedLinear, FusedNorm, NormAfterLinear,
                     SiblingGEMMs, SiblingLinear, StandaloneNorm, check_train_plan, gemm_weight,
                     is_conv1d, pack_side_by_side)
@@ -178,8 +180,7 @@ class OptimizeReport:
 # Why each training plan (the report's line under the table).
 TRAIN_WHY = {
     "composed": ("'composed' (the default; train='fused' for the fused ops): in training the "
-                 "norms run as the model wrote them and the GEMMs on cuBLAS (siblings as one GEMM "
-                 "under torch.compile), so torch.compile can fuse each norm with the residual add "
+                 "norms run as the model wrote them and the GEMMs on cuBLAS (one per consumer), so torch.compile can fuse each norm with the residual add "
                  "and its backward; the fused training ops save only the write of the norm's "
                  "output while their backward recomputes it, and their dX kernel is still slower "
                  "than cuBLAS (docs/NOTES.md). Inference is fused."),
@@ -915,7 +916,7 @@ def _pre_train(g: _PreGroup) -> str:
     if n == 1:
         return "composed: the norm, then its GEMM"
     total = sum(gemm_weight(lin).shape[0] for _, lin in g.consumers)
-    if g.packed and total != g.spec.features:
+    if _fused.COMPOSED_PACK and g.packed and total != g.spec.features:
         return f"composed: the norm; one GEMM over the {n} weights compiled, {n} GEMMs eager"
     return f"composed: the norm, then its {n} GEMMs"
 
@@ -965,8 +966,7 @@ def _check_groups(model, groups, args, kwargs, ref, grad, rep):
 
 def set_train_plan(model: nn.Module, plan: str) -> nn.Module:
     """Set the training plan of every fused group of an optimized model: "composed" (the
-    original norms' forwards and plain GEMMs, the siblings as one GEMM under torch.compile;
-    post-norm forwards their original code) or "fused" (the fused training ops). Inference is
+    original norms' forwards and plain GEMMs, one per consumer; post-norm forwards their original code) or "fused" (the fused training ops). Inference is
     fused either way. A compiled model recompiles once for the change (Dynamo guards on it).
     Returns the model."""
     check_train_plan(plan)
