@@ -599,6 +599,32 @@ def test_a_failing_interleaved_call_is_a_record_and_the_others_go_on(monkeypatch
     json.dumps(recs)
 
 
+def test_a_burst_turn_runs_its_calls_back_to_back(monkeypatch):
+    """BURST = 3: each configuration's turn runs three calls between two syncs (none of the
+    other configuration in between) and records the mean per call; the JSON says the burst and
+    models.md's header says what ms means then."""
+    import contextlib
+    import time as _time
+    monkeypatch.setattr(M, "INTERLEAVED_CALLS", {"prefill": 4, "train": 2})
+    monkeypatch.setattr(M, "BURST", 3)
+    order = []
+
+    def make(name, sleep):
+        def call():
+            order.append(name)
+            _time.sleep(sleep)
+        return call
+    recs = [{"model": "m", "config": c, "mode": "prefill", "status": "ok", "_call": make(c, s),
+             "_scope": contextlib.nullcontext} for c, s in (("a", 0.002), ("b", 0.0))]
+    M.time_interleaved(recs, "cpu", lambda *_: None)
+    assert len(order) == 24 and all(len(set(order[i:i + 3])) == 1 for i in range(0, 24, 3))
+    a, b = recs
+    assert a["calls_ms"]["n"] == 4 and b["calls_ms"]["n"] == 4
+    assert 2.0 <= a["ms"] < 20 and b["ms"] < a["ms"]  # per call, not per turn of three
+    with pytest.raises(SystemExit):
+        M.main(["--out", "x", "--burst", "0"])
+
+
 def test_interleaved_calls_run_without_the_garbage_collector(monkeypatch):
     """time_interleaved collects garbage between its rounds and keeps the collector off in the
     timed calls (a collection lands in a random configuration's call); it is on again after,

@@ -69,8 +69,9 @@ Modes and what is measured, per configuration:
                all are timed interleaved call by call (INTERLEAVED_CALLS: each call
                synchronized and timed with the host clock), ms the median and `calls_ms` the
                quartiles (the H200 machine's host speed drifts 2x within a minute and eager
-               models are host-bound here); on a CPU a median of three wall-clock calls
-               (meaningless as a speed)
+               models are host-bound here); `--burst N` runs N calls back to back per turn
+               and records their mean per call (BURST); on a CPU a median of three
+               wall-clock calls (meaningless as a speed)
     err        ||h - h32||_F / ||h32||_F of the last hidden state against the fp32 copy of the
                stock model on the same inputs; train: also of the gradients of two parameters of
                layer 0 (the first norm's weight and a GEMM weight fed by a norm)
@@ -846,6 +847,13 @@ def run_model(spec: ModelSpec, configs=CONFIG_NAMES, device="cuda", backend="ind
 # `calls_ms` the quartiles. Recompiles of a compiled configuration are counted over those calls.
 INTERLEAVED_CALLS = {"prefill": 60, "train": 20}
 GC_OFF_IN_CALLS = True  # the garbage collector runs between the rounds only
+# Calls per configuration's turn (`--burst`): 1 (the default) times each call alone, between two
+# syncs, after another configuration's call; N > 1 runs N calls back to back per turn (a sync
+# before the first and after the last) and records their mean: a host-bound configuration is
+# then timed as a process that runs only it would run it (its own code and objects warm, the
+# host's launches overlapping the GPU's work of the call before). Both are reported as measured;
+# the burst form answers whether a host-bound configuration's ratio comes from the interleaving.
+BURST = 1
 
 
 def time_interleaved(records, device, log=print) -> None:
@@ -900,10 +908,12 @@ def time_interleaved(records, device, log=print) -> None:
 
 
 def _round(i, pending, order, last, times, hosts, failed, device, log):
-    """Round i of `time_interleaved`: each pending configuration's call once, in a shuffled
-    order (no configuration always runs after the same neighbour), none twice in a row across
-    a round's boundary; `times` gets each call's wall ms, `hosts` its host ms (until the call
-    returned, before the sync). Returns the round's last record."""
+    """Round i of `time_interleaved`: each pending configuration's call once (BURST calls back
+    to back), in a shuffled order (no configuration always runs after the same neighbour), none
+    twice in a row across a round's boundary; `times` gets each turn's wall ms, `hosts` its host
+    ms (until the last call returned, before the sync), per call. Returns the round's last
+    record."""
+    burst = max(1, int(BURST))
     turn = list(pending)
     order.shuffle(turn)
     if len(turn) > 1 and turn[0] is last:
@@ -917,7 +927,8 @@ def _round(i, pending, order, last, times, hosts, failed, device, log):
             with r["_scope"]():
                 _sync(device)
                 t0 = time.perf_counter()
-                r["_call"]()
+                for _ in range(burst):
+                    r["_call"]()
                 t1 = time.perf_counter()
                 _sync(device)
         except Exception as e:  # noqa: BLE001 - one configuration's failure is a record
@@ -928,8 +939,8 @@ def _round(i, pending, order, last, times, hosts, failed, device, log):
             pending.remove(r)
             failed.append(r)
             continue
-        times[id(r)].append((time.perf_counter() - t0) * 1e3)
-        hosts[id(r)].append((t1 - t0) * 1e3)
+        times[id(r)].append((time.perf_counter() - t0) * 1e3 / burst)
+        hosts[id(r)].append((t1 - t0) * 1e3 / burst)
     return last
 
 
@@ -992,7 +1003,7 @@ def run(specs, configs=CONFIG_NAMES, device="cuda", backend="inductor", log=prin
     specs = [SPECS[s] if isinstance(s, str) else s for s in specs]
     data = {**environment(device), "backend": backend, "configs": list(configs), "records": [],
             "models": [], "timing": {"interleaved_calls": dict(INTERLEAVED_CALLS),
-                                     "gc_off_in_calls": GC_OFF_IN_CALLS}}
+                                     "gc_off_in_calls": GC_OFF_IN_CALLS, "burst": BURST}}
     for spec in specs:
         recs, minfo = run_model(spec, configs, device, backend, log=log)
         data["records"].extend(recs)
@@ -1214,10 +1225,13 @@ def write(data, out: str, log=print) -> dict:
              "png": os.path.join(out, "models.png")}
     with open(paths["json"], "w") as f:
         json.dump(data, f, indent=1, default=str)
+    burst = int((data.get("timing") or {}).get("burst") or 1)
     head = (f"# Model benchmark ({data.get('gpu') or data.get('device')}, {data.get('date', '')[:10]}, "
             f"torch {data.get('torch')}, transformers {data.get('transformers')}, liger-kernel "
             f"{data.get('liger_kernel')}, bf16)\n\n"
-            "ms: median per call (interleaved calls, synchronized around each; host: the "
+            "ms: median per call (interleaved calls, synchronized around each"
+            + (f" turn of {burst} calls back to back, per call" if burst > 1 else "") +
+            "; host: the "
             "median time until the call returned, before the sync: near ms, the call is "
             "host-bound; the garbage "
             "collector runs between rounds" + ("" if (data.get("timing") or {}).get(
@@ -1310,7 +1324,14 @@ def main(argv=None) -> int:
                     help="warm-up children at once (default: the cores less two)")
     ap.add_argument("--warm-timeout", type=float, default=240.0)
     ap.add_argument("--plot-only", metavar="MODELS_JSON", help="redraw models.md/png from a json")
+    ap.add_argument("--burst", type=int, default=1,
+                    help="calls per configuration's turn, back to back (their mean is recorded; "
+                         "default 1: each call alone between two syncs)")
     args = ap.parse_args(argv)
+    global BURST
+    if args.burst < 1:
+        ap.error("--burst must be at least 1")
+    BURST = args.burst
     if args.plot_only:
         with open(args.plot_only) as f:
             data = json.load(f)
