@@ -425,6 +425,28 @@ def test_sweep_warm_jobs_are_valid_children(monkeypatch):
     assert idx == list(range(len(S.PRE_OPTIONS) + len(S.POST_OPTIONS) + len(S.T_VALUES)))
 
 
+def test_sweep_post_grid_and_option_filter(monkeypatch):
+    """--shapes post-grid / --options reach shapes(), the cells' options and the warm-up
+    children through the environment; only the T asked for get a norms child; an unknown option
+    name is refused by name."""
+    monkeypatch.setenv(S.SHAPES_ENV, "post-grid")
+    monkeypatch.setenv(S.OPTIONS_ENV, "lowered coop,lowered pingpong 128x128")
+    grid = S.shapes()
+    assert len(grid) == len(S.POST_GRID_K) * len(S.POST_GRID_N)
+    assert all(s.form == "post" and s.kind == "ln" and s.bias and s.residual for s in grid)
+    assert {(s.K, s.N) for s in grid} == {(k, n) for k in S.POST_GRID_K for n in S.POST_GRID_N}
+    kept = [o.name for o in S.POST_OPTIONS if S.selected(o)]
+    assert kept == ["lowered coop", "lowered pingpong 128x128"]
+    jobs = S.warm_jobs(Ts=(8192,), form="post")
+    n = len(S.PRE_OPTIONS) + len(S.POST_OPTIONS)
+    want = [n - len(S.POST_OPTIONS) + i for i, o in enumerate(S.POST_OPTIONS) if S.selected(o)]
+    assert [int(argv[-1]) for _, argv in jobs] == want + [n + S.T_VALUES.index(8192)]
+    monkeypatch.delenv(S.SHAPES_ENV)
+    assert S.shapes()[0].model != "grid"
+    with pytest.raises(SystemExit):
+        S.main(["--out", "x", "--options", "lowered coop,no such option"])
+
+
 def test_repro_model_flags_without_a_gpu(capsys):
     import torch
     if torch.cuda.is_available():

@@ -82,8 +82,26 @@ class Shape:
         return f"{self.model} {self.site}"
 
 
+# `--shapes post-grid` (issue 20: where the lowered post-norm's ping-pong 128x128 tiles beat its
+# coop 128x256 ones): BERT-style blocks, LayerNorm(x W^T + bias + residual), over these K and N
+# instead of the models' shapes. Set through the environment so that the warm-up children sweep
+# the same shapes and options.
+POST_GRID_K = (512, 768, 1024, 2048, 4096)
+POST_GRID_N = (768, 1024, 2048)
+SHAPES_ENV, OPTIONS_ENV = "NORMFUSE_MODEL_SHAPES", "NORMFUSE_MODEL_SHAPES_OPTIONS"
+SHAPE_SETS = ("models", "post-grid")
+
+
+def post_grid() -> list[Shape]:
+    return [Shape("grid", f"K {k} N {n}", "post", "ln", k, n, True, True)
+            for k in POST_GRID_K for n in POST_GRID_N]
+
+
 def shapes() -> list[Shape]:
-    """The sweep's (K, N) from the benchmark models (see the module doc), without repeats."""
+    """The sweep's (K, N): from the benchmark models (see the module doc), without repeats, or
+    the post-norm grid where the environment asks for it (`--shapes post-grid`)."""
+    if os.environ.get(SHAPES_ENV, "models") == "post-grid":
+        return post_grid()
     from .models import MAIN_MODELS, SPECS
     out: list[Shape] = []
     for name in MAIN_MODELS:
@@ -190,6 +208,12 @@ def _passes(opt: Option, form: str):
 
 def options_for(form: str) -> tuple:
     return PRE_OPTIONS if form == "pre" else POST_OPTIONS
+
+
+def selected(opt: Option) -> bool:
+    """Whether `--options` (the environment's comma-separated option names) keeps `opt`."""
+    names = os.environ.get(OPTIONS_ENV, "").strip()
+    return not names or opt.name in {n.strip() for n in names.split(",")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -338,7 +362,7 @@ def cell(shape: Shape, T: int, compiled_norms: dict, options=None, log=print) ->
     oracle = _oracle(shape, t, rows)
     naive_err = ref.rel_err(y_naive[rows], oracle)
     rec["naive_err"] = naive_err
-    for opt in options or options_for(shape.form):
+    for opt in options or [o for o in options_for(shape.form) if selected(o)]:
         o = {"option": opt.name}
         try:
             p = _prepare(shape, t, opt)
@@ -501,9 +525,11 @@ def warm_jobs(Ts=T_VALUES, form: str | None = None) -> list:
     from .warm import child_argv
     n_pre, n_post = len(PRE_OPTIONS), len(POST_OPTIONS)
     jobs = [(f"model_shapes option {i}", child_argv("model_shapes", (i,)))
-            for i in range(n_pre + n_post) if form in (None, "pre" if i < n_pre else "post")]
-    jobs += [(f"model_shapes norms T {T}", child_argv("model_shapes", (n_pre + n_post + k,)))
-             for k, T in enumerate(Ts)]
+            for i, o in enumerate(PRE_OPTIONS + POST_OPTIONS)
+            if form in (None, "pre" if i < n_pre else "post") and selected(o)]
+    jobs += [(f"model_shapes norms T {T}",
+              child_argv("model_shapes", (n_pre + n_post + T_VALUES.index(T),)))
+             for T in Ts if T in T_VALUES]  # (another T's norms compile in the timing process)
     return jobs
 
 
@@ -543,7 +569,18 @@ def main(argv=None) -> int:
     ap.add_argument("--warm-timeout", type=float, default=150.0)
     ap.add_argument("--form", choices=("pre", "post"), default=None,
                     help="only the pre-norm or only the post-norm shapes (and their options)")
+    ap.add_argument("--shapes", choices=SHAPE_SETS, default="models",
+                    help="models: the benchmark models' GEMMs (default); post-grid: BERT-style "
+                         f"post-norm blocks over K in {POST_GRID_K}, N in {POST_GRID_N}")
+    ap.add_argument("--options", default="",
+                    help="comma-separated option names to run (default: all of the form's)")
     args = ap.parse_args(argv)
+    known = {o.name for o in PRE_OPTIONS + POST_OPTIONS}
+    unknown = [n for n in args.options.split(",") if n.strip() and n.strip() not in known]
+    if unknown:
+        ap.error(f"unknown option(s) {unknown}; known: {', '.join(sorted(known))}")
+    os.environ[SHAPES_ENV] = args.shapes  # (read by shapes() here and in the warm-up children)
+    os.environ[OPTIONS_ENV] = args.options
     return bench(args.out, tuple(int(v) for v in args.t.split(",")), args.warm_procs,
                  args.warm_timeout, form=args.form)
 
