@@ -2,6 +2,7 @@
 on the CPU, on a small synthetic test directory: it collects, splits, runs, and reports failures
 and totals."""
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -41,10 +42,14 @@ def _suite(tmp_path, failing: bool):
 
 def test_runner_splits_and_passes(runner, tmp_path):
     logs = []
-    res = runner.run([_suite(tmp_path, False)], 3, "gpu", 120, log=logs.append)
+    res = runner.run([_suite(tmp_path, False)], 3, "gpu", 120, log=logs.append,
+                     log_dir=str(tmp_path / "logs"))
     assert res["ok"], logs
     assert res["totals"] == {"passed": 5, "skipped": 1}
     assert len(res["workers"]) == 3 and sum(w["tests"] for w in res["workers"]) == 6
+    assert [w["worker"] for w in res["workers"]] == [0, 1, 2]  # (reported as they finished)
+    summary = json.loads((tmp_path / "logs" / "gpu_tests.json").read_text())
+    assert (summary["running"], summary["totals"], summary["tests"]) == (0, res["totals"], 6)
 
 
 @pytest.mark.slow  # (5 s of subprocesses; the split-and-pass test runs by default)
@@ -57,8 +62,11 @@ def test_runner_reports_a_failure(runner, tmp_path):
     assert any("test_p[n3x]" in f for f in res["failures"]), res["failures"]
     assert "FAILED" in logs[-1]
     # the workers' logs stay where the caller asked (the benchmarks keep them next to records)
-    kept = sorted(p.name for p in (tmp_path / "logs").iterdir())
+    kept = sorted(p.name for p in (tmp_path / "logs").iterdir() if p.suffix == ".log")
     assert kept == ["worker_0.log", "worker_1.log"]
+    summary = json.loads((tmp_path / "logs" / "gpu_tests.json").read_text())
+    assert summary["running"] == 0 and summary["totals"] == res["totals"]
+    assert sorted(w["worker"] for w in summary["workers"]) == [0, 1] and summary["failures"]
     assert any("test_p[n3x]" in (tmp_path / "logs" / k).read_text() for k in kept)
     assert isinstance(res["seconds"], float)
 

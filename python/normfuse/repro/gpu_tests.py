@@ -15,7 +15,9 @@ its shard on (the collection order is the same in every process), each with its 
 cache, as conftest.py gives every session. Correctness tests only: nothing here is timed.
 Prints each worker's counts and every failure, then the totals; the exit status is 0 when no test
 failed or errored (and something ran), 1 otherwise. Workers still running after --timeout seconds
-are killed and reported. `--log-dir DIR` keeps the workers' logs there (worker_<i>.log).
+are killed and reported. Workers are reported as they finish, and `gpu_tests.json` in the log
+directory (`--log-dir DIR`, which keeps the workers' logs there too: worker_<i>.log) holds the
+counts so far, rewritten after each one: a run stopped from outside leaves what finished.
 """
 from __future__ import annotations
 
@@ -111,29 +113,41 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
                                           stdout=out, stderr=subprocess.STDOUT),
                       out, len(ids[i::jobs])))
     workers, failures, totals = [], [], {}
-    for i, p, out, n in procs:
-        left = max(1.0, timeout - (time.time() - t0))
-        try:
-            p.wait(timeout=left)
-            rc = p.returncode
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            rc = "killed"
-        out.close()
-        with open(out.name) as f:
-            text = f.read()
-        c = counts(text)
-        c.pop("deselected", None)  # the other workers' shards and the unmarked tests
-        for k, v in c.items():
-            totals[k] = totals.get(k, 0) + v
-        fails = [line for line in text.splitlines() if line.startswith(("FAILED", "ERROR"))]
-        failures += fails
-        workers.append({"worker": i, "tests": n, "rc": rc, "counts": c,
-                        "seconds": round(time.time() - t0, 1)})
-        log(f"worker {i}: {n} tests, rc={rc}, {c}")
-        if rc not in (0, 5) and not fails:  # crashed or killed: show its end
-            log(text[-2000:])
+    pending = list(procs)
+    # each worker reported as it finishes (not in index order), and the summary so far written
+    # after each one, so that a run stopped from outside still leaves what finished
+    while pending:
+        done = [w for w in pending if w[1].poll() is not None]
+        if not done and time.time() - t0 < timeout:
+            time.sleep(0.2)
+            continue
+        if not done:  # out of time: the rest are killed and reported
+            done = list(pending)
+        for w in done:
+            pending.remove(w)
+            i, p, out, n = w
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+                rc = "killed"
+            else:
+                rc = p.returncode
+            out.close()
+            with open(out.name) as f:
+                text = f.read()
+            c = counts(text)
+            c.pop("deselected", None)  # the other workers' shards and the unmarked tests
+            for k, v in c.items():
+                totals[k] = totals.get(k, 0) + v
+            fails = [line for line in text.splitlines() if line.startswith(("FAILED", "ERROR"))]
+            failures += fails
+            workers.append({"worker": i, "tests": n, "rc": rc, "counts": c,
+                            "seconds": round(time.time() - t0, 1)})
+            log(f"worker {i}: {n} tests, rc={rc}, {c}")
+            if rc not in (0, 5) and not fails:  # crashed or killed: show its end
+                log(text[-2000:])
+            _write_summary(tmp, len(ids), jobs, workers, totals, failures, len(pending))
+    workers.sort(key=lambda w: w["worker"])
     ok = (not failures and totals.get("failed", 0) == 0 and totals.get("error", 0) == 0
           and all(w["rc"] in (0, 5) for w in workers))
     for line in failures:
@@ -142,6 +156,16 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
         f"{'' if ok else ' -- FAILED'}")
     return {"workers": workers, "totals": totals, "failures": failures, "ok": ok,
             "seconds": round(time.time() - t0, 1)}
+
+
+SUMMARY = "gpu_tests.json"  # in the log directory, rewritten as each worker finishes
+
+
+def _write_summary(log_dir, n_tests, jobs, workers, totals, failures, running) -> None:
+    import json
+    with open(os.path.join(log_dir, SUMMARY), "w") as f:
+        json.dump({"tests": n_tests, "jobs": jobs, "running": running, "totals": totals,
+                   "failures": failures, "workers": workers}, f, indent=1)
 
 
 def main(argv=None) -> int:
