@@ -197,6 +197,22 @@ def test_pingpong(kind, flags):
     assert runs[0].info.agents == 2 * 3  # per CTA: two consumers and the loader
 
 
+def test_tile_statistics_with_block_k_equal_to_block_n():
+    """RMSNorm's statistic accumulated as a [BM, BK] tile (lazy-prenorm's default for one
+    statistic) and reduced after the loop, at BLOCK_K == BLOCK_N = 128: that reduction has the
+    accumulator's shape, and hopper-ws once took it for a post-norm's row reduction and refused
+    the kernel ("the epilogue reduces rows of the accumulator"). Lowered, and run: 3 x 3 tiles
+    (ragged M and N), 3 k-tiles, 2 programs."""
+    cfg = GemmConfig(128, 128, 128, 8, 8, 3, persistent=True)
+    flags = (("has_g", False),)
+    ck = ops.aot_compile("rms", M=8192, N=512, K=2048, config=cfg, passes="lazy-prenorm,hopper-ws",
+                         has_g=False, sms=2)
+    assert ck.lowered is not None, ck.remarks
+    assert any("statistics summed elementwise" in r for r in ck.remarks), ck.remarks
+    assert "128x128x128" in str(ck.lowered.instance.config)
+    _check(ck, "rms", flags, 300, 264, 384, 2)
+
+
 def _canonical(ttgir: str) -> str:
     """TTGIR without locations (the hooks' file path, which has the hooks' hash, is in them)."""
     t = re.sub(r"^#loc.*$", "", ttgir, flags=re.M)

@@ -1864,6 +1864,7 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
     b.update(coords(True))
     b[id(results[m.acc_i])] = P.bound("acc", 2, "f32")
     with_c0(b)
+    stat_reduces = set()  # a tile-accumulated statistic's reduction after the loop (bound, st_j)
     for j, (i, _, mode) in enumerate(m.row_stats):
         res = results[i]
         if mode == "row":
@@ -1874,10 +1875,13 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
                 raise _Miss("a statistic accumulated as a tile is not reduced over its rows after "
                             "the loop", users[0] if users else loop.op)
             b[id(users[0].results[0])] = rowvec(f"st{j}")
+            stat_reduces.add(id(users[0]))
     for j, (i, _) in enumerate(m.col_sums):
         b[id(results[i])] = P.bound(f"cs{j}", 1, "f32")
     out = _unrounded(_resolve(aliases, m.out_value))
-    red = _acc_reductions(m, out)
+    # (the statistics' own reductions are not the epilogue's: with BLOCK_K == BLOCK_N their
+    # [BM, BK] tiles have the accumulator's shape, and were once taken for a post-norm's)
+    red = _acc_reductions(m, out, stat_reduces)
     if m.post is not None:
         if not post_norm:
             raise _Miss(f"a post-norm whose row spans {m.post.trips} N tiles (two passes over the "
