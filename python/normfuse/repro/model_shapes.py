@@ -167,6 +167,7 @@ def _ws(opts: str = "") -> str:
 
 _C256 = (128, 256, 64, 8, 8, 3, True)    # the table's tile for N >= 512 (persistent)
 _C128 = (128, 128, 64, 8, 8, 3, False)   # the standard Hopper tile
+_C128K128 = (128, 128, 128, 8, 8, 3, False)
 PRE_OPTIONS = (
     Option("default", None, "default"),
     Option("128x256 coop", _C256, "ws:"),
@@ -175,6 +176,11 @@ PRE_OPTIONS = (
     Option("128x128 coop stats-share", _C128, "ws:stats-share=true"),
     Option("128x128 coop stages=4", _C128, "ws:stages=4"),
     Option("128x128 pingpong", _C128, "ws:schedule=pingpong"),
+    # 128-wide k-steps (stages as shared memory allows: 2): the template's consumer k-step has
+    # two bar.syncs over both warpgroups and a slot release whatever the tile (SASS, sm_90), so
+    # 128x128x64 pays them per half the MMA work of 128x256x64; these halve the k-steps
+    Option("128x128x128 coop", _C128K128, "ws:"),
+    Option("128x128x128 pingpong", _C128K128, "ws:schedule=pingpong"),
 )
 POST_OPTIONS = (
     Option("default", None, "default"),
