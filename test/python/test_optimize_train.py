@@ -163,7 +163,8 @@ def _normfuse_ops(gm) -> set:
     return {str(n.target) for n in gm.graph.nodes if "normfuse" in str(n.target)}
 
 
-@pytest.mark.parametrize("family,pack", [(f, False) for f in FAMILIES] + [("llama", True)])
+@pytest.mark.parametrize("family,pack", [(f, False) for f in FAMILIES] + [
+    pytest.param("llama", True, marks=pytest.mark.slow)])  # (the packed form: not the default)
 def test_composed_compiles_without_breaks_or_recompiles(family, pack, monkeypatch):
     """torch.compile(fullgraph=True: a graph break raises) over the optimized model, eval then
     train mode: one graph per mode, the normfuse inference ops in eval, none in train, where
