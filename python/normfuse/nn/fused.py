@@ -37,8 +37,9 @@ Pre-norm (a norm whose output feeds only GEMMs):
     one GEMM over `torch.cat` of the sibling weights (and biases) and the consumers slice it
     (measured slower on the H200: the weights' cat every step and the slices' backward cost more
     than the wider GEMM saves; in eager autograd would build a zero-filled full-width gradient
-    per slice, so eager never packs in training). Rationale: at model shapes the fused training forward saves only the write of n
-    while its backward recomputes n for dW = dY^T n, and the fused dX kernel runs at 3.4x
+    per slice, so eager never packs in training). Rationale: at model shapes the fused training
+    forward saves only the write of n while its backward recomputes n for dW = dY^T n, and the
+    fused dX kernel runs at 3.4x
     cuBLAS's dX GEMM time (docs/NOTES.md), so the original norm (which Inductor fuses with the
     residual add and its backward) and cuBLAS GEMMs train faster until that kernel is fixed.
   - "fused": FusedNorm returns x and each FusedLinear runs the fused training op on what it

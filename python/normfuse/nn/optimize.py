@@ -180,8 +180,9 @@ class OptimizeReport:
 # Why each training plan (the report's line under the table).
 TRAIN_WHY = {
     "composed": ("'composed' (the default; train='fused' for the fused ops): in training the "
-                 "norms run as the model wrote them and the GEMMs on cuBLAS (one per consumer), so torch.compile can fuse each norm with the residual add "
-                 "and its backward; the fused training ops save only the write of the norm's "
+                 "norms run as the model wrote them and the GEMMs on cuBLAS (one per consumer), "
+                 "so torch.compile can fuse each norm with the residual add and its backward; "
+                 "the fused training ops save only the write of the norm's "
                  "output while their backward recomputes it, and their dX kernel is still slower "
                  "than cuBLAS (docs/NOTES.md). Inference is fused."),
     "fused": ("'fused': in training each GEMM runs a fused training op (norm + GEMM forward; "
@@ -966,8 +967,8 @@ def _check_groups(model, groups, args, kwargs, ref, grad, rep):
 
 def set_train_plan(model: nn.Module, plan: str) -> nn.Module:
     """Set the training plan of every fused group of an optimized model: "composed" (the
-    original norms' forwards and plain GEMMs, one per consumer; post-norm forwards their original code) or "fused" (the fused training ops). Inference is
-    fused either way. A compiled model recompiles once for the change (Dynamo guards on it).
+    original norms' forwards and plain GEMMs, one per consumer; post-norm forwards their
+    original code) or "fused" (the fused training ops). Inference is fused either way. A compiled model recompiles once for the change (Dynamo guards on it).
     Returns the model."""
     check_train_plan(plan)
     for m in model.modules():
