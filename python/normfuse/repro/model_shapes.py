@@ -4,6 +4,8 @@ benchmark's models against cuBLAS's GEMM alone.
     PYTHONPATH=python python3 -m normfuse.repro --model-shapes [--out DIR]
     PYTHONPATH=python python3 -m normfuse.repro.model_shapes --out DIR [--warm-procs P] [--t 8192]
                                                              [--form pre|post]
+                                                             [--shapes models|post-grid]
+                                                             [--options "NAME,NAME"]
 
 Shapes (`shapes()`), derived from normfuse.repro.models.SPECS: every GEMM that reads a norm's
 output, with siblings that read the same norm concatenated along N (what the ops' list-of-weights
