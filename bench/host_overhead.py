@@ -1,6 +1,7 @@
 """Host time of one op call with every kernel launch stubbed out (CPU; no GPU needed).
 
     PYTHONPATH=python python3 bench/host_overhead.py [--calls 2000] [--json out.json]
+    PYTHONPATH=python python3 bench/host_overhead.py --breakdown [pre|post]   (layer by layer)
 
 What a call costs on the host up to Triton's launcher: the public function, the torch.library
 op's dispatch, validation, the launch plan (or, before plans, the prepared launch and
@@ -211,6 +212,39 @@ def breakdown(torch, calls: int) -> dict:
     return out
 
 
+def breakdown_post(torch, calls: int) -> dict:
+    """linear_layernorm's host time layer by layer (--stub launcher), a BERT block's call
+    ([16, 512, 1024] activations, bias and residual), as `breakdown` does for the pre-norm op."""
+    import normfuse.ops as ops
+    from normfuse.ops import inference
+    gen = torch.Generator().manual_seed(0)
+    B, T, K, N = 16, 512, 1024, 1024
+
+    def r(*s, scale=1.0):
+        return (torch.randn(*s, generator=gen) * scale).bfloat16()
+    x, res, w = r(B, T, K), r(B, T, N), r(N, K, scale=K ** -0.5)
+    g, beta, b = 1 + r(N, scale=0.1), r(N, scale=0.1), r(N, scale=0.1)
+    ops.linear_layernorm(x, w, g, beta, 1e-5, b, res)
+    call = inference.post_call(x, w, g, beta, b, res, 1e-5, 0.0, True)
+    plan = call.plan
+    tensors = (x, *call.pre, res, *call.mid, x.new_empty(call.view))
+    layers = {
+        "public function (ops.linear_layernorm)": lambda: ops.linear_layernorm(
+            x, w, g, beta, 1e-5, b, res),
+        "op implementation (inference.postnorm_linear)": lambda: inference.postnorm_linear(
+            x, w, g, beta, b, res, 1e-5, 0.0, True),
+        "launch-ready call (_PostCall: output, plan)": lambda: call(x, res),
+        "LaunchPlan.run": lambda: plan.run(tensors),
+        "LoweredPlan.run": lambda: plan.lowered.run(tensors + plan.tail),
+    }
+    out = {name: measure(f, calls) for name, f in layers.items()}
+    names = list(out)
+    for i, name in enumerate(names):
+        own = out[name] - (out[names[i + 1]] if i + 1 < len(names) else 0.0)
+        print(f"  {name}: {out[name]:.2f} us (own {own:.2f})")
+    return out
+
+
 def measure(f, calls: int, rounds: int = 40) -> float:
     """us per call: the calling thread's CPU time (the machine is shared: wall time counts the
     other processes' time slices), the best of `rounds` rounds of `calls` calls."""
@@ -240,8 +274,9 @@ def main(argv=None) -> int:
     ap.add_argument("--stub", choices=["launcher", "runner"], default="launcher",
                     help="launcher: only Triton's C launch function and the tensor-map encoding "
                     "are stubbed (default); runner: Triton's whole launcher is (older figures)")
-    ap.add_argument("--breakdown", action="store_true",
-                    help="rmsnorm_linear layer by layer (with --stub launcher)")
+    ap.add_argument("--breakdown", nargs="?", const="pre", choices=["pre", "post"],
+                    help="layer by layer (with --stub launcher): rmsnorm_linear (pre, the "
+                    "default) or a BERT block's linear_layernorm (post)")
     ap.add_argument("--profile", default=None, metavar="CASE",
                     help="cProfile CASE's calls instead of timing every case")
     args = ap.parse_args(argv)
@@ -251,8 +286,13 @@ def main(argv=None) -> int:
     if args.breakdown:
         if args.stub != "launcher":
             ap.error("--breakdown needs --stub launcher")
-        print("rmsnorm_linear, T=8192, K=N=2048, us per call by layer:")
-        out = breakdown(torch, args.calls)
+        if args.breakdown == "post":
+            print("linear_layernorm, [16, 512, 1024] x [1024, 1024], bias, residual, us per call "
+                  "by layer:")
+            out = breakdown_post(torch, args.calls)
+        else:
+            print("rmsnorm_linear, T=8192, K=N=2048, us per call by layer:")
+            out = breakdown(torch, args.calls)
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump(out, fh, indent=1)
