@@ -623,26 +623,28 @@ def test_a_failing_interleaved_call_is_a_record_and_the_others_go_on(monkeypatch
 
 def test_a_burst_turn_runs_its_calls_back_to_back(monkeypatch):
     """BURST = 3: each configuration's turn runs three calls between two syncs (none of the
-    other configuration in between) and records the mean per call; the JSON says the burst and
-    models.md's header says what ms means then."""
+    other configuration in between) and records the mean per call (a fake clock: each call of
+    'a' takes 1 s, of 'b' 2 s); `--burst 0` is refused."""
     import contextlib
-    import time as _time
+    import types
     monkeypatch.setattr(M, "INTERLEAVED_CALLS", {"prefill": 4, "train": 2})
     monkeypatch.setattr(M, "BURST", 3)
-    order = []
+    clock, order = [0.0], []
+    monkeypatch.setattr(M, "time", types.SimpleNamespace(perf_counter=lambda: clock[0],
+                                                         time=lambda: clock[0]))
 
-    def make(name, sleep):
+    def make(name, seconds):
         def call():
             order.append(name)
-            _time.sleep(sleep)
+            clock[0] += seconds
         return call
     recs = [{"model": "m", "config": c, "mode": "prefill", "status": "ok", "_call": make(c, s),
-             "_scope": contextlib.nullcontext} for c, s in (("a", 0.002), ("b", 0.0))]
+             "_scope": contextlib.nullcontext} for c, s in (("a", 1.0), ("b", 2.0))]
     M.time_interleaved(recs, "cpu", lambda *_: None)
     assert len(order) == 24 and all(len(set(order[i:i + 3])) == 1 for i in range(0, 24, 3))
     a, b = recs
     assert a["calls_ms"]["n"] == 4 and b["calls_ms"]["n"] == 4
-    assert 2.0 <= a["ms"] < 20 and b["ms"] < a["ms"]  # per call, not per turn of three
+    assert (a["ms"], a["host_ms"], b["ms"], b["host_ms"]) == (1000.0, 1000.0, 2000.0, 2000.0)
     with pytest.raises(SystemExit):
         M.main(["--out", "x", "--burst", "0"])
 
