@@ -11,6 +11,7 @@
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // REMARK: missed: a post-norm whose row spans 2 N tiles (two passes over the row); not lowered by default (hopper-ws{post-norm=true} lowers it
 // REMARK: missed: the output tile is stored, reloaded and stored again next to the GEMM (a post-norm whose row is one tile): run epilogue-norm first
+// REMARK: applied: lowered to the warp-specialized template: 128x128x128 s2 coop w8, persistent, B [N, K]; 1 row statistic(s)
 // REMARK: missed: 2 tt.dot ops; the lowering handles one accumulator
 // REMARK: missed: the epilogue reduces rows of the accumulator (a post-norm)
 // REMARK: missed: the A tile ({{.*}}) is not contiguous along K: its rows are (the matrix is stored column-major); pass the matrix row-major
@@ -563,6 +564,116 @@ module {
 
 // -----
 
+// lazy-prenorm's tile form of one statistic at BLOCK_K == BLOCK_N = 128 (rms_tile_stats): the
+// [BM, BK] squares' reduction after the loop has the accumulator's shape, and is the statistic,
+// not a post-norm's row sum: lowered, the statistic a hook.
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK-SAME: !tt.tensordesc<tensor<128x128xbf16
+// CHECK: ttg.warp_specialize
+// CHECK: ttng.warp_group_dot
+// CHECK: "tt.reduce"
+// CHECK: math.sqrt
+// CHECK: ttng.async_tma_copy_local_to_global
+module {
+  tt.func public @rms_tile_stats(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %N: i32, %K: i32, %sx: i32, %sw: i32, %sy: i32, %eps: f32) attributes {noinline = false} {
+    %c127_i32 = arith.constant 127 : i32
+    %cst = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<128x128xbf16>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %r = arith.constant dense<1.000000e+00> : tensor<128xf32>
+    %c128_i32 = arith.constant 128 : i32
+    %pid_m = tt.get_program_id x : i32
+    %pid_n = tt.get_program_id y : i32
+    %rm = arith.muli %pid_m, %c128_i32 : i32
+    %rm_1 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %rm_2 = tt.splat %rm : i32 -> tensor<128xi32>
+    %rm_3 = arith.addi %rm_2, %rm_1 : tensor<128xi32>
+    %rn = arith.muli %pid_n, %c128_i32 : i32
+    %rn_4 = tt.splat %rn : i32 -> tensor<128xi32>
+    %rn_5 = arith.addi %rn_4, %rm_1 : tensor<128xi32>
+    %0 = arith.addi %K, %c127_i32 : i32
+    %1 = arith.divsi %0, %c128_i32 : i32
+    %sst:2 = scf.for %k = %c0_i32 to %1 step %c1_i32 iter_args(%acc = %cst, %sst_13 = %cst) -> (tensor<128x128xf32>, tensor<128x128xf32>)  : i32 {
+      %km = arith.muli %k, %c128_i32 : i32
+      %km_14 = arith.subi %K, %km : i32
+      %km_15 = tt.splat %km_14 : i32 -> tensor<128xi32>
+      %km_16 = arith.cmpi slt, %rm_1, %km_15 : tensor<128xi32>
+      %a = tt.expand_dims %km_16 {axis = 0 : i32} : tensor<128xi1> -> tensor<1x128xi1>
+      %a_17 = tt.splat %M : i32 -> tensor<128xi32>
+      %a_18 = arith.remsi %rm_3, %a_17 : tensor<128xi32>
+      %a_19 = tt.expand_dims %a_18 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %a_20 = tt.splat %sx : i32 -> tensor<128x1xi32>
+      %a_21 = arith.muli %a_19, %a_20 : tensor<128x1xi32>
+      %a_22 = tt.splat %X : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %a_23 = tt.addptr %a_22, %a_21 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %a_24 = tt.splat %km : i32 -> tensor<128xi32>
+      %a_25 = arith.addi %a_24, %rm_1 : tensor<128xi32>
+      %a_26 = tt.expand_dims %a_25 {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+      %a_27 = tt.broadcast %a_23 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x128x!tt.ptr<bf16>>
+      %a_28 = tt.broadcast %a_26 : tensor<1x128xi32> -> tensor<128x128xi32>
+      %a_29 = tt.addptr %a_27, %a_28 : tensor<128x128x!tt.ptr<bf16>>, tensor<128x128xi32>
+      %a_30 = tt.broadcast %a : tensor<1x128xi1> -> tensor<128x128xi1>
+      %a_31 = tt.load %a_29, %a_30, %cst_0 : tensor<128x128x!tt.ptr<bf16>>
+      %b = tt.expand_dims %km_16 {axis = 1 : i32} : tensor<128xi1> -> tensor<128x1xi1>
+      %b_32 = tt.splat %N : i32 -> tensor<128xi32>
+      %b_33 = arith.remsi %rn_5, %b_32 : tensor<128xi32>
+      %b_34 = tt.expand_dims %b_33 {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+      %b_35 = tt.splat %sw : i32 -> tensor<1x128xi32>
+      %b_36 = arith.muli %b_34, %b_35 : tensor<1x128xi32>
+      %b_37 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x128x!tt.ptr<bf16>>
+      %b_38 = tt.addptr %b_37, %b_36 : tensor<1x128x!tt.ptr<bf16>>, tensor<1x128xi32>
+      %b_39 = tt.expand_dims %a_25 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %b_40 = tt.broadcast %b_38 : tensor<1x128x!tt.ptr<bf16>> -> tensor<128x128x!tt.ptr<bf16>>
+      %b_41 = tt.broadcast %b_39 : tensor<128x1xi32> -> tensor<128x128xi32>
+      %b_42 = tt.addptr %b_40, %b_41 : tensor<128x128x!tt.ptr<bf16>>, tensor<128x128xi32>
+      %b_43 = tt.broadcast %b : tensor<128x1xi1> -> tensor<128x128xi1>
+      %b_44 = tt.load %b_42, %b_43, %cst_0 : tensor<128x128x!tt.ptr<bf16>>
+      %acc_45 = tt.dot %a_31, %b_44, %acc, inputPrecision = tf32 : tensor<128x128xbf16> * tensor<128x128xbf16> -> tensor<128x128xf32>
+      %af = arith.extf %a_31 : tensor<128x128xbf16> to tensor<128x128xf32>
+      %sst_46 = arith.mulf %af, %af : tensor<128x128xf32>
+      %sst_47 = arith.addf %sst_13, %sst_46 : tensor<128x128xf32>
+      scf.yield %acc_45, %sst_47 : tensor<128x128xf32>, tensor<128x128xf32>
+    }
+    %ss = "tt.reduce"(%sst#1) <{axis = 1 : i32}> ({
+    ^bb0(%ss_13: f32, %ss_14: f32):
+      %ss_15 = arith.addf %ss_13, %ss_14 : f32
+      tt.reduce.return %ss_15 : f32
+    }) : (tensor<128x128xf32>) -> tensor<128xf32>
+    %r_6 = arith.sitofp %K : i32 to f32
+    %r_7 = tt.splat %r_6 : f32 -> tensor<128xf32>
+    %r_8 = arith.divf %ss, %r_7 : tensor<128xf32>
+    %r_9 = tt.splat %eps : f32 -> tensor<128xf32>
+    %r_10 = arith.addf %r_8, %r_9 : tensor<128xf32>
+    %r_11 = math.sqrt %r_10 : tensor<128xf32>
+    %r_12 = arith.divf %r, %r_11 : tensor<128xf32>
+    %2 = tt.expand_dims %rm_3 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+    %3 = tt.splat %M : i32 -> tensor<128x1xi32>
+    %4 = arith.cmpi slt, %2, %3 : tensor<128x1xi32>
+    %5 = tt.expand_dims %rn_5 {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+    %6 = tt.splat %N : i32 -> tensor<1x128xi32>
+    %7 = arith.cmpi slt, %5, %6 : tensor<1x128xi32>
+    %8 = tt.broadcast %4 : tensor<128x1xi1> -> tensor<128x128xi1>
+    %9 = tt.broadcast %7 : tensor<1x128xi1> -> tensor<128x128xi1>
+    %10 = arith.andi %8, %9 : tensor<128x128xi1>
+    %11 = tt.splat %sy : i32 -> tensor<128x1xi32>
+    %12 = arith.muli %2, %11 : tensor<128x1xi32>
+    %13 = tt.splat %Y : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+    %14 = tt.addptr %13, %12 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+    %15 = tt.broadcast %14 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x128x!tt.ptr<bf16>>
+    %16 = tt.broadcast %5 : tensor<1x128xi32> -> tensor<128x128xi32>
+    %17 = tt.addptr %15, %16 : tensor<128x128x!tt.ptr<bf16>>, tensor<128x128xi32>
+    %18 = tt.expand_dims %r_12 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %19 = tt.broadcast %18 : tensor<128x1xf32> -> tensor<128x128xf32>
+    %20 = arith.mulf %sst#0, %19 : tensor<128x128xf32>
+    %21 = arith.truncf %20 : tensor<128x128xf32> to tensor<128x128xbf16>
+    tt.store %17, %21, %10 : tensor<128x128x!tt.ptr<bf16>>
+    tt.return
+  }
+}
+
+// -----
+
 // Two accumulators: left alone.
 // CHECK-LABEL: tt.func public @negative_two_dots
 // CHECK-NOT: ttg.warp_specialize
@@ -1076,3 +1187,4 @@ module {
     tt.return
   }
 }
+

@@ -35,6 +35,33 @@ def rms_fused(X, W, Y, M, N, K, sx, sw, sy, eps, BM: tl.constexpr, BN: tl.conste
 
 
 @triton.jit
+def rms_tile_stats(X, W, Y, M, N, K, sx, sw, sy, eps, BM: tl.constexpr, BN: tl.constexpr,
+                   BK: tl.constexpr):
+    # lazy-prenorm's tile form of one statistic: [BM, BK] squares summed elementwise in the
+    # k-loop, reduced once after it; at BK == BN that reduction has the accumulator's shape and
+    # is still the statistic, not a post-norm's row sum (appended by hand to hopper-ws.mlir,
+    # compiled at BM = BN = BK = 128: `python3 hopper_ws_kernels.py --tile-stats`)
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    sst = tl.zeros([BM, BK], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        km = rk < K - k * BK
+        a = tl.load(X + (rm % M)[:, None] * sx + (k * BK + rk)[None, :], mask=km[None, :], other=0.0)
+        b = tl.load(W + (rn % N)[None, :] * sw + (k * BK + rk)[:, None], mask=km[:, None], other=0.0)
+        acc = tl.dot(a, b, acc)
+        af = a.to(tl.float32)
+        sst += af * af
+    ss = tl.sum(sst, axis=1)
+    r = 1.0 / tl.sqrt(ss / K + eps)
+    tl.store(Y + rm[:, None] * sy + rn[None, :], (acc * r[:, None]).to(tl.bfloat16),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
 def gemm_bias(X, W, Y, BIAS, M, N, K, sx, sw, sy, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     # a plain GEMM (k-loop over offsets) with a bias in the epilogue
     pid_m = tl.program_id(0)
@@ -271,8 +298,8 @@ REMARKS = """// REMARK: applied: lowered to the warp-specialized template: 128x2
 // REMARK: missed: the A tile is not contiguous along K"""
 
 
-def _ttir(fn, sig, n=None):
-    consts = TILE if n is None else dict(TILE, N=n)
+def _ttir(fn, sig, n=None, tile=None):
+    consts = dict(tile or TILE) if n is None else dict(tile or TILE, N=n)
     ck = triton.compile(ASTSource(fn, sig, constexprs=consts), target=GPUTarget("cuda", 90, 32))
     text = ck.asm["ttir"]
     text = re.sub(r"\s*loc\((?:[^()]|\([^()]*\))*\)", "", text)
@@ -302,4 +329,9 @@ def post_chunks():
 
 if __name__ == "__main__":
     import sys
-    post_chunks() if sys.argv[1:] == ["--post"] else main()
+    if sys.argv[1:] == ["--post"]:
+        post_chunks()
+    elif sys.argv[1:] == ["--tile-stats"]:
+        print(_ttir(rms_tile_stats, dict(SIG, eps="fp32"), tile={"BM": 128, "BN": 128, "BK": 128}))
+    else:
+        main()
