@@ -39,7 +39,7 @@ def rms_tile_stats(X, W, Y, M, N, K, sx, sw, sy, eps, BM: tl.constexpr, BN: tl.c
                    BK: tl.constexpr):
     # lazy-prenorm's tile form of one statistic: [BM, BK] squares summed elementwise in the
     # k-loop, reduced once after it; at BK == BN that reduction has the accumulator's shape and
-    # is still the statistic, not a post-norm's row sum (appended by hand to hopper-ws.mlir,
+    # is still the statistic, not a post-norm's row sum (added by hand to hopper-ws.mlir before the bail-outs,
     # compiled at BM = BN = BK = 128: `python3 hopper_ws_kernels.py --tile-stats`)
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
