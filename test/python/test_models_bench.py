@@ -425,6 +425,22 @@ def test_sweep_warm_jobs_are_valid_children(monkeypatch):
     assert idx == list(range(len(S.PRE_OPTIONS) + len(S.POST_OPTIONS) + len(S.T_VALUES)))
 
 
+def test_sweep_times_round_robin():
+    """cuBLAS and the options are timed in rounds, each round every one of them in turn (drift
+    lands on all of them alike), each keeping its rounds."""
+    calls = []
+
+    def bench(fn):
+        calls.append(fn())
+        return float(len(calls))
+    got = S.time_round_robin({"cuBLAS": lambda: "c", "a": lambda: "a", "b": lambda: "b"},
+                             rounds=3, bench=bench)
+    assert calls == ["c", "a", "b"] * 3
+    assert got == {"cuBLAS": [1.0, 4.0, 7.0], "a": [2.0, 5.0, 8.0], "b": [3.0, 6.0, 9.0]}
+    with pytest.raises(SystemExit):
+        S.main(["--out", "x", "--rounds", "0"])
+
+
 def test_sweep_post_grid_and_option_filter(monkeypatch):
     """--shapes post-grid / --options reach shapes(), the cells' options and the warm-up
     children through the environment; only the T asked for get a norms child; an unknown option
