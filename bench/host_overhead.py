@@ -199,13 +199,7 @@ def breakdown(torch, calls: int) -> dict:
         "C launch (stub)": lambda: d.c_launch(1, 1, 1, 0, 0, 0, 0, None, None, None, None, None,
                                               None, *full),
     }
-    out = {}
-    for name, f in layers.items():
-        out[name] = measure(f, calls)
-    names = list(out)
-    for i, name in enumerate(names):
-        own = out[name] - (out[names[i + 1]] if i + 1 < len(names) else 0.0)
-        print(f"  {name}: {out[name]:.2f} us (own {own:.2f})")
+    out = _layer_times(layers, calls)
     name = "torch.library op (the dispatcher, then the implementation)"
     out[name] = measure(lambda: pre_op(x, g, None, [w], [None], 1e-6, 0.0, False, True), calls)
     print(f"  [not on the eager path] {name}: {out[name]:.2f} us")
@@ -237,6 +231,11 @@ def breakdown_post(torch, calls: int) -> dict:
         "LaunchPlan.run": lambda: plan.run(tensors),
         "LoweredPlan.run": lambda: plan.lowered.run(tensors + plan.tail),
     }
+    return _layer_times(layers, calls)
+
+
+def _layer_times(layers: dict, calls: int) -> dict:
+    """Each layer's us per call, printed with its own share (its figure less the next one's)."""
     out = {name: measure(f, calls) for name, f in layers.items()}
     names = list(out)
     for i, name in enumerate(names):

@@ -22,6 +22,7 @@ counts so far, rewritten after each one: a run stopped from outside leaves what 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -162,7 +163,6 @@ SUMMARY = "gpu_tests.json"  # in the log directory, rewritten as each worker fin
 
 
 def _write_summary(log_dir, n_tests, jobs, workers, totals, failures, running) -> None:
-    import json
     with open(os.path.join(log_dir, SUMMARY), "w") as f:
         json.dump({"tests": n_tests, "jobs": jobs, "running": running, "totals": totals,
                    "failures": failures, "workers": workers}, f, indent=1)
