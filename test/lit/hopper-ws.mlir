@@ -1,11 +1,11 @@
 // hopper-ws: fused GEMM-shaped TTIR -> the warp-specialized Gluon template's TTGIR.
 // Inputs: TTIR from test/lit/inputs/hopper_ws_kernels.py (locations stripped).
-// RUN: normfuse-opt --split-input-file --hopper-ws %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' %s 2>/dev/null | FileCheck %s --check-prefix=SHARE
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=SHARE-REMARK
-// RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true}' %s 2>/dev/null | FileCheck %s --check-prefix=POST
-// RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=POST-REMARK
+// RUN: normfuse-opt --split-input-file --hopper-ws %s 2>%t.remark | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' %s 2>%t.share-remark | FileCheck %s --check-prefix=SHARE
+// RUN: FileCheck %s --check-prefix=SHARE-REMARK < %t.share-remark
+// RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true}' %s 2>%t.post-remark | FileCheck %s --check-prefix=POST
+// RUN: FileCheck %s --check-prefix=POST-REMARK < %t.post-remark
 
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; 1 row statistic(s)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics

@@ -96,8 +96,8 @@ EPI_HEAD = """// epilogue-norm on the naive norm-backward kernel (kernels/backwa
 // row (du) is reduced (sum du*g*xhat; LayerNorm also sum du*g), stored, reloaded and finished as
 // dx; with the row in one tile the store + reload go away. Positive cases first, then bail-outs.
 // Inputs: TTIR from test/lit/inputs/backward_kernels.py (locations stripped).
-// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>%t.remark | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 """
 
 EPI_CASES = [
@@ -153,8 +153,8 @@ CR_HEAD = """// cluster-reduce on the naive norm-backward kernel (kernels/backwa
 // norm backward (sum du*g*xhat; LayerNorm also sum du*g) are sums over the row's tiles, so the
 // tiles go to the CTAs of a cluster and the partial sums meet in DSMEM, as in forward.
 // Positive cases first, then bail-outs. Inputs: test/lit/inputs/backward_kernels.py.
-// RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>%t.remark | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce,epilogue-norm' %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
 """
 
@@ -269,8 +269,8 @@ HWS_HEAD = """// hopper-ws{post-norm=true} on the naive norm-backward kernel (ke
 // partials (1-D stores per tile). x, read in both passes, comes by TMA; a residual gradient
 // (the regrouped post-norm block's form, with SiLU'), read by the normalizing loop alone, is a
 // pointer load in FIN. Positive cases first, then bail-outs. Inputs: TTIR from test/lit/inputs/backward_kernels.py (locations stripped).
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{post-norm=true}' %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{post-norm=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{post-norm=true}' %s 2>%t.remark | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=DEFAULT
 
 // REMARK: applied: lowered to the warp-specialized template: 128x128x64 s3 coop w8 rows-exchanged(1), persistent, B [K, N]; no statistics; {{.*}}the input tile (read in both passes over the row) loaded by TMA into the output's staging tile during the k-loop; post-norm: the row's 2 N tiles on 2 CTAs of one wave, 1 partial row sum(s) exchanged through global memory (stamped words), the tile held across the exchange in the output's type (as the naive kernel reloads it) and normalized in the epilogue; side outputs of the row's first pass: a second output tile ({{.*}}) stored by TMA through the staging tile before the exchange; 1 column vector store(s) per tile

@@ -105,8 +105,8 @@ CASES = [
 
 HEAD = """// epilogue-norm: one chunk per case, positive cases first, then the bail-outs (negative_*).
 // Inputs: TTIR from test/lit/inputs/epilogue_norm_kernels.py (locations stripped).
-// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --epilogue-norm %s 2>%t.remark | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 """
 
 if __name__ == "__main__":

@@ -59,8 +59,8 @@ def mm(mode):
 
 RA_HEAD = """// residual-acc: one chunk per case, positive cases first, then the bail-outs (negative_*).
 // Inputs: TTIR from test/lit/inputs/flash_norm_attention_kernels.py (locations stripped).
-// RUN: normfuse-opt --split-input-file --residual-acc %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --split-input-file --residual-acc %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --residual-acc %s 2>%t.remark | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 """
 
 RA_CASES = [
@@ -154,8 +154,8 @@ CP_HEAD = """// cluster-reduce, prologue row statistics (FlashNormAttention's La
 // case, positive cases first, then the bail-outs (negative_*: the prologue stays whole in every
 // CTA, which is correct, while the epilogue split still applies).
 // Inputs: TTIR from test/lit/inputs/flash_norm_attention_kernels.py (locations stripped).
-// RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>%t.remark | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{cluster-size=2}' %s 2>/dev/null | FileCheck %s --check-prefix=TWO
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{exchange=global}' %s 2>/dev/null | FileCheck %s --check-prefix=GLOBAL
 // RUN: normfuse-opt --split-input-file --pass-pipeline=cluster-reduce,epilogue-norm,residual-acc %s 2>/dev/null | FileCheck %s --check-prefix=PIPE

@@ -221,14 +221,14 @@ CH = {
 }
 head = """// lazy-prenorm: one chunk per case, positive cases first, then the bail-outs (negative_*).
 // Inputs are TTIR from test/lit/inputs/lazy_prenorm_kernels.py (locations stripped).
-// RUN: normfuse-opt --split-input-file --lazy-prenorm %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --split-input-file --lazy-prenorm %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: normfuse-opt --split-input-file --lazy-prenorm %s 2>%t.remark | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{shift=false,stats-source=tile}' %s 2>/dev/null | FileCheck %s --check-prefix=OPTS
 // RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{stats-source=reload-volatile}' %s 2>/dev/null | FileCheck %s --check-prefix=VOLATILE
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{stats-source=nope}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
 // RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{stats-accumulate=row}' %s 2>/dev/null | FileCheck %s --check-prefix=ROW
-// RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{num-stages=3}' %s 2>/dev/null | FileCheck %s --check-prefix=STAGE
-// RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{num-stages=3}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-REMARK
+// RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{num-stages=3}' %s 2>%t.stage-remark | FileCheck %s --check-prefix=STAGE
+// RUN: FileCheck %s --check-prefix=STAGE-REMARK < %t.stage-remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{num-stages=60}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-BIG
 // RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{stage-reloads=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGE-UNKNOWN
 // RUN: normfuse-opt --split-input-file --pass-pipeline='lazy-prenorm{stage-reloads=false,num-stages=3}' %s 2>/dev/null | FileCheck %s --check-prefix=NOSTAGE
