@@ -188,6 +188,17 @@ def test_rmsnorm_pingpong_bias_tma_loads():
     assert runs[0].info.agents == 5 * 3  # per CTA: two consumers and the loader
 
 
+def test_layernorm_pingpong_128x128_tiles():
+    """The default rule's tile from 8192 rows at K <= 2048 (postnorm_linear.lowered_postnorm_choice):
+    ping-pong over 128 x 128 tiles (one tile per consumer warpgroup, their main loops taking
+    turns), LayerNorm with bias and residual: M = 300 (the last row block 44 rows), N = 328 (3 N
+    tiles, the last 72 columns), K = 136; 5 programs (3 used per row block)."""
+    lw, runs = _check("ln", 328, 128, 128, 136, True, True, 300, 5, passes=PINGPONG)
+    cfg = lw.plan.config
+    assert cfg.schedule == "pingpong" and (cfg.block_m, cfg.block_n) == (128, 128)
+    assert cfg.row_exchange == 2 and lw.plan.res is not None
+
+
 def test_one_tile_row_after_epilogue_norm():
     """N = 200 <= BN: epilogue-norm puts the row in registers, hopper-ws keeps the row reductions
     in the epilogue (no exchange, the grouped order); 3 row blocks on 2 programs."""
@@ -374,20 +385,22 @@ def _gpu_prepare(kind, x, w, g, beta, b, r, passes, **kw):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["rms", "ln"])
-@pytest.mark.parametrize("schedule", ["coop", "pingpong"])
+@pytest.mark.parametrize("switch", ["coop", "pingpong", "auto"])
 @pytest.mark.parametrize("M,K,N,bias,res", [
     (4096, 1024, 1024, True, True), (3000, 520, 1000, False, True), (8192, 4096, 4096, True, True),
-    (1000, 1024, 8192, False, False)])
-def test_gpu_lowered_postnorm_matches_fp64_and_naive(kind, schedule, M, K, N, bias, res):
-    """The op's lowered form (coop 128 x 256, ping-pong 64 x 256) on ragged and model shapes, NaN
-    poisoned output, against fp64 and the naive kernel; two launches bitwise equal (every tile of
-    a row gets the same sums in the same order)."""
+    (1000, 1024, 8192, False, False), (8200, 1024, 1000, True, True)])
+def test_gpu_lowered_postnorm_matches_fp64_and_naive(kind, switch, M, K, N, bias, res):
+    """The op's lowered form under each switch value (coop 128 x 256, ping-pong 64 x 256, 'auto':
+    ping-pong 128 x 128 at 8200 x 1024 x 1000) on ragged and model shapes, NaN poisoned output,
+    against fp64 and the naive kernel; two launches bitwise equal (every tile of a row gets the
+    same sums in the same order)."""
     from normfuse.ops import postnorm_linear as post
     x, w, g, beta, b, r = _gpu_case(kind, M, K, N, bias, res)
     ref = linear_norm_ref(x, w, g, beta, 1e-6 if kind == "rms" else 1e-5, b, r)
     naive = _gpu_prepare(kind, x, w, g, beta, b, r, ())()
+    schedule, cfg = post.lowered_postnorm_choice(M, N, K, switch)
     plan = _gpu_prepare(kind, x, w, g, beta, b, r, post.lowered_postnorm_passes(schedule),
-                        config=post.lowered_postnorm_config(M, N, K, schedule))
+                        config=cfg)
     ck = plan.compile()
     assert ck.lowered is not None and ck.lowered.why_not(plan.runtime_args) is None, ck.remarks
     plan.out.fill_(float("nan"))
@@ -440,6 +453,55 @@ def test_gpu_rows_wider_than_the_sms_run_the_default_kernel():
                                  lowered="coop")
     ref = linear_norm_ref(x, w, g, None, 1e-6)
     assert rel_err(y, ref) < REF_TOL
+
+
+def test_default_switch_chooses_schedule_and_tiles_by_shape():
+    """The module switch's default 'auto' (issue 20's measured rule): ping-pong over 128 x 128
+    tiles from 8192 rows at K <= 2048 for rows wider than one 256-wide tile, coop 128 x 256
+    elsewhere; 'coop' / 'pingpong' force a schedule with its own tiles; anything else is an
+    error naming the values."""
+    from normfuse.ops import postnorm_linear as post
+    assert post.SWITCH_VALUES[0] == "auto"
+    choice = post.lowered_postnorm_choice
+
+    def tiles(M, N, K, switch="auto"):
+        sched, cfg = choice(M, N, K, switch)
+        return sched, cfg.block_m, cfg.block_n
+    assert tiles(8192, 1024, 1024) == ("pingpong", 128, 128)      # BERT's attention output
+    assert tiles(16384, 768, 2048) == ("pingpong", 128, 128)
+    assert tiles(8192, 1024, 4096) == ("coop", 128, 256)          # BERT's output block
+    assert tiles(4096, 1024, 1024) == ("coop", 128, 256)          # one tile per SM
+    assert tiles(8192, 200, 1024) == ("coop", 128, 256)           # a row in one tile
+    assert tiles(8192, 1024, 1024, "coop") == ("coop", 128, 256)
+    assert tiles(8192, 4096, 4096, "pingpong") == ("pingpong", 64, 256)
+    assert choice(8192, 1024, 1024)[1].num_warps == 4
+    with pytest.raises(ValueError, match="'auto', 'coop', 'pingpong'"):
+        choice(8192, 1024, 1024, "fast")
+
+
+def test_launch_plans_the_switchs_choice(monkeypatch):
+    """launch_postnorm under 'auto' prepares the lowered kernel with the choice's passes and tiles
+    (what it prepares is recorded; nothing compiles)."""
+    from normfuse.ops import postnorm_linear as post
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def record(op, kind, x2, w, norm, eps, bias, r2, config, passes, out):
+        seen.append((config, passes))
+        raise Stop
+    monkeypatch.setattr(post, "_prepare_checked", record)
+    post.clear_postnorm_plans()
+    for M, K in ((8192, 1024), (4096, 1024)):
+        x = torch.empty(M, K).bfloat16()
+        w, g = torch.empty(768, K).bfloat16(), torch.empty(768).bfloat16()
+        with pytest.raises(Stop):
+            post.launch_postnorm("linear_rmsnorm", "rms", x, w, g, None, None, None, 1e-6,
+                                 lowered="auto")
+    (c1, p1), (c2, p2) = seen
+    assert (c1.block_m, c1.block_n, p1) == (128, 128, post.lowered_postnorm_passes("pingpong"))
+    assert (c2.block_m, c2.block_n, p2) == (128, 256, post.lowered_postnorm_passes("coop"))
 
 
 def test_a_failing_lowering_falls_back_to_the_default_pipeline(monkeypatch):

@@ -892,15 +892,16 @@ def test_postnorm_composed_plan_matches_fp64(monkeypatch, is_ln):
 
 @pytest.mark.postnorm_plan
 def test_postnorm_plan_defaults_to_the_lowered_form(monkeypatch):
-    """By default (no environment) both kinds run the lowered form, coop, at every M (measured
-    fastest at every post-norm cell, H200 2026-12-01); NORMFUSE_POSTNORM_LOWERED picks the
-    schedule or turns it off at import; a bad value is refused naming the choices."""
+    """By default (no environment) both kinds run the lowered form at every M, its schedule and
+    tiles chosen per shape ('auto'; measured fastest at every post-norm cell, H200 2026-12-01
+    and 2026-12-02); NORMFUSE_POSTNORM_LOWERED picks the schedule or turns it off at import; a
+    bad value is refused naming the choices."""
     from normfuse.ops import inference
     from normfuse.ops import postnorm_linear as post
     monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
     monkeypatch.delenv("NORMFUSE_POSTNORM_LOWERED", raising=False)
-    assert post._switch_from_env() == {"rms": "coop", "ln": "coop"}
-    monkeypatch.setitem(post.LOWERED_POSTNORM, "rms", "coop")
+    assert post._switch_from_env() == {"rms": "auto", "ln": "auto"}
+    monkeypatch.setitem(post.LOWERED_POSTNORM, "rms", "auto")
     monkeypatch.setitem(post.LOWERED_POSTNORM, "ln", "coop")
     for M in (1, 8192, 262144):
         assert inference.postnorm_plan(M, "rms") == inference.postnorm_plan(M, "ln") == "lowered"
@@ -909,5 +910,5 @@ def test_postnorm_plan_defaults_to_the_lowered_form(monkeypatch):
     monkeypatch.setenv("NORMFUSE_POSTNORM_LOWERED", "PingPong")
     assert post._switch_from_env() == {"rms": "pingpong", "ln": "pingpong"}
     monkeypatch.setenv("NORMFUSE_POSTNORM_LOWERED", "fast")
-    with pytest.raises(ValueError, match="coop.*pingpong.*'off'"):
+    with pytest.raises(ValueError, match="auto.*coop.*pingpong.*'off'"):
         post._switch_from_env()

@@ -528,7 +528,7 @@ POSTNORM_FUSED_MIN_ROWS = 4 * 132 * 128   # the persistent form's threshold (ker
 def postnorm_plan(M: int, kind: str | None = None) -> str:
     """"fused", "composed" or "lowered" for a post-norm launch over M rows of kernel `kind`
     ('rms' / 'ln'; None: either). NORMFUSE_POSTNORM_PLAN=composed composes at every M; else a
-    lowered form named by the switch (LOWERED_POSTNORM[kind], 'coop' by default) gives
+    lowered form named by the switch (LOWERED_POSTNORM[kind], 'auto' by default) gives
     "lowered" at every M; else NORMFUSE_POSTNORM_PLAN=fused, else "fused" from
     POSTNORM_FUSED_MIN_ROWS rows up."""
     forced = os.environ.get("NORMFUSE_POSTNORM_PLAN")

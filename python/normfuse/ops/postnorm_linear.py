@@ -23,14 +23,17 @@ M/N/K, dtype and form.
 The lowered form (`lowered_postnorm_passes(schedule)` = epilogue-norm, then
 hopper-ws{post-norm=true}: the warp-specialized template, the row's N tiles on distinct CTAs of
 one wave exchanging their partial row sums through global memory) is what the ops run by
-default: the module switch `LOWERED_POSTNORM[kind]` ('coop' by default; 'pingpong', or None for
-the pipeline above; the environment variable NORMFUSE_POSTNORM_LOWERED=coop|pingpong|off at
+default: the module switch `LOWERED_POSTNORM[kind]` ('auto' by default: the schedule and tile
+per geometry by `lowered_postnorm_choice`; 'coop' or 'pingpong' to force one; None for the
+pipeline above; the environment variable NORMFUSE_POSTNORM_LOWERED=auto|coop|pingpong|off at
 import). Measured on the H200 (2026-12-01, bench/results/2026-12-01/post-lowered, T = 8192): coop
 0.96-0.98x cuBLAS's GEMM alone at K = N = 4096 / 8192 (cuBLAS + the norm: 1.06-1.16x), 1.17 /
 1.49x at BERT's output / attention-output blocks (cuBLAS + LayerNorm: 1.44 / 1.64x; the cluster
 pipeline: 1.77 / 2.46x). While the switch names a form, the ops' plan
 (`ops.inference.postnorm_plan`) is "lowered" at every M. Its tiles (`lowered_postnorm_config`):
-coop 128 x 256, ping-pong 64 x 256 (two 64-row accumulators). Where the lowered kernel cannot
+coop 128 x 256, ping-pong 64 x 256 (two 64-row accumulators). 'auto' takes ping-pong over
+128 x 128 tiles from 8192 rows where K <= 2048, coop 128 x 256 elsewhere (measured over 45 cells,
+`lowered_postnorm_choice`). Where the lowered kernel cannot
 launch (rows of more N tiles than SMs, operands TMA cannot address) the op runs the pipeline
 above instead (a RuntimeWarning once per geometry says why).
 
@@ -53,7 +56,7 @@ from .prenorm_linear import (LaunchPlan, PlanCache, PreparedLaunch, _Spec, _as_2
                              _check_offset, _make_out, _no_grad_check, _offset_weight, _tma_ok,
                              _unit_k)
 
-__all__ = ["prepare_linear_rmsnorm",
+__all__ = ["prepare_linear_rmsnorm", "lowered_postnorm_choice", "SWITCH_VALUES",
            "prepare_linear_layernorm", "DEFAULT_POSTNORM_PASSES", "postnorm_passes",
            "aot_compile_postnorm", "get_postnorm_launcher", "LOWERED_POSTNORM",
            "lowered_postnorm_passes", "lowered_postnorm_config", "clear_postnorm_plans",
@@ -61,21 +64,35 @@ __all__ = ["prepare_linear_rmsnorm",
 
 DEFAULT_POSTNORM_PASSES = ("cluster-reduce", "epilogue-norm")
 
-# The module switch of the lowered form, per kernel kind: 'coop' (the default, measured: see the
-# module docstring), 'pingpong' (hopper-ws{post-norm=true} with that schedule) or None (the
-# cluster pipeline above). NORMFUSE_POSTNORM_LOWERED=coop|pingpong|off sets both kinds at import.
-# Changing it takes effect for geometries not yet planned (`clear_postnorm_plans()` drops the
-# plans and the ops' launch-ready calls).
+# The module switch of the lowered form, per kernel kind: 'auto' (the default: the schedule and
+# tile per geometry, `lowered_postnorm_choice`), 'coop' or 'pingpong' (hopper-ws{post-norm=true}
+# with that schedule and its own tiles, `lowered_postnorm_config`) or None (the cluster pipeline
+# above). NORMFUSE_POSTNORM_LOWERED=auto|coop|pingpong|off sets both kinds at import. Changing it
+# takes effect for geometries not yet planned (`clear_postnorm_plans()` drops the plans and the
+# ops' launch-ready calls).
 LOWERED_SCHEDULES = ("coop", "pingpong")
+SWITCH_VALUES = ("auto",) + LOWERED_SCHEDULES
+
+# 'auto' (issue 20's tile rule): ping-pong over 128 x 128 tiles from PINGPONG_MIN_ROWS rows where
+# K <= PINGPONG_MAX_K, coop 128 x 256 elsewhere. Measured on the H200 (2026-12-02,
+# bench/results/2026-12-02/session11/post-grid: LayerNorm(x W^T + bias + residual), K in {512, 768,
+# 1024, 2048, 4096} x N in {768, 1024, 2048} x T in {4096, 8192, 16384}, 3 rounds): geo. mean
+# over the 45 cells 1.440x cuBLAS with coop everywhere, 1.413x with ping-pong 128 x 128
+# everywhere, 1.395x with this rule, 1.390x taking the faster of the two in every cell. Ping-pong
+# won 21 of the 24 cells with T >= 8192 and K <= 2048 (up to 16 % faster: K 1024 N 768 T 8192,
+# 1.692 -> 1.422); coop won 10 of the 12 K = 4096 cells and 11 of the 15 T = 4096 ones (one tile
+# per SM there: a second accumulator has no other tile to overlap).
+PINGPONG_MIN_ROWS = 8192
+PINGPONG_MAX_K = 2048
 
 
 def _switch_from_env() -> dict:
     import os
-    v = os.environ.get("NORMFUSE_POSTNORM_LOWERED", "").strip().lower() or "coop"
+    v = os.environ.get("NORMFUSE_POSTNORM_LOWERED", "").strip().lower() or "auto"
     if v in ("off", "none", "0"):
         v = None
-    elif v not in LOWERED_SCHEDULES:
-        raise ValueError(f"NORMFUSE_POSTNORM_LOWERED must be one of {LOWERED_SCHEDULES} or 'off', "
+    elif v not in SWITCH_VALUES:
+        raise ValueError(f"NORMFUSE_POSTNORM_LOWERED must be one of {SWITCH_VALUES} or 'off', "
                          f"got {v!r}")
     return {"rms": v, "ln": v}
 
@@ -104,6 +121,25 @@ def lowered_postnorm_config(M: int, N: int, K: int, schedule: str = "coop",
     bm = 64 if schedule == "pingpong" else 128
     bn = base.block_n if N <= 256 else 256
     return PostNormConfig(bm, bn, 64, 8 if bm * bn >= 128 * 256 else 4, 3, base.persistent)
+
+
+def lowered_postnorm_choice(M: int, N: int, K: int, switch: str = "auto",
+                            dtype=None) -> tuple[str, PostNormConfig]:
+    """(schedule, tile config) of the lowered form for an [M, K] x [N, K] problem under the
+    switch value `switch`: 'coop' / 'pingpong' take that schedule's own tiles
+    (`lowered_postnorm_config`); 'auto' takes ping-pong over 128 x 128 tiles (one tile per
+    consumer warpgroup of 4 warps, their main loops taking turns) from PINGPONG_MIN_ROWS rows where K <= PINGPONG_MAX_K and
+    the row spans more than one 256-wide tile, coop 128 x 256 elsewhere (measured: see
+    PINGPONG_MIN_ROWS)."""
+    if switch in LOWERED_SCHEDULES:
+        return switch, lowered_postnorm_config(M, N, K, switch, dtype)
+    if switch != "auto":
+        raise ValueError(f"lowered post-norm switch must be one of {SWITCH_VALUES}, got "
+                         f"{switch!r}")
+    if M >= PINGPONG_MIN_ROWS and K <= PINGPONG_MAX_K and N > 256:
+        base = select_postnorm_config(M, N, K, dtype)
+        return "pingpong", PostNormConfig(128, 128, 64, 4, 3, base.persistent)
+    return "coop", lowered_postnorm_config(M, N, K, "coop", dtype)
 
 
 def postnorm_passes(cluster_size: int | None = None, max_cluster: int | None = None,
@@ -292,13 +328,14 @@ def on_clear_postnorm_plans(fn) -> None:
     _CLEAR_HOOKS.append(fn)
 
 
-def _lowered_or_default(op, kind, x2, w, norm, eps, bias, r2, schedule):
-    """The lowered form's prepared launch when its kernel lowers and can launch these operands,
-    else the default pipeline's (the reason in a RuntimeWarning, once per geometry)."""
+def _lowered_or_default(op, kind, x2, w, norm, eps, bias, r2, switch):
+    """The lowered form's prepared launch (schedule and tiles by `lowered_postnorm_choice` under
+    the switch value `switch`) when its kernel lowers and can launch these operands, else the
+    default pipeline's (the reason in a RuntimeWarning, once per geometry)."""
     M, K = x2.shape
     N = w.shape[0]
-    p = _prepare_checked(op, kind, x2, w, norm, eps, bias, r2,
-                         lowered_postnorm_config(M, N, K, schedule, x2.dtype),
+    schedule, cfg = lowered_postnorm_choice(M, N, K, switch, x2.dtype)
+    p = _prepare_checked(op, kind, x2, w, norm, eps, bias, r2, cfg,
                          lowered_postnorm_passes(schedule), None)
     if p.grid[0] == 0:
         return p
@@ -332,7 +369,7 @@ def _postnorm_2d(x, w, residual) -> tuple:
 
 def postnorm_plan_key(kind, x2, w, g, beta, bias, r2, eps, schedule=None) -> tuple:
     """The key of `launch_postnorm`'s plan (geometry, dtypes, device, 16-byte alignment, the
-    lowered form's schedule or None)."""
+    lowered form's switch value or None)."""
     return (kind, eps, x2.shape, x2.stride(), x2.dtype, x2.device, x2.data_ptr() & 15, w.shape,
             w.stride(), w.data_ptr() & 15, _ptr_key(g), _ptr_key(beta), _ptr_key(bias),
             None if r2 is None else (r2.stride(), r2.data_ptr() & 15), schedule)
@@ -351,7 +388,8 @@ def launch_postnorm(op: str, kind: str, x, w, g, beta, bias, residual, eps: floa
     """The default fused launch of a post-norm kernel, planned once per geometry: x [..., K]
     (checked by the caller), w [N, K] unit-stride along K, g / beta / bias [N] contiguous (beta
     for kind "ln"), residual [..., N] or None. Returns z [..., N] in x's dtype. `lowered`: the
-    lowered form's schedule (default: the module switch, LOWERED_POSTNORM[kind])."""
+    lowered form's switch value, 'auto', 'coop' or 'pingpong' (default: the module switch,
+    LOWERED_POSTNORM[kind])."""
     x2, r2 = _postnorm_2d(x, w, residual)
     M, N = x2.shape[0], w.shape[0]
     schedule = LOWERED_POSTNORM.get(kind) if lowered is None else lowered

@@ -161,19 +161,19 @@ def post_lowered_compile_report(log=print) -> list[dict]:
     hopper-ws{post-norm=true}, coop) at T = 8192."""
     from ..ops import postnorm_linear as post
     rows = []
-    sched = post.LOWERED_POSTNORM.get("rms") or "coop"
-    passes = post.lowered_postnorm_passes(sched)
-    log(f"\n== (a) the ops' default post-norm form: AOT compile for cuda:90, pipeline "
-        f"{','.join(passes)} ==")
+    switch = post.LOWERED_POSTNORM.get("rms") or "auto"
+    log(f"\n== (a) the ops' default post-norm form: AOT compile for cuda:90, the lowered form "
+        f"({switch}: epilogue-norm, hopper-ws{{post-norm=true}}) ==")
     for kind, M, N, K, bias, res in POST_LOWERED_AOT:
+        sched, cfg = post.lowered_postnorm_choice(M, N, K, switch)
+        passes = post.lowered_postnorm_passes(sched)
         title = (f"{'RMSNorm' if kind == 'rms' else 'LayerNorm'} after the GEMM, M={M} K={K} N={N}"
                  + (", bias + residual" if bias or res else ""))
         log(f"\n-- {title}")
         row = {"kernel": title, "form": "lowered"}
         try:
             ck = post.aot_compile_postnorm(kind, M=M, N=N, K=K, has_bias=bias, has_res=res,
-                                           passes=passes,
-                                           config=post.lowered_postnorm_config(M, N, K, sched))
+                                           passes=passes, config=cfg)
         except (PassError, ImportError) as e:
             row["pass_error"] = f"{type(e).__name__}: {e}"
             log(f"   pass failed: {row['pass_error']}")

@@ -198,6 +198,8 @@ POST_OPTIONS = (
     Option("lowered coop", None, "post:lowered=coop"),
     Option("lowered pingpong", None, "post:lowered=pingpong"),
     Option("lowered pingpong 128x128", (128, 128, 64, 4, 3, False), "post:lowered=pingpong"),
+    # what the ops launch by default: the schedule and tiles lowered_postnorm_choice picks
+    Option("lowered auto", None, "post:lowered=auto"),
 )
 
 
@@ -212,6 +214,8 @@ def _passes(opt: Option, form: str):
         return _ws(p[3:]), {}
     if p.startswith("post:exchange="):
         return postnorm_passes(exchange=p.split("=", 1)[1]), {}
+    if p == "post:lowered=auto":  # (resolved per shape in _prepare)
+        return lowered_postnorm_passes("coop"), {}
     if p.startswith("post:lowered="):
         return lowered_postnorm_passes(p.split("=", 1)[1]), {}
     raise ValueError(f"unknown option passes {p!r}")
@@ -289,6 +293,9 @@ def _prepare(shape: Shape, t: dict, opt: Option | None):
     else:
         passes, kw = _passes(opt, shape.form)
         cfg = opt.make_config(shape.form)
+        if opt.passes == "post:lowered=auto":  # the ops' default: schedule and tiles per shape
+            sched, cfg = post.lowered_postnorm_choice(t["x"].shape[0], shape.N, shape.K)
+            passes = post.lowered_postnorm_passes(sched)
     if shape.form == "pre":
         if shape.kind == "rms":
             return pre.prepare_rmsnorm_linear(t["x"], t["g"], t["w"], eps, t["bias"], config=cfg,

@@ -17,7 +17,7 @@ K, N in {512, 1024, 2048}) and M = 8192 with K = N = 4096 and 8192, bf16:
 
 plus `err` (fused vs fp64 on a row sample) and `lowered` (whether the op ran the warp-specialized
 kernel). The fused column is the ops' default plan (post-norm: the lowered form under
-`LOWERED_POSTNORM`, coop by default). Post-norm ops also record each lowered schedule
+`LOWERED_POSTNORM`: 'auto' by default, the schedule and tiles per shape). Post-norm ops also record each lowered schedule
 (hopper-ws{post-norm=true}), per schedule s in coop, pingpong: `lowered_<s>_ms`, `_hidden_pct`, `_over_backbone`,
 `_over_cublas`, `_err`, `_ran` (the lowered kernel launched rather than a fallback); the table
 `summary_post_lowered.md` lists them. Times are `triton.testing.do_bench` medians (warmup 25 ms, rep
@@ -92,10 +92,11 @@ def run(ops_wanted, cells, log=print):
                 p = pre.prepare_layernorm_linear(x, gk, bk, w, 1e-5)
                 want = ref.layernorm_linear_ref(x[:rows], gk, bk, w, 1e-5)
             elif op == "linear_rmsnorm":
-                p = post.prepare_linear_rmsnorm(x, w, gn, 1e-6, passes=_post_default("rms"))
+                p = post.prepare_linear_rmsnorm(x, w, gn, 1e-6, **_post_default("rms", M, N, K))
                 want = ref.linear_norm_ref(x[:rows], w, gn, None, 1e-6)
             else:
-                p = post.prepare_linear_layernorm(x, w, gn, bn, 1e-5, passes=_post_default("ln"))
+                p = post.prepare_linear_layernorm(x, w, gn, bn, 1e-5,
+                                                  **_post_default("ln", M, N, K))
                 want = ref.linear_norm_ref(x[:rows], w, gn, bn, 1e-5)
             p.out.fill_(float("nan"))
             out = p()
@@ -122,12 +123,16 @@ def run(ops_wanted, cells, log=print):
     return records
 
 
-def _post_default(kind: str) -> tuple:
-    """The passes of the post-norm ops' default plan for `kind` (what the op launches: the lowered
-    form under LOWERED_POSTNORM's schedule, else the cluster pipeline)."""
+def _post_default(kind: str, M: int, N: int, K: int) -> dict:
+    """The passes (and tiles) of the post-norm ops' default plan for `kind` over [M, K] x [N, K]
+    (what the op launches: the lowered form under LOWERED_POSTNORM's switch, its schedule and
+    tiles by lowered_postnorm_choice, else the cluster pipeline)."""
     from ..ops import postnorm_linear as post
-    sched = post.LOWERED_POSTNORM.get(kind)
-    return post.lowered_postnorm_passes(sched) if sched else post.DEFAULT_POSTNORM_PASSES
+    switch = post.LOWERED_POSTNORM.get(kind)
+    if not switch:
+        return {"passes": post.DEFAULT_POSTNORM_PASSES}
+    sched, cfg = post.lowered_postnorm_choice(M, N, K, switch)
+    return {"passes": post.lowered_postnorm_passes(sched), "config": cfg}
 
 
 def _post_lowered(op, x, w, gn, bn, want, rows, cublas, norm, backbone) -> dict:
