@@ -457,6 +457,9 @@ def test_sweep_post_grid_and_option_filter(monkeypatch):
     n = len(S.PRE_OPTIONS) + len(S.POST_OPTIONS)
     want = [n - len(S.POST_OPTIONS) + i for i, o in enumerate(S.POST_OPTIONS) if S.selected(o)]
     assert [int(argv[-1]) for _, argv in jobs] == want + [n + S.T_VALUES.index(8192)]
+    monkeypatch.setenv(S.SHAPES_ENV, "bert-blocks")
+    assert {(s.K, s.N) for s in S.shapes()} == {(1024, 1024), (1024, 4096), (4096, 1024),
+                                                 (4096, 4096)}
     monkeypatch.delenv(S.SHAPES_ENV)
     assert S.shapes()[0].model != "grid"
     with pytest.raises(SystemExit):

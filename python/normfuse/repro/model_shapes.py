@@ -4,7 +4,7 @@ benchmark's models against cuBLAS's GEMM alone.
     PYTHONPATH=python python3 -m normfuse.repro --model-shapes [--out DIR]
     PYTHONPATH=python python3 -m normfuse.repro.model_shapes --out DIR [--warm-procs P] [--t 8192]
                                                              [--form pre|post]
-                                                             [--shapes models|post-grid]
+                                                             [--shapes models|post-grid|bert-blocks]
                                                              [--options "NAME,NAME"]
 
 Shapes (`shapes()`), derived from normfuse.repro.models.SPECS: every GEMM that reads a norm's
@@ -94,19 +94,24 @@ class Shape:
 POST_GRID_K = (512, 768, 1024, 2048, 4096)
 POST_GRID_N = (768, 1024, 2048)
 SHAPES_ENV, OPTIONS_ENV = "NORMFUSE_MODEL_SHAPES", "NORMFUSE_MODEL_SHAPES_OPTIONS"
-SHAPE_SETS = ("models", "post-grid")
+SHAPE_SETS = ("models", "post-grid", "bert-blocks")
+# `--shapes bert-blocks` (issue 20's goal: BERT-style blocks, K, N in {1024, 4096} with bias and
+# residual, T = 8192-32768, faster than torch.compile's dense + bias + residual + LayerNorm)
+BERT_BLOCKS_KN = (1024, 4096)
 
 
-def post_grid() -> list[Shape]:
-    return [Shape("grid", f"K {k} N {n}", "post", "ln", k, n, True, True)
-            for k in POST_GRID_K for n in POST_GRID_N]
+def post_grid(ks=POST_GRID_K, ns=POST_GRID_N, model="grid") -> list[Shape]:
+    return [Shape(model, f"K {k} N {n}", "post", "ln", k, n, True, True) for k in ks for n in ns]
 
 
 def shapes() -> list[Shape]:
     """The sweep's (K, N): from the benchmark models (see the module doc), without repeats, or
     the post-norm grid where the environment asks for it (`--shapes post-grid`)."""
-    if os.environ.get(SHAPES_ENV, "models") == "post-grid":
+    which = os.environ.get(SHAPES_ENV, "models")
+    if which == "post-grid":
         return post_grid()
+    if which == "bert-blocks":
+        return post_grid(BERT_BLOCKS_KN, BERT_BLOCKS_KN, "bert-block")
     from .models import MAIN_MODELS, SPECS
     out: list[Shape] = []
     for name in MAIN_MODELS:
@@ -626,7 +631,8 @@ def main(argv=None) -> int:
                     help="only the pre-norm or only the post-norm shapes (and their options)")
     ap.add_argument("--shapes", choices=SHAPE_SETS, default="models",
                     help="models: the benchmark models' GEMMs (default); post-grid: BERT-style "
-                         f"post-norm blocks over K in {POST_GRID_K}, N in {POST_GRID_N}")
+                         f"post-norm blocks over K in {POST_GRID_K}, N in {POST_GRID_N}; "
+                         f"bert-blocks: K, N in {BERT_BLOCKS_KN} (issue 20's goal cells)")
     ap.add_argument("--options", default="",
                     help="comma-separated option names to run (default: all of the form's)")
     ap.add_argument("--rounds", type=int, default=ROUNDS,
