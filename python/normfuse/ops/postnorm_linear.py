@@ -73,17 +73,22 @@ DEFAULT_POSTNORM_PASSES = ("cluster-reduce", "epilogue-norm")
 LOWERED_SCHEDULES = ("coop", "pingpong")
 SWITCH_VALUES = ("auto",) + LOWERED_SCHEDULES
 
-# 'auto' (issue 20's tile rule): ping-pong over 128 x 128 tiles from PINGPONG_MIN_ROWS rows where
-# K <= PINGPONG_MAX_K, coop 128 x 256 elsewhere. Measured on the H200 (2026-12-02,
+# 'auto' (issue 20's tile rule): from PINGPONG_MIN_ROWS rows where K <= PINGPONG_MAX_K, ping-pong:
+# over 64 x 256 tiles for rows wider than PINGPONG_128_MAX_N, over 128 x 128 ones below; coop
+# 128 x 256 elsewhere. Measured on the H200 (2026-12-02,
 # bench/results/2026-12-02/session11/post-grid: LayerNorm(x W^T + bias + residual), K in {512, 768,
 # 1024, 2048, 4096} x N in {768, 1024, 2048} x T in {4096, 8192, 16384}, 3 rounds): geo. mean
 # over the 45 cells 1.440x cuBLAS with coop everywhere, 1.413x with ping-pong 128 x 128
 # everywhere, 1.395x with this rule, 1.390x taking the faster of the two in every cell. Ping-pong
 # won 21 of the 24 cells with T >= 8192 and K <= 2048 (up to 16 % faster: K 1024 N 768 T 8192,
 # 1.692 -> 1.422); coop won 10 of the 12 K = 4096 cells and 11 of the 15 T = 4096 ones (one tile
-# per SM there: a second accumulator has no other tile to overlap).
+# per SM there: a second accumulator has no other tile to overlap). The wider rows
+# (session11/bert-blocks, K, N in {1024, 4096}, T 8192-32768): at K = 1024, N = 4096 ping-pong
+# 64 x 256 1.310-1.408x cuBLAS, coop 1.428-1.509, ping-pong 128 x 128 1.512-1.573 (32 N tiles per
+# row); at K = 4096 coop stays fastest (ping-pong 64 x 256: 1.47-1.60x).
 PINGPONG_MIN_ROWS = 8192
 PINGPONG_MAX_K = 2048
+PINGPONG_128_MAX_N = 2048
 
 
 def _switch_from_env() -> dict:
@@ -127,16 +132,19 @@ def lowered_postnorm_choice(M: int, N: int, K: int, switch: str = "auto",
                             dtype=None) -> tuple[str, PostNormConfig]:
     """(schedule, tile config) of the lowered form for an [M, K] x [N, K] problem under the
     switch value `switch`: 'coop' / 'pingpong' take that schedule's own tiles
-    (`lowered_postnorm_config`); 'auto' takes ping-pong over 128 x 128 tiles (one tile per
-    consumer warpgroup of 4 warps, their main loops taking turns) from PINGPONG_MIN_ROWS rows where K <= PINGPONG_MAX_K and
-    the row spans more than one 256-wide tile, coop 128 x 256 elsewhere (measured: see
-    PINGPONG_MIN_ROWS)."""
+    (`lowered_postnorm_config`); 'auto' takes, from PINGPONG_MIN_ROWS rows where K <=
+    PINGPONG_MAX_K and the row spans more than one 256-wide tile, ping-pong (one tile per
+    consumer warpgroup, their main loops taking turns) over 128 x 128 tiles up to
+    PINGPONG_128_MAX_N columns, over 64 x 256 tiles for wider rows; coop 128 x 256 elsewhere
+    (measured: see PINGPONG_MIN_ROWS)."""
     if switch in LOWERED_SCHEDULES:
         return switch, lowered_postnorm_config(M, N, K, switch, dtype)
     if switch != "auto":
         raise ValueError(f"lowered post-norm switch must be one of {SWITCH_VALUES}, got "
                          f"{switch!r}")
     if M >= PINGPONG_MIN_ROWS and K <= PINGPONG_MAX_K and N > 256:
+        if N > PINGPONG_128_MAX_N:
+            return "pingpong", lowered_postnorm_config(M, N, K, "pingpong", dtype)
         base = select_postnorm_config(M, N, K, dtype)
         return "pingpong", PostNormConfig(128, 128, 64, 4, 3, base.persistent)
     return "coop", lowered_postnorm_config(M, N, K, "coop", dtype)
