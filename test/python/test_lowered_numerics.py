@@ -139,6 +139,51 @@ def test_ci_lowered_kernel_matches_naive_and_fp64(kind, flags, order):
         assert runs[0].info.spins > 0, runs[0].info
 
 
+@pytest.mark.parametrize("order", ["{stats-share=true}"] + ([""] if SWEEP else []),
+                         ids=lambda o: o.strip("{}") or "grouped")
+def test_split_output_members_hold_their_columns(order):
+    """A split output (`LoweredLaunch.split`, one GEMM whose output columns land in separate
+    contiguous matrices, e.g. q / k / v): RMSNorm with g in the loop, M = 304, N = 528 split at
+    columns 256 and 512 into [304, 256], [304, 256] and [304, 16] members (the last one ragged),
+    each NaN-poisoned; every member equals its columns of the unlowered kernel's single output
+    (and fp64's), on 3 programs with the shared statistics' order. Starts that are no multiple
+    of the tile's columns, or a post-norm's plan, are refused by name."""
+    kind, flags = "rms", (("has_g", True),)
+    ck = _ci_kernel(kind, flags, order)
+    M, N, K, programs = SHAPE[order]
+    lw = ck.lowered
+    assert lw.plan.config.block_n == 256
+    split = lw.split((256, 512))
+    assert lw.split([256, 512]) is split and split.out_split == (256, 512)  # compiled once
+    args, names, _ = _inputs(kind, M, N, K, flags)
+    naive, ref = _naive_run(ck.asm["ttir"], kind, flags, M, N, K, _naive_grid(ck, M, N))
+    assert split.member_widths(N) == (256, 256, 16)
+
+    def members():
+        return [torch.full((M, w), float("nan")).bfloat16() for w in (256, 256, 16)]
+    runs = run_lowered(split, args, names=names, programs=programs, outs=members)
+    for r in runs:
+        outs = r.args["outs"]
+        y = torch.cat(outs, dim=1)
+        assert not torch.isnan(y.float()).any(), "a member's tile was not written"
+        assert rel_diff(naive, y) < TOL, rel_diff(naive, y)
+        assert rel_err(y, ref) <= 1.5 * rel_err(naive, ref) + 2e-3
+        assert torch.isnan(r.args["Y"].float()).all()  # the single output is not written
+        assert r.binding.bound["c1_desc"].shape == (M, 256)
+        assert r.binding.bound["c2_desc"].shape == (M, 16)
+        assert r.binding.bound["c3_desc"] is None
+    with pytest.raises(ValueError, match="multiples of the tile's 256 columns"):
+        lw.split((128,))
+    with pytest.raises(ValueError, match="2 to 4 members"):
+        lw.split((256, 512, 768, 1024))
+    with pytest.raises(ValueError, match="already writes a split output"):
+        split.split((256,))
+    bad = members()
+    bad[2] = torch.full((M, 32), float("nan")).bfloat16()
+    assert "member 2 must be a contiguous [304, 16] tensor" in split.why_not(args, bad)
+    assert "needs 3 member tensors" in split.why_not(args, bad[:2])
+
+
 # test_lowered_launch.test_bound_arguments_of_the_ops_kernels_match_torch's kernels (same
 # arguments): compiled for M = 1000, N = 520, K = 1032 (128 x 128 tiles, K ragged: EVEN_K off),
 # g folded with pointer loads, g and beta in the loop with TMA loads

@@ -96,8 +96,46 @@ class LoweredLaunch:
         self.params = params
         self._geometry = None  # the parameters the operands' geometry is read from
         self._plans: dict = {}  # geometry -> LoweredPlan (launches through __call__)
+        self._splits: dict = {}  # member starts -> the split-output launch (`split`)
         from .ws_gemm import ws_gemm_kernel
         self.kernel_param_names = tuple(ws_gemm_kernel.arg_names)
+
+    @property
+    def out_split(self) -> tuple:
+        """The first column of each output member after the first (() : one output)."""
+        return self.instance.out_split
+
+    def split(self, starts, target="cuda:90") -> "LoweredLaunch":
+        """The same lowered kernel writing its output's columns into separate matrices: member
+        0 gets columns [0, starts[0]), member i columns [starts[i - 1], starts[i]), the last one
+        the rest (each its own [M, N_i] tensor, passed to `run(args, outs=...)`). `starts`:
+        increasing multiples of the tile's BLOCK_N, at most 3 (4 members). Compiled once per
+        `starts` (the template with NOUT = len(starts) + 1); a plain or shared-statistics plan
+        only (a post-norm's rows, a residual or a second output are refused)."""
+        starts = tuple(int(s) for s in starts)
+        hit = self._splits.get(starts)
+        if hit is not None:
+            return hit
+        plan, bn = self.plan, self.plan.config.block_n
+        why = None
+        if self.out_split:
+            why = "it already writes a split output"
+        elif not 1 <= len(starts) <= 3:
+            why = f"a split output has 2 to 4 members, not {len(starts) + 1}"
+        elif any(s <= 0 or s % bn for s in starts) or list(starts) != sorted(set(starts)):
+            why = (f"the members' first columns {list(starts)} must increase and be multiples "
+                   f"of the tile's {bn} columns (a tile must belong to one member)")
+        elif plan.config.row_exchange or plan.res is not None or plan.aux_out is not None \
+                or plan.backward:
+            why = "a post-norm, a residual or a second output keeps the output in one matrix"
+        if why:
+            raise ValueError(f"normfuse: cannot split the lowered kernel's output: {why}")
+        from dataclasses import replace
+        from .runtime import compile_instance
+        inst = replace(self.instance, out_split=starts)
+        low = replace(self.lowered, instance=inst, compiled=compile_instance(inst, target))
+        hit = self._splits[starts] = LoweredLaunch(low, self.params)
+        return hit
 
     @property
     def lowering(self):  # the plan (older name)
@@ -118,10 +156,22 @@ class LoweredLaunch:
             raise TypeError(f"parameter {self.plan.params[op.base][0]} is not a tensor")
         return t, (self._int(op.rows, args), self._int(op.cols, args)), self._int(op.stride, args)
 
-    def why_not(self, args) -> str | None:
-        """None when the launch can run lowered, else the reason it cannot."""
+    def member_widths(self, N: int) -> tuple:
+        """The split output's member widths for an output of N columns (() : one output)."""
+        if not self.out_split:
+            return ()
+        edges = (0,) + self.out_split + (N,)
+        return tuple(edges[i + 1] - edges[i] for i in range(len(edges) - 1))
+
+    def why_not(self, args, outs=None) -> str | None:
+        """None when the launch can run lowered, else the reason it cannot. `outs`: a split
+        output's member tensors (`split`)."""
         import torch
         plan = self.plan
+        if self.out_split:
+            why = self._members_why_not(args, outs)
+            if why:
+                return why
         cfg = plan.config
         for single, src, blk, what in ((plan.single[0], plan.M, cfg.block_m, "M"),
                                        (plan.single[1], plan.N, cfg.block_n, "N")):
@@ -148,6 +198,31 @@ class LoweredLaunch:
             if tiles > sms:
                 return (f"the post-norm's row has {tiles} N tiles of {grid.block_n}, which must run "
                         f"at once on distinct CTAs; the device has {sms} SMs")
+        return None
+
+    def _members_why_not(self, args, outs) -> str | None:
+        """Why `outs` cannot be the split output's members of this launch, or None."""
+        import torch
+        N = self._int(self.plan.N, args)
+        M = self._int(self.plan.M, args)
+        widths = self.member_widths(N)
+        if outs is None or len(outs) != len(widths):
+            return f"the split output needs {len(widths)} member tensors"
+        if widths[-1] <= 0:
+            return (f"the output has {N} columns, not more than the last member's first column "
+                    f"{self.out_split[-1]}")
+        for i, (t, w) in enumerate(zip(outs, widths)):
+            if not isinstance(t, torch.Tensor):
+                return f"output member {i} is not a tensor"
+            if tuple(t.shape) != (M, w) or t.stride() != (w, 1):
+                return (f"output member {i} must be a contiguous [{M}, {w}] tensor, got "
+                        f"{list(t.shape)} with strides {list(t.stride())}")
+        for i, (t, w) in enumerate(zip(outs, widths)):
+            if not t.is_cuda:
+                return f"output member {i} is not a CUDA tensor"
+            why = _addressable(f"output member {i}", t, (M, w), w)
+            if why:
+                return why
         return None
 
     def _derived(self, j: int, args, b=None):
@@ -193,19 +268,21 @@ class LoweredLaunch:
         return LoweredPlan(self, args, grid, sms)
 
     def arguments(self, args, *, grid: int | None = None, sms: int | None = None,
-                  shared: tuple | None = None) -> BoundLaunch:
+                  shared: tuple | None = None, outs=None) -> BoundLaunch:
         """What the launch with the planned kernel's runtime arguments `args` passes (see
         `BoundLaunch`). `sms`: the SM count the persistent grid is sized for (default: the
         device's); `shared`: (words, epoch) of the shared statistics (default: the current
-        stream's workspace, `SharedStats`). Pure host computation: CPU tensors work."""
-        return self.prepare(args, grid=grid, sms=sms).bound(args, shared)
+        stream's workspace, `SharedStats`); `outs`: a split output's members. Pure host
+        computation: CPU tensors work."""
+        return self.prepare(args, grid=grid, sms=sms).bound(args, shared, outs)
 
-    def __call__(self, args, *, grid: int | None = None):
+    def __call__(self, args, *, grid: int | None = None, outs=None):
         """Launch with the runtime arguments `args` (the planned kernel's non-constexpr
         parameters, in order), through a plan kept per argument geometry (the integers the
-        operands' sizes and strides are read from, and the device). Returns the output tensor."""
+        operands' sizes and strides are read from, and the device). Returns the output tensor
+        (a split output: `outs`, its members)."""
         if grid is not None:
-            return self.prepare(args, grid=grid).run(args)
+            return self.prepare(args, grid=grid).run(args, outs)
         if self._geometry is None:
             plan = self.plan
             ops = (plan.a, plan.b, plan.out) + ((plan.res,) if plan.res is not None else ()) + \
@@ -219,7 +296,7 @@ class LoweredLaunch:
             p = self._plans[key] = self.prepare(args)
             if len(self._plans) > 64:
                 self._plans.pop(next(iter(self._plans)))
-        return p.run(args)
+        return p.run(args, outs)
 
     def bind(self, args, *, grid: int | None = None):
         """The launch for fixed `args`: a callable that launches them (`prepare(args).run`),
@@ -259,6 +336,16 @@ class LoweredPlan:
                                   (stride, 1), d.block))
         (M, K), (N,) = self.operands[0][1], self.operands[2][1][1:]
         self.M, self.N, self.K = M, N, K
+        # a split output (`LoweredLaunch.split`): member i an [M, N_i] matrix with row stride N_i,
+        # member 0 in the output's descriptor slot, the others in c1_desc.. (their own slots)
+        widths = launch.member_widths(N)
+        if widths:
+            if widths[-1] <= 0:
+                raise ValueError(f"the output has {N} columns, not more than the split's last "
+                                 f"first column {launch.out_split[-1]}")
+            pc, _, _, bc = self.operands[2]
+            self.operands[2] = (pc, (M, widths[0]), (widths[0], 1), bc)
+        self._member_geometry = [((M, w), (w, 1), self.operands[2][3]) for w in widths[1:]]
         g, = needs["PersistentGrid"]
         if grid is None:
             if sms is None:
@@ -306,8 +393,12 @@ class LoweredPlan:
         self._res = next(rest) if inst.res_block is not None else None
         self._aux = next(rest) if inst.aux_block is not None else None
         # the descriptors' positions among the template's parameters (a, b, c, r, aux)
+        from .runtime import MEMBER_PARAMS, RUNTIME_PARAMS
+        member_pos = [RUNTIME_PARAMS.index(n) for n in MEMBER_PARAMS][:len(self._member_geometry)]
         self._desc_positions = tuple([0, 1, 2] + ([3] if self._res is not None else [])
-                                     + ([4] if self._aux is not None else []))
+                                     + ([4] if self._aux is not None else []) + member_pos)
+        # the member descriptors' arguments where absent (constexpr Nones)
+        self._no_members = (None,) * (3 - len(self._member_geometry))
 
     def _eargs(self, args, b, capturing: bool = False) -> tuple:
         """The hooks' arguments; `b`: B's (tensor, (rows, cols), row stride, position). Each
@@ -348,10 +439,13 @@ class LoweredPlan:
         return SharedStats.take(a.device, self.M, self._block_m, stream, capturing,
                                 per_row=self.words_per_row)
 
-    def _runtime(self, args, shared) -> tuple:
+    def _runtime(self, args, shared, outs=None) -> tuple:
         (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands[:3]
+        c = args[pc] if not self._member_geometry else self._outs(outs)[0]
         da, db, dc = (TmaArg(args[pa], sa, ta, ba), TmaArg(args[pb], sb, tb, bb),
-                      TmaArg(args[pc], sc, tc, bc))
+                      TmaArg(c, sc, tc, bc))
+        members = tuple(TmaArg(t, s, st, bx) for t, (s, st, bx)
+                        in zip(outs[1:], self._member_geometry)) if self._member_geometry else ()
         dr = dx = None  # no residual, no second output: constexpr Nones
         if self._res is not None:
             pr, sr, tr, br = self._res
@@ -363,13 +457,24 @@ class LoweredPlan:
                             and cuda_state.capturing())
         if shared is None:
             shared = self._shared(args)
-        return (da, db, dc, dr, dx, self.M, self.N, self.K, eargs, *shared)
+        return (da, db, dc, dr, dx, self.M, self.N, self.K, eargs, *shared, *members,
+                *self._no_members)
 
-    def bound(self, args, shared: tuple | None = None) -> BoundLaunch:
-        """The launch's arguments as a `BoundLaunch` record."""
-        runtime = self._runtime(args, shared)
+    def _outs(self, outs):
+        if outs is None or len(outs) != len(self._member_geometry) + 1:
+            raise ValueError(f"the split output needs {len(self._member_geometry) + 1} member "
+                             f"tensors, got {0 if outs is None else len(outs)}")
+        return outs
+
+    def bound(self, args, shared: tuple | None = None, outs=None) -> BoundLaunch:
+        """The launch's arguments as a `BoundLaunch` record (`output`: a split output's members,
+        as views of what each descriptor addresses)."""
+        runtime = self._runtime(args, shared, outs)
         c = runtime[2]
         out = c.base.as_strided(c.shape, c.strides, c.base.storage_offset())
+        if self._member_geometry:
+            out = (out,) + tuple(d.base.as_strided(d.shape, d.strides, d.base.storage_offset())
+                                 for d in runtime[11:11 + len(self._member_geometry)])
         consts = dict(zip(self.launch.kernel_param_names[len(self.names):], self.tail))
         return BoundLaunch(self.names, runtime, consts, self.grid, out)
 
@@ -381,17 +486,18 @@ class LoweredPlan:
         kernel = self.launch.kernel
         direct = resolve(kernel, self.grid)
         if direct is not None:
-            maps = [direct.tensor_maps(i, shape, strides)
-                    for i, (_, shape, strides, _) in enumerate(self.operands)]
+            geoms = [(shape, strides) for _, shape, strides, _ in self.operands] + \
+                [(shape, strides) for shape, strides, _ in self._member_geometry]
+            maps = [direct.tensor_maps(i, shape, strides) for i, (shape, strides) in enumerate(geoms)]
             if all(m is not None for m in maps) and direct.positions == self._desc_positions:
                 self._maps = maps
                 self._direct = direct
         if self._direct is None:
             self._runner = kernel[self.grid]
 
-    def run(self, args):
+    def run(self, args, outs=None):
         """Launch with `args` (of the geometry the plan was made for). Returns the output
-        tensor as the caller passed it.
+        tensor as the caller passed it (a split output: `outs`, the members' tensors).
 
         Per launch: the tensor maps of A, B, the output and the residual (if any) from their
         caches (by address; a new address is encoded once), the hooks' arguments, the shared
@@ -403,7 +509,12 @@ class LoweredPlan:
             self._resolve_launcher()
             direct = self._direct
         (pa, sa, ta, ba), (pb, sb, tb, bb), (pc, sc, tc, bc) = self.operands[:3]
-        a, b, c = args[pa], args[pb], args[pc]
+        mg = self._member_geometry
+        if mg:
+            outs = self._outs(outs)
+            a, b, c = args[pa], args[pb], outs[0]
+        else:
+            a, b, c = args[pa], args[pb], args[pc]
         res = self._res
         capturing = self._capture_check and cuda_state.capturing()
         eargs = self._eargs(args, (b, sb, tb[0], pb), capturing) if self._derived_slots else \
@@ -429,9 +540,16 @@ class LoweredPlan:
             else:  # the second output's tensor map (the last descriptor slot)
                 xo, mx = args[aux[0]], maps[-1]
                 ex = mx.get(xo.data_ptr()) or mx.encode(xo)
+            if mg:  # the other members' tensor maps (the slots after A, B and the output)
+                em = ()
+                for t, mm in zip(outs[1:], maps[3:]):
+                    em += mm.get(t.data_ptr()) or mm.encode(t)
+                em += self._no_members
+            else:
+                em = self._no_members
             if direct.launch_on(stream, *ea, *eb, *ec, *er, *ex, self.M, self.N, self.K, eargs,
-                                sbuf, epoch, *self.tail):
-                return c
+                                sbuf, epoch, *em, *self.tail):
+                return outs if mg else c
             if self._runner is None:  # a launch hook is registered: Triton's own path
                 self._runner = self.launch.kernel[self.grid]
         else:
@@ -439,9 +557,12 @@ class LoweredPlan:
         dr = None if res is None else TmaArg(args[res[0]], res[1], res[2], res[3])
         aux = self._aux
         dx = None if aux is None else TmaArg(args[aux[0]], aux[1], aux[2], aux[3])
+        members = tuple(TmaArg(t, s, st, bx) for t, (s, st, bx) in zip(outs[1:], mg)) if mg \
+            else ()
         self._runner(TmaArg(a, sa, ta, ba), TmaArg(b, sb, tb, bb), TmaArg(c, sc, tc, bc), dr, dx,
-                     self.M, self.N, self.K, eargs, sbuf, epoch, *self.tail)
-        return c
+                     self.M, self.N, self.K, eargs, sbuf, epoch, *members, *self._no_members,
+                     *self.tail)
+        return outs if mg else c
 
 
 def _addressable(name: str, t, shape, stride) -> str | None:

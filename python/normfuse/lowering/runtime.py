@@ -62,6 +62,9 @@ class Instance:
     # tile rounded to the output type; `aux`: it has a second output tile (the output's type)
     bwd: bool = False
     aux: bool = False
+    # a split output: the first column of each member after the first (multiples of BN; at most
+    # 3, i.e. 4 members), each member its own [M, N_i] matrix (`ws_gemm.Output`); () = one output
+    out_split: tuple = ()
 
     @property
     def blocks(self) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
@@ -89,12 +92,17 @@ class Instance:
                     B_KN=self.b_kn, LOADER_WARPS=c.loader_warps, LOADER_REGS=c.loader_regs,
                     CONS_REGS=c.consumer_regs, SHARE=c.stats_share, NPOST=c.row_exchange,
                     XN=c.row_chunk, RES=self.res_dtype is not None, BWD=self.bwd,
+                    NOUT=len(self.out_split) + 1,
+                    **{f"S{i + 1}": s for i, s in enumerate(self.out_split + (0, 0, 0))
+                       if i < 3},
                     num_warps=c.consumer_warps)
 
 
 # the template kernel's runtime parameters, in order (`ws_gemm.ws_gemm_kernel`)
 RUNTIME_PARAMS = ("a_desc", "b_desc", "c_desc", "r_desc", "aux_desc", "M", "N", "K", "eargs",
-                  "sbuf", "epoch")
+                  "sbuf", "epoch", "c1_desc", "c2_desc", "c3_desc")
+# the split output's member descriptors (`Instance.out_split`; None where absent: constexprs)
+MEMBER_PARAMS = RUNTIME_PARAMS[-3:]
 
 
 class TmaArg:
@@ -223,8 +231,13 @@ def compile_instance(inst: Instance, target="cuda:90"):
         aux_desc = TensorDescriptor(_Fake([M, N], eo), [M, N], _Fake([M, N], eo).stride(),
                                     list(inst.aux_block), _layout(inst.aux_block, inst.out_dtype))
     # the shared statistics' words and an epoch that Triton does not specialize (not 1, odd)
+    # a split output's members (C is member 0): stand-ins of a width that is no multiple of 16
+    # either (the members' true widths are the starts' differences, known at launch)
+    members = [TensorDescriptor(_Fake([M, 264], eo), [M, 264], [264, 1], list(cb),
+                                _layout(cb, inst.out_dtype)) for _ in inst.out_split]
+    members += [None] * (3 - len(members))
     runtime = dict(zip(RUNTIME_PARAMS, (*descs, r_desc, aux_desc, M, N, K, tuple(inst.eargs_example),
-                                        _Fake([1], torch.int64), 17)))
+                                        _Fake([1], torch.int64), 17, *members)))
     consts = inst.constexprs()
     options = {"num_warps": consts.pop("num_warps")}
     backend = make_backend(target)
@@ -268,7 +281,10 @@ def launch(ck, inst: Instance, a, b, c, eargs, *, grid: int | None = None, sms: 
         sbuf, epoch = SharedStats.take(a.device, M, cfg.block_m) if cfg.stats_share else (a, 0)
     if inst.res_dtype is not None:
         raise ValueError("runtime.launch runs instances without a residual tile")
-    runtime = dict(zip(RUNTIME_PARAMS, (*descs, None, None, M, N, K, tuple(eargs), sbuf, epoch)))
+    if inst.out_split:
+        raise ValueError("runtime.launch runs instances with one output")
+    runtime = dict(zip(RUNTIME_PARAMS, (*descs, None, None, M, N, K, tuple(eargs), sbuf, epoch,
+                                        None, None, None)))
     ck[(grid, 1, 1)](*kernel_arguments(inst, runtime))
     return c
 

@@ -175,14 +175,32 @@ class HookFns:
 
 @aggregate
 class Output:
-    """Where a consumer's tiles go: the output's TMA descriptor and the consumer's staging tile."""
+    """Where a consumer's tiles go: the output's TMA descriptor and the consumer's staging tile.
+    With NOUT > 1 the output's columns are split among NOUT tensors (members): member 0 holds
+    columns [0, S1) through `c_desc`, member 1 [S1, S2) through `c1_desc`, and so on (each its
+    own [M, N_i] matrix; every S_i a multiple of BN, so a tile belongs to one member); absent
+    members' descriptors are placeholders (`c_desc`)."""
     c_desc: tma.tensor_descriptor
     c_smem: gl.shared_memory_descriptor
+    c1_desc: tma.tensor_descriptor
+    c2_desc: tma.tensor_descriptor
+    c3_desc: tma.tensor_descriptor
+    NOUT: gl.constexpr
+    S1: gl.constexpr
+    S2: gl.constexpr
+    S3: gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, c_desc, c_smem):
+    def __init__(self, c_desc, c_smem, c1_desc, c2_desc, c3_desc, NOUT, S1, S2, S3):
         self.c_desc = c_desc
         self.c_smem = c_smem
+        self.c1_desc = c1_desc
+        self.c2_desc = c2_desc
+        self.c3_desc = c3_desc
+        self.NOUT = gl.constexpr(NOUT)
+        self.S1 = gl.constexpr(S1)
+        self.S2 = gl.constexpr(S2)
+        self.S3 = gl.constexpr(S3)
 
 
 @aggregate
@@ -520,7 +538,28 @@ def _store_tile(out, dst, pid_m, pid_n):
     tma.store_wait(pendings=0)
     dst.c_smem.store(out.to(dst.c_desc.dtype))
     fence_async_shared()
-    tma.async_copy_shared_to_global(dst.c_desc, [pid_m * BM, pid_n * BN], dst.c_smem)
+    if dst.NOUT == 1:
+        tma.async_copy_shared_to_global(dst.c_desc, [pid_m * BM, pid_n * BN], dst.c_smem)
+    else:
+        _store_member(dst, pid_m * BM, pid_n * BN)
+
+
+@gluon.jit
+def _store_member(dst, row, col):
+    """The staged tile at output columns [col, col + BN) into the member holding them (a split
+    output, `Output.NOUT` > 1), at the member's own column."""
+    if col < dst.S1:
+        tma.async_copy_shared_to_global(dst.c_desc, [row, col], dst.c_smem)
+    elif dst.NOUT == 2:
+        tma.async_copy_shared_to_global(dst.c1_desc, [row, col - dst.S1], dst.c_smem)
+    elif col < dst.S2:
+        tma.async_copy_shared_to_global(dst.c1_desc, [row, col - dst.S1], dst.c_smem)
+    elif dst.NOUT == 3:
+        tma.async_copy_shared_to_global(dst.c2_desc, [row, col - dst.S2], dst.c_smem)
+    elif col < dst.S3:
+        tma.async_copy_shared_to_global(dst.c2_desc, [row, col - dst.S2], dst.c_smem)
+    else:
+        tma.async_copy_shared_to_global(dst.c3_desc, [row, col - dst.S3], dst.c_smem)
 
 
 @gluon.jit
@@ -877,7 +916,7 @@ def _consumer_rows1(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, WARP
 
 @gluon.jit
 def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbuf, epoch,
-                   PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
+                   c1_desc, c2_desc, c3_desc, PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
                    ROWS: gl.constexpr, FIN: gl.constexpr,
                    HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
                    STAGES: gl.constexpr, GROUP_M: gl.constexpr, NCONS: gl.constexpr,
@@ -886,7 +925,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                    XN: gl.constexpr, RES: gl.constexpr, SIDE: gl.constexpr = None,
                    AUX: gl.constexpr = None, HAS_SIDE: gl.constexpr = False,
                    HAS_AUX: gl.constexpr = False, BWD: gl.constexpr = False,
-                   num_warps: gl.constexpr = 4):
+                   NOUT: gl.constexpr = 1, S1: gl.constexpr = 0, S2: gl.constexpr = 0,
+                   S3: gl.constexpr = 0, num_warps: gl.constexpr = 4):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
@@ -900,7 +940,9 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     a residual `r_desc`, the input x): every hook after the k-loop reads x's tile, SIDE makes 1-D
     stores per tile (`HAS_SIDE`), AUX a second output tile stored through `aux_desc` (`HAS_AUX`;
     None otherwise), FIN reads the tile rounded to the output type. Other instances never read
-    `sbuf` and `epoch`."""
+    `sbuf` and `epoch`. `NOUT` > 1 (plain and shared-statistics instances): C's columns are
+    split among NOUT matrices, C[:, 0:S1] through `c_desc`, C[:, S1:S2] through `c1_desc`, ...
+    (each member's [M, N_i] descriptor; the S_i multiples of BN; absent ones None)."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -917,6 +959,19 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
         mbarrier.init(order.index(i), count=1)
     ring = Ring(a_desc, b_desc, a_bufs, b_bufs, ready, empty, B_KN)
     prob = Problem(M, N, K, GROUP_M)
+    # a split output's members (placeholders where absent)
+    if NOUT > 1:
+        c1 = c1_desc
+    else:
+        c1 = c_desc
+    if NOUT > 2:
+        c2 = c2_desc
+    else:
+        c2 = c_desc
+    if NOUT > 3:
+        c3 = c3_desc
+    else:
+        c3 = c_desc
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
                     AUX, HAS_SIDE, HAS_AUX, BWD)
     if NPOST > 0:
@@ -937,34 +992,34 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
             res = Residual(c_desc, c_smem0, c_smem1, res_ready, res_free, False, c_desc)
         if NCONS == 2:
             gl.warp_specialize([
-                (_consumer_rows, (ring, prob, hooks, Output(c_desc, c_smem0), res, eargs, order,
+                (_consumer_rows, (ring, prob, hooks, Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3), res, eargs, order,
                                   sbuf, epoch, 0, 2, num_warps, XN)),
-                (_consumer_rows1, (ring, prob, hooks, Output(c_desc, c_smem1), res, eargs, order,
+                (_consumer_rows1, (ring, prob, hooks, Output(c_desc, c_smem1, c1, c2, c3, NOUT, S1, S2, S3), res, eargs, order,
                                    sbuf, epoch, num_warps, XN)),
                 (_loader_rows, (ring, prob, res, BM, BN, 2)),
             ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
         else:
             gl.warp_specialize([
-                (_consumer_rows, (ring, prob, hooks, Output(c_desc, c_smem0), res, eargs, order,
+                (_consumer_rows, (ring, prob, hooks, Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3), res, eargs, order,
                                   sbuf, epoch, 0, 1, num_warps, XN)),
                 (_loader_rows, (ring, prob, res, BM, BN, 1)),
             ], [LOADER_WARPS], [LOADER_REGS])
     elif NCONS == 2:
         c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
         gl.warp_specialize([
-            (_consumer, (ring, prob, hooks, Output(c_desc, c_smem0), eargs, order, 0, 2, num_warps)),
-            (_consumer1, (ring, prob, hooks, Output(c_desc, c_smem1), eargs, order, num_warps)),
+            (_consumer, (ring, prob, hooks, Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3), eargs, order, 0, 2, num_warps)),
+            (_consumer1, (ring, prob, hooks, Output(c_desc, c_smem1, c1, c2, c3, NOUT, S1, S2, S3), eargs, order, num_warps)),
             (_loader, (ring, prob, BM, BN)),
         ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
     elif SHARE:
         gl.warp_specialize([
-            (_consumer_shared, (ring, prob, hooks, Output(c_desc, c_smem0), eargs, sbuf, epoch,
+            (_consumer_shared, (ring, prob, hooks, Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3), eargs, sbuf, epoch,
                                 num_warps)),
             (_loader_shared, (ring, prob, BM, BN)),
         ], [LOADER_WARPS], [LOADER_REGS])
     else:
         gl.warp_specialize([
-            (_consumer, (ring, prob, hooks, Output(c_desc, c_smem0), eargs, order, 0, 1, num_warps)),
+            (_consumer, (ring, prob, hooks, Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3), eargs, order, 0, 1, num_warps)),
             (_loader, (ring, prob, BM, BN)),
         ], [LOADER_WARPS], [LOADER_REGS])
 

@@ -184,7 +184,7 @@ def host_layers(calls: int, M: int = 8192, K: int = 2048, N: int = 2048) -> list
             ea, eb, ec = (m(t) for m, t in zip(low._maps, (x, call.pre[1], y)))
             sbuf, epoch = low._shared(args)
             full = (*ea, *eb, *ec, None, None, low.M, low.N, low.K, low._params(args), sbuf,
-                    epoch, *low.tail)  # (None, None: the template's r_desc and aux_desc)
+                    epoch, None, None, None, *low.tail)  # (Nones: r_desc, aux_desc, c1..c3_desc)
             layers["DirectLaunch.launch (C function, cached tensor maps)"] = \
                 lambda: d.launch(*full)
         runtime = low._runtime(args, None)

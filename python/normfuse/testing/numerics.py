@@ -247,46 +247,53 @@ def _flatten(values) -> list:
 
 
 def lowered_launch(lowered, runtime_args, *, programs: int = 3, epoch: int = 2,
-                   sbuf=None) -> LoweredBinding:
+                   sbuf=None, outs=None) -> LoweredBinding:
     """The arguments the host side gives the lowered kernel of `lowered` (a LoweredLaunch, i.e.
     `CompiledKernel.lowered`) for the unlowered kernel's runtime arguments (CPU tensors): the
     lowering's own `LoweredLaunch.arguments`, as a GPU launch computes them, with `programs`
     persistent CTAs instead of one per SM (a post-norm's whole-rows order uses the first T x G of
     them). With shared statistics or a post-norm's row exchange: `sbuf` (default: `stale_words`,
-    a previous launch's NaN words) and `epoch`."""
+    a previous launch's NaN words) and `epoch`. `outs`: a split output's member tensors
+    (`LoweredLaunch.split`)."""
     cfg = lowered.instance.config
     args = list(runtime_args)
     words = next((n for n in lowered.plan.needs if type(n).__name__ == "SharedStatistics"), None)
-    bound = lowered.arguments(args, grid=programs, shared=(None, epoch) if words else None)
+    bound = lowered.arguments(args, grid=programs, shared=(None, epoch) if words else None,
+                              outs=outs)
     if words:
         rows = -(-int(bound["M"]) // cfg.block_m) * cfg.block_m
         per_row = words.words_per_row(int(bound["N"]))
         bound = lowered.arguments(
             args, grid=programs,
-            shared=(stale_words(rows, epoch, per_row) if sbuf is None else sbuf, epoch))
+            shared=(stale_words(rows, epoch, per_row) if sbuf is None else sbuf, epoch), outs=outs)
     descs = {n: v for n, v in zip(bound.names, bound.args) if n.endswith("_desc")}
     return LoweredBinding(bound, _flatten(bound.args), tuple(bound.grid), descs,
                           bound["sbuf"] if words else None, bound["epoch"] if words else 0)
 
 
 def run_lowered(lowered, args, *, names=None, programs: int = 3, seeds=(0,), before=None,
-                epoch: int = 2) -> list:
+                epoch: int = 2, outs=None) -> list:
     """Run the lowered kernel of `lowered` on copies of the unlowered kernel's runtime `args`,
     once per interleaving seed; `before`: the unlowered kernel's arguments after its run, to
-    compare with (`LoweredRun.diffs`)."""
+    compare with (`LoweredRun.diffs`). `outs`: a split output's members (a function returning
+    fresh member tensors, called per seed; they are the run's `args["outs"]`)."""
     names = list(names) if names is not None else [f"arg{i}" for i in range(len(args))]
     text = lowered.kernel.asm["ttgir"]
     runs = []
     for seed in seeds:
         mine = [_copy(a) for a in args]
-        binding = lowered_launch(lowered, mine, programs=programs, epoch=epoch)
+        members = outs() if outs is not None else None
+        binding = lowered_launch(lowered, mine, programs=programs, epoch=epoch, outs=members)
         info = run_ir(text, binding.args, binding.grid, seed=seed)
         diffs = {}
         if before is not None:
             for n, x, y in zip(names, before, mine):
                 if _is_buffer(x):
                     diffs[n] = rel_diff(x, y)
-        runs.append(LoweredRun(seed, programs, diffs, dict(zip(names, mine)), info, binding))
+        got = dict(zip(names, mine))
+        if members is not None:
+            got["outs"] = members
+        runs.append(LoweredRun(seed, programs, diffs, got, info, binding))
     return runs
 
 
