@@ -302,3 +302,123 @@ def test_gpu_stride_parameterized_gemm_runs_lowered(strided_gemm, M, N, K):
                                num_warps=8)
             assert ck.lowered is not None, ck.remarks
     assert outs[0] <= 1.5 * outs[1] + 1e-4, outs
+
+
+# ---------------------------------------------------------------------------------------------
+# Split outputs: rmsnorm_linear_split / layernorm_linear_split end to end on the CPU
+# ---------------------------------------------------------------------------------------------
+
+def _interpret_plans(monkeypatch, programs: int = 4) -> list:
+    """Every prepared lowered launch (LoweredPlan.run) run by the TTGIR interpreter with the
+    lowering's own host binding on `programs` programs; returns the bindings."""
+    pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
+    from normfuse.lowering.launch import LoweredPlan
+    from normfuse.testing import lowered_launch, run_ir
+    ran = []
+
+    def interpret(self, args, outs=None):
+        b = lowered_launch(self.launch, list(args), programs=programs, outs=outs)
+        run_ir(self.launch.kernel.asm["ttgir"], b.args, b.grid, seed=0)
+        ran.append(b)
+        return outs if outs is not None else args[self.operands[2][0]]
+    monkeypatch.setattr(LoweredPlan, "run", interpret)
+    return ran
+
+
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+def test_split_op_end_to_end_in_the_interpreter(kind, monkeypatch):
+    """The split op on CPU tensors with the stand-in driver (sm_90 facts), its one lowered launch
+    run by the interpreter: q / k / v-like siblings of 256, 256 and 16 columns (the last one
+    ragged), biases on two of them, x [2, 150, 128] (300 rows: a ragged row block); each member
+    contiguous, within the joined op's reference error of fp64, and the launch's member
+    descriptors [300, N_i] over the returned tensors' memory."""
+    from normfuse.ops import functional as F
+    from normfuse.ops import prenorm_linear as pre
+    from normfuse.reference import layernorm_linear_ref, rel_err, rmsnorm_linear_ref
+    from normfuse.testing.fake_driver import fused_on_cpu
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 150, 128, generator=gen).bfloat16()
+    g = (0.5 + torch.rand(128, generator=gen)).bfloat16()
+    beta = (0.2 * torch.randn(128, generator=gen)).bfloat16()
+    ws = [(torch.randn(n, 128, generator=gen) / 12).bfloat16() for n in (256, 256, 16)]
+    bs = [(0.1 * torch.randn(256, generator=gen)).bfloat16(), None,
+          (0.1 * torch.randn(16, generator=gen)).bfloat16()]
+    ran = _interpret_plans(monkeypatch)
+    pre._SPLIT_PLANS.clear()
+    with fused_on_cpu():
+        if kind == "rms":
+            outs = F.rmsnorm_linear_split(x, g, ws, 1e-6, bs)
+        else:
+            outs = F.layernorm_linear_split(x, g, beta, ws, 1e-5, bs)
+    assert len(ran) == 1, "one GEMM for the three members"
+    b = ran[0].bound
+    assert [tuple(o.shape) for o in outs] == [(2, 150, 256), (2, 150, 256), (2, 150, 16)]
+    assert all(o.is_contiguous() for o in outs)
+    assert b["c1_desc"].shape == (300, 256) and b["c2_desc"].shape == (300, 16)
+    assert b["c_desc"].base.data_ptr() == outs[0].data_ptr()
+    assert b["c2_desc"].base.data_ptr() == outs[2].data_ptr()
+    wcat, bcat = torch.cat(ws), torch.cat([bs[0], torch.zeros(256).bfloat16(), bs[2]])
+    ref = (rmsnorm_linear_ref(x, g, wcat, 1e-6) if kind == "rms"
+           else layernorm_linear_ref(x, g, beta, wcat, 1e-5)) + bcat.double()
+    y = torch.cat(outs, -1)
+    assert not torch.isnan(y.float()).any()
+    assert rel_err(y, ref) < 1e-2, rel_err(y, ref)
+    pre._SPLIT_PLANS.clear()
+
+
+def test_split_op_falls_back_where_members_split_a_tile(monkeypatch):
+    """Members whose first columns are no multiple of the tile's width (200 + 56): the joined
+    kernel writes one output, the members are copied out of it, and a RuntimeWarning says why."""
+    from normfuse.ops import functional as F
+    from normfuse.ops import prenorm_linear as pre
+    from normfuse.testing.fake_driver import fused_on_cpu
+    x = torch.randn(300, 128).bfloat16()
+    g = torch.rand(128).bfloat16()
+    ws = [torch.randn(200, 128).bfloat16(), torch.randn(56, 128).bfloat16()]
+    pre._SPLIT_PLANS.clear()
+    with fused_on_cpu() as drv, pytest.warns(RuntimeWarning, match="not multiples of the tile"):
+        outs = F.rmsnorm_linear_split(x, g, ws)
+    assert [tuple(o.shape) for o in outs] == [(300, 200), (300, 56)]
+    assert len(drv.launches) == 1
+    plan = next(iter(pre._SPLIT_PLANS.values()))
+    assert plan.lowered is None and "not multiples" in plan.why
+    pre._SPLIT_PLANS.clear()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+@pytest.mark.parametrize("widths", [(2048, 512, 512), (1024, 1024), (256, 256, 16), (200, 56)])
+def test_gpu_split_members_equal_the_joined_ops_columns(kind, widths):
+    """On the H200: the split op's members bitwise equal to their columns of the joined op (the
+    same kernel and tiles; only the store differs), contiguous, the launch-ready second call
+    the same, and a captured CUDA graph's replay the same; (200, 56): the copied fallback."""
+    import warnings
+    from normfuse.ops import functional as F
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    K = 1024
+    x = torch.randn(4, 1000, K, device="cuda", generator=gen).bfloat16()
+    g = (0.5 + torch.rand(K, device="cuda", generator=gen)).bfloat16()
+    beta = (0.2 * torch.randn(K, device="cuda", generator=gen)).bfloat16()
+    ws = [(torch.randn(n, K, device="cuda", generator=gen) / 32).bfloat16() for n in widths]
+    bs = [(0.1 * torch.randn(n, device="cuda", generator=gen)).bfloat16() for n in widths]
+    bs[1] = None
+    if kind == "rms":
+        split = lambda: F.rmsnorm_linear_split(x, g, ws, 1e-6, bs)  # noqa: E731
+        joined = F.rmsnorm_linear(x, g, ws, 1e-6, bs)
+    else:
+        split = lambda: F.layernorm_linear_split(x, g, beta, ws, 1e-5, bs)  # noqa: E731
+        joined = F.layernorm_linear(x, g, beta, ws, 1e-5, bs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (the fallback says why, once)
+        first, second = split(), split()
+    for outs in (first, second):
+        assert all(o.is_contiguous() for o in outs)
+        assert torch.equal(torch.cat(outs, -1), joined)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = split()
+    for o in captured:
+        o.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(torch.cat(captured, -1), joined)

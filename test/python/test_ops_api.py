@@ -120,6 +120,43 @@ def test_weight_list_outputs_side_by_side(op):
     assert f(ws, None).shape == (2, 7, 48) and f(tuple(ws), (None, None, None)).shape == (2, 7, 48)
 
 
+@pytest.mark.parametrize("op", ["rms", "ln"])
+def test_split_op_members_are_the_joined_outputs_columns(op):
+    """rmsnorm_linear_split / layernorm_linear_split (reference path on the CPU): each member a
+    contiguous [..., N_i] tensor equal to its columns of the joined op; under autograd the same
+    values and the joined op's gradients; under torch.compile one graph (the custom op and its
+    fake implementation); a single weight is refused by name."""
+    from normfuse.ops import layernorm_linear_split, rmsnorm_linear_split
+    x, ws, bs, g, beta, _ = _inputs(Ns=(16, 8, 24), dtype=torch.float32)
+    bias = [bs[0], None, bs[2]]
+    if op == "rms":
+        split = lambda x, w, b: rmsnorm_linear_split(x, g, w, 1e-6, b, offset=1.0)  # noqa: E731
+        joined = lambda x, w, b: rmsnorm_linear(x, g, w, 1e-6, b, offset=1.0)  # noqa: E731
+    else:
+        split = lambda x, w, b: layernorm_linear_split(x, g, beta, w, 1e-5, b)  # noqa: E731
+        joined = lambda x, w, b: layernorm_linear(x, g, beta, w, 1e-5, b)  # noqa: E731
+    with torch.no_grad():
+        outs = split(x, ws, bias)
+        y = joined(x, ws, bias)
+    assert [tuple(o.shape) for o in outs] == [(2, 7, 16), (2, 7, 8), (2, 7, 24)]
+    assert all(o.is_contiguous() for o in outs)
+    torch.testing.assert_close(torch.cat(outs, -1), y)
+    compiled = torch.compile(lambda x: split(x, ws, bias), fullgraph=True, backend="aot_eager")
+    with torch.no_grad():
+        torch.testing.assert_close(torch.cat(compiled(x), -1), y)
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    wa = [w.clone().requires_grad_() for w in ws]
+    wb = [w.clone().requires_grad_() for w in ws]
+    sum((o * (i + 1)).sum() for i, o in enumerate(split(xa, wa, bias))).backward()
+    yb = joined(xb, wb, bias)
+    sum((o * (i + 1)).sum() for i, o in enumerate(yb.split([16, 8, 24], -1))).backward()
+    torch.testing.assert_close(xa.grad, xb.grad)
+    for a, b in zip(wa, wb):
+        torch.testing.assert_close(a.grad, b.grad)
+    with pytest.raises(TypeError, match="a list of 2 or more sibling weights"):
+        split(x, ws[0], None)
+
+
 def test_adjacent_views_are_joined_without_a_copy():
     buf = torch.randn(48, 64)
     ws = [buf[:16], buf[16:24], buf[24:]]

@@ -678,6 +678,40 @@ def test_siblings_unpacked_where_an_output_is_made_contiguous():
     assert packed.norm.packed
 
 
+def test_split_siblings_where_an_output_is_made_contiguous(monkeypatch):
+    """With the split form on (nn.fused.SPLIT_SIBLINGS): the same group runs as one GEMM whose
+    outputs are one contiguous tensor per consumer (ops.rmsnorm_linear_split, once per eager
+    inference forward), equal to the stock model's; the report says so and why. Training, an
+    input made under inference_mode and torch.compile run each consumer's own op."""
+    from normfuse import ops
+    from normfuse.nn import fused
+    monkeypatch.setattr(fused, "SPLIT_SIBLINGS", True)
+    stock = om.randomize(om.ContiguousQKV(om.FRMS()))
+    x = torch.randn(2, 3, om.H)
+    model, rep = _optimize(copy.deepcopy(stock), (x,))
+    assert [(m.norm, m.gemms) for m in rep.matches] == [("norm", ["q", "k", "v"])]
+    assert model.norm.split and not model.norm.packed
+    assert "an output tensor per GEMM" in str(rep) and "made contiguous" in str(rep), str(rep)
+    calls = []
+    real = ops.rmsnorm_linear_split
+    monkeypatch.setattr(ops, "rmsnorm_linear_split",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    with torch.no_grad():
+        assert _rel(model(x), stock(x)) < 1e-5
+        assert len(calls) == 1 and model.norm._pending is None  # every consumer took its own
+        with torch.inference_mode():
+            assert _rel(model(x.clone()), stock(x)) < 1e-5
+        assert len(calls) == 1
+    y = model(x.clone().requires_grad_())
+    y.sum().backward()
+    assert len(calls) == 1
+    with torch.no_grad():
+        compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+        assert _rel(compiled(x), stock(x)) < 1e-5
+    assert len(calls) == 1
+    torch._dynamo.reset()
+
+
 class _Linears(torch.overrides.TorchFunctionMode):
     """The output widths of the F.linear calls made while it is active."""
 

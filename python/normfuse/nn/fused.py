@@ -92,6 +92,13 @@ TRAIN_PLANS = ("composed", "fused")
 # cat in every forward and the gradient's slice_scatters cost more than one wider GEMM saves.
 COMPOSED_PACK = os.environ.get("NORMFUSE_COMPOSED_PACK", "0").strip() not in ("0", "")
 
+# Siblings whose outputs their users make contiguous (Liger's RoPE and SwiGLU call
+# `.contiguous()` on q / k and on gate / up): in eager inference one GEMM whose output tiles land
+# in one contiguous tensor per member (`ops.rmsnorm_linear_split`) instead of each member's own
+# fused GEMM. Off by default until measured on the H200 (NORMFUSE_SPLIT_SIBLINGS=1 turns it on;
+# optimize then marks such groups "split").
+SPLIT_SIBLINGS = os.environ.get("NORMFUSE_SPLIT_SIBLINGS", "0").strip() not in ("0", "")
+
 
 def check_train_plan(plan) -> str:
     if plan not in TRAIN_PLANS:
@@ -177,6 +184,18 @@ def _ops():
         from .. import ops
         _OPS = ops
     return _OPS
+
+
+def _split_op(spec, x, g, beta, weights, biases, kn: bool = False) -> list:
+    """The fused pre-norm op over sibling weights, each output its own contiguous tensor."""
+    ops = _OPS or _ops()
+    if g is None and spec.kind == "rms":
+        g = x.new_ones(x.shape[-1])
+    if spec.kind == "rms":
+        return ops.rmsnorm_linear_split(x, g, weights, spec.eps, biases, offset=spec.offset,
+                                        weight_kn=kn)
+    return ops.layernorm_linear_split(x, g, beta, weights, spec.eps, biases, offset=spec.offset,
+                                      weight_kn=kn)
 
 
 def _op(spec, x, g, beta, weight, bias, kn: bool = False):
@@ -281,7 +300,12 @@ class FusedNorm(nn.Module):
         self.source = type(original).__name__
         self.path = path
         self.packed = False
+        # the split form (SPLIT_SIBLINGS): in eager inference one GEMM into one contiguous output
+        # per consumer, handed to the consumers called next with the same x (`_pending`: x, its
+        # version, the outputs, which consumers are still to take theirs)
+        self.split = False
         object.__setattr__(self, "_consumers", ())
+        object.__setattr__(self, "_pending", None)
 
     # -- the group --
     @property
@@ -340,8 +364,40 @@ class FusedNorm(nn.Module):
                 return "packed"
         return "normalized" if grad and self.train_plan == "composed" else "input"
 
+    def _split_now(self, x, grad: bool) -> bool:
+        """Does this call run the split form? Eager inference of a split group on a tensor with a
+        version counter (the consumers check it), not under torch.compile or FX tracing."""
+        return (self.split and not grad and SPLIT_SIBLINGS and isinstance(x, torch.Tensor)
+                and not torch.compiler.is_compiling() and not x.is_inference())
+
+    def take_split(self, x, consumer) -> torch.Tensor | None:
+        """The consumer's output of the split form when this norm's last call made it for this
+        very x (identity and version), once per consumer; else None (it runs its own op)."""
+        p = self._pending
+        if p is None or p[0] is not x or p[1] != x._version:
+            return None
+        i = p[3].get(consumer)
+        if i is None:
+            return None
+        del p[3][consumer]
+        if not p[3]:
+            object.__setattr__(self, "_pending", None)
+        return p[2][i]
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         grad = self.wants_grad(x)
+        object.__setattr__(self, "_pending", None)
+        if self._split_now(x, grad):
+            g, beta = self.norm_params()
+            cs = self._consumers
+            kn = all(c.transposed for c in cs)
+            ws = [_param(c, "weight") if kn else c.gemm_weight() for c in cs]
+            bs = [_param(c, "bias") for c in cs]
+            outs = _split_op(self.spec, x, g, beta, ws, None if all(b is None for b in bs)
+                             else bs, kn)
+            object.__setattr__(self, "_pending", (x, x._version, outs,
+                                                  {id(c): i for i, c in enumerate(cs)}))
+            return x  # each consumer takes its output (`take_split`) for this x
         if grad and self.train_plan == "composed":
             n = composed_norm(self.spec, self._original, x, *self.norm_params())
             if not self._packed_now(grad):
@@ -370,7 +426,7 @@ class FusedNorm(nn.Module):
     def repack(self) -> bool:
         """Put the consumers' weights side by side in one buffer (each parameter's data a view
         of it) when they agree on type, dtype, device and requires_grad; True when packed."""
-        if len(self._consumers) < 2 or not self.packed:
+        if len(self._consumers) < 2 or not (self.packed or self.split):
             return False
         return pack_side_by_side(self._consumers)
 
@@ -382,7 +438,9 @@ class FusedNorm(nn.Module):
 
     def extra_repr(self) -> str:
         names = ", ".join(c.path.rsplit(".", 1)[-1] or c.path for c in self._consumers)
-        form = "one GEMM" if self.packed else "per consumer"
+        form = ("one GEMM" if self.packed else
+                "one GEMM, an output per consumer" if self.split and SPLIT_SIBLINGS else
+                "per consumer")
         return f"{self.source}: {self.spec.describe()}; feeds [{names}] ({form})"
 
 
@@ -450,6 +508,10 @@ class FusedLinear(_GemmModule):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         norm = self._norm
+        if norm._pending is not None:
+            y = norm.take_split(x, id(self))
+            if y is not None:
+                return y
         form = norm.output_form(x)
         if form == "packed":
             a, b = self.cols

@@ -271,6 +271,7 @@ class _PreGroup:
         self.norm_path, self.norm, self.spec = norm_path, norm, spec
         self.consumers = consumers
         self.packed = packed
+        self.split = None  # SplitForm: one GEMM with an output per consumer (inference)
         self.train_plan = train_plan
         self.paths = {}
         self.saved = []
@@ -286,6 +287,7 @@ class _PreGroup:
             self.paths[path] = (lin, fl)
         _swap(model, self.paths.values())
         fn.packed = self.packed
+        fn.split = self.split is not None
         fn.repack()
         self.fused = fn
 
@@ -517,9 +519,18 @@ def _pre_decision(path, spec, probe, modules):
     copied = [(c, probe.gemm_copied[c]) for c in consumers if c in probe.gemm_copied]
     if copied:
         c, where = copied[0]
+        if not why and _fused.SPLIT_SIBLINGS:  # one GEMM, each output its own tensor
+            return consumers, SplitForm(f"the output of {_show_path(c)} is made contiguous in "
+                                        f"{where}"), None
         why.append(f"the output of {_show_path(c)} is made contiguous in {where} (as a column "
                    f"slice of one GEMM's output it would be copied there, as Liger's RoPE does)")
     return consumers, "; ".join(why) or True, None
+
+
+class SplitForm(str):
+    """`_pre_decision`'s answer for siblings that can run as one GEMM except that a consumer
+    makes its output contiguous: the split form (one GEMM, an output tensor per consumer; the
+    string says which consumer)."""
 
 
 def _untouchable(m: nn.Module) -> str:
@@ -780,10 +791,12 @@ def _decide(model, probe, include, exclude, rep, train="composed"):
         mod = modules[path]
         consumers, packed, pre_why = _pre_decision(path, spec, probe, modules)
         if consumers is not None:
-            not_packed = packed if isinstance(packed, str) else ""
+            split = isinstance(packed, SplitForm)
+            not_packed = packed if isinstance(packed, str) and not split else ""
             g = _PreGroup(path, mod, spec, [(c, modules[c]) for c in consumers], packed is True,
                           train)
             g.not_packed = not_packed
+            g.split = packed if split else None
             notes = []
             if any(u.via_view for u in probe.uses.get(path, []) if u.kind == "gemm"):
                 notes.append("read through row views")
@@ -893,6 +906,9 @@ def _pre_plan(g: _PreGroup) -> str:
         return "fused into its GEMM"
     if g.packed:
         return f"one GEMM over the {len(g.consumers)} concatenated weights (inference)"
+    if g.split is not None:
+        return (f"one GEMM over the {len(g.consumers)} concatenated weights, an output tensor "
+                f"per GEMM (eager inference; {g.split})")
     why = getattr(g, "not_packed", "")
     return f"fused into each of its {len(g.consumers)} GEMMs" + (f" ({why})" if why else "")
 
@@ -944,9 +960,10 @@ def _check_groups(model, groups, args, kwargs, ref, grad, rep):
     for g in groups:
         g.apply(model)
         err, why = _check(model, args, kwargs, ref, grad)
-        if why is not None and isinstance(g, _PreGroup) and g.packed:
+        if why is not None and isinstance(g, _PreGroup) and (g.packed or g.split is not None):
             g.revert(model)
             g.set_packed(False)
+            g.split = None
             g.apply(model)
             err, why2 = _check(model, args, kwargs, ref, grad)
             if why2 is None:

@@ -7,14 +7,15 @@ kernels, autograd custom ops) -> functional (the public functions below).
 """
 from ..reference import fold_norm_weight
 from .common import FallbackWarning, clear_caches
-from .functional import (layernorm_linear, linear_layernorm, linear_rmsnorm, postnorm_mlp,
-                         rmsnorm_linear)
+from .functional import (layernorm_linear, layernorm_linear_split, linear_layernorm,
+                         linear_rmsnorm, postnorm_mlp, rmsnorm_linear, rmsnorm_linear_split)
 from .postnorm_linear import (aot_compile_postnorm, postnorm_passes, prepare_linear_layernorm,
                               prepare_linear_rmsnorm)
 from .prenorm_linear import (PreparedLaunch, aot_compile, plain_linear, prepare_layernorm_linear,
                              prepare_plain_linear, prepare_rmsnorm_linear)
 
-__all__ = ["rmsnorm_linear", "layernorm_linear", "fold_norm_weight", "plain_linear",
+__all__ = ["rmsnorm_linear", "layernorm_linear", "rmsnorm_linear_split", "layernorm_linear_split",
+           "fold_norm_weight", "plain_linear",
            "prepare_rmsnorm_linear", "prepare_layernorm_linear", "prepare_plain_linear",
            "PreparedLaunch", "aot_compile", "linear_rmsnorm", "linear_layernorm",
            "prepare_linear_rmsnorm", "prepare_linear_layernorm", "aot_compile_postnorm",

@@ -37,10 +37,11 @@ from .prenorm_linear import (DEFAULT_PASSES, GemmConfig, _check_offset, prepare_
                              prepare_rmsnorm_linear)
 from .training import postnorm_linear_train, postnorm_mlp_train, prenorm_linear_train
 
-__all__ = ["rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm",
-           "postnorm_mlp"]
+__all__ = ["rmsnorm_linear", "layernorm_linear", "rmsnorm_linear_split",
+           "layernorm_linear_split", "linear_rmsnorm", "linear_layernorm", "postnorm_mlp"]
 
 _PRE = torch.ops.normfuse.prenorm_linear.default
+_SPLIT = torch.ops.normfuse.prenorm_linear_split.default
 _POST = torch.ops.normfuse.postnorm_linear.default
 
 
@@ -252,6 +253,67 @@ def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, 
                                         float(offset), True, bool(fold), bool(weight_kn))
     return _PRE(x, norm_weight, norm_bias, ws, bs, float(eps), float(offset), True, bool(fold),
                 bool(weight_kn))
+
+
+def _split_lists(op: str, weight, bias, weight_kn: bool) -> tuple[list, list]:
+    if isinstance(weight, Tensor) or not isinstance(weight, (list, tuple)) or len(weight) < 2:
+        got = (f"{len(weight)} weight(s)" if isinstance(weight, (list, tuple))
+               else type(weight).__name__)
+        raise TypeError(f"{op}: weight must be a list of 2 or more sibling weights (their outputs "
+                        f"are returned separately), got {got}")
+    return _kn_lists(op, weight, bias) if weight_kn else _lists(op, weight, bias)
+
+
+def rmsnorm_linear_split(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=0.0,
+                         fold=True, weight_kn: bool = False) -> list:
+    """[rmsnorm(x, offset + g, eps) @ W_i^T + b_i for each sibling weight W_i], each a separate
+    contiguous [..., N_i] tensor, computed as ONE GEMM over the joined weights (what
+    `rmsnorm_linear` with a weight list computes, without the column slices: for consumers that
+    need their output contiguous, e.g. a RoPE or SwiGLU kernel that would copy a slice).
+
+    weight: a list of 2 or more [N_i, K] tensors (or [K, N_i] with `weight_kn`); bias None or a
+    list of [N_i] tensors / None. On Hopper the lowered kernel stores each output tile into the
+    member holding its columns (`LoweredLaunch.split`); that needs every member but the last
+    to be a multiple of the kernel's tile width (256, or 128 for small outputs) wide, else the
+    joined output is computed and its columns copied out (a RuntimeWarning says why, once).
+    Under autograd, the training op's joined output split into contiguous copies; elsewhere
+    (CPU, not sm_90, float32) the reference path."""
+    op = "rmsnorm_linear_split"
+    ws, bs = _split_lists(op, weight, bias, weight_kn)
+    if norm_weight is None:
+        raise ValueError(f"{op}: norm_weight is required")
+    if type(x) not in _PLAIN or type(norm_weight) not in _PLAIN:
+        _tensors(op, x=x, norm_weight=norm_weight)
+    if offset:
+        _check_offset(op, offset, norm_weight)
+    if _wants_grad(x, norm_weight, *ws, *bs):
+        y = rmsnorm_linear(x, norm_weight, ws, eps, bs, offset=offset, weight_kn=weight_kn)
+        return [t.contiguous() for t in y.split([w.shape[1 if weight_kn else 0] for w in ws], -1)]
+    if _direct(x, norm_weight, *ws, *bs):
+        return inference.prenorm_linear_split(x, norm_weight, None, ws, bs, float(eps),
+                                              float(offset), False, bool(fold), bool(weight_kn))
+    return _SPLIT(x, norm_weight, None, ws, bs, float(eps), float(offset), False, bool(fold),
+                  bool(weight_kn))
+
+
+def layernorm_linear_split(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *,
+                           offset=0.0, fold=True, weight_kn: bool = False) -> list:
+    """`rmsnorm_linear_split` for LayerNorm (norm_weight / norm_bias: [K] or None)."""
+    op = "layernorm_linear_split"
+    ws, bs = _split_lists(op, weight, bias, weight_kn)
+    if type(x) not in _PLAIN or type(norm_weight) not in _PLAIN or type(norm_bias) not in _PLAIN:
+        _tensors(op, x=x, norm_weight=norm_weight, norm_bias=norm_bias)
+    if offset:
+        _check_offset(op, offset, norm_weight)
+    if _wants_grad(x, norm_weight, norm_bias, *ws, *bs):
+        y = layernorm_linear(x, norm_weight, norm_bias, ws, eps, bs, offset=offset,
+                             weight_kn=weight_kn)
+        return [t.contiguous() for t in y.split([w.shape[1 if weight_kn else 0] for w in ws], -1)]
+    if _direct(x, norm_weight, norm_bias, *ws, *bs):
+        return inference.prenorm_linear_split(x, norm_weight, norm_bias, ws, bs, float(eps),
+                                              float(offset), True, bool(fold), bool(weight_kn))
+    return _SPLIT(x, norm_weight, norm_bias, ws, bs, float(eps), float(offset), True, bool(fold),
+                  bool(weight_kn))
 
 
 # ---------------------------------------------------------------------------------------------

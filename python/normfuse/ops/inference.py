@@ -5,6 +5,9 @@ implementations; the caches live inside the implementations, which dynamo does n
                              Tensor?[] bias, float eps, float offset, bool is_ln, bool fold,
                              bool weight_kn=False)
         y = norm(x) (offset + g) [+ beta] @ [W_0; W_1; ...]^T + [b_0; b_1; ...]   [..., sum N_i]
+    normfuse::prenorm_linear_split(... the same arguments ...) -> Tensor[]
+        the same, each weight's columns a separate contiguous [..., N_i] tensor (one GEMM: the
+        lowered kernel stores each tile into the member holding its columns)
     normfuse::postnorm_linear(Tensor x, Tensor weight, Tensor norm_weight, Tensor? norm_bias,
                               Tensor? bias, Tensor? residual, float eps, float offset, bool is_ln,
                               bool weight_kn=False)
@@ -75,14 +78,19 @@ from .common import (FUSED_DTYPES, WEIGHTS, alias_owner, capturing, check_kn, ch
 from .postnorm_linear import (LOWERED_POSTNORM, _postnorm_2d, launch_postnorm,
                               on_clear_postnorm_plans, postnorm_plan_made)
 from .prenorm_linear import (_as_2d, _joined, _offset_weight, _unit_k, fold_norm,
-                             launch_prenorm, prenorm_plan_made, weights_key)
+                             launch_prenorm, launch_prenorm_split, prenorm_plan_made,
+                             split_plan_made, weights_key)
 
-__all__ = ["route", "prenorm_linear", "postnorm_linear", "postnorm_plan", "POSTNORM_FUSED_MIN_ROWS"]
+__all__ = ["route", "prenorm_linear", "prenorm_linear_split", "postnorm_linear", "postnorm_plan",
+           "POSTNORM_FUSED_MIN_ROWS"]
 
 _LIB = torch.library.Library("normfuse", "FRAGMENT")
 _LIB.define("prenorm_linear(Tensor x, Tensor? norm_weight, Tensor? norm_bias, Tensor[] weight, "
             "Tensor?[] bias, float eps, float offset, bool is_ln, bool fold, bool weight_kn=False) "
             "-> Tensor")
+_LIB.define("prenorm_linear_split(Tensor x, Tensor? norm_weight, Tensor? norm_bias, "
+            "Tensor[] weight, Tensor?[] bias, float eps, float offset, bool is_ln, bool fold, "
+            "bool weight_kn=False) -> Tensor[]")
 _LIB.define("postnorm_linear(Tensor x, Tensor weight, Tensor norm_weight, Tensor? norm_bias, "
             "Tensor? bias, Tensor? residual, float eps, float offset, bool is_ln, "
             "bool weight_kn=False) -> Tensor")
@@ -243,11 +251,12 @@ _POST_MEMO = _Memo()
 # planned (as the memo: not during capture, not for tensors without a version counter).
 _PRE_CALLS = _Memo()
 _POST_CALLS = _Memo()
+_SPLIT_CALLS = _Memo()
 
 
 def clear_memos() -> None:
     """Drop the resolved weights and launch-ready calls (normfuse.ops.clear_caches())."""
-    for m in (_PRE_MEMO, _POST_MEMO, _PRE_CALLS, _POST_CALLS):
+    for m in (_PRE_MEMO, _POST_MEMO, _PRE_CALLS, _POST_CALLS, _SPLIT_CALLS):
         m.clear()
 
 
@@ -283,6 +292,30 @@ class _PreCall:
         y = x.new_empty(self.m, self.n)
         self.plan.run((_as_2d(x), *self.pre, y, *self.post))
         return y.view(self.view)
+
+
+class _SplitCall:
+    """One split pre-norm call's launch, resolved (as `_PreCall`): `call(x)` returns the
+    members, contiguous [..., N_i] tensors (the plan reads [M, N_i] views of them)."""
+    __slots__ = ("plan", "pre", "post", "pins", "m", "widths", "lead", "flat")
+
+    def __init__(self, plan, kind, x, w, g, beta, b, widths):
+        self.plan = plan
+        self.pre = (w if g is None else g, w) if kind == "rms" else \
+            (w if g is None else g, w if beta is None else beta, w)
+        self.post = (w if b is None else b,)
+        self.pins = (w, g, beta, b)
+        self.m, self.widths = x.numel() // x.shape[-1], tuple(widths)
+        self.lead = tuple(x.shape[:-1])
+        self.flat = x.dim() == 2 and x.stride(1) == 1
+
+    def __call__(self, x):
+        pin_for_capture(*self.pins)
+        lead, m = self.lead, self.m
+        outs = [x.new_empty((*lead, n)) for n in self.widths]
+        flat = outs if len(lead) == 1 else [o.view(m, n) for o, n in zip(outs, self.widths)]
+        self.plan.run((x if self.flat else _as_2d(x), *self.pre, flat[0], *self.post), flat)
+        return outs
 
 
 class _PostCall:
@@ -399,6 +432,44 @@ def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, 
     return y
 
 
+def prenorm_linear_split(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold,
+                         weight_kn=False):
+    given = (norm_weight, norm_bias, *weight, *bias)
+    call, ckey, wkey, srcs, ts = _find(_SPLIT_CALLS, _pre_head(x, eps, offset, is_ln, fold,
+                                                               weight_kn), given)
+    if call is not None:
+        return call(x)
+    if ts is not given:  # an alias of a registered weight: read through a view of its owner
+        n = len(weight)
+        norm_weight, norm_bias, weight, bias = ts[0], ts[1], list(ts[2:2 + n]), list(ts[2 + n:])
+    if weight_kn:
+        weight = [_kn(w) for w in weight]
+    op = "layernorm_linear" if is_ln else "rmsnorm_linear"
+    widths = tuple(w.shape[0] for w in weight)
+    if not route(op, x):
+        check_prenorm(op, x, tuple(weight), None if all(b is None for b in bias) else tuple(bias),
+                      {"norm_weight": norm_weight, "norm_bias": norm_bias}, fused=False)
+        y = fallback.prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln)
+        return [t.contiguous() for t in y.split(widths, -1)]
+    register_weights(*srcs)
+    key = (*wkey, offset, is_ln, fold, weight_kn)
+    r = _PRE_MEMO.lookup(key, srcs)
+    if r is None or x.shape[-1] != r[4] or x.dtype != r[5] or x.device != r[6]:
+        r = _resolve_pre(op, x, norm_weight, norm_bias, weight, bias, offset, is_ln, fold)
+        _PRE_MEMO.store(key, srcs, r)
+    w, g, beta, b = r[:4]
+    pin_for_capture(w, g, beta, b)
+    kind = "ln" if is_ln else "rms"
+    outs = launch_prenorm_split(op, kind, x, w, g, beta, b, eps, widths, r[7])
+    stamp = _SPLIT_CALLS.stamp(srcs) if ckey is not None else None
+    if stamp is not None:
+        plan = split_plan_made(kind, x, eps, r[7], widths)
+        if plan is not None:
+            _SPLIT_CALLS.store(ckey, srcs, _SplitCall(plan, kind, x, w, g, beta, b, widths),
+                               stamp)
+    return outs
+
+
 def pre_call(x, norm_weight, norm_bias, weight, bias, eps, offset=0.0, is_ln=False, fold=True,
              weight_kn=False):
     """The launch-ready call `prenorm_linear` keeps for these arguments (as it keys it), or None:
@@ -432,6 +503,17 @@ def _prenorm_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, f
 _LIB.impl("prenorm_linear", prenorm_linear, "CPU")
 _LIB.impl("prenorm_linear", prenorm_linear, "CUDA")
 torch.library.register_fake("normfuse::prenorm_linear", _prenorm_fake, lib=_LIB)
+
+
+def _prenorm_split_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold,
+                        weight_kn=False):
+    _prenorm_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold, weight_kn)
+    return [x.new_empty((*x.shape[:-1], w.shape[1 if weight_kn else 0])) for w in weight]
+
+
+_LIB.impl("prenorm_linear_split", prenorm_linear_split, "CPU")
+_LIB.impl("prenorm_linear_split", prenorm_linear_split, "CUDA")
+torch.library.register_fake("normfuse::prenorm_linear_split", _prenorm_split_fake, lib=_LIB)
 
 
 # ---------------------------------------------------------------------------------------------

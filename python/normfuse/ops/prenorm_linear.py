@@ -33,6 +33,7 @@ What a launch takes (each is stated where it matters):
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -430,6 +431,117 @@ def launch_prenorm(op: str, kind: str, x, w, g, beta, bias, eps: float, wkey=Non
         plan.run((x2, w if g is None else g, w if beta is None else beta, w, y,
                   w if bias is None else bias))
     return y if x.dim() == 2 else y.view(*x.shape[:-1], N)
+
+
+class SplitPlan:
+    """A pre-norm launch over sibling weights whose outputs must be separate contiguous tensors
+    (q / k / v, gate / up): the joined weight's plan (`LaunchPlan`), and its lowered kernel
+    with a split output (`LoweredLaunch.split`: each N tile stored into the member holding its
+    columns, one GEMM). Where that cannot run (the kernel not lowered, a member's first column
+    no multiple of the tile's width, a width whose rows are not 16-byte aligned) the joined
+    kernel writes one output and its column ranges are copied into the members (the reason
+    in a RuntimeWarning, once per geometry)."""
+
+    __slots__ = ("base", "widths", "lowered", "why", "dev_index")
+
+    def __init__(self, prepared: "PreparedLaunch", n_tensors: int, widths: tuple):
+        self.base = base = LaunchPlan(prepared, n_tensors)
+        self.widths = widths
+        self.lowered = None
+        self.dev_index = base.dev_index
+        starts = tuple(itertools.accumulate(widths))[:-1]
+        self.why = why = None
+        if base.empty:
+            return
+        ll = base.compiled.lowered
+        esz = prepared.out.element_size()
+        if base.lowered is None:
+            why = "the kernel was not lowered"
+        elif len(widths) > 4:
+            why = f"{len(widths)} members (a split output has at most 4)"
+        elif any(s % ll.plan.config.block_n for s in starts):
+            why = (f"the members' first columns {list(starts)} are not multiples of the tile's "
+                   f"{ll.plan.config.block_n} columns")
+        elif any((w * esz) % 16 for w in widths):
+            why = f"a member's rows are not 16-byte aligned (widths {list(widths)})"
+        if why is None:
+            with _on_device(prepared.out.device):
+                self.lowered = ll.split(starts).prepare(prepared.runtime_args)
+            return
+        self.why = why
+        import warnings
+        warnings.warn(f"normfuse: {base.compiled.kernel.name}: the siblings' outputs are copied "
+                      f"out of one output ({why})", RuntimeWarning, stacklevel=4)
+
+    def run(self, tensors: tuple, outs: list, joined=None) -> None:
+        """Launch for the call's tensors (the joined plan's, with any [M, N] tensor in the
+        output's place) into `outs` (contiguous [M, N_i] members); `joined`: the [M, N] output
+        the fallback writes and copies from (allocated when None)."""
+        base = self.base
+        if base.empty:
+            return
+        if self.lowered is None:
+            if joined is None:
+                joined = outs[0].new_empty(outs[0].shape[0], sum(self.widths))
+            base.run(tensors[:_OUT_SLOT[len(tensors)]] + (joined,)
+                     + tensors[_OUT_SLOT[len(tensors)] + 1:])
+            a = 0
+            for o, w in zip(outs, self.widths):
+                o.copy_(joined[:, a:a + w])
+                a += w
+            return
+        idx = self.dev_index
+        try:
+            if idx is not None and cuda_state.device() != idx:
+                with torch.cuda.device(idx):
+                    self.lowered.run(tensors + base.tail, outs)
+            else:
+                self.lowered.run(tensors + base.tail, outs)
+        except RuntimeError as e:
+            failure = launch_failure(e, base.what, base.compiled)
+            if failure is e:
+                raise
+            raise failure from e
+
+
+# the output's position among a pre-norm plan's tensors (rms: x, g, w, y, bias; ln: x, g, beta,
+# w, y, bias), by their count
+_OUT_SLOT = {5: 3, 6: 4}
+_SPLIT_PLANS = PlanCache()
+
+
+def launch_prenorm_split(op: str, kind: str, x, w, g, beta, bias, eps: float, widths: tuple,
+                         wkey=None) -> list:
+    """`launch_prenorm` for sibling weights joined in w ([sum N_i, K]) whose outputs are
+    separate contiguous [..., N_i] tensors (`SplitPlan`: one GEMM storing each tile into its
+    member). Returns the list of members."""
+    x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
+    widths = tuple(int(n) for n in widths)
+    key = (prenorm_plan_key(kind, x2, eps, wkey or weights_key(w, g, beta, bias)), widths)
+    plan = _SPLIT_PLANS.get(key)
+    if plan is None:
+        vectors = {"G": g} if kind == "rms" else {"G": g, "B": beta}
+        flags = {f"HAS_{n}": t is not None for n, t in vectors.items()}
+        p = _prepare(op, kind, x2, w, vectors, bias, eps, flags, None, DEFAULT_PASSES, None)
+        plan = _SPLIT_PLANS.add(key, SplitPlan(p, 5 if kind == "rms" else 6, widths))
+    M = x2.shape[0]
+    lead = x.shape[:-1]
+    outs = [torch.empty((*lead, n), dtype=x2.dtype, device=x2.device) for n in widths]
+    flat = outs if x.dim() == 2 else [o.view(M, o.shape[-1]) for o in outs]
+    y = flat[0]  # (the output slot of the joined kernel's arguments: the plan's geometry)
+    if kind == "rms":
+        tensors = (x2, w if g is None else g, w, y, w if bias is None else bias)
+    else:
+        tensors = (x2, w if g is None else g, w if beta is None else beta, w, y,
+                   w if bias is None else bias)
+    plan.run(tensors, flat)
+    return outs
+
+
+def split_plan_made(kind: str, x, eps: float, wkey: tuple, widths) -> "SplitPlan | None":
+    """The plan `launch_prenorm_split` made for x [..., K], or None."""
+    x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
+    return _SPLIT_PLANS.get((prenorm_plan_key(kind, x2, eps, wkey), tuple(widths)))
 
 
 def _as_2d(x: torch.Tensor) -> torch.Tensor:

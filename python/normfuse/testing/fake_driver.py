@@ -151,7 +151,7 @@ def fused_on_cpu(c_launch=None, *, sms: int = 132):
         (device, "sm_count", lambda d: sms),
         (pre, "check_hopper", lambda op, d: None), (post, "check_hopper", lambda op, d: None),
         (pre, "_ensure_allocator", lambda: None),
-        (lowered.LoweredLaunch, "why_not", lambda self, args: None),
+        (lowered.LoweredLaunch, "why_not", lambda self, args, outs=None: None),
         (device.cuda_state, "capturing", lambda: False), (device.cuda_state, "stream", abs),
         (device.cuda_state, "device", int),
     ]
