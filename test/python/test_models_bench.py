@@ -477,6 +477,32 @@ def test_repro_model_flags_without_a_gpu(capsys):
     assert out.count("model benchmarks skipped: no CUDA GPU") == 3
 
 
+def test_split_configurations(tmp_path, monkeypatch):
+    """`--split` adds the Liger-composed prefill with optimize(split_siblings=True), plain and
+    captured; they count as normfuse configurations and build with the option."""
+    seen = {}
+    monkeypatch.setattr(M, "bench", lambda models, out, **kw: seen.update(kw) or 0)
+    assert M.main(["--models", "llama", "--out", str(tmp_path), "--split"]) == 0
+    names = [c.name for c in M.SPLIT_CONFIGS]
+    assert seen["configs"][-2:] == names == ["normfuse+liger:split", "normfuse+liger:split+graph"]
+    for n in names:
+        c = M._config(n)
+        assert c.split and c.liger == "no-norm" and c.modes == ("prefill",) and n in M.NORMFUSE
+    calls = []
+
+    def opt(model, **kw):
+        calls.append(kw)
+        return model, None
+    monkeypatch.setattr(M, "optimize_fn", lambda: (opt, None))
+    import torch
+    monkeypatch.setattr(M, "fresh", lambda *a: torch.nn.Linear(2, 2))
+    monkeypatch.setattr(M, "apply_liger", lambda *a: {})
+    monkeypatch.setattr(M, "report_dict", lambda rep: {})
+    M.build_configuration(M.SPECS["llama"], M._config(names[0]), {}, "cuda", None, {})
+    M.build_configuration(M.SPECS["llama"], M._config("normfuse+liger"), {}, "cuda", None, {})
+    assert calls[0]["split_siblings"] is True and "split_siblings" not in calls[1]
+
+
 def test_fused_train_plan_configurations(tmp_path, monkeypatch):
     """`--train-plan fused` adds normfuse:fused-train(+compile): optimize(train="fused"),
     measured in the train step only (inference does not depend on the plan), warmed in that

@@ -679,16 +679,17 @@ def test_siblings_unpacked_where_an_output_is_made_contiguous():
 
 
 def test_split_siblings_where_an_output_is_made_contiguous(monkeypatch):
-    """With the split form on (nn.fused.SPLIT_SIBLINGS): the same group runs as one GEMM whose
+    """With the split form on (optimize(split_siblings=True); its default is
+    nn.fused.SPLIT_SIBLINGS, NORMFUSE_SPLIT_SIBLINGS): the same group runs as one GEMM whose
     outputs are one contiguous tensor per consumer (ops.rmsnorm_linear_split, once per eager
     inference forward), equal to the stock model's; the report says so and why. Training, an
     input made under inference_mode and torch.compile run each consumer's own op."""
     from normfuse import ops
     from normfuse.nn import fused
-    monkeypatch.setattr(fused, "SPLIT_SIBLINGS", True)
     stock = om.randomize(om.ContiguousQKV(om.FRMS()))
     x = torch.randn(2, 3, om.H)
-    model, rep = _optimize(copy.deepcopy(stock), (x,))
+    monkeypatch.setattr(fused, "SPLIT_SIBLINGS", False)
+    model, rep = _optimize(copy.deepcopy(stock), (x,), split_siblings=True)
     assert [(m.norm, m.gemms) for m in rep.matches] == [("norm", ["q", "k", "v"])]
     assert model.norm.split and not model.norm.packed
     assert "an output tensor per GEMM" in str(rep) and "made contiguous" in str(rep), str(rep)

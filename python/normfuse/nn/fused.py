@@ -95,8 +95,8 @@ COMPOSED_PACK = os.environ.get("NORMFUSE_COMPOSED_PACK", "0").strip() not in ("0
 # Siblings whose outputs their users make contiguous (Liger's RoPE and SwiGLU call
 # `.contiguous()` on q / k and on gate / up): in eager inference one GEMM whose output tiles land
 # in one contiguous tensor per member (`ops.rmsnorm_linear_split`) instead of each member's own
-# fused GEMM. Off by default until measured on the H200 (NORMFUSE_SPLIT_SIBLINGS=1 turns it on;
-# optimize then marks such groups "split").
+# fused GEMM. optimize's default for `split_siblings`; off until measured on the H200
+# (NORMFUSE_SPLIT_SIBLINGS=1 turns it on). A group optimize marked split keeps running split.
 SPLIT_SIBLINGS = os.environ.get("NORMFUSE_SPLIT_SIBLINGS", "0").strip() not in ("0", "")
 
 
@@ -367,7 +367,7 @@ class FusedNorm(nn.Module):
     def _split_now(self, x, grad: bool) -> bool:
         """Does this call run the split form? Eager inference of a split group on a tensor with a
         version counter (the consumers check it), not under torch.compile or FX tracing."""
-        return (self.split and not grad and SPLIT_SIBLINGS and isinstance(x, torch.Tensor)
+        return (self.split and not grad and isinstance(x, torch.Tensor)
                 and not torch.compiler.is_compiling() and not x.is_inference())
 
     def take_split(self, x, consumer) -> torch.Tensor | None:
@@ -439,7 +439,7 @@ class FusedNorm(nn.Module):
     def extra_repr(self) -> str:
         names = ", ".join(c.path.rsplit(".", 1)[-1] or c.path for c in self._consumers)
         form = ("one GEMM" if self.packed else
-                "one GEMM, an output per consumer" if self.split and SPLIT_SIBLINGS else
+                "one GEMM, an output per consumer" if self.split else
                 "per consumer")
         return f"{self.source}: {self.spec.describe()}; feeds [{names}] ({form})"
 

@@ -477,7 +477,7 @@ def _fix_for(reason: str) -> str:
     return "-"
 
 
-def _pre_decision(path, spec, probe, modules):
+def _pre_decision(path, spec, probe, modules, split: bool = False):
     """(consumer paths, True or why not one GEMM or False for one consumer, None) or
     (None, None, reason)."""
     uses = probe.uses.get(path, [])
@@ -519,7 +519,7 @@ def _pre_decision(path, spec, probe, modules):
     copied = [(c, probe.gemm_copied[c]) for c in consumers if c in probe.gemm_copied]
     if copied:
         c, where = copied[0]
-        if not why and _fused.SPLIT_SIBLINGS:  # one GEMM, each output its own tensor
+        if not why and split:  # one GEMM, each output its own tensor
             return consumers, SplitForm(f"the output of {_show_path(c)} is made contiguous in "
                                         f"{where}"), None
         why.append(f"the output of {_show_path(c)} is made contiguous in {where} (as a column "
@@ -719,7 +719,8 @@ def _example(model: nn.Module, example_inputs) -> tuple[tuple, dict]:
 
 
 def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, check: bool = True,
-             include=None, exclude=None, train: str = "composed", standalone: bool = True):
+             include=None, exclude=None, train: str = "composed", standalone: bool = True,
+             split_siblings: bool | None = None):
     """Rewrite `model` in place so that every norm with a GEMM on either side runs fused.
 
     example_inputs: a tuple of positional arguments or a dict of keyword arguments for one
@@ -736,10 +737,15 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
     kernel each way) where it computes the module's function, in eager on an sm_90 GPU for 16-bit
     tensors (nn.fused.StandaloneNorm; its own forward elsewhere); False leaves those modules as
     they are.
+    split_siblings: sibling GEMMs whose outputs a user makes contiguous (Liger's RoPE / SwiGLU)
+    run in eager inference as one GEMM with an output tensor per GEMM (`ops.rmsnorm_linear_split`)
+    instead of one fused GEMM each; None: the NORMFUSE_SPLIT_SIBLINGS default (off: not measured
+    on the H200 yet).
 
     Returns the model (the same object), or (model, report).
     """
     check_train_plan(train)
+    split = _fused.SPLIT_SIBLINGS if split_siblings is None else bool(split_siblings)
     args, kwargs = _example(model, example_inputs)
     include, exclude = _patterns(include), _patterns(exclude)
     rep = OptimizeReport(train_plan=train)
@@ -752,7 +758,7 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
         except Exception as e:
             raise RuntimeError(f"normfuse.optimize: the model's forward on the example inputs "
                                f"raised {type(e).__name__}: {e}") from e
-        groups, unfused = _decide(model, probe, include, exclude, rep, train)
+        groups, unfused = _decide(model, probe, include, exclude, rep, train, split)
         for g in groups:
             g.apply(model)
         if check and groups:
@@ -782,14 +788,14 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
     return (model, rep) if report else model
 
 
-def _decide(model, probe, include, exclude, rep, train="composed"):
+def _decide(model, probe, include, exclude, rep, train="composed", split: bool = False):
     modules = dict(model.named_modules(remove_duplicate=False))
     specs = _recognize_all(model, probe, include, exclude, rep)
     groups, post, deferred = [], {}, []
     unfused = []  # (path, module, spec): recognized, no GEMM takes it (StandaloneNorm)
     for path, spec in specs.items():
         mod = modules[path]
-        consumers, packed, pre_why = _pre_decision(path, spec, probe, modules)
+        consumers, packed, pre_why = _pre_decision(path, spec, probe, modules, split)
         if consumers is not None:
             split = isinstance(packed, SplitForm)
             not_packed = packed if isinstance(packed, str) and not split else ""
