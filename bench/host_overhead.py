@@ -15,7 +15,8 @@ launcher (its Python wrapper, the TMA descriptor encoding, the driver call); the
 allocation stands in for the CUDA caching allocator's (glibc told to keep freed memory).
 
 Cases: rmsnorm_linear and layernorm_linear at the H200 cell T = 8192, K = N = 2048 (the
-persistent 128x256 lowered kernel, shared statistics for RMSNorm); linear_rmsnorm; a BERT
+persistent 128x256 lowered kernel, shared statistics for RMSNorm); Llama's q / k / v as one
+rmsnorm_linear_split call and as three rmsnorm_linear calls; linear_rmsnorm; a BERT
 block's linear_layernorm ([16, 512, 1024] activations, bias and residual);
 RMSNormLinear in eval mode; a training step of rmsnorm_linear (forward + backward at K = N = 512;
 its CPU torch ops, the dW matmul and the column sums, are included, so that figure is an upper
@@ -154,7 +155,12 @@ def cases(torch):
     xb, rb = r(16, 512, 1024), r(16, 512, 1024)
     wb, bb = r(1024, 1024, scale=1024 ** -0.5), r(1024, scale=0.1)
     gb, betab = 1 + r(1024, scale=0.1), r(1024, scale=0.1)
+    # Llama's q / k / v (2048 / 512 / 512) as one split GEMM and as three fused calls
+    qkv = [r(n, K, scale=K ** -0.5) for n in (2048, 512, 512)]
     return {"rmsnorm_linear": lambda: ops.rmsnorm_linear(x, g, w),
+            "rmsnorm_linear_split q/k/v (one call)": lambda: ops.rmsnorm_linear_split(x, g, qkv),
+            "rmsnorm_linear q, k, v (three calls)": lambda: [ops.rmsnorm_linear(x, g, wi)
+                                                             for wi in qkv],
             "layernorm_linear": lambda: ops.layernorm_linear(x, g, b, w),
             "linear_rmsnorm": lambda: ops.linear_rmsnorm(x, w, gn),
             "linear_layernorm 3-D, bias, residual (BERT block)": lambda: ops.linear_layernorm(

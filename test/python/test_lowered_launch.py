@@ -422,3 +422,29 @@ def test_gpu_split_members_equal_the_joined_ops_columns(kind, widths):
     graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(torch.cat(captured, -1), joined)
+
+
+def test_split_op_direct_launch_passes_a_tensor_map_per_member():
+    """The split op's launch through Triton's C launch function (normfuse.direct_launch, the
+    stand-in driver recording it): the template's descriptor positions include the members'
+    (c1_desc, c2_desc: parameters 11 and 12), and the launch carries one tensor map per member
+    over the returned tensors, [300, N_i] each, for a second call too (the launch-ready call)."""
+    import warnings
+    from normfuse.ops import functional as F
+    from normfuse.ops import prenorm_linear as pre
+    from normfuse.testing.fake_driver import FakeTensorMap, fused_on_cpu
+    x = torch.randn(300, 128).bfloat16()
+    g = torch.rand(128).bfloat16()
+    ws = [torch.randn(n, 128).bfloat16() for n in (256, 256, 16)]
+    pre._SPLIT_PLANS.clear()
+    with fused_on_cpu() as drv, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        F.rmsnorm_linear_split(x, g, ws)
+        outs = F.rmsnorm_linear_split(x, g, ws)
+    low = next(iter(pre._SPLIT_PLANS.values())).lowered
+    assert low._direct is not None and low._direct.positions == (0, 1, 2, 11, 12)
+    assert len(drv.launches) == 2
+    maps = [a for a in drv.launches[-1] if isinstance(a, FakeTensorMap)]
+    assert [m.inputs[0] for m in maps[2:]] == [o.data_ptr() for o in outs]
+    assert [m.inputs[5] for m in maps[2:]] == [(300, 256), (300, 256), (300, 16)]
+    pre._SPLIT_PLANS.clear()
