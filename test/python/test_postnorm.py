@@ -766,6 +766,43 @@ def test_gpu_every_n_default_plan(kind, N, monkeypatch):
     post.clear_postnorm_plans()
 
 
+EVERY_N_AUTO = sorted(set(EVERY_N_LOWERED[::3] + [320, 1000, 2048, 2056, 3080, 4096, 6152,
+                                                  16384]))
+
+
+@pytest.mark.gpu
+@pytest.mark.postnorm_plan
+@pytest.mark.parametrize("kind,N", [("rms", n) for n in EVERY_N_AUTO]
+                         + [("ln", n) for n in EVERY_N_LN[::2]])
+def test_gpu_every_n_auto_rule_from_8192_rows(kind, N, monkeypatch):
+    """The default switch ('auto') where its rule takes ping-pong: 8200 rows, K = 192 (128 x 128
+    tiles up to N = 2048, 64 x 256 beyond), bias and residual as the sweep alternates them:
+    every element written, within 1.5x the unfused kernel's error vs fp64."""
+    import warnings
+    from normfuse.ops import postnorm_linear as post
+    monkeypatch.delenv("NORMFUSE_POSTNORM_PLAN", raising=False)
+    monkeypatch.setitem(post.LOWERED_POSTNORM, kind, "auto")
+    post.clear_postnorm_plans()
+    M, K = 8200, 192
+    extras = _every_n_case(N)[2]
+    x, w, g, b = _inputs(kind, M, K, N, N)
+    dt = torch.bfloat16
+    bias = (0.5 * torch.randn(N, device="cuda")).to(dt) if "bias" in extras else None
+    res = torch.randn(M, N, device="cuda", dtype=dt) if "res" in extras else None
+    ref = linear_norm_ref(x, w, g, b, 1e-6, bias, res)
+    y0, _, _ = _run(kind, x, w, g, b, 1e-6, bias, res, ())
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        y = (linear_rmsnorm(x, w, g, 1e-6, bias, res) if kind == "rms"
+             else linear_layernorm(x, w, g, b, 1e-6, bias, res))
+    assert post.lowered_postnorm_choice(M, N, K)[0] == ("pingpong" if N > 256 else "coop")
+    assert not torch.isnan(y.float()).any(), N
+    e0 = ((y0.double() - ref).norm() / ref.norm()).item()
+    e = ((y.double() - ref).norm() / ref.norm()).item()
+    assert e <= 1.5 * e0 + 1e-6, (N, e, e0)
+    post.clear_postnorm_plans()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind,N", [("rms", n) for n in EVERY_N] + [("ln", n) for n in EVERY_N_LN])
 def test_gpu_every_n_backward(kind, N):
