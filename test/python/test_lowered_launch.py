@@ -448,3 +448,24 @@ def test_split_op_direct_launch_passes_a_tensor_map_per_member():
     assert [m.inputs[0] for m in maps[2:]] == [o.data_ptr() for o in outs]
     assert [m.inputs[5] for m in maps[2:]] == [(300, 256), (300, 256), (300, 16)]
     pre._SPLIT_PLANS.clear()
+
+
+def test_split_op_falls_back_when_the_split_kernel_fails_to_build(monkeypatch):
+    """A split kernel that fails to compile costs the user a RuntimeWarning naming the failure,
+    not the op: the joined kernel runs and its columns are copied out."""
+    from normfuse.lowering.launch import LoweredLaunch
+    from normfuse.ops import functional as F
+    from normfuse.ops import prenorm_linear as pre
+    from normfuse.testing.fake_driver import fused_on_cpu
+
+    def broken(self, starts, target="cuda:90"):
+        raise RuntimeError("planted")
+    monkeypatch.setattr(LoweredLaunch, "split", broken)
+    x = torch.randn(300, 128).bfloat16()
+    g = torch.rand(128).bfloat16()
+    ws = [torch.randn(256, 128).bfloat16(), torch.randn(64, 128).bfloat16()]
+    pre._SPLIT_PLANS.clear()
+    with fused_on_cpu() as drv, pytest.warns(RuntimeWarning, match="failed to build.*planted"):
+        outs = F.rmsnorm_linear_split(x, g, ws)
+    assert [tuple(o.shape) for o in outs] == [(300, 256), (300, 64)] and len(drv.launches) == 1
+    pre._SPLIT_PLANS.clear()

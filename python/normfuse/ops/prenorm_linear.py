@@ -465,9 +465,12 @@ class SplitPlan:
         elif any((w * esz) % 16 for w in widths):
             why = f"a member's rows are not 16-byte aligned (widths {list(widths)})"
         if why is None:
-            with _on_device(prepared.out.device):
-                self.lowered = ll.split(starts).prepare(prepared.runtime_args)
-            return
+            try:
+                with _on_device(prepared.out.device):
+                    self.lowered = ll.split(starts).prepare(prepared.runtime_args)
+                return
+            except Exception as e:  # noqa: BLE001 - a lowering bug must not cost the op
+                why = f"the split kernel failed to build: {type(e).__name__}: {e}"
         self.why = why
         import warnings
         warnings.warn(f"normfuse: {base.compiled.kernel.name}: the siblings' outputs are copied "
