@@ -488,7 +488,8 @@ class LoweredPlan:
         if direct is not None:
             geoms = [(shape, strides) for _, shape, strides, _ in self.operands] + \
                 [(shape, strides) for shape, strides, _ in self._member_geometry]
-            maps = [direct.tensor_maps(i, shape, strides) for i, (shape, strides) in enumerate(geoms)]
+            maps = [direct.tensor_maps(i, shape, strides)
+                    for i, (shape, strides) in enumerate(geoms)]
             if all(m is not None for m in maps) and direct.positions == self._desc_positions:
                 self._maps = maps
                 self._direct = direct
