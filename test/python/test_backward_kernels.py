@@ -6,6 +6,8 @@ GPU (marked): the norm-backward kernel at every cluster size.
 """
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
@@ -404,12 +406,14 @@ def test_gpu_every_n_norm_backward_kernel(monkeypatch, N):
 
 
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
-def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln):
+@pytest.mark.parametrize("bn,has_g", [(128, True), (256, False)], ids=["128-g", "256-folded"])
+def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln, bn, has_g):
     """The "rowdot" plan's dX kernel (the GEMM with an elementwise epilogue reading the
-    precomputed row sums; one store) is lowered by hopper-ws into the warp-specialized template,
-    and the lowered kernel, interpreted on the CPU on a ragged shape (M, N not multiples of the
-    128 x 128 tiles, R of the 64 k-step), writes what the unlowered kernel writes; both match
-    fp64."""
+    precomputed row sums; one store) is lowered by hopper-ws into the warp-specialized template
+    (x, the epilogue's tile of a second matrix, by TMA into the staging tile), and the lowered
+    kernel, interpreted on the CPU on a ragged shape (M, N not multiples of the tiles, R of the
+    64 k-step), writes what the unlowered kernel writes; both match fp64. At 128 x 128 with g
+    in the epilogue, and at the plan's 128 x 256 with g folded into W (HAS_G off)."""
     from normfuse.kernels.backward import norm_backward_rowdot_naive
     gen = _gen(21 + is_ln)
     Mx, Nx, Rx = 200, 192, 96
@@ -422,14 +426,30 @@ def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln):
     b = torch.randn(Nx, generator=gen).bfloat16()
     dx = torch.full((Mx, Nx), float("nan")).bfloat16()
     args = [dy, w, s1, s2, x, rstd, mean, g, b, dx, rstd, rstd, dy, Mx, Rx, Rx, Nx, Nx, Nx, 0]
-    consts = dict(N=Nx, BLOCK_M=128, BLOCK_N=128, BLOCK_R=64, IS_LN=is_ln, HAS_G=True,
+    if bn == 128:  # without hopper-ws{epilogue-tma}: x stays a pointer load of the hook
+        plain = check_pass_numerics(norm_backward_rowdot_naive, list(args),
+                                    constexprs=dict(N=Nx, BLOCK_M=128, BLOCK_N=bn, BLOCK_R=64,
+                                                    IS_LN=is_ln, HAS_G=True, HAS_B=is_ln,
+                                                    HAS_DG=False, EVEN_R=False, HAS_XN=False),
+                                    grid=(2, 2), passes=("hopper-ws",), num_warps=8,
+                                    num_stages=3)
+        assert plain.lowered and plain.max_rel_diff == 0.0
+        assert not any("staging tile" in r for r in plain.applied), plain.remarks
+    if not has_g:  # the plan's form: g folded into W
+        w = (w.float() * g.float()[None, :]).bfloat16()
+        args[1] = w
+    consts = dict(N=Nx, BLOCK_M=128, BLOCK_N=bn, BLOCK_R=64, IS_LN=is_ln, HAS_G=has_g,
                   HAS_B=is_ln, HAS_DG=False, EVEN_R=False, HAS_XN=False)
-    res = check_pass_numerics(norm_backward_rowdot_naive, args, constexprs=consts, grid=(2, 2),
-                              passes=("hopper-ws",), num_warps=8, num_stages=3)
-    assert any("[hopper-ws] applied" in r for r in res.applied), res.remarks
+    from normfuse.ops.training import ROWDOT_PASSES
+    res = check_pass_numerics(norm_backward_rowdot_naive, args, constexprs=consts,
+                              grid=(2, -(-Nx // bn)), passes=ROWDOT_PASSES, num_warps=8,
+                              num_stages=3)
+    assert any("[hopper-ws] applied" in r and "loaded by TMA into the output's staging tile" in r
+               for r in res.applied), res.remarks
     assert res.lowered and res.max_rel_diff == 0.0, res.lowered_diffs
     xh = (x.double() - (mean.double()[:, None] if is_ln else 0)) * rstd.double()[:, None]
-    want = (dy.double() @ w.double()) * g.double() - xh * (s1.double() / Nx)[:, None]
+    gw = g.double() if has_g else 1.0
+    want = (dy.double() @ w.double()) * gw - xh * (s1.double() / Nx)[:, None]
     if is_ln:
         want = want - (s2.double() / Nx)[:, None]
     want = want * rstd.double()[:, None]
@@ -437,10 +457,13 @@ def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln):
 
 
 def test_rowdot_kernels_compile_for_sm90_without_spills_or_serialized_wgmma():
-    """The "rowdot" plan's kernels at their configuration (ops.training.ROWDOT_CONFIG), AOT for
-    sm_90, LayerNorm (the larger form): the dX GEMM, unlowered and lowered by hopper-ws (the
-    plan's ROWDOT_PASSES), keeps its wgmma pipeline (its k-loop is the GEMM alone; the row sums
-    come from `rowdot_sums`) and spills nothing."""
+    """The "rowdot" plan's kernels at their configuration (ops.training.ROWDOT_CONFIG: 128 x 256
+    tiles), AOT for sm_90, as `rowdot_backward` launches them (g folded into W: HAS_G off): the
+    dX GEMM, unlowered and lowered by hopper-ws (the plan's ROWDOT_PASSES; x read by TMA into the
+    staging tile), keeps its wgmma pipeline (its k-loop is the GEMM alone; the row sums come from
+    `rowdot_sums`) and, lowered, spills nothing, RMSNorm and LayerNorm (Triton's own lowering,
+    the fallback, 20 B); with g in the epilogue instead the lowered 128 x 256 kernel spills (what
+    the fold is for)."""
     from normfuse.kernels.backward import norm_backward_rowdot_naive, rowdot_sums
     from normfuse.ops.training import ROWDOT_CONFIG as C, ROWDOT_PASSES
     from backward_common import launch_signature
@@ -450,17 +473,26 @@ def test_rowdot_kernels_compile_for_sm90_without_spills_or_serialized_wgmma():
     x, dx, xn = t(Mx, Nx, dtype=BF), t(Mx, Nx, dtype=BF), t(Mx, Nx, dtype=BF)
     v, vn, part = t(Mx), t(Nx, dtype=BF), t(Mx // C["BLOCK_M"], Nx)
     args = [dy, w, v, v, x, v, v, vn, vn, dx, part, part, xn, Mx, Rx, Rx, Nx, Nx, Nx, Nx]
-    consts = dict(N=Nx, BLOCK_M=C["BLOCK_M"], BLOCK_N=C["BLOCK_N"], BLOCK_R=C["BLOCK_R"],
-                  IS_LN=True, HAS_G=True, HAS_B=True, HAS_DG=False, EVEN_R=True, HAS_XN=False)
-    sig, attrs = launch_signature(norm_backward_rowdot_naive, args, consts)
-    for passes in ((), ROWDOT_PASSES):  # Triton's own lowering, and the plan's (hopper-ws)
-        ck = normfuse.compile(norm_backward_rowdot_naive, signature=sig, constexprs=consts,
-                              attrs=attrs, passes=passes, num_warps=C["num_warps"],
-                              num_stages=C["num_stages"])
+    assert C["BLOCK_N"] == 256
+    for is_ln, has_g, passes in ((True, False, ()), (True, False, ROWDOT_PASSES),
+                                 (False, False, ROWDOT_PASSES), (False, True, ROWDOT_PASSES)):
+        consts = dict(N=Nx, BLOCK_M=C["BLOCK_M"], BLOCK_N=C["BLOCK_N"], BLOCK_R=C["BLOCK_R"],
+                      IS_LN=is_ln, HAS_G=has_g, HAS_B=is_ln, HAS_DG=False, EVEN_R=True,
+                      HAS_XN=False)
+        sig, attrs = launch_signature(norm_backward_rowdot_naive, args, consts)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the SpillWarning of the g-in-the-epilogue form)
+            ck = normfuse.compile(norm_backward_rowdot_naive, signature=sig, constexprs=consts,
+                                  attrs=attrs, passes=passes, num_warps=C["num_warps"],
+                                  num_stages=C["num_stages"])
         res = ck.resources()
-        assert res["spill_stores"] == 0 and not res["wgmma_serialized"], (passes, res)
-        assert "wgmma" in ck.asm["ptx"]
+        assert not res["wgmma_serialized"] and "wgmma" in ck.asm["ptx"], (passes, res)
         assert (ck.lowered is not None) == bool(passes), ck.remarks
+        if passes:
+            assert any("loaded by TMA into the output's staging tile" in r for r in ck.remarks)
+            assert (res["spill_stores"] == 0) == (not has_g), (is_ln, has_g, res)
+        else:  # Triton's own lowering (the fallback where the lowered launch is refused)
+            assert res["spill_stores"] <= 64, res
     args = [dy, dy, t(Rx), t(Rx), v, v, x, v, v, xn, Mx, Rx, Rx, Rx, Nx, Nx]
     consts = dict(N=Nx, IS_LN=True, BLOCK_M=C["SUMS_BLOCK_M"], BLOCK_R=C["SUMS_BLOCK_R"],
                   BLOCK_N=C["SUMS_BLOCK_R"], HAS_XH=True)

@@ -289,7 +289,10 @@ def norm_backward_rowdot_naive(DY, W, S1, S2, X, RSTD, MEAN, G, B, DX, DGP, DBP,
     rmask = offs_m < M
     rstd = tl.load(RSTD + offs_m, mask=rmask, other=0.0)
     s1 = tl.load(S1 + offs_m, mask=rmask, other=0.0)
-    dx = du * g[None, :] - xhat * (s1 / N)[:, None]
+    if HAS_G:
+        dx = du * g[None, :] - xhat * (s1 / N)[:, None]
+    else:  # (g folded into W by the caller, or none: du is zero past N, masked on the store)
+        dx = du - xhat * (s1 / N)[:, None]
     if IS_LN:
         s2 = tl.load(S2 + offs_m, mask=rmask, other=0.0)
         dx = dx - (s2 / N)[:, None]

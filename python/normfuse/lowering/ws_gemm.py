@@ -574,6 +574,39 @@ def _loader(ring, prob, BM: gl.constexpr, BN: gl.constexpr):
 
 
 @gluon.jit
+def _loader_res(ring, prob, res, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.constexpr):
+    """`_loader` with a [BM, BN] tile of a second matrix per output tile (a plain epilogue's
+    tile load, `res.RES`): each tile's goes into its consumer's staging tile once the ring holds
+    the tile's first STAGES k-steps (as `_loader_rows` does)."""
+    BK: gl.constexpr = ring.a_desc.block_type.shape[1]
+    STAGES: gl.constexpr = ring.a_bufs.shape[0]
+    k_tiles = gl.cdiv(prob.K, BK)
+    first = gl.minimum(k_tiles, STAGES) - 1
+    nw = _num_work(prob.M, prob.N, BM, BN)
+    pos = 0
+    for j in range(nw):
+        pid_m, pid_n = _work_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
+        for kk in range(k_tiles):
+            s = pos % STAGES
+            mbarrier.wait(ring.empty.index(s), ((pos // STAGES) & 1) ^ 1)
+            bar = ring.ready.index(s)
+            mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)
+            tma.async_copy_global_to_shared(ring.a_desc, [pid_m * BM, kk * BK], bar,
+                                            ring.a_bufs.index(s))
+            if ring.B_KN:
+                tma.async_copy_global_to_shared(ring.b_desc, [kk * BK, pid_n * BN], bar,
+                                                ring.b_bufs.index(s))
+            else:
+                tma.async_copy_global_to_shared(ring.b_desc, [pid_n * BN, kk * BK], bar,
+                                                ring.b_bufs.index(s))
+            pos += 1
+            if kk == first:
+                _load_residual(res, j, pid_m, pid_n, BM, BN, NCONS)
+        if k_tiles == 0:
+            _load_residual(res, j, pid_m, pid_n, BM, BN, NCONS)
+
+
+@gluon.jit
 def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
               WITH_PRE: gl.constexpr, WITH_STATS: gl.constexpr, a_layout: gl.constexpr):
     """One tile's k-loop over ring positions pos0 .. pos0 + k_tiles - 1: acc += A @ B, the
@@ -630,7 +663,7 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
 
 
 @gluon.jit
-def _consumer(ring, prob, hooks, dst, eargs, order, CID: gl.constexpr, NCONS: gl.constexpr,
+def _consumer(ring, prob, hooks, dst, res, eargs, order, CID: gl.constexpr, NCONS: gl.constexpr,
               WARPS: gl.constexpr):
     BM: gl.constexpr = dst.c_desc.block_type.shape[0]
     BN: gl.constexpr = dst.c_desc.block_type.shape[1]
@@ -681,17 +714,28 @@ def _consumer(ring, prob, hooks, dst, eargs, order, CID: gl.constexpr, NCONS: gl
         prev_m = pid_m
         if NCONS == 2:
             mbarrier.arrive(order.index(1 - CID))
-        out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
-                        gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)
+        if res.RES:
+            # the epilogue's tile of a second matrix, loaded by TMA into the staging tile
+            mbarrier.wait(res.ready.index(CID), xj & 1)
+            r = dst.c_smem.load(mma_layout)
+            out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
+                            gl.convert_layout(c0, row_c), pid_m, pid_n, eargs, r)
+        else:
+            out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
+                            gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)
         _store_tile(out, dst, pid_m, pid_n)
+        if res.RES:
+            # the staging tile is the next tile's: free once the store has read it
+            tma.store_wait(pendings=0)
+            mbarrier.arrive(res.free.index(CID))
         xj += 1
     tma.store_wait(pendings=0)
 
 
 @gluon.jit
-def _consumer1(ring, prob, hooks, dst, eargs, order, WARPS: gl.constexpr):
+def _consumer1(ring, prob, hooks, dst, res, eargs, order, WARPS: gl.constexpr):
     # the second consumer of the ping-pong schedule (a worker partition)
-    _consumer(ring, prob, hooks, dst, eargs, order, 1, 2, WARPS)
+    _consumer(ring, prob, hooks, dst, res, eargs, order, 1, 2, WARPS)
 
 
 @gluon.jit
@@ -916,8 +960,8 @@ def _consumer_rows1(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, WARP
 
 @gluon.jit
 def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbuf, epoch,
-                   c1_desc, c2_desc, c3_desc, PRE: gl.constexpr, STATS: gl.constexpr, AFN: gl.constexpr, EPI: gl.constexpr,
-                   ROWS: gl.constexpr, FIN: gl.constexpr,
+                   c1_desc, c2_desc, c3_desc, PRE: gl.constexpr, STATS: gl.constexpr,
+                   AFN: gl.constexpr, EPI: gl.constexpr, ROWS: gl.constexpr, FIN: gl.constexpr,
                    HAS_PRE: gl.constexpr, HAS_STATS: gl.constexpr, HAS_AFN: gl.constexpr,
                    STAGES: gl.constexpr, GROUP_M: gl.constexpr, NCONS: gl.constexpr,
                    B_KN: gl.constexpr, LOADER_WARPS: gl.constexpr, LOADER_REGS: gl.constexpr,
@@ -984,6 +1028,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
             c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
         else:
             c_smem1 = c_smem0
+        o0 = Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3)
+        o1 = Output(c_desc, c_smem1, c1, c2, c3, NOUT, S1, S2, S3)
         if HAS_AUX:
             res = Residual(r_desc, c_smem0, c_smem1, res_ready, res_free, RES, aux_desc)
         elif RES:
@@ -992,36 +1038,69 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
             res = Residual(c_desc, c_smem0, c_smem1, res_ready, res_free, False, c_desc)
         if NCONS == 2:
             gl.warp_specialize([
-                (_consumer_rows, (ring, prob, hooks, Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3), res, eargs, order,
-                                  sbuf, epoch, 0, 2, num_warps, XN)),
-                (_consumer_rows1, (ring, prob, hooks, Output(c_desc, c_smem1, c1, c2, c3, NOUT, S1, S2, S3), res, eargs, order,
-                                   sbuf, epoch, num_warps, XN)),
+                (_consumer_rows, (ring, prob, hooks, o0, res, eargs, order, sbuf, epoch, 0, 2,
+                                  num_warps, XN)),
+                (_consumer_rows1, (ring, prob, hooks, o1, res, eargs, order, sbuf, epoch,
+                                   num_warps, XN)),
                 (_loader_rows, (ring, prob, res, BM, BN, 2)),
             ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
         else:
             gl.warp_specialize([
-                (_consumer_rows, (ring, prob, hooks, Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3), res, eargs, order,
-                                  sbuf, epoch, 0, 1, num_warps, XN)),
+                (_consumer_rows, (ring, prob, hooks, o0, res, eargs, order, sbuf, epoch, 0, 1,
+                                  num_warps, XN)),
                 (_loader_rows, (ring, prob, res, BM, BN, 1)),
             ], [LOADER_WARPS], [LOADER_REGS])
     elif NCONS == 2:
         c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
-        gl.warp_specialize([
-            (_consumer, (ring, prob, hooks, Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3), eargs, order, 0, 2, num_warps)),
-            (_consumer1, (ring, prob, hooks, Output(c_desc, c_smem1, c1, c2, c3, NOUT, S1, S2, S3), eargs, order, num_warps)),
-            (_loader, (ring, prob, BM, BN)),
-        ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
+        res = _plain_residual(r_desc, c_desc, c_smem0, c_smem1, RES)
+        o0 = Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3)
+        o1 = Output(c_desc, c_smem1, c1, c2, c3, NOUT, S1, S2, S3)
+        if RES:
+            gl.warp_specialize([
+                (_consumer, (ring, prob, hooks, o0, res, eargs, order, 0, 2, num_warps)),
+                (_consumer1, (ring, prob, hooks, o1, res, eargs, order, num_warps)),
+                (_loader_res, (ring, prob, res, BM, BN, 2)),
+            ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
+        else:
+            gl.warp_specialize([
+                (_consumer, (ring, prob, hooks, o0, res, eargs, order, 0, 2, num_warps)),
+                (_consumer1, (ring, prob, hooks, o1, res, eargs, order, num_warps)),
+                (_loader, (ring, prob, BM, BN)),
+            ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
     elif SHARE:
+        o0 = Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3)
         gl.warp_specialize([
-            (_consumer_shared, (ring, prob, hooks, Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3), eargs, sbuf, epoch,
-                                num_warps)),
+            (_consumer_shared, (ring, prob, hooks, o0, eargs, sbuf, epoch, num_warps)),
             (_loader_shared, (ring, prob, BM, BN)),
         ], [LOADER_WARPS], [LOADER_REGS])
     else:
-        gl.warp_specialize([
-            (_consumer, (ring, prob, hooks, Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3), eargs, order, 0, 1, num_warps)),
-            (_loader, (ring, prob, BM, BN)),
-        ], [LOADER_WARPS], [LOADER_REGS])
+        res = _plain_residual(r_desc, c_desc, c_smem0, c_smem0, RES)
+        o0 = Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3)
+        if RES:
+            gl.warp_specialize([
+                (_consumer, (ring, prob, hooks, o0, res, eargs, order, 0, 1, num_warps)),
+                (_loader_res, (ring, prob, res, BM, BN, 1)),
+            ], [LOADER_WARPS], [LOADER_REGS])
+        else:
+            gl.warp_specialize([
+                (_consumer, (ring, prob, hooks, o0, res, eargs, order, 0, 1, num_warps)),
+                (_loader, (ring, prob, BM, BN)),
+            ], [LOADER_WARPS], [LOADER_REGS])
+
+
+@gluon.jit
+def _plain_residual(r_desc, c_desc, buf0, buf1, RES: gl.constexpr):
+    """The `Residual` of a plain (or ping-pong) instance: with RES its barriers (the staging
+    tiles `buf0` / `buf1` receive the epilogue's tile of `r_desc`), else placeholders."""
+    if RES:
+        ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+        free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+        for i in gl.static_range(2):
+            mbarrier.init(ready.index(i), count=1)
+            mbarrier.init(free.index(i), count=1)
+        return Residual(r_desc, buf0, buf1, ready, free, True, c_desc)
+    else:  # (placeholders: nothing reads them)
+        return Residual(c_desc, buf0, buf1, buf0, buf1, False, c_desc)
 
 
 # ---------------------------------------------------------------------------------------------

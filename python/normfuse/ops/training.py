@@ -461,12 +461,17 @@ def _empty(x: Tensor) -> Tensor:
 #   use it (autograd refuses the backward).
 PRENORM_BWD_PLANS = ("fused", "cublas", "rowdot")
 PRENORM_BWD_PLAN = {"rmsnorm_linear": "cublas", "layernorm_linear": "cublas"}
-# the rowdot kernel's tiles (Triton's sm_90 lowering: no pass applies to it yet)
-ROWDOT_CONFIG = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_R=64, num_warps=8, num_stages=3,
+# the rowdot kernel's tiles: 128 x 256 (the template's tile that runs at 1.05-1.1x cuBLAS in the
+# forward, where 128 x 128 ran 1.4-2.0x; H200, session 10). It fits the consumer's registers
+# because the dX kernel reads g folded into its B operand (W diag(g), made per call:
+# `rowdot_backward`) and x by TMA into the staging tile (hopper-ws): ptxas, sm_90, 8192 x 2048
+# x 2048, no spill for RMSNorm and LayerNorm (with g in the epilogue and x by pointers: 804 /
+# 1148 B; x by TMA alone: 348 / 908 B; CPU, 2026-12-02). Not timed on the H200 at 128 x 256 yet.
+ROWDOT_CONFIG = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_R=64, num_warps=8, num_stages=3,
                      SUMS_BLOCK_M=16, SUMS_BLOCK_R=256)
 # its dX kernel (the GEMM with an elementwise epilogue, one store) through hopper-ws: the
 # warp-specialized template, the epilogue translated from the IR; () runs Triton's own lowering
-ROWDOT_PASSES = ("hopper-ws",)
+ROWDOT_PASSES = ("hopper-ws{epilogue-tma=true}",)
 
 
 def _plans_from_env(value: Optional[str]) -> None:
@@ -495,8 +500,8 @@ def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x:
     db fp32 or None) for y = n w^T + bias, n = xhat g + beta, w [R, N].
 
     - The norm backward's two row sums from dy and the forward's output y (`rowdot_sums`).
-    - dx: the dX GEMM dy w with an elementwise epilogue (`norm_backward_rowdot_naive`, its one
-      store dx), lowered by hopper-ws (`passes`, default ROWDOT_PASSES; the unlowered kernel
+    - dx: the dX GEMM dy (w diag(g)) (g folded into its B operand) with an elementwise
+      epilogue (`norm_backward_rowdot_naive`, its one store dx), lowered by hopper-ws (`passes`, default ROWDOT_PASSES; the unlowered kernel
       with a RuntimeWarning where the lowered launch cannot take the operands).
     - The rest from the dW side, without the dX GEMM's output: dWhat = dy^T xhat (cuBLAS; xhat
       written by the sums' pass from x and the statistics), dW = dWhat g + db beta^T,
@@ -533,11 +538,14 @@ def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x:
         mean if is_ln else rstd, xhat, M, R, dy.stride(0), y.stride(0), x.stride(0),
         xhat.stride(0), N=N, IS_LN=is_ln, BLOCK_M=bm, BLOCK_R=cfg["SUMS_BLOCK_R"],
         BLOCK_N=cfg["SUMS_BLOCK_R"], num_warps=4)
-    args = (dy, w, s1, s2 if is_ln else s1, x, rstd, mean if is_ln else rstd,
-            g if g is not None else dy, beta if beta is not None else dy, dx, rstd, rstd, dy, M,
-            R, dy.stride(0), w.stride(0), x.stride(0), dx.stride(0), 0)
+    # du g = dy (w diag(g)): g folded into the dX GEMM's B operand (one elementwise pass over w
+    # per call) keeps g's column slice out of the epilogue's registers
+    wd = (wf * g.float()[None, :]).to(w.dtype) if g is not None else w
+    args = (dy, wd, s1, s2 if is_ln else s1, x, rstd, mean if is_ln else rstd,
+            dy, beta if beta is not None else dy, dx, rstd, rstd, dy, M,
+            R, dy.stride(0), wd.stride(0), x.stride(0), dx.stride(0), 0)
     meta = dict(N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_R=cfg["BLOCK_R"],
-                IS_LN=is_ln, HAS_G=g is not None, HAS_B=beta is not None, HAS_DG=False,
+                IS_LN=is_ln, HAS_G=False, HAS_B=beta is not None, HAS_DG=False,
                 EVEN_R=R % cfg["BLOCK_R"] == 0, HAS_XN=False,
                 num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     _launcher("norm_backward_rowdot_naive", passes)[(nb, nt)](*args, **meta)

@@ -149,6 +149,13 @@ post-norm = false               lower post-norms (rules 6 and 7) and norm backwa
                                 of the grid resident at once. Pingpong takes 64x256 tiles (two
                                 accumulators of 64 rows: one consumer's exchange and epilogue run
                                 while the other's k-loop does)
+epilogue-tma = false            a plain epilogue's [BM, BN] load of a second matrix at the output
+                                tile's rows and columns (masked by rows < M, columns < N, same
+                                element type as the output; the rowdot dX kernel's x) comes by TMA
+                                into the output's staging tile during the k-loop instead of as a
+                                pointer load in the epilogue (a [BM, BN] tile of 64-bit addresses
+                                in registers: the 128x256 rowdot kernel spilled 804-1148 B). Not
+                                with row statistics. Off by default until timed on the H200.
 
 Options measured slower and chosen by no default were removed (their numbers are in
 docs/NOTES.md): row-major tile runs (`rows-max-k`), a statistics partition reading A from L2
@@ -1232,9 +1239,9 @@ class _Analysis:
     copies: _Copies
 
 
-def _analyze(module: Module, post_norm: bool = False) -> _Analysis:
+def _analyze(module: Module, post_norm: bool = False, epilogue_tma: bool = False) -> _Analysis:
     """The kernel read for a plan, or _Blockers naming every reason it cannot be lowered.
-    `post_norm`: see `_hooks`."""
+    `post_norm`, `epilogue_tma`: see `_hooks`."""
     funcs = [f for f in module.functions() if any(o.name == ops.DOT for o in f.walk())]
     if not funcs:
         raise _Blockers([_Miss("no tt.dot: not a GEMM-shaped kernel")])
@@ -1286,7 +1293,7 @@ def _analyze(module: Module, post_norm: bool = False) -> _Analysis:
     if blockers:
         raise _Blockers(blockers, prim if known else None)
     try:
-        hooks, t_epi = _hooks(prim, post_norm=post_norm)
+        hooks, t_epi = _hooks(prim, post_norm=post_norm, epilogue_tma=epilogue_tma)
     except _OtherLoop as e:
         raise _Blockers([e.blocker()], prim) from None
     except _Untranslatable as e:
@@ -1777,11 +1784,12 @@ def _count(hooks) -> int:
     return len(seen)
 
 
-def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
+def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False,
+           epilogue_tma: bool = False):
     """((pre, stats, afn, epi, rows, fin, notes), the EPI translator): the hooks' DAGs. `extra`:
     bindings of values the epilogue reads from elsewhere (another tile computation's statistics);
     `post_norm`: lower row reductions of the accumulator (rows and fin: a post-norm whose row
-    spans several tiles)."""
+    spans several tiles); `epilogue_tma`: a plain epilogue's tile of a second matrix by TMA."""
     loop = m.loop
     params = {id(p.value): i for i, p in enumerate(m.params)}
     aliases = m.aliases
@@ -1938,6 +1946,20 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False):
                         "hopper-ws{post-norm=true} lowers it)", red)
         notes.append("post-norm: the epilogue reduces rows of the accumulator within the tile"
                      + (" (the row is one tile)" if m.pid_n is None else ""))
+    elif epilogue_tma and not m.row_stats:
+        # a [BM, BN] tile of a second matrix at the output tile's place that the epilogue reads
+        # (the rowdot dX kernel's x): by TMA into the output's staging tile during the k-loop,
+        # instead of a pointer load (a tile of 64-bit addresses) in the epilogue. Not with row
+        # statistics (the shared-statistics order has no staging handshake); a tile TMA cannot
+        # read stays a pointer load of the hook.
+        res = _residual(m, out)
+        if isinstance(res, tuple):
+            res_loads, m.res = res
+            m.res_load = res_loads[0]
+            for ld in res_loads:
+                b[id(ld.results[0])] = P.bound("res", 2, element(ld.results[0]))
+            notes.append("the epilogue's tile of a second matrix loaded by TMA into the output's "
+                         "staging tile during the k-loop")
     t_epi = _Exprs(b, params, aliases)
     epi = P.Hook("epi", (t_epi(out),))
     return (pre, stats, afn, epi, None, None, notes), t_epi
@@ -2197,6 +2219,10 @@ class HopperWS(Pass):
     # lower post-norms: row reductions of the accumulator in the epilogue, and the naive kernel's
     # two passes over a row of several N tiles (the tiles exchanging their row sums)
     post_norm: bool = False
+    # a plain epilogue's [BM, BN] tile of a second matrix at the output tile's place (the rowdot
+    # dX kernel's x) read by TMA into the output's staging tile during the k-loop, instead of a
+    # pointer load in the epilogue hook (a tile of 64-bit addresses in registers)
+    epilogue_tma: bool = False
 
     def __post_init__(self):
         if self.schedule not in ("coop", "pingpong"):
@@ -2238,7 +2264,7 @@ class HopperWS(Pass):
     def plan(self, module: Module) -> tuple[P.WSPlan, Op]:
         """The plan for `module` and its dot, or _Blockers with every reason it has none."""
         try:
-            an = _analyze(module, self.post_norm)
+            an = _analyze(module, self.post_norm, self.epilogue_tma)
         except _Blockers as e:
             m = getattr(e, "matcher", None)
             if m is not None:  # the tile is known: say too whether the schedule takes it
@@ -2255,7 +2281,8 @@ class HopperWS(Pass):
         elif an.copies.kind == "unrolled":
             notes.append(f"{len(an.copies.tiles)} unrolled N tiles are the same tile computation")
         try:
-            share = self.stats_share and stats is not None and afn is None and rows is None
+            share = (self.stats_share and stats is not None and afn is None and rows is None
+                     and m.res is None)
             cfg = self.config(m, share)
         except _Miss as c:
             raise _Blockers([c], m) from None
