@@ -1,5 +1,5 @@
-"""Writes test/lit/epilogue-norm-backward.mlir, test/lit/cluster-reduce-backward.mlir and
-test/lit/hopper-ws-backward.mlir: TTIR of the
+"""Writes test/lit/epilogue-norm-backward.mlir, test/lit/cluster-reduce-backward.mlir,
+test/lit/hopper-ws-backward.mlir and test/lit/hopper-ws-epilogue-tma.mlir: TTIR of the
 naive norm-backward kernel (kernels/backward.py: dX GEMM + norm backward, the pre-norm op's dX and
 the regrouped post-norm backward) and of its near misses, with hand-written CHECKs.
 
@@ -8,7 +8,8 @@ the regrouped post-norm backward) and of its near misses, with hand-written CHEC
 import triton
 import triton.language as tl
 
-from normfuse.kernels.backward import _dmask, _du_tile, _xhat, norm_backward_naive
+from normfuse.kernels.backward import (_dmask, _du_tile, _xhat, norm_backward_naive,
+                                       norm_backward_rowdot_naive)
 from postnorm_common import write_lit
 
 SIG = {"DY": "*bf16", "W": "*bf16", "X": "*bf16", "RSTD": "*fp32", "MEAN": "*fp32", "G": "*bf16",
@@ -345,7 +346,64 @@ HWS_CASES = [
 ]
 
 
+# the rowdot plan's dX kernel (kernels/backward.py: the dX GEMM with an elementwise epilogue
+# reading x, the precomputed row sums and the statistics; one store)
+ROWDOT = {"DY": "*bf16", "W": "*bf16", "S1": "*fp32", "S2": "*fp32", "X": "*bf16", "RSTD": "*fp32",
+          "MEAN": "*fp32", "G": "*bf16", "B": "*bf16", "DX": "*bf16", "DGP": "*fp32",
+          "DBP": "*fp32", "XN": "*bf16", "M": "i32", "R": "i32", "stride_dym": "i32",
+          "stride_wr": "i32", "stride_xm": "i32", "stride_dxm": "i32", "stride_xnm": "i32",
+          "N": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_R": "constexpr",
+          "IS_LN": "constexpr", "HAS_G": "constexpr", "HAS_B": "constexpr", "HAS_DG": "constexpr",
+          "EVEN_R": "constexpr", "HAS_XN": "constexpr"}
+ROWDOT_RMS = dict(N=2048, BLOCK_M=128, BLOCK_N=256, BLOCK_R=64, IS_LN=False, HAS_G=False,
+                  HAS_B=False, HAS_DG=False, EVEN_R=True, HAS_XN=False)
+
+EPT_HEAD = """// hopper-ws{epilogue-tma=true} on the rowdot plan's dX kernel (kernels/backward.py, as
+// ops.training.rowdot_backward launches it: g folded into W, 128 x 256 tiles): the epilogue's
+// [BM, BN] tile of x, at the output tile's rows and columns, comes by TMA into the output's
+// staging tile during the k-loop (a fourth descriptor; the loader issues it), instead of a
+// pointer load in the hook. Without the option, and for a tile TMA cannot stage (another element
+// type than the output's), x stays a pointer load. Inputs: TTIR from
+// test/lit/inputs/backward_kernels.py (locations stripped).
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{epilogue-tma=true}' %s 2>%t.remark | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
+// RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=DEFAULT
+
+// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [K, N]; no statistics; A straight from shared memory; epilogue translated from the IR ({{[0-9]+}} expression nodes in the hooks); the epilogue's tile of a second matrix loaded by TMA into the output's staging tile during the k-loop
+// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, {{.*}}; the epilogue's tile of a second matrix loaded by TMA into the output's staging tile during the k-loop
+// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, {{.*}}expression nodes in the hooks){{$}}
+// DEFAULT: applied: {{.*}}expression nodes in the hooks){{$}}
+// DEFAULT: applied: {{.*}}expression nodes in the hooks){{$}}
+// DEFAULT: applied: {{.*}}expression nodes in the hooks){{$}}"""
+
+EPT_CASES = [
+    ("rowdot_rms_folded", norm_backward_rowdot_naive, ROWDOT, ROWDOT_RMS,
+     """// RMSNorm, g folded: a descriptor for x besides dY, W and dx (the residual's parameter of
+// the template); the loader's TMA of x into the staging tile, no pointer load of it.
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK-SAME: !tt.tensordesc<tensor<128x256xbf16{{.*}}: !tt.tensordesc<tensor<128x256xbf16
+// CHECK: ttg.warp_specialize
+// CHECK-NOT: tt.load %{{.+}} : tensor<128x256x!tt.ptr<bf16>
+// CHECK: ttng.async_tma_copy_local_to_global
+// CHECK: partition0"""),
+    ("rowdot_ln_g", norm_backward_rowdot_naive, ROWDOT,
+     dict(ROWDOT_RMS, IS_LN=True, HAS_G=True, HAS_B=True),
+     """// LayerNorm with g in the epilogue: the same staging of x.
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK: ttg.warp_specialize
+// CHECK-NOT: tt.load %{{.+}} : tensor<128x256x!tt.ptr<bf16>
+// CHECK: partition0"""),
+    ("rowdot_rms_fp32_x", norm_backward_rowdot_naive, dict(ROWDOT, X="*fp32"), ROWDOT_RMS,
+     """// Near miss: x in fp32, the output bf16 (the tile is staged in the output's buffer): x stays
+// a pointer load of the epilogue (and the remark says no staging).
+// CHECK-LABEL: tt.func public @ws_gemm_kernel
+// CHECK: ttg.warp_specialize
+// CHECK: tt.load %{{.+}} : tensor<128x256x!tt.ptr<f32>"""),
+]
+
+
 if __name__ == "__main__":
     write_lit("epilogue-norm-backward.mlir", EPI_HEAD, EPI_CASES)
     write_lit("cluster-reduce-backward.mlir", CR_HEAD, CR_CASES)
     write_lit("hopper-ws-backward.mlir", HWS_HEAD, HWS_CASES)
+    write_lit("hopper-ws-epilogue-tma.mlir", EPT_HEAD, EPT_CASES)
