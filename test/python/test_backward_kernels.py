@@ -500,3 +500,29 @@ def test_rowdot_kernels_compile_for_sm90_without_spills_or_serialized_wgmma():
     ck = normfuse.compile(rowdot_sums, signature=sig, constexprs=consts, attrs=attrs, passes=(),
                           num_warps=4)
     assert ck.resources()["spill_stores"] == 0
+
+
+@pytest.mark.parametrize("bm,bn", [(64, 256), (128, 128)])
+def test_rowdot_dx_kernel_pingpong_stages_x_per_consumer(bm, bn):
+    """hopper-ws{epilogue-tma=true,schedule=pingpong} on the rowdot dX kernel (LayerNorm, g
+    folded): each consumer's x tile comes by TMA into its own staging tile, handed back after its
+    store; on 3 programs (several tiles per CTA, both consumers) and two interleavings the
+    lowered kernel writes bitwise what the unlowered kernel writes."""
+    from normfuse.kernels.backward import norm_backward_rowdot_naive
+    gen = _gen(31)
+    Mx, Nx, Rx = 200, 192, 96
+    dy = torch.randn(Mx, Rx, generator=gen).bfloat16()
+    w = (torch.randn(Rx, Nx, generator=gen) * 0.1).bfloat16()
+    x = torch.randn(Mx, Nx, generator=gen).bfloat16()
+    rstd, mean = torch.rand(Mx, generator=gen) + 0.5, torch.randn(Mx, generator=gen)
+    s1, s2 = torch.randn(Mx, generator=gen), torch.randn(Mx, generator=gen)
+    dx = torch.full((Mx, Nx), float("nan")).bfloat16()
+    args = [dy, w, s1, s2, x, rstd, mean, dy, dy, dx, rstd, rstd, dy, Mx, Rx, Rx, Nx, Nx, Nx, 0]
+    consts = dict(N=Nx, BLOCK_M=bm, BLOCK_N=bn, BLOCK_R=64, IS_LN=True, HAS_G=False, HAS_B=False,
+                  HAS_DG=False, EVEN_R=False, HAS_XN=False)
+    res = check_pass_numerics(norm_backward_rowdot_naive, args, constexprs=consts,
+                              grid=(-(-Mx // bm), -(-Nx // bn)),
+                              passes=("hopper-ws{epilogue-tma=true,schedule=pingpong}",),
+                              num_warps=4, num_stages=3, programs=3, seeds=(0, 1))
+    assert any("pingpong" in r and "staging tile" in r for r in res.applied), res.remarks
+    assert res.lowered and res.max_rel_diff == 0.0, res.lowered_diffs
