@@ -65,7 +65,13 @@ distinct CTAs, one wave); after the k-loop a consumer computes y = EPI(acc), pub
 ROWS(y) of the row sums as stamped words, gathers the T shares of its row (`_row_totals`, the same
 words in the same order in every tile) and stores FIN(y, s0, s1) (`_consumer_rows`; with two
 consumers, one's exchange runs during the other's k-loop). A residual tile (`RES`) comes by TMA
-into the consumer's output staging tile (`_loader_rows`, `Residual`).
+into the consumer's output staging tile (`_loader_rows`, `Residual`); a plain instance's
+epilogue tile of a second matrix the same way (`_loader_res`: hopper-ws{epilogue-tma}), the
+staging tile handed back (`res.free`) once the tile's output store has read it.
+
+A split output (`NOUT` > 1, `Output`): the output's columns go to up to four member matrices,
+each tile through the descriptor of the member that holds its columns (`_store_member`; the
+members' first columns `S1..S3` are multiples of BN).
 
 A norm backward (`BWD`: the pre-norm training dX kernel, dX = dY W then the norm backward over
 each row of dX) is such a post-norm whose residual tile is the input x, which every hook after
@@ -979,8 +985,9 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     `NPOST` > 0: a post-norm whose row spans several N tiles, C = FIN(EPI(...), row sums of
     ROWS(EPI(...)) over the whole row), the partial sums exchanged through `sbuf` in the
     whole-rows order (`_consumer_rows`; the launch gives T x G programs); `XN`: N tiles per step
-    of the gather; `RES`: EPI reads a [BM, BN] tile of `r_desc` (a residual; None otherwise),
-    loaded by TMA (post-norm instances only). `BWD`: a norm backward (post-norm instances with
+    of the gather; `RES`: EPI reads a [BM, BN] tile of `r_desc` (a residual, or a plain
+    epilogue's tile of a second matrix: hopper-ws{epilogue-tma}; None otherwise), loaded by TMA
+    into the consumer's staging tile (not in the shared-statistics order). `BWD`: a norm backward (post-norm instances with
     a residual `r_desc`, the input x): every hook after the k-loop reads x's tile, SIDE makes 1-D
     stores per tile (`HAS_SIDE`), AUX a second output tile stored through `aux_desc` (`HAS_AUX`;
     None otherwise), FIN reads the tile rounded to the output type. Other instances never read
