@@ -65,9 +65,9 @@ distinct CTAs, one wave); after the k-loop a consumer computes y = EPI(acc), pub
 ROWS(y) of the row sums as stamped words, gathers the T shares of its row (`_row_totals`, the same
 words in the same order in every tile) and stores FIN(y, s0, s1) (`_consumer_rows`; with two
 consumers, one's exchange runs during the other's k-loop). A residual tile (`RES`) comes by TMA
-into the consumer's output staging tile (`_loader_rows`, `Residual`); a plain instance's
-epilogue tile of a second matrix the same way (`_loader_res`: hopper-ws{epilogue-tma}), the
-staging tile handed back (`res.free`) once the tile's output store has read it.
+into the consumer's output staging tile (`_load_tile_res`, `Residual`); a plain instance's
+epilogue tile of a second matrix the same way (hopper-ws{epilogue-tma}), the staging tile
+handed back (`res.free`) once the tile's output store has read it.
 
 A split output (`NOUT` > 1, `Output`): the output's columns go to up to four member matrices,
 each tile through the descriptor of the member that holds its columns (`_store_member`; the
@@ -520,9 +520,30 @@ DEFAULT_HOOKS = {"pre": noop_pre, "stats": noop_stats, "afn": noop_afn, "epi": i
 @gluon.jit
 def _load_tile(ring, pid_m, pid_n, pos, k_tiles, BM: gl.constexpr, BN: gl.constexpr):
     """The TMA loads of one tile's k-steps into the ring from position `pos`; returns the next."""
+    return _load_steps(ring, pid_m, pid_n, pos, 0, k_tiles, BM, BN)
+
+
+@gluon.jit
+def _load_tile_res(ring, res, j, pid_m, pid_n, pos, k_tiles, BM: gl.constexpr, BN: gl.constexpr,
+                   NCONS: gl.constexpr):
+    """`_load_tile` for the CTA's j-th tile with its [BM, BN] tile of a second matrix (`res`):
+    issued once the ring holds the tile's first STAGES k-steps (the loader would wait for a
+    free slot there anyway, so waiting for the staging tile instead, the consumer's previous
+    epilogue, costs the ring nothing, and the load has the rest of the k-loop to land)."""
+    STAGES: gl.constexpr = ring.a_bufs.shape[0]
+    first = gl.minimum(k_tiles, STAGES)
+    pos = _load_steps(ring, pid_m, pid_n, pos, 0, first, BM, BN)
+    _load_residual(res, j, pid_m, pid_n, BM, BN, NCONS)
+    return _load_steps(ring, pid_m, pid_n, pos, first, k_tiles, BM, BN)
+
+
+@gluon.jit
+def _load_steps(ring, pid_m, pid_n, pos, k_begin, k_end, BM: gl.constexpr, BN: gl.constexpr):
+    """The TMA loads of one tile's k-steps k_begin .. k_end - 1 into the ring from position
+    `pos`; returns the next position."""
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     STAGES: gl.constexpr = ring.a_bufs.shape[0]
-    for kk in range(k_tiles):
+    for kk in range(k_begin, k_end):
         s = pos % STAGES
         mbarrier.wait(ring.empty.index(s), ((pos // STAGES) & 1) ^ 1)
         bar = ring.ready.index(s)
@@ -569,47 +590,20 @@ def _store_member(dst, row, col):
 
 
 @gluon.jit
-def _loader(ring, prob, BM: gl.constexpr, BN: gl.constexpr):
+def _loader(ring, prob, res, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.constexpr):
+    """The loader in the grouped order; with `res.RES` each output tile's [BM, BN] tile of a
+    second matrix (a plain epilogue's tile load) into its consumer's staging tile
+    (`_load_tile_res`)."""
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     k_tiles = gl.cdiv(prob.K, BK)
     nw = _num_work(prob.M, prob.N, BM, BN)
     pos = 0
     for j in range(nw):
         pid_m, pid_n = _work_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
-        pos = _load_tile(ring, pid_m, pid_n, pos, k_tiles, BM, BN)
-
-
-@gluon.jit
-def _loader_res(ring, prob, res, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.constexpr):
-    """`_loader` with a [BM, BN] tile of a second matrix per output tile (a plain epilogue's
-    tile load, `res.RES`): each tile's goes into its consumer's staging tile once the ring holds
-    the tile's first STAGES k-steps (as `_loader_rows` does)."""
-    BK: gl.constexpr = ring.a_desc.block_type.shape[1]
-    STAGES: gl.constexpr = ring.a_bufs.shape[0]
-    k_tiles = gl.cdiv(prob.K, BK)
-    first = gl.minimum(k_tiles, STAGES) - 1
-    nw = _num_work(prob.M, prob.N, BM, BN)
-    pos = 0
-    for j in range(nw):
-        pid_m, pid_n = _work_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
-        for kk in range(k_tiles):
-            s = pos % STAGES
-            mbarrier.wait(ring.empty.index(s), ((pos // STAGES) & 1) ^ 1)
-            bar = ring.ready.index(s)
-            mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(ring.a_desc, [pid_m * BM, kk * BK], bar,
-                                            ring.a_bufs.index(s))
-            if ring.B_KN:
-                tma.async_copy_global_to_shared(ring.b_desc, [kk * BK, pid_n * BN], bar,
-                                                ring.b_bufs.index(s))
-            else:
-                tma.async_copy_global_to_shared(ring.b_desc, [pid_n * BN, kk * BK], bar,
-                                                ring.b_bufs.index(s))
-            pos += 1
-            if kk == first:
-                _load_residual(res, j, pid_m, pid_n, BM, BN, NCONS)
-        if k_tiles == 0:
-            _load_residual(res, j, pid_m, pid_n, BM, BN, NCONS)
+        if res.RES:
+            pos = _load_tile_res(ring, res, j, pid_m, pid_n, pos, k_tiles, BM, BN, NCONS)
+        else:
+            pos = _load_tile(ring, pid_m, pid_n, pos, k_tiles, BM, BN)
 
 
 @gluon.jit
@@ -829,37 +823,17 @@ def _load_residual(res, j, pid_m, pid_n, BM: gl.constexpr, BN: gl.constexpr, NCO
 
 @gluon.jit
 def _loader_rows(ring, prob, res, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.constexpr):
-    """The loader in the whole-rows order (`_rows_tile`). With a residual, each tile's residual
-    goes out once the ring holds the tile's first STAGES k-steps: the loader would wait for a
-    free slot there anyway, so waiting for the staging tile instead (the consumer's previous
-    epilogue) costs the ring nothing, and the load has the rest of the k-loop to land."""
+    """The loader in the whole-rows order (`_rows_tile`); with a residual, each tile's residual
+    goes out once the ring holds the tile's first STAGES k-steps (`_load_tile_res`)."""
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
-    STAGES: gl.constexpr = ring.a_bufs.shape[0]
     k_tiles = gl.cdiv(prob.K, BK)
-    first = gl.minimum(k_tiles, STAGES) - 1
     pos = 0
     for j in range(_rows_work(prob.M, prob.N, BM, BN)):
         pid_m, pid_n = _rows_tile(j, prob.M, prob.N, BM, BN)
-        for kk in range(k_tiles):
-            s = pos % STAGES
-            mbarrier.wait(ring.empty.index(s), ((pos // STAGES) & 1) ^ 1)
-            bar = ring.ready.index(s)
-            mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(ring.a_desc, [pid_m * BM, kk * BK], bar,
-                                            ring.a_bufs.index(s))
-            if ring.B_KN:
-                tma.async_copy_global_to_shared(ring.b_desc, [kk * BK, pid_n * BN], bar,
-                                                ring.b_bufs.index(s))
-            else:
-                tma.async_copy_global_to_shared(ring.b_desc, [pid_n * BN, kk * BK], bar,
-                                                ring.b_bufs.index(s))
-            pos += 1
-            if res.RES:
-                if kk == first:
-                    _load_residual(res, j, pid_m, pid_n, BM, BN, NCONS)
         if res.RES:
-            if k_tiles == 0:
-                _load_residual(res, j, pid_m, pid_n, BM, BN, NCONS)
+            pos = _load_tile_res(ring, res, j, pid_m, pid_n, pos, k_tiles, BM, BN, NCONS)
+        else:
+            pos = _load_tile(ring, pid_m, pid_n, pos, k_tiles, BM, BN)
 
 
 @gluon.jit
@@ -1062,18 +1036,11 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
         res = _plain_residual(r_desc, c_desc, c_smem0, c_smem1, RES)
         o0 = Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3)
         o1 = Output(c_desc, c_smem1, c1, c2, c3, NOUT, S1, S2, S3)
-        if RES:
-            gl.warp_specialize([
-                (_consumer, (ring, prob, hooks, o0, res, eargs, order, 0, 2, num_warps)),
-                (_consumer1, (ring, prob, hooks, o1, res, eargs, order, num_warps)),
-                (_loader_res, (ring, prob, res, BM, BN, 2)),
-            ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
-        else:
-            gl.warp_specialize([
-                (_consumer, (ring, prob, hooks, o0, res, eargs, order, 0, 2, num_warps)),
-                (_consumer1, (ring, prob, hooks, o1, res, eargs, order, num_warps)),
-                (_loader, (ring, prob, BM, BN)),
-            ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
+        gl.warp_specialize([
+            (_consumer, (ring, prob, hooks, o0, res, eargs, order, 0, 2, num_warps)),
+            (_consumer1, (ring, prob, hooks, o1, res, eargs, order, num_warps)),
+            (_loader, (ring, prob, res, BM, BN, 2)),
+        ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
     elif SHARE:
         o0 = Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3)
         gl.warp_specialize([
@@ -1083,16 +1050,10 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     else:
         res = _plain_residual(r_desc, c_desc, c_smem0, c_smem0, RES)
         o0 = Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3)
-        if RES:
-            gl.warp_specialize([
-                (_consumer, (ring, prob, hooks, o0, res, eargs, order, 0, 1, num_warps)),
-                (_loader_res, (ring, prob, res, BM, BN, 1)),
-            ], [LOADER_WARPS], [LOADER_REGS])
-        else:
-            gl.warp_specialize([
-                (_consumer, (ring, prob, hooks, o0, res, eargs, order, 0, 1, num_warps)),
-                (_loader, (ring, prob, BM, BN)),
-            ], [LOADER_WARPS], [LOADER_REGS])
+        gl.warp_specialize([
+            (_consumer, (ring, prob, hooks, o0, res, eargs, order, 0, 1, num_warps)),
+            (_loader, (ring, prob, res, BM, BN, 1)),
+        ], [LOADER_WARPS], [LOADER_REGS])
 
 
 @gluon.jit
