@@ -294,27 +294,22 @@ class _PreCall:
         return y.view(self.view)
 
 
-class _SplitCall:
-    """One split pre-norm call's launch, resolved (as `_PreCall`): `call(x)` returns the
-    members, contiguous [..., N_i] tensors (the plan reads [M, N_i] views of them)."""
-    __slots__ = ("plan", "pre", "post", "pins", "m", "widths", "lead", "flat")
+class _SplitCall(_PreCall):
+    """One split pre-norm call's launch, resolved (`_PreCall`'s, with the members' widths):
+    `call(x)` returns the members, contiguous [..., N_i] tensors (the plan reads [M, N_i] views
+    of them)."""
+    __slots__ = ("widths", "lead")
 
     def __init__(self, plan, kind, x, w, g, beta, b, widths):
-        self.plan = plan
-        self.pre = (w if g is None else g, w) if kind == "rms" else \
-            (w if g is None else g, w if beta is None else beta, w)
-        self.post = (w if b is None else b,)
-        self.pins = (w, g, beta, b)
-        self.m, self.widths = x.numel() // x.shape[-1], tuple(widths)
-        self.lead = tuple(x.shape[:-1])
-        self.flat = x.dim() == 2 and x.stride(1) == 1
+        super().__init__(plan, kind, x, w, g, beta, b)
+        self.widths, self.lead = tuple(widths), tuple(x.shape[:-1])
 
     def __call__(self, x):
         pin_for_capture(*self.pins)
         lead, m = self.lead, self.m
         outs = [x.new_empty((*lead, n)) for n in self.widths]
         flat = outs if len(lead) == 1 else [o.view(m, n) for o, n in zip(outs, self.widths)]
-        self.plan.run((x if self.flat else _as_2d(x), *self.pre, flat[0], *self.post), flat)
+        self.plan.run((x if self.as_is else _as_2d(x), *self.pre, flat[0], *self.post), flat)
         return outs
 
 
@@ -396,47 +391,26 @@ def _pre_head(x, eps, offset, is_ln, fold, weight_kn=False):
 
 def prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold,
                    weight_kn=False):
-    given = (norm_weight, norm_bias, *weight, *bias)
-    # (weight_kn: the calls and the memo are keyed by the [K, N] tensors themselves, with the
-    # flag; their transposes are made on a miss only)
-    call, ckey, wkey, srcs, ts = _find(_PRE_CALLS, _pre_head(x, eps, offset, is_ln, fold,
-                                                             weight_kn), given)
-    if call is not None:
-        return call(x)
-    if ts is not given:  # an alias of a registered weight: read through a view of its owner
-        n = len(weight)
-        norm_weight, norm_bias, weight, bias = ts[0], ts[1], list(ts[2:2 + n]), list(ts[2 + n:])
-    if weight_kn:
-        weight = [_kn(w) for w in weight]
-    op = "layernorm_linear" if is_ln else "rmsnorm_linear"
-    if not route(op, x):
-        check_prenorm(op, x, tuple(weight), None if all(b is None for b in bias) else tuple(bias),
-                      {"norm_weight": norm_weight, "norm_bias": norm_bias}, fused=False)
-        return fallback.prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset,
-                                       is_ln)
-    register_weights(*srcs)  # (a compiled graph's aliases of them are then known)
-    key = (*wkey, offset, is_ln, fold, weight_kn)
-    r = _PRE_MEMO.lookup(key, srcs)
-    if r is None or x.shape[-1] != r[4] or x.dtype != r[5] or x.device != r[6]:
-        r = _resolve_pre(op, x, norm_weight, norm_bias, weight, bias, offset, is_ln, fold)
-        _PRE_MEMO.store(key, srcs, r)
-    w, g, beta, b = r[:4]
-    pin_for_capture(w, g, beta, b)
-    kind = "ln" if is_ln else "rms"
-    y = launch_prenorm(op, kind, x, w, g, beta, b, eps, r[7])
-    stamp = _PRE_CALLS.stamp(srcs) if ckey is not None else None
-    if stamp is not None:
-        plan = prenorm_plan_made(kind, x, eps, r[7])
-        if plan is not None:
-            _PRE_CALLS.store(ckey, srcs, _PreCall(plan, kind, x, w, g, beta, b), stamp)
-    return y
+    return _prenorm(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold, weight_kn,
+                    False)
 
 
 def prenorm_linear_split(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold,
                          weight_kn=False):
+    return _prenorm(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold, weight_kn,
+                    True)
+
+
+def _prenorm(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, fold, weight_kn,
+             split: bool):
+    """normfuse::prenorm_linear (`split` False: one [..., sum N_i] output) and
+    prenorm_linear_split (a contiguous [..., N_i] output per weight)."""
+    calls = _SPLIT_CALLS if split else _PRE_CALLS
     given = (norm_weight, norm_bias, *weight, *bias)
-    call, ckey, wkey, srcs, ts = _find(_SPLIT_CALLS, _pre_head(x, eps, offset, is_ln, fold,
-                                                               weight_kn), given)
+    # (weight_kn: the calls and the memo are keyed by the [K, N] tensors themselves, with the
+    # flag; their transposes are made on a miss only)
+    call, ckey, wkey, srcs, ts = _find(calls, _pre_head(x, eps, offset, is_ln, fold, weight_kn),
+                                       given)
     if call is not None:
         return call(x)
     if ts is not given:  # an alias of a registered weight: read through a view of its owner
@@ -450,8 +424,8 @@ def prenorm_linear_split(x, norm_weight, norm_bias, weight, bias, eps, offset, i
         check_prenorm(op, x, tuple(weight), None if all(b is None for b in bias) else tuple(bias),
                       {"norm_weight": norm_weight, "norm_bias": norm_bias}, fused=False)
         y = fallback.prenorm_linear(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln)
-        return [t.contiguous() for t in y.split(widths, -1)]
-    register_weights(*srcs)
+        return [t.contiguous() for t in y.split(widths, -1)] if split else y
+    register_weights(*srcs)  # (a compiled graph's aliases of them are then known)
     key = (*wkey, offset, is_ln, fold, weight_kn)
     r = _PRE_MEMO.lookup(key, srcs)
     if r is None or x.shape[-1] != r[4] or x.dtype != r[5] or x.device != r[6]:
@@ -460,14 +434,18 @@ def prenorm_linear_split(x, norm_weight, norm_bias, weight, bias, eps, offset, i
     w, g, beta, b = r[:4]
     pin_for_capture(w, g, beta, b)
     kind = "ln" if is_ln else "rms"
-    outs = launch_prenorm_split(op, kind, x, w, g, beta, b, eps, widths, r[7])
-    stamp = _SPLIT_CALLS.stamp(srcs) if ckey is not None else None
+    if split:
+        y = launch_prenorm_split(op, kind, x, w, g, beta, b, eps, widths, r[7])
+    else:
+        y = launch_prenorm(op, kind, x, w, g, beta, b, eps, r[7])
+    stamp = calls.stamp(srcs) if ckey is not None else None
     if stamp is not None:
-        plan = split_plan_made(kind, x, eps, r[7], widths)
+        plan = (split_plan_made(kind, x, eps, r[7], widths) if split
+                else prenorm_plan_made(kind, x, eps, r[7]))
         if plan is not None:
-            _SPLIT_CALLS.store(ckey, srcs, _SplitCall(plan, kind, x, w, g, beta, b, widths),
-                               stamp)
-    return outs
+            calls.store(ckey, srcs, _SplitCall(plan, kind, x, w, g, beta, b, widths) if split
+                        else _PreCall(plan, kind, x, w, g, beta, b), stamp)
+    return y
 
 
 def pre_call(x, norm_weight, norm_bias, weight, bias, eps, offset=0.0, is_ln=False, fold=True,
