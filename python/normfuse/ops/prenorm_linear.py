@@ -419,18 +419,30 @@ def launch_prenorm(op: str, kind: str, x, w, g, beta, bias, eps: float, wkey=Non
     key = prenorm_plan_key(kind, x2, eps, wkey or weights_key(w, g, beta, bias))
     plan = _PRE_PLANS.get(key)
     if plan is None:
-        vectors = {"G": g} if kind == "rms" else {"G": g, "B": beta}
-        flags = {f"HAS_{n}": t is not None for n, t in vectors.items()}
-        p = _prepare(op, kind, x2, w, vectors, bias, eps, flags, None, DEFAULT_PASSES, None)
-        plan = _PRE_PLANS.add(key, LaunchPlan(p, 5 if kind == "rms" else 6))
+        plan = _PRE_PLANS.add(key, LaunchPlan(*_default_prepared(op, kind, x2, w, g, beta, bias,
+                                                                 eps)))
     M, N = x2.shape[0], w.shape[0]
     y = torch.empty((M, N), dtype=x2.dtype, device=x2.device)
-    if kind == "rms":
-        plan.run((x2, w if g is None else g, w, y, w if bias is None else bias))
-    else:
-        plan.run((x2, w if g is None else g, w if beta is None else beta, w, y,
-                  w if bias is None else bias))
+    plan.run(_plan_tensors(kind, x2, w, g, beta, y, bias))
     return y if x.dim() == 2 else y.view(*x.shape[:-1], N)
+
+
+def _default_prepared(op, kind, x2, w, g, beta, bias, eps) -> tuple:
+    """(the default pipeline's PreparedLaunch, how many of its runtime arguments are the call's
+    tensors): what a pre-norm launch plan is made from."""
+    vectors = {"G": g} if kind == "rms" else {"G": g, "B": beta}
+    flags = {f"HAS_{n}": t is not None for n, t in vectors.items()}
+    p = _prepare(op, kind, x2, w, vectors, bias, eps, flags, None, DEFAULT_PASSES, None)
+    return p, 5 if kind == "rms" else 6
+
+
+def _plan_tensors(kind, x2, w, g, beta, y, bias) -> tuple:
+    """A pre-norm plan's tensor arguments (rms: x, g, w, y, bias; ln: x, g, beta, w, y, bias;
+    an absent one is w, which the kernel does not read)."""
+    if kind == "rms":
+        return (x2, w if g is None else g, w, y, w if bias is None else bias)
+    return (x2, w if g is None else g, w if beta is None else beta, w, y,
+            w if bias is None else bias)
 
 
 class SplitPlan:
@@ -476,18 +488,16 @@ class SplitPlan:
         warnings.warn(f"normfuse: {base.compiled.kernel.name}: the siblings' outputs are copied "
                       f"out of one output ({why})", RuntimeWarning, stacklevel=4)
 
-    def run(self, tensors: tuple, outs: list, joined=None) -> None:
+    def run(self, tensors: tuple, outs: list) -> None:
         """Launch for the call's tensors (the joined plan's, with any [M, N] tensor in the
-        output's place) into `outs` (contiguous [M, N_i] members); `joined`: the [M, N] output
-        the fallback writes and copies from (allocated when None)."""
+        output's place) into `outs` (contiguous [M, N_i] members; the fallback writes a joined
+        [M, N] output and copies from it)."""
         base = self.base
         if base.empty:
             return
         if self.lowered is None:
-            if joined is None:
-                joined = outs[0].new_empty(outs[0].shape[0], sum(self.widths))
-            base.run(tensors[:_OUT_SLOT[len(tensors)]] + (joined,)
-                     + tensors[_OUT_SLOT[len(tensors)] + 1:])
+            joined = outs[0].new_empty(outs[0].shape[0], sum(self.widths))
+            base.run(tensors[:-2] + (joined, tensors[-1]))  # (y is next to last: _plan_tensors)
             a = 0
             for o, w in zip(outs, self.widths):
                 o.copy_(joined[:, a:a + w])
@@ -507,9 +517,6 @@ class SplitPlan:
             raise failure from e
 
 
-# the output's position among a pre-norm plan's tensors (rms: x, g, w, y, bias; ln: x, g, beta,
-# w, y, bias), by their count
-_OUT_SLOT = {5: 3, 6: 4}
 _SPLIT_PLANS = PlanCache()
 
 
@@ -523,21 +530,14 @@ def launch_prenorm_split(op: str, kind: str, x, w, g, beta, bias, eps: float, wi
     key = (prenorm_plan_key(kind, x2, eps, wkey or weights_key(w, g, beta, bias)), widths)
     plan = _SPLIT_PLANS.get(key)
     if plan is None:
-        vectors = {"G": g} if kind == "rms" else {"G": g, "B": beta}
-        flags = {f"HAS_{n}": t is not None for n, t in vectors.items()}
-        p = _prepare(op, kind, x2, w, vectors, bias, eps, flags, None, DEFAULT_PASSES, None)
-        plan = _SPLIT_PLANS.add(key, SplitPlan(p, 5 if kind == "rms" else 6, widths))
+        plan = _SPLIT_PLANS.add(key, SplitPlan(*_default_prepared(op, kind, x2, w, g, beta, bias,
+                                                                  eps), widths))
     M = x2.shape[0]
     lead = x.shape[:-1]
     outs = [torch.empty((*lead, n), dtype=x2.dtype, device=x2.device) for n in widths]
     flat = outs if x.dim() == 2 else [o.view(M, o.shape[-1]) for o in outs]
-    y = flat[0]  # (the output slot of the joined kernel's arguments: the plan's geometry)
-    if kind == "rms":
-        tensors = (x2, w if g is None else g, w, y, w if bias is None else bias)
-    else:
-        tensors = (x2, w if g is None else g, w if beta is None else beta, w, y,
-                   w if bias is None else bias)
-    plan.run(tensors, flat)
+    # (member 0 in the output's slot of the joined kernel's arguments: the plan's geometry)
+    plan.run(_plan_tensors(kind, x2, w, g, beta, flat[0], bias), flat)
     return outs
 
 
