@@ -388,15 +388,9 @@ class FusedNorm(nn.Module):
         grad = self.wants_grad(x)
         object.__setattr__(self, "_pending", None)
         if self._split_now(x, grad):
-            g, beta = self.norm_params()
-            cs = self._consumers
-            kn = all(c.transposed for c in cs)
-            ws = [_param(c, "weight") if kn else c.gemm_weight() for c in cs]
-            bs = [_param(c, "bias") for c in cs]
-            outs = _split_op(self.spec, x, g, beta, ws, None if all(b is None for b in bs)
-                             else bs, kn)
-            object.__setattr__(self, "_pending", (x, x._version, outs,
-                                                  {id(c): i for i, c in enumerate(cs)}))
+            outs = _split_op(self.spec, x, *self.norm_params(), *self._sibling_weights())
+            object.__setattr__(self, "_pending", (x, x._version, outs, {
+                id(c): i for i, c in enumerate(self._consumers)}))
             return x  # each consumer takes its output (`take_split`) for this x
         if grad and self.train_plan == "composed":
             n = composed_norm(self.spec, self._original, x, *self.norm_params())
@@ -408,14 +402,17 @@ class FusedNorm(nn.Module):
                                               cat_biases(ws, [c.bias for c in self._consumers]))
         if not self._packed_now(grad):
             return x  # each consumer normalizes what it reads
-        g, beta = self.norm_params()
+        return _op(self.spec, x, *self.norm_params(), *self._sibling_weights())
+
+    def _sibling_weights(self) -> tuple:
+        """(the consumers' weights, their biases or None, kn) as the sibling ops take them:
+        Conv1D consumers' [K, N] parameters as they are (weight_kn: the op keys its launch-ready
+        call by them; a `weight.t()` per call is a new view to key by geometry)."""
         cs = self._consumers
-        # Conv1D consumers: their [K, N] parameters as they are (weight_kn: the op keys its
-        # launch-ready call by them; a `weight.t()` per call is a new view to key by geometry)
         kn = all(c.transposed for c in cs)
         ws = [_param(c, "weight") if kn else c.gemm_weight() for c in cs]
         bs = [_param(c, "bias") for c in cs]
-        return _op(self.spec, x, g, beta, ws, None if all(b is None for b in bs) else bs, kn)
+        return ws, None if all(b is None for b in bs) else bs, kn
 
     def train(self, mode: bool = True):
         super().train(mode)
