@@ -405,6 +405,18 @@ def test_gpu_every_n_norm_backward_kernel(monkeypatch, N):
     assert form.ctas > 1 and launched == [("norm_backward_naive", form.ctas)], (N, launched)
 
 
+def _rowdot_case(gen):
+    """(M, N, R, (dy, w, x, rstd, mean, s1, s2)): the rowdot dX kernel's ragged interpreter case
+    (M, N not multiples of the tiles, R of the 64 k-step)."""
+    Mx, Nx, Rx = 200, 192, 96
+    dy = torch.randn(Mx, Rx, generator=gen).bfloat16()
+    w = (torch.randn(Rx, Nx, generator=gen) * 0.1).bfloat16()
+    x = torch.randn(Mx, Nx, generator=gen).bfloat16()
+    rstd, mean = torch.rand(Mx, generator=gen) + 0.5, torch.randn(Mx, generator=gen)
+    s1, s2 = torch.randn(Mx, generator=gen), torch.randn(Mx, generator=gen)
+    return Mx, Nx, Rx, (dy, w, x, rstd, mean, s1, s2)
+
+
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
 @pytest.mark.parametrize("bn,has_g", [(128, True), (256, False)], ids=["128-g", "256-folded"])
 def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln, bn, has_g):
@@ -416,12 +428,7 @@ def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln, bn, has_
     in the epilogue, and at the plan's 128 x 256 with g folded into W (HAS_G off)."""
     from normfuse.kernels.backward import norm_backward_rowdot_naive
     gen = _gen(21 + is_ln)
-    Mx, Nx, Rx = 200, 192, 96
-    dy = torch.randn(Mx, Rx, generator=gen).bfloat16()
-    w = (torch.randn(Rx, Nx, generator=gen) * 0.1).bfloat16()
-    x = torch.randn(Mx, Nx, generator=gen).bfloat16()
-    rstd, mean = torch.rand(Mx, generator=gen) + 0.5, torch.randn(Mx, generator=gen)
-    s1, s2 = torch.randn(Mx, generator=gen), torch.randn(Mx, generator=gen)
+    Mx, Nx, Rx, (dy, w, x, rstd, mean, s1, s2) = _rowdot_case(gen)
     g = (1 + 0.1 * torch.randn(Nx, generator=gen)).bfloat16()
     b = torch.randn(Nx, generator=gen).bfloat16()
     dx = torch.full((Mx, Nx), float("nan")).bfloat16()
@@ -510,12 +517,7 @@ def test_rowdot_dx_kernel_pingpong_stages_x_per_consumer(bm, bn):
     lowered kernel writes bitwise what the unlowered kernel writes."""
     from normfuse.kernels.backward import norm_backward_rowdot_naive
     gen = _gen(31)
-    Mx, Nx, Rx = 200, 192, 96
-    dy = torch.randn(Mx, Rx, generator=gen).bfloat16()
-    w = (torch.randn(Rx, Nx, generator=gen) * 0.1).bfloat16()
-    x = torch.randn(Mx, Nx, generator=gen).bfloat16()
-    rstd, mean = torch.rand(Mx, generator=gen) + 0.5, torch.randn(Mx, generator=gen)
-    s1, s2 = torch.randn(Mx, generator=gen), torch.randn(Mx, generator=gen)
+    Mx, Nx, Rx, (dy, w, x, rstd, mean, s1, s2) = _rowdot_case(gen)
     dx = torch.full((Mx, Nx), float("nan")).bfloat16()
     args = [dy, w, s1, s2, x, rstd, mean, dy, dy, dx, rstd, rstd, dy, Mx, Rx, Rx, Nx, Nx, Nx, 0]
     consts = dict(N=Nx, BLOCK_M=bm, BLOCK_N=bn, BLOCK_R=64, IS_LN=True, HAS_G=False, HAS_B=False,

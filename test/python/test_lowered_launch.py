@@ -308,6 +308,15 @@ def test_gpu_stride_parameterized_gemm_runs_lowered(strided_gemm, M, N, K):
 # Split outputs: rmsnorm_linear_split / layernorm_linear_split end to end on the CPU
 # ---------------------------------------------------------------------------------------------
 
+@pytest.fixture
+def split_plans():
+    """The split op's launch plans, empty before and after the test."""
+    from normfuse.ops import prenorm_linear as pre
+    pre._SPLIT_PLANS.clear()
+    yield pre._SPLIT_PLANS
+    pre._SPLIT_PLANS.clear()
+
+
 def _interpret_plans(monkeypatch, programs: int = 4) -> list:
     """Every prepared lowered launch (LoweredPlan.run) run by the TTGIR interpreter with the
     lowering's own host binding on `programs` programs; returns the bindings."""
@@ -326,14 +335,13 @@ def _interpret_plans(monkeypatch, programs: int = 4) -> list:
 
 
 @pytest.mark.parametrize("kind", ["rms", "ln"])
-def test_split_op_end_to_end_in_the_interpreter(kind, monkeypatch):
+def test_split_op_end_to_end_in_the_interpreter(kind, monkeypatch, split_plans):
     """The split op on CPU tensors with the stand-in driver (sm_90 facts), its one lowered launch
     run by the interpreter: q / k / v-like siblings of 256, 256 and 16 columns (the last one
     ragged), biases on two of them, x [2, 150, 128] (300 rows: a ragged row block); each member
     contiguous, within the joined op's reference error of fp64, and the launch's member
     descriptors [300, N_i] over the returned tensors' memory."""
     from normfuse.ops import functional as F
-    from normfuse.ops import prenorm_linear as pre
     from normfuse.reference import layernorm_linear_ref, rel_err, rmsnorm_linear_ref
     from normfuse.testing.fake_driver import fused_on_cpu
     gen = torch.Generator().manual_seed(3)
@@ -344,7 +352,6 @@ def test_split_op_end_to_end_in_the_interpreter(kind, monkeypatch):
     bs = [(0.1 * torch.randn(256, generator=gen)).bfloat16(), None,
           (0.1 * torch.randn(16, generator=gen)).bfloat16()]
     ran = _interpret_plans(monkeypatch)
-    pre._SPLIT_PLANS.clear()
     with fused_on_cpu():
         if kind == "rms":
             outs = F.rmsnorm_linear_split(x, g, ws, 1e-6, bs)
@@ -363,26 +370,22 @@ def test_split_op_end_to_end_in_the_interpreter(kind, monkeypatch):
     y = torch.cat(outs, -1)
     assert not torch.isnan(y.float()).any()
     assert rel_err(y, ref) < 1e-2, rel_err(y, ref)
-    pre._SPLIT_PLANS.clear()
 
 
-def test_split_op_falls_back_where_members_split_a_tile(monkeypatch):
+def test_split_op_falls_back_where_members_split_a_tile(split_plans):
     """Members whose first columns are no multiple of the tile's width (200 + 56): the joined
     kernel writes one output, the members are copied out of it, and a RuntimeWarning says why."""
     from normfuse.ops import functional as F
-    from normfuse.ops import prenorm_linear as pre
     from normfuse.testing.fake_driver import fused_on_cpu
     x = torch.randn(300, 128).bfloat16()
     g = torch.rand(128).bfloat16()
     ws = [torch.randn(200, 128).bfloat16(), torch.randn(56, 128).bfloat16()]
-    pre._SPLIT_PLANS.clear()
     with fused_on_cpu() as drv, pytest.warns(RuntimeWarning, match="not multiples of the tile"):
         outs = F.rmsnorm_linear_split(x, g, ws)
     assert [tuple(o.shape) for o in outs] == [(300, 200), (300, 56)]
     assert len(drv.launches) == 1
-    plan = next(iter(pre._SPLIT_PLANS.values()))
+    plan = next(iter(split_plans.values()))
     assert plan.lowered is None and "not multiples" in plan.why
-    pre._SPLIT_PLANS.clear()
 
 
 @pytest.mark.gpu
@@ -424,38 +427,34 @@ def test_gpu_split_members_equal_the_joined_ops_columns(kind, widths):
     assert torch.equal(torch.cat(captured, -1), joined)
 
 
-def test_split_op_direct_launch_passes_a_tensor_map_per_member():
+def test_split_op_direct_launch_passes_a_tensor_map_per_member(split_plans):
     """The split op's launch through Triton's C launch function (normfuse.direct_launch, the
     stand-in driver recording it): the template's descriptor positions include the members'
     (c1_desc, c2_desc: parameters 11 and 12), and the launch carries one tensor map per member
     over the returned tensors, [300, N_i] each, for a second call too (the launch-ready call)."""
     import warnings
     from normfuse.ops import functional as F
-    from normfuse.ops import prenorm_linear as pre
     from normfuse.testing.fake_driver import FakeTensorMap, fused_on_cpu
     x = torch.randn(300, 128).bfloat16()
     g = torch.rand(128).bfloat16()
     ws = [torch.randn(n, 128).bfloat16() for n in (256, 256, 16)]
-    pre._SPLIT_PLANS.clear()
     with fused_on_cpu() as drv, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         F.rmsnorm_linear_split(x, g, ws)
         outs = F.rmsnorm_linear_split(x, g, ws)
-    low = next(iter(pre._SPLIT_PLANS.values())).lowered
+    low = next(iter(split_plans.values())).lowered
     assert low._direct is not None and low._direct.positions == (0, 1, 2, 11, 12)
     assert len(drv.launches) == 2
     maps = [a for a in drv.launches[-1] if isinstance(a, FakeTensorMap)]
     assert [m.inputs[0] for m in maps[2:]] == [o.data_ptr() for o in outs]
     assert [m.inputs[5] for m in maps[2:]] == [(300, 256), (300, 256), (300, 16)]
-    pre._SPLIT_PLANS.clear()
 
 
-def test_split_op_falls_back_when_the_split_kernel_fails_to_build(monkeypatch):
+def test_split_op_falls_back_when_the_split_kernel_fails_to_build(monkeypatch, split_plans):
     """A split kernel that fails to compile costs the user a RuntimeWarning naming the failure,
     not the op: the joined kernel runs and its columns are copied out."""
     from normfuse.lowering.launch import LoweredLaunch
     from normfuse.ops import functional as F
-    from normfuse.ops import prenorm_linear as pre
     from normfuse.testing.fake_driver import fused_on_cpu
 
     def broken(self, starts, target="cuda:90"):
@@ -464,8 +463,6 @@ def test_split_op_falls_back_when_the_split_kernel_fails_to_build(monkeypatch):
     x = torch.randn(300, 128).bfloat16()
     g = torch.rand(128).bfloat16()
     ws = [torch.randn(256, 128).bfloat16(), torch.randn(64, 128).bfloat16()]
-    pre._SPLIT_PLANS.clear()
     with fused_on_cpu() as drv, pytest.warns(RuntimeWarning, match="failed to build.*planted"):
         outs = F.rmsnorm_linear_split(x, g, ws)
     assert [tuple(o.shape) for o in outs] == [(300, 256), (300, 64)] and len(drv.launches) == 1
-    pre._SPLIT_PLANS.clear()
