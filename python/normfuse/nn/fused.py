@@ -386,7 +386,8 @@ class FusedNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         grad = self.wants_grad(x)
-        object.__setattr__(self, "_pending", None)
+        if self._pending is not None:  # (a previous call's outputs some consumer did not take)
+            object.__setattr__(self, "_pending", None)
         if self._split_now(x, grad):
             outs = _split_op(self.spec, x, *self.norm_params(), *self._sibling_weights())
             object.__setattr__(self, "_pending", (x, x._version, outs, {
