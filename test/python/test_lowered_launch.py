@@ -372,20 +372,30 @@ def test_split_op_end_to_end_in_the_interpreter(kind, monkeypatch, split_plans):
     assert rel_err(y, ref) < 1e-2, rel_err(y, ref)
 
 
-def test_split_op_falls_back_where_members_split_a_tile(split_plans):
-    """Members whose first columns are no multiple of the tile's width (200 + 56): the joined
-    kernel writes one output, the members are copied out of it, and a RuntimeWarning says why."""
+def test_split_op_falls_back_where_members_split_a_tile(monkeypatch, split_plans):
+    """Members whose first columns are no multiple of the tile's width (328 + 256): each member
+    runs its own fused launch over its rows of the weight and its bias (run by the interpreter:
+    each member equals the single op over that weight), and a RuntimeWarning says why."""
     from normfuse.ops import functional as F
+    from normfuse.reference import rel_err, rmsnorm_linear_ref
     from normfuse.testing.fake_driver import fused_on_cpu
-    x = torch.randn(300, 128).bfloat16()
-    g = torch.rand(128).bfloat16()
-    ws = [torch.randn(200, 128).bfloat16(), torch.randn(56, 128).bfloat16()]
-    with fused_on_cpu() as drv, pytest.warns(RuntimeWarning, match="not multiples of the tile"):
-        outs = F.rmsnorm_linear_split(x, g, ws)
-    assert [tuple(o.shape) for o in outs] == [(300, 200), (300, 56)]
-    assert len(drv.launches) == 1
+    gen = torch.Generator().manual_seed(4)
+    x = torch.randn(300, 128, generator=gen).bfloat16()
+    g = (0.5 + torch.rand(128, generator=gen)).bfloat16()
+    ws = [(torch.randn(n, 128, generator=gen) / 12).bfloat16() for n in (328, 256)]
+    bs = [None, (0.1 * torch.randn(256, generator=gen)).bfloat16()]
+    ran = _interpret_plans(monkeypatch)
+    with fused_on_cpu(), pytest.warns(RuntimeWarning, match="per member.*not multiples of the"):
+        outs = F.rmsnorm_linear_split(x, g, ws, 1e-6, bs)
+    assert [tuple(o.shape) for o in outs] == [(300, 328), (300, 256)]
+    assert all(o.is_contiguous() for o in outs)
+    assert [tuple(b.bound["c_desc"].shape) for b in ran] == [(300, 328), (300, 256)]
+    assert [b.bound["c_desc"].base.data_ptr() for b in ran] == [o.data_ptr() for o in outs]
     plan = next(iter(split_plans.values()))
-    assert plan.lowered is None and "not multiples" in plan.why
+    assert plan.lowered is None and "not multiples" in plan.why and len(plan.members) == 2
+    for w, b, o in zip(ws, bs, outs):
+        ref = rmsnorm_linear_ref(x, g, w, 1e-6) + (0 if b is None else b.double())
+        assert rel_err(o, ref) < 1e-2, rel_err(o, ref)
 
 
 @pytest.mark.gpu
@@ -394,7 +404,8 @@ def test_split_op_falls_back_where_members_split_a_tile(split_plans):
 def test_gpu_split_members_equal_the_joined_ops_columns(kind, widths):
     """On the H200: the split op's members bitwise equal to their columns of the joined op (the
     same kernel and tiles; only the store differs), contiguous, the launch-ready second call
-    the same, and a captured CUDA graph's replay the same; (200, 56): the copied fallback."""
+    the same, and a captured CUDA graph's replay the same; (200, 56): the fallback, a launch
+    per member, bitwise equal to the single op over each member's weight."""
     import warnings
     from normfuse.ops import functional as F
     gen = torch.Generator(device="cuda").manual_seed(5)
@@ -407,10 +418,12 @@ def test_gpu_split_members_equal_the_joined_ops_columns(kind, widths):
     bs[1] = None
     if kind == "rms":
         split = lambda: F.rmsnorm_linear_split(x, g, ws, 1e-6, bs)  # noqa: E731
-        joined = F.rmsnorm_linear(x, g, ws, 1e-6, bs)
+        single = lambda w, b: F.rmsnorm_linear(x, g, w, 1e-6, b)  # noqa: E731
     else:
         split = lambda: F.layernorm_linear_split(x, g, beta, ws, 1e-5, bs)  # noqa: E731
-        joined = F.layernorm_linear(x, g, beta, ws, 1e-5, bs)
+        single = lambda w, b: F.layernorm_linear(x, g, beta, w, 1e-5, b)  # noqa: E731
+    joined = (torch.cat([single(w, b) for w, b in zip(ws, bs)], -1) if widths == (200, 56)
+              else single(ws, bs))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # (the fallback says why, once)
         first, second = split(), split()
@@ -452,7 +465,7 @@ def test_split_op_direct_launch_passes_a_tensor_map_per_member(split_plans):
 
 def test_split_op_falls_back_when_the_split_kernel_fails_to_build(monkeypatch, split_plans):
     """A split kernel that fails to compile costs the user a RuntimeWarning naming the failure,
-    not the op: the joined kernel runs and its columns are copied out."""
+    not the op: each member runs its own fused launch."""
     from normfuse.lowering.launch import LoweredLaunch
     from normfuse.ops import functional as F
     from normfuse.testing.fake_driver import fused_on_cpu
@@ -465,4 +478,4 @@ def test_split_op_falls_back_when_the_split_kernel_fails_to_build(monkeypatch, s
     ws = [torch.randn(256, 128).bfloat16(), torch.randn(64, 128).bfloat16()]
     with fused_on_cpu() as drv, pytest.warns(RuntimeWarning, match="failed to build.*planted"):
         outs = F.rmsnorm_linear_split(x, g, ws)
-    assert [tuple(o.shape) for o in outs] == [(300, 256), (300, 64)] and len(drv.launches) == 1
+    assert [tuple(o.shape) for o in outs] == [(300, 256), (300, 64)] and len(drv.launches) == 2

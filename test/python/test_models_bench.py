@@ -477,17 +477,19 @@ def test_repro_model_flags_without_a_gpu(capsys):
     assert out.count("model benchmarks skipped: no CUDA GPU") == 3
 
 
-def test_split_configurations(tmp_path, monkeypatch):
-    """`--split` adds the Liger-composed prefill with optimize(split_siblings=True), plain and
-    captured; they count as normfuse configurations and build with the option."""
+def test_each_configurations(tmp_path, monkeypatch):
+    """`--each` adds the Liger-composed prefill with optimize(split_siblings=False), plain and
+    captured (against the default split form); they count as normfuse configurations and build
+    with the option; the default configurations pass none (optimize's default)."""
     seen = {}
     monkeypatch.setattr(M, "bench", lambda models, out, **kw: seen.update(kw) or 0)
-    assert M.main(["--models", "llama", "--out", str(tmp_path), "--split"]) == 0
-    names = [c.name for c in M.SPLIT_CONFIGS]
-    assert seen["configs"][-2:] == names == ["normfuse+liger:split", "normfuse+liger:split+graph"]
+    assert M.main(["--models", "llama", "--out", str(tmp_path), "--each"]) == 0
+    names = [c.name for c in M.EACH_CONFIGS]
+    assert seen["configs"][-2:] == names == ["normfuse+liger:each", "normfuse+liger:each+graph"]
     for n in names:
         c = M._config(n)
-        assert c.split and c.liger == "no-norm" and c.modes == ("prefill",) and n in M.NORMFUSE
+        assert c.split is False and c.liger == "no-norm" and c.modes == ("prefill",)
+        assert n in M.NORMFUSE
     calls = []
 
     def opt(model, **kw):
@@ -500,7 +502,7 @@ def test_split_configurations(tmp_path, monkeypatch):
     monkeypatch.setattr(M, "report_dict", lambda rep: {})
     M.build_configuration(M.SPECS["llama"], M._config(names[0]), {}, "cuda", None, {})
     M.build_configuration(M.SPECS["llama"], M._config("normfuse+liger"), {}, "cuda", None, {})
-    assert calls[0]["split_siblings"] is True and "split_siblings" not in calls[1]
+    assert calls[0]["split_siblings"] is False and "split_siblings" not in calls[1]
 
 
 def test_fused_train_plan_configurations(tmp_path, monkeypatch):
@@ -749,3 +751,16 @@ def test_profile_timeline_splits_a_call_into_lead_busy_and_gaps():
     # the 0.5 us gap before d is idle time but below the listing's threshold
     assert t["largest"] == [{"before": "c", "us": 10}]
     assert P.timeline_gaps([ev("a", 0, 1, True)]) == {}
+
+
+def test_profile_helpers_are_the_kinds_their_callers_use():
+    """bench_ops' device timer indexes kernels_of's result (a plain function returning
+    (ms, events)); profile_one enters configuration_call (a context manager). A decorator on the
+    wrong one of the two broke the plans benchmark on the H200 (2026-12-02)."""
+    import inspect
+
+    from normfuse.repro import profile_models as P
+
+    assert not inspect.isgeneratorfunction(P.kernels_of)
+    assert inspect.isgeneratorfunction(inspect.unwrap(P.configuration_call))
+    assert hasattr(P.configuration_call("llama", "stock", "prefill"), "__enter__")

@@ -274,8 +274,8 @@ def rmsnorm_linear_split(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=
     weight: a list of 2 or more [N_i, K] tensors (or [K, N_i] with `weight_kn`); bias None or a
     list of [N_i] tensors / None. On Hopper the lowered kernel stores each output tile into the
     member holding its columns (`LoweredLaunch.split`); that needs every member but the last
-    to be a multiple of the kernel's tile width (256, or 128 for small outputs) wide, else the
-    joined output is computed and its columns copied out (a RuntimeWarning says why, once).
+    to be a multiple of the kernel's tile width (256, or 128 for small outputs) wide, else each
+    member runs its own fused launch (a RuntimeWarning says why, once).
     Under autograd, the training op's joined output split into contiguous copies; elsewhere
     (CPU, not sm_90, float32) the reference path."""
     op = "rmsnorm_linear_split"

@@ -450,16 +450,23 @@ class SplitPlan:
     (q / k / v, gate / up): the joined weight's plan (`LaunchPlan`), and its lowered kernel
     with a split output (`LoweredLaunch.split`: each N tile stored into the member holding its
     columns, one GEMM). Where that cannot run (the kernel not lowered, a member's first column
-    no multiple of the tile's width, a width whose rows are not 16-byte aligned) the joined
-    kernel writes one output and its column ranges are copied into the members (the reason
-    in a RuntimeWarning, once per geometry)."""
+    no multiple of the tile's width, a width whose rows are not 16-byte aligned) each member
+    runs its own fused launch over its rows of the weight (`members`, made by the caller from
+    `member_prepared`; the reason in a RuntimeWarning, once per geometry). Measured on the H200
+    (2026-12-02, bench/results/2026-12-02/session12/split_ab.json, Llama / Qwen2 q/k/v and
+    gate/up at T = 8192): a launch per member 0.109-0.691 ms against 0.131-0.999 ms for the
+    joined launch and a copy of its columns, so the fallback launches per member."""
 
-    __slots__ = ("base", "widths", "lowered", "why", "dev_index")
+    __slots__ = ("base", "widths", "lowered", "why", "dev_index", "members")
 
-    def __init__(self, prepared: "PreparedLaunch", n_tensors: int, widths: tuple):
+    def __init__(self, prepared: "PreparedLaunch", n_tensors: int, widths: tuple,
+                 member_prepared=None):
+        """member_prepared(i) -> (PreparedLaunch, n_tensors) of member i alone (its rows of the
+        weight and its bias): the fallback's plans, made only where the split cannot run."""
         self.base = base = LaunchPlan(prepared, n_tensors)
         self.widths = widths
         self.lowered = None
+        self.members = None
         self.dev_index = base.dev_index
         starts = tuple(itertools.accumulate(widths))[:-1]
         self.why = why = None
@@ -484,16 +491,30 @@ class SplitPlan:
             except Exception as e:  # noqa: BLE001 - a lowering bug must not cost the op
                 why = f"the split kernel failed to build: {type(e).__name__}: {e}"
         self.why = why
+        if member_prepared is not None:
+            self.members = [LaunchPlan(*member_prepared(i)) for i in range(len(widths))]
         import warnings
-        warnings.warn(f"normfuse: {base.compiled.kernel.name}: the siblings' outputs are copied "
-                      f"out of one output ({why})", RuntimeWarning, stacklevel=4)
+        how = ("one fused launch per member" if self.members is not None
+               else "the joined output's columns copied out")
+        warnings.warn(f"normfuse: {base.compiled.kernel.name}: the siblings run as {how} "
+                      f"({why})", RuntimeWarning, stacklevel=4)
 
     def run(self, tensors: tuple, outs: list) -> None:
         """Launch for the call's tensors (the joined plan's, with any [M, N] tensor in the
-        output's place) into `outs` (contiguous [M, N_i] members; the fallback writes a joined
+        output's place) into `outs` (contiguous [M, N_i] members; the fallback launches each
+        member's plan over its rows of w and bias, or without member plans writes a joined
         [M, N] output and copies from it)."""
         base = self.base
         if base.empty:
+            return
+        if self.lowered is None and self.members is not None:
+            # (w, y, bias are the last three: _plan_tensors; an absent bias's slot holds w,
+            # which the kernel does not read, so slicing it is harmless)
+            head, w, bias = tensors[:-3], tensors[-3], tensors[-1]
+            a = 0
+            for plan, o, n in zip(self.members, outs, self.widths):
+                plan.run(head + (w[a:a + n], o, bias[a:a + n]))
+                a += n
             return
         if self.lowered is None:
             joined = outs[0].new_empty(outs[0].shape[0], sum(self.widths))
@@ -530,8 +551,14 @@ def launch_prenorm_split(op: str, kind: str, x, w, g, beta, bias, eps: float, wi
     key = (prenorm_plan_key(kind, x2, eps, wkey or weights_key(w, g, beta, bias)), widths)
     plan = _SPLIT_PLANS.get(key)
     if plan is None:
+        starts = (0, *itertools.accumulate(widths))
+
+        def member(i):
+            a, b = starts[i], starts[i + 1]
+            return _default_prepared(op, kind, x2, w[a:b], g, beta,
+                                     None if bias is None else bias[a:b], eps)
         plan = _SPLIT_PLANS.add(key, SplitPlan(*_default_prepared(op, kind, x2, w, g, beta, bias,
-                                                                  eps), widths))
+                                                                  eps), widths, member))
     M = x2.shape[0]
     lead = x.shape[:-1]
     outs = [torch.empty((*lead, n), dtype=x2.dtype, device=x2.device) for n in widths]

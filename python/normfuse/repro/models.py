@@ -3,7 +3,7 @@ normfuse, prefill and training step, numerics against an fp32 copy.
 
     PYTHONPATH=python python3 -m normfuse.repro --models [NAMES] [--out DIR]
     PYTHONPATH=python python3 -m normfuse.repro.models [--models NAMES] [--out DIR] [--warm-procs P]
-        [--train-plan fused] [--split]
+        [--train-plan fused] [--each]
 
 The models are the base models of transformers (`LlamaModel`, `Qwen2Model`, `GPT2Model`,
 `BertModel`: no LM head, so that the decoder or encoder layers take the time), 4 layers each,
@@ -49,10 +49,11 @@ Configurations (columns):
                              only with `--train-plan fused`, train step only (inference does
                              not depend on the plan): optimize(train="fused"), the fused training
                              ops (their backward as normfuse.ops.training.PRENORM_BWD_PLAN says)
-    normfuse+liger:split(+graph)
-                             only with `--split`, prefill only: normfuse+liger(+graph) with
-                             optimize(split_siblings=True) (the siblings whose outputs Liger makes
-                             contiguous as one GEMM with an output tensor per sibling)
+    normfuse+liger:each(+graph)
+                             only with `--each`, prefill only: normfuse+liger(+graph) with
+                             optimize(split_siblings=False) (the siblings whose outputs Liger
+                             makes contiguous as one fused GEMM each, against the default: one
+                             GEMM with an output tensor per sibling)
 
 Liger patches transformers' modeling module globally (the RoPE function is a module global read
 at every forward, the module classes are replaced for models built later), so the Liger
@@ -112,7 +113,7 @@ import traceback
 from dataclasses import dataclass
 
 __all__ = ["ModelSpec", "Config", "SPECS", "MAIN_MODELS", "QUICK_MODELS", "CONFIGS",
-           "FUSED_TRAIN_CONFIGS", "SPLIT_CONFIGS", "configs_for", "run",
+           "FUSED_TRAIN_CONFIGS", "EACH_CONFIGS", "configs_for", "run",
            "run_model", "liger_scope", "liger_support", "CompileCounter", "table", "plot",
            "write", "summarize", "warm_jobs", "warm_one", "bench", "main"]
 
@@ -233,7 +234,8 @@ class Config:
     modes: tuple = ("prefill", "train")        # the modes it is measured in
     graph: bool = False                        # the eager prefill captured in a CUDA graph
     inductor_pass: bool = False                # torch.compile with normfuse's Inductor pass
-    split: bool = False                        # normfuse.optimize(split_siblings=True)
+    split: bool | None = None                  # normfuse.optimize(split_siblings=...); None:
+                                               # optimize's default
 
     @property
     def base(self) -> str:
@@ -259,13 +261,13 @@ CONFIGS = (
     # GEMMs found in the compiled graph (prefill only: the pass leaves training graphs alone)
     Config("normfuse-pass+compile", None, False, True, modes=("prefill",), inductor_pass=True),
 )
-# `--split`: Liger-composed prefill with optimize(split_siblings=True) (the sibling groups whose
-# outputs Liger makes contiguous as one GEMM with an output per sibling), to set against
-# normfuse+liger and normfuse+liger+graph in the same run
-SPLIT_CONFIGS = (
-    Config("normfuse+liger:split", "no-norm", True, False, "composed", ("prefill",), split=True),
-    Config("normfuse+liger:split+graph", "no-norm", True, False, "composed", ("prefill",),
-           graph=True, split=True),
+# `--each`: Liger-composed prefill with optimize(split_siblings=False) (the sibling groups whose
+# outputs Liger makes contiguous as one fused GEMM each), to set against normfuse+liger and
+# normfuse+liger+graph (the default split form: one GEMM, an output per sibling) in the same run
+EACH_CONFIGS = (
+    Config("normfuse+liger:each", "no-norm", True, False, "composed", ("prefill",), split=False),
+    Config("normfuse+liger:each+graph", "no-norm", True, False, "composed", ("prefill",),
+           graph=True, split=False),
 )
 # `--train-plan fused`: the fused training plan too (train step only: inference is the same)
 FUSED_TRAIN_CONFIGS = (
@@ -275,17 +277,17 @@ FUSED_TRAIN_CONFIGS = (
 CONFIG_NAMES = tuple(c.name for c in CONFIGS)
 STOCK = ("stock", "stock+compile", "stock+graph")
 LIGER = ("liger", "liger+compile", "liger+graph")
-NORMFUSE = tuple(c.name for c in CONFIGS + FUSED_TRAIN_CONFIGS + SPLIT_CONFIGS
+NORMFUSE = tuple(c.name for c in CONFIGS + FUSED_TRAIN_CONFIGS + EACH_CONFIGS
                  if c.normfuse or c.inductor_pass)
 TRAIN_PLANS = ("composed", "fused")
 ERR_GOAL = 1.1
 
 
 def _config(name: str) -> Config:
-    for c in CONFIGS + FUSED_TRAIN_CONFIGS + SPLIT_CONFIGS:
+    for c in CONFIGS + FUSED_TRAIN_CONFIGS + EACH_CONFIGS:
         if c.name == name:
             return c
-    known = CONFIG_NAMES + tuple(c.name for c in FUSED_TRAIN_CONFIGS + SPLIT_CONFIGS)
+    known = CONFIG_NAMES + tuple(c.name for c in FUSED_TRAIN_CONFIGS + EACH_CONFIGS)
     raise ValueError(f"unknown configuration {name!r}; known: {', '.join(known)}")
 
 
@@ -626,7 +628,7 @@ def build_configuration(spec: ModelSpec, cfg: Config, sd, device, dtype, info: d
         info["liger"] = apply_liger(model, spec.family, cfg.liger)
     if cfg.normfuse:
         t0 = time.time()
-        kw = {"split_siblings": True} if cfg.split else {}
+        kw = {} if cfg.split is None else {"split_siblings": cfg.split}
         model, rep = opt(model, report=True, train=cfg.train_plan, **kw)
         info["optimize"] = report_dict(rep)
         info["optimize_s"] = round(time.time() - t0, 2)
@@ -1339,9 +1341,10 @@ def main(argv=None) -> int:
                     help="warm-up children at once (default: the cores less two)")
     ap.add_argument("--warm-timeout", type=float, default=240.0)
     ap.add_argument("--plot-only", metavar="MODELS_JSON", help="redraw models.md/png from a json")
-    ap.add_argument("--split", action="store_true",
-                    help="also " + ", ".join(c.name for c in SPLIT_CONFIGS) + ": Liger-composed "
-                         "prefill with optimize(split_siblings=True)")
+    ap.add_argument("--each", action="store_true",
+                    help="also " + ", ".join(c.name for c in EACH_CONFIGS) + ": Liger-composed "
+                         "prefill with optimize(split_siblings=False), against the default split "
+                         "form")
     ap.add_argument("--burst", type=int, default=1,
                     help="calls per configuration's turn, back to back (their mean is recorded; "
                          "default 1: each call alone between two syncs)")
@@ -1357,8 +1360,8 @@ def main(argv=None) -> int:
         write(data, args.out)
         return 0
     configs = args.configs.split(",")
-    if args.split:
-        configs += [c.name for c in SPLIT_CONFIGS if c.name not in configs]
+    if args.each:
+        configs += [c.name for c in EACH_CONFIGS if c.name not in configs]
     return bench(args.models.split(","), args.out, configs=configs,
                  warm_procs=args.warm_procs, warm_timeout=args.warm_timeout,
                  train_plan=args.train_plan)

@@ -24,7 +24,6 @@ import time
 __all__ = ["configuration_call", "host_and_wall", "profile_one", "kernels_of", "main"]
 
 
-@contextlib.contextmanager
 def kernels_of(fn) -> tuple[float, list]:
     """One call of `fn` under torch.profiler (CUDA activity only, synchronized): (the recorded
     kernels' device time summed, in ms; the key averages by device time, largest first)."""
@@ -36,6 +35,7 @@ def kernels_of(fn) -> tuple[float, list]:
     return sum(e.device_time_total for e in evs) / 1e3, evs
 
 
+@contextlib.contextmanager
 def configuration_call(model: str, config: str, mode: str):
     """The call of one prefill forward (no grad) or one train step of `model`:`config` of
     `normfuse.repro.models`, built in Liger's scope (in force while the caller runs it) and
