@@ -372,21 +372,24 @@ def test_split_op_end_to_end_in_the_interpreter(kind, monkeypatch, split_plans):
     assert rel_err(y, ref) < 1e-2, rel_err(y, ref)
 
 
-def test_split_op_falls_back_where_members_split_a_tile(monkeypatch, split_plans):
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+def test_split_op_falls_back_where_members_split_a_tile(kind, monkeypatch, split_plans):
     """Members whose first columns are no multiple of the tile's width (328 + 256): each member
     runs its own fused launch over its rows of the weight and its bias (run by the interpreter:
     each member equals the single op over that weight), and a RuntimeWarning says why."""
     from normfuse.ops import functional as F
-    from normfuse.reference import rel_err, rmsnorm_linear_ref
+    from normfuse.reference import layernorm_linear_ref, rel_err, rmsnorm_linear_ref
     from normfuse.testing.fake_driver import fused_on_cpu
     gen = torch.Generator().manual_seed(4)
     x = torch.randn(300, 128, generator=gen).bfloat16()
     g = (0.5 + torch.rand(128, generator=gen)).bfloat16()
+    beta = (0.2 * torch.randn(128, generator=gen)).bfloat16()
     ws = [(torch.randn(n, 128, generator=gen) / 12).bfloat16() for n in (328, 256)]
     bs = [None, (0.1 * torch.randn(256, generator=gen)).bfloat16()]
     ran = _interpret_plans(monkeypatch)
     with fused_on_cpu(), pytest.warns(RuntimeWarning, match="per member.*not multiples of the"):
-        outs = F.rmsnorm_linear_split(x, g, ws, 1e-6, bs)
+        outs = (F.rmsnorm_linear_split(x, g, ws, 1e-6, bs) if kind == "rms" else
+                F.layernorm_linear_split(x, g, beta, ws, 1e-5, bs))
     assert [tuple(o.shape) for o in outs] == [(300, 328), (300, 256)]
     assert all(o.is_contiguous() for o in outs)
     assert [tuple(b.bound["c_desc"].shape) for b in ran] == [(300, 328), (300, 256)]
@@ -394,7 +397,8 @@ def test_split_op_falls_back_where_members_split_a_tile(monkeypatch, split_plans
     plan = next(iter(split_plans.values()))
     assert plan.lowered is None and "not multiples" in plan.why and len(plan.members) == 2
     for w, b, o in zip(ws, bs, outs):
-        ref = rmsnorm_linear_ref(x, g, w, 1e-6) + (0 if b is None else b.double())
+        ref = (rmsnorm_linear_ref(x, g, w, 1e-6) if kind == "rms" else
+               layernorm_linear_ref(x, g, beta, w, 1e-5)) + (0 if b is None else b.double())
         assert rel_err(o, ref) < 1e-2, rel_err(o, ref)
 
 
@@ -405,7 +409,10 @@ def test_gpu_split_members_equal_the_joined_ops_columns(kind, widths):
     """On the H200: the split op's members bitwise equal to their columns of the joined op (the
     same kernel and tiles; only the store differs), contiguous, the launch-ready second call
     the same, and a captured CUDA graph's replay the same; (200, 56): the fallback, a launch
-    per member, bitwise equal to the single op over each member's weight."""
+    per member, equal to the single op over each member's weight (LayerNorm within 1e-3: the
+    joined weight's folded bias, b + W beta, is summed by another GEMV than a member's; the
+    H200 showed last-bit differences, 2026-12-02), every call bitwise the first."""
+    from normfuse.reference import rel_err
     import warnings
     from normfuse.ops import functional as F
     gen = torch.Generator(device="cuda").manual_seed(5)
@@ -427,9 +434,14 @@ def test_gpu_split_members_equal_the_joined_ops_columns(kind, widths):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # (the fallback says why, once)
         first, second = split(), split()
+    y = torch.cat(first, -1)
+    if kind == "ln" and widths == (200, 56):
+        assert rel_err(y, joined) < 1e-3, rel_err(y, joined)
+    else:
+        assert torch.equal(y, joined)
     for outs in (first, second):
         assert all(o.is_contiguous() for o in outs)
-        assert torch.equal(torch.cat(outs, -1), joined)
+        assert torch.equal(torch.cat(outs, -1), y)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         captured = split()
@@ -437,7 +449,7 @@ def test_gpu_split_members_equal_the_joined_ops_columns(kind, widths):
         o.fill_(float("nan"))
     graph.replay()
     torch.cuda.synchronize()
-    assert torch.equal(torch.cat(captured, -1), joined)
+    assert torch.equal(torch.cat(captured, -1), y)
 
 
 def test_split_op_direct_launch_passes_a_tensor_map_per_member(split_plans):
