@@ -458,8 +458,9 @@ def test_gpu_rows_wider_than_the_sms_run_the_default_kernel():
 def test_default_switch_chooses_schedule_and_tiles_by_shape():
     """The module switch's default 'auto' (issue 20's measured rule): from 8192 rows at K <= 2048
     for rows wider than one 256-wide tile ping-pong, over 128 x 128 tiles up to N = 2048 and
-    64 x 256 tiles beyond; coop 128 x 256 elsewhere; 'coop' / 'pingpong' force a schedule with its own tiles; anything else is an
-    error naming the values."""
+    64 x 256 tiles beyond, and from 131072 rows only at K <= 512 (the blog's M = 262144 cells);
+    coop 128 x 256 elsewhere; 'coop' / 'pingpong' force a schedule with its own tiles; anything
+    else is an error naming the values."""
     from normfuse.ops import postnorm_linear as post
     assert post.SWITCH_VALUES[0] == "auto"
     choice = post.lowered_postnorm_choice
@@ -474,6 +475,10 @@ def test_default_switch_chooses_schedule_and_tiles_by_shape():
     assert tiles(8192, 4096, 4096) == ("coop", 128, 256)
     assert tiles(8192, 1024, 4096) == ("coop", 128, 256)          # BERT's output block
     assert tiles(4096, 1024, 1024) == ("coop", 128, 256)          # one tile per SM
+    assert tiles(32768, 1024, 1024) == ("pingpong", 128, 128)
+    assert tiles(262144, 1024, 512) == ("pingpong", 128, 128)     # the blog's K = 512 cells
+    assert tiles(262144, 1024, 1024) == ("coop", 128, 256)        # ... and its K >= 1024 ones
+    assert tiles(131072, 2048, 2048) == ("coop", 128, 256)
     assert tiles(8192, 200, 1024) == ("coop", 128, 256)           # a row in one tile
     assert tiles(8192, 1024, 1024, "coop") == ("coop", 128, 256)
     assert tiles(8192, 4096, 4096, "pingpong") == ("pingpong", 64, 256)

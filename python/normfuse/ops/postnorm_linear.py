@@ -32,7 +32,8 @@ import). Measured on the H200 (2026-12-01, bench/results/2026-12-01/post-lowered
 pipeline: 1.77 / 2.46x). While the switch names a form, the ops' plan
 (`ops.inference.postnorm_plan`) is "lowered" at every M. Its tiles (`lowered_postnorm_config`):
 coop 128 x 256, ping-pong 64 x 256 (two 64-row accumulators). 'auto' takes ping-pong over
-128 x 128 tiles from 8192 rows where K <= 2048, coop 128 x 256 elsewhere (measured over 45 cells,
+128 x 128 tiles from 8192 rows where K <= 2048 (from 131072 rows where K <= 512), coop 128 x 256
+elsewhere (measured over 45 cells and the blog's 9,
 `lowered_postnorm_choice`). Where the lowered kernel cannot
 launch (rows of more N tiles than SMs, operands TMA cannot address) the op runs the pipeline
 above instead (a RuntimeWarning once per geometry says why).
@@ -86,9 +87,19 @@ SWITCH_VALUES = ("auto",) + LOWERED_SCHEDULES
 # (session11/bert-blocks, K, N in {1024, 4096}, T 8192-32768): at K = 1024, N = 4096 ping-pong
 # 64 x 256 1.310-1.408x cuBLAS, coop 1.428-1.509, ping-pong 128 x 128 1.512-1.573 (32 N tiles per
 # row); at K = 4096 coop stays fastest (ping-pong 64 x 256: 1.47-1.60x).
+# Past PINGPONG_TALL_ROWS rows ping-pong only where K <= PINGPONG_TALL_MAX_K. Measured on the H200
+# (2026-12-02, bench/results/2026-12-02/session12/post-summary: the blog's 9 cells, M = 262144, no
+# bias or residual, both norms): the rule above 1.195x cuBLAS geo. mean over the 18 cells,
+# coop everywhere 1.178x; at K = 512 ping-pong 128 x 128 faster in 4 of 6 cells (N 1024 and
+# 2048: 1.094 vs 1.175, 1.235 vs 1.280, 1.247 vs 1.283 RMS/LN), at K >= 1024 coop faster in 9
+# of 12 (up to 10 %: LN K 2048 N 2048, 1.230 -> 1.115), the others within 1 %; with this bound
+# 1.173x. Where between 32768 rows (bert-blocks: ping-pong 9-11 % faster at K = 1024, with bias
+# and residual) and 262144 the crossing lies is not measured; 131072 splits them.
 PINGPONG_MIN_ROWS = 8192
 PINGPONG_MAX_K = 2048
 PINGPONG_128_MAX_N = 2048
+PINGPONG_TALL_ROWS = 131072
+PINGPONG_TALL_MAX_K = 512
 
 
 def _switch_from_env() -> dict:
@@ -133,7 +144,8 @@ def lowered_postnorm_choice(M: int, N: int, K: int, switch: str = "auto",
     """(schedule, tile config) of the lowered form for an [M, K] x [N, K] problem under the
     switch value `switch`: 'coop' / 'pingpong' take that schedule's own tiles
     (`lowered_postnorm_config`); 'auto' takes, from PINGPONG_MIN_ROWS rows where K <=
-    PINGPONG_MAX_K and the row spans more than one 256-wide tile, ping-pong (one tile per
+    PINGPONG_MAX_K (PINGPONG_TALL_MAX_K from PINGPONG_TALL_ROWS rows) and the row spans more
+    than one 256-wide tile, ping-pong (one tile per
     consumer warpgroup, their main loops taking turns) over 128 x 128 tiles up to
     PINGPONG_128_MAX_N columns, over 64 x 256 tiles for wider rows; coop 128 x 256 elsewhere
     (measured: see PINGPONG_MIN_ROWS)."""
@@ -142,7 +154,8 @@ def lowered_postnorm_choice(M: int, N: int, K: int, switch: str = "auto",
     if switch != "auto":
         raise ValueError(f"lowered post-norm switch must be one of {SWITCH_VALUES}, got "
                          f"{switch!r}")
-    if M >= PINGPONG_MIN_ROWS and K <= PINGPONG_MAX_K and N > 256:
+    max_k = PINGPONG_TALL_MAX_K if M >= PINGPONG_TALL_ROWS else PINGPONG_MAX_K
+    if M >= PINGPONG_MIN_ROWS and K <= max_k and N > 256:
         if N > PINGPONG_128_MAX_N:
             return "pingpong", lowered_postnorm_config(M, N, K, "pingpong", dtype)
         base = select_postnorm_config(M, N, K, dtype)
