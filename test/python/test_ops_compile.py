@@ -174,7 +174,8 @@ def test_gpu_ops_benchmark_code_path_on_cpu():
     torch._dynamo.reset()
     recs = gb.plans_part(["rms", "ln"], M=24, shapes=[(32, 48)], device="cpu",
                          timer=lambda fn: (fn(), 1.0)[1], compile_backend="aot_eager",
-                         dtype=torch.float32, device_timer=lambda fn: (fn(), 0.5)[1])
+                         dtype=torch.float32, device_timer=lambda fn: (fn(), 0.5)[1],
+                         kernel_lister=lambda fn: (fn(), [["gemm_k", 0.4, 2], ["norm_k", 0.1, 1]])[1])
     assert [r["op"] for r in recs] == ["rmsnorm_linear", "layernorm_linear"]
     for r in recs:
         assert "error" not in r, r.get("trace")
@@ -189,3 +190,8 @@ def test_gpu_ops_benchmark_code_path_on_cpu():
     assert all(r["ours_cublas_device_ms"] == 0.5 and r["eager_device_ms"] == 0.5 for r in recs)
     assert "The device's work per step" in md
     assert "| layernorm_linear | 32 | 48 | 0.500 | 0.500 | 0.500 | 0.500 | 0.500 |" in md
+    # and where each plan's step spends it, kernel by kernel
+    assert all(r["ours_rowdot_kernels"][0] == ["gemm_k", 0.4, 2] and r["compiled_kernels"]
+               for r in recs)
+    assert "### layernorm_linear 24x32x48" in md
+    assert "- rowdot (0.500 ms): `gemm_k` 0.400 x2; `norm_k` 0.100 x1" in md

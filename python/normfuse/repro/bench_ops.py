@@ -297,11 +297,31 @@ def _device_ms(fn, calls: int = 3) -> float:
     return statistics.median(out)
 
 
+def _device_kernels(fn, top: int = 8) -> list:
+    """The kernels of one call of `fn` (after a warm-up call), largest first: [name, device ms,
+    launches] for the `top` largest, then one "(others)" row with the rest."""
+    import torch
+
+    from .profile_models import kernels_of
+    fn()
+    torch.cuda.synchronize()
+    _, evs = kernels_of(fn)
+    rows = [[e.key, e.device_time_total / 1e3, e.count] for e in evs if e.device_time_total > 0]
+    rest = rows[top:]
+    rows = rows[:top]
+    if rest:
+        rows.append(["(others)", sum(r[1] for r in rest), sum(r[2] for r in rest)])
+    return rows
+
+
 def plans_part(kinds, M: int = 8192, shapes=PLAN_SHAPES, *, device: str = "cuda", timer=None,
-               compile_backend: str = "inductor", dtype=None, device_timer=None) -> list[dict]:
+               compile_backend: str = "inductor", dtype=None, device_timer=None,
+               kernel_lister=None) -> list[dict]:
     """`device`, `timer` (fn -> ms), `compile_backend` and `dtype` let the CPU test run this code
     path (the reference path, aot_eager, a fake timer). `device_timer` (fn -> ms of GPU work;
-    default on CUDA: `_device_ms`) gives the *_device_ms fields beside do_bench's."""
+    default on CUDA: `_device_ms`) gives the *_device_ms fields beside do_bench's;
+    `kernel_lister` (fn -> [[kernel, ms, launches], ...]; default on CUDA: `_device_kernels`)
+    the *_kernels fields: where each plan's step spends its device time."""
     import torch
     import torch.nn.functional as F
 
@@ -310,6 +330,7 @@ def plans_part(kinds, M: int = 8192, shapes=PLAN_SHAPES, *, device: str = "cuda"
     from normfuse.reference import rel_err
     bench = timer or _do_bench
     dev_bench = device_timer or (_device_ms if str(device).startswith("cuda") else None)
+    lister = kernel_lister or (_device_kernels if str(device).startswith("cuda") else None)
     dt = dtype or torch.bfloat16
     recs = []
     for kind in kinds:
@@ -358,6 +379,8 @@ def plans_part(kinds, M: int = 8192, shapes=PLAN_SHAPES, *, device: str = "cuda"
                         rec[f"ours_{plan}_ms"] = bench(step(ours))
                         if dev_bench is not None:
                             rec[f"ours_{plan}_device_ms"] = dev_bench(step(ours))
+                        if lister is not None:
+                            rec[f"ours_{plan}_kernels"] = lister(step(ours))
                     finally:
                         training.PRENORM_BWD_PLAN[op] = old
                 rec["compiled_ms"] = bench(step(compiled))
@@ -365,6 +388,8 @@ def plans_part(kinds, M: int = 8192, shapes=PLAN_SHAPES, *, device: str = "cuda"
                 if dev_bench is not None:
                     rec["compiled_device_ms"] = dev_bench(step(compiled))
                     rec["eager_device_ms"] = dev_bench(step(eager))
+                if lister is not None:
+                    rec["compiled_kernels"] = lister(step(compiled))
                 for plan in training.PRENORM_BWD_PLANS:
                     rec[f"ours_{plan}_over_compiled"] = rec[f"ours_{plan}_ms"] / rec["compiled_ms"]
             except Exception as e:  # noqa: BLE001
@@ -439,6 +464,18 @@ def markdown(recs: list[dict], env: dict) -> str:
                              + " | ".join(f"{r.get(f'ours_{p}_device_ms', float('nan')):.3f}"
                                           for p in names)
                              + f" | {r['compiled_device_ms']:.3f} | {r['eager_device_ms']:.3f} |")
+        listed = [r for r in plans if any(k.endswith("_kernels") for k in r)]
+        if listed:
+            lines += ["", "Kernels of one step per plan (device ms, launches; largest first):", ""]
+        for r in listed:
+            lines += [f"### {r['op']} {r['M']}x{r['K']}x{r['N']}", ""]
+            for p in [*names, "compiled"]:
+                ks = r.get(f"ours_{p}_kernels" if p != "compiled" else "compiled_kernels")
+                if not ks:
+                    continue
+                lines.append(f"- {p} ({sum(k[1] for k in ks):.3f} ms): " + "; ".join(
+                    f"`{k[0][:60]}` {k[1]:.3f} x{k[2]}" for k in ks))
+            lines.append("")
     return "\n".join(lines) + "\n"
 
 
