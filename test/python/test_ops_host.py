@@ -488,3 +488,22 @@ def test_optimized_conv1d_blocks_call_with_kn_weights(resolves, monkeypatch):
     assert sum(kn) == 2 * 2 * 3  # c_attn and c_fc in 2 layers, 3 forwards (the LM head: Linear)
     per_forward = len(seen) // 3
     assert len(resolves) == per_forward  # the first forward's; none after
+
+
+def test_launch_ready_calls_take_a_strided_2d_x():
+    """A 2-D x without unit stride along K (a transpose) goes to the launch as a copy: the second
+    call (the launch-ready one) returns the [M, N] output as the first did, for the pre-norm op
+    and for the post-norm op with and without a transposed 2-D residual (the launch-ready calls
+    once ended in y.view(None) there and raised after launching)."""
+    m, k, n = 200, 256, 256
+    w, g = _bf(n, k, scale=k ** -0.5, seed=2), 1 + _bf(k, scale=0.1, seed=8)
+    gn = 1 + _bf(n, scale=0.1, seed=9)
+    x = _bf(k, m, seed=3).t()  # [M, K], strides (1, M)
+    xc = _bf(m, k, seed=4)
+    r = _bf(n, m, seed=5).t()
+    with fused_on_cpu():
+        for i in range(3):
+            assert ops.rmsnorm_linear(x, g, w).shape == (m, n), i
+            assert ops.linear_rmsnorm(x, w, gn).shape == (m, n), i
+            assert ops.linear_rmsnorm(xc, w, gn, residual=r).shape == (m, n), i
+    assert len(inference._PRE_CALLS) == 1 and len(inference._POST_CALLS) == 2

@@ -34,7 +34,10 @@ One implementation for CPU and CUDA tensors:
 - else the fused launch. The effective weights (siblings joined, the norm scale folded, unit
   stride along K, offset applied) are resolved once per set of weight tensors and their
   versions: a memo keyed by the tensors' identity, checked by version counter and address (an
-  optimizer step, load_state_dict, `param.data = ...` and `model.to(...)` are all seen), over
+  optimizer step, load_state_dict, in-place writes under no_grad, `param.data = new_tensor` and
+  `model.to(...)` are all seen; writes through `param.data` (`p.data.copy_(...)`) are not:
+  torch does not count them in the parameter's version, so after those call
+  `normfuse.ops.clear_caches()`), over
   the derived-weight cache keyed by storage (normfuse.ops.common.WEIGHTS). Validation runs when
   the memo or the launch plan misses. A call that resolved and planned leaves a launch-ready
   call (`_PreCall` / `_PostCall`) keyed by everything the resolution and the plan depend on: x's
@@ -291,7 +294,7 @@ class _PreCall:
             return y
         y = x.new_empty(self.m, self.n)
         self.plan.run((_as_2d(x), *self.pre, y, *self.post))
-        return y.view(self.view)
+        return y if self.view is None else y.view(self.view)  # (None: a strided 2-D x)
 
 
 class _SplitCall(_PreCall):
@@ -343,7 +346,7 @@ class _PostCall:
         x2, r2 = _postnorm_2d(x, self.w, residual)
         y = x.new_empty(self.m, self.n)
         self.plan.run((x2, *self.pre, self.w if r2 is None else r2, *self.mid, y))
-        return y.view(self.view)
+        return y if self.view is None else y.view(self.view)  # (None: 2-D, strided operands)
 
 
 def _kn(w: Tensor) -> Tensor:
