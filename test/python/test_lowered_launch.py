@@ -402,6 +402,33 @@ def test_split_op_falls_back_where_members_split_a_tile(kind, monkeypatch, split
         assert rel_err(o, ref) < 1e-2, rel_err(o, ref)
 
 
+def test_split_fallback_derives_member_column_sums_once(monkeypatch, split_plans):
+    """The fallback's members (LayerNorm: each member's lowered launch derives W's column sums)
+    get the same row slices of the joined weight every launch-ready call (_SplitCall keeps
+    SplitPlan.member_slices), so the sums are derived on the first calls only, not per call."""
+    import warnings
+    from normfuse.lowering.launch import LoweredLaunch
+    from normfuse.ops import functional as F
+    from normfuse.testing.fake_driver import fused_on_cpu
+    derived = []
+    real = LoweredLaunch._derived
+    monkeypatch.setattr(LoweredLaunch, "_derived",
+                        lambda self, *a, **k: derived.append(1) or real(self, *a, **k))
+    x = torch.randn(300, 128).bfloat16()
+    g, beta = torch.rand(128).bfloat16(), torch.rand(128).bfloat16()
+    ws = [torch.randn(n, 128).bfloat16() for n in (328, 256)]
+    with fused_on_cpu() as drv, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        counts = []
+        for _ in range(4):
+            F.layernorm_linear_split(x, g, beta, ws)
+            counts.append(len(derived))
+    plan = next(iter(split_plans.values()))
+    assert plan.lowered is None and all(m.lowered is not None for m in plan.members)
+    assert len(drv.launches) == 8
+    assert counts[0] > 0 and counts[1] == counts[2] == counts[3], counts
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["rms", "ln"])
 @pytest.mark.parametrize("widths", [(2048, 512, 512), (1024, 1024), (256, 256, 16), (200, 56)])

@@ -301,18 +301,21 @@ class _SplitCall(_PreCall):
     """One split pre-norm call's launch, resolved (`_PreCall`'s, with the members' widths):
     `call(x)` returns the members, contiguous [..., N_i] tensors (the plan reads [M, N_i] views
     of them)."""
-    __slots__ = ("widths", "lead")
+    __slots__ = ("widths", "lead", "slices")
 
     def __init__(self, plan, kind, x, w, g, beta, b, widths):
         super().__init__(plan, kind, x, w, g, beta, b)
         self.widths, self.lead = tuple(widths), tuple(x.shape[:-1])
+        # the fallback's member slices of w and b, made once (SplitPlan.member_slices)
+        self.slices = plan.member_slices((*self.pre, w, *self.post))
 
     def __call__(self, x):
         pin_for_capture(*self.pins)
         lead, m = self.lead, self.m
         outs = [x.new_empty((*lead, n)) for n in self.widths]
         flat = outs if len(lead) == 1 else [o.view(m, n) for o, n in zip(outs, self.widths)]
-        self.plan.run((x if self.as_is else _as_2d(x), *self.pre, flat[0], *self.post), flat)
+        self.plan.run((x if self.as_is else _as_2d(x), *self.pre, flat[0], *self.post), flat,
+                      self.slices)
         return outs
 
 

@@ -499,22 +499,36 @@ class SplitPlan:
         warnings.warn(f"normfuse: {base.compiled.kernel.name}: the siblings run as {how} "
                       f"({why})", RuntimeWarning, stacklevel=4)
 
-    def run(self, tensors: tuple, outs: list) -> None:
+    def member_slices(self, tensors: tuple) -> "list | None":
+        """The fallback's per-member (w_i, bias_i) row slices of a call's joined w and bias
+        (None where the split runs): a launch-ready caller keeps them, so that what a member's
+        lowered launch derives from its weight (LayerNorm's column sums) is found again by the
+        slice's identity instead of recomputed for a new slice every call."""
+        if self.lowered is not None or self.members is None:
+            return None
+        # (w, y, bias are the last three: _plan_tensors; an absent bias's slot holds w, which
+        # the kernel does not read, so slicing it is harmless)
+        w, bias = tensors[-3], tensors[-1]
+        out, a = [], 0
+        for n in self.widths:
+            out.append((w[a:a + n], bias[a:a + n]))
+            a += n
+        return out
+
+    def run(self, tensors: tuple, outs: list, slices=None) -> None:
         """Launch for the call's tensors (the joined plan's, with any [M, N] tensor in the
         output's place) into `outs` (contiguous [M, N_i] members; the fallback launches each
-        member's plan over its rows of w and bias, or without member plans writes a joined
-        [M, N] output and copies from it)."""
+        member's plan over its rows of w and bias (`slices`: `member_slices` of these tensors,
+        kept by the caller), or without member plans writes a joined [M, N] output and copies
+        from it)."""
         base = self.base
         if base.empty:
             return
         if self.lowered is None and self.members is not None:
-            # (w, y, bias are the last three: _plan_tensors; an absent bias's slot holds w,
-            # which the kernel does not read, so slicing it is harmless)
-            head, w, bias = tensors[:-3], tensors[-3], tensors[-1]
-            a = 0
-            for plan, o, n in zip(self.members, outs, self.widths):
-                plan.run(head + (w[a:a + n], o, bias[a:a + n]))
-                a += n
+            head = tensors[:-3]
+            for plan, o, (w, b) in zip(self.members, outs,
+                                       slices or self.member_slices(tensors)):
+                plan.run(head + (w, o, b))
             return
         if self.lowered is None:
             joined = outs[0].new_empty(outs[0].shape[0], sum(self.widths))
