@@ -430,6 +430,10 @@ def test_composed_keeps_the_original_where_the_op_does_not_apply(interpreted, mo
     x = torch.randn(4, 32, dtype=torch.bfloat16)
     composed_norm(spec_ln, ln, x, ln.weight, ln.bias)
     assert interpreted == []  # torch's native kernel: fewer host us where x is small
+    nrms = torch.nn.RMSNorm(32).to(torch.bfloat16)  # its spec says upcast (its decomposition
+    spec_nrms = recognize(nrms, (4, 32), torch.bfloat16)  # does), the threshold holds still
+    composed_norm(spec_nrms, nrms, x, nrms.weight, None)
+    assert interpreted == []
     monkeypatch.setattr(fused, "NATIVE_NORM_MIN_ELEMENTS", x.numel())
     composed_norm(spec_ln, ln, x, ln.weight, ln.bias)
     assert [n for n, _, _ in interpreted] == ["norm_fwd"]  # the op applies from there up

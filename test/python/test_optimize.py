@@ -904,3 +904,126 @@ def test_conv1d_siblings_over_a_norm_output_that_is_also_the_residual():
     got = dict(model.named_parameters())
     for n, p in stock.named_parameters():
         assert _rel(got[n].grad, p.grad) < 1e-5, n
+
+
+class _ConfigRMS(nn.Module):
+    """An RMSNorm reading eps from a config object (the norm cache's key cannot see it)."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(om.H))
+        self.config = config
+
+    def forward(self, x):
+        v = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(v + self.config.eps))
+
+
+class _PrivateEpsRMS(_ConfigRMS):
+    def __init__(self, eps):
+        super().__init__(None)
+        self._eps = eps
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self._eps))
+
+
+@pytest.mark.parametrize("make", [
+    lambda eps: _ConfigRMS(type("Cfg", (), {"eps": eps})()),
+    lambda eps: _PrivateEpsRMS(eps)], ids=["config", "private"])
+def test_norms_of_one_class_with_different_eps_each_get_their_own(make):
+    """Two instances of one norm class whose eps differ in state the recognition cache's key
+    cannot see (a config object) or once did not (a private attribute): each is recognized
+    with its own eps, also with check=False (nothing would revert a wrong spec)."""
+
+    class TwoNorms(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.n1, self.l1 = make(1e-6), nn.Linear(om.H, om.H)
+            self.n2, self.l2 = make(1.0), nn.Linear(om.H, om.H)
+
+        def forward(self, x):
+            return self.l2(self.n2(self.l1(self.n1(x))))
+    stock = om.randomize(TwoNorms())
+    x = 0.3 * torch.randn(2, 5, om.H)
+    model, rep = _optimize(copy.deepcopy(stock), (x,), check=False)
+    assert {m.norm: m.spec.eps for m in rep.matches} == {"n1": 1e-6, "n2": 1.0}, str(rep)
+    with torch.no_grad():
+        assert _rel(model(x), stock(x)) < 1e-5
+
+
+def test_standalone_keeps_a_forward_set_on_the_instance():
+    """A recognized norm no GEMM takes, whose forward was replaced on the instance (accelerate's
+    hooks do this): optimize(standalone=True) leaves that forward in place and does not list the
+    norm as standalone; without one the standalone wrapper is installed."""
+    from normfuse.nn.fused import StandaloneNorm
+    x = torch.randn(2, 5, om.H)
+    m = om.randomize(om.ResidualUse()).eval()
+    calls = []
+    orig = m.norm.forward
+
+    def hooked(inp):
+        calls.append(1)
+        return orig(inp)
+    m.norm.forward = hooked
+    m, rep = _optimize(m, (x,))
+    assert m.norm.__dict__["forward"] is hooked and "norm" not in rep.standalone, str(rep)
+    calls.clear()
+    with torch.no_grad():
+        m(x)
+    assert calls == [1]
+    plain, rep = _optimize(om.randomize(om.ResidualUse()).eval(), (x,))
+    assert isinstance(plain.norm.__dict__["forward"], StandaloneNorm) and "norm" in rep.standalone
+
+
+def test_split_leftovers_are_not_copied_and_clear_caches_reaches_sibling_joins():
+    """A split forward interrupted before every consumer took its output leaves them on the
+    norm; deepcopy and pickling do not carry them. Writes through `param.data` (which bump no
+    version) are seen by the sibling GEMMs' joined weight after normfuse.ops.clear_caches()."""
+    import pickle
+    stock = om.randomize(om.ContiguousQKV(om.FRMS()))
+    x = torch.randn(2, 3, om.H)
+    model, _ = _optimize(copy.deepcopy(stock), (x,), split_siblings=True)
+
+    def boom(*a, **k):
+        raise RuntimeError("interrupted")
+    handle = model.k.register_forward_pre_hook(boom)
+    with torch.no_grad(), pytest.raises(RuntimeError, match="interrupted"):
+        model(x)
+    handle.remove()
+    assert model.norm._pending is not None
+    assert copy.deepcopy(model).norm._pending is None
+    assert pickle.loads(pickle.dumps(model)).norm._pending is None
+
+    class QK(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(om.H)
+            self.q, self.k = nn.Linear(om.H, om.H), nn.Linear(om.H, om.H)
+
+        def forward(self, x):
+            h = self.norm(x)
+            return h + torch.tanh(self.q(h)) * self.k(h)
+    m, rep = _optimize(om.randomize(QK()).eval(), (x,))
+    assert rep.siblings, str(rep)
+    with torch.no_grad():
+        m(x)
+        m.q.bias.data.zero_()
+        m.k.bias.data.zero_()
+        normfuse.ops.clear_caches()
+        h = m.norm(x)
+        lin = torch.nn.functional.linear
+        want = h + torch.tanh(lin(h, m.q.weight, m.q.bias)) * lin(h, m.k.weight, m.k.bias)
+        assert _rel(m(x), want) < 1e-5
+
+
+def test_example_inputs_a_forward_changes_are_fresh_for_every_run():
+    """An example argument the forward changes in place (a transformers DynamicCache grows with
+    every forward) is copied for each of optimize's runs (the probe, every check), so the
+    check compares the same computation: the norms are fused, none reverted."""
+    transformers = pytest.importorskip("transformers")
+    ids = torch.randint(0, om.VOCAB, (1, 8), generator=torch.Generator().manual_seed(0))
+    cache = transformers.DynamicCache()
+    m, rep = _optimize(om.tiny_family("llama"), {"input_ids": ids, "past_key_values": cache})
+    assert len(rep.matches) == 5 and not rep.refusals, str(rep)
+    assert cache.get_seq_length() == 0  # the user's object is left as it was

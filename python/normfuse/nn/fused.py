@@ -73,7 +73,9 @@ import os
 import torch
 from torch import nn
 
-from ..ops.common import adjacent, cat_biases, joined_view, register_weights
+import weakref
+
+from ..ops.common import adjacent, cat_biases, joined_view, register_clear, register_weights
 
 __all__ = ["FusedNorm", "FusedLinear", "DeferredLinear", "NormAfterLinear", "fused_post_norm",
            "composed_norm", "StandaloneNorm",
@@ -246,11 +248,13 @@ def composed_norm(spec, original, x: torch.Tensor, g, beta, module=None) -> torc
     if (torch.compiler.is_compiling() or x.dtype not in _OP_DTYPES
             or torch.is_autocast_enabled(x.device.type) or x.shape[-1] != spec.features):
         return original(x)
-    if not spec.upcast:
-        if not isinstance(original if module is None else module, (nn.LayerNorm, nn.RMSNorm)):
-            return original(x)
+    if isinstance(original if module is None else module, (nn.LayerNorm, nn.RMSNorm)):
+        # (torch's own modules by class first: nn.RMSNorm's decomposition upcasts, so its spec
+        # says upcast, yet it runs one native kernel each way)
         if x.numel() < NATIVE_NORM_MIN_ELEMENTS:
             return original(x)
+    elif not spec.upcast:
+        return original(x)
     for p in (g, beta):
         if p is not None and (type(p) not in _PLAIN or p.dtype != x.dtype):
             return original(x)
@@ -309,6 +313,12 @@ class FusedNorm(nn.Module):
         self.split = False
         object.__setattr__(self, "_consumers", ())
         object.__setattr__(self, "_pending", None)
+
+    def __getstate__(self):  # (pickling and deepcopy: a split call's leftover outputs stay)
+        state = super().__getstate__()
+        if state.get("_pending") is not None:
+            state = dict(state, _pending=None)
+        return state
 
     # -- the group --
     @property
@@ -645,6 +655,12 @@ class SiblingGEMMs:
         self.pending = None  # (x, x._version, y, members still to take their slice)
         self.joined_key = None
         self.joined = None
+        _GROUPS.add(self)
+
+    def forget(self) -> None:
+        """Drop the joined weight and bias (normfuse.ops.clear_caches(): after writes through
+        `param.data`, which the parameters' versions do not count)."""
+        self.joined_key = self.joined = None
 
     def weight_and_bias(self):
         """([sum N_i, K] weight, [sum N_i] bias or None): a view of the packed weights (else
@@ -667,6 +683,12 @@ class SiblingGEMMs:
     def __setstate__(self, state):
         self.members, self.norm_path = state["members"], state["norm_path"]
         self.pending = self.joined_key = self.joined = None
+        _GROUPS.add(self)
+
+
+# every SiblingGEMMs alive, for clear_caches()
+_GROUPS: "weakref.WeakSet[SiblingGEMMs]" = weakref.WeakSet()
+register_clear(lambda: [g.forget() for g in list(_GROUPS)])
 
 
 class SiblingLinear(_GemmModule):

@@ -61,6 +61,7 @@ What the rewritten model guarantees, and its limits:
 """
 from __future__ import annotations
 
+import copy
 import fnmatch
 import logging
 from dataclasses import dataclass, field
@@ -74,7 +75,8 @@ from .fused import (TRAIN_PLANS, DeferredLinear, FusedLinear, FusedNorm, NormAft
                     is_conv1d, pack_side_by_side)
 from .postnorm_rewrite import PostNormFailure, PostNormForward, build_post_forward
 from .probe import Probe, _flat_tensors, _show as _show_path
-from .recognize import NormSpec, NotANorm, Unsupported, looks_like_norm, recognize
+from .recognize import (NormSpec, NotANorm, Unsupported, looks_like_norm, recognize,
+                        verify_spec)
 
 __all__ = ["optimize", "OptimizeReport", "Match", "Refusal", "set_train_plan", "set_fused_training",
            "TRAIN_PLANS"]
@@ -384,12 +386,25 @@ def _selected(path: str, include, exclude) -> bool:
 
 
 def _spec_key(mod: nn.Module, shape, dtype):
+    """What the norm cache (`_recognize_all`) keys a module by: its class, parameters' shapes
+    and dtypes, simple attributes (private ones too: a `_eps`), the input's shape and dtype.
+    What it cannot see (a config object's eps) the cache hit's verification does."""
     simple = []
     for k, v in sorted(mod.__dict__.items()):
-        if not k.startswith("_") and isinstance(v, (int, float, bool, str, type(None), tuple)):
+        if isinstance(v, (int, float, bool, str, type(None), tuple)):
             simple.append((k, v))
     params = tuple((n, tuple(p.shape), p.dtype) for n, p in mod.named_parameters(recurse=False))
     return (type(mod), params, tuple(simple), tuple(shape[1:]), dtype)
+
+
+def _computes(mod: nn.Module, spec, shape) -> bool:
+    """Whether `mod` computes `spec` (recognized on another module with the same `_spec_key`),
+    checked numerically as recognize checks what it traced."""
+    try:
+        verify_spec(mod, spec, shape)
+    except Unsupported:
+        return False
+    return True
 
 
 def _unique(xs):
@@ -438,10 +453,11 @@ def _recognize_all(model, probe, include, exclude, report):
         except TypeError:
             key = None
         try:
-            if key is not None and key in cache:
-                spec = cache[key]
-                if isinstance(spec, Exception):
-                    raise spec
+            hit = cache.get(key) if key is not None else None
+            if isinstance(hit, Exception):
+                raise hit
+            if hit is not None and _computes(mod, hit, calls[0].shape):
+                spec = hit
             else:
                 try:
                     spec = recognize(mod, calls[0].shape, dt)
@@ -668,7 +684,19 @@ def _rel_errors(ref, out) -> tuple[float, float]:
     return worst, raw
 
 
+def _fresh(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The example inputs for one more forward: what a forward may change in place (a
+    transformers cache grows with every forward) deep-copied, the tensors among the arguments
+    shared; plain tensor and scalar arguments as they are."""
+    plain = (torch.Tensor, int, float, bool, str, type(None))
+    if all(isinstance(a, plain) for a in (*args, *kwargs.values())):
+        return args, kwargs
+    memo = {id(t): t for t in _flat_tensors((args, kwargs))}
+    return copy.deepcopy((args, kwargs), memo)
+
+
 def _run(model, args, kwargs, grad: bool):
+    args, kwargs = _fresh(args, kwargs)
     with torch.set_grad_enabled(grad):
         return model(*args, **kwargs)
 
@@ -754,7 +782,7 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
     try:
         probe = Probe(model)
         try:
-            ref = probe.run(args, kwargs)
+            ref = probe.run(*_fresh(args, kwargs))
         except Exception as e:
             raise RuntimeError(f"normfuse.optimize: the model's forward on the example inputs "
                                f"raised {type(e).__name__}: {e}") from e
@@ -771,7 +799,10 @@ def optimize(model: nn.Module, example_inputs=None, *, report: bool = False, che
                         if isinstance(g, _SiblingGroup) and g.applied]
         if standalone:
             for path, mod, spec in unfused:
-                if not isinstance(mod.__dict__.get("forward"), StandaloneNorm):
+                own = mod.__dict__.get("forward")
+                if own is not None and not isinstance(own, StandaloneNorm):
+                    continue  # a forward set on the instance (accelerate's hooks?): kept
+                if own is None:
                     mod.forward = StandaloneNorm(mod, spec)
                 rep.standalone.append(path)
     finally:

@@ -506,6 +506,12 @@ def _verify(module: torch.nn.Module, spec: NormSpec, shape: tuple, rtol: float =
                           f"output by up to {err.max().item():.3g} on random inputs")
 
 
+def verify_spec(module: torch.nn.Module, spec: NormSpec, shape, rtol: float = 2e-4) -> None:
+    """Check that `module` computes `spec` (a spec recognized on another module of the same
+    kind): Unsupported on a mismatch. What `recognize` runs after tracing."""
+    _verify(module, spec, _example_shape(shape), rtol)
+
+
 def recognize(module: torch.nn.Module, shape, dtype: torch.dtype = torch.float32,
               rtol: float = 2e-4) -> NormSpec:
     """The NormSpec of `module` (called on inputs of `shape` and `dtype`), verified (to `rtol`:
