@@ -308,3 +308,52 @@ def test_model_benchmark_compiles_its_pass_configuration_with_the_pass():
     assert counter.graphs == 1 and len(p.reports) == 1 and len(p.reports[0].matched) == 1
     assert "normfuse.prenorm_linear" in p.graphs[0]
     torch.testing.assert_close(out, want, rtol=2e-2, atol=2e-2)
+
+
+class _FlatThenLinear(nn.Module):
+    """A LayerNorm over K whose output is flattened to [B, T * K] before the GEMM: not a
+    pre-norm over the GEMM's rows."""
+
+    def __init__(self, K=16, T=4):
+        super().__init__()
+        self.fc = nn.Linear(T * K, 8)
+        self.K = K
+
+    def forward(self, x):
+        y = torch.nn.functional.layer_norm(x, (self.K,))
+        return self.fc(y.reshape(x.shape[0], -1))
+
+
+class _PerHeadNorm(nn.Module):
+    """Qwen3-style per-head norms: RMSNorm / LayerNorm over head_dim of q_proj(x) viewed as
+    [..., heads, head_dim] (+ a residual of that shape): not a norm over the GEMM's row."""
+
+    def __init__(self, K=16, heads=4, rms=True):
+        super().__init__()
+        self.q = nn.Linear(K, K, bias=not rms)
+        self.qn = nn.RMSNorm(K // heads) if rms else nn.LayerNorm(K // heads)
+        self.heads = heads
+        with torch.no_grad():
+            self.qn.weight.uniform_(0.5, 1.5)
+
+    def forward(self, x, r=None):
+        q = self.q(x).view(*x.shape[:-1], self.heads, -1)
+        return self.qn(q if r is None else q + r)
+
+
+@pytest.mark.parametrize("case", ["flatten", "per-head rms", "per-head ln + residual"])
+def test_pass_leaves_norms_over_another_width_than_the_gemms(case):
+    """A reshape between the norm and the GEMM that changes the last dimension is not a GEMM
+    row: the pass fuses nothing, the compiled model computes the model's function (it once
+    normalized over T * K columns, or raised at every call for the per-head norms)."""
+    torch.manual_seed(0)
+    if case == "flatten":
+        m, args = _FlatThenLinear().eval(), (torch.randn(3, 4, 16) * 3 + 1,)
+    elif case == "per-head rms":
+        m, args = _PerHeadNorm().eval(), (torch.randn(6, 16),)
+    else:
+        m, args = _PerHeadNorm(rms=False).eval(), (torch.randn(6, 16), torch.randn(6, 4, 4))
+    out, p = _compile_run(m, *args)
+    assert not any(rep.matched for rep in p.reports), [str(r) for r in p.reports]
+    with torch.no_grad():
+        torch.testing.assert_close(out, m(*args), rtol=1e-5, atol=1e-5)

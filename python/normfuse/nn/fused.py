@@ -608,14 +608,55 @@ class NormAfterLinear(nn.Module):
         return f"{self.source}: {self.spec.describe()}; after {self._linear.path}"
 
 
+_CHECKED: "weakref.WeakKeyDictionary[nn.Module, bool]" = weakref.WeakKeyDictionary()
+
+
+def is_gemm_module(m: nn.Module) -> bool:
+    """nn.Linear, an nn.Linear subclass whose own forward computes F.linear(x, weight, bias)
+    (checked once per module with random parameters: Falcon's FalconLinear passes, a LoRA layer
+    adding B(A(x)) does not), or transformers' Conv1D."""
+    if is_conv1d(m):
+        return True
+    if not isinstance(m, nn.Linear) or m.weight is None or m.weight.dim() != 2:
+        return False
+    if type(m).forward is nn.Linear.forward:
+        return True
+    if m not in _CHECKED:
+        _CHECKED[m] = _computes_linear(m)
+    return _CHECKED[m]
+
+
+def _computes_linear(m: nn.Linear) -> bool:
+    from torch.func import functional_call
+    g = torch.Generator().manual_seed(0)
+    params = {n: torch.randn(p.shape, generator=g) for n, p in m.named_parameters()}
+    x = torch.randn(3, m.weight.shape[1], generator=g)
+    try:
+        with torch.no_grad():
+            y = functional_call(m, params, (x,))
+    except Exception:  # noqa: BLE001 - whatever its forward needs, it is not a plain linear
+        return False
+    ref = torch.nn.functional.linear(x, params["weight"], params.get("bias"))
+    return (isinstance(y, torch.Tensor) and y.shape == ref.shape
+            and torch.allclose(y, ref, rtol=1e-4, atol=1e-4))
+
+
 def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.Module,
                     norm: nn.Module, extra_bias: torch.Tensor | None, kind: str, eps: float,
                     offset: float, weight: str | None, bias: str | None) -> torch.Tensor:
     """norm(x W^T + b + residual) through `ops.linear_rmsnorm` / `ops.linear_layernorm`; the
     modules are the original ones (their parameters read at call time, from `_parameters` where
-    registered: `_param`)."""
+    registered: `_param`). The modules themselves compute it (`_post_by_modules`) where the
+    fused op would not be what they compute now: hooks on them (registered after optimize), a
+    linear replaced by a module that is no plain GEMM (a LoRA wrapper), a residual that only
+    broadcasts to the output."""
+    deferred = isinstance(linear, DeferredLinear)
+    if not deferred and (_hooked(linear) or _hooked(norm) or not is_gemm_module(linear)):
+        return _post_by_modules(x, residual, linear, norm, extra_bias)
     ops = _OPS or _ops()
-    W = linear.gemm_weight() if isinstance(linear, DeferredLinear) else gemm_weight(linear)
+    W = linear.gemm_weight() if deferred else gemm_weight(linear)
+    if residual is not None and residual.shape != (*x.shape[:-1], W.shape[0]) and not deferred:
+        return _post_by_modules(x, residual, linear, norm, extra_bias)
     b = _param(linear, "bias") if extra_bias is None else extra_bias
     # the post-norm ops take the affine parameters always: ones / zeros where the norm has none
     g = _param(norm, weight) if weight is not None else x.new_ones(W.shape[0])
@@ -623,6 +664,29 @@ def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.M
         return ops.linear_rmsnorm(x, W, g, eps, b, residual, offset=offset)
     beta = _param(norm, bias) if bias is not None else x.new_zeros(W.shape[0])
     return ops.linear_layernorm(x, W, g, beta, eps, b, residual, offset=offset)
+
+
+def _hooked(m: nn.Module) -> bool:
+    """Whether calling `m` runs forward hooks (its own or global ones) other than optimize's
+    probe's (marked `_normfuse_probe`: the probe watches the model as the user runs it)."""
+    from torch.nn.modules import module as _m
+    for hooks in (m._forward_hooks, m._forward_pre_hooks, _m._global_forward_hooks,
+                  _m._global_forward_pre_hooks):
+        if hooks:
+            for h in hooks.values():
+                if not getattr(h, "_normfuse_probe", False):
+                    return True
+    return False
+
+
+def _post_by_modules(x, residual, linear, norm, extra_bias):
+    """fused_post_norm's function by the modules themselves (their hooks run)."""
+    y = linear(x)
+    if extra_bias is not None:
+        y = y + extra_bias
+    if residual is not None:
+        y = y + residual
+    return norm(y)
 
 
 # ---------------------------------------------------------------------------------------------

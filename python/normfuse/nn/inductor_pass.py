@@ -190,9 +190,12 @@ def _reads(y: fx.Node):
     """The GEMMs reading y as their left operand (directly, or through a reshape to [M, K]
     used by nothing else): [(gemm, reshape or None)], and the other users (a description)."""
     gemms, other = [], []
+    yv = _val(y)
     for u in y.users:
         uv = _val(u)
-        if u.target in _RESHAPES and uv is not None and uv.dim() == 2:
+        # (a reshape to [M, K] only: one to [B, T * K] would normalize over rows it does not)
+        if (u.target in _RESHAPES and uv is not None and uv.dim() == 2 and yv is not None
+                and uv.shape[-1] == yv.shape[-1]):
             uses = list(u.users)
             ops = [_gemm_operands(v) for v in uses]
             ok = uses and all(o is not None and o[0] is u and o[1] is not u for o in ops)
@@ -557,22 +560,26 @@ def _post_form(x: fx.Node):
     down_proj have no residual); else None."""
     if x.op != "call_function":
         return None
+    xv = _val(x)
+
+    def same_rows(gemm: fx.Node) -> bool:  # (a reshape of the GEMM's rows only: Qwen3's
+        gv = _val(gemm)  # per-head q_norm over q_proj(x).view(T, H, hd) is another norm)
+        return gv is not None and xv is not None and gv.shape[-1] == xv.shape[-1]
     h = x.args[0] if x.target in _RESHAPES and isinstance(x.args[0], fx.Node) else x
     if (_gemm_operands(h) is not None and len(h.users) == 1
-            and (h is x or len(x.users) >= 1)):
+            and (h is x or len(x.users) >= 1) and same_rows(h)):
         return h, (x if h is not x else None), None
     if x.target is not aten.add.Tensor or x.kwargs.get("alpha", 1) != 1:
         return None
     if not all(isinstance(a, fx.Node) for a in x.args[:2]):
         return None
-    xv = _val(x)
     for h, r in ((x.args[0], x.args[1]), (x.args[1], x.args[0])):
         reshape = None
         if h.target in _RESHAPES and isinstance(h.args[0], fx.Node):
             reshape, h = h, h.args[0]
         rv = _val(r)
         if (_gemm_operands(h) is not None and len(h.users) == 1
-                and (reshape is None or len(reshape.users) == 1)
+                and (reshape is None or len(reshape.users) == 1) and same_rows(h)
                 and rv is not None and xv is not None and tuple(rv.shape) == tuple(xv.shape)):
             return h, reshape, r
     return None

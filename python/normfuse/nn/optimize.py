@@ -559,6 +559,17 @@ def _untouchable(m: nn.Module) -> str:
     return ""
 
 
+def _untouchable_dropouts(caller: nn.Module, found: dict) -> str:
+    """Why a post-norm rewrite of `caller` would lose behaviour of a dropout it drops from the
+    fused graph (hooks, a replaced forward); "" if none."""
+    for _, drops in found.values():
+        for d in drops:
+            why = _untouchable(caller.get_submodule(d))
+            if why:
+                return f"{d} {why}"
+    return ""
+
+
 def _users(uses) -> str:
     descs = _unique(u.describe() for u in uses)
     more = f" and {len(descs) - 3} more" if len(descs) > 3 else ""
@@ -894,11 +905,17 @@ def _decide(model, probe, include, exclude, rep, train="composed", split: bool =
         cmod = modules[caller] if caller else model
         try:
             a, kw = probe.calls[caller]
-            fwd = build_post_forward(cmod, [(rel, spec) for _, rel, _, spec, _, _ in items], a, kw)
-        except (PostNormFailure, KeyError, TypeError) as e:
+            # (each norm with the linear the probe saw reach it: the rewrite takes that one)
+            fwd = build_post_forward(cmod, [(rel, spec, lin[len(caller) + 1:] if caller else lin)
+                                            for _, rel, lin, spec, _, _ in items], a, kw)
+            why = _untouchable_dropouts(cmod, fwd.found)
+        except Exception as e:  # noqa: BLE001 - any failure of the rewrite: that caller's refusal
+            why = str(e) if isinstance(e, PostNormFailure) else \
+                f"the rewrite of {_disp(caller)}'s forward failed: {type(e).__name__}: {e}"
+        if why:
             for path, _, _, spec, mod, pre_why in items:
                 unfused.append((path, mod, spec))
-                rep.refusals.append(_refusal(path, mod, spec, pre_why, str(e)))
+                rep.refusals.append(_refusal(path, mod, spec, pre_why, why))
             continue
         found = fwd.found
         g = _PostGroup(caller, cmod, fwd, items, train)

@@ -70,6 +70,10 @@ def _signature_params(module: nn.Module, args: tuple, kwargs: dict):
     for pos, p in enumerate(ps):
         v = bound.arguments[p.name]
         fixed = not isinstance(v, torch.Tensor)
+        if fixed and not isinstance(v, (bool, int, float, str, type(None))):
+            raise PostNormFailure(f"the forward of {type(module).__name__} takes '{p.name}' as a "
+                                  f"{type(v).__name__}; the rewrite specializes only None, bool, "
+                                  f"int, float and str arguments")
         if fixed:
             concrete[p.name] = v
             seen_fixed = True
@@ -93,10 +97,12 @@ def _trace(module: nn.Module, concrete: dict, training: bool) -> fx.Graph:
         module.training = was
 
 
-def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec) -> tuple[str, list[str]]:
+def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec,
+             want: str | None = None) -> tuple[str, list[str]]:
     """Replace the pattern ending in call_module[norm_rel] by a call of fused_post_norm; return
-    (linear target, dropout targets). Raises PostNormFailure with the reason when the pattern
-    is not there."""
+    (linear target, dropout targets). `want`: the linear (relative path) the probe saw reach
+    the norm; another GEMM output in the sum is a residual term. Raises PostNormFailure with
+    the reason when the pattern is not there."""
     norms = [n for n in graph.nodes if n.op == "call_module" and n.target == norm_rel]
     if len(norms) != 1:
         raise PostNormFailure(f"the norm is called {len(norms)} times in the traced forward")
@@ -142,9 +148,14 @@ def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec) -> tuple[str
                     inner_bias, cur = v, u
                     break
         m = _submodule(root, cur.target) if cur.op == "call_module" else None
-        if m is not None and is_gemm_module(m) and len(cur.users) == 1 and lin is None:
+        if (m is not None and is_gemm_module(m) and len(cur.users) == 1 and lin is None
+                and (want is None or cur.target == want)):
             lin = cur
-            bias = inner_bias
+            if inner_bias is not None:
+                if bias is not None:
+                    raise PostNormFailure("a bias is added both to the linear's output and to "
+                                          "the sum")
+                bias = inner_bias
             dead.extend(chain + [cur])
             dropouts.extend(c.target for c in chain if c.op == "call_module")
             continue
@@ -163,7 +174,8 @@ def _rewrite(root: nn.Module, graph: fx.Graph, norm_rel: str, spec) -> tuple[str
                               "residual")
     if lin is None:
         raise PostNormFailure("no GEMM output reaches the norm directly (only through dropout "
-                              "and additions) in this forward")
+                              "and additions) in this forward" + (
+                                  f" from {want}" if want is not None else ""))
     lin_mod = _submodule(root, lin.target)
     if bias is not None and lin_mod.bias is not None:
         raise PostNormFailure("both the linear's bias and a separate bias are added")
@@ -226,8 +238,8 @@ class PostNormForward:
         fns, found = [], {}
         for training in (False, True):
             graph = _trace(m, concrete, training)
-            for rel, spec in self.norms:
-                found[rel] = _rewrite(m, graph, rel, spec)
+            for rel, spec, *want in self.norms:
+                found[rel] = _rewrite(m, graph, rel, spec, *want)
             fns.append(_compile(graph, type(m).__name__))
         self.fn_eval, self.fn_train = fns
         self.dropouts = [m.get_submodule(d) for _, ds in found.values() for d in ds]
@@ -240,6 +252,8 @@ class PostNormForward:
             if fixed:
                 if v is not value and not (type(v) is type(value) and v == value):
                     return None
+            elif not isinstance(v, torch.Tensor):
+                return None  # traced with a tensor there (a mask given as None now)
             else:
                 vals.append(v)
         return vals
@@ -259,7 +273,8 @@ class PostNormForward:
         if self.fn_eval is None:  # unpickled: trace again
             self._build()
         vals = self._graph_args(args, kwargs)
-        if vals is None or (m.training and any(d.training and d.p > 0 for d in self.dropouts)):
+        # (an active dropout also in an eval-mode caller: MC dropout keeps it training)
+        if vals is None or any(d.training and d.p > 0 for d in self.dropouts):
             return type(m).forward(m, *args, **kwargs)
         return (self.fn_train if m.training else self.fn_eval)(m, *vals)
 
@@ -269,11 +284,11 @@ class PostNormForward:
         return state
 
 
-def build_post_forward(caller: nn.Module, norms: list[tuple[str, object]], args: tuple,
+def build_post_forward(caller: nn.Module, norms: list[tuple], args: tuple,
                        kwargs: dict) -> PostNormForward:
-    """The PostNormForward for `caller` with each (norm path relative to caller, spec)
-    rewritten; `args`/`kwargs`: one example call of caller.forward. Its `found` maps each
-    norm to (the linear's relative path, the dropouts' relative paths). Raises
-    PostNormFailure."""
+    """The PostNormForward for `caller` with each (norm path relative to caller, spec[, the
+    linear's relative path]) rewritten; `args`/`kwargs`: one example call of caller.forward.
+    Its `found` maps each norm to (the linear's relative path, the dropouts' relative paths).
+    Raises PostNormFailure."""
     _, params = _signature_params(caller, args, kwargs)
     return PostNormForward(caller, norms, params)

@@ -19,7 +19,6 @@ whose input is `linear(h) [+ ...]` is known as a post-norm candidate.
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import torch
@@ -27,42 +26,9 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_flatten
 
-from .fused import is_conv1d
+from .fused import is_conv1d, is_gemm_module
 
 __all__ = ["Probe", "Use", "NormCall", "is_gemm_module"]
-
-
-_CHECKED: "weakref.WeakKeyDictionary[nn.Module, bool]" = weakref.WeakKeyDictionary()
-
-
-def is_gemm_module(m: nn.Module) -> bool:
-    """nn.Linear, an nn.Linear subclass whose own forward computes F.linear(x, weight, bias)
-    (checked once per module with random parameters: Falcon's FalconLinear passes, a LoRA layer
-    adding B(A(x)) does not), or transformers' Conv1D."""
-    if is_conv1d(m):
-        return True
-    if not isinstance(m, nn.Linear) or m.weight is None or m.weight.dim() != 2:
-        return False
-    if type(m).forward is nn.Linear.forward:
-        return True
-    if m not in _CHECKED:
-        _CHECKED[m] = _computes_linear(m)
-    return _CHECKED[m]
-
-
-def _computes_linear(m: nn.Linear) -> bool:
-    from torch.func import functional_call
-    g = torch.Generator().manual_seed(0)
-    params = {n: torch.randn(p.shape, generator=g) for n, p in m.named_parameters()}
-    x = torch.randn(3, m.weight.shape[1], generator=g)
-    try:
-        with torch.no_grad():
-            y = functional_call(m, params, (x,))
-    except Exception:  # noqa: BLE001 - whatever its forward needs, it is not a plain linear
-        return False
-    ref = torch.nn.functional.linear(x, params["weight"], params.get("bias"))
-    return (isinstance(y, torch.Tensor) and y.shape == ref.shape
-            and torch.allclose(y, ref, rtol=1e-4, atol=1e-4))
 
 
 _SKIP_MODULES = ("torch.nn.modules.activation", "torch.nn.modules.dropout",
@@ -481,6 +447,11 @@ class Probe(TorchFunctionMode):
             elif s is not None and s.raw:
                 self._gemm_use(s.origin, Use("other", "the model's output"))
         return out
+
+
+# the probe's hooks are not the user's: fused forwards that run the modules themselves where
+# the user hooked them (nn.fused._hooked) run fused under the probe, as without it
+Probe._pre._normfuse_probe = Probe._post._normfuse_probe = True
 
 
 def _show(path: str) -> str:
