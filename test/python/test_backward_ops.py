@@ -287,6 +287,13 @@ def test_training_bad_input_raises_naming_it():
         rmsnorm_linear(x, None, w, folded=True)
     with pytest.raises(NotImplementedError, match="persistent=True is not supported"):
         layernorm_linear(x, g, g, w, persistent=True)
+    # the default post-norm pipeline spelled as a list is the default, as in inference
+    import warnings
+    from normfuse.ops.postnorm_linear import DEFAULT_POSTNORM_PASSES
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wp = torch.randn(64, 64, dtype=torch.bfloat16)
+        assert linear_rmsnorm(x, wp, g, passes=list(DEFAULT_POSTNORM_PASSES)).shape == (4, 64)
     with pytest.raises(TypeError, match="norm_weight torch.float32"):
         rmsnorm_linear(x, g.float(), w)
     with pytest.raises(ValueError, match="norm_weight must have shape"):

@@ -329,3 +329,83 @@ def test_cpu_modules_from_torch_train(cpu_training, pair):
             "linear-ln": (nn.Linear(K, N), nn.LayerNorm(N))}[pair]
     a, b = (m.bfloat16() for m in mods)
     _check_from_modules(a, b, torch.randn(45, K, dtype=torch.bfloat16), torch.randn(45, N))
+
+
+def _every_other(t: torch.Tensor) -> torch.Tensor:
+    """t's values as a stride-2 view (the function below differentiates through it)."""
+    return torch.stack([t, torch.zeros_like(t)], 1).reshape(-1)[::2]
+
+
+@pytest.mark.parametrize("op", ["rmsnorm_linear", "layernorm_linear", "linear_layernorm"])
+def test_cpu_training_with_strided_norm_vectors(cpu_training, op):
+    """Norm weight and shift given as stride-2 views: the backward kernels read them with unit
+    stride, so the ops hand them contiguous copies as the forward does (the interpreter refuses
+    a strided tensor; on the GPU the kernels read every other value: wrong dx, dW, db);
+    gradients within 1.5x eager bf16's error of fp64."""
+    from normfuse import ops
+    gen = _gen(23)
+    bf = torch.bfloat16
+    K, N = 64, 96
+    x = torch.randn(2, 15, K, generator=gen).to(bf)
+    w = (torch.randn(N, K, generator=gen) * K ** -0.5).to(bf)
+    L = N if op.startswith("linear_") else K
+    g = (1 + 0.2 * torch.randn(L, generator=gen)).to(bf)
+    beta = (0.2 * torch.randn(L, generator=gen)).to(bf)
+    res = torch.randn(2, 15, N, generator=gen).to(bf)
+    dout = torch.randn(2, 15, N, generator=gen).to(bf)
+    if op == "rmsnorm_linear":
+        fn = lambda x, w, g, b: ops.rmsnorm_linear(x, _every_other(g), w, 1e-6)  # noqa: E731
+        eager = lambda x, w, g, b: F.linear(F.rms_norm(x, (K,), g, 1e-6), w)  # noqa: E731
+    elif op == "layernorm_linear":
+        fn = lambda x, w, g, b: ops.layernorm_linear(  # noqa: E731
+            x, _every_other(g), _every_other(b), w, 1e-5)
+        eager = lambda x, w, g, b: F.linear(F.layer_norm(x, (K,), g, b, 1e-5), w)  # noqa: E731
+    else:
+        fn = lambda x, w, g, b: ops.linear_layernorm(  # noqa: E731
+            x, w, _every_other(g), _every_other(b), 1e-5, None, res)
+        eager = lambda x, w, g, b: F.layer_norm(F.linear(x, w) + res, (N,), g, b, 1e-5)  # noqa: E731
+    outs, got, ref, eag = _train_case(fn, eager, (x, w, g, beta), dout)
+    _compare_grads(["x", "weight", "norm_weight", "norm_bias"], got, ref, eag, op)
+    assert any("applied" in r for r in cpu_training), cpu_training
+
+
+def test_backward_is_refused_under_create_graph():
+    """The ops' backward has no derivative of its own: asked for a graph of the backward
+    (create_graph=True: gradient penalties, Hessian-vector products) it raises, instead of
+    handing back zero second derivatives (CPU reference path: the same autograd formula)."""
+    import warnings
+    from normfuse import ops
+    x = torch.randn(6, 32, requires_grad=True)
+    g = torch.rand(32, requires_grad=True)
+    w = torch.randn(16, 32, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wp = torch.randn(32, 32, requires_grad=True)
+        for f in (lambda: ops.rmsnorm_linear(x, g, w), lambda: ops.linear_rmsnorm(x, wp, g)):
+            loss = f().pow(2).sum()
+            with pytest.raises(NotImplementedError, match="not differentiable"):
+                torch.autograd.grad(loss, x, create_graph=True)
+        loss = ops.rmsnorm_linear(x, g, w).pow(2).sum()
+        (gx,) = torch.autograd.grad(loss, x)  # first order stays as it was
+        assert gx.shape == x.shape
+
+
+def test_cpu_postnorm_backward_past_the_persistent_kernels_width(cpu_training, monkeypatch):
+    """Rows longer than the persistent norm-backward kernel takes (NORM_MAX_N; 16384 on the
+    GPU, lowered to 64 here) go to the "row" kernel under the default switch (they once raised
+    a ValueError naming the default as unexpected)."""
+    from normfuse import ops
+    from normfuse.ops import training
+    monkeypatch.setattr(training, "NORM_MAX_N", 64)
+    assert training.NOGEMM_NORM_BWD == "persistent"
+    gen = _gen(24)
+    bf = torch.bfloat16
+    K, N = 64, 96
+    x = torch.randn(2, 15, K, generator=gen).to(bf)
+    w = (torch.randn(N, K, generator=gen) * K ** -0.5).to(bf)
+    g = (1 + 0.2 * torch.randn(N, generator=gen)).to(bf)
+    dout = torch.randn(2, 15, N, generator=gen).to(bf)
+    fn = lambda x, w, g: ops.linear_rmsnorm(x, w, g, 1e-6)  # noqa: E731
+    eager = lambda x, w, g: F.rms_norm(F.linear(x, w), (N,), g, 1e-6)  # noqa: E731
+    outs, got, ref, eag = _train_case(fn, eager, (x, w, g), dout)
+    _compare_grads(["x", "weight", "norm_weight"], got, ref, eag, "linear_rmsnorm")

@@ -512,22 +512,24 @@ def test_launch_plans_the_switchs_choice(monkeypatch):
     assert (c2.block_m, c2.block_n, p2) == (128, 256, post.lowered_postnorm_passes("coop"))
 
 
-def test_a_failing_lowering_falls_back_to_the_default_pipeline(monkeypatch):
+@pytest.mark.parametrize("M", [300, 67584])
+def test_a_failing_lowering_falls_back_to_the_default_pipeline(monkeypatch, M):
     """The lowered form is the ops' default: a lowering that raises (here an option hopper-ws
     refuses) costs the user a RuntimeWarning naming the failure, not the op; the default
-    pipeline's kernel runs (the launch recorded by the stand-in driver, on the CPU)."""
+    pipeline's kernel runs (the launch recorded by the stand-in driver, on the CPU). From
+    67584 rows the lowered config is persistent, whose launch compiles while it is prepared."""
     from normfuse.ops import postnorm_linear as post
     from normfuse.testing.fake_driver import fused_on_cpu
     monkeypatch.setattr(post, "lowered_postnorm_passes",
                         lambda schedule="coop": ("epilogue-norm", "hopper-ws{no-such-option=1}"))
     post.clear_postnorm_plans()
-    x = torch.randn(300, 128).bfloat16()
+    x = torch.randn(M, 128).bfloat16()
     w = torch.randn(512, 128).bfloat16()
     g = torch.randn(512).bfloat16()
     with fused_on_cpu() as drv, pytest.warns(RuntimeWarning, match="the lowering failed"):
         y = post.launch_postnorm("linear_rmsnorm", "rms", x, w, g, None, None, None, 1e-6,
                                  lowered="coop")
-    assert y.shape == (300, 512) and len(drv.launches) == 1
+    assert y.shape == (M, 512) and len(drv.launches) == 1
     plan = post.postnorm_plan_made("rms", x, w, g, None, None, None, 1e-6, lowered="coop")
     assert plan is not None and plan.lowered is None  # the default pipeline's kernel
     post.clear_postnorm_plans()

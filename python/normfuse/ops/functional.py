@@ -86,6 +86,8 @@ def _training_options(op: str, **given) -> None:
     """Training runs the default kernels: a non-default launch option is refused, by name."""
     for name, value in given.items():
         default = _TRAIN_DEFAULTS[name]
+        if name == "passes" and isinstance(value, list):
+            value = tuple(value)  # (a list spells the same pipeline, as in inference)
         if name == "passes" and value in (DEFAULT_PASSES, DEFAULT_POSTNORM_PASSES,
                                           tuple(DEFAULT_POSTNORM_PASSES)):
             continue

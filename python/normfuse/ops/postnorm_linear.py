@@ -356,12 +356,13 @@ def _lowered_or_default(op, kind, x2, w, norm, eps, bias, r2, switch):
     M, K = x2.shape
     N = w.shape[0]
     schedule, cfg = lowered_postnorm_choice(M, N, K, switch, x2.dtype)
-    p = _prepare_checked(op, kind, x2, w, norm, eps, bias, r2, cfg,
-                         lowered_postnorm_passes(schedule), None)
-    if p.grid[0] == 0:
-        return p
     from ..passes import PassError
     try:
+        # (preparing a persistent launch compiles already: its grid is the resident programs)
+        p = _prepare_checked(op, kind, x2, w, norm, eps, bias, r2, cfg,
+                             lowered_postnorm_passes(schedule), None)
+        if p.grid[0] == 0:
+            return p
         ck = p.compile()
     except PassError as e:  # a lowering bug must not cost the user the op: said, and bypassed
         why = f"the lowering failed: {e}"

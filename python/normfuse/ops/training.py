@@ -650,6 +650,8 @@ def _pre_bwd_impl(dy, x, norm_weight, norm_bias, weight, rstd, mean, eps, offset
         dx, dg, dbeta, dw, db = fallback.prenorm_backward(dy, x, norm_weight, norm_bias, weight,
                                                           eps, offset, is_ln, has_bias)
     else:
+        # (the kernels read the vectors with unit stride; the forward made them contiguous too)
+        norm_weight, norm_bias = _unit(norm_weight), _unit(norm_bias)
         g = _offset_weight(norm_weight, offset, cache=False) if norm_weight is not None else None
         with torch.no_grad():
             dx, dg, dbeta, dw, db = prenorm_backward(dy, x, g, norm_bias, weight, rstd, mean,
@@ -690,7 +692,22 @@ def _pre_setup(ctx, inputs, output):
     ctx.is_ln, ctx.has_bias, ctx.eps, ctx.offset = is_ln, bias is not None, eps, offset
 
 
+def _no_double_backward(op: str) -> None:
+    """The backward kernels have no derivative of their own: a backward taken with
+    create_graph=True (gradient penalties, Hessian-vector products) is refused, not given zero
+    second derivatives."""
+    if torch.is_grad_enabled() and not torch.compiler.is_compiling():
+        raise NotImplementedError(
+            f"normfuse: {op}'s backward is not differentiable (create_graph=True / double "
+            f"backward); use the unfused modules for higher-order gradients")
+
+
+def _unit(t: Optional[Tensor]) -> Optional[Tensor]:
+    return t if t is None or t.is_contiguous() else t.contiguous()
+
+
 def _pre_backward(ctx, dy, _drstd, _dmean):
+    _no_double_backward("layernorm_linear" if ctx.is_ln else "rmsnorm_linear")
     x, g, beta, w, rstd, mean, y, bias = ctx.saved_tensors
     dx, dg, dbeta, dw, db = _pre_bwd(dy.contiguous(), x, g, beta, w, rstd, mean, ctx.eps,
                                      ctx.offset, ctx.is_ln, ctx.has_bias, y, bias)
@@ -784,13 +801,14 @@ def nogemm_norm_backward(dy: Tensor, h: Tensor, norm_weight: Optional[Tensor], r
     """(dh in h's dtype, dg fp32, dbeta fp32 or None) of z = norm(h) (offset + g) [+ beta] for
     dz = dy, by NOGEMM_NORM_BWD (rows longer than the persistent kernel's MAX_N: "row");
     g = norm_weight must be given."""
+    if NOGEMM_NORM_BWD not in ("persistent", "row"):
+        raise ValueError(f"normfuse.ops.training.NOGEMM_NORM_BWD = {NOGEMM_NORM_BWD!r}: expected "
+                         "'persistent' or 'row'")
+    norm_weight, beta = _unit(norm_weight), _unit(beta)
     if NOGEMM_NORM_BWD == "persistent" and h.shape[1] <= NORM_MAX_N:
         dy = dy if dy.stride(-1) == 1 else dy.contiguous()
         h = h if h.stride(-1) == 1 else h.contiguous()
         return norm_kernel_backward(dy, h, norm_weight, rstd, mean, offset, is_ln, True, is_ln)
-    if NOGEMM_NORM_BWD != "row":
-        raise ValueError(f"normfuse.ops.training.NOGEMM_NORM_BWD = {NOGEMM_NORM_BWD!r}: expected "
-                         "'persistent' or 'row'")
     g = _offset_weight(norm_weight, offset, cache=False)
     return norm_backward(dy, None, h, rstd, mean, g, beta, None, is_ln=is_ln, op=op)
 
@@ -840,6 +858,7 @@ def _post_setup(ctx, inputs, output):
 
 
 def _post_backward(ctx, dz, _dh, _drstd, _dmean):
+    _no_double_backward("linear_layernorm" if ctx.is_ln else "linear_rmsnorm")
     x, w, g, beta, h, rstd, mean = ctx.saved_tensors
     dx, dw, dg, dbeta, db, dres = _post_bwd(dz.contiguous(), x, w, g, beta, h, rstd, mean,
                                             ctx.eps, ctx.offset, ctx.is_ln, ctx.has_bias)
@@ -898,6 +917,7 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
         dx, dw1, dg1, dbeta1, db1, dw2, dg2, dbeta2, db2 = fallback.postnorm_mlp_backward(
             dout, x, w1, g1, beta1, w2, g2, beta2, h1, a, h2, eps, is_ln)
     else:
+        g1, beta1 = _unit(g1), _unit(beta1)  # (the kernels read them with unit stride)
         with torch.no_grad():
             # norm2's backward: no GEMM before it inside the block (op-level form)
             dh2, dg2, dbeta2 = nogemm_norm_backward(dout, h2, g2, rstd2, mean2, beta2, 0.0,
@@ -944,6 +964,7 @@ def _mlp_setup(ctx, inputs, output):
 
 
 def _mlp_backward(ctx, dout, *_unused):
+    _no_double_backward("postnorm_mlp")
     saved = ctx.saved_tensors
     dx, dw1, dg1, dbeta1, db1, dw2, dg2, dbeta2, db2 = _mlp_bwd(
         dout.contiguous(), *saved, ctx.eps, ctx.is_ln, ctx.has_b1, ctx.has_b2)
