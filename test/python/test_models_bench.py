@@ -764,3 +764,59 @@ def test_profile_helpers_are_the_kinds_their_callers_use():
     assert not inspect.isgeneratorfunction(P.kernels_of)
     assert inspect.isgeneratorfunction(inspect.unwrap(P.configuration_call))
     assert hasattr(P.configuration_call("llama", "stock", "prefill"), "__enter__")
+
+
+@pytest.mark.parametrize("interleave", [False, True])
+def test_recompiles_are_counted_per_mode(monkeypatch, interleave):
+    """A compiled configuration's two modes share one Dynamo cache: a recompile forced in the
+    prefill's second warm-up call is the prefill's and not the train step's, timed interleaved
+    or not (interleaved, the train mode's mark once hid it and a train recompile was charged
+    to both)."""
+    import warnings
+    monkeypatch.setattr(M, "INTERLEAVED_CALLS", {"prefill": 3, "train": 3})
+    real = M._forward
+    n = [0]
+
+    def fwd(f, ids):
+        import torch
+        if not torch.is_grad_enabled() and hasattr(f, "_orig_mod"):
+            n[0] += 1
+            if n[0] == 2:  # the prefill's second warm-up call: another shape, one recompile
+                return real(f, ids[:, :-1])
+        return real(f, ids)
+    monkeypatch.setattr(M, "_forward", fwd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        recs, _ = M.run_model(M.tiny_spec("llama"), configs=("stock", "stock+compile"),
+                              device="cpu", backend="eager", log=lambda *a: None,
+                              interleave=interleave)
+    got = {r["mode"]: r["recompiles"] for r in recs if r["compiled"]}
+    assert got == {"prefill": 1, "train": 0}, got
+
+
+def test_goals_compare_one_timing_basis_and_count_errors():
+    """summarize: a best normfuse figure timed alone (do_bench) is not set against an
+    interleaved stock median (no speed-up, no verdict); a normfuse configuration that raised
+    fails the numerics goal and, if compiled, the compile goal."""
+    def rec(config, ms, status="ok", timed=None, **kw):
+        r = dict(model="m", mode="prefill", config=config, status=status, ms=ms,
+                 err_ratio=0.9, compiled="compile" in config, recompiles=0, graph_breaks=0,
+                 **kw)
+        if timed:
+            r["timed"] = timed
+        return r
+    recs = [rec("stock", 10.0), rec("stock+compile", 8.0),
+            rec("normfuse+liger+compile", 7.5, timed="alone"),
+            rec("normfuse", None, status="error"), rec("normfuse+compile", None, status="error")]
+    (row,) = M.summarize(recs)
+    assert row["best_normfuse"] == "normfuse+liger+compile"
+    assert "speedup" not in row and "faster" not in row
+    assert row["errors"] == ["normfuse", "normfuse+compile"]
+    assert row["numerics_ok"] is False and row["compile_clean"] is False
+    md = M.table({"records": recs, "summary": [row]})
+    assert "normfuse configuration(s) that raised" in md
+    recs = [rec("stock", 10.0), rec("stock+compile", 8.0), rec("normfuse", 7.0),
+            rec("normfuse+compile", 7.2)]
+    (row,) = M.summarize(recs)
+    assert row["speedup"] == pytest.approx(8.0 / 7.0) and row["faster"]
+    assert row["numerics_ok"] is True and row["compile_clean"] is True and "errors" not in row

@@ -444,9 +444,14 @@ class CompileCounter:
         self.post_pass = post_pass  # an Inductor post-grad custom pass (normfuse's), or None
         self.graphs = 0
         self._mark = (0, {})
+        # the graphs per mode (`mode`: set by the caller before each call of the compiled
+        # model; the two modes' calls interleave, so each mode's recompiles are its own count)
+        self.mode = None
+        self.by_mode: dict = {}
 
     def __call__(self, gm, example_inputs):
         self.graphs += 1
+        self.by_mode[self.mode] = self.by_mode.get(self.mode, 0) + 1
         if self.backend == "inductor":
             from torch._inductor.compile_fx import compile_fx
             if self.post_pass is not None:  # (caches off: the pass runs, and reports, here)
@@ -699,12 +704,14 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
                 def call():
                     return _step(f, ids, R, params)
             if counter is not None:
+                call = _in_mode(counter, mode, call)
                 counter.mark()
             call()
             _sync(device)
             if counter is not None:
                 rec.update(counter.since_mark())
                 counter.mark()
+                base = counter.by_mode.get(mode, 0)  # this mode's graphs after its first call
             if post_pass is not None and post_pass.reports:  # (empty on a graph-cache hit)
                 info["inductor_pass"] = "\n\n".join(str(r) for r in post_pass.reports)
                 rec["pass_fused"] = sum(len(r.matched) for r in post_pass.reports)
@@ -726,7 +733,7 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
                 rec["_scope"] = functools.partial(_deferred_scope, model, mode == "train",
                                                   patches, taken)
                 if counter is not None:  # recompiles: counted after the interleaved calls
-                    rec["_counter"] = counter
+                    rec["_counter"] = (counter, mode, base)
                 recs.append(rec)
                 log(f"  {spec.name:12s} {cfg.name:24s} {mode:7s} (timed interleaved)  err "
                     f"{rec['err']:.2e}" + (f"  graphs {rec['graphs']} breaks "
@@ -736,7 +743,7 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
             if interleaving:
                 rec["timed"] = "alone"
             if counter is not None:
-                rec["recompiles"] = counter.since_mark()["graphs"]
+                rec["recompiles"] = counter.by_mode.get(mode, 0) - base
             recs.append(rec)
             log(f"  {spec.name:12s} {cfg.name:24s} {mode:7s} {rec['ms']:9.3f} ms  err "
                 f"{rec['err']:.2e}" + (f"  graphs {rec['graphs']} breaks {rec['graph_breaks']} "
@@ -749,6 +756,14 @@ def measure(spec: ModelSpec, cfg: Config, sd, ids, R, ref, device, dtype, backen
         import torch._dynamo
         torch._dynamo.reset()
     return recs, info
+
+
+def _in_mode(counter: CompileCounter, mode: str, call):
+    """`call` telling `counter` which mode's graphs it compiles."""
+    def run():
+        counter.mode = mode
+        return call()
+    return run
 
 
 def warm_on_side_stream(fn, n: int = 2) -> None:
@@ -908,9 +923,10 @@ def time_interleaved(records, device, log=print) -> None:
             r.pop(k, None)
     for r in pending:
         del r["_call"], r["_scope"]
-        counter = r.pop("_counter", None)
-        if counter is not None:
-            r["recompiles"] = counter.since_mark()["graphs"]
+        counted = r.pop("_counter", None)
+        if counted is not None:
+            counter, mode, base = counted
+            r["recompiles"] = counter.by_mode.get(mode, 0) - base
         ts = sorted(times[id(r)])
         r["ms"] = statistics.median(ts)
         q = statistics.quantiles(ts, n=4) if len(ts) > 1 else [ts[0]] * 3
@@ -1072,7 +1088,7 @@ def summarize(records) -> list[dict]:
             if nf:
                 bn = min(_same_basis(nf), key=lambda r: r["ms"])
                 row.update(best_normfuse=bn["config"], best_normfuse_ms=bn["ms"])
-            if stock and nf:
+            if stock and nf and b.get("timed") == bn.get("timed"):  # (one timing basis)
                 row["speedup"] = row["best_stock_ms"] / row["best_normfuse_ms"]
                 row["faster"] = row["speedup"] > 1.0
             if lg and nf:
@@ -1080,14 +1096,21 @@ def summarize(records) -> list[dict]:
                 if b.get("timed") == bn.get("timed"):  # (one timing basis)
                     row.update(best_liger=b["config"], best_liger_ms=b["ms"],
                                vs_liger=b["ms"] / bn["ms"])
-            if nf:
+            # normfuse configurations that raised: they fail the goals they would have checked
+            failed = [r["config"] for r in records if r["model"] == m and r["mode"] == mode
+                      and r["config"] in NORMFUSE and r.get("status") == "error"]
+            if failed:
+                row["errors"] = failed
+            if nf or failed:
                 errs = [r.get("err_ratio", math.inf) for r in nf]
-                row["worst_err_ratio"] = max(errs)
-                row["numerics_ok"] = max(errs) <= ERR_GOAL
+                row["worst_err_ratio"] = max(errs) if errs else None
+                row["numerics_ok"] = bool(errs) and max(errs) <= ERR_GOAL and not failed
                 comp = [r for r in nf if r.get("compiled")]
-                if comp:
-                    row["compile_clean"] = all(_breaks_added(records, r) == 0
-                                               and r.get("recompiles") == 0 for r in comp)
+                comp_failed = [c for c in failed if _config(c).compiled]
+                if comp or comp_failed:
+                    row["compile_clean"] = not comp_failed and all(
+                        _breaks_added(records, r) == 0 and r.get("recompiles") == 0
+                        for r in comp)
             out.append(row)
     return out
 
@@ -1173,7 +1196,12 @@ def table(data) -> str:
         if any(r.get("timed") == "alone" for r in recs):
             lines.append("\nConfigurations marked 'timed alone' (Liger's compiled ones) were timed "
                          "by do_bench as they were built, without a sync per call; the best-of "
-                         "columns compare the interleaved medians only.")
+                         "columns compare the interleaved medians only (a speed-up or a Liger "
+                         "ratio across the two bases is left out: '-').")
+        for s in summ:
+            if s.get("errors"):
+                lines.append(f"\n{s['model']} {s['mode']}: normfuse configuration(s) that raised "
+                             f"(the goals count them as missed): {', '.join(s['errors'])}.")
     reports = [(mi["model"], c, i["optimize"]) for mi in data.get("models", [])
                for c, i in mi.get("configs", {}).items() if "optimize" in i]
     if reports:
@@ -1202,14 +1230,18 @@ def plot(data, path: str) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    recs = [r for r in data["records"] if r["status"] == "ok" and r.get("ratio")]
+    # (the interleaved medians only: a configuration timed alone, by another method, is not
+    # comparable with the best stock figure its ratio divides)
+    recs = [r for r in data["records"] if r["status"] == "ok" and r.get("ratio")
+            and r.get("timed") != "alone"]
     if not recs:
         return False
     models = list(dict.fromkeys(r["model"] for r in data["records"]))
     configs = [c for c in data.get("configs", CONFIG_NAMES) if any(r["config"] == c for r in recs)]
     fig, axes = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(models) * 2), 4.5), squeeze=False)
     width = 0.8 / max(1, len(configs))
-    cmap = plt.get_cmap("tab10")
+    cmap = plt.get_cmap("tab20" if len(configs) > 10 else "tab10")
+    handles = {}
     for ax, mode in zip(axes[0], ("prefill", "train")):
         for j, c in enumerate(configs):
             xs, ys = [], []
@@ -1219,14 +1251,18 @@ def plot(data, path: str) -> bool:
                 if r is not None:
                     xs.append(i - 0.4 + width * (j + 0.5))
                     ys.append(1.0 / r["ratio"])
-            ax.bar(xs, ys, width, label=c, color=cmap(j % 10),
-                   hatch="//" if "compile" in c else None, edgecolor="white")
+            bars = ax.bar(xs, ys, width, label=c, color=cmap(j % cmap.N),
+                          hatch="//" if "compile" in c else None, edgecolor="white")
+            if xs:
+                handles.setdefault(c, bars)
         ax.axhline(1.0, color="black", lw=0.8)
         ax.set_xticks(range(len(models)))
         ax.set_xticklabels(models)
         ax.set_title(f"{mode}: speed-up over the best stock configuration")
         ax.set_ylabel("best stock ms / ms")
-    axes[0][1].legend(fontsize=7, loc="lower right")
+    # (one legend over both panels: the prefill-only configurations have no bar in train's)
+    axes[0][1].legend([handles[c] for c in configs if c in handles],
+                      [c for c in configs if c in handles], fontsize=7, loc="lower right")
     where = data.get("gpu") or data.get("device", "")
     fig.suptitle(f"normfuse model benchmark, {where}, {str(data.get('date', ''))[:10]}", fontsize=9)
     fig.tight_layout()
