@@ -644,3 +644,72 @@ def test_unfused_norm_runs_the_standalone_op(interpreted):
         assert interpreted == []
         off, rep = normfuse.optimize(copy.deepcopy(stock), report=True, standalone=False)
     assert rep.standalone == [] and "forward" not in off.norm.__dict__
+
+
+def _every_other(t):
+    return torch.stack([t, torch.zeros_like(t)], 1).reshape(-1)[::2]
+
+
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_kernels_take_strided_weight_and_bias(interpreted, is_ln):
+    """A weight and bias given as stride-2 views (or expanded): the kernels read a bare
+    pointer with unit stride, so the op hands them contiguous copies (the interpreter refuses
+    a strided tensor; on the GPU the kernels read every other value), forward and backward,
+    within 1.5x eager bf16's error of fp64; the launch-ready path leaves strided vectors to
+    the slow path."""
+    x, w, b, dy = _case((70, 300), seed=7, bias=is_ln)
+
+    def fn(x, w, b):
+        if is_ln:
+            return normfuse.ops.layer_norm(x, _every_other(w), _every_other(b), 1e-5)
+        return normfuse.ops.rms_norm(x, _every_other(w), 1e-5)
+    got = _run(fn, x, w, b, dy)
+    _assert_close(got, _ref64(x, w, b, 1e-5, 0.0, is_ln, dy),
+                  _eager_bf16(x, w, b, 1e-5, 0.0, is_ln, dy), "strided")
+    with torch.no_grad():
+        y = fn(x, w, b)
+        ones = torch.ones(1, dtype=x.dtype).expand(x.shape[-1])
+        y1 = normfuse.ops.rms_norm(x, ones, 1e-5)
+        y2 = normfuse.ops.rms_norm(x, ones, 1e-5)  # (a launch-ready call exists now)
+    assert torch.equal(y, got[0]) and torch.equal(y1, y2)
+    assert torch.equal(y1, normfuse.ops.rms_norm(x, torch.ones_like(ones), 1e-5))
+
+
+def test_bias_gradient_in_the_bias_dtype_and_no_double_backward():
+    """An fp32 bias beside a bf16 weight gets an fp32 gradient (once rounded to the weight's
+    dtype first); a backward under create_graph=True raises instead of wrong second
+    derivatives (CPU reference path: the same autograd formula)."""
+    import warnings
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(512, 64, generator=g)
+    w = (1 + 0.1 * torch.randn(64, generator=g)).bfloat16().float().requires_grad_(True)
+    b = torch.randn(64, generator=g, requires_grad=True)
+    dy = torch.randn(512, 64, generator=g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = normfuse.ops.layer_norm(x, w.bfloat16(), b, 1e-5)
+        y.backward(dy)
+        assert b.grad.dtype == torch.float32
+        torch.testing.assert_close(b.grad, dy.sum(0), rtol=1e-4, atol=1e-4)
+        xr = x.clone().requires_grad_(True)
+        loss = normfuse.ops.rms_norm(xr, None, 1e-5).pow(2).sum()
+        with pytest.raises(NotImplementedError, match="not differentiable"):
+            torch.autograd.grad(loss, xr, create_graph=True)
+
+
+def test_forward_launch_follows_a_tile_override(monkeypatch):
+    """NORM_CONFIG_CHOICE set after a first call takes effect for that geometry (the launch-ready
+    key holds the override)."""
+    from normfuse.testing.fake_driver import fused_on_cpu
+    monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
+    monkeypatch.setattr(norm_ops, "sm_count", lambda device: 132)
+    monkeypatch.setattr(norm_ops, "NORM_CONFIG_CHOICE", {})
+    x = torch.randn(2, 300, 512, dtype=torch.bfloat16)
+    w = torch.randn(512, dtype=torch.bfloat16)
+    with fused_on_cpu() as drv, torch.no_grad():
+        normfuse.ops.rms_norm(x, w, 1e-6)
+        rows = norm_ops.norm_config(512)["ROWS"]
+        assert tuple(drv.launches[-1][:3]) == (-(-600 // rows), 1, 1)
+        norm_ops.NORM_CONFIG_CHOICE[512] = {"ROWS": 2}
+        normfuse.ops.rms_norm(x, w, 1e-6)
+        assert tuple(drv.launches[-1][:3]) == (300, 1, 1)

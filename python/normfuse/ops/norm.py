@@ -141,8 +141,10 @@ def _fwd_key(x2, gg, bb, eps, offset, is_ln, no_g, no_b) -> tuple:
     (x itself where absent), the scalars and flags. The outputs are fresh allocations (512-byte
     aligned on CUDA), so their addresses are not part of it."""
     M, N = x2.shape
+    choice = NORM_CONFIG_CHOICE.get(N)  # (an override of the tiles: part of what was planned)
     return ("fwd", x2.device, x2.dtype, gg.dtype, bb.dtype, M, N, x2.stride(0), eps, offset,
-            is_ln, no_g, no_b, _align(x2, gg, bb), gg.shape, gg.device, bb.shape, bb.device)
+            is_ln, no_g, no_b, _align(x2, gg, bb), gg.shape, gg.device, bb.shape, bb.device,
+            tuple(sorted(choice.items())) if choice else None)
 
 
 # (device, dtypes, constexprs) -> the backward's CTAs per SM (all of its grid resident at once)
@@ -168,7 +170,7 @@ def _kernel_forward(x2, g, beta, eps, offset, is_ln):
     if call is not None:
         call(*tensors)
         return y, rstd, mean
-    cfg = norm_config(N)
+    cfg = norm_config(N)  # (in the key too: NORM_CONFIG_CHOICE may change it)
     grid = (-(-M // cfg["ROWS"]),)
     scalars = (M, x2.stride(0), y.stride(0), float(eps), float(offset))
     consts = dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"], IS_LN=is_ln, HAS_G=g is not None,
@@ -228,11 +230,18 @@ def _op_name(is_ln: bool) -> str:
     return "layer_norm" if is_ln else "rms_norm"
 
 
+def _unit_vec(t):
+    """A weight or bias vector as the kernels read it: unit stride (a strided or expanded
+    vector is copied; the kernels take a bare pointer)."""
+    return t if t is None or t.stride(0) == 1 else t.contiguous()
+
+
 def _fwd_impl(x, weight, bias, eps, offset, is_ln):
     if not _route(_op_name(is_ln), x):
         return fallback.norm_forward(x, weight, bias, eps, offset, is_ln)
     with torch.no_grad():
-        return _kernel_forward(_unit_rows(x), weight, bias, eps, offset, is_ln)
+        return _kernel_forward(_unit_rows(x), _unit_vec(weight), _unit_vec(bias), eps, offset,
+                               is_ln)
 
 
 def _fwd_fake(x, weight, bias, eps, offset, is_ln):
@@ -247,17 +256,18 @@ def _bwd_impl(dy, x, weight, rstd, mean, offset, is_ln, want_dg, want_db):
                                             want_db)
     else:
         with torch.no_grad():
-            dx, dg, db = _kernel_backward(_unit_rows(dy), _unit_rows(x), weight, rstd, mean,
-                                          offset, is_ln, want_dg, want_db)
+            dx, dg, db = _kernel_backward(_unit_rows(dy), _unit_rows(x), _unit_vec(weight), rstd,
+                                          mean, offset, is_ln, want_dg, want_db)
+    # (db in the compute dtype: the autograd formula casts it once, to the bias's own dtype)
     return (dx, dg.to(weight.dtype) if want_dg else x.new_empty(0),
-            db.to(x.dtype if weight is None else weight.dtype) if want_db else x.new_empty(0))
+            db.to(fallback.compute_dtype(x.dtype)) if want_db else x.new_empty(0))
 
 
 def _bwd_fake(dy, x, weight, rstd, mean, offset, is_ln, want_dg, want_db):
     N = x.shape[1]
     wdt = x.dtype if weight is None else weight.dtype
     return (x.new_empty(x.shape), x.new_empty(N if want_dg else 0, dtype=wdt),
-            x.new_empty(N if want_db else 0, dtype=wdt))
+            x.new_empty(N if want_db else 0, dtype=fallback.compute_dtype(x.dtype)))
 
 
 _define("norm_fwd(Tensor x, Tensor? weight, Tensor? bias, float eps, float offset, bool is_ln) "
@@ -277,7 +287,17 @@ def _setup(ctx, inputs, output):
     ctx.bias_dtype = None if bias is None else bias.dtype
 
 
+def _no_double_backward(is_ln: bool) -> None:
+    """The backward kernels have no derivative of their own: a backward under create_graph=True
+    is refused, not given wrong second derivatives."""
+    if torch.is_grad_enabled() and not torch.compiler.is_compiling():
+        raise NotImplementedError(
+            f"normfuse: {_op_name(is_ln)}'s backward is not differentiable (create_graph=True / "
+            f"double backward); use torch's norm for higher-order gradients")
+
+
 def _backward(ctx, dy, _drstd, _dmean):
+    _no_double_backward(ctx.is_ln)
     x, weight, rstd, mean = ctx.saved_tensors
     need = ctx.needs_input_grad
     want_dg = weight is not None and need[1]
@@ -375,6 +395,7 @@ class _EagerNorm(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy):
+        _no_double_backward(ctx.is_ln)
         x, weight, rstd, mean = ctx.saved_tensors
         need = ctx.needs_input_grad
         want_dg = weight is not None and need[1]
@@ -412,6 +433,8 @@ def _ready(x, weight, bias, eps, offset, is_ln):
         return None
     gg = weight if weight is not None else x2
     bb = bias if bias is not None else x2
+    if (weight is not None and weight.stride(0) != 1) or (bias is not None and bias.stride(0) != 1):
+        return None  # (strided vectors are copied on the way: _unit_vec)
     M, N = x2.shape
     key = _fwd_key(x2, gg, bb, eps, offset, is_ln, weight is None, bias is None)
     call = _CALLS.get(key)
