@@ -545,8 +545,9 @@ class JITKernel:
         self._cnames = [n for n in names if n in self._constexpr_names]
 
     def _current_target(self):
-        """The current device's target, looked up once per device (a launch used to ask the
-        driver and parse the pipeline every time: about 0.1 ms of host time per launch)."""
+        """(the current device's target, the device index or None), the target looked up once
+        per device (a launch used to ask the driver and parse the pipeline every time: about
+        0.1 ms of host time per launch)."""
         if self._plist is None:
             self._plist = parse_pipeline(self.passes)
         try:
@@ -559,7 +560,7 @@ class JITKernel:
             tgt = _target(None, _kernel_name(self.fn), self._plist)
             if dev is not None:
                 self._targets[dev] = tgt
-        return tgt
+        return tgt, dev
 
     def specialize(self, args, kwargs):
         return specialize(self.fn, args, kwargs)
@@ -589,8 +590,10 @@ class JITKernel:
         binding and the signature in Python (about 0.1 ms of host time per launch on the
         H200's host, measured 2026-12-02). Anything unusual falls through to the general path,
         which validates and names what is wrong."""
-        # the current device: a binary for one arch never runs on another
-        target = self._current_target()
+        # the current device: a binary for one arch never runs on another, and a loaded kernel
+        # (its module and function handle) belongs to the device it was loaded on, as in
+        # Triton's own per-device caches: the device is part of both keys
+        target, dev = self._current_target()
         shape = (len(args), tuple(kwargs))
         binding = self._bindings.get(shape)
         if binding is not None:
@@ -605,34 +608,34 @@ class JITKernel:
                     vals[k] = v
             try:
                 bound = {n: vals[n] for n in self._names}
-                ck = self._fast.get(self._fast_key(shape, bound, options, target))
+                ck = self._fast.get(self._fast_key(shape, bound, options, target, dev))
             except Exception:  # noqa: BLE001 - the general path says what is wrong
                 ck = None
             if ck is not None:
                 return ck, bound, options
-        ck, bound, options = self._compiled_general(target, args, kwargs)
+        ck, bound, options = self._compiled_general(target, args, kwargs, dev)
         if binding is None:
             self._bindings[shape] = self._binding(len(args), tuple(kwargs))
         try:
-            self._fast[self._fast_key(shape, bound, options, target)] = ck
+            self._fast[self._fast_key(shape, bound, options, target, dev)] = ck
         except Exception:  # noqa: BLE001 - (not cached: the general path each time)
             pass
         return ck, bound, options
 
-    def _fast_key(self, shape, bound: dict, options: dict, target) -> tuple:
+    def _fast_key(self, shape, bound: dict, options: dict, target, dev=None) -> tuple:
         """The fast path's key of a launch: its call shape, Triton's specialization of the
-        values, the constexprs, the options and the target."""
+        values, the constexprs, the options, the target and the device."""
         _, spec, _ = _binder(self.fn, target)(**bound)
         return (shape, tuple(spec), tuple(_hashable(bound[n]) for n in self._cnames),
-                tuple(sorted(options.items())), target.backend, target.arch)
+                tuple(sorted(options.items())), target.backend, target.arch, dev)
 
-    def _compiled_general(self, target, args, kwargs):
+    def _compiled_general(self, target, args, kwargs, dev=None):
         kwargs = dict(kwargs)
         options = {k: kwargs.pop(k) for k in _OPTIONS if k in kwargs}
         name = _kernel_name(self.fn)
         bound = bind_arguments(self.fn, args, kwargs, name=name)
         signature, consts, attrs, key = _specialize_bound(self.fn, bound, name, target)
-        ck_key = (key, tuple(sorted(options.items())), target.backend, target.arch)
+        ck_key = (key, tuple(sorted(options.items())), target.backend, target.arch, dev)
         ck = self._cache.get(ck_key)
         if ck is None:
             with self._lock:

@@ -274,3 +274,28 @@ def test_jit_fast_path_keys_on_the_specialization(monkeypatch):
     assert launched[-1][0] is launched[-5][0] and launched[-1][1][-1] is True
     with pytest.raises(TypeError, match="cannot pass str"):
         kernel[(1,)](x, x, "64", 64, 64, 1.0, BLOCK_M=16)
+
+
+def test_jit_loads_a_kernel_per_device():
+    """normfuse.jit on two devices of one arch (the stand-in driver switches the current
+    device between two identical launches): each device loads its own module and function
+    handle, as Triton's own per-device caches do (a handle loaded on device 0 does not launch
+    on device 1)."""
+    from normfuse.testing.fake_driver import fused_on_cpu
+    k = normfuse.jit(scale_rows, passes=())
+    x = torch.randn(64, 64).bfloat16()
+    y = torch.empty(64, 64)
+    with fused_on_cpu() as drv:
+        loads = []
+        real = drv.utils.load_binary
+
+        def load(name, kernel, shared, device):
+            r = real(name, kernel, shared, device)
+            loads.append((device, r[1]))
+            return r
+        drv.utils.load_binary = load
+        for dev in (0, 1, 0):
+            drv.device = dev
+            k[(4,)](x, y, 64, 64, 64, 2.0, BLOCK_M=16)
+        assert len(drv.launches) == 3
+    assert [d for d, _ in loads] == [0, 1] and loads[0][1] != loads[1][1], loads
