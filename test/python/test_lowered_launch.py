@@ -142,7 +142,8 @@ def test_stride_parameterized_gemm_lowers_through_jit(strided_gemm, monkeypatch)
     parameters are the TTIR function's arguments, the unit strides are not among them."""
     import normfuse.compiler as comp
     from triton.backends.compiler import GPUTarget
-    monkeypatch.setattr(comp.JITKernel, "_current_target", lambda self: GPUTarget("cuda", 90, 32))
+    monkeypatch.setattr(comp.JITKernel, "_current_target",
+                        lambda self: (GPUTarget("cuda", 90, 32), None))
     kernel = normfuse.jit(strided_gemm, passes="hopper-ws")
     M, N, K = 1000, 520, 1032
     args = _args(M, N, K, wt=True)  # B = W.t(): the Linear layout, n along rows of W
