@@ -519,3 +519,90 @@ def test_split_op_falls_back_when_the_split_kernel_fails_to_build(monkeypatch, s
     with fused_on_cpu() as drv, pytest.warns(RuntimeWarning, match="failed to build.*planted"):
         outs = F.rmsnorm_linear_split(x, g, ws)
     assert [tuple(o.shape) for o in outs] == [(300, 256), (300, 64)] and len(drv.launches) == 2
+
+
+def test_shared_statistics_epochs_follow_launch_order_across_threads():
+    """Two threads launching one shared-statistics plan on one stream: every launch carries a
+    larger epoch than the one issued before it on that stream's words (the epoch is taken and
+    the kernel issued under one lock; the device accepts any stamp at least its epoch, so a
+    launch issued after a later epoch read another launch's statistics: rel. error 0.26 in the
+    interpreter)."""
+    import sys
+    import threading
+    import normfuse.ops as ops
+    from normfuse.lowering.runtime import SharedStats
+    from normfuse.ops import inference
+    from normfuse.testing.fake_driver import FakeDriver, fused_on_cpu
+    M, N, K = 1000, 2056, 1032
+    gen = torch.Generator().manual_seed(0)
+    with fused_on_cpu():
+        x = torch.randn(7512, K, generator=gen).bfloat16()
+        g = (1 + 0.1 * torch.randn(K, generator=gen)).bfloat16()
+        w = (torch.randn(N, K, generator=gen) / K ** 0.5).bfloat16()
+        ops.rmsnorm_linear(x, g, w)
+        call = inference.pre_call(x, g, None, [w], [None], 1e-6)
+        low = call.plan.lowered
+        assert low.share
+        base = (x[:M], *call.pre, torch.empty(M, N).bfloat16(), *call.post, M,
+                *call.plan.tail[1:])
+    switch = sys.getswitchinterval()
+    old = SharedStats._by_stream
+    SharedStats._by_stream = None
+    sys.setswitchinterval(1e-6)
+    try:
+        with FakeDriver() as drv:
+            plan = low.launch.prepare(base, sms=132)
+
+            def worker():
+                args = list(base)
+                args[0], args[3] = torch.randn(M, K).bfloat16(), torch.empty(M, N).bfloat16()
+                for _ in range(600):
+                    plan.run(tuple(args))
+            ts = [threading.Thread(target=worker) for _ in range(2)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            launches = drv.launches
+    finally:
+        sys.setswitchinterval(switch)
+        SharedStats._by_stream = old
+    assert len(launches) == 1200 and len({la[3] for la in launches}) == 1
+    epochs = [la[35] for la in launches]
+    assert all(b > a for a, b in zip(epochs, epochs[1:])), "an epoch out of launch order"
+
+
+def test_derived_vectors_follow_the_scale_and_take_inference_tensors(monkeypatch):
+    """The lowered LayerNorm launch's derived column sums: a scale whose memory was swapped
+    (`g.data = ...`: same tensor, same version, new address) gets its sums again, not the
+    remembered ones; under torch.inference_mode (tensors without a version counter) the launch
+    derives them afresh instead of raising."""
+    import test_lowered_numerics as T
+    from normfuse.lowering import launch as L
+    kind, flags = T.KINDS[4]
+    low = T._ci_kernel(kind, flags, "").lowered
+    args, names, _ = T._inputs(kind, 304, 528, 192, flags, seed=0)
+    plan = low.prepare(args, grid=3)
+    slots = plan._derived_slots
+    assert slots and names[1] == "G"
+    before = [plan.bound(args)["eargs"][i].clone() for i, _ in slots]
+    g = args[1]
+    g.data = (g.float() * 3 + 1).to(g.dtype)
+    after = plan.bound(args)["eargs"]
+    L._DERIVED_CACHE.clear()
+    plan._last_derived.clear()
+    fresh = plan.bound(args)["eargs"]
+    for (i, _), b in zip(slots, before):
+        assert torch.equal(after[i], fresh[i])
+    assert any(not torch.equal(after[i], b) for (i, _), b in zip(slots, before))
+    import normfuse.ops as ops
+    from normfuse.testing.fake_driver import fused_on_cpu
+    x = torch.randn(300, 128).bfloat16()
+    gl, bl = torch.rand(128).bfloat16(), torch.rand(128).bfloat16()
+    wl = torch.randn(256, 128).bfloat16()
+    with fused_on_cpu() as drv:
+        ops.layernorm_linear(x, gl, bl, wl)
+        with torch.inference_mode():
+            for _ in range(2):
+                ops.layernorm_linear(torch.randn(300, 128).bfloat16(), gl, bl, wl)
+        assert len(drv.launches) == 3

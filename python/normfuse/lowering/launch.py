@@ -31,7 +31,9 @@ refused with the reason (`why_not`), and the caller runs the unlowered kernel in
 """
 from __future__ import annotations
 
+import contextlib
 import operator
+import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -48,6 +50,9 @@ _DERIVED_CACHE_SIZE = 1024  # one entry per weight of a model (a few KB each)
 # derived vectors read by captured CUDA graphs (held until clear_graph_pins(), after the graphs
 # are destroyed: a graph holds addresses, not references)
 _GRAPH_PINS: dict = {}
+# taken from a shared-statistics launch's epoch until the launch is issued (LoweredPlan.run)
+_EPOCH_LOCK = threading.Lock()
+_NO_LOCK = contextlib.nullcontext()
 
 
 def clear_graph_pins() -> None:
@@ -233,10 +238,13 @@ class LoweredLaunch:
         weight = self._arg(args, d.weight)
         scale = self._arg(args, d.scale) if d.scale is not None else None
         b_kn = self.plan.b_kn
-        key = (w_t.data_ptr(), weight._version, weight.dtype, rows, cols, stride, b_kn,
-               None if scale is None else (scale.data_ptr(), scale._version, scale.dtype))
-        hit = _DERIVED_CACHE.get(key)
         capturing = cuda_state.capturing()
+        if weight.is_inference() or (scale is not None and scale.is_inference()):
+            key = hit = None  # (inference tensors have no version counter: nothing cached)
+        else:
+            key = (w_t.data_ptr(), weight._version, weight.dtype, rows, cols, stride, b_kn,
+                   None if scale is None else (scale.data_ptr(), scale._version, scale.dtype))
+            hit = _DERIVED_CACHE.get(key)
         # a freed tensor's address is reused by the next allocation: the entry counts only while
         # the very tensors it was computed from are alive
         if hit is not None and hit[0]() is weight and (scale is None or hit[1]() is scale):
@@ -251,7 +259,7 @@ class LoweredLaunch:
             g = scale.reshape(-1)[:K].float()
             w = w * (g[:, None] if b_kn else g[None, :])
         cs = w.sum(k_axis).contiguous()
-        if capturing:  # computed by every replay, in the graph's memory: not for eager launches
+        if capturing or key is None:  # (a capture: computed by every replay, in its memory)
             return cs
         _DERIVED_CACHE[key] = (weakref.ref(weight), weakref.ref(scale) if scale is not None else None, cs)
         if len(_DERIVED_CACHE) > _DERIVED_CACHE_SIZE:
@@ -415,19 +423,24 @@ class LoweredPlan:
         w = b[0]
         address = w.data_ptr()
         remembered = self._last_derived
+        if w.is_inference():  # (no version counter to check: derived afresh, nothing kept)
+            for i, j, spos in self._derived_info:
+                full[i] = self.launch._derived(j, args, b[:3])
+            return tuple(full)
         for i, j, spos in self._derived_info:
             sc = None if spos is None else args[spos]
             last = remembered.get(i)
             if last is not None and last[0] is w and last[1] == w._version and last[2] is sc \
-                    and (sc is None or last[3] == sc._version) and last[5] == address:
+                    and (sc is None or (last[3] == sc._version and last[6] == sc.data_ptr())) \
+                    and last[5] == address:
                 v = last[4]
                 if capturing:  # a captured graph reads it by address: keep it alive
                     _GRAPH_PINS[id(v)] = v
             else:
                 v = self.launch._derived(j, args, b[:3])
-                if not capturing:
+                if not capturing and (sc is None or not sc.is_inference()):
                     remembered[i] = (w, w._version, sc, None if sc is None else sc._version, v,
-                                     address)
+                                     address, None if sc is None else sc.data_ptr())
             full[i] = v
         return tuple(full)
 
@@ -520,11 +533,12 @@ class LoweredPlan:
         capturing = self._capture_check and cuda_state.capturing()
         eargs = self._eargs(args, (b, sb, tb[0], pb), capturing) if self._derived_slots else \
             self._params(args)
+        # an epoch is taken right before its launch, under a lock where the statistics are
+        # shared: launches on one stream must carry increasing epochs (the device takes any stamp
+        # at least its epoch), and another thread could take a later one between the two
+        lock = _EPOCH_LOCK if self.share else _NO_LOCK
         if direct is not None:
             stream = direct.stream()
-            sbuf, epoch = (SharedStats.take(a.device, self.M, self._block_m, stream, capturing,
-                                            per_row=self.words_per_row)
-                           if self.share else (a, 0))
             maps = self._maps
             ma, mb, mc = maps[0], maps[1], maps[2]
             ea = ma.get(a.data_ptr()) or ma.encode(a)
@@ -548,21 +562,25 @@ class LoweredPlan:
                 em += self._no_members
             else:
                 em = self._no_members
-            if direct.launch_on(stream, *ea, *eb, *ec, *er, *ex, self.M, self.N, self.K, eargs,
-                                sbuf, epoch, *em, *self.tail):
-                return outs if mg else c
+            with lock:
+                sbuf, epoch = (SharedStats.take(a.device, self.M, self._block_m, stream,
+                                                capturing, per_row=self.words_per_row)
+                               if self.share else (a, 0))
+                if direct.launch_on(stream, *ea, *eb, *ec, *er, *ex, self.M, self.N, self.K,
+                                    eargs, sbuf, epoch, *em, *self.tail):
+                    return outs if mg else c
             if self._runner is None:  # a launch hook is registered: Triton's own path
                 self._runner = self.launch.kernel[self.grid]
-        else:
-            sbuf, epoch = self._shared(args, None, capturing)
         dr = None if res is None else TmaArg(args[res[0]], res[1], res[2], res[3])
         aux = self._aux
         dx = None if aux is None else TmaArg(args[aux[0]], aux[1], aux[2], aux[3])
         members = tuple(TmaArg(t, s, st, bx) for t, (s, st, bx) in zip(outs[1:], mg)) if mg \
             else ()
-        self._runner(TmaArg(a, sa, ta, ba), TmaArg(b, sb, tb, bb), TmaArg(c, sc, tc, bc), dr, dx,
-                     self.M, self.N, self.K, eargs, sbuf, epoch, *members, *self._no_members,
-                     *self.tail)
+        with lock:
+            sbuf, epoch = self._shared(args, None, capturing)
+            self._runner(TmaArg(a, sa, ta, ba), TmaArg(b, sb, tb, bb), TmaArg(c, sc, tc, bc), dr,
+                         dx, self.M, self.N, self.K, eargs, sbuf, epoch, *members,
+                         *self._no_members, *self.tail)
         return outs if mg else c
 
 
