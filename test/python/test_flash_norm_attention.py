@@ -408,3 +408,92 @@ def test_custom_op_under_torch_compile(cpu_op):
                        fullgraph=True, backend="eager")
     want = flash_norm_attention_ref(x, k, v, offs, activation="relu", dtype=x.dtype, **w)
     assert torch.equal(fn(x), want)
+
+
+def test_fewer_than_sixteen_keys():
+    """Key lengths under 16: the key tile is at least tl.dot's 16 (it once took the length's
+    power of 2 and failed to compile), the padding masked; against the fp64 reference."""
+    x, k, v, offs, w = _inputs([5, 0, 1, 19], 2, 16, 8)
+    cfg = _config_of(16, 8)
+    assert cfg["BLOCK_N"] == 16
+    args, consts, grid = _kernel_args(x, k, v, offs, w, "gelu_tanh", BN=cfg["BLOCK_N"])
+    res = check_pass_numerics(flash_norm_attention_naive, args, constexprs=consts, grid=grid,
+                              passes="default", num_warps=4)
+    ref, st = flash_norm_attention_ref(x, k, v, offs, activation="gelu_tanh", return_stats=True,
+                                       **w)
+    _assert_close(res, ref, st)
+
+
+def _config_of(D, L):
+    import sys
+    import normfuse.ops  # noqa: F401
+    return sys.modules["normfuse.ops.flash_norm_attention"]._config(D, L)
+
+
+def test_strided_offsets_reach_the_kernel_contiguous(monkeypatch):
+    """int32 offsets given as a stride-2 view: the kernel reads OFFS + b, so the launch gets a
+    contiguous copy (it once got the view's storage: rows left unwritten)."""
+    import sys
+    import normfuse.ops  # noqa: F401
+    mod = sys.modules["normfuse.ops.flash_norm_attention"]
+    x, k, v, offs, w = _inputs([5, 0, 19, 3], 2, 16, 16)
+    base = torch.full((2 * len(offs),), 7, dtype=torch.int32)
+    base[0::2] = offs
+    strided = base[0::2]
+    assert not strided.is_contiguous() and torch.equal(strided, offs)
+    check = mod._check
+
+    def cpu_check(*a, **kw):
+        try:
+            return check(*a, **kw)
+        except ValueError as e:
+            if "CUDA tensor" not in str(e):
+                raise
+            return (*x.shape, k.shape[0], k.shape[1], k.shape[2], offs.to(torch.int64))
+    monkeypatch.setattr(mod, "_check", cpu_check)
+    p = mod.prepare_flash_norm_attention(x, k, v, strided, passes=(), block_m=16, **w)
+    launched = p.runtime_args[3]
+    assert launched.is_contiguous() and torch.equal(launched, offs)
+
+
+def test_head_matrix_weights_train_and_no_double_backward(cpu_op, monkeypatch):
+    """[H, D] norm weights, which the forward takes, reach the backward as the [H * D] vectors
+    it takes (it once refused them after the forward had run), their gradients shaped as the
+    weights; a backward under create_graph=True raises."""
+    import sys
+    from normfuse.ops import flash_norm_attention
+    calls = []
+    bwd = _fake_bwd(calls)
+    real = bwd.flash_norm_attention_bwd
+
+    def checked(*a, ln_weight, ln_bias, rms_weight, **kw):
+        assert all(t is None or t.dim() == 1 for t in (ln_weight, ln_bias, rms_weight))
+        return real(*a, ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight, **kw)
+    bwd.flash_norm_attention_bwd = checked
+    monkeypatch.setitem(sys.modules, "normfuse.ops.flash_norm_attention_bwd", bwd)
+    x, k, v, offs, w = _inputs([3, 4], 2, 16, 8)
+    lnw = w["ln_weight"].reshape(2, 16).clone().requires_grad_()
+    xs = x.clone().requires_grad_()
+    flash_norm_attention(xs, k, v, offs, ln_weight=lnw).float().square().sum().backward()
+    assert calls and lnw.grad.shape == (2, 16) and xs.grad.shape == x.shape
+    out = flash_norm_attention(xs, k, v, offs).float().square().sum()
+    with pytest.raises(NotImplementedError, match="not differentiable"):
+        torch.autograd.grad(out, xs, create_graph=True)
+
+
+def test_fake_output_is_contiguous_like_the_real_one(cpu_op):
+    """x given as a permuted view: the op's output is contiguous on every path and its fake
+    (meta) implementation says so (Inductor asserted the strides and failed)."""
+    from normfuse.ops import flash_norm_attention
+    x, k, v, offs, w = _inputs([3, 5], 2, 16, 16)
+    xt = x.transpose(0, 1).contiguous().transpose(0, 1)  # [T, H, D] with strides (16, T*16, 1)
+    assert not xt.is_contiguous()
+    out = flash_norm_attention(xt, k, v, offs, **w)
+    assert out.is_contiguous()
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+        fx = mode.from_tensor(xt)
+        fo = torch.ops.normfuse.flash_norm_attention_fwd.default(
+            fx, mode.from_tensor(k), mode.from_tensor(v), mode.from_tensor(offs),
+            None, None, None, "gelu_tanh", 1.0, 1e-5, 1e-5, -1)[0]
+    assert fo.stride() == out.stride()

@@ -124,7 +124,8 @@ def _check(op: str, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation
 
 
 def _config(D: int, L: int) -> dict:
-    block_n = min(triton_next_pow2(L), 128 if D <= 128 else 64)
+    # (at least 16 keys a tile: tl.dot's smallest K; the key mask covers the padding)
+    block_n = max(16, min(triton_next_pow2(L), 128 if D <= 128 else 64))
     return dict(BLOCK_M=64, BLOCK_N=block_n, num_warps=4, num_stages=2)
 
 
@@ -196,7 +197,7 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     x = x.contiguous()
     k = k.contiguous()
     v = v.contiguous()
-    offs = offsets.to(torch.int32)
+    offs = offsets.to(torch.int32).contiguous()  # (the kernel reads OFFS + b: unit stride)
     if off is not None:  # read on the host by the checks: the exact row-block count
         cnt = torch.zeros(B + 1, dtype=torch.int64)
         cnt[1:] = torch.cumsum(torch.div(off[1:] - off[:-1] + (bm - 1), bm, rounding_mode="floor"), 0)
@@ -258,7 +259,8 @@ def _fna_op(x: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offsets: torch.Te
     # the offsets are checked here, on the host (one sync; this also sizes the grid exactly)
     out, mean, rstd, rrms = _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
                                       qk_scale, eps, rms_eps, max_seqlen if max_seqlen >= 0 else None)
-    return out, mean, rstd, rrms
+    # (contiguous whatever x's layout, on every path: what the fake implementation promises)
+    return out.contiguous(), mean, rstd, rrms
 
 
 @_fna_op.register_fake
@@ -266,7 +268,8 @@ def _fna_fake(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_s
               max_seqlen):
     T = x.shape[0]
     stat = x.new_empty((T,), dtype=torch.float32)
-    return torch.empty_like(x), stat, x.new_empty((T,), dtype=torch.float32), \
+    # (contiguous, as the real op's output: it makes x contiguous before allocating it)
+    return x.new_empty(x.shape), stat, x.new_empty((T,), dtype=torch.float32), \
         x.new_empty((T,), dtype=torch.float32)
 
 
@@ -279,6 +282,10 @@ def _setup_context(ctx, inputs, output):
 
 
 def _backward(ctx, dout, dmean, drstd, drrms):
+    if torch.is_grad_enabled() and not torch.compiler.is_compiling():
+        raise NotImplementedError(
+            "normfuse: flash_norm_attention's backward is not differentiable (create_graph=True "
+            "/ double backward)")
     x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight = ctx.saved_tensors
     try:
         from .flash_norm_attention_bwd import flash_norm_attention_bwd
@@ -287,10 +294,14 @@ def _backward(ctx, dout, dmean, drstd, drrms):
             "flash_norm_attention's backward needs normfuse.ops.flash_norm_attention_bwd "
             f"(flash_norm_attention_bwd), which is not available: {e}") from e
     c = ctx.cfg
+
+    def flat(t):  # (the forward takes [H * D] or [H, D] vectors; the backward [H * D])
+        return None if t is None else t.reshape(-1)
     dx, dk, dv, dlnw, dlnb, drmsw = flash_norm_attention_bwd(
         dout.contiguous(), x, k, v, offsets, out, mean, rstd, rrms, activation=c["activation"],
-        qk_scale=c["qk_scale"], ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight,
-        eps=c["eps"], rms_eps=c["rms_eps"], max_seqlen=c["max_seqlen"])
+        qk_scale=c["qk_scale"], ln_weight=flat(ln_weight), ln_bias=flat(ln_bias),
+        rms_weight=flat(rms_weight), eps=c["eps"], rms_eps=c["rms_eps"],
+        max_seqlen=c["max_seqlen"])
 
     def like(g, t):
         return None if g is None or t is None else g.reshape(t.shape)
