@@ -504,6 +504,12 @@ def _pre_decision(path, spec, probe, modules, split: bool = False):
             f" (used by {_users(other)})" if other else "")
     if other:
         return None, None, f"its output is also used by {_users(other)}"
+    esc = _unique(probe.escapes.get(path, []))
+    if esc:  # (the final norm of a *ForCausalLM: the base model's output, output_hidden_states)
+        return None, None, (f"its output is returned by {', '.join(_disp(e) for e in esc[:2])}: "
+                            f"fused, that module would return the norm's input to any caller "
+                            f"that reads it (the base model called alone, output_hidden_states); "
+                            f"optimize the model that returns it to fuse what reads it")
     consumers = _unique(u.what for u in gemm)
     for m in [path] + consumers:
         why = _untouchable(modules[m])
@@ -848,11 +854,6 @@ def _decide(model, probe, include, exclude, rep, train="composed", split: bool =
             notes = []
             if any(u.via_view for u in probe.uses.get(path, []) if u.kind == "gemm"):
                 notes.append("read through row views")
-            esc = _unique(probe.escapes.get(path, []))
-            if esc:
-                notes.append(f"returned by {', '.join(_disp(e) for e in esc[:2])}: called alone, "
-                             f"that module now returns the norm's input (the whole model is "
-                             f"unaffected)")
             g.match = Match(path, type(mod).__name__, spec, "pre", consumers, _pre_plan(g),
                             "; ".join(notes))
             groups.append(g)
