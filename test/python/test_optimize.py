@@ -989,10 +989,10 @@ def test_split_leftovers_are_not_copied_and_clear_caches_reaches_sibling_joins()
 
     def boom(*a, **k):
         raise RuntimeError("interrupted")
-    handle = model.k.register_forward_pre_hook(boom)
+    model.k.forward = boom  # (not a hook: hooks make the group run unfused)
     with torch.no_grad(), pytest.raises(RuntimeError, match="interrupted"):
         model(x)
-    handle.remove()
+    del model.k.forward
     assert model.norm._pending is not None
     assert copy.deepcopy(model).norm._pending is None
     assert pickle.loads(pickle.dumps(model)).norm._pending is None
@@ -1029,3 +1029,68 @@ def test_example_inputs_a_forward_changes_are_fresh_for_every_run():
     m, rep = _optimize(om.tiny_family("llama"), {"input_ids": ids, "past_key_values": cache})
     assert len(rep.matches) == 4 and [r.module for r in rep.refusals] == ["model.norm"], str(rep)
     assert cache.get_seq_length() == 0  # the user's object is left as it was
+
+
+def test_sibling_gemms_follow_substituted_and_parametrized_weights():
+    """BERT's query / key / value (one GEMM over their joined weights in inference):
+    functional_call with a fresh query weight each call gets its own weight each time (a freed
+    weight's id and address, reused by the next, once hit the previous join); a member whose
+    weight a parametrization computes makes each member run its own GEMM (it raised KeyError)."""
+    from torch.func import functional_call
+    from torch.nn.utils import parametrize
+    stock = om.tiny_family("bert")
+    model, rep = _optimize(copy.deepcopy(stock))
+    ids = IDS
+    k = "encoder.layer.0.attention.self.query.weight"
+    shape = dict(stock.named_parameters())[k].shape
+    with torch.no_grad():
+        for seed in range(3):
+            w = torch.randn(shape, generator=torch.Generator().manual_seed(seed))
+            want = functional_call(stock, {k: w}, (), {"input_ids": ids})["last_hidden_state"]
+            got = functional_call(model, {k: w}, (), {"input_ids": ids})["last_hidden_state"]
+            assert _rel(got, want) < 1e-5, seed
+            del w, got, want
+
+    class Double(nn.Module):
+        def forward(self, w):
+            return 2 * w
+    for m in (stock, model):
+        parametrize.register_parametrization(m.encoder.layer[0].attention.self.key, "weight",
+                                             Double())
+    with torch.no_grad():
+        assert _rel(model(input_ids=ids)["last_hidden_state"],
+                    stock(input_ids=ids)["last_hidden_state"]) < 1e-5
+
+
+def test_hooks_on_a_pre_norm_group_see_the_stock_computation():
+    """Forward hooks a user registers after optimize (activation capture, a pre-hook changing a
+    GEMM's input): the group runs as the model wrote it while they are there (the norm's output
+    normalized, each consumer's own GEMM), so the hooks see and change what they would in the
+    stock model; removed, the fused form is back."""
+    stock = om.tiny_family("llama").eval()
+    model, rep = _optimize(copy.deepcopy(stock))
+    layer = lambda m: m.model.layers[0]  # noqa: E731
+    seen = {}
+
+    def capture(name):
+        return lambda mod, args, out: seen.setdefault(name, []).append(out.detach().clone())
+    handles = []
+    for tag, m in (("stock", stock), ("model", model)):
+        handles.append(layer(m).input_layernorm.register_forward_hook(capture(tag)))
+        handles.append(layer(m).self_attn.q_proj.register_forward_pre_hook(
+            lambda mod, args: (args[0] + 0.5,)))
+    with torch.no_grad():
+        want = om.logits(stock(input_ids=IDS))
+        got = om.logits(model(input_ids=IDS))
+    assert _rel(got, want) < 1e-5
+    assert seen["model"][0].shape == seen["stock"][0].shape
+    assert _rel(seen["model"][0], seen["stock"][0]) < 1e-5
+    fn = layer(model).input_layernorm
+    assert fn.hooked()
+    for h in handles:
+        h.remove()
+    assert not fn.hooked()
+    x = torch.randn(1, 3, fn.spec.features)
+    with torch.no_grad():
+        assert fn.output_form(x) != "normalized"  # the fused forms again
+        assert _rel(om.logits(model(input_ids=IDS)), om.logits(stock(input_ids=IDS))) < 1e-5

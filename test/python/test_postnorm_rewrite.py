@@ -185,3 +185,30 @@ def test_hooks_and_replaced_linears_after_optimize_are_honoured():
     hooked.dropout.register_forward_hook(lambda m, a, out: out * 2)
     model, rep = _optimize(hooked, (h, r), check=False)
     assert not _post(rep) and "hooks" in str(rep), str(rep)
+
+
+class _Scaled(nn.Module):
+    """A linear wrapped after optimize (1.5 x its output): no GEMM module in the pattern."""
+
+    def __init__(self, base):
+        super().__init__()
+        self.base = base
+
+    def forward(self, x):
+        return self.base(x) * 1.5
+
+
+def test_a_copy_of_a_changed_caller_runs_its_own_forward():
+    """A copy (deepcopy, pickle) traces the caller again on its first call; where the caller
+    changed after optimize so that the pattern is gone (the linear wrapped, a LoRA), the copy
+    runs the caller's own forward instead of raising."""
+    import pickle
+    h, r = torch.randn(2, 5, 2 * D), torch.randn(2, 5, D)
+    stock = om.randomize(om.PostNorm()).eval()
+    model, _ = _optimize(copy.deepcopy(stock), (h, r))
+    model.dense = _Scaled(model.dense)
+    with torch.no_grad():
+        want = stock.norm(1.5 * stock.dense(h) + r)
+        for twin in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+            assert _rel(twin(h, r), want) < 1e-5
+            assert _rel(twin(h, r), want) < 1e-5  # (and again: no second trace)

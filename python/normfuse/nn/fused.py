@@ -352,12 +352,24 @@ class FusedNorm(nn.Module):
                     return True
         return False
 
+    def hooked(self) -> bool:
+        """Forward hooks on the norm or a consumer (a user's: activation capture, calibration, a
+        pre-hook changing the input): the group then runs as the model wrote it, the norm's
+        output normalized and each consumer's own GEMM ("normalized"), so every hook sees and
+        changes what it would in the stock model."""
+        if _hooked(self):
+            return True
+        for c in self._consumers:
+            if _hooked(c):
+                return True
+        return False
+
     def _packed_now(self, grad: bool) -> bool:
         """Does the norm return the packed output Y (one GEMM over the siblings) now? In
         inference when the group is packed; in composed training when it is packed, torch.compile
         is tracing and Y's width sum N_i differs from K (so that a consumer outside the traced
-        frame, after a graph break, still tells Y from n by its width)."""
-        if not self.packed:
+        frame, after a graph break, still tells Y from n by its width). Never while hooked."""
+        if not self.packed or self.hooked():
             return False
         if not grad:
             return True
@@ -375,13 +387,15 @@ class FusedNorm(nn.Module):
             K, total = self.spec.features, self.total_features
             if (x.shape[-1] == total) if K != total else self._packed_now(grad):
                 return "packed"
-        return "normalized" if grad and self.train_plan == "composed" else "input"
+        return "normalized" if (grad and self.train_plan == "composed") or self.hooked() \
+            else "input"
 
     def _split_now(self, x, grad: bool) -> bool:
         """Does this call run the split form? Eager inference of a split group on a tensor with a
         version counter (the consumers check it), not under torch.compile or FX tracing."""
         return (self.split and not grad and isinstance(x, torch.Tensor)
-                and not torch.compiler.is_compiling() and not x.is_inference())
+                and not torch.compiler.is_compiling() and not x.is_inference()
+                and not self.hooked())
 
     def take_split(self, x, consumer) -> torch.Tensor | None:
         """The consumer's output of the split form when this norm's last call made it for this
@@ -406,7 +420,7 @@ class FusedNorm(nn.Module):
             object.__setattr__(self, "_pending", (x, x._version, outs, {
                 id(c): i for i, c in enumerate(self._consumers)}))
             return x  # each consumer takes its output (`take_split`) for this x
-        if grad and self.train_plan == "composed":
+        if (grad and self.train_plan == "composed") or self.hooked():
             n = composed_norm(self.spec, self._original, x, *self.norm_params())
             if not self._packed_now(grad):
                 return n  # each consumer runs its GEMM on n
@@ -728,17 +742,24 @@ class SiblingGEMMs:
 
     def weight_and_bias(self):
         """([sum N_i, K] weight, [sum N_i] bias or None): a view of the packed weights (else
-        their concatenation), the biases concatenated; kept while the parameters (identity,
-        version, address) stay as they were."""
+        their concatenation), the biases concatenated; kept while the parameters (the very
+        tensors, held with the entry, their versions and addresses) stay as they were. None
+        where a member's weight is no registered parameter (a parametrization computes it):
+        each member then runs its own GEMM."""
         ms = self.members
         ps = [m._parameters for m in ms]
+        if any(p.get("weight") is None for p in ps):
+            return None
         srcs = tuple(p["weight"] for p in ps) + tuple(p.get("bias") for p in ps)
-        key = tuple(None if t is None else (id(t), t._version, t.data_ptr()) for t in srcs)
-        if key == self.joined_key:
+        key = tuple(None if t is None else (t._version, t.data_ptr()) for t in srcs)
+        held = self.joined_key
+        # (identity checked against the tensors the entry holds: an id or an address of a freed
+        # tensor is reused by the next allocation, e.g. functional_call's fresh weights)
+        if held is not None and held[0] == key and all(a is b for a, b in zip(held[1], srcs)):
             return self.joined
         ws = [m.gemm_weight() for m in ms]
         w = joined_view(ws) if adjacent(ws) else torch.cat(ws)
-        self.joined_key, self.joined = key, (w, cat_biases(ws, [p.get("bias") for p in ps]))
+        self.joined_key, self.joined = (key, srcs), (w, cat_biases(ws, [p.get("bias") for p in ps]))
         return self.joined
 
     def __getstate__(self):  # (pickling and deepcopy: nothing transient)
@@ -773,9 +794,11 @@ class SiblingLinear(_GemmModule):
             grp.pending = None
             # (an inference tensor has no version counter: an in-place change between the
             # members could not be seen, so under torch.inference_mode each runs its own GEMM)
-            if SiblingGEMMs.enabled and not _wants_grad(x, *ms) and not x.is_inference():
-                w, b = grp.weight_and_bias()
-                y = torch.nn.functional.linear(x, w, b)
+            # (a member with hooks runs as the model wrote it: hooks see each member's own call)
+            wb = (grp.weight_and_bias() if SiblingGEMMs.enabled and not _wants_grad(x, *ms)
+                  and not x.is_inference() and not any(_hooked(m) for m in ms) else None)
+            if wb is not None:
+                y = torch.nn.functional.linear(x, *wb)
                 grp.pending = (x, x._version, y, len(ms) - 1)
                 return y[..., self.cols[0]:self.cols[1]]
         else:

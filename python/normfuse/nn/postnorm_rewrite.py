@@ -270,8 +270,14 @@ class PostNormForward:
         m = self.module
         if self.train_plan == "composed" and self._wants_grad(args, kwargs):
             return type(m).forward(m, *args, **kwargs)
-        if self.fn_eval is None:  # unpickled: trace again
-            self._build()
+        if self.fn_eval is None:  # unpickled or copied: trace again
+            if getattr(self, "failed", None):
+                return type(m).forward(m, *args, **kwargs)
+            try:
+                self._build()
+            except PostNormFailure as e:  # (the caller changed since: its own forward, from now)
+                self.failed = str(e)
+                return type(m).forward(m, *args, **kwargs)
         vals = self._graph_args(args, kwargs)
         # (an active dropout also in an eval-mode caller: MC dropout keeps it training)
         if vals is None or any(d.training and d.p > 0 for d in self.dropouts):
