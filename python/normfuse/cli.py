@@ -182,7 +182,10 @@ def _parse_passes(items: Sequence[tuple[str, str]]) -> list:
 def _read_input(path: str) -> tuple[str, str]:
     """(text, source name for diagnostics)."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        try:  # (the bytes, decoded strictly: the locale's decoder lets bad bytes through)
+            return sys.stdin.buffer.read().decode("utf-8"), "<stdin>"
+        except UnicodeDecodeError:
+            raise CLIError("<stdin> is not UTF-8 text") from None
     try:
         with open(path, encoding="utf-8") as f:
             return f.read(), path

@@ -530,11 +530,16 @@ class JITKernel:
 
     def __init__(self, fn, passes=DEFAULT_PASSES):
         self.fn = fn
+        if passes is None:
+            passes = ()
+        parsed = parse_pipeline(passes)  # (a bad pipeline is refused here, naming the pass)
+        if not isinstance(passes, (str, list, tuple)):  # (one Pass object)
+            passes = tuple(parsed)
         self.passes = tuple(passes) if not isinstance(passes, str) else passes
         self._cache: dict[tuple, CompiledKernel] = {}
         self._lock = threading.Lock()
         self._constexpr_names = {fn.arg_names[i] for i in fn.constexprs}
-        self._plist = None  # the parsed pipeline, once (a launch must not re-parse it)
+        self._plist = parsed  # the parsed pipeline, once (a launch must not re-parse it)
         self._targets: dict = {}  # Triton's current device -> its GPUTarget
         # the launch fast path (`_compiled`): per call shape (positional count, keyword names)
         # the binding of arguments to parameters, and per specialization the compiled kernel

@@ -45,16 +45,26 @@ def parse_pipeline(spec: str | Sequence[str | Pass] | None) -> list[Pass]:
     'default' is DEFAULT_PIPELINE."""
     if spec is None:
         return []
+    if isinstance(spec, Pass):
+        return [spec]
     if isinstance(spec, str):
         items = _split_spec(spec)
-    else:
+    elif isinstance(spec, (list, tuple)):
         items = list(spec)
+    else:
+        raise PassError(f"passes must be a pipeline string, a list of pass names or Pass objects, "
+                        f"or None; got {type(spec).__name__}")
     items = [x for item in items for x in (DEFAULT_PIPELINE if item == "default" else (item,))]
     out: list[Pass] = []
     for item in items:
         if isinstance(item, Pass):
             out.append(item)
             continue
+        if not isinstance(item, str):
+            what = (f"the class {item.__name__} (pass an instance: {item.__name__}())"
+                    if isinstance(item, type) and issubclass(item, Pass) else
+                    f"a {type(item).__name__}")
+            raise PassError(f"a pipeline item must be a pass name or a Pass object, got {what}")
         m = re.fullmatch(r"\s*([A-Za-z0-9_\-]+)\s*(?:\{(.*)\})?\s*", item)
         if not m:
             raise PassError(f"cannot read pass '{item}' (expected name or name{{opt=value,...}})")

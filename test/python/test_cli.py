@@ -283,3 +283,19 @@ def test_main_returns_exit_codes_instead_of_exiting(capsys):
     assert cli.main(["--no-such-flag"]) == 1
     assert cli.main(["-o"]) == 1  # -o needs a value
     capsys.readouterr()
+
+
+def test_input_that_is_not_utf8(normfuse_opt, tmp_path):
+    """Bytes that are not UTF-8, from a file or from stdin: one line naming the input, exit
+    status 1 (stdin once raised a UnicodeDecodeError traceback, or under another locale
+    reported an internal error)."""
+    bad = b"\xff\xfe module {}\n"
+    path = tmp_path / "latin.mlir"
+    path.write_bytes(bad)
+    r = subprocess.run([*normfuse_opt, "--epilogue-norm", str(path)], capture_output=True,
+                       timeout=120)
+    assert r.returncode == 1 and b"is not UTF-8 text" in r.stderr, r.stderr
+    r = subprocess.run([*normfuse_opt, "--epilogue-norm", "-"], input=bad, capture_output=True,
+                       timeout=120)
+    assert r.returncode == 1 and b"<stdin> is not UTF-8 text" in r.stderr, r.stderr
+    assert b"Traceback" not in r.stderr and b"internal error" not in r.stderr

@@ -299,3 +299,21 @@ def test_jit_loads_a_kernel_per_device():
             k[(4,)](x, y, 64, 64, 64, 2.0, BLOCK_M=16)
         assert len(drv.launches) == 3
     assert [d for d, _ in loads] == [0, 1] and loads[0][1] != loads[1][1], loads
+
+
+def test_bad_pipelines_are_refused_up_front_naming_the_item():
+    """normfuse.jit checks its pipeline when it is made (not at the first launch); passes=None is
+    no pass, as in compile; a pipeline item that is no name or Pass object (the class instead of
+    an instance, a number, bytes) is a PassError naming it; one Pass object is a pipeline."""
+    from normfuse.passes import PassError
+    from normfuse.passes.hopper_ws import HopperWS
+    with pytest.raises(PassError, match="cluster-size"):
+        normfuse.jit(scale_rows, passes="cluster-reduce{cluster-size=abc}")
+    assert normfuse.jit(scale_rows, passes=None).passes == ()
+    with pytest.raises(PassError, match=r"the class HopperWS \(pass an instance: HopperWS\(\)\)"):
+        normfuse.jit(scale_rows, passes=[HopperWS])
+    with pytest.raises(PassError, match="got a int"):
+        normfuse.jit(scale_rows, passes=[42])
+    with pytest.raises(PassError, match="got bytes"):
+        normfuse.jit(scale_rows, passes=b"hopper-ws")
+    assert len(normfuse.jit(scale_rows, passes=HopperWS()).passes) == 1
