@@ -278,6 +278,32 @@ def test_custom_ops_registered_with_fake_impls():
         assert out[0].shape == (10, 64) and out[1].shape == (10, 48)
 
 
+@pytest.mark.parametrize("eps, exc, match", [
+    (None, TypeError, "eps must be a real number, got NoneType"),
+    ("1e-6", TypeError, "got str"),
+    (torch.tensor(1e-6), TypeError, "got Tensor"),
+    (True, TypeError, "got bool"),
+    (-1e-6, ValueError, "eps must be >= 0"),
+    (float("nan"), ValueError, "eps must be >= 0"),
+])
+def test_eps_is_checked_naming_the_op(eps, exc, match):
+    from normfuse import ops
+    x = torch.randn(4, 64, dtype=torch.bfloat16)
+    g = torch.ones(64, dtype=torch.bfloat16)
+    w = torch.randn(32, 64, dtype=torch.bfloat16)
+    gn = torch.ones(32, dtype=torch.bfloat16)
+    for call in (lambda: ops.rmsnorm_linear(x, g, w, eps),
+                 lambda: ops.layernorm_linear(x, g, g, w, eps),
+                 lambda: ops.linear_rmsnorm(x, w, gn, eps),
+                 lambda: ops.linear_layernorm(x, w, gn, gn, eps),
+                 lambda: ops.rmsnorm_linear_split(x, g, [w, w], eps)):
+        with pytest.raises(exc, match=match):
+            call()
+    import numpy as np
+    assert ops.rmsnorm_linear(x.float(), g.float(), w.float(), np.float32(1e-6)).shape == (4, 32)
+    assert ops.rmsnorm_linear(x.float(), g.float(), w.float(), 0).shape == (4, 32)
+
+
 def test_training_bad_input_raises_naming_it():
     from normfuse.ops import layernorm_linear, linear_rmsnorm, postnorm_mlp, rmsnorm_linear
     x = torch.randn(4, 64, dtype=torch.bfloat16, requires_grad=True)

@@ -69,6 +69,16 @@ def _direct(x, *tensors) -> bool:
     return True
 
 
+def _check_eps(op: str, eps) -> None:
+    """eps must be a real number >= 0 (a float, an int, a NumPy scalar; not a tensor, a string,
+    None or a bool)."""
+    import numbers
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"{op}: eps must be a real number, got {type(eps).__name__}")
+    if not eps >= 0:
+        raise ValueError(f"{op}: eps must be >= 0, got {eps}")
+
+
 def _wants_grad(*tensors) -> bool:
     if not torch.is_grad_enabled():
         return False
@@ -181,6 +191,8 @@ def rmsnorm_linear(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=0.0, f
     sm_90, float32) the reference path computes the same function (FallbackWarning, once).
     """
     op = "rmsnorm_linear"
+    if type(eps) is not float or not eps >= 0:
+        _check_eps(op, eps)
     # weight_kn: the fast path passes the [K, N] tensors; the others transpose them (_nk)
     ws, bs = _kn_lists(op, weight, bias) if weight_kn else _lists(op, weight, bias)
     if not folded and norm_weight is None:
@@ -226,6 +238,8 @@ def layernorm_linear(x, norm_weight, norm_bias, weight, eps=1e-5, bias=None, *, 
     into the output bias (W norm_bias), `fold=False` keeps both in the k-loop.
     """
     op = "layernorm_linear"
+    if type(eps) is not float or not eps >= 0:
+        _check_eps(op, eps)
     # weight_kn: the fast path passes the [K, N] tensors; the others transpose them (_nk)
     ws, bs = _kn_lists(op, weight, bias) if weight_kn else _lists(op, weight, bias)
     if type(x) not in _PLAIN or type(norm_weight) not in _PLAIN or type(norm_bias) not in _PLAIN:
@@ -281,6 +295,8 @@ def rmsnorm_linear_split(x, norm_weight, weight, eps=1e-6, bias=None, *, offset=
     Under autograd, the training op's joined output split into contiguous copies; elsewhere
     (CPU, not sm_90, float32) the reference path."""
     op = "rmsnorm_linear_split"
+    if type(eps) is not float or not eps >= 0:
+        _check_eps(op, eps)
     ws, bs = _split_lists(op, weight, bias, weight_kn)
     if norm_weight is None:
         raise ValueError(f"{op}: norm_weight is required")
@@ -302,6 +318,8 @@ def layernorm_linear_split(x, norm_weight, norm_bias, weight, eps=1e-5, bias=Non
                            offset=0.0, fold=True, weight_kn: bool = False) -> list:
     """`rmsnorm_linear_split` for LayerNorm (norm_weight / norm_bias: [K] or None)."""
     op = "layernorm_linear_split"
+    if type(eps) is not float or not eps >= 0:
+        _check_eps(op, eps)
     ws, bs = _split_lists(op, weight, bias, weight_kn)
     if type(x) not in _PLAIN or type(norm_weight) not in _PLAIN or type(norm_bias) not in _PLAIN:
         _tensors(op, x=x, norm_weight=norm_weight, norm_bias=norm_bias)
@@ -357,6 +375,8 @@ def linear_layernorm(x, weight, norm_weight, norm_bias, eps=1e-5, bias=None, res
 
 
 def _postnorm(op, x, weight, norm: dict, eps, bias, residual, offset, options: dict):
+    if type(eps) is not float or not eps >= 0:
+        _check_eps(op, eps)
     g, beta = norm["norm_weight"], norm.get("norm_bias")
     if g is None:
         raise ValueError(f"{op}: norm_weight is required")
