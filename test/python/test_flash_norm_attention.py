@@ -327,19 +327,8 @@ def cpu_op(monkeypatch):
     """normfuse.ops.flash_norm_attention with the kernel launch replaced by the eager reference
     (same outputs and statistics) and the CUDA-only check lifted, so that the custom op, its
     autograd and the call into the backward module run on the CPU."""
-    import sys
-    import normfuse.ops  # noqa: F401 - loads the op's module
-    mod = sys.modules["normfuse.ops.flash_norm_attention"]
-    check = mod._check
-
-    def cpu_check(*a, **k):
-        try:
-            return check(*a, **k)
-        except ValueError as e:
-            if "CUDA tensor" not in str(e):
-                raise
-            x, kk = a[1], a[2]
-            return (*x.shape, kk.shape[0], kk.shape[1], kk.shape[2], None)
+    mod = _fna_module()
+    _lift_cuda_check(monkeypatch, mod)
 
     def fwd(x, k, v, offsets, lnw, lnb, rmsw, act, scale, eps, rms_eps, ms, passes=None,
             check_offsets=True):
@@ -347,9 +336,30 @@ def cpu_op(monkeypatch):
                                            ln_weight=lnw, ln_bias=lnb, rms_weight=rmsw, eps=eps,
                                            rms_eps=rms_eps, dtype=x.dtype, return_stats=True)
         return out, st["mean"], st["rstd"], st["rrms"]
-    monkeypatch.setattr(mod, "_check", cpu_check)
     monkeypatch.setattr(mod, "_fwd_impl", fwd)
     return mod
+
+
+def _fna_module():
+    import sys
+    import normfuse.ops  # noqa: F401 - loads the op's module
+    return sys.modules["normfuse.ops.flash_norm_attention"]
+
+
+def _lift_cuda_check(monkeypatch, mod, offsets_read: bool = False) -> None:
+    """The op's input check with its CUDA-only test lifted (CPU tensors pass); the host
+    offsets it returns: read (int64) with `offsets_read`, else None (not read)."""
+    check = mod._check
+
+    def cpu_check(op, x, k, v, offsets, *a, **kw):
+        try:
+            return check(op, x, k, v, offsets, *a, **kw)
+        except ValueError as e:
+            if "CUDA tensor" not in str(e):
+                raise
+            return (*x.shape, k.shape[0], k.shape[1], k.shape[2],
+                    offsets.to(torch.int64) if offsets_read else None)
+    monkeypatch.setattr(mod, "_check", cpu_check)
 
 
 def _fake_bwd(calls):
@@ -425,32 +435,19 @@ def test_fewer_than_sixteen_keys():
 
 
 def _config_of(D, L):
-    import sys
-    import normfuse.ops  # noqa: F401
-    return sys.modules["normfuse.ops.flash_norm_attention"]._config(D, L)
+    return _fna_module()._config(D, L)
 
 
 def test_strided_offsets_reach_the_kernel_contiguous(monkeypatch):
     """int32 offsets given as a stride-2 view: the kernel reads OFFS + b, so the launch gets a
     contiguous copy (it once got the view's storage: rows left unwritten)."""
-    import sys
-    import normfuse.ops  # noqa: F401
-    mod = sys.modules["normfuse.ops.flash_norm_attention"]
+    mod = _fna_module()
     x, k, v, offs, w = _inputs([5, 0, 19, 3], 2, 16, 16)
     base = torch.full((2 * len(offs),), 7, dtype=torch.int32)
     base[0::2] = offs
     strided = base[0::2]
     assert not strided.is_contiguous() and torch.equal(strided, offs)
-    check = mod._check
-
-    def cpu_check(*a, **kw):
-        try:
-            return check(*a, **kw)
-        except ValueError as e:
-            if "CUDA tensor" not in str(e):
-                raise
-            return (*x.shape, k.shape[0], k.shape[1], k.shape[2], offs.to(torch.int64))
-    monkeypatch.setattr(mod, "_check", cpu_check)
+    _lift_cuda_check(monkeypatch, mod, offsets_read=True)
     p = mod.prepare_flash_norm_attention(x, k, v, strided, passes=(), block_m=16, **w)
     launched = p.runtime_args[3]
     assert launched.is_contiguous() and torch.equal(launched, offs)

@@ -470,15 +470,13 @@ def test_benchmark_cli_and_table(capsys):
     assert "| 0.86 | 3900 |" in md
 
 
-def test_host_path_under_tritons_launcher(monkeypatch):
+def test_host_path_under_tritons_launcher(monkeypatch, stand_in_norm):
     """The ops' real launch path (normfuse.jit with passes=(), Triton's own launcher, the
     backward's occupancy query) on CPU tensors with only the device calls stubbed (FakeDriver,
     132 SMs, a kernel of 0 registers): the grids launched. The backward's CTAs per SM: 8 by
     warps, 6 by shared memory (3 stages of a 4 x 1024 tile of dy and x, bf16: 32 KB + 1 KB
     reserved each, of 228 KB)."""
     from normfuse.testing.fake_driver import fused_on_cpu
-    monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
-    monkeypatch.setattr(norm_ops, "sm_count", lambda device: 132)
     monkeypatch.setattr(norm_ops, "_PER_SM", {})
     x, w, b, dy = _case((2, 3000, 1024), seed=1, bias=True)
     with fused_on_cpu() as drv:
@@ -566,15 +564,21 @@ def test_postnorm_backward_uses_the_persistent_kernel(interpreted, monkeypatch, 
         training._post_bwd(dz, x, w, g, beta, h, rstd, mean, 1e-5, 1.0, is_ln, True)
 
 
-def test_launch_ready_inference_call(monkeypatch):
+@pytest.fixture
+def stand_in_norm(monkeypatch):
+    """The standalone norm op's fused path on CPU tensors (with the stand-in driver the tests
+    enter): no device check, 132 SMs, no launch-ready call from an earlier test."""
+    monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
+    monkeypatch.setattr(norm_ops, "sm_count", lambda device: 132)
+    monkeypatch.setattr(norm_ops, "_CALLS", {})
+
+
+def test_launch_ready_inference_call(monkeypatch, stand_in_norm):
     """Eager no-grad calls after the first launch through Triton's launcher (FakeDriver on CPU
     tensors) take the launch-ready path: one entry per geometry and scalars, the same grid,
     inputs and trailing arguments as Triton's launch; a new eps is a new entry; a bad weight
     still raises (the checks run where no entry matches)."""
     from normfuse.testing.fake_driver import fused_on_cpu
-    monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
-    monkeypatch.setattr(norm_ops, "sm_count", lambda device: 132)
-    monkeypatch.setattr(norm_ops, "_CALLS", {})
     x = torch.randn(2, 300, 512, dtype=torch.bfloat16)
     w = torch.randn(512, dtype=torch.bfloat16)
     with fused_on_cpu() as drv, torch.no_grad():
@@ -697,12 +701,10 @@ def test_bias_gradient_in_the_bias_dtype_and_no_double_backward():
             torch.autograd.grad(loss, xr, create_graph=True)
 
 
-def test_forward_launch_follows_a_tile_override(monkeypatch):
+def test_forward_launch_follows_a_tile_override(monkeypatch, stand_in_norm):
     """NORM_CONFIG_CHOICE set after a first call takes effect for that geometry (the launch-ready
     key holds the override)."""
     from normfuse.testing.fake_driver import fused_on_cpu
-    monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
-    monkeypatch.setattr(norm_ops, "sm_count", lambda device: 132)
     monkeypatch.setattr(norm_ops, "NORM_CONFIG_CHOICE", {})
     x = torch.randn(2, 300, 512, dtype=torch.bfloat16)
     w = torch.randn(512, dtype=torch.bfloat16)

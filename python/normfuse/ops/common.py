@@ -452,6 +452,22 @@ def alias_owner(t: Tensor) -> Optional[Tensor]:
 _CLEARERS: list = []
 
 
+def unit_stride(t: Optional[Tensor]) -> Optional[Tensor]:
+    """A weight or bias vector as the kernels read it: a bare pointer with unit stride (a strided
+    or expanded vector copied)."""
+    return t if t is None or t.is_contiguous() else t.contiguous()
+
+
+def no_double_backward(op: str) -> None:
+    """The ops' backward kernels have no derivative of their own: a backward taken with
+    create_graph=True (gradient penalties, Hessian-vector products) is refused, not given zero or
+    wrong second derivatives. (Compiled backward graphs are traced, not differentiated.)"""
+    if torch.is_grad_enabled() and not torch.compiler.is_compiling():
+        raise NotImplementedError(
+            f"normfuse: {op}'s backward is not differentiable (create_graph=True / double "
+            f"backward); use the unfused modules for higher-order gradients")
+
+
 def register_clear(fn) -> None:
     """`fn()` runs in clear_caches() (the caches of the layers above this one)."""
     _CLEARERS.append(fn)

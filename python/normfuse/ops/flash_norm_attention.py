@@ -33,6 +33,7 @@ from typing import Any, Optional
 import torch
 
 from ..reference_attention import ACTIVATIONS, default_qk_scale
+from .common import no_double_backward
 
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
            "DEFAULT_FNA_PASSES", "PreparedFNA"]
@@ -282,10 +283,7 @@ def _setup_context(ctx, inputs, output):
 
 
 def _backward(ctx, dout, dmean, drstd, drrms):
-    if torch.is_grad_enabled() and not torch.compiler.is_compiling():
-        raise NotImplementedError(
-            "normfuse: flash_norm_attention's backward is not differentiable (create_graph=True "
-            "/ double backward)")
+    no_double_backward("flash_norm_attention")
     x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight = ctx.saved_tensors
     try:
         from .flash_norm_attention_bwd import flash_norm_attention_bwd

@@ -29,7 +29,8 @@ import torch
 from torch import Tensor
 
 from . import fallback
-from .common import define_op, fused_unavailable, register_clear, sm_count, warn_fallback
+from .common import (define_op, fused_unavailable, no_double_backward, register_clear, sm_count,
+                     unit_stride, warn_fallback)
 from ..device import programs_per_sm
 
 __all__ = ["rms_norm", "layer_norm", "norm_config", "norm_unavailable", "MAX_N", "KERNEL_DTYPES"]
@@ -230,17 +231,11 @@ def _op_name(is_ln: bool) -> str:
     return "layer_norm" if is_ln else "rms_norm"
 
 
-def _unit_vec(t):
-    """A weight or bias vector as the kernels read it: unit stride (a strided or expanded
-    vector is copied; the kernels take a bare pointer)."""
-    return t if t is None or t.stride(0) == 1 else t.contiguous()
-
-
 def _fwd_impl(x, weight, bias, eps, offset, is_ln):
     if not _route(_op_name(is_ln), x):
         return fallback.norm_forward(x, weight, bias, eps, offset, is_ln)
     with torch.no_grad():
-        return _kernel_forward(_unit_rows(x), _unit_vec(weight), _unit_vec(bias), eps, offset,
+        return _kernel_forward(_unit_rows(x), unit_stride(weight), unit_stride(bias), eps, offset,
                                is_ln)
 
 
@@ -256,7 +251,7 @@ def _bwd_impl(dy, x, weight, rstd, mean, offset, is_ln, want_dg, want_db):
                                             want_db)
     else:
         with torch.no_grad():
-            dx, dg, db = _kernel_backward(_unit_rows(dy), _unit_rows(x), _unit_vec(weight), rstd,
+            dx, dg, db = _kernel_backward(_unit_rows(dy), _unit_rows(x), unit_stride(weight), rstd,
                                           mean, offset, is_ln, want_dg, want_db)
     # (db in the compute dtype: the autograd formula casts it once, to the bias's own dtype)
     return (dx, dg.to(weight.dtype) if want_dg else x.new_empty(0),
@@ -287,17 +282,8 @@ def _setup(ctx, inputs, output):
     ctx.bias_dtype = None if bias is None else bias.dtype
 
 
-def _no_double_backward(is_ln: bool) -> None:
-    """The backward kernels have no derivative of their own: a backward under create_graph=True
-    is refused, not given wrong second derivatives."""
-    if torch.is_grad_enabled() and not torch.compiler.is_compiling():
-        raise NotImplementedError(
-            f"normfuse: {_op_name(is_ln)}'s backward is not differentiable (create_graph=True / "
-            f"double backward); use torch's norm for higher-order gradients")
-
-
 def _backward(ctx, dy, _drstd, _dmean):
-    _no_double_backward(ctx.is_ln)
+    no_double_backward(_op_name(ctx.is_ln))
     x, weight, rstd, mean = ctx.saved_tensors
     need = ctx.needs_input_grad
     want_dg = weight is not None and need[1]
@@ -395,7 +381,7 @@ class _EagerNorm(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy):
-        _no_double_backward(ctx.is_ln)
+        no_double_backward(_op_name(ctx.is_ln))
         x, weight, rstd, mean = ctx.saved_tensors
         need = ctx.needs_input_grad
         want_dg = weight is not None and need[1]

@@ -55,7 +55,7 @@ from torch import Tensor
 
 from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
 from . import fallback
-from .common import check_prenorm, define_op, sm_count
+from .common import check_prenorm, define_op, no_double_backward, sm_count, unit_stride
 from .norm import MAX_N as NORM_MAX_N, _kernel_backward as norm_kernel_backward
 from .inference import route
 from ..device import LaunchFailure, cluster_occupancy
@@ -651,7 +651,7 @@ def _pre_bwd_impl(dy, x, norm_weight, norm_bias, weight, rstd, mean, eps, offset
                                                           eps, offset, is_ln, has_bias)
     else:
         # (the kernels read the vectors with unit stride; the forward made them contiguous too)
-        norm_weight, norm_bias = _unit(norm_weight), _unit(norm_bias)
+        norm_weight, norm_bias = unit_stride(norm_weight), unit_stride(norm_bias)
         g = _offset_weight(norm_weight, offset, cache=False) if norm_weight is not None else None
         with torch.no_grad():
             dx, dg, dbeta, dw, db = prenorm_backward(dy, x, g, norm_bias, weight, rstd, mean,
@@ -692,22 +692,8 @@ def _pre_setup(ctx, inputs, output):
     ctx.is_ln, ctx.has_bias, ctx.eps, ctx.offset = is_ln, bias is not None, eps, offset
 
 
-def _no_double_backward(op: str) -> None:
-    """The backward kernels have no derivative of their own: a backward taken with
-    create_graph=True (gradient penalties, Hessian-vector products) is refused, not given zero
-    second derivatives."""
-    if torch.is_grad_enabled() and not torch.compiler.is_compiling():
-        raise NotImplementedError(
-            f"normfuse: {op}'s backward is not differentiable (create_graph=True / double "
-            f"backward); use the unfused modules for higher-order gradients")
-
-
-def _unit(t: Optional[Tensor]) -> Optional[Tensor]:
-    return t if t is None or t.is_contiguous() else t.contiguous()
-
-
 def _pre_backward(ctx, dy, _drstd, _dmean):
-    _no_double_backward("layernorm_linear" if ctx.is_ln else "rmsnorm_linear")
+    no_double_backward("layernorm_linear" if ctx.is_ln else "rmsnorm_linear")
     x, g, beta, w, rstd, mean, y, bias = ctx.saved_tensors
     dx, dg, dbeta, dw, db = _pre_bwd(dy.contiguous(), x, g, beta, w, rstd, mean, ctx.eps,
                                      ctx.offset, ctx.is_ln, ctx.has_bias, y, bias)
@@ -804,7 +790,7 @@ def nogemm_norm_backward(dy: Tensor, h: Tensor, norm_weight: Optional[Tensor], r
     if NOGEMM_NORM_BWD not in ("persistent", "row"):
         raise ValueError(f"normfuse.ops.training.NOGEMM_NORM_BWD = {NOGEMM_NORM_BWD!r}: expected "
                          "'persistent' or 'row'")
-    norm_weight, beta = _unit(norm_weight), _unit(beta)
+    norm_weight, beta = unit_stride(norm_weight), unit_stride(beta)
     if NOGEMM_NORM_BWD == "persistent" and h.shape[1] <= NORM_MAX_N:
         dy = dy if dy.stride(-1) == 1 else dy.contiguous()
         h = h if h.stride(-1) == 1 else h.contiguous()
@@ -858,7 +844,7 @@ def _post_setup(ctx, inputs, output):
 
 
 def _post_backward(ctx, dz, _dh, _drstd, _dmean):
-    _no_double_backward("linear_layernorm" if ctx.is_ln else "linear_rmsnorm")
+    no_double_backward("linear_layernorm" if ctx.is_ln else "linear_rmsnorm")
     x, w, g, beta, h, rstd, mean = ctx.saved_tensors
     dx, dw, dg, dbeta, db, dres = _post_bwd(dz.contiguous(), x, w, g, beta, h, rstd, mean,
                                             ctx.eps, ctx.offset, ctx.is_ln, ctx.has_bias)
@@ -917,7 +903,7 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
         dx, dw1, dg1, dbeta1, db1, dw2, dg2, dbeta2, db2 = fallback.postnorm_mlp_backward(
             dout, x, w1, g1, beta1, w2, g2, beta2, h1, a, h2, eps, is_ln)
     else:
-        g1, beta1 = _unit(g1), _unit(beta1)  # (the kernels read them with unit stride)
+        g1, beta1 = unit_stride(g1), unit_stride(beta1)  # (the kernels read them with unit stride)
         with torch.no_grad():
             # norm2's backward: no GEMM before it inside the block (op-level form)
             dh2, dg2, dbeta2 = nogemm_norm_backward(dout, h2, g2, rstd2, mean2, beta2, 0.0,
@@ -964,7 +950,7 @@ def _mlp_setup(ctx, inputs, output):
 
 
 def _mlp_backward(ctx, dout, *_unused):
-    _no_double_backward("postnorm_mlp")
+    no_double_backward("postnorm_mlp")
     saved = ctx.saved_tensors
     dx, dw1, dg1, dbeta1, db1, dw2, dg2, dbeta2, db2 = _mlp_bwd(
         dout.contiguous(), *saved, ctx.eps, ctx.is_ln, ctx.has_b1, ctx.has_b2)
