@@ -696,10 +696,11 @@ def _every_n_case(N):
     return (257, 4103)[i % 2], 192, ("bias", "res") if i % 3 == 0 else ()
 
 
-def _every_n_inputs(kind, N):
-    """The sweep's case at width N on the GPU: (x, w, g, beta, bias, residual, the fp64
-    reference, the unfused kernel's output)."""
-    M, K, extras = _every_n_case(N)
+def _every_n_inputs(kind, N, M=None):
+    """The sweep's case at width N on the GPU (`M`: its rows instead of the case's): (x, w, g,
+    beta, bias, residual, the fp64 reference, the unfused kernel's output)."""
+    m, K, extras = _every_n_case(N)
+    M = M or m
     x, w, g, b = _inputs(kind, M, K, N, N)
     dt = torch.bfloat16
     bias = (0.5 * torch.randn(N, device="cuda")).to(dt) if "bias" in extras else None
@@ -784,13 +785,7 @@ def test_gpu_every_n_auto_rule_from_8192_rows(kind, N, monkeypatch):
     monkeypatch.setitem(post.LOWERED_POSTNORM, kind, "auto")
     post.clear_postnorm_plans()
     M, K = 8200, 192
-    extras = _every_n_case(N)[2]
-    x, w, g, b = _inputs(kind, M, K, N, N)
-    dt = torch.bfloat16
-    bias = (0.5 * torch.randn(N, device="cuda")).to(dt) if "bias" in extras else None
-    res = torch.randn(M, N, device="cuda", dtype=dt) if "res" in extras else None
-    ref = linear_norm_ref(x, w, g, b, 1e-6, bias, res)
-    y0, _, _ = _run(kind, x, w, g, b, 1e-6, bias, res, ())
+    x, w, g, b, bias, res, ref, y0 = _every_n_inputs(kind, N, M)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         y = (linear_rmsnorm(x, w, g, 1e-6, bias, res) if kind == "rms"
