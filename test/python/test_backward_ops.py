@@ -20,21 +20,28 @@ from backward_common import (  # noqa: E402  (fixtures too)
     _dev, _gen, _grads, _mlp_params, _sgd_losses, _stats64, interpreted, mlp_reference)
 
 
-@pytest.mark.parametrize("plan,dw_mode", [("fused", "xn"), ("fused", "prologue"), ("cublas", "xn")])
+@pytest.mark.parametrize("plan,dw_mode", [("fused", "xn"), ("fused", "prologue"), ("cublas", "xn"),
+                                          ("cublas-row", "xn")])
 @pytest.mark.parametrize("is_ln,has_bias", [(False, True), (True, False), (True, True)],
                          ids=["rms-bias", "ln", "ln-bias"])
 def test_prenorm_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, has_bias, dw_mode,
                                               plan):
     """Both backward plans: "fused" (the dX GEMM with the norm backward in its epilogue) and
-    "cublas" (dn = dY W by torch.mm, then the norm backward without the GEMM, writing n)."""
+    "cublas" (dn = dY W by torch.mm, then the norm backward without the GEMM, writing n): by
+    default the standalone norm's persistent kernel (NOGEMM_NORM_BWD "persistent"), with "row"
+    the norm-backward kernel without its GEMM."""
     from normfuse.ops import training
     monkeypatch.setattr(training, "PRENORM_DW", dw_mode)
+    if plan == "cublas-row":
+        monkeypatch.setattr(training, "NOGEMM_NORM_BWD", "row")
     monkeypatch.setitem(training.PRENORM_BWD_PLAN, "layernorm_linear" if is_ln else "rmsnorm_linear",
-                        plan)
-    gemm_in_kernel = []
-    real_nb = training.norm_backward
+                        plan.split("-")[0])
+    gemm_in_kernel, persistent = [], []
+    real_nb, real_pk = training.norm_backward, training.norm_kernel_backward
     monkeypatch.setattr(training, "norm_backward", lambda dy, w, *a, **k: (
         gemm_in_kernel.append(w is not None), real_nb(dy, w, *a, **k))[1])
+    monkeypatch.setattr(training, "norm_kernel_backward", lambda *a, **k: (
+        persistent.append(k.get("xn_out") is not None), real_pk(*a, **k))[1])
     gen = _gen(11)
     Mx, K, NO = 50, 64, 40
     x = (torch.randn(Mx, K, generator=gen) + (5.0 if is_ln else 0.0)).bfloat16()
@@ -45,7 +52,10 @@ def test_prenorm_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, h
     rstd, mean = training.row_stats(x, EPS, is_ln)
     dx, dg, dbeta, dw, db = training._pre_bwd(dy, x, g, beta, w, rstd, mean, EPS, 0.0, is_ln,
                                                     has_bias)
-    assert gemm_in_kernel == [plan == "fused"]
+    # which kernel ran the norm backward: the dX GEMM's epilogue, the persistent kernel writing
+    # n, or the norm-backward kernel without its GEMM
+    assert (gemm_in_kernel, persistent) == {"fused": ([True], []), "cublas": ([], [True]),
+                                            "cublas-row": ([False], [])}[plan]
     if plan == "fused":  # the norm backward in the dX GEMM's epilogue, over 2 N tiles of 32
         assert any("[cluster-reduce] applied: row of 2 N tiles" in r for r in interpreted), interpreted
     bias = torch.zeros(NO).bfloat16() if has_bias else None
@@ -127,8 +137,12 @@ def test_rowdot_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, ha
         launched
     _check_prenorm_grads((dx, dg, dbeta, dw, db), x, g, beta, w, bias, dy, is_ln)
     launched.clear()
+    cublas = []  # without y: the "cublas" plan's norm backward (the persistent kernel)
+    real_pk = training.norm_kernel_backward
+    monkeypatch.setattr(training, "norm_kernel_backward",
+                        lambda *a, **k: (cublas.append(1), real_pk(*a, **k))[1])
     training._pre_bwd(dy, x, g, beta, w, rstd, mean, EPS, 0.0, is_ln, has_bias)
-    assert launched and all(name != "norm_backward_rowdot_naive" for name, _ in launched)
+    assert cublas == [1] and all(name != "norm_backward_rowdot_naive" for name, _ in launched)
 
 
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])

@@ -212,7 +212,7 @@ def test_kernel_partials_one_row_per_program():
     res = check_pass_numerics(
         norm_kernels.norm_bwd, [dy, x, rstd.float(), rstd.float(), w,
                                 torch.full((M, N), float("nan")).bfloat16(), nan, nan.clone(),
-                                M, N, N, N, 0.0],
+                                x, x, M, N, N, N, 0, 0.0],
         constexprs=dict(N=N, BLOCK_N=32, ROWS=2, IS_LN=False, HAS_G=True, HAS_DG=True,
                         HAS_DB=True), grid=(P,), passes=(), num_warps=4)
     xhat = xs * rstd[:, None]
@@ -228,7 +228,7 @@ def _aot(fn, N, consts, warps, stages, x_dtype=torch.bfloat16):
     f = torch.empty(4)
     g = torch.empty(N, dtype=torch.bfloat16)
     if fn is norm_kernels.norm_bwd:
-        args = [bf, bf, f, f, g, bf, f, f, 262144, N, N, N, 0.0]
+        args = [bf, bf, f, f, g, bf, f, f, bf, g, 262144, N, N, N, N, 0.0]
     else:
         args = [bf, g, g, bf, f, f, 262144, N, N, 1e-5, 0.0]
     sig, attrs = launch_signature(fn, args, consts)
@@ -236,12 +236,14 @@ def _aot(fn, N, consts, warps, stages, x_dtype=torch.bfloat16):
                             passes=(), num_warps=warps, num_stages=stages)
 
 
-@pytest.mark.parametrize("N", [1024, 16384])
-def test_kernels_build_for_sm90_without_spills(N):
+@pytest.mark.parametrize("N,xn", [(1024, False), (16384, False), (2048, True), (5632, True)])
+def test_kernels_build_for_sm90_without_spills(N, xn):
+    """xn: the backward also writing n = xhat g + beta (the pre-norm op's "cublas" plan)."""
     cfg = norm_ops.norm_config(N)
     bwd = _aot(norm_kernels.norm_bwd, N, dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"],
                                               IS_LN=True, HAS_G=True, HAS_DG=True, HAS_DB=True,
-                                              STAGES=cfg["STAGES"], ACC_GLOBAL=cfg["ACC_GLOBAL"]),
+                                              STAGES=cfg["STAGES"], ACC_GLOBAL=cfg["ACC_GLOBAL"],
+                                              HAS_XN=xn, HAS_BETA=xn),
                cfg["num_warps"], cfg["STAGES"])
     fwd = _aot(norm_kernels.norm_fwd, N, dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"],
                                               IS_LN=True, HAS_G=True, HAS_B=True),

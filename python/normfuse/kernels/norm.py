@@ -54,16 +54,20 @@ def norm_fwd(X, G, B, Y, RSTD, MEAN, M, stride_xm, stride_ym, eps, offset, N: tl
 
 
 @triton.jit
-def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, M, stride_dym, stride_xm, stride_dxm, offset,
-             N: tl.constexpr, BLOCK_N: tl.constexpr, ROWS: tl.constexpr, IS_LN: tl.constexpr,
-             HAS_G: tl.constexpr, HAS_DG: tl.constexpr, HAS_DB: tl.constexpr,
-             STAGES: tl.constexpr = 1, ACC_GLOBAL: tl.constexpr = False):
+def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, XN, BETA, M, stride_dym, stride_xm, stride_dxm,
+             stride_xnm, offset, N: tl.constexpr, BLOCK_N: tl.constexpr, ROWS: tl.constexpr,
+             IS_LN: tl.constexpr, HAS_G: tl.constexpr, HAS_DG: tl.constexpr, HAS_DB: tl.constexpr,
+             STAGES: tl.constexpr = 1, ACC_GLOBAL: tl.constexpr = False,
+             HAS_XN: tl.constexpr = False, HAS_BETA: tl.constexpr = False):
     """STAGES > 1: the loop's loads of dy, x and the statistics pipelined (cp.async into shared
     memory, STAGES - 1 row blocks ahead). ACC_GLOBAL (rows too long for the partials and the
     scale to stay in registers): the scale is reloaded per row block and each partial is
     accumulated in its program's own row of DGP / DBP (zeroed by the caller; read and written
     by that program only, so from L2), with STAGES = 1 (a pipelined load would not see the
-    previous iteration's store)."""
+    previous iteration's store). HAS_XN: also store the norm's output n = xhat (offset + g)
+    [+ BETA] (HAS_BETA) into XN (row stride stride_xnm, XN's dtype): the pre-norm op's
+    backward takes it for dW = dY^T n where x is at hand anyway (XN, BETA: any pointer when
+    their flags are off)."""
     pid = tl.program_id(0)
     P = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_N)
@@ -100,6 +104,14 @@ def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, M, stride_dym, stride_xm, strid
         dx = dx * rstd[:, None]
         tl.store(DX + r64[:, None] * stride_dxm + cols[None, :], dx.to(DX.dtype.element_ty),
                  mask=msk)
+        if HAS_XN:
+            xn = xhat
+            if HAS_G:
+                xn = xhat * s[None, :]
+            if HAS_BETA:
+                xn += tl.load(BETA + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
+            tl.store(XN + r64[:, None] * stride_xnm + cols[None, :], xn.to(XN.dtype.element_ty),
+                     mask=msk)
         if ACC_GLOBAL:
             if HAS_DG:
                 pg = DGP + pid * N + cols

@@ -182,30 +182,42 @@ def _kernel_forward(x2, g, beta, eps, offset, is_ln):
     return y, rstd, mean
 
 
-def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db):
+def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db, xn_out=None,
+                     beta=None):
+    """(dx, dg fp32 or None, dbeta fp32 or None) of the norm over x2's rows through the persistent
+    `norm_bwd` kernel. `xn_out` ([M, N], unit column stride): the kernel also writes the norm's
+    output n = xhat (offset + g) [+ beta] there (the pre-norm op's backward: dW = dY^T n); `beta`
+    is read only for that."""
     M, N = x2.shape
     dx = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
     if M == 0:
         z = torch.zeros(N, device=x2.device, dtype=torch.float32)
         return dx, (z if want_dg else None), (z.clone() if want_db else None)
+    has_xn = xn_out is not None
+    has_beta = has_xn and beta is not None
     cfg = norm_config(N)
     meta = dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"], IS_LN=is_ln, HAS_G=g is not None,
                 HAS_DG=want_dg, HAS_DB=want_db, STAGES=cfg["STAGES"], ACC_GLOBAL=cfg["ACC_GLOBAL"],
-                num_warps=cfg["num_warps"], num_stages=cfg["STAGES"])
+                HAS_XN=has_xn, HAS_BETA=has_beta, num_warps=cfg["num_warps"],
+                num_stages=cfg["STAGES"])
     blocks = -(-M // cfg["ROWS"])
     head = (dy, x2, rstd, mean if is_ln else rstd, g if g is not None else x2, dx)
-    tail = (M, dy.stride(0), x2.stride(0), dx.stride(0), float(offset))
-    key = (x2.device, x2.dtype, dy.dtype, None if g is None else g.dtype, tuple(meta.items()))
+    outs = (xn_out if has_xn else dx, beta if has_beta else x2)
+    tail = (M, dy.stride(0), x2.stride(0), dx.stride(0), xn_out.stride(0) if has_xn else 0,
+            float(offset))
+    key = (x2.device, x2.dtype, dy.dtype, None if g is None else g.dtype,
+           None if not has_xn else xn_out.dtype, None if not has_beta else beta.dtype,
+           tuple(meta.items()))
     per_sm = _PER_SM.get(key)
     if per_sm is None:
-        compiled = _launcher("norm_bwd").warmup(*head, rstd, rstd, *tail, grid=(1,), **meta)
+        compiled = _launcher("norm_bwd").warmup(*head, rstd, rstd, *outs, *tail, grid=(1,), **meta)
         per_sm = _PER_SM[key] = min(MAX_PROGRAMS_PER_SM, programs_per_sm(compiled))
     P = max(1, min(blocks, per_sm * sm_count(x2.device)))
     new = x2.new_zeros if cfg["ACC_GLOBAL"] else x2.new_empty  # ACC_GLOBAL accumulates into them
     dgp = new(P if want_dg else 0, N, dtype=torch.float32)
     dbp = new(P if want_db else 0, N, dtype=torch.float32)
-    tensors = (*head, dgp if want_dg else rstd, dbp if want_db else rstd)
-    ckey = ("bwd", key, M, P, dy.stride(0), x2.stride(0), offset, _align(*tensors))
+    tensors = (*head, dgp if want_dg else rstd, dbp if want_db else rstd, *outs)
+    ckey = ("bwd", key, M, P, dy.stride(0), x2.stride(0), tail[4], offset, _align(*tensors))
     call = _CALLS.get(ckey)
     if call is not None:
         call(*tensors)

@@ -18,8 +18,10 @@ What forward saves (nothing normalized is kept: xhat is recomputed from x and th
 Backward:
 - pre-norm, plan "fused" (PRENORM_BWD_PLAN): dX = normbwd(dY W) in one kernel (the norm backward
   as the dX GEMM's epilogue, a row reduction over K); dg, dbeta from the same kernel's
-  per-row-block column partials; plan "cublas": dn = dY W on cuBLAS, then the norm-backward
-  kernel without the GEMM; plan "rowdot" (off by default, not measured yet): the two row sums
+  per-row-block column partials; plan "cublas" (the default): dn = dY W on cuBLAS, then the
+  norm backward without a GEMM (NOGEMM_NORM_BWD "persistent": the standalone norm's persistent
+  kernel, ops/norm.py, writing n for dW too; "row", or rows longer than its MAX_N: the
+  norm-backward kernel below with HAS_GEMM=False); plan "rowdot" (off by default, not measured yet): the two row sums
   from dY and the forward's output y (saved under that plan only) by a memory-bound pass, then
   the dX GEMM with an elementwise epilogue lowered by hopper-ws (no exchange between a row's
   tiles; issue 21), dg, dbeta and dW from dY^T xhat (`rowdot_backward`). Otherwise
@@ -574,8 +576,16 @@ def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bia
     if plan == "cublas":
         dn = torch.mm(dy, weight if weight.stride(-1) == 1 else weight.contiguous())
         xn = x.new_empty(x.shape)
-        dx, dg, dbeta = norm_backward(dn, None, x, rstd, mean, g, beta, None, is_ln=is_ln,
-                                      want_dg=True, xn_out=xn, op=_pre_op(is_ln))
+        if NOGEMM_NORM_BWD == "persistent" and x.shape[1] <= NORM_MAX_N:
+            # the standalone norm's persistent kernel, writing n for dW as well (g is the scale
+            # with its offset applied: offset 0 here)
+            x2 = x if x.stride(-1) == 1 else x.contiguous()
+            dx, dg, dbeta = norm_kernel_backward(dn, x2, unit_stride(g), rstd, mean, 0.0, is_ln,
+                                                 True, is_ln, xn_out=xn,
+                                                 beta=unit_stride(beta) if is_ln else None)
+        else:
+            dx, dg, dbeta = norm_backward(dn, None, x, rstd, mean, g, beta, None, is_ln=is_ln,
+                                          want_dg=True, xn_out=xn, op=_pre_op(is_ln))
         if not is_ln:
             dbeta = None
         dw = torch.mm(dy.t(), xn)
@@ -773,11 +783,17 @@ def _post_fwd_fake(x, weight, norm_weight, norm_bias, bias, residual, eps, offse
             x.new_empty(M if is_ln else 0, dtype=torch.float32))
 
 
-# The norm backward without a GEMM in front (the post-norm op's, the block's norm2): "persistent"
-# (default): the standalone norm's backward kernel (ops/norm.py: persistent, dg / dbeta partials
-# in registers, [P, N] of them); "row": `norm_backward_naive` with HAS_GEMM=False (tiling "row":
-# [M / 8, N] fp32 partials; 0.74 ms at M = 262144, N = 1024 on the H200 against torch.compile's
-# 0.42, issue 21 item 3). NORMFUSE_NOGEMM_NORM_BWD overrides.
+# The norm backward without a GEMM in front (the post-norm op's, the block's norm2, the pre-norm
+# "cublas" plan's after its dX GEMM): "persistent" (default): the standalone norm's backward
+# kernel (ops/norm.py: persistent, dg / dbeta partials in registers, [P, N] of them; for the
+# pre-norm plan it also writes n for dW); "row": `norm_backward_naive` with HAS_GEMM=False
+# (tiling "row": [M / 8, N] fp32 partials; 0.74 ms at M = 262144, N = 1024 on the H200 against
+# torch.compile's 0.42, issue 21 item 3; rows past 4096 get its cluster tiling). Measured for the
+# pre-norm "cublas" plan on the H200 (2026-12-02, session 13, T = 8192, RMSNorm, the kernels of
+# one fwd + bwd step): K = 2048: the norm backward 0.034 ms + 0.008 for its partials' sum against
+# 0.038 + 0.014 with "row"; K = 5632: 0.158 + 0.006 against 0.220 + 0.008 (the cluster tiling);
+# the step 0.485 / 1.556 / 0.975 ms (K x N 2048 x 3072, 2048 x 11264, 5632 x 2048) against
+# torch.compile's 0.465 / 1.588 / 1.016. NORMFUSE_NOGEMM_NORM_BWD overrides.
 NOGEMM_NORM_BWD = os.environ.get("NORMFUSE_NOGEMM_NORM_BWD", "persistent")
 
 

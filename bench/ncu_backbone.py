@@ -1,0 +1,53 @@
+"""H200, under Nsight Compute: where the lowered GEMM (the backbone) and the fused pre-norm GEMM
+spend their time against cuBLAS, one launch each, NVTX-tagged.
+
+    ncu --clock-control none --nvtx --nvtx-include "profile/" --section SpeedOfLight \
+        --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+        --section LaunchStats --section Occupancy --csv --page details \
+        python3 bench/ncu_backbone.py 262144x512x512 8192x2048x512
+
+Each cell M x K x N (x [M, K], W [N, K], bf16): torch.matmul (cuBLAS), the plain GEMM lowered by
+hopper-ws (`prepare_plain_linear(passes=("hopper-ws",))`, the summary's backbone) and
+`prepare_rmsnorm_linear` (the fused op's default plan), each warmed up, then launched once in
+an NVTX range `<cell>:<name>` inside one named `profile`. Without ncu it prints do_bench medians and each launch's
+compiled configuration (tile, stages, schedule), so a run shows both.
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+
+def main(cells):
+    import torch
+    from triton.testing import do_bench
+    from normfuse.ops import prenorm_linear as pre
+    for cell in cells:
+        M, K, N = (int(v) for v in cell.split("x"))
+        torch.manual_seed(0)
+        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(torch.bfloat16)
+        g = (1 + 0.1 * torch.randn(K, device="cuda")).to(torch.bfloat16)
+        y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        bb = pre.prepare_plain_linear(x, w, passes=("hopper-ws",))
+        fu = pre.prepare_rmsnorm_linear(x, g, w, 1e-6)
+        runs = {"cublas": lambda: torch.matmul(x, w.T, out=y), "backbone": bb.launch,
+                "fused": fu.launch}
+        for name, p in (("backbone", bb), ("fused", fu)):
+            print(f"{cell} {name}: config {getattr(p, 'config', None)}", flush=True)
+        for name, fn in runs.items():
+            ms = do_bench(fn, warmup=25, rep=100, return_mode="median")
+            print(f"{cell} {name}: {ms:.4f} ms", flush=True)
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push("profile")
+        for name, fn in runs.items():
+            torch.cuda.nvtx.range_push(f"{cell}:{name}")
+            fn()
+            torch.cuda.nvtx.range_pop()
+        torch.cuda.nvtx.range_pop()
+        torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["262144x512x512", "8192x2048x512"])
