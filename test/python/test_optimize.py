@@ -761,13 +761,14 @@ class _Linears(torch.overrides.TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-def test_bert_siblings_run_as_one_gemm_in_inference():
+def test_bert_siblings_run_as_one_gemm(monkeypatch):
     """BERT's query / key / value read a norm's output that the residual needs too (the previous
     layer's post-norm, the embeddings' LayerNorm): in inference one GEMM over their packed
-    weights, each member's output a column view of it, the model's output the stock model's;
-    in training, for another input, or after an in-place change of the input between the
-    members, each member runs its own GEMM; torch.compile traces the members' own GEMMs."""
-    from normfuse.nn.fused import SiblingLinear
+    weights, each member's output a column view of it, the model's output the stock model's; in
+    eager training one GEMM over their concatenated weights with the stock gradients; for
+    another input, or after an in-place change of the input between the members, each member
+    runs its own GEMM; torch.compile traces the members' own GEMMs."""
+    from normfuse.nn.fused import SiblingGEMMs, SiblingLinear
     H = om.H
     stock = om.tiny_family("bert")
     model, rep = _optimize(copy.deepcopy(stock))
@@ -809,11 +810,29 @@ def test_bert_siblings_run_as_one_gemm_in_inference():
         with _Linears() as inf:
             got = om.logits(model(input_ids=IDS))
         assert _rel(got, want) < 1e-5 and 3 * H not in inf.widths
-    # training: each member's own GEMM, gradients as the stock model's (the families' test)
+    # training (eager): one GEMM over the concatenated weights too, the stock model's gradients
+    # (the key bias's is zero up to rounding: softmax ignores a per-query constant)
+    grads = []
+    for m in (model, stock):
+        om.no_dropout(m).train().zero_grad(set_to_none=True)
+        with _Linears() as train:
+            (om.logits(m(input_ids=IDS)) * torch.linspace(-1, 1, H)).sum().backward()
+        grads.append({n: p.grad for n, p in m.named_parameters() if p.grad is not None})
+        if m is model:
+            # per layer: q, k, v as one; attention.output.dense, intermediate.dense and
+            # output.dense as the model wrote them (composed training); the pooler
+            assert train.widths == [3 * H, H, 2 * H, H] * 2 + [H], train.widths
+    scale = max(g.abs().max() for g in grads[1].values())
+    assert grads[0].keys() == grads[1].keys()
+    for n, g in grads[1].items():
+        torch.testing.assert_close(grads[0][n], g, rtol=1e-4, atol=1e-6 * scale, msg=n)
+    # NORMFUSE_SIBLINGS_TRAIN=0: each member's own GEMM in training
+    monkeypatch.setattr(SiblingGEMMs, "train_packed", False)
     with _Linears() as train:
-        om.logits(model.train()(input_ids=IDS)).sum()
+        om.logits(model(input_ids=IDS)).sum()
     assert 3 * H not in train.widths
     model.eval()
+    stock.eval()
     # torch.compile: no break, the stock model's GEMMs
     torch._dynamo.reset()
     with torch.no_grad():

@@ -106,13 +106,19 @@ def _count_ops(monkeypatch) -> list:
 # composed, eager: the stock model's step
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("family", FAMILIES + ("gemma2",))
-def test_composed_eager_is_the_stock_step(family, monkeypatch):
+@pytest.mark.parametrize("family,siblings_packed",
+                         [(f, False) for f in FAMILIES + ("gemma2",)] + [("bert", True)],
+                         ids=[*FAMILIES, "gemma2", "bert-siblings-packed"])
+def test_composed_eager_is_the_stock_step(family, siblings_packed, monkeypatch):
     """Train mode, eager: no normfuse op runs, each fused norm's original module runs once per
     forward, the GEMMs are the stock model's (as many, no concatenated weights), and the output
     and every gradient equal the stock model's (bitwise for nn.Linear families; GPT-2's Conv1D
-    runs as F.linear on the transposed weight instead of addmm: within 1e-6). Eval mode: the
-    fused ops, within 1e-5."""
+    runs as F.linear on the transposed weight instead of addmm: within 1e-6). With the sibling
+    groups' packed training form (BERT's q / k / v, `SiblingGEMMs.train_packed`, the default;
+    off for the other cases here): one GEMM per group over the concatenated weights and biases
+    (two cats), the output and gradients within 1e-5. Eval mode: the fused ops, within 1e-5."""
+    from normfuse.nn.fused import SiblingGEMMs
+    monkeypatch.setattr(SiblingGEMMs, "train_packed", siblings_packed)
     stock, model, rep = _pair(family)
     assert rep.train_plan == "composed" and rep.matches
     calls = _count_ops(monkeypatch)
@@ -128,9 +134,15 @@ def test_composed_eager_is_the_stock_step(family, monkeypatch):
         if m is stock:
             want, g_want = out, _grads(stock)
     assert calls == [] and len(ran) == len(norms) and set(map(id, ran)) == set(map(id, norms))
-    assert counts[1] == counts[0], counts  # the same GEMMs, no torch.cat of weights
     g = _grads(model)
     assert set(g) == set(g_want)
+    if siblings_packed:
+        groups = len(rep.siblings)
+        assert groups and counts[1] == (counts[0][0] - 2 * groups, 2 * groups), counts
+        assert _rel(out, want) < 1e-5
+        assert all(_rel(g[n], g_want[n]) < 1e-5 for n in g if g_want[n].abs().max() > 1e-12)
+        return
+    assert counts[1] == counts[0], counts  # the same GEMMs, no torch.cat of weights
     if family == "gpt2":
         assert _rel(out, want) < 1e-6
         assert all(_rel(g[n], g_want[n]) < 1e-6 for n in g), family

@@ -64,7 +64,8 @@ SiblingLinear members of one SiblingGEMMs group, their weights packed side by si
 inference the first member runs one GEMM over the concatenated weights and the others take
 their column views of its output (one cuBLAS call instead of three; measured neutral on BERT's
 host-bound eager prefill on the H200, session 7: the host time saved by two fewer launches is
-within the noise). Training, torch.compile and FX tracing run each member's own GEMM.
+within the noise). In eager training too, over torch.cat of the weights (SiblingGEMMs.train_packed:
+fewer launches per step). torch.compile and FX tracing run each member's own GEMM.
 """
 from __future__ import annotations
 
@@ -719,6 +720,18 @@ class SiblingGEMMs:
     input, another call order, an input made under torch.inference_mode, which has no version
     counter to check) runs the member's own GEMM, as the model wrote it.
 
+    Eager training (`train_packed`, on by default; NORMFUSE_SIBLINGS_TRAIN=0 turns it off): the
+    first member's call runs one GEMM too, over `torch.cat` of the members' weights (and
+    biases), and splits the output (`Tensor.split`: one backward node, which concatenates the
+    members' output gradients in one kernel; the cat's backward hands each parameter its rows,
+    no kernel). Per group and step: forward the two concatenations and one GEMM instead of one
+    GEMM per member; backward one concatenation, one dX GEMM, one dW GEMM and one bias sum
+    instead of three kernels per member, and one addition of input gradients instead of one
+    per member. BERT's eager training step is host-bound, so the launches saved are its time
+    (measured on the CPU machine, where each op's dispatch is the cost: the same as a GEMM per
+    member; an autograd Function joining the packed weights without a copy cost more in Python
+    than it saved). Plain tensor parameters only (not FSDP's DTensors), no hook on a member.
+
     What a user sees differently: the members' outputs are column views of one [..., sum N_i]
     tensor (strides, not values); a model that needs them contiguous still gets correct results
     (`.contiguous()` copies) and optimize's check runs the example through the packed form."""
@@ -726,11 +739,13 @@ class SiblingGEMMs:
     __slots__ = ("members", "norm_path", "pending", "joined_key", "joined", "__weakref__")
     # the packed inference form on (False: every member its own GEMM; NORMFUSE_SIBLINGS=0)
     enabled = os.environ.get("NORMFUSE_SIBLINGS", "1").strip() != "0"
+    # the packed form in eager training (NORMFUSE_SIBLINGS_TRAIN=0: every member its own GEMM)
+    train_packed = os.environ.get("NORMFUSE_SIBLINGS_TRAIN", "1").strip() != "0"
 
     def __init__(self, norm_path: str):
         self.norm_path = norm_path
         self.members = ()
-        self.pending = None  # (x, x._version, y, members still to take their slice)
+        self.pending = None  # (x, x._version, the members' outputs, members still to take theirs)
         self.joined_key = None
         self.joined = None
         _GROUPS.add(self)
@@ -761,6 +776,21 @@ class SiblingGEMMs:
         w = joined_view(ws) if adjacent(ws) else torch.cat(ws)
         self.joined_key, self.joined = (key, srcs), (w, cat_biases(ws, [p.get("bias") for p in ps]))
         return self.joined
+
+    def train_weight_and_bias(self):
+        """(the members' weights concatenated [sum N_i, K], their biases concatenated or None)
+        for the training form: torch.cat, whose backward hands each parameter its rows of the
+        joined gradients as views (no kernel). None where a member's weight or bias is no
+        plain registered tensor (a parametrization, FSDP's DTensor): each member then runs its
+        own GEMM."""
+        ms = self.members
+        ps = [m._parameters for m in ms]
+        for p in ps:
+            w, b = p.get("weight"), p.get("bias")
+            if type(w) not in _PLAIN or (b is not None and type(b) not in _PLAIN):
+                return None
+        ws = [m.gemm_weight() for m in ms]
+        return torch.cat(ws), cat_biases(ws, [p.get("bias") for p in ps])
 
     def __getstate__(self):  # (pickling and deepcopy: nothing transient)
         return {"members": self.members, "norm_path": self.norm_path}
@@ -795,18 +825,23 @@ class SiblingLinear(_GemmModule):
             # (an inference tensor has no version counter: an in-place change between the
             # members could not be seen, so under torch.inference_mode each runs its own GEMM)
             # (a member with hooks runs as the model wrote it: hooks see each member's own call)
-            wb = (grp.weight_and_bias() if SiblingGEMMs.enabled and not _wants_grad(x, *ms)
-                  and not x.is_inference() and not any(_hooked(m) for m in ms) else None)
+            wb = None
+            if not x.is_inference() and len(ms) > 1 and not any(_hooked(m) for m in ms):
+                if not _wants_grad(x, *ms):
+                    wb = grp.weight_and_bias() if SiblingGEMMs.enabled else None
+                elif SiblingGEMMs.train_packed:
+                    wb = grp.train_weight_and_bias()
             if wb is not None:
-                y = torch.nn.functional.linear(x, *wb)
-                grp.pending = (x, x._version, y, len(ms) - 1)
-                return y[..., self.cols[0]:self.cols[1]]
+                outs = torch.nn.functional.linear(x, *wb).split(
+                    [m.cols[1] - m.cols[0] for m in ms], dim=-1)
+                grp.pending = (x, x._version, outs, len(ms) - 1)
+                return outs[0]
         else:
             p = grp.pending
             if p is not None and p[0] is x and p[1] == x._version:
                 left = p[3] - 1
                 grp.pending = None if left == 0 else (p[0], p[1], p[2], left)
-                return p[2][..., self.cols[0]:self.cols[1]]
+                return p[2][ms.index(self)]
         return torch.nn.functional.linear(x, self.gemm_weight(), _param(self, "bias"))
 
     def _apply(self, fn, recurse=True):
@@ -821,4 +856,5 @@ class SiblingLinear(_GemmModule):
         w = self.gemm_weight()
         names = ", ".join(m.path.rsplit(".", 1)[-1] or m.path for m in self._group.members)
         return (f"{self.source}: in={w.shape[1]}, out={w.shape[0]}, bias={self.bias is not None}; "
-                f"one GEMM with [{names}] over {self._group.norm_path}'s output in inference")
+                f"one GEMM with [{names}] over {self._group.norm_path}'s output (inference, eager "
+                f"training)")
