@@ -73,6 +73,7 @@ import os
 
 import torch
 from torch import nn
+from torch.nn.modules import module as _torch_module
 
 import weakref
 
@@ -684,9 +685,14 @@ def fused_post_norm(x: torch.Tensor, residual: torch.Tensor | None, linear: nn.M
 def _hooked(m: nn.Module) -> bool:
     """Whether calling `m` runs forward hooks (its own or global ones) other than optimize's
     probe's (marked `_normfuse_probe`: the probe watches the model as the user runs it)."""
-    from torch.nn.modules import module as _m
-    for hooks in (m._forward_hooks, m._forward_pre_hooks, _m._global_forward_hooks,
-                  _m._global_forward_pre_hooks):
+    return _any_hooked((m,))
+
+
+def _any_hooked(ms) -> bool:
+    """Whether calling any of the modules `ms` runs forward hooks (see `_hooked`); the global
+    hooks are looked at once (this runs on every call of a sibling group's first member)."""
+    for hooks in (_torch_module._global_forward_hooks, _torch_module._global_forward_pre_hooks,
+                  *(d for m in ms for d in (m._forward_hooks, m._forward_pre_hooks))):
         if hooks:
             for h in hooks.values():
                 if not getattr(h, "_normfuse_probe", False):
@@ -783,14 +789,19 @@ class SiblingGEMMs:
         joined gradients as views (no kernel). None where a member's weight or bias is no
         plain registered tensor (a parametrization, FSDP's DTensor): each member then runs its
         own GEMM."""
-        ms = self.members
-        ps = [m._parameters for m in ms]
-        for p in ps:
+        ws, bs, every_b = [], [], True
+        for m in self.members:
+            p = m._parameters
             w, b = p.get("weight"), p.get("bias")
-            if type(w) not in _PLAIN or (b is not None and type(b) not in _PLAIN):
+            if b is None:
+                every_b = False
+            elif type(b) not in _PLAIN:
                 return None
-        ws = [m.gemm_weight() for m in ms]
-        return torch.cat(ws), cat_biases(ws, [p.get("bias") for p in ps])
+            if type(w) not in _PLAIN:
+                return None
+            ws.append(w.t() if m.transposed else w)
+            bs.append(b)
+        return torch.cat(ws), (torch.cat(bs) if every_b else cat_biases(ws, bs))
 
     def __getstate__(self):  # (pickling and deepcopy: nothing transient)
         return {"members": self.members, "norm_path": self.norm_path}
@@ -826,7 +837,7 @@ class SiblingLinear(_GemmModule):
             # members could not be seen, so under torch.inference_mode each runs its own GEMM)
             # (a member with hooks runs as the model wrote it: hooks see each member's own call)
             wb = None
-            if not x.is_inference() and len(ms) > 1 and not any(_hooked(m) for m in ms):
+            if not x.is_inference() and len(ms) > 1 and not _any_hooked(ms):
                 if not _wants_grad(x, *ms):
                     wb = grp.weight_and_bias() if SiblingGEMMs.enabled else None
                 elif SiblingGEMMs.train_packed:
