@@ -278,8 +278,9 @@ class _FakeCK:
     through `.kernel[grid](*full)`, Triton's launcher (every argument, constexprs included)."""
     lowered = None
 
-    def __init__(self, ir, n_runtime, pipeline=""):
+    def __init__(self, ir, n_runtime, pipeline="", remarks=()):
         self.ir, self.n_runtime, self.pipeline = ir, n_runtime, pipeline
+        self.remarks = list(remarks)  # the passes' remarks of this compile
 
     def launch(self, grid, full, runtime_args=()):
         _need_allocator_like_triton(self.ir)
@@ -315,11 +316,12 @@ class _FakeJIT(_Interpreted):
         import normfuse.testing.interpreter as interp  # noqa: F401
         # compile exactly as _Interpreted does, but keep the IR instead of running it
         globals()["run_ir"] = lambda ir, a, g, num_ctas=1: holder.setdefault("ir", ir)
+        before = len(self.log)
         try:
             self[(1,)](*args, num_warps=num_warps, num_stages=num_stages, **consts)
         finally:
             globals()["run_ir"] = real_run
-        return _FakeCK(holder["ir"], len(args), str(self.passes))
+        return _FakeCK(holder["ir"], len(args), str(self.passes), self.log[before:])
 
 
 @pytest.fixture

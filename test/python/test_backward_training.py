@@ -409,3 +409,57 @@ def test_cpu_postnorm_backward_past_the_persistent_kernels_width(cpu_training, m
     eager = lambda x, w, g: F.rms_norm(F.linear(x, w), (N,), g, 1e-6)  # noqa: E731
     outs, got, ref, eag = _train_case(fn, eager, (x, w, g), dout)
     _compare_grads(["x", "weight", "norm_weight"], got, ref, eag, "linear_rmsnorm")
+
+
+def test_cpu_layernorm_constant_rows_where_the_tile_would_be_reread(cpu_training, monkeypatch):
+    """linear_layernorm's training forward in a form that re-reads its tiles after the
+    statistics (deferred: 17 tiles of 16 columns per row, at most 16 CTAs a cluster) would
+    normalize the bf16-rounded tile with the fp32 statistics: rows of (near) zero variance
+    would come out as (rounded - exact) / sqrt(eps). The op composes cuBLAS and the standalone
+    norm there (a RuntimeWarning says so), so a constant row gives beta (dbeta: the column sums
+    of dout); the one-tile form (96 columns) keeps the fused kernel (fp32 in registers)."""
+    from normfuse import ops
+    from normfuse.kernels.configs import PostNormConfig
+    from normfuse.ops import postnorm_linear as post, training
+    monkeypatch.setattr(training, "_ROUNDED", {})
+    monkeypatch.setattr(post, "select_postnorm_config",
+                        lambda M, N, K, dtype=None: PostNormConfig(16, 16, 16, 4, 2))
+    gen = _gen(23)
+    Mx, K, NO = 6, 16, 16 * 17
+    bf = torch.bfloat16
+    x = torch.randn(Mx, K, generator=gen).to(bf)
+    w = (torch.randn(1, K, generator=gen) * 3.0).expand(NO, K).contiguous().to(bf)  # equal rows
+    bias = torch.full((NO,), 100.25).to(bf)  # h = x.w + 100.25 in every column: a constant row
+    g = (1 + 0.2 * torch.randn(NO, generator=gen)).to(bf)
+    beta = (0.2 * torch.randn(NO, generator=gen)).to(bf)
+    dout = torch.randn(Mx, NO, generator=gen).to(bf)
+    fn = lambda x, w, g, b, bi: ops.linear_layernorm(x, w, g, b, 1e-5, bi)  # noqa: E731
+    eager = lambda x, w, g, b, bi: F.layer_norm(F.linear(x, w, bi), (NO,), g, b, 1e-5)  # noqa: E731
+    with pytest.warns(RuntimeWarning, match="would normalize the rounded tile"):
+        outs, got, ref, eag = _train_case(fn, eager, (x, w, g, beta, bias), dout)
+    assert torch.equal(outs[0], beta.expand(Mx, NO)), (outs[0] - beta).abs().max()
+    assert torch.equal(outs[1].to(bf), outs[0])  # fp64: beta too
+    # inference: the op's plan composes there too (the lowered form is not taken on the CPU)
+    monkeypatch.setattr(post, "LOWERED_POSTNORM", {"rms": None, "ln": None})
+    post.clear_postnorm_plans()
+    with torch.no_grad(), pytest.warns(RuntimeWarning, match="would normalize the rounded tile"):
+        z = ops.linear_layernorm(x, w, g, beta, 1e-5, bias)
+    # (torch's CPU GEMM rounds the equal columns of h apart by an ulp here and there: eager's
+    # own error, ~1e-3 after the norm; the round trip's was O(10))
+    torch.testing.assert_close(z.float(), beta.float().expand(Mx, NO), rtol=0, atol=1e-2)
+    post.clear_postnorm_plans()
+    # (a constant row's gradients are rounding noise times 1 / sqrt(eps), in eager bf16 too: the
+    # backward reads h and the statistics it was normalized with, and stays finite)
+    assert all(t is None or bool(torch.isfinite(t).all()) for t in got)
+    torch.testing.assert_close(got[3].float(), dout.float().sum(0), rtol=1e-2, atol=1e-2)
+    # the fused kernel where the row is one tile (normalized in registers, no re-read)
+    monkeypatch.setattr(post, "select_postnorm_config",
+                        lambda M, N, K, dtype=None: PostNormConfig(16, 128, 16, 4, 2))
+    cpu_training.clear()
+    xs = x[:, :].clone()
+    z = ops.linear_layernorm(xs.requires_grad_(), w[:96].clone(), g[:96], beta[:96], 1e-5,
+                             bias[:96])
+    assert any("[epilogue-norm] applied" in r for r in cpu_training), cpu_training
+    # (its one-pass variance of the fp32 row, s2 / N - mean^2 at |mean| ~ 100, leaves ~1e-3 of
+    # cancellation, times g: the bf16 round trip gave O(1), (bf16(h) - h) * rsqrt(eps))
+    torch.testing.assert_close(z.float(), beta[:96].float().expand(Mx, 96), rtol=0, atol=4e-3)

@@ -567,6 +567,8 @@ def postnorm_linear(x, weight, norm_weight, norm_bias, bias, residual, eps, offs
     # "fused" or "lowered": launch_postnorm takes the lowered form where LOWERED_POSTNORM[kind]
     # names one (postnorm_plan said "lowered" then), else the default pipeline
     y = launch_postnorm(op, kind, x, w, g, beta, b, residual, eps)
+    if y is None:  # a LayerNorm form that would normalize a rounded tile (launch_postnorm)
+        return _postnorm_composed(x, w, g, beta, b, residual, eps, is_ln)
     stamp = _POST_CALLS.stamp(srcs) if ckey is not None else None
     if stamp is not None:
         plan = postnorm_plan_made(kind, x, w, g, beta, b, residual, eps)

@@ -61,7 +61,7 @@ __all__ = ["prepare_linear_rmsnorm", "lowered_postnorm_choice", "SWITCH_VALUES",
            "prepare_linear_layernorm", "DEFAULT_POSTNORM_PASSES", "postnorm_passes",
            "aot_compile_postnorm", "get_postnorm_launcher", "LOWERED_POSTNORM",
            "lowered_postnorm_passes", "lowered_postnorm_config", "clear_postnorm_plans",
-           "on_clear_postnorm_plans"]
+           "on_clear_postnorm_plans", "normalizes_rounded_tile"]
 
 DEFAULT_POSTNORM_PASSES = ("cluster-reduce", "epilogue-norm")
 
@@ -336,10 +336,31 @@ _POST_PLANS = PlanCache()
 _CLEAR_HOOKS: list = []  # callables run by clear_postnorm_plans (the ops' launch-ready calls)
 
 
+# Plan keys whose LayerNorm kernel would normalize a rounded tile (see `normalizes_rounded_tile`):
+# `launch_postnorm` returns None for them and the op composes cuBLAS with the norm instead.
+_COMPOSE_KEYS: set = set()
+
+
+def normalizes_rounded_tile(p: PreparedLaunch) -> bool:
+    """Whether the prepared post-norm launch normalizes a tile it stored in the output's dtype
+    and read back: no lowered form, and epilogue-norm did not forward the tile through registers
+    (the deferred cluster form, more tiles per row than a cluster holds, or the unfused kernel).
+    Its statistics come from the fp32 accumulator while it centres the rounded values, so a
+    LayerNorm row whose variance is below the rounding of its mean (a constant row, N = 1) comes
+    out as (rounded - exact) * rsqrt(eps): the LayerNorm ops compose cuBLAS with the norm there
+    (RMSNorm does not centre: its error stays the rounding's)."""
+    if p.grid[0] == 0:
+        return False
+    ck = p.compile()
+    return ck.lowered is None and not any("[epilogue-norm] applied" in r
+                                          for r in ck.remarks)
+
+
 def clear_postnorm_plans() -> None:
     """Drop the post-norm ops' launch plans, and the launch-ready calls made from them (after
     changing LOWERED_POSTNORM)."""
     _POST_PLANS.clear()
+    _COMPOSE_KEYS.clear()
     for fn in _CLEAR_HOOKS:
         fn()
 
@@ -409,21 +430,33 @@ def launch_postnorm(op: str, kind: str, x, w, g, beta, bias, residual, eps: floa
                     lowered: str | None = None) -> torch.Tensor:
     """The default fused launch of a post-norm kernel, planned once per geometry: x [..., K]
     (checked by the caller), w [N, K] unit-stride along K, g / beta / bias [N] contiguous (beta
-    for kind "ln"), residual [..., N] or None. Returns z [..., N] in x's dtype. `lowered`: the
-    lowered form's switch value, 'auto', 'coop' or 'pingpong' (default: the module switch,
-    LOWERED_POSTNORM[kind])."""
+    for kind "ln"), residual [..., N] or None. Returns z [..., N] in x's dtype, or None where
+    the LayerNorm kernel for this geometry would normalize a rounded tile
+    (`normalizes_rounded_tile`): the caller composes then. `lowered`: the lowered form's switch
+    value, 'auto', 'coop' or 'pingpong' (default: the module switch, LOWERED_POSTNORM[kind])."""
     x2, r2 = _postnorm_2d(x, w, residual)
     M, N = x2.shape[0], w.shape[0]
     schedule = LOWERED_POSTNORM.get(kind) if lowered is None else lowered
     key = postnorm_plan_key(kind, x2, w, g, beta, bias, r2, eps, schedule)
     plan = _POST_PLANS.get(key)
     if plan is None:
+        if key in _COMPOSE_KEYS:
+            return None
         norm = {"norm_weight": g} if kind == "rms" else {"norm_weight": g, "norm_bias": beta}
         if schedule:
             p = _lowered_or_default(op, kind, x2, w, norm, eps, bias, r2, schedule)
         else:
             p = _prepare_checked(op, kind, x2, w, norm, eps, bias, r2, None,
                                  DEFAULT_POSTNORM_PASSES, None)
+        if kind == "ln" and normalizes_rounded_tile(p):
+            import warnings
+            _COMPOSE_KEYS.add(key)
+            warnings.warn(f"normfuse: {op}: M={M}, N={N}, K={x2.shape[1]}: the fused kernel here "
+                          "(no lowered form; the row's tiles re-read after its statistics) "
+                          "would normalize the rounded tile, which loses rows of near-zero "
+                          "variance; running cuBLAS and the norm instead", RuntimeWarning,
+                          stacklevel=3)
+            return None
         plan = _POST_PLANS.add(key, LaunchPlan(p, 5 + len(norm)))
     y = torch.empty((M, N), dtype=x2.dtype, device=x2.device)
     b, r = w if bias is None else bias, w if r2 is None else r2
