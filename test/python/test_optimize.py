@@ -1113,3 +1113,36 @@ def test_hooks_on_a_pre_norm_group_see_the_stock_computation():
     with torch.no_grad():
         assert fn.output_form(x) != "normalized"  # the fused forms again
         assert _rel(om.logits(model(input_ids=IDS)), om.logits(stock(input_ids=IDS))) < 1e-5
+
+
+def test_sibling_training_form_falls_back_per_member():
+    """The sibling group's training form (one GEMM over torch.cat of the members' weights) only
+    where the cat computes what the members would: members of another dtype, or a weight that
+    is no plain tensor, run their own GEMMs (gradients the stock model's either way)."""
+    from normfuse.nn.fused import SiblingGEMMs
+    stock = om.tiny_family("bert")
+    model, rep = _optimize(copy.deepcopy(stock))
+    assert rep.siblings
+    att = model.encoder.layer[1].attention.self
+    grp = att.query._group
+    assert grp.train_weight_and_bias() is not None
+    with torch.no_grad():
+        att.value.weight.data = att.value.weight.data.double()
+    assert grp.train_weight_and_bias() is None
+    att.value.weight.data = att.value.weight.data.float()
+    assert grp.train_weight_and_bias() is not None
+    bias = att.key.bias
+    att.key._parameters["bias"] = nn.Parameter(bias.detach().double())
+    assert grp.train_weight_and_bias() is None
+    att.key._parameters["bias"] = bias
+    # in the model: a group that cannot take the form runs per member, with the stock gradients
+    with torch.no_grad():
+        att.value.weight.data = att.value.weight.data.double()
+    x = torch.randn(2, 5, om.H, requires_grad=True)
+    outs = [m(x) for m in (att.query, att.key)]
+    assert grp.pending is None  # each its own GEMM: no split output
+    assert all("Split" not in type(o.grad_fn).__name__ for o in outs), [o.grad_fn for o in outs]
+    att.value.weight.data = att.value.weight.data.float()
+    outs = [m(x) for m in (att.query, att.key, att.value)]
+    assert all("Split" in type(o.grad_fn).__name__ for o in outs)  # the group's one GEMM
+    assert grp.pending is None and SiblingGEMMs.train_packed

@@ -787,17 +787,18 @@ class SiblingGEMMs:
         """(the members' weights concatenated [sum N_i, K], their biases concatenated or None)
         for the training form: torch.cat, whose backward hands each parameter its rows of the
         joined gradients as views (no kernel). None where a member's weight or bias is no
-        plain registered tensor (a parametrization, FSDP's DTensor): each member then runs its
-        own GEMM."""
+        plain registered tensor (a parametrization, FSDP's DTensor) or the members' dtypes or
+        devices differ: each member then runs its own GEMM."""
         ws, bs, every_b = [], [], True
         for m in self.members:
             p = m._parameters
             w, b = p.get("weight"), p.get("bias")
+            if type(w) not in _PLAIN or (ws and (w.dtype != ws[0].dtype
+                                                  or w.device != ws[0].device)):
+                return None  # (a cat would promote dtypes the members' own GEMMs keep apart)
             if b is None:
                 every_b = False
-            elif type(b) not in _PLAIN:
-                return None
-            if type(w) not in _PLAIN:
+            elif type(b) not in _PLAIN or b.dtype != w.dtype:
                 return None
             ws.append(w.t() if m.transposed else w)
             bs.append(b)
