@@ -137,6 +137,44 @@ def test_a_child_that_does_not_answer_is_killed():
     assert time.monotonic() - t0 < 30
 
 
+def _part_time_loop():
+    import time
+    while True:  # computes ~30 % of the time, as a looping child on a loaded machine gets
+        t = time.monotonic()
+        while time.monotonic() - t < 0.15:
+            pass
+        time.sleep(0.35)
+
+
+def test_a_child_computing_part_of_the_time_is_a_hang():
+    """A child that computes without answering is a hang (TritonCrash) even when it gets only a
+    part of a core (a loaded CI machine), not a blocked child (ChildUnavailable, whose text the
+    preflight would then parse in this process)."""
+    assert guard.BUSY_SHARE <= 0.2
+    with pytest.raises(guard.TritonCrash, match="hung"):
+        guard.run_in_child(_part_time_loop, timeout=2.0)
+
+
+def test_preflight_retries_an_unavailable_child_once(monkeypatch):
+    from normfuse.ir import bridge
+    calls = []
+
+    def flaky(fn, *args, **kw):
+        calls.append(1)
+        if len(calls) == 1:
+            raise guard.ChildUnavailable("no answer from the child within 6 s")
+        return "rejected: 1 error"
+    monkeypatch.setattr(guard, "run_in_child", flaky)
+    with pytest.raises(IRError, match="rejected"):  # the second child's verdict stands
+        bridge._preflight("text", "x.mlir")
+    assert len(calls) == 2
+    calls.clear()
+    monkeypatch.setattr(guard, "run_in_child", lambda *a, **k: (calls.append(1), (_ for _ in ()).throw(
+        guard.ChildUnavailable("cannot fork")))[1])
+    bridge._preflight("text", "x.mlir")  # twice unavailable: parsed in this process afterwards
+    assert len(calls) == 2
+
+
 def test_nested_calls_do_not_fork_again():
     def inner():
         return guard.supervised(), os.getpid()

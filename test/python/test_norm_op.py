@@ -717,3 +717,59 @@ def test_forward_launch_follows_a_tile_override(monkeypatch, stand_in_norm):
         norm_ops.NORM_CONFIG_CHOICE[512] = {"ROWS": 2}
         normfuse.ops.rms_norm(x, w, 1e-6)
         assert tuple(drv.launches[-1][:3]) == (300, 1, 1)
+
+
+@pytest.mark.parametrize("dtype,offset,R,K,pad", [
+    (torch.bfloat16, 0.0, 40, 300, 0),    # ragged rows and columns (3 x 2 programs)
+    (torch.float16, 1.0, 17, 256, 0),     # Gemma's 1 + g, one column block
+    (torch.bfloat16, 0.5, 33, 520, 8)])   # rows strided past K (a column slice of a wider W)
+def test_fold_kernel_matches_the_reference_bitwise(dtype, offset, R, K, pad):
+    """`scale_columns` (the pre-norm ops' per-step fold W diag(offset + g) on the GPU), run as
+    its TTIR in the interpreter: bit for bit `reference.fold_norm_weight` (fp32 math, one
+    rounding), which `prenorm_linear.fold_now` computes on the CPU."""
+    from normfuse.ops.prenorm_linear import FOLD_TILE
+    from normfuse.reference import fold_norm_weight
+    from normfuse.testing import check_pass_numerics
+    gen = torch.Generator().manual_seed(R * K)
+    wide = (torch.randn(R, K + pad, generator=gen) * 3).to(dtype)
+    w = wide[:, :K]
+    g = (1 + 0.3 * torch.randn(K, generator=gen)).to(dtype)
+    out = torch.full((R, K), float("nan"), dtype=dtype)
+    t = FOLD_TILE
+    grid = (-(-R // t["BLOCK_R"]), -(-K // t["BLOCK_K"]))
+    res = check_pass_numerics(
+        norm_kernels.scale_columns, [wide.contiguous(), g, out, R, K + pad, K, offset],
+        constexprs=dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"]), grid=grid, passes=(),
+        num_warps=t["num_warps"])
+    got = res.after["OUT"]
+    want = fold_norm_weight(w, g, offset=offset)
+    assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+def test_fold_kernel_builds_for_sm90_vectorized():
+    """The fold kernel for sm_90 (no GPU): no spills, 16-byte global loads and stores."""
+    from normfuse.ops.prenorm_linear import FOLD_TILE
+    t = FOLD_TILE
+    bf = torch.empty(4, 2048, dtype=torch.bfloat16)
+    args = [bf, torch.empty(2048, dtype=torch.bfloat16), bf, 5632, 2048, 2048, 0.0]
+    consts = dict(K=2048, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"])
+    sig, attrs = launch_signature(norm_kernels.scale_columns, args, consts)
+    ck = normfuse.compile(norm_kernels.scale_columns, signature=sig, constexprs=consts,
+                          attrs=attrs, target="cuda:90", passes=(), num_warps=t["num_warps"])
+    r = ck.resources()
+    assert r["spill_stores"] == 0 and r["spill_loads"] == 0, r
+    ptx = ck.asm["ptx"]
+    assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx, ptx[:2000]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("offset", [0.0, 1.0])
+def test_gpu_fold_now_is_the_reference(offset):
+    """On the H200 `fold_now` launches the fold kernel (launch-ready after the first call) and
+    is bit for bit the reference, strided rows included."""
+    from normfuse.ops.prenorm_linear import fold_now
+    from normfuse.reference import fold_norm_weight
+    w = torch.randn(3072, 2056, device="cuda").to(torch.bfloat16)[:, :2048]
+    g = (1 + 0.2 * torch.randn(2048, device="cuda")).to(torch.bfloat16)
+    for _ in range(2):
+        assert torch.equal(fold_now(w, g, offset), fold_norm_weight(w, g, offset=offset))

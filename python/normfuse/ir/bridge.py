@@ -87,13 +87,17 @@ def _preflight(text: str, source_name: str, clean: bool = False) -> None:
     the heap on the error path, and a corrupted heap does not always crash at once."""
     if guard.supervised():
         return
-    try:
-        error = guard.run_in_child(_probe, text, source_name, clean, timeout=_PREFLIGHT_TIMEOUT_S,
-                                   relay_stderr=False)
-    except guard.ChildUnavailable:
-        # no fork, or a child that sat idle (stuck on a lock another thread held at the fork):
-        # parse in-process. A child that hung while computing raised TritonCrash instead.
-        return
+    for attempt in (0, 1):
+        try:
+            error = guard.run_in_child(_probe, text, source_name, clean,
+                                       timeout=_PREFLIGHT_TIMEOUT_S, relay_stderr=False)
+            break
+        except guard.ChildUnavailable:
+            # no fork, or a child that sat idle (stuck on a lock another thread held at the
+            # fork): once more in a fresh child (a lock held at one fork is rarely held at the
+            # next), then in-process. A child that hung while computing raised TritonCrash.
+            if attempt:
+                return
     if error is not None:
         raise IRError(error)
 

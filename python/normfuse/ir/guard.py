@@ -79,8 +79,14 @@ class ChildUnavailable(RuntimeError):
 
 
 # Seconds without a word from the child before it is killed (reset by every message it sends).
-# A child that was busy computing the whole time is Triton looping on a corrupted heap (the
-# crash of docs/NOTES.md does that at times instead of aborting): `TritonCrash(hung=True)`.
+# A child that was computing is Triton looping on a corrupted heap (the crash of docs/NOTES.md
+# does that at times instead of aborting): `TritonCrash(hung=True)`. "Computing": it used at
+# least BUSY_SHARE of the timeout's wall time on the CPU. A child blocked on a lock spends ~0; a
+# looping one on a loaded machine gets its share of the cores: on the 2-core CI machine with
+# two test workers (torch's intra-op threads among them) that share fell below the 0.5 this
+# threshold was, and the looping child was taken for a blocked one (whose text the preflight
+# then parsed in the test process, which crashed: 2026-12-02).
+BUSY_SHARE = 0.1
 DEFAULT_TIMEOUT_S = float(os.environ.get("NORMFUSE_GUARD_TIMEOUT_S", "120"))
 
 
@@ -229,9 +235,9 @@ def run_in_child(fn: Callable[..., Any], *args, on_message: Callable[[Any], None
     """`fn(*args)` in a forked child; returns its result or raises its exception.
 
     Raises `TritonCrash` when the child dies without answering (a signal, or an exit without a
-    result) or spends `timeout` seconds without a message while busy on the CPU (a hang: it is
-    killed, `hung=True`); `ChildUnavailable` when it cannot be forked or sits idle that long
-    (killed too). Only the result (or exception) and `send()`'s messages are pickled. What the
+    result) or spends `timeout` seconds without a message while computing (at least BUSY_SHARE
+    of them on the CPU: a hang; it is killed, `hung=True`); `ChildUnavailable` when it cannot
+    be forked or sits idle that long (killed too). Only the result (or exception) and `send()`'s messages are pickled. What the
     child wrote to stderr is written to this process's stderr afterwards (`relay_stderr`).
     """
     if _child is not None:  # already contained: no need for a second fork
@@ -282,7 +288,7 @@ def _supervise(directory, fn, args, on_message, timeout, relay_stderr):
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
                     pid = None
-                    if cpu is not None and cpu - cpu0 >= 0.5 * timeout:
+                    if cpu is not None and cpu - cpu0 >= BUSY_SHARE * timeout:
                         raise TritonCrash(f"no answer within {timeout:g} s while computing; killed",
                                           where, _read_diagnostics(directory, renames), hung=True)
                     raise ChildUnavailable(f"no answer from the child within {timeout:g} s")

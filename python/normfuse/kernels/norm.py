@@ -130,3 +130,23 @@ def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, XN, BETA, M, stride_dym, stride
             tl.store(DGP + pid * N + cols, tl.sum(dg, axis=0), mask=cmask)
         if HAS_DB:
             tl.store(DBP + pid * N + cols, tl.sum(db, axis=0), mask=cmask)
+
+
+@triton.jit
+def scale_columns(W, G, OUT, R, stride_w, stride_o, offset, K: tl.constexpr,
+                  BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr):
+    """OUT = W diag(offset + G) for W [R, K] (unit stride along K): the pre-norm ops' fold of
+    the norm's scale into the GEMM weight (`prenorm_linear.fold_now`), made per training step.
+    fp32 math, one rounding to OUT's dtype: (offset + g) in fp32, times w in fp32, as
+    `reference.fold_norm_weight` computes it (bit for bit). Grid (cdiv(R, BLOCK_R),
+    cdiv(K, BLOCK_K)): 2-D tiles with unit-stride rows, which torch's broadcast multiply does
+    not vectorize (measured 0.016-0.058 ms for 13-46 MB on the H200, ~1.5 TB/s)."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)
+    cmask = cols < K
+    msk = (rows < R)[:, None] & cmask[None, :]
+    r64 = rows.to(tl.int64)
+    s = tl.load(G + cols, mask=cmask, other=0.0).to(tl.float32) + offset
+    w = tl.load(W + r64[:, None] * stride_w + cols[None, :], mask=msk, other=0.0).to(tl.float32)
+    tl.store(OUT + r64[:, None] * stride_o + cols[None, :], (w * s[None, :]).to(OUT.dtype.element_ty),
+             mask=msk)
