@@ -691,12 +691,22 @@ def _hooked(m: nn.Module) -> bool:
 def _any_hooked(ms) -> bool:
     """Whether calling any of the modules `ms` runs forward hooks (see `_hooked`); the global
     hooks are looked at once (this runs on every call of a sibling group's first member)."""
-    for hooks in (_torch_module._global_forward_hooks, _torch_module._global_forward_pre_hooks,
-                  *(d for m in ms for d in (m._forward_hooks, m._forward_pre_hooks))):
-        if hooks:
-            for h in hooks.values():
-                if not getattr(h, "_normfuse_probe", False):
-                    return True
+    if _user_hooks(_torch_module._global_forward_hooks) or _user_hooks(
+            _torch_module._global_forward_pre_hooks):
+        return True
+    for m in ms:
+        if (m._forward_hooks and _user_hooks(m._forward_hooks)) or (
+                m._forward_pre_hooks and _user_hooks(m._forward_pre_hooks)):
+            return True
+    return False
+
+
+def _user_hooks(hooks) -> bool:
+    """Whether the hook dict holds a hook other than optimize's probe's."""
+    if hooks:
+        for h in hooks.values():
+            if not getattr(h, "_normfuse_probe", False):
+                return True
     return False
 
 
@@ -742,7 +752,8 @@ class SiblingGEMMs:
     tensor (strides, not values); a model that needs them contiguous still gets correct results
     (`.contiguous()` copies) and optimize's check runs the example through the packed form."""
 
-    __slots__ = ("members", "norm_path", "pending", "joined_key", "joined", "__weakref__")
+    __slots__ = ("members", "norm_path", "pending", "joined_key", "joined", "sizes",
+                 "__weakref__")
     # the packed inference form on (False: every member its own GEMM; NORMFUSE_SIBLINGS=0)
     enabled = os.environ.get("NORMFUSE_SIBLINGS", "1").strip() != "0"
     # the packed form in eager training (NORMFUSE_SIBLINGS_TRAIN=0: every member its own GEMM)
@@ -751,6 +762,7 @@ class SiblingGEMMs:
     def __init__(self, norm_path: str):
         self.norm_path = norm_path
         self.members = ()
+        self.sizes = None  # the members' output widths, in order (first packed call)
         self.pending = None  # (x, x._version, the members' outputs, members still to take theirs)
         self.joined_key = None
         self.joined = None
@@ -809,7 +821,7 @@ class SiblingGEMMs:
 
     def __setstate__(self, state):
         self.members, self.norm_path = state["members"], state["norm_path"]
-        self.pending = self.joined_key = self.joined = None
+        self.pending = self.joined_key = self.joined = self.sizes = None
         _GROUPS.add(self)
 
 
@@ -844,8 +856,10 @@ class SiblingLinear(_GemmModule):
                 elif SiblingGEMMs.train_packed:
                     wb = grp.train_weight_and_bias()
             if wb is not None:
-                outs = torch.nn.functional.linear(x, *wb).split(
-                    [m.cols[1] - m.cols[0] for m in ms], dim=-1)
+                sizes = grp.sizes
+                if sizes is None or len(sizes) != len(ms):
+                    sizes = grp.sizes = [m.cols[1] - m.cols[0] for m in ms]
+                outs = torch.nn.functional.linear(x, *wb).split(sizes, dim=-1)
                 grp.pending = (x, x._version, outs, len(ms) - 1)
                 return outs[0]
         else:

@@ -268,7 +268,9 @@ class PostNormForward:
 
     def __call__(self, *args, **kwargs):
         m = self.module
-        if self.train_plan == "composed" and self._wants_grad(args, kwargs):
+        if self.train_plan == "composed" and torch.is_grad_enabled() and (
+                (args and isinstance(args[0], torch.Tensor) and args[0].requires_grad)
+                or self._wants_grad(args, kwargs)):  # (the first argument: the common case)
             return type(m).forward(m, *args, **kwargs)
         if self.fn_eval is None:  # unpickled or copied: trace again
             if getattr(self, "failed", None):
