@@ -758,7 +758,8 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0):
         tp = _fit_and_grid(tp, lambda p: _post_train_launcher(kern, p), DEFAULT_POSTNORM_PASSES)
     if is_ln and N <= NORM_MAX_N and _rounded_tile(tp):
         # the LayerNorm form that would normalize its rounded tile: cuBLAS, then the standalone
-        # norm's kernel on h (statistics of h as stored, as the backward reads it)
+        # norm's kernel on h (statistics of h as stored, as the backward reads it; offset + g
+        # formed in fp32, as that backward forms it)
         h = torch.nn.functional.linear(x2, weight, bias)
         if res is not None:
             h += res
@@ -769,13 +770,15 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0):
     return z.view(M, N), h, rstd, mean
 
 
-# compiled training kernel -> whether it normalizes a rounded tile (postnorm_linear's test)
+# compiled training kernel -> whether it normalizes a rounded tile (postnorm_linear's test); keyed
+# by what decides the form (the pipeline, the constexprs with N and the tiles, the cluster
+# options), not by M, so a run of ragged batches adds no entries
 _ROUNDED: dict = {}
 
 
 def _rounded_tile(tp: PreparedLaunch) -> bool:
     key = (tp.launcher, tuple(sorted(tp.constexprs.items())), tuple(sorted(tp.options.items())),
-           tp.grid, tp.runtime_args[0].dtype)
+           tp.runtime_args[0].dtype)
     got = _ROUNDED.get(key)
     if got is None:
         got = _ROUNDED[key] = normalizes_rounded_tile(tp)
