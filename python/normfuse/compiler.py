@@ -553,8 +553,6 @@ class JITKernel:
         """(the current device's target, the device index or None), the target looked up once
         per device (a launch used to ask the driver and parse the pipeline every time: about
         0.1 ms of host time per launch)."""
-        if self._plist is None:
-            self._plist = parse_pipeline(self.passes)
         try:
             from triton.runtime.driver import driver
             dev = driver.active.get_current_device()

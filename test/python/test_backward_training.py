@@ -421,7 +421,7 @@ def test_cpu_layernorm_constant_rows_where_the_tile_would_be_reread(cpu_training
     from normfuse import ops
     from normfuse.kernels.configs import PostNormConfig
     from normfuse.ops import postnorm_linear as post, training
-    monkeypatch.setattr(training, "_ROUNDED", {})
+    monkeypatch.setattr(post, "_ROUNDED", {})
     monkeypatch.setattr(post, "select_postnorm_config",
                         lambda M, N, K, dtype=None: PostNormConfig(16, 16, 16, 4, 2))
     gen = _gen(23)

@@ -359,12 +359,7 @@ class FusedNorm(nn.Module):
         pre-hook changing the input): the group then runs as the model wrote it, the norm's
         output normalized and each consumer's own GEMM ("normalized"), so every hook sees and
         changes what it would in the stock model."""
-        if _hooked(self):
-            return True
-        for c in self._consumers:
-            if _hooked(c):
-                return True
-        return False
+        return _any_hooked((self, *self._consumers))
 
     def _packed_now(self, grad: bool) -> bool:
         """Does the norm return the packed output Y (one GEMM over the siblings) now? In
@@ -801,20 +796,18 @@ class SiblingGEMMs:
         joined gradients as views (no kernel). None where a member's weight or bias is no
         plain registered tensor (a parametrization, FSDP's DTensor) or the members' dtypes or
         devices differ: each member then runs its own GEMM."""
-        ws, bs, every_b = [], [], True
+        ws, bs = [], []
         for m in self.members:
             p = m._parameters
             w, b = p.get("weight"), p.get("bias")
             if type(w) not in _PLAIN or (ws and (w.dtype != ws[0].dtype
                                                   or w.device != ws[0].device)):
                 return None  # (a cat would promote dtypes the members' own GEMMs keep apart)
-            if b is None:
-                every_b = False
-            elif type(b) not in _PLAIN or b.dtype != w.dtype:
+            if b is not None and (type(b) not in _PLAIN or b.dtype != w.dtype):
                 return None
             ws.append(w.t() if m.transposed else w)
             bs.append(b)
-        return torch.cat(ws), (torch.cat(bs) if every_b else cat_biases(ws, bs))
+        return torch.cat(ws), cat_biases(ws, bs)
 
     def __getstate__(self):  # (pickling and deepcopy: nothing transient)
         return {"members": self.members, "norm_path": self.norm_path}

@@ -261,16 +261,15 @@ class PostNormForward:
     def _wants_grad(self, args: tuple, kwargs: dict) -> bool:
         if not torch.is_grad_enabled():
             return False
-        for v in (*args, *kwargs.values()):
-            if isinstance(v, torch.Tensor) and v.requires_grad:
-                return True
+        for vs in (args, kwargs.values()):  # (the first argument first: the common case)
+            for v in vs:
+                if isinstance(v, torch.Tensor) and v.requires_grad:
+                    return True
         return any(p.requires_grad for p in self.module.parameters())
 
     def __call__(self, *args, **kwargs):
         m = self.module
-        if self.train_plan == "composed" and torch.is_grad_enabled() and (
-                (args and isinstance(args[0], torch.Tensor) and args[0].requires_grad)
-                or self._wants_grad(args, kwargs)):  # (the first argument: the common case)
+        if self.train_plan == "composed" and self._wants_grad(args, kwargs):
             return type(m).forward(m, *args, **kwargs)
         if self.fn_eval is None:  # unpickled or copied: trace again
             if getattr(self, "failed", None):

@@ -228,6 +228,37 @@ def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db, xn_
     return dx, (dgp.sum(0) if want_dg else None), (dbp.sum(0) if want_db else None)
 
 
+# The fold kernel's tile (kernels/norm.py `scale_columns`): 16 x 256 elements a program,
+# 4 warps (8 bf16 elements a thread per row: 16-byte accesses).
+FOLD_TILE = dict(BLOCK_R=16, BLOCK_K=256, num_warps=4)
+
+
+def fold_columns(w: Tensor, g: Tensor, offset: float) -> Tensor:
+    """W diag(offset + g) by one `scale_columns` launch (CUDA, sm_90; w [R, K] of 16 bits with
+    unit stride along K, g [K] unit-stride): the pre-norm ops' fold, `prenorm_linear.fold_now`.
+    Its launch-ready call is kept per geometry in `_CALLS` (a few us of host per step)."""
+    R, K = w.shape
+    out = torch.empty((R, K), dtype=w.dtype, device=w.device)
+    if not (R and K):
+        return out
+    tensors = (w, g, out)
+    key = ("fold", w.device, w.dtype, g.dtype, R, K, w.stride(0), offset, _align(*tensors),
+           tuple(FOLD_TILE.items()))
+    call = _CALLS.get(key)
+    if call is not None:
+        call(*tensors)
+        return out
+    t = FOLD_TILE
+    grid = (-(-R // t["BLOCK_R"]), -(-K // t["BLOCK_K"]))
+    rest = (R, w.stride(0), out.stride(0), offset)
+    consts = dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"])
+    with torch.cuda.device(w.device):
+        launched = _launcher("scale_columns")[grid](*tensors, *rest, **consts,
+                                                    num_warps=t["num_warps"])
+    _store_call(key, _direct_call(launched, grid, rest + tuple(consts.values())))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # normfuse::norm_fwd / normfuse::norm_bwd
 # ---------------------------------------------------------------------------------------------
@@ -432,7 +463,7 @@ def _ready(x, weight, bias, eps, offset, is_ln):
     gg = weight if weight is not None else x2
     bb = bias if bias is not None else x2
     if (weight is not None and weight.stride(0) != 1) or (bias is not None and bias.stride(0) != 1):
-        return None  # (strided vectors are copied on the way: _unit_vec)
+        return None  # (strided vectors are copied on the way: unit_stride in _fwd_impl)
     M, N = x2.shape
     key = _fwd_key(x2, gg, bb, eps, offset, is_ln, weight is None, bias is None)
     call = _CALLS.get(key)

@@ -61,7 +61,7 @@ __all__ = ["prepare_linear_rmsnorm", "lowered_postnorm_choice", "SWITCH_VALUES",
            "prepare_linear_layernorm", "DEFAULT_POSTNORM_PASSES", "postnorm_passes",
            "aot_compile_postnorm", "get_postnorm_launcher", "LOWERED_POSTNORM",
            "lowered_postnorm_passes", "lowered_postnorm_config", "clear_postnorm_plans",
-           "on_clear_postnorm_plans", "normalizes_rounded_tile"]
+           "on_clear_postnorm_plans", "normalizes_rounded_tile", "composes_for_rounded_tile"]
 
 DEFAULT_POSTNORM_PASSES = ("cluster-reduce", "epilogue-norm")
 
@@ -356,6 +356,32 @@ def normalizes_rounded_tile(p: PreparedLaunch) -> bool:
                                           for r in ck.remarks)
 
 
+# kernel -> whether its LayerNorm composes instead (`composes_for_rounded_tile`); keyed by what
+# decides the form (the pipeline, the constexprs with N and the tiles, the cluster options,
+# the dtype), not by M: a run of ragged batches adds no entries
+_ROUNDED: dict = {}
+
+
+def composes_for_rounded_tile(p: PreparedLaunch, what: str) -> bool:
+    """Whether the LayerNorm launch `p` (of the inference or the training kernel) must be composed
+    instead (`normalizes_rounded_tile`), decided once per kernel, with a RuntimeWarning the first
+    time; `what` names the op in it."""
+    key = (p.launcher, tuple(sorted(p.constexprs.items())), tuple(sorted(p.options.items())),
+           p.runtime_args[0].dtype)
+    got = _ROUNDED.get(key)
+    if got is None:
+        got = _ROUNDED[key] = normalizes_rounded_tile(p)
+        if got:
+            import warnings
+            M, K = p.runtime_args[0].shape
+            warnings.warn(f"normfuse: {what}: M={M}, N={p.out.shape[-1]}, K={K}: the fused "
+                          "kernel here (no lowered form; the row's tiles re-read after its "
+                          "statistics) would normalize the rounded tile, which loses rows of "
+                          "near-zero variance; running cuBLAS and the norm instead",
+                          RuntimeWarning, stacklevel=4)
+    return got
+
+
 def clear_postnorm_plans() -> None:
     """Drop the post-norm ops' launch plans, and the launch-ready calls made from them (after
     changing LOWERED_POSTNORM)."""
@@ -448,14 +474,8 @@ def launch_postnorm(op: str, kind: str, x, w, g, beta, bias, residual, eps: floa
         else:
             p = _prepare_checked(op, kind, x2, w, norm, eps, bias, r2, None,
                                  DEFAULT_POSTNORM_PASSES, None)
-        if kind == "ln" and normalizes_rounded_tile(p):
-            import warnings
-            _COMPOSE_KEYS.add(key)
-            warnings.warn(f"normfuse: {op}: M={M}, N={N}, K={x2.shape[1]}: the fused kernel here "
-                          "(no lowered form; the row's tiles re-read after its statistics) "
-                          "would normalize the rounded tile, which loses rows of near-zero "
-                          "variance; running cuBLAS and the norm instead", RuntimeWarning,
-                          stacklevel=3)
+        if kind == "ln" and composes_for_rounded_tile(p, op):
+            _COMPOSE_KEYS.add(key)  # (skips planning this geometry again)
             return None
         plan = _POST_PLANS.add(key, LaunchPlan(p, 5 + len(norm)))
     y = torch.empty((M, N), dtype=x2.dtype, device=x2.device)

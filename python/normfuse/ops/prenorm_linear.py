@@ -46,6 +46,7 @@ from ..kernels.configs import GemmConfig, select_config
 from ..reference import fold_norm_weight
 from .common import (WEIGHTS, adjacent, as_lists, cat_biases, check_hopper, check_prenorm,
                      fused_unavailable, joined_view, shape_str, sm_count)
+from .norm import FOLD_TILE, fold_columns  # noqa: F401  (FOLD_TILE: the fold kernel's tile)
 
 __all__ = ["prepare_rmsnorm_linear",
            "prepare_layernorm_linear", "prepare_plain_linear", "plain_linear", "PreparedLaunch",
@@ -782,11 +783,6 @@ def folded_weight(w: torch.Tensor, g: torch.Tensor, offset: float = 0.0,
                            lambda: fold_now(w, g, float(offset)), cache)
 
 
-# The fold kernel's tile (kernels/norm.py `scale_columns`): 16 x 256 elements a program,
-# 4 warps (8 bf16 elements a thread per row: 16-byte accesses).
-FOLD_TILE = dict(BLOCK_R=16, BLOCK_K=256, num_warps=4)
-
-
 def fold_now(w: torch.Tensor, g: torch.Tensor, offset: float = 0.0) -> torch.Tensor:
     """W diag(offset + g), computed now: `reference.fold_norm_weight` bit for bit. On an sm_90
     GPU for 16-bit W with unit stride along K, g a unit-stride vector: one launch of the
@@ -797,36 +793,10 @@ def fold_now(w: torch.Tensor, g: torch.Tensor, offset: float = 0.0) -> torch.Ten
     if (w.is_cuda and w.dim() == 2 and w.dtype in (torch.bfloat16, torch.float16)
             and w.stride(-1) == 1 and g.dim() == 1 and g.shape[0] == w.shape[1]
             and g.device == w.device and fused_unavailable(w.device) is None):
-        return _fold_kernel(w, g if g.stride(0) == 1 else g.contiguous(), float(offset))
+        return fold_columns(w, g if g.stride(0) == 1 else g.contiguous(), float(offset))
     if not offset and g.dtype == w.dtype and w.is_contiguous():
         return w * g
     return fold_norm_weight(w, g, offset=offset)
-
-
-def _fold_kernel(w: torch.Tensor, g: torch.Tensor, offset: float) -> torch.Tensor:
-    """One `scale_columns` launch; its launch-ready call kept per geometry (ops/norm.py's
-    table: Triton's C launch with the trailing arguments fixed, a few us of host per step)."""
-    from . import norm as norm_ops
-    R, K = w.shape
-    out = torch.empty((R, K), dtype=w.dtype, device=w.device)
-    if not (R and K):
-        return out
-    tensors = (w, g, out)
-    key = ("fold", w.device, w.dtype, g.dtype, R, K, w.stride(0), offset,
-           norm_ops._align(*tensors), tuple(FOLD_TILE.items()))
-    call = norm_ops._CALLS.get(key)
-    if call is not None:
-        call(*tensors)
-        return out
-    t = FOLD_TILE
-    grid = (-(-R // t["BLOCK_R"]), -(-K // t["BLOCK_K"]))
-    rest = (R, w.stride(0), out.stride(0), offset)
-    consts = dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"])
-    with _on_device(w.device):
-        launched = norm_ops._launcher("scale_columns")[grid](*tensors, *rest, **consts,
-                                                             num_warps=t["num_warps"])
-    norm_ops._store_call(key, norm_ops._direct_call(launched, grid, rest + tuple(consts.values())))
-    return out
 
 
 def fold_norm(w: torch.Tensor, g, beta, bias, offset: float = 0.0, cache: bool = True):

@@ -62,7 +62,7 @@ from .norm import MAX_N as NORM_MAX_N, _kernel_backward as norm_kernel_backward
 from .norm import _kernel_forward as norm_kernel_forward
 from .inference import route
 from ..device import LaunchFailure, cluster_occupancy
-from .postnorm_linear import DEFAULT_POSTNORM_PASSES, _fit_and_grid, normalizes_rounded_tile
+from .postnorm_linear import DEFAULT_POSTNORM_PASSES, _fit_and_grid, composes_for_rounded_tile
 from .postnorm_linear import _prepare as _prepare_post
 from .prenorm_linear import (PreparedLaunch, _ensure_allocator, _offset_weight, fold_norm,
                              launch_prenorm)
@@ -756,7 +756,7 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0):
                         plan.config, plan.out, plan.out_shape, None)
     if plan.grid[0]:  # the cluster form the driver launches, the persistent grid
         tp = _fit_and_grid(tp, lambda p: _post_train_launcher(kern, p), DEFAULT_POSTNORM_PASSES)
-    if is_ln and N <= NORM_MAX_N and _rounded_tile(tp):
+    if is_ln and N <= NORM_MAX_N and composes_for_rounded_tile(tp, f"{op} (training)"):
         # the LayerNorm form that would normalize its rounded tile: cuBLAS, then the standalone
         # norm's kernel on h (statistics of h as stored, as the backward reads it; offset + g
         # formed in fp32, as that backward forms it)
@@ -768,29 +768,6 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0):
         return z, h, rstd, mean
     z = tp()
     return z.view(M, N), h, rstd, mean
-
-
-# compiled training kernel -> whether it normalizes a rounded tile (postnorm_linear's test); keyed
-# by what decides the form (the pipeline, the constexprs with N and the tiles, the cluster
-# options), not by M, so a run of ragged batches adds no entries
-_ROUNDED: dict = {}
-
-
-def _rounded_tile(tp: PreparedLaunch) -> bool:
-    key = (tp.launcher, tuple(sorted(tp.constexprs.items())), tuple(sorted(tp.options.items())),
-           tp.runtime_args[0].dtype)
-    got = _ROUNDED.get(key)
-    if got is None:
-        got = _ROUNDED[key] = normalizes_rounded_tile(tp)
-        if got:
-            import warnings
-            M, K = tp.runtime_args[0].shape
-            warnings.warn(f"normfuse: {tp.op} (training): M={M}, N={tp.out.shape[-1]}, K={K}: the "
-                          "fused kernel here (the row's tiles re-read after its statistics) "
-                          "would normalize the rounded tile, which loses rows of near-zero "
-                          "variance; running cuBLAS and the standalone norm instead",
-                          RuntimeWarning, stacklevel=4)
-    return got
 
 
 @functools.lru_cache(maxsize=None)
