@@ -7,11 +7,11 @@
 // RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true}' %s 2>%t.post-remark | FileCheck %s --check-prefix=POST
 // RUN: FileCheck %s --check-prefix=POST-REMARK < %t.post-remark
 
-// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; 1 row statistic(s)
+// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // REMARK: missed: a post-norm whose row spans 2 N tiles (two passes over the row); not lowered by default (hopper-ws{post-norm=true} lowers it
 // REMARK: missed: the output tile is stored, reloaded and stored again next to the GEMM (a post-norm whose row is one tile): run epilogue-norm first
-// REMARK: applied: lowered to the warp-specialized template: 128x128x128 s2 coop w8, persistent, B [N, K]; 1 row statistic(s)
+// REMARK: applied: lowered to the warp-specialized template: 128x128x128 s2 coop w8 stats-late, persistent, B [N, K]; 1 row statistic(s)
 // REMARK: missed: 2 tt.dot ops; the lowering handles one accumulator
 // REMARK: missed: the epilogue reduces rows of the accumulator (a post-norm)
 // REMARK: missed: the A tile ({{.*}}) is not contiguous along K: its rows are (the matrix is stored column-major); pass the matrix row-major
@@ -23,7 +23,7 @@
 // epilogue; the naive kernel's two passes over a row of 2 N tiles become the whole-rows order with
 // the partial row sums exchanged as stamped words and the residual tile read by TMA; a reload in
 // another order and loops without constant bounds are left alone.
-// POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; 1 row statistic(s)
+// POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late, persistent, B [N, K]; 1 row statistic(s)
 // POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 rows-exchanged(1), persistent, B [N, K]; {{.*}}the residual tile loaded by TMA into the output's staging tile during the k-loop; post-norm: the row's 2 N tiles on 2 CTAs of one wave, 1 partial row sum(s) exchanged through global memory
 // POST-REMARK: [epilogue-norm] applied
@@ -37,7 +37,7 @@
 // stats-share: the statistics once per row block. The first case publishes stamped 64-bit words
 // (value, epoch) and reads them back with a reload loop on stale stamps; the plain GEMM has no
 // statistics to share (no stamped words); the bail-outs are unchanged.
-// SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-shared, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps, once per row block (its first tile, a wave ahead of the others), shared through global memory
+// SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-shared stats-late, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma), once per row block (its first tile, a wave ahead of the others), shared through global memory
 // SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // SHARE-REMARK: missed: 2 tt.dot ops
 // SHARE-REMARK: missed: the epilogue reduces rows of the accumulator
@@ -55,11 +55,16 @@
 // SHARE: partition0({{.*}}) num_warps(4)
 
 // RMSNorm statistics in the k-loop: warp-specialized, the statistic and the epilogue become hooks.
+// One sum with no shift: the statistics read the A tile after the wait for the previous
+// k-step's wgmma (stats-late), not between the issue and the wait.
 // CHECK-LABEL: tt.func public @ws_gemm_kernel
 // CHECK-SAME: !tt.tensordesc<tensor<128x64xbf16
 // CHECK-SAME: !tt.tensordesc<tensor<256x64xbf16
 // CHECK: ttg.warp_specialize
 // CHECK: ttng.warp_group_dot
+// CHECK-NOT: ttg.local_load
+// CHECK: ttng.warp_group_dot_wait {{.*}}pendings = 1
+// CHECK: ttg.local_load
 // CHECK: "tt.reduce"
 // CHECK: math.sqrt
 // CHECK: ttng.async_tma_copy_local_to_global

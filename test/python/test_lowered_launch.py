@@ -606,3 +606,29 @@ def test_derived_vectors_follow_the_scale_and_take_inference_tensors(monkeypatch
             for _ in range(2):
                 ops.layernorm_linear(torch.randn(300, 128).bfloat16(), gl, bl, wl)
         assert len(drv.launches) == 3
+
+
+def _stats_between(ptx: str) -> tuple[bool, bool]:
+    """(some k-loop reads the A tile between its wgmma commit and `wgmma.wait_group 1`, some
+    k-loop reads it after that wait): where the statistics' ldmatrix sits in each k-step."""
+    before = after = False
+    for step in ptx.split("wgmma.commit_group")[1:]:
+        head, sep, tail = step.partition("wgmma.wait_group.sync.aligned 1;")
+        if not sep:
+            continue
+        before |= "ldmatrix" in head
+        after |= "ldmatrix" in tail.split("mbarrier.arrive")[0]
+    return before, after
+
+
+@pytest.mark.parametrize("kind,flags,late", [("rms", dict(has_g=False), True),
+                                             ("ln", dict(has_g=False, has_b=False), False)])
+def test_statistics_sit_where_measured_faster_in_the_k_step(kind, flags, late):
+    """hopper_ws.STATS_LATE_MAX_SUMS: RMSNorm's one sum of squares is computed after the wait for
+    the previous k-step's wgmma (stats-late; the k-step's four wgmma instructions go out back to
+    back), LayerNorm's two sums right after the issue; the op's kernels, in their PTX."""
+    ck = ops.aot_compile(kind, M=262144, N=1024, K=512, **flags)
+    assert ck.lowered is not None, ck.remarks
+    assert ck.lowered.plan.config.stats_late is late
+    assert ("stats-late" in str(ck.remarks)) is late
+    assert _stats_between(ck.lowered.kernel.asm["ptx"]) == (not late, late)

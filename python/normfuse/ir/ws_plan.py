@@ -77,7 +77,9 @@ class WSConfig:
     per row block and shared through global memory (coop, no A transform). `row_exchange`: a
     post-norm's row sums (1 or 2) exchanged between the N tiles of a row block through global
     memory, the tiles of a row block run at once on distinct CTAs (0: no exchange);
-    `row_chunk`: how many N tiles' partial sums one step of the gather reads at once."""
+    `row_chunk`: how many N tiles' partial sums one step of the gather reads at once.
+    `stats_late`: the k-loop computes a tile's row statistics after the wait for the previous
+    k-step's wgmma (else right after the issue of its own; no effect without statistics)."""
     block_m: int = 128
     block_n: int = 256
     block_k: int = 64
@@ -91,6 +93,7 @@ class WSConfig:
     stats_share: bool = False
     row_exchange: int = 0
     row_chunk: int = 16
+    stats_late: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -121,6 +124,7 @@ class WSConfig:
     def __str__(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.block_k} s{self.stages} {self.schedule} "
                 f"w{self.consumer_warps}" + (" stats-shared" if self.stats_share else "")
+                + (" stats-late" if self.stats_late else "")
                 + (f" rows-exchanged({self.row_exchange})" if self.row_exchange else ""))
 
 

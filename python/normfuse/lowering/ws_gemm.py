@@ -158,10 +158,12 @@ class HookFns:
     HAS_SIDE: gl.constexpr
     HAS_AUX: gl.constexpr
     BWD: gl.constexpr
+    STATS_LATE: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(self, PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST,
-                 SIDE=None, AUX=None, HAS_SIDE=False, HAS_AUX=False, BWD=False):
+                 SIDE=None, AUX=None, HAS_SIDE=False, HAS_AUX=False, BWD=False,
+                 STATS_LATE=False):
         self.PRE = gl.constexpr(PRE)
         self.STATS = gl.constexpr(STATS)
         self.AFN = gl.constexpr(AFN)
@@ -177,6 +179,7 @@ class HookFns:
         self.HAS_SIDE = gl.constexpr(HAS_SIDE)
         self.HAS_AUX = gl.constexpr(HAS_AUX)
         self.BWD = gl.constexpr(BWD)
+        self.STATS_LATE = gl.constexpr(STATS_LATE)
 
 
 @aggregate
@@ -643,10 +646,16 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
             acc = warpgroup_mma_wait(0, deps=(acc,))
             mbarrier.arrive(ring.empty.index(s))
         else:
+            # The statistics come from a register copy of the same shared tile, read while the
+            # wgmma runs (the slot is released only after both), either right after the issue
+            # or (STATS_LATE) after the wait for the previous k-step's wgmma. Right after the
+            # issue, ptxas places the tile's ldmatrix and arithmetic between the k-step's first
+            # and second wgmma instruction (the tensor pipe waits for them); after the wait, the
+            # four are issued back to back, but the statistics start only when the previous
+            # k-step's MMA has finished. The pass chooses (hopper_ws.STATS_LATE_MAX_SUMS, measured).
+            LATE: gl.constexpr = hooks.STATS_LATE and not WITH_PRE
             acc = warpgroup_mma(ring.a_bufs.index(s), b_view, acc, is_async=True)
-            if WITH_STATS or WITH_PRE:
-                # statistics from a register copy of the same shared tile, read while the
-                # wgmma runs (the slot is released only after both)
+            if (WITH_STATS or WITH_PRE) and not LATE:
                 af = ring.a_bufs.index(s).load(a_layout).to(gl.float32)
                 if WITH_PRE:
                     if kk == 0:
@@ -654,6 +663,9 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
                 if WITH_STATS:
                     st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)
             acc = warpgroup_mma_wait(1, deps=(acc,))
+            if WITH_STATS and LATE:
+                af = ring.a_bufs.index(s).load(a_layout).to(gl.float32)
+                st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)
             # the previous k-step's wgmma has finished reading its slot
             mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)
     acc = warpgroup_mma_wait(0, deps=(acc,))
@@ -950,7 +962,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                    AUX: gl.constexpr = None, HAS_SIDE: gl.constexpr = False,
                    HAS_AUX: gl.constexpr = False, BWD: gl.constexpr = False,
                    NOUT: gl.constexpr = 1, S1: gl.constexpr = 0, S2: gl.constexpr = 0,
-                   S3: gl.constexpr = 0, num_warps: gl.constexpr = 4):
+                   S3: gl.constexpr = 0, STATS_LATE: gl.constexpr = False,
+                   num_warps: gl.constexpr = 4):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
@@ -967,7 +980,9 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     None otherwise), FIN reads the tile rounded to the output type. Other instances never read
     `sbuf` and `epoch`. `NOUT` > 1 (plain and shared-statistics instances): C's columns are
     split among NOUT matrices, C[:, 0:S1] through `c_desc`, C[:, S1:S2] through `c1_desc`, ...
-    (each member's [M, N_i] descriptor; the S_i multiples of BN; absent ones None)."""
+    (each member's [M, N_i] descriptor; the S_i multiples of BN; absent ones None).
+    `STATS_LATE`: the statistics of a k-step's A tile computed after the wait for the previous
+    k-step's wgmma instead of right after the issue (see `_mainloop`)."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -998,7 +1013,7 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     else:
         c3 = c_desc
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
-                    AUX, HAS_SIDE, HAS_AUX, BWD)
+                    AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE)
     if NPOST > 0:
         res_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
         res_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())

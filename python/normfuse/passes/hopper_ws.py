@@ -2195,11 +2195,24 @@ def _row_chunk(trips: int, sums: int, cfg: P.WSConfig) -> int:
     return max(2, min(32, 1 << (trips - 1).bit_length(), 1 << (max(fit, 1).bit_length() - 1)))
 
 
+# The k-loop's statistics after the wait for the previous k-step's wgmma (WSConfig.stats_late)
+# when they are at most this many row sums with no shift (RMSNorm's sum of squares), else right
+# after the issue. Measured on the H200 (2026-12-02, bench/results/2026-12-02/session14/
+# stats-late/, the blog's 9 cells, g folded, interleaved processes): after the issue, ptxas puts
+# the tile's ldmatrix and arithmetic between the k-step's first and second wgmma instruction and
+# the tensor pipe waits for them; after the wait the four go out back to back. RMSNorm
+# fused / backbone 1.067 -> 1.057 (geometric mean, 8 of 9 cells faster), fused / cuBLAS 1.119 ->
+# 1.099; LayerNorm's two sums (Sx, Sx^2) got slower after the wait (1.146 -> 1.188 over the
+# backbone): they start only once the previous MMA has finished and outlast the next.
+STATS_LATE_MAX_SUMS = 1
+
+
 def _stats_where(cfg: P.WSConfig) -> str:
+    when = " (each k-step's after the wait for the previous wgmma)" if cfg.stats_late else ""
     if cfg.stats_share:
-        return ("in the MMA warps, once per row block (its first tile, a wave ahead of the others), "
-                "shared through global memory")
-    return "in the MMA warps"
+        return (f"in the MMA warps{when}, once per row block (its first tile, a wave ahead of the "
+                "others), shared through global memory")
+    return f"in the MMA warps{when}"
 
 
 @dataclass
@@ -2286,6 +2299,9 @@ class HopperWS(Pass):
             cfg = self.config(m, share)
         except _Miss as c:
             raise _Blockers([c], m) from None
+        if (stats is not None and pre is None and afn is None
+                and len(stats.results) <= STATS_LATE_MAX_SUMS):
+            cfg = replace(cfg, stats_late=True)
         if self.stats_share and stats is not None and not cfg.stats_share:
             notes.append("stats-share not applied: " + (
                 "the A operand is computed in the k-loop (g or beta not folded)" if afn is not None

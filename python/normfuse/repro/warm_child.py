@@ -21,7 +21,7 @@ def _child(target: str, cell: str, ops: str | None, quick: bool, sweep: bool = F
     parts = cell.split(",")
     if target == "summary":
         summary.run(ops.split(",") if ops else list(summary.OPS), [tuple(int(p) for p in parts)],
-                    log=lambda *_: None)
+                    log=lambda *_: None, rounds=1)
     elif target == "attention":
         H, m, act = int(parts[0]), int(parts[1]), parts[2]
         bench_attention._cell(H, m, act, configs=bench_attention.configs(quick))
