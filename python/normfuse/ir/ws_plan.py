@@ -79,7 +79,10 @@ class WSConfig:
     memory, the tiles of a row block run at once on distinct CTAs (0: no exchange);
     `row_chunk`: how many N tiles' partial sums one step of the gather reads at once.
     `stats_late`: the k-loop computes a tile's row statistics after the wait for the previous
-    k-step's wgmma (else right after the issue of its own; no effect without statistics)."""
+    k-step's wgmma (else right after the issue of its own; no effect without statistics).
+    `mma_sum`: the index of a row statistic that is the plain row sum of the A tiles, computed by
+    the tensor cores (A against a [BK, 8] tile whose first column is ones, an extra m64n8 wgmma per
+    k-step) instead of in registers; -1: none."""
     block_m: int = 128
     block_n: int = 256
     block_k: int = 64
@@ -94,6 +97,7 @@ class WSConfig:
     row_exchange: int = 0
     row_chunk: int = 16
     stats_late: bool = False
+    mma_sum: int = -1
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -106,6 +110,8 @@ class WSConfig:
             raise ValueError(f"row_exchange must be 0, 1 or 2, got {self.row_exchange}")
         if self.row_chunk not in (2, 4, 8, 16, 32):
             raise ValueError(f"row_chunk must be a power of two in 2..32, got {self.row_chunk}")
+        if self.mma_sum not in (-1, 0, 1):
+            raise ValueError(f"mma_sum must be -1, 0 or 1, got {self.mma_sum}")
         if self.row_exchange and self.stats_share:
             raise ValueError("row_exchange and stats_share use one workspace: not both")
 
@@ -125,6 +131,7 @@ class WSConfig:
         return (f"{self.block_m}x{self.block_n}x{self.block_k} s{self.stages} {self.schedule} "
                 f"w{self.consumer_warps}" + (" stats-shared" if self.stats_share else "")
                 + (" stats-late" if self.stats_late else "")
+                + (f" mma-sum({self.mma_sum})" if self.mma_sum >= 0 else "")
                 + (f" rows-exchanged({self.row_exchange})" if self.row_exchange else ""))
 
 

@@ -149,6 +149,12 @@ post-norm = false               lower post-norms (rules 6 and 7) and norm backwa
                                 of the grid resident at once. Pingpong takes 64x256 tiles (two
                                 accumulators of 64 rows: one consumer's exchange and epilogue run
                                 while the other's k-loop does)
+stats-mma = false               a statistic that is the plain row sum of the A tiles (LayerNorm's
+                                sum of x, g folded) computed by the tensor cores: each k-step also
+                                issues an m64n8 wgmma of the A tile against a [BK, 8] shared tile
+                                whose first column is ones (fp32 accumulation of exact products),
+                                leaving one sum (of squares) to the registers. Off by default
+                                until timed on the H200.
 epilogue-tma = false            a plain epilogue's [BM, BN] load of a second matrix at the output
                                 tile's rows and columns (masked by rows < M, columns < N, same
                                 element type as the output; the rowdot dX kernel's x) comes by TMA
@@ -2207,8 +2213,22 @@ def _row_chunk(trips: int, sums: int, cfg: P.WSConfig) -> int:
 STATS_LATE_MAX_SUMS = 1
 
 
+def _plain_row_sum(stats: P.Hook) -> int:
+    """The index of the statistic that is the row sum of the A tile itself (sum(af, axis=1), or af
+    with `row_sums`), -1 if none: what `stats-mma` computes with the tensor cores."""
+    for j, (e, rows) in enumerate(zip(stats.results, stats.row_sums)):
+        if rows and e.op == "bound" and e.attr == "af":
+            return j
+        if (not rows and e.op == "reduce" and tuple(e.attr) == ("sum", 1) and e.args[0].op == "bound"
+                and e.args[0].attr == "af"):
+            return j
+    return -1
+
+
 def _stats_where(cfg: P.WSConfig) -> str:
     when = " (each k-step's after the wait for the previous wgmma)" if cfg.stats_late else ""
+    if cfg.mma_sum >= 0:
+        when += f"; statistic {cfg.mma_sum} (the row sum) by the tensor cores"
     if cfg.stats_share:
         return (f"in the MMA warps{when}, once per row block (its first tile, a wave ahead of the "
                 "others), shared through global memory")
@@ -2236,6 +2256,8 @@ class HopperWS(Pass):
     # dX kernel's x) read by TMA into the output's staging tile during the k-loop, instead of a
     # pointer load in the epilogue hook (a tile of 64-bit addresses in registers)
     epilogue_tma: bool = False
+    # a statistic that is the A tiles' plain row sum computed by an extra m64n8 wgmma per k-step
+    stats_mma: bool = False
 
     def __post_init__(self):
         if self.schedule not in ("coop", "pingpong"):
@@ -2299,8 +2321,19 @@ class HopperWS(Pass):
             cfg = self.config(m, share)
         except _Miss as c:
             raise _Blockers([c], m) from None
-        if (stats is not None and pre is None and afn is None
-                and len(stats.results) <= STATS_LATE_MAX_SUMS):
+        if self.stats_mma and stats is not None:
+            j = _plain_row_sum(stats) if pre is None and afn is None and rows is None else -1
+            if j >= 0:
+                cfg = replace(cfg, mma_sum=j)
+            else:
+                notes.append("stats-mma not applied: " + (
+                    "the A operand is computed in the k-loop (g or beta not folded)"
+                    if afn is not None else "the statistics are shifted (a PRE hook)"
+                    if pre is not None else "the kernel is a post-norm" if rows is not None
+                    else "no statistic is the plain row sum of the A tile"))
+        # the sums left to the registers decide where they go in the k-step
+        alu_sums = len(stats.results) - (cfg.mma_sum >= 0) if stats is not None else 0
+        if stats is not None and pre is None and afn is None and alu_sums <= STATS_LATE_MAX_SUMS:
             cfg = replace(cfg, stats_late=True)
         if self.stats_share and stats is not None and not cfg.stats_share:
             notes.append("stats-share not applied: " + (
