@@ -131,3 +131,42 @@ def test_extra_runs_the_backward_benchmarks_as_modules(monkeypatch, tmp_path):
     assert len(recs) == 1 and recs[0]["op"] == "backward"
     assert recs[0]["skipped"] == "no Hopper GPU: no GPU (test)"
     assert (tmp_path / "training" / "summary.md").exists()
+
+
+def test_ab_revisions_alternates_the_two_packages_and_compares_ratios(tmp_path):
+    """bench/ab_revisions.py (loaded by path): the base revision's python/ exported by git
+    archive, processes alternating base / new with each side's PYTHONPATH, the comparison of
+    their ratios to cuBLAS per cell and variant (a stand-in timing script that reports 1.10x on
+    the base package and 1.00x on the working tree's)."""
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[2]
+    if subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    spec = importlib.util.spec_from_file_location("ab_revisions", repo / "bench" / "ab_revisions.py")
+    ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab)
+    script = tmp_path / "fake_ab_order.py"
+    script.write_text(
+        "import json, os, sys\n"
+        "out = sys.argv[sys.argv.index('--out') + 1]\n"
+        "first = os.environ['PYTHONPATH'].split(os.pathsep)[0]\n"
+        "base = 'base-src' in first\n"
+        "assert os.path.exists(os.path.join(first, 'normfuse', '__init__.py'))\n"
+        "ms = {'cublas': 2.0, 'rms@hopper-ws': 2.2 if base else 2.0}\n"
+        "json.dump({'rows': [{'M': 8, 'K': 16, 'N': 32, 'ms': ms}], 'args': sys.argv[1:]},\n"
+        "          open(os.path.join(out, 'ab_order.json'), 'w'))\n")
+    out = tmp_path / "ab"
+    assert ab.main(["--base", "HEAD", "--out", str(out), "--pairs", "2", "--script", str(script),
+                    "--", "--cells", "blog"]) == 0
+    data = json.loads((out / "ab_revisions.json").read_text())
+    (row,) = data["rows"]
+    assert (row["base"], row["new"]) == (pytest.approx(1.1), pytest.approx(1.0))
+    assert row["change"] == pytest.approx(1 / 1.1)
+    assert sorted(p.name for p in out.iterdir() if p.name[-1].isdigit()) == ["base0", "base1",
+                                                                             "new0", "new1"]
+    assert json.loads((out / "new1" / "ab_order.json").read_text())["args"][-2:] == ["--cells", "blog"]
+    assert "| geometric mean | rms@hopper-ws | | | 0.909 |" in (out / "ab_revisions.md").read_text()
