@@ -6,6 +6,7 @@
 // RUN: FileCheck %s --check-prefix=SHARE-REMARK < %t.share-remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true}' %s 2>%t.post-remark | FileCheck %s --check-prefix=POST
 // RUN: FileCheck %s --check-prefix=POST-REMARK < %t.post-remark
+// RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true,schedule=coop2}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2
 
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
@@ -33,6 +34,14 @@
 // POST-REMARK: [hopper-ws] missed: the A tile ({{.*}}) is not contiguous along K
 // POST-REMARK: [hopper-ws] missed: the normalizing loop's reload is not, trip by trip, the tile the GEMM loop stored
 // POST-REMARK: [hopper-ws] missed: the loops over the row's N tiles need constant bounds
+
+// schedule=coop2: the coop tiles with each warpgroup in its own partition on half of the rows;
+// a post-norm whose row spans several N tiles is refused (its row sums are the whole tile's).
+// COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late, persistent, B [N, K]; 1 row statistic(s)
+// COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; no statistics
+// COOP2: [hopper-ws] missed: the coop2 schedule does not take a post-norm's rows; use hopper-ws{schedule=coop} (the default)
+// COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; no statistics
+// COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x128x128 s2 coop2 w4 stats-late
 
 // stats-share: the statistics once per row block. The first case publishes stamped 64-bit words
 // (value, epoch) and reads them back with a reload loop on stale stamps; the plain GEMM has no

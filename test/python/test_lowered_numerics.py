@@ -571,3 +571,38 @@ def test_row_sum_by_the_tensor_cores_is_refused_by_name():
         assert ck.lowered is not None and ck.lowered.plan.config.mma_sum == -1
         assert "stats-mma not applied: " + why in str(ck.remarks), ck.remarks
         assert "m64n8k16" not in ck.lowered.kernel.asm["ptx"]
+
+
+@pytest.mark.parametrize("kind,flags,extra", [
+    ("gemm", (), ""), ("rms", (("has_g", False),), ""), ("rms", (("has_g", True),), ""),
+    ("ln", (("has_g", False), ("has_b", False)), ""),
+    ("ln", (("has_g", True), ("has_b", True)), ""),
+    ("ln", (("has_g", False), ("has_b", False)), ",stats-mma=true"),
+], ids=["gemm", "rms-folded", "rms-g", "ln-folded", "ln-g-beta", "ln-folded-stats-mma"])
+def test_coop2_halves(kind, flags, extra):
+    """hopper-ws{schedule=coop2}: each warpgroup in its own partition on half of every tile's
+    rows, each releasing the ring's slots (count 2) and storing its [64, 256] half. 304 x 528 x
+    192 on 2 programs (the last row block's second half lies past M: stored nowhere), against the
+    unlowered kernel and fp64; in the PTX no barrier spans both warpgroups (256 threads)."""
+    passes = ("lazy-prenorm," if kind != "gemm" else "") + "hopper-ws{schedule=coop2" + extra + "}"
+    ck = ops.aot_compile(kind, M=262144, N=1024, K=512, passes=passes, **dict(flags))
+    cfg = ck.lowered.plan.config
+    assert cfg.halves and cfg.schedule == "coop2" and "coop2 w4" in str(ck.remarks)
+    assert ck.lowered.instance.blocks[2] == (64, 256)
+    res = ck.resources()
+    assert res["spill_stores"] == 0 and not res["wgmma_serialized"], res
+    ptx = ck.lowered.kernel.asm["ptx"]
+    assert "bar.sync \t0, 256;" not in ptx and re.search(r"bar\.sync\s+\d+, 128;", ptx)
+    runs = _check(ck, kind, flags, 304, 528, 192, 2)
+    assert runs[0].info.agents == 2 * 3  # per CTA: two halves and the loader
+
+
+def test_coop2_refuses_what_it_does_not_take():
+    """coop2 with a post-norm's rows, or stats-share: the pass says so (stats-share: not
+    applied, the kernel lowers with per-tile statistics)."""
+    ck = ops.aot_compile("rms", M=262144, N=2048, K=512, has_g=False,
+                         passes="lazy-prenorm,hopper-ws{schedule=coop2,stats-share=true}")
+    assert ck.lowered is not None and not ck.lowered.plan.config.stats_share
+    assert "stats-share not applied: it needs the coop schedule" in str(ck.remarks)
+    with pytest.raises(ValueError, match="the coop2 schedule stores"):
+        ck.lowered.split((256,))

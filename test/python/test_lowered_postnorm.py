@@ -207,6 +207,19 @@ def test_one_tile_row_after_epilogue_norm():
     assert not any(type(n).__name__ == "SharedStatistics" for n in lw.plan.needs)
 
 
+def test_one_tile_row_on_coop2_halves():
+    """hopper-ws{schedule=coop2}: a one-tile row's reductions in the epilogue of each half (a
+    warpgroup holds whole rows), RMSNorm with bias, N = 200, 3 row blocks on 2 programs; with a
+    residual (a pointer load whose rows come from the row block and the kernel's BLOCK_M) coop2
+    is refused by name."""
+    coop2 = "epilogue-norm,hopper-ws{post-norm=true,schedule=coop2}"
+    lw, _ = _check("rms", 200, 128, 256, 72, True, False, 300, 2, passes=coop2)
+    assert lw.plan.config.halves and lw.plan.rows is None
+    lw, _, remarks = lower_ir(_naive_ttir("rms", 200, 128, 256, 72, True, True), coop2)
+    assert lw is None and "the coop2 schedule does not take hooks that index the tile's rows" in \
+        str(remarks), remarks
+
+
 def test_one_tile_row_of_block_m_columns_with_residual():
     """N = 120 in one tile of BN = BM = 128 (the op's tile for 64 < N <= 128), LayerNorm with
     bias and residual: the naive kernel's TTIR shares one make_range between the residual's row

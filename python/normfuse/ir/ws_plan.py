@@ -80,6 +80,10 @@ class WSConfig:
     `row_chunk`: how many N tiles' partial sums one step of the gather reads at once.
     `stats_late`: the k-loop computes a tile's row statistics after the wait for the previous
     k-step's wgmma (else right after the issue of its own; no effect without statistics).
+    `halves` (with consumers=2, consumer_warps=4, "coop2"): both warpgroups work on every tile,
+    each on its own half of the tile's rows and in its own partition (each releases the ring's
+    slots itself: no barrier between the two per k-step); the output leaves in [block_m / 2,
+    block_n] boxes.
     `mma_sum`: the index of a row statistic that is the plain row sum of the A tiles, computed by
     the tensor cores (A against a [BK, 8] tile whose first column is ones, an extra m64n8 wgmma per
     k-step) instead of in registers; -1: none."""
@@ -98,6 +102,7 @@ class WSConfig:
     row_chunk: int = 16
     stats_late: bool = False
     mma_sum: int = -1
+    halves: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -110,6 +115,12 @@ class WSConfig:
             raise ValueError(f"row_exchange must be 0, 1 or 2, got {self.row_exchange}")
         if self.row_chunk not in (2, 4, 8, 16, 32):
             raise ValueError(f"row_chunk must be a power of two in 2..32, got {self.row_chunk}")
+        if self.halves and (self.consumers, self.consumer_warps) != (2, 4):
+            raise ValueError("halves takes two consumers of 4 warps")
+        if self.halves and self.block_m % 128:
+            raise ValueError(f"halves takes block_m a multiple of 128, got {self.block_m}")
+        if self.halves and (self.stats_share or self.row_exchange):
+            raise ValueError("halves: not with stats_share or row_exchange")
         if self.mma_sum not in (-1, 0, 1):
             raise ValueError(f"mma_sum must be -1, 0 or 1, got {self.mma_sum}")
         if self.row_exchange and self.stats_share:
@@ -117,14 +128,14 @@ class WSConfig:
 
     @property
     def schedule(self) -> str:
-        return "coop" if self.consumers == 1 else "pingpong"
+        return "coop" if self.consumers == 1 else "coop2" if self.halves else "pingpong"
 
     def smem_bytes(self, elem: int = 2) -> int:
         """Shared memory of an instance: the ring, the output tiles, the ring's and the ping-pong
         order's mbarriers, and SCRATCH_RESERVE for Triton's own scratch (the hooks' layout
         conversions and reductions go through shared memory)."""
         ring = self.stages * (self.block_m + self.block_n) * self.block_k * elem
-        out = self.consumers * self.block_m * self.block_n * elem
+        out = (1 if self.halves else self.consumers) * self.block_m * self.block_n * elem
         return ring + out + 16 * self.stages + 16 + SCRATCH_RESERVE
 
     def __str__(self) -> str:

@@ -71,7 +71,7 @@ class Instance:
         """The TMA boxes of A, B and the output."""
         c = self.config
         b = (c.block_k, c.block_n) if self.b_kn else (c.block_n, c.block_k)
-        return (c.block_m, c.block_k), b, (c.block_m, c.block_n)
+        return (c.block_m, c.block_k), b, (c.block_m // 2 if c.halves else c.block_m, c.block_n)
 
     @property
     def res_block(self) -> tuple[int, int] | None:
@@ -92,7 +92,7 @@ class Instance:
                     B_KN=self.b_kn, LOADER_WARPS=c.loader_warps, LOADER_REGS=c.loader_regs,
                     CONS_REGS=c.consumer_regs, SHARE=c.stats_share, NPOST=c.row_exchange,
                     XN=c.row_chunk, RES=self.res_dtype is not None, BWD=self.bwd,
-                    STATS_LATE=c.stats_late, MMA_SUM=c.mma_sum,
+                    STATS_LATE=c.stats_late, MMA_SUM=c.mma_sum, HALVES=c.halves,
                     NOUT=len(self.out_split) + 1,
                     **{f"S{i + 1}": s for i, s in enumerate(self.out_split + (0, 0, 0))
                        if i < 3},

@@ -617,22 +617,29 @@ def _loader(ring, prob, res, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.const
 
 @gluon.jit
 def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
-              WITH_PRE: gl.constexpr, WITH_STATS: gl.constexpr, a_layout: gl.constexpr):
+              WITH_PRE: gl.constexpr, WITH_STATS: gl.constexpr, a_layout: gl.constexpr,
+              HALF: gl.constexpr = -1):
     """One tile's k-loop over ring positions pos0 .. pos0 + k_tiles - 1: acc += A @ B, the
     statistics (WITH_STATS) and the shift (WITH_PRE) accumulated from the A tiles; returns
-    (acc, st0, st1, c0) with the last wgmma finished and every slot released."""
+    (acc, st0, st1, c0) with the last wgmma finished and every slot released. `HALF` >= 0
+    (coop2): this warpgroup's half of the A tiles' rows only."""
     STAGES: gl.constexpr = ring.a_bufs.shape[0]
     dtype: gl.constexpr = ring.a_desc.dtype
+    HB: gl.constexpr = ring.a_bufs.shape[1] // 2
     # statistic MMA_SUM (the A tiles' row sum) by the tensor cores: A @ ones[:, 0] into a
     # [BM, 8] accumulator, one more wgmma group per k-step (so the waits leave two in flight)
     MSUM: gl.constexpr = WITH_STATS and hooks.MMA_SUM >= 0 and not hooks.HAS_AFN
     if MSUM:
-        BM: gl.constexpr = ring.a_bufs.shape[1]
-        acc1 = gl.zeros([BM, 8], gl.float32, _sum_layout(a_layout))
+        SM: gl.constexpr = ring.a_bufs.shape[1] if HALF < 0 else HB
+        acc1 = gl.zeros([SM, 8], gl.float32, _sum_layout(a_layout))
     for kk in range(k_tiles):
         pos = pos0 + kk
         s = pos % STAGES
         mbarrier.wait(ring.ready.index(s), (pos // STAGES) & 1)
+        if HALF >= 0:
+            a_tile = ring.a_bufs.index(s).slice(HALF * HB, HB)
+        else:
+            a_tile = ring.a_bufs.index(s)
         if ring.B_KN:
             b_view = ring.b_bufs.index(s)
         else:
@@ -642,7 +649,7 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
             # waited for at once. The registers of an in-flight wgmma cannot be protected
             # across loop iterations (the loop reuses the same PTX registers for the next
             # ldmatrix; measured non-repeatable on the H200 with one wgmma left in flight).
-            a = ring.a_bufs.index(s).load(a_layout)
+            a = a_tile.load(a_layout)
             af = a.to(gl.float32)
             if WITH_PRE:
                 if kk == 0:
@@ -666,12 +673,12 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
             # four are issued back to back, but the statistics start only when the previous
             # k-step's MMA has finished. The pass chooses (hopper_ws.STATS_LATE_MAX_SUMS, measured).
             LATE: gl.constexpr = hooks.STATS_LATE and not WITH_PRE
-            acc = warpgroup_mma(ring.a_bufs.index(s), b_view, acc, is_async=True)
+            acc = warpgroup_mma(a_tile, b_view, acc, is_async=True)
             if MSUM:
-                acc1 = warpgroup_mma(ring.a_bufs.index(s), ring.ones.permute((1, 0)), acc1,
+                acc1 = warpgroup_mma(a_tile, ring.ones.permute((1, 0)), acc1,
                                      is_async=True)
             if (WITH_STATS or WITH_PRE) and not LATE:
-                af = ring.a_bufs.index(s).load(a_layout).to(gl.float32)
+                af = a_tile.load(a_layout).to(gl.float32)
                 if WITH_PRE:
                     if kk == 0:
                         c0 = hooks.PRE(af, pid_m, eargs)
@@ -682,7 +689,7 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
             else:
                 acc = warpgroup_mma_wait(1, deps=(acc,))
             if WITH_STATS and LATE:
-                af = ring.a_bufs.index(s).load(a_layout).to(gl.float32)
+                af = a_tile.load(a_layout).to(gl.float32)
                 st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)
             # the previous k-step's wgmma has finished reading its slot
             mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)
@@ -768,6 +775,50 @@ def _consumer(ring, prob, hooks, dst, res, eargs, order, CID: gl.constexpr, NCON
             mbarrier.arrive(res.free.index(CID))
         xj += 1
     tma.store_wait(pendings=0)
+
+
+@gluon.jit
+def _consumer_half(ring, prob, hooks, dst, eargs, CID: gl.constexpr, WARPS: gl.constexpr):
+    """coop2: every tile of the CTA, rows [CID * BM / 2, (CID + 1) * BM / 2) of it (one warpgroup,
+    its own partition): the k-loop on its half of each A tile (it releases each slot itself; the
+    ring's `empty` barriers count both halves), the epilogue on its [BM / 2, BN] half, stored
+    from its own staging tile through the output's [BM / 2, BN] boxes."""
+    BM: gl.constexpr = ring.a_desc.block_type.shape[0]
+    HB: gl.constexpr = dst.c_desc.block_type.shape[0]
+    BN: gl.constexpr = dst.c_desc.block_type.shape[1]
+    BK: gl.constexpr = ring.a_desc.block_type.shape[1]
+    mma_layout: gl.constexpr = mma_layout_for(HB, BN, WARPS)
+    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
+    row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
+    # every tile computes its statistics: with a second k-loop version for a row block's later
+    # tiles (as `_consumer` has) ptxas serialized the wgmma of this consumer (seen in its
+    # report, the PTX being otherwise the same), and in the grouped order a CTA's consecutive
+    # tiles (`programs` apart) rarely share a row block
+    k_tiles = gl.cdiv(prob.K, BK)
+    nw = _num_work(prob.M, prob.N, BM, BN)
+    for j in range(nw):
+        pid_m, pid_n = _work_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
+        pos0 = j * k_tiles
+        acc = gl.zeros([HB, BN], gl.float32, mma_layout)
+        acc, st0, st1, c0 = _mainloop(
+            ring, pos0, k_tiles, pid_m, eargs, acc,
+            gl.zeros([HB], gl.float32, row_a), gl.zeros([HB], gl.float32, row_a),
+            gl.zeros([HB], gl.float32, row_a), hooks, hooks.HAS_PRE, hooks.HAS_STATS,
+            a_layout, CID)
+        out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
+                        gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)
+        tma.store_wait(pendings=0)
+        dst.c_smem.store(out.to(dst.c_desc.dtype))
+        fence_async_shared()
+        tma.async_copy_shared_to_global(dst.c_desc, [pid_m * BM + CID * HB, pid_n * BN], dst.c_smem)
+    tma.store_wait(pendings=0)
+
+
+@gluon.jit
+def _consumer_half1(ring, prob, hooks, dst, eargs, WARPS: gl.constexpr):
+    # coop2's second warpgroup (a worker partition)
+    _consumer_half(ring, prob, hooks, dst, eargs, 1, WARPS)
 
 
 @gluon.jit
@@ -989,7 +1040,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                    HAS_AUX: gl.constexpr = False, BWD: gl.constexpr = False,
                    NOUT: gl.constexpr = 1, S1: gl.constexpr = 0, S2: gl.constexpr = 0,
                    S3: gl.constexpr = 0, STATS_LATE: gl.constexpr = False,
-                   MMA_SUM: gl.constexpr = -1, num_warps: gl.constexpr = 4):
+                   MMA_SUM: gl.constexpr = -1, HALVES: gl.constexpr = False,
+                   num_warps: gl.constexpr = 4):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
@@ -1010,7 +1062,9 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     `STATS_LATE`: the statistics of a k-step's A tile computed after the wait for the previous
     k-step's wgmma instead of right after the issue (see `_mainloop`). `MMA_SUM` >= 0: statistic
     MMA_SUM is the A tiles' row sum, computed by an extra [BM, 8] wgmma per k-step against the
-    `ones` tile (the STATS hook leaves it alone)."""
+    `ones` tile (the STATS hook leaves it alone). `HALVES` (coop2, NCONS = 2): both consumers
+    work on every tile, each on half of its rows (`_consumer_half`); C's descriptor has [BM / 2,
+    BN] boxes."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -1022,7 +1076,10 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     order = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(ready.index(i), count=1)
-        mbarrier.init(empty.index(i), count=1)
+        if HALVES:  # each half releases every slot
+            mbarrier.init(empty.index(i), count=2)
+        else:
+            mbarrier.init(empty.index(i), count=1)
     for i in gl.static_range(2):
         mbarrier.init(order.index(i), count=1)
     if MMA_SUM >= 0:
@@ -1087,6 +1144,17 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                                   num_warps, XN)),
                 (_loader_rows, (ring, prob, res, BM, BN, 1)),
             ], [LOADER_WARPS], [LOADER_REGS])
+    elif HALVES:
+        c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+        res = _plain_residual(r_desc, c_desc, c_smem0, c_smem1, False)
+        o0 = Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3)
+        o1 = Output(c_desc, c_smem1, c1, c2, c3, NOUT, S1, S2, S3)
+        TM: gl.constexpr = a_desc.block_type.shape[0]  # the tile's rows (C's boxes are half)
+        gl.warp_specialize([
+            (_consumer_half, (ring, prob, hooks, o0, eargs, 0, num_warps)),
+            (_consumer_half1, (ring, prob, hooks, o1, eargs, num_warps)),
+            (_loader, (ring, prob, res, TM, BN, 2)),
+        ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
     elif NCONS == 2:
         c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
         res = _plain_residual(r_desc, c_desc, c_smem0, c_smem1, RES)

@@ -129,8 +129,13 @@ value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
 Options
 -------
 schedule = coop | pingpong      coop: one 128x256 tile on two wgmma warpgroups (default; measured
-                                fastest with statistics); pingpong: two 128-row tiles, one per
-                                warpgroup, main loops taking turns
+         | coop2                fastest with statistics); pingpong: two 128-row tiles, one per
+                                warpgroup, main loops taking turns; coop2: coop's tiles with each
+                                warpgroup in its own partition on its half of the rows (each
+                                releases the ring's slots itself: no barrier of both warpgroups per
+                                k-step; each stores its [BM / 2, BN] half). Not with a residual
+                                tile, a second output tile, a post-norm's rows or stats-share; not
+                                timed on the H200 yet
 stages = 0 | 2..6               TMA ring depth (0: the most that fits, at most 3 for coop, 4 ping-pong)
 stats-share = false             the row statistics once per row block: the tiles run in an order
                                 where a row block's first tile comes at least a wave before its
@@ -1790,6 +1795,22 @@ def _count(hooks) -> int:
     return len(seen)
 
 
+def _reads_rows(hooks) -> bool:
+    """Whether a hook indexes the tile's rows (a `pid_m` leaf: row offsets built from the
+    kernel's BLOCK_M, e.g. a residual's pointer load), which coop2's half tiles cannot take."""
+    seen: set[int] = set()
+    stack = [e for h in hooks if h is not None for e in h.results]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e.op == "bound" and e.attr == "pid_m":
+            return True
+        stack.extend(e.args)
+    return False
+
+
 def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False,
            epilogue_tma: bool = False):
     """((pre, stats, afn, epi, rows, fin, notes), the EPI translator): the hooks' DAGs. `extra`:
@@ -2260,15 +2281,22 @@ class HopperWS(Pass):
     stats_mma: bool = False
 
     def __post_init__(self):
-        if self.schedule not in ("coop", "pingpong"):
-            raise PassError(f"option hopper-ws{{schedule}} must be coop or pingpong, got '{self.schedule}'")
+        if self.schedule not in ("coop", "pingpong", "coop2"):
+            raise PassError("option hopper-ws{schedule} must be coop, pingpong or coop2, got "
+                            f"'{self.schedule}'")
         if not (self.stages == 0 or 2 <= int(self.stages) <= 6):
             raise PassError(f"option hopper-ws{{stages}} must be 0 or 2..6, got {self.stages}")
 
     def config(self, m: _Matcher, share: bool) -> P.WSConfig:
         """The schedule's tile config at the deepest ring that fits (at most the schedule's
         default depth unless `stages` asks for more)."""
-        if self.schedule == "coop":
+        if self.schedule == "coop2":
+            if m.BM % 128:
+                raise _Miss(f"the coop2 schedule takes 128-row tiles, the kernel has {m.BM}x{m.BN}",
+                            m.dot, "use 128-row tiles (BM = 128)")
+            cfg = P.WSConfig(block_m=m.BM, block_n=m.BN, block_k=m.BK, stages=3, consumers=2,
+                             consumer_warps=4, halves=True)
+        elif self.schedule == "coop":
             if (m.BM, m.BN) != (128, 256) and m.BM % 128:
                 raise _Miss(f"the coop schedule takes 128-row tiles, the kernel has {m.BM}x{m.BN}",
                             m.dot, "use 128-row tiles (BM = 128), or hopper-ws{schedule=pingpong} "
@@ -2321,6 +2349,15 @@ class HopperWS(Pass):
             cfg = self.config(m, share)
         except _Miss as c:
             raise _Blockers([c], m) from None
+        if cfg.halves:
+            what = ("a post-norm's rows" if rows is not None else "a residual tile"
+                    if m.res is not None else "a second output tile" if m.aux_out is not None
+                    else "a norm backward" if m.bwd
+                    else "hooks that index the tile's rows (e.g. a residual's pointer load by "
+                    "the row block)" if _reads_rows((pre, stats, afn, epi)) else None)
+            if what is not None:
+                raise _Blockers([_Miss(f"the coop2 schedule does not take {what}", m.dot,
+                                       "use hopper-ws{schedule=coop} (the default)")], m)
         if self.stats_mma and stats is not None:
             j = _plain_row_sum(stats) if pre is None and afn is None and rows is None else -1
             if j >= 0:
@@ -2346,7 +2383,7 @@ class HopperWS(Pass):
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),
-                 P.TmaDescriptor("out", (m.BM, m.BN))]
+                 P.TmaDescriptor("out", (m.BM // 2 if cfg.halves else m.BM, m.BN))]
         if m.res is not None:
             needs.append(P.TmaDescriptor("res", (m.BM, m.BN)))
         if m.aux_out is not None:
