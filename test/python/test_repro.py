@@ -170,3 +170,25 @@ def test_ab_revisions_alternates_the_two_packages_and_compares_ratios(tmp_path):
                                                                              "new0", "new1"]
     assert json.loads((out / "new1" / "ab_order.json").read_text())["args"][-2:] == ["--cells", "blog"]
     assert "| geometric mean | rms@hopper-ws | | | 0.909 |" in (out / "ab_revisions.md").read_text()
+
+
+def test_ncu_source_summary_of_session14s_fused_kernel():
+    """bench/ncu_source.py on the committed ncu export of the fused pre-norm kernel (session 14,
+    before stats-late): the k-loop's instructions in program order show the four wgmma of a
+    k-step with the statistics' four ldmatrix all issued before the second (one even before the
+    first)."""
+    import importlib.util
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("ncu_source", repo / "bench" / "ncu_source.py")
+    ns = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ns)
+    text = ns.summary(str(repo / "bench/results/2026-12-02/session14/ncu-source/src_fused.csv.gz"), 5)
+    loop = text.split("the k-loop), in order")[1]
+    order = [line.split("`")[1].split()[0] for line in loop.splitlines() if line.startswith("| ")
+             and "`" in line]
+    hgmma = [i for i, w in enumerate(order) if w.startswith("HGMMA")]
+    ldsm = [i for i, w in enumerate(order) if w.startswith("LDSM")]
+    assert len(hgmma) == 4 and len(ldsm) == 4
+    assert max(ldsm) < hgmma[1] and min(ldsm) < hgmma[0] < max(ldsm)
+    assert "24225 warp-state samples" in text
