@@ -192,3 +192,23 @@ def test_ncu_source_summary_of_session14s_fused_kernel():
     assert len(hgmma) == 4 and len(ldsm) == 4
     assert max(ldsm) < hgmma[1] and min(ldsm) < hgmma[0] < max(ldsm)
     assert "24225 warp-state samples" in text
+
+
+def test_attention_backward_report_lists_each_backwards_kernels(monkeypatch, tmp_path):
+    """bench_attention_bwd's report: per shape, the fused and the unfused backward's kernels
+    (issue 22's first step), from the records (the timing itself needs the GPU: stubbed)."""
+    from normfuse.repro import bench_attention_bwd as ab
+    rec = {"op": "flash_norm_attention.backward", "activation": "softmax", "H": 4,
+           "max_seqlen": 1024, "fused_ms": 8.0, "unfused_eager_ms": 4.2,
+           "fused_kernels": [["_dkdv_kernel", 5.1, 1], ["_rows_kernel", 2.9, 2]],
+           "unfused_eager_kernels": [["flash_bwd", 2.0, 1]]}
+    seen = []
+    monkeypatch.setattr(ab, "bench_shapes", lambda quick: [(4, 1024, "softmax")])
+    monkeypatch.setattr(ab, "bench_shape", lambda *a, **kw: seen.append(kw) or [dict(rec)])
+    assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick"]) == 0
+    md = (tmp_path / "attention_bwd.md").read_text()
+    assert "fused backward's kernels, softmax H=4 max=1024" in md
+    assert "- `_dkdv_kernel` 5.100 x1" in md and "- `flash_bwd` 2.000 x1" in md
+    assert seen == [{"kernels": True}]
+    assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--no-kernels"]) == 0
+    assert seen[-1] == {"kernels": False}

@@ -18,6 +18,10 @@
      torch.compile'd (the compiled one only while the time budget lasts);
    - norms only: the compiled backward of LayerNorm + RMSNorm + residuals alone (the cost the
      fusion can hide).
+   - kernels (`--kernels`, on by default): where each backward's device time goes, one call
+     under torch.profiler (`*_kernels`: [kernel, device ms, launches], largest first) for the
+     fused backward and the unfused eager one (issue 22: the first step is to find where the
+     fused backward's time goes against the unfused backward's kernels).
    The padded attention does up to 2x the useful work at sparsity 0.5, so "saved %" against it
    overstates what the fusion buys; the blog's baseline (a jagged GDPA backward kernel + compiled
    norms) has no public Hopper kernel here, so `norms_ms` is reported to compare against too.
@@ -114,7 +118,16 @@ def bench_backward(fn, inputs, dout):
                     warmup=5, rep=30)
 
 
-def bench_shape(H, max_len, activation, t_start, quick) -> list[dict]:
+def backward_kernels(fn, inputs, dout, top: int = 10) -> list:
+    """The kernels of one backward call (the graph of one forward kept), largest first:
+    [kernel, device ms, launches] for the `top` largest, then "(others)"."""
+    from .bench_ops import _device_kernels
+    leaves = [t.detach().requires_grad_() for t in inputs]
+    out = fn(*leaves)
+    return _device_kernels(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True), top)
+
+
+def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True) -> list[dict]:
     from triton.testing import do_bench
     from normfuse.ops.flash_norm_attention_bwd import BwdConfig, flash_norm_attention_bwd
     from normfuse.reference_attention import default_qk_scale
@@ -153,6 +166,13 @@ def bench_shape(H, max_len, activation, t_start, quick) -> list[dict]:
     guard("unfused_eager_ms", lambda: bench_backward(
         lambda a, b_, c: unfused(a, b_, c, bidx, tidx, max_len, activation, scale), (x, k, v),
         dout.reshape(T, -1)))
+    if kernels:
+        from .bench_ops import _device_kernels
+        guard("fused_kernels", lambda: _device_kernels(
+            lambda: flash_norm_attention_bwd(*args, **kw), top=10))
+        guard("unfused_eager_kernels", lambda: backward_kernels(
+            lambda a, b_, c: unfused(a, b_, c, bidx, tidx, max_len, activation, scale),
+            (x, k, v), dout.reshape(T, -1)))
     g = torch.randn(T, H * D, device="cuda", dtype=torch.bfloat16)
     guard("norms_compiled_ms", lambda: bench_backward(torch.compile(norms_only, dynamic=False),
                                                       (x.reshape(T, -1), g), dout.reshape(T, -1)))
@@ -188,6 +208,8 @@ def main(argv=None) -> int:
     ap.add_argument("--warm-procs", type=int, default=0,
                     help="compile every shape first in this many processes at once (0: none)")
     ap.add_argument("--warm-timeout", type=float, default=150.0)
+    ap.add_argument("--no-kernels", action="store_true",
+                    help="skip the per-kernel breakdown of the fused and unfused backward")
     args = ap.parse_args(argv)
     budget = args.budget
     os.makedirs(args.out, exist_ok=True)
@@ -214,7 +236,7 @@ def main(argv=None) -> int:
                             "activation": act, "errors": {"all": "skipped: time budget"}})
             continue
         try:
-            recs = bench_shape(H, max_len, act, t0, args.quick)
+            recs = bench_shape(H, max_len, act, t0, args.quick, kernels=not args.no_kernels)
         except Exception as e:  # noqa: BLE001
             recs = [{"op": "flash_norm_attention.backward", "H": H, "max_seqlen": max_len,
                      "activation": act, "errors": {"shape": repr(e)[-800:]}}]
@@ -234,6 +256,12 @@ def main(argv=None) -> int:
     for r in records:
         lines.append("| " + " | ".join(
             (f"{r[c]:.3f}" if isinstance(r.get(c), float) else str(r.get(c, ""))) for c in cols) + " |")
+    for r in records:
+        for which in ("fused_kernels", "unfused_eager_kernels"):
+            if r.get(which):
+                lines += ["", f"{which[:-8]} backward's kernels, {r.get('activation')} H={r.get('H')} "
+                          f"max={r.get('max_seqlen')} (one call, device ms, launches):", ""]
+                lines += [f"- `{name[:70]}` {ms:.3f} x{n}" for name, ms, n in r[which]]
     errs = [(r.get("activation"), r.get("H"), r.get("max_seqlen"), r["errors"]) for r in records if r.get("errors")]
     if errs:
         lines += ["", "Errors:"] + [f"- {e}" for e in errs]

@@ -26,7 +26,8 @@ def _child(target: str, cell: str, ops: str | None, quick: bool, sweep: bool = F
         H, m, act = int(parts[0]), int(parts[1]), parts[2]
         bench_attention._cell(H, m, act, configs=bench_attention.configs(quick))
     elif target == "attention_bwd":
-        bench_attention_bwd.bench_shape(int(parts[0]), int(parts[1]), parts[2], time.time(), quick)
+        bench_attention_bwd.bench_shape(int(parts[0]), int(parts[1]), parts[2], time.time(), quick,
+                                        kernels=False)
     elif target == "training":
         bench_training.warm_one(tuple(int(p) for p in parts),
                                 tempfile.mkdtemp(prefix="normfuse_warm_train_"), sweep)
