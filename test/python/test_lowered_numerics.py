@@ -606,3 +606,21 @@ def test_coop2_refuses_what_it_does_not_take():
     assert "stats-share not applied: it needs the coop schedule" in str(ck.remarks)
     with pytest.raises(ValueError, match="the coop2 schedule stores"):
         ck.lowered.split((256,))
+
+
+@pytest.mark.parametrize("schedule", ["coop", "coop2"])
+def test_release_early(schedule):
+    """hopper-ws{release-early}: with RMSNorm's late statistics, each k-step releases the
+    previous slot right after the wait, before reading its own tile for the statistics (in the
+    PTX: the arrive precedes the ldmatrix); the interpreter's race check would flag a slot
+    released while a wgmma still reads it. Against the unlowered kernel and fp64."""
+    flags = (("has_g", False),)
+    passes = f"lazy-prenorm,hopper-ws{{release-early=true,schedule={schedule}}}"
+    ck = ops.aot_compile("rms", M=262144, N=1024, K=512, passes=passes, **dict(flags))
+    cfg = ck.lowered.plan.config
+    assert cfg.stats_late and cfg.release_early and "release-early" in str(ck.remarks)
+    steps = [s.split("wgmma.commit_group")[0]
+             for s in ck.lowered.kernel.asm["ptx"].split("wgmma.wait_group.sync.aligned 1;")[1:]]
+    with_stats = [s for s in steps if "ldmatrix" in s]
+    assert with_stats and all(s.find("mbarrier.arrive") < s.find("ldmatrix") for s in with_stats)
+    _check(ck, "rms", flags, 304, 528, 192, 2)

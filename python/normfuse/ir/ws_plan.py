@@ -84,6 +84,8 @@ class WSConfig:
     each on its own half of the tile's rows and in its own partition (each releases the ring's
     slots itself: no barrier between the two per k-step); the output leaves in [block_m / 2,
     block_n] boxes.
+    `release_early` (with `stats_late`): each k-step releases the previous k-step's ring slot
+    right after the wait, before its own statistics (else after them).
     `mma_sum`: the index of a row statistic that is the plain row sum of the A tiles, computed by
     the tensor cores (A against a [BK, 8] tile whose first column is ones, an extra m64n8 wgmma per
     k-step) instead of in registers; -1: none."""
@@ -103,6 +105,7 @@ class WSConfig:
     stats_late: bool = False
     mma_sum: int = -1
     halves: bool = False
+    release_early: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -142,6 +145,7 @@ class WSConfig:
         return (f"{self.block_m}x{self.block_n}x{self.block_k} s{self.stages} {self.schedule} "
                 f"w{self.consumer_warps}" + (" stats-shared" if self.stats_share else "")
                 + (" stats-late" if self.stats_late else "")
+                + (" release-early" if self.release_early and self.stats_late else "")
                 + (f" mma-sum({self.mma_sum})" if self.mma_sum >= 0 else "")
                 + (f" rows-exchanged({self.row_exchange})" if self.row_exchange else ""))
 

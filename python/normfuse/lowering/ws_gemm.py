@@ -164,11 +164,12 @@ class HookFns:
     BWD: gl.constexpr
     STATS_LATE: gl.constexpr
     MMA_SUM: gl.constexpr
+    RELEASE_EARLY: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(self, PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST,
                  SIDE=None, AUX=None, HAS_SIDE=False, HAS_AUX=False, BWD=False,
-                 STATS_LATE=False, MMA_SUM=-1):
+                 STATS_LATE=False, MMA_SUM=-1, RELEASE_EARLY=False):
         self.PRE = gl.constexpr(PRE)
         self.STATS = gl.constexpr(STATS)
         self.AFN = gl.constexpr(AFN)
@@ -186,6 +187,7 @@ class HookFns:
         self.BWD = gl.constexpr(BWD)
         self.STATS_LATE = gl.constexpr(STATS_LATE)
         self.MMA_SUM = gl.constexpr(MMA_SUM)
+        self.RELEASE_EARLY = gl.constexpr(RELEASE_EARLY)
 
 
 @aggregate
@@ -688,11 +690,17 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
                 acc, acc1 = warpgroup_mma_wait(2, deps=(acc, acc1))
             else:
                 acc = warpgroup_mma_wait(1, deps=(acc,))
+            # the previous k-step's wgmma has finished reading its slot (and its statistics
+            # were taken in the previous iteration): with RELEASE_EARLY it is released before
+            # this k-step's late statistics, so the loader can refill it while they run
+            EARLY: gl.constexpr = LATE and WITH_STATS and hooks.RELEASE_EARLY
+            if EARLY:
+                mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)
             if WITH_STATS and LATE:
                 af = a_tile.load(a_layout).to(gl.float32)
                 st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)
-            # the previous k-step's wgmma has finished reading its slot
-            mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)
+            if not EARLY:
+                mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)
     if MSUM:
         acc, acc1 = warpgroup_mma_wait(0, deps=(acc, acc1))
         row_sum = gl.convert_layout(gl.sum(acc1, axis=1), gl.SliceLayout(1, a_layout))
@@ -1041,7 +1049,7 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                    NOUT: gl.constexpr = 1, S1: gl.constexpr = 0, S2: gl.constexpr = 0,
                    S3: gl.constexpr = 0, STATS_LATE: gl.constexpr = False,
                    MMA_SUM: gl.constexpr = -1, HALVES: gl.constexpr = False,
-                   num_warps: gl.constexpr = 4):
+                   RELEASE_EARLY: gl.constexpr = False, num_warps: gl.constexpr = 4):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
@@ -1064,7 +1072,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     MMA_SUM is the A tiles' row sum, computed by an extra [BM, 8] wgmma per k-step against the
     `ones` tile (the STATS hook leaves it alone). `HALVES` (coop2, NCONS = 2): both consumers
     work on every tile, each on half of its rows (`_consumer_half`); C's descriptor has [BM / 2,
-    BN] boxes."""
+    BN] boxes. `RELEASE_EARLY`: with late statistics, each k-step releases the previous slot
+    before computing them (else after)."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -1111,7 +1120,7 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     else:
         c3 = c_desc
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
-                    AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, MMA_SUM)
+                    AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, MMA_SUM, RELEASE_EARLY)
     if NPOST > 0:
         res_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
         res_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())

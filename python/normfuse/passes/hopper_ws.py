@@ -154,6 +154,9 @@ post-norm = false               lower post-norms (rules 6 and 7) and norm backwa
                                 of the grid resident at once. Pingpong takes 64x256 tiles (two
                                 accumulators of 64 rows: one consumer's exchange and epilogue run
                                 while the other's k-loop does)
+release-early = false           with the statistics after the wait (RMSNorm's stats-late), release
+                                the previous k-step's ring slot before computing them, not after
+                                (the loader refills it while they run). Not timed on the H200 yet
 stats-mma = false               a statistic that is the plain row sum of the A tiles (LayerNorm's
                                 sum of x, g folded) computed by the tensor cores: each k-step also
                                 issues an m64n8 wgmma of the A tile against a [BK, 8] shared tile
@@ -2279,6 +2282,8 @@ class HopperWS(Pass):
     epilogue_tma: bool = False
     # a statistic that is the A tiles' plain row sum computed by an extra m64n8 wgmma per k-step
     stats_mma: bool = False
+    # with late statistics, the previous slot released before them
+    release_early: bool = False
 
     def __post_init__(self):
         if self.schedule not in ("coop", "pingpong", "coop2"):
@@ -2371,7 +2376,10 @@ class HopperWS(Pass):
         # the sums left to the registers decide where they go in the k-step
         alu_sums = len(stats.results) - (cfg.mma_sum >= 0) if stats is not None else 0
         if stats is not None and pre is None and afn is None and alu_sums <= STATS_LATE_MAX_SUMS:
-            cfg = replace(cfg, stats_late=True)
+            cfg = replace(cfg, stats_late=True, release_early=bool(self.release_early))
+        elif self.release_early:
+            notes.append("release-early not applied: the statistics are not computed after the "
+                         "wait (none, or more than one sum in the registers, or a shift)")
         if self.stats_share and stats is not None and not cfg.stats_share:
             notes.append("stats-share not applied: " + (
                 "the A operand is computed in the k-loop (g or beta not folded)" if afn is not None
