@@ -212,3 +212,17 @@ def test_attention_backward_report_lists_each_backwards_kernels(monkeypatch, tmp
     assert seen == [{"kernels": True}]
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--no-kernels"]) == 0
     assert seen[-1] == {"kernels": False}
+
+
+def test_summary_times_a_cells_quantities_in_turns(monkeypatch):
+    """summary._timed: every quantity timed once per round, in turns (a drifting clock hits
+    all of them alike), the median of the rounds kept."""
+    from normfuse.repro import summary
+    calls, times = [], {"a": iter([3.0, 9.0, 4.0]), "b": iter([1.0, 2.0, 8.0])}
+    monkeypatch.setattr(summary, "_bench", lambda f: f())
+
+    def fn(k):
+        return lambda: calls.append(k) or next(times[k])
+    assert summary._timed({"a": fn("a"), "b": fn("b")}, 3) == {"a": 4.0, "b": 2.0}
+    assert calls == ["a", "b"] * 3
+    assert summary.ROUNDS == 3
