@@ -624,3 +624,58 @@ def test_release_early(schedule):
     with_stats = [s for s in steps if "ldmatrix" in s]
     assert with_stats and all(s.find("mbarrier.arrive") < s.find("ldmatrix") for s in with_stats)
     _check(ck, "rms", flags, 304, 528, 192, 2)
+
+
+_ROW_RESIDUAL = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gemm_row_residual(A, B, R, C, M, N, K, sa, sb, sr, sc, BLOCK_M: tl.constexpr,
+                      BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, ROW_BLOCKS: tl.constexpr):
+    # C = A B + R, the residual a pointer load at the tile's rows; ROW_BLOCKS=False: one row
+    # block (pid_m a constant 0, so the rows are arange(0, BLOCK_M) alone)
+    pid_n = tl.program_id(0)
+    if ROW_BLOCKS:
+        pid_m = tl.program_id(1)
+    else:
+        pid_m = 0
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(A + rm[:, None] * sa + (k + rk)[None, :],
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        b = tl.load(B + (k + rk)[:, None] * sb + rn[None, :],
+                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    r = tl.load(R + rm[:, None] * sr + rn[None, :], mask=(rm[:, None] < M) & (rn[None, :] < N),
+                other=0.0)
+    tl.store(C + rm[:, None] * sc + rn[None, :], (acc + r.to(tl.float32)).to(tl.bfloat16),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+'''
+
+
+@pytest.mark.parametrize("row_blocks", [True, False])
+def test_coop2_refuses_hooks_that_index_rows(tmp_path, row_blocks):
+    """A residual loaded by pointers at the tile's rows (row offsets from BLOCK_M): coop2's half
+    tiles would need other offsets, so the pass refuses coop2 by name (also with a single row
+    block, whose rows are arange(0, BLOCK_M) without a pid_m) and coop lowers the kernel."""
+    import importlib.util
+    from normfuse.testing import lower_ir, ttir_of
+    path = tmp_path / "nf_row_residual.py"
+    path.write_text(_ROW_RESIDUAL)
+    spec = importlib.util.spec_from_file_location("nf_row_residual", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sig = {n: "*bf16" for n in ("A", "B", "R", "C")}
+    sig.update({n: "i32" for n in ("M", "N", "K", "sa", "sb", "sr", "sc")})
+    consts = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, ROW_BLOCKS=row_blocks)
+    sig.update({k: "constexpr" for k in consts})
+    ir = ttir_of(mod.gemm_row_residual, sig, consts, num_warps=8)
+    lw, _, remarks = lower_ir(ir, "hopper-ws{schedule=coop2}")
+    assert lw is None and any("the coop2 schedule does not take hooks that index the tile's rows"
+                              in r for r in remarks), remarks
+    assert lower_ir(ir, "hopper-ws")[0] is not None

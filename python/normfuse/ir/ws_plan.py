@@ -79,7 +79,8 @@ class WSConfig:
     memory, the tiles of a row block run at once on distinct CTAs (0: no exchange);
     `row_chunk`: how many N tiles' partial sums one step of the gather reads at once.
     `stats_late`: the k-loop computes a tile's row statistics after the wait for the previous
-    k-step's wgmma (else right after the issue of its own; no effect without statistics).
+    k-step's wgmma (else right after the issue of its own; no effect without statistics, with a
+    shift (PRE) or with an A transform, whose k-loop waits for each wgmma at once).
     `halves` (with consumers=2, consumer_warps=4, "coop2"): both warpgroups work on every tile,
     each on its own half of the tile's rows and in its own partition (each releases the ring's
     slots itself: no barrier between the two per k-step); the output leaves in [block_m / 2,
@@ -139,7 +140,8 @@ class WSConfig:
         conversions and reductions go through shared memory)."""
         ring = self.stages * (self.block_m + self.block_n) * self.block_k * elem
         out = (1 if self.halves else self.consumers) * self.block_m * self.block_n * elem
-        return ring + out + 16 * self.stages + 16 + SCRATCH_RESERVE
+        ones = 8 * self.block_k * elem if self.mma_sum >= 0 else 0  # the row-sum tile
+        return ring + out + ones + 16 * self.stages + 16 + SCRATCH_RESERVE
 
     def __str__(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.block_k} s{self.stages} {self.schedule} "

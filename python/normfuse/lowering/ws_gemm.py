@@ -629,7 +629,8 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
     dtype: gl.constexpr = ring.a_desc.dtype
     HB: gl.constexpr = ring.a_bufs.shape[1] // 2
     # statistic MMA_SUM (the A tiles' row sum) by the tensor cores: A @ ones[:, 0] into a
-    # [BM, 8] accumulator, one more wgmma group per k-step (so the waits leave two in flight)
+    # [BM, 8] accumulator ([BM / 2, 8] per warpgroup under coop2), one more wgmma group per
+    # k-step (so the waits leave two in flight)
     MSUM: gl.constexpr = WITH_STATS and hooks.MMA_SUM >= 0 and not hooks.HAS_AFN
     if MSUM:
         SM: gl.constexpr = ring.a_bufs.shape[1] if HALF < 0 else HB
@@ -1119,6 +1120,13 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
         c3 = c3_desc
     else:
         c3 = c_desc
+    # what the pass never plans (the template would drop a statistic or ignore an output)
+    gl.static_assert(not (MMA_SUM >= 0 and (HAS_AFN or HAS_PRE)),
+                     "MMA_SUM: the row sum of an A tile the k-loop reads unshifted from shared memory")
+    gl.static_assert(not HALVES or (NCONS == 2 and NOUT == 1 and not RES and not BWD
+                                    and NPOST == 0 and not SHARE),
+                     "HALVES: two consumers, one output matrix, no residual tile, backward, "
+                     "post-norm rows or shared statistics")
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
                     AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, MMA_SUM, RELEASE_EARLY)
     if NPOST > 0:

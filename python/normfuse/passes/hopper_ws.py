@@ -134,9 +134,11 @@ schedule = coop | pingpong      coop: one 128x256 tile on two wgmma warpgroups (
                                 warpgroup in its own partition on its half of the rows (each
                                 releases the ring's slots itself: no barrier of both warpgroups per
                                 k-step; each stores its [BM / 2, BN] half). Not with a residual
-                                tile, a second output tile, a post-norm's rows or stats-share; not
-                                timed on the H200 yet
-stages = 0 | 2..6               TMA ring depth (0: the most that fits, at most 3 for coop, 4 ping-pong)
+                                tile, a second output tile, a post-norm's rows, a norm backward,
+                                hooks that index the tile's rows, stats-share or a split output;
+                                not timed on the H200 yet
+stages = 0 | 2..6               TMA ring depth (0: the most that fits, at most 3 for coop and coop2,
+                                4 ping-pong)
 stats-share = false             the row statistics once per row block: the tiles run in an order
                                 where a row block's first tile comes at least a wave before its
                                 other tiles; it computes the statistics in the MMA warps and stores
@@ -1798,20 +1800,33 @@ def _count(hooks) -> int:
     return len(seen)
 
 
-def _reads_rows(hooks) -> bool:
-    """Whether a hook indexes the tile's rows (a `pid_m` leaf: row offsets built from the
-    kernel's BLOCK_M, e.g. a residual's pointer load), which coop2's half tiles cannot take."""
+def _has(e: P.Expr, pred, into=lambda x: True) -> bool:
+    """Whether `pred` holds for a node of the DAG under `e`, descending into the arguments
+    for which `into` holds."""
     seen: set[int] = set()
-    stack = [e for h in hooks if h is not None for e in h.results]
+    stack = [e]
     while stack:
-        e = stack.pop()
-        if id(e) in seen:
+        x = stack.pop()
+        if id(x) in seen:
             continue
-        seen.add(id(e))
-        if e.op == "bound" and e.attr == "pid_m":
+        seen.add(id(x))
+        if pred(x):
             return True
-        stack.extend(e.args)
+        stack.extend(a for a in x.args if into(a))
     return False
+
+
+def _reads_rows(hooks) -> bool:
+    """Whether a hook indexes the tile's rows, which coop2's half tiles cannot take: a `pid_m`
+    leaf, or a vector of the kernel's own row indices (an `arange` reaching an expansion along
+    axis 1 through 1-D values: row offsets built from BLOCK_M, e.g. a residual's pointer load;
+    with a single row block the kernel has no pid_m to show it). A row vector reduced from a
+    tile (a norm's row sums, whose tile may be masked by column indices) is no row index."""
+    def rows(x: P.Expr) -> bool:
+        return ((x.op == "bound" and x.attr == "pid_m")
+                or (x.op == "expand_dims" and x.attr == 1
+                    and _has(x.args[0], lambda y: y.op == "arange", lambda y: y.rank <= 1)))
+    return any(_has(e, rows) for h in hooks if h is not None for e in h.results)
 
 
 def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False,
@@ -2226,8 +2241,9 @@ def _row_chunk(trips: int, sums: int, cfg: P.WSConfig) -> int:
 
 
 # The k-loop's statistics after the wait for the previous k-step's wgmma (WSConfig.stats_late)
-# when they are at most this many row sums with no shift (RMSNorm's sum of squares), else right
-# after the issue. Measured on the H200 (2026-12-02, bench/results/2026-12-02/session14/
+# when at most this many row sums are left to the registers, with no shift and no A transform
+# (RMSNorm's sum of squares; also LayerNorm's sum of squares once stats-mma takes its sum of x:
+# not timed), else right after the issue. Measured on the H200 (2026-12-02, bench/results/2026-12-02/session14/
 # stats-late/, the blog's 9 cells, g folded, interleaved processes): after the issue, ptxas puts
 # the tile's ldmatrix and arithmetic between the k-step's first and second wgmma instruction and
 # the tensor pipe waits for them; after the wait the four go out back to back. RMSNorm
@@ -2367,6 +2383,9 @@ class HopperWS(Pass):
             j = _plain_row_sum(stats) if pre is None and afn is None and rows is None else -1
             if j >= 0:
                 cfg = replace(cfg, mma_sum=j)
+                # the [8, BK] ones tile: one ring stage less where it no longer fits
+                while cfg.stages > 2 and cfg.smem_bytes() > _BUDGET:
+                    cfg = replace(cfg, stages=cfg.stages - 1)
             else:
                 notes.append("stats-mma not applied: " + (
                     "the A operand is computed in the k-loop (g or beta not folded)"
@@ -2379,7 +2398,8 @@ class HopperWS(Pass):
             cfg = replace(cfg, stats_late=True, release_early=bool(self.release_early))
         elif self.release_early:
             notes.append("release-early not applied: the statistics are not computed after the "
-                         "wait (none, or more than one sum in the registers, or a shift)")
+                         "wait (none, more than one sum in the registers, a shift, or the A "
+                         "operand computed in the k-loop)")
         if self.stats_share and stats is not None and not cfg.stats_share:
             notes.append("stats-share not applied: " + (
                 "the A operand is computed in the k-loop (g or beta not folded)" if afn is not None
