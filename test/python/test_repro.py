@@ -226,3 +226,16 @@ def test_summary_times_a_cells_quantities_in_turns(monkeypatch):
     assert summary._timed({"a": fn("a"), "b": fn("b")}, 3) == {"a": 4.0, "b": 2.0}
     assert calls == ["a", "b"] * 3
     assert summary.ROUNDS == 3
+
+
+def test_summary_post_norm_schedule_fields_from_the_rounds():
+    """The post-norm ops' per-schedule times come from the cell's timed rounds: each schedule's
+    ms, hidden %, and ratios to the backbone and cuBLAS of the same rounds."""
+    from normfuse.repro import summary
+    f = summary._post_lowered_times({"coop": 1.2, "pingpong": 1.5}, cublas=1.0, norm=0.5,
+                                    backbone=1.1)
+    assert f["lowered_coop_ms"] == 1.2 and f["lowered_pingpong_ms"] == 1.5
+    assert f["lowered_coop_hidden_pct"] == pytest.approx(60.0)
+    assert f["lowered_pingpong_over_backbone"] == pytest.approx(1.5 / 1.1)
+    assert f["lowered_coop_over_cublas"] == pytest.approx(1.2)
+    assert summary._post_lowered_times({}, 1.0, 0.5, 1.1) == {}
