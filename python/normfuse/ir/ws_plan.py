@@ -125,6 +125,9 @@ class WSConfig:
             raise ValueError(f"halves takes block_m a multiple of 128, got {self.block_m}")
         if self.halves and (self.stats_share or self.row_exchange):
             raise ValueError("halves: not with stats_share or row_exchange")
+        if self.release_early and not self.stats_late:
+            raise ValueError("release_early takes stats_late (the slot is released before late "
+                             "statistics)")
         if self.mma_sum not in (-1, 0, 1):
             raise ValueError(f"mma_sum must be -1, 0 or 1, got {self.mma_sum}")
         if self.row_exchange and self.stats_share:
@@ -147,7 +150,7 @@ class WSConfig:
         return (f"{self.block_m}x{self.block_n}x{self.block_k} s{self.stages} {self.schedule} "
                 f"w{self.consumer_warps}" + (" stats-shared" if self.stats_share else "")
                 + (" stats-late" if self.stats_late else "")
-                + (" release-early" if self.release_early and self.stats_late else "")
+                + (" release-early" if self.release_early else "")
                 + (f" mma-sum({self.mma_sum})" if self.mma_sum >= 0 else "")
                 + (f" rows-exchanged({self.row_exchange})" if self.row_exchange else ""))
 

@@ -573,13 +573,19 @@ def _store_tile(out, dst, pid_m, pid_n):
     """The epilogue's output tile -> shared -> TMA store (after the previous tile's store left)."""
     BM: gl.constexpr = dst.c_desc.block_type.shape[0]
     BN: gl.constexpr = dst.c_desc.block_type.shape[1]
+    _store_at(out, dst, pid_m * BM, pid_n * BN)
+
+
+@gluon.jit
+def _store_at(out, dst, row, col):
+    """`_store_tile` at output element [row, col] (coop2's halves: a row inside the tile)."""
     tma.store_wait(pendings=0)
     dst.c_smem.store(out.to(dst.c_desc.dtype))
     fence_async_shared()
     if dst.NOUT == 1:
-        tma.async_copy_shared_to_global(dst.c_desc, [pid_m * BM, pid_n * BN], dst.c_smem)
+        tma.async_copy_shared_to_global(dst.c_desc, [row, col], dst.c_smem)
     else:
-        _store_member(dst, pid_m * BM, pid_n * BN)
+        _store_member(dst, row, col)
 
 
 @gluon.jit
@@ -817,10 +823,7 @@ def _consumer_half(ring, prob, hooks, dst, eargs, CID: gl.constexpr, WARPS: gl.c
             a_layout, CID)
         out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
                         gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)
-        tma.store_wait(pendings=0)
-        dst.c_smem.store(out.to(dst.c_desc.dtype))
-        fence_async_shared()
-        tma.async_copy_shared_to_global(dst.c_desc, [pid_m * BM + CID * HB, pid_n * BN], dst.c_smem)
+        _store_at(out, dst, pid_m * BM + CID * HB, pid_n * BN)
     tma.store_wait(pendings=0)
 
 

@@ -1822,11 +1822,11 @@ def _reads_rows(hooks) -> bool:
     axis 1 through 1-D values: row offsets built from BLOCK_M, e.g. a residual's pointer load;
     with a single row block the kernel has no pid_m to show it). A row vector reduced from a
     tile (a norm's row sums, whose tile may be masked by column indices) is no row index."""
-    def rows(x: P.Expr) -> bool:
-        return ((x.op == "bound" and x.attr == "pid_m")
-                or (x.op == "expand_dims" and x.attr == 1
-                    and _has(x.args[0], lambda y: y.op == "arange", lambda y: y.rank <= 1)))
-    return any(_has(e, rows) for h in hooks if h is not None for e in h.results)
+    def row_index(x: P.Expr) -> bool:
+        return (x.op == "expand_dims" and x.attr == 1
+                and _has(x.args[0], lambda y: y.op == "arange", lambda y: y.rank <= 1))
+    return any(_mentions(e, {"pid_m"}) or _has(e, row_index)
+               for h in hooks if h is not None for e in h.results)
 
 
 def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False,
