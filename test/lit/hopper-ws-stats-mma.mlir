@@ -5,14 +5,14 @@
 // wait (stats-late). RMSNorm and LayerNorm with g and beta in the loop keep both in the registers
 // and the remark says why. Inputs: TTIR from test/lit/inputs/stats_mma_kernels.py (the op's
 // kernels after lazy-prenorm, locations stripped).
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-mma=true}' %s 2>%t.remark | FileCheck %s
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-mma=true,schedule=coop}' %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=DEFAULT
 
-// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late mma-sum(0), persistent, B [N, K]; 2 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma); statistic 0 (the row sum) by the tensor cores
-// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late, persistent, B [N, K]; 1 row statistic(s){{.*}}stats-mma not applied: no statistic is the plain row sum of the A tile
+// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late release-early mma-sum(0), persistent, B [N, K]; 2 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma); statistic 0 (the row sum) by the tensor cores
+// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late release-early, persistent, B [N, K]; 1 row statistic(s){{.*}}stats-mma not applied: no statistic is the plain row sum of the A tile
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; 2 row statistic(s){{.*}}stats-mma not applied: the A operand is computed in the k-loop (g or beta not folded)
-// DEFAULT: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; 2 row statistic(s) from the A tiles in the MMA warps; A straight
+// DEFAULT: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; 2 row statistic(s) from the A tiles in the MMA warps; A straight
 
 // LayerNorm, g and beta folded: the ones tile is filled and fenced before the partitions; in the
 // k-loop the row-sum wgmma (n = 8) follows the main one (n = 256), the wait leaves 2 in flight.

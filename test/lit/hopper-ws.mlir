@@ -1,30 +1,39 @@
 // hopper-ws: fused GEMM-shaped TTIR -> the warp-specialized Gluon template's TTGIR.
 // Inputs: TTIR from test/lit/inputs/hopper_ws_kernels.py (locations stripped).
-// RUN: normfuse-opt --split-input-file --hopper-ws %s 2>%t.remark | FileCheck %s
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{schedule=coop}' %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' %s 2>%t.share-remark | FileCheck %s --check-prefix=SHARE
 // RUN: FileCheck %s --check-prefix=SHARE-REMARK < %t.share-remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true}' %s 2>%t.post-remark | FileCheck %s --check-prefix=POST
 // RUN: FileCheck %s --check-prefix=POST-REMARK < %t.post-remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true,schedule=coop2}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2
+// RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO
 
-// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma)
+// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late release-early, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // REMARK: missed: a post-norm whose row spans 2 N tiles (two passes over the row); not lowered by default (hopper-ws{post-norm=true} lowers it
 // REMARK: missed: the output tile is stored, reloaded and stored again next to the GEMM (a post-norm whose row is one tile): run epilogue-norm first
-// REMARK: applied: lowered to the warp-specialized template: 128x128x128 s2 coop w8 stats-late, persistent, B [N, K]; 1 row statistic(s)
+// REMARK: applied: lowered to the warp-specialized template: 128x128x128 s2 coop w8 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
 // REMARK: missed: 2 tt.dot ops; the lowering handles one accumulator
 // REMARK: missed: the epilogue reduces rows of the accumulator (a post-norm)
 // REMARK: missed: the A tile ({{.*}}) is not contiguous along K: its rows are (the matrix is stored column-major); pass the matrix row-major
 // REMARK: missed: the normalizing loop's reload is not, trip by trip, the tile the GEMM loop stored
 // REMARK: missed: the loops over the row's N tiles need constant bounds (make N a tl.constexpr)
 
+// The default schedule (auto): coop2 for the kernels with row statistics (release-early with
+// RMSNorm's late statistics), coop for the plain GEMM; the misses as above.
+// AUTO: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
+// AUTO: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
+// AUTO-NOT: (auto)
+// AUTO: missed: a post-norm whose row spans 2 N tiles
+// AUTO: applied: lowered to the warp-specialized template: 128x128x128 s2 coop2 w4 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
+
 // post-norm=true (after epilogue-norm): the one-tile rows (negative_postnorm above, and the naive
 // kernel's one-tile form once epilogue-norm forwarded its tile) keep their row reductions in the
 // epilogue; the naive kernel's two passes over a row of 2 N tiles become the whole-rows order with
 // the partial row sums exchanged as stamped words and the residual tile read by TMA; a reload in
 // another order and loops without constant bounds are left alone.
-// POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late, persistent, B [N, K]; 1 row statistic(s)
+// POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
 // POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 rows-exchanged(1), persistent, B [N, K]; {{.*}}the residual tile loaded by TMA into the output's staging tile during the k-loop; post-norm: the row's 2 N tiles on 2 CTAs of one wave, 1 partial row sum(s) exchanged through global memory
 // POST-REMARK: [epilogue-norm] applied
@@ -37,16 +46,16 @@
 
 // schedule=coop2: the coop tiles with each warpgroup in its own partition on half of the rows;
 // a post-norm whose row spans several N tiles is refused (its row sums are the whole tile's).
-// COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late, persistent, B [N, K]; 1 row statistic(s)
+// COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
 // COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; no statistics
-// COOP2: [hopper-ws] missed: the coop2 schedule does not take a post-norm's rows; use hopper-ws{schedule=coop} (the default)
+// COOP2: [hopper-ws] missed: the coop2 schedule does not take a post-norm's rows; use hopper-ws{schedule=coop} (or auto, the default, which chooses coop there)
 // COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; no statistics
 // COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x128x128 s2 coop2 w4 stats-late
 
 // stats-share: the statistics once per row block. The first case publishes stamped 64-bit words
 // (value, epoch) and reads them back with a reload loop on stale stamps; the plain GEMM has no
 // statistics to share (no stamped words); the bail-outs are unchanged.
-// SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-shared stats-late, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma), once per row block (its first tile, a wave ahead of the others), shared through global memory
+// SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-shared stats-late release-early, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma), once per row block (its first tile, a wave ahead of the others), shared through global memory
 // SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // SHARE-REMARK: missed: 2 tt.dot ops
 // SHARE-REMARK: missed: the epilogue reduces rows of the accumulator

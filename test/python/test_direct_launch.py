@@ -26,8 +26,9 @@ from normfuse.ops import postnorm_linear as post
 from normfuse.testing.fake_driver import FakeDriver, FakeTensorMap, same_arguments
 
 M, N, K = 1000, 520, 1032  # N != K, neither a multiple of the tile
-N_OF = {"rms": N, "ln": N, "rms-shared": 2056}  # shared statistics from 8 tiles of N
-OUT = {"rms": 3, "ln": 4, "rms-shared": 3}  # the output's position: x, g[, beta], w, y, bias
+# shared statistics (LayerNorm's: RMSNorm's run per tile on coop2) from 8 tiles of N
+N_OF = {"rms": N, "ln": N, "ln-shared": 2056}
+OUT = {"rms": 3, "ln": 4, "ln-shared": 4}  # the output's position: x, g[, beta], w, y, bias
 
 
 _same = same_arguments
@@ -37,18 +38,18 @@ _same = same_arguments
 def lowered():
     """kind -> (the lowered launch the op made, the op's arguments of that launch): RMSNorm
     and LayerNorm (weights folded, LayerNorm with a bias: a derived column sum) at N = 520,
-    RMSNorm with shared statistics (N = 2056, 59 row blocks: 4 waves of 132 programs); built
+    LayerNorm with shared statistics (N = 2056, 59 row blocks: 4 waves of 132 programs); built
     through the op (kernels compiled by the ops' launchers, shared with test_ops_host)."""
     from normfuse.testing.fake_driver import fused_on_cpu
     out = {}
     gen = torch.Generator().manual_seed(0)
     with fused_on_cpu():
-        for kind in ("rms", "ln", "rms-shared"):
-            n, m = N_OF[kind], 7512 if kind == "rms-shared" else M
+        for kind in ("rms", "ln", "ln-shared"):
+            n, m = N_OF[kind], 7512 if kind == "ln-shared" else M
             x = torch.randn(m, K, generator=gen).bfloat16()
             g = (1 + 0.1 * torch.randn(K, generator=gen)).bfloat16()
             w = (torch.randn(n, K, generator=gen) / K ** 0.5).bfloat16()
-            if kind == "ln":
+            if kind.startswith("ln"):
                 beta, b = (torch.randn(K, generator=gen) / 10).bfloat16(), torch.randn(n).bfloat16()
                 ops.layernorm_linear(x, g, beta, w, 1e-5, b)
                 call = inference.pre_call(x, g, beta, [w], [b], 1e-5, is_ln=True)
@@ -56,7 +57,7 @@ def lowered():
                 ops.rmsnorm_linear(x, g, w)
                 call = inference.pre_call(x, g, None, [w], [None], 1e-6)
             low = call.plan.lowered
-            assert low is not None and low.share == (kind == "rms-shared")
+            assert low is not None and low.share == (kind == "ln-shared")
             args = (x[:M], *call.pre, torch.empty(M, n).bfloat16(), *call.post,
                     M, *call.plan.tail[1:])
             out[kind] = (low.launch, args)
@@ -88,12 +89,12 @@ def _tritons(plan, args, drv):
     return drv.launches[-1]
 
 
-@pytest.mark.parametrize("kind", ["rms", "ln", "rms-shared"])
+@pytest.mark.parametrize("kind", ["rms", "ln", "ln-shared"])
 def test_direct_launch_passes_what_tritons_launcher_passes(kind, lowered, shared):
     lw = lowered[kind][0]
     base = _pre_args(kind, lowered)
     N = N_OF[kind]
-    out = 4 if kind == "ln" else 3  # the position of y (x, g[, b], w, y, bias, ...)
+    out = OUT[kind]  # the position of y (x, g[, b], w, y, bias, ...)
     with FakeDriver() as drv:
         plan = lw.prepare(base, sms=132)
         for _ in range(3):  # new activations and outputs every call, one weight
@@ -124,7 +125,7 @@ def test_direct_launch_passes_what_tritons_launcher_passes(kind, lowered, shared
                 assert direct[ep - 1] is shared and direct[ep] == want[ep] - 1
             else:  # no shared statistics: A and 0
                 assert direct[ep - 1] is args[0] and direct[ep] == want[ep] == 0
-            assert plan.share == (kind == "rms-shared")
+            assert plan.share == (kind == "ln-shared")
             assert _same(direct[ep + 1:], want[ep + 1:])
             # the maps are those of this call's tensors
             x, y = args[0], args[out]

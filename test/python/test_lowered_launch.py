@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import textwrap
 
 import pytest
@@ -198,7 +199,7 @@ def test_bound_arguments_of_the_ops_kernels_match_torch(kind, fold):
     assert B.strides == (K + 8, 1)  # the weight's own row stride, not K
     cfg = lw.plan.config
     assert A.block == (cfg.block_m, cfg.block_k) and B.block == (cfg.block_n, cfg.block_k)
-    assert C.block == (cfg.block_m, cfg.block_n)
+    assert C.block == (cfg.block_m // 2 if cfg.halves else cfg.block_m, cfg.block_n)  # coop2: halves
     assert (bound["M"], bound["N"], bound["K"]) == (M, N, K)
     tiles = -(-M // cfg.block_m) * -(-N // cfg.block_n)
     assert bound.grid == (min(132, tiles), 1, 1) and lw.arguments(args, sms=4).grid == (4, 1, 1)
@@ -538,13 +539,15 @@ def test_shared_statistics_epochs_follow_launch_order_across_threads():
     with fused_on_cpu():
         x = torch.randn(7512, K, generator=gen).bfloat16()
         g = (1 + 0.1 * torch.randn(K, generator=gen)).bfloat16()
+        beta = (0.1 * torch.randn(K, generator=gen)).bfloat16()
         w = (torch.randn(N, K, generator=gen) / K ** 0.5).bfloat16()
-        ops.rmsnorm_linear(x, g, w)
-        call = inference.pre_call(x, g, None, [w], [None], 1e-6)
+        ops.layernorm_linear(x, g, beta, w, 1e-5)  # (LayerNorm's statistics are the shared ones)
+        call = inference.pre_call(x, g, beta, [w], [None], 1e-5, is_ln=True)
         low = call.plan.lowered
         assert low.share
         base = (x[:M], *call.pre, torch.empty(M, N).bfloat16(), *call.post, M,
                 *call.plan.tail[1:])
+        out = 1 + len(call.pre)  # y's position (x, the norm's vectors and w, y, ...)
     switch = sys.getswitchinterval()
     old = SharedStats._by_stream
     SharedStats._by_stream = None
@@ -555,7 +558,7 @@ def test_shared_statistics_epochs_follow_launch_order_across_threads():
 
             def worker():
                 args = list(base)
-                args[0], args[3] = torch.randn(M, K).bfloat16(), torch.empty(M, N).bfloat16()
+                args[0], args[out] = torch.randn(M, K).bfloat16(), torch.empty(M, N).bfloat16()
                 for _ in range(600):
                     plan.run(tuple(args))
             ts = [threading.Thread(target=worker) for _ in range(2)]
@@ -617,7 +620,9 @@ def _stats_between(ptx: str) -> tuple[bool, bool]:
         if not sep:
             continue
         before |= "ldmatrix" in head
-        after |= "ldmatrix" in tail.split("mbarrier.arrive")[0]
+        # up to the next k-step's wgmma or the loop's end (the final wait); with release-early
+        # the ldmatrix follows the slot's arrive
+        after |= "ldmatrix" in re.split(r"wgmma\.mma_async|wgmma\.wait_group\.sync\.aligned 0;", tail)[0]
     return before, after
 
 

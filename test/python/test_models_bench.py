@@ -378,7 +378,7 @@ def test_sweep_options_are_valid_pipelines():
             o.make_config(form)
     hw = [p for o in S.PRE_OPTIONS[1:] for p in parse_pipeline(S._passes(o, "pre")[0])
           if p.name == "hopper-ws"]
-    assert {p.schedule for p in hw} == {"coop", "pingpong"}
+    assert {p.schedule for p in hw} == {"coop", "coop2", "pingpong"}
     assert any(p.stats_share for p in hw)
     post = [p for o in S.POST_OPTIONS[1:] for p in parse_pipeline(S._passes(o, "post")[0])
             if p.name == "hopper-ws"]

@@ -115,9 +115,9 @@ class LoweredLaunch:
         0 gets columns [0, starts[0]), member i columns [starts[i - 1], starts[i]), the last one
         the rest (each its own [M, N_i] tensor, passed to `run(args, outs=...)`). `starts`:
         increasing multiples of the tile's BLOCK_N, at most 3 (4 members). Compiled once per
-        `starts` (the template with NOUT = len(starts) + 1); a plain or shared-statistics plan
-        only (a post-norm's rows, a residual, a second output or the coop2 schedule are
-        refused)."""
+        `starts` (the template with NOUT = len(starts) + 1); a plain, shared-statistics or coop2
+        plan (coop2's [BM / 2, BN] halves go to the member by their columns as whole tiles do);
+        a post-norm's rows, a residual or a second output are refused."""
         starts = tuple(int(s) for s in starts)
         hit = self._splits.get(starts)
         if hit is not None:
@@ -134,9 +134,6 @@ class LoweredLaunch:
         elif plan.config.row_exchange or plan.res is not None or plan.aux_out is not None \
                 or plan.backward:
             why = "a post-norm, a residual or a second output keeps the output in one matrix"
-        elif plan.config.halves:
-            why = ("the coop2 schedule stores [BM / 2, BN] halves into one matrix (use "
-                   "hopper-ws{schedule=coop})")
         if why:
             raise ValueError(f"normfuse: cannot split the lowered kernel's output: {why}")
         from dataclasses import replace

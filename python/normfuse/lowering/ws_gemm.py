@@ -1126,10 +1126,10 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     # what the pass never plans (the template would drop a statistic or ignore an output)
     gl.static_assert(not (MMA_SUM >= 0 and (HAS_AFN or HAS_PRE)),
                      "MMA_SUM: the row sum of an A tile the k-loop reads unshifted from shared memory")
-    gl.static_assert(not HALVES or (NCONS == 2 and NOUT == 1 and not RES and not BWD
-                                    and NPOST == 0 and not SHARE),
-                     "HALVES: two consumers, one output matrix, no residual tile, backward, "
-                     "post-norm rows or shared statistics")
+    gl.static_assert(not HALVES or (NCONS == 2 and not RES and not BWD and NPOST == 0
+                                    and not SHARE),
+                     "HALVES: two consumers, no residual tile, backward, post-norm rows or "
+                     "shared statistics")
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
                     AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, MMA_SUM, RELEASE_EARLY)
     if NPOST > 0:

@@ -122,7 +122,7 @@ def lowered_postnorm_passes(schedule: str = "coop") -> tuple:
     if schedule not in LOWERED_SCHEDULES:
         raise ValueError(f"lowered post-norm schedule must be one of {LOWERED_SCHEDULES}, got "
                          f"{schedule!r}")
-    opts = "post-norm=true" + (",schedule=pingpong" if schedule == "pingpong" else "")
+    opts = "post-norm=true,schedule=" + schedule
     return ("epilogue-norm", "hopper-ws{" + opts + "}")
 
 

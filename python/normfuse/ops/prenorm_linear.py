@@ -73,20 +73,26 @@ DEFAULT_PASSES = "default"
 # Llama q/k/v 4096 x 2048 x 3072: 1.116 vs 1.354) and won in 2 by at most 6 % (GPT-2 c_attn
 # 4096 x 1280 x 3840: 1.180 vs 1.109); from 4 waves on it won in 19 of 20 cells (up to 0.88 vs
 # 1.07), and lost one by 1 % (Qwen2 q/k/v 16384: 1.081 vs 1.071).
+# RMSNorm no longer shares: its per-tile statistics on the coop2 schedule (hopper-ws's auto
+# choice, with release-early) measured faster (2026-12-02, bench/results/2026-12-02/session15,
+# fused / cuBLAS over the models' 30 RMSNorm cells: coop2 release-early fastest in 23, the shared
+# form in 4 by at most 2 %; blog cells at N = 2048: 1.054 / 1.049 / 1.096 against 1.058 / 1.062 /
+# 1.069). LayerNorm's shared statistics still win at 8+ N tiles (GPT-2's c_attn and c_fc).
+SHARE_KINDS = ("ln",)
 SHARE_MIN_N_TILES = 8
 SHARE_MIN_WAVES = 4
 
 
 def _default_pipeline_for(kind: str, N: int, block_n: int, M: int | None = None,
                           block_m: int = 128, sms: int = 132):
-    """The pipeline the pre-norm ops run under `passes="default"`: shared statistics from
-    SHARE_MIN_N_TILES N tiles per row block and SHARE_MIN_WAVES waves of tiles over `sms`
+    """The pipeline the pre-norm ops run under `passes="default"`: for SHARE_KINDS, shared
+    statistics from SHARE_MIN_N_TILES N tiles per row block and SHARE_MIN_WAVES waves of tiles over `sms`
     programs (M None: the tile count is not checked)."""
     import os
     from ..pipeline import DEFAULT_PIPELINE
     n_tiles = -(-N // block_n)
     waves_ok = M is None or n_tiles * -(-M // block_m) >= SHARE_MIN_WAVES * max(1, sms)
-    if (kind in ("rms", "ln") and n_tiles >= SHARE_MIN_N_TILES and waves_ok
+    if (kind in SHARE_KINDS and n_tiles >= SHARE_MIN_N_TILES and waves_ok
             and os.environ.get("NORMFUSE_STATS_SHARE", "1") != "0"):
         return ",".join(DEFAULT_PIPELINE[:-1]) + ",hopper-ws{stats-share=true}"
     return DEFAULT_PASSES

@@ -195,7 +195,7 @@ def lowered_dx_passes(schedule: str = "coop", stages: Optional[int] = None) -> s
         raise ValueError(f"lowered dX schedule must be one of {LOWERED_DX_SCHEDULES}, got "
                          f"{schedule!r}")
     stages = LOWERED_DX_STAGES if stages is None else int(stages)
-    return ("hopper-ws{post-norm=true" + (",schedule=pingpong" if schedule == "pingpong" else "")
+    return ("hopper-ws{post-norm=true,schedule=" + schedule
             + (f",stages={stages}" if stages else "") + "}")
 
 

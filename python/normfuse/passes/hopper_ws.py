@@ -128,15 +128,27 @@ value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
 
 Options
 -------
-schedule = coop | pingpong      coop: one 128x256 tile on two wgmma warpgroups (default; measured
-         | coop2                fastest with statistics); pingpong: two 128-row tiles, one per
-                                warpgroup, main loops taking turns; coop2: coop's tiles with each
-                                warpgroup in its own partition on its half of the rows (each
-                                releases the ring's slots itself: no barrier of both warpgroups per
-                                k-step; each stores its [BM / 2, BN] half). Not with a residual
-                                tile, a second output tile, a post-norm's rows, a norm backward,
-                                hooks that index the tile's rows, stats-share or a split output;
-                                not timed on the H200 yet
+schedule = auto | coop         coop: one 128x256 tile on two wgmma warpgroups in one partition;
+         | coop2 | pingpong     pingpong: two 128-row tiles, one per warpgroup, main loops taking
+                                turns; coop2: coop's tiles with each warpgroup in its own partition
+                                on its half of the rows (each releases the ring's slots itself: no
+                                barrier of both warpgroups per k-step; each stores its [BM / 2, BN]
+                                half; a split output's members take the halves by their
+                                columns). Not with a residual tile, a second output tile, a
+                                post-norm's rows, a norm backward, hooks that index the tile's
+                                rows or stats-share. auto (default): coop2 for a
+                                kernel with row statistics in the k-loop and the A tile straight
+                                from shared memory (g, beta folded) where coop2 takes it (the
+                                remark says why not where it does not), coop otherwise. Measured on
+                                the H200 (2026-12-02, bench/results/2026-12-02/session15, fused /
+                                cuBLAS, same run): RMSNorm on the models' 45 shapes coop2 with
+                                release-early 1.097 (geometric mean) against coop 1.164 and coop
+                                with stats-share 1.186, fastest in 25 of 45 cells; on the blog's
+                                9 cells faster than coop in 8 of 9 (two runs); LayerNorm coop2
+                                at or below coop in 9 of 9 model cells (by up to 1.6 %) and on the
+                                blog cells 9 of 9 in one run, 4 of 9 in another; the plain GEMM
+                                (no statistics) mixed (faster on the blog cells, 3 % slower at
+                                8192 x 4096 x 4096): coop
 stages = 0 | 2..6               TMA ring depth (0: the most that fits, at most 3 for coop and coop2,
                                 4 ping-pong)
 stats-share = false             the row statistics once per row block: the tiles run in an order
@@ -156,9 +168,12 @@ post-norm = false               lower post-norms (rules 6 and 7) and norm backwa
                                 of the grid resident at once. Pingpong takes 64x256 tiles (two
                                 accumulators of 64 rows: one consumer's exchange and epilogue run
                                 while the other's k-loop does)
-release-early = false           with the statistics after the wait (RMSNorm's stats-late), release
+release-early = true            with the statistics after the wait (RMSNorm's stats-late), release
                                 the previous k-step's ring slot before computing them, not after
-                                (the loader refills it while they run). Not timed on the H200 yet
+                                (the loader refills it while they run). Measured (2026-12-02,
+                                session15): RMSNorm coop2 on the models' shapes 1.097 against
+                                1.143 without it (geometric mean over 45 cells, fused / cuBLAS);
+                                coop 9 of 11 blog and big cells at or below without it
 stats-mma = false               a statistic that is the plain row sum of the A tiles (LayerNorm's
                                 sum of x, g folded) computed by the tensor cores: each k-step also
                                 issues an m64n8 wgmma of the A tile against a [BK, 8] shared tile
@@ -2265,6 +2280,36 @@ def _plain_row_sum(stats: P.Hook) -> int:
     return -1
 
 
+def _coop2_refusal(m: _Matcher, hooks) -> str | None:
+    """What in the kernel coop2's half tiles cannot take (None: it takes the kernel)."""
+    pre, stats, afn, epi, rows = hooks
+    return ("a post-norm's rows" if rows is not None else "a residual tile"
+            if m.res is not None else "a second output tile" if m.aux_out is not None
+            else "a norm backward" if m.bwd
+            else "hooks that index the tile's rows (e.g. a residual's pointer load by "
+            "the row block)" if _reads_rows((pre, stats, afn, epi)) else None)
+
+
+def _auto_schedule(m: _Matcher, stats, afn, share: bool, refusal: str | None) -> tuple[str, str]:
+    """schedule=auto: (the schedule, why not coop2 where the kernel has statistics). coop2 for
+    row statistics in the k-loop with the A tile straight from shared memory (g and beta folded:
+    measured faster than coop, module docstring), coop for the rest (the plain GEMM: mixed; an A
+    operand computed in the k-loop: not measured with coop2; post-norms, backwards: coop2 does
+    not take them)."""
+    if stats is None:
+        return "coop", ""
+    if afn is not None:
+        return "coop", ("the A operand is computed in the k-loop (g or beta not folded), which "
+                        "coop2 was not measured with (hopper-ws{schedule=coop2} asks for it)")
+    if share:
+        return "coop", "the statistics are shared per row block (stats-share), which coop2 does not do"
+    if m.BM % 128:
+        return "coop", f"coop2 takes 128-row tiles, the kernel has {m.BM}x{m.BN}"
+    if refusal is not None:
+        return "coop", f"coop2 does not take {refusal}"
+    return "coop2", ""
+
+
 def _stats_where(cfg: P.WSConfig) -> str:
     when = " (each k-step's after the wait for the previous wgmma)" if cfg.stats_late else ""
     if cfg.mma_sum >= 0:
@@ -2284,7 +2329,7 @@ class HopperWS(Pass):
     lowers = True  # returns a plan; the pipeline replaces the module by the backend's TTGIR
     summary = ("lower a fused GEMM-shaped kernel (statistics in the k-loop, elementwise epilogue) "
                "to a warp-specialized Gluon template for sm_90: TMA loader + wgmma warpgroups")
-    schedule: str = "coop"
+    schedule: str = "auto"
     stages: int = 0
     # the row statistics computed once per row block (by the MMA warps of the CTA that owns the
     # row block's first tile) and shared with the other CTAs through global memory
@@ -2299,25 +2344,27 @@ class HopperWS(Pass):
     # a statistic that is the A tiles' plain row sum computed by an extra m64n8 wgmma per k-step
     stats_mma: bool = False
     # with late statistics, the previous slot released before them
-    release_early: bool = False
+    release_early: bool = True
 
     def __post_init__(self):
-        if self.schedule not in ("coop", "pingpong", "coop2"):
-            raise PassError("option hopper-ws{schedule} must be coop, pingpong or coop2, got "
-                            f"'{self.schedule}'")
+        if self.schedule not in ("auto", "coop", "pingpong", "coop2"):
+            raise PassError("option hopper-ws{schedule} must be auto, coop, pingpong or coop2, "
+                            f"got '{self.schedule}'")
         if not (self.stages == 0 or 2 <= int(self.stages) <= 6):
             raise PassError(f"option hopper-ws{{stages}} must be 0 or 2..6, got {self.stages}")
 
-    def config(self, m: _Matcher, share: bool) -> P.WSConfig:
+    def config(self, m: _Matcher, share: bool, schedule: str | None = None) -> P.WSConfig:
         """The schedule's tile config at the deepest ring that fits (at most the schedule's
-        default depth unless `stages` asks for more)."""
-        if self.schedule == "coop2":
+        default depth unless `stages` asks for more). `schedule`: the one chosen for `auto`
+        (default: the option; auto's fallback, coop, where none was chosen yet)."""
+        schedule = schedule or (self.schedule if self.schedule != "auto" else "coop")
+        if schedule == "coop2":
             if m.BM % 128:
                 raise _Miss(f"the coop2 schedule takes 128-row tiles, the kernel has {m.BM}x{m.BN}",
                             m.dot, "use 128-row tiles (BM = 128)")
             cfg = P.WSConfig(block_m=m.BM, block_n=m.BN, block_k=m.BK, stages=3, consumers=2,
                              consumer_warps=4, halves=True)
-        elif self.schedule == "coop":
+        elif schedule == "coop":
             if (m.BM, m.BN) != (128, 256) and m.BM % 128:
                 raise _Miss(f"the coop schedule takes 128-row tiles, the kernel has {m.BM}x{m.BN}",
                             m.dot, "use 128-row tiles (BM = 128), or hopper-ws{schedule=pingpong} "
@@ -2328,7 +2375,7 @@ class HopperWS(Pass):
             cfg = P.WSConfig(block_m=m.BM, block_n=m.BN, block_k=m.BK, stages=4, consumers=2,
                              consumer_warps=4)
         if m.BM % (16 * cfg.consumer_warps) or m.BN > 256 or m.BN % 16 or m.BK % 16:
-            raise _Miss(f"tile {m.BM}x{m.BN}x{m.BK} does not fit the {self.schedule} schedule "
+            raise _Miss(f"tile {m.BM}x{m.BN}x{m.BK} does not fit the {schedule} schedule "
                         f"({cfg.consumer_warps} warps of 16-row wgmma, n <= 256)", m.dot,
                         f"use BM a multiple of {16 * cfg.consumer_warps}, BN <= 256 and BN, BK "
                         "multiples of 16")
@@ -2340,7 +2387,7 @@ class HopperWS(Pass):
             raise _Miss(f"tile {m.BM}x{m.BN}x{m.BK} needs {cfg.smem_bytes()} bytes of shared "
                         f"memory at {stages} stages", m.dot,
                         "use a smaller tile" + (" (BN = 128 fits two ping-pong tiles) or the coop "
-                                                "schedule" if self.schedule == "pingpong" else ""))
+                                                "schedule" if schedule == "pingpong" else ""))
         if share and cfg.consumers == 1:
             cfg = replace(cfg, stats_share=True)
         return cfg
@@ -2364,21 +2411,28 @@ class HopperWS(Pass):
                          "are the same tile computation: every tile takes its statistics itself")
         elif an.copies.kind == "unrolled":
             notes.append(f"{len(an.copies.tiles)} unrolled N tiles are the same tile computation")
+        share = (self.stats_share and stats is not None and afn is None and rows is None
+                 and m.res is None)
+        refusal = _coop2_refusal(m, (pre, stats, afn, epi, rows))
+        schedule = self.schedule
+        if schedule == "auto":
+            schedule, why = _auto_schedule(m, stats, afn, share, refusal)
+            if why:
+                notes.append(f"schedule coop (auto): {why}")
         try:
-            share = (self.stats_share and stats is not None and afn is None and rows is None
-                     and m.res is None)
-            cfg = self.config(m, share)
+            cfg = self.config(m, share, schedule)
         except _Miss as c:
-            raise _Blockers([c], m) from None
-        if cfg.halves:
-            what = ("a post-norm's rows" if rows is not None else "a residual tile"
-                    if m.res is not None else "a second output tile" if m.aux_out is not None
-                    else "a norm backward" if m.bwd
-                    else "hooks that index the tile's rows (e.g. a residual's pointer load by "
-                    "the row block)" if _reads_rows((pre, stats, afn, epi)) else None)
-            if what is not None:
-                raise _Blockers([_Miss(f"the coop2 schedule does not take {what}", m.dot,
-                                       "use hopper-ws{schedule=coop} (the default)")], m)
+            if self.schedule != "auto" or schedule == "coop":
+                raise _Blockers([c], m) from None
+            notes.append(f"schedule coop (auto): coop2 does not fit ({c.text})")
+            try:
+                cfg = self.config(m, share, "coop")
+            except _Miss as c2:
+                raise _Blockers([c2], m) from None
+        if cfg.halves and refusal is not None:
+            raise _Blockers([_Miss(f"the coop2 schedule does not take {refusal}", m.dot,
+                                   "use hopper-ws{schedule=coop} (or auto, the default, which "
+                                   "chooses coop there)")], m)
         if self.stats_mma and stats is not None:
             j = _plain_row_sum(stats) if pre is None and afn is None and rows is None else -1
             if j >= 0:
@@ -2396,7 +2450,7 @@ class HopperWS(Pass):
         alu_sums = len(stats.results) - (cfg.mma_sum >= 0) if stats is not None else 0
         if stats is not None and pre is None and afn is None and alu_sums <= STATS_LATE_MAX_SUMS:
             cfg = replace(cfg, stats_late=True, release_early=bool(self.release_early))
-        elif self.release_early:
+        elif self.release_early and stats is not None:
             notes.append("release-early not applied: the statistics are not computed after the "
                          "wait (none, more than one sum in the registers, a shift, or the A "
                          "operand computed in the k-loop)")

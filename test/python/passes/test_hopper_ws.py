@@ -141,29 +141,34 @@ def test_shared_statistics_order(num_pid_m, num_pid_n, programs):
 
 
 def test_ops_share_the_statistics_from_eight_n_tiles(monkeypatch):
-    """The pre-norm ops' default: the statistics shared per row block at >= 8 N tiles (measured
-    faster there, slower at 2 and 4) and >= 4 waves of tiles, per tile below; the plain GEMM and
-    explicit passes as given."""
+    """The pre-norm ops' default: LayerNorm's statistics shared per row block at >= 8 N tiles
+    (measured faster there, slower at 2 and 4) and >= 4 waves of tiles, per tile below; RMSNorm
+    always per tile (its coop2 schedule measured faster than sharing); the plain GEMM and explicit
+    passes as given."""
     pick = ops._default_pipeline_for
-    assert pick("rms", 2048, 256).endswith("hopper-ws{stats-share=true}")
+    assert pick("ln", 2048, 256).endswith("hopper-ws{stats-share=true}")
     assert pick("ln", 8192, 256).startswith("lazy-prenorm,") and "stats-share" in pick("ln", 8192, 256)
-    assert pick("rms", 2047 - 256, 256) == pick("rms", 1024, 256) == "default"
+    assert pick("ln", 2047 - 256, 256) == pick("ln", 1024, 256) == "default"
+    assert pick("rms", 2048, 256) == pick("rms", 17920, 256) == "default"
     assert pick("gemm", 8192, 256) == "default"
     # and only from 4 waves of tiles (measured at the models' shapes): 8 N tiles x 64 row blocks
     # = 512 < 4 x 132 tiles stays per tile, 8 x 66 = 528 shares; M = None does not count tiles
-    assert pick("rms", 2048, 256, 64 * 128, 128, 132) == "default"
-    assert pick("rms", 2048, 256, 66 * 128, 128, 132) == pick("rms", 2048, 256)
-    assert pick("rms", 2048, 256, 65 * 128 + 1, 128, 132) == pick("rms", 2048, 256)
-    assert pick("rms", 3072, 256, 4096, 128, 132) == "default"   # Llama q/k/v at T = 4096
-    assert pick("rms", 3072, 256, 8192, 128, 132) == pick("rms", 2048, 256)
+    assert pick("ln", 2048, 256, 64 * 128, 128, 132) == "default"
+    assert pick("ln", 2048, 256, 66 * 128, 128, 132) == pick("ln", 2048, 256)
+    assert pick("ln", 2048, 256, 65 * 128 + 1, 128, 132) == pick("ln", 2048, 256)
+    assert pick("ln", 3840, 256, 4096, 128, 132) == "default"   # GPT-2 c_attn at T = 4096
+    assert pick("ln", 3840, 256, 8192, 128, 132) == pick("ln", 2048, 256)
     monkeypatch.setenv("NORMFUSE_STATS_SHARE", "0")  # the escape hatch (SMs withheld from the launch)
-    assert pick("rms", 8192, 256) == "default"
+    assert pick("ln", 8192, 256) == "default"
     monkeypatch.delenv("NORMFUSE_STATS_SHARE")
     from normfuse.pipeline import parse_pipeline
-    assert [p.name for p in parse_pipeline(pick("rms", 4096, 256))] == [
+    assert [p.name for p in parse_pipeline(pick("ln", 4096, 256))] == [
         p.name for p in parse_pipeline("default")]
-    ck = ops.aot_compile("rms", M=262144, N=2048, K=1024, has_g=False, passes=pick("rms", 2048, 256))
+    ck = ops.aot_compile("ln", M=262144, N=2048, K=1024, has_g=False, has_b=False,
+                         passes=pick("ln", 2048, 256))
     assert "stats-shared" in ck.remarks[-1], ck.remarks
+    ck = ops.aot_compile("rms", M=262144, N=2048, K=1024, has_g=False, passes=pick("rms", 2048, 256))
+    assert " coop2 " in ck.remarks[-1] and "release-early" in ck.remarks[-1], ck.remarks
 
 
 def test_shared_statistics_workspace(monkeypatch):
@@ -546,3 +551,28 @@ def test_gpu_layernorm_large_mean(fold):
     errs = [ref.rel_err(ops.prepare_layernorm_linear(x, g, b, w, 1e-5, fold=fold, passes=p)(), want)
             for p in ("default", ())]
     assert errs[0] <= 1.5 * errs[1] + 1e-4, errs
+
+
+@pytest.mark.parametrize("kind,flags,want,why", [
+    ("rms", {"has_g": False}, "coop2", None),
+    ("ln", {"has_g": False, "has_b": False}, "coop2", None),
+    ("gemm", {}, "coop", None),
+    ("rms", {"has_g": True}, "coop", "the A operand is computed in the k-loop"),
+])
+def test_auto_schedule(kind, flags, want, why):
+    """schedule=auto (the default): coop2 for pre-norm kernels with the A tile straight from
+    shared memory, coop for the plain GEMM (no statistics: no remark) and, with a remark saying
+    why, for an A operand computed in the k-loop; release-early with RMSNorm's late statistics."""
+    passes = ("lazy-prenorm," if kind != "gemm" else "") + "hopper-ws"
+    ck = ops.aot_compile(kind, M=262144, N=1024, K=512, passes=passes, **flags)
+    cfg = ck.lowered.plan.config
+    assert cfg.schedule == want, ck.remarks
+    remark = ck.remarks[-1]
+    assert (f"schedule coop (auto): {why}" in remark) if why else "(auto)" not in remark
+    assert cfg.release_early == (kind == "rms" and not flags["has_g"])
+    # stats-share asked for: coop (coop2 does not share), said so
+    if kind == "ln":
+        ck = ops.aot_compile(kind, M=262144, N=2048, K=1024,
+                             passes="lazy-prenorm,hopper-ws{stats-share=true}", **flags)
+        assert ck.lowered.plan.config.schedule == "coop" and ck.lowered.plan.config.stats_share
+        assert "schedule coop (auto): the statistics are shared per row block" in ck.remarks[-1]
