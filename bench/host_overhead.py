@@ -65,6 +65,7 @@ def stub_device(stub: str = "runner") -> None:
     functional, inference = opt("normfuse.ops.functional"), opt("normfuse.ops.inference")
     launch, runtime = opt("normfuse.lowering.launch"), opt("normfuse.lowering.runtime")
     device = opt("normfuse.device")  # where the launch paths read device facts (function-local)
+    norm = opt("normfuse.ops.norm")  # the standalone norm's kernels (the cublas plan's backward)
 
     if stub == "launcher":
         import torch
@@ -88,7 +89,7 @@ def stub_device(stub: str = "runner") -> None:
     real_target = comp._target
     comp._target = lambda t, name="kernel", passes=(): real_target("cuda:90" if t is None else t,
                                                                     name, passes)
-    for m in (pre, post, training, common, launch, inference, device):
+    for m in (pre, post, training, common, launch, inference, device, norm):
         _set(m, "sm_count", lambda d: 132)
     _set(training, "_sms", lambda d: 132)
     _set(pre, "_ensure_allocator", lambda: None)

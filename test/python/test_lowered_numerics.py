@@ -532,62 +532,17 @@ def _variant_inputs(v, m, n, k):
             "Y": torch.full((m, n), float("nan")).to(dt)}
 
 
-@pytest.mark.parametrize("passes,shape", [
-    ("lazy-prenorm,hopper-ws{stats-mma=true}", (304, 528, 192, 2)),
-    ("lazy-prenorm,hopper-ws{stats-mma=true,stats-share=true}", (304, 528, 192, 3)),
-    ("lazy-prenorm,hopper-ws{stats-mma=true,schedule=pingpong}", (300, 520, 200, 2)),
-], ids=["grouped", "stats-share", "pingpong-ragged-k"])
-def test_row_sum_by_the_tensor_cores(passes, shape):
-    """hopper-ws{stats-mma}: LayerNorm's sum of x (g and beta folded) comes from an extra m64n8
-    wgmma per k-step against the [8, BK] tile e_1 (ones in its first row) instead of the
-    registers; the sum of squares stays in the registers, after the wait (stats-late). Against
-    the unlowered kernel and fp64 in the grouped order, the shared-statistics order (the first
-    tile publishes the tensor-core sum) and ping-pong at 128 x 128 with a ragged K (TMA zero-fills
-    past K: the tensor cores sum zeros)."""
-    flags = (("has_g", False), ("has_b", False))
-    M, N, K, programs = shape
-    if "pingpong" in passes:
-        cfg = GemmConfig(128, 128, 64, 8, 8, 3, persistent=True)
-        ck = _ragged_kernel("ln", flags, passes, cfg, programs)
-    else:
-        ck = ops.aot_compile("ln", M=262144, N=1024, K=512, passes=passes, **dict(flags))
-    cfg = ck.lowered.plan.config
-    assert cfg.mma_sum == 0 and cfg.stats_late, cfg
-    assert "statistic 0 (the row sum) by the tensor cores" in str(ck.remarks)
-    ptx = ck.lowered.kernel.asm["ptx"]
-    assert "wgmma.mma_async.sync.aligned.m64n8k16.f32" in ptx
-    assert "wgmma.wait_group.sync.aligned 2;" in ptx  # two groups a k-step in flight
-    # no barrier between the k-step's two wgmma groups (the ones tile is synchronized once,
-    # before the partitions start)
-    between = ptx.split("m64n8k16")[0].rsplit("wgmma.commit_group", 1)[1]
-    assert "bar.sync" not in between, between[-400:]
-    _check(ck, "ln", flags, M, N, K, programs)
-
-
-def test_row_sum_by_the_tensor_cores_is_refused_by_name():
-    """stats-mma where no statistic is a plain row sum (RMSNorm), or the A operand is computed
-    in the loop (g and beta not folded): the kernel lowers as before and the remark says why."""
-    for kind, flags, why in (("rms", dict(has_g=False), "no statistic is the plain row sum"),
-                             ("ln", dict(has_g=True, has_b=True), "the A operand is computed")):
-        ck = ops.aot_compile(kind, M=262144, N=1024, K=512,
-                             passes="lazy-prenorm,hopper-ws{stats-mma=true}", **flags)
-        assert ck.lowered is not None and ck.lowered.plan.config.mma_sum == -1
-        assert "stats-mma not applied: " + why in str(ck.remarks), ck.remarks
-        assert "m64n8k16" not in ck.lowered.kernel.asm["ptx"]
-
-
-@pytest.mark.parametrize("kind,flags,extra", [
-    ("gemm", (), ""), ("rms", (("has_g", False),), ""), ("rms", (("has_g", True),), ""),
-    ("ln", (("has_g", False), ("has_b", False)), ""),
-    ("ln", (("has_g", True), ("has_b", True)), ""),
-    ("ln", (("has_g", False), ("has_b", False)), ",stats-mma=true"),
-], ids=["gemm", "rms-folded", "rms-g", "ln-folded", "ln-g-beta", "ln-folded-stats-mma"])
-def test_coop2_halves(kind, flags, extra):
+@pytest.mark.parametrize("kind,flags", [
+    ("gemm", ()), ("rms", (("has_g", False),)), ("rms", (("has_g", True),)),
+    ("ln", (("has_g", False), ("has_b", False))),
+    ("ln", (("has_g", True), ("has_b", True))),
+], ids=["gemm", "rms-folded", "rms-g", "ln-folded", "ln-g-beta"])
+def test_coop2_halves(kind, flags):
     """hopper-ws{schedule=coop2}: each warpgroup in its own partition on half of every tile's
     rows, each releasing the ring's slots (count 2) and storing its [64, 256] half. 304 x 528 x
     192 on 2 programs (the last row block's second half lies past M: stored nowhere), against the
     unlowered kernel and fp64; in the PTX no barrier spans both warpgroups (256 threads)."""
-    passes = ("lazy-prenorm," if kind != "gemm" else "") + "hopper-ws{schedule=coop2" + extra + "}"
+    passes = ("lazy-prenorm," if kind != "gemm" else "") + "hopper-ws{schedule=coop2}"
     ck = ops.aot_compile(kind, M=262144, N=1024, K=512, passes=passes, **dict(flags))
     cfg = ck.lowered.plan.config
     assert cfg.halves and cfg.schedule == "coop2" and "coop2 w4" in str(ck.remarks)

@@ -86,10 +86,7 @@ class WSConfig:
     slots itself: no barrier between the two per k-step); the output leaves in [block_m / 2,
     block_n] boxes.
     `release_early` (with `stats_late`): each k-step releases the previous k-step's ring slot
-    right after the wait, before its own statistics (else after them).
-    `mma_sum`: the index of a row statistic that is the plain row sum of the A tiles, computed by
-    the tensor cores (A against a [BK, 8] tile whose first column is ones, an extra m64n8 wgmma per
-    k-step) instead of in registers; -1: none."""
+    right after the wait, before its own statistics (else after them)."""
     block_m: int = 128
     block_n: int = 256
     block_k: int = 64
@@ -104,7 +101,6 @@ class WSConfig:
     row_exchange: int = 0
     row_chunk: int = 16
     stats_late: bool = False
-    mma_sum: int = -1
     halves: bool = False
     release_early: bool = False
 
@@ -128,8 +124,6 @@ class WSConfig:
         if self.release_early and not self.stats_late:
             raise ValueError("release_early takes stats_late (the slot is released before late "
                              "statistics)")
-        if self.mma_sum not in (-1, 0, 1):
-            raise ValueError(f"mma_sum must be -1, 0 or 1, got {self.mma_sum}")
         if self.row_exchange and self.stats_share:
             raise ValueError("row_exchange and stats_share use one workspace: not both")
 
@@ -143,15 +137,13 @@ class WSConfig:
         conversions and reductions go through shared memory)."""
         ring = self.stages * (self.block_m + self.block_n) * self.block_k * elem
         out = (1 if self.halves else self.consumers) * self.block_m * self.block_n * elem
-        ones = 8 * self.block_k * elem if self.mma_sum >= 0 else 0  # the row-sum tile
-        return ring + out + ones + 16 * self.stages + 16 + SCRATCH_RESERVE
+        return ring + out + 16 * self.stages + 16 + SCRATCH_RESERVE
 
     def __str__(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.block_k} s{self.stages} {self.schedule} "
                 f"w{self.consumer_warps}" + (" stats-shared" if self.stats_share else "")
                 + (" stats-late" if self.stats_late else "")
                 + (" release-early" if self.release_early else "")
-                + (f" mma-sum({self.mma_sum})" if self.mma_sum >= 0 else "")
                 + (f" rows-exchanged({self.row_exchange})" if self.row_exchange else ""))
 
 

@@ -189,9 +189,6 @@ def generate(plan: WSPlan) -> tuple[str, tuple]:
         w = Writer(plan, earg, "af")
         rets = []
         for j, (e, rows) in enumerate(zip(plan.stats.results, plan.stats.row_sums)):
-            if j == plan.config.mma_sum:  # the template's tensor-core row sum adds it
-                rets.append(f"st{j}")
-                continue
             x = w.expr(e)
             rets.append(f"st{j} + gl.sum({x}, axis=1)" if rows else f"st{j} + {x}")
         while len(rets) < 2:

@@ -92,7 +92,7 @@ class Instance:
                     B_KN=self.b_kn, LOADER_WARPS=c.loader_warps, LOADER_REGS=c.loader_regs,
                     CONS_REGS=c.consumer_regs, SHARE=c.stats_share, NPOST=c.row_exchange,
                     XN=c.row_chunk, RES=self.res_dtype is not None, BWD=self.bwd,
-                    STATS_LATE=c.stats_late, MMA_SUM=c.mma_sum, HALVES=c.halves,
+                    STATS_LATE=c.stats_late, HALVES=c.halves,
                     RELEASE_EARLY=c.release_early,
                     NOUT=len(self.out_split) + 1,
                     **{f"S{i + 1}": s for i, s in enumerate(self.out_split + (0, 0, 0))

@@ -103,9 +103,7 @@ __all__ = ["ws_gemm_kernel", "noop_pre", "noop_stats", "noop_afn", "identity_epi
 class Ring:
     """The operand ring: the TMA descriptors of A and B, STAGES slots of each in shared memory,
     and per slot a `ready` barrier (the loader's bytes landed) and an `empty` one (the consumer
-    released the slot). `B_KN`: B is [K, N] (else [N, K], a Linear weight). `ones`: the [8, BK]
-    tile e_1 (row 0 ones, the rest zeros) whose wgmma with an A tile gives the tile's row sums
-    (`HookFns.MMA_SUM`; a placeholder otherwise)."""
+    released the slot). `B_KN`: B is [K, N] (else [N, K], a Linear weight)."""
     a_desc: tma.tensor_descriptor
     b_desc: tma.tensor_descriptor
     a_bufs: gl.shared_memory_descriptor
@@ -113,10 +111,9 @@ class Ring:
     ready: gl.shared_memory_descriptor
     empty: gl.shared_memory_descriptor
     B_KN: gl.constexpr
-    ones: gl.shared_memory_descriptor
 
     @gluon.constexpr_function
-    def __init__(self, a_desc, b_desc, a_bufs, b_bufs, ready, empty, B_KN, ones):
+    def __init__(self, a_desc, b_desc, a_bufs, b_bufs, ready, empty, B_KN):
         self.a_desc = a_desc
         self.b_desc = b_desc
         self.a_bufs = a_bufs
@@ -124,7 +121,6 @@ class Ring:
         self.ready = ready
         self.empty = empty
         self.B_KN = gl.constexpr(B_KN)
-        self.ones = ones
 
 
 @aggregate
@@ -163,13 +159,12 @@ class HookFns:
     HAS_AUX: gl.constexpr
     BWD: gl.constexpr
     STATS_LATE: gl.constexpr
-    MMA_SUM: gl.constexpr
     RELEASE_EARLY: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(self, PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST,
                  SIDE=None, AUX=None, HAS_SIDE=False, HAS_AUX=False, BWD=False,
-                 STATS_LATE=False, MMA_SUM=-1, RELEASE_EARLY=False):
+                 STATS_LATE=False, RELEASE_EARLY=False):
         self.PRE = gl.constexpr(PRE)
         self.STATS = gl.constexpr(STATS)
         self.AFN = gl.constexpr(AFN)
@@ -186,7 +181,6 @@ class HookFns:
         self.HAS_AUX = gl.constexpr(HAS_AUX)
         self.BWD = gl.constexpr(BWD)
         self.STATS_LATE = gl.constexpr(STATS_LATE)
-        self.MMA_SUM = gl.constexpr(MMA_SUM)
         self.RELEASE_EARLY = gl.constexpr(RELEASE_EARLY)
 
 
@@ -634,13 +628,6 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
     STAGES: gl.constexpr = ring.a_bufs.shape[0]
     dtype: gl.constexpr = ring.a_desc.dtype
     HB: gl.constexpr = ring.a_bufs.shape[1] // 2
-    # statistic MMA_SUM (the A tiles' row sum) by the tensor cores: A @ ones[:, 0] into a
-    # [BM, 8] accumulator ([BM / 2, 8] per warpgroup under coop2), one more wgmma group per
-    # k-step (so the waits leave two in flight)
-    MSUM: gl.constexpr = WITH_STATS and hooks.MMA_SUM >= 0 and not hooks.HAS_AFN
-    if MSUM:
-        SM: gl.constexpr = ring.a_bufs.shape[1] if HALF < 0 else HB
-        acc1 = gl.zeros([SM, 8], gl.float32, _sum_layout(a_layout))
     for kk in range(k_tiles):
         pos = pos0 + kk
         s = pos % STAGES
@@ -683,9 +670,6 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
             # k-step's MMA has finished. The pass chooses (hopper_ws.STATS_LATE_MAX_SUMS, measured).
             LATE: gl.constexpr = hooks.STATS_LATE and not WITH_PRE
             acc = warpgroup_mma(a_tile, b_view, acc, is_async=True)
-            if MSUM:
-                acc1 = warpgroup_mma(a_tile, ring.ones.permute((1, 0)), acc1,
-                                     is_async=True)
             if (WITH_STATS or WITH_PRE) and not LATE:
                 af = a_tile.load(a_layout).to(gl.float32)
                 if WITH_PRE:
@@ -693,10 +677,7 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
                         c0 = hooks.PRE(af, pid_m, eargs)
                 if WITH_STATS:
                     st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)
-            if MSUM:
-                acc, acc1 = warpgroup_mma_wait(2, deps=(acc, acc1))
-            else:
-                acc = warpgroup_mma_wait(1, deps=(acc,))
+            acc = warpgroup_mma_wait(1, deps=(acc,))
             # the previous k-step's wgmma has finished reading its slot (and its statistics
             # were taken in the previous iteration): with RELEASE_EARLY it is released before
             # this k-step's late statistics, so the loader can refill it while they run
@@ -708,15 +689,7 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
                 st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)
             if not EARLY:
                 mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)
-    if MSUM:
-        acc, acc1 = warpgroup_mma_wait(0, deps=(acc, acc1))
-        row_sum = gl.convert_layout(gl.sum(acc1, axis=1), gl.SliceLayout(1, a_layout))
-        if hooks.MMA_SUM == 0:
-            st0 = st0 + row_sum
-        else:
-            st1 = st1 + row_sum
-    else:
-        acc = warpgroup_mma_wait(0, deps=(acc,))
+    acc = warpgroup_mma_wait(0, deps=(acc,))
     if not hooks.HAS_AFN:
         mbarrier.arrive(ring.empty.index((pos0 + k_tiles + STAGES - 1) % STAGES), pred=k_tiles > 0)
     return acc, st0, st1, c0
@@ -1052,8 +1025,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                    HAS_AUX: gl.constexpr = False, BWD: gl.constexpr = False,
                    NOUT: gl.constexpr = 1, S1: gl.constexpr = 0, S2: gl.constexpr = 0,
                    S3: gl.constexpr = 0, STATS_LATE: gl.constexpr = False,
-                   MMA_SUM: gl.constexpr = -1, HALVES: gl.constexpr = False,
-                   RELEASE_EARLY: gl.constexpr = False, num_warps: gl.constexpr = 4):
+                   HALVES: gl.constexpr = False, RELEASE_EARLY: gl.constexpr = False,
+                   num_warps: gl.constexpr = 4):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
@@ -1072,12 +1045,10 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     split among NOUT matrices, C[:, 0:S1] through `c_desc`, C[:, S1:S2] through `c1_desc`, ...
     (each member's [M, N_i] descriptor; the S_i multiples of BN; absent ones None).
     `STATS_LATE`: the statistics of a k-step's A tile computed after the wait for the previous
-    k-step's wgmma instead of right after the issue (see `_mainloop`). `MMA_SUM` >= 0: statistic
-    MMA_SUM is the A tiles' row sum, computed by an extra [BM, 8] wgmma per k-step against the
-    `ones` tile (the STATS hook leaves it alone). `HALVES` (coop2, NCONS = 2): both consumers
-    work on every tile, each on half of its rows (`_consumer_half`); C's descriptor has [BM / 2,
-    BN] boxes. `RELEASE_EARLY`: with late statistics, each k-step releases the previous slot
-    before computing them (else after)."""
+    k-step's wgmma instead of right after the issue (see `_mainloop`). `HALVES` (coop2, NCONS =
+    2): both consumers work on every tile, each on half of its rows (`_consumer_half`); C's
+    descriptor has [BM / 2, BN] boxes. `RELEASE_EARLY`: with late statistics, each k-step
+    releases the previous slot before computing them (else after)."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -1095,20 +1066,7 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
             mbarrier.init(empty.index(i), count=1)
     for i in gl.static_range(2):
         mbarrier.init(order.index(i), count=1)
-    if MMA_SUM >= 0:
-        OBK: gl.constexpr = a_desc.block_type.shape[1]
-        ones = gl.allocate_shared_memory(dtype, [8, OBK], _ones_layout(OBK, dtype))
-        fill: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [num_warps, 1], [1, 0])
-        r = gl.arange(0, 8, layout=gl.SliceLayout(1, fill))
-        e1 = gl.where(r == 0, 1.0, 0.0)
-        ones.store((gl.expand_dims(e1, 1) + gl.zeros([8, OBK], gl.float32, fill)).to(dtype))
-        fence_async_shared()
-        # the store is complete for every warp here, once: without this barrier Triton's membar
-        # analysis put one before the row-sum wgmma inside the k-loop (a bar.sync per k-step)
-        gl.thread_barrier()
-    else:
-        ones = a_bufs  # (a placeholder: nothing reads it)
-    ring = Ring(a_desc, b_desc, a_bufs, b_bufs, ready, empty, B_KN, ones)
+    ring = Ring(a_desc, b_desc, a_bufs, b_bufs, ready, empty, B_KN)
     prob = Problem(M, N, K, GROUP_M)
     # a split output's members (placeholders where absent)
     if NOUT > 1:
@@ -1124,14 +1082,12 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     else:
         c3 = c_desc
     # what the pass never plans (the template would drop a statistic or ignore an output)
-    gl.static_assert(not (MMA_SUM >= 0 and (HAS_AFN or HAS_PRE)),
-                     "MMA_SUM: the row sum of an A tile the k-loop reads unshifted from shared memory")
     gl.static_assert(not HALVES or (NCONS == 2 and not RES and not BWD and NPOST == 0
                                     and not SHARE),
                      "HALVES: two consumers, no residual tile, backward, post-norm rows or "
                      "shared statistics")
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
-                    AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, MMA_SUM, RELEASE_EARLY)
+                    AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, RELEASE_EARLY)
     if NPOST > 0:
         res_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
         res_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
@@ -1218,19 +1174,6 @@ def _plain_residual(r_desc, c_desc, buf0, buf1, RES: gl.constexpr):
 # ---------------------------------------------------------------------------------------------
 # Helpers the generated hooks call
 # ---------------------------------------------------------------------------------------------
-
-@gluon.constexpr_function
-def _sum_layout(a_layout):
-    """The [BM, 8] accumulator of the row-sum wgmma: the main accumulator's warps, n = 8."""
-    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=list(a_layout.parent.warps_per_cta),
-                                     instr_shape=[16, 8, 16])
-
-
-@gluon.constexpr_function
-def _ones_layout(BK, dtype):
-    """The NVMMA shared layout of the [8, BK] row-sum tile (`Ring.ones`)."""
-    return gl.NVMMASharedLayout.get_default_for([8, BK], dtype)
-
 
 @gluon.constexpr_function
 def vec_layout(n, num_warps):

@@ -75,8 +75,8 @@ DEFAULT_PASSES = "default"
 # 1.07), and lost one by 1 % (Qwen2 q/k/v 16384: 1.081 vs 1.071).
 # RMSNorm no longer shares: its per-tile statistics on the coop2 schedule (hopper-ws's auto
 # choice, with release-early) measured faster (2026-12-02, bench/results/2026-12-02/session15,
-# fused / cuBLAS over the models' 30 RMSNorm cells: coop2 release-early fastest in 23, the shared
-# form in 4 by at most 2 %; blog cells at N = 2048: 1.054 / 1.049 / 1.096 against 1.058 / 1.062 /
+# fused / cuBLAS over the models' 36 RMSNorm cells: coop2 release-early fastest in 25, elsewhere
+# within 2.7 % of the fastest (the shared form or the old default); blog cells at N = 2048: 1.054 / 1.049 / 1.096 against 1.058 / 1.062 /
 # 1.069). LayerNorm's shared statistics still win at 8+ N tiles (GPT-2's c_attn and c_fc).
 SHARE_KINDS = ("ln",)
 SHARE_MIN_N_TILES = 8

@@ -141,10 +141,11 @@ schedule = auto | coop         coop: one 128x256 tile on two wgmma warpgroups in
                                 from shared memory (g, beta folded) where coop2 takes it (the
                                 remark says why not where it does not), coop otherwise. Measured on
                                 the H200 (2026-12-02, bench/results/2026-12-02/session15, fused /
-                                cuBLAS, same run): RMSNorm on the models' 45 shapes coop2 with
+                                cuBLAS, same run): the models' 45 pre-norm shapes coop2 with
                                 release-early 1.097 (geometric mean) against coop 1.164 and coop
-                                with stats-share 1.186, fastest in 25 of 45 cells; on the blog's
-                                9 cells faster than coop in 8 of 9 (two runs); LayerNorm coop2
+                                with stats-share 1.186; RMSNorm fastest in 25 of 36 cells, within
+                                2.7 % of the fastest elsewhere; on the blog's 9 cells faster than
+                                coop in 8 of 9 (two runs); LayerNorm coop2
                                 at or below coop in 9 of 9 model cells (by up to 1.6 %) and on the
                                 blog cells 9 of 9 in one run, 4 of 9 in another; the plain GEMM
                                 (no statistics) mixed (faster on the blog cells, 3 % slower at
@@ -174,12 +175,6 @@ release-early = true            with the statistics after the wait (RMSNorm's st
                                 session15): RMSNorm coop2 on the models' shapes 1.097 against
                                 1.143 without it (geometric mean over 45 cells, fused / cuBLAS);
                                 coop 9 of 11 blog and big cells at or below without it
-stats-mma = false               a statistic that is the plain row sum of the A tiles (LayerNorm's
-                                sum of x, g folded) computed by the tensor cores: each k-step also
-                                issues an m64n8 wgmma of the A tile against a [BK, 8] shared tile
-                                whose first column is ones (fp32 accumulation of exact products),
-                                leaving one sum (of squares) to the registers. Off by default
-                                until timed on the H200.
 epilogue-tma = false            a plain epilogue's [BM, BN] load of a second matrix at the output
                                 tile's rows and columns (masked by rows < M, columns < N, same
                                 element type as the output; the rowdot dX kernel's x) comes by TMA
@@ -190,7 +185,9 @@ epilogue-tma = false            a plain epilogue's [BM, BN] load of a second mat
 
 Options measured slower and chosen by no default were removed (their numbers are in
 docs/NOTES.md): row-major tile runs (`rows-max-k`), a statistics partition reading A from L2
-(`stats-partition`), the first post-norms in the template (`epilogue-reductions`, clusters).
+(`stats-partition`), the first post-norms in the template (`epilogue-reductions`, clusters),
+LayerNorm's row sum by an extra wgmma per k-step (`stats-mma`: 1.375 against 1.175 x cuBLAS,
+session 15).
 """
 from __future__ import annotations
 
@@ -2257,27 +2254,15 @@ def _row_chunk(trips: int, sums: int, cfg: P.WSConfig) -> int:
 
 # The k-loop's statistics after the wait for the previous k-step's wgmma (WSConfig.stats_late)
 # when at most this many row sums are left to the registers, with no shift and no A transform
-# (RMSNorm's sum of squares; also LayerNorm's sum of squares once stats-mma takes its sum of x:
-# not timed), else right after the issue. Measured on the H200 (2026-12-02, bench/results/2026-12-02/session14/
-# stats-late/, the blog's 9 cells, g folded, interleaved processes): after the issue, ptxas puts
-# the tile's ldmatrix and arithmetic between the k-step's first and second wgmma instruction and
-# the tensor pipe waits for them; after the wait the four go out back to back. RMSNorm
-# fused / backbone 1.067 -> 1.057 (geometric mean, 8 of 9 cells faster), fused / cuBLAS 1.119 ->
-# 1.099; LayerNorm's two sums (Sx, Sx^2) got slower after the wait (1.146 -> 1.188 over the
-# backbone): they start only once the previous MMA has finished and outlast the next.
+# (RMSNorm's sum of squares), else right after the issue. Measured on the H200 (2026-12-02,
+# bench/results/2026-12-02/session14/stats-late/, the blog's 9 cells, g folded, interleaved
+# processes): after the issue, ptxas puts the tile's ldmatrix and arithmetic between the k-step's
+# first and second wgmma instruction and the tensor pipe waits for them; after the wait the four
+# go out back to back. RMSNorm fused / backbone 1.067 -> 1.057 (geometric mean, 8 of 9 cells
+# faster), fused / cuBLAS 1.119 -> 1.099; LayerNorm's two sums (Sx, Sx^2) got slower after the
+# wait (1.146 -> 1.188 over the backbone): they start only once the previous MMA has finished and
+# outlast the next.
 STATS_LATE_MAX_SUMS = 1
-
-
-def _plain_row_sum(stats: P.Hook) -> int:
-    """The index of the statistic that is the row sum of the A tile itself (sum(af, axis=1), or af
-    with `row_sums`), -1 if none: what `stats-mma` computes with the tensor cores."""
-    for j, (e, rows) in enumerate(zip(stats.results, stats.row_sums)):
-        if rows and e.op == "bound" and e.attr == "af":
-            return j
-        if (not rows and e.op == "reduce" and tuple(e.attr) == ("sum", 1) and e.args[0].op == "bound"
-                and e.args[0].attr == "af"):
-            return j
-    return -1
 
 
 def _coop2_refusal(m: _Matcher, hooks) -> str | None:
@@ -2312,8 +2297,6 @@ def _auto_schedule(m: _Matcher, stats, afn, share: bool, refusal: str | None) ->
 
 def _stats_where(cfg: P.WSConfig) -> str:
     when = " (each k-step's after the wait for the previous wgmma)" if cfg.stats_late else ""
-    if cfg.mma_sum >= 0:
-        when += f"; statistic {cfg.mma_sum} (the row sum) by the tensor cores"
     if cfg.stats_share:
         return (f"in the MMA warps{when}, once per row block (its first tile, a wave ahead of the "
                 "others), shared through global memory")
@@ -2341,8 +2324,6 @@ class HopperWS(Pass):
     # dX kernel's x) read by TMA into the output's staging tile during the k-loop, instead of a
     # pointer load in the epilogue hook (a tile of 64-bit addresses in registers)
     epilogue_tma: bool = False
-    # a statistic that is the A tiles' plain row sum computed by an extra m64n8 wgmma per k-step
-    stats_mma: bool = False
     # with late statistics, the previous slot released before them
     release_early: bool = True
 
@@ -2433,22 +2414,9 @@ class HopperWS(Pass):
             raise _Blockers([_Miss(f"the coop2 schedule does not take {refusal}", m.dot,
                                    "use hopper-ws{schedule=coop} (or auto, the default, which "
                                    "chooses coop there)")], m)
-        if self.stats_mma and stats is not None:
-            j = _plain_row_sum(stats) if pre is None and afn is None and rows is None else -1
-            if j >= 0:
-                cfg = replace(cfg, mma_sum=j)
-                # the [8, BK] ones tile: one ring stage less where it no longer fits
-                while cfg.stages > 2 and cfg.smem_bytes() > _BUDGET:
-                    cfg = replace(cfg, stages=cfg.stages - 1)
-            else:
-                notes.append("stats-mma not applied: " + (
-                    "the A operand is computed in the k-loop (g or beta not folded)"
-                    if afn is not None else "the statistics are shifted (a PRE hook)"
-                    if pre is not None else "the kernel is a post-norm" if rows is not None
-                    else "no statistic is the plain row sum of the A tile"))
-        # the sums left to the registers decide where they go in the k-step
-        alu_sums = len(stats.results) - (cfg.mma_sum >= 0) if stats is not None else 0
-        if stats is not None and pre is None and afn is None and alu_sums <= STATS_LATE_MAX_SUMS:
+        # the number of row sums decides where they go in the k-step
+        if (stats is not None and pre is None and afn is None
+                and len(stats.results) <= STATS_LATE_MAX_SUMS):
             cfg = replace(cfg, stats_late=True, release_early=bool(self.release_early))
         elif self.release_early and stats is not None:
             notes.append("release-early not applied: the statistics are not computed after the "
