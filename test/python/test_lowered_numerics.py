@@ -635,3 +635,20 @@ def test_coop2_refuses_hooks_that_index_rows(tmp_path, row_blocks):
     assert lw is None and any("the coop2 schedule does not take hooks that index the tile's rows"
                               in r for r in remarks), remarks
     assert lower_ir(ir, "hopper-ws")[0] is not None
+
+
+@pytest.mark.parametrize("late", ["true", "false"])
+def test_stats_late_option_places_layernorms_sums(late):
+    """hopper-ws{stats-late}: LayerNorm's two sums after the wait for the previous k-step's
+    wgmma (true) or right after the issue (false, the auto rule's choice for two sums), on the
+    default coop2 schedule; against the unlowered kernel and fp64 in the interpreter."""
+    flags = (("has_g", False), ("has_b", False))
+    ck = ops.aot_compile("ln", M=262144, N=1024, K=512,
+                         passes=f"lazy-prenorm,hopper-ws{{stats-late={late}}}", **dict(flags))
+    cfg = ck.lowered.plan.config
+    assert cfg.halves and cfg.stats_late is (late == "true")
+    assert ("stats-late" in str(ck.remarks)) is (late == "true")
+    _check(ck, "ln", flags, 304, 528, 192, 2)
+    with pytest.raises(Exception, match="stats-late.*must be auto, true or false"):
+        ops.aot_compile("ln", M=262144, N=1024, K=512, passes="lazy-prenorm,hopper-ws{stats-late=yes}",
+                        **dict(flags))

@@ -175,6 +175,12 @@ release-early = true            with the statistics after the wait (RMSNorm's st
                                 session15): RMSNorm coop2 on the models' shapes 1.097 against
                                 1.143 without it (geometric mean over 45 cells, fused / cuBLAS);
                                 coop 9 of 11 blog and big cells at or below without it
+stats-late = auto | true | false where the k-loop computes the statistics: auto (default) after
+                                the wait for the previous k-step's wgmma with one register sum
+                                (STATS_LATE_MAX_SUMS: RMSNorm), right after the issue with two
+                                (LayerNorm); true / false force either (not with a shift or an A
+                                operand computed in the k-loop). LayerNorm's sums late were
+                                measured slower on coop (session 14), not yet on coop2
 epilogue-tma = false            a plain epilogue's [BM, BN] load of a second matrix at the output
                                 tile's rows and columns (masked by rows < M, columns < N, same
                                 element type as the output; the rowdot dX kernel's x) comes by TMA
@@ -2326,8 +2332,14 @@ class HopperWS(Pass):
     epilogue_tma: bool = False
     # with late statistics, the previous slot released before them
     release_early: bool = True
+    # where the k-loop's statistics go: auto (STATS_LATE_MAX_SUMS decides), true (after the wait
+    # whatever the number of sums), false (right after the wgmma issue)
+    stats_late: str = "auto"
 
     def __post_init__(self):
+        if self.stats_late not in ("auto", "true", "false"):
+            raise PassError("option hopper-ws{stats-late} must be auto, true or false, got "
+                            f"'{self.stats_late}'")
         if self.schedule not in ("auto", "coop", "pingpong", "coop2"):
             raise PassError("option hopper-ws{schedule} must be auto, coop, pingpong or coop2, "
                             f"got '{self.schedule}'")
@@ -2415,9 +2427,14 @@ class HopperWS(Pass):
                                    "use hopper-ws{schedule=coop} (or auto, the default, which "
                                    "chooses coop there)")], m)
         # the number of row sums decides where they go in the k-step
-        if (stats is not None and pre is None and afn is None
-                and len(stats.results) <= STATS_LATE_MAX_SUMS):
+        late = {"true": True, "false": False}.get(self.stats_late,
+                                                  stats is not None
+                                                  and len(stats.results) <= STATS_LATE_MAX_SUMS)
+        if stats is not None and pre is None and afn is None and late:
             cfg = replace(cfg, stats_late=True, release_early=bool(self.release_early))
+        elif self.stats_late == "true" and stats is not None:
+            notes.append("stats-late not applied: the statistics are shifted (a PRE hook) or the "
+                         "A operand is computed in the k-loop (g or beta not folded)")
         elif self.release_early and stats is not None:
             notes.append("release-early not applied: the statistics are not computed after the "
                          "wait (none, more than one sum in the registers, a shift, or the A "
