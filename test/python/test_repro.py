@@ -239,3 +239,15 @@ def test_summary_post_norm_schedule_fields_from_the_rounds():
     assert f["lowered_pingpong_over_backbone"] == pytest.approx(1.5 / 1.1)
     assert f["lowered_coop_over_cublas"] == pytest.approx(1.2)
     assert summary._post_lowered_times({}, 1.0, 0.5, 1.1) == {}
+
+
+def test_summary_cells_filter():
+    """`summary --cells` keeps the named cells in the summary's order and refuses others by name."""
+    from normfuse.repro import summary
+    assert summary.summary_cells(False, "8192x4096x4096, 262144x2048x1024") == [
+        (262144, 2048, 1024), (8192, 4096, 4096)]
+    assert summary.summary_cells(False) == summary.CELLS
+    with pytest.raises(SystemExit, match="not a summary cell"):
+        summary.summary_cells(False, "100x200x300")
+    with pytest.raises(SystemExit, match="takes MxKxN"):
+        summary.summary_cells(False, "262144x2048")

@@ -224,9 +224,24 @@ def post_lowered_table(records) -> str:
     return "\n".join(lines)
 
 
-def summary_cells(quick: bool) -> list:
-    """The cells of the summary (--quick: three of them)."""
-    return CELLS[:1] + CELLS[4:5] + CELLS[-1:] if quick else CELLS
+def summary_cells(quick: bool, only: str = "") -> list:
+    """The cells of the summary (--quick: three of them; `only`: "MxKxN,..." of the summary's
+    cells, in the summary's order)."""
+    cells = CELLS[:1] + CELLS[4:5] + CELLS[-1:] if quick else CELLS
+    if not only:
+        return cells
+    want = set()
+    for c in only.split(","):
+        try:
+            m, k, n = (int(v) for v in c.strip().split("x"))
+            want.add((m, k, n))
+        except ValueError:
+            raise SystemExit(f"summary: --cells takes MxKxN,... (got {c!r})") from None
+    unknown = want - set(CELLS)
+    if unknown:
+        raise SystemExit(f"summary: not a summary cell: {sorted(unknown)} (cells: "
+                         + ", ".join("%dx%dx%d" % c for c in CELLS) + ")")
+    return [c for c in cells if c in want]
 
 
 def warm_jobs(ops, cells) -> list:
@@ -282,6 +297,8 @@ def main(argv=None):
     ap.add_argument("--out", default=".")
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--quick", action="store_true", help="three cells only")
+    ap.add_argument("--cells", default="", help="only these cells, MxKxN comma-separated (e.g. "
+                    "262144x2048x1024: a cell timed without the others before it)")
     ap.add_argument("--rounds", type=int, default=ROUNDS,
                     help=f"rounds per cell, the quantities timed in turns (default {ROUNDS})")
     ap.add_argument("--plot-only", metavar="SUMMARY_JSON", help="redraw the plot of a summary.json")
@@ -302,7 +319,7 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("summary: no GPU: nothing to measure")
         return 0
-    cells = summary_cells(args.quick)
+    cells = summary_cells(args.quick, args.cells)
     ops = [o for o in args.ops.split(",") if o]
     from .warm import configure_torch, parallel
     configure_torch()  # the same settings as the warm-up children's, warm-up or not
