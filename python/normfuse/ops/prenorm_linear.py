@@ -10,9 +10,10 @@ functions, normfuse.ops.functional, stand above it):
 
 With the default `passes="default"` the naive kernel is rewritten into the one-loop form
 (lazy-prenorm: statistics accumulated in the GEMM's k-loop, rstd applied to the accumulator) and
-lowered to the warp-specialized Hopper template (hopper-ws); at SHARE_MIN_N_TILES or more N tiles
-per row block and SHARE_MIN_WAVES or more waves of tiles the template computes the statistics
-once per row block and shares them (hopper-ws{stats-share=true}). `passes=()` runs the naive two-loop kernel untouched, which is the
+lowered to the warp-specialized Hopper template (hopper-ws); for LayerNorm (SHARE_KINDS), at
+SHARE_MIN_N_TILES or more N tiles per row block and SHARE_MIN_WAVES or more waves of tiles the
+template computes the statistics once per row block and shares them
+(hopper-ws{stats-share=true}). `passes=()` runs the naive two-loop kernel untouched, which is the
 numerical oracle of the tests.
 
 What a launch takes (each is stated where it matters):

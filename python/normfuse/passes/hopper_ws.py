@@ -169,9 +169,11 @@ post-norm = false               lower post-norms (rules 6 and 7) and norm backwa
                                 of the grid resident at once. Pingpong takes 64x256 tiles (two
                                 accumulators of 64 rows: one consumer's exchange and epilogue run
                                 while the other's k-loop does)
-release-early = true            with the statistics after the wait (RMSNorm's stats-late), release
-                                the previous k-step's ring slot before computing them, not after
-                                (the loader refills it while they run). Measured (2026-12-02,
+release-early = auto | true    with the statistics after the wait (RMSNorm's stats-late), release
+         | false                the previous k-step's ring slot before computing them, not after
+                                (the loader refills it while they run); auto (default): wherever
+                                the statistics are late, true: the same and a remark where they
+                                are not. Measured (2026-12-02,
                                 session15): RMSNorm coop2 on the models' shapes 1.097 against
                                 1.143 without it (geometric mean over 45 cells, fused / cuBLAS);
                                 coop 9 of 11 blog and big cells at or below without it
@@ -2331,15 +2333,23 @@ class HopperWS(Pass):
     # pointer load in the epilogue hook (a tile of 64-bit addresses in registers)
     epilogue_tma: bool = False
     # with late statistics, the previous slot released before them
-    release_early: bool = True
+    # (auto: the default, on where the statistics are late, silently; true: asked for, a note
+    # where it cannot apply; false: off)
+    release_early: str = "auto"
     # where the k-loop's statistics go: auto (STATS_LATE_MAX_SUMS decides), true (after the wait
     # whatever the number of sums), false (right after the wgmma issue)
     stats_late: str = "auto"
 
     def __post_init__(self):
-        if self.stats_late not in ("auto", "true", "false"):
-            raise PassError("option hopper-ws{stats-late} must be auto, true or false, got "
-                            f"'{self.stats_late}'")
+        # (true / false as the boolean options take them: on, 1, yes, a Python bool)
+        for opt in ("stats_late", "release_early"):
+            v = str(getattr(self, opt)).lower()
+            v = ("true" if v in ("true", "1", "yes", "on") else
+                 "false" if v in ("false", "0", "no", "off") else v)
+            if v not in ("auto", "true", "false"):
+                raise PassError(f"option hopper-ws{{{opt.replace('_', '-')}}} must be auto, true "
+                                f"or false, got '{getattr(self, opt)}'")
+            setattr(self, opt, v)
         if self.schedule not in ("auto", "coop", "pingpong", "coop2"):
             raise PassError("option hopper-ws{schedule} must be auto, coop, pingpong or coop2, "
                             f"got '{self.schedule}'")
@@ -2431,14 +2441,15 @@ class HopperWS(Pass):
                                                   stats is not None
                                                   and len(stats.results) <= STATS_LATE_MAX_SUMS)
         if stats is not None and pre is None and afn is None and late:
-            cfg = replace(cfg, stats_late=True, release_early=bool(self.release_early))
+            cfg = replace(cfg, stats_late=True, release_early=self.release_early != "false")
         elif self.stats_late == "true" and stats is not None:
             notes.append("stats-late not applied: the statistics are shifted (a PRE hook) or the "
                          "A operand is computed in the k-loop (g or beta not folded)")
-        elif self.release_early and stats is not None:
-            notes.append("release-early not applied: the statistics are not computed after the "
-                         "wait (none, more than one sum in the registers, a shift, or the A "
-                         "operand computed in the k-loop)")
+        elif self.release_early == "true" and stats is not None:
+            notes.append("release-early not applied: " + (
+                "stats-late=false" if self.stats_late == "false" else
+                "the statistics are not computed after the wait (more than one sum in the "
+                "registers, a shift, or the A operand computed in the k-loop)"))
         if self.stats_share and stats is not None and not cfg.stats_share:
             notes.append("stats-share not applied: " + (
                 "the A operand is computed in the k-loop (g or beta not folded)" if afn is not None

@@ -576,3 +576,23 @@ def test_auto_schedule(kind, flags, want, why):
                              passes="lazy-prenorm,hopper-ws{stats-share=true}", **flags)
         assert ck.lowered.plan.config.schedule == "coop" and ck.lowered.plan.config.stats_share
         assert "schedule coop (auto): the statistics are shared per row block" in ck.remarks[-1]
+
+
+def test_release_early_note_only_when_asked():
+    """release-early is on by default where the statistics are late, silently elsewhere (LayerNorm's
+    two sums); asked for explicitly where it cannot apply, the remark says why (stats-late=false
+    named as the reason); stats-late takes the boolean spellings."""
+    ln = dict(has_g=False, has_b=False)
+    remark = ops.aot_compile("ln", M=262144, N=1024, K=512, **ln).remarks[-1]
+    assert "release-early" not in remark
+    remark = ops.aot_compile("ln", M=262144, N=1024, K=512,
+                             passes="lazy-prenorm,hopper-ws{release-early=true}", **ln).remarks[-1]
+    assert "release-early not applied: the statistics are not computed after the wait" in remark
+    ck = ops.aot_compile("rms", M=262144, N=1024, K=512, has_g=False,
+                         passes="lazy-prenorm,hopper-ws{stats-late=off,release-early=true}")
+    assert not ck.lowered.plan.config.stats_late
+    assert "release-early not applied: stats-late=false" in ck.remarks[-1]
+    ck = ops.aot_compile("rms", M=262144, N=1024, K=512, has_g=False,
+                         passes="lazy-prenorm,hopper-ws{release-early=false}")
+    cfg = ck.lowered.plan.config
+    assert cfg.stats_late and not cfg.release_early
