@@ -19,19 +19,28 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 
+def cell_inputs(cell: str):
+    """(M, K, N, x, w, g, y, the backbone's prepared launch, the fused op's) of "MxKxN": x [M, K],
+    W [N, K] scaled by 1 / sqrt(K), g near 1, y for cuBLAS, bf16, seed 0 (`bench/summary_probe.py`
+    builds its cells here too)."""
+    import torch
+    from normfuse.ops import prenorm_linear as pre
+    M, K, N = (int(v) for v in cell.split("x"))
+    torch.manual_seed(0)
+    x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(torch.bfloat16)
+    g = (1 + 0.1 * torch.randn(K, device="cuda")).to(torch.bfloat16)
+    y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    bb = pre.prepare_plain_linear(x, w, passes=("hopper-ws",))
+    fu = pre.prepare_rmsnorm_linear(x, g, w, 1e-6)
+    return M, K, N, x, w, g, y, bb, fu
+
+
 def main(cells):
     import torch
     from triton.testing import do_bench
-    from normfuse.ops import prenorm_linear as pre
     for cell in cells:
-        M, K, N = (int(v) for v in cell.split("x"))
-        torch.manual_seed(0)
-        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-        w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(torch.bfloat16)
-        g = (1 + 0.1 * torch.randn(K, device="cuda")).to(torch.bfloat16)
-        y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-        bb = pre.prepare_plain_linear(x, w, passes=("hopper-ws",))
-        fu = pre.prepare_rmsnorm_linear(x, g, w, 1e-6)
+        M, K, N, x, w, g, y, bb, fu = cell_inputs(cell)
         runs = {"cublas": lambda: torch.matmul(x, w.T, out=y), "backbone": bb.launch,
                 "fused": fu.launch}
         for name, p in (("backbone", bb), ("fused", fu)):

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from triton.testing import do_bench
 
-from normfuse.ops import prenorm_linear as pre
+from ncu_backbone import cell_inputs  # (this directory: the script's own)
 
 
 def main():
@@ -23,14 +23,7 @@ def main():
     a = ap.parse_args()
     crms = torch.compile(lambda t, w: F.rms_norm(t, (t.shape[-1],), w, 1e-6), dynamic=False)
     for cell in a.cells.split(","):
-        M, K, N = (int(v) for v in cell.split("x"))
-        torch.manual_seed(0)
-        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-        w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(torch.bfloat16)
-        gk = (1 + 0.1 * torch.randn(K, device="cuda")).to(torch.bfloat16)
-        y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-        bb = pre.prepare_plain_linear(x, w, passes=("hopper-ws",))
-        p = pre.prepare_rmsnorm_linear(x, gk, w, 1e-6)
+        M, K, N, x, w, gk, y, bb, p = cell_inputs(cell)
         p()
         bb.launch()
         crms(x, gk)

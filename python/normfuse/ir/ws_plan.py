@@ -128,6 +128,11 @@ class WSConfig:
             raise ValueError("row_exchange and stats_share use one workspace: not both")
 
     @property
+    def out_rows(self) -> int:
+        """Rows of the output's TMA box: the tile's, or half of them with `halves`."""
+        return self.block_m // 2 if self.halves else self.block_m
+
+    @property
     def schedule(self) -> str:
         return "coop" if self.consumers == 1 else "coop2" if self.halves else "pingpong"
 

@@ -71,7 +71,7 @@ class Instance:
         """The TMA boxes of A, B and the output."""
         c = self.config
         b = (c.block_k, c.block_n) if self.b_kn else (c.block_n, c.block_k)
-        return (c.block_m, c.block_k), b, (c.block_m // 2 if c.halves else c.block_m, c.block_n)
+        return (c.block_m, c.block_k), b, (c.out_rows, c.block_n)
 
     @property
     def res_block(self) -> tuple[int, int] | None:

@@ -2461,7 +2461,7 @@ class HopperWS(Pass):
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),
-                 P.TmaDescriptor("out", (m.BM // 2 if cfg.halves else m.BM, m.BN))]
+                 P.TmaDescriptor("out", (cfg.out_rows, m.BN))]
         if m.res is not None:
             needs.append(P.TmaDescriptor("res", (m.BM, m.BN)))
         if m.aux_out is not None:

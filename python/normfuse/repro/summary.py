@@ -55,10 +55,8 @@ def _timed(fns: dict, rounds: int) -> dict:
     """Each function's time: the median over `rounds` rounds of its do_bench median, the functions
     taking turns in every round (drift of the clocks or the host hits all of them alike)."""
     import statistics
-    times = {k: [] for k in fns}
-    for _ in range(max(1, rounds)):
-        for k, f in fns.items():
-            times[k].append(_bench(f))
+    from .model_shapes import time_round_robin
+    times = time_round_robin(fns, max(1, rounds), _bench)
     return {k: statistics.median(v) for k, v in times.items()}
 
 
