@@ -88,6 +88,7 @@ def main():
             f"{k} {v / cb:.3f}" for k, v in row["ms"].items() if k != "cublas")
             + f" | equal {same} nan {nan} maxerr {max(errs.values()):.2e}", flush=True)
         res["rows"].append(row)
+        os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "ab_order.json"), "w") as f:
             json.dump(res, f, indent=1)
         del x, w, y, outs

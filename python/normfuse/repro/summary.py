@@ -16,7 +16,10 @@ K, N in {512, 1024, 2048}) and M = 8192 with K = N = 4096 and 8192, bf16:
     hidden_pct    (cublas_ms + norm_ms - fused_ms) / norm_ms * 100 (the blog's metric)
 
 plus `err` (fused vs fp64 on a row sample) and `lowered` (whether the op ran the warp-specialized
-kernel). The fused column is the ops' default plan (post-norm: the lowered form under
+kernel). Where nvidia-smi runs, `<q>_sm_mhz`, `<q>_power_w` and `<q>_capped` (q in cublas, fused,
+backbone): the median SM clock and power while q was timed and the share of those samples under
+the board's software power cap (`gpu_clocks`: the big cells run at the H200's 700 W limit, where
+time follows energy; the table shows cuBLAS's and the fused op's clocks). The fused column is the ops' default plan (post-norm: the lowered form under
 `LOWERED_POSTNORM`: 'auto' by default, the schedule and tiles per shape). Post-norm ops also record each lowered schedule
 (hopper-ws{post-norm=true}), per schedule s in coop, pingpong: `lowered_<s>_ms`, `_hidden_pct`, `_over_backbone`,
 `_over_cublas`, `_err`, `_ran` (the lowered kernel launched rather than a fallback); the table
@@ -51,16 +54,35 @@ def _bench(fn):
     return float(do_bench(fn, warmup=25, rep=100, return_mode="median"))
 
 
-def _timed(fns: dict, rounds: int) -> dict:
+def _timed(fns: dict, rounds: int, windows=None) -> dict:
     """Each function's time: the median over `rounds` rounds of its do_bench median, the functions
-    taking turns in every round (drift of the clocks or the host hits all of them alike)."""
+    taking turns in every round (drift of the clocks or the host hits all of them alike). With
+    `windows` (gpu_clocks.Windows) each timing is a window under the function's name."""
     import statistics
     from .model_shapes import time_round_robin
-    times = time_round_robin(fns, max(1, rounds), _bench)
+    if windows is None:
+        times = time_round_robin(fns, max(1, rounds), _bench)
+    else:
+        pairs = {k: (k, f) for k, f in fns.items()}
+        times = time_round_robin(pairs, max(1, rounds),
+                                 lambda kf: windows.timed(kf[0], lambda: _bench(kf[1])))
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def run(ops_wanted, cells, log=print, rounds: int = ROUNDS):
+def _clock_fields(clocks: dict, names: dict) -> dict:
+    """The record's SM clock fields: per quantity (cublas, fused, backbone) its median SM clock
+    (MHz) and the share of its samples under the power cap; {} without samples."""
+    out = {}
+    for field, name in names.items():
+        c = clocks.get(name) or {}
+        if c.get("n"):
+            out[f"{field}_sm_mhz"] = c["sm_mhz"]
+            out[f"{field}_capped"] = c["capped"]
+            out[f"{field}_power_w"] = c["power_w"]
+    return out
+
+
+def run(ops_wanted, cells, log=print, rounds: int = ROUNDS, sampler=None):
     import torch
     import torch.nn.functional as F
     from .. import reference as ref
@@ -124,7 +146,10 @@ def run(ops_wanted, cells, log=print, rounds: int = ROUNDS):
                 lowered, launches = _post_lowered(op, x, w, gn, bn, want, rows)
                 fns.update({f"{op}@{s}": f for s, f in launches.items()})
             made.append((op, prenorm, norm_key, p, want, err, written, lowered))
-        ms = _timed(fns, rounds)
+        from .gpu_clocks import Windows
+        windows = Windows(sampler)
+        ms = _timed(fns, rounds, windows)
+        clocks = windows.result()
         cublas, backbone = ms["cublas"], ms["backbone"]
         for op, prenorm, norm_key, p, want, err, written, lowered in made:
             eager, comp, fused = ms[norm_key + ":eager"], ms[norm_key + ":compiled"], ms[op]
@@ -136,6 +161,8 @@ def run(ops_wanted, cells, log=print, rounds: int = ROUNDS):
                    "fused_over_cublas": fused / cublas, "fused_over_backbone": fused / backbone,
                    "backbone_over_cublas": backbone / cublas, "err": err, "written": written,
                    "lowered": getattr(ck, "lowered", None) is not None, "rounds": max(1, rounds)}
+            rec.update(_clock_fields(clocks, {"cublas": "cublas", "fused": op,
+                                              "backbone": "backbone"}))
             if not prenorm:
                 rec.update(lowered)
                 rec.update(_post_lowered_times(
@@ -144,7 +171,10 @@ def run(ops_wanted, cells, log=print, rounds: int = ROUNDS):
             records.append(rec)
             log(f"{op:17s} {M}x{K}x{N}: cublas {cublas:.3f} norm {norm:.3f} fused {fused:.3f} "
                 f"backbone {backbone:.3f} hidden {rec['hidden_pct']:6.1f}% err {err:.2e}"
-                f"{'' if written else ' UNWRITTEN'}{' lowered' if rec['lowered'] else ''}")
+                f"{'' if written else ' UNWRITTEN'}{' lowered' if rec['lowered'] else ''}"
+                + (f" | SM MHz cublas {rec['cublas_sm_mhz']:.0f} fused {rec['fused_sm_mhz']:.0f}"
+                   f" capped {100 * rec['fused_capped']:.0f}%" if "fused_sm_mhz" in rec
+                   and "cublas_sm_mhz" in rec else ""))
         del fns, made
         del x, w, y
         torch.cuda.empty_cache()
@@ -249,15 +279,27 @@ def warm_jobs(ops, cells) -> list:
 
 
 def table(records) -> str:
-    lines = ["| op | M | K | N | cuBLAS ms | norm ms | fused ms | backbone ms | fused/cuBLAS | "
-             "backbone/cuBLAS | fused/backbone | hidden % | lowered |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    clocked = any("fused_sm_mhz" in r for r in records)
+    head = ("| op | M | K | N | cuBLAS ms | norm ms | fused ms | backbone ms | fused/cuBLAS | "
+            "backbone/cuBLAS | fused/backbone | hidden % | lowered |")
+    rule = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    if clocked:
+        head += " SM MHz cuBLAS / fused | capped % cuBLAS / fused |"
+        rule += "---:|---:|"
+    lines = [head, rule]
+
+    def pair(r, key, scale, fmt):
+        a, b = r.get("cublas_" + key), r.get("fused_" + key)
+        return "-" if a is None or b is None else f"{a * scale:{fmt}} / {b * scale:{fmt}}"
     for r in records:
-        lines.append(f"| {r['op']} | {r['M']} | {r['K']} | {r['N']} | {r['cublas_ms']:.3f} | "
-                     f"{r['norm_ms']:.3f} | {r['fused_ms']:.3f} | {r['backbone_ms']:.3f} | "
-                     f"{r['fused_over_cublas']:.3f} | {r['backbone_over_cublas']:.3f} | "
-                     f"{r['fused_over_backbone']:.3f} | {r['hidden_pct']:.0f} | "
-                     f"{'yes' if r['lowered'] else 'no'} |")
+        line = (f"| {r['op']} | {r['M']} | {r['K']} | {r['N']} | {r['cublas_ms']:.3f} | "
+                f"{r['norm_ms']:.3f} | {r['fused_ms']:.3f} | {r['backbone_ms']:.3f} | "
+                f"{r['fused_over_cublas']:.3f} | {r['backbone_over_cublas']:.3f} | "
+                f"{r['fused_over_backbone']:.3f} | {r['hidden_pct']:.0f} | "
+                f"{'yes' if r['lowered'] else 'no'} |")
+        if clocked:
+            line += f" {pair(r, 'sm_mhz', 1, '.0f')} | {pair(r, 'capped', 100, '.0f')} |"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -323,7 +365,9 @@ def main(argv=None):
     configure_torch()  # the same settings as the warm-up children's, warm-up or not
     if args.warm_procs > 0:
         parallel(warm_jobs(ops, cells), args.warm_procs, args.warm_timeout)
-    records = run(ops, cells, rounds=args.rounds)
+    from .gpu_clocks import ClockSampler
+    with ClockSampler() as sampler:  # disabled without nvidia-smi
+        records = run(ops, cells, rounds=args.rounds, sampler=sampler)
     data = {"gpu": torch.cuda.get_device_name(), "date": _dt.date.today().isoformat(),
             "triton": triton.__version__, "torch": torch.__version__, "dtype": "bf16",
             "records": records}
