@@ -1,6 +1,6 @@
 """The clock sampler the speed summary records power capping with (repro/gpu_clocks.py): parsing
-nvidia-smi's CSV, windows per timed quantity, a disabled sampler without nvidia-smi, the
-summary's record fields and table columns. CPU only: a shell script stands in for nvidia-smi."""
+nvidia-smi's CSV, time windows, a disabled sampler without nvidia-smi, the summary's record
+fields and table columns. CPU only: a shell script stands in for nvidia-smi."""
 import datetime as dt
 import os
 import stat
@@ -59,47 +59,20 @@ def test_sampler_without_nvidia_smi_is_disabled(tmp_path):
     s.exe = None
     with s:
         assert not s.enabled
-    w = gc.Windows(s)
-    assert w.timed("a", lambda: 7) == 7 and w.result() == {}
     missing = gc.ClockSampler(exe=os.path.join(str(tmp_path), "no-such-smi"))
     with missing:
         assert not missing.enabled
 
 
-class _Sampler(gc.ClockSampler):
-    """Enabled, with a clock that ticks one second per `now()` and samples placed by hand."""
-
-    def __init__(self):
-        super().__init__(exe=None)
-        self.t = dt.datetime(2026, 12, 3)
-
-    @property
-    def enabled(self):
-        return True
-
-    def now(self):
-        self.t += dt.timedelta(seconds=1)
-        return self.t
-
-
-def test_summary_times_each_quantity_in_its_own_window(monkeypatch):
-    s = _Sampler()
-    base = s.t
-    # windows open at 1 s and close at 2 s (cublas, round 1), 3-4 s (fused), 5-6 s, 7-8 s
-    for sec, mhz, bits in ((1.5, 1900, 0x0), (3.5, 1500, 0x4), (5.5, 1800, 0x4), (7.5, 1400, 0x4),
-                           (9.5, 1000, 0x4)):
-        s.samples.append((base + dt.timedelta(seconds=sec), float(mhz), 600.0, bits))
-    monkeypatch.setattr(summary, "_bench", lambda fn: fn())
-    w = gc.Windows(s)
-    ms = summary._timed({"cublas": lambda: 1.0, "rmsnorm_linear": lambda: 2.0}, 2, w)
-    assert ms == {"cublas": 1.0, "rmsnorm_linear": 2.0}
-    clocks = w.result()
-    assert clocks["cublas"]["sm_mhz"] == 1850.0 and clocks["cublas"]["capped"] == 0.5
-    assert clocks["rmsnorm_linear"]["sm_mhz"] == 1450.0 and clocks["rmsnorm_linear"]["capped"] == 1
-    rec = summary._clock_fields(clocks, {"cublas": "cublas", "fused": "rmsnorm_linear",
-                                         "backbone": "backbone"})
-    assert rec == {"cublas_sm_mhz": 1850.0, "cublas_capped": 0.5, "cublas_power_w": 600.0,
-                   "fused_sm_mhz": 1450.0, "fused_capped": 1.0, "fused_power_w": 600.0}
+def test_summary_record_takes_the_cells_window():
+    t = dt.datetime(2026, 12, 3)
+    s = gc.ClockSampler(exe=None)
+    s.samples = [(t + dt.timedelta(seconds=k), 1500.0 + 100 * k, 690.0, 0x4 if k < 3 else 0)
+                 for k in range(6)]
+    w = s.window(t + dt.timedelta(seconds=1), t + dt.timedelta(seconds=4))
+    assert summary._clock_fields(w) == {"sm_mhz": 1750.0, "power_w": 690.0, "capped": 0.5,
+                                        "clock_samples": 4}
+    assert summary._clock_fields({"n": 0}) == {}
 
 
 def test_summary_table_shows_clocks_only_when_sampled():
@@ -107,6 +80,5 @@ def test_summary_table_shows_clocks_only_when_sampled():
              fused_ms=3.4, backbone_ms=3.3, fused_over_cublas=1.1, backbone_over_cublas=1.06,
              fused_over_backbone=1.03, hidden_pct=49, lowered=True)
     assert "SM MHz" not in summary.table([r])
-    t = summary.table([r, dict(r, cublas_sm_mhz=1710.0, fused_sm_mhz=1620.0, cublas_capped=0.8,
-                               fused_capped=1.0)])
-    assert "| 1710 / 1620 | 80 / 100 |" in t and t.splitlines()[2].endswith("| - | - |")
+    t = summary.table([r, dict(r, sm_mhz=1710.0, capped=0.8, power_w=690.0)])
+    assert t.splitlines()[3].endswith("| 1710 | 80 |") and t.splitlines()[2].endswith("| - | - |")

@@ -6,10 +6,11 @@ power limit (700 W). There the driver's software power cap lowers the SM clock (
 seen every 250 ms during the pre-norm summary, 2026-12-03, `bench/results/2026-12-03/
 session16/`), so a kernel's time follows its energy per tile and the board's temperature, not
 only its cycles: the same cuBLAS call measured 3.155 and 3.403 ms in one process minutes apart.
-A fused kernel that issues more instructions than its backbone draws more power and gets a lower
-clock. The summary records, per timed quantity, the median SM clock, the median power and the
-share of samples with the power cap active, so that a table read later says which cells were
-capped.
+The summary records, per cell, the median SM clock and power and the share of samples with the
+power cap active while the cell was timed, so that a table read later says which cells were
+capped; `bench/power_probe.py` runs each kernel alone for seconds and reports its steady clock,
+power and energy per call. (nvidia-smi's samples arrive tens of milliseconds apart and its power
+figure is averaged: too coarse to tell apart the 0.1-second quantities of one cell.)
 
     with ClockSampler() as s:          # no nvidia-smi (CI, a CPU): s.enabled is False
         t0 = s.now(); work(); t1 = s.now()
@@ -133,31 +134,3 @@ class ClockSampler:
     def __exit__(self, *exc):
         self.stop()
         return False
-
-
-class Windows:
-    """Per name, the samples of every timed window under that name (the summary's quantities,
-    timed in turns over rounds): `timed(name, fn)` runs fn between two `now()` marks."""
-
-    def __init__(self, sampler: ClockSampler | None):
-        self.sampler = sampler
-        self.spans: dict = {}
-
-    def timed(self, name, fn):
-        if self.sampler is None or not self.sampler.enabled:
-            return fn()
-        t0 = self.sampler.now()
-        out = fn()
-        self.spans.setdefault(name, []).append((t0, self.sampler.now()))
-        return out
-
-    def result(self) -> dict:
-        """{name: summarize(samples of all its windows)} (empty without a sampler)."""
-        if self.sampler is None or not self.sampler.enabled:
-            return {}
-        out = {}
-        with self.sampler._lock:
-            samples = list(self.sampler.samples)
-        for name, spans in self.spans.items():
-            out[name] = summarize([s for s in samples if any(a <= s[0] <= b for a, b in spans)])
-        return out

@@ -16,10 +16,10 @@ K, N in {512, 1024, 2048}) and M = 8192 with K = N = 4096 and 8192, bf16:
     hidden_pct    (cublas_ms + norm_ms - fused_ms) / norm_ms * 100 (the blog's metric)
 
 plus `err` (fused vs fp64 on a row sample) and `lowered` (whether the op ran the warp-specialized
-kernel). Where nvidia-smi runs, `<q>_sm_mhz`, `<q>_power_w` and `<q>_capped` (q in cublas, fused,
-backbone): the median SM clock and power while q was timed and the share of those samples under
-the board's software power cap (`gpu_clocks`: the big cells run at the H200's 700 W limit, where
-time follows energy; the table shows cuBLAS's and the fused op's clocks). The fused column is the ops' default plan (post-norm: the lowered form under
+kernel). Where nvidia-smi runs, `sm_mhz`, `power_w` and `capped`: the median SM clock and power
+while the cell's quantities were timed and the share of those samples under the board's software
+power cap (`gpu_clocks`: the big cells run at the H200's 700 W limit, where a kernel's time
+follows its energy and the board's temperature; per kernel: `bench/power_probe.py`). The fused column is the ops' default plan (post-norm: the lowered form under
 `LOWERED_POSTNORM`: 'auto' by default, the schedule and tiles per shape). Post-norm ops also record each lowered schedule
 (hopper-ws{post-norm=true}), per schedule s in coop, pingpong: `lowered_<s>_ms`, `_hidden_pct`, `_over_backbone`,
 `_over_cublas`, `_err`, `_ran` (the lowered kernel launched rather than a fallback); the table
@@ -54,32 +54,22 @@ def _bench(fn):
     return float(do_bench(fn, warmup=25, rep=100, return_mode="median"))
 
 
-def _timed(fns: dict, rounds: int, windows=None) -> dict:
+def _timed(fns: dict, rounds: int) -> dict:
     """Each function's time: the median over `rounds` rounds of its do_bench median, the functions
-    taking turns in every round (drift of the clocks or the host hits all of them alike). With
-    `windows` (gpu_clocks.Windows) each timing is a window under the function's name."""
+    taking turns in every round (drift of the clocks or the host hits all of them alike)."""
     import statistics
     from .model_shapes import time_round_robin
-    if windows is None:
-        times = time_round_robin(fns, max(1, rounds), _bench)
-    else:
-        pairs = {k: (k, f) for k, f in fns.items()}
-        times = time_round_robin(pairs, max(1, rounds),
-                                 lambda kf: windows.timed(kf[0], lambda: _bench(kf[1])))
+    times = time_round_robin(fns, max(1, rounds), _bench)
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def _clock_fields(clocks: dict, names: dict) -> dict:
-    """The record's SM clock fields: per quantity (cublas, fused, backbone) its median SM clock
-    (MHz) and the share of its samples under the power cap; {} without samples."""
-    out = {}
-    for field, name in names.items():
-        c = clocks.get(name) or {}
-        if c.get("n"):
-            out[f"{field}_sm_mhz"] = c["sm_mhz"]
-            out[f"{field}_capped"] = c["capped"]
-            out[f"{field}_power_w"] = c["power_w"]
-    return out
+def _clock_fields(clocks: dict) -> dict:
+    """The record's clock fields for its cell's timing (gpu_clocks.summarize): the median SM clock
+    (MHz) and power (W) and the share of samples under the power cap; {} without samples."""
+    if not clocks.get("n"):
+        return {}
+    return {"sm_mhz": clocks["sm_mhz"], "power_w": clocks["power_w"], "capped": clocks["capped"],
+            "clock_samples": clocks["n"]}
 
 
 def run(ops_wanted, cells, log=print, rounds: int = ROUNDS, sampler=None):
@@ -146,10 +136,9 @@ def run(ops_wanted, cells, log=print, rounds: int = ROUNDS, sampler=None):
                 lowered, launches = _post_lowered(op, x, w, gn, bn, want, rows)
                 fns.update({f"{op}@{s}": f for s, f in launches.items()})
             made.append((op, prenorm, norm_key, p, want, err, written, lowered))
-        from .gpu_clocks import Windows
-        windows = Windows(sampler)
-        ms = _timed(fns, rounds, windows)
-        clocks = windows.result()
+        t0 = sampler.now() if sampler is not None else None
+        ms = _timed(fns, rounds)
+        clocks = sampler.window(t0, sampler.now()) if sampler is not None else {}
         cublas, backbone = ms["cublas"], ms["backbone"]
         for op, prenorm, norm_key, p, want, err, written, lowered in made:
             eager, comp, fused = ms[norm_key + ":eager"], ms[norm_key + ":compiled"], ms[op]
@@ -161,8 +150,7 @@ def run(ops_wanted, cells, log=print, rounds: int = ROUNDS, sampler=None):
                    "fused_over_cublas": fused / cublas, "fused_over_backbone": fused / backbone,
                    "backbone_over_cublas": backbone / cublas, "err": err, "written": written,
                    "lowered": getattr(ck, "lowered", None) is not None, "rounds": max(1, rounds)}
-            rec.update(_clock_fields(clocks, {"cublas": "cublas", "fused": op,
-                                              "backbone": "backbone"}))
+            rec.update(_clock_fields(clocks))
             if not prenorm:
                 rec.update(lowered)
                 rec.update(_post_lowered_times(
@@ -172,9 +160,8 @@ def run(ops_wanted, cells, log=print, rounds: int = ROUNDS, sampler=None):
             log(f"{op:17s} {M}x{K}x{N}: cublas {cublas:.3f} norm {norm:.3f} fused {fused:.3f} "
                 f"backbone {backbone:.3f} hidden {rec['hidden_pct']:6.1f}% err {err:.2e}"
                 f"{'' if written else ' UNWRITTEN'}{' lowered' if rec['lowered'] else ''}"
-                + (f" | SM MHz cublas {rec['cublas_sm_mhz']:.0f} fused {rec['fused_sm_mhz']:.0f}"
-                   f" capped {100 * rec['fused_capped']:.0f}%" if "fused_sm_mhz" in rec
-                   and "cublas_sm_mhz" in rec else ""))
+                + (f" | SM {rec['sm_mhz']:.0f} MHz, {rec['power_w']:.0f} W, power-capped "
+                   f"{100 * rec['capped']:.0f} %" if "sm_mhz" in rec else ""))
         del fns, made
         del x, w, y
         torch.cuda.empty_cache()
@@ -279,18 +266,14 @@ def warm_jobs(ops, cells) -> list:
 
 
 def table(records) -> str:
-    clocked = any("fused_sm_mhz" in r for r in records)
+    clocked = any("sm_mhz" in r for r in records)
     head = ("| op | M | K | N | cuBLAS ms | norm ms | fused ms | backbone ms | fused/cuBLAS | "
             "backbone/cuBLAS | fused/backbone | hidden % | lowered |")
     rule = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     if clocked:
-        head += " SM MHz cuBLAS / fused | capped % cuBLAS / fused |"
+        head += " SM MHz | capped % |"
         rule += "---:|---:|"
     lines = [head, rule]
-
-    def pair(r, key, scale, fmt):
-        a, b = r.get("cublas_" + key), r.get("fused_" + key)
-        return "-" if a is None or b is None else f"{a * scale:{fmt}} / {b * scale:{fmt}}"
     for r in records:
         line = (f"| {r['op']} | {r['M']} | {r['K']} | {r['N']} | {r['cublas_ms']:.3f} | "
                 f"{r['norm_ms']:.3f} | {r['fused_ms']:.3f} | {r['backbone_ms']:.3f} | "
@@ -298,7 +281,8 @@ def table(records) -> str:
                 f"{r['fused_over_backbone']:.3f} | {r['hidden_pct']:.0f} | "
                 f"{'yes' if r['lowered'] else 'no'} |")
         if clocked:
-            line += f" {pair(r, 'sm_mhz', 1, '.0f')} | {pair(r, 'capped', 100, '.0f')} |"
+            line += (f" {r['sm_mhz']:.0f} | {100 * r['capped']:.0f} |" if "sm_mhz" in r
+                     else " - | - |")
         lines.append(line)
     return "\n".join(lines)
 
