@@ -5,8 +5,8 @@ energy per call (why the summary's big cells move between runs: they run at the 
                                                    [--specs 'hopper-ws{...};...'] [--json FILE]
 
 Per cell and kernel (cuBLAS, the backbone through hopper-ws, the fused RMSNorm and LayerNorm ops,
-the eager RMSNorm alone; per --specs spec also the backbone and the fused RMSNorm op
-through that hopper-ws spelling): back-to-back launches for --seconds, its time per call from CUDA events
+the eager RMSNorm alone; per --specs spec also the backbone (without stats-share) and the fused
+RMSNorm and LayerNorm ops through that hopper-ws spelling): back-to-back launches for --seconds, its time per call from CUDA events
 over all of them, and nvidia-smi's samples (repro/gpu_clocks.py) after the first second: median
 SM clock, median power, the share under the software power cap; energy per call = power x time.
 Under the cap the kernel that spends less energy per call gets the higher clock. Kernels of a
@@ -67,9 +67,12 @@ def main():
                    "rmsnorm_linear": rms.launch, "layernorm_linear": ln.launch,
                    "rms_norm eager": lambda: F.rms_norm(x, (K,), gk, 1e-6)}
             for spec in (s for s in a.specs.split(";") if s):
-                fns["backbone@" + spec] = pre.prepare_plain_linear(x, w, passes=spec).launch
+                if "stats-share" not in spec:  # (the plain GEMM has no statistics to share)
+                    fns["backbone@" + spec] = pre.prepare_plain_linear(x, w, passes=spec).launch
                 fns["rms@" + spec] = pre.prepare_rmsnorm_linear(
                     x, gk, w, 1e-6, passes="lazy-prenorm," + spec).launch
+                fns["ln@" + spec] = pre.prepare_layernorm_linear(
+                    x, gk, bk, w, 1e-5, passes="lazy-prenorm," + spec).launch
             got = {k: [] for k in fns}
             for _ in range(a.rounds):
                 for k, f in fns.items():
@@ -84,7 +87,7 @@ def main():
                        "capped": capped, "mj_per_call": watts * ms, "rounds": len(runs),
                        "all_ms": [r[0] for r in runs], "all_mhz": [c.get("sm_mhz") for c in clk]}
                 rows.append(row)
-                print(f"{cell} {k:24s} {ms:7.3f} ms  SM {mhz:6.0f} MHz  {watts:5.0f} W  capped "
+                print(f"{cell} {k:44s} {ms:7.3f} ms  SM {mhz:6.0f} MHz  {watts:5.0f} W  capped "
                       f"{100 * capped:3.0f} %  {watts * ms:7.1f} mJ/call  (rounds {row['all_ms']})",
                       flush=True)
             del x, w, y, bb, rms, ln, fns

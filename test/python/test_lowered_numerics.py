@@ -142,6 +142,23 @@ def test_ci_lowered_kernel_matches_naive_and_fp64(kind, flags, order):
         assert runs[0].info.spins > 0, runs[0].info
 
 
+@pytest.mark.parametrize("kind,flags", [KINDS[1], KINDS[3]], ids=["rms-folded", "ln-folded"])
+def test_coop2_shared_statistics_match_coop2_bitwise(kind, flags):
+    """hopper-ws{schedule=coop2,stats-share=true}: each warpgroup publishes its half's statistics
+    from a row block's first tile and takes them in the row block's other tiles (the shared
+    statistics' order, 3 programs: some CTA reaches a row block's words before they are written
+    and waits). Against the unlowered kernel and fp64 (`_check`), and bitwise against coop2
+    computing the statistics in every tile (the same numbers in the same order)."""
+    M, N, K, programs = 304, 528, 192, 3
+    ck = _ci_kernel(kind, flags, "{schedule=coop2,stats-share=true}")
+    cfg = ck.lowered.instance.config
+    assert cfg.halves and cfg.stats_share, cfg
+    runs = _check(ck, kind, flags, M, N, K, programs)
+    assert runs[0].info.spins > 0, runs[0].info
+    base = _check(_ci_kernel(kind, flags, "{schedule=coop2}"), kind, flags, M, N, K, programs)
+    assert torch.equal(runs[0].args["Y"], base[0].args["Y"])
+
+
 @pytest.mark.parametrize("order", ["{stats-share=true}", "{schedule=coop2}"] + ([""] if SWEEP else []),
                          ids=lambda o: o.strip("{}") or "grouped")
 def test_split_output_members_hold_their_columns(order):

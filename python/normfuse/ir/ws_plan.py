@@ -84,7 +84,7 @@ class WSConfig:
     `halves` (with consumers=2, consumer_warps=4, "coop2"): both warpgroups work on every tile,
     each on its own half of the tile's rows and in its own partition (each releases the ring's
     slots itself: no barrier between the two per k-step); the output leaves in [block_m / 2,
-    block_n] boxes.
+    block_n] boxes. With `stats_share` each warpgroup publishes and takes its half's rows.
     `release_early` (with `stats_late`): each k-step releases the previous k-step's ring slot
     right after the wait, before its own statistics (else after them)."""
     block_m: int = 128
@@ -119,8 +119,8 @@ class WSConfig:
             raise ValueError("halves takes two consumers of 4 warps")
         if self.halves and self.block_m % 128:
             raise ValueError(f"halves takes block_m a multiple of 128, got {self.block_m}")
-        if self.halves and (self.stats_share or self.row_exchange):
-            raise ValueError("halves: not with stats_share or row_exchange")
+        if self.halves and self.row_exchange:
+            raise ValueError("halves: not with row_exchange")
         if self.release_early and not self.stats_late:
             raise ValueError("release_early takes stats_late (the slot is released before late "
                              "statistics)")

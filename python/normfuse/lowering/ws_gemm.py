@@ -879,6 +879,66 @@ def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.const
 
 
 @gluon.jit
+def _consumer_half_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, CID: gl.constexpr,
+                          WARPS: gl.constexpr):
+    """coop2 with statistics shared per row block (`HALVES` and `SHARE`): `_consumer_shared`'s
+    order and words, each warpgroup on its half of every tile's rows as in `_consumer_half`. A
+    row block's first tile computes the statistics of each half in that half's warpgroup and
+    publishes them at the half's rows; the row block's other tiles run the plain k-loop and take
+    the words of their half's rows. Same statistics as coop2 computing them in every tile: the
+    output is bitwise the same."""
+    BM: gl.constexpr = ring.a_desc.block_type.shape[0]
+    HB: gl.constexpr = dst.c_desc.block_type.shape[0]
+    BN: gl.constexpr = dst.c_desc.block_type.shape[1]
+    BK: gl.constexpr = ring.a_desc.block_type.shape[1]
+    mma_layout: gl.constexpr = mma_layout_for(HB, BN, WARPS)
+    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
+    row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
+    k_tiles = gl.cdiv(prob.K, BK)
+    publish = gl.cdiv(prob.N, BN) > 1
+    Mp = gl.cdiv(prob.M, BM) * BM
+    zero = gl.zeros([HB], gl.float32, row_a)
+    done = 0
+    for j in range(_share_work(prob.M, prob.N, BM, BN, prob.GROUP_M)):
+        pid_m, pid_n, valid = _share_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
+        if valid:
+            acc = gl.zeros([HB, BN], gl.float32, mma_layout)
+            p0 = sbuf + pid_m * BM + CID * HB + gl.arange(0, HB, layout=row_c)
+            if pid_n == 0:
+                acc, st0, st1, c0 = _mainloop(
+                    ring, done * k_tiles, k_tiles, pid_m, eargs, acc, zero, zero, zero, hooks,
+                    hooks.HAS_PRE, hooks.HAS_STATS, a_layout, CID)
+                s0 = gl.convert_layout(st0, row_c)
+                s1 = gl.convert_layout(st1, row_c)
+                cc = gl.convert_layout(c0, row_c)
+                if publish:
+                    _publish(p0, s0, epoch)
+                    _publish(p0 + Mp, s1, epoch)
+                    _publish(p0 + 2 * Mp, cc, epoch)
+            else:
+                w0 = _peek(p0)
+                w1 = _peek(p0 + Mp)
+                w2 = _peek(p0 + 2 * Mp)
+                acc, st0, st1, c0 = _mainloop(
+                    ring, done * k_tiles, k_tiles, pid_m, eargs, acc, zero, zero, zero, hooks,
+                    False, False, a_layout, CID)
+                s0 = _stamped(p0, w0, epoch)
+                s1 = _stamped(p0 + Mp, w1, epoch)
+                cc = _stamped(p0 + 2 * Mp, w2, epoch)
+            out = hooks.EPI(acc, s0, s1, cc, pid_m, pid_n, eargs)
+            _store_at(out, dst, pid_m * BM + CID * HB, pid_n * BN)
+            done += 1
+    tma.store_wait(pendings=0)
+
+
+@gluon.jit
+def _consumer_half_shared1(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.constexpr):
+    # coop2's second warpgroup with shared statistics (a worker partition)
+    _consumer_half_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, 1, WARPS)
+
+
+@gluon.jit
 def _load_residual(res, j, pid_m, pid_n, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.constexpr):
     """The residual tile of this CTA's j-th tile into the staging tile of the consumer that takes
     it (j % NCONS), once that consumer's previous output has left it."""
@@ -1082,10 +1142,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     else:
         c3 = c_desc
     # what the pass never plans (the template would drop a statistic or ignore an output)
-    gl.static_assert(not HALVES or (NCONS == 2 and not RES and not BWD and NPOST == 0
-                                    and not SHARE),
-                     "HALVES: two consumers, no residual tile, backward, post-norm rows or "
-                     "shared statistics")
+    gl.static_assert(not HALVES or (NCONS == 2 and not RES and not BWD and NPOST == 0),
+                     "HALVES: two consumers, no residual tile, backward or post-norm rows")
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
                     AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, RELEASE_EARLY)
     if NPOST > 0:
@@ -1120,6 +1178,16 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                                   num_warps, XN)),
                 (_loader_rows, (ring, prob, res, BM, BN, 1)),
             ], [LOADER_WARPS], [LOADER_REGS])
+    elif HALVES and SHARE:
+        c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+        o0 = Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3)
+        o1 = Output(c_desc, c_smem1, c1, c2, c3, NOUT, S1, S2, S3)
+        TM: gl.constexpr = a_desc.block_type.shape[0]  # the tile's rows (C's boxes are half)
+        gl.warp_specialize([
+            (_consumer_half_shared, (ring, prob, hooks, o0, eargs, sbuf, epoch, 0, num_warps)),
+            (_consumer_half_shared1, (ring, prob, hooks, o1, eargs, sbuf, epoch, num_warps)),
+            (_loader_shared, (ring, prob, TM, BN)),
+        ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
     elif HALVES:
         c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
         res = _plain_residual(r_desc, c_desc, c_smem0, c_smem1, False)

@@ -2295,7 +2295,8 @@ def _auto_schedule(m: _Matcher, stats, afn, share: bool, refusal: str | None) ->
         return "coop", ("the A operand is computed in the k-loop (g or beta not folded), which "
                         "coop2 was not measured with (hopper-ws{schedule=coop2} asks for it)")
     if share:
-        return "coop", "the statistics are shared per row block (stats-share), which coop2 does not do"
+        return "coop", ("the statistics are shared per row block (stats-share), which coop2 was not "
+                        "measured with (hopper-ws{schedule=coop2,stats-share=true} asks for it)")
     if m.BM % 128:
         return "coop", f"coop2 takes 128-row tiles, the kernel has {m.BM}x{m.BN}"
     if refusal is not None:
@@ -2391,7 +2392,7 @@ class HopperWS(Pass):
                         f"memory at {stages} stages", m.dot,
                         "use a smaller tile" + (" (BN = 128 fits two ping-pong tiles) or the coop "
                                                 "schedule" if schedule == "pingpong" else ""))
-        if share and cfg.consumers == 1:
+        if share and (cfg.consumers == 1 or cfg.halves):
             cfg = replace(cfg, stats_share=True)
         return cfg
 
@@ -2454,7 +2455,7 @@ class HopperWS(Pass):
             notes.append("stats-share not applied: " + (
                 "the A operand is computed in the k-loop (g or beta not folded)" if afn is not None
                 else "the kernel is a post-norm" if rows is not None
-                else "it needs the coop schedule"))
+                else "it needs the coop or coop2 schedule"))
         if rows is not None:
             cfg = replace(cfg, row_exchange=len(rows.results),
                           row_chunk=_row_chunk(m.post.trips, len(rows.results), cfg))
