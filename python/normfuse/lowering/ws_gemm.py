@@ -50,7 +50,8 @@ fragment, so a fragment cannot stay in flight across iterations (a first version
 wgmma in flight was not repeatable on the H200). A consumer whose next tile lies in the row block
 of its previous one keeps the statistics and runs the plain k-loop for it.
 
-Shared statistics (`SHARE`, one consumer, no A transform): the tiles run in the order of
+Shared statistics (`SHARE`, one consumer or coop2's halves, no A transform; `_consumer_half_shared`
+for coop2, each warpgroup on its half's rows): the tiles run in the order of
 `_share_tile`, in which a row block's first tile comes at least a wave before its other tiles.
 The first tile runs the k-loop with the statistics and stores them (and the shift) as 64-bit
 words (f32 value, launch epoch) into `sbuf`; the other tiles run the plain k-loop, load the words
@@ -1091,7 +1092,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
     statistics computed once per row block and passed to its other tiles through `sbuf` (global
-    memory, words stamped with `epoch`; see `_consumer_shared`; one consumer, no A transform).
+    memory, words stamped with `epoch`; see `_consumer_shared`, and `_consumer_half_shared` with
+    HALVES; no A transform).
     `NPOST` > 0: a post-norm whose row spans several N tiles, C = FIN(EPI(...), row sums of
     ROWS(EPI(...)) over the whole row), the partial sums exchanged through `sbuf` in the
     whole-rows order (`_consumer_rows`; the launch gives T x G programs); `XN`: N tiles per step

@@ -135,8 +135,10 @@ schedule = auto | coop         coop: one 128x256 tile on two wgmma warpgroups in
                                 barrier of both warpgroups per k-step; each stores its [BM / 2, BN]
                                 half; a split output's members take the halves by their
                                 columns). Not with a residual tile, a second output tile, a
-                                post-norm's rows, a norm backward, hooks that index the tile's
-                                rows or stats-share. auto (default): coop2 for a
+                                post-norm's rows, a norm backward or hooks that index the tile's
+                                rows; with stats-share each warpgroup shares its half's rows
+                                (asked for by name: auto keeps sharing on coop, the models'
+                                shapes not measured yet). auto (default): coop2 for a
                                 kernel with row statistics in the k-loop and the A tile straight
                                 from shared memory (g, beta folded) where coop2 takes it (the
                                 remark says why not where it does not), coop otherwise. Measured on
@@ -160,7 +162,10 @@ stats-share = false             the row statistics once per row block: the tiles
                                 their launch's epoch in their epilogue. Same numbers, bitwise.
                                 Needs all CTAs of the persistent grid resident at once (grid <=
                                 SMs, one CTA per SM); not with an A transform (g folded). Measured
-                                faster from 8 N tiles per row block (the pre-norm ops use it there)
+                                faster from 8 N tiles per row block (the pre-norm ops use it there
+                                for LayerNorm, on coop). On coop2 (schedule=coop2): 1.6-2.2 %
+                                faster than coop2 without it at 8 N tiles, 3 % slower at 4 (H200,
+                                steady state at the power cap, blog cells; 2026-12-03, session16)
 post-norm = false               lower post-norms (rules 6 and 7) and norm backwards (rule 8;
                                 directly on the naive kernel, rows of 2+ N tiles): run after epilogue-norm, which
                                 puts one-tile rows in registers (`epilogue-norm,hopper-ws{post-norm=
