@@ -572,13 +572,17 @@ def test_coop2_halves(kind, flags):
     assert runs[0].info.agents == 2 * 3  # per CTA: two halves and the loader
 
 
-def test_coop2_refuses_what_it_does_not_take():
-    """coop2 with stats-share: the pass says so (not applied, the kernel lowers with per-tile
-    statistics)."""
-    ck = ops.aot_compile("rms", M=262144, N=2048, K=512, has_g=False,
-                         passes="lazy-prenorm,hopper-ws{schedule=coop2,stats-share=true}")
+def test_coop2_shares_statistics_where_it_can():
+    """coop2 with stats-share: applied with the A tile straight from shared memory (each
+    warpgroup shares its half's rows, said in the remark); with g in the k-loop (an A operand
+    computed in registers) not applied, said so, and the kernel lowers with per-tile statistics."""
+    passes = "lazy-prenorm,hopper-ws{schedule=coop2,stats-share=true}"
+    ck = ops.aot_compile("rms", M=262144, N=2048, K=512, has_g=False, passes=passes)
+    cfg = ck.lowered.plan.config
+    assert cfg.halves and cfg.stats_share and "coop2 w4 stats-shared" in ck.remarks[-1]
+    ck = ops.aot_compile("rms", M=262144, N=2048, K=512, has_g=True, passes=passes)
     assert ck.lowered is not None and not ck.lowered.plan.config.stats_share
-    assert "stats-share not applied: it needs the coop schedule" in str(ck.remarks)
+    assert "stats-share not applied: the A operand is computed in the k-loop" in str(ck.remarks)
 
 
 @pytest.mark.parametrize("schedule", ["coop", "coop2"])
