@@ -8,7 +8,7 @@ What it compiles (ahead of time for sm_90, no GPU):
 - the pre-norm ops' kernels (`ops.aot_compile`): RMSNorm and LayerNorm with g (and beta) folded
   into the weight or applied in the k-loop (the ops then use bulk tensor copies, as
   `_prepare` decides), and the plain GEMM; under the default pipeline, with the statistics shared
-  per row block (`hopper-ws{stats-share=true}`) and with the ping-pong schedule; at shapes with
+  per row block (`hopper-ws{stats-share=true}`, on coop and on coop2) and with the ping-pong schedule; at shapes with
   N != K that pick each tile config of `kernels/configs.py` that the template takes;
 - the GEMM kernels the hopper-ws tests and lit inputs write by hand (2-D grid, offsets, a bias);
 - the post-norm ops' lowered kernels (`post_configs`) and the training dX kernel under
@@ -43,6 +43,7 @@ SHAPES = [(262144, 1024, 2048), (8192, 2048, 1536), (262144, 512, 384), (1000, 1
 PIPELINES = {
     "default": "default",
     "share": "lazy-prenorm,hopper-ws{stats-share=true}",
+    "coop2-share": "lazy-prenorm,hopper-ws{schedule=coop2,stats-share=true}",
     "pingpong": "lazy-prenorm,hopper-ws{schedule=pingpong}",
 }
 
@@ -156,9 +157,9 @@ def op_configs():
     for M, K, N in SHAPES:
         for kind, fold in (("gemm", True), ("rms", True), ("rms", False), ("ln", True), ("ln", False)):
             for pname, spec in PIPELINES.items():
-                if kind == "gemm" and pname == "share":
+                if kind == "gemm" and pname.endswith("share"):
                     continue
-                if pname == "share" and not fold:
+                if pname.endswith("share") and not fold:
                     continue  # with g in the loop stats-share does not apply: the default's kernel
                 passes = spec if kind != "gemm" or pname == "default" else spec.replace("lazy-prenorm,", "")
                 if kind == "gemm" and pname == "default":

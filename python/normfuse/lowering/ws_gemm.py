@@ -50,8 +50,8 @@ fragment, so a fragment cannot stay in flight across iterations (a first version
 wgmma in flight was not repeatable on the H200). A consumer whose next tile lies in the row block
 of its previous one keeps the statistics and runs the plain k-loop for it.
 
-Shared statistics (`SHARE`, one consumer or coop2's halves, no A transform; `_consumer_half_shared`
-for coop2, each warpgroup on its half's rows): the tiles run in the order of
+Shared statistics (`SHARE`, one consumer or coop2's halves, each warpgroup then on its half's
+rows; no A transform): the tiles run in the order of
 `_share_tile`, in which a row block's first tile comes at least a wave before its other tiles.
 The first tile runs the k-loop with the statistics and stores them (and the shift) as 64-bit
 words (f32 value, launch epoch) into `sbuf`; the other tiles run the plain k-loop, load the words
@@ -826,7 +826,8 @@ def _loader_shared(ring, prob, BM: gl.constexpr, BN: gl.constexpr):
 
 
 @gluon.jit
-def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.constexpr):
+def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.constexpr,
+                     CID: gl.constexpr = 0, HALVES: gl.constexpr = False):
     """The consumer with statistics shared per row block (`SHARE`): a row block's first tile runs
     the k-loop with the statistics (as every tile does otherwise) and, before its epilogue, stores
     them and the shift as stamped words sbuf[0 | Mp | 2 Mp + row] = (value, epoch) (64-bit,
@@ -834,64 +835,14 @@ def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.const
     plain k-loop (the latency hides under it) and, before the epilogue, take each value whose
     stamp is the launch's epoch, reloading those that are older (the first tile, a wave ahead,
     has normally written them long before). The statistics are the same numbers (same tile, same
-    order) as when every tile computes them: the output is bitwise the same."""
-    BM: gl.constexpr = dst.c_desc.block_type.shape[0]
-    BN: gl.constexpr = dst.c_desc.block_type.shape[1]
-    BK: gl.constexpr = ring.a_desc.block_type.shape[1]
-    mma_layout: gl.constexpr = mma_layout_for(BM, BN, WARPS)
-    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
-    row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
-    row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
-    k_tiles = gl.cdiv(prob.K, BK)
-    publish = gl.cdiv(prob.N, BN) > 1
-    Mp = gl.cdiv(prob.M, BM) * BM
-    zero = gl.zeros([BM], gl.float32, row_a)  # where the statistics start
-    done = 0
-    for j in range(_share_work(prob.M, prob.N, BM, BN, prob.GROUP_M)):
-        pid_m, pid_n, valid = _share_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
-        if valid:
-            acc = gl.zeros([BM, BN], gl.float32, mma_layout)
-            p0 = sbuf + pid_m * BM + gl.arange(0, BM, layout=row_c)
-            if pid_n == 0:
-                acc, st0, st1, c0 = _mainloop(
-                    ring, done * k_tiles, k_tiles, pid_m, eargs, acc, zero, zero, zero, hooks,
-                    hooks.HAS_PRE, hooks.HAS_STATS, a_layout)
-                s0 = gl.convert_layout(st0, row_c)
-                s1 = gl.convert_layout(st1, row_c)
-                cc = gl.convert_layout(c0, row_c)
-                if publish:
-                    _publish(p0, s0, epoch)
-                    _publish(p0 + Mp, s1, epoch)
-                    _publish(p0 + 2 * Mp, cc, epoch)
-            else:
-                w0 = _peek(p0)
-                w1 = _peek(p0 + Mp)
-                w2 = _peek(p0 + 2 * Mp)
-                acc, st0, st1, c0 = _mainloop(
-                    ring, done * k_tiles, k_tiles, pid_m, eargs, acc, zero, zero, zero, hooks,
-                    False, False, a_layout)
-                s0 = _stamped(p0, w0, epoch)
-                s1 = _stamped(p0 + Mp, w1, epoch)
-                cc = _stamped(p0 + 2 * Mp, w2, epoch)
-            out = hooks.EPI(acc, s0, s1, cc, pid_m, pid_n, eargs)
-            _store_tile(out, dst, pid_m, pid_n)
-            done += 1
-    tma.store_wait(pendings=0)
-
-
-@gluon.jit
-def _consumer_half_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, CID: gl.constexpr,
-                          WARPS: gl.constexpr):
-    """coop2 with statistics shared per row block (`HALVES` and `SHARE`): `_consumer_shared`'s
-    order and words, each warpgroup on its half of every tile's rows as in `_consumer_half`. A
-    row block's first tile computes the statistics of each half in that half's warpgroup and
-    publishes them at the half's rows; the row block's other tiles run the plain k-loop and take
-    the words of their half's rows. Same statistics as coop2 computing them in every tile: the
-    output is bitwise the same."""
+    order) as when every tile computes them: the output is bitwise the same. With `HALVES`
+    (coop2) warpgroup CID does this on its half of every tile's rows (its own k-loop on its half
+    of the A tiles, its words, its [BM / 2, BN] output box), as `_consumer_half` does."""
     BM: gl.constexpr = ring.a_desc.block_type.shape[0]
-    HB: gl.constexpr = dst.c_desc.block_type.shape[0]
+    HB: gl.constexpr = dst.c_desc.block_type.shape[0]  # (BM, or BM / 2 with HALVES)
     BN: gl.constexpr = dst.c_desc.block_type.shape[1]
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
+    HALF: gl.constexpr = CID if HALVES else -1
     mma_layout: gl.constexpr = mma_layout_for(HB, BN, WARPS)
     a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
@@ -899,7 +850,7 @@ def _consumer_half_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, CID: gl.co
     k_tiles = gl.cdiv(prob.K, BK)
     publish = gl.cdiv(prob.N, BN) > 1
     Mp = gl.cdiv(prob.M, BM) * BM
-    zero = gl.zeros([HB], gl.float32, row_a)
+    zero = gl.zeros([HB], gl.float32, row_a)  # where the statistics start
     done = 0
     for j in range(_share_work(prob.M, prob.N, BM, BN, prob.GROUP_M)):
         pid_m, pid_n, valid = _share_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
@@ -909,7 +860,7 @@ def _consumer_half_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, CID: gl.co
             if pid_n == 0:
                 acc, st0, st1, c0 = _mainloop(
                     ring, done * k_tiles, k_tiles, pid_m, eargs, acc, zero, zero, zero, hooks,
-                    hooks.HAS_PRE, hooks.HAS_STATS, a_layout, CID)
+                    hooks.HAS_PRE, hooks.HAS_STATS, a_layout, HALF)
                 s0 = gl.convert_layout(st0, row_c)
                 s1 = gl.convert_layout(st1, row_c)
                 cc = gl.convert_layout(c0, row_c)
@@ -923,7 +874,7 @@ def _consumer_half_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, CID: gl.co
                 w2 = _peek(p0 + 2 * Mp)
                 acc, st0, st1, c0 = _mainloop(
                     ring, done * k_tiles, k_tiles, pid_m, eargs, acc, zero, zero, zero, hooks,
-                    False, False, a_layout, CID)
+                    False, False, a_layout, HALF)
                 s0 = _stamped(p0, w0, epoch)
                 s1 = _stamped(p0 + Mp, w1, epoch)
                 cc = _stamped(p0 + 2 * Mp, w2, epoch)
@@ -934,9 +885,9 @@ def _consumer_half_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, CID: gl.co
 
 
 @gluon.jit
-def _consumer_half_shared1(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.constexpr):
+def _consumer_shared1(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.constexpr):
     # coop2's second warpgroup with shared statistics (a worker partition)
-    _consumer_half_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, 1, WARPS)
+    _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS, 1, True)
 
 
 @gluon.jit
@@ -1092,8 +1043,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
     statistics computed once per row block and passed to its other tiles through `sbuf` (global
-    memory, words stamped with `epoch`; see `_consumer_shared`, and `_consumer_half_shared` with
-    HALVES; no A transform).
+    memory, words stamped with `epoch`; see `_consumer_shared`, with HALVES each warpgroup on
+    its half's rows; no A transform).
     `NPOST` > 0: a post-norm whose row spans several N tiles, C = FIN(EPI(...), row sums of
     ROWS(EPI(...)) over the whole row), the partial sums exchanged through `sbuf` in the
     whole-rows order (`_consumer_rows`; the launch gives T x G programs); `XN`: N tiles per step
@@ -1186,8 +1137,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
         o1 = Output(c_desc, c_smem1, c1, c2, c3, NOUT, S1, S2, S3)
         TM: gl.constexpr = a_desc.block_type.shape[0]  # the tile's rows (C's boxes are half)
         gl.warp_specialize([
-            (_consumer_half_shared, (ring, prob, hooks, o0, eargs, sbuf, epoch, 0, num_warps)),
-            (_consumer_half_shared1, (ring, prob, hooks, o1, eargs, sbuf, epoch, num_warps)),
+            (_consumer_shared, (ring, prob, hooks, o0, eargs, sbuf, epoch, num_warps, 0, True)),
+            (_consumer_shared1, (ring, prob, hooks, o1, eargs, sbuf, epoch, num_warps)),
             (_loader_shared, (ring, prob, TM, BN)),
         ], [num_warps, LOADER_WARPS], [CONS_REGS, LOADER_REGS])
     elif HALVES:
