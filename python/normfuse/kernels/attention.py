@@ -74,7 +74,9 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr):
     """One head's attention for a [BLOCK_M, D] tile of queries `qh`: a loop over the batch's L
     keys/values (K and V [B, L, HKV, D], this head's at `kvh`), GDPA (act(q k^T) * qk_scale) or
-    online softmax (ACT == 4, FA2); the fp32 [BLOCK_M, D] result (softmax: normalized by l)."""
+    online softmax (ACT == 4, FA2); (the fp32 [BLOCK_M, D] result (softmax: normalized by l),
+    softmax's log-sum-exp of q k^T * qk_scale per row in natural units (zeros for GDPA); unused,
+    it costs nothing))."""
     offs_d = tl.arange(0, D)
     acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
@@ -97,9 +99,11 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
         else:
             p = tl.where(nmask[None, :], _activation(s, ACT) * qk_scale, 0.0)
         acc = tl.dot(p.to(V.dtype.element_ty), v, acc)
+    lse = tl.zeros([BLOCK_M], dtype=tl.float32)
     if ACT == 4:
         acc = acc / l_i[:, None]
-    return acc
+        lse = m_i * 0.6931471805599453 + tl.log(l_i)  # (m_i in log2 units)
+    return acc, lse
 
 
 @triton.jit
@@ -110,6 +114,33 @@ def flash_norm_attention_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN,
                                ACT: tl.constexpr, LOG_B: tl.constexpr,
                                HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
                                HAS_RMSW: tl.constexpr = False):
+    _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, OUT, RRMS, nbatch,
+              qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
+              HAS_LNB, HAS_RMSW, False)
+
+
+@triton.jit
+def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS,
+                                    ZS, LSE, nbatch, qk_scale, eps, rms_eps,
+                                    H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
+                                    L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                                    ACT: tl.constexpr, LOG_B: tl.constexpr,
+                                    HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
+                                    HAS_RMSW: tl.constexpr = False):
+    """The training forward: `flash_norm_attention_naive` that also stores, for the backward,
+    z = attend(ln_q) + ln_q per head (ZS [T, H, D] in OUT's dtype: the naive kernel's own
+    rounding of z) and, for softmax, the log-sum-exp per row and head (LSE [T, H] f32)."""
+    _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, ZS, LSE, nbatch,
+              qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
+              HAS_LNB, HAS_RMSW, True)
+
+
+@triton.jit
+def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, ZS, LSE, nbatch,
+              qk_scale, eps, rms_eps, H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
+              L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
+              LOG_B: tl.constexpr, HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr,
+              HAS_RMSW: tl.constexpr, SAVE: tl.constexpr):
     N: tl.constexpr = H * D
     GROUP: tl.constexpr = H // HKV
     b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B)
@@ -145,10 +176,15 @@ def flash_norm_attention_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN,
             q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
         qh = q.to(X.dtype.element_ty)
         kvh = kv_base + (h // GROUP) * D
-        acc = attend(qh, K, V, kvh, qk_scale, HKV, D, L, BLOCK_M, BLOCK_N, ACT)
+        acc, lse = attend(qh, K, V, kvh, qk_scale, HKV, D, L, BLOCK_M, BLOCK_N, ACT)
         z = acc + q
         ss += tl.sum(z * z, axis=1)
         tl.store(orow[:, None] + cols[None, :], z.to(OUT.dtype.element_ty), mask=rmask[:, None])
+        if SAVE:  # (the backward's z and lse: no attention recomputed for them)
+            tl.store(ZS + rows.to(tl.int64)[:, None] * N + cols[None, :],
+                     z.to(ZS.dtype.element_ty), mask=rmask[:, None])
+            if ACT == 4:
+                tl.store(LSE + rows * H + h, lse, mask=rmask)
     rrms = 1.0 / tl.sqrt(ss / N + rms_eps)
 
     # loop 2: per head, normalize, outer residual

@@ -29,9 +29,9 @@ naive kernel `kernels/backward.py:norm_backward_naive`): du = dY W (times SiLU'(
 regrouped post-norm form), the row sums sum(du g xhat) (LayerNorm: and sum(du g)) with xhat
 recomputed from a loaded x tile and the saved rstd (mean), du stored, reloaded and finished as
 dx = rstd (du g - mean(du g) - xhat mean(du g xhat)); with the row in one tile du never reaches
-memory (`test/lit/epilogue-norm-backward.mlir`). Stores to other memory placed before the first
-store (the dg partial column sums) are left alone; placed between it and the reload they are a
-bail-out (they could alias).
+memory (`test/lit/epilogue-norm-backward.mlir`). Stores to other kernel arguments (the dg partial
+column sums; a training forward's saved tiles) are left alone wherever they are: distinct
+arguments do not alias, as rule 2 assumes for loads.
 
 Legality (a failure leaves the IR unchanged with a "missed" remark)
 ------------------------------------------------------------------
@@ -41,9 +41,10 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
    one tile each when they fit, and this pass then applies per CTA.
 2. Between the first and the second store, nothing that writes memory (the effects table,
    `normfuse.ir.effects`: stores, atomics, calls, inline asm with side effects, unknown ops)
-   except cluster-reduce's exchange, which touches only normfuse's private slots; and no other
-   read that may see the first store's data (a load from the same base pointer, or from a base
-   that cannot be traced).
+   except cluster-reduce's exchange, which touches only normfuse's private slots, and stores
+   whose base traces to another kernel argument than the output's (side outputs; distinct
+   arguments are taken not to alias); and no other read that may see the first store's data
+   (a load from the same base pointer, or from a base that cannot be traced).
 3. The reloaded tile flows only through elementwise ops into the second store (masked-off lanes
    of the reload, which held the load's `other`, never reach anything but masked-off lanes).
 """
@@ -53,7 +54,7 @@ from dataclasses import dataclass
 
 from ..ir import Module, Op
 from ..ir import effects
-from ..ir.ops import (EXTF, INLINE_ASM, LOADS, STORES, TRUNCF, Block, LoadOp, StoreOp,
+from ..ir.ops import (EXTF, FUNC, INLINE_ASM, LOADS, STORES, TRUNCF, Block, LoadOp, StoreOp,
                       is_elementwise)
 from . import Pass, PassRun
 
@@ -119,6 +120,8 @@ def _check_between(module: Module, blk: Block, s1: Op, reload: Op, s2: Op, root)
             own = effects.effects(x)
             # writes to normfuse's private memory (cluster-reduce's exchange slots) cannot alias Y
             if any(e.kind == effects.WRITE and e.resource != effects.PRIVATE for e in own):
+                if x.name in STORES and _other_argument(StoreOp(x).root, root):
+                    continue  # a side output (e.g. a training forward's saved tiles)
                 if x.name == INLINE_ASM:
                     return "inline asm with side effects between the unnormalized store and the final store"
                 return f"'{x.name}' between the unnormalized store and the final store"
@@ -140,6 +143,15 @@ def _check_between(module: Module, blk: Block, s1: Op, reload: Op, s2: Op, root)
                 return f"the reloaded tile reaches '{u.name}', not only elementwise ops into the store"
             frontier.extend(u.results)
     return None
+
+
+def _other_argument(base, root) -> bool:
+    """Whether a store's traced base is a kernel argument other than the output's: distinct
+    arguments do not alias (the assumption rule 2 makes for loads from other bases)."""
+    def func_arg(v) -> bool:  # (not a loop's block argument: two of those may share an argument)
+        op = v.block.parent_op if v is not None and v.owner is None and v.block is not None else None
+        return op is not None and op.name == FUNC
+    return func_arg(base) and func_arg(root) and base is not root
 
 
 def _same(a: tuple, b: tuple) -> bool:

@@ -59,7 +59,7 @@ def attention_core(Q, K, V, O, OFFS, BLOCKS, nbatch, qk_scale, H: tl.constexpr, 
     ptr = rows.to(tl.int64)[:, None] * N + h * D + offs_d[None, :]
     q = tl.load(Q + ptr, mask=rmask[:, None], other=0.0)
     kvh = b.to(tl.int64) * (L * HKV * D) + (h // (H // HKV)) * D
-    acc = attend(q, K, V, kvh, qk_scale, HKV, D, L, BLOCK_M, BLOCK_N, ACT)
+    acc, _ = attend(q, K, V, kvh, qk_scale, HKV, D, L, BLOCK_M, BLOCK_N, ACT)
     tl.store(O + ptr, acc.to(O.dtype.element_ty), mask=rmask[:, None])
 
 
