@@ -21,7 +21,9 @@ batch: ``[B, L, Hkv, D]`` with H a multiple of Hkv (GQA: query head h reads kv h
 h // (H // Hkv)). Every key of a batch is visible to every query of that batch (no causal mask).
 
 The statistics a forward saves for the backward are ``mean`` and ``rstd`` of the LayerNorm and
-``rrms`` of the RMSNorm, each [T] float32 (`flash_norm_attention_ref(..., return_stats=True)`).
+``rrms`` of the RMSNorm, each [T] float32 (`flash_norm_attention_ref(..., return_stats=True)`);
+the training forward also saves ``z = attend(ln_q) + ln_q`` [T, H, D] and, for softmax, ``lse``
+[T, H], the log-sum-exp of ``q k^T * qk_scale`` over the keys (float32 in the stats).
 LayerNorm: ``(x - mean) * rstd * w + b`` with ``rstd = 1/sqrt(var + eps)`` (biased variance);
 RMSNorm: ``z * rrms * w`` with ``rrms = 1/sqrt(mean(z^2) + eps)``.
 """
@@ -103,7 +105,7 @@ def flash_norm_attention_ref(x, k, v, offsets, *, activation: str = "gelu_tanh",
     lnq = ln.reshape(T, H, D)
     G = H // k.shape[2]
     off = offsets.detach().to("cpu", torch.int64).tolist()
-    parts = []
+    parts, lses = [], []
     for b in range(B):
         q = lnq[off[b]:off[b + 1]]                       # [n, H, D]
         if q.shape[0] == 0:
@@ -113,6 +115,7 @@ def flash_norm_attention_ref(x, k, v, offsets, *, activation: str = "gelu_tanh",
         s = torch.einsum("thd,lhd->htl", q, kb)
         if activation == "softmax":
             p = torch.softmax(s * scale, dim=-1)
+            lses.append(torch.logsumexp(s * scale, dim=-1).transpose(0, 1))  # [n, H]
         else:
             p = activation_fn(activation)(s) * scale
         parts.append(torch.einsum("htl,lhd->thd", p, vb))
@@ -126,5 +129,11 @@ def flash_norm_attention_ref(x, k, v, offsets, *, activation: str = "gelu_tanh",
     if not return_stats:
         return out
     stats = {"mean": mean.reshape(T).float(), "rstd": rstd.reshape(T).float(),
-             "rrms": rrms.reshape(T).float()}
+             "rrms": rrms.reshape(T).float(),
+             # what the training forward also saves for the backward: z = attend(ln_q) + ln_q
+             # (float32 here; the kernel keeps x's dtype) and, for softmax, the log-sum-exp of
+             # q k^T * qk_scale per row and head
+             "z": z.detach().reshape(T, H, D).float()}
+    if activation == "softmax":
+        stats["lse"] = (torch.cat(lses, dim=0) if lses else lnq.new_zeros((0, H))).detach().float()
     return out, stats

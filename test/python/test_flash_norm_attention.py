@@ -174,6 +174,33 @@ def test_pipeline_variants(spec, ctas):
     assert res.num_ctas == ctas
 
 
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+def test_training_forward_saves_z_and_lse(act):
+    """flash_norm_attention_save_naive (the training forward): through the default passes
+    (epilogue-norm still forwards the tile: the saved tiles are side outputs) its output is
+    bitwise the inference kernel's, its z within bf16 rounding of the fp64 z, its lse (softmax)
+    within fp32 rounding of the fp64 log-sum-exp, naive and fused alike."""
+    from normfuse.kernels.attention import flash_norm_attention_save_naive
+    x, k, v, offs, w = _inputs(LENS, 2, 16, 32, act=act)
+    args, consts, grid = _kernel_args(x, k, v, offs, w, act)
+    T = x.shape[0]
+    zs = torch.full(tuple(x.shape), float("nan")).to(x.dtype)
+    lse = torch.full((T, 2), float("nan"))
+    plain = check_pass_numerics(flash_norm_attention_naive, args, constexprs=consts, grid=grid,
+                                passes="default", num_warps=4)
+    res = check_pass_numerics(flash_norm_attention_save_naive, args[:12] + [zs, lse] + args[12:],
+                              constexprs=consts, grid=grid, passes="default", num_warps=4)
+    assert any("[epilogue-norm] applied" in r for r in res.remarks), res.remarks
+    assert torch.equal(res.after["OUT"], plain.after["OUT"])
+    _, st = flash_norm_attention_ref(x, k, v, offs, activation=act, return_stats=True, **w)
+    for r in (res.before, res.after):
+        assert rel_err(r["ZS"], st["z"].double()) < 5e-3
+        if act == "softmax":
+            assert float((r["LSE"] - st["lse"]).abs().max()) < 1e-3
+        else:
+            assert torch.isnan(r["LSE"]).all()  # GDPA: never written
+
+
 def test_naive_matches_reference_unchanged():
     res, ref, st = _run([3, 17], 2, 64, 32, passes=())
     assert not res.changed
@@ -290,10 +317,16 @@ def test_gpu_wrong_device():
 
 
 @gpu
+@pytest.mark.parametrize("save", [False, True], ids=["recompute", "saved-z"])
 @pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
-def test_gpu_gradients(act):
+def test_gpu_gradients(act, save, monkeypatch):
+    """Gradients through the module against fp64, with the backward recomputing the attention's
+    z and with the forward's saved z and lse (SAVE_FOR_BACKWARD)."""
     pytest.importorskip("normfuse.ops.flash_norm_attention_bwd",
                         reason="the backward (issue 12's other half) is merged separately")
+    import sys
+    import normfuse.ops  # noqa: F401 - loads the op's module
+    monkeypatch.setattr(sys.modules["normfuse.ops.flash_norm_attention"], "SAVE_FOR_BACKWARD", save)
     from normfuse.nn import FlashNormAttention
     x, k, v, offs, w = _gpu_case(3, 64, act)
     m = FlashNormAttention(3, 64, activation=act, ln_affine=True, ln_bias=True, rms_affine=True,
@@ -331,11 +364,12 @@ def cpu_op(monkeypatch):
     _lift_cuda_check(monkeypatch, mod)
 
     def fwd(x, k, v, offsets, lnw, lnb, rmsw, act, scale, eps, rms_eps, ms, passes=None,
-            check_offsets=True):
+            check_offsets=True, save=False):
         out, st = flash_norm_attention_ref(x, k, v, offsets, activation=act, qk_scale=scale,
                                            ln_weight=lnw, ln_bias=lnb, rms_weight=rmsw, eps=eps,
                                            rms_eps=rms_eps, dtype=x.dtype, return_stats=True)
-        return out, st["mean"], st["rstd"], st["rrms"]
+        res = (out, st["mean"], st["rstd"], st["rrms"])
+        return (*res, st["z"].to(x.dtype), st.get("lse")) if save else res
     monkeypatch.setattr(mod, "_fwd_impl", fwd)
     return mod
 
@@ -366,9 +400,11 @@ def _fake_bwd(calls):
     import types
 
     def bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *, activation, qk_scale, ln_weight,
-            ln_bias, rms_weight, eps, rms_eps, max_seqlen):
+            ln_bias, rms_weight, eps, rms_eps, max_seqlen, **saved):
         calls.append(dict(activation=activation, qk_scale=qk_scale, eps=eps, rms_eps=rms_eps,
-                          max_seqlen=max_seqlen, stats=(mean.dtype, rstd.shape, rrms.shape)))
+                          max_seqlen=max_seqlen, stats=(mean.dtype, rstd.shape, rrms.shape),
+                          **{k: (t.dtype, tuple(t.shape)) if t is not None else None
+                             for k, t in saved.items()}))
         ins = [t.detach().double().requires_grad_() for t in (x, k, v)]
         ws = [None if t is None else t.detach().double().requires_grad_()
               for t in (ln_weight, ln_bias, rms_weight)]
@@ -476,6 +512,33 @@ def test_head_matrix_weights_train_and_no_double_backward(cpu_op, monkeypatch):
     out = flash_norm_attention(xs, k, v, offs).float().square().sum()
     with pytest.raises(NotImplementedError, match="not differentiable"):
         torch.autograd.grad(out, xs, create_graph=True)
+
+
+@pytest.mark.parametrize("act", ["softmax", "gelu_tanh"])
+def test_autograd_passes_the_saved_z_and_lse(cpu_op, monkeypatch, act):
+    """With SAVE_FOR_BACKWARD the forward runs with save=True under autograd and the backward
+    receives its z (x's dtype, [T, H, D]) and, for softmax, lse ([T, H] f32); without grad the
+    forward saves nothing (the op's z and lse outputs are empty)."""
+    import sys
+    from normfuse.ops import flash_norm_attention
+    monkeypatch.setattr(cpu_op, "SAVE_FOR_BACKWARD", True)
+    calls = []
+    monkeypatch.setitem(sys.modules, "normfuse.ops.flash_norm_attention_bwd", _fake_bwd(calls))
+    x, k, v, offs, w = _inputs([3, 0, 4], 2, 16, 8)
+    xs = x.clone().requires_grad_()
+    flash_norm_attention(xs, k, v, offs, activation=act, **w).float().square().sum().backward()
+    want_lse = (torch.float32, (7, 2)) if act == "softmax" else None
+    assert calls[0]["z"] == (x.dtype, (7, 2, 16)) and calls[0]["lse"] == want_lse, calls
+    res = torch.ops.normfuse.flash_norm_attention_fwd.default(
+        x, k, v, offs, None, None, None, act, 1.0, 1e-5, 1e-5, -1)
+    assert len(res) == 6 and res[4].numel() == 0 and res[5].numel() == 0
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+        fo = torch.ops.normfuse.flash_norm_attention_fwd.default(
+            mode.from_tensor(x), mode.from_tensor(k), mode.from_tensor(v), mode.from_tensor(offs),
+            None, None, None, act, 1.0, 1e-5, 1e-5, -1, True)
+    assert tuple(fo[4].shape) == (7, 2, 16) and tuple(fo[5].shape) == ((7, 2) if act == "softmax"
+                                                                       else (0,))
 
 
 def test_fake_output_is_contiguous_like_the_real_one(cpu_op):

@@ -23,9 +23,14 @@ Backward, from dout (every sum over the N = H*D features of the row: a sum over 
     da    = sum_T(dlnq * xhat),  dc = sum_T(dlnq)              (ln_weight, ln_bias)
 
 What is recomputed: xhat (hence ln_q) from x and the saved mean/rstd, and z = g + ln_q by redoing
-the forward's P V for the row block. The forward's `out` is not used: z = (out - x) / (rrms * w)
-loses the bits of y under x's magnitude when |mean(x)| >> std (out is bf16 and carries x) and
-divides by w (zero weights); the recompute costs one extra [BLOCK_M, L] x [L, D] product per head.
+the forward's P V for the row block (softmax: and its log-sum-exp, one more q K^T pass). The
+forward's `out` is not used: z = (out - x) / (rrms * w) loses the bits of y under x's magnitude
+when |mean(x)| >> std (out is bf16 and carries x) and divides by w (zero weights); the recompute
+costs one extra [BLOCK_M, L] x [L, D] product per head (two with softmax's log-sum-exp). The
+training forward can save z itself, in x's dtype (the naive forward's own rounding of z), and
+softmax's lse (`kernels/attention.py:flash_norm_attention_save_naive`): `fna_bwd_rows_saved_naive`
+then reads them in loop 1 and runs no attention there (the rows kernel's products per head 5 -> 3
+for GDPA, 6 -> 3 for softmax).
 
 Two kernels, both deterministic (no atomics):
 
@@ -160,6 +165,32 @@ def fna_bwd_rows_naive(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, Z,
                        H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr, ACT: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_L: tl.constexpr, HAS_LNW: tl.constexpr = False,
                        HAS_LNB: tl.constexpr = False, HAS_RMSW: tl.constexpr = False):
+    _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, Z, STAT, Z, DZ, DLNQ, STAT,
+               DX, DW_PART, L, stride_kb, stride_kl, qk_scale, H, HKV, D, ACT, BLOCK_M, BLOCK_L,
+               HAS_LNW, HAS_LNB, HAS_RMSW, False)
+
+
+@triton.jit
+def fna_bwd_rows_saved_naive(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, ZS, LSE, Z,
+                             DZ, DLNQ, STAT, DX, DW_PART, L, stride_kb, stride_kl, qk_scale,
+                             H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
+                             ACT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_L: tl.constexpr,
+                             HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
+                             HAS_RMSW: tl.constexpr = False):
+    """`fna_bwd_rows_naive` with the forward's saved z (ZS [T, H, D] in x's dtype) and, for
+    softmax, log-sum-exp (LSE [T, H] f32): loop 1 reads them instead of recomputing the
+    attention (no q K^T, P V or log-sum-exp pass over the keys)."""
+    _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, ZS, LSE, Z, DZ, DLNQ, STAT,
+               DX, DW_PART, L, stride_kb, stride_kl, qk_scale, H, HKV, D, ACT, BLOCK_M, BLOCK_L,
+               HAS_LNW, HAS_LNB, HAS_RMSW, True)
+
+
+@triton.jit
+def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, ZS, LSE, Z, DZ, DLNQ, STAT,
+               DX, DW_PART, L, stride_kb, stride_kl, qk_scale, H: tl.constexpr,
+               HKV: tl.constexpr, D: tl.constexpr, ACT: tl.constexpr, BLOCK_M: tl.constexpr,
+               BLOCK_L: tl.constexpr, HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr,
+               HAS_RMSW: tl.constexpr, SAVED: tl.constexpr):
     pid = tl.program_id(0)
     N: tl.constexpr = H * D
     G: tl.constexpr = H // HKV
@@ -177,20 +208,27 @@ def fna_bwd_rows_naive(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, Z,
     # loop 1: z = attend(ln_q) + ln_q per head; the RMS backward's statistic sum_N(dout * w * z)
     c = tl.zeros([BLOCK_M], tl.float32)
     for h in range(0, H):
-        kvh = h // G
-        xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
-        q = lnq.to(X.dtype.element_ty)
-        lse = tl.zeros([BLOCK_M], tl.float32)
-        if ACT == 4:
-            lse = _lse(q, K, b, kvh, L, stride_kb, stride_kl, qk_scale, D, BLOCK_M, BLOCK_L)
-            tl.store(STAT + (rows * H + h) * 2, lse, mask=rmask)
-        z = lnq
-        for l0 in range(0, L, BLOCK_L):
-            k = _kv_tile(K, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
-            v = _kv_tile(V, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
-            p = _probs(tl.dot(q, tl.trans(k)), lse, l0, L, qk_scale, ACT, BLOCK_L)
-            z = tl.dot(p.to(v.dtype), v, z)
         tile = (rows[:, None] * H + h) * D + offs_d[None, :]
+        if SAVED:  # the forward's z and lse
+            z = tl.load(ZS + tile, mask=tmask, other=0.0).to(tl.float32)
+            if ACT == 4:
+                tl.store(STAT + (rows * H + h) * 2,
+                         tl.load(LSE + rows * H + h, mask=rmask, other=0.0), mask=rmask)
+        else:
+            kvh = h // G
+            xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW,
+                                    HAS_LNB)
+            q = lnq.to(X.dtype.element_ty)
+            lse = tl.zeros([BLOCK_M], tl.float32)
+            if ACT == 4:
+                lse = _lse(q, K, b, kvh, L, stride_kb, stride_kl, qk_scale, D, BLOCK_M, BLOCK_L)
+                tl.store(STAT + (rows * H + h) * 2, lse, mask=rmask)
+            z = lnq
+            for l0 in range(0, L, BLOCK_L):
+                k = _kv_tile(K, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
+                v = _kv_tile(V, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
+                p = _probs(tl.dot(q, tl.trans(k)), lse, l0, L, qk_scale, ACT, BLOCK_L)
+                z = tl.dot(p.to(v.dtype), v, z)
         tl.store(Z + tile, z, mask=tmask)
         do = tl.load(DOUT + tile, mask=tmask, other=0.0).to(tl.float32)
         if HAS_RMSW:

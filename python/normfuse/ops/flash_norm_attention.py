@@ -39,14 +39,22 @@ __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_no
            "DEFAULT_FNA_PASSES", "PreparedFNA"]
 
 DEFAULT_FNA_PASSES = ("cluster-reduce", "epilogue-norm", "residual-acc")
+# Under autograd the forward stores z = attend(ln_q) + ln_q ([T, H, D], x's dtype) and softmax's
+# log-sum-exp ([T, H] f32), and the backward's rows kernel reads them instead of recomputing the
+# attention (loop 1 of `kernels/attention_bwd.py`: per head q K^T and P V, softmax one more
+# q K^T pass; 2-3 of the rows kernel's 5-6 [BLOCK_M, L] x [L, D] products). Costs one more
+# [T, H, D] write in the forward and that much memory until the backward. Not yet timed on the
+# H200 (2026-12-03): False keeps the recompute.
+SAVE_FOR_BACKWARD = False
 _DTYPES = (torch.bfloat16, torch.float16)
 
 
 @functools.lru_cache(maxsize=None)
-def _launcher(passes):
+def _launcher(passes, save: bool = False):
     import normfuse
-    from ..kernels.attention import flash_norm_attention_naive
-    return normfuse.jit(flash_norm_attention_naive, passes=passes)
+    from ..kernels.attention import flash_norm_attention_naive, flash_norm_attention_save_naive
+    return normfuse.jit(flash_norm_attention_save_naive if save else flash_norm_attention_naive,
+                        passes=passes)
 
 
 def _shape(t) -> tuple:
@@ -148,6 +156,10 @@ class PreparedFNA:
     mean: torch.Tensor
     rstd: torch.Tensor
     rrms: torch.Tensor
+    # with save=True: z = attend(ln_q) + ln_q [T, H, D] (x's dtype) and softmax's lse [T, H] f32
+    # for the backward (None otherwise; lse None for GDPA)
+    z: Any = None
+    lse: Any = None
     _compiled: Any = field(default=None, repr=False)
 
     _full_args: tuple = field(default=(), repr=False)
@@ -182,7 +194,9 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                                  ln_weight=None, ln_bias=None, rms_weight=None, eps=1e-5,
                                  rms_eps=None, max_seqlen=None, passes=DEFAULT_FNA_PASSES,
                                  check_offsets: bool = True, block_m: int | None = None,
-                                 num_warps: int | None = None) -> PreparedFNA:
+                                 num_warps: int | None = None, save: bool = False) -> PreparedFNA:
+    """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
+    stores z and (softmax) lse for the backward into `PreparedFNA.z` / `.lse`."""
     op = "flash_norm_attention"
     rms_eps = eps if rms_eps is None else rms_eps
     T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
@@ -216,8 +230,15 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     rrms = torch.empty_like(mean)
     dummy = x.new_empty(1)
     flat = (lambda t: dummy if t is None else t.reshape(H * D).contiguous())
+    z = lse = None
+    saved = ()
+    if save:
+        z = torch.empty_like(x)
+        lse = torch.empty((T, H), dtype=torch.float32, device=x.device) \
+            if activation == "softmax" else None
+        saved = (z, lse if lse is not None else mean)  # (GDPA: LSE never written)
     runtime = (x, k, v, offs, blocks, flat(ln_weight), flat(ln_bias), flat(rms_weight), out, mean,
-               rstd, rrms, B, scale, float(eps), float(rms_eps))
+               rstd, rrms, *saved, B, scale, float(eps), float(rms_eps))
     consts = dict(H=H, HKV=Hkv, D=D, L=L, BLOCK_M=bm, BLOCK_N=cfg["BLOCK_N"],
                   ACT=ACT_CODES[activation], LOG_B=max(1, B.bit_length()),
                   HAS_LNW=ln_weight is not None, HAS_LNB=ln_bias is not None,
@@ -226,25 +247,30 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     # programs past the last row block (upper-bound grid) have every row masked off
     grid = (nblocks,)
     key = () if passes is None else (passes if isinstance(passes, str) else tuple(passes))
-    return PreparedFNA(_launcher(key), runtime, consts, options, grid, out, mean, rstd, rrms)
+    return PreparedFNA(_launcher(key, bool(save)), runtime, consts, options, grid, out, mean, rstd,
+                       rrms, z, lse)
 
 
 def _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps,
-              max_seqlen, passes=DEFAULT_FNA_PASSES, check_offsets=True):
+              max_seqlen, passes=DEFAULT_FNA_PASSES, check_offsets=True, save=False):
+    """(out, mean, rstd, rrms), and with `save` also (z, lse) (lse None for GDPA)."""
     p = prepare_flash_norm_attention(x, k, v, offsets, activation=activation, qk_scale=qk_scale,
                                      ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight,
                                      eps=eps, rms_eps=rms_eps, max_seqlen=max_seqlen, passes=passes,
-                                     check_offsets=check_offsets)
-    return p.launch()
+                                     check_offsets=check_offsets, save=save)
+    out = p.launch()
+    return (*out, p.z, p.lse) if save else out
 
 
 def flash_norm_attention_fwd(x, k, v, offsets, *, activation="gelu_tanh", qk_scale=None,
                              ln_weight=None, ln_bias=None, rms_weight=None, eps=1e-5, rms_eps=None,
-                             max_seqlen=None, passes=DEFAULT_FNA_PASSES):
+                             max_seqlen=None, passes=DEFAULT_FNA_PASSES, save=False):
     """The forward: (out [T, H, D], mean, rstd, rrms [T] float32), exactly as
-    `flash_norm_attention_ref(..., return_stats=True)` defines them. No autograd."""
+    `flash_norm_attention_ref(..., return_stats=True)` defines them; with `save` also (z, lse),
+    what the backward reads instead of recomputing the attention (z [T, H, D] in x's dtype, lse
+    [T, H] float32 for softmax, None for GDPA). No autograd."""
     return _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps,
-                     rms_eps, max_seqlen, passes)
+                     rms_eps, max_seqlen, passes, save=save)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,36 +281,53 @@ def flash_norm_attention_fwd(x, k, v, offsets, *, activation="gelu_tanh", qk_sca
 def _fna_op(x: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offsets: torch.Tensor,
             ln_weight: Optional[torch.Tensor], ln_bias: Optional[torch.Tensor],
             rms_weight: Optional[torch.Tensor], activation: str, qk_scale: float, eps: float,
-            rms_eps: float, max_seqlen: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
-                                                      torch.Tensor]:
+            rms_eps: float, max_seqlen: int, save: bool = False
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                       torch.Tensor]:
+    """(out, mean, rstd, rrms, z, lse): z and lse what `save` (a call under autograd) keeps for
+    the backward, else empty ([0]); lse empty for GDPA."""
     # the offsets are checked here, on the host (one sync; this also sizes the grid exactly)
-    out, mean, rstd, rrms = _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
-                                      qk_scale, eps, rms_eps, max_seqlen if max_seqlen >= 0 else None)
+    res = _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps,
+                    rms_eps, max_seqlen if max_seqlen >= 0 else None, save=save)
+    out, mean, rstd, rrms = res[:4]
+    z, lse = res[4:] if save else (None, None)
+    none = x.new_empty((0,))
     # (contiguous whatever x's layout, on every path: what the fake implementation promises)
-    return out.contiguous(), mean, rstd, rrms
+    return (out.contiguous(), mean, rstd, rrms, none if z is None else z,
+            none.float() if lse is None else lse)
 
 
 @_fna_op.register_fake
 def _fna_fake(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps,
-              max_seqlen):
-    T = x.shape[0]
-    stat = x.new_empty((T,), dtype=torch.float32)
+              max_seqlen, save=False):
+    T, H = x.shape[0], x.shape[1]
+    f32 = dict(dtype=torch.float32)
+    z = x.new_empty(x.shape) if save else x.new_empty((0,))
+    lse = x.new_empty((T, H), **f32) if save and activation == "softmax" else x.new_empty((0,), **f32)
     # (contiguous, as the real op's output: it makes x contiguous before allocating it)
-    return x.new_empty(x.shape), stat, x.new_empty((T,), dtype=torch.float32), \
-        x.new_empty((T,), dtype=torch.float32)
+    return (x.new_empty(x.shape), x.new_empty((T,), **f32), x.new_empty((T,), **f32),
+            x.new_empty((T,), **f32), z, lse)
 
 
 def _setup_context(ctx, inputs, output):
-    x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps, ms = inputs
-    out, mean, rstd, rrms = output
-    ctx.save_for_backward(x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight)
+    x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps, ms = \
+        inputs[:12]
+    save = bool(inputs[12]) if len(inputs) > 12 else False
+    out, mean, rstd, rrms, z, lse = output
+    ctx.save_for_backward(x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight,
+                          z, lse)
+    ctx.saved_z = save
     ctx.cfg = dict(activation=activation, qk_scale=qk_scale, eps=eps, rms_eps=rms_eps,
                    max_seqlen=None if ms < 0 else ms)
 
 
-def _backward(ctx, dout, dmean, drstd, drrms):
+def _backward(ctx, dout, dmean, drstd, drrms, dz, dlse):
     no_double_backward("flash_norm_attention")
-    x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight = ctx.saved_tensors
+    x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight, z, lse = \
+        ctx.saved_tensors
+    saved = {}
+    if ctx.saved_z:  # the forward's z (and softmax's lse): the attention is not recomputed
+        saved = dict(z=z, lse=lse if ctx.cfg["activation"] == "softmax" else None)
     try:
         from .flash_norm_attention_bwd import flash_norm_attention_bwd
     except ImportError as e:
@@ -299,12 +342,12 @@ def _backward(ctx, dout, dmean, drstd, drrms):
         dout.contiguous(), x, k, v, offsets, out, mean, rstd, rrms, activation=c["activation"],
         qk_scale=c["qk_scale"], ln_weight=flat(ln_weight), ln_bias=flat(ln_bias),
         rms_weight=flat(rms_weight), eps=c["eps"], rms_eps=c["rms_eps"],
-        max_seqlen=c["max_seqlen"])
+        max_seqlen=c["max_seqlen"], **saved)
 
     def like(g, t):
         return None if g is None or t is None else g.reshape(t.shape)
     return (dx, dk, dv, None, like(dlnw, ln_weight), like(dlnb, ln_bias), like(drmsw, rms_weight),
-            None, None, None, None, None)
+            None, None, None, None, None, None)
 
 
 torch.library.register_autograd("normfuse::flash_norm_attention_fwd", _backward,
@@ -324,6 +367,9 @@ def flash_norm_attention(x, k, v, offsets, *, activation: str = "gelu_tanh",
     T, H, D, B, L, Hkv, _ = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
                                    eps, rms_eps, check_offsets=offsets.device.type == "cpu")
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
-    out, _, _, _ = _fna_op(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, scale,
-                           float(eps), float(rms_eps), -1 if max_seqlen is None else int(max_seqlen))
+    # under autograd the forward keeps z (and softmax's lse) for the backward (SAVE_FOR_BACKWARD)
+    save = SAVE_FOR_BACKWARD and torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (x, k, v, ln_weight, ln_bias, rms_weight))
+    out = _fna_op(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, scale, float(eps),
+                  float(rms_eps), -1 if max_seqlen is None else int(max_seqlen), save)[0]
     return out

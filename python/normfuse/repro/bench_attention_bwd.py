@@ -12,6 +12,8 @@
    softmax; no affines, as the blog): `triton.testing.do_bench` medians of
    - fused: `flash_norm_attention_bwd` (rows kernel through `cluster-reduce-chain` + dK/dV kernel),
      with two dK/dV tile configs, and the naive rows kernel (passes=()) for what the pass buys;
+   - fused with the forward's saved z and lse (`fused_saved_ms`: the training forward run with
+     save=True, whose time is `fwd_saving_ms` against `fwd_ms` without saving);
    - unfused: autograd backward of the pipeline a user writes in torch: LayerNorm and RMSNorm over
      the jagged [T, H*D] rows (torch.nn.functional), attention on Q padded to [B, max, H, D]
      (softmax: `scaled_dot_product_attention`, its best backend; GDPA: batched matmuls), eager and
@@ -157,6 +159,23 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True) ->
     args = (dout, x, k, v, off, x, mean, rstd, rrms)
     kw = dict(activation=activation, qk_scale=scale)
     guard("fused_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*args, **kw), warmup=5, rep=30))
+    # the training forward's saved z and lse (flash_norm_attention_fwd(save=True)): the rows
+    # kernel reads them instead of recomputing the attention; the forward with and without saving
+    from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
+    fkw = dict(activation=activation, qk_scale=scale, check_offsets=False)
+    guard("fwd_ms", lambda: do_bench(prepare_flash_norm_attention(x, k, v, off, **fkw).launch,
+                                     warmup=5, rep=30))
+    ps = prepare_flash_norm_attention(x, k, v, off, save=True, **fkw)
+    guard("fwd_saving_ms", lambda: do_bench(ps.launch, warmup=5, rep=30))
+    ps.launch()
+    sargs = (dout, x, k, v, off, ps.out, ps.mean, ps.rstd, ps.rrms)
+    skw = dict(kw, z=ps.z, lse=ps.lse)
+    guard("fused_saved_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*sargs, **skw),
+                                             warmup=5, rep=30))
+    if kernels:
+        from .bench_ops import _device_kernels
+        guard("fused_saved_kernels", lambda: _device_kernels(
+            lambda: flash_norm_attention_bwd(*sargs, **skw), top=10))
     cfg2 = BwdConfig(kv_block_m=32, kv_block_l=32, kv_num_warps=4, kv_num_stages=2)
     guard("fused_kv32_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*args, config=cfg2, **kw),
                                             warmup=5, rep=30))
@@ -247,9 +266,9 @@ def main(argv=None) -> int:
     result["seconds"] = round(time.time() - t0, 1)
     with open(os.path.join(args.out, "attention_bwd.json"), "w") as f:
         json.dump(result, f, indent=1)
-    cols = ["activation", "H", "max_seqlen", "T", "fused_ms", "fused_kv32_ms", "naive_ms",
-            "unfused_eager_ms", "unfused_compiled_ms", "norms_compiled_ms",
-            "saved_pct_vs_padded_unfused"]
+    cols = ["activation", "H", "max_seqlen", "T", "fused_ms", "fused_kv32_ms", "fused_saved_ms",
+            "fwd_ms", "fwd_saving_ms", "naive_ms", "unfused_eager_ms", "unfused_compiled_ms",
+            "norms_compiled_ms", "saved_pct_vs_padded_unfused"]
     lines = ["# FlashNormAttention backward (bf16, B=768, L=128, D=128, no affines)", "",
              f"pytest -m gpu: {result['pytest'].get('summary', result['pytest'])}", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -257,7 +276,7 @@ def main(argv=None) -> int:
         lines.append("| " + " | ".join(
             (f"{r[c]:.3f}" if isinstance(r.get(c), float) else str(r.get(c, ""))) for c in cols) + " |")
     for r in records:
-        for which in ("fused_kernels", "unfused_eager_kernels"):
+        for which in ("fused_kernels", "fused_saved_kernels", "unfused_eager_kernels"):
             if r.get(which):
                 lines += ["", f"{which[:-8]} backward's kernels, {r.get('activation')} H={r.get('H')} "
                           f"max={r.get('max_seqlen')} (one call, device ms, launches):", ""]
