@@ -9,7 +9,6 @@
 // RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true,schedule=coop2}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{schedule=coop2,stats-share=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2-SHARE
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO-SHARE
 
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late release-early, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
@@ -54,18 +53,18 @@
 // COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; no statistics
 // COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x128x128 s2 coop2 w4 stats-late
 
-// coop2 with stats-share: each warpgroup publishes and takes its half's rows; auto keeps sharing
-// on coop (coop2's sharing not measured on the models' shapes yet) and says so.
+// coop2 with stats-share: each warpgroup publishes and takes its half's rows (auto keeps sharing
+// on coop and says so: SHARE-REMARK below).
 // COOP2-SHARE: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-shared stats-late release-early, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma), once per row block
 // COOP2-SHARE: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; no statistics
 // COOP2-SHARE-NOT: stats-share not applied
 // COOP2-SHARE: [hopper-ws] missed: a post-norm whose row spans 2 N tiles
-// AUTO-SHARE: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-shared stats-late release-early, {{.*}}; schedule coop (auto): the statistics are shared per row block (stats-share), which coop2 was not measured with (hopper-ws{schedule=coop2,stats-share=true} asks for it)
 
 // stats-share: the statistics once per row block. The first case publishes stamped 64-bit words
 // (value, epoch) and reads them back with a reload loop on stale stamps; the plain GEMM has no
 // statistics to share (no stamped words); the bail-outs are unchanged.
 // SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-shared stats-late release-early, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma), once per row block (its first tile, a wave ahead of the others), shared through global memory
+// SHARE-REMARK-SAME: schedule coop (auto): the statistics are shared per row block (stats-share), which coop2 was not measured with (hopper-ws{schedule=coop2,stats-share=true} asks for it)
 // SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // SHARE-REMARK: missed: 2 tt.dot ops
 // SHARE-REMARK: missed: the epilogue reduces rows of the accumulator
