@@ -22,8 +22,9 @@ h // (H // Hkv)). Every key of a batch is visible to every query of that batch (
 
 The statistics a forward saves for the backward are ``mean`` and ``rstd`` of the LayerNorm and
 ``rrms`` of the RMSNorm, each [T] float32 (`flash_norm_attention_ref(..., return_stats=True)`);
-the training forward also saves ``z = attend(ln_q) + ln_q`` [T, H, D] and, for softmax, ``lse``
-[T, H], the log-sum-exp of ``q k^T * qk_scale`` over the keys (float32 in the stats).
+the training forward also saves the attention's output ``g = attend(ln_q)`` [T, H, D] and, for
+softmax, ``lse`` [T, H], the log-sum-exp of ``q k^T * qk_scale`` over the keys (float32 in the
+stats).
 LayerNorm: ``(x - mean) * rstd * w + b`` with ``rstd = 1/sqrt(var + eps)`` (biased variance);
 RMSNorm: ``z * rrms * w`` with ``rrms = 1/sqrt(mean(z^2) + eps)``.
 """
@@ -130,10 +131,10 @@ def flash_norm_attention_ref(x, k, v, offsets, *, activation: str = "gelu_tanh",
         return out
     stats = {"mean": mean.reshape(T).float(), "rstd": rstd.reshape(T).float(),
              "rrms": rrms.reshape(T).float(),
-             # what the training forward also saves for the backward: z = attend(ln_q) + ln_q
+             # what the training forward also saves for the backward: g = attend(ln_q)
              # (float32 here; the kernel keeps x's dtype) and, for softmax, the log-sum-exp of
              # q k^T * qk_scale per row and head
-             "z": z.detach().reshape(T, H, D).float()}
+             "g": g.detach().reshape(T, H, D).float()}
     if activation == "softmax":
         stats["lse"] = (torch.cat(lses, dim=0) if lses else lnq.new_zeros((0, H))).detach().float()
     return out, stats

@@ -286,52 +286,53 @@ def test_gpu_fused_equals_naive():
 
 
 # ---------------------------------------------------------------------------------------------
-# The forward's saved z and lse (fna_bwd_rows_saved_naive)
+# The forward's saved g and lse (fna_bwd_rows_saved_naive)
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("activation,H,Hkv", [("gelu_tanh", 2, 1), ("softmax", 4, 2)])
-def test_saved_z_and_lse_match_the_recompute(activation, H, Hkv):
-    """With the forward's z (in x's dtype, as the training forward stores it) and softmax's lse
-    the rows kernel skips the attention recompute of loop 1: every gradient within the same
-    bound against fp64 as the recomputing kernel, naive and through the default passes (the
-    cluster exchange); dk / dv within the rounding of z's bf16 copy of the recomputing kernel's."""
+def test_saved_g_and_lse_match_the_recompute(activation, H, Hkv):
+    """With the forward's attention output g (in x's dtype, as the training forward stores it)
+    and softmax's lse the rows kernel skips the attention recompute of loop 1: every gradient
+    within the same bound against fp64 as the recomputing kernel, naive and through the default
+    passes (the cluster exchange), and within the rounding of g's bf16 copy of the recomputing
+    kernel's gradients."""
     D, L = 32, 24
     x, k, v, off, dout, lnw, lnb, rmw = _inputs(LENS, H, Hkv, D, L)
     ref, out64, stats = _grads(x, k, v, off, dout, lnw, lnb, rmw, activation, torch.float64)
     eager, _, _ = _grads(x, k, v, off, dout, lnw, lnb, rmw, activation, x.dtype)
-    z = stats["z"].to(x.dtype)
+    g = stats["g"].to(x.dtype)
     lse = stats.get("lse")
     assert (lse is not None) == (activation == "softmax")
     args = (dout, x, k, v, off, out64.to(x.dtype), stats["mean"], stats["rstd"], stats["rrms"])
     kw = dict(activation=activation, ln_weight=lnw, ln_bias=lnb, rms_weight=rmw, block_m=16)
     for passes in ((), "default"):
         base = flash_norm_attention_bwd(*args, passes=passes, **kw)
-        got = flash_norm_attention_bwd(*args, passes=passes, z=z, lse=lse, **kw)
+        got = flash_norm_attention_bwd(*args, passes=passes, g=g, lse=lse, **kw)
         if passes == "default":
             assert any("cluster-reduce-chain] applied" in r
                        for r in last_remarks("fna_bwd_rows_saved_naive")), \
                 last_remarks("fna_bwd_rows_saved_naive")
-        for name, g, b, r, e in zip(NAMES, got, base, ref, eager):
+        for name, gr, b, r, e in zip(NAMES, got, base, ref, eager):
             if r is None:
-                assert g is None, name
+                assert gr is None, name
                 continue
-            assert torch.isfinite(g.float()).all(), name
-            assert _rel(g, r) <= 1.5 * _rel(e, r) + FLOOR, (passes, name, _rel(g, r), _rel(e, r))
-            assert _rel(g, b) <= 2e-2, (passes, name, _rel(g, b))
+            assert torch.isfinite(gr.float()).all(), name
+            assert _rel(gr, r) <= 1.5 * _rel(e, r) + FLOOR, (passes, name, _rel(gr, r), _rel(e, r))
+            assert _rel(gr, b) <= 2e-2, (passes, name, _rel(gr, b))
 
 
-def test_saved_z_and_lse_are_checked():
-    """A saved z of the wrong shape or dtype, lse missing for softmax or given for GDPA, lse
-    without z: refused by name."""
+def test_saved_g_and_lse_are_checked():
+    """A saved g of the wrong shape or dtype, lse missing for softmax or given for GDPA, lse
+    without g: refused by name."""
     x, k, v, off, dout, lnw, lnb, rmw = _inputs([3, 5], 2, 2, 32, 8)
     st = torch.zeros(8)
     args = (dout, x, k, v, off, x, st, st, st)
-    z = torch.zeros(8, 2, 32, dtype=x.dtype)
-    with pytest.raises(ValueError, match="z must be a"):
-        flash_norm_attention_bwd(*args, z=z.float())
-    with pytest.raises(ValueError, match="softmax with z needs lse"):
-        flash_norm_attention_bwd(*args, activation="softmax", z=z)
+    g = torch.zeros(8, 2, 32, dtype=x.dtype)
+    with pytest.raises(ValueError, match="g must be a"):
+        flash_norm_attention_bwd(*args, g=g.float())
+    with pytest.raises(ValueError, match="softmax with g needs lse"):
+        flash_norm_attention_bwd(*args, activation="softmax", g=g)
     with pytest.raises(ValueError, match="lse is only saved for softmax"):
-        flash_norm_attention_bwd(*args, z=z, lse=torch.zeros(8, 2))
-    with pytest.raises(ValueError, match="lse is given without z"):
+        flash_norm_attention_bwd(*args, g=g, lse=torch.zeros(8, 2))
+    with pytest.raises(ValueError, match="lse is given without g"):
         flash_norm_attention_bwd(*args, lse=torch.zeros(8, 2))

@@ -126,6 +126,8 @@ class WSConfig:
                              "statistics)")
         if self.row_exchange and self.stats_share:
             raise ValueError("row_exchange and stats_share use one workspace: not both")
+        if self.stats_share and self.consumers == 2 and not self.halves:
+            raise ValueError("stats_share takes one consumer or coop2's halves, not ping-pong")
 
     @property
     def out_rows(self) -> int:

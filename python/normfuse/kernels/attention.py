@@ -121,22 +121,24 @@ def flash_norm_attention_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN,
 
 @triton.jit
 def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS,
-                                    ZS, LSE, nbatch, qk_scale, eps, rms_eps,
+                                    GS, LSE, nbatch, qk_scale, eps, rms_eps,
                                     H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
                                     L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                     ACT: tl.constexpr, LOG_B: tl.constexpr,
                                     HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
                                     HAS_RMSW: tl.constexpr = False):
     """The training forward: `flash_norm_attention_naive` that also stores, for the backward,
-    z = attend(ln_q) + ln_q per head (ZS [T, H, D] in OUT's dtype: the naive kernel's own
-    rounding of z) and, for softmax, the log-sum-exp per row and head (LSE [T, H] f32)."""
-    _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, ZS, LSE, nbatch,
+    the attention's output g = attend(ln_q) per head (GS [T, H, D] in OUT's dtype; the backward
+    adds ln_q back, so g's rounding is relative to g, not to z = g + ln_q, which FA2's delta =
+    sum(dz * g) needs at long L) and, for softmax, the log-sum-exp per row and head (LSE [T, H]
+    f32). With the accumulator also stored, `residual-acc` leaves it starting at zero."""
+    _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, nbatch,
               qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
               HAS_LNB, HAS_RMSW, True)
 
 
 @triton.jit
-def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, ZS, LSE, nbatch,
+def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, nbatch,
               qk_scale, eps, rms_eps, H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
               L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
               LOG_B: tl.constexpr, HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr,
@@ -180,9 +182,9 @@ def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, ZS, 
         z = acc + q
         ss += tl.sum(z * z, axis=1)
         tl.store(orow[:, None] + cols[None, :], z.to(OUT.dtype.element_ty), mask=rmask[:, None])
-        if SAVE:  # (the backward's z and lse: no attention recomputed for them)
-            tl.store(ZS + rows.to(tl.int64)[:, None] * N + cols[None, :],
-                     z.to(ZS.dtype.element_ty), mask=rmask[:, None])
+        if SAVE:  # (the backward's g and lse: no attention recomputed for them)
+            tl.store(GS + rows.to(tl.int64)[:, None] * N + cols[None, :],
+                     acc.to(GS.dtype.element_ty), mask=rmask[:, None])
             if ACT == 4:
                 tl.store(LSE + rows * H + h, lse, mask=rmask)
     rrms = 1.0 / tl.sqrt(ss / N + rms_eps)

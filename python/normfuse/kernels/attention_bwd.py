@@ -27,10 +27,12 @@ the forward's P V for the row block (softmax: and its log-sum-exp, one more q K^
 forward's `out` is not used: z = (out - x) / (rrms * w) loses the bits of y under x's magnitude
 when |mean(x)| >> std (out is bf16 and carries x) and divides by w (zero weights); the recompute
 costs one extra [BLOCK_M, L] x [L, D] product per head (two with softmax's log-sum-exp). The
-training forward can save z itself, in x's dtype (the naive forward's own rounding of z), and
-softmax's lse (`kernels/attention.py:flash_norm_attention_save_naive`): `fna_bwd_rows_saved_naive`
-then reads them in loop 1 and runs no attention there (the rows kernel's products per head 5 -> 3
-for GDPA, 6 -> 3 for softmax).
+training forward can save g itself, in x's dtype, and softmax's lse
+(`kernels/attention.py:flash_norm_attention_save_naive`): `fna_bwd_rows_saved_naive` then reads
+them in loop 1 (z = ln_q + g) and runs no attention there (the rows kernel's products per head
+5 -> 3 for GDPA, 6 -> 3 for softmax). g rather than z: softmax's delta = sum_D(dz * (z - ln_q))
+would otherwise take a bf16 z's rounding, relative to |ln_q|, into g = z - ln_q, which shrinks as
+L grows (simulated at L = 4096: dq 40x further from fp64 than with g saved).
 
 Two kernels, both deterministic (no atomics):
 
@@ -171,22 +173,22 @@ def fna_bwd_rows_naive(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, Z,
 
 
 @triton.jit
-def fna_bwd_rows_saved_naive(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, ZS, LSE, Z,
+def fna_bwd_rows_saved_naive(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z,
                              DZ, DLNQ, STAT, DX, DW_PART, L, stride_kb, stride_kl, qk_scale,
                              H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
                              ACT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_L: tl.constexpr,
                              HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
                              HAS_RMSW: tl.constexpr = False):
-    """`fna_bwd_rows_naive` with the forward's saved z (ZS [T, H, D] in x's dtype) and, for
-    softmax, log-sum-exp (LSE [T, H] f32): loop 1 reads them instead of recomputing the
-    attention (no q K^T, P V or log-sum-exp pass over the keys)."""
-    _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, ZS, LSE, Z, DZ, DLNQ, STAT,
+    """`fna_bwd_rows_naive` with the forward's saved attention output g (GS [T, H, D] in x's
+    dtype) and, for softmax, log-sum-exp (LSE [T, H] f32): loop 1 takes z = ln_q + g instead of
+    recomputing the attention (no q K^T, P V or log-sum-exp pass over the keys)."""
+    _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z, DZ, DLNQ, STAT,
                DX, DW_PART, L, stride_kb, stride_kl, qk_scale, H, HKV, D, ACT, BLOCK_M, BLOCK_L,
                HAS_LNW, HAS_LNB, HAS_RMSW, True)
 
 
 @triton.jit
-def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, ZS, LSE, Z, DZ, DLNQ, STAT,
+def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z, DZ, DLNQ, STAT,
                DX, DW_PART, L, stride_kb, stride_kl, qk_scale, H: tl.constexpr,
                HKV: tl.constexpr, D: tl.constexpr, ACT: tl.constexpr, BLOCK_M: tl.constexpr,
                BLOCK_L: tl.constexpr, HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr,
@@ -209,8 +211,10 @@ def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, ZS, LSE, Z
     c = tl.zeros([BLOCK_M], tl.float32)
     for h in range(0, H):
         tile = (rows[:, None] * H + h) * D + offs_d[None, :]
-        if SAVED:  # the forward's z and lse
-            z = tl.load(ZS + tile, mask=tmask, other=0.0).to(tl.float32)
+        if SAVED:  # the forward's g and lse
+            xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW,
+                                    HAS_LNB)
+            z = lnq + tl.load(GS + tile, mask=tmask, other=0.0).to(tl.float32)
             if ACT == 4:
                 tl.store(STAT + (rows * H + h) * 2,
                          tl.load(LSE + rows * H + h, mask=rmask, other=0.0), mask=rmask)

@@ -39,8 +39,9 @@ __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_no
            "DEFAULT_FNA_PASSES", "PreparedFNA"]
 
 DEFAULT_FNA_PASSES = ("cluster-reduce", "epilogue-norm", "residual-acc")
-# Under autograd the forward stores z = attend(ln_q) + ln_q ([T, H, D], x's dtype) and softmax's
-# log-sum-exp ([T, H] f32), and the backward's rows kernel reads them instead of recomputing the
+# Under autograd the forward stores the attention output g = attend(ln_q) ([T, H, D], x's dtype)
+# and softmax's log-sum-exp ([T, H] f32), and the backward's rows kernel reads them instead of
+# recomputing the
 # attention (loop 1 of `kernels/attention_bwd.py`: per head q K^T and P V, softmax one more
 # q K^T pass; 2-3 of the rows kernel's 5-6 [BLOCK_M, L] x [L, D] products). Costs one more
 # [T, H, D] write in the forward and that much memory until the backward. Not yet timed on the
@@ -156,9 +157,9 @@ class PreparedFNA:
     mean: torch.Tensor
     rstd: torch.Tensor
     rrms: torch.Tensor
-    # with save=True: z = attend(ln_q) + ln_q [T, H, D] (x's dtype) and softmax's lse [T, H] f32
-    # for the backward (None otherwise; lse None for GDPA)
-    z: Any = None
+    # with save=True: the attention output g = attend(ln_q) [T, H, D] (x's dtype) and softmax's
+    # lse [T, H] f32 for the backward (None otherwise; lse None for GDPA)
+    g: Any = None
     lse: Any = None
     _compiled: Any = field(default=None, repr=False)
 
@@ -196,7 +197,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                                  check_offsets: bool = True, block_m: int | None = None,
                                  num_warps: int | None = None, save: bool = False) -> PreparedFNA:
     """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
-    stores z and (softmax) lse for the backward into `PreparedFNA.z` / `.lse`."""
+    stores g (the attention's output) and (softmax) lse for the backward into `PreparedFNA.g` /
+    `.lse`."""
     op = "flash_norm_attention"
     rms_eps = eps if rms_eps is None else rms_eps
     T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
@@ -230,13 +232,13 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     rrms = torch.empty_like(mean)
     dummy = x.new_empty(1)
     flat = (lambda t: dummy if t is None else t.reshape(H * D).contiguous())
-    z = lse = None
+    g = lse = None
     saved = ()
     if save:
-        z = torch.empty_like(x)
+        g = torch.empty_like(x)
         lse = torch.empty((T, H), dtype=torch.float32, device=x.device) \
             if activation == "softmax" else None
-        saved = (z, lse if lse is not None else mean)  # (GDPA: LSE never written)
+        saved = (g, lse if lse is not None else mean)  # (GDPA: LSE never written)
     runtime = (x, k, v, offs, blocks, flat(ln_weight), flat(ln_bias), flat(rms_weight), out, mean,
                rstd, rrms, *saved, B, scale, float(eps), float(rms_eps))
     consts = dict(H=H, HKV=Hkv, D=D, L=L, BLOCK_M=bm, BLOCK_N=cfg["BLOCK_N"],
@@ -248,26 +250,27 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     grid = (nblocks,)
     key = () if passes is None else (passes if isinstance(passes, str) else tuple(passes))
     return PreparedFNA(_launcher(key, bool(save)), runtime, consts, options, grid, out, mean, rstd,
-                       rrms, z, lse)
+                       rrms, g, lse)
 
 
 def _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps,
               max_seqlen, passes=DEFAULT_FNA_PASSES, check_offsets=True, save=False):
-    """(out, mean, rstd, rrms), and with `save` also (z, lse) (lse None for GDPA)."""
+    """(out, mean, rstd, rrms), and with `save` also (g, lse) (lse None for GDPA)."""
     p = prepare_flash_norm_attention(x, k, v, offsets, activation=activation, qk_scale=qk_scale,
                                      ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight,
                                      eps=eps, rms_eps=rms_eps, max_seqlen=max_seqlen, passes=passes,
                                      check_offsets=check_offsets, save=save)
     out = p.launch()
-    return (*out, p.z, p.lse) if save else out
+    return (*out, p.g, p.lse) if save else out
 
 
 def flash_norm_attention_fwd(x, k, v, offsets, *, activation="gelu_tanh", qk_scale=None,
                              ln_weight=None, ln_bias=None, rms_weight=None, eps=1e-5, rms_eps=None,
                              max_seqlen=None, passes=DEFAULT_FNA_PASSES, save=False):
     """The forward: (out [T, H, D], mean, rstd, rrms [T] float32), exactly as
-    `flash_norm_attention_ref(..., return_stats=True)` defines them; with `save` also (z, lse),
-    what the backward reads instead of recomputing the attention (z [T, H, D] in x's dtype, lse
+    `flash_norm_attention_ref(..., return_stats=True)` defines them; with `save` also (g, lse),
+    what the backward reads instead of recomputing the attention (g = attend(ln_q), [T, H, D] in
+    x's dtype, lse
     [T, H] float32 for softmax, None for GDPA). No autograd."""
     return _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps,
                      rms_eps, max_seqlen, passes, save=save)
@@ -284,16 +287,16 @@ def _fna_op(x: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offsets: torch.Te
             rms_eps: float, max_seqlen: int, save: bool = False
             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                        torch.Tensor]:
-    """(out, mean, rstd, rrms, z, lse): z and lse what `save` (a call under autograd) keeps for
-    the backward, else empty ([0]); lse empty for GDPA."""
+    """(out, mean, rstd, rrms, g, lse): g (the attention's output) and lse what `save` (a call
+    under autograd) keeps for the backward, else empty ([0]); lse empty for GDPA."""
     # the offsets are checked here, on the host (one sync; this also sizes the grid exactly)
     res = _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps,
                     rms_eps, max_seqlen if max_seqlen >= 0 else None, save=save)
     out, mean, rstd, rrms = res[:4]
-    z, lse = res[4:] if save else (None, None)
+    g, lse = res[4:] if save else (None, None)
     none = x.new_empty((0,))
     # (contiguous whatever x's layout, on every path: what the fake implementation promises)
-    return (out.contiguous(), mean, rstd, rrms, none if z is None else z,
+    return (out.contiguous(), mean, rstd, rrms, none if g is None else g,
             none.float() if lse is None else lse)
 
 
@@ -302,32 +305,32 @@ def _fna_fake(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_s
               max_seqlen, save=False):
     T, H = x.shape[0], x.shape[1]
     f32 = dict(dtype=torch.float32)
-    z = x.new_empty(x.shape) if save else x.new_empty((0,))
+    g = x.new_empty(x.shape) if save else x.new_empty((0,))
     lse = x.new_empty((T, H), **f32) if save and activation == "softmax" else x.new_empty((0,), **f32)
     # (contiguous, as the real op's output: it makes x contiguous before allocating it)
     return (x.new_empty(x.shape), x.new_empty((T,), **f32), x.new_empty((T,), **f32),
-            x.new_empty((T,), **f32), z, lse)
+            x.new_empty((T,), **f32), g, lse)
 
 
 def _setup_context(ctx, inputs, output):
     x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps, ms = \
         inputs[:12]
     save = bool(inputs[12]) if len(inputs) > 12 else False
-    out, mean, rstd, rrms, z, lse = output
+    out, mean, rstd, rrms, g, lse = output
     ctx.save_for_backward(x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight,
-                          z, lse)
-    ctx.saved_z = save
+                          g, lse)
+    ctx.saved_g = save
     ctx.cfg = dict(activation=activation, qk_scale=qk_scale, eps=eps, rms_eps=rms_eps,
                    max_seqlen=None if ms < 0 else ms)
 
 
 def _backward(ctx, dout, dmean, drstd, drrms, dz, dlse):
     no_double_backward("flash_norm_attention")
-    x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight, z, lse = \
+    x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight, g, lse = \
         ctx.saved_tensors
     saved = {}
-    if ctx.saved_z:  # the forward's z (and softmax's lse): the attention is not recomputed
-        saved = dict(z=z, lse=lse if ctx.cfg["activation"] == "softmax" else None)
+    if ctx.saved_g:  # the forward's g (and softmax's lse): the attention is not recomputed
+        saved = dict(g=g, lse=lse if ctx.cfg["activation"] == "softmax" else None)
     try:
         from .flash_norm_attention_bwd import flash_norm_attention_bwd
     except ImportError as e:
@@ -367,7 +370,7 @@ def flash_norm_attention(x, k, v, offsets, *, activation: str = "gelu_tanh",
     T, H, D, B, L, Hkv, _ = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
                                    eps, rms_eps, check_offsets=offsets.device.type == "cpu")
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
-    # under autograd the forward keeps z (and softmax's lse) for the backward (SAVE_FOR_BACKWARD)
+    # under autograd the forward keeps g (and softmax's lse) for the backward (SAVE_FOR_BACKWARD)
     save = SAVE_FOR_BACKWARD and torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (x, k, v, ln_weight, ln_bias, rms_weight))
     out = _fna_op(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, scale, float(eps),

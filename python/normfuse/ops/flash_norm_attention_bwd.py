@@ -67,7 +67,7 @@ def bwd_kernels():
 
 
 def _kernel(which: str):
-    """The naive kernel of `which`: "rows", "rows_saved" (the forward's z and lse read) or "kv"."""
+    """The naive kernel of `which`: "rows", "rows_saved" (the forward's g and lse read) or "kv"."""
     if which == "rows_saved":
         from ..kernels.attention_bwd import fna_bwd_rows_saved_naive
         return fna_bwd_rows_saved_naive
@@ -136,24 +136,24 @@ def _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights: dict, activat
     return T, H, D, B, L
 
 
-def _check_saved(z, lse, x, T, H, D, activation) -> None:
-    """The forward's saved z and lse, when given: shapes, dtypes, device (lse for softmax)."""
+def _check_saved(g, lse, x, T, H, D, activation) -> None:
+    """The forward's saved g and lse, when given: shapes, dtypes, device (lse for softmax)."""
     op = "flash_norm_attention_bwd"
-    if z is None:
+    if g is None:
         if lse is not None:
-            raise ValueError(f"{op}: lse is given without z (pass both, as the forward saves them)")
+            raise ValueError(f"{op}: lse is given without g (pass both, as the forward saves them)")
         return
-    if not isinstance(z, torch.Tensor) or tuple(z.shape) != (T, H, D) or z.dtype != x.dtype:
-        raise ValueError(f"{op}: z must be a [T, H, D] = {(T, H, D)} tensor of x's dtype {x.dtype}, "
-                         f"got {getattr(z, 'dtype', type(z).__name__)} {tuple(getattr(z, 'shape', ()))}")
+    if not isinstance(g, torch.Tensor) or tuple(g.shape) != (T, H, D) or g.dtype != x.dtype:
+        raise ValueError(f"{op}: g must be a [T, H, D] = {(T, H, D)} tensor of x's dtype {x.dtype}, "
+                         f"got {getattr(g, 'dtype', type(g).__name__)} {tuple(getattr(g, 'shape', ()))}")
     if activation == "softmax":
         if (not isinstance(lse, torch.Tensor) or tuple(lse.shape) != (T, H)
                 or lse.dtype != torch.float32):
-            raise ValueError(f"{op}: softmax with z needs lse, a float32 [T, H] = {(T, H)} tensor, "
+            raise ValueError(f"{op}: softmax with g needs lse, a float32 [T, H] = {(T, H)} tensor, "
                              f"got {None if lse is None else (lse.dtype, tuple(lse.shape))}")
     elif lse is not None:
         raise ValueError(f"{op}: lse is only saved for softmax, got activation {activation!r}")
-    for name, t in (("z", z), ("lse", lse)):
+    for name, t in (("g", g), ("lse", lse)):
         if t is not None and t.device != x.device:
             raise ValueError(f"{op}: {name} must be on x's device {x.device}, got {t.device}")
 
@@ -189,14 +189,14 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
                              ln_weight=None, ln_bias=None, rms_weight=None, eps: float = 1e-5,
                              rms_eps: float | None = None, max_seqlen: int | None = None,
                              passes="default", config: BwdConfig | None = None,
-                             block_m: int | None = None, z=None, lse=None):
+                             block_m: int | None = None, g=None, lse=None):
     """Gradients of flash_norm_attention w.r.t. x, k, v and the norm weights (None where absent).
     `passes`: the rows kernel's pipeline ("default": `DEFAULT_BWD_PASSES`; () for the naive
     kernel, the numerical oracle). `config`: the tiles (`BwdConfig`); `block_m` overrides the
-    row-block size of both kernels (the CPU tests use 16). `z` ([T, H, D] in x's dtype) and,
-    for softmax, `lse` ([T, H] float32): what the training forward saved
-    (`flash_norm_attention_fwd(..., save=True)`); given, the rows kernel reads them instead of
-    recomputing the attention for them (`fna_bwd_rows_saved_naive`)."""
+    row-block size of both kernels (the CPU tests use 16). `g` (the attention's output
+    attend(ln_q), [T, H, D] in x's dtype) and, for softmax, `lse` ([T, H] float32): what the
+    training forward saved (`flash_norm_attention_fwd(..., save=True)`); given, the rows kernel
+    reads them instead of recomputing the attention (`fna_bwd_rows_saved_naive`)."""
     from ..kernels.attention_bwd import ACT_CODES
     if x.device.type != "cuda" and _CPU_LAUNCH is None:
         raise ValueError(f"flash_norm_attention_bwd: the tensors must be CUDA tensors, got x on "
@@ -204,14 +204,14 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
                          f"normfuse.testing.attention_bwd.interpreted())")
     weights = dict(ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight)
     T, H, D, B, L = _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights, activation)
-    _check_saved(z, lse, x, T, H, D, activation)
+    _check_saved(g, lse, x, T, H, D, activation)
     Hkv = k.shape[2]
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
     dev = x.device
     passes = DEFAULT_BWD_PASSES if passes == "default" else (
         () if passes is None else (passes if isinstance(passes, str) else tuple(passes)))
     x, dout, k, v = (t.contiguous() for t in (x, dout, k, v))
-    zs = None if z is None else z.contiguous()
+    gs = None if g is None else g.contiguous()
     lnw, lnb, rmw = (None if w is None else w.contiguous() for w in (ln_weight, ln_bias, rms_weight))
     dx = torch.empty_like(x)
     dk = torch.zeros_like(k)
@@ -241,8 +241,8 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     stride_kb, stride_kl = k.stride(0), k.stride(1)
     consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=cfg.block_m, BLOCK_L=cfg.block_l,
                   HAS_LNW=lnw is not None, HAS_LNB=lnb is not None, HAS_RMSW=rmw is not None)
-    saved = [] if zs is None else [zs, lse.contiguous() if soft else stat]
-    _launch("rows" if zs is None else "rows_saved", passes, (nprog,),
+    saved = [] if gs is None else [gs, lse.contiguous() if soft else stat]
+    _launch("rows" if gs is None else "rows_saved", passes, (nprog,),
             [x, dout, k, v, mean, rstd, rrms, lnw if lnw is not None else dummy,
              lnb if lnb is not None else dummy, rmw if rmw is not None else dummy, table, *saved,
              z, dz, dlnq, stat, dx, dw_part, L, stride_kb, stride_kl, scale], consts, dev,

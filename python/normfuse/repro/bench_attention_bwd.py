@@ -12,7 +12,7 @@
    softmax; no affines, as the blog): `triton.testing.do_bench` medians of
    - fused: `flash_norm_attention_bwd` (rows kernel through `cluster-reduce-chain` + dK/dV kernel),
      with two dK/dV tile configs, and the naive rows kernel (passes=()) for what the pass buys;
-   - fused with the forward's saved z and lse (`fused_saved_ms`: the training forward run with
+   - fused with the forward's saved g and lse (`fused_saved_ms`: the training forward run with
      save=True, whose time is `fwd_saving_ms` against `fwd_ms` without saving);
    - unfused: autograd backward of the pipeline a user writes in torch: LayerNorm and RMSNorm over
      the jagged [T, H*D] rows (torch.nn.functional), attention on Q padded to [B, max, H, D]
@@ -169,7 +169,7 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True) ->
     guard("fwd_saving_ms", lambda: do_bench(ps.launch, warmup=5, rep=30))
     ps.launch()
     sargs = (dout, x, k, v, off, ps.out, ps.mean, ps.rstd, ps.rrms)
-    skw = dict(kw, z=ps.z, lse=ps.lse)
+    skw = dict(kw, g=ps.g, lse=ps.lse)
     guard("fused_saved_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*sargs, **skw),
                                              warmup=5, rep=30))
     if kernels:

@@ -112,6 +112,7 @@ class ClockSampler:
                     self.samples.append(s)
 
     def stop(self):
+        """End the sampling (the samples stay); the sampler is then disabled."""
         if self._proc is None:
             return
         if self._proc.poll() is None:
@@ -120,7 +121,11 @@ class ClockSampler:
             self._proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self._proc.kill()
+            self._proc.wait()
         self._thread.join(timeout=5)
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._proc = None
 
     def window(self, t0, t1) -> dict:
         """`summarize` of the samples taken between t0 and t1 (`now()` values)."""

@@ -596,3 +596,17 @@ def test_release_early_note_only_when_asked():
                          passes="lazy-prenorm,hopper-ws{release-early=false}")
     cfg = ck.lowered.plan.config
     assert cfg.stats_late and not cfg.release_early
+
+
+def test_ws_config_refuses_what_the_template_would_drop():
+    """WSConfig (the plan's tile config) refuses the combinations the template cannot run as
+    asked: shared statistics with ping-pong's two consumers (the template would not share),
+    coop2's halves with a post-norm row exchange, both workspaces at once."""
+    from normfuse.ir.ws_plan import WSConfig
+    assert WSConfig(consumers=2, consumer_warps=4, halves=True, stats_share=True).stats_share
+    for bad, match in ((dict(consumers=2, consumer_warps=4, stats_share=True), "not ping-pong"),
+                       (dict(consumers=2, consumer_warps=4, halves=True, row_exchange=1),
+                        "not with row_exchange"),
+                       (dict(stats_share=True, row_exchange=1), "one workspace")):
+        with pytest.raises(ValueError, match=match):
+            WSConfig(**bad)
