@@ -438,20 +438,22 @@ def _want(kind, x, g, b, w):
 
 
 SHARE = "lazy-prenorm,hopper-ws{stats-share=true}"
+SHARE_COOP2 = "lazy-prenorm,hopper-ws{schedule=coop2,stats-share=true}"
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("share", [SHARE, SHARE_COOP2], ids=["coop", "coop2"])
 @pytest.mark.parametrize("kind", ["rms", "ln"])
 @pytest.mark.parametrize("M,K,N", [(1, 64, 64), (1000, 2056, 264), (16384 + 77, 520, 1000),
                                    (33000, 1024, 520), (8192, 512, 4096), (40000, 512, 200)])
-def test_gpu_shared_statistics_match_fp64_and_naive(kind, M, K, N):
-    """Shared statistics (a row block's first tile publishes them, its other tiles wait): fewer
-    and more tiles than SMs, a partial last row block, K not a multiple of the k-tile, 1 to 16 N
-    tiles per row block. Every output written, within 1.5x the naive kernel's error vs fp64,
-    bitwise what the default lowering (statistics in every tile) writes, and launches bitwise
-    equal (each runs at the next epoch of the same words)."""
+def test_gpu_shared_statistics_match_fp64_and_naive(kind, M, K, N, share):
+    """Shared statistics (a row block's first tile publishes them, its other tiles wait), on coop
+    and on coop2's halves: fewer and more tiles than SMs, a partial last row block, K not a
+    multiple of the k-tile, 1 to 16 N tiles per row block. Every output written, within 1.5x the
+    naive kernel's error vs fp64, bitwise what the default lowering (statistics in every tile)
+    writes, and launches bitwise equal (each runs at the next epoch of the same words)."""
     x, g, b, w = _inputs(M, K, N, torch.bfloat16)
-    fused, naive = _prep(kind, x, g, b, w, SHARE), _prep(kind, x, g, b, w, ())
+    fused, naive = _prep(kind, x, g, b, w, share), _prep(kind, x, g, b, w, ())
     every = _prep(kind, x, g, b, w, "lazy-prenorm,hopper-ws")
     if fused.config.block_m == 128:  # small-M configs (64-row tiles) stay on the Triton kernel
         assert "shared through global memory" in fused.compile().remarks[-1]
