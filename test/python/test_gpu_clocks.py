@@ -82,3 +82,21 @@ def test_summary_table_shows_clocks_only_when_sampled():
     assert "SM MHz" not in summary.table([r])
     t = summary.table([r, dict(r, sm_mhz=1710.0, capped=0.8, power_w=690.0)])
     assert t.splitlines()[3].endswith("| 1710 | 80 |") and t.splitlines()[2].endswith("| - | - |")
+
+
+def test_window_waits_for_the_samples_still_in_the_pipe(tmp_path):
+    """A window asked for before its last samples were read waits (up to wait_s) for a sample
+    taken after its end. The stand-in writes, half a second after it starts, a sample stamped
+    5 s back (inside the window) and one stamped 5 s ahead (after it): without the wait the
+    window would be empty."""
+    stamp = "date -d '{}' +'%Y/%m/%d %H:%M:%S.%N' | cut -c1-23"
+    body = ["#!/bin/sh", "sleep 0.5",
+            f"echo \"$({stamp.format('5 seconds ago')}), 1500, 690, 0x4\"",
+            f"echo \"$({stamp.format('5 seconds')}), 1400, 690, 0x4\"", "exec sleep 5"]
+    exe = tmp_path / "nvidia-smi"
+    exe.write_text("\n".join(body) + "\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    with gc.ClockSampler(exe=str(exe), period_ms=200) as s:
+        now = s.now()
+        w = s.window(now - dt.timedelta(seconds=60), now + dt.timedelta(seconds=1), wait_s=10.0)
+    assert w["n"] == 1 and w["sm_mhz"] == 1500.0, w

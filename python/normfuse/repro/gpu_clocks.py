@@ -127,8 +127,19 @@ class ClockSampler:
             self._proc.stdout.close()
         self._proc = None
 
-    def window(self, t0, t1) -> dict:
-        """`summarize` of the samples taken between t0 and t1 (`now()` values)."""
+    def window(self, t0, t1, wait_s: float | None = None) -> dict:
+        """`summarize` of the samples taken between t0 and t1 (`now()` values). While sampling,
+        first waits (up to `wait_s`, default 4 periods and at least 0.1 s) for a sample taken
+        after t1, so that the window's last samples, still in the pipe, are in."""
+        import time
+        if self._proc is not None:
+            limit = time.monotonic() + (max(0.1, 4 * self.period_ms / 1000)
+                                        if wait_s is None else wait_s)
+            while time.monotonic() < limit:
+                with self._lock:
+                    if self.samples and self.samples[-1][0] > t1:
+                        break
+                time.sleep(self.period_ms / 4000)
         with self._lock:
             picked = [s for s in self.samples if t0 <= s[0] <= t1]
         return summarize(picked)
