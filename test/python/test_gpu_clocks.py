@@ -1,6 +1,7 @@
-"""The clock sampler the speed summary records power capping with (repro/gpu_clocks.py): parsing
-nvidia-smi's CSV, time windows, a disabled sampler without nvidia-smi, the summary's record
-fields and table columns. CPU only: a shell script stands in for nvidia-smi."""
+"""The clock sampler the speed summary records power capping with (repro/gpu_clocks.py), and the
+summary's record helpers: parsing nvidia-smi's CSV, time windows, a disabled sampler without
+nvidia-smi, the summary's clock fields, table columns and the fused kernel's schedule. CPU only:
+a shell script stands in for nvidia-smi."""
 import datetime as dt
 import os
 import stat
@@ -100,3 +101,13 @@ def test_window_waits_for_the_samples_still_in_the_pipe(tmp_path):
         now = s.now()
         w = s.window(now - dt.timedelta(seconds=60), now + dt.timedelta(seconds=1), wait_s=10.0)
     assert w["n"] == 1 and w["sm_mhz"] == 1500.0, w
+
+
+def test_summary_names_the_fused_kernels_schedule():
+    """summary._schedule_of: the hopper-ws schedule of a prepared op's kernel (the summary times
+    the plain GEMM on that schedule too), None when the op's kernel is not lowered."""
+    from types import SimpleNamespace as NS
+    lowered = NS(compile=lambda: NS(lowered=NS(plan=NS(config=NS(schedule="coop2")))))
+    assert summary._schedule_of(lowered) == "coop2"
+    assert summary._schedule_of(NS(compile=lambda: NS(lowered=None))) is None
+    assert summary._schedule_of(NS(compile=lambda: object())) is None

@@ -12,7 +12,9 @@ K, N in {512, 1024, 2048}) and M = 8192 with K = N = 4096 and 8192, bf16:
                   pre-norm ops, [M, N] for post-norm ops); both are recorded
     fused_ms      the op as a user calls it (default pipeline and arguments), kernel only
     backbone_ms   the same GEMM without the norm through the same lowering (the plain GEMM
-                  kernel through hopper-ws)
+                  kernel through hopper-ws, its auto schedule: coop); for pre-norm ops whose
+                  kernel runs another schedule (coop2) also `backbone_same_ms`, the plain GEMM
+                  on that schedule, and `fused_over_backbone_same` (the statistics' cost alone)
     hidden_pct    (cublas_ms + norm_ms - fused_ms) / norm_ms * 100 (the blog's metric)
 
 plus `err` (fused vs fp64 on a row sample) and `lowered` (whether the op ran the warp-specialized
@@ -61,6 +63,13 @@ def _timed(fns: dict, rounds: int) -> dict:
     from .model_shapes import time_round_robin
     times = time_round_robin(fns, max(1, rounds), _bench)
     return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _schedule_of(p) -> str | None:
+    """The hopper-ws schedule a prepared op's kernel runs (coop, coop2, pingpong), or None when it
+    is not lowered."""
+    low = getattr(p.compile(), "lowered", None)
+    return None if low is None else low.plan.config.schedule
 
 
 def _clock_fields(clocks: dict) -> dict:
@@ -131,6 +140,12 @@ def run(ops_wanted, cells, log=print, rounds: int = ROUNDS, sampler=None):
             err = ref.rel_err(out.reshape(M, N)[:rows], want)
             written = not bool(torch.isnan(out).any())
             fns[op] = p.launch
+            sched = _schedule_of(p)
+            if prenorm and sched not in (None, "coop") and f"backbone@{sched}" not in fns:
+                # the plain GEMM on the fused kernel's own schedule (the backbone column is the
+                # plain GEMM's auto choice, coop): fused / that is the statistics' cost alone
+                fns[f"backbone@{sched}"] = pre.prepare_plain_linear(
+                    x, w, passes=(f"hopper-ws{{schedule={sched}}}",)).launch
             lowered = {}
             if not prenorm:  # each lowered schedule, timed in the same rounds
                 lowered, launches = _post_lowered(op, x, w, gn, bn, want, rows)
@@ -151,6 +166,10 @@ def run(ops_wanted, cells, log=print, rounds: int = ROUNDS, sampler=None):
                    "backbone_over_cublas": backbone / cublas, "err": err, "written": written,
                    "lowered": getattr(ck, "lowered", None) is not None, "rounds": max(1, rounds)}
             rec.update(_clock_fields(clocks))
+            same = ms.get(f"backbone@{_schedule_of(p)}") if prenorm else None
+            if same is not None:
+                rec.update(backbone_same_ms=same, backbone_same_schedule=_schedule_of(p),
+                           fused_over_backbone_same=fused / same)
             if not prenorm:
                 rec.update(lowered)
                 rec.update(_post_lowered_times(
