@@ -178,6 +178,41 @@ def test_layernorm_coop_bias_residual():
     _check("ln", 600, 128, 256, 136, True, True, 300, 7, seeds=(1, 2) if SWEEP else (1,))
 
 
+LAG = "epilogue-norm,hopper-ws{post-norm=true,schedule=coop,row-lag=true}"
+
+
+@pytest.mark.parametrize("M,N,programs", [(300, 328, 3), (300, 328, 5), (200, 264, 6)],
+                         ids=["one-row-block-a-wave", "idle-programs", "two-row-blocks-a-wave"])
+def test_rmsnorm_rows_lagged(M, N, programs):
+    """hopper-ws{row-lag}: each post-norm tile finished one tile late (after the next tile's
+    k-loop), from the second of two staging tiles. RMSNorm with bias at 128 x 128 (two staging
+    tiles fit next to the ring): 3 N tiles per row (the last 72 columns), 3 programs (one row
+    block per wave: every CTA walks the 3 row blocks, so each tile is finished after the next
+    one's k-loop) and 5 (2 idle); N = 264 (the last tile 8 columns) on 6 programs (both row
+    blocks in one wave: one tile per CTA, finished after the loop). The interpreter's race check
+    would flag a staging tile overwritten while its TMA store reads it; against the naive kernel
+    and fp64."""
+    lw, runs = _check("rms", N, 128, 128, 136, True, False, M, programs, passes=LAG)
+    cfg = lw.plan.config
+    assert cfg.row_lag and cfg.schedule == "coop" and cfg.row_exchange == 1
+    remarks = _lowered("rms", N, 128, 128, 136, True, False, False, LAG)[1]
+    assert any("rows-lagged" in r for r in remarks), remarks
+
+
+def test_rows_lag_refusals_are_named():
+    """row-lag applies to RMSNorm post-norms on coop without a residual; elsewhere the kernel
+    lowers as before and the remark says why (LayerNorm's two sums, a residual tile, ping-pong,
+    128 x 256 tiles whose two staging tiles do not fit)."""
+    for kind, BN, res, passes, why in (
+            ("ln", 128, False, LAG, "LayerNorm's two row sums"),
+            ("rms", 128, True, LAG, "a residual tile"),
+            ("rms", 128, False, LAG.replace("coop", "pingpong"), "the coop schedule only"),
+            ("rms", 256, False, LAG, "two 128x256 staging tiles and the ring need")):
+        lw, remarks = _lowered(kind, 600, 128, BN, 136, False, res, False, passes)
+        assert not lw.plan.config.row_lag, (kind, BN, res, passes)
+        assert any("row-lag not applied: " + why in r for r in remarks), (why, remarks)
+
+
 def test_rmsnorm_pingpong_bias_tma_loads():
     """RMSNorm, bias only, the ping-pong schedule at 64 x 256 (two 64-row accumulators), the
     naive kernel's TMA form (descriptor loads): M = 200 (4 row blocks of 64, the last 8 rows),
@@ -416,6 +451,32 @@ def test_gpu_lowered_postnorm_matches_fp64_and_naive(kind, switch, M, K, N, bias
                         config=cfg)
     ck = plan.compile()
     assert ck.lowered is not None and ck.lowered.why_not(plan.runtime_args) is None, ck.remarks
+    plan.out.fill_(float("nan"))
+    y1 = plan().clone()
+    y2 = plan().clone()
+    assert not torch.isnan(y1.float()).any()
+    assert torch.equal(y1, y2)
+    e_naive = rel_err(naive, ref)
+    assert rel_err(y1, ref) <= 1.5 * e_naive + 1e-3, (rel_err(y1, ref), e_naive)
+    assert rel_diff(naive.cpu(), y1.cpu()) < TOL
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,K,N,bias", [(4096, 1024, 1024, True), (3000, 520, 1000, False),
+                                        (8200, 1024, 2048, True), (1000, 1024, 8192, False)])
+def test_gpu_rows_lagged_match_fp64_and_naive(M, K, N, bias):
+    """hopper-ws{row-lag} (RMSNorm, coop, 128 x 128): ragged M, a ragged last N tile, 8 to 64 N
+    tiles per row, fewer and more tiles than SMs; NaN-poisoned output, against fp64 and the naive
+    kernel; two launches bitwise equal."""
+    from normfuse.kernels.configs import PostNormConfig
+    x, w, g, beta, b, r = _gpu_case("rms", M, K, N, bias, False)
+    ref = linear_norm_ref(x, w, g, None, 1e-6, b, None)
+    naive = _gpu_prepare("rms", x, w, g, beta, b, r, ())()
+    plan = _gpu_prepare("rms", x, w, g, beta, b, r, ("epilogue-norm", LAG.split(",", 1)[1]),
+                        config=PostNormConfig(128, 128, 64, 4, 3, True))
+    ck = plan.compile()
+    assert ck.lowered is not None and ck.lowered.plan.config.row_lag, ck.remarks
+    assert ck.lowered.why_not(plan.runtime_args) is None
     plan.out.fill_(float("nan"))
     y1 = plan().clone()
     y2 = plan().clone()

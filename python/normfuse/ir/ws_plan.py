@@ -86,7 +86,10 @@ class WSConfig:
     slots itself: no barrier between the two per k-step); the output leaves in [block_m / 2,
     block_n] boxes. With `stats_share` each warpgroup publishes and takes its half's rows.
     `release_early` (with `stats_late`): each k-step releases the previous k-step's ring slot
-    right after the wait, before its own statistics (else after them)."""
+    right after the wait, before its own statistics (else after them).
+    `row_lag` (with `row_exchange`, one consumer): each post-norm tile finished one tile late,
+    after the next tile's k-loop, from a second staging tile (the exchange's wait off the
+    critical path)."""
     block_m: int = 128
     block_n: int = 256
     block_k: int = 64
@@ -103,6 +106,7 @@ class WSConfig:
     stats_late: bool = False
     halves: bool = False
     release_early: bool = False
+    row_lag: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -126,6 +130,8 @@ class WSConfig:
                              "statistics)")
         if self.row_exchange and self.stats_share:
             raise ValueError("row_exchange and stats_share use one workspace: not both")
+        if self.row_lag and not (self.row_exchange and self.consumers == 1):
+            raise ValueError("row_lag takes a post-norm row exchange and one consumer")
         if self.stats_share and self.consumers == 2 and not self.halves:
             raise ValueError("stats_share takes one consumer or coop2's halves, not ping-pong")
 
@@ -143,7 +149,8 @@ class WSConfig:
         order's mbarriers, and SCRATCH_RESERVE for Triton's own scratch (the hooks' layout
         conversions and reductions go through shared memory)."""
         ring = self.stages * (self.block_m + self.block_n) * self.block_k * elem
-        out = (1 if self.halves else self.consumers) * self.block_m * self.block_n * elem
+        out = (2 if self.row_lag else 1 if self.halves else self.consumers) \
+            * self.block_m * self.block_n * elem
         return ring + out + 16 * self.stages + 16 + SCRATCH_RESERVE
 
     def __str__(self) -> str:
@@ -151,7 +158,8 @@ class WSConfig:
                 f"w{self.consumer_warps}" + (" stats-shared" if self.stats_share else "")
                 + (" stats-late" if self.stats_late else "")
                 + (" release-early" if self.release_early else "")
-                + (f" rows-exchanged({self.row_exchange})" if self.row_exchange else ""))
+                + (f" rows-exchanged({self.row_exchange})" if self.row_exchange else "")
+                + (" rows-lagged" if self.row_lag else ""))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1014,6 +1014,96 @@ def _consumer_rows(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, CID: 
 
 
 @gluon.jit
+def _consumer_rows_lag(ring, prob, hooks, d0, d1, eargs, sbuf, epoch, WARPS: gl.constexpr,
+                       XN: gl.constexpr):
+    """A post-norm row of several N tiles with the exchange one tile late (`LAG`; one consumer,
+    no residual tile, no backward): after tile j's k-loop, y = EPI(acc) publishes its share of
+    the row sums and goes, rounded to the output type (the naive kernel's own store of the
+    unnormalized tile), into staging buffer j % 2; then tile j - 1 is finished: its row totals
+    gathered (its row's other tiles, the same position of other CTAs, published them before
+    their own next k-loop: normally no wait by now), its tile read back from its buffer,
+    FIN(y, s0, s1) stored through the same buffer by TMA. The last tile is finished after the
+    loop. Waits point to earlier positions of other CTAs only (every CTA publishes position j
+    before waiting for position j - 1): no deadlock with every CTA resident. FIN reads the tile
+    rounded to the output type, as the naive kernel's reload does (the other forms normalize
+    the fp32 tile)."""
+    BM: gl.constexpr = d0.c_desc.block_type.shape[0]
+    BN: gl.constexpr = d0.c_desc.block_type.shape[1]
+    BK: gl.constexpr = ring.a_desc.block_type.shape[1]
+    mma_layout: gl.constexpr = mma_layout_for(BM, BN, WARPS)
+    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
+    row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
+    xl: gl.constexpr = rows_layout(BM, XN, WARPS)
+    k_tiles = gl.cdiv(prob.K, BK)
+    T = gl.cdiv(prob.N, BN)
+    Mp = (gl.cdiv(prob.M, BM) * BM).to(gl.int64)
+    nw = _rows_work(prob.M, prob.N, BM, BN)
+    zero = gl.zeros([BM], gl.float32, row_a)
+    q0 = gl.zeros([BM], gl.float32, row_c)  # the previous tile's own row sums (T == 1)
+    q1 = gl.zeros([BM], gl.float32, row_c)
+    prev_m = 0
+    prev_n = 0
+    for j in range(nw):
+        pid_m, pid_n = _rows_tile(j, prob.M, prob.N, BM, BN)
+        acc = gl.zeros([BM, BN], gl.float32, mma_layout)
+        acc, st0, st1, c0 = _mainloop(
+            ring, j * k_tiles, k_tiles, pid_m, eargs, acc, zero, zero, zero, hooks,
+            hooks.HAS_PRE, hooks.HAS_STATS, a_layout)
+        y = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
+                      gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)
+        p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs)
+        if T > 1:
+            mine = sbuf + (pid_n * Mp + pid_m * BM + gl.arange(0, BM, layout=row_c))
+            _publish(mine, p0, epoch)
+            if hooks.NPOST == 2:
+                _publish(mine + T * Mp, p1, epoch)
+        # (its buffer's previous TMA store, tile j - 2's, has left it: a k-loop ago)
+        tma.store_wait(pendings=0)
+        if j % 2 == 0:
+            d0.c_smem.store(y.to(d0.c_desc.dtype))
+        else:
+            d1.c_smem.store(y.to(d1.c_desc.dtype))
+        if j > 0:
+            if (j - 1) % 2 == 0:
+                _finish_lagged(d0, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, q0, q1,
+                               mma_layout, row_c, xl, BM, BN, XN)
+            else:
+                _finish_lagged(d1, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, q0, q1,
+                               mma_layout, row_c, xl, BM, BN, XN)
+        prev_m = pid_m
+        prev_n = pid_n
+        q0 = p0
+        q1 = p1
+    if nw > 0:
+        if (nw - 1) % 2 == 0:
+            _finish_lagged(d0, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, q0, q1,
+                           mma_layout, row_c, xl, BM, BN, XN)
+        else:
+            _finish_lagged(d1, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, q0, q1,
+                           mma_layout, row_c, xl, BM, BN, XN)
+    tma.store_wait(pendings=0)
+
+
+@gluon.jit
+def _finish_lagged(dst, hooks, eargs, sbuf, epoch, pid_m, pid_n, T, Mp, q0, q1,
+                   mma_layout: gl.constexpr, row_c: gl.constexpr, xl: gl.constexpr,
+                   BM: gl.constexpr, BN: gl.constexpr, XN: gl.constexpr):
+    """`_consumer_rows_lag`'s finish of a tile held rounded in `dst`'s staging tile: the row
+    totals (gathered; a one-tile row's own sums q0, q1), FIN, the store through the same tile."""
+    if T > 1:
+        t0, t1 = _row_totals(sbuf, pid_m, T, Mp, epoch, BM, XN, hooks.NPOST == 2, xl)
+        s0 = gl.convert_layout(t0, row_c)
+        s1 = gl.convert_layout(t1, row_c)
+    else:
+        s0 = q0
+        s1 = q1
+    y = dst.c_smem.load(mma_layout).to(gl.float32)
+    out = hooks.FIN(y, s0, s1, pid_m, pid_n, eargs)
+    _store_at(out, dst, pid_m * BM, pid_n * BN)
+
+
+@gluon.jit
 def _consumer_rows1(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, WARPS: gl.constexpr,
                     XN: gl.constexpr):
     # the second consumer of the ping-pong schedule (a worker partition)
@@ -1038,7 +1128,7 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                    NOUT: gl.constexpr = 1, S1: gl.constexpr = 0, S2: gl.constexpr = 0,
                    S3: gl.constexpr = 0, STATS_LATE: gl.constexpr = False,
                    HALVES: gl.constexpr = False, RELEASE_EARLY: gl.constexpr = False,
-                   num_warps: gl.constexpr = 4):
+                   LAG: gl.constexpr = False, num_warps: gl.constexpr = 4):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
@@ -1061,7 +1151,9 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     k-step's wgmma instead of right after the issue (see `_mainloop`). `HALVES` (coop2, NCONS =
     2): both consumers work on every tile, each on half of its rows (`_consumer_half`); C's
     descriptor has [BM / 2, BN] boxes. `RELEASE_EARLY`: with late statistics, each k-step
-    releases the previous slot before computing them (else after)."""
+    releases the previous slot before computing them (else after). `LAG` (with NPOST, one
+    consumer, no residual tile, no backward): each tile finished one tile late, after the next
+    tile's k-loop (`_consumer_rows_lag`; two staging tiles)."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -1097,6 +1189,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     # what the pass never plans (the template would drop a statistic or ignore an output)
     gl.static_assert(not HALVES or (NCONS == 2 and not RES and not BWD and NPOST == 0),
                      "HALVES: two consumers, no residual tile, backward or post-norm rows")
+    gl.static_assert(not LAG or (NPOST > 0 and NCONS == 1 and not RES and not BWD),
+                     "LAG: post-norm rows, one consumer, no residual tile or backward")
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
                     AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, RELEASE_EARLY)
     if NPOST > 0:
@@ -1105,7 +1199,7 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
         for i in gl.static_range(2):
             mbarrier.init(res_ready.index(i), count=1)
             mbarrier.init(res_free.index(i), count=1)
-        if NCONS == 2:
+        if NCONS == 2 or LAG:
             c_smem1 = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
         else:
             c_smem1 = c_smem0
@@ -1117,7 +1211,13 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
             res = Residual(r_desc, c_smem0, c_smem1, res_ready, res_free, True, c_desc)
         else:
             res = Residual(c_desc, c_smem0, c_smem1, res_ready, res_free, False, c_desc)
-        if NCONS == 2:
+        if LAG:
+            gl.warp_specialize([
+                (_consumer_rows_lag, (ring, prob, hooks, o0, o1, eargs, sbuf, epoch, num_warps,
+                                      XN)),
+                (_loader_rows, (ring, prob, res, BM, BN, 1)),
+            ], [LOADER_WARPS], [LOADER_REGS])
+        elif NCONS == 2:
             gl.warp_specialize([
                 (_consumer_rows, (ring, prob, hooks, o0, res, eargs, order, sbuf, epoch, 0, 2,
                                   num_warps, XN)),

@@ -188,6 +188,14 @@ stats-late = auto | true | false where the k-loop computes the statistics: auto 
                                 (LayerNorm); true / false force either (not with a shift or an A
                                 operand computed in the k-loop). LayerNorm's sums late were
                                 measured slower on coop (session 14), not yet on coop2
+row-lag = false                 post-norm rows of several N tiles (post-norm=true) finished one
+                                tile late: after tile j's k-loop it publishes its row sums and goes,
+                                rounded (the naive kernel's own store), into staging tile j % 2,
+                                then tile j - 1 gathers its totals (its row's other tiles published
+                                them a k-loop ago: normally no wait), is read back, normalized and
+                                stored. RMSNorm (one row sum), coop, no residual tile or backward;
+                                two staging tiles must fit next to the ring (128x128 tiles). Built
+                                2026-12-03 (CPU: interpreter, ptxas); not yet timed
 epilogue-tma = false            a plain epilogue's [BM, BN] load of a second matrix at the output
                                 tile's rows and columns (masked by rows < M, columns < N, same
                                 element type as the output; the rowdot dX kernel's x) comes by TMA
@@ -2309,6 +2317,26 @@ def _auto_schedule(m: _Matcher, stats, afn, share: bool, refusal: str | None) ->
     return "coop2", ""
 
 
+def _lagged(cfg: P.WSConfig, m: _Matcher, rows) -> tuple[P.WSConfig, str]:
+    """hopper-ws{row-lag}: the config with each post-norm tile finished one tile late, at the
+    deepest ring that fits next to the second staging tile, or (cfg, why not)."""
+    why = ("the kernel is no post-norm over several tiles" if rows is None else
+           "the coop schedule only (one consumer)" if cfg.consumers != 1 else
+           "a residual tile (its staging tile is the lagged tile's)" if m.res is not None else
+           "a norm backward" if m.bwd else
+           "LayerNorm's two row sums (the lagged tile is re-read rounded, which a constant row's "
+           "centring cannot take)" if len(rows.results) != 1 else None)
+    if why:
+        return cfg, why
+    lag = replace(cfg, row_lag=True)
+    while lag.stages > 2 and lag.smem_bytes() > _BUDGET:
+        lag = replace(lag, stages=lag.stages - 1)
+    if lag.smem_bytes() > _BUDGET:
+        return cfg, (f"two {cfg.block_m}x{cfg.block_n} staging tiles and the ring need "
+                     f"{lag.smem_bytes()} bytes of shared memory (use 128x128 tiles)")
+    return lag, ""
+
+
 def _stats_where(cfg: P.WSConfig) -> str:
     when = " (each k-step's after the wait for the previous wgmma)" if cfg.stats_late else ""
     if cfg.stats_share:
@@ -2345,6 +2373,9 @@ class HopperWS(Pass):
     # where the k-loop's statistics go: auto (STATS_LATE_MAX_SUMS decides), true (after the wait
     # whatever the number of sums), false (right after the wgmma issue)
     stats_late: str = "auto"
+    # post-norm rows of several tiles finished one tile late (after the next tile's k-loop) from
+    # a second staging tile: the row exchange's wait off the critical path
+    row_lag: bool = False
 
     def __post_init__(self):
         # (true / false as the boolean options take them: on, 1, yes, a Python bool)
@@ -2464,6 +2495,10 @@ class HopperWS(Pass):
         if rows is not None:
             cfg = replace(cfg, row_exchange=len(rows.results),
                           row_chunk=_row_chunk(m.post.trips, len(rows.results), cfg))
+        if self.row_lag:
+            cfg, why = _lagged(cfg, m, rows)
+            if why:
+                notes.append("row-lag not applied: " + why)
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),

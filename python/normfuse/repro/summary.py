@@ -23,7 +23,8 @@ while the cell's quantities were timed and the share of those samples under the 
 power cap (`gpu_clocks`: the big cells run at the H200's 700 W limit, where a kernel's time
 follows its energy and the board's temperature; per kernel: `bench/power_probe.py`). The fused column is the ops' default plan (post-norm: the lowered form under
 `LOWERED_POSTNORM`: 'auto' by default, the schedule and tiles per shape). Post-norm ops also record each lowered schedule
-(hopper-ws{post-norm=true}), per schedule s in coop, pingpong: `lowered_<s>_ms`, `_hidden_pct`, `_over_backbone`,
+(hopper-ws{post-norm=true}), per schedule s in coop, pingpong (and for RMSNorm coop_lag: coop
+at 128 x 128 with hopper-ws{row-lag}): `lowered_<s>_ms`, `_hidden_pct`, `_over_backbone`,
 `_over_cublas`, `_err`, `_ran` (the lowered kernel launched rather than a fallback); the table
 `summary_post_lowered.md` lists them. Times: per cell, every quantity's `triton.testing.do_bench`
 median (warmup 25 ms, rep 100 ms), taken in turns over `--rounds` rounds (default ROUNDS), the
@@ -205,15 +206,22 @@ def _post_lowered(op, x, w, gn, bn, want, rows) -> tuple[dict, dict]:
     other quantities; `_post_lowered_times` adds the times)."""
     import torch
     from .. import reference as ref
+    from ..kernels.configs import PostNormConfig
     from ..ops import postnorm_linear as post
     out, launches = {}, {}
     M, N = x.shape[0], w.shape[0]
-    for sched in post.LOWERED_SCHEDULES:
+    variants = [(s, post.lowered_postnorm_passes(s), None) for s in post.LOWERED_SCHEDULES]
+    if op == "linear_rmsnorm" and N > 128:
+        # the lagged row exchange (hopper-ws{row-lag}: RMSNorm, coop, 128 x 128 tiles)
+        variants.append(("coop_lag", ("epilogue-norm",
+                                      "hopper-ws{post-norm=true,schedule=coop,row-lag=true}"),
+                         PostNormConfig(128, 128, 64, 4, 3, True)))
+    for sched, passes, cfg in variants:
         k = f"lowered_{sched}_"
         try:
-            passes = post.lowered_postnorm_passes(sched)
-            p = (post.prepare_linear_rmsnorm(x, w, gn, 1e-6, passes=passes) if op == "linear_rmsnorm"
-                 else post.prepare_linear_layernorm(x, w, gn, bn, 1e-5, passes=passes))
+            p = (post.prepare_linear_rmsnorm(x, w, gn, 1e-6, passes=passes, config=cfg)
+                 if op == "linear_rmsnorm"
+                 else post.prepare_linear_layernorm(x, w, gn, bn, 1e-5, passes=passes, config=cfg))
             ck = p.compile()
             ran = ck.lowered is not None and ck.lowered.why_not(p.runtime_args) is None
             p.out.fill_(float("nan"))
@@ -240,8 +248,9 @@ def _post_lowered_times(ms: dict, cublas: float, norm: float, backbone: float) -
 def post_lowered_table(records) -> str:
     """The post-norm ops' default and lowered forms side by side (fused / cuBLAS, hidden %)."""
     lines = ["| op | M | K | N | default / cuBLAS | hidden % | coop / cuBLAS | coop / backbone | "
-             "coop hidden % | pingpong / cuBLAS | pingpong / backbone | pingpong hidden % |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "coop hidden % | pingpong / cuBLAS | pingpong / backbone | pingpong hidden % | "
+             "coop 128x128 row-lag / cuBLAS | row-lag hidden % |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 
     def f(v, fmt):
         return format(v, fmt) if isinstance(v, (int, float)) else "-"
@@ -254,6 +263,9 @@ def post_lowered_table(records) -> str:
             cols += [f(r.get(f"lowered_{s}_over_cublas"), ".3f") if ok else "n/a",
                      f(r.get(f"lowered_{s}_over_backbone"), ".3f") if ok else "n/a",
                      f(r.get(f"lowered_{s}_hidden_pct"), ".0f") if ok else "n/a"]
+        ok = r.get("lowered_coop_lag_ran") and r.get("lowered_coop_lag_written")
+        cols += [f(r.get("lowered_coop_lag_over_cublas"), ".3f") if ok else "-",
+                 f(r.get("lowered_coop_lag_hidden_pct"), ".0f") if ok else "-"]
         lines.append(f"| {r['op']} | {r['M']} | {r['K']} | {r['N']} | " + " | ".join(cols) + " |")
     return "\n".join(lines)
 
