@@ -181,22 +181,26 @@ def test_layernorm_coop_bias_residual():
 LAG = "epilogue-norm,hopper-ws{post-norm=true,schedule=coop,row-lag=true}"
 
 
-@pytest.mark.parametrize("M,N,programs", [(300, 328, 3), (300, 328, 5), (200, 264, 6)],
-                         ids=["one-row-block-a-wave", "idle-programs", "two-row-blocks-a-wave"])
+@pytest.mark.parametrize("M,N,programs", [(300, 328, 3), (300, 328, 5), (200, 264, 6),
+                                         (600, 328, 6), (1000, 264, 3)],
+                         ids=["one-row-block-a-wave", "idle-programs", "two-row-blocks-a-wave",
+                              "uneven-tiles-per-cta", "eight-tiles-per-cta"])
 def test_rmsnorm_rows_lagged(M, N, programs):
     """hopper-ws{row-lag}: each post-norm tile finished one tile late (after the next tile's
     k-loop), from the second of two staging tiles. RMSNorm with bias at 128 x 128 (two staging
     tiles fit next to the ring): 3 N tiles per row (the last 72 columns), 3 programs (one row
     block per wave: every CTA walks the 3 row blocks, so each tile is finished after the next
     one's k-loop) and 5 (2 idle); N = 264 (the last tile 8 columns) on 6 programs (both row
-    blocks in one wave: one tile per CTA, finished after the loop). The interpreter's race check
-    would flag a staging tile overwritten while its TMA store reads it; against the naive kernel
-    and fp64."""
+    blocks in one wave: one tile per CTA, finished after the loop); 5 row blocks on 6 programs
+    (CTAs with 3 and with 2 tiles) and 8 row blocks on 3 (8 tiles per CTA). The interpreter's
+    race check would flag a staging tile overwritten while its TMA store reads it; against the
+    naive kernel and fp64."""
     lw, runs = _check("rms", N, 128, 128, 136, True, False, M, programs, passes=LAG)
     cfg = lw.plan.config
     assert cfg.row_lag and cfg.schedule == "coop" and cfg.row_exchange == 1
     remarks = _lowered("rms", N, 128, 128, 136, True, False, False, LAG)[1]
-    assert any("rows-lagged" in r for r in remarks), remarks
+    assert any("rows-lagged" in r and "each tile finished one tile late" in r
+               and "normalized in fp32" not in r for r in remarks), remarks
 
 
 def test_rows_lag_refusals_are_named():

@@ -1040,8 +1040,6 @@ def _consumer_rows_lag(ring, prob, hooks, d0, d1, eargs, sbuf, epoch, WARPS: gl.
     Mp = (gl.cdiv(prob.M, BM) * BM).to(gl.int64)
     nw = _rows_work(prob.M, prob.N, BM, BN)
     zero = gl.zeros([BM], gl.float32, row_a)
-    q0 = gl.zeros([BM], gl.float32, row_c)  # the previous tile's own row sums (T == 1)
-    q1 = gl.zeros([BM], gl.float32, row_c)
     prev_m = 0
     prev_n = 0
     for j in range(nw):
@@ -1053,11 +1051,12 @@ def _consumer_rows_lag(ring, prob, hooks, d0, d1, eargs, sbuf, epoch, WARPS: gl.
         y = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
                       gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)
         p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs)
-        if T > 1:
-            mine = sbuf + (pid_n * Mp + pid_m * BM + gl.arange(0, BM, layout=row_c))
-            _publish(mine, p0, epoch)
-            if hooks.NPOST == 2:
-                _publish(mine + T * Mp, p1, epoch)
+        # (published even for a one-tile row, T = 1, which then gathers its own words: the
+        # pass plans rows of several tiles only)
+        mine = sbuf + (pid_n * Mp + pid_m * BM + gl.arange(0, BM, layout=row_c))
+        _publish(mine, p0, epoch)
+        if hooks.NPOST == 2:
+            _publish(mine + T * Mp, p1, epoch)
         # (its buffer's previous TMA store, tile j - 2's, has left it: a k-loop ago)
         tma.store_wait(pendings=0)
         if j % 2 == 0:
@@ -1066,38 +1065,32 @@ def _consumer_rows_lag(ring, prob, hooks, d0, d1, eargs, sbuf, epoch, WARPS: gl.
             d1.c_smem.store(y.to(d1.c_desc.dtype))
         if j > 0:
             if (j - 1) % 2 == 0:
-                _finish_lagged(d0, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, q0, q1,
-                               mma_layout, row_c, xl, BM, BN, XN)
+                _finish_lagged(d0, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, mma_layout,
+                               row_c, xl, BM, BN, XN)
             else:
-                _finish_lagged(d1, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, q0, q1,
-                               mma_layout, row_c, xl, BM, BN, XN)
+                _finish_lagged(d1, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, mma_layout,
+                               row_c, xl, BM, BN, XN)
         prev_m = pid_m
         prev_n = pid_n
-        q0 = p0
-        q1 = p1
     if nw > 0:
         if (nw - 1) % 2 == 0:
-            _finish_lagged(d0, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, q0, q1,
-                           mma_layout, row_c, xl, BM, BN, XN)
+            _finish_lagged(d0, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, mma_layout,
+                           row_c, xl, BM, BN, XN)
         else:
-            _finish_lagged(d1, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, q0, q1,
-                           mma_layout, row_c, xl, BM, BN, XN)
+            _finish_lagged(d1, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, mma_layout,
+                           row_c, xl, BM, BN, XN)
     tma.store_wait(pendings=0)
 
 
 @gluon.jit
-def _finish_lagged(dst, hooks, eargs, sbuf, epoch, pid_m, pid_n, T, Mp, q0, q1,
-                   mma_layout: gl.constexpr, row_c: gl.constexpr, xl: gl.constexpr,
-                   BM: gl.constexpr, BN: gl.constexpr, XN: gl.constexpr):
+def _finish_lagged(dst, hooks, eargs, sbuf, epoch, pid_m, pid_n, T, Mp, mma_layout: gl.constexpr,
+                   row_c: gl.constexpr, xl: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr,
+                   XN: gl.constexpr):
     """`_consumer_rows_lag`'s finish of a tile held rounded in `dst`'s staging tile: the row
-    totals (gathered; a one-tile row's own sums q0, q1), FIN, the store through the same tile."""
-    if T > 1:
-        t0, t1 = _row_totals(sbuf, pid_m, T, Mp, epoch, BM, XN, hooks.NPOST == 2, xl)
-        s0 = gl.convert_layout(t0, row_c)
-        s1 = gl.convert_layout(t1, row_c)
-    else:
-        s0 = q0
-        s1 = q1
+    totals gathered from the row's published words, FIN, the store through the same tile."""
+    t0, t1 = _row_totals(sbuf, pid_m, T, Mp, epoch, BM, XN, hooks.NPOST == 2, xl)
+    s0 = gl.convert_layout(t0, row_c)
+    s1 = gl.convert_layout(t1, row_c)
     y = dst.c_smem.load(mma_layout).to(gl.float32)
     out = hooks.FIN(y, s0, s1, pid_m, pid_n, eargs)
     _store_at(out, dst, pid_m * BM, pid_n * BN)

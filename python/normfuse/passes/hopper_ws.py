@@ -2324,8 +2324,9 @@ def _lagged(cfg: P.WSConfig, m: _Matcher, rows) -> tuple[P.WSConfig, str]:
            "the coop schedule only (one consumer)" if cfg.consumers != 1 else
            "a residual tile (its staging tile is the lagged tile's)" if m.res is not None else
            "a norm backward" if m.bwd else
-           "LayerNorm's two row sums (the lagged tile is re-read rounded, which a constant row's "
-           "centring cannot take)" if len(rows.results) != 1 else None)
+           "LayerNorm's two row sums (the lagged tile is re-read rounded, and the lowered "
+           "LayerNorm keeps centring the fp32 tile for its accuracy at |mean| >> std)"
+           if len(rows.results) != 1 else None)
     if why:
         return cfg, why
     lag = replace(cfg, row_lag=True)
@@ -2499,6 +2500,11 @@ class HopperWS(Pass):
             cfg, why = _lagged(cfg, m, rows)
             if why:
                 notes.append("row-lag not applied: " + why)
+            else:  # (the analysis wrote the fp32 form's note)
+                notes = [n.replace("the tile normalized in fp32 in the epilogue",
+                                   "each tile finished one tile late, after the next tile's "
+                                   "k-loop, from the output's type in a second staging tile (as "
+                                   "the naive kernel reloads it)") for n in notes]
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),

@@ -229,6 +229,8 @@ def _post_lowered(op, x, w, gn, bn, want, rows) -> tuple[dict, dict]:
             torch.cuda.synchronize()
             out.update({k + "err": ref.rel_err(y.reshape(M, N)[:rows], want),
                         k + "written": not bool(torch.isnan(y).any()), k + "ran": ran})
+            if sched == "coop_lag":  # (a refused row-lag would time plain coop under its name)
+                out[k + "lagged"] = ck.lowered is not None and ck.lowered.plan.config.row_lag
             launches[sched] = p.launch
         except Exception as e:  # noqa: BLE001 - recorded, the other measurements go on
             out[k + "error"] = f"{type(e).__name__}: {e}"[:300]
@@ -263,7 +265,8 @@ def post_lowered_table(records) -> str:
             cols += [f(r.get(f"lowered_{s}_over_cublas"), ".3f") if ok else "n/a",
                      f(r.get(f"lowered_{s}_over_backbone"), ".3f") if ok else "n/a",
                      f(r.get(f"lowered_{s}_hidden_pct"), ".0f") if ok else "n/a"]
-        ok = r.get("lowered_coop_lag_ran") and r.get("lowered_coop_lag_written")
+        ok = (r.get("lowered_coop_lag_ran") and r.get("lowered_coop_lag_written")
+              and r.get("lowered_coop_lag_lagged"))
         cols += [f(r.get("lowered_coop_lag_over_cublas"), ".3f") if ok else "-",
                  f(r.get("lowered_coop_lag_hidden_pct"), ".0f") if ok else "-"]
         lines.append(f"| {r['op']} | {r['M']} | {r['K']} | {r['N']} | " + " | ".join(cols) + " |")
