@@ -441,6 +441,17 @@ def rows_layout(BM, XN, num_warps):
 
 
 @gluon.jit
+def _publish_rows(sbuf, pid_m, pid_n, T, Mp, p0, p1, epoch, BM: gl.constexpr, TWO: gl.constexpr,
+                  layout: gl.constexpr):
+    """A tile's shares of its rows' sums as stamped words at sbuf[(j * T + n) * Mp + row] (j < 1 +
+    TWO), where `_row_totals` gathers them."""
+    mine = sbuf + (pid_n * Mp + pid_m * BM + gl.arange(0, BM, layout=layout))
+    _publish(mine, p0, epoch)
+    if TWO:
+        _publish(mine + T * Mp, p1, epoch)
+
+
+@gluon.jit
 def _row_totals(sbuf, pid_m, T, Mp, epoch, BM: gl.constexpr, XN: gl.constexpr,
                 TWO: gl.constexpr, layout: gl.constexpr):
     """The row sums over the whole row, from the partial sums the row's T tiles published:
@@ -990,10 +1001,7 @@ def _consumer_rows(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, CID: 
         else:
             p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs)
         if T > 1:
-            mine = sbuf + (pid_n * Mp + pid_m * BM + gl.arange(0, BM, layout=row_c))
-            _publish(mine, p0, epoch)
-            if hooks.NPOST == 2:
-                _publish(mine + T * Mp, p1, epoch)
+            _publish_rows(sbuf, pid_m, pid_n, T, Mp, p0, p1, epoch, BM, hooks.NPOST == 2, row_c)
             t0, t1 = _row_totals(sbuf, pid_m, T, Mp, epoch, BM, XN, hooks.NPOST == 2, xl)
             s0 = gl.convert_layout(t0, row_c)
             s1 = gl.convert_layout(t1, row_c)
@@ -1053,10 +1061,7 @@ def _consumer_rows_lag(ring, prob, hooks, d0, d1, eargs, sbuf, epoch, WARPS: gl.
         p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs)
         # (published even for a one-tile row, T = 1, which then gathers its own words: the
         # pass plans rows of several tiles only)
-        mine = sbuf + (pid_n * Mp + pid_m * BM + gl.arange(0, BM, layout=row_c))
-        _publish(mine, p0, epoch)
-        if hooks.NPOST == 2:
-            _publish(mine + T * Mp, p1, epoch)
+        _publish_rows(sbuf, pid_m, pid_n, T, Mp, p0, p1, epoch, BM, hooks.NPOST == 2, row_c)
         # (its buffer's previous TMA store, tile j - 2's, has left it: a k-loop ago)
         tma.store_wait(pendings=0)
         if j % 2 == 0:
@@ -1064,36 +1069,31 @@ def _consumer_rows_lag(ring, prob, hooks, d0, d1, eargs, sbuf, epoch, WARPS: gl.
         else:
             d1.c_smem.store(y.to(d1.c_desc.dtype))
         if j > 0:
-            if (j - 1) % 2 == 0:
-                _finish_lagged(d0, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, mma_layout,
-                               row_c, xl, BM, BN, XN)
-            else:
-                _finish_lagged(d1, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, mma_layout,
-                               row_c, xl, BM, BN, XN)
+            _finish_lagged(j - 1, d0, d1, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp,
+                           mma_layout, row_c, xl, BM, BN, XN)
         prev_m = pid_m
         prev_n = pid_n
     if nw > 0:
-        if (nw - 1) % 2 == 0:
-            _finish_lagged(d0, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, mma_layout,
-                           row_c, xl, BM, BN, XN)
-        else:
-            _finish_lagged(d1, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp, mma_layout,
-                           row_c, xl, BM, BN, XN)
+        _finish_lagged(nw - 1, d0, d1, hooks, eargs, sbuf, epoch, prev_m, prev_n, T, Mp,
+                       mma_layout, row_c, xl, BM, BN, XN)
     tma.store_wait(pendings=0)
 
 
 @gluon.jit
-def _finish_lagged(dst, hooks, eargs, sbuf, epoch, pid_m, pid_n, T, Mp, mma_layout: gl.constexpr,
-                   row_c: gl.constexpr, xl: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr,
-                   XN: gl.constexpr):
-    """`_consumer_rows_lag`'s finish of a tile held rounded in `dst`'s staging tile: the row
-    totals gathered from the row's published words, FIN, the store through the same tile."""
+def _finish_lagged(j, d0, d1, hooks, eargs, sbuf, epoch, pid_m, pid_n, T, Mp,
+                   mma_layout: gl.constexpr, row_c: gl.constexpr, xl: gl.constexpr,
+                   BM: gl.constexpr, BN: gl.constexpr, XN: gl.constexpr):
+    """`_consumer_rows_lag`'s finish of its j-th tile, held rounded in staging tile j % 2: the
+    row totals gathered from the row's published words, FIN, the store through the same tile."""
     t0, t1 = _row_totals(sbuf, pid_m, T, Mp, epoch, BM, XN, hooks.NPOST == 2, xl)
     s0 = gl.convert_layout(t0, row_c)
     s1 = gl.convert_layout(t1, row_c)
-    y = dst.c_smem.load(mma_layout).to(gl.float32)
-    out = hooks.FIN(y, s0, s1, pid_m, pid_n, eargs)
-    _store_at(out, dst, pid_m * BM, pid_n * BN)
+    if j % 2 == 0:
+        out = hooks.FIN(d0.c_smem.load(mma_layout).to(gl.float32), s0, s1, pid_m, pid_n, eargs)
+        _store_at(out, d0, pid_m * BM, pid_n * BN)
+    else:
+        out = hooks.FIN(d1.c_smem.load(mma_layout).to(gl.float32), s0, s1, pid_m, pid_n, eargs)
+        _store_at(out, d1, pid_m * BM, pid_n * BN)
 
 
 @gluon.jit
