@@ -159,7 +159,7 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True) ->
     args = (dout, x, k, v, off, x, mean, rstd, rrms)
     kw = dict(activation=activation, qk_scale=scale)
     guard("fused_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*args, **kw), warmup=5, rep=30))
-    # the training forward's saved z and lse (flash_norm_attention_fwd(save=True)): the rows
+    # the training forward's saved g and lse (flash_norm_attention_fwd(save=True)): the rows
     # kernel reads them instead of recomputing the attention; the forward with and without saving
     from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
     fkw = dict(activation=activation, qk_scale=scale, check_offsets=False)
@@ -172,10 +172,6 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True) ->
     skw = dict(kw, g=ps.g, lse=ps.lse)
     guard("fused_saved_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*sargs, **skw),
                                              warmup=5, rep=30))
-    if kernels:
-        from .bench_ops import _device_kernels
-        guard("fused_saved_kernels", lambda: _device_kernels(
-            lambda: flash_norm_attention_bwd(*sargs, **skw), top=10))
     cfg2 = BwdConfig(kv_block_m=32, kv_block_l=32, kv_num_warps=4, kv_num_stages=2)
     guard("fused_kv32_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*args, config=cfg2, **kw),
                                             warmup=5, rep=30))
@@ -189,6 +185,8 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True) ->
         from .bench_ops import _device_kernels
         guard("fused_kernels", lambda: _device_kernels(
             lambda: flash_norm_attention_bwd(*args, **kw), top=10))
+        guard("fused_saved_kernels", lambda: _device_kernels(
+            lambda: flash_norm_attention_bwd(*sargs, **skw), top=10))
         guard("unfused_eager_kernels", lambda: backward_kernels(
             lambda a, b_, c: unfused(a, b_, c, bidx, tidx, max_len, activation, scale),
             (x, k, v), dout.reshape(T, -1)))

@@ -151,12 +151,12 @@ def run(ops_wanted, cells, log=print, rounds: int = ROUNDS, sampler=None):
             if not prenorm:  # each lowered schedule, timed in the same rounds
                 lowered, launches = _post_lowered(op, x, w, gn, bn, want, rows)
                 fns.update({f"{op}@{s}": f for s, f in launches.items()})
-            made.append((op, prenorm, norm_key, p, want, err, written, lowered))
+            made.append((op, prenorm, norm_key, p, want, err, written, lowered, sched))
         t0 = sampler.now() if sampler is not None else None
         ms = _timed(fns, rounds)
         clocks = sampler.window(t0, sampler.now()) if sampler is not None else {}
         cublas, backbone = ms["cublas"], ms["backbone"]
-        for op, prenorm, norm_key, p, want, err, written, lowered in made:
+        for op, prenorm, norm_key, p, want, err, written, lowered, sched in made:
             eager, comp, fused = ms[norm_key + ":eager"], ms[norm_key + ":compiled"], ms[op]
             ck = p.compile()
             norm = min(eager, comp)
@@ -167,9 +167,9 @@ def run(ops_wanted, cells, log=print, rounds: int = ROUNDS, sampler=None):
                    "backbone_over_cublas": backbone / cublas, "err": err, "written": written,
                    "lowered": getattr(ck, "lowered", None) is not None, "rounds": max(1, rounds)}
             rec.update(_clock_fields(clocks))
-            same = ms.get(f"backbone@{_schedule_of(p)}") if prenorm else None
+            same = ms.get(f"backbone@{sched}") if prenorm else None
             if same is not None:
-                rec.update(backbone_same_ms=same, backbone_same_schedule=_schedule_of(p),
+                rec.update(backbone_same_ms=same, backbone_same_schedule=sched,
                            fused_over_backbone_same=fused / same)
             if not prenorm:
                 rec.update(lowered)

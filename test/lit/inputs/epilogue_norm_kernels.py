@@ -10,7 +10,8 @@ from postnorm_common import LN, PERS, POST, write_lit
 
 
 @triton.jit
-def side_output_store(X, W, Y, Z, M, K, stride, eps, N: tl.constexpr, BM: tl.constexpr):
+def _store_between(X, W, Y, Z, eps, stride, N: tl.constexpr, BM: tl.constexpr,
+                   SIDE: tl.constexpr):
     offs_m = tl.arange(0, BM)
     offs_n = tl.arange(0, N)
     acc = tl.dot(tl.load(X + offs_m[:, None] * stride + offs_n[None, :]),
@@ -18,23 +19,22 @@ def side_output_store(X, W, Y, Z, M, K, stride, eps, N: tl.constexpr, BM: tl.con
     ss = tl.sum(acc * acc, axis=1)
     p = Y + offs_m[:, None] * N + offs_n[None, :]
     tl.store(p, acc.to(tl.bfloat16))
-    tl.store(Z + offs_m, ss)  # a side output: another argument, written between the two stores
+    if SIDE:
+        tl.store(Z + offs_m, ss)  # a side output: another argument, written between the two stores
+    else:
+        tl.store(Y + BM * N + offs_m, ss.to(tl.bfloat16))  # the output's memory, between the stores
     y = tl.load(p).to(tl.float32)
     tl.store(p, (y / tl.sqrt(ss / N + eps)[:, None]).to(tl.bfloat16))
 
 
 @triton.jit
+def side_output_store(X, W, Y, Z, M, K, stride, eps, N: tl.constexpr, BM: tl.constexpr):
+    _store_between(X, W, Y, Z, eps, stride, N, BM, True)
+
+
+@triton.jit
 def negative_extra_store(X, W, Y, Z, M, K, stride, eps, N: tl.constexpr, BM: tl.constexpr):
-    offs_m = tl.arange(0, BM)
-    offs_n = tl.arange(0, N)
-    acc = tl.dot(tl.load(X + offs_m[:, None] * stride + offs_n[None, :]),
-                 tl.load(W + offs_n[:, None] * stride + offs_n[None, :]))
-    ss = tl.sum(acc * acc, axis=1)
-    p = Y + offs_m[:, None] * N + offs_n[None, :]
-    tl.store(p, acc.to(tl.bfloat16))
-    tl.store(Y + BM * N + offs_m, ss.to(tl.bfloat16))  # the output's memory, between the stores
-    y = tl.load(p).to(tl.float32)
-    tl.store(p, (y / tl.sqrt(ss / N + eps)[:, None]).to(tl.bfloat16))
+    _store_between(X, W, Y, Z, eps, stride, N, BM, False)
 
 
 @triton.jit
