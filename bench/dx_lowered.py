@@ -20,7 +20,11 @@ to cuBLAS's dX GEMM:
 - `default`: `training.norm_backward` as the ops run it now (cluster-reduce + epilogue-norm);
 - `coop` / `coop-s4` / `pingpong` / `coop256`: the lowered kernel (`training.norm_backward(
   lowered=...)`: coop 128 x 128 (3-stage ring; `-s4`: 4 stages), ping-pong 64 x 128, coop
-  128 x 256 (1.0-1.6 KB of ptxas spills: a reference point)).
+  128 x 256 (1.0-1.6 KB of ptxas spills: a reference point));
+- `rowdot` / `cublas-plan`: a whole pre-norm backward (dx, dg, dbeta, dW) by plan "rowdot"
+  (the row sums from dY and y by a separate pass, the dX kernel's epilogue elementwise: no row
+  exchange) and by the default plan "cublas"; the json lists each one's kernels (device ms),
+  the rowdot dX kernel (`norm_backward_rowdot_naive`) among them.
 Before timing, each lowered variant is checked: it ran lowered (a RuntimeWarning of the switch's
 fallback fails the variant), no NaN over NaN-poisoned outputs, dx / dg / n within 2e-2 (max
 abs diff / max abs) of the default kernel, two launches bitwise equal. Goal: lowered <= 1.15x
@@ -73,6 +77,47 @@ def _rel(a, b) -> float:
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
 
 
+def _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref):
+    """The "rowdot" plan (ops.training.rowdot_backward): its dX kernel has an elementwise
+    epilogue (the row sums come from dY and the forward's output y by a separate pass). Timed:
+    `rowdot` the plan's whole backward (dx, dg, dbeta, dW) and `cublas-plan` the default plan's
+    (prenorm_backward(plan="cublas")), with each one's kernels (torch.profiler), so that the dX
+    kernel alone (`norm_backward_rowdot_naive`) reads against cuBLAS's dX GEMM."""
+    import torch
+    from normfuse.ops import training as tr
+    from normfuse.repro.bench_ops import _device_kernels
+    is_ln = kind == "ln"
+    xf = x.float()
+    n = (xf - mu[:, None]) * rstd[:, None] * g.float()
+    if beta is not None:
+        n = n + beta.float()
+    y = (n @ w.float().t()).to(x.dtype)
+
+    def plan(name):
+        return lambda: tr.prenorm_backward(dy, x, g, beta, w, rstd, mu, is_ln=is_ln,
+                                           has_bias=False, plan=name, y=y, bias=None)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # a fallback fails the variant
+            runs = [plan("rowdot")() for _ in range(2)]
+        torch.cuda.synchronize()
+        same = all(a is None or torch.equal(a, b) for a, b in zip(runs[0], runs[1]))
+        nan = any(t is not None and bool(torch.isnan(t.float()).any()) for t in runs[0])
+        diffs = {nm: _rel(a, b) for nm, a, b in zip(("dx", "dg", "dbeta"), runs[0], ref)
+                 if a is not None and b is not None}
+        ok = same and not nan and max(diffs.values()) < 2e-2
+        check = {"bitwise_repeatable": same, "nan": nan, "rel_diff_vs_default": diffs, "ok": ok}
+        if ok:
+            fns["rowdot"] = plan("rowdot")
+            fns["cublas-plan"] = plan("cublas")
+            check["kernels"] = {nm: _device_kernels(plan(nm), top=12)
+                                for nm in ("rowdot", "cublas")}
+            check["kernels"]["mm"] = _device_kernels(lambda: torch.mm(dy, w), top=2)
+        row["checks"]["rowdot"] = check
+    except Exception as e:  # noqa: BLE001 -- reported per variant, the others go on
+        row["checks"]["rowdot"] = {"ok": False, "error": f"{type(e).__name__}: {e}"[:400]}
+
+
 def run_cell(kind, M, K, N, variants, do_bench, form="prenorm"):
     import torch
     from normfuse.ops import training as tr
@@ -97,6 +142,9 @@ def run_cell(kind, M, K, N, variants, do_bench, form="prenorm"):
     ref = [t.clone() if t is not None else None for t in default()] + [
         xn.clone() if xn is not None else None]
     for v in variants:
+        if v == "rowdot":
+            _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref)
+            continue
         sched = "pingpong" if v.startswith("pingpong") else "coop"
         cfg = tr.lowered_dx_config(sched, 256 if v == "coop256" else 128)
         stages = int(v.split("-s")[1]) if "-s" in v else 0
@@ -165,6 +213,8 @@ def main(argv=None):
     with open(os.path.join(args.out, "dx_lowered.json"), "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
     names = ["cublas", "cublas+norm", "default"] + variants
+    if "rowdot" in variants:
+        names.append("cublas-plan")
     lines = [f"# dX kernel lowered by hopper-ws, form {args.form} ({meta['device']}, "
              f"{meta['seconds']:.0f} s)", "",
              "ms (x cuBLAS's dX GEMM); a variant that failed its checks shows its reason below.", "",

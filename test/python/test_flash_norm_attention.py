@@ -435,8 +435,11 @@ def test_autograd_calls_the_backward_module(cpu_op, monkeypatch):
     x, k, v, offs, _ = _inputs([3, 0, 4], 2, 16, 8, Hkv=1)
     leaves = [t.clone().requires_grad_() for t in (x, k, v)]
     m(*leaves, offs, max_seqlen=4).float().square().sum().backward()
+    # by default (SAVE_FOR_BACKWARD) the forward's attention output g and softmax's lse reach
+    # the backward
     assert calls == [dict(activation="softmax", qk_scale=0.25, eps=1e-6, rms_eps=1e-4, max_seqlen=4,
-                          stats=(torch.float32, (7,), (7,)))]
+                          stats=(torch.float32, (7,), (7,)), g=(torch.bfloat16, (7, 2, 16)),
+                          lse=(torch.float32, (7, 2)))]
     assert [t.grad.shape for t in leaves] == [x.shape, k.shape, v.shape]
     assert m.ln_weight.grad.shape == (32,) and m.rms_weight.grad.shape == (32,)
     assert float(m.ln_weight.grad.abs().sum()) > 0 and m.ln_bias is None
