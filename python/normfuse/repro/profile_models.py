@@ -1,14 +1,16 @@
 """Where a model benchmark configuration spends its time: torch.profiler over a few calls.
 
     python -m normfuse.repro.profile_models --out DIR gpt2:stock gpt2:normfuse+compile \
-        llama:liger llama:normfuse+liger [--mode prefill|train|both] [--calls 3]
+        llama:liger llama:normfuse+liger [--mode prefill|train|both] [--calls 3] [--host-profile]
 
 For each model:configuration of `normfuse.repro.models` (a compiled configuration is compiled
 by its warm-up calls and profiles as Inductor's kernels and the custom ops it calls), the wall time
 per call (synchronized), the host time per call (perf_counter around the call, no sync) and the
 device kernels by total time (top 25, `profile_<model>_<config>_<mode>.txt`), the timeline of
 synchronized calls (`timeline_gaps`: where the device waited inside a call), plus
-`profile.json` with the per-call figures and each kernel's total. Used to find why a
+`profile.json` with the per-call figures and each kernel's total; `--host-profile` adds the
+host's Python by function (cProfile over 20 unsynchronized calls after the warm-up, top 40 by
+own time and by cumulative time: `host_<model>_<config>_<mode>.txt`). Used to find why a
 configuration is slower than the one it should beat (2026-12-01: GPT-2 and BERT through
 normfuse, Llama normfuse+Liger).
 """
@@ -89,7 +91,32 @@ def host_and_wall(call, calls: int, warm: int = 3) -> tuple[float, float]:
     return host, (time.perf_counter() - t0) / calls
 
 
-def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=print) -> dict:
+def host_profile(call, path: str, calls: int = 20) -> None:
+    """cProfile over `calls` unsynchronized calls (after host_and_wall's warm-up): the host's
+    Python by function, top 40 by own and by cumulative time, into `path`."""
+    import cProfile
+    import io
+    import pstats
+
+    import torch
+    torch.cuda.synchronize()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        call()
+    prof.disable()
+    torch.cuda.synchronize()
+    buf = io.StringIO()
+    st = pstats.Stats(prof, stream=buf)
+    buf.write(f"cProfile over {calls} calls (no sync between them)\n\n")
+    st.sort_stats("tottime").print_stats(40)
+    st.sort_stats("cumulative").print_stats(40)
+    with open(path, "w") as f:
+        f.write(buf.getvalue())
+
+
+def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=print,
+                host_prof: bool = False) -> dict:
     from torch.profiler import ProfilerActivity, profile
     import torch
 
@@ -97,6 +124,9 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
 
     with configuration_call(model, config, mode) as call:
         host, wall = host_and_wall(call, calls)
+        if host_prof:
+            host_profile(call, os.path.join(
+                out, f"host_{model}_{config.replace('+', '-')}_{mode}.txt"))
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             for _ in range(calls):
                 call()
@@ -202,6 +232,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--mode", choices=("prefill", "train", "both"), default="prefill")
     ap.add_argument("--calls", type=int, default=3)
+    ap.add_argument("--host-profile", action="store_true",
+                    help="also the host's Python by function (cProfile; host_*.txt)")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
     recs = []
@@ -209,7 +241,8 @@ def main(argv=None) -> int:
         model, config = pair.split(":", 1)
         for mode in (("prefill", "train") if a.mode == "both" else (a.mode,)):
             try:
-                recs.append(profile_one(model, config, mode, a.calls, a.out))
+                recs.append(profile_one(model, config, mode, a.calls, a.out,
+                                        host_prof=a.host_profile))
             except Exception as e:  # noqa: BLE001 - one failure must not lose the others
                 recs.append({"model": model, "config": config, "mode": mode,
                              "error": f"{type(e).__name__}: {e}"})
