@@ -203,18 +203,40 @@ def test_rmsnorm_rows_lagged(M, N, programs):
                and "normalized in fp32" not in r for r in remarks), remarks
 
 
+def test_rmsnorm_rows_lagged_128x256():
+    """hopper-ws{row-lag} at coop's own 128 x 256 tiles (the ring at 2 stages for the second
+    staging tile): RMSNorm with bias, N = 600 (3 N tiles, the last 88 columns), 5 row blocks on
+    3 programs (several tiles per CTA, each finished after the next one's k-loop); against the
+    naive kernel and fp64, with the interpreter's race check."""
+    lw, runs = _check("rms", 600, 128, 256, 136, True, False, 600, 3, passes=LAG)
+    cfg = lw.plan.config
+    assert cfg.row_lag and cfg.stages == 2 and (cfg.block_m, cfg.block_n) == (128, 256)
+
+
 def test_rows_lag_refusals_are_named():
     """row-lag applies to RMSNorm post-norms on coop without a residual; elsewhere the kernel
     lowers as before and the remark says why (LayerNorm's two sums, a residual tile, ping-pong,
-    128 x 256 tiles whose two staging tiles do not fit)."""
+    tiles whose two staging tiles do not fit next to a 2-stage ring); 128 x 256 tiles fit at 2
+    stages."""
+    from normfuse.passes import hopper_ws
     for kind, BN, res, passes, why in (
             ("ln", 128, False, LAG, "LayerNorm's two row sums"),
             ("rms", 128, True, LAG, "a residual tile"),
-            ("rms", 128, False, LAG.replace("coop", "pingpong"), "the coop schedule only"),
-            ("rms", 256, False, LAG, "two 128x256 staging tiles and the ring need")):
+            ("rms", 128, False, LAG.replace("coop", "pingpong"), "the coop schedule only")):
         lw, remarks = _lowered(kind, 600, 128, BN, 136, False, res, False, passes)
         assert not lw.plan.config.row_lag, (kind, BN, res, passes)
         assert any("row-lag not applied: " + why in r for r in remarks), (why, remarks)
+    lw, remarks = _lowered("rms", 600, 128, 256, 136, False, False, False, LAG)
+    assert lw.plan.config.row_lag and lw.plan.config.stages == 2, lw.plan.config
+    budget = hopper_ws._LAG_BUDGET
+    try:
+        hopper_ws._LAG_BUDGET = lw.plan.config.smem_bytes() - 1
+        lw, remarks = lower_ir(_naive_ttir("rms", 600, 128, 256, 136, False, False, False), LAG)[::2]
+    finally:
+        hopper_ws._LAG_BUDGET = budget
+    assert not lw.plan.config.row_lag
+    assert any("row-lag not applied: two 128x256 staging tiles and the ring need" in r
+               for r in remarks), remarks
 
 
 def test_rmsnorm_pingpong_bias_tma_loads():
@@ -395,7 +417,7 @@ def assert_kloop_without_local_memory(cubin: bytes) -> None:
             assert not any(re.search(r"\b(STL|LDL)\b", l) for l in sass[i:j]), sass[i:j]
 
 
-@pytest.mark.parametrize("case", ["ln-coop-bias-res", "rms-pingpong-bias"])
+@pytest.mark.parametrize("case", ["ln-coop-bias-res", "rms-pingpong-bias", "rms-coop-lag-256"])
 def test_lowered_kernels_registers(case):
     """The consumers hold a 128-register accumulator (setmaxnreg 232); ptxas keeps the wgmma
     pipelined, and what it spills (loop-invariant column offsets of the epilogue, computed before
@@ -405,7 +427,10 @@ def test_lowered_kernels_registers(case):
     through pointer loads spilled 190-880 bytes per thread: hence TMA."""
     from normfuse.compiler import ptxas_resources
     lw, _ = (_lowered("ln", 600, 128, 256, 136, True, True) if case.startswith("ln") else
+             _lowered("rms", 600, 128, 256, 136, True, False, False, LAG) if "lag" in case else
              _lowered("rms", 520, 64, 256, 128, True, False, True, PINGPONG))
+    if "lag" in case:  # two staging tiles next to a 2-stage ring
+        assert lw.plan.config.row_lag and lw.plan.config.stages == 2, lw.plan.config
     res = ptxas_resources(lw.kernel.asm["ptx"], 90)
     assert not res["wgmma_serialized"], res["wgmma_serialized_reason"]
     assert res["spill_stores"] <= 160, res
@@ -472,18 +497,19 @@ def test_gpu_lowered_postnorm_matches_fp64_and_naive(kind, switch, M, K, N, bias
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("BN", [128, 256])
 @pytest.mark.parametrize("M,K,N,bias", [(4096, 1024, 1024, True), (3000, 520, 1000, False),
                                         (8200, 1024, 2048, True), (1000, 1024, 8192, False)])
-def test_gpu_rows_lagged_match_fp64_and_naive(M, K, N, bias):
-    """hopper-ws{row-lag} (RMSNorm, coop, 128 x 128): ragged M, a ragged last N tile, 8 to 64 N
-    tiles per row, fewer and more tiles than SMs; NaN-poisoned output, against fp64 and the naive
-    kernel; two launches bitwise equal."""
+def test_gpu_rows_lagged_match_fp64_and_naive(M, K, N, bias, BN):
+    """hopper-ws{row-lag} (RMSNorm, coop, 128 x 128 at 3 stages and 128 x 256 at 2): ragged M, a
+    ragged last N tile, 4 to 64 N tiles per row, fewer and more tiles than SMs; NaN-poisoned
+    output, against fp64 and the naive kernel; two launches bitwise equal."""
     from normfuse.kernels.configs import PostNormConfig
     x, w, g, beta, b, r = _gpu_case("rms", M, K, N, bias, False)
     ref = linear_norm_ref(x, w, g, None, 1e-6, b, None)
     naive = _gpu_prepare("rms", x, w, g, beta, b, r, ())()
     plan = _gpu_prepare("rms", x, w, g, beta, b, r, ("epilogue-norm", LAG.split(",", 1)[1]),
-                        config=PostNormConfig(128, 128, 64, 4, 3, True))
+                        config=PostNormConfig(128, BN, 64, 4 if BN == 128 else 8, 3, True))
     ck = plan.compile()
     assert ck.lowered is not None and ck.lowered.plan.config.row_lag, ck.remarks
     assert ck.lowered.why_not(plan.runtime_args) is None
