@@ -42,7 +42,7 @@ obvious way, cross-head sums accumulated in one loop and used in the next, per-h
 and reloaded through fp32 scratch::
 
     loop 1 over h: recompute ln_q_h, z_h = P V + ln_q_h; store z_h; c += sum_D(dout*w*z)
-    loop 2 over h: reload z_h; dz_h; store dz_h (for the dK/dV kernel); dlnq_h = dS K + dz_h;
+    loop 2 over h: reload z_h; dz_h; store dz_h (x's dtype, for the dK/dV kernel); dlnq_h = dS K + dz_h;
                    store dlnq_h; c1 += sum_D(dlnq*a); c2 += sum_D(dlnq*a*xhat)
     loop 3 over h: reload dlnq_h; dx_h; store dx_h
 
@@ -55,7 +55,10 @@ the group and the row blocks of the batch, recomputes ln_q and S, reads dz (and 
 softmax) from the rows kernel, accumulates dK and dV in registers.
 
 Layout: X, DOUT, DX [T, H, D]; K, V, DK, DV [B, L, HKV, D] contiguous; MEAN, RSTD, RRMS [T] f32;
-Z, DZ, DLNQ [T, H, D] f32 scratch; STAT [T, H, 2] f32 (lse, delta; softmax only);
+Z, DLNQ [T, H, D] f32 scratch (Z unused by `fna_bwd_rows_saved_naive`, which takes z = ln_q + g
+from the saved g in both loops); DZ [T, H, D] in x's dtype (the dK/dV kernel's operand type:
+rounded where it is stored, as that kernel rounded it before); STAT [T, H, 2] f32 (lse, delta;
+softmax only);
 DW_PART [programs, 3, H*D] f32 (per-program column sums of the weight grads: rms_weight,
 ln_weight, ln_bias), summed over programs by the host. ACT: 0 gelu_tanh, 1 silu, 2 relu, 3 relu2,
 4 softmax (`ACT_CODES`).
@@ -180,8 +183,9 @@ def fna_bwd_rows_saved_naive(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, RO
                              HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
                              HAS_RMSW: tl.constexpr = False):
     """`fna_bwd_rows_naive` with the forward's saved attention output g (GS [T, H, D] in x's
-    dtype) and, for softmax, log-sum-exp (LSE [T, H] f32): loop 1 takes z = ln_q + g instead of
-    recomputing the attention (no q K^T, P V or log-sum-exp pass over the keys)."""
+    dtype) and, for softmax, log-sum-exp (LSE [T, H] f32): loops 1 and 2 take z = ln_q + g
+    instead of recomputing the attention (no q K^T, P V or log-sum-exp pass over the keys) and
+    of storing and reloading z (Z is not accessed)."""
     _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z, DZ, DLNQ, STAT,
                DX, DW_PART, L, stride_kb, stride_kl, qk_scale, H, HKV, D, ACT, BLOCK_M, BLOCK_L,
                HAS_LNW, HAS_LNB, HAS_RMSW, True)
@@ -233,7 +237,7 @@ def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z
                 v = _kv_tile(V, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
                 p = _probs(tl.dot(q, tl.trans(k)), lse, l0, L, qk_scale, ACT, BLOCK_L)
                 z = tl.dot(p.to(v.dtype), v, z)
-        tl.store(Z + tile, z, mask=tmask)
+            tl.store(Z + tile, z, mask=tmask)  # (with g saved, loop 2 takes z from g again)
         do = tl.load(DOUT + tile, mask=tmask, other=0.0).to(tl.float32)
         if HAS_RMSW:
             do = do * tl.load(RMSW + h * D + offs_d).to(tl.float32)[None, :]
@@ -246,15 +250,19 @@ def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z
     for h in range(0, H):
         kvh = h // G
         tile = (rows[:, None] * H + h) * D + offs_d[None, :]
-        z = tl.load(Z + tile, mask=tmask, other=0.0)
+        xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
+        if SAVED:  # z = ln_q + g as loop 1 made it (bitwise), instead of an fp32 round trip
+            z = lnq + tl.load(GS + tile, mask=tmask, other=0.0).to(tl.float32)
+        else:
+            z = tl.load(Z + tile, mask=tmask, other=0.0)
         do = tl.load(DOUT + tile, mask=tmask, other=0.0).to(tl.float32)
         dow = do
         if HAS_RMSW:
             dow = do * tl.load(RMSW + h * D + offs_d).to(tl.float32)[None, :]
             tl.store(DW_PART + pid * 3 * N + h * D + offs_d, tl.sum(do * z * rrms[:, None], 0))
         dz = rrms[:, None] * (dow - z * cz[:, None])
-        tl.store(DZ + tile, dz, mask=tmask)
-        xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
+        # for the dK / dV kernel, which multiplies it in x's dtype: stored rounded to DZ's type
+        tl.store(DZ + tile, dz.to(DZ.dtype.element_ty), mask=tmask)
         q = lnq.to(X.dtype.element_ty)
         lse = tl.zeros([BLOCK_M], tl.float32)
         delta = tl.zeros([BLOCK_M], tl.float32)

@@ -229,8 +229,10 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     table = row_block_table(offsets, cfg.block_m)
     nprog = table.shape[0]
     f32 = dict(dtype=torch.float32, device=dev)
-    z = torch.empty((T, H, D), **f32)
-    dz = torch.empty((T, H, D), **f32)
+    # z's fp32 scratch only when the rows kernel recomputes the attention (with g saved it takes
+    # z from g again); dz in x's dtype, the type the dK / dV kernel multiplies it in
+    z = torch.empty((T, H, D) if gs is None else (1,), **f32)
+    dz = torch.empty((T, H, D), dtype=x.dtype, device=dev)
     dlnq = torch.empty((T, H, D), **f32)
     soft = activation == "softmax"
     stat = torch.empty((T, H, 2) if soft else (1,), **f32)
