@@ -6,6 +6,9 @@
 // RUN: normfuse-opt --split-input-file --cluster-reduce-chain %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{cluster-size=2}' %s 2>/dev/null | FileCheck %s --check-prefix=TWO
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{cluster-size=17}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{scratch=arg11:arg13}' %s 2>/dev/null | FileCheck %s --check-prefix=SCRATCH
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{scratch=arg11:arg13}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=SCRATCH-REMARK
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{scratch=arg12:arg99}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=NOSCRATCH
 
 // BADOPT: option cluster-reduce-chain{cluster-size} must be in 2..16, got 17
 
@@ -277,6 +280,18 @@ module {
 // CHECK: tt.store
 // CHECK: barrier.cluster.wait.acquire; mov
 // REMARK: remark: [cluster-reduce-chain] applied: chain of 3 loops of 2 trips split over a 2-CTA cluster
+// With z (arg11, Z) and dlnq (arg13, DLNQ) declared scratch (the op allocates them for this
+// kernel alone; a parsed module names its parameters by position), their stores go once every
+// reload is forwarded: of the three fp32 [16, 16] tile stores only dz's (arg12, which the dK / dV
+// kernel reads) is left.
+// SCRATCH-LABEL: tt.func public @fna_bwd_rows
+// SCRATCH-COUNT-1: tt.store {{.*}} : tensor<16x16x!tt.ptr<f32>>
+// SCRATCH-NOT: tt.store {{.*}} : tensor<16x16x!tt.ptr<f32>>
+// SCRATCH: tt.return
+// SCRATCH-REMARK: remark: [cluster-reduce-chain] applied: chain of 3 loops of 2 trips split over a 2-CTA cluster, {{.*}}; the stores to scratch arg11, arg13 erased (every reload forwarded)
+// A parameter the kernel never reloads is its caller's (dz), and a name that is no parameter is
+// said so; both keep their stores.
+// NOSCRATCH: remark: [cluster-reduce-chain] applied: chain of 3 loops of 2 trips split over a 2-CTA cluster, {{.*}}; scratch kept: 'arg12' (the kernel reloads none of its stores here: what it stores is its caller's); 'arg99' is not a pointer parameter of the kernel
 
 
 module {
@@ -294,10 +309,10 @@ module {
     %cst_6 = arith.constant dense<3.200000e+01> : tensor<16x16xf32>
     %cz = arith.constant dense<3.200000e+01> : tensor<16xf32>
     %c32_i32 = arith.constant 32 : i32
-    %cst_7 = arith.constant dense<16> : tensor<16x1xi32>
-    %cst_8 = arith.constant dense<2> : tensor<16x1xi32>
-    %cst_9 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_8 = arith.constant dense<16> : tensor<16x1xi32>
     %c16_i32 = arith.constant 16 : i32
+    %cst_9 = arith.constant dense<2> : tensor<16x1xi32>
     %cst_10 = arith.constant dense<0.000000e+00> : tensor<16xf32>
     %c2_i32 = arith.constant 2 : i32
     %c1_i32 = arith.constant 1 : i32
@@ -326,46 +341,48 @@ module {
     %rrms_22 = tt.addptr %rrms, %rows_16 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
     %rrms_23 = tt.load %rrms_22, %rmask_17, %cst_10 : tensor<16x!tt.ptr<f32>>
     %c = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c_27 = %cst_10) -> (tensor<16xf32>)  : i32 {
+      %tile = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %tile_28 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
+      %tile_29 = tt.splat %h : i32 -> tensor<16x1xi32>
+      %tile_30 = arith.addi %tile_28, %tile_29 : tensor<16x1xi32>
+      %tile_31 = arith.muli %tile_30, %cst_8 : tensor<16x1xi32>
+      %tile_32 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %tile_33 = tt.broadcast %tile_31 : tensor<16x1xi32> -> tensor<16x16xi32>
+      %tile_34 = tt.broadcast %tile_32 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %tile_35 = arith.addi %tile_33, %tile_34 : tensor<16x16xi32>
       %kvh = arith.divsi %h, %c2_i32 : i32
-      %x = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %x_28 = arith.muli %x, %cst_8 : tensor<16x1xi32>
-      %x_29 = tt.splat %h : i32 -> tensor<16x1xi32>
-      %x_30 = arith.addi %x_28, %x_29 : tensor<16x1xi32>
-      %x_31 = arith.muli %x_30, %cst_7 : tensor<16x1xi32>
-      %x_32 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_33 = tt.addptr %x_32, %x_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_34 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_35 = tt.broadcast %x_33 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_36 = tt.broadcast %x_34 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_37 = tt.addptr %x_35, %x_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_38 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_39 = tt.load %x_37, %x_38, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %x_40 = arith.extf %x_39 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_36 = tt.addptr %x, %tile_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_37 = tt.broadcast %x_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_38 = tt.addptr %x_37, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_39 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_40 = tt.load %x_38, %x_39, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %x_41 = arith.extf %x_40 : tensor<16x16xbf16> to tensor<16x16xf32>
       %xhat = tt.expand_dims %mean_19 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_41 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_42 = arith.subf %x_40, %xhat_41 : tensor<16x16xf32>
-      %xhat_43 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_44 = tt.broadcast %xhat_43 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_45 = arith.mulf %xhat_42, %xhat_44 : tensor<16x16xf32>
+      %xhat_42 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_43 = arith.subf %x_41, %xhat_42 : tensor<16x16xf32>
+      %xhat_44 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_45 = tt.broadcast %xhat_44 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_46 = arith.mulf %xhat_43, %xhat_45 : tensor<16x16xf32>
       %a = arith.muli %h, %c16_i32 : i32
-      %a_46 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
-      %a_47 = tt.splat %a_46 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %a_48 = tt.addptr %a_47, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %a_49 = tt.load %a_48 : tensor<16x!tt.ptr<bf16>>
-      %a_50 = arith.extf %a_49 : tensor<16xbf16> to tensor<16xf32>
-      %lnq = tt.expand_dims %a_50 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_51 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_52 = arith.mulf %xhat_45, %lnq_51 : tensor<16x16xf32>
-      %lnq_53 = tt.addptr %LNB, %a : !tt.ptr<bf16>, i32
-      %lnq_54 = tt.splat %lnq_53 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %lnq_55 = tt.addptr %lnq_54, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %lnq_56 = tt.load %lnq_55 : tensor<16x!tt.ptr<bf16>>
-      %lnq_57 = arith.extf %lnq_56 : tensor<16xbf16> to tensor<16xf32>
-      %lnq_58 = tt.expand_dims %lnq_57 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_59 = tt.broadcast %lnq_58 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_60 = arith.addf %lnq_52, %lnq_59 : tensor<16x16xf32>
-      %q = arith.truncf %lnq_60 : tensor<16x16xf32> to tensor<16x16xbf16>
-      %z = scf.for %l0 = %c0_i32 to %L step %c16_i32 iter_args(%z_76 = %lnq_60) -> (tensor<16x16xf32>)  : i32 {
+      %a_47 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
+      %a_48 = tt.splat %a_47 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %a_49 = tt.addptr %a_48, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %a_50 = tt.load %a_49 : tensor<16x!tt.ptr<bf16>>
+      %a_51 = arith.extf %a_50 : tensor<16xbf16> to tensor<16xf32>
+      %lnq = tt.expand_dims %a_51 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_52 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_53 = arith.mulf %xhat_46, %lnq_52 : tensor<16x16xf32>
+      %lnq_54 = tt.addptr %LNB, %a : !tt.ptr<bf16>, i32
+      %lnq_55 = tt.splat %lnq_54 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %lnq_56 = tt.addptr %lnq_55, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %lnq_57 = tt.load %lnq_56 : tensor<16x!tt.ptr<bf16>>
+      %lnq_58 = arith.extf %lnq_57 : tensor<16xbf16> to tensor<16xf32>
+      %lnq_59 = tt.expand_dims %lnq_58 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_60 = tt.broadcast %lnq_59 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_61 = arith.addf %lnq_53, %lnq_60 : tensor<16x16xf32>
+      %q = arith.truncf %lnq_61 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %z = scf.for %l0 = %c0_i32 to %L step %c16_i32 iter_args(%z_76 = %lnq_61) -> (tensor<16x16xf32>)  : i32 {
         %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>
         %offs_l_77 = arith.addi %offs_l, %rows : tensor<16xi32>
         %k = tt.splat %L : i32 -> tensor<16xi32>
@@ -382,7 +399,7 @@ module {
         %k_88 = tt.splat %k_87 : i32 -> tensor<16x1xi32>
         %k_89 = tt.addptr %k_86, %k_88 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
         %k_90 = tt.broadcast %k_89 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %k_91 = tt.addptr %k_90, %x_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %k_91 = tt.addptr %k_90, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
         %k_92 = tt.broadcast %k_79 : tensor<16x1xi1> -> tensor<16x16xi1>
         %k_93 = tt.load %k_91, %k_92, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
         %v = tt.addptr %V, %k_80 : !tt.ptr<bf16>, i32
@@ -390,10 +407,10 @@ module {
         %v_95 = tt.addptr %v_94, %k_84 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
         %v_96 = tt.addptr %v_95, %k_88 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
         %v_97 = tt.broadcast %v_96 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %v_98 = tt.addptr %v_97, %x_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %v_98 = tt.addptr %v_97, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
         %v_99 = tt.load %v_98, %k_92, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
         %p = tt.trans %k_93 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %p_100 = tt.dot %q, %p, %cst_9, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %p_100 = tt.dot %q, %p, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
         %lmask = tt.expand_dims %k_78 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
         %p_101 = arith.mulf %p_100, %cst_4 : tensor<16x16xf32>
         %p_102 = arith.mulf %p_100, %cst_3 : tensor<16x16xf32>
@@ -411,19 +428,17 @@ module {
         %p_114 = tt.splat %qk_scale : f32 -> tensor<16x16xf32>
         %p_115 = arith.mulf %p_113, %p_114 : tensor<16x16xf32>
         %p_116 = tt.broadcast %lmask : tensor<1x16xi1> -> tensor<16x16xi1>
-        %p_117 = arith.select %p_116, %p_115, %cst_9 : tensor<16x16xi1>, tensor<16x16xf32>
+        %p_117 = arith.select %p_116, %p_115, %cst_7 : tensor<16x16xi1>, tensor<16x16xf32>
         %z_118 = arith.truncf %p_117 : tensor<16x16xf32> to tensor<16x16xbf16>
         %z_119 = tt.dot %z_118, %v_99, %z_76, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
         scf.yield %z_119 : tensor<16x16xf32>
       }
-      %tile = tt.broadcast %x_31 : tensor<16x1xi32> -> tensor<16x16xi32>
-      %tile_61 = arith.addi %tile, %x_36 : tensor<16x16xi32>
       %0 = tt.splat %Z : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %1 = tt.addptr %0, %tile_61 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      tt.store %1, %z, %x_38 : tensor<16x16x!tt.ptr<f32>>
+      %1 = tt.addptr %0, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      tt.store %1, %z, %x_39 : tensor<16x16x!tt.ptr<f32>>
       %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %do_62 = tt.addptr %do, %tile_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %do_63 = tt.load %do_62, %x_38, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %do_62 = tt.addptr %do, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %do_63 = tt.load %do_62, %x_39, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
       %do_64 = arith.extf %do_63 : tensor<16x16xbf16> to tensor<16x16xf32>
       %do_65 = tt.addptr %RMSW, %a : !tt.ptr<bf16>, i32
       %do_66 = tt.splat %do_65 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
@@ -448,37 +463,65 @@ module {
     %c2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c1 = %cst_10, %c2_27 = %cst_10) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
       %kvh = arith.divsi %h, %c2_i32 : i32
       %tile = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %tile_28 = arith.muli %tile, %cst_8 : tensor<16x1xi32>
+      %tile_28 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
       %tile_29 = tt.splat %h : i32 -> tensor<16x1xi32>
       %tile_30 = arith.addi %tile_28, %tile_29 : tensor<16x1xi32>
-      %tile_31 = arith.muli %tile_30, %cst_7 : tensor<16x1xi32>
+      %tile_31 = arith.muli %tile_30, %cst_8 : tensor<16x1xi32>
       %tile_32 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
       %tile_33 = tt.broadcast %tile_31 : tensor<16x1xi32> -> tensor<16x16xi32>
       %tile_34 = tt.broadcast %tile_32 : tensor<1x16xi32> -> tensor<16x16xi32>
       %tile_35 = arith.addi %tile_33, %tile_34 : tensor<16x16xi32>
+      %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_36 = tt.addptr %x, %tile_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_37 = tt.broadcast %x_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_38 = tt.addptr %x_37, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_39 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_40 = tt.load %x_38, %x_39, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %x_41 = arith.extf %x_40 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xhat = tt.expand_dims %mean_19 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_42 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_43 = arith.subf %x_41, %xhat_42 : tensor<16x16xf32>
+      %xhat_44 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_45 = tt.broadcast %xhat_44 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_46 = arith.mulf %xhat_43, %xhat_45 : tensor<16x16xf32>
+      %a = arith.muli %h, %c16_i32 : i32
+      %a_47 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
+      %a_48 = tt.splat %a_47 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %a_49 = tt.addptr %a_48, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %a_50 = tt.load %a_49 : tensor<16x!tt.ptr<bf16>>
+      %a_51 = arith.extf %a_50 : tensor<16xbf16> to tensor<16xf32>
+      %lnq = tt.expand_dims %a_51 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_52 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_53 = arith.mulf %xhat_46, %lnq_52 : tensor<16x16xf32>
+      %lnq_54 = tt.addptr %LNB, %a : !tt.ptr<bf16>, i32
+      %lnq_55 = tt.splat %lnq_54 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %lnq_56 = tt.addptr %lnq_55, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %lnq_57 = tt.load %lnq_56 : tensor<16x!tt.ptr<bf16>>
+      %lnq_58 = arith.extf %lnq_57 : tensor<16xbf16> to tensor<16xf32>
+      %lnq_59 = tt.expand_dims %lnq_58 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_60 = tt.broadcast %lnq_59 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_61 = arith.addf %lnq_53, %lnq_60 : tensor<16x16xf32>
       %z = tt.splat %Z : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %z_36 = tt.addptr %z, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      %z_37 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_38 = tt.load %z_36, %z_37, %cst_9 : tensor<16x16x!tt.ptr<f32>>
+      %z_62 = tt.addptr %z, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %z_63 = tt.load %z_62, %x_39, %cst_7 : tensor<16x16x!tt.ptr<f32>>
       %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %do_39 = tt.addptr %do, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %do_40 = tt.load %do_39, %z_37, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %do_41 = arith.extf %do_40 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %dow = arith.muli %h, %c16_i32 : i32
-      %dow_42 = tt.addptr %RMSW, %dow : !tt.ptr<bf16>, i32
-      %dow_43 = tt.splat %dow_42 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %dow_44 = tt.addptr %dow_43, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %dow_45 = tt.load %dow_44 : tensor<16x!tt.ptr<bf16>>
-      %dow_46 = arith.extf %dow_45 : tensor<16xbf16> to tensor<16xf32>
-      %dow_47 = tt.expand_dims %dow_46 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %dow_48 = tt.broadcast %dow_47 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %dow_49 = arith.mulf %do_41, %dow_48 : tensor<16x16xf32>
+      %do_64 = tt.addptr %do, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %do_65 = tt.load %do_64, %x_39, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %do_66 = arith.extf %do_65 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %dow = tt.addptr %RMSW, %a : !tt.ptr<bf16>, i32
+      %dow_67 = tt.splat %dow : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %dow_68 = tt.addptr %dow_67, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %dow_69 = tt.load %dow_68 : tensor<16x!tt.ptr<bf16>>
+      %dow_70 = arith.extf %dow_69 : tensor<16xbf16> to tensor<16xf32>
+      %dow_71 = tt.expand_dims %dow_70 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %dow_72 = tt.broadcast %dow_71 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %dow_73 = arith.mulf %do_66, %dow_72 : tensor<16x16xf32>
       %0 = arith.muli %pid, %c96_i32 : i32
       %1 = tt.addptr %DW_PART, %0 : !tt.ptr<f32>, i32
-      %2 = tt.addptr %1, %dow : !tt.ptr<f32>, i32
+      %2 = tt.addptr %1, %a : !tt.ptr<f32>, i32
       %3 = tt.splat %2 : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
       %4 = tt.addptr %3, %rows : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-      %5 = arith.mulf %do_41, %z_38 : tensor<16x16xf32>
+      %5 = arith.mulf %do_66, %z_63 : tensor<16x16xf32>
       %6 = tt.expand_dims %rrms_23 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %7 = tt.broadcast %6 : tensor<16x1xf32> -> tensor<16x16xf32>
       %8 = arith.mulf %5, %7 : tensor<16x16xf32>
@@ -489,44 +532,16 @@ module {
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
       tt.store %4, %9 : tensor<16x!tt.ptr<f32>>
       %dz = tt.expand_dims %cz_26 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %dz_50 = tt.broadcast %dz : tensor<16x1xf32> -> tensor<16x16xf32>
-      %dz_51 = arith.mulf %z_38, %dz_50 : tensor<16x16xf32>
-      %dz_52 = arith.subf %dow_49, %dz_51 : tensor<16x16xf32>
-      %dz_53 = arith.mulf %7, %dz_52 : tensor<16x16xf32>
+      %dz_74 = tt.broadcast %dz : tensor<16x1xf32> -> tensor<16x16xf32>
+      %dz_75 = arith.mulf %z_63, %dz_74 : tensor<16x16xf32>
+      %dz_76 = arith.subf %dow_73, %dz_75 : tensor<16x16xf32>
+      %dz_77 = arith.mulf %7, %dz_76 : tensor<16x16xf32>
       %10 = tt.splat %DZ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
       %11 = tt.addptr %10, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      tt.store %11, %dz_53, %z_37 : tensor<16x16x!tt.ptr<f32>>
-      %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_54 = tt.addptr %x, %tile_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_55 = tt.broadcast %x_54 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_56 = tt.addptr %x_55, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_57 = tt.load %x_56, %z_37, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %x_58 = arith.extf %x_57 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xhat = tt.expand_dims %mean_19 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_59 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_60 = arith.subf %x_58, %xhat_59 : tensor<16x16xf32>
-      %xhat_61 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_62 = tt.broadcast %xhat_61 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_63 = arith.mulf %xhat_60, %xhat_62 : tensor<16x16xf32>
-      %a = tt.addptr %LNW, %dow : !tt.ptr<bf16>, i32
-      %a_64 = tt.splat %a : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %a_65 = tt.addptr %a_64, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %a_66 = tt.load %a_65 : tensor<16x!tt.ptr<bf16>>
-      %a_67 = arith.extf %a_66 : tensor<16xbf16> to tensor<16xf32>
-      %lnq = tt.expand_dims %a_67 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_68 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_69 = arith.mulf %xhat_63, %lnq_68 : tensor<16x16xf32>
-      %lnq_70 = tt.addptr %LNB, %dow : !tt.ptr<bf16>, i32
-      %lnq_71 = tt.splat %lnq_70 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %lnq_72 = tt.addptr %lnq_71, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %lnq_73 = tt.load %lnq_72 : tensor<16x!tt.ptr<bf16>>
-      %lnq_74 = arith.extf %lnq_73 : tensor<16xbf16> to tensor<16xf32>
-      %lnq_75 = tt.expand_dims %lnq_74 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_76 = tt.broadcast %lnq_75 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_77 = arith.addf %lnq_69, %lnq_76 : tensor<16x16xf32>
-      %q = arith.truncf %lnq_77 : tensor<16x16xf32> to tensor<16x16xbf16>
-      %dzq = arith.truncf %dz_53 : tensor<16x16xf32> to tensor<16x16xbf16>
-      %dlnq = scf.for %l0 = %c0_i32 to %L step %c16_i32 iter_args(%dlnq_83 = %dz_53) -> (tensor<16x16xf32>)  : i32 {
+      tt.store %11, %dz_77, %x_39 : tensor<16x16x!tt.ptr<f32>>
+      %q = arith.truncf %lnq_61 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %dzq = arith.truncf %dz_77 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %dlnq = scf.for %l0 = %c0_i32 to %L step %c16_i32 iter_args(%dlnq_83 = %dz_77) -> (tensor<16x16xf32>)  : i32 {
         %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>
         %offs_l_84 = arith.addi %offs_l, %rows : tensor<16xi32>
         %k = tt.splat %L : i32 -> tensor<16xi32>
@@ -554,9 +569,9 @@ module {
         %v_105 = tt.addptr %v_104, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
         %v_106 = tt.load %v_105, %k_99, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
         %s = tt.trans %k_100 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %s_107 = tt.dot %q, %s, %cst_9, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %s_107 = tt.dot %q, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
         %dp = tt.trans %v_106 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %dp_108 = tt.dot %dzq, %dp, %cst_9, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %dp_108 = tt.dot %dzq, %dp, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
         %t = arith.mulf %s_107, %cst_3 : tensor<16x16xf32>
         %t_109 = arith.mulf %t, %s_107 : tensor<16x16xf32>
         %t_110 = arith.mulf %t_109, %s_107 : tensor<16x16xf32>
@@ -584,22 +599,22 @@ module {
         %ds_131 = arith.mulf %ds_129, %ds_130 : tensor<16x16xf32>
         %ds_132 = tt.expand_dims %k_85 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
         %ds_133 = tt.broadcast %ds_132 : tensor<1x16xi1> -> tensor<16x16xi1>
-        %ds_134 = arith.select %ds_133, %ds_131, %cst_9 : tensor<16x16xi1>, tensor<16x16xf32>
+        %ds_134 = arith.select %ds_133, %ds_131, %cst_7 : tensor<16x16xi1>, tensor<16x16xf32>
         %dlnq_135 = arith.truncf %ds_134 : tensor<16x16xf32> to tensor<16x16xbf16>
         %dlnq_136 = tt.dot %dlnq_135, %k_100, %dlnq_83, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
         scf.yield %dlnq_136 : tensor<16x16xf32>
       }
       %12 = tt.splat %DLNQ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
       %13 = tt.addptr %12, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      tt.store %13, %dlnq, %z_37 : tensor<16x16x!tt.ptr<f32>>
-      %ga = arith.mulf %dlnq, %lnq_68 : tensor<16x16xf32>
+      tt.store %13, %dlnq, %x_39 : tensor<16x16x!tt.ptr<f32>>
+      %ga = arith.mulf %dlnq, %lnq_52 : tensor<16x16xf32>
       %c1_78 = "tt.reduce"(%ga) <{axis = 1 : i32}> ({
       ^bb0(%c1_83: f32, %c1_84: f32):
         %c1_85 = arith.addf %c1_83, %c1_84 : f32
         tt.reduce.return %c1_85 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
       %c1_79 = arith.addf %c1, %c1_78 : tensor<16xf32>
-      %c2_80 = arith.mulf %ga, %xhat_63 : tensor<16x16xf32>
+      %c2_80 = arith.mulf %ga, %xhat_46 : tensor<16x16xf32>
       %c2_81 = "tt.reduce"(%c2_80) <{axis = 1 : i32}> ({
       ^bb0(%c2_83: f32, %c2_84: f32):
         %c2_85 = arith.addf %c2_83, %c2_84 : f32
@@ -610,10 +625,10 @@ module {
     }
     scf.for %h = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %tile = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %tile_27 = arith.muli %tile, %cst_8 : tensor<16x1xi32>
+      %tile_27 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
       %tile_28 = tt.splat %h : i32 -> tensor<16x1xi32>
       %tile_29 = arith.addi %tile_27, %tile_28 : tensor<16x1xi32>
-      %tile_30 = arith.muli %tile_29, %cst_7 : tensor<16x1xi32>
+      %tile_30 = arith.muli %tile_29, %cst_8 : tensor<16x1xi32>
       %tile_31 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
       %tile_32 = tt.broadcast %tile_30 : tensor<16x1xi32> -> tensor<16x16xi32>
       %tile_33 = tt.broadcast %tile_31 : tensor<1x16xi32> -> tensor<16x16xi32>
@@ -621,7 +636,7 @@ module {
       %dlnq = tt.splat %DLNQ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
       %dlnq_35 = tt.addptr %dlnq, %tile_34 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
       %dlnq_36 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
-      %dlnq_37 = tt.load %dlnq_35, %dlnq_36, %cst_9 : tensor<16x16x!tt.ptr<f32>>
+      %dlnq_37 = tt.load %dlnq_35, %dlnq_36, %cst_7 : tensor<16x16x!tt.ptr<f32>>
       %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
       %x_38 = tt.addptr %x, %tile_30 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
       %x_39 = tt.broadcast %x_38 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>

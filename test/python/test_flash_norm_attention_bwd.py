@@ -179,6 +179,8 @@ def test_fused_equals_naive():
     assert not last_remarks()
     fused = flash_norm_attention_bwd(*args, passes=DEFAULT_BWD_PASSES, **kw)
     assert any("split over a 4-CTA cluster" in r for r in last_remarks())
+    # one head per CTA: every reload of z and dlnq forwarded, their fp32 scratch never written
+    assert any("the stores to scratch Z, DLNQ erased" in r for r in last_remarks()), last_remarks()
     two = flash_norm_attention_bwd(*args, passes="cluster-reduce-chain{cluster-size=2}", **kw)
     assert any("up to 2 trips per CTA" in r for r in last_remarks())
     for a, b, c in zip(naive, fused, two):
@@ -308,8 +310,9 @@ def test_saved_g_and_lse_match_the_recompute(activation, H, Hkv):
     for passes in ((), "default"):
         base = flash_norm_attention_bwd(*args, passes=passes, **kw)
         got = flash_norm_attention_bwd(*args, passes=passes, g=g, lse=lse, **kw)
-        if passes == "default":
+        if passes == "default":  # (z is not stored with g saved: only dlnq's scratch to drop)
             assert any("cluster-reduce-chain] applied" in r
+                       and "the stores to scratch DLNQ erased" in r and "kept" not in r
                        for r in last_remarks("fna_bwd_rows_saved_naive")), \
                 last_remarks("fna_bwd_rows_saved_naive")
         for name, gr, b, r, e in zip(NAMES, got, base, ref, eager):

@@ -36,8 +36,9 @@ __all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "BwdConfig", "row_b
            "bwd_kernels"]
 
 # the rows kernel's pipeline: the heads of a row block over one cluster, then each CTA's reloads
-# of what it stored forwarded through registers
-DEFAULT_BWD_PASSES = ("cluster-reduce-chain",)
+# of what it stored forwarded through registers; z and dlnq are fp32 scratch that only this
+# kernel reads, so their stores go too (4 bytes per element and head each not written)
+DEFAULT_BWD_PASSES = ("cluster-reduce-chain{scratch=Z:DLNQ}",)
 BLOCK_M = 64
 
 

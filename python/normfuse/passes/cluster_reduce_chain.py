@@ -65,13 +65,22 @@ same trip (legality 4, address and mask proven equal) reads what this CTA has ju
 (it runs in every trip, not under an scf.if), the stored and loaded types are equal, the load has
 an `other` (or no mask) and is not volatile, and the memory is stored by that one store in the
 whole function (no other store, atomic or call to it; stores to other base pointers are
-taken not to alias it, as `epilogue-norm` does). The store stays: the kernel's caller may read it.
+taken not to alias it, as `epilogue-norm` does). The store stays: the kernel's caller may read it,
+unless the caller says it does not: a pointer parameter named in option `scratch` is memory only
+the kernel reads (the op allocates it for the kernel alone), so once every load of it in the
+function was forwarded, its stores are dead and are erased (the FlashNormAttention backward's
+fp32 z and dlnq tiles: 4 bytes per element and head written for nothing otherwise). A scratch
+parameter still loaded somewhere keeps its stores, and the remark says which.
 
 Options
 -------
 cluster-size = auto | 2..16    auto: C = T when T <= max-cluster, else the fewest trips per CTA
 max-cluster = 2..16            the largest cluster auto picks (8: portable)
 forward-reloads = true | false forward same-CTA reloads through registers (above)
+scratch = NAME[:NAME...]       pointer parameters only the kernel reads: their stores are erased
+                               when every load of them was forwarded (above); default none. Names
+                               as the kernel's source spells them (Triton's TTIR carries them);
+                               a module parsed from text names them arg0, arg1, ... by position
 """
 from __future__ import annotations
 
@@ -84,6 +93,7 @@ from ..ir.effects import has_side_effects
 from ..ir.ops import (ADDF, FOR, GET_NUM_PROGRAMS, GET_PROGRAM_ID, LOADS, RETURN, STORES, Builder, ForOp,
                       FuncOp, LoadOp, ProgramIdOp, StoreOp, is_zero_constant, tensor, type_of)
 from ..launch import ClusterSize, ExtraSharedMemory
+from ..ir.query import func_params, is_pointer
 from . import Pass, PassError, PassRun
 from ..ir.cluster_ptx import ARRIVE, BARRIER, WAIT, read_asm, write_asm
 from .cluster_reduce import (HW_MAX, PORTABLE_MAX, _same_tiles, _trips, cluster_ctas,
@@ -105,6 +115,7 @@ class ClusterReduceChain(Pass):
     cluster_size: Literal["auto"] | int = "auto"
     max_cluster: int = PORTABLE_MAX
     forward_reloads: bool = True
+    scratch: str = ""
 
     def __post_init__(self):
         if not 2 <= int(self.max_cluster) <= HW_MAX:
@@ -276,6 +287,7 @@ class ClusterReduceChain(Pass):
                 module.erase(marker)
         ret = func.body().terminator
         Builder(module, ret, before=ret).inline_asm(WAIT, "=r,r", [rank], ["i32"], hint="cluster_wait")
+        fwd_roots = {id(StoreOp(st).root) for _, st in pairs}
         for load, store in pairs:  # the loops are inlined: the store now precedes the load
             ld, st = LoadOp(load), StoreOp(store)
             val = st.value
@@ -283,17 +295,66 @@ class ClusterReduceChain(Pass):
                 val = Builder(module, load, before=load).select(ld.mask, val, ld.other, hint="fwd")
             module.replace_all_uses(load.results[0], val)
             module.erase(load)
+        dropped, kept = self._drop_scratch(module, func, fwd_roots)
         run.require(func, ClusterSize(ctas), ExtraSharedMemory(slot_bytes))
         per = -(-trips // ctas)
         how = ("one trip per CTA (the loops inlined" + (f", {len(pairs)} reload"
                f"{'s' if len(pairs) != 1 else ''} of this CTA's own stores forwarded through "
                "registers)" if pairs else ")") if per == 1 else
                f"up to {per} trips per CTA (the loops kept, stepping by {ctas})")
+        note = ""
+        if dropped:
+            note += (f"; the stores to scratch {', '.join(dropped)} erased (every reload "
+                     "forwarded)")
+        if kept:
+            note += "; scratch kept: " + "; ".join(kept)
         run.applied(f"chain of {len(chain)} loops of {trips} trips split over a {ctas}-CTA cluster"
                     f"{' (non-portable size)' if ctas > PORTABLE_MAX else ''}, {how}; "
                     f"{len(nstats)} exchanges of {', '.join(map(str, nstats))} row sum(s) through "
                     f"distributed shared memory ({slot_bytes} B per CTA, {nsets} slot set"
-                    f"{'s' if nsets > 1 else ''})", where)
+                    f"{'s' if nsets > 1 else ''}){note}", where)
+
+    def _drop_scratch(self, module: Module, func: Op, fwd_roots: set) -> tuple[list, list]:
+        """Erase the stores to the `scratch` parameters whose reloads were all forwarded
+        (`fwd_roots`: the roots of the forwarded stores) and that no load reads any more; (names
+        dropped, reasons kept). Kept whenever a reader could be unknown: a load whose pointer
+        has no parameter root, or an op other than a load that reads the kernel's memory (an
+        atomic, a call, inline asm not marked normfuse's own); and a parameter that the kernel
+        never reloaded (what it stores there is what its caller reads)."""
+        names = [n for n in self.scratch.split(":") if n]
+        if not names:
+            return [], []
+        params = {p.name: p for p in func_params(func)}
+        ops = list(func.walk())
+        unknown = next((o.name for o in ops if not o.regions and o.name not in LOADS + STORES
+                        and any(e.kind == effects.READ and e.resource == effects.MEMORY
+                                for e in effects.effects(o))), None)
+        if unknown is None:
+            unknown = next(("a load without a parameter root" for o in ops
+                            if o.name in LOADS and LoadOp(o).root is None), None)
+        dropped, kept = [], []
+        for n in names:
+            p = params.get(n)
+            touched = p is not None and any(o.name in LOADS + STORES and (
+                LoadOp(o).root if o.name in LOADS else StoreOp(o).root) is p.value for o in ops)
+            if p is None or not is_pointer(p.value):
+                kept.append(f"'{n}' is not a pointer parameter of the kernel")
+            elif not touched:
+                continue  # (this kernel does not use it: nothing to drop)
+            elif id(p.value) not in fwd_roots:
+                kept.append(f"'{n}' (the kernel reloads none of its stores here: what it "
+                            "stores is its caller's)")
+            elif unknown is not None:
+                kept.append(f"'{n}' ({unknown} may read it)")
+            elif any(o.name in LOADS and LoadOp(o).root is p.value for o in ops):
+                kept.append(f"'{n}' is still loaded")
+            else:
+                stores = [o for o in ops if o.name in STORES and StoreOp(o).root is p.value]
+                for o in stores:
+                    module.erase(o)
+                if stores:
+                    dropped.append(n)
+        return dropped, kept
 
 
 def _forwardable(chain: list[Op], ops: list[Op]) -> list[tuple[Op, Op]]:

@@ -166,6 +166,9 @@ HEAD = """\
 // RUN: normfuse-opt --split-input-file --cluster-reduce-chain %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{cluster-size=2}' %s 2>/dev/null | FileCheck %s --check-prefix=TWO
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{cluster-size=17}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{scratch=arg11:arg13}' %s 2>/dev/null | FileCheck %s --check-prefix=SCRATCH
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{scratch=arg11:arg13}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=SCRATCH-REMARK
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{scratch=arg12:arg99}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=NOSCRATCH
 
 // BADOPT: option cluster-reduce-chain{cluster-size} must be in 2..16, got 17
 """
@@ -238,6 +241,18 @@ CASES = [
 // CHECK: tt.store
 // CHECK: barrier.cluster.wait.acquire; mov
 // REMARK: remark: [cluster-reduce-chain] applied: chain of 3 loops of 2 trips split over a 2-CTA cluster
+// With z (arg11, Z) and dlnq (arg13, DLNQ) declared scratch (the op allocates them for this
+// kernel alone; a parsed module names its parameters by position), their stores go once every
+// reload is forwarded: of the three fp32 [16, 16] tile stores only dz's (arg12, which the dK / dV
+// kernel reads) is left.
+// SCRATCH-LABEL: tt.func public @fna_bwd_rows
+// SCRATCH-COUNT-1: tt.store {{.*}} : tensor<16x16x!tt.ptr<f32>>
+// SCRATCH-NOT: tt.store {{.*}} : tensor<16x16x!tt.ptr<f32>>
+// SCRATCH: tt.return
+// SCRATCH-REMARK: remark: [cluster-reduce-chain] applied: chain of 3 loops of 2 trips split over a 2-CTA cluster, {{.*}}; the stores to scratch arg11, arg13 erased (every reload forwarded)
+// A parameter the kernel never reloads is its caller's (dz), and a name that is no parameter is
+// said so; both keep their stores.
+// NOSCRATCH: remark: [cluster-reduce-chain] applied: chain of 3 loops of 2 trips split over a 2-CTA cluster, {{.*}}; scratch kept: 'arg12' (the kernel reloads none of its stores here: what it stores is its caller's); 'arg99' is not a pointer parameter of the kernel
 """),
     ("chain_conditional_store", chain_conditional_store, dict(SMALL, FLAG="i32"),
      dict(H=2, BM=BM, D=D), """\
