@@ -10,7 +10,10 @@ Each cell M x K x N (x [M, K], W [N, K], bf16): torch.matmul (cuBLAS), the plain
 hopper-ws (`prepare_plain_linear(passes=("hopper-ws",))`, the summary's backbone) and
 `prepare_rmsnorm_linear` (the fused op's default plan), each warmed up, then launched once in
 an NVTX range `<cell>:<name>` inside one named `profile`. Without ncu it prints do_bench medians and each launch's
-compiled configuration (tile, stages, schedule), so a run shows both.
+compiled configuration (tile, stages, schedule), so a run shows both. A cell written
+`post:MxKxN` profiles the post-norm op instead: `linear_rmsnorm`'s default plan (the lowered
+form where the op takes it: `summary._post_default`) as "fused", against the same cuBLAS and
+backbone (the GEMM of x [M, K] and W [N, K] either way).
 """
 import os
 import sys
@@ -36,11 +39,25 @@ def cell_inputs(cell: str):
     return M, K, N, x, w, g, y, bb, fu
 
 
+def post_inputs(cell: str):
+    """`cell_inputs` with "fused" the post-norm op linear_rmsnorm (norm over N, g of size N)."""
+    import torch
+    from normfuse.ops import postnorm_linear as post
+    from normfuse.repro.summary import _post_default
+    M, K, N, x, w, g, y, bb, _ = cell_inputs(cell)
+    gn = (1 + 0.1 * torch.randn(N, device="cuda")).to(torch.bfloat16)
+    fu = post.prepare_linear_rmsnorm(x, w, gn, 1e-6, **_post_default("rms", M, N, K))
+    return M, K, N, x, w, g, y, bb, fu
+
+
 def main(cells):
     import torch
     from triton.testing import do_bench
     for cell in cells:
-        M, K, N, x, w, g, y, bb, fu = cell_inputs(cell)
+        post = cell.startswith("post:")
+        cell = cell.split(":", 1)[1] if post else cell
+        M, K, N, x, w, g, y, bb, fu = (post_inputs if post else cell_inputs)(cell)
+        cell = ("post:" if post else "") + cell
         runs = {"cublas": lambda: torch.matmul(x, w.T, out=y), "backbone": bb.launch,
                 "fused": fu.launch}
         for name, p in (("backbone", bb), ("fused", fu)):

@@ -195,8 +195,10 @@ row-lag = false                 post-norm rows of several N tiles (post-norm=tru
                                 them a k-loop ago: normally no wait), is read back, normalized and
                                 stored. RMSNorm (one row sum), coop, no residual tile or backward;
                                 two staging tiles must fit next to the ring (128x128 tiles at 3
-                                stages, 128x256 at 2). H200 (2026-12-03): at 128x128 1.34-1.65x
-                                cuBLAS on the blog's cells against coop 128x256's 1.06-1.27x
+                                stages, 128x256 at 2). H200 (2026-12-03): slower than coop in
+                                every blog cell, 1.34-1.65x cuBLAS at 128x128 and 1.31-1.62x at
+                                128x256 against coop's 1.03-1.26x: the same warpgroups still run
+                                the epilogue, now with a shared-memory round trip more
 epilogue-tma = false            a plain epilogue's [BM, BN] load of a second matrix at the output
                                 tile's rows and columns (masked by rows < M, columns < N, same
                                 element type as the output; the rowdot dX kernel's x) comes by TMA
