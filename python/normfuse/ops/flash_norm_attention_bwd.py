@@ -26,6 +26,7 @@ which stands above it.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 import torch
@@ -33,7 +34,7 @@ import torch
 from ..reference_attention import ACTIVATIONS, check_layout, default_qk_scale
 
 __all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "BwdConfig", "row_block_table",
-           "bwd_kernels"]
+           "unwritten_scratch", "bwd_kernels"]
 
 # the rows kernel's pipeline: the heads of a row block over one cluster, then each CTA's reloads
 # of what it stored forwarded through registers; z and dlnq are fp32 scratch that only this
@@ -179,6 +180,37 @@ def cpu_launcher(fn):
     return prev
 
 
+_ERASED = re.compile(r"\[cluster-reduce-chain\] applied: .*the stores to scratch ([\w, ]+) erased")
+
+
+def unwritten_scratch(remarks) -> set:
+    """The rows kernel's fp32 scratch parameters its compiled form never touches, from the
+    compile's remarks: those `cluster-reduce-chain{scratch=...}` erased the stores of (their
+    reloads forwarded). The op then passes a one-element stand-in instead of a [T, H, D] fp32
+    buffer."""
+    out = set()
+    for r in remarks:
+        m = _ERASED.search(str(r))
+        if m:
+            out.update(n.strip() for n in m.group(1).split(","))
+    return out
+
+
+def _scratch(which, passes, args, consts, device, num_warps, num_stages, shape) -> list:
+    """The rows kernel's z and dlnq arguments (args' stand-ins at positions Z and DLNQ replaced):
+    full [T, H, D] fp32 buffers, except where the CUDA kernel's compiled form never touches them
+    (`unwritten_scratch`; the saved kernel never touches z). The CPU interpreter keeps them."""
+    f32 = dict(dtype=torch.float32, device=device)
+    unused = set()
+    if device.type == "cuda" and passes:
+        ck = _jit(which, passes).warmup(*args, **consts, num_warps=num_warps,
+                                        num_stages=num_stages)
+        unused = unwritten_scratch(ck.remarks)
+    if which == "rows_saved":
+        unused.add("Z")
+    return [torch.empty((1,) if n in unused else shape, **f32) for n in ("Z", "DLNQ")]
+
+
 def _launch(which, passes, grid, args, consts, device, num_warps, num_stages):
     if device.type == "cuda":
         return _jit(which, passes)[grid](*args, **consts, num_warps=num_warps, num_stages=num_stages)
@@ -230,11 +262,10 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     table = row_block_table(offsets, cfg.block_m)
     nprog = table.shape[0]
     f32 = dict(dtype=torch.float32, device=dev)
-    # z's fp32 scratch only when the rows kernel recomputes the attention (with g saved it takes
-    # z from g again); dz in x's dtype, the type the dK / dV kernel multiplies it in
-    z = torch.empty((T, H, D) if gs is None else (1,), **f32)
+    # dz in x's dtype, the type the dK / dV kernel multiplies it in; z and dlnq (fp32 scratch of
+    # the rows kernel) are sized by `_scratch` below
     dz = torch.empty((T, H, D), dtype=x.dtype, device=dev)
-    dlnq = torch.empty((T, H, D), **f32)
+    stand_in = torch.empty((1,), **f32)
     soft = activation == "softmax"
     stat = torch.empty((T, H, 2) if soft else (1,), **f32)
     any_w = any(w is not None for w in (lnw, lnb, rmw))
@@ -245,11 +276,14 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=cfg.block_m, BLOCK_L=cfg.block_l,
                   HAS_LNW=lnw is not None, HAS_LNB=lnb is not None, HAS_RMSW=rmw is not None)
     saved = [] if gs is None else [gs, lse.contiguous() if soft else stat]
-    _launch("rows" if gs is None else "rows_saved", passes, (nprog,),
-            [x, dout, k, v, mean, rstd, rrms, lnw if lnw is not None else dummy,
-             lnb if lnb is not None else dummy, rmw if rmw is not None else dummy, table, *saved,
-             z, dz, dlnq, stat, dx, dw_part, L, stride_kb, stride_kl, scale], consts, dev,
-            cfg.num_warps, cfg.num_stages)
+    which = "rows" if gs is None else "rows_saved"
+    head = [x, dout, k, v, mean, rstd, rrms, lnw if lnw is not None else dummy,
+            lnb if lnb is not None else dummy, rmw if rmw is not None else dummy, table, *saved]
+    tail = [stat, dx, dw_part, L, stride_kb, stride_kl, scale]
+    z, dlnq = _scratch(which, passes, head + [stand_in, dz, stand_in] + tail, consts, dev,
+                       cfg.num_warps, cfg.num_stages, (T, H, D))
+    _launch(which, passes, (nprog,), head + [z, dz, dlnq] + tail, consts, dev, cfg.num_warps,
+            cfg.num_stages)
     kv_consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=cfg.kv_block_m, BLOCK_L=cfg.kv_block_l,
                      HAS_LNW=lnw is not None, HAS_LNB=lnb is not None)
     nlb = -(-L // cfg.kv_block_l)
