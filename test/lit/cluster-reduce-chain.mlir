@@ -281,21 +281,22 @@ module {
 // CHECK: barrier.cluster.wait.acquire; mov
 // REMARK: remark: [cluster-reduce-chain] applied: chain of 3 loops of 2 trips split over a 2-CTA cluster
 // With z (arg11, Z) and dlnq (arg13, DLNQ) declared scratch (the op allocates them for this
-// kernel alone; a parsed module names its parameters by position), their stores go once every
-// reload is forwarded: of the three fp32 [16, 16] tile stores only dz's (arg12, which the dK / dV
-// kernel reads) is left.
+// kernel alone; TTIR without locations names its parameters by position), their stores go once
+// every reload is forwarded: no fp32 [16, 16] tile store is left, dz's bf16 one (arg12, which
+// the dK / dV kernel reads) stays.
 // SCRATCH-LABEL: tt.func public @fna_bwd_rows
-// SCRATCH-COUNT-1: tt.store {{.*}} : tensor<16x16x!tt.ptr<f32>>
+// SCRATCH-NOT: tt.store {{.*}} : tensor<16x16x!tt.ptr<f32>>
+// SCRATCH: tt.store {{.*}} : tensor<16x16x!tt.ptr<bf16>>
 // SCRATCH-NOT: tt.store {{.*}} : tensor<16x16x!tt.ptr<f32>>
 // SCRATCH: tt.return
 // SCRATCH-REMARK: remark: [cluster-reduce-chain] applied: chain of 3 loops of 2 trips split over a 2-CTA cluster, {{.*}}; the stores to scratch arg11, arg13 erased (every reload forwarded)
 // A parameter the kernel never reloads is its caller's (dz), and a name that is no parameter is
 // said so; both keep their stores.
-// NOSCRATCH: remark: [cluster-reduce-chain] applied: chain of 3 loops of 2 trips split over a 2-CTA cluster, {{.*}}; scratch kept: 'arg12' (the kernel reloads none of its stores here: what it stores is its caller's); 'arg99' is not a pointer parameter of the kernel
+// NOSCRATCH: remark: [cluster-reduce-chain] applied: chain of 3 loops of 2 trips split over a 2-CTA cluster, {{.*}}; scratch kept: 'arg12' (the kernel never reloads it: what it stores is its caller's); 'arg99' is not a pointer parameter of the kernel
 
 
 module {
-  tt.func public @fna_bwd_rows(%X: !tt.ptr<bf16>, %DOUT: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %ROWS: !tt.ptr<i32>, %Z: !tt.ptr<f32>, %DZ: !tt.ptr<f32>, %DLNQ: !tt.ptr<f32>, %STAT: !tt.ptr<f32>, %DX: !tt.ptr<bf16>, %DW_PART: !tt.ptr<f32>, %L: i32, %stride_kb: i32, %stride_kl: i32, %qk_scale: f32) attributes {noinline = false} {
+  tt.func public @fna_bwd_rows(%X: !tt.ptr<bf16>, %DOUT: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %ROWS: !tt.ptr<i32>, %Z: !tt.ptr<f32>, %DZ: !tt.ptr<bf16>, %DLNQ: !tt.ptr<f32>, %STAT: !tt.ptr<f32>, %DX: !tt.ptr<bf16>, %DW_PART: !tt.ptr<f32>, %L: i32, %stride_kb: i32, %stride_kl: i32, %qk_scale: f32) attributes {noinline = false} {
     %cst = arith.constant dense<1.341450e-01> : tensor<16x16xf32>
     %cst_0 = arith.constant dense<2.000000e+00> : tensor<16x16xf32>
     %cst_1 = arith.constant dense<1.000000e+00> : tensor<16x16xf32>
@@ -527,8 +528,8 @@ module {
       %8 = arith.mulf %5, %7 : tensor<16x16xf32>
       %9 = "tt.reduce"(%8) <{axis = 0 : i32}> ({
       ^bb0(%arg24: f32, %arg25: f32):
-        %14 = arith.addf %arg24, %arg25 : f32
-        tt.reduce.return %14 : f32
+        %15 = arith.addf %arg24, %arg25 : f32
+        tt.reduce.return %15 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
       tt.store %4, %9 : tensor<16x!tt.ptr<f32>>
       %dz = tt.expand_dims %cz_26 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
@@ -536,11 +537,11 @@ module {
       %dz_75 = arith.mulf %z_63, %dz_74 : tensor<16x16xf32>
       %dz_76 = arith.subf %dow_73, %dz_75 : tensor<16x16xf32>
       %dz_77 = arith.mulf %7, %dz_76 : tensor<16x16xf32>
-      %10 = tt.splat %DZ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %11 = tt.addptr %10, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      tt.store %11, %dz_77, %x_39 : tensor<16x16x!tt.ptr<f32>>
+      %10 = tt.splat %DZ : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
+      %11 = tt.addptr %10, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %12 = arith.truncf %dz_77 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %11, %12, %x_39 : tensor<16x16x!tt.ptr<bf16>>
       %q = arith.truncf %lnq_61 : tensor<16x16xf32> to tensor<16x16xbf16>
-      %dzq = arith.truncf %dz_77 : tensor<16x16xf32> to tensor<16x16xbf16>
       %dlnq = scf.for %l0 = %c0_i32 to %L step %c16_i32 iter_args(%dlnq_83 = %dz_77) -> (tensor<16x16xf32>)  : i32 {
         %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>
         %offs_l_84 = arith.addi %offs_l, %rows : tensor<16xi32>
@@ -571,7 +572,7 @@ module {
         %s = tt.trans %k_100 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
         %s_107 = tt.dot %q, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
         %dp = tt.trans %v_106 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %dp_108 = tt.dot %dzq, %dp, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %dp_108 = tt.dot %12, %dp, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
         %t = arith.mulf %s_107, %cst_3 : tensor<16x16xf32>
         %t_109 = arith.mulf %t, %s_107 : tensor<16x16xf32>
         %t_110 = arith.mulf %t_109, %s_107 : tensor<16x16xf32>
@@ -604,9 +605,9 @@ module {
         %dlnq_136 = tt.dot %dlnq_135, %k_100, %dlnq_83, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
         scf.yield %dlnq_136 : tensor<16x16xf32>
       }
-      %12 = tt.splat %DLNQ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %13 = tt.addptr %12, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      tt.store %13, %dlnq, %x_39 : tensor<16x16x!tt.ptr<f32>>
+      %13 = tt.splat %DLNQ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+      %14 = tt.addptr %13, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      tt.store %14, %dlnq, %x_39 : tensor<16x16x!tt.ptr<f32>>
       %ga = arith.mulf %dlnq, %lnq_52 : tensor<16x16xf32>
       %c1_78 = "tt.reduce"(%ga) <{axis = 1 : i32}> ({
       ^bb0(%c1_83: f32, %c1_84: f32):

@@ -978,13 +978,25 @@ def memory_root(ptr_or_desc: Value) -> Value | None:
     return pointer_root(v)
 
 
+def is_function_argument(v: Value) -> bool:
+    """Whether `v` is an argument of a tt.func's entry block (a kernel parameter): not a loop's or
+    region's block argument, nor a later block's (which may merge two values like a phi)."""
+    blk = v.block if v.owner is None else None
+    op = blk.parent_op if blk is not None else None
+    return (op is not None and op.name == FUNC and bool(op.regions)
+            and bool(op.regions[0].blocks) and blk is op.regions[0].blocks[0])
+
+
 def pointer_root(ptr: Value) -> Value | None:
-    """The function argument a pointer tensor is derived from (through splat/addptr/broadcast)."""
+    """The function argument a pointer tensor is derived from (through splat/addptr/broadcast).
+    None for anything else, a loop's or region's block argument included (a pointer carried
+    through an scf.for / scf.while may point anywhere its init and yields do: the passes that
+    compare roots to decide aliasing must not take it for one memory)."""
     v = ptr
     for _ in range(64):
         op = v.owner
         if op is None:
-            return v
+            return v if is_function_argument(v) else None
         if op.name in (ADDPTR, SPLAT, BROADCAST, EXPAND_DIMS):
             v = op.operands[0]
             continue

@@ -79,8 +79,10 @@ max-cluster = 2..16            the largest cluster auto picks (8: portable)
 forward-reloads = true | false forward same-CTA reloads through registers (above)
 scratch = NAME[:NAME...]       pointer parameters only the kernel reads: their stores are erased
                                when every load of them was forwarded (above); default none. Names
-                               as the kernel's source spells them (Triton's TTIR carries them);
-                               a module parsed from text names them arg0, arg1, ... by position
+                               as the kernel's source spells them (Triton's TTIR carries them in
+                               its locations); TTIR without locations (the lit files) names them
+                               arg0, arg1, ... by position. A scratch parameter must not alias
+                               another argument (the op allocates it for the kernel alone)
 """
 from __future__ import annotations
 
@@ -105,7 +107,9 @@ class ClusterReduceChain(Pass):
     """Deal a chain of loops over heads (or N tiles) to a thread-block cluster, exchanging each
     loop's row sums through distributed shared memory before the next loop.
 
-    Options: `cluster_size` ("auto" or 2..16), `max_cluster` (the largest cluster "auto" picks).
+    Options: `cluster_size` ("auto" or 2..16), `max_cluster` (the largest cluster "auto" picks),
+    `forward_reloads` (same-CTA reloads through registers), `scratch` (parameters only the kernel
+    reads: their stores erased once every reload was forwarded).
     Not handled: the persistent form, loops with different trip counts, loops that read another
     trip's stores, side effects outside the loops."""
 
@@ -342,8 +346,11 @@ class ClusterReduceChain(Pass):
             elif not touched:
                 continue  # (this kernel does not use it: nothing to drop)
             elif id(p.value) not in fwd_roots:
-                kept.append(f"'{n}' (the kernel reloads none of its stores here: what it "
-                            "stores is its caller's)")
+                loaded = any(o.name in LOADS and LoadOp(o).root is p.value for o in ops)
+                kept.append(f"'{n}' (" + (
+                    "its reloads not forwarded: several trips per CTA, or forward-reloads=false"
+                    if loaded and not fwd_roots else "its reloads not forwarded" if loaded else
+                    "the kernel never reloads it: what it stores is its caller's") + ")")
             elif unknown is not None:
                 kept.append(f"'{n}' ({unknown} may read it)")
             elif any(o.name in LOADS and LoadOp(o).root is p.value for o in ops):
@@ -365,6 +372,9 @@ def _forwardable(chain: list[Op], ops: list[Op]) -> list[tuple[Op, Op]]:
     for o in ops:
         if o.name in STORES:
             r = StoreOp(o).root
+            if r is None:
+                return []  # a store through a pointer not traced to one parameter (one carried
+                # through a loop, say): it may write the forwarded memory
             writers[id(r)] = writers.get(id(r), 0) + 1
         elif not o.regions and any(e.kind == effects.WRITE for e in effects.effects(o)):
             return []  # an atomic, call or asm that writes: which memory is unknown

@@ -92,3 +92,83 @@ def test_lit_chain_conditional_store(flag):
     want = src * torch.rsqrt(xd.square().mean(1, keepdim=True) + 1e-5)
     got = res.after["arg2"].double().reshape(rows, -1)
     assert float((got - want).norm() / want.norm()) < 1e-2
+
+
+# Pointers carried through an inner loop (review of the scratch option, session 17): such a
+# pointer's root is no kernel parameter, so neither a load nor a store through it may be taken
+# for "no access" to a parameter's memory.
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+@triton.jit
+def _head_tile(P, rows, h, H: tl.constexpr, D: tl.constexpr):
+    return P + (rows[:, None] * H + h) * D + tl.arange(0, D)[None, :]
+
+
+@triton.jit
+def _chain_carried_load(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr):
+    # loop 2 reloads Z's tile (forwardable) and reads it again through a pointer carried by an
+    # inner loop, half the rows at a time, into Y's second half
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for h in range(0, H):
+        x = tl.load(_head_tile(X, rows, h, H, D)).to(tl.float32)
+        tl.store(_head_tile(Z, rows, h, H, D), x)
+        ss += tl.sum(x * x, 1)
+    r = 1.0 / tl.sqrt(ss / (H * D) + 1e-5)
+    for h in range(0, H):
+        y = tl.load(_head_tile(Z, rows, h, H, D)) * r[:, None]
+        half = tl.program_id(0) * BM + tl.arange(0, BM // 2)
+        p = _head_tile(Z, half, h, H, D)
+        acc = tl.zeros([BM // 2, D], dtype=tl.float32)
+        for i in range(0, 2):
+            acc += tl.load(p)
+            p += (BM // 2) * H * D
+        tl.store(_head_tile(Y, rows, h, H, D), y)
+        tl.store(Y + BM * H * D + (half[:, None] * H + h) * D + tl.arange(0, D)[None, :], acc)
+
+
+@triton.jit
+def _chain_carried_store(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr):
+    # loop 2 overwrites Z's tile through a carried pointer before reloading it: the reload must
+    # read the new values, not be forwarded loop 1's
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for h in range(0, H):
+        x = tl.load(_head_tile(X, rows, h, H, D)).to(tl.float32)
+        tl.store(_head_tile(Z, rows, h, H, D), x)
+        ss += tl.sum(x * x, 1)
+    r = 1.0 / tl.sqrt(ss / (H * D) + 1e-5)
+    for h in range(0, H):
+        half = tl.program_id(0) * BM + tl.arange(0, BM // 2)
+        p = _head_tile(Z, half, h, H, D)
+        for i in range(0, 2):
+            tl.store(p, tl.full([BM // 2, D], 7.0, tl.float32))
+            p += (BM // 2) * H * D
+        y = tl.load(_head_tile(Z, rows, h, H, D)) * r[:, None]
+        tl.store(_head_tile(Y, rows, h, H, D), y)
+
+
+@pytest.mark.parametrize("kernel, passes, note", [
+    (_chain_carried_load, "cluster-reduce-chain{scratch=Z}",
+     "scratch kept: 'Z' (a load without a parameter root may read it)"),
+    (_chain_carried_store, "cluster-reduce-chain", "one trip per CTA (the loops inlined)"),
+], ids=["scratch-kept-for-a-carried-load", "no-forwarding-past-a-carried-store"])
+def test_pointers_carried_through_a_loop_are_no_parameter(kernel, passes, note):
+    # (TTIR through the pass and the interpreter: these kernels have no shared memory of their
+    # own, and the exchange's asm then names a `global_smem` ptxas does not know; see NOTES)
+    import normfuse
+    H, BM, D = 2, 16, 16
+    sig = {"X": "*fp32", "Z": "*fp32", "Y": "*fp32"}
+    ttir = normfuse.compile(kernel, signature=sig, constexprs=dict(H=H, BM=BM, D=D),
+                            target="cuda:90", passes=(), num_warps=4).asm["ttir"]
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(BM, H, D, generator=gen)
+    z = torch.full((BM, H, D), float("nan"))
+    y = torch.zeros(2 * BM * H * D)
+    res = check_ir_numerics(ttir, [x, z, y], (1,), passes=passes)
+    assert res.changed and res.num_ctas == 2, res.remarks
+    assert any(note in r for r in res.remarks), res.remarks
+    assert res.max_rel_diff == 0, res.diffs  # bitwise what the kernel computes unpassed
