@@ -333,34 +333,36 @@ class ClusterReduceChain(Pass):
         unknown = next((o.name for o in ops if not o.regions and o.name not in LOADS + STORES
                         and any(e.kind == effects.READ and e.resource == effects.MEMORY
                                 for e in effects.effects(o))), None)
-        if unknown is None:
-            unknown = next(("a load without a parameter root" for o in ops
-                            if o.name in LOADS and LoadOp(o).root is None), None)
+        loads, stores = {}, {}  # parameter root -> its loads / stores
+        for o in ops:
+            if o.name in LOADS:
+                loads.setdefault(id(LoadOp(o).root), []).append(o)
+            elif o.name in STORES:
+                stores.setdefault(id(StoreOp(o).root), []).append(o)
+        if unknown is None and id(None) in loads:
+            unknown = "a load without a parameter root"
         dropped, kept = [], []
         for n in names:
             p = params.get(n)
-            touched = p is not None and any(o.name in LOADS + STORES and (
-                LoadOp(o).root if o.name in LOADS else StoreOp(o).root) is p.value for o in ops)
+            key = id(p.value) if p is not None else None
             if p is None or not is_pointer(p.value):
                 kept.append(f"'{n}' is not a pointer parameter of the kernel")
-            elif not touched:
+            elif key not in loads and key not in stores:
                 continue  # (this kernel does not use it: nothing to drop)
-            elif id(p.value) not in fwd_roots:
-                loaded = any(o.name in LOADS and LoadOp(o).root is p.value for o in ops)
+            elif key not in fwd_roots:
                 kept.append(f"'{n}' (" + (
                     "its reloads not forwarded: several trips per CTA, or forward-reloads=false"
-                    if loaded and not fwd_roots else "its reloads not forwarded" if loaded else
+                    if key in loads and not fwd_roots else "its reloads not forwarded"
+                    if key in loads else
                     "the kernel never reloads it: what it stores is its caller's") + ")")
             elif unknown is not None:
                 kept.append(f"'{n}' ({unknown} may read it)")
-            elif any(o.name in LOADS and LoadOp(o).root is p.value for o in ops):
+            elif key in loads:
                 kept.append(f"'{n}' is still loaded")
-            else:
-                stores = [o for o in ops if o.name in STORES and StoreOp(o).root is p.value]
-                for o in stores:
+            else:  # (a forwarded store's root: it has stores)
+                for o in stores[key]:
                     module.erase(o)
-                if stores:
-                    dropped.append(n)
+                dropped.append(n)
         return dropped, kept
 
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 from ..ir import Module, Op
 from ..ir import effects
-from ..ir.ops import (EXTF, FUNC, INLINE_ASM, LOADS, STORES, TRUNCF, Block, LoadOp, StoreOp,
+from ..ir.ops import (EXTF, INLINE_ASM, LOADS, STORES, TRUNCF, Block, LoadOp, StoreOp,
                       is_elementwise)
 from . import Pass, PassRun
 
@@ -147,13 +147,9 @@ def _check_between(module: Module, blk: Block, s1: Op, reload: Op, s2: Op, root)
 
 def _other_argument(base, root) -> bool:
     """Whether a store's traced base is a kernel argument other than the output's: distinct
-    arguments do not alias (the assumption rule 2 makes for loads from other bases)."""
-    def func_arg(v) -> bool:  # an argument of the function's entry block (not a loop's block
-        # argument, nor a later block's, which may merge two arguments like a phi)
-        op = v.block.parent_op if v is not None and v.owner is None and v.block is not None else None
-        return (op is not None and op.name == FUNC and bool(op.regions)
-                and bool(op.regions[0].blocks) and v.block is op.regions[0].blocks[0])
-    return func_arg(base) and func_arg(root) and base is not root
+    arguments do not alias (the assumption rule 2 makes for loads from other bases). Roots are
+    kernel parameters or None (`ir.ops.pointer_root`: a loop's block argument is none)."""
+    return base is not None and root is not None and base is not root
 
 
 def _same(a: tuple, b: tuple) -> bool:
