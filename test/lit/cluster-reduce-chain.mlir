@@ -351,7 +351,6 @@ module {
       %tile_33 = tt.broadcast %tile_31 : tensor<16x1xi32> -> tensor<16x16xi32>
       %tile_34 = tt.broadcast %tile_32 : tensor<1x16xi32> -> tensor<16x16xi32>
       %tile_35 = arith.addi %tile_33, %tile_34 : tensor<16x16xi32>
-      %kvh = arith.divsi %h, %c2_i32 : i32
       %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
       %x_36 = tt.addptr %x, %tile_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
       %x_37 = tt.broadcast %x_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
@@ -382,6 +381,7 @@ module {
       %lnq_59 = tt.expand_dims %lnq_58 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
       %lnq_60 = tt.broadcast %lnq_59 : tensor<1x16xf32> -> tensor<16x16xf32>
       %lnq_61 = arith.addf %lnq_53, %lnq_60 : tensor<16x16xf32>
+      %kvh = arith.divsi %h, %c2_i32 : i32
       %q = arith.truncf %lnq_61 : tensor<16x16xf32> to tensor<16x16xbf16>
       %z = scf.for %l0 = %c0_i32 to %L step %c16_i32 iter_args(%z_76 = %lnq_61) -> (tensor<16x16xf32>)  : i32 {
         %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>

@@ -215,17 +215,14 @@ def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z
     c = tl.zeros([BLOCK_M], tl.float32)
     for h in range(0, H):
         tile = (rows[:, None] * H + h) * D + offs_d[None, :]
+        xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
         if SAVED:  # the forward's g and lse
-            xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW,
-                                    HAS_LNB)
             z = lnq + tl.load(GS + tile, mask=tmask, other=0.0).to(tl.float32)
             if ACT == 4:
                 tl.store(STAT + (rows * H + h) * 2,
                          tl.load(LSE + rows * H + h, mask=rmask, other=0.0), mask=rmask)
         else:
             kvh = h // G
-            xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW,
-                                    HAS_LNB)
             q = lnq.to(X.dtype.element_ty)
             lse = tl.zeros([BLOCK_M], tl.float32)
             if ACT == 4:
