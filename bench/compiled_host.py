@@ -9,11 +9,8 @@ forward against 1.34 for stock+compile, equal to its device time (a sync?); GPT-
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
 import json
 import os
-import pstats
 import sys
 import traceback
 import warnings
@@ -23,7 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 def one(model: str, config: str, out: str, calls: int = 10) -> dict:
     import torch
-    from normfuse.repro.profile_models import configuration_call, host_and_wall
+    from normfuse.repro.profile_models import configuration_call, cprofile_stats, host_and_wall
     with configuration_call(model, config, "prefill") as call:
         host, _ = host_and_wall(call, calls)
         # the synchronizing calls of one forward, with their stacks
@@ -40,18 +37,7 @@ def one(model: str, config: str, out: str, calls: int = 10) -> dict:
                 call()
         finally:
             torch.cuda.set_sync_debug_mode("default")
-        torch.cuda.synchronize()
-        pr = cProfile.Profile()
-        pr.enable()
-        for _ in range(calls):
-            call()
-        pr.disable()
-        torch.cuda.synchronize()
-    stats = {}
-    for order, n in (("cumulative", 45), ("tottime", 30)):
-        s = io.StringIO()
-        pstats.Stats(pr, stream=s).sort_stats(order).print_stats(n)
-        stats[order] = s.getvalue()
+        stats = cprofile_stats(call, calls, (("cumulative", 45), ("tottime", 30)))
     name = f"{model}_{config.replace('+', '-')}"
     with open(os.path.join(out, f"cprofile_{name}.txt"), "w") as fh:
         fh.write(f"{model} {config}: host {host * 1e3:.3f} ms/call (no sync), {len(syncs)} "

@@ -23,7 +23,8 @@ import os
 import statistics
 import time
 
-__all__ = ["configuration_call", "host_and_wall", "profile_one", "kernels_of", "main"]
+__all__ = ["configuration_call", "host_and_wall", "profile_one", "kernels_of", "cprofile_stats",
+           "host_profile", "main"]
 
 
 def kernels_of(fn) -> tuple[float, list]:
@@ -91,9 +92,9 @@ def host_and_wall(call, calls: int, warm: int = 3) -> tuple[float, float]:
     return host, (time.perf_counter() - t0) / calls
 
 
-def host_profile(call, path: str, calls: int = 20) -> None:
-    """cProfile over `calls` unsynchronized calls (after host_and_wall's warm-up): the host's
-    Python by function, top 40 by own and by cumulative time, into `path`."""
+def cprofile_stats(call, calls: int, orders=(("tottime", 40), ("cumulative", 40))) -> dict:
+    """cProfile over `calls` unsynchronized calls of `call` (synchronized before and after): {sort
+    order: pstats' listing of its top n} per (order, n) in `orders`."""
     import cProfile
     import io
     import pstats
@@ -106,13 +107,21 @@ def host_profile(call, path: str, calls: int = 20) -> None:
         call()
     prof.disable()
     torch.cuda.synchronize()
-    buf = io.StringIO()
-    st = pstats.Stats(prof, stream=buf)
-    buf.write(f"cProfile over {calls} calls (no sync between them)\n\n")
-    st.sort_stats("tottime").print_stats(40)
-    st.sort_stats("cumulative").print_stats(40)
+    out = {}
+    for order, n in orders:
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats(order).print_stats(n)
+        out[order] = buf.getvalue()
+    return out
+
+
+def host_profile(call, path: str, calls: int = 20) -> None:
+    """The host's Python by function over `calls` unsynchronized calls (after host_and_wall's
+    warm-up; `cprofile_stats`), top 40 by own and by cumulative time, into `path`."""
+    stats = cprofile_stats(call, calls)
     with open(path, "w") as f:
-        f.write(buf.getvalue())
+        f.write(f"cProfile over {calls} calls (no sync between them)\n\n" + stats["tottime"]
+                + stats["cumulative"])
 
 
 def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=print,
