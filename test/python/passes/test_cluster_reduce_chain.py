@@ -108,16 +108,22 @@ def _head_tile(P, rows, h, H: tl.constexpr, D: tl.constexpr):
 
 
 @triton.jit
-def _chain_carried_load(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr):
-    # loop 2 reloads Z's tile (forwardable) and reads it again through a pointer carried by an
-    # inner loop, half the rows at a time, into Y's second half
-    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+def _stage_heads(X, Z, rows, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr):
+    # loop 1 of both kernels: each head's tile of X into Z, the rows' RMS over the heads
     ss = tl.zeros([BM], dtype=tl.float32)
     for h in range(0, H):
         x = tl.load(_head_tile(X, rows, h, H, D)).to(tl.float32)
         tl.store(_head_tile(Z, rows, h, H, D), x)
         ss += tl.sum(x * x, 1)
-    r = 1.0 / tl.sqrt(ss / (H * D) + 1e-5)
+    return 1.0 / tl.sqrt(ss / (H * D) + 1e-5)
+
+
+@triton.jit
+def _chain_carried_load(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr):
+    # loop 2 reloads Z's tile (forwardable) and reads it again through a pointer carried by an
+    # inner loop, half the rows at a time, into Y's second half
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    r = _stage_heads(X, Z, rows, H, BM, D)
     for h in range(0, H):
         y = tl.load(_head_tile(Z, rows, h, H, D)) * r[:, None]
         half = tl.program_id(0) * BM + tl.arange(0, BM // 2)
@@ -135,12 +141,7 @@ def _chain_carried_store(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.const
     # loop 2 overwrites Z's tile through a carried pointer before reloading it: the reload must
     # read the new values, not be forwarded loop 1's
     rows = tl.program_id(0) * BM + tl.arange(0, BM)
-    ss = tl.zeros([BM], dtype=tl.float32)
-    for h in range(0, H):
-        x = tl.load(_head_tile(X, rows, h, H, D)).to(tl.float32)
-        tl.store(_head_tile(Z, rows, h, H, D), x)
-        ss += tl.sum(x * x, 1)
-    r = 1.0 / tl.sqrt(ss / (H * D) + 1e-5)
+    r = _stage_heads(X, Z, rows, H, BM, D)
     for h in range(0, H):
         half = tl.program_id(0) * BM + tl.arange(0, BM // 2)
         p = _head_tile(Z, half, h, H, D)
