@@ -3,7 +3,7 @@ kernel by kernel (session 17: Inductor's GELU after normfuse's fused c_fc GEMM t
 GPT-2 prefill against 0.209 after cuBLAS's, same shape and computation).
 
     PYTHONPATH=python python3 bench/compiled_code.py --out DIR [--model gpt2]
-        [--configs stock+compile,normfuse+compile]
+        [--configs stock+compile,normfuse+compile] [--profile-range]
 
 For each configuration of `normfuse.repro.models` (built as the benchmark builds it, prefill,
 no grad) the wrapper and kernels Inductor generated (`<config>.py`) and a summary line: buffers
@@ -43,6 +43,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--model", default="gpt2")
     ap.add_argument("--configs", default="stock+compile,normfuse+compile")
+    ap.add_argument("--profile-range", action="store_true",
+                    help="after the dump, two more forwards, then one inside the NVTX range "
+                         "profile/<config> (for ncu --nvtx --nvtx-include 'profile/')")
     a = ap.parse_args(argv)
     import torch
     from torch._inductor.utils import run_and_get_code
@@ -66,6 +69,17 @@ def main(argv=None) -> int:
                         "kernels": kernels_of(code)}
         print(name, {k: v for k, v in report[name].items() if k != "kernels"},
               [k["name"] for k in report[name]["kernels"]], flush=True)
+        if a.profile_range:
+            with torch.no_grad():
+                for _ in range(2):
+                    M._forward(f, ids)
+                torch.cuda.synchronize()
+                torch.cuda.nvtx.range_push("profile")
+                torch.cuda.nvtx.range_push(name)
+                M._forward(f, ids)
+                torch.cuda.nvtx.range_pop()
+                torch.cuda.nvtx.range_pop()
+                torch.cuda.synchronize()
         del f, m
         torch._dynamo.reset()
     with open(os.path.join(a.out, "kernels.json"), "w") as fh:
