@@ -46,9 +46,12 @@ BLOCK_M = 64
 @dataclass(frozen=True)
 class BwdConfig:
     """Tiles of the two backward kernels. The defaults compile for sm_90 without register spills
-    in the rows kernel at D = 128 (ptxas, 8 warps, with and without affines); the dK/dV kernel
-    spills some (100-340 B/thread at D = 128, BLOCK_L = 64), less with 32 x 32 tiles and 4
-    warps, which re-read the batch's rows twice as often: `normfuse.repro.bench_attention_bwd` times both."""
+    in the rows kernel at D = 128 (ptxas, 8 warps, with and without affines). The dK/dV kernel
+    takes 32 x 32 tiles, 4 warps and 2 stages: it re-reads the batch's rows twice as often as
+    with 64 x 64 tiles and 8 warps, but spills less (64 x 64: 100-340 B/thread at D = 128) and
+    runs 4 programs per (sequence, head) at L = 128 instead of 2. H200, B = 768, max length
+    1024 (2026-12-03, dz in bf16): the whole backward 3.698 -> 3.371 ms (GELU, H = 2) and
+    7.441 -> 7.024 (softmax, H = 4) with it; `normfuse.repro.bench_attention_bwd` times both."""
 
     block_m: int = 64        # rows kernel: rows per program (a cluster of H CTAs after the pass)
     block_l: int = 64        # keys per step in the rows kernel
@@ -56,10 +59,10 @@ class BwdConfig:
     # <= 2: the key loop is short (L / block_l trips), and the pipeliner race (docs/design.md)
     # needs >= 3 stages (a loaded tile feeding a wgmma and another use)
     num_stages: int = 2
-    kv_block_m: int = 64     # dK/dV kernel: rows per step
-    kv_block_l: int = 64     # keys per program
-    kv_num_warps: int = 8
-    kv_num_stages: int = 1
+    kv_block_m: int = 32     # dK/dV kernel: rows per step
+    kv_block_l: int = 32     # keys per program
+    kv_num_warps: int = 4
+    kv_num_stages: int = 2
 _I32 = 2 ** 31
 
 
