@@ -119,7 +119,26 @@ class ExtraSharedMemory(LaunchNeed):
 
     def at_llir(self, llir: str, metadata: dict) -> str:
         metadata["shared"] = int(metadata.get("shared") or 0) + int(self.value)
+        return declare_global_smem(llir)
+
+
+# Triton's own declaration of the CTA's dynamic shared memory (its LLVM lowering emits it only
+# when the kernel allocates shared memory); the exchange's PTX addresses its slots from it
+_GLOBAL_SMEM = "@global_smem = external addrspace(3) global [0 x i8], align 16"
+
+
+def declare_global_smem(llir: str) -> str:
+    """`llir` with `@global_smem` declared. A kernel that allocates no shared memory of its own
+    (no dot, no layout conversion through shared memory) has no such symbol, and the exchange's
+    inline PTX naming it would fail in ptxas ("Unknown symbol 'global_smem'"). LLVM's NVPTX
+    backend emits the external declaration although only inline asm uses it (a test compiles
+    such a kernel through ptxas)."""
+    if "@global_smem" in llir:
         return llir
+    at = llir.find("\ndefine ")
+    if at < 0:
+        raise LaunchError("cannot declare global_smem: no function definition in the LLVM IR")
+    return llir[:at] + "\n" + _GLOBAL_SMEM + "\n" + llir[at:]
 
 
 @need

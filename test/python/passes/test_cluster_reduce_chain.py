@@ -158,8 +158,7 @@ def _chain_carried_store(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.const
     (_chain_carried_store, "cluster-reduce-chain", "one trip per CTA (the loops inlined)"),
 ], ids=["scratch-kept-for-a-carried-load", "no-forwarding-past-a-carried-store"])
 def test_pointers_carried_through_a_loop_are_no_parameter(kernel, passes, note):
-    # (TTIR through the pass and the interpreter: these kernels have no shared memory of their
-    # own, and the exchange's asm then names a `global_smem` ptxas does not know; see NOTES)
+    # (TTIR through the pass and the interpreter; the compiled form: the test below)
     import normfuse
     H, BM, D = 2, 16, 16
     sig = {"X": "*fp32", "Z": "*fp32", "Y": "*fp32"}
@@ -173,3 +172,24 @@ def test_pointers_carried_through_a_loop_are_no_parameter(kernel, passes, note):
     assert res.changed and res.num_ctas == 2, res.remarks
     assert any(note in r for r in res.remarks), res.remarks
     assert res.max_rel_diff == 0, res.diffs  # bitwise what the kernel computes unpassed
+
+
+@pytest.mark.parametrize("kernel", [_chain_carried_load, _chain_carried_store],
+                         ids=["carried-load", "carried-store"])
+def test_exchange_compiles_in_a_kernel_without_shared_memory(kernel):
+    # These kernels allocate no shared memory of their own, so Triton declares no `global_smem`;
+    # the exchange's PTX addresses its slots from that symbol, and ptxas refused it ("Unknown
+    # symbol 'global_smem'") until the extra-shared-memory launch need declared it.
+    import normfuse
+    sig = {"X": "*fp32", "Z": "*fp32", "Y": "*fp32"}
+    consts = dict(H=2, BM=16, D=16)
+    plain = normfuse.compile(kernel, signature=sig, constexprs=consts, target="cuda:90",
+                             passes=(), num_warps=4)
+    assert "@global_smem" not in plain.asm["llir"] and plain.metadata.shared == 0
+    k = normfuse.compile(kernel, signature=sig, constexprs=consts, target="cuda:90",
+                         passes=("cluster-reduce-chain",), num_warps=4)
+    ptx = k.asm["ptx"]
+    assert ".extern .shared .align 16 .b8 global_smem[];" in ptx
+    assert "mov.u32 %nfa, global_smem;" in ptx
+    assert k.metadata.num_ctas == 2 and k.metadata.shared > 0
+    assert k.asm["cubin"]  # ptxas accepted it
