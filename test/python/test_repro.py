@@ -251,3 +251,13 @@ def test_summary_cells_filter():
         summary.summary_cells(False, "100x200x300")
     with pytest.raises(SystemExit, match="takes MxKxN"):
         summary.summary_cells(False, "262144x2048")
+
+
+def test_attention_bwd_tile_lists():
+    # bench_attention_bwd --rows-tiles / --kv-tiles: BLOCK_MxBLOCK_L:warps:stages, and a bad
+    # entry named with the expected form
+    from normfuse.repro import bench_attention_bwd as ab
+    assert ab.parse_tiles("64x64:8:2, 128x32:4:1,") == [(64, 64, 8, 2), (128, 32, 4, 1)]
+    assert ab.parse_tiles("") == []
+    with pytest.raises(ValueError, match=r"tile '64x64:8': expected BLOCK_MxBLOCK_L:warps:stages"):
+        ab.parse_tiles("32x32:4:2,64x64:8")

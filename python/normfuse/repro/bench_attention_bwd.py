@@ -20,6 +20,8 @@
      torch.compile'd (the compiled one only while the time budget lasts);
    - norms only: the compiled backward of LayerNorm + RMSNorm + residuals alone (the cost the
      fusion can hide).
+   - tiles (`--rows-tiles`, `--kv-tiles`): the default backward (saved g) with each given tile
+     of one kernel, the other at its default (`rows_tiles_ms` / `kv_tiles_ms`: {tile: ms});
    - kernels (`--kernels`, on by default): where each backward's device time goes, one call
      under torch.profiler (`*_kernels`: [kernel, device ms, launches], largest first) for the
      fused backward and the unfused eager one (issue 22: the first step is to find where the
@@ -129,7 +131,22 @@ def backward_kernels(fn, inputs, dout, top: int = 10) -> list:
     return _device_kernels(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True), top)
 
 
-def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True) -> list[dict]:
+def parse_tiles(spec: str) -> list[tuple[int, int, int, int]]:
+    """"64x64:8:2,128x64:8:1" -> [(BLOCK_M, BLOCK_L, warps, stages), ...]."""
+    out = []
+    for item in filter(None, (t.strip() for t in (spec or "").split(","))):
+        try:
+            tile, w, st = item.split(":")
+            bm, bl = tile.split("x")
+            out.append((int(bm), int(bl), int(w), int(st)))
+        except ValueError:
+            raise ValueError(f"tile '{item}': expected BLOCK_MxBLOCK_L:warps:stages, e.g. "
+                             f"64x64:8:2") from None
+    return out
+
+
+def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
+                rows_tiles=(), kv_tiles=()) -> list[dict]:
     from triton.testing import do_bench
     from normfuse.ops.flash_norm_attention_bwd import BwdConfig, flash_norm_attention_bwd
     from normfuse.reference_attention import default_qk_scale
@@ -178,6 +195,19 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True) ->
                                             warmup=5, rep=30))
     guard("fused_saved_kv64_ms", lambda: do_bench(
         lambda: flash_norm_attention_bwd(*sargs, config=cfg2, **skw), warmup=5, rep=30))
+    # tile sweeps of the default (saved g) backward, one kernel's tiles at a time, the other
+    # kernel at its default: {"BMxBL:warps:stages": ms}
+    for name, tiles, fields in (("rows_tiles_ms", rows_tiles,
+                                 ("block_m", "block_l", "num_warps", "num_stages")),
+                                ("kv_tiles_ms", kv_tiles,
+                                 ("kv_block_m", "kv_block_l", "kv_num_warps", "kv_num_stages"))):
+        for tile in tiles:
+            key = "%dx%d:%d:%d" % tile
+            tcfg = BwdConfig(**dict(zip(fields, tile)))
+            guard(f"{name}[{key}]", lambda tcfg=tcfg: do_bench(
+                lambda: flash_norm_attention_bwd(*sargs, config=tcfg, **skw), warmup=5, rep=30))
+            if f"{name}[{key}]" in rec:
+                rec.setdefault(name, {})[key] = rec.pop(f"{name}[{key}]")
     if not quick:
         guard("naive_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*args, passes=(), **kw),
                                            warmup=5, rep=30))
@@ -231,7 +261,17 @@ def main(argv=None) -> int:
     ap.add_argument("--warm-timeout", type=float, default=150.0)
     ap.add_argument("--no-kernels", action="store_true",
                     help="skip the per-kernel breakdown of the fused and unfused backward")
+    ap.add_argument("--rows-tiles", default="",
+                    help="also time the default backward with these rows-kernel tiles, "
+                         "BLOCK_MxBLOCK_L:warps:stages comma-separated (e.g. 64x64:8:2,128x64:8:1; "
+                         "bench/fna_bwd_tiles.py lists which compile without spills)")
+    ap.add_argument("--kv-tiles", default="",
+                    help="likewise for the dK/dV kernel's tiles (e.g. 32x32:4:2,32x64:4:3)")
     args = ap.parse_args(argv)
+    try:
+        rows_tiles, kv_tiles = parse_tiles(args.rows_tiles), parse_tiles(args.kv_tiles)
+    except ValueError as e:
+        ap.error(str(e))
     budget = args.budget
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
@@ -257,7 +297,8 @@ def main(argv=None) -> int:
                             "activation": act, "errors": {"all": "skipped: time budget"}})
             continue
         try:
-            recs = bench_shape(H, max_len, act, t0, args.quick, kernels=not args.no_kernels)
+            recs = bench_shape(H, max_len, act, t0, args.quick, kernels=not args.no_kernels,
+                               rows_tiles=rows_tiles, kv_tiles=kv_tiles)
         except Exception as e:  # noqa: BLE001
             recs = [{"op": "flash_norm_attention.backward", "H": H, "max_seqlen": max_len,
                      "activation": act, "errors": {"shape": repr(e)[-800:]}}]
@@ -278,6 +319,14 @@ def main(argv=None) -> int:
     for r in records:
         lines.append("| " + " | ".join(
             (f"{r[c]:.3f}" if isinstance(r.get(c), float) else str(r.get(c, ""))) for c in cols) + " |")
+    for r in records:
+        for which, what in (("rows_tiles_ms", "rows kernel"), ("kv_tiles_ms", "dK/dV kernel")):
+            if r.get(which):
+                lines += ["", f"default backward (saved g) by {what} tile "
+                          f"(BLOCK_MxBLOCK_L:warps:stages), {r.get('activation')} H={r.get('H')} "
+                          f"max={r.get('max_seqlen')}: " + ", ".join(
+                              f"{t} {ms:.3f} ms" for t, ms in sorted(r[which].items(),
+                                                                     key=lambda kv: kv[1]))]
     for r in records:
         for which in ("fused_kernels", "fused_saved_kernels", "unfused_eager_kernels"):
             if r.get(which):

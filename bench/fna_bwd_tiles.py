@@ -1,0 +1,117 @@
+"""CPU (ptxas, no GPU): registers, spills and shared memory of the FlashNormAttention backward's
+kernels over a grid of tiles, to choose what the H200 should time (`bench_attention_bwd
+--tiles`). Session 18 found the dK / dV kernel 0.2-0.5 ms faster at 32 x 32 tiles, 4 warps and
+2 stages than at 64 x 64, 8 warps, 1 stage (the latter spilled 108 B / thread); the rows kernel's
+tiles have not been swept.
+
+    PYTHONPATH=python python3 bench/fna_bwd_tiles.py [--out DIR] [--kernels rows_saved,kv]
+        [--acts gelu_tanh,softmax] [--heads 2,4] [--d 128]
+
+Each row: kernel, activation, H, BLOCK_M, BLOCK_L, warps, stages -> registers per thread, spill
+stores / loads (bytes per thread), static shared memory (bytes), or the compile error. The rows
+kernel goes through `DEFAULT_BWD_PASSES` (a cluster of H CTAs), as the op compiles it; its
+example arguments are the op's (bf16 x / dout / k / v / g, fp32 statistics, one-element z / dlnq
+stand-ins), so the divisibility specialization matches a launch at L = 128 keys.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import warnings
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+ROWS_TILES = [(bm, bl, w, s) for bm in (32, 64, 128) for bl in (32, 64, 128) for w in (4, 8)
+              for s in (1, 2)]
+KV_TILES = [(bm, bl, w, s) for bm in (32, 64) for bl in (32, 64, 128) for w in (4, 8)
+            for s in (1, 2, 3)]
+
+
+def example_args(kernel: str, H: int, D: int, L: int, soft: bool):
+    """The op's argument list for `kernel` (CPU tensors: only dtypes and alignment matter)."""
+    import torch
+    bf, f32 = torch.bfloat16, torch.float32
+    T, B = 256, 2
+
+    def t(*shape, dtype=bf):
+        return torch.empty(shape, dtype=dtype)
+    x, dout, dx = t(T, H * D), t(T, H, D), t(T, H * D)
+    k, v = t(B, L, H, D), t(B, L, H, D)
+    mean, rstd, rrms = t(T, dtype=f32), t(T, dtype=f32), t(T, H, dtype=f32)
+    stat = t(T, H, 2, dtype=f32) if soft else t(1, dtype=f32)
+    stride_kb, stride_kl = k.stride(0), k.stride(1)
+    if kernel == "kv":
+        off = torch.zeros(B + 1, dtype=torch.int64)
+        return [x, k, v, mean, rstd, x, x, off, t(T, H, D), stat, t(B, L, H, D),
+                t(B, L, H, D), L, stride_kb, stride_kl, 0.125]
+    table = torch.zeros(T // 16, 2, dtype=torch.int32)
+    head = [x, dout, k, v, mean, rstd, rrms, x, x, x, table]
+    if kernel == "rows_saved":
+        head += [t(T, H, D), t(T, H, dtype=f32) if soft else stat]
+    one = t(1, dtype=f32)
+    return head + [one, t(T, H, D), one, stat, dx, t(4, 3, H * D, dtype=f32), L, stride_kb,
+                   stride_kl, 0.125]
+
+
+def compile_one(kernel, act, H, D, tile, L=128):
+    import normfuse
+    from normfuse.kernels.attention_bwd import ACT_CODES
+    from normfuse.ops.flash_norm_attention_bwd import DEFAULT_BWD_PASSES, _kernel
+    bm, bl, w, s = tile
+    soft = act == "softmax"
+    consts = dict(H=H, HKV=H, D=D, ACT=ACT_CODES[act], BLOCK_M=bm, BLOCK_L=bl)
+    passes = () if kernel == "kv" else DEFAULT_BWD_PASSES
+    rec = dict(kernel=kernel, activation=act, H=H, D=D, block_m=bm, block_l=bl, warps=w,
+               stages=s)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ck = normfuse.compile(_kernel(kernel), args=example_args(kernel, H, D, L, soft),
+                                  constexprs=consts, target="cuda:90", passes=passes,
+                                  num_warps=w, num_stages=s)
+        res = ck.resources()
+        rec.update(registers=res["registers"], spill_stores=res["spill_stores"],
+                   spill_loads=res["spill_loads"], shared=int(ck.metadata.shared))
+    except Exception as e:  # noqa: BLE001 - recorded: a tile the kernel cannot take
+        rec["error"] = (type(e).__name__ + ": " + str(e).strip().splitlines()[0])[:200]
+    return rec
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--kernels", default="rows_saved,kv")
+    ap.add_argument("--acts", default="gelu_tanh,softmax")
+    ap.add_argument("--heads", default="2,4")
+    ap.add_argument("--d", type=int, default=128)
+    a = ap.parse_args(argv)
+    recs = []
+    for kernel, act, H in itertools.product(a.kernels.split(","), a.acts.split(","),
+                                            [int(h) for h in a.heads.split(",")]):
+        for tile in (KV_TILES if kernel == "kv" else ROWS_TILES):
+            r = compile_one(kernel, act, H, a.d, tile)
+            recs.append(r)
+            what = r.get("error") or (f"{r['registers']} regs, spills {r['spill_stores']} / "
+                                      f"{r['spill_loads']} B, smem {r['shared']}")
+            print(f"{kernel:10s} {act:9s} H={H} {tile}: {what}", flush=True)
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "fna_bwd_tiles.json"), "w") as f:
+            json.dump(recs, f, indent=1)
+        lines = ["| kernel | activation | H | BLOCK_M x BLOCK_L | warps | stages | registers | "
+                 "spills (st / ld B) | shared B |", "|---|---|---:|---|---:|---:|---:|---|---:|"]
+        for r in recs:
+            tail = (f"{r['registers']} | {r['spill_stores']} / {r['spill_loads']} | {r['shared']}"
+                    if "error" not in r else f"- | {r['error'][:60]} | -")
+            lines.append(f"| {r['kernel']} | {r['activation']} | {r['H']} | {r['block_m']} x "
+                         f"{r['block_l']} | {r['warps']} | {r['stages']} | {tail} |")
+        with open(os.path.join(a.out, "fna_bwd_tiles.md"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
