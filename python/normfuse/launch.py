@@ -133,12 +133,13 @@ def declare_global_smem(llir: str) -> str:
     inline PTX naming it would fail in ptxas ("Unknown symbol 'global_smem'"). LLVM's NVPTX
     backend emits the external declaration although only inline asm uses it (a test compiles
     such a kernel through ptxas)."""
-    if "@global_smem" in llir:
+    if "@global_smem" in llir or "global_smem" not in llir:  # declared, or nothing names it
         return llir
-    at = llir.find("\ndefine ")
-    if at < 0:
+    import re
+    m = re.search(r"^define ", llir, re.M)
+    if m is None:
         raise LaunchError("cannot declare global_smem: no function definition in the LLVM IR")
-    return llir[:at] + "\n" + _GLOBAL_SMEM + "\n" + llir[at:]
+    return llir[:m.start()] + _GLOBAL_SMEM + "\n\n" + llir[m.start():]
 
 
 @need

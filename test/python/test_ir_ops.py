@@ -281,6 +281,20 @@ def test_launch_needs_round_trip_through_ir(view):
         launch.from_metadata({"warp_groups": 3})
 
 
+def test_global_smem_declared_only_where_the_asm_needs_it():
+    # the exchange's inline PTX names `global_smem`; Triton declares it only for kernels with
+    # shared memory of their own (the compiled case: test_cluster_reduce_chain)
+    decl = "@global_smem = external addrspace(3) global [0 x i8], align 16"
+    uses = 'target triple = "nvptx64"\n\ndefine void @k() {\n  call void asm "mov.u32 %r, global_smem;", ""()\n}\n'
+    out = launch.declare_global_smem(uses)
+    assert out.count(decl) == 1 and out.index(decl) < out.index("define void @k")
+    assert launch.declare_global_smem(out) == out  # declared already: unchanged
+    plain = 'define void @k() {\n  ret void\n}\n'
+    assert launch.declare_global_smem(plain) == plain  # nothing names it
+    with pytest.raises(launch.LaunchError, match="no function definition"):
+        launch.declare_global_smem('call void asm "mov.u32 %r, global_smem;"')
+
+
 # ---------------------------------------------------------------------------------------------
 # The rule: no MLIR syntax in the passes
 # ---------------------------------------------------------------------------------------------
