@@ -209,9 +209,17 @@ def test_attention_backward_report_lists_each_backwards_kernels(monkeypatch, tmp
     md = (tmp_path / "attention_bwd.md").read_text()
     assert "fused backward's kernels, softmax H=4 max=1024" in md
     assert "- `_dkdv_kernel` 5.100 x1" in md and "- `flash_bwd` 2.000 x1" in md
-    assert seen == [{"kernels": True}]
+    assert seen == [{"kernels": True, "rows_tiles": [], "kv_tiles": []}]
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--no-kernels"]) == 0
-    assert seen[-1] == {"kernels": False}
+    assert seen[-1] == {"kernels": False, "rows_tiles": [], "kv_tiles": []}
+    # the tile lists reach the shapes, and their timings the report, fastest first
+    rec["kv_tiles_ms"] = {"32x32:4:2": 5.4, "32x64:4:3": 5.1}
+    assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--kv-tiles",
+                    "32x32:4:2,32x64:4:3"]) == 0
+    assert seen[-1]["kv_tiles"] == [(32, 32, 4, 2), (32, 64, 4, 3)]
+    md = (tmp_path / "attention_bwd.md").read_text()
+    assert ("default backward (saved g) by dK/dV kernel tile (BLOCK_MxBLOCK_L:warps:stages), "
+            "softmax H=4 max=1024: 32x64:4:3 5.100 ms, 32x32:4:2 5.400 ms") in md
 
 
 def test_summary_times_a_cells_quantities_in_turns(monkeypatch):
