@@ -35,6 +35,7 @@ Several passes may declare needs on one function; the same kind twice must agree
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -135,7 +136,6 @@ def declare_global_smem(llir: str) -> str:
     such a kernel through ptxas)."""
     if "@global_smem" in llir or "global_smem" not in llir:  # declared, or nothing names it
         return llir
-    import re
     m = re.search(r"^define ", llir, re.M)
     if m is None:
         raise LaunchError("cannot declare global_smem: no function definition in the LLVM IR")
