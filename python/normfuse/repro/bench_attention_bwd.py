@@ -8,7 +8,8 @@
 1. The gpu-marked tests of test/python/test_flash_norm_attention_bwd.py (normfuse.repro.gpu_tests;
    counts and failures go to the JSON, the logs to $OUT/tests/).
 2. Timings on the blog's shapes (bf16, B = 768, L = 128, D = 128, H in {2, 3, 4}, jagged Q with
-   lengths uniform in [0, max] (average sparsity 0.5), max in {1024, 3072}; GDPA gelu_tanh and
+   lengths uniform in [0, max] (average sparsity 0.5), max in {1024, 3072, 10000} (the longest
+   last: cells past the time budget are recorded as skipped; `--budget` raises it); GDPA gelu_tanh and
    softmax; no affines, as the blog): `triton.testing.do_bench` medians of
    - fused: `flash_norm_attention_bwd` (rows kernel through `cluster-reduce-chain` + dK/dV kernel),
      with two dK/dV tile configs, and the naive rows kernel (passes=()) for what the pass buys;
@@ -247,7 +248,8 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
 def bench_shapes(quick: bool) -> list:
     """(H, max_seqlen, activation) of the benchmark."""
     return ([(2, 1024, "gelu_tanh"), (4, 1024, "softmax")] if quick else
-            [(h, m, a) for a in ("gelu_tanh", "softmax") for m in (1024, 3072) for h in (2, 3, 4)])
+            [(h, m, a) for m in (1024, 3072, 10000) for a in ("gelu_tanh", "softmax")
+             for h in (2, 3, 4)])
 
 
 def main(argv=None) -> int:
