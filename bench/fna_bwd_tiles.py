@@ -8,7 +8,9 @@ tiles have not been swept.
         [--acts gelu_tanh,softmax] [--heads 2,4] [--d 128]
 
 Each row: kernel, activation, H, BLOCK_M, BLOCK_L, warps, stages -> registers per thread, spill
-stores / loads (bytes per thread), static shared memory (bytes), or the compile error. The rows
+stores / loads (bytes per thread), static shared memory (bytes), the CTAs an SM holds at once
+by registers and shared memory (`ctas_per_sm`), or the compile error. `--from-json` rewrites
+the table of an earlier run. The rows
 kernel goes through `DEFAULT_BWD_PASSES` (a cluster of H CTAs), as the op compiles it; its
 example arguments are the op's (bf16 x / dout / k / v / g, fp32 statistics, one-element z / dlnq
 stand-ins), so the divisibility specialization matches a launch at L = 128 keys.
@@ -56,6 +58,13 @@ def example_args(kernel: str, H: int, D: int, L: int, soft: bool):
                    stride_kl, 0.125]
 
 
+def ctas_per_sm(rec: dict) -> int:
+    """CTAs of this compilation one H100 / H200 SM holds at once: 64 K registers (allocated per
+    warp in units of 8 per thread), 228 KB of shared memory (1 KB of it reserved per CTA)."""
+    regs = -(-rec["registers"] // 8) * 8
+    return min(65536 // (regs * 32 * rec["warps"]), (228 * 1024) // (rec["shared"] + 1024))
+
+
 def compile_one(kernel, act, H, D, tile, L=128):
     import normfuse
     from normfuse.kernels.attention_bwd import ACT_CODES
@@ -75,6 +84,7 @@ def compile_one(kernel, act, H, D, tile, L=128):
         res = ck.resources()
         rec.update(registers=res["registers"], spill_stores=res["spill_stores"],
                    spill_loads=res["spill_loads"], shared=int(ck.metadata.shared))
+        rec["ctas_per_sm"] = ctas_per_sm(rec)
     except Exception as e:  # noqa: BLE001 - recorded: a tile the kernel cannot take
         rec["error"] = (type(e).__name__ + ": " + str(e).strip().splitlines()[0])[:200]
     return rec
@@ -87,25 +97,36 @@ def main(argv=None) -> int:
     ap.add_argument("--acts", default="gelu_tanh,softmax")
     ap.add_argument("--heads", default="2,4")
     ap.add_argument("--d", type=int, default=128)
+    ap.add_argument("--from-json", metavar="JSON",
+                    help="only rewrite the table (with CTAs per SM) from an earlier run's JSON")
     a = ap.parse_args(argv)
     recs = []
-    for kernel, act, H in itertools.product(a.kernels.split(","), a.acts.split(","),
-                                            [int(h) for h in a.heads.split(",")]):
+    if a.from_json:
+        with open(a.from_json) as f:
+            recs = json.load(f)
+        for r in recs:
+            if "error" not in r:
+                r["ctas_per_sm"] = ctas_per_sm(r)
+    for kernel, act, H in ([] if a.from_json else itertools.product(
+            a.kernels.split(","), a.acts.split(","), [int(h) for h in a.heads.split(",")])):
         for tile in (KV_TILES if kernel == "kv" else ROWS_TILES):
             r = compile_one(kernel, act, H, a.d, tile)
             recs.append(r)
             what = r.get("error") or (f"{r['registers']} regs, spills {r['spill_stores']} / "
-                                      f"{r['spill_loads']} B, smem {r['shared']}")
+                                      f"{r['spill_loads']} B, smem {r['shared']}, "
+                                      f"{r['ctas_per_sm']} CTA(s) / SM")
             print(f"{kernel:10s} {act:9s} H={H} {tile}: {what}", flush=True)
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "fna_bwd_tiles.json"), "w") as f:
             json.dump(recs, f, indent=1)
         lines = ["| kernel | activation | H | BLOCK_M x BLOCK_L | warps | stages | registers | "
-                 "spills (st / ld B) | shared B |", "|---|---|---:|---|---:|---:|---:|---|---:|"]
+                 "spills (st / ld B) | shared B | CTAs / SM |",
+                 "|---|---|---:|---|---:|---:|---:|---|---:|---:|"]
         for r in recs:
-            tail = (f"{r['registers']} | {r['spill_stores']} / {r['spill_loads']} | {r['shared']}"
-                    if "error" not in r else f"- | {r['error'][:60]} | -")
+            tail = (f"{r['registers']} | {r['spill_stores']} / {r['spill_loads']} | "
+                    f"{r['shared']} | {r['ctas_per_sm']}"
+                    if "error" not in r else f"- | {r['error'][:60]} | - | -")
             lines.append(f"| {r['kernel']} | {r['activation']} | {r['H']} | {r['block_m']} x "
                          f"{r['block_l']} | {r['warps']} | {r['stages']} | {tail} |")
         with open(os.path.join(a.out, "fna_bwd_tiles.md"), "w") as f:
