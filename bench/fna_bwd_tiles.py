@@ -59,10 +59,9 @@ def example_args(kernel: str, H: int, D: int, L: int, soft: bool):
 
 
 def ctas_per_sm(rec: dict) -> int:
-    """CTAs of this compilation one H100 / H200 SM holds at once: 64 K registers (allocated per
-    warp in units of 8 per thread), 228 KB of shared memory (1 KB of it reserved per CTA)."""
-    regs = -(-rec["registers"] // 8) * 8
-    return min(65536 // (regs * 32 * rec["warps"]), (228 * 1024) // (rec["shared"] + 1024))
+    """CTAs of this compilation one H100 / H200 SM holds at once (`device.sm90_resident_ctas`)."""
+    from normfuse.device import sm90_resident_ctas
+    return sm90_resident_ctas(rec["warps"], rec["registers"], rec["shared"])
 
 
 def compile_one(kernel, act, H, D, tile, L=128):

@@ -215,16 +215,21 @@ def programs_per_sm(compiled) -> int:
     time). At least 1."""
     kernel = triton_kernel(compiled)
     kernel._init_handles()
-    warps = int(kernel.metadata.num_warps)
-    regs = int(getattr(kernel, "n_regs", 0) or 0)
+    return max(1, sm90_resident_ctas(int(kernel.metadata.num_warps),
+                                     int(getattr(kernel, "n_regs", 0) or 0),
+                                     int(kernel.metadata.shared or 0)))
+
+
+def sm90_resident_ctas(warps: int, regs: int, shared: int) -> int:
+    """CTAs of `warps` warps, `regs` registers per thread (0: unknown) and `shared` bytes of
+    shared memory that one sm_90 SM holds at once (0 when one does not fit)."""
     per_warp = -(-regs * 32 // 256) * 256
     fit = min(SM90_CTAS, SM90_WARPS // warps)
     if per_warp:
         fit = min(fit, SM90_REGS // (per_warp * warps))
-    shared = int(kernel.metadata.shared or 0)
     if shared:  # 228 KB a SM, 1 KB of it reserved per resident CTA
         fit = min(fit, SM90_SHARED // (shared + 1024))
-    return max(1, fit)
+    return fit
 
 
 def _torch_allocator(size: int, align: int, stream):
