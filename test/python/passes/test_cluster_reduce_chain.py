@@ -152,6 +152,9 @@ def _chain_carried_store(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.const
         tl.store(_head_tile(Y, rows, h, H, D), y)
 
 
+_CARRIED_SIG = {"X": "*fp32", "Z": "*fp32", "Y": "*fp32"}  # the two carried-pointer kernels
+
+
 @pytest.mark.parametrize("kernel, passes, note", [
     (_chain_carried_load, "cluster-reduce-chain{scratch=Z}",
      "scratch kept: 'Z' (a load without a parameter root may read it)"),
@@ -161,8 +164,7 @@ def test_pointers_carried_through_a_loop_are_no_parameter(kernel, passes, note):
     # (TTIR through the pass and the interpreter; the compiled form: the test below)
     import normfuse
     H, BM, D = 2, 16, 16
-    sig = {"X": "*fp32", "Z": "*fp32", "Y": "*fp32"}
-    ttir = normfuse.compile(kernel, signature=sig, constexprs=dict(H=H, BM=BM, D=D),
+    ttir = normfuse.compile(kernel, signature=_CARRIED_SIG, constexprs=dict(H=H, BM=BM, D=D),
                             target="cuda:90", passes=(), num_warps=4).asm["ttir"]
     gen = torch.Generator().manual_seed(3)
     x = torch.randn(BM, H, D, generator=gen)
@@ -181,8 +183,7 @@ def test_exchange_compiles_in_a_kernel_without_shared_memory(kernel):
     # the exchange's PTX addresses its slots from that symbol, and ptxas refused it ("Unknown
     # symbol 'global_smem'") until the extra-shared-memory launch need declared it.
     import normfuse
-    sig = {"X": "*fp32", "Z": "*fp32", "Y": "*fp32"}
-    consts = dict(H=2, BM=16, D=16)
+    sig, consts = _CARRIED_SIG, dict(H=2, BM=16, D=16)
     plain = normfuse.compile(kernel, signature=sig, constexprs=consts, target="cuda:90",
                              passes=(), num_warps=4)
     assert "@global_smem" not in plain.asm["llir"] and plain.metadata.shared == 0
