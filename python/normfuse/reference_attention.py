@@ -58,8 +58,10 @@ def default_qk_scale(activation: str, head_dim: int) -> float:
     return 1.0 / math.sqrt(head_dim) if activation == "softmax" else 1.0
 
 
-def check_layout(x, k, v, offsets) -> tuple[int, int, int, int, int]:
-    """Check shapes of (x [T, H, D], k/v [B, L, Hkv, D], offsets [B+1]); return (T, H, D, B, L)."""
+def check_layout(x, k, v, offsets, values: bool = True) -> tuple[int, int, int, int, int]:
+    """Check shapes of (x [T, H, D], k/v [B, L, Hkv, D], offsets [B+1]); return (T, H, D, B, L).
+    `values`: also read the offsets (a device-to-host copy) and check that they run from 0 to T,
+    non-decreasing."""
     if x.dim() != 3:
         raise ValueError(f"x must be [T, H, D], got shape {tuple(x.shape)}")
     if k.dim() != 4 or v.dim() != 4 or k.shape != v.shape:
@@ -72,6 +74,8 @@ def check_layout(x, k, v, offsets) -> tuple[int, int, int, int, int]:
         raise ValueError(f"heads of x ({H}) must be a multiple of the heads of k/v ({Hkv})")
     if offsets.dim() != 1 or offsets.numel() != B + 1:
         raise ValueError(f"offsets must have B+1 = {B + 1} entries, got shape {tuple(offsets.shape)}")
+    if not values:
+        return T, H, D, B, L
     off = offsets.detach().to("cpu", torch.int64)
     if int(off[0]) != 0 or int(off[-1]) != T:
         raise ValueError(f"offsets must start at 0 and end at T = {T}, got {int(off[0])}..{int(off[-1])}")

@@ -305,7 +305,6 @@ module {
     %cst_4 = arith.constant dense<5.000000e-01> : tensor<16x16xf32>
     %c96_i32 = arith.constant 96 : i32
     %cst_5 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %c0_i32 = arith.constant 0 : i32
     %c64_i32 = arith.constant 64 : i32
     %cst_6 = arith.constant dense<3.200000e+01> : tensor<16x16xf32>
     %cz = arith.constant dense<3.200000e+01> : tensor<16xf32>
@@ -315,6 +314,7 @@ module {
     %c16_i32 = arith.constant 16 : i32
     %cst_9 = arith.constant dense<2> : tensor<16x1xi32>
     %cst_10 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %c0_i32 = arith.constant 0 : i32
     %c2_i32 = arith.constant 2 : i32
     %c1_i32 = arith.constant 1 : i32
     %c3_i32 = arith.constant 3 : i32
@@ -326,328 +326,44 @@ module {
     %start_13 = tt.load %start : !tt.ptr<i32>
     %end = tt.addptr %b_11, %c2_i32 : !tt.ptr<i32>, i32
     %end_14 = tt.load %end : !tt.ptr<i32>
+    %nkeys = arith.cmpi slt, %start_13, %end_14 : i32
+    %nkeys_15 = arith.select %nkeys, %L, %c0_i32 : i32
     %rows = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
-    %rows_15 = tt.splat %start_13 : i32 -> tensor<16xi32>
-    %rows_16 = arith.addi %rows_15, %rows : tensor<16xi32>
+    %rows_16 = tt.splat %start_13 : i32 -> tensor<16xi32>
+    %rows_17 = arith.addi %rows_16, %rows : tensor<16xi32>
     %rmask = tt.splat %end_14 : i32 -> tensor<16xi32>
-    %rmask_17 = arith.cmpi slt, %rows_16, %rmask : tensor<16xi32>
-    %tmask = tt.expand_dims %rmask_17 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+    %rmask_18 = arith.cmpi slt, %rows_17, %rmask : tensor<16xi32>
+    %tmask = tt.expand_dims %rmask_18 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
     %mean = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %mean_18 = tt.addptr %mean, %rows_16 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    %mean_19 = tt.load %mean_18, %rmask_17, %cst_10 : tensor<16x!tt.ptr<f32>>
+    %mean_19 = tt.addptr %mean, %rows_17 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %mean_20 = tt.load %mean_19, %rmask_18, %cst_10 : tensor<16x!tt.ptr<f32>>
     %rstd = tt.splat %RSTD : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %rstd_20 = tt.addptr %rstd, %rows_16 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    %rstd_21 = tt.load %rstd_20, %rmask_17, %cst_10 : tensor<16x!tt.ptr<f32>>
+    %rstd_21 = tt.addptr %rstd, %rows_17 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %rstd_22 = tt.load %rstd_21, %rmask_18, %cst_10 : tensor<16x!tt.ptr<f32>>
     %rrms = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %rrms_22 = tt.addptr %rrms, %rows_16 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    %rrms_23 = tt.load %rrms_22, %rmask_17, %cst_10 : tensor<16x!tt.ptr<f32>>
-    %c = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c_27 = %cst_10) -> (tensor<16xf32>)  : i32 {
-      %tile = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %tile_28 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
-      %tile_29 = tt.splat %h : i32 -> tensor<16x1xi32>
-      %tile_30 = arith.addi %tile_28, %tile_29 : tensor<16x1xi32>
-      %tile_31 = arith.muli %tile_30, %cst_8 : tensor<16x1xi32>
-      %tile_32 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %tile_33 = tt.broadcast %tile_31 : tensor<16x1xi32> -> tensor<16x16xi32>
-      %tile_34 = tt.broadcast %tile_32 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %tile_35 = arith.addi %tile_33, %tile_34 : tensor<16x16xi32>
+    %rrms_23 = tt.addptr %rrms, %rows_17 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %rrms_24 = tt.load %rrms_23, %rmask_18, %cst_10 : tensor<16x!tt.ptr<f32>>
+    %c = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c_28 = %cst_10) -> (tensor<16xf32>)  : i32 {
+      %tile = tt.expand_dims %rows_17 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %tile_29 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
+      %tile_30 = tt.splat %h : i32 -> tensor<16x1xi32>
+      %tile_31 = arith.addi %tile_29, %tile_30 : tensor<16x1xi32>
+      %tile_32 = arith.muli %tile_31, %cst_8 : tensor<16x1xi32>
+      %tile_33 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %tile_34 = tt.broadcast %tile_32 : tensor<16x1xi32> -> tensor<16x16xi32>
+      %tile_35 = tt.broadcast %tile_33 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %tile_36 = arith.addi %tile_34, %tile_35 : tensor<16x16xi32>
       %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_36 = tt.addptr %x, %tile_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_37 = tt.broadcast %x_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_38 = tt.addptr %x_37, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_39 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_40 = tt.load %x_38, %x_39, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %x_41 = arith.extf %x_40 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xhat = tt.expand_dims %mean_19 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_42 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_43 = arith.subf %x_41, %xhat_42 : tensor<16x16xf32>
-      %xhat_44 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_45 = tt.broadcast %xhat_44 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_46 = arith.mulf %xhat_43, %xhat_45 : tensor<16x16xf32>
-      %a = arith.muli %h, %c16_i32 : i32
-      %a_47 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
-      %a_48 = tt.splat %a_47 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %a_49 = tt.addptr %a_48, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %a_50 = tt.load %a_49 : tensor<16x!tt.ptr<bf16>>
-      %a_51 = arith.extf %a_50 : tensor<16xbf16> to tensor<16xf32>
-      %lnq = tt.expand_dims %a_51 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_52 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_53 = arith.mulf %xhat_46, %lnq_52 : tensor<16x16xf32>
-      %lnq_54 = tt.addptr %LNB, %a : !tt.ptr<bf16>, i32
-      %lnq_55 = tt.splat %lnq_54 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %lnq_56 = tt.addptr %lnq_55, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %lnq_57 = tt.load %lnq_56 : tensor<16x!tt.ptr<bf16>>
-      %lnq_58 = arith.extf %lnq_57 : tensor<16xbf16> to tensor<16xf32>
-      %lnq_59 = tt.expand_dims %lnq_58 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_60 = tt.broadcast %lnq_59 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_61 = arith.addf %lnq_53, %lnq_60 : tensor<16x16xf32>
-      %kvh = arith.divsi %h, %c2_i32 : i32
-      %q = arith.truncf %lnq_61 : tensor<16x16xf32> to tensor<16x16xbf16>
-      %z = scf.for %l0 = %c0_i32 to %L step %c16_i32 iter_args(%z_76 = %lnq_61) -> (tensor<16x16xf32>)  : i32 {
-        %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>
-        %offs_l_77 = arith.addi %offs_l, %rows : tensor<16xi32>
-        %k = tt.splat %L : i32 -> tensor<16xi32>
-        %k_78 = arith.cmpi slt, %offs_l_77, %k : tensor<16xi32>
-        %k_79 = tt.expand_dims %k_78 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-        %k_80 = arith.muli %b_12, %stride_kb : i32
-        %k_81 = tt.addptr %K, %k_80 : !tt.ptr<bf16>, i32
-        %k_82 = tt.expand_dims %offs_l_77 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %k_83 = tt.splat %stride_kl : i32 -> tensor<16x1xi32>
-        %k_84 = arith.muli %k_82, %k_83 : tensor<16x1xi32>
-        %k_85 = tt.splat %k_81 : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %k_86 = tt.addptr %k_85, %k_84 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %k_87 = arith.muli %kvh, %c16_i32 : i32
-        %k_88 = tt.splat %k_87 : i32 -> tensor<16x1xi32>
-        %k_89 = tt.addptr %k_86, %k_88 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %k_90 = tt.broadcast %k_89 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %k_91 = tt.addptr %k_90, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %k_92 = tt.broadcast %k_79 : tensor<16x1xi1> -> tensor<16x16xi1>
-        %k_93 = tt.load %k_91, %k_92, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-        %v = tt.addptr %V, %k_80 : !tt.ptr<bf16>, i32
-        %v_94 = tt.splat %v : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %v_95 = tt.addptr %v_94, %k_84 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %v_96 = tt.addptr %v_95, %k_88 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %v_97 = tt.broadcast %v_96 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %v_98 = tt.addptr %v_97, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %v_99 = tt.load %v_98, %k_92, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-        %p = tt.trans %k_93 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %p_100 = tt.dot %q, %p, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        %lmask = tt.expand_dims %k_78 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
-        %p_101 = arith.mulf %p_100, %cst_4 : tensor<16x16xf32>
-        %p_102 = arith.mulf %p_100, %cst_3 : tensor<16x16xf32>
-        %p_103 = arith.mulf %p_102, %p_100 : tensor<16x16xf32>
-        %p_104 = arith.mulf %p_103, %p_100 : tensor<16x16xf32>
-        %p_105 = arith.addf %p_100, %p_104 : tensor<16x16xf32>
-        %p_106 = arith.mulf %p_105, %cst_2 : tensor<16x16xf32>
-        %p_107 = arith.mulf %p_106, %cst_0 : tensor<16x16xf32>
-        %p_108 = math.exp %p_107 : tensor<16x16xf32>
-        %p_109 = arith.addf %p_108, %cst_1 : tensor<16x16xf32>
-        %p_110 = arith.divf %cst_0, %p_109 : tensor<16x16xf32>
-        %p_111 = arith.subf %cst_1, %p_110 : tensor<16x16xf32>
-        %p_112 = arith.addf %p_111, %cst_1 : tensor<16x16xf32>
-        %p_113 = arith.mulf %p_101, %p_112 : tensor<16x16xf32>
-        %p_114 = tt.splat %qk_scale : f32 -> tensor<16x16xf32>
-        %p_115 = arith.mulf %p_113, %p_114 : tensor<16x16xf32>
-        %p_116 = tt.broadcast %lmask : tensor<1x16xi1> -> tensor<16x16xi1>
-        %p_117 = arith.select %p_116, %p_115, %cst_7 : tensor<16x16xi1>, tensor<16x16xf32>
-        %z_118 = arith.truncf %p_117 : tensor<16x16xf32> to tensor<16x16xbf16>
-        %z_119 = tt.dot %z_118, %v_99, %z_76, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        scf.yield %z_119 : tensor<16x16xf32>
-      }
-      %0 = tt.splat %Z : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %1 = tt.addptr %0, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      tt.store %1, %z, %x_39 : tensor<16x16x!tt.ptr<f32>>
-      %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %do_62 = tt.addptr %do, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %do_63 = tt.load %do_62, %x_39, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %do_64 = arith.extf %do_63 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %do_65 = tt.addptr %RMSW, %a : !tt.ptr<bf16>, i32
-      %do_66 = tt.splat %do_65 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %do_67 = tt.addptr %do_66, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %do_68 = tt.load %do_67 : tensor<16x!tt.ptr<bf16>>
-      %do_69 = arith.extf %do_68 : tensor<16xbf16> to tensor<16xf32>
-      %do_70 = tt.expand_dims %do_69 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %do_71 = tt.broadcast %do_70 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %do_72 = arith.mulf %do_64, %do_71 : tensor<16x16xf32>
-      %c_73 = arith.mulf %do_72, %z : tensor<16x16xf32>
-      %c_74 = "tt.reduce"(%c_73) <{axis = 1 : i32}> ({
-      ^bb0(%c_76: f32, %c_77: f32):
-        %c_78 = arith.addf %c_76, %c_77 : f32
-        tt.reduce.return %c_78 : f32
-      }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %c_75 = arith.addf %c_27, %c_74 : tensor<16xf32>
-      scf.yield %c_75 : tensor<16xf32>
-    }
-    %cz_24 = arith.mulf %c, %rrms_23 : tensor<16xf32>
-    %cz_25 = arith.mulf %cz_24, %rrms_23 : tensor<16xf32>
-    %cz_26 = arith.divf %cz_25, %cz : tensor<16xf32>
-    %c2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c1 = %cst_10, %c2_27 = %cst_10) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
-      %kvh = arith.divsi %h, %c2_i32 : i32
-      %tile = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %tile_28 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
-      %tile_29 = tt.splat %h : i32 -> tensor<16x1xi32>
-      %tile_30 = arith.addi %tile_28, %tile_29 : tensor<16x1xi32>
-      %tile_31 = arith.muli %tile_30, %cst_8 : tensor<16x1xi32>
-      %tile_32 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %tile_33 = tt.broadcast %tile_31 : tensor<16x1xi32> -> tensor<16x16xi32>
-      %tile_34 = tt.broadcast %tile_32 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %tile_35 = arith.addi %tile_33, %tile_34 : tensor<16x16xi32>
-      %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_36 = tt.addptr %x, %tile_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_37 = tt.broadcast %x_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_38 = tt.addptr %x_37, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_39 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_40 = tt.load %x_38, %x_39, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %x_41 = arith.extf %x_40 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xhat = tt.expand_dims %mean_19 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_42 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_43 = arith.subf %x_41, %xhat_42 : tensor<16x16xf32>
-      %xhat_44 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_45 = tt.broadcast %xhat_44 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_46 = arith.mulf %xhat_43, %xhat_45 : tensor<16x16xf32>
-      %a = arith.muli %h, %c16_i32 : i32
-      %a_47 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
-      %a_48 = tt.splat %a_47 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %a_49 = tt.addptr %a_48, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %a_50 = tt.load %a_49 : tensor<16x!tt.ptr<bf16>>
-      %a_51 = arith.extf %a_50 : tensor<16xbf16> to tensor<16xf32>
-      %lnq = tt.expand_dims %a_51 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_52 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_53 = arith.mulf %xhat_46, %lnq_52 : tensor<16x16xf32>
-      %lnq_54 = tt.addptr %LNB, %a : !tt.ptr<bf16>, i32
-      %lnq_55 = tt.splat %lnq_54 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %lnq_56 = tt.addptr %lnq_55, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %lnq_57 = tt.load %lnq_56 : tensor<16x!tt.ptr<bf16>>
-      %lnq_58 = arith.extf %lnq_57 : tensor<16xbf16> to tensor<16xf32>
-      %lnq_59 = tt.expand_dims %lnq_58 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_60 = tt.broadcast %lnq_59 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_61 = arith.addf %lnq_53, %lnq_60 : tensor<16x16xf32>
-      %z = tt.splat %Z : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %z_62 = tt.addptr %z, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      %z_63 = tt.load %z_62, %x_39, %cst_7 : tensor<16x16x!tt.ptr<f32>>
-      %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %do_64 = tt.addptr %do, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %do_65 = tt.load %do_64, %x_39, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %do_66 = arith.extf %do_65 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %dow = tt.addptr %RMSW, %a : !tt.ptr<bf16>, i32
-      %dow_67 = tt.splat %dow : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %dow_68 = tt.addptr %dow_67, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %dow_69 = tt.load %dow_68 : tensor<16x!tt.ptr<bf16>>
-      %dow_70 = arith.extf %dow_69 : tensor<16xbf16> to tensor<16xf32>
-      %dow_71 = tt.expand_dims %dow_70 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %dow_72 = tt.broadcast %dow_71 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %dow_73 = arith.mulf %do_66, %dow_72 : tensor<16x16xf32>
-      %0 = arith.muli %pid, %c96_i32 : i32
-      %1 = tt.addptr %DW_PART, %0 : !tt.ptr<f32>, i32
-      %2 = tt.addptr %1, %a : !tt.ptr<f32>, i32
-      %3 = tt.splat %2 : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-      %4 = tt.addptr %3, %rows : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-      %5 = arith.mulf %do_66, %z_63 : tensor<16x16xf32>
-      %6 = tt.expand_dims %rrms_23 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %7 = tt.broadcast %6 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %8 = arith.mulf %5, %7 : tensor<16x16xf32>
-      %9 = "tt.reduce"(%8) <{axis = 0 : i32}> ({
-      ^bb0(%arg24: f32, %arg25: f32):
-        %15 = arith.addf %arg24, %arg25 : f32
-        tt.reduce.return %15 : f32
-      }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      tt.store %4, %9 : tensor<16x!tt.ptr<f32>>
-      %dz = tt.expand_dims %cz_26 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %dz_74 = tt.broadcast %dz : tensor<16x1xf32> -> tensor<16x16xf32>
-      %dz_75 = arith.mulf %z_63, %dz_74 : tensor<16x16xf32>
-      %dz_76 = arith.subf %dow_73, %dz_75 : tensor<16x16xf32>
-      %dz_77 = arith.mulf %7, %dz_76 : tensor<16x16xf32>
-      %10 = tt.splat %DZ : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %11 = tt.addptr %10, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %12 = arith.truncf %dz_77 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %11, %12, %x_39 : tensor<16x16x!tt.ptr<bf16>>
-      %q = arith.truncf %lnq_61 : tensor<16x16xf32> to tensor<16x16xbf16>
-      %dlnq = scf.for %l0 = %c0_i32 to %L step %c16_i32 iter_args(%dlnq_83 = %dz_77) -> (tensor<16x16xf32>)  : i32 {
-        %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>
-        %offs_l_84 = arith.addi %offs_l, %rows : tensor<16xi32>
-        %k = tt.splat %L : i32 -> tensor<16xi32>
-        %k_85 = arith.cmpi slt, %offs_l_84, %k : tensor<16xi32>
-        %k_86 = tt.expand_dims %k_85 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-        %k_87 = arith.muli %b_12, %stride_kb : i32
-        %k_88 = tt.addptr %K, %k_87 : !tt.ptr<bf16>, i32
-        %k_89 = tt.expand_dims %offs_l_84 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %k_90 = tt.splat %stride_kl : i32 -> tensor<16x1xi32>
-        %k_91 = arith.muli %k_89, %k_90 : tensor<16x1xi32>
-        %k_92 = tt.splat %k_88 : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %k_93 = tt.addptr %k_92, %k_91 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %k_94 = arith.muli %kvh, %c16_i32 : i32
-        %k_95 = tt.splat %k_94 : i32 -> tensor<16x1xi32>
-        %k_96 = tt.addptr %k_93, %k_95 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %k_97 = tt.broadcast %k_96 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %k_98 = tt.addptr %k_97, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %k_99 = tt.broadcast %k_86 : tensor<16x1xi1> -> tensor<16x16xi1>
-        %k_100 = tt.load %k_98, %k_99, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-        %v = tt.addptr %V, %k_87 : !tt.ptr<bf16>, i32
-        %v_101 = tt.splat %v : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %v_102 = tt.addptr %v_101, %k_91 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %v_103 = tt.addptr %v_102, %k_95 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %v_104 = tt.broadcast %v_103 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %v_105 = tt.addptr %v_104, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %v_106 = tt.load %v_105, %k_99, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-        %s = tt.trans %k_100 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %s_107 = tt.dot %q, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        %dp = tt.trans %v_106 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %dp_108 = tt.dot %12, %dp, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        %t = arith.mulf %s_107, %cst_3 : tensor<16x16xf32>
-        %t_109 = arith.mulf %t, %s_107 : tensor<16x16xf32>
-        %t_110 = arith.mulf %t_109, %s_107 : tensor<16x16xf32>
-        %t_111 = arith.addf %s_107, %t_110 : tensor<16x16xf32>
-        %t_112 = arith.mulf %t_111, %cst_2 : tensor<16x16xf32>
-        %t_113 = arith.mulf %t_112, %cst_0 : tensor<16x16xf32>
-        %t_114 = math.exp %t_113 : tensor<16x16xf32>
-        %t_115 = arith.addf %t_114, %cst_1 : tensor<16x16xf32>
-        %t_116 = arith.divf %cst_0, %t_115 : tensor<16x16xf32>
-        %t_117 = arith.subf %cst_1, %t_116 : tensor<16x16xf32>
-        %ds = arith.addf %t_117, %cst_1 : tensor<16x16xf32>
-        %ds_118 = arith.mulf %ds, %cst_4 : tensor<16x16xf32>
-        %ds_119 = arith.mulf %s_107, %cst_4 : tensor<16x16xf32>
-        %ds_120 = arith.mulf %t_117, %t_117 : tensor<16x16xf32>
-        %ds_121 = arith.subf %cst_1, %ds_120 : tensor<16x16xf32>
-        %ds_122 = arith.mulf %ds_119, %ds_121 : tensor<16x16xf32>
-        %ds_123 = arith.mulf %ds_122, %cst_2 : tensor<16x16xf32>
-        %ds_124 = arith.mulf %s_107, %cst : tensor<16x16xf32>
-        %ds_125 = arith.mulf %ds_124, %s_107 : tensor<16x16xf32>
-        %ds_126 = arith.addf %ds_125, %cst_1 : tensor<16x16xf32>
-        %ds_127 = arith.mulf %ds_123, %ds_126 : tensor<16x16xf32>
-        %ds_128 = arith.addf %ds_118, %ds_127 : tensor<16x16xf32>
-        %ds_129 = arith.mulf %ds_128, %dp_108 : tensor<16x16xf32>
-        %ds_130 = tt.splat %qk_scale : f32 -> tensor<16x16xf32>
-        %ds_131 = arith.mulf %ds_129, %ds_130 : tensor<16x16xf32>
-        %ds_132 = tt.expand_dims %k_85 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
-        %ds_133 = tt.broadcast %ds_132 : tensor<1x16xi1> -> tensor<16x16xi1>
-        %ds_134 = arith.select %ds_133, %ds_131, %cst_7 : tensor<16x16xi1>, tensor<16x16xf32>
-        %dlnq_135 = arith.truncf %ds_134 : tensor<16x16xf32> to tensor<16x16xbf16>
-        %dlnq_136 = tt.dot %dlnq_135, %k_100, %dlnq_83, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        scf.yield %dlnq_136 : tensor<16x16xf32>
-      }
-      %13 = tt.splat %DLNQ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %14 = tt.addptr %13, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      tt.store %14, %dlnq, %x_39 : tensor<16x16x!tt.ptr<f32>>
-      %ga = arith.mulf %dlnq, %lnq_52 : tensor<16x16xf32>
-      %c1_78 = "tt.reduce"(%ga) <{axis = 1 : i32}> ({
-      ^bb0(%c1_83: f32, %c1_84: f32):
-        %c1_85 = arith.addf %c1_83, %c1_84 : f32
-        tt.reduce.return %c1_85 : f32
-      }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %c1_79 = arith.addf %c1, %c1_78 : tensor<16xf32>
-      %c2_80 = arith.mulf %ga, %xhat_46 : tensor<16x16xf32>
-      %c2_81 = "tt.reduce"(%c2_80) <{axis = 1 : i32}> ({
-      ^bb0(%c2_83: f32, %c2_84: f32):
-        %c2_85 = arith.addf %c2_83, %c2_84 : f32
-        tt.reduce.return %c2_85 : f32
-      }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %c2_82 = arith.addf %c2_27, %c2_81 : tensor<16xf32>
-      scf.yield %c1_79, %c2_82 : tensor<16xf32>, tensor<16xf32>
-    }
-    scf.for %h = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
-      %tile = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %tile_27 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
-      %tile_28 = tt.splat %h : i32 -> tensor<16x1xi32>
-      %tile_29 = arith.addi %tile_27, %tile_28 : tensor<16x1xi32>
-      %tile_30 = arith.muli %tile_29, %cst_8 : tensor<16x1xi32>
-      %tile_31 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %tile_32 = tt.broadcast %tile_30 : tensor<16x1xi32> -> tensor<16x16xi32>
-      %tile_33 = tt.broadcast %tile_31 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %tile_34 = arith.addi %tile_32, %tile_33 : tensor<16x16xi32>
-      %dlnq = tt.splat %DLNQ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %dlnq_35 = tt.addptr %dlnq, %tile_34 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      %dlnq_36 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
-      %dlnq_37 = tt.load %dlnq_35, %dlnq_36, %cst_7 : tensor<16x16x!tt.ptr<f32>>
-      %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_38 = tt.addptr %x, %tile_30 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_39 = tt.broadcast %x_38 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_40 = tt.addptr %x_39, %tile_33 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_41 = tt.load %x_40, %dlnq_36, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %x_37 = tt.addptr %x, %tile_32 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_38 = tt.broadcast %x_37 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_39 = tt.addptr %x_38, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_40 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_41 = tt.load %x_39, %x_40, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
       %x_42 = arith.extf %x_41 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xhat = tt.expand_dims %mean_19 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat = tt.expand_dims %mean_20 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %xhat_43 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
       %xhat_44 = arith.subf %x_42, %xhat_43 : tensor<16x16xf32>
-      %xhat_45 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_45 = tt.expand_dims %rstd_22 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %xhat_46 = tt.broadcast %xhat_45 : tensor<16x1xf32> -> tensor<16x16xf32>
       %xhat_47 = arith.mulf %xhat_44, %xhat_46 : tensor<16x16xf32>
       %a = arith.muli %h, %c16_i32 : i32
@@ -656,34 +372,320 @@ module {
       %a_50 = tt.addptr %a_49, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
       %a_51 = tt.load %a_50 : tensor<16x!tt.ptr<bf16>>
       %a_52 = arith.extf %a_51 : tensor<16xbf16> to tensor<16xf32>
+      %lnq = tt.expand_dims %a_52 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_53 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_54 = arith.mulf %xhat_47, %lnq_53 : tensor<16x16xf32>
+      %lnq_55 = tt.addptr %LNB, %a : !tt.ptr<bf16>, i32
+      %lnq_56 = tt.splat %lnq_55 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %lnq_57 = tt.addptr %lnq_56, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %lnq_58 = tt.load %lnq_57 : tensor<16x!tt.ptr<bf16>>
+      %lnq_59 = arith.extf %lnq_58 : tensor<16xbf16> to tensor<16xf32>
+      %lnq_60 = tt.expand_dims %lnq_59 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_61 = tt.broadcast %lnq_60 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_62 = arith.addf %lnq_54, %lnq_61 : tensor<16x16xf32>
+      %kvh = arith.divsi %h, %c2_i32 : i32
+      %q = arith.truncf %lnq_62 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %z = scf.for %l0 = %c0_i32 to %nkeys_15 step %c16_i32 iter_args(%z_77 = %lnq_62) -> (tensor<16x16xf32>)  : i32 {
+        %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>
+        %offs_l_78 = arith.addi %offs_l, %rows : tensor<16xi32>
+        %k = tt.splat %L : i32 -> tensor<16xi32>
+        %k_79 = arith.cmpi slt, %offs_l_78, %k : tensor<16xi32>
+        %k_80 = tt.expand_dims %k_79 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+        %k_81 = arith.muli %b_12, %stride_kb : i32
+        %k_82 = tt.addptr %K, %k_81 : !tt.ptr<bf16>, i32
+        %k_83 = tt.expand_dims %offs_l_78 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+        %k_84 = tt.splat %stride_kl : i32 -> tensor<16x1xi32>
+        %k_85 = arith.muli %k_83, %k_84 : tensor<16x1xi32>
+        %k_86 = tt.splat %k_82 : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %k_87 = tt.addptr %k_86, %k_85 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %k_88 = arith.muli %kvh, %c16_i32 : i32
+        %k_89 = tt.splat %k_88 : i32 -> tensor<16x1xi32>
+        %k_90 = tt.addptr %k_87, %k_89 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %k_91 = tt.broadcast %k_90 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %k_92 = tt.addptr %k_91, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %k_93 = tt.broadcast %k_80 : tensor<16x1xi1> -> tensor<16x16xi1>
+        %k_94 = tt.load %k_92, %k_93, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+        %v = tt.addptr %V, %k_81 : !tt.ptr<bf16>, i32
+        %v_95 = tt.splat %v : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %v_96 = tt.addptr %v_95, %k_85 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %v_97 = tt.addptr %v_96, %k_89 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %v_98 = tt.broadcast %v_97 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %v_99 = tt.addptr %v_98, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %v_100 = tt.load %v_99, %k_93, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+        %p = tt.trans %k_94 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
+        %p_101 = tt.dot %q, %p, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %lmask = tt.expand_dims %k_79 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
+        %p_102 = arith.mulf %p_101, %cst_4 : tensor<16x16xf32>
+        %p_103 = arith.mulf %p_101, %cst_3 : tensor<16x16xf32>
+        %p_104 = arith.mulf %p_103, %p_101 : tensor<16x16xf32>
+        %p_105 = arith.mulf %p_104, %p_101 : tensor<16x16xf32>
+        %p_106 = arith.addf %p_101, %p_105 : tensor<16x16xf32>
+        %p_107 = arith.mulf %p_106, %cst_2 : tensor<16x16xf32>
+        %p_108 = arith.mulf %p_107, %cst_0 : tensor<16x16xf32>
+        %p_109 = math.exp %p_108 : tensor<16x16xf32>
+        %p_110 = arith.addf %p_109, %cst_1 : tensor<16x16xf32>
+        %p_111 = arith.divf %cst_0, %p_110 : tensor<16x16xf32>
+        %p_112 = arith.subf %cst_1, %p_111 : tensor<16x16xf32>
+        %p_113 = arith.addf %p_112, %cst_1 : tensor<16x16xf32>
+        %p_114 = arith.mulf %p_102, %p_113 : tensor<16x16xf32>
+        %p_115 = tt.splat %qk_scale : f32 -> tensor<16x16xf32>
+        %p_116 = arith.mulf %p_114, %p_115 : tensor<16x16xf32>
+        %p_117 = tt.broadcast %lmask : tensor<1x16xi1> -> tensor<16x16xi1>
+        %p_118 = arith.select %p_117, %p_116, %cst_7 : tensor<16x16xi1>, tensor<16x16xf32>
+        %z_119 = arith.truncf %p_118 : tensor<16x16xf32> to tensor<16x16xbf16>
+        %z_120 = tt.dot %z_119, %v_100, %z_77, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        scf.yield %z_120 : tensor<16x16xf32>
+      }
+      %0 = tt.splat %Z : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+      %1 = tt.addptr %0, %tile_36 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      tt.store %1, %z, %x_40 : tensor<16x16x!tt.ptr<f32>>
       %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %do_53 = tt.addptr %do, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %do_54 = tt.load %do_53, %dlnq_36, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %do_55 = arith.extf %do_54 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %dx = tt.expand_dims %a_52 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %dx_56 = tt.broadcast %dx : tensor<1x16xf32> -> tensor<16x16xf32>
-      %dx_57 = arith.mulf %dlnq_37, %dx_56 : tensor<16x16xf32>
-      %dx_58 = tt.expand_dims %c2#0 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %dx_59 = tt.expand_dims %c2#1 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %dx_60 = tt.broadcast %dx_59 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %dx_61 = arith.mulf %xhat_47, %dx_60 : tensor<16x16xf32>
-      %dx_62 = tt.broadcast %dx_58 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %dx_63 = arith.addf %dx_62, %dx_61 : tensor<16x16xf32>
-      %dx_64 = arith.divf %dx_63, %cst_6 : tensor<16x16xf32>
-      %dx_65 = arith.subf %dx_57, %dx_64 : tensor<16x16xf32>
-      %dx_66 = arith.mulf %xhat_46, %dx_65 : tensor<16x16xf32>
-      %dx_67 = arith.addf %dx_66, %do_55 : tensor<16x16xf32>
+      %do_63 = tt.addptr %do, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %do_64 = tt.load %do_63, %x_40, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %do_65 = arith.extf %do_64 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %do_66 = tt.addptr %RMSW, %a : !tt.ptr<bf16>, i32
+      %do_67 = tt.splat %do_66 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %do_68 = tt.addptr %do_67, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %do_69 = tt.load %do_68 : tensor<16x!tt.ptr<bf16>>
+      %do_70 = arith.extf %do_69 : tensor<16xbf16> to tensor<16xf32>
+      %do_71 = tt.expand_dims %do_70 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %do_72 = tt.broadcast %do_71 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %do_73 = arith.mulf %do_65, %do_72 : tensor<16x16xf32>
+      %c_74 = arith.mulf %do_73, %z : tensor<16x16xf32>
+      %c_75 = "tt.reduce"(%c_74) <{axis = 1 : i32}> ({
+      ^bb0(%c_77: f32, %c_78: f32):
+        %c_79 = arith.addf %c_77, %c_78 : f32
+        tt.reduce.return %c_79 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      %c_76 = arith.addf %c_28, %c_75 : tensor<16xf32>
+      scf.yield %c_76 : tensor<16xf32>
+    }
+    %cz_25 = arith.mulf %c, %rrms_24 : tensor<16xf32>
+    %cz_26 = arith.mulf %cz_25, %rrms_24 : tensor<16xf32>
+    %cz_27 = arith.divf %cz_26, %cz : tensor<16xf32>
+    %c2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c1 = %cst_10, %c2_28 = %cst_10) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+      %kvh = arith.divsi %h, %c2_i32 : i32
+      %tile = tt.expand_dims %rows_17 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %tile_29 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
+      %tile_30 = tt.splat %h : i32 -> tensor<16x1xi32>
+      %tile_31 = arith.addi %tile_29, %tile_30 : tensor<16x1xi32>
+      %tile_32 = arith.muli %tile_31, %cst_8 : tensor<16x1xi32>
+      %tile_33 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %tile_34 = tt.broadcast %tile_32 : tensor<16x1xi32> -> tensor<16x16xi32>
+      %tile_35 = tt.broadcast %tile_33 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %tile_36 = arith.addi %tile_34, %tile_35 : tensor<16x16xi32>
+      %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_37 = tt.addptr %x, %tile_32 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_38 = tt.broadcast %x_37 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_39 = tt.addptr %x_38, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_40 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_41 = tt.load %x_39, %x_40, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %x_42 = arith.extf %x_41 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xhat = tt.expand_dims %mean_20 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_43 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_44 = arith.subf %x_42, %xhat_43 : tensor<16x16xf32>
+      %xhat_45 = tt.expand_dims %rstd_22 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_46 = tt.broadcast %xhat_45 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_47 = arith.mulf %xhat_44, %xhat_46 : tensor<16x16xf32>
+      %a = arith.muli %h, %c16_i32 : i32
+      %a_48 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
+      %a_49 = tt.splat %a_48 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %a_50 = tt.addptr %a_49, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %a_51 = tt.load %a_50 : tensor<16x!tt.ptr<bf16>>
+      %a_52 = arith.extf %a_51 : tensor<16xbf16> to tensor<16xf32>
+      %lnq = tt.expand_dims %a_52 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_53 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_54 = arith.mulf %xhat_47, %lnq_53 : tensor<16x16xf32>
+      %lnq_55 = tt.addptr %LNB, %a : !tt.ptr<bf16>, i32
+      %lnq_56 = tt.splat %lnq_55 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %lnq_57 = tt.addptr %lnq_56, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %lnq_58 = tt.load %lnq_57 : tensor<16x!tt.ptr<bf16>>
+      %lnq_59 = arith.extf %lnq_58 : tensor<16xbf16> to tensor<16xf32>
+      %lnq_60 = tt.expand_dims %lnq_59 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_61 = tt.broadcast %lnq_60 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_62 = arith.addf %lnq_54, %lnq_61 : tensor<16x16xf32>
+      %z = tt.splat %Z : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+      %z_63 = tt.addptr %z, %tile_36 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %z_64 = tt.load %z_63, %x_40, %cst_7 : tensor<16x16x!tt.ptr<f32>>
+      %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
+      %do_65 = tt.addptr %do, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %do_66 = tt.load %do_65, %x_40, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %do_67 = arith.extf %do_66 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %dow = tt.addptr %RMSW, %a : !tt.ptr<bf16>, i32
+      %dow_68 = tt.splat %dow : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %dow_69 = tt.addptr %dow_68, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %dow_70 = tt.load %dow_69 : tensor<16x!tt.ptr<bf16>>
+      %dow_71 = arith.extf %dow_70 : tensor<16xbf16> to tensor<16xf32>
+      %dow_72 = tt.expand_dims %dow_71 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %dow_73 = tt.broadcast %dow_72 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %dow_74 = arith.mulf %do_67, %dow_73 : tensor<16x16xf32>
+      %0 = arith.muli %pid, %c96_i32 : i32
+      %1 = tt.addptr %DW_PART, %0 : !tt.ptr<f32>, i32
+      %2 = tt.addptr %1, %a : !tt.ptr<f32>, i32
+      %3 = tt.splat %2 : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+      %4 = tt.addptr %3, %rows : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+      %5 = arith.mulf %do_67, %z_64 : tensor<16x16xf32>
+      %6 = tt.expand_dims %rrms_24 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %7 = tt.broadcast %6 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %8 = arith.mulf %5, %7 : tensor<16x16xf32>
+      %9 = "tt.reduce"(%8) <{axis = 0 : i32}> ({
+      ^bb0(%arg24: f32, %arg25: f32):
+        %15 = arith.addf %arg24, %arg25 : f32
+        tt.reduce.return %15 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      tt.store %4, %9 : tensor<16x!tt.ptr<f32>>
+      %dz = tt.expand_dims %cz_27 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %dz_75 = tt.broadcast %dz : tensor<16x1xf32> -> tensor<16x16xf32>
+      %dz_76 = arith.mulf %z_64, %dz_75 : tensor<16x16xf32>
+      %dz_77 = arith.subf %dow_74, %dz_76 : tensor<16x16xf32>
+      %dz_78 = arith.mulf %7, %dz_77 : tensor<16x16xf32>
+      %10 = tt.splat %DZ : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
+      %11 = tt.addptr %10, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %12 = arith.truncf %dz_78 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %11, %12, %x_40 : tensor<16x16x!tt.ptr<bf16>>
+      %q = arith.truncf %lnq_62 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %dlnq = scf.for %l0 = %c0_i32 to %nkeys_15 step %c16_i32 iter_args(%dlnq_84 = %dz_78) -> (tensor<16x16xf32>)  : i32 {
+        %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>
+        %offs_l_85 = arith.addi %offs_l, %rows : tensor<16xi32>
+        %k = tt.splat %L : i32 -> tensor<16xi32>
+        %k_86 = arith.cmpi slt, %offs_l_85, %k : tensor<16xi32>
+        %k_87 = tt.expand_dims %k_86 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+        %k_88 = arith.muli %b_12, %stride_kb : i32
+        %k_89 = tt.addptr %K, %k_88 : !tt.ptr<bf16>, i32
+        %k_90 = tt.expand_dims %offs_l_85 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+        %k_91 = tt.splat %stride_kl : i32 -> tensor<16x1xi32>
+        %k_92 = arith.muli %k_90, %k_91 : tensor<16x1xi32>
+        %k_93 = tt.splat %k_89 : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %k_94 = tt.addptr %k_93, %k_92 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %k_95 = arith.muli %kvh, %c16_i32 : i32
+        %k_96 = tt.splat %k_95 : i32 -> tensor<16x1xi32>
+        %k_97 = tt.addptr %k_94, %k_96 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %k_98 = tt.broadcast %k_97 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %k_99 = tt.addptr %k_98, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %k_100 = tt.broadcast %k_87 : tensor<16x1xi1> -> tensor<16x16xi1>
+        %k_101 = tt.load %k_99, %k_100, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+        %v = tt.addptr %V, %k_88 : !tt.ptr<bf16>, i32
+        %v_102 = tt.splat %v : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %v_103 = tt.addptr %v_102, %k_92 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %v_104 = tt.addptr %v_103, %k_96 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %v_105 = tt.broadcast %v_104 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %v_106 = tt.addptr %v_105, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %v_107 = tt.load %v_106, %k_100, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+        %s = tt.trans %k_101 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
+        %s_108 = tt.dot %q, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %dp = tt.trans %v_107 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
+        %dp_109 = tt.dot %12, %dp, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %t = arith.mulf %s_108, %cst_3 : tensor<16x16xf32>
+        %t_110 = arith.mulf %t, %s_108 : tensor<16x16xf32>
+        %t_111 = arith.mulf %t_110, %s_108 : tensor<16x16xf32>
+        %t_112 = arith.addf %s_108, %t_111 : tensor<16x16xf32>
+        %t_113 = arith.mulf %t_112, %cst_2 : tensor<16x16xf32>
+        %t_114 = arith.mulf %t_113, %cst_0 : tensor<16x16xf32>
+        %t_115 = math.exp %t_114 : tensor<16x16xf32>
+        %t_116 = arith.addf %t_115, %cst_1 : tensor<16x16xf32>
+        %t_117 = arith.divf %cst_0, %t_116 : tensor<16x16xf32>
+        %t_118 = arith.subf %cst_1, %t_117 : tensor<16x16xf32>
+        %ds = arith.addf %t_118, %cst_1 : tensor<16x16xf32>
+        %ds_119 = arith.mulf %ds, %cst_4 : tensor<16x16xf32>
+        %ds_120 = arith.mulf %s_108, %cst_4 : tensor<16x16xf32>
+        %ds_121 = arith.mulf %t_118, %t_118 : tensor<16x16xf32>
+        %ds_122 = arith.subf %cst_1, %ds_121 : tensor<16x16xf32>
+        %ds_123 = arith.mulf %ds_120, %ds_122 : tensor<16x16xf32>
+        %ds_124 = arith.mulf %ds_123, %cst_2 : tensor<16x16xf32>
+        %ds_125 = arith.mulf %s_108, %cst : tensor<16x16xf32>
+        %ds_126 = arith.mulf %ds_125, %s_108 : tensor<16x16xf32>
+        %ds_127 = arith.addf %ds_126, %cst_1 : tensor<16x16xf32>
+        %ds_128 = arith.mulf %ds_124, %ds_127 : tensor<16x16xf32>
+        %ds_129 = arith.addf %ds_119, %ds_128 : tensor<16x16xf32>
+        %ds_130 = arith.mulf %ds_129, %dp_109 : tensor<16x16xf32>
+        %ds_131 = tt.splat %qk_scale : f32 -> tensor<16x16xf32>
+        %ds_132 = arith.mulf %ds_130, %ds_131 : tensor<16x16xf32>
+        %ds_133 = tt.expand_dims %k_86 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
+        %ds_134 = tt.broadcast %ds_133 : tensor<1x16xi1> -> tensor<16x16xi1>
+        %ds_135 = arith.select %ds_134, %ds_132, %cst_7 : tensor<16x16xi1>, tensor<16x16xf32>
+        %dlnq_136 = arith.truncf %ds_135 : tensor<16x16xf32> to tensor<16x16xbf16>
+        %dlnq_137 = tt.dot %dlnq_136, %k_101, %dlnq_84, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        scf.yield %dlnq_137 : tensor<16x16xf32>
+      }
+      %13 = tt.splat %DLNQ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+      %14 = tt.addptr %13, %tile_36 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      tt.store %14, %dlnq, %x_40 : tensor<16x16x!tt.ptr<f32>>
+      %ga = arith.mulf %dlnq, %lnq_53 : tensor<16x16xf32>
+      %c1_79 = "tt.reduce"(%ga) <{axis = 1 : i32}> ({
+      ^bb0(%c1_84: f32, %c1_85: f32):
+        %c1_86 = arith.addf %c1_84, %c1_85 : f32
+        tt.reduce.return %c1_86 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      %c1_80 = arith.addf %c1, %c1_79 : tensor<16xf32>
+      %c2_81 = arith.mulf %ga, %xhat_47 : tensor<16x16xf32>
+      %c2_82 = "tt.reduce"(%c2_81) <{axis = 1 : i32}> ({
+      ^bb0(%c2_84: f32, %c2_85: f32):
+        %c2_86 = arith.addf %c2_84, %c2_85 : f32
+        tt.reduce.return %c2_86 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      %c2_83 = arith.addf %c2_28, %c2_82 : tensor<16xf32>
+      scf.yield %c1_80, %c2_83 : tensor<16xf32>, tensor<16xf32>
+    }
+    scf.for %h = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
+      %tile = tt.expand_dims %rows_17 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %tile_28 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
+      %tile_29 = tt.splat %h : i32 -> tensor<16x1xi32>
+      %tile_30 = arith.addi %tile_28, %tile_29 : tensor<16x1xi32>
+      %tile_31 = arith.muli %tile_30, %cst_8 : tensor<16x1xi32>
+      %tile_32 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %tile_33 = tt.broadcast %tile_31 : tensor<16x1xi32> -> tensor<16x16xi32>
+      %tile_34 = tt.broadcast %tile_32 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %tile_35 = arith.addi %tile_33, %tile_34 : tensor<16x16xi32>
+      %dlnq = tt.splat %DLNQ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+      %dlnq_36 = tt.addptr %dlnq, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %dlnq_37 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
+      %dlnq_38 = tt.load %dlnq_36, %dlnq_37, %cst_7 : tensor<16x16x!tt.ptr<f32>>
+      %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_39 = tt.addptr %x, %tile_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_40 = tt.broadcast %x_39 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_41 = tt.addptr %x_40, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_42 = tt.load %x_41, %dlnq_37, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %x_43 = arith.extf %x_42 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xhat = tt.expand_dims %mean_20 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_44 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_45 = arith.subf %x_43, %xhat_44 : tensor<16x16xf32>
+      %xhat_46 = tt.expand_dims %rstd_22 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_47 = tt.broadcast %xhat_46 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_48 = arith.mulf %xhat_45, %xhat_47 : tensor<16x16xf32>
+      %a = arith.muli %h, %c16_i32 : i32
+      %a_49 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
+      %a_50 = tt.splat %a_49 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %a_51 = tt.addptr %a_50, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %a_52 = tt.load %a_51 : tensor<16x!tt.ptr<bf16>>
+      %a_53 = arith.extf %a_52 : tensor<16xbf16> to tensor<16xf32>
+      %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
+      %do_54 = tt.addptr %do, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %do_55 = tt.load %do_54, %dlnq_37, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %do_56 = arith.extf %do_55 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %dx = tt.expand_dims %a_53 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %dx_57 = tt.broadcast %dx : tensor<1x16xf32> -> tensor<16x16xf32>
+      %dx_58 = arith.mulf %dlnq_38, %dx_57 : tensor<16x16xf32>
+      %dx_59 = tt.expand_dims %c2#0 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %dx_60 = tt.expand_dims %c2#1 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %dx_61 = tt.broadcast %dx_60 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %dx_62 = arith.mulf %xhat_48, %dx_61 : tensor<16x16xf32>
+      %dx_63 = tt.broadcast %dx_59 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %dx_64 = arith.addf %dx_63, %dx_62 : tensor<16x16xf32>
+      %dx_65 = arith.divf %dx_64, %cst_6 : tensor<16x16xf32>
+      %dx_66 = arith.subf %dx_58, %dx_65 : tensor<16x16xf32>
+      %dx_67 = arith.mulf %xhat_47, %dx_66 : tensor<16x16xf32>
+      %dx_68 = arith.addf %dx_67, %do_56 : tensor<16x16xf32>
       %0 = tt.splat %DX : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %1 = tt.addptr %0, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %2 = arith.truncf %dx_67 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %1, %2, %dlnq_36 : tensor<16x16x!tt.ptr<bf16>>
+      %1 = tt.addptr %0, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %2 = arith.truncf %dx_68 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %1, %2, %dlnq_37 : tensor<16x16x!tt.ptr<bf16>>
       %3 = arith.muli %pid, %c96_i32 : i32
       %4 = tt.addptr %DW_PART, %3 : !tt.ptr<f32>, i32
       %5 = tt.addptr %4, %c32_i32 : !tt.ptr<f32>, i32
       %6 = tt.addptr %5, %a : !tt.ptr<f32>, i32
       %7 = tt.splat %6 : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
       %8 = tt.addptr %7, %rows : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-      %9 = arith.mulf %dlnq_37, %xhat_47 : tensor<16x16xf32>
+      %9 = arith.mulf %dlnq_38, %xhat_48 : tensor<16x16xf32>
       %10 = "tt.reduce"(%9) <{axis = 0 : i32}> ({
       ^bb0(%arg22: f32, %arg23: f32):
         %16 = arith.addf %arg22, %arg23 : f32
@@ -694,7 +696,7 @@ module {
       %12 = tt.addptr %11, %a : !tt.ptr<f32>, i32
       %13 = tt.splat %12 : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
       %14 = tt.addptr %13, %rows : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-      %15 = "tt.reduce"(%dlnq_37) <{axis = 0 : i32}> ({
+      %15 = "tt.reduce"(%dlnq_38) <{axis = 0 : i32}> ({
       ^bb0(%arg22: f32, %arg23: f32):
         %16 = arith.addf %arg22, %arg23 : f32
         tt.reduce.return %16 : f32

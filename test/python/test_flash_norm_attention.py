@@ -10,6 +10,7 @@ one's. Inputs: jagged Q with empty and length-1 sequences and ragged lengths, no
 """
 from __future__ import annotations
 
+import concurrent.futures
 import math
 
 import pytest
@@ -406,18 +407,24 @@ def _fake_bwd(calls):
     import types
 
     def bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *, activation, qk_scale, ln_weight,
-            ln_bias, rms_weight, eps, rms_eps, max_seqlen, **saved):
+            ln_bias, rms_weight, eps, rms_eps, max_seqlen, check_offsets=True, **saved):
         calls.append(dict(activation=activation, qk_scale=qk_scale, eps=eps, rms_eps=rms_eps,
-                          max_seqlen=max_seqlen, stats=(mean.dtype, rstd.shape, rrms.shape),
+                          max_seqlen=max_seqlen, check_offsets=check_offsets,
+                          stats=(mean.dtype, rstd.shape, rrms.shape),
                           **{k: (t.dtype, tuple(t.shape)) if t is not None else None
                              for k, t in saved.items()}))
         ins = [t.detach().double().requires_grad_() for t in (x, k, v)]
         ws = [None if t is None else t.detach().double().requires_grad_()
               for t in (ln_weight, ln_bias, rms_weight)]
-        with torch.enable_grad():
+
+        def ref_backward():
             flash_norm_attention_ref(*ins, offsets, activation=activation, qk_scale=qk_scale,
                                      ln_weight=ws[0], ln_bias=ws[1], rms_weight=ws[2], eps=eps,
                                      rms_eps=rms_eps).backward(dout.double())
+        # (in a thread of its own: the backward op's body runs below autograd's dispatch key,
+        # which a fresh thread does not inherit)
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(ref_backward).result()
         return tuple([t.grad.to(x.dtype) for t in ins]
                      + [None if t is None else t.grad.to(x.dtype) for t in ws])
     mod = types.ModuleType("normfuse.ops.flash_norm_attention_bwd")
@@ -437,8 +444,9 @@ def test_autograd_calls_the_backward_module(cpu_op, monkeypatch):
     m(*leaves, offs, max_seqlen=4).float().square().sum().backward()
     # by default (SAVE_FOR_BACKWARD) the forward's attention output g and softmax's lse reach
     # the backward
+    # the backward does not read the offsets on the host again (no sync): the forward checked them
     assert calls == [dict(activation="softmax", qk_scale=0.25, eps=1e-6, rms_eps=1e-4, max_seqlen=4,
-                          stats=(torch.float32, (7,), (7,)), g=(torch.bfloat16, (7, 2, 16)),
+                          check_offsets=False, stats=(torch.float32, (7,), (7,)), g=(torch.bfloat16, (7, 2, 16)),
                           lse=(torch.float32, (7, 2)))]
     assert [t.grad.shape for t in leaves] == [x.shape, k.shape, v.shape]
     assert m.ln_weight.grad.shape == (32,) and m.rms_weight.grad.shape == (32,)
@@ -463,6 +471,45 @@ def test_custom_op_under_torch_compile(cpu_op):
                        fullgraph=True, backend="eager")
     want = flash_norm_attention_ref(x, k, v, offs, activation="relu", dtype=x.dtype, **w)
     assert torch.equal(fn(x), want)
+
+
+def test_training_under_torch_compile(cpu_op):
+    """The backward is a custom op too: torch.compile traces forward and backward into one graph
+    each (fullgraph), and the compiled gradients are the eager ones, bit for bit (the backward's
+    kernels run in the interpreter)."""
+    from normfuse.ops import flash_norm_attention
+    from normfuse.testing.attention_bwd import interpreted
+    x, k, v, offs, w = _inputs([3, 0, 4], 2, 64, 24)
+    leaves = [t.clone().requires_grad_() for t in (x, k, v, *w.values())]
+
+    def f(x, k, v, lnw, lnb, rmsw):
+        return flash_norm_attention(x, k, v, offs, activation="softmax", ln_weight=lnw,
+                                    ln_bias=lnb, rms_weight=rmsw)
+    fn = torch.compile(f, fullgraph=True, backend="aot_eager")
+    with interpreted():
+        want = torch.autograd.grad(f(*leaves).float().square().sum(), leaves)
+        got = torch.autograd.grad(fn(*leaves).float().square().sum(), leaves)
+    for a, b in zip(want, got):
+        assert a.shape == b.shape and torch.equal(a, b)
+    assert float(got[0].abs().sum()) > 0 and float(got[3].abs().sum()) > 0
+
+
+def test_backward_op_fake_shapes():
+    """The backward op's fake implementation: the gradients' shapes and dtypes, empty for an
+    absent weight."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    import normfuse.ops  # noqa: F401 - registers the op
+    with FakeTensorMode():
+        x = torch.empty(7, 2, 16, dtype=torch.bfloat16)
+        kv = torch.empty(2, 8, 1, 16, dtype=torch.bfloat16)
+        st = torch.empty(7)
+        w = torch.empty(32, dtype=torch.bfloat16)
+        out = torch.ops.normfuse.flash_norm_attention_bwd(
+            x, x, kv, kv, torch.empty(3, dtype=torch.int32), st, st, st, w, None, w, None, None,
+            "gelu_tanh", 1.0, 1e-5, 1e-5, -1)
+    assert [tuple(t.shape) for t in out] == [(7, 2, 16), (2, 8, 1, 16), (2, 8, 1, 16), (32,),
+                                             (0,), (32,)]
+    assert all(t.dtype == torch.bfloat16 for t in out)
 
 
 def test_fewer_than_sixteen_keys():

@@ -204,6 +204,31 @@ def test_row_block_table():
     t = row_block_table(off, 16)
     # (batch, first row of the block, end of the sequence: the block masks rows past it)
     assert t.tolist() == [[1, 0, 5], [2, 5, 6], [3, 6, 26], [3, 22, 26]]
+    # sized from T alone (no host read of the offsets): cdiv(26, 16) + 5 = 7 entries, the
+    # three past the last block dead (every row masked: first row = end = T)
+    up = row_block_table(off, 16, rows=26)
+    assert up.tolist() == t.tolist() + [[4, 26, 26]] * 3
+    assert row_block_table(off[:1], 16, rows=0).shape == (0, 3)
+
+
+@pytest.mark.parametrize("saved", [False, True], ids=["recompute", "saved-g"])
+def test_unchecked_offsets_give_the_same_bits(saved):
+    """check_offsets=False (the autograd backward's call: no host read, the rows kernel's grid
+    the upper bound cdiv(T, BLOCK_M) + B): the dead programs change nothing, and their weight
+    partials are zeros."""
+    x, k, v, off, dout, lnw, lnb, rmw = _inputs([0, 5, 1, 20, 0, 3], 2, 2, 64, 24, seed=9)
+    _, out64, st = _grads(x, k, v, off, dout, lnw, lnb, rmw, "softmax", torch.float64)
+    args = (dout, x, k, v, off, out64.to(x.dtype), st["mean"].float(), st["rstd"].float(),
+            st["rrms"].float())
+    kw = dict(activation="softmax", ln_weight=lnw, ln_bias=lnb, rms_weight=rmw, block_m=16)
+    if saved:
+        kw.update(g=st["g"].to(x.dtype), lse=st["lse"].float())
+    checked = flash_norm_attention_bwd(*args, **kw)
+    # 5 live blocks of 16 rows; the upper bound 2 + 6 = 8 programs
+    assert row_block_table(off, 16).shape[0] == 5 and row_block_table(off, 16, 29).shape[0] == 8
+    unchecked = flash_norm_attention_bwd(*args, check_offsets=False, **kw)
+    for name, a, b in zip(NAMES, checked, unchecked):
+        assert torch.equal(a, b), name
 
 
 # ---------------------------------------------------------------------------------------------

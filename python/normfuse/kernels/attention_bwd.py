@@ -37,9 +37,10 @@ L grows (simulated at L = 4096: dq 40x further from fp64 than with g saved).
 Two kernels, both deterministic (no atomics):
 
 `fna_bwd_rows_naive`: one program per row block (BLOCK_M rows of one sequence, from the block
-table ROWS: (batch, first row, end row) per program). Three loops over the H heads, written the
-obvious way, cross-head sums accumulated in one loop and used in the next, per-head tiles stored
-and reloaded through fp32 scratch::
+table ROWS: (batch, first row, end row) per program; a dead entry, first row = end, masks every
+row and runs no key loop). Three loops over the H heads, written the obvious way, cross-head
+sums accumulated in one loop and used in the next, per-head tiles stored and reloaded through
+fp32 scratch::
 
     loop 1 over h: recompute ln_q_h, z_h = P V + ln_q_h; store z_h; c += sum_D(dout*w*z)
     loop 2 over h: reload z_h; dz_h; store dz_h (x's dtype, for the dK/dV kernel); dlnq_h = dS K + dz_h;
@@ -203,6 +204,9 @@ def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z
     b = tl.load(ROWS + pid * 3)
     start = tl.load(ROWS + pid * 3 + 1)
     end = tl.load(ROWS + pid * 3 + 2)
+    # the key loops' bound: none for a dead program (first row = end: past the last row block
+    # of an upper-bound grid, every row masked off)
+    nkeys = tl.where(start < end, L, 0)
     rows = start + tl.arange(0, BLOCK_M)
     rmask = rows < end
     offs_d = tl.arange(0, D)
@@ -226,10 +230,10 @@ def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z
             q = lnq.to(X.dtype.element_ty)
             lse = tl.zeros([BLOCK_M], tl.float32)
             if ACT == 4:
-                lse = _lse(q, K, b, kvh, L, stride_kb, stride_kl, qk_scale, D, BLOCK_M, BLOCK_L)
+                lse = _lse(q, K, b, kvh, nkeys, stride_kb, stride_kl, qk_scale, D, BLOCK_M, BLOCK_L)
                 tl.store(STAT + (rows * H + h) * 2, lse, mask=rmask)
             z = lnq
-            for l0 in range(0, L, BLOCK_L):
+            for l0 in range(0, nkeys, BLOCK_L):
                 k = _kv_tile(K, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
                 v = _kv_tile(V, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
                 p = _probs(tl.dot(q, tl.trans(k)), lse, l0, L, qk_scale, ACT, BLOCK_L)
@@ -269,7 +273,7 @@ def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z
             tl.store(STAT + (rows * H + h) * 2 + 1, delta, mask=rmask)
         dzq = dz.to(X.dtype.element_ty)
         dlnq = dz
-        for l0 in range(0, L, BLOCK_L):
+        for l0 in range(0, nkeys, BLOCK_L):
             k = _kv_tile(K, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
             v = _kv_tile(V, b, kvh, l0, L, stride_kb, stride_kl, D, BLOCK_L)
             s = tl.dot(q, tl.trans(k))

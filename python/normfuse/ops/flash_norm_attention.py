@@ -326,31 +326,61 @@ def _setup_context(ctx, inputs, output):
                    max_seqlen=None if ms < 0 else ms)
 
 
-def _backward(ctx, dout, dmean, drstd, drrms, dz, dlse):
-    no_double_backward("flash_norm_attention")
-    x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight, g, lse = \
-        ctx.saved_tensors
-    saved = {}
-    if ctx.saved_g:  # the forward's g (and softmax's lse): the attention is not recomputed
-        saved = dict(g=g, lse=lse if ctx.cfg["activation"] == "softmax" else None)
+@torch.library.custom_op("normfuse::flash_norm_attention_bwd", mutates_args=())
+def _fna_bwd_op(dout: torch.Tensor, x: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                offsets: torch.Tensor, mean: torch.Tensor, rstd: torch.Tensor, rrms: torch.Tensor,
+                ln_weight: Optional[torch.Tensor], ln_bias: Optional[torch.Tensor],
+                rms_weight: Optional[torch.Tensor], g: Optional[torch.Tensor],
+                lse: Optional[torch.Tensor], activation: str, qk_scale: float, eps: float,
+                rms_eps: float, max_seqlen: int
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                           torch.Tensor]:
+    """(dx, dk, dv, d ln_weight, d ln_bias, d rms_weight) of the forward op, the weights' gradients
+    [H * D] (empty, [0], for absent weights). The backward the autograd formula runs, an op of its
+    own so that torch.compile traces it through its fake implementation (no host read: the
+    forward checked the offsets)."""
     try:
         from .flash_norm_attention_bwd import flash_norm_attention_bwd
     except ImportError as e:
         raise NotImplementedError(
             "flash_norm_attention's backward needs normfuse.ops.flash_norm_attention_bwd "
             f"(flash_norm_attention_bwd), which is not available: {e}") from e
+    saved = {} if g is None else dict(g=g, lse=lse)
+    grads = flash_norm_attention_bwd(
+        dout.contiguous(), x, k, v, offsets, None, mean, rstd, rrms, activation=activation,
+        qk_scale=qk_scale, ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight, eps=eps,
+        rms_eps=rms_eps, max_seqlen=None if max_seqlen < 0 else max_seqlen, check_offsets=False,
+        **saved)
+    # (a fresh empty tensor per absent weight: a custom op's outputs may not alias each other)
+    return tuple(x.new_empty((0,)) if t is None else t for t in grads)
+
+
+@_fna_bwd_op.register_fake
+def _fna_bwd_fake(dout, x, k, v, offsets, mean, rstd, rrms, ln_weight, ln_bias, rms_weight, g, lse,
+                  activation, qk_scale, eps, rms_eps, max_seqlen):
+    return (x.new_empty(x.shape), k.new_empty(k.shape), v.new_empty(v.shape),
+            *(x.new_empty((0,)) if w is None else w.new_empty(w.shape)
+              for w in (ln_weight, ln_bias, rms_weight)))
+
+
+def _backward(ctx, dout, dmean, drstd, drrms, dz, dlse):
+    no_double_backward("flash_norm_attention")
+    x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight, g, lse = \
+        ctx.saved_tensors
     c = ctx.cfg
+    # the forward's g (and softmax's lse): the attention is not recomputed
+    soft = c["activation"] == "softmax"
+    gs, ls = (g, lse if soft else None) if ctx.saved_g else (None, None)
 
     def flat(t):  # (the forward takes [H * D] or [H, D] vectors; the backward [H * D])
         return None if t is None else t.reshape(-1)
-    dx, dk, dv, dlnw, dlnb, drmsw = flash_norm_attention_bwd(
-        dout.contiguous(), x, k, v, offsets, out, mean, rstd, rrms, activation=c["activation"],
-        qk_scale=c["qk_scale"], ln_weight=flat(ln_weight), ln_bias=flat(ln_bias),
-        rms_weight=flat(rms_weight), eps=c["eps"], rms_eps=c["rms_eps"],
-        max_seqlen=c["max_seqlen"], **saved)
+    dx, dk, dv, dlnw, dlnb, drmsw = _fna_bwd_op(
+        dout, x, k, v, offsets, mean, rstd, rrms, flat(ln_weight), flat(ln_bias), flat(rms_weight),
+        gs, ls, c["activation"], c["qk_scale"], c["eps"], c["rms_eps"],
+        -1 if c["max_seqlen"] is None else c["max_seqlen"])
 
     def like(g, t):
-        return None if g is None or t is None else g.reshape(t.shape)
+        return None if t is None else g.reshape(t.shape)
     return (dx, dk, dv, None, like(dlnw, ln_weight), like(dlnb, ln_bias), like(drmsw, rms_weight),
             None, None, None, None, None, None)
 

@@ -79,22 +79,38 @@ def _kernel(which: str):
     return bwd_kernels()[0 if which == "rows" else 1]
 
 
-def row_block_table(offsets: torch.Tensor, block_m: int) -> torch.Tensor:
-    """int32 [blocks, 3]: (batch, first row, end of the sequence) of every BLOCK_M-row block of every
-    sequence (empty sequences have none), in order."""
+def row_block_table(offsets: torch.Tensor, block_m: int, rows: int | None = None) -> torch.Tensor:
+    """int32 [programs, 3]: (batch, first row, end of the sequence) of every BLOCK_M-row block of
+    every sequence (empty sequences have none), in order, built where `offsets` are.
+
+    Without `rows` the table is exact (its length is read on the host: a sync for device offsets).
+    With `rows` (T, from x's shape) nothing is read on the host: the table has cdiv(T, BLOCK_M) + B
+    entries, an upper bound on the block count (only a sequence's last block can be partial), and
+    the entries past the last block are dead, (B - 1, T, T): every row of them masked off."""
     off = offsets.to(torch.int64)
     lens = off[1:] - off[:-1]
     nb = (lens + block_m - 1) // block_m
     cum = torch.cumsum(nb, 0)
-    total = int(cum[-1]) if cum.numel() else 0
+    B = nb.numel()
+    if rows is None:
+        total = int(cum[-1]) if B else 0
+    else:
+        total = -(-int(rows) // block_m) + B if rows and B else 0
     j = torch.arange(total, device=off.device)
     b = torch.searchsorted(cum, j, right=True)
+    live = b < B
+    b = b.clamp(max=max(B - 1, 0))
     first = cum[b] - nb[b]
     start = off[b] + (j - first) * block_m
-    return torch.stack([b, start, off[b + 1]], 1).to(torch.int32).contiguous()
+    end = off[b + 1]
+    if rows is not None:
+        start = torch.where(live, start, off[-1])
+        end = torch.where(live, end, off[-1])
+    return torch.stack([b, start, end], 1).to(torch.int32).contiguous()
 
 
-def _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights: dict, activation):
+def _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights: dict, activation,
+           check_offsets: bool = True):
     op = "flash_norm_attention_bwd"
     tensors = dict(dout=dout, x=x, k=k, v=v, offsets=offsets, mean=mean, rstd=rstd, rrms=rrms)
     for name, t in dict(tensors, **{n: w for n, w in weights.items() if w is not None}).items():
@@ -119,7 +135,7 @@ def _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights: dict, activat
     if x.device.type not in ("cuda", "cpu"):
         raise ValueError(f"{op}: unsupported device {x.device}")
     try:
-        T, H, D, B, L = check_layout(x, k, v, offsets)
+        T, H, D, B, L = check_layout(x, k, v, offsets, values=check_offsets)
     except ValueError as e:
         raise ValueError(f"{op}: {e}") from None
     if tuple(dout.shape) != tuple(x.shape):
@@ -232,21 +248,27 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
                              ln_weight=None, ln_bias=None, rms_weight=None, eps: float = 1e-5,
                              rms_eps: float | None = None, max_seqlen: int | None = None,
                              passes="default", config: BwdConfig | None = None,
-                             block_m: int | None = None, g=None, lse=None):
+                             block_m: int | None = None, g=None, lse=None,
+                             check_offsets: bool = True):
     """Gradients of flash_norm_attention w.r.t. x, k, v and the norm weights (None where absent).
     `passes`: the rows kernel's pipeline ("default": `DEFAULT_BWD_PASSES`; () for the naive
     kernel, the numerical oracle). `config`: the tiles (`BwdConfig`); `block_m` overrides the
     row-block size of both kernels (the CPU tests use 16). `g` (the attention's output
     attend(ln_q), [T, H, D] in x's dtype) and, for softmax, `lse` ([T, H] float32): what the
     training forward saved (`flash_norm_attention_fwd(..., save=True)`); given, the rows kernel
-    reads them instead of recomputing the attention (`fna_bwd_rows_saved_naive`)."""
+    reads them instead of recomputing the attention (`fna_bwd_rows_saved_naive`).
+    `check_offsets`: read the offsets on the host, check them (from 0 to T, non-decreasing) and
+    launch exactly one program per row block (a sync). False (the autograd backward: the forward
+    checked the same offsets) reads nothing on the host: the rows kernel's grid is the upper
+    bound cdiv(T, block_m) + B, its extra programs masked off (`row_block_table`)."""
     from ..kernels.attention_bwd import ACT_CODES
     if x.device.type != "cuda" and _CPU_LAUNCH is None:
         raise ValueError(f"flash_norm_attention_bwd: the tensors must be CUDA tensors, got x on "
                          f"{x.device} (the kernels' CPU tests run them in the interpreter under "
                          f"normfuse.testing.attention_bwd.interpreted())")
     weights = dict(ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight)
-    T, H, D, B, L = _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights, activation)
+    T, H, D, B, L = _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights, activation,
+                           check_offsets)
     _check_saved(g, lse, x, T, H, D, activation)
     Hkv = k.shape[2]
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
@@ -269,7 +291,10 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     cfg = config or BwdConfig()
     if block_m is not None:
         cfg = BwdConfig(**{**cfg.__dict__, "block_m": block_m, "kv_block_m": block_m})
-    table = row_block_table(offsets, cfg.block_m)
+    if check_offsets and offsets.device.type != "cpu":  # read anyway by the check: exact grid
+        table = row_block_table(offsets.detach().to("cpu"), cfg.block_m).to(dev, non_blocking=True)
+    else:  # checked CPU offsets: exact; unchecked: the upper bound, where the offsets are
+        table = row_block_table(offsets.detach(), cfg.block_m, None if check_offsets else T)
     nprog = table.shape[0]
     f32 = dict(dtype=torch.float32, device=dev)
     # dz in x's dtype, the type the dK / dV kernel multiplies it in; z and dlnq (fp32 scratch of
