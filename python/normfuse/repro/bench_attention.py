@@ -14,7 +14,9 @@ Cells: bf16, B = 768, KV length L = 128 (dense per batch), D = 128, Q jagged wit
 in [0, max_len] (average sparsity 0.5), max_len in {1000, 3000, 10000}, H in {2, 3, 4},
 activation gelu_tanh (GDPA) and softmax; `--quick`: H = 2, max_len 1000 and 3000. Per cell:
 
-  fused_ms      normfuse.ops.flash_norm_attention's kernel (default passes; prepared launch)
+  fused_ms      normfuse.ops.flash_norm_attention's kernel (default passes; prepared launch);
+                the full run also times BLOCK_M 128 x 8 warps and, where H >= 3, the pipeline
+                variants `VARIANTS` (`fused_ms_by_config`, the best in `fused_best_ms`)
   naive_ms      the naive kernel without the passes (the oracle), for reference
   unfused_ms    ln_ms + core_ms + post_ms: torch.compile'd LayerNorm, the attention core
                 kernel (below) on LN(x), torch.compile'd RMSNorm(o + ln) + x
@@ -89,7 +91,7 @@ def _lengths(B, max_len, gen):
 
 def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
     import torch.nn.functional as F
-    from ..ops.flash_norm_attention import prepare_flash_norm_attention
+    from ..ops.flash_norm_attention import DEFAULT_FNA_PASSES, prepare_flash_norm_attention
     from ..reference_attention import default_qk_scale
     dev = "cuda"
     gen = torch.Generator().manual_seed(seed + 7 * H + max_len)
@@ -107,16 +109,23 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
 
     # fused (the op's kernel) and naive, per config; the op's default config is the first
     fused = {}
-    for bm, nw in configs:
-        p = prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=bm, num_warps=nw)
+    for cfg in configs:
+        bm, nw = cfg[:2]
+        variant = cfg[2] if len(cfg) > 2 else None
+        if variant is not None and H < 3:
+            continue  # (a 2-CTA cluster is the default's at H = 2)
+        passes = VARIANTS[variant] if variant else DEFAULT_FNA_PASSES
+        p = prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=bm, num_warps=nw,
+                                         passes=passes)
         p.launch()
-        fused[f"{bm}x{nw}"] = _bench(p.launch)
-        if (bm, nw) == configs[0]:
+        fused[f"{bm}x{nw}" + (f":{variant}" if variant else "")] = _bench(p.launch)
+        if cfg == configs[0]:
             out_fused = p.out.clone()
             rec["remarks"] = [r for r in p.compile().remarks if "applied" in r][:6]
             rec["num_ctas"] = int(p.compile().metadata.num_ctas)
     rec["fused_ms_by_config"] = fused
     rec["fused_ms"] = fused[f"{configs[0][0]}x{configs[0][1]}"]
+    rec["fused_best_config"] = min(fused, key=fused.get)
     rec["fused_best_ms"] = min(fused.values())
     pn = prepare_flash_norm_attention(x, k, v, offs, activation=act, passes=())
     rec["naive_ms"] = _bench(pn.launch)
@@ -190,9 +199,16 @@ def cells(quick: bool) -> list:
             for act in ("gelu_tanh", "softmax")]
 
 
+# pipeline variants timed beside the default where H >= 3: two heads per CTA (a cluster of
+# H / 2 CTAs; z stored and reloaded between them), or the row statistics exchanged through L2
+# (no cluster launch)
+VARIANTS = {"c2": ("cluster-reduce{cluster-size=2}", "epilogue-norm", "residual-acc"),
+            "global": ("cluster-reduce{exchange=global}", "epilogue-norm", "residual-acc")}
+
+
 def configs(quick: bool) -> tuple:
-    """(BLOCK_M, num_warps) of the fused kernel; the first is the op's default."""
-    return ((64, 4),) if quick else ((64, 4), (128, 8))
+    """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
+    return ((64, 4),) if quick else ((64, 4), (128, 8), (64, 4, "c2"), (64, 4, "global"))
 
 
 def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:
@@ -220,14 +236,14 @@ def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> li
 
 
 def table(records) -> str:
-    md = ["| act | H | max_len | T | fused ms | best cfg ms | unfused ms (ln+core+post) | saved % | "
-          "core ms | SDPA ms | core/best | err |", "|" + "---|" * 12]
+    md = ["| act | H | max_len | T | fused ms | best cfg ms (cfg) | unfused ms (ln+core+post) | "
+          "saved % | core ms | SDPA ms | core/best | err |", "|" + "---|" * 12]
     for r in records:
         if "error" in r:
             md.append(f"| {r.get('activation')} | {r.get('H')} | {r.get('max_len')} | error: {r['error'][:80]} |")
             continue
         md.append(f"| {r['activation']} | {r['H']} | {r['max_len']} | {r['T']} | {r['fused_ms']:.3f} | "
-                  f"{r['fused_best_ms']:.3f} | {r['unfused_ms']:.3f} ({r['ln_ms']:.3f}+{r['core_ms']:.3f}+"
+                  f"{r['fused_best_ms']:.3f} ({r.get('fused_best_config', '')}) | {r['unfused_ms']:.3f} ({r['ln_ms']:.3f}+{r['core_ms']:.3f}+"
                   f"{r['post_ms']:.3f}) | {r['saved_pct']:.1f} | {r['core_ms']:.3f} | "
                   f"{r.get('sdpa_ms', float('nan')):.3f} | {r['core_vs_best']:.2f} | {r['err_vs_unfused']:.1e} |")
     return "\n".join(md)
