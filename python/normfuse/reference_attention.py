@@ -58,10 +58,10 @@ def default_qk_scale(activation: str, head_dim: int) -> float:
     return 1.0 / math.sqrt(head_dim) if activation == "softmax" else 1.0
 
 
-def check_layout(x, k, v, offsets, values: bool = True) -> tuple[int, int, int, int, int]:
+def check_layout(x, k, v, offsets, values: bool = True, host=None) -> tuple[int, int, int, int, int]:
     """Check shapes of (x [T, H, D], k/v [B, L, Hkv, D], offsets [B+1]); return (T, H, D, B, L).
-    `values`: also read the offsets (a device-to-host copy) and check that they run from 0 to T,
-    non-decreasing."""
+    `values`: also check that the offsets run from 0 to T, non-decreasing, reading them on the
+    host (a device-to-host copy) unless `host` is their copy there."""
     if x.dim() != 3:
         raise ValueError(f"x must be [T, H, D], got shape {tuple(x.shape)}")
     if k.dim() != 4 or v.dim() != 4 or k.shape != v.shape:
@@ -76,7 +76,7 @@ def check_layout(x, k, v, offsets, values: bool = True) -> tuple[int, int, int, 
         raise ValueError(f"offsets must have B+1 = {B + 1} entries, got shape {tuple(offsets.shape)}")
     if not values:
         return T, H, D, B, L
-    off = offsets.detach().to("cpu", torch.int64)
+    off = offsets.detach().to("cpu", torch.int64) if host is None else host
     if int(off[0]) != 0 or int(off[-1]) != T:
         raise ValueError(f"offsets must start at 0 and end at T = {T}, got {int(off[0])}..{int(off[-1])}")
     if bool((off[1:] < off[:-1]).any()):

@@ -20,7 +20,7 @@ import torch  # noqa: E402
 
 from normfuse.kernels.attention import ACT_CODES, flash_norm_attention_naive  # noqa: E402
 from normfuse.reference import rel_err  # noqa: E402
-from normfuse.reference_attention import flash_norm_attention_ref  # noqa: E402
+from normfuse.reference_attention import default_qk_scale, flash_norm_attention_ref  # noqa: E402
 from normfuse.testing import check_pass_numerics  # noqa: E402
 
 gpu = pytest.mark.gpu
@@ -358,6 +358,49 @@ def test_gpu_gradients(act, save, monkeypatch):
     for name, g, r, e in zip(["x", "k", "v", "ln_weight", "ln_bias", "rms_weight"], got, ref_in, eag_in):
         assert g is not None, name
         assert rel_err(g, r.grad) <= 1.5 * rel_err(e.grad, r.grad) + 1e-3, name
+
+
+@gpu
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+def test_gpu_training_step_without_a_host_sync(act):
+    """Once a layer has seen its offsets tensor (the forward reads it on the host once, to check
+    it and size its grid), forward and backward run without a device-to-host sync (torch's sync
+    debug mode raises on one), with the same gradients as the first step, bit for bit; the
+    unchecked backward's upper-bound grid (offsets not cached) gives them too."""
+    from normfuse.nn import FlashNormAttention
+    from normfuse.ops.common import clear_caches
+    from normfuse.ops.flash_norm_attention_bwd import flash_norm_attention_bwd
+    x, k, v, offs, w = _gpu_case(2, 64, act)
+    m = FlashNormAttention(2, 64, activation=act, ln_affine=True, rms_affine=True, device="cuda",
+                           dtype=torch.bfloat16)
+    dout = torch.randn_like(x)
+
+    def step():
+        leaves = [t.clone().requires_grad_() for t in (x, k, v)]
+        m.zero_grad(set_to_none=True)
+        m(*leaves, offs).backward(dout)
+        return [t.grad for t in leaves] + [m.ln_weight.grad, m.rms_weight.grad]
+    first = step()
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        again = step()
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    for a, b in zip(first, again):
+        assert torch.equal(a, b)
+    # the upper-bound grid: nothing cached, nothing read
+    clear_caches()
+    _, mean, rstd, rrms = torch.ops.normfuse.flash_norm_attention_fwd(
+        x, k, v, offs, w["ln_weight"], None, w["rms_weight"], act, default_qk_scale(act, 64),
+        1e-5, 1e-5, -1, False)[:4]
+    kw = dict(activation=act, ln_weight=w["ln_weight"], rms_weight=w["rms_weight"])
+    exact = flash_norm_attention_bwd(dout, x, k, v, offs, None, mean, rstd, rrms, **kw)
+    clear_caches()
+    bound = flash_norm_attention_bwd(dout, x, k, v, offs, None, mean, rstd, rrms,
+                                     check_offsets=False, **kw)
+    for a, b in zip(exact, bound):
+        assert (a is None and b is None) or torch.equal(a, b)
 
 
 # -- the custom op's autograd wiring, on the CPU: the kernel replaced by the reference -------------

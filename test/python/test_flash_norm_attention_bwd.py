@@ -212,10 +212,18 @@ def test_row_block_table():
 
 
 @pytest.mark.parametrize("saved", [False, True], ids=["recompute", "saved-g"])
-def test_unchecked_offsets_give_the_same_bits(saved):
-    """check_offsets=False (the autograd backward's call: no host read, the rows kernel's grid
-    the upper bound cdiv(T, BLOCK_M) + B): the dead programs change nothing, and their weight
-    partials are zeros."""
+def test_unchecked_offsets_give_the_same_bits(saved, monkeypatch):
+    """check_offsets=False (the autograd backward's call) with offsets not read on the host
+    before (as device offsets the forward has not seen): the rows kernel's grid is the upper
+    bound cdiv(T, BLOCK_M) + B; the dead programs change nothing, and their weight partials are
+    zeros."""
+    import normfuse.ops.flash_norm_attention_bwd as bwd
+    seen = []
+
+    def not_cached(offsets, read=True):  # (CPU offsets are always "on the host")
+        seen.append(read)
+        return offsets.to(torch.int64) if read else None
+    monkeypatch.setattr(bwd, "host_offsets", not_cached)
     x, k, v, off, dout, lnw, lnb, rmw = _inputs([0, 5, 1, 20, 0, 3], 2, 2, 64, 24, seed=9)
     _, out64, st = _grads(x, k, v, off, dout, lnw, lnb, rmw, "softmax", torch.float64)
     args = (dout, x, k, v, off, out64.to(x.dtype), st["mean"].float(), st["rstd"].float(),
@@ -227,6 +235,7 @@ def test_unchecked_offsets_give_the_same_bits(saved):
     # 5 live blocks of 16 rows; the upper bound 2 + 6 = 8 programs
     assert row_block_table(off, 16).shape[0] == 5 and row_block_table(off, 16, 29).shape[0] == 8
     unchecked = flash_norm_attention_bwd(*args, check_offsets=False, **kw)
+    assert seen == [True, False]
     for name, a, b in zip(NAMES, checked, unchecked):
         assert torch.equal(a, b), name
 
@@ -368,3 +377,22 @@ def test_saved_g_and_lse_are_checked():
         flash_norm_attention_bwd(*args, g=g, lse=torch.zeros(8, 2))
     with pytest.raises(ValueError, match="lse is given without g"):
         flash_norm_attention_bwd(*args, lse=torch.zeros(8, 2))
+
+
+def test_host_offsets_are_read_once_per_version():
+    """`ops.common.host_offsets`: the forward's host copy of the offsets, which the backward then
+    finds without a read of its own; an in-place update (a new version) reads them again; an
+    inference tensor (no version counter) is never cached."""
+    from normfuse.ops.common import host_offsets
+    t = torch.tensor([0, 3, 5], dtype=torch.int32)
+    assert host_offsets(t, read=False) is None
+    a = host_offsets(t)
+    assert a.dtype == torch.int64 and a.tolist() == [0, 3, 5]
+    assert host_offsets(t, read=False) is a and host_offsets(t) is a
+    t[2] = 6
+    assert host_offsets(t, read=False) is None
+    b = host_offsets(t)
+    assert b is not a and b.tolist() == [0, 3, 6]
+    with torch.inference_mode():
+        u = torch.tensor([0, 1], dtype=torch.int32)
+    assert host_offsets(u).tolist() == [0, 1] and host_offsets(u, read=False) is None

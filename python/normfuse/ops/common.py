@@ -25,6 +25,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Optional, Sequence
 
 import torch
+import torch.utils.weak
 from torch import Tensor
 
 from ..device import (capability, cuda_state, device_index as _index, device_name as _device_name,
@@ -34,7 +35,8 @@ from ..lowering.launch import clear_graph_pins
 __all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "warn_fallback",
            "capturing", "pin_for_capture", "clear_caches", "register_clear",
            "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
-           "FUSED_DTYPES", "shape_str", "define_op", "register_weights", "alias_owner"]
+           "FUSED_DTYPES", "shape_str", "define_op", "register_weights", "alias_owner",
+           "host_offsets"]
 
 FUSED_DTYPES = (torch.bfloat16, torch.float16)
 FALLBACK_DTYPES = (torch.bfloat16, torch.float16, torch.float32, torch.float64)
@@ -468,6 +470,35 @@ def no_double_backward(op: str) -> None:
             f"backward); use the unfused modules for higher-order gradients")
 
 
+# Offsets read on the host (flash_norm_attention's checks and grids): tensor -> (its version
+# counter when read, the int64 CPU copy), by identity (weak: the entry goes with the tensor)
+_HOST_OFFSETS = torch.utils.weak.WeakIdKeyDictionary()
+
+
+def host_offsets(offsets: Tensor, read: bool = True) -> Optional[Tensor]:
+    """`offsets` as an int64 CPU tensor. A CUDA tensor is copied to the host (a sync) once per
+    tensor and version counter (CPU tensors are cached alike) and then served from a cache held by the tensor's identity, so a
+    model's layers that share one offsets tensor read it once; an in-place update bumps the
+    version and reads it again (a write the version counter does not see, e.g. by a custom
+    kernel, is not noticed: make a new tensor). `read=False` returns only what the cache holds
+    (None on a miss). Inference tensors (no version counter) are read every time; nothing is
+    cached while a CUDA graph is captured."""
+    try:
+        version = offsets._version
+    except RuntimeError:  # an inference tensor
+        version = None
+    if version is not None:
+        hit = _HOST_OFFSETS.get(offsets)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+    if not read:
+        return None
+    off = offsets.detach().to("cpu", torch.int64)
+    if version is not None and not capturing():
+        _HOST_OFFSETS[offsets] = (version, off)
+    return off
+
+
 def register_clear(fn) -> None:
     """`fn()` runs in clear_caches() (the caches of the layers above this one)."""
     _CLEARERS.append(fn)
@@ -477,6 +508,7 @@ def clear_caches() -> None:
     """Drop every cached derived weight (folded, concatenated, unit-stride copies), those kept
     for captured CUDA graphs included (call it after destroying the graphs)."""
     WEIGHTS.clear()
+    _HOST_OFFSETS.clear()
     for fn in _CLEARERS:
         fn()
     _GRAPH_PINS.clear()

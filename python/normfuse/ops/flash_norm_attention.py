@@ -33,7 +33,7 @@ from typing import Any, Optional
 import torch
 
 from ..reference_attention import ACTIVATIONS, default_qk_scale
-from .common import no_double_backward
+from .common import host_offsets, no_double_backward
 
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
            "DEFAULT_FNA_PASSES", "PreparedFNA"]
@@ -117,7 +117,7 @@ def _check(op: str, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation
         raise ValueError(f"{op}: T = {T} rows or B = {B} batches is too large (32-bit row indices)")
     off = None
     if check_offsets and not torch.compiler.is_compiling():  # (traced: data-dependent, skipped)
-        off = offsets.detach().to("cpu", torch.int64)
+        off = host_offsets(offsets)  # (read once per offsets tensor and version)
         if B + 1 and (int(off[0]) != 0 or int(off[-1]) != T):
             raise ValueError(f"{op}: offsets must start at 0 and end at T = {T}, got "
                              f"{int(off[0])}..{int(off[-1])}")

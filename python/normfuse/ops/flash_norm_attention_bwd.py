@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from ..reference_attention import ACTIVATIONS, check_layout, default_qk_scale
+from .common import host_offsets
 
 __all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "BwdConfig", "row_block_table",
            "unwritten_scratch", "bwd_kernels"]
@@ -110,7 +111,7 @@ def row_block_table(offsets: torch.Tensor, block_m: int, rows: int | None = None
 
 
 def _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights: dict, activation,
-           check_offsets: bool = True):
+           host=None):
     op = "flash_norm_attention_bwd"
     tensors = dict(dout=dout, x=x, k=k, v=v, offsets=offsets, mean=mean, rstd=rstd, rrms=rrms)
     for name, t in dict(tensors, **{n: w for n, w in weights.items() if w is not None}).items():
@@ -135,7 +136,7 @@ def _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights: dict, activat
     if x.device.type not in ("cuda", "cpu"):
         raise ValueError(f"{op}: unsupported device {x.device}")
     try:
-        T, H, D, B, L = check_layout(x, k, v, offsets, values=check_offsets)
+        T, H, D, B, L = check_layout(x, k, v, offsets, values=host is not None, host=host)
     except ValueError as e:
         raise ValueError(f"{op}: {e}") from None
     if tuple(dout.shape) != tuple(x.shape):
@@ -257,18 +258,23 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     attend(ln_q), [T, H, D] in x's dtype) and, for softmax, `lse` ([T, H] float32): what the
     training forward saved (`flash_norm_attention_fwd(..., save=True)`); given, the rows kernel
     reads them instead of recomputing the attention (`fna_bwd_rows_saved_naive`).
-    `check_offsets`: read the offsets on the host, check them (from 0 to T, non-decreasing) and
-    launch exactly one program per row block (a sync). False (the autograd backward: the forward
-    checked the same offsets) reads nothing on the host: the rows kernel's grid is the upper
-    bound cdiv(T, block_m) + B, its extra programs masked off (`row_block_table`)."""
+    `check_offsets`: read the offsets on the host (once per offsets tensor and version:
+    `ops.common.host_offsets`), check them (from 0 to T, non-decreasing) and launch exactly one
+    program per row block. False (the autograd backward: the forward checked the same offsets)
+    reads nothing on the host: the grid is exact where the forward's host copy is cached, else
+    the upper bound cdiv(T, block_m) + B with the extra programs masked off (`row_block_table`).
+    """
     from ..kernels.attention_bwd import ACT_CODES
     if x.device.type != "cuda" and _CPU_LAUNCH is None:
         raise ValueError(f"flash_norm_attention_bwd: the tensors must be CUDA tensors, got x on "
                          f"{x.device} (the kernels' CPU tests run them in the interpreter under "
                          f"normfuse.testing.attention_bwd.interpreted())")
     weights = dict(ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight)
+    # the offsets on the host: read (a sync, once per tensor and version) to be checked, or
+    # where the forward has read them already (`host_offsets`' cache)
+    host = host_offsets(offsets, read=check_offsets)
     T, H, D, B, L = _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights, activation,
-                           check_offsets)
+                           host if check_offsets else None)
     _check_saved(g, lse, x, T, H, D, activation)
     Hkv = k.shape[2]
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
@@ -291,10 +297,11 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     cfg = config or BwdConfig()
     if block_m is not None:
         cfg = BwdConfig(**{**cfg.__dict__, "block_m": block_m, "kv_block_m": block_m})
-    if check_offsets and offsets.device.type != "cpu":  # read anyway by the check: exact grid
-        table = row_block_table(offsets.detach().to("cpu"), cfg.block_m).to(dev, non_blocking=True)
-    else:  # checked CPU offsets: exact; unchecked: the upper bound, where the offsets are
-        table = row_block_table(offsets.detach(), cfg.block_m, None if check_offsets else T)
+    if host is not None:  # on the host already: the exact grid
+        table = row_block_table(host, cfg.block_m)
+        table = table.to(dev, non_blocking=True) if dev.type != "cpu" else table
+    else:  # not read: the upper bound, built where the offsets are
+        table = row_block_table(offsets.detach(), cfg.block_m, T)
     nprog = table.shape[0]
     f32 = dict(dtype=torch.float32, device=dev)
     # dz in x's dtype, the type the dK / dV kernel multiplies it in; z and dlnq (fp32 scratch of
