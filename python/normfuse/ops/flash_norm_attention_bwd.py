@@ -46,17 +46,21 @@ BLOCK_M = 64
 
 @dataclass(frozen=True)
 class BwdConfig:
-    """Tiles of the two backward kernels. The defaults compile for sm_90 without register spills
-    in the rows kernel at D = 128 (ptxas, 8 warps, with and without affines). The dK/dV kernel
-    takes 32 x 32 tiles, 4 warps and 2 stages: it re-reads the batch's rows twice as often as
-    with 64 x 64 tiles and 8 warps, but spills less (64 x 64: 100-340 B/thread at D = 128) and
-    runs 4 programs per (sequence, head) at L = 128 instead of 2. H200, B = 768, max length
-    1024 (2026-12-03, dz in bf16): the whole backward 3.698 -> 3.371 ms (GELU, H = 2) and
-    7.441 -> 7.024 (softmax, H = 4) with it; `normfuse.repro.bench_attention_bwd` times both."""
+    """Tiles of the two backward kernels, chosen by `normfuse.repro.bench_attention_bwd
+    --rows-tiles/--kv-tiles` on the H200 (B = 768, max length 1024, saved g, no host sync).
+    The rows kernel: 32 rows x 64 keys a step, 4 warps, 2 stages (188 registers, no spills, 2
+    CTAs per SM at D = 128, GELU; `bench/fna_bwd_tiles.py`); 2026-12-03 the whole backward 2.235
+    -> 2.026 ms (GELU, H = 2) and 4.503 -> 4.371 (softmax, H = 4) against 64 x 64 at 8 warps
+    (one CTA per SM). The dK/dV kernel: 32 x 32 tiles, 4 warps, 2 stages: it re-reads the
+    batch's rows twice as often as with 64 x 64 tiles and 8 warps, but spills less (64 x 64:
+    100-340 B/thread at D = 128) and runs 4 programs per (sequence, head) at L = 128 instead of 2
+    (3.698 -> 3.371 ms, GELU, H = 2, when the backward still synced). 3 stages timed faster
+    (2.121 / 4.340 ms) but its dz tile feeds two wgmmas, one as a register operand: the
+    pipeliner race of docs/design.md is not ruled out there, so 2 until a repeat test has run."""
 
-    block_m: int = 64        # rows kernel: rows per program (a cluster of H CTAs after the pass)
+    block_m: int = 32        # rows kernel: rows per program (a cluster of H CTAs after the pass)
     block_l: int = 64        # keys per step in the rows kernel
-    num_warps: int = 8
+    num_warps: int = 4
     # <= 2: the key loop is short (L / block_l trips), and the pipeliner race (docs/design.md)
     # needs >= 3 stages (a loaded tile feeding a wgmma and another use)
     num_stages: int = 2
@@ -297,12 +301,13 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     cfg = config or BwdConfig()
     if block_m is not None:
         cfg = BwdConfig(**{**cfg.__dict__, "block_m": block_m, "kv_block_m": block_m})
-    if host is not None:  # on the host already: the exact grid
-        table = row_block_table(host, cfg.block_m)
-        table = table.to(dev, non_blocking=True) if dev.type != "cpu" else table
-    else:  # not read: the upper bound, built where the offsets are
-        table = row_block_table(offsets.detach(), cfg.block_m, T)
+    # the table is built where the offsets are (no host-to-device copy: from pageable memory it
+    # may wait for the stream), sized by the upper bound; its live entries come first, so where
+    # the offsets are on the host already only those are launched (the exact grid)
+    table = row_block_table(offsets.detach(), cfg.block_m, T)
     nprog = table.shape[0]
+    if host is not None:
+        nprog = int(((host[1:] - host[:-1] + cfg.block_m - 1) // cfg.block_m).sum())
     f32 = dict(dtype=torch.float32, device=dev)
     # dz in x's dtype, the type the dK / dV kernel multiplies it in; z and dlnq (fp32 scratch of
     # the rows kernel) are sized by `_scratch` below
