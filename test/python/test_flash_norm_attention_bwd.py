@@ -396,3 +396,24 @@ def test_host_offsets_are_read_once_per_version():
     with torch.inference_mode():
         u = torch.tensor([0, 1], dtype=torch.int32)
     assert host_offsets(u).tolist() == [0, 1] and host_offsets(u, read=False) is None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("activation, H", [("gelu_tanh", 3), ("softmax", 4)])
+def test_gpu_kv_stages_bitwise_repeatable(activation, H):
+    """The dK / dV kernel at 3 stages (the default), whose dz tile feeds two wgmmas: repeated
+    runs give the same bits as each other and as 2 stages (the pipeliner race of docs/design.md,
+    a tile's shared slot overwritten while a wgmma reads it, shows as run-to-run differences)."""
+    from normfuse.ops.flash_norm_attention_bwd import BwdConfig
+    x, k, v, off, dout, lnw, lnb, rmw = _inputs([300, 0, 77, 1000, 5], H, H, 128, 128, seed=11,
+                                                device="cuda")
+    _, out64, st = _grads(x.cpu(), k.cpu(), v.cpu(), off.cpu(), dout.cpu(), lnw.cpu(), lnb.cpu(),
+                          rmw.cpu(), activation, torch.float64)
+    args = (dout, x, k, v, off, None, *(st[n].float().cuda() for n in ("mean", "rstd", "rrms")))
+    kw = dict(activation=activation, ln_weight=lnw, ln_bias=lnb, rms_weight=rmw)
+    assert BwdConfig().kv_num_stages == 3
+    two = flash_norm_attention_bwd(*args, config=BwdConfig(kv_num_stages=2), **kw)
+    for _ in range(4):
+        got = flash_norm_attention_bwd(*args, **kw)
+        for name, a, b in zip(NAMES, two, got):
+            assert torch.equal(a, b), name

@@ -51,12 +51,13 @@ class BwdConfig:
     The rows kernel: 32 rows x 64 keys a step, 4 warps, 2 stages (188 registers, no spills, 2
     CTAs per SM at D = 128, GELU; `bench/fna_bwd_tiles.py`); 2026-12-03 the whole backward 2.235
     -> 2.026 ms (GELU, H = 2) and 4.503 -> 4.371 (softmax, H = 4) against 64 x 64 at 8 warps
-    (one CTA per SM). The dK/dV kernel: 32 x 32 tiles, 4 warps, 2 stages: it re-reads the
+    (one CTA per SM). The dK/dV kernel: 32 x 32 tiles, 4 warps, 3 stages: it re-reads the
     batch's rows twice as often as with 64 x 64 tiles and 8 warps, but spills less (64 x 64:
     100-340 B/thread at D = 128) and runs 4 programs per (sequence, head) at L = 128 instead of 2
-    (3.698 -> 3.371 ms, GELU, H = 2, when the backward still synced). 3 stages timed faster
-    (2.121 / 4.340 ms) but its dz tile feeds two wgmmas, one as a register operand: the
-    pipeliner race of docs/design.md is not ruled out there, so 2 until a repeat test has run."""
+    (3.698 -> 3.371 ms, GELU, H = 2, when the backward still synced); 3 stages against 2: 2.08 ->
+    1.97 ms (GELU, H = 2), 4.39 -> 4.23 (softmax, H = 4), bitwise the same dK / dV in 6 repeats
+    of 4 cases (its dz tile feeds two wgmmas: the pipeliner race of docs/design.md would show as
+    run-to-run differences; `test_gpu_kv_stages_bitwise_repeatable` pins it)."""
 
     block_m: int = 32        # rows kernel: rows per program (a cluster of H CTAs after the pass)
     block_l: int = 64        # keys per step in the rows kernel
@@ -67,7 +68,7 @@ class BwdConfig:
     kv_block_m: int = 32     # dK/dV kernel: rows per step
     kv_block_l: int = 32     # keys per program
     kv_num_warps: int = 4
-    kv_num_stages: int = 2
+    kv_num_stages: int = 3
 _I32 = 2 ** 31
 
 
