@@ -403,6 +403,36 @@ def test_gpu_training_step_without_a_host_sync(act):
         assert (a is None and b is None) or torch.equal(a, b)
 
 
+@gpu
+def test_gpu_cuda_graph_capture():
+    """Once the offsets tensor has been read (the first call), the forward and the backward
+    (as autograd calls it) capture into CUDA graphs: no host read, no host-to-device copy; the
+    replays give the eager results bit for bit."""
+    from normfuse.ops import flash_norm_attention_fwd
+    from normfuse.ops.flash_norm_attention_bwd import flash_norm_attention_bwd
+    x, k, v, offs, w = _gpu_case(3, 64, "softmax")
+    kw = dict(activation="softmax", **w)
+    want = flash_norm_attention_fwd(x, k, v, offs, save=True, **kw)
+    out, mean, rstd, rrms, g, lse = want
+    dout = torch.randn_like(x)
+    bkw = dict(kw, g=g, lse=lse, check_offsets=False)
+    want_b = flash_norm_attention_bwd(dout, x, k, v, offs, None, mean, rstd, rrms, **bkw)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # (warm-up off the capture, as torch's docs advise)
+        flash_norm_attention_fwd(x, k, v, offs, save=True, **kw)
+        flash_norm_attention_bwd(dout, x, k, v, offs, None, mean, rstd, rrms, **bkw)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        got = flash_norm_attention_fwd(x, k, v, offs, save=True, **kw)
+        got_b = flash_norm_attention_bwd(dout, x, k, v, offs, None, mean, rstd, rrms, **bkw)
+    graph.replay()
+    torch.cuda.synchronize()
+    for a, b in zip(list(want) + list(want_b), list(got) + list(got_b)):
+        assert (a is None and b is None) or torch.equal(a, b)
+
+
 # -- the custom op's autograd wiring, on the CPU: the kernel replaced by the reference -------------
 
 @pytest.fixture

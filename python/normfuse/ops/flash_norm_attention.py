@@ -21,8 +21,10 @@ the CTAs of a thread-block cluster (one head each for H <= 16) and exchanges bot
 `epilogue-norm` normalizes the attention output in registers (no unnormalized store and reload);
 `residual-acc` starts the P V accumulator at LN(x) when the KV loop has several tiles (Triton
 already does it for one). `passes=()` launches the naive kernel unchanged (the oracle).
-Validation reads `offsets` on the host once per call (a sync; it also sizes the grid to the exact
-number of row blocks); `prepare_flash_norm_attention(...).launch()` does not read them again.
+Validation reads `offsets` on the host once per offsets tensor and version (a sync the first
+time; `ops.common.host_offsets` keeps the copy, so a model's layers sharing one offsets tensor
+read it once and a CUDA graph can capture the later calls); it also sizes the grid to the exact
+number of row blocks. `prepare_flash_norm_attention(...).launch()` does not read them again.
 """
 from __future__ import annotations
 
@@ -217,16 +219,16 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     k = k.contiguous()
     v = v.contiguous()
     offs = offsets.to(torch.int32).contiguous()  # (the kernel reads OFFS + b: unit stride)
+    # the running row-block counts, built on the device (no host-to-device copy: one from
+    # pageable memory can wait for the stream, and none is allowed while a CUDA graph is
+    # captured)
+    lens = offs[1:] - offs[:-1]
+    blocks = torch.zeros(B + 1, dtype=torch.int32, device=x.device)
+    if B:
+        blocks[1:] = torch.cumsum(torch.div(lens + (bm - 1), bm, rounding_mode="floor"), 0)
     if off is not None:  # read on the host by the checks: the exact row-block count
-        cnt = torch.zeros(B + 1, dtype=torch.int64)
-        cnt[1:] = torch.cumsum(torch.div(off[1:] - off[:-1] + (bm - 1), bm, rounding_mode="floor"), 0)
-        blocks = cnt.to(torch.int32).to(x.device, non_blocking=True)
-        nblocks = int(cnt[-1])
-    else:  # no host sync: the upper bound sum(cdiv(len_b, BLOCK_M)) <= cdiv(T, BLOCK_M) + B
-        lens = offs[1:] - offs[:-1]
-        blocks = torch.zeros(B + 1, dtype=torch.int32, device=x.device)
-        if B:
-            blocks[1:] = torch.cumsum(torch.div(lens + (bm - 1), bm, rounding_mode="floor"), 0)
+        nblocks = int(torch.div(off[1:] - off[:-1] + (bm - 1), bm, rounding_mode="floor").sum())
+    else:  # no host read: the upper bound sum(cdiv(len_b, BLOCK_M)) <= cdiv(T, BLOCK_M) + B
         nblocks = (-(-T // bm) + B) if T else 0
     out = torch.empty_like(x)
     mean = torch.empty(T, dtype=torch.float32, device=x.device)
