@@ -7,9 +7,14 @@
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{exchange=global}' %s 2>/dev/null | FileCheck %s --check-prefix=GLOBAL
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{cluster-size=32}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{exchange=l2}' %s 2>&1 | FileCheck %s --check-prefix=BADEXCH
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{gather=once}' %s 2>/dev/null | FileCheck %s --check-prefix=ONCE
+// RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{gather=twice}' %s 2>&1 | FileCheck %s --check-prefix=BADGATHER
+// RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{gather=once,exchange=global}' %s 2>&1 | FileCheck %s --check-prefix=BADGATHERGLOBAL
 
 // BADOPT: option cluster-reduce{cluster-size} must be in 2..16, got 32
 // BADEXCH: option cluster-reduce{exchange} must be dsmem or global, got 'l2'
+// BADGATHER: option cluster-reduce{gather} must be each or once, got 'twice'
+// BADGATHERGLOBAL: option cluster-reduce{gather=once} needs exchange=dsmem
 
 // 4 tiles -> a 4-CTA cluster, one tile per CTA: the loops over N are gone.
 // CHECK-LABEL: tt.func public @rms_four_tiles
@@ -54,6 +59,18 @@
 // GLOBAL: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
 // GLOBAL: tt.elementwise_inline_asm "{{.*}}mov.u32 %nfr, %cluster_ctarank; mul.wide.u32 %nfo, %nfr, NFSCRATCHBYTES;{{.*}}ld.global.cg.f32{{.*}}add.u64 %nfa, %nfa, NFSCRATCHBYTES;{{.*}}" {{.*}} %[[AS]] :
 // GLOBAL-NOT: mapa
+// gather=once: after the cluster barrier one asm per row sums the 4 ranks' partials into this
+// CTA's own total slot (past the partials': the region doubles, 512 B), a CTA barrier, then the
+// totals' read is a local load (what Triton copies into each layout its users want).
+// ONCE-LABEL: tt.func public @rms_four_tiles
+// ONCE-SAME: normfuse.cluster_dims = 4 : i32, normfuse.cluster_smem = 512 : i32
+// ONCE: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+0], $2;{{.*}}" {{.*}} %[[ROWS:.+]], %{{.+}} :
+// ONCE: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
+// ONCE: tt.elementwise_inline_asm "{{.*}}mapa.shared::cluster.u32 %nfp, %nfa, 3;{{.*}}st.shared.f32 [%nfa+256], %nft0; mov.u32 $0, 0; }" {{.*}} %[[ROWS]] : tensor<64xi32> -> tensor<64xi32>
+// ONCE-NEXT: tt.elementwise_inline_asm "{{.*}}bar.sync 0; mov.u32 $0, 0;"
+// ONCE-NEXT: %[[TOT:.+]] = tt.elementwise_inline_asm "{{.*}}ld.shared.f32 $0, [%nfa+256]; }" {{.*}} %[[ROWS]] : tensor<64xi32> -> tensor<64xf32>
+// ONCE-NOT: ld.shared::cluster
+// ONCE: arith.divf %[[TOT]]
 
 module {
   tt.func public @rms_four_tiles(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {

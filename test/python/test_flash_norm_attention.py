@@ -167,12 +167,26 @@ def test_gqa_and_no_affine():
 @pytest.mark.parametrize("spec, ctas", [
     ("cluster-reduce{cluster-size=2},epilogue-norm,residual-acc", 2),   # 2 heads per CTA
     ("cluster-reduce{exchange=global},epilogue-norm,residual-acc", 4),  # partials via L2
+    ("cluster-reduce{gather=once},epilogue-norm,residual-acc", 4),      # totals read locally
     ("residual-acc", 1),                                                # no cluster
 ])
 def test_pipeline_variants(spec, ctas):
     res, ref, st = _run(LENS, 4, 64, 64, passes=spec, BN=32, seed=7)
     _assert_close(res, ref, st)
     assert res.num_ctas == ctas
+
+
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+def test_gather_once_same_bits(act):
+    """cluster-reduce{gather=once} (each exchange's totals summed once per row into the CTA's own
+    slots and read locally; fewer ptxas spills) against the default pipeline: the same bits in
+    the output and the saved statistics."""
+    a, *_ = _run(LENS, 3, 64, 64, act, seed=12)
+    b, *_ = _run(LENS, 3, 64, 64, act, seed=12,
+                 passes="cluster-reduce{gather=once},epilogue-norm,residual-acc")
+    assert a.num_ctas == b.num_ctas == 3
+    for name in ("OUT", "MEAN", "RSTD", "RRMS"):
+        assert torch.equal(a.after[name], b.after[name]), name
 
 
 @pytest.mark.parametrize("BN", [None, 16], ids=["one-kv-tile", "two-kv-tiles"])

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from .effects import NORMFUSE_ASM_MARK
 
-__all__ = ["MARK", "write_asm", "read_asm", "write_global_asm", "read_global_asm", "SCRATCH_TOKEN",
-           "BARRIER", "ARRIVE", "WAIT", "store_stamped", "load_word", "stamped_value"]
+__all__ = ["MARK", "write_asm", "read_asm", "reduce_store_asm", "read_local_asm",
+           "write_global_asm", "read_global_asm", "SCRATCH_TOKEN", "BARRIER", "CTA_BARRIER", "ARRIVE",
+           "WAIT", "store_stamped", "load_word", "stamped_value"]
 
 MARK = NORMFUSE_ASM_MARK + "cluster-reduce */"  # normfuse-private memory (ir.effects)
 
@@ -55,6 +56,38 @@ def read_asm(nstats: int, rows: int, nbytes: int, ctas: int, first: int = 0) -> 
         for s in range(nstats):
             body += f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * (first + s)}]; add.f32 ${s}, ${s}, %nfv; "
     asm = f"{MARK} {{ .reg .b32 %nfa, %nfq, %nfp; .reg .f32 %nfv; {body}}}"
+    return asm, ",".join(["=f"] * nstats) + ",r"
+
+
+def reduce_store_asm(nstats: int, rows: int, nbytes: int, ctas: int, first: int,
+                     total_first: int) -> tuple[str, str]:
+    """`read_asm`'s sums stored into this CTA's own total slots (from `total_first` on) instead
+    of returned: operand (row) -> dummy i32. With `read_local_asm` after a CTA barrier
+    (`CTA_BARRIER`), the peers' partials are read once per row, however many layouts the totals'
+    users want (an elementwise asm whose results are used is copied into each)."""
+    row = "$1"
+    body = _base(nbytes).replace("$ROW", row)
+    acc = [f"%nft{s}" for s in range(nstats)]
+    body += "".join(f"mov.f32 {a}, 0f00000000; " for a in acc)
+    for r in range(ctas):
+        body += f"mapa.shared::cluster.u32 %nfp, %nfa, {r}; "
+        for s in range(nstats):
+            body += (f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * (first + s)}]; "
+                     f"add.f32 {acc[s]}, {acc[s]}, %nfv; ")
+    for s in range(nstats):
+        body += f"st.shared.f32 [%nfa+{4 * rows * (total_first + s)}], {acc[s]}; "
+    asm = (f"{MARK} {{ .reg .b32 %nfa, %nfq, %nfp; .reg .f32 %nfv, {', '.join(acc)}; "
+           f"{body}mov.u32 $0, 0; }}")
+    return asm, "=r,r"
+
+
+def read_local_asm(nstats: int, rows: int, nbytes: int, total_first: int) -> tuple[str, str]:
+    """The totals `reduce_store_asm` stored, from this CTA's own slots: operand (row) -> totals."""
+    row = f"${nstats}"
+    body = _base(nbytes).replace("$ROW", row)
+    for s in range(nstats):
+        body += f"ld.shared.f32 ${s}, [%nfa+{4 * rows * (total_first + s)}]; "
+    asm = f"{MARK} {{ .reg .b32 %nfa, %nfq; {body}}}"
     return asm, ",".join(["=f"] * nstats) + ",r"
 
 
@@ -93,6 +126,7 @@ def read_global_asm(nstats: int, rows: int, ctas: int, first: int = 0) -> tuple[
 
 
 BARRIER = f"{MARK} barrier.cluster.arrive.release; barrier.cluster.wait.acquire; mov.u32 $0, 0;"
+CTA_BARRIER = f"{MARK} bar.sync 0; mov.u32 $0, 0;"  # the CTA's threads (a scalar asm: once each)
 ARRIVE = f"{MARK} barrier.cluster.arrive.release; mov.u32 $0, 0;"
 WAIT = f"{MARK} barrier.cluster.wait.acquire; mov.u32 $0, 0;"
 

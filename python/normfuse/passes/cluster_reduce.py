@@ -119,6 +119,13 @@ cluster-size = auto | 2..16    auto: C = T when T <= max-cluster (one tile per C
                                fewest tiles per CTA, p = cdiv(T, max-cluster), on C = cdiv(T, p)
                                CTAs (so no CTA idles: N = 6144, 24 tiles of 256 -> 12 CTAs of 2)
 max-cluster = 2..16            the largest cluster auto picks (16; 8 stays portable)
+gather = each | once           each (default): the read of the totals is an elementwise inline asm
+    with n x C loads from the peers' shared memory per element, and Triton's layout pass copies
+    it into every layout its users want (20 copies in FlashNormAttention's forward; ptxas
+    spills there grow with C). once: one asm per row sums the C partials and stores the totals
+    into slots of this CTA's own (the region doubles), a CTA barrier (`bar.sync 0`), then the
+    read is one local `ld.shared` per total, cheap to copy. Same sums in the same order: the
+    same bits. DSMEM only. Not timed on the GPU yet.
 exchange = dsmem | global      where the partials meet. dsmem (default): as above. global: each
     CTA writes its partials to its own slice of Triton's global scratch (`ttg.global_scratch_alloc`,
     one slice of S bytes per CTA at base + ctaid * S); the same cluster barrier orders the writes
@@ -154,8 +161,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..ir import Module, Op, Value
-from ..ir.cluster_ptx import (ARRIVE, BARRIER, MARK, SCRATCH_TOKEN, WAIT, read_asm,
-                               read_global_asm, write_asm, write_global_asm)
+from ..ir.cluster_ptx import (ARRIVE, BARRIER, CTA_BARRIER, MARK, SCRATCH_TOKEN, WAIT, read_asm,
+                               read_global_asm, read_local_asm, reduce_store_asm, write_asm,
+                               write_global_asm)
 from ..ir.effects import has_side_effects
 from ..ir.affine import Forms
 from ..ir.ops import (ADDF, DOT, FOR, FUNC, GET_NUM_PROGRAMS, GET_PROGRAM_ID, INLINE_ASM, LOADS,
@@ -220,7 +228,8 @@ class ClusterReduce(Pass):
 
     Options: `cluster_size` ("auto" or 2..16), `max_cluster` (the largest cluster "auto" picks;
     8 stays portable), `exchange` (where the partials meet: "dsmem", distributed shared memory,
-    or "global", global scratch)."""
+    or "global", global scratch), `gather` ("each": every use of the totals reads the peers'
+    slots; "once": one read per row into the CTA's own slots, see the module docstring)."""
 
     name = "cluster-reduce"
     summary = ("split a post-norm row's N tiles over a thread-block cluster; exchange row "
@@ -228,10 +237,16 @@ class ClusterReduce(Pass):
     cluster_size: Literal["auto"] | int = "auto"
     max_cluster: int = HW_MAX
     exchange: Literal["dsmem", "global"] = "dsmem"
+    gather: Literal["each", "once"] = "each"
 
     def __post_init__(self):
         if self.exchange not in ("dsmem", "global"):
             raise PassError(f"option cluster-reduce{{exchange}} must be dsmem or global, got '{self.exchange}'")
+        if self.gather not in ("each", "once"):
+            raise PassError(f"option cluster-reduce{{gather}} must be each or once, got '{self.gather}'")
+        if self.gather == "once" and self.exchange != "dsmem":
+            raise PassError("option cluster-reduce{gather=once} needs exchange=dsmem (the totals go "
+                            "to the CTA's own exchange slots)")
         if not 2 <= int(self.max_cluster) <= HW_MAX:
             raise PassError(f"option cluster-reduce{{max-cluster}} must be in 2..{HW_MAX}, got {self.max_cluster}")
         object.__setattr__(self, "cluster_size", parse_cluster_size(self.name, self.cluster_size))
@@ -387,7 +402,9 @@ class ClusterReduce(Pass):
         nstats = len(stats)
         # prologue statistics (sums over the same tiles, before the GEMM loop) take the first slots
         npro = sum(len(p.op.results) for p in prologues)
-        nbytes = -(-(4 * rows * (npro + nstats)) // 16) * 16
+        # gather=once: the totals in slots of their own after the partials' (as many)
+        nslots = npro + nstats
+        nbytes = -(-(4 * rows * nslots * (2 if self.gather == "once" else 1)) // 16) * 16
         # persistent: two slot sets, used by even and odd row blocks (see `_slot_index`)
         slot_bytes = 2 * nbytes if outer is not None else nbytes
         first_slot = 0
@@ -406,7 +423,7 @@ class ClusterReduce(Pass):
             pusers = {id(p): list(module.users(p)) for p in pparts}
             xb = Builder(module, pafter, after=pafter)
             made = self._exchange(module, xb, outer, pparts, rows, nbytes, slot_bytes, ctas, rank,
-                                  pid_op, first_slot, hint="pro_")
+                                  pid_op, first_slot, hint="pro_", nslots=nslots)
             for p, total in zip(pparts, made[1].results):
                 module.replace_all_uses(p, total, where=lambda o, ok=pusers[id(p)]: o in ok
                                         and o not in made)
@@ -429,7 +446,7 @@ class ClusterReduce(Pass):
 
         x = Builder(module, where.loc, after=where_after)
         wr, rd = self._exchange(module, x, outer, partials, rows, nbytes, slot_bytes, ctas, rank,
-                                pid_op, first_slot)
+                                pid_op, first_slot, nslots=nslots)
         if outer is None:  # done reading the peers' slots (the wait is before the return)
             x.inline_asm(ARRIVE, "=r,r", [rank], ["i32"], hint="cluster_arrive")
         new_ops = {id(o) for o in (wr, rd)}
@@ -472,9 +489,11 @@ class ClusterReduce(Pass):
 
     def _exchange(self, module: Module, x: Builder, outer, partials, rows: int, nbytes: int,
                   slot_bytes: int, ctas: int, rank: Value, pid_op: Op, first: int,
-                  hint: str = "") -> tuple[Op, Op]:
+                  hint: str = "", nslots: int = 0) -> tuple[Op, Op]:
         """Write `partials` into the slots from `first` on, cross the cluster barrier, read the
-        totals back (rank order); returns the (write, read) ops."""
+        totals back (rank order); returns the (write, read) ops. gather=once: the totals are
+        summed once per row into this CTA's slots `nslots + first`..., and after a CTA barrier
+        the read is of those (the read then copied per layout is one local load per total)."""
         n = len(partials)
         idx = x.make_range(0, rows, hint="rows")
         if outer is not None:
@@ -492,7 +511,13 @@ class ClusterReduce(Pass):
             wasm, wcons = write_asm(n, rows, slot_bytes, first)
             wr = x.inline_asm(wasm, wcons, [idx] + list(partials), [it], hint=hint + "xchg_put")
             x.inline_asm(BARRIER, "=r,r", [rank], ["i32"], hint="cluster_sync")
-            rasm, rcons = read_asm(n, rows, slot_bytes, ctas, first)
+            if self.gather == "once":
+                sasm, scons = reduce_store_asm(n, rows, slot_bytes, ctas, first, nslots + first)
+                x.inline_asm(sasm, scons, [idx], [it], hint=hint + "row_total")
+                x.inline_asm(CTA_BARRIER, "=r,r", [rank], ["i32"], hint=hint + "cta_sync")
+                rasm, rcons = read_local_asm(n, rows, slot_bytes, nslots + first)
+            else:
+                rasm, rcons = read_asm(n, rows, slot_bytes, ctas, first)
             rd = x.inline_asm(rasm, rcons, [idx], [vt] * n, hint=hint + "row_stat")
         return wr, rd
 

@@ -18,9 +18,10 @@ every thread that runs the asm on its elements. What is supported is what normfu
   (cache qualifiers `.cg .ca .cs .lu .cv .volatile .relaxed.* .acquire.*` accepted), scalar types
   only (no `.v2/.v4`);
 - `barrier.cluster.arrive[.release|.relaxed][.aligned]`, `barrier.cluster.wait[.acquire][.aligned]`
-  (only in an asm whose operands are scalars: an elementwise asm runs once per element a thread
-  holds, so a barrier there would arrive several times), `fence.*` (no-op: the interpreter runs
-  one access at a time);
+  and the CTA barrier `bar.sync` (a no-op: a CTA's elements run as one logical thread) (only in
+  an asm whose operands are scalars: an elementwise asm runs once per element a thread holds, so
+  a barrier there would arrive several times), `fence.*` (no-op: the interpreter runs one access
+  at a time);
 - control flow: labels (`NAME:`), predicate registers set by `setp.<cmp>.<type>` (eq ne lt le gt
   ge, lo ls hi hs), guards `@%p` / `@!%p`, and `bra`. The elements run as lanes with their own
   program counters; the lanes at the lowest one step together (min-PC reconvergence). A taken
@@ -171,7 +172,7 @@ class AsmRunner:
         self.instrs = instrs
         self.where = where
         self.has_wait = any(i.opcode == "barrier" and "wait" in i.mods for i in instrs)
-        self.has_barrier = any(i.opcode == "barrier" for i in instrs)
+        self.has_barrier = any(i.opcode in ("barrier", "bar") for i in instrs)
         self.labels = {i.label: k for k, i in enumerate(instrs) if i.label is not None}
         if len(self.labels) != sum(i.label is not None for i in instrs):
             raise InterpreterError(f"{where}: inline asm defines a label twice")
@@ -192,7 +193,7 @@ class AsmRunner:
         for k, (v, c) in enumerate(zip(ins_vals, ins_kinds)):
             regs[f"${nout + k}"] = _as(np.broadcast_to(v, shape), _CONSTRAINT[c])
         if self.has_barrier and shape != ():
-            raise self.err(None, "barrier.cluster in an elementwise asm over a tensor "
+            raise self.err(None, "a barrier in an elementwise asm over a tensor "
                            f"{list(shape)}: every thread would run it once per element it holds")
         if not self.divergent:
             for ins in self.instrs:
@@ -315,6 +316,8 @@ class AsmRunner:
         wr = lambda v, t: self._write(regs, ins.operands[0], v, t, mask)  # noqa: E731
         if mask is not None and op == "barrier":
             raise self.err(ins, "a guarded or divergent barrier is not supported")
+        if op == "bar" and mods[:1] == ["sync"]:
+            return  # a CTA barrier: the interpreter runs a CTA's elements as one logical thread
         if op == "barrier" and mods[:1] == ["cluster"]:
             kind = mods[1] if len(mods) > 1 else ""
             if kind == "arrive":

@@ -52,12 +52,16 @@ _POST_FORMS = [
                  id="deferred-5-tiles-2-ctas-tma"),
     pytest.param(128, "cluster-reduce{cluster-size=2},epilogue-norm", 2, True, False,
                  id="deferred-persistent"),
+    pytest.param(96, "cluster-reduce{gather=once},epilogue-norm", 3, False, False,
+                 id="3-tiles-once"),
+    pytest.param(96, "cluster-reduce{gather=once},epilogue-norm", 3, True, False,
+                 id="3-tiles-persistent-once"),
     pytest.param(32, "default", 1, False, False, id="one-tile"),
     pytest.param(32, "default", 1, True, True, id="one-tile-persistent-tma"),
 ]
 
 _LN_SLOW = {"3-tiles-persistent", "3-tiles-persistent-global-tma", "deferred-persistent",
-            "one-tile-persistent-tma"}
+            "one-tile-persistent-tma", "3-tiles-persistent-once"}
 
 
 # the default suite: RMSNorm in every form, LayerNorm in the non-persistent ones; `-m slow` all
@@ -78,6 +82,23 @@ def test_postnorm_kernel(kind, n, spec, ctas, persistent, tma):
     assert res.num_ctas == ctas
     assert rel_err(res.before["Y"], ref) < REF_TOL
     assert rel_err(res.after["Y"], ref) < REF_TOL
+
+
+@pytest.mark.parametrize("kind, persistent", [("rms", True), ("ln", False)])
+def test_gather_once_gives_the_same_bits(kind, persistent):
+    """gather=once (the peers' partials summed once per row into the CTA's own slots, then read
+    locally) adds the same values in the same rank order as gather=each: the same output bits."""
+    args, _ = _postnorm(kind, 96, seed=6)
+    consts = dict(POST, N=96, EVEN_K=False, USE_TMA=False, PERSISTENT=persistent)
+    fn = linear_rmsnorm_naive if kind == "rms" else linear_layernorm_naive
+    grid = (2,) if persistent else (3,)
+    outs = []
+    for spec in ("cluster-reduce,epilogue-norm", "cluster-reduce{gather=once},epilogue-norm"):
+        res = check_pass_numerics(fn, args, constexprs=consts, grid=grid, passes=spec, num_warps=4)
+        _assert_ok(res)
+        assert res.num_ctas == 3
+        outs.append(res.after["Y"])
+    assert torch.equal(outs[0], outs[1])
 
 
 def test_postnorm_layernorm_large_mean_beats_naive():
