@@ -8,13 +8,9 @@
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{cluster-size=32}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{exchange=l2}' %s 2>&1 | FileCheck %s --check-prefix=BADEXCH
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{gather=once}' %s 2>/dev/null | FileCheck %s --check-prefix=ONCE
-// RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{gather=twice}' %s 2>&1 | FileCheck %s --check-prefix=BADGATHER
-// RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{gather=once,exchange=global}' %s 2>&1 | FileCheck %s --check-prefix=BADGATHERGLOBAL
 
 // BADOPT: option cluster-reduce{cluster-size} must be in 2..16, got 32
 // BADEXCH: option cluster-reduce{exchange} must be dsmem or global, got 'l2'
-// BADGATHER: option cluster-reduce{gather} must be each or once, got 'twice'
-// BADGATHERGLOBAL: option cluster-reduce{gather=once} needs exchange=dsmem
 
 // 4 tiles -> a 4-CTA cluster, one tile per CTA: the loops over N are gone.
 // CHECK-LABEL: tt.func public @rms_four_tiles

@@ -176,7 +176,7 @@ def test_pipeline_variants(spec, ctas):
     assert res.num_ctas == ctas
 
 
-@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+@pytest.mark.parametrize("act", [pytest.param("gelu_tanh", marks=pytest.mark.slow), "softmax"])
 def test_gather_once_same_bits(act):
     """cluster-reduce{gather=once} (each exchange's totals summed once per row into the CTA's own
     slots and read locally; fewer ptxas spills) against the default pipeline: the same bits in

@@ -52,16 +52,12 @@ _POST_FORMS = [
                  id="deferred-5-tiles-2-ctas-tma"),
     pytest.param(128, "cluster-reduce{cluster-size=2},epilogue-norm", 2, True, False,
                  id="deferred-persistent"),
-    pytest.param(96, "cluster-reduce{gather=once},epilogue-norm", 3, False, False,
-                 id="3-tiles-once"),
-    pytest.param(96, "cluster-reduce{gather=once},epilogue-norm", 3, True, False,
-                 id="3-tiles-persistent-once"),
     pytest.param(32, "default", 1, False, False, id="one-tile"),
     pytest.param(32, "default", 1, True, True, id="one-tile-persistent-tma"),
 ]
 
 _LN_SLOW = {"3-tiles-persistent", "3-tiles-persistent-global-tma", "deferred-persistent",
-            "one-tile-persistent-tma", "3-tiles-persistent-once"}
+            "one-tile-persistent-tma"}
 
 
 # the default suite: RMSNorm in every form, LayerNorm in the non-persistent ones; `-m slow` all
@@ -99,6 +95,17 @@ def test_gather_once_gives_the_same_bits(kind, persistent):
         assert res.num_ctas == 3
         outs.append(res.after["Y"])
     assert torch.equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("opts, match", [
+    (dict(gather="twice"), r"cluster-reduce\{gather\} must be each or once, got 'twice'"),
+    (dict(gather="once", exchange="global"), r"gather=once\} needs exchange=dsmem"),
+])
+def test_gather_option_errors(opts, match):
+    from normfuse.passes import PassError
+    from normfuse.passes.cluster_reduce import ClusterReduce
+    with pytest.raises(PassError, match=match):
+        ClusterReduce(**opts)
 
 
 def test_postnorm_layernorm_large_mean_beats_naive():
