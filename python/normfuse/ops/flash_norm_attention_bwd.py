@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from ..reference_attention import ACTIVATIONS, check_layout, default_qk_scale
-from .common import host_offsets
+from .common import capturing, host_offsets
 
 __all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "BwdConfig", "row_block_table",
            "unwritten_scratch", "bwd_kernels"]
@@ -304,10 +304,11 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
         cfg = BwdConfig(**{**cfg.__dict__, "block_m": block_m, "kv_block_m": block_m})
     # the table is built where the offsets are (no host-to-device copy: from pageable memory it
     # may wait for the stream), sized by the upper bound; its live entries come first, so where
-    # the offsets are on the host already only those are launched (the exact grid)
+    # the offsets are on the host already only those are launched (the exact grid), except while
+    # a CUDA graph is captured (a replay may see the offsets buffer refilled in place)
     table = row_block_table(offsets.detach(), cfg.block_m, T)
     nprog = table.shape[0]
-    if host is not None:
+    if host is not None and not capturing():
         nprog = int(((host[1:] - host[:-1] + cfg.block_m - 1) // cfg.block_m).sum())
     f32 = dict(dtype=torch.float32, device=dev)
     # dz in x's dtype, the type the dK / dV kernel multiplies it in; z and dlnq (fp32 scratch of
