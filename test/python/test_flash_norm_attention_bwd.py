@@ -272,6 +272,13 @@ def test_bad_input(change, err, match):
                                  a["rstd"], a["rrms"], **w)
 
 
+def test_offsets_not_a_tensor():
+    a, w = _base()
+    with pytest.raises(TypeError, match="offsets must be a torch.Tensor, got list"):
+        flash_norm_attention_bwd(a["dout"], a["x"], a["k"], a["v"], [0, 3, 7], a["out"], a["mean"],
+                                 a["rstd"], a["rrms"], **w)
+
+
 def test_offsets_not_monotone():
     a, w = _base()
     a["offsets"] = torch.tensor([0, 7, 5, 7], dtype=torch.int32)

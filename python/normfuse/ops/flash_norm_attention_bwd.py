@@ -277,7 +277,7 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     weights = dict(ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight)
     # the offsets on the host: read (a sync, once per tensor and version) to be checked, or
     # where the forward has read them already (`host_offsets`' cache)
-    host = host_offsets(offsets, read=check_offsets)
+    host = host_offsets(offsets, read=check_offsets) if isinstance(offsets, torch.Tensor) else None
     T, H, D, B, L = _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights, activation,
                            host if check_offsets else None)
     _check_saved(g, lse, x, T, H, D, activation)
