@@ -477,12 +477,12 @@ _HOST_OFFSETS = torch.utils.weak.WeakIdKeyDictionary()
 
 def host_offsets(offsets: Tensor, read: bool = True) -> Optional[Tensor]:
     """`offsets` as an int64 CPU tensor. A CUDA tensor is copied to the host (a sync) once per
-    tensor and version counter (CPU tensors are cached alike) and then served from a cache held by the tensor's identity, so a
-    model's layers that share one offsets tensor read it once; an in-place update bumps the
-    version and reads it again (a write the version counter does not see, e.g. by a custom
-    kernel, is not noticed: make a new tensor). `read=False` returns only what the cache holds
-    (None on a miss). Inference tensors (no version counter) are read every time; nothing is
-    cached while a CUDA graph is captured."""
+    tensor and version counter (CPU tensors are cached alike) and then served from a cache held
+    by the tensor's identity, so a model's layers that share one offsets tensor read it once; an
+    in-place update bumps the version and reads it again (a write the version counter does not
+    see, e.g. by a custom kernel, is not noticed: make a new tensor). `read=False` returns only
+    what the cache holds (None on a miss). Inference tensors (no version counter) are read every
+    time; nothing is cached while a CUDA graph is captured."""
     try:
         version = offsets._version
     except RuntimeError:  # an inference tensor
