@@ -15,7 +15,7 @@ in [0, max_len] (average sparsity 0.5), max_len in {1000, 3000, 10000}, H in {2,
 activation gelu_tanh (GDPA) and softmax; `--quick`: H = 2, max_len 1000 and 3000. Per cell:
 
   fused_ms      normfuse.ops.flash_norm_attention's kernel (default passes; prepared launch);
-                the full run also times 8 warps (BLOCK_M 64 and 128) and the pipeline variants
+                the full run also times BLOCK_M 32 x 4 warps, 64 and 128 x 8 and the pipeline variants
                 `VARIANTS` (`fused_ms_by_config`, the best in `fused_best_ms`)
   naive_ms      the naive kernel without the passes (the oracle), for reference
   unfused_ms    ln_ms + core_ms + post_ms: torch.compile'd LayerNorm, the attention core
@@ -209,8 +209,9 @@ VARIANTS = {"c2": ("cluster-reduce{cluster-size=2}", "epilogue-norm", "residual-
 
 def configs(quick: bool) -> tuple:
     """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
-    return ((64, 4),) if quick else ((64, 4), (64, 8), (128, 8), (64, 4, "c2"), (64, 4, "global"),
-                                     (64, 4, "once"), (64, 8, "once"))
+    return ((64, 4),) if quick else ((64, 4), (64, 8), (32, 4), (128, 8), (64, 4, "c2"),
+                                     (64, 4, "global"), (64, 4, "once"), (64, 8, "once"),
+                                     (32, 4, "once"))
 
 
 def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:
