@@ -222,6 +222,20 @@ def test_attention_backward_report_lists_each_backwards_kernels(monkeypatch, tmp
             "softmax H=4 max=1024: 32x64:4:3 5.100 ms, 32x32:4:2 5.400 ms") in md
 
 
+def test_attention_backward_train_step_fields():
+    """Forward + backward saved: the fused training forward and saved-g backward against the
+    faster unfused pipeline's forward + backward; absent quantities give no figure."""
+    from normfuse.repro.bench_attention_bwd import train_step_fields
+    rec = dict(fwd_saving_ms=1.0, fused_saved_ms=3.0, unfused_eager_fwd_ms=2.0,
+               unfused_eager_ms=4.0, unfused_compiled_fwd_ms=1.5, unfused_compiled_ms=3.5)
+    got = train_step_fields(rec)
+    assert got["train_fused_ms"] == 4.0 and got["train_unfused_best_ms"] == 5.0
+    assert abs(got["train_saved_pct_vs_padded_unfused"] - 20.0) < 1e-9
+    rec.pop("unfused_compiled_ms")  # (compiled skipped for time: the eager pipeline only)
+    assert train_step_fields(rec)["train_unfused_best_ms"] == 6.0
+    assert train_step_fields({"fwd_saving_ms": 1.0}) == {}
+
+
 def test_summary_times_a_cells_quantities_in_turns(monkeypatch):
     """summary._timed: every quantity timed once per round, in turns (a drifting clock hits
     all of them alike), the median of the rounds kept."""

@@ -23,7 +23,10 @@
      (softmax: `scaled_dot_product_attention`, its best backend; GDPA: batched matmuls), eager and
      torch.compile'd (the compiled one only while the time budget lasts);
    - norms only: the compiled backward of LayerNorm + RMSNorm + residuals alone (the cost the
-     fusion can hide).
+     fusion can hide);
+   - forward + backward (`train_*`): the fused training forward and backward against each
+     unfused pipeline's training forward (`unfused_*_fwd_ms`, the graph recorded) and backward,
+     the saved % against the faster one.
    - tiles (`--rows-tiles`, `--kv-tiles`): the default backward (saved g) with each given tile
      of one kernel, the other at its default (`rows_tiles_ms` / `kv_tiles_ms`: {tile: ms});
    - kernels (`--kernels`, on by default): where each backward's device time goes, one call
@@ -126,6 +129,30 @@ def bench_backward(fn, inputs, dout):
                     warmup=5, rep=30)
 
 
+def bench_forward(fn, inputs):
+    """Median ms of the forward as training runs it (inputs that require grad: the graph is
+    recorded, the tensors the backward needs saved)."""
+    from triton.testing import do_bench
+    leaves = [t.detach().requires_grad_() for t in inputs]
+    return do_bench(lambda: fn(*leaves), warmup=5, rep=30)
+
+
+def train_step_fields(rec: dict) -> dict:
+    """Forward + backward: the fused training forward (`fwd_saving_ms`) and the backward with its
+    saved g against each unfused pipeline's training forward and backward; the saved % against
+    the faster unfused one (what the issue's "forward + backward saved" asks)."""
+    out = {}
+    if "fwd_saving_ms" in rec and "fused_saved_ms" in rec:
+        out["train_fused_ms"] = rec["fwd_saving_ms"] + rec["fused_saved_ms"]
+    unf = [rec[f"unfused_{m}_fwd_ms"] + rec[f"unfused_{m}_ms"] for m in ("eager", "compiled")
+           if f"unfused_{m}_fwd_ms" in rec and f"unfused_{m}_ms" in rec]
+    if unf:
+        out["train_unfused_best_ms"] = min(unf)
+        if "train_fused_ms" in out:
+            out["train_saved_pct_vs_padded_unfused"] = 100.0 * (1 - out["train_fused_ms"] / min(unf))
+    return out
+
+
 def backward_kernels(fn, inputs, dout, top: int = 10) -> list:
     """The kernels of one backward call (the graph of one forward kept), largest first:
     [kernel, device ms, launches] for the `top` largest, then "(others)"."""
@@ -218,6 +245,8 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     if not quick:
         guard("naive_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*args, passes=(), **kw),
                                            warmup=5, rep=30))
+    guard("unfused_eager_fwd_ms", lambda: bench_forward(
+        lambda a, b_, c: unfused(a, b_, c, bidx, tidx, max_len, activation, scale), (x, k, v)))
     guard("unfused_eager_ms", lambda: bench_backward(
         lambda a, b_, c: unfused(a, b_, c, bidx, tidx, max_len, activation, scale), (x, k, v),
         dout.reshape(T, -1)))
@@ -237,6 +266,7 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
         comp = torch.compile(lambda a, b_, c: unfused(a, b_, c, bidx, tidx, max_len, activation, scale),
                              dynamic=False)
         guard("unfused_compiled_ms", lambda: bench_backward(comp, (x, k, v), dout.reshape(T, -1)))
+        guard("unfused_compiled_fwd_ms", lambda: bench_forward(comp, (x, k, v)))
     else:
         errors["unfused_compiled_ms"] = "skipped: time budget"
     fused = min([rec[k_] for k_ in ("fused_ms", "fused_saved_ms") if k_ in rec], default=None)
@@ -245,6 +275,7 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
         rec["best_fused_ms"] = fused
         rec["unfused_best_ms"] = min(unf)
         rec["saved_pct_vs_padded_unfused"] = 100.0 * (1 - fused / min(unf))
+    rec.update(train_step_fields(rec))
     if errors:
         rec["errors"] = errors
     return [rec]
@@ -319,7 +350,8 @@ def main(argv=None) -> int:
     cols = ["activation", "H", "max_seqlen", "T", "fused_ms", "fused_saved_ms",
             "fused_saved_bound_ms",
             "fwd_ms", "fwd_saving_ms", "naive_ms", "unfused_eager_ms", "unfused_compiled_ms",
-            "norms_compiled_ms", "saved_pct_vs_padded_unfused"]
+            "norms_compiled_ms", "saved_pct_vs_padded_unfused", "train_fused_ms",
+            "train_unfused_best_ms", "train_saved_pct_vs_padded_unfused"]
     lines = ["# FlashNormAttention backward (bf16, B=768, L=128, D=128, no affines)", "",
              f"pytest -m gpu: {result['pytest'].get('summary', result['pytest'])}", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
