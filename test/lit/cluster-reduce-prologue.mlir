@@ -48,19 +48,19 @@
 
 module {
   tt.func public @fna_two_heads(%X: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %OFFS: !tt.ptr<i32>, %BLOCKS: !tt.ptr<i32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %OUT: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %nbatch: i32, %qk_scale: f32, %eps: f32, %rms_eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<4.471500e-02> : tensor<16x32xf32>
-    %cst_0 = arith.constant dense<0.797884583> : tensor<16x32xf32>
-    %cst_1 = arith.constant dense<-2.000000e+00> : tensor<16x32xf32>
-    %cst_2 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst = arith.constant dense<32> : tensor<32xi32>
+    %cst_0 = arith.constant dense<32> : tensor<32x1xi32>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %cst_3 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
+    %cst_4 = arith.constant dense<-2.000000e+00> : tensor<16x32xf32>
+    %cst_5 = arith.constant dense<0.797884583> : tensor<16x32xf32>
+    %cst_6 = arith.constant dense<4.471500e-02> : tensor<16x32xf32>
+    %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
     %c1_i32 = arith.constant 1 : i32
     %c2_i32 = arith.constant 2 : i32
     %c0_i32 = arith.constant 0 : i32
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-    %cst_6 = arith.constant dense<32> : tensor<32x1xi32>
-    %cst_7 = arith.constant dense<32> : tensor<32xi32>
     %cst_8 = arith.constant dense<1.000000e+00> : tensor<16xf32>
     %cst_9 = arith.constant dense<3.200000e+01> : tensor<16xf32>
     %cst_10 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
@@ -123,7 +123,7 @@ module {
       %x_63 = tt.broadcast %x_61 : tensor<1x16xi32> -> tensor<16x16xi32>
       %x_64 = tt.addptr %x_62, %x_63 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %x_65 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_66 = tt.load %x_64, %x_65, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+      %x_66 = tt.load %x_64, %x_65, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
       %xc = arith.extf %x_66 : tensor<16x16xbf16> to tensor<16x16xf32>
       %xc_67 = tt.expand_dims %shift_44 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %xc_68 = tt.broadcast %xc_67 : tensor<16x1xf32> -> tensor<16x16xf32>
@@ -165,7 +165,7 @@ module {
       %x_62 = tt.broadcast %x_60 : tensor<1x16xi32> -> tensor<16x16xi32>
       %x_63 = tt.addptr %x_61, %x_62 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %x_64 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_65 = tt.load %x_63, %x_64, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+      %x_65 = tt.load %x_63, %x_64, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
       %x_66 = arith.extf %x_65 : tensor<16x16xbf16> to tensor<16x16xf32>
       %q = tt.expand_dims %mean {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %q_67 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
@@ -177,9 +177,9 @@ module {
       %kvh = arith.extsi %cols : i32 to i64
       %kvh_72 = arith.addi %kv_base_42, %kvh : i64
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n, %cst_7 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n, %cst : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_73 = arith.muli %kv_off, %cst_6 : tensor<32x1xi32>
+      %kv_off_73 = arith.muli %kv_off, %cst_0 : tensor<32x1xi32>
       %kv_off_74 = arith.extsi %kv_off_73 : tensor<32x1xi32> to tensor<32x1xi64>
       %kv_off_75 = tt.splat %kvh_72 : i64 -> tensor<32x1xi64>
       %kv_off_76 = arith.addi %kv_off_75, %kv_off_74 : tensor<32x1xi64>
@@ -192,26 +192,26 @@ module {
       %k_82 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %k_83 = tt.addptr %k_82, %kv_off_81 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
       %k_84 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_85 = tt.load %k_83, %k_84, %cst_3 : tensor<32x16x!tt.ptr<bf16>>
+      %k_85 = tt.load %k_83, %k_84, %cst_2 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %v_86 = tt.addptr %v, %kv_off_81 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_87 = tt.load %v_86, %k_84, %cst_3 : tensor<32x16x!tt.ptr<bf16>>
+      %v_87 = tt.load %v_86, %k_84, %cst_2 : tensor<32x16x!tt.ptr<bf16>>
       %s = tt.trans %k_85 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_88 = tt.dot %qh, %s, %cst_5, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %s_88 = tt.dot %qh, %s, %cst_1, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %u = arith.mulf %s_88, %cst : tensor<16x32xf32>
+      %u = arith.mulf %s_88, %cst_6 : tensor<16x32xf32>
       %u_89 = arith.mulf %u, %s_88 : tensor<16x32xf32>
       %u_90 = arith.mulf %u_89, %s_88 : tensor<16x32xf32>
       %u_91 = arith.addf %s_88, %u_90 : tensor<16x32xf32>
-      %u_92 = arith.mulf %u_91, %cst_0 : tensor<16x32xf32>
-      %p_93 = arith.mulf %u_92, %cst_1 : tensor<16x32xf32>
+      %u_92 = arith.mulf %u_91, %cst_5 : tensor<16x32xf32>
+      %p_93 = arith.mulf %u_92, %cst_4 : tensor<16x32xf32>
       %p_94 = math.exp %p_93 : tensor<16x32xf32>
-      %p_95 = arith.addf %p_94, %cst_2 : tensor<16x32xf32>
+      %p_95 = arith.addf %p_94, %cst_3 : tensor<16x32xf32>
       %p_96 = arith.divf %s_88, %p_95 : tensor<16x32xf32>
       %p_97 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
       %p_98 = arith.mulf %p_96, %p_97 : tensor<16x32xf32>
       %p_99 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_100 = arith.select %p_99, %p_98, %cst_5 : tensor<16x32xi1>, tensor<16x32xf32>
+      %p_100 = arith.select %p_99, %p_98, %cst_1 : tensor<16x32xi1>, tensor<16x32xf32>
       %acc = arith.truncf %p_100 : tensor<16x32xf32> to tensor<16x32xbf16>
       %acc_101 = tt.dot %acc, %v_87, %q_71, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
       %ss_102 = arith.mulf %acc_101, %acc_101 : tensor<16x16xf32>
@@ -244,12 +244,12 @@ module {
       %z_61 = tt.broadcast %z_59 : tensor<1x16xi32> -> tensor<16x16xi32>
       %z_62 = tt.addptr %z_60, %z_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %z_63 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_64 = tt.load %z_62, %z_63, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+      %z_64 = tt.load %z_62, %z_63, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
       %z_65 = arith.extf %z_64 : tensor<16x16xbf16> to tensor<16x16xf32>
       %x = tt.expand_dims %xrow_39 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %x_66 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %x_67 = tt.addptr %x_66, %z_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_68 = tt.load %x_67, %z_63, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+      %x_68 = tt.load %x_67, %z_63, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
       %x_69 = arith.extf %x_68 : tensor<16x16xbf16> to tensor<16x16xf32>
       %y = tt.expand_dims %rrms_55 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %y_70 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
@@ -418,18 +418,18 @@ module {
 module {
   tt.func public @fna_four_heads(%X: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %OFFS: !tt.ptr<i32>, %BLOCKS: !tt.ptr<i32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %OUT: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %nbatch: i32, %qk_scale: f32, %eps: f32, %rms_eps: f32) attributes {noinline = false} {
     %cst = arith.constant dense<0.000000e+00> : tensor<16x1xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst_0 = arith.constant dense<0xFF800000> : tensor<16xf32>
+    %cst_1 = arith.constant dense<32> : tensor<32xi32>
+    %cst_2 = arith.constant dense<64> : tensor<32x1xi32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+    %cst_4 = arith.constant 1.44269502 : f32
+    %cst_5 = arith.constant dense<0xFF800000> : tensor<16x32xf32>
+    %cst_6 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
     %c1_i32 = arith.constant 1 : i32
     %c4_i32 = arith.constant 4 : i32
     %c0_i32 = arith.constant 0 : i32
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
-    %cst_2 = arith.constant dense<0xFF800000> : tensor<16x32xf32>
-    %cst_3 = arith.constant 1.44269502 : f32
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-    %cst_5 = arith.constant dense<64> : tensor<32x1xi32>
-    %cst_6 = arith.constant dense<32> : tensor<32xi32>
-    %cst_7 = arith.constant dense<0xFF800000> : tensor<16xf32>
     %cst_8 = arith.constant dense<1.000000e+00> : tensor<16xf32>
     %cst_9 = arith.constant dense<6.400000e+01> : tensor<16xf32>
     %cst_10 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
@@ -492,7 +492,7 @@ module {
       %x_62 = tt.broadcast %x_60 : tensor<1x16xi32> -> tensor<16x16xi32>
       %x_63 = tt.addptr %x_61, %x_62 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %x_64 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_65 = tt.load %x_63, %x_64, %cst_1 : tensor<16x16x!tt.ptr<bf16>>
+      %x_65 = tt.load %x_63, %x_64, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
       %xc = arith.extf %x_65 : tensor<16x16xbf16> to tensor<16x16xf32>
       %xc_66 = tt.expand_dims %shift_43 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %xc_67 = tt.broadcast %xc_66 : tensor<16x1xf32> -> tensor<16x16xf32>
@@ -534,7 +534,7 @@ module {
       %x_61 = tt.broadcast %x_59 : tensor<1x16xi32> -> tensor<16x16xi32>
       %x_62 = tt.addptr %x_60, %x_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %x_63 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_64 = tt.load %x_62, %x_63, %cst_1 : tensor<16x16x!tt.ptr<bf16>>
+      %x_64 = tt.load %x_62, %x_63, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
       %x_65 = arith.extf %x_64 : tensor<16x16xbf16> to tensor<16x16xf32>
       %q = tt.expand_dims %mean {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %q_66 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
@@ -546,9 +546,9 @@ module {
       %kvh = arith.extsi %cols : i32 to i64
       %kvh_71 = arith.addi %kv_base_41, %kvh : i64
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n, %cst_6 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n, %cst_1 : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_72 = arith.muli %kv_off, %cst_5 : tensor<32x1xi32>
+      %kv_off_72 = arith.muli %kv_off, %cst_2 : tensor<32x1xi32>
       %kv_off_73 = arith.extsi %kv_off_72 : tensor<32x1xi32> to tensor<32x1xi64>
       %kv_off_74 = tt.splat %kvh_71 : i64 -> tensor<32x1xi64>
       %kv_off_75 = arith.addi %kv_off_74, %kv_off_73 : tensor<32x1xi64>
@@ -561,25 +561,25 @@ module {
       %k_81 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %k_82 = tt.addptr %k_81, %kv_off_80 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
       %k_83 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_84 = tt.load %k_82, %k_83, %cst_0 : tensor<32x16x!tt.ptr<bf16>>
+      %k_84 = tt.load %k_82, %k_83, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %v_85 = tt.addptr %v, %kv_off_80 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_86 = tt.load %v_85, %k_83, %cst_0 : tensor<32x16x!tt.ptr<bf16>>
+      %v_86 = tt.load %v_85, %k_83, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
       %s = tt.trans %k_84 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_87 = tt.dot %qh, %s, %cst_4, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %s_87 = tt.dot %qh, %s, %cst_3, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %s_88 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %s_89 = arith.mulf %qk_scale, %cst_3 : f32
+      %s_89 = arith.mulf %qk_scale, %cst_4 : f32
       %s_90 = tt.splat %s_89 : f32 -> tensor<16x32xf32>
       %s_91 = arith.mulf %s_87, %s_90 : tensor<16x32xf32>
       %s_92 = tt.broadcast %s_88 : tensor<1x32xi1> -> tensor<16x32xi1>
-      %s_93 = arith.select %s_92, %s_91, %cst_2 : tensor<16x32xi1>, tensor<16x32xf32>
+      %s_93 = arith.select %s_92, %s_91, %cst_5 : tensor<16x32xi1>, tensor<16x32xf32>
       %m_new = "tt.reduce"(%s_93) <{axis = 1 : i32}> ({
       ^bb0(%m_new_111: f32, %m_new_112: f32):
         %m_new_113 = arith.maxnumf %m_new_111, %m_new_112 : f32
         tt.reduce.return %m_new_113 : f32
       }) : (tensor<16x32xf32>) -> tensor<16xf32>
-      %m_new_94 = arith.maxnumf %m_new, %cst_7 : tensor<16xf32>
-      %alpha = arith.subf %cst_7, %m_new_94 : tensor<16xf32>
+      %m_new_94 = arith.maxnumf %m_new, %cst_0 : tensor<16xf32>
+      %alpha = arith.subf %cst_0, %m_new_94 : tensor<16xf32>
       %alpha_95 = math.exp2 %alpha : tensor<16xf32>
       %p = tt.expand_dims %m_new_94 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %p_96 = tt.broadcast %p : tensor<16x1xf32> -> tensor<16x32xf32>
@@ -631,12 +631,12 @@ module {
       %z_60 = tt.broadcast %z_58 : tensor<1x16xi32> -> tensor<16x16xi32>
       %z_61 = tt.addptr %z_59, %z_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %z_62 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_63 = tt.load %z_61, %z_62, %cst_1 : tensor<16x16x!tt.ptr<bf16>>
+      %z_63 = tt.load %z_61, %z_62, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
       %z_64 = arith.extf %z_63 : tensor<16x16xbf16> to tensor<16x16xf32>
       %x = tt.expand_dims %xrow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %x_65 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %x_66 = tt.addptr %x_65, %z_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_67 = tt.load %x_66, %z_62, %cst_1 : tensor<16x16x!tt.ptr<bf16>>
+      %x_67 = tt.load %x_66, %z_62, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
       %x_68 = arith.extf %x_67 : tensor<16x16xbf16> to tensor<16x16xf32>
       %y = tt.expand_dims %rrms_54 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %y_69 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>

@@ -72,19 +72,18 @@ module {
 
 module {
   tt.func public @fna_gdpa_kv_loop(%X: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %OFFS: !tt.ptr<i32>, %BLOCKS: !tt.ptr<i32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %OUT: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %nbatch: i32, %qk_scale: f32, %eps: f32, %rms_eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<4.471500e-02> : tensor<16x32xf32>
-    %cst_0 = arith.constant dense<0.797884583> : tensor<16x32xf32>
-    %cst_1 = arith.constant dense<-2.000000e+00> : tensor<16x32xf32>
-    %cst_2 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
-    %c32_i32 = arith.constant 32 : i32
+    %cst = arith.constant dense<64> : tensor<32xi32>
+    %cst_0 = arith.constant dense<16> : tensor<32x1xi32>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
     %c64_i32 = arith.constant 64 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %c32_i32 = arith.constant 32 : i32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %cst_3 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
+    %cst_4 = arith.constant dense<-2.000000e+00> : tensor<16x32xf32>
+    %cst_5 = arith.constant dense<0.797884583> : tensor<16x32xf32>
+    %cst_6 = arith.constant dense<4.471500e-02> : tensor<16x32xf32>
+    %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-    %cst_6 = arith.constant dense<16> : tensor<32x1xi32>
-    %cst_7 = arith.constant dense<64> : tensor<32xi32>
     %cst_8 = arith.constant dense<1.000000e+00> : tensor<16xf32>
     %cst_9 = arith.constant dense<1.600000e+01> : tensor<16xf32>
     %cst_10 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
@@ -96,6 +95,7 @@ module {
     %c1_i32 = arith.constant 1 : i32
     %c2_i32 = arith.constant 2 : i32
     %c2147483647_i32 = arith.constant 2147483647 : i32
+    %c0_i32 = arith.constant 0 : i32
     %pid = tt.get_program_id x : i32
     %first = arith.cmpi sgt, %nbatch, %cand : i32
     %first_13 = tt.addptr %BLOCKS, %cand : !tt.ptr<i32>, i32
@@ -145,7 +145,7 @@ module {
     %x_48 = tt.broadcast %x_46 : tensor<1x16xi32> -> tensor<16x16xi32>
     %x_49 = tt.addptr %x_47, %x_48 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
     %x_50 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-    %x_51 = tt.load %x_49, %x_50, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+    %x_51 = tt.load %x_49, %x_50, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
     %xc = arith.extf %x_51 : tensor<16x16xbf16> to tensor<16x16xf32>
     %xc_52 = tt.expand_dims %shift_44 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
     %xc_53 = tt.broadcast %xc_52 : tensor<16x1xf32> -> tensor<16x16xf32>
@@ -185,9 +185,9 @@ module {
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_84 = tt.splat %n0 : i32 -> tensor<32xi32>
       %offs_n_85 = arith.addi %offs_n_84, %offs_n : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n_85, %cst_7 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_85, %cst : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n_85 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_86 = arith.muli %kv_off, %cst_6 : tensor<32x1xi32>
+      %kv_off_86 = arith.muli %kv_off, %cst_0 : tensor<32x1xi32>
       %kv_off_87 = arith.extsi %kv_off_86 : tensor<32x1xi32> to tensor<32x1xi64>
       %kv_off_88 = tt.splat %kv_base_42 : i64 -> tensor<32x1xi64>
       %kv_off_89 = arith.addi %kv_off_88, %kv_off_87 : tensor<32x1xi64>
@@ -199,26 +199,26 @@ module {
       %k_94 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %k_95 = tt.addptr %k_94, %kv_off_93 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
       %k_96 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_97 = tt.load %k_95, %k_96, %cst_3 : tensor<32x16x!tt.ptr<bf16>>
+      %k_97 = tt.load %k_95, %k_96, %cst_2 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %v_98 = tt.addptr %v, %kv_off_93 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_99 = tt.load %v_98, %k_96, %cst_3 : tensor<32x16x!tt.ptr<bf16>>
+      %v_99 = tt.load %v_98, %k_96, %cst_2 : tensor<32x16x!tt.ptr<bf16>>
       %s = tt.trans %k_97 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_100 = tt.dot %qh, %s, %cst_5, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %s_100 = tt.dot %qh, %s, %cst_1, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %u = arith.mulf %s_100, %cst : tensor<16x32xf32>
+      %u = arith.mulf %s_100, %cst_6 : tensor<16x32xf32>
       %u_101 = arith.mulf %u, %s_100 : tensor<16x32xf32>
       %u_102 = arith.mulf %u_101, %s_100 : tensor<16x32xf32>
       %u_103 = arith.addf %s_100, %u_102 : tensor<16x32xf32>
-      %u_104 = arith.mulf %u_103, %cst_0 : tensor<16x32xf32>
-      %p_105 = arith.mulf %u_104, %cst_1 : tensor<16x32xf32>
+      %u_104 = arith.mulf %u_103, %cst_5 : tensor<16x32xf32>
+      %p_105 = arith.mulf %u_104, %cst_4 : tensor<16x32xf32>
       %p_106 = math.exp %p_105 : tensor<16x32xf32>
-      %p_107 = arith.addf %p_106, %cst_2 : tensor<16x32xf32>
+      %p_107 = arith.addf %p_106, %cst_3 : tensor<16x32xf32>
       %p_108 = arith.divf %s_100, %p_107 : tensor<16x32xf32>
       %p_109 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
       %p_110 = arith.mulf %p_108, %p_109 : tensor<16x32xf32>
       %p_111 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_112 = arith.select %p_111, %p_110, %cst_5 : tensor<16x32xi1>, tensor<16x32xf32>
+      %p_112 = arith.select %p_111, %p_110, %cst_1 : tensor<16x32xi1>, tensor<16x32xf32>
       %acc_113 = arith.truncf %p_112 : tensor<16x32xf32> to tensor<16x32xbf16>
       %acc_114 = tt.dot %acc_113, %v_99, %acc_83, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
       scf.yield %acc_114 : tensor<16x16xf32>
@@ -241,9 +241,9 @@ module {
     %rrms_74 = arith.addf %rrms, %rrms_73 : tensor<16xf32>
     %rrms_75 = math.sqrt %rrms_74 : tensor<16xf32>
     %rrms_76 = arith.divf %cst_8, %rrms_75 : tensor<16xf32>
-    %z_77 = tt.load %2, %x_50, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+    %z_77 = tt.load %2, %x_50, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
     %z_78 = arith.extf %z_77 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %x_79 = tt.load %x_49, %x_50, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+    %x_79 = tt.load %x_49, %x_50, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
     %x_80 = arith.extf %x_79 : tensor<16x16xbf16> to tensor<16x16xf32>
     %y = tt.expand_dims %rrms_76 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
     %y_81 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>

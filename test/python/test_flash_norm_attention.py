@@ -176,6 +176,38 @@ def test_pipeline_variants(spec, ctas):
     assert res.num_ctas == ctas
 
 
+@pytest.mark.parametrize("L, BN", [(32, None), (24, 16)], ids=["one-kv-tile", "two-kv-tiles"])
+def test_kv_tma_same_bits(L, BN):
+    """KV_TMA (K and V by bulk tensor copies, zero past L, through the default passes) against
+    the pointer loads: the same output and statistics, bit for bit (GQA; L = 24 over two tiles
+    of 16, the second ragged)."""
+    x, k, v, offs, w = _inputs(LENS, 4, 64, L, Hkv=2, act="softmax", seed=13)
+    args, consts, grid = _kernel_args(x, k, v, offs, w, "softmax", BN=BN)
+    outs = []
+    for tma in (False, True):
+        a = [t.clone() if isinstance(t, torch.Tensor) else t for t in args]
+        res = check_pass_numerics(flash_norm_attention_naive, a, constexprs=dict(consts, KV_TMA=tma),
+                                  grid=grid, passes="default", num_warps=4)
+        outs.append(res.after)
+    for name in ("OUT", "MEAN", "RSTD", "RRMS"):
+        assert torch.equal(outs[0][name], outs[1][name]), name
+
+
+def test_kv_tma_checks():
+    """prepare_flash_norm_attention(kv_tma=True) refuses, in the user's terms, what bulk copies
+    cannot read."""
+    from normfuse.ops.flash_norm_attention import _check_kv_tma
+    k = torch.zeros(2, 8, 1, 4, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"kv_tma needs rows of K and V \(HKV \* D = 4 elements\)"):
+        _check_kv_tma("flash_norm_attention", k, k, 1, 4)
+    big = torch.zeros(2 * 8 * 16 + 1, dtype=torch.bfloat16)
+    odd = big[1:].view(2, 8, 1, 16)
+    with pytest.raises(ValueError, match="kv_tma needs k 16-byte aligned"):
+        _check_kv_tma("flash_norm_attention", odd, odd, 1, 16)
+    ok = torch.zeros(2, 8, 1, 16, dtype=torch.bfloat16)
+    _check_kv_tma("flash_norm_attention", ok, ok, 1, 16)
+
+
 @pytest.mark.parametrize("act", [pytest.param("gelu_tanh", marks=pytest.mark.slow), "softmax"])
 def test_gather_once_same_bits(act):
     """cluster-reduce{gather=once} (each exchange's totals summed once per row into the CTA's own
@@ -327,6 +359,20 @@ def test_gpu_kv_lengths_and_gqa(L):
     eager = flash_norm_attention_ref(x, k, v, offs, dtype=x.dtype, **w)
     out = flash_norm_attention(x, k, v, offs, **w)
     assert rel_err(out, ref) <= 1.5 * rel_err(eager, ref) + 1e-4
+
+
+@gpu
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+def test_gpu_kv_tma_matches_pointer_loads(act):
+    """kv_tma=True (K and V by bulk tensor copies; 8 warps, where it removes ptxas' spills)
+    against the pointer loads at the same tiles: the same bits."""
+    from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
+    x, k, v, offs, w = _gpu_case(3, 128, act, Hkv=1)
+    got = [prepare_flash_norm_attention(x, k, v, offs, activation=act, num_warps=8, kv_tma=t,
+                                        **w).launch() for t in (False, True)]
+    torch.cuda.synchronize()
+    for a, b in zip(*got):
+        assert torch.equal(a, b)
 
 
 @gpu

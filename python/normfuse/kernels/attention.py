@@ -71,22 +71,34 @@ def _locate(BLOCKS, OFFS, nbatch, BLOCK_M: tl.constexpr, LOG_B: tl.constexpr):
 
 @triton.jit
 def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.constexpr,
-           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr):
+           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
+           KV_TMA: tl.constexpr = False):
     """One head's attention for a [BLOCK_M, D] tile of queries `qh`: a loop over the batch's L
     keys/values (K and V [B, L, HKV, D], this head's at `kvh`), GDPA (act(q k^T) * qk_scale) or
     online softmax (ACT == 4, FA2); (the fp32 [BLOCK_M, D] result (softmax: normalized by l),
     softmax's log-sum-exp of q k^T * qk_scale per row in natural units (zeros for GDPA); unused,
-    it costs nothing))."""
+    it costs nothing)). KV_TMA: K and V are the batch's [L, HKV * D] (base pointers, 16-byte
+    aligned) and `kvh` the head's first column; the tiles come by bulk tensor copies straight
+    into shared memory (zero past L), not through registers (needs triton.set_allocator)."""
     offs_d = tl.arange(0, D)
     acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    if KV_TMA:
+        kd = tl.make_tensor_descriptor(K, shape=[L, HKV * D], strides=[HKV * D, 1],
+                                       block_shape=[BLOCK_N, D])
+        vd = tl.make_tensor_descriptor(V, shape=[L, HKV * D], strides=[HKV * D, 1],
+                                       block_shape=[BLOCK_N, D])
     for n0 in range(0, L, BLOCK_N):
         offs_n = n0 + tl.arange(0, BLOCK_N)
         nmask = offs_n < L
-        kv_off = kvh + offs_n[:, None] * (HKV * D) + offs_d[None, :]
-        k = tl.load(K + kv_off, mask=nmask[:, None], other=0.0)
-        v = tl.load(V + kv_off, mask=nmask[:, None], other=0.0)
+        if KV_TMA:
+            k = kd.load([n0, kvh])
+            v = vd.load([n0, kvh])
+        else:
+            kv_off = kvh + offs_n[:, None] * (HKV * D) + offs_d[None, :]
+            k = tl.load(K + kv_off, mask=nmask[:, None], other=0.0)
+            v = tl.load(V + kv_off, mask=nmask[:, None], other=0.0)
         s = tl.dot(qh, tl.trans(k))
         if ACT == 4:  # online softmax (FA2)
             s = tl.where(nmask[None, :], s * (qk_scale * 1.4426950408889634), float("-inf"))
@@ -113,10 +125,10 @@ def flash_norm_attention_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN,
                                L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                ACT: tl.constexpr, LOG_B: tl.constexpr,
                                HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
-                               HAS_RMSW: tl.constexpr = False):
+                               HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False):
     _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, OUT, RRMS, nbatch,
               qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
-              HAS_LNB, HAS_RMSW, False)
+              HAS_LNB, HAS_RMSW, False, KV_TMA)
 
 
 @triton.jit
@@ -126,7 +138,7 @@ def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, 
                                     L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                     ACT: tl.constexpr, LOG_B: tl.constexpr,
                                     HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
-                                    HAS_RMSW: tl.constexpr = False):
+                                    HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False):
     """The training forward: `flash_norm_attention_naive` that also stores, for the backward,
     the attention's output g = attend(ln_q) per head (GS [T, H, D] in OUT's dtype; the backward
     adds ln_q back, so g's rounding is relative to g, not to z = g + ln_q, which FA2's delta =
@@ -134,7 +146,7 @@ def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, 
     f32). With the accumulator also stored, `residual-acc` leaves it starting at zero."""
     _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, nbatch,
               qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
-              HAS_LNB, HAS_RMSW, True)
+              HAS_LNB, HAS_RMSW, True, KV_TMA)
 
 
 @triton.jit
@@ -142,7 +154,7 @@ def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, 
               qk_scale, eps, rms_eps, H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
               L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
               LOG_B: tl.constexpr, HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr,
-              HAS_RMSW: tl.constexpr, SAVE: tl.constexpr):
+              HAS_RMSW: tl.constexpr, SAVE: tl.constexpr, KV_TMA: tl.constexpr):
     N: tl.constexpr = H * D
     GROUP: tl.constexpr = H // HKV
     b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B)
@@ -177,8 +189,12 @@ def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, 
         if HAS_LNB:
             q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
         qh = q.to(X.dtype.element_ty)
-        kvh = kv_base + (h // GROUP) * D
-        acc, lse = attend(qh, K, V, kvh, qk_scale, HKV, D, L, BLOCK_M, BLOCK_N, ACT)
+        if KV_TMA:  # (the batch's K and V, the head's column)
+            acc, lse = attend(qh, K + kv_base, V + kv_base, (h // GROUP) * D, qk_scale, HKV, D, L,
+                              BLOCK_M, BLOCK_N, ACT, True)
+        else:
+            kvh = kv_base + (h // GROUP) * D
+            acc, lse = attend(qh, K, V, kvh, qk_scale, HKV, D, L, BLOCK_M, BLOCK_N, ACT)
         z = acc + q
         ss += tl.sum(z * z, axis=1)
         tl.store(orow[:, None] + cols[None, :], z.to(OUT.dtype.element_ty), mask=rmask[:, None])

@@ -195,14 +195,31 @@ class PreparedFNA:
         return self.out, self.mean, self.rstd, self.rrms
 
 
+def _check_kv_tma(op: str, k, v, Hkv: int, D: int) -> None:
+    """What bulk tensor copies of K and V need, in the user's terms."""
+    row = Hkv * D * k.element_size()
+    if row % 16 or D * k.element_size() < 16:
+        raise ValueError(f"{op}: kv_tma needs rows of K and V (HKV * D = {Hkv * D} elements) a "
+                         f"multiple of 16 bytes and D * {k.element_size()} >= 16 bytes; got D = "
+                         f"{D}, HKV = {Hkv} (use kv_tma=False)")
+    for name, t in (("k", k), ("v", v)):
+        if t.data_ptr() % 16:
+            raise ValueError(f"{op}: kv_tma needs {name} 16-byte aligned, got address "
+                             f"{t.data_ptr():#x} (a view at an odd offset: pass a copy, or "
+                             f"kv_tma=False)")
+
+
 def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk_scale=None,
                                  ln_weight=None, ln_bias=None, rms_weight=None, eps=1e-5,
                                  rms_eps=None, max_seqlen=None, passes=DEFAULT_FNA_PASSES,
                                  check_offsets: bool = True, block_m: int | None = None,
-                                 num_warps: int | None = None, save: bool = False) -> PreparedFNA:
+                                 num_warps: int | None = None, save: bool = False,
+                                 kv_tma: bool = False) -> PreparedFNA:
     """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
     stores g (the attention's output) and (softmax) lse for the backward into `PreparedFNA.g` /
-    `.lse`."""
+    `.lse`. `kv_tma`: K and V tiles by bulk tensor copies straight into shared memory instead of
+    through registers (fewer ptxas spills at 8 warps; not timed yet, so off by default); needs
+    16-byte aligned K and V and rows of HKV * D a multiple of 16 bytes."""
     op = "flash_norm_attention"
     rms_eps = eps if rms_eps is None else rms_eps
     T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
@@ -252,6 +269,11 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                   ACT=ACT_CODES[activation], LOG_B=max(1, B.bit_length()),
                   HAS_LNW=ln_weight is not None, HAS_LNB=ln_bias is not None,
                   HAS_RMSW=rms_weight is not None)
+    if kv_tma:
+        _check_kv_tma(op, k, v, Hkv, D)
+        from ..device import ensure_allocator
+        ensure_allocator()  # (the kernel builds its tensor descriptors in global scratch)
+        consts["KV_TMA"] = True
     options = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     # programs past the last row block (upper-bound grid) have every row masked off
     grid = (nblocks,)

@@ -112,11 +112,13 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
     for cfg in configs:
         bm, nw = cfg[:2]
         variant = cfg[2] if len(cfg) > 2 else None
-        if variant in ("c2", "global") and H < 3:
+        parts = set(variant.split("+")) if variant else set()
+        if parts & {"c2", "global"} and H < 3:
             continue  # (a 2-CTA cluster is the default's at H = 2)
-        passes = VARIANTS[variant] if variant else DEFAULT_FNA_PASSES
+        pipeline = (parts - {"tma"}).pop() if parts - {"tma"} else None
+        passes = VARIANTS[pipeline] if pipeline else DEFAULT_FNA_PASSES
         p = prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=bm, num_warps=nw,
-                                         passes=passes)
+                                         passes=passes, kv_tma="tma" in parts)
         p.launch()
         fused[f"{bm}x{nw}" + (f":{variant}" if variant else "")] = _bench(p.launch)
         if cfg == configs[0]:
@@ -201,7 +203,8 @@ def cells(quick: bool) -> list:
 
 # pipeline variants timed beside the default: where H >= 3 two heads per CTA (a cluster of
 # H / 2 CTAs; z stored and reloaded between them), or the row statistics exchanged through L2;
-# everywhere the totals gathered once per row (`cluster-reduce{gather=once}`: fewer spills)
+# everywhere the totals gathered once per row (`cluster-reduce{gather=once}`: fewer spills);
+# "tma" (combined with "+"): K and V by bulk tensor copies (`kv_tma=True`)
 VARIANTS = {"c2": ("cluster-reduce{cluster-size=2}", "epilogue-norm", "residual-acc"),
             "global": ("cluster-reduce{exchange=global}", "epilogue-norm", "residual-acc"),
             "once": ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")}
@@ -211,7 +214,7 @@ def configs(quick: bool) -> tuple:
     """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
     return ((64, 4),) if quick else ((64, 4), (64, 8), (32, 4), (128, 8), (64, 4, "c2"),
                                      (64, 4, "global"), (64, 4, "once"), (64, 8, "once"),
-                                     (32, 4, "once"))
+                                     (32, 4, "once"), (64, 8, "tma"), (64, 8, "tma+once"))
 
 
 def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:
