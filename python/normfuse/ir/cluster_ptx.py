@@ -46,15 +46,22 @@ def write_asm(nstats: int, rows: int, nbytes: int, first: int = 0) -> tuple[str,
     return asm, "=r,r" + ",f" * nstats
 
 
+def _peer_sums(acc: list[str], rows: int, ctas: int, first: int) -> str:
+    """PTX that sums all CTAs' partials of the statistics from slot `first` on, in rank order,
+    into the registers `acc` (one per statistic; %nfa: this row's first slot)."""
+    body = "".join(f"mov.f32 {a}, 0f00000000; " for a in acc)
+    for r in range(ctas):
+        body += f"mapa.shared::cluster.u32 %nfp, %nfa, {r}; "
+        for s, a in enumerate(acc):
+            body += f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * (first + s)}]; add.f32 {a}, {a}, %nfv; "
+    return body
+
+
 def read_asm(nstats: int, rows: int, nbytes: int, ctas: int, first: int = 0) -> tuple[str, str]:
     """Sum of all CTAs' partials in rank order: operand (row) -> totals."""
     row = f"${nstats}"
     body = _base(nbytes).replace("$ROW", row)
-    body += "".join(f"mov.f32 ${s}, 0f00000000; " for s in range(nstats))
-    for r in range(ctas):
-        body += f"mapa.shared::cluster.u32 %nfp, %nfa, {r}; "
-        for s in range(nstats):
-            body += f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * (first + s)}]; add.f32 ${s}, ${s}, %nfv; "
+    body += _peer_sums([f"${s}" for s in range(nstats)], rows, ctas, first)
     asm = f"{MARK} {{ .reg .b32 %nfa, %nfq, %nfp; .reg .f32 %nfv; {body}}}"
     return asm, ",".join(["=f"] * nstats) + ",r"
 
@@ -68,12 +75,7 @@ def reduce_store_asm(nstats: int, rows: int, nbytes: int, ctas: int, first: int,
     row = "$1"
     body = _base(nbytes).replace("$ROW", row)
     acc = [f"%nft{s}" for s in range(nstats)]
-    body += "".join(f"mov.f32 {a}, 0f00000000; " for a in acc)
-    for r in range(ctas):
-        body += f"mapa.shared::cluster.u32 %nfp, %nfa, {r}; "
-        for s in range(nstats):
-            body += (f"ld.shared::cluster.f32 %nfv, [%nfp+{4 * rows * (first + s)}]; "
-                     f"add.f32 {acc[s]}, {acc[s]}, %nfv; ")
+    body += _peer_sums(acc, rows, ctas, first)
     for s in range(nstats):
         body += f"st.shared.f32 [%nfa+{4 * rows * (total_first + s)}], {acc[s]}; "
     asm = (f"{MARK} {{ .reg .b32 %nfa, %nfq, %nfp; .reg .f32 %nfv, {', '.join(acc)}; "
