@@ -36,7 +36,7 @@ __all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "wa
            "capturing", "pin_for_capture", "clear_caches", "register_clear",
            "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
            "FUSED_DTYPES", "shape_str", "define_op", "register_weights", "alias_owner",
-           "host_offsets"]
+           "host_offsets", "row_block_count"]
 
 FUSED_DTYPES = (torch.bfloat16, torch.float16)
 FALLBACK_DTYPES = (torch.bfloat16, torch.float16, torch.float32, torch.float64)
@@ -497,6 +497,18 @@ def host_offsets(offsets: Tensor, read: bool = True) -> Optional[Tensor]:
     if version is not None and not capturing():
         _HOST_OFFSETS[offsets] = (version, off)
     return off
+
+
+def row_block_count(T: int, B: int, block_m: int, host: Optional[Tensor] = None) -> int:
+    """How many BLOCK_M-row blocks jagged rows need (a launch's grid): exactly sum_b cdiv(len_b,
+    BLOCK_M) from `host` (the offsets on the host, `host_offsets`), else, and while a CUDA graph
+    is captured (its replays may see the offsets buffer refilled in place: the same T and B,
+    other lengths), the upper bound cdiv(T, BLOCK_M) + B (only a sequence's last block is
+    partial); the programs past the last block find every row masked off."""
+    if host is not None and not capturing():
+        return int(torch.div(host[1:] - host[:-1] + (block_m - 1), block_m,
+                             rounding_mode="floor").sum())
+    return -(-T // block_m) + B if T and B else 0
 
 
 def register_clear(fn) -> None:

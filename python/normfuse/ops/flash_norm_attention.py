@@ -35,7 +35,7 @@ from typing import Any, Optional
 import torch
 
 from ..reference_attention import ACTIVATIONS, default_qk_scale
-from .common import capturing, host_offsets, no_double_backward
+from .common import host_offsets, no_double_backward, row_block_count
 
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
            "DEFAULT_FNA_PASSES", "PreparedFNA"]
@@ -243,13 +243,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     blocks = torch.zeros(B + 1, dtype=torch.int32, device=x.device)
     if B:
         blocks[1:] = torch.cumsum(torch.div(lens + (bm - 1), bm, rounding_mode="floor"), 0)
-    # the exact row-block count where the checks read the offsets on the host; else, and while a
-    # CUDA graph is captured (its replays may see the offsets buffer refilled in place: the same
-    # T and B, other lengths), the upper bound sum(cdiv(len_b, BLOCK_M)) <= cdiv(T, BLOCK_M) + B
-    if off is not None and not capturing():
-        nblocks = int(torch.div(off[1:] - off[:-1] + (bm - 1), bm, rounding_mode="floor").sum())
-    else:
-        nblocks = (-(-T // bm) + B) if T else 0
+    # exact where the checks read the offsets on the host, else the upper bound
+    nblocks = row_block_count(T, B, bm, off)
     out = torch.empty_like(x)
     mean = torch.empty(T, dtype=torch.float32, device=x.device)
     rstd = torch.empty_like(mean)

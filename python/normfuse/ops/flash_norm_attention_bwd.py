@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from ..reference_attention import ACTIVATIONS, check_layout, default_qk_scale
-from .common import capturing, host_offsets
+from .common import host_offsets, row_block_count
 
 __all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "BwdConfig", "row_block_table",
            "unwritten_scratch", "bwd_kernels"]
@@ -101,7 +101,7 @@ def row_block_table(offsets: torch.Tensor, block_m: int, rows: int | None = None
     if rows is None:
         total = int(cum[-1]) if B else 0
     else:
-        total = -(-int(rows) // block_m) + B if rows and B else 0
+        total = row_block_count(int(rows), B, block_m)
     j = torch.arange(total, device=off.device)
     b = torch.searchsorted(cum, j, right=True)
     live = b < B
@@ -307,9 +307,7 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     # the offsets are on the host already only those are launched (the exact grid), except while
     # a CUDA graph is captured (a replay may see the offsets buffer refilled in place)
     table = row_block_table(offsets.detach(), cfg.block_m, T)
-    nprog = table.shape[0]
-    if host is not None and not capturing():
-        nprog = int(((host[1:] - host[:-1] + cfg.block_m - 1) // cfg.block_m).sum())
+    nprog = row_block_count(T, B, cfg.block_m, host)
     f32 = dict(dtype=torch.float32, device=dev)
     # dz in x's dtype, the type the dK / dV kernel multiplies it in; z and dlnq (fp32 scratch of
     # the rows kernel) are sized by `_scratch` below
