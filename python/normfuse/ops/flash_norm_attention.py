@@ -340,12 +340,12 @@ def _setup_context(ctx, inputs, output):
     x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps, ms = \
         inputs[:12]
     save = bool(inputs[12]) if len(inputs) > 12 else False
-    out, mean, rstd, rrms, g, lse = output
-    ctx.save_for_backward(x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight,
+    _, mean, rstd, rrms, g, lse = output  # (the output itself: the backward does not read it)
+    ctx.save_for_backward(x, k, v, offsets, mean, rstd, rrms, ln_weight, ln_bias, rms_weight,
                           g, lse)
     ctx.saved_g = save
     ctx.cfg = dict(activation=activation, qk_scale=qk_scale, eps=eps, rms_eps=rms_eps,
-                   max_seqlen=None if ms < 0 else ms)
+                   max_seqlen=ms)  # (the ops' encoding: -1 for None)
 
 
 @torch.library.custom_op("normfuse::flash_norm_attention_bwd", mutates_args=())
@@ -387,7 +387,7 @@ def _fna_bwd_fake(dout, x, k, v, offsets, mean, rstd, rrms, ln_weight, ln_bias, 
 
 def _backward(ctx, dout, dmean, drstd, drrms, dz, dlse):
     no_double_backward("flash_norm_attention")
-    x, k, v, offsets, out, mean, rstd, rrms, ln_weight, ln_bias, rms_weight, g, lse = \
+    x, k, v, offsets, mean, rstd, rrms, ln_weight, ln_bias, rms_weight, g, lse = \
         ctx.saved_tensors
     c = ctx.cfg
     # the forward's g (and softmax's lse): the attention is not recomputed
@@ -398,8 +398,7 @@ def _backward(ctx, dout, dmean, drstd, drrms, dz, dlse):
         return None if t is None else t.reshape(-1)
     dx, dk, dv, dlnw, dlnb, drmsw = _fna_bwd_op(
         dout, x, k, v, offsets, mean, rstd, rrms, flat(ln_weight), flat(ln_bias), flat(rms_weight),
-        gs, ls, c["activation"], c["qk_scale"], c["eps"], c["rms_eps"],
-        -1 if c["max_seqlen"] is None else c["max_seqlen"])
+        gs, ls, c["activation"], c["qk_scale"], c["eps"], c["rms_eps"], c["max_seqlen"])
 
     def like(g, t):
         return None if t is None else g.reshape(t.shape)
