@@ -115,7 +115,7 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
         parts = set(variant.split("+")) if variant else set()
         if parts & {"c2", "global"} and H < 3:
             continue  # (a 2-CTA cluster is the default's at H = 2)
-        pipeline = (parts - {"tma"}).pop() if parts - {"tma"} else None
+        pipeline = next(iter(parts - {"tma"}), None)
         passes = VARIANTS[pipeline] if pipeline else DEFAULT_FNA_PASSES
         p = prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=bm, num_warps=nw,
                                          passes=passes, kv_tma="tma" in parts)
