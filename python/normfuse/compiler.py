@@ -674,10 +674,21 @@ class JITKernel:
 def kernel_args(fn, runtime_args, constexprs: dict) -> tuple:
     """Every argument of `fn` in kernel order, constexprs included, as Triton's launcher of a
     compiled kernel takes them: the runtime arguments (non-constexpr parameters, in order) and
-    the constexpr values by name."""
+    the constexpr values by name, a constexpr not given taking its default (as the binding that
+    compiled the kernel did)."""
     it = iter(runtime_args)
     cs = set(fn.constexprs)
-    return tuple(constexprs[n] if i in cs else next(it) for i, n in enumerate(fn.arg_names))
+    out = []
+    for i, (n, p) in enumerate(zip(fn.arg_names, fn.params)):
+        if i not in cs:
+            out.append(next(it))
+        elif n in constexprs:
+            out.append(constexprs[n])
+        elif p.has_default:
+            out.append(p.default)
+        else:
+            raise TypeError(f"{fn.__name__}: constexpr {n} has no value and no default")
+    return tuple(out)
 
 
 def jit(fn=None, *, passes=DEFAULT_PASSES):

@@ -193,6 +193,23 @@ def test_kv_tma_same_bits(L, BN):
         assert torch.equal(outs[0][name], outs[1][name]), name
 
 
+def test_launch_args_take_constexpr_defaults():
+    # The prepared launch hands Triton every argument in kernel order; a constexpr the op leaves
+    # out (KV_TMA unless asked for) takes its default, as in the binding that compiled the kernel.
+    from normfuse.compiler import kernel_args
+    fn = flash_norm_attention_naive
+    cs = set(fn.constexprs)
+    consts = {n: 7 for i, n in enumerate(fn.arg_names) if i in cs and n != "KV_TMA"}
+    runtime = tuple(f"r{i}" for i in range(len(fn.arg_names) - len(cs)))
+    args = kernel_args(fn, runtime, consts)
+    assert len(args) == len(fn.arg_names)
+    assert args[fn.arg_names.index("KV_TMA")] is False
+    assert [a for a in args if isinstance(a, str)] == list(runtime)
+    assert kernel_args(fn, runtime, dict(consts, KV_TMA=True))[fn.arg_names.index("KV_TMA")] is True
+    with pytest.raises(TypeError, match="constexpr H has no value"):
+        kernel_args(fn, runtime, {n: v for n, v in consts.items() if n != "H"})
+
+
 def test_kv_tma_checks():
     """prepare_flash_norm_attention(kv_tma=True) refuses, in the user's terms, what bulk copies
     cannot read."""
