@@ -40,7 +40,13 @@ from .common import host_offsets, no_double_backward, row_block_count
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
            "DEFAULT_FNA_PASSES", "PreparedFNA"]
 
-DEFAULT_FNA_PASSES = ("cluster-reduce", "epilogue-norm", "residual-acc")
+# The heads' statistics gathered once per row (`cluster-reduce{gather=once}`): the DSMEM read of
+# the totals is one asm per row into the CTA's own slots instead of an elementwise asm that
+# Triton's layout pass copies into every layout its users want (20 copies; ptxas spills 1.1-1.9
+# KB a thread, growing with H). Same bits. H200, 2026-12-03 (bench_attention's full grid, B = 768,
+# L = D = 128, 64 x 4 warps): 0.89-0.95x the per-use gather's time in all 18 cells (H 2-4, max
+# length 1k-10k, both activations); 64 x 8 warps, 32 x 4, K / V by TMA at 64 x 8: 1.37-1.88x.
+DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
 # Under autograd the forward stores the attention output g = attend(ln_q) ([T, H, D], x's dtype)
 # and softmax's log-sum-exp ([T, H] f32), and the backward's rows kernel reads them instead of
 # recomputing the
@@ -218,7 +224,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
     stores g (the attention's output) and (softmax) lse for the backward into `PreparedFNA.g` /
     `.lse`. `kv_tma`: K and V tiles by bulk tensor copies straight into shared memory instead of
-    through registers (fewer ptxas spills at 8 warps; not timed yet, so off by default); needs
+    through registers (fewer ptxas spills at 8 warps, but 64 x 8 warps with it ran 1.7-1.9x the
+    default's time on the H200, 2026-12-03: off by default); needs
     16-byte aligned K and V and rows of HKV * D a multiple of 16 bytes."""
     op = "flash_norm_attention"
     rms_eps = eps if rms_eps is None else rms_eps

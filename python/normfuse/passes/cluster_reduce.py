@@ -125,7 +125,8 @@ gather = each | once           each (default): the read of the totals is an elem
     spills there grow with C). once: one asm per row sums the C partials and stores the totals
     into slots of this CTA's own (the region doubles), a CTA barrier (`bar.sync 0`), then the
     read is one local `ld.shared` per total, cheap to copy. Same sums in the same order: the
-    same bits. DSMEM only. Not timed on the GPU yet.
+    same bits. DSMEM only. FlashNormAttention's forward (H200): 5-11 % faster, its default
+    pipeline; the post-norm cluster forms not timed (ptxas: LayerNorm spills more).
 exchange = dsmem | global      where the partials meet. dsmem (default): as above. global: each
     CTA writes its partials to its own slice of Triton's global scratch (`ttg.global_scratch_alloc`,
     one slice of S bytes per CTA at base + ctaid * S); the same cluster barrier orders the writes
