@@ -193,6 +193,29 @@ def test_kv_tma_same_bits(L, BN):
         assert torch.equal(outs[0][name], outs[1][name]), name
 
 
+@pytest.mark.parametrize("act", [pytest.param("gelu_tanh", marks=pytest.mark.slow), "softmax"])
+def test_row_table_same_bits(act):
+    """ROW_TABLE (each program reads its batch and rows from `row_block_table`, the op's default)
+    against the binary search over the running block counts: the same rows, so the same bits,
+    through the default passes; the table's dead entries (the upper-bound grid) write nothing."""
+    from normfuse.ops.common import row_block_table
+    x, k, v, offs, w = _inputs(LENS, 3, 64, 64, act=act, seed=13)
+    args, consts, grid = _kernel_args(x, k, v, offs, w, act, BN=32)
+    outs = []
+    for table in (False, True):
+        a = [t.clone() if isinstance(t, torch.Tensor) else t for t in args]
+        if table:
+            a[4] = row_block_table(offs, consts["BLOCK_M"], rows=x.shape[0])
+            assert a[4].shape[0] == grid[0]
+        res = check_pass_numerics(flash_norm_attention_naive, a,
+                                  constexprs=dict(consts, ROW_TABLE=table), grid=grid,
+                                  passes="default", num_warps=4)
+        outs.append(res.after)
+    for name in ("OUT", "MEAN", "RSTD", "RRMS"):
+        assert not torch.isnan(outs[1][name].float()).any(), name
+        assert torch.equal(outs[0][name], outs[1][name]), name
+
+
 def test_launch_args_take_constexpr_defaults():
     # The prepared launch hands Triton every argument in kernel order; a constexpr the op leaves
     # out (KV_TMA unless asked for) takes its default, as in the binding that compiled the kernel.

@@ -11,6 +11,9 @@ One program per BLOCK_M row block of one batch. BLOCKS [B + 1] int32 is the runn
 blocks per batch (BLOCKS[b] = sum_{c < b} cdiv(len_c, BLOCK_M)); a program finds its batch by a
 binary search (LOG_B steps, unrolled) and its rows from there; programs past the last row block
 have every row masked off, so the grid may be any upper bound (cdiv(T, BLOCK_M) + B: no host sync).
+ROW_TABLE (constexpr): BLOCKS is instead the row-block table, int32 [programs, 3] of (batch,
+first row, end of the sequence) (`ops.common.row_block_table`; dead entries first row = end):
+one round of loads where the search is LOG_B dependent ones on every program's critical path.
 
   loop 0, per head:  LayerNorm statistics of the row over all H * D features: shifted sums
                      s1 = sum(x - c), s2 = sum((x - c)^2) with c = x[row, 0] (one pass, exact
@@ -55,17 +58,26 @@ def _activation(s, ACT: tl.constexpr):
 
 
 @triton.jit
-def _locate(BLOCKS, OFFS, nbatch, BLOCK_M: tl.constexpr, LOG_B: tl.constexpr):
-    """The batch of this program (the last b with BLOCKS[b] <= pid) and its first row."""
+def _locate(BLOCKS, OFFS, nbatch, BLOCK_M: tl.constexpr, LOG_B: tl.constexpr,
+            ROW_TABLE: tl.constexpr = False):
+    """The batch of this program (the last b with BLOCKS[b] <= pid), its first row and the end of
+    its sequence. ROW_TABLE: BLOCKS is the row-block table instead, (batch, first row, end) per
+    program (`ops.common.row_block_table`): three independent loads, where the search is LOG_B
+    dependent ones before the row's first load."""
     pid = tl.program_id(0)
-    b = pid * 0
-    for i in tl.static_range(LOG_B):
-        cand = b + (1 << (LOG_B - 1 - i))
-        first = tl.load(BLOCKS + cand, mask=cand < nbatch, other=2147483647)
-        b = tl.where(first <= pid, cand, b)
-    start = tl.load(OFFS + b)
-    end = tl.load(OFFS + b + 1)
-    row0 = start + (pid - tl.load(BLOCKS + b)) * BLOCK_M
+    if ROW_TABLE:
+        b = tl.load(BLOCKS + pid * 3)
+        row0 = tl.load(BLOCKS + pid * 3 + 1)
+        end = tl.load(BLOCKS + pid * 3 + 2)
+    else:
+        b = pid * 0
+        for i in tl.static_range(LOG_B):
+            cand = b + (1 << (LOG_B - 1 - i))
+            first = tl.load(BLOCKS + cand, mask=cand < nbatch, other=2147483647)
+            b = tl.where(first <= pid, cand, b)
+        start = tl.load(OFFS + b)
+        end = tl.load(OFFS + b + 1)
+        row0 = start + (pid - tl.load(BLOCKS + b)) * BLOCK_M
     return b, row0, end
 
 
@@ -125,10 +137,11 @@ def flash_norm_attention_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN,
                                L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                ACT: tl.constexpr, LOG_B: tl.constexpr,
                                HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
-                               HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False):
+                               HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False,
+                               ROW_TABLE: tl.constexpr = False):
     _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, OUT, RRMS, nbatch,
               qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
-              HAS_LNB, HAS_RMSW, False, KV_TMA)
+              HAS_LNB, HAS_RMSW, False, KV_TMA, ROW_TABLE)
 
 
 @triton.jit
@@ -138,7 +151,8 @@ def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, 
                                     L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                     ACT: tl.constexpr, LOG_B: tl.constexpr,
                                     HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
-                                    HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False):
+                                    HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False,
+                                    ROW_TABLE: tl.constexpr = False):
     """The training forward: `flash_norm_attention_naive` that also stores, for the backward,
     the attention's output g = attend(ln_q) per head (GS [T, H, D] in OUT's dtype; the backward
     adds ln_q back, so g's rounding is relative to g, not to z = g + ln_q, which FA2's delta =
@@ -146,7 +160,7 @@ def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, 
     f32). With the accumulator also stored, `residual-acc` leaves it starting at zero."""
     _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, nbatch,
               qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
-              HAS_LNB, HAS_RMSW, True, KV_TMA)
+              HAS_LNB, HAS_RMSW, True, KV_TMA, ROW_TABLE)
 
 
 @triton.jit
@@ -154,10 +168,11 @@ def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, 
               qk_scale, eps, rms_eps, H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
               L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
               LOG_B: tl.constexpr, HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr,
-              HAS_RMSW: tl.constexpr, SAVE: tl.constexpr, KV_TMA: tl.constexpr):
+              HAS_RMSW: tl.constexpr, SAVE: tl.constexpr, KV_TMA: tl.constexpr,
+              ROW_TABLE: tl.constexpr):
     N: tl.constexpr = H * D
     GROUP: tl.constexpr = H // HKV
-    b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B)
+    b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B, ROW_TABLE)
     rows = row0 + tl.arange(0, BLOCK_M)
     rmask = rows < end
     xrow = X + rows.to(tl.int64) * N

@@ -36,7 +36,7 @@ __all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "wa
            "capturing", "pin_for_capture", "clear_caches", "register_clear",
            "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
            "FUSED_DTYPES", "shape_str", "define_op", "register_weights", "alias_owner",
-           "host_offsets", "row_block_count"]
+           "host_offsets", "row_block_count", "row_block_table"]
 
 FUSED_DTYPES = (torch.bfloat16, torch.float16)
 FALLBACK_DTYPES = (torch.bfloat16, torch.float16, torch.float32, torch.float64)
@@ -509,6 +509,36 @@ def row_block_count(T: int, B: int, block_m: int, host: Optional[Tensor] = None)
         return int(torch.div(host[1:] - host[:-1] + (block_m - 1), block_m,
                              rounding_mode="floor").sum())
     return -(-T // block_m) + B if T and B else 0
+
+
+def row_block_table(offsets: torch.Tensor, block_m: int, rows: int | None = None) -> torch.Tensor:
+    """int32 [programs, 3]: (batch, first row, end of the sequence) of every BLOCK_M-row block of
+    every sequence (empty sequences have none), in order, built where `offsets` are.
+
+    Without `rows` the table is exact (its length is read on the host: a sync for device offsets).
+    With `rows` (T, from x's shape) nothing is read on the host: the table has cdiv(T, BLOCK_M) + B
+    entries, an upper bound on the block count (only a sequence's last block can be partial), and
+    the entries past the last block are dead, (B - 1, T, T): every row of them masked off."""
+    off = offsets.to(torch.int64)
+    lens = off[1:] - off[:-1]
+    nb = (lens + block_m - 1) // block_m
+    cum = torch.cumsum(nb, 0)
+    B = nb.numel()
+    if rows is None:
+        total = int(cum[-1]) if B else 0
+    else:
+        total = row_block_count(int(rows), B, block_m)
+    j = torch.arange(total, device=off.device)
+    b = torch.searchsorted(cum, j, right=True)
+    live = b < B
+    b = b.clamp(max=max(B - 1, 0))
+    first = cum[b] - nb[b]
+    start = off[b] + (j - first) * block_m
+    end = off[b + 1]
+    if rows is not None:
+        start = torch.where(live, start, off[-1])
+        end = torch.where(live, end, off[-1])
+    return torch.stack([b, start, end], 1).to(torch.int32).contiguous()
 
 
 def register_clear(fn) -> None:

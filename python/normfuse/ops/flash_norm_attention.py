@@ -35,7 +35,7 @@ from typing import Any, Optional
 import torch
 
 from ..reference_attention import ACTIVATIONS, default_qk_scale
-from .common import host_offsets, no_double_backward, row_block_count
+from .common import host_offsets, no_double_backward, row_block_count, row_block_table
 
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
            "DEFAULT_FNA_PASSES", "PreparedFNA"]
@@ -57,6 +57,10 @@ DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-
 # 3.642 ms (GELU, H = 2) and 8.442 -> 6.762 ms (softmax, H = 4) for a forward 0.704 -> 0.751 and
 # 1.421 -> 1.512 ms: 0.34 / 1.59 ms saved per step. False keeps the recompute (less memory).
 SAVE_FOR_BACKWARD = True
+# Each program reads its (batch, first row, end) from a row-block table built on the device
+# (`row_block_table`) instead of a binary search over the running block counts (LOG_B = 10
+# dependent loads at B = 768, on every program's critical path before its first row loads).
+ROW_TABLE = True
 _DTYPES = (torch.bfloat16, torch.float16)
 
 
@@ -220,13 +224,15 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                                  rms_eps=None, max_seqlen=None, passes=DEFAULT_FNA_PASSES,
                                  check_offsets: bool = True, block_m: int | None = None,
                                  num_warps: int | None = None, save: bool = False,
-                                 kv_tma: bool = False) -> PreparedFNA:
+                                 kv_tma: bool = False, row_table: bool | None = None) -> PreparedFNA:
     """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
     stores g (the attention's output) and (softmax) lse for the backward into `PreparedFNA.g` /
     `.lse`. `kv_tma`: K and V tiles by bulk tensor copies straight into shared memory instead of
     through registers (fewer ptxas spills at 8 warps, but 64 x 8 warps with it ran 1.7-1.9x the
     default's time on the H200, 2026-12-03: off by default); needs
-    16-byte aligned K and V and rows of HKV * D a multiple of 16 bytes."""
+    16-byte aligned K and V and rows of HKV * D a multiple of 16 bytes. `row_table` (None:
+    `ROW_TABLE`): the programs find their rows in a row-block table built on the device, else by
+    a binary search over the running block counts."""
     op = "flash_norm_attention"
     rms_eps = eps if rms_eps is None else rms_eps
     T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
@@ -246,10 +252,14 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     # the running row-block counts, built on the device (no host-to-device copy: one from
     # pageable memory can wait for the stream, and none is allowed while a CUDA graph is
     # captured)
-    lens = offs[1:] - offs[:-1]
-    blocks = torch.zeros(B + 1, dtype=torch.int32, device=x.device)
-    if B:
-        blocks[1:] = torch.cumsum(torch.div(lens + (bm - 1), bm, rounding_mode="floor"), 0)
+    row_table = ROW_TABLE if row_table is None else bool(row_table)
+    if row_table:  # (cdiv(T, BLOCK_M) + B entries, those past the last block dead)
+        blocks = row_block_table(offs, bm, rows=T)
+    else:
+        lens = offs[1:] - offs[:-1]
+        blocks = torch.zeros(B + 1, dtype=torch.int32, device=x.device)
+        if B:
+            blocks[1:] = torch.cumsum(torch.div(lens + (bm - 1), bm, rounding_mode="floor"), 0)
     # exact where the checks read the offsets on the host, else the upper bound
     nblocks = row_block_count(T, B, bm, off)
     out = torch.empty_like(x)
@@ -271,6 +281,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                   ACT=ACT_CODES[activation], LOG_B=max(1, B.bit_length()),
                   HAS_LNW=ln_weight is not None, HAS_LNB=ln_bias is not None,
                   HAS_RMSW=rms_weight is not None)
+    if row_table:
+        consts["ROW_TABLE"] = True
     if kv_tma:
         _check_kv_tma(op, k, v, Hkv, D)
         from ..device import ensure_allocator

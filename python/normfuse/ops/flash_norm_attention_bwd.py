@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from ..reference_attention import ACTIVATIONS, check_layout, default_qk_scale
-from .common import host_offsets, row_block_count
+from .common import host_offsets, row_block_count, row_block_table
 
 __all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "BwdConfig", "row_block_table",
            "unwritten_scratch", "bwd_kernels"]
@@ -83,36 +83,6 @@ def _kernel(which: str):
         from ..kernels.attention_bwd import fna_bwd_rows_saved_naive
         return fna_bwd_rows_saved_naive
     return bwd_kernels()[0 if which == "rows" else 1]
-
-
-def row_block_table(offsets: torch.Tensor, block_m: int, rows: int | None = None) -> torch.Tensor:
-    """int32 [programs, 3]: (batch, first row, end of the sequence) of every BLOCK_M-row block of
-    every sequence (empty sequences have none), in order, built where `offsets` are.
-
-    Without `rows` the table is exact (its length is read on the host: a sync for device offsets).
-    With `rows` (T, from x's shape) nothing is read on the host: the table has cdiv(T, BLOCK_M) + B
-    entries, an upper bound on the block count (only a sequence's last block can be partial), and
-    the entries past the last block are dead, (B - 1, T, T): every row of them masked off."""
-    off = offsets.to(torch.int64)
-    lens = off[1:] - off[:-1]
-    nb = (lens + block_m - 1) // block_m
-    cum = torch.cumsum(nb, 0)
-    B = nb.numel()
-    if rows is None:
-        total = int(cum[-1]) if B else 0
-    else:
-        total = row_block_count(int(rows), B, block_m)
-    j = torch.arange(total, device=off.device)
-    b = torch.searchsorted(cum, j, right=True)
-    live = b < B
-    b = b.clamp(max=max(B - 1, 0))
-    first = cum[b] - nb[b]
-    start = off[b] + (j - first) * block_m
-    end = off[b + 1]
-    if rows is not None:
-        start = torch.where(live, start, off[-1])
-        end = torch.where(live, end, off[-1])
-    return torch.stack([b, start, end], 1).to(torch.int32).contiguous()
 
 
 def _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights: dict, activation,

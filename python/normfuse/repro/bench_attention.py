@@ -15,14 +15,18 @@ in [0, max_len] (average sparsity 0.5), max_len in {1000, 3000, 10000}, H in {2,
 activation gelu_tanh (GDPA) and softmax; `--quick`: H = 2, max_len 1000 and 3000. Per cell:
 
   fused_ms      normfuse.ops.flash_norm_attention's kernel (default passes; prepared launch);
-                the full run also times BLOCK_M 128 x 8 warps and the pipeline variants
-                `VARIANTS` (`fused_ms_by_config`, the best in `fused_best_ms`)
+                the runs also time it with the binary search for the rows ("search"), the
+                full run BLOCK_M 128 x 8 warps and the pipeline variants `VARIANTS`
+                (`fused_ms_by_config`, the best in `fused_best_ms`)
+  fused_call_ms the whole `flash_norm_attention_fwd` call (validation, the row-block table,
+                the launch; the offsets' host copy cached as across a model's layers)
   naive_ms      the naive kernel without the passes (the oracle), for reference
   unfused_ms    ln_ms + core_ms + post_ms: torch.compile'd LayerNorm, the attention core
                 kernel (below) on LN(x), torch.compile'd RMSNorm(o + ln) + x
   saved_pct     (unfused_ms - fused_ms) / unfused_ms * 100   (the issue's "% of total time saved")
   core_ms       the attention core alone: a plain jagged Triton kernel written here (one program
-                per (row block, head); GDPA or FA2-style online softmax), no norms
+                per (row block, head); GDPA or FA2-style online softmax), no norms; its rows
+                from the row-block table (`core_search_ms`: by the binary search)
   sdpa_ms       softmax only: torch SDPA on padded [B, H, max_len, D] queries, the best of its
                 flash / efficient / cudnn backends (padding doubles its work at sparsity 0.5)
   core_vs_best  core_ms / best baseline (sdpa_ms for softmax; for GDPA the core kernel is the
@@ -49,11 +53,11 @@ from ..kernels.attention import ACT_CODES, _locate, attend
 @triton.jit
 def attention_core(Q, K, V, O, OFFS, BLOCKS, nbatch, qk_scale, H: tl.constexpr, HKV: tl.constexpr,
                    D: tl.constexpr, L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                   ACT: tl.constexpr, LOG_B: tl.constexpr):
+                   ACT: tl.constexpr, LOG_B: tl.constexpr, ROW_TABLE: tl.constexpr = False):
     """Benchmark reference: o_h = attend(q_h, K_h, V_h) for jagged q [T, H, D], one program per
-    (row block, head)."""
+    (row block, head); ROW_TABLE as in the fused kernel (BLOCKS the row-block table)."""
     N: tl.constexpr = H * D
-    b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B)
+    b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B, ROW_TABLE)
     h = tl.program_id(1)
     rows = row0 + tl.arange(0, BLOCK_M)
     rmask = rows < end
@@ -91,7 +95,9 @@ def _lengths(B, max_len, gen):
 
 def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
     import torch.nn.functional as F
-    from ..ops.flash_norm_attention import DEFAULT_FNA_PASSES, prepare_flash_norm_attention
+    from ..ops.common import host_offsets, row_block_table
+    from ..ops.flash_norm_attention import (DEFAULT_FNA_PASSES, flash_norm_attention_fwd,
+                                            prepare_flash_norm_attention)
     from ..reference_attention import default_qk_scale
     dev = "cuda"
     gen = torch.Generator().manual_seed(seed + 7 * H + max_len)
@@ -115,16 +121,21 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
         parts = set(variant.split("+")) if variant else set()
         if parts & {"c2", "global"} and H < 3:
             continue  # (a 2-CTA cluster is the default's at H = 2)
-        pipeline = next(iter(parts - {"tma"}), None)
+        pipeline = next(iter(parts - {"tma", "search"}), None)
         passes = VARIANTS[pipeline] if pipeline else DEFAULT_FNA_PASSES
         p = prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=bm, num_warps=nw,
-                                         passes=passes, kv_tma="tma" in parts)
+                                         passes=passes, kv_tma="tma" in parts,
+                                         row_table=False if "search" in parts else None)
         p.launch()
         fused[f"{bm}x{nw}" + (f":{variant}" if variant else "")] = _bench(p.launch)
         if cfg == configs[0]:
             out_fused = p.out.clone()
             rec["remarks"] = [r for r in p.compile().remarks if "applied" in r][:6]
             rec["num_ctas"] = int(p.compile().metadata.num_ctas)
+    # the whole op call as a user makes it (validation, the row-block table, the launch; the
+    # offsets' host copy is cached per tensor, as across a model's layers)
+    host_offsets(offs)
+    rec["fused_call_ms"] = _bench(lambda: flash_norm_attention_fwd(x, k, v, offs, activation=act))
     rec["fused_ms_by_config"] = fused
     rec["fused_ms"] = fused[f"{configs[0][0]}x{configs[0][1]}"]
     rec["fused_best_config"] = min(fused, key=fused.get)
@@ -144,15 +155,20 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
     blocks = blocks.to(dev)
     grid = (int(nblk.sum()), H)  # the exact row-block count (the fused op's grid is exact too)
 
-    def core(q):
-        attention_core[grid](q, k, v, o, offs, blocks, B, scale, H=H, HKV=H, D=D, L=L, BLOCK_M=bm,
-                             BLOCK_N=128, ACT=ACT_CODES[act], LOG_B=max(1, B.bit_length()),
-                             num_warps=4, num_stages=2)
+    table = row_block_table(offs, bm)  # (exact: the same grid)
+
+    def core(q, search=False):
+        attention_core[grid](q, k, v, o, offs, blocks if search else table, B, scale, H=H, HKV=H,
+                             D=D, L=L, BLOCK_M=bm, BLOCK_N=128, ACT=ACT_CODES[act],
+                             LOG_B=max(1, B.bit_length()), ROW_TABLE=not search, num_warps=4,
+                             num_stages=2)
         return o
+    core(ln.view(T, H, D), search=True)
     core(ln.view(T, H, D))
     out_unfused = post_fn(o.view(T, N), ln, x2)
     rec["ln_ms"] = _bench(lambda: ln_fn(x2))
     rec["core_ms"] = _bench(lambda: core(ln.view(T, H, D)))
+    rec["core_search_ms"] = _bench(lambda: core(ln.view(T, H, D), search=True))
     rec["post_ms"] = _bench(lambda: post_fn(o.view(T, N), ln, x2))
     rec["unfused_ms"] = rec["ln_ms"] + rec["core_ms"] + rec["post_ms"]
     rec["saved_pct"] = (rec["unfused_ms"] - rec["fused_ms"]) / rec["unfused_ms"] * 100
@@ -207,14 +223,16 @@ def cells(quick: bool) -> list:
 # (Measured slower in every cell on the H200, 2026-12-03, and no longer timed: 64 x 8 warps,
 # 32 x 4, K and V by TMA (`kv_tma`): 1.37-1.88x the default's time.)
 VARIANTS = {"each": ("cluster-reduce", "epilogue-norm", "residual-acc"),
+            # ("search": each program finds its rows by the binary search, no row-block table)
             "c2": ("cluster-reduce{cluster-size=2,gather=once}", "epilogue-norm", "residual-acc"),
             "global": ("cluster-reduce{exchange=global}", "epilogue-norm", "residual-acc")}
 
 
 def configs(quick: bool) -> tuple:
     """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
-    return ((64, 4),) if quick else ((64, 4), (64, 4, "each"), (128, 8), (64, 4, "c2"),
-                                     (64, 4, "global"))
+    return ((64, 4), (64, 4, "search")) if quick else (
+        (64, 4), (64, 4, "search"), (64, 4, "each+search"), (128, 8), (64, 4, "c2"),
+        (64, 4, "global"))
 
 
 def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:
