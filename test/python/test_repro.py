@@ -231,8 +231,9 @@ def test_attention_backward_train_step_fields():
     got = train_step_fields(rec)
     assert got["train_fused_ms"] == 4.0 and got["train_unfused_best_ms"] == 5.0
     assert abs(got["train_saved_pct_vs_padded_unfused"] - 20.0) < 1e-9
-    rec.pop("unfused_compiled_ms")  # (compiled skipped for time: the eager pipeline only)
-    assert train_step_fields(rec)["train_unfused_best_ms"] == 6.0
+    rec.pop("unfused_compiled_ms")  # (compiled skipped for time: no saved % against eager alone)
+    got = train_step_fields(rec)
+    assert got["train_unfused_best_ms"] == 6.0 and "train_saved_pct_vs_padded_unfused" not in got
     assert train_step_fields({"fwd_saving_ms": 1.0}) == {}
 
 
