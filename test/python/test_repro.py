@@ -284,3 +284,54 @@ def test_attention_bwd_tile_lists():
     assert ab.parse_tiles("") == []
     with pytest.raises(ValueError, match=r"tile '64x64:8': expected BLOCK_MxBLOCK_L:warps:stages"):
         ab.parse_tiles("32x32:4:2,64x64:8")
+
+
+@pytest.mark.parametrize("act", ["softmax", "gelu_tanh"])
+def test_attention_core_kernels_agree_on_the_cpu(act):
+    """bench_attention's attention cores (the row-block one, by the table and by the search, and
+    the K / V-resident experiment) compute attend(q) per sequence and head: against torch in
+    fp32 through the interpreter, jagged lengths (empty, short, several row blocks)."""
+    import math
+
+    import torch
+    from normfuse.kernels.attention import ACT_CODES
+    from normfuse.ops.common import row_block_table
+    from normfuse.reference_attention import default_qk_scale
+    from normfuse.repro.bench_attention import attention_core, attention_core_kv_resident
+    from normfuse.testing import check_pass_numerics
+    g = torch.Generator().manual_seed(3)
+    lens, H, D, L, BM = [5, 0, 1, 19, 40], 2, 16, 16, 16
+    B, T = len(lens), sum(lens)
+    q = torch.randn(T, H, D, generator=g).to(torch.bfloat16)
+    k = (torch.randn(B, L, H, D, generator=g) / math.sqrt(D)).to(torch.bfloat16)
+    v = torch.randn(B, L, H, D, generator=g).to(torch.bfloat16)
+    offs = torch.tensor([0] + torch.tensor(lens).cumsum(0).tolist(), dtype=torch.int32)
+    scale = default_qk_scale(act, D)
+    ref = torch.zeros(T, H, D)
+    for b in range(B):
+        s0, s1 = int(offs[b]), int(offs[b + 1])
+        for h in range(H):
+            s = q[s0:s1, h].float() @ k[b, :, h].float().T
+            p = torch.softmax(s * scale, -1) if act == "softmax" else \
+                torch.nn.functional.gelu(s, approximate="tanh") * scale
+            ref[s0:s1, h] = p @ v[b, :, h].float()
+    nb = [-(-n // BM) for n in lens]
+    blocks = torch.tensor([0] + torch.tensor(nb).cumsum(0).tolist(), dtype=torch.int32)
+    consts = dict(H=H, HKV=H, D=D, L=L, BLOCK_M=BM, BLOCK_N=L, ACT=ACT_CODES[act],
+                  LOG_B=max(1, B.bit_length()))
+    outs = {}
+    for name, fn, args, c, grid in (
+            ("search", attention_core, [q, k, v, None, offs, blocks, B, scale],
+             dict(consts, ROW_TABLE=False), (sum(nb), H)),
+            ("table", attention_core, [q, k, v, None, offs, row_block_table(offs, BM), B, scale],
+             dict(consts, ROW_TABLE=True), (sum(nb), H)),
+            ("kv_resident", attention_core_kv_resident,
+             [q, k, v, None, row_block_table(offs, 2 * BM), scale],
+             dict(H=H, HKV=H, D=D, L=L, BLOCK_M=BM, ROWS=2 * BM, ACT=ACT_CODES[act]),
+             (row_block_table(offs, 2 * BM).shape[0], H))):
+        args[3] = torch.full((T, H, D), float("nan")).to(torch.bfloat16)
+        res = check_pass_numerics(fn, args, constexprs=c, grid=grid, passes=(), num_warps=4)
+        outs[name] = res.before["O"].float()
+        err = (outs[name] - ref).norm() / ref.norm()
+        assert err < 1e-2, (name, float(err))
+    assert torch.equal(outs["search"], outs["table"])

@@ -26,7 +26,10 @@ activation gelu_tanh (GDPA) and softmax; `--quick`: H = 2, max_len 1000 and 3000
   saved_pct     (unfused_ms - fused_ms) / unfused_ms * 100   (the issue's "% of total time saved")
   core_ms       the attention core alone: a plain jagged Triton kernel written here (one program
                 per (row block, head); GDPA or FA2-style online softmax), no norms; its rows
-                from the row-block table (`core_search_ms`: by the binary search)
+                from the row-block table (`core_search_ms`: by the binary search);
+                `core_kv_resident_{rows}_ms`: an experiment, K and V loaded once per program
+                of up to `rows` rows (`attention_core_kv_resident`), with its error against
+                the core's output
   sdpa_ms       softmax only: torch SDPA on padded [B, H, max_len, D] queries, the best of its
                 flash / efficient / cudnn backends (padding doubles its work at sparsity 0.5)
   core_vs_best  core_ms / best baseline (sdpa_ms for softmax; for GDPA the core kernel is the
@@ -48,7 +51,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ..kernels.attention import ACT_CODES, _locate, attend
+from ..kernels.attention import ACT_CODES, _activation, _locate, attend
 
 @triton.jit
 def attention_core(Q, K, V, O, OFFS, BLOCKS, nbatch, qk_scale, H: tl.constexpr, HKV: tl.constexpr,
@@ -67,6 +70,48 @@ def attention_core(Q, K, V, O, OFFS, BLOCKS, nbatch, qk_scale, H: tl.constexpr, 
     kvh = b.to(tl.int64) * (L * HKV * D) + (h // (H // HKV)) * D
     acc, _ = attend(q, K, V, kvh, qk_scale, HKV, D, L, BLOCK_M, BLOCK_N, ACT)
     tl.store(O + ptr, acc.to(O.dtype.element_ty), mask=rmask[:, None])
+
+
+@triton.jit
+def attention_core_kv_resident(Q, K, V, O, CHUNKS, qk_scale, H: tl.constexpr, HKV: tl.constexpr,
+                               D: tl.constexpr, L: tl.constexpr, BLOCK_M: tl.constexpr,
+                               ROWS: tl.constexpr, ACT: tl.constexpr):
+    """Benchmark experiment (not a product kernel): `attention_core` with the head's K and V
+    loaded once per program (L <= 128 keys, one tile), the program walking up to ROWS rows of
+    one sequence in BLOCK_M-row steps (CHUNKS: `row_block_table(offsets, ROWS)`, (batch, first
+    row, end) per program), so the next step's queries can load while this one computes, where
+    `attention_core` loads K and V again for every BLOCK_M rows."""
+    N: tl.constexpr = H * D
+    pid = tl.program_id(0)
+    h = tl.program_id(1)
+    b = tl.load(CHUNKS + pid * 3)
+    start = tl.load(CHUNKS + pid * 3 + 1)
+    stop = tl.minimum(tl.load(CHUNKS + pid * 3 + 2), start + ROWS)
+    offs_d = tl.arange(0, D)
+    offs_n = tl.arange(0, L)
+    kv = (b.to(tl.int64) * (L * HKV * D) + (h // (H // HKV)) * D + offs_n[:, None] * (HKV * D)
+          + offs_d[None, :])
+    k = tl.load(K + kv)
+    v = tl.load(V + kv)
+    for r0 in range(start, stop, BLOCK_M):
+        rows = r0 + tl.arange(0, BLOCK_M)
+        rmask = rows < stop
+        ptr = rows.to(tl.int64)[:, None] * N + h * D + offs_d[None, :]
+        q = tl.load(Q + ptr, mask=rmask[:, None], other=0.0)
+        s = tl.dot(q, tl.trans(k))
+        if ACT == 4:
+            s = s * (qk_scale * 1.4426950408889634)
+            m = tl.max(s, axis=1)
+            p = tl.exp2(s - m[:, None])
+            acc = tl.dot(p.to(V.dtype.element_ty), v) / tl.sum(p, axis=1)[:, None]
+        else:
+            p = _activation(s, ACT) * qk_scale
+            acc = tl.dot(p.to(V.dtype.element_ty), v)
+        tl.store(O + ptr, acc.to(O.dtype.element_ty), mask=rmask[:, None])
+
+
+# rows per program of the KV-resident experiment (4 and 8 row blocks of 64)
+KV_RESIDENT_ROWS = (256, 512)
 
 
 _NORMS = []
@@ -169,6 +214,22 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
     rec["ln_ms"] = _bench(lambda: ln_fn(x2))
     rec["core_ms"] = _bench(lambda: core(ln.view(T, H, D)))
     rec["core_search_ms"] = _bench(lambda: core(ln.view(T, H, D), search=True))
+    # the experiment: K and V loaded once per program of up to `rows` rows (L = 128 only)
+    if L <= 128 and L & (L - 1) == 0:
+        o_ref = o.clone()
+        for rows in KV_RESIDENT_ROWS:
+            chunks = row_block_table(offs, rows)
+
+            def core_kv(q, chunks=chunks, rows=rows):
+                attention_core_kv_resident[(chunks.shape[0], H)](
+                    q, k, v, o, chunks, scale, H=H, HKV=H, D=D, L=L, BLOCK_M=bm, ROWS=rows,
+                    ACT=ACT_CODES[act], num_warps=4, num_stages=2)
+            o.zero_()
+            core_kv(ln.view(T, H, D))
+            rec[f"core_kv_resident_{rows}_err"] = float(
+                (o.float() - o_ref.float()).norm() / o_ref.float().norm().clamp_min(1e-30))
+            rec[f"core_kv_resident_{rows}_ms"] = _bench(lambda: core_kv(ln.view(T, H, D)))
+        o.copy_(o_ref)
     rec["post_ms"] = _bench(lambda: post_fn(o.view(T, N), ln, x2))
     rec["unfused_ms"] = rec["ln_ms"] + rec["core_ms"] + rec["post_ms"]
     rec["saved_pct"] = (rec["unfused_ms"] - rec["fused_ms"]) / rec["unfused_ms"] * 100
