@@ -57,10 +57,12 @@ DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-
 # 3.642 ms (GELU, H = 2) and 8.442 -> 6.762 ms (softmax, H = 4) for a forward 0.704 -> 0.751 and
 # 1.421 -> 1.512 ms: 0.34 / 1.59 ms saved per step. False keeps the recompute (less memory).
 SAVE_FOR_BACKWARD = True
-# Each program reads its (batch, first row, end) from a row-block table built on the device
-# (`row_block_table`) instead of a binary search over the running block counts (LOG_B = 10
-# dependent loads at B = 768, on every program's critical path before its first row loads).
-ROW_TABLE = True
+# Whether each program reads its (batch, first row, end) from a row-block table built on the
+# device (`row_block_table`) instead of a binary search over the running block counts (LOG_B = 10
+# dependent loads at B = 768, on every program's critical path before its first row loads). The
+# same bits (interpreter); it costs a few more small device ops per call (the table). Not timed
+# on the GPU yet (bench_attention's "table" config), so off.
+ROW_TABLE = False
 _DTYPES = (torch.bfloat16, torch.float16)
 
 

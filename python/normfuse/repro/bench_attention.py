@@ -15,11 +15,12 @@ in [0, max_len] (average sparsity 0.5), max_len in {1000, 3000, 10000}, H in {2,
 activation gelu_tanh (GDPA) and softmax; `--quick`: H = 2, max_len 1000 and 3000. Per cell:
 
   fused_ms      normfuse.ops.flash_norm_attention's kernel (default passes; prepared launch);
-                the runs also time it with the binary search for the rows ("search"), the
+                the runs also time it with the rows from the row-block table ("table"), the
                 full run BLOCK_M 128 x 8 warps and the pipeline variants `VARIANTS`
                 (`fused_ms_by_config`, the best in `fused_best_ms`)
-  fused_call_ms the whole `flash_norm_attention_fwd` call (validation, the row-block table,
-                the launch; the offsets' host copy cached as across a model's layers)
+  fused_call_ms the whole `flash_norm_attention_fwd` call (validation, the block counts, the
+                launch; the offsets' host copy cached as across a model's layers);
+                `fused_call_table_ms`: the same with the row-block table built and read
   naive_ms      the naive kernel without the passes (the oracle), for reference
   unfused_ms    ln_ms + core_ms + post_ms: torch.compile'd LayerNorm, the attention core
                 kernel (below) on LN(x), torch.compile'd RMSNorm(o + ln) + x
@@ -166,11 +167,11 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
         parts = set(variant.split("+")) if variant else set()
         if parts & {"c2", "global"} and H < 3:
             continue  # (a 2-CTA cluster is the default's at H = 2)
-        pipeline = next(iter(parts - {"tma", "search"}), None)
+        pipeline = next(iter(parts - {"tma", "table"}), None)
         passes = VARIANTS[pipeline] if pipeline else DEFAULT_FNA_PASSES
         p = prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=bm, num_warps=nw,
                                          passes=passes, kv_tma="tma" in parts,
-                                         row_table=False if "search" in parts else None)
+                                         row_table=True if "table" in parts else None)
         p.launch()
         fused[f"{bm}x{nw}" + (f":{variant}" if variant else "")] = _bench(p.launch)
         if cfg == configs[0]:
@@ -181,6 +182,8 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
     # offsets' host copy is cached per tensor, as across a model's layers)
     host_offsets(offs)
     rec["fused_call_ms"] = _bench(lambda: flash_norm_attention_fwd(x, k, v, offs, activation=act))
+    rec["fused_call_table_ms"] = _bench(lambda: prepare_flash_norm_attention(
+        x, k, v, offs, activation=act, row_table=True).launch())
     rec["fused_ms_by_config"] = fused
     rec["fused_ms"] = fused[f"{configs[0][0]}x{configs[0][1]}"]
     rec["fused_best_config"] = min(fused, key=fused.get)
@@ -284,16 +287,15 @@ def cells(quick: bool) -> list:
 # (Measured slower in every cell on the H200, 2026-12-03, and no longer timed: 64 x 8 warps,
 # 32 x 4, K and V by TMA (`kv_tma`): 1.37-1.88x the default's time.)
 VARIANTS = {"each": ("cluster-reduce", "epilogue-norm", "residual-acc"),
-            # ("search": each program finds its rows by the binary search, no row-block table)
+            # ("table": each program reads its rows from the row-block table, `row_table=True`)
             "c2": ("cluster-reduce{cluster-size=2,gather=once}", "epilogue-norm", "residual-acc"),
             "global": ("cluster-reduce{exchange=global}", "epilogue-norm", "residual-acc")}
 
 
 def configs(quick: bool) -> tuple:
     """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
-    return ((64, 4), (64, 4, "search")) if quick else (
-        (64, 4), (64, 4, "search"), (64, 4, "each+search"), (128, 8), (64, 4, "c2"),
-        (64, 4, "global"))
+    return ((64, 4), (64, 4, "table")) if quick else (
+        (64, 4), (64, 4, "table"), (64, 4, "each"), (128, 8), (64, 4, "c2"), (64, 4, "global"))
 
 
 def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:
