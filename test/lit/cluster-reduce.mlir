@@ -8,9 +8,17 @@
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{cluster-size=32}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{exchange=l2}' %s 2>&1 | FileCheck %s --check-prefix=BADEXCH
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{gather=once}' %s 2>/dev/null | FileCheck %s --check-prefix=ONCE
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{early-loads=true}' %s 2>%t.early | FileCheck %s --check-prefix=EARLY
+// RUN: FileCheck %s --check-prefix=EARLYREMARK < %t.early
+// RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{early-loads=true,exchange=global}' %s 2>&1 | FileCheck %s --check-prefix=BADEARLY
 
 // BADOPT: option cluster-reduce{cluster-size} must be in 2..16, got 32
 // BADEXCH: option cluster-reduce{exchange} must be dsmem or global, got 'l2'
+// BADEARLY: option cluster-reduce{early-loads} needs exchange=dsmem
+// EARLYREMARK: applied: early-loads: 1 load (of arg4) independent of the exchange issued between the cluster barrier's arrive and wait
+// EARLYREMARK: applied: early-loads: 2 loads (of arg4, arg5) independent of the exchange
+// EARLYREMARK: missed: early-loads: no load after an exchange is independent of it
+// EARLYREMARK: missed: early-loads: not in the persistent form
 
 // 4 tiles -> a 4-CTA cluster, one tile per CTA: the loops over N are gone.
 // CHECK-LABEL: tt.func public @rms_four_tiles
@@ -67,6 +75,18 @@
 // ONCE-NEXT: %[[TOT:.+]] = tt.elementwise_inline_asm "{{.*}}ld.shared.f32 $0, [%nfa+256]; }" {{.*}} %[[ROWS]] : tensor<64xi32> -> tensor<64xf32>
 // ONCE-NOT: ld.shared::cluster
 // ONCE: arith.divf %[[TOT]]
+
+// early-loads: the barrier in its two halves; the load of G (arg4, never stored) moved between
+// them with its address; the reload of the tile stored to Y stays after the read of the totals.
+// EARLY-LABEL: tt.func public @rms_four_tiles
+// EARLY: st.shared.f32 [%nfa+0], $2;
+// EARLY-NEXT: "{{.*}}barrier.cluster.arrive.release; mov.u32 $0, 0;"
+// EARLY: %[[G:.+]] = tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<32x!tt.ptr<bf16>>
+// EARLY-NEXT: "{{.*}}barrier.cluster.wait.acquire; mov.u32 $0, 0;"
+// EARLY-NEXT: %[[TOT:.+]] = tt.elementwise_inline_asm "{{.*}}ld.shared::cluster.f32
+// EARLY: tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// EARLY-NOT: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
+// EARLY: tt.return
 
 module {
   tt.func public @rms_four_tiles(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {

@@ -116,6 +116,12 @@ def reads_memory(op: Op, *, private: bool = True) -> bool:
                for o in _nested(op) for e in effects(o))
 
 
+def is_normfuse_asm(op: Op) -> bool:
+    """An inline asm that normfuse emitted (it touches only normfuse's private memory)."""
+    return (op.name in ("tt.elementwise_inline_asm", "tt.inline_asm")
+            and (first_string(op.text) or "").startswith(NORMFUSE_ASM_MARK))
+
+
 def is_pure(op: Op) -> bool:
     """No effect at all, nested ops included (may be erased when unused, duplicated, hoisted)."""
     return not any(effects(o) for o in _nested(op))

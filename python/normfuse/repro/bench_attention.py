@@ -289,13 +289,17 @@ def cells(quick: bool) -> list:
 VARIANTS = {"each": ("cluster-reduce", "epilogue-norm", "residual-acc"),
             # ("table": each program reads its rows from the row-block table, `row_table=True`)
             "c2": ("cluster-reduce{cluster-size=2,gather=once}", "epilogue-norm", "residual-acc"),
-            "global": ("cluster-reduce{exchange=global}", "epilogue-norm", "residual-acc")}
+            "global": ("cluster-reduce{exchange=global}", "epilogue-norm", "residual-acc"),
+            # x, K, V and the weights loaded between the cluster barrier's arrive and wait
+            "early": ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm",
+                      "residual-acc")}
 
 
 def configs(quick: bool) -> tuple:
     """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
-    return ((64, 4), (64, 4, "table")) if quick else (
-        (64, 4), (64, 4, "table"), (64, 4, "each"), (128, 8), (64, 4, "c2"), (64, 4, "global"))
+    return ((64, 4), (64, 4, "table"), (64, 4, "early"), (64, 4, "early+table")) if quick else (
+        (64, 4), (64, 4, "table"), (64, 4, "early"), (64, 4, "early+table"), (64, 4, "each"),
+        (128, 8), (64, 4, "c2"), (64, 4, "global"))
 
 
 def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:
