@@ -188,6 +188,13 @@ def test_fused_equals_naive():
     assert unwritten_scratch(last_remarks()) == set()  # two heads per CTA: the reloads stay
     for a, b, c in zip(naive, fused, two):
         assert torch.equal(a, b) and torch.equal(a, c)
+    # early-loads: the loads that do not depend on an exchange between its arrive and wait
+    early = flash_norm_attention_bwd(*args, passes="cluster-reduce-chain{scratch=Z:DLNQ,"
+                                     "early-loads=true}", **kw)
+    assert any("early-loads: " in r and "applied" in r for r in last_remarks()), last_remarks()
+    assert unwritten_scratch(last_remarks()) == {"Z", "DLNQ"}
+    for a, b in zip(naive, early):
+        assert torch.equal(a, b)
 
 
 def test_all_sequences_empty():

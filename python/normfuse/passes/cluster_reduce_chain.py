@@ -83,6 +83,10 @@ scratch = NAME[:NAME...]       pointer parameters only the kernel reads: their s
                                its locations); TTIR without locations (the lit files) names them
                                arg0, arg1, ... by position. A scratch parameter must not alias
                                another argument (the op allocates it for the kernel alone)
+early-loads = false | true     as in cluster-reduce: each exchange's barrier as its arrive and
+                               wait, the loads after it that do not depend on it (of memory no
+                               store of the kernel writes, after the forwarding and the scratch
+                               erasure) moved between them. Not timed on the GPU yet
 """
 from __future__ import annotations
 
@@ -98,7 +102,8 @@ from ..launch import ClusterSize, ExtraSharedMemory
 from ..ir.query import func_params, is_pointer
 from . import Pass, PassError, PassRun
 from ..ir.cluster_ptx import ARRIVE, BARRIER, WAIT, read_asm, write_asm
-from .cluster_reduce import (HW_MAX, PORTABLE_MAX, _same_tiles, _trips, cluster_ctas,
+from .cluster_reduce import (HW_MAX, PORTABLE_MAX, _hoist_loads, _root_name, _same_tiles, _trips,
+                             cluster_ctas,
                              parse_cluster_size)
 
 
@@ -109,7 +114,8 @@ class ClusterReduceChain(Pass):
 
     Options: `cluster_size` ("auto" or 2..16), `max_cluster` (the largest cluster "auto" picks),
     `forward_reloads` (same-CTA reloads through registers), `scratch` (parameters only the kernel
-    reads: their stores erased once every reload was forwarded).
+    reads: their stores erased once every reload was forwarded), `early_loads` (loads that do not
+    depend on an exchange issued between its barrier's arrive and wait).
     Not handled: the persistent form, loops with different trip counts, loops that read another
     trip's stores, side effects outside the loops."""
 
@@ -120,6 +126,7 @@ class ClusterReduceChain(Pass):
     max_cluster: int = PORTABLE_MAX
     forward_reloads: bool = True
     scratch: str = ""
+    early_loads: bool = False
 
     def __post_init__(self):
         if not 2 <= int(self.max_cluster) <= HW_MAX:
@@ -254,6 +261,7 @@ class ClusterReduceChain(Pass):
         nsets = 2 if len(nstats) > 1 else 1
         slot_bytes = nsets * set_bytes
         vt, it = tensor([rows], "f32"), tensor([rows], "i32")
+        waits: list = []  # early-loads: each exchange's wait
         for e, l in enumerate(chain):
             f = ForOp(l)
             last = e == len(chain) - 1
@@ -278,7 +286,11 @@ class ClusterReduceChain(Pass):
                 idx = x.addi(idx, x.splat(off, [rows], hint="slot_offs"), hint="slot_rows")
             wasm, wcons = write_asm(nstats[e], rows, slot_bytes)
             wr = x.inline_asm(wasm, wcons, [idx] + list(partials), [it], hint="xchg_put")
-            x.inline_asm(BARRIER, "=r,r", [rank], ["i32"], hint="cluster_sync")
+            if self.early_loads:
+                x.inline_asm(ARRIVE, "=r,r", [rank], ["i32"], hint="cluster_arrive")
+                waits.append(x.inline_asm(WAIT, "=r,r", [rank], ["i32"], hint="cluster_wait"))
+            else:
+                x.inline_asm(BARRIER, "=r,r", [rank], ["i32"], hint="cluster_sync")
             rasm, rcons = read_asm(nstats[e], rows, slot_bytes, ctas)
             rd = x.inline_asm(rasm, rcons, [idx], [vt] * nstats[e], hint="row_stat")
             if e == len(chain) - 2:  # done reading the peers' slots (the wait is before the return)
@@ -300,6 +312,11 @@ class ClusterReduceChain(Pass):
             module.replace_all_uses(load.results[0], val)
             module.erase(load)
         dropped, kept = self._drop_scratch(module, func, fwd_roots)
+        hoisted = []
+        if waits:  # (after the forwarding and the erasure: fewer stores, fewer loads)
+            written = {id(StoreOp(o).root) for o in func.walk() if o.name in STORES}
+            for w in waits:
+                hoisted += _hoist_loads(module, w, written)
         run.require(func, ClusterSize(ctas), ExtraSharedMemory(slot_bytes))
         per = -(-trips // ctas)
         how = ("one trip per CTA (the loops inlined" + (f", {len(pairs)} reload"
@@ -317,6 +334,15 @@ class ClusterReduceChain(Pass):
                     f"{len(nstats)} exchanges of {', '.join(map(str, nstats))} row sum(s) through "
                     f"distributed shared memory ({slot_bytes} B per CTA, {nsets} slot set"
                     f"{'s' if nsets > 1 else ''}){note}", where)
+        if self.early_loads and hoisted:
+            names = sorted({_root_name(LoadOp(o).root) for o in hoisted})
+            run.applied(f"early-loads: {len(hoisted)} load{'s' if len(hoisted) > 1 else ''} (of "
+                        f"{', '.join(names)}) independent of the exchanges issued between their "
+                        "cluster barriers' arrive and wait", hoisted[0])
+        elif self.early_loads:
+            run.missed("early-loads: no load after an exchange is independent of it (each reads "
+                       "the exchanged sums, sits in a loop, or reads memory this kernel stores to)",
+                       where)
 
     def _drop_scratch(self, module: Module, func: Op, fwd_roots: set) -> tuple[list, list]:
         """Erase the stores to the `scratch` parameters whose reloads were all forwarded
