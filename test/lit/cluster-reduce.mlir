@@ -18,7 +18,8 @@
 // EARLYREMARK: applied: early-loads: 1 load (of arg4) independent of the exchange issued between the cluster barrier's arrive and wait
 // EARLYREMARK: applied: early-loads: 2 loads (of arg4, arg5) independent of the exchange
 // EARLYREMARK: missed: early-loads: no load after an exchange is independent of it
-// EARLYREMARK: missed: early-loads: not in the persistent form
+// EARLYREMARK: applied: early-loads: 1 load (of arg4) independent of the exchange
+// EARLYREMARK: missed: early-loads: no load after an exchange is independent of it
 
 // 4 tiles -> a 4-CTA cluster, one tile per CTA: the loops over N are gone.
 // CHECK-LABEL: tt.func public @rms_four_tiles

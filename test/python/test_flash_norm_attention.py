@@ -438,6 +438,27 @@ def test_gpu_kv_tma_matches_pointer_loads(act):
 
 
 @gpu
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+def test_gpu_launch_variants_same_bits(act):
+    """The forward's untimed variants against the default launch, the same bits: the row-block
+    table, early-loads, and each program walking 256 rows of a sequence with K and V hoisted
+    (`rows_per_program`, hoist-loads); a walk that is not a multiple of BLOCK_M is refused."""
+    from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
+    x, k, v, offs, w = _gpu_case(3, 128, act)
+    early = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm", "residual-acc")
+    runs = [dict(), dict(row_table=True), dict(passes=early),
+            dict(passes=early + ("hoist-loads",), rows_per_program=256)]
+    got = [prepare_flash_norm_attention(x, k, v, offs, activation=act, **w, **r).launch()
+           for r in runs]
+    torch.cuda.synchronize()
+    for r, out in zip(runs[1:], got[1:]):
+        for a, b in zip(got[0], out):
+            assert torch.equal(a, b), r
+    with pytest.raises(ValueError, match="rows_per_program must be a positive multiple of BLOCK_M"):
+        prepare_flash_norm_attention(x, k, v, offs, activation=act, rows_per_program=100)
+
+
+@gpu
 def test_gpu_wrong_device():
     from normfuse.ops import flash_norm_attention
     x, k, v, offs, w = _gpu_case(2, 64, "gelu_tanh")

@@ -11,6 +11,10 @@ One program per BLOCK_M row block of one batch. BLOCKS [B + 1] int32 is the runn
 blocks per batch (BLOCKS[b] = sum_{c < b} cdiv(len_c, BLOCK_M)); a program finds its batch by a
 binary search (LOG_B steps, unrolled) and its rows from there; programs past the last row block
 have every row masked off, so the grid may be any upper bound (cdiv(T, BLOCK_M) + B: no host sync).
+ROWS (constexpr, > 0): each program walks up to ROWS rows of one sequence (a multiple of
+BLOCK_M) in BLOCK_M-row blocks, BLOCKS the table of those chunks (`row_block_table(offsets,
+ROWS)`): the blocks of a sequence share one program, so its K and V can be loaded once for them
+(a pass hoists the loop-invariant loads out of the walk).
 ROW_TABLE (constexpr): BLOCKS is instead the row-block table, int32 [programs, 3] of (batch,
 first row, end of the sequence) (`ops.common.row_block_table`; dead entries first row = end):
 one round of loads where the search is LOG_B dependent ones on every program's critical path.
@@ -138,10 +142,10 @@ def flash_norm_attention_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN,
                                ACT: tl.constexpr, LOG_B: tl.constexpr,
                                HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
                                HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False,
-                               ROW_TABLE: tl.constexpr = False):
+                               ROW_TABLE: tl.constexpr = False, ROWS: tl.constexpr = 0):
     _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, OUT, RRMS, nbatch,
               qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
-              HAS_LNB, HAS_RMSW, False, KV_TMA, ROW_TABLE)
+              HAS_LNB, HAS_RMSW, False, KV_TMA, ROW_TABLE, ROWS)
 
 
 @triton.jit
@@ -152,7 +156,7 @@ def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, 
                                     ACT: tl.constexpr, LOG_B: tl.constexpr,
                                     HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
                                     HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False,
-                                    ROW_TABLE: tl.constexpr = False):
+                                    ROW_TABLE: tl.constexpr = False, ROWS: tl.constexpr = 0):
     """The training forward: `flash_norm_attention_naive` that also stores, for the backward,
     the attention's output g = attend(ln_q) per head (GS [T, H, D] in OUT's dtype; the backward
     adds ln_q back, so g's rounding is relative to g, not to z = g + ln_q, which FA2's delta =
@@ -160,7 +164,7 @@ def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, 
     f32). With the accumulator also stored, `residual-acc` leaves it starting at zero."""
     _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, nbatch,
               qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
-              HAS_LNB, HAS_RMSW, True, KV_TMA, ROW_TABLE)
+              HAS_LNB, HAS_RMSW, True, KV_TMA, ROW_TABLE, ROWS)
 
 
 @triton.jit
@@ -169,10 +173,30 @@ def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, 
               L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
               LOG_B: tl.constexpr, HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr,
               HAS_RMSW: tl.constexpr, SAVE: tl.constexpr, KV_TMA: tl.constexpr,
-              ROW_TABLE: tl.constexpr):
+              ROW_TABLE: tl.constexpr, ROWS: tl.constexpr):
+    if ROWS > 0:  # BLOCKS: the table of ROWS-row chunks; their BLOCK_M-row blocks in turn
+        b, start, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B, True)
+        stop = tl.minimum(end, start + ROWS)
+        for row0 in range(start, stop, BLOCK_M):
+            _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, stop,
+                       qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, HAS_LNW,
+                       HAS_LNB, HAS_RMSW, SAVE, KV_TMA)
+    else:
+        b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B, ROW_TABLE)
+        _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, end,
+                   qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, HAS_LNW,
+                   HAS_LNB, HAS_RMSW, SAVE, KV_TMA)
+
+
+@triton.jit
+def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, end,
+               qk_scale, eps, rms_eps, H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
+               L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
+               HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr, HAS_RMSW: tl.constexpr,
+               SAVE: tl.constexpr, KV_TMA: tl.constexpr):
+    """One BLOCK_M-row block of batch b: rows row0.. below end."""
     N: tl.constexpr = H * D
     GROUP: tl.constexpr = H // HKV
-    b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B, ROW_TABLE)
     rows = row0 + tl.arange(0, BLOCK_M)
     rmask = rows < end
     xrow = X + rows.to(tl.int64) * N

@@ -226,7 +226,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                                  rms_eps=None, max_seqlen=None, passes=DEFAULT_FNA_PASSES,
                                  check_offsets: bool = True, block_m: int | None = None,
                                  num_warps: int | None = None, save: bool = False,
-                                 kv_tma: bool = False, row_table: bool | None = None) -> PreparedFNA:
+                                 kv_tma: bool = False, row_table: bool | None = None,
+                                 rows_per_program: int = 0) -> PreparedFNA:
     """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
     stores g (the attention's output) and (softmax) lse for the backward into `PreparedFNA.g` /
     `.lse`. `kv_tma`: K and V tiles by bulk tensor copies straight into shared memory instead of
@@ -234,7 +235,9 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     default's time on the H200, 2026-12-03: off by default); needs
     16-byte aligned K and V and rows of HKV * D a multiple of 16 bytes. `row_table` (None:
     `ROW_TABLE`): the programs find their rows in a row-block table built on the device, else by
-    a binary search over the running block counts."""
+    a binary search over the running block counts. `rows_per_program` (a multiple of BLOCK_M,
+    0: one row block per program): each program walks up to that many rows of one sequence,
+    block by block (the kernel's ROWS; pass `hoist-loads` to load K and V once per program)."""
     op = "flash_norm_attention"
     rms_eps = eps if rms_eps is None else rms_eps
     T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
@@ -255,7 +258,13 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     # pageable memory can wait for the stream, and none is allowed while a CUDA graph is
     # captured)
     row_table = ROW_TABLE if row_table is None else bool(row_table)
-    if row_table:  # (cdiv(T, BLOCK_M) + B entries, those past the last block dead)
+    walk = int(rows_per_program)
+    if walk and (walk < 0 or walk % bm):
+        raise ValueError(f"{op}: rows_per_program must be a positive multiple of BLOCK_M = {bm}, "
+                         f"got {rows_per_program}")
+    if walk:  # the table of walk-row chunks (cdiv(T, walk) + B entries, those past the end dead)
+        blocks = row_block_table(offs, walk, rows=T)
+    elif row_table:  # (cdiv(T, BLOCK_M) + B entries, those past the last block dead)
         blocks = row_block_table(offs, bm, rows=T)
     else:
         lens = offs[1:] - offs[:-1]
@@ -263,7 +272,7 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
         if B:
             blocks[1:] = torch.cumsum(torch.div(lens + (bm - 1), bm, rounding_mode="floor"), 0)
     # exact where the checks read the offsets on the host, else the upper bound
-    nblocks = row_block_count(T, B, bm, off)
+    nblocks = row_block_count(T, B, walk or bm, off)
     out = torch.empty_like(x)
     mean = torch.empty(T, dtype=torch.float32, device=x.device)
     rstd = torch.empty_like(mean)
@@ -283,7 +292,9 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                   ACT=ACT_CODES[activation], LOG_B=max(1, B.bit_length()),
                   HAS_LNW=ln_weight is not None, HAS_LNB=ln_bias is not None,
                   HAS_RMSW=rms_weight is not None)
-    if row_table:
+    if walk:
+        consts["ROWS"] = walk
+    elif row_table:
         consts["ROW_TABLE"] = True
     if kv_tma:
         _check_kv_tma(op, k, v, Hkv, D)

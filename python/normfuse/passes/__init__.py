@@ -31,6 +31,7 @@ _REGISTRY: dict[str, str] = {
     "residual-acc": "normfuse.passes.residual_acc:ResidualAcc",
     "cluster-reduce-chain": "normfuse.passes.cluster_reduce_chain:ClusterReduceChain",
     "hopper-ws": "normfuse.passes.hopper_ws:HopperWS",
+    "hoist-loads": "normfuse.passes.hoist_loads:HoistLoads",
 }
 
 

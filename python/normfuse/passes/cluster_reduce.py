@@ -137,8 +137,9 @@ early-loads = false | true     true: each exchange's cluster barrier is emitted 
     a thread's own program order is kept. The loads' latency then overlaps the wait for the
     peers. FlashNormAttention's forward: x, K, V and the norm weights move, and ptxas spills
     drop from 788-900 to 112-152 B per thread (64 x 4 warps, H 2-4, gather=once); the post-norm
-    kernels: the norm weights. Not in the persistent form (missed remark). Not timed on the GPU
-    yet.
+    kernels: the norm weights. In the persistent form the loads move within their row block's
+    trip (a CTA still arrives at row block i + 1's barrier only after reading row block i's
+    slots, which the two slot sets rely on). Not timed on the GPU yet.
 exchange = dsmem | global      where the partials meet. dsmem (default): as above. global: each
     CTA writes its partials to its own slice of Triton's global scratch (`ttg.global_scratch_alloc`,
     one slice of S bytes per CTA at base + ctaid * S); the same cluster barrier orders the writes
@@ -427,9 +428,10 @@ class ClusterReduce(Pass):
         # persistent: two slot sets, used by even and odd row blocks (see `_slot_index`)
         slot_bytes = 2 * nbytes if outer is not None else nbytes
         first_slot = 0
-        # early-loads (the flat form only: in the persistent one the next row block's loads
-        # would need the slot parity's reasoning redone): each exchange's wait, for the hoist
-        waits = [] if self.early_loads and outer is None else None
+        # early-loads: each exchange's wait, for the hoist (in the persistent form too: the
+        # loads move within their row block's trip, and a CTA still arrives at row block i + 1's
+        # barrier only after its reads of row block i, which is what the two slot sets need)
+        waits = [] if self.early_loads else None
         for fp in prologues:
             # dealt like the GEMM loop, its partial sums exchanged (one exchange for all of them)
             pfirst, pstride = dealt(fp)
@@ -513,10 +515,7 @@ class ClusterReduce(Pass):
                     + ("distributed shared memory" if self.exchange == "dsmem" else "global scratch (L2)")
                     + f" ({slot_bytes} B per CTA), one cluster barrier per row block; {how}", where)
         if self.early_loads:
-            if outer is not None:
-                run.missed("early-loads: not in the persistent form (the clusters walk row blocks); "
-                           "the loads stay after the barrier", where)
-            elif hoisted:
+            if hoisted:
                 names = sorted({_root_name(LoadOp(o).root) for o in hoisted})
                 run.applied(f"early-loads: {len(hoisted)} load{'s' if len(hoisted) > 1 else ''} "
                             f"(of {', '.join(names)}) independent of the exchange issued between "

@@ -15,7 +15,9 @@ in [0, max_len] (average sparsity 0.5), max_len in {1000, 3000, 10000}, H in {2,
 activation gelu_tanh (GDPA) and softmax; `--quick`: H = 2, max_len 1000 and 3000. Per cell:
 
   fused_ms      normfuse.ops.flash_norm_attention's kernel (default passes; prepared launch);
-                the runs also time it with the rows from the row-block table ("table"), the
+                the runs also time it with the rows from the row-block table ("table"),
+                early-loads ("early"), each program walking 256 / 512 rows of a sequence with
+                K and V loaded once ("walk256", "walk512": `rows_per_program`, hoist-loads), the
                 full run BLOCK_M 128 x 8 warps and the pipeline variants `VARIANTS`
                 (`fused_ms_by_config`, the best in `fused_best_ms`)
   fused_call_ms the whole `flash_norm_attention_fwd` call (validation, the block counts, the
@@ -167,11 +169,14 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
         parts = set(variant.split("+")) if variant else set()
         if parts & {"c2", "global"} and H < 3:
             continue  # (a 2-CTA cluster is the default's at H = 2)
-        pipeline = next(iter(parts - {"tma", "table"}), None)
+        walk = next((int(q[4:]) for q in parts if q.startswith("walk")), 0)
+        pipeline = next(iter({q for q in parts if not q.startswith("walk")} - {"tma", "table"}),
+                        "walk" if walk else None)
         passes = VARIANTS[pipeline] if pipeline else DEFAULT_FNA_PASSES
         p = prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=bm, num_warps=nw,
                                          passes=passes, kv_tma="tma" in parts,
-                                         row_table=True if "table" in parts else None)
+                                         row_table=True if "table" in parts else None,
+                                         rows_per_program=walk)
         p.launch()
         fused[f"{bm}x{nw}" + (f":{variant}" if variant else "")] = _bench(p.launch)
         if cfg == configs[0]:
@@ -292,14 +297,17 @@ VARIANTS = {"each": ("cluster-reduce", "epilogue-norm", "residual-acc"),
             "global": ("cluster-reduce{exchange=global}", "epilogue-norm", "residual-acc"),
             # x, K, V and the weights loaded between the cluster barrier's arrive and wait
             "early": ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm",
-                      "residual-acc")}
+                      "residual-acc"),
+            # "walkN": each program walks N rows of a sequence, K and V loaded once for them
+            "walk": ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm",
+                     "residual-acc", "hoist-loads")}
 
 
 def configs(quick: bool) -> tuple:
     """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
-    return ((64, 4), (64, 4, "table"), (64, 4, "early"), (64, 4, "early+table")) if quick else (
-        (64, 4), (64, 4, "table"), (64, 4, "early"), (64, 4, "early+table"), (64, 4, "each"),
-        (128, 8), (64, 4, "c2"), (64, 4, "global"))
+    return ((64, 4),) if quick else (
+        (64, 4), (64, 4, "table"), (64, 4, "early"), (64, 4, "early+table"), (64, 4, "walk256"),
+        (64, 4, "walk512"), (64, 4, "each"), (128, 8), (64, 4, "c2"), (64, 4, "global"))
 
 
 def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:
