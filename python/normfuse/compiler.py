@@ -679,12 +679,13 @@ def kernel_args(fn, runtime_args, constexprs: dict) -> tuple:
     it = iter(runtime_args)
     cs = set(fn.constexprs)
     out = []
-    for i, (n, p) in enumerate(zip(fn.arg_names, fn.params)):
+    params = getattr(fn, "params", None) or [None] * len(fn.arg_names)
+    for i, (n, p) in enumerate(zip(fn.arg_names, params)):
         if i not in cs:
             out.append(next(it))
         elif n in constexprs:
             out.append(constexprs[n])
-        elif p.has_default:
+        elif p is not None and p.has_default:
             out.append(p.default)
         else:
             raise TypeError(f"{fn.__name__}: constexpr {n} has no value and no default")

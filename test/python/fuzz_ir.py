@@ -38,6 +38,7 @@ PIPELINES = {
     "cluster-reduce-chain": ["--cluster-reduce-chain"],
     "hopper-ws": ["--hopper-ws"],
     "residual-acc": ["--residual-acc"],
+    "hoist-loads": ["--hoist-loads"],
     "post-norm default": ["--pass-pipeline=cluster-reduce,epilogue-norm"],
     "default": ["--pass-pipeline=default"],
 }

@@ -286,7 +286,7 @@ def test_attention_bwd_tile_lists():
         ab.parse_tiles("32x32:4:2,64x64:8")
 
 
-@pytest.mark.parametrize("act", ["softmax", "gelu_tanh"])
+@pytest.mark.parametrize("act", ["softmax", pytest.param("gelu_tanh", marks=pytest.mark.slow)])
 def test_attention_core_kernels_agree_on_the_cpu(act):
     """bench_attention's attention cores (the row-block one, by the table and by the search, and
     the K / V-resident experiment) compute attend(q) per sequence and head: against torch in
