@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .core import Op
+from .core import Op, Value
 from .syntax import first_string, read_attrs
 
 READ = "read"
@@ -125,3 +125,26 @@ def is_normfuse_asm(op: Op) -> bool:
 def is_pure(op: Op) -> bool:
     """No effect at all, nested ops included (may be erased when unused, duplicated, hoisted)."""
     return not any(effects(o) for o in _nested(op))
+
+
+def pure_operand_slice(op: Op, block, considered, blocked=frozenset()) -> list[Op] | None:
+    """The ops that compute `op`'s operands, transitively, among those `considered` (ids of ops;
+    the others' values are taken as given): each must sit directly in `block`, be pure and
+    have no regions, and no value reached may be in `blocked` (ids of values). What moves with
+    `op` when it moves earlier in `block`; unordered; None when something disqualifies it."""
+    out: list[Op] = []
+    seen: set = set()
+    todo = [v for v in op.operands if isinstance(v, Value)]
+    while todo:
+        v = todo.pop()
+        if id(v) in blocked:
+            return None
+        d = v.owner
+        if d is None or id(d) not in considered or id(d) in seen:
+            continue
+        if d.block is not block or d.regions or not is_pure(d):
+            return None
+        seen.add(id(d))
+        out.append(d)
+        todo += [u for u in d.operands if isinstance(u, Value)]
+    return out

@@ -178,7 +178,8 @@ from ..ir import Module, Op, Value
 from ..ir.cluster_ptx import (ARRIVE, BARRIER, CTA_BARRIER, MARK, SCRATCH_TOKEN, WAIT, read_asm,
                                read_global_asm, read_local_asm, reduce_store_asm, write_asm,
                                write_global_asm)
-from ..ir.effects import has_side_effects, is_normfuse_asm, is_pure, writes_memory
+from ..ir.effects import (has_side_effects, is_normfuse_asm, pure_operand_slice,
+                          writes_memory)
 from ..ir.affine import Forms
 from ..ir.ops import (ADDF, DOT, FOR, FUNC, GET_NUM_PROGRAMS, GET_PROGRAM_ID, INLINE_ASM, LOADS,
                       STORES, Builder, ForOp, FuncOp, LoadOp, ProgramIdOp, StoreOp, int_constant,
@@ -584,20 +585,8 @@ def _hoist_loads(module: Module, wait: Op, written: set) -> list[Op]:
         if o.regions or writes_memory(o, private=False):
             break  # (a store: a later load may read it; a loop or branch: not looked into)
         if o.name in LOADS and id(LoadOp(o).root) not in written and LoadOp(o).root is not None:
-            sl, ok, todo = [], True, [v for v in o.operands if isinstance(v, Value)]
-            seen = set()
-            while todo and ok:
-                v = todo.pop()
-                d = v.owner
-                if id(v) in tainted:
-                    ok = False
-                elif d is not None and id(d) in pos and id(d) not in seen:
-                    if d.block is not blk or d.regions or not is_pure(d):
-                        ok = False
-                    seen.add(id(d))
-                    sl.append(d)
-                    todo += [u for u in d.operands if isinstance(u, Value)]
-            if ok:
+            sl = pure_operand_slice(o, blk, pos, tainted)
+            if sl is not None:
                 for d in sorted(sl, key=lambda d: pos[id(d)]) + [o]:
                     module.insert(d, before=wait)
                     del pos[id(d)]

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Module, Op, Value
-from ..ir.effects import is_pure, writes_memory
+from ..ir import Module, Op
+from ..ir.effects import pure_operand_slice, writes_memory
 from ..ir.core import TensorType
 from ..ir.ops import FOR, LOADS, STORES, Builder, ForOp, LoadOp, StoreOp, type_of
 from . import Pass, PassRun
@@ -116,7 +116,7 @@ def _hoist(module: Module, loop: ForOp, written: set) -> tuple[list[Op], str | N
             why = why or "a load without a mask and other (the trip condition needs both)"
             continue
         inside = {id(x) for x in loop.op.walk()}  # (what earlier hoists moved is outside now)
-        sl = _invariant_slice(o, inside, block_args)
+        sl = pure_operand_slice(o, body, inside, block_args)
         if sl is None:
             why = why or "its address or mask changes from trip to trip"
             continue
@@ -135,25 +135,3 @@ def _hoist(module: Module, loop: ForOp, written: set) -> tuple[list[Op], str | N
         module.replace_all_uses(old, mask, where=lambda u, o=o: u is o)
         moved.append(o)
     return moved, (None if moved else why)
-
-
-def _invariant_slice(load: Op, inside: set, block_args: set) -> list[Op] | None:
-    """The ops in the loop's body that compute `load`'s operands (all pure, all invariant), or
-    None when an operand depends on the loop."""
-    body = load.block
-    out: list[Op] = []
-    seen: set = set()
-    todo = [v for v in load.operands if isinstance(v, Value)]
-    while todo:
-        v = todo.pop()
-        if id(v) in block_args:
-            return None
-        d = v.owner
-        if d is None or id(d) not in inside or id(d) in seen:
-            continue
-        if d.block is not body or d.regions or not is_pure(d):
-            return None
-        seen.add(id(d))
-        out.append(d)
-        todo += [u for u in d.operands if isinstance(u, Value)]
-    return out
