@@ -447,7 +447,8 @@ def test_gpu_launch_variants_same_bits(act):
     x, k, v, offs, w = _gpu_case(3, 128, act)
     early = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm", "residual-acc")
     runs = [dict(), dict(row_table=True), dict(passes=early),
-            dict(passes=early + ("hoist-loads",), rows_per_program=256)]
+            dict(passes=early + ("hoist-loads",), rows_per_program=256),
+            dict(passes=early + ("hoist-loads",), rows_per_program=256, block_m=32)]
     got = [prepare_flash_norm_attention(x, k, v, offs, activation=act, **w, **r).launch()
            for r in runs]
     torch.cuda.synchronize()

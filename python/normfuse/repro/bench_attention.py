@@ -17,7 +17,8 @@ activation gelu_tanh (GDPA) and softmax; `--quick`: H = 2, max_len 1000 and 3000
   fused_ms      normfuse.ops.flash_norm_attention's kernel (default passes; prepared launch);
                 the runs also time it with the rows from the row-block table ("table"),
                 early-loads ("early"), each program walking 256 / 512 rows of a sequence with
-                K and V loaded once ("walk256", "walk512": `rows_per_program`, hoist-loads), the
+                K and V loaded once ("walk256", "walk512": `rows_per_program`, hoist-loads;
+                also at 32 x 4 and 64 x 8 warps, where ptxas finds it spills least), the
                 full run BLOCK_M 128 x 8 warps and the pipeline variants `VARIANTS`
                 (`fused_ms_by_config`, the best in `fused_best_ms`)
   fused_call_ms the whole `flash_norm_attention_fwd` call (validation, the block counts, the
@@ -307,7 +308,8 @@ def configs(quick: bool) -> tuple:
     """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
     return ((64, 4),) if quick else (
         (64, 4), (64, 4, "table"), (64, 4, "early"), (64, 4, "early+table"), (64, 4, "walk256"),
-        (64, 4, "walk512"), (64, 4, "each"), (128, 8), (64, 4, "c2"), (64, 4, "global"))
+        (64, 4, "walk512"), (32, 4, "walk256"), (64, 8, "walk256"), (64, 4, "each"), (128, 8),
+        (64, 4, "c2"), (64, 4, "global"))
 
 
 def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:
