@@ -412,6 +412,35 @@ def test_host_offsets_are_read_once_per_version():
     assert host_offsets(u).tolist() == [0, 1] and host_offsets(u, read=False) is None
 
 
+def test_row_block_tables_are_kept_per_version(monkeypatch):
+    """`ops.common.cached_row_block_table`: built once per offsets tensor, version and block
+    size (the layers sharing one offsets tensor, a layer's forward and backward); an in-place
+    update builds it again; nothing is kept while a CUDA graph is captured (the table must be
+    computed inside the graph) or for inference tensors; clear_caches() drops them."""
+    from normfuse.ops import common
+    t = torch.tensor([0, 3, 3, 40], dtype=torch.int64)
+    a = common.cached_row_block_table(t, 16, 40)
+    assert torch.equal(a, common.row_block_table(t, 16, 40))
+    assert common.cached_row_block_table(t, 16, 40) is a
+    b = common.cached_row_block_table(t, 32, 40)
+    assert b is not a and torch.equal(b, common.row_block_table(t, 32, 40))
+    assert common.cached_row_block_table(t, 16, 40) is a  # (both block sizes kept)
+    t[1] = 5
+    c = common.cached_row_block_table(t, 16, 40)
+    assert c is not a and torch.equal(c, common.row_block_table(t, 16, 40))
+    assert not torch.equal(c, a)
+    monkeypatch.setattr(common, "capturing", lambda: True)
+    d = common.cached_row_block_table(t, 16, 40)
+    assert d is not c and torch.equal(d, c)
+    monkeypatch.setattr(common, "capturing", lambda: False)
+    assert common.cached_row_block_table(t, 16, 40) is c
+    with torch.inference_mode():
+        u = torch.tensor([0, 1], dtype=torch.int32)
+    assert common.cached_row_block_table(u, 16, 1) is not common.cached_row_block_table(u, 16, 1)
+    common.clear_caches()
+    assert common.cached_row_block_table(t, 16, 40) is not c
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("activation, H", [("gelu_tanh", 3), ("softmax", 4)])
 def test_gpu_kv_stages_bitwise_repeatable(activation, H):

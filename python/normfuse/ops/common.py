@@ -36,7 +36,7 @@ __all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "wa
            "capturing", "pin_for_capture", "clear_caches", "register_clear",
            "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
            "FUSED_DTYPES", "shape_str", "define_op", "register_weights", "alias_owner",
-           "host_offsets", "row_block_count", "row_block_table"]
+           "host_offsets", "row_block_count", "row_block_table", "cached_row_block_table"]
 
 FUSED_DTYPES = (torch.bfloat16, torch.float16)
 FALLBACK_DTYPES = (torch.bfloat16, torch.float16, torch.float32, torch.float64)
@@ -541,6 +541,32 @@ def row_block_table(offsets: torch.Tensor, block_m: int, rows: int | None = None
     return torch.stack([b, start, end], 1).to(torch.int32).contiguous()
 
 
+_ROW_TABLES = torch.utils.weak.WeakIdKeyDictionary()
+
+
+def cached_row_block_table(offsets: Tensor, block_m: int, rows: int) -> Tensor:
+    """`row_block_table(offsets, block_m, rows)`, kept per offsets tensor (its identity and
+    version counter, as `host_offsets`), so a model's layers that share one offsets tensor, and
+    a layer's forward and backward, build it once (a handful of small device ops each time
+    otherwise). Built afresh, and not kept, while a CUDA graph is captured (its replays may see
+    the offsets refilled in place: the table must be computed inside the graph) and for
+    inference tensors (no version counter)."""
+    try:
+        version = offsets._version
+    except RuntimeError:  # an inference tensor
+        version = None
+    if version is None or capturing():
+        return row_block_table(offsets.detach(), block_m, rows)
+    key = (version, int(block_m), int(rows))
+    entry = _ROW_TABLES.get(offsets)
+    if entry is not None and key in entry:
+        return entry[key]
+    kept = {k: t for k, t in (entry or {}).items() if k[0] == version}  # (older versions go)
+    kept[key] = table = row_block_table(offsets.detach(), block_m, rows)
+    _ROW_TABLES[offsets] = kept
+    return table
+
+
 def register_clear(fn) -> None:
     """`fn()` runs in clear_caches() (the caches of the layers above this one)."""
     _CLEARERS.append(fn)
@@ -551,6 +577,7 @@ def clear_caches() -> None:
     for captured CUDA graphs included (call it after destroying the graphs)."""
     WEIGHTS.clear()
     _HOST_OFFSETS.clear()
+    _ROW_TABLES.clear()
     for fn in _CLEARERS:
         fn()
     _GRAPH_PINS.clear()

@@ -35,7 +35,7 @@ from typing import Any, Optional
 import torch
 
 from ..reference_attention import ACTIVATIONS, default_qk_scale
-from .common import host_offsets, no_double_backward, row_block_count, row_block_table
+from .common import cached_row_block_table, host_offsets, no_double_backward, row_block_count
 
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
            "DEFAULT_FNA_PASSES", "PreparedFNA"]
@@ -263,9 +263,9 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
         raise ValueError(f"{op}: rows_per_program must be a positive multiple of BLOCK_M = {bm}, "
                          f"got {rows_per_program}")
     if walk:  # the table of walk-row chunks (cdiv(T, walk) + B entries, those past the end dead)
-        blocks = row_block_table(offs, walk, rows=T)
+        blocks = cached_row_block_table(offsets, walk, T)
     elif row_table:  # (cdiv(T, BLOCK_M) + B entries, those past the last block dead)
-        blocks = row_block_table(offs, bm, rows=T)
+        blocks = cached_row_block_table(offsets, bm, T)
     else:
         lens = offs[1:] - offs[:-1]
         blocks = torch.zeros(B + 1, dtype=torch.int32, device=x.device)

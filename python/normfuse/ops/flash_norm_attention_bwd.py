@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from ..reference_attention import ACTIVATIONS, check_layout, default_qk_scale
-from .common import host_offsets, row_block_count, row_block_table
+from .common import cached_row_block_table, host_offsets, row_block_count, row_block_table
 
 __all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "BwdConfig", "row_block_table",
            "unwritten_scratch", "bwd_kernels"]
@@ -276,7 +276,7 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     # may wait for the stream), sized by the upper bound; its live entries come first, so where
     # the offsets are on the host already only those are launched (the exact grid), except while
     # a CUDA graph is captured (a replay may see the offsets buffer refilled in place)
-    table = row_block_table(offsets.detach(), cfg.block_m, T)
+    table = cached_row_block_table(offsets, cfg.block_m, T)  # (per offsets tensor and version)
     nprog = row_block_count(T, B, cfg.block_m, host)
     f32 = dict(dtype=torch.float32, device=dev)
     # dz in x's dtype, the type the dK / dV kernel multiplies it in; z and dlnq (fp32 scratch of
