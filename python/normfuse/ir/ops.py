@@ -978,6 +978,18 @@ def memory_root(ptr_or_desc: Value) -> Value | None:
     return pointer_root(v)
 
 
+def written_roots(op: Op) -> set:
+    """ids of the kernel arguments the stores nested in `op` write (id(None) for a store whose
+    pointer does not trace to one)."""
+    return {id(StoreOp(o).root) for o in op.walk() if o.name in STORES}
+
+
+def root_names(loads) -> list[str]:
+    """The sorted names of the kernel arguments `loads` read (for remarks; "?" when untraced)."""
+    return sorted({(r.name.lstrip("%") if r is not None else "?")
+                   for r in (LoadOp(o).root for o in loads)})
+
+
 def is_function_argument(v: Value) -> bool:
     """Whether `v` is an argument of a tt.func's entry block (a kernel parameter): not a loop's or
     region's block argument, nor a later block's (which may merge two values like a phi)."""

@@ -475,6 +475,14 @@ def no_double_backward(op: str) -> None:
 _HOST_OFFSETS = torch.utils.weak.WeakIdKeyDictionary()
 
 
+def _version(t: Tensor) -> Optional[int]:
+    """The tensor's version counter (bumped by in-place writes); None for an inference tensor."""
+    try:
+        return t._version
+    except RuntimeError:
+        return None
+
+
 def host_offsets(offsets: Tensor, read: bool = True) -> Optional[Tensor]:
     """`offsets` as an int64 CPU tensor. A CUDA tensor is copied to the host (a sync) once per
     tensor and version counter (CPU tensors are cached alike) and then served from a cache held
@@ -483,10 +491,7 @@ def host_offsets(offsets: Tensor, read: bool = True) -> Optional[Tensor]:
     see, e.g. by a custom kernel, is not noticed: make a new tensor). `read=False` returns only
     what the cache holds (None on a miss). Inference tensors (no version counter) are read every
     time; nothing is cached while a CUDA graph is captured."""
-    try:
-        version = offsets._version
-    except RuntimeError:  # an inference tensor
-        version = None
+    version = _version(offsets)
     if version is not None:
         hit = _HOST_OFFSETS.get(offsets)
         if hit is not None and hit[0] == version:
@@ -551,10 +556,7 @@ def cached_row_block_table(offsets: Tensor, block_m: int, rows: int) -> Tensor:
     otherwise). Built afresh, and not kept, while a CUDA graph is captured (its replays may see
     the offsets refilled in place: the table must be computed inside the graph) and for
     inference tensors (no version counter)."""
-    try:
-        version = offsets._version
-    except RuntimeError:  # an inference tensor
-        version = None
+    version = _version(offsets)
     if version is None or capturing():
         return row_block_table(offsets.detach(), block_m, rows)
     key = (version, int(block_m), int(rows))

@@ -183,7 +183,7 @@ from ..ir.effects import (has_side_effects, is_normfuse_asm, pure_operand_slice,
 from ..ir.affine import Forms
 from ..ir.ops import (ADDF, DOT, FOR, FUNC, GET_NUM_PROGRAMS, GET_PROGRAM_ID, INLINE_ASM, LOADS,
                       STORES, Builder, ForOp, FuncOp, LoadOp, ProgramIdOp, StoreOp, int_constant,
-                      is_zero_constant, tensor, type_of)
+                      is_zero_constant, root_names, tensor, type_of, written_roots)
 from ..launch import ClusterSize, ExtraSharedMemory, ScratchSizeToken
 from . import Pass, PassError, PassRun
 
@@ -485,11 +485,8 @@ class ClusterReduce(Pass):
         # followed the reads) or, in the persistent form, a whole barrier after the last row block
         Builder(module, ret, before=ret).inline_asm(WAIT if outer is None else BARRIER, "=r,r", [rank],
                                                     ["i32"], hint="cluster_wait")
-        hoisted = []
-        if waits:
-            written = {id(StoreOp(o).root) for o in func.walk() if o.name in STORES}
-            for w in waits:
-                hoisted += _hoist_loads(module, w, written)
+        if waits is not None:
+            early_loads(module, run, func, waits, where)
         needs = [ClusterSize(ctas), ExtraSharedMemory(slot_bytes if self.exchange == "dsmem" else 0)]
         if self.exchange == "global":
             needs.append(ScratchSizeToken(SCRATCH_TOKEN))
@@ -515,15 +512,6 @@ class ClusterReduce(Pass):
                     f"statistic{'s' if nstats > 1 else ''} exchanged through "
                     + ("distributed shared memory" if self.exchange == "dsmem" else "global scratch (L2)")
                     + f" ({slot_bytes} B per CTA), one cluster barrier per row block; {how}", where)
-        if self.early_loads:
-            if hoisted:
-                names = sorted({_root_name(LoadOp(o).root) for o in hoisted})
-                run.applied(f"early-loads: {len(hoisted)} load{'s' if len(hoisted) > 1 else ''} "
-                            f"(of {', '.join(names)}) independent of the exchange issued between "
-                            "the cluster barrier's arrive and wait", hoisted[0])
-            else:
-                run.missed("early-loads: no load after an exchange is independent of it (each "
-                           "reads the exchanged statistics, or memory this kernel stores to)", where)
 
 
     def _exchange(self, module: Module, x: Builder, outer, partials, rows: int, nbytes: int,
@@ -565,8 +553,20 @@ class ClusterReduce(Pass):
         return wr, rd
 
 
-def _root_name(v) -> str:
-    return v.name.lstrip("%") if v is not None else "?"
+def early_loads(module: Module, run: PassRun, func: Op, waits: list, where: Op) -> None:
+    """early-loads, once the exchanges are in place (cluster-reduce, cluster-reduce-chain): the
+    loads after each of `waits` that do not depend on its exchange moved before it
+    (`_hoist_loads`), and the remark."""
+    written = written_roots(func)
+    hoisted = [o for w in waits for o in _hoist_loads(module, w, written)]
+    if hoisted:
+        run.applied(f"early-loads: {len(hoisted)} load{'s' if len(hoisted) > 1 else ''} (of "
+                    f"{', '.join(root_names(hoisted))}) independent of the exchange issued between "
+                    "the cluster barrier's arrive and wait", hoisted[0])
+    else:
+        run.missed("early-loads: no load after an exchange is independent of it (each reads the "
+                   "exchanged statistics, sits in a loop, or reads memory this kernel stores to)",
+                   where)
 
 
 def _hoist_loads(module: Module, wait: Op, written: set) -> list[Op]:

@@ -102,8 +102,7 @@ from ..launch import ClusterSize, ExtraSharedMemory
 from ..ir.query import func_params, is_pointer
 from . import Pass, PassError, PassRun
 from ..ir.cluster_ptx import ARRIVE, BARRIER, WAIT, read_asm, write_asm
-from .cluster_reduce import (HW_MAX, PORTABLE_MAX, _hoist_loads, _root_name, _same_tiles, _trips,
-                             cluster_ctas,
+from .cluster_reduce import (HW_MAX, PORTABLE_MAX, _same_tiles, _trips, cluster_ctas, early_loads,
                              parse_cluster_size)
 
 
@@ -312,11 +311,6 @@ class ClusterReduceChain(Pass):
             module.replace_all_uses(load.results[0], val)
             module.erase(load)
         dropped, kept = self._drop_scratch(module, func, fwd_roots)
-        hoisted = []
-        if waits:  # (after the forwarding and the erasure: fewer stores, fewer loads)
-            written = {id(StoreOp(o).root) for o in func.walk() if o.name in STORES}
-            for w in waits:
-                hoisted += _hoist_loads(module, w, written)
         run.require(func, ClusterSize(ctas), ExtraSharedMemory(slot_bytes))
         per = -(-trips // ctas)
         how = ("one trip per CTA (the loops inlined" + (f", {len(pairs)} reload"
@@ -334,15 +328,8 @@ class ClusterReduceChain(Pass):
                     f"{len(nstats)} exchanges of {', '.join(map(str, nstats))} row sum(s) through "
                     f"distributed shared memory ({slot_bytes} B per CTA, {nsets} slot set"
                     f"{'s' if nsets > 1 else ''}){note}", where)
-        if self.early_loads and hoisted:
-            names = sorted({_root_name(LoadOp(o).root) for o in hoisted})
-            run.applied(f"early-loads: {len(hoisted)} load{'s' if len(hoisted) > 1 else ''} (of "
-                        f"{', '.join(names)}) independent of the exchanges issued between their "
-                        "cluster barriers' arrive and wait", hoisted[0])
-        elif self.early_loads:
-            run.missed("early-loads: no load after an exchange is independent of it (each reads "
-                       "the exchanged sums, sits in a loop, or reads memory this kernel stores to)",
-                       where)
+        if self.early_loads:  # (after the forwarding and the erasure: fewer stores, fewer loads)
+            early_loads(module, run, func, waits, where)
 
     def _drop_scratch(self, module: Module, func: Op, fwd_roots: set) -> tuple[list, list]:
         """Erase the stores to the `scratch` parameters whose reloads were all forwarded

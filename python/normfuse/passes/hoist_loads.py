@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from ..ir import Module, Op
 from ..ir.effects import pure_operand_slice, writes_memory
 from ..ir.core import TensorType
-from ..ir.ops import FOR, LOADS, STORES, Builder, ForOp, LoadOp, StoreOp, type_of
+from ..ir.ops import (FOR, LOADS, STORES, Builder, ForOp, LoadOp, StoreOp, root_names,
+                      type_of, written_roots)
 from . import Pass, PassRun
 
 
@@ -61,7 +62,7 @@ class HoistLoads(Pass):
             if why:
                 run.missed(f"no load hoisted: {why}", func)
                 continue
-            written = {id(StoreOp(o).root) for o in func.walk() if o.name in STORES}
+            written = written_roots(func)
             moved, why_not = [], []
             for lp in reversed(loops):  # inner loops first: their hoisted loads may go further
                 got, why = _hoist(module, ForOp(lp), written)
@@ -69,9 +70,8 @@ class HoistLoads(Pass):
                 if why:
                     why_not.append((lp, why))
             if moved:
-                names = sorted({(LoadOp(o).root.name.lstrip("%")) for o in moved})
                 run.applied(f"{len(moved)} loop-invariant load{'s' if len(moved) > 1 else ''} "
-                            f"(of {', '.join(names)}) hoisted out of their loop, masked by its "
+                            f"(of {', '.join(root_names(moved))}) hoisted out of their loop, masked by its "
                             "trip condition (loaded once, not every trip)", moved[0])
             else:
                 lp, why = why_not[0] if why_not else (loops[0], "no load in a loop body")

@@ -80,21 +80,30 @@ def test_postnorm_kernel(kind, n, spec, ctas, persistent, tma):
     assert rel_err(res.after["Y"], ref) < REF_TOL
 
 
+def _postnorm_specs(kind, n, seed, persistent, specs):
+    """The post-norm kernel (two row blocks per cluster when persistent) through each pipeline
+    of `specs`, each run checked (`_assert_ok`): their NumericsChecks."""
+    args, _ = _postnorm(kind, n, seed=seed)
+    consts = dict(POST, N=n, EVEN_K=False, USE_TMA=False, PERSISTENT=persistent)
+    fn = linear_rmsnorm_naive if kind == "rms" else linear_layernorm_naive
+    grid = (2,) if persistent else (3,)
+    out = []
+    for spec in specs:
+        res = check_pass_numerics(fn, args, constexprs=consts, grid=grid, passes=spec, num_warps=4)
+        _assert_ok(res)
+        out.append(res)
+    return out
+
+
 @pytest.mark.parametrize("kind, persistent", [("rms", True), ("ln", False)])
 def test_gather_once_gives_the_same_bits(kind, persistent):
     """gather=once (the peers' partials summed once per row into the CTA's own slots, then read
     locally) adds the same values in the same rank order as gather=each: the same output bits."""
-    args, _ = _postnorm(kind, 96, seed=6)
-    consts = dict(POST, N=96, EVEN_K=False, USE_TMA=False, PERSISTENT=persistent)
-    fn = linear_rmsnorm_naive if kind == "rms" else linear_layernorm_naive
-    grid = (2,) if persistent else (3,)
-    outs = []
-    for spec in ("cluster-reduce,epilogue-norm", "cluster-reduce{gather=once},epilogue-norm"):
-        res = check_pass_numerics(fn, args, constexprs=consts, grid=grid, passes=spec, num_warps=4)
-        _assert_ok(res)
+    runs = _postnorm_specs(kind, 96, 6, persistent, ("cluster-reduce,epilogue-norm",
+                                                     "cluster-reduce{gather=once},epilogue-norm"))
+    for res in runs:
         assert res.num_ctas == 3
-        outs.append(res.after["Y"])
-    assert torch.equal(outs[0], outs[1])
+    assert torch.equal(runs[0].after["Y"], runs[1].after["Y"])
 
 
 @pytest.mark.parametrize("kind, persistent, n, moved", [
@@ -108,18 +117,11 @@ def test_early_loads_move_only_unwritten_memory(kind, persistent, n, moved):
     re-reads its own unnormalized tiles after the exchange); the same output bits (the
     persistent form: two row blocks per cluster, the interpreter checking the slots' races)."""
     import re
-    args, _ = _postnorm(kind, n, seed=9)
-    consts = dict(POST, N=n, EVEN_K=False, USE_TMA=False, PERSISTENT=persistent)
-    fn = linear_rmsnorm_naive if kind == "rms" else linear_layernorm_naive
-    grid = (2,) if persistent else (3,)
-    outs = []
-    for spec in ("cluster-reduce", "cluster-reduce{early-loads=true}"):
-        res = check_pass_numerics(fn, args, constexprs=consts, grid=grid, passes=spec, num_warps=4)
-        _assert_ok(res)
-        outs.append((res.after["Y"], "\n".join(res.applied), "\n".join(res.remarks)))
-    assert torch.equal(outs[0][0], outs[1][0])
-    m = re.search(r"early-loads: \d+ loads? \(of ([^)]*)\)", outs[1][1])
-    assert m is not None, outs[1][2]
+    plain, early = _postnorm_specs(kind, n, 9, persistent,
+                                   ("cluster-reduce", "cluster-reduce{early-loads=true}"))
+    assert torch.equal(plain.after["Y"], early.after["Y"])
+    m = re.search(r"early-loads: \d+ loads? \(of ([^)]*)\)", "\n".join(early.applied))
+    assert m is not None, "\n".join(early.remarks)
     assert set(m.group(1).split(", ")) == moved
 
 
