@@ -316,6 +316,58 @@ def test_training_forward_saves_g_and_lse(act, BN):
             assert torch.isnan(r["LSE"]).all()  # GDPA: never written
 
 
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+def test_training_forward_walk_same_bits(act):
+    """The training forward (g and lse saved) walking two row blocks per program through the
+    op's default passes (early-loads, hoist-loads: K and V loaded once per program), against one
+    row block per program through the same passes: the same bits in every output."""
+    from normfuse.kernels.attention import flash_norm_attention_save_naive
+    from normfuse.ops.common import row_block_table
+    from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES
+    x, k, v, offs, w = _inputs([5, 0, 40, 19], 2, 16, 32, act=act, seed=5)
+    args, consts, grid = _kernel_args(x, k, v, offs, w, act)
+    T = x.shape[0]
+
+    def run(a, consts, grid):
+        a = [t.clone() if isinstance(t, torch.Tensor) else t for t in a]
+        gs = torch.full(tuple(x.shape), float("nan")).to(x.dtype)
+        lse = torch.full((T, 2), float("nan"))
+        return check_pass_numerics(flash_norm_attention_save_naive, a[:12] + [gs, lse] + a[12:],
+                                   constexprs=consts, grid=grid, passes=",".join(DEFAULT_FNA_PASSES),
+                                   num_warps=4)
+    flat_args = list(args)
+    flat_args[4] = row_block_table(offs, 16, rows=T)
+    flat = run(flat_args, dict(consts, ROW_TABLE=True), (flat_args[4].shape[0],))
+    walk_args = list(args)
+    walk_args[4] = row_block_table(offs, 32, rows=T)
+    walk = run(walk_args, dict(consts, ROWS=32), (walk_args[4].shape[0],))
+    assert any("2 loop-invariant loads (of K, V) hoisted" in r for r in walk.applied), walk.remarks
+    for name in ("OUT", "MEAN", "RSTD", "RRMS", "GS") + (("LSE",) if act == "softmax" else ()):
+        assert not torch.isnan(torch.as_tensor(walk.after[name]).float()).any(), name
+        assert torch.equal(torch.as_tensor(flat.after[name]), torch.as_tensor(walk.after[name])), name
+
+
+def test_default_walk_shortens_for_small_grids(monkeypatch):
+    """rows_per_program=None: ROWS_PER_PROGRAM rows a program while the grid keeps
+    WALK_MIN_CTAS_PER_SM CTAs per SM, halved below that, one row block a program (0) at the end;
+    exact counts from the host offsets."""
+    import normfuse.device as device
+    mod = _fna_module()
+    monkeypatch.setattr(device, "sm_count", lambda dev: 132)
+    cuda = torch.device("cuda")
+    need = mod.WALK_MIN_CTAS_PER_SM * 132
+    lens = torch.full((768,), 500)
+    host = torch.cat([torch.zeros(1, dtype=torch.int64), lens.cumsum(0)])
+    T = int(host[-1])
+    assert mod._default_walk(T, 768, 2, 64, host, cuda) == mod.ROWS_PER_PROGRAM == 512
+    # 16 sequences of 4096 rows, 2 heads: 256 / 512 CTAs at 512 / 256 rows, 1024 at 128
+    host = torch.arange(17, dtype=torch.int64) * 4096
+    assert 512 < need <= 1024
+    assert mod._default_walk(16 * 4096, 16, 2, 64, host, cuda) == 128
+    assert mod._default_walk(1442, 6, 3, 64, None, cuda) == 0  # the GPU tests' lengths: flat
+    assert mod._default_walk(1442, 6, 3, 64, None, torch.device("cpu")) == 512
+
+
 def test_naive_matches_reference_unchanged():
     res, ref, st = _run([3, 17], 2, 64, 32, passes=())
     assert not res.changed
@@ -440,21 +492,37 @@ def test_gpu_kv_tma_matches_pointer_loads(act):
 @gpu
 @pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
 def test_gpu_launch_variants_same_bits(act):
-    """The forward's untimed variants against the default launch, the same bits: the row-block
-    table, early-loads, and each program walking 256 rows of a sequence with K and V hoisted
-    (`rows_per_program`, hoist-loads); a walk that is not a multiple of BLOCK_M is refused."""
+    """The forward's launch variants against one row block per program found by the binary
+    search through gather-once alone, the same bits: the row-block table, early-loads, the
+    default launch (flat at these lengths), each program walking 256 or 512 rows with K and V
+    hoisted, the training forward walking 128 (its g and lse too), and at 32-row blocks the walk
+    against the flat grid; a walk that is not a multiple of BLOCK_M is refused."""
     from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
     x, k, v, offs, w = _gpu_case(3, 128, act)
+    once = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
     early = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm", "residual-acc")
-    runs = [dict(), dict(row_table=True), dict(passes=early),
-            dict(passes=early + ("hoist-loads",), rows_per_program=256),
-            dict(passes=early + ("hoist-loads",), rows_per_program=256, block_m=32)]
-    got = [prepare_flash_norm_attention(x, k, v, offs, activation=act, **w, **r).launch()
-           for r in runs]
+    flat = dict(rows_per_program=0, row_table=False)
+    runs = [dict(flat, passes=once), dict(flat, passes=once, row_table=True),
+            dict(flat, passes=early), dict(), dict(rows_per_program=0),
+            dict(rows_per_program=256), dict(rows_per_program=512)]
+    outs = [prepare_flash_norm_attention(x, k, v, offs, activation=act, **w, **r).launch()
+            for r in runs]
+    # the training forward (another kernel: its output may round differently from the
+    # inference kernel's) walking 128 rows against its flat grid, g and lse included
+    saved = [prepare_flash_norm_attention(x, k, v, offs, activation=act, save=True, **w,
+                                          rows_per_program=n) for n in (0, 128)]
+    saved = [p.launch() + (p.g,) + ((p.lse,) if act == "softmax" else ()) for p in saved]
+    # 32-row blocks multiply in other instruction shapes: the walk against the flat grid there
+    b32 = [prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=32, **w, **r)
+           .launch() for r in (dict(rows_per_program=0), dict(rows_per_program=256))]
     torch.cuda.synchronize()
-    for r, out in zip(runs[1:], got[1:]):
-        for a, b in zip(got[0], out):
+    for r, out in zip(runs[1:], outs[1:]):
+        for a, b in zip(outs[0], out):
             assert torch.equal(a, b), r
+    for a, b in zip(*saved):
+        assert torch.equal(a, b)
+    for a, b in zip(*b32):
+        assert torch.equal(a, b)
     with pytest.raises(ValueError, match="rows_per_program must be a positive multiple of BLOCK_M"):
         prepare_flash_norm_attention(x, k, v, offs, activation=act, rows_per_program=100)
 

@@ -289,7 +289,7 @@ def test_attention_bwd_tile_lists():
 @pytest.mark.parametrize("act", ["softmax", pytest.param("gelu_tanh", marks=pytest.mark.slow)])
 def test_attention_core_kernels_agree_on_the_cpu(act):
     """bench_attention's attention cores (the row-block one, by the table and by the search, and
-    the K / V-resident experiment) compute attend(q) per sequence and head: against torch in
+    the K / V-resident one) compute attend(q) per sequence and head: against torch in
     fp32 through the interpreter, jagged lengths (empty, short, several row blocks)."""
     import math
 

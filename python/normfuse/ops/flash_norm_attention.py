@@ -46,7 +46,13 @@ __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_no
 # KB a thread, growing with H). Same bits. H200, 2026-12-03 (bench_attention's full grid, B = 768,
 # L = D = 128, 64 x 4 warps): 0.89-0.95x the per-use gather's time in all 18 cells (H 2-4, max
 # length 1k-10k, both activations); 64 x 8 warps, 32 x 4, K / V by TMA at 64 x 8: 1.37-1.88x.
-DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
+# `early-loads`: x, K, V and the weights loaded between the cluster barrier's arrive and wait
+# (ptxas: 684-708 -> 108-124 B of spills a thread); `hoist-loads`: K and V loaded once per
+# program when a program walks several row blocks (`ROWS_PER_PROGRAM`). Same bits. H200,
+# 2026-12-03 (session 21, the same grid): early-loads alone 0.93-0.98x, with the row table
+# 0.84-0.88x, walking 512 rows 0.76-0.84x the gather-once default's time in all 18 cells.
+DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm",
+                      "residual-acc", "hoist-loads")
 # Under autograd the forward stores the attention output g = attend(ln_q) ([T, H, D], x's dtype)
 # and softmax's log-sum-exp ([T, H] f32), and the backward's rows kernel reads them instead of
 # recomputing the
@@ -58,11 +64,20 @@ DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-
 # 1.421 -> 1.512 ms: 0.34 / 1.59 ms saved per step. False keeps the recompute (less memory).
 SAVE_FOR_BACKWARD = True
 # Whether each program reads its (batch, first row, end) from a row-block table built on the
-# device (`row_block_table`) instead of a binary search over the running block counts (LOG_B = 10
-# dependent loads at B = 768, on every program's critical path before its first row loads). The
-# same bits (interpreter); it costs a few more small device ops per call (the table). Not timed
-# on the GPU yet (bench_attention's "table" config), so off.
-ROW_TABLE = False
+# device (`row_block_table`, kept per offsets tensor: `cached_row_block_table`) instead of a
+# binary search over the running block counts (LOG_B = 10 dependent loads at B = 768, on every
+# program's critical path before its first row loads). The same bits. H200, 2026-12-03: with
+# early-loads 0.84-0.88x the search's time (all 18 cells of bench_attention's grid).
+ROW_TABLE = True
+# Rows of one sequence each program walks, BLOCK_M at a time (`rows_per_program=None`), K and V
+# loaded once for them (`hoist-loads`); fewer where the walk would leave the GPU short of CTAs
+# (`_default_walk`), none (one row block a program) below that. H200, 2026-12-03 (session 21,
+# B = 768, L = D = 128, max length 1k-10k, H 2-4, both activations): walking 512 rows 0.91-0.97x
+# the flat grid's time with early-loads and the row table, 256 rows 0.93-0.97x (best in 2 of
+# 18 cells by <= 1 %); 32 x 4 and 64 x 8 warps walking 256 rows 1.04-1.36x the gather-once flat.
+ROWS_PER_PROGRAM = 512
+# the walk's shortest form still used: at least this many CTAs per SM (programs x heads)
+WALK_MIN_CTAS_PER_SM = 4
 _DTYPES = (torch.bfloat16, torch.float16)
 
 
@@ -227,7 +242,7 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                                  check_offsets: bool = True, block_m: int | None = None,
                                  num_warps: int | None = None, save: bool = False,
                                  kv_tma: bool = False, row_table: bool | None = None,
-                                 rows_per_program: int = 0) -> PreparedFNA:
+                                 rows_per_program: int | None = None) -> PreparedFNA:
     """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
     stores g (the attention's output) and (softmax) lse for the backward into `PreparedFNA.g` /
     `.lse`. `kv_tma`: K and V tiles by bulk tensor copies straight into shared memory instead of
@@ -236,8 +251,10 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     16-byte aligned K and V and rows of HKV * D a multiple of 16 bytes. `row_table` (None:
     `ROW_TABLE`): the programs find their rows in a row-block table built on the device, else by
     a binary search over the running block counts. `rows_per_program` (a multiple of BLOCK_M,
-    0: one row block per program): each program walks up to that many rows of one sequence,
-    block by block (the kernel's ROWS; pass `hoist-loads` to load K and V once per program)."""
+    0: one row block per program; None: `ROWS_PER_PROGRAM`, shortened by `_default_walk` where
+    the grid would be small): each program walks up to that many rows of one sequence, block by
+    block (the kernel's ROWS; `hoist-loads`, in the default passes, loads K and V once per
+    program)."""
     op = "flash_norm_attention"
     rms_eps = eps if rms_eps is None else rms_eps
     T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
@@ -258,7 +275,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     # pageable memory can wait for the stream, and none is allowed while a CUDA graph is
     # captured)
     row_table = ROW_TABLE if row_table is None else bool(row_table)
-    walk = int(rows_per_program)
+    walk = (_default_walk(T, B, H, bm, off, x.device) if rows_per_program is None
+            else int(rows_per_program))
     if walk and (walk < 0 or walk % bm):
         raise ValueError(f"{op}: rows_per_program must be a positive multiple of BLOCK_M = {bm}, "
                          f"got {rows_per_program}")
@@ -307,6 +325,22 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     key = () if passes is None else (passes if isinstance(passes, str) else tuple(passes))
     return PreparedFNA(_launcher(key, bool(save)), runtime, consts, options, grid, out, mean, rstd,
                        rrms, g, lse)
+
+
+def _default_walk(T: int, B: int, H: int, block_m: int, host, device) -> int:
+    """The rows a program walks by default: `ROWS_PER_PROGRAM`, halved while the walk's grid
+    (programs x heads: one CTA per head) gives fewer than `WALK_MIN_CTAS_PER_SM` CTAs per SM,
+    0 (one row block a program) once it is down to BLOCK_M. Counts exactly where the offsets are
+    on the host (`host`), else by the upper bound (`row_block_count`); on a CPU device (the
+    interpreter) the longest walk."""
+    from ..device import sm_count
+    need = WALK_MIN_CTAS_PER_SM * sm_count(device) if device.type == "cuda" else 0
+    rows = ROWS_PER_PROGRAM
+    while rows > block_m and rows % block_m == 0:
+        if row_block_count(T, B, rows, host) * H >= need:
+            return rows
+        rows //= 2
+    return 0
 
 
 def _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps,

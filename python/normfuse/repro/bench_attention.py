@@ -14,26 +14,23 @@ Cells: bf16, B = 768, KV length L = 128 (dense per batch), D = 128, Q jagged wit
 in [0, max_len] (average sparsity 0.5), max_len in {1000, 3000, 10000}, H in {2, 3, 4},
 activation gelu_tanh (GDPA) and softmax; `--quick`: H = 2, max_len 1000 and 3000. Per cell:
 
-  fused_ms      normfuse.ops.flash_norm_attention's kernel (default passes; prepared launch);
-                the runs also time it with the rows from the row-block table ("table"),
-                early-loads ("early"), each program walking 256 / 512 rows of a sequence with
-                K and V loaded once ("walk256", "walk512": `rows_per_program`, hoist-loads;
-                also at 32 x 4 and 64 x 8 warps, where ptxas finds it spills least), the
-                full run BLOCK_M 128 x 8 warps and the pipeline variants `VARIANTS`
-                (`fused_ms_by_config`, the best in `fused_best_ms`)
-  fused_call_ms the whole `flash_norm_attention_fwd` call (validation, the block counts, the
-                launch; the offsets' host copy cached as across a model's layers);
-                `fused_call_table_ms`: the same with the row-block table built and read
+  fused_ms      normfuse.ops.flash_norm_attention's kernel (default passes, default walk:
+                `rows_per_program` in `rows_per_program`; prepared launch); the full run also
+                times the launch variants `VARIANTS` (each program walking 256 rows, one row
+                block a program, session 20's and the earlier default pipelines) in
+                `fused_ms_by_config`, the best in `fused_best_ms`
+  fused_call_ms the whole `flash_norm_attention_fwd` call (validation, the row-block table, the
+                launch; the offsets' host copy and the table cached as across a model's layers)
   naive_ms      the naive kernel without the passes (the oracle), for reference
   unfused_ms    ln_ms + core_ms + post_ms: torch.compile'd LayerNorm, the attention core
-                kernel (below) on LN(x), torch.compile'd RMSNorm(o + ln) + x
+                (below) on LN(x), torch.compile'd RMSNorm(o + ln) + x
   saved_pct     (unfused_ms - fused_ms) / unfused_ms * 100   (the issue's "% of total time saved")
-  core_ms       the attention core alone: a plain jagged Triton kernel written here (one program
-                per (row block, head); GDPA or FA2-style online softmax), no norms; its rows
-                from the row-block table (`core_search_ms`: by the binary search);
-                `core_kv_resident_{rows}_ms`: an experiment, K and V loaded once per program
-                of up to `rows` rows (`attention_core_kv_resident`), with its error against
-                the core's output
+  core_ms       the attention core alone, no norms: the fastest of the plain jagged Triton
+                kernels written here (`core_best` names it): `core_block_ms`, one program per
+                (row block, head), its rows from the row-block table (`core_search_ms`: by the
+                binary search); `core_kv_resident_{rows}_ms`, K and V loaded once per program
+                of up to `rows` rows (`attention_core_kv_resident`, L <= 128), with its error
+                against the row-block core's output; GDPA or FA2-style softmax
   sdpa_ms       softmax only: torch SDPA on padded [B, H, max_len, D] queries, the best of its
                 flash / efficient / cudnn backends (padding doubles its work at sparsity 0.5)
   core_vs_best  core_ms / best baseline (sdpa_ms for softmax; for GDPA the core kernel is the
@@ -80,7 +77,8 @@ def attention_core(Q, K, V, O, OFFS, BLOCKS, nbatch, qk_scale, H: tl.constexpr, 
 def attention_core_kv_resident(Q, K, V, O, CHUNKS, qk_scale, H: tl.constexpr, HKV: tl.constexpr,
                                D: tl.constexpr, L: tl.constexpr, BLOCK_M: tl.constexpr,
                                ROWS: tl.constexpr, ACT: tl.constexpr):
-    """Benchmark experiment (not a product kernel): `attention_core` with the head's K and V
+    """Benchmark baseline (the unfused pipeline's core where it is the fastest; H200,
+    2026-12-03: 0.68-0.83x SDPA's best backend on the padded queries): `attention_core` with the head's K and V
     loaded once per program (L <= 128 keys, one tile), the program walking up to ROWS rows of
     one sequence in BLOCK_M-row steps (CHUNKS: `row_block_table(offsets, ROWS)`, (batch, first
     row, end) per program), so the next step's queries can load while this one computes, where
@@ -167,29 +165,20 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
     for cfg in configs:
         bm, nw = cfg[:2]
         variant = cfg[2] if len(cfg) > 2 else None
-        parts = set(variant.split("+")) if variant else set()
-        if parts & {"c2", "global"} and H < 3:
-            continue  # (a 2-CTA cluster is the default's at H = 2)
-        walk = next((int(q[4:]) for q in parts if q.startswith("walk")), 0)
-        pipeline = next(iter({q for q in parts if not q.startswith("walk")} - {"tma", "table"}),
-                        "walk" if walk else None)
-        passes = VARIANTS[pipeline] if pipeline else DEFAULT_FNA_PASSES
+        kw = dict(VARIANTS[variant]) if variant else {}
         p = prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=bm, num_warps=nw,
-                                         passes=passes, kv_tma="tma" in parts,
-                                         row_table=True if "table" in parts else None,
-                                         rows_per_program=walk)
+                                         **kw)
         p.launch()
         fused[f"{bm}x{nw}" + (f":{variant}" if variant else "")] = _bench(p.launch)
         if cfg == configs[0]:
             out_fused = p.out.clone()
             rec["remarks"] = [r for r in p.compile().remarks if "applied" in r][:6]
             rec["num_ctas"] = int(p.compile().metadata.num_ctas)
+            rec["rows_per_program"] = int(p.constexprs.get("ROWS", 0))
     # the whole op call as a user makes it (validation, the row-block table, the launch; the
-    # offsets' host copy is cached per tensor, as across a model's layers)
+    # offsets' host copy and the table are cached per tensor, as across a model's layers)
     host_offsets(offs)
     rec["fused_call_ms"] = _bench(lambda: flash_norm_attention_fwd(x, k, v, offs, activation=act))
-    rec["fused_call_table_ms"] = _bench(lambda: prepare_flash_norm_attention(
-        x, k, v, offs, activation=act, row_table=True).launch())
     rec["fused_ms_by_config"] = fused
     rec["fused_ms"] = fused[f"{configs[0][0]}x{configs[0][1]}"]
     rec["fused_best_config"] = min(fused, key=fused.get)
@@ -221,9 +210,9 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
     core(ln.view(T, H, D))
     out_unfused = post_fn(o.view(T, N), ln, x2)
     rec["ln_ms"] = _bench(lambda: ln_fn(x2))
-    rec["core_ms"] = _bench(lambda: core(ln.view(T, H, D)))
+    cores = {"block": _bench(lambda: core(ln.view(T, H, D)))}
     rec["core_search_ms"] = _bench(lambda: core(ln.view(T, H, D), search=True))
-    # the experiment: K and V loaded once per program of up to `rows` rows (L = 128 only)
+    # K and V loaded once per program of up to `rows` rows (one KV tile: L <= 128)
     if L <= 128 and L & (L - 1) == 0:
         o_ref = o.clone()
         for rows in KV_RESIDENT_ROWS:
@@ -237,8 +226,14 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
             core_kv(ln.view(T, H, D))
             rec[f"core_kv_resident_{rows}_err"] = float(
                 (o.float() - o_ref.float()).norm() / o_ref.float().norm().clamp_min(1e-30))
-            rec[f"core_kv_resident_{rows}_ms"] = _bench(lambda: core_kv(ln.view(T, H, D)))
+            cores[f"kv_resident_{rows}"] = _bench(lambda: core_kv(ln.view(T, H, D)))
         o.copy_(o_ref)
+    rec["core_block_ms"] = cores["block"]
+    for name, t in cores.items():
+        if name != "block":
+            rec[f"core_{name}_ms"] = t
+    rec["core_best"] = min(cores, key=cores.get)
+    rec["core_ms"] = cores[rec["core_best"]]
     rec["post_ms"] = _bench(lambda: post_fn(o.view(T, N), ln, x2))
     rec["unfused_ms"] = rec["ln_ms"] + rec["core_ms"] + rec["post_ms"]
     rec["saved_pct"] = (rec["unfused_ms"] - rec["fused_ms"]) / rec["unfused_ms"] * 100
@@ -287,28 +282,26 @@ def cells(quick: bool) -> list:
             for act in ("gelu_tanh", "softmax")]
 
 
-# pipeline variants timed beside the default (whose totals are gathered once per row): "each",
-# the per-use gather (the default until 2026-12-03); where H >= 3 two heads per CTA (a cluster of
-# H / 2 CTAs; z stored and reloaded between them), or the row statistics exchanged through L2.
-# (Measured slower in every cell on the H200, 2026-12-03, and no longer timed: 64 x 8 warps,
-# 32 x 4, K and V by TMA (`kv_tma`): 1.37-1.88x the default's time.)
-VARIANTS = {"each": ("cluster-reduce", "epilogue-norm", "residual-acc"),
-            # ("table": each program reads its rows from the row-block table, `row_table=True`)
-            "c2": ("cluster-reduce{cluster-size=2,gather=once}", "epilogue-norm", "residual-acc"),
-            "global": ("cluster-reduce{exchange=global}", "epilogue-norm", "residual-acc"),
-            # x, K, V and the weights loaded between the cluster barrier's arrive and wait
-            "early": ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm",
-                      "residual-acc")}
-# "walkN": each program walks N rows of a sequence, K and V loaded once for them
-VARIANTS["walk"] = VARIANTS["early"] + ("hoist-loads",)
+# launch variants timed beside the op's default (`VARIANTS[name]`: prepare_flash_norm_attention's
+# keywords): "walk256", each program walking 256 rows (the default walks `ROWS_PER_PROGRAM`);
+# "flat", one row block a program with the default passes and row table; "once", session 20's
+# default (gather-once alone, the binary search, no walk); "each", the per-use gather before it.
+# (Measured slower on the H200, 2026-12-03, and no longer timed: 64 x 8 warps, 32 x 4, K and V by
+# TMA (`kv_tma`) 1.37-1.88x session 20's default; 128 x 8 warps 1.04-1.16x, two heads per CTA
+# (`cluster-reduce{cluster-size=2}`) 1.37-1.83x, the L2 exchange (`exchange=global`) 1.13-1.16x;
+# walking at 32 x 4 and 64 x 8 warps 1.04-1.36x.)
+_ONCE = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
+VARIANTS = {"walk256": dict(rows_per_program=256),
+            "flat": dict(rows_per_program=0),
+            "once": dict(passes=_ONCE, rows_per_program=0, row_table=False),
+            "each": dict(passes=("cluster-reduce",) + _ONCE[1:], rows_per_program=0,
+                         row_table=False)}
 
 
 def configs(quick: bool) -> tuple:
     """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
     return ((64, 4),) if quick else (
-        (64, 4), (64, 4, "table"), (64, 4, "early"), (64, 4, "early+table"), (64, 4, "walk256"),
-        (64, 4, "walk512"), (32, 4, "walk256"), (64, 8, "walk256"), (64, 4, "each"), (128, 8),
-        (64, 4, "c2"), (64, 4, "global"))
+        (64, 4), (64, 4, "walk256"), (64, 4, "flat"), (64, 4, "once"), (64, 4, "each"))
 
 
 def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:
