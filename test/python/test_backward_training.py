@@ -55,6 +55,54 @@ def test_cpu_training_ops_end_to_end(cpu_training, op):
     assert any("applied" in r for r in cpu_training), cpu_training
 
 
+@pytest.mark.parametrize("op", ["rmsnorm_linear", "layernorm_linear"])
+def test_cpu_training_prenorm_stats_in_backward(cpu_training, op, monkeypatch):
+    """PRENORM_STATS_IN_BWD: the training forward keeps no statistics (empty rstd and mean: no
+    `row_stats` launch), the persistent norm backward computes them from the x rows it loads
+    (its STATS form); the gradients against fp64 as with the saved statistics, and within fp32
+    rounding of them. A backward that meets empty statistics on another path computes them."""
+    from normfuse import ops
+    from normfuse.ops import training as tr
+    gen = _gen(23)
+    K, NO, ln = 64, 96, op == "layernorm_linear"
+    bf = torch.bfloat16
+    x = (torch.randn(3, 15, K, generator=gen) + (4.0 if ln else 0.0)).to(bf)
+    w = (torch.randn(NO, K, generator=gen) * K ** -0.5).to(bf)
+    g = (1 + 0.2 * torch.randn(K, generator=gen)).to(bf)
+    beta = (0.2 * torch.randn(K, generator=gen)).to(bf) if ln else None
+    dout = torch.randn(3, 15, NO, generator=gen).to(bf)
+    eps = 1e-5 if ln else 1e-6
+    if ln:
+        fn = lambda x, w, g, b: ops.layernorm_linear(x, g, b, w, eps)  # noqa: E731
+        eager = lambda x, w, g, b: F.linear(F.layer_norm(x, (K,), g, b, eps), w)  # noqa: E731
+    else:
+        fn = lambda x, w, g, b: ops.rmsnorm_linear(x, g, w, eps)  # noqa: E731
+        eager = lambda x, w, g, b: F.linear(F.rms_norm(x, (K,), g, eps), w)  # noqa: E731
+    got = {}
+    for defer in (False, True):
+        monkeypatch.setattr(tr, "PRENORM_STATS_IN_BWD", defer)
+        _, rstd, mean = tr._pre_fwd(x.reshape(-1, K), g, beta, w, None, eps, 0.0, ln)
+        assert rstd.numel() == (0 if defer else 45) and mean.numel() == (45 if ln and not defer else 0)
+        outs, got[defer], ref, eag = _train_case(fn, eager, (x, w, g, beta), dout)
+        _compare_grads(["x", "weight", "norm_weight", "norm_bias"], got[defer], ref, eag, op)
+    for a, b in zip(got[False], got[True]):
+        if a is not None:
+            assert rel_err(b, a) < 4e-3, rel_err(b, a)
+    # the statistics deferred by the forward, the plan changed before the backward
+    x2 = x.reshape(-1, K)
+    dy = dout.reshape(-1, NO)
+    want = tr.prenorm_backward(dy, x2, g, beta, w, *tr.row_stats(x2, eps, ln), is_ln=ln,
+                               has_bias=False, plan="fused", eps=eps)
+    none = torch.empty(0)
+    got_ = tr.prenorm_backward(dy, x2, g, beta, w, none, none, is_ln=ln, has_bias=False,
+                               plan="fused", eps=eps)
+    for a, b in zip(want, got_):
+        assert (a is None and b is None) or torch.equal(a, b)
+    with pytest.raises(ValueError, match="kept no statistics"):
+        tr.prenorm_backward(dy, x2, g, beta, w, none, none, is_ln=ln, has_bias=False,
+                            plan="cublas")
+
+
 def test_cpu_fused_path_lists_offset_strided(cpu_training):
     """API v1 on the fused path (kernels interpreted): siblings [w0, w1] with w1 a strided view
     (Conv1D layout), a bias list with a None entry, offset=1.0 (Gemma), in inference (folded,
@@ -108,10 +156,15 @@ def test_cpu_fused_path_lists_offset_strided(cpu_training):
     assert any("applied" in r for r in cpu_training), cpu_training
 
 
+@pytest.mark.parametrize("plan", ["regrouped", pytest.param("composed", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("layernorm", [False, True], ids=["rms", "ln"])
-def test_cpu_training_block_end_to_end(cpu_training, layernorm):
-    """PostNormMLP (module) forward + backward under autograd: the regrouped fusion applies."""
+def test_cpu_training_block_end_to_end(cpu_training, layernorm, plan, monkeypatch):
+    """PostNormMLP (module) forward + backward under autograd: the regrouped fusion applies
+    (norm1's backward over 96 columns in linear 2's dX GEMM's epilogue); composed: that GEMM on
+    torch, norm1's backward without a GEMM (one 96-column block a row, no cluster)."""
     from normfuse.nn import PostNormMLP
+    from normfuse.ops import training as tr
+    monkeypatch.setattr(tr, "POSTNORM_MLP_BWD_PLAN", plan)
     torch.manual_seed(5)
     m = PostNormMLP(32, 96, layernorm=layernorm, dtype=torch.bfloat16)
     with torch.no_grad():
@@ -125,8 +178,8 @@ def test_cpu_training_block_end_to_end(cpu_training, layernorm):
     cpu_training.clear()
     out, got = _grads(lambda x: m(x), [x], dout)
     got = got + [p.grad if p is not None else None for p in ps]
-    # the regrouping: norm1's backward over 96 columns in the epilogue of linear 2's dX GEMM
-    assert any("[cluster-reduce] applied: row of 3 N tiles" in r for r in cpu_training), cpu_training
+    regrouped = any("[cluster-reduce] applied: row of 3 N tiles" in r for r in cpu_training)
+    assert regrouped == (plan == "regrouped"), cpu_training
     ref_fn = lambda x, *ps: mlp_reference(x, *ps, m.eps, layernorm)  # noqa: E731
     ro, ref = _grads(ref_fn, [t.double() if t is not None else None for t in [x] + ps], dout)
     eo, eag = _grads(ref_fn, [x] + ps, dout)

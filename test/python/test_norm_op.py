@@ -212,7 +212,7 @@ def test_kernel_partials_one_row_per_program():
     res = check_pass_numerics(
         norm_kernels.norm_bwd, [dy, x, rstd.float(), rstd.float(), w,
                                 torch.full((M, N), float("nan")).bfloat16(), nan, nan.clone(),
-                                x, x, M, N, N, N, 0, 0.0],
+                                x, x, M, N, N, N, 0, 0.0, 1e-5],
         constexprs=dict(N=N, BLOCK_N=32, ROWS=2, IS_LN=False, HAS_G=True, HAS_DG=True,
                         HAS_DB=True), grid=(P,), passes=(), num_warps=4)
     xhat = xs * rstd[:, None]
@@ -223,12 +223,44 @@ def test_kernel_partials_one_row_per_program():
         assert rel_err(torch.as_tensor(res.after["DBP"][p]), dy.double()[rows].sum(0)) < 1e-5
 
 
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_kernel_stats_form_computes_the_statistics(is_ln):
+    """norm_bwd's STATS form (the pre-norm op's deferred statistics): RSTD / MEAN never read
+    (NaN here), rstd and mean from the x rows with eps; dx, the partials and n as the form that
+    loads the statistics, to fp32 rounding (ragged M, N: masked columns stay out of the sums)."""
+    from normfuse.testing import check_pass_numerics
+    M, N, P = 11, 24, 3
+    x, w, _, dy = _case((M, N), seed=7)
+    x = (x.float() + (3.0 if is_ln else 0.0)).bfloat16()
+    xs = x.double()
+    mean = xs.mean(1) if is_ln else torch.zeros(M, dtype=torch.float64)
+    rstd = torch.rsqrt((xs - mean[:, None]).square().mean(1) + 1e-5)
+    beta = (0.1 * torch.randn(N)).bfloat16()
+    out = {}
+    for stats in (False, True):
+        st = torch.full((M,), float("nan")) if stats else rstd.float()
+        mu = torch.full((M,), float("nan")) if stats else mean.float()
+        nan = torch.full((P, N), float("nan"))
+        res = check_pass_numerics(
+            norm_kernels.norm_bwd, [dy, x, st, mu, w, torch.full((M, N), float("nan")).bfloat16(),
+                                    nan, nan.clone(), torch.full((M, N), float("nan")).bfloat16(),
+                                    beta, M, N, N, N, N, 0.0, 1e-5],
+            constexprs=dict(N=N, BLOCK_N=32, ROWS=2, IS_LN=is_ln, HAS_G=True, HAS_DG=True,
+                            HAS_DB=is_ln, HAS_XN=True, HAS_BETA=True, STATS=stats),
+            grid=(P,), passes=(), num_warps=4)
+        out[stats] = res.after
+    for name in ("DX", "XN", "DGP") + (("DBP",) if is_ln else ()):
+        a, b = torch.as_tensor(out[False][name]).float(), torch.as_tensor(out[True][name]).float()
+        assert not torch.isnan(b).any(), name
+        assert rel_err(b, a) < (8e-3 if name in ("DX", "XN") else 1e-5), (name, rel_err(b, a))
+
+
 def _aot(fn, N, consts, warps, stages, x_dtype=torch.bfloat16):
     bf = torch.empty(4, N, dtype=x_dtype)
     f = torch.empty(4)
     g = torch.empty(N, dtype=torch.bfloat16)
     if fn is norm_kernels.norm_bwd:
-        args = [bf, bf, f, f, g, bf, f, f, bf, g, 262144, N, N, N, N, 0.0]
+        args = [bf, bf, f, f, g, bf, f, f, bf, g, 262144, N, N, N, N, 0.0, 1e-5]
     else:
         args = [bf, g, g, bf, f, f, 262144, N, N, 1e-5, 0.0]
     sig, attrs = launch_signature(fn, args, consts)
@@ -236,14 +268,17 @@ def _aot(fn, N, consts, warps, stages, x_dtype=torch.bfloat16):
                             passes=(), num_warps=warps, num_stages=stages)
 
 
-@pytest.mark.parametrize("N,xn", [(1024, False), (16384, False), (2048, True), (5632, True)])
-def test_kernels_build_for_sm90_without_spills(N, xn):
-    """xn: the backward also writing n = xhat g + beta (the pre-norm op's "cublas" plan)."""
+@pytest.mark.parametrize("N,xn,stats", [(1024, False, False), (16384, False, False),
+                                        (2048, True, False), (5632, True, False),
+                                        (2048, True, True), (5632, True, True)])
+def test_kernels_build_for_sm90_without_spills(N, xn, stats):
+    """xn: the backward also writing n = xhat g + beta (the pre-norm op's "cublas" plan);
+    stats: with the rows' statistics computed in the kernel (the deferred form)."""
     cfg = norm_ops.norm_config(N)
     bwd = _aot(norm_kernels.norm_bwd, N, dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"],
                                               IS_LN=True, HAS_G=True, HAS_DG=True, HAS_DB=True,
                                               STAGES=cfg["STAGES"], ACC_GLOBAL=cfg["ACC_GLOBAL"],
-                                              HAS_XN=xn, HAS_BETA=xn),
+                                              HAS_XN=xn, HAS_BETA=xn, STATS=stats),
                cfg["num_warps"], cfg["STAGES"])
     fwd = _aot(norm_kernels.norm_fwd, N, dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"],
                                               IS_LN=True, HAS_G=True, HAS_B=True),

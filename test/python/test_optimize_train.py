@@ -246,7 +246,7 @@ def test_fused_plan_uses_the_ops_backward_plan(monkeypatch):
         return True if in_bwd[0] else real_route(op, t)
 
     def prenorm_backward(dy, x2, g, beta, weight, rstd, mean, *, is_ln, has_bias, plan, y=None,
-                         bias=None):
+                         bias=None, eps=None):
         # (the forward's output reaches the backward under the plan that reads it only)
         assert (y is not None) == (plan == "rowdot") and (y is None or y.shape == dy.shape)
         plans.append(plan)

@@ -55,10 +55,11 @@ def norm_fwd(X, G, B, Y, RSTD, MEAN, M, stride_xm, stride_ym, eps, offset, N: tl
 
 @triton.jit
 def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, XN, BETA, M, stride_dym, stride_xm, stride_dxm,
-             stride_xnm, offset, N: tl.constexpr, BLOCK_N: tl.constexpr, ROWS: tl.constexpr,
+             stride_xnm, offset, eps, N: tl.constexpr, BLOCK_N: tl.constexpr, ROWS: tl.constexpr,
              IS_LN: tl.constexpr, HAS_G: tl.constexpr, HAS_DG: tl.constexpr, HAS_DB: tl.constexpr,
              STAGES: tl.constexpr = 1, ACC_GLOBAL: tl.constexpr = False,
-             HAS_XN: tl.constexpr = False, HAS_BETA: tl.constexpr = False):
+             HAS_XN: tl.constexpr = False, HAS_BETA: tl.constexpr = False,
+             STATS: tl.constexpr = False):
     """STAGES > 1: the loop's loads of dy, x and the statistics pipelined (cp.async into shared
     memory, STAGES - 1 row blocks ahead). ACC_GLOBAL (rows too long for the partials and the
     scale to stay in registers): the scale is reloaded per row block and each partial is
@@ -67,7 +68,9 @@ def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, XN, BETA, M, stride_dym, stride
     previous iteration's store). HAS_XN: also store the norm's output n = xhat (offset + g)
     [+ BETA] (HAS_BETA) into XN (row stride stride_xnm, XN's dtype): the pre-norm op's
     backward takes it for dW = dY^T n where x is at hand anyway (XN, BETA: any pointer when
-    their flags are off)."""
+    their flags are off). STATS: the row's statistics computed here from the x row in registers,
+    as `norm_fwd` computes them (with `eps`; RSTD, MEAN unread: any pointer) instead of loaded:
+    a caller that did not keep them (the pre-norm op's training forward) reads nothing more."""
     pid = tl.program_id(0)
     P = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_N)
@@ -86,12 +89,21 @@ def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, XN, BETA, M, stride_dym, stride
                      other=0.0).to(tl.float32)
         x = tl.load(X + r64[:, None] * stride_xm + cols[None, :], mask=msk,
                     other=0.0).to(tl.float32)
-        rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
-        if IS_LN:
-            mean = tl.load(MEAN + rows, mask=rmask, other=0.0)
-            xhat = tl.where(msk, (x - mean[:, None]) * rstd[:, None], 0.0)
+        if STATS:
+            if IS_LN:
+                xc = tl.where(msk, x - (tl.sum(x, axis=1) / N)[:, None], 0.0)
+                rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=1) / N + eps)
+                xhat = xc * rstd[:, None]
+            else:
+                rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + eps)
+                xhat = x * rstd[:, None]
         else:
-            xhat = x * rstd[:, None]
+            rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+            if IS_LN:
+                mean = tl.load(MEAN + rows, mask=rmask, other=0.0)
+                xhat = tl.where(msk, (x - mean[:, None]) * rstd[:, None], 0.0)
+            else:
+                xhat = x * rstd[:, None]
         if HAS_G:
             if ACC_GLOBAL:
                 s = tl.load(G + cols, mask=cmask, other=0.0).to(tl.float32) + offset

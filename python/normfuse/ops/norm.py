@@ -183,11 +183,15 @@ def _kernel_forward(x2, g, beta, eps, offset, is_ln):
 
 
 def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db, xn_out=None,
-                     beta=None):
+                     beta=None, eps=None):
     """(dx, dg fp32 or None, dbeta fp32 or None) of the norm over x2's rows through the persistent
     `norm_bwd` kernel. `xn_out` ([M, N], unit column stride): the kernel also writes the norm's
     output n = xhat (offset + g) [+ beta] there (the pre-norm op's backward: dW = dY^T n); `beta`
-    is read only for that."""
+    is read only for that. `eps` given: the kernel computes the rows' statistics itself from x
+    (its STATS form; `rstd` and `mean` are not read and may be empty)."""
+    stats = eps is not None
+    if stats:
+        rstd = mean = x2  # (pointers the STATS form never reads)
     M, N = x2.shape
     dx = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
     if M == 0:
@@ -198,13 +202,13 @@ def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db, xn_
     cfg = norm_config(N)
     meta = dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"], IS_LN=is_ln, HAS_G=g is not None,
                 HAS_DG=want_dg, HAS_DB=want_db, STAGES=cfg["STAGES"], ACC_GLOBAL=cfg["ACC_GLOBAL"],
-                HAS_XN=has_xn, HAS_BETA=has_beta, num_warps=cfg["num_warps"],
+                HAS_XN=has_xn, HAS_BETA=has_beta, STATS=stats, num_warps=cfg["num_warps"],
                 num_stages=cfg["STAGES"])
     blocks = -(-M // cfg["ROWS"])
     head = (dy, x2, rstd, mean if is_ln else rstd, g if g is not None else x2, dx)
     outs = (xn_out if has_xn else dx, beta if has_beta else x2)
     tail = (M, dy.stride(0), x2.stride(0), dx.stride(0), xn_out.stride(0) if has_xn else 0,
-            float(offset))
+            float(offset), float(eps) if stats else 0.0)
     key = (x2.device, x2.dtype, dy.dtype, None if g is None else g.dtype,
            None if not has_xn else xn_out.dtype, None if not has_beta else beta.dtype,
            tuple(meta.items()))
@@ -217,7 +221,8 @@ def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db, xn_
     dgp = new(P if want_dg else 0, N, dtype=torch.float32)
     dbp = new(P if want_db else 0, N, dtype=torch.float32)
     tensors = (*head, dgp if want_dg else rstd, dbp if want_db else rstd, *outs)
-    ckey = ("bwd", key, M, P, dy.stride(0), x2.stride(0), tail[4], offset, _align(*tensors))
+    ckey = ("bwd", key, M, P, dy.stride(0), x2.stride(0), tail[4], offset, tail[6],
+            _align(*tensors))
     call = _CALLS.get(ckey)
     if call is not None:
         call(*tensors)

@@ -37,7 +37,8 @@ Backward:
   as above with HAS_GEMM=False), then the plain GEMMs dx = dh W and dW = dh^T x on cuBLAS
   (torch.mm: no norm in them).
 - the block (`postnorm_mlp`): the first post-norm's backward runs in the epilogue of the second
-  linear's dX GEMM (the regrouping), SiLU' included.
+  linear's dX GEMM (the regrouping), SiLU' included; or (POSTNORM_MLP_BWD_PLAN = "composed")
+  after that GEMM on cuBLAS, in the no-GEMM kernel.
 
 `offset` (the norm's scale offset + g): folded exactly (fp32) in the pre-norm forward; where a
 kernel reads the scale (post-norm forward, every backward) offset + g is rounded to g's dtype.
@@ -57,7 +58,8 @@ from torch import Tensor
 
 from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
 from . import fallback
-from .common import check_prenorm, define_op, no_double_backward, sm_count, unit_stride
+from .common import (FUSED_DTYPES, check_prenorm, define_op, fused_unavailable,
+                     no_double_backward, sm_count, unit_stride)
 from .norm import MAX_N as NORM_MAX_N, _kernel_backward as norm_kernel_backward
 from .norm import _kernel_forward as norm_kernel_forward
 from .inference import route
@@ -564,26 +566,37 @@ def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x:
 
 def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bias: bool,
                      plan: str = "fused", y: Optional[Tensor] = None,
-                     bias: Optional[Tensor] = None):
+                     bias: Optional[Tensor] = None, eps: Optional[float] = None):
     """(dx, dg fp32 or None, dbeta fp32 or None, dW, db fp32 or None) of the fused pre-norm op,
     by `plan` (see PRENORM_BWD_PLAN); g is the norm's scale (offset applied). "rowdot" needs
     the forward's output `y` and its `bias` (without y, as when the plan changed between the
-    forward and the backward: "cublas")."""
+    forward and the backward: "cublas"). Empty `rstd` (the forward deferred the statistics,
+    `stats_in_backward`): the persistent norm backward computes them from x with `eps`; any other
+    path gets them from `row_stats` first."""
     if plan == "rowdot" and y is None:
         plan = "cublas"
+    deferred = rstd.numel() == 0 and x.shape[0] > 0
+    if deferred and eps is None:
+        raise ValueError("prenorm_backward: the forward kept no statistics (empty rstd) and no "
+                         "eps was given to compute them")
+    persistent = plan == "cublas" and NOGEMM_NORM_BWD == "persistent" and x.shape[1] <= NORM_MAX_N
+    if deferred and not persistent:
+        rstd, mean = row_stats(x if x.stride(-1) == 1 else x.contiguous(), eps, is_ln)
+        deferred = False
     if plan == "rowdot":
         return rowdot_backward(dy, weight, y, bias, x, rstd, mean, g, beta, is_ln=is_ln,
                                has_bias=has_bias)
     if plan == "cublas":
         dn = torch.mm(dy, weight if weight.stride(-1) == 1 else weight.contiguous())
         xn = x.new_empty(x.shape)
-        if NOGEMM_NORM_BWD == "persistent" and x.shape[1] <= NORM_MAX_N:
+        if persistent:
             # the standalone norm's persistent kernel, writing n for dW as well (g is the scale
-            # with its offset applied: offset 0 here)
+            # with its offset applied: offset 0 here), the statistics from x where deferred
             x2 = x if x.stride(-1) == 1 else x.contiguous()
             dx, dg, dbeta = norm_kernel_backward(dn, x2, unit_stride(g), rstd, mean, 0.0, is_ln,
                                                  True, is_ln, xn_out=xn,
-                                                 beta=unit_stride(beta) if is_ln else None)
+                                                 beta=unit_stride(beta) if is_ln else None,
+                                                 eps=eps if deferred else None)
         else:
             dx, dg, dbeta = norm_backward(dn, None, x, rstd, mean, g, beta, None, is_ln=is_ln,
                                           want_dg=True, xn_out=xn, op=_pre_op(is_ln))
@@ -617,6 +630,22 @@ def _pre_op(is_ln: bool) -> str:
 # Pre-norm: y = norm(x) (offset + g) [+ beta] W^T + b
 # ---------------------------------------------------------------------------------------------
 
+# Whether the pre-norm ops' training forward leaves the rows' statistics to the backward: with
+# the "cublas" plan and the persistent norm backward (rows up to the norm's MAX_N), that kernel
+# loads each x row anyway and computes rstd (and mean) from it in registers (`norm_bwd`'s STATS
+# form), so the forward's `row_stats` pass (one more read of x) and the saved [M] vectors go.
+# The same math as `row_stats` up to the order of its sums (the gradients move by fp32 rounding).
+PRENORM_STATS_IN_BWD = os.environ.get("NORMFUSE_PRENORM_STATS_IN_BWD", "0") == "1"
+
+
+def stats_in_backward(op: str, x: Tensor) -> bool:
+    """Whether the training forward of pre-norm `op` on x [M, K] defers the statistics (its
+    rstd / mean outputs are then empty): PRENORM_STATS_IN_BWD, the "cublas" plan, the
+    persistent norm backward and K <= its MAX_N. (Fake tensors answer the same: no data read.)"""
+    return (PRENORM_STATS_IN_BWD and PRENORM_BWD_PLAN.get(op) == "cublas"
+            and NOGEMM_NORM_BWD == "persistent" and x.shape[-1] <= NORM_MAX_N)
+
+
 def _pre_fwd_impl(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
     op = "layernorm_linear" if is_ln else "rmsnorm_linear"
     if not route(op, x):
@@ -633,6 +662,9 @@ def _pre_fwd_impl(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
         # per-step preparation, compilation lookup or descriptor setup
         w, b = _train_weights(weight, norm_weight, norm_bias, bias, offset, is_ln)
         y = launch_prenorm(op, "ln" if is_ln else "rms", x, w, None, None, b, eps)
+        if stats_in_backward(op, x):
+            none = x.new_empty(0, dtype=torch.float32)
+            return y, none, none
         rstd, mean = row_stats(x, eps, is_ln)
     return y, rstd, mean
 
@@ -649,7 +681,10 @@ def _train_weights(weight, g, beta, bias, offset: float, is_ln: bool):
 
 def _pre_fwd_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
     M = x.shape[0]
-    return (x.new_empty(M, weight.shape[0]), x.new_empty(M, dtype=torch.float32),
+    op = _pre_op(is_ln)
+    if stats_in_backward(op, x) and fused_unavailable(x.device) is None and x.dtype in FUSED_DTYPES:
+        M = 0  # (the real forward defers the statistics: empty rstd and mean)
+    return (x.new_empty(x.shape[0], weight.shape[0]), x.new_empty(M, dtype=torch.float32),
             x.new_empty(M if is_ln else 0, dtype=torch.float32))
 
 
@@ -668,7 +703,7 @@ def _pre_bwd_impl(dy, x, norm_weight, norm_bias, weight, rstd, mean, eps, offset
             dx, dg, dbeta, dw, db = prenorm_backward(dy, x, g, norm_bias, weight, rstd, mean,
                                                      is_ln=is_ln, has_bias=has_bias,
                                                      plan=PRENORM_BWD_PLAN[op], y=y,
-                                                     bias=bias)
+                                                     bias=bias, eps=eps)
     return (dx, dg.to(dt) if norm_weight is not None else _empty(x),
             dbeta.to(dt) if norm_bias is not None else _empty(x), dw.to(weight.dtype),
             db.to(dt) if has_bias else _empty(x))
@@ -905,6 +940,16 @@ def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, ep
 # The block: out = norm2(silu(norm1(x W1^T + b1)) W2^T + b2 + x), backward regrouped
 # ---------------------------------------------------------------------------------------------
 
+# norm1's part of the block's backward: "regrouped" (norm1's backward and SiLU' in the epilogue
+# of linear 2's dX GEMM, one kernel: the blog's regrouping; Triton's plain sm_90 lowering
+# unless LOWERED_DX) or "composed" (linear 2's dX GEMM da = dh2 W2 on cuBLAS, then norm1's
+# backward with SiLU' in the no-GEMM kernel: one [M, H] round trip more, cuBLAS's GEMM).
+# H200, 2026-12-03 (bench_training, the 9 blog cells): the regrouped block's backward 1.23-1.69x
+# cuBLAS's four GEMMs + the two best standalone norm backwards; its kernel at K = N = 1024 2.56
+# ms where cuBLAS's dX GEMM takes 0.75 and the no-GEMM kernel 0.74 (2026-11-30).
+POSTNORM_MLP_BWD_PLANS = ("regrouped", "composed")
+POSTNORM_MLP_BWD_PLAN = os.environ.get("NORMFUSE_MLP_BWD_PLAN", "regrouped")
+
 def _mlp_fwd_impl(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
     if not route("postnorm_mlp", x):
         return fallback.postnorm_mlp_save(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln)
@@ -936,10 +981,20 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
             dh2, dg2, dbeta2 = nogemm_norm_backward(dout, h2, g2, rstd2, mean2, beta2, 0.0,
                                                     is_ln, "postnorm_mlp")
             dw2 = torch.mm(dh2.t(), a)
-            # the regrouping: norm1's backward (and SiLU') in the epilogue of linear 2's dX GEMM
-            # (through hopper-ws's template where LOWERED_DX says so, as the pre-norm ops' dX)
-            dh1, dg1, dbeta1 = norm_backward(dh2, w2, h1, rstd1, mean1, g1, beta1, None,
-                                             is_ln=is_ln, act=1, op="postnorm_mlp")
+            plan = POSTNORM_MLP_BWD_PLAN
+            if plan == "regrouped":
+                # norm1's backward (and SiLU') in the epilogue of linear 2's dX GEMM (through
+                # hopper-ws's template where LOWERED_DX says so, as the pre-norm ops' dX)
+                dh1, dg1, dbeta1 = norm_backward(dh2, w2, h1, rstd1, mean1, g1, beta1, None,
+                                                 is_ln=is_ln, act=1, op="postnorm_mlp")
+            elif plan == "composed":
+                da = torch.mm(dh2, w2 if w2.stride(-1) == 1 else w2.contiguous())
+                dh1, dg1, dbeta1 = norm_backward(da, None, h1, rstd1, mean1, g1, beta1, None,
+                                                 is_ln=is_ln, act=1, op="postnorm_mlp")
+            else:
+                raise ValueError(f"normfuse.ops.training.POSTNORM_MLP_BWD_PLAN = {plan!r} (or "
+                                 f"NORMFUSE_MLP_BWD_PLAN): expected one of "
+                                 f"{POSTNORM_MLP_BWD_PLANS}")
             dw1 = torch.mm(dh1.t(), x)
             dx = torch.addmm(dh2, dh1, w1)  # the residual's gradient is dh2
             db1 = dh1.sum(0, dtype=torch.float32)
