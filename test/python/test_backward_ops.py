@@ -181,8 +181,9 @@ def test_postnorm_backward_op_matches_autograd(interpreted, is_ln):
 
 
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
-def test_block_backward_regrouped_matches_autograd(interpreted, is_ln):
+def test_block_backward_regrouped_matches_autograd(interpreted, is_ln, monkeypatch):
     from normfuse.ops import training
+    monkeypatch.setattr(training, "POSTNORM_MLP_BWD_PLAN", "regrouped")  # (the default: composed)
     gen = _gen(13)
     Mx, D, H = 40, 32, 96
     p = _mlp_params(gen, D, H, is_ln)
@@ -260,7 +261,12 @@ def test_training_forward_launches_the_derived_weights(monkeypatch, is_ln, has_g
     M, K, N = 24, 64, 48
     _, x, g, beta, w, b = _prenorm_inputs(7, M, K, N, shift=3.0 if is_ln else 0.0, g=has_g,
                                           beta=has_beta, bias=has_bias)
+    monkeypatch.setattr(training, "PRENORM_STATS_IN_BWD", False)
     y, rstd, _ = training._pre_fwd_impl(x, g, beta, w, b, EPS, offset, is_ln)
+    # (by default the statistics are left to the backward's persistent norm kernel: none kept)
+    monkeypatch.setattr(training, "PRENORM_STATS_IN_BWD", True)
+    y2, rstd2, mean2 = training._pre_fwd_impl(x, g, beta, w, b, EPS, offset, is_ln)
+    assert torch.equal(y, y2) and rstd2.numel() == 0 and mean2.numel() == 0
     assert seen["kind"] == ("ln" if is_ln else "rms")
     assert (seen["bias"] is None) == (not has_bias and not (is_ln and has_beta))
     gg = None if g is None else g.double() + offset

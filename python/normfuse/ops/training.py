@@ -9,9 +9,11 @@ reference math elsewhere; fake implementations, so torch.compile sees opaque ops
 tensor requires grad under grad mode.
 
 What forward saves (nothing normalized is kept: xhat is recomputed from x and the statistics):
-- pre-norm ops y = norm(x) W^T + b: x, rstd [M] fp32 (LayerNorm: and mean [M]), and the
-  parameters. rstd / mean come from `row_stats` (one extra read of x: the fused forward kernel
-  computes them in registers but does not write them; see "Incomplete" in the notes).
+- pre-norm ops y = norm(x) W^T + b: x and the parameters; with the "cublas" plan's persistent
+  norm backward (the default) nothing else: that kernel computes rstd / mean from the x rows it
+  loads (PRENORM_STATS_IN_BWD); otherwise rstd [M] fp32 (LayerNorm: and mean [M]) from
+  `row_stats` (one extra read of x: the fused forward kernel computes them in registers but does
+  not write them).
 - post-norm ops z = norm(h), h = x W^T + b + r: x (for dW), h (the norm's input, written by the
   training form of the fused forward kernel next to z), rstd (and mean), the parameters.
 
@@ -36,9 +38,9 @@ Backward:
   the standalone norm's persistent backward kernel, ops/norm.py, by default; or the same kernel
   as above with HAS_GEMM=False), then the plain GEMMs dx = dh W and dW = dh^T x on cuBLAS
   (torch.mm: no norm in them).
-- the block (`postnorm_mlp`): the first post-norm's backward runs in the epilogue of the second
-  linear's dX GEMM (the regrouping), SiLU' included; or (POSTNORM_MLP_BWD_PLAN = "composed")
-  after that GEMM on cuBLAS, in the no-GEMM kernel.
+- the block (`postnorm_mlp`): the first post-norm's backward (SiLU' included) after the second
+  linear's dX GEMM on cuBLAS, in the no-GEMM kernel (POSTNORM_MLP_BWD_PLAN = "composed", the
+  default), or in that GEMM's epilogue (the regrouping, "regrouped").
 
 `offset` (the norm's scale offset + g): folded exactly (fp32) in the pre-norm forward; where a
 kernel reads the scale (post-norm forward, every backward) offset + g is rounded to g's dtype.
@@ -58,8 +60,7 @@ from torch import Tensor
 
 from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
 from . import fallback
-from .common import (FUSED_DTYPES, check_prenorm, define_op, fused_unavailable,
-                     no_double_backward, sm_count, unit_stride)
+from .common import check_prenorm, define_op, no_double_backward, sm_count, unit_stride
 from .norm import MAX_N as NORM_MAX_N, _kernel_backward as norm_kernel_backward
 from .norm import _kernel_forward as norm_kernel_forward
 from .inference import route
@@ -634,8 +635,13 @@ def _pre_op(is_ln: bool) -> str:
 # the "cublas" plan and the persistent norm backward (rows up to the norm's MAX_N), that kernel
 # loads each x row anyway and computes rstd (and mean) from it in registers (`norm_bwd`'s STATS
 # form), so the forward's `row_stats` pass (one more read of x) and the saved [M] vectors go.
-# The same math as `row_stats` up to the order of its sums (the gradients move by fp32 rounding).
-PRENORM_STATS_IN_BWD = os.environ.get("NORMFUSE_PRENORM_STATS_IN_BWD", "0") == "1"
+# The same math as `row_stats` (on the H200 the gradients came out bitwise equal at K = 512 and
+# 1024, within 2.2e-4 at 2048). H200, 2026-12-03 (session 21, fwd + bwd, two alternating rounds
+# each, the faster of each): 0.74-0.95x the step with `row_stats` in 6 of 8 cells (RMSNorm and
+# LayerNorm at M = 262144, K = N = 512 / 1024 / 2048, and 8192 x 2048 x 5632), 1.02x at RMSNorm
+# 2048 and 1.18x at RMSNorm 512, where the step with row_stats itself moved by 35 % between its
+# two rounds (host-bound). "0" keeps row_stats.
+PRENORM_STATS_IN_BWD = os.environ.get("NORMFUSE_PRENORM_STATS_IN_BWD", "1") == "1"
 
 
 def stats_in_backward(op: str, x: Tensor) -> bool:
@@ -682,7 +688,7 @@ def _train_weights(weight, g, beta, bias, offset: float, is_ln: bool):
 def _pre_fwd_fake(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
     M = x.shape[0]
     op = _pre_op(is_ln)
-    if stats_in_backward(op, x) and fused_unavailable(x.device) is None and x.dtype in FUSED_DTYPES:
+    if stats_in_backward(op, x) and route(op, x):  # (the real forward's two conditions)
         M = 0  # (the real forward defers the statistics: empty rstd and mean)
     return (x.new_empty(x.shape[0], weight.shape[0]), x.new_empty(M, dtype=torch.float32),
             x.new_empty(M if is_ln else 0, dtype=torch.float32))
@@ -945,10 +951,11 @@ def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, ep
 # unless LOWERED_DX) or "composed" (linear 2's dX GEMM da = dh2 W2 on cuBLAS, then norm1's
 # backward with SiLU' in the no-GEMM kernel: one [M, H] round trip more, cuBLAS's GEMM).
 # H200, 2026-12-03 (bench_training, the 9 blog cells): the regrouped block's backward 1.23-1.69x
-# cuBLAS's four GEMMs + the two best standalone norm backwards; its kernel at K = N = 1024 2.56
-# ms where cuBLAS's dX GEMM takes 0.75 and the no-GEMM kernel 0.74 (2026-11-30).
+# cuBLAS's four GEMMs + the two best standalone norm backwards; the block's fwd + bwd composed
+# 0.774 / 0.876 / 0.925x the regrouped one's (RMSNorm, M = 262144, D x H = 512 x 2048,
+# 1024 x 1024, 2048 x 512; gradients within 3.6e-3 of each other; session 21).
 POSTNORM_MLP_BWD_PLANS = ("regrouped", "composed")
-POSTNORM_MLP_BWD_PLAN = os.environ.get("NORMFUSE_MLP_BWD_PLAN", "regrouped")
+POSTNORM_MLP_BWD_PLAN = os.environ.get("NORMFUSE_MLP_BWD_PLAN", "composed")
 
 def _mlp_fwd_impl(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
     if not route("postnorm_mlp", x):
