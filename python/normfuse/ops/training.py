@@ -637,7 +637,7 @@ def _pre_op(is_ln: bool) -> str:
 # form), so the forward's `row_stats` pass (one more read of x) and the saved [M] vectors go.
 # The same math as `row_stats` (on the H200 the gradients came out bitwise equal at K = 512 and
 # 1024, within 2.2e-4 at 2048). H200, 2026-12-03 (session 21, fwd + bwd, two alternating rounds
-# each, the faster of each): 0.74-0.95x the step with `row_stats` in 6 of 8 cells (RMSNorm and
+# each, the faster of each): 0.74-0.99x the step with `row_stats` in 6 of 8 cells (RMSNorm and
 # LayerNorm at M = 262144, K = N = 512 / 1024 / 2048, and 8192 x 2048 x 5632), 1.02x at RMSNorm
 # 2048 and 1.18x at RMSNorm 512, where the step with row_stats itself moved by 35 % between its
 # two rounds (host-bound). "0" keeps row_stats.
