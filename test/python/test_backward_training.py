@@ -22,6 +22,13 @@ from backward_common import (  # noqa: E402  (fixtures too)
 @pytest.mark.parametrize("op", ["rmsnorm_linear", "layernorm_linear", "linear_rmsnorm",
                                 "linear_layernorm"])
 def test_cpu_training_ops_end_to_end(cpu_training, op):
+    _train_op_end_to_end(op)
+    assert any("applied" in r for r in cpu_training), cpu_training
+
+
+def _train_op_end_to_end(op):
+    """The op's gradients against fp64 autograd and eager bf16 (`_compare_grads`), its output
+    within 1.5x eager's error."""
     from normfuse import ops
     gen = _gen(21)
     Mx, K, NO = 45, 64, 96  # post-norm rows of 96 (one 128-column tile)
@@ -52,7 +59,36 @@ def test_cpu_training_ops_end_to_end(cpu_training, op):
     outs, got, ref, eag = _train_case(fn, eager, (x, w, g, beta, bias, res), dout)
     _compare_grads(["x", "weight", "norm_weight", "norm_bias", "bias", "residual"], got, ref, eag, op)
     assert rel_err(outs[0], outs[1]) <= 1.5 * rel_err(outs[2], outs[1]) + 1e-4
-    assert any("applied" in r for r in cpu_training), cpu_training
+
+
+@pytest.mark.parametrize("op", ["linear_rmsnorm", pytest.param("linear_layernorm",
+                                                                 marks=pytest.mark.slow)])
+def test_cpu_training_postnorm_composed_forward(cpu_training, op, monkeypatch):
+    """POSTNORM_TRAIN_FWD = "composed" (h = x W^T + b + r by torch, then the standalone norm's
+    kernel on h): the post-norm op trains as with the fused training kernel (the same checks
+    against fp64 and eager), and its z, h and statistics match the fused kernel's to bf16
+    rounding; a bad switch value is refused by name."""
+    from normfuse.ops import training as tr
+    monkeypatch.setattr(tr, "POSTNORM_TRAIN_FWD", "composed")
+    _train_op_end_to_end(op)
+    gen = _gen(25)
+    ln = op == "linear_layernorm"
+    x = torch.randn(45, 64, generator=gen).bfloat16()
+    w = (torch.randn(96, 64, generator=gen) * 64 ** -0.5).bfloat16()
+    g = (1 + 0.2 * torch.randn(96, generator=gen)).bfloat16()
+    beta = (0.2 * torch.randn(96, generator=gen)).bfloat16() if ln else None
+    res = torch.randn(45, 96, generator=gen).bfloat16()
+    got = {}
+    for form in ("fused", "composed"):
+        monkeypatch.setattr(tr, "POSTNORM_TRAIN_FWD", form)
+        got[form] = tr._post_forward_save(x, w, g, beta, None, res, 1e-5, ln)
+    for name, a, b in zip(("z", "h", "rstd", "mean"), got["fused"], got["composed"]):
+        assert a.shape == b.shape, name
+        if a.numel():
+            assert rel_err(b, a) < 1e-2, (name, rel_err(b, a))
+    monkeypatch.setattr(tr, "POSTNORM_TRAIN_FWD", "cublas")
+    with pytest.raises(ValueError, match="POSTNORM_TRAIN_FWD = 'cublas'"):
+        tr._post_forward_save(x, w, g, beta, None, res, 1e-5, ln)
 
 
 @pytest.mark.parametrize("op", ["rmsnorm_linear", "layernorm_linear"])

@@ -335,3 +335,47 @@ def test_attention_core_kernels_agree_on_the_cpu(act):
         err = (outs[name] - ref).norm() / ref.norm()
         assert err < 1e-2, (name, float(err))
     assert torch.equal(outs["search"], outs["table"])
+
+
+def test_train_options_ab_on_the_cpu(monkeypatch):
+    """bench/train_options_ab.py's mechanics on CPU tensors (the ops' reference path, a counting
+    timer): every switch value timed each round in turn, the module constant restored after,
+    ratios to the first value, the gradients compared across values; bad arguments refused."""
+    import importlib.util
+    import warnings
+    from pathlib import Path
+    from normfuse.ops import training
+    repo = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("train_options_ab",
+                                                  repo / "bench" / "train_options_ab.py")
+    ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab)
+    seen = []
+
+    def timer(fn):
+        fn()
+        seen.append((training.PRENORM_STATS_IN_BWD, training.POSTNORM_MLP_BWD_PLAN))
+        return float(len(seen))
+    before = (training.PRENORM_STATS_IN_BWD, training.POSTNORM_MLP_BWD_PLAN)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the fallback's warning)
+        recs = ab.run(["stats", "block"], [(16, 32, 48)], 2, False, timer=timer, device="cpu")
+    assert (training.PRENORM_STATS_IN_BWD, training.POSTNORM_MLP_BWD_PLAN) == before
+    assert [(r["switch"], r["op"]) for r in recs] == [
+        ("stats", "rmsnorm_linear"), ("stats", "layernorm_linear"), ("block", "postnorm_mlp")]
+    for r in recs:
+        assert "error" not in r, r
+        assert set(r["ms"]) == {repr(v) for v in ab.SWITCHES[r["switch"]][1]}
+        assert all(len(t) == 2 for t in r["rounds_ms"].values())
+        assert r["max_rel_grad_diff"] == 0.0  # (the reference path ignores the switches)
+        first = r["ms"][repr(ab.SWITCHES[r["switch"]][1][0])]
+        assert all(abs(r["ratio_to_first"][k] - v / first) < 1e-12 for k, v in r["ms"].items())
+    # the values alternate within each round
+    assert [s[0] for s in seen[:4]] == [False, True, False, True]
+    assert [s[1] for s in seen[-2:]] == ["regrouped", "composed"]
+    assert "| stats | rmsnorm_linear | 16x32x48 |" in ab.markdown(recs)
+    assert ab.parse_cells("quick") == ab.QUICK and ab.parse_cells("8x16x32") == [(8, 16, 32)]
+    with pytest.raises(ValueError, match="expected MxKxN"):
+        ab.parse_cells("8x16")
+    with pytest.raises(ValueError, match="unknown switch"):
+        ab.parse_switches("stats,nope")

@@ -774,9 +774,36 @@ def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps
 # Post-norm: z = norm(x W^T + b + r) (offset + g) [+ beta]
 # ---------------------------------------------------------------------------------------------
 
+# The post-norm training forward (the ops' and the block's): "fused" (the training form of the
+# fused kernel, which writes z and h: Triton's cluster pipeline, since hopper-ws's lowered
+# post-norm does not take its h and rstd stores yet) or "composed" (h = x W^T + b + r on
+# cuBLAS, then the standalone norm's forward kernel on h: one more read of h, cuBLAS's GEMM).
+# Session 21 (H200, bench_training at 57ef471) puts the fused post-norm ops' training forward
+# at roughly (fwd + bwd) - bwd = 1.0-1.3x cuBLAS + the norm in 4 of 5 cells (not timed alone);
+# the composed form is not timed yet, so "fused" stays the default.
+POSTNORM_TRAIN_FWDS = ("fused", "composed")
+POSTNORM_TRAIN_FWD = os.environ.get("NORMFUSE_POSTNORM_TRAIN_FWD", "fused")
+
+
+def _post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln, offset):
+    """(z, h, rstd, mean): h = x W^T + b (+ res) on cuBLAS, then the standalone norm's kernel on h
+    (statistics of h as stored, as the backward reads it; offset + g formed in fp32)."""
+    h = torch.nn.functional.linear(x2, weight, bias)
+    if res is not None:
+        h += res
+    z, rstd, mean = norm_kernel_forward(h, unit_stride(g), unit_stride(beta) if is_ln else None,
+                                        eps, offset, is_ln)
+    return z, h, rstd, mean
+
+
 def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0):
     """z, h, rstd, mean from the training form of the fused post-norm kernel (the norm's scale
-    offset + g, rounded to g's dtype)."""
+    offset + g, rounded to g's dtype), or composed (`POSTNORM_TRAIN_FWD`)."""
+    if POSTNORM_TRAIN_FWD not in POSTNORM_TRAIN_FWDS:
+        raise ValueError(f"normfuse.ops.training.POSTNORM_TRAIN_FWD = {POSTNORM_TRAIN_FWD!r} (or "
+                         f"NORMFUSE_POSTNORM_TRAIN_FWD): expected one of {POSTNORM_TRAIN_FWDS}")
+    if POSTNORM_TRAIN_FWD == "composed" and weight.shape[0] <= NORM_MAX_N:
+        return _post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln, offset)
     norm = {"norm_weight": g} if not is_ln else {"norm_weight": g, "norm_bias": beta}
     op = "linear_layernorm" if is_ln else "linear_rmsnorm"
     plan = _prepare_post(op, "ln" if is_ln else "rms", x2, weight, norm, eps, bias, res, None,
@@ -798,15 +825,9 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0):
     if plan.grid[0]:  # the cluster form the driver launches, the persistent grid
         tp = _fit_and_grid(tp, lambda p: _post_train_launcher(kern, p), DEFAULT_POSTNORM_PASSES)
     if is_ln and N <= NORM_MAX_N and composes_for_rounded_tile(tp, f"{op} (training)"):
-        # the LayerNorm form that would normalize its rounded tile: cuBLAS, then the standalone
-        # norm's kernel on h (statistics of h as stored, as the backward reads it; offset + g
-        # formed in fp32, as that backward forms it)
-        h = torch.nn.functional.linear(x2, weight, bias)
-        if res is not None:
-            h += res
-        z, rstd, mean = norm_kernel_forward(h, unit_stride(g), unit_stride(beta), eps, offset,
-                                            True)
-        return z, h, rstd, mean
+        # the LayerNorm form that would normalize its rounded tile: composed (as that backward
+        # forms offset + g: in fp32)
+        return _post_forward_composed(x2, weight, g, beta, bias, res, eps, True, offset)
     z = tp()
     return z.view(M, N), h, rstd, mean
 
