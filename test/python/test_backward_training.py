@@ -91,7 +91,8 @@ def test_cpu_training_postnorm_composed_forward(cpu_training, op, monkeypatch):
         tr._post_forward_save(x, w, g, beta, None, res, 1e-5, ln)
 
 
-@pytest.mark.parametrize("op", ["rmsnorm_linear", "layernorm_linear"])
+@pytest.mark.parametrize("op", [pytest.param("rmsnorm_linear", marks=pytest.mark.slow),
+                                "layernorm_linear"])
 def test_cpu_training_prenorm_stats_in_backward(cpu_training, op, monkeypatch):
     """PRENORM_STATS_IN_BWD: the training forward keeps no statistics (empty rstd and mean: no
     `row_stats` launch), the persistent norm backward computes them from the x rows it loads

@@ -316,7 +316,7 @@ def test_training_forward_saves_g_and_lse(act, BN):
             assert torch.isnan(r["LSE"]).all()  # GDPA: never written
 
 
-@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+@pytest.mark.parametrize("act", [pytest.param("gelu_tanh", marks=pytest.mark.slow), "softmax"])
 def test_training_forward_walk_same_bits(act):
     """The training forward (g and lse saved) walking two row blocks per program through the
     op's default passes (early-loads, hoist-loads: K and V loaded once per program), against one
