@@ -20,7 +20,10 @@ the CTAs of a thread-block cluster (one head each for H <= 16) and exchanges bot
 (sum, sum of squares: one exchange) and the RMSNorm's (sum of squares) row statistics over DSMEM;
 `epilogue-norm` normalizes the attention output in registers (no unnormalized store and reload);
 `residual-acc` starts the P V accumulator at LN(x) when the KV loop has several tiles (Triton
-already does it for one). `passes=()` launches the naive kernel unchanged (the oracle).
+already does it for one); cluster-reduce's `early-loads` issues the loads that do not need an
+exchange while its barrier waits, and `hoist-loads` loads K and V once per program, which walks
+up to `ROWS_PER_PROGRAM` rows of one sequence (`rows_per_program`). `passes=()` launches the
+naive kernel unchanged (the oracle).
 Validation reads `offsets` on the host once per offsets tensor and version (a sync the first
 time; `ops.common.host_offsets` keeps the copy, so a model's layers sharing one offsets tensor
 read it once and a CUDA graph can capture the later calls); it also sizes the grid to the exact

@@ -778,9 +778,10 @@ def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps
 # fused kernel, which writes z and h: Triton's cluster pipeline, since hopper-ws's lowered
 # post-norm does not take its h and rstd stores yet) or "composed" (h = x W^T + b + r on
 # cuBLAS, then the standalone norm's forward kernel on h: one more read of h, cuBLAS's GEMM).
-# Session 21 (H200, bench_training at 57ef471) puts the fused post-norm ops' training forward
-# at roughly (fwd + bwd) - bwd = 1.0-1.3x cuBLAS + the norm in 4 of 5 cells (not timed alone);
-# the composed form is not timed yet, so "fused" stays the default.
+# Session 21 (H200, bench_training at 57ef471; RMSNorm, M = 262144) puts the fused training
+# forward, read as (fwd + bwd) - bwd, at 0.87-1.32x cuBLAS + the standalone norm in four cells
+# and 2.7x at 512 x 512 (a host-bound step); not timed alone, and the composed form not at
+# all yet, so "fused" stays the default (`bench/train_options_ab.py --switches postfwd`).
 POSTNORM_TRAIN_FWDS = ("fused", "composed")
 POSTNORM_TRAIN_FWD = os.environ.get("NORMFUSE_POSTNORM_TRAIN_FWD", "fused")
 
@@ -964,7 +965,7 @@ def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, ep
 
 
 # ---------------------------------------------------------------------------------------------
-# The block: out = norm2(silu(norm1(x W1^T + b1)) W2^T + b2 + x), backward regrouped
+# The block: out = norm2(silu(norm1(x W1^T + b1)) W2^T + b2 + x), backward composed or regrouped
 # ---------------------------------------------------------------------------------------------
 
 # norm1's part of the block's backward: "regrouped" (norm1's backward and SiLU' in the epilogue
@@ -977,6 +978,7 @@ def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, ep
 # 1024 x 1024, 2048 x 512; gradients within 3.6e-3 of each other; session 21).
 POSTNORM_MLP_BWD_PLANS = ("regrouped", "composed")
 POSTNORM_MLP_BWD_PLAN = os.environ.get("NORMFUSE_MLP_BWD_PLAN", "composed")
+
 
 def _mlp_fwd_impl(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
     if not route("postnorm_mlp", x):
