@@ -296,6 +296,10 @@ def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
     md = gb.markdown(recs, {"counts": {"passed": 1}, "ok": True, "failures": []}, {"gpu": "cpu"})
     assert md.count("| postnorm_mlp.backward |") == 1
     assert all(r["grad_rel_diff_vs_eager"] < 5e-2 for r in recs), recs
+    from normfuse.ops import training as tr
+    assert all(r["train_switches"]["postnorm_mlp_bwd_plan"] == tr.POSTNORM_MLP_BWD_PLAN
+               and r["train_switches"]["prenorm_stats_in_bwd"] == tr.PRENORM_STATS_IN_BWD
+               for r in recs)
 
 
 @pytest.mark.slow  # the benchmark's sweep: many kernels interpreted (~8 s)

@@ -74,6 +74,17 @@ def _timer(timer=None):
     return lambda fn: float(triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median"))
 
 
+def train_switches() -> dict:
+    """The training module switches in force (ops.training), recorded with every cell so that a
+    table says which backward and forward forms it timed."""
+    from normfuse.ops import training as tr
+    return {"prenorm_bwd_plan": dict(tr.PRENORM_BWD_PLAN),
+            "prenorm_stats_in_bwd": bool(tr.PRENORM_STATS_IN_BWD),
+            "postnorm_mlp_bwd_plan": tr.POSTNORM_MLP_BWD_PLAN,
+            "postnorm_train_fwd": tr.POSTNORM_TRAIN_FWD,
+            "nogemm_norm_bwd": tr.NOGEMM_NORM_BWD, "lowered_dx": tr.LOWERED_DX}
+
+
 def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cuda", timer=None,
                 compile_backend: str = "inductor") -> list[dict]:
     """The benchmark. `device`, `timer` (fn -> ms) and `compile_backend` exist so that the CPU
@@ -138,7 +149,8 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
     for (M, K, N) in cells:
         for op in ("rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm",
                    "postnorm_mlp"):
-            rec = dict(op=f"{op}.backward", M=M, K=K, N=N, dtype="bfloat16", **env)
+            rec = dict(op=f"{op}.backward", M=M, K=K, N=N, dtype="bfloat16",
+                       train_switches=train_switches(), **env)
             if time.time() - t_start > budget:
                 rec["skipped"] = f"time budget ({budget:.0f} s) spent"
                 records.append(rec)
