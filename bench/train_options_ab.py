@@ -3,7 +3,7 @@ under every value of a switch, timed round by round in the same order (drift bet
 cancels), against torch.compile's step when asked.
 
     PYTHONPATH=python python3 bench/train_options_ab.py --out DIR [--switches stats,block,postfwd]
-        [--cells quick|blog|MxKxN,...] [--rounds 3] [--compiled]
+        [--cells quick|blog|MxKxN,...] [--rounds 3] [--compiled]   (switches: also norm1)
 
 Switches (`SWITCHES`: the module constant, its values, the ops it touches):
   stats    ops.training.PRENORM_STATS_IN_BWD (False: `row_stats` in the forward; True: the
@@ -11,6 +11,8 @@ Switches (`SWITCHES`: the module constant, its values, the ops it touches):
   block    ops.training.POSTNORM_MLP_BWD_PLAN ("regrouped" / "composed"): postnorm_mlp
   postfwd  ops.training.POSTNORM_TRAIN_FWD ("fused" / "composed"): linear_rmsnorm,
            linear_layernorm, postnorm_mlp
+  norm1    ops.training.POSTNORM_MLP_NORM1_PERSISTENT (False / True: the composed block's norm1
+           backward on the persistent norm kernel): postnorm_mlp
 Per (switch, op, cell): the median ms over the rounds of each value (do_bench medians, L2 not
 flushed: a training step's working set is far larger), every round's ms, the ratio of each
 value to the switch's first value, and the largest relative difference of the gradients
@@ -33,6 +35,7 @@ SWITCHES = {
     "block": ("POSTNORM_MLP_BWD_PLAN", ("regrouped", "composed"), ("postnorm_mlp",)),
     "postfwd": ("POSTNORM_TRAIN_FWD", ("fused", "composed"),
                 ("linear_rmsnorm", "linear_layernorm", "postnorm_mlp")),
+    "norm1": ("POSTNORM_MLP_NORM1_PERSISTENT", (False, True), ("postnorm_mlp",)),
 }
 BLOG = [(262144, k, n) for k in (512, 1024, 2048) for n in (512, 1024, 2048)]
 QUICK = [(262144, 1024, 1024), (262144, 512, 2048), (262144, 2048, 512)]

@@ -224,6 +224,40 @@ def test_cpu_training_block_end_to_end(cpu_training, layernorm, plan, monkeypatc
     assert rel_err(out, ro) <= 1.5 * rel_err(eo, ro) + 1e-4
 
 
+def test_cpu_training_block_norm1_on_the_persistent_kernel(cpu_training, monkeypatch):
+    """POSTNORM_MLP_NORM1_PERSISTENT: the composed block's norm1 backward (SiLU' included) on
+    the standalone norm's persistent kernel (`norm_bwd`, ACT form): the gradients as the
+    no-GEMM kernel's, to fp32 rounding."""
+    from normfuse.nn import PostNormMLP
+    from normfuse.ops import training as tr
+    torch.manual_seed(6)
+    m = PostNormMLP(32, 96, dtype=torch.bfloat16)
+    with torch.no_grad():
+        m.g1.uniform_(0.5, 1.5)
+    gen = _gen(26)
+    x = torch.randn(40, 32, generator=gen).bfloat16()
+    dout = torch.randn(40, 32, generator=gen).bfloat16()
+    ps = [m.w1, m.g1, m.w2, m.g2]
+    got, acts = {}, []
+    real = tr.norm_kernel_backward
+
+    def counted(*a, **kw):
+        acts.append(kw.get("act", 0))
+        return real(*a, **kw)
+    monkeypatch.setattr(tr, "norm_kernel_backward", counted)
+    for persistent in (False, True):
+        monkeypatch.setattr(tr, "POSTNORM_MLP_NORM1_PERSISTENT", persistent)
+        cpu_training.clear()
+        for p in ps:
+            p.grad = None
+        _, g = _grads(lambda x: m(x), [x], dout)
+        got[persistent] = g + [p.grad.clone() for p in ps]
+    # norm2's backward runs on the persistent kernel either way; norm1's (act=1) only when asked
+    assert acts == [0, 0, 1], acts
+    for a, b in zip(got[False], got[True]):
+        assert rel_err(b, a) < 5e-3, rel_err(b, a)
+
+
 def test_cpu_training_run_of_the_block_like_eager(cpu_training):
     """A few SGD steps of PostNormMLP (interpreted kernels) next to the same steps in eager bf16:
     the loss goes down, step by step with eager's."""

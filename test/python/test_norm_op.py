@@ -255,6 +255,37 @@ def test_kernel_stats_form_computes_the_statistics(is_ln):
         assert rel_err(b, a) < (8e-3 if name in ("DX", "XN") else 1e-5), (name, rel_err(b, a))
 
 
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_kernel_act_form_is_silu_then_the_norm_backward(is_ln):
+    """norm_bwd's ACT form (dy the gradient of SiLU(n), n = xhat (offset + g) [+ beta]; the
+    block's norm1 backward): dx, dg, dbeta against fp64 autograd through SiLU (ragged M, N,
+    3 programs walking 2-row blocks)."""
+    from backward_common import _norm_bwd_ref
+    from normfuse.testing import check_pass_numerics
+    M, N, P = 11, 24, 3
+    x, w, _, dy = _case((M, N), seed=9)
+    x = (x.float() + (2.0 if is_ln else 0.0)).bfloat16()
+    xs = x.double()
+    mean = xs.mean(1) if is_ln else torch.zeros(M, dtype=torch.float64)
+    rstd = torch.rsqrt((xs - mean[:, None]).square().mean(1) + 1e-5)
+    beta = (0.2 * torch.randn(N, generator=torch.Generator().manual_seed(4))).bfloat16() \
+        if is_ln else None
+    nan = torch.full((P, N), float("nan"))
+    res = check_pass_numerics(
+        norm_kernels.norm_bwd, [dy, x, rstd.float(), mean.float(), w,
+                                torch.full((M, N), float("nan")).bfloat16(), nan, nan.clone(),
+                                x, beta if beta is not None else x, M, N, N, N, 0, 0.0, 1e-5],
+        constexprs=dict(N=N, BLOCK_N=32, ROWS=2, IS_LN=is_ln, HAS_G=True, HAS_DG=True,
+                        HAS_DB=is_ln, HAS_BETA=is_ln, ACT=1),
+        grid=(P,), passes=(), num_warps=4)
+    rdx, rdg, rdb = _norm_bwd_ref(dy, x, w, beta, is_ln, 1)
+    out = res.after
+    assert rel_err(torch.as_tensor(out["DX"]), rdx) < 1e-2
+    assert rel_err(torch.as_tensor(out["DGP"]).sum(0), rdg) < 1e-4
+    if is_ln:
+        assert rel_err(torch.as_tensor(out["DBP"]).sum(0), rdb) < 1e-4
+
+
 def _aot(fn, N, consts, warps, stages, x_dtype=torch.bfloat16):
     bf = torch.empty(4, N, dtype=x_dtype)
     f = torch.empty(4)

@@ -59,7 +59,7 @@ def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, XN, BETA, M, stride_dym, stride
              IS_LN: tl.constexpr, HAS_G: tl.constexpr, HAS_DG: tl.constexpr, HAS_DB: tl.constexpr,
              STAGES: tl.constexpr = 1, ACC_GLOBAL: tl.constexpr = False,
              HAS_XN: tl.constexpr = False, HAS_BETA: tl.constexpr = False,
-             STATS: tl.constexpr = False):
+             STATS: tl.constexpr = False, ACT: tl.constexpr = 0):
     """STAGES > 1: the loop's loads of dy, x and the statistics pipelined (cp.async into shared
     memory, STAGES - 1 row blocks ahead). ACC_GLOBAL (rows too long for the partials and the
     scale to stay in registers): the scale is reloaded per row block and each partial is
@@ -70,7 +70,10 @@ def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, XN, BETA, M, stride_dym, stride
     backward takes it for dW = dY^T n where x is at hand anyway (XN, BETA: any pointer when
     their flags are off). STATS: the row's statistics computed here from the x row in registers,
     as `norm_fwd` computes them (with `eps`; RSTD, MEAN unread: any pointer) instead of loaded:
-    a caller that did not keep them (the pre-norm op's training forward) reads nothing more."""
+    a caller that did not keep them (the pre-norm op's training forward) reads nothing more.
+    ACT = 1: dy is the gradient of SiLU(n), n = xhat (offset + g) [+ BETA] (HAS_BETA): it is
+    multiplied by SiLU'(n) first (the activation between a post-norm and the next linear, as
+    in `PostNormMLP`), and dg, dbeta and dx follow from that product."""
     pid = tl.program_id(0)
     P = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_N)
@@ -104,9 +107,15 @@ def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, XN, BETA, M, stride_dym, stride
                 xhat = tl.where(msk, (x - mean[:, None]) * rstd[:, None], 0.0)
             else:
                 xhat = x * rstd[:, None]
+        if HAS_G and ACC_GLOBAL:
+            s = tl.load(G + cols, mask=cmask, other=0.0).to(tl.float32) + offset
+        if ACT == 1:  # SiLU'(n) at the norm's output n
+            n = xhat * s[None, :] if HAS_G else xhat
+            if HAS_BETA:
+                n += tl.load(BETA + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
+            sg = 1.0 / (1.0 + tl.exp(-n))
+            dy = dy * (sg * (1.0 + n * (1.0 - sg)))
         if HAS_G:
-            if ACC_GLOBAL:
-                s = tl.load(G + cols, mask=cmask, other=0.0).to(tl.float32) + offset
             dyw = dy * s[None, :]
         else:
             dyw = dy

@@ -183,12 +183,13 @@ def _kernel_forward(x2, g, beta, eps, offset, is_ln):
 
 
 def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db, xn_out=None,
-                     beta=None, eps=None):
+                     beta=None, eps=None, act: int = 0):
     """(dx, dg fp32 or None, dbeta fp32 or None) of the norm over x2's rows through the persistent
     `norm_bwd` kernel. `xn_out` ([M, N], unit column stride): the kernel also writes the norm's
     output n = xhat (offset + g) [+ beta] there (the pre-norm op's backward: dW = dY^T n); `beta`
     is read only for that. `eps` given: the kernel computes the rows' statistics itself from x
-    (its STATS form; `rstd` and `mean` are not read and may be empty)."""
+    (its STATS form; `rstd` and `mean` are not read and may be empty). `act` = 1: dy is the
+    gradient of SiLU(n), n the norm's output (`beta` read for n too): the kernel's ACT form."""
     stats = eps is not None
     if stats:
         rstd = mean = x2  # (pointers the STATS form never reads)
@@ -198,11 +199,12 @@ def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db, xn_
         z = torch.zeros(N, device=x2.device, dtype=torch.float32)
         return dx, (z if want_dg else None), (z.clone() if want_db else None)
     has_xn = xn_out is not None
-    has_beta = has_xn and beta is not None
+    has_beta = (has_xn or act == 1) and beta is not None
     cfg = norm_config(N)
     meta = dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"], IS_LN=is_ln, HAS_G=g is not None,
                 HAS_DG=want_dg, HAS_DB=want_db, STAGES=cfg["STAGES"], ACC_GLOBAL=cfg["ACC_GLOBAL"],
-                HAS_XN=has_xn, HAS_BETA=has_beta, STATS=stats, num_warps=cfg["num_warps"],
+                HAS_XN=has_xn, HAS_BETA=has_beta, STATS=stats, ACT=int(act),
+                num_warps=cfg["num_warps"],
                 num_stages=cfg["STAGES"])
     blocks = -(-M // cfg["ROWS"])
     head = (dy, x2, rstd, mean if is_ln else rstd, g if g is not None else x2, dx)

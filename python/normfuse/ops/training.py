@@ -978,6 +978,12 @@ def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, ep
 # 1024 x 1024, 2048 x 512; gradients within 3.6e-3 of each other; session 21).
 POSTNORM_MLP_BWD_PLANS = ("regrouped", "composed")
 POSTNORM_MLP_BWD_PLAN = os.environ.get("NORMFUSE_MLP_BWD_PLAN", "composed")
+# In the composed plan, norm1's backward (SiLU' included) on the standalone norm's persistent
+# kernel (`norm_bwd`'s ACT form, rows up to its MAX_N) instead of the no-GEMM norm-backward
+# kernel: the persistent one keeps the dg / dbeta partials in registers (the no-GEMM kernel
+# writes [M / 8, H] fp32 of them), 0.41 against 0.74 ms without SiLU' at 262144 x 1024 (H200,
+# session 5). With SiLU' not timed yet: off.
+POSTNORM_MLP_NORM1_PERSISTENT = os.environ.get("NORMFUSE_MLP_NORM1_PERSISTENT", "0") == "1"
 
 
 def _mlp_fwd_impl(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
@@ -1019,8 +1025,15 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
                                                  is_ln=is_ln, act=1, op="postnorm_mlp")
             elif plan == "composed":
                 da = torch.mm(dh2, w2 if w2.stride(-1) == 1 else w2.contiguous())
-                dh1, dg1, dbeta1 = norm_backward(da, None, h1, rstd1, mean1, g1, beta1, None,
-                                                 is_ln=is_ln, act=1, op="postnorm_mlp")
+                if POSTNORM_MLP_NORM1_PERSISTENT and h1.shape[1] <= NORM_MAX_N:
+                    h1c = h1 if h1.stride(-1) == 1 else h1.contiguous()
+                    dh1, dg1, dbeta1 = norm_kernel_backward(da, h1c, g1, rstd1, mean1, 0.0,
+                                                            is_ln, True, is_ln, beta=beta1,
+                                                            act=1)
+                else:
+                    dh1, dg1, dbeta1 = norm_backward(da, None, h1, rstd1, mean1, g1, beta1,
+                                                     None, is_ln=is_ln, act=1,
+                                                     op="postnorm_mlp")
             else:
                 raise ValueError(f"normfuse.ops.training.POSTNORM_MLP_BWD_PLAN = {plan!r} (or "
                                  f"NORMFUSE_MLP_BWD_PLAN): expected one of "

@@ -16,6 +16,8 @@ interleavings of `seeds`; its output is compared with the unlowered kernel's (`l
 """
 from __future__ import annotations
 
+import inspect
+
 import functools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -317,11 +319,14 @@ def check_lowered_numerics(ck, args, *, grid, programs: int = 3, seeds=(0,), nam
 def launch_signature(fn, args, consts: dict) -> tuple[dict, dict]:
     """(signature, attrs) of `fn` for the runtime `args` (in order, the constexprs in `consts`
     left out), specialized as `normfuse.jit` does at launch: types from the values, 16-byte
-    divisibility of pointers and integers."""
-    names = [n for n in fn.arg_names if n not in consts]
+    divisibility of pointers and integers. A constexpr parameter with a default that `consts`
+    leaves out takes its default (as at a launch): no runtime argument stands for it."""
+    defaulted = {p.name for p in getattr(fn, "params", ())
+                 if p.is_constexpr and p.name not in consts and p.default is not inspect._empty}
+    names = [n for n in fn.arg_names if n not in consts and n not in defaulted]
     signature, attrs = {}, {}
     for i, n in enumerate(fn.arg_names):
-        if n in consts:
+        if n in consts or n in defaulted:
             signature[n] = "constexpr"
             continue
         t, div16 = _arg_type(n, args[names.index(n)])
