@@ -299,17 +299,20 @@ def _aot(fn, N, consts, warps, stages, x_dtype=torch.bfloat16):
                             passes=(), num_warps=warps, num_stages=stages)
 
 
-@pytest.mark.parametrize("N,xn,stats", [(1024, False, False), (16384, False, False),
-                                        (2048, True, False), (5632, True, False),
-                                        (2048, True, True), (5632, True, True)])
-def test_kernels_build_for_sm90_without_spills(N, xn, stats):
+@pytest.mark.parametrize("N,xn,stats,act", [(1024, False, False, 0), (16384, False, False, 0),
+                                            (2048, True, False, 0), (5632, True, False, 0),
+                                            (2048, True, True, 0), (5632, True, True, 0),
+                                            (2048, False, False, 1)])
+def test_kernels_build_for_sm90_without_spills(N, xn, stats, act):
     """xn: the backward also writing n = xhat g + beta (the pre-norm op's "cublas" plan);
-    stats: with the rows' statistics computed in the kernel (the deferred form)."""
+    stats: with the rows' statistics computed in the kernel (the deferred form); act: SiLU' of
+    n first (the block's norm1 backward)."""
     cfg = norm_ops.norm_config(N)
     bwd = _aot(norm_kernels.norm_bwd, N, dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"],
                                               IS_LN=True, HAS_G=True, HAS_DG=True, HAS_DB=True,
                                               STAGES=cfg["STAGES"], ACC_GLOBAL=cfg["ACC_GLOBAL"],
-                                              HAS_XN=xn, HAS_BETA=xn, STATS=stats),
+                                              HAS_XN=xn, HAS_BETA=xn or bool(act),
+                                              STATS=stats, ACT=act),
                cfg["num_warps"], cfg["STAGES"])
     fwd = _aot(norm_kernels.norm_fwd, N, dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"],
                                               IS_LN=True, HAS_G=True, HAS_B=True),
