@@ -359,13 +359,13 @@ def test_default_walk_shortens_for_small_grids(monkeypatch):
     lens = torch.full((768,), 500)
     host = torch.cat([torch.zeros(1, dtype=torch.int64), lens.cumsum(0)])
     T = int(host[-1])
-    assert mod._default_walk(T, 768, 2, 64, host, cuda) == mod.ROWS_PER_PROGRAM == 512
+    assert mod._default_walk(T, 768, 2, 64, host, cuda)[0] == mod.ROWS_PER_PROGRAM == 512
     # 16 sequences of 4096 rows, 2 heads: 256 / 512 CTAs at 512 / 256 rows, 1024 at 128
     host = torch.arange(17, dtype=torch.int64) * 4096
     assert 512 < need <= 1024
-    assert mod._default_walk(16 * 4096, 16, 2, 64, host, cuda) == 128
-    assert mod._default_walk(1442, 6, 3, 64, None, cuda) == 0  # the GPU tests' lengths: flat
-    assert mod._default_walk(1442, 6, 3, 64, None, torch.device("cpu")) == 512
+    assert mod._default_walk(16 * 4096, 16, 2, 64, host, cuda)[0] == 128
+    assert mod._default_walk(1442, 6, 3, 64, None, cuda)[0] == 0  # the GPU tests' lengths: flat
+    assert mod._default_walk(1442, 6, 3, 64, None, torch.device("cpu"))[0] == 512
 
 
 def test_naive_matches_reference_unchanged():

@@ -223,6 +223,17 @@ def test_kernel_partials_one_row_per_program():
         assert rel_err(torch.as_tensor(res.after["DBP"][p]), dy.double()[rows].sum(0)) < 1e-5
 
 
+def _bwd_kernel_case(M, N, seed, shift, is_ln):
+    """(x shifted by `shift` for LayerNorm, w, dy, mean (zeros for RMSNorm), rstd) for a direct
+    `norm_bwd` run, the statistics in fp64 (eps 1e-5)."""
+    x, w, _, dy = _case((M, N), seed=seed)
+    x = (x.float() + (shift if is_ln else 0.0)).bfloat16()
+    xs = x.double()
+    mean = xs.mean(1) if is_ln else torch.zeros(M, dtype=torch.float64)
+    rstd = torch.rsqrt((xs - mean[:, None]).square().mean(1) + 1e-5)
+    return x, w, dy, mean, rstd
+
+
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
 def test_kernel_stats_form_computes_the_statistics(is_ln):
     """norm_bwd's STATS form (the pre-norm op's deferred statistics): RSTD / MEAN never read
@@ -230,11 +241,7 @@ def test_kernel_stats_form_computes_the_statistics(is_ln):
     loads the statistics, to fp32 rounding (ragged M, N: masked columns stay out of the sums)."""
     from normfuse.testing import check_pass_numerics
     M, N, P = 11, 24, 3
-    x, w, _, dy = _case((M, N), seed=7)
-    x = (x.float() + (3.0 if is_ln else 0.0)).bfloat16()
-    xs = x.double()
-    mean = xs.mean(1) if is_ln else torch.zeros(M, dtype=torch.float64)
-    rstd = torch.rsqrt((xs - mean[:, None]).square().mean(1) + 1e-5)
+    x, w, dy, mean, rstd = _bwd_kernel_case(M, N, 7, 3.0, is_ln)
     beta = (0.1 * torch.randn(N)).bfloat16()
     out = {}
     for stats in (False, True):
@@ -263,11 +270,7 @@ def test_kernel_act_form_is_silu_then_the_norm_backward(is_ln):
     from backward_common import _norm_bwd_ref
     from normfuse.testing import check_pass_numerics
     M, N, P = 11, 24, 3
-    x, w, _, dy = _case((M, N), seed=9)
-    x = (x.float() + (2.0 if is_ln else 0.0)).bfloat16()
-    xs = x.double()
-    mean = xs.mean(1) if is_ln else torch.zeros(M, dtype=torch.float64)
-    rstd = torch.rsqrt((xs - mean[:, None]).square().mean(1) + 1e-5)
+    x, w, dy, mean, rstd = _bwd_kernel_case(M, N, 9, 2.0, is_ln)
     beta = (0.2 * torch.randn(N, generator=torch.Generator().manual_seed(4))).bfloat16() \
         if is_ln else None
     nan = torch.full((P, N), float("nan"))

@@ -278,8 +278,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     # pageable memory can wait for the stream, and none is allowed while a CUDA graph is
     # captured)
     row_table = ROW_TABLE if row_table is None else bool(row_table)
-    walk = (_default_walk(T, B, H, bm, off, x.device) if rows_per_program is None
-            else int(rows_per_program))
+    walk, nblocks = (_default_walk(T, B, H, bm, off, x.device) if rows_per_program is None
+                     else (int(rows_per_program), None))
     if walk and (walk < 0 or walk % bm):
         raise ValueError(f"{op}: rows_per_program must be a positive multiple of BLOCK_M = {bm}, "
                          f"got {rows_per_program}")
@@ -293,7 +293,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
         if B:
             blocks[1:] = torch.cumsum(torch.div(lens + (bm - 1), bm, rounding_mode="floor"), 0)
     # exact where the checks read the offsets on the host, else the upper bound
-    nblocks = row_block_count(T, B, walk or bm, off)
+    if nblocks is None:
+        nblocks = row_block_count(T, B, walk or bm, off)
     out = torch.empty_like(x)
     mean = torch.empty(T, dtype=torch.float32, device=x.device)
     rstd = torch.empty_like(mean)
@@ -330,20 +331,21 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                        rrms, g, lse)
 
 
-def _default_walk(T: int, B: int, H: int, block_m: int, host, device) -> int:
-    """The rows a program walks by default: `ROWS_PER_PROGRAM`, halved while the walk's grid
-    (programs x heads: one CTA per head) gives fewer than `WALK_MIN_CTAS_PER_SM` CTAs per SM,
-    0 (one row block a program) once it is down to BLOCK_M. Counts exactly where the offsets are
-    on the host (`host`), else by the upper bound (`row_block_count`); on a CPU device (the
-    interpreter) the longest walk."""
+def _default_walk(T: int, B: int, H: int, block_m: int, host, device) -> tuple[int, Any]:
+    """(rows a program walks by default, its grid's program count or None): `ROWS_PER_PROGRAM`,
+    halved while the walk's grid (programs x heads: one CTA per head) gives fewer than
+    `WALK_MIN_CTAS_PER_SM` CTAs per SM, (0, None) (one row block a program) once it is down to
+    BLOCK_M. Counts exactly where the offsets are on the host (`host`), else by the upper bound
+    (`row_block_count`); on a CPU device (the interpreter) the longest walk."""
     from ..device import sm_count
     need = WALK_MIN_CTAS_PER_SM * sm_count(device) if device.type == "cuda" else 0
     rows = ROWS_PER_PROGRAM
     while rows > block_m and rows % block_m == 0:
-        if row_block_count(T, B, rows, host) * H >= need:
-            return rows
+        programs = row_block_count(T, B, rows, host)
+        if programs * H >= need:
+            return rows, programs
         rows //= 2
-    return 0
+    return 0, None
 
 
 def _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps, rms_eps,

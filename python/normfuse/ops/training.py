@@ -580,7 +580,7 @@ def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bia
     if deferred and eps is None:
         raise ValueError("prenorm_backward: the forward kept no statistics (empty rstd) and no "
                          "eps was given to compute them")
-    persistent = plan == "cublas" and NOGEMM_NORM_BWD == "persistent" and x.shape[1] <= NORM_MAX_N
+    persistent = _persistent_after_cublas(plan, x.shape[1])
     if deferred and not persistent:
         rstd, mean = row_stats(x if x.stride(-1) == 1 else x.contiguous(), eps, is_ln)
         deferred = False
@@ -648,8 +648,13 @@ def stats_in_backward(op: str, x: Tensor) -> bool:
     """Whether the training forward of pre-norm `op` on x [M, K] defers the statistics (its
     rstd / mean outputs are then empty): PRENORM_STATS_IN_BWD, the "cublas" plan, the
     persistent norm backward and K <= its MAX_N. (Fake tensors answer the same: no data read.)"""
-    return (PRENORM_STATS_IN_BWD and PRENORM_BWD_PLAN.get(op) == "cublas"
-            and NOGEMM_NORM_BWD == "persistent" and x.shape[-1] <= NORM_MAX_N)
+    return PRENORM_STATS_IN_BWD and _persistent_after_cublas(PRENORM_BWD_PLAN.get(op), x.shape[-1])
+
+
+def _persistent_after_cublas(plan: Optional[str], K: int) -> bool:
+    """Whether the pre-norm backward under `plan` runs its norm backward on the standalone norm's
+    persistent kernel: the "cublas" plan, NOGEMM_NORM_BWD "persistent", K <= its MAX_N."""
+    return plan == "cublas" and NOGEMM_NORM_BWD == "persistent" and K <= NORM_MAX_N
 
 
 def _pre_fwd_impl(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
@@ -873,20 +878,23 @@ NOGEMM_NORM_BWD = os.environ.get("NORMFUSE_NOGEMM_NORM_BWD", "persistent")
 
 def nogemm_norm_backward(dy: Tensor, h: Tensor, norm_weight: Optional[Tensor], rstd: Tensor,
                          mean: Tensor, beta: Optional[Tensor], offset: float, is_ln: bool,
-                         op: str) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+                         op: str, *, act: int = 0, kernel: Optional[str] = None
+                         ) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
     """(dh in h's dtype, dg fp32, dbeta fp32 or None) of z = norm(h) (offset + g) [+ beta] for
-    dz = dy, by NOGEMM_NORM_BWD (rows longer than the persistent kernel's MAX_N: "row");
-    g = norm_weight must be given."""
-    if NOGEMM_NORM_BWD not in ("persistent", "row"):
-        raise ValueError(f"normfuse.ops.training.NOGEMM_NORM_BWD = {NOGEMM_NORM_BWD!r}: expected "
+    dz = dy (act = 1: dy is the gradient of SiLU(z)), by `kernel` (default NOGEMM_NORM_BWD;
+    rows longer than the persistent kernel's MAX_N: "row"); g = norm_weight must be given."""
+    kernel = NOGEMM_NORM_BWD if kernel is None else kernel
+    if kernel not in ("persistent", "row"):
+        raise ValueError(f"normfuse.ops.training.NOGEMM_NORM_BWD = {kernel!r}: expected "
                          "'persistent' or 'row'")
     norm_weight, beta = unit_stride(norm_weight), unit_stride(beta)
-    if NOGEMM_NORM_BWD == "persistent" and h.shape[1] <= NORM_MAX_N:
+    if kernel == "persistent" and h.shape[1] <= NORM_MAX_N:
         dy = dy if dy.stride(-1) == 1 else dy.contiguous()
         h = h if h.stride(-1) == 1 else h.contiguous()
-        return norm_kernel_backward(dy, h, norm_weight, rstd, mean, offset, is_ln, True, is_ln)
+        return norm_kernel_backward(dy, h, norm_weight, rstd, mean, offset, is_ln, True, is_ln,
+                                    beta=beta, act=act)
     g = _offset_weight(norm_weight, offset, cache=False)
-    return norm_backward(dy, None, h, rstd, mean, g, beta, None, is_ln=is_ln, op=op)
+    return norm_backward(dy, None, h, rstd, mean, g, beta, None, is_ln=is_ln, act=act, op=op)
 
 
 def _post_bwd_impl(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, offset, is_ln,
@@ -1025,15 +1033,9 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
                                                  is_ln=is_ln, act=1, op="postnorm_mlp")
             elif plan == "composed":
                 da = torch.mm(dh2, w2 if w2.stride(-1) == 1 else w2.contiguous())
-                if POSTNORM_MLP_NORM1_PERSISTENT and h1.shape[1] <= NORM_MAX_N:
-                    h1c = h1 if h1.stride(-1) == 1 else h1.contiguous()
-                    dh1, dg1, dbeta1 = norm_kernel_backward(da, h1c, g1, rstd1, mean1, 0.0,
-                                                            is_ln, True, is_ln, beta=beta1,
-                                                            act=1)
-                else:
-                    dh1, dg1, dbeta1 = norm_backward(da, None, h1, rstd1, mean1, g1, beta1,
-                                                     None, is_ln=is_ln, act=1,
-                                                     op="postnorm_mlp")
+                dh1, dg1, dbeta1 = nogemm_norm_backward(
+                    da, h1, g1, rstd1, mean1, beta1, 0.0, is_ln, "postnorm_mlp", act=1,
+                    kernel="persistent" if POSTNORM_MLP_NORM1_PERSISTENT else "row")
             else:
                 raise ValueError(f"normfuse.ops.training.POSTNORM_MLP_BWD_PLAN = {plan!r} (or "
                                  f"NORMFUSE_MLP_BWD_PLAN): expected one of "
