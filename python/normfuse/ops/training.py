@@ -674,8 +674,8 @@ def _pre_fwd_impl(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
         w, b = _train_weights(weight, norm_weight, norm_bias, bias, offset, is_ln)
         y = launch_prenorm(op, "ln" if is_ln else "rms", x, w, None, None, b, eps)
         if stats_in_backward(op, x):
-            none = x.new_empty(0, dtype=torch.float32)
-            return y, none, none
+            # two fresh tensors: a custom op's outputs may not alias one another
+            return y, x.new_empty(0, dtype=torch.float32), x.new_empty(0, dtype=torch.float32)
         rstd, mean = row_stats(x, eps, is_ln)
     return y, rstd, mean
 
