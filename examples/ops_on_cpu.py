@@ -55,3 +55,20 @@ params = list(fused.parameters()) + list(post.parameters())
 print("modules: RMSNormLinear matches its torch pair:",
       torch.allclose(fused(x), lin(norm(x)), atol=1e-5),
       f"| every parameter has a gradient: {all(p.grad is not None for p in params)}")
+
+# FlashNormAttention (jagged rows, no projections): out = RMSNorm(attend(LN(x)) + LN(x)) + x
+from normfuse.nn import FlashNormAttention  # noqa: E402
+from normfuse.reference_attention import flash_norm_attention_ref  # noqa: E402
+H, D, L = 2, 16, 8
+lens = [5, 0, 11]
+xa = torch.randn(sum(lens), H, D, requires_grad=True)
+ka, va = torch.randn(len(lens), L, H, D) / D ** 0.5, torch.randn(len(lens), L, H, D)
+offs = torch.tensor([0, 5, 5, 16])
+attn = FlashNormAttention(H, D, activation="softmax", ln_affine=True, rms_affine=True)
+out = attn(xa, ka, va, offs)
+out.square().mean().backward()
+print("FlashNormAttention matches its definition:",
+      torch.allclose(out, flash_norm_attention_ref(xa, ka, va, offs, activation="softmax",
+                                                   dtype=torch.float32), atol=1e-5),
+      f"| x and the norms' weights have gradients: "
+      f"{all(t.grad is not None for t in (xa, attn.ln_weight, attn.rms_weight))}")

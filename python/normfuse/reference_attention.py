@@ -35,7 +35,7 @@ import math
 import torch
 
 __all__ = ["ACTIVATIONS", "activation_fn", "default_qk_scale", "flash_norm_attention_ref",
-           "check_layout"]
+           "flash_norm_attention_grads", "check_layout"]
 
 ACTIVATIONS = ("gelu_tanh", "silu", "relu", "relu2", "softmax")
 
@@ -142,3 +142,106 @@ def flash_norm_attention_ref(x, k, v, offsets, *, activation: str = "gelu_tanh",
     if activation == "softmax":
         stats["lse"] = (torch.cat(lses, dim=0) if lses else lnq.new_zeros((0, H))).detach().float()
     return out, stats
+
+
+def _activation_grad(name: str, s):
+    """d act(s) / ds for the GDPA activations (the forms `activation_fn` computes)."""
+    if name == "gelu_tanh":
+        c = 0.7978845608028654
+        t = torch.tanh(c * (s + 0.044715 * s * s * s))
+        return 0.5 * (1.0 + t) + 0.5 * s * (1.0 - t * t) * c * (1.0 + 3 * 0.044715 * s * s)
+    if name == "silu":
+        sig = torch.sigmoid(s)
+        return sig * (1.0 + s * (1.0 - sig))
+    if name == "relu":
+        return (s > 0).to(s.dtype)
+    if name == "relu2":
+        return 2.0 * torch.relu(s)
+    raise ValueError(f"unknown GDPA activation {name!r}; expected one of {ACTIVATIONS[:-1]}")
+
+
+def flash_norm_attention_grads(dout, x, k, v, offsets, *, activation: str = "gelu_tanh",
+                               qk_scale: float | None = None, ln_weight=None, ln_bias=None,
+                               rms_weight=None, eps: float = 1e-5, rms_eps: float | None = None,
+                               dtype=torch.float64):
+    """(dx, dk, dv, d ln_weight, d ln_bias, d rms_weight) of `flash_norm_attention_ref` for the
+    upstream gradient dout [T, H, D], in closed form (no autograd: it runs where no graph is
+    recorded, e.g. inside a custom op's implementation), computed in `dtype` and returned in it;
+    None for an absent weight, the others shaped like their weight. The forward is recomputed:
+
+        dz    = rrms (dy - zhat mean_N(dy zhat)),  dy = dout * rms_weight, zhat = z rrms
+        dP    = dz_h V^T;  dV = P^T dz_h;  dS = P (dP - rowsum(dP P)) scale (softmax) or
+                act'(S) dP scale (GDPA);  dq_h = dS K;  dK = dS^T q_h   (summed over a GQA group)
+        dln_q = dz + dq;  dx = dout + rstd (dl - mean_N(dl) - xhat mean_N(dl xhat)),
+                dl = dln_q * ln_weight
+    """
+    T, H, D, B, L = check_layout(x, k, v, offsets)
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {activation!r}; expected one of {ACTIVATIONS}")
+    scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
+    rms_eps = eps if rms_eps is None else rms_eps
+    up = (lambda t: None if t is None else t.to(dtype))
+    N = H * D
+    xf, kd, vd, do = up(x).reshape(T, N), up(k), up(v), up(dout).reshape(T, N)
+    lnw = None if ln_weight is None else up(ln_weight).reshape(N)
+    lnb = None if ln_bias is None else up(ln_bias).reshape(N)
+    rmw = None if rms_weight is None else up(rms_weight).reshape(N)
+    mean = xf.mean(dim=1, keepdim=True)
+    rstd = torch.rsqrt((xf - mean).square().mean(dim=1, keepdim=True) + eps)
+    xhat = (xf - mean) * rstd
+    lnq = xhat if lnw is None else xhat * lnw
+    if lnb is not None:
+        lnq = lnq + lnb
+    q3 = lnq.reshape(T, H, D)
+    Hkv = k.shape[2]
+    G = H // Hkv
+    off = offsets.detach().to("cpu", torch.int64).tolist()
+    # the forward: g = attend(ln_q), what the RMSNorm sees
+    probs, gs = [], []
+    for b in range(B):
+        q = q3[off[b]:off[b + 1]]
+        kb, vb = kd[b].repeat_interleave(G, dim=1), vd[b].repeat_interleave(G, dim=1)
+        s = torch.einsum("thd,lhd->htl", q, kb)
+        p = torch.softmax(s * scale, dim=-1) if activation == "softmax" else \
+            activation_fn(activation)(s) * scale
+        probs.append((s, p))
+        gs.append(torch.einsum("htl,lhd->thd", p, vb))
+    g = torch.cat(gs, dim=0).reshape(T, N) if gs else lnq.new_zeros((0, N))
+    z = g + lnq
+    rrms = torch.rsqrt(z.square().mean(dim=1, keepdim=True) + rms_eps)
+    zhat = z * rrms
+    # the backward
+    d_rmw = None if rmw is None else (do * zhat).sum(0)
+    dy = do if rmw is None else do * rmw
+    dz = rrms * (dy - zhat * (dy * zhat).mean(dim=1, keepdim=True))
+    dz3 = dz.reshape(T, H, D)
+    dq = torch.zeros_like(q3)
+    dk, dv = torch.zeros_like(kd), torch.zeros_like(vd)
+    for b in range(B):
+        lo, hi = off[b], off[b + 1]
+        if hi == lo:
+            continue
+        s, p = probs[b]
+        q, dg = q3[lo:hi], dz3[lo:hi]
+        kb, vb = kd[b].repeat_interleave(G, dim=1), vd[b].repeat_interleave(G, dim=1)
+        dp = torch.einsum("thd,lhd->htl", dg, vb)
+        dv_rep = torch.einsum("htl,thd->lhd", p, dg)
+        if activation == "softmax":
+            ds = p * (dp - (dp * p).sum(-1, keepdim=True)) * scale
+        else:
+            ds = _activation_grad(activation, s) * dp * scale
+        dq[lo:hi] = torch.einsum("htl,lhd->thd", ds, kb)
+        dk_rep = torch.einsum("htl,thd->lhd", ds, q)
+        dk[b] = dk_rep.reshape(L, Hkv, G, D).sum(2)
+        dv[b] = dv_rep.reshape(L, Hkv, G, D).sum(2)
+    dlnq = dz + dq.reshape(T, N)
+    d_lnw = None if lnw is None else (dlnq * xhat).sum(0)
+    d_lnb = None if lnb is None else dlnq.sum(0)
+    dl = dlnq if lnw is None else dlnq * lnw
+    dx = do + rstd * (dl - dl.mean(dim=1, keepdim=True)
+                      - xhat * (dl * xhat).mean(dim=1, keepdim=True))
+
+    def like(gr, w):
+        return None if w is None else gr.reshape(w.shape)
+    return (dx.reshape(T, H, D), dk, dv, like(d_lnw, ln_weight), like(d_lnb, ln_bias),
+            like(d_rmw, rms_weight))

@@ -53,6 +53,8 @@ def test_ops_on_cpu():
     assert "siblings: qkv (2, 32, 96) q matches: True" in out
     assert "linear_rmsnorm matches: True" in out
     assert "matches its torch pair: True | every parameter has a gradient: True" in out
+    assert ("FlashNormAttention matches its definition: True | x and the norms' weights have "
+            "gradients: True") in out
 
 
 def test_compile_kernel(tmp_path):

@@ -393,13 +393,14 @@ def _op_inputs(device="cpu", **kw):
     (lambda a: a.update(offsets=torch.tensor([0, 5, 5, 6, 24], dtype=torch.int32)),
      "offsets must start at 0 and end at T = 25", ValueError),
     (lambda a: a.update(offsets=a["offsets"].float()), "offsets must be int32 or int64", TypeError),
-    (lambda a: a.update(x=a["x"].float()), "x must be bfloat16 or float16", TypeError),
+    (lambda a: a.update(x=a["x"].float()), "k must have x's dtype torch.float32", TypeError),
+    (lambda a: a.update(x=a["x"].int(), k=a["k"].int(), v=a["v"].int()),
+     "x must be bfloat16, float16, float32 or float64", TypeError),
     (lambda a: a.update(k=a["k"].half()), "k must have x's dtype", TypeError),
     (lambda a: a.update(ln_weight=a["ln_weight"][:-1]), "ln_weight must have H \\* D = 128", ValueError),
     (lambda a: a.update(rms_weight=a["rms_weight"].half()), "rms_weight must have x's dtype", TypeError),
     (lambda a: a.update(activation="gelu"), "unknown activation 'gelu'", ValueError),
     (lambda a: a.update(x=a["x"][:, :, :32]), "head dim of k/v \\(64\\) differs from x's \\(32\\)", ValueError),
-    (lambda a: None, "x must be a CUDA tensor", ValueError),
 ])
 def test_bad_input(change, match, exc):
     from normfuse.ops import flash_norm_attention
@@ -675,6 +676,7 @@ def cpu_op(monkeypatch):
     autograd and the call into the backward module run on the CPU."""
     mod = _fna_module()
     _lift_cuda_check(monkeypatch, mod)
+    monkeypatch.setattr(mod, "_use_kernels", lambda op, x: True)  # (not the reference path)
 
     def fwd(x, k, v, offsets, lnw, lnb, rmsw, act, scale, eps, rms_eps, ms, passes=None,
             check_offsets=True, save=False):
@@ -919,3 +921,71 @@ def test_fake_output_is_contiguous_like_the_real_one(cpu_op):
             fx, mode.from_tensor(k), mode.from_tensor(v), mode.from_tensor(offs),
             None, None, None, "gelu_tanh", 1.0, 1e-5, 1e-5, -1)[0]
     assert fo.stride() == out.stride()
+
+
+# -- the reference path: where the kernels do not run (CPU tensors, float32 / float64 x) ---------
+
+def test_launchers_take_cuda_bf16_fp16_only():
+    """The explicit launch path refuses what only the reference path computes, saying why."""
+    from normfuse.ops import flash_norm_attention_fwd
+    x, k, v, offs, w = _op_inputs()
+    with pytest.raises(ValueError, match="x must be a CUDA tensor"):
+        flash_norm_attention_fwd(x, k, v, offs, **w)
+    with pytest.raises(TypeError, match="x must be bfloat16 or float16"):
+        flash_norm_attention_fwd(x.float(), k.float(), v.float(), offs)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+def test_cpu_reference_path_trains(dtype, act, monkeypatch):
+    """On the CPU the module computes the function (fp32 inside) and its gradients (closed form)
+    against fp64 autograd of the definition: jagged rows with an empty sequence, GQA, [H, D]
+    weights, D = 24 (no kernel takes it); one FallbackWarning."""
+    from normfuse.nn import FlashNormAttention
+    from normfuse.ops import common
+    monkeypatch.setattr(common, "_WARNED", set())  # (warned once per process and reason)
+    x, k, v, offs, _ = _inputs([4, 0, 7, 1], 4, 24, 6, Hkv=2, act=act, mean=0.5, dtype=dtype)
+    m = FlashNormAttention(4, 24, activation=act, ln_affine=True, ln_bias=True, rms_affine=True,
+                           dtype=dtype)
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.3 * torch.randn(p.shape, generator=gen).to(dtype))
+    leaves = [t.clone().requires_grad_() for t in (x, k, v)]
+    with pytest.warns(common.FallbackWarning, match="flash_norm_attention: the inputs are on cpu"):
+        out = m(*leaves, offs)
+    dout = torch.randn(out.shape, generator=gen).to(dtype)
+    out.backward(dout)
+    ins = [t.detach().double().requires_grad_() for t in (x, k, v)]
+    ws = [p.detach().double().requires_grad_() for p in (m.ln_weight, m.ln_bias, m.rms_weight)]
+    ref = flash_norm_attention_ref(*ins, offs, activation=act, ln_weight=ws[0], ln_bias=ws[1],
+                                   rms_weight=ws[2])
+    ref.backward(dout.double())
+    tol = 1e-2 if dtype == torch.bfloat16 else 1e-5
+    assert out.dtype == dtype and rel_err(out, ref) < tol
+    for got, want in zip([t.grad for t in leaves] + [m.ln_weight.grad, m.ln_bias.grad,
+                                                     m.rms_weight.grad],
+                         [t.grad for t in ins + ws]):
+        assert got.dtype == dtype and got.shape == want.shape
+        assert rel_err(got, want) < 2 * tol, rel_err(got, want)
+
+
+def test_cpu_reference_path_compiles_without_graph_breaks():
+    """torch.compile(fullgraph=True) over the module on the CPU: the custom ops traced through
+    their fake implementations, the compiled gradients equal the eager ones."""
+    from normfuse.nn import FlashNormAttention
+    torch._dynamo.reset()
+    x, k, v, offs, _ = _inputs([3, 0, 5], 2, 16, 8)
+    m = FlashNormAttention(2, 16, activation="softmax", ln_affine=True, rms_affine=True,
+                           dtype=torch.bfloat16)
+
+    def f(x, k, v):
+        return m(x, k, v, offs).float().square().sum()
+    leaves = [t.clone().requires_grad_() for t in (x, k, v)]
+    torch.compile(f, fullgraph=True, backend="aot_eager")(*leaves).backward()
+    got = [t.grad for t in leaves] + [m.ln_weight.grad, m.rms_weight.grad]
+    m.zero_grad()
+    leaves = [t.clone().requires_grad_() for t in (x, k, v)]
+    f(*leaves).backward()
+    for a, b in zip(got, [t.grad for t in leaves] + [m.ln_weight.grad, m.rms_weight.grad]):
+        assert torch.equal(a, b)

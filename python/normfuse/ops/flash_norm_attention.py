@@ -28,6 +28,12 @@ Validation reads `offsets` on the host once per offsets tensor and version (a sy
 time; `ops.common.host_offsets` keeps the copy, so a model's layers sharing one offsets tensor
 read it once and a CUDA graph can capture the later calls); it also sizes the grid to the exact
 number of row blocks. `prepare_flash_norm_attention(...).launch()` does not read them again.
+
+Where the kernels do not run (tensors not on a Hopper GPU, or x in float32 / float64), the public
+op and the custom ops compute the same function with reference math in the compute dtype (fp32;
+fp64 for fp64 x), the backward in closed form (`reference_attention.flash_norm_attention_grads`),
+with one `FallbackWarning`: a model with FlashNormAttention runs, trains and compiles on the CPU.
+The launchers (`flash_norm_attention_fwd`, `prepare_flash_norm_attention`) take CUDA tensors only.
 """
 from __future__ import annotations
 
@@ -37,8 +43,11 @@ from typing import Any, Optional
 
 import torch
 
-from ..reference_attention import ACTIVATIONS, default_qk_scale
-from .common import cached_row_block_table, host_offsets, no_double_backward, row_block_count
+from ..reference_attention import (ACTIVATIONS, default_qk_scale, flash_norm_attention_grads,
+                                   flash_norm_attention_ref)
+from .common import (FALLBACK_DTYPES, cached_row_block_table, fused_unavailable, host_offsets,
+                     no_double_backward, row_block_count, warn_fallback)
+from .fallback import compute_dtype
 
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
            "DEFAULT_FNA_PASSES", "PreparedFNA"]
@@ -97,9 +106,10 @@ def _shape(t) -> tuple:
 
 
 def _check(op: str, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, eps, rms_eps,
-           check_offsets: bool = True):
+           check_offsets: bool = True, fused: bool = True):
     """Validate the inputs; returns (T, H, D, B, L, Hkv, host offsets as int64 or None when not
-    read). Errors name the offending input."""
+    read). Errors name the offending input. `fused=False` (the reference path): any device, the
+    fallback dtypes, any head dim."""
     for name, t in (("x", x), ("k", k), ("v", v), ("offsets", offsets)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
@@ -119,12 +129,13 @@ def _check(op: str, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation
     if Hkv == 0 or H % Hkv:
         raise ValueError(f"{op}: mismatched heads: x has {H} heads, k/v {Hkv} (H must be a "
                          "multiple of Hkv)")
-    if D not in (16, 32, 64, 128, 256):
+    if fused and D not in (16, 32, 64, 128, 256):
         raise ValueError(f"{op}: head dim D = {D} is not supported (16, 32, 64, 128 or 256)")
     if L < 1:
         raise ValueError(f"{op}: k/v must have at least one key per batch (L = {L})")
-    if x.dtype not in _DTYPES:
-        raise TypeError(f"{op}: x must be bfloat16 or float16, got {x.dtype}")
+    if x.dtype not in (_DTYPES if fused else FALLBACK_DTYPES):
+        raise TypeError(f"{op}: x must be " + ("bfloat16 or float16" if fused else
+                        "bfloat16, float16, float32 or float64") + f", got {x.dtype}")
     for name, t in (("k", k), ("v", v)):
         if t.dtype != x.dtype:
             raise TypeError(f"{op}: {name} must have x's dtype {x.dtype}, got {t.dtype}")
@@ -161,10 +172,36 @@ def _check(op: str, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation
                     ("ln_bias", ln_bias), ("rms_weight", rms_weight)):
         if t is not None and t.device != dev:
             raise ValueError(f"{op}: {name} must be on x's device {dev}, got {t.device}")
-    if dev.type != "cuda":
+    if fused and dev.type != "cuda":
         raise ValueError(f"{op}: x must be a CUDA tensor (the kernel runs on Hopper GPUs), got "
                          f"device {dev}")
     return T, H, D, B, L, Hkv, off
+
+
+def _use_kernels(op: str, x) -> bool:
+    """True: the kernels run for x (a CUDA tensor on a Hopper GPU, bf16 / fp16); False: the
+    reference path (one FallbackWarning per reason)."""
+    why = fused_unavailable(x.device)
+    if why is None and x.dtype not in _DTYPES:
+        why = f"x is {x.dtype}; the fused kernels take bfloat16 or float16"
+    if why is None:
+        return True
+    warn_fallback(op, why)
+    return False
+
+
+def _fwd_reference(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, scale, eps,
+                   rms_eps, save):
+    """The custom op's outputs computed with reference math in the compute dtype: (out, mean,
+    rstd, rrms, g, lse), g and lse empty unless `save` (lse also for GDPA)."""
+    out, st = flash_norm_attention_ref(x, k, v, offsets, activation=activation, qk_scale=scale,
+                                       ln_weight=ln_weight, ln_bias=ln_bias, rms_weight=rms_weight,
+                                       eps=eps, rms_eps=rms_eps, dtype=compute_dtype(x.dtype),
+                                       return_stats=True)
+    f32 = dict(dtype=torch.float32)
+    g = st["g"].to(x.dtype) if save else x.new_empty((0,))
+    lse = st["lse"] if save and activation == "softmax" else x.new_empty((0,), **f32)
+    return (out.to(x.dtype).contiguous(), st["mean"], st["rstd"], st["rrms"], g, lse)
 
 
 def _config(D: int, L: int) -> dict:
@@ -384,15 +421,20 @@ def _fna_op(x: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offsets: torch.Te
                        torch.Tensor]:
     """(out, mean, rstd, rrms, g, lse): g (the attention's output) and lse what `save` (a call
     under autograd) keeps for the backward, else empty ([0]); lse empty for GDPA."""
+    if not _use_kernels("flash_norm_attention", x):
+        _check("flash_norm_attention", x, k, v, offsets, ln_weight, ln_bias, rms_weight,
+               activation, eps, rms_eps, fused=False)
+        return _fwd_reference(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
+                              qk_scale, eps, rms_eps, save)
     # the offsets are checked here, on the host (one sync; this also sizes the grid exactly)
     res = _fwd_impl(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, qk_scale, eps,
                     rms_eps, max_seqlen if max_seqlen >= 0 else None, save=save)
     out, mean, rstd, rrms = res[:4]
     g, lse = res[4:] if save else (None, None)
-    none = x.new_empty((0,))
-    # (contiguous whatever x's layout, on every path: what the fake implementation promises)
-    return (out.contiguous(), mean, rstd, rrms, none if g is None else g,
-            none.float() if lse is None else lse)
+    # (contiguous whatever x's layout, on every path: what the fake implementation promises;
+    # a fresh empty tensor per absent output: a custom op's outputs may not alias each other)
+    return (out.contiguous(), mean, rstd, rrms, x.new_empty((0,)) if g is None else g,
+            x.new_empty((0,), dtype=torch.float32) if lse is None else lse)
 
 
 @_fna_op.register_fake
@@ -432,6 +474,13 @@ def _fna_bwd_op(dout: torch.Tensor, x: torch.Tensor, k: torch.Tensor, v: torch.T
     [H * D] (empty, [0], for absent weights). The backward the autograd formula runs, an op of its
     own so that torch.compile traces it through its fake implementation (no host read: the
     forward checked the offsets)."""
+    if not _use_kernels("flash_norm_attention", x):  # (the forward's check ran)
+        grads = flash_norm_attention_grads(
+            dout, x, k, v, offsets, activation=activation, qk_scale=qk_scale, ln_weight=ln_weight,
+            ln_bias=ln_bias, rms_weight=rms_weight, eps=eps, rms_eps=rms_eps,
+            dtype=compute_dtype(x.dtype))
+        return tuple(x.new_empty((0,)) if t is None else t.to(like.dtype) for t, like in
+                     zip(grads, (x, k, v, ln_weight, ln_bias, rms_weight)))
     try:
         from .flash_norm_attention_bwd import flash_norm_attention_bwd
     except ImportError as e:
@@ -492,7 +541,8 @@ def flash_norm_attention(x, k, v, offsets, *, activation: str = "gelu_tanh",
     # shapes, dtypes and devices here; the offsets' values inside the op (one host read), or
     # here already when they are on the host (no sync)
     T, H, D, B, L, Hkv, _ = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
-                                   eps, rms_eps, check_offsets=offsets.device.type == "cpu")
+                                   eps, rms_eps, check_offsets=offsets.device.type == "cpu",
+                                   fused=_use_kernels(op, x))
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
     # under autograd the forward keeps g (and softmax's lse) for the backward (SAVE_FOR_BACKWARD)
     save = SAVE_FOR_BACKWARD and torch.is_grad_enabled() and any(

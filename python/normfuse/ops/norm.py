@@ -303,9 +303,12 @@ def _bwd_impl(dy, x, weight, rstd, mean, offset, is_ln, want_dg, want_db):
         with torch.no_grad():
             dx, dg, db = _kernel_backward(_unit_rows(dy), _unit_rows(x), unit_stride(weight), rstd,
                                           mean, offset, is_ln, want_dg, want_db)
-    # (db in the compute dtype: the autograd formula casts it once, to the bias's own dtype)
-    return (dx, dg.to(weight.dtype) if want_dg else x.new_empty(0),
-            db.to(fallback.compute_dtype(x.dtype)) if want_db else x.new_empty(0))
+    # (db in the compute dtype: the autograd formula casts it once, to the bias's own dtype; an
+    # output not wanted is empty, in the dtype the fake implementation gives it)
+    wdt = x.dtype if weight is None else weight.dtype
+    cdt = fallback.compute_dtype(x.dtype)
+    return (dx, dg.to(wdt) if want_dg else x.new_empty(0, dtype=wdt),
+            db.to(cdt) if want_db else x.new_empty(0, dtype=cdt))
 
 
 def _bwd_fake(dy, x, weight, rstd, mean, offset, is_ln, want_dg, want_db):
