@@ -355,6 +355,108 @@ def test_a_tile_that_never_publishes_is_a_hang():
 
 
 # ---------------------------------------------------------------------------------------------
+# The training forward: h (the tile before the norm) as a second output (hopper-ws rule 9)
+# ---------------------------------------------------------------------------------------------
+
+def _train_names(kind):
+    n = _names(kind)
+    at = n.index("Y") + 1
+    return n[:at] + ["H", "RSTD"] + (["MEAN"] if kind == "ln" else []) + n[at:]
+
+
+@functools.lru_cache(maxsize=None)
+def _train_ttir(kind, N, BM, BN, K, bias, res, save_stats=False):
+    fn = (postnorm_gemm.linear_rmsnorm_train_naive if kind == "rms"
+          else postnorm_gemm.linear_layernorm_train_naive)
+    names = _train_names(kind)
+    sig = {n: "*bf16" for n in names[:names.index("M")]}
+    sig["RSTD"] = "*fp32"
+    if kind == "ln":
+        sig["MEAN"] = "*fp32"
+    sig.update({n: "i32" for n in ("M", "K", "stride_xm", "stride_wn", "stride_rm", "stride_ym")})
+    sig["eps"] = "fp32"
+    consts = dict(N=N, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=64, EVEN_K=K % 64 == 0, HAS_BIAS=bias,
+                  HAS_RES=res, USE_TMA=False, PERSISTENT=False, SAVE_STATS=save_stats)
+    sig.update({k: "constexpr" for k in consts})
+    return ttir_of(fn, sig, consts, num_warps=8 if BM * BN >= 128 * 256 else 4)
+
+
+def _train_inputs(kind, M, N, K, bias, res, seed=0):
+    """The train kernel's arguments: the inference kernel's with H (NaN-poisoned) and the
+    statistics' buffers (never written without SAVE_STATS) after Y."""
+    args, ref = _inputs(kind, M, N, K, bias, res, seed)
+    at = _names(kind).index("Y") + 1
+    stats = [torch.full((M,), float("nan")) for _ in range(2 if kind == "ln" else 1)]
+    args[at:at] = [torch.full((M, N), float("nan")).bfloat16(), *stats]
+    return args, ref
+
+
+# (no epilogue-norm: a row of one tile stays the naive kernel's two folded passes, which
+# hopper-ws reads as such; epilogue-norm would leave one store and h beside it)
+TRAIN = "hopper-ws{post-norm=true}"
+
+
+@pytest.mark.parametrize("kind,N,BM,BN,K,bias,res,M,programs", [
+    ("rms", 600, 128, 256, 136, True, True, 300, 3),
+    ("ln", 328, 128, 128, 72, False, True, 200, 6),
+    ("ln", 600, 128, 256, 64, True, False, 300, 7),
+    ("rms", 200, 128, 256, 64, True, False, 130, 1),
+], ids=["rms-3-tiles-bias-residual", "ln-3-tiles-residual-two-row-blocks-a-wave",
+        "ln-3-tiles-no-residual-idle-program", "rms-one-tile-row"])
+def test_training_forward_stores_h_beside_the_normalized_tile(kind, N, BM, BN, K, bias, res, M,
+                                                              programs):
+    """The post-norm training kernel without its row statistics (SAVE_STATS=False: the backward
+    computes them from h) lowered by hopper-ws{post-norm=true}: h goes out by TMA through the
+    staging tile before the exchange, the normalized tile after it. Against the naive kernel's
+    run: h the same rounding of the same fp32 tile (within bf16's rounding where the k-loop adds
+    in another order), z as the inference lowering's; the statistics' buffers untouched. Ragged
+    M, N and K, a residual by TMA or none, rows of 3 tiles and of one, row blocks sharing a wave,
+    an idle program."""
+    names = _train_names(kind)
+    lw, _, remarks = lower_ir(_train_ttir(kind, N, BM, BN, K, bias, res), TRAIN)
+    assert lw is not None, remarks
+    applied = [r for r in remarks if "[hopper-ws] applied" in r]
+    assert applied and "a second output tile (H) stored by TMA" in applied[0], applied
+    assert lw.plan.aux_out is not None and not lw.plan.backward
+    naive, ref = _train_inputs(kind, M, N, K, bias, res)
+    run_ir(_train_ttir(kind, N, BM, BN, K, bias, res), naive, (-(-M // BM),))
+    y0, h0 = naive[names.index("Y")], naive[names.index("H")]
+    assert rel_err(y0, ref) < REF_TOL
+    args, _ = _train_inputs(kind, M, N, K, bias, res)
+    for r in run_lowered(lw, args, names=names, programs=programs):
+        y, h = r.args["Y"], r.args["H"]
+        assert not torch.isnan(y.float()).any() and not torch.isnan(h.float()).any()
+        assert rel_diff(h0, h) < 1e-2, rel_diff(h0, h)
+        assert rel_diff(y0, y) < TOL and rel_err(y, ref) <= rel_err(y0, ref) + 1e-3
+        assert torch.isnan(r.args["RSTD"]).all()
+
+
+def test_training_forward_registers():
+    """ptxas on the lowered training forward at N = K = 1024, 128 x 256 coop, LayerNorm with bias
+    and residual (the heaviest form): the wgmma pipelined, no k-step touching local memory, the
+    spills of the inference form's size (24 bytes a thread seen; 0 for RMSNorm and 128-column
+    tiles)."""
+    from normfuse.compiler import ptxas_resources
+    lw, _, remarks = lower_ir(_train_ttir("ln", 1024, 128, 256, 1024, True, True), TRAIN)
+    assert lw is not None, remarks
+    res = ptxas_resources(lw.kernel.asm["ptx"], 90)
+    assert not res["wgmma_serialized"], res["wgmma_serialized_reason"]
+    assert res["spill_stores"] <= 64, res
+
+
+def test_training_forward_with_row_statistics_is_refused():
+    """SAVE_STATS=True stores rstd after the normalizing loop: refused by name (the template
+    stores the output once per tile after the exchange), with the kernel left as it was; and
+    row-lag is not applied to the kernel with h (its second staging tile)."""
+    _, _, remarks = lower_ir(_train_ttir("rms", 600, 128, 256, 136, True, True, True), TRAIN)
+    why = [r for r in remarks if "[hopper-ws] missed" in r]
+    assert why and "2 stores outside the GEMM's loop over the row's N tiles" in why[0], why
+    _, _, remarks = lower_ir(_train_ttir("rms", 328, 128, 128, 136, True, False),
+                             "hopper-ws{post-norm=true,schedule=coop,row-lag=true}")
+    assert any("row-lag not applied: side outputs" in r for r in remarks), remarks
+
+
+# ---------------------------------------------------------------------------------------------
 # The pass: what it lowers, what it refuses
 # ---------------------------------------------------------------------------------------------
 

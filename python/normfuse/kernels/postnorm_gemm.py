@@ -81,7 +81,7 @@ def _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, str
               stride_ym, eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
               BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr,
               HAS_RES: tl.constexpr, USE_TMA: tl.constexpr, H=None, RSTD=None,
-              SAVE: tl.constexpr = False):
+              SAVE: tl.constexpr = False, SAVE_STATS: tl.constexpr = True):
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -101,8 +101,8 @@ def _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, str
         g = tl.load(G + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
         out = y * rstd[:, None] * g[None, :]
         _store_rows(Y, out, offs_m, offs_n, M, stride_ym, N)
-    if SAVE:  # after the normalizing loop (between the loops it would stop cluster-reduce)
-        tl.store(RSTD + offs_m, rstd, mask=offs_m < M)
+    if SAVE and SAVE_STATS:  # after the normalizing loop (between the loops it would stop
+        tl.store(RSTD + offs_m, rstd, mask=offs_m < M)  # cluster-reduce)
 
 
 @triton.jit
@@ -128,7 +128,7 @@ def _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, s
              stride_ym, eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
              BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr,
              HAS_RES: tl.constexpr, USE_TMA: tl.constexpr, H=None, RSTD=None, MEAN=None,
-             SAVE: tl.constexpr = False):
+             SAVE: tl.constexpr = False, SAVE_STATS: tl.constexpr = True):
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
     s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -152,7 +152,7 @@ def _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, s
         beta = tl.load(B + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
         out = (y - mean[:, None]) * rstd[:, None] * g[None, :] + beta[None, :]
         _store_rows(Y, out, offs_m, offs_n, M, stride_ym, N)
-    if SAVE:
+    if SAVE and SAVE_STATS:
         tl.store(RSTD + offs_m, rstd, mask=offs_m < M)
         tl.store(MEAN + offs_m, mean, mask=offs_m < M)
 
@@ -186,17 +186,17 @@ def linear_rmsnorm_train_naive(X, W, BIAS, RES, G, Y, H, RSTD, M, K, stride_xm, 
                                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                                EVEN_K: tl.constexpr = False, HAS_BIAS: tl.constexpr = False,
                                HAS_RES: tl.constexpr = False, USE_TMA: tl.constexpr = False,
-                               PERSISTENT: tl.constexpr = False):
+                               PERSISTENT: tl.constexpr = False, SAVE_STATS: tl.constexpr = True):
     x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
     if PERSISTENT:
         for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.num_programs(0), flatten=True):
             _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, stride_wn,
                       stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS,
-                      HAS_RES, USE_TMA, H, RSTD, True)
+                      HAS_RES, USE_TMA, H, RSTD, True, SAVE_STATS)
     else:
         _rms_rows(tl.program_id(0), X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm,
                   stride_wn, stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
-                  HAS_BIAS, HAS_RES, USE_TMA, H, RSTD, True)
+                  HAS_BIAS, HAS_RES, USE_TMA, H, RSTD, True, SAVE_STATS)
 
 
 @triton.jit
@@ -205,14 +205,14 @@ def linear_layernorm_train_naive(X, W, BIAS, RES, G, B, Y, H, RSTD, MEAN, M, K, 
                                  BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                                  EVEN_K: tl.constexpr = False, HAS_BIAS: tl.constexpr = False,
                                  HAS_RES: tl.constexpr = False, USE_TMA: tl.constexpr = False,
-                                 PERSISTENT: tl.constexpr = False):
+                                 PERSISTENT: tl.constexpr = False, SAVE_STATS: tl.constexpr = True):
     x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
     if PERSISTENT:
         for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.num_programs(0), flatten=True):
             _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, stride_wn,
                      stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS,
-                     HAS_RES, USE_TMA, H, RSTD, MEAN, True)
+                     HAS_RES, USE_TMA, H, RSTD, MEAN, True, SAVE_STATS)
     else:
         _ln_rows(tl.program_id(0), X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm,
                  stride_wn, stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
-                 HAS_BIAS, HAS_RES, USE_TMA, H, RSTD, MEAN, True)
+                 HAS_BIAS, HAS_RES, USE_TMA, H, RSTD, MEAN, True, SAVE_STATS)

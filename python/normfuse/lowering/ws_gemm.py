@@ -74,6 +74,10 @@ A split output (`NOUT` > 1, `Output`): the output's columns go to up to four mem
 each tile through the descriptor of the member that holds its columns (`_store_member`; the
 members' first columns `S1..S3` are multiples of BN).
 
+A post-norm's training forward (not `BWD`, `HAS_AUX`): after EPI, SIDE's 1-D stores and AUX's
+tile (h, the tile before the norm) go out before the exchange, AUX by TMA to `aux_desc` through
+the staging tile; FIN's output follows through the same staging tile once h's store has read it.
+
 A norm backward (`BWD`: the pre-norm training dX kernel, dX = dY W then the norm backward over
 each row of dX) is such a post-norm whose residual tile is the input x, which every hook after
 the k-loop reads: after EPI (du), SIDE stores the dg (dbeta) column partials, AUX's tile (n =
@@ -999,6 +1003,16 @@ def _consumer_rows(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, CID: 
             p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs, r)
             y = y.to(dst.c_desc.dtype)
         else:
+            # a post-norm's training forward: the side outputs (h, the tile before the norm, by
+            # TMA through the staging tile, which a residual r has left) before the exchange
+            if hooks.HAS_SIDE:
+                hooks.SIDE(y, pid_m, pid_n, eargs)
+            if hooks.HAS_AUX:
+                aux = hooks.AUX(y, pid_m, pid_n, eargs).to(dst.c_desc.dtype)
+                tma.store_wait(pendings=0)
+                dst.c_smem.store(aux)
+                fence_async_shared()
+                tma.async_copy_shared_to_global(res.aux_desc, [pid_m * BM, pid_n * BN], dst.c_smem)
             p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs)
         if T > 1:
             _publish_rows(sbuf, pid_m, pid_n, T, Mp, p0, p1, epoch, BM, hooks.NPOST == 2, row_c)
@@ -1182,8 +1196,9 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     # what the pass never plans (the template would drop a statistic or ignore an output)
     gl.static_assert(not HALVES or (NCONS == 2 and not RES and not BWD and NPOST == 0),
                      "HALVES: two consumers, no residual tile, backward or post-norm rows")
-    gl.static_assert(not LAG or (NPOST > 0 and NCONS == 1 and not RES and not BWD),
-                     "LAG: post-norm rows, one consumer, no residual tile or backward")
+    gl.static_assert(not LAG or (NPOST > 0 and NCONS == 1 and not RES and not BWD
+                                 and not HAS_AUX and not HAS_SIDE),
+                     "LAG: post-norm rows, one consumer, no residual tile, backward or side output")
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
                     AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, RELEASE_EARLY)
     if NPOST > 0:
@@ -1198,8 +1213,10 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
             c_smem1 = c_smem0
         o0 = Output(c_desc, c_smem0, c1, c2, c3, NOUT, S1, S2, S3)
         o1 = Output(c_desc, c_smem1, c1, c2, c3, NOUT, S1, S2, S3)
-        if HAS_AUX:
-            res = Residual(r_desc, c_smem0, c_smem1, res_ready, res_free, RES, aux_desc)
+        if HAS_AUX and RES:
+            res = Residual(r_desc, c_smem0, c_smem1, res_ready, res_free, True, aux_desc)
+        elif HAS_AUX:  # (a training forward without a residual: r_desc a placeholder)
+            res = Residual(aux_desc, c_smem0, c_smem1, res_ready, res_free, False, aux_desc)
         elif RES:
             res = Residual(r_desc, c_smem0, c_smem1, res_ready, res_free, True, c_desc)
         else:

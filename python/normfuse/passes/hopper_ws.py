@@ -125,6 +125,15 @@ value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
    slice do not fit the consumer's 232 registers: the ops take 128 x 128). A row of one N tile
    (Triton folded the one-trip loops: du stored, reloaded and stored over in one block) is the
    two passes with T = 1 (`_one_tile_passes`), without an exchange.
+9. A post-norm's training forward (`post-norm=true`; kernels/postnorm_gemm.py's train kernels
+   with SAVE_STATS=False): rule 7's two passes whose first pass also stores the tile before the
+   norm, h, to a second matrix at the output tile's place (for the backward). No tile is read
+   again after EPI, so the side outputs are rule 8's without x: AUX's value is EPI's fp32 tile y
+   rounded to the output type (the naive kernel stores the same rounding of the same values),
+   stored by TMA through the staging tile before the exchange; 1-D side outputs likewise. Row
+   statistics stored after the normalizing loop (rstd, mean: SAVE_STATS=True) are refused (rule
+   4: one store outside the GEMM's loop); the backward then computes them from h. Not with
+   row-lag (its second staging tile is the lagged tile's) or coop2.
 
 Options
 -------
@@ -1999,12 +2008,13 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False,
         # outputs, the normalizing loop); the template then holds the tile across the exchange
         # rounded to the output type, as the naive kernel reloads it, and FIN reads it so
         m.bwd = bool(res_loads) and any(ld not in _tile_loads(m, [out], set()) for ld in res_loads)
-        if m.post.sides and not m.bwd:
+        # side outputs without a tile read again after EPI: a post-norm's training forward (h,
+        # the tile before the norm, for the backward); their hooks read EPI's tile y (fp32)
+        if m.post.sides and not m.bwd and isinstance(res, str):
             raise _Miss("side outputs of the row's first pass (a norm backward's) are lowered with "
-                        "the input tile read by TMA in both passes"
-                        + (f"; here {res}" if isinstance(res, str) else ""), m.post.sides[0],
-                        "read x at the output tile's rows and columns, masked by rows < M and "
-                        "columns < N")
+                        f"the input tile read by TMA in both passes; here {res}",
+                        m.post.sides[0], "read x at the output tile's rows and columns, masked by "
+                        "rows < M and columns < N")
         t_epi = _Exprs(b, params, aliases)
         epi = P.Hook("epi", (t_epi(out),))
         rows, fin = _post_hooks(m, params, coords(True), out, res_loads, m.bwd)
@@ -2332,6 +2342,7 @@ def _lagged(cfg: P.WSConfig, m: _Matcher, rows) -> tuple[P.WSConfig, str]:
            "the coop schedule only (one consumer)" if cfg.consumers != 1 else
            "a residual tile (its staging tile is the lagged tile's)" if m.res is not None else
            "a norm backward" if m.bwd else
+           "side outputs (their staging)" if m.aux_out is not None or m.side_hook is not None else
            "LayerNorm's two row sums (the lagged tile is re-read rounded, and the lowered "
            "LayerNorm keeps centring the fp32 tile for its accuracy at |mean| >> std)"
            if len(rows.results) != 1 else None)
