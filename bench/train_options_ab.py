@@ -9,8 +9,9 @@ Switches (`SWITCHES`: the module constant, its values, the ops it touches):
   stats    ops.training.PRENORM_STATS_IN_BWD (False: `row_stats` in the forward; True: the
            persistent norm backward computes the statistics): rmsnorm_linear, layernorm_linear
   block    ops.training.POSTNORM_MLP_BWD_PLAN ("regrouped" / "composed"): postnorm_mlp
-  postfwd  ops.training.POSTNORM_TRAIN_FWD ("fused" / "composed"): linear_rmsnorm,
-           linear_layernorm, postnorm_mlp
+  postfwd  ops.training.POSTNORM_TRAIN_FWD ("fused" / "composed" / "lowered": the post-norm
+           ops' train kernel through hopper-ws, statistics computed by the backward; the block
+           runs "fused" under it): linear_rmsnorm, linear_layernorm, postnorm_mlp
   norm1    ops.training.POSTNORM_MLP_NORM1_PERSISTENT (False / True: the composed block's norm1
            backward on the persistent norm kernel): postnorm_mlp
 Per (switch, op, cell): the median ms over the rounds of each value (do_bench medians, L2 not
@@ -33,7 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 SWITCHES = {
     "stats": ("PRENORM_STATS_IN_BWD", (False, True), ("rmsnorm_linear", "layernorm_linear")),
     "block": ("POSTNORM_MLP_BWD_PLAN", ("regrouped", "composed"), ("postnorm_mlp",)),
-    "postfwd": ("POSTNORM_TRAIN_FWD", ("fused", "composed"),
+    "postfwd": ("POSTNORM_TRAIN_FWD", ("fused", "composed", "lowered"),
                 ("linear_rmsnorm", "linear_layernorm", "postnorm_mlp")),
     "norm1": ("POSTNORM_MLP_NORM1_PERSISTENT", (False, True), ("postnorm_mlp",)),
 }

@@ -335,8 +335,8 @@ def cpu_training(monkeypatch, interpreted):
         pre._kernel(kind), passes, log))
     monkeypatch.setattr(post, "get_postnorm_launcher", lambda kind, passes=None: _FakeJIT(
         post._kernel(kind), passes, log))
-    monkeypatch.setattr(training, "_post_train_launcher", lambda name: _FakeJIT(
-        getattr(postnorm_gemm, name), post.DEFAULT_POSTNORM_PASSES, log))
+    monkeypatch.setattr(training, "_post_train_launcher", lambda name, passes=None: _FakeJIT(
+        getattr(postnorm_gemm, name), passes or post.DEFAULT_POSTNORM_PASSES, log))
     monkeypatch.setattr(pre, "sm_count", lambda device: 4)
     monkeypatch.setattr(post, "sm_count", lambda device: 4)
     monkeypatch.setattr(training, "sm_count", lambda device: 4)

@@ -468,6 +468,67 @@ def test_gpu_postnorm_gradients(case, kind, extras):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("case", [((1000, 320, 520), BF), ((4096, 2048, 1024), BF),
+                                  ((8192, 512, 2048), HF)], ids=_case_id)
+@pytest.mark.parametrize("kind,extras", [("rms", ("bias", "res")), ("ln", ("res",))])
+def test_gpu_postnorm_lowered_training_forward(case, kind, extras, monkeypatch):
+    """POSTNORM_TRAIN_FWD = "lowered": the train kernel through hopper-ws (h the template's second
+    output tile, no statistics stored; the backward computes them from h). The lowered kernel
+    runs (no fallback said), the forward returns empty rstd / mean, z and h as the fused
+    training kernel's to bf16 rounding, and the gradients pass the same checks against fp64 and
+    eager as the fused forward's (`test_gpu_postnorm_gradients`): ragged M, N = 520 (a last
+    tile of 8 columns), the coop and ping-pong schedules."""
+    import warnings
+
+    from normfuse.ops import postnorm_linear as post, training as tr
+    monkeypatch.setitem(post.LOWERED_POSTNORM, kind, "auto")
+    monkeypatch.setattr(tr, "POSTNORM_TRAIN_FWD", "lowered")
+    shape, dtype = case
+    Mx, K, NO = shape
+    gen = torch.Generator(device="cuda").manual_seed(Mx + NO + 1)
+    x = _dev(Mx, K, dtype=dtype, gen=gen)
+    w = _dev(NO, K, dtype=dtype, gen=gen, scale=K ** -0.5)
+    g = _dev(NO, dtype=dtype, gen=gen, scale=0.2, shift=1.0)
+    beta = _dev(NO, dtype=dtype, gen=gen, scale=0.2) if kind == "ln" else None
+    bias = _dev(NO, dtype=dtype, gen=gen) if "bias" in extras else None
+    res = _dev(Mx, NO, dtype=dtype, gen=gen, shift=5.0 if kind == "ln" else 0.0) \
+        if "res" in extras else None
+    ln = kind == "ln"
+    with warnings.catch_warnings(record=True) as caught:  # (a fallback would say so)
+        warnings.simplefilter("always")
+        low = torch.ops.normfuse.postnorm_linear_fwd(x, w, g, beta, bias, res, 1e-5, 0.0, ln)
+    said = [str(c.message) for c in caught if "training forward cannot run" in str(c.message)]
+    assert not said, said
+    assert low[2].numel() == 0 and low[3].numel() == 0
+    monkeypatch.setattr(tr, "POSTNORM_TRAIN_FWD", "fused")
+    fused = torch.ops.normfuse.postnorm_linear_fwd(x, w, g, beta, bias, res, 1e-5, 0.0, ln)
+    assert rel_err(low[0], fused[0]) < 1e-2 and rel_err(low[1], fused[1]) < 1e-2
+    monkeypatch.setattr(tr, "POSTNORM_TRAIN_FWD", "lowered")
+    dz = _dev(Mx, NO, dtype=dtype, gen=gen)
+    if kind == "rms":
+        from normfuse.ops import linear_rmsnorm
+        ours = lambda x, w, g, b, bi, r: linear_rmsnorm(x, w, g, 1e-5, bi, r)  # noqa: E731
+
+        def eager(x, w, g, b, bi, r):
+            h = F.linear(x, w, bi)
+            return F.rms_norm(h + r if r is not None else h, (NO,), g, 1e-5)
+    else:
+        from normfuse.ops import linear_layernorm
+        ours = lambda x, w, g, b, bi, r: linear_layernorm(x, w, g, b, 1e-5, bi, r)  # noqa: E731
+
+        def eager(x, w, g, b, bi, r):
+            h = F.linear(x, w, bi)
+            return F.layer_norm(h + r if r is not None else h, (NO,), g, b, 1e-5)
+    ts = (x, w, g, beta, bias, res)
+    z, got = _grads(ours, ts, dz)
+    zr, ref = _grads(eager, [t.double() if t is not None else None for t in ts], dz)
+    ze, eag = _grads(eager, ts, dz)
+    _compare_grads(["x", "weight", "norm_weight", "norm_bias", "bias", "residual"], got, ref, eag,
+                   f"linear_{kind}norm lowered fwd {shape} {dtype}")
+    assert rel_err(z, zr) <= 1.5 * rel_err(ze, zr) + 1e-4, ("forward", rel_err(z, zr), rel_err(ze, zr))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("D,H,Mx,dtype", [(256, 520, 1000, BF), (64, 96, 77, HF), (1024, 2048, 4096, BF)],
                          ids=["256x520-bf16", "64x96-fp16", "1024x2048-bf16"])
 @pytest.mark.parametrize("layernorm", [False, True], ids=["rms", "ln"])

@@ -65,6 +65,7 @@ from .norm import MAX_N as NORM_MAX_N, _kernel_backward as norm_kernel_backward
 from .norm import _kernel_forward as norm_kernel_forward
 from .inference import route
 from ..device import LaunchFailure, cluster_occupancy
+from . import postnorm_linear as _postnorm
 from .postnorm_linear import DEFAULT_POSTNORM_PASSES, _fit_and_grid, composes_for_rounded_tile
 from .postnorm_linear import _prepare as _prepare_post
 from .prenorm_linear import (PreparedLaunch, _ensure_allocator, _offset_weight, fold_norm,
@@ -787,8 +788,81 @@ def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps
 # forward, read as (fwd + bwd) - bwd, at 0.87-1.32x cuBLAS + the standalone norm in four cells
 # and 2.7x at 512 x 512 (a host-bound step); not timed alone, and the composed form not at
 # all yet, so "fused" stays the default (`bench/train_options_ab.py --switches postfwd`).
-POSTNORM_TRAIN_FWDS = ("fused", "composed")
+# "lowered" (the post-norm ops; the block keeps "fused"): the train kernel without its row
+# statistics (SAVE_STATS=False) through hopper-ws{post-norm=true} (rule 9: h a second output
+# tile of the warp-specialized template), schedule and tiles as the inference op's lowered form
+# (`postnorm_linear.lowered_postnorm_choice`); the op's rstd / mean outputs are then empty and
+# the backward's persistent norm kernel computes the statistics from h (`norm_bwd`'s STATS
+# form), where the backward runs that kernel (NOGEMM_NORM_BWD "persistent", N <= its MAX_N;
+# `post_stats_in_backward`). Where the lowered kernel cannot run (not lowered, operands TMA
+# cannot take) the fused kernel runs, once said. Built on the CPU (interpreter, ptxas), not
+# timed yet.
+POSTNORM_TRAIN_FWDS = ("fused", "composed", "lowered")
 POSTNORM_TRAIN_FWD = os.environ.get("NORMFUSE_POSTNORM_TRAIN_FWD", "fused")
+
+
+def post_stats_in_backward(is_ln: bool, N: int) -> bool:
+    """Whether the post-norm ops' training forward on rows of N leaves rstd / mean to the
+    backward (empty outputs): POSTNORM_TRAIN_FWD "lowered", the post-norm ops' lowered form on
+    (`postnorm_linear.LOWERED_POSTNORM`), the backward's norm on the persistent kernel. (Fake
+    tensors answer the same: no data read.)"""
+    return (POSTNORM_TRAIN_FWD == "lowered" and NOGEMM_NORM_BWD == "persistent"
+            and N <= NORM_MAX_N and _postnorm.LOWERED_POSTNORM.get("ln" if is_ln else "rms")
+            is not None)
+
+
+def lowered_train_passes(schedule: str) -> tuple:
+    """The lowered training forward's pipeline: hopper-ws{post-norm=true} alone (no
+    epilogue-norm: a row of one tile stays the two folded passes hopper-ws reads, h beside)."""
+    if schedule not in _postnorm.LOWERED_SCHEDULES:
+        raise ValueError(f"lowered post-norm schedule must be one of "
+                         f"{_postnorm.LOWERED_SCHEDULES}, got {schedule!r}")
+    return ("hopper-ws{post-norm=true,schedule=" + schedule + "}",)
+
+
+_TRAIN_LOWERED_WARNED: set = set()
+
+
+def _post_forward_lowered(x2, weight, g, beta, bias, res, eps, is_ln, offset):
+    """(z, h) from the lowered training forward, or None where it cannot run here (the reason
+    warned once per geometry)."""
+    kind = "ln" if is_ln else "rms"
+    op = "linear_layernorm" if is_ln else "linear_rmsnorm"
+    M, K = x2.shape
+    N = weight.shape[0]
+    schedule, cfg = _postnorm.lowered_postnorm_choice(M, N, K, _postnorm.LOWERED_POSTNORM[kind],
+                                                      x2.dtype)
+    passes = lowered_train_passes(schedule)
+    norm = {"norm_weight": g} if not is_ln else {"norm_weight": g, "norm_bias": beta}
+    plan = _prepare_post(op, kind, x2, weight, norm, eps, bias, res, cfg, passes, None,
+                         persistent=False, offset=offset, cache_weights=False, fit=False)
+    h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
+    args = list(plan.runtime_args)
+    at = 4 + len(norm) + 1  # after Y; the statistics' pointers are never written (SAVE_STATS)
+    args[at:at] = [h, h] + ([h] if is_ln else [])
+    kern = "linear_layernorm_train_naive" if is_ln else "linear_rmsnorm_train_naive"
+    consts = dict(plan.constexprs, SAVE_STATS=False, PERSISTENT=False)
+    tp = PreparedLaunch(plan.op, plan.kind, _post_train_launcher(kern, passes), tuple(args),
+                        consts, plan.options, plan.grid, plan.config, plan.out, plan.out_shape,
+                        None)
+    if not plan.grid[0]:
+        return tp(), h
+    from ..passes import PassError
+    try:
+        ck = tp.compile()
+        why = ("hopper-ws did not lower it: " + "; ".join(r for r in ck.remarks if "hopper-ws" in r)
+               if ck.lowered is None else ck.lowered.why_not(tp.runtime_args))
+    except PassError as e:  # a lowering bug must not cost the user the step: said, bypassed
+        why = f"the lowering failed: {e}"
+    if why is not None:
+        key = (op, M, N, K, why)
+        if key not in _TRAIN_LOWERED_WARNED:
+            _TRAIN_LOWERED_WARNED.add(key)
+            import warnings
+            warnings.warn(f"normfuse: {op} (training): the lowered training forward cannot run "
+                          f"here ({why}); running the fused kernel", RuntimeWarning, stacklevel=4)
+        return None
+    return tp().view(M, N), h
 
 
 def _post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln, offset):
@@ -802,12 +876,22 @@ def _post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln, offset):
     return z, h, rstd, mean
 
 
-def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0):
+def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0,
+                       defer_stats: bool = False):
     """z, h, rstd, mean from the training form of the fused post-norm kernel (the norm's scale
-    offset + g, rounded to g's dtype), or composed (`POSTNORM_TRAIN_FWD`)."""
+    offset + g, rounded to g's dtype), or composed (`POSTNORM_TRAIN_FWD`). `defer_stats` (the
+    post-norm ops where `post_stats_in_backward`): the lowered training forward, rstd and mean
+    empty (the fused kernel where it cannot run, its statistics dropped: the backward computes
+    them from h alike)."""
     if POSTNORM_TRAIN_FWD not in POSTNORM_TRAIN_FWDS:
         raise ValueError(f"normfuse.ops.training.POSTNORM_TRAIN_FWD = {POSTNORM_TRAIN_FWD!r} (or "
                          f"NORMFUSE_POSTNORM_TRAIN_FWD): expected one of {POSTNORM_TRAIN_FWDS}")
+    if defer_stats:
+        got = _post_forward_lowered(x2, weight, g, beta, bias, res, eps, is_ln, offset)
+        if got is None:
+            got = _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset)[:2]
+        none = x2.new_empty(0, dtype=torch.float32)
+        return (*got, none, x2.new_empty(0, dtype=torch.float32))
     if POSTNORM_TRAIN_FWD == "composed" and weight.shape[0] <= NORM_MAX_N:
         return _post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln, offset)
     norm = {"norm_weight": g} if not is_ln else {"norm_weight": g, "norm_bias": beta}
@@ -853,13 +937,15 @@ def _post_fwd_impl(x, weight, norm_weight, norm_bias, bias, residual, eps, offse
                                               eps, offset, is_ln)
     with torch.no_grad():
         return _post_forward_save(x, weight, norm_weight, norm_bias, bias, residual, eps, is_ln,
-                                  offset)
+                                  offset, post_stats_in_backward(is_ln, weight.shape[0]))
 
 
 def _post_fwd_fake(x, weight, norm_weight, norm_bias, bias, residual, eps, offset, is_ln):
     M, N = x.shape[0], weight.shape[0]
-    return (x.new_empty(M, N), x.new_empty(M, N), x.new_empty(M, dtype=torch.float32),
-            x.new_empty(M if is_ln else 0, dtype=torch.float32))
+    op = "linear_layernorm" if is_ln else "linear_rmsnorm"
+    S = 0 if post_stats_in_backward(is_ln, N) and route(op, x) else M  # (the real forward's)
+    return (x.new_empty(M, N), x.new_empty(M, N), x.new_empty(S, dtype=torch.float32),
+            x.new_empty(S if is_ln else 0, dtype=torch.float32))
 
 
 # The norm backward without a GEMM in front (the post-norm op's, the block's norm2, the pre-norm
@@ -878,11 +964,14 @@ NOGEMM_NORM_BWD = os.environ.get("NORMFUSE_NOGEMM_NORM_BWD", "persistent")
 
 def nogemm_norm_backward(dy: Tensor, h: Tensor, norm_weight: Optional[Tensor], rstd: Tensor,
                          mean: Tensor, beta: Optional[Tensor], offset: float, is_ln: bool,
-                         op: str, *, act: int = 0, kernel: Optional[str] = None
+                         op: str, *, act: int = 0, kernel: Optional[str] = None,
+                         eps: Optional[float] = None
                          ) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
     """(dh in h's dtype, dg fp32, dbeta fp32 or None) of z = norm(h) (offset + g) [+ beta] for
     dz = dy (act = 1: dy is the gradient of SiLU(z)), by `kernel` (default NOGEMM_NORM_BWD;
-    rows longer than the persistent kernel's MAX_N: "row"); g = norm_weight must be given."""
+    rows longer than the persistent kernel's MAX_N: "row"); g = norm_weight must be given.
+    `eps` given: rstd / mean were not saved (empty): the persistent kernel computes them from h
+    (its STATS form), the row kernel gets them from `row_stats` first."""
     kernel = NOGEMM_NORM_BWD if kernel is None else kernel
     if kernel not in ("persistent", "row"):
         raise ValueError(f"normfuse.ops.training.NOGEMM_NORM_BWD = {kernel!r}: expected "
@@ -892,7 +981,9 @@ def nogemm_norm_backward(dy: Tensor, h: Tensor, norm_weight: Optional[Tensor], r
         dy = dy if dy.stride(-1) == 1 else dy.contiguous()
         h = h if h.stride(-1) == 1 else h.contiguous()
         return norm_kernel_backward(dy, h, norm_weight, rstd, mean, offset, is_ln, True, is_ln,
-                                    beta=beta, act=act)
+                                    beta=beta, act=act, eps=eps)
+    if eps is not None:
+        rstd, mean = row_stats(h, eps, is_ln)
     g = _offset_weight(norm_weight, offset, cache=False)
     return norm_backward(dy, None, h, rstd, mean, g, beta, None, is_ln=is_ln, act=act, op=op)
 
@@ -906,8 +997,10 @@ def _post_bwd_impl(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, of
             dz, x, weight, norm_weight, norm_bias, h, eps, offset, is_ln)
     else:
         with torch.no_grad():
+            # (empty statistics: the forward left them to this kernel, `post_stats_in_backward`)
+            deferred = rstd.numel() == 0 and h.shape[0] > 0
             dh, dg, dbeta = nogemm_norm_backward(dz, h, norm_weight, rstd, mean, norm_bias,
-                                                 offset, is_ln, op)
+                                                 offset, is_ln, op, eps=eps if deferred else None)
             dx = torch.mm(dh, weight)
             dw = torch.mm(dh.t(), x)
             db = dh.sum(0, dtype=torch.float32)
