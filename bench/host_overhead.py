@@ -18,7 +18,8 @@ Cases: rmsnorm_linear and layernorm_linear at the H200 cell T = 8192, K = N = 20
 persistent 128x256 lowered kernel, shared statistics for RMSNorm); Llama's q / k / v as one
 rmsnorm_linear_split call and as three rmsnorm_linear calls; linear_rmsnorm; a BERT
 block's linear_layernorm ([16, 512, 1024] activations, bias and residual);
-RMSNormLinear in eval mode; a training step of rmsnorm_linear (forward + backward at K = N = 512;
+RMSNormLinear in eval mode; the post-norm ops' training forward (postnorm_linear_fwd, with a
+residual); a training step of rmsnorm_linear (forward + backward at K = N = 512;
 its CPU torch ops, the dW matmul and the column sums, are included, so that figure is an upper
 bound of the host time). The script runs against older checkouts too (the stubs are applied
 where the names exist), which is how NOTES' before/after figures were taken.
@@ -152,6 +153,12 @@ def cases(torch):
 
     def module():  # (measured inside one no_grad, as a model's forward runs)
         return m(x)
+    # the post-norm ops' training forward (the custom op autograd calls), T = 8192, K = N = 2048
+    post_fwd = getattr(torch.ops.normfuse, "postnorm_linear_fwd", None)
+    rt = r(M, N)
+
+    def train_fwd():
+        return post_fwd(x, w, gn, None, None, rt, 1e-6, 0.0, False)
     # a BERT block's post-norm: [16, 512, 1024] activations, bias, residual, LayerNorm
     xb, rb = r(16, 512, 1024), r(16, 512, 1024)
     wb, bb = r(1024, 1024, scale=1024 ** -0.5), r(1024, scale=0.1)
@@ -167,7 +174,9 @@ def cases(torch):
             "linear_layernorm 3-D, bias, residual (BERT block)": lambda: ops.linear_layernorm(
                 xb, wb, gb, betab, 1e-12, bb, rb),
             "RMSNormLinear eval (no_grad)": module,
-            "rmsnorm_linear training step": step}
+            "rmsnorm_linear training step": step,
+            **({"linear_rmsnorm training forward (postnorm_linear_fwd)": train_fwd}
+               if post_fwd is not None else {})}
 
 
 def breakdown(torch, calls: int) -> dict:

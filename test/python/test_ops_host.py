@@ -507,3 +507,37 @@ def test_launch_ready_calls_take_a_strided_2d_x():
             assert ops.linear_rmsnorm(x, w, gn).shape == (m, n), i
             assert ops.linear_rmsnorm(xc, w, gn, residual=r).shape == (m, n), i
     assert len(inference._PRE_CALLS) == 1 and len(inference._POST_CALLS) == 2
+
+
+@pytest.mark.parametrize("form", ["fused", "lowered"])
+def test_postnorm_training_forward_is_planned_once_per_geometry(form, monkeypatch):
+    """The post-norm ops' training forward (`postnorm_linear_fwd`) keeps one launch plan per
+    geometry (`training._TRAIN_PLANS`) and launches each step's own tensors: fresh x, residual,
+    z and h every step. The lowered form (h the template's second output) passes them in its
+    tensor maps, and returns empty statistics; the fused one's launches carry their addresses."""
+    from normfuse.ops import postnorm_linear as post, training as tr
+    from normfuse.testing.fake_driver import FakeTensorMap
+    monkeypatch.setitem(post.LOWERED_POSTNORM, "rms", "coop")
+    monkeypatch.setattr(tr, "POSTNORM_TRAIN_FWD", form)
+    post.clear_postnorm_plans()
+    m, k, n = 256, 256, 512
+    w, gn = _bf(n, k, scale=k ** -0.5, seed=2), 1 + _bf(n, scale=0.1, seed=8)
+    with fused_on_cpu() as drv:
+        for seed in (3, 4, 5):
+            x, r = _bf(m, k, seed=seed), _bf(m, n, seed=seed + 10)
+            before = len(drv.launches)
+            z, h, rstd, mean = torch.ops.normfuse.postnorm_linear_fwd(x, w, gn, None, None, r,
+                                                                      1e-6, 0.0, False)
+            assert len(drv.launches) == before + 1
+            mine = {x.data_ptr(), r.data_ptr(), z.data_ptr(), h.data_ptr()}
+            launch = drv.launches[-1]
+            if form == "lowered":
+                assert rstd.numel() == 0 and mean.numel() == 0
+                seen = {a.inputs[0] for a in launch if isinstance(a, FakeTensorMap)}
+            else:
+                assert rstd.shape == (m,)
+                seen = {a.data_ptr() for a in launch if isinstance(a, torch.Tensor)}
+            assert mine <= seen, (mine - seen)
+        assert len(tr._TRAIN_PLANS) == 1
+    post.clear_postnorm_plans()
+    assert len(tr._TRAIN_PLANS) == 0

@@ -68,8 +68,8 @@ from ..device import LaunchFailure, cluster_occupancy
 from . import postnorm_linear as _postnorm
 from .postnorm_linear import DEFAULT_POSTNORM_PASSES, _fit_and_grid, composes_for_rounded_tile
 from .postnorm_linear import _prepare as _prepare_post
-from .prenorm_linear import (PreparedLaunch, _ensure_allocator, _offset_weight, fold_norm,
-                             launch_prenorm)
+from .prenorm_linear import (LaunchPlan, PlanCache, PreparedLaunch, _as_2d, _ensure_allocator,
+                             _offset_weight, fold_norm, launch_prenorm)
 
 __all__ = ["norm_backward", "dw_norm", "row_stats", "prenorm_linear_train", "postnorm_linear_train",
            "postnorm_mlp_train", "select_backward_config", "backward_config_candidates",
@@ -821,48 +821,99 @@ def lowered_train_passes(schedule: str) -> tuple:
 
 
 _TRAIN_LOWERED_WARNED: set = set()
+# The lowered training forward's launch plans per geometry (`LaunchPlan`: compiled, lowered and
+# bound once; a step passes its own tensors), and the geometries where it cannot run
+_TRAIN_PLANS = PlanCache()
+_TRAIN_REFUSED: set = set()
+
+
+def _clear_train_plans() -> None:
+    _TRAIN_PLANS.clear()
+    _TRAIN_REFUSED.clear()
+
+
+_postnorm.on_clear_postnorm_plans(_clear_train_plans)
 
 
 def _post_forward_lowered(x2, weight, g, beta, bias, res, eps, is_ln, offset):
     """(z, h) from the lowered training forward, or None where it cannot run here (the reason
-    warned once per geometry)."""
+    warned once per geometry). Planned once per geometry (`LaunchPlan`): a step's host work is
+    the key, two allocations and the bound launch."""
+    kind = "ln" if is_ln else "rms"
+    x2 = _as_2d(x2)  # (unit stride along K: what the plan was made for)
+    M, K = x2.shape
+    N = weight.shape[0]
+    w = weight if weight.stride(-1) == 1 else weight.contiguous()
+    if offset:
+        g = _offset_weight(g, offset, cache=False)
+    vecs = [t.contiguous() for t in ((g, beta) if is_ln else (g,))]
+    b = bias.contiguous() if bias is not None else None
+    r = res.reshape(M, N) if res is not None else None
+    if r is not None and r.stride(-1) != 1:
+        r = r.contiguous()
+    switch = _postnorm.LOWERED_POSTNORM[kind]
+    key = _postnorm.postnorm_plan_key(kind, x2, w, vecs[0], vecs[1] if is_ln else None, b, r, eps,
+                                      ("train", switch))
+    if key in _TRAIN_REFUSED:
+        return None
+    plan = _TRAIN_PLANS.get(key)
+    if plan is None:
+        plan = _plan_post_forward_lowered(x2, w, vecs, b, r, eps, is_ln, switch)
+        if plan is None:
+            _TRAIN_REFUSED.add(key)
+            return None
+        _TRAIN_PLANS.add(key, plan)
+    z = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
+    h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
+    # (the statistics' pointers, never written without SAVE_STATS: h)
+    plan.run((x2, w, w if b is None else b, w if r is None else r, *vecs, z, h, h)
+             + ((h,) if is_ln else ()))
+    return z, h
+
+
+def _plan_post_forward_lowered(x2, w, vecs, b, r, eps, is_ln, switch):
+    """The `LaunchPlan` of the lowered training forward for this geometry, or None (said once):
+    the train kernel without statistics (SAVE_STATS=False) under hopper-ws{post-norm=true} with
+    the inference lowering's schedule and tiles."""
     kind = "ln" if is_ln else "rms"
     op = "linear_layernorm" if is_ln else "linear_rmsnorm"
     M, K = x2.shape
-    N = weight.shape[0]
-    schedule, cfg = _postnorm.lowered_postnorm_choice(M, N, K, _postnorm.LOWERED_POSTNORM[kind],
-                                                      x2.dtype)
+    N = w.shape[0]
+    schedule, cfg = _postnorm.lowered_postnorm_choice(M, N, K, switch, x2.dtype)
     passes = lowered_train_passes(schedule)
-    norm = {"norm_weight": g} if not is_ln else {"norm_weight": g, "norm_bias": beta}
-    plan = _prepare_post(op, kind, x2, weight, norm, eps, bias, res, cfg, passes, None,
-                         persistent=False, offset=offset, cache_weights=False, fit=False)
+    norm = {"norm_weight": vecs[0]} if not is_ln else {"norm_weight": vecs[0],
+                                                       "norm_bias": vecs[1]}
+    plan = _prepare_post(op, kind, x2, w, norm, eps, b, r, cfg, passes, None, persistent=False,
+                         cache_weights=False, fit=False)
     h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
     args = list(plan.runtime_args)
-    at = 4 + len(norm) + 1  # after Y; the statistics' pointers are never written (SAVE_STATS)
-    args[at:at] = [h, h] + ([h] if is_ln else [])
+    at = 4 + len(norm) + 1  # after Y
+    stats = 2 if is_ln else 1
+    args[at:at] = [h] * (1 + stats)
     kern = "linear_layernorm_train_naive" if is_ln else "linear_rmsnorm_train_naive"
     consts = dict(plan.constexprs, SAVE_STATS=False, PERSISTENT=False)
     tp = PreparedLaunch(plan.op, plan.kind, _post_train_launcher(kern, passes), tuple(args),
                         consts, plan.options, plan.grid, plan.config, plan.out, plan.out_shape,
                         None)
-    if not plan.grid[0]:
-        return tp(), h
-    from ..passes import PassError
-    try:
-        ck = tp.compile()
-        why = ("hopper-ws did not lower it: " + "; ".join(r for r in ck.remarks if "hopper-ws" in r)
-               if ck.lowered is None else ck.lowered.why_not(tp.runtime_args))
-    except PassError as e:  # a lowering bug must not cost the user the step: said, bypassed
-        why = f"the lowering failed: {e}"
-    if why is not None:
-        key = (op, M, N, K, why)
-        if key not in _TRAIN_LOWERED_WARNED:
-            _TRAIN_LOWERED_WARNED.add(key)
-            import warnings
-            warnings.warn(f"normfuse: {op} (training): the lowered training forward cannot run "
-                          f"here ({why}); running the fused kernel", RuntimeWarning, stacklevel=4)
-        return None
-    return tp().view(M, N), h
+    if plan.grid[0]:
+        from ..passes import PassError
+        try:
+            ck = tp.compile()
+            why = ("hopper-ws did not lower it: " + "; ".join(r for r in ck.remarks
+                                                              if "hopper-ws" in r)
+                   if ck.lowered is None else ck.lowered.why_not(tp.runtime_args))
+        except PassError as e:  # a lowering bug must not cost the user the step: said, bypassed
+            why = f"the lowering failed: {e}"
+        if why is not None:
+            key = (op, M, N, K, why)
+            if key not in _TRAIN_LOWERED_WARNED:
+                _TRAIN_LOWERED_WARNED.add(key)
+                import warnings
+                warnings.warn(f"normfuse: {op} (training): the lowered training forward cannot "
+                              f"run here ({why}); running the fused kernel", RuntimeWarning,
+                              stacklevel=5)
+            return None
+    return LaunchPlan(tp, at + 1 + stats)
 
 
 def _post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln, offset):
@@ -894,32 +945,66 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0,
         return (*got, none, x2.new_empty(0, dtype=torch.float32))
     if POSTNORM_TRAIN_FWD == "composed" and weight.shape[0] <= NORM_MAX_N:
         return _post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln, offset)
-    norm = {"norm_weight": g} if not is_ln else {"norm_weight": g, "norm_bias": beta}
-    op = "linear_layernorm" if is_ln else "linear_rmsnorm"
-    plan = _prepare_post(op, "ln" if is_ln else "rms", x2, weight, norm, eps, bias, res, None,
-                         DEFAULT_POSTNORM_PASSES, None, persistent=False, offset=offset,
-                         cache_weights=False, fit=False)
+    kind = "ln" if is_ln else "rms"
+    x2 = _as_2d(x2)  # (unit stride along K: what the plan was made for)
     M, N = x2.shape[0], weight.shape[0]
+    w = weight if weight.stride(-1) == 1 else weight.contiguous()
+    gs = _offset_weight(g, offset, cache=False) if offset else g
+    vecs = [t.contiguous() for t in ((gs, beta) if is_ln else (gs,))]
+    b = bias.contiguous() if bias is not None else None
+    r = res.reshape(M, N) if res is not None else None
+    if r is not None and r.stride(-1) != 1:
+        r = r.contiguous()
+    key = _postnorm.postnorm_plan_key(kind, x2, w, vecs[0], vecs[1] if is_ln else None, b, r, eps,
+                                      ("train", "fused"))
+    plan = _TRAIN_PLANS.get(key)
+    if plan is None:
+        if key in _TRAIN_REFUSED:  # (the LayerNorm form that would normalize its rounded tile)
+            return _post_forward_composed(x2, weight, g, beta, bias, res, eps, True, offset)
+        plan = _plan_post_forward_fused(x2, w, vecs, b, r, eps, is_ln)
+        if plan is None:
+            _TRAIN_REFUSED.add(key)
+            return _post_forward_composed(x2, weight, g, beta, bias, res, eps, True, offset)
+        _TRAIN_PLANS.add(key, plan)
+    z = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
     h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
     rstd = torch.empty(M, device=x2.device, dtype=torch.float32)
     mean = torch.empty(M if is_ln else 0, device=x2.device, dtype=torch.float32)
+    plan.run((x2, w, w if b is None else b, w if r is None else r, *vecs, z, h, rstd)
+             + ((mean,) if is_ln else ()))
+    return z, h, rstd, mean
+
+
+def _plan_post_forward_fused(x2, w, vecs, b, r, eps, is_ln):
+    """The `LaunchPlan` of the fused training forward (the train kernel under the default
+    post-norm pipeline, in the cluster form the driver launches, persistent from
+    PERSISTENT_MIN_ROW_BLOCKS row blocks) for this geometry, or None for the LayerNorm form
+    that would normalize its rounded tile (the caller composes: as that backward forms
+    offset + g, in fp32)."""
+    op = "linear_layernorm" if is_ln else "linear_rmsnorm"
+    norm = {"norm_weight": vecs[0]} if not is_ln else {"norm_weight": vecs[0],
+                                                       "norm_bias": vecs[1]}
+    M, N = x2.shape[0], w.shape[0]
+    plan = _prepare_post(op, "ln" if is_ln else "rms", x2, w, norm, eps, b, r, None,
+                         DEFAULT_POSTNORM_PASSES, None, persistent=False, cache_weights=False,
+                         fit=False)
+    h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
+    rstd = torch.empty(M, device=x2.device, dtype=torch.float32)
     args = list(plan.runtime_args)
     at = 4 + len(norm) + 1  # after Y
-    args[at:at] = [h, rstd] + ([mean] if is_ln else [])
+    stats = [rstd] + ([rstd] if is_ln else [])
+    args[at:at] = [h] + stats
     kern = "linear_layernorm_train_naive" if is_ln else "linear_rmsnorm_train_naive"
     train = _post_train_launcher(kern)
-    consts = dict(plan.constexprs)
+    consts = dict(plan.constexprs, SAVE_STATS=True)
     consts["PERSISTENT"] = M >= PERSISTENT_MIN_ROW_BLOCKS * plan.config.block_m
     tp = PreparedLaunch(plan.op, plan.kind, train, tuple(args), consts, plan.options, plan.grid,
                         plan.config, plan.out, plan.out_shape, None)
     if plan.grid[0]:  # the cluster form the driver launches, the persistent grid
         tp = _fit_and_grid(tp, lambda p: _post_train_launcher(kern, p), DEFAULT_POSTNORM_PASSES)
     if is_ln and N <= NORM_MAX_N and composes_for_rounded_tile(tp, f"{op} (training)"):
-        # the LayerNorm form that would normalize its rounded tile: composed (as that backward
-        # forms offset + g: in fp32)
-        return _post_forward_composed(x2, weight, g, beta, bias, res, eps, True, offset)
-    z = tp()
-    return z.view(M, N), h, rstd, mean
+        return None
+    return LaunchPlan(tp, at + 1 + len(stats))
 
 
 @functools.lru_cache(maxsize=None)
