@@ -365,7 +365,7 @@ def _train_names(kind):
 
 
 @functools.lru_cache(maxsize=None)
-def _train_ttir(kind, N, BM, BN, K, bias, res, save_stats=False):
+def _train_ttir(kind, N, BM, BN, K, bias, res, save_stats=False, act=0):
     fn = (postnorm_gemm.linear_rmsnorm_train_naive if kind == "rms"
           else postnorm_gemm.linear_layernorm_train_naive)
     names = _train_names(kind)
@@ -376,7 +376,7 @@ def _train_ttir(kind, N, BM, BN, K, bias, res, save_stats=False):
     sig.update({n: "i32" for n in ("M", "K", "stride_xm", "stride_wn", "stride_rm", "stride_ym")})
     sig["eps"] = "fp32"
     consts = dict(N=N, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=64, EVEN_K=K % 64 == 0, HAS_BIAS=bias,
-                  HAS_RES=res, USE_TMA=False, PERSISTENT=False, SAVE_STATS=save_stats)
+                  HAS_RES=res, USE_TMA=False, PERSISTENT=False, SAVE_STATS=save_stats, ACT=act)
     sig.update({k: "constexpr" for k in consts})
     return ttir_of(fn, sig, consts, num_warps=8 if BM * BN >= 128 * 256 else 4)
 
@@ -429,6 +429,23 @@ def test_training_forward_stores_h_beside_the_normalized_tile(kind, N, BM, BN, K
         assert rel_diff(h0, h) < 1e-2, rel_diff(h0, h)
         assert rel_diff(y0, y) < TOL and rel_err(y, ref) <= rel_err(y0, ref) + 1e-3
         assert torch.isnan(r.args["RSTD"]).all()
+
+
+@pytest.mark.parametrize("kind", ["rms", "ln"])
+def test_training_forward_with_silu(kind):
+    """ACT = 1 (the post-norm block's first forward: SiLU of the norm's output stored, h beside):
+    the lowered kernel's FIN takes the sigmoid; z against the naive kernel and SiLU of the fp64
+    reference, h bitwise the naive kernel's."""
+    names = _train_names(kind)
+    lw, _, remarks = lower_ir(_train_ttir(kind, 600, 128, 256, 136, True, True, act=1), TRAIN)
+    assert lw is not None, remarks
+    naive, ref = _train_inputs(kind, 300, 600, 136, True, True)
+    run_ir(_train_ttir(kind, 600, 128, 256, 136, True, True, act=1), naive, (3,))
+    y0, h0 = naive[names.index("Y")], naive[names.index("H")]
+    assert rel_err(y0, torch.nn.functional.silu(ref)) < REF_TOL
+    args, _ = _train_inputs(kind, 300, 600, 136, True, True)
+    for r in run_lowered(lw, args, names=names, programs=3):
+        assert rel_diff(y0, r.args["Y"]) < TOL and torch.equal(h0, r.args["H"])
 
 
 def test_training_forward_registers():

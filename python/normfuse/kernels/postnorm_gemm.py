@@ -18,6 +18,10 @@ For N > BLOCK_N, `cluster-reduce` deals the N tiles of a row block to the CTAs o
 exchanges the row statistics through distributed shared memory (then `epilogue-norm` again).
 EVEN_K (K % BLOCK_K == 0) drops the k masks, which lets Triton's pipeliner use async copies.
 USE_TMA reads the tiles with bulk tensor copies (16-byte aligned rows; needs triton.set_allocator).
+The train kernels (`*_train_naive`, the training forward) also store h, the tile before the
+norm, in pass 1 (for the backward) and, with SAVE_STATS, rstd (and mean) after pass 2; ACT = 1
+applies SiLU to the norm's output before its store (the post-norm block's activation: its
+linear 2 reads SiLU(z), and the backward needs h, not z).
 PERSISTENT: a grid smaller than the number of row blocks, each program walking row blocks
 pid, pid + num_programs, ... (`tl.range(..., flatten=True)`, so that Triton can overlap one row
 block's epilogue with the next one's loads). `cluster-reduce` divides the program id and the
@@ -81,7 +85,7 @@ def _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, str
               stride_ym, eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
               BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr,
               HAS_RES: tl.constexpr, USE_TMA: tl.constexpr, H=None, RSTD=None,
-              SAVE: tl.constexpr = False, SAVE_STATS: tl.constexpr = True):
+              SAVE: tl.constexpr = False, SAVE_STATS: tl.constexpr = True, ACT: tl.constexpr = 0):
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -100,6 +104,8 @@ def _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, str
                     other=0.0).to(tl.float32)
         g = tl.load(G + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
         out = y * rstd[:, None] * g[None, :]
+        if ACT == 1:  # SiLU of the norm's output (the block's activation before its linear 2)
+            out = out * tl.sigmoid(out)
         _store_rows(Y, out, offs_m, offs_n, M, stride_ym, N)
     if SAVE and SAVE_STATS:  # after the normalizing loop (between the loops it would stop
         tl.store(RSTD + offs_m, rstd, mask=offs_m < M)  # cluster-reduce)
@@ -128,7 +134,7 @@ def _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, s
              stride_ym, eps, N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
              BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, HAS_BIAS: tl.constexpr,
              HAS_RES: tl.constexpr, USE_TMA: tl.constexpr, H=None, RSTD=None, MEAN=None,
-             SAVE: tl.constexpr = False, SAVE_STATS: tl.constexpr = True):
+             SAVE: tl.constexpr = False, SAVE_STATS: tl.constexpr = True, ACT: tl.constexpr = 0):
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rows = offs_m % M
     s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -151,6 +157,8 @@ def _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, s
         g = tl.load(G + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
         beta = tl.load(B + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
         out = (y - mean[:, None]) * rstd[:, None] * g[None, :] + beta[None, :]
+        if ACT == 1:
+            out = out * tl.sigmoid(out)
         _store_rows(Y, out, offs_m, offs_n, M, stride_ym, N)
     if SAVE and SAVE_STATS:
         tl.store(RSTD + offs_m, rstd, mask=offs_m < M)
@@ -177,8 +185,9 @@ def linear_layernorm_naive(X, W, BIAS, RES, G, B, Y, M, K, stride_xm, stride_wn,
 
 # Training forms: the same kernels that also save what the backward needs (kernels/backward.py):
 # H = the pre-norm activation x @ W^T + bias + residual (in Y's dtype, row stride stride_ym),
-# RSTD (and MEAN) per row, fp32. The H tile is stored before Y's unnormalized store and the
-# statistics after the normalizing loop, so cluster-reduce and epilogue-norm apply unchanged.
+# RSTD (and MEAN) per row, fp32 (SAVE_STATS; else the backward computes them from H). The H tile
+# is stored before Y's unnormalized store and the statistics after the normalizing loop, so
+# cluster-reduce and epilogue-norm apply unchanged. ACT = 1: Y = SiLU(norm(...)).
 
 @triton.jit
 def linear_rmsnorm_train_naive(X, W, BIAS, RES, G, Y, H, RSTD, M, K, stride_xm, stride_wn, stride_rm,
@@ -186,17 +195,18 @@ def linear_rmsnorm_train_naive(X, W, BIAS, RES, G, Y, H, RSTD, M, K, stride_xm, 
                                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                                EVEN_K: tl.constexpr = False, HAS_BIAS: tl.constexpr = False,
                                HAS_RES: tl.constexpr = False, USE_TMA: tl.constexpr = False,
-                               PERSISTENT: tl.constexpr = False, SAVE_STATS: tl.constexpr = True):
+                               PERSISTENT: tl.constexpr = False, SAVE_STATS: tl.constexpr = True,
+                               ACT: tl.constexpr = 0):
     x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
     if PERSISTENT:
         for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.num_programs(0), flatten=True):
             _rms_rows(pid_m, X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm, stride_wn,
                       stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS,
-                      HAS_RES, USE_TMA, H, RSTD, True, SAVE_STATS)
+                      HAS_RES, USE_TMA, H, RSTD, True, SAVE_STATS, ACT)
     else:
         _rms_rows(tl.program_id(0), X, W, BIAS, RES, G, Y, x_desc, w_desc, M, K, stride_xm,
                   stride_wn, stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
-                  HAS_BIAS, HAS_RES, USE_TMA, H, RSTD, True, SAVE_STATS)
+                  HAS_BIAS, HAS_RES, USE_TMA, H, RSTD, True, SAVE_STATS, ACT)
 
 
 @triton.jit
@@ -205,14 +215,15 @@ def linear_layernorm_train_naive(X, W, BIAS, RES, G, B, Y, H, RSTD, MEAN, M, K, 
                                  BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                                  EVEN_K: tl.constexpr = False, HAS_BIAS: tl.constexpr = False,
                                  HAS_RES: tl.constexpr = False, USE_TMA: tl.constexpr = False,
-                                 PERSISTENT: tl.constexpr = False, SAVE_STATS: tl.constexpr = True):
+                                 PERSISTENT: tl.constexpr = False, SAVE_STATS: tl.constexpr = True,
+                                 ACT: tl.constexpr = 0):
     x_desc, w_desc = _descriptors(X, W, M, N, K, stride_xm, stride_wn, BLOCK_M, BLOCK_N, BLOCK_K, USE_TMA)
     if PERSISTENT:
         for pid_m in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.num_programs(0), flatten=True):
             _ln_rows(pid_m, X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm, stride_wn,
                      stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, HAS_BIAS,
-                     HAS_RES, USE_TMA, H, RSTD, MEAN, True, SAVE_STATS)
+                     HAS_RES, USE_TMA, H, RSTD, MEAN, True, SAVE_STATS, ACT)
     else:
         _ln_rows(tl.program_id(0), X, W, BIAS, RES, G, B, Y, x_desc, w_desc, M, K, stride_xm,
                  stride_wn, stride_rm, stride_ym, eps, N, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
-                 HAS_BIAS, HAS_RES, USE_TMA, H, RSTD, MEAN, True, SAVE_STATS)
+                 HAS_BIAS, HAS_RES, USE_TMA, H, RSTD, MEAN, True, SAVE_STATS, ACT)

@@ -130,14 +130,16 @@ def prenorm_backward(dy, x2, g, beta, weight, eps, offset, is_ln, has_bias):
     return dx.to(x2.dtype), dg, dbeta, dyf.t() @ n, (dyf.sum(0) if has_bias else None)
 
 
-def postnorm_forward_save(x2, weight, g, beta, bias, residual, eps, offset, is_ln):
+def postnorm_forward_save(x2, weight, g, beta, bias, residual, eps, offset, is_ln, act=False):
     """(z, h, rstd, mean) as the fused training forward returns them: h = x W^T + b + r in x's
-    dtype, the statistics of h in fp32 (mean empty for RMSNorm)."""
+    dtype, the statistics of h in fp32 (mean empty for RMSNorm); `act`: z = SiLU(norm(h)), the
+    SiLU taken before the rounding (as the kernels do)."""
     dt = compute_dtype(x2.dtype)
     h = F.linear(x2.to(dt), weight.to(dt), _c(bias, dt))
     if residual is not None:
         h = h + residual.to(dt)
-    z = normalize(h, g, beta, eps, offset, is_ln).to(x2.dtype)
+    z = normalize(h, g, beta, eps, offset, is_ln)
+    z = (F.silu(z) if act else z).to(x2.dtype)
     rstd, mean = row_stats(h, eps, is_ln)
     return z, h.to(x2.dtype), rstd, mean
 
@@ -153,8 +155,8 @@ def postnorm_backward(dz, x2, weight, g, beta, h, eps, offset, is_ln):
 
 def postnorm_mlp_save(x2, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
     """What the block's fused forward returns: out, h1, rstd1, mean1, a, h2, rstd2, mean2."""
-    z1, h1, rstd1, mean1 = postnorm_forward_save(x2, w1, g1, beta1, b1, None, eps, 0.0, is_ln)
-    a = F.silu(z1)
+    a, h1, rstd1, mean1 = postnorm_forward_save(x2, w1, g1, beta1, b1, None, eps, 0.0, is_ln,
+                                                act=True)
     out, h2, rstd2, mean2 = postnorm_forward_save(a, w2, g2, beta2, b2, x2, eps, 0.0, is_ln)
     return out, h1, rstd1, mean1, a, h2, rstd2, mean2
 

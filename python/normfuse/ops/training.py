@@ -835,7 +835,7 @@ def _clear_train_plans() -> None:
 _postnorm.on_clear_postnorm_plans(_clear_train_plans)
 
 
-def _post_forward_lowered(x2, weight, g, beta, bias, res, eps, is_ln, offset):
+def _post_forward_lowered(x2, weight, g, beta, bias, res, eps, is_ln, offset, act: int = 0):
     """(z, h) from the lowered training forward, or None where it cannot run here (the reason
     warned once per geometry). Planned once per geometry (`LaunchPlan`): a step's host work is
     the key, two allocations and the bound launch."""
@@ -853,12 +853,12 @@ def _post_forward_lowered(x2, weight, g, beta, bias, res, eps, is_ln, offset):
         r = r.contiguous()
     switch = _postnorm.LOWERED_POSTNORM[kind]
     key = _postnorm.postnorm_plan_key(kind, x2, w, vecs[0], vecs[1] if is_ln else None, b, r, eps,
-                                      ("train", switch))
+                                      ("train", switch, act))
     if key in _TRAIN_REFUSED:
         return None
     plan = _TRAIN_PLANS.get(key)
     if plan is None:
-        plan = _plan_post_forward_lowered(x2, w, vecs, b, r, eps, is_ln, switch)
+        plan = _plan_post_forward_lowered(x2, w, vecs, b, r, eps, is_ln, switch, act)
         if plan is None:
             _TRAIN_REFUSED.add(key)
             return None
@@ -871,7 +871,7 @@ def _post_forward_lowered(x2, weight, g, beta, bias, res, eps, is_ln, offset):
     return z, h
 
 
-def _plan_post_forward_lowered(x2, w, vecs, b, r, eps, is_ln, switch):
+def _plan_post_forward_lowered(x2, w, vecs, b, r, eps, is_ln, switch, act: int = 0):
     """The `LaunchPlan` of the lowered training forward for this geometry, or None (said once):
     the train kernel without statistics (SAVE_STATS=False) under hopper-ws{post-norm=true} with
     the inference lowering's schedule and tiles."""
@@ -891,7 +891,7 @@ def _plan_post_forward_lowered(x2, w, vecs, b, r, eps, is_ln, switch):
     stats = 2 if is_ln else 1
     args[at:at] = [h] * (1 + stats)
     kern = "linear_layernorm_train_naive" if is_ln else "linear_rmsnorm_train_naive"
-    consts = dict(plan.constexprs, SAVE_STATS=False, PERSISTENT=False)
+    consts = dict(plan.constexprs, SAVE_STATS=False, PERSISTENT=False, ACT=act)
     tp = PreparedLaunch(plan.op, plan.kind, _post_train_launcher(kern, passes), tuple(args),
                         consts, plan.options, plan.grid, plan.config, plan.out, plan.out_shape,
                         None)
@@ -928,23 +928,26 @@ def _post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln, offset):
 
 
 def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0,
-                       defer_stats: bool = False):
+                       defer_stats: bool = False, act: int = 0):
     """z, h, rstd, mean from the training form of the fused post-norm kernel (the norm's scale
     offset + g, rounded to g's dtype), or composed (`POSTNORM_TRAIN_FWD`). `defer_stats` (the
     post-norm ops where `post_stats_in_backward`): the lowered training forward, rstd and mean
     empty (the fused kernel where it cannot run, its statistics dropped: the backward computes
-    them from h alike)."""
+    them from h alike). `act` = 1: z is SiLU(norm(h)) (the block's first norm; the kernels apply
+    it before their store)."""
     if POSTNORM_TRAIN_FWD not in POSTNORM_TRAIN_FWDS:
         raise ValueError(f"normfuse.ops.training.POSTNORM_TRAIN_FWD = {POSTNORM_TRAIN_FWD!r} (or "
                          f"NORMFUSE_POSTNORM_TRAIN_FWD): expected one of {POSTNORM_TRAIN_FWDS}")
     if defer_stats:
-        got = _post_forward_lowered(x2, weight, g, beta, bias, res, eps, is_ln, offset)
+        got = _post_forward_lowered(x2, weight, g, beta, bias, res, eps, is_ln, offset, act)
         if got is None:
-            got = _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset)[:2]
+            got = _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset,
+                                     act=act)[:2]
         none = x2.new_empty(0, dtype=torch.float32)
         return (*got, none, x2.new_empty(0, dtype=torch.float32))
     if POSTNORM_TRAIN_FWD == "composed" and weight.shape[0] <= NORM_MAX_N:
-        return _post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln, offset)
+        return _silu_first(_post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln,
+                                                  offset), act)
     kind = "ln" if is_ln else "rms"
     x2 = _as_2d(x2)  # (unit stride along K: what the plan was made for)
     M, N = x2.shape[0], weight.shape[0]
@@ -956,15 +959,17 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0,
     if r is not None and r.stride(-1) != 1:
         r = r.contiguous()
     key = _postnorm.postnorm_plan_key(kind, x2, w, vecs[0], vecs[1] if is_ln else None, b, r, eps,
-                                      ("train", "fused"))
+                                      ("train", "fused", act))
     plan = _TRAIN_PLANS.get(key)
     if plan is None:
         if key in _TRAIN_REFUSED:  # (the LayerNorm form that would normalize its rounded tile)
-            return _post_forward_composed(x2, weight, g, beta, bias, res, eps, True, offset)
-        plan = _plan_post_forward_fused(x2, w, vecs, b, r, eps, is_ln)
+            return _silu_first(_post_forward_composed(x2, weight, g, beta, bias, res, eps, True,
+                                                      offset), act)
+        plan = _plan_post_forward_fused(x2, w, vecs, b, r, eps, is_ln, act)
         if plan is None:
             _TRAIN_REFUSED.add(key)
-            return _post_forward_composed(x2, weight, g, beta, bias, res, eps, True, offset)
+            return _silu_first(_post_forward_composed(x2, weight, g, beta, bias, res, eps, True,
+                                                      offset), act)
         _TRAIN_PLANS.add(key, plan)
     z = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
     h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
@@ -975,7 +980,15 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0,
     return z, h, rstd, mean
 
 
-def _plan_post_forward_fused(x2, w, vecs, b, r, eps, is_ln):
+def _silu_first(got: tuple, act: int) -> tuple:
+    """(SiLU(z), h, rstd, mean) from a composed forward's (z, h, rstd, mean) where `act`."""
+    if not act:
+        return got
+    z, *rest = got
+    return (torch.nn.functional.silu(z), *rest)
+
+
+def _plan_post_forward_fused(x2, w, vecs, b, r, eps, is_ln, act: int = 0):
     """The `LaunchPlan` of the fused training forward (the train kernel under the default
     post-norm pipeline, in the cluster form the driver launches, persistent from
     PERSISTENT_MIN_ROW_BLOCKS row blocks) for this geometry, or None for the LayerNorm form
@@ -996,7 +1009,7 @@ def _plan_post_forward_fused(x2, w, vecs, b, r, eps, is_ln):
     args[at:at] = [h] + stats
     kern = "linear_layernorm_train_naive" if is_ln else "linear_rmsnorm_train_naive"
     train = _post_train_launcher(kern)
-    consts = dict(plan.constexprs, SAVE_STATS=True)
+    consts = dict(plan.constexprs, SAVE_STATS=True, ACT=act)
     consts["PERSISTENT"] = M >= PERSISTENT_MIN_ROW_BLOCKS * plan.config.block_m
     tp = PreparedLaunch(plan.op, plan.kind, train, tuple(args), consts, plan.options, plan.grid,
                         plan.config, plan.out, plan.out_shape, None)
@@ -1176,8 +1189,8 @@ def _mlp_fwd_impl(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
     if not route("postnorm_mlp", x):
         return fallback.postnorm_mlp_save(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln)
     with torch.no_grad():
-        z1, h1, rstd1, mean1 = _post_forward_save(x, w1, g1, beta1, b1, None, eps, is_ln)
-        a = torch.nn.functional.silu(z1)
+        # (a = SiLU(norm1(h1)) from the first kernel itself: z1 is never stored)
+        a, h1, rstd1, mean1 = _post_forward_save(x, w1, g1, beta1, b1, None, eps, is_ln, act=1)
         out, h2, rstd2, mean2 = _post_forward_save(a, w2, g2, beta2, b2, x, eps, is_ln)
     return out, h1, rstd1, mean1, a, h2, rstd2, mean2
 
