@@ -305,6 +305,54 @@ def test_cpu_training_block_norm1_on_the_persistent_kernel(cpu_training, monkeyp
         assert rel_err(b, a) < 5e-3, rel_err(b, a)
 
 
+@pytest.mark.parametrize("norm1_persistent", [False, True])
+def test_cpu_training_block_lowered_forward_defers_the_statistics(cpu_training, norm1_persistent,
+                                                                  monkeypatch):
+    """POSTNORM_TRAIN_FWD = "lowered" on the block: norm2's statistics always left to its
+    persistent backward kernel, norm1's only where the composed plan runs its backward there too
+    (POSTNORM_MLP_NORM1_PERSISTENT; else norm1 keeps them); the fake implementation agrees with
+    the real one; the lowered kernels cannot run in the interpreter, so the fused ones run (said
+    once). The block trains as before: gradients against fp64 and eager."""
+    import warnings
+
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from normfuse.nn import PostNormMLP
+    from normfuse.ops import postnorm_linear as post, training as tr
+    monkeypatch.setattr(tr, "POSTNORM_TRAIN_FWD", "lowered")
+    monkeypatch.setattr(tr, "POSTNORM_MLP_NORM1_PERSISTENT", norm1_persistent)
+    monkeypatch.setattr(tr, "_TRAIN_LOWERED_WARNED", set())
+    monkeypatch.setitem(post.LOWERED_POSTNORM, "rms", "auto")
+    torch.manual_seed(7)
+    m = PostNormMLP(32, 96, dtype=torch.bfloat16)
+    with torch.no_grad():
+        m.g1.uniform_(0.5, 1.5)
+        m.g2.uniform_(0.5, 1.5)
+    gen = _gen(27)
+    x = torch.randn(40, 32, generator=gen).bfloat16()
+    dout = torch.randn(40, 32, generator=gen).bfloat16()
+    args = (x, m.w1, m.g1, None, m.b1, m.w2, m.g2, None, m.b2, m.eps, False)
+    with torch.no_grad():
+        real = torch.ops.normfuse.postnorm_mlp_fwd(*args)
+    plain = [t.detach() if isinstance(t, torch.Tensor) else t for t in args]
+    with FakeTensorMode() as mode:
+        fake = torch.ops.normfuse.postnorm_mlp_fwd(*(mode.from_tensor(t)
+                                                     if isinstance(t, torch.Tensor) else t
+                                                     for t in plain))
+    assert [tuple(t.shape) for t in real] == [tuple(t.shape) for t in fake]
+    assert real[2].numel() == (0 if norm1_persistent else 40) and real[6].numel() == 0
+    names = ["w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
+    ps = [getattr(m, n) for n in names]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (the fallback's note)
+        out, got = _grads(lambda x: m(x), [x], dout)
+    got = got + [p.grad if p is not None else None for p in ps]
+    ref_fn = lambda x, *ps: mlp_reference(x, *ps, m.eps, False)  # noqa: E731
+    ro, ref = _grads(ref_fn, [t.double() if t is not None else None for t in [x] + ps], dout)
+    eo, eag = _grads(ref_fn, [x] + ps, dout)
+    _compare_grads(["x"] + names, got, ref, eag, "PostNormMLP lowered forward")
+    assert rel_err(out, ro) <= 1.5 * rel_err(eo, ro) + 1e-4
+
+
 def test_cpu_training_run_of_the_block_like_eager(cpu_training):
     """A few SGD steps of PostNormMLP (interpreted kernels) next to the same steps in eager bf16:
     the loss goes down, step by step with eager's."""

@@ -1185,22 +1185,39 @@ POSTNORM_MLP_BWD_PLAN = os.environ.get("NORMFUSE_MLP_BWD_PLAN", "composed")
 POSTNORM_MLP_NORM1_PERSISTENT = os.environ.get("NORMFUSE_MLP_NORM1_PERSISTENT", "0") == "1"
 
 
+def mlp_stats_in_backward(is_ln: bool, H: int, D: int) -> tuple[bool, bool]:
+    """Whether the block's training forward leaves norm1's / norm2's statistics to its backward
+    (POSTNORM_TRAIN_FWD "lowered": both post-norm kernels lowered; empty rstd / mean): norm2's
+    where its no-GEMM backward runs the persistent kernel (`post_stats_in_backward`), norm1's
+    where the composed plan runs its backward there too (POSTNORM_MLP_NORM1_PERSISTENT: the ACT
+    form computes them; the row kernel would need a `row_stats` pass)."""
+    d2 = post_stats_in_backward(is_ln, D)
+    d1 = (post_stats_in_backward(is_ln, H) and POSTNORM_MLP_BWD_PLAN == "composed"
+          and POSTNORM_MLP_NORM1_PERSISTENT)
+    return d1, d2
+
+
 def _mlp_fwd_impl(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
     if not route("postnorm_mlp", x):
         return fallback.postnorm_mlp_save(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln)
+    d1, d2 = mlp_stats_in_backward(is_ln, w1.shape[0], w2.shape[0])
     with torch.no_grad():
         # (a = SiLU(norm1(h1)) from the first kernel itself: z1 is never stored)
-        a, h1, rstd1, mean1 = _post_forward_save(x, w1, g1, beta1, b1, None, eps, is_ln, act=1)
-        out, h2, rstd2, mean2 = _post_forward_save(a, w2, g2, beta2, b2, x, eps, is_ln)
+        a, h1, rstd1, mean1 = _post_forward_save(x, w1, g1, beta1, b1, None, eps, is_ln, act=1,
+                                                 defer_stats=d1)
+        out, h2, rstd2, mean2 = _post_forward_save(a, w2, g2, beta2, b2, x, eps, is_ln,
+                                                   defer_stats=d2)
     return out, h1, rstd1, mean1, a, h2, rstd2, mean2
 
 
 def _mlp_fwd_fake(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
     M, H, D = x.shape[0], w1.shape[0], w2.shape[0]
     f = torch.float32
-    return (x.new_empty(M, D), x.new_empty(M, H), x.new_empty(M, dtype=f),
-            x.new_empty(M if is_ln else 0, dtype=f), x.new_empty(M, H), x.new_empty(M, D),
-            x.new_empty(M, dtype=f), x.new_empty(M if is_ln else 0, dtype=f))
+    d1, d2 = mlp_stats_in_backward(is_ln, H, D) if route("postnorm_mlp", x) else (False, False)
+    S1, S2 = (0 if d1 else M), (0 if d2 else M)  # (the real forward's)
+    return (x.new_empty(M, D), x.new_empty(M, H), x.new_empty(S1, dtype=f),
+            x.new_empty(S1 if is_ln else 0, dtype=f), x.new_empty(M, H), x.new_empty(M, D),
+            x.new_empty(S2, dtype=f), x.new_empty(S2 if is_ln else 0, dtype=f))
 
 
 def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2, rstd2, mean2,
@@ -1213,11 +1230,17 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
         g1, beta1 = unit_stride(g1), unit_stride(beta1)  # (the kernels read them with unit stride)
         with torch.no_grad():
             # norm2's backward: no GEMM before it inside the block (op-level form)
+            # (empty statistics: the forward left them to the backward, `mlp_stats_in_backward`)
+            M = x.shape[0]
+            e1 = eps if rstd1.numel() == 0 and M else None
+            e2 = eps if rstd2.numel() == 0 and M else None
             dh2, dg2, dbeta2 = nogemm_norm_backward(dout, h2, g2, rstd2, mean2, beta2, 0.0,
-                                                    is_ln, "postnorm_mlp")
+                                                    is_ln, "postnorm_mlp", eps=e2)
             dw2 = torch.mm(dh2.t(), a)
             plan = POSTNORM_MLP_BWD_PLAN
             if plan == "regrouped":
+                if e1 is not None:  # (the plan changed since the forward)
+                    rstd1, mean1 = row_stats(h1, eps, is_ln)
                 # norm1's backward (and SiLU') in the epilogue of linear 2's dX GEMM (through
                 # hopper-ws's template where LOWERED_DX says so, as the pre-norm ops' dX)
                 dh1, dg1, dbeta1 = norm_backward(dh2, w2, h1, rstd1, mean1, g1, beta1, None,
@@ -1226,7 +1249,7 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
                 da = torch.mm(dh2, w2 if w2.stride(-1) == 1 else w2.contiguous())
                 dh1, dg1, dbeta1 = nogemm_norm_backward(
                     da, h1, g1, rstd1, mean1, beta1, 0.0, is_ln, "postnorm_mlp", act=1,
-                    kernel="persistent" if POSTNORM_MLP_NORM1_PERSISTENT else "row")
+                    kernel="persistent" if POSTNORM_MLP_NORM1_PERSISTENT else "row", eps=e1)
             else:
                 raise ValueError(f"normfuse.ops.training.POSTNORM_MLP_BWD_PLAN = {plan!r} (or "
                                  f"NORMFUSE_MLP_BWD_PLAN): expected one of "
