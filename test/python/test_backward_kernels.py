@@ -463,6 +463,7 @@ def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln, bn, has_
     assert rel_err(res.before["DX"], want) < REF_TOL
 
 
+@pytest.mark.slow  # (9 s of ptxas; the "rowdot" plan is not a default)
 def test_rowdot_kernels_compile_for_sm90_without_spills_or_serialized_wgmma():
     """The "rowdot" plan's kernels at their configuration (ops.training.ROWDOT_CONFIG: 128 x 256
     tiles), AOT for sm_90, as `rowdot_backward` launches them (g folded into W: HAS_G off): the

@@ -398,7 +398,7 @@ TRAIN = "hopper-ws{post-norm=true}"
 
 @pytest.mark.parametrize("kind,N,BM,BN,K,bias,res,M,programs", [
     ("rms", 600, 128, 256, 136, True, True, 300, 3),
-    ("ln", 328, 128, 128, 72, False, True, 200, 6),
+    pytest.param("ln", 328, 128, 128, 72, False, True, 200, 6, marks=pytest.mark.slow),
     ("ln", 600, 128, 256, 64, True, False, 300, 7),
     ("rms", 200, 128, 256, 64, True, False, 130, 1),
 ], ids=["rms-3-tiles-bias-residual", "ln-3-tiles-residual-two-row-blocks-a-wave",
@@ -431,7 +431,7 @@ def test_training_forward_stores_h_beside_the_normalized_tile(kind, N, BM, BN, K
         assert torch.isnan(r.args["RSTD"]).all()
 
 
-@pytest.mark.parametrize("kind", ["rms", "ln"])
+@pytest.mark.parametrize("kind", [pytest.param("rms", marks=pytest.mark.slow), "ln"])
 def test_training_forward_with_silu(kind):
     """ACT = 1 (the post-norm block's first forward: SiLU of the norm's output stored, h beside):
     the lowered kernel's FIN takes the sigmoid; z against the naive kernel and SiLU of the fp64
@@ -448,6 +448,7 @@ def test_training_forward_with_silu(kind):
         assert rel_diff(y0, r.args["Y"]) < TOL and torch.equal(h0, r.args["H"])
 
 
+@pytest.mark.slow  # (ptxas on a 128 x 256 LayerNorm instance)
 def test_training_forward_registers():
     """ptxas on the lowered training forward at N = K = 1024, 128 x 256 coop, LayerNorm with bias
     and residual (the heaviest form): the wgmma pipelined, no k-step touching local memory, the

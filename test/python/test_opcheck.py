@@ -54,7 +54,8 @@ CASES_NORMS = ["norm_fwd", "norm_bwd", "prenorm_linear_fwd", "prenorm_linear_bwd
 CASES_ATTENTION = ["flash_norm_attention_fwd", "flash_norm_attention_bwd"]
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, pytest.param(torch.float32,
+                                                                  marks=pytest.mark.slow)])
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
 def test_norm_and_linear_ops(dtype, is_ln):
     gen = torch.Generator().manual_seed(3)

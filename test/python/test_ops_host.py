@@ -509,7 +509,7 @@ def test_launch_ready_calls_take_a_strided_2d_x():
     assert len(inference._PRE_CALLS) == 1 and len(inference._POST_CALLS) == 2
 
 
-@pytest.mark.parametrize("form", ["fused", "lowered"])
+@pytest.mark.parametrize("form", [pytest.param("fused", marks=pytest.mark.slow), "lowered"])
 def test_postnorm_training_forward_is_planned_once_per_geometry(form, monkeypatch):
     """The post-norm ops' training forward (`postnorm_linear_fwd`) keeps one launch plan per
     geometry (`training._TRAIN_PLANS`) and launches each step's own tensors: fresh x, residual,
