@@ -283,7 +283,8 @@ def test_aot_backward_candidates(N, gemm, name):
         assert ck.resources()["spill_stores"] == 0
 
 
-@pytest.mark.parametrize("gemm", [True, False], ids=["dx-gemm", "no-gemm"])
+@pytest.mark.parametrize("gemm", [pytest.param(True, marks=pytest.mark.slow), False],
+                         ids=["dx-gemm", "no-gemm"])  # (with the GEMM: 7 s; no default plan runs it)
 @pytest.mark.parametrize("N", [200, pytest.param(640, marks=pytest.mark.slow)])
 def test_every_tiling_fused_matches_fp64(gemm, N):
     """Each named tiling at its real tile sizes (not the small ones the op tests use): the kernel

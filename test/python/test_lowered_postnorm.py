@@ -213,6 +213,7 @@ def test_rmsnorm_rows_lagged_128x256():
     assert cfg.row_lag and cfg.stages == 2 and (cfg.block_m, cfg.block_n) == (128, 256)
 
 
+@pytest.mark.slow  # (6 s; row-lag is off: measured slower, session 17)
 def test_rows_lag_refusals_are_named():
     """row-lag applies to RMSNorm post-norms on coop without a residual; elsewhere the kernel
     lowers as before and the remark says why (LayerNorm's two sums, a residual tile, ping-pong,

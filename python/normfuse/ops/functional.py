@@ -417,9 +417,11 @@ def postnorm_mlp(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor], b1:
                  eps: float = 1e-6, *, layernorm: bool = False) -> Tensor:
     """out = norm2(silu(norm1(x W1^T + b1)) W2^T + b2 + x), norm = RMSNorm (LayerNorm when
     `layernorm`, then beta1/beta2 are required). x [..., D], w1 [H, D], w2 [D, H]. Forward: two
-    fused post-norm kernels (+ SiLU in torch); backward: norm1's backward fused into the
-    epilogue of linear 2's dX GEMM (the regrouping), norm2's by the norm-backward kernel. The
-    reference path where the fused kernels do not run (as rmsnorm_linear)."""
+    fused post-norm kernels (the first applies the SiLU before its store); backward (training
+    .POSTNORM_MLP_BWD_PLAN): composed by default (linear 2's dX GEMM on cuBLAS, then norm1's
+    backward with SiLU'), or regrouped (norm1's backward fused into the epilogue of linear 2's
+    dX GEMM); norm2's by the no-GEMM norm-backward kernel. The reference path where the fused
+    kernels do not run (as rmsnorm_linear)."""
     op = "postnorm_mlp"
     if not torch.compiler.is_compiling():
         _check_mlp(op, x, w1, g1, beta1, b1, w2, g2, beta2, b2, layernorm)

@@ -1307,8 +1307,9 @@ torch.library.register_autograd("normfuse::postnorm_mlp_fwd", _mlp_backward,
 def postnorm_mlp_train(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor],
                        b1: Optional[Tensor], w2: Tensor, g2: Tensor, beta2: Optional[Tensor],
                        b2: Optional[Tensor], eps: float, layernorm: bool) -> Tensor:
-    """normfuse.ops.postnorm_mlp after its checks: two fused post-norm kernels (+ SiLU in torch)
-    forward, the regrouped backward (the reference path where the kernels do not run)."""
+    """normfuse.ops.postnorm_mlp after its checks: two fused post-norm kernels forward (the first
+    applies the SiLU before its store), the backward by POSTNORM_MLP_BWD_PLAN (the reference
+    path where the kernels do not run)."""
     lead = tuple(x.shape[:-1])
     x2 = x.reshape(-1, x.shape[-1])
     if x2.stride(-1) != 1:

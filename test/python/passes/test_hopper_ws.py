@@ -580,6 +580,7 @@ def test_auto_schedule(kind, flags, want, why):
         assert "schedule coop (auto): the statistics are shared per row block" in ck.remarks[-1]
 
 
+@pytest.mark.slow  # (6 s: a remark's wording under two option values)
 def test_release_early_note_only_when_asked():
     """release-early is on by default where the statistics are late, silently elsewhere (LayerNorm's
     two sums); asked for explicitly where it cannot apply, the remark says why (stats-late=false
