@@ -432,6 +432,22 @@ def test_training_forward_stores_h_beside_the_normalized_tile(kind, N, BM, BN, K
         assert torch.isnan(r.args["RSTD"]).all()
 
 
+def test_training_forward_pingpong():
+    """The ops' schedule for tall, narrow-K cells (ping-pong over 128 x 128 tiles, two consumers,
+    each with its own staging tile for h and z): RMSNorm with SiLU, bias and residual, against
+    the naive kernel under two interleavings; h bitwise."""
+    names = _train_names("rms")
+    passes = "hopper-ws{post-norm=true,schedule=pingpong}"
+    lw, _, remarks = lower_ir(_train_ttir("rms", 600, 128, 128, 136, True, True, act=1), passes)
+    assert lw is not None and lw.plan.config.schedule == "pingpong", remarks
+    naive, _ = _train_inputs("rms", 300, 600, 136, True, True)
+    run_ir(_train_ttir("rms", 600, 128, 128, 136, True, True, act=1), naive, (3,))
+    args, _ = _train_inputs("rms", 300, 600, 136, True, True)
+    for r in run_lowered(lw, args, names=names, programs=5, seeds=(0, 1)):
+        assert rel_diff(naive[names.index("Y")], r.args["Y"]) < TOL
+        assert torch.equal(naive[names.index("H")], r.args["H"])
+
+
 @pytest.mark.parametrize("kind", [pytest.param("rms", marks=pytest.mark.slow), "ln"])
 def test_training_forward_with_silu(kind):
     """ACT = 1 (the post-norm block's first forward: SiLU of the norm's output stored, h beside):
