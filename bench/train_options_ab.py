@@ -3,7 +3,7 @@ under every value of a switch, timed round by round in the same order (drift bet
 cancels), against torch.compile's step when asked.
 
     PYTHONPATH=python python3 bench/train_options_ab.py --out DIR [--switches stats,block,postfwd]
-        [--cells quick|blog|MxKxN,...] [--rounds 3] [--compiled]   (switches: also norm1)
+        [--cells quick|blog|MxKxN,...] [--rounds 3] [--compiled]   (switches: also norm1, silu)
 
 Switches (`SWITCHES`: the module constant, its values, the ops it touches):
   stats    ops.training.PRENORM_STATS_IN_BWD (False: `row_stats` in the forward; True: the
@@ -14,6 +14,8 @@ Switches (`SWITCHES`: the module constant, its values, the ops it touches):
            runs "fused" under it): linear_rmsnorm, linear_layernorm, postnorm_mlp
   norm1    ops.training.POSTNORM_MLP_NORM1_PERSISTENT (False / True: the composed block's norm1
            backward on the persistent norm kernel): postnorm_mlp
+  silu     ops.training.POSTNORM_MLP_SILU_IN_KERNEL (False: SiLU by torch after the first
+           post-norm kernel; True: in that kernel, z1 never stored): postnorm_mlp
 Per (switch, op, cell): the median ms over the rounds of each value (do_bench medians, L2 not
 flushed: a training step's working set is far larger), every round's ms, the ratio of each
 value to the switch's first value, and the largest relative difference of the gradients
@@ -37,6 +39,7 @@ SWITCHES = {
     "postfwd": ("POSTNORM_TRAIN_FWD", ("fused", "composed", "lowered"),
                 ("linear_rmsnorm", "linear_layernorm", "postnorm_mlp")),
     "norm1": ("POSTNORM_MLP_NORM1_PERSISTENT", (False, True), ("postnorm_mlp",)),
+    "silu": ("POSTNORM_MLP_SILU_IN_KERNEL", (False, True), ("postnorm_mlp",)),
 }
 BLOG = [(262144, k, n) for k in (512, 1024, 2048) for n in (512, 1024, 2048)]
 QUICK = [(262144, 1024, 1024), (262144, 512, 2048), (262144, 2048, 512)]

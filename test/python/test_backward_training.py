@@ -361,6 +361,29 @@ def test_cpu_training_block_lowered_forward_defers_the_statistics(cpu_training, 
     assert rel_err(out, ro) <= 1.5 * rel_err(eo, ro) + 1e-4
 
 
+def test_cpu_training_block_silu_in_the_kernel_or_after(cpu_training, monkeypatch):
+    """POSTNORM_MLP_SILU_IN_KERNEL: the block's SiLU applied by its first post-norm kernel (the
+    train kernel's ACT = 1, z1 never stored) or by torch after it: the same outputs and
+    gradients to bf16 rounding (the kernel takes the SiLU before rounding)."""
+    from normfuse.nn import PostNormMLP
+    from normfuse.ops import training as tr
+    torch.manual_seed(8)
+    m = PostNormMLP(32, 96, dtype=torch.bfloat16)
+    gen = _gen(28)
+    x = torch.randn(40, 32, generator=gen).bfloat16()
+    dout = torch.randn(40, 32, generator=gen).bfloat16()
+    ps = [p for p in m.parameters()]
+    got = {}
+    for silu in (False, True):
+        monkeypatch.setattr(tr, "POSTNORM_MLP_SILU_IN_KERNEL", silu)
+        for p in ps:
+            p.grad = None
+        out, g = _grads(lambda x: m(x), [x], dout)
+        got[silu] = [out] + g + [p.grad.clone() for p in ps]
+    for a, b in zip(got[False], got[True]):
+        assert rel_err(b, a) < 1e-2, rel_err(b, a)
+
+
 def test_cpu_training_run_of_the_block_like_eager(cpu_training):
     """A few SGD steps of PostNormMLP (interpreted kernels) next to the same steps in eager bf16:
     the loss goes down, step by step with eager's."""

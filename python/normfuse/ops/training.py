@@ -1185,6 +1185,14 @@ POSTNORM_MLP_BWD_PLAN = os.environ.get("NORMFUSE_MLP_BWD_PLAN", "composed")
 POSTNORM_MLP_NORM1_PERSISTENT = os.environ.get("NORMFUSE_MLP_NORM1_PERSISTENT", "0") == "1"
 
 
+# The block's SiLU in its first post-norm kernel (the train kernels' ACT = 1: a = SiLU(norm1(h1))
+# stored instead of z1, no torch SiLU pass over z1: one [M, H] write and a read + write less per
+# step) or after it in torch (False). Not timed yet (session 22, CPU: ptxas adds 0-40 bytes of
+# spills a thread to the fused kernel at the blog cells); `bench/train_options_ab.py --switches
+# silu` times it. NORMFUSE_MLP_SILU_IN_KERNEL=0 turns it off.
+POSTNORM_MLP_SILU_IN_KERNEL = os.environ.get("NORMFUSE_MLP_SILU_IN_KERNEL", "1") == "1"
+
+
 def mlp_stats_in_backward(is_ln: bool, H: int, D: int) -> tuple[bool, bool]:
     """Whether the block's training forward leaves norm1's / norm2's statistics to its backward
     (POSTNORM_TRAIN_FWD "lowered": both post-norm kernels lowered; empty rstd / mean): norm2's
@@ -1203,8 +1211,11 @@ def _mlp_fwd_impl(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
     d1, d2 = mlp_stats_in_backward(is_ln, w1.shape[0], w2.shape[0])
     with torch.no_grad():
         # (a = SiLU(norm1(h1)) from the first kernel itself: z1 is never stored)
-        a, h1, rstd1, mean1 = _post_forward_save(x, w1, g1, beta1, b1, None, eps, is_ln, act=1,
-                                                 defer_stats=d1)
+        silu = POSTNORM_MLP_SILU_IN_KERNEL
+        a, h1, rstd1, mean1 = _post_forward_save(x, w1, g1, beta1, b1, None, eps, is_ln,
+                                                 act=int(silu), defer_stats=d1)
+        if not silu:
+            a = torch.nn.functional.silu(a)
         out, h2, rstd2, mean2 = _post_forward_save(a, w2, g2, beta2, b2, x, eps, is_ln,
                                                    defer_stats=d2)
     return out, h1, rstd1, mean1, a, h2, rstd2, mean2
