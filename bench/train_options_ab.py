@@ -10,8 +10,9 @@ Switches (`SWITCHES`: the module constant, its values, the ops it touches):
            persistent norm backward computes the statistics): rmsnorm_linear, layernorm_linear
   block    ops.training.POSTNORM_MLP_BWD_PLAN ("regrouped" / "composed"): postnorm_mlp
   postfwd  ops.training.POSTNORM_TRAIN_FWD ("fused" / "composed" / "lowered": the post-norm
-           ops' train kernel through hopper-ws, statistics computed by the backward; the block
-           runs "fused" under it): linear_rmsnorm, linear_layernorm, postnorm_mlp
+           ops' train kernel through hopper-ws, statistics computed by the backward; the block's
+           norm2 too, its norm1 where norm1 is on): linear_rmsnorm, linear_layernorm,
+           postnorm_mlp
   norm1    ops.training.POSTNORM_MLP_NORM1_PERSISTENT (False / True: the composed block's norm1
            backward on the persistent norm kernel): postnorm_mlp
   silu     ops.training.POSTNORM_MLP_SILU_IN_KERNEL (False: SiLU by torch after the first

@@ -142,7 +142,8 @@ def test_ci_lowered_kernel_matches_naive_and_fp64(kind, flags, order):
         assert runs[0].info.spins > 0, runs[0].info
 
 
-@pytest.mark.parametrize("kind,flags", [KINDS[1], KINDS[3]], ids=["rms-folded", "ln-folded"])
+@pytest.mark.parametrize("kind,flags", [KINDS[1], pytest.param(*KINDS[3], marks=pytest.mark.slow)],
+                         ids=["rms-folded", "ln-folded"])
 def test_coop2_shared_statistics_match_coop2_bitwise(kind, flags):
     """hopper-ws{schedule=coop2,stats-share=true}: each warpgroup publishes its half's statistics
     from a row block's first tile and takes them in the row block's other tiles (the shared

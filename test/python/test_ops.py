@@ -502,6 +502,7 @@ def test_persistent_numerics_fused_vs_naive_vs_fp64(variant, M, K, N):
     assert torch.equal(_run(fused), y1)
 
 
+@pytest.mark.slow  # (6 s of ptxas)
 def test_ptxas_resources_explain_the_persistent_rule():
     """`CompiledKernel.resources()` (ptxas -v, no GPU): the persistent form of the fused LayerNorm
     kernel with g and beta in the loop spills registers (one reason it is 2-2.5x slower and off by

@@ -30,6 +30,7 @@ def setup(repo_root, env_extra, python=None):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # (6 s: a setup run with numpy hidden)
 def test_numpy_warning_is_not_a_misfit(repo_root, hide):
     r = setup(repo_root, {"PYTHONPATH": hide("numpy"), "NORMFUSE_OFFLINE": "1"})
     assert r.returncode == 0, r.stdout + r.stderr

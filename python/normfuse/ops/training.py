@@ -788,7 +788,8 @@ def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps
 # forward, read as (fwd + bwd) - bwd, at 0.87-1.32x cuBLAS + the standalone norm in four cells
 # and 2.7x at 512 x 512 (a host-bound step); not timed alone, and the composed form not at
 # all yet, so "fused" stays the default (`bench/train_options_ab.py --switches postfwd`).
-# "lowered" (the post-norm ops; the block keeps "fused"): the train kernel without its row
+# "lowered" (the post-norm ops, and the block's post-norms whose statistics its backward can
+# compute: `mlp_stats_in_backward`; the others stay "fused"): the train kernel without its row
 # statistics (SAVE_STATS=False) through hopper-ws{post-norm=true} (rule 9: h a second output
 # tile of the warp-specialized template), schedule and tiles as the inference op's lowered form
 # (`postnorm_linear.lowered_postnorm_choice`); the op's rstd / mean outputs are then empty and
