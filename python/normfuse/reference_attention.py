@@ -96,38 +96,11 @@ def flash_norm_attention_ref(x, k, v, offsets, *, activation: str = "gelu_tanh",
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
     rms_eps = eps if rms_eps is None else rms_eps
     up = (lambda t: None if t is None else t.to(dtype))
-    xd, kd, vd = up(x), up(k), up(v)
     N = H * D
-    xf = xd.reshape(T, N)
-    mean = xf.mean(dim=1, keepdim=True)
-    var = (xf - mean).square().mean(dim=1, keepdim=True)
-    rstd = torch.rsqrt(var + eps)
-    ln = (xf - mean) * rstd
-    if ln_weight is not None:
-        ln = ln * up(ln_weight).reshape(N)
-    if ln_bias is not None:
-        ln = ln + up(ln_bias).reshape(N)
-    lnq = ln.reshape(T, H, D)
-    G = H // k.shape[2]
-    off = offsets.detach().to("cpu", torch.int64).tolist()
-    parts, lses = [], []
-    for b in range(B):
-        q = lnq[off[b]:off[b + 1]]                       # [n, H, D]
-        if q.shape[0] == 0:
-            continue
-        kb = kd[b].repeat_interleave(G, dim=1)            # [L, H, D]
-        vb = vd[b].repeat_interleave(G, dim=1)
-        s = torch.einsum("thd,lhd->htl", q, kb)
-        if activation == "softmax":
-            p = torch.softmax(s * scale, dim=-1)
-            lses.append(torch.logsumexp(s * scale, dim=-1).transpose(0, 1))  # [n, H]
-        else:
-            p = activation_fn(activation)(s) * scale
-        parts.append(torch.einsum("htl,lhd->thd", p, vb))
-    g = torch.cat(parts, dim=0) if parts else lnq.new_zeros((0, H, D))
-    z = (g + lnq).reshape(T, N)
-    rrms = torch.rsqrt(z.square().mean(dim=1, keepdim=True) + rms_eps)
-    y = z * rrms
+    f = _forward(up(x).reshape(T, N), up(k), up(v), offsets, activation, scale,
+                 up(ln_weight), up(ln_bias), eps, rms_eps)
+    xf, mean, rstd, g, lses, rrms = f.xf, f.mean, f.rstd, f.g, f.lses, f.rrms
+    y = f.z * rrms
     if rms_weight is not None:
         y = y * up(rms_weight).reshape(N)
     out = (y + xf).reshape(T, H, D)
@@ -140,8 +113,58 @@ def flash_norm_attention_ref(x, k, v, offsets, *, activation: str = "gelu_tanh",
              # q k^T * qk_scale per row and head
              "g": g.detach().reshape(T, H, D).float()}
     if activation == "softmax":
-        stats["lse"] = (torch.cat(lses, dim=0) if lses else lnq.new_zeros((0, H))).detach().float()
+        stats["lse"] = (torch.cat(lses, dim=0) if lses else xf.new_zeros((0, H))).detach().float()
     return out, stats
+
+
+class _Forward:
+    """What `_forward` computed (attributes named as in the definition)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _forward(xf, kd, vd, offsets, activation, scale, ln_weight, ln_bias, eps, rms_eps):
+    """The definition's forward up to the RMSNorm's statistics, from x as [T, N] and k, v in the
+    compute dtype: the LayerNorm (mean, rstd, xhat, lnq [T, N]), per batch the scores s and
+    probabilities p [H, n, L] (None for an empty sequence) and softmax's log-sum-exp [n, H],
+    g = attend(lnq) [T, H, D], z = g + lnq [T, N] and rrms [T, 1]. Differentiable."""
+    T, N = xf.shape
+    B, L, Hkv, D = kd.shape
+    H = N // D
+    mean = xf.mean(dim=1, keepdim=True)
+    var = (xf - mean).square().mean(dim=1, keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    xhat = (xf - mean) * rstd
+    lnq = xhat
+    if ln_weight is not None:
+        lnq = lnq * ln_weight.reshape(N)
+    if ln_bias is not None:
+        lnq = lnq + ln_bias.reshape(N)
+    q3 = lnq.reshape(T, H, D)
+    G = H // Hkv
+    off = offsets.detach().to("cpu", torch.int64).tolist()
+    probs, parts, lses = [], [], []
+    for b in range(B):
+        q = q3[off[b]:off[b + 1]]                        # [n, H, D]
+        if q.shape[0] == 0:
+            probs.append(None)
+            continue
+        kb = kd[b].repeat_interleave(G, dim=1)            # [L, H, D]
+        vb = vd[b].repeat_interleave(G, dim=1)
+        sc = torch.einsum("thd,lhd->htl", q, kb)
+        if activation == "softmax":
+            p = torch.softmax(sc * scale, dim=-1)
+            lses.append(torch.logsumexp(sc * scale, dim=-1).transpose(0, 1))  # [n, H]
+        else:
+            p = activation_fn(activation)(sc) * scale
+        probs.append((sc, p))
+        parts.append(torch.einsum("htl,lhd->thd", p, vb))
+    g = torch.cat(parts, dim=0) if parts else q3.new_zeros((0, H, D))
+    z = (g + q3).reshape(T, N)
+    rrms = torch.rsqrt(z.square().mean(dim=1, keepdim=True) + rms_eps)
+    return _Forward(xf=xf, mean=mean, rstd=rstd, xhat=xhat, lnq=lnq, q3=q3, probs=probs,
+                    lses=lses, g=g, z=z, rrms=rrms)
 
 
 def _activation_grad(name: str, s):
@@ -186,30 +209,12 @@ def flash_norm_attention_grads(dout, x, k, v, offsets, *, activation: str = "gel
     lnw = None if ln_weight is None else up(ln_weight).reshape(N)
     lnb = None if ln_bias is None else up(ln_bias).reshape(N)
     rmw = None if rms_weight is None else up(rms_weight).reshape(N)
-    mean = xf.mean(dim=1, keepdim=True)
-    rstd = torch.rsqrt((xf - mean).square().mean(dim=1, keepdim=True) + eps)
-    xhat = (xf - mean) * rstd
-    lnq = xhat if lnw is None else xhat * lnw
-    if lnb is not None:
-        lnq = lnq + lnb
-    q3 = lnq.reshape(T, H, D)
+    f = _forward(xf, kd, vd, offsets, activation, scale, lnw, lnb, eps, rms_eps)
+    rstd, xhat, q3, probs, rrms = f.rstd, f.xhat, f.q3, f.probs, f.rrms
     Hkv = k.shape[2]
     G = H // Hkv
     off = offsets.detach().to("cpu", torch.int64).tolist()
-    # the forward: g = attend(ln_q), what the RMSNorm sees
-    probs, gs = [], []
-    for b in range(B):
-        q = q3[off[b]:off[b + 1]]
-        kb, vb = kd[b].repeat_interleave(G, dim=1), vd[b].repeat_interleave(G, dim=1)
-        s = torch.einsum("thd,lhd->htl", q, kb)
-        p = torch.softmax(s * scale, dim=-1) if activation == "softmax" else \
-            activation_fn(activation)(s) * scale
-        probs.append((s, p))
-        gs.append(torch.einsum("htl,lhd->thd", p, vb))
-    g = torch.cat(gs, dim=0).reshape(T, N) if gs else lnq.new_zeros((0, N))
-    z = g + lnq
-    rrms = torch.rsqrt(z.square().mean(dim=1, keepdim=True) + rms_eps)
-    zhat = z * rrms
+    zhat = f.z * rrms
     # the backward
     d_rmw = None if rmw is None else (do * zhat).sum(0)
     dy = do if rmw is None else do * rmw

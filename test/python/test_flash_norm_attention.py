@@ -676,7 +676,7 @@ def cpu_op(monkeypatch):
     autograd and the call into the backward module run on the CPU."""
     mod = _fna_module()
     _lift_cuda_check(monkeypatch, mod)
-    monkeypatch.setattr(mod, "_use_kernels", lambda op, x: True)  # (not the reference path)
+    monkeypatch.setattr(mod, "route", lambda op, x: True)  # (not the reference path)
 
     def fwd(x, k, v, offsets, lnw, lnb, rmsw, act, scale, eps, rms_eps, ms, passes=None,
             check_offsets=True, save=False):

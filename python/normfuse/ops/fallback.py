@@ -94,31 +94,16 @@ def postnorm_mlp(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor], b1:
 
 def _norm_grads(h: Tensor, g, beta, eps, offset, is_ln, dn: Tensor, act: bool = False):
     """(dh, dg, dbeta) of n = normalize(h, g, beta) (SiLU(n) when `act`) for the upstream
-    gradient dn, in h's dtype (None where g / beta is None), and n (after SiLU when `act`)."""
-    dt = h.dtype
-    if is_ln:
-        mean = h.mean(-1, keepdim=True)
-        xc = h - mean
-    else:
-        xc = h
-    rstd = torch.rsqrt(xc.square().mean(-1, keepdim=True) + eps)
-    xhat = xc * rstd
-    n = xhat * (g.to(dt) + offset) if g is not None else xhat
-    if beta is not None:
-        n = n + beta.to(dt)
-    dn = dn.to(dt)
+    gradient dn, in h's dtype (None where g / beta is None), and n (after SiLU when `act`): the
+    standalone norm's forward and closed-form backward (`norm_forward`, `norm_backward`)."""
+    n, rstd, mean = norm_forward(h, g, beta, eps, offset, is_ln)
+    dn = dn.to(h.dtype)
     if act:  # SiLU'(n) = s (1 + n (1 - s)), s = sigmoid(n)
         s = torch.sigmoid(n)
         dn = dn * (s * (1 + n * (1 - s)))
         n = n * s
-    dyw = dn * (g.to(dt) + offset) if g is not None else dn
-    dh = dyw - xhat * (dyw * xhat).mean(-1, keepdim=True)
-    if is_ln:
-        dh = dh - dyw.mean(-1, keepdim=True)
-    dh = dh * rstd
-    dg = (dn * xhat).sum(0) if g is not None else None
-    dbeta = dn.sum(0) if beta is not None else None
-    return (dh, dg, dbeta), n
+    return norm_backward(dn, h, g, rstd, mean, offset, is_ln, g is not None,
+                         beta is not None), n
 
 
 def prenorm_backward(dy, x2, g, beta, weight, eps, offset, is_ln, has_bias):

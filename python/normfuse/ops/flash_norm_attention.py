@@ -45,9 +45,10 @@ import torch
 
 from ..reference_attention import (ACTIVATIONS, default_qk_scale, flash_norm_attention_grads,
                                    flash_norm_attention_ref)
-from .common import (FALLBACK_DTYPES, cached_row_block_table, fused_unavailable, host_offsets,
-                     no_double_backward, row_block_count, warn_fallback)
+from .common import (FALLBACK_DTYPES, FUSED_DTYPES, cached_row_block_table, host_offsets,
+                     no_double_backward, row_block_count)
 from .fallback import compute_dtype
+from .inference import route
 
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
            "DEFAULT_FNA_PASSES", "PreparedFNA"]
@@ -90,7 +91,7 @@ ROW_TABLE = True
 ROWS_PER_PROGRAM = 512
 # the walk's shortest form still used: at least this many CTAs per SM (programs x heads)
 WALK_MIN_CTAS_PER_SM = 4
-_DTYPES = (torch.bfloat16, torch.float16)
+_DTYPES = FUSED_DTYPES
 
 
 @functools.lru_cache(maxsize=None)
@@ -176,18 +177,6 @@ def _check(op: str, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation
         raise ValueError(f"{op}: x must be a CUDA tensor (the kernel runs on Hopper GPUs), got "
                          f"device {dev}")
     return T, H, D, B, L, Hkv, off
-
-
-def _use_kernels(op: str, x) -> bool:
-    """True: the kernels run for x (a CUDA tensor on a Hopper GPU, bf16 / fp16); False: the
-    reference path (one FallbackWarning per reason)."""
-    why = fused_unavailable(x.device)
-    if why is None and x.dtype not in _DTYPES:
-        why = f"x is {x.dtype}; the fused kernels take bfloat16 or float16"
-    if why is None:
-        return True
-    warn_fallback(op, why)
-    return False
 
 
 def _fwd_reference(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation, scale, eps,
@@ -421,7 +410,7 @@ def _fna_op(x: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offsets: torch.Te
                        torch.Tensor]:
     """(out, mean, rstd, rrms, g, lse): g (the attention's output) and lse what `save` (a call
     under autograd) keeps for the backward, else empty ([0]); lse empty for GDPA."""
-    if not _use_kernels("flash_norm_attention", x):
+    if not route("flash_norm_attention", x):
         _check("flash_norm_attention", x, k, v, offsets, ln_weight, ln_bias, rms_weight,
                activation, eps, rms_eps, fused=False)
         return _fwd_reference(x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
@@ -474,7 +463,7 @@ def _fna_bwd_op(dout: torch.Tensor, x: torch.Tensor, k: torch.Tensor, v: torch.T
     [H * D] (empty, [0], for absent weights). The backward the autograd formula runs, an op of its
     own so that torch.compile traces it through its fake implementation (no host read: the
     forward checked the offsets)."""
-    if not _use_kernels("flash_norm_attention", x):  # (the forward's check ran)
+    if not route("flash_norm_attention", x):  # (the forward's check ran)
         grads = flash_norm_attention_grads(
             dout, x, k, v, offsets, activation=activation, qk_scale=qk_scale, ln_weight=ln_weight,
             ln_bias=ln_bias, rms_weight=rms_weight, eps=eps, rms_eps=rms_eps,
@@ -542,7 +531,7 @@ def flash_norm_attention(x, k, v, offsets, *, activation: str = "gelu_tanh",
     # here already when they are on the host (no sync)
     T, H, D, B, L, Hkv, _ = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight, activation,
                                    eps, rms_eps, check_offsets=offsets.device.type == "cpu",
-                                   fused=_use_kernels(op, x))
+                                   fused=route(op, x))
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
     # under autograd the forward keeps g (and softmax's lse) for the backward (SAVE_FOR_BACKWARD)
     save = SAVE_FOR_BACKWARD and torch.is_grad_enabled() and any(

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import torch
 import triton
@@ -836,67 +836,100 @@ def _clear_train_plans() -> None:
 _postnorm.on_clear_postnorm_plans(_clear_train_plans)
 
 
-def _post_forward_lowered(x2, weight, g, beta, bias, res, eps, is_ln, offset, act: int = 0):
-    """(z, h) from the lowered training forward, or None where it cannot run here (the reason
-    warned once per geometry). Planned once per geometry (`LaunchPlan`): a step's host work is
-    the key, two allocations and the bound launch."""
-    kind = "ln" if is_ln else "rms"
-    x2 = _as_2d(x2)  # (unit stride along K: what the plan was made for)
-    M, K = x2.shape
-    N = weight.shape[0]
+class _TrainArgs(NamedTuple):
+    """The training forward's operands as its kernels take them: x [M, K] and W with unit stride
+    along K, the norm's vectors (offset + g, and beta for LayerNorm) contiguous, bias and the
+    residual [M, N] (or None)."""
+    x2: Tensor
+    w: Tensor
+    vecs: tuple
+    b: Optional[Tensor]
+    r: Optional[Tensor]
+
+    def key(self, is_ln: bool, eps: float, tag: tuple) -> tuple:
+        """The launch plan's key (`postnorm_plan_key`) under `tag` (the form)."""
+        return _postnorm.postnorm_plan_key("ln" if is_ln else "rms", self.x2, self.w,
+                                           self.vecs[0], self.vecs[1] if is_ln else None, self.b,
+                                           self.r, eps, tag)
+
+    def tensors(self, z: Tensor, h: Tensor, *stats: Tensor) -> tuple:
+        """The train kernel's tensor arguments, in order (absent bias / residual: W's address)."""
+        w = self.w
+        return (self.x2, w, w if self.b is None else self.b, w if self.r is None else self.r,
+                *self.vecs, z, h, *stats)
+
+
+def _train_args(x2, weight, g, beta, bias, res, offset, is_ln) -> _TrainArgs:
+    x2 = _as_2d(x2)  # (unit stride along K: what the plans are made for)
+    M, N = x2.shape[0], weight.shape[0]
     w = weight if weight.stride(-1) == 1 else weight.contiguous()
     if offset:
         g = _offset_weight(g, offset, cache=False)
-    vecs = [t.contiguous() for t in ((g, beta) if is_ln else (g,))]
-    b = bias.contiguous() if bias is not None else None
+    vecs = tuple(t.contiguous() for t in ((g, beta) if is_ln else (g,)))
     r = res.reshape(M, N) if res is not None else None
     if r is not None and r.stride(-1) != 1:
         r = r.contiguous()
-    switch = _postnorm.LOWERED_POSTNORM[kind]
-    key = _postnorm.postnorm_plan_key(kind, x2, w, vecs[0], vecs[1] if is_ln else None, b, r, eps,
-                                      ("train", switch, act))
+    return _TrainArgs(x2, w, vecs, bias.contiguous() if bias is not None else None, r)
+
+
+def _train_launch(a: _TrainArgs, eps, is_ln, config, passes, stat: Optional[Tensor], consts: dict,
+                  launcher_passes=None) -> tuple:
+    """(the train kernel's PreparedLaunch for these operands, its number of tensor arguments):
+    the post-norm op's prepared launch under `passes` / `config` with h and the statistics'
+    pointers (`stat` for each, or h where None) after Y, the train kernel (under
+    `launcher_passes`, default the default pipeline) and `consts` over the constexprs."""
+    op = "linear_layernorm" if is_ln else "linear_rmsnorm"
+    norm = ({"norm_weight": a.vecs[0]} if not is_ln else
+            {"norm_weight": a.vecs[0], "norm_bias": a.vecs[1]})
+    plan = _prepare_post(op, "ln" if is_ln else "rms", a.x2, a.w, norm, eps, a.b, a.r, config,
+                         passes, None, persistent=False, cache_weights=False, fit=False)
+    h = torch.empty(a.x2.shape[0], a.w.shape[0], device=a.x2.device, dtype=a.x2.dtype)
+    stats = [h if stat is None else stat] * (2 if is_ln else 1)
+    args = list(plan.runtime_args)
+    at = 4 + len(norm) + 1  # after Y
+    args[at:at] = [h] + stats
+    kern = "linear_layernorm_train_naive" if is_ln else "linear_rmsnorm_train_naive"
+    tp = PreparedLaunch(plan.op, plan.kind, _post_train_launcher(kern, launcher_passes),
+                        tuple(args), dict(plan.constexprs, **consts), plan.options, plan.grid,
+                        plan.config, plan.out, plan.out_shape, None)
+    return tp, at + 1 + len(stats)
+
+
+def _post_forward_lowered(a: _TrainArgs, eps, is_ln, act: int = 0):
+    """(z, h) from the lowered training forward, or None where it cannot run here (the reason
+    warned once per geometry). Planned once per geometry (`LaunchPlan`): a step's host work is
+    the key, two allocations and the bound launch."""
+    switch = _postnorm.LOWERED_POSTNORM["ln" if is_ln else "rms"]
+    key = a.key(is_ln, eps, ("train", switch, act))
     if key in _TRAIN_REFUSED:
         return None
     plan = _TRAIN_PLANS.get(key)
     if plan is None:
-        plan = _plan_post_forward_lowered(x2, w, vecs, b, r, eps, is_ln, switch, act)
+        plan = _plan_post_forward_lowered(a, eps, is_ln, switch, act)
         if plan is None:
             _TRAIN_REFUSED.add(key)
             return None
         _TRAIN_PLANS.add(key, plan)
-    z = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
-    h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
+    M, N = a.x2.shape[0], a.w.shape[0]
+    z = torch.empty(M, N, device=a.x2.device, dtype=a.x2.dtype)
+    h = torch.empty(M, N, device=a.x2.device, dtype=a.x2.dtype)
     # (the statistics' pointers, never written without SAVE_STATS: h)
-    plan.run((x2, w, w if b is None else b, w if r is None else r, *vecs, z, h, h)
-             + ((h,) if is_ln else ()))
+    plan.run(a.tensors(z, h, *([h] * (2 if is_ln else 1))))
     return z, h
 
 
-def _plan_post_forward_lowered(x2, w, vecs, b, r, eps, is_ln, switch, act: int = 0):
+def _plan_post_forward_lowered(a: _TrainArgs, eps, is_ln, switch, act: int = 0):
     """The `LaunchPlan` of the lowered training forward for this geometry, or None (said once):
     the train kernel without statistics (SAVE_STATS=False) under hopper-ws{post-norm=true} with
     the inference lowering's schedule and tiles."""
-    kind = "ln" if is_ln else "rms"
     op = "linear_layernorm" if is_ln else "linear_rmsnorm"
-    M, K = x2.shape
-    N = w.shape[0]
-    schedule, cfg = _postnorm.lowered_postnorm_choice(M, N, K, switch, x2.dtype)
+    M, K = a.x2.shape
+    N = a.w.shape[0]
+    schedule, cfg = _postnorm.lowered_postnorm_choice(M, N, K, switch, a.x2.dtype)
     passes = lowered_train_passes(schedule)
-    norm = {"norm_weight": vecs[0]} if not is_ln else {"norm_weight": vecs[0],
-                                                       "norm_bias": vecs[1]}
-    plan = _prepare_post(op, kind, x2, w, norm, eps, b, r, cfg, passes, None, persistent=False,
-                         cache_weights=False, fit=False)
-    h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
-    args = list(plan.runtime_args)
-    at = 4 + len(norm) + 1  # after Y
-    stats = 2 if is_ln else 1
-    args[at:at] = [h] * (1 + stats)
-    kern = "linear_layernorm_train_naive" if is_ln else "linear_rmsnorm_train_naive"
-    consts = dict(plan.constexprs, SAVE_STATS=False, PERSISTENT=False, ACT=act)
-    tp = PreparedLaunch(plan.op, plan.kind, _post_train_launcher(kern, passes), tuple(args),
-                        consts, plan.options, plan.grid, plan.config, plan.out, plan.out_shape,
-                        None)
-    if plan.grid[0]:
+    tp, n = _train_launch(a, eps, is_ln, cfg, passes, None,
+                          dict(SAVE_STATS=False, PERSISTENT=False, ACT=act), passes)
+    if tp.grid[0]:
         from ..passes import PassError
         try:
             ck = tp.compile()
@@ -914,7 +947,7 @@ def _plan_post_forward_lowered(x2, w, vecs, b, r, eps, is_ln, switch, act: int =
                               f"run here ({why}); running the fused kernel", RuntimeWarning,
                               stacklevel=5)
             return None
-    return LaunchPlan(tp, at + 1 + stats)
+    return LaunchPlan(tp, n)
 
 
 def _post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln, offset):
@@ -939,45 +972,42 @@ def _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset=0.0,
     if POSTNORM_TRAIN_FWD not in POSTNORM_TRAIN_FWDS:
         raise ValueError(f"normfuse.ops.training.POSTNORM_TRAIN_FWD = {POSTNORM_TRAIN_FWD!r} (or "
                          f"NORMFUSE_POSTNORM_TRAIN_FWD): expected one of {POSTNORM_TRAIN_FWDS}")
-    if defer_stats:
-        got = _post_forward_lowered(x2, weight, g, beta, bias, res, eps, is_ln, offset, act)
-        if got is None:
-            got = _post_forward_save(x2, weight, g, beta, bias, res, eps, is_ln, offset,
-                                     act=act)[:2]
-        none = x2.new_empty(0, dtype=torch.float32)
-        return (*got, none, x2.new_empty(0, dtype=torch.float32))
     if POSTNORM_TRAIN_FWD == "composed" and weight.shape[0] <= NORM_MAX_N:
         return _silu_first(_post_forward_composed(x2, weight, g, beta, bias, res, eps, is_ln,
                                                   offset), act)
-    kind = "ln" if is_ln else "rms"
-    x2 = _as_2d(x2)  # (unit stride along K: what the plan was made for)
-    M, N = x2.shape[0], weight.shape[0]
-    w = weight if weight.stride(-1) == 1 else weight.contiguous()
-    gs = _offset_weight(g, offset, cache=False) if offset else g
-    vecs = [t.contiguous() for t in ((gs, beta) if is_ln else (gs,))]
-    b = bias.contiguous() if bias is not None else None
-    r = res.reshape(M, N) if res is not None else None
-    if r is not None and r.stride(-1) != 1:
-        r = r.contiguous()
-    key = _postnorm.postnorm_plan_key(kind, x2, w, vecs[0], vecs[1] if is_ln else None, b, r, eps,
-                                      ("train", "fused", act))
+    a = _train_args(x2, weight, g, beta, bias, res, offset, is_ln)
+    got = _post_forward_lowered(a, eps, is_ln, act) if defer_stats else None
+    if got is None:
+        got = _post_forward_fused(a, eps, is_ln, act)
+    if got is None:  # (the LayerNorm form that would normalize its rounded tile)
+        got = _silu_first(_post_forward_composed(x2, weight, g, beta, bias, res, eps, True,
+                                                 offset), act)
+    if defer_stats:  # (statistics from the fused or composed form dropped: the backward's)
+        return (*got[:2], x2.new_empty(0, dtype=torch.float32),
+                x2.new_empty(0, dtype=torch.float32))
+    return got
+
+
+def _post_forward_fused(a: _TrainArgs, eps, is_ln, act: int = 0):
+    """(z, h, rstd, mean) from the fused training forward, planned once per geometry; None
+    where the plan composes instead (`_plan_post_forward_fused`)."""
+    key = a.key(is_ln, eps, ("train", "fused", act))
     plan = _TRAIN_PLANS.get(key)
     if plan is None:
-        if key in _TRAIN_REFUSED:  # (the LayerNorm form that would normalize its rounded tile)
-            return _silu_first(_post_forward_composed(x2, weight, g, beta, bias, res, eps, True,
-                                                      offset), act)
-        plan = _plan_post_forward_fused(x2, w, vecs, b, r, eps, is_ln, act)
+        if key in _TRAIN_REFUSED:
+            return None
+        plan = _plan_post_forward_fused(a, eps, is_ln, act)
         if plan is None:
             _TRAIN_REFUSED.add(key)
-            return _silu_first(_post_forward_composed(x2, weight, g, beta, bias, res, eps, True,
-                                                      offset), act)
+            return None
         _TRAIN_PLANS.add(key, plan)
-    z = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
-    h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
-    rstd = torch.empty(M, device=x2.device, dtype=torch.float32)
-    mean = torch.empty(M if is_ln else 0, device=x2.device, dtype=torch.float32)
-    plan.run((x2, w, w if b is None else b, w if r is None else r, *vecs, z, h, rstd)
-             + ((mean,) if is_ln else ()))
+    M, N = a.x2.shape[0], a.w.shape[0]
+    dev = a.x2.device
+    z = torch.empty(M, N, device=dev, dtype=a.x2.dtype)
+    h = torch.empty(M, N, device=dev, dtype=a.x2.dtype)
+    rstd = torch.empty(M, device=dev, dtype=torch.float32)
+    mean = torch.empty(M if is_ln else 0, device=dev, dtype=torch.float32)
+    plan.run(a.tensors(z, h, rstd, *((mean,) if is_ln else ())))
     return z, h, rstd, mean
 
 
@@ -989,36 +1019,24 @@ def _silu_first(got: tuple, act: int) -> tuple:
     return (torch.nn.functional.silu(z), *rest)
 
 
-def _plan_post_forward_fused(x2, w, vecs, b, r, eps, is_ln, act: int = 0):
+def _plan_post_forward_fused(a: _TrainArgs, eps, is_ln, act: int = 0):
     """The `LaunchPlan` of the fused training forward (the train kernel under the default
     post-norm pipeline, in the cluster form the driver launches, persistent from
     PERSISTENT_MIN_ROW_BLOCKS row blocks) for this geometry, or None for the LayerNorm form
     that would normalize its rounded tile (the caller composes: as that backward forms
     offset + g, in fp32)."""
     op = "linear_layernorm" if is_ln else "linear_rmsnorm"
-    norm = {"norm_weight": vecs[0]} if not is_ln else {"norm_weight": vecs[0],
-                                                       "norm_bias": vecs[1]}
-    M, N = x2.shape[0], w.shape[0]
-    plan = _prepare_post(op, "ln" if is_ln else "rms", x2, w, norm, eps, b, r, None,
-                         DEFAULT_POSTNORM_PASSES, None, persistent=False, cache_weights=False,
-                         fit=False)
-    h = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
-    rstd = torch.empty(M, device=x2.device, dtype=torch.float32)
-    args = list(plan.runtime_args)
-    at = 4 + len(norm) + 1  # after Y
-    stats = [rstd] + ([rstd] if is_ln else [])
-    args[at:at] = [h] + stats
-    kern = "linear_layernorm_train_naive" if is_ln else "linear_rmsnorm_train_naive"
-    train = _post_train_launcher(kern)
-    consts = dict(plan.constexprs, SAVE_STATS=True, ACT=act)
-    consts["PERSISTENT"] = M >= PERSISTENT_MIN_ROW_BLOCKS * plan.config.block_m
-    tp = PreparedLaunch(plan.op, plan.kind, train, tuple(args), consts, plan.options, plan.grid,
-                        plan.config, plan.out, plan.out_shape, None)
-    if plan.grid[0]:  # the cluster form the driver launches, the persistent grid
+    M, N = a.x2.shape[0], a.w.shape[0]
+    rstd = torch.empty(M, device=a.x2.device, dtype=torch.float32)
+    tp, n = _train_launch(a, eps, is_ln, None, DEFAULT_POSTNORM_PASSES, rstd,
+                          dict(SAVE_STATS=True, ACT=act))
+    tp.constexprs["PERSISTENT"] = M >= PERSISTENT_MIN_ROW_BLOCKS * tp.config.block_m
+    if tp.grid[0]:  # the cluster form the driver launches, the persistent grid
+        kern = "linear_layernorm_train_naive" if is_ln else "linear_rmsnorm_train_naive"
         tp = _fit_and_grid(tp, lambda p: _post_train_launcher(kern, p), DEFAULT_POSTNORM_PASSES)
     if is_ln and N <= NORM_MAX_N and composes_for_rounded_tile(tp, f"{op} (training)"):
         return None
-    return LaunchPlan(tp, at + 1 + len(stats))
+    return LaunchPlan(tp, n)
 
 
 @functools.lru_cache(maxsize=None)
