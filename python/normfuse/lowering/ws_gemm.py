@@ -587,6 +587,18 @@ def _store_tile(out, dst, pid_m, pid_n):
 
 
 @gluon.jit
+def _store_aux(aux, dst, res, pid_m, pid_n):
+    """AUX's tile (a second output: a norm backward's n, a training forward's h) -> the staging
+    tile (after the previous store left it) -> TMA store through `res.aux_desc`."""
+    BM: gl.constexpr = dst.c_desc.block_type.shape[0]
+    BN: gl.constexpr = dst.c_desc.block_type.shape[1]
+    tma.store_wait(pendings=0)
+    dst.c_smem.store(aux.to(dst.c_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(res.aux_desc, [pid_m * BM, pid_n * BN], dst.c_smem)
+
+
+@gluon.jit
 def _store_at(out, dst, row, col):
     """`_store_tile` at output element [row, col] (coop2's halves: a row inside the tile)."""
     tma.store_wait(pendings=0)
@@ -995,11 +1007,7 @@ def _consumer_rows(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, CID: 
             if hooks.HAS_SIDE:
                 hooks.SIDE(y, pid_m, pid_n, eargs, r)
             if hooks.HAS_AUX:
-                aux = hooks.AUX(y, pid_m, pid_n, eargs, r).to(dst.c_desc.dtype)
-                tma.store_wait(pendings=0)
-                dst.c_smem.store(aux)
-                fence_async_shared()
-                tma.async_copy_shared_to_global(res.aux_desc, [pid_m * BM, pid_n * BN], dst.c_smem)
+                _store_aux(hooks.AUX(y, pid_m, pid_n, eargs, r), dst, res, pid_m, pid_n)
             p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs, r)
             y = y.to(dst.c_desc.dtype)
         else:
@@ -1008,11 +1016,7 @@ def _consumer_rows(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, CID: 
             if hooks.HAS_SIDE:
                 hooks.SIDE(y, pid_m, pid_n, eargs)
             if hooks.HAS_AUX:
-                aux = hooks.AUX(y, pid_m, pid_n, eargs).to(dst.c_desc.dtype)
-                tma.store_wait(pendings=0)
-                dst.c_smem.store(aux)
-                fence_async_shared()
-                tma.async_copy_shared_to_global(res.aux_desc, [pid_m * BM, pid_n * BN], dst.c_smem)
+                _store_aux(hooks.AUX(y, pid_m, pid_n, eargs), dst, res, pid_m, pid_n)
             p0, p1 = hooks.ROWS(y, pid_m, pid_n, eargs)
         if T > 1:
             _publish_rows(sbuf, pid_m, pid_n, T, Mp, p0, p1, epoch, BM, hooks.NPOST == 2, row_c)
