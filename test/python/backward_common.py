@@ -344,6 +344,9 @@ def cpu_training(monkeypatch, interpreted):
     monkeypatch.setattr(post, "check_hopper", lambda op, device: None)
     from normfuse import device
     monkeypatch.setattr(device, "_OCCUPANCY", {})  # (the interpreted kernels' stand-in handles)
+    # the training forward's launch plans are kept per geometry: none made under another test's
+    # launchers or patched configs
+    training._clear_train_plans()
     # the public functions take CPU bf16 tensors for the fused path
     return log
 

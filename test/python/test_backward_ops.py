@@ -436,34 +436,47 @@ def test_gpu_prenorm_gradients(case, kind, has_bias):
                                          ("ln", ("bias", "res"))])
 def test_gpu_postnorm_gradients(case, kind, extras):
     shape, dtype = case
-    from normfuse.ops import linear_layernorm, linear_rmsnorm
+    ts, dz = _post_case(shape, dtype, kind, extras, shape[0] + shape[2], 20.0)
+    _check_post_grads(kind, shape[2], ts, dz, 1e-6, f"linear_{kind}norm {shape} {dtype}")
+
+
+def _post_case(shape, dtype, kind, extras, seed, ln_shift):
+    """((x, w, g, beta, bias, residual), dz) of a post-norm op's gradient check on the GPU: the
+    residual's rows shifted by `ln_shift` for LayerNorm."""
     Mx, K, NO = shape
-    gen = torch.Generator(device="cuda").manual_seed(Mx + NO)
+    gen = torch.Generator(device="cuda").manual_seed(seed)
     x = _dev(Mx, K, dtype=dtype, gen=gen)
     w = _dev(NO, K, dtype=dtype, gen=gen, scale=K ** -0.5)
     g = _dev(NO, dtype=dtype, gen=gen, scale=0.2, shift=1.0)
     beta = _dev(NO, dtype=dtype, gen=gen, scale=0.2) if kind == "ln" else None
     bias = _dev(NO, dtype=dtype, gen=gen) if "bias" in extras else None
-    res = _dev(Mx, NO, dtype=dtype, gen=gen, shift=20.0 if kind == "ln" else 0.0) if "res" in extras else None
+    res = _dev(Mx, NO, dtype=dtype, gen=gen, shift=ln_shift if kind == "ln" else 0.0) \
+        if "res" in extras else None
     dz = _dev(Mx, NO, dtype=dtype, gen=gen)
+    return (x, w, g, beta, bias, res), dz
+
+
+def _check_post_grads(kind, NO, ts, dz, rms_eps, label):
+    """The op's gradients (RMSNorm at `rms_eps`, LayerNorm at 1e-5) against fp64 and eager bf16
+    (`_compare_grads`), and its forward against fp64 within 1.5x eager's error."""
+    from normfuse.ops import linear_layernorm, linear_rmsnorm
     if kind == "rms":
-        ours = lambda x, w, g, b, bi, r: linear_rmsnorm(x, w, g, 1e-6, bi, r)  # noqa: E731
+        ours = lambda x, w, g, b, bi, r: linear_rmsnorm(x, w, g, rms_eps, bi, r)  # noqa: E731
 
         def eager(x, w, g, b, bi, r):
             h = F.linear(x, w, bi)
-            return F.rms_norm(h + r if r is not None else h, (NO,), g, 1e-6)
+            return F.rms_norm(h + r if r is not None else h, (NO,), g, rms_eps)
     else:
         ours = lambda x, w, g, b, bi, r: linear_layernorm(x, w, g, b, 1e-5, bi, r)  # noqa: E731
 
         def eager(x, w, g, b, bi, r):
             h = F.linear(x, w, bi)
             return F.layer_norm(h + r if r is not None else h, (NO,), g, b, 1e-5)
-    ts = (x, w, g, beta, bias, res)
     z, got = _grads(ours, ts, dz)
     zr, ref = _grads(eager, [t.double() if t is not None else None for t in ts], dz)
     ze, eag = _grads(eager, ts, dz)
     _compare_grads(["x", "weight", "norm_weight", "norm_bias", "bias", "residual"], got, ref, eag,
-                   f"linear_{kind}norm {shape} {dtype}")
+                   label)
     assert rel_err(z, zr) <= 1.5 * rel_err(ze, zr) + 1e-4, ("forward", rel_err(z, zr), rel_err(ze, zr))
 
 
@@ -484,15 +497,8 @@ def test_gpu_postnorm_lowered_training_forward(case, kind, extras, monkeypatch):
     monkeypatch.setitem(post.LOWERED_POSTNORM, kind, "auto")
     monkeypatch.setattr(tr, "POSTNORM_TRAIN_FWD", "lowered")
     shape, dtype = case
-    Mx, K, NO = shape
-    gen = torch.Generator(device="cuda").manual_seed(Mx + NO + 1)
-    x = _dev(Mx, K, dtype=dtype, gen=gen)
-    w = _dev(NO, K, dtype=dtype, gen=gen, scale=K ** -0.5)
-    g = _dev(NO, dtype=dtype, gen=gen, scale=0.2, shift=1.0)
-    beta = _dev(NO, dtype=dtype, gen=gen, scale=0.2) if kind == "ln" else None
-    bias = _dev(NO, dtype=dtype, gen=gen) if "bias" in extras else None
-    res = _dev(Mx, NO, dtype=dtype, gen=gen, shift=5.0 if kind == "ln" else 0.0) \
-        if "res" in extras else None
+    ts, dz = _post_case(shape, dtype, kind, extras, shape[0] + shape[2] + 1, 5.0)
+    x, w, g, beta, bias, res = ts
     ln = kind == "ln"
     with warnings.catch_warnings(record=True) as caught:  # (a fallback would say so)
         warnings.simplefilter("always")
@@ -504,28 +510,8 @@ def test_gpu_postnorm_lowered_training_forward(case, kind, extras, monkeypatch):
     fused = torch.ops.normfuse.postnorm_linear_fwd(x, w, g, beta, bias, res, 1e-5, 0.0, ln)
     assert rel_err(low[0], fused[0]) < 1e-2 and rel_err(low[1], fused[1]) < 1e-2
     monkeypatch.setattr(tr, "POSTNORM_TRAIN_FWD", "lowered")
-    dz = _dev(Mx, NO, dtype=dtype, gen=gen)
-    if kind == "rms":
-        from normfuse.ops import linear_rmsnorm
-        ours = lambda x, w, g, b, bi, r: linear_rmsnorm(x, w, g, 1e-5, bi, r)  # noqa: E731
-
-        def eager(x, w, g, b, bi, r):
-            h = F.linear(x, w, bi)
-            return F.rms_norm(h + r if r is not None else h, (NO,), g, 1e-5)
-    else:
-        from normfuse.ops import linear_layernorm
-        ours = lambda x, w, g, b, bi, r: linear_layernorm(x, w, g, b, 1e-5, bi, r)  # noqa: E731
-
-        def eager(x, w, g, b, bi, r):
-            h = F.linear(x, w, bi)
-            return F.layer_norm(h + r if r is not None else h, (NO,), g, b, 1e-5)
-    ts = (x, w, g, beta, bias, res)
-    z, got = _grads(ours, ts, dz)
-    zr, ref = _grads(eager, [t.double() if t is not None else None for t in ts], dz)
-    ze, eag = _grads(eager, ts, dz)
-    _compare_grads(["x", "weight", "norm_weight", "norm_bias", "bias", "residual"], got, ref, eag,
-                   f"linear_{kind}norm lowered fwd {shape} {dtype}")
-    assert rel_err(z, zr) <= 1.5 * rel_err(ze, zr) + 1e-4, ("forward", rel_err(z, zr), rel_err(ze, zr))
+    _check_post_grads(kind, shape[2], ts, dz, 1e-5,
+                      f"linear_{kind}norm lowered fwd {shape} {dtype}")
 
 
 @pytest.mark.gpu

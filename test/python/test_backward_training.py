@@ -254,28 +254,41 @@ def test_cpu_training_block_end_to_end(cpu_training, layernorm, plan, monkeypatc
     """PostNormMLP (module) forward + backward under autograd; composed (the default): linear 2's
     dX GEMM on torch, norm1's backward without a GEMM (one 96-column block a row, no cluster);
     regrouped: norm1's backward over 96 columns in that GEMM's epilogue (cluster-reduce)."""
-    from normfuse.nn import PostNormMLP
     from normfuse.ops import training as tr
     monkeypatch.setattr(tr, "POSTNORM_MLP_BWD_PLAN", plan)
-    torch.manual_seed(5)
-    m = PostNormMLP(32, 96, layernorm=layernorm, dtype=torch.bfloat16)
-    with torch.no_grad():
-        m.g1.uniform_(0.5, 1.5)
-        m.g2.uniform_(0.5, 1.5)
-    gen = _gen(22)
-    x = torch.randn(40, 32, generator=gen).bfloat16()
-    dout = torch.randn(40, 32, generator=gen).bfloat16()
-    names = ["w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
-    ps = [getattr(m, n) for n in names]
+    m, x, dout = _block_case(5, 22, layernorm)
     cpu_training.clear()
-    out, got = _grads(lambda x: m(x), [x], dout)
-    got = got + [p.grad if p is not None else None for p in ps]
+    _check_block_grads(m, x, dout, layernorm, "PostNormMLP")
     regrouped = any("[cluster-reduce] applied: row of 3 N tiles" in r for r in cpu_training)
     assert regrouped == (plan == "regrouped"), cpu_training
+
+
+def _block_case(seed, gen_seed, layernorm=False, scaled=("g1", "g2")):
+    """(PostNormMLP(32, 96) in bf16 with the norm scales `scaled` drawn from [0.5, 1.5], x and
+    dout [40, 32])."""
+    from normfuse.nn import PostNormMLP
+    torch.manual_seed(seed)
+    m = PostNormMLP(32, 96, layernorm=layernorm, dtype=torch.bfloat16)
+    with torch.no_grad():
+        for name in scaled:
+            getattr(m, name).uniform_(0.5, 1.5)
+    gen = _gen(gen_seed)
+    x = torch.randn(40, 32, generator=gen).bfloat16()
+    dout = torch.randn(40, 32, generator=gen).bfloat16()
+    return m, x, dout
+
+
+def _check_block_grads(m, x, dout, layernorm, label):
+    """The block's output and the gradients of x and every parameter against fp64 and eager
+    bf16 of `mlp_reference` (`_compare_grads`)."""
+    names = ["w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
+    ps = [getattr(m, n) for n in names]
+    out, got = _grads(lambda x: m(x), [x], dout)
+    got = got + [p.grad if p is not None else None for p in ps]
     ref_fn = lambda x, *ps: mlp_reference(x, *ps, m.eps, layernorm)  # noqa: E731
     ro, ref = _grads(ref_fn, [t.double() if t is not None else None for t in [x] + ps], dout)
     eo, eag = _grads(ref_fn, [x] + ps, dout)
-    _compare_grads(["x"] + names, got, ref, eag, "PostNormMLP")
+    _compare_grads(["x"] + names, got, ref, eag, label)
     assert rel_err(out, ro) <= 1.5 * rel_err(eo, ro) + 1e-4
 
 
@@ -283,15 +296,8 @@ def test_cpu_training_block_norm1_on_the_persistent_kernel(cpu_training, monkeyp
     """POSTNORM_MLP_NORM1_PERSISTENT: the composed block's norm1 backward (SiLU' included) on
     the standalone norm's persistent kernel (`norm_bwd`, ACT form): the gradients as the
     no-GEMM kernel's, to fp32 rounding."""
-    from normfuse.nn import PostNormMLP
     from normfuse.ops import training as tr
-    torch.manual_seed(6)
-    m = PostNormMLP(32, 96, dtype=torch.bfloat16)
-    with torch.no_grad():
-        m.g1.uniform_(0.5, 1.5)
-    gen = _gen(26)
-    x = torch.randn(40, 32, generator=gen).bfloat16()
-    dout = torch.randn(40, 32, generator=gen).bfloat16()
+    m, x, dout = _block_case(6, 26, scaled=("g1",))
     ps = [m.w1, m.g1, m.w2, m.g2]
     got, acts = {}, []
     real = tr.norm_kernel_backward
@@ -324,20 +330,12 @@ def test_cpu_training_block_lowered_forward_defers_the_statistics(cpu_training, 
     import warnings
 
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from normfuse.nn import PostNormMLP
     from normfuse.ops import postnorm_linear as post, training as tr
     monkeypatch.setattr(tr, "POSTNORM_TRAIN_FWD", "lowered")
     monkeypatch.setattr(tr, "POSTNORM_MLP_NORM1_PERSISTENT", norm1_persistent)
     monkeypatch.setattr(tr, "_TRAIN_LOWERED_WARNED", set())
     monkeypatch.setitem(post.LOWERED_POSTNORM, "rms", "auto")
-    torch.manual_seed(7)
-    m = PostNormMLP(32, 96, dtype=torch.bfloat16)
-    with torch.no_grad():
-        m.g1.uniform_(0.5, 1.5)
-        m.g2.uniform_(0.5, 1.5)
-    gen = _gen(27)
-    x = torch.randn(40, 32, generator=gen).bfloat16()
-    dout = torch.randn(40, 32, generator=gen).bfloat16()
+    m, x, dout = _block_case(7, 27)
     args = (x, m.w1, m.g1, None, m.b1, m.w2, m.g2, None, m.b2, m.eps, False)
     with torch.no_grad():
         real = torch.ops.normfuse.postnorm_mlp_fwd(*args)
@@ -348,30 +346,17 @@ def test_cpu_training_block_lowered_forward_defers_the_statistics(cpu_training, 
                                                      for t in plain))
     assert [tuple(t.shape) for t in real] == [tuple(t.shape) for t in fake]
     assert real[2].numel() == (0 if norm1_persistent else 40) and real[6].numel() == 0
-    names = ["w1", "g1", "beta1", "b1", "w2", "g2", "beta2", "b2"]
-    ps = [getattr(m, n) for n in names]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # (the fallback's note)
-        out, got = _grads(lambda x: m(x), [x], dout)
-    got = got + [p.grad if p is not None else None for p in ps]
-    ref_fn = lambda x, *ps: mlp_reference(x, *ps, m.eps, False)  # noqa: E731
-    ro, ref = _grads(ref_fn, [t.double() if t is not None else None for t in [x] + ps], dout)
-    eo, eag = _grads(ref_fn, [x] + ps, dout)
-    _compare_grads(["x"] + names, got, ref, eag, "PostNormMLP lowered forward")
-    assert rel_err(out, ro) <= 1.5 * rel_err(eo, ro) + 1e-4
+        _check_block_grads(m, x, dout, False, "PostNormMLP lowered forward")
 
 
 def test_cpu_training_block_silu_in_the_kernel_or_after(cpu_training, monkeypatch):
     """POSTNORM_MLP_SILU_IN_KERNEL: the block's SiLU applied by its first post-norm kernel (the
     train kernel's ACT = 1, z1 never stored) or by torch after it: the same outputs and
     gradients to bf16 rounding (the kernel takes the SiLU before rounding)."""
-    from normfuse.nn import PostNormMLP
     from normfuse.ops import training as tr
-    torch.manual_seed(8)
-    m = PostNormMLP(32, 96, dtype=torch.bfloat16)
-    gen = _gen(28)
-    x = torch.randn(40, 32, generator=gen).bfloat16()
-    dout = torch.randn(40, 32, generator=gen).bfloat16()
+    m, x, dout = _block_case(8, 28, scaled=())
     ps = [p for p in m.parameters()]
     got = {}
     for silu in (False, True):
