@@ -702,3 +702,61 @@ def test_cpu_layernorm_constant_rows_where_the_tile_would_be_reread(cpu_training
     # (its one-pass variance of the fp32 row, s2 / N - mean^2 at |mean| ~ 100, leaves ~1e-3 of
     # cancellation, times g: the bf16 round trip gave O(1), (bf16(h) - h) * rsqrt(eps))
     torch.testing.assert_close(z.float(), beta[:96].float().expand(Mx, 96), rtol=0, atol=4e-3)
+
+
+def _fills_and_sums(step, shapes):
+    """(fills, sums): the aten zero_ / fill_ calls on, and the sum calls over, a tensor of one of
+    `shapes` while `step` runs (torch.profiler on the CPU: every dispatched aten op, the custom
+    ops' implementations included)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                record_shapes=True) as prof:
+        step()
+    fills = sums = 0
+    for e in prof.events():
+        first = list(e.input_shapes[0]) if e.input_shapes else None
+        if first not in shapes:
+            continue
+        fills += e.name in ("aten::zero_", "aten::fill_")
+        sums += e.name == "aten::sum"
+    return fills, sums
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_cpu_training_steps_skip_unused_gradients(cpu_training, bias):
+    """The training ops' backward does no work for what has no gradient: the saved outputs (h, the
+    statistics, the block's a and h2) get None, not zero-filled gradients (autograd launched a
+    fill of [M, N] a step for each: 0.16 ms at 262144 x 1024 on the H200), and the bias
+    gradient's column sum over [M, N] runs only for a bias. The gradients stay right."""
+    from normfuse import ops
+    from normfuse.nn import PostNormMLP
+    gen = _gen(31)
+    M, K, N = 45, 32, 48  # (M above any partials' row count of the 4-'SM' grid)
+    bf = torch.bfloat16
+
+    def leaf(*s, scale=1.0, shift=0.0):
+        return (torch.randn(*s, generator=gen) * scale + shift).to(bf).requires_grad_(True)
+    x, w, res = leaf(M, K), leaf(N, K, scale=K ** -0.5), leaf(M, N)
+    g, b = leaf(N, scale=0.2, shift=1.0), (leaf(N, scale=0.1) if bias else None)
+    dz = torch.randn(M, N, generator=gen).to(bf)
+    z = ops.linear_rmsnorm(x, w, g, 1e-6, b, res)
+    fills, sums = _fills_and_sums(lambda: z.backward(dz), [[M, N]])
+    assert (fills, sums) == (0, int(bias))
+    ref = F.rms_norm(F.linear(x.double(), w.double(), None if b is None else b.double())
+                     + res.double(), (N,), g.double(), 1e-6)
+    want = torch.autograd.grad(ref, [x, w, g, res] + ([b] if bias else []), dz.double())
+    for got, exp in zip([x.grad, w.grad, g.grad, res.grad] + ([b.grad] if bias else []), want):
+        assert rel_err(got, exp) < 2e-2
+    # the pre-norm op: no fill either (its statistics' gradients)
+    xp, gp = leaf(M, K), leaf(K, scale=0.2, shift=1.0)
+    y = ops.rmsnorm_linear(xp, gp, w)
+    fills, _ = _fills_and_sums(lambda: y.backward(dz), [[M, N], [M]])
+    assert fills == 0
+    # the block: h1 / a [M, H], h2 [M, D]; its biases' sums only with biases
+    torch.manual_seed(5)
+    m = PostNormMLP(K, N, bias=bias, dtype=bf)
+    out = m(x.detach())
+    dout = torch.randn(M, K, generator=gen).to(bf)
+    fills, sums = _fills_and_sums(lambda: out.backward(dout), [[M, N], [M, K]])
+    assert (fills, sums) == (0, 2 * int(bias))
+    assert all(p.grad is not None and torch.isfinite(p.grad.float()).all()
+               for p in m.parameters())

@@ -333,10 +333,13 @@ def _setup(ctx, inputs, output):
     ctx.offset, ctx.is_ln = offset, is_ln
     ctx.has_bias = bias is not None
     ctx.bias_dtype = None if bias is None else bias.dtype
+    ctx.set_materialize_grads(False)  # (rstd / mean's gradients: None, not zeros launched)
 
 
 def _backward(ctx, dy, _drstd, _dmean):
     no_double_backward(_op_name(ctx.is_ln))
+    if dy is None:  # (y not used: nothing flows back)
+        return (None,) * 6
     x, weight, rstd, mean = ctx.saved_tensors
     need = ctx.needs_input_grad
     want_dg = weight is not None and need[1]

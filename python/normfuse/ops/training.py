@@ -748,10 +748,13 @@ def _pre_setup(ctx, inputs, output):
     ctx.save_for_backward(x, norm_weight, norm_bias, weight, rstd, mean,
                           y if rowdot else None, bias if rowdot else None)
     ctx.is_ln, ctx.has_bias, ctx.eps, ctx.offset = is_ln, bias is not None, eps, offset
+    ctx.set_materialize_grads(False)  # (rstd / mean's gradients: None, not zeros launched)
 
 
 def _pre_backward(ctx, dy, _drstd, _dmean):
     no_double_backward("layernorm_linear" if ctx.is_ln else "rmsnorm_linear")
+    if dy is None:  # (y not used: nothing flows back)
+        return (None,) * 8
     x, g, beta, w, rstd, mean, y, bias = ctx.saved_tensors
     dx, dg, dbeta, dw, db = _pre_bwd(dy.contiguous(), x, g, beta, w, rstd, mean, ctx.eps,
                                      ctx.offset, ctx.is_ln, ctx.has_bias, y, bias)
@@ -781,25 +784,24 @@ def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps
 # ---------------------------------------------------------------------------------------------
 
 # The post-norm training forward (the ops' and the block's): "fused" (the training form of the
-# fused kernel, which writes z and h: Triton's cluster pipeline, since hopper-ws's lowered
-# post-norm does not take its h and rstd stores yet) or "composed" (h = x W^T + b + r on
-# cuBLAS, then the standalone norm's forward kernel on h: one more read of h, cuBLAS's GEMM).
-# Session 21 (H200, bench_training at 57ef471; RMSNorm, M = 262144) puts the fused training
-# forward, read as (fwd + bwd) - bwd, at 0.87-1.32x cuBLAS + the standalone norm in four cells
-# and 2.7x at 512 x 512 (a host-bound step); not timed alone, and the composed form not at
-# all yet, so "fused" stays the default (`bench/train_options_ab.py --switches postfwd`).
-# "lowered" (the post-norm ops, and the block's post-norms whose statistics its backward can
-# compute: `mlp_stats_in_backward`; the others stay "fused"): the train kernel without its row
-# statistics (SAVE_STATS=False) through hopper-ws{post-norm=true} (rule 9: h a second output
-# tile of the warp-specialized template), schedule and tiles as the inference op's lowered form
-# (`postnorm_linear.lowered_postnorm_choice`); the op's rstd / mean outputs are then empty and
-# the backward's persistent norm kernel computes the statistics from h (`norm_bwd`'s STATS
-# form), where the backward runs that kernel (NOGEMM_NORM_BWD "persistent", N <= its MAX_N;
-# `post_stats_in_backward`). Where the lowered kernel cannot run (not lowered, operands TMA
-# cannot take) the fused kernel runs, once said. Built on the CPU (interpreter, ptxas), not
-# timed yet.
+# fused kernel, which writes z and h and the statistics: Triton's cluster pipeline), "composed"
+# (h = x W^T + b + r on cuBLAS, then the standalone norm's forward kernel on h: one more read of
+# h, cuBLAS's GEMM) or "lowered" (the default; the post-norm ops, and the block's post-norms
+# whose statistics its backward can compute: `mlp_stats_in_backward`; the others stay "fused"):
+# the train kernel without its row statistics (SAVE_STATS=False) through hopper-ws{post-norm=
+# true} (rule 9: h a second output tile of the warp-specialized template), schedule and tiles as
+# the inference op's lowered form (`postnorm_linear.lowered_postnorm_choice`); the op's rstd /
+# mean outputs are then empty and the backward's persistent norm kernel computes the statistics
+# from h (`norm_bwd`'s STATS form), where the backward runs that kernel (NOGEMM_NORM_BWD
+# "persistent", N <= its MAX_N; `post_stats_in_backward`). Where the lowered kernel cannot run
+# (not lowered, operands TMA cannot take) the fused kernel runs, once said.
+# Measured (H200, session 23, `bench/train_options_ab.py --switches postfwd --cells blog`, fwd +
+# bwd of the op, M = 262144, 2 rounds; `bench/results/2026-12-04/session23/`), x "fused":
+# linear_rmsnorm lowered 0.78-0.94 (composed 0.88-0.97), linear_layernorm 0.77-0.96 (0.80-0.98),
+# the block 0.85-0.99 (0.91-0.99); the one cell where lowered lost (K x N = 2048 x 512: 1.07 /
+# 1.08) came out 0.95 / 0.99 over 5 rounds. NORMFUSE_POSTNORM_TRAIN_FWD=fused|composed overrides.
 POSTNORM_TRAIN_FWDS = ("fused", "composed", "lowered")
-POSTNORM_TRAIN_FWD = os.environ.get("NORMFUSE_POSTNORM_TRAIN_FWD", "fused")
+POSTNORM_TRAIN_FWD = os.environ.get("NORMFUSE_POSTNORM_TRAIN_FWD", "lowered")
 
 
 def post_stats_in_backward(is_ln: bool, N: int) -> bool:
@@ -1120,7 +1122,7 @@ def _post_bwd_impl(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, of
                                                  offset, is_ln, op, eps=eps if deferred else None)
             dx = torch.mm(dh, weight)
             dw = torch.mm(dh.t(), x)
-            db = dh.sum(0, dtype=torch.float32)
+            db = dh.sum(0, dtype=torch.float32) if has_bias else None
     return (dx, dw.to(weight.dtype), dg.to(dt), dbeta.to(dt) if is_ln else _empty(x),
             db.to(dt) if has_bias else _empty(x), dh)
 
@@ -1149,10 +1151,15 @@ def _post_setup(ctx, inputs, output):
     ctx.save_for_backward(x, weight, g, beta, h, rstd, mean)
     ctx.is_ln, ctx.has_bias, ctx.has_res = is_ln, bias is not None, residual is not None
     ctx.eps, ctx.offset = eps, offset
+    # the saved outputs' (h, rstd, mean) gradients come as None instead of zeros: autograd would
+    # launch a fill of [M, N] for h each step (0.16 ms at 262144 x 1024 on the H200)
+    ctx.set_materialize_grads(False)
 
 
 def _post_backward(ctx, dz, _dh, _drstd, _dmean):
     no_double_backward("linear_layernorm" if ctx.is_ln else "linear_rmsnorm")
+    if dz is None:  # (z not used: nothing flows back)
+        return (None,) * 9
     x, w, g, beta, h, rstd, mean = ctx.saved_tensors
     dx, dw, dg, dbeta, db, dres = _post_bwd(dz.contiguous(), x, w, g, beta, h, rstd, mean,
                                             ctx.eps, ctx.offset, ctx.is_ln, ctx.has_bias)
@@ -1199,17 +1206,21 @@ POSTNORM_MLP_BWD_PLAN = os.environ.get("NORMFUSE_MLP_BWD_PLAN", "composed")
 # In the composed plan, norm1's backward (SiLU' included) on the standalone norm's persistent
 # kernel (`norm_bwd`'s ACT form, rows up to its MAX_N) instead of the no-GEMM norm-backward
 # kernel: the persistent one keeps the dg / dbeta partials in registers (the no-GEMM kernel
-# writes [M / 8, H] fp32 of them), 0.41 against 0.74 ms without SiLU' at 262144 x 1024 (H200,
-# session 5). With SiLU' not timed yet: off.
-POSTNORM_MLP_NORM1_PERSISTENT = os.environ.get("NORMFUSE_MLP_NORM1_PERSISTENT", "0") == "1"
+# writes [M / 8, H] fp32 of them); with the lowered training forward it also lets norm1's
+# statistics move to the backward (`mlp_stats_in_backward`). Measured (H200, session 23, block
+# fwd + bwd with the lowered forward, the 9 blog cells): 0.85-0.995x off. Default on;
+# NORMFUSE_MLP_NORM1_PERSISTENT=0 turns it off.
+POSTNORM_MLP_NORM1_PERSISTENT = os.environ.get("NORMFUSE_MLP_NORM1_PERSISTENT", "1") == "1"
 
 
 # The block's SiLU in its first post-norm kernel (the train kernels' ACT = 1: a = SiLU(norm1(h1))
 # stored instead of z1, no torch SiLU pass over z1: one [M, H] write and a read + write less per
-# step) or after it in torch (False). Not timed yet (session 22, CPU: ptxas adds 0-40 bytes of
-# spills a thread to the fused kernel at the blog cells); `bench/train_options_ab.py --switches
-# silu` times it. NORMFUSE_MLP_SILU_IN_KERNEL=0 turns it off.
-POSTNORM_MLP_SILU_IN_KERNEL = os.environ.get("NORMFUSE_MLP_SILU_IN_KERNEL", "1") == "1"
+# step) or after it in torch (False, the default). Measured (H200, session 23, block fwd + bwd,
+# the 9 blog cells, `bench/train_options_ab.py --switches silu`): in the kernel 0.994-1.015x
+# after it with the fused forward, 0.993-1.038x with the lowered one (ptxas: 0-40 bytes more
+# spills a thread in the fused kernel): no gain, so off. NORMFUSE_MLP_SILU_IN_KERNEL=1 turns it
+# on.
+POSTNORM_MLP_SILU_IN_KERNEL = os.environ.get("NORMFUSE_MLP_SILU_IN_KERNEL", "0") == "1"
 
 
 def mlp_stats_in_backward(is_ln: bool, H: int, D: int) -> tuple[bool, bool]:
@@ -1286,8 +1297,9 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
                                  f"{POSTNORM_MLP_BWD_PLANS}")
             dw1 = torch.mm(dh1.t(), x)
             dx = torch.addmm(dh2, dh1, w1)  # the residual's gradient is dh2
-            db1 = dh1.sum(0, dtype=torch.float32)
-            db2 = dh2.sum(0, dtype=torch.float32)
+            # (the bias gradients only for biases: each sum reads an [M, H] / [M, D] gradient)
+            db1 = dh1.sum(0, dtype=torch.float32) if has_b1 else None
+            db2 = dh2.sum(0, dtype=torch.float32) if has_b2 else None
     return [dx, dw1.to(dt), dg1.to(dt), dbeta1.to(dt) if is_ln else _empty(x),
             db1.to(dt) if has_b1 else _empty(x), dw2.to(dt), dg2.to(dt),
             dbeta2.to(dt) if is_ln else _empty(x), db2.to(dt) if has_b2 else _empty(x)]
@@ -1318,10 +1330,13 @@ def _mlp_setup(ctx, inputs, output):
     _, h1, rstd1, mean1, a, h2, rstd2, mean2 = output
     ctx.save_for_backward(x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2, rstd2, mean2)
     ctx.is_ln, ctx.has_b1, ctx.has_b2, ctx.eps = is_ln, b1 is not None, b2 is not None, eps
+    ctx.set_materialize_grads(False)  # (h1, a, h2, the statistics: None, not zero fills)
 
 
 def _mlp_backward(ctx, dout, *_unused):
     no_double_backward("postnorm_mlp")
+    if dout is None:  # (the output not used: nothing flows back)
+        return (None,) * 11
     saved = ctx.saved_tensors
     dx, dw1, dg1, dbeta1, db1, dw2, dg2, dbeta2, db2 = _mlp_bwd(
         dout.contiguous(), *saved, ctx.eps, ctx.is_ln, ctx.has_b1, ctx.has_b2)
