@@ -83,8 +83,9 @@ def switch(name: str, value):
         setattr(training, attr, old)
 
 
-def make_case(op: str, cell, device: str = "cuda", dtype=None):
-    """(step, leaves, eager fn, inputs) of op's fwd + bwd at cell: leaves get .grad each step."""
+def make_case(op: str, cell, device: str = "cuda", dtype=None, with_forward: bool = False):
+    """(step, leaves, eager step) of op's fwd + bwd at cell (leaves get .grad each step); with
+    `with_forward` also (ours, eager)'s forward alone: (step, leaves, eager step, fwd, eager fwd)."""
     import torch
     import torch.nn.functional as F
     from normfuse import ops
@@ -134,6 +135,8 @@ def make_case(op: str, cell, device: str = "cuda", dtype=None):
                 t.grad = None
             f().backward(dy)
         return step
+    if with_forward:
+        return step_of(fn), leaves, step_of(eager), fn, eager
     return step_of(fn), leaves, step_of(eager)
 
 
