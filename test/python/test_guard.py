@@ -170,8 +170,15 @@ def test_preflight_retries_an_unavailable_child_once(monkeypatch):
     assert len(calls) == 2
     calls.clear()
     monkeypatch.setattr(guard, "run_in_child", lambda *a, **k: (calls.append(1), (_ for _ in ()).throw(
-        guard.ChildUnavailable("cannot fork")))[1])
-    bridge._preflight("text", "x.mlir")  # twice unavailable: parsed in this process afterwards
+        guard.ChildUnavailable("cannot fork", forked=False)))[1])
+    bridge._preflight("text", "x.mlir")  # no fork here: parsed in this process afterwards
+    assert len(calls) == 1
+    calls.clear()
+    monkeypatch.setattr(guard, "run_in_child", lambda *a, **k: (calls.append(1), (_ for _ in ()).throw(
+        guard.ChildUnavailable("no answer from the child within 6 s")))[1])
+    # twice idle: never parsed in this process (a crash there would take it down)
+    with pytest.raises(guard.TritonCrash, match=r"two children parsing it sat idle.*x\.mlir"):
+        bridge._preflight("text", "x.mlir")
     assert len(calls) == 2
 
 
@@ -227,8 +234,10 @@ def test_rejected_text_is_never_parsed_in_process(monkeypatch):
 
 # Triton's known crash corrupts the heap: usually a signal, at times an endless loop that the guard
 # kills after NORMFUSE_GUARD_TIMEOUT_S (conftest: 12 s). Either is the same report.
+# (or, where the looping child got too little CPU to be told from a blocked one, twice, the
+# preflight's refusal to parse the text in this process)
 DIED = (r"Triton (?:crashed \(SIG[A-Z]+, signal \d+\)|hung \(no answer within [\d.]+ s while "
-        r"computing; killed\))")
+        r"computing; killed\)|hung \(two children parsing it sat idle for [\d.]+ s each\))")
 # glibc often notices the corrupted heap only after the parse returned: the guard then says
 # "after parsing X" instead of "while parsing X"; both name the same step.
 AT = r"(?:while|after)"

@@ -92,12 +92,18 @@ def _preflight(text: str, source_name: str, clean: bool = False) -> None:
             error = guard.run_in_child(_probe, text, source_name, clean,
                                        timeout=_PREFLIGHT_TIMEOUT_S, relay_stderr=False)
             break
-        except guard.ChildUnavailable:
-            # no fork, or a child that sat idle (stuck on a lock another thread held at the
-            # fork): once more in a fresh child (a lock held at one fork is rarely held at the
-            # next), then in-process. A child that hung while computing raised TritonCrash.
-            if attempt:
+        except guard.ChildUnavailable as e:
+            if not e.forked:  # no fork on this system: the parse runs in this process
                 return
+            # a child that sat idle (stuck on a lock another thread held at the fork, or
+            # Triton's crash on this text waiting instead of aborting): once more in a fresh
+            # child (a lock held at one fork is rarely held at the next). Twice idle: the text
+            # is not parsed here (a crash on it would take this process down; seen on a loaded
+            # CI machine, 2026-12-04). A child that hung while computing raised TritonCrash.
+            if attempt:
+                raise guard.TritonCrash(
+                    f"two children parsing it sat idle for {_PREFLIGHT_TIMEOUT_S:g} s each",
+                    [f"parsing {source_name}"], "", hung=True) from None
     if error is not None:
         raise IRError(error)
 

@@ -74,8 +74,15 @@ class TritonCrash(IRError):
 
 
 class ChildUnavailable(RuntimeError):
-    """The child could not be started, or it sat idle past the timeout (blocked, e.g. on a lock
-    another thread held at the fork: not a Triton failure)."""
+    """The child could not be started (`forked` False), or it sat idle past the timeout (blocked,
+    e.g. on a lock another thread held at the fork: not a Triton failure; `forked` True)."""
+
+    def __init__(self, message: str, forked: bool = True):
+        super().__init__(message)
+        self.forked = forked
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.forked))
 
 
 # Seconds without a word from the child before it is killed (reset by every message it sends).
@@ -264,7 +271,7 @@ def _supervise(directory, fn, args, on_message, timeout, relay_stderr):
     except OSError as e:
         os.close(r)
         os.close(w)
-        raise ChildUnavailable(f"cannot fork: {e}") from None
+        raise ChildUnavailable(f"cannot fork: {e}", forked=False) from None
     if pid == 0:  # pragma: no cover - runs in the child (coverage does not follow forks)
         try:  # whatever happens, the child never returns into the caller's code
             os.close(r)
