@@ -797,7 +797,7 @@ def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps
 # (not lowered, operands TMA cannot take) the fused kernel runs, once said.
 # Measured (H200, session 23, `bench/train_options_ab.py --switches postfwd --cells blog`, fwd +
 # bwd of the op, M = 262144, 2 rounds; `bench/results/2026-12-04/session23/`), x "fused":
-# linear_rmsnorm lowered 0.78-0.94 (composed 0.88-0.97), linear_layernorm 0.77-0.96 (0.80-0.98),
+# linear_rmsnorm lowered 0.78-0.99 (composed 0.88-0.97), linear_layernorm 0.77-0.96 (0.80-0.98),
 # the block 0.85-0.99 (0.91-0.99); the one cell where lowered lost (K x N = 2048 x 512: 1.07 /
 # 1.08) came out 0.95 / 0.99 over 5 rounds. NORMFUSE_POSTNORM_TRAIN_FWD=fused|composed overrides.
 POSTNORM_TRAIN_FWDS = ("fused", "composed", "lowered")
