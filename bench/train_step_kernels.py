@@ -64,7 +64,7 @@ def profile_case(op: str, cell, steps: int, top: int, compiled: bool, device: st
     """The record of one (op, cell): every config's times and kernels, or its error."""
     import torch
     from train_options_ab import make_case
-    step, leaves, eager_step, fwd, eager_fwd = make_case(op, cell, device, with_forward=True)
+    step, _, eager_step, fwd, eager_fwd = make_case(op, cell, device, with_forward=True)
     configs = [("ours", step, fwd), ("eager", eager_step, eager_fwd)]
     if compiled:
         configs.append(("compiled", torch.compile(eager_step, dynamic=False), None))

@@ -470,6 +470,24 @@ def no_double_backward(op: str) -> None:
             f"backward); use the unfused modules for higher-order gradients")
 
 
+def register_autograd(qualname: str, backward: Callable, setup_context: Callable,
+                      lib=None) -> None:
+    """torch.library.register_autograd for the ops whose first output is the result and whose
+    other outputs are kept only for the backward (statistics, h, g): their gradients reach
+    `backward` as None instead of zeros (autograd would otherwise launch a fill of each, every
+    step: 0.16 ms for an [M, N] h at 262144 x 1024 on the H200), and when the result itself got
+    no gradient `backward` is not called (None for every input)."""
+    def setup(ctx, inputs, output):
+        setup_context(ctx, inputs, output)
+        ctx.set_materialize_grads(False)
+
+    def bwd(ctx, grad, *saved_grads):
+        if grad is None:  # (the result not used: nothing flows back)
+            return (None,) * len(ctx.needs_input_grad)
+        return backward(ctx, grad, *saved_grads)
+    torch.library.register_autograd(qualname, bwd, setup_context=setup, lib=lib)
+
+
 # Offsets read on the host (flash_norm_attention's checks and grids): tensor -> (its version
 # counter when read, the int64 CPU copy), by identity (weak: the entry goes with the tensor)
 _HOST_OFFSETS = torch.utils.weak.WeakIdKeyDictionary()

@@ -46,7 +46,7 @@ import torch
 from ..reference_attention import (ACTIVATIONS, default_qk_scale, flash_norm_attention_grads,
                                    flash_norm_attention_ref)
 from .common import (FALLBACK_DTYPES, FUSED_DTYPES, cached_row_block_table, host_offsets,
-                     no_double_backward, row_block_count)
+                     no_double_backward, register_autograd, row_block_count)
 from .fallback import compute_dtype
 from .inference import route
 
@@ -448,9 +448,6 @@ def _setup_context(ctx, inputs, output):
     ctx.saved_g = save
     ctx.cfg = dict(activation=activation, qk_scale=qk_scale, eps=eps, rms_eps=rms_eps,
                    max_seqlen=ms)  # (the ops' encoding: -1 for None)
-    # the saved outputs' gradients (the statistics, g [T, H, D], lse) come as None instead of
-    # zeros: autograd would launch a fill of g's size each step
-    ctx.set_materialize_grads(False)
 
 
 @torch.library.custom_op("normfuse::flash_norm_attention_bwd", mutates_args=())
@@ -499,8 +496,6 @@ def _fna_bwd_fake(dout, x, k, v, offsets, mean, rstd, rrms, ln_weight, ln_bias, 
 
 def _backward(ctx, dout, dmean, drstd, drrms, dz, dlse):
     no_double_backward("flash_norm_attention")
-    if dout is None:  # (the output not used: nothing flows back)
-        return (None,) * 13
     x, k, v, offsets, mean, rstd, rrms, ln_weight, ln_bias, rms_weight, g, lse = \
         ctx.saved_tensors
     c = ctx.cfg
@@ -520,7 +515,7 @@ def _backward(ctx, dout, dmean, drstd, drrms, dz, dlse):
             None, None, None, None, None, None)
 
 
-torch.library.register_autograd("normfuse::flash_norm_attention_fwd", _backward,
+register_autograd("normfuse::flash_norm_attention_fwd", _backward,
                                 setup_context=_setup_context)
 
 

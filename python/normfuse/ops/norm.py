@@ -29,8 +29,8 @@ import torch
 from torch import Tensor
 
 from . import fallback
-from .common import (define_op, fused_unavailable, no_double_backward, register_clear, sm_count,
-                     unit_stride, warn_fallback)
+from .common import (define_op, fused_unavailable, no_double_backward, register_autograd,
+                     register_clear, sm_count, unit_stride, warn_fallback)
 from ..device import programs_per_sm
 
 __all__ = ["rms_norm", "layer_norm", "norm_config", "norm_unavailable", "MAX_N", "KERNEL_DTYPES"]
@@ -333,13 +333,10 @@ def _setup(ctx, inputs, output):
     ctx.offset, ctx.is_ln = offset, is_ln
     ctx.has_bias = bias is not None
     ctx.bias_dtype = None if bias is None else bias.dtype
-    ctx.set_materialize_grads(False)  # (rstd / mean's gradients: None, not zeros launched)
 
 
 def _backward(ctx, dy, _drstd, _dmean):
     no_double_backward(_op_name(ctx.is_ln))
-    if dy is None:  # (y not used: nothing flows back)
-        return (None,) * 6
     x, weight, rstd, mean = ctx.saved_tensors
     need = ctx.needs_input_grad
     want_dg = weight is not None and need[1]
@@ -352,7 +349,7 @@ def _backward(ctx, dy, _drstd, _dmean):
             None)
 
 
-torch.library.register_autograd("normfuse::norm_fwd", _backward, setup_context=_setup, lib=_LIB)
+register_autograd("normfuse::norm_fwd", _backward, setup_context=_setup, lib=_LIB)
 
 
 # ---------------------------------------------------------------------------------------------
