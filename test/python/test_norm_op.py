@@ -305,12 +305,16 @@ def _aot(fn, N, consts, warps, stages, x_dtype=torch.bfloat16):
 @pytest.mark.parametrize("N,xn,stats,act", [(1024, False, False, 0), (16384, False, False, 0),
                                             (2048, True, False, 0), (5632, True, False, 0),
                                             (2048, True, True, 0), (5632, True, True, 0),
-                                            (2048, False, False, 1)])
+                                            (2048, False, False, 1), (512, True, True, 0),
+                                            (512, False, False, 0)])
 def test_kernels_build_for_sm90_without_spills(N, xn, stats, act):
     """xn: the backward also writing n = xhat g + beta (the pre-norm op's "cublas" plan);
     stats: with the rows' statistics computed in the kernel (the deferred form); act: SiLU' of
-    n first (the block's norm1 backward)."""
-    cfg = norm_ops.norm_config(N)
+    n first (the block's norm1 backward). LayerNorm, each at its form's tiles (at N = 512 the
+    pre-norm and plain forms' 4 warps hold 250-254 registers a thread: the closest to
+    spilling)."""
+    form = "act" if act else "pre" if xn else "post" if stats else "plain"
+    cfg = norm_ops.norm_config(N, form, True)
     bwd = _aot(norm_kernels.norm_bwd, N, dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"],
                                               IS_LN=True, HAS_G=True, HAS_DG=True, HAS_DB=True,
                                               STAGES=cfg["STAGES"], ACC_GLOBAL=cfg["ACC_GLOBAL"],
@@ -334,6 +338,21 @@ def test_config_table(monkeypatch):
     assert norm_ops.norm_config(1000) == dict(BLOCK_N=1024, ROWS=4, num_warps=8, STAGES=3,
                                               ACC_GLOBAL=False)
     assert norm_ops.norm_config(8192)["num_warps"] == 16
+    # the backward's forms (BWD_FORMS): LayerNorm's at 4 warps, the ACT forms half the rows at
+    # 4 warps, RMSNorm's others the table's, all within BWD_FORM_TILES_BLOCK_N only
+    table = norm_ops.norm_config(1000)
+    for form in ("plain", "post", "pre"):
+        assert norm_ops.norm_config(1000, form, False) == table
+        assert norm_ops.norm_config(1000, form, True) == dict(table, num_warps=4)
+    for is_ln in (False, True):
+        assert norm_ops.norm_config(1000, "act", is_ln) == dict(table, ROWS=2, num_warps=4)
+        assert norm_ops.norm_config(2048, "act", is_ln)["ROWS"] == 1
+        assert norm_ops.norm_config(4096, "pre", True) == norm_ops.norm_config(4096)
+        assert norm_ops.norm_config(256, "act", is_ln) == norm_ops.norm_config(256)
+    monkeypatch.setitem(norm_ops.NORM_CONFIG_CHOICE, 1000, {"num_warps": 8})
+    assert norm_ops.norm_config(1000, "pre", True)["num_warps"] == 8  # the override wins
+    with pytest.raises(ValueError, match="form 'dx'; expected None .* plain, post, pre, act"):
+        norm_ops.norm_config(1000, "dx")
     assert norm_ops.norm_config(16384)["ACC_GLOBAL"]
     assert norm_ops.norm_unavailable(torch.empty(2, 8)).startswith("the inputs are on cpu")
     monkeypatch.setattr(norm_ops, "fused_unavailable", lambda device: None)
@@ -547,9 +566,9 @@ def test_benchmark_cli_and_table(capsys):
 def test_host_path_under_tritons_launcher(monkeypatch, stand_in_norm):
     """The ops' real launch path (normfuse.jit with passes=(), Triton's own launcher, the
     backward's occupancy query) on CPU tensors with only the device calls stubbed (FakeDriver,
-    132 SMs, a kernel of 0 registers): the grids launched. The backward's CTAs per SM: 8 by
-    warps, 6 by shared memory (3 stages of a 4 x 1024 tile of dy and x, bf16: 32 KB + 1 KB
-    reserved each, of 228 KB)."""
+    132 SMs, a kernel of 0 registers): the grids launched. The backward (LayerNorm's plain
+    form: 4 warps) gets 6 CTAs per SM: 16 by warps, 6 by shared memory (3 stages of a 4 x 1024
+    tile of dy and x, bf16: 32 KB + 1 KB reserved each, of 228 KB)."""
     from normfuse.testing.fake_driver import fused_on_cpu
     monkeypatch.setattr(norm_ops, "_PER_SM", {})
     x, w, b, dy = _case((2, 3000, 1024), seed=1, bias=True)
@@ -562,6 +581,8 @@ def test_host_path_under_tritons_launcher(monkeypatch, stand_in_norm):
     assert fwd[:3] == (M // 4, 1, 1)  # 4 rows a tile
     assert bwd[:3] == (6 * 132, 1, 1)
     assert list(norm_ops._PER_SM.values()) == [6]
+    meta = dict(next(iter(norm_ops._PER_SM))[-1])
+    assert (meta["ROWS"], meta["num_warps"], meta["STAGES"]) == (4, 4, 3)
     assert xs.grad.shape == x.shape and ws.grad.shape == (1024,) and bs.grad.dtype == b.dtype
 
 
@@ -818,6 +839,65 @@ def test_fold_kernel_matches_the_reference_bitwise(dtype, offset, R, K, pad):
     assert got.dtype == want.dtype and torch.equal(got, want)
 
 
+@pytest.mark.parametrize("dtype,offset,R,K,pad,has_g,has_bias", [
+    (torch.bfloat16, 0.0, 20, 600, 0, True, True),   # ragged rows, K over three column steps
+    (torch.float16, 1.0, 9, 256, 0, True, False),    # Gemma's 1 + g, one column step, no bias
+    (torch.bfloat16, 0.0, 11, 300, 8, False, True)])  # no g (beta only); rows strided past K
+def test_fold_dot_kernel(dtype, offset, R, K, pad, has_g, has_bias):
+    """`scale_columns_dot` (LayerNorm's per-step fold in one pass) run as its TTIR in the
+    interpreter: OUT bit for bit `reference.fold_norm_weight`, WB = W beta [+ bias] within fp32
+    rounding of fp64 (from the unfolded W), and the launch form `fold_columns_dot` chooses."""
+    from normfuse.ops.norm import FOLD_DOT_TILE
+    from normfuse.reference import fold_norm_weight
+    from normfuse.testing import check_pass_numerics
+    gen = torch.Generator().manual_seed(R * K)
+    wide = (torch.randn(R, K + pad, generator=gen) * 3).to(dtype)
+    w = wide[:, :K]
+    g = (1 + 0.3 * torch.randn(K, generator=gen)).to(dtype)
+    beta = (0.5 * torch.randn(K, generator=gen)).to(dtype)
+    bias = torch.randn(R, generator=gen).to(dtype)
+    out = torch.full((R, K), float("nan"), dtype=dtype)
+    wb = torch.full((R,), float("nan"))
+    t = FOLD_DOT_TILE
+    res = check_pass_numerics(
+        norm_kernels.scale_columns_dot,
+        [wide.contiguous(), g if has_g else beta, beta, bias if has_bias else wb,
+         out if has_g else wide.contiguous(), wb, R, K + pad, K if has_g else 0, offset],
+        constexprs=dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"], HAS_G=has_g,
+                        HAS_BIAS=has_bias),
+        grid=(-(-R // t["BLOCK_R"]),), passes=(), num_warps=t["num_warps"])
+    if has_g:
+        assert torch.equal(res.after["OUT"], fold_norm_weight(w, g, offset=offset))
+    want = w.double() @ beta.double() + (bias.double() if has_bias else 0)
+    got = torch.as_tensor(res.after["WB"])
+    assert got.dtype == torch.float32
+    assert (got.double() - want).abs().max() <= 1e-5 * want.abs().max()
+
+
+def test_fold_norm_takes_the_one_pass_kernel_for_layernorm(monkeypatch):
+    """`prenorm_linear.fold_norm` with beta where the kernel applies: one `fold_columns_dot`
+    call (its (folded W, W beta + bias) returned as they come, cached per version unless
+    cache=False); without beta, or where it does not apply (CPU), the older path."""
+    from normfuse.ops import prenorm_linear as pre
+    calls = []
+
+    def fake(w, g, beta, bias, offset):
+        calls.append((w, g, beta, bias, offset))
+        return (None if g is None else w * 2), torch.full((w.shape[0],), 7.0)
+    monkeypatch.setattr(pre, "fold_columns_dot", fake)
+    w, g, beta, bias = torch.ones(4, 6), torch.ones(6), torch.ones(6), torch.ones(4)
+    assert not pre._fold_dot_applies(w, g, beta, bias)  # CPU tensors
+    monkeypatch.setattr(pre, "_fold_dot_applies", lambda *a: True)
+    for cache in (False, True, True):
+        fw, fb = pre.fold_norm(w, g, beta, bias, 1.0, cache=cache)
+        assert torch.equal(fw, w * 2) and torch.equal(fb, torch.full((4,), 7.0))
+    assert len(calls) == 2 and calls[0][4] == 1.0  # the second cached call hit
+    fw, fb = pre.fold_norm(w, None, beta, None, 0.0, cache=False)
+    assert fw is w  # (no scale: W as it is)
+    pre.fold_norm(w, g, None, bias, 0.0, cache=False)
+    assert len(calls) == 3  # (RMSNorm's fold, no beta: not this kernel)
+
+
 def test_fold_kernel_builds_for_sm90_vectorized():
     """The fold kernel for sm_90 (no GPU): no spills, 16-byte global loads and stores."""
     from normfuse.ops.prenorm_linear import FOLD_TILE
@@ -832,6 +912,39 @@ def test_fold_kernel_builds_for_sm90_vectorized():
     assert r["spill_stores"] == 0 and r["spill_loads"] == 0, r
     ptx = ck.asm["ptx"]
     assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx, ptx[:2000]
+    # LayerNorm's one-pass fold (scale_columns_dot), with g and a bias
+    from normfuse.ops.norm import FOLD_DOT_TILE as t
+    args = [bf, torch.empty(2048, dtype=torch.bfloat16), torch.empty(2048, dtype=torch.bfloat16),
+            torch.empty(5632, dtype=torch.bfloat16), bf, torch.empty(5632), 5632, 2048, 2048, 0.0]
+    consts = dict(K=2048, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"], HAS_G=True, HAS_BIAS=True)
+    sig, attrs = launch_signature(norm_kernels.scale_columns_dot, args, consts)
+    ck = normfuse.compile(norm_kernels.scale_columns_dot, signature=sig, constexprs=consts,
+                          attrs=attrs, target="cuda:90", passes=(), num_warps=t["num_warps"])
+    r = ck.resources()
+    assert r["spill_stores"] == 0 and r["spill_loads"] == 0, r
+    ptx = ck.asm["ptx"]
+    assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx, ptx[:2000]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("has_bias", [False, True], ids=["no_bias", "bias"])
+def test_gpu_fold_dot_is_the_reference(has_bias):
+    """On the H200 LayerNorm's fold (`fold_norm` with beta) is one `scale_columns_dot` launch
+    (launch-ready after the first call): the folded W bit for bit the reference, W beta + bias
+    within fp32 rounding of fp64, strided rows included, the same bits twice."""
+    from normfuse.ops.prenorm_linear import fold_norm
+    from normfuse.reference import fold_norm_weight
+    w = torch.randn(3072, 2056, device="cuda").to(torch.bfloat16)[:, :2048]
+    g = (1 + 0.2 * torch.randn(2048, device="cuda")).to(torch.bfloat16)
+    beta = (0.3 * torch.randn(2048, device="cuda")).to(torch.bfloat16)
+    bias = torch.randn(3072, device="cuda").to(torch.bfloat16) if has_bias else None
+    want = w.double() @ beta.double() + (bias.double() if has_bias else 0)
+    outs = [fold_norm(w, g, beta, bias, 0.0, cache=False) for _ in range(2)]
+    for fw, fb in outs:
+        assert torch.equal(fw, fold_norm_weight(w, g))
+        assert fb.dtype == torch.float32
+        assert (fb.double() - want).abs().max() <= 1e-5 * want.abs().max()
+    assert torch.equal(outs[0][1], outs[1][1])
 
 
 @pytest.mark.gpu

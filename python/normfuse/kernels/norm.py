@@ -171,3 +171,33 @@ def scale_columns(W, G, OUT, R, stride_w, stride_o, offset, K: tl.constexpr,
     w = tl.load(W + r64[:, None] * stride_w + cols[None, :], mask=msk, other=0.0).to(tl.float32)
     tl.store(OUT + r64[:, None] * stride_o + cols[None, :], (w * s[None, :]).to(OUT.dtype.element_ty),
              mask=msk)
+
+
+@triton.jit
+def scale_columns_dot(W, G, BETA, BIAS, OUT, WB, R, stride_w, stride_o, offset,
+                      K: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr,
+                      HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr):
+    """LayerNorm's fold in one pass over W [R, K] (unit stride along K): OUT = W diag(offset + G)
+    as `scale_columns` computes it (bit for bit; HAS_G), and WB = W BETA [+ BIAS] in fp32 (the
+    epilogue's bias: the shift beta through the unfolded W, plus the Linear's bias), each
+    program BLOCK_R whole rows, K walked in BLOCK_K steps (a fixed order: repeatable bitwise).
+    One launch where the per-step fold took the scale kernel, two fp32 copies, a matrix-vector
+    product and an add."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    rmask = rows < R
+    r64 = rows.to(tl.int64)
+    acc = tl.zeros([BLOCK_R], dtype=tl.float32)
+    for k0 in tl.range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        cmask = cols < K
+        msk = rmask[:, None] & cmask[None, :]
+        w = tl.load(W + r64[:, None] * stride_w + cols[None, :], mask=msk, other=0.0).to(tl.float32)
+        if HAS_G:
+            s = tl.load(G + cols, mask=cmask, other=0.0).to(tl.float32) + offset
+            tl.store(OUT + r64[:, None] * stride_o + cols[None, :],
+                     (w * s[None, :]).to(OUT.dtype.element_ty), mask=msk)
+        beta = tl.load(BETA + cols, mask=cmask, other=0.0).to(tl.float32)
+        acc += tl.sum(w * beta[None, :], axis=1)
+    if HAS_BIAS:
+        acc += tl.load(BIAS + rows, mask=rmask, other=0.0).to(tl.float32)
+    tl.store(WB + rows, acc, mask=rmask)

@@ -54,19 +54,41 @@ TILE_ELEMS = 4096
 BWD_STAGES = {8192: 2}  # BLOCK_N -> stages (default 3; 1 with ACC_GLOBAL)
 ACC_GLOBAL_FROM = 16384
 MAX_PROGRAMS_PER_SM = 8  # the backward's grid: resident CTAs per SM, at most this many
+# The backward's forms (what `_kernel_backward` launches): "plain" (the standalone norm op:
+# statistics loaded), "post" (statistics computed from the rows: the post-norm ops and the
+# block's norm2), "pre" (and n written: the pre-norm ops), "act" (SiLU' of n first: the
+# block's norm1). Where their tiles differ from the table above (`bench/norm_bwd_tiles.py`,
+# H200, session 24: M = 262144 and 8192, BLOCK_N 512-2048; `bench/results/2026-12-04/session24/`):
+# LayerNorm's forms hold two more row sums and the dbeta partial; at 8 warps its pre-norm form
+# took 158 registers a thread, one CTA an SM, and ran 0.78-0.83x the time at 4 warps with the
+# same rows (220-254 registers, no spills, two CTAs); its other forms 0.85-1.0x. The ACT forms:
+# half the rows at 4 warps, 0.66-0.98x. RMSNorm's other forms keep the table (within 5 % of the
+# best tile measured, and faster than the alternatives at the models' M = 8192).
+BWD_FORMS = ("plain", "post", "pre", "act")
+BWD_FORM_TILES_BLOCK_N = (512, 2048)  # the BLOCK_N range the form rules were measured on
 # Overrides of `norm_config` by N (the benchmark's sweep sets them; users may too): a dict of
-# any of ROWS, num_warps, STAGES.
+# any of ROWS, num_warps, STAGES (forward and every backward form alike).
 NORM_CONFIG_CHOICE: dict[int, dict] = {}
 
 
-def norm_config(N: int) -> dict:
+def norm_config(N: int, form: Optional[str] = None, is_ln: bool = False) -> dict:
     """The kernels' tiles for rows of length N (N <= MAX_N): BLOCK_N (the row padded to a power
     of 2), ROWS (rows per tile), num_warps, and the backward's STAGES and ACC_GLOBAL (see the
-    table above; NORM_CONFIG_CHOICE[N] overrides)."""
+    table above). `form` (one of BWD_FORMS; None: the forward) and `is_ln`: the backward's tiles
+    for that form (BWD_FORMS's rules). NORM_CONFIG_CHOICE[N] overrides."""
+    if form is not None and form not in BWD_FORMS:
+        raise ValueError(f"norm_config: form {form!r}; expected None (the forward) or one of "
+                         f"{', '.join(BWD_FORMS)}")
     bn = 1 << (max(N, 1) - 1).bit_length()
     acc_global = bn >= ACC_GLOBAL_FROM
     cfg = dict(BLOCK_N=bn, ROWS=max(1, TILE_ELEMS // bn), num_warps=8 if bn <= 4096 else 16,
                STAGES=1 if acc_global else BWD_STAGES.get(bn, 3), ACC_GLOBAL=acc_global)
+    lo, hi = BWD_FORM_TILES_BLOCK_N
+    if form is not None and lo <= bn <= hi:
+        if form == "act":
+            cfg.update(ROWS=max(1, cfg["ROWS"] // 2), num_warps=4)
+        elif is_ln:
+            cfg.update(num_warps=4)
     cfg.update(NORM_CONFIG_CHOICE.get(int(N), {}))
     return cfg
 
@@ -200,7 +222,8 @@ def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db, xn_
         return dx, (z if want_dg else None), (z.clone() if want_db else None)
     has_xn = xn_out is not None
     has_beta = (has_xn or act == 1) and beta is not None
-    cfg = norm_config(N)
+    form = "act" if act == 1 else "pre" if has_xn else "post" if stats else "plain"
+    cfg = norm_config(N, form, is_ln)
     meta = dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"], IS_LN=is_ln, HAS_G=g is not None,
                 HAS_DG=want_dg, HAS_DB=want_db, STAGES=cfg["STAGES"], ACC_GLOBAL=cfg["ACC_GLOBAL"],
                 HAS_XN=has_xn, HAS_BETA=has_beta, STATS=stats, ACT=int(act),
@@ -264,6 +287,46 @@ def fold_columns(w: Tensor, g: Tensor, offset: float) -> Tensor:
                                                     num_warps=t["num_warps"])
     _store_call(key, _direct_call(launched, grid, rest + tuple(consts.values())))
     return out
+
+
+# The LayerNorm fold kernel's tile (`scale_columns_dot`): 8 whole rows a program, K in steps of
+# 256 columns, 4 warps (R = 512 rows: 64 programs).
+FOLD_DOT_TILE = dict(BLOCK_R=8, BLOCK_K=256, num_warps=4)
+
+
+def fold_columns_dot(w: Tensor, g: Optional[Tensor], beta: Tensor, bias: Optional[Tensor],
+                     offset: float) -> tuple[Optional[Tensor], Tensor]:
+    """(W diag(offset + g) or None without g, W beta [+ bias] fp32) by one `scale_columns_dot`
+    launch (CUDA, sm_90; w [R, K] of 16 bits with unit stride along K, g / beta [K] and bias
+    [R] unit-stride): LayerNorm's fold (`prenorm_linear.fold_norm`). Its launch-ready call is
+    kept per geometry in `_CALLS`."""
+    R, K = w.shape
+    out = torch.empty((R, K), dtype=w.dtype, device=w.device) if g is not None else None
+    wb = torch.empty(R, dtype=torch.float32, device=w.device)
+    if not R:
+        return out, wb
+    if not K:
+        wb.copy_(bias.float() if bias is not None else torch.zeros_like(wb))
+        return out, wb
+    tensors = (w, g if g is not None else beta, beta, bias if bias is not None else wb,
+               out if out is not None else w, wb)
+    key = ("fold-dot", w.device, w.dtype, None if g is None else g.dtype, beta.dtype,
+           None if bias is None else bias.dtype, R, K, w.stride(0), offset, _align(*tensors),
+           tuple(FOLD_DOT_TILE.items()))
+    call = _CALLS.get(key)
+    if call is not None:
+        call(*tensors)
+        return out, wb
+    t = FOLD_DOT_TILE
+    grid = (-(-R // t["BLOCK_R"]),)
+    rest = (R, w.stride(0), out.stride(0) if out is not None else 0, offset)
+    consts = dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"], HAS_G=g is not None,
+                  HAS_BIAS=bias is not None)
+    with torch.cuda.device(w.device):
+        launched = _launcher("scale_columns_dot")[grid](*tensors, *rest, **consts,
+                                                        num_warps=t["num_warps"])
+    _store_call(key, _direct_call(launched, grid, rest + tuple(consts.values())))
+    return out, wb
 
 
 # ---------------------------------------------------------------------------------------------

@@ -47,7 +47,8 @@ from ..kernels.configs import GemmConfig, select_config
 from ..reference import fold_norm_weight
 from .common import (WEIGHTS, adjacent, as_lists, cat_biases, check_hopper, check_prenorm,
                      fused_unavailable, joined_view, shape_str, sm_count)
-from .norm import FOLD_TILE, fold_columns  # noqa: F401  (FOLD_TILE: the fold kernel's tile)
+from .norm import (FOLD_TILE, fold_columns,  # noqa: F401  (FOLD_TILE: the fold kernel's tile)
+                   fold_columns_dot)
 
 __all__ = ["prepare_rmsnorm_linear",
            "prepare_layernorm_linear", "prepare_plain_linear", "plain_linear", "PreparedLaunch",
@@ -809,7 +810,17 @@ def fold_now(w: torch.Tensor, g: torch.Tensor, offset: float = 0.0) -> torch.Ten
 def fold_norm(w: torch.Tensor, g, beta, bias, offset: float = 0.0, cache: bool = True):
     """The norm's affine parameters folded into the GEMM (fold=True): (W diag(offset + g), the
     epilogue's bias). LayerNorm's shift becomes beta W^T in fp32 (from the unfolded W), plus the
-    Linear bias: one fp32 vector. g and beta may be None; `cache`: WEIGHTS' (per version)."""
+    Linear bias: one fp32 vector. g and beta may be None; `cache`: WEIGHTS' (per version).
+    With beta on an sm_90 GPU (16-bit W with unit stride along K): both from one launch of
+    `fold_columns_dot` (the training forward's fold runs every step)."""
+    if beta is not None and _fold_dot_applies(w, g, beta, bias):
+        def both():
+            vec = lambda t: t if t is None or t.stride(0) == 1 else t.contiguous()  # noqa: E731
+            return fold_columns_dot(w, vec(g), vec(beta), vec(bias), float(offset))
+        with torch.no_grad():
+            folded, extra = WEIGHTS.get("fold+w-beta", (w, g, beta, bias), float(offset), both,
+                                        cache)
+        return (folded if folded is not None else w), extra
     if beta is not None:
         extra = WEIGHTS.get("w-beta", (w, beta), None, lambda: w.float() @ beta.float(), cache)
         if bias is not None:
@@ -819,6 +830,19 @@ def fold_norm(w: torch.Tensor, g, beta, bias, offset: float = 0.0, cache: bool =
     if g is not None:
         w = folded_weight(w, g, offset, cache)
     return w, bias
+
+
+def _fold_dot_applies(w, g, beta, bias) -> bool:
+    """Whether LayerNorm's fold runs as one `fold_columns_dot` launch: W on an sm_90 GPU, 2-D,
+    16 bits, unit stride along K; g (if any) and beta [K], bias (if any) [R], on W's device."""
+    if not (w.is_cuda and w.dim() == 2 and w.dtype in (torch.bfloat16, torch.float16)
+            and w.stride(-1) == 1):
+        return False
+    R, K = w.shape
+    vecs = ((g, K), (beta, K), (bias, R))
+    return (all(t is None or (t.dim() == 1 and t.shape[0] == n and t.device == w.device)
+                for t, n in vecs)
+            and fused_unavailable(w.device) is None)
 
 
 def _offset_weight(g: torch.Tensor, offset: float, cache: bool = True) -> torch.Tensor:
