@@ -14,8 +14,9 @@ Forms (as `ops.training` and `ops.norm` launch it, bf16, scale g, LayerNorm with
 Tiles: `norm_config(N)`'s (ROWS, num_warps, STAGES) and others (--tiles: "ROWSxWARPSxSTAGES,...",
 ROWS as a multiple of the default's: "d", "d/2", "d/4", "2d"). Per (form, norm, N, tile): ms
 (do_bench median, L2 flushed), GB/s over the bytes it must move, the CTAs per SM the grid got.
-Each tile's outputs are checked against the default tile's (dx, n bitwise up to the rows'
-summation order: max abs difference reported). Writes norm_bwd_tiles.json and .md.
+Each tile's outputs are compared with the first tile's (dx and n: max abs difference, which
+is bf16 rounding where the row sums' order follows the warp layout). Writes
+norm_bwd_tiles.json and .md.
 """
 from __future__ import annotations
 
