@@ -131,7 +131,8 @@ def bench_shape(kind: str, M: int, N: int, log) -> dict:
         bwd = lambda: torch.ops.normfuse.norm_bwd(dy, x, w, rstd, mean, 0.0, is_ln, True,  # noqa: E731
                                                   is_ln)
         row["ms"]["ours.bwd"] = _bench(bwd)
-        row["config"] = norm_ops.norm_config(N)
+        row["config"] = norm_ops.norm_config(N)  # the forward's tile
+        row["bwd_config"] = norm_ops.norm_config(N, "plain", is_ln)  # the op's backward's
         row["bwd_programs_per_sm"] = next((v for k, v in norm_ops._PER_SM.items()
                                            if dict(k[4]).get("N") == N), None)
         # errors against fp32 math on the same inputs; the backward repeated bitwise
