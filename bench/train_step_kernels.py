@@ -3,7 +3,7 @@ each training op: the forward's kernels and the whole step's (forward + backward
 host time and wall time of a step, so that the gap to torch.compile can be put on kernels.
 
     PYTHONPATH=python python3 bench/train_step_kernels.py --out DIR [--ops all|rmsnorm_linear,...]
-        [--cells 262144x1024x1024,...] [--top 12] [--no-compiled]
+        [--cells 262144x1024x1024,...] [--top 12] [--no-compiled] [--host-profile STEPS]
 
 The ops and their inputs are `bench/train_options_ab.py`'s (`make_case`: the four ops and the
 block with D = K, H = N, bf16, every input needing a gradient). Per (op, cell, config) where
@@ -15,7 +15,9 @@ config is ours / eager / compiled (torch.compile of the eager step, static shape
     forward is not separable from the compiled step) and of the whole step (torch.profiler);
   - the largest kernels of each (name, count, ms).
 Writes train_step_kernels.json and .md (the ms table; the kernel lists per op in the json and
-printed).
+printed). `--host-profile STEPS` instead: cProfile of STEPS steps of ours and eager per (op,
+cell), the Python calls a step and the functions by own and cumulative us a step
+(host_profile.txt): where a host-bound step's time goes.
 """
 from __future__ import annotations
 
@@ -58,6 +60,39 @@ def _times(fn, steps: int):
         host.append((t1 - t0) * 1e3)
         wall.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(host), statistics.median(wall)
+
+
+def host_profile(step, steps: int, top: int = 25) -> dict:
+    """cProfile of `steps` calls of `step` (a sync before each, outside the profile): the calls
+    a step and the `top` functions by own and by cumulative time, us a step (pstats' raw
+    counters, finer than its printed seconds)."""
+    import cProfile
+    import pstats
+    import torch
+    pr = cProfile.Profile()
+    for _ in range(steps):
+        torch.cuda.synchronize()
+        pr.enable()
+        step()
+        pr.disable()
+    torch.cuda.synchronize()
+    st = pstats.Stats(pr)
+    rows = [(tt / steps * 1e6, ct / steps * 1e6, nc / steps,
+             f"{os.path.basename(fn)}:{line}({name})")
+            for (fn, line, name), (_, nc, tt, ct, _) in st.stats.items()]
+    return dict(calls_per_step=st.total_calls / steps,
+                own_us=sum(r[0] for r in rows),
+                by_own=sorted(rows, reverse=True)[:top],
+                by_cumulative=sorted(rows, key=lambda r: -r[1])[:top])
+
+
+def host_profile_text(op: str, cell, name: str, prof: dict) -> str:
+    out = [f"==== {op} {cell[0]}x{cell[1]}x{cell[2]} {name}: {prof['calls_per_step']:.0f} Python "
+           f"calls a step, {prof['own_us']:.0f} us profiled a step"]
+    for what in ("by_own", "by_cumulative"):
+        out.append(f"  {what}:  own us  cum us  calls  function")
+        out += [f"    {o:8.1f} {c:8.1f} {n:6.1f}  {f}" for o, c, n, f in prof[what]]
+    return "\n".join(out) + "\n"
 
 
 def profile_case(op: str, cell, steps: int, top: int, compiled: bool, device: str = "cuda") -> dict:
@@ -124,6 +159,9 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--no-compiled", action="store_true")
+    ap.add_argument("--host-profile", type=int, default=0, metavar="STEPS",
+                    help="instead of the kernels: cProfile of STEPS steps of ours and eager per "
+                    "(op, cell), own and cumulative us a step -> host_profile.txt")
     a = ap.parse_args(argv)
     ops = list(OPS) if a.ops == "all" else [o for o in a.ops.split(",") if o]
     bad = [o for o in ops if o not in OPS]
@@ -134,6 +172,22 @@ def main(argv=None) -> int:
         print("train_step_kernels: needs a CUDA GPU", file=sys.stderr)
         return 2
     os.makedirs(a.out, exist_ok=True)
+    if a.host_profile:
+        from train_options_ab import make_case
+        text = []
+        for cell in parse_cells(a.cells):
+            for op in ops:
+                step, _, eager_step = make_case(op, cell, "cuda")[:3]
+                for name, st in (("ours", step), ("eager", eager_step)):
+                    for _ in range(5):
+                        st()
+                    text.append(host_profile_text(op, cell, name,
+                                                  host_profile(st, a.host_profile, a.top)))
+                    print(text[-1], flush=True)
+                torch.cuda.empty_cache()
+        with open(os.path.join(a.out, "host_profile.txt"), "w") as fh:
+            fh.write("".join(text))
+        return 0
     records = []
     for cell in parse_cells(a.cells):
         for op in ops:
