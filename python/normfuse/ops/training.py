@@ -1209,10 +1209,13 @@ POSTNORM_MLP_NORM1_PERSISTENT = os.environ.get("NORMFUSE_MLP_NORM1_PERSISTENT", 
 # The block's SiLU in its first post-norm kernel (the train kernels' ACT = 1: a = SiLU(norm1(h1))
 # stored instead of z1, no torch SiLU pass over z1: one [M, H] write and a read + write less per
 # step) or after it in torch (False, the default). Measured (H200, session 23, block fwd + bwd,
-# the 9 blog cells, `bench/train_options_ab.py --switches silu`): in the kernel 0.994-1.015x
-# after it with the fused forward, 0.993-1.038x with the lowered one (ptxas: 0-40 bytes more
-# spills a thread in the fused kernel): no gain, so off. NORMFUSE_MLP_SILU_IN_KERNEL=1 turns it
-# on.
+# the 9 blog cells, `bench/train_options_ab.py --switches silu`): in the kernel 0.993-1.038x
+# after it; but in both of that session's runs the first kernel was the fused (Triton) one:
+# norm1's persistent backward was still off then, so its statistics were not deferred and the
+# lowered form did not run (`mlp_stats_in_backward`). With today's defaults the first kernel is
+# the lowered one, whose ACT = 1 form builds with the same 168 registers and no spills as ACT = 0
+# (ptxas, RMSNorm 128 x 256 coop at H x D = 1024 x 1024 and 2048 x 512; session 24): not timed
+# yet, so off. NORMFUSE_MLP_SILU_IN_KERNEL=1 turns it on.
 POSTNORM_MLP_SILU_IN_KERNEL = os.environ.get("NORMFUSE_MLP_SILU_IN_KERNEL", "0") == "1"
 
 
@@ -1237,8 +1240,8 @@ def _mlp_fwd_impl(x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
         silu = POSTNORM_MLP_SILU_IN_KERNEL
         a, h1, rstd1, mean1 = _post_forward_save(x, w1, g1, beta1, b1, None, eps, is_ln,
                                                  act=int(silu), defer_stats=d1)
-        if not silu:
-            a = torch.nn.functional.silu(a)
+        if not silu:  # (in place: z1 itself is not kept)
+            a = torch.nn.functional.silu(a, inplace=True)
         out, h2, rstd2, mean2 = _post_forward_save(a, w2, g2, beta2, b2, x, eps, is_ln,
                                                    defer_stats=d2)
     return out, h1, rstd1, mean1, a, h2, rstd2, mean2
