@@ -724,6 +724,43 @@ def _fills_and_sums(step, shapes, copies=None):
     return fills, sums
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_reference_backward_sums_only_biases():
+    """Off the fused kernels (CPU tensors: the reference path) the post-norm op's and the
+    block's backward sum a bias gradient over [M, N] only for a bias: with biases, exactly one
+    column sum more per bias than without (the norms' own row and column sums are the same);
+    the gradients match fp64 autograd."""
+    from normfuse import ops
+    from normfuse.nn import PostNormMLP
+    gen = _gen(37)
+    M, K, N = 21, 16, 24
+    bf = torch.bfloat16
+
+    def leaf(*s, scale=1.0, shift=0.0):
+        return (torch.randn(*s, generator=gen) * scale + shift).to(bf).requires_grad_(True)
+    post, block = {}, {}
+    for bias in (False, True):
+        x, w = leaf(M, K), leaf(N, K, scale=K ** -0.5)
+        g, b = leaf(N, scale=0.2, shift=1.0), (leaf(N, scale=0.1) if bias else None)
+        dz = torch.randn(M, N, generator=gen).to(bf)
+        z = ops.linear_rmsnorm(x, w, g, 1e-6, b)
+        post[bias] = _fills_and_sums(lambda: z.backward(dz), [[M, N]])[1]
+        ref = F.rms_norm(F.linear(x.double(), w.double(), None if b is None else b.double()),
+                         (N,), g.double(), 1e-6)
+        want = torch.autograd.grad(ref, [x, w, g] + ([b] if bias else []), dz.double())
+        for got, exp in zip([x.grad, w.grad, g.grad] + ([b.grad] if bias else []), want):
+            assert rel_err(got, exp) < 2e-2
+        torch.manual_seed(5)
+        m = PostNormMLP(K, N, bias=bias, dtype=bf)
+        out = m(x.detach())
+        dout = torch.randn(M, K, generator=gen).to(bf)
+        block[bias] = _fills_and_sums(lambda: out.backward(dout), [[M, N], [M, K]])[1]
+        assert all(p.grad is not None and torch.isfinite(p.grad.float()).all()
+                   for p in m.parameters())
+    assert post[True] - post[False] == 1, post
+    assert block[True] - block[False] == 2, block
+
+
 @pytest.mark.parametrize("bias", [False, True])
 def test_cpu_training_steps_skip_unused_gradients(cpu_training, bias):
     """The training ops' backward does no work for what has no gradient: the saved outputs (h, the

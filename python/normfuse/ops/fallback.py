@@ -129,13 +129,15 @@ def postnorm_forward_save(x2, weight, g, beta, bias, residual, eps, offset, is_l
     return z, h.to(x2.dtype), rstd, mean
 
 
-def postnorm_backward(dz, x2, weight, g, beta, h, eps, offset, is_ln):
-    """(dx, dW, dg, dbeta, db, dh) of z = normalize(h), h = x W^T + b + r, from the saved h."""
+def postnorm_backward(dz, x2, weight, g, beta, h, eps, offset, is_ln, has_bias: bool = True):
+    """(dx, dW, dg, dbeta, db, dh) of z = normalize(h), h = x W^T + b + r, from the saved h (db
+    None without a bias: no column sum)."""
     dt = compute_dtype(x2.dtype)
     (dh, dg, dbeta), _ = _norm_grads(h.to(dt), g, beta, eps, offset, is_ln, dz.to(dt))
     dx = (dh @ weight.to(dt)).to(x2.dtype)
     dw = dh.t() @ x2.to(dt)
-    return dx, dw, dg, (dbeta if is_ln else None), dh.sum(0), dh.to(x2.dtype)
+    return (dx, dw, dg, (dbeta if is_ln else None), dh.sum(0) if has_bias else None,
+            dh.to(x2.dtype))
 
 
 def postnorm_mlp_save(x2, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
@@ -146,9 +148,11 @@ def postnorm_mlp_save(x2, w1, g1, beta1, b1, w2, g2, beta2, b2, eps, is_ln):
     return out, h1, rstd1, mean1, a, h2, rstd2, mean2
 
 
-def postnorm_mlp_backward(dout, x2, w1, g1, beta1, w2, g2, beta2, h1, a, h2, eps, is_ln):
+def postnorm_mlp_backward(dout, x2, w1, g1, beta1, w2, g2, beta2, h1, a, h2, eps, is_ln,
+                          has_b1: bool = True, has_b2: bool = True):
     """The block's gradients (dx, dW1, dg1, dbeta1, db1, dW2, dg2, dbeta2, db2) from the saved
-    h1, a, h2 (SiLU's derivative through the recomputed norm1 output)."""
+    h1, a, h2 (SiLU's derivative through the recomputed norm1 output; db1 / db2 None without
+    that bias)."""
     dt = compute_dtype(x2.dtype)
     (dh2, dg2, dbeta2), _ = _norm_grads(h2.to(dt), g2, beta2, eps, 0.0, is_ln, dout.to(dt))
     dw2 = dh2.t() @ a.to(dt)
@@ -156,8 +160,8 @@ def postnorm_mlp_backward(dout, x2, w1, g1, beta1, w2, g2, beta2, h1, a, h2, eps
     (dh1, dg1, dbeta1), _ = _norm_grads(h1.to(dt), g1, beta1, eps, 0.0, is_ln, da, act=True)
     dw1 = dh1.t() @ x2.to(dt)
     dx = (dh1 @ w1.to(dt) + dh2).to(x2.dtype)
-    return (dx, dw1, dg1, dbeta1 if is_ln else None, dh1.sum(0), dw2, dg2,
-            dbeta2 if is_ln else None, dh2.sum(0))
+    return (dx, dw1, dg1, dbeta1 if is_ln else None, dh1.sum(0) if has_b1 else None, dw2, dg2,
+            dbeta2 if is_ln else None, dh2.sum(0) if has_b2 else None)
 
 
 # ---------------------------------------------------------------------------------------------

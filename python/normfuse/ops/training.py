@@ -1111,7 +1111,7 @@ def _post_bwd_impl(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, of
     dt = x.dtype
     if not route(op, x):
         dx, dw, dg, dbeta, db, dh = fallback.postnorm_backward(
-            dz, x, weight, norm_weight, norm_bias, h, eps, offset, is_ln)
+            dz, x, weight, norm_weight, norm_bias, h, eps, offset, is_ln, has_bias)
     else:
         with torch.no_grad():
             # (empty statistics: the forward left them to this kernel, `post_stats_in_backward`)
@@ -1262,7 +1262,7 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
     dt = x.dtype
     if not route("postnorm_mlp", x):
         dx, dw1, dg1, dbeta1, db1, dw2, dg2, dbeta2, db2 = fallback.postnorm_mlp_backward(
-            dout, x, w1, g1, beta1, w2, g2, beta2, h1, a, h2, eps, is_ln)
+            dout, x, w1, g1, beta1, w2, g2, beta2, h1, a, h2, eps, is_ln, has_b1, has_b2)
     else:
         g1, beta1 = unit_stride(g1), unit_stride(beta1)  # (the kernels read them with unit stride)
         with torch.no_grad():
