@@ -280,6 +280,43 @@ def test_derived_vectors_under_capture_are_pinned_and_not_remembered(lowered, sh
         torch.testing.assert_close(v3, w.float().sum(1), rtol=0, atol=0)
 
 
+def test_provided_column_sums_are_taken_for_that_weight_version(lowered, shared, monkeypatch):
+    """`provide_column_sums` (the training forward's fold sums the folded W on the way): the
+    launch passes the provided vector for exactly that weight tensor at that version, without
+    summing it; a new version (an in-place update) is summed again, and the entry goes with
+    the tensor."""
+    import gc
+    from normfuse.lowering import launch as L
+    lw = lowered["ln"][0]
+    monkeypatch.setattr(L, "_PROVIDED", {})
+    with FakeDriver() as drv:
+        args = _pre_args("ln", lowered)
+        plan = lw.prepare(args, sms=132)
+        (slot, _), = plan._derived_slots
+        w = args[3]
+        marker = torch.full((w.shape[0],), 7.0)
+        L.provide_column_sums(w, marker)
+        plan.run(args)
+        assert drv.launches[-1][33][slot] is marker
+        w.add_(1.0)  # a new version: summed by the launch, not the stale vector
+        plan.run(args)
+        got = drv.launches[-1][33][slot]
+        assert got is not marker
+        torch.testing.assert_close(got, w.float().sum(1), rtol=0, atol=0)
+        other = w.clone()  # another tensor of the same geometry: nothing provided for it
+        assert L._provided(other, other, *w.shape, w.stride(0), False) is None
+        assert L._provided(w, w, *w.shape, w.stride(0), True) is None  # (read as [K, N])
+    with torch.inference_mode():
+        L.provide_column_sums(torch.ones(4, 3), torch.full((4,), 3.0))  # (no version: not kept)
+    assert len(L._PROVIDED) == 1
+    t = torch.ones(4, 3)
+    L.provide_column_sums(t, torch.full((4,), 3.0))
+    assert len(L._PROVIDED) == 2
+    del t
+    gc.collect()
+    assert len(L._PROVIDED) == 1  # (the entry left with its tensor)
+
+
 # ---------------------------------------------------------------------------------------------
 # The lowered post-norm kernels: a fourth descriptor slot (the residual) or a constexpr None
 # ---------------------------------------------------------------------------------------------

@@ -858,20 +858,27 @@ def test_fold_dot_kernel(dtype, offset, R, K, pad, has_g, has_bias):
     bias = torch.randn(R, generator=gen).to(dtype)
     out = torch.full((R, K), float("nan"), dtype=dtype)
     wb = torch.full((R,), float("nan"))
+    cs = torch.full((R,), float("nan"))
     t = FOLD_DOT_TILE
     res = check_pass_numerics(
         norm_kernels.scale_columns_dot,
         [wide.contiguous(), g if has_g else beta, beta, bias if has_bias else wb,
-         out if has_g else wide.contiguous(), wb, R, K + pad, K if has_g else 0, offset],
+         out if has_g else wide.contiguous(), wb, cs, R, K + pad, K if has_g else 0, offset],
         constexprs=dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"], HAS_G=has_g,
                         HAS_BIAS=has_bias),
         grid=(-(-R // t["BLOCK_R"]),), passes=(), num_warps=t["num_warps"])
+    folded = fold_norm_weight(w, g, offset=offset) if has_g else w
     if has_g:
-        assert torch.equal(res.after["OUT"], fold_norm_weight(w, g, offset=offset))
+        assert torch.equal(res.after["OUT"], folded)
     want = w.double() @ beta.double() + (bias.double() if has_bias else 0)
     got = torch.as_tensor(res.after["WB"])
     assert got.dtype == torch.float32
     assert (got.double() - want).abs().max() <= 1e-5 * want.abs().max()
+    # CS: the row sums of the folded W as rounded (the launch's column sum of its weight)
+    sums = torch.as_tensor(res.after["CS"])
+    want = folded.double().sum(1)
+    assert sums.dtype == torch.float32
+    assert (sums.double() - want).abs().max() <= 1e-5 * folded.double().abs().sum(1).max()
 
 
 def test_fold_norm_takes_the_one_pass_kernel_for_layernorm(monkeypatch):
@@ -883,8 +890,11 @@ def test_fold_norm_takes_the_one_pass_kernel_for_layernorm(monkeypatch):
 
     def fake(w, g, beta, bias, offset):
         calls.append((w, g, beta, bias, offset))
-        return (None if g is None else w * 2), torch.full((w.shape[0],), 7.0)
+        return ((None if g is None else w * 2), torch.full((w.shape[0],), 7.0),
+                torch.full((w.shape[0],), 3.0))
     monkeypatch.setattr(pre, "fold_columns_dot", fake)
+    given = []
+    monkeypatch.setattr(pre, "provide_column_sums", lambda t, sums: given.append((t, sums)))
     w, g, beta, bias = torch.ones(4, 6), torch.ones(6), torch.ones(6), torch.ones(4)
     assert not pre._fold_dot_applies(w, g, beta, bias)  # CPU tensors
     monkeypatch.setattr(pre, "_fold_dot_applies", lambda *a: True)
@@ -892,8 +902,10 @@ def test_fold_norm_takes_the_one_pass_kernel_for_layernorm(monkeypatch):
         fw, fb = pre.fold_norm(w, g, beta, bias, 1.0, cache=cache)
         assert torch.equal(fw, w * 2) and torch.equal(fb, torch.full((4,), 7.0))
     assert len(calls) == 2 and calls[0][4] == 1.0  # the second cached call hit
+    # each new folded W's column sums handed to the launches (`provide_column_sums`)
+    assert len(given) == 2 and all(torch.equal(s, torch.full((4,), 3.0)) for _, s in given)
     fw, fb = pre.fold_norm(w, None, beta, None, 0.0, cache=False)
-    assert fw is w  # (no scale: W as it is)
+    assert fw is w and len(given) == 2  # (no scale: W as it is, and nothing handed over)
     pre.fold_norm(w, g, None, bias, 0.0, cache=False)
     assert len(calls) == 3  # (RMSNorm's fold, no beta: not this kernel)
 
@@ -915,7 +927,8 @@ def test_fold_kernel_builds_for_sm90_vectorized():
     # LayerNorm's one-pass fold (scale_columns_dot), with g and a bias
     from normfuse.ops.norm import FOLD_DOT_TILE as t
     args = [bf, torch.empty(2048, dtype=torch.bfloat16), torch.empty(2048, dtype=torch.bfloat16),
-            torch.empty(5632, dtype=torch.bfloat16), bf, torch.empty(5632), 5632, 2048, 2048, 0.0]
+            torch.empty(5632, dtype=torch.bfloat16), bf, torch.empty(5632), torch.empty(5632),
+            5632, 2048, 2048, 0.0]
     consts = dict(K=2048, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"], HAS_G=True, HAS_BIAS=True)
     sig, attrs = launch_signature(norm_kernels.scale_columns_dot, args, consts)
     ck = normfuse.compile(norm_kernels.scale_columns_dot, signature=sig, constexprs=consts,
@@ -940,8 +953,11 @@ def test_gpu_fold_dot_is_the_reference(has_bias):
     bias = torch.randn(3072, device="cuda").to(torch.bfloat16) if has_bias else None
     want = w.double() @ beta.double() + (bias.double() if has_bias else 0)
     outs = [fold_norm(w, g, beta, bias, 0.0, cache=False) for _ in range(2)]
+    from normfuse.lowering.launch import _provided
     for fw, fb in outs:
         assert torch.equal(fw, fold_norm_weight(w, g))
+        sums = _provided(fw, fw, 3072, 2048, 2048, False)  # (the column sum handed over)
+        torch.testing.assert_close(sums, fw.float().sum(1), rtol=1e-5, atol=1e-3)
         assert fb.dtype == torch.float32
         assert (fb.double() - want).abs().max() <= 1e-5 * want.abs().max()
     assert torch.equal(outs[0][1], outs[1][1])

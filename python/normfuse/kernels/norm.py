@@ -174,19 +174,22 @@ def scale_columns(W, G, OUT, R, stride_w, stride_o, offset, K: tl.constexpr,
 
 
 @triton.jit
-def scale_columns_dot(W, G, BETA, BIAS, OUT, WB, R, stride_w, stride_o, offset,
+def scale_columns_dot(W, G, BETA, BIAS, OUT, WB, CS, R, stride_w, stride_o, offset,
                       K: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr,
                       HAS_G: tl.constexpr, HAS_BIAS: tl.constexpr):
     """LayerNorm's fold in one pass over W [R, K] (unit stride along K): OUT = W diag(offset + G)
-    as `scale_columns` computes it (bit for bit; HAS_G), and WB = W BETA [+ BIAS] in fp32 (the
-    epilogue's bias: the shift beta through the unfolded W, plus the Linear's bias), each
-    program BLOCK_R whole rows, K walked in BLOCK_K steps (a fixed order: repeatable bitwise).
-    One launch where the per-step fold took the scale kernel, two fp32 copies, a matrix-vector
-    product and an add."""
+    as `scale_columns` computes it (bit for bit; HAS_G), WB = W BETA [+ BIAS] in fp32 (the
+    epilogue's bias: the shift beta through the unfolded W, plus the Linear's bias), and CS =
+    the row sums of OUT as rounded (of W without G) in fp32: the lazy LayerNorm's column sum of
+    the weight, which its launch would otherwise read the weight again for. Each program
+    BLOCK_R whole rows, K walked in BLOCK_K steps (a fixed order: repeatable bitwise). One launch
+    where the per-step fold took the scale kernel, two fp32 copies, a matrix-vector product, an
+    add, and the launch's copy and sum of the folded weight."""
     rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
     rmask = rows < R
     r64 = rows.to(tl.int64)
     acc = tl.zeros([BLOCK_R], dtype=tl.float32)
+    csum = tl.zeros([BLOCK_R], dtype=tl.float32)
     for k0 in tl.range(0, K, BLOCK_K):
         cols = k0 + tl.arange(0, BLOCK_K)
         cmask = cols < K
@@ -194,10 +197,14 @@ def scale_columns_dot(W, G, BETA, BIAS, OUT, WB, R, stride_w, stride_o, offset,
         w = tl.load(W + r64[:, None] * stride_w + cols[None, :], mask=msk, other=0.0).to(tl.float32)
         if HAS_G:
             s = tl.load(G + cols, mask=cmask, other=0.0).to(tl.float32) + offset
-            tl.store(OUT + r64[:, None] * stride_o + cols[None, :],
-                     (w * s[None, :]).to(OUT.dtype.element_ty), mask=msk)
+            folded = (w * s[None, :]).to(OUT.dtype.element_ty)
+            tl.store(OUT + r64[:, None] * stride_o + cols[None, :], folded, mask=msk)
+            csum += tl.sum(folded.to(tl.float32), axis=1)
+        else:
+            csum += tl.sum(w, axis=1)
         beta = tl.load(BETA + cols, mask=cmask, other=0.0).to(tl.float32)
         acc += tl.sum(w * beta[None, :], axis=1)
     if HAS_BIAS:
         acc += tl.load(BIAS + rows, mask=rmask, other=0.0).to(tl.float32)
     tl.store(WB + rows, acc, mask=rmask)
+    tl.store(CS + rows, csum, mask=rmask)

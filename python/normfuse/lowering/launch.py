@@ -43,7 +43,7 @@ from ..device import cuda_state
 from ..ir.ws_plan import TileOperand
 from .runtime import SharedStats, TmaArg, kernel_arguments
 
-__all__ = ["LoweredLaunch", "LoweredPlan", "BoundLaunch", "TmaArg"]
+__all__ = ["LoweredLaunch", "LoweredPlan", "BoundLaunch", "TmaArg", "provide_column_sums"]
 
 _DERIVED_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
 _DERIVED_CACHE_SIZE = 1024  # one entry per weight of a model (a few KB each)
@@ -57,6 +57,40 @@ _NO_LOCK = contextlib.nullcontext()
 
 def clear_graph_pins() -> None:
     _GRAPH_PINS.clear()
+
+
+# Column sums handed over by whoever made the weight (id(weight) -> (weakref, version, sums)):
+# the pre-norm training forward folds a new W diag(g) every step, and the kernel that writes it
+# sums its rows on the way (`ops.norm.fold_columns_dot`), so the launch need not read it again.
+_PROVIDED: dict = {}
+
+
+def provide_column_sums(weight, sums) -> None:
+    """The row sums over the last dimension of `weight` [rows, cols] (unit stride along cols,
+    fp32 [rows], on weight's device), computed by the caller: a launch whose derived argument is
+    the column sum of exactly this tensor at this version, read as [rows, cols] with no scale,
+    takes them instead of summing the weight itself (`LoweredLaunch._derived`). Kept while the
+    tensor lives; a new version of it (an in-place update) is summed as before. An inference
+    tensor (no version counter) is not taken: its launches sum it."""
+    if weight.is_inference():
+        return
+    key = id(weight)
+
+    def gone(ref, key=key):
+        if _PROVIDED.get(key, (None,))[0] is ref:
+            del _PROVIDED[key]
+    _PROVIDED[key] = (weakref.ref(weight, gone), weight._version, sums)
+
+
+def _provided(weight, w_t, rows: int, cols: int, stride: int, b_kn: bool):
+    """The sums `provide_column_sums` holds for `weight` read as B [rows, cols] (None if none
+    apply: another tensor, version or layout)."""
+    p = _PROVIDED.get(id(weight))
+    if (p is None or p[0]() is not weight or p[1] != weight._version or b_kn
+            or w_t is not weight or weight.dim() != 2 or tuple(weight.shape) != (rows, cols)
+            or weight.stride() != (stride, 1)):
+        return None
+    return p[2]
 
 
 @dataclass(frozen=True)
@@ -240,6 +274,11 @@ class LoweredLaunch:
         scale = self._arg(args, d.scale) if d.scale is not None else None
         b_kn = self.plan.b_kn
         capturing = cuda_state.capturing()
+        given = None if scale is not None else _provided(weight, w_t, rows, cols, stride, b_kn)
+        if given is not None:  # (summed by the weight's maker: not cached, it lives with it)
+            if capturing:  # a captured graph reads it by address: keep it alive
+                _GRAPH_PINS[id(given)] = given
+            return given
         if weight.is_inference() or (scale is not None and scale.is_inference()):
             key = hit = None  # (inference tensors have no version counter: nothing cached)
         else:

@@ -295,28 +295,31 @@ FOLD_DOT_TILE = dict(BLOCK_R=8, BLOCK_K=256, num_warps=4)
 
 
 def fold_columns_dot(w: Tensor, g: Optional[Tensor], beta: Tensor, bias: Optional[Tensor],
-                     offset: float) -> tuple[Optional[Tensor], Tensor]:
-    """(W diag(offset + g) or None without g, W beta [+ bias] fp32) by one `scale_columns_dot`
-    launch (CUDA, sm_90; w [R, K] of 16 bits with unit stride along K, g / beta [K] and bias
-    [R] unit-stride): LayerNorm's fold (`prenorm_linear.fold_norm`). Its launch-ready call is
-    kept per geometry in `_CALLS`."""
+                     offset: float) -> tuple[Optional[Tensor], Tensor, Tensor]:
+    """(W diag(offset + g) or None without g, W beta [+ bias] fp32, the row sums of the folded
+    W as rounded (of W without g) fp32) by one `scale_columns_dot` launch (CUDA, sm_90; w
+    [R, K] of 16 bits with unit stride along K, g / beta [K] and bias [R] unit-stride):
+    LayerNorm's fold (`prenorm_linear.fold_norm`). Its launch-ready call is kept per geometry
+    in `_CALLS`."""
     R, K = w.shape
     out = torch.empty((R, K), dtype=w.dtype, device=w.device) if g is not None else None
     wb = torch.empty(R, dtype=torch.float32, device=w.device)
+    cs = torch.empty(R, dtype=torch.float32, device=w.device)
     if not R:
-        return out, wb
+        return out, wb, cs
     if not K:
         wb.copy_(bias.float() if bias is not None else torch.zeros_like(wb))
-        return out, wb
+        cs.zero_()
+        return out, wb, cs
     tensors = (w, g if g is not None else beta, beta, bias if bias is not None else wb,
-               out if out is not None else w, wb)
+               out if out is not None else w, wb, cs)
     key = ("fold-dot", w.device, w.dtype, None if g is None else g.dtype, beta.dtype,
            None if bias is None else bias.dtype, R, K, w.stride(0), offset, _align(*tensors),
            tuple(FOLD_DOT_TILE.items()))
     call = _CALLS.get(key)
     if call is not None:
         call(*tensors)
-        return out, wb
+        return out, wb, cs
     t = FOLD_DOT_TILE
     grid = (-(-R // t["BLOCK_R"]),)
     rest = (R, w.stride(0), out.stride(0) if out is not None else 0, offset)
@@ -326,7 +329,7 @@ def fold_columns_dot(w: Tensor, g: Optional[Tensor], beta: Tensor, bias: Optiona
         launched = _launcher("scale_columns_dot")[grid](*tensors, *rest, **consts,
                                                         num_warps=t["num_warps"])
     _store_call(key, _direct_call(launched, grid, rest + tuple(consts.values())))
-    return out, wb
+    return out, wb, cs
 
 
 # ---------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from ..direct_launch import resolve as resolve_launch
 from ..device import (LaunchFailure, cuda_state, describe_kernel,
                       ensure_allocator as _ensure_allocator, ensure_cluster_launch)
 from ..kernels.configs import GemmConfig, select_config
+from ..lowering.launch import provide_column_sums
 from ..reference import fold_norm_weight
 from .common import (WEIGHTS, adjacent, as_lists, cat_biases, check_hopper, check_prenorm,
                      fused_unavailable, joined_view, shape_str, sm_count)
@@ -816,7 +817,10 @@ def fold_norm(w: torch.Tensor, g, beta, bias, offset: float = 0.0, cache: bool =
     if beta is not None and _fold_dot_applies(w, g, beta, bias):
         def both():
             vec = lambda t: t if t is None or t.stride(0) == 1 else t.contiguous()  # noqa: E731
-            return fold_columns_dot(w, vec(g), vec(beta), vec(bias), float(offset))
+            folded, extra, sums = fold_columns_dot(w, vec(g), vec(beta), vec(bias), float(offset))
+            if folded is not None:  # (its launch's column sum: summed on the way)
+                provide_column_sums(folded, sums)
+            return folded, extra
         with torch.no_grad():
             folded, extra = WEIGHTS.get("fold+w-beta", (w, g, beta, bias), float(offset), both,
                                         cache)
