@@ -181,14 +181,21 @@ def test_kernels_through_the_op_match_fp64(interpreted, case):
     got = _run(_op(is_ln, eps, offset), x, w, b, dy)
     _assert_close(got, _ref64(x, w, b, eps, offset, is_ln, dy),
                   _eager_bf16(x, w, b, eps, offset, is_ln, dy), _ids(case))
-    # forward: one program per tile of ROWS rows; backward: the persistent grid, min(blocks, P)
-    (fname, fgrid, fc), (bname, bgrid, bc) = interpreted
+    # forward: one program per tile of ROWS rows; backward: the persistent grid, min(blocks, P),
+    # then (with a parameter) one launch summing its partials into dg / dbeta
+    (fname, fgrid, fc), (bname, bgrid, bc), *finish = interpreted
     M, N = x.numel() // shape[-1], shape[-1]
     cfg = norm_ops.norm_config(N)
     blocks = -(-M // cfg["ROWS"])
     assert (fname, bname) == ("norm_fwd", "norm_bwd")
     assert fgrid == (blocks,) and bgrid == (min(blocks, 6),)
     assert bc["HAS_DG"] == affine and bc["HAS_DB"] == bias and bc["STAGES"] == cfg["STAGES"]
+    if affine or bias:
+        (name, grid, c), = finish
+        assert name == "norm_bwd_finish" and (c["HAS_DG"], c["HAS_DB"]) == (affine, bias)
+        assert grid == (-(-N // norm_ops.FINISH_TILE["BLOCK_N"]),)
+    else:
+        assert finish == []
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=["fp16", "fp32"])
@@ -332,6 +339,50 @@ def test_kernels_build_for_sm90_without_spills(N, xn, stats, act):
         assert "ttg.async_copy_global_to_local" in ttgir
     else:
         assert "ttg.async_copy_global_to_local" not in ttgir
+
+
+@pytest.mark.parametrize("has_dg,has_db", [(True, True), (True, False), (False, True)])
+def test_finish_kernel_sums_the_partials(has_dg, has_db):
+    """`norm_bwd_finish` run as its TTIR in the interpreter: P = 300 partial rows (three steps
+    of 128, the last ragged) and N = 70 columns (three programs, the last ragged), dg stored in
+    bf16 and dbeta in fp32: the column sums of the partials within fp32 rounding (of fp64)."""
+    from normfuse.testing import check_pass_numerics
+    t = norm_ops.FINISH_TILE
+    gen = torch.Generator().manual_seed(3)
+    P, N = 300, 70
+    dgp, dbp = torch.randn(P, N, generator=gen), torch.randn(P, N, generator=gen)
+    dg = torch.full((N,), float("nan")).bfloat16()
+    db = torch.full((N,), float("nan"))
+    res = check_pass_numerics(
+        norm_kernels.norm_bwd_finish,
+        [dgp if has_dg else dbp, dbp if has_db else dgp, dg if has_dg else db,
+         db if has_db else dg, P],
+        constexprs=dict(N=N, BLOCK_P=t["BLOCK_P"], BLOCK_N=t["BLOCK_N"], HAS_DG=has_dg,
+                        HAS_DB=has_db),
+        grid=(-(-N // t["BLOCK_N"]),), passes=(), num_warps=t["num_warps"])
+    if has_dg:
+        got = torch.as_tensor(res.after["DG"])
+        assert got.dtype == torch.bfloat16
+        assert rel_err(got, dgp.double().sum(0)) < 4e-3  # (bf16's rounding)
+    if has_db:
+        got = torch.as_tensor(res.after["DB"])
+        assert got.dtype == torch.float32
+        assert (got.double() - dbp.double().sum(0)).abs().max() < 1e-4
+
+
+def test_finish_kernel_builds_for_sm90_without_spills():
+    """The partials' sum (`norm_bwd_finish`, dg in bf16 and dbeta in fp32 as the op stores them)
+    for sm_90: no spills, 16-byte loads of the partial rows."""
+    t = norm_ops.FINISH_TILE
+    f = torch.empty(4, 1024)
+    args = [f, f, torch.empty(1024, dtype=torch.bfloat16), torch.empty(1024), 528]
+    consts = dict(N=1024, BLOCK_P=t["BLOCK_P"], BLOCK_N=t["BLOCK_N"], HAS_DG=True, HAS_DB=True)
+    sig, attrs = launch_signature(norm_kernels.norm_bwd_finish, args, consts)
+    ck = normfuse.compile(norm_kernels.norm_bwd_finish, signature=sig, constexprs=consts,
+                          attrs=attrs, target="cuda:90", passes=(), num_warps=t["num_warps"])
+    r = ck.resources()
+    assert r["spill_stores"] == 0 and r["spill_loads"] == 0, r
+    assert "ld.global.v4" in ck.asm["ptx"]
 
 
 def test_config_table(monkeypatch):
@@ -576,10 +627,11 @@ def test_host_path_under_tritons_launcher(monkeypatch, stand_in_norm):
         xs, ws, bs = (t.clone().requires_grad_(True) for t in (x, w, b))
         y = normfuse.ops.layer_norm(xs, ws, bs)
         y.backward(dy)
-        (fwd, bwd) = drv.launches[-2:]
+        (fwd, bwd, fin) = drv.launches[-3:]
     M = 6000
     assert fwd[:3] == (M // 4, 1, 1)  # 4 rows a tile
     assert bwd[:3] == (6 * 132, 1, 1)
+    assert fin[:3] == (1024 // norm_ops.FINISH_TILE["BLOCK_N"], 1, 1)  # the partials' sums
     assert list(norm_ops._PER_SM.values()) == [6]
     meta = dict(next(iter(norm_ops._PER_SM))[-1])
     assert (meta["ROWS"], meta["num_warps"], meta["STAGES"]) == (4, 4, 3)
@@ -647,7 +699,7 @@ def test_postnorm_backward_uses_the_persistent_kernel(interpreted, monkeypatch, 
     h = (x.float() @ w.float().t() + 1.0).bfloat16()
     rstd, mean = fallback.row_stats(h, 1e-5, is_ln)
     got = training._post_bwd(dz, x, w, g, beta, h, rstd, mean, 1e-5, 1.0, is_ln, True)
-    assert [name for name, _, _ in interpreted] == ["norm_bwd"]
+    assert [name for name, _, _ in interpreted] == ["norm_bwd", "norm_bwd_finish"]
     want = fallback.postnorm_backward(dz, x, w, g, beta, h, 1e-5, 1.0, is_ln)
     # (dx, dw, dg, dbeta, db, dh) from the op; (dx, dW, dg, dbeta, db, dh) from the reference
     for name, a, r in zip(("dx", "dw", "dg", "dbeta", "db", "dh"), got, want):

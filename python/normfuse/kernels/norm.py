@@ -154,6 +154,32 @@ def norm_bwd(DY, X, RSTD, MEAN, G, DX, DGP, DBP, XN, BETA, M, stride_dym, stride
 
 
 @triton.jit
+def norm_bwd_finish(DGP, DBP, DG, DB, P, N: tl.constexpr, BLOCK_P: tl.constexpr,
+                    BLOCK_N: tl.constexpr, HAS_DG: tl.constexpr, HAS_DB: tl.constexpr):
+    """The persistent backward's last step: dg = sum_p DGP[p, :] and dbeta = sum_p DBP[p, :]
+    ([P, N] fp32 partials, one row per program of `norm_bwd`), summed in fp32 in a fixed order
+    (BLOCK_P rows at a time, then across the steps: repeatable bitwise) and stored once in DG's /
+    DB's dtype (the parameters' dtype where the caller asks for it). Each program BLOCK_N
+    columns. One launch where the backward took a sum per partial and a cast per gradient."""
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    cmask = cols < N
+    accg = tl.zeros([BLOCK_N], dtype=tl.float32)
+    accb = tl.zeros([BLOCK_N], dtype=tl.float32)
+    for p0 in tl.range(0, P, BLOCK_P):
+        prow = p0 + tl.arange(0, BLOCK_P)
+        msk = (prow < P)[:, None] & cmask[None, :]
+        offs = prow.to(tl.int64)[:, None] * N + cols[None, :]
+        if HAS_DG:
+            accg += tl.sum(tl.load(DGP + offs, mask=msk, other=0.0), axis=0)
+        if HAS_DB:
+            accb += tl.sum(tl.load(DBP + offs, mask=msk, other=0.0), axis=0)
+    if HAS_DG:
+        tl.store(DG + cols, accg.to(DG.dtype.element_ty), mask=cmask)
+    if HAS_DB:
+        tl.store(DB + cols, accb.to(DB.dtype.element_ty), mask=cmask)
+
+
+@triton.jit
 def scale_columns(W, G, OUT, R, stride_w, stride_o, offset, K: tl.constexpr,
                   BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr):
     """OUT = W diag(offset + G) for W [R, K] (unit stride along K): the pre-norm ops' fold of

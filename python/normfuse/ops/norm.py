@@ -205,21 +205,24 @@ def _kernel_forward(x2, g, beta, eps, offset, is_ln):
 
 
 def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db, xn_out=None,
-                     beta=None, eps=None, act: int = 0):
-    """(dx, dg fp32 or None, dbeta fp32 or None) of the norm over x2's rows through the persistent
-    `norm_bwd` kernel. `xn_out` ([M, N], unit column stride): the kernel also writes the norm's
-    output n = xhat (offset + g) [+ beta] there (the pre-norm op's backward: dW = dY^T n); `beta`
-    is read only for that. `eps` given: the kernel computes the rows' statistics itself from x
-    (its STATS form; `rstd` and `mean` are not read and may be empty). `act` = 1: dy is the
-    gradient of SiLU(n), n the norm's output (`beta` read for n too): the kernel's ACT form."""
+                     beta=None, eps=None, act: int = 0, dg_dtype=torch.float32,
+                     db_dtype=torch.float32):
+    """(dx, dg or None, dbeta or None) of the norm over x2's rows through the persistent
+    `norm_bwd` kernel, then `norm_bwd_finish` (its [P, N] partials summed in fp32, stored in
+    `dg_dtype` / `db_dtype`: one launch for both). `xn_out` ([M, N], unit column stride): the
+    kernel also writes the norm's output n = xhat (offset + g) [+ beta] there (the pre-norm op's
+    backward: dW = dY^T n); `beta` is read only for that. `eps` given: the kernel computes the
+    rows' statistics itself from x (its STATS form; `rstd` and `mean` are not read and may be
+    empty). `act` = 1: dy is the gradient of SiLU(n), n the norm's output (`beta` read for n
+    too): the kernel's ACT form."""
     stats = eps is not None
     if stats:
         rstd = mean = x2  # (pointers the STATS form never reads)
     M, N = x2.shape
     dx = torch.empty(M, N, device=x2.device, dtype=x2.dtype)
     if M == 0:
-        z = torch.zeros(N, device=x2.device, dtype=torch.float32)
-        return dx, (z if want_dg else None), (z.clone() if want_db else None)
+        return (dx, torch.zeros(N, device=x2.device, dtype=dg_dtype) if want_dg else None,
+                torch.zeros(N, device=x2.device, dtype=db_dtype) if want_db else None)
     has_xn = xn_out is not None
     has_beta = (has_xn or act == 1) and beta is not None
     form = "act" if act == 1 else "pre" if has_xn else "post" if stats else "plain"
@@ -255,7 +258,37 @@ def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db, xn_
         launched = _launcher("norm_bwd")[(P,)](*tensors, *tail, **meta)
         consts = {k: v for k, v in meta.items() if k not in ("num_warps", "num_stages")}
         _store_call(ckey, _direct_call(launched, (P,), tail + tuple(consts.values())))
-    return dx, (dgp.sum(0) if want_dg else None), (dbp.sum(0) if want_db else None)
+    if not (want_dg or want_db):
+        return dx, None, None
+    dg = torch.empty(N, device=x2.device, dtype=dg_dtype) if want_dg else None
+    db = torch.empty(N, device=x2.device, dtype=db_dtype) if want_db else None
+    _finish(dgp, dbp, dg, db, P, N)
+    return dx, dg, db
+
+
+# The partials' sum (`norm_bwd_finish`): 32 columns a program, 128 partial rows a step, 4 warps
+# (P <= 8 CTAs x 132 SMs = 1056 rows: at most 9 steps; N = 1024: 32 programs).
+FINISH_TILE = dict(BLOCK_P=128, BLOCK_N=32, num_warps=4)
+
+
+def _finish(dgp, dbp, dg, db, P: int, N: int) -> None:
+    """dg / db = the column sums of the partials dgp / dbp [P, N] fp32 (either may be absent:
+    None), one `norm_bwd_finish` launch (launch-ready per geometry in `_CALLS`)."""
+    tensors = (dgp if dg is not None else dbp, dbp if db is not None else dgp,
+               dg if dg is not None else db, db if db is not None else dg)
+    key = ("finish", dgp.device, None if dg is None else dg.dtype,
+           None if db is None else db.dtype, P, N, _align(*tensors))
+    call = _CALLS.get(key)
+    if call is not None:
+        call(*tensors)
+        return
+    t = FINISH_TILE
+    grid = (-(-N // t["BLOCK_N"]),)
+    consts = dict(N=N, BLOCK_P=t["BLOCK_P"], BLOCK_N=t["BLOCK_N"], HAS_DG=dg is not None,
+                  HAS_DB=db is not None)
+    launched = _launcher("norm_bwd_finish")[grid](*tensors, P, **consts,
+                                                  num_warps=t["num_warps"])
+    _store_call(key, _direct_call(launched, grid, (P,) + tuple(consts.values())))
 
 
 # The fold kernel's tile (kernels/norm.py `scale_columns`): 16 x 256 elements a program,
@@ -362,17 +395,19 @@ def _fwd_fake(x, weight, bias, eps, offset, is_ln):
 
 
 def _bwd_impl(dy, x, weight, rstd, mean, offset, is_ln, want_dg, want_db):
+    # (db in the compute dtype: the autograd formula casts it once, to the bias's own dtype; an
+    # output not wanted is empty, in the dtype the fake implementation gives it; the kernels
+    # store dg and db in these dtypes, so the casts below are no-ops there)
+    wdt = x.dtype if weight is None else weight.dtype
+    cdt = fallback.compute_dtype(x.dtype)
     if not _route(_op_name(is_ln), x):
         dx, dg, db = fallback.norm_backward(dy, x, weight, rstd, mean, offset, is_ln, want_dg,
                                             want_db)
     else:
         with torch.no_grad():
             dx, dg, db = _kernel_backward(_unit_rows(dy), _unit_rows(x), unit_stride(weight), rstd,
-                                          mean, offset, is_ln, want_dg, want_db)
-    # (db in the compute dtype: the autograd formula casts it once, to the bias's own dtype; an
-    # output not wanted is empty, in the dtype the fake implementation gives it)
-    wdt = x.dtype if weight is None else weight.dtype
-    cdt = fallback.compute_dtype(x.dtype)
+                                          mean, offset, is_ln, want_dg, want_db, dg_dtype=wdt,
+                                          db_dtype=cdt)
     return (dx, dg.to(wdt) if want_dg else x.new_empty(0, dtype=wdt),
             db.to(cdt) if want_db else x.new_empty(0, dtype=cdt))
 

@@ -570,8 +570,9 @@ def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x:
 def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bias: bool,
                      plan: str = "fused", y: Optional[Tensor] = None,
                      bias: Optional[Tensor] = None, eps: Optional[float] = None):
-    """(dx, dg fp32 or None, dbeta fp32 or None, dW, db fp32 or None) of the fused pre-norm op,
-    by `plan` (see PRENORM_BWD_PLAN); g is the norm's scale (offset applied). "rowdot" needs
+    """(dx, dg or None, dbeta or None, dW, db fp32 or None) of the fused pre-norm op, by `plan`
+    (see PRENORM_BWD_PLAN); dg and dbeta summed in fp32, in x's dtype from the "cublas" plan's
+    persistent norm kernel, fp32 elsewhere; g is the norm's scale (offset applied). "rowdot" needs
     the forward's output `y` and its `bias` (without y, as when the plan changed between the
     forward and the backward: "cublas"). Empty `rstd` (the forward deferred the statistics,
     `stats_in_backward`): the persistent norm backward computes them from x with `eps`; any other
@@ -599,7 +600,8 @@ def prenorm_backward(dy, x, g, beta, weight, rstd, mean, *, is_ln: bool, has_bia
             dx, dg, dbeta = norm_kernel_backward(dn, x2, unit_stride(g), rstd, mean, 0.0, is_ln,
                                                  True, is_ln, xn_out=xn,
                                                  beta=unit_stride(beta) if is_ln else None,
-                                                 eps=eps if deferred else None)
+                                                 eps=eps if deferred else None,
+                                                 dg_dtype=x.dtype, db_dtype=x.dtype)
         else:
             dx, dg, dbeta = norm_backward(dn, None, x, rstd, mean, g, beta, None, is_ln=is_ln,
                                           want_dg=True, xn_out=xn, op=_pre_op(is_ln))
@@ -1082,13 +1084,15 @@ NOGEMM_NORM_BWD = os.environ.get("NORMFUSE_NOGEMM_NORM_BWD", "persistent")
 def nogemm_norm_backward(dy: Tensor, h: Tensor, norm_weight: Optional[Tensor], rstd: Tensor,
                          mean: Tensor, beta: Optional[Tensor], offset: float, is_ln: bool,
                          op: str, *, act: int = 0, kernel: Optional[str] = None,
-                         eps: Optional[float] = None
+                         eps: Optional[float] = None, grad_dtype=torch.float32
                          ) -> tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
-    """(dh in h's dtype, dg fp32, dbeta fp32 or None) of z = norm(h) (offset + g) [+ beta] for
-    dz = dy (act = 1: dy is the gradient of SiLU(z)), by `kernel` (default NOGEMM_NORM_BWD;
-    rows longer than the persistent kernel's MAX_N: "row"); g = norm_weight must be given.
-    `eps` given: rstd / mean were not saved (empty): the persistent kernel computes them from h
-    (its STATS form), the row kernel gets them from `row_stats` first."""
+    """(dh in h's dtype, dg, dbeta or None) of z = norm(h) (offset + g) [+ beta] for dz = dy
+    (act = 1: dy is the gradient of SiLU(z)), by `kernel` (default NOGEMM_NORM_BWD; rows
+    longer than the persistent kernel's MAX_N: "row"); g = norm_weight must be given. dg and
+    dbeta are summed in fp32 and come in `grad_dtype` from the persistent kernel (its partials'
+    sum stores them so), fp32 from the row kernel. `eps` given: rstd / mean were not saved
+    (empty): the persistent kernel computes them from h (its STATS form), the row kernel gets
+    them from `row_stats` first."""
     kernel = NOGEMM_NORM_BWD if kernel is None else kernel
     if kernel not in ("persistent", "row"):
         raise ValueError(f"normfuse.ops.training.NOGEMM_NORM_BWD = {kernel!r}: expected "
@@ -1098,7 +1102,8 @@ def nogemm_norm_backward(dy: Tensor, h: Tensor, norm_weight: Optional[Tensor], r
         dy = dy if dy.stride(-1) == 1 else dy.contiguous()
         h = h if h.stride(-1) == 1 else h.contiguous()
         return norm_kernel_backward(dy, h, norm_weight, rstd, mean, offset, is_ln, True, is_ln,
-                                    beta=beta, act=act, eps=eps)
+                                    beta=beta, act=act, eps=eps, dg_dtype=grad_dtype,
+                                    db_dtype=grad_dtype)
     if eps is not None:
         rstd, mean = row_stats(h, eps, is_ln)
     g = _offset_weight(norm_weight, offset, cache=False)
@@ -1117,7 +1122,8 @@ def _post_bwd_impl(dz, x, weight, norm_weight, norm_bias, h, rstd, mean, eps, of
             # (empty statistics: the forward left them to this kernel, `post_stats_in_backward`)
             deferred = rstd.numel() == 0 and h.shape[0] > 0
             dh, dg, dbeta = nogemm_norm_backward(dz, h, norm_weight, rstd, mean, norm_bias,
-                                                 offset, is_ln, op, eps=eps if deferred else None)
+                                                 offset, is_ln, op, eps=eps if deferred else None,
+                                                 grad_dtype=dt)
             dx = torch.mm(dh, weight)
             dw = torch.mm(dh.t(), x)
             db = dh.sum(0, dtype=torch.float32) if has_bias else None
@@ -1272,7 +1278,7 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
             e1 = eps if rstd1.numel() == 0 and M else None
             e2 = eps if rstd2.numel() == 0 and M else None
             dh2, dg2, dbeta2 = nogemm_norm_backward(dout, h2, g2, rstd2, mean2, beta2, 0.0,
-                                                    is_ln, "postnorm_mlp", eps=e2)
+                                                    is_ln, "postnorm_mlp", eps=e2, grad_dtype=dt)
             dw2 = torch.mm(dh2.t(), a)
             plan = POSTNORM_MLP_BWD_PLAN
             if plan == "regrouped":
@@ -1286,7 +1292,8 @@ def _mlp_bwd_impl(dout, x, w1, g1, beta1, w2, g2, beta2, h1, rstd1, mean1, a, h2
                 da = torch.mm(dh2, w2 if w2.stride(-1) == 1 else w2.contiguous())
                 dh1, dg1, dbeta1 = nogemm_norm_backward(
                     da, h1, g1, rstd1, mean1, beta1, 0.0, is_ln, "postnorm_mlp", act=1,
-                    kernel="persistent" if POSTNORM_MLP_NORM1_PERSISTENT else "row", eps=e1)
+                    kernel="persistent" if POSTNORM_MLP_NORM1_PERSISTENT else "row", eps=e1,
+                    grad_dtype=dt)
             else:
                 raise ValueError(f"normfuse.ops.training.POSTNORM_MLP_BWD_PLAN = {plan!r} (or "
                                  f"NORMFUSE_MLP_BWD_PLAN): expected one of "
