@@ -151,6 +151,23 @@ def test_bwd_softmax_keys_over_several_blocks():
     _check([9, 3], 2, 1, 64, 80, "softmax", block_m=16, seed=4)
 
 
+def test_bwd_writes_every_gradient_element(monkeypatch):
+    """dx, dK and dV come from fresh uninitialized buffers (no zero fill): here NaN-poisoned, so
+    an element a kernel did not store shows; empty sequences (the first and the last batch)
+    get dK = dV = 0 from the dK / dV kernel itself, and an input without rows gets zeros."""
+    real = torch.empty_like
+    monkeypatch.setattr(torch, "empty_like",
+                        lambda t, **kw: real(t, **kw).fill_(float("nan"))
+                        if t.is_floating_point() else real(t, **kw))
+    got, _ = _check([0, 6, 0], 2, 1, 64, 24, "softmax", block_m=16, seed=6)
+    dk, dv = got[1], got[2]
+    assert (dk[0] == 0).all() and (dk[2] == 0).all() and (dv[0] == 0).all() and (dv[2] == 0).all()
+    x, k, v, off, dout, lnw, lnb, rmw = _inputs([0, 0], 2, 1, 64, 24, seed=6)
+    out = flash_norm_attention_bwd(dout, x, k, v, off, dout, torch.zeros(0), torch.zeros(0),
+                                   torch.zeros(0), activation="softmax")
+    assert all(t is None or (t == 0).all() for t in out[:3])
+
+
 def test_bwd_without_affine_and_qk_scale():
     _check([6, 11], 2, 2, 64, 24, "silu", affine=False, block_m=16, seed=5, qk_scale=0.3)
 

@@ -260,11 +260,14 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     gs = None if g is None else g.contiguous()
     lnw, lnb, rmw = (None if w is None else w.contiguous() for w in (ln_weight, ln_bias, rms_weight))
     dx = torch.empty_like(x)
-    dk = torch.zeros_like(k)
-    dv = torch.zeros_like(v)
+    # (the dK / dV kernel stores every key of every batch and head, an empty sequence's as zeros)
+    dk = torch.empty_like(k)
+    dv = torch.empty_like(v)
     grads = [None, None, None]
     if T == 0 or B == 0:
         dx.zero_()
+        dk.zero_()
+        dv.zero_()
         return (dx, dk, dv, *(None if w is None else torch.zeros_like(w) for w in (lnw, lnb, rmw)))
     if L == 0:
         raise ValueError("flash_norm_attention_bwd: k/v have no keys (L = 0)")
