@@ -152,14 +152,21 @@ def test_bwd_softmax_keys_over_several_blocks():
 
 
 def test_bwd_writes_every_gradient_element(monkeypatch):
-    """dx, dK and dV come from fresh uninitialized buffers (no zero fill): here NaN-poisoned, so
-    an element a kernel did not store shows; empty sequences (the first and the last batch)
-    get dK = dV = 0 from the dK / dV kernel itself, and an input without rows gets zeros."""
-    real = torch.empty_like
+    """dx, dK, dV and the weights' partials come from fresh uninitialized buffers (no zero
+    fill): here NaN-poisoned (torch.empty / empty_like), so an element a kernel did not store
+    shows (the weights' gradients come from the partials of the weights present only); empty
+    sequences get dK = dV = 0 from the dK / dV kernel itself, an input without rows zeros."""
+    real, real_empty = torch.empty_like, torch.empty
     monkeypatch.setattr(torch, "empty_like",
                         lambda t, **kw: real(t, **kw).fill_(float("nan"))
                         if t.is_floating_point() else real(t, **kw))
+
+    def empty(*shape, **kw):
+        t = real_empty(*shape, **kw)
+        return t.fill_(float("nan")) if t.is_floating_point() else t
+    monkeypatch.setattr(torch, "empty", empty)
     got, _ = _check([0, 6, 0], 2, 1, 64, 24, "softmax", block_m=16, seed=6)
+    _check([3, 0, 5], 2, 2, 64, 24, "gelu_tanh", affine=False, block_m=16, seed=7)
     dk, dv = got[1], got[2]
     assert (dk[0] == 0).all() and (dk[2] == 0).all() and (dv[0] == 0).all() and (dv[2] == 0).all()
     x, k, v, off, dout, lnw, lnb, rmw = _inputs([0, 0], 2, 1, 64, 24, seed=6)

@@ -289,7 +289,9 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     soft = activation == "softmax"
     stat = torch.empty((T, H, 2) if soft else (1,), **f32)
     any_w = any(w is not None for w in (lnw, lnb, rmw))
-    dw_part = torch.zeros((nprog, 3, H * D) if any_w else (1,), **f32)
+    # (each program stores its rows of the partials for every weight present, a dead one zeros;
+    # an absent weight's rows are never read into a gradient)
+    dw_part = torch.empty((nprog, 3, H * D) if any_w else (1,), **f32)
     dummy = x  # never read when the HAS_* flag is off
     act = ACT_CODES[activation]
     stride_kb, stride_kl = k.stride(0), k.stride(1)
@@ -313,9 +315,8 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
              lnb if lnb is not None else dummy, off, dz, stat, dk, dv, L, stride_kb, stride_kl,
              scale], kv_consts, dev, cfg.kv_num_warps, cfg.kv_num_stages)
     if any_w:
-        sums = dw_part.sum(0)
         for i, w in enumerate((rmw, lnw, lnb)):
             if w is not None:
-                grads[i] = sums[i].to(w.dtype)
+                grads[i] = dw_part[:, i].sum(0).to(w.dtype)
     d_rms, d_lnw, d_lnb = grads
     return dx, dk, dv, d_lnw, d_lnb, d_rms
