@@ -343,8 +343,8 @@ def test_kernels_build_for_sm90_without_spills(N, xn, stats, act):
 
 @pytest.mark.parametrize("has_dg,has_db", [(True, True), (True, False), (False, True)])
 def test_finish_kernel_sums_the_partials(has_dg, has_db):
-    """`norm_bwd_finish` run as its TTIR in the interpreter: P = 300 partial rows (three steps
-    of 128, the last ragged) and N = 70 columns (three programs, the last ragged), dg stored in
+    """`norm_bwd_finish` run as its TTIR in the interpreter: P = 300 partial rows (two steps of
+    256, the last ragged) and N = 70 columns (three programs, the last ragged), dg stored in
     bf16 and dbeta in fp32: the column sums of the partials within fp32 rounding (of fp64)."""
     from normfuse.testing import check_pass_numerics
     t = norm_ops.FINISH_TILE
@@ -359,7 +359,7 @@ def test_finish_kernel_sums_the_partials(has_dg, has_db):
          db if has_db else dg, P],
         constexprs=dict(N=N, BLOCK_P=t["BLOCK_P"], BLOCK_N=t["BLOCK_N"], HAS_DG=has_dg,
                         HAS_DB=has_db),
-        grid=(-(-N // t["BLOCK_N"]),), passes=(), num_warps=t["num_warps"])
+        grid=(-(-N // t["BLOCK_N"]),), passes=(), num_warps=t["num_warps"], num_stages=1)
     if has_dg:
         got = torch.as_tensor(res.after["DG"])
         assert got.dtype == torch.bfloat16
@@ -371,18 +371,22 @@ def test_finish_kernel_sums_the_partials(has_dg, has_db):
 
 
 def test_finish_kernel_builds_for_sm90_without_spills():
-    """The partials' sum (`norm_bwd_finish`, dg in bf16 and dbeta in fp32 as the op stores them)
-    for sm_90: no spills, 16-byte loads of the partial rows."""
+    """The partials' sum (`norm_bwd_finish`) for sm_90 as the ops launch it: no spills with dg
+    in bf16 and dbeta in fp32 (the op) or both bf16 (the training ops; a 128-row tile at 4
+    warps spilled there), one partial row or many; 16-byte loads of the partial rows."""
     t = norm_ops.FINISH_TILE
-    f = torch.empty(4, 1024)
-    args = [f, f, torch.empty(1024, dtype=torch.bfloat16), torch.empty(1024), 528]
-    consts = dict(N=1024, BLOCK_P=t["BLOCK_P"], BLOCK_N=t["BLOCK_N"], HAS_DG=True, HAS_DB=True)
-    sig, attrs = launch_signature(norm_kernels.norm_bwd_finish, args, consts)
-    ck = normfuse.compile(norm_kernels.norm_bwd_finish, signature=sig, constexprs=consts,
-                          attrs=attrs, target="cuda:90", passes=(), num_warps=t["num_warps"])
-    r = ck.resources()
-    assert r["spill_stores"] == 0 and r["spill_loads"] == 0, r
-    assert "ld.global.v4" in ck.asm["ptx"]
+    for db_dtype, P in ((torch.float32, 528), (torch.bfloat16, 528), (torch.bfloat16, 1)):
+        f = torch.empty(4, 1024)
+        args = [f, f, torch.empty(1024, dtype=torch.bfloat16), torch.empty(1024, dtype=db_dtype), P]
+        consts = dict(N=1024, BLOCK_P=t["BLOCK_P"], BLOCK_N=t["BLOCK_N"], HAS_DG=True,
+                      HAS_DB=True)
+        sig, attrs = launch_signature(norm_kernels.norm_bwd_finish, args, consts)
+        ck = normfuse.compile(norm_kernels.norm_bwd_finish, signature=sig, constexprs=consts,
+                              attrs=attrs, target="cuda:90", passes=(),
+                              num_warps=t["num_warps"], num_stages=1)
+        r = ck.resources()
+        assert r["spill_stores"] == 0 and r["spill_loads"] == 0, (db_dtype, P, r)
+        assert "ld.global.v4" in ck.asm["ptx"]
 
 
 def test_config_table(monkeypatch):
