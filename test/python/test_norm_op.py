@@ -640,6 +640,16 @@ def test_host_path_under_tritons_launcher(monkeypatch, stand_in_norm):
     meta = dict(next(iter(norm_ops._PER_SM))[-1])
     assert (meta["ROWS"], meta["num_warps"], meta["STAGES"]) == (4, 4, 3)
     assert xs.grad.shape == x.shape and ws.grad.shape == (1024,) and bs.grad.dtype == b.dtype
+    # a second step takes the launch-ready calls (norm_bwd's and the finish's): the same grids
+    # and trailing arguments as Triton's launches, the fresh gradients' buffers passed
+    with fused_on_cpu() as drv:
+        for t in (xs, ws, bs):
+            t.grad = None
+        normfuse.ops.layer_norm(xs, ws, bs).backward(dy)
+        (_, bwd2, fin2) = drv.launches[-3:]
+    assert bwd2[:3] == bwd[:3] and fin2[:3] == fin[:3]
+    assert len(fin2) == len(fin) and all(same_arguments(p, q) for p, q in zip(fin[17:], fin2[17:]))
+    assert ws.grad.dtype == w.dtype and bs.grad.dtype == b.dtype
 
 
 @pytest.mark.gpu
