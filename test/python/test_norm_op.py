@@ -947,6 +947,34 @@ def test_fold_dot_kernel(dtype, offset, R, K, pad, has_g, has_bias):
     assert (sums.double() - want).abs().max() <= 1e-5 * folded.double().abs().sum(1).max()
 
 
+def test_fold_dot_launch_path_under_tritons_launcher(monkeypatch, stand_in_norm):
+    """`fold_columns_dot`'s real launch path on CPU tensors (FakeDriver; the CUDA device context
+    stubbed): one program per 8 rows, the seven tensors then R, W's and OUT's row strides and
+    the offset; the second call takes the launch-ready call with the same grid and trailing
+    arguments, and new output buffers."""
+    import contextlib
+    from normfuse.testing.fake_driver import fused_on_cpu
+    monkeypatch.setattr(torch.cuda, "device", lambda d: contextlib.nullcontext())
+    gen = torch.Generator().manual_seed(9)
+    wide = torch.randn(60, 264, generator=gen).bfloat16()
+    w = wide[:, :256]  # (rows strided past K)
+    g, beta = torch.randn(256, generator=gen).bfloat16(), torch.randn(256, generator=gen).bfloat16()
+    bias = torch.randn(60, generator=gen).bfloat16()
+    calls = []
+    for _ in range(2):
+        with fused_on_cpu() as drv:
+            out, wb, cs = norm_ops.fold_columns_dot(w, g, beta, bias, 1.0)
+            calls.append((drv.launches[-1], out, wb, cs))
+    (first, o1, b1, c1), (second, o2, b2, c2) = calls
+    assert first[:3] == second[:3] == (-(-60 // norm_ops.FOLD_DOT_TILE["BLOCK_R"]), 1, 1)
+    a, b = first[13:], second[13:]
+    assert a[0] is w and a[4] is o1 and a[5] is b1 and a[6] is c1 and b[4] is o2
+    assert tuple(a[7:11]) == (60, 264, 256, 1.0) and all(same_arguments(p, q)
+                                                          for p, q in zip(a[7:], b[7:]))
+    assert o1.shape == (60, 256) and o1.dtype == w.dtype and b1.dtype == c1.dtype == torch.float32
+    assert len([k for k in norm_ops._CALLS if k[0] == "fold-dot"]) == 1
+
+
 def test_fold_norm_takes_the_one_pass_kernel_for_layernorm(monkeypatch):
     """`prenorm_linear.fold_norm` with beta where the kernel applies: one `fold_columns_dot`
     call (its (folded W, W beta + bias) returned as they come, cached per version unless
