@@ -280,6 +280,40 @@ def test_derived_vectors_under_capture_are_pinned_and_not_remembered(lowered, sh
         torch.testing.assert_close(v3, w.float().sum(1), rtol=0, atol=0)
 
 
+def test_layernorm_fold_hands_its_column_sums_to_the_launch(lowered, shared, monkeypatch):
+    """The wiring end to end on the CPU (FakeDriver): where LayerNorm's fold runs as one
+    `fold_columns_dot` launch (forced here; on the GPU: sm_90, 16-bit W), the op's lowered
+    launch passes the column-sum vector that kernel wrote, not one it summed itself."""
+    import contextlib
+    from normfuse.ops import norm as norm_ops, prenorm_linear as pre
+    from normfuse.testing.fake_driver import fused_on_cpu
+    from normfuse.lowering import launch as L
+    monkeypatch.setattr(torch.cuda, "device", lambda d: contextlib.nullcontext())
+    monkeypatch.setattr(pre, "_fold_dot_applies", lambda *a: True)
+    monkeypatch.setattr(norm_ops, "_CALLS", {})
+    made = []
+    real = pre.fold_columns_dot
+
+    def spy(*a):
+        got = real(*a)
+        made.append(got)
+        return got
+    monkeypatch.setattr(pre, "fold_columns_dot", spy)
+    monkeypatch.setattr(L, "_PROVIDED", {})
+    gen = torch.Generator().manual_seed(4)
+    n = N_OF["ln"]
+    x = torch.randn(M, K, generator=gen).bfloat16()
+    g = (1 + 0.1 * torch.randn(K, generator=gen)).bfloat16()
+    beta = (torch.randn(K, generator=gen) / 10).bfloat16()
+    w = (torch.randn(n, K, generator=gen) / K ** 0.5).bfloat16()
+    with fused_on_cpu() as drv:
+        ops.layernorm_linear(x, g, beta, w, 1e-5)
+        (folded, _, sums), = made
+        eargs = drv.launches[-1][33]
+    assert any(v is sums for v in eargs), "the launch summed the folded weight itself"
+    assert L._provided(folded, folded, n, K, K, False) is sums
+
+
 def test_provided_column_sums_are_taken_for_that_weight_version(lowered, shared, monkeypatch):
     """`provide_column_sums` (the training forward's fold sums the folded W on the way): the
     launch passes the provided vector for exactly that weight tensor at that version, without
