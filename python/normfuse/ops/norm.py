@@ -21,6 +21,7 @@ orders, then torch's sum of the [P, N] partials.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from typing import Optional
@@ -152,6 +153,21 @@ def _store_call(key, call) -> None:
     _CALLS[key] = call
 
 
+def _launch_ready(key, tensors: tuple, name: str, plan, device=None) -> None:
+    """Launch kernel `name` on `tensors`: by the launch-ready call kept under `key` in `_CALLS`
+    (the same compiled kernel, grid and trailing arguments), else through Triton's launcher,
+    keeping the call. `plan()` -> (grid, runtime scalars after the tensors, constexprs, launch
+    options such as num_warps), asked only then; `device`: the CUDA device to launch on there."""
+    call = _CALLS.get(key)
+    if call is not None:
+        call(*tensors)
+        return
+    grid, rest, consts, options = plan()
+    with torch.cuda.device(device) if device is not None else contextlib.nullcontext():
+        launched = _launcher(name)[grid](*tensors, *rest, **consts, **options)
+    _store_call(key, _direct_call(launched, grid, tuple(rest) + tuple(consts.values())))
+
+
 def _align(*ts) -> int:
     a = 0
     for t in ts:
@@ -188,19 +204,15 @@ def _kernel_forward(x2, g, beta, eps, offset, is_ln):
     gg = g if g is not None else x2
     bb = beta if beta is not None else x2
     tensors = (x2, gg, bb, y, rstd, mean if is_ln else rstd)
-    key = _fwd_key(x2, gg, bb, eps, offset, is_ln, g is None, beta is None)
-    call = _CALLS.get(key)
-    if call is not None:
-        call(*tensors)
-        return y, rstd, mean
-    cfg = norm_config(N)  # (in the key too: NORM_CONFIG_CHOICE may change it)
-    grid = (-(-M // cfg["ROWS"]),)
-    scalars = (M, x2.stride(0), y.stride(0), float(eps), float(offset))
-    consts = dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"], IS_LN=is_ln, HAS_G=g is not None,
-                  HAS_B=beta is not None)
-    launched = _launcher("norm_fwd")[grid](*tensors, *scalars, **consts,
-                                           num_warps=cfg["num_warps"], num_stages=1)
-    _store_call(key, _direct_call(launched, grid, scalars + tuple(consts.values())))
+
+    def plan():
+        cfg = norm_config(N)  # (in the key too: NORM_CONFIG_CHOICE may change it)
+        consts = dict(N=N, BLOCK_N=cfg["BLOCK_N"], ROWS=cfg["ROWS"], IS_LN=is_ln,
+                      HAS_G=g is not None, HAS_B=beta is not None)
+        return ((-(-M // cfg["ROWS"]),), (M, x2.stride(0), y.stride(0), float(eps), float(offset)),
+                consts, dict(num_warps=cfg["num_warps"], num_stages=1))
+    _launch_ready(_fwd_key(x2, gg, bb, eps, offset, is_ln, g is None, beta is None), tensors,
+                  "norm_fwd", plan)
     return y, rstd, mean
 
 
@@ -251,13 +263,10 @@ def _kernel_backward(dy, x2, g, rstd, mean, offset, is_ln, want_dg, want_db, xn_
     tensors = (*head, dgp if want_dg else rstd, dbp if want_db else rstd, *outs)
     ckey = ("bwd", key, M, P, dy.stride(0), x2.stride(0), tail[4], offset, tail[6],
             _align(*tensors))
-    call = _CALLS.get(ckey)
-    if call is not None:
-        call(*tensors)
-    else:
-        launched = _launcher("norm_bwd")[(P,)](*tensors, *tail, **meta)
-        consts = {k: v for k, v in meta.items() if k not in ("num_warps", "num_stages")}
-        _store_call(ckey, _direct_call(launched, (P,), tail + tuple(consts.values())))
+    options = ("num_warps", "num_stages")
+    _launch_ready(ckey, tensors, "norm_bwd", lambda: (
+        (P,), tail, {k: v for k, v in meta.items() if k not in options},
+        {k: meta[k] for k in options}))
     if not (want_dg or want_db):
         return dx, None, None
     dg = torch.empty(N, device=x2.device, dtype=dg_dtype) if want_dg else None
@@ -280,17 +289,11 @@ def _finish(dgp, dbp, dg, db, P: int, N: int) -> None:
                dg if dg is not None else db, db if db is not None else dg)
     key = ("finish", dgp.device, None if dg is None else dg.dtype,
            None if db is None else db.dtype, P, N, _align(*tensors))
-    call = _CALLS.get(key)
-    if call is not None:
-        call(*tensors)
-        return
     t = FINISH_TILE
-    grid = (-(-N // t["BLOCK_N"]),)
-    consts = dict(N=N, BLOCK_P=t["BLOCK_P"], BLOCK_N=t["BLOCK_N"], HAS_DG=dg is not None,
-                  HAS_DB=db is not None)
-    launched = _launcher("norm_bwd_finish")[grid](*tensors, P, **consts,
-                                                  num_warps=t["num_warps"], num_stages=1)
-    _store_call(key, _direct_call(launched, grid, (P,) + tuple(consts.values())))
+    _launch_ready(key, tensors, "norm_bwd_finish", lambda: (
+        (-(-N // t["BLOCK_N"]),), (P,),
+        dict(N=N, BLOCK_P=t["BLOCK_P"], BLOCK_N=t["BLOCK_N"], HAS_DG=dg is not None,
+             HAS_DB=db is not None), dict(num_warps=t["num_warps"], num_stages=1)))
 
 
 # The fold kernel's tile (kernels/norm.py `scale_columns`): 16 x 256 elements a program,
@@ -309,18 +312,11 @@ def fold_columns(w: Tensor, g: Tensor, offset: float) -> Tensor:
     tensors = (w, g, out)
     key = ("fold", w.device, w.dtype, g.dtype, R, K, w.stride(0), offset, _align(*tensors),
            tuple(FOLD_TILE.items()))
-    call = _CALLS.get(key)
-    if call is not None:
-        call(*tensors)
-        return out
     t = FOLD_TILE
-    grid = (-(-R // t["BLOCK_R"]), -(-K // t["BLOCK_K"]))
-    rest = (R, w.stride(0), out.stride(0), offset)
-    consts = dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"])
-    with torch.cuda.device(w.device):
-        launched = _launcher("scale_columns")[grid](*tensors, *rest, **consts,
-                                                    num_warps=t["num_warps"])
-    _store_call(key, _direct_call(launched, grid, rest + tuple(consts.values())))
+    _launch_ready(key, tensors, "scale_columns", lambda: (
+        (-(-R // t["BLOCK_R"]), -(-K // t["BLOCK_K"])), (R, w.stride(0), out.stride(0), offset),
+        dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"]), dict(num_warps=t["num_warps"])),
+        device=w.device)
     return out
 
 
@@ -351,19 +347,11 @@ def fold_columns_dot(w: Tensor, g: Optional[Tensor], beta: Tensor, bias: Optiona
     key = ("fold-dot", w.device, w.dtype, None if g is None else g.dtype, beta.dtype,
            None if bias is None else bias.dtype, R, K, w.stride(0), offset, _align(*tensors),
            tuple(FOLD_DOT_TILE.items()))
-    call = _CALLS.get(key)
-    if call is not None:
-        call(*tensors)
-        return out, wb, cs
     t = FOLD_DOT_TILE
-    grid = (-(-R // t["BLOCK_R"]),)
-    rest = (R, w.stride(0), out.stride(0) if out is not None else 0, offset)
-    consts = dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"], HAS_G=g is not None,
-                  HAS_BIAS=bias is not None)
-    with torch.cuda.device(w.device):
-        launched = _launcher("scale_columns_dot")[grid](*tensors, *rest, **consts,
-                                                        num_warps=t["num_warps"])
-    _store_call(key, _direct_call(launched, grid, rest + tuple(consts.values())))
+    _launch_ready(key, tensors, "scale_columns_dot", lambda: (
+        (-(-R // t["BLOCK_R"]),), (R, w.stride(0), out.stride(0) if out is not None else 0, offset),
+        dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"], HAS_G=g is not None,
+             HAS_BIAS=bias is not None), dict(num_warps=t["num_warps"])), device=w.device)
     return out, wb, cs
 
 
