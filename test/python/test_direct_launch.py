@@ -82,6 +82,15 @@ def shared(monkeypatch):
     return sbuf
 
 
+def _ln_plan(lowered):
+    """(the LayerNorm launch's arguments with a new x and output, its plan, the derived column
+    sum's slot in the hooks' arguments)."""
+    args = _pre_args("ln", lowered)
+    plan = lowered["ln"][0].prepare(args, sms=132)
+    (slot, _), = plan._derived_slots
+    return args, plan, slot
+
+
 def _tritons(plan, args, drv):
     """What Triton's own launcher passes to the C function for the plan's launch of `args`."""
     runtime = plan.bound(args).args
@@ -254,12 +263,9 @@ def test_derived_vectors_under_capture_are_pinned_and_not_remembered(lowered, sh
     graph replays)."""
     from normfuse.device import cuda_state
     from normfuse.lowering import launch as L
-    lw = lowered["ln"][0]
     monkeypatch.setattr(L, "_GRAPH_PINS", {})
     with FakeDriver() as drv:
-        args = _pre_args("ln", lowered)
-        plan = lw.prepare(args, sms=132)
-        (slot, _), = plan._derived_slots
+        args, plan, slot = _ln_plan(lowered)
         plan.run(args)
         v = drv.launches[-1][33][slot]  # the eargs tuple (after r_desc, aux_desc, M, N, K)
         w = args[3]
@@ -321,12 +327,9 @@ def test_provided_column_sums_are_taken_for_that_weight_version(lowered, shared,
     the tensor."""
     import gc
     from normfuse.lowering import launch as L
-    lw = lowered["ln"][0]
     monkeypatch.setattr(L, "_PROVIDED", {})
     with FakeDriver() as drv:
-        args = _pre_args("ln", lowered)
-        plan = lw.prepare(args, sms=132)
-        (slot, _), = plan._derived_slots
+        args, plan, slot = _ln_plan(lowered)
         w = args[3]
         marker = torch.full((w.shape[0],), 7.0)
         L.provide_column_sums(w, marker)

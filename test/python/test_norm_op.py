@@ -304,9 +304,14 @@ def _aot(fn, N, consts, warps, stages, x_dtype=torch.bfloat16):
         args = [bf, bf, f, f, g, bf, f, f, bf, g, 262144, N, N, N, N, 0.0, 1e-5]
     else:
         args = [bf, g, g, bf, f, f, 262144, N, N, 1e-5, 0.0]
+    return _sm90(fn, args, consts, num_warps=warps, num_stages=stages)
+
+
+def _sm90(fn, args, consts, **options):
+    """`fn` compiled for sm_90 as a launch with `args` specializes it (no passes)."""
     sig, attrs = launch_signature(fn, args, consts)
     return normfuse.compile(fn, signature=sig, constexprs=consts, attrs=attrs, target="cuda:90",
-                            passes=(), num_warps=warps, num_stages=stages)
+                            passes=(), **options)
 
 
 @pytest.mark.parametrize("N,xn,stats,act", [(1024, False, False, 0), (16384, False, False, 0),
@@ -380,10 +385,8 @@ def test_finish_kernel_builds_for_sm90_without_spills():
         args = [f, f, torch.empty(1024, dtype=torch.bfloat16), torch.empty(1024, dtype=db_dtype), P]
         consts = dict(N=1024, BLOCK_P=t["BLOCK_P"], BLOCK_N=t["BLOCK_N"], HAS_DG=True,
                       HAS_DB=True)
-        sig, attrs = launch_signature(norm_kernels.norm_bwd_finish, args, consts)
-        ck = normfuse.compile(norm_kernels.norm_bwd_finish, signature=sig, constexprs=consts,
-                              attrs=attrs, target="cuda:90", passes=(),
-                              num_warps=t["num_warps"], num_stages=1)
+        ck = _sm90(norm_kernels.norm_bwd_finish, args, consts, num_warps=t["num_warps"],
+                   num_stages=1)
         r = ck.resources()
         assert r["spill_stores"] == 0 and r["spill_loads"] == 0, (db_dtype, P, r)
         assert "ld.global.v4" in ck.asm["ptx"]
@@ -1011,9 +1014,7 @@ def test_fold_kernel_builds_for_sm90_vectorized():
     bf = torch.empty(4, 2048, dtype=torch.bfloat16)
     args = [bf, torch.empty(2048, dtype=torch.bfloat16), bf, 5632, 2048, 2048, 0.0]
     consts = dict(K=2048, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"])
-    sig, attrs = launch_signature(norm_kernels.scale_columns, args, consts)
-    ck = normfuse.compile(norm_kernels.scale_columns, signature=sig, constexprs=consts,
-                          attrs=attrs, target="cuda:90", passes=(), num_warps=t["num_warps"])
+    ck = _sm90(norm_kernels.scale_columns, args, consts, num_warps=t["num_warps"])
     r = ck.resources()
     assert r["spill_stores"] == 0 and r["spill_loads"] == 0, r
     ptx = ck.asm["ptx"]
@@ -1024,9 +1025,7 @@ def test_fold_kernel_builds_for_sm90_vectorized():
             torch.empty(5632, dtype=torch.bfloat16), bf, torch.empty(5632), torch.empty(5632),
             5632, 2048, 2048, 0.0]
     consts = dict(K=2048, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"], HAS_G=True, HAS_BIAS=True)
-    sig, attrs = launch_signature(norm_kernels.scale_columns_dot, args, consts)
-    ck = normfuse.compile(norm_kernels.scale_columns_dot, signature=sig, constexprs=consts,
-                          attrs=attrs, target="cuda:90", passes=(), num_warps=t["num_warps"])
+    ck = _sm90(norm_kernels.scale_columns_dot, args, consts, num_warps=t["num_warps"])
     r = ck.resources()
     assert r["spill_stores"] == 0 and r["spill_loads"] == 0, r
     ptx = ck.asm["ptx"]
