@@ -516,7 +516,7 @@ def _backward(ctx, dout, dmean, drstd, drrms, dz, dlse):
 
 
 register_autograd("normfuse::flash_norm_attention_fwd", _backward,
-                                setup_context=_setup_context)
+                  setup_context=_setup_context)
 
 
 def flash_norm_attention(x, k, v, offsets, *, activation: str = "gelu_tanh",

@@ -763,7 +763,7 @@ def _pre_backward(ctx, dy, _drstd, _dmean):
 
 
 register_autograd("normfuse::prenorm_linear_fwd", _pre_backward,
-                                setup_context=_pre_setup, lib=_LIB)
+                  setup_context=_pre_setup, lib=_LIB)
 
 
 def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps, bias,
@@ -1167,7 +1167,7 @@ def _post_backward(ctx, dz, _dh, _drstd, _dmean):
 
 
 register_autograd("normfuse::postnorm_linear_fwd", _post_backward,
-                                setup_context=_post_setup, lib=_LIB)
+                  setup_context=_post_setup, lib=_LIB)
 
 
 def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, eps, bias, residual,
@@ -1349,7 +1349,7 @@ def _mlp_backward(ctx, dout, *_unused):
 
 
 register_autograd("normfuse::postnorm_mlp_fwd", _mlp_backward,
-                                setup_context=_mlp_setup, lib=_LIB)
+                  setup_context=_mlp_setup, lib=_LIB)
 
 
 def postnorm_mlp_train(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor],
