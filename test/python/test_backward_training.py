@@ -724,39 +724,62 @@ def _fills_and_sums(step, shapes, copies=None):
     return fills, sums
 
 
+def _bf16_leaf(gen):
+    """leaf(*shape, scale=, shift=): a bf16 tensor drawn from `gen`, requiring grad."""
+    def leaf(*s, scale=1.0, shift=0.0):
+        return (torch.randn(*s, generator=gen) * scale + shift).to(torch.bfloat16).requires_grad_(True)
+    return leaf
+
+
+def _post_step(gen, M, K, N, bias, residual):
+    """One linear_rmsnorm step (x [M, K], W [N, K], g, a bias and a residual where asked): the
+    (fills, sums) of its backward (`_fills_and_sums` over [M, N]), its gradients checked against
+    fp64 autograd; returns (fills, sums, x, w, dz)."""
+    from normfuse import ops
+    leaf = _bf16_leaf(gen)
+    x, w = leaf(M, K), leaf(N, K, scale=K ** -0.5)
+    res = leaf(M, N) if residual else None
+    g, b = leaf(N, scale=0.2, shift=1.0), (leaf(N, scale=0.1) if bias else None)
+    dz = torch.randn(M, N, generator=gen).to(torch.bfloat16)
+    z = ops.linear_rmsnorm(x, w, g, 1e-6, b, res)
+    fills, sums = _fills_and_sums(lambda: z.backward(dz), [[M, N]])
+    h = F.linear(x.double(), w.double(), None if b is None else b.double())
+    ref = F.rms_norm(h + res.double() if residual else h, (N,), g.double(), 1e-6)
+    leaves = [x, w, g] + ([res] if residual else []) + ([b] if bias else [])
+    want = torch.autograd.grad(ref, leaves, dz.double())
+    for got, exp in zip([t.grad for t in leaves], want):
+        assert rel_err(got, exp) < 2e-2
+    return fills, sums, x, w, dz
+
+
+def _block_step(gen, x, K, N, bias, copies=None):
+    """One PostNormMLP(K, N) step on x (its parameters from seed 5, dout from `gen`): the
+    (fills, sums) of its backward over [M, N] and [M, K] (`copies`: the copy_ calls there), every
+    parameter's gradient finite."""
+    from normfuse.nn import PostNormMLP
+    M = x.shape[0]
+    torch.manual_seed(5)
+    m = PostNormMLP(K, N, bias=bias, dtype=torch.bfloat16)
+    out = m(x.detach())
+    dout = torch.randn(M, K, generator=gen).to(torch.bfloat16)
+    counts = _fills_and_sums(lambda: out.backward(dout), [[M, N], [M, K]], copies)
+    assert all(p.grad is not None and torch.isfinite(p.grad.float()).all()
+               for p in m.parameters())
+    return counts
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_reference_backward_sums_only_biases():
     """Off the fused kernels (CPU tensors: the reference path) the post-norm op's and the
     block's backward sum a bias gradient over [M, N] only for a bias: with biases, exactly one
     column sum more per bias than without (the norms' own row and column sums are the same);
     the gradients match fp64 autograd."""
-    from normfuse import ops
-    from normfuse.nn import PostNormMLP
     gen = _gen(37)
     M, K, N = 21, 16, 24
-    bf = torch.bfloat16
-
-    def leaf(*s, scale=1.0, shift=0.0):
-        return (torch.randn(*s, generator=gen) * scale + shift).to(bf).requires_grad_(True)
     post, block = {}, {}
     for bias in (False, True):
-        x, w = leaf(M, K), leaf(N, K, scale=K ** -0.5)
-        g, b = leaf(N, scale=0.2, shift=1.0), (leaf(N, scale=0.1) if bias else None)
-        dz = torch.randn(M, N, generator=gen).to(bf)
-        z = ops.linear_rmsnorm(x, w, g, 1e-6, b)
-        post[bias] = _fills_and_sums(lambda: z.backward(dz), [[M, N]])[1]
-        ref = F.rms_norm(F.linear(x.double(), w.double(), None if b is None else b.double()),
-                         (N,), g.double(), 1e-6)
-        want = torch.autograd.grad(ref, [x, w, g] + ([b] if bias else []), dz.double())
-        for got, exp in zip([x.grad, w.grad, g.grad] + ([b.grad] if bias else []), want):
-            assert rel_err(got, exp) < 2e-2
-        torch.manual_seed(5)
-        m = PostNormMLP(K, N, bias=bias, dtype=bf)
-        out = m(x.detach())
-        dout = torch.randn(M, K, generator=gen).to(bf)
-        block[bias] = _fills_and_sums(lambda: out.backward(dout), [[M, N], [M, K]])[1]
-        assert all(p.grad is not None and torch.isfinite(p.grad.float()).all()
-                   for p in m.parameters())
+        _, post[bias], x, _, _ = _post_step(gen, M, K, N, bias, residual=False)
+        block[bias] = _block_step(gen, x, K, N, bias)[1]
     assert post[True] - post[False] == 1, post
     assert block[True] - block[False] == 2, block
 
@@ -769,40 +792,21 @@ def test_cpu_training_steps_skip_unused_gradients(cpu_training, bias):
     gradient's column sum over [M, N] runs only for a bias; the block's dx is accumulated in
     place (no [M, D] copy). The gradients stay right."""
     from normfuse import ops
-    from normfuse.nn import PostNormMLP
     gen = _gen(31)
     M, K, N = 45, 32, 48  # (M above any partials' row count of the 4-'SM' grid)
-    bf = torch.bfloat16
-
-    def leaf(*s, scale=1.0, shift=0.0):
-        return (torch.randn(*s, generator=gen) * scale + shift).to(bf).requires_grad_(True)
-    x, w, res = leaf(M, K), leaf(N, K, scale=K ** -0.5), leaf(M, N)
-    g, b = leaf(N, scale=0.2, shift=1.0), (leaf(N, scale=0.1) if bias else None)
-    dz = torch.randn(M, N, generator=gen).to(bf)
-    z = ops.linear_rmsnorm(x, w, g, 1e-6, b, res)
-    fills, sums = _fills_and_sums(lambda: z.backward(dz), [[M, N]])
+    fills, sums, x, w, dz = _post_step(gen, M, K, N, bias, residual=True)
     assert (fills, sums) == (0, int(bias))
-    ref = F.rms_norm(F.linear(x.double(), w.double(), None if b is None else b.double())
-                     + res.double(), (N,), g.double(), 1e-6)
-    want = torch.autograd.grad(ref, [x, w, g, res] + ([b] if bias else []), dz.double())
-    for got, exp in zip([x.grad, w.grad, g.grad, res.grad] + ([b.grad] if bias else []), want):
-        assert rel_err(got, exp) < 2e-2
     # the pre-norm op: no fill either (its statistics' gradients)
+    leaf = _bf16_leaf(gen)
     xp, gp = leaf(M, K), leaf(K, scale=0.2, shift=1.0)
     y = ops.rmsnorm_linear(xp, gp, w)
     fills, _ = _fills_and_sums(lambda: y.backward(dz), [[M, N], [M]])
     assert fills == 0
     # the block: h1 / a [M, H], h2 [M, D]; its biases' sums only with biases
-    torch.manual_seed(5)
-    m = PostNormMLP(K, N, bias=bias, dtype=bf)
-    out = m(x.detach())
-    dout = torch.randn(M, K, generator=gen).to(bf)
     copies = []
-    fills, sums = _fills_and_sums(lambda: out.backward(dout), [[M, N], [M, K]], copies)
+    fills, sums = _block_step(gen, x, K, N, bias, copies)
     assert (fills, sums) == (0, 2 * int(bias))
     # dx = dh2 + dh1 W1 accumulated into dh2, not into a copy of it (torch.addmm's); (with
     # biases, the CPU's fp32 sums copy their bf16 input first, which CUDA's reduction does not)
     if not bias:
         assert copies == [], copies
-    assert all(p.grad is not None and torch.isfinite(p.grad.float()).all()
-               for p in m.parameters())
