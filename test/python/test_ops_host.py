@@ -197,6 +197,83 @@ def test_eager_calls_skip_the_dispatcher_only_where_it_adds_nothing(monkeypatch)
     assert not direct(x, g)
 
 
+def test_plain_eager_takes_only_plain_arguments():
+    """common.plain_eager (behind _direct and the training ops' eager path) over arguments:
+    plain tensors, parameters, None and Python scalars; a list, a string or a subclass takes the
+    op."""
+    x, p = torch.randn(4, 8), torch.nn.Parameter(torch.randn(8))
+    assert common.plain_eager((x, p, None, 1e-6, 0, True))
+    assert not common.plain_eager((x, [p]))
+    assert not common.plain_eager((x, "gelu_tanh"))
+
+    class Sub(torch.Tensor):
+        pass
+    assert not common.plain_eager((x, p.as_subclass(Sub)))
+
+
+def _train_cases():
+    """(name, the public call, its inputs, the forward op's name) of each autograd op: the
+    training ops and the standalone norm."""
+    def bf(*s, seed, scale=1.0):
+        return _bf(*s, scale=scale, seed=seed).requires_grad_(True)
+    m, k, n = 24, 64, 48
+    x, r = bf(m, k, seed=1), bf(m, n, seed=2)
+    g, beta = 1 + _bf(k, scale=0.1, seed=3), _bf(k, scale=0.1, seed=4)
+    gn, betan, b = 1 + _bf(n, scale=0.1, seed=5), _bf(n, scale=0.1, seed=6), _bf(n, seed=7)
+    w, w2 = bf(n, k, seed=8, scale=k ** -0.5), bf(k, n, seed=9, scale=n ** -0.5)
+    for t in (g, beta, gn, betan, b):
+        t.requires_grad_(True)
+    return [
+        ("rmsnorm_linear", lambda: ops.rmsnorm_linear(x, g, w), (x, g, w), "prenorm_linear_fwd"),
+        ("layernorm_linear", lambda: ops.layernorm_linear(x, g, beta, w, 1e-5, b),
+         (x, g, beta, w, b), "prenorm_linear_fwd"),
+        ("linear_layernorm", lambda: ops.linear_layernorm(x, w, gn, betan, 1e-5, b, r),
+         (x, w, gn, betan, b, r), "postnorm_linear_fwd"),
+        ("postnorm_mlp", lambda: ops.postnorm_mlp(x, w, gn, None, b, w2, g, None, None),
+         (x, w, gn, b, w2, g), "postnorm_mlp_fwd"),
+        ("layer_norm", lambda: ops.layer_norm(x, g, beta), (x, g, beta), "norm_fwd"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(5), ids=[c[0] for c in _train_cases()])
+def test_training_eager_path_matches_the_op_and_its_autograd(case, monkeypatch):
+    """An eager training call skips the dispatcher and torch.library's autograd wrapper
+    (common.AutogradOp: an autograd.Function over the op's implementation, setup and backward);
+    the output and every gradient equal the op's own autograd path bitwise (the reference
+    path, CPU), and a traced or moded call still takes the op."""
+    name, call, inputs, fwd = _train_cases()[case]
+
+    def run():
+        for t in inputs:
+            t.grad = None
+        y = call()
+        node = y.grad_fn
+        while node is not None and "View" in type(node).__name__:
+            node = node.next_functions[0][0]  # (the public function's view of the op's output)
+        y.float().square().sum().backward()
+        return y.detach(), [t.grad for t in inputs], type(node).__name__
+    y, grads, node = run()
+    assert node == f"Eager_{fwd}Backward", node
+    monkeypatch.setattr(common, "plain_eager", lambda args: False)
+    y2, grads2, node2 = run()
+    assert node2 == f"GeneratedBackwardFor_normfuse_{fwd}_defaultBackward", node2
+    torch.testing.assert_close(y, y2, rtol=0, atol=0)
+    for i, (a, b) in enumerate(zip(grads, grads2)):
+        assert a is not None and b is not None, (name, i)
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_training_eager_path_refuses_double_backward():
+    x, g, w = (_bf(8, 32, seed=1), 1 + _bf(32, scale=0.1, seed=2), _bf(16, 32, seed=3))
+    for t in (x, g, w):
+        t.requires_grad_(True)
+    y = ops.rmsnorm_linear(x, g, w)
+    assert "Eager_" in type(y.grad_fn).__name__ or "Eager_" in type(
+        y.grad_fn.next_functions[0][0]).__name__
+    with pytest.raises(NotImplementedError, match="not differentiable"):
+        torch.autograd.grad(y.float().sum(), (x,), create_graph=True)
+
+
 def test_dispatched_and_direct_calls_compute_the_same_on_cpu():
     """The reference path (CPU), with and without the dispatcher, and through FakeTensorMode
     (which takes the op's fake implementation)."""

@@ -36,7 +36,8 @@ __all__ = ["FallbackWarning", "capability", "sm_count", "fused_unavailable", "wa
            "capturing", "pin_for_capture", "clear_caches", "register_clear",
            "check_prenorm", "check_postnorm", "as_lists", "adjacent", "DerivedCache", "WEIGHTS",
            "FUSED_DTYPES", "shape_str", "define_op", "register_weights", "alias_owner",
-           "host_offsets", "row_block_count", "row_block_table", "cached_row_block_table"]
+           "host_offsets", "row_block_count", "row_block_table", "cached_row_block_table",
+           "register_autograd", "autograd_op", "AutogradOp", "EagerOp", "plain_eager"]
 
 FUSED_DTYPES = (torch.bfloat16, torch.float16)
 FALLBACK_DTYPES = (torch.bfloat16, torch.float16, torch.float32, torch.float64)
@@ -471,12 +472,13 @@ def no_double_backward(op: str) -> None:
 
 
 def register_autograd(qualname: str, backward: Callable, setup_context: Callable,
-                      lib=None) -> None:
+                      lib=None):
     """torch.library.register_autograd for the ops whose first output is the result and whose
     other outputs are kept only for the backward (statistics, h, g): their gradients reach
     `backward` as None instead of zeros (autograd would otherwise launch a fill of each, every
     step: 0.16 ms for an [M, N] h at 262144 x 1024 on the H200), and when the result itself got
-    no gradient `backward` is not called (None for every input)."""
+    no gradient `backward` is not called (None for every input). Returns the two functions as
+    registered (setup_context, backward), for `autograd_op`'s eager path."""
     def setup(ctx, inputs, output):
         setup_context(ctx, inputs, output)
         ctx.set_materialize_grads(False)
@@ -486,6 +488,85 @@ def register_autograd(qualname: str, backward: Callable, setup_context: Callable
             return (None,) * len(ctx.needs_input_grad)
         return backward(ctx, grad, *saved_grads)
     torch.library.register_autograd(qualname, bwd, setup_context=setup, lib=lib)
+    return setup, bwd
+
+
+# ---------------------------------------------------------------------------------------------
+# The eager fast path: the ops' implementations called without the dispatcher
+# ---------------------------------------------------------------------------------------------
+
+_C = torch._C
+_PLAIN_ARGS = frozenset((Tensor, torch.nn.Parameter, type(None), float, int, bool))
+
+
+def plain_eager(args) -> bool:
+    """Whether a call with `args` runs eagerly and untraced: every argument a plain Tensor or
+    Parameter, None or a Python scalar (no tensor subclass, no list); not under torch.compile,
+    torch.jit tracing, a torch-function or dispatch mode (FakeTensorMode, make_fx, a
+    `torch.device` context) or a functorch transform (vmap, grad). There the dispatcher would
+    run the op's one implementation itself, so calling it directly computes the same."""
+    for a in args:
+        if type(a) not in _PLAIN_ARGS:
+            return False
+    if torch.compiler.is_compiling():
+        return False
+    return not (_C._len_torch_dispatch_stack() or _C._is_torch_function_mode_enabled()
+                or _C._are_functorch_transforms_active() or _C._get_tracing_state() is not None)
+
+
+class EagerOp:
+    """A custom op without autograd (a backward op) called as `op(*args)`: under `plain_eager`
+    its implementation directly (the dispatcher's argument handling is ~15 us of host time a
+    call on the CPU machine), else the op."""
+    __slots__ = ("op", "impl")
+
+    def __init__(self, op, impl: Callable):
+        self.op, self.impl = op, impl
+
+    def __call__(self, *args):
+        return self.impl(*args) if plain_eager(args) else self.op(*args)
+
+
+class AutogradOp:
+    """A custom op with its autograd registered (`autograd_op`), called as `op(*args)`. Under
+    `plain_eager` it skips the dispatcher and torch.library's autograd wrapper, whose argument
+    handling (its `fill_defaults` walks the schema's arguments, rebuilt by pybind on every
+    access) cost ~60-80 us of host time a call on the H200 machine: with autograd needed, an
+    autograd.Function with the op's own implementation, setup_context and backward (the same
+    saved tensors and gradients); without, the implementation itself. torch.compile, export,
+    tracers, modes and tensor subclasses take the op (and its registered autograd). `impl`
+    may differ from the op's implementation only in what the eager caller has done already
+    (e.g. validated the inputs)."""
+    __slots__ = ("op", "impl", "function")
+
+    def __init__(self, op, impl: Callable, setup: Callable, backward: Callable):
+        self.op, self.impl = op, impl
+
+        def forward(ctx, *args):
+            # (setup inside forward: with a separate setup_context, Function.apply binds the
+            # arguments through inspect.signature on every call, ~7 us)
+            output = impl(*args)
+            setup(ctx, args, output)
+            return output
+        self.function = type(f"Eager_{op._opname}", (torch.autograd.Function,), {
+            "forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+    def __call__(self, *args):
+        if not plain_eager(args):
+            return self.op(*args)
+        if _C.is_grad_enabled() and _C._any_requires_grad(*args):
+            return self.function.apply(*args)
+        return self.impl(*args)
+
+
+def autograd_op(lib, qualname: str, impl: Callable, backward: Callable,
+                setup_context: Callable) -> AutogradOp:
+    """`register_autograd(qualname, ...)` for the op, and the op as an `AutogradOp` whose
+    eager path runs `impl` (the op's implementation, or one that skips what the eager caller
+    did already) under the same setup and backward."""
+    setup, bwd = register_autograd(qualname, backward, setup_context, lib=lib)
+    ns, name = qualname.split("::")
+    return AutogradOp(getattr(getattr(torch.ops, ns), name).default, impl, setup, bwd)
 
 
 # Offsets read on the host (flash_norm_attention's checks and grids): tensor -> (its version

@@ -30,7 +30,7 @@ import torch
 from torch import Tensor
 
 from . import inference  # (defines the inference ops)
-from .common import as_lists, cat_biases, check_kn, check_postnorm, check_prenorm
+from .common import as_lists, cat_biases, check_kn, check_postnorm, check_prenorm, plain_eager
 from .postnorm_linear import (DEFAULT_POSTNORM_PASSES, prepare_linear_layernorm,
                               prepare_linear_rmsnorm)
 from .prenorm_linear import (DEFAULT_PASSES, GemmConfig, _check_offset, prepare_layernorm_linear,
@@ -46,27 +46,14 @@ _POST = torch.ops.normfuse.postnorm_linear.default
 
 
 _PLAIN = frozenset((Tensor, torch.nn.Parameter, type(None)))
-_C = torch._C
 
 
 def _direct(x, *tensors) -> bool:
     """Whether an eager call may run the inference op's implementation itself rather than
-    through torch's dispatcher (the op call costs ~5 us of host time): not under torch.compile
-    or jit tracing, no torch-function or dispatch mode active (FakeTensor, make_fx,
-    functionalization, set_default_device), no functorch transform (vmap, grad), and every
-    tensor a plain Tensor or Parameter. For such a call the dispatcher would run exactly that
-    implementation: the op has one for CPU and CUDA alike and no autograd or autocast kernel."""
-    if torch.compiler.is_compiling():
-        return False
-    if (_C._len_torch_dispatch_stack() or _C._is_torch_function_mode_enabled()
-            or _C._are_functorch_transforms_active() or _C._get_tracing_state() is not None):
-        return False
-    if type(x) not in _PLAIN:
-        return False
-    for t in tensors:
-        if type(t) not in _PLAIN:
-            return False
-    return True
+    through torch's dispatcher (the op call costs ~5 us of host time): `common.plain_eager`
+    over the tensors. For such a call the dispatcher would run exactly that implementation: the
+    op has one for CPU and CUDA alike and no autograd or autocast kernel."""
+    return plain_eager((x, *tensors))
 
 
 def _check_eps(op: str, eps) -> None:

@@ -7,7 +7,8 @@ applies, Triton's own code) with the config table `norm_config` -> ops `normfuse
 `normfuse::norm_bwd` (one implementation for CPU and CUDA tensors: the kernels on sm_90 for
 bf16 / fp16 / fp32 rows of N <= MAX_N, `fallback.norm_forward` / `norm_backward` elsewhere;
 fake implementations, so torch.compile sees opaque ops without a graph break) ->
-`register_autograd` -> `rms_norm` / `layer_norm` (checks in the user's terms, [..., N] reshaped
+`register_autograd` (eager calls: the same functions from an autograd.Function,
+common.AutogradOp) -> `rms_norm` / `layer_norm` (checks in the user's terms, [..., N] reshaped
 to rows).
 
 What forward saves: x, the parameters, rstd [M] fp32 (LayerNorm: and mean [M]); nothing
@@ -30,8 +31,8 @@ import torch
 from torch import Tensor
 
 from . import fallback
-from .common import (define_op, fused_unavailable, no_double_backward, register_autograd,
-                     register_clear, sm_count, unit_stride, warn_fallback)
+from .common import (EagerOp, autograd_op, define_op, fused_unavailable, no_double_backward,
+                     plain_eager, register_clear, sm_count, unit_stride, warn_fallback)
 from ..device import programs_per_sm
 
 __all__ = ["rms_norm", "layer_norm", "norm_config", "norm_unavailable", "MAX_N", "KERNEL_DTYPES"]
@@ -432,7 +433,7 @@ def _backward(ctx, dy, _drstd, _dmean):
     need = ctx.needs_input_grad
     want_dg = weight is not None and need[1]
     want_db = ctx.has_bias and need[2]
-    dx, dg, db = _bwd(dy.contiguous(), x, weight, rstd, mean, ctx.offset, ctx.is_ln, want_dg,
+    dx, dg, db = _BWD(dy.contiguous(), x, weight, rstd, mean, ctx.offset, ctx.is_ln, want_dg,
                       want_db)
     if want_db and db.dtype != ctx.bias_dtype:
         db = db.to(ctx.bias_dtype)
@@ -440,7 +441,10 @@ def _backward(ctx, dy, _drstd, _dmean):
             None)
 
 
-register_autograd("normfuse::norm_fwd", _backward, setup_context=_setup, lib=_LIB)
+# (the eager fast path: common.AutogradOp / EagerOp; the standalone norm of an eager training
+# step is called a dozen times a forward)
+_FWD = autograd_op(_LIB, "normfuse::norm_fwd", _fwd_impl, _backward, _setup)
+_BWD = EagerOp(_bwd, _bwd_impl)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -480,19 +484,12 @@ def _check(op: str, x, named: dict, eps, offset) -> None:
         raise ValueError(f"{op}: offset={offset} needs a weight (the scale is offset + weight)")
 
 
-_PLAIN = frozenset((Tensor, torch.nn.Parameter, type(None)))
 _C = torch._C
 
 
 def _plain_eager(x, weight, bias) -> bool:
-    """Eager, untraced: not under torch.compile or a tracer, no torch-function / dispatch mode
-    or functorch transform, every tensor a plain Tensor or Parameter."""
-    if type(x) not in _PLAIN or type(weight) not in _PLAIN or type(bias) not in _PLAIN:
-        return False
-    if torch.compiler.is_compiling():
-        return False
-    return not (_C._len_torch_dispatch_stack() or _C._is_torch_function_mode_enabled()
-                or _C._are_functorch_transforms_active() or _C._get_tracing_state() is not None)
+    """common.plain_eager over the call's tensors (the scalars are the function's own)."""
+    return plain_eager((x, weight, bias))
 
 
 def _wants_grad(x, weight, bias) -> bool:
@@ -507,46 +504,11 @@ def _eager_no_grad(x, weight, bias) -> bool:
     return not _wants_grad(x, weight, bias) and _plain_eager(x, weight, bias)
 
 
-class _EagerNorm(torch.autograd.Function):
-    """The op's forward and backward implementations under eager autograd without the
-    torch.library autograd wrapper (its argument handling costs ~100 us of host time a call on
-    the CPU machine: the norm of an eager training step is called a dozen times a forward).
-    The same implementations, saved tensors and gradients as the registered autograd
-    (`_setup` / `_backward`); torch.compile and tracers take the op."""
-
-    @staticmethod
-    def forward(ctx, x2, weight, bias, eps, offset, is_ln):
-        y, rstd, mean = _fwd_impl(x2, weight, bias, eps, offset, is_ln)
-        ctx.save_for_backward(x2, weight, rstd, mean)
-        ctx.offset, ctx.is_ln = offset, is_ln
-        ctx.has_bias = bias is not None
-        ctx.bias_dtype = None if bias is None else bias.dtype
-        return y
-
-    @staticmethod
-    def backward(ctx, dy):
-        no_double_backward(_op_name(ctx.is_ln))
-        x, weight, rstd, mean = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        want_dg = weight is not None and need[1]
-        want_db = ctx.has_bias and need[2]
-        dx, dg, db = _bwd_impl(dy.contiguous(), x, weight, rstd, mean, ctx.offset, ctx.is_ln,
-                               want_dg, want_db)
-        if want_db and db.dtype != ctx.bias_dtype:
-            db = db.to(ctx.bias_dtype)
-        return (dx if need[0] else None, dg if want_dg else None, db if want_db else None, None,
-                None, None)
-
-
 def _apply(x: Tensor, weight, bias, eps, offset, is_ln) -> Tensor:
     x2 = x if x.dim() == 2 else (x.view(-1, x.shape[-1]) if x.is_contiguous()
                                  else x.reshape(-1, x.shape[-1]))
-    if not _plain_eager(x, weight, bias):
-        y = _fwd(x2, weight, bias, float(eps), float(offset), is_ln)[0]
-    elif _wants_grad(x, weight, bias):
-        y = _EagerNorm.apply(x2, weight, bias, float(eps), float(offset), is_ln)
-    else:
-        y = _fwd_impl(x2, weight, bias, float(eps), float(offset), is_ln)[0]
+    # (eager: the implementation, under autograd from an autograd.Function; else the op)
+    y = _FWD(x2, weight, bias, float(eps), float(offset), is_ln)[0]
     return y if x2 is x else y.view(x.shape)
 
 

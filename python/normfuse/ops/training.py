@@ -6,7 +6,10 @@ epilogue) -> ops `normfuse::*_fwd` / `normfuse::*_bwd` (torch.library definition
 implementation for CPU and CUDA tensors: the fused kernels on sm_90, normfuse.ops.fallback's
 reference math elsewhere; fake implementations, so torch.compile sees opaque ops) ->
 `register_autograd` -> the public functions (normfuse.ops.functional), which come here when a
-tensor requires grad under grad mode.
+tensor requires grad under grad mode. An eager call (no torch.compile, tracer, mode or tensor
+subclass) skips the dispatcher and torch.library's autograd wrapper: the same implementations,
+setup and backward run from an autograd.Function (common.AutogradOp, EagerOp), ~70 us less host
+time a forward on the H200 machine; torch.compile and the tracers see the ops.
 
 What forward saves (nothing normalized is kept: xhat is recomputed from x and the statistics):
 - pre-norm ops y = norm(x) W^T + b: x and the parameters; with the "cublas" plan's persistent
@@ -60,7 +63,7 @@ from torch import Tensor
 
 from ..kernels.configs import PERSISTENT_MIN_ROW_BLOCKS
 from . import fallback
-from .common import (check_prenorm, define_op, no_double_backward, register_autograd, sm_count,
+from .common import (EagerOp, autograd_op, check_prenorm, define_op, no_double_backward, sm_count,
                      unit_stride)
 from .norm import MAX_N as NORM_MAX_N, _kernel_backward as norm_kernel_backward
 from .norm import _kernel_forward as norm_kernel_forward
@@ -661,16 +664,19 @@ def _persistent_after_cublas(plan: Optional[str], K: int) -> bool:
     return plan == "cublas" and NOGEMM_NORM_BWD == "persistent" and K <= NORM_MAX_N
 
 
-def _pre_fwd_impl(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
+def _pre_fwd_impl(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, checked=False):
+    """The op's implementation; `checked=True` (the eager path from the public functions, which
+    validated the inputs: the same checks once route() holds) skips the validation."""
     op = "layernorm_linear" if is_ln else "rmsnorm_linear"
     if not route(op, x):
         y = fallback.prenorm_linear(x, norm_weight, norm_bias, [weight], [bias], eps, offset, is_ln)
         rstd, mean = fallback.row_stats(x, eps, is_ln)
         return y, rstd, mean
     with torch.no_grad():
-        check_prenorm(op, x, (weight,), (bias,), {"norm_weight": norm_weight, "norm_bias":
-                                                  norm_bias} if is_ln else {"norm_weight": norm_weight},
-                      fused=True)
+        if not checked:
+            check_prenorm(op, x, (weight,), (bias,), {"norm_weight": norm_weight, "norm_bias":
+                                                      norm_bias} if is_ln else
+                          {"norm_weight": norm_weight}, fused=True)
         # the weights change every step: the derived weights (the fold; LayerNorm's beta W^T)
         # are made for this step only, and the launch goes through the plan the inference path
         # keeps per geometry (launch_prenorm), which reads every operand by address: no
@@ -756,14 +762,20 @@ def _pre_setup(ctx, inputs, output):
 def _pre_backward(ctx, dy, _drstd, _dmean):
     no_double_backward("layernorm_linear" if ctx.is_ln else "rmsnorm_linear")
     x, g, beta, w, rstd, mean, y, bias = ctx.saved_tensors
-    dx, dg, dbeta, dw, db = _pre_bwd(dy.contiguous(), x, g, beta, w, rstd, mean, ctx.eps,
+    dx, dg, dbeta, dw, db = _PRE_BWD(dy.contiguous(), x, g, beta, w, rstd, mean, ctx.eps,
                                      ctx.offset, ctx.is_ln, ctx.has_bias, y, bias)
     return (dx, dg if g is not None else None, dbeta if beta is not None else None, dw,
             db if ctx.has_bias else None, None, None, None)
 
 
-register_autograd("normfuse::prenorm_linear_fwd", _pre_backward,
-                  setup_context=_pre_setup, lib=_LIB)
+def _pre_fwd_checked(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln):
+    return _pre_fwd_impl(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, True)
+
+
+# (the eager fast path: common.AutogradOp / EagerOp; prenorm_linear_train's callers validated)
+_PRE_FWD = autograd_op(_LIB, "normfuse::prenorm_linear_fwd", _pre_fwd_checked, _pre_backward,
+                       _pre_setup)
+_PRE_BWD = EagerOp(_pre_bwd, _pre_bwd_impl)
 
 
 def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps, bias,
@@ -774,7 +786,7 @@ def prenorm_linear_train(op: str, x: Tensor, norm_weight, norm_bias, weight, eps
     x2 = x.reshape(-1, x.shape[-1])
     if x2.stride(-1) != 1:
         x2 = x2.contiguous()
-    y, _, _ = _pre_fwd(x2, norm_weight, norm_bias, weight, bias, float(eps), float(offset),
+    y, _, _ = _PRE_FWD(x2, norm_weight, norm_bias, weight, bias, float(eps), float(offset),
                        bool(is_ln))
     return y.view(*lead, weight.shape[0])
 
@@ -1160,14 +1172,15 @@ def _post_setup(ctx, inputs, output):
 def _post_backward(ctx, dz, _dh, _drstd, _dmean):
     no_double_backward("linear_layernorm" if ctx.is_ln else "linear_rmsnorm")
     x, w, g, beta, h, rstd, mean = ctx.saved_tensors
-    dx, dw, dg, dbeta, db, dres = _post_bwd(dz.contiguous(), x, w, g, beta, h, rstd, mean,
+    dx, dw, dg, dbeta, db, dres = _POST_BWD(dz.contiguous(), x, w, g, beta, h, rstd, mean,
                                             ctx.eps, ctx.offset, ctx.is_ln, ctx.has_bias)
     return (dx, dw, dg, dbeta if ctx.is_ln else None, db if ctx.has_bias else None,
             dres if ctx.has_res else None, None, None, None)
 
 
-register_autograd("normfuse::postnorm_linear_fwd", _post_backward,
-                  setup_context=_post_setup, lib=_LIB)
+_POST_FWD = autograd_op(_LIB, "normfuse::postnorm_linear_fwd", _post_fwd_impl, _post_backward,
+                        _post_setup)
+_POST_BWD = EagerOp(_post_bwd, _post_bwd_impl)
 
 
 def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, eps, bias, residual,
@@ -1183,7 +1196,7 @@ def postnorm_linear_train(op: str, x: Tensor, weight, norm_weight, norm_bias, ep
         r2 = residual.reshape(-1, N)
         if r2.stride(-1) != 1:
             r2 = r2.contiguous()
-    z, _, _, _ = _post_fwd(x2, weight, norm_weight, norm_bias, bias, r2, float(eps), float(offset),
+    z, _, _, _ = _POST_FWD(x2, weight, norm_weight, norm_bias, bias, r2, float(eps), float(offset),
                            bool(is_ln))
     return z.view(*lead, N)
 
@@ -1341,15 +1354,16 @@ def _mlp_setup(ctx, inputs, output):
 def _mlp_backward(ctx, dout, *_unused):
     no_double_backward("postnorm_mlp")
     saved = ctx.saved_tensors
-    dx, dw1, dg1, dbeta1, db1, dw2, dg2, dbeta2, db2 = _mlp_bwd(
+    dx, dw1, dg1, dbeta1, db1, dw2, dg2, dbeta2, db2 = _MLP_BWD(
         dout.contiguous(), *saved, ctx.eps, ctx.is_ln, ctx.has_b1, ctx.has_b2)
     ln = ctx.is_ln
     return (dx, dw1, dg1, dbeta1 if ln else None, db1 if ctx.has_b1 else None, dw2, dg2,
             dbeta2 if ln else None, db2 if ctx.has_b2 else None, None, None)
 
 
-register_autograd("normfuse::postnorm_mlp_fwd", _mlp_backward,
-                  setup_context=_mlp_setup, lib=_LIB)
+_MLP_FWD = autograd_op(_LIB, "normfuse::postnorm_mlp_fwd", _mlp_fwd_impl, _mlp_backward,
+                       _mlp_setup)
+_MLP_BWD = EagerOp(_mlp_bwd, _mlp_bwd_impl)
 
 
 def postnorm_mlp_train(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor],
@@ -1362,5 +1376,5 @@ def postnorm_mlp_train(x: Tensor, w1: Tensor, g1: Tensor, beta1: Optional[Tensor
     x2 = x.reshape(-1, x.shape[-1])
     if x2.stride(-1) != 1:
         x2 = x2.contiguous()
-    out = _mlp_fwd(x2, w1, g1, beta1, b1, w2, g2, beta2, b2, float(eps), bool(layernorm))[0]
+    out = _MLP_FWD(x2, w1, g1, beta1, b1, w2, g2, beta2, b2, float(eps), bool(layernorm))[0]
     return out.view(*lead, w2.shape[0])
