@@ -438,6 +438,11 @@ def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
         for k in ("fwd_bwd_ours_ms", "fwd_bwd_eager_ms", "fwd_bwd_compiled_ms", "bwd_fused_ms",
                   "bwd_gemms_ms", "norm_bwd_ms", "hidden_pct"):
             assert isinstance(r[k], float), (k, r)
+        rounds = r["fwd_bwd_rounds_ms"]  # (3 interleaved rounds: ours, eager, compiled in turn)
+        assert sorted(rounds) == ["compiled", "eager", "ours"]
+        assert all(len(v) == 3 for v in rounds.values()), rounds
+        assert rounds["eager"][0] < rounds["compiled"][0] < rounds["ours"][1]
+        assert r["fwd_bwd_ours_ms"] == sorted(rounds["ours"])[1]
     md = gb.markdown(recs, {"counts": {"passed": 1}, "ok": True, "failures": []}, {"gpu": "cpu"})
     assert md.count("| postnorm_mlp.backward |") == 1
     assert all(r["grad_rel_diff_vs_eager"] < 5e-2 for r in recs), recs

@@ -286,6 +286,22 @@ def test_attention_bwd_tile_lists():
         ab.parse_tiles("32x32:4:2,64x64:8")
 
 
+def test_attention_bwd_budget_reaches_every_shape(monkeypatch, tmp_path):
+    """bench_attention_bwd --budget: each shape is benchmarked under the given budget (its
+    compiled baseline is timed while 60 % of it is left), not the module's default."""
+    from normfuse.repro import bench_attention_bwd as ab
+    seen = []
+
+    def shape(H, max_len, act, t0, quick, **kw):
+        seen.append(kw["budget"])
+        return [{"op": "flash_norm_attention.backward", "H": H, "max_seqlen": max_len,
+                 "activation": act}]
+    monkeypatch.setattr(ab, "bench_shape", shape)
+    assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--budget", "987"]) == 0
+    assert seen and all(b == 987 for b in seen), seen
+    assert len(seen) == len(ab.bench_shapes(True))
+
+
 @pytest.mark.parametrize("act", ["softmax", pytest.param("gelu_tanh", marks=pytest.mark.slow)])
 def test_attention_core_kernels_agree_on_the_cpu(act):
     """bench_attention's attention cores (the row-block one, by the table and by the search, and

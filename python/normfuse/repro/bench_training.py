@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 import traceback
@@ -86,10 +87,11 @@ def train_switches() -> dict:
 
 
 def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cuda", timer=None,
-                compile_backend: str = "inductor") -> list[dict]:
+                compile_backend: str = "inductor", rounds: int = 3) -> list[dict]:
     """The benchmark. `device`, `timer` (fn -> ms) and `compile_backend` exist so that the CPU
     test can run this code path (interpreted kernels, a fake timer); the GPU run keeps the
-    defaults: do_bench medians, inductor."""
+    defaults: do_bench medians, inductor. Each cell's fwd + bwd steps (ours, eager, compiled)
+    are timed in `rounds` interleaved rounds, the median kept."""
     import torch
     import torch.nn.functional as F
 
@@ -229,12 +231,23 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                 rec["grad_rel_diff_vs_eager"] = max(
                     (rel_err(a, b) for a, b in zip(*grads) if a is not None and b is not None),
                     default=None)
-                rec["fwd_bwd_ours_ms"] = bench(fwd_bwd(ours, ins, dy))
-                rec["fwd_bwd_eager_ms"] = bench(fwd_bwd(eager, ins, dy))
+                # ours, eager and compiled in `rounds` interleaved rounds, the median of each
+                # (one do_bench each moved a cell by up to +-5 % between runs: the GPU's clock
+                # and power state drift over a run)
+                steps = {"ours": fwd_bwd(ours, ins, dy), "eager": fwd_bwd(eager, ins, dy)}
                 try:
-                    rec["fwd_bwd_compiled_ms"] = bench(fwd_bwd(comp(op, eager), ins, dy))
+                    steps["compiled"] = fwd_bwd(comp(op, eager), ins, dy)
+                    steps["compiled"]()  # (compiles)
                 except Exception as e:  # noqa: BLE001
+                    steps.pop("compiled", None)
                     rec["compiled_error"] = f"{type(e).__name__}: {e}"[:300]
+                runs = {name: [] for name in steps}
+                for _ in range(max(1, rounds)):
+                    for name, fn in steps.items():
+                        runs[name].append(bench(fn))
+                for name, ts in runs.items():
+                    rec[f"fwd_bwd_{name}_ms"] = statistics.median(ts)
+                rec["fwd_bwd_rounds_ms"] = runs
                 rec.update(bwd_fused_ms=bwd_fused, bwd_gemms_ms=bwd_gemms, norm_bwd_ms=nb,
                            norm_bwd_detail_ms=nb_all,
                            hidden_pct=round(100.0 * (bwd_gemms + nb - bwd_fused) / nb, 1))
@@ -393,7 +406,7 @@ def warm_one(cell, out: str, with_sweep: bool) -> None:
     for i in range(max(len(v) for v in names.values())):
         tr.BACKWARD_CONFIG_CHOICE.clear()
         tr.BACKWARD_CONFIG_CHOICE.update({k: v[min(i, len(v) - 1)] for k, v in names.items()})
-        bench_cells([cell], out, 1e9, {}, timer=once)
+        bench_cells([cell], out, 1e9, {}, timer=once, rounds=1)
     tr.BACKWARD_CONFIG_CHOICE.clear()
 
 
@@ -442,8 +455,9 @@ def markdown(records: list[dict], tests: dict | None, env: dict) -> str:
                      f"{f('fwd_bwd_compiled_ms')} | {r.get('speedup_vs_compiled', '-')} | "
                      f"{f('bwd_fused_ms')} | {f('bwd_gemms_ms')} | {f('norm_bwd_ms')} | "
                      f"{r.get('hidden_pct', '-')} |")
-    lines += ["", "Times in ms (do_bench medians). hidden % = (bwd GEMMs + norm bwd - bwd fused) / "
-              "norm bwd, norm bwd = the faster of eager and torch.compile for the norm's backward."]
+    lines += ["", "Times in ms (do_bench medians; fwd + bwd: the median of interleaved rounds). "
+              "hidden % = (bwd GEMMs + norm bwd - bwd fused) / norm bwd, norm bwd = the faster of "
+              "eager and torch.compile for the norm's backward."]
     sweep = [r for r in records if r.get("op") == "backward.sweep"]
     if sweep:
         lines += ["", "## Tiling sweep (RMSNorm, R = %d)" % SWEEP_R, "",
@@ -474,6 +488,8 @@ def main(argv=None) -> int:
     ap.add_argument("--warm-procs", type=int, default=0,
                     help="compile every kernel first in this many processes at once (0: none)")
     ap.add_argument("--warm-timeout", type=float, default=150.0)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="interleaved rounds of each cell's fwd + bwd timings (median kept)")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     env = {}
@@ -515,7 +531,8 @@ def main(argv=None) -> int:
                                     "tilings": {f"{'gemm' if k[0] else 'no_gemm'}:{k[1]}": v
                                                 for k, v in ch["tilings"].items()}, **keep})
                     print(f"[bench_training] chosen: {records[-1]}", flush=True)
-                records += bench_cells(cells, args.out, args.budget - (time.time() - t0), keep)
+                records += bench_cells(cells, args.out, args.budget - (time.time() - t0), keep,
+                                       rounds=args.rounds)
             except Exception as e:  # noqa: BLE001
                 records.append({"op": "backward", "error": f"{type(e).__name__}: {e}",
                                  "traceback": traceback.format_exc()[-2000:], **keep})
