@@ -2,6 +2,7 @@
 
     PYTHONPATH=python python3 -m normfuse.repro.bench_training --out $OUT [--quick]
         [--part all|tests|bench] [--test-timeout 130] [--budget 90] [--no-sweep] [--warm-procs 9]
+        [--rounds 3]
 
 (`python -m normfuse.repro` runs `--part bench` of it in a child: normfuse.repro.extra.)
 
@@ -11,7 +12,9 @@
 2. Per cell (M, K, N) of the blog's grid (M = 262144, K, N in {512, 1024, 2048}; --quick: 3 cells),
    bf16, for rmsnorm_linear, layernorm_linear, linear_rmsnorm, linear_layernorm and the block
    (PostNormMLP with D = K, H = N):
-   - fwd_bwd_{ours,eager,compiled}: forward + backward of the op (grads of every input), ms;
+   - fwd_bwd_{ours,eager,compiled}: forward + backward of the op (grads of every input), ms:
+     the median of --rounds interleaved rounds (ours, eager, compiled in turn; each round's
+     figure in fwd_bwd_rounds_ms);
    - bwd_fused: our backward alone (the backward custom op), bwd_gemms: its GEMMs alone on cuBLAS
      (pre-norm: dY W and dY^T xn; post-norm: dh W and dh^T x; the block: its four), norm_bwd: the
      faster of eager and torch.compile for the norm's backward alone ((fwd+bwd) - fwd of the
