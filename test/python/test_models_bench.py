@@ -539,7 +539,7 @@ def test_fused_train_plan_configurations(tmp_path, monkeypatch):
     assert infos["normfuse:fused-train"]["train_plan"] == "fused"
     assert "training plan 'fused'" in infos["normfuse:fused-train"]["optimize"]["text"]
     assert "training plan 'composed'" in infos["normfuse"]["optimize"]["text"]
-    assert all(m["train"].startswith("fused: rmsnorm_linear training op")
+    assert all(m["train"].startswith("fused: one rmsnorm_linear training op over its")
                for m in infos["normfuse:fused-train"]["optimize"]["matches"])
     md = M.table(data)
     row = next(ln for ln in md.splitlines() if ln.startswith("| normfuse:fused-train |"))

@@ -140,7 +140,7 @@ def test_family_training_gradients(family, train):
 @pytest.mark.parametrize("fused", [True, False])
 def test_training_forms(fused, monkeypatch):
     """Both training plans, switched after optimize (set_train_plan; set_fused_training, the
-    former switch, for "fused"): the fused ops per consumer, or composed (the original norms and
+    former switch, for "fused"): the fused ops (one per sibling group), or composed (the original norms and
     plain GEMMs, no normfuse op) give the stock model's gradients; inference stays fused."""
     import normfuse.ops as ops
     from normfuse.nn.optimize import set_fused_training, set_train_plan
@@ -160,7 +160,7 @@ def test_training_forms(fused, monkeypatch):
     R = torch.randn(2, 3, 32)
     for m, xi in zip((stock, model), xs):
         (m.train()(xi) * R).sum().backward()
-    assert len(calls) == (6 if fused else 0)  # q, k, v; the post-norm; the sandwich; the head
+    assert len(calls) == (4 if fused else 0)  # q, k, v as one op; the post-norm; the sandwich; the head
     assert _rel(xs[1].grad, xs[0].grad) < 1e-5
     got = dict(model.named_parameters())
     for n, p in stock.named_parameters():

@@ -268,7 +268,7 @@ def test_fused_plan_uses_the_ops_backward_plan(monkeypatch):
             (y * R).sum().backward()
         finally:
             in_bwd[0] = False
-        assert plans == [plan] * 3  # q, k, v
+        assert plans == [plan]  # q, k, v: one op over the three (FUSED_TRAIN_SPLIT)
         got = dict(model.named_parameters())
         for n, p in stock.named_parameters():
             assert _rel(got[n].grad, p.grad) < 1e-5, (plan, n)
@@ -323,13 +323,62 @@ def test_set_train_plan_switches(monkeypatch):
     calls = _count_ops(monkeypatch)
     _step(stock, stock, True)
     g_want = _grads(stock)
-    for plan, n_ops in (("fused", 7), ("composed", 0)):
+    for plan, n_ops in (("fused", 4), ("composed", 0)):  # fused: q/k/v, gate/up, 2 deferred
         set_train_plan(model, plan)
         calls.clear()
         _step(model, model, True)
         assert len(calls) == n_ops, (plan, calls)
         g = _grads(model)
         assert all(_rel(g[n], g_want[n]) < 1e-5 for n in g_want), plan
+
+
+@pytest.mark.parametrize("family", ["llama", "gemma2"])
+def test_fused_plan_runs_one_op_per_group(family, monkeypatch):
+    """train="fused" in eager: a group of sibling GEMMs (q/k/v, gate/up) runs one fused training
+    op over their weights, split by columns for the consumers (FUSED_TRAIN_SPLIT); with the
+    switch off, one op per consumer. Both give the stock model's output and gradients, and
+    agree with each other; a consumer the model does not call leaves its part's gradient zero
+    (the split's backward)."""
+    from normfuse.nn import fused
+    stock, model, rep = _pair(family, train="fused")
+    calls = _count_ops(monkeypatch)
+    want = _step(stock, stock, True)
+    g_want = _grads(stock)
+    per_layer = {"llama": 2, "gemma2": 4}[family]  # (gemma2: and its two deferred GEMMs)
+    got = {}
+    for split in (True, False):
+        monkeypatch.setattr(fused, "FUSED_TRAIN_SPLIT", split)
+        calls.clear()
+        out = _step(model, model, True)
+        n_consumers = {"llama": 5, "gemma2": 7}[family]
+        assert len(calls) == (per_layer if split else n_consumers), (split, calls)
+        assert _rel(out, want) < 1e-5
+        g = _grads(model)
+        assert all(_rel(g[n], g_want[n]) < 1e-5 for n in g_want), split
+        got[split] = g
+    assert all(_rel(got[True][n], got[False][n]) < 1e-5 for n in got[False])
+    by = {m.norm.rsplit(".", 1)[-1]: m for m in rep.matches}
+    assert by["input_layernorm"].train.startswith(
+        "fused: one rmsnorm_linear training op over its 3 weights eager")
+    # only q called: the gradient flows through q's part (k's and v's gradients: zeros in the
+    # split's backward), as q's own op gives it; the next norm call drops the left-over parts
+    norm = next(m for m in model.modules() if isinstance(m, FusedNorm) and len(m.consumers) == 3)
+    q = norm.consumers[0]
+    x0 = torch.randn(3, q.weight.shape[1], generator=torch.Generator().manual_seed(3))
+    model.train()
+    grads = {}
+    for split in (True, False):
+        monkeypatch.setattr(fused, "FUSED_TRAIN_SPLIT", split)
+        x = x0.clone().requires_grad_(True)
+        h = norm(x)
+        assert h is x and (norm._pending is not None) == split
+        q(h).float().square().sum().backward()
+        grads[split] = x.grad
+    assert _rel(grads[True], grads[False]) < 1e-5
+    monkeypatch.setattr(fused, "FUSED_TRAIN_SPLIT", True)
+    x1 = x0.clone().requires_grad_(True)
+    norm(x1)
+    assert norm._pending is not None and norm._pending[0] is x1
 
 
 def test_original_modules_follow_the_parameters():

@@ -209,9 +209,9 @@ def test_attention_backward_report_lists_each_backwards_kernels(monkeypatch, tmp
     md = (tmp_path / "attention_bwd.md").read_text()
     assert "fused backward's kernels, softmax H=4 max=1024" in md
     assert "- `_dkdv_kernel` 5.100 x1" in md and "- `flash_bwd` 2.000 x1" in md
-    assert seen == [{"kernels": True, "rows_tiles": [], "kv_tiles": []}]
+    assert seen == [{"kernels": True, "rows_tiles": [], "kv_tiles": [], "budget": ab.BUDGET_S}]
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--no-kernels"]) == 0
-    assert seen[-1] == {"kernels": False, "rows_tiles": [], "kv_tiles": []}
+    assert seen[-1] == {"kernels": False, "rows_tiles": [], "kv_tiles": [], "budget": ab.BUDGET_S}
     # the tile lists reach the shapes, and their timings the report, fastest first
     rec["kv_tiles_ms"] = {"32x32:4:2": 5.4, "32x64:4:3": 5.1}
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--kv-tiles",

@@ -42,10 +42,15 @@ Pre-norm (a norm whose output feeds only GEMMs):
     fused dX kernel runs at 3.4x
     cuBLAS's dX GEMM time (docs/NOTES.md), so the original norm (which Inductor fuses with the
     residual add and its backward) and cuBLAS GEMMs train faster until that kernel is fixed.
-  - "fused": FusedNorm returns x and each FusedLinear runs the fused training op on what it
-    reads (the norm's statistics once per consumer; its backward follows the ops' own
-    PRENORM_BWD_PLAN). In training, slicing one Y in eager would make autograd sum n full-size
-    gradients into dY; each consumer's own op gives each GEMM its own backward.
+  - "fused": in eager, a group of 2+ consumers runs one fused training op over the siblings'
+    weights (`FUSED_TRAIN_SPLIT`): FusedNorm computes Y = op(x, g, [W_1..W_n], ...), splits it
+    by columns with torch.split (whose backward writes dY once, a cat of the consumers'
+    gradients, where column slices would each build a zero-filled full-width gradient) and hands
+    each consumer its part as the split form does (FusedNorm returns x; `take_split`); the norm's
+    backward runs once per group (its plan: the ops' PRENORM_BWD_PLAN). A single consumer,
+    torch.compile, hooks or FUSED_TRAIN_SPLIT off: FusedNorm returns x and each FusedLinear runs
+    the fused training op on what it reads (the norm's statistics and backward once per
+    consumer).
 
 Post-norm, the GEMM in a child module and its output going straight to the norm (Gemma2's
 o_proj -> post_attention_layernorm): the linear becomes a DeferredLinear (returns its input) and
@@ -105,6 +110,16 @@ COMPOSED_PACK = os.environ.get("NORMFUSE_COMPOSED_PACK", "0").strip() not in ("0
 # (Llama / Qwen2 q/k/v and gate/up); Liger-composed prefill, CUDA graph, Llama 6.921 vs 7.044 ms,
 # Qwen2 6.645 vs 6.866 ms. A group optimize marked split keeps running split.
 SPLIT_SIBLINGS = os.environ.get("NORMFUSE_SPLIT_SIBLINGS", "1").strip() not in ("0", "")
+
+# The "fused" training plan on a group of 2+ consumers, in eager: one fused training op over the
+# siblings' weights (concatenated, differentiably), its output split by columns (torch.split:
+# one autograd node whose backward writes dY once, a cat of the consumers' gradients) and handed
+# to the consumers as the split form hands its outputs (`take_split`), instead of each
+# consumer's own op: the norm's backward runs once per group, not once per consumer (Llama's
+# q / k / v: three persistent norm backwards and three dX sums -> one). Not measured on the GPU
+# yet (session 25: the per-consumer fused plan trained Llama at 24.6 ms, host 20.5 ms, against
+# the composed plan's 22.4); NORMFUSE_FUSED_TRAIN_SPLIT=0 keeps one op per consumer.
+FUSED_TRAIN_SPLIT = os.environ.get("NORMFUSE_FUSED_TRAIN_SPLIT", "1").strip() not in ("0", "")
 
 
 def check_train_plan(plan) -> str:
@@ -394,6 +409,14 @@ class FusedNorm(nn.Module):
                 and not torch.compiler.is_compiling() and not x.is_inference()
                 and not self.hooked())
 
+    def _train_split_now(self, x) -> bool:
+        """Does this training call run the fused plan's split form (FUSED_TRAIN_SPLIT)? The
+        fused plan, 2+ consumers, eager and untraced (under torch.compile each consumer keeps
+        its own op), a plain tensor with a version counter, no hooks."""
+        return (FUSED_TRAIN_SPLIT and self.train_plan == "fused" and len(self._consumers) > 1
+                and not torch.compiler.is_compiling() and type(x) in _PLAIN
+                and not x.is_inference() and not self.hooked())
+
     def take_split(self, x, consumer) -> torch.Tensor | None:
         """The consumer's output of the split form when this norm's last call made it for this
         very x (identity and version), once per consumer; else None (it runs its own op)."""
@@ -417,6 +440,14 @@ class FusedNorm(nn.Module):
             object.__setattr__(self, "_pending", (x, x._version, outs, {
                 id(c): i for i, c in enumerate(self._consumers)}))
             return x  # each consumer takes its output (`take_split`) for this x
+        if grad and self._train_split_now(x):
+            # one fused training op over the siblings, split by columns for the consumers
+            ws, bs, kn = self._sibling_weights()
+            y = _op(self.spec, x, *self.norm_params(), ws, bs, kn)
+            outs = torch.split(y, [w.shape[1] if kn else w.shape[0] for w in ws], dim=-1)
+            object.__setattr__(self, "_pending", (x, x._version, outs, {
+                id(c): i for i, c in enumerate(self._consumers)}))
+            return x  # each consumer takes its columns (`take_split`) for this x
         if (grad and self.train_plan == "composed") or self.hooked():
             n = composed_norm(self.spec, self._original, x, *self.norm_params())
             if not self._packed_now(grad):

@@ -41,8 +41,9 @@ What the rewritten model guarantees, and its limits:
   "composed" (the default): the original norm module's own forward (the stock model's numerics)
   and plain GEMMs, one F.linear per consumer (siblings as one GEMM over their concatenated
   weights under torch.compile only with NORMFUSE_COMPOSED_PACK=1: measured slower), post-norm
-  forwards their original code; "fused": one fused
-  training op per consumer (one norm statistics pass each; the backward as the ops'
+  forwards their original code; "fused": the fused training ops (in eager one op over a
+  group's sibling weights, its output split by columns for the consumers: nn.fused.
+  FUSED_TRAIN_SPLIT; under torch.compile one per consumer; the backward as the ops'
   PRENORM_BWD_PLAN says). Why composed is the default: at model shapes the fused forward saves
   only the write of the norm's output while the backward recomputes it for dW, and the fused
   dX kernel is still slower than cuBLAS's GEMM (docs/NOTES.md), so the norm as the model writes
@@ -983,8 +984,12 @@ def _pre_train(g: _PreGroup) -> str:
     n = len(g.consumers)
     if g.train_plan == "fused":
         op = "rmsnorm_linear" if g.spec.kind == "rms" else "layernorm_linear"
-        each = "its GEMM" if n == 1 else f"each of its {n} GEMMs"
-        return f"fused: {op} training op on {each} (backward plan '{_bwd_plan(op)}')"
+        if n == 1:
+            return f"fused: {op} training op on its GEMM (backward plan '{_bwd_plan(op)}')"
+        if _fused.FUSED_TRAIN_SPLIT:
+            return (f"fused: one {op} training op over its {n} weights eager, one per GEMM "
+                    f"compiled (backward plan '{_bwd_plan(op)}')")
+        return f"fused: {op} training op on each of its {n} GEMMs (backward plan '{_bwd_plan(op)}')"
     if n == 1:
         return "composed: the norm, then its GEMM"
     total = sum(gemm_weight(lin).shape[0] for _, lin in g.consumers)
