@@ -107,6 +107,7 @@ class WSConfig:
     halves: bool = False
     release_early: bool = False
     row_lag: bool = False
+    hoist_loads: bool = True
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -159,7 +160,8 @@ class WSConfig:
                 + (" stats-late" if self.stats_late else "")
                 + (" release-early" if self.release_early else "")
                 + (f" rows-exchanged({self.row_exchange})" if self.row_exchange else "")
-                + (" rows-lagged" if self.row_lag else ""))
+                + (" rows-lagged" if self.row_lag else "")
+                + ("" if self.hoist_loads else " loads-in-order"))
 
 
 # ---------------------------------------------------------------------------------------------

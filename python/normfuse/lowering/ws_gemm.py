@@ -97,6 +97,7 @@ from ..ir import cluster_ptx
 
 __all__ = ["ws_gemm_kernel", "noop_pre", "noop_stats", "noop_afn", "identity_epilogue",
            "noop_rows", "identity_fin", "DEFAULT_HOOKS", "share_order", "rows_order", "colvec",
+           "colvec_load", "colvec_fit",
            "fit", "vec_layout"]
 
 
@@ -1330,10 +1331,22 @@ def fit(a, b):
 
 
 @gluon.jit
+def colvec_load(ptr, pid_n, N, BN: gl.constexpr):
+    """A per-column fp32 vector (N entries at `ptr`) for a tile's BN columns, loaded coalesced
+    (`colvec_fit` moves it to the accumulator's column layout): the generated hooks issue their
+    1-D loads first, before the conversions' barriers, so their latencies overlap."""
+    offs = pid_n * BN + gl.arange(0, BN, layout=vec_layout(BN, gl.num_warps()))
+    return gl.load(ptr + offs, mask=offs < N, other=0.0)
+
+
+@gluon.jit
+def colvec_fit(v, acc):
+    """A coalesced per-column vector (`colvec_load`) in the accumulator's column layout."""
+    return gl.convert_layout(v, gl.SliceLayout(0, acc.type.layout))
+
+
+@gluon.jit
 def colvec(ptr, pid_n, N, acc):
     """A per-column fp32 vector (N entries at `ptr`) for the tile's columns, in the accumulator's
     column layout: loaded coalesced, then converted."""
-    BN: gl.constexpr = acc.shape[1]
-    offs = pid_n * BN + gl.arange(0, BN, layout=vec_layout(BN, gl.num_warps()))
-    v = gl.load(ptr + offs, mask=offs < N, other=0.0)
-    return gl.convert_layout(v, gl.SliceLayout(0, acc.type.layout))
+    return colvec_fit(colvec_load(ptr, pid_n, N, acc.shape[1]), acc)

@@ -215,6 +215,12 @@ epilogue-tma = false            a plain epilogue's [BM, BN] load of a second mat
                                 pointer load in the epilogue (a [BM, BN] tile of 64-bit addresses
                                 in registers: the 128x256 rowdot kernel spilled 804-1148 B). Not
                                 with row statistics. Off by default until timed on the H200.
+hoist-loads = true              the generated hooks issue their 1-D loads (column sums, a bias,
+                                a norm weight) with their address arithmetic first, before the
+                                layout conversions (a shared-memory round trip and a barrier each)
+                                that had separated one load from the next: every tile's epilogue
+                                paid one L2 round trip per vector in turn (LayerNorm's: two);
+                                false keeps the DAG's order (the A/B's other arm). Not timed yet
 
 Options measured slower and chosen by no default were removed (their numbers are in
 docs/NOTES.md): row-major tile runs (`rows-max-k`), a statistics partition reading A from L2
@@ -2397,6 +2403,8 @@ class HopperWS(Pass):
     # post-norm rows of several tiles finished one tile late (after the next tile's k-loop) from
     # a second staging tile: the row exchange's wait off the critical path
     row_lag: bool = False
+    # the hooks' 1-D loads issued first (codegen.hoist_loads)
+    hoist_loads: bool = True
 
     def __post_init__(self):
         # (true / false as the boolean options take them: on, 1, yes, a Python bool)
@@ -2525,6 +2533,8 @@ class HopperWS(Pass):
                                    "each tile finished one tile late, after the next tile's "
                                    "k-loop, from the output's type in a second staging tile (as "
                                    "the naive kernel reloads it)") for n in notes]
+        if not self.hoist_loads:
+            cfg = replace(cfg, hoist_loads=False)
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),

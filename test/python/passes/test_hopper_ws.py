@@ -63,7 +63,15 @@ def test_prenorm_kernels_are_lowered(kind, flags, config, persistent, tma):
     else:
         assert "def afn(" not in gluon and "A straight from shared memory" in applied[0]
     if kind == "ln":
-        assert "colvec(" in gluon and "column sum(s) of the weight precomputed" in applied[0]
+        assert "colvec_load(" in gluon and "column sum(s) of the weight precomputed" in applied[0]
+        # the epilogue's 1-D loads (column sums, the folded bias) before its first conversion
+        epi = gluon[gluon.index("def epi("):]
+        epi = epi[:epi.index("return")]
+        loads = [i for i, ln in enumerate(epi.splitlines())
+                 if "colvec_load(" in ln or "gl.load(" in ln]
+        fits = [i for i, ln in enumerate(epi.splitlines())
+                if "colvec_fit(" in ln or "convert_layout(" in ln]
+        assert loads and fits and max(loads) < min(fits), epi
     if kind == "ln" and flags.get("has_g"):
         assert "def pre(" in gluon  # the shift: the first tile's row mean
 
@@ -613,3 +621,51 @@ def test_ws_config_refuses_what_the_template_would_drop():
                        (dict(stats_share=True, row_exchange=1), "one workspace")):
         with pytest.raises(ValueError, match=match):
             WSConfig(**bad)
+
+
+def test_hoist_loads_puts_one_dimensional_loads_first():
+    """codegen.hoist_loads: each coalesced 1-D load with its address arithmetic goes first (in
+    order), the rest keeps its order; a load whose address reads the tile stays, and a body with
+    a store is left alone."""
+    from normfuse.lowering.codegen import hoist_loads
+    body = ["cs0_v = colvec_load(eargs[0], pid_n, eargs[1], acc.shape[1])",
+            "cs0 = colvec_fit(cs0_v, acc)",
+            "t0 = (acc * 2.0)",
+            "t1 = (pid_n * 256)",
+            "t2 = (eargs[4] + t1)",
+            "t3 = gl.load(t2)",
+            "t4 = gl.expand_dims(gl.convert_layout(t3, gl.SliceLayout(0, acc.type.layout)), 0)",
+            "t5 = gl.sum(acc, axis=0)",
+            "t6 = gl.load((eargs[5] + t5.to(gl.int32)))",
+            "t7 = (t0 + t4)"]
+    vec = {"cs0_v", "t1", "t2", "t3", "t5", "t6"}
+    out = hoist_loads(body, vec)
+    assert sorted(out) == sorted(body)
+    assert out[:4] == [body[0], body[3], body[4], body[5]]
+    assert out[4:] == [body[1], body[2], body[6], body[7], body[8], body[9]]
+    assert hoist_loads(body + ["gl.store(eargs[6], t5)"], vec) == body + ["gl.store(eargs[6], t5)"]
+    assert hoist_loads(body[2:3], vec) == body[2:3]
+
+
+def test_hoist_loads_option_orders_the_epilogues_loads():
+    """LayerNorm folded with a shift (the column sums and the folded bias: two 1-D loads in the
+    epilogue): by default both loads come before the first conversion in the generated hooks;
+    hopper-ws{hoist-loads=false} keeps the DAG's order (a conversion between them), the
+    instance's config saying so. (The PTX of the op's LayerNorm kernel at 1024 x 1024 then had
+    its four global loads before the epilogue's first barrier, against a barrier between the two
+    vectors' loads before: session 25.)"""
+    from normfuse.pipeline import DEFAULT_PIPELINE
+    for hoist in (True, False):
+        passes = (DEFAULT_PIPELINE if hoist else ",".join(DEFAULT_PIPELINE[:-1])
+                  + ",hopper-ws{hoist-loads=false}")
+        ck, applied = _lowered("ln", config=PERSISTENT, persistent=True, has_g=False, has_b=True,
+                               passes=passes)
+        assert ck.lowered is not None and applied, ck.remarks
+        epi = ck.asm["gluon"][ck.asm["gluon"].index("def epi("):]
+        lines = epi[:epi.index("return")].splitlines()
+        loads = [i for i, ln in enumerate(lines) if "colvec_load(" in ln or "gl.load(" in ln]
+        fits = [i for i, ln in enumerate(lines)
+                if "colvec_fit(" in ln or "convert_layout(" in ln]
+        assert len(loads) == 2 and fits
+        assert (max(loads) < min(fits)) == hoist, epi
+        assert ("loads-in-order" in str(ck.lowered.instance.config)) == (not hoist)
