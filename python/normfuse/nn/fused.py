@@ -417,6 +417,13 @@ class FusedNorm(nn.Module):
                 and not torch.compiler.is_compiling() and type(x) in _PLAIN
                 and not x.is_inference() and not self.hooked())
 
+    def _hand_out(self, x, outs) -> torch.Tensor:
+        """Keep `outs` (one per consumer, in order) for the consumers called next with this x
+        (`take_split`); returns x, which they receive."""
+        object.__setattr__(self, "_pending", (x, x._version, outs, {
+            id(c): i for i, c in enumerate(self._consumers)}))
+        return x
+
     def take_split(self, x, consumer) -> torch.Tensor | None:
         """The consumer's output of the split form when this norm's last call made it for this
         very x (identity and version), once per consumer; else None (it runs its own op)."""
@@ -437,17 +444,13 @@ class FusedNorm(nn.Module):
             object.__setattr__(self, "_pending", None)
         if self._split_now(x, grad):
             outs = _split_op(self.spec, x, *self.norm_params(), *self._sibling_weights())
-            object.__setattr__(self, "_pending", (x, x._version, outs, {
-                id(c): i for i, c in enumerate(self._consumers)}))
-            return x  # each consumer takes its output (`take_split`) for this x
+            return self._hand_out(x, outs)
         if grad and self._train_split_now(x):
             # one fused training op over the siblings, split by columns for the consumers
             ws, bs, kn = self._sibling_weights()
             y = _op(self.spec, x, *self.norm_params(), ws, bs, kn)
             outs = torch.split(y, [w.shape[1] if kn else w.shape[0] for w in ws], dim=-1)
-            object.__setattr__(self, "_pending", (x, x._version, outs, {
-                id(c): i for i, c in enumerate(self._consumers)}))
-            return x  # each consumer takes its columns (`take_split`) for this x
+            return self._hand_out(x, outs)
         if (grad and self.train_plan == "composed") or self.hooked():
             n = composed_norm(self.spec, self._original, x, *self.norm_params())
             if not self._packed_now(grad):

@@ -984,12 +984,13 @@ def _pre_train(g: _PreGroup) -> str:
     n = len(g.consumers)
     if g.train_plan == "fused":
         op = "rmsnorm_linear" if g.spec.kind == "rms" else "layernorm_linear"
+        plan = f"(backward plan '{_bwd_plan(op)}')"
         if n == 1:
-            return f"fused: {op} training op on its GEMM (backward plan '{_bwd_plan(op)}')"
+            return f"fused: {op} training op on its GEMM {plan}"
         if _fused.FUSED_TRAIN_SPLIT:
             return (f"fused: one {op} training op over its {n} weights eager, one per GEMM "
-                    f"compiled (backward plan '{_bwd_plan(op)}')")
-        return f"fused: {op} training op on each of its {n} GEMMs (backward plan '{_bwd_plan(op)}')"
+                    f"compiled {plan}")
+        return f"fused: {op} training op on each of its {n} GEMMs {plan}"
     if n == 1:
         return "composed: the norm, then its GEMM"
     total = sum(gemm_weight(lin).shape[0] for _, lin in g.consumers)

@@ -487,11 +487,6 @@ def _check(op: str, x, named: dict, eps, offset) -> None:
 _C = torch._C
 
 
-def _plain_eager(x, weight, bias) -> bool:
-    """common.plain_eager over the call's tensors (the scalars are the function's own)."""
-    return plain_eager((x, weight, bias))
-
-
 def _wants_grad(x, weight, bias) -> bool:
     return _C.is_grad_enabled() and (x.requires_grad or (weight is not None and weight.requires_grad)
                                      or (bias is not None and bias.requires_grad))
@@ -500,8 +495,8 @@ def _wants_grad(x, weight, bias) -> bool:
 def _eager_no_grad(x, weight, bias) -> bool:
     """Whether the call may run the forward's implementation itself, not through the
     dispatcher (~10-20 us of host time on the H200 machine): no autograd needed and
-    `_plain_eager`: the dispatcher would run that implementation then."""
-    return not _wants_grad(x, weight, bias) and _plain_eager(x, weight, bias)
+    `common.plain_eager`: the dispatcher would run that implementation then."""
+    return not _wants_grad(x, weight, bias) and plain_eager((x, weight, bias))
 
 
 def _apply(x: Tensor, weight, bias, eps, offset, is_ln) -> Tensor:

@@ -2533,8 +2533,7 @@ class HopperWS(Pass):
                                    "each tile finished one tile late, after the next tile's "
                                    "k-loop, from the output's type in a second staging tile (as "
                                    "the naive kernel reloads it)") for n in notes]
-        if not self.hoist_loads:
-            cfg = replace(cfg, hoist_loads=False)
+        cfg = replace(cfg, hoist_loads=self.hoist_loads)
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),

@@ -102,6 +102,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                               rmsnorm_linear)
     from normfuse.ops import training as tr
     from normfuse.reference import rel_err
+    from .model_shapes import time_round_robin
 
     bench = _timer(timer)
 
@@ -244,10 +245,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                 except Exception as e:  # noqa: BLE001
                     steps.pop("compiled", None)
                     rec["compiled_error"] = f"{type(e).__name__}: {e}"[:300]
-                runs = {name: [] for name in steps}
-                for _ in range(max(1, rounds)):
-                    for name, fn in steps.items():
-                        runs[name].append(bench(fn))
+                runs = time_round_robin(steps, max(1, rounds), bench)
                 for name, ts in runs.items():
                     rec[f"fwd_bwd_{name}_ms"] = statistics.median(ts)
                 rec["fwd_bwd_rounds_ms"] = runs
