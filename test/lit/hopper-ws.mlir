@@ -8,13 +8,15 @@
 // RUN: FileCheck %s --check-prefix=POST-REMARK < %t.post-remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true,schedule=coop2}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-rows=false}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OPERAND-LAYOUT
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-rows=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=ROWS-ASKED
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{schedule=coop2,stats-share=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2-SHARE
 
-// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late release-early, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma)
+// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // REMARK: missed: a post-norm whose row spans 2 N tiles (two passes over the row); not lowered by default (hopper-ws{post-norm=true} lowers it
 // REMARK: missed: the output tile is stored, reloaded and stored again next to the GEMM (a post-norm whose row is one tile): run epilogue-norm first
-// REMARK: applied: lowered to the warp-specialized template: 128x128x128 s2 coop w8 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
+// REMARK: applied: lowered to the warp-specialized template: 128x128x128 s2 coop w8 stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s)
 // REMARK: missed: 2 tt.dot ops; the lowering handles one accumulator
 // REMARK: missed: the epilogue reduces rows of the accumulator (a post-norm)
 // REMARK: missed: the A tile ({{.*}}) is not contiguous along K: its rows are (the matrix is stored column-major); pass the matrix row-major
@@ -23,18 +25,24 @@
 
 // The default schedule (auto): coop2 for the kernels with row statistics (release-early with
 // RMSNorm's late statistics), coop for the plain GEMM; the misses as above.
-// AUTO: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
+// AUTO: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s)
 // AUTO: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
+// AUTO-NOT: stats-rows not applied
 // AUTO-NOT: (auto)
 // AUTO: missed: a post-norm whose row spans 2 N tiles
-// AUTO: applied: lowered to the warp-specialized template: 128x128x128 s2 coop2 w4 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
+// AUTO: applied: lowered to the warp-specialized template: 128x128x128 s2 coop2 w4 stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s)
+// stats-rows=false: the statistics read the A tile in the wgmma operand's layout; asked for
+// (true) on the plain GEMM, which has no statistics, it says so
+// OPERAND-LAYOUT: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
+// ROWS-ASKED: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early stats-rows, persistent
+// ROWS-ASKED: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics{{.*}}stats-rows not applied: the k-loop computes no row statistics
 
 // post-norm=true (after epilogue-norm): the one-tile rows (negative_postnorm above, and the naive
 // kernel's one-tile form once epilogue-norm forwarded its tile) keep their row reductions in the
 // epilogue; the naive kernel's two passes over a row of 2 N tiles become the whole-rows order with
 // the partial row sums exchanged as stamped words and the residual tile read by TMA; a reload in
 // another order and loops without constant bounds are left alone.
-// POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
+// POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s)
 // POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // POST-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 rows-exchanged(1), persistent, B [N, K]; {{.*}}the residual tile loaded by TMA into the output's staging tile during the k-loop; post-norm: the row's 2 N tiles on 2 CTAs of one wave, 1 partial row sum(s) exchanged through global memory
 // POST-REMARK: [epilogue-norm] applied
@@ -47,7 +55,7 @@
 
 // schedule=coop2: the coop tiles with each warpgroup in its own partition on half of the rows;
 // a post-norm whose row spans several N tiles is refused (its row sums are the whole tile's).
-// COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
+// COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s)
 // COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; no statistics
 // COOP2: [hopper-ws] missed: the coop2 schedule does not take a post-norm's rows; use hopper-ws{schedule=coop} (or auto, the default, which chooses coop there)
 // COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; no statistics
@@ -55,7 +63,7 @@
 
 // coop2 with stats-share: each warpgroup publishes and takes its half's rows (auto keeps sharing
 // on coop and says so: SHARE-REMARK below).
-// COOP2-SHARE: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-shared stats-late release-early, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma), once per row block
+// COOP2-SHARE: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-shared stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma), once per row block
 // COOP2-SHARE: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; no statistics
 // COOP2-SHARE-NOT: stats-share not applied
 // COOP2-SHARE: [hopper-ws] missed: a post-norm whose row spans 2 N tiles
@@ -63,7 +71,7 @@
 // stats-share: the statistics once per row block. The first case publishes stamped 64-bit words
 // (value, epoch) and reads them back with a reload loop on stale stamps; the plain GEMM has no
 // statistics to share (no stamped words); the bail-outs are unchanged.
-// SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-shared stats-late release-early, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma), once per row block (its first tile, a wave ahead of the others), shared through global memory
+// SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-shared stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma), once per row block (its first tile, a wave ahead of the others), shared through global memory
 // SHARE-REMARK-SAME: schedule coop (auto): the statistics are shared per row block (stats-share), which coop2 was not measured with (hopper-ws{schedule=coop2,stats-share=true} asks for it)
 // SHARE-REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
 // SHARE-REMARK: missed: 2 tt.dot ops

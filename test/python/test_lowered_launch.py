@@ -611,18 +611,22 @@ def test_derived_vectors_follow_the_scale_and_take_inference_tensors(monkeypatch
         assert len(drv.launches) == 3
 
 
+_A_READ = re.compile(r"ldmatrix|ld\.shared\.v4")
+
+
 def _stats_between(ptx: str) -> tuple[bool, bool]:
     """(some k-loop reads the A tile between its wgmma commit and `wgmma.wait_group 1`, some
-    k-loop reads it after that wait): where the statistics' ldmatrix sits in each k-step."""
+    k-loop reads it after that wait): where the statistics' shared loads of the tile (16-byte
+    rows with stats-rows, ldmatrix without) sit in each k-step."""
     before = after = False
     for step in ptx.split("wgmma.commit_group")[1:]:
         head, sep, tail = step.partition("wgmma.wait_group.sync.aligned 1;")
         if not sep:
             continue
-        before |= "ldmatrix" in head
+        before |= bool(_A_READ.search(head))
         # up to the next k-step's wgmma or the loop's end (the final wait); with release-early
-        # the ldmatrix follows the slot's arrive
-        after |= "ldmatrix" in re.split(r"wgmma\.mma_async|wgmma\.wait_group\.sync\.aligned 0;", tail)[0]
+        # the loads follow the slot's arrive
+        after |= bool(_A_READ.search(re.split(r"wgmma\.mma_async|wgmma\.wait_group\.sync\.aligned 0;", tail)[0]))
     return before, after
 
 

@@ -470,6 +470,8 @@ def test_deadlock_is_reported_with_the_waits():
     pytest.param("rms", KINDS[1][1], "", id="rms-folded"),
     pytest.param("ln", KINDS[4][1], "", id="ln-g-beta"),
     pytest.param("ln", KINDS[3][1], "{stats-share=true}", id="ln-folded-stats-share"),
+    pytest.param("ln", KINDS[3][1], "{stats-rows=false}", id="ln-folded-operand-layout"),
+    pytest.param("rms", KINDS[1][1], "{stats-rows=false}", id="rms-folded-operand-layout"),
 ])
 def test_gpu_interpreter_agrees_with_the_gpu(kind, flags, order):
     """The lowered kernel launched on the H200 with 3 programs (LoweredLaunch, the real host
@@ -590,7 +592,7 @@ def test_coop2_shares_statistics_where_it_can():
 def test_release_early(schedule):
     """hopper-ws{release-early}: with RMSNorm's late statistics, each k-step releases the
     previous slot right after the wait, before reading its own tile for the statistics (in the
-    PTX: the arrive precedes the ldmatrix); the interpreter's race check would flag a slot
+    PTX: the arrive precedes the tile's shared loads); the interpreter's race check would flag a slot
     released while a wgmma still reads it. Against the unlowered kernel and fp64."""
     flags = (("has_g", False),)
     passes = f"lazy-prenorm,hopper-ws{{release-early=true,schedule={schedule}}}"
@@ -599,8 +601,9 @@ def test_release_early(schedule):
     assert cfg.stats_late and cfg.release_early and "release-early" in str(ck.remarks)
     steps = [s.split("wgmma.commit_group")[0]
              for s in ck.lowered.kernel.asm["ptx"].split("wgmma.wait_group.sync.aligned 1;")[1:]]
-    with_stats = [s for s in steps if "ldmatrix" in s]
-    assert with_stats and all(s.find("mbarrier.arrive") < s.find("ldmatrix") for s in with_stats)
+    reads = [re.search(r"ldmatrix|ld\.shared\.v4", s) for s in steps]  # the A tile's loads
+    with_stats = [(s, r.start()) for s, r in zip(steps, reads) if r]
+    assert with_stats and all(s.find("mbarrier.arrive") < at for s, at in with_stats)
     _check(ck, "rms", flags, 304, 528, 192, 2)
 
 
@@ -674,3 +677,37 @@ def test_stats_late_option_places_layernorms_sums(late):
     with pytest.raises(Exception, match="stats-late.*must be auto, true or false"):
         ops.aot_compile("ln", M=262144, N=1024, K=512, passes="lazy-prenorm,hopper-ws{stats-late=sometimes}",
                         **dict(flags))
+
+
+@pytest.mark.parametrize("kind,flags", [KINDS[3], KINDS[1]], ids=["ln-folded", "rms-folded"])
+def test_stats_rows_reads_the_a_tile_by_rows(kind, flags):
+    """hopper-ws{stats-rows} (default auto: on here): the k-loop's statistics read the A tile in
+    a row layout (each thread 32 contiguous elements of one row: 16-byte shared loads instead of
+    ldmatrix, one shuffle per row sum and k-step instead of two for each of the thread's two
+    rows), the schedule and the statistics' placement unchanged; against the unlowered kernel
+    and fp64 in the interpreter. stats-rows=false keeps the wgmma operand's layout."""
+    default = _ci_kernel(kind, flags, "{stats-rows=false}")
+    ck = _ci_kernel(kind, flags, "")
+    cfg, cfg0 = ck.lowered.plan.config, default.lowered.plan.config
+    assert cfg.stats_rows and not cfg0.stats_rows and "stats-rows" in str(cfg)
+    assert (cfg.schedule, cfg.stats_late) == (cfg0.schedule, cfg0.stats_late)
+    p, p0 = ck.lowered.kernel.asm["ptx"], default.lowered.kernel.asm["ptx"]
+    assert p.count("ld.shared.v4") > 0 == p0.count("ld.shared.v4")
+    assert p.count("ldmatrix") < p0.count("ldmatrix")
+    assert 0 < 4 * p.count("shfl.sync.bfly") == p0.count("shfl.sync.bfly")
+    _check(ck, kind, flags, 304, 528, 192, 2)
+
+
+def test_stats_rows_says_where_it_does_not_apply():
+    """stats-rows leaves a kernel without row statistics, or whose A operand is computed in the
+    k-loop (the wgmma's register operand keeps its layout), as it was: silently by default
+    (auto), with a note when asked for (true)."""
+    for kind, flags, why in (("gemm", (), "the k-loop computes no row statistics"),
+                             ("ln", KINDS[4][1], "the A operand is computed in the k-loop")):
+        ck = _ci_kernel(kind, flags, "{stats-rows=true}")
+        assert not ck.lowered.plan.config.stats_rows
+        assert f"stats-rows not applied: {why}" in str(ck.remarks), ck.remarks
+        auto = _ci_kernel(kind, flags, "")
+        assert not auto.lowered.plan.config.stats_rows and "stats-rows" not in str(auto.remarks)
+    with pytest.raises(Exception, match="stats-rows.*must be auto, true or false"):
+        _ci_kernel("rms", KINDS[1][1], "{stats-rows=maybe}")

@@ -89,7 +89,9 @@ class WSConfig:
     right after the wait, before its own statistics (else after them).
     `row_lag` (with `row_exchange`, one consumer): each post-norm tile finished one tile late,
     after the next tile's k-loop, from a second staging tile (the exchange's wait off the
-    critical path)."""
+    critical path). `stats_rows`: the k-loop reads the A tile for its statistics in a row layout
+    (each thread a contiguous run of one row: fewer shuffles per row sum; not with an A
+    transform, whose registers are the wgmma's operand)."""
     block_m: int = 128
     block_n: int = 256
     block_k: int = 64
@@ -108,6 +110,7 @@ class WSConfig:
     release_early: bool = False
     row_lag: bool = False
     hoist_loads: bool = True
+    stats_rows: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -161,7 +164,8 @@ class WSConfig:
                 + (" release-early" if self.release_early else "")
                 + (f" rows-exchanged({self.row_exchange})" if self.row_exchange else "")
                 + (" rows-lagged" if self.row_lag else "")
-                + ("" if self.hoist_loads else " loads-in-order"))
+                + ("" if self.hoist_loads else " loads-in-order")
+                + (" stats-rows" if self.stats_rows else ""))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ class Instance:
                     CONS_REGS=c.consumer_regs, SHARE=c.stats_share, NPOST=c.row_exchange,
                     XN=c.row_chunk, RES=self.res_dtype is not None, BWD=self.bwd,
                     STATS_LATE=c.stats_late, HALVES=c.halves,
-                    RELEASE_EARLY=c.release_early, LAG=c.row_lag,
+                    RELEASE_EARLY=c.release_early, LAG=c.row_lag, STATS_ROWS=c.stats_rows,
                     NOUT=len(self.out_split) + 1,
                     **{f"S{i + 1}": s for i, s in enumerate(self.out_split + (0, 0, 0))
                        if i < 3},

@@ -166,11 +166,12 @@ class HookFns:
     BWD: gl.constexpr
     STATS_LATE: gl.constexpr
     RELEASE_EARLY: gl.constexpr
+    STATS_ROWS: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(self, PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST,
                  SIDE=None, AUX=None, HAS_SIDE=False, HAS_AUX=False, BWD=False,
-                 STATS_LATE=False, RELEASE_EARLY=False):
+                 STATS_LATE=False, RELEASE_EARLY=False, STATS_ROWS=False):
         self.PRE = gl.constexpr(PRE)
         self.STATS = gl.constexpr(STATS)
         self.AFN = gl.constexpr(AFN)
@@ -188,6 +189,7 @@ class HookFns:
         self.BWD = gl.constexpr(BWD)
         self.STATS_LATE = gl.constexpr(STATS_LATE)
         self.RELEASE_EARLY = gl.constexpr(RELEASE_EARLY)
+        self.STATS_ROWS = gl.constexpr(STATS_ROWS)
 
 
 @aggregate
@@ -255,6 +257,24 @@ def mma_layout_for(BM, BN, num_warps):
     """wgmma accumulator layout: warps stacked along M (16 rows each)."""
     return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1],
                                      instr_shape=[16, BN, 16])
+
+
+@gluon.constexpr_function
+def a_layout_for(R, BK, num_warps, mma_layout, rows):
+    """The registers' layout of an [R, BK] A tile read for the k-loop's statistics (and, with an
+    A transform, the register operand of the wgmma). `rows` (WSConfig.stats_rows, no A
+    transform): each thread a contiguous run of one row, 2 lanes to a row where the tile allows
+    (one shuffle per row sum and k-step; 16-byte shared loads, conflict-free under the 128-byte
+    swizzle); else the wgmma A operand's layout (4 lanes to a row: two shuffles per row sum)."""
+    dot = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    if not rows:
+        return dot
+    per = R * BK // (32 * num_warps)           # elements per thread, whatever the layout
+    run = min(BK, per)                         # one contiguous run of a row per thread
+    lanes = BK // run                          # lanes sharing a row
+    if per < 8 or lanes > 32 or R % ((32 // lanes) * num_warps):
+        return dot                             # the tile does not cover the threads evenly
+    return gl.BlockedLayout([1, run], [32 // lanes, lanes], [num_warps, 1], [1, 0])
 
 
 @gluon.jit
@@ -731,7 +751,8 @@ def _consumer(ring, prob, hooks, dst, res, eargs, order, CID: gl.constexpr, NCON
     BN: gl.constexpr = dst.c_desc.block_type.shape[1]
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     mma_layout: gl.constexpr = mma_layout_for(BM, BN, WARPS)
-    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    a_layout: gl.constexpr = a_layout_for(BM, BK, WARPS, mma_layout,
+                                            hooks.STATS_ROWS and not hooks.HAS_AFN)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
     row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
     # the statistics of a row block are reused by this consumer's next tile when it is in the
@@ -805,7 +826,8 @@ def _consumer_half(ring, prob, hooks, dst, eargs, CID: gl.constexpr, WARPS: gl.c
     BN: gl.constexpr = dst.c_desc.block_type.shape[1]
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     mma_layout: gl.constexpr = mma_layout_for(HB, BN, WARPS)
-    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    a_layout: gl.constexpr = a_layout_for(HB, BK, WARPS, mma_layout,
+                                            hooks.STATS_ROWS and not hooks.HAS_AFN)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
     row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
     # every tile computes its statistics: with a second k-loop version for a row block's later
@@ -872,7 +894,8 @@ def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.const
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     HALF: gl.constexpr = CID if HALVES else -1
     mma_layout: gl.constexpr = mma_layout_for(HB, BN, WARPS)
-    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    a_layout: gl.constexpr = a_layout_for(HB, BK, WARPS, mma_layout,
+                                            hooks.STATS_ROWS and not hooks.HAS_AFN)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
     row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
     k_tiles = gl.cdiv(prob.K, BK)
@@ -969,7 +992,8 @@ def _consumer_rows(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, CID: 
     BN: gl.constexpr = dst.c_desc.block_type.shape[1]
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     mma_layout: gl.constexpr = mma_layout_for(BM, BN, WARPS)
-    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    a_layout: gl.constexpr = a_layout_for(BM, BK, WARPS, mma_layout,
+                                            hooks.STATS_ROWS and not hooks.HAS_AFN)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
     row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
     xl: gl.constexpr = rows_layout(BM, XN, WARPS)
@@ -1058,7 +1082,8 @@ def _consumer_rows_lag(ring, prob, hooks, d0, d1, eargs, sbuf, epoch, WARPS: gl.
     BN: gl.constexpr = d0.c_desc.block_type.shape[1]
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     mma_layout: gl.constexpr = mma_layout_for(BM, BN, WARPS)
-    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
+    a_layout: gl.constexpr = a_layout_for(BM, BK, WARPS, mma_layout,
+                                            hooks.STATS_ROWS and not hooks.HAS_AFN)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
     row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
     xl: gl.constexpr = rows_layout(BM, XN, WARPS)
@@ -1140,7 +1165,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                    NOUT: gl.constexpr = 1, S1: gl.constexpr = 0, S2: gl.constexpr = 0,
                    S3: gl.constexpr = 0, STATS_LATE: gl.constexpr = False,
                    HALVES: gl.constexpr = False, RELEASE_EARLY: gl.constexpr = False,
-                   LAG: gl.constexpr = False, num_warps: gl.constexpr = 4):
+                   LAG: gl.constexpr = False, STATS_ROWS: gl.constexpr = False,
+                   num_warps: gl.constexpr = 4):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
@@ -1165,7 +1191,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     descriptor has [BM / 2, BN] boxes. `RELEASE_EARLY`: with late statistics, each k-step
     releases the previous slot before computing them (else after). `LAG` (with NPOST, one
     consumer, no residual tile, no backward): each tile finished one tile late, after the next
-    tile's k-loop (`_consumer_rows_lag`; two staging tiles)."""
+    tile's k-loop (`_consumer_rows_lag`; two staging tiles). `STATS_ROWS`: the k-loop reads the
+    A tile for its statistics in a row layout (`a_layout_for`; not with an A transform)."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -1205,7 +1232,7 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                                  and not HAS_AUX and not HAS_SIDE),
                      "LAG: post-norm rows, one consumer, no residual tile, backward or side output")
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
-                    AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, RELEASE_EARLY)
+                    AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, RELEASE_EARLY, STATS_ROWS)
     if NPOST > 0:
         res_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
         res_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())

@@ -220,7 +220,22 @@ hoist-loads = true              the generated hooks issue their 1-D loads (colum
                                 layout conversions (a shared-memory round trip and a barrier each)
                                 that had separated one load from the next: every tile's epilogue
                                 paid one L2 round trip per vector in turn (LayerNorm's: two);
-                                false keeps the DAG's order (the A/B's other arm). Not timed yet
+                                false keeps the DAG's order (the A/B's other arm). H200
+                                (2026-12-04, session 26): a tie on the blog cells (LayerNorm
+                                1.132-1.204x cuBLAS against 1.149-1.206x, RMSNorm 1.018-1.054x
+                                against 1.015-1.054x); kept on
+stats-rows = auto | true | false the k-loop reads the A tile for its statistics in a row layout:
+                                each thread a contiguous run of one row, 2 lanes to a row (one
+                                shuffle per row sum and k-step instead of two for each of two
+                                rows, 16-byte shared loads instead of ldmatrix) instead of the
+                                wgmma A operand's layout; auto (default): wherever the k-loop has
+                                statistics and no A operand computed in it, true: the same and a
+                                note where it cannot apply, false: the operand's layout. H200
+                                (2026-12-04, session 26, 11 cells, 5 rounds): fused / cuBLAS
+                                LayerNorm 1.076-1.170 against 1.123-1.210 (every cell faster),
+                                RMSNorm 0.986-1.050 against 1.000-1.061 (10 of 11 at or below).
+                                Summing each thread's run in chunks of 8 (independent chains)
+                                measured slower (RMSNorm 1.005-1.077)
 
 Options measured slower and chosen by no default were removed (their numbers are in
 docs/NOTES.md): row-major tile runs (`rows-max-k`), a statistics partition reading A from L2
@@ -2405,10 +2420,13 @@ class HopperWS(Pass):
     row_lag: bool = False
     # the hooks' 1-D loads issued first (codegen.hoist_loads)
     hoist_loads: bool = True
+    # the k-loop's statistics read the A tile in a row layout (WSConfig.stats_rows; auto: the
+    # default, wherever it applies, silently; true: a note where it cannot; false: off)
+    stats_rows: str = "auto"
 
     def __post_init__(self):
         # (true / false as the boolean options take them: on, 1, yes, a Python bool)
-        for opt in ("stats_late", "release_early"):
+        for opt in ("stats_late", "release_early", "stats_rows"):
             v = str(getattr(self, opt)).lower()
             v = ("true" if v in ("true", "1", "yes", "on") else
                  "false" if v in ("false", "0", "no", "off") else v)
@@ -2534,6 +2552,14 @@ class HopperWS(Pass):
                                    "k-loop, from the output's type in a second staging tile (as "
                                    "the naive kernel reloads it)") for n in notes]
         cfg = replace(cfg, hoist_loads=self.hoist_loads)
+        if self.stats_rows != "false":
+            why = ("the k-loop computes no row statistics" if stats is None and pre is None else
+                   "the A operand is computed in the k-loop (g or beta not folded): its "
+                   "registers are the wgmma's operand" if afn is not None else None)
+            if why is None:
+                cfg = replace(cfg, stats_rows=True)
+            elif self.stats_rows == "true":
+                notes.append("stats-rows not applied: " + why)
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),

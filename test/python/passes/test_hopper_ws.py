@@ -96,7 +96,7 @@ def test_lowered_wgmma_is_not_serialized(kind, flags, order):
 
 def test_consecutive_tiles_of_a_row_block_reuse_the_statistics():
     """A consumer whose next tile is in the row block of its previous one runs the plain k-loop
-    (no ldmatrix) and keeps the statistics: the PTX has both k-loops (twice the wgmma of one)."""
+    (no reads of the A tile) and keeps the statistics: the PTX has both k-loops (twice the wgmma of one)."""
     ck, applied = _lowered("rms", config=PERSISTENT, persistent=True, has_g=False)
     assert ck.asm["ptx"].count("wgmma.mma_async") == 8, applied
 
@@ -104,7 +104,7 @@ def test_consecutive_tiles_of_a_row_block_reuse_the_statistics():
 @pytest.mark.parametrize("kind,flags", [("rms", {"has_g": False}), ("ln", {"has_g": False, "has_b": False})])
 def test_shared_statistics_are_published_and_awaited(kind, flags):
     """stats-share: the consumer has two k-loops (a row block's first tile with the statistics'
-    ldmatrix reads, its other tiles without); the first tile publishes the statistics as 64-bit
+    shared-memory reads, its other tiles without); the first tile publishes the statistics as 64-bit
     words (value, epoch) with relaxed GPU-scope stores (single-copy atomic: no fence, no flag), the
     other tiles read the words before their k-loop and check the stamps after it (reloading
     stale ones in a loop); no extra partition."""
@@ -120,10 +120,11 @@ def test_shared_statistics_are_published_and_awaited(kind, flags):
     assert "fence.acq_rel" not in ptx and "membar" not in ptx  # nothing waits for the stores
     ck0, _ = _lowered(kind, config=PERSISTENT, persistent=True, **flags)
     assert "st.relaxed.gpu" not in ck0.asm["ptx"]
-    # the k-loop twice, with the statistics (ldmatrix) and the plain one (as the default's, which
-    # keeps a plain loop for row-major runs)
+    # the k-loop twice, with the statistics (the A tile's shared loads: 16-byte rows with
+    # stats-rows, the default, ldmatrix without) and the plain one (as the default's, which keeps
+    # a plain loop for row-major runs)
     assert ptx.count("wgmma.mma_async") == ck0.asm["ptx"].count("wgmma.mma_async") == 8
-    assert "ldmatrix" in ptx
+    assert "ld.shared.v4" in ptx
 
 
 @pytest.mark.parametrize("programs", [1, 7, 132])
