@@ -13,7 +13,9 @@ an NVTX range `<cell>:<name>` inside one named `profile`. Without ncu it prints 
 compiled configuration (tile, stages, schedule), so a run shows both. A cell written
 `post:MxKxN` profiles the post-norm op instead: `linear_rmsnorm`'s default plan (the lowered
 form where the op takes it: `summary._post_default`) as "fused", against the same cuBLAS and
-backbone (the GEMM of x [M, K] and W [N, K] either way).
+backbone (the GEMM of x [M, K] and W [N, K] either way). A cell written `ln:MxKxN` profiles
+`layernorm_linear`'s default plan as "fused" and keeps the RMSNorm op as "rms", so the two
+pre-norm kernels of one shape sit in one report.
 """
 import os
 import sys
@@ -50,17 +52,31 @@ def post_inputs(cell: str):
     return M, K, N, x, w, g, y, bb, fu
 
 
+def ln_inputs(cell: str):
+    """`cell_inputs` with "fused" the pre-norm op layernorm_linear (norm weight and bias over K);
+    the RMSNorm op comes back as the tenth value."""
+    import torch
+    from normfuse.ops import prenorm_linear as pre
+    M, K, N, x, w, g, y, bb, rms = cell_inputs(cell)
+    beta = (0.1 * torch.randn(K, device="cuda")).to(torch.bfloat16)
+    fu = pre.prepare_layernorm_linear(x, g, beta, w, 1e-5)
+    return M, K, N, x, w, g, y, bb, fu, rms
+
+
 def main(cells):
     import torch
     from triton.testing import do_bench
     for cell in cells:
-        post = cell.startswith("post:")
-        cell = cell.split(":", 1)[1] if post else cell
-        M, K, N, x, w, g, y, bb, fu = (post_inputs if post else cell_inputs)(cell)
-        cell = ("post:" if post else "") + cell
+        kind, _, shape = cell.rpartition(":")
+        extra = {}
+        if kind == "ln":
+            M, K, N, x, w, g, y, bb, fu, rms = ln_inputs(shape)
+            extra = {"rms": rms}
+        else:
+            M, K, N, x, w, g, y, bb, fu = (post_inputs if kind == "post" else cell_inputs)(shape)
         runs = {"cublas": lambda: torch.matmul(x, w.T, out=y), "backbone": bb.launch,
-                "fused": fu.launch}
-        for name, p in (("backbone", bb), ("fused", fu)):
+                "fused": fu.launch, **{k: p.launch for k, p in extra.items()}}
+        for name, p in (("backbone", bb), ("fused", fu), *extra.items()):
             print(f"{cell} {name}: config {getattr(p, 'config', None)}", flush=True)
         for name, fn in runs.items():
             ms = do_bench(fn, warmup=25, rep=100, return_mode="median")
