@@ -196,7 +196,7 @@ stats-late = auto | true | false where the k-loop computes the statistics: auto 
                                 (STATS_LATE_MAX_SUMS: RMSNorm), right after the issue with two
                                 (LayerNorm); true / false force either (not with a shift or an A
                                 operand computed in the k-loop). LayerNorm's sums late were
-                                measured slower on coop (session 14), not yet on coop2
+                                measured slower on coop (session 14) and coop2 (session 25)
 row-lag = false                 post-norm rows of several N tiles (post-norm=true) finished one
                                 tile late: after tile j's k-loop it publishes its row sums and goes,
                                 rounded (the naive kernel's own store), into staging tile j % 2,
