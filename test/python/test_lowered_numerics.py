@@ -711,3 +711,21 @@ def test_stats_rows_says_where_it_does_not_apply():
         assert not auto.lowered.plan.config.stats_rows and "stats-rows" not in str(auto.remarks)
     with pytest.raises(Exception, match="stats-rows.*must be auto, true or false"):
         _ci_kernel("rms", KINDS[1][1], "{stats-rows=maybe}")
+
+
+def test_stats_row_layout_covers_the_threads_or_falls_back():
+    """`ws_gemm.a_layout_for`: the row layout gives each thread one contiguous run of a row
+    (coop2's 64 x 64 half tile: 32 elements, 2 lanes to a row; coop's 128 x 128 at 8 warps: 64,
+    2 lanes); a tile whose share per thread is under 8 elements, or stats-rows off, keeps the
+    wgmma operand's layout."""
+    import triton.experimental.gluon.language as gl
+    from normfuse.lowering.ws_gemm import a_layout_for, mma_layout_for
+    m4, m8 = mma_layout_for(64, 256, 4), mma_layout_for(128, 256, 8)
+    half = a_layout_for(64, 64, 4, m4, True)
+    assert isinstance(half, gl.BlockedLayout)
+    assert (list(half.size_per_thread), list(half.threads_per_warp), list(half.warps_per_cta)) \
+        == ([1, 32], [16, 2], [4, 1])
+    coop = a_layout_for(128, 128, 8, m8, True)
+    assert (list(coop.size_per_thread), list(coop.threads_per_warp)) == ([1, 64], [16, 2])
+    for layout in (a_layout_for(64, 64, 4, m4, False), a_layout_for(16, 32, 4, m4, True)):
+        assert isinstance(layout, gl.DotOperandLayout)

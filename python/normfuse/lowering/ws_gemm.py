@@ -263,9 +263,11 @@ def mma_layout_for(BM, BN, num_warps):
 def a_layout_for(R, BK, num_warps, mma_layout, rows):
     """The registers' layout of an [R, BK] A tile read for the k-loop's statistics (and, with an
     A transform, the register operand of the wgmma). `rows` (WSConfig.stats_rows, no A
-    transform): each thread a contiguous run of one row, 2 lanes to a row where the tile allows
-    (one shuffle per row sum and k-step; 16-byte shared loads, conflict-free under the 128-byte
-    swizzle); else the wgmma A operand's layout (4 lanes to a row: two shuffles per row sum)."""
+    transform): each thread one contiguous run of a row, as long as the thread's share of the
+    tile allows (coop2's 64 x 64 halves: 32 elements, 2 lanes to a row, one shuffle per row sum
+    and k-step; 16-byte shared loads, conflict-free under the 128-byte swizzle); else, and
+    where the tile does not cover the threads evenly, the wgmma A operand's layout (4 lanes to
+    a row, two rows a thread: two shuffles per row sum and k-step for each row)."""
     dot = gl.DotOperandLayout(operand_index=0, parent=mma_layout, k_width=2)
     if not rows:
         return dot
