@@ -611,6 +611,30 @@ def test_derived_vectors_follow_the_scale_and_take_inference_tensors(monkeypatch
         assert len(drv.launches) == 3
 
 
+def test_a_bound_launch_does_not_keep_the_weight_alive():
+    """The launch remembers its last derived column sums by the weight's and scale's weak
+    references: once the caller drops a weight (a training step's folded W'), it is freed, and
+    the next weight (same shape, maybe the same address) gets its own sums."""
+    import gc
+    import weakref
+    import test_lowered_numerics as T
+    kind, flags = T.KINDS[4]
+    low = T._ci_kernel(kind, flags, "").lowered
+    args, names, _ = T._inputs(kind, 304, 528, 192, flags, seed=0)
+    plan = low.prepare(args, grid=3)
+    slots = plan._derived_slots
+    iw = names.index("W")
+    first = [plan.bound(args)["eargs"][i].clone() for i, _ in slots]
+    gone = weakref.ref(args[iw])
+    new = (args[iw].float() * 2).to(args[iw].dtype)
+    args = [new if a is args[iw] else a for a in args]  # W (also passed as BIAS) replaced
+    gc.collect()
+    assert gone() is None, "the bound launch kept the dropped weight alive"
+    second = plan.bound(args)["eargs"]
+    for (i, _), f in zip(slots, first):
+        assert torch.allclose(second[i], 2 * f, rtol=1e-2, atol=1e-3)
+
+
 _A_READ = re.compile(r"ldmatrix|ld\.shared\.v4")
 
 

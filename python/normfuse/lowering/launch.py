@@ -419,7 +419,8 @@ class LoweredPlan:
                                else launch.params[plan.column_sums[j].scale]
                                if launch.params is not None else plan.column_sums[j].scale)
                               for i, j in self._derived_slots]
-        # slot -> (weight, its version, scale, its version, vector, the weight's address)
+        # slot -> (weight, its version, scale, its version, vector, the weight's address, the
+        # scale's address); weight and scale by weak reference
         self._last_derived: dict = {}
         self.share = "SharedStatistics" in needs
         if self.share != (plan.config.stats_share or bool(plan.config.row_exchange)):
@@ -470,7 +471,8 @@ class LoweredPlan:
         for i, j, spos in self._derived_info:
             sc = None if spos is None else args[spos]
             last = remembered.get(i)
-            if last is not None and last[0] is w and last[1] == w._version and last[2] is sc \
+            if last is not None and last[0]() is w and last[1] == w._version \
+                    and (last[2] is None if sc is None else last[2]() is sc) \
                     and (sc is None or (last[3] == sc._version and last[6] == sc.data_ptr())) \
                     and last[5] == address:
                 v = last[4]
@@ -479,8 +481,12 @@ class LoweredPlan:
             else:
                 v = self.launch._derived(j, args, b[:3])
                 if not capturing and (sc is None or not sc.is_inference()):
-                    remembered[i] = (w, w._version, sc, None if sc is None else sc._version, v,
-                                     address, None if sc is None else sc.data_ptr())
+                    # (the weight and scale by weak reference: a folded W' of a training
+                    # step is not kept alive by the launch until the next step's replaces it)
+                    remembered[i] = (weakref.ref(w), w._version,
+                                     None if sc is None else weakref.ref(sc),
+                                     None if sc is None else sc._version, v, address,
+                                     None if sc is None else sc.data_ptr())
             full[i] = v
         return tuple(full)
 
