@@ -25,7 +25,8 @@ Pre-norm (a norm whose output feeds only GEMMs):
   Training (the same predicate true) follows the group's training plan (`train_plan`, set by
   `optimize(train=...)` / `optimize.set_train_plan`):
   - "composed" (the default): FusedNorm computes the norm as the ORIGINAL module does and each
-    FusedLinear runs a plain GEMM `F.linear(n, W_i, b_i)` (cuBLAS). The norm: in eager on an
+    FusedLinear runs a plain GEMM as its original module does (cuBLAS: `F.linear(n, W_i, b_i)`,
+    a Conv1D's addmm on its [K, N] weight; `_GemmModule.plain_gemm`). The norm: in eager on an
     sm_90 GPU, for bf16 / fp16 x and parameters of x's dtype outside autocast, a module whose
     forward upcasts to fp32 (or torch's nn.LayerNorm / nn.RMSNorm), the standalone norm op
     (`ops.rms_norm` / `ops.layer_norm`: one forward kernel, one persistent backward kernel,
@@ -548,6 +549,18 @@ class _GemmModule(nn.Module):
         w = _param(self, "weight")
         return w.t() if self.transposed else w
 
+    def plain_gemm(self, x: torch.Tensor) -> torch.Tensor:
+        """x W^T + b on cuBLAS as the original module computes it: nn.Linear's F.linear, and
+        Conv1D's addmm on its [K, N] weight as stored (F.linear through the transposed view
+        records two transposes more per consumer and takes linear's matmul path instead of
+        Conv1D's addmm: not the stock model's step)."""
+        w, b = _param(self, "weight"), _param(self, "bias")
+        if not self.transposed:
+            return torch.nn.functional.linear(x, w, b)
+        x2 = x.reshape(-1, x.shape[-1])
+        y = torch.addmm(b, x2, w) if b is not None else torch.mm(x2, w)
+        return y.view(*x.shape[:-1], w.shape[1])
+
 
 class FusedLinear(_GemmModule):
     """A GEMM reading a FusedNorm's output: nn.Linear (weight [N, K]) or transformers' Conv1D
@@ -573,7 +586,7 @@ class FusedLinear(_GemmModule):
             a, b = self.cols
             return x[..., a:b]
         if form == "normalized":  # composed training: x is the original norm's output
-            return torch.nn.functional.linear(x, self.gemm_weight(), self.bias)
+            return self.plain_gemm(x)
         g, beta = norm.norm_params()
         if self.transposed:  # (weight_kn: see FusedNorm.forward)
             return _op(norm.spec, x, g, beta, _param(self, "weight"), _param(self, "bias"), True)
@@ -604,7 +617,7 @@ class DeferredLinear(_GemmModule):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         norm = self._norm
         if norm.train_plan == "composed" and _wants_grad(x, self, norm):
-            return torch.nn.functional.linear(x, self.gemm_weight(), self.bias)
+            return self.plain_gemm(x)
         return x
 
     def _apply(self, fn, recurse=True):

@@ -39,11 +39,12 @@ What the rewritten model guarantees, and its limits:
   it. (In composed training it returns the norm's output.)
 - Training (grad mode on and something requiring grad) follows the training plan, `train=`:
   "composed" (the default): the original norm module's own forward (the stock model's numerics)
-  and plain GEMMs, one F.linear per consumer (siblings as one GEMM over their concatenated
-  weights under torch.compile only with NORMFUSE_COMPOSED_PACK=1: measured slower), post-norm
-  forwards their original code; "fused": the fused training ops (in eager one op over a
-  group's sibling weights, its output split by columns for the consumers: nn.fused.
-  FUSED_TRAIN_SPLIT; under torch.compile one per consumer; the backward as the ops'
+  and plain GEMMs, one per consumer as its original module computes it (F.linear, Conv1D's
+  addmm: the stock model's autograd graph, node for node; siblings as one GEMM over their
+  concatenated weights under torch.compile only with NORMFUSE_COMPOSED_PACK=1: measured
+  slower), post-norm forwards their original code; "fused": the fused training ops (in eager
+  one op over a group's sibling weights, its output split by columns for the consumers:
+  nn.fused.FUSED_TRAIN_SPLIT; under torch.compile one per consumer; the backward as the ops'
   PRENORM_BWD_PLAN says). Why composed is the default: at model shapes the fused forward saves
   only the write of the norm's output while the backward recomputes it for dW, and the fused
   dX kernel is still slower than cuBLAS's GEMM (docs/NOTES.md), so the norm as the model writes
