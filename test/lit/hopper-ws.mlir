@@ -1,6 +1,6 @@
 // hopper-ws: fused GEMM-shaped TTIR -> the warp-specialized Gluon template's TTGIR.
 // Inputs: TTIR from test/lit/inputs/hopper_ws_kernels.py (locations stripped).
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{schedule=coop}' %s 2>%t.remark | FileCheck %s
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{schedule=coop,stats-rows=true}' %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' %s 2>%t.share-remark | FileCheck %s --check-prefix=SHARE
 // RUN: FileCheck %s --check-prefix=SHARE-REMARK < %t.share-remark
@@ -9,11 +9,10 @@
 // RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true,schedule=coop2}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-rows=false}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OPERAND-LAYOUT
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-rows=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=ROWS-ASKED
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{schedule=coop2,stats-share=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2-SHARE
 
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma)
-// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics
+// REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics{{.*}}stats-rows not applied: the k-loop computes no row statistics
 // REMARK: missed: a post-norm whose row spans 2 N tiles (two passes over the row); not lowered by default (hopper-ws{post-norm=true} lowers it
 // REMARK: missed: the output tile is stored, reloaded and stored again next to the GEMM (a post-norm whose row is one tile): run epilogue-norm first
 // REMARK: applied: lowered to the warp-specialized template: 128x128x128 s2 coop w8 stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s)
@@ -31,11 +30,9 @@
 // AUTO-NOT: (auto)
 // AUTO: missed: a post-norm whose row spans 2 N tiles
 // AUTO: applied: lowered to the warp-specialized template: 128x128x128 s2 coop2 w4 stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s)
-// stats-rows=false: the statistics read the A tile in the wgmma operand's layout; asked for
-// (true) on the plain GEMM, which has no statistics, it says so
+// stats-rows=false: the statistics read the A tile in the wgmma operand's layout (asked for,
+// stats-rows=true, on the plain GEMM, which has no statistics, it says so: REMARK above)
 // OPERAND-LAYOUT: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early, persistent, B [N, K]; 1 row statistic(s)
-// ROWS-ASKED: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early stats-rows, persistent
-// ROWS-ASKED: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics{{.*}}stats-rows not applied: the k-loop computes no row statistics
 
 // post-norm=true (after epilogue-norm): the one-tile rows (negative_postnorm above, and the naive
 // kernel's one-tile form once epilogue-norm forwarded its tile) keep their row reductions in the
