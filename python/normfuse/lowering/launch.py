@@ -472,7 +472,8 @@ class LoweredPlan:
             sc = None if spos is None else args[spos]
             last = remembered.get(i)
             if last is not None and last[0]() is w and last[1] == w._version \
-                    and (last[2] is None if sc is None else last[2]() is sc) \
+                    and (last[2] is None if sc is None
+                         else last[2] is not None and last[2]() is sc) \
                     and (sc is None or (last[3] == sc._version and last[6] == sc.data_ptr())) \
                     and last[5] == address:
                 v = last[4]
