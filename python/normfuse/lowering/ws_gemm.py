@@ -96,7 +96,7 @@ from triton.language.core import _aggregate as aggregate
 from ..ir import cluster_ptx
 
 __all__ = ["ws_gemm_kernel", "noop_pre", "noop_stats", "noop_afn", "identity_epilogue",
-           "noop_rows", "identity_fin", "DEFAULT_HOOKS", "share_order", "rows_order", "colvec",
+           "noop_rows", "identity_fin", "DEFAULT_HOOKS", "share_order", "rows_order",
            "colvec_load", "colvec_fit",
            "fit", "vec_layout"]
 
@@ -753,8 +753,7 @@ def _consumer(ring, prob, hooks, dst, res, eargs, order, CID: gl.constexpr, NCON
     BN: gl.constexpr = dst.c_desc.block_type.shape[1]
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     mma_layout: gl.constexpr = mma_layout_for(BM, BN, WARPS)
-    a_layout: gl.constexpr = a_layout_for(BM, BK, WARPS, mma_layout,
-                                            hooks.STATS_ROWS and not hooks.HAS_AFN)
+    a_layout: gl.constexpr = a_layout_for(BM, BK, WARPS, mma_layout, hooks.STATS_ROWS)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
     row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
     # the statistics of a row block are reused by this consumer's next tile when it is in the
@@ -828,8 +827,7 @@ def _consumer_half(ring, prob, hooks, dst, eargs, CID: gl.constexpr, WARPS: gl.c
     BN: gl.constexpr = dst.c_desc.block_type.shape[1]
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     mma_layout: gl.constexpr = mma_layout_for(HB, BN, WARPS)
-    a_layout: gl.constexpr = a_layout_for(HB, BK, WARPS, mma_layout,
-                                            hooks.STATS_ROWS and not hooks.HAS_AFN)
+    a_layout: gl.constexpr = a_layout_for(HB, BK, WARPS, mma_layout, hooks.STATS_ROWS)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
     row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
     # every tile computes its statistics: with a second k-loop version for a row block's later
@@ -896,8 +894,7 @@ def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.const
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     HALF: gl.constexpr = CID if HALVES else -1
     mma_layout: gl.constexpr = mma_layout_for(HB, BN, WARPS)
-    a_layout: gl.constexpr = a_layout_for(HB, BK, WARPS, mma_layout,
-                                            hooks.STATS_ROWS and not hooks.HAS_AFN)
+    a_layout: gl.constexpr = a_layout_for(HB, BK, WARPS, mma_layout, hooks.STATS_ROWS)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
     row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
     k_tiles = gl.cdiv(prob.K, BK)
@@ -994,8 +991,7 @@ def _consumer_rows(ring, prob, hooks, dst, res, eargs, order, sbuf, epoch, CID: 
     BN: gl.constexpr = dst.c_desc.block_type.shape[1]
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     mma_layout: gl.constexpr = mma_layout_for(BM, BN, WARPS)
-    a_layout: gl.constexpr = a_layout_for(BM, BK, WARPS, mma_layout,
-                                            hooks.STATS_ROWS and not hooks.HAS_AFN)
+    a_layout: gl.constexpr = a_layout_for(BM, BK, WARPS, mma_layout, hooks.STATS_ROWS)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
     row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
     xl: gl.constexpr = rows_layout(BM, XN, WARPS)
@@ -1084,8 +1080,7 @@ def _consumer_rows_lag(ring, prob, hooks, d0, d1, eargs, sbuf, epoch, WARPS: gl.
     BN: gl.constexpr = d0.c_desc.block_type.shape[1]
     BK: gl.constexpr = ring.a_desc.block_type.shape[1]
     mma_layout: gl.constexpr = mma_layout_for(BM, BN, WARPS)
-    a_layout: gl.constexpr = a_layout_for(BM, BK, WARPS, mma_layout,
-                                            hooks.STATS_ROWS and not hooks.HAS_AFN)
+    a_layout: gl.constexpr = a_layout_for(BM, BK, WARPS, mma_layout, hooks.STATS_ROWS)
     row_a: gl.constexpr = gl.SliceLayout(1, a_layout)
     row_c: gl.constexpr = gl.SliceLayout(1, mma_layout)
     xl: gl.constexpr = rows_layout(BM, XN, WARPS)
@@ -1233,8 +1228,10 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     gl.static_assert(not LAG or (NPOST > 0 and NCONS == 1 and not RES and not BWD
                                  and not HAS_AUX and not HAS_SIDE),
                      "LAG: post-norm rows, one consumer, no residual tile, backward or side output")
+    # (the row layout only without an A transform: those registers are the wgmma's operand)
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
-                    AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, RELEASE_EARLY, STATS_ROWS)
+                    AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, RELEASE_EARLY,
+                    STATS_ROWS and not HAS_AFN)
     if NPOST > 0:
         res_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
         res_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
@@ -1373,9 +1370,3 @@ def colvec_fit(v, acc):
     """A coalesced per-column vector (`colvec_load`) in the accumulator's column layout."""
     return gl.convert_layout(v, gl.SliceLayout(0, acc.type.layout))
 
-
-@gluon.jit
-def colvec(ptr, pid_n, N, acc):
-    """A per-column fp32 vector (N entries at `ptr`) for the tile's columns, in the accumulator's
-    column layout: loaded coalesced, then converted."""
-    return colvec_fit(colvec_load(ptr, pid_n, N, acc.shape[1]), acc)
