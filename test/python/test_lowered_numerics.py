@@ -472,6 +472,7 @@ def test_deadlock_is_reported_with_the_waits():
     pytest.param("ln", KINDS[3][1], "{stats-share=true}", id="ln-folded-stats-share"),
     pytest.param("ln", KINDS[3][1], "{stats-rows=false}", id="ln-folded-operand-layout"),
     pytest.param("rms", KINDS[1][1], "{stats-rows=false}", id="rms-folded-operand-layout"),
+    pytest.param("ln", KINDS[3][1], "{stats-lanes=false}", id="ln-folded-one-sum"),
 ])
 def test_gpu_interpreter_agrees_with_the_gpu(kind, flags, order):
     """The lowered kernel launched on the H200 with 3 programs (LoweredLaunch, the real host
@@ -713,13 +714,62 @@ def test_stats_rows_says_where_it_does_not_apply():
         _ci_kernel("rms", KINDS[1][1], "{stats-rows=maybe}")
 
 
+def _kloop_shuffles(ptx: str) -> int:
+    """Butterfly shuffles in the PTX basic blocks that issue a wgmma (the k-loops' bodies)."""
+    blocks = re.split(r"^\$L__BB\d+_\d+:", ptx, flags=re.M)
+    return sum(b.count("shfl.sync.bfly") for b in blocks if "wgmma.mma_async" in b)
+
+
+@pytest.mark.parametrize("kind,flags", [KINDS[3], KINDS[1]], ids=["ln-folded", "rms-folded"])
+def test_stats_lanes_keeps_per_lane_partial_sums(kind, flags):
+    """hopper-ws{stats-lanes}: each row sum is kept through the k-loop as one partial per lane of
+    the row (LayerNorm's two sums, on by default: they follow the wgmma issue; RMSNorm's one,
+    late, when asked for), the lanes combined once per tile after it: no shuffle left in the
+    k-loop, where stats-lanes=false has one per row sum and k-step in each of coop2's two
+    partitions; against the unlowered kernel and fp64 in the interpreter (a partial dropped or
+    counted twice fails it)."""
+    one = _ci_kernel(kind, flags, "{stats-lanes=false}")
+    ck = _ci_kernel(kind, flags, "" if kind == "ln" else "{stats-lanes=true}")
+    cfg, cfg1 = ck.lowered.plan.config, one.lowered.plan.config
+    assert cfg.stats_lanes and cfg.stats_rows and cfg1.stats_rows and not cfg1.stats_lanes
+    assert "stats-lanes" in str(cfg) and "stats-lanes" not in str(cfg1)
+    assert (cfg.schedule, cfg.stats_late) == (cfg1.schedule, cfg1.stats_late) == \
+        ("coop2", kind == "rms")
+    sums = 2 if kind == "ln" else 1
+    assert _kloop_shuffles(one.lowered.kernel.asm["ptx"]) == 2 * sums
+    assert _kloop_shuffles(ck.lowered.kernel.asm["ptx"]) == 0
+    g = ck.asm["gluon"]
+    stats = g[g.index("def stats("):g.index("def epi(")]
+    assert stats.count("row_sums(") == sums and "gl.sum(" not in stats
+    _check(ck, kind, flags, 304, 528, 192, 2)
+
+
+def test_stats_lanes_says_where_it_does_not_apply():
+    """stats-lanes leaves a kernel without row statistics, or without the row layout
+    (stats-rows=false, or an A operand computed in the k-loop), as it was: silently by default
+    (auto), with a note when asked for (true)."""
+    for kind, flags, opts, why in (
+            ("gemm", (), "stats-lanes=true", "the k-loop computes no row statistics"),
+            ("rms", KINDS[1][1], "stats-rows=false,stats-lanes=true", "stats-rows is off"),
+            ("ln", KINDS[4][1], "stats-lanes=true", "stats-rows is off")):
+        ck = _ci_kernel(kind, flags, "{" + opts + "}")
+        assert not ck.lowered.plan.config.stats_lanes
+        assert f"stats-lanes not applied: {why}" in str(ck.remarks), ck.remarks
+    for opts in ("{stats-rows=false}", ""):  # (auto: RMSNorm's one sum is late: one per row)
+        auto = _ci_kernel("rms", KINDS[1][1], opts)
+        assert not auto.lowered.plan.config.stats_lanes and "stats-lanes" not in str(auto.remarks)
+    assert auto.lowered.plan.config.stats_late and auto.lowered.plan.config.stats_rows
+    with pytest.raises(Exception, match="stats-lanes.*must be auto, true or false"):
+        _ci_kernel("rms", KINDS[1][1], "{stats-lanes=often}")
+
+
 def test_stats_row_layout_covers_the_threads_or_falls_back():
     """`ws_gemm.a_layout_for`: the row layout gives each thread one contiguous run of a row
     (coop2's 64 x 64 half tile: 32 elements, 2 lanes to a row; coop's 128 x 128 at 8 warps: 64,
     2 lanes); a tile whose share per thread is under 8 elements, or stats-rows off, keeps the
     wgmma operand's layout."""
     import triton.experimental.gluon.language as gl
-    from normfuse.lowering.ws_gemm import a_layout_for, mma_layout_for
+    from normfuse.lowering.ws_gemm import a_layout_for, lane_partial_layout, mma_layout_for, stat_lanes
     m4, m8 = mma_layout_for(64, 256, 4), mma_layout_for(128, 256, 8)
     half = a_layout_for(64, 64, 4, m4, True)
     assert isinstance(half, gl.BlockedLayout)
@@ -729,3 +779,11 @@ def test_stats_row_layout_covers_the_threads_or_falls_back():
     assert (list(coop.size_per_thread), list(coop.threads_per_warp)) == ([1, 64], [16, 2])
     for layout in (a_layout_for(64, 64, 4, m4, False), a_layout_for(16, 32, 4, m4, True)):
         assert isinstance(layout, gl.DotOperandLayout)
+        assert stat_lanes(layout, True) == 0
+    # the per-lane partials (stats-lanes): [rows, 2], the row layout's [R, 2, run] view summed
+    # over its run, each lane's partial in that lane
+    assert (stat_lanes(half, True), stat_lanes(half, False), stat_lanes(coop, True)) == (2, 0, 2)
+    part = lane_partial_layout(half)
+    assert isinstance(part, gl.SliceLayout) and part.dim == 2
+    assert (list(part.parent.size_per_thread), list(part.parent.threads_per_warp),
+            list(part.parent.warps_per_cta)) == ([1, 1, 32], [16, 2, 1], [4, 1, 1])

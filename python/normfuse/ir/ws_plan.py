@@ -91,7 +91,9 @@ class WSConfig:
     after the next tile's k-loop, from a second staging tile (the exchange's wait off the
     critical path). `stats_rows`: the k-loop reads the A tile for its statistics in a row layout
     (each thread a contiguous run of one row: fewer shuffles per row sum; not with an A
-    transform, whose registers are the wgmma's operand)."""
+    transform, whose registers are the wgmma's operand). `stats_lanes` (with `stats_rows`): the
+    k-loop keeps each row sum as per-lane partials (the lanes that share a row each add their own
+    run) and combines the lanes once per tile, not in every k-step."""
     block_m: int = 128
     block_n: int = 256
     block_k: int = 64
@@ -111,6 +113,7 @@ class WSConfig:
     row_lag: bool = False
     hoist_loads: bool = True
     stats_rows: bool = False
+    stats_lanes: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -136,6 +139,8 @@ class WSConfig:
             raise ValueError("row_exchange and stats_share use one workspace: not both")
         if self.row_lag and not (self.row_exchange and self.consumers == 1):
             raise ValueError("row_lag takes a post-norm row exchange and one consumer")
+        if self.stats_lanes and not self.stats_rows:
+            raise ValueError("stats_lanes takes stats_rows (the partials are the row layout's lanes)")
         if self.stats_share and self.consumers == 2 and not self.halves:
             raise ValueError("stats_share takes one consumer or coop2's halves, not ping-pong")
 
@@ -165,7 +170,8 @@ class WSConfig:
                 + (f" rows-exchanged({self.row_exchange})" if self.row_exchange else "")
                 + (" rows-lagged" if self.row_lag else "")
                 + ("" if self.hoist_loads else " loads-in-order")
-                + (" stats-rows" if self.stats_rows else ""))
+                + (" stats-rows" if self.stats_rows else "")
+                + (" stats-lanes" if self.stats_lanes else ""))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -167,11 +167,12 @@ class HookFns:
     STATS_LATE: gl.constexpr
     RELEASE_EARLY: gl.constexpr
     STATS_ROWS: gl.constexpr
+    STATS_LANES: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(self, PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST,
                  SIDE=None, AUX=None, HAS_SIDE=False, HAS_AUX=False, BWD=False,
-                 STATS_LATE=False, RELEASE_EARLY=False, STATS_ROWS=False):
+                 STATS_LATE=False, RELEASE_EARLY=False, STATS_ROWS=False, STATS_LANES=False):
         self.PRE = gl.constexpr(PRE)
         self.STATS = gl.constexpr(STATS)
         self.AFN = gl.constexpr(AFN)
@@ -190,6 +191,7 @@ class HookFns:
         self.STATS_LATE = gl.constexpr(STATS_LATE)
         self.RELEASE_EARLY = gl.constexpr(RELEASE_EARLY)
         self.STATS_ROWS = gl.constexpr(STATS_ROWS)
+        self.STATS_LANES = gl.constexpr(STATS_LANES)
 
 
 @aggregate
@@ -277,6 +279,43 @@ def a_layout_for(R, BK, num_warps, mma_layout, rows):
     if per < 8 or lanes > 32 or R % ((32 // lanes) * num_warps):
         return dot                             # the tile does not cover the threads evenly
     return gl.BlockedLayout([1, run], [32 // lanes, lanes], [num_warps, 1], [1, 0])
+
+
+@gluon.constexpr_function
+def stat_lanes(a_layout, on):
+    """How many lanes share a row of the row layout `a_layout` when the k-loop keeps one partial
+    row sum per lane (`on`: WSConfig.stats_lanes, with statistics in this k-loop); 0: it keeps
+    [R] sums (off, the wgmma operand's layout, or one lane to a row)."""
+    if not on or not isinstance(a_layout, gl.BlockedLayout):
+        return 0
+    lanes = a_layout.threads_per_warp[1]
+    return lanes if lanes > 1 else 0
+
+
+@gluon.constexpr_function
+def lane_partial_layout(a_layout):
+    """The layout of the k-loop's per-lane partial row sums, [R, lanes]: the row layout's
+    [R, lanes, run] view summed over its run (the slice of that view's layout), so that adding
+    a k-step's run sums to the partials moves no data between lanes."""
+    run = a_layout.size_per_thread[1]
+    tpw = a_layout.threads_per_warp
+    view = gl.BlockedLayout([1, 1, run], [tpw[0], tpw[1], 1], [a_layout.warps_per_cta[0], 1, 1],
+                            [2, 1, 0])
+    return gl.SliceLayout(2, view)
+
+
+@gluon.jit
+def row_sums(x, st):
+    """A STATS hook's row sums of its [R, BK] tile, shaped as the statistic `st` it adds to:
+    [R] sums (every lane's run combined), or, when `st` holds per-lane partials [R, lanes]
+    (`stat_lanes`), each lane's own run summed (no shuffle; `_mainloop` combines the lanes
+    once per tile)."""
+    if len(st.shape) == 2:
+        L: gl.constexpr = st.shape[1]
+        y = gl.reshape(x, [x.shape[0], L, x.shape[1] // L])
+        return gl.convert_layout(gl.sum(y, axis=2), st.type.layout)
+    else:
+        return gl.sum(x, axis=1)
 
 
 @gluon.jit
@@ -679,6 +718,16 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
     STAGES: gl.constexpr = ring.a_bufs.shape[0]
     dtype: gl.constexpr = ring.a_desc.dtype
     HB: gl.constexpr = ring.a_bufs.shape[1] // 2
+    # STATS_LANES: the statistics kept as per-lane partial row sums through the k-loop (each
+    # lane adds its own run of the row; no shuffle per k-step), the lanes combined after it
+    LANES: gl.constexpr = stat_lanes(a_layout, hooks.STATS_LANES and WITH_STATS)
+    if LANES > 0:
+        R: gl.constexpr = st0.shape[0]
+        q0 = gl.zeros([R, LANES], gl.float32, lane_partial_layout(a_layout))
+        q1 = gl.zeros([R, LANES], gl.float32, lane_partial_layout(a_layout))
+    else:
+        q0 = st0
+        q1 = st1
     for kk in range(k_tiles):
         pos = pos0 + kk
         s = pos % STAGES
@@ -706,7 +755,7 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
                 # a register-operand wgmma and its wait (the compiler may reuse the operand's
                 # registers for temporaries; measured wrong results on the H200, fp16, when
                 # the statistics sat there)
-                st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)
+                q0, q1 = hooks.STATS(af, c0, q0, q1, kk, pid_m, eargs)
             a_op = hooks.AFN(af, c0, kk, pid_m, eargs).to(dtype)
             acc = warpgroup_mma(a_op, b_view, acc, is_async=True)
             acc = warpgroup_mma_wait(0, deps=(acc,))
@@ -727,7 +776,7 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
                     if kk == 0:
                         c0 = hooks.PRE(af, pid_m, eargs)
                 if WITH_STATS:
-                    st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)
+                    q0, q1 = hooks.STATS(af, c0, q0, q1, kk, pid_m, eargs)
             acc = warpgroup_mma_wait(1, deps=(acc,))
             # the previous k-step's wgmma has finished reading its slot (and its statistics
             # were taken in the previous iteration): with RELEASE_EARLY it is released before
@@ -737,12 +786,18 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
                 mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)
             if WITH_STATS and LATE:
                 af = a_tile.load(a_layout).to(gl.float32)
-                st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)
+                q0, q1 = hooks.STATS(af, c0, q0, q1, kk, pid_m, eargs)
             if not EARLY:
                 mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)
     acc = warpgroup_mma_wait(0, deps=(acc,))
     if not hooks.HAS_AFN:
         mbarrier.arrive(ring.empty.index((pos0 + k_tiles + STAGES - 1) % STAGES), pred=k_tiles > 0)
+    if LANES > 0:
+        st0 = st0 + gl.convert_layout(gl.sum(q0, axis=1), st0.type.layout)
+        st1 = st1 + gl.convert_layout(gl.sum(q1, axis=1), st1.type.layout)
+    else:
+        st0 = q0
+        st1 = q1
     return acc, st0, st1, c0
 
 
@@ -1163,7 +1218,7 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                    S3: gl.constexpr = 0, STATS_LATE: gl.constexpr = False,
                    HALVES: gl.constexpr = False, RELEASE_EARLY: gl.constexpr = False,
                    LAG: gl.constexpr = False, STATS_ROWS: gl.constexpr = False,
-                   num_warps: gl.constexpr = 4):
+                   STATS_LANES: gl.constexpr = False, num_warps: gl.constexpr = 4):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
@@ -1189,7 +1244,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     releases the previous slot before computing them (else after). `LAG` (with NPOST, one
     consumer, no residual tile, no backward): each tile finished one tile late, after the next
     tile's k-loop (`_consumer_rows_lag`; two staging tiles). `STATS_ROWS`: the k-loop reads the
-    A tile for its statistics in a row layout (`a_layout_for`; not with an A transform)."""
+    A tile for its statistics in a row layout (`a_layout_for`; not with an A transform);
+    `STATS_LANES` (with it): the row sums kept per lane through the k-loop (`stat_lanes`)."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -1231,7 +1287,7 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     # (the row layout only without an A transform: those registers are the wgmma's operand)
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
                     AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, RELEASE_EARLY,
-                    STATS_ROWS and not HAS_AFN)
+                    STATS_ROWS and not HAS_AFN, STATS_LANES and STATS_ROWS and not HAS_AFN)
     if NPOST > 0:
         res_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
         res_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())

@@ -236,6 +236,18 @@ stats-rows = auto | true | false the k-loop reads the A tile for its statistics 
                                 RMSNorm 0.986-1.050 against 1.000-1.061 (10 of 11 at or below).
                                 Summing each thread's run in chunks of 8 (independent chains)
                                 measured slower (RMSNorm 1.005-1.077)
+stats-lanes = auto | true | false with stats-rows, each row sum kept through the k-loop as
+                                per-lane partials ([rows, 2]: each of the two lanes that share a
+                                row adds its own run) and the lanes combined once per tile: no
+                                shuffle and no dependence on the other lane in the k-step; auto
+                                (default): where stats-rows applies, every statistic is a row sum
+                                of the A tile and the sums follow the wgmma issue (not
+                                stats-late: LayerNorm's two), true: wherever it applies (also late
+                                sums) and a note where it cannot, false: one sum per row, combined
+                                in every k-step. H200 (2026-12-04, session 27, 11 cells, 5
+                                rounds): LayerNorm 1.052-1.151x cuBLAS against 1.074-1.163 (10
+                                of 11 cells faster); RMSNorm's late sum a tie (0.984-1.031
+                                against 0.970-1.040), so auto leaves it
 
 Options measured slower and chosen by no default were removed (their numbers are in
 docs/NOTES.md): row-major tile runs (`rows-max-k`), a statistics partition reading A from L2
@@ -2423,10 +2435,14 @@ class HopperWS(Pass):
     # the k-loop's statistics read the A tile in a row layout (WSConfig.stats_rows; auto: the
     # default, wherever it applies, silently; true: a note where it cannot; false: off)
     stats_rows: str = "auto"
+    # with stats-rows, the k-loop's row sums kept per lane, the lanes combined once per tile
+    # (WSConfig.stats_lanes; auto: where stats-rows applies and the sums are not late, silently;
+    # true: also late sums, a note where it cannot; false: off)
+    stats_lanes: str = "auto"
 
     def __post_init__(self):
         # (true / false as the boolean options take them: on, 1, yes, a Python bool)
-        for opt in ("stats_late", "release_early", "stats_rows"):
+        for opt in ("stats_late", "release_early", "stats_rows", "stats_lanes"):
             v = str(getattr(self, opt)).lower()
             v = ("true" if v in ("true", "1", "yes", "on") else
                  "false" if v in ("false", "0", "no", "off") else v)
@@ -2560,6 +2576,18 @@ class HopperWS(Pass):
                 cfg = replace(cfg, stats_rows=True)
             elif self.stats_rows == "true":
                 notes.append("stats-rows not applied: " + why)
+        if self.stats_lanes != "false":
+            why = ("the k-loop computes no row statistics" if stats is None else
+                   "stats-rows is off" if not cfg.stats_rows else
+                   "a statistic is not a row sum of the A tile"
+                   if not all(r or (e.op == "reduce" and e.attr == ("sum", 1))
+                              for e, r in zip(stats.results, stats.row_sums)) else None)
+            if why is None and (self.stats_lanes == "true" or not cfg.stats_late):
+                # auto: only where the sums follow the wgmma issue (between its instructions);
+                # after the wait (stats-late) the shuffle was off the tensor pipe's path
+                cfg = replace(cfg, stats_lanes=True)
+            elif why is not None and self.stats_lanes == "true":
+                notes.append("stats-lanes not applied: " + why)
         a, b, out = m.a.frozen(), m.b.frozen(), m.out.frozen()
         needs = [P.TmaDescriptor("a", (m.BM, m.BK)),
                  P.TmaDescriptor("b", (m.BK, m.BN) if m.b_kn else (m.BN, m.BK)),

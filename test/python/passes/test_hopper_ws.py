@@ -236,12 +236,13 @@ def test_shared_statistics_need_a_folded_weight():
 
 
 def test_generated_rms_hooks_are_the_algebra():
-    """The hooks translate the IR op by op: the statistic is the row sum of x*x, the epilogue
+    """The hooks translate the IR op by op: the statistic is the row sum of x*x (`row_sums`:
+    over the whole row, or per lane where the template keeps partials), the epilogue
     multiplies the accumulator by 1/sqrt(ss/K + eps) broadcast along rows."""
     ck, _ = _lowered("rms", config=PERSISTENT, persistent=True, has_g=False)
     g = ck.asm["gluon"]
     stats = g[g.index("def stats("):g.index("def epi(")]
-    assert "(af * af)" in stats and "gl.sum(" in stats and "axis=1" in stats
+    assert "t0 = (af * af)" in stats and "return st0 + row_sums(t0, st0), st1" in stats
     epi = g[g.index("def epi("):]
     assert "gl.sqrt(" in epi and "(1.0 / " in epi and "gl.expand_dims(" in epi and "(acc * " in epi
 
