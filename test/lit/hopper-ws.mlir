@@ -9,8 +9,7 @@
 // RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true,schedule=coop2}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-rows=false,stats-lanes=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OPERAND-LAYOUT
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-lanes=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LANES
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{schedule=coop2,stats-share=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2-SHARE
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{schedule=coop2,stats-share=true,stats-lanes=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2-SHARE
 
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics{{.*}}stats-rows not applied: the k-loop computes no row statistics
@@ -35,11 +34,6 @@
 // stats-rows=false: the statistics read the A tile in the wgmma operand's layout (asked for,
 // stats-rows=true, on the plain GEMM, which has no statistics, it says so: REMARK above)
 // OPERAND-LAYOUT: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early, persistent, B [N, K]; 1 row statistic(s){{.*}}stats-lanes not applied: stats-rows is off
-// stats-lanes=true: the row sums kept per lane through the k-loop, also for these late
-// statistics (auto keeps them per lane only where the sums follow the wgmma issue: LayerNorm's
-// two; AUTO-NOT above); the plain GEMM has none and says so
-// LANES: applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-late release-early stats-rows stats-lanes, persistent, B [N, K]; 1 row statistic(s)
-// LANES: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics{{.*}}stats-lanes not applied: the k-loop computes no row statistics
 
 // post-norm=true (after epilogue-norm): the one-tile rows (negative_postnorm above, and the naive
 // kernel's one-tile form once epilogue-norm forwarded its tile) keep their row reductions in the
@@ -66,9 +60,12 @@
 // COOP2: [hopper-ws] applied: lowered to the warp-specialized template: 128x128x128 s2 coop2 w4 stats-late
 
 // coop2 with stats-share: each warpgroup publishes and takes its half's rows (auto keeps sharing
-// on coop and says so: SHARE-REMARK below).
-// COOP2-SHARE: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-shared stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma), once per row block
-// COOP2-SHARE: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; no statistics
+// on coop and says so: SHARE-REMARK below). With stats-lanes=true the row sums are kept per
+// lane through the k-loop, also for these late statistics (auto keeps them per lane only where
+// the sums follow the wgmma issue, LayerNorm's two: AUTO-NOT above), and combined before they
+// are published; the plain GEMM has none and says so.
+// COOP2-SHARE: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4 stats-shared stats-late release-early stats-rows stats-lanes, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma), once per row block
+// COOP2-SHARE: [hopper-ws] applied: lowered to the warp-specialized template: 128x256x64 s3 coop2 w4, persistent, B [N, K]; no statistics{{.*}}stats-lanes not applied: the k-loop computes no row statistics
 // COOP2-SHARE-NOT: stats-share not applied
 // COOP2-SHARE: [hopper-ws] missed: a post-norm whose row spans 2 N tiles
 

@@ -96,16 +96,17 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(_rel_file(item), len(rank)))
 
 
-# CPU seconds per file on 2 cores (2026-12-01, session 6's --durations=0, after thinning the
-# sweeps), heaviest first
-_HEAVY_FIRST = ("test_lowered_backward.py", "test_lit.py", "test_backward_training.py",
-                "passes/test_hopper_ws.py", "test_backward_kernels.py", "test_variants.py",
-                "test_flash_norm_attention_bwd.py", "passes/test_lazy_prenorm_numerics.py",
-                "test_lowered_numerics.py", "test_flash_norm_attention.py", "test_ir.py",
-                "passes/test_cluster_reduce.py", "test_fuzz.py", "test_variants_lowered.py",
-                "test_norm_op.py", "test_postnorm.py", "test_optimize.py", "test_ops.py",
-                "test_examples.py", "test_lowered_postnorm.py", "test_backward_ops.py",
-                "test_direct_launch.py", "test_optimize_train.py", "test_models_bench.py")
+# CPU seconds per file on 2 cores (2026-12-04, session 27's --durations=0: 999 s in all),
+# heaviest first
+_HEAVY_FIRST = ("test_lowered_numerics.py", "test_lit.py", "test_backward_training.py",
+                "test_backward_kernels.py", "test_flash_norm_attention.py", "passes/test_hopper_ws.py",
+                "test_flash_norm_attention_bwd.py", "test_lowered_postnorm.py",
+                "test_lowered_backward.py", "test_fuzz.py", "test_norm_op.py",
+                "passes/test_cluster_reduce.py", "passes/test_lazy_prenorm_numerics.py",
+                "test_variants.py", "test_variants_lowered.py", "test_lowered_launch.py",
+                "test_postnorm.py", "test_optimize.py", "test_examples.py", "test_models_bench.py",
+                "test_backward_ops.py", "test_ir.py", "test_setup.py", "test_ops.py",
+                "test_ops_host.py", "test_optimize_train.py")
 
 
 def _rel_file(item) -> str:

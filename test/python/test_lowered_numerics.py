@@ -286,11 +286,13 @@ def _canonical(ttgir: str) -> str:
     return re.sub(r"\n+", "\n", t)
 
 
+@pytest.mark.slow
 def test_every_lowered_kernel_of_test_hopper_ws_is_one_run_here():
     """test_hopper_ws lowers the pre-norm kernels in every form the ops launch (persistent or
     per tile, pointer or TMA loads: 12) and with shared statistics at N = 2048; the lowered
     program depends only on the hooks and the tile config, so each is, locations aside, one of
-    the kernels run above (the TTGIR compared; in a full run these compilations are shared)."""
+    the kernels run above (the TTGIR compared). `slow` (14 s of CPU, the 14 compilations in
+    this file's worker): a check that the kernels above cover test_hopper_ws's, not of a kernel."""
     cfg_p = GemmConfig(128, 256, 64, 8, 8, 3, persistent=True)
     cfg_t = GemmConfig(128, 256, 64, 8, 8, 3)
     run_here: dict[str, set] = {}
