@@ -395,3 +395,26 @@ def test_train_options_ab_on_the_cpu(monkeypatch):
         ab.parse_cells("8x16")
     with pytest.raises(ValueError, match="unknown switch"):
         ab.parse_switches("stats,nope")
+
+
+def test_training_benchmark_cells_and_ops_options(tmp_path, capsys):
+    """bench_training --cells / --ops: the cells and ops to time (a rerun of a grid's misses);
+    malformed values are refused with the expected form, and the ops loop takes only those asked
+    for, in the grid's order (a spent budget records each as skipped without running it)."""
+    from normfuse.repro import bench_training as gb
+    assert gb.parse_cells("262144x512x1024, 8192x2048X512") == [(262144, 512, 1024),
+                                                                 (8192, 2048, 512)]
+    assert gb.parse_ops("postnorm_mlp,layernorm_linear") == ("layernorm_linear", "postnorm_mlp")
+    for bad, what in ((["--cells", "262144x512"], "is not MxKxN"),
+                      (["--cells", "1x0x4"], "is not MxKxN"),
+                      (["--ops", "layernorm_linear,gelu_linear"], "gelu_linear: choose from"),
+                      (["--rounds", "0"], "--rounds must be at least 1")):
+        with pytest.raises(SystemExit):
+            gb.main(["--part", "bench", "--out", str(tmp_path)] + bad)
+        assert what in capsys.readouterr().err
+    recs = gb.bench_cells([(64, 32, 48), (64, 48, 32)], str(tmp_path), -1.0, {"gpu": "cpu"},
+                          device="cpu", ops=gb.parse_ops("layernorm_linear,linear_rmsnorm"))
+    assert [(r["op"], r["K"]) for r in recs] == [
+        ("layernorm_linear.backward", 32), ("linear_rmsnorm.backward", 32),
+        ("layernorm_linear.backward", 48), ("linear_rmsnorm.backward", 48)]
+    assert all("time budget" in r["skipped"] for r in recs)

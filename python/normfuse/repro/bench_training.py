@@ -2,14 +2,15 @@
 
     PYTHONPATH=python python3 -m normfuse.repro.bench_training --out $OUT [--quick]
         [--part all|tests|bench] [--test-timeout 130] [--budget 90] [--no-sweep] [--warm-procs 9]
-        [--rounds 3]
+        [--rounds 3] [--cells MxKxN,...] [--ops rmsnorm_linear,...]
 
 (`python -m normfuse.repro` runs `--part bench` of it in a child: normfuse.repro.extra.)
 
 1. The gpu-marked tests of test/python/test_backward_*.py (normfuse.repro.gpu_tests, at most
    --test-timeout s, default 130): pass / fail / skip counts and the failures' lines ->
    tests.json; the pytest logs -> tests/.
-2. Per cell (M, K, N) of the blog's grid (M = 262144, K, N in {512, 1024, 2048}; --quick: 3 cells),
+2. Per cell (M, K, N) of the blog's grid (M = 262144, K, N in {512, 1024, 2048}; --quick: 3 cells;
+   --cells: those given, --ops: only those of the five ops),
    bf16, for rmsnorm_linear, layernorm_linear, linear_rmsnorm, linear_layernorm and the block
    (PostNormMLP with D = K, H = N):
    - fwd_bwd_{ours,eager,compiled}: forward + backward of the op (grads of every input), ms:
@@ -89,12 +90,36 @@ def train_switches() -> dict:
             "nogemm_norm_bwd": tr.NOGEMM_NORM_BWD, "lowered_dx": tr.LOWERED_DX}
 
 
+OPS = ("rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm", "postnorm_mlp")
+
+
+def parse_cells(text: str) -> list:
+    """`--cells`: "MxKxN,MxKxN,..." -> [(M, K, N), ...] (positive integers)."""
+    cells = []
+    for part in text.split(","):
+        dims = part.strip().lower().split("x")
+        if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+            raise ValueError(f"--cells: '{part}' is not MxKxN (three positive integers, e.g. "
+                             "262144x512x1024)")
+        cells.append(tuple(int(d) for d in dims))
+    return cells
+
+
+def parse_ops(text: str) -> tuple:
+    """`--ops`: a comma-separated subset of OPS, in OPS' order."""
+    want = [o.strip() for o in text.split(",") if o.strip()]
+    bad = [o for o in want if o not in OPS]
+    if bad or not want:
+        raise ValueError(f"--ops: {', '.join(bad) or 'nothing given'}: choose from {', '.join(OPS)}")
+    return tuple(o for o in OPS if o in want)
+
+
 def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cuda", timer=None,
-                compile_backend: str = "inductor", rounds: int = 3) -> list[dict]:
+                compile_backend: str = "inductor", rounds: int = 3, ops=OPS) -> list[dict]:
     """The benchmark. `device`, `timer` (fn -> ms) and `compile_backend` exist so that the CPU
     test can run this code path (interpreted kernels, a fake timer); the GPU run keeps the
     defaults: do_bench medians, inductor. Each cell's fwd + bwd steps (ours, eager, compiled)
-    are timed in `rounds` interleaved rounds, the median kept."""
+    are timed in `rounds` interleaved rounds, the median kept; `ops`: which of OPS."""
     import torch
     import torch.nn.functional as F
 
@@ -153,8 +178,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
         return compiled_cache[key]
 
     for (M, K, N) in cells:
-        for op in ("rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm",
-                   "postnorm_mlp"):
+        for op in ops:
             rec = dict(op=f"{op}.backward", M=M, K=K, N=N, dtype="bfloat16",
                        train_switches=train_switches(), **env)
             if time.time() - t_start > budget:
@@ -491,7 +515,19 @@ def main(argv=None) -> int:
     ap.add_argument("--warm-timeout", type=float, default=150.0)
     ap.add_argument("--rounds", type=int, default=3,
                     help="interleaved rounds of each cell's fwd + bwd timings (median kept)")
+    ap.add_argument("--cells", default=None,
+                    help="only these cells, MxKxN comma-separated (default: the blog's grid; "
+                         "--quick: its three quick cells)")
+    ap.add_argument("--ops", default=None,
+                    help="only these ops, comma-separated, of " + ", ".join(OPS))
     args = ap.parse_args(argv)
+    try:
+        only_cells = parse_cells(args.cells) if args.cells else None
+        ops = parse_ops(args.ops) if args.ops else OPS
+    except ValueError as e:
+        ap.error(str(e))
+    if args.rounds < 1:
+        ap.error(f"--rounds must be at least 1, got {args.rounds}")
     os.makedirs(args.out, exist_ok=True)
     env = {}
     try:
@@ -515,7 +551,8 @@ def main(argv=None) -> int:
             try:
                 from .warm import configure_torch
                 configure_torch()
-                cells = QUICK if args.quick else QUICK + [c for c in BLOG if c not in QUICK]
+                cells = only_cells or (QUICK if args.quick else
+                                       QUICK + [c for c in BLOG if c not in QUICK])
                 if args.warm_procs > 0:
                     w = warm(cells, args.out, args.warm_procs, args.warm_timeout)
                     records.append({"op": "backward.warmup", **w, **keep})
@@ -533,7 +570,7 @@ def main(argv=None) -> int:
                                                 for k, v in ch["tilings"].items()}, **keep})
                     print(f"[bench_training] chosen: {records[-1]}", flush=True)
                 records += bench_cells(cells, args.out, args.budget - (time.time() - t0), keep,
-                                       rounds=args.rounds)
+                                       rounds=args.rounds, ops=ops)
             except Exception as e:  # noqa: BLE001
                 records.append({"op": "backward", "error": f"{type(e).__name__}: {e}",
                                  "traceback": traceback.format_exc()[-2000:], **keep})
