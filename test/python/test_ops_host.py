@@ -618,3 +618,27 @@ def test_postnorm_training_forward_is_planned_once_per_geometry(form, monkeypatc
         assert len(tr._TRAIN_PLANS) == 1
     post.clear_postnorm_plans()
     assert len(tr._TRAIN_PLANS) == 0
+
+
+def test_a_prenorm_training_step_launches_the_fused_kernels():
+    """A LayerNorm pre-norm training step on the CPU stand-in, as on the H200 (the default
+    "cublas" backward plan, statistics recomputed in the backward): the forward launches one
+    kernel (the lowered fused GEMM: the fold is torch's on the CPU, one fold_columns_dot launch
+    on the GPU), the backward two Triton kernels (the persistent norm backward and its column
+    partials' reduction) beside cuBLAS's dX and dW GEMMs, and every gradient comes back in its
+    input's shape and dtype (the stand-in runs no kernel: their values are not checked here)."""
+    x = _bf(M, K).requires_grad_()
+    g = (1 + _bf(K, scale=0.1, seed=1)).requires_grad_()
+    beta = _bf(K, scale=0.1, seed=2).requires_grad_()
+    w = _bf(N, K, scale=K ** -0.5, seed=3).requires_grad_()
+    with fused_on_cpu() as drv:
+        y = functional.layernorm_linear(x, g, beta, w)
+        fwd = len(drv.launches)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            y.backward(_bf(M, N, seed=4))
+        bwd = len(drv.launches) - fwd
+    assert (fwd, bwd) == (1, 2), (fwd, bwd)
+    mms = sum(e.count for e in prof.key_averages() if e.key == "aten::mm")
+    assert mms == 2, mms
+    for t in (x, g, beta, w):
+        assert t.grad is not None and t.grad.shape == t.shape and t.grad.dtype == t.dtype

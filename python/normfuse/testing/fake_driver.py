@@ -144,10 +144,12 @@ def fused_on_cpu(c_launch=None, *, sms: int = 132):
     from triton.runtime import _allocation
     from normfuse import device
     from normfuse.lowering import launch as lowered
-    from normfuse.ops import inference, postnorm_linear as post, prenorm_linear as pre
+    from normfuse.ops import inference, norm, postnorm_linear as post, prenorm_linear as pre
+    from normfuse.ops import training
     patches = [
         (inference, "fused_unavailable", lambda d: None),
         (pre, "sm_count", lambda d: sms), (post, "sm_count", lambda d: sms),
+        (norm, "sm_count", lambda d: sms), (training, "sm_count", lambda d: sms),
         (device, "sm_count", lambda d: sms),
         (pre, "check_hopper", lambda op, d: None), (post, "check_hopper", lambda op, d: None),
         (pre, "_ensure_allocator", lambda: None),
