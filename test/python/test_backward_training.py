@@ -436,7 +436,7 @@ def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
     for r in recs:
         assert "error" not in r, r.get("traceback")
         for k in ("fwd_bwd_ours_ms", "fwd_bwd_eager_ms", "fwd_bwd_compiled_ms", "bwd_fused_ms",
-                  "bwd_gemms_ms", "norm_bwd_ms", "hidden_pct"):
+                  "bwd_gemms_ms", "norm_bwd_ms", "hidden_pct", "fwd_ours_ms", "fwd_compiled_ms"):
             assert isinstance(r[k], float), (k, r)
         rounds = r["fwd_bwd_rounds_ms"]  # (3 interleaved rounds: ours, eager, compiled in turn)
         assert sorted(rounds) == ["compiled", "eager", "ours"]

@@ -15,7 +15,8 @@
    (PostNormMLP with D = K, H = N):
    - fwd_bwd_{ours,eager,compiled}: forward + backward of the op (grads of every input), ms:
      the median of --rounds interleaved rounds (ours, eager, compiled in turn; each round's
-     figure in fwd_bwd_rounds_ms);
+     figure in fwd_bwd_rounds_ms); fwd_{ours,compiled}: the training forward alone (its
+     graph recorded, no backward), in the same rounds;
    - bwd_fused: our backward alone (the backward custom op), bwd_gemms: its GEMMs alone on cuBLAS
      (pre-norm: dY W and dY^T xn; post-norm: dh W and dh^T x; the block: its four), norm_bwd: the
      faster of eager and torch.compile for the norm's backward alone ((fwd+bwd) - fwd of the
@@ -269,10 +270,16 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                 except Exception as e:  # noqa: BLE001
                     steps.pop("compiled", None)
                     rec["compiled_error"] = f"{type(e).__name__}: {e}"[:300]
-                runs = time_round_robin(steps, max(1, rounds), bench)
+                # the training forward alone (the graph recorded, no backward), ours and
+                # compiled, in the same rounds: where a step's difference sits
+                fwd_only = {"fwd:ours": lambda: ours(*ins)}
+                if "compiled" in steps:
+                    fwd_only["fwd:compiled"] = lambda: comp(op, eager)(*ins)
+                runs = time_round_robin(dict(steps, **fwd_only), max(1, rounds), bench)
                 for name, ts in runs.items():
-                    rec[f"fwd_bwd_{name}_ms"] = statistics.median(ts)
-                rec["fwd_bwd_rounds_ms"] = runs
+                    key = f"fwd_{name[4:]}_ms" if name.startswith("fwd:") else f"fwd_bwd_{name}_ms"
+                    rec[key] = statistics.median(ts)
+                rec["fwd_bwd_rounds_ms"] = {k: v for k, v in runs.items() if k in steps}
                 rec.update(bwd_fused_ms=bwd_fused, bwd_gemms_ms=bwd_gemms, norm_bwd_ms=nb,
                            norm_bwd_detail_ms=nb_all,
                            hidden_pct=round(100.0 * (bwd_gemms + nb - bwd_fused) / nb, 1))
@@ -465,7 +472,8 @@ def markdown(records: list[dict], tests: dict | None, env: dict) -> str:
         lines += [f"GPU tests (test_backward_*.py): {tests.get('counts')} ok={tests.get('ok')}", ""]
         lines += [f"- {l}" for l in tests.get("failures", [])[:30]] + [""]
     lines += ["| op | M x K x N | fwd+bwd ours | eager | compiled | vs compiled | bwd fused | "
-              "bwd GEMMs | norm bwd | hidden % |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "bwd GEMMs | norm bwd | hidden % | fwd ours | fwd compiled |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     lines = lines[:3] + [f"- {r['op']}: {r.get('skipped') or r.get('error')}" for r in records
                          if r.get("op") == "backward"] + [""] + lines[3:]
     for r in records:
@@ -473,16 +481,17 @@ def markdown(records: list[dict], tests: dict | None, env: dict) -> str:
             continue
         cell = f"{r['M']} x {r['K']} x {r['N']}"
         if "skipped" in r or "error" in r:
-            lines.append(f"| {r['op']} | {cell} | {r.get('skipped') or r.get('error')} |||||||| ")
+            lines.append(f"| {r['op']} | {cell} | {r.get('skipped') or r.get('error')} |||||||||| ")
             continue
         f = lambda k: f"{r[k]:.3f}" if isinstance(r.get(k), float) else "-"  # noqa: E731
         lines.append(f"| {r['op']} | {cell} | {f('fwd_bwd_ours_ms')} | {f('fwd_bwd_eager_ms')} | "
                      f"{f('fwd_bwd_compiled_ms')} | {r.get('speedup_vs_compiled', '-')} | "
                      f"{f('bwd_fused_ms')} | {f('bwd_gemms_ms')} | {f('norm_bwd_ms')} | "
-                     f"{r.get('hidden_pct', '-')} |")
-    lines += ["", "Times in ms (do_bench medians; fwd + bwd: the median of interleaved rounds). "
-              "hidden % = (bwd GEMMs + norm bwd - bwd fused) / norm bwd, norm bwd = the faster of "
-              "eager and torch.compile for the norm's backward."]
+                     f"{r.get('hidden_pct', '-')} | {f('fwd_ours_ms')} | {f('fwd_compiled_ms')} |")
+    lines += ["", "Times in ms (do_bench medians; fwd + bwd and fwd: the median of interleaved "
+              "rounds; fwd: the training forward alone, its graph recorded). hidden % = (bwd "
+              "GEMMs + norm bwd - bwd fused) / norm bwd, norm bwd = the faster of eager and "
+              "torch.compile for the norm's backward."]
     sweep = [r for r in records if r.get("op") == "backward.sweep"]
     if sweep:
         lines += ["", "## Tiling sweep (RMSNorm, R = %d)" % SWEEP_R, "",
