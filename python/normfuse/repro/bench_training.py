@@ -17,7 +17,8 @@
      the median of --rounds interleaved rounds (ours, eager, compiled in turn; each round's
      figure in fwd_bwd_rounds_ms); fwd_{ours,compiled}: the training forward alone (its
      graph recorded, no backward), in the same rounds;
-   - bwd_fused: our backward alone (the backward custom op), bwd_gemms: its GEMMs alone on cuBLAS
+   - bwd_fused: our backward alone (the backward custom op, given what the training forward
+     saves: no statistics where the backward computes them), bwd_gemms: its GEMMs alone on cuBLAS
      (pre-norm: dY W and dY^T xn; post-norm: dh W and dh^T x; the block: its four), norm_bwd: the
      faster of eager and torch.compile for the norm's backward alone ((fwd+bwd) - fwd of the
      standalone norm), and the blog's metric hidden_pct = (bwd_gemms + norm_bwd - bwd_fused) /
@@ -205,6 +206,10 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                     with torch.no_grad():
                         rstd, mean = tr.row_stats(x, 1e-5 if is_ln else 1e-6, is_ln)
                         xn = norm(x, g, b)
+                    if tr.stats_in_backward(op, x):
+                        # (what the training forward saves then: no statistics; the backward's
+                        # norm kernel computes them from x, as in the timed steps)
+                        rstd = mean = x.new_empty(0, dtype=torch.float32)
                     bwd_fused = bench(lambda: torch.ops.normfuse.prenorm_linear_bwd(
                         dy, x.detach(), g.detach(), b.detach() if b is not None else None,
                         w.detach(), rstd, mean, 1e-5 if is_ln else 1e-6, 0.0, is_ln, False))
