@@ -63,9 +63,27 @@ def ln_inputs(cell: str):
     return M, K, N, x, w, g, y, bb, fu, rms
 
 
-def main(cells):
+def time_and_profile(cell: str, runs: dict) -> None:
+    """Each launch of `runs` ({name: a no-argument launch}) timed by do_bench (median, printed),
+    then launched once more in an NVTX range `<cell>:<name>` inside one range `profile` (what
+    ncu's `--nvtx-include "profile/"` selects)."""
     import torch
     from triton.testing import do_bench
+    for name, fn in runs.items():
+        ms = do_bench(fn, warmup=25, rep=100, return_mode="median")
+        print(f"{cell} {name}: {ms:.4f} ms", flush=True)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push("profile")
+    for name, fn in runs.items():
+        torch.cuda.nvtx.range_push(f"{cell}:{name}")
+        fn()
+        torch.cuda.nvtx.range_pop()
+    torch.cuda.nvtx.range_pop()
+    torch.cuda.synchronize()
+
+
+def main(cells):
+    import torch
     for cell in cells:
         kind, _, shape = cell.rpartition(":")
         extra = {}
@@ -78,17 +96,7 @@ def main(cells):
                 "fused": fu.launch, **{k: p.launch for k, p in extra.items()}}
         for name, p in (("backbone", bb), ("fused", fu), *extra.items()):
             print(f"{cell} {name}: config {getattr(p, 'config', None)}", flush=True)
-        for name, fn in runs.items():
-            ms = do_bench(fn, warmup=25, rep=100, return_mode="median")
-            print(f"{cell} {name}: {ms:.4f} ms", flush=True)
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_push("profile")
-        for name, fn in runs.items():
-            torch.cuda.nvtx.range_push(f"{cell}:{name}")
-            fn()
-            torch.cuda.nvtx.range_pop()
-        torch.cuda.nvtx.range_pop()
-        torch.cuda.synchronize()
+        time_and_profile(cell, runs)
 
 
 if __name__ == "__main__":

@@ -59,23 +59,12 @@ def cell_launches(cell: str) -> dict:
 
 
 def main(cells):
-    import torch
-    from triton.testing import do_bench
+    from ncu_backbone import time_and_profile  # (this directory: bench/)
     for cell in cells:
         runs = cell_launches(cell)
-        for name, fn in runs.items():
+        for fn in runs.values():  # (compiles: the fused kernel, the core, the norms' graphs)
             fn()
-        for name, fn in runs.items():
-            ms = do_bench(fn, warmup=25, rep=100, return_mode="median")
-            print(f"{cell} {name}: {ms:.4f} ms", flush=True)
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_push("profile")
-        for name, fn in runs.items():
-            torch.cuda.nvtx.range_push(f"{cell}:{name}")
-            fn()
-            torch.cuda.nvtx.range_pop()
-        torch.cuda.nvtx.range_pop()
-        torch.cuda.synchronize()
+        time_and_profile(cell, runs)
 
 
 if __name__ == "__main__":

@@ -267,6 +267,15 @@ class Hook:
     results: tuple[Expr, ...]
     row_sums: tuple[bool, ...] = ()
 
+    def row_sum_operand(self, j: int) -> "Expr | None":
+        """STATS: the [BM, BK] tile whose row sums statistic j adds, or None when j is not a row
+        sum of a tile: result j itself when `row_sums[j]`, the summed operand when the kernel
+        took the row sum in the k-step (a top-level sum over axis 1)."""
+        e = self.results[j]
+        if self.row_sums[j]:
+            return e
+        return e.args[0] if e.op == "reduce" and e.attr == ("sum", 1) else None
+
 
 # ---------------------------------------------------------------------------------------------
 # Launch needs of a lowered kernel

@@ -192,13 +192,14 @@ def generate(plan: WSPlan) -> tuple[str, tuple]:
     if plan.stats is not None:
         w = Writer(plan, earg, "af")
         rets = []
-        for j, (e, rows) in enumerate(zip(plan.stats.results, plan.stats.row_sums)):
-            if not rows and e.op == "reduce" and e.attr == ("sum", 1):
-                # a row sum taken in the k-step (the kernel's own tl.sum): the same through
-                # row_sums, which keeps it per lane where the template holds partials
-                rows, e = True, e.args[0]
-            x = w.expr(e)
-            rets.append(f"st{j} + row_sums({x}, st{j})" if rows else f"st{j} + {x}")
+        for j, e in enumerate(plan.stats.results):
+            # a row sum (a tile's, or the kernel's own tl.sum in the k-step) through row_sums,
+            # which keeps it per lane where the template holds partials
+            tile = plan.stats.row_sum_operand(j)
+            if tile is not None:
+                rets.append(f"st{j} + row_sums({w.expr(tile)}, st{j})")
+            else:
+                rets.append(f"st{j} + {w.expr(e)}")
         while len(rets) < 2:
             rets.append(f"st{len(rets)}")
         funcs.append(("stats", w.lines, ", ".join(rets)))

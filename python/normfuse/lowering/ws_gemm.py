@@ -723,8 +723,9 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
     LANES: gl.constexpr = stat_lanes(a_layout, hooks.STATS_LANES and WITH_STATS)
     if LANES > 0:
         R: gl.constexpr = st0.shape[0]
-        q0 = gl.zeros([R, LANES], gl.float32, lane_partial_layout(a_layout))
-        q1 = gl.zeros([R, LANES], gl.float32, lane_partial_layout(a_layout))
+        q_layout: gl.constexpr = lane_partial_layout(a_layout)
+        q0 = gl.zeros([R, LANES], gl.float32, q_layout)
+        q1 = gl.zeros([R, LANES], gl.float32, q_layout)
     else:
         q0 = st0
         q1 = st1

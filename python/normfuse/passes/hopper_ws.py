@@ -2580,8 +2580,8 @@ class HopperWS(Pass):
             why = ("the k-loop computes no row statistics" if stats is None else
                    "stats-rows is off" if not cfg.stats_rows else
                    "a statistic is not a row sum of the A tile"
-                   if not all(r or (e.op == "reduce" and e.attr == ("sum", 1))
-                              for e, r in zip(stats.results, stats.row_sums)) else None)
+                   if any(stats.row_sum_operand(j) is None for j in range(len(stats.results)))
+                   else None)
             if why is None and (self.stats_lanes == "true" or not cfg.stats_late):
                 # auto: only where the sums follow the wgmma issue (between its instructions);
                 # after the wait (stats-late) the shuffle was off the tensor pipe's path

@@ -49,6 +49,7 @@ import time
 import traceback
 
 from . import gpu_tests
+from .summary import parse_cells
 from .warm import REPO
 
 BLOG = [(262144, k, n) for k in (512, 1024, 2048) for n in (512, 1024, 2048)]
@@ -93,18 +94,6 @@ def train_switches() -> dict:
 
 
 OPS = ("rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm", "postnorm_mlp")
-
-
-def parse_cells(text: str) -> list:
-    """`--cells`: "MxKxN,MxKxN,..." -> [(M, K, N), ...] (positive integers)."""
-    cells = []
-    for part in text.split(","):
-        dims = part.strip().lower().split("x")
-        if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
-            raise ValueError(f"--cells: '{part}' is not MxKxN (three positive integers, e.g. "
-                             "262144x512x1024)")
-        cells.append(tuple(int(d) for d in dims))
-    return cells
 
 
 def parse_ops(text: str) -> tuple:
@@ -537,6 +526,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         only_cells = parse_cells(args.cells) if args.cells else None
+    except ValueError as e:
+        ap.error(f"--cells: {e}")
+    try:
         ops = parse_ops(args.ops) if args.ops else OPS
     except ValueError as e:
         ap.error(str(e))

@@ -275,19 +275,29 @@ def post_lowered_table(records) -> str:
     return "\n".join(lines)
 
 
+def parse_cells(text: str) -> list:
+    """A benchmark's `--cells`: "MxKxN,MxKxN,..." -> [(M, K, N), ...] (positive integers);
+    ValueError naming the first malformed one."""
+    cells = []
+    for part in text.split(","):
+        dims = part.strip().lower().split("x")
+        if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+            raise ValueError(f"'{part}' is not MxKxN (three positive integers, e.g. "
+                             "262144x512x1024)")
+        cells.append(tuple(int(d) for d in dims))
+    return cells
+
+
 def summary_cells(quick: bool, only: str = "") -> list:
     """The cells of the summary (--quick: three of them; `only`: "MxKxN,..." of the summary's
     cells, in the summary's order)."""
     cells = CELLS[:1] + CELLS[4:5] + CELLS[-1:] if quick else CELLS
     if not only:
         return cells
-    want = set()
-    for c in only.split(","):
-        try:
-            m, k, n = (int(v) for v in c.strip().split("x"))
-            want.add((m, k, n))
-        except ValueError:
-            raise SystemExit(f"summary: --cells takes MxKxN,... (got {c!r})") from None
+    try:
+        want = set(parse_cells(only))
+    except ValueError as e:
+        raise SystemExit(f"summary: --cells takes MxKxN,... ({e})") from None
     unknown = want - set(CELLS)
     if unknown:
         raise SystemExit(f"summary: not a summary cell: {sorted(unknown)} (cells: "

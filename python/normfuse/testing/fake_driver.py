@@ -140,17 +140,17 @@ def fused_on_cpu(c_launch=None, *, sms: int = 132):
     `sms` SMs, no stream capturing, stream and device 0, TMA can address every tensor), global
     scratch from CPU memory. Kernels compile for sm_90 as they would for the GPU; everything
     restored on exit."""
+    import sys
     import torch
     from triton.runtime import _allocation
     from normfuse import device
     from normfuse.lowering import launch as lowered
-    from normfuse.ops import inference, norm, postnorm_linear as post, prenorm_linear as pre
-    from normfuse.ops import training
-    patches = [
+    from normfuse.ops import inference, postnorm_linear as post, prenorm_linear as pre
+    # device.sm_count wherever a normfuse module bound it by name (the ops import it)
+    patches = [(m, "sm_count", lambda d: sms) for name, m in list(sys.modules.items())
+               if name.startswith("normfuse") and getattr(m, "sm_count", None) is device.sm_count]
+    patches += [
         (inference, "fused_unavailable", lambda d: None),
-        (pre, "sm_count", lambda d: sms), (post, "sm_count", lambda d: sms),
-        (norm, "sm_count", lambda d: sms), (training, "sm_count", lambda d: sms),
-        (device, "sm_count", lambda d: sms),
         (pre, "check_hopper", lambda op, d: None), (post, "check_hopper", lambda op, d: None),
         (pre, "_ensure_allocator", lambda: None),
         (lowered.LoweredLaunch, "why_not", lambda self, args, outs=None: None),
