@@ -1,5 +1,6 @@
 """The benchmarks' parallel warm-up (normfuse.repro.warm) on the CPU: the process pool, the
 children's command lines, and the settings the children and the timing process must share."""
+import re
 import sys
 from pathlib import Path
 
@@ -418,3 +419,29 @@ def test_training_benchmark_cells_and_ops_options(tmp_path, capsys):
         ("layernorm_linear.backward", 32), ("linear_rmsnorm.backward", 32),
         ("layernorm_linear.backward", 48), ("linear_rmsnorm.backward", 48)]
     assert all("time budget" in r["skipped"] for r in recs)
+
+
+@pytest.mark.parametrize("variant, arrive", [("release", "barrier.cluster.arrive.release"),
+                                             ("relaxed", "barrier.cluster.arrive.relaxed"),
+                                             ("cta", "fence.acq_rel.cta")])
+def test_exchange_probe_swaps_the_exchange_arrive_in_the_pass_output(variant, arrive):
+    """bench/exchange_probe.py (session 28's fence-cost bound, loaded by path in a child, since it
+    rebinds the passes' module constants): cluster-reduce, run after its patch, emits the
+    variant's arrive and no other; the release variant leaves the product's strings alone."""
+    import os
+    import subprocess
+    repo = Path(__file__).resolve().parents[2]
+    code = ("import sys; sys.path.insert(0, 'bench'); import exchange_probe as p; "
+            f"p.patch({variant!r}); from normfuse import cli; "
+            "sys.exit(cli.main(['--split-input-file', '--cluster-reduce', "
+            "'test/lit/cluster-reduce.mlir']))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(repo / "python")},
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    arrives = set(re.findall(r"barrier\.cluster\.arrive\.\w+|fence\.acq_rel\.\w+", r.stdout))
+    assert arrive in arrives
+    others = {"release": {"barrier.cluster.arrive.release"},
+              "relaxed": {"barrier.cluster.arrive.relaxed"},
+              "cta": {"fence.acq_rel.cta", "barrier.cluster.arrive.relaxed"}}[variant]
+    assert arrives == others, arrives
