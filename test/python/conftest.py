@@ -42,8 +42,8 @@ def _have_hopper() -> bool:
 def pytest_addoption(parser):
     group = parser.getgroup("normfuse")
     group.addoption("--fuzz-count", type=int, default=None,
-                    help="mutations per (lit input, pipeline) in test_fuzz.py (default: "
-                         "$NORMFUSE_FUZZ_COUNT, else 2: 40 runs of normfuse-opt)")
+                    help="mutations per lit input in test_fuzz.py (default: $NORMFUSE_FUZZ_COUNT, "
+                         "else 4; those that load also run through every pipeline)")
     group.addoption("--fuzz-seed", type=int, default=None,
                     help="seed of test_fuzz.py's mutations (default: $NORMFUSE_FUZZ_SEED, else 0)")
 

@@ -1,7 +1,9 @@
-"""Seeded mutation fuzzing of normfuse-opt: every lit input, mutated, through every pass and the
-default pipelines, run as users run the tool (a subprocess). The contract under test: whatever
-the input, normfuse-opt exits 0 with IR on stdout, or 1 with `normfuse-opt: error: ...` on stderr
-and nothing on stdout; never a signal, a Python traceback, another exit status or a hang.
+"""Seeded mutation fuzzing of normfuse-opt: every lit input, mutated, through the driver alone,
+and each mutation that loads through every pass and the default pipelines too, run as users run
+the tool (a subprocess). The contract under test: whatever the input, normfuse-opt exits 0 with
+IR on stdout, or 1 with `normfuse-opt: error: ...` on stderr and nothing on stdout; never a
+signal, a Python traceback, another exit status or a hang. (A mutation that does not load fails
+before any pass runs, the same way under every pipeline: `through_pipelines`.)
 
 Used by test_fuzz.py (a small fixed count in CI, more with --fuzz-count / NORMFUSE_FUZZ_COUNT) and
 as a script that prints the figures the README reports:
@@ -178,18 +180,35 @@ def mutate(text: str, rng: random.Random, steps: int = 1) -> tuple[str, str]:
     return "; ".join(done), "".join(lines)
 
 
-def make_cases(count: int, seed: int, inputs=None, pipelines=None) -> list[Case]:
-    """`count` mutations of every input for every pipeline; case k of (input, pipeline) depends
-    only on (seed, input name, pipeline, k), so a failing case is reproduced by its id alone."""
+def make_cases(count: int, seed: int, inputs=None) -> list[Case]:
+    """`count` mutations of every input, each for the driver alone (pipeline "none": load, that
+    is parse and verify, then print); mutation k of an input depends only on (seed, input name,
+    k), so a failing case is reproduced by its id alone (its pipeline is part of the id)."""
     cases = []
     for path in inputs or LIT_INPUTS:
         text = path.read_text()
-        for name in pipelines or PIPELINES:
-            for k in range(count):
-                rng = random.Random(f"{seed}:{path.name}:{name}:{k}")
-                desc, mutated = mutate(text, rng, steps=rng.choice([1, 1, 1, 2, 3]))
-                cases.append(Case(path, name, k, seed, desc, mutated))
+        for k in range(count):
+            rng = random.Random(f"{seed}:{path.name}:{k}")
+            desc, mutated = mutate(text, rng, steps=rng.choice([1, 1, 1, 2, 3]))
+            cases.append(Case(path, "none", k, seed, desc, mutated))
     return cases
+
+
+def through_pipelines(first: list["Result"], pipelines=None) -> list[Case]:
+    """The second stage: every mutation the driver alone loaded (IR, exit 0) again through each
+    other pipeline. normfuse-opt loads the input (parse, verify, the typed view) before any pass
+    runs, so a mutation that fails to load fails the same way under every pipeline: running it
+    through the passes would repeat the first stage's answer."""
+    names = [n for n in (pipelines or PIPELINES) if n != "none"]
+    return [Case(r.case.input, name, r.case.index, r.case.seed, r.case.mutation, r.case.text)
+            for r in first if r.outcome == "success" for name in names]
+
+
+def run_fuzz(count: int, seed: int, jobs: int | None = None, pipelines=None) -> list["Result"]:
+    """Both stages: `count` mutations of every input through the driver alone, then those that
+    load through every other pipeline."""
+    first = run_cases(make_cases(count, seed), jobs)
+    return first + run_cases(through_pipelines(first, pipelines), jobs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,21 +293,22 @@ def describe_failure(r: Result) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="mutation-fuzz normfuse-opt over the lit inputs")
-    p.add_argument("--count", type=int, default=20, help="mutations per (input, pipeline)")
+    p.add_argument("--count", type=int, default=20, help="mutations per lit input")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=None)
     p.add_argument("--save", metavar="DIR", help="write each failing case's report to DIR")
     args = p.parse_args(argv)
     check_pipelines_cover_the_registry()
-    cases = make_cases(args.count, args.seed)
-    results = run_cases(cases, args.jobs)
-    print(f"{len(LIT_INPUTS)} lit inputs x {len(PIPELINES)} pipelines x {args.count} mutations, "
-          f"seed {args.seed}")
+    results = run_fuzz(args.count, args.seed, args.jobs)
+    loaded = sum(r.case.pipeline == "none" and r.outcome == "success" for r in results)
+    print(f"{len(LIT_INPUTS)} lit inputs x {args.count} mutations, seed {args.seed}: "
+          f"{loaded} loaded, each through {len(PIPELINES) - 1} more pipelines")
     for k, v in figures(results).items():
         print(f"  {k:22s} {v}")
     by = Counter((r.case.pipeline, r.outcome) for r in results)
     for name in PIPELINES:
-        print(f"  {name:22s} " + ", ".join(f"{o}: {by[(name, o)]}" for o in OUTCOMES if by[(name, o)]))
+        if any(by[(name, o)] for o in OUTCOMES):
+            print(f"  {name:22s} " + ", ".join(f"{o}: {by[(name, o)]}" for o in OUTCOMES if by[(name, o)]))
     failures = [r for r in results if r.failed]
     for r in failures:
         text = describe_failure(r)

@@ -2,10 +2,11 @@
 answers each with IR (exit 0) or one `normfuse-opt: error: ...` (exit 1), never a signal, a
 traceback or a hang (issue 13). The mutations and the judging are in fuzz_ir.py.
 
-CI runs 1 mutation per (input, pipeline): 10 lit inputs x 9 pipelines, 90 runs; more with `--fuzz-count=N` (or
-NORMFUSE_FUZZ_COUNT=N) and another seed with `--fuzz-seed=S` (NORMFUSE_FUZZ_SEED). A failure
-prints the case (input, pipeline, seed, mutation, command), normfuse-opt's stderr, the diff
-against the lit input and the whole mutated input.
+CI runs 4 mutations of each lit input through the driver alone (15 inputs: 60 runs), and the
+ones that load through the 9 other pipelines (seed 0: 4 of them, 36 runs); more with
+`--fuzz-count=N` (or NORMFUSE_FUZZ_COUNT=N) and another seed with `--fuzz-seed=S`
+(NORMFUSE_FUZZ_SEED). A failure prints the case (input, pipeline, seed, mutation, command),
+normfuse-opt's stderr, the diff against the lit input and the whole mutated input.
 """
 from __future__ import annotations
 
@@ -25,11 +26,11 @@ def _option(config, name: str, env: str, default: int) -> int:
 
 @pytest.fixture(scope="module")
 def fuzz_results(request):
-    # one mutation per (lit input, pipeline) in the default suite (90 runs of the tool); more
-    # with --fuzz-count / NORMFUSE_FUZZ_COUNT
-    count = _option(request.config, "--fuzz-count", "NORMFUSE_FUZZ_COUNT", 1)
+    # four mutations per lit input in the default suite, then the ones that load through every
+    # pipeline (~100 runs of the tool); more with --fuzz-count / NORMFUSE_FUZZ_COUNT
+    count = _option(request.config, "--fuzz-count", "NORMFUSE_FUZZ_COUNT", 4)
     seed = _option(request.config, "--fuzz-seed", "NORMFUSE_FUZZ_SEED", 0)
-    return fuzz_ir.run_cases(fuzz_ir.make_cases(count, seed))
+    return fuzz_ir.run_fuzz(count, seed)
 
 
 def test_pipelines_cover_every_pass():
@@ -40,9 +41,23 @@ def test_mutations_are_deterministic():
     a = fuzz_ir.make_cases(2, seed=7)
     b = fuzz_ir.make_cases(2, seed=7)
     assert [(c.id, c.mutation, c.text) for c in a] == [(c.id, c.mutation, c.text) for c in b]
-    assert len(a) == 2 * len(fuzz_ir.LIT_INPUTS) * len(fuzz_ir.PIPELINES)
+    assert len(a) == 2 * len(fuzz_ir.LIT_INPUTS)
+    assert {c.pipeline for c in a} == {"none"}
     assert all(c.text != c.input.read_text() for c in a)
     assert [c.text for c in fuzz_ir.make_cases(2, seed=8)] != [c.text for c in a]
+
+
+def test_only_mutations_that_load_go_through_the_passes():
+    """The second stage takes each mutation the driver alone loaded through every other pipeline
+    (same text, input, index and seed), and none that failed to load."""
+    cases = fuzz_ir.make_cases(1, seed=3)[:3]
+    outcomes = ["success", "clean error", "Triton crash caught"]
+    first = [fuzz_ir.Result(c, o, 0 if o == "success" else 1, "", "") for c, o in zip(cases, outcomes)]
+    second = fuzz_ir.through_pipelines(first)
+    assert sorted(c.pipeline for c in second) == sorted(n for n in fuzz_ir.PIPELINES if n != "none")
+    assert {(c.input, c.index, c.seed, c.text) for c in second} == {
+        (cases[0].input, cases[0].index, cases[0].seed, cases[0].text)}
+    assert len({c.id for c in second}) == len(second)
 
 
 @pytest.mark.parametrize("rc, out, err, outcome", [
@@ -72,5 +87,7 @@ def test_no_mutation_crashes_normfuse_opt(fuzz_results):
     assert not failures, (f"{len(failures)} of {len(fuzz_results)} mutated inputs failed "
                           f"({figures}):\n\n" + "\n\n".join(fuzz_ir.describe_failure(r)
                                                             for r in failures))
-    # the mutations reach both answers: errors and IR that parses
+    # the mutations reach both answers: errors and IR that loads, which then went through the
+    # passes (the second stage)
     assert figures["clean error"] + figures["Triton crash caught"] > 0
+    assert any(r.case.pipeline != "none" for r in fuzz_results)
