@@ -47,11 +47,24 @@ def test_default_procs(monkeypatch):
 def test_once_and_patch_do_bench(monkeypatch):
     import triton.testing
     calls = []
-    assert warm.once(lambda: calls.append(1)) == 0.0 and calls == [1]
+    # a positive time: the children compute ratios of their timings (0 ms divided by zero)
+    assert warm.once(lambda: calls.append(1)) == warm.PLACEHOLDER_MS > 0 and calls == [1]
     monkeypatch.setattr(triton.testing, "do_bench", triton.testing.do_bench)  # restored after
     warm.patch_do_bench()
-    assert triton.testing.do_bench(lambda: calls.append(2), warmup=5, rep=9) == 0.0
+    assert triton.testing.do_bench(lambda: calls.append(2), warmup=5, rep=9) == warm.PLACEHOLDER_MS
     assert calls == [1, 2]
+
+
+def test_parallel_logs_why_a_child_failed(tmp_path):
+    """A failed warm-up child's rc comes with the last line of its log (its exception)."""
+    lines = []
+    code = "raise ZeroDivisionError('float division by zero')"
+    res = warm.parallel([("bad", [sys.executable, "-c", code]),
+                         ("good", [sys.executable, "-c", "pass"])], 2, 60, log=lines.append)
+    rcs = {j["label"]: j["rc"] for j in res["jobs"]}
+    assert rcs == {"bad": 1, "good": 0}
+    assert "bad rc=1" in lines[0] and "[ZeroDivisionError: float division by zero]" in lines[0]
+    assert "good rc=0 (" in lines[0] and "good rc=0 ([" not in lines[0]
 
 
 def test_configure_torch(monkeypatch):

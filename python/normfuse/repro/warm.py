@@ -61,8 +61,16 @@ def configure_torch() -> None:
         pass
 
 
+# What `once` reports. Not 0: the children go on to compute their records' ratios (fused /
+# cuBLAS, hidden %), and a zero time made every summary, attention and attention-backward child
+# end in a ZeroDivisionError after its compiles (rc=1 in every warm-up up to session 28, which hid
+# any real failure among them). The children's records are thrown away.
+PLACEHOLDER_MS = 1.0
+
+
 def once(fn, *args, **kwargs) -> float:
-    """`do_bench`'s stand-in in the children: call fn once, wait for the GPU, report 0 ms."""
+    """`do_bench`'s stand-in in the children: call fn once, wait for the GPU, report
+    PLACEHOLDER_MS."""
     fn()
     try:
         import torch
@@ -70,7 +78,13 @@ def once(fn, *args, **kwargs) -> float:
             torch.cuda.synchronize()
     except Exception:  # noqa: BLE001
         pass
-    return 0.0
+    return PLACEHOLDER_MS
+
+
+def _last_line(text: str) -> str:
+    """The last non-empty line of a failed child's log (its exception, usually)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:160] if lines else ""
 
 
 def patch_do_bench() -> None:
@@ -127,6 +141,7 @@ def parallel(jobs: list, procs: int, timeout: float, log=print) -> dict:
     res = {"seconds": round(time.time() - t0, 1), "procs": procs, "jobs": done,
            "not_started": [label for label, _ in todo]}
     log(f"[warm] {res['seconds']} s in {procs} processes: " + ", ".join(
-        f"{j['label']} rc={j['rc']} ({j['s']} s)" for j in done)
+        f"{j['label']} rc={j['rc']} ({j['s']} s)"
+        + (f" [{_last_line(j['log_tail'])}]" if j.get("log_tail") else "") for j in done)
         + (f"; not started: {res['not_started']}" if todo else ""))
     return res
