@@ -41,6 +41,7 @@ PIPELINES = {
     "hopper-ws": ["--hopper-ws"],
     "residual-acc": ["--residual-acc"],
     "hoist-loads": ["--hoist-loads"],
+    "reuse-loads": ["--reuse-loads"],
     "post-norm default": ["--pass-pipeline=cluster-reduce,epilogue-norm"],
     "default": ["--pass-pipeline=default"],
 }

@@ -32,6 +32,7 @@ _REGISTRY: dict[str, str] = {
     "cluster-reduce-chain": "normfuse.passes.cluster_reduce_chain:ClusterReduceChain",
     "hopper-ws": "normfuse.passes.hopper_ws:HopperWS",
     "hoist-loads": "normfuse.passes.hoist_loads:HoistLoads",
+    "reuse-loads": "normfuse.passes.reuse_loads:ReuseLoads",
 }
 
 

@@ -53,6 +53,7 @@ import triton
 import triton.language as tl
 
 from ..kernels.attention import ACT_CODES, _activation, _locate, attend
+from ..ops.flash_norm_attention import DEFAULT_FNA_PASSES
 
 @triton.jit
 def attention_core(Q, K, V, O, OFFS, BLOCKS, nbatch, qk_scale, H: tl.constexpr, HKV: tl.constexpr,
@@ -143,8 +144,7 @@ def _lengths(B, max_len, gen):
 def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
     import torch.nn.functional as F
     from ..ops.common import host_offsets, row_block_table
-    from ..ops.flash_norm_attention import (DEFAULT_FNA_PASSES, flash_norm_attention_fwd,
-                                            prepare_flash_norm_attention)
+    from ..ops.flash_norm_attention import flash_norm_attention_fwd, prepare_flash_norm_attention
     from ..reference_attention import default_qk_scale
     dev = "cuda"
     gen = torch.Generator().manual_seed(seed + 7 * H + max_len)
@@ -284,14 +284,18 @@ def cells(quick: bool) -> list:
 
 # launch variants timed beside the op's default (`VARIANTS[name]`: prepare_flash_norm_attention's
 # keywords): "walk256", each program walking 256 rows (the default walks `ROWS_PER_PROGRAM`);
-# "flat", one row block a program with the default passes and row table; "once", session 20's
+# "flat", one row block a program with the default passes and row table; "reuse", reuse-loads
+# added to the default passes; "once", session 20's
 # default (gather-once alone, the binary search, no walk); "each", the per-use gather before it.
 # (Measured slower on the H200, 2026-12-03, and no longer timed: 64 x 8 warps, 32 x 4, K and V by
 # TMA (`kv_tma`) 1.37-1.88x session 20's default; 128 x 8 warps 1.04-1.16x, two heads per CTA
 # (`cluster-reduce{cluster-size=2}`) 1.37-1.83x, the L2 exchange (`exchange=global`) 1.13-1.16x;
 # walking at 32 x 4 and 64 x 8 warps 1.04-1.36x.)
 _ONCE = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
-VARIANTS = {"walk256": dict(rows_per_program=256),
+# "reuse": the default passes and reuse-loads (x loaded once for the statistics and the
+# attention; built in session 28, not timed yet)
+VARIANTS = {"reuse": dict(passes=DEFAULT_FNA_PASSES + ("reuse-loads",)),
+            "walk256": dict(rows_per_program=256),
             "flat": dict(rows_per_program=0),
             "once": dict(passes=_ONCE, rows_per_program=0, row_table=False),
             "each": dict(passes=("cluster-reduce",) + _ONCE[1:], rows_per_program=0,
@@ -301,7 +305,8 @@ VARIANTS = {"walk256": dict(rows_per_program=256),
 def configs(quick: bool) -> tuple:
     """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
     return ((64, 4),) if quick else (
-        (64, 4), (64, 4, "walk256"), (64, 4, "flat"), (64, 4, "once"), (64, 4, "each"))
+        (64, 4), (64, 4, "reuse"), (64, 4, "walk256"), (64, 4, "flat"), (64, 4, "once"),
+        (64, 4, "each"))
 
 
 def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:

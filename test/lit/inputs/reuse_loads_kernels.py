@@ -1,0 +1,81 @@
+"""Writes test/lit/reuse-loads.mlir: TTIR of small kernels that load a tile twice, with
+hand-written CHECKs.
+
+    PYTHONPATH=python python3 test/lit/inputs/reuse_loads_kernels.py
+"""
+import triton
+import triton.language as tl
+
+from postnorm_common import write_lit
+
+
+@triton.jit
+def _twice(X, W, Y, S, n, MODE: tl.constexpr):
+    """A row block's statistics from X's tile, then the tile scaled and stored: the obvious kernel
+    loads the tile twice, spelling its address two ways (MODE 0). MODE 1: the second load has
+    another mask; 2: a GEMM between the two loads; 3: the statistics are stored into X, so the
+    second load may read them; 4: the second load reads W."""
+    rows = tl.program_id(0) * 16 + tl.arange(0, 16)
+    cols = tl.arange(0, 16)
+    rmask = rows < n
+    a = tl.load(X + rows[:, None] * 16 + cols[None, :], mask=rmask[:, None], other=0.0)
+    s = tl.sum(a * a, axis=1)
+    if MODE == 3:
+        tl.store(X + rows * 16, s, mask=rmask)
+    if MODE == 2:
+        w = tl.load(W + cols[:, None] * 16 + cols[None, :])
+        s = s + tl.sum(tl.dot(a, w), axis=1)
+    ptrs = X + (rows * 16)[:, None] + cols[None, :]
+    if MODE == 1:
+        b = tl.load(ptrs, mask=rmask[:, None] & (cols[None, :] < 8), other=0.0)
+    elif MODE == 4:
+        b = tl.load(W + (rows * 16)[:, None] + cols[None, :], mask=rmask[:, None], other=0.0)
+    else:
+        b = tl.load(ptrs, mask=rmask[:, None], other=0.0)
+    tl.store(Y + rows[:, None] * 16 + cols[None, :], b * s[:, None], mask=rmask[:, None])
+    tl.store(S + rows, s, mask=rmask)
+
+
+SIG = {"X": "*fp32", "W": "*fp32", "Y": "*fp32", "S": "*fp32", "n": "i32", "MODE": "constexpr"}
+
+HEAD = """// reuse-loads: one chunk per case, positive cases first, then the bail-outs (negative_*).
+// Inputs: TTIR from test/lit/inputs/reuse_loads_kernels.py (locations stripped).
+// RUN: normfuse-opt --split-input-file --reuse-loads %s 2>%t.remark | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
+"""
+
+ONE_LOAD = """// CHECK: %[[A:.+]] = tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x16x!tt.ptr<f32>>
+// CHECK: tt.reduce
+// CHECK-NOT: tt.load %{{.+}} : tensor<16x16x!tt.ptr<f32>>
+// CHECK: arith.mulf %[[A]], %{{.+}} : tensor<16x16xf32>
+// CHECK-NEXT: tt.store"""
+
+TWO_LOADS = """// CHECK: tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x16x!tt.ptr<f32>>
+// CHECK: tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x16x!tt.ptr<f32>>"""
+
+CASES = [
+    ("twice", _twice, SIG, dict(MODE=0), f"""// The tile's second load (its address spelled (X + rows * 16) + cols, the first
+// X + (rows * 16 + cols)) reads what the first read: its users take the first load's value.
+// CHECK-LABEL: tt.func public @twice
+{ONE_LOAD}
+// REMARK: applied: 1 load (of arg0) reuses an earlier load of the same addresses in the same block"""),
+    ("negative_mask", _twice, SIG, dict(MODE=1), f"""// Another mask: other elements read, both loads stay.
+// CHECK-LABEL: tt.func public @negative_mask
+{TWO_LOADS}
+// REMARK: missed: no load reused: no two loads of the same addresses"""),
+    ("negative_dot", _twice, SIG, dict(MODE=2), f"""// A dot between them: the tile would stay live across it, both loads stay.
+// CHECK-LABEL: tt.func public @negative_dot
+{TWO_LOADS}
+// REMARK: missed: no load reused: 'tt.dot' between two loads of arg0 (the tile would stay live across it)"""),
+    ("negative_written", _twice, SIG, dict(MODE=3), f"""// The kernel stores into X between the loads: the second may read what was stored.
+// CHECK-LABEL: tt.func public @negative_written
+{TWO_LOADS}
+// REMARK: missed: no load reused: the kernel writes the memory of arg0"""),
+    ("negative_other_tensor", _twice, SIG, dict(MODE=4), f"""// The second load reads W at the same offsets: other memory.
+// CHECK-LABEL: tt.func public @negative_other_tensor
+{TWO_LOADS}
+// REMARK: missed: no load reused: no two loads of the same addresses"""),
+]
+
+if __name__ == "__main__":
+    write_lit("reuse-loads.mlir", HEAD, CASES)

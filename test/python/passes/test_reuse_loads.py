@@ -1,0 +1,73 @@
+"""reuse-loads on the CPU: the lit input's kernel (test/lit/inputs/reuse_loads_kernels.py) and
+FlashNormAttention's forward (x read by the statistics' loop and again by the attention's), run
+by normfuse.testing's interpreter before and after the pass."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
+import torch  # noqa: E402
+
+from normfuse.testing import check_pass_numerics  # noqa: E402
+
+from pass_numerics import LIT  # noqa: E402
+
+
+def _twice_kernel():
+    inputs = str(LIT / "inputs")
+    if inputs not in sys.path:
+        sys.path.insert(0, inputs)
+    import reuse_loads_kernels as m
+    return m._twice
+
+
+@pytest.mark.parametrize("n", [32, 21], ids=["even", "ragged"])
+def test_twice_same_results(n):
+    """One load for both uses: the same bits, and what the kernel means (s = the rows' sums of
+    squares, Y = X * s), ragged rows masked."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(32, 16, generator=g)
+    w = torch.randn(16, 16, generator=g)
+    y = torch.full((32, 16), float("nan"))
+    s = torch.full((32,), float("nan"))
+    res = check_pass_numerics(_twice_kernel(), [x, w, y, s, n], constexprs=dict(MODE=0),
+                              grid=(2,), passes="reuse-loads", num_warps=4)
+    assert any("1 load (of X) reuses an earlier load" in r for r in res.applied), res.remarks
+    for name in ("Y", "S"):
+        assert torch.equal(torch.nan_to_num(res.before[name], 7.0),
+                           torch.nan_to_num(res.after[name], 7.0)), name
+    want = (x[:n] * x[:n]).sum(1)
+    assert torch.allclose(res.after["S"][:n], want, rtol=1e-6, atol=1e-6)
+    assert torch.allclose(res.after["Y"][:n], x[:n] * want[:, None], rtol=1e-6, atol=1e-6)
+    assert torch.isnan(res.after["Y"][n:]).all()
+
+
+def test_flash_norm_attention_forward_reads_x_once_before_the_attention():
+    """FlashNormAttention's forward through its default passes and reuse-loads: the attention's
+    load of x takes the statistics' (the residual's reload after the attention stays: a dot lies
+    between), with the same bits as the default passes alone."""
+    import test_flash_norm_attention as t
+    from normfuse.kernels.attention import flash_norm_attention_naive
+    from normfuse.ops.common import row_block_table
+    from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES
+    x, k, v, offs, w = t._inputs(t.LENS, 3, 64, 64, act="softmax", seed=5)
+    args, consts, grid = t._kernel_args(x, k, v, offs, w, "softmax")
+    args = list(args)
+    args[4] = row_block_table(offs, 2 * consts["BLOCK_M"], rows=x.shape[0])
+    consts = dict(consts, ROWS=2 * consts["BLOCK_M"])
+    grid = (args[4].shape[0],)
+    base = ",".join(DEFAULT_FNA_PASSES)
+    runs = {}
+    for name, passes in (("default", base), ("reuse", base + ",reuse-loads")):
+        runs[name] = check_pass_numerics(
+            flash_norm_attention_naive, [a.clone() if isinstance(a, torch.Tensor) else a for a in args],
+            constexprs=consts, grid=grid, passes=passes, num_warps=4)
+    applied = "\n".join(runs["reuse"].applied)
+    assert "1 load (of X) reuses an earlier load of the same addresses" in applied, applied
+    kept = "\n".join(r for r in runs["reuse"].remarks if "[reuse-loads] missed" in r)
+    assert "'tt.dot' between two loads of X" in kept, runs["reuse"].remarks
+    for name in ("OUT", "MEAN", "RSTD", "RRMS"):
+        assert not torch.isnan(runs["reuse"].after[name].float()).any(), name
+        assert torch.equal(runs["default"].after[name], runs["reuse"].after[name]), name
