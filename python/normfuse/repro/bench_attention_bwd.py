@@ -19,7 +19,9 @@
      save=True, whose time is `fwd_saving_ms` against `fwd_ms` without saving), and the same
      with offsets never read on the host (`fused_saved_bound_ms`: the upper-bound grid),
      and with the rows kernel's loads moved into the exchanges' waits
-     (`fused_saved_early_ms`: `cluster-reduce-chain{early-loads=true}`);
+     (`fused_saved_early_ms`: `cluster-reduce-chain{early-loads=true}`), and with a block's
+     repeated loads of the same addresses merged (`fused_saved_reuse_ms`: `reuse-loads` after
+     the default pass);
    - unfused: autograd backward of the pipeline a user writes in torch: LayerNorm and RMSNorm over
      the jagged [T, H*D] rows (torch.nn.functional), attention on Q padded to [B, max, H, D]
      (softmax: `scaled_dot_product_attention`, its best backend; GDPA: batched matmuls), eager and
@@ -234,6 +236,11 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     guard("fused_saved_early_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
         *sargs, passes=("cluster-reduce-chain{scratch=Z:DLNQ,early-loads=true}",), **skw),
         warmup=5, rep=30))
+    # the rows kernel with `reuse-loads` after the default pass (dout and the RMSNorm weight
+    # loaded once per row block; built in session 28, not the default until timed)
+    from normfuse.ops.flash_norm_attention_bwd import DEFAULT_BWD_PASSES
+    guard("fused_saved_reuse_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
+        *sargs, passes=DEFAULT_BWD_PASSES + ("reuse-loads",), **skw), warmup=5, rep=30))
     # offsets the forward never read (e.g. under torch.compile): the rows kernel's grid the
     # upper bound cdiv(T, BLOCK_M) + B, the extra programs idle
     off2 = off.clone()
@@ -359,7 +366,7 @@ def main(argv=None) -> int:
     with open(os.path.join(args.out, "attention_bwd.json"), "w") as f:
         json.dump(result, f, indent=1)
     cols = ["activation", "H", "max_seqlen", "T", "fused_ms", "fused_saved_ms",
-            "fused_saved_bound_ms", "fused_saved_early_ms",
+            "fused_saved_bound_ms", "fused_saved_early_ms", "fused_saved_reuse_ms",
             "fwd_ms", "fwd_saving_ms", "naive_ms", "unfused_eager_ms", "unfused_compiled_ms",
             "norms_compiled_ms", "saved_pct_vs_padded_unfused", "train_fused_ms",
             "train_unfused_best_ms", "train_saved_pct_vs_padded_unfused"]

@@ -71,3 +71,25 @@ def test_flash_norm_attention_forward_reads_x_once_before_the_attention():
     for name in ("OUT", "MEAN", "RSTD", "RRMS"):
         assert not torch.isnan(runs["reuse"].after[name].float()).any(), name
         assert torch.equal(runs["default"].after[name], runs["reuse"].after[name]), name
+
+
+def test_flash_norm_attention_backward_rows_kernel_same_bits():
+    """The backward's rows kernel through its default pass and reuse-loads: dout and the RMSNorm
+    weight loaded once per row block (x's loads stay: the attention's loop lies between), the
+    six gradients bitwise those of the default pass."""
+    import test_flash_norm_attention_bwd as t
+    from normfuse.ops.flash_norm_attention_bwd import DEFAULT_BWD_PASSES, flash_norm_attention_bwd
+    from normfuse.testing.attention_bwd import interpreted, last_remarks
+    x, k, v, off, dout, lnw, lnb, rmw = t._inputs([3, 17], 4, 2, 64, 24, seed=6)
+    _, out64, st = t._grads(x, k, v, off, dout, lnw, lnb, rmw, "gelu_tanh", torch.float64)
+    args = (dout, x, k, v, off, out64.to(x.dtype), st["mean"].float(), st["rstd"].float(),
+            st["rrms"].float())
+    kw = dict(activation="gelu_tanh", ln_weight=lnw, ln_bias=lnb, rms_weight=rmw, block_m=16)
+    with interpreted():
+        base = flash_norm_attention_bwd(*args, passes=DEFAULT_BWD_PASSES, **kw)
+        got = flash_norm_attention_bwd(*args, passes=DEFAULT_BWD_PASSES + ("reuse-loads",), **kw)
+        remarks = last_remarks()
+    assert any("2 loads (of DOUT, RMSW) reuse an earlier load" in r for r in remarks), remarks
+    assert any("'scf.for' between two loads of X" in r for r in remarks), remarks
+    for a, b in zip(base, got):
+        assert torch.equal(a, b)
