@@ -984,6 +984,21 @@ def written_roots(op: Op) -> set:
     return {id(StoreOp(o).root) for o in op.walk() if o.name in STORES}
 
 
+def unknown_writer(func: Op) -> str | None:
+    """Why some write of the kernel could reach any memory, in a remark's words (None when every
+    write is a store traced to a kernel argument): what the passes that reuse loaded values
+    (hoist-loads, reuse-loads) check before trusting `written_roots`."""
+    from .effects import writes_memory
+    for o in func.walk():
+        if o.name in STORES:
+            if StoreOp(o).root is None:
+                return ("a store whose pointer does not trace to a kernel argument could write "
+                        "any memory")
+        elif not o.regions and writes_memory(o, private=False):
+            return f"'{o.name}' writes memory the loads may read"
+    return None
+
+
 def root_names(loads) -> list[str]:
     """The sorted names of the kernel arguments `loads` read (for remarks; "?" when untraced)."""
     return sorted({(r.name.lstrip("%") if r is not None else "?")

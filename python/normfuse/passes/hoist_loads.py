@@ -36,10 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import Module, Op
-from ..ir.effects import pure_operand_slice, writes_memory
+from ..ir.effects import pure_operand_slice
 from ..ir.core import TensorType
-from ..ir.ops import (FOR, LOADS, STORES, Builder, ForOp, LoadOp, StoreOp, root_names,
-                      type_of, written_roots)
+from ..ir.ops import (FOR, LOADS, Builder, ForOp, LoadOp, root_names, type_of, unknown_writer,
+                      written_roots)
 from . import Pass, PassRun
 
 
@@ -58,7 +58,7 @@ class HoistLoads(Pass):
             loops = [o for o in func.walk() if o.name == FOR]
             if not loops:
                 continue
-            why = _unknown_writer(func)
+            why = unknown_writer(func)
             if why:
                 run.missed(f"no load hoisted: {why}", func)
                 continue
@@ -76,19 +76,6 @@ class HoistLoads(Pass):
             else:
                 lp, why = why_not[0] if why_not else (loops[0], "no load in a loop body")
                 run.missed(f"no load hoisted: {why}", lp)
-
-
-def _unknown_writer(func: Op) -> str | None:
-    """Why some write of the kernel could reach any memory (None when every write is a store
-    traced to a kernel argument)."""
-    for o in func.walk():
-        if o.name in STORES:
-            if StoreOp(o).root is None:
-                return ("a store whose pointer does not trace to a kernel argument could write "
-                        "any memory")
-        elif not o.regions and writes_memory(o, private=False):
-            return f"'{o.name}' writes memory the loads may read"
-    return None
 
 
 def _hoist(module: Module, loop: ForOp, written: set) -> tuple[list[Op], str | None]:

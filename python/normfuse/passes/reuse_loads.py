@@ -40,9 +40,8 @@ from dataclasses import dataclass
 
 from ..ir import Module, Op
 from ..ir.affine import Forms, NotAffine
-from ..ir.ops import DOT, LOADS, LoadOp, root_names, written_roots
+from ..ir.ops import DOT, LOADS, LoadOp, root_names, unknown_writer, written_roots
 from . import Pass, PassRun
-from .hoist_loads import _unknown_writer
 
 _ATTRS = ("cacheModifier", "evictionPolicy", "isVolatile")
 
@@ -63,7 +62,7 @@ class ReuseLoads(Pass):
             if len(loads) < 2:
                 run.missed("fewer than two loads in the function", func)
                 continue
-            why = _unknown_writer(func)
+            why = unknown_writer(func)
             if why:
                 run.missed(f"no load reused: {why}", func)
                 continue
