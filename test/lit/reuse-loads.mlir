@@ -2,6 +2,7 @@
 // Inputs: TTIR from test/lit/inputs/reuse_loads_kernels.py (locations stripped).
 // RUN: normfuse-opt --split-input-file --reuse-loads %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
+// RUN: normfuse-opt --split-input-file --pass-pipeline='reuse-loads{across-dots=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=ACROSS
 
 // The tile's second load (its address spelled (X + rows * 16) + cols, the first
 // X + (rows * 16 + cols)) reads what the first read: its users take the first load's value.
@@ -134,6 +135,13 @@ module {
 // CHECK: tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x16x!tt.ptr<f32>>
 // CHECK: tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x16x!tt.ptr<f32>>
 // REMARK: missed: no load reused: 'tt.dot' between two loads of arg0 (the tile would stay live across it)
+// With across-dots=true the dot does not stop it; the other cases answer as without the
+// option (the remarks of all five chunks, in order):
+// ACROSS: applied: 1 load (of arg0) reuses an earlier load
+// ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
+// ACROSS-NEXT: applied: 1 load (of arg0) reuses an earlier load
+// ACROSS-NEXT: missed: no load reused: the kernel writes the memory of arg0
+// ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
 
 module {
   tt.func public @negative_dot(%X: !tt.ptr<f32>, %W: !tt.ptr<f32>, %Y: !tt.ptr<f32>, %S: !tt.ptr<f32>, %n: i32) attributes {noinline = false} {

@@ -33,6 +33,12 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
    earlier load's tile stays live until the later load's users; across an attention's or a
    GEMM's dots it would take registers the dots need (FlashNormAttention's residual reload
    after the attention is left alone, with a remark).
+
+Options
+-------
+across-dots = false        true: also merge loads with `tt.dot`s between them (rule 4's register
+                           pressure, to measure: where Triton's pipeliner has the earlier load in
+                           shared memory, the later use may read it there)
 """
 from __future__ import annotations
 
@@ -54,6 +60,8 @@ class ReuseLoads(Pass):
     summary = ("load once what a block loads twice from memory the kernel never writes (x in "
                "FlashNormAttention's statistics and attention loops)")
 
+    across_dots: bool = False
+
     def apply(self, module: Module, run: PassRun) -> None:
         if run.refuses_ttgir(module):
             return
@@ -66,7 +74,7 @@ class ReuseLoads(Pass):
             if why:
                 run.missed(f"no load reused: {why}", func)
                 continue
-            pairs, why_not = _pairs(func, loads, written_roots(func))
+            pairs, why_not = _pairs(func, loads, written_roots(func), self.across_dots)
             if not pairs:
                 run.missed(f"no load reused: {why_not or 'no two loads of the same addresses'}",
                            func)
@@ -86,7 +94,8 @@ def _signature(o: Op) -> tuple:
     return tuple((a, o.attr(a).text if o.attr(a) is not None else None) for a in _ATTRS)
 
 
-def _pairs(func: Op, loads: list[Op], written: set) -> tuple[list[tuple[Op, Op]], str | None]:
+def _pairs(func: Op, loads: list[Op], written: set,
+           across_dots: bool = False) -> tuple[list[tuple[Op, Op]], str | None]:
     """(earlier load, later load) pairs to merge, and why the first other same-address pair
     stayed (None when none did)."""
     forms = Forms()
@@ -104,7 +113,8 @@ def _pairs(func: Op, loads: list[Op], written: set) -> tuple[list[tuple[Op, Op]]
                                       if root is None else
                                       f"the kernel writes the memory of {root.name.lstrip('%')}")
                 continue
-            blocker = next((o for o in _between(earlier, later) if o.name == DOT
+            blocker = next((o for o in _between(earlier, later)
+                            if (o.name == DOT and not across_dots)
                             or (o.regions and o.name.startswith("scf."))), None)
             if blocker is not None:
                 why_not = why_not or (f"'{blocker.name}' between two loads of "

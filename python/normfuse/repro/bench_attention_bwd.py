@@ -21,7 +21,7 @@
      and with the rows kernel's loads moved into the exchanges' waits
      (`fused_saved_early_ms`: `cluster-reduce-chain{early-loads=true}`), and with a block's
      repeated loads of the same addresses merged (`fused_saved_reuse_ms`: `reuse-loads` after
-     the default pass);
+     the default pass; across-dots changes nothing there: an scf loop lies between x's loads);
    - unfused: autograd backward of the pipeline a user writes in torch: LayerNorm and RMSNorm over
      the jagged [T, H*D] rows (torch.nn.functional), attention on Q padded to [B, max, H, D]
      (softmax: `scaled_dot_product_attention`, its best backend; GDPA: batched matmuls), eager and

@@ -42,6 +42,7 @@ HEAD = """// reuse-loads: one chunk per case, positive cases first, then the bai
 // Inputs: TTIR from test/lit/inputs/reuse_loads_kernels.py (locations stripped).
 // RUN: normfuse-opt --split-input-file --reuse-loads %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
+// RUN: normfuse-opt --split-input-file --pass-pipeline='reuse-loads{across-dots=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=ACROSS
 """
 
 ONE_LOAD = """// CHECK: %[[A:.+]] = tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x16x!tt.ptr<f32>>
@@ -66,7 +67,14 @@ CASES = [
     ("negative_dot", _twice, SIG, dict(MODE=2), f"""// A dot between them: the tile would stay live across it, both loads stay.
 // CHECK-LABEL: tt.func public @negative_dot
 {TWO_LOADS}
-// REMARK: missed: no load reused: 'tt.dot' between two loads of arg0 (the tile would stay live across it)"""),
+// REMARK: missed: no load reused: 'tt.dot' between two loads of arg0 (the tile would stay live across it)
+// With across-dots=true the dot does not stop it; the other cases answer as without the
+// option (the remarks of all five chunks, in order):
+// ACROSS: applied: 1 load (of arg0) reuses an earlier load
+// ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
+// ACROSS-NEXT: applied: 1 load (of arg0) reuses an earlier load
+// ACROSS-NEXT: missed: no load reused: the kernel writes the memory of arg0
+// ACROSS-NEXT: missed: no load reused: no two loads of the same addresses"""),
     ("negative_written", _twice, SIG, dict(MODE=3), f"""// The kernel stores into X between the loads: the second may read what was stored.
 // CHECK-LABEL: tt.func public @negative_written
 {TWO_LOADS}

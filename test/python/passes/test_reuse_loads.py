@@ -47,7 +47,8 @@ def test_twice_same_results(n):
 def test_flash_norm_attention_forward_reads_x_once_before_the_attention():
     """FlashNormAttention's forward through its default passes and reuse-loads: the attention's
     load of x takes the statistics' (the residual's reload after the attention stays: a dot lies
-    between), with the same bits as the default passes alone."""
+    between; with across-dots=true it goes too), with the same bits as the default passes
+    alone."""
     import test_flash_norm_attention as t
     from normfuse.kernels.attention import flash_norm_attention_naive
     from normfuse.ops.common import row_block_table
@@ -60,7 +61,8 @@ def test_flash_norm_attention_forward_reads_x_once_before_the_attention():
     grid = (args[4].shape[0],)
     base = ",".join(DEFAULT_FNA_PASSES)
     runs = {}
-    for name, passes in (("default", base), ("reuse", base + ",reuse-loads")):
+    for name, passes in (("default", base), ("reuse", base + ",reuse-loads"),
+                         ("across", base + ",reuse-loads{across-dots=true}")):
         runs[name] = check_pass_numerics(
             flash_norm_attention_naive, [a.clone() if isinstance(a, torch.Tensor) else a for a in args],
             constexprs=consts, grid=grid, passes=passes, num_warps=4)
@@ -68,9 +70,12 @@ def test_flash_norm_attention_forward_reads_x_once_before_the_attention():
     assert "1 load (of X) reuses an earlier load of the same addresses" in applied, applied
     kept = "\n".join(r for r in runs["reuse"].remarks if "[reuse-loads] missed" in r)
     assert "'tt.dot' between two loads of X" in kept, runs["reuse"].remarks
+    across = "\n".join(runs["across"].applied)
+    assert "2 loads (of X) reuse an earlier load of the same addresses" in across, across
     for name in ("OUT", "MEAN", "RSTD", "RRMS"):
-        assert not torch.isnan(runs["reuse"].after[name].float()).any(), name
-        assert torch.equal(runs["default"].after[name], runs["reuse"].after[name]), name
+        for run in ("reuse", "across"):
+            assert not torch.isnan(runs[run].after[name].float()).any(), (run, name)
+            assert torch.equal(runs["default"].after[name], runs[run].after[name]), (run, name)
 
 
 def test_flash_norm_attention_backward_rows_kernel_same_bits():
