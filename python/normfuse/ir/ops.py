@@ -16,6 +16,7 @@ import re
 from typing import ClassVar, Sequence
 
 from .core import Block, IRError, Module, Op, TensorType, Value, _render, parse_type
+from .effects import writes_memory
 from .syntax import (Attr, bool_attr, insert_keyword, int_attr, read_attrs, set_attr_text,
                      str_attr, type_colon)
 
@@ -988,7 +989,6 @@ def unknown_writer(func: Op) -> str | None:
     """Why some write of the kernel could reach any memory, in a remark's words (None when every
     write is a store traced to a kernel argument): what the passes that reuse loaded values
     (hoist-loads, reuse-loads) check before trusting `written_roots`."""
-    from .effects import writes_memory
     for o in func.walk():
         if o.name in STORES:
             if StoreOp(o).root is None:

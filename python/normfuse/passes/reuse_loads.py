@@ -49,7 +49,7 @@ from ..ir.affine import Forms, NotAffine
 from ..ir.ops import DOT, LOADS, LoadOp, root_names, unknown_writer, written_roots
 from . import Pass, PassRun
 
-_ATTRS = ("cacheModifier", "evictionPolicy", "isVolatile")
+_ATTRS = ("cacheModifier", "evictionPolicy")  # (volatile loads are not candidates)
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,11 @@ def _pairs(func: Op, loads: list[Op], written: set,
     stayed (None when none did)."""
     forms = Forms()
     pairs, dropped, why_not = [], set(), None
-    cands = [o for o in loads if not LoadOp(o).is_descriptor and not LoadOp(o).is_volatile]
+    cands = []
+    for o in loads:
+        ld = LoadOp(o)
+        if not ld.is_descriptor and not ld.is_volatile:
+            cands.append(o)
     for j, later in enumerate(cands):
         for earlier in cands[:j]:
             if id(earlier) in dropped or earlier.block is not later.block:

@@ -187,7 +187,8 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     """One shape's records; the compiled unfused baseline (a compile per shape) only while less
     than 60 % of `budget` (the script's --budget, seconds since `t_start`) is spent."""
     from triton.testing import do_bench
-    from normfuse.ops.flash_norm_attention_bwd import BwdConfig, flash_norm_attention_bwd
+    from normfuse.ops.flash_norm_attention_bwd import (DEFAULT_BWD_PASSES, BwdConfig,
+                                                       flash_norm_attention_bwd)
     from normfuse.reference_attention import default_qk_scale
     B, L, D = 768, 128, 128
     Hkv = H
@@ -238,7 +239,6 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
         warmup=5, rep=30))
     # the rows kernel with `reuse-loads` after the default pass (dout and the RMSNorm weight
     # loaded once per row block; built in session 28, not the default until timed)
-    from normfuse.ops.flash_norm_attention_bwd import DEFAULT_BWD_PASSES
     guard("fused_saved_reuse_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
         *sargs, passes=DEFAULT_BWD_PASSES + ("reuse-loads",), **skw), warmup=5, rep=30))
     # offsets the forward never read (e.g. under torch.compile): the rows kernel's grid the

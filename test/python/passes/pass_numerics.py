@@ -99,12 +99,17 @@ def _post_lit_args(lit, name, m, gen):
     return [x, w, w, w, *vec, y, m, k, k, k, n, n, 1e-5], 4 + len(vec)
 
 
-def lit_input_kernels():
-    """test/lit/inputs/flash_norm_attention_kernels.py (the FlashNormAttention lit input's
-    small kernels), imported from its directory."""
+def lit_input(name: str):
+    """The module test/lit/inputs/<name>.py (a lit file's kernels), imported from its directory."""
+    import importlib
     import sys
     inputs = str(LIT / "inputs")
     if inputs not in sys.path:
         sys.path.insert(0, inputs)
-    import flash_norm_attention_kernels as m
-    return m
+    return importlib.import_module(name)
+
+
+def lit_input_kernels():
+    """test/lit/inputs/flash_norm_attention_kernels.py (the FlashNormAttention lit input's
+    small kernels)."""
+    return lit_input("flash_norm_attention_kernels")

@@ -3,8 +3,6 @@ FlashNormAttention's forward walking the row blocks of a sequence (`ROWS`), run 
 normfuse.testing's interpreter before and after the pass."""
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
@@ -12,15 +10,11 @@ import torch  # noqa: E402
 
 from normfuse.testing import check_pass_numerics  # noqa: E402
 
-from pass_numerics import LIT  # noqa: E402
+from pass_numerics import lit_input  # noqa: E402
 
 
 def _walk_kernel():
-    inputs = str(LIT / "inputs")
-    if inputs not in sys.path:
-        sys.path.insert(0, inputs)
-    import hoist_loads_kernels as m
-    return m._walk
+    return lit_input("hoist_loads_kernels")._walk
 
 
 @pytest.mark.parametrize("lo, hi, kn", [(0, 48, 16), (16, 16, 1)], ids=["three-trips", "no-trip"])

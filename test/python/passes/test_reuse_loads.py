@@ -3,8 +3,6 @@ FlashNormAttention's forward (x read by the statistics' loop and again by the at
 by normfuse.testing's interpreter before and after the pass."""
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
@@ -12,15 +10,11 @@ import torch  # noqa: E402
 
 from normfuse.testing import check_pass_numerics  # noqa: E402
 
-from pass_numerics import LIT  # noqa: E402
+from pass_numerics import lit_input  # noqa: E402
 
 
 def _twice_kernel():
-    inputs = str(LIT / "inputs")
-    if inputs not in sys.path:
-        sys.path.insert(0, inputs)
-    import reuse_loads_kernels as m
-    return m._twice
+    return lit_input("reuse_loads_kernels")._twice
 
 
 @pytest.mark.parametrize("n", [32, 21], ids=["even", "ragged"])
