@@ -497,19 +497,20 @@ def test_gpu_launch_variants_same_bits(act):
     search through gather-once alone, the same bits: the row-block table, early-loads, the
     default launch (flat at these lengths), each program walking 256 or 512 rows with K and V
     hoisted, the training forward walking 128 (its g and lse too), and at 32-row blocks the walk
-    against the flat grid; the default passes with reuse-loads, walking and flat, and with
-    across-dots; a walk that is not a multiple of BLOCK_M is refused."""
+    against the flat grid; the default passes without reuse-loads and with it under the dot rule
+    (across-dots off), walking and flat; a walk that is not a multiple of BLOCK_M is refused."""
     from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES, prepare_flash_norm_attention
     x, k, v, offs, w = _gpu_case(3, 128, act)
     once = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
     early = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm", "residual-acc")
     flat = dict(rows_per_program=0, row_table=False)
-    reuse = DEFAULT_FNA_PASSES + ("reuse-loads",)  # (x loaded once: not the default yet)
-    reuse_all = DEFAULT_FNA_PASSES + ("reuse-loads{across-dots=true}",)
+    # without reuse-loads (session 28's default) and reuse-loads with the dot rule on
+    noreuse = tuple(p for p in DEFAULT_FNA_PASSES if not p.startswith("reuse-loads"))
+    reuse = noreuse + ("reuse-loads",)
     runs = [dict(flat, passes=once), dict(flat, passes=once, row_table=True),
             dict(flat, passes=early), dict(), dict(rows_per_program=0),
             dict(rows_per_program=256), dict(rows_per_program=512), dict(passes=reuse),
-            dict(flat, passes=reuse), dict(passes=reuse_all)]
+            dict(flat, passes=reuse), dict(passes=noreuse), dict(flat, passes=noreuse)]
     outs = [prepare_flash_norm_attention(x, k, v, offs, activation=act, **w, **r).launch()
             for r in runs]
     # the training forward (another kernel: its output may round differently from the

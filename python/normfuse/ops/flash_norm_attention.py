@@ -22,8 +22,9 @@ the CTAs of a thread-block cluster (one head each for H <= 16) and exchanges bot
 `residual-acc` starts the P V accumulator at LN(x) when the KV loop has several tiles (Triton
 already does it for one); cluster-reduce's `early-loads` issues the loads that do not need an
 exchange while its barrier waits, and `hoist-loads` loads K and V once per program, which walks
-up to `ROWS_PER_PROGRAM` rows of one sequence (`rows_per_program`). `passes=()` launches the
-naive kernel unchanged (the oracle).
+up to `ROWS_PER_PROGRAM` rows of one sequence (`rows_per_program`), and `reuse-loads` (across
+dots) loads the head's x tile once per row block for the statistics, the attention and the
+residual. `passes=()` launches the naive kernel unchanged (the oracle).
 Validation reads `offsets` on the host once per offsets tensor and version (a sync the first
 time; `ops.common.host_offsets` keeps the copy, so a model's layers sharing one offsets tensor
 read it once and a CUDA graph can capture the later calls); it also sizes the grid to the exact
@@ -64,8 +65,12 @@ __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_no
 # program when a program walks several row blocks (`ROWS_PER_PROGRAM`). Same bits. H200,
 # 2026-12-03 (session 21, the same grid): early-loads alone 0.93-0.98x, with the row table
 # 0.84-0.88x, walking 512 rows 0.76-0.84x the gather-once default's time in all 18 cells.
+# `reuse-loads{across-dots=true}`: x's tile loaded once per row block for the statistics, the
+# attention and the residual (it was loaded three times, only the attention's load pipelined).
+# Same bits. H200, 2026-12-04 (session 29, the same grid): 0.86-0.97x the previous default's
+# time in all 18 cells (without across-dots, only the attention's load merged: 0.97-1.02x).
 DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm",
-                      "residual-acc", "hoist-loads")
+                      "residual-acc", "hoist-loads", "reuse-loads{across-dots=true}")
 # Under autograd the forward stores the attention output g = attend(ln_q) ([T, H, D], x's dtype)
 # and softmax's log-sum-exp ([T, H] f32), and the backward's rows kernel reads them instead of
 # recomputing the

@@ -290,19 +290,18 @@ def cells(quick: bool) -> list:
 
 # launch variants timed beside the op's default (`VARIANTS[name]`: prepare_flash_norm_attention's
 # keywords): "walk256", each program walking 256 rows (the default walks `ROWS_PER_PROGRAM`);
-# "flat", one row block a program with the default passes and row table; "reuse", reuse-loads
-# added to the default passes; "once", session 20's
-# default (gather-once alone, the binary search, no walk); "each", the per-use gather before it.
-# (Measured slower on the H200, 2026-12-03, and no longer timed: 64 x 8 warps, 32 x 4, K and V by
+# "flat", one row block a program with the default passes and row table; "noreuse", session 28's
+# default (the default passes without reuse-loads: x loaded three times per row block); "once",
+# session 20's default (gather-once alone, the binary search, no walk); "each", the per-use
+# gather before it.
+# (Measured slower on the H200 and no longer timed, 2026-12-03: 64 x 8 warps, 32 x 4, K and V by
 # TMA (`kv_tma`) 1.37-1.88x session 20's default; 128 x 8 warps 1.04-1.16x, two heads per CTA
 # (`cluster-reduce{cluster-size=2}`) 1.37-1.83x, the L2 exchange (`exchange=global`) 1.13-1.16x;
-# walking at 32 x 4 and 64 x 8 warps 1.04-1.36x.)
+# walking at 32 x 4 and 64 x 8 warps 1.04-1.36x. 2026-12-04: reuse-loads without across-dots
+# (the residual's reload kept) 1.04-1.14x the default with it.)
 _ONCE = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
-# "reuse": the default passes and reuse-loads (x loaded once for the statistics and the
-# attention), "reuse-all": with across-dots=true (the residual's reload after the attention
-# too); built in session 28, not timed yet
-VARIANTS = {"reuse": dict(passes=DEFAULT_FNA_PASSES + ("reuse-loads",)),
-            "reuse-all": dict(passes=DEFAULT_FNA_PASSES + ("reuse-loads{across-dots=true}",)),
+_NOREUSE = tuple(p for p in DEFAULT_FNA_PASSES if not p.startswith("reuse-loads"))
+VARIANTS = {"noreuse": dict(passes=_NOREUSE),
             "walk256": dict(rows_per_program=256),
             "flat": dict(rows_per_program=0),
             "once": dict(passes=_ONCE, rows_per_program=0, row_table=False),
@@ -313,7 +312,7 @@ VARIANTS = {"reuse": dict(passes=DEFAULT_FNA_PASSES + ("reuse-loads",)),
 def configs(quick: bool) -> tuple:
     """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
     return ((64, 4),) if quick else (
-        (64, 4), (64, 4, "reuse"), (64, 4, "reuse-all"), (64, 4, "walk256"), (64, 4, "flat"),
+        (64, 4), (64, 4, "noreuse"), (64, 4, "walk256"), (64, 4, "flat"),
         (64, 4, "once"), (64, 4, "each"))
 
 
