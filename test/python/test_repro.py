@@ -67,6 +67,28 @@ def test_parallel_logs_why_a_child_failed(tmp_path):
     assert "good rc=0 (" in lines[0] and "good rc=0 ([" not in lines[0]
 
 
+def test_parallel_runs_an_out_of_memory_child_again_alone(tmp_path):
+    """A child that ran out of GPU memory is started once more after the others have ended, by
+    itself; one that fails otherwise is not. The stand-in child fails with torch's OOM message
+    while another child's marker file exists (the GPU shared), and succeeds alone."""
+    busy = tmp_path / "busy"
+    hog = ("import pathlib, time; p = pathlib.Path(%r); p.touch(); time.sleep(1.5); p.unlink()"
+           % str(busy))
+    oom = ("import pathlib, sys, time; time.sleep(0.3)\n"
+           "if pathlib.Path(%r).exists():\n"
+           "    print('torch.OutOfMemoryError: CUDA out of memory.'); sys.exit(1)" % str(busy))
+    lines = []
+    res = warm.parallel([("hog", _py(hog)), ("big", _py(oom)), ("bad", _py("raise SystemExit(2)"))],
+                        3, 60, log=lines.append)
+    jobs = [(j["label"], j["rc"], bool(j.get("retried")), bool(j.get("alone")))
+            for j in res["jobs"]]
+    assert ("big", 1, True, False) in jobs and ("big", 0, False, True) in jobs, jobs
+    assert ("bad", 2, False, False) in jobs and ("hog", 0, False, False) in jobs, jobs
+    assert len(jobs) == 4 and jobs[-1][0] == "big" and res["not_started"] == []
+    assert "big rc=1" in lines[0] and "; run again alone" in lines[0]
+    assert "big (alone) rc=0" in lines[0]
+
+
 def test_configure_torch(monkeypatch):
     import torch._dynamo
     import torch._inductor.config as ic

@@ -18,6 +18,9 @@ Two things keep the warm-up from changing what is measured:
 
 Children run with one Inductor compile thread each (TORCHINDUCTOR_COMPILE_THREADS=1); children
 still running after the timeout are killed, and the timing process compiles what they did not.
+A child that ran out of GPU memory (its log names `OutOfMemoryError`: the largest cells'
+inputs do not fit twelve at a time, e.g. FlashNormAttention's backward at max length 10000,
+H200 2026-12-04) runs once more, alone, after the others.
 
     python -m normfuse.repro.warm_child --target summary --cell 262144,1024,1024 [--ops a,b]
     python -m normfuse.repro.warm_child --target attention --cell 2,1000,gelu_tanh [--quick]
@@ -37,7 +40,8 @@ import sys
 import tempfile
 import time
 
-__all__ = ["configure_torch", "once", "patch_do_bench", "parallel", "default_procs", "child_argv"]
+__all__ = ["configure_torch", "once", "patch_do_bench", "parallel", "default_procs", "child_argv",
+           "OOM_MARK"]
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
@@ -105,43 +109,64 @@ def child_argv(target: str, cell, *extra: str) -> list[str]:
             ",".join(str(c) for c in cell), *extra]
 
 
+OOM_MARK = "OutOfMemoryError"
+
+
 def parallel(jobs: list, procs: int, timeout: float, log=print) -> dict:
     """Run `jobs` ([(label, argv), ...]) in up to `procs` child processes at once; kill what still
-    runs after `timeout` seconds. Returns {"seconds", "procs", "jobs": [{label, rc, s,
-    (log_tail)}], "not_started": [labels]}; the children's logs stay in a temporary directory
-    (the GPU machine returns few files), their tails are kept for the children that failed."""
+    runs after `timeout` seconds. A child whose log names `OOM_MARK` is run once more, alone,
+    once nothing else runs (its first attempt stays in "jobs" with "retried": True). Returns
+    {"seconds", "procs", "jobs": [{label, rc, s, (log_tail), (retried), (alone)}],
+    "not_started": [labels]}; the children's logs stay in a temporary directory (the GPU
+    machine returns few files), their tails are kept for the children that failed."""
     t0 = time.time()
     todo = list(jobs)
+    alone = []  # (label, argv) to run again by themselves
     env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(
         [os.path.join(REPO, "python")] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     wdir = tempfile.mkdtemp(prefix="normfuse_warm_")
     running, done = [], []
-    while (todo or running) and time.time() - t0 < timeout:
+    n_started = 0
+
+    def start(label, argv, by_itself):
+        nonlocal n_started
+        logf = open(os.path.join(wdir, "job_%d.log" % n_started), "w")
+        n_started += 1
+        p = subprocess.Popen(argv, cwd=REPO, env=env, stdout=logf, stderr=subprocess.STDOUT)
+        running.append((label, argv, p, time.time(), logf, by_itself))
+
+    while (todo or running or alone) and time.time() - t0 < timeout:
         while todo and len(running) < max(1, procs):
-            label, argv = todo.pop(0)
-            logf = open(os.path.join(wdir, "job_%d.log" % (len(done) + len(running))), "w")
-            p = subprocess.Popen(argv, cwd=REPO, env=env, stdout=logf, stderr=subprocess.STDOUT)
-            running.append((label, p, time.time(), logf))
+            start(*todo.pop(0), False)
+        if not todo and not running and alone:
+            start(*alone.pop(0), True)
         time.sleep(0.2)
         for item in list(running):
-            label, p, ts, logf = item
+            label, argv, p, ts, logf, by_itself = item
             if p.poll() is not None:
                 running.remove(item)
                 logf.close()
-                done.append({"label": label, "rc": p.returncode, "s": round(time.time() - ts, 1)})
+                job = {"label": label, "rc": p.returncode, "s": round(time.time() - ts, 1)}
+                if by_itself:
+                    job["alone"] = True
                 if p.returncode:
                     with open(logf.name) as f:
-                        done[-1]["log_tail"] = f.read()[-1500:]
-    for label, p, ts, logf in running:
+                        job["log_tail"] = f.read()[-1500:]
+                    if not by_itself and OOM_MARK in job["log_tail"]:
+                        job["retried"] = True
+                        alone.append((label, argv))
+                done.append(job)
+    for label, argv, p, ts, logf, by_itself in running:
         p.kill()
         p.wait()
         logf.close()
         done.append({"label": label, "rc": "killed", "s": round(time.time() - ts, 1)})
     res = {"seconds": round(time.time() - t0, 1), "procs": procs, "jobs": done,
-           "not_started": [label for label, _ in todo]}
+           "not_started": [label for label, _ in todo + alone]}
     log(f"[warm] {res['seconds']} s in {procs} processes: " + ", ".join(
-        f"{j['label']} rc={j['rc']} ({j['s']} s)"
-        + (f" [{_last_line(j['log_tail'])}]" if j.get("log_tail") else "") for j in done)
-        + (f"; not started: {res['not_started']}" if todo else ""))
+        f"{j['label']}{' (alone)' if j.get('alone') else ''} rc={j['rc']} ({j['s']} s)"
+        + (f" [{_last_line(j['log_tail'])}]" if j.get("log_tail") else "")
+        + ("; run again alone" if j.get("retried") else "") for j in done)
+        + (f"; not started: {res['not_started']}" if res["not_started"] else ""))
     return res
