@@ -89,6 +89,16 @@ def test_parallel_runs_an_out_of_memory_child_again_alone(tmp_path):
     assert "big (alone) rc=0" in lines[0]
 
 
+def test_last_line_skips_torchs_cuda_error_hints():
+    log = ("Traceback (most recent call last):\n  ...\ntorch.AcceleratorError: CUDA error: an illegal "
+           "memory access was encountered\nCUDA kernel errors might be asynchronously reported at "
+           "some other API call, so the stacktrace below might be incorrect.\nFor debugging "
+           "consider passing CUDA_LAUNCH_BLOCKING=1\nCompile with `TORCH_USE_CUDA_DSA` to enable "
+           "device-side assertions.\n\n")
+    assert warm._last_line(log).startswith("torch.AcceleratorError: CUDA error: an illegal")
+    assert warm._last_line("Compile with `TORCH_USE_CUDA_DSA` x") == "Compile with `TORCH_USE_CUDA_DSA` x"
+
+
 def test_configure_torch(monkeypatch):
     import torch._dynamo
     import torch._inductor.config as ic

@@ -34,13 +34,25 @@ import torch
 from ..reference_attention import ACTIVATIONS, check_layout, default_qk_scale
 from .common import cached_row_block_table, host_offsets, row_block_count, row_block_table
 
-__all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "BwdConfig", "row_block_table",
-           "unwritten_scratch", "bwd_kernels"]
+__all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "default_bwd_passes", "BwdConfig",
+           "row_block_table", "unwritten_scratch", "bwd_kernels"]
 
 # the rows kernel's pipeline: the heads of a row block over one cluster, then each CTA's reloads
 # of what it stored forwarded through registers; z and dlnq are fp32 scratch that only this
-# kernel reads, so their stores go too (4 bytes per element and head each not written)
-DEFAULT_BWD_PASSES = ("cluster-reduce-chain{scratch=Z:DLNQ}",)
+# kernel reads, so their stores go too (4 bytes per element and head each not written). Its
+# `early-loads` issues x, dout and g while the exchanges' barriers wait. For the activations
+# other than softmax, `reuse-loads` then loads dout and the RMSNorm weight once per row block
+# (`default_bwd_passes`). H200, 2026-12-04 (bench_attention_bwd's 18 cells, saved g, two runs):
+# early-loads 0.97-0.99x the pipeline without it (both activations; session 21's two cells:
+# 0.98-1.00x); early + reuse 0.96-0.98x for GELU, 0.985-0.994x for softmax, where early-loads
+# alone is faster (0.97-0.99x). Same bits (the passes move and merge loads).
+DEFAULT_BWD_PASSES = ("cluster-reduce-chain{scratch=Z:DLNQ,early-loads=true}",)
+
+
+def default_bwd_passes(activation: str) -> tuple:
+    """The rows kernel's default pipeline for `activation` (see DEFAULT_BWD_PASSES)."""
+    return DEFAULT_BWD_PASSES if activation == "softmax" else DEFAULT_BWD_PASSES + ("reuse-loads",)
+
 BLOCK_M = 64
 
 
@@ -227,8 +239,8 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
                              block_m: int | None = None, g=None, lse=None,
                              check_offsets: bool = True):
     """Gradients of flash_norm_attention w.r.t. x, k, v and the norm weights (None where absent).
-    `passes`: the rows kernel's pipeline ("default": `DEFAULT_BWD_PASSES`; () for the naive
-    kernel, the numerical oracle). `config`: the tiles (`BwdConfig`); `block_m` overrides the
+    `passes`: the rows kernel's pipeline ("default": `default_bwd_passes(activation)`; () for
+    the naive kernel, the numerical oracle). `config`: the tiles (`BwdConfig`); `block_m` overrides the
     row-block size of both kernels (the CPU tests use 16). `g` (the attention's output
     attend(ln_q), [T, H, D] in x's dtype) and, for softmax, `lse` ([T, H] float32): what the
     training forward saved (`flash_norm_attention_fwd(..., save=True)`); given, the rows kernel
@@ -254,7 +266,7 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     Hkv = k.shape[2]
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
     dev = x.device
-    passes = DEFAULT_BWD_PASSES if passes == "default" else (
+    passes = default_bwd_passes(activation) if passes == "default" else (
         () if passes is None else (passes if isinstance(passes, str) else tuple(passes)))
     x, dout, k, v = (t.contiguous() for t in (x, dout, k, v))
     gs = None if g is None else g.contiguous()

@@ -11,18 +11,20 @@
    lengths uniform in [0, max] (average sparsity 0.5), max in {1024, 3072, 10000} (the longest
    last: cells past the time budget are recorded as skipped; `--budget` raises it); GDPA gelu_tanh and
    softmax; no affines, as the blog): `triton.testing.do_bench` medians of
-   - fused: `flash_norm_attention_bwd` (rows kernel through `cluster-reduce-chain` + dK/dV kernel)
+   - fused: `flash_norm_attention_bwd` (rows kernel through its default pipeline, dK/dV kernel)
      called as the autograd backward calls it (`check_offsets=False`: no host read, the forward's
      host copy of the offsets found), and the naive rows kernel (passes=()) for what the pass
      buys;
    - fused with the forward's saved g and lse (`fused_saved_ms`: the training forward run with
      save=True, whose time is `fwd_saving_ms` against `fwd_ms` without saving), and the same
      with offsets never read on the host (`fused_saved_bound_ms`: the upper-bound grid),
-     and with the rows kernel's loads moved into the exchanges' waits
-     (`fused_saved_early_ms`: `cluster-reduce-chain{early-loads=true}`), and with a block's
-     repeated loads of the same addresses merged (`fused_saved_reuse_ms`: `reuse-loads` after
-     the default pass; across-dots changes nothing there: an scf loop lies between x's loads),
-     and both (`fused_saved_early_reuse_ms`);
+     and with the rows kernel through other pipelines than the default
+     (`default_bwd_passes(activation)`): `cluster-reduce-chain` alone (`fused_saved_chain_ms`),
+     with its loads moved into the exchanges' waits (`fused_saved_early_ms`:
+     `cluster-reduce-chain{early-loads=true}`, the softmax default), and then with a block's
+     repeated loads of the same addresses merged (`fused_saved_early_reuse_ms`: `reuse-loads`,
+     the default of the other activations; across-dots changes nothing there: an scf loop lies
+     between x's loads);
    - unfused: autograd backward of the pipeline a user writes in torch: LayerNorm and RMSNorm over
      the jagged [T, H*D] rows (torch.nn.functional), attention on Q padded to [B, max, H, D]
      (softmax: `scaled_dot_product_attention`, its best backend; GDPA: batched matmuls), eager and
@@ -188,8 +190,7 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     """One shape's records; the compiled unfused baseline (a compile per shape) only while less
     than 60 % of `budget` (the script's --budget, seconds since `t_start`) is spent."""
     from triton.testing import do_bench
-    from normfuse.ops.flash_norm_attention_bwd import (DEFAULT_BWD_PASSES, BwdConfig,
-                                                       flash_norm_attention_bwd)
+    from normfuse.ops.flash_norm_attention_bwd import BwdConfig, flash_norm_attention_bwd
     from normfuse.reference_attention import default_qk_scale
     B, L, D = 768, 128, 128
     Hkv = H
@@ -234,19 +235,16 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     skw = dict(kw, g=ps.g, lse=ps.lse)
     guard("fused_saved_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*sargs, **skw),
                                              warmup=5, rep=30))
-    # the rows kernel with `early-loads` (x, dout and g loaded during the exchanges' waits)
-    guard("fused_saved_early_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
-        *sargs, passes=("cluster-reduce-chain{scratch=Z:DLNQ,early-loads=true}",), **skw),
-        warmup=5, rep=30))
-    # the rows kernel with `reuse-loads` after the default pass (dout and the RMSNorm weight
-    # loaded once per row block; built in session 28, not the default until timed), and after
-    # early-loads (H200, 2026-12-04, all 18 cells: early-loads 0.97-1.00x the default, reuse-loads
-    # 0.97-0.99x for GELU and 0.99-1.01x for softmax; both together timed since)
-    guard("fused_saved_reuse_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
-        *sargs, passes=DEFAULT_BWD_PASSES + ("reuse-loads",), **skw), warmup=5, rep=30))
-    guard("fused_saved_early_reuse_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
-        *sargs, passes=("cluster-reduce-chain{scratch=Z:DLNQ,early-loads=true}", "reuse-loads"),
-        **skw), warmup=5, rep=30))
+    # the rows kernel's pipelines beside the default (`default_bwd_passes`): `cluster-reduce-chain`
+    # alone (session 28's default), with `early-loads` alone and with `reuse-loads` after it
+    # (H200, 2026-12-04, all 18 cells: reuse-loads without early-loads 0.97-0.99x the chain alone
+    # for GELU, 0.99-1.01x for softmax; no longer timed)
+    chain = "cluster-reduce-chain{scratch=Z:DLNQ}"
+    early = "cluster-reduce-chain{scratch=Z:DLNQ,early-loads=true}"
+    for name, passes in (("fused_saved_chain_ms", (chain,)), ("fused_saved_early_ms", (early,)),
+                         ("fused_saved_early_reuse_ms", (early, "reuse-loads"))):
+        guard(name, lambda passes=passes: do_bench(lambda: flash_norm_attention_bwd(
+            *sargs, passes=passes, **skw), warmup=5, rep=30))
     # offsets the forward never read (e.g. under torch.compile): the rows kernel's grid the
     # upper bound cdiv(T, BLOCK_M) + B, the extra programs idle
     off2 = off.clone()
@@ -372,7 +370,7 @@ def main(argv=None) -> int:
     with open(os.path.join(args.out, "attention_bwd.json"), "w") as f:
         json.dump(result, f, indent=1)
     cols = ["activation", "H", "max_seqlen", "T", "fused_ms", "fused_saved_ms",
-            "fused_saved_bound_ms", "fused_saved_early_ms", "fused_saved_reuse_ms",
+            "fused_saved_bound_ms", "fused_saved_chain_ms", "fused_saved_early_ms",
             "fused_saved_early_reuse_ms", "fwd_ms", "fwd_saving_ms", "naive_ms", "unfused_eager_ms", "unfused_compiled_ms",
             "norms_compiled_ms", "saved_pct_vs_padded_unfused", "train_fused_ms",
             "train_unfused_best_ms", "train_saved_pct_vs_padded_unfused"]

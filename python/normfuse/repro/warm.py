@@ -18,7 +18,7 @@ Two things keep the warm-up from changing what is measured:
 
 Children run with one Inductor compile thread each (TORCHINDUCTOR_COMPILE_THREADS=1); children
 still running after the timeout are killed, and the timing process compiles what they did not.
-A child that ran out of GPU memory (its log names `OutOfMemoryError`: the largest cells'
+A child that ran out of GPU memory (its log names `OOM_MARKS`: the largest cells'
 inputs do not fit twelve at a time, e.g. FlashNormAttention's backward at max length 10000,
 H200 2026-12-04) runs once more, alone, after the others.
 
@@ -41,7 +41,7 @@ import tempfile
 import time
 
 __all__ = ["configure_torch", "once", "patch_do_bench", "parallel", "default_procs", "child_argv",
-           "OOM_MARK"]
+           "OOM_MARKS"]
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
@@ -85,9 +85,17 @@ def once(fn, *args, **kwargs) -> float:
     return PLACEHOLDER_MS
 
 
+# lines torch appends after a CUDA error's message (the message is the line to show)
+_HINTS = ("CUDA kernel errors might be asynchronously reported",
+          "For debugging consider passing CUDA_LAUNCH_BLOCKING", "Compile with `TORCH_USE_CUDA_DSA`")
+
+
 def _last_line(text: str) -> str:
-    """The last non-empty line of a failed child's log (its exception, usually)."""
+    """The last non-empty line of a failed child's log (its exception, usually), torch's hints
+    after a CUDA error skipped."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    while len(lines) > 1 and lines[-1].startswith(_HINTS):
+        lines.pop()
     return lines[-1][:160] if lines else ""
 
 
@@ -109,12 +117,14 @@ def child_argv(target: str, cell, *extra: str) -> list[str]:
             ",".join(str(c) for c in cell), *extra]
 
 
-OOM_MARK = "OutOfMemoryError"
+# how a child's log says it ran out of GPU memory: torch's exception, or the CUDA error text
+# when an allocation inside a library call failed
+OOM_MARKS = ("OutOfMemoryError", "CUDA error: out of memory")
 
 
 def parallel(jobs: list, procs: int, timeout: float, log=print) -> dict:
     """Run `jobs` ([(label, argv), ...]) in up to `procs` child processes at once; kill what still
-    runs after `timeout` seconds. A child whose log names `OOM_MARK` is run once more, alone,
+    runs after `timeout` seconds. A child whose log names one of `OOM_MARKS` runs once more, alone,
     once nothing else runs (its first attempt stays in "jobs" with "retried": True). Returns
     {"seconds", "procs", "jobs": [{label, rc, s, (log_tail), (retried), (alone)}],
     "not_started": [labels]}; the children's logs stay in a temporary directory (the GPU
@@ -153,7 +163,7 @@ def parallel(jobs: list, procs: int, timeout: float, log=print) -> dict:
                 if p.returncode:
                     with open(logf.name) as f:
                         job["log_tail"] = f.read()[-1500:]
-                    if not by_itself and OOM_MARK in job["log_tail"]:
+                    if not by_itself and any(m in job["log_tail"] for m in OOM_MARKS):
                         job["retried"] = True
                         alone.append((label, argv))
                 done.append(job)
