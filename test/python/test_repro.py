@@ -332,6 +332,29 @@ def test_attention_bwd_tile_lists():
         ab.parse_tiles("32x32:4:2,64x64:8")
 
 
+def test_attention_configs_and_cells(monkeypatch):
+    """bench_attention --configs / --cells: parsed, bad entries named with the expected form, and
+    `run` times the default configurations, then the extra ones, over the chosen cells only."""
+    from normfuse.repro import bench_attention as ba
+    assert ba.parse_configs("64x8, 128x8:flat,") == ((64, 8), (128, 8, "flat"))
+    assert ba.parse_cells("4:1000:softmax,2:3000:gelu_tanh") == [(4, 1000, "softmax"),
+                                                                  (2, 3000, "gelu_tanh")]
+    with pytest.raises(ValueError, match=r"config '64:8': expected BLOCK_MxWARPS"):
+        ba.parse_configs("64:8")
+    with pytest.raises(ValueError, match=r"unknown variant 'fast' \(one of each, flat"):
+        ba.parse_configs("64x4:fast")
+    with pytest.raises(ValueError, match=r"cell '4:1000:relu': expected H:max_len:activation"):
+        ba.parse_cells("4:1000:relu")
+    seen = []
+    monkeypatch.setattr(ba, "_cell", lambda H, m, act, configs: seen.append((H, m, act, configs))
+                        or dict(H=H, max_len=m, activation=act))
+    monkeypatch.setattr(ba.torch.cuda, "empty_cache", lambda: None)
+    ba.run(False, 100.0, {}, log=lambda s: None, extra_configs=((128, 8), (64, 4, "flat")),
+           only_cells=[(4, 1000, "softmax")])
+    assert [c[:3] for c in seen] == [(4, 1000, "softmax")]
+    assert seen[0][3] == ba.configs(False) + ((128, 8),)  # the duplicate not timed twice
+
+
 def test_attention_bwd_budget_reaches_every_shape(monkeypatch, tmp_path):
     """bench_attention_bwd --budget: each shape is benchmarked under the given budget (its
     compiled baseline is timed while 60 % of it is left), not the module's default."""

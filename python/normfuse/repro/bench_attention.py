@@ -2,7 +2,10 @@
 unfused pipeline and the attention core against the best baseline.
 
     PYTHONPATH=python python3 -m normfuse.repro.bench_attention --out $OUT [--quick] [--no-tests]
-                                                                [--budget 150]
+        [--budget 150] [--configs 64x8,128x8:flat] [--cells 4:1000:softmax,4:3000:gelu_tanh]
+
+(`--configs`: more fused-kernel tiles and launch variants to time beside the default, BLOCK_M x
+warps[:variant]; `--cells`: only these cells, H:max_len:activation.)
 
 `python -m normfuse.repro` runs the cells (`append_to_summary`: records appended to summary.json,
 op = "flash_norm_attention.forward"); the command line above also runs the gpu-marked tests of
@@ -316,17 +319,49 @@ def configs(quick: bool) -> tuple:
         (64, 4, "once"), (64, 4, "each"))
 
 
-def run(quick: bool, budget: float, meta: dict, on_record=None, log=print) -> list:
-    """Every cell (errors recorded, cells past `budget` seconds recorded as skipped)."""
+def parse_configs(text: str) -> tuple:
+    """--configs "64x8,128x8:flat" -> ((64, 8), (128, 8, "flat")): BLOCK_MxWARPS[:variant]."""
+    out = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        tile, _, variant = item.partition(":")
+        try:
+            bm, nw = (int(n) for n in tile.split("x"))
+        except ValueError:
+            raise ValueError(f"config '{item}': expected BLOCK_MxWARPS[:variant], e.g. 64x8 or "
+                             f"128x8:flat") from None
+        if variant and variant not in VARIANTS:
+            raise ValueError(f"config '{item}': unknown variant '{variant}' (one of "
+                             f"{', '.join(sorted(VARIANTS))})")
+        out.append((bm, nw, variant) if variant else (bm, nw))
+    return tuple(out)
+
+
+def parse_cells(text: str) -> list:
+    """--cells "4:1000:softmax,4:3000:gelu_tanh" -> [(4, 1000, "softmax"), ...]."""
+    out = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        parts = item.split(":")
+        if len(parts) != 3 or parts[2] not in ("gelu_tanh", "softmax"):
+            raise ValueError(f"cell '{item}': expected H:max_len:activation (gelu_tanh or "
+                             f"softmax), e.g. 4:1000:softmax")
+        out.append((int(parts[0]), int(parts[1]), parts[2]))
+    return out
+
+
+def run(quick: bool, budget: float, meta: dict, on_record=None, log=print, extra_configs=(),
+        only_cells=None) -> list:
+    """Every cell (errors recorded, cells past `budget` seconds recorded as skipped);
+    `extra_configs` timed after `configs(quick)`, `only_cells` instead of `cells(quick)`."""
     records = []
     t0 = time.time()
-    for H, m, act in cells(quick):
+    cfgs = configs(quick) + tuple(c for c in extra_configs if c not in configs(quick))
+    for H, m, act in (only_cells or cells(quick)):
         if time.time() - t0 > budget:
             records.append(dict(op="flash_norm_attention.forward", H=H, max_len=m, activation=act,
                                 error="skipped: time budget"))
             continue
         try:
-            r = _cell(H, m, act, configs=configs(quick))
+            r = _cell(H, m, act, configs=cfgs)
         except Exception as e:  # noqa: BLE001 - record and go on
             r = dict(op="flash_norm_attention.forward", H=H, max_len=m, activation=act,
                      error=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-2000:])
@@ -419,7 +454,15 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-tests", action="store_true", help="skip the gpu-marked tests")
     ap.add_argument("--budget", type=float, default=150.0, help="seconds for the benchmark cells")
+    ap.add_argument("--configs", default="", help="more fused-kernel configurations to time, "
+                    "BLOCK_MxWARPS[:variant] comma-separated (e.g. 64x8,128x8:flat)")
+    ap.add_argument("--cells", default="", help="only these cells, H:max_len:activation "
+                    "comma-separated (e.g. 4:1000:softmax)")
     a = ap.parse_args(argv)
+    try:
+        extra, only = parse_configs(a.configs), parse_cells(a.cells) or None
+    except ValueError as e:
+        ap.error(str(e))
     os.makedirs(a.out, exist_ok=True)
     t0 = time.time()
     import datetime as _dt
@@ -439,7 +482,8 @@ def main(argv=None) -> int:
         result["records"] = records
         with open(path, "w") as f:
             json.dump(result, f, indent=1)
-    save(run(a.quick, a.budget, meta, on_record=save, log=lambda s: print(s, flush=True)))
+    save(run(a.quick, a.budget, meta, on_record=save, log=lambda s: print(s, flush=True),
+             extra_configs=extra, only_cells=only))
     md = [f"# FlashNormAttention forward ({meta['gpu']}, torch {meta['torch']}, triton {meta['triton']})", ""]
     if "tests" in result:
         md += [f"pytest -m gpu: {result['tests']['counts']}, ok={result['tests']['ok']}", ""]
