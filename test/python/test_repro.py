@@ -355,6 +355,27 @@ def test_attention_configs_and_cells(monkeypatch):
     assert seen[0][3] == ba.configs(False) + ((128, 8),)  # the duplicate not timed twice
 
 
+def test_attention_unfused_norms_take_the_fastest(monkeypatch):
+    """bench_attention's unfused baseline: each norm the fastest candidate (every one recorded,
+    the winner named); Liger's LayerNorm a candidate only where it imports."""
+    import torch
+    import torch.nn.functional as F
+    from normfuse.repro import bench_attention as ba
+    times = iter([0.5, 0.7, 0.9, 0.2, 0.3, 0.4, 0.6])  # the order _norm_times times them in
+    calls = []
+    monkeypatch.setattr(ba, "_bench", lambda fn: calls.append(fn()) or next(times))
+    eager_ln = lambda a: F.layer_norm(a, a.shape[-1:])  # noqa: E731
+    eager_post = lambda o, l, a: F.rms_norm(o + l, o.shape[-1:]) + a  # noqa: E731
+    monkeypatch.setattr(ba, "_compiled_norms", lambda shape=None: (eager_ln, eager_post))
+    monkeypatch.setitem(sys.modules, "liger_kernel.ops.layer_norm", None)  # not importable
+    x = torch.randn(4, 8)
+    rec = ba._norm_times(x, torch.randn(4, 8), eager_ln(x), eager_ln, eager_post)
+    assert rec["ln_dynamic_ms"] == 0.5 and rec["ln_eager_ms"] == 0.7 and rec["ln_static_ms"] == 0.4
+    assert (rec["ln_best"], rec["ln_ms"]) == ("static", 0.4)
+    assert (rec["post_best"], rec["post_ms"]) == ("dynamic", 0.2) and rec["post_static_ms"] == 0.9
+    assert "ln_liger_ms" not in rec and len(calls) == 6
+
+
 def test_attention_bwd_budget_reaches_every_shape(monkeypatch, tmp_path):
     """bench_attention_bwd --budget: each shape is benchmarked under the given budget (its
     compiled baseline is timed while 60 % of it is left), not the module's default."""
