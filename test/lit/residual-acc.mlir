@@ -72,24 +72,24 @@ module {
 
 module {
   tt.func public @fna_gdpa_kv_loop(%X: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %OFFS: !tt.ptr<i32>, %BLOCKS: !tt.ptr<i32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %OUT: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %nbatch: i32, %qk_scale: f32, %eps: f32, %rms_eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<64> : tensor<32xi32>
-    %cst_0 = arith.constant dense<16> : tensor<32x1xi32>
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-    %c64_i32 = arith.constant 64 : i32
-    %c32_i32 = arith.constant 32 : i32
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
-    %cst_3 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
-    %cst_4 = arith.constant dense<-2.000000e+00> : tensor<16x32xf32>
-    %cst_5 = arith.constant dense<0.797884583> : tensor<16x32xf32>
-    %cst_6 = arith.constant dense<4.471500e-02> : tensor<16x32xf32>
-    %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
-    %cst_8 = arith.constant dense<1.000000e+00> : tensor<16xf32>
-    %cst_9 = arith.constant dense<1.600000e+01> : tensor<16xf32>
-    %cst_10 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_11 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst = arith.constant dense<16> : tensor<16xi64>
     %kv_base = arith.constant 1024 : i64
-    %cst_12 = arith.constant dense<16> : tensor<16xi64>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst_1 = arith.constant dense<1.600000e+01> : tensor<16xf32>
+    %cst_2 = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst_4 = arith.constant dense<4.471500e-02> : tensor<16x32xf32>
+    %cst_5 = arith.constant dense<0.797884583> : tensor<16x32xf32>
+    %cst_6 = arith.constant dense<-2.000000e+00> : tensor<16x32xf32>
+    %cst_7 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
+    %acc = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_8 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %c32_i32 = arith.constant 32 : i32
+    %c64_i32 = arith.constant 64 : i32
+    %cst_9 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+    %cst_10 = arith.constant dense<16> : tensor<32x1xi32>
+    %cst_11 = arith.constant dense<64> : tensor<32xi32>
     %cand = arith.constant 4 : i32
     %c16_i32 = arith.constant 16 : i32
     %c1_i32 = arith.constant 1 : i32
@@ -98,168 +98,167 @@ module {
     %c0_i32 = arith.constant 0 : i32
     %pid = tt.get_program_id x : i32
     %first = arith.cmpi sgt, %nbatch, %cand : i32
-    %first_13 = tt.addptr %BLOCKS, %cand : !tt.ptr<i32>, i32
-    %first_14 = tt.load %first_13, %first, %c2147483647_i32 : !tt.ptr<i32>
-    %b = arith.cmpi sle, %first_14, %pid : i32
-    %b_15 = arith.select %b, %cand, %c0_i32 : i32
-    %cand_16 = arith.addi %b_15, %c2_i32 : i32
-    %first_17 = arith.cmpi slt, %cand_16, %nbatch : i32
-    %first_18 = tt.addptr %BLOCKS, %cand_16 : !tt.ptr<i32>, i32
-    %first_19 = tt.load %first_18, %first_17, %c2147483647_i32 : !tt.ptr<i32>
-    %b_20 = arith.cmpi sle, %first_19, %pid : i32
-    %b_21 = arith.select %b_20, %cand_16, %b_15 : i32
-    %cand_22 = arith.addi %b_21, %c1_i32 : i32
-    %first_23 = arith.cmpi slt, %cand_22, %nbatch : i32
-    %first_24 = tt.addptr %BLOCKS, %cand_22 : !tt.ptr<i32>, i32
-    %first_25 = tt.load %first_24, %first_23, %c2147483647_i32 : !tt.ptr<i32>
-    %b_26 = arith.cmpi sle, %first_25, %pid : i32
-    %b_27 = arith.select %b_26, %cand_22, %b_21 : i32
-    %start = tt.addptr %OFFS, %b_27 : !tt.ptr<i32>, i32
-    %start_28 = tt.load %start : !tt.ptr<i32>
+    %first_12 = tt.addptr %BLOCKS, %cand : !tt.ptr<i32>, i32
+    %first_13 = tt.load %first_12, %first, %c2147483647_i32 : !tt.ptr<i32>
+    %b = arith.cmpi sle, %first_13, %pid : i32
+    %b_14 = arith.select %b, %cand, %c0_i32 : i32
+    %cand_15 = arith.addi %b_14, %c2_i32 : i32
+    %first_16 = arith.cmpi slt, %cand_15, %nbatch : i32
+    %first_17 = tt.addptr %BLOCKS, %cand_15 : !tt.ptr<i32>, i32
+    %first_18 = tt.load %first_17, %first_16, %c2147483647_i32 : !tt.ptr<i32>
+    %b_19 = arith.cmpi sle, %first_18, %pid : i32
+    %b_20 = arith.select %b_19, %cand_15, %b_14 : i32
+    %cand_21 = arith.addi %b_20, %c1_i32 : i32
+    %first_22 = arith.cmpi slt, %cand_21, %nbatch : i32
+    %first_23 = tt.addptr %BLOCKS, %cand_21 : !tt.ptr<i32>, i32
+    %first_24 = tt.load %first_23, %first_22, %c2147483647_i32 : !tt.ptr<i32>
+    %b_25 = arith.cmpi sle, %first_24, %pid : i32
+    %b_26 = arith.select %b_25, %cand_21, %b_20 : i32
+    %start = tt.addptr %OFFS, %b_26 : !tt.ptr<i32>, i32
+    %start_27 = tt.load %start : !tt.ptr<i32>
     %end = tt.addptr %start, %c1_i32 : !tt.ptr<i32>, i32
-    %end_29 = tt.load %end : !tt.ptr<i32>
-    %row0 = tt.addptr %BLOCKS, %b_27 : !tt.ptr<i32>, i32
-    %row0_30 = tt.load %row0 : !tt.ptr<i32>
-    %row0_31 = arith.subi %pid, %row0_30 : i32
-    %row0_32 = arith.muli %row0_31, %c16_i32 : i32
-    %row0_33 = arith.addi %start_28, %row0_32 : i32
+    %end_28 = tt.load %end : !tt.ptr<i32>
+    %row0 = tt.addptr %BLOCKS, %b_26 : !tt.ptr<i32>, i32
+    %row0_29 = tt.load %row0 : !tt.ptr<i32>
+    %row0_30 = arith.subi %pid, %row0_29 : i32
+    %row0_31 = arith.muli %row0_30, %c16_i32 : i32
+    %row0_32 = arith.addi %start_27, %row0_31 : i32
     %rows = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
-    %rows_34 = tt.splat %row0_33 : i32 -> tensor<16xi32>
-    %rows_35 = arith.addi %rows_34, %rows : tensor<16xi32>
-    %rmask = tt.splat %end_29 : i32 -> tensor<16xi32>
-    %rmask_36 = arith.cmpi slt, %rows_35, %rmask : tensor<16xi32>
-    %xrow = arith.extsi %rows_35 : tensor<16xi32> to tensor<16xi64>
-    %xrow_37 = arith.muli %xrow, %cst_12 : tensor<16xi64>
-    %xrow_38 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %xrow_39 = tt.addptr %xrow_38, %xrow_37 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %rows_33 = tt.splat %row0_32 : i32 -> tensor<16xi32>
+    %rows_34 = arith.addi %rows_33, %rows : tensor<16xi32>
+    %rmask = tt.splat %end_28 : i32 -> tensor<16xi32>
+    %rmask_35 = arith.cmpi slt, %rows_34, %rmask : tensor<16xi32>
+    %xrow = arith.extsi %rows_34 : tensor<16xi32> to tensor<16xi64>
+    %xrow_36 = arith.muli %xrow, %cst : tensor<16xi64>
+    %xrow_37 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+    %xrow_38 = tt.addptr %xrow_37, %xrow_36 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
     %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %orow_40 = tt.addptr %orow, %xrow_37 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
-    %kv_base_41 = arith.extsi %b_27 : i32 to i64
-    %kv_base_42 = arith.muli %kv_base_41, %kv_base : i64
-    %shift_43 = tt.load %xrow_39, %rmask_36, %shift : tensor<16x!tt.ptr<bf16>>
-    %shift_44 = arith.extf %shift_43 : tensor<16xbf16> to tensor<16xf32>
-    %x = tt.expand_dims %rmask_36 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-    %x_45 = tt.expand_dims %xrow_39 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-    %x_46 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-    %x_47 = tt.broadcast %x_45 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-    %x_48 = tt.broadcast %x_46 : tensor<1x16xi32> -> tensor<16x16xi32>
-    %x_49 = tt.addptr %x_47, %x_48 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-    %x_50 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-    %x_51 = tt.load %x_49, %x_50, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
-    %xc = arith.extf %x_51 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %xc_52 = tt.expand_dims %shift_44 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %xc_53 = tt.broadcast %xc_52 : tensor<16x1xf32> -> tensor<16x16xf32>
-    %xc_54 = arith.subf %xc, %xc_53 : tensor<16x16xf32>
-    %xc_55 = arith.select %x_50, %xc_54, %cst_10 : tensor<16x16xi1>, tensor<16x16xf32>
-    %s1 = "tt.reduce"(%xc_55) <{axis = 1 : i32}> ({
-    ^bb0(%s1_83: f32, %s1_84: f32):
-      %s1_85 = arith.addf %s1_83, %s1_84 : f32
-      tt.reduce.return %s1_85 : f32
+    %orow_39 = tt.addptr %orow, %xrow_36 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %kv_base_40 = arith.extsi %b_26 : i32 to i64
+    %kv_base_41 = arith.muli %kv_base_40, %kv_base : i64
+    %shift_42 = tt.load %xrow_38, %rmask_35, %shift : tensor<16x!tt.ptr<bf16>>
+    %shift_43 = arith.extf %shift_42 : tensor<16xbf16> to tensor<16xf32>
+    %x = tt.expand_dims %rmask_35 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+    %x_44 = tt.expand_dims %xrow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+    %x_45 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+    %x_46 = tt.broadcast %x_44 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+    %x_47 = tt.broadcast %x_45 : tensor<1x16xi32> -> tensor<16x16xi32>
+    %x_48 = tt.addptr %x_46, %x_47 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+    %x_49 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+    %x_50 = tt.load %x_48, %x_49, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+    %xc = arith.extf %x_50 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %xc_51 = tt.expand_dims %shift_43 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %xc_52 = tt.broadcast %xc_51 : tensor<16x1xf32> -> tensor<16x16xf32>
+    %xc_53 = arith.subf %xc, %xc_52 : tensor<16x16xf32>
+    %s1 = "tt.reduce"(%xc_53) <{axis = 1 : i32}> ({
+    ^bb0(%s1_82: f32, %s1_83: f32):
+      %s1_84 = arith.addf %s1_82, %s1_83 : f32
+      tt.reduce.return %s1_84 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %s1_56 = arith.addf %s1, %cst_11 : tensor<16xf32>
-    %s2 = arith.mulf %xc_55, %xc_55 : tensor<16x16xf32>
-    %s2_57 = "tt.reduce"(%s2) <{axis = 1 : i32}> ({
-    ^bb0(%s2_83: f32, %s2_84: f32):
-      %s2_85 = arith.addf %s2_83, %s2_84 : f32
-      tt.reduce.return %s2_85 : f32
+    %s1_54 = arith.addf %s1, %cst_0 : tensor<16xf32>
+    %s2 = arith.mulf %xc_53, %xc_53 : tensor<16x16xf32>
+    %s2_55 = "tt.reduce"(%s2) <{axis = 1 : i32}> ({
+    ^bb0(%s2_82: f32, %s2_83: f32):
+      %s2_84 = arith.addf %s2_82, %s2_83 : f32
+      tt.reduce.return %s2_84 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %s2_58 = arith.addf %s2_57, %cst_11 : tensor<16xf32>
-    %m1 = arith.divf %s1_56, %cst_9 : tensor<16xf32>
-    %mean = arith.addf %shift_44, %m1 : tensor<16xf32>
-    %rstd = arith.divf %s2_58, %cst_9 : tensor<16xf32>
-    %rstd_59 = arith.mulf %m1, %m1 : tensor<16xf32>
-    %rstd_60 = arith.subf %rstd, %rstd_59 : tensor<16xf32>
-    %rstd_61 = arith.maxnumf %rstd_60, %cst_11 : tensor<16xf32>
-    %rstd_62 = tt.splat %eps : f32 -> tensor<16xf32>
-    %rstd_63 = arith.addf %rstd_61, %rstd_62 : tensor<16xf32>
-    %rstd_64 = math.sqrt %rstd_63 : tensor<16xf32>
-    %rstd_65 = arith.divf %cst_8, %rstd_64 : tensor<16xf32>
+    %s2_56 = arith.addf %s2_55, %cst_0 : tensor<16xf32>
+    %m1 = arith.divf %s1_54, %cst_1 : tensor<16xf32>
+    %mean = arith.addf %shift_43, %m1 : tensor<16xf32>
+    %rstd = arith.divf %s2_56, %cst_1 : tensor<16xf32>
+    %rstd_57 = arith.mulf %m1, %m1 : tensor<16xf32>
+    %rstd_58 = arith.subf %rstd, %rstd_57 : tensor<16xf32>
+    %rstd_59 = arith.maxnumf %rstd_58, %cst_0 : tensor<16xf32>
+    %rstd_60 = tt.splat %eps : f32 -> tensor<16xf32>
+    %rstd_61 = arith.addf %rstd_59, %rstd_60 : tensor<16xf32>
+    %rstd_62 = math.sqrt %rstd_61 : tensor<16xf32>
+    %rstd_63 = arith.divf %cst_2, %rstd_62 : tensor<16xf32>
     %q = tt.expand_dims %mean {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %q_66 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
-    %q_67 = arith.subf %xc, %q_66 : tensor<16x16xf32>
-    %q_68 = tt.expand_dims %rstd_65 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %q_69 = tt.broadcast %q_68 : tensor<16x1xf32> -> tensor<16x16xf32>
-    %q_70 = arith.mulf %q_67, %q_69 : tensor<16x16xf32>
-    %qh = arith.truncf %q_70 : tensor<16x16xf32> to tensor<16x16xbf16>
-    %acc = scf.for %n0 = %c0_i32 to %c64_i32 step %c32_i32 iter_args(%acc_83 = %cst_10) -> (tensor<16x16xf32>)  : i32 {
+    %q_64 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+    %q_65 = arith.subf %xc, %q_64 : tensor<16x16xf32>
+    %q_66 = tt.expand_dims %rstd_63 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %q_67 = tt.broadcast %q_66 : tensor<16x1xf32> -> tensor<16x16xf32>
+    %q_68 = arith.mulf %q_65, %q_67 : tensor<16x16xf32>
+    %qh = arith.truncf %q_68 : tensor<16x16xf32> to tensor<16x16xbf16>
+    %acc_69 = scf.for %n0 = %c0_i32 to %c64_i32 step %c32_i32 iter_args(%acc_82 = %acc) -> (tensor<16x16xf32>)  : i32 {
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %offs_n_84 = tt.splat %n0 : i32 -> tensor<32xi32>
-      %offs_n_85 = arith.addi %offs_n_84, %offs_n : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n_85, %cst : tensor<32xi32>
-      %kv_off = tt.expand_dims %offs_n_85 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_86 = arith.muli %kv_off, %cst_0 : tensor<32x1xi32>
-      %kv_off_87 = arith.extsi %kv_off_86 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_88 = tt.splat %kv_base_42 : i64 -> tensor<32x1xi64>
-      %kv_off_89 = arith.addi %kv_off_88, %kv_off_87 : tensor<32x1xi64>
-      %kv_off_90 = arith.extsi %x_46 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_91 = tt.broadcast %kv_off_89 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_92 = tt.broadcast %kv_off_90 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_93 = arith.addi %kv_off_91, %kv_off_92 : tensor<32x16xi64>
+      %offs_n_83 = tt.splat %n0 : i32 -> tensor<32xi32>
+      %offs_n_84 = arith.addi %offs_n_83, %offs_n : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_84, %cst_11 : tensor<32xi32>
+      %kv_off = tt.expand_dims %offs_n_84 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %kv_off_85 = arith.muli %kv_off, %cst_10 : tensor<32x1xi32>
+      %kv_off_86 = arith.extsi %kv_off_85 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_87 = tt.splat %kv_base_41 : i64 -> tensor<32x1xi64>
+      %kv_off_88 = arith.addi %kv_off_87, %kv_off_86 : tensor<32x1xi64>
+      %kv_off_89 = arith.extsi %x_45 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_90 = tt.broadcast %kv_off_88 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_91 = tt.broadcast %kv_off_89 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_92 = arith.addi %kv_off_90, %kv_off_91 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_94 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_95 = tt.addptr %k_94, %kv_off_93 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_96 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_97 = tt.load %k_95, %k_96, %cst_2 : tensor<32x16x!tt.ptr<bf16>>
+      %k_93 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_94 = tt.addptr %k_93, %kv_off_92 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_95 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_96 = tt.load %k_94, %k_95, %cst_8 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_98 = tt.addptr %v, %kv_off_93 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_99 = tt.load %v_98, %k_96, %cst_2 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_97 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_100 = tt.dot %qh, %s, %cst_1, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %v_97 = tt.addptr %v, %kv_off_92 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_98 = tt.load %v_97, %k_95, %cst_8 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_96 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_99 = tt.dot %qh, %s, %cst_9, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %u = arith.mulf %s_100, %cst_6 : tensor<16x32xf32>
-      %u_101 = arith.mulf %u, %s_100 : tensor<16x32xf32>
-      %u_102 = arith.mulf %u_101, %s_100 : tensor<16x32xf32>
-      %u_103 = arith.addf %s_100, %u_102 : tensor<16x32xf32>
-      %u_104 = arith.mulf %u_103, %cst_5 : tensor<16x32xf32>
-      %p_105 = arith.mulf %u_104, %cst_4 : tensor<16x32xf32>
-      %p_106 = math.exp %p_105 : tensor<16x32xf32>
-      %p_107 = arith.addf %p_106, %cst_3 : tensor<16x32xf32>
-      %p_108 = arith.divf %s_100, %p_107 : tensor<16x32xf32>
-      %p_109 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
-      %p_110 = arith.mulf %p_108, %p_109 : tensor<16x32xf32>
-      %p_111 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_112 = arith.select %p_111, %p_110, %cst_1 : tensor<16x32xi1>, tensor<16x32xf32>
-      %acc_113 = arith.truncf %p_112 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_114 = tt.dot %acc_113, %v_99, %acc_83, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      scf.yield %acc_114 : tensor<16x16xf32>
+      %u = arith.mulf %s_99, %cst_4 : tensor<16x32xf32>
+      %u_100 = arith.mulf %u, %s_99 : tensor<16x32xf32>
+      %u_101 = arith.mulf %u_100, %s_99 : tensor<16x32xf32>
+      %u_102 = arith.addf %s_99, %u_101 : tensor<16x32xf32>
+      %u_103 = arith.mulf %u_102, %cst_5 : tensor<16x32xf32>
+      %p_104 = arith.mulf %u_103, %cst_6 : tensor<16x32xf32>
+      %p_105 = math.exp %p_104 : tensor<16x32xf32>
+      %p_106 = arith.addf %p_105, %cst_7 : tensor<16x32xf32>
+      %p_107 = arith.divf %s_99, %p_106 : tensor<16x32xf32>
+      %p_108 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
+      %p_109 = arith.mulf %p_107, %p_108 : tensor<16x32xf32>
+      %p_110 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
+      %p_111 = arith.select %p_110, %p_109, %cst_9 : tensor<16x32xi1>, tensor<16x32xf32>
+      %acc_112 = arith.truncf %p_111 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_113 = tt.dot %acc_112, %v_98, %acc_82, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      scf.yield %acc_113 : tensor<16x16xf32>
     }
-    %z = arith.addf %acc, %q_70 : tensor<16x16xf32>
+    %z = arith.addf %acc_69, %q_68 : tensor<16x16xf32>
     %ss = arith.mulf %z, %z : tensor<16x16xf32>
-    %ss_71 = "tt.reduce"(%ss) <{axis = 1 : i32}> ({
-    ^bb0(%ss_83: f32, %ss_84: f32):
-      %ss_85 = arith.addf %ss_83, %ss_84 : f32
-      tt.reduce.return %ss_85 : f32
+    %ss_70 = "tt.reduce"(%ss) <{axis = 1 : i32}> ({
+    ^bb0(%ss_82: f32, %ss_83: f32):
+      %ss_84 = arith.addf %ss_82, %ss_83 : f32
+      tt.reduce.return %ss_84 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %ss_72 = arith.addf %ss_71, %cst_11 : tensor<16xf32>
-    %0 = tt.expand_dims %orow_40 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+    %ss_71 = arith.addf %ss_70, %cst_0 : tensor<16xf32>
+    %0 = tt.expand_dims %orow_39 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
     %1 = tt.broadcast %0 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-    %2 = tt.addptr %1, %x_48 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+    %2 = tt.addptr %1, %x_47 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
     %3 = arith.truncf %z : tensor<16x16xf32> to tensor<16x16xbf16>
-    tt.store %2, %3, %x_50 : tensor<16x16x!tt.ptr<bf16>>
-    %rrms = arith.divf %ss_72, %cst_9 : tensor<16xf32>
-    %rrms_73 = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_74 = arith.addf %rrms, %rrms_73 : tensor<16xf32>
-    %rrms_75 = math.sqrt %rrms_74 : tensor<16xf32>
-    %rrms_76 = arith.divf %cst_8, %rrms_75 : tensor<16xf32>
-    %z_77 = tt.load %2, %x_50, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
-    %z_78 = arith.extf %z_77 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %x_79 = tt.load %x_49, %x_50, %cst_7 : tensor<16x16x!tt.ptr<bf16>>
-    %x_80 = arith.extf %x_79 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %y = tt.expand_dims %rrms_76 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %y_81 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-    %y_82 = arith.mulf %z_78, %y_81 : tensor<16x16xf32>
-    %4 = arith.addf %y_82, %x_80 : tensor<16x16xf32>
+    tt.store %2, %3, %x_49 : tensor<16x16x!tt.ptr<bf16>>
+    %rrms = arith.divf %ss_71, %cst_1 : tensor<16xf32>
+    %rrms_72 = tt.splat %rms_eps : f32 -> tensor<16xf32>
+    %rrms_73 = arith.addf %rrms, %rrms_72 : tensor<16xf32>
+    %rrms_74 = math.sqrt %rrms_73 : tensor<16xf32>
+    %rrms_75 = arith.divf %cst_2, %rrms_74 : tensor<16xf32>
+    %z_76 = tt.load %2, %x_49, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+    %z_77 = arith.extf %z_76 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %x_78 = tt.load %x_48, %x_49, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+    %x_79 = arith.extf %x_78 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %y = tt.expand_dims %rrms_75 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %y_80 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+    %y_81 = arith.mulf %z_77, %y_80 : tensor<16x16xf32>
+    %4 = arith.addf %y_81, %x_79 : tensor<16x16xf32>
     %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
-    tt.store %2, %5, %x_50 : tensor<16x16x!tt.ptr<bf16>>
+    tt.store %2, %5, %x_49 : tensor<16x16x!tt.ptr<bf16>>
     %6 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %7 = tt.addptr %6, %rows_35 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %7, %mean, %rmask_36 : tensor<16x!tt.ptr<f32>>
+    %7 = tt.addptr %6, %rows_34 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %7, %mean, %rmask_35 : tensor<16x!tt.ptr<f32>>
     %8 = tt.splat %RSTD : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %9 = tt.addptr %8, %rows_35 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %9, %rstd_65, %rmask_36 : tensor<16x!tt.ptr<f32>>
+    %9 = tt.addptr %8, %rows_34 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %9, %rstd_63, %rmask_35 : tensor<16x!tt.ptr<f32>>
     %10 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %11 = tt.addptr %10, %rows_35 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %11, %rrms_76, %rmask_36 : tensor<16x!tt.ptr<f32>>
+    %11 = tt.addptr %10, %rows_34 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %11, %rrms_75, %rmask_35 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }

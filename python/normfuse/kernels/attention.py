@@ -119,10 +119,13 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
         if ACT == 4:  # online softmax (FA2)
             s = tl.where(nmask[None, :], s * (qk_scale * 1.4426950408889634), float("-inf"))
             m_new = tl.maximum(m_i, tl.max(s, axis=1))
-            alpha = tl.exp2(m_i - m_new)
             p = tl.exp2(s - m_new[:, None])
-            l_i = l_i * alpha + tl.sum(p, axis=1)
-            acc = acc * alpha[:, None]
+            if L <= BLOCK_N:  # one tile: alpha = 0 and acc = l_i = 0, so no rescale (same bits)
+                l_i = tl.sum(p, axis=1)
+            else:
+                alpha = tl.exp2(m_i - m_new)
+                l_i = l_i * alpha + tl.sum(p, axis=1)
+                acc = acc * alpha[:, None]
             m_i = m_new
         else:
             p = tl.where(nmask[None, :], _activation(s, ACT) * qk_scale, 0.0)
@@ -210,7 +213,7 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
     for h in range(H):
         x = tl.load(xrow[:, None] + h * D + offs_d[None, :], mask=rmask[:, None], other=0.0)
-        xc = tl.where(rmask[:, None], x.to(tl.float32) - shift[:, None], 0.0)
+        xc = x.to(tl.float32) - shift[:, None]  # (0 - 0 = +0 on the masked rows)
         s1 += tl.sum(xc, axis=1)
         s2 += tl.sum(xc * xc, axis=1)
     m1 = s1 / N
