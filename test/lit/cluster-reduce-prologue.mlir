@@ -20,7 +20,7 @@
 // CHECK: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+0], $2; st.shared.f32 [%nfa+64], $3;
 // CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
 // CHECK: %[[LN:.+]]:2 = tt.elementwise_inline_asm "{{.*}}mapa.shared::cluster.u32 %nfp, %nfa, 1;{{.*}}[%nfp+64]
-// CHECK: arith.divf %[[LN]]#0
+// CHECK: arith.mulf %[[LN]]#0
 // CHECK: tt.dot
 // CHECK: tt.dot
 // CHECK: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+128], $2;
@@ -51,18 +51,17 @@ module {
     %cst = arith.constant dense<32> : tensor<16xi64>
     %kv_base = arith.constant 1024 : i64
     %cst_0 = arith.constant dense<0.000000e+00> : tensor<16xf32>
-    %cst_1 = arith.constant dense<3.200000e+01> : tensor<16xf32>
-    %cst_2 = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst_1 = arith.constant dense<3.125000e-02> : tensor<16xf32>
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %cst_4 = arith.constant dense<4.471500e-02> : tensor<16x32xf32>
-    %cst_5 = arith.constant dense<0.797884583> : tensor<16x32xf32>
-    %cst_6 = arith.constant dense<-2.000000e+00> : tensor<16x32xf32>
-    %cst_7 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
-    %cst_8 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
-    %cst_9 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-    %cst_10 = arith.constant dense<32> : tensor<32x1xi32>
-    %cst_11 = arith.constant dense<32> : tensor<32xi32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst_3 = arith.constant dense<4.471500e-02> : tensor<16x32xf32>
+    %cst_4 = arith.constant dense<0.797884583> : tensor<16x32xf32>
+    %cst_5 = arith.constant dense<-2.000000e+00> : tensor<16x32xf32>
+    %cst_6 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
+    %cst_7 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %cst_8 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+    %cst_9 = arith.constant dense<32> : tensor<32x1xi32>
+    %cst_10 = arith.constant dense<32> : tensor<32xi32>
     %cand = arith.constant 4 : i32
     %c16_i32 = arith.constant 16 : i32
     %c1_i32 = arith.constant 1 : i32
@@ -71,200 +70,198 @@ module {
     %c0_i32 = arith.constant 0 : i32
     %pid = tt.get_program_id x : i32
     %first = arith.cmpi sgt, %nbatch, %cand : i32
-    %first_12 = tt.addptr %BLOCKS, %cand : !tt.ptr<i32>, i32
-    %first_13 = tt.load %first_12, %first, %c2147483647_i32 : !tt.ptr<i32>
-    %b = arith.cmpi sle, %first_13, %pid : i32
-    %b_14 = arith.select %b, %cand, %c0_i32 : i32
-    %cand_15 = arith.addi %b_14, %c2_i32 : i32
-    %first_16 = arith.cmpi slt, %cand_15, %nbatch : i32
-    %first_17 = tt.addptr %BLOCKS, %cand_15 : !tt.ptr<i32>, i32
-    %first_18 = tt.load %first_17, %first_16, %c2147483647_i32 : !tt.ptr<i32>
-    %b_19 = arith.cmpi sle, %first_18, %pid : i32
-    %b_20 = arith.select %b_19, %cand_15, %b_14 : i32
-    %cand_21 = arith.addi %b_20, %c1_i32 : i32
-    %first_22 = arith.cmpi slt, %cand_21, %nbatch : i32
-    %first_23 = tt.addptr %BLOCKS, %cand_21 : !tt.ptr<i32>, i32
-    %first_24 = tt.load %first_23, %first_22, %c2147483647_i32 : !tt.ptr<i32>
-    %b_25 = arith.cmpi sle, %first_24, %pid : i32
-    %b_26 = arith.select %b_25, %cand_21, %b_20 : i32
-    %start = tt.addptr %OFFS, %b_26 : !tt.ptr<i32>, i32
-    %start_27 = tt.load %start : !tt.ptr<i32>
+    %first_11 = tt.addptr %BLOCKS, %cand : !tt.ptr<i32>, i32
+    %first_12 = tt.load %first_11, %first, %c2147483647_i32 : !tt.ptr<i32>
+    %b = arith.cmpi sle, %first_12, %pid : i32
+    %b_13 = arith.select %b, %cand, %c0_i32 : i32
+    %cand_14 = arith.addi %b_13, %c2_i32 : i32
+    %first_15 = arith.cmpi slt, %cand_14, %nbatch : i32
+    %first_16 = tt.addptr %BLOCKS, %cand_14 : !tt.ptr<i32>, i32
+    %first_17 = tt.load %first_16, %first_15, %c2147483647_i32 : !tt.ptr<i32>
+    %b_18 = arith.cmpi sle, %first_17, %pid : i32
+    %b_19 = arith.select %b_18, %cand_14, %b_13 : i32
+    %cand_20 = arith.addi %b_19, %c1_i32 : i32
+    %first_21 = arith.cmpi slt, %cand_20, %nbatch : i32
+    %first_22 = tt.addptr %BLOCKS, %cand_20 : !tt.ptr<i32>, i32
+    %first_23 = tt.load %first_22, %first_21, %c2147483647_i32 : !tt.ptr<i32>
+    %b_24 = arith.cmpi sle, %first_23, %pid : i32
+    %b_25 = arith.select %b_24, %cand_20, %b_19 : i32
+    %start = tt.addptr %OFFS, %b_25 : !tt.ptr<i32>, i32
+    %start_26 = tt.load %start : !tt.ptr<i32>
     %end = tt.addptr %start, %c1_i32 : !tt.ptr<i32>, i32
-    %end_28 = tt.load %end : !tt.ptr<i32>
-    %row0 = tt.addptr %BLOCKS, %b_26 : !tt.ptr<i32>, i32
-    %row0_29 = tt.load %row0 : !tt.ptr<i32>
-    %row0_30 = arith.subi %pid, %row0_29 : i32
-    %row0_31 = arith.muli %row0_30, %c16_i32 : i32
-    %row0_32 = arith.addi %start_27, %row0_31 : i32
+    %end_27 = tt.load %end : !tt.ptr<i32>
+    %row0 = tt.addptr %BLOCKS, %b_25 : !tt.ptr<i32>, i32
+    %row0_28 = tt.load %row0 : !tt.ptr<i32>
+    %row0_29 = arith.subi %pid, %row0_28 : i32
+    %row0_30 = arith.muli %row0_29, %c16_i32 : i32
+    %row0_31 = arith.addi %start_26, %row0_30 : i32
     %rows = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
-    %rows_33 = tt.splat %row0_32 : i32 -> tensor<16xi32>
-    %rows_34 = arith.addi %rows_33, %rows : tensor<16xi32>
-    %rmask = tt.splat %end_28 : i32 -> tensor<16xi32>
-    %rmask_35 = arith.cmpi slt, %rows_34, %rmask : tensor<16xi32>
-    %xrow = arith.extsi %rows_34 : tensor<16xi32> to tensor<16xi64>
-    %xrow_36 = arith.muli %xrow, %cst : tensor<16xi64>
-    %xrow_37 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %xrow_38 = tt.addptr %xrow_37, %xrow_36 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %rows_32 = tt.splat %row0_31 : i32 -> tensor<16xi32>
+    %rows_33 = arith.addi %rows_32, %rows : tensor<16xi32>
+    %rmask = tt.splat %end_27 : i32 -> tensor<16xi32>
+    %rmask_34 = arith.cmpi slt, %rows_33, %rmask : tensor<16xi32>
+    %xrow = arith.extsi %rows_33 : tensor<16xi32> to tensor<16xi64>
+    %xrow_35 = arith.muli %xrow, %cst : tensor<16xi64>
+    %xrow_36 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+    %xrow_37 = tt.addptr %xrow_36, %xrow_35 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
     %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %orow_39 = tt.addptr %orow, %xrow_36 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
-    %kv_base_40 = arith.extsi %b_26 : i32 to i64
-    %kv_base_41 = arith.muli %kv_base_40, %kv_base : i64
-    %shift_42 = tt.load %xrow_38, %rmask_35, %shift : tensor<16x!tt.ptr<bf16>>
-    %shift_43 = arith.extf %shift_42 : tensor<16xbf16> to tensor<16xf32>
-    %s2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_55 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
-      %x = tt.expand_dims %rmask_35 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_56 = tt.expand_dims %xrow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_57 = arith.muli %h, %c16_i32 : i32
-      %x_58 = tt.splat %x_57 : i32 -> tensor<16x1xi32>
-      %x_59 = tt.addptr %x_56, %x_58 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_60 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_61 = tt.broadcast %x_59 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_62 = tt.broadcast %x_60 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_63 = tt.addptr %x_61, %x_62 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_64 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_65 = tt.load %x_63, %x_64, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %xc = arith.extf %x_65 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xc_66 = tt.expand_dims %shift_43 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xc_67 = tt.broadcast %xc_66 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xc_68 = arith.subf %xc, %xc_67 : tensor<16x16xf32>
-      %s1_69 = "tt.reduce"(%xc_68) <{axis = 1 : i32}> ({
-      ^bb0(%s1_74: f32, %s1_75: f32):
-        %s1_76 = arith.addf %s1_74, %s1_75 : f32
-        tt.reduce.return %s1_76 : f32
+    %orow_38 = tt.addptr %orow, %xrow_35 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %kv_base_39 = arith.extsi %b_25 : i32 to i64
+    %kv_base_40 = arith.muli %kv_base_39, %kv_base : i64
+    %shift_41 = tt.load %xrow_37, %rmask_34, %shift : tensor<16x!tt.ptr<bf16>>
+    %shift_42 = arith.extf %shift_41 : tensor<16xbf16> to tensor<16xf32>
+    %s2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_52 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+      %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %x_53 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_54 = arith.muli %h, %c16_i32 : i32
+      %x_55 = tt.splat %x_54 : i32 -> tensor<16x1xi32>
+      %x_56 = tt.addptr %x_53, %x_55 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_57 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_58 = tt.broadcast %x_56 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_59 = tt.broadcast %x_57 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_60 = tt.addptr %x_58, %x_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_61 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_62 = tt.load %x_60, %x_61, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %xc = arith.extf %x_62 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xc_63 = tt.expand_dims %shift_42 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xc_64 = tt.broadcast %xc_63 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xc_65 = arith.subf %xc, %xc_64 : tensor<16x16xf32>
+      %s1_66 = "tt.reduce"(%xc_65) <{axis = 1 : i32}> ({
+      ^bb0(%s1_71: f32, %s1_72: f32):
+        %s1_73 = arith.addf %s1_71, %s1_72 : f32
+        tt.reduce.return %s1_73 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s1_70 = arith.addf %s1, %s1_69 : tensor<16xf32>
-      %s2_71 = arith.mulf %xc_68, %xc_68 : tensor<16x16xf32>
-      %s2_72 = "tt.reduce"(%s2_71) <{axis = 1 : i32}> ({
-      ^bb0(%s2_74: f32, %s2_75: f32):
-        %s2_76 = arith.addf %s2_74, %s2_75 : f32
-        tt.reduce.return %s2_76 : f32
+      %s1_67 = arith.addf %s1, %s1_66 : tensor<16xf32>
+      %s2_68 = arith.mulf %xc_65, %xc_65 : tensor<16x16xf32>
+      %s2_69 = "tt.reduce"(%s2_68) <{axis = 1 : i32}> ({
+      ^bb0(%s2_71: f32, %s2_72: f32):
+        %s2_73 = arith.addf %s2_71, %s2_72 : f32
+        tt.reduce.return %s2_73 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s2_73 = arith.addf %s2_55, %s2_72 : tensor<16xf32>
-      scf.yield %s1_70, %s2_73 : tensor<16xf32>, tensor<16xf32>
+      %s2_70 = arith.addf %s2_52, %s2_69 : tensor<16xf32>
+      scf.yield %s1_67, %s2_70 : tensor<16xf32>, tensor<16xf32>
     }
-    %m1 = arith.divf %s2#0, %cst_1 : tensor<16xf32>
-    %mean = arith.addf %shift_43, %m1 : tensor<16xf32>
-    %rstd = arith.divf %s2#1, %cst_1 : tensor<16xf32>
-    %rstd_44 = arith.mulf %m1, %m1 : tensor<16xf32>
-    %rstd_45 = arith.subf %rstd, %rstd_44 : tensor<16xf32>
-    %rstd_46 = arith.maxnumf %rstd_45, %cst_0 : tensor<16xf32>
-    %rstd_47 = tt.splat %eps : f32 -> tensor<16xf32>
-    %rstd_48 = arith.addf %rstd_46, %rstd_47 : tensor<16xf32>
-    %rstd_49 = math.sqrt %rstd_48 : tensor<16xf32>
-    %rstd_50 = arith.divf %cst_2, %rstd_49 : tensor<16xf32>
-    %ss = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_55 = %cst_0) -> (tensor<16xf32>)  : i32 {
+    %m1 = arith.mulf %s2#0, %cst_1 : tensor<16xf32>
+    %mean = arith.addf %shift_42, %m1 : tensor<16xf32>
+    %rstd = arith.mulf %s2#1, %cst_1 : tensor<16xf32>
+    %rstd_43 = arith.mulf %m1, %m1 : tensor<16xf32>
+    %rstd_44 = arith.subf %rstd, %rstd_43 : tensor<16xf32>
+    %rstd_45 = arith.maxnumf %rstd_44, %cst_0 : tensor<16xf32>
+    %rstd_46 = tt.splat %eps : f32 -> tensor<16xf32>
+    %rstd_47 = arith.addf %rstd_45, %rstd_46 : tensor<16xf32>
+    %rstd_48 = math.rsqrt %rstd_47 : tensor<16xf32>
+    %ss = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_52 = %cst_0) -> (tensor<16xf32>)  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_56 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_57 = arith.addi %cols_56, %rows : tensor<16xi32>
-      %x = tt.expand_dims %rmask_35 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_58 = tt.expand_dims %xrow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_59 = tt.expand_dims %cols_57 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_60 = tt.broadcast %x_58 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_61 = tt.broadcast %x_59 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_62 = tt.addptr %x_60, %x_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_63 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_64 = tt.load %x_62, %x_63, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %x_65 = arith.extf %x_64 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %cols_53 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_54 = arith.addi %cols_53, %rows : tensor<16xi32>
+      %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %x_55 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_56 = tt.expand_dims %cols_54 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_57 = tt.broadcast %x_55 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_58 = tt.broadcast %x_56 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_59 = tt.addptr %x_57, %x_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_60 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_61 = tt.load %x_59, %x_60, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_62 = arith.extf %x_61 : tensor<16x16xbf16> to tensor<16x16xf32>
       %q = tt.expand_dims %mean {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_66 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_67 = arith.subf %x_65, %q_66 : tensor<16x16xf32>
-      %q_68 = tt.expand_dims %rstd_50 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_69 = tt.broadcast %q_68 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_70 = arith.mulf %q_67, %q_69 : tensor<16x16xf32>
-      %qh = arith.truncf %q_70 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %q_63 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_64 = arith.subf %x_62, %q_63 : tensor<16x16xf32>
+      %q_65 = tt.expand_dims %rstd_48 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %q_66 = tt.broadcast %q_65 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_67 = arith.mulf %q_64, %q_66 : tensor<16x16xf32>
+      %qh = arith.truncf %q_67 : tensor<16x16xf32> to tensor<16x16xbf16>
       %kvh = arith.extsi %cols : i32 to i64
-      %kvh_71 = arith.addi %kv_base_41, %kvh : i64
+      %kvh_68 = arith.addi %kv_base_40, %kvh : i64
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n, %cst_11 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n, %cst_10 : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_72 = arith.muli %kv_off, %cst_10 : tensor<32x1xi32>
-      %kv_off_73 = arith.extsi %kv_off_72 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_74 = tt.splat %kvh_71 : i64 -> tensor<32x1xi64>
-      %kv_off_75 = arith.addi %kv_off_74, %kv_off_73 : tensor<32x1xi64>
-      %kv_off_76 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %kv_off_77 = arith.extsi %kv_off_76 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_78 = tt.broadcast %kv_off_75 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_79 = tt.broadcast %kv_off_77 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_80 = arith.addi %kv_off_78, %kv_off_79 : tensor<32x16xi64>
+      %kv_off_69 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
+      %kv_off_70 = arith.extsi %kv_off_69 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_71 = tt.splat %kvh_68 : i64 -> tensor<32x1xi64>
+      %kv_off_72 = arith.addi %kv_off_71, %kv_off_70 : tensor<32x1xi64>
+      %kv_off_73 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %kv_off_74 = arith.extsi %kv_off_73 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_75 = tt.broadcast %kv_off_72 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_76 = tt.broadcast %kv_off_74 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_77 = arith.addi %kv_off_75, %kv_off_76 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_81 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_82 = tt.addptr %k_81, %kv_off_80 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_83 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_84 = tt.load %k_82, %k_83, %cst_8 : tensor<32x16x!tt.ptr<bf16>>
+      %k_78 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_79 = tt.addptr %k_78, %kv_off_77 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_80 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_81 = tt.load %k_79, %k_80, %cst_7 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_85 = tt.addptr %v, %kv_off_80 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_86 = tt.load %v_85, %k_83, %cst_8 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_84 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_87 = tt.dot %qh, %s, %cst_9, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %v_82 = tt.addptr %v, %kv_off_77 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_83 = tt.load %v_82, %k_80, %cst_7 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_81 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_84 = tt.dot %qh, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %u = arith.mulf %s_87, %cst_4 : tensor<16x32xf32>
-      %u_88 = arith.mulf %u, %s_87 : tensor<16x32xf32>
-      %u_89 = arith.mulf %u_88, %s_87 : tensor<16x32xf32>
-      %u_90 = arith.addf %s_87, %u_89 : tensor<16x32xf32>
-      %u_91 = arith.mulf %u_90, %cst_5 : tensor<16x32xf32>
-      %p_92 = arith.mulf %u_91, %cst_6 : tensor<16x32xf32>
-      %p_93 = math.exp %p_92 : tensor<16x32xf32>
-      %p_94 = arith.addf %p_93, %cst_7 : tensor<16x32xf32>
-      %p_95 = arith.divf %s_87, %p_94 : tensor<16x32xf32>
-      %p_96 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
-      %p_97 = arith.mulf %p_95, %p_96 : tensor<16x32xf32>
-      %p_98 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_99 = arith.select %p_98, %p_97, %cst_9 : tensor<16x32xi1>, tensor<16x32xf32>
-      %acc = arith.truncf %p_99 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_100 = tt.dot %acc, %v_86, %q_70, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      %ss_101 = arith.mulf %acc_100, %acc_100 : tensor<16x16xf32>
-      %ss_102 = "tt.reduce"(%ss_101) <{axis = 1 : i32}> ({
-      ^bb0(%ss_104: f32, %ss_105: f32):
-        %ss_106 = arith.addf %ss_104, %ss_105 : f32
-        tt.reduce.return %ss_106 : f32
+      %u = arith.mulf %s_84, %cst_3 : tensor<16x32xf32>
+      %u_85 = arith.mulf %u, %s_84 : tensor<16x32xf32>
+      %u_86 = arith.mulf %u_85, %s_84 : tensor<16x32xf32>
+      %u_87 = arith.addf %s_84, %u_86 : tensor<16x32xf32>
+      %u_88 = arith.mulf %u_87, %cst_4 : tensor<16x32xf32>
+      %p_89 = arith.mulf %u_88, %cst_5 : tensor<16x32xf32>
+      %p_90 = math.exp %p_89 : tensor<16x32xf32>
+      %p_91 = arith.addf %p_90, %cst_6 : tensor<16x32xf32>
+      %p_92 = arith.divf %s_84, %p_91 : tensor<16x32xf32>
+      %p_93 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
+      %p_94 = arith.mulf %p_92, %p_93 : tensor<16x32xf32>
+      %p_95 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
+      %p_96 = arith.select %p_95, %p_94, %cst_8 : tensor<16x32xi1>, tensor<16x32xf32>
+      %acc = arith.truncf %p_96 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_97 = tt.dot %acc, %v_83, %q_67, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      %ss_98 = arith.mulf %acc_97, %acc_97 : tensor<16x16xf32>
+      %ss_99 = "tt.reduce"(%ss_98) <{axis = 1 : i32}> ({
+      ^bb0(%ss_101: f32, %ss_102: f32):
+        %ss_103 = arith.addf %ss_101, %ss_102 : f32
+        tt.reduce.return %ss_103 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %ss_103 = arith.addf %ss_55, %ss_102 : tensor<16xf32>
-      %6 = tt.expand_dims %orow_39 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %ss_100 = arith.addf %ss_52, %ss_99 : tensor<16xf32>
+      %6 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %7 = tt.broadcast %6 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %8 = tt.addptr %7, %x_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %9 = arith.truncf %acc_100 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %8, %9, %x_63 : tensor<16x16x!tt.ptr<bf16>>
-      scf.yield %ss_103 : tensor<16xf32>
+      %8 = tt.addptr %7, %x_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %9 = arith.truncf %acc_97 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %8, %9, %x_60 : tensor<16x16x!tt.ptr<bf16>>
+      scf.yield %ss_100 : tensor<16xf32>
     }
-    %rrms = arith.divf %ss, %cst_1 : tensor<16xf32>
-    %rrms_51 = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_52 = arith.addf %rrms, %rrms_51 : tensor<16xf32>
-    %rrms_53 = math.sqrt %rrms_52 : tensor<16xf32>
-    %rrms_54 = arith.divf %cst_2, %rrms_53 : tensor<16xf32>
+    %rrms = arith.mulf %ss, %cst_1 : tensor<16xf32>
+    %rrms_49 = tt.splat %rms_eps : f32 -> tensor<16xf32>
+    %rrms_50 = arith.addf %rrms, %rrms_49 : tensor<16xf32>
+    %rrms_51 = math.rsqrt %rrms_50 : tensor<16xf32>
     scf.for %h = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_55 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_56 = arith.addi %cols_55, %rows : tensor<16xi32>
-      %z = tt.expand_dims %rmask_35 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %z_57 = tt.expand_dims %orow_39 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %z_58 = tt.expand_dims %cols_56 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %z_59 = tt.broadcast %z_57 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %z_60 = tt.broadcast %z_58 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %z_61 = tt.addptr %z_59, %z_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %z_62 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_63 = tt.load %z_61, %z_62, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %z_64 = arith.extf %z_63 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %x = tt.expand_dims %xrow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_65 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_66 = tt.addptr %x_65, %z_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_67 = tt.load %x_66, %z_62, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %x_68 = arith.extf %x_67 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %y = tt.expand_dims %rrms_54 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %y_69 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-      %y_70 = arith.mulf %z_64, %y_69 : tensor<16x16xf32>
-      %6 = arith.addf %y_70, %x_68 : tensor<16x16xf32>
+      %cols_52 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_53 = arith.addi %cols_52, %rows : tensor<16xi32>
+      %z = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %z_54 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %z_55 = tt.expand_dims %cols_53 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %z_56 = tt.broadcast %z_54 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %z_57 = tt.broadcast %z_55 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %z_58 = tt.addptr %z_56, %z_57 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %z_59 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
+      %z_60 = tt.load %z_58, %z_59, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %z_61 = arith.extf %z_60 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %x = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_62 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_63 = tt.addptr %x_62, %z_57 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_64 = tt.load %x_63, %z_59, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_65 = arith.extf %x_64 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %y = tt.expand_dims %rrms_51 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %y_66 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+      %y_67 = arith.mulf %z_61, %y_66 : tensor<16x16xf32>
+      %6 = arith.addf %y_67, %x_65 : tensor<16x16xf32>
       %7 = arith.truncf %6 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %z_61, %7, %z_62 : tensor<16x16x!tt.ptr<bf16>>
+      tt.store %z_58, %7, %z_59 : tensor<16x16x!tt.ptr<bf16>>
     }
     %0 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %1 = tt.addptr %0, %rows_34 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %1, %mean, %rmask_35 : tensor<16x!tt.ptr<f32>>
+    %1 = tt.addptr %0, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %1, %mean, %rmask_34 : tensor<16x!tt.ptr<f32>>
     %2 = tt.splat %RSTD : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %3 = tt.addptr %2, %rows_34 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %3, %rstd_50, %rmask_35 : tensor<16x!tt.ptr<f32>>
+    %3 = tt.addptr %2, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %3, %rstd_48, %rmask_34 : tensor<16x!tt.ptr<f32>>
     %4 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %5 = tt.addptr %4, %rows_34 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %5, %rrms_54, %rmask_35 : tensor<16x!tt.ptr<f32>>
+    %5 = tt.addptr %4, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %5, %rrms_51, %rmask_34 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }
@@ -418,18 +415,17 @@ module {
     %cst = arith.constant dense<64> : tensor<16xi64>
     %kv_base = arith.constant 2048 : i64
     %cst_0 = arith.constant dense<0.000000e+00> : tensor<16xf32>
-    %cst_1 = arith.constant dense<6.400000e+01> : tensor<16xf32>
-    %cst_2 = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst_1 = arith.constant dense<1.562500e-02> : tensor<16xf32>
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
-    %cst_6 = arith.constant dense<0xFF800000> : tensor<16x32xf32>
-    %cst_7 = arith.constant 1.44269502 : f32
-    %cst_8 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-    %cst_9 = arith.constant dense<64> : tensor<32x1xi32>
-    %cst_10 = arith.constant dense<32> : tensor<32xi32>
-    %cst_11 = arith.constant dense<0xFF800000> : tensor<16xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %cst_5 = arith.constant dense<0xFF800000> : tensor<16x32xf32>
+    %cst_6 = arith.constant 1.44269502 : f32
+    %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+    %cst_8 = arith.constant dense<64> : tensor<32x1xi32>
+    %cst_9 = arith.constant dense<32> : tensor<32xi32>
+    %cst_10 = arith.constant dense<0xFF800000> : tensor<16xf32>
     %c4_i32 = arith.constant 4 : i32
     %c16_i32 = arith.constant 16 : i32
     %c1_i32 = arith.constant 1 : i32
@@ -438,211 +434,209 @@ module {
     %c0_i32 = arith.constant 0 : i32
     %pid = tt.get_program_id x : i32
     %first = arith.cmpi sgt, %nbatch, %c4_i32 : i32
-    %first_12 = tt.addptr %BLOCKS, %c4_i32 : !tt.ptr<i32>, i32
-    %first_13 = tt.load %first_12, %first, %c2147483647_i32 : !tt.ptr<i32>
-    %b = arith.cmpi sle, %first_13, %pid : i32
-    %b_14 = arith.select %b, %c4_i32, %c0_i32 : i32
-    %cand = arith.addi %b_14, %c2_i32 : i32
-    %first_15 = arith.cmpi slt, %cand, %nbatch : i32
-    %first_16 = tt.addptr %BLOCKS, %cand : !tt.ptr<i32>, i32
-    %first_17 = tt.load %first_16, %first_15, %c2147483647_i32 : !tt.ptr<i32>
-    %b_18 = arith.cmpi sle, %first_17, %pid : i32
-    %b_19 = arith.select %b_18, %cand, %b_14 : i32
-    %cand_20 = arith.addi %b_19, %c1_i32 : i32
-    %first_21 = arith.cmpi slt, %cand_20, %nbatch : i32
-    %first_22 = tt.addptr %BLOCKS, %cand_20 : !tt.ptr<i32>, i32
-    %first_23 = tt.load %first_22, %first_21, %c2147483647_i32 : !tt.ptr<i32>
-    %b_24 = arith.cmpi sle, %first_23, %pid : i32
-    %b_25 = arith.select %b_24, %cand_20, %b_19 : i32
-    %start = tt.addptr %OFFS, %b_25 : !tt.ptr<i32>, i32
-    %start_26 = tt.load %start : !tt.ptr<i32>
+    %first_11 = tt.addptr %BLOCKS, %c4_i32 : !tt.ptr<i32>, i32
+    %first_12 = tt.load %first_11, %first, %c2147483647_i32 : !tt.ptr<i32>
+    %b = arith.cmpi sle, %first_12, %pid : i32
+    %b_13 = arith.select %b, %c4_i32, %c0_i32 : i32
+    %cand = arith.addi %b_13, %c2_i32 : i32
+    %first_14 = arith.cmpi slt, %cand, %nbatch : i32
+    %first_15 = tt.addptr %BLOCKS, %cand : !tt.ptr<i32>, i32
+    %first_16 = tt.load %first_15, %first_14, %c2147483647_i32 : !tt.ptr<i32>
+    %b_17 = arith.cmpi sle, %first_16, %pid : i32
+    %b_18 = arith.select %b_17, %cand, %b_13 : i32
+    %cand_19 = arith.addi %b_18, %c1_i32 : i32
+    %first_20 = arith.cmpi slt, %cand_19, %nbatch : i32
+    %first_21 = tt.addptr %BLOCKS, %cand_19 : !tt.ptr<i32>, i32
+    %first_22 = tt.load %first_21, %first_20, %c2147483647_i32 : !tt.ptr<i32>
+    %b_23 = arith.cmpi sle, %first_22, %pid : i32
+    %b_24 = arith.select %b_23, %cand_19, %b_18 : i32
+    %start = tt.addptr %OFFS, %b_24 : !tt.ptr<i32>, i32
+    %start_25 = tt.load %start : !tt.ptr<i32>
     %end = tt.addptr %start, %c1_i32 : !tt.ptr<i32>, i32
-    %end_27 = tt.load %end : !tt.ptr<i32>
-    %row0 = tt.addptr %BLOCKS, %b_25 : !tt.ptr<i32>, i32
-    %row0_28 = tt.load %row0 : !tt.ptr<i32>
-    %row0_29 = arith.subi %pid, %row0_28 : i32
-    %row0_30 = arith.muli %row0_29, %c16_i32 : i32
-    %row0_31 = arith.addi %start_26, %row0_30 : i32
+    %end_26 = tt.load %end : !tt.ptr<i32>
+    %row0 = tt.addptr %BLOCKS, %b_24 : !tt.ptr<i32>, i32
+    %row0_27 = tt.load %row0 : !tt.ptr<i32>
+    %row0_28 = arith.subi %pid, %row0_27 : i32
+    %row0_29 = arith.muli %row0_28, %c16_i32 : i32
+    %row0_30 = arith.addi %start_25, %row0_29 : i32
     %rows = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
-    %rows_32 = tt.splat %row0_31 : i32 -> tensor<16xi32>
-    %rows_33 = arith.addi %rows_32, %rows : tensor<16xi32>
-    %rmask = tt.splat %end_27 : i32 -> tensor<16xi32>
-    %rmask_34 = arith.cmpi slt, %rows_33, %rmask : tensor<16xi32>
-    %xrow = arith.extsi %rows_33 : tensor<16xi32> to tensor<16xi64>
-    %xrow_35 = arith.muli %xrow, %cst : tensor<16xi64>
-    %xrow_36 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %xrow_37 = tt.addptr %xrow_36, %xrow_35 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %rows_31 = tt.splat %row0_30 : i32 -> tensor<16xi32>
+    %rows_32 = arith.addi %rows_31, %rows : tensor<16xi32>
+    %rmask = tt.splat %end_26 : i32 -> tensor<16xi32>
+    %rmask_33 = arith.cmpi slt, %rows_32, %rmask : tensor<16xi32>
+    %xrow = arith.extsi %rows_32 : tensor<16xi32> to tensor<16xi64>
+    %xrow_34 = arith.muli %xrow, %cst : tensor<16xi64>
+    %xrow_35 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+    %xrow_36 = tt.addptr %xrow_35, %xrow_34 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
     %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %orow_38 = tt.addptr %orow, %xrow_35 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
-    %kv_base_39 = arith.extsi %b_25 : i32 to i64
-    %kv_base_40 = arith.muli %kv_base_39, %kv_base : i64
-    %shift_41 = tt.load %xrow_37, %rmask_34, %shift : tensor<16x!tt.ptr<bf16>>
-    %shift_42 = arith.extf %shift_41 : tensor<16xbf16> to tensor<16xf32>
-    %s2:2 = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_54 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
-      %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_55 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_56 = arith.muli %h, %c16_i32 : i32
-      %x_57 = tt.splat %x_56 : i32 -> tensor<16x1xi32>
-      %x_58 = tt.addptr %x_55, %x_57 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_59 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_60 = tt.broadcast %x_58 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_61 = tt.broadcast %x_59 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_62 = tt.addptr %x_60, %x_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_63 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_64 = tt.load %x_62, %x_63, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %xc = arith.extf %x_64 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xc_65 = tt.expand_dims %shift_42 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xc_66 = tt.broadcast %xc_65 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xc_67 = arith.subf %xc, %xc_66 : tensor<16x16xf32>
-      %s1_68 = "tt.reduce"(%xc_67) <{axis = 1 : i32}> ({
-      ^bb0(%s1_73: f32, %s1_74: f32):
-        %s1_75 = arith.addf %s1_73, %s1_74 : f32
-        tt.reduce.return %s1_75 : f32
+    %orow_37 = tt.addptr %orow, %xrow_34 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %kv_base_38 = arith.extsi %b_24 : i32 to i64
+    %kv_base_39 = arith.muli %kv_base_38, %kv_base : i64
+    %shift_40 = tt.load %xrow_36, %rmask_33, %shift : tensor<16x!tt.ptr<bf16>>
+    %shift_41 = arith.extf %shift_40 : tensor<16xbf16> to tensor<16xf32>
+    %s2:2 = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_51 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+      %x = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %x_52 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_53 = arith.muli %h, %c16_i32 : i32
+      %x_54 = tt.splat %x_53 : i32 -> tensor<16x1xi32>
+      %x_55 = tt.addptr %x_52, %x_54 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_56 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_57 = tt.broadcast %x_55 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_58 = tt.broadcast %x_56 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_59 = tt.addptr %x_57, %x_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_60 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_61 = tt.load %x_59, %x_60, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %xc = arith.extf %x_61 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xc_62 = tt.expand_dims %shift_41 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xc_63 = tt.broadcast %xc_62 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xc_64 = arith.subf %xc, %xc_63 : tensor<16x16xf32>
+      %s1_65 = "tt.reduce"(%xc_64) <{axis = 1 : i32}> ({
+      ^bb0(%s1_70: f32, %s1_71: f32):
+        %s1_72 = arith.addf %s1_70, %s1_71 : f32
+        tt.reduce.return %s1_72 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s1_69 = arith.addf %s1, %s1_68 : tensor<16xf32>
-      %s2_70 = arith.mulf %xc_67, %xc_67 : tensor<16x16xf32>
-      %s2_71 = "tt.reduce"(%s2_70) <{axis = 1 : i32}> ({
-      ^bb0(%s2_73: f32, %s2_74: f32):
-        %s2_75 = arith.addf %s2_73, %s2_74 : f32
-        tt.reduce.return %s2_75 : f32
+      %s1_66 = arith.addf %s1, %s1_65 : tensor<16xf32>
+      %s2_67 = arith.mulf %xc_64, %xc_64 : tensor<16x16xf32>
+      %s2_68 = "tt.reduce"(%s2_67) <{axis = 1 : i32}> ({
+      ^bb0(%s2_70: f32, %s2_71: f32):
+        %s2_72 = arith.addf %s2_70, %s2_71 : f32
+        tt.reduce.return %s2_72 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s2_72 = arith.addf %s2_54, %s2_71 : tensor<16xf32>
-      scf.yield %s1_69, %s2_72 : tensor<16xf32>, tensor<16xf32>
+      %s2_69 = arith.addf %s2_51, %s2_68 : tensor<16xf32>
+      scf.yield %s1_66, %s2_69 : tensor<16xf32>, tensor<16xf32>
     }
-    %m1 = arith.divf %s2#0, %cst_1 : tensor<16xf32>
-    %mean = arith.addf %shift_42, %m1 : tensor<16xf32>
-    %rstd = arith.divf %s2#1, %cst_1 : tensor<16xf32>
-    %rstd_43 = arith.mulf %m1, %m1 : tensor<16xf32>
-    %rstd_44 = arith.subf %rstd, %rstd_43 : tensor<16xf32>
-    %rstd_45 = arith.maxnumf %rstd_44, %cst_0 : tensor<16xf32>
-    %rstd_46 = tt.splat %eps : f32 -> tensor<16xf32>
-    %rstd_47 = arith.addf %rstd_45, %rstd_46 : tensor<16xf32>
-    %rstd_48 = math.sqrt %rstd_47 : tensor<16xf32>
-    %rstd_49 = arith.divf %cst_2, %rstd_48 : tensor<16xf32>
-    %ss = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_54 = %cst_0) -> (tensor<16xf32>)  : i32 {
+    %m1 = arith.mulf %s2#0, %cst_1 : tensor<16xf32>
+    %mean = arith.addf %shift_41, %m1 : tensor<16xf32>
+    %rstd = arith.mulf %s2#1, %cst_1 : tensor<16xf32>
+    %rstd_42 = arith.mulf %m1, %m1 : tensor<16xf32>
+    %rstd_43 = arith.subf %rstd, %rstd_42 : tensor<16xf32>
+    %rstd_44 = arith.maxnumf %rstd_43, %cst_0 : tensor<16xf32>
+    %rstd_45 = tt.splat %eps : f32 -> tensor<16xf32>
+    %rstd_46 = arith.addf %rstd_44, %rstd_45 : tensor<16xf32>
+    %rstd_47 = math.rsqrt %rstd_46 : tensor<16xf32>
+    %ss = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_51 = %cst_0) -> (tensor<16xf32>)  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_55 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_56 = arith.addi %cols_55, %rows : tensor<16xi32>
-      %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_57 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_58 = tt.expand_dims %cols_56 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_59 = tt.broadcast %x_57 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_60 = tt.broadcast %x_58 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_61 = tt.addptr %x_59, %x_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_62 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_63 = tt.load %x_61, %x_62, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %x_64 = arith.extf %x_63 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %cols_52 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_53 = arith.addi %cols_52, %rows : tensor<16xi32>
+      %x = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %x_54 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_55 = tt.expand_dims %cols_53 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_56 = tt.broadcast %x_54 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_57 = tt.broadcast %x_55 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_58 = tt.addptr %x_56, %x_57 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_59 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_60 = tt.load %x_58, %x_59, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_61 = arith.extf %x_60 : tensor<16x16xbf16> to tensor<16x16xf32>
       %q = tt.expand_dims %mean {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_65 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_66 = arith.subf %x_64, %q_65 : tensor<16x16xf32>
-      %q_67 = tt.expand_dims %rstd_49 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_68 = tt.broadcast %q_67 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_69 = arith.mulf %q_66, %q_68 : tensor<16x16xf32>
-      %qh = arith.truncf %q_69 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %q_62 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_63 = arith.subf %x_61, %q_62 : tensor<16x16xf32>
+      %q_64 = tt.expand_dims %rstd_47 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %q_65 = tt.broadcast %q_64 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_66 = arith.mulf %q_63, %q_65 : tensor<16x16xf32>
+      %qh = arith.truncf %q_66 : tensor<16x16xf32> to tensor<16x16xbf16>
       %kvh = arith.extsi %cols : i32 to i64
-      %kvh_70 = arith.addi %kv_base_40, %kvh : i64
+      %kvh_67 = arith.addi %kv_base_39, %kvh : i64
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n, %cst_10 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n, %cst_9 : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_71 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
-      %kv_off_72 = arith.extsi %kv_off_71 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_73 = tt.splat %kvh_70 : i64 -> tensor<32x1xi64>
-      %kv_off_74 = arith.addi %kv_off_73, %kv_off_72 : tensor<32x1xi64>
-      %kv_off_75 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %kv_off_76 = arith.extsi %kv_off_75 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_77 = tt.broadcast %kv_off_74 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_78 = tt.broadcast %kv_off_76 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_79 = arith.addi %kv_off_77, %kv_off_78 : tensor<32x16xi64>
+      %kv_off_68 = arith.muli %kv_off, %cst_8 : tensor<32x1xi32>
+      %kv_off_69 = arith.extsi %kv_off_68 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_70 = tt.splat %kvh_67 : i64 -> tensor<32x1xi64>
+      %kv_off_71 = arith.addi %kv_off_70, %kv_off_69 : tensor<32x1xi64>
+      %kv_off_72 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %kv_off_73 = arith.extsi %kv_off_72 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_74 = tt.broadcast %kv_off_71 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_75 = tt.broadcast %kv_off_73 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_76 = arith.addi %kv_off_74, %kv_off_75 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_80 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_81 = tt.addptr %k_80, %kv_off_79 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_82 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_83 = tt.load %k_81, %k_82, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
+      %k_77 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_78 = tt.addptr %k_77, %kv_off_76 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_79 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_80 = tt.load %k_78, %k_79, %cst_4 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_84 = tt.addptr %v, %kv_off_79 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_85 = tt.load %v_84, %k_82, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_83 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_86 = tt.dot %qh, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
-      %s_87 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %s_88 = arith.mulf %qk_scale, %cst_7 : f32
-      %s_89 = tt.splat %s_88 : f32 -> tensor<16x32xf32>
-      %s_90 = arith.mulf %s_86, %s_89 : tensor<16x32xf32>
-      %s_91 = tt.broadcast %s_87 : tensor<1x32xi1> -> tensor<16x32xi1>
-      %s_92 = arith.select %s_91, %s_90, %cst_6 : tensor<16x32xi1>, tensor<16x32xf32>
-      %m_new = "tt.reduce"(%s_92) <{axis = 1 : i32}> ({
-      ^bb0(%m_new_104: f32, %m_new_105: f32):
-        %m_new_106 = arith.maxnumf %m_new_104, %m_new_105 : f32
-        tt.reduce.return %m_new_106 : f32
+      %v_81 = tt.addptr %v, %kv_off_76 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_82 = tt.load %v_81, %k_79, %cst_4 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_80 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_83 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %s_84 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
+      %s_85 = arith.mulf %qk_scale, %cst_6 : f32
+      %s_86 = tt.splat %s_85 : f32 -> tensor<16x32xf32>
+      %s_87 = arith.mulf %s_83, %s_86 : tensor<16x32xf32>
+      %s_88 = tt.broadcast %s_84 : tensor<1x32xi1> -> tensor<16x32xi1>
+      %s_89 = arith.select %s_88, %s_87, %cst_5 : tensor<16x32xi1>, tensor<16x32xf32>
+      %m_new = "tt.reduce"(%s_89) <{axis = 1 : i32}> ({
+      ^bb0(%m_new_101: f32, %m_new_102: f32):
+        %m_new_103 = arith.maxnumf %m_new_101, %m_new_102 : f32
+        tt.reduce.return %m_new_103 : f32
       }) : (tensor<16x32xf32>) -> tensor<16xf32>
-      %m_new_93 = arith.maxnumf %m_new, %cst_11 : tensor<16xf32>
-      %p = tt.expand_dims %m_new_93 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %p_94 = tt.broadcast %p : tensor<16x1xf32> -> tensor<16x32xf32>
-      %p_95 = arith.subf %s_92, %p_94 : tensor<16x32xf32>
-      %p_96 = math.exp2 %p_95 : tensor<16x32xf32>
-      %l_i = "tt.reduce"(%p_96) <{axis = 1 : i32}> ({
-      ^bb0(%l_i_104: f32, %l_i_105: f32):
-        %l_i_106 = arith.addf %l_i_104, %l_i_105 : f32
-        tt.reduce.return %l_i_106 : f32
+      %m_new_90 = arith.maxnumf %m_new, %cst_10 : tensor<16xf32>
+      %p = tt.expand_dims %m_new_90 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %p_91 = tt.broadcast %p : tensor<16x1xf32> -> tensor<16x32xf32>
+      %p_92 = arith.subf %s_89, %p_91 : tensor<16x32xf32>
+      %p_93 = math.exp2 %p_92 : tensor<16x32xf32>
+      %l_i = "tt.reduce"(%p_93) <{axis = 1 : i32}> ({
+      ^bb0(%l_i_101: f32, %l_i_102: f32):
+        %l_i_103 = arith.addf %l_i_101, %l_i_102 : f32
+        tt.reduce.return %l_i_103 : f32
       }) : (tensor<16x32xf32>) -> tensor<16xf32>
-      %acc = arith.truncf %p_96 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_97 = tt.dot %acc, %v_85, %cst_4, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      %acc_98 = tt.expand_dims %l_i {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %acc_99 = tt.broadcast %acc_98 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %acc_100 = arith.divf %acc_97, %acc_99 : tensor<16x16xf32>
-      %z = arith.addf %acc_100, %q_69 : tensor<16x16xf32>
-      %ss_101 = arith.mulf %z, %z : tensor<16x16xf32>
-      %ss_102 = "tt.reduce"(%ss_101) <{axis = 1 : i32}> ({
-      ^bb0(%ss_104: f32, %ss_105: f32):
-        %ss_106 = arith.addf %ss_104, %ss_105 : f32
-        tt.reduce.return %ss_106 : f32
+      %acc = arith.truncf %p_93 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_94 = tt.dot %acc, %v_82, %cst_3, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      %acc_95 = tt.expand_dims %l_i {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %acc_96 = tt.broadcast %acc_95 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %acc_97 = arith.divf %acc_94, %acc_96 : tensor<16x16xf32>
+      %z = arith.addf %acc_97, %q_66 : tensor<16x16xf32>
+      %ss_98 = arith.mulf %z, %z : tensor<16x16xf32>
+      %ss_99 = "tt.reduce"(%ss_98) <{axis = 1 : i32}> ({
+      ^bb0(%ss_101: f32, %ss_102: f32):
+        %ss_103 = arith.addf %ss_101, %ss_102 : f32
+        tt.reduce.return %ss_103 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %ss_103 = arith.addf %ss_54, %ss_102 : tensor<16xf32>
-      %6 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %ss_100 = arith.addf %ss_51, %ss_99 : tensor<16xf32>
+      %6 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %7 = tt.broadcast %6 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %8 = tt.addptr %7, %x_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %8 = tt.addptr %7, %x_57 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %9 = arith.truncf %z : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %8, %9, %x_62 : tensor<16x16x!tt.ptr<bf16>>
-      scf.yield %ss_103 : tensor<16xf32>
+      tt.store %8, %9, %x_59 : tensor<16x16x!tt.ptr<bf16>>
+      scf.yield %ss_100 : tensor<16xf32>
     }
-    %rrms = arith.divf %ss, %cst_1 : tensor<16xf32>
-    %rrms_50 = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_51 = arith.addf %rrms, %rrms_50 : tensor<16xf32>
-    %rrms_52 = math.sqrt %rrms_51 : tensor<16xf32>
-    %rrms_53 = arith.divf %cst_2, %rrms_52 : tensor<16xf32>
+    %rrms = arith.mulf %ss, %cst_1 : tensor<16xf32>
+    %rrms_48 = tt.splat %rms_eps : f32 -> tensor<16xf32>
+    %rrms_49 = arith.addf %rrms, %rrms_48 : tensor<16xf32>
+    %rrms_50 = math.rsqrt %rrms_49 : tensor<16xf32>
     scf.for %h = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_54 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_55 = arith.addi %cols_54, %rows : tensor<16xi32>
-      %z = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %z_56 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %z_57 = tt.expand_dims %cols_55 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %z_58 = tt.broadcast %z_56 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %z_59 = tt.broadcast %z_57 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %z_60 = tt.addptr %z_58, %z_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %z_61 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_62 = tt.load %z_60, %z_61, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %z_63 = arith.extf %z_62 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %x = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_64 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_65 = tt.addptr %x_64, %z_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_66 = tt.load %x_65, %z_61, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %x_67 = arith.extf %x_66 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %y = tt.expand_dims %rrms_53 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %y_68 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-      %y_69 = arith.mulf %z_63, %y_68 : tensor<16x16xf32>
-      %6 = arith.addf %y_69, %x_67 : tensor<16x16xf32>
+      %cols_51 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_52 = arith.addi %cols_51, %rows : tensor<16xi32>
+      %z = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %z_53 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %z_54 = tt.expand_dims %cols_52 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %z_55 = tt.broadcast %z_53 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %z_56 = tt.broadcast %z_54 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %z_57 = tt.addptr %z_55, %z_56 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %z_58 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
+      %z_59 = tt.load %z_57, %z_58, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %z_60 = arith.extf %z_59 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %x = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_61 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_62 = tt.addptr %x_61, %z_56 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_63 = tt.load %x_62, %z_58, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_64 = arith.extf %x_63 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %y = tt.expand_dims %rrms_50 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %y_65 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+      %y_66 = arith.mulf %z_60, %y_65 : tensor<16x16xf32>
+      %6 = arith.addf %y_66, %x_64 : tensor<16x16xf32>
       %7 = arith.truncf %6 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %z_60, %7, %z_61 : tensor<16x16x!tt.ptr<bf16>>
+      tt.store %z_57, %7, %z_58 : tensor<16x16x!tt.ptr<bf16>>
     }
     %0 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %1 = tt.addptr %0, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %1, %mean, %rmask_34 : tensor<16x!tt.ptr<f32>>
+    %1 = tt.addptr %0, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %1, %mean, %rmask_33 : tensor<16x!tt.ptr<f32>>
     %2 = tt.splat %RSTD : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %3 = tt.addptr %2, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %3, %rstd_49, %rmask_34 : tensor<16x!tt.ptr<f32>>
+    %3 = tt.addptr %2, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %3, %rstd_47, %rmask_33 : tensor<16x!tt.ptr<f32>>
     %4 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %5 = tt.addptr %4, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %5, %rrms_53, %rmask_34 : tensor<16x!tt.ptr<f32>>
+    %5 = tt.addptr %4, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %5, %rrms_50, %rmask_33 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }

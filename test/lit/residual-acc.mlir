@@ -75,21 +75,20 @@ module {
     %cst = arith.constant dense<16> : tensor<16xi64>
     %kv_base = arith.constant 1024 : i64
     %cst_0 = arith.constant dense<0.000000e+00> : tensor<16xf32>
-    %cst_1 = arith.constant dense<1.600000e+01> : tensor<16xf32>
-    %cst_2 = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst_1 = arith.constant dense<6.250000e-02> : tensor<16xf32>
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %cst_4 = arith.constant dense<4.471500e-02> : tensor<16x32xf32>
-    %cst_5 = arith.constant dense<0.797884583> : tensor<16x32xf32>
-    %cst_6 = arith.constant dense<-2.000000e+00> : tensor<16x32xf32>
-    %cst_7 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst_3 = arith.constant dense<4.471500e-02> : tensor<16x32xf32>
+    %cst_4 = arith.constant dense<0.797884583> : tensor<16x32xf32>
+    %cst_5 = arith.constant dense<-2.000000e+00> : tensor<16x32xf32>
+    %cst_6 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
     %acc = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_8 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %cst_7 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
     %c32_i32 = arith.constant 32 : i32
     %c64_i32 = arith.constant 64 : i32
-    %cst_9 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-    %cst_10 = arith.constant dense<16> : tensor<32x1xi32>
-    %cst_11 = arith.constant dense<64> : tensor<32xi32>
+    %cst_8 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+    %cst_9 = arith.constant dense<16> : tensor<32x1xi32>
+    %cst_10 = arith.constant dense<64> : tensor<32xi32>
     %cand = arith.constant 4 : i32
     %c16_i32 = arith.constant 16 : i32
     %c1_i32 = arith.constant 1 : i32
@@ -98,167 +97,165 @@ module {
     %c0_i32 = arith.constant 0 : i32
     %pid = tt.get_program_id x : i32
     %first = arith.cmpi sgt, %nbatch, %cand : i32
-    %first_12 = tt.addptr %BLOCKS, %cand : !tt.ptr<i32>, i32
-    %first_13 = tt.load %first_12, %first, %c2147483647_i32 : !tt.ptr<i32>
-    %b = arith.cmpi sle, %first_13, %pid : i32
-    %b_14 = arith.select %b, %cand, %c0_i32 : i32
-    %cand_15 = arith.addi %b_14, %c2_i32 : i32
-    %first_16 = arith.cmpi slt, %cand_15, %nbatch : i32
-    %first_17 = tt.addptr %BLOCKS, %cand_15 : !tt.ptr<i32>, i32
-    %first_18 = tt.load %first_17, %first_16, %c2147483647_i32 : !tt.ptr<i32>
-    %b_19 = arith.cmpi sle, %first_18, %pid : i32
-    %b_20 = arith.select %b_19, %cand_15, %b_14 : i32
-    %cand_21 = arith.addi %b_20, %c1_i32 : i32
-    %first_22 = arith.cmpi slt, %cand_21, %nbatch : i32
-    %first_23 = tt.addptr %BLOCKS, %cand_21 : !tt.ptr<i32>, i32
-    %first_24 = tt.load %first_23, %first_22, %c2147483647_i32 : !tt.ptr<i32>
-    %b_25 = arith.cmpi sle, %first_24, %pid : i32
-    %b_26 = arith.select %b_25, %cand_21, %b_20 : i32
-    %start = tt.addptr %OFFS, %b_26 : !tt.ptr<i32>, i32
-    %start_27 = tt.load %start : !tt.ptr<i32>
+    %first_11 = tt.addptr %BLOCKS, %cand : !tt.ptr<i32>, i32
+    %first_12 = tt.load %first_11, %first, %c2147483647_i32 : !tt.ptr<i32>
+    %b = arith.cmpi sle, %first_12, %pid : i32
+    %b_13 = arith.select %b, %cand, %c0_i32 : i32
+    %cand_14 = arith.addi %b_13, %c2_i32 : i32
+    %first_15 = arith.cmpi slt, %cand_14, %nbatch : i32
+    %first_16 = tt.addptr %BLOCKS, %cand_14 : !tt.ptr<i32>, i32
+    %first_17 = tt.load %first_16, %first_15, %c2147483647_i32 : !tt.ptr<i32>
+    %b_18 = arith.cmpi sle, %first_17, %pid : i32
+    %b_19 = arith.select %b_18, %cand_14, %b_13 : i32
+    %cand_20 = arith.addi %b_19, %c1_i32 : i32
+    %first_21 = arith.cmpi slt, %cand_20, %nbatch : i32
+    %first_22 = tt.addptr %BLOCKS, %cand_20 : !tt.ptr<i32>, i32
+    %first_23 = tt.load %first_22, %first_21, %c2147483647_i32 : !tt.ptr<i32>
+    %b_24 = arith.cmpi sle, %first_23, %pid : i32
+    %b_25 = arith.select %b_24, %cand_20, %b_19 : i32
+    %start = tt.addptr %OFFS, %b_25 : !tt.ptr<i32>, i32
+    %start_26 = tt.load %start : !tt.ptr<i32>
     %end = tt.addptr %start, %c1_i32 : !tt.ptr<i32>, i32
-    %end_28 = tt.load %end : !tt.ptr<i32>
-    %row0 = tt.addptr %BLOCKS, %b_26 : !tt.ptr<i32>, i32
-    %row0_29 = tt.load %row0 : !tt.ptr<i32>
-    %row0_30 = arith.subi %pid, %row0_29 : i32
-    %row0_31 = arith.muli %row0_30, %c16_i32 : i32
-    %row0_32 = arith.addi %start_27, %row0_31 : i32
+    %end_27 = tt.load %end : !tt.ptr<i32>
+    %row0 = tt.addptr %BLOCKS, %b_25 : !tt.ptr<i32>, i32
+    %row0_28 = tt.load %row0 : !tt.ptr<i32>
+    %row0_29 = arith.subi %pid, %row0_28 : i32
+    %row0_30 = arith.muli %row0_29, %c16_i32 : i32
+    %row0_31 = arith.addi %start_26, %row0_30 : i32
     %rows = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
-    %rows_33 = tt.splat %row0_32 : i32 -> tensor<16xi32>
-    %rows_34 = arith.addi %rows_33, %rows : tensor<16xi32>
-    %rmask = tt.splat %end_28 : i32 -> tensor<16xi32>
-    %rmask_35 = arith.cmpi slt, %rows_34, %rmask : tensor<16xi32>
-    %xrow = arith.extsi %rows_34 : tensor<16xi32> to tensor<16xi64>
-    %xrow_36 = arith.muli %xrow, %cst : tensor<16xi64>
-    %xrow_37 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %xrow_38 = tt.addptr %xrow_37, %xrow_36 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %rows_32 = tt.splat %row0_31 : i32 -> tensor<16xi32>
+    %rows_33 = arith.addi %rows_32, %rows : tensor<16xi32>
+    %rmask = tt.splat %end_27 : i32 -> tensor<16xi32>
+    %rmask_34 = arith.cmpi slt, %rows_33, %rmask : tensor<16xi32>
+    %xrow = arith.extsi %rows_33 : tensor<16xi32> to tensor<16xi64>
+    %xrow_35 = arith.muli %xrow, %cst : tensor<16xi64>
+    %xrow_36 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+    %xrow_37 = tt.addptr %xrow_36, %xrow_35 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
     %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %orow_39 = tt.addptr %orow, %xrow_36 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
-    %kv_base_40 = arith.extsi %b_26 : i32 to i64
-    %kv_base_41 = arith.muli %kv_base_40, %kv_base : i64
-    %shift_42 = tt.load %xrow_38, %rmask_35, %shift : tensor<16x!tt.ptr<bf16>>
-    %shift_43 = arith.extf %shift_42 : tensor<16xbf16> to tensor<16xf32>
-    %x = tt.expand_dims %rmask_35 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-    %x_44 = tt.expand_dims %xrow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-    %x_45 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-    %x_46 = tt.broadcast %x_44 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-    %x_47 = tt.broadcast %x_45 : tensor<1x16xi32> -> tensor<16x16xi32>
-    %x_48 = tt.addptr %x_46, %x_47 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-    %x_49 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-    %x_50 = tt.load %x_48, %x_49, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-    %xc = arith.extf %x_50 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %xc_51 = tt.expand_dims %shift_43 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %xc_52 = tt.broadcast %xc_51 : tensor<16x1xf32> -> tensor<16x16xf32>
-    %xc_53 = arith.subf %xc, %xc_52 : tensor<16x16xf32>
-    %s1 = "tt.reduce"(%xc_53) <{axis = 1 : i32}> ({
-    ^bb0(%s1_82: f32, %s1_83: f32):
-      %s1_84 = arith.addf %s1_82, %s1_83 : f32
-      tt.reduce.return %s1_84 : f32
+    %orow_38 = tt.addptr %orow, %xrow_35 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %kv_base_39 = arith.extsi %b_25 : i32 to i64
+    %kv_base_40 = arith.muli %kv_base_39, %kv_base : i64
+    %shift_41 = tt.load %xrow_37, %rmask_34, %shift : tensor<16x!tt.ptr<bf16>>
+    %shift_42 = arith.extf %shift_41 : tensor<16xbf16> to tensor<16xf32>
+    %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+    %x_43 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+    %x_44 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+    %x_45 = tt.broadcast %x_43 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+    %x_46 = tt.broadcast %x_44 : tensor<1x16xi32> -> tensor<16x16xi32>
+    %x_47 = tt.addptr %x_45, %x_46 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+    %x_48 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+    %x_49 = tt.load %x_47, %x_48, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %xc = arith.extf %x_49 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %xc_50 = tt.expand_dims %shift_42 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %xc_51 = tt.broadcast %xc_50 : tensor<16x1xf32> -> tensor<16x16xf32>
+    %xc_52 = arith.subf %xc, %xc_51 : tensor<16x16xf32>
+    %s1 = "tt.reduce"(%xc_52) <{axis = 1 : i32}> ({
+    ^bb0(%s1_79: f32, %s1_80: f32):
+      %s1_81 = arith.addf %s1_79, %s1_80 : f32
+      tt.reduce.return %s1_81 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %s1_54 = arith.addf %s1, %cst_0 : tensor<16xf32>
-    %s2 = arith.mulf %xc_53, %xc_53 : tensor<16x16xf32>
-    %s2_55 = "tt.reduce"(%s2) <{axis = 1 : i32}> ({
-    ^bb0(%s2_82: f32, %s2_83: f32):
-      %s2_84 = arith.addf %s2_82, %s2_83 : f32
-      tt.reduce.return %s2_84 : f32
+    %s1_53 = arith.addf %s1, %cst_0 : tensor<16xf32>
+    %s2 = arith.mulf %xc_52, %xc_52 : tensor<16x16xf32>
+    %s2_54 = "tt.reduce"(%s2) <{axis = 1 : i32}> ({
+    ^bb0(%s2_79: f32, %s2_80: f32):
+      %s2_81 = arith.addf %s2_79, %s2_80 : f32
+      tt.reduce.return %s2_81 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %s2_56 = arith.addf %s2_55, %cst_0 : tensor<16xf32>
-    %m1 = arith.divf %s1_54, %cst_1 : tensor<16xf32>
-    %mean = arith.addf %shift_43, %m1 : tensor<16xf32>
-    %rstd = arith.divf %s2_56, %cst_1 : tensor<16xf32>
-    %rstd_57 = arith.mulf %m1, %m1 : tensor<16xf32>
-    %rstd_58 = arith.subf %rstd, %rstd_57 : tensor<16xf32>
-    %rstd_59 = arith.maxnumf %rstd_58, %cst_0 : tensor<16xf32>
-    %rstd_60 = tt.splat %eps : f32 -> tensor<16xf32>
-    %rstd_61 = arith.addf %rstd_59, %rstd_60 : tensor<16xf32>
-    %rstd_62 = math.sqrt %rstd_61 : tensor<16xf32>
-    %rstd_63 = arith.divf %cst_2, %rstd_62 : tensor<16xf32>
+    %s2_55 = arith.addf %s2_54, %cst_0 : tensor<16xf32>
+    %m1 = arith.mulf %s1_53, %cst_1 : tensor<16xf32>
+    %mean = arith.addf %shift_42, %m1 : tensor<16xf32>
+    %rstd = arith.mulf %s2_55, %cst_1 : tensor<16xf32>
+    %rstd_56 = arith.mulf %m1, %m1 : tensor<16xf32>
+    %rstd_57 = arith.subf %rstd, %rstd_56 : tensor<16xf32>
+    %rstd_58 = arith.maxnumf %rstd_57, %cst_0 : tensor<16xf32>
+    %rstd_59 = tt.splat %eps : f32 -> tensor<16xf32>
+    %rstd_60 = arith.addf %rstd_58, %rstd_59 : tensor<16xf32>
+    %rstd_61 = math.rsqrt %rstd_60 : tensor<16xf32>
     %q = tt.expand_dims %mean {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %q_64 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
-    %q_65 = arith.subf %xc, %q_64 : tensor<16x16xf32>
-    %q_66 = tt.expand_dims %rstd_63 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %q_67 = tt.broadcast %q_66 : tensor<16x1xf32> -> tensor<16x16xf32>
-    %q_68 = arith.mulf %q_65, %q_67 : tensor<16x16xf32>
-    %qh = arith.truncf %q_68 : tensor<16x16xf32> to tensor<16x16xbf16>
-    %acc_69 = scf.for %n0 = %c0_i32 to %c64_i32 step %c32_i32 iter_args(%acc_82 = %acc) -> (tensor<16x16xf32>)  : i32 {
+    %q_62 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+    %q_63 = arith.subf %xc, %q_62 : tensor<16x16xf32>
+    %q_64 = tt.expand_dims %rstd_61 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %q_65 = tt.broadcast %q_64 : tensor<16x1xf32> -> tensor<16x16xf32>
+    %q_66 = arith.mulf %q_63, %q_65 : tensor<16x16xf32>
+    %qh = arith.truncf %q_66 : tensor<16x16xf32> to tensor<16x16xbf16>
+    %acc_67 = scf.for %n0 = %c0_i32 to %c64_i32 step %c32_i32 iter_args(%acc_79 = %acc) -> (tensor<16x16xf32>)  : i32 {
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %offs_n_83 = tt.splat %n0 : i32 -> tensor<32xi32>
-      %offs_n_84 = arith.addi %offs_n_83, %offs_n : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n_84, %cst_11 : tensor<32xi32>
-      %kv_off = tt.expand_dims %offs_n_84 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_85 = arith.muli %kv_off, %cst_10 : tensor<32x1xi32>
-      %kv_off_86 = arith.extsi %kv_off_85 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_87 = tt.splat %kv_base_41 : i64 -> tensor<32x1xi64>
-      %kv_off_88 = arith.addi %kv_off_87, %kv_off_86 : tensor<32x1xi64>
-      %kv_off_89 = arith.extsi %x_45 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_90 = tt.broadcast %kv_off_88 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_91 = tt.broadcast %kv_off_89 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_92 = arith.addi %kv_off_90, %kv_off_91 : tensor<32x16xi64>
+      %offs_n_80 = tt.splat %n0 : i32 -> tensor<32xi32>
+      %offs_n_81 = arith.addi %offs_n_80, %offs_n : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_81, %cst_10 : tensor<32xi32>
+      %kv_off = tt.expand_dims %offs_n_81 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %kv_off_82 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
+      %kv_off_83 = arith.extsi %kv_off_82 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_84 = tt.splat %kv_base_40 : i64 -> tensor<32x1xi64>
+      %kv_off_85 = arith.addi %kv_off_84, %kv_off_83 : tensor<32x1xi64>
+      %kv_off_86 = arith.extsi %x_44 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_87 = tt.broadcast %kv_off_85 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_88 = tt.broadcast %kv_off_86 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_89 = arith.addi %kv_off_87, %kv_off_88 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_93 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_94 = tt.addptr %k_93, %kv_off_92 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_95 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_96 = tt.load %k_94, %k_95, %cst_8 : tensor<32x16x!tt.ptr<bf16>>
+      %k_90 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_91 = tt.addptr %k_90, %kv_off_89 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_92 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_93 = tt.load %k_91, %k_92, %cst_7 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_97 = tt.addptr %v, %kv_off_92 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_98 = tt.load %v_97, %k_95, %cst_8 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_96 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_99 = tt.dot %qh, %s, %cst_9, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %v_94 = tt.addptr %v, %kv_off_89 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_95 = tt.load %v_94, %k_92, %cst_7 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_93 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_96 = tt.dot %qh, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %u = arith.mulf %s_99, %cst_4 : tensor<16x32xf32>
-      %u_100 = arith.mulf %u, %s_99 : tensor<16x32xf32>
-      %u_101 = arith.mulf %u_100, %s_99 : tensor<16x32xf32>
-      %u_102 = arith.addf %s_99, %u_101 : tensor<16x32xf32>
-      %u_103 = arith.mulf %u_102, %cst_5 : tensor<16x32xf32>
-      %p_104 = arith.mulf %u_103, %cst_6 : tensor<16x32xf32>
-      %p_105 = math.exp %p_104 : tensor<16x32xf32>
-      %p_106 = arith.addf %p_105, %cst_7 : tensor<16x32xf32>
-      %p_107 = arith.divf %s_99, %p_106 : tensor<16x32xf32>
-      %p_108 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
-      %p_109 = arith.mulf %p_107, %p_108 : tensor<16x32xf32>
-      %p_110 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_111 = arith.select %p_110, %p_109, %cst_9 : tensor<16x32xi1>, tensor<16x32xf32>
-      %acc_112 = arith.truncf %p_111 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_113 = tt.dot %acc_112, %v_98, %acc_82, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      scf.yield %acc_113 : tensor<16x16xf32>
+      %u = arith.mulf %s_96, %cst_3 : tensor<16x32xf32>
+      %u_97 = arith.mulf %u, %s_96 : tensor<16x32xf32>
+      %u_98 = arith.mulf %u_97, %s_96 : tensor<16x32xf32>
+      %u_99 = arith.addf %s_96, %u_98 : tensor<16x32xf32>
+      %u_100 = arith.mulf %u_99, %cst_4 : tensor<16x32xf32>
+      %p_101 = arith.mulf %u_100, %cst_5 : tensor<16x32xf32>
+      %p_102 = math.exp %p_101 : tensor<16x32xf32>
+      %p_103 = arith.addf %p_102, %cst_6 : tensor<16x32xf32>
+      %p_104 = arith.divf %s_96, %p_103 : tensor<16x32xf32>
+      %p_105 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
+      %p_106 = arith.mulf %p_104, %p_105 : tensor<16x32xf32>
+      %p_107 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
+      %p_108 = arith.select %p_107, %p_106, %cst_8 : tensor<16x32xi1>, tensor<16x32xf32>
+      %acc_109 = arith.truncf %p_108 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_110 = tt.dot %acc_109, %v_95, %acc_79, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      scf.yield %acc_110 : tensor<16x16xf32>
     }
-    %z = arith.addf %acc_69, %q_68 : tensor<16x16xf32>
+    %z = arith.addf %acc_67, %q_66 : tensor<16x16xf32>
     %ss = arith.mulf %z, %z : tensor<16x16xf32>
-    %ss_70 = "tt.reduce"(%ss) <{axis = 1 : i32}> ({
-    ^bb0(%ss_82: f32, %ss_83: f32):
-      %ss_84 = arith.addf %ss_82, %ss_83 : f32
-      tt.reduce.return %ss_84 : f32
+    %ss_68 = "tt.reduce"(%ss) <{axis = 1 : i32}> ({
+    ^bb0(%ss_79: f32, %ss_80: f32):
+      %ss_81 = arith.addf %ss_79, %ss_80 : f32
+      tt.reduce.return %ss_81 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %ss_71 = arith.addf %ss_70, %cst_0 : tensor<16xf32>
-    %0 = tt.expand_dims %orow_39 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+    %ss_69 = arith.addf %ss_68, %cst_0 : tensor<16xf32>
+    %0 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
     %1 = tt.broadcast %0 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-    %2 = tt.addptr %1, %x_47 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+    %2 = tt.addptr %1, %x_46 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
     %3 = arith.truncf %z : tensor<16x16xf32> to tensor<16x16xbf16>
-    tt.store %2, %3, %x_49 : tensor<16x16x!tt.ptr<bf16>>
-    %rrms = arith.divf %ss_71, %cst_1 : tensor<16xf32>
-    %rrms_72 = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_73 = arith.addf %rrms, %rrms_72 : tensor<16xf32>
-    %rrms_74 = math.sqrt %rrms_73 : tensor<16xf32>
-    %rrms_75 = arith.divf %cst_2, %rrms_74 : tensor<16xf32>
-    %z_76 = tt.load %2, %x_49, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-    %z_77 = arith.extf %z_76 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %x_78 = tt.load %x_48, %x_49, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-    %x_79 = arith.extf %x_78 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %y = tt.expand_dims %rrms_75 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %y_80 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-    %y_81 = arith.mulf %z_77, %y_80 : tensor<16x16xf32>
-    %4 = arith.addf %y_81, %x_79 : tensor<16x16xf32>
+    tt.store %2, %3, %x_48 : tensor<16x16x!tt.ptr<bf16>>
+    %rrms = arith.mulf %ss_69, %cst_1 : tensor<16xf32>
+    %rrms_70 = tt.splat %rms_eps : f32 -> tensor<16xf32>
+    %rrms_71 = arith.addf %rrms, %rrms_70 : tensor<16xf32>
+    %rrms_72 = math.rsqrt %rrms_71 : tensor<16xf32>
+    %z_73 = tt.load %2, %x_48, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %z_74 = arith.extf %z_73 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %x_75 = tt.load %x_47, %x_48, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %x_76 = arith.extf %x_75 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %y = tt.expand_dims %rrms_72 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %y_77 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+    %y_78 = arith.mulf %z_74, %y_77 : tensor<16x16xf32>
+    %4 = arith.addf %y_78, %x_76 : tensor<16x16xf32>
     %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
-    tt.store %2, %5, %x_49 : tensor<16x16x!tt.ptr<bf16>>
+    tt.store %2, %5, %x_48 : tensor<16x16x!tt.ptr<bf16>>
     %6 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %7 = tt.addptr %6, %rows_34 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %7, %mean, %rmask_35 : tensor<16x!tt.ptr<f32>>
+    %7 = tt.addptr %6, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %7, %mean, %rmask_34 : tensor<16x!tt.ptr<f32>>
     %8 = tt.splat %RSTD : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %9 = tt.addptr %8, %rows_34 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %9, %rstd_63, %rmask_35 : tensor<16x!tt.ptr<f32>>
+    %9 = tt.addptr %8, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %9, %rstd_61, %rmask_34 : tensor<16x!tt.ptr<f32>>
     %10 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %11 = tt.addptr %10, %rows_34 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %11, %rrms_75, %rmask_35 : tensor<16x!tt.ptr<f32>>
+    %11 = tt.addptr %10, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %11, %rrms_72, %rmask_34 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }

@@ -175,7 +175,7 @@ CP_CASES = [
 // CHECK: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+0], $2; st.shared.f32 [%nfa+64], $3;
 // CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
 // CHECK: %[[LN:.+]]:2 = tt.elementwise_inline_asm "{{.*}}mapa.shared::cluster.u32 %nfp, %nfa, 1;{{.*}}[%nfp+64]
-// CHECK: arith.divf %[[LN]]#0
+// CHECK: arith.mulf %[[LN]]#0
 // CHECK: tt.dot
 // CHECK: tt.dot
 // CHECK: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+128], $2;
