@@ -2,6 +2,7 @@
 ahead of time for sm_90 (works on a CPU-only machine), and test-only passes."""
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from dataclasses import dataclass
@@ -115,6 +116,33 @@ def _rel_file(item) -> str:
         return path.relative_to(Path(__file__).parent).as_posix()
     except ValueError:
         return path.name
+
+
+# ---------------------------------------------------------------------------------------------
+# Python's cyclic garbage collector
+# ---------------------------------------------------------------------------------------------
+
+# A full collection walks every object the process holds (torch's, Triton's, the test modules',
+# what the tests keep cached: about a million in a worker of the whole suite), dozens of times a
+# run, and writes to each one (after each of the guard's forks, normfuse.ir.guard, a page fault
+# for each page written that the process shared with the child). What exists when collection
+# ends, and when a test file ends (its module fixtures gone), is collected once and frozen
+# (gc.freeze: left out of later collections), so later collections walk only what the file
+# being run made. A frozen object is still freed by its reference count when released; only a
+# reference cycle through frozen objects is never collected. (The model benchmark unfreezes
+# when its rounds end: the end of its file freezes again.)
+
+def pytest_collection_finish(session):
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    yield
+    if nextitem is None or nextitem.path != item.path:
+        gc.collect()
+        gc.freeze()
 
 
 # ---------------------------------------------------------------------------------------------
