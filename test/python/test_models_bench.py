@@ -39,6 +39,8 @@ def _keep_torch_settings():
 
 
 def _liger_installed() -> bool:
+    # (the skip marks below name it in a string: pytest evaluates that when the test runs, so only
+    # the worker that runs this file imports Liger, ~3 s, not every worker collecting it)
     try:
         import liger_kernel.transformers.monkey_patch  # noqa: F401
         return True
@@ -182,7 +184,7 @@ def test_compile_counter_matches_explain():
     torch._dynamo.reset()
 
 
-@pytest.mark.skipif(not _liger_installed(), reason="liger-kernel is not installed")
+@pytest.mark.skipif("not _liger_installed()", reason="liger-kernel is not installed")
 def test_liger_scope_keeps_patches_out_of_the_stock_model():
     from transformers.models.llama import modeling_llama as ml
     spec = M.tiny_spec("llama")
@@ -620,7 +622,7 @@ def test_eager_configurations_are_timed_interleaved(monkeypatch):
     assert timed and built and min(timed) > max(built)
 
 
-@pytest.mark.skipif(not _liger_installed(), reason="liger-kernel is not installed")
+@pytest.mark.skipif("not _liger_installed()", reason="liger-kernel is not installed")
 def test_liger_patches_are_reapplied_for_a_deferred_call():
     """A Liger model timed after its build scope closed runs with Liger's globals back in force,
     and the module is restored after the call."""
