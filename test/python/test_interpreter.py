@@ -628,3 +628,28 @@ def test_check_pass_numerics_on_a_kernel_no_pass_matches():
     assert res.max_rel_diff == 0.0 and set(res.diffs) == {"X", "Out"}
     torch.testing.assert_close(res.after["Out"], x * 3.0 + 1.0, rtol=1e-6, atol=1e-6)
     assert torch.isnan(res.before["Out"]).sum() == 0
+
+
+def test_only_untrusted_text_is_parsed_in_the_guards_child_first(monkeypatch):
+    """`trusted=True` (a compiled kernel's own text): parsed in this process only; without it
+    (any other text: a lit input, a hand-edited kernel) the guard's crash preflight parses it in a
+    forked child first, as normfuse.ir.load does."""
+    from normfuse.ir import bridge
+    from normfuse.testing import cluster_dims, interpreter
+    text = ttir(_copy_tiles, {"X": "*fp32", "Y": "*fp32", "M": "i32", "N": "i32", "stride_x": "i32",
+                              "stride_y": "i32", "BM": "constexpr", "BN": "constexpr"},
+                {"BM": 16, "BN": 8})
+    preflights = []
+    real = bridge._preflight
+    monkeypatch.setattr(bridge, "_preflight",
+                        lambda t, *a, **k: (preflights.append(t), real(t, *a, **k))[1])
+    interpreter._load.cache_clear()  # (a parse cached by an earlier test would hide it)
+    x, y = torch.randn(16, 8), nan_f32(1, 16, 8)
+    assert cluster_dims(text, trusted=True) == 1
+    run_ir(text, [x, y, 16, 8, 8, 8], (1,), trusted=True)
+    assert preflights == []
+    torch.testing.assert_close(y[0], x + 111.0, rtol=0, atol=0)  # tag: 1, 1, 1 programs
+    y = nan_f32(1, 16, 8)
+    run_ir(text, [x, y, 16, 8, 8, 8], (1,))
+    assert preflights == [text]
+    torch.testing.assert_close(y[0], x + 111.0, rtol=0, atol=0)  # tag: 1, 1, 1 programs

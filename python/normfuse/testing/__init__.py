@@ -1,10 +1,11 @@
 """CPU checks of what the passes mean, not only of what they print.
 
-- `run_ir(ir_text, args, grid, *, num_ctas=1, kernel=None, seed=0)` (`run`): execute a TTIR module on
-  numpy arrays or CPU tensors, every program of the grid, thread-block clusters and normfuse's
-  inline PTX included (`interpreter`, `ptx`, `memory`); a warp-specialized TTGIR module (what
-  hopper-ws lowers to) runs all CTAs and partitions interleaved, with TMA, mbarriers and wgmma
-  and their race check (`warp_specialized`).
+- `run_ir(ir_text, args, grid, *, num_ctas=1, kernel=None, seed=0, trusted=False)` (`run`):
+  execute a TTIR module on numpy arrays or CPU tensors, every program of the grid, thread-block
+  clusters and normfuse's inline PTX included (`interpreter`, `ptx`, `memory`); a
+  warp-specialized TTGIR module (what hopper-ws lowers to) runs all CTAs and partitions
+  interleaved, with TMA, mbarriers and wgmma and their race check (`warp_specialized`);
+  `trusted` for a compiled kernel's own text (no crash preflight).
 - `check_pass_numerics(fn, args, *, constexprs, grid, passes="default", **options)`: compile a
   kernel ahead of time for sm_90, run its IR before and after the passes, compare, and run the
   lowered kernel when a lowering applied (`numerics`); `check_ir_numerics` does the same for

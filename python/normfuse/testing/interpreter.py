@@ -1,9 +1,9 @@
 """A CPU interpreter for Triton 3.6 TTIR (as Triton prints it, before or after normfuse's passes).
 
-`run_ir(ir_text, args, grid, *, num_ctas=1, kernel=None)` runs every program of `grid` on the
-given arrays, like a launch: it returns nothing and writes into the arrays. A warp-specialized
-TTGIR module (the kernel hopper-ws lowers to) runs in `warp_specialized`, which reuses the op
-closures below and adds shared memory, mbarriers, TMA, wgmma and partitions;
+`run_ir(ir_text, args, grid, *, num_ctas=1, kernel=None, trusted=False)` runs every program of
+`grid` on the given arrays, like a launch: it returns nothing and writes into the arrays. A
+warp-specialized TTGIR module (the kernel hopper-ws lowers to) runs in `warp_specialized`, which
+reuses the op closures below and adds shared memory, mbarriers, TMA, wgmma and partitions;
 `normfuse.testing.run_ir` (`testing/run.py`) picks one or the other.
 
 How it runs
@@ -1197,8 +1197,11 @@ def _scalar(name: str, v, t: str):
 # ---------------------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=32)
-def _load(ir_text: str) -> Module:
-    return load_ir(ir_text, source_name="run_ir.mlir")
+def _load(ir_text: str, trusted: bool) -> Module:
+    """`trusted`: the text is Triton's own print of a module it verified (a compiled kernel's
+    `asm`, which normfuse.compile itself parses that way): no crash preflight in a forked child
+    (`normfuse.ir.load`), which takes 50-100 ms in a process the size of a test worker."""
+    return load_ir(ir_text, source_name="run_ir.mlir", trusted=trusted)
 
 
 def _pick_kernel(module: Module, kernel: str | None) -> Op:
@@ -1221,9 +1224,10 @@ def _func_attr(func: Op, key: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def cluster_dims(ir_text: str, kernel: str | None = None) -> int:
-    """The cluster size a kernel must be launched with: its `normfuse.cluster_dims`, else 1."""
-    return _func_attr(_pick_kernel(_load(ir_text), kernel), "normfuse.cluster_dims") or 1
+def cluster_dims(ir_text: str, kernel: str | None = None, *, trusted: bool = False) -> int:
+    """The cluster size a kernel must be launched with: its `normfuse.cluster_dims`, else 1.
+    `trusted`: see `run_ir`."""
+    return _func_attr(_pick_kernel(_load(ir_text, trusted), kernel), "normfuse.cluster_dims") or 1
 
 
 def _grid3(grid) -> tuple:
@@ -1238,7 +1242,8 @@ def is_ttgir(text: str) -> bool:
     return re.search(r'^module attributes \{[^\n]*"ttg\.num-warps"', text, re.M) is not None
 
 
-def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = None) -> None:
+def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = None,
+           trusted: bool = False) -> None:
     """Run a TTIR module's kernel on `args` for every program of `grid`, like a launch.
 
     `args`: one per parameter of the kernel function, in order (pointers: arrays or CPU tensors,
@@ -1248,11 +1253,14 @@ def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = 
     ones. Raises `InterpreterError` (an unsupported op, a bad argument, an out-of-bounds access,
     a failed tt.assert, a deadlock) or `RaceError` (see the module docstring). TTGIR (a lowered
     kernel) runs through `normfuse.testing.run_ir`, which dispatches to `warp_specialized`.
+    `trusted`: `ir_text` is Triton's own print of a module it verified (a compiled kernel's
+    `asm["ttir"]`, `asm["normfuse"]`, `asm["ttgir"]`): parsed in this process without the crash
+    preflight (`normfuse.ir.load(..., trusted=True)`, as normfuse.compile parses those texts).
     """
     if is_ttgir(ir_text):
         raise InterpreterError("a TTGIR module (a lowered kernel): run it with "
                                "normfuse.testing.run_ir, which runs warp-specialized kernels")
-    module = _load(ir_text)
+    module = _load(ir_text, trusted)
     func = _pick_kernel(module, kernel)
     grid = _grid3(grid)
     dims = _func_attr(func, "normfuse.cluster_dims")

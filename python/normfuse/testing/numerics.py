@@ -174,14 +174,15 @@ def _is_buffer(a) -> bool:
 
 
 def _compare(names, args, ir_before, ir_after, grid, kernel, pipeline, remarks, changed,
-             lowered=None, programs: int = 3, seeds=(0,)):
+             lowered=None, programs: int = 3, seeds=(0,), trusted: bool = False):
+    """`trusted`: both texts are a compiled kernel's own (`run_ir`'s `trusted`)."""
     before = [_copy(a) for a in args]
-    run_ir(ir_before, before, grid, kernel=kernel)
+    run_ir(ir_before, before, grid, kernel=kernel, trusted=trusted)
     diffs = {}
     if ir_after is not None:
-        num_ctas = cluster_dims(ir_after, kernel)
+        num_ctas = cluster_dims(ir_after, kernel, trusted=trusted)
         after = [_copy(a) for a in args]
-        run_ir(ir_after, after, grid, num_ctas=num_ctas, kernel=kernel)
+        run_ir(ir_after, after, grid, num_ctas=num_ctas, kernel=kernel, trusted=trusted)
         for n, a, b in zip(names, before, after):
             if _is_buffer(a):
                 diffs[n] = rel_diff(a, b)
@@ -280,13 +281,13 @@ def run_lowered(lowered, args, *, names=None, programs: int = 3, seeds=(0,), bef
     compare with (`LoweredRun.diffs`). `outs`: a split output's members (a function returning
     fresh member tensors, called per seed; they are the run's `args["outs"]`)."""
     names = list(names) if names is not None else [f"arg{i}" for i in range(len(args))]
-    text = lowered.kernel.asm["ttgir"]
+    text = lowered.kernel.asm["ttgir"]  # Triton's own print: run_ir's `trusted`
     runs = []
     for seed in seeds:
         mine = [_copy(a) for a in args]
         members = outs() if outs is not None else None
         binding = lowered_launch(lowered, mine, programs=programs, epoch=epoch, outs=members)
-        info = run_ir(text, binding.args, binding.grid, seed=seed)
+        info = run_ir(text, binding.args, binding.grid, seed=seed, trusted=True)
         diffs = {}
         if before is not None:
             for n, x, y in zip(names, before, mine):
@@ -313,7 +314,8 @@ def check_lowered_numerics(ck, args, *, grid, programs: int = 3, seeds=(0,), nam
     names = list(names) if names is not None else [n for n in fn.arg_names if n not in consts]
     ttir = ck.asm["ttir"]
     return _compare(names, list(args), ttir, ck.asm.get("normfuse", ttir) if fused else None, grid,
-                    None, ck.pipeline, ck.remarks, ck.applied, ck.lowered, programs, seeds)
+                    None, ck.pipeline, ck.remarks, ck.applied, ck.lowered, programs, seeds,
+                    trusted=True)
 
 
 def launch_signature(fn, args, consts: dict) -> tuple[dict, dict]:
@@ -373,7 +375,7 @@ def check_pass_numerics(fn, args, *, constexprs: dict, grid, passes="default",
     ir_before = ck.asm["ttir"]
     ir_after = ck.asm.get("normfuse", ir_before) if plist else ir_before
     return _compare(names, args, ir_before, ir_after, grid, None, describe(plist), ck.remarks,
-                    ck.applied, ck.lowered, programs, seeds)
+                    ck.applied, ck.lowered, programs, seeds, trusted=True)
 
 
 @functools.lru_cache(maxsize=16)

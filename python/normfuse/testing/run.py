@@ -14,7 +14,7 @@ __all__ = ["run_ir"]
 
 
 def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = None,
-           seed: int = 0) -> RunInfo | None:
+           seed: int = 0, trusted: bool = False) -> RunInfo | None:
     """Run the kernel of `ir_text` on `args` for every program of `grid`, like a launch.
 
     TTIR: see `interpreter.run_ir` (`num_ctas`: the cluster size a cluster-reduce'd kernel is
@@ -22,11 +22,12 @@ def run_ir(ir_text: str, args, grid, *, num_ctas: int = 1, kernel: str | None = 
     partitions at once, interleaved by a scheduler seeded with `seed`; a tensor-descriptor
     parameter takes the host descriptor (base, shape, strides, and block or block_shape: the
     lowering's TmaArg, Gluon's TensorDescriptor), pointer arguments may be views (their whole
-    storage is mapped); returns the run's `RunInfo`. Raises `InterpreterError`, `RaceError`."""
+    storage is mapped); returns the run's `RunInfo`. Raises `InterpreterError`, `RaceError`.
+    `trusted`: the text is Triton's own print of a module it verified (see `interpreter.run_ir`)."""
     if not is_ttgir(ir_text):
-        interpreter.run_ir(ir_text, args, grid, num_ctas=num_ctas, kernel=kernel)
+        interpreter.run_ir(ir_text, args, grid, num_ctas=num_ctas, kernel=kernel, trusted=trusted)
         return None
-    module = _load(ir_text)
+    module = _load(ir_text, trusted)
     func = _pick_kernel(module, kernel)
     if num_ctas != 1 or _func_attr(func, "normfuse.cluster_dims"):
         raise InterpreterError("TTGIR with clusters is not supported by the interpreter")
