@@ -55,6 +55,10 @@ def pytest_configure(config):
                             "(`pytest -m slow` runs them; see README, Tests)")
     config.addinivalue_line("markers", "postnorm_plan: run with the post-norm ops' own plan choice "
                             "(other tests pin the fused kernels: NORMFUSE_POSTNORM_PLAN=fused)")
+    # pytest-xdist 3.7+ hands out the files of --dist loadfile by their number of tests unless
+    # told not to (--no-loadscope-reorder): keep the heavy-first order (_HEAVY_FIRST)
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 @pytest.fixture(autouse=True)
@@ -97,17 +101,20 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(_rel_file(item), len(rank)))
 
 
-# CPU seconds per file on 2 cores (2026-12-04, session 27's --durations=0: 999 s in all),
-# heaviest first
-_HEAVY_FIRST = ("test_lowered_numerics.py", "test_lit.py", "test_backward_training.py",
-                "test_backward_kernels.py", "test_flash_norm_attention.py", "passes/test_hopper_ws.py",
-                "test_flash_norm_attention_bwd.py", "test_lowered_postnorm.py",
-                "test_lowered_backward.py", "test_fuzz.py", "test_norm_op.py",
-                "passes/test_cluster_reduce.py", "passes/test_lazy_prenorm_numerics.py",
-                "test_variants.py", "test_variants_lowered.py", "test_lowered_launch.py",
-                "test_postnorm.py", "test_optimize.py", "test_examples.py", "test_models_bench.py",
-                "test_backward_ops.py", "test_ir.py", "test_setup.py", "test_ops.py",
-                "test_ops_host.py", "test_optimize_train.py")
+# Wall seconds per file with 2 workers on 2 cores (2026-12-04, the ci-speed branch's run: 895 s
+# in all), heaviest first
+_HEAVY_FIRST = ("test_lowered_numerics.py", "test_lit.py", "passes/test_hopper_ws.py",
+                "test_backward_training.py", "test_backward_kernels.py", "test_lowered_postnorm.py",
+                "test_flash_norm_attention.py", "test_flash_norm_attention_bwd.py",
+                "test_lowered_backward.py", "test_norm_op.py", "test_variants.py", "test_postnorm.py",
+                "passes/test_cluster_reduce.py", "test_fuzz.py", "test_variants_lowered.py",
+                "test_lowered_launch.py", "test_optimize.py", "test_models_bench.py",
+                "test_examples.py", "passes/test_lazy_prenorm_numerics.py", "test_ir.py",
+                "test_setup.py", "test_backward_ops.py", "test_ops.py", "test_ops_host.py",
+                "test_optimize_train.py", "test_guard.py", "test_inductor_pass.py", "test_cli.py",
+                "passes/test_cluster_reduce_chain.py", "test_opcheck.py",
+                "test_gpu_tests_runner.py", "passes/test_reuse_loads.py", "test_interpreter.py",
+                "test_repro.py")
 
 
 def _rel_file(item) -> str:
