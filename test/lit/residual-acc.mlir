@@ -150,23 +150,23 @@ module {
     %xc_51 = tt.broadcast %xc_50 : tensor<16x1xf32> -> tensor<16x16xf32>
     %xc_52 = arith.subf %xc, %xc_51 : tensor<16x16xf32>
     %s1 = "tt.reduce"(%xc_52) <{axis = 1 : i32}> ({
-    ^bb0(%s1_79: f32, %s1_80: f32):
-      %s1_81 = arith.addf %s1_79, %s1_80 : f32
-      tt.reduce.return %s1_81 : f32
+    ^bb0(%s1_78: f32, %s1_79: f32):
+      %s1_80 = arith.addf %s1_78, %s1_79 : f32
+      tt.reduce.return %s1_80 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
     %s1_53 = arith.addf %s1, %cst_0 : tensor<16xf32>
     %s2 = arith.mulf %xc_52, %xc_52 : tensor<16x16xf32>
     %s2_54 = "tt.reduce"(%s2) <{axis = 1 : i32}> ({
-    ^bb0(%s2_79: f32, %s2_80: f32):
-      %s2_81 = arith.addf %s2_79, %s2_80 : f32
-      tt.reduce.return %s2_81 : f32
+    ^bb0(%s2_78: f32, %s2_79: f32):
+      %s2_80 = arith.addf %s2_78, %s2_79 : f32
+      tt.reduce.return %s2_80 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
     %s2_55 = arith.addf %s2_54, %cst_0 : tensor<16xf32>
     %m1 = arith.mulf %s1_53, %cst_1 : tensor<16xf32>
-    %mean = arith.addf %shift_42, %m1 : tensor<16xf32>
-    %rstd = arith.mulf %s2_55, %cst_1 : tensor<16xf32>
-    %rstd_56 = arith.mulf %m1, %m1 : tensor<16xf32>
-    %rstd_57 = arith.subf %rstd, %rstd_56 : tensor<16xf32>
+    %mean = math.fma %s1_53, %cst_1, %shift_42 : tensor<16xf32>
+    %rstd = arith.mulf %m1, %m1 : tensor<16xf32>
+    %rstd_56 = arith.subf %cst_0, %rstd : tensor<16xf32>
+    %rstd_57 = math.fma %s2_55, %cst_1, %rstd_56 : tensor<16xf32>
     %rstd_58 = arith.maxnumf %rstd_57, %cst_0 : tensor<16xf32>
     %rstd_59 = tt.splat %eps : f32 -> tensor<16xf32>
     %rstd_60 = arith.addf %rstd_58, %rstd_59 : tensor<16xf32>
@@ -178,54 +178,54 @@ module {
     %q_65 = tt.broadcast %q_64 : tensor<16x1xf32> -> tensor<16x16xf32>
     %q_66 = arith.mulf %q_63, %q_65 : tensor<16x16xf32>
     %qh = arith.truncf %q_66 : tensor<16x16xf32> to tensor<16x16xbf16>
-    %acc_67 = scf.for %n0 = %c0_i32 to %c64_i32 step %c32_i32 iter_args(%acc_79 = %acc) -> (tensor<16x16xf32>)  : i32 {
+    %acc_67 = scf.for %n0 = %c0_i32 to %c64_i32 step %c32_i32 iter_args(%acc_78 = %acc) -> (tensor<16x16xf32>)  : i32 {
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %offs_n_80 = tt.splat %n0 : i32 -> tensor<32xi32>
-      %offs_n_81 = arith.addi %offs_n_80, %offs_n : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n_81, %cst_10 : tensor<32xi32>
-      %kv_off = tt.expand_dims %offs_n_81 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_82 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
-      %kv_off_83 = arith.extsi %kv_off_82 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_84 = tt.splat %kv_base_40 : i64 -> tensor<32x1xi64>
-      %kv_off_85 = arith.addi %kv_off_84, %kv_off_83 : tensor<32x1xi64>
-      %kv_off_86 = arith.extsi %x_44 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_87 = tt.broadcast %kv_off_85 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_88 = tt.broadcast %kv_off_86 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_89 = arith.addi %kv_off_87, %kv_off_88 : tensor<32x16xi64>
+      %offs_n_79 = tt.splat %n0 : i32 -> tensor<32xi32>
+      %offs_n_80 = arith.addi %offs_n_79, %offs_n : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_80, %cst_10 : tensor<32xi32>
+      %kv_off = tt.expand_dims %offs_n_80 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %kv_off_81 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
+      %kv_off_82 = arith.extsi %kv_off_81 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_83 = tt.splat %kv_base_40 : i64 -> tensor<32x1xi64>
+      %kv_off_84 = arith.addi %kv_off_83, %kv_off_82 : tensor<32x1xi64>
+      %kv_off_85 = arith.extsi %x_44 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_86 = tt.broadcast %kv_off_84 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_87 = tt.broadcast %kv_off_85 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_88 = arith.addi %kv_off_86, %kv_off_87 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_90 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_91 = tt.addptr %k_90, %kv_off_89 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_92 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_93 = tt.load %k_91, %k_92, %cst_7 : tensor<32x16x!tt.ptr<bf16>>
+      %k_89 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_90 = tt.addptr %k_89, %kv_off_88 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_91 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_92 = tt.load %k_90, %k_91, %cst_7 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_94 = tt.addptr %v, %kv_off_89 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_95 = tt.load %v_94, %k_92, %cst_7 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_93 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_96 = tt.dot %qh, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %v_93 = tt.addptr %v, %kv_off_88 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_94 = tt.load %v_93, %k_91, %cst_7 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_92 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_95 = tt.dot %qh, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %u = arith.mulf %s_96, %cst_3 : tensor<16x32xf32>
-      %u_97 = arith.mulf %u, %s_96 : tensor<16x32xf32>
-      %u_98 = arith.mulf %u_97, %s_96 : tensor<16x32xf32>
-      %u_99 = arith.addf %s_96, %u_98 : tensor<16x32xf32>
-      %u_100 = arith.mulf %u_99, %cst_4 : tensor<16x32xf32>
-      %p_101 = arith.mulf %u_100, %cst_5 : tensor<16x32xf32>
-      %p_102 = math.exp %p_101 : tensor<16x32xf32>
-      %p_103 = arith.addf %p_102, %cst_6 : tensor<16x32xf32>
-      %p_104 = arith.divf %s_96, %p_103 : tensor<16x32xf32>
-      %p_105 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
-      %p_106 = arith.mulf %p_104, %p_105 : tensor<16x32xf32>
-      %p_107 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_108 = arith.select %p_107, %p_106, %cst_8 : tensor<16x32xi1>, tensor<16x32xf32>
-      %acc_109 = arith.truncf %p_108 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_110 = tt.dot %acc_109, %v_95, %acc_79, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      scf.yield %acc_110 : tensor<16x16xf32>
+      %u = arith.mulf %s_95, %cst_3 : tensor<16x32xf32>
+      %u_96 = arith.mulf %u, %s_95 : tensor<16x32xf32>
+      %u_97 = arith.mulf %u_96, %s_95 : tensor<16x32xf32>
+      %u_98 = arith.addf %s_95, %u_97 : tensor<16x32xf32>
+      %u_99 = arith.mulf %u_98, %cst_4 : tensor<16x32xf32>
+      %p_100 = arith.mulf %u_99, %cst_5 : tensor<16x32xf32>
+      %p_101 = math.exp %p_100 : tensor<16x32xf32>
+      %p_102 = arith.addf %p_101, %cst_6 : tensor<16x32xf32>
+      %p_103 = arith.divf %s_95, %p_102 : tensor<16x32xf32>
+      %p_104 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
+      %p_105 = arith.mulf %p_103, %p_104 : tensor<16x32xf32>
+      %p_106 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
+      %p_107 = arith.select %p_106, %p_105, %cst_8 : tensor<16x32xi1>, tensor<16x32xf32>
+      %acc_108 = arith.truncf %p_107 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_109 = tt.dot %acc_108, %v_94, %acc_78, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      scf.yield %acc_109 : tensor<16x16xf32>
     }
     %z = arith.addf %acc_67, %q_66 : tensor<16x16xf32>
     %ss = arith.mulf %z, %z : tensor<16x16xf32>
     %ss_68 = "tt.reduce"(%ss) <{axis = 1 : i32}> ({
-    ^bb0(%ss_79: f32, %ss_80: f32):
-      %ss_81 = arith.addf %ss_79, %ss_80 : f32
-      tt.reduce.return %ss_81 : f32
+    ^bb0(%ss_78: f32, %ss_79: f32):
+      %ss_80 = arith.addf %ss_78, %ss_79 : f32
+      tt.reduce.return %ss_80 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
     %ss_69 = arith.addf %ss_68, %cst_0 : tensor<16xf32>
     %0 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
@@ -233,18 +233,17 @@ module {
     %2 = tt.addptr %1, %x_46 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
     %3 = arith.truncf %z : tensor<16x16xf32> to tensor<16x16xbf16>
     tt.store %2, %3, %x_48 : tensor<16x16x!tt.ptr<bf16>>
-    %rrms = arith.mulf %ss_69, %cst_1 : tensor<16xf32>
-    %rrms_70 = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_71 = arith.addf %rrms, %rrms_70 : tensor<16xf32>
-    %rrms_72 = math.rsqrt %rrms_71 : tensor<16xf32>
-    %z_73 = tt.load %2, %x_48, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-    %z_74 = arith.extf %z_73 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %x_75 = tt.load %x_47, %x_48, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-    %x_76 = arith.extf %x_75 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %y = tt.expand_dims %rrms_72 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %y_77 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-    %y_78 = arith.mulf %z_74, %y_77 : tensor<16x16xf32>
-    %4 = arith.addf %y_78, %x_76 : tensor<16x16xf32>
+    %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
+    %rrms_70 = math.fma %ss_69, %cst_1, %rrms : tensor<16xf32>
+    %rrms_71 = math.rsqrt %rrms_70 : tensor<16xf32>
+    %z_72 = tt.load %2, %x_48, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %z_73 = arith.extf %z_72 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %x_74 = tt.load %x_47, %x_48, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %x_75 = arith.extf %x_74 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %y = tt.expand_dims %rrms_71 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %y_76 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+    %y_77 = arith.mulf %z_73, %y_76 : tensor<16x16xf32>
+    %4 = arith.addf %y_77, %x_75 : tensor<16x16xf32>
     %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
     tt.store %2, %5, %x_48 : tensor<16x16x!tt.ptr<bf16>>
     %6 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
@@ -255,7 +254,7 @@ module {
     tt.store %9, %rstd_61, %rmask_34 : tensor<16x!tt.ptr<f32>>
     %10 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %11 = tt.addptr %10, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %11, %rrms_72, %rmask_34 : tensor<16x!tt.ptr<f32>>
+    tt.store %11, %rrms_71, %rmask_34 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }

@@ -316,6 +316,36 @@ def test_training_forward_saves_g_and_lse(act, BN):
             assert torch.isnan(r["LSE"]).all()  # GDPA: never written
 
 
+def _float_ops(ptx: str) -> dict:
+    import collections
+    import re
+    return collections.Counter(re.findall(r"^\s*((?:fma|mul|add|sub|div)[.a-z]*\.f32|rsqrt[.a-z]*\.f32)\b",
+                                          ptx, re.M))
+
+
+def test_training_forward_walk_same_float_ops_in_ptx():
+    """The training forward walking 128 rows per program and the same kernel one row block per
+    program, compiled for sm_90 on the CPU (softmax, H = 3, D = 128, one KV tile: the GPU test's
+    shape): the same count of each fp32 arithmetic instruction in the PTX. The interpreter cannot
+    see the multiply-adds that LLVM contracts into fma differently in the two programs (it did
+    for `shift + s1 / N` before the statistics spelled their fma: the H200's bits parted,
+    2026-12-04); a different count is such a split."""
+    from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES, _launcher
+    from normfuse.testing.fake_driver import fused_on_cpu
+    x, k, v, offs, w = _inputs([300, 0, 1, 77], 3, 128, 128, act="softmax", seed=3)
+    args, consts, _ = _kernel_args(x, k, v, offs, w, "softmax", BM=64, BN=128)
+    T = x.shape[0]
+    args = args[:12] + [torch.empty_like(x), torch.empty(T, 3)] + args[12:]
+    counts = []
+    with fused_on_cpu():
+        for rows in ({}, {"ROWS": 128}):
+            ck = _launcher(DEFAULT_FNA_PASSES, True).warmup(*args, **consts, **rows, num_warps=4,
+                                                              num_stages=2)
+            counts.append(_float_ops(ck.asm["ptx"]))
+    assert counts[0]["rsqrt.approx.ftz.f32"] > 0 and counts[0]["fma.rn.f32"] > 0, counts[0]
+    assert counts[0] == counts[1], (counts[0] - counts[1], counts[1] - counts[0])
+
+
 @pytest.mark.parametrize("act", [pytest.param("gelu_tanh", marks=pytest.mark.slow), "softmax"])
 def test_training_forward_walk_same_bits(act):
     """The training forward (g and lse saved) walking two row blocks per program through the

@@ -219,9 +219,12 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     # (rsqrt and the reciprocal of N as torch's LayerNorm kernels do: the IEEE-rounded divide
     # and sqrt cost 141-155 of the fused forward's ~2300-2900 sm_90 SASS instructions per row
     # block and head, as every layout's copy of the statistics computes them)
+    # Every multiply-add here is an explicit fma or none: left to LLVM, `shift + m1` and
+    # `s2 / N - m1 * m1` contract differently in different layout copies and launch variants
+    # (m1 has two uses), and the variants' bits parted (H200, 2026-12-04).
     m1 = s1 * (1.0 / N)
-    mean = shift + m1
-    rstd = tl.math.rsqrt(tl.maximum(s2 * (1.0 / N) - m1 * m1, 0.0) + eps)
+    mean = tl.fma(s1, 1.0 / N, shift)
+    rstd = tl.math.rsqrt(tl.maximum(tl.fma(s2, 1.0 / N, -(m1 * m1)), 0.0) + eps)
 
     # loop 1: per head, LN(x) -> attention -> z = attention + LN(x); RMSNorm statistics
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -248,7 +251,7 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
                      acc.to(GS.dtype.element_ty), mask=rmask[:, None])
             if ACT == 4:
                 tl.store(LSE + rows * H + h, lse, mask=rmask)
-    rrms = tl.math.rsqrt(ss * (1.0 / N) + rms_eps)
+    rrms = tl.math.rsqrt(tl.fma(ss, 1.0 / N, rms_eps))
 
     # loop 2: per head, normalize, outer residual
     for h in range(H):
