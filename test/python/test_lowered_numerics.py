@@ -142,6 +142,39 @@ def test_ci_lowered_kernel_matches_naive_and_fp64(kind, flags, order):
         assert runs[0].info.spins > 0, runs[0].info
 
 
+@pytest.mark.parametrize("order", ["", "{schedule=coop2,stats-share=true}"],
+                         ids=["coop2", "coop2-shared"])
+def test_epi_prefetch_matches_bitwise(order):
+    """hopper-ws{epi-prefetch=true}: LayerNorm's column-sum load moves to a hook of its own
+    (EPRE) that the consumer runs before each tile's k-loop, and the epilogue takes its value:
+    the same numbers, bitwise, as the loads at the epilogue's start (interpreted, several tiles
+    per CTA, the race check on)."""
+    kind, flags = KINDS[3]
+    sep = "," if order else ""
+    ck = _ci_kernel(kind, flags, (order[:-1] + sep + "epi-prefetch=true}") if order
+                    else "{epi-prefetch=true}")
+    low = ck.lowered.lowered
+    assert low.instance.config.epi_prefetch, ck.remarks
+    assert re.search(r"def epre\(pid_m, pid_n, eargs, BN: gl.constexpr\):\n"
+                     r"    cs0_v = colvec_load\(.*BN\)\n    return \(cs0_v, \)", low.source), \
+        low.source
+    assert "def epi(acc, st0, st1, c0, pid_m, pid_n, eargs, ev):\n    cs0_v = ev[0]" in low.source
+    M, N, K, programs = 304, 528, 192, 3
+    runs = _check(ck, kind, flags, M, N, K, programs)
+    base = _check(_ci_kernel(kind, flags, order), kind, flags, M, N, K, programs)
+    assert "def epre(" not in _ci_kernel(kind, flags, order).lowered.lowered.source
+    assert torch.equal(runs[0].args["Y"], base[0].args["Y"])
+
+
+def test_epi_prefetch_says_where_it_does_not_apply():
+    """Without a 1-D load in the epilogue (RMSNorm, no bias) epi-prefetch changes nothing and the
+    remark says why."""
+    ck = ops.aot_compile("rms", M=262144, N=1024, K=512, has_g=False,
+                         passes="lazy-prenorm,hopper-ws{epi-prefetch=true}")
+    assert not ck.lowered.lowered.instance.config.epi_prefetch
+    assert "epi-prefetch not applied: the epilogue loads no 1-D vector" in str(ck.remarks)
+
+
 @pytest.mark.parametrize("kind,flags", [KINDS[1], pytest.param(*KINDS[3], marks=pytest.mark.slow)],
                          ids=["rms-folded", "ln-folded"])
 def test_coop2_shared_statistics_match_coop2_bitwise(kind, flags):

@@ -93,7 +93,10 @@ class WSConfig:
     (each thread a contiguous run of one row: fewer shuffles per row sum; not with an A
     transform, whose registers are the wgmma's operand). `stats_lanes` (with `stats_rows`): the
     k-loop keeps each row sum as per-lane partials (the lanes that share a row each add their own
-    run) and combines the lanes once per tile, not in every k-step."""
+    run) and combines the lanes once per tile, not in every k-step. `epi_prefetch` (with
+    `hoist_loads`): the epilogue's 1-D loads (column sums, a bias) and their addresses are issued
+    before the tile's k-loop (the EPRE hook), not at the epilogue's start: their L2 latency hides
+    under the k-loop (not for a post-norm's rows or a norm backward)."""
     block_m: int = 128
     block_n: int = 256
     block_k: int = 64
@@ -114,6 +117,7 @@ class WSConfig:
     hoist_loads: bool = True
     stats_rows: bool = False
     stats_lanes: bool = False
+    epi_prefetch: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -171,7 +175,8 @@ class WSConfig:
                 + (" rows-lagged" if self.row_lag else "")
                 + ("" if self.hoist_loads else " loads-in-order")
                 + (" stats-rows" if self.stats_rows else "")
-                + (" stats-lanes" if self.stats_lanes else ""))
+                + (" stats-lanes" if self.stats_lanes else "")
+                + (" epi-prefetch" if self.epi_prefetch else ""))
 
 
 # ---------------------------------------------------------------------------------------------

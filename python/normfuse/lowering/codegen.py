@@ -49,6 +49,8 @@ def hook_signature(role: str) -> str:
     out = []
     for p in inspect.signature(fn.fn).parameters.values():
         ann = p.annotation
+        if ann is not inspect.Parameter.empty and not isinstance(ann, str):
+            ann = "gl.constexpr" if getattr(ann, "__name__", "") == "constexpr" else ann
         out.append(p.name if ann is inspect.Parameter.empty else f"{p.name}: {ann}")
     return ", ".join(out)
 
@@ -214,7 +216,15 @@ def generate(plan: WSPlan) -> tuple[str, tuple]:
             w._vec.add(f"cs{j}_v")
             w.lines.append(f"cs{j} = colvec_fit(cs{j}_v, acc)")
     ret = w.expr(plan.epi.results[0])
-    funcs.append(("epi", _hoisted(plan, w), ret))
+    pre_lines, epi_lines, passed = ([], _hoisted(plan, w), [])
+    if plan.config.epi_prefetch and plan.config.hoist_loads and _prefetchable(plan):
+        pre_lines, epi_lines, passed = prefetch_split(w.lines, w._vec, ret)
+    if passed:
+        # (BN: the tile's columns, which a hoisted column load reads as acc.shape[1])
+        funcs.append(("epre", [ln.replace("acc.shape[1]", "BN") for ln in pre_lines],
+                      "(" + "".join(f"{n}, " for n in passed) + ")"))
+        epi_lines = [f"{n} = ev[{i}]" for i, n in enumerate(passed)] + epi_lines
+    funcs.append(("epi", epi_lines, ret))
     if plan.rows is not None:
         # a post-norm's shares of the row sums: each result's sum over the tile's columns
         w = Writer(plan, earg, "y")
@@ -241,9 +251,12 @@ def generate(plan: WSPlan) -> tuple[str, tuple]:
             w.lines.append(f"gl.store({ptr}, fit({val}, {ptr}){mask})")
         funcs.append(("side", w.lines, None))
     src = [_HEADER.format(name=plan.kernel_name)]
+    prefetched = any(name == "epre" for name, _, _ in funcs)
     for name, lines, ret in funcs:
         body = "\n".join(f"    {line}" for line in lines)
         sig = hook_signature(name)
+        if name == "epi" and prefetched:
+            sig += ", ev"  # EPRE's values (the template passes them after eargs)
         if (name == "epi" and plan.res is not None) or (plan.backward and name != "epi"
                                                          and plan.res is not None):
             sig += ", res"  # the residual tile, which the template loads by TMA
@@ -273,11 +286,21 @@ def hoist_loads(lines: list, vec: set) -> list:
     load and the next, so each load's latency (an L2 round trip) was paid in turn in every tile's
     epilogue; issued together they overlap. Loads whose address reads a tile value stay in place,
     and a body that is not all assignments (stores) is left as it is."""
+    hoisted = _hoist_set(lines, vec)
+    if not hoisted:
+        return lines
+    return ([line for line in lines if _ASSIGN.fullmatch(line).group(1) in hoisted]
+            + [line for line in lines if _ASSIGN.fullmatch(line).group(1) not in hoisted])
+
+
+def _hoist_set(lines: list, vec: set) -> set:
+    """The names of `lines` that `hoist_loads` moves first (empty: none, or a line that is not an
+    assignment)."""
     parsed = []
     for line in lines:
         m = _ASSIGN.fullmatch(line)
         if m is None:
-            return lines
+            return set()
         parsed.append((m.group(1), m.group(2)))
     rhs_of = dict(parsed)
     hoisted: set = set()
@@ -299,10 +322,30 @@ def hoist_loads(lines: list, vec: set) -> list:
             stack.extend(x for x in _NAME.findall(r) if x != n)
         if ok:
             hoisted |= need
+    return hoisted
+
+
+def _prefetchable(plan: WSPlan) -> bool:
+    """The template runs EPRE before the k-loop in the consumers of plain, shared-statistics and
+    coop2 instances; a post-norm's rows and a norm backward keep their loads in the epilogue."""
+    return plan.rows is None and not plan.backward and plan.config.row_exchange == 0
+
+
+def prefetch_split(lines: list, vec: set, ret: str) -> tuple[list, list, list]:
+    """EPI's body split for `epi-prefetch`: (EPRE's lines: the 1-D loads `hoist_loads` moves
+    first, with their address arithmetic, in order; EPI's other lines, in order; the names of
+    EPRE's lines that EPI or its result `ret` reads, in order). ([], lines, []) where nothing is
+    hoisted."""
+    hoisted = _hoist_set(lines, vec)
     if not hoisted:
-        return lines
-    return ([line for line, (n, _) in zip(lines, parsed) if n in hoisted]
-            + [line for line, (n, _) in zip(lines, parsed) if n not in hoisted])
+        return [], lines, []
+    head = [ln for ln in lines if _ASSIGN.fullmatch(ln).group(1) in hoisted]
+    rest = [ln for ln in lines if _ASSIGN.fullmatch(ln).group(1) not in hoisted]
+    used = set(_NAME.findall(ret))
+    for ln in rest:
+        used |= set(_NAME.findall(_ASSIGN.fullmatch(ln).group(2)))
+    passed = [n for n in (_ASSIGN.fullmatch(ln).group(1) for ln in head) if n in used]
+    return head, rest, passed
 
 
 def write_module(source: str):

@@ -36,6 +36,7 @@ class Hooks:
     fin: Any = None
     side: Any = None   # a norm backward's 1-D stores per tile
     aux: Any = None    # a norm backward's second output tile
+    epre: Any = None   # the epilogue's 1-D loads, issued before the tile's k-loop
 
     def constexprs(self) -> dict:
         from . import ws_gemm as W
@@ -46,7 +47,8 @@ class Hooks:
                 "HAS_PRE": self.pre is not None, "HAS_STATS": self.stats is not None,
                 "HAS_AFN": self.afn is not None, "SIDE": self.side or d["side"],
                 "AUX": self.aux or d["aux"], "HAS_SIDE": self.side is not None,
-                "HAS_AUX": self.aux is not None}
+                "HAS_AUX": self.aux is not None, "EPRE": self.epre or d["epre"],
+                "HAS_EPRE": self.epre is not None}
 
 
 @dataclass(frozen=True)
@@ -410,7 +412,8 @@ def build(plan: WSPlan, target="cuda:90") -> LoweredKernel:
     hooks = Hooks(pre=getattr(mod, "pre", None), stats=getattr(mod, "stats", None),
                   afn=getattr(mod, "afn", None), epi=getattr(mod, "epi", None),
                   rows=getattr(mod, "rows", None), fin=getattr(mod, "fin", None),
-                  side=getattr(mod, "side", None), aux=getattr(mod, "aux", None))
+                  side=getattr(mod, "side", None), aux=getattr(mod, "aux", None),
+                  epre=getattr(mod, "epre", None))
     example = tuple(_Fake([1], torch.float32) if kind == "derived" else _example(*plan.params[x])
                     for kind, x in eargs)
     inst = Instance(plan.config, hooks, dtype=plan.dtype, out_dtype=plan.out_dtype, b_kn=plan.b_kn,

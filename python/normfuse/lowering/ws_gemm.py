@@ -9,8 +9,10 @@ the math (their signatures are the default hooks at the end of this file):
     PRE(af, pid_m, eargs) -> c0                 row vector from the first A tile (LayerNorm's shift)
     STATS(af, c0, st0, st1, kk, pid_m, eargs)   row statistics accumulated from every A tile
     AFN(af, c0, kk, pid_m, eargs) -> tile       the A operand (g and beta applied in the k-loop)
-    EPI(acc, st0, st1, c0, pid_m, pid_n, eargs[, res]) -> tile    everything after the k-loop
-                                                (`res`: a post-norm's residual tile, by TMA)
+    EPRE(pid_m, pid_n, eargs, BN) -> ev         the epilogue's 1-D loads, before the k-loop
+    EPI(acc, st0, st1, c0, pid_m, pid_n, eargs[, ev][, res]) -> tile    everything after the
+                                                k-loop (`ev`: EPRE's values where the plan has
+                                                them; `res`: a post-norm's residual tile, by TMA)
     ROWS(y, pid_m, pid_n, eargs) -> (p0, p1)    a post-norm's row sums over the tile's columns
     FIN(y, s0, s1, pid_m, pid_n, eargs) -> tile  the output from EPI's tile and the row sums
     SIDE(y, pid_m, pid_n, eargs)                a norm backward's 1-D stores (column partials)
@@ -168,11 +170,14 @@ class HookFns:
     RELEASE_EARLY: gl.constexpr
     STATS_ROWS: gl.constexpr
     STATS_LANES: gl.constexpr
+    EPRE: gl.constexpr
+    HAS_EPRE: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(self, PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST,
                  SIDE=None, AUX=None, HAS_SIDE=False, HAS_AUX=False, BWD=False,
-                 STATS_LATE=False, RELEASE_EARLY=False, STATS_ROWS=False, STATS_LANES=False):
+                 STATS_LATE=False, RELEASE_EARLY=False, STATS_ROWS=False, STATS_LANES=False,
+                 EPRE=None, HAS_EPRE=False):
         self.PRE = gl.constexpr(PRE)
         self.STATS = gl.constexpr(STATS)
         self.AFN = gl.constexpr(AFN)
@@ -192,6 +197,8 @@ class HookFns:
         self.RELEASE_EARLY = gl.constexpr(RELEASE_EARLY)
         self.STATS_ROWS = gl.constexpr(STATS_ROWS)
         self.STATS_LANES = gl.constexpr(STATS_LANES)
+        self.EPRE = gl.constexpr(EPRE)
+        self.HAS_EPRE = gl.constexpr(HAS_EPRE)
 
 
 @aggregate
@@ -567,6 +574,11 @@ def noop_afn(af, c0, kk, pid_m, eargs):
 
 
 @gluon.jit
+def noop_epre(pid_m, pid_n, eargs, BN: gl.constexpr):
+    return pid_n * 0
+
+
+@gluon.jit
 def identity_epilogue(acc, st0, st1, c0, pid_m, pid_n, eargs):
     return acc
 
@@ -592,8 +604,40 @@ def identity_aux(y, pid_m, pid_n, eargs):
     return y
 
 
-DEFAULT_HOOKS = {"pre": noop_pre, "stats": noop_stats, "afn": noop_afn, "epi": identity_epilogue,
+DEFAULT_HOOKS = {"pre": noop_pre, "stats": noop_stats, "afn": noop_afn, "epre": noop_epre,
+                 "epi": identity_epilogue,
                  "rows": noop_rows, "fin": identity_fin, "side": noop_side, "aux": identity_aux}
+
+
+@gluon.jit
+def _epre(hooks, pid_m, pid_n, eargs, BN: gl.constexpr):
+    """EPRE's values for the tile (pid_m, pid_n), issued before its k-loop (`HAS_EPRE`: the
+    epilogue's 1-D loads, whose L2 latency the k-loop hides; else a placeholder)."""
+    if hooks.HAS_EPRE:
+        ev = hooks.EPRE(pid_m, pid_n, eargs, BN)
+    else:
+        ev = pid_n * 0
+    return ev
+
+
+@gluon.jit
+def _epi(hooks, acc, st0, st1, c0, pid_m, pid_n, eargs, ev):
+    """EPI on the tile, given EPRE's values `ev` where the plan has them."""
+    if hooks.HAS_EPRE:
+        out = hooks.EPI(acc, st0, st1, c0, pid_m, pid_n, eargs, ev)
+    else:
+        out = hooks.EPI(acc, st0, st1, c0, pid_m, pid_n, eargs)
+    return out
+
+
+@gluon.jit
+def _epi_res(hooks, acc, st0, st1, c0, pid_m, pid_n, eargs, ev, r):
+    """`_epi` with the epilogue's TMA tile `r`."""
+    if hooks.HAS_EPRE:
+        out = hooks.EPI(acc, st0, st1, c0, pid_m, pid_n, eargs, ev, r)
+    else:
+        out = hooks.EPI(acc, st0, st1, c0, pid_m, pid_n, eargs, r)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -827,6 +871,7 @@ def _consumer(ring, prob, hooks, dst, res, eargs, order, CID: gl.constexpr, NCON
         pid_m, pid_n = _work_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
         pos0 = j * k_tiles
         acc = gl.zeros([BM, BN], gl.float32, mma_layout)
+        ev = _epre(hooks, pid_m, pid_n, eargs, BN)
         if NCONS == 2:
             # the two consumers' main loops take strict turns (tile order = ring order), so a
             # consumer never waits on a ring slot more than one fill ahead of the loader
@@ -858,11 +903,11 @@ def _consumer(ring, prob, hooks, dst, res, eargs, order, CID: gl.constexpr, NCON
             # the epilogue's tile of a second matrix, loaded by TMA into the staging tile
             mbarrier.wait(res.ready.index(CID), xj & 1)
             r = dst.c_smem.load(mma_layout)
-            out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
-                            gl.convert_layout(c0, row_c), pid_m, pid_n, eargs, r)
+            out = _epi_res(hooks, acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
+                           gl.convert_layout(c0, row_c), pid_m, pid_n, eargs, ev, r)
         else:
-            out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
-                            gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)
+            out = _epi(hooks, acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
+                       gl.convert_layout(c0, row_c), pid_m, pid_n, eargs, ev)
         _store_tile(out, dst, pid_m, pid_n)
         if res.RES:
             # the staging tile is the next tile's: free once the store has read it
@@ -896,13 +941,14 @@ def _consumer_half(ring, prob, hooks, dst, eargs, CID: gl.constexpr, WARPS: gl.c
         pid_m, pid_n = _work_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
         pos0 = j * k_tiles
         acc = gl.zeros([HB, BN], gl.float32, mma_layout)
+        ev = _epre(hooks, pid_m, pid_n, eargs, BN)
         acc, st0, st1, c0 = _mainloop(
             ring, pos0, k_tiles, pid_m, eargs, acc,
             gl.zeros([HB], gl.float32, row_a), gl.zeros([HB], gl.float32, row_a),
             gl.zeros([HB], gl.float32, row_a), hooks, hooks.HAS_PRE, hooks.HAS_STATS,
             a_layout, CID)
-        out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
-                        gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)
+        out = _epi(hooks, acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
+                   gl.convert_layout(c0, row_c), pid_m, pid_n, eargs, ev)
         _store_at(out, dst, pid_m * BM + CID * HB, pid_n * BN)
     tma.store_wait(pendings=0)
 
@@ -962,6 +1008,7 @@ def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.const
         pid_m, pid_n, valid = _share_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
         if valid:
             acc = gl.zeros([HB, BN], gl.float32, mma_layout)
+            ev = _epre(hooks, pid_m, pid_n, eargs, BN)
             p0 = sbuf + pid_m * BM + CID * HB + gl.arange(0, HB, layout=row_c)
             if pid_n == 0:
                 acc, st0, st1, c0 = _mainloop(
@@ -984,7 +1031,7 @@ def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.const
                 s0 = _stamped(p0, w0, epoch)
                 s1 = _stamped(p0 + Mp, w1, epoch)
                 cc = _stamped(p0 + 2 * Mp, w2, epoch)
-            out = hooks.EPI(acc, s0, s1, cc, pid_m, pid_n, eargs)
+            out = _epi(hooks, acc, s0, s1, cc, pid_m, pid_n, eargs, ev)
             _store_at(out, dst, pid_m * BM + CID * HB, pid_n * BN)
             done += 1
     tma.store_wait(pendings=0)
@@ -1219,7 +1266,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                    S3: gl.constexpr = 0, STATS_LATE: gl.constexpr = False,
                    HALVES: gl.constexpr = False, RELEASE_EARLY: gl.constexpr = False,
                    LAG: gl.constexpr = False, STATS_ROWS: gl.constexpr = False,
-                   STATS_LANES: gl.constexpr = False, num_warps: gl.constexpr = 4):
+                   STATS_LANES: gl.constexpr = False, EPRE: gl.constexpr = None,
+                   HAS_EPRE: gl.constexpr = False, num_warps: gl.constexpr = 4):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
@@ -1246,7 +1294,10 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     consumer, no residual tile, no backward): each tile finished one tile late, after the next
     tile's k-loop (`_consumer_rows_lag`; two staging tiles). `STATS_ROWS`: the k-loop reads the
     A tile for its statistics in a row layout (`a_layout_for`; not with an A transform);
-    `STATS_LANES` (with it): the row sums kept per lane through the k-loop (`stat_lanes`)."""
+    `STATS_LANES` (with it): the row sums kept per lane through the k-loop (`stat_lanes`).
+    `HAS_EPRE` (not with NPOST): EPRE(pid_m, pid_n, eargs, BN) runs before each tile's k-loop
+    (the epilogue's 1-D loads: their L2 latency hides under the k-loop) and EPI takes its values
+    as an argument after `eargs`."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -1288,7 +1339,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     # (the row layout only without an A transform: those registers are the wgmma's operand)
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
                     AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, RELEASE_EARLY,
-                    STATS_ROWS and not HAS_AFN, STATS_LANES and STATS_ROWS and not HAS_AFN)
+                    STATS_ROWS and not HAS_AFN, STATS_LANES and STATS_ROWS and not HAS_AFN,
+                    EPRE, HAS_EPRE)
     if NPOST > 0:
         res_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
         res_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())

@@ -224,6 +224,13 @@ hoist-loads = true              the generated hooks issue their 1-D loads (colum
                                 (2026-12-04, session 26): a tie on the blog cells (LayerNorm
                                 1.132-1.204x cuBLAS against 1.149-1.206x, RMSNorm 1.018-1.054x
                                 against 1.015-1.054x); kept on
+epi-prefetch = false            the epilogue's 1-D loads (column sums, a bias) and their
+                                addresses issued before each tile's k-loop (a hook of their own,
+                                EPRE, whose values EPI takes) instead of at the epilogue's start,
+                                where every tile paid an L2 round trip before its first
+                                conversion (LayerNorm's column sums: ~300-600 clk a tile at
+                                K = 512, sm_90 SASS, session 29). Not for a post-norm's rows or a
+                                norm backward; with hoist-loads. Not yet timed on the H200
 stats-rows = auto | true | false the k-loop reads the A tile for its statistics in a row layout:
                                 each thread a contiguous run of one row, 2 lanes to a row (one
                                 shuffle per row sum and k-step instead of two for each of two
@@ -2347,6 +2354,20 @@ def _coop2_refusal(m: _Matcher, hooks) -> str | None:
             "the row block)" if _reads_rows((pre, stats, afn, epi)) else None)
 
 
+def _loads_vec(hook) -> bool:
+    """A 1-D load anywhere in `hook`'s expressions (a bias, a norm weight)."""
+    seen, stack = set(), list(hook.results) if hook is not None else []
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e.op == "load" and e.rank == 1:
+            return True
+        stack.extend(e.args)
+    return False
+
+
 def _auto_schedule(m: _Matcher, stats, afn, share: bool, refusal: str | None) -> tuple[str, str]:
     """schedule=auto: (the schedule, why not coop2 where the kernel has statistics). coop2 for
     row statistics in the k-loop with the A tile straight from shared memory (g and beta folded:
@@ -2432,6 +2453,8 @@ class HopperWS(Pass):
     row_lag: bool = False
     # the hooks' 1-D loads issued first (codegen.hoist_loads)
     hoist_loads: bool = True
+    # the epilogue's 1-D loads issued before the tile's k-loop (WSConfig.epi_prefetch)
+    epi_prefetch: bool = False
     # the k-loop's statistics read the A tile in a row layout (WSConfig.stats_rows; auto: the
     # default, wherever it applies, silently; true: a note where it cannot; false: off)
     stats_rows: str = "auto"
@@ -2568,6 +2591,16 @@ class HopperWS(Pass):
                                    "k-loop, from the output's type in a second staging tile (as "
                                    "the naive kernel reloads it)") for n in notes]
         cfg = replace(cfg, hoist_loads=self.hoist_loads)
+        if self.epi_prefetch:
+            why = ("hoist-loads=false keeps the loads in the DAG's order" if not self.hoist_loads
+                   else "a norm backward keeps its loads in the epilogue" if m.bwd
+                   else "a post-norm's rows keep their loads in the epilogue" if rows is not None
+                   else "the epilogue loads no 1-D vector" if not (m.col_sums or _loads_vec(epi))
+                   else None)
+            if why is None:
+                cfg = replace(cfg, epi_prefetch=True)
+            else:
+                notes.append("epi-prefetch not applied: " + why)
         if self.stats_rows != "false":
             why = ("the k-loop computes no row statistics" if stats is None and pre is None else
                    "the A operand is computed in the k-loop (g or beta not folded): its "
