@@ -308,9 +308,8 @@ module {
     %c96_i32 = arith.constant 96 : i32
     %cst_5 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
     %c64_i32 = arith.constant 64 : i32
-    %cst_6 = arith.constant dense<3.200000e+01> : tensor<16x16xf32>
-    %cz = arith.constant dense<3.200000e+01> : tensor<16xf32>
     %c32_i32 = arith.constant 32 : i32
+    %cst_6 = arith.constant dense<3.125000e-02> : tensor<16xf32>
     %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
     %cst_8 = arith.constant dense<16> : tensor<16x1xi32>
     %c16_i32 = arith.constant 16 : i32
@@ -462,71 +461,71 @@ module {
       %c_76 = arith.addf %c_28, %c_75 : tensor<16xf32>
       scf.yield %c_76 : tensor<16xf32>
     }
-    %cz_25 = arith.mulf %c, %rrms_24 : tensor<16xf32>
-    %cz_26 = arith.mulf %cz_25, %rrms_24 : tensor<16xf32>
-    %cz_27 = arith.divf %cz_26, %cz : tensor<16xf32>
-    %c2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c1 = %cst_10, %c2_28 = %cst_10) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+    %cz = arith.mulf %c, %rrms_24 : tensor<16xf32>
+    %cz_25 = arith.mulf %cz, %rrms_24 : tensor<16xf32>
+    %cz_26 = arith.mulf %cz_25, %cst_6 : tensor<16xf32>
+    %c2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c1_28 = %cst_10, %c2_29 = %cst_10) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
       %kvh = arith.divsi %h, %c2_i32 : i32
       %tile = tt.expand_dims %rows_17 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %tile_29 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
-      %tile_30 = tt.splat %h : i32 -> tensor<16x1xi32>
-      %tile_31 = arith.addi %tile_29, %tile_30 : tensor<16x1xi32>
-      %tile_32 = arith.muli %tile_31, %cst_8 : tensor<16x1xi32>
-      %tile_33 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %tile_34 = tt.broadcast %tile_32 : tensor<16x1xi32> -> tensor<16x16xi32>
-      %tile_35 = tt.broadcast %tile_33 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %tile_36 = arith.addi %tile_34, %tile_35 : tensor<16x16xi32>
+      %tile_30 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
+      %tile_31 = tt.splat %h : i32 -> tensor<16x1xi32>
+      %tile_32 = arith.addi %tile_30, %tile_31 : tensor<16x1xi32>
+      %tile_33 = arith.muli %tile_32, %cst_8 : tensor<16x1xi32>
+      %tile_34 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %tile_35 = tt.broadcast %tile_33 : tensor<16x1xi32> -> tensor<16x16xi32>
+      %tile_36 = tt.broadcast %tile_34 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %tile_37 = arith.addi %tile_35, %tile_36 : tensor<16x16xi32>
       %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_37 = tt.addptr %x, %tile_32 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_38 = tt.broadcast %x_37 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_39 = tt.addptr %x_38, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_40 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_41 = tt.load %x_39, %x_40, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %x_42 = arith.extf %x_41 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %x_38 = tt.addptr %x, %tile_33 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_39 = tt.broadcast %x_38 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_40 = tt.addptr %x_39, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_41 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_42 = tt.load %x_40, %x_41, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %x_43 = arith.extf %x_42 : tensor<16x16xbf16> to tensor<16x16xf32>
       %xhat = tt.expand_dims %mean_20 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_43 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_44 = arith.subf %x_42, %xhat_43 : tensor<16x16xf32>
-      %xhat_45 = tt.expand_dims %rstd_22 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_46 = tt.broadcast %xhat_45 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_47 = arith.mulf %xhat_44, %xhat_46 : tensor<16x16xf32>
+      %xhat_44 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_45 = arith.subf %x_43, %xhat_44 : tensor<16x16xf32>
+      %xhat_46 = tt.expand_dims %rstd_22 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_47 = tt.broadcast %xhat_46 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_48 = arith.mulf %xhat_45, %xhat_47 : tensor<16x16xf32>
       %a = arith.muli %h, %c16_i32 : i32
-      %a_48 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
-      %a_49 = tt.splat %a_48 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %a_50 = tt.addptr %a_49, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %a_51 = tt.load %a_50 : tensor<16x!tt.ptr<bf16>>
-      %a_52 = arith.extf %a_51 : tensor<16xbf16> to tensor<16xf32>
-      %lnq = tt.expand_dims %a_52 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_53 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_54 = arith.mulf %xhat_47, %lnq_53 : tensor<16x16xf32>
-      %lnq_55 = tt.addptr %LNB, %a : !tt.ptr<bf16>, i32
-      %lnq_56 = tt.splat %lnq_55 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %lnq_57 = tt.addptr %lnq_56, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %lnq_58 = tt.load %lnq_57 : tensor<16x!tt.ptr<bf16>>
-      %lnq_59 = arith.extf %lnq_58 : tensor<16xbf16> to tensor<16xf32>
-      %lnq_60 = tt.expand_dims %lnq_59 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_61 = tt.broadcast %lnq_60 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_62 = arith.addf %lnq_54, %lnq_61 : tensor<16x16xf32>
+      %a_49 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
+      %a_50 = tt.splat %a_49 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %a_51 = tt.addptr %a_50, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %a_52 = tt.load %a_51 : tensor<16x!tt.ptr<bf16>>
+      %a_53 = arith.extf %a_52 : tensor<16xbf16> to tensor<16xf32>
+      %lnq = tt.expand_dims %a_53 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_54 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_55 = arith.mulf %xhat_48, %lnq_54 : tensor<16x16xf32>
+      %lnq_56 = tt.addptr %LNB, %a : !tt.ptr<bf16>, i32
+      %lnq_57 = tt.splat %lnq_56 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %lnq_58 = tt.addptr %lnq_57, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %lnq_59 = tt.load %lnq_58 : tensor<16x!tt.ptr<bf16>>
+      %lnq_60 = arith.extf %lnq_59 : tensor<16xbf16> to tensor<16xf32>
+      %lnq_61 = tt.expand_dims %lnq_60 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_62 = tt.broadcast %lnq_61 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_63 = arith.addf %lnq_55, %lnq_62 : tensor<16x16xf32>
       %z = tt.splat %Z : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %z_63 = tt.addptr %z, %tile_36 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      %z_64 = tt.load %z_63, %x_40, %cst_7 : tensor<16x16x!tt.ptr<f32>>
+      %z_64 = tt.addptr %z, %tile_37 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %z_65 = tt.load %z_64, %x_41, %cst_7 : tensor<16x16x!tt.ptr<f32>>
       %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %do_65 = tt.addptr %do, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %do_66 = tt.load %do_65, %x_40, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %do_67 = arith.extf %do_66 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %do_66 = tt.addptr %do, %tile_37 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %do_67 = tt.load %do_66, %x_41, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %do_68 = arith.extf %do_67 : tensor<16x16xbf16> to tensor<16x16xf32>
       %dow = tt.addptr %RMSW, %a : !tt.ptr<bf16>, i32
-      %dow_68 = tt.splat %dow : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %dow_69 = tt.addptr %dow_68, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %dow_70 = tt.load %dow_69 : tensor<16x!tt.ptr<bf16>>
-      %dow_71 = arith.extf %dow_70 : tensor<16xbf16> to tensor<16xf32>
-      %dow_72 = tt.expand_dims %dow_71 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %dow_73 = tt.broadcast %dow_72 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %dow_74 = arith.mulf %do_67, %dow_73 : tensor<16x16xf32>
+      %dow_69 = tt.splat %dow : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %dow_70 = tt.addptr %dow_69, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %dow_71 = tt.load %dow_70 : tensor<16x!tt.ptr<bf16>>
+      %dow_72 = arith.extf %dow_71 : tensor<16xbf16> to tensor<16xf32>
+      %dow_73 = tt.expand_dims %dow_72 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %dow_74 = tt.broadcast %dow_73 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %dow_75 = arith.mulf %do_68, %dow_74 : tensor<16x16xf32>
       %0 = arith.muli %pid, %c96_i32 : i32
       %1 = tt.addptr %DW_PART, %0 : !tt.ptr<f32>, i32
       %2 = tt.addptr %1, %a : !tt.ptr<f32>, i32
       %3 = tt.splat %2 : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
       %4 = tt.addptr %3, %rows : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-      %5 = arith.mulf %do_67, %z_64 : tensor<16x16xf32>
+      %5 = arith.mulf %do_68, %z_65 : tensor<16x16xf32>
       %6 = tt.expand_dims %rrms_24 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %7 = tt.broadcast %6 : tensor<16x1xf32> -> tensor<16x16xf32>
       %8 = arith.mulf %5, %7 : tensor<16x16xf32>
@@ -536,98 +535,100 @@ module {
         tt.reduce.return %15 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
       tt.store %4, %9 : tensor<16x!tt.ptr<f32>>
-      %dz = tt.expand_dims %cz_27 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %dz_75 = tt.broadcast %dz : tensor<16x1xf32> -> tensor<16x16xf32>
-      %dz_76 = arith.mulf %z_64, %dz_75 : tensor<16x16xf32>
-      %dz_77 = arith.subf %dow_74, %dz_76 : tensor<16x16xf32>
-      %dz_78 = arith.mulf %7, %dz_77 : tensor<16x16xf32>
+      %dz = tt.expand_dims %cz_26 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %dz_76 = tt.broadcast %dz : tensor<16x1xf32> -> tensor<16x16xf32>
+      %dz_77 = arith.mulf %z_65, %dz_76 : tensor<16x16xf32>
+      %dz_78 = arith.subf %dow_75, %dz_77 : tensor<16x16xf32>
+      %dz_79 = arith.mulf %7, %dz_78 : tensor<16x16xf32>
       %10 = tt.splat %DZ : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %11 = tt.addptr %10, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %12 = arith.truncf %dz_78 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %11, %12, %x_40 : tensor<16x16x!tt.ptr<bf16>>
-      %q = arith.truncf %lnq_62 : tensor<16x16xf32> to tensor<16x16xbf16>
-      %dlnq = scf.for %l0 = %c0_i32 to %nkeys_15 step %c16_i32 iter_args(%dlnq_84 = %dz_78) -> (tensor<16x16xf32>)  : i32 {
+      %11 = tt.addptr %10, %tile_37 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %12 = arith.truncf %dz_79 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %11, %12, %x_41 : tensor<16x16x!tt.ptr<bf16>>
+      %q = arith.truncf %lnq_63 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %dlnq = scf.for %l0 = %c0_i32 to %nkeys_15 step %c16_i32 iter_args(%dlnq_85 = %dz_79) -> (tensor<16x16xf32>)  : i32 {
         %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>
-        %offs_l_85 = arith.addi %offs_l, %rows : tensor<16xi32>
+        %offs_l_86 = arith.addi %offs_l, %rows : tensor<16xi32>
         %k = tt.splat %L : i32 -> tensor<16xi32>
-        %k_86 = arith.cmpi slt, %offs_l_85, %k : tensor<16xi32>
-        %k_87 = tt.expand_dims %k_86 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-        %k_88 = arith.muli %b_12, %stride_kb : i32
-        %k_89 = tt.addptr %K, %k_88 : !tt.ptr<bf16>, i32
-        %k_90 = tt.expand_dims %offs_l_85 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %k_91 = tt.splat %stride_kl : i32 -> tensor<16x1xi32>
-        %k_92 = arith.muli %k_90, %k_91 : tensor<16x1xi32>
-        %k_93 = tt.splat %k_89 : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %k_94 = tt.addptr %k_93, %k_92 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %k_95 = arith.muli %kvh, %c16_i32 : i32
-        %k_96 = tt.splat %k_95 : i32 -> tensor<16x1xi32>
-        %k_97 = tt.addptr %k_94, %k_96 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %k_98 = tt.broadcast %k_97 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %k_99 = tt.addptr %k_98, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %k_100 = tt.broadcast %k_87 : tensor<16x1xi1> -> tensor<16x16xi1>
-        %k_101 = tt.load %k_99, %k_100, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-        %v = tt.addptr %V, %k_88 : !tt.ptr<bf16>, i32
-        %v_102 = tt.splat %v : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %v_103 = tt.addptr %v_102, %k_92 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %v_104 = tt.addptr %v_103, %k_96 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %v_105 = tt.broadcast %v_104 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %v_106 = tt.addptr %v_105, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %v_107 = tt.load %v_106, %k_100, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-        %s = tt.trans %k_101 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %s_108 = tt.dot %q, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        %dp = tt.trans %v_107 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %dp_109 = tt.dot %12, %dp, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        %t = arith.mulf %s_108, %cst_3 : tensor<16x16xf32>
-        %t_110 = arith.mulf %t, %s_108 : tensor<16x16xf32>
-        %t_111 = arith.mulf %t_110, %s_108 : tensor<16x16xf32>
-        %t_112 = arith.addf %s_108, %t_111 : tensor<16x16xf32>
-        %t_113 = arith.mulf %t_112, %cst_2 : tensor<16x16xf32>
-        %t_114 = arith.mulf %t_113, %cst_0 : tensor<16x16xf32>
-        %t_115 = math.exp %t_114 : tensor<16x16xf32>
-        %t_116 = arith.addf %t_115, %cst_1 : tensor<16x16xf32>
-        %t_117 = arith.divf %cst_0, %t_116 : tensor<16x16xf32>
-        %t_118 = arith.subf %cst_1, %t_117 : tensor<16x16xf32>
-        %ds = arith.addf %t_118, %cst_1 : tensor<16x16xf32>
-        %ds_119 = arith.mulf %ds, %cst_4 : tensor<16x16xf32>
-        %ds_120 = arith.mulf %s_108, %cst_4 : tensor<16x16xf32>
-        %ds_121 = arith.mulf %t_118, %t_118 : tensor<16x16xf32>
-        %ds_122 = arith.subf %cst_1, %ds_121 : tensor<16x16xf32>
-        %ds_123 = arith.mulf %ds_120, %ds_122 : tensor<16x16xf32>
-        %ds_124 = arith.mulf %ds_123, %cst_2 : tensor<16x16xf32>
-        %ds_125 = arith.mulf %s_108, %cst : tensor<16x16xf32>
-        %ds_126 = arith.mulf %ds_125, %s_108 : tensor<16x16xf32>
-        %ds_127 = arith.addf %ds_126, %cst_1 : tensor<16x16xf32>
-        %ds_128 = arith.mulf %ds_124, %ds_127 : tensor<16x16xf32>
-        %ds_129 = arith.addf %ds_119, %ds_128 : tensor<16x16xf32>
-        %ds_130 = arith.mulf %ds_129, %dp_109 : tensor<16x16xf32>
-        %ds_131 = tt.splat %qk_scale : f32 -> tensor<16x16xf32>
-        %ds_132 = arith.mulf %ds_130, %ds_131 : tensor<16x16xf32>
-        %ds_133 = tt.expand_dims %k_86 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
-        %ds_134 = tt.broadcast %ds_133 : tensor<1x16xi1> -> tensor<16x16xi1>
-        %ds_135 = arith.select %ds_134, %ds_132, %cst_7 : tensor<16x16xi1>, tensor<16x16xf32>
-        %dlnq_136 = arith.truncf %ds_135 : tensor<16x16xf32> to tensor<16x16xbf16>
-        %dlnq_137 = tt.dot %dlnq_136, %k_101, %dlnq_84, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        scf.yield %dlnq_137 : tensor<16x16xf32>
+        %k_87 = arith.cmpi slt, %offs_l_86, %k : tensor<16xi32>
+        %k_88 = tt.expand_dims %k_87 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+        %k_89 = arith.muli %b_12, %stride_kb : i32
+        %k_90 = tt.addptr %K, %k_89 : !tt.ptr<bf16>, i32
+        %k_91 = tt.expand_dims %offs_l_86 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+        %k_92 = tt.splat %stride_kl : i32 -> tensor<16x1xi32>
+        %k_93 = arith.muli %k_91, %k_92 : tensor<16x1xi32>
+        %k_94 = tt.splat %k_90 : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %k_95 = tt.addptr %k_94, %k_93 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %k_96 = arith.muli %kvh, %c16_i32 : i32
+        %k_97 = tt.splat %k_96 : i32 -> tensor<16x1xi32>
+        %k_98 = tt.addptr %k_95, %k_97 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %k_99 = tt.broadcast %k_98 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %k_100 = tt.addptr %k_99, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %k_101 = tt.broadcast %k_88 : tensor<16x1xi1> -> tensor<16x16xi1>
+        %k_102 = tt.load %k_100, %k_101, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+        %v = tt.addptr %V, %k_89 : !tt.ptr<bf16>, i32
+        %v_103 = tt.splat %v : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %v_104 = tt.addptr %v_103, %k_93 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %v_105 = tt.addptr %v_104, %k_97 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %v_106 = tt.broadcast %v_105 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %v_107 = tt.addptr %v_106, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %v_108 = tt.load %v_107, %k_101, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+        %s = tt.trans %k_102 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
+        %s_109 = tt.dot %q, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %dp = tt.trans %v_108 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
+        %dp_110 = tt.dot %12, %dp, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %t = arith.mulf %s_109, %cst_3 : tensor<16x16xf32>
+        %t_111 = arith.mulf %t, %s_109 : tensor<16x16xf32>
+        %t_112 = arith.mulf %t_111, %s_109 : tensor<16x16xf32>
+        %t_113 = arith.addf %s_109, %t_112 : tensor<16x16xf32>
+        %t_114 = arith.mulf %t_113, %cst_2 : tensor<16x16xf32>
+        %t_115 = arith.mulf %t_114, %cst_0 : tensor<16x16xf32>
+        %t_116 = math.exp %t_115 : tensor<16x16xf32>
+        %t_117 = arith.addf %t_116, %cst_1 : tensor<16x16xf32>
+        %t_118 = arith.divf %cst_0, %t_117 : tensor<16x16xf32>
+        %t_119 = arith.subf %cst_1, %t_118 : tensor<16x16xf32>
+        %ds = arith.addf %t_119, %cst_1 : tensor<16x16xf32>
+        %ds_120 = arith.mulf %ds, %cst_4 : tensor<16x16xf32>
+        %ds_121 = arith.mulf %s_109, %cst_4 : tensor<16x16xf32>
+        %ds_122 = arith.mulf %t_119, %t_119 : tensor<16x16xf32>
+        %ds_123 = arith.subf %cst_1, %ds_122 : tensor<16x16xf32>
+        %ds_124 = arith.mulf %ds_121, %ds_123 : tensor<16x16xf32>
+        %ds_125 = arith.mulf %ds_124, %cst_2 : tensor<16x16xf32>
+        %ds_126 = arith.mulf %s_109, %cst : tensor<16x16xf32>
+        %ds_127 = arith.mulf %ds_126, %s_109 : tensor<16x16xf32>
+        %ds_128 = arith.addf %ds_127, %cst_1 : tensor<16x16xf32>
+        %ds_129 = arith.mulf %ds_125, %ds_128 : tensor<16x16xf32>
+        %ds_130 = arith.addf %ds_120, %ds_129 : tensor<16x16xf32>
+        %ds_131 = arith.mulf %ds_130, %dp_110 : tensor<16x16xf32>
+        %ds_132 = tt.splat %qk_scale : f32 -> tensor<16x16xf32>
+        %ds_133 = arith.mulf %ds_131, %ds_132 : tensor<16x16xf32>
+        %ds_134 = tt.expand_dims %k_87 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
+        %ds_135 = tt.broadcast %ds_134 : tensor<1x16xi1> -> tensor<16x16xi1>
+        %ds_136 = arith.select %ds_135, %ds_133, %cst_7 : tensor<16x16xi1>, tensor<16x16xf32>
+        %dlnq_137 = arith.truncf %ds_136 : tensor<16x16xf32> to tensor<16x16xbf16>
+        %dlnq_138 = tt.dot %dlnq_137, %k_102, %dlnq_85, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        scf.yield %dlnq_138 : tensor<16x16xf32>
       }
       %13 = tt.splat %DLNQ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %14 = tt.addptr %13, %tile_36 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      tt.store %14, %dlnq, %x_40 : tensor<16x16x!tt.ptr<f32>>
-      %ga = arith.mulf %dlnq, %lnq_53 : tensor<16x16xf32>
-      %c1_79 = "tt.reduce"(%ga) <{axis = 1 : i32}> ({
-      ^bb0(%c1_84: f32, %c1_85: f32):
-        %c1_86 = arith.addf %c1_84, %c1_85 : f32
-        tt.reduce.return %c1_86 : f32
+      %14 = tt.addptr %13, %tile_37 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      tt.store %14, %dlnq, %x_41 : tensor<16x16x!tt.ptr<f32>>
+      %ga = arith.mulf %dlnq, %lnq_54 : tensor<16x16xf32>
+      %c1_80 = "tt.reduce"(%ga) <{axis = 1 : i32}> ({
+      ^bb0(%c1_85: f32, %c1_86: f32):
+        %c1_87 = arith.addf %c1_85, %c1_86 : f32
+        tt.reduce.return %c1_87 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %c1_80 = arith.addf %c1, %c1_79 : tensor<16xf32>
-      %c2_81 = arith.mulf %ga, %xhat_47 : tensor<16x16xf32>
-      %c2_82 = "tt.reduce"(%c2_81) <{axis = 1 : i32}> ({
-      ^bb0(%c2_84: f32, %c2_85: f32):
-        %c2_86 = arith.addf %c2_84, %c2_85 : f32
-        tt.reduce.return %c2_86 : f32
+      %c1_81 = arith.addf %c1_28, %c1_80 : tensor<16xf32>
+      %c2_82 = arith.mulf %ga, %xhat_48 : tensor<16x16xf32>
+      %c2_83 = "tt.reduce"(%c2_82) <{axis = 1 : i32}> ({
+      ^bb0(%c2_85: f32, %c2_86: f32):
+        %c2_87 = arith.addf %c2_85, %c2_86 : f32
+        tt.reduce.return %c2_87 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %c2_83 = arith.addf %c2_28, %c2_82 : tensor<16xf32>
-      scf.yield %c1_80, %c2_83 : tensor<16xf32>, tensor<16xf32>
+      %c2_84 = arith.addf %c2_29, %c2_83 : tensor<16xf32>
+      scf.yield %c1_81, %c2_84 : tensor<16xf32>, tensor<16xf32>
     }
+    %c1 = arith.mulf %c2#0, %cst_6 : tensor<16xf32>
+    %c2_27 = arith.mulf %c2#1, %cst_6 : tensor<16xf32>
     scf.for %h = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %tile = tt.expand_dims %rows_17 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
       %tile_28 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
@@ -667,19 +668,17 @@ module {
       %dx = tt.expand_dims %a_53 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
       %dx_57 = tt.broadcast %dx : tensor<1x16xf32> -> tensor<16x16xf32>
       %dx_58 = arith.mulf %dlnq_38, %dx_57 : tensor<16x16xf32>
-      %dx_59 = tt.expand_dims %c2#0 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %dx_60 = tt.expand_dims %c2#1 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %dx_61 = tt.broadcast %dx_60 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %dx_62 = arith.mulf %xhat_48, %dx_61 : tensor<16x16xf32>
-      %dx_63 = tt.broadcast %dx_59 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %dx_64 = arith.addf %dx_63, %dx_62 : tensor<16x16xf32>
-      %dx_65 = arith.divf %dx_64, %cst_6 : tensor<16x16xf32>
-      %dx_66 = arith.subf %dx_58, %dx_65 : tensor<16x16xf32>
-      %dx_67 = arith.mulf %xhat_47, %dx_66 : tensor<16x16xf32>
-      %dx_68 = arith.addf %dx_67, %do_56 : tensor<16x16xf32>
+      %dx_59 = tt.expand_dims %c2_27 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %dx_60 = tt.expand_dims %c1 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %dx_61 = tt.broadcast %dx_59 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %dx_62 = tt.broadcast %dx_60 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %dx_63 = math.fma %xhat_48, %dx_61, %dx_62 : tensor<16x16xf32>
+      %dx_64 = arith.subf %dx_58, %dx_63 : tensor<16x16xf32>
+      %dx_65 = arith.mulf %xhat_47, %dx_64 : tensor<16x16xf32>
+      %dx_66 = arith.addf %dx_65, %do_56 : tensor<16x16xf32>
       %0 = tt.splat %DX : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
       %1 = tt.addptr %0, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %2 = arith.truncf %dx_68 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %2 = arith.truncf %dx_66 : tensor<16x16xf32> to tensor<16x16xbf16>
       tt.store %1, %2, %dlnq_37 : tensor<16x16x!tt.ptr<bf16>>
       %3 = arith.muli %pid, %c96_i32 : i32
       %4 = tt.addptr %DW_PART, %3 : !tt.ptr<f32>, i32

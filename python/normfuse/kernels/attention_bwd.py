@@ -243,7 +243,7 @@ def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z
         if HAS_RMSW:
             do = do * tl.load(RMSW + h * D + offs_d).to(tl.float32)[None, :]
         c += tl.sum(do * z, 1)
-    cz = c * rrms * rrms / N
+    cz = c * rrms * rrms * (1.0 / N)
 
     # loop 2: dz, the attention backward for dlnq, the LN backward's statistics
     c1 = tl.zeros([BLOCK_M], tl.float32)
@@ -287,13 +287,16 @@ def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z
         c1 += tl.sum(ga, 1)
         c2 += tl.sum(ga * xhat, 1)
 
-    # loop 3: the LayerNorm backward and the outer residual
+    # loop 3: the LayerNorm backward and the outer residual (c1 / N and c2 / N once per row, not
+    # a divide per element)
+    c1 = c1 * (1.0 / N)
+    c2 = c2 * (1.0 / N)
     for h in range(0, H):
         tile = (rows[:, None] * H + h) * D + offs_d[None, :]
         dlnq = tl.load(DLNQ + tile, mask=tmask, other=0.0)
         xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
         do = tl.load(DOUT + tile, mask=tmask, other=0.0).to(tl.float32)
-        dx = rstd[:, None] * (dlnq * a[None, :] - (c1[:, None] + xhat * c2[:, None]) / N) + do
+        dx = rstd[:, None] * (dlnq * a[None, :] - tl.fma(xhat, c2[:, None], c1[:, None])) + do
         tl.store(DX + tile, dx.to(DX.dtype.element_ty), mask=tmask)
         if HAS_LNW:
             tl.store(DW_PART + pid * 3 * N + N + h * D + offs_d, tl.sum(dlnq * xhat, 0))

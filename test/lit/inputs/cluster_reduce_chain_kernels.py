@@ -160,14 +160,16 @@ ROWS = {"X": "*bf16", "DOUT": "*bf16", "K": "*bf16", "V": "*bf16", "MEAN": "*fp3
 HEAD = """\
 // cluster-reduce-chain: one chunk per case, positive cases first, then the bail-outs (negative_*).
 // Inputs: TTIR from test/lit/inputs/cluster_reduce_chain_kernels.py (locations stripped).
-// RUN: normfuse-opt --split-input-file --cluster-reduce-chain %s 2>/dev/null | FileCheck %s
-// RUN: normfuse-opt --split-input-file --cluster-reduce-chain %s 2>/dev/null | FileCheck %s --check-prefix=FWD
+// RUN: normfuse-opt --split-input-file --cluster-reduce-chain %s >%t 2>%t.remark
+// RUN: FileCheck %s < %t
+// RUN: FileCheck %s --check-prefix=FWD < %t
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{forward-reloads=false}' %s 2>/dev/null | FileCheck %s --check-prefix=NOFWD
-// RUN: normfuse-opt --split-input-file --cluster-reduce-chain %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{cluster-size=2}' %s 2>/dev/null | FileCheck %s --check-prefix=TWO
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{cluster-size=17}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
-// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{scratch=arg11:arg13}' %s 2>/dev/null | FileCheck %s --check-prefix=SCRATCH
-// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{scratch=arg11:arg13}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=SCRATCH-REMARK
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{scratch=arg11:arg13}' %s >%t.scratch 2>%t.scratch-remark
+// RUN: FileCheck %s --check-prefix=SCRATCH < %t.scratch
+// RUN: FileCheck %s --check-prefix=SCRATCH-REMARK < %t.scratch-remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce-chain{scratch=arg12:arg99}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=NOSCRATCH
 
 // BADOPT: option cluster-reduce-chain{cluster-size} must be in 2..16, got 17
