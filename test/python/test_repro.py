@@ -281,6 +281,13 @@ def test_attention_backward_train_step_fields():
     got = train_step_fields(rec)
     assert got["train_unfused_best_ms"] == 6.0 and "train_saved_pct_vs_padded_unfused" not in got
     assert train_step_fields({"fwd_saving_ms": 1.0}) == {}
+    # the dynamic-shape compile is a candidate too (past 2^31 elements the static one is slow)
+    rec = dict(fwd_saving_ms=1.0, fused_saved_ms=3.0, unfused_eager_fwd_ms=2.0,
+               unfused_eager_ms=4.0, unfused_compiled_fwd_ms=3.0, unfused_compiled_ms=5.0,
+               unfused_dynamic_fwd_ms=1.0, unfused_dynamic_ms=4.0)
+    got = train_step_fields(rec)
+    assert got["train_unfused_best_ms"] == 5.0 and got["train_unfused_best"] == "dynamic"
+    assert abs(got["train_saved_pct_vs_padded_unfused"] - 20.0) < 1e-9
 
 
 def test_summary_times_a_cells_quantities_in_turns(monkeypatch):
