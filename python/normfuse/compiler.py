@@ -219,10 +219,14 @@ def compile(fn, *, signature: dict[str, str] | None = None, constexprs: dict[str
         raise TypeError(f"kernel '{name}': give example arguments (args=...) or a signature")
     signature, constexprs = _complete_signature(fn, name, signature, constexprs)
     src = ASTSource(fn, signature, constexprs=constexprs, attrs=attrs)
-    env = dict(get_cache_invalidating_env_vars())
-    env["NORMFUSE_PIPELINE"] = cache_tag(plist) if plist else "none"
     stage = [p for p in plist if not getattr(p, "lowers", False)]
     lowerers = [p for p in plist if getattr(p, "lowers", False)]
+    # Triton's cache keyed on the stage's passes only: the lowerers run after triton.compile on
+    # the text it returns (and compile their own program), so kernels that differ only in a
+    # lowerer's options share one Triton compilation; the stage's remarks come back from the
+    # cached metadata (normfuse_remarks) and each cache hit is a fresh Triton CompiledKernel
+    env = dict(get_cache_invalidating_env_vars())
+    env["NORMFUSE_PIPELINE"] = cache_tag(stage) if stage else "none"
     sink: list[Remark] = []
     try:
         with installed(stage, sink):

@@ -5,9 +5,10 @@ Where normfuse runs inside Triton's compiler::
     source -> ttir -> [normfuse: the passes, verify, cleanup] -> ttgir -> llir -> ptx -> cubin
 
 The stage is inserted through `triton.knobs.runtime.add_stages_inspection_hook`, which Triton
-does not put in its cache key; `cache_tag()` is therefore passed to `triton.compile` as an extra
-cache-invalidating variable, so a kernel compiled with a pipeline never reuses a binary compiled
-without it (or with another pipeline), and the other way round.
+does not put in its cache key; `cache_tag()` of the stage's passes is therefore passed to
+`triton.compile` as an extra cache-invalidating variable, so a kernel compiled with a pipeline never
+reuses a binary compiled without it (or with other stage passes), and the other way round. The
+lowering passes (hopper-ws) run after Triton's compilation, on its output: they are not in that key.
 """
 from __future__ import annotations
 

@@ -317,3 +317,43 @@ def test_bad_pipelines_are_refused_up_front_naming_the_item():
     with pytest.raises(PassError, match="got bytes"):
         normfuse.jit(scale_rows, passes=b"hopper-ws")
     assert len(normfuse.jit(scale_rows, passes=HopperWS()).passes) == 1
+
+
+def test_lowerer_options_share_the_triton_compilation(monkeypatch, tmp_path):
+    """Triton's cache is keyed on the passes that run inside its compilation, not on the lowering
+    passes that run after it: two kernels that differ only in hopper-ws's options compile the
+    fused Triton kernel once. Each comes back with its own Triton CompiledKernel, the stage's
+    remarks (replayed from the cached metadata on the hit) and its own lowering, the same as
+    when compiled alone."""
+    from triton import knobs
+    from normfuse.ops import prenorm_linear as ops
+
+    fn = ops.kernel_for("rms")
+    seen = []
+
+    def listener(src, metadata, metadata_group, times, cache_hit):
+        if getattr(src, "fn", None) is fn:  # (not the lowered Gluon programs)
+            seen.append(cache_hit)
+
+    def aot(schedule):
+        return ops.aot_compile("rms", M=262144, N=1024, K=512, has_g=False,
+                               passes=f"lazy-prenorm,hopper-ws{{schedule={schedule}}}")
+
+    monkeypatch.setattr(knobs.compilation, "listener", listener)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "alone"))
+    alone = aot("coop2")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "shared"))
+    seen.clear()
+    coop, coop2 = aot("coop"), aot("coop2")
+    assert seen == [False, True]  # one Triton compilation, then a cache hit
+    assert coop.kernel is not coop2.kernel and coop.kernel.asm is not coop2.kernel.asm
+    assert coop.remarks is not coop2.remarks
+    for ck, schedule in ((coop, "coop"), (coop2, "coop2")):
+        assert ck.lowered is not None and ck.lowered.plan.config.schedule == schedule, ck.remarks
+        assert any("[lazy-prenorm] applied" in r for r in ck.remarks), ck.remarks
+        assert f" {schedule} " in ck.remarks[-1] and "[hopper-ws] applied" in ck.remarks[-1]
+        assert "ttg.warp_specialize" in ck.asm["ttgir"]
+    assert coop.asm["normfuse"] == coop2.asm["normfuse"]
+    assert coop.asm["ptx"] != coop2.asm["ptx"]
+    assert coop2.remarks == alone.remarks
+    assert coop2.asm["ptx"] == alone.asm["ptx"] and coop2.asm["gluon"] == alone.asm["gluon"]
