@@ -1,0 +1,164 @@
+"""CPU, no GPU: FlashNormAttention's fused forward compiled for sm_90 as the op compiles it
+(default passes, bench_attention's shapes: bf16, D = 128, no weights, 64 x 4 warps, the default
+walk ROWS = 512, BLOCK_N = 128), its SASS instructions in the row-block walk's loop body (the
+outermost backward branch) and over the whole kernel, and ptxas's spill bytes.
+
+    PYTHONPATH=python python3 bench/fna_sass.py [--cells softmax:2:128,softmax:4:128,...]
+                                                 [--save] [--dump DIR] [--json FILE]
+
+A cell is ACT:H:L (L the KV length, a constexpr: 128 is one KV tile, the benchmark's shape;
+1000 walks eight). `--save`: the training forward (g and lse stored). `--dump DIR`: the TTGIR,
+PTX and SASS of each cell there (to diff two kernel revisions). The loop body's count is per
+row block and head (each CTA of the cluster holds one head). Default cells: softmax H 2 / 4 and
+gelu_tanh H 2 at L = 128, then the same at L = 1000.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import warnings
+
+import torch
+
+CELLS = ("softmax:2:128", "softmax:4:128", "gelu_tanh:2:128",
+         "softmax:2:1000", "softmax:4:1000", "gelu_tanh:2:1000")
+B, D = 768, 128
+
+
+def _tool(name):
+    import triton
+    return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
+
+
+def _args(act, H, L, save):
+    """prepare_flash_norm_attention's runtime arguments and constexprs for the cell (the
+    tensors only give types and alignment)."""
+    from normfuse.kernels.attention import ACT_CODES
+    from normfuse.ops.flash_norm_attention import ROWS_PER_PROGRAM, _config
+    from normfuse.reference_attention import default_qk_scale
+    T = 1024
+    x = torch.empty(T, H, D, dtype=torch.bfloat16)
+    k = torch.empty(B, L, H, D, dtype=torch.bfloat16)
+    stat = [torch.empty(T, dtype=torch.float32) for _ in range(3)]
+    dummy = x.new_empty(1)
+    saved = (torch.empty_like(x), torch.empty(T, H)) if save else ()
+    runtime = (x, k, torch.empty_like(k), torch.zeros(B + 1, dtype=torch.int32),
+               torch.zeros(3 * 64, dtype=torch.int32), dummy, dummy, dummy, torch.empty_like(x),
+               *stat, *saved, B, default_qk_scale(act, D), 1e-5, 1e-5)
+    cfg = _config(D, L)
+    consts = dict(H=H, HKV=H, D=D, L=L, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
+                  ACT=ACT_CODES[act], LOG_B=max(1, B.bit_length()), HAS_LNW=False,
+                  HAS_LNB=False, HAS_RMSW=False, ROWS=ROWS_PER_PROGRAM)
+    return runtime, consts, dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+
+
+_INS = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+
+
+def sass(cubin: bytes, tmp: str) -> list:
+    """[(address, text)] of the kernel's instructions (nvdisasm)."""
+    path = os.path.join(tmp, "kernel.cubin")
+    with open(path, "wb") as f:
+        f.write(cubin)
+    out = subprocess.run([_tool("nvdisasm"), "-c", path], capture_output=True, text=True,
+                         check=True).stdout
+    labels, pending, res = {}, [], []
+    for s in out.splitlines():
+        m = re.match(r"^\s*(\.L_x_\d+):", s)
+        if m:
+            pending.append(m.group(1))
+            continue
+        m = _INS.match(s)
+        if m:
+            a = int(m.group(1), 16)
+            for p in pending:
+                labels[p] = a
+            pending = []
+            res.append((a, m.group(2)))
+    return [(a, re.sub(r"`\((\.L_x_\d+)\)", lambda m: hex(labels[m.group(1)]), t)) for a, t in res]
+
+
+def loop_body(ins):
+    """The instructions of the outermost backward branch's loop (the row-block walk)."""
+    best = None
+    for a, t in ins:
+        m = re.search(r"\bBRA\b.*?0x([0-9a-f]+)", t)
+        if m and int(m.group(1), 16) < a:
+            if best is None or a - int(m.group(1), 16) > best[1] - best[0]:
+                best = (int(m.group(1), 16), a)
+    return [(a, t) for a, t in ins if best[0] <= a <= best[1]] if best else []
+
+
+def opcode(t):
+    t = re.sub(r"^@!?U?P[T0-9]\s+", "", t)
+    return t.split()[0] if t else ""
+
+
+def measure(act, H, L, save=False, dump=None):
+    import tempfile
+    import normfuse
+    from normfuse.kernels.attention import (flash_norm_attention_naive,
+                                            flash_norm_attention_save_naive)
+    from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES
+    rt, cs, op = _args(act, H, L, save)
+    fn = flash_norm_attention_save_naive if save else flash_norm_attention_naive
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ck = normfuse.compile(fn, args=rt, constexprs=cs, passes=DEFAULT_FNA_PASSES,
+                              target="cuda:90", **op)
+    asm = ck.kernel.asm
+    with tempfile.TemporaryDirectory() as tmp:
+        ins = sass(asm["cubin"], tmp)
+        ptx = os.path.join(tmp, "k.ptx")
+        with open(ptx, "w") as f:
+            f.write(asm["ptx"])
+        v = subprocess.run([_tool("ptxas"), "-arch=sm_90a", "-v", ptx, "-o",
+                            os.path.join(tmp, "v.cubin")], capture_output=True, text=True)
+        v = v.stdout + v.stderr
+    body = loop_body(ins)
+    spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", v)
+    regs = re.search(r"Used (\d+) registers", v)
+    ops = {}
+    for _, t in body:
+        o = opcode(t).split(".")[0]
+        ops[o] = ops.get(o, 0) + 1
+    rec = dict(cell=f"{act}:{H}:{L}" + (":save" if save else ""), body=len(body), kernel=len(ins),
+               spill_stores=int(spill.group(1)), spill_loads=int(spill.group(2)),
+               regs=int(regs.group(1)), body_ops=dict(sorted(ops.items(), key=lambda kv: -kv[1])))
+    if dump:
+        d = os.path.join(dump, rec["cell"].replace(":", "_"))
+        os.makedirs(d, exist_ok=True)
+        for key, ext in (("ttgir", "ttgir"), ("ptx", "ptx")):
+            with open(os.path.join(d, f"kernel.{ext}"), "w") as f:
+                f.write(asm[key])
+        with open(os.path.join(d, "kernel.sass"), "w") as f:
+            f.write("\n".join(f"{a:05x} {t}" for a, t in ins) + "\n")
+        with open(os.path.join(d, "body.sass"), "w") as f:
+            f.write("\n".join(f"{a:05x} {t}" for a, t in body) + "\n")
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cells", default=",".join(CELLS))
+    ap.add_argument("--save", action="store_true", help="the training forward (g, lse stored)")
+    ap.add_argument("--dump", default=None)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args()
+    recs = []
+    for cell in a.cells.split(","):
+        act, H, L = cell.split(":")
+        r = measure(act, int(H), int(L), a.save, a.dump)
+        recs.append(r)
+        top = ", ".join(f"{k} {n}" for k, n in list(r["body_ops"].items())[:8])
+        print(f"{r['cell']:22s} body {r['body']:5d}  kernel {r['kernel']:5d}  spills "
+              f"{r['spill_stores']}/{r['spill_loads']} B  regs {r['regs']}  | {top}", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(recs, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
