@@ -150,7 +150,9 @@ def _probs(s, lse, l0, L, qk_scale, ACT: tl.constexpr, BLOCK_L: tl.constexpr):
     """P for a tile of scores S (f32): act(S) * qk_scale, or exp(S * qk_scale - lse); 0 past L."""
     lmask = (l0 + tl.arange(0, BLOCK_L) < L)[None, :]
     if ACT == 4:
-        p = tl.exp(s * qk_scale - lse[:, None])
+        # exp(x) = exp2(x log2 e), the scale and log2 e in one multiply-add (tl.exp is ex2 after
+        # a multiply anyway)
+        p = tl.exp2(tl.fma(s, qk_scale * 1.4426950408889634, -(lse * 1.4426950408889634)[:, None]))
     else:
         p = _act(s, ACT) * qk_scale
     return tl.where(lmask, p, 0.0)
@@ -160,7 +162,7 @@ def _probs(s, lse, l0, L, qk_scale, ACT: tl.constexpr, BLOCK_L: tl.constexpr):
 def _dscores(s, p, dp, delta, qk_scale, ACT: tl.constexpr):
     """dL/dS from dP = dz V^T."""
     if ACT == 4:
-        return p * (dp - delta[:, None]) * qk_scale
+        return p * tl.fma(dp, qk_scale, -(delta * qk_scale)[:, None])
     else:
         return _act_grad(s, ACT) * dp * qk_scale
 
