@@ -71,14 +71,19 @@ ACT_CODES = {"gelu_tanh": 0, "silu": 1, "relu": 2, "relu2": 3, "softmax": 4}
 
 
 @triton.jit
-def _tanh(a):
-    return 1.0 - 2.0 / (tl.exp(2.0 * a) + 1.0)
+def _gelu_h(s):
+    """h = sigmoid(2u) = (1 + tanh(u)) / 2 with u = sqrt(2 / pi) (s + 0.044715 s^3): the tanh
+    GELU is s h and its derivative h (1 + 2 sqrt(2 / pi) s (1 - h) (1 + 3 * 0.044715 s^2))
+    (1 - tanh(u)^2 = 4 h (1 - h)). exp(-2u) as one exp2 of s (k0 + k1 s^2)."""
+    k0: tl.constexpr = -2.0 * 0.7978845608028654 * 1.4426950408889634
+    k1: tl.constexpr = -2.0 * 0.7978845608028654 * 1.4426950408889634 * 0.044715
+    return 1.0 / (1.0 + tl.exp2(s * tl.fma(s * s, k1, k0)))
 
 
 @triton.jit
 def _act(s, ACT: tl.constexpr):
     if ACT == 0:
-        return 0.5 * s * (1.0 + _tanh(0.7978845608028654 * (s + 0.044715 * s * s * s)))
+        return s * _gelu_h(s)
     elif ACT == 1:
         return s * tl.sigmoid(s)
     elif ACT == 2:
@@ -91,8 +96,8 @@ def _act(s, ACT: tl.constexpr):
 @triton.jit
 def _act_grad(s, ACT: tl.constexpr):
     if ACT == 0:
-        t = _tanh(0.7978845608028654 * (s + 0.044715 * s * s * s))
-        return 0.5 * (1.0 + t) + 0.5 * s * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 0.134145 * s * s)
+        h = _gelu_h(s)
+        return h * (1.0 + (2.0 * 0.7978845608028654) * s * (1.0 - h) * (1.0 + 0.134145 * s * s))
     elif ACT == 1:
         sg = tl.sigmoid(s)
         return sg * (1.0 + s * (1.0 - sg))
