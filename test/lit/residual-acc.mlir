@@ -78,17 +78,16 @@ module {
     %cst_1 = arith.constant dense<6.250000e-02> : tensor<16xf32>
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
     %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %cst_3 = arith.constant dense<4.471500e-02> : tensor<16x32xf32>
-    %cst_4 = arith.constant dense<0.797884583> : tensor<16x32xf32>
-    %cst_5 = arith.constant dense<-2.000000e+00> : tensor<16x32xf32>
-    %cst_6 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
+    %cst_3 = arith.constant dense<-0.102943242> : tensor<16x32xf32>
+    %cst_4 = arith.constant dense<-2.30220819> : tensor<16x32xf32>
+    %cst_5 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
     %acc = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_7 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %cst_6 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
     %c32_i32 = arith.constant 32 : i32
     %c64_i32 = arith.constant 64 : i32
-    %cst_8 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-    %cst_9 = arith.constant dense<16> : tensor<32x1xi32>
-    %cst_10 = arith.constant dense<64> : tensor<32xi32>
+    %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+    %cst_8 = arith.constant dense<16> : tensor<32x1xi32>
+    %cst_9 = arith.constant dense<64> : tensor<32xi32>
     %cand = arith.constant 4 : i32
     %c16_i32 = arith.constant 16 : i32
     %c1_i32 = arith.constant 1 : i32
@@ -97,164 +96,161 @@ module {
     %c0_i32 = arith.constant 0 : i32
     %pid = tt.get_program_id x : i32
     %first = arith.cmpi sgt, %nbatch, %cand : i32
-    %first_11 = tt.addptr %BLOCKS, %cand : !tt.ptr<i32>, i32
-    %first_12 = tt.load %first_11, %first, %c2147483647_i32 : !tt.ptr<i32>
-    %b = arith.cmpi sle, %first_12, %pid : i32
-    %b_13 = arith.select %b, %cand, %c0_i32 : i32
-    %cand_14 = arith.addi %b_13, %c2_i32 : i32
-    %first_15 = arith.cmpi slt, %cand_14, %nbatch : i32
-    %first_16 = tt.addptr %BLOCKS, %cand_14 : !tt.ptr<i32>, i32
-    %first_17 = tt.load %first_16, %first_15, %c2147483647_i32 : !tt.ptr<i32>
-    %b_18 = arith.cmpi sle, %first_17, %pid : i32
-    %b_19 = arith.select %b_18, %cand_14, %b_13 : i32
-    %cand_20 = arith.addi %b_19, %c1_i32 : i32
-    %first_21 = arith.cmpi slt, %cand_20, %nbatch : i32
-    %first_22 = tt.addptr %BLOCKS, %cand_20 : !tt.ptr<i32>, i32
-    %first_23 = tt.load %first_22, %first_21, %c2147483647_i32 : !tt.ptr<i32>
-    %b_24 = arith.cmpi sle, %first_23, %pid : i32
-    %b_25 = arith.select %b_24, %cand_20, %b_19 : i32
-    %start = tt.addptr %OFFS, %b_25 : !tt.ptr<i32>, i32
-    %start_26 = tt.load %start : !tt.ptr<i32>
+    %first_10 = tt.addptr %BLOCKS, %cand : !tt.ptr<i32>, i32
+    %first_11 = tt.load %first_10, %first, %c2147483647_i32 : !tt.ptr<i32>
+    %b = arith.cmpi sle, %first_11, %pid : i32
+    %b_12 = arith.select %b, %cand, %c0_i32 : i32
+    %cand_13 = arith.addi %b_12, %c2_i32 : i32
+    %first_14 = arith.cmpi slt, %cand_13, %nbatch : i32
+    %first_15 = tt.addptr %BLOCKS, %cand_13 : !tt.ptr<i32>, i32
+    %first_16 = tt.load %first_15, %first_14, %c2147483647_i32 : !tt.ptr<i32>
+    %b_17 = arith.cmpi sle, %first_16, %pid : i32
+    %b_18 = arith.select %b_17, %cand_13, %b_12 : i32
+    %cand_19 = arith.addi %b_18, %c1_i32 : i32
+    %first_20 = arith.cmpi slt, %cand_19, %nbatch : i32
+    %first_21 = tt.addptr %BLOCKS, %cand_19 : !tt.ptr<i32>, i32
+    %first_22 = tt.load %first_21, %first_20, %c2147483647_i32 : !tt.ptr<i32>
+    %b_23 = arith.cmpi sle, %first_22, %pid : i32
+    %b_24 = arith.select %b_23, %cand_19, %b_18 : i32
+    %start = tt.addptr %OFFS, %b_24 : !tt.ptr<i32>, i32
+    %start_25 = tt.load %start : !tt.ptr<i32>
     %end = tt.addptr %start, %c1_i32 : !tt.ptr<i32>, i32
-    %end_27 = tt.load %end : !tt.ptr<i32>
-    %row0 = tt.addptr %BLOCKS, %b_25 : !tt.ptr<i32>, i32
-    %row0_28 = tt.load %row0 : !tt.ptr<i32>
-    %row0_29 = arith.subi %pid, %row0_28 : i32
-    %row0_30 = arith.muli %row0_29, %c16_i32 : i32
-    %row0_31 = arith.addi %start_26, %row0_30 : i32
+    %end_26 = tt.load %end : !tt.ptr<i32>
+    %row0 = tt.addptr %BLOCKS, %b_24 : !tt.ptr<i32>, i32
+    %row0_27 = tt.load %row0 : !tt.ptr<i32>
+    %row0_28 = arith.subi %pid, %row0_27 : i32
+    %row0_29 = arith.muli %row0_28, %c16_i32 : i32
+    %row0_30 = arith.addi %start_25, %row0_29 : i32
     %rows = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
-    %rows_32 = tt.splat %row0_31 : i32 -> tensor<16xi32>
-    %rows_33 = arith.addi %rows_32, %rows : tensor<16xi32>
-    %rmask = tt.splat %end_27 : i32 -> tensor<16xi32>
-    %rmask_34 = arith.cmpi slt, %rows_33, %rmask : tensor<16xi32>
-    %xrow = arith.extsi %rows_33 : tensor<16xi32> to tensor<16xi64>
-    %xrow_35 = arith.muli %xrow, %cst : tensor<16xi64>
-    %xrow_36 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %xrow_37 = tt.addptr %xrow_36, %xrow_35 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %rows_31 = tt.splat %row0_30 : i32 -> tensor<16xi32>
+    %rows_32 = arith.addi %rows_31, %rows : tensor<16xi32>
+    %rmask = tt.splat %end_26 : i32 -> tensor<16xi32>
+    %rmask_33 = arith.cmpi slt, %rows_32, %rmask : tensor<16xi32>
+    %xrow = arith.extsi %rows_32 : tensor<16xi32> to tensor<16xi64>
+    %xrow_34 = arith.muli %xrow, %cst : tensor<16xi64>
+    %xrow_35 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+    %xrow_36 = tt.addptr %xrow_35, %xrow_34 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
     %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %orow_38 = tt.addptr %orow, %xrow_35 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
-    %kv_base_39 = arith.extsi %b_25 : i32 to i64
-    %kv_base_40 = arith.muli %kv_base_39, %kv_base : i64
-    %shift_41 = tt.load %xrow_37, %rmask_34, %shift : tensor<16x!tt.ptr<bf16>>
-    %shift_42 = arith.extf %shift_41 : tensor<16xbf16> to tensor<16xf32>
-    %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-    %x_43 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-    %x_44 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-    %x_45 = tt.broadcast %x_43 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-    %x_46 = tt.broadcast %x_44 : tensor<1x16xi32> -> tensor<16x16xi32>
-    %x_47 = tt.addptr %x_45, %x_46 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-    %x_48 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-    %x_49 = tt.load %x_47, %x_48, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-    %xc = arith.extf %x_49 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %xc_50 = tt.expand_dims %shift_42 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %xc_51 = tt.broadcast %xc_50 : tensor<16x1xf32> -> tensor<16x16xf32>
-    %xc_52 = arith.subf %xc, %xc_51 : tensor<16x16xf32>
-    %s1 = "tt.reduce"(%xc_52) <{axis = 1 : i32}> ({
-    ^bb0(%s1_78: f32, %s1_79: f32):
-      %s1_80 = arith.addf %s1_78, %s1_79 : f32
-      tt.reduce.return %s1_80 : f32
+    %orow_37 = tt.addptr %orow, %xrow_34 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %kv_base_38 = arith.extsi %b_24 : i32 to i64
+    %kv_base_39 = arith.muli %kv_base_38, %kv_base : i64
+    %shift_40 = tt.load %xrow_36, %rmask_33, %shift : tensor<16x!tt.ptr<bf16>>
+    %shift_41 = arith.extf %shift_40 : tensor<16xbf16> to tensor<16xf32>
+    %x = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+    %x_42 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+    %x_43 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+    %x_44 = tt.broadcast %x_42 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+    %x_45 = tt.broadcast %x_43 : tensor<1x16xi32> -> tensor<16x16xi32>
+    %x_46 = tt.addptr %x_44, %x_45 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+    %x_47 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+    %x_48 = tt.load %x_46, %x_47, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %xc = arith.extf %x_48 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %xc_49 = tt.expand_dims %shift_41 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %xc_50 = tt.broadcast %xc_49 : tensor<16x1xf32> -> tensor<16x16xf32>
+    %xc_51 = arith.subf %xc, %xc_50 : tensor<16x16xf32>
+    %s1 = "tt.reduce"(%xc_51) <{axis = 1 : i32}> ({
+    ^bb0(%s1_77: f32, %s1_78: f32):
+      %s1_79 = arith.addf %s1_77, %s1_78 : f32
+      tt.reduce.return %s1_79 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %s1_53 = arith.addf %s1, %cst_0 : tensor<16xf32>
-    %s2 = arith.mulf %xc_52, %xc_52 : tensor<16x16xf32>
-    %s2_54 = "tt.reduce"(%s2) <{axis = 1 : i32}> ({
-    ^bb0(%s2_78: f32, %s2_79: f32):
-      %s2_80 = arith.addf %s2_78, %s2_79 : f32
-      tt.reduce.return %s2_80 : f32
+    %s1_52 = arith.addf %s1, %cst_0 : tensor<16xf32>
+    %s2 = arith.mulf %xc_51, %xc_51 : tensor<16x16xf32>
+    %s2_53 = "tt.reduce"(%s2) <{axis = 1 : i32}> ({
+    ^bb0(%s2_77: f32, %s2_78: f32):
+      %s2_79 = arith.addf %s2_77, %s2_78 : f32
+      tt.reduce.return %s2_79 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %s2_55 = arith.addf %s2_54, %cst_0 : tensor<16xf32>
-    %m1 = arith.mulf %s1_53, %cst_1 : tensor<16xf32>
-    %mean = math.fma %s1_53, %cst_1, %shift_42 : tensor<16xf32>
+    %s2_54 = arith.addf %s2_53, %cst_0 : tensor<16xf32>
+    %m1 = arith.mulf %s1_52, %cst_1 : tensor<16xf32>
+    %mean = math.fma %s1_52, %cst_1, %shift_41 : tensor<16xf32>
     %rstd = arith.mulf %m1, %m1 : tensor<16xf32>
-    %rstd_56 = arith.subf %cst_0, %rstd : tensor<16xf32>
-    %rstd_57 = math.fma %s2_55, %cst_1, %rstd_56 : tensor<16xf32>
-    %rstd_58 = arith.maxnumf %rstd_57, %cst_0 : tensor<16xf32>
-    %rstd_59 = tt.splat %eps : f32 -> tensor<16xf32>
-    %rstd_60 = arith.addf %rstd_58, %rstd_59 : tensor<16xf32>
-    %rstd_61 = math.rsqrt %rstd_60 : tensor<16xf32>
+    %rstd_55 = arith.subf %cst_0, %rstd : tensor<16xf32>
+    %rstd_56 = math.fma %s2_54, %cst_1, %rstd_55 : tensor<16xf32>
+    %rstd_57 = arith.maxnumf %rstd_56, %cst_0 : tensor<16xf32>
+    %rstd_58 = tt.splat %eps : f32 -> tensor<16xf32>
+    %rstd_59 = arith.addf %rstd_57, %rstd_58 : tensor<16xf32>
+    %rstd_60 = math.rsqrt %rstd_59 : tensor<16xf32>
     %q = tt.expand_dims %mean {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %q_62 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
-    %q_63 = arith.subf %xc, %q_62 : tensor<16x16xf32>
-    %q_64 = tt.expand_dims %rstd_61 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %q_65 = tt.broadcast %q_64 : tensor<16x1xf32> -> tensor<16x16xf32>
-    %q_66 = arith.mulf %q_63, %q_65 : tensor<16x16xf32>
-    %qh = arith.truncf %q_66 : tensor<16x16xf32> to tensor<16x16xbf16>
-    %acc_67 = scf.for %n0 = %c0_i32 to %c64_i32 step %c32_i32 iter_args(%acc_78 = %acc) -> (tensor<16x16xf32>)  : i32 {
+    %q_61 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+    %q_62 = arith.subf %xc, %q_61 : tensor<16x16xf32>
+    %q_63 = tt.expand_dims %rstd_60 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %q_64 = tt.broadcast %q_63 : tensor<16x1xf32> -> tensor<16x16xf32>
+    %q_65 = arith.mulf %q_62, %q_64 : tensor<16x16xf32>
+    %qh = arith.truncf %q_65 : tensor<16x16xf32> to tensor<16x16xbf16>
+    %acc_66 = scf.for %n0 = %c0_i32 to %c64_i32 step %c32_i32 iter_args(%acc_77 = %acc) -> (tensor<16x16xf32>)  : i32 {
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %offs_n_79 = tt.splat %n0 : i32 -> tensor<32xi32>
-      %offs_n_80 = arith.addi %offs_n_79, %offs_n : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n_80, %cst_10 : tensor<32xi32>
-      %kv_off = tt.expand_dims %offs_n_80 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_81 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
-      %kv_off_82 = arith.extsi %kv_off_81 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_83 = tt.splat %kv_base_40 : i64 -> tensor<32x1xi64>
-      %kv_off_84 = arith.addi %kv_off_83, %kv_off_82 : tensor<32x1xi64>
-      %kv_off_85 = arith.extsi %x_44 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_86 = tt.broadcast %kv_off_84 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_87 = tt.broadcast %kv_off_85 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_88 = arith.addi %kv_off_86, %kv_off_87 : tensor<32x16xi64>
+      %offs_n_78 = tt.splat %n0 : i32 -> tensor<32xi32>
+      %offs_n_79 = arith.addi %offs_n_78, %offs_n : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_79, %cst_9 : tensor<32xi32>
+      %kv_off = tt.expand_dims %offs_n_79 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %kv_off_80 = arith.muli %kv_off, %cst_8 : tensor<32x1xi32>
+      %kv_off_81 = arith.extsi %kv_off_80 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_82 = tt.splat %kv_base_39 : i64 -> tensor<32x1xi64>
+      %kv_off_83 = arith.addi %kv_off_82, %kv_off_81 : tensor<32x1xi64>
+      %kv_off_84 = arith.extsi %x_43 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_85 = tt.broadcast %kv_off_83 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_86 = tt.broadcast %kv_off_84 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_87 = arith.addi %kv_off_85, %kv_off_86 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_89 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_90 = tt.addptr %k_89, %kv_off_88 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_91 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_92 = tt.load %k_90, %k_91, %cst_7 : tensor<32x16x!tt.ptr<bf16>>
+      %k_88 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_89 = tt.addptr %k_88, %kv_off_87 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_90 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_91 = tt.load %k_89, %k_90, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_93 = tt.addptr %v, %kv_off_88 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_94 = tt.load %v_93, %k_91, %cst_7 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_92 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_95 = tt.dot %qh, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %v_92 = tt.addptr %v, %kv_off_87 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_93 = tt.load %v_92, %k_90, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_91 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_94 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %u = arith.mulf %s_95, %cst_3 : tensor<16x32xf32>
-      %u_96 = arith.mulf %u, %s_95 : tensor<16x32xf32>
-      %u_97 = arith.mulf %u_96, %s_95 : tensor<16x32xf32>
-      %u_98 = arith.addf %s_95, %u_97 : tensor<16x32xf32>
-      %u_99 = arith.mulf %u_98, %cst_4 : tensor<16x32xf32>
-      %p_100 = arith.mulf %u_99, %cst_5 : tensor<16x32xf32>
-      %p_101 = math.exp %p_100 : tensor<16x32xf32>
-      %p_102 = arith.addf %p_101, %cst_6 : tensor<16x32xf32>
-      %p_103 = arith.divf %s_95, %p_102 : tensor<16x32xf32>
-      %p_104 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
-      %p_105 = arith.mulf %p_103, %p_104 : tensor<16x32xf32>
-      %p_106 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_107 = arith.select %p_106, %p_105, %cst_8 : tensor<16x32xi1>, tensor<16x32xf32>
-      %acc_108 = arith.truncf %p_107 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_109 = tt.dot %acc_108, %v_94, %acc_78, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      scf.yield %acc_109 : tensor<16x16xf32>
+      %p_95 = arith.mulf %s_94, %s_94 : tensor<16x32xf32>
+      %p_96 = math.fma %p_95, %cst_3, %cst_4 : tensor<16x32xf32>
+      %p_97 = arith.mulf %s_94, %p_96 : tensor<16x32xf32>
+      %p_98 = math.exp2 %p_97 : tensor<16x32xf32>
+      %p_99 = arith.addf %p_98, %cst_5 : tensor<16x32xf32>
+      %p_100 = arith.divf %s_94, %p_99 : tensor<16x32xf32>
+      %p_101 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
+      %p_102 = arith.mulf %p_100, %p_101 : tensor<16x32xf32>
+      %p_103 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
+      %p_104 = arith.select %p_103, %p_102, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
+      %acc_105 = arith.truncf %p_104 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_106 = tt.dot %acc_105, %v_93, %acc_77, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      scf.yield %acc_106 : tensor<16x16xf32>
     }
-    %z = arith.addf %acc_67, %q_66 : tensor<16x16xf32>
+    %z = arith.addf %acc_66, %q_65 : tensor<16x16xf32>
     %ss = arith.mulf %z, %z : tensor<16x16xf32>
-    %ss_68 = "tt.reduce"(%ss) <{axis = 1 : i32}> ({
-    ^bb0(%ss_78: f32, %ss_79: f32):
-      %ss_80 = arith.addf %ss_78, %ss_79 : f32
-      tt.reduce.return %ss_80 : f32
+    %ss_67 = "tt.reduce"(%ss) <{axis = 1 : i32}> ({
+    ^bb0(%ss_77: f32, %ss_78: f32):
+      %ss_79 = arith.addf %ss_77, %ss_78 : f32
+      tt.reduce.return %ss_79 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %ss_69 = arith.addf %ss_68, %cst_0 : tensor<16xf32>
-    %0 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+    %ss_68 = arith.addf %ss_67, %cst_0 : tensor<16xf32>
+    %0 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
     %1 = tt.broadcast %0 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-    %2 = tt.addptr %1, %x_46 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+    %2 = tt.addptr %1, %x_45 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
     %3 = arith.truncf %z : tensor<16x16xf32> to tensor<16x16xbf16>
-    tt.store %2, %3, %x_48 : tensor<16x16x!tt.ptr<bf16>>
+    tt.store %2, %3, %x_47 : tensor<16x16x!tt.ptr<bf16>>
     %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_70 = math.fma %ss_69, %cst_1, %rrms : tensor<16xf32>
-    %rrms_71 = math.rsqrt %rrms_70 : tensor<16xf32>
-    %z_72 = tt.load %2, %x_48, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-    %z_73 = arith.extf %z_72 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %x_74 = tt.load %x_47, %x_48, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-    %x_75 = arith.extf %x_74 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %y = tt.expand_dims %rrms_71 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %y_76 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-    %y_77 = arith.mulf %z_73, %y_76 : tensor<16x16xf32>
-    %4 = arith.addf %y_77, %x_75 : tensor<16x16xf32>
+    %rrms_69 = math.fma %ss_68, %cst_1, %rrms : tensor<16xf32>
+    %rrms_70 = math.rsqrt %rrms_69 : tensor<16xf32>
+    %z_71 = tt.load %2, %x_47, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %z_72 = arith.extf %z_71 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %x_73 = tt.load %x_46, %x_47, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %x_74 = arith.extf %x_73 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %y = tt.expand_dims %rrms_70 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %y_75 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+    %y_76 = arith.mulf %z_72, %y_75 : tensor<16x16xf32>
+    %4 = arith.addf %y_76, %x_74 : tensor<16x16xf32>
     %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
-    tt.store %2, %5, %x_48 : tensor<16x16x!tt.ptr<bf16>>
+    tt.store %2, %5, %x_47 : tensor<16x16x!tt.ptr<bf16>>
     %6 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %7 = tt.addptr %6, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %7, %mean, %rmask_34 : tensor<16x!tt.ptr<f32>>
+    %7 = tt.addptr %6, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %7, %mean, %rmask_33 : tensor<16x!tt.ptr<f32>>
     %8 = tt.splat %RSTD : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %9 = tt.addptr %8, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %9, %rstd_61, %rmask_34 : tensor<16x!tt.ptr<f32>>
+    %9 = tt.addptr %8, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %9, %rstd_60, %rmask_33 : tensor<16x!tt.ptr<f32>>
     %10 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %11 = tt.addptr %10, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %11, %rrms_71, %rmask_34 : tensor<16x!tt.ptr<f32>>
+    %11 = tt.addptr %10, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %11, %rrms_70, %rmask_33 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }
