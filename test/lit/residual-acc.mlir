@@ -440,6 +440,76 @@ module {
 
 // -----
 
+// acc * (1 / l) + r: the same, with the reciprocal.
+// CHECK-LABEL: tt.func public @negative_multiplied
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// REMARK: missed: the product is transformed ('arith.mulf')
+
+module {
+  tt.func public @negative_multiplied(%A: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %R: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>) attributes {noinline = false} {
+    %l_i = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %acc = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %c16_i32 = arith.constant 16 : i32
+    %c64_i32 = arith.constant 64 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %acc_0 = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst = arith.constant dense<64> : tensor<16x1xi32>
+    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
+    %offs_m = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %r = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+    %r_2 = arith.muli %r, %cst_1 : tensor<16x1xi32>
+    %r_3 = tt.splat %R : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+    %r_4 = tt.addptr %r_3, %r_2 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+    %r_5 = tt.expand_dims %offs_m {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+    %r_6 = tt.broadcast %r_4 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+    %r_7 = tt.broadcast %r_5 : tensor<1x16xi32> -> tensor<16x16xi32>
+    %r_8 = tt.addptr %r_6, %r_7 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+    %r_9 = tt.load %r_8 : tensor<16x16x!tt.ptr<bf16>>
+    %r_10 = arith.extf %r_9 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %l_i_11:2 = scf.for %k = %c0_i32 to %c64_i32 step %c16_i32 iter_args(%acc_16 = %acc, %l_i_17 = %l_i) -> (tensor<16x16xf32>, tensor<16xf32>)  : i32 {
+      %a = arith.muli %r, %cst : tensor<16x1xi32>
+      %a_18 = tt.splat %A : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %a_19 = tt.addptr %a_18, %a : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %a_20 = tt.splat %k : i32 -> tensor<16x1xi32>
+      %a_21 = tt.addptr %a_19, %a_20 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %a_22 = tt.broadcast %a_21 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %a_23 = tt.addptr %a_22, %r_7 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %a_24 = tt.load %a_23 : tensor<16x16x!tt.ptr<bf16>>
+      %b = arith.addi %a_20, %r : tensor<16x1xi32>
+      %b_25 = arith.muli %b, %cst_1 : tensor<16x1xi32>
+      %b_26 = tt.splat %B : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %b_27 = tt.addptr %b_26, %b_25 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %b_28 = tt.broadcast %b_27 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %b_29 = tt.addptr %b_28, %r_7 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %b_30 = tt.load %b_29 : tensor<16x16x!tt.ptr<bf16>>
+      %l_i_31 = arith.extf %a_24 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %l_i_32 = "tt.reduce"(%l_i_31) <{axis = 1 : i32}> ({
+      ^bb0(%l_i_35: f32, %l_i_36: f32):
+        %l_i_37 = arith.addf %l_i_35, %l_i_36 : f32
+        tt.reduce.return %l_i_37 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      %l_i_33 = arith.addf %l_i_17, %l_i_32 : tensor<16xf32>
+      %acc_34 = tt.dot %a_24, %b_30, %acc_16, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+      scf.yield %acc_34, %l_i_33 : tensor<16x16xf32>, tensor<16xf32>
+    }
+    %acc_12 = arith.divf %acc_0, %l_i_11#1 : tensor<16xf32>
+    %acc_13 = tt.expand_dims %acc_12 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %acc_14 = tt.broadcast %acc_13 : tensor<16x1xf32> -> tensor<16x16xf32>
+    %acc_15 = arith.mulf %l_i_11#0, %acc_14 : tensor<16x16xf32>
+    %0 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+    %1 = tt.addptr %0, %r_2 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+    %2 = tt.broadcast %1 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+    %3 = tt.addptr %2, %r_7 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+    %4 = arith.addf %acc_15, %r_10 : tensor<16x16xf32>
+    %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
+    tt.store %3, %5 : tensor<16x16x!tt.ptr<bf16>>
+    tt.return
+  }
+}
+
+// -----
+
 // The accumulator starts at one.
 // CHECK-LABEL: tt.func public @negative_nonzero_start
 // CHECK: arith.addf

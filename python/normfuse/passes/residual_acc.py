@@ -30,15 +30,15 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
 2. The product has no other user than the addition (its value without the residual is not needed).
 3. The other operand (the residual) has the accumulator's type and is defined before the dot or
    the loop (it dominates the accumulator's start).
-A product transformed between the loop and the addition (softmax's ``acc / l``) is reported as a
-miss, since ``(r + s) / l != r + s / l``.
+A product transformed between the loop and the addition (softmax's ``acc / l``, or
+``acc * (1 / l)``) is reported as a miss, since ``(r + s) / l != r + s / l``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..ir import Module, Op, Value
-from ..ir.ops import ADDF, DIVF, DOT, FOR, ForOp, is_zero_constant
+from ..ir.ops import ADDF, DIVF, DOT, FOR, MULF, ForOp, is_zero_constant
 from . import Pass, PassRun
 
 
@@ -161,13 +161,16 @@ def _defined_before(v: Value, op: Op) -> bool:
 
 
 def _transformed_product(module: Module, v: Value) -> str | None:
-    """'arith.divf' when `v` is a loop-carried dot accumulator divided by something (online
-    softmax's acc / l) and used only there, else None."""
+    """'arith.divf' ('arith.mulf') when `v` is a loop-carried dot accumulator divided
+    (multiplied) by something (online softmax's acc / l, or acc * (1 / l)) and used only there,
+    else None."""
     o = v.owner
-    if o is None or o.name != DIVF or not o.operands:
+    if o is None or o.name not in (DIVF, MULF) or not o.operands:
         return None
-    x = o.operands[0]
-    if x.owner is not None and x.owner.name == FOR and len(module.users(x)) == 1:
+    # (the dividend; either factor)
+    x = next((a for a in (o.operands[:1] if o.name == DIVF else o.operands)
+              if a.owner is not None and a.owner.name == FOR), None)
+    if x is not None and len(module.users(x)) == 1:
         f = ForOp(x.owner)
         if x.index < len(f.yields):
             y = f.yields[x.index].owner

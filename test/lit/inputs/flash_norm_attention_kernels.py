@@ -42,13 +42,15 @@ def _mm(A, B, R, Y, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
         b = tl.load(B + (k + offs_k[:, None]) * BN + offs_n[None, :])
         if MODE == 2:  # rescaled in the loop (the shape of online softmax)
             acc = acc * 0.5
-        if MODE == 3:
+        if MODE == 3 or MODE == 5:
             l_i += tl.sum(a.to(tl.float32), axis=1)
         acc = tl.dot(a, b, acc)
     if MODE == 1:  # the residual is loaded after the loop
         r = tl.load(Y + offs_m[:, None] * BN + offs_n[None, :]).to(tl.float32)
     if MODE == 3:  # acc / l, then the residual
         acc = acc / l_i[:, None]
+    if MODE == 5:  # acc * (1 / l) (the inference kernel's softmax normalization)
+        acc = acc * (1.0 / l_i)[:, None]
     tl.store(Y + offs_m[:, None] * BN + offs_n[None, :], (acc + r).to(tl.bfloat16))
 
 
@@ -96,6 +98,11 @@ RA_CASES = [
 // CHECK: arith.divf
 // CHECK: arith.addf
 // REMARK: missed: the product is transformed ('arith.divf')"""),
+    ("negative_multiplied", _mm, MM, mm(5), """// acc * (1 / l) + r: the same, with the reciprocal.
+// CHECK-LABEL: tt.func public @negative_multiplied
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// REMARK: missed: the product is transformed ('arith.mulf')"""),
     ("negative_nonzero_start", _mm, MM, mm(4), """// The accumulator starts at one.
 // CHECK-LABEL: tt.func public @negative_nonzero_start
 // CHECK: arith.addf
