@@ -89,13 +89,25 @@ _WARNED: set = set()
 
 
 def warn_fallback(op: str, why: str) -> None:
-    """The one FallbackWarning per process and reason."""
+    """The one FallbackWarning per process and reason. Under torch.compile the call is one of
+    Dynamo's reorderable logging functions (registered below): recorded while tracing and made
+    after the graph runs, instead of a graph break at the first call that warns."""
     if why in _WARNED:
         return
     _WARNED.add(why)
     warnings.warn(f"normfuse.{op}: {why}; computing with reference math (torch, fp32 "
                   f"internally), not the fused kernels (warned once)", FallbackWarning,
                   stacklevel=3)
+
+
+def _reorderable(fn) -> None:
+    try:
+        torch._dynamo.config.reorderable_logging_functions.add(fn)
+    except AttributeError:  # (a torch without the setting: the warning breaks the graph once)
+        pass
+
+
+_reorderable(warn_fallback)
 
 
 # ---------------------------------------------------------------------------------------------
