@@ -145,6 +145,8 @@ class WSConfig:
             raise ValueError("row_lag takes a post-norm row exchange and one consumer")
         if self.stats_lanes and not self.stats_rows:
             raise ValueError("stats_lanes takes stats_rows (the partials are the row layout's lanes)")
+        if self.epi_prefetch and (not self.hoist_loads or self.row_exchange):
+            raise ValueError("epi_prefetch takes hoist_loads and no post-norm row exchange")
         if self.stats_share and self.consumers == 2 and not self.halves:
             raise ValueError("stats_share takes one consumer or coop2's halves, not ping-pong")
 

@@ -47,13 +47,18 @@ ACT_CODES = {"gelu_tanh": 0, "silu": 1, "relu": 2, "relu2": 3, "softmax": 4}
 
 
 @triton.jit
+def gelu_exp_m2u(s):
+    """exp(-2u) of the tanh GELU, u = sqrt(2 / pi) (s + 0.044715 s^3), as one exp2 of
+    s (k0 + k1 s^2): a multiply-add and a multiply before the exp2 (six ops as written)."""
+    k0: tl.constexpr = -2.0 * 0.7978845608028654 * 1.4426950408889634
+    k1: tl.constexpr = -2.0 * 0.7978845608028654 * 1.4426950408889634 * 0.044715
+    return tl.exp2(s * tl.fma(s * s, k1, k0))
+
+
+@triton.jit
 def _activation(s, ACT: tl.constexpr):
     if ACT == 0:  # tanh-approximated GELU: 0.5 s (1 + tanh(u)) = s * sigmoid(2u)
-        # exp(-2u) = exp2(s (k0 + k1 s^2)), u = sqrt(2 / pi) (s + 0.044715 s^3): one multiply-add
-        # and a multiply before the exp2 (was 6 ops)
-        k0: tl.constexpr = -2.0 * 0.7978845608028654 * 1.4426950408889634
-        k1: tl.constexpr = -2.0 * 0.7978845608028654 * 1.4426950408889634 * 0.044715
-        p = s / (1.0 + tl.exp2(s * tl.fma(s * s, k1, k0)))
+        p = s / (1.0 + gelu_exp_m2u(s))
     elif ACT == 1:  # SiLU
         p = s / (1.0 + tl.exp(-s))
     elif ACT == 2:  # ReLU

@@ -67,6 +67,8 @@ ln_weight, ln_bias), summed over programs by the host. ACT: 0 gelu_tanh, 1 silu,
 import triton
 import triton.language as tl
 
+from .attention import gelu_exp_m2u
+
 ACT_CODES = {"gelu_tanh": 0, "silu": 1, "relu": 2, "relu2": 3, "softmax": 4}
 
 
@@ -74,10 +76,8 @@ ACT_CODES = {"gelu_tanh": 0, "silu": 1, "relu": 2, "relu2": 3, "softmax": 4}
 def _gelu_h(s):
     """h = sigmoid(2u) = (1 + tanh(u)) / 2 with u = sqrt(2 / pi) (s + 0.044715 s^3): the tanh
     GELU is s h and its derivative h (1 + 2 sqrt(2 / pi) s (1 - h) (1 + 3 * 0.044715 s^2))
-    (1 - tanh(u)^2 = 4 h (1 - h)). exp(-2u) as one exp2 of s (k0 + k1 s^2)."""
-    k0: tl.constexpr = -2.0 * 0.7978845608028654 * 1.4426950408889634
-    k1: tl.constexpr = -2.0 * 0.7978845608028654 * 1.4426950408889634 * 0.044715
-    return 1.0 / (1.0 + tl.exp2(s * tl.fma(s * s, k1, k0)))
+    (1 - tanh(u)^2 = 4 h (1 - h)), exp(-2u) as the forward computes it."""
+    return 1.0 / (1.0 + gelu_exp_m2u(s))
 
 
 @triton.jit

@@ -216,10 +216,12 @@ def generate(plan: WSPlan) -> tuple[str, tuple]:
             w._vec.add(f"cs{j}_v")
             w.lines.append(f"cs{j} = colvec_fit(cs{j}_v, acc)")
     ret = w.expr(plan.epi.results[0])
-    pre_lines, epi_lines, passed = ([], _hoisted(plan, w), [])
-    if plan.config.epi_prefetch and plan.config.hoist_loads and _prefetchable(plan):
+    passed = []
+    if plan.config.epi_prefetch and _prefetchable(plan):
         pre_lines, epi_lines, passed = prefetch_split(w.lines, w._vec, ret)
-    if passed:
+    if not passed:
+        epi_lines = _hoisted(plan, w)
+    else:
         # (BN: the tile's columns, which a hoisted column load reads as acc.shape[1])
         funcs.append(("epre", [ln.replace("acc.shape[1]", "BN") for ln in pre_lines],
                       "(" + "".join(f"{n}, " for n in passed) + ")"))
@@ -286,21 +288,18 @@ def hoist_loads(lines: list, vec: set) -> list:
     load and the next, so each load's latency (an L2 round trip) was paid in turn in every tile's
     epilogue; issued together they overlap. Loads whose address reads a tile value stay in place,
     and a body that is not all assignments (stores) is left as it is."""
-    hoisted = _hoist_set(lines, vec)
-    if not hoisted:
-        return lines
-    return ([line for line in lines if _ASSIGN.fullmatch(line).group(1) in hoisted]
-            + [line for line in lines if _ASSIGN.fullmatch(line).group(1) not in hoisted])
+    head, rest = _hoist_split(lines, vec)
+    return head + rest if head else lines
 
 
-def _hoist_set(lines: list, vec: set) -> set:
-    """The names of `lines` that `hoist_loads` moves first (empty: none, or a line that is not an
-    assignment)."""
+def _hoist_split(lines: list, vec: set) -> tuple[list, list]:
+    """(the lines `hoist_loads` moves first, the other lines), each in order; ([], lines) where
+    none moves or a line is not an assignment."""
     parsed = []
     for line in lines:
         m = _ASSIGN.fullmatch(line)
         if m is None:
-            return set()
+            return [], lines
         parsed.append((m.group(1), m.group(2)))
     rhs_of = dict(parsed)
     hoisted: set = set()
@@ -322,13 +321,15 @@ def _hoist_set(lines: list, vec: set) -> set:
             stack.extend(x for x in _NAME.findall(r) if x != n)
         if ok:
             hoisted |= need
-    return hoisted
+    return ([line for line, (n, _) in zip(lines, parsed) if n in hoisted],
+            [line for line, (n, _) in zip(lines, parsed) if n not in hoisted])
 
 
 def _prefetchable(plan: WSPlan) -> bool:
     """The template runs EPRE before the k-loop in the consumers of plain, shared-statistics and
-    coop2 instances; a post-norm's rows and a norm backward keep their loads in the epilogue."""
-    return plan.rows is None and not plan.backward and plan.config.row_exchange == 0
+    coop2 instances; a post-norm's rows and a norm backward keep their loads in the epilogue
+    (WSConfig refuses epi_prefetch with a row exchange)."""
+    return plan.rows is None and not plan.backward
 
 
 def prefetch_split(lines: list, vec: set, ret: str) -> tuple[list, list, list]:
@@ -336,11 +337,9 @@ def prefetch_split(lines: list, vec: set, ret: str) -> tuple[list, list, list]:
     first, with their address arithmetic, in order; EPI's other lines, in order; the names of
     EPRE's lines that EPI or its result `ret` reads, in order). ([], lines, []) where nothing is
     hoisted."""
-    hoisted = _hoist_set(lines, vec)
-    if not hoisted:
+    head, rest = _hoist_split(lines, vec)
+    if not head:
         return [], lines, []
-    head = [ln for ln in lines if _ASSIGN.fullmatch(ln).group(1) in hoisted]
-    rest = [ln for ln in lines if _ASSIGN.fullmatch(ln).group(1) not in hoisted]
     used = set(_NAME.findall(ret))
     for ln in rest:
         used |= set(_NAME.findall(_ASSIGN.fullmatch(ln).group(2)))

@@ -610,17 +610,6 @@ DEFAULT_HOOKS = {"pre": noop_pre, "stats": noop_stats, "afn": noop_afn, "epre": 
 
 
 @gluon.jit
-def _epre(hooks, pid_m, pid_n, eargs, BN: gl.constexpr):
-    """EPRE's values for the tile (pid_m, pid_n), issued before its k-loop (`HAS_EPRE`: the
-    epilogue's 1-D loads, whose L2 latency the k-loop hides; else a placeholder)."""
-    if hooks.HAS_EPRE:
-        ev = hooks.EPRE(pid_m, pid_n, eargs, BN)
-    else:
-        ev = pid_n * 0
-    return ev
-
-
-@gluon.jit
 def _epi(hooks, acc, st0, st1, c0, pid_m, pid_n, eargs, ev):
     """EPI on the tile, given EPRE's values `ev` where the plan has them."""
     if hooks.HAS_EPRE:
@@ -871,7 +860,7 @@ def _consumer(ring, prob, hooks, dst, res, eargs, order, CID: gl.constexpr, NCON
         pid_m, pid_n = _work_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
         pos0 = j * k_tiles
         acc = gl.zeros([BM, BN], gl.float32, mma_layout)
-        ev = _epre(hooks, pid_m, pid_n, eargs, BN)
+        ev = hooks.EPRE(pid_m, pid_n, eargs, BN)  # (noop_epre: a placeholder)
         if NCONS == 2:
             # the two consumers' main loops take strict turns (tile order = ring order), so a
             # consumer never waits on a ring slot more than one fill ahead of the loader
@@ -941,7 +930,7 @@ def _consumer_half(ring, prob, hooks, dst, eargs, CID: gl.constexpr, WARPS: gl.c
         pid_m, pid_n = _work_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
         pos0 = j * k_tiles
         acc = gl.zeros([HB, BN], gl.float32, mma_layout)
-        ev = _epre(hooks, pid_m, pid_n, eargs, BN)
+        ev = hooks.EPRE(pid_m, pid_n, eargs, BN)  # (noop_epre: a placeholder)
         acc, st0, st1, c0 = _mainloop(
             ring, pos0, k_tiles, pid_m, eargs, acc,
             gl.zeros([HB], gl.float32, row_a), gl.zeros([HB], gl.float32, row_a),
@@ -1008,7 +997,7 @@ def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.const
         pid_m, pid_n, valid = _share_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
         if valid:
             acc = gl.zeros([HB, BN], gl.float32, mma_layout)
-            ev = _epre(hooks, pid_m, pid_n, eargs, BN)
+            ev = hooks.EPRE(pid_m, pid_n, eargs, BN)  # (noop_epre: a placeholder)
             p0 = sbuf + pid_m * BM + CID * HB + gl.arange(0, HB, layout=row_c)
             if pid_n == 0:
                 acc, st0, st1, c0 = _mainloop(

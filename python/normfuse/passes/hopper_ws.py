@@ -2354,20 +2354,6 @@ def _coop2_refusal(m: _Matcher, hooks) -> str | None:
             "the row block)" if _reads_rows((pre, stats, afn, epi)) else None)
 
 
-def _loads_vec(hook) -> bool:
-    """A 1-D load anywhere in `hook`'s expressions (a bias, a norm weight)."""
-    seen, stack = set(), list(hook.results) if hook is not None else []
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if e.op == "load" and e.rank == 1:
-            return True
-        stack.extend(e.args)
-    return False
-
-
 def _auto_schedule(m: _Matcher, stats, afn, share: bool, refusal: str | None) -> tuple[str, str]:
     """schedule=auto: (the schedule, why not coop2 where the kernel has statistics). coop2 for
     row statistics in the k-loop with the A tile straight from shared memory (g and beta folded:
@@ -2595,7 +2581,8 @@ class HopperWS(Pass):
             why = ("hoist-loads=false keeps the loads in the DAG's order" if not self.hoist_loads
                    else "a norm backward keeps its loads in the epilogue" if m.bwd
                    else "a post-norm's rows keep their loads in the epilogue" if rows is not None
-                   else "the epilogue loads no 1-D vector" if not (m.col_sums or _loads_vec(epi))
+                   else "the epilogue loads no 1-D vector" if not (m.col_sums or any(
+                       _has(e, lambda x: x.op == "load" and x.rank == 1) for e in epi.results))
                    else None)
             if why is None:
                 cfg = replace(cfg, epi_prefetch=True)
