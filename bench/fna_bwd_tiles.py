@@ -5,6 +5,7 @@ kernels over a grid of tiles, to choose what the H200 should time (`bench_attent
 tiles have not been swept.
 
     PYTHONPATH=python python3 bench/fna_bwd_tiles.py [--out DIR] [--kernels rows_saved,kv]
+        (kernels: rows, rows_saved, kv; the kvq plan's rows_pre, kvq, rows_post)
         [--acts gelu_tanh,softmax] [--heads 2,4] [--d 128]
 
 Each row: kernel, activation, H, BLOCK_M, BLOCK_L, warps, stages -> registers per thread, spill
@@ -30,6 +31,11 @@ ROWS_TILES = [(bm, bl, w, s) for bm in (32, 64, 128) for bl in (32, 64, 128) for
               for s in (1, 2)]
 KV_TILES = [(bm, bl, w, s) for bm in (32, 64) for bl in (32, 64, 128) for w in (4, 8)
             for s in (1, 2, 3)]
+# the kvq plan (`flash_norm_attention_bwd(plan="kvq")`): its middle kernel holds every key (L =
+# 128 here) in one tile; its first and last kernels go by rows only (BLOCK_L unused)
+KVQ_TILES = [(bm, 128, w, s) for bm in (16, 32, 64, 128) for w in (4, 8) for s in (1, 2, 3)]
+PRE_POST_TILES = [(bm, 0, w, s) for bm in (16, 32, 64) for w in (4, 8) for s in (1, 2)]
+TILES = dict(kv=KV_TILES, kvq=KVQ_TILES, rows_pre=PRE_POST_TILES, rows_post=PRE_POST_TILES)
 
 
 def example_args(kernel: str, H: int, D: int, L: int, soft: bool):
@@ -45,11 +51,18 @@ def example_args(kernel: str, H: int, D: int, L: int, soft: bool):
     mean, rstd, rrms = t(T, dtype=f32), t(T, dtype=f32), t(T, H, dtype=f32)
     stat = t(T, H, 2, dtype=f32) if soft else t(1, dtype=f32)
     stride_kb, stride_kl = k.stride(0), k.stride(1)
-    if kernel == "kv":
+    if kernel in ("kv", "kvq"):
         off = torch.zeros(B + 1, dtype=torch.int64)
+        tail = [t(T, H, D), t(T, H, 2, dtype=f32)] if kernel == "kvq" else []
         return [x, k, v, mean, rstd, x, x, off, t(T, H, D), stat, t(B, L, H, D),
-                t(B, L, H, D), L, stride_kb, stride_kl, 0.125]
+                t(B, L, H, D), *tail, L, stride_kb, stride_kl, 0.125]
     table = torch.zeros(T // 16, 2, dtype=torch.int32)
+    if kernel == "rows_pre":
+        return [x, dout, t(T, H, D), t(T, H, dtype=f32) if soft else stat, mean, rstd, rrms,
+                x, x, x, table, t(T, H, D), stat, t(4, 3, H * D, dtype=f32)]
+    if kernel == "rows_post":
+        return [x, dout, mean, rstd, x, x, table, t(T, H, D), t(T, H, 2, dtype=f32), dx,
+                t(4, 3, H * D, dtype=f32)]
     head = [x, dout, k, v, mean, rstd, rrms, x, x, x, table]
     if kernel == "rows_saved":
         head += [t(T, H, D), t(T, H, dtype=f32) if soft else stat]
@@ -67,11 +80,14 @@ def ctas_per_sm(rec: dict) -> int:
 def compile_one(kernel, act, H, D, tile, L=128):
     import normfuse
     from normfuse.kernels.attention_bwd import ACT_CODES
-    from normfuse.ops.flash_norm_attention_bwd import DEFAULT_BWD_PASSES, _kernel
+    from normfuse.ops.flash_norm_attention_bwd import DEFAULT_BWD_PASSES, PRE_PASSES, _kernel
     bm, bl, w, s = tile
     soft = act == "softmax"
     consts = dict(H=H, HKV=H, D=D, ACT=ACT_CODES[act], BLOCK_M=bm, BLOCK_L=bl)
-    passes = () if kernel == "kv" else DEFAULT_BWD_PASSES
+    if kernel in ("rows_pre", "rows_post"):  # (no keys; rows_post has no activation)
+        consts = {k_: v_ for k_, v_ in consts.items()
+                  if k_ not in ("HKV", "BLOCK_L") and not (kernel == "rows_post" and k_ == "ACT")}
+    passes = dict(kv=(), kvq=(), rows_post=(), rows_pre=PRE_PASSES).get(kernel, DEFAULT_BWD_PASSES)
     rec = dict(kernel=kernel, activation=act, H=H, D=D, block_m=bm, block_l=bl, warps=w,
                stages=s)
     try:
@@ -108,7 +124,7 @@ def main(argv=None) -> int:
                 r["ctas_per_sm"] = ctas_per_sm(r)
     for kernel, act, H in ([] if a.from_json else itertools.product(
             a.kernels.split(","), a.acts.split(","), [int(h) for h in a.heads.split(",")])):
-        for tile in (KV_TILES if kernel == "kv" else ROWS_TILES):
+        for tile in TILES.get(kernel, ROWS_TILES):
             r = compile_one(kernel, act, H, a.d, tile)
             recs.append(r)
             what = r.get("error") or (f"{r['registers']} regs, spills {r['spill_stores']} / "

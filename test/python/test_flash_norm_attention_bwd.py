@@ -485,3 +485,123 @@ def test_gpu_kv_stages_bitwise_repeatable(activation, H):
         got = flash_norm_attention_bwd(*args, **kw)
         for name, a, b in zip(NAMES, two, got):
             assert torch.equal(a, b), name
+
+
+# ---------------------------------------------------------------------------------------------
+# The kvq plan (rows_pre, kvq, rows_post: the attention's products once, all keys in one tile)
+# ---------------------------------------------------------------------------------------------
+
+def _saved_args(lens, H, Hkv, D, L, activation, *, device="cpu", seed=0, affine=True):
+    """The op's arguments with the forward's saved g and lse (from the fp64 reference), the
+    fp64 and eager gradients."""
+    x, k, v, off, dout, lnw, lnb, rmw = _inputs(lens, H, Hkv, D, L, seed=seed, device=device,
+                                                affine=affine)
+    cpu = [None if t is None else t.cpu() for t in (x, k, v, off, dout, lnw, lnb, rmw)]
+    ref, out64, st = _grads(*cpu, activation, torch.float64)
+    eager, _, _ = _grads(*cpu, activation, x.dtype)
+    lse = st.get("lse")
+    args = (dout, x, k, v, off, out64.to(x.dtype).to(device),
+            *(st[n].float().to(device) for n in ("mean", "rstd", "rrms")))
+    kw = dict(activation=activation, ln_weight=lnw, ln_bias=lnb, rms_weight=rmw,
+              g=st["g"].to(x.dtype).to(device), lse=None if lse is None else lse.to(device))
+    return args, kw, ref, eager
+
+
+def _within_eager(got, ref, eager, what=""):
+    for name, g, r, e in zip(NAMES, got, ref, eager):
+        if r is None:
+            assert g is None, name
+            continue
+        assert torch.isfinite(g.float()).all(), (what, name)
+        assert _rel(g, r) <= 1.5 * _rel(e, r) + FLOOR, (what, name, _rel(g, r), _rel(e, r))
+
+
+@pytest.mark.parametrize("activation, H, Hkv, D, L", [
+    pytest.param("softmax", 4, 2, 32, 24, id="softmax-h4-gqa"),
+    pytest.param("gelu_tanh", 3, 1, 32, 40, id="gelu-h3-mqa-l40"),   # BLOCK_L 64, ragged keys
+])
+def test_kvq_plan_matches_fp64(activation, H, Hkv, D, L):
+    """plan="kvq" against fp64 autograd (every gradient within 1.5x eager bf16's error), dlnq
+    stored in x's dtype (the default) and in fp32; rows_pre through its cluster (the exchange of
+    c) gives the bits of the naive rows_pre; dK and dV are the split plan's bits (the same
+    products in the same order); everything within 2e-2 of the split plan."""
+    args, kw, ref, eager = _saved_args(LENS, H, Hkv, D, L, activation)
+    split = flash_norm_attention_bwd(*args, block_m=16, **kw)
+    got = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", **kw)
+    assert any(f"split over a {H}-CTA cluster" in r
+               for r in last_remarks("fna_bwd_rows_pre_naive")), last_remarks("fna_bwd_rows_pre_naive")
+    _within_eager(got, ref, eager, "kvq")
+    naive = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", passes=(), **kw)
+    f32 = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", dlnq_dtype=torch.float32, **kw)
+    _within_eager(f32, ref, eager, "kvq fp32 dlnq")
+    for name, a, b, s, f in zip(NAMES, got, naive, split, f32):
+        if a is None:
+            continue
+        assert torch.equal(a, b), name
+        assert _rel(a, s) <= 2e-2 and _rel(f, s) <= 2e-2, (name, _rel(a, s), _rel(f, s))
+        if name in ("dk", "dv", "d_rms_weight"):
+            assert torch.equal(a, s), name
+
+
+def test_kvq_plan_writes_every_element(monkeypatch):
+    """Every buffer of the kvq plan NaN-poisoned (torch.empty / empty_like): an element no kernel
+    stores shows; empty sequences (first and last) get dK = dV = 0, no affine weights."""
+    real, real_empty = torch.empty_like, torch.empty
+    monkeypatch.setattr(torch, "empty_like",
+                        lambda t, **kw: real(t, **kw).fill_(float("nan"))
+                        if t.is_floating_point() else real(t, **kw))
+
+    def empty(*shape, **kw):
+        t = real_empty(*shape, **kw)
+        return t.fill_(float("nan")) if t.is_floating_point() else t
+    monkeypatch.setattr(torch, "empty", empty)
+    args, kw, ref, eager = _saved_args([0, 6, 19, 0], 2, 1, 32, 24, "softmax", seed=6,
+                                       affine=False)
+    # (plan="default" runs DEFAULT_PLAN where it applies: here the kvq plan, g being saved)
+    from normfuse.ops import flash_norm_attention_bwd as bwd
+    monkeypatch.setattr(bwd, "DEFAULT_PLAN", "kvq")
+    got = flash_norm_attention_bwd(*args, block_m=16, **kw)
+    assert last_remarks("fna_bwd_rows_pre_naive"), "the kvq plan did not run"
+    _within_eager(got, ref, eager)
+    assert (got[1][0] == 0).all() and (got[2][3] == 0).all()
+
+
+def test_kvq_plan_refusals():
+    """plan="kvq" without the saved g, with more keys than its one tile, an unknown plan, and
+    dlnq_dtype where it does not apply: refused by name, with what to do instead."""
+    a, w = _base()
+    args = (a["dout"], a["x"], a["k"], a["v"], a["offsets"], a["out"], a["mean"], a["rstd"],
+            a["rrms"])
+    g = torch.zeros(a["x"].shape, dtype=a["x"].dtype)
+    with pytest.raises(ValueError, match="plan 'kvq' needs the forward's saved g.*save=True"):
+        flash_norm_attention_bwd(*args, plan="kvq", **w)
+    with pytest.raises(ValueError, match="unknown plan 'fast'; expected 'default' or one of"):
+        flash_norm_attention_bwd(*args, plan="fast", **w)
+    with pytest.raises(ValueError, match="dlnq_dtype is the kvq plan's"):
+        flash_norm_attention_bwd(*args, dlnq_dtype=torch.float32, **w)
+    with pytest.raises(ValueError, match="dlnq_dtype must be x's dtype"):
+        flash_norm_attention_bwd(*args, g=g, plan="kvq", dlnq_dtype=torch.float16, **w)
+    k = a["k"].repeat(1, 9, 1, 1)  # 144 keys
+    with pytest.raises(ValueError, match=r"L <= 128 keys and D <= 128, got L = 144.*plan 'split'"):
+        flash_norm_attention_bwd(a["dout"], a["x"], k, k, a["offsets"], a["out"], a["mean"],
+                                 a["rstd"], a["rrms"], g=g, plan="kvq", **w)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("activation, H, Hkv, L", [
+    ("gelu_tanh", 2, 2, 128), ("softmax", 4, 2, 128), ("silu", 3, 3, 100)])
+def test_gpu_kvq_plan(activation, H, Hkv, L):
+    """On the device: the kvq plan within eager's error against fp64, close to the split plan,
+    and bitwise repeatable (its kernels run no atomics; a pipeliner race would show here)."""
+    args, kw, ref, eager = _saved_args(GPU_LENS, H, Hkv, 128, L, activation, device="cuda",
+                                       seed=12)
+    got = flash_norm_attention_bwd(*args, plan="kvq", **kw)
+    _within_eager(got, ref, eager)
+    split = flash_norm_attention_bwd(*args, **kw)
+    for name, a, s in zip(NAMES, got, split):
+        if a is not None:
+            assert _rel(a, s) <= 2e-2, (name, _rel(a, s))
+    for _ in range(3):
+        again = flash_norm_attention_bwd(*args, plan="kvq", **kw)
+        for name, a, b in zip(NAMES, got, again):
+            assert a is None or torch.equal(a, b), name

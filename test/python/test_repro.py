@@ -255,15 +255,25 @@ def test_attention_backward_report_lists_each_backwards_kernels(monkeypatch, tmp
     md = (tmp_path / "attention_bwd.md").read_text()
     assert "fused backward's kernels, softmax H=4 max=1024" in md
     assert "- `_dkdv_kernel` 5.100 x1" in md and "- `flash_bwd` 2.000 x1" in md
-    assert seen == [{"kernels": True, "rows_tiles": [], "kv_tiles": [], "budget": ab.BUDGET_S}]
+    assert seen == [{"kernels": True, "rows_tiles": [], "kv_tiles": [], "kvq_tiles": [],
+                     "budget": ab.BUDGET_S}]
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--no-kernels"]) == 0
-    assert seen[-1] == {"kernels": False, "rows_tiles": [], "kv_tiles": [], "budget": ab.BUDGET_S}
+    assert seen[-1] == {"kernels": False, "rows_tiles": [], "kv_tiles": [], "kvq_tiles": [],
+                        "budget": ab.BUDGET_S}
     # the tile lists reach the shapes, and their timings the report, fastest first
     rec["kv_tiles_ms"] = {"32x32:4:2": 5.4, "32x64:4:3": 5.1}
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--kv-tiles",
                     "32x32:4:2,32x64:4:3"]) == 0
     assert seen[-1]["kv_tiles"] == [(32, 32, 4, 2), (32, 64, 4, 3)]
+    rec["kvq_tiles_ms"] = {"16:8:2": 3.9, "32:8:3": 3.7}
+    rec["fused_saved_kvq_kernels"] = [["fna_bwd_kvq_naive", 2.5, 1]]
+    assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--kv-tiles",
+                    "32x32:4:2,32x64:4:3", "--kvq-tiles", "16:8:2,32:8:3"]) == 0
+    assert seen[-1]["kvq_tiles"] == [(16, 8, 2), (32, 8, 3)]
     md = (tmp_path / "attention_bwd.md").read_text()
+    assert ("kvq plan by its kvq kernel's tile (BLOCK_M:warps:stages), softmax H=4 max=1024: "
+            "32:8:3 3.700 ms, 16:8:2 3.900 ms") in md
+    assert "fused_saved_kvq backward's kernels" in md and "`fna_bwd_kvq_naive` 2.500 x1" in md
     assert ("default backward (saved g) by dK/dV kernel tile (BLOCK_MxBLOCK_L:warps:stages), "
             "softmax H=4 max=1024: 32x64:4:3 5.100 ms, 32x32:4:2 5.400 ms") in md
 
@@ -288,6 +298,11 @@ def test_attention_backward_train_step_fields():
     got = train_step_fields(rec)
     assert got["train_unfused_best_ms"] == 5.0 and got["train_unfused_best"] == "dynamic"
     assert abs(got["train_saved_pct_vs_padded_unfused"] - 20.0) < 1e-9
+    assert "train_fused_kvq_ms" not in got
+    # the kvq plan's backward beside it
+    got = train_step_fields(dict(rec, fused_saved_kvq_ms=2.5))
+    assert got["train_fused_kvq_ms"] == 3.5
+    assert abs(got["train_saved_kvq_pct_vs_padded_unfused"] - 30.0) < 1e-9
 
 
 def test_summary_times_a_cells_quantities_in_turns(monkeypatch):
@@ -337,6 +352,9 @@ def test_attention_bwd_tile_lists():
     assert ab.parse_tiles("") == []
     with pytest.raises(ValueError, match=r"tile '64x64:8': expected BLOCK_MxBLOCK_L:warps:stages"):
         ab.parse_tiles("32x32:4:2,64x64:8")
+    assert ab.parse_kvq_tiles("16:8:2, 32:8:3,") == [(16, 8, 2), (32, 8, 3)]
+    with pytest.raises(ValueError, match=r"kvq tile '16x128:8:2': expected BLOCK_M:warps:stages"):
+        ab.parse_kvq_tiles("16x128:8:2")
 
 
 def test_attention_configs_and_cells(monkeypatch):

@@ -360,3 +360,187 @@ def fna_bwd_kv_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, L
     out = b * stride_kb + offs_l[:, None] * stride_kl + kvh * D + offs_d[None, :]
     tl.store(DK + out, dk.to(DK.dtype.element_ty), mask=lmask[:, None])
     tl.store(DV + out, dv.to(DV.dtype.element_ty), mask=lmask[:, None])
+
+
+# ---------------------------------------------------------------------------------------------
+# The three-kernel plan ("kvq"; the forward's g and lse saved, all L keys in one tile).
+#
+# The two kernels above run the attention backward's products 7 times per head and row block:
+# the rows kernel recomputes S = q K^T and dP = dz V^T for dlnq = dS K, the dK / dV kernel
+# recomputes both again (its key blocks are narrower than L, so no program sees a row's whole
+# dS). Where one tile holds every key (L <= BLOCK_L), the program of a (batch, kv head) sees
+# each row's whole dS and can finish dlnq itself: 5 products, FlashAttention-2's count, no
+# atomics. The cross-head sums then split around it:
+#
+#   rows_pre  (one program per row block; cross-head c):   c, dz = rrms (dout w - z c rrms^2 / N),
+#             the RMS weight's partials, softmax's delta = sum_D(dz g), lse copied beside it
+#   kvq       (one program per batch and kv head, all keys): S^T = K q^T, P^T, dV += P^T dz,
+#             dP^T = V dz^T, dS^T, dK += dS^T q, dlnq = dS K + dz (stored in DLNQ's dtype), and
+#             each row's per-head LayerNorm partials sum_D(dlnq a), sum_D(dlnq a xhat) of the
+#             stored (rounded) dlnq
+#   rows_post (one program per row block; no exchange: the partials are summed over heads):
+#             dx = rstd (dlnq a - (c1 + xhat c2) / N) + dout, the LayerNorm weights' partials
+#
+# The kvq kernel works transposed (keys as the products' M dimension, 128 rows for two
+# warpgroups' wgmma), as FlashAttention-2's dK / dV loop does; dS^T is transposed once more for
+# dS K. Traffic over the two-kernel plan: dlnq written and read once ([T, H, D] in DLNQ's
+# dtype); the rows kernel's recomputed products and the dK / dV kernel's re-reads of x and dz
+# per key block go.
+# ---------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def fna_bwd_rows_pre_naive(X, DOUT, GS, LSE, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, DZ, STAT,
+                           DW_PART, H: tl.constexpr, D: tl.constexpr, ACT: tl.constexpr,
+                           BLOCK_M: tl.constexpr, HAS_LNW: tl.constexpr = False,
+                           HAS_LNB: tl.constexpr = False, HAS_RMSW: tl.constexpr = False):
+    """The RMSNorm backward of a row block (the kvq plan's first kernel): dz for every head in
+    DZ (x's dtype), softmax's (lse, delta) per row and head in STAT, the RMS weight's column
+    partials in DW_PART[pid, 0]. Two loops over the heads, the cross-head sum c between them."""
+    pid = tl.program_id(0)
+    N: tl.constexpr = H * D
+    start = tl.load(ROWS + pid * 3 + 1)
+    end = tl.load(ROWS + pid * 3 + 2)
+    rows = start + tl.arange(0, BLOCK_M)
+    rmask = rows < end
+    offs_d = tl.arange(0, D)
+    tmask = rmask[:, None]
+    mean = tl.load(MEAN + rows, mask=rmask, other=0.0)
+    rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+    rrms = tl.load(RRMS + rows, mask=rmask, other=0.0)
+
+    # loop 1: z = ln_q + g per head; the RMS backward's statistic sum_N(dout * w * z)
+    c = tl.zeros([BLOCK_M], tl.float32)
+    for h in range(0, H):
+        tile = (rows[:, None] * H + h) * D + offs_d[None, :]
+        xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
+        z = lnq + tl.load(GS + tile, mask=tmask, other=0.0).to(tl.float32)
+        do = tl.load(DOUT + tile, mask=tmask, other=0.0).to(tl.float32)
+        if HAS_RMSW:
+            do = do * tl.load(RMSW + h * D + offs_d).to(tl.float32)[None, :]
+        c += tl.sum(do * z, 1)
+    cz = c * rrms * rrms * (1.0 / N)
+
+    # loop 2: dz (and delta) per head
+    for h in range(0, H):
+        tile = (rows[:, None] * H + h) * D + offs_d[None, :]
+        xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
+        gh = tl.load(GS + tile, mask=tmask, other=0.0).to(tl.float32)
+        z = lnq + gh
+        do = tl.load(DOUT + tile, mask=tmask, other=0.0).to(tl.float32)
+        dow = do
+        if HAS_RMSW:
+            dow = do * tl.load(RMSW + h * D + offs_d).to(tl.float32)[None, :]
+            tl.store(DW_PART + pid * 3 * N + h * D + offs_d, tl.sum(do * z * rrms[:, None], 0))
+        dz = rrms[:, None] * (dow - z * cz[:, None])
+        tl.store(DZ + tile, dz.to(DZ.dtype.element_ty), mask=tmask)
+        if ACT == 4:
+            tl.store(STAT + (rows * H + h) * 2,
+                     tl.load(LSE + rows * H + h, mask=rmask, other=0.0), mask=rmask)
+            tl.store(STAT + (rows * H + h) * 2 + 1, tl.sum(dz * gh, 1), mask=rmask)
+
+
+@triton.jit
+def _probs_t(st, lse, lmask, rmask, qk_scale, ACT: tl.constexpr):
+    """P^T for a tile of transposed scores S^T [keys, rows] (f32); 0 past L and past the rows."""
+    if ACT == 4:
+        p = tl.exp2(tl.fma(st, qk_scale * 1.4426950408889634, -(lse * 1.4426950408889634)[None, :]))
+    else:
+        p = _act(st, ACT) * qk_scale
+    return tl.where(lmask[:, None] & rmask[None, :], p, 0.0)
+
+
+@triton.jit
+def fna_bwd_kvq_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, DLNQ, PART, L,
+                      stride_kb, stride_kl, qk_scale, H: tl.constexpr, HKV: tl.constexpr,
+                      D: tl.constexpr, ACT: tl.constexpr, BLOCK_M: tl.constexpr,
+                      BLOCK_L: tl.constexpr, HAS_LNW: tl.constexpr = False,
+                      HAS_LNB: tl.constexpr = False):
+    """The attention backward of one (batch, kv head) with all L <= BLOCK_L keys in one tile:
+    dK, dV, and per query head and row block dlnq = dS K + dz (DLNQ, its dtype) with the
+    LayerNorm backward's per-head row partials (PART [T, H, 2] f32: sum_D(dlnq a),
+    sum_D(dlnq a xhat), of the stored dlnq). Rows of the batch in BLOCK_M steps."""
+    pid = tl.program_id(0)
+    G: tl.constexpr = H // HKV
+    kvh = pid % HKV
+    b = pid // HKV
+    offs_l = tl.arange(0, BLOCK_L)
+    offs_d = tl.arange(0, D)
+    lmask = offs_l < L
+    k = _kv_tile(K, b, kvh, 0, L, stride_kb, stride_kl, D, BLOCK_L)
+    v = _kv_tile(V, b, kvh, 0, L, stride_kb, stride_kl, D, BLOCK_L)
+    q0 = tl.load(OFFSETS + b).to(tl.int32)
+    q1 = tl.load(OFFSETS + b + 1).to(tl.int32)
+    dk = tl.zeros([BLOCK_L, D], tl.float32)
+    dv = tl.zeros([BLOCK_L, D], tl.float32)
+    for g in range(0, G):
+        h = kvh * G + g
+        for start in range(q0, q1, BLOCK_M):
+            rows = start + tl.arange(0, BLOCK_M)
+            rmask = rows < q1
+            mean = tl.load(MEAN + rows, mask=rmask, other=0.0)
+            rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+            xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
+            q = lnq.to(X.dtype.element_ty)
+            tile = (rows[:, None] * H + h) * D + offs_d[None, :]
+            dz = tl.load(DZ + tile, mask=rmask[:, None], other=0.0)
+            lse = tl.zeros([BLOCK_M], tl.float32)
+            delta = tl.zeros([BLOCK_M], tl.float32)
+            if ACT == 4:
+                lse = tl.load(STAT + (rows * H + h) * 2, mask=rmask, other=0.0)
+                delta = tl.load(STAT + (rows * H + h) * 2 + 1, mask=rmask, other=0.0)
+            st = tl.dot(k, tl.trans(q))                       # S^T [BLOCK_L, BLOCK_M]
+            pt = _probs_t(st, lse, lmask, rmask, qk_scale, ACT)
+            dv = tl.dot(pt.to(v.dtype), dz, dv)
+            dpt = tl.dot(v, tl.trans(dz))                     # dP^T
+            if ACT == 4:
+                dst = pt * tl.fma(dpt, qk_scale, -(delta * qk_scale)[None, :])
+            else:
+                dst = _act_grad(st, ACT) * dpt * qk_scale
+            dst = tl.where(lmask[:, None] & rmask[None, :], dst, 0.0).to(q.dtype)
+            dk = tl.dot(dst, q, dk)
+            dlnq = tl.dot(tl.trans(dst), k, dz.to(tl.float32)).to(DLNQ.dtype.element_ty)
+            tl.store(DLNQ + tile, dlnq, mask=rmask[:, None])
+            ga = dlnq.to(tl.float32) * a[None, :]
+            tl.store(PART + (rows * H + h) * 2, tl.sum(ga, 1), mask=rmask)
+            tl.store(PART + (rows * H + h) * 2 + 1, tl.sum(ga * xhat, 1), mask=rmask)
+    out = b * stride_kb + offs_l[:, None] * stride_kl + kvh * D + offs_d[None, :]
+    tl.store(DK + out, dk.to(DK.dtype.element_ty), mask=lmask[:, None])
+    tl.store(DV + out, dv.to(DV.dtype.element_ty), mask=lmask[:, None])
+
+
+@triton.jit
+def fna_bwd_rows_post_naive(X, DOUT, MEAN, RSTD, LNW, LNB, ROWS, DLNQ, PART, DX, DW_PART,
+                            H: tl.constexpr, D: tl.constexpr, BLOCK_M: tl.constexpr,
+                            HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False):
+    """The LayerNorm backward and the outer residual of a row block (the kvq plan's last
+    kernel): c1, c2 summed over the heads' partials, then dx per head; the LayerNorm weights'
+    column partials in DW_PART[pid, 1] and [pid, 2]."""
+    pid = tl.program_id(0)
+    N: tl.constexpr = H * D
+    start = tl.load(ROWS + pid * 3 + 1)
+    end = tl.load(ROWS + pid * 3 + 2)
+    rows = start + tl.arange(0, BLOCK_M)
+    rmask = rows < end
+    offs_d = tl.arange(0, D)
+    tmask = rmask[:, None]
+    mean = tl.load(MEAN + rows, mask=rmask, other=0.0)
+    rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+    c1 = tl.zeros([BLOCK_M], tl.float32)
+    c2 = tl.zeros([BLOCK_M], tl.float32)
+    for h in range(0, H):
+        c1 += tl.load(PART + (rows * H + h) * 2, mask=rmask, other=0.0)
+        c2 += tl.load(PART + (rows * H + h) * 2 + 1, mask=rmask, other=0.0)
+    c1 = c1 * (1.0 / N)
+    c2 = c2 * (1.0 / N)
+    for h in range(0, H):
+        tile = (rows[:, None] * H + h) * D + offs_d[None, :]
+        dlnq = tl.load(DLNQ + tile, mask=tmask, other=0.0).to(tl.float32)
+        xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
+        do = tl.load(DOUT + tile, mask=tmask, other=0.0).to(tl.float32)
+        dx = rstd[:, None] * (dlnq * a[None, :] - tl.fma(xhat, c2[:, None], c1[:, None])) + do
+        tl.store(DX + tile, dx.to(DX.dtype.element_ty), mask=tmask)
+        if HAS_LNW:
+            tl.store(DW_PART + pid * 3 * N + N + h * D + offs_d, tl.sum(dlnq * xhat, 0))
+        if HAS_LNB:
+            tl.store(DW_PART + pid * 3 * N + 2 * N + h * D + offs_d, tl.sum(dlnq, 0))

@@ -10,7 +10,9 @@ kernel (RMSNorm backward, attention backward for d ln_q, LayerNorm backward, out
 program per row block, the heads of a row block dealt to one thread-block cluster by
 `cluster-reduce-chain`, which exchanges the two cross-head reductions through distributed shared
 memory) and the dK/dV kernel (one program per batch, kv head and key block; deterministic, no
-atomics). The weight gradients are per-program column sums, added up here.
+atomics). The weight gradients are per-program column sums, added up here. That is the "split"
+plan; `plan="kvq"` (the forward's g saved, every key in one tile) runs three kernels instead,
+with the attention's products once per head and row block (`PLANS`, below).
 
 What the forward saved is used as follows: mean and rstd recompute ln_q; rrms is the RMSNorm's
 statistic; `out` is accepted for the contract but not read (z = g + ln_q is recomputed, see the
@@ -35,6 +37,7 @@ from ..reference_attention import ACTIVATIONS, check_layout, default_qk_scale
 from .common import cached_row_block_table, host_offsets, row_block_count, row_block_table
 
 __all__ = ["flash_norm_attention_bwd", "DEFAULT_BWD_PASSES", "default_bwd_passes", "BwdConfig",
+           "PLANS", "PRE_PASSES", "DEFAULT_PLAN",
            "row_block_table", "unwritten_scratch", "bwd_kernels"]
 
 # the rows kernel's pipeline: the heads of a row block over one cluster, then each CTA's reloads
@@ -81,6 +84,36 @@ class BwdConfig:
     kv_block_l: int = 32     # keys per program
     kv_num_warps: int = 4
     kv_num_stages: int = 3
+    # the kvq plan's middle kernel (`fna_bwd_kvq_naive`): one program per batch and kv head,
+    # all L <= KVQ_MAX_L keys in one tile (the products' M: 128 keys = two warpgroups' wgmma),
+    # kvq_block_m rows a step; its first and last kernels take block_m and num_warps. Chosen by
+    # ptxas alone (not timed yet; `bench/fna_bwd_tiles.py --kernels kvq`, D = L = 128): 16 rows
+    # at 8 warps 238-255 registers without spills (GELU, softmax; 2 stages: 246 / 255), 32 rows
+    # 0-48 B of spills, 64 rows 228-336 B, 4 warps 1-3 KB (the fp32 dK and dV of 128 keys alone
+    # take 128 registers a thread at 8 warps), 16 warps capped at 128 registers (192-612 B).
+    kvq_block_m: int = 16
+    kvq_num_warps: int = 8
+    kvq_num_stages: int = 2
+
+
+# The plans (`flash_norm_attention_bwd(plan=...)`):
+#   "split": the rows kernel (dz, dlnq = dS K + dz, dx; the cross-head sums through a cluster)
+#            and the dK / dV kernel (key blocks of kv_block_l): 7 of the attention's products per
+#            head and row block;
+#   "kvq":   (the forward's g saved; L <= KVQ_MAX_L, D <= KVQ_MAX_D) rows_pre (dz, through a
+#            cluster), kvq (dK, dV and dlnq with the LayerNorm's per-head partials, all keys in
+#            one tile: 5 products) and rows_post (dx; the partials summed over heads, no cluster);
+#            dlnq round-trips through memory in `dlnq_dtype`.
+PLANS = ("split", "kvq")
+KVQ_MAX_L = 128
+KVQ_MAX_D = 128
+# what plan="default" runs (the autograd backward's choice): the kvq plan where it applies (g
+# saved, L <= KVQ_MAX_L, D <= KVQ_MAX_D) once it is "kvq", else the split plan. "split" until
+# the kvq plan is timed on the H200 (bench_attention_bwd's `fused_saved_kvq_ms`).
+DEFAULT_PLAN = "split"
+# rows_pre's pipeline: its two loops over heads on one cluster (c exchanged), x, g and dout
+# issued while the exchange waits; the second loop's reloads merged into the first's
+PRE_PASSES = ("cluster-reduce-chain{early-loads=true}", "reuse-loads")
 _I32 = 2 ** 31
 
 
@@ -90,10 +123,13 @@ def bwd_kernels():
 
 
 def _kernel(which: str):
-    """The naive kernel of `which`: "rows", "rows_saved" (the forward's g and lse read) or "kv"."""
-    if which == "rows_saved":
-        from ..kernels.attention_bwd import fna_bwd_rows_saved_naive
-        return fna_bwd_rows_saved_naive
+    """The naive kernel of `which`: "rows", "rows_saved" (the forward's g and lse read), "kv",
+    or the kvq plan's "rows_pre", "kvq", "rows_post"."""
+    from ..kernels import attention_bwd as kb
+    named = dict(rows_saved=kb.fna_bwd_rows_saved_naive, rows_pre=kb.fna_bwd_rows_pre_naive,
+                 kvq=kb.fna_bwd_kvq_naive, rows_post=kb.fna_bwd_rows_post_naive)
+    if which in named:
+        return named[which]
     return bwd_kernels()[0 if which == "rows" else 1]
 
 
@@ -237,7 +273,8 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
                              rms_eps: float | None = None, max_seqlen: int | None = None,
                              passes="default", config: BwdConfig | None = None,
                              block_m: int | None = None, g=None, lse=None,
-                             check_offsets: bool = True):
+                             check_offsets: bool = True, plan: str = "default",
+                             dlnq_dtype: torch.dtype | None = None):
     """Gradients of flash_norm_attention w.r.t. x, k, v and the norm weights (None where absent).
     `passes`: the rows kernel's pipeline ("default": `default_bwd_passes(activation)`; () for
     the naive kernel, the numerical oracle). `config`: the tiles (`BwdConfig`); `block_m` overrides the
@@ -250,6 +287,10 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     program per row block. False (the autograd backward: the forward checked the same offsets)
     reads nothing on the host: the grid is exact where the forward's host copy is cached, else
     the upper bound cdiv(T, block_m) + B with the extra programs masked off (`row_block_table`).
+    `plan`: "split" (two kernels) or "kvq" (three, the attention's products once; needs g and
+    lse, L <= 128 keys and D <= 128; `passes` then is rows_pre's pipeline, "default"
+    `PRE_PASSES`), see `PLANS`; "default": `DEFAULT_PLAN` where it applies, else "split". `dlnq_dtype`: the kvq plan's dlnq between its kernels (default
+    x's dtype; torch.float32 keeps it as the split plan does, at twice the traffic).
     """
     from ..kernels.attention_bwd import ACT_CODES
     if x.device.type != "cuda" and _CPU_LAUNCH is None:
@@ -263,10 +304,12 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     T, H, D, B, L = _check(dout, x, k, v, offsets, out, mean, rstd, rrms, weights, activation,
                            host if check_offsets else None)
     _check_saved(g, lse, x, T, H, D, activation)
+    plan = _check_plan(plan, dlnq_dtype, g, x, k, D)
     Hkv = k.shape[2]
     scale = default_qk_scale(activation, D) if qk_scale is None else float(qk_scale)
     dev = x.device
-    passes = default_bwd_passes(activation) if passes == "default" else (
+    kvq = plan == "kvq"
+    passes = (PRE_PASSES if kvq else default_bwd_passes(activation)) if passes == "default" else (
         () if passes is None else (passes if isinstance(passes, str) else tuple(passes)))
     x, dout, k, v = (t.contiguous() for t in (x, dout, k, v))
     gs = None if g is None else g.contiguous()
@@ -275,7 +318,6 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     # (the dK / dV kernel stores every key of every batch and head, an empty sequence's as zeros)
     dk = torch.empty_like(k)
     dv = torch.empty_like(v)
-    grads = [None, None, None]
     if T == 0 or B == 0:
         dx.zero_()
         dk.zero_()
@@ -310,6 +352,11 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=cfg.block_m, BLOCK_L=cfg.block_l,
                   HAS_LNW=lnw is not None, HAS_LNB=lnb is not None, HAS_RMSW=rmw is not None)
     saved = [] if gs is None else [gs, lse.contiguous() if soft else stat]
+    if kvq:
+        _kvq_plan(x, dout, k, v, offsets, mean, rstd, rrms, lnw, lnb, rmw, saved, table, nprog,
+                  dz, stat, dw_part, dx, dk, dv, L, scale, consts, cfg, passes,
+                  dlnq_dtype or x.dtype)
+        return (dx, dk, dv, *_weight_grads(dw_part, rmw, lnw, lnb))
     which = "rows" if gs is None else "rows_saved"
     head = [x, dout, k, v, mean, rstd, rrms, lnw if lnw is not None else dummy,
             lnb if lnb is not None else dummy, rmw if rmw is not None else dummy, table, *saved]
@@ -326,9 +373,66 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
             [x, k, v, mean, rstd, lnw if lnw is not None else dummy,
              lnb if lnb is not None else dummy, off, dz, stat, dk, dv, L, stride_kb, stride_kl,
              scale], kv_consts, dev, cfg.kv_num_warps, cfg.kv_num_stages)
-    if any_w:
-        for i, w in enumerate((rmw, lnw, lnb)):
-            if w is not None:
-                grads[i] = dw_part[:, i].sum(0).to(w.dtype)
-    d_rms, d_lnw, d_lnb = grads
-    return dx, dk, dv, d_lnw, d_lnb, d_rms
+    return (dx, dk, dv, *_weight_grads(dw_part, rmw, lnw, lnb))
+
+
+def _weight_grads(dw_part, rmw, lnw, lnb) -> tuple:
+    """(d ln_weight, d ln_bias, d rms_weight) from the programs' column partials (rows 0: the RMS
+    weight, 1: the LayerNorm weight, 2: its bias), None where the weight is absent."""
+    grads = [None if w is None else dw_part[:, i].sum(0).to(w.dtype)
+             for i, w in enumerate((rmw, lnw, lnb))]
+    return grads[1], grads[2], grads[0]
+
+
+def _check_plan(plan, dlnq_dtype, g, x, k, D) -> str:
+    """The plan to run ("default" resolved), checked against the inputs."""
+    op = "flash_norm_attention_bwd"
+    L = k.shape[1]
+    if plan == "default":
+        fits = g is not None and L <= KVQ_MAX_L and D <= KVQ_MAX_D
+        plan = "kvq" if DEFAULT_PLAN == "kvq" and fits else "split"
+    elif plan not in PLANS:
+        raise ValueError(f"{op}: unknown plan {plan!r}; expected 'default' or one of {PLANS}")
+    if plan != "kvq":
+        if dlnq_dtype is not None:
+            raise ValueError(f"{op}: dlnq_dtype is the kvq plan's; plan {plan!r} keeps dlnq in "
+                             f"registers")
+        return plan
+    if g is None:
+        raise ValueError(f"{op}: plan 'kvq' needs the forward's saved g (and lse for softmax): "
+                         f"run the forward with save=True, or use plan 'split'")
+    if L > KVQ_MAX_L or D > KVQ_MAX_D:
+        raise ValueError(f"{op}: plan 'kvq' holds every key of a head in one tile: it needs "
+                         f"L <= {KVQ_MAX_L} keys and D <= {KVQ_MAX_D}, got L = {L}, D = {D}; "
+                         f"use plan 'split'")
+    if dlnq_dtype not in (None, torch.float32, x.dtype):
+        raise ValueError(f"{op}: dlnq_dtype must be x's dtype {x.dtype} or torch.float32, got "
+                         f"{dlnq_dtype}")
+    return plan
+
+
+def _kvq_plan(x, dout, k, v, offsets, mean, rstd, rrms, lnw, lnb, rmw, saved, table, nprog, dz,
+              stat, dw_part, dx, dk, dv, L, scale, consts, cfg, passes, dlnq_dtype) -> None:
+    """The kvq plan's three launches (`PLANS`), into dz, stat, dw_part, dx, dk, dv."""
+    dev = x.device
+    T, H, D = dz.shape
+    Hkv = k.shape[2]
+    dummy = x
+    w3 = [w if w is not None else dummy for w in (lnw, lnb, rmw)]
+    has = dict(HAS_LNW=lnw is not None, HAS_LNB=lnb is not None)
+    gs, lse_or_stat = saved
+    _launch("rows_pre", passes, (nprog,),
+            [x, dout, gs, lse_or_stat, mean, rstd, rrms, *w3, table, dz, stat, dw_part],
+            dict(H=H, D=D, ACT=consts["ACT"], BLOCK_M=cfg.block_m, HAS_RMSW=rmw is not None,
+                 **has), dev, cfg.num_warps, cfg.num_stages)
+    dlnq = torch.empty((T, H, D), dtype=dlnq_dtype, device=dev)
+    part = torch.empty((T, H, 2), dtype=torch.float32, device=dev)
+    block_l = max(16, 1 << (L - 1).bit_length())
+    _launch("kvq", (), (k.shape[0] * Hkv,),
+            [x, k, v, mean, rstd, *w3[:2], offsets.contiguous(), dz, stat, dk, dv, dlnq, part, L,
+             k.stride(0), k.stride(1), scale],
+            dict(H=H, HKV=Hkv, D=D, ACT=consts["ACT"], BLOCK_M=cfg.kvq_block_m, BLOCK_L=block_l,
+                 **has), dev, cfg.kvq_num_warps, cfg.kvq_num_stages)
+    _launch("rows_post", (), (nprog,),
+            [x, dout, mean, rstd, *w3[:2], table, dlnq, part, dx, dw_part],
+            dict(H=H, D=D, BLOCK_M=cfg.block_m, **has), dev, cfg.num_warps, 1)

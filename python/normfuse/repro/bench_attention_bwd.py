@@ -38,8 +38,13 @@
    - forward + backward (`train_*`): the fused training forward and backward against each
      unfused pipeline's training forward (`unfused_*_fwd_ms`, the graph recorded) and backward,
      the saved % against the fastest one (no saved % where the compiled one was skipped).
-   - tiles (`--rows-tiles`, `--kv-tiles`): the default backward (saved g) with each given tile
-     of one kernel, the other at its default (`rows_tiles_ms` / `kv_tiles_ms`: {tile: ms});
+   - the kvq plan (`fused_saved_kvq_ms`, `plan="kvq"`: rows_pre, kvq, rows_post, the attention's
+     products once per head and row block instead of the split plan's 7; dlnq between the
+     kernels in bf16, and in fp32 as `fused_saved_kvq_f32_ms`), `train_fused_kvq_ms` and
+     `train_saved_kvq_pct_vs_padded_unfused` with it;
+   - tiles (`--rows-tiles`, `--kv-tiles`, `--kvq-tiles`): the default backward (saved g) with
+     each given tile of one kernel, the other at its default (`rows_tiles_ms` / `kv_tiles_ms`:
+     {tile: ms}), and the kvq plan with each tile of its middle kernel (`kvq_tiles_ms`);
    - kernels (`--kernels`, on by default): where each backward's device time goes, one call
      under torch.profiler (`*_kernels`: [kernel, device ms, launches], largest first) for the
      fused backward and the unfused eager one (issue 22: the first step is to find where the
@@ -163,6 +168,8 @@ def train_step_fields(rec: dict) -> dict:
     out = {}
     if "fwd_saving_ms" in rec and "fused_saved_ms" in rec:
         out["train_fused_ms"] = rec["fwd_saving_ms"] + rec["fused_saved_ms"]
+    if "fwd_saving_ms" in rec and "fused_saved_kvq_ms" in rec:
+        out["train_fused_kvq_ms"] = rec["fwd_saving_ms"] + rec["fused_saved_kvq_ms"]
     unf = {m: rec[f"unfused_{m}_fwd_ms"] + rec[f"unfused_{m}_ms"]
            for m in ("eager", "compiled", "dynamic")
            if f"unfused_{m}_fwd_ms" in rec and f"unfused_{m}_ms" in rec}
@@ -175,6 +182,9 @@ def train_step_fields(rec: dict) -> dict:
                 and "unfused_compiled_ms" in rec):
             out["train_saved_pct_vs_padded_unfused"] = 100.0 * (1 - out["train_fused_ms"]
                                                                  / unf[best])
+            if "train_fused_kvq_ms" in out:
+                out["train_saved_kvq_pct_vs_padded_unfused"] = 100.0 * (
+                    1 - out["train_fused_kvq_ms"] / unf[best])
     return out
 
 
@@ -185,6 +195,19 @@ def backward_kernels(fn, inputs, dout, top: int = 10) -> list:
     leaves = [t.detach().requires_grad_() for t in inputs]
     out = fn(*leaves)
     return _device_kernels(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True), top)
+
+
+def parse_kvq_tiles(spec: str) -> list[tuple[int, int, int]]:
+    """"16:8:2,32:8:3" -> [(BLOCK_M, warps, stages), ...] of the kvq plan's middle kernel."""
+    out = []
+    for item in filter(None, (t.strip() for t in (spec or "").split(","))):
+        try:
+            bm, w, st = (int(n) for n in item.split(":"))
+        except ValueError:
+            raise ValueError(f"kvq tile '{item}': expected BLOCK_M:warps:stages, e.g. "
+                             f"16:8:2") from None
+        out.append((bm, w, st))
+    return out
 
 
 def parse_tiles(spec: str) -> list[tuple[int, int, int, int]]:
@@ -202,11 +225,12 @@ def parse_tiles(spec: str) -> list[tuple[int, int, int, int]]:
 
 
 def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
-                rows_tiles=(), kv_tiles=(), budget: float = BUDGET_S) -> list[dict]:
+                rows_tiles=(), kv_tiles=(), kvq_tiles=(),
+                budget: float = BUDGET_S) -> list[dict]:
     """One shape's records; the compiled unfused baseline (a compile per shape) only while less
     than 60 % of `budget` (the script's --budget, seconds since `t_start`) is spent."""
     from triton.testing import do_bench
-    from normfuse.ops.flash_norm_attention_bwd import (DEFAULT_BWD_PASSES, BwdConfig,
+    from normfuse.ops.flash_norm_attention_bwd import (DEFAULT_BWD_PASSES, KVQ_MAX_L, BwdConfig,
                                                        default_bwd_passes,
                                                        flash_norm_attention_bwd)
     from normfuse.reference_attention import default_qk_scale
@@ -272,6 +296,22 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     off2 = off.clone()
     guard("fused_saved_bound_ms", lambda: do_bench(
         lambda: flash_norm_attention_bwd(*sargs[:4], off2, *sargs[5:], **skw), warmup=5, rep=30))
+    # the kvq plan (rows_pre, kvq, rows_post: the attention's products once, all keys in one
+    # tile): dlnq between its kernels in x's dtype (its default) and in fp32; its middle
+    # kernel's tiles (`--kvq-tiles`, "BLOCK_M:warps:stages": ms)
+    if L <= KVQ_MAX_L:
+        guard("fused_saved_kvq_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
+            *sargs, plan="kvq", **skw), warmup=5, rep=30))
+        guard("fused_saved_kvq_f32_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
+            *sargs, plan="kvq", dlnq_dtype=torch.float32, **skw), warmup=5, rep=30))
+        for bm, w, st in kvq_tiles:
+            key = "%d:%d:%d" % (bm, w, st)
+            tcfg = BwdConfig(kvq_block_m=bm, kvq_num_warps=w, kvq_num_stages=st)
+            guard(f"kvq_tiles_ms[{key}]", lambda tcfg=tcfg: do_bench(
+                lambda: flash_norm_attention_bwd(*sargs, plan="kvq", config=tcfg, **skw),
+                warmup=5, rep=30))
+            if f"kvq_tiles_ms[{key}]" in rec:
+                rec.setdefault("kvq_tiles_ms", {})[key] = rec.pop(f"kvq_tiles_ms[{key}]")
     # tile sweeps of the default (saved g) backward, one kernel's tiles at a time, the other
     # kernel at its default: {"BMxBL:warps:stages": ms}
     for name, tiles, fields in (("rows_tiles_ms", rows_tiles,
@@ -299,6 +339,9 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
             lambda: flash_norm_attention_bwd(*args, **kw), top=10))
         guard("fused_saved_kernels", lambda: _device_kernels(
             lambda: flash_norm_attention_bwd(*sargs, **skw), top=10))
+        if L <= KVQ_MAX_L:
+            guard("fused_saved_kvq_kernels", lambda: _device_kernels(
+                lambda: flash_norm_attention_bwd(*sargs, plan="kvq", **skw), top=10))
         guard("unfused_eager_kernels", lambda: backward_kernels(
             lambda a, b_, c: unfused(a, b_, c, bidx, tidx, max_len, activation, scale),
             (x, k, v), dout.reshape(T, -1)))
@@ -360,9 +403,14 @@ def main(argv=None) -> int:
                          "bench/fna_bwd_tiles.py lists which compile without spills)")
     ap.add_argument("--kv-tiles", default="",
                     help="likewise for the dK/dV kernel's tiles (e.g. 32x32:4:2,32x64:4:3)")
+    ap.add_argument("--kvq-tiles", default="",
+                    help="also time the kvq plan with these tiles of its middle kernel, "
+                         "BLOCK_M:warps:stages comma-separated (e.g. 16:8:1,16:8:3,32:8:3; "
+                         "`bench/fna_bwd_tiles.py --kernels kvq` lists the spills)")
     args = ap.parse_args(argv)
     try:
         rows_tiles, kv_tiles = parse_tiles(args.rows_tiles), parse_tiles(args.kv_tiles)
+        kvq_tiles = parse_kvq_tiles(args.kvq_tiles)
     except ValueError as e:
         ap.error(str(e))
     budget = args.budget
@@ -391,7 +439,8 @@ def main(argv=None) -> int:
             continue
         try:
             recs = bench_shape(H, max_len, act, t0, args.quick, kernels=not args.no_kernels,
-                               rows_tiles=rows_tiles, kv_tiles=kv_tiles, budget=budget)
+                               rows_tiles=rows_tiles, kv_tiles=kv_tiles, kvq_tiles=kvq_tiles,
+                               budget=budget)
         except Exception as e:  # noqa: BLE001
             recs = [{"op": "flash_norm_attention.backward", "H": H, "max_seqlen": max_len,
                      "activation": act, "errors": {"shape": repr(e)[-800:]}}]
@@ -404,10 +453,11 @@ def main(argv=None) -> int:
         json.dump(result, f, indent=1)
     cols = ["activation", "H", "max_seqlen", "T", "fused_ms", "fused_saved_ms",
             "fused_saved_bound_ms", "fused_saved_chain_ms", "fused_saved_early_ms",
-            "fused_saved_early_reuse_ms", "fwd_ms", "fwd_saving_ms", "naive_ms",
+            "fused_saved_early_reuse_ms", "fused_saved_kvq_ms", "fused_saved_kvq_f32_ms", "fwd_ms", "fwd_saving_ms", "naive_ms",
             "unfused_eager_ms", "unfused_compiled_ms", "unfused_dynamic_ms",
             "norms_compiled_ms", "saved_pct_vs_padded_unfused", "train_fused_ms",
-            "train_unfused_best_ms", "train_saved_pct_vs_padded_unfused"]
+            "train_unfused_best_ms", "train_saved_pct_vs_padded_unfused",
+            "train_fused_kvq_ms", "train_saved_kvq_pct_vs_padded_unfused"]
     lines = ["# FlashNormAttention backward (bf16, B=768, L=128, D=128, no affines)", "",
              f"pytest -m gpu: {result['pytest'].get('summary', result['pytest'])}", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -415,15 +465,20 @@ def main(argv=None) -> int:
         lines.append("| " + " | ".join(
             (f"{r[c]:.3f}" if isinstance(r.get(c), float) else str(r.get(c, ""))) for c in cols) + " |")
     for r in records:
-        for which, what in (("rows_tiles_ms", "rows kernel"), ("kv_tiles_ms", "dK/dV kernel")):
+        for which, what in (
+                ("rows_tiles_ms", "default backward (saved g) by rows kernel tile "
+                                  "(BLOCK_MxBLOCK_L:warps:stages)"),
+                ("kv_tiles_ms", "default backward (saved g) by dK/dV kernel tile "
+                                "(BLOCK_MxBLOCK_L:warps:stages)"),
+                ("kvq_tiles_ms", "kvq plan by its kvq kernel's tile (BLOCK_M:warps:stages)")):
             if r.get(which):
-                lines += ["", f"default backward (saved g) by {what} tile "
-                          f"(BLOCK_MxBLOCK_L:warps:stages), {r.get('activation')} H={r.get('H')} "
+                lines += ["", f"{what}, {r.get('activation')} H={r.get('H')} "
                           f"max={r.get('max_seqlen')}: " + ", ".join(
                               f"{t} {ms:.3f} ms" for t, ms in sorted(r[which].items(),
                                                                      key=lambda kv: kv[1]))]
     for r in records:
-        for which in ("fused_kernels", "fused_saved_kernels", "unfused_eager_kernels"):
+        for which in ("fused_kernels", "fused_saved_kernels", "fused_saved_kvq_kernels",
+                      "unfused_eager_kernels"):
             if r.get(which):
                 lines += ["", f"{which[:-8]} backward's kernels, {r.get('activation')} H={r.get('H')} "
                           f"max={r.get('max_seqlen')} (one call, device ms, launches):", ""]
