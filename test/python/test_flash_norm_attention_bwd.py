@@ -516,15 +516,17 @@ def _within_eager(got, ref, eager, what=""):
         assert _rel(g, r) <= 1.5 * _rel(e, r) + FLOOR, (what, name, _rel(g, r), _rel(e, r))
 
 
-@pytest.mark.parametrize("activation, H, Hkv, D, L", [
-    pytest.param("softmax", 4, 2, 32, 24, id="softmax-h4-gqa"),
-    pytest.param("gelu_tanh", 3, 1, 32, 40, id="gelu-h3-mqa-l40"),   # BLOCK_L 64, ragged keys
+@pytest.mark.parametrize("activation, H, Hkv, D, L, variant", [
+    pytest.param("softmax", 4, 2, 32, 24, "f32", id="softmax-h4-gqa"),
+    pytest.param("gelu_tanh", 3, 1, 32, 40, "dq_t", id="gelu-h3-mqa-l40"),  # BLOCK_L 64, ragged
 ])
-def test_kvq_plan_matches_fp64(activation, H, Hkv, D, L):
+def test_kvq_plan_matches_fp64(activation, H, Hkv, D, L, variant):
     """plan="kvq" against fp64 autograd (every gradient within 1.5x eager bf16's error), dlnq
-    stored in x's dtype (the default) and in fp32; rows_pre through its cluster (the exchange of
-    c) gives the bits of the naive rows_pre; dK and dV are the split plan's bits (the same
-    products in the same order); everything within 2e-2 of the split plan."""
+    stored in x's dtype (the default), and one variant: dlnq in fp32, or dQ computed transposed
+    (`BwdConfig.kvq_dq_t`); rows_pre through its cluster (the exchange of c) gives the bits of
+    the naive rows_pre; dK and dV are the split plan's bits (the same products in the same
+    order); everything within 2e-2 of the split plan."""
+    from normfuse.ops.flash_norm_attention_bwd import BwdConfig
     args, kw, ref, eager = _saved_args(LENS, H, Hkv, D, L, activation)
     split = flash_norm_attention_bwd(*args, block_m=16, **kw)
     got = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", **kw)
@@ -532,15 +534,17 @@ def test_kvq_plan_matches_fp64(activation, H, Hkv, D, L):
                for r in last_remarks("fna_bwd_rows_pre_naive")), last_remarks("fna_bwd_rows_pre_naive")
     _within_eager(got, ref, eager, "kvq")
     naive = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", passes=(), **kw)
-    f32 = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", dlnq_dtype=torch.float32, **kw)
-    _within_eager(f32, ref, eager, "kvq fp32 dlnq")
-    for name, a, b, s, f in zip(NAMES, got, naive, split, f32):
+    other = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", **kw, **(
+        dict(dlnq_dtype=torch.float32) if variant == "f32" else
+        dict(config=BwdConfig(kvq_dq_t=True))))
+    _within_eager(other, ref, eager, variant)
+    for name, a, b, s, f in zip(NAMES, got, naive, split, other):
         if a is None:
             continue
         assert torch.equal(a, b), name
         assert _rel(a, s) <= 2e-2 and _rel(f, s) <= 2e-2, (name, _rel(a, s), _rel(f, s))
         if name in ("dk", "dv", "d_rms_weight"):
-            assert torch.equal(a, s), name
+            assert torch.equal(a, s) and torch.equal(f, s), name
 
 
 def test_kvq_plan_writes_every_element(monkeypatch):
@@ -598,6 +602,9 @@ def test_gpu_kvq_plan(activation, H, Hkv, L):
     got = flash_norm_attention_bwd(*args, plan="kvq", **kw)
     _within_eager(got, ref, eager)
     split = flash_norm_attention_bwd(*args, **kw)
+    from normfuse.ops.flash_norm_attention_bwd import BwdConfig
+    dqt = flash_norm_attention_bwd(*args, plan="kvq", config=BwdConfig(kvq_dq_t=True), **kw)
+    _within_eager(dqt, ref, eager, "dq_t")
     for name, a, s in zip(NAMES, got, split):
         if a is not None:
             assert _rel(a, s) <= 2e-2, (name, _rel(a, s))

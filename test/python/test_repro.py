@@ -269,7 +269,7 @@ def test_attention_backward_report_lists_each_backwards_kernels(monkeypatch, tmp
     rec["fused_saved_kvq_kernels"] = [["fna_bwd_kvq_naive", 2.5, 1]]
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--kv-tiles",
                     "32x32:4:2,32x64:4:3", "--kvq-tiles", "16:8:2,32:8:3"]) == 0
-    assert seen[-1]["kvq_tiles"] == [(16, 8, 2), (32, 8, 3)]
+    assert seen[-1]["kvq_tiles"] == [(16, 8, 2, False), (32, 8, 3, False)]
     md = (tmp_path / "attention_bwd.md").read_text()
     assert ("kvq plan by its kvq kernel's tile (BLOCK_M:warps:stages), softmax H=4 max=1024: "
             "32:8:3 3.700 ms, 16:8:2 3.900 ms") in md
@@ -352,9 +352,10 @@ def test_attention_bwd_tile_lists():
     assert ab.parse_tiles("") == []
     with pytest.raises(ValueError, match=r"tile '64x64:8': expected BLOCK_MxBLOCK_L:warps:stages"):
         ab.parse_tiles("32x32:4:2,64x64:8")
-    assert ab.parse_kvq_tiles("16:8:2, 32:8:3,") == [(16, 8, 2), (32, 8, 3)]
-    with pytest.raises(ValueError, match=r"kvq tile '16x128:8:2': expected BLOCK_M:warps:stages"):
-        ab.parse_kvq_tiles("16x128:8:2")
+    assert ab.parse_kvq_tiles("16:8:2, 32:8:3:t,") == [(16, 8, 2, False), (32, 8, 3, True)]
+    for bad in ("16x128:8:2", "16:8:2:x", "16:8"):
+        with pytest.raises(ValueError, match=rf"kvq tile '{bad}': expected BLOCK_M:warps:stages"):
+            ab.parse_kvq_tiles(bad)
 
 
 def test_attention_configs_and_cells(monkeypatch):

@@ -455,7 +455,7 @@ def fna_bwd_kvq_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, 
                       stride_kb, stride_kl, qk_scale, H: tl.constexpr, HKV: tl.constexpr,
                       D: tl.constexpr, ACT: tl.constexpr, BLOCK_M: tl.constexpr,
                       BLOCK_L: tl.constexpr, HAS_LNW: tl.constexpr = False,
-                      HAS_LNB: tl.constexpr = False):
+                      HAS_LNB: tl.constexpr = False, DQ_T: tl.constexpr = False):
     """The attention backward of one (batch, kv head) with all L <= BLOCK_L keys in one tile:
     dK, dV, and per query head and row block dlnq = dS K + dz (DLNQ, its dtype) with the
     LayerNorm backward's per-head row partials (PART [T, H, 2] f32: sum_D(dlnq a),
@@ -499,7 +499,11 @@ def fna_bwd_kvq_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, 
                 dst = _act_grad(st, ACT) * dpt * qk_scale
             dst = tl.where(lmask[:, None] & rmask[None, :], dst, 0.0).to(q.dtype)
             dk = tl.dot(dst, q, dk)
-            dlnq = tl.dot(tl.trans(dst), k, dz.to(tl.float32)).to(DLNQ.dtype.element_ty)
+            if DQ_T:  # dQ^T = K^T dS^T: M = D for the tensor cores, whatever BLOCK_M
+                dlnq = tl.trans(tl.dot(tl.trans(k), dst, tl.trans(dz.to(tl.float32))))
+            else:
+                dlnq = tl.dot(tl.trans(dst), k, dz.to(tl.float32))
+            dlnq = dlnq.to(DLNQ.dtype.element_ty)
             tl.store(DLNQ + tile, dlnq, mask=rmask[:, None])
             ga = dlnq.to(tl.float32) * a[None, :]
             tl.store(PART + (rows * H + h) * 2, tl.sum(ga, 1), mask=rmask)

@@ -94,6 +94,10 @@ class BwdConfig:
     kvq_block_m: int = 16
     kvq_num_warps: int = 8
     kvq_num_stages: int = 2
+    # dQ as dQ^T = K^T dS^T (M = D on the tensor cores: a wgmma at any kvq_block_m, where dS K
+    # at 16 rows is an mma.sync with K reloaded from shared memory each step): sm_90 SASS of the
+    # row step at 16 rows 599 -> 633 (GELU), 535 -> 563 (softmax), no spills either way
+    kvq_dq_t: bool = False
 
 
 # The plans (`flash_norm_attention_bwd(plan=...)`):
@@ -432,7 +436,7 @@ def _kvq_plan(x, dout, k, v, offsets, mean, rstd, rrms, lnw, lnb, rmw, saved, ta
             [x, k, v, mean, rstd, *w3[:2], offsets.contiguous(), dz, stat, dk, dv, dlnq, part, L,
              k.stride(0), k.stride(1), scale],
             dict(H=H, HKV=Hkv, D=D, ACT=consts["ACT"], BLOCK_M=cfg.kvq_block_m, BLOCK_L=block_l,
-                 **has), dev, cfg.kvq_num_warps, cfg.kvq_num_stages)
+                 DQ_T=cfg.kvq_dq_t, **has), dev, cfg.kvq_num_warps, cfg.kvq_num_stages)
     _launch("rows_post", (), (nprog,),
             [x, dout, mean, rstd, *w3[:2], table, dlnq, part, dx, dw_part],
             dict(H=H, D=D, BLOCK_M=cfg.block_m, **has), dev, cfg.num_warps, 1)

@@ -197,16 +197,21 @@ def backward_kernels(fn, inputs, dout, top: int = 10) -> list:
     return _device_kernels(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True), top)
 
 
-def parse_kvq_tiles(spec: str) -> list[tuple[int, int, int]]:
-    """"16:8:2,32:8:3" -> [(BLOCK_M, warps, stages), ...] of the kvq plan's middle kernel."""
+def parse_kvq_tiles(spec: str) -> list[tuple[int, int, int, bool]]:
+    """"16:8:2,16:8:2:t" -> [(BLOCK_M, warps, stages, dq_t), ...] of the kvq plan's middle
+    kernel (":t": dQ computed transposed, `BwdConfig.kvq_dq_t`)."""
     out = []
     for item in filter(None, (t.strip() for t in (spec or "").split(","))):
+        parts = item.split(":")
+        dqt = len(parts) == 4 and parts[3] == "t"
         try:
-            bm, w, st = (int(n) for n in item.split(":"))
+            if len(parts) not in (3, 4) or (len(parts) == 4 and not dqt):
+                raise ValueError
+            bm, w, st = (int(n) for n in parts[:3])
         except ValueError:
-            raise ValueError(f"kvq tile '{item}': expected BLOCK_M:warps:stages, e.g. "
-                             f"16:8:2") from None
-        out.append((bm, w, st))
+            raise ValueError(f"kvq tile '{item}': expected BLOCK_M:warps:stages[:t], e.g. "
+                             f"16:8:2 or 16:8:2:t") from None
+        out.append((bm, w, st, dqt))
     return out
 
 
@@ -304,9 +309,9 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
             *sargs, plan="kvq", **skw), warmup=5, rep=30))
         guard("fused_saved_kvq_f32_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
             *sargs, plan="kvq", dlnq_dtype=torch.float32, **skw), warmup=5, rep=30))
-        for bm, w, st in kvq_tiles:
-            key = "%d:%d:%d" % (bm, w, st)
-            tcfg = BwdConfig(kvq_block_m=bm, kvq_num_warps=w, kvq_num_stages=st)
+        for bm, w, st, dqt in kvq_tiles:
+            key = "%d:%d:%d" % (bm, w, st) + (":t" if dqt else "")
+            tcfg = BwdConfig(kvq_block_m=bm, kvq_num_warps=w, kvq_num_stages=st, kvq_dq_t=dqt)
             guard(f"kvq_tiles_ms[{key}]", lambda tcfg=tcfg: do_bench(
                 lambda: flash_norm_attention_bwd(*sargs, plan="kvq", config=tcfg, **skw),
                 warmup=5, rep=30))
@@ -405,8 +410,9 @@ def main(argv=None) -> int:
                     help="likewise for the dK/dV kernel's tiles (e.g. 32x32:4:2,32x64:4:3)")
     ap.add_argument("--kvq-tiles", default="",
                     help="also time the kvq plan with these tiles of its middle kernel, "
-                         "BLOCK_M:warps:stages comma-separated (e.g. 16:8:1,16:8:3,32:8:3; "
-                         "`bench/fna_bwd_tiles.py --kernels kvq` lists the spills)")
+                         "BLOCK_M:warps:stages[:t] comma-separated, ':t' for dQ transposed "
+                         "(e.g. 16:8:1,16:8:2:t,32:8:3; `bench/fna_bwd_tiles.py --kernels kvq` "
+                         "lists the spills)")
     args = ap.parse_args(argv)
     try:
         rows_tiles, kv_tiles = parse_tiles(args.rows_tiles), parse_tiles(args.kv_tiles)
