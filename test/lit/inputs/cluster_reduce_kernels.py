@@ -1,12 +1,15 @@
 """Writes test/lit/cluster-reduce.mlir: TTIR of small post-norm kernels with hand-written CHECKs.
 
-    PYTHONPATH=python python3 test/lit/inputs/cluster_reduce_kernels.py
+    PYTHONPATH=python python3 test/lit/inputs/cluster_reduce_kernels.py [--check]
 """
+import sys
+
 import triton
 import triton.language as tl
 
 from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
-from postnorm_common import LN, PERS, POST, write_lit
+import litgen
+from postnorm_common import LN, PERS, POST
 
 
 @triton.jit
@@ -278,5 +281,10 @@ HEAD = """// cluster-reduce: one chunk per case, positive cases first, then the 
 // BADEXCH: option cluster-reduce{exchange} must be dsmem or global, got 'l2'
 """
 
+
+def outputs() -> dict:
+    return {"cluster-reduce.mlir": litgen.lit_text(HEAD, CASES)}
+
+
 if __name__ == "__main__":
-    write_lit("cluster-reduce.mlir", HEAD, CASES)
+    sys.exit(litgen.main(outputs))
