@@ -7,7 +7,8 @@ of them take the same command line:
                                                                       # committed file differs
 
 A generator defines `outputs()`: {lit file name: its whole text}, and ends with
-`sys.exit(litgen.main(outputs))`.
+`sys.exit(litgen.main(outputs))`. test/python/test_lit.py runs every generator's `outputs()`
+against the committed files (test_lit_generators_reproduce_the_files).
 
 The TTIR is Triton's for sm_90 (num_warps 4), locations stripped, from Triton's front end and TTIR
 passes only (normfuse.testing.numerics.ttir_of: no PTX, no ptxas, no Triton cache), so a
@@ -50,11 +51,12 @@ def lit_text(head: str, cases: Iterable, *, blank_before_module: bool = True) ->
     return "\n".join(out) + "\n"
 
 
-def stale(outputs: Callable[[], dict]) -> dict:
+def stale(texts: dict) -> dict:
     """{lit file name: unified diff of the committed file against the generated text} for each
-    file of `outputs()` that differs (a missing file counts as empty)."""
+    file of `texts` ({lit file name: text}, a generator's outputs()) that differs (a missing file
+    counts as empty)."""
     diffs = {}
-    for name, text in outputs().items():
+    for name, text in texts.items():
         path = os.path.join(LIT_DIR, name)
         old = open(path).read() if os.path.exists(path) else ""
         if old != text:
@@ -81,9 +83,10 @@ def main(outputs: Callable[[], dict], argv=None, prog: str | None = None) -> int
                     help="write nothing; exit 1 with a diff if a committed file differs from "
                          "what this generator makes")
     args = ap.parse_args(argv)
+    texts = outputs()
     if args.check:
-        diffs = stale(outputs)
-        for name, diff in diffs.items():
+        diffs = stale(texts)
+        for diff in diffs.values():
             print(short(diff), file=sys.stderr)
         if diffs:
             verb = "differs" if len(diffs) == 1 else "differ"
@@ -91,7 +94,7 @@ def main(outputs: Callable[[], dict], argv=None, prog: str | None = None) -> int
                   f"`PYTHONPATH=python python3 test/lit/inputs/{prog}`", file=sys.stderr)
             return 1
         return 0
-    for name, text in outputs().items():
+    for name, text in texts.items():
         path = os.path.join(LIT_DIR, name)
         if os.path.exists(path) and open(path).read() == text:
             print(f"test/lit/{name}: unchanged")
