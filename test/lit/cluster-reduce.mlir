@@ -93,18 +93,18 @@ module {
   tt.func public @rms_four_tiles(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
     %c64_i32 = arith.constant 64 : i32
     %c32_i32 = arith.constant 32 : i32
-    %cst = arith.constant dense<128> : tensor<1x32xi32>
     %rstd = arith.constant dense<1.280000e+02> : tensor<64xf32>
     %rstd_0 = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %cst_1 = arith.constant dense<128> : tensor<32xi32>
+    %cst = arith.constant dense<128> : tensor<32xi32>
     %c0_i32 = arith.constant 0 : i32
     %c1_i32 = arith.constant 1 : i32
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
     %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
     %c4_i32 = arith.constant 4 : i32
     %c31_i32 = arith.constant 31 : i32
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_4 = arith.constant dense<128> : tensor<1x32xi32>
     %0 = tt.get_program_id x : i32
     %offs_m = arith.muli %0, %c64_i32 : i32
     %offs_m_5 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
@@ -117,66 +117,66 @@ module {
       %offs_n_16 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_17 = tt.splat %offs_n : i32 -> tensor<32xi32>
       %offs_n_18 = arith.addi %offs_n_17, %offs_n_16 : tensor<32xi32>
-      %wrows = arith.remsi %offs_n_18, %cst_1 : tensor<32xi32>
+      %wrows = arith.remsi %offs_n_18, %cst : tensor<32xi32>
       %acc = arith.addi %K, %c31_i32 : i32
       %acc_19 = arith.divsi %acc, %c32_i32 : i32
-      %acc_20 = scf.for %k = %c0_i32 to %acc_19 step %c1_i32 iter_args(%acc_34 = %cst_4) -> (tensor<64x32xf32>)  : i32 {
+      %acc_20 = scf.for %k = %c0_i32 to %acc_19 step %c1_i32 iter_args(%acc_27 = %cst_3) -> (tensor<64x32xf32>)  : i32 {
         %a_ptr = tt.expand_dims %rows_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-        %a_ptr_35 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
-        %a_ptr_36 = arith.muli %a_ptr, %a_ptr_35 : tensor<64x1xi32>
-        %a_ptr_37 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-        %a_ptr_38 = tt.addptr %a_ptr_37, %a_ptr_36 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-        %a_ptr_39 = arith.muli %k, %c32_i32 : i32
-        %a_ptr_40 = tt.splat %a_ptr_39 : i32 -> tensor<64x1xi32>
-        %a_ptr_41 = tt.addptr %a_ptr_38, %a_ptr_40 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-        %a_ptr_42 = tt.expand_dims %offs_n_16 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-        %a_ptr_43 = tt.broadcast %a_ptr_41 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-        %a_ptr_44 = tt.broadcast %a_ptr_42 : tensor<1x32xi32> -> tensor<64x32xi32>
-        %a_ptr_45 = tt.addptr %a_ptr_43, %a_ptr_44 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %a_ptr_28 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
+        %a_ptr_29 = arith.muli %a_ptr, %a_ptr_28 : tensor<64x1xi32>
+        %a_ptr_30 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %a_ptr_31 = tt.addptr %a_ptr_30, %a_ptr_29 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %a_ptr_32 = arith.muli %k, %c32_i32 : i32
+        %a_ptr_33 = tt.splat %a_ptr_32 : i32 -> tensor<64x1xi32>
+        %a_ptr_34 = tt.addptr %a_ptr_31, %a_ptr_33 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %a_ptr_35 = tt.expand_dims %offs_n_16 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %a_ptr_36 = tt.broadcast %a_ptr_34 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %a_ptr_37 = tt.broadcast %a_ptr_35 : tensor<1x32xi32> -> tensor<64x32xi32>
+        %a_ptr_38 = tt.addptr %a_ptr_36, %a_ptr_37 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
         %b_ptr = tt.expand_dims %wrows {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-        %b_ptr_46 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
-        %b_ptr_47 = arith.muli %b_ptr, %b_ptr_46 : tensor<1x32xi32>
-        %b_ptr_48 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
-        %b_ptr_49 = tt.addptr %b_ptr_48, %b_ptr_47 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
-        %b_ptr_50 = tt.splat %a_ptr_39 : i32 -> tensor<1x32xi32>
-        %b_ptr_51 = tt.addptr %b_ptr_49, %b_ptr_50 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
-        %b_ptr_52 = tt.expand_dims %offs_n_16 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-        %b_ptr_53 = tt.broadcast %b_ptr_51 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
-        %b_ptr_54 = tt.broadcast %b_ptr_52 : tensor<32x1xi32> -> tensor<32x32xi32>
-        %b_ptr_55 = tt.addptr %b_ptr_53, %b_ptr_54 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
-        %a = tt.load %a_ptr_45 : tensor<64x32x!tt.ptr<bf16>>
-        %b = tt.load %b_ptr_55 : tensor<32x32x!tt.ptr<bf16>>
-        %acc_56 = tt.dot %a, %b, %acc_34, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
-        scf.yield %acc_56 : tensor<64x32xf32>
+        %b_ptr_39 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
+        %b_ptr_40 = arith.muli %b_ptr, %b_ptr_39 : tensor<1x32xi32>
+        %b_ptr_41 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+        %b_ptr_42 = tt.addptr %b_ptr_41, %b_ptr_40 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+        %b_ptr_43 = tt.splat %a_ptr_32 : i32 -> tensor<1x32xi32>
+        %b_ptr_44 = tt.addptr %b_ptr_42, %b_ptr_43 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+        %b_ptr_45 = tt.expand_dims %offs_n_16 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+        %b_ptr_46 = tt.broadcast %b_ptr_44 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+        %b_ptr_47 = tt.broadcast %b_ptr_45 : tensor<32x1xi32> -> tensor<32x32xi32>
+        %b_ptr_48 = tt.addptr %b_ptr_46, %b_ptr_47 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        %a = tt.load %a_ptr_38 : tensor<64x32x!tt.ptr<bf16>>
+        %b = tt.load %b_ptr_48 : tensor<32x32x!tt.ptr<bf16>>
+        %acc_49 = tt.dot %a, %b, %acc_27, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+        scf.yield %acc_49 : tensor<64x32xf32>
       }
-      %nmask = arith.cmpi slt, %offs_n_18, %cst_1 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_18, %cst : tensor<32xi32>
       %acc_21 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
       %acc_22 = tt.broadcast %acc_21 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %acc_23 = arith.select %acc_22, %acc_20, %cst_4 : tensor<64x32xi1>, tensor<64x32xf32>
+      %acc_23 = arith.select %acc_22, %acc_20, %cst_3 : tensor<64x32xi1>, tensor<64x32xf32>
       %ss_24 = arith.mulf %acc_23, %acc_23 : tensor<64x32xf32>
       %ss_25 = "tt.reduce"(%ss_24) <{axis = 1 : i32}> ({
-      ^bb0(%ss_34: f32, %ss_35: f32):
-        %ss_36 = arith.addf %ss_34, %ss_35 : f32
-        tt.reduce.return %ss_36 : f32
+      ^bb0(%ss_27: f32, %ss_28: f32):
+        %ss_29 = arith.addf %ss_27, %ss_28 : f32
+        tt.reduce.return %ss_29 : f32
       }) : (tensor<64x32xf32>) -> tensor<64xf32>
       %ss_26 = arith.addf %ss_15, %ss_25 : tensor<64xf32>
-      %ymask = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %ymask_27 = tt.splat %M : i32 -> tensor<64x1xi32>
-      %ymask_28 = arith.cmpi slt, %ymask, %ymask_27 : tensor<64x1xi32>
-      %ymask_29 = tt.expand_dims %offs_n_18 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_30 = arith.cmpi slt, %ymask_29, %cst : tensor<1x32xi32>
-      %ymask_31 = tt.broadcast %ymask_28 : tensor<64x1xi1> -> tensor<64x32xi1>
-      %ymask_32 = tt.broadcast %ymask_30 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %ymask_33 = arith.andi %ymask_31, %ymask_32 : tensor<64x32xi1>
-      %1 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-      %2 = arith.muli %ymask, %1 : tensor<64x1xi32>
-      %3 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %6 = tt.broadcast %ymask_29 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %8 = arith.truncf %acc_23 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %7, %8, %ymask_33 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %2 = tt.splat %M : i32 -> tensor<64x1xi32>
+      %3 = arith.cmpi slt, %1, %2 : tensor<64x1xi32>
+      %4 = tt.expand_dims %offs_n_18 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %5 = arith.cmpi slt, %4, %cst_4 : tensor<1x32xi32>
+      %6 = tt.broadcast %3 : tensor<64x1xi1> -> tensor<64x32xi1>
+      %7 = tt.broadcast %5 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %8 = arith.andi %6, %7 : tensor<64x32xi1>
+      %9 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+      %10 = arith.muli %1, %9 : tensor<64x1xi32>
+      %11 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %12 = tt.addptr %11, %10 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %13 = tt.broadcast %12 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %14 = tt.broadcast %4 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %15 = tt.addptr %13, %14 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %16 = arith.truncf %acc_23 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %15, %16, %8 : tensor<64x32x!tt.ptr<bf16>>
       scf.yield %ss_26 : tensor<64xf32>
     }
     %rstd_10 = arith.divf %ss_9, %rstd : tensor<64xf32>
@@ -189,36 +189,36 @@ module {
       %offs_n_15 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_16 = tt.splat %offs_n : i32 -> tensor<32xi32>
       %offs_n_17 = arith.addi %offs_n_16, %offs_n_15 : tensor<32xi32>
-      %ymask = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %ymask_18 = tt.splat %M : i32 -> tensor<64x1xi32>
-      %ymask_19 = arith.cmpi slt, %ymask, %ymask_18 : tensor<64x1xi32>
-      %ymask_20 = tt.expand_dims %offs_n_17 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_21 = arith.cmpi slt, %ymask_20, %cst : tensor<1x32xi32>
-      %ymask_22 = tt.broadcast %ymask_19 : tensor<64x1xi1> -> tensor<64x32xi1>
-      %ymask_23 = tt.broadcast %ymask_21 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %ymask_24 = arith.andi %ymask_22, %ymask_23 : tensor<64x32xi1>
-      %y = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-      %y_25 = arith.muli %ymask, %y : tensor<64x1xi32>
-      %y_26 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %y_27 = tt.addptr %y_26, %y_25 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %y_28 = tt.broadcast %y_27 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %y_29 = tt.broadcast %ymask_20 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %y_30 = tt.addptr %y_28, %y_29 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %y_31 = tt.load %y_30, %ymask_24, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
-      %y_32 = arith.extf %y_31 : tensor<64x32xbf16> to tensor<64x32xf32>
-      %g = arith.cmpi slt, %offs_n_17, %cst_1 : tensor<32xi32>
-      %g_33 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
-      %g_34 = tt.addptr %g_33, %offs_n_17 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-      %g_35 = tt.load %g_34, %g, %cst_3 : tensor<32x!tt.ptr<bf16>>
-      %g_36 = arith.extf %g_35 : tensor<32xbf16> to tensor<32xf32>
+      %y = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %y_18 = tt.splat %M : i32 -> tensor<64x1xi32>
+      %y_19 = arith.cmpi slt, %y, %y_18 : tensor<64x1xi32>
+      %y_20 = tt.expand_dims %offs_n_17 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %y_21 = arith.cmpi slt, %y_20, %cst_4 : tensor<1x32xi32>
+      %y_22 = tt.broadcast %y_19 : tensor<64x1xi1> -> tensor<64x32xi1>
+      %y_23 = tt.broadcast %y_21 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %y_24 = arith.andi %y_22, %y_23 : tensor<64x32xi1>
+      %y_25 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+      %y_26 = arith.muli %y, %y_25 : tensor<64x1xi32>
+      %y_27 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %y_28 = tt.addptr %y_27, %y_26 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %y_29 = tt.broadcast %y_28 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %y_30 = tt.broadcast %y_20 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %y_31 = tt.addptr %y_29, %y_30 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %y_32 = tt.load %y_31, %y_24, %cst_1 : tensor<64x32x!tt.ptr<bf16>>
+      %y_33 = arith.extf %y_32 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %g = arith.cmpi slt, %offs_n_17, %cst : tensor<32xi32>
+      %g_34 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
+      %g_35 = tt.addptr %g_34, %offs_n_17 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
+      %g_36 = tt.load %g_35, %g, %cst_2 : tensor<32x!tt.ptr<bf16>>
+      %g_37 = arith.extf %g_36 : tensor<32xbf16> to tensor<32xf32>
       %out = tt.expand_dims %rstd_14 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
-      %out_37 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
-      %out_38 = arith.mulf %y_32, %out_37 : tensor<64x32xf32>
-      %out_39 = tt.expand_dims %g_36 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
-      %out_40 = tt.broadcast %out_39 : tensor<1x32xf32> -> tensor<64x32xf32>
-      %out_41 = arith.mulf %out_38, %out_40 : tensor<64x32xf32>
-      %1 = arith.truncf %out_41 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %y_30, %1, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
+      %out_38 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
+      %out_39 = arith.mulf %y_33, %out_38 : tensor<64x32xf32>
+      %out_40 = tt.expand_dims %g_37 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+      %out_41 = tt.broadcast %out_40 : tensor<1x32xf32> -> tensor<64x32xf32>
+      %out_42 = arith.mulf %out_39, %out_41 : tensor<64x32xf32>
+      %1 = arith.truncf %out_42 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %y_31, %1, %y_24 : tensor<64x32x!tt.ptr<bf16>>
     }
     tt.return
   }
@@ -245,18 +245,18 @@ module {
   tt.func public @ln_two_stats(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
     %c64_i32 = arith.constant 64 : i32
     %c32_i32 = arith.constant 32 : i32
-    %cst = arith.constant dense<64> : tensor<1x32xi32>
-    %cst_0 = arith.constant dense<6.400000e+01> : tensor<64xf32>
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %cst = arith.constant dense<6.400000e+01> : tensor<64xf32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<64xf32>
     %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %cst_2 = arith.constant dense<64> : tensor<32xi32>
+    %cst_1 = arith.constant dense<64> : tensor<32xi32>
     %c0_i32 = arith.constant 0 : i32
     %c1_i32 = arith.constant 1 : i32
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
     %c2_i32 = arith.constant 2 : i32
     %c31_i32 = arith.constant 31 : i32
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_5 = arith.constant dense<64> : tensor<1x32xi32>
     %0 = tt.get_program_id x : i32
     %offs_m = arith.muli %0, %c64_i32 : i32
     %offs_m_6 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
@@ -264,84 +264,84 @@ module {
     %offs_m_8 = arith.addi %offs_m_7, %offs_m_6 : tensor<64xi32>
     %rows = tt.splat %M : i32 -> tensor<64xi32>
     %rows_9 = arith.remsi %offs_m_8, %rows : tensor<64xi32>
-    %s2:2 = scf.for %n = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_1, %s2_18 = %cst_1) -> (tensor<64xf32>, tensor<64xf32>)  : i32 {
+    %s2:2 = scf.for %n = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_18 = %cst_0) -> (tensor<64xf32>, tensor<64xf32>)  : i32 {
       %offs_n = arith.muli %n, %c32_i32 : i32
       %offs_n_19 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_20 = tt.splat %offs_n : i32 -> tensor<32xi32>
       %offs_n_21 = arith.addi %offs_n_20, %offs_n_19 : tensor<32xi32>
-      %wrows = arith.remsi %offs_n_21, %cst_2 : tensor<32xi32>
+      %wrows = arith.remsi %offs_n_21, %cst_1 : tensor<32xi32>
       %acc = arith.addi %K, %c31_i32 : i32
       %acc_22 = arith.divsi %acc, %c32_i32 : i32
-      %acc_23 = scf.for %k = %c0_i32 to %acc_22 step %c1_i32 iter_args(%acc_39 = %cst_5) -> (tensor<64x32xf32>)  : i32 {
+      %acc_23 = scf.for %k = %c0_i32 to %acc_22 step %c1_i32 iter_args(%acc_32 = %cst_4) -> (tensor<64x32xf32>)  : i32 {
         %a_ptr = tt.expand_dims %rows_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-        %a_ptr_40 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
-        %a_ptr_41 = arith.muli %a_ptr, %a_ptr_40 : tensor<64x1xi32>
-        %a_ptr_42 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-        %a_ptr_43 = tt.addptr %a_ptr_42, %a_ptr_41 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-        %a_ptr_44 = arith.muli %k, %c32_i32 : i32
-        %a_ptr_45 = tt.splat %a_ptr_44 : i32 -> tensor<64x1xi32>
-        %a_ptr_46 = tt.addptr %a_ptr_43, %a_ptr_45 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-        %a_ptr_47 = tt.expand_dims %offs_n_19 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-        %a_ptr_48 = tt.broadcast %a_ptr_46 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-        %a_ptr_49 = tt.broadcast %a_ptr_47 : tensor<1x32xi32> -> tensor<64x32xi32>
-        %a_ptr_50 = tt.addptr %a_ptr_48, %a_ptr_49 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %a_ptr_33 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
+        %a_ptr_34 = arith.muli %a_ptr, %a_ptr_33 : tensor<64x1xi32>
+        %a_ptr_35 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %a_ptr_36 = tt.addptr %a_ptr_35, %a_ptr_34 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %a_ptr_37 = arith.muli %k, %c32_i32 : i32
+        %a_ptr_38 = tt.splat %a_ptr_37 : i32 -> tensor<64x1xi32>
+        %a_ptr_39 = tt.addptr %a_ptr_36, %a_ptr_38 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %a_ptr_40 = tt.expand_dims %offs_n_19 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %a_ptr_41 = tt.broadcast %a_ptr_39 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %a_ptr_42 = tt.broadcast %a_ptr_40 : tensor<1x32xi32> -> tensor<64x32xi32>
+        %a_ptr_43 = tt.addptr %a_ptr_41, %a_ptr_42 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
         %b_ptr = tt.expand_dims %wrows {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-        %b_ptr_51 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
-        %b_ptr_52 = arith.muli %b_ptr, %b_ptr_51 : tensor<1x32xi32>
-        %b_ptr_53 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
-        %b_ptr_54 = tt.addptr %b_ptr_53, %b_ptr_52 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
-        %b_ptr_55 = tt.splat %a_ptr_44 : i32 -> tensor<1x32xi32>
-        %b_ptr_56 = tt.addptr %b_ptr_54, %b_ptr_55 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
-        %b_ptr_57 = tt.expand_dims %offs_n_19 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-        %b_ptr_58 = tt.broadcast %b_ptr_56 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
-        %b_ptr_59 = tt.broadcast %b_ptr_57 : tensor<32x1xi32> -> tensor<32x32xi32>
-        %b_ptr_60 = tt.addptr %b_ptr_58, %b_ptr_59 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
-        %a = tt.load %a_ptr_50 : tensor<64x32x!tt.ptr<bf16>>
-        %b = tt.load %b_ptr_60 : tensor<32x32x!tt.ptr<bf16>>
-        %acc_61 = tt.dot %a, %b, %acc_39, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
-        scf.yield %acc_61 : tensor<64x32xf32>
+        %b_ptr_44 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
+        %b_ptr_45 = arith.muli %b_ptr, %b_ptr_44 : tensor<1x32xi32>
+        %b_ptr_46 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+        %b_ptr_47 = tt.addptr %b_ptr_46, %b_ptr_45 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+        %b_ptr_48 = tt.splat %a_ptr_37 : i32 -> tensor<1x32xi32>
+        %b_ptr_49 = tt.addptr %b_ptr_47, %b_ptr_48 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+        %b_ptr_50 = tt.expand_dims %offs_n_19 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+        %b_ptr_51 = tt.broadcast %b_ptr_49 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+        %b_ptr_52 = tt.broadcast %b_ptr_50 : tensor<32x1xi32> -> tensor<32x32xi32>
+        %b_ptr_53 = tt.addptr %b_ptr_51, %b_ptr_52 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        %a = tt.load %a_ptr_43 : tensor<64x32x!tt.ptr<bf16>>
+        %b = tt.load %b_ptr_53 : tensor<32x32x!tt.ptr<bf16>>
+        %acc_54 = tt.dot %a, %b, %acc_32, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+        scf.yield %acc_54 : tensor<64x32xf32>
       }
-      %nmask = arith.cmpi slt, %offs_n_21, %cst_2 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_21, %cst_1 : tensor<32xi32>
       %acc_24 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
       %acc_25 = tt.broadcast %acc_24 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %acc_26 = arith.select %acc_25, %acc_23, %cst_5 : tensor<64x32xi1>, tensor<64x32xf32>
+      %acc_26 = arith.select %acc_25, %acc_23, %cst_4 : tensor<64x32xi1>, tensor<64x32xf32>
       %s1_27 = "tt.reduce"(%acc_26) <{axis = 1 : i32}> ({
-      ^bb0(%s1_39: f32, %s1_40: f32):
-        %s1_41 = arith.addf %s1_39, %s1_40 : f32
-        tt.reduce.return %s1_41 : f32
+      ^bb0(%s1_32: f32, %s1_33: f32):
+        %s1_34 = arith.addf %s1_32, %s1_33 : f32
+        tt.reduce.return %s1_34 : f32
       }) : (tensor<64x32xf32>) -> tensor<64xf32>
       %s1_28 = arith.addf %s1, %s1_27 : tensor<64xf32>
       %s2_29 = arith.mulf %acc_26, %acc_26 : tensor<64x32xf32>
       %s2_30 = "tt.reduce"(%s2_29) <{axis = 1 : i32}> ({
-      ^bb0(%s2_39: f32, %s2_40: f32):
-        %s2_41 = arith.addf %s2_39, %s2_40 : f32
-        tt.reduce.return %s2_41 : f32
+      ^bb0(%s2_32: f32, %s2_33: f32):
+        %s2_34 = arith.addf %s2_32, %s2_33 : f32
+        tt.reduce.return %s2_34 : f32
       }) : (tensor<64x32xf32>) -> tensor<64xf32>
       %s2_31 = arith.addf %s2_18, %s2_30 : tensor<64xf32>
-      %ymask = tt.expand_dims %offs_m_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %ymask_32 = tt.splat %M : i32 -> tensor<64x1xi32>
-      %ymask_33 = arith.cmpi slt, %ymask, %ymask_32 : tensor<64x1xi32>
-      %ymask_34 = tt.expand_dims %offs_n_21 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_35 = arith.cmpi slt, %ymask_34, %cst : tensor<1x32xi32>
-      %ymask_36 = tt.broadcast %ymask_33 : tensor<64x1xi1> -> tensor<64x32xi1>
-      %ymask_37 = tt.broadcast %ymask_35 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %ymask_38 = arith.andi %ymask_36, %ymask_37 : tensor<64x32xi1>
-      %1 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-      %2 = arith.muli %ymask, %1 : tensor<64x1xi32>
-      %3 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %6 = tt.broadcast %ymask_34 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %8 = arith.truncf %acc_26 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %7, %8, %ymask_38 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = tt.expand_dims %offs_m_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %2 = tt.splat %M : i32 -> tensor<64x1xi32>
+      %3 = arith.cmpi slt, %1, %2 : tensor<64x1xi32>
+      %4 = tt.expand_dims %offs_n_21 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %5 = arith.cmpi slt, %4, %cst_5 : tensor<1x32xi32>
+      %6 = tt.broadcast %3 : tensor<64x1xi1> -> tensor<64x32xi1>
+      %7 = tt.broadcast %5 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %8 = arith.andi %6, %7 : tensor<64x32xi1>
+      %9 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+      %10 = arith.muli %1, %9 : tensor<64x1xi32>
+      %11 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %12 = tt.addptr %11, %10 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %13 = tt.broadcast %12 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %14 = tt.broadcast %4 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %15 = tt.addptr %13, %14 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %16 = arith.truncf %acc_26 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %15, %16, %8 : tensor<64x32x!tt.ptr<bf16>>
       scf.yield %s1_28, %s2_31 : tensor<64xf32>, tensor<64xf32>
     }
-    %mean = arith.divf %s2#0, %cst_0 : tensor<64xf32>
-    %rstd_10 = arith.divf %s2#1, %cst_0 : tensor<64xf32>
+    %mean = arith.divf %s2#0, %cst : tensor<64xf32>
+    %rstd_10 = arith.divf %s2#1, %cst : tensor<64xf32>
     %rstd_11 = arith.mulf %mean, %mean : tensor<64xf32>
     %rstd_12 = arith.subf %rstd_10, %rstd_11 : tensor<64xf32>
-    %rstd_13 = arith.maxnumf %rstd_12, %cst_1 : tensor<64xf32>
+    %rstd_13 = arith.maxnumf %rstd_12, %cst_0 : tensor<64xf32>
     %rstd_14 = tt.splat %eps : f32 -> tensor<64xf32>
     %rstd_15 = arith.addf %rstd_13, %rstd_14 : tensor<64xf32>
     %rstd_16 = math.sqrt %rstd_15 : tensor<64xf32>
@@ -351,46 +351,46 @@ module {
       %offs_n_18 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_19 = tt.splat %offs_n : i32 -> tensor<32xi32>
       %offs_n_20 = arith.addi %offs_n_19, %offs_n_18 : tensor<32xi32>
-      %ymask = tt.expand_dims %offs_m_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %ymask_21 = tt.splat %M : i32 -> tensor<64x1xi32>
-      %ymask_22 = arith.cmpi slt, %ymask, %ymask_21 : tensor<64x1xi32>
-      %ymask_23 = tt.expand_dims %offs_n_20 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_24 = arith.cmpi slt, %ymask_23, %cst : tensor<1x32xi32>
-      %ymask_25 = tt.broadcast %ymask_22 : tensor<64x1xi1> -> tensor<64x32xi1>
-      %ymask_26 = tt.broadcast %ymask_24 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %ymask_27 = arith.andi %ymask_25, %ymask_26 : tensor<64x32xi1>
-      %y = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-      %y_28 = arith.muli %ymask, %y : tensor<64x1xi32>
-      %y_29 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %y_30 = tt.addptr %y_29, %y_28 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %y_31 = tt.broadcast %y_30 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %y_32 = tt.broadcast %ymask_23 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %y_33 = tt.addptr %y_31, %y_32 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %y_34 = tt.load %y_33, %ymask_27, %cst_3 : tensor<64x32x!tt.ptr<bf16>>
-      %y_35 = arith.extf %y_34 : tensor<64x32xbf16> to tensor<64x32xf32>
-      %g = arith.cmpi slt, %offs_n_20, %cst_2 : tensor<32xi32>
-      %g_36 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
-      %g_37 = tt.addptr %g_36, %offs_n_20 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-      %g_38 = tt.load %g_37, %g, %cst_4 : tensor<32x!tt.ptr<bf16>>
-      %g_39 = arith.extf %g_38 : tensor<32xbf16> to tensor<32xf32>
+      %y = tt.expand_dims %offs_m_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %y_21 = tt.splat %M : i32 -> tensor<64x1xi32>
+      %y_22 = arith.cmpi slt, %y, %y_21 : tensor<64x1xi32>
+      %y_23 = tt.expand_dims %offs_n_20 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %y_24 = arith.cmpi slt, %y_23, %cst_5 : tensor<1x32xi32>
+      %y_25 = tt.broadcast %y_22 : tensor<64x1xi1> -> tensor<64x32xi1>
+      %y_26 = tt.broadcast %y_24 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %y_27 = arith.andi %y_25, %y_26 : tensor<64x32xi1>
+      %y_28 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+      %y_29 = arith.muli %y, %y_28 : tensor<64x1xi32>
+      %y_30 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %y_31 = tt.addptr %y_30, %y_29 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %y_32 = tt.broadcast %y_31 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %y_33 = tt.broadcast %y_23 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %y_34 = tt.addptr %y_32, %y_33 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %y_35 = tt.load %y_34, %y_27, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
+      %y_36 = arith.extf %y_35 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %g = arith.cmpi slt, %offs_n_20, %cst_1 : tensor<32xi32>
+      %g_37 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
+      %g_38 = tt.addptr %g_37, %offs_n_20 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
+      %g_39 = tt.load %g_38, %g, %cst_3 : tensor<32x!tt.ptr<bf16>>
+      %g_40 = arith.extf %g_39 : tensor<32xbf16> to tensor<32xf32>
       %beta = tt.splat %B : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
-      %beta_40 = tt.addptr %beta, %offs_n_20 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-      %beta_41 = tt.load %beta_40, %g, %cst_4 : tensor<32x!tt.ptr<bf16>>
-      %beta_42 = arith.extf %beta_41 : tensor<32xbf16> to tensor<32xf32>
+      %beta_41 = tt.addptr %beta, %offs_n_20 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
+      %beta_42 = tt.load %beta_41, %g, %cst_3 : tensor<32x!tt.ptr<bf16>>
+      %beta_43 = arith.extf %beta_42 : tensor<32xbf16> to tensor<32xf32>
       %out = tt.expand_dims %mean {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
-      %out_43 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
-      %out_44 = arith.subf %y_35, %out_43 : tensor<64x32xf32>
-      %out_45 = tt.expand_dims %rstd_17 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
-      %out_46 = tt.broadcast %out_45 : tensor<64x1xf32> -> tensor<64x32xf32>
-      %out_47 = arith.mulf %out_44, %out_46 : tensor<64x32xf32>
-      %out_48 = tt.expand_dims %g_39 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
-      %out_49 = tt.broadcast %out_48 : tensor<1x32xf32> -> tensor<64x32xf32>
-      %out_50 = arith.mulf %out_47, %out_49 : tensor<64x32xf32>
-      %out_51 = tt.expand_dims %beta_42 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
-      %out_52 = tt.broadcast %out_51 : tensor<1x32xf32> -> tensor<64x32xf32>
-      %out_53 = arith.addf %out_50, %out_52 : tensor<64x32xf32>
-      %1 = arith.truncf %out_53 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %y_33, %1, %ymask_27 : tensor<64x32x!tt.ptr<bf16>>
+      %out_44 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
+      %out_45 = arith.subf %y_36, %out_44 : tensor<64x32xf32>
+      %out_46 = tt.expand_dims %rstd_17 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %out_47 = tt.broadcast %out_46 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %out_48 = arith.mulf %out_45, %out_47 : tensor<64x32xf32>
+      %out_49 = tt.expand_dims %g_40 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+      %out_50 = tt.broadcast %out_49 : tensor<1x32xf32> -> tensor<64x32xf32>
+      %out_51 = arith.mulf %out_48, %out_50 : tensor<64x32xf32>
+      %out_52 = tt.expand_dims %beta_43 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+      %out_53 = tt.broadcast %out_52 : tensor<1x32xf32> -> tensor<64x32xf32>
+      %out_54 = arith.addf %out_51, %out_53 : tensor<64x32xf32>
+      %1 = arith.truncf %out_54 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %y_34, %1, %y_27 : tensor<64x32x!tt.ptr<bf16>>
     }
     tt.return
   }
@@ -418,17 +418,17 @@ module {
   tt.func public @rms_deferred(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
     %c64_i32 = arith.constant 64 : i32
     %c32_i32 = arith.constant 32 : i32
-    %cst = arith.constant dense<1024> : tensor<1x32xi32>
     %rstd = arith.constant dense<1.024000e+03> : tensor<64xf32>
     %rstd_0 = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %cst_1 = arith.constant dense<1024> : tensor<32xi32>
+    %cst = arith.constant dense<1024> : tensor<32xi32>
     %c0_i32 = arith.constant 0 : i32
     %c1_i32 = arith.constant 1 : i32
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
     %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
     %c31_i32 = arith.constant 31 : i32
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_4 = arith.constant dense<1024> : tensor<1x32xi32>
     %0 = tt.get_program_id x : i32
     %offs_m = arith.muli %0, %c64_i32 : i32
     %offs_m_5 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
@@ -441,66 +441,66 @@ module {
       %offs_n_16 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_17 = tt.splat %offs_n : i32 -> tensor<32xi32>
       %offs_n_18 = arith.addi %offs_n_17, %offs_n_16 : tensor<32xi32>
-      %wrows = arith.remsi %offs_n_18, %cst_1 : tensor<32xi32>
+      %wrows = arith.remsi %offs_n_18, %cst : tensor<32xi32>
       %acc = arith.addi %K, %c31_i32 : i32
       %acc_19 = arith.divsi %acc, %c32_i32 : i32
-      %acc_20 = scf.for %k = %c0_i32 to %acc_19 step %c1_i32 iter_args(%acc_34 = %cst_4) -> (tensor<64x32xf32>)  : i32 {
+      %acc_20 = scf.for %k = %c0_i32 to %acc_19 step %c1_i32 iter_args(%acc_27 = %cst_3) -> (tensor<64x32xf32>)  : i32 {
         %a_ptr = tt.expand_dims %rows_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-        %a_ptr_35 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
-        %a_ptr_36 = arith.muli %a_ptr, %a_ptr_35 : tensor<64x1xi32>
-        %a_ptr_37 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-        %a_ptr_38 = tt.addptr %a_ptr_37, %a_ptr_36 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-        %a_ptr_39 = arith.muli %k, %c32_i32 : i32
-        %a_ptr_40 = tt.splat %a_ptr_39 : i32 -> tensor<64x1xi32>
-        %a_ptr_41 = tt.addptr %a_ptr_38, %a_ptr_40 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-        %a_ptr_42 = tt.expand_dims %offs_n_16 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-        %a_ptr_43 = tt.broadcast %a_ptr_41 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-        %a_ptr_44 = tt.broadcast %a_ptr_42 : tensor<1x32xi32> -> tensor<64x32xi32>
-        %a_ptr_45 = tt.addptr %a_ptr_43, %a_ptr_44 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %a_ptr_28 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
+        %a_ptr_29 = arith.muli %a_ptr, %a_ptr_28 : tensor<64x1xi32>
+        %a_ptr_30 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %a_ptr_31 = tt.addptr %a_ptr_30, %a_ptr_29 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %a_ptr_32 = arith.muli %k, %c32_i32 : i32
+        %a_ptr_33 = tt.splat %a_ptr_32 : i32 -> tensor<64x1xi32>
+        %a_ptr_34 = tt.addptr %a_ptr_31, %a_ptr_33 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %a_ptr_35 = tt.expand_dims %offs_n_16 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %a_ptr_36 = tt.broadcast %a_ptr_34 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %a_ptr_37 = tt.broadcast %a_ptr_35 : tensor<1x32xi32> -> tensor<64x32xi32>
+        %a_ptr_38 = tt.addptr %a_ptr_36, %a_ptr_37 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
         %b_ptr = tt.expand_dims %wrows {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-        %b_ptr_46 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
-        %b_ptr_47 = arith.muli %b_ptr, %b_ptr_46 : tensor<1x32xi32>
-        %b_ptr_48 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
-        %b_ptr_49 = tt.addptr %b_ptr_48, %b_ptr_47 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
-        %b_ptr_50 = tt.splat %a_ptr_39 : i32 -> tensor<1x32xi32>
-        %b_ptr_51 = tt.addptr %b_ptr_49, %b_ptr_50 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
-        %b_ptr_52 = tt.expand_dims %offs_n_16 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-        %b_ptr_53 = tt.broadcast %b_ptr_51 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
-        %b_ptr_54 = tt.broadcast %b_ptr_52 : tensor<32x1xi32> -> tensor<32x32xi32>
-        %b_ptr_55 = tt.addptr %b_ptr_53, %b_ptr_54 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
-        %a = tt.load %a_ptr_45 : tensor<64x32x!tt.ptr<bf16>>
-        %b = tt.load %b_ptr_55 : tensor<32x32x!tt.ptr<bf16>>
-        %acc_56 = tt.dot %a, %b, %acc_34, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
-        scf.yield %acc_56 : tensor<64x32xf32>
+        %b_ptr_39 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
+        %b_ptr_40 = arith.muli %b_ptr, %b_ptr_39 : tensor<1x32xi32>
+        %b_ptr_41 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+        %b_ptr_42 = tt.addptr %b_ptr_41, %b_ptr_40 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+        %b_ptr_43 = tt.splat %a_ptr_32 : i32 -> tensor<1x32xi32>
+        %b_ptr_44 = tt.addptr %b_ptr_42, %b_ptr_43 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+        %b_ptr_45 = tt.expand_dims %offs_n_16 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+        %b_ptr_46 = tt.broadcast %b_ptr_44 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+        %b_ptr_47 = tt.broadcast %b_ptr_45 : tensor<32x1xi32> -> tensor<32x32xi32>
+        %b_ptr_48 = tt.addptr %b_ptr_46, %b_ptr_47 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+        %a = tt.load %a_ptr_38 : tensor<64x32x!tt.ptr<bf16>>
+        %b = tt.load %b_ptr_48 : tensor<32x32x!tt.ptr<bf16>>
+        %acc_49 = tt.dot %a, %b, %acc_27, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+        scf.yield %acc_49 : tensor<64x32xf32>
       }
-      %nmask = arith.cmpi slt, %offs_n_18, %cst_1 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_18, %cst : tensor<32xi32>
       %acc_21 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
       %acc_22 = tt.broadcast %acc_21 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %acc_23 = arith.select %acc_22, %acc_20, %cst_4 : tensor<64x32xi1>, tensor<64x32xf32>
+      %acc_23 = arith.select %acc_22, %acc_20, %cst_3 : tensor<64x32xi1>, tensor<64x32xf32>
       %ss_24 = arith.mulf %acc_23, %acc_23 : tensor<64x32xf32>
       %ss_25 = "tt.reduce"(%ss_24) <{axis = 1 : i32}> ({
-      ^bb0(%ss_34: f32, %ss_35: f32):
-        %ss_36 = arith.addf %ss_34, %ss_35 : f32
-        tt.reduce.return %ss_36 : f32
+      ^bb0(%ss_27: f32, %ss_28: f32):
+        %ss_29 = arith.addf %ss_27, %ss_28 : f32
+        tt.reduce.return %ss_29 : f32
       }) : (tensor<64x32xf32>) -> tensor<64xf32>
       %ss_26 = arith.addf %ss_15, %ss_25 : tensor<64xf32>
-      %ymask = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %ymask_27 = tt.splat %M : i32 -> tensor<64x1xi32>
-      %ymask_28 = arith.cmpi slt, %ymask, %ymask_27 : tensor<64x1xi32>
-      %ymask_29 = tt.expand_dims %offs_n_18 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_30 = arith.cmpi slt, %ymask_29, %cst : tensor<1x32xi32>
-      %ymask_31 = tt.broadcast %ymask_28 : tensor<64x1xi1> -> tensor<64x32xi1>
-      %ymask_32 = tt.broadcast %ymask_30 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %ymask_33 = arith.andi %ymask_31, %ymask_32 : tensor<64x32xi1>
-      %1 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-      %2 = arith.muli %ymask, %1 : tensor<64x1xi32>
-      %3 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %6 = tt.broadcast %ymask_29 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %8 = arith.truncf %acc_23 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %7, %8, %ymask_33 : tensor<64x32x!tt.ptr<bf16>>
+      %1 = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %2 = tt.splat %M : i32 -> tensor<64x1xi32>
+      %3 = arith.cmpi slt, %1, %2 : tensor<64x1xi32>
+      %4 = tt.expand_dims %offs_n_18 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %5 = arith.cmpi slt, %4, %cst_4 : tensor<1x32xi32>
+      %6 = tt.broadcast %3 : tensor<64x1xi1> -> tensor<64x32xi1>
+      %7 = tt.broadcast %5 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %8 = arith.andi %6, %7 : tensor<64x32xi1>
+      %9 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+      %10 = arith.muli %1, %9 : tensor<64x1xi32>
+      %11 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %12 = tt.addptr %11, %10 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %13 = tt.broadcast %12 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %14 = tt.broadcast %4 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %15 = tt.addptr %13, %14 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %16 = arith.truncf %acc_23 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %15, %16, %8 : tensor<64x32x!tt.ptr<bf16>>
       scf.yield %ss_26 : tensor<64xf32>
     }
     %rstd_10 = arith.divf %ss_9, %rstd : tensor<64xf32>
@@ -513,36 +513,36 @@ module {
       %offs_n_15 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_16 = tt.splat %offs_n : i32 -> tensor<32xi32>
       %offs_n_17 = arith.addi %offs_n_16, %offs_n_15 : tensor<32xi32>
-      %ymask = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %ymask_18 = tt.splat %M : i32 -> tensor<64x1xi32>
-      %ymask_19 = arith.cmpi slt, %ymask, %ymask_18 : tensor<64x1xi32>
-      %ymask_20 = tt.expand_dims %offs_n_17 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %ymask_21 = arith.cmpi slt, %ymask_20, %cst : tensor<1x32xi32>
-      %ymask_22 = tt.broadcast %ymask_19 : tensor<64x1xi1> -> tensor<64x32xi1>
-      %ymask_23 = tt.broadcast %ymask_21 : tensor<1x32xi1> -> tensor<64x32xi1>
-      %ymask_24 = arith.andi %ymask_22, %ymask_23 : tensor<64x32xi1>
-      %y = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-      %y_25 = arith.muli %ymask, %y : tensor<64x1xi32>
-      %y_26 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %y_27 = tt.addptr %y_26, %y_25 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %y_28 = tt.broadcast %y_27 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %y_29 = tt.broadcast %ymask_20 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %y_30 = tt.addptr %y_28, %y_29 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %y_31 = tt.load %y_30, %ymask_24, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
-      %y_32 = arith.extf %y_31 : tensor<64x32xbf16> to tensor<64x32xf32>
-      %g = arith.cmpi slt, %offs_n_17, %cst_1 : tensor<32xi32>
-      %g_33 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
-      %g_34 = tt.addptr %g_33, %offs_n_17 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-      %g_35 = tt.load %g_34, %g, %cst_3 : tensor<32x!tt.ptr<bf16>>
-      %g_36 = arith.extf %g_35 : tensor<32xbf16> to tensor<32xf32>
+      %y = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %y_18 = tt.splat %M : i32 -> tensor<64x1xi32>
+      %y_19 = arith.cmpi slt, %y, %y_18 : tensor<64x1xi32>
+      %y_20 = tt.expand_dims %offs_n_17 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %y_21 = arith.cmpi slt, %y_20, %cst_4 : tensor<1x32xi32>
+      %y_22 = tt.broadcast %y_19 : tensor<64x1xi1> -> tensor<64x32xi1>
+      %y_23 = tt.broadcast %y_21 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %y_24 = arith.andi %y_22, %y_23 : tensor<64x32xi1>
+      %y_25 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+      %y_26 = arith.muli %y, %y_25 : tensor<64x1xi32>
+      %y_27 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %y_28 = tt.addptr %y_27, %y_26 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %y_29 = tt.broadcast %y_28 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %y_30 = tt.broadcast %y_20 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %y_31 = tt.addptr %y_29, %y_30 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %y_32 = tt.load %y_31, %y_24, %cst_1 : tensor<64x32x!tt.ptr<bf16>>
+      %y_33 = arith.extf %y_32 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %g = arith.cmpi slt, %offs_n_17, %cst : tensor<32xi32>
+      %g_34 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
+      %g_35 = tt.addptr %g_34, %offs_n_17 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
+      %g_36 = tt.load %g_35, %g, %cst_2 : tensor<32x!tt.ptr<bf16>>
+      %g_37 = arith.extf %g_36 : tensor<32xbf16> to tensor<32xf32>
       %out = tt.expand_dims %rstd_14 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
-      %out_37 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
-      %out_38 = arith.mulf %y_32, %out_37 : tensor<64x32xf32>
-      %out_39 = tt.expand_dims %g_36 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
-      %out_40 = tt.broadcast %out_39 : tensor<1x32xf32> -> tensor<64x32xf32>
-      %out_41 = arith.mulf %out_38, %out_40 : tensor<64x32xf32>
-      %1 = arith.truncf %out_41 : tensor<64x32xf32> to tensor<64x32xbf16>
-      tt.store %y_30, %1, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
+      %out_38 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
+      %out_39 = arith.mulf %y_33, %out_38 : tensor<64x32xf32>
+      %out_40 = tt.expand_dims %g_37 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+      %out_41 = tt.broadcast %out_40 : tensor<1x32xf32> -> tensor<64x32xf32>
+      %out_42 = arith.mulf %out_39, %out_41 : tensor<64x32xf32>
+      %1 = arith.truncf %out_42 : tensor<64x32xf32> to tensor<64x32xbf16>
+      tt.store %y_31, %1, %y_24 : tensor<64x32x!tt.ptr<bf16>>
     }
     tt.return
   }
@@ -586,18 +586,18 @@ module {
 module {
   tt.func public @rms_persistent(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
     %c32_i32 = arith.constant 32 : i32
-    %cst = arith.constant dense<128> : tensor<1x32xi32>
-    %cst_0 = arith.constant dense<1.280000e+02> : tensor<64xf32>
-    %cst_1 = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %cst_2 = arith.constant dense<128> : tensor<32xi32>
+    %cst = arith.constant dense<1.280000e+02> : tensor<64xf32>
+    %cst_0 = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %cst_1 = arith.constant dense<128> : tensor<32xi32>
     %c0_i32 = arith.constant 0 : i32
     %c1_i32 = arith.constant 1 : i32
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<64xf32>
     %c4_i32 = arith.constant 4 : i32
     %c31_i32 = arith.constant 31 : i32
-    %cst_6 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_6 = arith.constant dense<128> : tensor<1x32xi32>
     %c63_i32 = arith.constant 63 : i32
     %c64_i32 = arith.constant 64 : i32
     %0 = tt.get_program_id x : i32
@@ -611,113 +611,113 @@ module {
       %offs_m_9 = arith.addi %offs_m_8, %offs_m_7 : tensor<64xi32>
       %rows = tt.splat %M : i32 -> tensor<64xi32>
       %rows_10 = arith.remsi %offs_m_9, %rows : tensor<64xi32>
-      %ss = scf.for %n = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_15 = %cst_5) -> (tensor<64xf32>)  : i32 {
+      %ss = scf.for %n = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_15 = %cst_4) -> (tensor<64xf32>)  : i32 {
         %offs_n = arith.muli %n, %c32_i32 : i32
         %offs_n_16 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
         %offs_n_17 = tt.splat %offs_n : i32 -> tensor<32xi32>
         %offs_n_18 = arith.addi %offs_n_17, %offs_n_16 : tensor<32xi32>
-        %wrows = arith.remsi %offs_n_18, %cst_2 : tensor<32xi32>
+        %wrows = arith.remsi %offs_n_18, %cst_1 : tensor<32xi32>
         %acc = arith.addi %K, %c31_i32 : i32
         %acc_19 = arith.divsi %acc, %c32_i32 : i32
-        %acc_20 = scf.for %k = %c0_i32 to %acc_19 step %c1_i32 iter_args(%acc_34 = %cst_6) -> (tensor<64x32xf32>)  : i32 {
+        %acc_20 = scf.for %k = %c0_i32 to %acc_19 step %c1_i32 iter_args(%acc_27 = %cst_5) -> (tensor<64x32xf32>)  : i32 {
           %a_ptr = tt.expand_dims %rows_10 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-          %a_ptr_35 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
-          %a_ptr_36 = arith.muli %a_ptr, %a_ptr_35 : tensor<64x1xi32>
-          %a_ptr_37 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-          %a_ptr_38 = tt.addptr %a_ptr_37, %a_ptr_36 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-          %a_ptr_39 = arith.muli %k, %c32_i32 : i32
-          %a_ptr_40 = tt.splat %a_ptr_39 : i32 -> tensor<64x1xi32>
-          %a_ptr_41 = tt.addptr %a_ptr_38, %a_ptr_40 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-          %a_ptr_42 = tt.expand_dims %offs_n_16 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-          %a_ptr_43 = tt.broadcast %a_ptr_41 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-          %a_ptr_44 = tt.broadcast %a_ptr_42 : tensor<1x32xi32> -> tensor<64x32xi32>
-          %a_ptr_45 = tt.addptr %a_ptr_43, %a_ptr_44 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+          %a_ptr_28 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
+          %a_ptr_29 = arith.muli %a_ptr, %a_ptr_28 : tensor<64x1xi32>
+          %a_ptr_30 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+          %a_ptr_31 = tt.addptr %a_ptr_30, %a_ptr_29 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+          %a_ptr_32 = arith.muli %k, %c32_i32 : i32
+          %a_ptr_33 = tt.splat %a_ptr_32 : i32 -> tensor<64x1xi32>
+          %a_ptr_34 = tt.addptr %a_ptr_31, %a_ptr_33 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+          %a_ptr_35 = tt.expand_dims %offs_n_16 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+          %a_ptr_36 = tt.broadcast %a_ptr_34 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+          %a_ptr_37 = tt.broadcast %a_ptr_35 : tensor<1x32xi32> -> tensor<64x32xi32>
+          %a_ptr_38 = tt.addptr %a_ptr_36, %a_ptr_37 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
           %b_ptr = tt.expand_dims %wrows {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-          %b_ptr_46 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
-          %b_ptr_47 = arith.muli %b_ptr, %b_ptr_46 : tensor<1x32xi32>
-          %b_ptr_48 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
-          %b_ptr_49 = tt.addptr %b_ptr_48, %b_ptr_47 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
-          %b_ptr_50 = tt.splat %a_ptr_39 : i32 -> tensor<1x32xi32>
-          %b_ptr_51 = tt.addptr %b_ptr_49, %b_ptr_50 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
-          %b_ptr_52 = tt.expand_dims %offs_n_16 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-          %b_ptr_53 = tt.broadcast %b_ptr_51 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
-          %b_ptr_54 = tt.broadcast %b_ptr_52 : tensor<32x1xi32> -> tensor<32x32xi32>
-          %b_ptr_55 = tt.addptr %b_ptr_53, %b_ptr_54 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
-          %a = tt.load %a_ptr_45 : tensor<64x32x!tt.ptr<bf16>>
-          %b = tt.load %b_ptr_55 : tensor<32x32x!tt.ptr<bf16>>
-          %acc_56 = tt.dot %a, %b, %acc_34, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
-          scf.yield %acc_56 : tensor<64x32xf32>
+          %b_ptr_39 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
+          %b_ptr_40 = arith.muli %b_ptr, %b_ptr_39 : tensor<1x32xi32>
+          %b_ptr_41 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+          %b_ptr_42 = tt.addptr %b_ptr_41, %b_ptr_40 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+          %b_ptr_43 = tt.splat %a_ptr_32 : i32 -> tensor<1x32xi32>
+          %b_ptr_44 = tt.addptr %b_ptr_42, %b_ptr_43 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+          %b_ptr_45 = tt.expand_dims %offs_n_16 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+          %b_ptr_46 = tt.broadcast %b_ptr_44 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+          %b_ptr_47 = tt.broadcast %b_ptr_45 : tensor<32x1xi32> -> tensor<32x32xi32>
+          %b_ptr_48 = tt.addptr %b_ptr_46, %b_ptr_47 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+          %a = tt.load %a_ptr_38 : tensor<64x32x!tt.ptr<bf16>>
+          %b = tt.load %b_ptr_48 : tensor<32x32x!tt.ptr<bf16>>
+          %acc_49 = tt.dot %a, %b, %acc_27, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+          scf.yield %acc_49 : tensor<64x32xf32>
         }
-        %nmask = arith.cmpi slt, %offs_n_18, %cst_2 : tensor<32xi32>
+        %nmask = arith.cmpi slt, %offs_n_18, %cst_1 : tensor<32xi32>
         %acc_21 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
         %acc_22 = tt.broadcast %acc_21 : tensor<1x32xi1> -> tensor<64x32xi1>
-        %acc_23 = arith.select %acc_22, %acc_20, %cst_6 : tensor<64x32xi1>, tensor<64x32xf32>
+        %acc_23 = arith.select %acc_22, %acc_20, %cst_5 : tensor<64x32xi1>, tensor<64x32xf32>
         %ss_24 = arith.mulf %acc_23, %acc_23 : tensor<64x32xf32>
         %ss_25 = "tt.reduce"(%ss_24) <{axis = 1 : i32}> ({
-        ^bb0(%ss_34: f32, %ss_35: f32):
-          %ss_36 = arith.addf %ss_34, %ss_35 : f32
-          tt.reduce.return %ss_36 : f32
+        ^bb0(%ss_27: f32, %ss_28: f32):
+          %ss_29 = arith.addf %ss_27, %ss_28 : f32
+          tt.reduce.return %ss_29 : f32
         }) : (tensor<64x32xf32>) -> tensor<64xf32>
         %ss_26 = arith.addf %ss_15, %ss_25 : tensor<64xf32>
-        %ymask = tt.expand_dims %offs_m_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-        %ymask_27 = tt.splat %M : i32 -> tensor<64x1xi32>
-        %ymask_28 = arith.cmpi slt, %ymask, %ymask_27 : tensor<64x1xi32>
-        %ymask_29 = tt.expand_dims %offs_n_18 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-        %ymask_30 = arith.cmpi slt, %ymask_29, %cst : tensor<1x32xi32>
-        %ymask_31 = tt.broadcast %ymask_28 : tensor<64x1xi1> -> tensor<64x32xi1>
-        %ymask_32 = tt.broadcast %ymask_30 : tensor<1x32xi1> -> tensor<64x32xi1>
-        %ymask_33 = arith.andi %ymask_31, %ymask_32 : tensor<64x32xi1>
-        %4 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-        %5 = arith.muli %ymask, %4 : tensor<64x1xi32>
-        %6 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-        %7 = tt.addptr %6, %5 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-        %8 = tt.broadcast %7 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-        %9 = tt.broadcast %ymask_29 : tensor<1x32xi32> -> tensor<64x32xi32>
-        %10 = tt.addptr %8, %9 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-        %11 = arith.truncf %acc_23 : tensor<64x32xf32> to tensor<64x32xbf16>
-        tt.store %10, %11, %ymask_33 : tensor<64x32x!tt.ptr<bf16>>
+        %4 = tt.expand_dims %offs_m_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+        %5 = tt.splat %M : i32 -> tensor<64x1xi32>
+        %6 = arith.cmpi slt, %4, %5 : tensor<64x1xi32>
+        %7 = tt.expand_dims %offs_n_18 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %8 = arith.cmpi slt, %7, %cst_6 : tensor<1x32xi32>
+        %9 = tt.broadcast %6 : tensor<64x1xi1> -> tensor<64x32xi1>
+        %10 = tt.broadcast %8 : tensor<1x32xi1> -> tensor<64x32xi1>
+        %11 = arith.andi %9, %10 : tensor<64x32xi1>
+        %12 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+        %13 = arith.muli %4, %12 : tensor<64x1xi32>
+        %14 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %15 = tt.addptr %14, %13 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %16 = tt.broadcast %15 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %17 = tt.broadcast %7 : tensor<1x32xi32> -> tensor<64x32xi32>
+        %18 = tt.addptr %16, %17 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %19 = arith.truncf %acc_23 : tensor<64x32xf32> to tensor<64x32xbf16>
+        tt.store %18, %19, %11 : tensor<64x32x!tt.ptr<bf16>>
         scf.yield %ss_26 : tensor<64xf32>
       }
-      %rstd = arith.divf %ss, %cst_0 : tensor<64xf32>
+      %rstd = arith.divf %ss, %cst : tensor<64xf32>
       %rstd_11 = tt.splat %eps : f32 -> tensor<64xf32>
       %rstd_12 = arith.addf %rstd, %rstd_11 : tensor<64xf32>
       %rstd_13 = math.sqrt %rstd_12 : tensor<64xf32>
-      %rstd_14 = arith.divf %cst_1, %rstd_13 : tensor<64xf32>
+      %rstd_14 = arith.divf %cst_0, %rstd_13 : tensor<64xf32>
       scf.for %n = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
         %offs_n = arith.muli %n, %c32_i32 : i32
         %offs_n_15 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
         %offs_n_16 = tt.splat %offs_n : i32 -> tensor<32xi32>
         %offs_n_17 = arith.addi %offs_n_16, %offs_n_15 : tensor<32xi32>
-        %ymask = tt.expand_dims %offs_m_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-        %ymask_18 = tt.splat %M : i32 -> tensor<64x1xi32>
-        %ymask_19 = arith.cmpi slt, %ymask, %ymask_18 : tensor<64x1xi32>
-        %ymask_20 = tt.expand_dims %offs_n_17 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-        %ymask_21 = arith.cmpi slt, %ymask_20, %cst : tensor<1x32xi32>
-        %ymask_22 = tt.broadcast %ymask_19 : tensor<64x1xi1> -> tensor<64x32xi1>
-        %ymask_23 = tt.broadcast %ymask_21 : tensor<1x32xi1> -> tensor<64x32xi1>
-        %ymask_24 = arith.andi %ymask_22, %ymask_23 : tensor<64x32xi1>
-        %y = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-        %y_25 = arith.muli %ymask, %y : tensor<64x1xi32>
-        %y_26 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-        %y_27 = tt.addptr %y_26, %y_25 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-        %y_28 = tt.broadcast %y_27 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-        %y_29 = tt.broadcast %ymask_20 : tensor<1x32xi32> -> tensor<64x32xi32>
-        %y_30 = tt.addptr %y_28, %y_29 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-        %y_31 = tt.load %y_30, %ymask_24, %cst_3 : tensor<64x32x!tt.ptr<bf16>>
-        %y_32 = arith.extf %y_31 : tensor<64x32xbf16> to tensor<64x32xf32>
-        %g = arith.cmpi slt, %offs_n_17, %cst_2 : tensor<32xi32>
-        %g_33 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
-        %g_34 = tt.addptr %g_33, %offs_n_17 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-        %g_35 = tt.load %g_34, %g, %cst_4 : tensor<32x!tt.ptr<bf16>>
-        %g_36 = arith.extf %g_35 : tensor<32xbf16> to tensor<32xf32>
+        %y = tt.expand_dims %offs_m_9 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+        %y_18 = tt.splat %M : i32 -> tensor<64x1xi32>
+        %y_19 = arith.cmpi slt, %y, %y_18 : tensor<64x1xi32>
+        %y_20 = tt.expand_dims %offs_n_17 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+        %y_21 = arith.cmpi slt, %y_20, %cst_6 : tensor<1x32xi32>
+        %y_22 = tt.broadcast %y_19 : tensor<64x1xi1> -> tensor<64x32xi1>
+        %y_23 = tt.broadcast %y_21 : tensor<1x32xi1> -> tensor<64x32xi1>
+        %y_24 = arith.andi %y_22, %y_23 : tensor<64x32xi1>
+        %y_25 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+        %y_26 = arith.muli %y, %y_25 : tensor<64x1xi32>
+        %y_27 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+        %y_28 = tt.addptr %y_27, %y_26 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+        %y_29 = tt.broadcast %y_28 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+        %y_30 = tt.broadcast %y_20 : tensor<1x32xi32> -> tensor<64x32xi32>
+        %y_31 = tt.addptr %y_29, %y_30 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+        %y_32 = tt.load %y_31, %y_24, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
+        %y_33 = arith.extf %y_32 : tensor<64x32xbf16> to tensor<64x32xf32>
+        %g = arith.cmpi slt, %offs_n_17, %cst_1 : tensor<32xi32>
+        %g_34 = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
+        %g_35 = tt.addptr %g_34, %offs_n_17 : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
+        %g_36 = tt.load %g_35, %g, %cst_3 : tensor<32x!tt.ptr<bf16>>
+        %g_37 = arith.extf %g_36 : tensor<32xbf16> to tensor<32xf32>
         %out = tt.expand_dims %rstd_14 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
-        %out_37 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
-        %out_38 = arith.mulf %y_32, %out_37 : tensor<64x32xf32>
-        %out_39 = tt.expand_dims %g_36 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
-        %out_40 = tt.broadcast %out_39 : tensor<1x32xf32> -> tensor<64x32xf32>
-        %out_41 = arith.mulf %out_38, %out_40 : tensor<64x32xf32>
-        %4 = arith.truncf %out_41 : tensor<64x32xf32> to tensor<64x32xbf16>
-        tt.store %y_30, %4, %ymask_24 : tensor<64x32x!tt.ptr<bf16>>
+        %out_38 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
+        %out_39 = arith.mulf %y_33, %out_38 : tensor<64x32xf32>
+        %out_40 = tt.expand_dims %g_37 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+        %out_41 = tt.broadcast %out_40 : tensor<1x32xf32> -> tensor<64x32xf32>
+        %out_42 = arith.mulf %out_39, %out_41 : tensor<64x32xf32>
+        %4 = arith.truncf %out_42 : tensor<64x32xf32> to tensor<64x32xbf16>
+        tt.store %y_31, %4, %y_24 : tensor<64x32x!tt.ptr<bf16>>
       }
     } {tt.flatten}
     tt.return
@@ -848,17 +848,17 @@ module {
   tt.func public @negative_one_tile(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %BIAS: !tt.ptr<bf16>, %RES: !tt.ptr<bf16>, %G: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %M: i32, %K: i32, %stride_xm: i32, %stride_wn: i32, %stride_rm: i32, %stride_ym: i32, %eps: f32) attributes {noinline = false} {
     %c64_i32 = arith.constant 64 : i32
     %c32_i32 = arith.constant 32 : i32
-    %cst = arith.constant dense<32> : tensor<1x32xi32>
     %rstd = arith.constant dense<3.200000e+01> : tensor<64xf32>
     %rstd_0 = arith.constant dense<1.000000e+00> : tensor<64xf32>
-    %cst_1 = arith.constant dense<32> : tensor<32xi32>
+    %cst = arith.constant dense<32> : tensor<32xi32>
     %c0_i32 = arith.constant 0 : i32
     %c1_i32 = arith.constant 1 : i32
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<32xbf16>
     %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
     %c31_i32 = arith.constant 31 : i32
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %cst_4 = arith.constant dense<32> : tensor<1x32xi32>
     %0 = tt.get_program_id x : i32
     %offs_m = arith.muli %0, %c64_i32 : i32
     %offs_m_5 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
@@ -867,85 +867,85 @@ module {
     %rows = tt.splat %M : i32 -> tensor<64xi32>
     %rows_8 = arith.remsi %offs_m_7, %rows : tensor<64xi32>
     %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-    %wrows = arith.remsi %offs_n, %cst_1 : tensor<32xi32>
+    %wrows = arith.remsi %offs_n, %cst : tensor<32xi32>
     %acc = arith.addi %K, %c31_i32 : i32
     %acc_9 = arith.divsi %acc, %c32_i32 : i32
-    %acc_10 = scf.for %k = %c0_i32 to %acc_9 step %c1_i32 iter_args(%acc_38 = %cst_4) -> (tensor<64x32xf32>)  : i32 {
+    %acc_10 = scf.for %k = %c0_i32 to %acc_9 step %c1_i32 iter_args(%acc_31 = %cst_3) -> (tensor<64x32xf32>)  : i32 {
       %a_ptr = tt.expand_dims %rows_8 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %a_ptr_39 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
-      %a_ptr_40 = arith.muli %a_ptr, %a_ptr_39 : tensor<64x1xi32>
-      %a_ptr_41 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %a_ptr_42 = tt.addptr %a_ptr_41, %a_ptr_40 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %a_ptr_43 = arith.muli %k, %c32_i32 : i32
-      %a_ptr_44 = tt.splat %a_ptr_43 : i32 -> tensor<64x1xi32>
-      %a_ptr_45 = tt.addptr %a_ptr_42, %a_ptr_44 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %a_ptr_46 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %a_ptr_47 = tt.broadcast %a_ptr_45 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-      %a_ptr_48 = tt.broadcast %a_ptr_46 : tensor<1x32xi32> -> tensor<64x32xi32>
-      %a_ptr_49 = tt.addptr %a_ptr_47, %a_ptr_48 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %a_ptr_32 = tt.splat %stride_xm : i32 -> tensor<64x1xi32>
+      %a_ptr_33 = arith.muli %a_ptr, %a_ptr_32 : tensor<64x1xi32>
+      %a_ptr_34 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %a_ptr_35 = tt.addptr %a_ptr_34, %a_ptr_33 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %a_ptr_36 = arith.muli %k, %c32_i32 : i32
+      %a_ptr_37 = tt.splat %a_ptr_36 : i32 -> tensor<64x1xi32>
+      %a_ptr_38 = tt.addptr %a_ptr_35, %a_ptr_37 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %a_ptr_39 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %a_ptr_40 = tt.broadcast %a_ptr_38 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+      %a_ptr_41 = tt.broadcast %a_ptr_39 : tensor<1x32xi32> -> tensor<64x32xi32>
+      %a_ptr_42 = tt.addptr %a_ptr_40, %a_ptr_41 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
       %b_ptr = tt.expand_dims %wrows {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-      %b_ptr_50 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
-      %b_ptr_51 = arith.muli %b_ptr, %b_ptr_50 : tensor<1x32xi32>
-      %b_ptr_52 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
-      %b_ptr_53 = tt.addptr %b_ptr_52, %b_ptr_51 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
-      %b_ptr_54 = tt.splat %a_ptr_43 : i32 -> tensor<1x32xi32>
-      %b_ptr_55 = tt.addptr %b_ptr_53, %b_ptr_54 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
-      %b_ptr_56 = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %b_ptr_57 = tt.broadcast %b_ptr_55 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
-      %b_ptr_58 = tt.broadcast %b_ptr_56 : tensor<32x1xi32> -> tensor<32x32xi32>
-      %b_ptr_59 = tt.addptr %b_ptr_57, %b_ptr_58 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
-      %a = tt.load %a_ptr_49 : tensor<64x32x!tt.ptr<bf16>>
-      %b = tt.load %b_ptr_59 : tensor<32x32x!tt.ptr<bf16>>
-      %acc_60 = tt.dot %a, %b, %acc_38, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
-      scf.yield %acc_60 : tensor<64x32xf32>
+      %b_ptr_43 = tt.splat %stride_wn : i32 -> tensor<1x32xi32>
+      %b_ptr_44 = arith.muli %b_ptr, %b_ptr_43 : tensor<1x32xi32>
+      %b_ptr_45 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+      %b_ptr_46 = tt.addptr %b_ptr_45, %b_ptr_44 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+      %b_ptr_47 = tt.splat %a_ptr_36 : i32 -> tensor<1x32xi32>
+      %b_ptr_48 = tt.addptr %b_ptr_46, %b_ptr_47 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+      %b_ptr_49 = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %b_ptr_50 = tt.broadcast %b_ptr_48 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+      %b_ptr_51 = tt.broadcast %b_ptr_49 : tensor<32x1xi32> -> tensor<32x32xi32>
+      %b_ptr_52 = tt.addptr %b_ptr_50, %b_ptr_51 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+      %a = tt.load %a_ptr_42 : tensor<64x32x!tt.ptr<bf16>>
+      %b = tt.load %b_ptr_52 : tensor<32x32x!tt.ptr<bf16>>
+      %acc_53 = tt.dot %a, %b, %acc_31, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+      scf.yield %acc_53 : tensor<64x32xf32>
     }
-    %nmask = arith.cmpi slt, %offs_n, %cst_1 : tensor<32xi32>
+    %nmask = arith.cmpi slt, %offs_n, %cst : tensor<32xi32>
     %acc_11 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
     %acc_12 = tt.broadcast %acc_11 : tensor<1x32xi1> -> tensor<64x32xi1>
-    %acc_13 = arith.select %acc_12, %acc_10, %cst_4 : tensor<64x32xi1>, tensor<64x32xf32>
+    %acc_13 = arith.select %acc_12, %acc_10, %cst_3 : tensor<64x32xi1>, tensor<64x32xf32>
     %ss_14 = arith.mulf %acc_13, %acc_13 : tensor<64x32xf32>
     %ss_15 = "tt.reduce"(%ss_14) <{axis = 1 : i32}> ({
-    ^bb0(%ss_38: f32, %ss_39: f32):
-      %ss_40 = arith.addf %ss_38, %ss_39 : f32
-      tt.reduce.return %ss_40 : f32
+    ^bb0(%ss_31: f32, %ss_32: f32):
+      %ss_33 = arith.addf %ss_31, %ss_32 : f32
+      tt.reduce.return %ss_33 : f32
     }) : (tensor<64x32xf32>) -> tensor<64xf32>
     %ss_16 = arith.addf %ss_15, %ss : tensor<64xf32>
-    %ymask = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-    %ymask_17 = tt.splat %M : i32 -> tensor<64x1xi32>
-    %ymask_18 = arith.cmpi slt, %ymask, %ymask_17 : tensor<64x1xi32>
-    %ymask_19 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-    %ymask_20 = arith.cmpi slt, %ymask_19, %cst : tensor<1x32xi32>
-    %ymask_21 = tt.broadcast %ymask_18 : tensor<64x1xi1> -> tensor<64x32xi1>
-    %ymask_22 = tt.broadcast %ymask_20 : tensor<1x32xi1> -> tensor<64x32xi1>
-    %ymask_23 = arith.andi %ymask_21, %ymask_22 : tensor<64x32xi1>
-    %1 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
-    %2 = arith.muli %ymask, %1 : tensor<64x1xi32>
-    %3 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-    %4 = tt.addptr %3, %2 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-    %5 = tt.broadcast %4 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
-    %6 = tt.broadcast %ymask_19 : tensor<1x32xi32> -> tensor<64x32xi32>
-    %7 = tt.addptr %5, %6 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-    %8 = arith.truncf %acc_13 : tensor<64x32xf32> to tensor<64x32xbf16>
-    tt.store %7, %8, %ymask_23 : tensor<64x32x!tt.ptr<bf16>>
-    %rstd_24 = arith.divf %ss_16, %rstd : tensor<64xf32>
-    %rstd_25 = tt.splat %eps : f32 -> tensor<64xf32>
-    %rstd_26 = arith.addf %rstd_24, %rstd_25 : tensor<64xf32>
-    %rstd_27 = math.sqrt %rstd_26 : tensor<64xf32>
-    %rstd_28 = arith.divf %rstd_0, %rstd_27 : tensor<64xf32>
-    %y = tt.load %7, %ymask_23, %cst_2 : tensor<64x32x!tt.ptr<bf16>>
-    %y_29 = arith.extf %y : tensor<64x32xbf16> to tensor<64x32xf32>
+    %1 = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %2 = tt.splat %M : i32 -> tensor<64x1xi32>
+    %3 = arith.cmpi slt, %1, %2 : tensor<64x1xi32>
+    %4 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+    %5 = arith.cmpi slt, %4, %cst_4 : tensor<1x32xi32>
+    %6 = tt.broadcast %3 : tensor<64x1xi1> -> tensor<64x32xi1>
+    %7 = tt.broadcast %5 : tensor<1x32xi1> -> tensor<64x32xi1>
+    %8 = arith.andi %6, %7 : tensor<64x32xi1>
+    %9 = tt.splat %stride_ym : i32 -> tensor<64x1xi32>
+    %10 = arith.muli %1, %9 : tensor<64x1xi32>
+    %11 = tt.splat %Y : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %12 = tt.addptr %11, %10 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %13 = tt.broadcast %12 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+    %14 = tt.broadcast %4 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %15 = tt.addptr %13, %14 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+    %16 = arith.truncf %acc_13 : tensor<64x32xf32> to tensor<64x32xbf16>
+    tt.store %15, %16, %8 : tensor<64x32x!tt.ptr<bf16>>
+    %rstd_17 = arith.divf %ss_16, %rstd : tensor<64xf32>
+    %rstd_18 = tt.splat %eps : f32 -> tensor<64xf32>
+    %rstd_19 = arith.addf %rstd_17, %rstd_18 : tensor<64xf32>
+    %rstd_20 = math.sqrt %rstd_19 : tensor<64xf32>
+    %rstd_21 = arith.divf %rstd_0, %rstd_20 : tensor<64xf32>
+    %y = tt.load %15, %8, %cst_1 : tensor<64x32x!tt.ptr<bf16>>
+    %y_22 = arith.extf %y : tensor<64x32xbf16> to tensor<64x32xf32>
     %g = tt.splat %G : !tt.ptr<bf16> -> tensor<32x!tt.ptr<bf16>>
-    %g_30 = tt.addptr %g, %offs_n : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
-    %g_31 = tt.load %g_30, %nmask, %cst_3 : tensor<32x!tt.ptr<bf16>>
-    %g_32 = arith.extf %g_31 : tensor<32xbf16> to tensor<32xf32>
-    %out = tt.expand_dims %rstd_28 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
-    %out_33 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
-    %out_34 = arith.mulf %y_29, %out_33 : tensor<64x32xf32>
-    %out_35 = tt.expand_dims %g_32 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
-    %out_36 = tt.broadcast %out_35 : tensor<1x32xf32> -> tensor<64x32xf32>
-    %out_37 = arith.mulf %out_34, %out_36 : tensor<64x32xf32>
-    %9 = arith.truncf %out_37 : tensor<64x32xf32> to tensor<64x32xbf16>
-    tt.store %7, %9, %ymask_23 : tensor<64x32x!tt.ptr<bf16>>
+    %g_23 = tt.addptr %g, %offs_n : tensor<32x!tt.ptr<bf16>>, tensor<32xi32>
+    %g_24 = tt.load %g_23, %nmask, %cst_2 : tensor<32x!tt.ptr<bf16>>
+    %g_25 = arith.extf %g_24 : tensor<32xbf16> to tensor<32xf32>
+    %out = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+    %out_26 = tt.broadcast %out : tensor<64x1xf32> -> tensor<64x32xf32>
+    %out_27 = arith.mulf %y_22, %out_26 : tensor<64x32xf32>
+    %out_28 = tt.expand_dims %g_25 {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+    %out_29 = tt.broadcast %out_28 : tensor<1x32xf32> -> tensor<64x32xf32>
+    %out_30 = arith.mulf %out_27, %out_29 : tensor<64x32xf32>
+    %17 = arith.truncf %out_30 : tensor<64x32xf32> to tensor<64x32xbf16>
+    tt.store %15, %17, %8 : tensor<64x32x!tt.ptr<bf16>>
     tt.return
   }
 }

@@ -2,7 +2,8 @@
 // and their addresses go to a hook of their own that each consumer runs before the tile's k-loop,
 // so the load sits ahead of the k-loop in the lowered kernel; by default it follows the k-loop.
 // Where the epilogue loads no 1-D vector (RMSNorm, no bias) and for a post-norm's rows, the remark
-// says why it does not apply. Inputs: the first three chunks of hopper-ws.mlir.
+// says why it does not apply. Inputs: the first three chunks of hopper-ws.mlir (both files written
+// by test/lit/inputs/hopper_ws_kernels.py).
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{epi-prefetch=true}' %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>/dev/null | FileCheck %s --check-prefix=DEFAULT

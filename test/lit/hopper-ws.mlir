@@ -1228,4 +1228,3 @@ module {
     tt.return
   }
 }
-

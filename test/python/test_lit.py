@@ -173,3 +173,38 @@ def test_lit_chunks_have_an_intent_and_bail_outs_come_last(path):
         assert lines and not _DIRECTIVE.match(lines[0]), f"chunk {k} (@{funcs[0]}) has no intent comment"
     neg = [n.startswith("negative_") for n in names]
     assert neg == sorted(neg), f"bail-out cases must come last: {names}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The generators: each pass test's lit file is what its generator writes today
+# ---------------------------------------------------------------------------------------------
+
+LIT_INPUTS = LIT_DIR / "inputs"
+HAND_WRITTEN = {"normfuse-opt.mlir"}  # the driver's own checks: no kernels in it
+
+
+def test_lit_generators_reproduce_the_files():
+    """Every test/lit/inputs/*.py with an `outputs()` (litgen.py's command line) makes its lit
+    files byte for byte, and every lit file but the driver's has one generator: a kernel change
+    that alters its TTIR, or a CHECK edited in a .mlir and not in its generator, fails here with
+    the diff and the command that rewrites the file. (TTIR from Triton's front end only: about
+    6 s for all of them on the CPU.)"""
+    import importlib
+    if str(LIT_INPUTS) not in sys.path:
+        sys.path.insert(0, str(LIT_INPUTS))
+    import litgen
+    generators = sorted(p.stem for p in LIT_INPUTS.glob("*.py") if "\ndef outputs(" in p.read_text())
+    written: dict[str, str] = {}
+    failures = []
+    for gen in generators:
+        texts = importlib.import_module(gen).outputs()
+        for name in texts:
+            assert name not in written, f"{name}: written by {written[name]}.py and {gen}.py"
+            written[name] = gen
+        for name, diff in litgen.stale(texts).items():
+            failures.append(f"test/lit/{name} is not what test/lit/inputs/{gen}.py writes "
+                            f"(`PYTHONPATH=python python3 test/lit/inputs/{gen}.py` rewrites it, "
+                            f"--check shows the diff):\n{litgen.short(diff, 30)}")
+    assert set(written) == {p.name for p in LIT_FILES} - HAND_WRITTEN, (
+        f"lit files without a generator: {sorted({p.name for p in LIT_FILES} - HAND_WRITTEN - set(written))}")
+    assert not failures, "\n\n".join(failures)

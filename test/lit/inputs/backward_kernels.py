@@ -3,14 +3,16 @@ test/lit/hopper-ws-backward.mlir and test/lit/hopper-ws-epilogue-tma.mlir: TTIR 
 naive norm-backward kernel (kernels/backward.py: dX GEMM + norm backward, the pre-norm op's dX and
 the regrouped post-norm backward) and of its near misses, with hand-written CHECKs.
 
-    PYTHONPATH=python python3 test/lit/inputs/backward_kernels.py
+    PYTHONPATH=python python3 test/lit/inputs/backward_kernels.py [--check]
 """
+import sys
+
 import triton
 import triton.language as tl
 
 from normfuse.kernels.backward import (_dmask, _du_tile, _xhat, norm_backward_naive,
                                        norm_backward_rowdot_naive)
-from postnorm_common import write_lit
+import litgen
 
 SIG = {"DY": "*bf16", "W": "*bf16", "X": "*bf16", "RSTD": "*fp32", "MEAN": "*fp32", "G": "*bf16",
        "B": "*bf16", "DRES": "*bf16", "DX": "*bf16", "DGP": "*fp32", "DBP": "*fp32", "XN": "*bf16", "M": "i32",
@@ -406,8 +408,12 @@ EPT_CASES = [
 ]
 
 
+def outputs() -> dict:
+    return {"epilogue-norm-backward.mlir": litgen.lit_text(EPI_HEAD, EPI_CASES),
+            "cluster-reduce-backward.mlir": litgen.lit_text(CR_HEAD, CR_CASES),
+            "hopper-ws-backward.mlir": litgen.lit_text(HWS_HEAD, HWS_CASES),
+            "hopper-ws-epilogue-tma.mlir": litgen.lit_text(EPT_HEAD, EPT_CASES)}
+
+
 if __name__ == "__main__":
-    write_lit("epilogue-norm-backward.mlir", EPI_HEAD, EPI_CASES)
-    write_lit("cluster-reduce-backward.mlir", CR_HEAD, CR_CASES)
-    write_lit("hopper-ws-backward.mlir", HWS_HEAD, HWS_CASES)
-    write_lit("hopper-ws-epilogue-tma.mlir", EPT_HEAD, EPT_CASES)
+    sys.exit(litgen.main(outputs))

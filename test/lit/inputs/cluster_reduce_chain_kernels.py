@@ -1,13 +1,15 @@
 """Writes test/lit/cluster-reduce-chain.mlir: TTIR of small chains of loops over heads (and the
 FlashNormAttention backward's rows kernel) with hand-written CHECKs.
 
-    PYTHONPATH=python python3 test/lit/inputs/cluster_reduce_chain_kernels.py
+    PYTHONPATH=python python3 test/lit/inputs/cluster_reduce_chain_kernels.py [--check]
 """
+import sys
+
 import triton
 import triton.language as tl
 
 from normfuse.kernels.attention_bwd import fna_bwd_rows_naive
-from postnorm_common import write_lit
+import litgen
 
 BM, D = 16, 16
 
@@ -301,5 +303,10 @@ CASES = [
 """),
 ]
 
+
+def outputs() -> dict:
+    return {"cluster-reduce-chain.mlir": litgen.lit_text(HEAD, CASES)}
+
+
 if __name__ == "__main__":
-    write_lit("cluster-reduce-chain.mlir", HEAD, CASES)
+    sys.exit(litgen.main(outputs))

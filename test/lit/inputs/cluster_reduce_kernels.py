@@ -1,12 +1,15 @@
 """Writes test/lit/cluster-reduce.mlir: TTIR of small post-norm kernels with hand-written CHECKs.
 
-    PYTHONPATH=python python3 test/lit/inputs/cluster_reduce_kernels.py
+    PYTHONPATH=python python3 test/lit/inputs/cluster_reduce_kernels.py [--check]
 """
+import sys
+
 import triton
 import triton.language as tl
 
 from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
-from postnorm_common import LN, PERS, POST, write_lit
+import litgen
+from postnorm_common import LN, PERS, POST
 
 
 @triton.jit
@@ -144,7 +147,31 @@ CASES = [
 // GLOBAL: tt.elementwise_inline_asm "{{.*}}st.global.f32 [%nfa+0], $3;{{.*}}" {{.*}} %{{.+}}, %[[AS]], %{{.+}} :
 // GLOBAL: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
 // GLOBAL: tt.elementwise_inline_asm "{{.*}}mov.u32 %nfr, %cluster_ctarank; mul.wide.u32 %nfo, %nfr, NFSCRATCHBYTES;{{.*}}ld.global.cg.f32{{.*}}add.u64 %nfa, %nfa, NFSCRATCHBYTES;{{.*}}" {{.*}} %[[AS]] :
-// GLOBAL-NOT: mapa"""),
+// GLOBAL-NOT: mapa
+// gather=once: after the cluster barrier one asm per row sums the 4 ranks' partials into this
+// CTA's own total slot (past the partials': the region doubles, 512 B), a CTA barrier, then the
+// totals' read is a local load (what Triton copies into each layout its users want).
+// ONCE-LABEL: tt.func public @rms_four_tiles
+// ONCE-SAME: normfuse.cluster_dims = 4 : i32, normfuse.cluster_smem = 512 : i32
+// ONCE: tt.elementwise_inline_asm "{{.*}}st.shared.f32 [%nfa+0], $2;{{.*}}" {{.*}} %[[ROWS:.+]], %{{.+}} :
+// ONCE: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
+// ONCE: tt.elementwise_inline_asm "{{.*}}mapa.shared::cluster.u32 %nfp, %nfa, 3;{{.*}}st.shared.f32 [%nfa+256], %nft0; mov.u32 $0, 0; }" {{.*}} %[[ROWS]] : tensor<64xi32> -> tensor<64xi32>
+// ONCE-NEXT: tt.elementwise_inline_asm "{{.*}}bar.sync 0; mov.u32 $0, 0;"
+// ONCE-NEXT: %[[TOT:.+]] = tt.elementwise_inline_asm "{{.*}}ld.shared.f32 $0, [%nfa+256]; }" {{.*}} %[[ROWS]] : tensor<64xi32> -> tensor<64xf32>
+// ONCE-NOT: ld.shared::cluster
+// ONCE: arith.divf %[[TOT]]
+
+// early-loads: the barrier in its two halves; the load of G (arg4, never stored) moved between
+// them with its address; the reload of the tile stored to Y stays after the read of the totals.
+// EARLY-LABEL: tt.func public @rms_four_tiles
+// EARLY: st.shared.f32 [%nfa+0], $2;
+// EARLY-NEXT: "{{.*}}barrier.cluster.arrive.release; mov.u32 $0, 0;"
+// EARLY: %[[G:.+]] = tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<32x!tt.ptr<bf16>>
+// EARLY-NEXT: "{{.*}}barrier.cluster.wait.acquire; mov.u32 $0, 0;"
+// EARLY-NEXT: %[[TOT:.+]] = tt.elementwise_inline_asm "{{.*}}ld.shared::cluster.f32
+// EARLY: tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x32x!tt.ptr<bf16>>
+// EARLY-NOT: barrier.cluster.arrive.release; barrier.cluster.wait.acquire
+// EARLY: tt.return"""),
     ("ln_two_stats", linear_layernorm_naive, LN, dict(N=64, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **FLAGS),
      """// LayerNorm: sum and sum of squares in one exchange (two slots per row).
 // CHECK-LABEL: tt.func public @ln_two_stats
@@ -273,10 +300,25 @@ HEAD = """// cluster-reduce: one chunk per case, positive cases first, then the 
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{exchange=global}' %s 2>/dev/null | FileCheck %s --check-prefix=GLOBAL
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{cluster-size=32}' %s 2>&1 | FileCheck %s --check-prefix=BADOPT
 // RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{exchange=l2}' %s 2>&1 | FileCheck %s --check-prefix=BADEXCH
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{gather=once}' %s 2>/dev/null | FileCheck %s --check-prefix=ONCE
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{early-loads=true}' %s 2>%t.early | FileCheck %s --check-prefix=EARLY
+// RUN: FileCheck %s --check-prefix=EARLYREMARK < %t.early
+// RUN: not normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{early-loads=true,exchange=global}' %s 2>&1 | FileCheck %s --check-prefix=BADEARLY
 
 // BADOPT: option cluster-reduce{cluster-size} must be in 2..16, got 32
 // BADEXCH: option cluster-reduce{exchange} must be dsmem or global, got 'l2'
+// BADEARLY: option cluster-reduce{early-loads} needs exchange=dsmem
+// EARLYREMARK: applied: early-loads: 1 load (of arg4) independent of the exchange issued between the cluster barrier's arrive and wait
+// EARLYREMARK: applied: early-loads: 2 loads (of arg4, arg5) independent of the exchange
+// EARLYREMARK: missed: early-loads: no load after an exchange is independent of it
+// EARLYREMARK: applied: early-loads: 1 load (of arg4) independent of the exchange
+// EARLYREMARK: missed: early-loads: no load after an exchange is independent of it
 """
 
+
+def outputs() -> dict:
+    return {"cluster-reduce.mlir": litgen.lit_text(HEAD, CASES)}
+
+
 if __name__ == "__main__":
-    write_lit("cluster-reduce.mlir", HEAD, CASES)
+    sys.exit(litgen.main(outputs))

@@ -1,12 +1,15 @@
 """Writes test/lit/epilogue-norm.mlir: TTIR of small post-norm kernels with hand-written CHECKs.
 
-    PYTHONPATH=python python3 test/lit/inputs/epilogue_norm_kernels.py
+    PYTHONPATH=python python3 test/lit/inputs/epilogue_norm_kernels.py [--check]
 """
+import sys
+
 import triton
 import triton.language as tl
 
 from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
-from postnorm_common import LN, PERS, POST, write_lit
+import litgen
+from postnorm_common import LN, PERS, POST
 
 
 @triton.jit
@@ -131,5 +134,10 @@ HEAD = """// epilogue-norm: one chunk per case, positive cases first, then the b
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 """
 
+
+def outputs() -> dict:
+    return {"epilogue-norm.mlir": litgen.lit_text(HEAD, CASES)}
+
+
 if __name__ == "__main__":
-    write_lit("epilogue-norm.mlir", HEAD, CASES)
+    sys.exit(litgen.main(outputs))

@@ -1,13 +1,15 @@
 """Writes test/lit/residual-acc.mlir and test/lit/cluster-reduce-prologue.mlir (FlashNormAttention,
 issue 12): TTIR of the naive attention kernel and of small kernels with hand-written CHECKs.
 
-    PYTHONPATH=python python3 test/lit/inputs/flash_norm_attention_kernels.py
+    PYTHONPATH=python python3 test/lit/inputs/flash_norm_attention_kernels.py [--check]
 """
+import sys
+
 import triton
 import triton.language as tl
 
 from normfuse.kernels.attention import flash_norm_attention_naive
-from postnorm_common import write_lit
+import litgen
 
 FNA = {"X": "*bf16", "K": "*bf16", "V": "*bf16", "OFFS": "*i32", "BLOCKS": "*i32", "LNW": "*bf16",
        "LNB": "*bf16", "RMSW": "*bf16", "OUT": "*bf16", "MEAN": "*fp32", "RSTD": "*fp32",
@@ -249,6 +251,11 @@ CP_CASES = [
 // REMARK: missed: prologue row statistics not split: row statistic %{{.+}} is not a sum over tiles"""),
 ]
 
+
+def outputs() -> dict:
+    return {"residual-acc.mlir": litgen.lit_text(RA_HEAD, RA_CASES),
+            "cluster-reduce-prologue.mlir": litgen.lit_text(CP_HEAD, CP_CASES)}
+
+
 if __name__ == "__main__":
-    write_lit("residual-acc.mlir", RA_HEAD, RA_CASES)
-    write_lit("cluster-reduce-prologue.mlir", CP_HEAD, CP_CASES)
+    sys.exit(litgen.main(outputs))

@@ -1,11 +1,13 @@
 """Writes test/lit/hoist-loads.mlir: TTIR of small loops with hand-written CHECKs.
 
-    PYTHONPATH=python python3 test/lit/inputs/hoist_loads_kernels.py
+    PYTHONPATH=python python3 test/lit/inputs/hoist_loads_kernels.py [--check]
 """
+import sys
+
 import triton
 import triton.language as tl
 
-from postnorm_common import write_lit
+import litgen
 
 
 @triton.jit
@@ -66,5 +68,10 @@ CASES = [
 // REMARK: missed: no load hoisted: the kernel writes the memory of"""),
 ]
 
+
+def outputs() -> dict:
+    return {"hoist-loads.mlir": litgen.lit_text(HEAD, CASES)}
+
+
 if __name__ == "__main__":
-    write_lit("hoist-loads.mlir", HEAD, CASES)
+    sys.exit(litgen.main(outputs))

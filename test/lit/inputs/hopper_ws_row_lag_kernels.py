@@ -1,10 +1,13 @@
 """Writes test/lit/hopper-ws-row-lag.mlir: hopper-ws{row-lag} on the naive post-norm kernels
 (kernels/postnorm_gemm.py), 128 x 128 tiles, with hand-written CHECKs of the remarks.
 
-    PYTHONPATH=python python3 test/lit/inputs/hopper_ws_row_lag_kernels.py
+    PYTHONPATH=python python3 test/lit/inputs/hopper_ws_row_lag_kernels.py [--check]
 """
+import sys
+
 from normfuse.kernels.postnorm_gemm import linear_layernorm_naive, linear_rmsnorm_naive
-from postnorm_common import LN, POST, write_lit
+import litgen
+from postnorm_common import LN, POST
 
 HEAD = """// hopper-ws{row-lag=true} (after epilogue-norm, post-norm=true, the coop schedule): a post-norm
 // row of several N tiles finished one tile late, after the next tile's k-loop, from a second
@@ -31,5 +34,10 @@ CASES = [
 // REMARK-SAME: row-lag not applied: LayerNorm's two row sums"""),
 ]
 
+
+def outputs() -> dict:
+    return {"hopper-ws-row-lag.mlir": litgen.lit_text(HEAD, CASES)}
+
+
 if __name__ == "__main__":
-    write_lit("hopper-ws-row-lag.mlir", HEAD, CASES)
+    sys.exit(litgen.main(outputs))

@@ -2,11 +2,13 @@
 forward (kernels/postnorm_gemm.py's train kernels: the naive post-norm that also stores h, the
 tile before the norm, for the backward), 128 x 256 tiles, with hand-written CHECKs.
 
-    PYTHONPATH=python python3 test/lit/inputs/hopper_ws_train_kernels.py
+    PYTHONPATH=python python3 test/lit/inputs/hopper_ws_train_kernels.py [--check]
 """
+import sys
+
 from normfuse.kernels.postnorm_gemm import (linear_layernorm_train_naive,
                                             linear_rmsnorm_train_naive)
-from postnorm_common import write_lit
+import litgen
 
 
 def _sig(ln: bool) -> dict:
@@ -62,5 +64,10 @@ CASES = [
 // REMARK: [hopper-ws] missed: 2 stores outside the GEMM's loop over the row's N tiles; the normalizing loop stores the output once per tile"""),
 ]
 
+
+def outputs() -> dict:
+    return {"hopper-ws-train.mlir": litgen.lit_text(HEAD, CASES)}
+
+
 if __name__ == "__main__":
-    write_lit("hopper-ws-train.mlir", HEAD, CASES)
+    sys.exit(litgen.main(outputs))

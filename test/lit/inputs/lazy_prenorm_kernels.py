@@ -1,16 +1,12 @@
 """Source of the TTIR in test/lit/lazy-prenorm.mlir: small kernels, positive and negative.
 
-Regenerate the lit file (CHECK lines live in make_lazy_prenorm_lit.py):
-    PYTHONPATH=python python3 test/lit/inputs/lazy_prenorm_kernels.py > /tmp/in.mlir
-    python3 test/lit/inputs/make_lazy_prenorm_lit.py /tmp/in.mlir
+Regenerate the lit file (CHECK lines live in make_lazy_prenorm_lit.py; either script does it):
+    PYTHONPATH=python python3 test/lit/inputs/make_lazy_prenorm_lit.py [--check]
 """
-import re
 import sys
 
 import triton
 import triton.language as tl
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
 
 BM, BN, BK = 64, 32, 32
 
@@ -345,7 +341,8 @@ KERNELS = [rms_weight_in_loop, rms_weight_folded, layernorm, layernorm_folded, r
            negative_row_block_store_ahead, negative_scaled_tile_other_user]
 
 
-def ttir(fn) -> str:
+def signature(fn) -> dict:
+    """The kernel's Triton signature, from its parameter names."""
     sig = {}
     for name in fn.arg_names:
         if name in ("BM", "BN", "BK"):
@@ -358,19 +355,10 @@ def ttir(fn) -> str:
             sig[name] = "*fp32"
         else:
             sig[name] = "*bf16"
-    src = ASTSource(fn, sig, constexprs={"BM": BM, "BN": BN, "BK": BK})
-    ck = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
-    text = ck.asm["ttir"]
-    body = [l for l in text.splitlines() if not l.startswith("#loc")]
-    body = [re.sub(r" loc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", "", l) for l in body]
-    return "\n".join(body[1:-1])  # drop "module {" / "}"
+    return sig
 
 
 if __name__ == "__main__":
-    names = sys.argv[1:]
-    print("module {")
-    for fn in KERNELS:
-        if names and fn.__name__ not in names:
-            continue
-        print(ttir(fn))
-    print("}")
+    import litgen
+    import make_lazy_prenorm_lit
+    sys.exit(litgen.main(make_lazy_prenorm_lit.outputs))

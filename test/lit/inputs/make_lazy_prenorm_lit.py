@@ -1,14 +1,15 @@
-"""Write test/lit/lazy-prenorm.mlir: the TTIR of lazy_prenorm_kernels.py with hand-written CHECKs,
+"""Writes test/lit/lazy-prenorm.mlir: the TTIR of lazy_prenorm_kernels.py with hand-written CHECKs,
 one `// -----` chunk per kernel (CHECK lines of every prefix with it; a one-line intent first).
 
-    PYTHONPATH=python python3 test/lit/inputs/lazy_prenorm_kernels.py > /tmp/in.mlir
-    python3 test/lit/inputs/make_lazy_prenorm_lit.py /tmp/in.mlir
+    PYTHONPATH=python python3 test/lit/inputs/make_lazy_prenorm_lit.py [--check]
+
+(lazy_prenorm_kernels.py with the same arguments does the same.)
 """
-import os
-import re
 import sys
 
-src = open(sys.argv[1]).read().splitlines()
+import litgen
+from lazy_prenorm_kernels import BK, BM, BN, KERNELS, signature
+
 CH = {
 "rms_weight_in_loop": """// The norm weight stays in the loop; the statistics read a cg reload of the tile (stats-source=auto).
 // A single statistic accumulates in a tile reduced once after the loop (stats-accumulate=auto).
@@ -71,14 +72,15 @@ CH = {
 // STAGE-LABEL: tt.func public @rms_weight_folded
 // STAGE-NOT: tt.latency
 // STAGE: tt.dot""",
-"layernorm": """// LayerNorm: first tile's row mean as shift, centered masked operand, column sums of B in the loop.
+"layernorm": """// LayerNorm: first tile's row mean as shift, centered masked operand (masked-off lanes keep
+// other - shift, as the naive kernel's (other - mean): no select), column sums of B in the loop.
 // CHECK-LABEL: tt.func public @layernorm
 // CHECK: tt.load
 // CHECK: "tt.reduce"
 // CHECK: %[[C:.+]] = arith.mulf %{{.+}}, %{{.+}} : tensor<64xf32>
 // CHECK: %[[L:.+]]:7 = scf.for
 // CHECK: arith.subf %{{.+}}, %{{.+}} : tensor<64x32xf32>
-// CHECK: arith.select
+// CHECK-NOT: arith.select
 // CHECK: tt.load {{.*}} cacheModifier = cg : tensor<32x32x!tt.ptr<bf16>>
 // CHECK: tt.dot
 // CHECK: <{axis = 0 : i32}>
@@ -219,7 +221,7 @@ CH = {
 // CHECK: tt.dot
 // REMARK: missed: a scaled A tile has another user besides the dot""",
 }
-head = """// lazy-prenorm: one chunk per case, positive cases first, then the bail-outs (negative_*).
+HEAD = """// lazy-prenorm: one chunk per case, positive cases first, then the bail-outs (negative_*).
 // Inputs are TTIR from test/lit/inputs/lazy_prenorm_kernels.py (locations stripped).
 // RUN: normfuse-opt --split-input-file --lazy-prenorm %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
@@ -239,18 +241,14 @@ head = """// lazy-prenorm: one chunk per case, positive cases first, then the ba
 // BADSTAGE: stage-reloads} must be auto, true or false, got 'maybe'
 // NOSTAGE-NOT: tt.latency
 """
-# the input module's functions, each with its lines
-funcs, cur = [], None
-for line in src:
-    m = re.match(r"\s*tt.func public @(\w+)\(", line)
-    if m:
-        cur = [m.group(1), []]
-        funcs.append(cur)
-    if cur is not None:
-        cur[1].append(line)
-        if line == "  }":
-            cur = None
-out = [head.rstrip("\n")]
-for k, (name, lines) in enumerate(funcs):
-    out += (["", "// -----"] if k else []) + ["", CH[name], "", "module {"] + lines + ["}"]
-open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lazy-prenorm.mlir'), 'w').write("\n".join(out) + "\n")
+
+
+def outputs() -> dict:
+    assert set(CH) == {fn.__name__ for fn in KERNELS}, "one CHECK block per kernel of KERNELS"
+    cases = [(fn.__name__, fn, signature(fn), {"BM": BM, "BN": BN, "BK": BK}, CH[fn.__name__])
+             for fn in KERNELS]
+    return {"lazy-prenorm.mlir": litgen.lit_text(HEAD, cases)}
+
+
+if __name__ == "__main__":
+    sys.exit(litgen.main(outputs))

@@ -1,12 +1,14 @@
 """Writes test/lit/reuse-loads.mlir: TTIR of small kernels that load a tile twice, with
 hand-written CHECKs.
 
-    PYTHONPATH=python python3 test/lit/inputs/reuse_loads_kernels.py
+    PYTHONPATH=python python3 test/lit/inputs/reuse_loads_kernels.py [--check]
 """
+import sys
+
 import triton
 import triton.language as tl
 
-from postnorm_common import write_lit
+import litgen
 
 
 @triton.jit
@@ -85,5 +87,10 @@ CASES = [
 // REMARK: missed: no load reused: no two loads of the same addresses"""),
 ]
 
+
+def outputs() -> dict:
+    return {"reuse-loads.mlir": litgen.lit_text(HEAD, CASES)}
+
+
 if __name__ == "__main__":
-    write_lit("reuse-loads.mlir", HEAD, CASES)
+    sys.exit(litgen.main(outputs))
