@@ -42,6 +42,7 @@ PIPELINES = {
     "residual-acc": ["--residual-acc"],
     "hoist-loads": ["--hoist-loads"],
     "reuse-loads": ["--reuse-loads"],
+    "prefetch-loads": ["--prefetch-loads"],
     "post-norm default": ["--pass-pipeline=cluster-reduce,epilogue-norm"],
     "default": ["--pass-pipeline=default"],
 }

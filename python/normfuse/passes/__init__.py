@@ -33,6 +33,7 @@ _REGISTRY: dict[str, str] = {
     "hopper-ws": "normfuse.passes.hopper_ws:HopperWS",
     "hoist-loads": "normfuse.passes.hoist_loads:HoistLoads",
     "reuse-loads": "normfuse.passes.reuse_loads:ReuseLoads",
+    "prefetch-loads": "normfuse.passes.prefetch_loads:PrefetchLoads",
 }
 
 
