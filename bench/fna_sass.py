@@ -4,10 +4,14 @@ walk ROWS = 512, BLOCK_N = 128), its SASS instructions in the row-block walk's l
 outermost backward branch) and over the whole kernel, and ptxas's spill bytes.
 
     PYTHONPATH=python python3 bench/fna_sass.py [--cells softmax:2:128,softmax:4:128,...]
-                                                 [--save] [--dump DIR] [--json FILE]
+                                                 [--save] [--weights] [--mma | --both]
+                                                 [--dump DIR] [--json FILE]
 
 A cell is ACT:H:L (L the KV length, a constexpr: 128 is one KV tile, the benchmark's shape;
-1000 walks eight). `--save`: the training forward (g and lse stored). `--dump DIR`: the TTGIR,
+1000 walks eight). `--save`: the training forward (g and lse stored). `--weights`: with the
+LayerNorm's weight and bias and the RMSNorm's weight. `--mma`: the opt-in LayerNorm in the MMA
+layout (LN_MMA, `MMA_FNA_PASSES`: `prepare_flash_norm_attention(ln_mma=True)`) instead of the
+default kernel; `--both`: the default and that variant, one line each. `--dump DIR`: the TTGIR,
 PTX and SASS of each cell there (to diff two kernel revisions). The loop body's count is per
 row block and head (each CTA of the cluster holds one head). Default cells: softmax H 2 / 4 and
 gelu_tanh H 2 at L = 128, then the same at L = 1000.
@@ -32,7 +36,7 @@ def _tool(name):
     return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
 
 
-def _args(act, H, L, save):
+def _args(act, H, L, save, weights=False):
     """prepare_flash_norm_attention's runtime arguments and constexprs for the cell (the
     tensors only give types and alignment)."""
     from normfuse.kernels.attention import ACT_CODES
@@ -43,14 +47,15 @@ def _args(act, H, L, save):
     k = torch.empty(B, L, H, D, dtype=torch.bfloat16)
     stat = [torch.empty(T, dtype=torch.float32) for _ in range(3)]
     dummy = x.new_empty(1)
+    w = x.new_empty(H * D) if weights else dummy
     saved = (torch.empty_like(x), torch.empty(T, H)) if save else ()
     runtime = (x, k, torch.empty_like(k), torch.zeros(B + 1, dtype=torch.int32),
-               torch.zeros(3 * 64, dtype=torch.int32), dummy, dummy, dummy, torch.empty_like(x),
+               torch.zeros(3 * 64, dtype=torch.int32), w, w, w, torch.empty_like(x),
                *stat, *saved, B, default_qk_scale(act, D), 1e-5, 1e-5)
     cfg = _config(D, L)
     consts = dict(H=H, HKV=H, D=D, L=L, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
-                  ACT=ACT_CODES[act], LOG_B=max(1, B.bit_length()), HAS_LNW=False,
-                  HAS_LNB=False, HAS_RMSW=False, ROWS=ROWS_PER_PROGRAM)
+                  ACT=ACT_CODES[act], LOG_B=max(1, B.bit_length()), HAS_LNW=weights,
+                  HAS_LNB=weights, HAS_RMSW=weights, ROWS=ROWS_PER_PROGRAM)
     return runtime, consts, dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
 
 
@@ -96,17 +101,20 @@ def opcode(t):
     return t.split()[0] if t else ""
 
 
-def measure(act, H, L, save=False, dump=None):
+def measure(act, H, L, save=False, dump=None, weights=False, mma=False):
     import tempfile
     import normfuse
     from normfuse.kernels.attention import (flash_norm_attention_naive,
                                             flash_norm_attention_save_naive)
-    from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES
-    rt, cs, op = _args(act, H, L, save)
+    from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES, MMA_FNA_PASSES
+    rt, cs, op = _args(act, H, L, save, weights)
+    if mma:
+        cs["LN_MMA"] = True
     fn = flash_norm_attention_save_naive if save else flash_norm_attention_naive
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ck = normfuse.compile(fn, args=rt, constexprs=cs, passes=DEFAULT_FNA_PASSES,
+        ck = normfuse.compile(fn, args=rt, constexprs=cs,
+                              passes=MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES,
                               target="cuda:90", **op)
     asm = ck.kernel.asm
     with tempfile.TemporaryDirectory() as tmp:
@@ -124,7 +132,8 @@ def measure(act, H, L, save=False, dump=None):
     for _, t in body:
         o = opcode(t).split(".")[0]
         ops[o] = ops.get(o, 0) + 1
-    rec = dict(cell=f"{act}:{H}:{L}" + (":save" if save else ""), body=len(body), kernel=len(ins),
+    cell = f"{act}:{H}:{L}" + (":save" if save else "") + (":w" if weights else "")
+    rec = dict(cell=cell + (":mma" if mma else ""), body=len(body), kernel=len(ins),
                spill_stores=int(spill.group(1)), spill_loads=int(spill.group(2)),
                regs=int(regs.group(1)), body_ops=dict(sorted(ops.items(), key=lambda kv: -kv[1])))
     if dump:
@@ -144,17 +153,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cells", default=",".join(CELLS))
     ap.add_argument("--save", action="store_true", help="the training forward (g, lse stored)")
+    ap.add_argument("--weights", action="store_true", help="LN weight and bias, RMS weight")
+    ap.add_argument("--mma", action="store_true", help="the LN_MMA variant (MMA_FNA_PASSES)")
+    ap.add_argument("--both", action="store_true", help="the default and the LN_MMA variant")
     ap.add_argument("--dump", default=None)
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     recs = []
     for cell in a.cells.split(","):
         act, H, L = cell.split(":")
-        r = measure(act, int(H), int(L), a.save, a.dump)
-        recs.append(r)
-        top = ", ".join(f"{k} {n}" for k, n in list(r["body_ops"].items())[:8])
-        print(f"{r['cell']:22s} body {r['body']:5d}  kernel {r['kernel']:5d}  spills "
-              f"{r['spill_stores']}/{r['spill_loads']} B  regs {r['regs']}  | {top}", flush=True)
+        for mma in ((False, True) if a.both else (a.mma,)):
+            r = measure(act, int(H), int(L), a.save, a.dump, a.weights, mma)
+            recs.append(r)
+            top = ", ".join(f"{k} {n}" for k, n in list(r["body_ops"].items())[:8])
+            print(f"{r['cell']:26s} body {r['body']:5d}  kernel {r['kernel']:5d}  spills "
+                  f"{r['spill_stores']}/{r['spill_loads']} B  regs {r['regs']}  | {top}",
+                  flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(recs, f, indent=1)

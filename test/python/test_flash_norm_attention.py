@@ -17,8 +17,10 @@ import pytest
 
 pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
 import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
 
-from normfuse.kernels.attention import ACT_CODES, flash_norm_attention_naive  # noqa: E402
+from normfuse.kernels.attention import ACT_CODES, _in_mma, flash_norm_attention_naive  # noqa: E402
 from normfuse.reference import rel_err  # noqa: E402
 from normfuse.reference_attention import default_qk_scale, flash_norm_attention_ref  # noqa: E402
 from normfuse.testing import check_pass_numerics  # noqa: E402
@@ -249,6 +251,22 @@ def test_kv_tma_checks():
     _check_kv_tma("flash_norm_attention", ok, ok, 1, 16)
 
 
+def test_ln_mma_checks():
+    """prepare_flash_norm_attention(ln_mma=...) takes True or False, refused before anything else
+    otherwise; its pass list is the default's and prefetch-loads, which the default leaves out."""
+    import re
+    from normfuse.ops.flash_norm_attention import (DEFAULT_FNA_PASSES, MMA_FNA_PASSES,
+                                                   prepare_flash_norm_attention)
+    x, k, v, offs, w = _op_inputs()
+    for bad in ("mma", 1, None):
+        with pytest.raises(ValueError, match=re.escape(f"ln_mma must be True or False, got {bad!r}")):
+            prepare_flash_norm_attention(x, k, v, offs, ln_mma=bad)
+    with pytest.raises(ValueError, match="x must be a CUDA tensor"):  # (accepted: on to the next)
+        prepare_flash_norm_attention(x, k, v, offs, ln_mma=True, passes=MMA_FNA_PASSES)
+    assert MMA_FNA_PASSES == DEFAULT_FNA_PASSES + ("prefetch-loads",)
+    assert not any(p.startswith("prefetch-loads") for p in DEFAULT_FNA_PASSES)
+
+
 @pytest.mark.parametrize("act", [pytest.param("gelu_tanh", marks=pytest.mark.slow), "softmax"])
 def test_gather_once_same_bits(act):
     """cluster-reduce{gather=once} (each exchange's totals summed once per row into the CTA's own
@@ -399,6 +417,52 @@ def test_default_walk_shortens_for_small_grids(monkeypatch):
     assert mod._default_walk(1442, 6, 3, 64, None, torch.device("cpu"))[0] == 512
 
 
+@pytest.mark.parametrize("act, H, BN, save", [
+    ("softmax", 2, None, False), ("gelu_tanh", 4, 16, False), ("gelu_tanh", 2, None, True),
+    pytest.param("softmax", 4, None, True, marks=pytest.mark.slow)],
+    ids=["softmax-h2", "gelu-h4-two-kv-tiles", "gelu-h2-save", "softmax-h4-save"])
+def test_ln_mma_same_bits(act, H, BN, save):
+    """LN_MMA (`prepare_flash_norm_attention(ln_mma=True)`: x through `_in_mma`'s product of
+    zeros, the LayerNorm in the MMA layout) through `MMA_FNA_PASSES` against the default kernel
+    (LN_MMA off: no anchor, its TTIR unchanged) through `DEFAULT_FNA_PASSES`, walking two row
+    blocks per program, with the norms' weights and -0.0 in x, the inference and the training
+    forward: the same bits in every output, before and after the passes (the interpreter; on the
+    GPU the row sums run in another order and may round differently:
+    test_gpu_launch_variants_same_bits)."""
+    from normfuse.kernels.attention import flash_norm_attention_save_naive
+    from normfuse.ops.common import row_block_table
+    from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES, MMA_FNA_PASSES
+    x, k, v, offs, w = _inputs([5, 0, 40, 19], H, 16, 32, act=act, seed=21)
+    x[3, 0, 0] = x[7, 1, 5] = -0.0  # (`_in_mma` gives +0.0 back)
+    args, consts, _ = _kernel_args(x, k, v, offs, w, act, BN=BN)
+    T = x.shape[0]
+    args[4] = row_block_table(offs, 32, rows=T)
+    runs = []
+    for mma in (False, True):
+        a = [t.clone() if isinstance(t, torch.Tensor) else t for t in args]
+        fn = flash_norm_attention_naive
+        if save:
+            fn = flash_norm_attention_save_naive
+            a = a[:12] + [torch.full(tuple(x.shape), float("nan")).to(x.dtype),
+                          torch.full((T, H), float("nan"))] + a[12:]
+        runs.append(check_pass_numerics(
+            fn, a, constexprs=dict(consts, ROWS=32, LN_MMA=mma), grid=(a[4].shape[0],),
+            passes=",".join(MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES), num_warps=4))
+    default, mma = runs
+    if BN is None:  # (with two KV tiles the innermost loop with dots is the KV loop: no x in it)
+        assert any("[prefetch-loads] applied: 1 tile load (of X)" in r for r in mma.remarks), \
+            mma.remarks
+    # the attention's two dots; LN_MMA adds the anchors (statistics, q, the two residuals)
+    assert default.ir_before.count("tt.dot ") == 2, default.ir_before
+    assert mma.ir_before.count("tt.dot ") == 6
+    names = ("OUT", "MEAN", "RSTD", "RRMS") + (("GS",) if save else ()) + (
+        ("LSE",) if save and act == "softmax" else ())
+    for name in names:
+        for a, b in ((default.before, mma.before), (default.after, mma.after)):
+            assert not torch.isnan(torch.as_tensor(b[name]).float()).any(), name
+            assert torch.equal(torch.as_tensor(a[name]), torch.as_tensor(b[name])), name
+
+
 def test_naive_matches_reference_unchanged():
     res, ref, st = _run([3, 17], 2, 64, 32, passes=())
     assert not res.changed
@@ -529,8 +593,13 @@ def test_gpu_launch_variants_same_bits(act):
     default launch (flat at these lengths), each program walking 256 or 512 rows with K and V
     hoisted, the training forward walking 128 (its g and lse too), and at 32-row blocks the walk
     against the flat grid; the default passes without reuse-loads and with it under the dot rule
-    (across-dots off), walking and flat; a walk that is not a multiple of BLOCK_M is refused."""
-    from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES, prepare_flash_norm_attention
+    (across-dots off), walking and flat; a walk that is not a multiple of BLOCK_M is refused.
+    The LayerNorm in the MMA layout (`ln_mma`, `MMA_FNA_PASSES`: bench_attention's "mma") sums
+    the statistics in another order (the MMA layout's): against the default within a rounding,
+    among its own launches (walking, flat, without prefetch-loads; the training forward walking
+    and flat) the same bits."""
+    from normfuse.ops.flash_norm_attention import (DEFAULT_FNA_PASSES, MMA_FNA_PASSES,
+                                                   prepare_flash_norm_attention)
     x, k, v, offs, w = _gpu_case(3, 128, act)
     once = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
     early = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm", "residual-acc")
@@ -552,6 +621,15 @@ def test_gpu_launch_variants_same_bits(act):
     # 32-row blocks multiply in other instruction shapes: the walk against the flat grid there
     b32 = [prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=32, **w, **r)
            .launch() for r in (dict(rows_per_program=0), dict(rows_per_program=256))]
+    # the LayerNorm in the MMA layout: the default walk, flat, walking 256, and without
+    # prefetch-loads (only x's pipelining differs); the training forward walking 128 and flat
+    mma = dict(ln_mma=True, passes=MMA_FNA_PASSES)
+    mma_outs = [prepare_flash_norm_attention(x, k, v, offs, activation=act, **w, **r).launch()
+                for r in (mma, dict(mma, rows_per_program=0), dict(mma, rows_per_program=256),
+                          dict(ln_mma=True))]
+    mma_saved = [prepare_flash_norm_attention(x, k, v, offs, activation=act, save=True, **w,
+                                              rows_per_program=n, **mma) for n in (0, 128)]
+    mma_saved = [p.launch() + (p.g,) + ((p.lse,) if act == "softmax" else ()) for p in mma_saved]
     torch.cuda.synchronize()
     for r, out in zip(runs[1:], outs[1:]):
         for a, b in zip(outs[0], out):
@@ -560,8 +638,46 @@ def test_gpu_launch_variants_same_bits(act):
         assert torch.equal(a, b)
     for a, b in zip(*b32):
         assert torch.equal(a, b)
+    for i, out in enumerate(mma_outs[1:]):
+        for a, b in zip(mma_outs[0], out):
+            assert torch.equal(a, b), i
+    for a, b in zip(*mma_saved):
+        assert torch.equal(a, b)
+    # against the default (and the training forward against its default): within a rounding
+    for want, got in ((outs[0], mma_outs[0]), (saved[0], mma_saved[0])):
+        assert rel_err(got[0], want[0]) < 1e-3, rel_err(got[0], want[0])
+        for a, b in zip(want[1:4], got[1:4]):  # mean, rstd, rrms
+            torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+        for a, b in zip(want[4:], got[4:]):  # g, lse
+            assert rel_err(b, a) < 1e-3
     with pytest.raises(ValueError, match="rows_per_program must be a positive multiple of BLOCK_M"):
         prepare_flash_norm_attention(x, k, v, offs, activation=act, rows_per_program=100)
+
+
+@triton.jit
+def _through_mma(X, Y, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    tl.store(Y + offs, _in_mma(tl.load(X + offs).to(tl.float32), X.dtype.element_ty))
+
+
+@gpu
+def test_gpu_in_mma_returns_its_input():
+    """`_in_mma` (LN_MMA's anchor: t + 0 * 0, one wgmma of K = 16 with t as the accumulator)
+    gives back its fp32 input: bf16 values widened, over the normal range (1e-30 to 1e30), bit
+    for bit; a zero as a zero (the interpreter gives +0.0 for -0.0); a subnormal exactly or as
+    a zero (not assumed either way: the interpreter gives it back)."""
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(64, 128, generator=g) * torch.logspace(-30, 30, 128)[None, :]).bfloat16()
+    x[0, :4] = torch.tensor([-0.0, 0.0, 1e-39, -3e-40]).bfloat16()
+    y = torch.full((64, 128), float("nan"), device="cuda")
+    _through_mma[(1,)](x.cuda(), y, 64, 128)
+    want, y = x.float(), y.cpu()
+    tiny = want.abs() < 2.0 ** -126
+    sub = tiny & (want != 0)
+    assert int(sub.sum()) >= 2
+    assert torch.equal(y[~tiny].view(torch.int32), want[~tiny].view(torch.int32))
+    assert (y[want == 0] == 0).all()
+    assert ((y[sub] == want[sub]) | (y[sub] == 0)).all(), (want[sub], y[sub])
 
 
 @gpu

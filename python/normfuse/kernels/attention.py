@@ -18,6 +18,12 @@ ROWS)`): the blocks of a sequence share one program, so its K and V can be loade
 ROW_TABLE (constexpr): BLOCKS is instead the row-block table, int32 [programs, 3] of (batch,
 first row, end of the sequence) (`ops.common.row_block_table`; dead entries first row = end):
 one round of loads where the search is LOG_B dependent ones on every program's critical path.
+LN_MMA (constexpr, off by default; `prepare_flash_norm_attention(ln_mma=True)` with
+`MMA_FNA_PASSES`): the LayerNorm in the MMA accumulator's layout, x through `_in_mma` (a K = 16
+product of zeros whose tl.dot result anchors Triton's layout pass) for the statistics, q and the
+residuals: the same values (the interpreter's bits are the default's), fewer sm_90 instructions
+in the inference forward, more ptxas spills in the training forward and with the weights; on the
+GPU the statistics' row sums run in the MMA layout's order, so the bits may differ by a rounding.
 
   loop 0, per head:  LayerNorm statistics of the row over all H * D features: shifted sums
                      s1 = sum(x - c), s2 = sum((x - c)^2) with c = x[row, 0] (one pass, exact
@@ -67,6 +73,31 @@ def _activation(s, ACT: tl.constexpr):
         r = tl.maximum(s, 0.0)
         p = r * r
     return p
+
+
+@triton.jit
+def _in_mma(t, DT: tl.constexpr):
+    """t (fp32 [M, N]) through a K = 16 product of zeros, t + 0 * 0: the same values (a -0.0
+    comes back +0.0) as a tl.dot's result, so that Triton's layout pass computes what follows
+    from it in the MMA accumulator's layout (`_fna_block`'s LN_MMA). The LayerNorm computed from
+    x itself runs in the load's blocked layout (8 rows a thread: 64 shuffles for the two row
+    sums, and q goes to the attention's dot through shared memory) beside a second copy in the
+    MMA layout for the residuals; from x through this product it is one layout, the row sums
+    take 8 shuffles and q reaches the dot in registers, as P does. x then reaches the dots only
+    as an accumulator, which Triton's pipeliner does not prefetch: `prefetch-loads` tags it."""
+    return tl.dot(tl.zeros([t.shape[0], 16], dtype=DT), tl.zeros([16, t.shape[1]], dtype=DT), t)
+
+
+@triton.jit
+def _widen(x):
+    """x in fp32, exact; bf16 by its bits (x << 16). Not the op that `.to` gives, so that the
+    residuals' copy of x (`_in_mma(_widen(x))`, after the attention) is not merged with the
+    LayerNorm's: the fp32 tile would stay live across the attention (ptxas spilled 156 B a
+    thread at softmax H = 2), where the bf16 tile is half of it."""
+    if x.dtype == tl.bfloat16:
+        return (x.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+    else:
+        return x.to(tl.float32)
 
 
 @triton.jit
@@ -160,10 +191,11 @@ def flash_norm_attention_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN,
                                ACT: tl.constexpr, LOG_B: tl.constexpr,
                                HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
                                HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False,
-                               ROW_TABLE: tl.constexpr = False, ROWS: tl.constexpr = 0):
+                               ROW_TABLE: tl.constexpr = False, ROWS: tl.constexpr = 0,
+                               LN_MMA: tl.constexpr = False):
     _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, OUT, RRMS, nbatch,
               qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
-              HAS_LNB, HAS_RMSW, False, KV_TMA, ROW_TABLE, ROWS)
+              HAS_LNB, HAS_RMSW, False, KV_TMA, ROW_TABLE, ROWS, LN_MMA)
 
 
 @triton.jit
@@ -174,7 +206,8 @@ def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, 
                                     ACT: tl.constexpr, LOG_B: tl.constexpr,
                                     HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
                                     HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False,
-                                    ROW_TABLE: tl.constexpr = False, ROWS: tl.constexpr = 0):
+                                    ROW_TABLE: tl.constexpr = False, ROWS: tl.constexpr = 0,
+                                    LN_MMA: tl.constexpr = False):
     """The training forward: `flash_norm_attention_naive` that also stores, for the backward,
     the attention's output g = attend(ln_q) per head (GS [T, H, D] in OUT's dtype; the backward
     adds ln_q back, so g's rounding is relative to g, not to z = g + ln_q, which FA2's delta =
@@ -182,7 +215,7 @@ def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, 
     f32). With the accumulator also stored, `residual-acc` leaves it starting at zero."""
     _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, nbatch,
               qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
-              HAS_LNB, HAS_RMSW, True, KV_TMA, ROW_TABLE, ROWS)
+              HAS_LNB, HAS_RMSW, True, KV_TMA, ROW_TABLE, ROWS, LN_MMA)
 
 
 @triton.jit
@@ -191,19 +224,19 @@ def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, 
               L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
               LOG_B: tl.constexpr, HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr,
               HAS_RMSW: tl.constexpr, SAVE: tl.constexpr, KV_TMA: tl.constexpr,
-              ROW_TABLE: tl.constexpr, ROWS: tl.constexpr):
+              ROW_TABLE: tl.constexpr, ROWS: tl.constexpr, LN_MMA: tl.constexpr):
     if ROWS > 0:  # BLOCKS: the table of ROWS-row chunks; their BLOCK_M-row blocks in turn
         b, start, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B, True)
         stop = tl.minimum(end, start + ROWS)
         for row0 in range(start, stop, BLOCK_M):
             _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, stop,
                        qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, HAS_LNW,
-                       HAS_LNB, HAS_RMSW, SAVE, KV_TMA)
+                       HAS_LNB, HAS_RMSW, SAVE, KV_TMA, LN_MMA)
     else:
         b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B, ROW_TABLE)
         _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, end,
                    qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, HAS_LNW,
-                   HAS_LNB, HAS_RMSW, SAVE, KV_TMA)
+                   HAS_LNB, HAS_RMSW, SAVE, KV_TMA, LN_MMA)
 
 
 @triton.jit
@@ -211,7 +244,7 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
                qk_scale, eps, rms_eps, H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
                L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
                HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr, HAS_RMSW: tl.constexpr,
-               SAVE: tl.constexpr, KV_TMA: tl.constexpr):
+               SAVE: tl.constexpr, KV_TMA: tl.constexpr, LN_MMA: tl.constexpr):
     """One BLOCK_M-row block of batch b: rows row0.. below end."""
     N: tl.constexpr = H * D
     GROUP: tl.constexpr = H // HKV
@@ -228,7 +261,10 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
     for h in range(H):
         x = tl.load(xrow[:, None] + h * D + offs_d[None, :], mask=rmask[:, None], other=0.0)
-        xc = x.to(tl.float32) - shift[:, None]  # (0 - 0 = +0 on the masked rows)
+        if LN_MMA:
+            xc = _in_mma(x.to(tl.float32), X.dtype.element_ty) - shift[:, None]
+        else:
+            xc = x.to(tl.float32) - shift[:, None]  # (0 - 0 = +0 on the masked rows)
         s1 += tl.sum(xc, axis=1)
         s2 += tl.sum(xc * xc, axis=1)
     # (rsqrt and the reciprocal of N as torch's LayerNorm kernels do: the IEEE-rounded divide
@@ -245,13 +281,24 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
     for h in range(H):
         cols = h * D + offs_d
-        x = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0).to(tl.float32)
+        if LN_MMA:
+            xb = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0)
+            x = _in_mma(xb.to(tl.float32), X.dtype.element_ty)
+        else:
+            x = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0).to(tl.float32)
         q = (x - mean[:, None]) * rstd[:, None]
         if HAS_LNW:
             q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
         if HAS_LNB:
             q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
         qh = q.to(X.dtype.element_ty)
+        if LN_MMA:  # q again, the same values, in the same layout, for the residual: from x
+            # widened by its bits (`_widen`: the bf16 tile stays live across the attention)
+            q = (_in_mma(_widen(xb), X.dtype.element_ty) - mean[:, None]) * rstd[:, None]
+            if HAS_LNW:
+                q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
+            if HAS_LNB:
+                q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
         if KV_TMA:  # (the batch's K and V, the head's column)
             acc, lse = attend(qh, K + kv_base, V + kv_base, (h // GROUP) * D, qk_scale, HKV, D, L,
                               BLOCK_M, BLOCK_N, ACT, True, not SAVE)
@@ -273,7 +320,11 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     for h in range(H):
         cols = h * D + offs_d
         z = tl.load(orow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0).to(tl.float32)
-        x = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0).to(tl.float32)
+        if LN_MMA:
+            x = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0)
+            x = _in_mma(_widen(x), X.dtype.element_ty)
+        else:
+            x = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0).to(tl.float32)
         y = z * rrms[:, None]
         if HAS_RMSW:
             y = y * tl.load(RMSW + cols).to(tl.float32)[None, :]

@@ -52,7 +52,7 @@ from .fallback import compute_dtype
 from .inference import route
 
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
-           "DEFAULT_FNA_PASSES", "PreparedFNA"]
+           "DEFAULT_FNA_PASSES", "MMA_FNA_PASSES", "PreparedFNA"]
 
 # The heads' statistics gathered once per row (`cluster-reduce{gather=once}`): the DSMEM read of
 # the totals is one asm per row into the CTA's own slots instead of an elementwise asm that
@@ -71,6 +71,17 @@ __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_no
 # time in all 18 cells (without across-dots, only the attention's load merged: 0.97-1.02x).
 DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm",
                       "residual-acc", "hoist-loads", "reuse-loads{across-dots=true}")
+# The opt-in LayerNorm in the MMA layout (`prepare_flash_norm_attention(ln_mma=True)`, the
+# kernels' LN_MMA: x through `_in_mma`'s K = 16 product of zeros, so that the statistics are
+# reduced and q normalized once, in the accumulator's layout) with its pass list: x then reaches
+# the dots only as an accumulator, which Triton's pipeliner skips, and `prefetch-loads` tags its
+# load (tt.latency) so that the walk still copies it a row block ahead. sm_90 SASS of the walk's
+# row-block body (bench/fna_sass.py --both): softmax H 2 1968 -> 1703, GELU H 2 2320 -> 2055, no
+# spills; the training forward and the weighted forms spill more (ops.md). The interpreter's
+# bits equal the default's; on the GPU the LayerNorm's row sums run in another order (the MMA
+# layout's, not the load's), so the bits may differ by a rounding. Not yet timed on a GPU:
+# bench_attention's variant "mma".
+MMA_FNA_PASSES = DEFAULT_FNA_PASSES + ("prefetch-loads",)
 # Under autograd the forward stores the attention output g = attend(ln_q) ([T, H, D], x's dtype)
 # and softmax's log-sum-exp ([T, H] f32), and the backward's rows kernel reads them instead of
 # recomputing the
@@ -276,7 +287,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                                  check_offsets: bool = True, block_m: int | None = None,
                                  num_warps: int | None = None, save: bool = False,
                                  kv_tma: bool = False, row_table: bool | None = None,
-                                 rows_per_program: int | None = None) -> PreparedFNA:
+                                 rows_per_program: int | None = None,
+                                 ln_mma: bool = False) -> PreparedFNA:
     """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
     stores g (the attention's output) and (softmax) lse for the backward into `PreparedFNA.g` /
     `.lse`. `kv_tma`: K and V tiles by bulk tensor copies straight into shared memory instead of
@@ -288,8 +300,13 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     0: one row block per program; None: `ROWS_PER_PROGRAM`, shortened by `_default_walk` where
     the grid would be small): each program walks up to that many rows of one sequence, block by
     block (the kernel's ROWS; `hoist-loads`, in the default passes, loads K and V once per
-    program)."""
+    program). `ln_mma` (an experiment, off by default; give it `passes=MMA_FNA_PASSES`): the
+    kernel's LayerNorm in the MMA accumulator's layout (LN_MMA), fewer instructions in the
+    inference forward; the training forward (`save`) and the weighted forms spill more
+    (`MMA_FNA_PASSES`)."""
     op = "flash_norm_attention"
+    if not isinstance(ln_mma, bool):
+        raise ValueError(f"{op}: ln_mma must be True or False, got {ln_mma!r}")
     rms_eps = eps if rms_eps is None else rms_eps
     T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
                                      activation, eps, rms_eps, check_offsets)
@@ -354,6 +371,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
         from ..device import ensure_allocator
         ensure_allocator()  # (the kernel builds its tensor descriptors in global scratch)
         consts["KV_TMA"] = True
+    if ln_mma:
+        consts["LN_MMA"] = True
     options = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     # programs past the last row block (upper-bound grid) have every row masked off
     grid = (nblocks,)

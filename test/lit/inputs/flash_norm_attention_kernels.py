@@ -21,7 +21,7 @@ FNA = {"X": "*bf16", "K": "*bf16", "V": "*bf16", "OFFS": "*i32", "BLOCKS": "*i32
 def fna(H, L, BN, act=0, **flags):
     # (the kernel's defaulted constexprs given: ASTSource does not fill defaults in)
     flags = dict(dict(HAS_LNW=False, HAS_LNB=False, HAS_RMSW=False, KV_TMA=False,
-                      ROW_TABLE=False, ROWS=0), **flags)
+                      ROW_TABLE=False, ROWS=0, LN_MMA=False), **flags)
     return dict(H=H, HKV=H, D=16, L=L, BLOCK_M=16, BLOCK_N=BN, ACT=act, LOG_B=3, **flags)
 
 

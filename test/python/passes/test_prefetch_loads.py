@@ -1,6 +1,7 @@
 """prefetch-loads on the CPU: small loops whose tile load reaches a dot as its accumulator, as an
 A operand, or is written by the kernel (run by normfuse.testing's interpreter before and after
-the pass: only attributes change)."""
+the pass: only attributes change), and FlashNormAttention's forward with its LayerNorm in the MMA
+layout walking row blocks, compiled for sm_90 (its x tile prefetched through cp.async again)."""
 from __future__ import annotations
 
 import pytest
@@ -57,3 +58,23 @@ def test_left_alone(mode, why):
     assert any(why in r for r in res.remarks), res.remarks
     assert torch.equal(res.before["Y"], res.after["Y"])
 
+
+
+def test_flash_norm_attention_walk_prefetches_x():
+    """FlashNormAttention's forward with its LayerNorm in the MMA layout (LN_MMA) walking 2 row
+    blocks per program through `MMA_FNA_PASSES` (the default passes, then this one), compiled
+    for sm_90 on the CPU: x (anchored in the MMA layout, reaching the dots only as an
+    accumulator) is tagged and copied by cp.async a row block ahead, as when it fed the dot's A
+    operand."""
+    import test_flash_norm_attention as t
+    from normfuse.ops.flash_norm_attention import MMA_FNA_PASSES, _launcher
+    from normfuse.testing.fake_driver import fused_on_cpu
+    x, k, v, offs, w = t._inputs([300, 0, 1, 77], 2, 128, 128, act="softmax", seed=3,
+                                 affine=False)  # (the benchmark's shape: no weights, no spills)
+    args, consts, _ = t._kernel_args(x, k, v, offs, w, "softmax", BM=64, BN=128)
+    with fused_on_cpu():
+        ck = _launcher(MMA_FNA_PASSES).warmup(*args, **consts, ROWS=128, LN_MMA=True,
+                                              num_warps=4, num_stages=2)
+    assert any("[prefetch-loads] applied: 1 tile load (of X) given tt.latency = 1" in r
+               for r in ck.remarks), ck.remarks
+    assert "ttg.async_copy_global_to_local" in ck.asm["ttgir"]
