@@ -381,6 +381,30 @@ def test_attention_configs_and_cells(monkeypatch):
     assert seen[0][3] == ba.configs(False) + ((128, 8),)  # the duplicate not timed twice
 
 
+def test_attention_mma_variant():
+    """bench_attention's "mma" (the LayerNorm in the MMA layout: `ln_mma` with MMA_FNA_PASSES)
+    is timed in the full run, and the training forward's variants by --configs; a variant that
+    rounds differently is held to ROUNDING_TOL of the default's output, the others to its bits."""
+    import torch
+    from normfuse.ops.flash_norm_attention import MMA_FNA_PASSES
+    from normfuse.repro import bench_attention as ba
+    assert (64, 4, "mma") in ba.configs(False) and ba.configs(True) == ((64, 4),)
+    assert ba.VARIANTS["mma"] == dict(ln_mma=True, passes=MMA_FNA_PASSES)
+    assert ba.VARIANTS["mma_save"] == dict(ba.VARIANTS["mma"], save=True)
+    assert ba.parse_configs("64x4:save,64x4:mma_save") == ((64, 4, "save"), (64, 4, "mma_save"))
+    ref = torch.randn(64, 2, 16, generator=torch.Generator().manual_seed(0)).bfloat16()
+    ulp = ref.clone()
+    ulp.view(torch.int16)[0, 0, 0] += 1  # one bf16 ulp in one element
+    assert ba.variant_matches(None, ref.clone(), ref) == (True, None)
+    assert ba.variant_matches("flat", ulp, ref) == (False, None)
+    same, d = ba.variant_matches("mma", ulp, ref)
+    assert same and 0 < d < ba.ROUNDING_TOL
+    assert not ba.variant_matches("mma", ref * 1.01, ref)[0]
+    nan = ref.clone()
+    nan[1, 1, 1] = float("nan")
+    assert not ba.variant_matches("mma_save", nan, ref)[0]
+
+
 def test_attention_unfused_norms_take_the_fastest(monkeypatch):
     """bench_attention's unfused baseline: each norm the fastest candidate (every one recorded,
     the winner named); Liger's LayerNorm a candidate only where it imports."""
