@@ -45,11 +45,11 @@ from ..ir import Module, Op
 from ..ir.affine import Forms, NotAffine, position
 from ..ir.core import TensorType
 from ..ir.effects import pure_operand_slice
-from ..ir.ops import (DOT, FOR, LATENCY, LOADS, ForOp, LoadOp, attr, root_names, set_attr, type_of,
-                      unknown_writer, written_roots)
+from ..ir.ops import (DOT, FOR, LATENCY, LOADS, WHILE, ForOp, LoadOp, attr, root_names, set_attr,
+                      type_of, unknown_writer, written_roots)
 from . import Pass, PassRun
 
-_LOOPS = (FOR, "scf.while")
+_LOOPS = (FOR, WHILE)
 
 
 @dataclass(frozen=True)
