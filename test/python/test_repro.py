@@ -379,6 +379,12 @@ def test_attention_configs_and_cells(monkeypatch):
            only_cells=[(4, 1000, "softmax")])
     assert [c[:3] for c in seen] == [(4, 1000, "softmax")]
     assert seen[0][3] == ba.configs(False) + ((128, 8),)  # the duplicate not timed twice
+    # --affine reaches the cells
+    kws = []
+    monkeypatch.setattr(ba, "_cell", lambda H, m, act, configs, **kw: kws.append(kw)
+                        or dict(H=H, max_len=m, activation=act))
+    ba.run(True, 100.0, {}, log=lambda s: None, only_cells=[(2, 1000, "gelu_tanh")], affine=True)
+    assert kws == [{"affine": True}]
 
 
 def test_attention_mma_variant():
@@ -416,7 +422,7 @@ def test_attention_unfused_norms_take_the_fastest(monkeypatch):
     monkeypatch.setattr(ba, "_bench", lambda fn: calls.append(fn()) or next(times))
     eager_ln = lambda a: F.layer_norm(a, a.shape[-1:])  # noqa: E731
     eager_post = lambda o, l, a: F.rms_norm(o + l, o.shape[-1:]) + a  # noqa: E731
-    monkeypatch.setattr(ba, "_compiled_norms", lambda shape=None: (eager_ln, eager_post))
+    monkeypatch.setattr(ba, "_compiled_norms", lambda shape=None, affine=False: (eager_ln, eager_post))
     monkeypatch.setitem(sys.modules, "liger_kernel.ops.layer_norm", None)  # not importable
     x = torch.randn(4, 8)
     rec = ba._norm_times(x, torch.randn(4, 8), eager_ln(x), eager_ln, eager_post)
@@ -424,6 +430,20 @@ def test_attention_unfused_norms_take_the_fastest(monkeypatch):
     assert (rec["ln_best"], rec["ln_ms"]) == ("static", 0.4)
     assert (rec["post_best"], rec["post_ms"]) == ("dynamic", 0.2) and rec["post_static_ms"] == 0.9
     assert "ln_liger_ms" not in rec and len(calls) == 6
+    # --affine: every candidate runs with the weights
+    times = iter([0.5, 0.7, 0.9, 0.2, 0.3, 0.4])
+    calls.clear()
+    aff_ln = lambda a, w, b: F.layer_norm(a, a.shape[-1:], w, b)  # noqa: E731
+    aff_post = lambda o, l, a, w: F.rms_norm(o + l, o.shape[-1:], w, eps=1e-5) + a  # noqa: E731
+    monkeypatch.setattr(ba, "_compiled_norms", lambda shape=None, affine=False:
+                        (aff_ln, aff_post) if affine else (eager_ln, eager_post))
+    w, b, rw = torch.randn(8), torch.randn(8), torch.randn(8)
+    o = torch.randn(4, 8)
+    ln = aff_ln(x, w, b)
+    ba._norm_times(x, o, ln, aff_ln, aff_post, (w, b, rw))
+    want_ln, want_post = aff_ln(x, w, b), aff_post(o, ln, x, rw)
+    assert [torch.allclose(c, want_ln) for c in calls] == [True, True, False, False, False, True]
+    assert all(torch.allclose(c, want_post) for c in calls[2:5])
 
 
 def test_attention_bwd_budget_reaches_every_shape(monkeypatch, tmp_path):

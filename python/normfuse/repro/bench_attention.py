@@ -3,11 +3,12 @@ unfused pipeline and the attention core against the best baseline.
 
     PYTHONPATH=python python3 -m normfuse.repro.bench_attention --out $OUT [--quick] [--no-tests]
         [--budget 150] [--configs 64x8,128x8:flat] [--cells 4:1000:softmax,4:3000:gelu_tanh]
-        [--default-only]
+        [--default-only] [--affine]
 
 (`--configs`: more fused-kernel tiles and launch variants to time beside the default, BLOCK_M x
 warps[:variant]; `--cells`: only these cells, H:max_len:activation; `--default-only`: not the
-launch variants.)
+launch variants; `--affine`: the cells with the norms' weights, in the fused op and the unfused
+pipeline alike, as `FlashNormAttention.from_modules` of an nn.LayerNorm gets them.)
 
 `python -m normfuse.repro` runs the cells (`append_to_summary`: records appended to summary.json,
 op = "flash_norm_attention.forward"); the command line above also runs the gpu-marked tests of
@@ -135,47 +136,57 @@ KV_RESIDENT_ROWS = (256, 512)
 _NORMS = {}
 
 
-def _compiled_norms(shape=None):
+def _compiled_norms(shape=None, affine=False):
     """torch.compile'd LayerNorm and RMSNorm(o + ln) + x: static, compiled for `shape` ([T, N])
     and kept per shape (None: one dynamic-shape pair for every cell, which the benchmark used up
     to session 29 and still times as `ln_dynamic_ms` / `post_dynamic_ms`: on the H200 its kernels
     run at ~1.2-1.6 TB/s against ~4.1 for the static ones at these narrow rows, N = 256-512;
     LayerNorm 0.327 against 0.100 ms at 394693 x 256, 2026-12-04)."""
-    key = None if shape is None else tuple(shape)
+    key = (None if shape is None else tuple(shape), affine)
     if key not in _NORMS:
         import torch.nn.functional as F
-        dyn = key is None
-        ln = torch.compile(lambda x2: F.layer_norm(x2, x2.shape[-1:], eps=1e-5), dynamic=dyn)
-        post = torch.compile(lambda o2, l2, x2: F.rms_norm(o2 + l2, o2.shape[-1:], eps=1e-5) + x2,
-                             dynamic=dyn)
+        dyn = shape is None
+        if affine:  # (the weights as arguments: ln_w, ln_b, rms_w)
+            ln = torch.compile(lambda x2, w, b: F.layer_norm(x2, x2.shape[-1:], w, b, eps=1e-5),
+                               dynamic=dyn)
+            post = torch.compile(lambda o2, l2, x2, w: F.rms_norm(o2 + l2, o2.shape[-1:], w,
+                                                                  eps=1e-5) + x2, dynamic=dyn)
+        else:
+            ln = torch.compile(lambda x2: F.layer_norm(x2, x2.shape[-1:], eps=1e-5), dynamic=dyn)
+            post = torch.compile(lambda o2, l2, x2: F.rms_norm(o2 + l2, o2.shape[-1:],
+                                                               eps=1e-5) + x2, dynamic=dyn)
         _NORMS[key] = (ln, post)
     return _NORMS[key]
 
 
-def _norm_times(x2, o2, ln, ln_fn, post_fn) -> dict:
+def _norm_times(x2, o2, ln, ln_fn, post_fn, weights=None) -> dict:
     """The unfused pipeline's norms, each the fastest of what a user could run: LayerNorm by
     torch.compile static (`ln_static_ms`) and dynamic (`ln_dynamic_ms`), eager (`ln_eager_ms`)
     and Liger's kernel where liger-kernel is installed (`ln_liger_ms`, unit weight, zero bias);
     RMSNorm(o + ln) + x by torch.compile static, dynamic and eager. `ln_ms` / `post_ms`: the
     minima, `ln_best` / `post_best`: which. (Each compile has shapes where it is slow: at these
     narrow rows the dynamic kernels run ~3x slower than the static ones, and past 2^31 elements
-    the static ones slower than the dynamic ones; H200, 2026-12-04.)"""
+    the static ones slower than the dynamic ones; H200, 2026-12-04.) `weights`: (LayerNorm
+    weight, bias, RMSNorm weight), the affine pipeline (`ln_fn` / `post_fn` take them as
+    arguments, as `_compiled_norms(..., affine=True)` compiles them)."""
     import torch.nn.functional as F
     W = x2.shape[-1]
-    ln_dyn, post_dyn = _compiled_norms()
-    rec = {"ln_dynamic_ms": _bench(lambda: ln_dyn(x2)),
-           "ln_eager_ms": _bench(lambda: F.layer_norm(x2, (W,), eps=1e-5)),
-           "post_static_ms": _bench(lambda: post_fn(o2, ln, x2)),
-           "post_dynamic_ms": _bench(lambda: post_dyn(o2, ln, x2)),
-           "post_eager_ms": _bench(lambda: F.rms_norm(o2 + ln, (W,), eps=1e-5) + x2)}
-    rec["ln_static_ms"] = _bench(lambda: ln_fn(x2))
+    lw, lb, rw = weights if weights is not None else (None, None, None)
+    la, pa = ((lw, lb), (rw,)) if weights is not None else ((), ())
+    ln_dyn, post_dyn = _compiled_norms(affine=weights is not None)
+    rec = {"ln_dynamic_ms": _bench(lambda: ln_dyn(x2, *la)),
+           "ln_eager_ms": _bench(lambda: F.layer_norm(x2, (W,), lw, lb, eps=1e-5)),
+           "post_static_ms": _bench(lambda: post_fn(o2, ln, x2, *pa)),
+           "post_dynamic_ms": _bench(lambda: post_dyn(o2, ln, x2, *pa)),
+           "post_eager_ms": _bench(lambda: F.rms_norm(o2 + ln, (W,), rw, eps=1e-5) + x2)}
+    rec["ln_static_ms"] = _bench(lambda: ln_fn(x2, *la))
     try:
         from liger_kernel.ops.layer_norm import LigerLayerNormFunction
     except Exception:  # noqa: BLE001 - not installed (or not importable): not a candidate
         LigerLayerNormFunction = None
     if LigerLayerNormFunction is not None:
-        w = torch.ones(W, device=x2.device, dtype=x2.dtype)
-        b = torch.zeros_like(w)
+        w = torch.ones(W, device=x2.device, dtype=x2.dtype) if lw is None else lw
+        b = torch.zeros_like(w) if lb is None else lb
         try:
             with torch.no_grad():
                 rec["ln_liger_ms"] = _bench(lambda: LigerLayerNormFunction.apply(x2, w, b, 1e-5))
@@ -198,7 +209,7 @@ def _lengths(B, max_len, gen):
     return torch.randint(0, max_len + 1, (B,), generator=gen)
 
 
-def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
+def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),), affine=False):
     import torch.nn.functional as F
     from ..ops.common import host_offsets, row_block_table
     from ..ops.flash_norm_attention import flash_norm_attention_fwd, prepare_flash_norm_attention
@@ -216,6 +227,15 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
     scale = default_qk_scale(act, D)
     rec = dict(op="flash_norm_attention.forward", B=B, L=L, D=D, H=H, max_len=max_len, T=T,
                activation=act, dtype="bfloat16", sparsity=round(1 - T / (B * max_len), 3))
+    # affine: LayerNorm weight and bias and RMSNorm weight, as `FlashNormAttention.from_modules`
+    # of an nn.LayerNorm gets them (the blog's cells have none)
+    wkw, weights = {}, None
+    if affine:
+        wgen = torch.Generator().manual_seed(seed + 1)
+        weights = tuple((base + 0.1 * torch.randn(N, generator=wgen)).to(dev, torch.bfloat16)
+                        for base in (1.0, 0.0, 1.0))
+        wkw = dict(ln_weight=weights[0], ln_bias=weights[1], rms_weight=weights[2])
+        rec["affine"] = True
 
     # fused (the op's kernel) and naive, per config; the op's default config is the first
     fused, saving = {}, {}
@@ -224,7 +244,7 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
         variant = cfg[2] if len(cfg) > 2 else None
         kw = dict(VARIANTS[variant]) if variant else {}
         p = prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=bm, num_warps=nw,
-                                         **kw)
+                                         **wkw, **kw)
         p.launch()
         name = f"{bm}x{nw}" + (f":{variant}" if variant else "")
         times = saving if kw.get("save") else fused  # (the training forward: not ranked)
@@ -247,20 +267,22 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
     # the whole op call as a user makes it (validation, the row-block table, the launch; the
     # offsets' host copy and the table are cached per tensor, as across a model's layers)
     host_offsets(offs)
-    rec["fused_call_ms"] = _bench(lambda: flash_norm_attention_fwd(x, k, v, offs, activation=act))
+    rec["fused_call_ms"] = _bench(lambda: flash_norm_attention_fwd(x, k, v, offs, activation=act,
+                                                                   **wkw))
     rec["fused_ms_by_config"] = fused
     if saving:
         rec["fused_saving_ms_by_config"] = saving
     rec["fused_ms"] = fused[f"{configs[0][0]}x{configs[0][1]}"]
     rec["fused_best_config"] = min(fused, key=fused.get)
     rec["fused_best_ms"] = min(fused.values())
-    pn = prepare_flash_norm_attention(x, k, v, offs, activation=act, passes=())
+    pn = prepare_flash_norm_attention(x, k, v, offs, activation=act, passes=(), **wkw)
     rec["naive_ms"] = _bench(pn.launch)
 
     # unfused: compiled LN -> core kernel -> compiled RMSNorm(o + ln) + x
-    ln_fn, post_fn = _compiled_norms((T, N))
+    ln_fn, post_fn = _compiled_norms((T, N), affine)
+    la, pa = (weights[:2], weights[2:]) if affine else ((), ())
     x2 = x.view(T, N)
-    ln = ln_fn(x2)
+    ln = ln_fn(x2, *la)
     o = torch.empty_like(x)
     bm = 64
     nblk = torch.div(lens + bm - 1, bm, rounding_mode="floor")
@@ -279,7 +301,7 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
         return o
     core(ln.view(T, H, D), search=True)
     core(ln.view(T, H, D))
-    out_unfused = post_fn(o.view(T, N), ln, x2)
+    out_unfused = post_fn(o.view(T, N), ln, x2, *pa)
     cores = {"block": _bench(lambda: core(ln.view(T, H, D)))}
     rec["core_search_ms"] = _bench(lambda: core(ln.view(T, H, D), search=True))
     # K and V loaded once per program of up to `rows` rows (one KV tile: L <= 128)
@@ -304,7 +326,7 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),)):
             rec[f"core_{name}_ms"] = t
     rec["core_best"] = min(cores, key=cores.get)
     rec["core_ms"] = cores[rec["core_best"]]
-    rec.update(_norm_times(x2, o.view(T, N), ln, ln_fn, post_fn))
+    rec.update(_norm_times(x2, o.view(T, N), ln, ln_fn, post_fn, weights))
     rec["unfused_ms"] = rec["ln_ms"] + rec["core_ms"] + rec["post_ms"]
     rec["saved_pct"] = (rec["unfused_ms"] - rec["fused_ms"]) / rec["unfused_ms"] * 100
     rec["saved_pct_best_config"] = (rec["unfused_ms"] - rec["fused_best_ms"]) / rec["unfused_ms"] * 100
@@ -436,10 +458,10 @@ def parse_cells(text: str) -> list:
 
 
 def run(quick: bool, budget: float, meta: dict, on_record=None, log=print, extra_configs=(),
-        only_cells=None, default_only=False) -> list:
+        only_cells=None, default_only=False, affine=False) -> list:
     """Every cell (errors recorded, cells past `budget` seconds recorded as skipped);
     `extra_configs` timed after `configs(quick)` (`default_only`: after the default alone),
-    `only_cells` instead of `cells(quick)`."""
+    `only_cells` instead of `cells(quick)`; `affine`: with the norms' weights (`_cell`)."""
     records = []
     t0 = time.time()
     base = configs(quick)[:1] if default_only else configs(quick)
@@ -450,7 +472,7 @@ def run(quick: bool, budget: float, meta: dict, on_record=None, log=print, extra
                                 error="skipped: time budget"))
             continue
         try:
-            r = _cell(H, m, act, configs=cfgs)
+            r = _cell(H, m, act, configs=cfgs, **({"affine": True} if affine else {}))
         except Exception as e:  # noqa: BLE001 - record and go on
             r = dict(op="flash_norm_attention.forward", H=H, max_len=m, activation=act,
                      error=f"{type(e).__name__}: {e}", trace=traceback.format_exc()[-2000:])
@@ -549,6 +571,9 @@ def main(argv=None) -> int:
                     "comma-separated (e.g. 4:1000:softmax)")
     ap.add_argument("--default-only", action="store_true", help="time the default "
                     "configuration alone (and --configs), not the launch variants")
+    ap.add_argument("--affine", action="store_true", help="with a LayerNorm weight and bias "
+                    "and an RMSNorm weight (what from_modules of an nn.LayerNorm gets), in the "
+                    "fused op and the unfused pipeline alike")
     a = ap.parse_args(argv)
     try:
         extra, only = parse_configs(a.configs), parse_cells(a.cells) or None
@@ -574,8 +599,10 @@ def main(argv=None) -> int:
         with open(path, "w") as f:
             json.dump(result, f, indent=1)
     save(run(a.quick, a.budget, meta, on_record=save, log=lambda s: print(s, flush=True),
-             extra_configs=extra, only_cells=only, default_only=a.default_only))
-    md = [f"# FlashNormAttention forward ({meta['gpu']}, torch {meta['torch']}, triton {meta['triton']})", ""]
+             extra_configs=extra, only_cells=only, default_only=a.default_only,
+             affine=a.affine))
+    md = [f"# FlashNormAttention forward{' (affine norms)' if a.affine else ''} ({meta['gpu']}, "
+          f"torch {meta['torch']}, triton {meta['triton']})", ""]
     if "tests" in result:
         md += [f"pytest -m gpu: {result['tests']['counts']}, ok={result['tests']['ok']}", ""]
     md.append(table(result["records"]))
