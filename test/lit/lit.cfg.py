@@ -12,7 +12,8 @@ import normfuse_lit  # noqa: E402
 config.name = "normfuse"
 config.test_format = lit.formats.ShTest(execute_external=False)  # lit's shell: `not`, pipes
 config.suffixes = [".mlir"]
-config.excludes = ["Inputs", "inputs", "Output", "lit.cfg.py", "normfuse_lit.py"]
+config.excludes = ["Inputs", "inputs", "Output", "lit.cfg.py", "normfuse_lit.py",
+                   "select_chunks.py"]
 config.test_source_root = _here
 # Outputs (%t) go to build/lit, or where NORMFUSE_LIT_OUT says (test/python/test_lit.py).
 config.test_exec_root = os.environ.get("NORMFUSE_LIT_OUT") or os.path.join(normfuse_lit.REPO, "build", "lit")

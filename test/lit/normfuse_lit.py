@@ -2,6 +2,7 @@
 tools the RUN lines name and where they come from.
 
 - `normfuse-opt` -> this checkout's tools/normfuse-opt, run by the current Python (no install)
+- `select-chunks` -> select_chunks.py here: the `// -----` chunks a RUN line's checks read
 - `FileCheck`    -> Triton's bundled FileCheck binary; else the `filecheck` Python package;
                     else a system FileCheck
 """
@@ -16,6 +17,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TOOL = os.path.join(REPO, "tools", "normfuse-opt")
+SELECT_CHUNKS = os.path.join(HERE, "select_chunks.py")
 
 # A tool name as a whole word: not part of a path, a file name or a longer flag.
 _WORD = r"(?<![\w/.\-]){}(?![\w.\-])"
@@ -38,7 +40,8 @@ def filecheck_command() -> list[str] | None:
 
 def substitutions() -> list[tuple[str, str]]:
     """(regex, replacement) pairs, applied in order before lit's own %s, %t, ..."""
-    subs = [(_WORD.format("normfuse-opt"), shlex.join([sys.executable, TOOL]))]
+    subs = [(_WORD.format("normfuse-opt"), shlex.join([sys.executable, TOOL])),
+            (_WORD.format("select-chunks"), shlex.join([sys.executable, SELECT_CHUNKS]))]
     fc = filecheck_command()
     if fc is not None:
         subs.append((_WORD.format("FileCheck"), shlex.join(fc)))

@@ -14,7 +14,8 @@ import pytest
 # this many seconds of silence; the default (120 s) is for users, tests need less. The children
 # the tests start parse a few hundred lines (well under a second, even on a loaded 2-core
 # machine); each hang costs this much of CI's time (test_guard's two crash tests took 20 s each
-# in a full run on 2026-12-02, when both hung), so 12 s.
+# in a full run on 2026-12-02, when both hung, and 12 s each until their crash was made
+# deterministic, test_guard.CRASHES_TRITON), so 12 s.
 os.environ.setdefault("NORMFUSE_GUARD_TIMEOUT_S", "12")
 
 REPO = Path(__file__).resolve().parents[2]

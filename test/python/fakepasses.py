@@ -64,8 +64,11 @@ class Break(Pass):
 @dataclass
 class CrashTriton(Pass):
     """Adds a dead `tt.expand_dims` whose axis is far past its operand's rank: Triton 3.6's
-    parser writes out of bounds on it (docs/NOTES.md); at this axis the process always dies with
-    SIGSEGV (smaller axes corrupt the heap, which crashes only sometimes)."""
+    parser writes out of bounds on it (docs/NOTES.md), at 8 bytes x axis past a 16-byte heap
+    block: at the largest i32 axis, 16 GiB past it, beyond any test process's heap, so the parse
+    dies with SIGSEGV at once whatever the heap holds (at axis 1048576, 8 MiB past it, a test
+    worker's heap late in a full run is mapped there: the write corrupts it, and the child looped
+    until the guard's timeout)."""
 
     name = "test-crash-triton"
     summary = "produces IR that crashes Triton's parser (test pass)"
@@ -73,10 +76,10 @@ class CrashTriton(Pass):
     def run(self, module):
         rng = next(o for o in module.walk() if o.name == "tt.make_range")
         n = rng.result.type[len("tensor<"):].split("x")[0]
-        new = module.build(f"tt.expand_dims $0 {{axis = 1048576 : i32}} : {rng.result.type} -> "
+        new = module.build(f"tt.expand_dims $0 {{axis = 2147483647 : i32}} : {rng.result.type} -> "
                            f"tensor<{n}x1xi32>", rng.result, types=[f"tensor<{n}x1xi32>"])
         module.insert(new, after=rng)
-        return [self.remark("applied", "added tt.expand_dims {axis = 1048576}")]
+        return [self.remark("applied", "added tt.expand_dims {axis = 2147483647}")]
 
 
 @dataclass

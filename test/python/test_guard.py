@@ -17,12 +17,16 @@ from normfuse.passes import PassError
 from normfuse.pipeline import run_pipeline
 
 # Triton 3.6 writes out of bounds while inferring the result type of tt.expand_dims when `axis`
-# exceeds the operand's rank (docs/NOTES.md). Small axes corrupt the heap, which crashes only
-# sometimes; this far past the end the process always dies (SIGSEGV; in some heap states SIGABRT or SIGBUS).
+# exceeds the operand's rank (docs/NOTES.md): 8 bytes x axis past a 16-byte heap block. Small axes
+# corrupt the heap, which crashes only sometimes; at the largest i32 axis the write lands 16 GiB
+# past the block, beyond any test process's heap, and the process dies with SIGSEGV whatever its heap
+# holds. (At axis 1048576, 8 MiB past the block, it did in a fresh process, but in the test worker
+# of a full run, whose heap is larger, the write corrupted it and the child looped until the
+# guard's timeout: 12 s for each of the two CLI tests below.)
 CRASHES_TRITON = """\
 module {
   tt.func @f(%a: tensor<32xi32>) {
-    %b = tt.expand_dims %a {axis = 1048576 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+    %b = tt.expand_dims %a {axis = 2147483647 : i32} : tensor<32xi32> -> tensor<32x1xi32>
     tt.return
   }
 }

@@ -149,6 +149,118 @@ def test_substitutions_leave_paths_alone(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
+# select-chunks: the chunks a RUN line's checks read, each on its own lines
+# ---------------------------------------------------------------------------------------------
+
+_THREE = "".join(f"""{'// -----' + chr(10) if k else '// RUN: true' + chr(10)}
+// case {k}
+module {{
+  tt.func public @{name}(%a: f32) -> f32 {{
+    %b = {op} %a, %a : f32
+    tt.return %b : f32
+  }}
+}}
+""" for k, (name, op) in enumerate([("one", "arith.addf"), ("two", "arith.mulf"),
+                                    ("three", "arith.bogus")]))
+
+
+def test_select_chunks_keeps_each_chunk_on_its_lines():
+    import select_chunks
+    lines = _THREE.splitlines()
+    for names, keep, kept in [(["one", "three"], True, {0, 2}), (["three"], True, {2}),
+                              (["two"], False, {0, 2}), (["one"], False, {1, 2})]:
+        out = select_chunks.select(_THREE, names, keep).splitlines()
+        assert len(out) == len(lines)
+        spans = select_chunks.chunks(lines)
+        for k, (a, b) in enumerate(spans):
+            assert out[a:b] == (lines[a:b] if k in kept else [""] * (b - a))
+        assert sum(line == "// -----" for line in out) == len(kept) - 1
+        assert all(out[spans[k][0] - 1] == "// -----" for k in sorted(kept)[1:])
+    with pytest.raises(select_chunks.UsageError, match="no chunk holds @four"):
+        select_chunks.select(_THREE, ["one", "four"])
+    with pytest.raises(select_chunks.UsageError, match="no chunk left"):
+        select_chunks.select(_THREE, ["one", "two", "three"], keep=False)
+
+
+def test_select_chunks_into_normfuse_opt(tmp_path):
+    """normfuse-opt on the chunks select-chunks keeps: the kept chunks' output, and an error at
+    the line where it is on the whole file; an unknown name fails the RUN line."""
+    src = tmp_path / "three.mlir"
+    src.write_text(_THREE)
+    run = lambda cmd: subprocess.run(["bash", "-c", "set -o pipefail; " + expand(cmd, src, tmp_path)],
+                                     capture_output=True, text=True)
+    whole = run("normfuse-opt --split-input-file %s")
+    part = run("select-chunks --except two %s | normfuse-opt --split-input-file -")
+    assert whole.returncode == part.returncode == 1
+    assert whole.stderr.replace(str(src), "<stdin>") == part.stderr
+    assert '(chunk at line 20)' in part.stderr and '"<stdin>":24:10' in part.stderr, part.stderr
+    ok = run("select-chunks one,two %s | normfuse-opt --split-input-file -")
+    assert ok.returncode == 0 and ok.stdout.count("tt.func") == 2 and "arith.mulf" in ok.stdout
+    bad = run("select-chunks one,four %s | normfuse-opt --split-input-file -")
+    assert bad.returncode == 2 and "no chunk holds @four" in bad.stderr
+
+
+_SELECTED = re.compile(r"^select-chunks\s+(?:--except\s+)?\S+\s+%s\s*\|\s*(normfuse-opt\s.*?)\s-(\s.*)$")
+_FC_ENTRY = re.compile(r"^\S+:(\d+):\d+: remark: ([A-Z0-9-]+): (expected string found in input|"
+                       r"excluded string not found in input)")
+_FC_NOTE = re.compile(r"^<stdin>:(\d+):\d+: note: (?:found here|scanning from here)")
+
+
+def _filecheck_reads(log: str, text: str) -> list:
+    """What FileCheck -vv says each directive read: the line a positive one matched, the lines a
+    CHECK-NOT scanned (to the next positive directive's match, or the end); remarks' file names
+    left out (the line and column kept)."""
+    lines = [re.sub(r"^(?:\S+?\.mlir|<stdin>):(?=\d+:\d+: )", "", x) for x in text.splitlines()]
+    found = []
+    log_lines = log.splitlines()
+    for i, entry in enumerate(log_lines):
+        m = _FC_ENTRY.match(entry)
+        note = next((n for n in map(_FC_NOTE.match, log_lines[i + 1:i + 6]) if n), None)
+        if m and note:
+            found.append((int(m.group(1)), m.group(2), "excluded" in m.group(3), int(note.group(1))))
+    matches = sorted((c, at) for c, _, neg, at in found if not neg)
+    out = []
+    for check, name, neg, at in found:
+        end = min([a for c, a in matches if c > check], default=len(lines)) if neg else at
+        out.append((check, name, tuple(lines[at - 1:end])))
+    return sorted(out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [p for p in LIT_FILES if "select-chunks" in p.read_text()],
+                         ids=lambda p: p.name)
+def test_selected_chunks_are_read_as_in_the_whole_file(path, tmp_path):
+    """Each RUN line that pipes select-chunks into normfuse-opt, run as it is and again on the
+    whole file: every FileCheck directive of it matches the same line (text, line and column of
+    a remark) and every CHECK-NOT scans the same lines in both; the RUN lines that read its
+    %t files too. Run after editing a file's checks or selections (`-m slow`): a chunk left out
+    must be one no check of its RUN line reads."""
+    fc = shlex.join(normfuse_lit.filecheck_command())
+    reads = {}
+    for variant in ("whole", "selected"):
+        tmp = tmp_path / variant
+        tmp.mkdir()
+        for n, command in enumerate(run_lines(path.read_text())):
+            m = _SELECTED.match(command)
+            if m and variant == "whole":
+                command = f"{m.group(1)} %s{m.group(2)}"
+            # FileCheck through a function that keeps its input and its -vv account
+            script = _PRELUDE + f"""
+k=0
+filecheck() {{ k=$((k+1)); cat > {tmp}/in.{n}.$k; {fc} "$@" -vv --dump-input=never \\
+  < {tmp}/in.{n}.$k 2> {tmp}/log.{n}.$k; }}
+""" + expand(command, path, tmp).replace(fc, "filecheck")
+            r = subprocess.run(["bash", "-c", script], cwd=tmp, capture_output=True, text=True,
+                               timeout=600, stdin=subprocess.DEVNULL)
+            assert r.returncode == 0, f"{variant}: RUN: {command}\n{r.stdout[-2000:]}{r.stderr[-2000:]}"
+        reads[variant] = {log.name: _filecheck_reads(log.read_text(), (tmp / ("in" + log.name[3:])).read_text())
+                          for log in tmp.glob("log.*")}
+    assert reads["whole"] and all(reads["whole"].values())
+    for name, whole in reads["whole"].items():
+        assert reads["selected"][name] == whole, f"RUN line {name.split('.')[1]} reads differently"
+
+
+# ---------------------------------------------------------------------------------------------
 # Layout of the pass tests: one `// -----` chunk per case, an intent first, bail-outs last
 # ---------------------------------------------------------------------------------------------
 

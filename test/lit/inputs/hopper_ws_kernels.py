@@ -256,16 +256,23 @@ TILE_STATS = {"BM": 128, "BN": 128, "BK": 128}  # rms_tile_stats: BLOCK_K == BLO
 # chunks; one chunk per (kernel, signature, constexprs (N: a post-norm's row), checks) below
 HEAD = """// hopper-ws: fused GEMM-shaped TTIR -> the warp-specialized Gluon template's TTGIR.
 // Inputs: TTIR from test/lit/inputs/hopper_ws_kernels.py (locations stripped).
+// Each RUN line lowers only the chunks its checks read (select-chunks, test/lit/README.md).
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{schedule=coop,stats-rows=true}' %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' %s 2>%t.share-remark | FileCheck %s --check-prefix=SHARE
+// RUN: select-chunks rms_fused,gemm_bias,negative_two_dots,negative_postnorm,negative_strided_k %s \\
+// RUN:   | normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-share=true}' - 2>%t.share-remark | FileCheck %s --check-prefix=SHARE
 // RUN: FileCheck %s --check-prefix=SHARE-REMARK < %t.share-remark
-// RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true}' %s 2>%t.post-remark | FileCheck %s --check-prefix=POST
+// RUN: select-chunks --except rms_tile_stats %s \\
+// RUN:   | normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true}' - 2>%t.post-remark | FileCheck %s --check-prefix=POST
 // RUN: FileCheck %s --check-prefix=POST-REMARK < %t.post-remark
-// RUN: normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true,schedule=coop2}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2
-// RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-rows=false,stats-lanes=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=OPERAND-LAYOUT
-// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{schedule=coop2,stats-share=true,stats-lanes=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2-SHARE
+// RUN: select-chunks rms_fused,gemm_bias,postnorm_rows,postnorm_one_tile,rms_tile_stats %s \\
+// RUN:   | normfuse-opt --split-input-file --pass-pipeline='epilogue-norm,hopper-ws{post-norm=true,schedule=coop2}' - 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2
+// RUN: select-chunks rms_fused,gemm_bias,postnorm_rows,rms_tile_stats %s \\
+// RUN:   | normfuse-opt --split-input-file --hopper-ws - 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO
+// RUN: select-chunks rms_fused %s \\
+// RUN:   | normfuse-opt --split-input-file --pass-pipeline='hopper-ws{stats-rows=false,stats-lanes=true}' - 2>&1 >/dev/null | FileCheck %s --check-prefix=OPERAND-LAYOUT
+// RUN: select-chunks rms_fused,gemm_bias,postnorm_rows %s \\
+// RUN:   | normfuse-opt --split-input-file --pass-pipeline='hopper-ws{schedule=coop2,stats-share=true,stats-lanes=true}' - 2>&1 >/dev/null | FileCheck %s --check-prefix=COOP2-SHARE
 
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 stats-late release-early stats-rows, persistent, B [N, K]; 1 row statistic(s) from the A tiles in the MMA warps (each k-step's after the wait for the previous wgmma)
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [N, K]; no statistics{{.*}}stats-rows not applied: the k-loop computes no row statistics

@@ -350,14 +350,22 @@ def test_bail_outs_leave_the_ir_unchanged(epilogue, reason):
 
 
 def test_cli_runs_the_lowering(normfuse_opt, tmp_path):
+    """normfuse-opt lowers as run_pipeline does in this process, and its child compiles the
+    kernel without importing torch (runtime._binder_without_torch: 1.2 s a run; `-X importtime`
+    lists the child's imports too, in the stderr the driver relays)."""
     import subprocess
     text = _ttir(_GEMM.format(epilogue=_STORE), _SIG, _CONST)
     src = tmp_path / "gemm.ttir"
     src.write_text(text)
-    out = subprocess.run(normfuse_opt + ["--pass-pipeline=hopper-ws", str(src)],
-                         capture_output=True, text=True)
+    out = subprocess.run([normfuse_opt[0], "-X", "importtime", *normfuse_opt[1:],
+                          "--pass-pipeline=hopper-ws", str(src)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "ttg.warp_specialize" in out.stdout and "[hopper-ws] applied" in out.stderr
+    imported = re.findall(r"^import time: .*\| +(\S+)$", out.stderr, flags=re.M)
+    assert "normfuse.lowering.ws_gemm" in imported  # the child's imports are listed
+    # (Triton's attempt, with torch hidden, is listed as `torch` alone: no torch.* module loads)
+    assert not [m for m in imported if m.startswith("torch.")], "the child imported torch"
+    assert out.stdout == run_pipeline(text, "hopper-ws", debuginfo=False).text
 
 
 def test_bad_options():
