@@ -344,6 +344,21 @@ def test_summary_cells_filter():
         summary.summary_cells(False, "262144x2048")
 
 
+def test_attention_bwd_kvq_tiles_are_checked_before_timed():
+    """bench_attention_bwd's kvq tiles: timed only when two calls agree bitwise and are close to
+    the default tile's gradients (a tile with a pipeliner race must not win)."""
+    import torch
+    from normfuse.repro import bench_attention_bwd as ab
+    ref = (torch.ones(4), None, torch.full((3,), 2.0))
+    bench = lambda fn, warmup, rep: 1.5  # noqa: E731
+    assert ab._checked_tile(lambda: (torch.ones(4), None, torch.full((3,), 2.0)), ref, bench) == 1.5
+    calls = iter([(torch.ones(4), None, ref[2]), (torch.ones(4) * 1.0001, None, ref[2])])
+    with pytest.raises(ValueError, match="gradient 0 not repeatable bitwise"):
+        ab._checked_tile(lambda: next(calls), ref, bench)
+    with pytest.raises(ValueError, match="gradient 2 is 5.00e-01 from the default tile's"):
+        ab._checked_tile(lambda: (torch.ones(4), None, torch.full((3,), 3.0)), ref, bench)
+
+
 def test_attention_bwd_tile_lists():
     # bench_attention_bwd --rows-tiles / --kv-tiles: BLOCK_MxBLOCK_L:warps:stages, and a bad
     # entry named with the expected form

@@ -483,7 +483,8 @@ def fna_bwd_kvq_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, 
             xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
             q = lnq.to(X.dtype.element_ty)
             tile = (rows[:, None] * H + h) * D + offs_d[None, :]
-            dz = tl.load(DZ + tile, mask=rmask[:, None], other=0.0)
+            dzf = tl.load(DZ + tile, mask=rmask[:, None], other=0.0).to(tl.float32)
+            dz = dzf.to(X.dtype.element_ty)
             lse = tl.zeros([BLOCK_M], tl.float32)
             delta = tl.zeros([BLOCK_M], tl.float32)
             if ACT == 4:
@@ -500,9 +501,9 @@ def fna_bwd_kvq_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, 
             dst = tl.where(lmask[:, None] & rmask[None, :], dst, 0.0).to(q.dtype)
             dk = tl.dot(dst, q, dk)
             if DQ_T:  # dQ^T = K^T dS^T: M = D for the tensor cores, whatever BLOCK_M
-                dlnq = tl.trans(tl.dot(tl.trans(k), dst, tl.trans(dz.to(tl.float32))))
+                dlnq = tl.trans(tl.dot(tl.trans(k), dst, tl.trans(dzf)))
             else:
-                dlnq = tl.dot(tl.trans(dst), k, dz.to(tl.float32))
+                dlnq = tl.dot(tl.trans(dst), k, dzf)
             dlnq = dlnq.to(DLNQ.dtype.element_ty)
             tl.store(DLNQ + tile, dlnq, mask=rmask[:, None])
             ga = dlnq.to(tl.float32) * a[None, :]

@@ -111,6 +111,10 @@ class BwdConfig:
 PLANS = ("split", "kvq")
 KVQ_MAX_L = 128
 KVQ_MAX_D = 128
+# the fewest kvq programs (batch x kv heads) for plan="default" to take the kvq plan: two per SM
+# of an H100 / H200 (132 SMs) at one CTA per SM. A guess, not measured: the benchmark's cells
+# have B = 768 (1536-3072 programs)
+KVQ_MIN_PROGRAMS = 264
 # what plan="default" runs (the autograd backward's choice): the kvq plan where it applies (g
 # saved, L <= KVQ_MAX_L, D <= KVQ_MAX_D) once it is "kvq", else the split plan. "split" until
 # the kvq plan is timed on the H200 (bench_attention_bwd's `fused_saved_kvq_ms`).
@@ -293,8 +297,10 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     the upper bound cdiv(T, block_m) + B with the extra programs masked off (`row_block_table`).
     `plan`: "split" (two kernels) or "kvq" (three, the attention's products once; needs g and
     lse, L <= 128 keys and D <= 128; `passes` then is rows_pre's pipeline, "default"
-    `PRE_PASSES`), see `PLANS`; "default": `DEFAULT_PLAN` where it applies, else "split". `dlnq_dtype`: the kvq plan's dlnq between its kernels (default
-    x's dtype; torch.float32 keeps it as the split plan does, at twice the traffic).
+    `PRE_PASSES`), see `PLANS`; "default": `DEFAULT_PLAN` where it applies, else "split".
+    `dlnq_dtype` (an explicit plan "kvq" only): dz and dlnq between its kernels in x's dtype
+    (the default) or torch.float32 (the split plan's values but for the order of sums, at twice
+    their traffic).
     """
     from ..kernels.attention_bwd import ACT_CODES
     if x.device.type != "cuda" and _CPU_LAUNCH is None:
@@ -356,6 +362,8 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=cfg.block_m, BLOCK_L=cfg.block_l,
                   HAS_LNW=lnw is not None, HAS_LNB=lnb is not None, HAS_RMSW=rmw is not None)
     saved = [] if gs is None else [gs, lse.contiguous() if soft else stat]
+    if kvq and dlnq_dtype == torch.float32:  # (dz too: the inner residual's + dz unrounded)
+        dz = torch.empty((T, H, D), dtype=torch.float32, device=dev)
     if kvq:
         _kvq_plan(x, dout, k, v, offsets, mean, rstd, rrms, lnw, lnb, rmw, saved, table, nprog,
                   dz, stat, dw_part, dx, dk, dv, L, scale, consts, cfg, passes,
@@ -391,16 +399,19 @@ def _weight_grads(dw_part, rmw, lnw, lnb) -> tuple:
 def _check_plan(plan, dlnq_dtype, g, x, k, D) -> str:
     """The plan to run ("default" resolved), checked against the inputs."""
     op = "flash_norm_attention_bwd"
-    L = k.shape[1]
+    B, L, Hkv = k.shape[0], k.shape[1], k.shape[2]
+    if dlnq_dtype is not None and plan != "kvq":
+        raise ValueError(f"{op}: dlnq_dtype is the kvq plan's: pass plan='kvq' with it (plan "
+                         f"{plan!r})")
     if plan == "default":
-        fits = g is not None and L <= KVQ_MAX_L and D <= KVQ_MAX_D
+        # (the kvq plan runs B * Hkv programs, each walking its whole sequence: too few to fill
+        # the GPU at a small batch, where the split plan's per-row-block programs do)
+        fits = (g is not None and L <= KVQ_MAX_L and D <= KVQ_MAX_D
+                and B * Hkv >= KVQ_MIN_PROGRAMS)
         plan = "kvq" if DEFAULT_PLAN == "kvq" and fits else "split"
     elif plan not in PLANS:
         raise ValueError(f"{op}: unknown plan {plan!r}; expected 'default' or one of {PLANS}")
     if plan != "kvq":
-        if dlnq_dtype is not None:
-            raise ValueError(f"{op}: dlnq_dtype is the kvq plan's; plan {plan!r} keeps dlnq in "
-                             f"registers")
         return plan
     if g is None:
         raise ValueError(f"{op}: plan 'kvq' needs the forward's saved g (and lse for softmax): "

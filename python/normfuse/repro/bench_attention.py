@@ -162,7 +162,8 @@ def _compiled_norms(shape=None, affine=False):
 def _norm_times(x2, o2, ln, ln_fn, post_fn, weights=None) -> dict:
     """The unfused pipeline's norms, each the fastest of what a user could run: LayerNorm by
     torch.compile static (`ln_static_ms`) and dynamic (`ln_dynamic_ms`), eager (`ln_eager_ms`)
-    and Liger's kernel where liger-kernel is installed (`ln_liger_ms`, unit weight, zero bias);
+    and Liger's kernel where liger-kernel is installed (`ln_liger_ms`; unit weight and zero bias
+    without `weights`);
     RMSNorm(o + ln) + x by torch.compile static, dynamic and eager. `ln_ms` / `post_ms`: the
     minima, `ln_best` / `post_best`: which. (Each compile has shapes where it is slow: at these
     narrow rows the dynamic kernels run ~3x slower than the static ones, and past 2^31 elements

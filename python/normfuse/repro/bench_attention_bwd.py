@@ -39,12 +39,16 @@
      unfused pipeline's training forward (`unfused_*_fwd_ms`, the graph recorded) and backward,
      the saved % against the fastest one (no saved % where the compiled one was skipped).
    - the kvq plan (`fused_saved_kvq_ms`, `plan="kvq"`: rows_pre, kvq, rows_post, the attention's
-     products once per head and row block instead of the split plan's 7; dlnq between the
-     kernels in bf16, and in fp32 as `fused_saved_kvq_f32_ms`), `train_fused_kvq_ms` and
-     `train_saved_kvq_pct_vs_padded_unfused` with it;
+     products once per head and row block instead of the split plan's 7; dz and dlnq between
+     the kernels in bf16, and in fp32 as `fused_saved_kvq_f32_ms`; rows_pre without
+     reuse-loads as `fused_saved_kvq_noreuse_ms`), `train_fused_kvq_ms` and
+     `train_saved_kvq_pct_vs_padded_unfused` with it (every other fused column is the split
+     plan's, named explicitly whatever DEFAULT_PLAN is);
    - tiles (`--rows-tiles`, `--kv-tiles`, `--kvq-tiles`): the default backward (saved g) with
      each given tile of one kernel, the other at its default (`rows_tiles_ms` / `kv_tiles_ms`:
-     {tile: ms}), and the kvq plan with each tile of its middle kernel (`kvq_tiles_ms`);
+     {tile: ms}), and the kvq plan with each tile of its middle kernel (`kvq_tiles_ms`; a tile
+     whose gradients are not repeatable bitwise or not within 2e-2 of the default tile's is
+     recorded as an error, not timed);
    - kernels (`--kernels`, on by default): where each backward's device time goes, one call
      under torch.profiler (`*_kernels`: [kernel, device ms, launches], largest first) for the
      fused backward and the unfused eager one (issue 22: the first step is to find where the
@@ -197,6 +201,21 @@ def backward_kernels(fn, inputs, dout, top: int = 10) -> list:
     return _device_kernels(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True), top)
 
 
+def _checked_tile(fn, ref, bench) -> float:
+    """`bench(fn)`'s time once fn's gradients are repeatable bitwise (two calls) and within 2e-2
+    (relative Frobenius) of `ref`'s; a ValueError naming the gradient otherwise."""
+    a, b = fn(), fn()
+    for i, (x, y, r) in enumerate(zip(a, b, ref)):
+        if x is None:
+            continue
+        if not torch.equal(x, y):
+            raise ValueError(f"gradient {i} not repeatable bitwise")
+        d = float((x.float() - r.float()).norm() / r.float().norm().clamp_min(1e-30))
+        if not d <= 2e-2:
+            raise ValueError(f"gradient {i} is {d:.2e} from the default tile's")
+    return bench(fn, warmup=5, rep=30)
+
+
 def parse_kvq_tiles(spec: str) -> list[tuple[int, int, int, bool]]:
     """"16:8:2,16:8:2:t" -> [(BLOCK_M, warps, stages, dq_t), ...] of the kvq plan's middle
     kernel (":t": dQ computed transposed, `BwdConfig.kvq_dq_t`)."""
@@ -235,7 +254,8 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     """One shape's records; the compiled unfused baseline (a compile per shape) only while less
     than 60 % of `budget` (the script's --budget, seconds since `t_start`) is spent."""
     from triton.testing import do_bench
-    from normfuse.ops.flash_norm_attention_bwd import (DEFAULT_BWD_PASSES, KVQ_MAX_L, BwdConfig,
+    from normfuse.ops.flash_norm_attention_bwd import (DEFAULT_BWD_PASSES, KVQ_MAX_L, PRE_PASSES,
+                                                       BwdConfig,
                                                        default_bwd_passes,
                                                        flash_norm_attention_bwd)
     from normfuse.reference_attention import default_qk_scale
@@ -267,7 +287,9 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     # per tensor: `host_offsets`), the backward reads nothing (no sync) and finds their copy
     from normfuse.ops.common import host_offsets
     host_offsets(off)
-    kw = dict(activation=activation, qk_scale=scale, check_offsets=False)
+    # (the split plan named: plan="default" is whatever DEFAULT_PLAN says, and these columns
+    # are the split plan's)
+    kw = dict(activation=activation, qk_scale=scale, check_offsets=False, plan="split")
     guard("fused_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*args, **kw), warmup=5, rep=30))
     # the training forward's saved g and lse (flash_norm_attention_fwd(save=True)): the rows
     # kernel reads them instead of recomputing the attention; the forward with and without saving
@@ -304,17 +326,28 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     # the kvq plan (rows_pre, kvq, rows_post: the attention's products once, all keys in one
     # tile): dlnq between its kernels in x's dtype (its default) and in fp32; its middle
     # kernel's tiles (`--kvq-tiles`, "BLOCK_M:warps:stages": ms)
+    qkw = dict(skw, plan="kvq")
     if L <= KVQ_MAX_L:
         guard("fused_saved_kvq_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
-            *sargs, plan="kvq", **skw), warmup=5, rep=30))
+            *sargs, **qkw), warmup=5, rep=30))
         guard("fused_saved_kvq_f32_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
-            *sargs, plan="kvq", dlnq_dtype=torch.float32, **skw), warmup=5, rep=30))
+            *sargs, dlnq_dtype=torch.float32, **qkw), warmup=5, rep=30))
+        # rows_pre without reuse-loads (the split plan's rows kernel drops it for softmax)
+        guard("fused_saved_kvq_noreuse_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
+            *sargs, passes=PRE_PASSES[:1], **qkw), warmup=5, rep=30))
+        ref = []  # (the default tile's gradients, computed by the first tile's guarded call)
+
+        def kvq_ref():
+            if not ref:
+                ref.append(flash_norm_attention_bwd(*sargs, **qkw))
+            return ref[0]
         for bm, w, st, dqt in kvq_tiles:
             key = "%d:%d:%d" % (bm, w, st) + (":t" if dqt else "")
             tcfg = BwdConfig(kvq_block_m=bm, kvq_num_warps=w, kvq_num_stages=st, kvq_dq_t=dqt)
-            guard(f"kvq_tiles_ms[{key}]", lambda tcfg=tcfg: do_bench(
-                lambda: flash_norm_attention_bwd(*sargs, plan="kvq", config=tcfg, **skw),
-                warmup=5, rep=30))
+            # (timed only if repeatable bitwise and within 2e-2 of the default tile's output: a
+            # tile with a pipeliner race must not be the one chosen)
+            guard(f"kvq_tiles_ms[{key}]", lambda tcfg=tcfg: _checked_tile(
+                lambda: flash_norm_attention_bwd(*sargs, config=tcfg, **qkw), kvq_ref(), do_bench))
             if f"kvq_tiles_ms[{key}]" in rec:
                 rec.setdefault("kvq_tiles_ms", {})[key] = rec.pop(f"kvq_tiles_ms[{key}]")
     # tile sweeps of the default (saved g) backward, one kernel's tiles at a time, the other
@@ -346,7 +379,7 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
             lambda: flash_norm_attention_bwd(*sargs, **skw), top=10))
         if L <= KVQ_MAX_L:
             guard("fused_saved_kvq_kernels", lambda: _device_kernels(
-                lambda: flash_norm_attention_bwd(*sargs, plan="kvq", **skw), top=10))
+                lambda: flash_norm_attention_bwd(*sargs, **qkw), top=10))
         guard("unfused_eager_kernels", lambda: backward_kernels(
             lambda a, b_, c: unfused(a, b_, c, bidx, tidx, max_len, activation, scale),
             (x, k, v), dout.reshape(T, -1)))
@@ -459,7 +492,8 @@ def main(argv=None) -> int:
         json.dump(result, f, indent=1)
     cols = ["activation", "H", "max_seqlen", "T", "fused_ms", "fused_saved_ms",
             "fused_saved_bound_ms", "fused_saved_chain_ms", "fused_saved_early_ms",
-            "fused_saved_early_reuse_ms", "fused_saved_kvq_ms", "fused_saved_kvq_f32_ms", "fwd_ms", "fwd_saving_ms", "naive_ms",
+            "fused_saved_early_reuse_ms", "fused_saved_kvq_ms", "fused_saved_kvq_f32_ms",
+            "fused_saved_kvq_noreuse_ms", "fwd_ms", "fwd_saving_ms", "naive_ms",
             "unfused_eager_ms", "unfused_compiled_ms", "unfused_dynamic_ms",
             "norms_compiled_ms", "saved_pct_vs_padded_unfused", "train_fused_ms",
             "train_unfused_best_ms", "train_saved_pct_vs_padded_unfused",
