@@ -270,6 +270,9 @@ def test_attention_backward_report_lists_each_backwards_kernels(monkeypatch, tmp
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--kv-tiles",
                     "32x32:4:2,32x64:4:3", "--kvq-tiles", "16:8:2,32:8:3"]) == 0
     assert seen[-1]["kvq_tiles"] == [(16, 8, 2, False), (32, 8, 3, False)]
+    assert "batch" not in seen[-1]  # (the blog's 768 unless asked)
+    assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--batch", "64"]) == 0
+    assert seen[-1]["batch"] == 64
     md = (tmp_path / "attention_bwd.md").read_text()
     assert ("kvq plan by its kvq kernel's tile (BLOCK_M:warps:stages), softmax H=4 max=1024: "
             "32:8:3 3.700 ms, 16:8:2 3.900 ms") in md

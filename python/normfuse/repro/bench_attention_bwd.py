@@ -1,14 +1,14 @@
 """FlashNormAttention backward on the GPU (issue 12): the gpu-marked tests, then timings.
 
     PYTHONPATH=python python3 -m normfuse.repro.bench_attention_bwd --out $OUT [--quick]
-        [--no-tests] [--budget 200] [--warm-procs P]
+        [--no-tests] [--budget 200] [--warm-procs P] [--batch 768]
 
 (`python -m normfuse.repro` runs it with --no-tests in a child: normfuse.repro.extra.)
 
 1. The gpu-marked tests of test/python/test_flash_norm_attention_bwd.py (normfuse.repro.gpu_tests;
    counts and failures go to the JSON, the logs to $OUT/tests/).
-2. Timings on the blog's shapes (bf16, B = 768, L = 128, D = 128, H in {2, 3, 4}, jagged Q with
-   lengths uniform in [0, max] (average sparsity 0.5), max in {1024, 3072, 10000} (the longest
+2. Timings on the blog's shapes (bf16, B = 768 (`--batch`), L = 128, D = 128, H in {2, 3, 4},
+   jagged Q with lengths uniform in [0, max] (average sparsity 0.5), max in {1024, 3072, 10000} (the longest
    last: cells past the time budget are recorded as skipped; `--budget` raises it); GDPA gelu_tanh and
    softmax; no affines, as the blog): `triton.testing.do_bench` medians of
    - fused: `flash_norm_attention_bwd` (rows kernel through its default pipeline, dK/dV kernel)
@@ -250,7 +250,7 @@ def parse_tiles(spec: str) -> list[tuple[int, int, int, int]]:
 
 def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
                 rows_tiles=(), kv_tiles=(), kvq_tiles=(),
-                budget: float = BUDGET_S) -> list[dict]:
+                budget: float = BUDGET_S, batch: int = 768) -> list[dict]:
     """One shape's records; the compiled unfused baseline (a compile per shape) only while less
     than 60 % of `budget` (the script's --budget, seconds since `t_start`) is spent."""
     from triton.testing import do_bench
@@ -259,7 +259,7 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
                                                        default_bwd_passes,
                                                        flash_norm_attention_bwd)
     from normfuse.reference_attention import default_qk_scale
-    B, L, D = 768, 128, 128
+    B, L, D = batch, 128, 128
     Hkv = H
     x, k, v, off, dout, lens = make_inputs(B, L, H, Hkv, D, max_len)
     T = x.shape[0]
@@ -446,7 +446,13 @@ def main(argv=None) -> int:
                          "BLOCK_M:warps:stages[:t] comma-separated, ':t' for dQ transposed "
                          "(e.g. 16:8:1,16:8:2:t,32:8:3; `bench/fna_bwd_tiles.py --kernels kvq` "
                          "lists the spills)")
+    ap.add_argument("--batch", type=int, default=768,
+                    help="sequences per cell (the blog's 768; the kvq plan runs batch x kv heads "
+                         "programs, so a small batch is where it may lose: "
+                         "ops.flash_norm_attention_bwd.KVQ_MIN_PROGRAMS)")
     args = ap.parse_args(argv)
+    if args.batch < 1:
+        ap.error(f"--batch must be >= 1, got {args.batch}")
     try:
         rows_tiles, kv_tiles = parse_tiles(args.rows_tiles), parse_tiles(args.kv_tiles)
         kvq_tiles = parse_kvq_tiles(args.kvq_tiles)
@@ -479,7 +485,8 @@ def main(argv=None) -> int:
         try:
             recs = bench_shape(H, max_len, act, t0, args.quick, kernels=not args.no_kernels,
                                rows_tiles=rows_tiles, kv_tiles=kv_tiles, kvq_tiles=kvq_tiles,
-                               budget=budget)
+                               budget=budget, **({"batch": args.batch} if args.batch != 768
+                                                 else {}))
         except Exception as e:  # noqa: BLE001
             recs = [{"op": "flash_norm_attention.backward", "H": H, "max_seqlen": max_len,
                      "activation": act, "errors": {"shape": repr(e)[-800:]}}]
@@ -498,7 +505,7 @@ def main(argv=None) -> int:
             "norms_compiled_ms", "saved_pct_vs_padded_unfused", "train_fused_ms",
             "train_unfused_best_ms", "train_saved_pct_vs_padded_unfused",
             "train_fused_kvq_ms", "train_saved_kvq_pct_vs_padded_unfused"]
-    lines = ["# FlashNormAttention backward (bf16, B=768, L=128, D=128, no affines)", "",
+    lines = [f"# FlashNormAttention backward (bf16, B={args.batch}, L=128, D=128, no affines)", "",
              f"pytest -m gpu: {result['pytest'].get('summary', result['pytest'])}", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in records:
