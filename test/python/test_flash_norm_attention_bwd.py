@@ -151,11 +151,9 @@ def test_bwd_softmax_keys_over_several_blocks():
     _check([9, 3], 2, 1, 64, 80, "softmax", block_m=16, seed=4)
 
 
-def test_bwd_writes_every_gradient_element(monkeypatch):
-    """dx, dK, dV and the weights' partials come from fresh uninitialized buffers (no zero
-    fill): here NaN-poisoned (torch.empty / empty_like), so an element a kernel did not store
-    shows (the weights' gradients come from the partials of the weights present only); empty
-    sequences get dK = dV = 0 from the dK / dV kernel itself, an input without rows zeros."""
+def _poison_new_buffers(monkeypatch):
+    """torch.empty / empty_like give NaN-filled floating-point tensors: an element no kernel
+    stores shows."""
     real, real_empty = torch.empty_like, torch.empty
     monkeypatch.setattr(torch, "empty_like",
                         lambda t, **kw: real(t, **kw).fill_(float("nan"))
@@ -165,6 +163,14 @@ def test_bwd_writes_every_gradient_element(monkeypatch):
         t = real_empty(*shape, **kw)
         return t.fill_(float("nan")) if t.is_floating_point() else t
     monkeypatch.setattr(torch, "empty", empty)
+
+
+def test_bwd_writes_every_gradient_element(monkeypatch):
+    """dx, dK, dV and the weights' partials come from fresh uninitialized buffers (no zero
+    fill): here NaN-poisoned (torch.empty / empty_like), so an element a kernel did not store
+    shows (the weights' gradients come from the partials of the weights present only); empty
+    sequences get dK = dV = 0 from the dK / dV kernel itself, an input without rows zeros."""
+    _poison_new_buffers(monkeypatch)
     got, _ = _check([0, 6, 0], 2, 1, 64, 24, "softmax", block_m=16, seed=6)
     _check([3, 0, 5], 2, 2, 64, 24, "gelu_tanh", affine=False, block_m=16, seed=7)
     dk, dv = got[1], got[2]
@@ -555,15 +561,7 @@ def test_kvq_plan_writes_every_element(monkeypatch):
     stores shows; empty sequences (first and last) get dK = dV = 0; with the weights (their
     partial rows from two kernels) and the upper-bound grid of the autograd backward's call
     (check_offsets=False, offsets not read on the host: dead row-table entries)."""
-    real, real_empty = torch.empty_like, torch.empty
-    monkeypatch.setattr(torch, "empty_like",
-                        lambda t, **kw: real(t, **kw).fill_(float("nan"))
-                        if t.is_floating_point() else real(t, **kw))
-
-    def empty(*shape, **kw):
-        t = real_empty(*shape, **kw)
-        return t.fill_(float("nan")) if t.is_floating_point() else t
-    monkeypatch.setattr(torch, "empty", empty)
+    _poison_new_buffers(monkeypatch)
     args, kw, ref, eager = _saved_args([0, 6, 19, 0], 2, 1, 32, 24, "softmax", seed=6)
     from normfuse.ops import flash_norm_attention_bwd as bwd
     monkeypatch.setattr(bwd, "host_offsets",  # (CPU offsets are always "on the host")
@@ -621,12 +619,7 @@ def test_gpu_kvq_plan(activation, H, Hkv, L, monkeypatch):
     args, kw, ref, eager = _saved_args(GPU_LENS, H, Hkv, 128, L, activation, device="cuda",
                                        seed=12)
     split = flash_norm_attention_bwd(*args, plan="split", **kw)
-    real, real_empty = torch.empty_like, torch.empty
-    monkeypatch.setattr(torch, "empty_like",
-                        lambda t, **k: real(t, **k).fill_(float("nan"))
-                        if t.is_floating_point() else real(t, **k))
-    monkeypatch.setattr(torch, "empty", lambda *sh, **k: (lambda t: t.fill_(float("nan"))
-                        if t.is_floating_point() else t)(real_empty(*sh, **k)))
+    _poison_new_buffers(monkeypatch)
     got = flash_norm_attention_bwd(*args, plan="kvq", **kw)
     _within_eager(got, ref, eager)
     f32 = flash_norm_attention_bwd(*args, plan="kvq", dlnq_dtype=torch.float32, **kw)

@@ -312,6 +312,29 @@ def _rows_body(X, DOUT, K, V, MEAN, RSTD, RRMS, LNW, LNB, RMSW, ROWS, GS, LSE, Z
 
 
 @triton.jit
+def _kv_row_step(X, MEAN, RSTD, LNW, LNB, DZ, STAT, start, q1, h, H: tl.constexpr,
+                 D: tl.constexpr, ACT: tl.constexpr, BLOCK_M: tl.constexpr,
+                 HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr):
+    """A dK / dV program's BLOCK_M-row step of head h (rows start.. below q1): the rows and their
+    mask, xhat, the LN weight a, q = ln_q in x's dtype, the head's tile offsets, its dz tile (in
+    DZ's dtype) and softmax's (lse, delta) per row (zeros for the other activations)."""
+    rows = start + tl.arange(0, BLOCK_M)
+    rmask = rows < q1
+    mean = tl.load(MEAN + rows, mask=rmask, other=0.0)
+    rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
+    xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
+    q = lnq.to(X.dtype.element_ty)
+    tile = (rows[:, None] * H + h) * D + tl.arange(0, D)[None, :]
+    dz = tl.load(DZ + tile, mask=rmask[:, None], other=0.0)
+    lse = tl.zeros([BLOCK_M], tl.float32)
+    delta = tl.zeros([BLOCK_M], tl.float32)
+    if ACT == 4:
+        lse = tl.load(STAT + (rows * H + h) * 2, mask=rmask, other=0.0)
+        delta = tl.load(STAT + (rows * H + h) * 2 + 1, mask=rmask, other=0.0)
+    return rows, rmask, xhat, a, q, tile, dz, lse, delta
+
+
+@triton.jit
 def fna_bwd_kv_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, L, stride_kb,
                      stride_kl, qk_scale, H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
                      ACT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_L: tl.constexpr,
@@ -335,20 +358,10 @@ def fna_bwd_kv_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, L
     for g in range(0, G):
         h = kvh * G + g
         for start in range(q0, q1, BLOCK_M):
-            rows = start + tl.arange(0, BLOCK_M)
-            rmask = rows < q1
-            mean = tl.load(MEAN + rows, mask=rmask, other=0.0)
-            rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
-            xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
-            q = lnq.to(X.dtype.element_ty)
-            tile = (rows[:, None] * H + h) * D + offs_d[None, :]
-            dz = tl.load(DZ + tile, mask=rmask[:, None], other=0.0)
+            rows, rmask, xhat, a, q, tile, dz, lse, delta = _kv_row_step(
+                X, MEAN, RSTD, LNW, LNB, DZ, STAT, start, q1, h, H, D, ACT, BLOCK_M, HAS_LNW,
+                HAS_LNB)
             dzq = dz.to(X.dtype.element_ty)
-            lse = tl.zeros([BLOCK_M], tl.float32)
-            delta = tl.zeros([BLOCK_M], tl.float32)
-            if ACT == 4:
-                lse = tl.load(STAT + (rows * H + h) * 2, mask=rmask, other=0.0)
-                delta = tl.load(STAT + (rows * H + h) * 2 + 1, mask=rmask, other=0.0)
             s = tl.dot(q, tl.trans(k))
             p = _probs(s, lse, l0, L, qk_scale, ACT, BLOCK_L)
             p = tl.where(rmask[:, None], p, 0.0)
@@ -476,20 +489,11 @@ def fna_bwd_kvq_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, 
     for g in range(0, G):
         h = kvh * G + g
         for start in range(q0, q1, BLOCK_M):
-            rows = start + tl.arange(0, BLOCK_M)
-            rmask = rows < q1
-            mean = tl.load(MEAN + rows, mask=rmask, other=0.0)
-            rstd = tl.load(RSTD + rows, mask=rmask, other=0.0)
-            xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW, HAS_LNB)
-            q = lnq.to(X.dtype.element_ty)
-            tile = (rows[:, None] * H + h) * D + offs_d[None, :]
-            dzf = tl.load(DZ + tile, mask=rmask[:, None], other=0.0).to(tl.float32)
+            rows, rmask, xhat, a, q, tile, dzs, lse, delta = _kv_row_step(
+                X, MEAN, RSTD, LNW, LNB, DZ, STAT, start, q1, h, H, D, ACT, BLOCK_M, HAS_LNW,
+                HAS_LNB)
+            dzf = dzs.to(tl.float32)
             dz = dzf.to(X.dtype.element_ty)
-            lse = tl.zeros([BLOCK_M], tl.float32)
-            delta = tl.zeros([BLOCK_M], tl.float32)
-            if ACT == 4:
-                lse = tl.load(STAT + (rows * H + h) * 2, mask=rmask, other=0.0)
-                delta = tl.load(STAT + (rows * H + h) * 2 + 1, mask=rmask, other=0.0)
             st = tl.dot(k, tl.trans(q))                       # S^T [BLOCK_L, BLOCK_M]
             pt = _probs_t(st, lse, lmask, rmask, qk_scale, ACT)
             dv = tl.dot(pt.to(v.dtype), dz, dv)

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 
 import torch
+import triton
 
 from ..reference_attention import ACTIVATIONS, check_layout, default_qk_scale
 from .common import cached_row_block_table, host_offsets, row_block_count, row_block_table
@@ -442,7 +443,7 @@ def _kvq_plan(x, dout, k, v, offsets, mean, rstd, rrms, lnw, lnb, rmw, saved, ta
                  **has), dev, cfg.num_warps, cfg.num_stages)
     dlnq = torch.empty((T, H, D), dtype=dlnq_dtype, device=dev)
     part = torch.empty((T, H, 2), dtype=torch.float32, device=dev)
-    block_l = max(16, 1 << (L - 1).bit_length())
+    block_l = max(16, triton.next_power_of_2(L))
     _launch("kvq", (), (k.shape[0] * Hkv,),
             [x, k, v, mean, rstd, *w3[:2], offsets.contiguous(), dz, stat, dk, dv, dlnq, part, L,
              k.stride(0), k.stride(1), scale],
