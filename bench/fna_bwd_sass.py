@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import warnings
@@ -35,17 +34,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 
 from fna_bwd_tiles import example_args  # noqa: E402
-from fna_sass import sass  # noqa: E402
-
-
-def loops(ins) -> list:
-    """[(first, last) address] of each backward branch's loop."""
-    out = []
-    for a, t in ins:
-        m = re.search(r"\bBRA\b.*?0x([0-9a-f]+)", t)
-        if m and int(m.group(1), 16) < a:
-            out.append((int(m.group(1), 16), a))
-    return out
+from fna_sass import loops, sass  # noqa: E402
 
 
 def compiled(kernel, act, H, consts, passes, warps, stages):

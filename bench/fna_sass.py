@@ -85,14 +85,19 @@ def sass(cubin: bytes, tmp: str) -> list:
     return [(a, re.sub(r"`\((\.L_x_\d+)\)", lambda m: hex(labels[m.group(1)]), t)) for a, t in res]
 
 
-def loop_body(ins):
-    """The instructions of the outermost backward branch's loop (the row-block walk)."""
-    best = None
+def loops(ins) -> list:
+    """[(first, last) address] of each backward branch's loop."""
+    out = []
     for a, t in ins:
         m = re.search(r"\bBRA\b.*?0x([0-9a-f]+)", t)
         if m and int(m.group(1), 16) < a:
-            if best is None or a - int(m.group(1), 16) > best[1] - best[0]:
-                best = (int(m.group(1), 16), a)
+            out.append((int(m.group(1), 16), a))
+    return out
+
+
+def loop_body(ins):
+    """The instructions of the outermost backward branch's loop (the row-block walk)."""
+    best = max(loops(ins), key=lambda lp: lp[1] - lp[0], default=None)
     return [(a, t) for a, t in ins if best[0] <= a <= best[1]] if best else []
 
 
