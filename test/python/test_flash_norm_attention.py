@@ -643,11 +643,18 @@ def test_gpu_launch_variants_same_bits(act):
             assert torch.equal(a, b), i
     for a, b in zip(*mma_saved):
         assert torch.equal(a, b)
-    # against the default (and the training forward against its default): within a rounding
+    # against the default (and the training forward against its default): within a rounding.
+    # The statistics too: a row's variance summed in the MMA layout's order differs from the
+    # default's by up to 1.9e-4 relative on the H200 (2026-12-05, GELU, one row of 1442, rstd
+    # ~0.13); both are held to test_gpu_forward's bound against fp64 as well
+    _, st = flash_norm_attention_ref(x, k, v, offs, activation=act, return_stats=True, **w)
     for want, got in ((outs[0], mma_outs[0]), (saved[0], mma_saved[0])):
         assert rel_err(got[0], want[0]) < 1e-3, rel_err(got[0], want[0])
-        for a, b in zip(want[1:4], got[1:4]):  # mean, rstd, rrms
-            torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+        for a, b, name in zip(want[1:4], got[1:4], ("mean", "rstd", "rrms")):
+            torch.testing.assert_close(b, a, rtol=1e-3, atol=1e-6)
+            ref = st[name].to(a.device)
+            for t in (a, b):
+                assert torch.allclose(t, ref, rtol=2e-3, atol=2e-3 * float(ref.abs().max())), name
         for a, b in zip(want[4:], got[4:]):  # g, lse
             assert rel_err(b, a) < 1e-3
     with pytest.raises(ValueError, match="rows_per_program must be a positive multiple of BLOCK_M"):

@@ -87,18 +87,21 @@ class BwdConfig:
     kv_num_stages: int = 3
     # the kvq plan's middle kernel (`fna_bwd_kvq_naive`): one program per batch and kv head,
     # all L <= KVQ_MAX_L keys in one tile (the products' M: 128 keys = two warpgroups' wgmma),
-    # kvq_block_m rows a step; its first and last kernels take block_m and num_warps. Chosen by
-    # ptxas alone (not timed yet; `bench/fna_bwd_tiles.py --kernels kvq`, D = L = 128): 16 rows
-    # at 8 warps 238-255 registers without spills (GELU, softmax; 2 stages: 246 / 255), 32 rows
-    # 0-48 B of spills, 64 rows 228-336 B, 4 warps 1-3 KB (the fp32 dK and dV of 128 keys alone
-    # take 128 registers a thread at 8 warps), 16 warps capped at 128 registers (192-612 B).
-    kvq_block_m: int = 16
+    # kvq_block_m rows a step; its first and last kernels take block_m and num_warps. Timed on
+    # the H200 (2026-12-05, bench_attention_bwd --quick --kvq-tiles, B = 768, L = D = 128, the
+    # whole kvq plan): 32 rows, 8 warps, 3 stages, dQ transposed 1.213 ms (GELU H 2) / 2.524 ms
+    # (softmax H 4); 16:8:3 1.334 / 2.724; 32:8:2:t 1.365 / 2.690; 16:8:2 (the ptxas-only choice
+    # before) 1.519 / 3.050; 64:8:2:t 1.518 / 2.941; 16:8:1 1.655 / 3.317. (ptxas: 16 rows at 8
+    # warps 238-255 registers without spills, 32 rows 0-48 B of spills; 4 warps spill 1-3 KB:
+    # the fp32 dK and dV of 128 keys alone take 128 registers a thread at 8 warps.)
+    kvq_block_m: int = 32
     kvq_num_warps: int = 8
-    kvq_num_stages: int = 2
+    kvq_num_stages: int = 3
     # dQ as dQ^T = K^T dS^T (M = D on the tensor cores: a wgmma at any kvq_block_m, where dS K
     # at 16 rows is an mma.sync with K reloaded from shared memory each step): sm_90 SASS of the
-    # row step at 16 rows 599 -> 633 (GELU), 535 -> 563 (softmax), no spills either way
-    kvq_dq_t: bool = False
+    # row step at 16 rows 599 -> 633 (GELU), 535 -> 563 (softmax), no spills either way; at 32
+    # rows and 3 stages the faster tile on the H200 (above)
+    kvq_dq_t: bool = True
 
 
 # The plans (`flash_norm_attention_bwd(plan=...)`):
@@ -117,9 +120,17 @@ KVQ_MAX_D = 128
 # have B = 768 (1536-3072 programs)
 KVQ_MIN_PROGRAMS = 264
 # what plan="default" runs (the autograd backward's choice): the kvq plan where it applies (g
-# saved, L <= KVQ_MAX_L, D <= KVQ_MAX_D) once it is "kvq", else the split plan. "split" until
-# the kvq plan is timed on the H200 (bench_attention_bwd's `fused_saved_kvq_ms`).
-DEFAULT_PLAN = "split"
+# saved, L <= KVQ_MAX_L, D <= KVQ_MAX_D, B * Hkv >= KVQ_MIN_PROGRAMS), else the split plan. The
+# kvq plan since 2026-12-05 (H200, B = 768, L = D = 128, backward with g saved: GELU H 2 1.213 ms
+# against split's 1.791, softmax H 4 2.524 against 4.099)
+DEFAULT_PLAN = "kvq"
+# dlnq_dtype=torch.float32's default tile (no `config` given): the tile it passed on the H200
+# with (16 rows, dQ not transposed, 2 stages). At the bf16 default's tile (32 rows, dQ
+# transposed, 3 stages) the H200 computed a wrong dx (2026-12-05, test_gpu_kvq_plan: 0.13-0.67
+# relative to the split plan, where the interpreter is within 1e-5) and bench_attention_bwd at
+# B = 64 and 160 an illegal address after its first fp32 launch; which of the three knobs (the
+# pipeliner race of docs/design.md at 3 stages, most likely) is not measured yet
+KVQ_F32_CONFIG = BwdConfig(kvq_block_m=16, kvq_num_stages=2, kvq_dq_t=False)
 # rows_pre's pipeline: its two loops over heads on one cluster (c exchanged), x, g and dout
 # issued while the exchange waits; the second loop's reloads merged into the first's
 PRE_PASSES = ("cluster-reduce-chain{early-loads=true}", "reuse-loads")
@@ -301,7 +312,7 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     `PRE_PASSES`), see `PLANS`; "default": `DEFAULT_PLAN` where it applies, else "split".
     `dlnq_dtype` (an explicit plan "kvq" only): dz and dlnq between its kernels in x's dtype
     (the default) or torch.float32 (the split plan's values but for the order of sums, at twice
-    their traffic).
+    their traffic; without a `config`, at `KVQ_F32_CONFIG`'s tile).
     """
     from ..kernels.attention_bwd import ACT_CODES
     if x.device.type != "cuda" and _CPU_LAUNCH is None:
@@ -337,7 +348,7 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     if L == 0:
         raise ValueError("flash_norm_attention_bwd: k/v have no keys (L = 0)")
     mean, rstd, rrms = (t.contiguous() for t in (mean, rstd, rrms))
-    cfg = config or BwdConfig()
+    cfg = config or (KVQ_F32_CONFIG if dlnq_dtype == torch.float32 else BwdConfig())
     if block_m is not None:
         cfg = BwdConfig(**{**cfg.__dict__, "block_m": block_m, "kv_block_m": block_m})
     # the table is built where the offsets are (no host-to-device copy: from pageable memory it
