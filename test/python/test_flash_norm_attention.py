@@ -252,15 +252,33 @@ def test_kv_tma_checks():
 
 
 def test_ln_mma_checks():
-    """prepare_flash_norm_attention(ln_mma=...) takes True or False, refused before anything else
-    otherwise; its pass list is the default's and prefetch-loads, which the default leaves out."""
+    """prepare_flash_norm_attention(ln_mma=...) takes True, False or None, refused before
+    anything else otherwise; its pass list is the default's and prefetch-loads, which the default
+    leaves out. None (the default) resolves to the MMA layout with MMA_FNA_PASSES exactly where
+    the pipeline is the default one (tuple or list) and no norm weight is given."""
     import re
     from normfuse.ops.flash_norm_attention import (DEFAULT_FNA_PASSES, MMA_FNA_PASSES,
                                                    prepare_flash_norm_attention)
+    mod = _fna_module()
     x, k, v, offs, w = _op_inputs()
-    for bad in ("mma", 1, None):
-        with pytest.raises(ValueError, match=re.escape(f"ln_mma must be True or False, got {bad!r}")):
+    for bad in ("mma", 1, 0):
+        with pytest.raises(ValueError, match=re.escape(
+                f"ln_mma must be True, False or None, got {bad!r}")):
             prepare_flash_norm_attention(x, k, v, offs, ln_mma=bad)
+    with pytest.raises(ValueError, match="x must be a CUDA tensor"):  # (None accepted)
+        prepare_flash_norm_attention(x, k, v, offs, ln_mma=None)
+    one = torch.ones(4)
+    resolve = lambda ln_mma, passes, *wts: mod._resolve_ln_mma(  # noqa: E731
+        "op", ln_mma, passes, *(list(wts) + [None] * 3)[:3])
+    assert mod.DEFAULT_LN_MMA
+    assert resolve(None, DEFAULT_FNA_PASSES) == (True, MMA_FNA_PASSES)
+    assert resolve(None, list(DEFAULT_FNA_PASSES)) == (True, MMA_FNA_PASSES)
+    for wts in ((one,), (None, one), (None, None, one)):  # any weight: the loads' layout
+        assert resolve(None, DEFAULT_FNA_PASSES, *wts) == (False, DEFAULT_FNA_PASSES)
+    for passes in (DEFAULT_FNA_PASSES[:-1], (), ",".join(DEFAULT_FNA_PASSES), None):
+        assert resolve(None, passes) == (False, passes)
+    assert resolve(False, DEFAULT_FNA_PASSES) == (False, DEFAULT_FNA_PASSES)
+    assert resolve(True, DEFAULT_FNA_PASSES, one) == (True, DEFAULT_FNA_PASSES)
     with pytest.raises(ValueError, match="x must be a CUDA tensor"):  # (accepted: on to the next)
         prepare_flash_norm_attention(x, k, v, offs, ln_mma=True, passes=MMA_FNA_PASSES)
     assert MMA_FNA_PASSES == DEFAULT_FNA_PASSES + ("prefetch-loads",)
@@ -586,6 +604,35 @@ def test_gpu_kv_tma_matches_pointer_loads(act):
 
 
 @gpu
+@pytest.mark.parametrize("H, act", [(2, "softmax"), (4, "gelu_tanh")])
+def test_gpu_default_ln_mma(H, act):
+    """Without norm weights the default launch computes the LayerNorm in the MMA layout
+    (`DEFAULT_LN_MMA`, through `MMA_FNA_PASSES`), the inference and the training forward: within
+    eager bf16's error against fp64, its statistics within test_gpu_forward's bound, and within a
+    rounding (1e-3) of the loads' layout (ln_mma=False), g and lse too."""
+    from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
+    x, k, v, offs, w = _gpu_case(H, 128, act, affine=False, seed=5)
+    assert not w
+    ref, st = flash_norm_attention_ref(x, k, v, offs, activation=act, return_stats=True)
+    eager = flash_norm_attention_ref(x, k, v, offs, activation=act, dtype=x.dtype)
+    for save in (False, True):
+        p = prepare_flash_norm_attention(x, k, v, offs, activation=act, save=save)
+        assert p.constexprs.get("LN_MMA") is True
+        q = prepare_flash_norm_attention(x, k, v, offs, activation=act, save=save, ln_mma=False)
+        assert "LN_MMA" not in q.constexprs
+        got = p.launch() + ((p.g, p.lse) if save else ())
+        lo = q.launch() + ((q.g, q.lse) if save else ())
+        torch.cuda.synchronize()
+        assert rel_err(got[0], ref) <= 1.5 * rel_err(eager, ref) + 1e-4, save
+        for t, name in zip(got[1:4], ("mean", "rstd", "rrms")):
+            want = st[name].to(t.device)
+            assert torch.allclose(t, want, rtol=2e-3, atol=2e-3 * float(want.abs().max())), name
+        for a, b in zip(got, lo):
+            if a is not None:
+                assert rel_err(a, b) < 1e-3, (save, rel_err(a, b))
+
+
+@gpu
 @pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
 def test_gpu_launch_variants_same_bits(act):
     """The forward's launch variants against one row block per program found by the binary
@@ -603,24 +650,27 @@ def test_gpu_launch_variants_same_bits(act):
     x, k, v, offs, w = _gpu_case(3, 128, act)
     once = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
     early = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm", "residual-acc")
-    flat = dict(rows_per_program=0, row_table=False)
+    flat = dict(rows_per_program=0, row_table=False, ln_mma=False)
     # without reuse-loads (session 28's default) and reuse-loads with the dot rule on
     noreuse = tuple(p for p in DEFAULT_FNA_PASSES if not p.startswith("reuse-loads"))
     reuse = noreuse + ("reuse-loads",)
+    # (the LayerNorm in the loads' layout, ln_mma=False, which the default takes only with
+    # weights: the MMA layout's launches are compared among themselves below)
+    lo = dict(ln_mma=False)
     runs = [dict(flat, passes=once), dict(flat, passes=once, row_table=True),
-            dict(flat, passes=early), dict(), dict(rows_per_program=0),
-            dict(rows_per_program=256), dict(rows_per_program=512), dict(passes=reuse),
+            dict(flat, passes=early), lo, dict(lo, rows_per_program=0),
+            dict(lo, rows_per_program=256), dict(lo, rows_per_program=512), dict(passes=reuse),
             dict(flat, passes=reuse), dict(passes=noreuse), dict(flat, passes=noreuse)]
     outs = [prepare_flash_norm_attention(x, k, v, offs, activation=act, **w, **r).launch()
             for r in runs]
     # the training forward (another kernel: its output may round differently from the
     # inference kernel's) walking 128 rows against its flat grid, g and lse included
     saved = [prepare_flash_norm_attention(x, k, v, offs, activation=act, save=True, **w,
-                                          rows_per_program=n) for n in (0, 128)]
+                                          rows_per_program=n, ln_mma=False) for n in (0, 128)]
     saved = [p.launch() + (p.g,) + ((p.lse,) if act == "softmax" else ()) for p in saved]
     # 32-row blocks multiply in other instruction shapes: the walk against the flat grid there
     b32 = [prepare_flash_norm_attention(x, k, v, offs, activation=act, block_m=32, **w, **r)
-           .launch() for r in (dict(rows_per_program=0), dict(rows_per_program=256))]
+           .launch() for r in (dict(lo, rows_per_program=0), dict(lo, rows_per_program=256))]
     # the LayerNorm in the MMA layout: the default walk, flat, walking 256, and without
     # prefetch-loads (only x's pipelining differs); the training forward walking 128 and flat
     mma = dict(ln_mma=True, passes=MMA_FNA_PASSES)

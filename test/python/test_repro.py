@@ -406,15 +406,20 @@ def test_attention_configs_and_cells(monkeypatch):
 
 
 def test_attention_mma_variant():
-    """bench_attention's "mma" (the LayerNorm in the MMA layout: `ln_mma` with MMA_FNA_PASSES)
-    is timed in the full run, and the training forward's variants by --configs; a variant that
-    rounds differently is held to ROUNDING_TOL of the default's output, the others to its bits."""
+    """bench_attention's "loads" (the LayerNorm in the loads' layout, the default before the MMA
+    layout's and still with weights) is timed in the full run, "mma" (`ln_mma` with
+    MMA_FNA_PASSES) and the training forward's variants by --configs; a variant that may round
+    differently (another layout or pass list) is held to ROUNDING_TOL of the default's output,
+    the default's own launches ("flat", "walk256") to its bits."""
     import torch
     from normfuse.ops.flash_norm_attention import MMA_FNA_PASSES
     from normfuse.repro import bench_attention as ba
-    assert (64, 4, "mma") in ba.configs(False) and ba.configs(True) == ((64, 4),)
+    assert (64, 4, "loads") in ba.configs(False) and ba.configs(True) == ((64, 4),)
     assert ba.VARIANTS["mma"] == dict(ln_mma=True, passes=MMA_FNA_PASSES)
+    assert ba.VARIANTS["loads"] == dict(ln_mma=False)
     assert ba.VARIANTS["mma_save"] == dict(ba.VARIANTS["mma"], save=True)
+    assert ba.VARIANTS["loads_save"] == dict(ba.VARIANTS["loads"], save=True)
+    assert ba.ROUNDED_VARIANTS == set(ba.VARIANTS) - {"flat", "walk256"}
     assert ba.parse_configs("64x4:save,64x4:mma_save") == ((64, 4, "save"), (64, 4, "mma_save"))
     ref = torch.randn(64, 2, 16, generator=torch.Generator().manual_seed(0)).bfloat16()
     ulp = ref.clone()

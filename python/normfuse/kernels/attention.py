@@ -18,8 +18,8 @@ ROWS)`): the blocks of a sequence share one program, so its K and V can be loade
 ROW_TABLE (constexpr): BLOCKS is instead the row-block table, int32 [programs, 3] of (batch,
 first row, end of the sequence) (`ops.common.row_block_table`; dead entries first row = end):
 one round of loads where the search is LOG_B dependent ones on every program's critical path.
-LN_MMA (constexpr, off by default; `prepare_flash_norm_attention(ln_mma=True)` with
-`MMA_FNA_PASSES`): the LayerNorm in the MMA accumulator's layout, x through `_in_mma` (a K = 16
+LN_MMA (constexpr, off by default in the kernel; the op sets it without norm weights,
+`prepare_flash_norm_attention`'s `DEFAULT_LN_MMA`, with `MMA_FNA_PASSES`): the LayerNorm in the MMA accumulator's layout, x through `_in_mma` (a K = 16
 product of zeros whose tl.dot result anchors Triton's layout pass) for the statistics, q and the
 residuals: the same values (the interpreter's bits are the default's), fewer sm_90 instructions
 in the inference forward, more ptxas spills in the training forward and with the weights; on the

@@ -52,7 +52,7 @@ from .fallback import compute_dtype
 from .inference import route
 
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
-           "DEFAULT_FNA_PASSES", "MMA_FNA_PASSES", "PreparedFNA"]
+           "DEFAULT_FNA_PASSES", "MMA_FNA_PASSES", "DEFAULT_LN_MMA", "PreparedFNA"]
 
 # The heads' statistics gathered once per row (`cluster-reduce{gather=once}`): the DSMEM read of
 # the totals is one asm per row into the CTA's own slots instead of an elementwise asm that
@@ -71,7 +71,7 @@ __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_no
 # time in all 18 cells (without across-dots, only the attention's load merged: 0.97-1.02x).
 DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-norm",
                       "residual-acc", "hoist-loads", "reuse-loads{across-dots=true}")
-# The opt-in LayerNorm in the MMA layout (`prepare_flash_norm_attention(ln_mma=True)`, the
+# The LayerNorm in the MMA layout (`prepare_flash_norm_attention(ln_mma=True)`, the
 # kernels' LN_MMA: x through `_in_mma`'s K = 16 product of zeros, so that the statistics are
 # reduced and q normalized once, in the accumulator's layout) with its pass list: x then reaches
 # the dots only as an accumulator, which Triton's pipeliner skips, and `prefetch-loads` tags its
@@ -79,9 +79,16 @@ DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-
 # row-block body (bench/fna_sass.py --both): softmax H 2 1968 -> 1703, GELU H 2 2320 -> 2055, no
 # spills; the training forward and the weighted forms spill more (ops.md). The interpreter's
 # bits equal the default's; on the GPU the LayerNorm's row sums run in another order (the MMA
-# layout's, not the load's), so the bits may differ by a rounding. Not yet timed on a GPU:
-# bench_attention's variant "mma".
+# layout's, not the load's), so the bits may differ by a rounding (1e-3 relative at most in
+# bench_attention's check, ~5e-5 measured).
 MMA_FNA_PASSES = DEFAULT_FNA_PASSES + ("prefetch-loads",)
+# `prepare_flash_norm_attention(ln_mma=None)` (the default, and the op's): the LayerNorm in the
+# MMA layout with MMA_FNA_PASSES where `passes` is the default pipeline and the norms have no
+# weights, the forms timed. H200, 2026-12-05 (bench_attention --default-only --configs
+# 64x4:mma,64x4:save,64x4:mma_save, B = 768, L = D = 128, all 18 cells): the inference forward
+# 0.93-0.98x the default's time in every cell; the training forward 0.93-0.98x except softmax
+# H 4 (1.00-1.01x, a tie). The weighted forms spill more (ops.md) and are not timed: off there.
+DEFAULT_LN_MMA = True
 # Under autograd the forward stores the attention output g = attend(ln_q) ([T, H, D], x's dtype)
 # and softmax's log-sum-exp ([T, H] f32), and the backward's rows kernel reads them instead of
 # recomputing the
@@ -288,7 +295,7 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                                  num_warps: int | None = None, save: bool = False,
                                  kv_tma: bool = False, row_table: bool | None = None,
                                  rows_per_program: int | None = None,
-                                 ln_mma: bool = False) -> PreparedFNA:
+                                 ln_mma: bool | None = None) -> PreparedFNA:
     """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
     stores g (the attention's output) and (softmax) lse for the backward into `PreparedFNA.g` /
     `.lse`. `kv_tma`: K and V tiles by bulk tensor copies straight into shared memory instead of
@@ -300,13 +307,12 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     0: one row block per program; None: `ROWS_PER_PROGRAM`, shortened by `_default_walk` where
     the grid would be small): each program walks up to that many rows of one sequence, block by
     block (the kernel's ROWS; `hoist-loads`, in the default passes, loads K and V once per
-    program). `ln_mma` (an experiment, off by default; give it `passes=MMA_FNA_PASSES`): the
-    kernel's LayerNorm in the MMA accumulator's layout (LN_MMA), fewer instructions in the
-    inference forward; the training forward (`save`) and the weighted forms spill more
-    (`MMA_FNA_PASSES`)."""
+    program). `ln_mma`: the kernel's LayerNorm in the MMA accumulator's layout (LN_MMA; give it
+    `passes=MMA_FNA_PASSES` when True); None (the default): `DEFAULT_LN_MMA` where `passes` is
+    `DEFAULT_FNA_PASSES` and no norm weight is given, then with `MMA_FNA_PASSES`; False: the
+    LayerNorm in the loads' layout (the weighted forms' default: LN_MMA spills more there)."""
     op = "flash_norm_attention"
-    if not isinstance(ln_mma, bool):
-        raise ValueError(f"{op}: ln_mma must be True or False, got {ln_mma!r}")
+    ln_mma, passes = _resolve_ln_mma(op, ln_mma, passes, ln_weight, ln_bias, rms_weight)
     rms_eps = eps if rms_eps is None else rms_eps
     T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
                                      activation, eps, rms_eps, check_offsets)
@@ -379,6 +385,22 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     key = () if passes is None else (passes if isinstance(passes, str) else tuple(passes))
     return PreparedFNA(_launcher(key, bool(save)), runtime, consts, options, grid, out, mean, rstd,
                        rrms, g, lse)
+
+
+def _resolve_ln_mma(op: str, ln_mma, passes, ln_weight, ln_bias, rms_weight) -> tuple:
+    """(ln_mma, passes) for `prepare_flash_norm_attention`: None takes `DEFAULT_LN_MMA` with
+    `MMA_FNA_PASSES` where `passes` is `DEFAULT_FNA_PASSES` (a tuple or list of its names) and no
+    norm weight is given, else False and `passes` as given; True and False as given."""
+    if ln_mma is None:
+        default = (not isinstance(passes, str) and passes is not None
+                   and tuple(passes) == DEFAULT_FNA_PASSES)
+        if (DEFAULT_LN_MMA and default and ln_weight is None and ln_bias is None
+                and rms_weight is None):
+            return True, MMA_FNA_PASSES
+        return False, passes
+    if not isinstance(ln_mma, bool):
+        raise ValueError(f"{op}: ln_mma must be True, False or None, got {ln_mma!r}")
+    return ln_mma, passes
 
 
 def _default_walk(T: int, B: int, H: int, block_m: int, host, device) -> tuple[int, Any]:

@@ -24,12 +24,12 @@ activation gelu_tanh (GDPA) and softmax; `--quick`: H = 2, max_len 1000 and 3000
                 `rows_per_program` in `rows_per_program`; prepared launch); the full run also
                 times the launch variants `VARIANTS` (each program walking 256 rows, one row
                 block a program, session 20's and the earlier default pipelines, the LayerNorm
-                in the MMA layout) in `fused_ms_by_config`, the best in `fused_best_ms`; a
+                in the loads' layout) in `fused_ms_by_config`, the best in `fused_best_ms`; a
                 variant whose output is not the default's (bitwise, or within `ROUNDING_TOL`
                 for those that round differently: `variant_matches`) is named in
                 `variants_differing` and its time left out; the differences of those that round
                 differently in `variants_rel_diff`. The training forward's variants (`save`,
-                `mma_save`: `--configs 64x4:save,64x4:mma_save`) go to
+                `mma_save`, `loads_save`: `--configs 64x4:save,64x4:loads_save`) go to
                 `fused_saving_ms_by_config`, not ranked with the inference forward's
   fused_call_ms the whole `flash_norm_attention_fwd` call (validation, the row-block table, the
                 launch; the offsets' host copy and the table cached as across a model's layers)
@@ -386,11 +386,13 @@ def cells(quick: bool) -> list:
 # (`cluster-reduce{cluster-size=2}`) 1.37-1.83x, the L2 exchange (`exchange=global`) 1.13-1.16x;
 # walking at 32 x 4 and 64 x 8 warps 1.04-1.36x. 2026-12-04: reuse-loads without across-dots
 # (the residual's reload kept) 1.04-1.14x the default with it.)
-# "mma": the LayerNorm in the MMA layout (`ln_mma`, `MMA_FNA_PASSES`: sm_90 SASS of the row-block
-# body 11-14 % fewer instructions, no spills; not yet timed). Not in the full run, `--configs`
-# only: the training forward ("save", the op's kernel under autograd, and "mma_save" with the
-# LayerNorm in the MMA layout: 7-11 % fewer instructions, but more spills except at softmax
-# H = 2), timed into `fused_saving_ms_by_config`.
+# "mma": the LayerNorm in the MMA layout (`ln_mma=True`, `MMA_FNA_PASSES`), the default without
+# norm weights since 2026-12-05 (`DEFAULT_LN_MMA`: H200, all 18 cells, 0.93-0.98x the loads'
+# layout's time); "loads": the LayerNorm in the loads' layout (`ln_mma=False`, the default before
+# and still with weights, `--affine`). The variants with their own pass list ("noreuse", "once",
+# "each") compute the LayerNorm in the loads' layout too. Not in the full run, `--configs` only:
+# the training forward ("save", the op's kernel under autograd, with the default's layout;
+# "mma_save" and "loads_save" with either), timed into `fused_saving_ms_by_config`.
 _ONCE = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
 _NOREUSE = tuple(p for p in DEFAULT_FNA_PASSES if not p.startswith("reuse-loads"))
 _MMA = dict(ln_mma=True, passes=MMA_FNA_PASSES)
@@ -401,13 +403,17 @@ VARIANTS = {"noreuse": dict(passes=_NOREUSE),
             "each": dict(passes=("cluster-reduce",) + _ONCE[1:], rows_per_program=0,
                          row_table=False),
             "mma": _MMA,
+            "loads": dict(ln_mma=False),
             "save": dict(save=True),
-            "mma_save": dict(_MMA, save=True)}
-# variants that round differently from the default: "mma" reduces the LayerNorm's row sums in
-# the MMA layout's order (the default in the load's layout's), the training forward divides
-# softmax's output by l (the inference kernel multiplies by 1 / l). Their output is compared
-# with the default's within ROUNDING_TOL (relative Frobenius norm), not bit for bit.
-ROUNDED_VARIANTS = frozenset({"mma", "save", "mma_save"})
+            "mma_save": dict(_MMA, save=True),
+            "loads_save": dict(ln_mma=False, save=True)}
+# variants that may round differently from the default: the MMA layout reduces the LayerNorm's
+# row sums in another order than the loads' layout (whichever of the two the default is: it
+# depends on the weights), the training forward divides softmax's output by l (the inference
+# kernel multiplies by 1 / l). Their output is compared with the default's within ROUNDING_TOL
+# (relative Frobenius norm), not bit for bit; "walk256" and "flat" (the default's layout and
+# passes) bit for bit.
+ROUNDED_VARIANTS = frozenset(VARIANTS) - {"walk256", "flat"}
 ROUNDING_TOL = 1e-3
 
 
@@ -426,7 +432,7 @@ def configs(quick: bool) -> tuple:
     """(BLOCK_M, num_warps[, variant]) of the fused kernel; the first is the op's default."""
     return ((64, 4),) if quick else (
         (64, 4), (64, 4, "noreuse"), (64, 4, "walk256"), (64, 4, "flat"),
-        (64, 4, "once"), (64, 4, "each"), (64, 4, "mma"))
+        (64, 4, "once"), (64, 4, "each"), (64, 4, "loads"))
 
 
 def parse_configs(text: str) -> tuple:
