@@ -612,9 +612,11 @@ def test_kvq_plan_refusals():
 def test_gpu_kvq_plan(activation, H, Hkv, L, monkeypatch):
     """On the device: the kvq plan (its buffers NaN-poisoned) within eager's error against fp64,
     close to the split plan (in norm and in every element: a wrong row would not hide in the
-    norm of 2084 rows), in fp32 the split plan's values, and bitwise repeatable at 2 and 3
-    stages, dQ transposed or not (its kernels run no atomics; the pipeliner race of
-    docs/design.md, a shared slot overwritten while a wgmma reads it, would show here)."""
+    norm of 2084 rows), in fp32 (at `KVQ_F32_CONFIG`'s tile, its default) the split plan's
+    values, and at each tile the H200 timed (16 rows with dQ as dS K or transposed, 32 rows
+    transposed: the default) bitwise repeatable at 2 and 3 stages, the stages giving the same
+    bits (its kernels run no atomics; the pipeliner race of docs/design.md, a shared slot
+    overwritten while a wgmma reads it, would show here)."""
     from normfuse.ops.flash_norm_attention_bwd import BwdConfig
     args, kw, ref, eager = _saved_args(GPU_LENS, H, Hkv, 128, L, activation, device="cuda",
                                        seed=12)
