@@ -13,7 +13,9 @@ With the default `passes="default"` the naive kernel is rewritten into the one-l
 lowered to the warp-specialized Hopper template (hopper-ws); for LayerNorm (SHARE_KINDS), at
 SHARE_MIN_N_TILES or more N tiles per row block and SHARE_MIN_WAVES or more waves of tiles the
 template computes the statistics once per row block and shares them, each warpgroup of the
-coop2 schedule its half's rows (hopper-ws{schedule=coop2,stats-share=true}). `passes=()` runs the naive two-loop kernel untouched, which is the
+coop2 schedule its half's rows, the epilogue's column-sum load issued early (`SHARE_PASS`:
+hopper-ws{schedule=coop2,stats-share=true,epi-prefetch=true}). `passes=()` runs the naive
+two-loop kernel untouched, which is the
 numerical oracle of the tests.
 
 What a launch takes (each is stated where it matters):
@@ -59,7 +61,8 @@ __all__ = ["prepare_rmsnorm_linear",
 # k-loop, hopper-ws lowers the fused loop to the warp-specialized template.
 DEFAULT_PASSES = "default"
 # With the default passes and at least this many N tiles per row block, the pre-norm ops run the
-# default pipeline with hopper-ws{schedule=coop2,stats-share=true} (below): the row statistics computed once per row
+# default pipeline with SHARE_PASS, hopper-ws{schedule=coop2,stats-share=true,epi-prefetch=true}
+# (below): the row statistics computed once per row
 # block and shared with its other tiles instead of recomputed in every tile. Measured on the H200
 # (2026-12-01, bench/results/2026-12-01/stats-share-stamped, ratios of the same run): at 8 and
 # more N tiles RMSNorm 0.93-1.01x and LayerNorm 0.89-0.97x the per-tile time; at 2 and 4 N tiles
@@ -85,6 +88,12 @@ DEFAULT_PASSES = "default"
 # N = 2048 (8 tiles), fused / cuBLAS, 3 interleaved rounds in one run (H200, 2026-12-04,
 # bench/results/2026-12-04/session30/ab-ln-share): K = 512 / 1024 / 2048 1.099 / 1.049 / 1.094
 # against coop with sharing 1.142 / 1.072 / 1.092 and coop2 without it 1.114 / 1.074 / 1.090.
+# With epi-prefetch (the epilogue's column-sum load issued before the tile's wait): H200,
+# 2026-12-05 (bench/ab_order.py, 3 interleaved rounds in one run, the same bits; bench/results/
+# 2026-12-05/session32/): N = 2048, K = 512 / 1024 / 2048 1.074 / 1.067 / 1.051 against
+# 1.109 / 1.073 / 1.061 without it. (Without the shared statistics it won nothing: the plain
+# hopper-ws 1.128 -> 1.134, 1.082 -> 1.115 at N = 512, 1.182 -> 1.106 at K = 2048, N = 512.)
+SHARE_PASS = "hopper-ws{schedule=coop2,stats-share=true,epi-prefetch=true}"
 SHARE_KINDS = ("ln",)
 SHARE_MIN_N_TILES = 8
 SHARE_MIN_WAVES = 4
@@ -101,7 +110,7 @@ def _default_pipeline_for(kind: str, N: int, block_n: int, M: int | None = None,
     waves_ok = M is None or n_tiles * -(-M // block_m) >= SHARE_MIN_WAVES * max(1, sms)
     if (kind in SHARE_KINDS and n_tiles >= SHARE_MIN_N_TILES and waves_ok
             and os.environ.get("NORMFUSE_STATS_SHARE", "1") != "0"):
-        return ",".join(DEFAULT_PIPELINE[:-1]) + ",hopper-ws{schedule=coop2,stats-share=true}"
+        return ",".join(DEFAULT_PIPELINE[:-1]) + "," + SHARE_PASS
     return DEFAULT_PASSES
 _DTYPES = (torch.bfloat16, torch.float16)
 _I32 = 2**31

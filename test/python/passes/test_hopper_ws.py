@@ -151,11 +151,13 @@ def test_shared_statistics_order(num_pid_m, num_pid_n, programs):
 
 def test_ops_share_the_statistics_from_eight_n_tiles(monkeypatch):
     """The pre-norm ops' default: LayerNorm's statistics shared per row block at >= 8 N tiles
-    (measured faster there, slower at 2 and 4) and >= 4 waves of tiles, on coop2, per tile below; RMSNorm
+    (measured faster there, slower at 2 and 4) and >= 4 waves of tiles, on coop2 with
+    epi-prefetch, per tile below; RMSNorm
     always per tile (its coop2 schedule measured faster than sharing); the plain GEMM and explicit
     passes as given."""
     pick = ops._default_pipeline_for
-    assert pick("ln", 2048, 256).endswith("hopper-ws{schedule=coop2,stats-share=true}")
+    assert pick("ln", 2048, 256).endswith(
+        "hopper-ws{schedule=coop2,stats-share=true,epi-prefetch=true}")
     assert pick("ln", 8192, 256).startswith("lazy-prenorm,") and "stats-share" in pick("ln", 8192, 256)
     assert pick("ln", 2047 - 256, 256) == pick("ln", 1024, 256) == "default"
     assert pick("rms", 2048, 256) == pick("rms", 17920, 256) == "default"
