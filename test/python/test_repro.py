@@ -627,3 +627,31 @@ def test_exchange_probe_swaps_the_exchange_arrive_in_the_pass_output(variant, ar
               "relaxed": {"barrier.cluster.arrive.relaxed"},
               "cta": {"fence.acq_rel.cta", "barrier.cluster.arrive.relaxed"}}[variant]
     assert arrives == others, arrives
+
+
+def test_attention_bwd_bench_backward_repeats_a_compiled_backward(monkeypatch):
+    """bench_attention_bwd's `bench_backward` times the backward of one graph again and again:
+    a compiled function that donates its saved buffers to the backward (torch 2.11's
+    dynamic-shape compile on the H200) refuses that, so the dynamic baseline compiles with
+    `donate=False`, and then repeats."""
+    import torch
+    import torch.nn.functional as F
+    import triton.testing
+    from normfuse.repro import bench_attention_bwd as ab
+    calls = []
+
+    def fake_do_bench(fn, warmup, rep):  # (the timing loop: the backward three times)
+        for _ in range(3):
+            fn()
+            calls.append(1)
+        return 1.0
+    monkeypatch.setattr(triton.testing, "do_bench", fake_do_bench)
+
+    def f(x, w):
+        return F.layer_norm(x, (x.shape[1],)) @ w
+    torch._dynamo.reset()
+    comp = torch.compile(f, dynamic=True, backend="aot_eager")
+    x, w = torch.randn(64, 32), torch.randn(32, 16)
+    assert ab.bench_backward(comp, (x, w), torch.randn(64, 16), donate=False) == 1.0
+    assert len(calls) == 3
+    torch._dynamo.reset()

@@ -148,13 +148,20 @@ def norms_only(xf, g, eps=1e-5):
     return F.rms_norm(g + ln, (N,), eps=eps) + xf
 
 
-def bench_backward(fn, inputs, dout):
-    """Median ms of the backward alone: one forward with a graph kept, the backward timed."""
+def bench_backward(fn, inputs, dout, donate: bool = True):
+    """Median ms of the backward alone: one forward with a graph kept, the backward timed.
+    `donate=False`: a compiled `fn` compiled (at its first call, here) without donating its saved
+    buffers to the backward, which otherwise refuses the repeated backward over one graph
+    (torch 2.11's dynamic-shape compile: "compiled with non-empty donated buffers")."""
+    import contextlib
     from triton.testing import do_bench
-    leaves = [t.detach().requires_grad_() for t in inputs]
-    out = fn(*leaves)
-    return do_bench(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True),
-                    warmup=5, rep=30)
+    import torch._functorch.config as functorch_config
+    ctx = contextlib.nullcontext() if donate else functorch_config.patch(donated_buffer=False)
+    with ctx:
+        leaves = [t.detach().requires_grad_() for t in inputs]
+        out = fn(*leaves)
+        return do_bench(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True),
+                        warmup=5, rep=30)
 
 
 def bench_forward(fn, inputs):
@@ -396,8 +403,12 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     if time.time() - t_start < budget * 0.7:
         dyn = _dynamic_unfused()
         args = (bidx, tidx, max_len, activation, scale)
+        # (the dynamic compile's backward donates its saved buffers and then refuses the
+        # timing loop's repeated backward over one graph: every cell failed so on torch 2.11,
+        # H200, 2026-12-05; compiled without the donation, the same kernels)
         guard("unfused_dynamic_ms", lambda: bench_backward(
-            lambda a, b_, c: dyn(a, b_, c, *args), (x, k, v), dout.reshape(T, -1)))
+            lambda a, b_, c: dyn(a, b_, c, *args), (x, k, v), dout.reshape(T, -1),
+            donate=False))
         guard("unfused_dynamic_fwd_ms", lambda: bench_forward(
             lambda a, b_, c: dyn(a, b_, c, *args), (x, k, v)))
     else:
