@@ -1,6 +1,8 @@
 """GPU (H100 / H200): the FlashNormAttention backward's kvq plan at given tiles against the split
 plan, to find which tile knob breaks `dlnq_dtype=torch.float32` (session 32: wrong dx at 32 rows,
-3 stages, dQ transposed; an illegal address at B = 64 / 160).
+3 stages, dQ transposed; an illegal memory access in fna_bwd_kvq_naive at 32 rows, dQ transposed,
+2 stages, B = 160; correct at 16 rows, dS K, 2 stages). The op refuses fp32 outside
+`KVQ_F32_TILES`; this script lifts that check.
 
     CUDA_LAUNCH_BLOCKING=1 PYTHONPATH=python python3 bench/fna_kvq_check.py \\
         --tiles 32:3:t:f32,32:2:t:f32,16:3:t:f32 [--cells 160:2:gelu_tanh,64:4:softmax]
@@ -42,6 +44,8 @@ def main(argv=None) -> int:
     from normfuse.ops.common import host_offsets
     from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
     from normfuse.ops.flash_norm_attention_bwd import BwdConfig, flash_norm_attention_bwd
+    bwd_mod = sys.modules[flash_norm_attention_bwd.__module__]
+    bwd_mod.KVQ_F32_TILES = None  # (the op refuses fp32 at the tiles that faulted: here, run them)
     from normfuse.reference_attention import default_qk_scale
     from normfuse.repro.bench_attention_bwd import make_inputs
     for cell in a.cells.split(","):

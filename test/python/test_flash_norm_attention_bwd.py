@@ -584,8 +584,9 @@ def test_kvq_plan_writes_every_element(monkeypatch):
 
 
 def test_kvq_plan_refusals():
-    """plan="kvq" without the saved g, with more keys than its one tile, an unknown plan, and
-    dlnq_dtype where it does not apply: refused by name, with what to do instead."""
+    """plan="kvq" without the saved g, with more keys than its one tile, an unknown plan,
+    dlnq_dtype where it does not apply, and fp32 dlnq at a kvq tile that faulted on the H200:
+    refused by name, with what to do instead."""
     a, w = _base()
     args = (a["dout"], a["x"], a["k"], a["v"], a["offsets"], a["out"], a["mean"], a["rstd"],
             a["rrms"])
@@ -600,6 +601,13 @@ def test_kvq_plan_refusals():
         flash_norm_attention_bwd(*args, g=g, dlnq_dtype=torch.float32, **w)
     with pytest.raises(ValueError, match="dlnq_dtype must be x's dtype"):
         flash_norm_attention_bwd(*args, g=g, plan="kvq", dlnq_dtype=torch.float16, **w)
+    from normfuse.ops.flash_norm_attention_bwd import BwdConfig
+    for cfg in (BwdConfig(), BwdConfig(kvq_block_m=16, kvq_dq_t=True, kvq_num_stages=2),
+                BwdConfig(kvq_block_m=16, kvq_dq_t=False, kvq_num_stages=3)):
+        with pytest.raises(ValueError, match=r"float32 runs the kvq kernel only at .*"
+                           r"\(16, False, 2\).*faulted on the H200.*KVQ_F32_CONFIG"):
+            flash_norm_attention_bwd(*args, g=g, plan="kvq", dlnq_dtype=torch.float32,
+                                     config=cfg, **w)
     k = a["k"].repeat(1, 9, 1, 1)  # 144 keys
     with pytest.raises(ValueError, match=r"L <= 128 keys and D <= 128, got L = 144.*plan 'split'"):
         flash_norm_attention_bwd(a["dout"], a["x"], k, k, a["offsets"], a["out"], a["mean"],

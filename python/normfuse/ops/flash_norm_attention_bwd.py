@@ -124,13 +124,17 @@ KVQ_MIN_PROGRAMS = 264
 # kvq plan since 2026-12-05 (H200, B = 768, L = D = 128, backward with g saved: GELU H 2 1.213 ms
 # against split's 1.791, softmax H 4 2.524 against 4.099)
 DEFAULT_PLAN = "kvq"
-# dlnq_dtype=torch.float32's default tile (no `config` given): the tile it passed on the H200
-# with (16 rows, dQ not transposed, 2 stages). At the bf16 default's tile (32 rows, dQ
-# transposed, 3 stages) the H200 computed a wrong dx (2026-12-05, test_gpu_kvq_plan: 0.13-0.67
-# relative to the split plan, where the interpreter is within 1e-5) and bench_attention_bwd at
-# B = 64 and 160 an illegal address after its first fp32 launch; which of the three knobs (the
-# pipeliner race of docs/design.md at 3 stages, most likely) is not measured yet
+# dlnq_dtype=torch.float32's tile (no `config` given: KVQ_F32_CONFIG) and the only kvq tiles it
+# runs at (KVQ_F32_TILES: (kvq_block_m, kvq_dq_t, kvq_num_stages); None lifts the check, for
+# bench/fna_kvq_check.py). H200, 2026-12-05: at 16 rows, dQ as dS K, 2 stages correct (every
+# element within bounds, B = 768 timed); at 32 rows with dQ transposed wrong dx at 3 stages
+# (0.13-0.67 relative to the split plan, test_gpu_kvq_plan) and an illegal memory access at 2 and
+# 3 stages (bench/fna_kvq_check.py, B = 160, GELU H 2, CUDA_LAUNCH_BLOCKING: in
+# fna_bwd_kvq_naive); the same tiles in bf16 are correct and repeatable, and the interpreter
+# computes the fp32 variant within 1e-5 of split: a GPU-side fault of the fp32 dz tile's path
+# (32 rows or the transposed dQ; which of the two is not measured yet)
 KVQ_F32_CONFIG = BwdConfig(kvq_block_m=16, kvq_num_stages=2, kvq_dq_t=False)
+KVQ_F32_TILES = frozenset({(16, False, 2)})
 # rows_pre's pipeline: its two loops over heads on one cluster (c exchanged), x, g and dout
 # issued while the exchange waits; the second loop's reloads merged into the first's
 PRE_PASSES = ("cluster-reduce-chain{early-loads=true}", "reuse-loads")
@@ -351,6 +355,13 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     cfg = config or (KVQ_F32_CONFIG if dlnq_dtype == torch.float32 else BwdConfig())
     if block_m is not None:
         cfg = BwdConfig(**{**cfg.__dict__, "block_m": block_m, "kv_block_m": block_m})
+    tile = (cfg.kvq_block_m, cfg.kvq_dq_t, cfg.kvq_num_stages)
+    if kvq and dlnq_dtype == torch.float32 and KVQ_F32_TILES is not None \
+            and tile not in KVQ_F32_TILES:
+        raise ValueError(f"flash_norm_attention_bwd: dlnq_dtype=torch.float32 runs the kvq kernel "
+                         f"only at (kvq_block_m, kvq_dq_t, kvq_num_stages) in "
+                         f"{sorted(KVQ_F32_TILES)} (other tiles faulted on the H200), got {tile}: "
+                         f"pass no config, or KVQ_F32_CONFIG's tile")
     # the table is built where the offsets are (no host-to-device copy: from pageable memory it
     # may wait for the stream), sized by the upper bound; its live entries come first, so where
     # the offsets are on the host already only those are launched (the exact grid), except while
