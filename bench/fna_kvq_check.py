@@ -40,12 +40,13 @@ def main(argv=None) -> int:
     ap.add_argument("--cells", default="160:2:gelu_tanh,64:4:softmax")
     a = ap.parse_args(argv)
     tiles = [parse_tile(t) for t in a.tiles.split(",") if t.strip()]
+    import importlib
     import torch
     from normfuse.ops.common import host_offsets
     from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
     from normfuse.ops.flash_norm_attention_bwd import BwdConfig, flash_norm_attention_bwd
-    bwd_mod = sys.modules[flash_norm_attention_bwd.__module__]
-    bwd_mod.KVQ_F32_TILES = None  # (the op refuses fp32 at the tiles that faulted: here, run them)
+    # (the op refuses fp32 at the tiles that faulted: here, run them)
+    importlib.import_module("normfuse.ops.flash_norm_attention_bwd").KVQ_F32_TILES = None
     from normfuse.reference_attention import default_qk_scale
     from normfuse.repro.bench_attention_bwd import make_inputs
     for cell in a.cells.split(","):

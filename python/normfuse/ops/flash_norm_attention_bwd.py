@@ -371,7 +371,9 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     f32 = dict(dtype=torch.float32, device=dev)
     # dz in x's dtype, the type the dK / dV kernel multiplies it in; z and dlnq (fp32 scratch of
     # the rows kernel) are sized by `_scratch` below
-    dz = torch.empty((T, H, D), dtype=x.dtype, device=dev)
+    # (the kvq plan's fp32 dlnq keeps dz in fp32 too: the inner residual's + dz unrounded)
+    dz = torch.empty((T, H, D), device=dev, dtype=torch.float32 if kvq and
+                     dlnq_dtype == torch.float32 else x.dtype)
     stand_in = torch.empty((1,), **f32)
     soft = activation == "softmax"
     stat = torch.empty((T, H, 2) if soft else (1,), **f32)
@@ -385,8 +387,6 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     consts = dict(H=H, HKV=Hkv, D=D, ACT=act, BLOCK_M=cfg.block_m, BLOCK_L=cfg.block_l,
                   HAS_LNW=lnw is not None, HAS_LNB=lnb is not None, HAS_RMSW=rmw is not None)
     saved = [] if gs is None else [gs, lse.contiguous() if soft else stat]
-    if kvq and dlnq_dtype == torch.float32:  # (dz too: the inner residual's + dz unrounded)
-        dz = torch.empty((T, H, D), dtype=torch.float32, device=dev)
     if kvq:
         _kvq_plan(x, dout, k, v, offsets, mean, rstd, rrms, lnw, lnb, rmw, saved, table, nprog,
                   dz, stat, dw_part, dx, dk, dv, L, scale, consts, cfg, passes,
