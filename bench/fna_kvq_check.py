@@ -10,7 +10,8 @@ plan, to find which tile knob breaks `dlnq_dtype=torch.float32` (session 32: wro
 Tiles BLOCK_M:stages:(t|n):(f32|bf16) at 8 warps, 't' for dQ transposed (`BwdConfig.kvq_dq_t`).
 Each tile runs twice per cell (B:H:activation, max length 1024, L = D = 128, g saved by the
 forward); one JSON line per (cell, tile): dx / dk / dv relative to the split plan (Frobenius)
-and whether the two runs are bitwise equal. A CUDA error is sticky: the script prints the error
+and whether the two runs are bitwise equal; with `--time` also the tile's backward time (`ms`,
+triton's do_bench median) and the split plan's (`split_ms`). A CUDA error is sticky: the script prints the error
 and exits 1, so run one process per tile set when looking for a crash.
 """
 from __future__ import annotations
@@ -38,6 +39,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tiles", required=True)
     ap.add_argument("--cells", default="160:2:gelu_tanh,64:4:softmax")
+    ap.add_argument("--time", action="store_true", help="also time each tile and the split plan")
     a = ap.parse_args(argv)
     tiles = [parse_tile(t) for t in a.tiles.split(",") if t.strip()]
     import importlib
@@ -76,6 +78,12 @@ def main(argv=None) -> int:
             for name, p, q, s in zip(("dx", "dk", "dv"), *runs, split):
                 rec[name] = float((p.float() - s.float()).norm() / s.float().norm())
                 rec[name + "_repeatable"] = bool(torch.equal(p, q))
+            if a.time:
+                from triton.testing import do_bench
+                rec["ms"] = do_bench(lambda: flash_norm_attention_bwd(
+                    *args, plan="kvq", config=cfg, dlnq_dtype=dtype, **kw), return_mode="median")
+                rec["split_ms"] = do_bench(lambda: flash_norm_attention_bwd(
+                    *args, plan="split", **kw), return_mode="median")
             print(json.dumps(rec), flush=True)
     return 0
 
