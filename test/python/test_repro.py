@@ -655,3 +655,53 @@ def test_attention_bwd_bench_backward_repeats_a_compiled_backward(monkeypatch):
     assert ab.bench_backward(comp, (x, w), torch.randn(64, 16), donate=False) == 1.0
     assert len(calls) == 3
     torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("act", ["softmax", "gelu_tanh"])
+def test_attention_bwd_core_against_the_alternatives(act, monkeypatch, tmp_path):
+    """bench_attention_bwd --core: the kvq kernel's time (from the plan's kernels, stubbed: the
+    op needs the GPU) against the attention backwards a user could run on the same inputs; on
+    the CPU the alternatives run for real (their gradients checked here), CUDA-only ones are
+    recorded as errors, and the ratio is to the fastest."""
+    import torch
+    from normfuse.repro import bench_attention_bwd as ab
+    rows = [["fna_bwd_rows_pre_naive", 0.3, 1], ["fna_bwd_kvq_naive", 1.2, 1],
+            ["fna_bwd_rows_post_naive", 0.2, 1]]
+    monkeypatch.setattr(ab, "kvq_plan_kernels", lambda *a, **kw: rows)
+    ran = []
+
+    def timer(fn, inputs, dout):  # the gradients of each alternative, against autograd's own
+        leaves = [t.detach().float().requires_grad_() for t in inputs]
+        ref = torch.autograd.grad(ab.gdpa_core(*leaves, 0.5) if act != "softmax" else
+                                  torch.nn.functional.scaled_dot_product_attention(
+                                      *leaves, scale=0.5), leaves, dout.float())
+        assert all(r.abs().sum() > 0 for r in ref)
+        leaves = [t.detach().requires_grad_() for t in inputs]
+        got = torch.autograd.grad(fn(*leaves), leaves, dout)
+        assert all(g.shape == r.shape for g, r in zip(got, ref))
+        ran.append(fn)
+        return 2.0 + len(ran)
+    monkeypatch.setattr("normfuse.reference_attention.default_qk_scale", lambda a, d: 0.5)
+    rec = ab.bench_core(2, 9, act, batch=3, device="cpu", timer=timer,
+                        compile_backend="aot_eager", L=16, D=16)
+    assert rec["core_bwd_ms"] == 1.2 and rec["core_bwd_plan_ms"] == pytest.approx(1.7)
+    alts = rec["core_alternatives_ms"]
+    if act == "softmax":
+        assert set(alts) | set(rec["core_alternative_errors"]) == {
+            "sdpa_flash", "sdpa_efficient", "sdpa_cudnn", "flash_varlen"}
+        assert "CUDA only" in rec["core_alternative_errors"]["flash_varlen"]
+    else:
+        assert alts == {"gdpa_eager": 3.0, "gdpa_compiled": 4.0}
+    best = min(alts, key=alts.get)
+    assert rec["core_best_alternative"] == best
+    assert rec["core_bwd_vs_best"] == pytest.approx(1.2 / alts[best])
+    with pytest.raises(ValueError, match="expected one fna_bwd_kvq\\* kernel"):
+        ab.core_of_kernels(rows[:1])
+    # --core-only: one record per shape with the core's columns and its alternatives listed
+    monkeypatch.setattr(ab, "bench_shapes", lambda quick: [(2, 9, act)])
+    monkeypatch.setattr(ab, "bench_core", lambda *a, **kw: dict(rec))
+    monkeypatch.setattr(ab, "bench_shape", lambda *a, **kw: pytest.fail("not with --core-only"))
+    assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--core-only"]) == 0
+    md = (tmp_path / "attention_bwd.md").read_text()
+    assert "| core_bwd_ms | core_bwd_plan_ms | core_best_alternative |" in md
+    assert f"backward core, {act} H=2 max=9: kvq kernel 1.200 ms; alternatives {best}" in md

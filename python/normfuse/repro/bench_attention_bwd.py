@@ -49,6 +49,13 @@
      {tile: ms}), and the kvq plan with each tile of its middle kernel (`kvq_tiles_ms`; a tile
      whose gradients are not repeatable bitwise or not within 2e-2 of the default tile's is
      recorded as an error, not timed);
+   - the backward core (`--core`, or `--core-only` for nothing else; issue 22's "attention
+     backward within 1.2x of the best available"): the kvq kernel's device time (one profiled
+     call: dK, dV and dQ with the LayerNorm's per-head partials, more than the attention alone;
+     `core_bwd_ms`) against the attention's backward alone as a user could run it
+     (`core_alternatives_ms`; softmax: SDPA's flash / efficient / cuDNN backends on padded
+     queries, FlashAttention-2's jagged backward `flash_varlen` on the same rows; GDPA: eager
+     and compiled on padded queries), `core_bwd_vs_best` against the fastest;
    - kernels (`--kernels`, on by default): where each backward's device time goes, one call
      under torch.profiler (`*_kernels`: [kernel, device ms, launches], largest first) for the
      fused backward and the unfused eager one (issue 22: the first step is to find where the
@@ -90,13 +97,13 @@ def run_gpu_tests(out_dir: str, timeout: float = 150.0) -> dict:
             "summary": ", ".join(f"{v} {k}" for k, v in res["totals"].items()) or "nothing ran"}
 
 
-def make_inputs(B, L, H, Hkv, D, max_len, seed=0):
+def make_inputs(B, L, H, Hkv, D, max_len, seed=0, device="cuda"):
     g = torch.Generator(device="cpu").manual_seed(seed)
     lens = torch.randint(0, max_len + 1, (B,), generator=g)
     off = torch.zeros(B + 1, dtype=torch.int32)
     off[1:] = lens.cumsum(0)
     T = int(off[-1])
-    dev = "cuda"
+    dev = device
     x = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16)
     k = (torch.randn(B, L, Hkv, D, device=dev) * (0.5 / D ** 0.25)).to(torch.bfloat16)
     v = torch.randn(B, L, Hkv, D, device=dev, dtype=torch.bfloat16)
@@ -428,6 +435,146 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     return [rec]
 
 
+KVQ_KERNEL = "fna_bwd_kvq"  # (the kvq plan's middle kernel's name prefix: the attention's backward)
+
+
+def core_of_kernels(rows) -> dict:
+    """From the kvq plan's kernels ([[name, device ms, launches], ...]): `core_bwd_ms`, the
+    kernel that runs the attention's backward (dK, dV and dQ, with the LayerNorm backward's
+    per-head row partials: more than the attention alone), and `core_bwd_plan_ms`, all of the
+    plan's kernels (rows_pre and rows_post: the norms' backwards)."""
+    core = [ms for name, ms, _ in rows if name.startswith(KVQ_KERNEL)]
+    if len(core) != 1:
+        raise ValueError(f"expected one {KVQ_KERNEL}* kernel among the kvq plan's kernels, got "
+                         f"{[r[0] for r in rows]}")
+    return {"core_bwd_ms": core[0], "core_bwd_plan_ms": sum(r[1] for r in rows)}
+
+
+def gdpa_core(q, k, v, scale):
+    """GDPA's attention ([B, H, M, D] queries, [B, H, L, D] keys / values): gelu(q k^T) scale v."""
+    return (F.gelu(q @ k.transpose(-1, -2), approximate="tanh") * scale) @ v
+
+
+def attention_bwd_alternatives(x, k, v, off, lens, dout, max_len, activation, scale, *,
+                               timer=None, compile_backend="inductor") -> tuple[dict, dict]:
+    """The attention's backward alone as a user could run it instead of the fused kernel, for the
+    same queries ([T, H, D] jagged: x stands in for LayerNorm(x)), keys and values ([B, L, Hkv,
+    D]) and output gradient ([T, H, D]): ({name: ms}, {name: error}).
+
+    softmax: `sdpa_<backend>` (flash, efficient, cudnn: SDPA's backward on queries padded to
+    [B, H, max_len, D], which does up to 2x the useful work at sparsity 0.5) and `flash_varlen`
+    (FlashAttention-2's jagged backward through `aten._flash_attention_backward`, cumulative
+    query / key offsets: the same rows as the fused kernel). GDPA: `gdpa_eager` and
+    `gdpa_compiled` (torch.compile for the shape) on padded queries, the only GDPA backwards at
+    hand on Hopper. Each is the backward alone (`timer(fn, inputs, dout)`, by default
+    `bench_backward`: one forward, its graph kept)."""
+    timer = timer or bench_backward
+    T, H, D = x.shape
+    B, L, Hkv, _ = k.shape
+    dev = x.device
+    bidx, tidx = padded_index(off, lens, dev)
+    G = H // Hkv
+    kk = k.repeat_interleave(G, dim=2) if G > 1 else k
+    vv = v.repeat_interleave(G, dim=2) if G > 1 else v
+    qp = x.new_zeros(B, max_len, H, D).index_put((bidx, tidx), x).transpose(1, 2)
+    dp = dout.new_zeros(B, max_len, H, D).index_put((bidx, tidx), dout).transpose(1, 2)
+    kt, vt = kk.transpose(1, 2), vv.transpose(1, 2)
+    times, errors = {}, {}
+
+    def guard(name, f):
+        try:
+            times[name] = float(f())
+        except Exception as e:  # noqa: BLE001 - recorded: a backend that does not take the shape
+            errors[name] = "".join(traceback.format_exception_only(type(e), e)).strip()[-400:]
+    if activation == "softmax":
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        for name, be in (("flash", SDPBackend.FLASH_ATTENTION),
+                         ("efficient", SDPBackend.EFFICIENT_ATTENTION),
+                         ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+            def run(be=be):
+                with sdpa_kernel([be]):
+                    return timer(lambda a, b_, c: F.scaled_dot_product_attention(
+                        a, b_, c, scale=scale), (qp, kt, vt), dp)
+            guard("sdpa_" + name, run)
+
+        def varlen():
+            from triton.testing import do_bench
+            cq = off.to(torch.int32)
+            ck = torch.arange(0, (B + 1) * L, L, dtype=torch.int32, device=dev)
+            kp, vp = k.reshape(B * L, Hkv, D), v.reshape(B * L, Hkv, D)
+            mq = int(lens.max()) if B else 0
+            out, lse, rng, unused, _ = torch.ops.aten._flash_attention_forward(
+                x, kp, vp, cq, ck, mq, L, 0.0, False, False, scale=scale)
+
+            def bwd():
+                return torch.ops.aten._flash_attention_backward(
+                    dout, x, kp, vp, out, lse, cq, ck, mq, L, 0.0, False, rng, unused,
+                    scale=scale)
+            # (its dQ against the padded SDPA's: the offsets and lengths were read as meant)
+            qd = qp.detach().requires_grad_()
+            ref = torch.autograd.grad(F.scaled_dot_product_attention(qd, kt, vt, scale=scale),
+                                      qd, dp)[0].transpose(1, 2)[bidx, tidx].float()
+            err = float((bwd()[0].float() - ref).norm() / ref.norm().clamp_min(1e-30))
+            if err > 2e-2:
+                raise ValueError(f"flash_varlen: dQ {err:.2e} from the padded SDPA's")
+            return do_bench(bwd, warmup=5, rep=30)
+        guard("flash_varlen", varlen if dev.type == "cuda" else
+              lambda: (_ for _ in ()).throw(RuntimeError("flash_varlen: CUDA only")))
+    else:
+        core = functools.partial(gdpa_core, scale=scale)
+        guard("gdpa_eager", lambda: timer(core, (qp, kt, vt), dp))
+        comp = torch.compile(core, dynamic=False, backend=compile_backend)
+        guard("gdpa_compiled", lambda: timer(comp, (qp, kt, vt), dp))
+    return times, errors
+
+
+def core_fields(kernels_rows, times: dict, errors: dict) -> dict:
+    """The record's core fields: ours (`core_of_kernels`), each alternative's ms
+    (`core_alternatives_ms`), the best (`core_best_alternative`, `core_best_ms`) and the ratio
+    `core_bwd_vs_best` (issue 22's goal: <= 1.2)."""
+    out = core_of_kernels(kernels_rows)
+    out["core_alternatives_ms"] = dict(times)
+    if errors:
+        out["core_alternative_errors"] = dict(errors)
+    if times:
+        best = min(times, key=times.get)
+        out.update(core_best_alternative=best, core_best_ms=times[best],
+                   core_bwd_vs_best=out["core_bwd_ms"] / times[best])
+    return out
+
+
+def kvq_plan_kernels(x, k, v, off, dout, activation, scale, kernel_lister=None) -> list:
+    """The kvq plan's kernels for one backward (g and lse saved by the training forward), one
+    call under the profiler: [[name, device ms, launches], ...] (CUDA only)."""
+    from normfuse.ops.common import host_offsets
+    from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
+    from normfuse.ops.flash_norm_attention_bwd import flash_norm_attention_bwd
+    if kernel_lister is None:
+        from .bench_ops import _device_kernels
+        kernel_lister = functools.partial(_device_kernels, top=10)
+    fkw = dict(activation=activation, qk_scale=scale, check_offsets=False)
+    host_offsets(off)
+    ps = prepare_flash_norm_attention(x, k, v, off, save=True, **fkw)
+    ps.launch()
+    sargs = (dout, x, k, v, off, ps.out, ps.mean, ps.rstd, ps.rrms)
+    return kernel_lister(lambda: flash_norm_attention_bwd(*sargs, g=ps.g, lse=ps.lse, plan="kvq",
+                                                          **fkw))
+
+
+def bench_core(H, max_len, activation, batch: int = 768, *, device="cuda", timer=None,
+               compile_backend="inductor", L=128, D=128) -> dict:
+    """One cell's backward core (issue 22: the attention backward within 1.2x of the best
+    available one): `kvq_plan_kernels` and `attention_bwd_alternatives` on the same inputs."""
+    from normfuse.reference_attention import default_qk_scale
+    x, k, v, off, dout, lens = make_inputs(batch, L, H, H, D, max_len, device=device)
+    scale = default_qk_scale(activation, D)
+    rows = kvq_plan_kernels(x, k, v, off, dout, activation, scale)
+    times, errors = attention_bwd_alternatives(x, k, v, off, lens, dout, max_len, activation,
+                                               scale, timer=timer,
+                                               compile_backend=compile_backend)
+    return dict(core_fields(rows, times, errors), core_kernels=rows)
+
+
 def bench_shapes(quick: bool) -> list:
     """(H, max_seqlen, activation) of the benchmark."""
     return ([(2, 1024, "gelu_tanh"), (4, 1024, "softmax")] if quick else
@@ -457,6 +604,12 @@ def main(argv=None) -> int:
                          "BLOCK_M:warps:stages[:t] comma-separated, ':t' for dQ transposed "
                          "(e.g. 16:8:1,16:8:2:t,32:8:3; `bench/fna_bwd_tiles.py --kernels kvq` "
                          "lists the spills)")
+    ap.add_argument("--core", action="store_true",
+                    help="also measure each cell's backward core (`bench_core`: the kvq kernel "
+                         "against SDPA's backends and FlashAttention's jagged backward, or GDPA's "
+                         "eager and compiled backward)")
+    ap.add_argument("--core-only", action="store_true",
+                    help="only the backward core per cell (no plans, no unfused pipelines)")
     ap.add_argument("--batch", type=int, default=768,
                     help="sequences per cell (the blog's 768; the kvq plan runs batch x kv heads "
                          "programs, so a small batch is where it may lose: "
@@ -493,14 +646,22 @@ def main(argv=None) -> int:
             records.append({"op": "flash_norm_attention.backward", "H": H, "max_seqlen": max_len,
                             "activation": act, "errors": {"all": "skipped: time budget"}})
             continue
+        bkw = {"batch": args.batch} if args.batch != 768 else {}
         try:
-            recs = bench_shape(H, max_len, act, t0, args.quick, kernels=not args.no_kernels,
-                               rows_tiles=rows_tiles, kv_tiles=kv_tiles, kvq_tiles=kvq_tiles,
-                               budget=budget, **({"batch": args.batch} if args.batch != 768
-                                                 else {}))
+            recs = [{"op": "flash_norm_attention.backward", "H": H, "max_seqlen": max_len,
+                     "activation": act, "B": args.batch}] if args.core_only else bench_shape(
+                H, max_len, act, t0, args.quick, kernels=not args.no_kernels,
+                rows_tiles=rows_tiles, kv_tiles=kv_tiles, kvq_tiles=kvq_tiles, budget=budget,
+                **bkw)
         except Exception as e:  # noqa: BLE001
             recs = [{"op": "flash_norm_attention.backward", "H": H, "max_seqlen": max_len,
                      "activation": act, "errors": {"shape": repr(e)[-800:]}}]
+        if args.core or args.core_only:
+            torch.cuda.empty_cache()
+            try:
+                recs[-1].update(bench_core(H, max_len, act, **bkw))
+            except Exception as e:  # noqa: BLE001
+                recs[-1].setdefault("errors", {})["core"] = repr(e)[-800:]
         records += recs
         print(json.dumps(recs[-1]), flush=True)
         torch.cuda.empty_cache()
@@ -515,7 +676,10 @@ def main(argv=None) -> int:
             "unfused_eager_ms", "unfused_compiled_ms", "unfused_dynamic_ms",
             "norms_compiled_ms", "saved_pct_vs_padded_unfused", "train_fused_ms",
             "train_unfused_best_ms", "train_saved_pct_vs_padded_unfused",
-            "train_fused_kvq_ms", "train_saved_kvq_pct_vs_padded_unfused"]
+            "train_fused_kvq_ms", "train_saved_kvq_pct_vs_padded_unfused", "core_bwd_ms",
+            "core_bwd_plan_ms", "core_best_alternative", "core_best_ms", "core_bwd_vs_best"]
+    if args.core_only:
+        cols = ["activation", "H", "max_seqlen"] + cols[-5:]
     lines = [f"# FlashNormAttention backward (bf16, B={args.batch}, L=128, D=128, no affines)", "",
              f"pytest -m gpu: {result['pytest'].get('summary', result['pytest'])}", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -535,8 +699,13 @@ def main(argv=None) -> int:
                               f"{t} {ms:.3f} ms" for t, ms in sorted(r[which].items(),
                                                                      key=lambda kv: kv[1]))]
     for r in records:
+        if r.get("core_alternatives_ms"):
+            lines += ["", f"backward core, {r.get('activation')} H={r.get('H')} "
+                      f"max={r.get('max_seqlen')}: kvq kernel {r['core_bwd_ms']:.3f} ms; "
+                      "alternatives " + ", ".join(f"{n} {ms:.3f} ms" for n, ms in sorted(
+                          r["core_alternatives_ms"].items(), key=lambda kv: kv[1]))]
         for which in ("fused_kernels", "fused_saved_kernels", "fused_saved_kvq_kernels",
-                      "unfused_eager_kernels"):
+                      "unfused_eager_kernels", "core_kernels"):
             if r.get(which):
                 lines += ["", f"{which[:-8]} backward's kernels, {r.get('activation')} H={r.get('H')} "
                           f"max={r.get('max_seqlen')} (one call, device ms, launches):", ""]
