@@ -1,20 +1,23 @@
 """CPU, no GPU: FlashNormAttention's fused forward compiled for sm_90 as the op compiles it
-(default passes, bench_attention's shapes: bf16, D = 128, no weights, 64 x 4 warps, the default
-walk ROWS = 512, BLOCK_N = 128), its SASS instructions in the row-block walk's loop body (the
-outermost backward branch) and over the whole kernel, and ptxas's spill bytes.
+(its default passes and LayerNorm layout, bench_attention's shapes: bf16, D = 128, 64 x 4 warps,
+the default walk ROWS = 512, BLOCK_N = 128), its SASS instructions in the row-block walk's loop
+body (the outermost backward branch) and over the whole kernel, and ptxas's spill bytes.
 
     PYTHONPATH=python python3 bench/fna_sass.py [--cells softmax:2:128,softmax:4:128,...]
-                                                 [--save] [--weights] [--mma | --both]
-                                                 [--dump DIR] [--json FILE]
+                                                 [--save] [--weights] [--mma | --loads | --both]
+                                                 [--by-line N] [--dump DIR] [--json FILE]
 
 A cell is ACT:H:L (L the KV length, a constexpr: 128 is one KV tile, the benchmark's shape;
 1000 walks eight). `--save`: the training forward (g and lse stored). `--weights`: with the
-LayerNorm's weight and bias and the RMSNorm's weight. `--mma`: the opt-in LayerNorm in the MMA
-layout (LN_MMA, `MMA_FNA_PASSES`: `prepare_flash_norm_attention(ln_mma=True)`) instead of the
-default kernel; `--both`: the default and that variant, one line each. `--dump DIR`: the TTGIR,
-PTX and SASS of each cell there (to diff two kernel revisions). The loop body's count is per
-row block and head (each CTA of the cluster holds one head). Default cells: softmax H 2 / 4 and
-gelu_tanh H 2 at L = 128, then the same at L = 1000.
+LayerNorm's weight and bias and the RMSNorm's weight. The LayerNorm's layout follows the op
+(`prepare_flash_norm_attention(ln_mma=None)`: the MMA layout, `MMA_FNA_PASSES`, without weights,
+the loads' layout with them); `--mma` / `--loads` force one; `--both`: the two, one line each.
+`--by-line N`: the N source lines of the naive kernel (kernels/attention.py and what it
+inlines) with the most instructions in the loop body (nvdisasm's line table), to see which part
+of the algorithm the body's instructions come from. `--dump DIR`: the TTGIR, PTX and SASS of
+each cell there (to diff two kernel revisions). The loop body's count is per row block and head
+(each CTA of the cluster holds one head). Default cells: softmax H 2 / 4 and gelu_tanh H 2 at
+L = 128, then the same at L = 1000.
 """
 import argparse
 import json
@@ -62,15 +65,24 @@ def _args(act, H, L, save, weights=False):
 _INS = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 
 
-def sass(cubin: bytes, tmp: str) -> list:
-    """[(address, text)] of the kernel's instructions (nvdisasm)."""
+_LINE = re.compile(r'^\s*//## File "([^"]+)", line (\d+)')
+
+
+def sass(cubin: bytes, tmp: str, lines: dict | None = None) -> list:
+    """[(address, text)] of the kernel's instructions (nvdisasm). `lines`: filled with
+    {address: "file:line"} from the line table (nvdisasm -g; the innermost inlined location)."""
     path = os.path.join(tmp, "kernel.cubin")
     with open(path, "wb") as f:
         f.write(cubin)
-    out = subprocess.run([_tool("nvdisasm"), "-c", path], capture_output=True, text=True,
+    flags = ["-c", "-g"] if lines is not None else ["-c"]
+    out = subprocess.run([_tool("nvdisasm"), *flags, path], capture_output=True, text=True,
                          check=True).stdout
-    labels, pending, res = {}, [], []
+    labels, pending, res, where = {}, [], [], None
     for s in out.splitlines():
+        m = _LINE.match(s)
+        if m:
+            where = f"{os.path.basename(m.group(1))}:{m.group(2)}"
+            continue
         m = re.match(r"^\s*(\.L_x_\d+):", s)
         if m:
             pending.append(m.group(1))
@@ -82,7 +94,21 @@ def sass(cubin: bytes, tmp: str) -> list:
                 labels[p] = a
             pending = []
             res.append((a, m.group(2)))
+            if lines is not None and where:
+                lines[a] = where
     return [(a, re.sub(r"`\((\.L_x_\d+)\)", lambda m: hex(labels[m.group(1)]), t)) for a, t in res]
+
+
+def source_text(where: str) -> str:
+    """The stripped source line of "file:line" under python/normfuse/kernels ('' if not found)."""
+    name, line = where.rsplit(":", 1)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "normfuse",
+                        "kernels", name)
+    try:
+        with open(path) as f:
+            return f.read().splitlines()[int(line) - 1].strip()
+    except (OSError, IndexError):
+        return ""
 
 
 def loops(ins) -> list:
@@ -106,13 +132,19 @@ def opcode(t):
     return t.split()[0] if t else ""
 
 
-def measure(act, H, L, save=False, dump=None, weights=False, mma=False):
+def measure(act, H, L, save=False, dump=None, weights=False, mma=None, by_line=0):
+    """One cell's record. `mma`: the LayerNorm in the MMA layout (True), the loads' (False), or
+    as the op picks it (None: `_resolve_ln_mma`)."""
     import tempfile
     import normfuse
     from normfuse.kernels.attention import (flash_norm_attention_naive,
                                             flash_norm_attention_save_naive)
-    from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES, MMA_FNA_PASSES
+    from normfuse.ops.flash_norm_attention import (DEFAULT_FNA_PASSES, MMA_FNA_PASSES,
+                                                   _resolve_ln_mma)
     rt, cs, op = _args(act, H, L, save, weights)
+    if mma is None:
+        w = torch.empty(1) if weights else None
+        mma, _ = _resolve_ln_mma("fna_sass", None, DEFAULT_FNA_PASSES, w, w, w)
     if mma:
         cs["LN_MMA"] = True
     fn = flash_norm_attention_save_naive if save else flash_norm_attention_naive
@@ -123,7 +155,8 @@ def measure(act, H, L, save=False, dump=None, weights=False, mma=False):
                               target="cuda:90", **op)
     asm = ck.kernel.asm
     with tempfile.TemporaryDirectory() as tmp:
-        ins = sass(asm["cubin"], tmp)
+        where = {} if by_line else None
+        ins = sass(asm["cubin"], tmp, where)
         ptx = os.path.join(tmp, "k.ptx")
         with open(ptx, "w") as f:
             f.write(asm["ptx"])
@@ -138,9 +171,15 @@ def measure(act, H, L, save=False, dump=None, weights=False, mma=False):
         o = opcode(t).split(".")[0]
         ops[o] = ops.get(o, 0) + 1
     cell = f"{act}:{H}:{L}" + (":save" if save else "") + (":w" if weights else "")
-    rec = dict(cell=cell + (":mma" if mma else ""), body=len(body), kernel=len(ins),
+    rec = dict(cell=cell + (":mma" if mma else ":loads"), body=len(body), kernel=len(ins),
                spill_stores=int(spill.group(1)), spill_loads=int(spill.group(2)),
                regs=int(regs.group(1)), body_ops=dict(sorted(ops.items(), key=lambda kv: -kv[1])))
+    if by_line:
+        per = {}
+        for a, _ in body:
+            k = where.get(a, "?")
+            per[k] = per.get(k, 0) + 1
+        rec["body_by_line"] = sorted(per.items(), key=lambda kv: -kv[1])[:by_line]
     if dump:
         d = os.path.join(dump, rec["cell"].replace(":", "_"))
         os.makedirs(d, exist_ok=True)
@@ -159,21 +198,29 @@ def main():
     ap.add_argument("--cells", default=",".join(CELLS))
     ap.add_argument("--save", action="store_true", help="the training forward (g, lse stored)")
     ap.add_argument("--weights", action="store_true", help="LN weight and bias, RMS weight")
-    ap.add_argument("--mma", action="store_true", help="the LN_MMA variant (MMA_FNA_PASSES)")
-    ap.add_argument("--both", action="store_true", help="the default and the LN_MMA variant")
+    ap.add_argument("--mma", action="store_true", help="the LayerNorm in the MMA layout "
+                    "(LN_MMA, MMA_FNA_PASSES), whatever the op would pick")
+    ap.add_argument("--loads", action="store_true", help="the LayerNorm in the loads' layout "
+                    "(DEFAULT_FNA_PASSES), whatever the op would pick")
+    ap.add_argument("--both", action="store_true", help="the loads' and the MMA layout")
+    ap.add_argument("--by-line", type=int, default=0, metavar="N",
+                    help="the N source lines with the most loop-body instructions")
     ap.add_argument("--dump", default=None)
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     recs = []
     for cell in a.cells.split(","):
         act, H, L = cell.split(":")
-        for mma in ((False, True) if a.both else (a.mma,)):
-            r = measure(act, int(H), int(L), a.save, a.dump, a.weights, mma)
+        forced = True if a.mma else False if a.loads else None
+        for mma in ((False, True) if a.both else (forced,)):
+            r = measure(act, int(H), int(L), a.save, a.dump, a.weights, mma, a.by_line)
             recs.append(r)
             top = ", ".join(f"{k} {n}" for k, n in list(r["body_ops"].items())[:8])
             print(f"{r['cell']:26s} body {r['body']:5d}  kernel {r['kernel']:5d}  spills "
                   f"{r['spill_stores']}/{r['spill_loads']} B  regs {r['regs']}  | {top}",
                   flush=True)
+            for where, n in r.get("body_by_line", []):
+                print(f"    {n:5d}  {where:24s} {source_text(where)[:90]}", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(recs, f, indent=1)

@@ -420,7 +420,7 @@ module {
         %p_103 = arith.mulf %p_100, %p_102 : tensor<16x16xf32>
         %p_104 = math.exp2 %p_103 : tensor<16x16xf32>
         %p_105 = arith.addf %p_104, %cst_1 : tensor<16x16xf32>
-        %p_106 = arith.divf %cst_1, %p_105 : tensor<16x16xf32>
+        %p_106 = tt.elementwise_inline_asm "div.approx.f32 $0, $1, $2;" {constraints = "=f,f,f", packed_element = 1 : i32, pure = true} %cst_1, %p_105 : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
         %p_107 = arith.mulf %p_100, %p_106 : tensor<16x16xf32>
         %p_108 = tt.splat %qk_scale : f32 -> tensor<16x16xf32>
         %p_109 = arith.mulf %p_107, %p_108 : tensor<16x16xf32>
@@ -574,7 +574,7 @@ module {
         %h_112 = arith.mulf %s_108, %h_111 : tensor<16x16xf32>
         %h_113 = math.exp2 %h_112 : tensor<16x16xf32>
         %h_114 = arith.addf %h_113, %cst_1 : tensor<16x16xf32>
-        %h_115 = arith.divf %cst_1, %h_114 : tensor<16x16xf32>
+        %h_115 = tt.elementwise_inline_asm "div.approx.f32 $0, $1, $2;" {constraints = "=f,f,f", packed_element = 1 : i32, pure = true} %cst_1, %h_114 : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
         %ds = arith.mulf %s_108, %cst : tensor<16x16xf32>
         %ds_116 = arith.subf %cst_1, %h_115 : tensor<16x16xf32>
         %ds_117 = arith.mulf %ds, %ds_116 : tensor<16x16xf32>

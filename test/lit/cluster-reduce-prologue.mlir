@@ -199,7 +199,7 @@ module {
       %p_85 = arith.mulf %s_82, %p_84 : tensor<16x32xf32>
       %p_86 = math.exp2 %p_85 : tensor<16x32xf32>
       %p_87 = arith.addf %p_86, %cst_5 : tensor<16x32xf32>
-      %p_88 = arith.divf %s_82, %p_87 : tensor<16x32xf32>
+      %p_88 = tt.elementwise_inline_asm "div.approx.f32 $0, $1, $2;" {constraints = "=f,f,f", packed_element = 1 : i32, pure = true} %s_82, %p_87 : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
       %p_89 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
       %p_90 = arith.mulf %p_88, %p_89 : tensor<16x32xf32>
       %p_91 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>

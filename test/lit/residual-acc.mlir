@@ -207,7 +207,7 @@ module {
       %p_97 = arith.mulf %s_94, %p_96 : tensor<16x32xf32>
       %p_98 = math.exp2 %p_97 : tensor<16x32xf32>
       %p_99 = arith.addf %p_98, %cst_5 : tensor<16x32xf32>
-      %p_100 = arith.divf %s_94, %p_99 : tensor<16x32xf32>
+      %p_100 = tt.elementwise_inline_asm "div.approx.f32 $0, $1, $2;" {constraints = "=f,f,f", packed_element = 1 : i32, pure = true} %s_94, %p_99 : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
       %p_101 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
       %p_102 = arith.mulf %p_100, %p_101 : tensor<16x32xf32>
       %p_103 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>

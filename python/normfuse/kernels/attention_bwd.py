@@ -67,7 +67,7 @@ ln_weight, ln_bias), summed over programs by the host. ACT: 0 gelu_tanh, 1 silu,
 import triton
 import triton.language as tl
 
-from .attention import gelu_exp_m2u
+from .attention import fast_div, gelu_exp_m2u
 
 ACT_CODES = {"gelu_tanh": 0, "silu": 1, "relu": 2, "relu2": 3, "softmax": 4}
 
@@ -77,7 +77,7 @@ def _gelu_h(s):
     """h = sigmoid(2u) = (1 + tanh(u)) / 2 with u = sqrt(2 / pi) (s + 0.044715 s^3): the tanh
     GELU is s h and its derivative h (1 + 2 sqrt(2 / pi) s (1 - h) (1 + 3 * 0.044715 s^2))
     (1 - tanh(u)^2 = 4 h (1 - h)), exp(-2u) as the forward computes it."""
-    return 1.0 / (1.0 + gelu_exp_m2u(s))
+    return fast_div(1.0, 1.0 + gelu_exp_m2u(s))
 
 
 @triton.jit
