@@ -33,6 +33,14 @@ def test_every_example_is_tested_and_listed():
     assert all(f"`{s}`" in listed for s in scripts), scripts
 
 
+def test_every_bench_script_is_listed():
+    """bench/README.md's table names every bench/*.py (seven were missing until session 33)."""
+    scripts = sorted(p.name for p in (REPO / "bench").glob("*.py"))
+    assert len(scripts) >= 10
+    listed = (REPO / "bench" / "README.md").read_text()
+    assert [s for s in scripts if f"| `{s}` |" not in listed] == []
+
+
 def test_optimize_model():
     pytest.importorskip("transformers")
     out = _run([sys.executable, "examples/optimize_model.py"])
