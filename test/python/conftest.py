@@ -173,9 +173,12 @@ def _isolated_triton_cache(tmp_path_factory):
     """A fresh Triton cache per run, so no test passes on a binary from an earlier run. Under
     pytest-xdist the workers of one run share it (the run's base directory, above each worker's
     own), so a kernel two workers' files compile is compiled once; Triton writes its cache
-    entries atomically."""
+    entries atomically. scripts/gpu_tests.py's workers share the one it made for the run
+    (`NORMFUSE_TRITON_CACHE`)."""
     old = os.environ.get("TRITON_CACHE_DIR")
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if os.environ.get("NORMFUSE_TRITON_CACHE"):
+        os.environ["TRITON_CACHE_DIR"] = os.environ["NORMFUSE_TRITON_CACHE"]
+    elif os.environ.get("PYTEST_XDIST_WORKER"):
         shared = tmp_path_factory.getbasetemp().parent / "triton-cache-shared"
         shared.mkdir(exist_ok=True)
         os.environ["TRITON_CACHE_DIR"] = str(shared)

@@ -29,6 +29,10 @@ def _suite(tmp_path, failing: bool):
         "@pytest.mark.gpu\n"
         "@pytest.mark.parametrize('i', range(5), ids=lambda i: f'n{i}x')\n"
         "def test_p(i):\n"
+        "    import os, time\n"
+        "    time.sleep(0.6 if i == 2 else 0)\n"
+        "    with open(os.path.join(os.path.dirname(__file__), f'cache_{i}'), 'w') as f:\n"
+        "        f.write(os.environ['NORMFUSE_TRITON_CACHE'])\n"
         f"    assert {'i != 3' if failing else 'True'}\n"
         "def test_not_gpu():\n"
         "    assert False\n")
@@ -50,6 +54,11 @@ def test_runner_splits_and_passes(runner, tmp_path):
     assert [w["worker"] for w in res["workers"]] == [0, 1, 2]  # (reported as they finished)
     summary = json.loads((tmp_path / "logs" / "gpu_tests.json").read_text())
     assert (summary["running"], summary["totals"], summary["tests"]) == (0, res["totals"], 6)
+    # one Triton cache for the run's workers (removed after it), and the slowest test named
+    caches = {(tmp_path / "suite" / f"cache_{i}").read_text() for i in range(5)}
+    assert len(caches) == 1 and not Path(caches.pop()).exists()
+    assert summary["slowest"][0][1:] == ["call", "test_a.py::test_p[n2x]"], summary["slowest"]
+    assert summary["slowest"][0][0] >= 0.6 and res["slowest"][0][2].endswith("test_p[n2x]")
 
 
 @pytest.mark.slow  # (5 s of subprocesses; the split-and-pass test runs by default)

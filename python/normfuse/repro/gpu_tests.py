@@ -11,8 +11,12 @@ Most of the GPU tests' time is compiling kernels (through the passes, the loweri
 after the other in one process; the GPU itself is mostly idle. This collects the selected tests
 (`pytest --collect-only -m MARKER [-k EXPR]`, PATHS default test/python) and runs J workers at
 once, each `pytest -q -m MARKER [-k EXPR] PATHS` with this file as a plugin that keeps every J-th selected test from
-its shard on (the collection order is the same in every process), each with its own fresh Triton
-cache, as conftest.py gives every session. Correctness tests only: nothing here is timed.
+its shard on (the collection order is the same in every process). The workers share one Triton
+cache, fresh for the run (`NORMFUSE_TRITON_CACHE`, which conftest.py takes as pytest-xdist's
+workers take theirs): the shards are dealt round-robin, so a kernel that several tests of one
+function compile is compiled by the first worker to get there, not once per worker. Each
+worker's slowest test phases (pytest --durations) are kept, the slowest of all in the summary
+(`slowest`). Correctness tests only: nothing here is timed.
 Prints each worker's counts and every failure, then the totals; the exit status is 0 when no test
 failed or errored (and something ran), 1 otherwise. Workers still running after --timeout seconds
 are killed and reported. Workers are reported as they finish, and `gpu_tests.json` in the log
@@ -25,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -103,17 +108,21 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
     jobs = max(1, min(jobs, len(ids)))
     tmp = log_dir or tempfile.mkdtemp(prefix="normfuse_gpu_tests_")
     os.makedirs(tmp, exist_ok=True)
+    # (not under the log directory: the GPU machine returns what lies there)
+    cache = tempfile.mkdtemp(prefix="normfuse_gpu_tests_triton_")
+    env = dict(env, NORMFUSE_TRITON_CACHE=cache)
     procs = []
     t0 = time.time()
     for i in range(jobs):
         out = open(os.path.join(tmp, f"worker_{i}.log"), "w")
         cmd = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider",
+               f"--durations={DURATIONS}", "--durations-min=0.5",
                "-p", PLUGIN] + (["-m", marker] if marker else []) \
             + (["-k", keyword] if keyword else []) + paths
         procs.append((i, subprocess.Popen(cmd, cwd=REPO, env=dict(env, NORMFUSE_SHARD=f"{i}/{jobs}"),
                                           stdout=out, stderr=subprocess.STDOUT),
                       out, len(ids[i::jobs])))
-    workers, failures, totals = [], [], {}
+    workers, failures, totals, slowest = [], [], {}, []
     pending = list(procs)
     # each worker reported as it finishes (not in index order), and the summary so far written
     # after each one, so that a run stopped from outside still leaves what finished
@@ -142,30 +151,53 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
                 totals[k] = totals.get(k, 0) + v
             fails = [line for line in text.splitlines() if line.startswith(("FAILED", "ERROR"))]
             failures += fails
+            slowest = sorted(slowest + durations(text), key=lambda d: -d[0])[:SLOWEST]
             workers.append({"worker": i, "tests": n, "rc": rc, "counts": c,
                             "seconds": round(time.time() - t0, 1)})
             log(f"worker {i}: {n} tests, rc={rc}, {c}")
             if rc not in (0, 5) and not fails:  # crashed or killed: show its end
                 log(text[-2000:])
-            _write_summary(tmp, len(ids), jobs, workers, totals, failures, len(pending))
+            _write_summary(tmp, len(ids), jobs, workers, totals, failures, len(pending),
+                           slowest)
+    shutil.rmtree(cache, ignore_errors=True)
     workers.sort(key=lambda w: w["worker"])
     ok = (not failures and totals.get("failed", 0) == 0 and totals.get("error", 0) == 0
           and all(w["rc"] in (0, 5) for w in workers))
     for line in failures:
         log(line)
+    if slowest:
+        log("slowest: " + "; ".join(f"{sec:.1f} s {what} {test}" for sec, what, test in
+                                    slowest[:5]))
     log(f"gpu_tests: {len(ids)} tests in {jobs} workers, {round(time.time() - t0, 1)} s: {totals}"
         f"{'' if ok else ' -- FAILED'}")
     return {"workers": workers, "totals": totals, "failures": failures, "ok": ok,
-            "seconds": round(time.time() - t0, 1)}
+            "seconds": round(time.time() - t0, 1), "slowest": slowest}
 
 
 SUMMARY = "gpu_tests.json"  # in the log directory, rewritten as each worker finishes
+# each worker's slowest test phases (pytest --durations), and how many of all the workers' the
+# summary keeps: where a GPU suite's device minutes go (compiles, mostly), to choose what to trim
+DURATIONS = 15
+SLOWEST = 40
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s (call|setup|teardown)\s+(\S+)\s*$")
 
 
-def _write_summary(log_dir, n_tests, jobs, workers, totals, failures, running) -> None:
+def durations(text: str) -> list:
+    """[(seconds, phase, test id)] from pytest's --durations report in a worker's output."""
+    out = []
+    for line in text.splitlines():
+        m = _DURATION.match(line)
+        if m:
+            out.append((float(m.group(1)), m.group(2), m.group(3)))
+    return out
+
+
+def _write_summary(log_dir, n_tests, jobs, workers, totals, failures, running,
+                   slowest=()) -> None:
     with open(os.path.join(log_dir, SUMMARY), "w") as f:
         json.dump({"tests": n_tests, "jobs": jobs, "running": running, "totals": totals,
-                   "failures": failures, "workers": workers}, f, indent=1)
+                   "failures": failures, "workers": workers,
+                   "slowest": [list(d) for d in slowest]}, f, indent=1)
 
 
 def main(argv=None) -> int:
