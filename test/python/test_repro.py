@@ -483,6 +483,15 @@ def test_attention_bwd_budget_reaches_every_shape(monkeypatch, tmp_path):
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--budget", "987"]) == 0
     assert seen and all(b == 987 for b in seen), seen
     assert len(seen) == len(ab.bench_shapes(True))
+    # --cells: only those (the grid split over calls), in the given order; a bad one refused
+    got = []
+    monkeypatch.setattr(ab, "bench_shape", lambda H, m, a, *r, **kw: got.append((H, m, a)) or [
+        {"op": "flash_norm_attention.backward", "H": H, "max_seqlen": m, "activation": a}])
+    assert ab.main(["--out", str(tmp_path), "--no-tests", "--cells",
+                    "4:10000:gelu_tanh,2:3072:softmax"]) == 0
+    assert got == [(4, 10000, "gelu_tanh"), (2, 3072, "softmax")]
+    with pytest.raises(SystemExit):
+        ab.main(["--out", str(tmp_path), "--no-tests", "--cells", "4:10000:tanh"])
 
 
 @pytest.mark.parametrize("act", ["softmax", pytest.param("gelu_tanh", marks=pytest.mark.slow)])

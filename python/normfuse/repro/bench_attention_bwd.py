@@ -1,7 +1,8 @@
 """FlashNormAttention backward on the GPU (issue 12): the gpu-marked tests, then timings.
 
     PYTHONPATH=python python3 -m normfuse.repro.bench_attention_bwd --out $OUT [--quick]
-        [--no-tests] [--budget 200] [--warm-procs P] [--batch 768]
+        [--no-tests] [--budget 200] [--warm-procs P] [--batch 768] [--cells H:MAX:ACT,...]
+        [--core | --core-only]
 
 (`python -m normfuse.repro` runs it with --no-tests in a child: normfuse.repro.extra.)
 
@@ -604,6 +605,10 @@ def main(argv=None) -> int:
                          "BLOCK_M:warps:stages[:t] comma-separated, ':t' for dQ transposed "
                          "(e.g. 16:8:1,16:8:2:t,32:8:3; `bench/fna_bwd_tiles.py --kernels kvq` "
                          "lists the spills)")
+    ap.add_argument("--cells", default="",
+                    help="only these cells, H:max_len:activation comma-separated (e.g. "
+                         "2:10000:softmax,4:10000:gelu_tanh): the grid split over several calls, "
+                         "each with the time for its compiled baselines")
     ap.add_argument("--core", action="store_true",
                     help="also measure each cell's backward core (`bench_core`: the kvq kernel "
                          "against SDPA's backends and FlashAttention's jagged backward, or GDPA's "
@@ -620,6 +625,8 @@ def main(argv=None) -> int:
     try:
         rows_tiles, kv_tiles = parse_tiles(args.rows_tiles), parse_tiles(args.kv_tiles)
         kvq_tiles = parse_kvq_tiles(args.kvq_tiles)
+        from .bench_attention import parse_cells
+        only = parse_cells(args.cells)
     except ValueError as e:
         ap.error(str(e))
     budget = args.budget
@@ -633,7 +640,7 @@ def main(argv=None) -> int:
         result["env_error"] = repr(e)
     result["pytest"] = {"skipped": "--no-tests"} if args.no_tests else run_gpu_tests(args.out)
     print("pytest:", result["pytest"].get("summary") or result["pytest"], flush=True)
-    shapes = bench_shapes(args.quick)
+    shapes = only or bench_shapes(args.quick)
     from .warm import child_argv, configure_torch, parallel
     configure_torch()  # the same settings as the warm-up children's, warm-up or not
     if args.warm_procs > 0:
