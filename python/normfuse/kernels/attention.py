@@ -148,10 +148,10 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
     into shared memory (zero past L), not through registers (needs triton.set_allocator).
     Softmax needs qk_scale >= 0 (its running maximum is taken before the scale):
     `prepare_flash_norm_attention` passes -K and -qk_scale for a negative one, the same logits
-    bit for bit. RECIP (softmax): the result normalized by one reciprocal of l per row and a multiply per
-    element (sm_90 SASS of the fused forward's body 2161 -> 1968, softmax H 2) instead of a
-    divide per element; False keeps the divide (the training forward, which spilled 0 -> 160 B
-    with the reciprocal)."""
+    bit for bit. RECIP (softmax): the result normalized by one reciprocal of l per row and a
+    multiply per element (sm_90 SASS of the fused forward's body 2161 -> 1968, softmax H 2)
+    instead of a divide per element; False keeps the divide (the training forward, which
+    spilled 0 -> 160 B with the reciprocal)."""
     offs_d = tl.arange(0, D)
     acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
