@@ -605,12 +605,13 @@ def test_kvq_plan_refusals():
     for cfg in (BwdConfig(), BwdConfig(kvq_block_m=16, kvq_dq_t=True, kvq_num_stages=2),
                 BwdConfig(kvq_block_m=32, kvq_dq_t=True, kvq_num_stages=3)):
         with pytest.raises(ValueError, match=r"float32 runs the kvq kernel only at .*"
-                           r"\(16, False, 2\).*\(32, False, 3\).*dQ transposed \(kvq_dq_t=True\) "
+                           r"\(16, False, 2, 8\).*\(32, False, 3, 8\).*dQ transposed \(kvq_dq_t=True\) "
                            r"with an fp32 dlnq faulted on the H200.*KVQ_F32_CONFIG"):
             flash_norm_attention_bwd(*args, g=g, plan="kvq", dlnq_dtype=torch.float32,
                                      config=cfg, **w)
     for cfg in (BwdConfig(kvq_block_m=64, kvq_dq_t=False, kvq_num_stages=2),
-                BwdConfig(kvq_block_m=16, kvq_dq_t=False, kvq_num_stages=1)):
+                BwdConfig(kvq_block_m=16, kvq_dq_t=False, kvq_num_stages=1),
+                BwdConfig(kvq_block_m=16, kvq_dq_t=False, kvq_num_stages=2, kvq_num_warps=4)):
         with pytest.raises(ValueError, match=r"float32 runs the kvq kernel only at .*"
                            r"other tiles are not checked on the H200"):
             flash_norm_attention_bwd(*args, g=g, plan="kvq", dlnq_dtype=torch.float32,
@@ -649,8 +650,8 @@ def test_gpu_kvq_plan(activation, H, Hkv, L, monkeypatch):
         assert err <= 5e-2 * float(s.float().abs().max()), (name, err)
     # every tile fp32 is allowed at (dQ as dS K): the split plan's values, repeatable
     from normfuse.ops.flash_norm_attention_bwd import KVQ_F32_TILES
-    for bm, dqt, st in sorted(KVQ_F32_TILES):
-        cfg = BwdConfig(kvq_block_m=bm, kvq_dq_t=dqt, kvq_num_stages=st)
+    for bm, dqt, st, w in sorted(KVQ_F32_TILES):
+        cfg = BwdConfig(kvq_block_m=bm, kvq_dq_t=dqt, kvq_num_stages=st, kvq_num_warps=w)
         one, two = (flash_norm_attention_bwd(*args, plan="kvq", dlnq_dtype=torch.float32,
                                              config=cfg, **kw) for _ in range(2))
         for name, a, b, s in zip(NAMES, one, two, split):

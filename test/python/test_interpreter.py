@@ -451,16 +451,17 @@ def _asm_div(X, Y, Out, BLOCK: tl.constexpr):
 
 def test_inline_asm_approximate_division():
     """div.approx.f32 as the PTX ISA defines it: a times 1 / b, which is 0 for |b| in
-    [2^126, 2^128) and for infinity, with b's sign (so x / inf is a signed zero, inf / 2^127 NaN);
-    div.full.f32 is the quotient over the whole range (the interpreter's IEEE one)."""
+    (2^126, 2^128) and for infinity, with b's sign (so x / inf is a signed zero, inf / 2^127
+    NaN), and the quotient at |b| = 2^126; div.full.f32 is the quotient over the whole range
+    (the interpreter's IEEE one)."""
     big = 2.0 ** 127
     x = torch.tensor([3.0, -6.0, 1.0, -2.0, 5.0, float("inf"), 2.0, 0.5] * 2)
-    y = torch.tensor([2.0, 4.0, big, float("inf"), -big, big, 2.0 ** 125, -0.25] * 2)
+    y = torch.tensor([2.0, 4.0, big, float("inf"), -big, big, 2.0 ** 126, -0.25] * 2)
     out = nan_f32(32)
     run_ir(ttir(_asm_div, {"X": "*fp32", "Y": "*fp32", "Out": "*fp32", "BLOCK": "constexpr"},
                 {"BLOCK": 16}), [x, y, out], 1)
     approx, full = out[:16], out[16:]
-    want = torch.tensor([1.5, -1.5, 0.0, -0.0, -0.0, float("nan"), 2.0 ** -124, -2.0] * 2)
+    want = torch.tensor([1.5, -1.5, 0.0, -0.0, -0.0, float("nan"), 2.0 ** -125, -2.0] * 2)
     torch.testing.assert_close(approx, want, equal_nan=True, rtol=0, atol=0)
     assert torch.equal(torch.signbit(approx[:5]), torch.tensor([False, True, False, True, True]))
     torch.testing.assert_close(full, x / y, equal_nan=True, rtol=0, atol=0)

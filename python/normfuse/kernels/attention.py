@@ -64,8 +64,8 @@ def gelu_exp_m2u(s):
 @triton.jit
 def fast_div(a, b):
     """a / b (fp32) by PTX `div.approx.f32`: a times the reciprocal of b (MUFU.RCP and an FMUL
-    in sm_90 SASS), within 2 ulp for |b| in [2^-126, 2^126], a signed zero beyond (a / inf
-    too). Triton lowers `/` to `div.full.f32`, which scales b into that range first: ~6 SASS
+    in sm_90 SASS), within 2 ulp for |b| in [2^-126, 2^126], a signed zero for |b| past 2^126
+    (a / inf too). Triton lowers `/` to `div.full.f32`, which scales b into that range first: ~6 SASS
     instructions an element (the fused GELU forward's row-block body 2055 -> 1799). For the
     activations' 1 + exp(...) >= 1 the zero past 2^126 stands for a quotient below 1e-36."""
     return tl.inline_asm_elementwise("div.approx.f32 $0, $1, $2;", "=f,f,f", [a, b],
@@ -146,12 +146,10 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
     it costs nothing)). KV_TMA: K and V are the batch's [L, HKV * D] (base pointers, 16-byte
     aligned) and `kvh` the head's first column; the tiles come by bulk tensor copies straight
     into shared memory (zero past L), not through registers (needs triton.set_allocator).
-    Softmax needs qk_scale >= 0 (its running maximum is taken before the scale):
-    `prepare_flash_norm_attention` passes -K and -qk_scale for a negative one, the same logits
-    bit for bit. RECIP (softmax): the result normalized by one reciprocal of l per row and a
-    multiply per element (sm_90 SASS of the fused forward's body 2161 -> 1968, softmax H 2)
-    instead of a divide per element; False keeps the divide (the training forward, which
-    spilled 0 -> 160 B with the reciprocal)."""
+    RECIP (softmax): the result normalized by one reciprocal of l per row and a multiply per
+    element (sm_90 SASS of the fused forward's body 2161 -> 1968, softmax H 2) instead of a
+    divide per element; False keeps the divide (the training forward, which spilled 0 -> 160 B
+    with the reciprocal)."""
     offs_d = tl.arange(0, D)
     acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
@@ -173,12 +171,14 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
             v = tl.load(V + kv_off, mask=nmask[:, None], other=0.0)
         s = tl.dot(qh, tl.trans(k))
         if ACT == 4:  # online softmax (FA2)
-            # (the offset from the unscaled scores, max(s) c = max(s c) for c >= 0, so that the
-            # exponent is one fma: the fused forward's body 1703 -> 1643 sm_90 instructions,
-            # softmax H 2; a negative qk_scale is the host's to turn around, see the docstring)
-            c = qk_scale * 1.4426950408889634
-            m_new = tl.maximum(m_i, tl.max(tl.where(nmask[None, :], s, float("-inf")), axis=1) * c)
-            p = tl.exp2(tl.where(nmask[None, :], tl.fma(s, c, -m_new[:, None]), float("-inf")))
+            # (s c rounded first, then the offset: the maximal score's exponent is exactly 0.
+            # An fma(s, c, -max(s) c) would save a multiply an element (sm_90 SASS of the fused
+            # forward's body 1703 -> 1643, softmax H 2) but leaves that exponent at the product's
+            # rounding error, up to half an ulp of max(s) c: exp2 overflows past |max(s) c| ~
+            # 2^31 and the row turns NaN where this form gives the one-hot limit)
+            s = tl.where(nmask[None, :], s * (qk_scale * 1.4426950408889634), float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(s, axis=1))
+            p = tl.exp2(s - m_new[:, None])
             if L <= BLOCK_N:  # one tile: alpha = 0 and acc = l_i = 0, so no rescale (same bits)
                 l_i = tl.sum(p, axis=1)
             else:

@@ -325,7 +325,7 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
         cfg["num_warps"] = int(num_warps)
     bm = cfg["BLOCK_M"]
     x = x.contiguous()
-    k, scale = softmax_nonneg_scale(k.contiguous(), scale, activation)
+    k = k.contiguous()
     v = v.contiguous()
     offs = offsets.to(torch.int32).contiguous()  # (the kernel reads OFFS + b: unit stride)
     # the running row-block counts, built on the device (no host-to-device copy: one from
@@ -385,17 +385,6 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     key = () if passes is None else (passes if isinstance(passes, str) else tuple(passes))
     return PreparedFNA(_launcher(key, bool(save)), runtime, consts, options, grid, out, mean, rstd,
                        rrms, g, lse)
-
-
-def softmax_nonneg_scale(k, scale: float, activation: str):
-    """(k, scale) for the kernel: the forward's softmax takes its running maximum from the
-    unscaled scores q k^T (`kernels.attention.attend`), which needs scale >= 0; a negative one
-    becomes (-k, -scale): q (-k)^T (-scale) = q k^T scale bit for bit (negation is exact, and
-    round-to-nearest is symmetric), so out, g and lse are those of (k, scale) and the backward
-    runs on the caller's k and scale. Other activations and scale >= 0: as given."""
-    if activation == "softmax" and scale < 0:
-        return -k, -scale
-    return k, scale
 
 
 def _resolve_ln_mma(op: str, ln_mma, passes, ln_weight, ln_bias, rms_weight) -> tuple:

@@ -125,9 +125,10 @@ KVQ_MIN_PROGRAMS = 264
 # against split's 1.791, softmax H 4 2.524 against 4.099)
 DEFAULT_PLAN = "kvq"
 # dlnq_dtype=torch.float32's tile (no `config` given: KVQ_F32_CONFIG) and the only kvq tiles it
-# runs at (KVQ_F32_TILES: (kvq_block_m, kvq_dq_t, kvq_num_stages); None lifts the check, for
-# bench/fna_kvq_check.py). H200, 2026-12-05 (sessions 32-33, bench/fna_kvq_check.py, B = 160,
-# GELU H 2, one process per tile under CUDA_LAUNCH_BLOCKING): with dQ as dS K every tile tried is
+# runs at (KVQ_F32_TILES: (kvq_block_m, kvq_dq_t, kvq_num_stages, kvq_num_warps); None lifts the
+# check, for bench/fna_kvq_check.py). H200, 2026-12-05 (sessions 32-33, bench/fna_kvq_check.py at
+# 8 warps, B = 160, GELU H 2, one process per tile under CUDA_LAUNCH_BLOCKING; softmax not run
+# at these tiles yet: test_gpu_kvq_plan covers it): with dQ as dS K every tile tried is
 # right (16 and 32 rows at 2 and 3 stages: dx within 6e-6 of the split plan, dK / dV equal,
 # repeatable); with dQ transposed (kvq_dq_t) fp32 faults at 16 and 32 rows: wrong dx at 3 stages
 # (0.13-0.67 relative to split), an illegal memory access at 2 (compute-sanitizer: an
@@ -135,7 +136,7 @@ DEFAULT_PLAN = "kvq"
 # shares with the bf16 variant, which is right at the same tiles). The interpreter computes the
 # fp32 variant within 1e-5 of split: a GPU-side fault of Triton's sm_90 code, not understood
 KVQ_F32_CONFIG = BwdConfig(kvq_block_m=16, kvq_num_stages=2, kvq_dq_t=False)
-KVQ_F32_TILES = frozenset({(bm, False, st) for bm in (16, 32) for st in (2, 3)})
+KVQ_F32_TILES = frozenset({(bm, False, st, 8) for bm in (16, 32) for st in (2, 3)})
 # rows_pre's pipeline: its two loops over heads on one cluster (c exchanged), x, g and dout
 # issued while the exchange waits; the second loop's reloads merged into the first's
 PRE_PASSES = ("cluster-reduce-chain{early-loads=true}", "reuse-loads")
@@ -356,13 +357,13 @@ def flash_norm_attention_bwd(dout, x, k, v, offsets, out, mean, rstd, rrms, *,
     cfg = config or (KVQ_F32_CONFIG if dlnq_dtype == torch.float32 else BwdConfig())
     if block_m is not None:
         cfg = BwdConfig(**{**cfg.__dict__, "block_m": block_m, "kv_block_m": block_m})
-    tile = (cfg.kvq_block_m, cfg.kvq_dq_t, cfg.kvq_num_stages)
+    tile = (cfg.kvq_block_m, cfg.kvq_dq_t, cfg.kvq_num_stages, cfg.kvq_num_warps)
     if kvq and dlnq_dtype == torch.float32 and KVQ_F32_TILES is not None \
             and tile not in KVQ_F32_TILES:
         why = ("dQ transposed (kvq_dq_t=True) with an fp32 dlnq faulted on the H200"
                if cfg.kvq_dq_t else "other tiles are not checked on the H200")
         raise ValueError(f"flash_norm_attention_bwd: dlnq_dtype=torch.float32 runs the kvq kernel "
-                         f"only at (kvq_block_m, kvq_dq_t, kvq_num_stages) in "
+                         f"only at (kvq_block_m, kvq_dq_t, kvq_num_stages, kvq_num_warps) in "
                          f"{sorted(KVQ_F32_TILES)} ({why}), got {tile}: pass no config "
                          f"(KVQ_F32_CONFIG's tile), or one of those")
     # the table is built where the offsets are (no host-to-device copy: from pageable memory it

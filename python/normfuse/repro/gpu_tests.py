@@ -112,66 +112,71 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
     cache = tempfile.mkdtemp(prefix="normfuse_gpu_tests_triton_")
     env = dict(env, NORMFUSE_TRITON_CACHE=cache)
     procs = []
-    t0 = time.time()
-    for i in range(jobs):
-        out = open(os.path.join(tmp, f"worker_{i}.log"), "w")
-        cmd = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider",
-               f"--durations={DURATIONS}", "--durations-min=0.5",
-               "-p", PLUGIN] + (["-m", marker] if marker else []) \
-            + (["-k", keyword] if keyword else []) + paths
-        procs.append((i, subprocess.Popen(cmd, cwd=REPO, env=dict(env, NORMFUSE_SHARD=f"{i}/{jobs}"),
-                                          stdout=out, stderr=subprocess.STDOUT),
-                      out, len(ids[i::jobs])))
-    workers, failures, totals, slowest = [], [], {}, []
-    pending = list(procs)
-    # each worker reported as it finishes (not in index order), and the summary so far written
-    # after each one, so that a run stopped from outside still leaves what finished
-    while pending:
-        done = [w for w in pending if w[1].poll() is not None]
-        if not done and time.time() - t0 < timeout:
-            time.sleep(0.2)
-            continue
-        if not done:  # out of time: the rest are killed and reported
-            done = list(pending)
-        for w in done:
-            pending.remove(w)
-            i, p, out, n = w
+    try:
+        t0 = time.time()
+        for i in range(jobs):
+            out = open(os.path.join(tmp, f"worker_{i}.log"), "w")
+            cmd = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider",
+                   f"--durations={DURATIONS}", "--durations-min=0.5",
+                   "-p", PLUGIN] + (["-m", marker] if marker else []) \
+                + (["-k", keyword] if keyword else []) + paths
+            procs.append((i, subprocess.Popen(cmd, cwd=REPO, env=dict(env, NORMFUSE_SHARD=f"{i}/{jobs}"),
+                                              stdout=out, stderr=subprocess.STDOUT),
+                          out, len(ids[i::jobs])))
+        workers, failures, totals, slowest = [], [], {}, []
+        pending = list(procs)
+        # each worker reported as it finishes (not in index order), and the summary so far written
+        # after each one, so that a run stopped from outside still leaves what finished
+        while pending:
+            done = [w for w in pending if w[1].poll() is not None]
+            if not done and time.time() - t0 < timeout:
+                time.sleep(0.2)
+                continue
+            if not done:  # out of time: the rest are killed and reported
+                done = list(pending)
+            for w in done:
+                pending.remove(w)
+                i, p, out, n = w
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+                    rc = "killed"
+                else:
+                    rc = p.returncode
+                out.close()
+                with open(out.name) as f:
+                    text = f.read()
+                c = counts(text)
+                c.pop("deselected", None)  # the other workers' shards and the unmarked tests
+                for k, v in c.items():
+                    totals[k] = totals.get(k, 0) + v
+                fails = [line for line in text.splitlines() if line.startswith(("FAILED", "ERROR"))]
+                failures += fails
+                slowest = sorted(slowest + durations(text), key=lambda d: -d[0])[:SLOWEST]
+                workers.append({"worker": i, "tests": n, "rc": rc, "counts": c,
+                                "seconds": round(time.time() - t0, 1)})
+                log(f"worker {i}: {n} tests, rc={rc}, {c}")
+                if rc not in (0, 5) and not fails:  # crashed or killed: show its end
+                    log(text[-2000:])
+                _write_summary(tmp, len(ids), jobs, workers, totals, failures, len(pending),
+                               slowest)
+        workers.sort(key=lambda w: w["worker"])
+        ok = (not failures and totals.get("failed", 0) == 0 and totals.get("error", 0) == 0
+              and all(w["rc"] in (0, 5) for w in workers))
+        for line in failures:
+            log(line)
+        if slowest:
+            log("slowest: " + "; ".join(f"{sec:.1f} s {what} {test}" for sec, what, test in
+                                        slowest[:5]))
+        log(f"gpu_tests: {len(ids)} tests in {jobs} workers, {round(time.time() - t0, 1)} s: {totals}"
+            f"{'' if ok else ' -- FAILED'}")
+        return {"workers": workers, "totals": totals, "failures": failures, "ok": ok,
+                "seconds": round(time.time() - t0, 1), "slowest": slowest}
+    finally:  # (the run's cache, and any worker left running by an exception)
+        for _, p, _, _ in procs:
             if p.poll() is None:
                 p.kill()
-                p.wait()
-                rc = "killed"
-            else:
-                rc = p.returncode
-            out.close()
-            with open(out.name) as f:
-                text = f.read()
-            c = counts(text)
-            c.pop("deselected", None)  # the other workers' shards and the unmarked tests
-            for k, v in c.items():
-                totals[k] = totals.get(k, 0) + v
-            fails = [line for line in text.splitlines() if line.startswith(("FAILED", "ERROR"))]
-            failures += fails
-            slowest = sorted(slowest + durations(text), key=lambda d: -d[0])[:SLOWEST]
-            workers.append({"worker": i, "tests": n, "rc": rc, "counts": c,
-                            "seconds": round(time.time() - t0, 1)})
-            log(f"worker {i}: {n} tests, rc={rc}, {c}")
-            if rc not in (0, 5) and not fails:  # crashed or killed: show its end
-                log(text[-2000:])
-            _write_summary(tmp, len(ids), jobs, workers, totals, failures, len(pending),
-                           slowest)
-    shutil.rmtree(cache, ignore_errors=True)
-    workers.sort(key=lambda w: w["worker"])
-    ok = (not failures and totals.get("failed", 0) == 0 and totals.get("error", 0) == 0
-          and all(w["rc"] in (0, 5) for w in workers))
-    for line in failures:
-        log(line)
-    if slowest:
-        log("slowest: " + "; ".join(f"{sec:.1f} s {what} {test}" for sec, what, test in
-                                    slowest[:5]))
-    log(f"gpu_tests: {len(ids)} tests in {jobs} workers, {round(time.time() - t0, 1)} s: {totals}"
-        f"{'' if ok else ' -- FAILED'}")
-    return {"workers": workers, "totals": totals, "failures": failures, "ok": ok,
-            "seconds": round(time.time() - t0, 1), "slowest": slowest}
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 SUMMARY = "gpu_tests.json"  # in the log directory, rewritten as each worker finishes
@@ -179,7 +184,7 @@ SUMMARY = "gpu_tests.json"  # in the log directory, rewritten as each worker fin
 # summary keeps: where a GPU suite's device minutes go (compiles, mostly), to choose what to trim
 DURATIONS = 15
 SLOWEST = 40
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s (call|setup|teardown)\s+(\S+)\s*$")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s (call|setup|teardown)\s+(.+?)\s*$")
 
 
 def durations(text: str) -> list:

@@ -9,7 +9,7 @@ every thread that runs the asm on its elements. What is supported is what normfu
   immediates (decimal, `0x..`, `0fXXXXXXXX`, `0dXXXXXXXXXXXXXXXX`);
 - integer `mov add sub mul.lo mul.wide mad.lo shl shr and or xor cvt` on 16/32/64 bits, float
   `mov add sub mul fma div neg abs min max` (f32/f64; `div.approx` as a times the reciprocal of b,
-  the reciprocal a zero of b's sign where |b| >= 2^126, as the PTX ISA defines it);
+  the reciprocal a zero of b's sign where |b| > 2^126, as the PTX ISA defines it);
 - special registers `%cluster_ctarank %cluster_nctarank %ctaid.x/y/z %nctaid.x/y/z
   %clusterid.x %nclusterid.x %cluster_ctaid.x %cluster_nctaid.x %dynamic_smem_size
   %total_smem_size`, the symbol `global_smem` (start of the CTA's dynamic shared memory) and
@@ -370,11 +370,11 @@ class AsmRunner:
                 if kind != "f":
                     raise self.err(ins, "integer div is not supported")
                 f = np.divide
-                if "approx" in mods:  # a * (1 / b), 1 / b a signed 0 for |b| >= 2^126
-                    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-                        f = lambda a, b: a * np.where(  # noqa: E731
-                            np.abs(b) >= 2.0 ** 126, np.copysign(0.0, b), 1 / b).astype(b.dtype)
-            wr(f(a, b), t)
+                if "approx" in mods:  # a * (1 / b), 1 / b a signed 0 for |b| past 2^126
+                    f = lambda a, b: a * np.where(  # noqa: E731
+                        np.abs(b) > 2.0 ** 126, np.copysign(0.0, b), 1 / b).astype(b.dtype)
+            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+                wr(f(a, b), t)
         elif op in ("neg", "abs", "not"):
             a = rd(1, t)
             wr({"neg": np.negative, "abs": np.abs,
