@@ -101,14 +101,11 @@ def sass(cubin: bytes, tmp: str, lines: dict | None = None) -> list:
 
 def source_text(where: str) -> str:
     """The stripped source line of "file:line" under python/normfuse/kernels ('' if not found)."""
+    import linecache  # (each file read once, whatever the number of lines asked)
     name, line = where.rsplit(":", 1)
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "normfuse",
                         "kernels", name)
-    try:
-        with open(path) as f:
-            return f.read().splitlines()[int(line) - 1].strip()
-    except (OSError, IndexError):
-        return ""
+    return linecache.getline(path, int(line)).strip()
 
 
 def loops(ins) -> list:

@@ -119,24 +119,37 @@ def padded_index(off, lens, device):
     return b.to(device), t.to(device)
 
 
+def padded_heads(t, bidx, tidx, B, max_len):
+    """Jagged [T, H, D] rows padded to [B, H, max_len, D] (zeros past each sequence's end)."""
+    T, H, D = t.shape
+    return t.new_zeros(B, max_len, H, D).index_put((bidx, tidx), t).transpose(1, 2)
+
+
+def heads_kv(k, v, H):
+    """K and V [B, L, Hkv, D] as [B, H, L, D], each kv head repeated for its H / Hkv query heads."""
+    G = H // k.shape[2]
+    kk = k.repeat_interleave(G, dim=2) if G > 1 else k
+    vv = v.repeat_interleave(G, dim=2) if G > 1 else v
+    return kk.transpose(1, 2), vv.transpose(1, 2)
+
+
+def gdpa_core(q, k, v, scale):
+    """GDPA's attention ([B, H, M, D] queries, [B, H, L, D] keys / values): gelu(q k^T) scale v."""
+    return (F.gelu(q @ k.transpose(-1, -2), approximate="tanh") * scale) @ v
+
+
 def unfused(x, k, v, bidx, tidx, max_len, activation, scale, eps=1e-5):
     """The torch pipeline: jagged norms, attention on padded Q."""
     T, H, D = x.shape
-    B, L, Hkv, _ = k.shape
     N = H * D
     xf = x.reshape(T, N)
     ln = F.layer_norm(xf, (N,), eps=eps)
-    q = ln.new_zeros(B, max_len, H, D).index_put((bidx, tidx), ln.reshape(T, H, D))
-    G = H // Hkv
-    kk = k.repeat_interleave(G, dim=2) if G > 1 else k
-    vv = v.repeat_interleave(G, dim=2) if G > 1 else v
-    qt, kt, vt = q.transpose(1, 2), kk.transpose(1, 2), vv.transpose(1, 2)  # [B, H, *, D]
+    qt = padded_heads(ln.reshape(T, H, D), bidx, tidx, k.shape[0], max_len)
+    kt, vt = heads_kv(k, v, H)
     if activation == "softmax":
         o = F.scaled_dot_product_attention(qt, kt, vt, scale=scale)
     else:
-        s = qt @ kt.transpose(-1, -2)
-        p = F.gelu(s, approximate="tanh") * scale
-        o = p @ vt
+        o = gdpa_core(qt, kt, vt, scale)
     g = o.transpose(1, 2)[bidx, tidx].reshape(T, N)
     z = g + ln
     y = F.rms_norm(z, (N,), eps=eps)
@@ -451,11 +464,6 @@ def core_of_kernels(rows) -> dict:
     return {"core_bwd_ms": core[0], "core_bwd_plan_ms": sum(r[1] for r in rows)}
 
 
-def gdpa_core(q, k, v, scale):
-    """GDPA's attention ([B, H, M, D] queries, [B, H, L, D] keys / values): gelu(q k^T) scale v."""
-    return (F.gelu(q @ k.transpose(-1, -2), approximate="tanh") * scale) @ v
-
-
 def attention_bwd_alternatives(x, k, v, off, lens, dout, max_len, activation, scale, *,
                                timer=None, compile_backend="inductor") -> tuple[dict, dict]:
     """The attention's backward alone as a user could run it instead of the fused kernel, for the
@@ -474,12 +482,8 @@ def attention_bwd_alternatives(x, k, v, off, lens, dout, max_len, activation, sc
     B, L, Hkv, _ = k.shape
     dev = x.device
     bidx, tidx = padded_index(off, lens, dev)
-    G = H // Hkv
-    kk = k.repeat_interleave(G, dim=2) if G > 1 else k
-    vv = v.repeat_interleave(G, dim=2) if G > 1 else v
-    qp = x.new_zeros(B, max_len, H, D).index_put((bidx, tidx), x).transpose(1, 2)
-    dp = dout.new_zeros(B, max_len, H, D).index_put((bidx, tidx), dout).transpose(1, 2)
-    kt, vt = kk.transpose(1, 2), vv.transpose(1, 2)
+    qp, dp = (padded_heads(t, bidx, tidx, B, max_len) for t in (x, dout))
+    kt, vt = heads_kv(k, v, H)
     times, errors = {}, {}
 
     def guard(name, f):
@@ -519,8 +523,10 @@ def attention_bwd_alternatives(x, k, v, off, lens, dout, max_len, activation, sc
             if err > 2e-2:
                 raise ValueError(f"flash_varlen: dQ {err:.2e} from the padded SDPA's")
             return do_bench(bwd, warmup=5, rep=30)
-        guard("flash_varlen", varlen if dev.type == "cuda" else
-              lambda: (_ for _ in ()).throw(RuntimeError("flash_varlen: CUDA only")))
+        if dev.type == "cuda":
+            guard("flash_varlen", varlen)
+        else:
+            errors["flash_varlen"] = "RuntimeError: flash_varlen: CUDA only"
     else:
         core = functools.partial(gdpa_core, scale=scale)
         guard("gdpa_eager", lambda: timer(core, (qp, kt, vt), dp))
@@ -563,13 +569,15 @@ def kvq_plan_kernels(x, k, v, off, dout, activation, scale, kernel_lister=None) 
 
 
 def bench_core(H, max_len, activation, batch: int = 768, *, device="cuda", timer=None,
-               compile_backend="inductor", L=128, D=128) -> dict:
+               compile_backend="inductor", L=128, D=128, kvq_rows=None) -> dict:
     """One cell's backward core (issue 22: the attention backward within 1.2x of the best
-    available one): `kvq_plan_kernels` and `attention_bwd_alternatives` on the same inputs."""
+    available one): `kvq_plan_kernels` and `attention_bwd_alternatives` on the same inputs.
+    `kvq_rows`: the kvq plan's kernels already profiled on these inputs (bench_shape's
+    `fused_saved_kvq_kernels`: make_inputs is seeded), not profiled again."""
     from normfuse.reference_attention import default_qk_scale
     x, k, v, off, dout, lens = make_inputs(batch, L, H, H, D, max_len, device=device)
     scale = default_qk_scale(activation, D)
-    rows = kvq_plan_kernels(x, k, v, off, dout, activation, scale)
+    rows = kvq_rows or kvq_plan_kernels(x, k, v, off, dout, activation, scale)
     times, errors = attention_bwd_alternatives(x, k, v, off, lens, dout, max_len, activation,
                                                scale, timer=timer,
                                                compile_backend=compile_backend)
@@ -666,7 +674,8 @@ def main(argv=None) -> int:
         if args.core or args.core_only:
             torch.cuda.empty_cache()
             try:
-                recs[-1].update(bench_core(H, max_len, act, **bkw))
+                recs[-1].update(bench_core(
+                    H, max_len, act, kvq_rows=recs[-1].get("fused_saved_kvq_kernels"), **bkw))
             except Exception as e:  # noqa: BLE001
                 recs[-1].setdefault("errors", {})["core"] = repr(e)[-800:]
         records += recs
