@@ -699,18 +699,43 @@ def test_attention_bwd_core_against_the_alternatives(act, monkeypatch, tmp_path)
         assert set(alts) | set(rec["core_alternative_errors"]) == {
             "sdpa_flash", "sdpa_efficient", "sdpa_cudnn", "flash_varlen"}
         assert "CUDA only" in rec["core_alternative_errors"]["flash_varlen"]
+        # rows_pre computes softmax's delta, as FlashAttention's preprocessing does: counted
+        assert rec["core_bwd_pre_ms"] == pytest.approx(1.5)
     else:
         assert alts == {"gdpa_eager": 3.0, "gdpa_compiled": 4.0}
+        assert "core_bwd_pre_ms" not in rec
     best = min(alts, key=alts.get)
+    # no device timer on the CPU: the ratio is against the wall-clock medians, and says so
+    assert rec["core_basis"] == "wall" and "core_alternatives_device_ms" not in rec
     assert rec["core_best_alternative"] == best
     assert rec["core_bwd_vs_best"] == pytest.approx(1.2 / alts[best])
+    # with one: device time against device time, the best by device time (not by wall-clock)
+    dev_ms = iter([9.0, 1.0, 5.0, 7.0])  # (the second alternative to run is fastest on the device)
+    ran.clear()
+    rec_d = ab.bench_core(2, 9, act, batch=3, device="cpu", timer=timer,
+                          compile_backend="aot_eager", L=16, D=16,
+                          device_timer=lambda fn: (fn(), next(dev_ms))[1])
+    dev = rec_d["core_alternatives_device_ms"]
+    assert set(dev) == set(rec_d["core_alternatives_ms"]) and rec_d["core_basis"] == "device"
+    dbest = min(dev, key=dev.get)
+    assert rec_d["core_best_alternative"] == dbest and rec_d["core_best_ms"] == dev[dbest]
+    assert rec_d["core_bwd_vs_best"] == pytest.approx(1.2 / dev[dbest])
+    if len(dev) > 1:  # the best by device time, not by wall-clock (the first ran is the fastest)
+        assert dev[dbest] == 1.0 and dbest != min(rec_d["core_alternatives_ms"],
+                                                  key=rec_d["core_alternatives_ms"].get)
+    if act == "softmax":
+        assert rec_d["core_bwd_pre_vs_best"] == pytest.approx(1.5 / dev[dbest])
     with pytest.raises(ValueError, match="expected one fna_bwd_kvq\\* kernel"):
         ab.core_of_kernels(rows[:1])
+    with pytest.raises(ValueError, match="expected one fna_bwd_rows_pre\\* kernel"):
+        ab.core_fields(rows[1:], {"a": 1.0}, {}, with_pre=True)
     # --core-only: one record per shape with the core's columns and its alternatives listed
     monkeypatch.setattr(ab, "bench_shapes", lambda quick: [(2, 9, act)])
     monkeypatch.setattr(ab, "bench_core", lambda *a, **kw: dict(rec))
     monkeypatch.setattr(ab, "bench_shape", lambda *a, **kw: pytest.fail("not with --core-only"))
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--core-only"]) == 0
     md = (tmp_path / "attention_bwd.md").read_text()
-    assert "| core_bwd_ms | core_bwd_plan_ms | core_best_alternative |" in md
-    assert f"backward core, {act} H=2 max=9: kvq kernel 1.200 ms; alternatives {best}" in md
+    assert ("| core_bwd_ms | core_bwd_plan_ms | core_bwd_pre_ms | core_basis | "
+            "core_best_alternative |") in md
+    assert (f"backward core, {act} H=2 max=9: kvq kernel 1.200 ms; alternatives (wall ms / "
+            f"device ms) {best} {alts[best]:.3f} / -") in md
