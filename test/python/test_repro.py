@@ -739,3 +739,41 @@ def test_attention_bwd_core_against_the_alternatives(act, monkeypatch, tmp_path)
             "core_best_alternative |") in md
     assert (f"backward core, {act} H=2 max=9: kvq kernel 1.200 ms; alternatives (wall ms / "
             f"device ms) {best} {alts[best]:.3f} / -") in md
+
+
+def test_parallel_keeps_the_estimates_within_the_memory_budget(tmp_path):
+    """With a memory budget, a job starts only while its estimate fits beside the running ones'
+    (a later one that fits goes first); a job alone always starts; each child's reported peak
+    (`PEAK_MARK`) lands in its record. The stand-in big children fail if another big one runs
+    beside them (a marker file each)."""
+    def big(name):
+        return ("import pathlib, sys, time; d = pathlib.Path(%r); me = d / %r\n"
+                "others = [p for p in d.glob('big*') if p != me]\n"
+                "if others: print('torch.OutOfMemoryError: beside', others); sys.exit(1)\n"
+                "me.touch(); time.sleep(1.5); me.unlink(); print('%s 123')"
+                % (str(tmp_path), name, warm.PEAK_MARK))
+    small = "import pathlib; print(sorted(p.name for p in pathlib.Path(%r).glob('big*')))" % str(
+        tmp_path)
+    jobs = [("big1", _py(big("big1")), 8), ("big2", _py(big("big2")), 8),
+            ("small", _py(small), 1), ("huge", _py("pass"), 50)]
+    res = warm.parallel(jobs, 4, 60, log=lambda m: None, mem_budget=10)
+    order = [j["label"] for j in res["jobs"]]
+    by = {j["label"]: j for j in res["jobs"]}
+    assert all(j["rc"] == 0 and not j.get("retried") for j in res["jobs"]), res["jobs"]
+    # small ran beside big1 and ended first; big2 and huge (over the budget: alone) after big1
+    assert order.index("small") < order.index("big1") < order.index("big2"), order
+    assert by["big1"]["peak_gb"] == round(123 / 2**30, 2) and by["big1"]["est_gb"] == 0.0
+    assert "peak_gb" not in by["small"] and res["mem_budget_gb"] == 0.0
+    assert res["not_started"] == [] and order[-1] == "huge"
+
+
+def test_attention_bwd_cell_bytes_order_the_warmup():
+    """The backward cells' estimates grow with H and the max length (the warm-up starts the
+    largest first); on one H200's 85 % the grid's max-length 1024 and 3072 cells fit at once,
+    the six at 10000 (which ran out of memory beside them in session 33) do not."""
+    from normfuse.repro import bench_attention_bwd as ab
+    assert ab.cell_bytes(4, 10000) > ab.cell_bytes(2, 10000) > ab.cell_bytes(4, 3072)
+    budget = 0.85 * 141e9
+    grid = ab.bench_shapes(False)
+    assert sum(ab.cell_bytes(H, m) for H, m, _ in grid if m < 10000) < budget
+    assert sum(ab.cell_bytes(H, m) for H, m, _ in grid if m == 10000) > budget

@@ -634,6 +634,16 @@ def bench_core(H, max_len, activation, batch: int = 768, *, device="cuda", timer
                 core_kernels=rows)
 
 
+def cell_bytes(H: int, max_len: int, batch: int = 768, L: int = 128, D: int = 128) -> int:
+    """A warm-up child's estimated peak GPU bytes for one cell: ten bytes per element of a
+    padded [batch, H, max_len, max(D, L)] tensor (the unfused pipelines' padded queries, scores
+    and their gradients dominate; the jagged fused ones take about half of one). An estimate, set
+    so that session 33's warm-up (12 children, the five max-length-10000 cells out of memory
+    beside the others on the H200's 141 GB) would have kept them apart; the children report
+    their peaks (`peak_gb` in the warm-up's record) to set it by."""
+    return 10 * batch * H * max_len * max(D, L)
+
+
 def bench_shapes(quick: bool) -> list:
     """(H, max_seqlen, activation) of the benchmark."""
     return ([(2, 1024, "gelu_tanh"), (4, 1024, "softmax")] if quick else
@@ -699,12 +709,16 @@ def main(argv=None) -> int:
     result["pytest"] = {"skipped": "--no-tests"} if args.no_tests else run_gpu_tests(args.out)
     print("pytest:", result["pytest"].get("summary") or result["pytest"], flush=True)
     shapes = only or bench_shapes(args.quick)
-    from .warm import child_argv, configure_torch, parallel
+    from .warm import child_argv, configure_torch, gpu_mem_budget, parallel
     configure_torch()  # the same settings as the warm-up children's, warm-up or not
     if args.warm_procs > 0:
-        result["warmup"] = parallel(
-            [("attention_bwd H%d %d %s" % s, child_argv("attention_bwd", s, *(["--quick"] if args.quick else [])))
-             for s in shapes], args.warm_procs, args.warm_timeout)
+        # the largest first (they start early; the small ones fill in beside them), each with
+        # its estimated peak, within 85 % of the GPU's memory
+        jobs = sorted(((f"attention_bwd H{H} {m} {a}",
+                        child_argv("attention_bwd", (H, m, a), *(["--quick"] if args.quick else [])),
+                        cell_bytes(H, m)) for H, m, a in shapes), key=lambda j: -j[2])
+        result["warmup"] = parallel(jobs, args.warm_procs, args.warm_timeout,
+                                    mem_budget=gpu_mem_budget())
     records = []
     for H, max_len, act in shapes:
         if time.time() - t0 > budget:

@@ -20,7 +20,11 @@ Children run with one Inductor compile thread each (TORCHINDUCTOR_COMPILE_THREAD
 still running after the timeout are killed, and the timing process compiles what they did not.
 A child that ran out of GPU memory (its log names `OOM_MARKS`: the largest cells'
 inputs do not fit twelve at a time, e.g. FlashNormAttention's backward at max length 10000,
-H200 2026-12-04) runs once more, alone, after the others.
+H200 2026-12-04) runs once more, alone, after the others. A benchmark that knows its cells'
+sizes gives each job an estimate of its peak GPU bytes and `parallel` a memory budget
+(`gpu_mem_budget`): the large cells then start apart instead of failing together (session 33's
+five retries never started within the warm-up's time). The children print their peak
+allocation (`PEAK_MARK`), which the warm-up's record keeps beside the estimate.
 
     python -m normfuse.repro.warm_child --target summary --cell 262144,1024,1024 [--ops a,b]
     python -m normfuse.repro.warm_child --target attention --cell 2,1000,gelu_tanh [--quick]
@@ -41,7 +45,7 @@ import tempfile
 import time
 
 __all__ = ["configure_torch", "once", "patch_do_bench", "parallel", "default_procs", "child_argv",
-           "OOM_MARKS"]
+           "gpu_mem_budget", "OOM_MARKS", "PEAK_MARK"]
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
@@ -117,20 +121,52 @@ def child_argv(target: str, cell, *extra: str) -> list[str]:
             ",".join(str(c) for c in cell), *extra]
 
 
+def _peak_bytes(text: str) -> int | None:
+    """The peak GPU allocation a child reported (`PEAK_MARK` N), if it did."""
+    for line in reversed(text.splitlines()):
+        if line.startswith(PEAK_MARK):
+            try:
+                return int(line.split()[1])
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+def gpu_mem_budget(fraction: float = 0.85) -> float | None:
+    """`fraction` of the GPU's memory (bytes) for `parallel`'s `mem_budget`; None without CUDA."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            return fraction * torch.cuda.get_device_properties(0).total_memory
+    except Exception:  # noqa: BLE001
+        pass
+    return None
+
+
 # how a child's log says it ran out of GPU memory: torch's exception, or the CUDA error text
 # when an allocation inside a library call failed
 OOM_MARKS = ("OutOfMemoryError", "CUDA error: out of memory")
 
 
-def parallel(jobs: list, procs: int, timeout: float, log=print) -> dict:
+PEAK_MARK = "normfuse-warm-peak-gpu-bytes"  # what warm_child prints last: its peak allocation
+
+
+def parallel(jobs: list, procs: int, timeout: float, log=print,
+             mem_budget: float | None = None) -> dict:
     """Run `jobs` ([(label, argv), ...]) in up to `procs` child processes at once; kill what still
     runs after `timeout` seconds. A child whose log names one of `OOM_MARKS` runs once more, alone,
-    once nothing else runs (its first attempt stays in "jobs" with "retried": True). Returns
-    {"seconds", "procs", "jobs": [{label, rc, s, (log_tail), (retried), (alone)}],
+    once nothing else runs (its first attempt stays in "jobs" with "retried": True).
+    A job may carry its estimated peak GPU bytes, (label, argv, nbytes): with `mem_budget`
+    (bytes) a job starts only while the estimates of the running ones and its own fit in it (or
+    nothing runs), a later job that fits going first, so that the largest cells do not start
+    beside each other and run out of memory (FlashNormAttention's backward at max length 10000,
+    twelve at once on the H200, 2026-12-05: five out of memory, their retries never started in
+    the 150 s). Returns {"seconds", "procs", ("mem_budget_gb"), "jobs": [{label, rc, s,
+    (est_gb), (peak_gb: what the child reported, `PEAK_MARK`), (log_tail), (retried), (alone)}],
     "not_started": [labels]}; the children's logs stay in a temporary directory (the GPU
     machine returns few files), their tails are kept for the children that failed."""
     t0 = time.time()
-    todo = list(jobs)
+    todo = [(j[0], j[1], j[2] if len(j) > 2 else 0) for j in jobs]
     alone = []  # (label, argv) to run again by themselves
     env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(
@@ -139,41 +175,62 @@ def parallel(jobs: list, procs: int, timeout: float, log=print) -> dict:
     running, done = [], []
     n_started = 0
 
-    def start(label, argv, by_itself):
+    def start(label, argv, nbytes, by_itself):
         nonlocal n_started
         logf = open(os.path.join(wdir, "job_%d.log" % n_started), "w")
         n_started += 1
         p = subprocess.Popen(argv, cwd=REPO, env=env, stdout=logf, stderr=subprocess.STDOUT)
-        running.append((label, argv, p, time.time(), logf, by_itself))
+        running.append((label, argv, p, time.time(), logf, by_itself, nbytes))
+
+    def next_fitting():
+        """The index in todo of the first job whose estimate fits beside the running ones."""
+        if mem_budget is None or not running:
+            return 0
+        used = sum(r[6] for r in running)
+        for i, job in enumerate(todo):
+            if used + job[2] <= mem_budget:
+                return i
+        return None
 
     while (todo or running or alone) and time.time() - t0 < timeout:
         while todo and len(running) < max(1, procs):
-            start(*todo.pop(0), False)
+            i = next_fitting()
+            if i is None:
+                break
+            start(*todo.pop(i), False)
         if not todo and not running and alone:
             start(*alone.pop(0), True)
         time.sleep(0.2)
         for item in list(running):
-            label, argv, p, ts, logf, by_itself = item
+            label, argv, p, ts, logf, by_itself, nbytes = item
             if p.poll() is not None:
                 running.remove(item)
                 logf.close()
                 job = {"label": label, "rc": p.returncode, "s": round(time.time() - ts, 1)}
+                if nbytes:
+                    job["est_gb"] = round(nbytes / 2**30, 1)
                 if by_itself:
                     job["alone"] = True
+                with open(logf.name) as f:
+                    text = f.read()
+                peak = _peak_bytes(text)
+                if peak is not None:
+                    job["peak_gb"] = round(peak / 2**30, 2)
                 if p.returncode:
-                    with open(logf.name) as f:
-                        job["log_tail"] = f.read()[-1500:]
+                    job["log_tail"] = text[-1500:]
                     if not by_itself and any(m in job["log_tail"] for m in OOM_MARKS):
                         job["retried"] = True
-                        alone.append((label, argv))
+                        alone.append((label, argv, nbytes))
                 done.append(job)
-    for label, argv, p, ts, logf, by_itself in running:
+    for label, argv, p, ts, logf, by_itself, _ in running:
         p.kill()
         p.wait()
         logf.close()
         done.append({"label": label, "rc": "killed", "s": round(time.time() - ts, 1)})
     res = {"seconds": round(time.time() - t0, 1), "procs": procs, "jobs": done,
-           "not_started": [label for label, _ in todo + alone]}
+           "not_started": [j[0] for j in todo + alone]}
+    if mem_budget is not None:
+        res["mem_budget_gb"] = round(mem_budget / 2**30, 1)
     log(f"[warm] {res['seconds']} s in {procs} processes: " + ", ".join(
         f"{j['label']}{' (alone)' if j.get('alone') else ''} rc={j['rc']} ({j['s']} s)"
         + (f" [{_last_line(j['log_tail'])}]" if j.get("log_tail") else "")

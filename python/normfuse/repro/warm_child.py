@@ -12,7 +12,7 @@ import tempfile
 import time
 
 from . import bench_attention, bench_attention_bwd, bench_training, model_shapes, models, summary
-from .warm import configure_torch, patch_do_bench
+from .warm import PEAK_MARK, configure_torch, patch_do_bench
 
 
 def _child(target: str, cell: str, ops: str | None, quick: bool, sweep: bool = False) -> None:
@@ -51,6 +51,12 @@ def main(argv=None) -> int:
     ap.add_argument("--sweep", action="store_true", help="training: also the tiling sweep of K")
     a = ap.parse_args(argv)
     _child(a.target, a.cell, a.ops, a.quick, a.sweep)
+    try:  # (the parent records it beside its estimate: what the next run's estimates rest on)
+        import torch
+        if torch.cuda.is_available():
+            print(f"{PEAK_MARK} {torch.cuda.max_memory_allocated()}", flush=True)
+    except Exception:  # noqa: BLE001
+        pass
     return 0
 
 
