@@ -109,36 +109,36 @@ module {
     %kv_base_39 = arith.muli %kv_base_38, %kv_base : i64
     %shift_40 = tt.load %xrow_36, %rmask_33, %shift : tensor<16x!tt.ptr<bf16>>
     %shift_41 = arith.extf %shift_40 : tensor<16xbf16> to tensor<16xf32>
-    %s2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_50 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+    %s2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_52 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_51 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_52 = arith.muli %h, %c16_i32 : i32
-      %x_53 = tt.splat %x_52 : i32 -> tensor<16x1xi32>
-      %x_54 = tt.addptr %x_51, %x_53 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_55 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_56 = tt.broadcast %x_54 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_57 = tt.broadcast %x_55 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_58 = tt.addptr %x_56, %x_57 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_59 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_60 = tt.load %x_58, %x_59, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %xc = arith.extf %x_60 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xc_61 = tt.expand_dims %shift_41 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xc_62 = tt.broadcast %xc_61 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xc_63 = arith.subf %xc, %xc_62 : tensor<16x16xf32>
-      %s1_64 = "tt.reduce"(%xc_63) <{axis = 1 : i32}> ({
-      ^bb0(%s1_69: f32, %s1_70: f32):
-        %s1_71 = arith.addf %s1_69, %s1_70 : f32
-        tt.reduce.return %s1_71 : f32
+      %x_53 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_54 = arith.muli %h, %c16_i32 : i32
+      %x_55 = tt.splat %x_54 : i32 -> tensor<16x1xi32>
+      %x_56 = tt.addptr %x_53, %x_55 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_57 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_58 = tt.broadcast %x_56 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_59 = tt.broadcast %x_57 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_60 = tt.addptr %x_58, %x_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_61 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_62 = tt.load %x_60, %x_61, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %xc = arith.extf %x_62 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xc_63 = tt.expand_dims %shift_41 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xc_64 = tt.broadcast %xc_63 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xc_65 = arith.subf %xc, %xc_64 : tensor<16x16xf32>
+      %s1_66 = "tt.reduce"(%xc_65) <{axis = 1 : i32}> ({
+      ^bb0(%s1_71: f32, %s1_72: f32):
+        %s1_73 = arith.addf %s1_71, %s1_72 : f32
+        tt.reduce.return %s1_73 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s1_65 = arith.addf %s1, %s1_64 : tensor<16xf32>
-      %s2_66 = arith.mulf %xc_63, %xc_63 : tensor<16x16xf32>
-      %s2_67 = "tt.reduce"(%s2_66) <{axis = 1 : i32}> ({
-      ^bb0(%s2_69: f32, %s2_70: f32):
-        %s2_71 = arith.addf %s2_69, %s2_70 : f32
-        tt.reduce.return %s2_71 : f32
+      %s1_67 = arith.addf %s1, %s1_66 : tensor<16xf32>
+      %s2_68 = arith.mulf %xc_65, %xc_65 : tensor<16x16xf32>
+      %s2_69 = "tt.reduce"(%s2_68) <{axis = 1 : i32}> ({
+      ^bb0(%s2_71: f32, %s2_72: f32):
+        %s2_73 = arith.addf %s2_71, %s2_72 : f32
+        tt.reduce.return %s2_73 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s2_68 = arith.addf %s2_50, %s2_67 : tensor<16xf32>
-      scf.yield %s1_65, %s2_68 : tensor<16xf32>, tensor<16xf32>
+      %s2_70 = arith.addf %s2_52, %s2_69 : tensor<16xf32>
+      scf.yield %s1_67, %s2_70 : tensor<16xf32>, tensor<16xf32>
     }
     %m1 = arith.mulf %s2#0, %cst_1 : tensor<16xf32>
     %mean = math.fma %s2#0, %cst_1, %shift_41 : tensor<16xf32>
@@ -149,104 +149,107 @@ module {
     %rstd_45 = tt.splat %eps : f32 -> tensor<16xf32>
     %rstd_46 = arith.addf %rstd_44, %rstd_45 : tensor<16xf32>
     %rstd_47 = math.rsqrt %rstd_46 : tensor<16xf32>
-    %ss = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_50 = %cst_0) -> (tensor<16xf32>)  : i32 {
+    %rq = arith.cmpf ogt, %s2#1, %cst_0 : tensor<16xf32>
+    %rq_48 = arith.select %rq, %rstd_47, %cst_0 : tensor<16xi1>, tensor<16xf32>
+    %nmr = arith.mulf %mean, %rq_48 : tensor<16xf32>
+    %nmr_49 = arith.subf %cst_0, %nmr : tensor<16xf32>
+    %ss = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_52 = %cst_0) -> (tensor<16xf32>)  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_51 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_52 = arith.addi %cols_51, %rows : tensor<16xi32>
+      %cols_53 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_54 = arith.addi %cols_53, %rows : tensor<16xi32>
       %x = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_53 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_54 = tt.expand_dims %cols_52 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_55 = tt.broadcast %x_53 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_56 = tt.broadcast %x_54 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_57 = tt.addptr %x_55, %x_56 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_58 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_59 = tt.load %x_57, %x_58, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %x_60 = arith.extf %x_59 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %q = tt.expand_dims %mean {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_61 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_62 = arith.subf %x_60, %q_61 : tensor<16x16xf32>
-      %q_63 = tt.expand_dims %rstd_47 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_64 = tt.broadcast %q_63 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_65 = arith.mulf %q_62, %q_64 : tensor<16x16xf32>
-      %qh = arith.truncf %q_65 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %x_55 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_56 = tt.expand_dims %cols_54 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_57 = tt.broadcast %x_55 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_58 = tt.broadcast %x_56 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_59 = tt.addptr %x_57, %x_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_60 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_61 = tt.load %x_59, %x_60, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_62 = arith.extf %x_61 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %q = tt.expand_dims %rq_48 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %q_63 = tt.expand_dims %nmr_49 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %q_64 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_65 = tt.broadcast %q_63 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_66 = math.fma %x_62, %q_64, %q_65 : tensor<16x16xf32>
+      %qh = arith.truncf %q_66 : tensor<16x16xf32> to tensor<16x16xbf16>
       %kvh = arith.extsi %cols : i32 to i64
-      %kvh_66 = arith.addi %kv_base_39, %kvh : i64
+      %kvh_67 = arith.addi %kv_base_39, %kvh : i64
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %nmask = arith.cmpi slt, %offs_n, %cst_9 : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_67 = arith.muli %kv_off, %cst_8 : tensor<32x1xi32>
-      %kv_off_68 = arith.extsi %kv_off_67 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_69 = tt.splat %kvh_66 : i64 -> tensor<32x1xi64>
-      %kv_off_70 = arith.addi %kv_off_69, %kv_off_68 : tensor<32x1xi64>
-      %kv_off_71 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %kv_off_72 = arith.extsi %kv_off_71 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_73 = tt.broadcast %kv_off_70 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_74 = tt.broadcast %kv_off_72 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_75 = arith.addi %kv_off_73, %kv_off_74 : tensor<32x16xi64>
+      %kv_off_68 = arith.muli %kv_off, %cst_8 : tensor<32x1xi32>
+      %kv_off_69 = arith.extsi %kv_off_68 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_70 = tt.splat %kvh_67 : i64 -> tensor<32x1xi64>
+      %kv_off_71 = arith.addi %kv_off_70, %kv_off_69 : tensor<32x1xi64>
+      %kv_off_72 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %kv_off_73 = arith.extsi %kv_off_72 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_74 = tt.broadcast %kv_off_71 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_75 = tt.broadcast %kv_off_73 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_76 = arith.addi %kv_off_74, %kv_off_75 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_76 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_77 = tt.addptr %k_76, %kv_off_75 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_78 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_79 = tt.load %k_77, %k_78, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
+      %k_77 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_78 = tt.addptr %k_77, %kv_off_76 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_79 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_80 = tt.load %k_78, %k_79, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_80 = tt.addptr %v, %kv_off_75 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_81 = tt.load %v_80, %k_78, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_79 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_82 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %v_81 = tt.addptr %v, %kv_off_76 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_82 = tt.load %v_81, %k_79, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_80 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_83 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %p_83 = arith.mulf %s_82, %s_82 : tensor<16x32xf32>
-      %p_84 = math.fma %p_83, %cst_3, %cst_4 : tensor<16x32xf32>
-      %p_85 = arith.mulf %s_82, %p_84 : tensor<16x32xf32>
-      %p_86 = math.exp2 %p_85 : tensor<16x32xf32>
-      %p_87 = arith.addf %p_86, %cst_5 : tensor<16x32xf32>
-      %p_88 = tt.elementwise_inline_asm "div.approx.f32 $0, $1, $2;" {constraints = "=f,f,f", packed_element = 1 : i32, pure = true} %s_82, %p_87 : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
-      %p_89 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
-      %p_90 = arith.mulf %p_88, %p_89 : tensor<16x32xf32>
-      %p_91 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_92 = arith.select %p_91, %p_90, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
-      %acc = arith.truncf %p_92 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_93 = tt.dot %acc, %v_81, %q_65, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      %ss_94 = arith.mulf %acc_93, %acc_93 : tensor<16x16xf32>
-      %ss_95 = "tt.reduce"(%ss_94) <{axis = 1 : i32}> ({
-      ^bb0(%ss_97: f32, %ss_98: f32):
-        %ss_99 = arith.addf %ss_97, %ss_98 : f32
-        tt.reduce.return %ss_99 : f32
+      %p_84 = arith.mulf %s_83, %s_83 : tensor<16x32xf32>
+      %p_85 = math.fma %p_84, %cst_3, %cst_4 : tensor<16x32xf32>
+      %p_86 = arith.mulf %s_83, %p_85 : tensor<16x32xf32>
+      %p_87 = math.exp2 %p_86 : tensor<16x32xf32>
+      %p_88 = arith.addf %p_87, %cst_5 : tensor<16x32xf32>
+      %p_89 = tt.elementwise_inline_asm "div.approx.f32 $0, $1, $2;" {constraints = "=f,f,f", packed_element = 1 : i32, pure = true} %s_83, %p_88 : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
+      %p_90 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
+      %p_91 = arith.mulf %p_89, %p_90 : tensor<16x32xf32>
+      %p_92 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
+      %p_93 = arith.select %p_92, %p_91, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
+      %acc = arith.truncf %p_93 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_94 = tt.dot %acc, %v_82, %q_66, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      %ss_95 = arith.mulf %acc_94, %acc_94 : tensor<16x16xf32>
+      %ss_96 = "tt.reduce"(%ss_95) <{axis = 1 : i32}> ({
+      ^bb0(%ss_98: f32, %ss_99: f32):
+        %ss_100 = arith.addf %ss_98, %ss_99 : f32
+        tt.reduce.return %ss_100 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %ss_96 = arith.addf %ss_50, %ss_95 : tensor<16xf32>
+      %ss_97 = arith.addf %ss_52, %ss_96 : tensor<16xf32>
       %6 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %7 = tt.broadcast %6 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %8 = tt.addptr %7, %x_56 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %9 = arith.truncf %acc_93 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %8, %9, %x_58 : tensor<16x16x!tt.ptr<bf16>>
-      scf.yield %ss_96 : tensor<16xf32>
+      %8 = tt.addptr %7, %x_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %9 = arith.truncf %acc_94 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %8, %9, %x_60 : tensor<16x16x!tt.ptr<bf16>>
+      scf.yield %ss_97 : tensor<16xf32>
     }
     %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_48 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
-    %rrms_49 = math.rsqrt %rrms_48 : tensor<16xf32>
+    %rrms_50 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
+    %rrms_51 = math.rsqrt %rrms_50 : tensor<16xf32>
     scf.for %h = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_50 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_51 = arith.addi %cols_50, %rows : tensor<16xi32>
+      %cols_52 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_53 = arith.addi %cols_52, %rows : tensor<16xi32>
       %z = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %z_52 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %z_53 = tt.expand_dims %cols_51 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %z_54 = tt.broadcast %z_52 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %z_55 = tt.broadcast %z_53 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %z_56 = tt.addptr %z_54, %z_55 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %z_57 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_58 = tt.load %z_56, %z_57, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %z_59 = arith.extf %z_58 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %z_54 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %z_55 = tt.expand_dims %cols_53 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %z_56 = tt.broadcast %z_54 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %z_57 = tt.broadcast %z_55 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %z_58 = tt.addptr %z_56, %z_57 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %z_59 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
+      %z_60 = tt.load %z_58, %z_59, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %z_61 = arith.extf %z_60 : tensor<16x16xbf16> to tensor<16x16xf32>
       %x = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_60 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_61 = tt.addptr %x_60, %z_55 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_62 = tt.load %x_61, %z_57, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %x_63 = arith.extf %x_62 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %y = tt.expand_dims %rrms_49 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %y_64 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-      %y_65 = arith.mulf %z_59, %y_64 : tensor<16x16xf32>
-      %6 = arith.addf %y_65, %x_63 : tensor<16x16xf32>
+      %x_62 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_63 = tt.addptr %x_62, %z_57 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_64 = tt.load %x_63, %z_59, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_65 = arith.extf %x_64 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %y = tt.expand_dims %rrms_51 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %y_66 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+      %y_67 = arith.mulf %z_61, %y_66 : tensor<16x16xf32>
+      %6 = arith.addf %y_67, %x_65 : tensor<16x16xf32>
       %7 = arith.truncf %6 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %z_56, %7, %z_57 : tensor<16x16x!tt.ptr<bf16>>
+      tt.store %z_58, %7, %z_59 : tensor<16x16x!tt.ptr<bf16>>
     }
     %0 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %1 = tt.addptr %0, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
@@ -256,7 +259,7 @@ module {
     tt.store %3, %rstd_47, %rmask_33 : tensor<16x!tt.ptr<f32>>
     %4 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %5 = tt.addptr %4, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %5, %rrms_49, %rmask_33 : tensor<16x!tt.ptr<f32>>
+    tt.store %5, %rrms_51, %rmask_33 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }
@@ -470,36 +473,36 @@ module {
     %kv_base_40 = arith.muli %kv_base_39, %kv_base : i64
     %shift_41 = tt.load %xrow_37, %rmask_34, %shift : tensor<16x!tt.ptr<bf16>>
     %shift_42 = arith.extf %shift_41 : tensor<16xbf16> to tensor<16xf32>
-    %s2:2 = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_51 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+    %s2:2 = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_53 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_52 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_53 = arith.muli %h, %c16_i32 : i32
-      %x_54 = tt.splat %x_53 : i32 -> tensor<16x1xi32>
-      %x_55 = tt.addptr %x_52, %x_54 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_56 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_57 = tt.broadcast %x_55 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_58 = tt.broadcast %x_56 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_59 = tt.addptr %x_57, %x_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_60 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_61 = tt.load %x_59, %x_60, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %xc = arith.extf %x_61 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xc_62 = tt.expand_dims %shift_42 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xc_63 = tt.broadcast %xc_62 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xc_64 = arith.subf %xc, %xc_63 : tensor<16x16xf32>
-      %s1_65 = "tt.reduce"(%xc_64) <{axis = 1 : i32}> ({
-      ^bb0(%s1_70: f32, %s1_71: f32):
-        %s1_72 = arith.addf %s1_70, %s1_71 : f32
-        tt.reduce.return %s1_72 : f32
+      %x_54 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_55 = arith.muli %h, %c16_i32 : i32
+      %x_56 = tt.splat %x_55 : i32 -> tensor<16x1xi32>
+      %x_57 = tt.addptr %x_54, %x_56 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_58 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_59 = tt.broadcast %x_57 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_60 = tt.broadcast %x_58 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_61 = tt.addptr %x_59, %x_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_62 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_63 = tt.load %x_61, %x_62, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %xc = arith.extf %x_63 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xc_64 = tt.expand_dims %shift_42 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xc_65 = tt.broadcast %xc_64 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xc_66 = arith.subf %xc, %xc_65 : tensor<16x16xf32>
+      %s1_67 = "tt.reduce"(%xc_66) <{axis = 1 : i32}> ({
+      ^bb0(%s1_72: f32, %s1_73: f32):
+        %s1_74 = arith.addf %s1_72, %s1_73 : f32
+        tt.reduce.return %s1_74 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s1_66 = arith.addf %s1, %s1_65 : tensor<16xf32>
-      %s2_67 = arith.mulf %xc_64, %xc_64 : tensor<16x16xf32>
-      %s2_68 = "tt.reduce"(%s2_67) <{axis = 1 : i32}> ({
-      ^bb0(%s2_70: f32, %s2_71: f32):
-        %s2_72 = arith.addf %s2_70, %s2_71 : f32
-        tt.reduce.return %s2_72 : f32
+      %s1_68 = arith.addf %s1, %s1_67 : tensor<16xf32>
+      %s2_69 = arith.mulf %xc_66, %xc_66 : tensor<16x16xf32>
+      %s2_70 = "tt.reduce"(%s2_69) <{axis = 1 : i32}> ({
+      ^bb0(%s2_72: f32, %s2_73: f32):
+        %s2_74 = arith.addf %s2_72, %s2_73 : f32
+        tt.reduce.return %s2_74 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s2_69 = arith.addf %s2_51, %s2_68 : tensor<16xf32>
-      scf.yield %s1_66, %s2_69 : tensor<16xf32>, tensor<16xf32>
+      %s2_71 = arith.addf %s2_53, %s2_70 : tensor<16xf32>
+      scf.yield %s1_68, %s2_71 : tensor<16xf32>, tensor<16xf32>
     }
     %m1 = arith.mulf %s2#0, %cst_1 : tensor<16xf32>
     %mean = math.fma %s2#0, %cst_1, %shift_42 : tensor<16xf32>
@@ -510,119 +513,122 @@ module {
     %rstd_46 = tt.splat %eps : f32 -> tensor<16xf32>
     %rstd_47 = arith.addf %rstd_45, %rstd_46 : tensor<16xf32>
     %rstd_48 = math.rsqrt %rstd_47 : tensor<16xf32>
-    %ss = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_51 = %cst_0) -> (tensor<16xf32>)  : i32 {
+    %rq = arith.cmpf ogt, %s2#1, %cst_0 : tensor<16xf32>
+    %rq_49 = arith.select %rq, %rstd_48, %cst_0 : tensor<16xi1>, tensor<16xf32>
+    %nmr = arith.mulf %mean, %rq_49 : tensor<16xf32>
+    %nmr_50 = arith.subf %cst_0, %nmr : tensor<16xf32>
+    %ss = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_53 = %cst_0) -> (tensor<16xf32>)  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_52 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_53 = arith.addi %cols_52, %rows : tensor<16xi32>
+      %cols_54 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_55 = arith.addi %cols_54, %rows : tensor<16xi32>
       %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_54 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_55 = tt.expand_dims %cols_53 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_56 = tt.broadcast %x_54 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_57 = tt.broadcast %x_55 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_58 = tt.addptr %x_56, %x_57 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_59 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_60 = tt.load %x_58, %x_59, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %x_61 = arith.extf %x_60 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %q = tt.expand_dims %mean {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_62 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_63 = arith.subf %x_61, %q_62 : tensor<16x16xf32>
-      %q_64 = tt.expand_dims %rstd_48 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_65 = tt.broadcast %q_64 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_66 = arith.mulf %q_63, %q_65 : tensor<16x16xf32>
-      %qh = arith.truncf %q_66 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %x_56 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_57 = tt.expand_dims %cols_55 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_58 = tt.broadcast %x_56 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_59 = tt.broadcast %x_57 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_60 = tt.addptr %x_58, %x_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_61 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_62 = tt.load %x_60, %x_61, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_63 = arith.extf %x_62 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %q = tt.expand_dims %rq_49 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %q_64 = tt.expand_dims %nmr_50 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %q_65 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_66 = tt.broadcast %q_64 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_67 = math.fma %x_63, %q_65, %q_66 : tensor<16x16xf32>
+      %qh = arith.truncf %q_67 : tensor<16x16xf32> to tensor<16x16xbf16>
       %kvh = arith.extsi %cols : i32 to i64
-      %kvh_67 = arith.addi %kv_base_40, %kvh : i64
+      %kvh_68 = arith.addi %kv_base_40, %kvh : i64
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %nmask = arith.cmpi slt, %offs_n, %cst_10 : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_68 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
-      %kv_off_69 = arith.extsi %kv_off_68 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_70 = tt.splat %kvh_67 : i64 -> tensor<32x1xi64>
-      %kv_off_71 = arith.addi %kv_off_70, %kv_off_69 : tensor<32x1xi64>
-      %kv_off_72 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %kv_off_73 = arith.extsi %kv_off_72 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_74 = tt.broadcast %kv_off_71 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_75 = tt.broadcast %kv_off_73 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_76 = arith.addi %kv_off_74, %kv_off_75 : tensor<32x16xi64>
+      %kv_off_69 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
+      %kv_off_70 = arith.extsi %kv_off_69 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_71 = tt.splat %kvh_68 : i64 -> tensor<32x1xi64>
+      %kv_off_72 = arith.addi %kv_off_71, %kv_off_70 : tensor<32x1xi64>
+      %kv_off_73 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %kv_off_74 = arith.extsi %kv_off_73 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_75 = tt.broadcast %kv_off_72 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_76 = tt.broadcast %kv_off_74 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_77 = arith.addi %kv_off_75, %kv_off_76 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_77 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_78 = tt.addptr %k_77, %kv_off_76 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_79 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_80 = tt.load %k_78, %k_79, %cst_4 : tensor<32x16x!tt.ptr<bf16>>
+      %k_78 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_79 = tt.addptr %k_78, %kv_off_77 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_80 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_81 = tt.load %k_79, %k_80, %cst_4 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_81 = tt.addptr %v, %kv_off_76 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_82 = tt.load %v_81, %k_79, %cst_4 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_80 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_83 = tt.dot %qh, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
-      %s_84 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %s_85 = arith.mulf %qk_scale, %cst_7 : f32
-      %s_86 = tt.splat %s_85 : f32 -> tensor<16x32xf32>
-      %s_87 = arith.mulf %s_83, %s_86 : tensor<16x32xf32>
-      %s_88 = tt.broadcast %s_84 : tensor<1x32xi1> -> tensor<16x32xi1>
-      %s_89 = arith.select %s_88, %s_87, %cst_6 : tensor<16x32xi1>, tensor<16x32xf32>
-      %m_new = "tt.reduce"(%s_89) <{axis = 1 : i32}> ({
-      ^bb0(%m_new_102: f32, %m_new_103: f32):
-        %m_new_104 = arith.maxnumf %m_new_102, %m_new_103 : f32
-        tt.reduce.return %m_new_104 : f32
+      %v_82 = tt.addptr %v, %kv_off_77 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_83 = tt.load %v_82, %k_80, %cst_4 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_81 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_84 = tt.dot %qh, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %s_85 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
+      %s_86 = arith.mulf %qk_scale, %cst_7 : f32
+      %s_87 = tt.splat %s_86 : f32 -> tensor<16x32xf32>
+      %s_88 = arith.mulf %s_84, %s_87 : tensor<16x32xf32>
+      %s_89 = tt.broadcast %s_85 : tensor<1x32xi1> -> tensor<16x32xi1>
+      %s_90 = arith.select %s_89, %s_88, %cst_6 : tensor<16x32xi1>, tensor<16x32xf32>
+      %m_new = "tt.reduce"(%s_90) <{axis = 1 : i32}> ({
+      ^bb0(%m_new_103: f32, %m_new_104: f32):
+        %m_new_105 = arith.maxnumf %m_new_103, %m_new_104 : f32
+        tt.reduce.return %m_new_105 : f32
       }) : (tensor<16x32xf32>) -> tensor<16xf32>
-      %m_new_90 = arith.maxnumf %m_new, %cst_11 : tensor<16xf32>
-      %p = tt.expand_dims %m_new_90 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %p_91 = tt.broadcast %p : tensor<16x1xf32> -> tensor<16x32xf32>
-      %p_92 = arith.subf %s_89, %p_91 : tensor<16x32xf32>
-      %p_93 = math.exp2 %p_92 : tensor<16x32xf32>
-      %l_i = "tt.reduce"(%p_93) <{axis = 1 : i32}> ({
-      ^bb0(%l_i_102: f32, %l_i_103: f32):
-        %l_i_104 = arith.addf %l_i_102, %l_i_103 : f32
-        tt.reduce.return %l_i_104 : f32
+      %m_new_91 = arith.maxnumf %m_new, %cst_11 : tensor<16xf32>
+      %p = tt.expand_dims %m_new_91 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %p_92 = tt.broadcast %p : tensor<16x1xf32> -> tensor<16x32xf32>
+      %p_93 = arith.subf %s_90, %p_92 : tensor<16x32xf32>
+      %p_94 = math.exp2 %p_93 : tensor<16x32xf32>
+      %l_i = "tt.reduce"(%p_94) <{axis = 1 : i32}> ({
+      ^bb0(%l_i_103: f32, %l_i_104: f32):
+        %l_i_105 = arith.addf %l_i_103, %l_i_104 : f32
+        tt.reduce.return %l_i_105 : f32
       }) : (tensor<16x32xf32>) -> tensor<16xf32>
-      %acc = arith.truncf %p_93 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_94 = tt.dot %acc, %v_82, %cst_3, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      %acc_95 = arith.divf %cst_5, %l_i : tensor<16xf32>
-      %acc_96 = tt.expand_dims %acc_95 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %acc_97 = tt.broadcast %acc_96 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %acc_98 = arith.mulf %acc_94, %acc_97 : tensor<16x16xf32>
-      %z = arith.addf %acc_98, %q_66 : tensor<16x16xf32>
-      %ss_99 = arith.mulf %z, %z : tensor<16x16xf32>
-      %ss_100 = "tt.reduce"(%ss_99) <{axis = 1 : i32}> ({
-      ^bb0(%ss_102: f32, %ss_103: f32):
-        %ss_104 = arith.addf %ss_102, %ss_103 : f32
-        tt.reduce.return %ss_104 : f32
+      %acc = arith.truncf %p_94 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_95 = tt.dot %acc, %v_83, %cst_3, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      %acc_96 = arith.divf %cst_5, %l_i : tensor<16xf32>
+      %acc_97 = tt.expand_dims %acc_96 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %acc_98 = tt.broadcast %acc_97 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %acc_99 = arith.mulf %acc_95, %acc_98 : tensor<16x16xf32>
+      %z = arith.addf %acc_99, %q_67 : tensor<16x16xf32>
+      %ss_100 = arith.mulf %z, %z : tensor<16x16xf32>
+      %ss_101 = "tt.reduce"(%ss_100) <{axis = 1 : i32}> ({
+      ^bb0(%ss_103: f32, %ss_104: f32):
+        %ss_105 = arith.addf %ss_103, %ss_104 : f32
+        tt.reduce.return %ss_105 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %ss_101 = arith.addf %ss_51, %ss_100 : tensor<16xf32>
+      %ss_102 = arith.addf %ss_53, %ss_101 : tensor<16xf32>
       %6 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %7 = tt.broadcast %6 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %8 = tt.addptr %7, %x_57 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %8 = tt.addptr %7, %x_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %9 = arith.truncf %z : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %8, %9, %x_59 : tensor<16x16x!tt.ptr<bf16>>
-      scf.yield %ss_101 : tensor<16xf32>
+      tt.store %8, %9, %x_61 : tensor<16x16x!tt.ptr<bf16>>
+      scf.yield %ss_102 : tensor<16xf32>
     }
     %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_49 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
-    %rrms_50 = math.rsqrt %rrms_49 : tensor<16xf32>
+    %rrms_51 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
+    %rrms_52 = math.rsqrt %rrms_51 : tensor<16xf32>
     scf.for %h = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_51 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_52 = arith.addi %cols_51, %rows : tensor<16xi32>
+      %cols_53 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_54 = arith.addi %cols_53, %rows : tensor<16xi32>
       %z = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %z_53 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %z_54 = tt.expand_dims %cols_52 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %z_55 = tt.broadcast %z_53 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %z_56 = tt.broadcast %z_54 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %z_57 = tt.addptr %z_55, %z_56 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %z_58 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_59 = tt.load %z_57, %z_58, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %z_60 = arith.extf %z_59 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %z_55 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %z_56 = tt.expand_dims %cols_54 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %z_57 = tt.broadcast %z_55 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %z_58 = tt.broadcast %z_56 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %z_59 = tt.addptr %z_57, %z_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %z_60 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
+      %z_61 = tt.load %z_59, %z_60, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %z_62 = arith.extf %z_61 : tensor<16x16xbf16> to tensor<16x16xf32>
       %x = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_61 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_62 = tt.addptr %x_61, %z_56 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_63 = tt.load %x_62, %z_58, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %x_64 = arith.extf %x_63 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %y = tt.expand_dims %rrms_50 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %y_65 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-      %y_66 = arith.mulf %z_60, %y_65 : tensor<16x16xf32>
-      %6 = arith.addf %y_66, %x_64 : tensor<16x16xf32>
+      %x_63 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_64 = tt.addptr %x_63, %z_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_65 = tt.load %x_64, %z_60, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_66 = arith.extf %x_65 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %y = tt.expand_dims %rrms_52 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %y_67 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+      %y_68 = arith.mulf %z_62, %y_67 : tensor<16x16xf32>
+      %6 = arith.addf %y_68, %x_66 : tensor<16x16xf32>
       %7 = arith.truncf %6 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %z_57, %7, %z_58 : tensor<16x16x!tt.ptr<bf16>>
+      tt.store %z_59, %7, %z_60 : tensor<16x16x!tt.ptr<bf16>>
     }
     %0 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %1 = tt.addptr %0, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
@@ -632,7 +638,7 @@ module {
     tt.store %3, %rstd_48, %rmask_34 : tensor<16x!tt.ptr<f32>>
     %4 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %5 = tt.addptr %4, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %5, %rrms_50, %rmask_34 : tensor<16x!tt.ptr<f32>>
+    tt.store %5, %rrms_52, %rmask_34 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }

@@ -160,6 +160,44 @@ def test_large_mean_layernorm(act):
 
 
 @pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+@pytest.mark.parametrize("mean", [300.0, 3000.0])
+@pytest.mark.parametrize("affine", [True, False])
+def test_constant_rows_layernorm(act, mean, affine):
+    """Rows of one value among rows of |mean| >> std: LayerNorm gives beta (0 without affines)
+    at rstd = 1 / sqrt(eps). q = x rstd + (-mean rstd) as one fma (the kernel's Q_FMA) would
+    leave q off by half an ulp of |mean| rstd there, which GELU without a bias carries into
+    z ~ 0, and the RMSNorm's rsqrt(eps) into a whole ulp of the output; the kernel gives such
+    rows rstd 0 in q. Their output is the reference rounded to bf16 (or one ulp off: the
+    reference's y is rounded once more in the kernel's z), their statistics exact."""
+    x, k, v, offs, w = _inputs(LENS, 2, 64, 32, act=act, mean=mean, seed=3, affine=affine)
+    x[::3] = mean
+    # and rows of one value but one element a bf16 ulp above: the smallest variance a row of
+    # bf16 values that are not all one can have, where |mean| rstd is largest (2^8 sqrt(N))
+    value = float(torch.tensor(mean).bfloat16())
+    ulp = 2.0 ** (math.floor(math.log2(value)) - 7)  # (bf16's spacing at the value)
+    x[1::3] = value
+    x[1::3, 1, 5] = value + ulp
+    args, consts, grid = _kernel_args(x, k, v, offs, w, act)
+    res = check_pass_numerics(flash_norm_attention_naive, args, constexprs=consts, grid=grid,
+                              passes="default", num_warps=4)
+    ref, st = flash_norm_attention_ref(x, k, v, offs, activation=act, return_stats=True, **w)
+    _assert_close(res, ref, st)
+    assert float(x[1, 1, 5]) == value + ulp  # (one ulp up, exactly)
+    o = slice(1, None, 3)
+    for r in (res.before, res.after):
+        err = (r["OUT"][o].double() - ref[o].double()).abs().max().item()
+        assert err <= ulp, (err, ulp)
+    c = slice(None, None, 3)
+    for r in (res.before, res.after):
+        assert torch.equal(torch.as_tensor(r["MEAN"])[c], torch.full_like(st["mean"][c], value))
+        rstd = torch.as_tensor(r["RSTD"])[c]
+        assert torch.allclose(rstd, torch.full_like(rstd, 1e-5 ** -0.5), rtol=1e-6)
+        assert torch.allclose(torch.as_tensor(r["RRMS"])[c], st["rrms"][c].float(), rtol=1e-3)
+        err = (r["OUT"][c].double() - ref[c].double()).abs().max().item()
+        assert err <= ulp, (err, ulp)
+
+
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
 def test_ragged_kv_length(act):
     # L = 40 in 16-wide tiles: the last KV tile is masked (p = 0, or -inf before the softmax)
     res, ref, st = _run(LENS, 2, 64, 40, act, BN=16, seed=17)

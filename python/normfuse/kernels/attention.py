@@ -264,6 +264,20 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     """One BLOCK_M-row block of batch b: rows row0.. below end."""
     N: tl.constexpr = H * D
     GROUP: tl.constexpr = H // HKV
+    # q = LN(x) as one fma, x rstd + (-mean rstd) (Q_FMA), where the subtraction first costs a
+    # second instruction an element, in both of the body's copies of q: sm_90 SASS of the fused
+    # forward's row-block body 1703 -> 1579 (softmax H 2), 1799 -> 1675 (GELU H 2); the training
+    # forward's GELU 1916 -> 1851 (spills 80 -> 64 B). Not softmax's training forward, where the
+    # per-row -mean rstd beside mean pushed ptxas to 160 B of spills for 3 instructions.
+    # Exactness: -mean rstd is rounded once, so q is off by up to half an ulp of |mean| rstd
+    # where (x - mean) rstd would be exact. A row of one value (s2 == 0: its shifted sums are
+    # exactly 0) takes rstd 0 here, so its q is 0 as before (at rstd = 1 / sqrt(eps) the error
+    # would be ~ |mean| 2^-16: a whole bf16 ulp of the output y + x where GELU leaves z = q ~ 0).
+    # Any other bf16 row has a value at least a bf16 ulp (|mean| 2^-8) from the others, so
+    # var >= (|mean| 2^-8)^2 / N, |mean| rstd <= 2^8 sqrt(N) and the error <= sqrt(N) 2^-16
+    # (3.5e-4 at N = 512) on q of unit variance: below bf16's rounding of q for the dot (2^-9).
+    # fp16's finer ulp gives 2^11 sqrt(N) there, not below its rounding: fp16 keeps the exact form.
+    Q_FMA: tl.constexpr = (X.dtype.element_ty == tl.bfloat16) and ((ACT != 4) or (not SAVE))
     rows = row0 + tl.arange(0, BLOCK_M)
     rmask = rows < end
     xrow = X + rows.to(tl.int64) * N
@@ -292,6 +306,8 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     m1 = s1 * (1.0 / N)
     mean = tl.fma(s1, 1.0 / N, shift)
     rstd = tl.math.rsqrt(tl.maximum(tl.fma(s2, 1.0 / N, -(m1 * m1)), 0.0) + eps)
+    rq = tl.where(s2 > 0.0, rstd, 0.0)  # (Q_FMA: a row of one value keeps q = 0 exactly)
+    nmr = -(mean * rq)
 
     # loop 1: per head, LN(x) -> attention -> z = attention + LN(x); RMSNorm statistics
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -302,7 +318,10 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
             x = _in_mma(xb.to(tl.float32), X.dtype.element_ty)
         else:
             x = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0).to(tl.float32)
-        q = (x - mean[:, None]) * rstd[:, None]
+        if Q_FMA:
+            q = tl.fma(x, rq[:, None], nmr[:, None])
+        else:
+            q = (x - mean[:, None]) * rstd[:, None]
         if HAS_LNW:
             q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
         if HAS_LNB:
@@ -310,7 +329,10 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
         qh = q.to(X.dtype.element_ty)
         if LN_MMA:  # q again, the same values, in the same layout, for the residual: from x
             # widened by its bits (`_widen`: the bf16 tile stays live across the attention)
-            q = (_in_mma(_widen(xb), X.dtype.element_ty) - mean[:, None]) * rstd[:, None]
+            if Q_FMA:
+                q = tl.fma(_in_mma(_widen(xb), X.dtype.element_ty), rq[:, None], nmr[:, None])
+            else:
+                q = (_in_mma(_widen(xb), X.dtype.element_ty) - mean[:, None]) * rstd[:, None]
             if HAS_LNW:
                 q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
             if HAS_LNB:
