@@ -414,13 +414,13 @@ module {
     %kv_base = arith.constant 2048 : i64
     %cst_0 = arith.constant dense<0.000000e+00> : tensor<16xf32>
     %cst_1 = arith.constant dense<1.562500e-02> : tensor<16xf32>
+    %cst_2 = arith.constant 1.44269502 : f32
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
-    %cst_5 = arith.constant dense<1.000000e+00> : tensor<16xf32>
-    %cst_6 = arith.constant dense<0xFF800000> : tensor<16x32xf32>
-    %cst_7 = arith.constant 1.44269502 : f32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %cst_6 = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst_7 = arith.constant dense<0xFF800000> : tensor<16x32xf32>
     %cst_8 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
     %cst_9 = arith.constant dense<64> : tensor<32x1xi32>
     %cst_10 = arith.constant dense<32> : tensor<32xi32>
@@ -473,36 +473,36 @@ module {
     %kv_base_40 = arith.muli %kv_base_39, %kv_base : i64
     %shift_41 = tt.load %xrow_37, %rmask_34, %shift : tensor<16x!tt.ptr<bf16>>
     %shift_42 = arith.extf %shift_41 : tensor<16xbf16> to tensor<16xf32>
-    %s2:2 = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_53 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+    %s2:2 = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_56 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_54 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_55 = arith.muli %h, %c16_i32 : i32
-      %x_56 = tt.splat %x_55 : i32 -> tensor<16x1xi32>
-      %x_57 = tt.addptr %x_54, %x_56 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_58 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_59 = tt.broadcast %x_57 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_60 = tt.broadcast %x_58 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_61 = tt.addptr %x_59, %x_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_62 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_63 = tt.load %x_61, %x_62, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %xc = arith.extf %x_63 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xc_64 = tt.expand_dims %shift_42 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xc_65 = tt.broadcast %xc_64 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xc_66 = arith.subf %xc, %xc_65 : tensor<16x16xf32>
-      %s1_67 = "tt.reduce"(%xc_66) <{axis = 1 : i32}> ({
-      ^bb0(%s1_72: f32, %s1_73: f32):
-        %s1_74 = arith.addf %s1_72, %s1_73 : f32
-        tt.reduce.return %s1_74 : f32
+      %x_57 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_58 = arith.muli %h, %c16_i32 : i32
+      %x_59 = tt.splat %x_58 : i32 -> tensor<16x1xi32>
+      %x_60 = tt.addptr %x_57, %x_59 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_61 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_62 = tt.broadcast %x_60 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_63 = tt.broadcast %x_61 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_64 = tt.addptr %x_62, %x_63 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_65 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_66 = tt.load %x_64, %x_65, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %xc = arith.extf %x_66 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xc_67 = tt.expand_dims %shift_42 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xc_68 = tt.broadcast %xc_67 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xc_69 = arith.subf %xc, %xc_68 : tensor<16x16xf32>
+      %s1_70 = "tt.reduce"(%xc_69) <{axis = 1 : i32}> ({
+      ^bb0(%s1_75: f32, %s1_76: f32):
+        %s1_77 = arith.addf %s1_75, %s1_76 : f32
+        tt.reduce.return %s1_77 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s1_68 = arith.addf %s1, %s1_67 : tensor<16xf32>
-      %s2_69 = arith.mulf %xc_66, %xc_66 : tensor<16x16xf32>
-      %s2_70 = "tt.reduce"(%s2_69) <{axis = 1 : i32}> ({
-      ^bb0(%s2_72: f32, %s2_73: f32):
-        %s2_74 = arith.addf %s2_72, %s2_73 : f32
-        tt.reduce.return %s2_74 : f32
+      %s1_71 = arith.addf %s1, %s1_70 : tensor<16xf32>
+      %s2_72 = arith.mulf %xc_69, %xc_69 : tensor<16x16xf32>
+      %s2_73 = "tt.reduce"(%s2_72) <{axis = 1 : i32}> ({
+      ^bb0(%s2_75: f32, %s2_76: f32):
+        %s2_77 = arith.addf %s2_75, %s2_76 : f32
+        tt.reduce.return %s2_77 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s2_71 = arith.addf %s2_53, %s2_70 : tensor<16xf32>
-      scf.yield %s1_68, %s2_71 : tensor<16xf32>, tensor<16xf32>
+      %s2_74 = arith.addf %s2_56, %s2_73 : tensor<16xf32>
+      scf.yield %s1_71, %s2_74 : tensor<16xf32>, tensor<16xf32>
     }
     %m1 = arith.mulf %s2#0, %cst_1 : tensor<16xf32>
     %mean = math.fma %s2#0, %cst_1, %shift_42 : tensor<16xf32>
@@ -517,118 +517,125 @@ module {
     %rq_49 = arith.select %rq, %rstd_48, %cst_0 : tensor<16xi1>, tensor<16xf32>
     %nmr = arith.mulf %mean, %rq_49 : tensor<16xf32>
     %nmr_50 = arith.subf %cst_0, %nmr : tensor<16xf32>
-    %ss = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_53 = %cst_0) -> (tensor<16xf32>)  : i32 {
+    %rqs = arith.mulf %qk_scale, %cst_2 : f32
+    %rqs_51 = tt.splat %rqs : f32 -> tensor<16xf32>
+    %rqs_52 = arith.mulf %rq_49, %rqs_51 : tensor<16xf32>
+    %nmrs = arith.mulf %mean, %rqs_52 : tensor<16xf32>
+    %nmrs_53 = arith.subf %cst_0, %nmrs : tensor<16xf32>
+    %ss = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_56 = %cst_0) -> (tensor<16xf32>)  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_54 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_55 = arith.addi %cols_54, %rows : tensor<16xi32>
+      %cols_57 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_58 = arith.addi %cols_57, %rows : tensor<16xi32>
       %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_56 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_57 = tt.expand_dims %cols_55 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_58 = tt.broadcast %x_56 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_59 = tt.broadcast %x_57 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_60 = tt.addptr %x_58, %x_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_61 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_62 = tt.load %x_60, %x_61, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %x_63 = arith.extf %x_62 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %x_59 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_60 = tt.expand_dims %cols_58 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_61 = tt.broadcast %x_59 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_62 = tt.broadcast %x_60 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_63 = tt.addptr %x_61, %x_62 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_64 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_65 = tt.load %x_63, %x_64, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %x_66 = arith.extf %x_65 : tensor<16x16xbf16> to tensor<16x16xf32>
       %q = tt.expand_dims %rq_49 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_64 = tt.expand_dims %nmr_50 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_65 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_66 = tt.broadcast %q_64 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_67 = math.fma %x_63, %q_65, %q_66 : tensor<16x16xf32>
-      %qh = arith.truncf %q_67 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %q_67 = tt.expand_dims %nmr_50 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %q_68 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_69 = tt.broadcast %q_67 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_70 = math.fma %x_66, %q_68, %q_69 : tensor<16x16xf32>
+      %qh = tt.expand_dims %rqs_52 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %qh_71 = tt.expand_dims %nmrs_53 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %qh_72 = tt.broadcast %qh : tensor<16x1xf32> -> tensor<16x16xf32>
+      %qh_73 = tt.broadcast %qh_71 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %qh_74 = math.fma %x_66, %qh_72, %qh_73 : tensor<16x16xf32>
+      %qh_75 = arith.truncf %qh_74 : tensor<16x16xf32> to tensor<16x16xbf16>
       %kvh = arith.extsi %cols : i32 to i64
-      %kvh_68 = arith.addi %kv_base_40, %kvh : i64
+      %kvh_76 = arith.addi %kv_base_40, %kvh : i64
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %nmask = arith.cmpi slt, %offs_n, %cst_10 : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_69 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
-      %kv_off_70 = arith.extsi %kv_off_69 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_71 = tt.splat %kvh_68 : i64 -> tensor<32x1xi64>
-      %kv_off_72 = arith.addi %kv_off_71, %kv_off_70 : tensor<32x1xi64>
-      %kv_off_73 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %kv_off_74 = arith.extsi %kv_off_73 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_75 = tt.broadcast %kv_off_72 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_76 = tt.broadcast %kv_off_74 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_77 = arith.addi %kv_off_75, %kv_off_76 : tensor<32x16xi64>
+      %kv_off_77 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
+      %kv_off_78 = arith.extsi %kv_off_77 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_79 = tt.splat %kvh_76 : i64 -> tensor<32x1xi64>
+      %kv_off_80 = arith.addi %kv_off_79, %kv_off_78 : tensor<32x1xi64>
+      %kv_off_81 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %kv_off_82 = arith.extsi %kv_off_81 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_83 = tt.broadcast %kv_off_80 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_84 = tt.broadcast %kv_off_82 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_85 = arith.addi %kv_off_83, %kv_off_84 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_78 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_79 = tt.addptr %k_78, %kv_off_77 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_80 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_81 = tt.load %k_79, %k_80, %cst_4 : tensor<32x16x!tt.ptr<bf16>>
+      %k_86 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_87 = tt.addptr %k_86, %kv_off_85 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_88 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_89 = tt.load %k_87, %k_88, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_82 = tt.addptr %v, %kv_off_77 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_83 = tt.load %v_82, %k_80, %cst_4 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_81 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_84 = tt.dot %qh, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
-      %s_85 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %s_86 = arith.mulf %qk_scale, %cst_7 : f32
-      %s_87 = tt.splat %s_86 : f32 -> tensor<16x32xf32>
-      %s_88 = arith.mulf %s_84, %s_87 : tensor<16x32xf32>
-      %s_89 = tt.broadcast %s_85 : tensor<1x32xi1> -> tensor<16x32xi1>
-      %s_90 = arith.select %s_89, %s_88, %cst_6 : tensor<16x32xi1>, tensor<16x32xf32>
-      %m_new = "tt.reduce"(%s_90) <{axis = 1 : i32}> ({
-      ^bb0(%m_new_103: f32, %m_new_104: f32):
-        %m_new_105 = arith.maxnumf %m_new_103, %m_new_104 : f32
-        tt.reduce.return %m_new_105 : f32
+      %v_90 = tt.addptr %v, %kv_off_85 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_91 = tt.load %v_90, %k_88, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_89 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_92 = tt.dot %qh_75, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %s_93 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
+      %s_94 = tt.broadcast %s_93 : tensor<1x32xi1> -> tensor<16x32xi1>
+      %s_95 = arith.select %s_94, %s_92, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
+      %m_new = "tt.reduce"(%s_95) <{axis = 1 : i32}> ({
+      ^bb0(%m_new_108: f32, %m_new_109: f32):
+        %m_new_110 = arith.maxnumf %m_new_108, %m_new_109 : f32
+        tt.reduce.return %m_new_110 : f32
       }) : (tensor<16x32xf32>) -> tensor<16xf32>
-      %m_new_91 = arith.maxnumf %m_new, %cst_11 : tensor<16xf32>
-      %p = tt.expand_dims %m_new_91 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %p_92 = tt.broadcast %p : tensor<16x1xf32> -> tensor<16x32xf32>
-      %p_93 = arith.subf %s_90, %p_92 : tensor<16x32xf32>
-      %p_94 = math.exp2 %p_93 : tensor<16x32xf32>
-      %l_i = "tt.reduce"(%p_94) <{axis = 1 : i32}> ({
-      ^bb0(%l_i_103: f32, %l_i_104: f32):
-        %l_i_105 = arith.addf %l_i_103, %l_i_104 : f32
-        tt.reduce.return %l_i_105 : f32
+      %m_new_96 = arith.maxnumf %m_new, %cst_11 : tensor<16xf32>
+      %p = tt.expand_dims %m_new_96 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %p_97 = tt.broadcast %p : tensor<16x1xf32> -> tensor<16x32xf32>
+      %p_98 = arith.subf %s_95, %p_97 : tensor<16x32xf32>
+      %p_99 = math.exp2 %p_98 : tensor<16x32xf32>
+      %l_i = "tt.reduce"(%p_99) <{axis = 1 : i32}> ({
+      ^bb0(%l_i_108: f32, %l_i_109: f32):
+        %l_i_110 = arith.addf %l_i_108, %l_i_109 : f32
+        tt.reduce.return %l_i_110 : f32
       }) : (tensor<16x32xf32>) -> tensor<16xf32>
-      %acc = arith.truncf %p_94 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_95 = tt.dot %acc, %v_83, %cst_3, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      %acc_96 = arith.divf %cst_5, %l_i : tensor<16xf32>
-      %acc_97 = tt.expand_dims %acc_96 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %acc_98 = tt.broadcast %acc_97 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %acc_99 = arith.mulf %acc_95, %acc_98 : tensor<16x16xf32>
-      %z = arith.addf %acc_99, %q_67 : tensor<16x16xf32>
-      %ss_100 = arith.mulf %z, %z : tensor<16x16xf32>
-      %ss_101 = "tt.reduce"(%ss_100) <{axis = 1 : i32}> ({
-      ^bb0(%ss_103: f32, %ss_104: f32):
-        %ss_105 = arith.addf %ss_103, %ss_104 : f32
-        tt.reduce.return %ss_105 : f32
+      %acc = arith.truncf %p_99 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_100 = tt.dot %acc, %v_91, %cst_4, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      %acc_101 = arith.divf %cst_6, %l_i : tensor<16xf32>
+      %acc_102 = tt.expand_dims %acc_101 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %acc_103 = tt.broadcast %acc_102 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %acc_104 = arith.mulf %acc_100, %acc_103 : tensor<16x16xf32>
+      %z = arith.addf %acc_104, %q_70 : tensor<16x16xf32>
+      %ss_105 = arith.mulf %z, %z : tensor<16x16xf32>
+      %ss_106 = "tt.reduce"(%ss_105) <{axis = 1 : i32}> ({
+      ^bb0(%ss_108: f32, %ss_109: f32):
+        %ss_110 = arith.addf %ss_108, %ss_109 : f32
+        tt.reduce.return %ss_110 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %ss_102 = arith.addf %ss_53, %ss_101 : tensor<16xf32>
+      %ss_107 = arith.addf %ss_56, %ss_106 : tensor<16xf32>
       %6 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %7 = tt.broadcast %6 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %8 = tt.addptr %7, %x_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %8 = tt.addptr %7, %x_62 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %9 = arith.truncf %z : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %8, %9, %x_61 : tensor<16x16x!tt.ptr<bf16>>
-      scf.yield %ss_102 : tensor<16xf32>
+      tt.store %8, %9, %x_64 : tensor<16x16x!tt.ptr<bf16>>
+      scf.yield %ss_107 : tensor<16xf32>
     }
     %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_51 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
-    %rrms_52 = math.rsqrt %rrms_51 : tensor<16xf32>
+    %rrms_54 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
+    %rrms_55 = math.rsqrt %rrms_54 : tensor<16xf32>
     scf.for %h = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_53 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_54 = arith.addi %cols_53, %rows : tensor<16xi32>
+      %cols_56 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_57 = arith.addi %cols_56, %rows : tensor<16xi32>
       %z = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %z_55 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %z_56 = tt.expand_dims %cols_54 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %z_57 = tt.broadcast %z_55 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %z_58 = tt.broadcast %z_56 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %z_59 = tt.addptr %z_57, %z_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %z_60 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_61 = tt.load %z_59, %z_60, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %z_62 = arith.extf %z_61 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %z_58 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %z_59 = tt.expand_dims %cols_57 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %z_60 = tt.broadcast %z_58 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %z_61 = tt.broadcast %z_59 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %z_62 = tt.addptr %z_60, %z_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %z_63 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
+      %z_64 = tt.load %z_62, %z_63, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %z_65 = arith.extf %z_64 : tensor<16x16xbf16> to tensor<16x16xf32>
       %x = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_63 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_64 = tt.addptr %x_63, %z_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_65 = tt.load %x_64, %z_60, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %x_66 = arith.extf %x_65 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %y = tt.expand_dims %rrms_52 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %y_67 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-      %y_68 = arith.mulf %z_62, %y_67 : tensor<16x16xf32>
-      %6 = arith.addf %y_68, %x_66 : tensor<16x16xf32>
+      %x_66 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_67 = tt.addptr %x_66, %z_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_68 = tt.load %x_67, %z_63, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %x_69 = arith.extf %x_68 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %y = tt.expand_dims %rrms_55 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %y_70 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+      %y_71 = arith.mulf %z_65, %y_70 : tensor<16x16xf32>
+      %6 = arith.addf %y_71, %x_69 : tensor<16x16xf32>
       %7 = arith.truncf %6 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %z_59, %7, %z_60 : tensor<16x16x!tt.ptr<bf16>>
+      tt.store %z_62, %7, %z_63 : tensor<16x16x!tt.ptr<bf16>>
     }
     %0 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %1 = tt.addptr %0, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
@@ -638,7 +645,7 @@ module {
     tt.store %3, %rstd_48, %rmask_34 : tensor<16x!tt.ptr<f32>>
     %4 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %5 = tt.addptr %4, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %5, %rrms_52, %rmask_34 : tensor<16x!tt.ptr<f32>>
+    tt.store %5, %rrms_55, %rmask_34 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }

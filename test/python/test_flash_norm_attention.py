@@ -124,6 +124,8 @@ def test_activations_with_kv_loop(act):
     # L = 64 in 32-wide tiles: the KV loop has two trips (online softmax rescales; GDPA sums)
     res, ref, st = _run(LENS, 3, 64, 64, act, BN=32)
     _assert_close(res, ref, st)
+    if act == "softmax":  # and with the dot's q scaled (no norm weights: SCALED)
+        _assert_close(*_run(LENS, 3, 64, 64, act, BN=32, affine=False))
     text = "\n".join(res.remarks)
     if act == "softmax":
         # (acc * (1 / l): the inference kernel's normalization, attend(RECIP=True))
@@ -132,15 +134,17 @@ def test_activations_with_kv_loop(act):
         assert "[residual-acc] applied" in text
 
 
+@pytest.mark.parametrize("affine", [True, False])
 @pytest.mark.parametrize("scale, L, BN", [(-0.7, 32, None), (0.0, 40, 32), (-2.5, 72, 32),
                                           (1e9, 32, None), (-1e9, 72, 32)])
-def test_softmax_scale_sign_zero_and_huge(scale, L, BN):
+def test_softmax_scale_sign_zero_and_huge(scale, L, BN, affine):
     """The forward's softmax for any qk_scale: negative, zero with a partial last key tile (L =
     40 in 32-key tiles: the masked keys stay out), and so large that max(s) scale is past 2^31,
     where an exponent formed as fma(s, scale, -max(s) scale) would carry the product's rounding
     error (up to half an ulp, > 128) into exp2 and overflow: the output stays finite, the
-    one-hot limit of the reference."""
-    x, k, v, offs, w = _inputs(LENS, 2, 32, L, act="softmax")
+    one-hot limit of the reference. Without the norms' weights the dot's q comes scaled
+    (the kernel's SCALED: qk_scale log2(e) in q's fma constants), with them the scores."""
+    x, k, v, offs, w = _inputs(LENS, 2, 32, L, act="softmax", affine=affine)
     args, consts, grid = _kernel_args(x, k, v, offs, w, "softmax", BN=BN)
     args[-3] = scale
     res = check_pass_numerics(flash_norm_attention_naive, args, constexprs=consts, grid=grid,
@@ -491,11 +495,13 @@ def test_default_walk_shortens_for_small_grids(monkeypatch):
     assert mod._default_walk(1442, 6, 3, 64, None, torch.device("cpu"))[0] == 512
 
 
-@pytest.mark.parametrize("act, H, BN, save", [
-    ("softmax", 2, None, False), ("gelu_tanh", 4, 16, False), ("gelu_tanh", 2, None, True),
-    pytest.param("softmax", 4, None, True, marks=pytest.mark.slow)],
-    ids=["softmax-h2", "gelu-h4-two-kv-tiles", "gelu-h2-save", "softmax-h4-save"])
-def test_ln_mma_same_bits(act, H, BN, save):
+@pytest.mark.parametrize("act, H, BN, save, affine", [
+    ("softmax", 2, None, False, True), ("gelu_tanh", 4, 16, False, True),
+    ("gelu_tanh", 2, None, True, True), ("softmax", 2, 16, False, False),
+    pytest.param("softmax", 4, None, True, True, marks=pytest.mark.slow)],
+    ids=["softmax-h2", "gelu-h4-two-kv-tiles", "gelu-h2-save", "softmax-h2-scaled-two-kv-tiles",
+         "softmax-h4-save"])
+def test_ln_mma_same_bits(act, H, BN, save, affine):
     """LN_MMA (`prepare_flash_norm_attention(ln_mma=True)`: x through `_in_mma`'s product of
     zeros, the LayerNorm in the MMA layout) through `MMA_FNA_PASSES` against the default kernel
     (LN_MMA off: no anchor, its TTIR unchanged) through `DEFAULT_FNA_PASSES`, walking two row
@@ -506,7 +512,7 @@ def test_ln_mma_same_bits(act, H, BN, save):
     from normfuse.kernels.attention import flash_norm_attention_save_naive
     from normfuse.ops.common import row_block_table
     from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES, MMA_FNA_PASSES
-    x, k, v, offs, w = _inputs([5, 0, 40, 19], H, 16, 32, act=act, seed=21)
+    x, k, v, offs, w = _inputs([5, 0, 40, 19], H, 16, 32, act=act, seed=21, affine=affine)
     x[3, 0, 0] = x[7, 1, 5] = -0.0  # (`_in_mma` gives +0.0 back)
     args, consts, _ = _kernel_args(x, k, v, offs, w, act, BN=BN)
     T = x.shape[0]

@@ -138,7 +138,8 @@ def _locate(BLOCKS, OFFS, nbatch, BLOCK_M: tl.constexpr, LOG_B: tl.constexpr,
 @triton.jit
 def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.constexpr,
            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
-           KV_TMA: tl.constexpr = False, RECIP: tl.constexpr = True):
+           KV_TMA: tl.constexpr = False, RECIP: tl.constexpr = True,
+           SCALED: tl.constexpr = False):
     """One head's attention for a [BLOCK_M, D] tile of queries `qh`: a loop over the batch's L
     keys/values (K and V [B, L, HKV, D], this head's at `kvh`), GDPA (act(q k^T) * qk_scale) or
     online softmax (ACT == 4, FA2); (the fp32 [BLOCK_M, D] result (softmax: normalized by l),
@@ -149,7 +150,11 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
     RECIP (softmax): the result normalized by one reciprocal of l per row and a multiply per
     element (sm_90 SASS of the fused forward's body 2161 -> 1968, softmax H 2) instead of a
     divide per element; False keeps the divide (the training forward, which spilled 0 -> 160 B
-    with the reciprocal)."""
+    with the reciprocal).
+    SCALED: the scale is the caller's, a multiply an element less here. Softmax: `qh` comes
+    scaled by qk_scale log2(e) (the scores' exponent base 2 straight from the product; the
+    caller folds the factor into the per-row constants that make q). GDPA: the result is
+    act(q k^T) @ V, unscaled. `qk_scale` is then unused."""
     offs_d = tl.arange(0, D)
     acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
@@ -176,7 +181,10 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
             # forward's body 1703 -> 1643, softmax H 2) but leaves that exponent at the product's
             # rounding error, up to half an ulp of max(s) c: exp2 overflows past |max(s) c| ~
             # 2^31 and the row turns NaN where this form gives the one-hot limit)
-            s = tl.where(nmask[None, :], s * (qk_scale * 1.4426950408889634), float("-inf"))
+            if SCALED:
+                s = tl.where(nmask[None, :], s, float("-inf"))
+            else:
+                s = tl.where(nmask[None, :], s * (qk_scale * 1.4426950408889634), float("-inf"))
             m_new = tl.maximum(m_i, tl.max(s, axis=1))
             p = tl.exp2(s - m_new[:, None])
             if L <= BLOCK_N:  # one tile: alpha = 0 and acc = l_i = 0, so no rescale (same bits)
@@ -187,7 +195,10 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
                 acc = acc * alpha[:, None]
             m_i = m_new
         else:
-            p = tl.where(nmask[None, :], _activation(s, ACT) * qk_scale, 0.0)
+            if SCALED:
+                p = tl.where(nmask[None, :], _activation(s, ACT), 0.0)
+            else:
+                p = tl.where(nmask[None, :], _activation(s, ACT) * qk_scale, 0.0)
         acc = tl.dot(p.to(V.dtype.element_ty), v, acc)
     lse = tl.zeros([BLOCK_M], dtype=tl.float32)
     if ACT == 4:
@@ -278,6 +289,15 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     # (3.5e-4 at N = 512) on q of unit variance: below bf16's rounding of q for the dot (2^-9).
     # fp16's finer ulp gives 2^11 sqrt(N) there, not below its rounding: fp16 keeps the exact form.
     Q_FMA: tl.constexpr = (X.dtype.element_ty == tl.bfloat16) and ((ACT != 4) or (not SAVE))
+    # Softmax's inference forward (no lse kept for a backward that recomputes the scores) takes
+    # the scale out of the attention's loop (attend's SCALED): the dot's q comes scaled by
+    # qk_scale log2(e), folded into q's fma constants (Q_FMA, without norm weights), and the
+    # scores are exp2's argument as they leave the product: a multiply an element less, sm_90
+    # body softmax H 2 1582 -> 1522, H 4 1609 -> 1549. The rounding moves (bf16(q c) for the dot
+    # instead of bf16(q) then c in fp32); the training forward keeps it where its backward
+    # recomputes the scores against the saved lse. Not GDPA: act(s) @ V scaled in z's fma with
+    # the residual measured the same, as residual-acc no longer starts the accumulator at q.
+    SCALED: tl.constexpr = (ACT == 4) and (not SAVE) and Q_FMA and (not HAS_LNW) and (not HAS_LNB)
     rows = row0 + tl.arange(0, BLOCK_M)
     rmask = rows < end
     xrow = X + rows.to(tl.int64) * N
@@ -308,6 +328,12 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     rstd = tl.math.rsqrt(tl.maximum(tl.fma(s2, 1.0 / N, -(m1 * m1)), 0.0) + eps)
     rq = tl.where(s2 > 0.0, rstd, 0.0)  # (Q_FMA: a row of one value keeps q = 0 exactly)
     nmr = -(mean * rq)
+    if SCALED:  # (the dot's q scaled: exp2's argument straight from the product)
+        rqs = rq * (qk_scale * 1.4426950408889634)
+        nmrs = -(mean * rqs)
+    else:
+        rqs = rq
+        nmrs = nmr
 
     # loop 1: per head, LN(x) -> attention -> z = attention + LN(x); RMSNorm statistics
     ss = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -326,7 +352,10 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
             q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
         if HAS_LNB:
             q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
-        qh = q.to(X.dtype.element_ty)
+        if SCALED:  # the dot's copy scaled, the residual's not (LN_MMA recomputes it below)
+            qh = tl.fma(x, rqs[:, None], nmrs[:, None]).to(X.dtype.element_ty)
+        else:
+            qh = q.to(X.dtype.element_ty)
         if LN_MMA:  # q again, the same values, in the same layout, for the residual: from x
             # widened by its bits (`_widen`: the bf16 tile stays live across the attention)
             if Q_FMA:
@@ -339,11 +368,11 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
                 q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
         if KV_TMA:  # (the batch's K and V, the head's column)
             acc, lse = attend(qh, K + kv_base, V + kv_base, (h // GROUP) * D, qk_scale, HKV, D, L,
-                              BLOCK_M, BLOCK_N, ACT, True, not SAVE)
+                              BLOCK_M, BLOCK_N, ACT, True, not SAVE, SCALED)
         else:
             kvh = kv_base + (h // GROUP) * D
             acc, lse = attend(qh, K, V, kvh, qk_scale, HKV, D, L, BLOCK_M, BLOCK_N, ACT, False,
-                              not SAVE)
+                              not SAVE, SCALED)
         z = acc + q
         ss += tl.sum(z * z, axis=1)
         tl.store(orow[:, None] + cols[None, :], z.to(OUT.dtype.element_ty), mask=rmask[:, None])
