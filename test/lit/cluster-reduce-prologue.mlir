@@ -54,9 +54,9 @@ module {
     %cst_1 = arith.constant dense<3.125000e-02> : tensor<16xf32>
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
     %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %cst_3 = arith.constant dense<-0.102943242> : tensor<16x32xf32>
-    %cst_4 = arith.constant dense<-2.30220819> : tensor<16x32xf32>
-    %cst_5 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
+    %cst_3 = arith.constant 5.000000e-01 : f32
+    %cst_4 = arith.constant dense<0.0356774069> : tensor<16x32xf32>
+    %cst_5 = arith.constant dense<0.797884583> : tensor<16x32xf32>
     %cst_6 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
     %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
     %cst_8 = arith.constant dense<32> : tensor<32x1xi32>
@@ -197,14 +197,14 @@ module {
       %s = tt.trans %k_80 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
       %s_83 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %p_84 = arith.mulf %s_83, %s_83 : tensor<16x32xf32>
-      %p_85 = math.fma %p_84, %cst_3, %cst_4 : tensor<16x32xf32>
-      %p_86 = arith.mulf %s_83, %p_85 : tensor<16x32xf32>
-      %p_87 = math.exp2 %p_86 : tensor<16x32xf32>
-      %p_88 = arith.addf %p_87, %cst_5 : tensor<16x32xf32>
-      %p_89 = tt.elementwise_inline_asm "div.approx.f32 $0, $1, $2;" {constraints = "=f,f,f", packed_element = 1 : i32, pure = true} %s_83, %p_88 : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
-      %p_90 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
-      %p_91 = arith.mulf %p_89, %p_90 : tensor<16x32xf32>
+      %h_84 = arith.mulf %qk_scale, %cst_3 : f32
+      %h_85 = tt.splat %h_84 : f32 -> tensor<16x32xf32>
+      %h_86 = arith.mulf %s_83, %h_85 : tensor<16x32xf32>
+      %p_87 = arith.mulf %s_83, %s_83 : tensor<16x32xf32>
+      %p_88 = math.fma %p_87, %cst_4, %cst_5 : tensor<16x32xf32>
+      %p_89 = arith.mulf %s_83, %p_88 : tensor<16x32xf32>
+      %p_90 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %p_89 : tensor<16x32xf32> -> tensor<16x32xf32>
+      %p_91 = math.fma %h_86, %p_90, %h_86 : tensor<16x32xf32>
       %p_92 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
       %p_93 = arith.select %p_92, %p_91, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
       %acc = arith.truncf %p_93 : tensor<16x32xf32> to tensor<16x32xbf16>

@@ -78,9 +78,9 @@ module {
     %cst_1 = arith.constant dense<6.250000e-02> : tensor<16xf32>
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
     %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %cst_3 = arith.constant dense<-0.102943242> : tensor<16x32xf32>
-    %cst_4 = arith.constant dense<-2.30220819> : tensor<16x32xf32>
-    %cst_5 = arith.constant dense<1.000000e+00> : tensor<16x32xf32>
+    %cst_3 = arith.constant 5.000000e-01 : f32
+    %cst_4 = arith.constant dense<0.0356774069> : tensor<16x32xf32>
+    %cst_5 = arith.constant dense<0.797884583> : tensor<16x32xf32>
     %acc = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
     %cst_6 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
     %c32_i32 = arith.constant 32 : i32
@@ -205,19 +205,19 @@ module {
       %s = tt.trans %k_92 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
       %s_95 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %p_96 = arith.mulf %s_95, %s_95 : tensor<16x32xf32>
-      %p_97 = math.fma %p_96, %cst_3, %cst_4 : tensor<16x32xf32>
-      %p_98 = arith.mulf %s_95, %p_97 : tensor<16x32xf32>
-      %p_99 = math.exp2 %p_98 : tensor<16x32xf32>
-      %p_100 = arith.addf %p_99, %cst_5 : tensor<16x32xf32>
-      %p_101 = tt.elementwise_inline_asm "div.approx.f32 $0, $1, $2;" {constraints = "=f,f,f", packed_element = 1 : i32, pure = true} %s_95, %p_100 : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
-      %p_102 = tt.splat %qk_scale : f32 -> tensor<16x32xf32>
-      %p_103 = arith.mulf %p_101, %p_102 : tensor<16x32xf32>
-      %p_104 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_105 = arith.select %p_104, %p_103, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
-      %acc_106 = arith.truncf %p_105 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_107 = tt.dot %acc_106, %v_94, %acc_78, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      scf.yield %acc_107 : tensor<16x16xf32>
+      %h = arith.mulf %qk_scale, %cst_3 : f32
+      %h_96 = tt.splat %h : f32 -> tensor<16x32xf32>
+      %h_97 = arith.mulf %s_95, %h_96 : tensor<16x32xf32>
+      %p_98 = arith.mulf %s_95, %s_95 : tensor<16x32xf32>
+      %p_99 = math.fma %p_98, %cst_4, %cst_5 : tensor<16x32xf32>
+      %p_100 = arith.mulf %s_95, %p_99 : tensor<16x32xf32>
+      %p_101 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %p_100 : tensor<16x32xf32> -> tensor<16x32xf32>
+      %p_102 = math.fma %h_97, %p_101, %h_97 : tensor<16x32xf32>
+      %p_103 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
+      %p_104 = arith.select %p_103, %p_102, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
+      %acc_105 = arith.truncf %p_104 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_106 = tt.dot %acc_105, %v_94, %acc_78, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      scf.yield %acc_106 : tensor<16x16xf32>
     }
     %z = arith.addf %acc_67, %q_66 : tensor<16x16xf32>
     %ss = arith.mulf %z, %z : tensor<16x16xf32>

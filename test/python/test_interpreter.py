@@ -468,6 +468,45 @@ def test_inline_asm_approximate_division():
 
 
 @triton.jit
+def _asm_tanh(X, Out, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(Out + offs, tl.inline_asm_elementwise("tanh.approx.f32 $0, $1;", "=f,f",
+                                                   [tl.load(X + offs)], dtype=tl.float32,
+                                                   is_pure=True, pack=1))
+
+
+def test_inline_asm_approximate_tanh():
+    """tanh.approx.f32 (MUFU.TANH) as its worst case: tanh shrunk toward zero by the largest
+    relative error measured on the hardware (TANH_APPROX_REL_ERR), so 1 + tanh(u) near u = -inf
+    is as far off as the GPU may make it; tanh(+-inf) = +-(1 - that), tanh(0) = 0 with its sign,
+    NaN stays NaN. Other types are refused by name."""
+    from normfuse.testing.ptx import TANH_APPROX_REL_ERR
+    x = torch.tensor([0.0, -0.0, 0.5, -0.5, 3.0, -20.0, float("inf"), float("-inf"),
+                      1e-3, -8.0, 2.0, float("nan"), 1.0, -1.0, 0.25, 10.0])
+    out = nan_f32(16)
+    run_ir(ttir(_asm_tanh, {"X": "*fp32", "Out": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 16}),
+           [x, out], 1)
+    want = (torch.tanh(x.double()) * (1 - TANH_APPROX_REL_ERR)).float()
+    torch.testing.assert_close(out, want, equal_nan=True, rtol=0, atol=0)
+    assert torch.equal(torch.signbit(out[:2]), torch.tensor([False, True]))
+    assert 0 < float(out[5]) + 1 <= 2 * TANH_APPROX_REL_ERR  # (1 + tanh(-20): the error alone)
+    rel = ((out[:11] - torch.tanh(x[:11])).abs() / torch.tanh(x[:11]).abs().clamp_min(1e-30))
+    assert float(rel[2:].max()) <= 1.2e-5
+
+
+def test_inline_asm_tanh_other_types_refused():
+    @triton.jit
+    def k(X, Out, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(X + offs).to(tl.float16)
+        tl.store(Out + offs, tl.inline_asm_elementwise("tanh.approx.f16 $0, $1;", "=h,h", [x],
+                                                       dtype=tl.float16, is_pure=True, pack=1))
+    with pytest.raises(InterpreterError, match="tanh"):
+        run_ir(ttir(k, {"X": "*fp32", "Out": "*fp16", "BLOCK": "constexpr"}, {"BLOCK": 16}),
+               [torch.zeros(16), torch.zeros(16, dtype=torch.float16)], 1)
+
+
+@triton.jit
 def _asm_lanes(X, Y, Out, BLOCK: tl.constexpr):
     # per element: add 3 to x until it reaches y (lanes leave the loop at different rounds), then
     # pack (x, y) into 64 bits, unpack, and return x + y

@@ -73,16 +73,33 @@ def fast_div(a, b):
 
 
 @triton.jit
-def _activation(s, ACT: tl.constexpr):
-    if ACT == 0:  # tanh-approximated GELU: 0.5 s (1 + tanh(u)) = s * sigmoid(2u)
-        p = fast_div(s, 1.0 + gelu_exp_m2u(s))
-    elif ACT == 1:  # SiLU
-        p = fast_div(s, 1.0 + tl.exp(-s))
+def fast_tanh(x):
+    """tanh(x) (fp32) by PTX `tanh.approx.f32`: one MUFU.TANH on sm_75 and later, relative error
+    up to 1.12e-5 (~2^-16.4; measured over every fp32 input by N. Juffa, NVIDIA's developer
+    forum, 2021), against ~2^-9 for the bf16 rounding of what it feeds (the attention's P)."""
+    return tl.inline_asm_elementwise("tanh.approx.f32 $0, $1;", "=f,f", [x],
+                                     dtype=tl.float32, is_pure=True, pack=1)
+
+
+@triton.jit
+def _activation(s, ACT: tl.constexpr, scale=1.0):
+    """act(s) * scale. GELU (tanh) as h + h tanh(u) with h = s scale / 2, u = s (c0 + c1 s^2), and
+    SiLU as h + h tanh(s / 2): six and four instructions an element (sm_90 SASS), the scale
+    included, where s / (1 + exp(-2u)) (exp2, add, div.approx) and then the scale took eight
+    (GELU) and six (SiLU): the fused GELU forward's row-block body 1678 -> 1550 (H 2)."""
+    if ACT == 0:  # tanh-approximated GELU: 0.5 s (1 + tanh(u))
+        c0: tl.constexpr = 0.7978845608028654  # sqrt(2 / pi)
+        c1: tl.constexpr = 0.7978845608028654 * 0.044715
+        h = s * (0.5 * scale)
+        p = tl.fma(h, fast_tanh(s * tl.fma(s * s, c1, c0)), h)
+    elif ACT == 1:  # SiLU: s sigmoid(s) = 0.5 s (1 + tanh(s / 2))
+        h = s * (0.5 * scale)
+        p = tl.fma(h, fast_tanh(s * 0.5), h)
     elif ACT == 2:  # ReLU
-        p = tl.maximum(s, 0.0)
+        p = tl.maximum(s, 0.0) * scale
     else:  # ReLU^2
         r = tl.maximum(s, 0.0)
-        p = r * r
+        p = r * r * scale
     return p
 
 
@@ -198,7 +215,7 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
             if SCALED:
                 p = tl.where(nmask[None, :], _activation(s, ACT), 0.0)
             else:
-                p = tl.where(nmask[None, :], _activation(s, ACT) * qk_scale, 0.0)
+                p = tl.where(nmask[None, :], _activation(s, ACT, qk_scale), 0.0)
         acc = tl.dot(p.to(V.dtype.element_ty), v, acc)
     lse = tl.zeros([BLOCK_M], dtype=tl.float32)
     if ACT == 4:

@@ -124,7 +124,7 @@ def attention_core_kv_resident(Q, K, V, O, CHUNKS, qk_scale, H: tl.constexpr, HK
             p = tl.exp2(s - m[:, None])
             acc = tl.dot(p.to(V.dtype.element_ty), v) / tl.sum(p, axis=1)[:, None]
         else:
-            p = _activation(s, ACT) * qk_scale
+            p = _activation(s, ACT, qk_scale)
             acc = tl.dot(p.to(V.dtype.element_ty), v)
         tl.store(O + ptr, acc.to(O.dtype.element_ty), mask=rmask[:, None])
 

@@ -9,7 +9,9 @@ every thread that runs the asm on its elements. What is supported is what normfu
   immediates (decimal, `0x..`, `0fXXXXXXXX`, `0dXXXXXXXXXXXXXXXX`);
 - integer `mov add sub mul.lo mul.wide mad.lo shl shr and or xor cvt` on 16/32/64 bits, float
   `mov add sub mul fma div neg abs min max` (f32/f64; `div.approx` as a times the reciprocal of b,
-  the reciprocal a zero of b's sign where |b| > 2^126, as the PTX ISA defines it);
+  the reciprocal a zero of b's sign where |b| > 2^126, as the PTX ISA defines it),
+  `tanh.approx.f32` (tanh shrunk toward zero by MUFU.TANH's largest relative error,
+  `TANH_APPROX_REL_ERR`: the worst case, not the GPU's bits);
 - special registers `%cluster_ctarank %cluster_nctarank %ctaid.x/y/z %nctaid.x/y/z
   %clusterid.x %nclusterid.x %cluster_ctaid.x %cluster_nctaid.x %dynamic_smem_size
   %total_smem_size`, the symbol `global_smem` (start of the CTA's dynamic shared memory) and
@@ -43,6 +45,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .memory import InterpreterError
+
+# tanh.approx.f32's largest relative error (MUFU.TANH, sm_75 and later; measured over every fp32
+# input by N. Juffa, NVIDIA's developer forum, 2021: 1.113e-5, 134 ulps)
+TANH_APPROX_REL_ERR = 1.12e-5
 
 SMEM_BASE = 0x400
 CLUSTER_BASE = 1 << 30
@@ -375,6 +381,14 @@ class AsmRunner:
                         np.abs(b) > 2.0 ** 126, np.copysign(0.0, b), 1 / b).astype(b.dtype)
             with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
                 wr(f(a, b), t)
+        elif op == "tanh":
+            if "approx" not in mods or kind != "f" or t is not np.float32:
+                raise self.err(ins, "only tanh.approx.f32 is supported")
+            # MUFU.TANH's measured worst case, taken in full toward zero (|tanh| shrunk by
+            # TANH_APPROX_REL_ERR): the CPU tests see the most the GPU may be off by, on the
+            # side where 1 + tanh(u) (GELU, SiLU) loses the most
+            v = np.tanh(rd(1, t).astype(np.float64)) * (1.0 - TANH_APPROX_REL_ERR)
+            wr(v.astype(t), t)
         elif op in ("neg", "abs", "not"):
             a = rd(1, t)
             wr({"neg": np.negative, "abs": np.abs,
