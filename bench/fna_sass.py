@@ -190,6 +190,29 @@ def measure(act, H, L, save=False, dump=None, weights=False, mma=None, by_line=0
     return rec
 
 
+def measure_core(act, H, L, rows=512):
+    """The unfused pipeline's attention core at the cell (bench_attention's
+    `attention_core_kv_resident`, K and V loaded once per program, `rows` rows a program in
+    64-row steps, 4 warps, 2 stages: the fastest core on the H200): its row-step loop body."""
+    import tempfile
+    import normfuse
+    from normfuse.kernels.attention import ACT_CODES
+    from normfuse.reference_attention import default_qk_scale
+    from normfuse.repro.bench_attention import attention_core_kv_resident
+    q = torch.empty(1024, H, D, dtype=torch.bfloat16)
+    kv = torch.empty(B, L, H, D, dtype=torch.bfloat16)
+    rt = (q, kv, torch.empty_like(kv), torch.empty_like(q), torch.zeros(3 * 64, dtype=torch.int32),
+          default_qk_scale(act, D))
+    consts = dict(H=H, HKV=H, D=D, L=L, BLOCK_M=64, ROWS=rows, ACT=ACT_CODES[act])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ck = normfuse.compile(attention_core_kv_resident, args=rt, constexprs=consts, passes="",
+                              target="cuda:90", num_warps=4, num_stages=2)
+    with tempfile.TemporaryDirectory() as tmp:
+        ins = sass(ck.kernel.asm["cubin"] if hasattr(ck, "kernel") else ck.asm["cubin"], tmp)
+    return dict(cell=f"core:{act}:{H}:{L}", body=len(loop_body(ins)), kernel=len(ins))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cells", default=",".join(CELLS))
@@ -202,6 +225,9 @@ def main():
     ap.add_argument("--both", action="store_true", help="the loads' and the MMA layout")
     ap.add_argument("--by-line", type=int, default=0, metavar="N",
                     help="the N source lines with the most loop-body instructions")
+    ap.add_argument("--core", action="store_true",
+                    help="also the unfused pipeline's attention core at each cell (the "
+                         "KV-resident core bench_attention times) and fused / core")
     ap.add_argument("--dump", default=None)
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
@@ -218,6 +244,13 @@ def main():
                   flush=True)
             for where, n in r.get("body_by_line", []):
                 print(f"    {n:5d}  {where:24s} {source_text(where)[:90]}", flush=True)
+        if a.core:
+            c = measure_core(act, int(H), int(L))
+            c["fused_over_core"] = {r["cell"]: round(r["body"] / c["body"], 3)
+                                    for r in recs if r["cell"].startswith(f"{act}:{H}:{L}")}
+            recs.append(c)
+            print(f"{c['cell']:26s} body {c['body']:5d}  kernel {c['kernel']:5d}  | fused / core "
+                  + ", ".join(f"{k} {v}" for k, v in c["fused_over_core"].items()), flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(recs, f, indent=1)
