@@ -498,9 +498,10 @@ def test_default_walk_shortens_for_small_grids(monkeypatch):
 @pytest.mark.parametrize("act, H, BN, save, affine", [
     ("softmax", 2, None, False, True), ("gelu_tanh", 4, 16, False, True),
     ("gelu_tanh", 2, None, True, True), ("softmax", 2, 16, False, False),
+    ("softmax", 2, None, True, False),
     pytest.param("softmax", 4, None, True, True, marks=pytest.mark.slow)],
     ids=["softmax-h2", "gelu-h4-two-kv-tiles", "gelu-h2-save", "softmax-h2-scaled-two-kv-tiles",
-         "softmax-h4-save"])
+         "softmax-h2-save", "softmax-h4-save"])
 def test_ln_mma_same_bits(act, H, BN, save, affine):
     """LN_MMA (`prepare_flash_norm_attention(ln_mma=True)`: x through `_in_mma`'s product of
     zeros, the LayerNorm in the MMA layout) through `MMA_FNA_PASSES` against the default kernel

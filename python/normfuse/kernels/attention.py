@@ -295,8 +295,9 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     # q = LN(x) as one fma, x rstd + (-mean rstd) (Q_FMA), where the subtraction first costs a
     # second instruction an element, in both of the body's copies of q: sm_90 SASS of the fused
     # forward's row-block body 1703 -> 1579 (softmax H 2), 1799 -> 1675 (GELU H 2); the training
-    # forward's GELU 1916 -> 1851 (spills 80 -> 64 B). Not softmax's training forward, where the
-    # per-row -mean rstd beside mean pushed ptxas to 160 B of spills for 3 instructions.
+    # forward's GELU 1916 -> 1851 (spills 80 -> 64 B). Softmax's training forward only in the
+    # dot's copy (Q_RES off: with the residual's too ptxas spilled 160 B a thread at H 2; the
+    # dot's alone: 2113 -> 2053 at H 2, 2231 -> 2173 at H 4, spills unchanged).
     # Exactness: -mean rstd is rounded once, so q is off by up to half an ulp of |mean| rstd
     # where (x - mean) rstd would be exact. A row of one value (s2 == 0: its shifted sums are
     # exactly 0) takes rstd 0 here, so its q is 0 as before (at rstd = 1 / sqrt(eps) the error
@@ -305,7 +306,8 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     # var >= (|mean| 2^-8)^2 / N, |mean| rstd <= 2^8 sqrt(N) and the error <= sqrt(N) 2^-16
     # (3.5e-4 at N = 512) on q of unit variance: below bf16's rounding of q for the dot (2^-9).
     # fp16's finer ulp gives 2^11 sqrt(N) there, not below its rounding: fp16 keeps the exact form.
-    Q_FMA: tl.constexpr = (X.dtype.element_ty == tl.bfloat16) and ((ACT != 4) or (not SAVE))
+    Q_FMA: tl.constexpr = X.dtype.element_ty == tl.bfloat16
+    Q_RES: tl.constexpr = Q_FMA and ((ACT != 4) or (not SAVE))
     # Softmax's inference forward (no lse kept for a backward that recomputes the scores) takes
     # the scale out of the attention's loop (attend's SCALED): the dot's q comes scaled by
     # qk_scale log2(e), folded into q's fma constants (Q_FMA, without norm weights), and the
@@ -375,10 +377,16 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
             qh = q.to(X.dtype.element_ty)
         if LN_MMA:  # q again, the same values, in the same layout, for the residual: from x
             # widened by its bits (`_widen`: the bf16 tile stays live across the attention)
-            if Q_FMA:
+            if Q_RES:
                 q = tl.fma(_in_mma(_widen(xb), X.dtype.element_ty), rq[:, None], nmr[:, None])
             else:
                 q = (_in_mma(_widen(xb), X.dtype.element_ty) - mean[:, None]) * rstd[:, None]
+            if HAS_LNW:
+                q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
+            if HAS_LNB:
+                q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
+        elif Q_FMA and not Q_RES:  # (the residual's copy as LN_MMA computes it: the same bits)
+            q = (x - mean[:, None]) * rstd[:, None]
             if HAS_LNW:
                 q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
             if HAS_LNB:
