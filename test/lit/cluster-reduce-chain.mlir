@@ -300,56 +300,170 @@ module {
 module {
   tt.func public @fna_bwd_rows(%X: !tt.ptr<bf16>, %DOUT: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %ROWS: !tt.ptr<i32>, %Z: !tt.ptr<f32>, %DZ: !tt.ptr<bf16>, %DLNQ: !tt.ptr<f32>, %STAT: !tt.ptr<f32>, %DX: !tt.ptr<bf16>, %DW_PART: !tt.ptr<f32>, %L: i32, %stride_kb: i32, %stride_kl: i32, %qk_scale: f32) attributes {noinline = false} {
     %cst = arith.constant dense<1.59576917> : tensor<16x16xf32>
-    %cst_0 = arith.constant dense<1.000000e+00> : tensor<16x16xf32>
-    %cst_1 = arith.constant dense<1.341450e-01> : tensor<16x16xf32>
-    %cst_2 = arith.constant dense<5.000000e-01> : tensor<16x16xf32>
-    %cst_3 = arith.constant dense<0.797884583> : tensor<16x16xf32>
-    %cst_4 = arith.constant dense<0.0356774069> : tensor<16x16xf32>
+    %cst_0 = arith.constant dense<1.341450e-01> : tensor<16x16xf32>
+    %cst_1 = arith.constant dense<1.000000e+00> : tensor<16x16xf32>
+    %cst_2 = arith.constant dense<-2.30220819> : tensor<16x16xf32>
+    %cst_3 = arith.constant dense<-0.102943242> : tensor<16x16xf32>
     %c96_i32 = arith.constant 96 : i32
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
     %c64_i32 = arith.constant 64 : i32
     %c32_i32 = arith.constant 32 : i32
-    %cst_6 = arith.constant dense<3.125000e-02> : tensor<16xf32>
-    %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_8 = arith.constant dense<16> : tensor<16x1xi32>
+    %cst_5 = arith.constant dense<3.125000e-02> : tensor<16xf32>
+    %cst_6 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_7 = arith.constant dense<16> : tensor<16x1xi32>
     %c16_i32 = arith.constant 16 : i32
-    %cst_9 = arith.constant dense<2> : tensor<16x1xi32>
-    %cst_10 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst_8 = arith.constant dense<2> : tensor<16x1xi32>
+    %cst_9 = arith.constant dense<0.000000e+00> : tensor<16xf32>
     %c0_i32 = arith.constant 0 : i32
     %c2_i32 = arith.constant 2 : i32
     %c1_i32 = arith.constant 1 : i32
     %c3_i32 = arith.constant 3 : i32
     %pid = tt.get_program_id x : i32
     %b = arith.muli %pid, %c3_i32 : i32
-    %b_11 = tt.addptr %ROWS, %b : !tt.ptr<i32>, i32
-    %b_12 = tt.load %b_11 : !tt.ptr<i32>
-    %start = tt.addptr %b_11, %c1_i32 : !tt.ptr<i32>, i32
-    %start_13 = tt.load %start : !tt.ptr<i32>
-    %end = tt.addptr %b_11, %c2_i32 : !tt.ptr<i32>, i32
-    %end_14 = tt.load %end : !tt.ptr<i32>
-    %nkeys = arith.cmpi slt, %start_13, %end_14 : i32
-    %nkeys_15 = arith.select %nkeys, %L, %c0_i32 : i32
+    %b_10 = tt.addptr %ROWS, %b : !tt.ptr<i32>, i32
+    %b_11 = tt.load %b_10 : !tt.ptr<i32>
+    %start = tt.addptr %b_10, %c1_i32 : !tt.ptr<i32>, i32
+    %start_12 = tt.load %start : !tt.ptr<i32>
+    %end = tt.addptr %b_10, %c2_i32 : !tt.ptr<i32>, i32
+    %end_13 = tt.load %end : !tt.ptr<i32>
+    %nkeys = arith.cmpi slt, %start_12, %end_13 : i32
+    %nkeys_14 = arith.select %nkeys, %L, %c0_i32 : i32
     %rows = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
-    %rows_16 = tt.splat %start_13 : i32 -> tensor<16xi32>
-    %rows_17 = arith.addi %rows_16, %rows : tensor<16xi32>
-    %rmask = tt.splat %end_14 : i32 -> tensor<16xi32>
-    %rmask_18 = arith.cmpi slt, %rows_17, %rmask : tensor<16xi32>
-    %tmask = tt.expand_dims %rmask_18 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+    %rows_15 = tt.splat %start_12 : i32 -> tensor<16xi32>
+    %rows_16 = arith.addi %rows_15, %rows : tensor<16xi32>
+    %rmask = tt.splat %end_13 : i32 -> tensor<16xi32>
+    %rmask_17 = arith.cmpi slt, %rows_16, %rmask : tensor<16xi32>
+    %tmask = tt.expand_dims %rmask_17 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
     %mean = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %mean_19 = tt.addptr %mean, %rows_17 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    %mean_20 = tt.load %mean_19, %rmask_18, %cst_10 : tensor<16x!tt.ptr<f32>>
+    %mean_18 = tt.addptr %mean, %rows_16 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %mean_19 = tt.load %mean_18, %rmask_17, %cst_9 : tensor<16x!tt.ptr<f32>>
     %rstd = tt.splat %RSTD : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %rstd_21 = tt.addptr %rstd, %rows_17 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    %rstd_22 = tt.load %rstd_21, %rmask_18, %cst_10 : tensor<16x!tt.ptr<f32>>
+    %rstd_20 = tt.addptr %rstd, %rows_16 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %rstd_21 = tt.load %rstd_20, %rmask_17, %cst_9 : tensor<16x!tt.ptr<f32>>
     %rrms = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-    %rrms_23 = tt.addptr %rrms, %rows_17 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    %rrms_24 = tt.load %rrms_23, %rmask_18, %cst_10 : tensor<16x!tt.ptr<f32>>
-    %c = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c_28 = %cst_10) -> (tensor<16xf32>)  : i32 {
-      %tile = tt.expand_dims %rows_17 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %tile_29 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
+    %rrms_22 = tt.addptr %rrms, %rows_16 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %rrms_23 = tt.load %rrms_22, %rmask_17, %cst_9 : tensor<16x!tt.ptr<f32>>
+    %c = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c_27 = %cst_9) -> (tensor<16xf32>)  : i32 {
+      %tile = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %tile_28 = arith.muli %tile, %cst_8 : tensor<16x1xi32>
+      %tile_29 = tt.splat %h : i32 -> tensor<16x1xi32>
+      %tile_30 = arith.addi %tile_28, %tile_29 : tensor<16x1xi32>
+      %tile_31 = arith.muli %tile_30, %cst_7 : tensor<16x1xi32>
+      %tile_32 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %tile_33 = tt.broadcast %tile_31 : tensor<16x1xi32> -> tensor<16x16xi32>
+      %tile_34 = tt.broadcast %tile_32 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %tile_35 = arith.addi %tile_33, %tile_34 : tensor<16x16xi32>
+      %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_36 = tt.addptr %x, %tile_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_37 = tt.broadcast %x_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_38 = tt.addptr %x_37, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_39 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_40 = tt.load %x_38, %x_39, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+      %x_41 = arith.extf %x_40 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xhat = tt.expand_dims %mean_19 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_42 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_43 = arith.subf %x_41, %xhat_42 : tensor<16x16xf32>
+      %xhat_44 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_45 = tt.broadcast %xhat_44 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_46 = arith.mulf %xhat_43, %xhat_45 : tensor<16x16xf32>
+      %a = arith.muli %h, %c16_i32 : i32
+      %a_47 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
+      %a_48 = tt.splat %a_47 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %a_49 = tt.addptr %a_48, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %a_50 = tt.load %a_49 : tensor<16x!tt.ptr<bf16>>
+      %a_51 = arith.extf %a_50 : tensor<16xbf16> to tensor<16xf32>
+      %lnq = tt.expand_dims %a_51 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_52 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_53 = arith.mulf %xhat_46, %lnq_52 : tensor<16x16xf32>
+      %lnq_54 = tt.addptr %LNB, %a : !tt.ptr<bf16>, i32
+      %lnq_55 = tt.splat %lnq_54 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %lnq_56 = tt.addptr %lnq_55, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %lnq_57 = tt.load %lnq_56 : tensor<16x!tt.ptr<bf16>>
+      %lnq_58 = arith.extf %lnq_57 : tensor<16xbf16> to tensor<16xf32>
+      %lnq_59 = tt.expand_dims %lnq_58 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %lnq_60 = tt.broadcast %lnq_59 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %lnq_61 = arith.addf %lnq_53, %lnq_60 : tensor<16x16xf32>
+      %kvh = arith.divsi %h, %c2_i32 : i32
+      %q = arith.truncf %lnq_61 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %z = scf.for %l0 = %c0_i32 to %nkeys_14 step %c16_i32 iter_args(%z_76 = %lnq_61) -> (tensor<16x16xf32>)  : i32 {
+        %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>
+        %offs_l_77 = arith.addi %offs_l, %rows : tensor<16xi32>
+        %k = tt.splat %L : i32 -> tensor<16xi32>
+        %k_78 = arith.cmpi slt, %offs_l_77, %k : tensor<16xi32>
+        %k_79 = tt.expand_dims %k_78 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+        %k_80 = arith.muli %b_11, %stride_kb : i32
+        %k_81 = tt.addptr %K, %k_80 : !tt.ptr<bf16>, i32
+        %k_82 = tt.expand_dims %offs_l_77 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+        %k_83 = tt.splat %stride_kl : i32 -> tensor<16x1xi32>
+        %k_84 = arith.muli %k_82, %k_83 : tensor<16x1xi32>
+        %k_85 = tt.splat %k_81 : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %k_86 = tt.addptr %k_85, %k_84 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %k_87 = arith.muli %kvh, %c16_i32 : i32
+        %k_88 = tt.splat %k_87 : i32 -> tensor<16x1xi32>
+        %k_89 = tt.addptr %k_86, %k_88 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %k_90 = tt.broadcast %k_89 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %k_91 = tt.addptr %k_90, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %k_92 = tt.broadcast %k_79 : tensor<16x1xi1> -> tensor<16x16xi1>
+        %k_93 = tt.load %k_91, %k_92, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+        %v = tt.addptr %V, %k_80 : !tt.ptr<bf16>, i32
+        %v_94 = tt.splat %v : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %v_95 = tt.addptr %v_94, %k_84 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %v_96 = tt.addptr %v_95, %k_88 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %v_97 = tt.broadcast %v_96 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %v_98 = tt.addptr %v_97, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %v_99 = tt.load %v_98, %k_92, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+        %p = tt.trans %k_93 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
+        %p_100 = tt.dot %q, %p, %cst_6, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %lmask = tt.expand_dims %k_78 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
+        %p_101 = arith.mulf %p_100, %p_100 : tensor<16x16xf32>
+        %p_102 = math.fma %p_101, %cst_3, %cst_2 : tensor<16x16xf32>
+        %p_103 = arith.mulf %p_100, %p_102 : tensor<16x16xf32>
+        %p_104 = math.exp2 %p_103 : tensor<16x16xf32>
+        %p_105 = arith.addf %p_104, %cst_1 : tensor<16x16xf32>
+        %p_106 = tt.elementwise_inline_asm "div.approx.f32 $0, $1, $2;" {constraints = "=f,f,f", packed_element = 1 : i32, pure = true} %cst_1, %p_105 : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+        %p_107 = arith.mulf %p_100, %p_106 : tensor<16x16xf32>
+        %p_108 = tt.splat %qk_scale : f32 -> tensor<16x16xf32>
+        %p_109 = arith.mulf %p_107, %p_108 : tensor<16x16xf32>
+        %p_110 = tt.broadcast %lmask : tensor<1x16xi1> -> tensor<16x16xi1>
+        %p_111 = arith.select %p_110, %p_109, %cst_6 : tensor<16x16xi1>, tensor<16x16xf32>
+        %z_112 = arith.truncf %p_111 : tensor<16x16xf32> to tensor<16x16xbf16>
+        %z_113 = tt.dot %z_112, %v_99, %z_76, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        scf.yield %z_113 : tensor<16x16xf32>
+      }
+      %0 = tt.splat %Z : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+      %1 = tt.addptr %0, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      tt.store %1, %z, %x_39 : tensor<16x16x!tt.ptr<f32>>
+      %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
+      %do_62 = tt.addptr %do, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %do_63 = tt.load %do_62, %x_39, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+      %do_64 = arith.extf %do_63 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %do_65 = tt.addptr %RMSW, %a : !tt.ptr<bf16>, i32
+      %do_66 = tt.splat %do_65 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %do_67 = tt.addptr %do_66, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %do_68 = tt.load %do_67 : tensor<16x!tt.ptr<bf16>>
+      %do_69 = arith.extf %do_68 : tensor<16xbf16> to tensor<16xf32>
+      %do_70 = tt.expand_dims %do_69 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %do_71 = tt.broadcast %do_70 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %do_72 = arith.mulf %do_64, %do_71 : tensor<16x16xf32>
+      %c_73 = arith.mulf %do_72, %z : tensor<16x16xf32>
+      %c_74 = "tt.reduce"(%c_73) <{axis = 1 : i32}> ({
+      ^bb0(%c_76: f32, %c_77: f32):
+        %c_78 = arith.addf %c_76, %c_77 : f32
+        tt.reduce.return %c_78 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      %c_75 = arith.addf %c_27, %c_74 : tensor<16xf32>
+      scf.yield %c_75 : tensor<16xf32>
+    }
+    %cz = arith.mulf %c, %rrms_23 : tensor<16xf32>
+    %cz_24 = arith.mulf %cz, %rrms_23 : tensor<16xf32>
+    %cz_25 = arith.mulf %cz_24, %cst_5 : tensor<16xf32>
+    %c2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c1_27 = %cst_9, %c2_28 = %cst_9) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+      %kvh = arith.divsi %h, %c2_i32 : i32
+      %tile = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %tile_29 = arith.muli %tile, %cst_8 : tensor<16x1xi32>
       %tile_30 = tt.splat %h : i32 -> tensor<16x1xi32>
       %tile_31 = arith.addi %tile_29, %tile_30 : tensor<16x1xi32>
-      %tile_32 = arith.muli %tile_31, %cst_8 : tensor<16x1xi32>
+      %tile_32 = arith.muli %tile_31, %cst_7 : tensor<16x1xi32>
       %tile_33 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
       %tile_34 = tt.broadcast %tile_32 : tensor<16x1xi32> -> tensor<16x16xi32>
       %tile_35 = tt.broadcast %tile_33 : tensor<1x16xi32> -> tensor<16x16xi32>
@@ -359,12 +473,12 @@ module {
       %x_38 = tt.broadcast %x_37 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %x_39 = tt.addptr %x_38, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %x_40 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_41 = tt.load %x_39, %x_40, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
+      %x_41 = tt.load %x_39, %x_40, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
       %x_42 = arith.extf %x_41 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xhat = tt.expand_dims %mean_20 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat = tt.expand_dims %mean_19 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %xhat_43 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
       %xhat_44 = arith.subf %x_42, %xhat_43 : tensor<16x16xf32>
-      %xhat_45 = tt.expand_dims %rstd_22 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_45 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %xhat_46 = tt.broadcast %xhat_45 : tensor<16x1xf32> -> tensor<16x16xf32>
       %xhat_47 = arith.mulf %xhat_44, %xhat_46 : tensor<16x16xf32>
       %a = arith.muli %h, %c16_i32 : i32
@@ -384,142 +498,28 @@ module {
       %lnq_60 = tt.expand_dims %lnq_59 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
       %lnq_61 = tt.broadcast %lnq_60 : tensor<1x16xf32> -> tensor<16x16xf32>
       %lnq_62 = arith.addf %lnq_54, %lnq_61 : tensor<16x16xf32>
-      %kvh = arith.divsi %h, %c2_i32 : i32
-      %q = arith.truncf %lnq_62 : tensor<16x16xf32> to tensor<16x16xbf16>
-      %z = scf.for %l0 = %c0_i32 to %nkeys_15 step %c16_i32 iter_args(%z_77 = %lnq_62) -> (tensor<16x16xf32>)  : i32 {
-        %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>
-        %offs_l_78 = arith.addi %offs_l, %rows : tensor<16xi32>
-        %k = tt.splat %L : i32 -> tensor<16xi32>
-        %k_79 = arith.cmpi slt, %offs_l_78, %k : tensor<16xi32>
-        %k_80 = tt.expand_dims %k_79 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-        %k_81 = arith.muli %b_12, %stride_kb : i32
-        %k_82 = tt.addptr %K, %k_81 : !tt.ptr<bf16>, i32
-        %k_83 = tt.expand_dims %offs_l_78 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %k_84 = tt.splat %stride_kl : i32 -> tensor<16x1xi32>
-        %k_85 = arith.muli %k_83, %k_84 : tensor<16x1xi32>
-        %k_86 = tt.splat %k_82 : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %k_87 = tt.addptr %k_86, %k_85 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %k_88 = arith.muli %kvh, %c16_i32 : i32
-        %k_89 = tt.splat %k_88 : i32 -> tensor<16x1xi32>
-        %k_90 = tt.addptr %k_87, %k_89 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %k_91 = tt.broadcast %k_90 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %k_92 = tt.addptr %k_91, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %k_93 = tt.broadcast %k_80 : tensor<16x1xi1> -> tensor<16x16xi1>
-        %k_94 = tt.load %k_92, %k_93, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-        %v = tt.addptr %V, %k_81 : !tt.ptr<bf16>, i32
-        %v_95 = tt.splat %v : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %v_96 = tt.addptr %v_95, %k_85 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %v_97 = tt.addptr %v_96, %k_89 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %v_98 = tt.broadcast %v_97 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %v_99 = tt.addptr %v_98, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %v_100 = tt.load %v_99, %k_93, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-        %p = tt.trans %k_94 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %p_101 = tt.dot %q, %p, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        %lmask = tt.expand_dims %k_79 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
-        %p_102 = arith.mulf %p_101, %p_101 : tensor<16x16xf32>
-        %p_103 = math.fma %p_102, %cst_4, %cst_3 : tensor<16x16xf32>
-        %p_104 = arith.mulf %p_101, %p_103 : tensor<16x16xf32>
-        %p_105 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %p_104 : tensor<16x16xf32> -> tensor<16x16xf32>
-        %p_106 = math.fma %p_105, %cst_2, %cst_2 : tensor<16x16xf32>
-        %p_107 = arith.mulf %p_101, %p_106 : tensor<16x16xf32>
-        %p_108 = tt.splat %qk_scale : f32 -> tensor<16x16xf32>
-        %p_109 = arith.mulf %p_107, %p_108 : tensor<16x16xf32>
-        %p_110 = tt.broadcast %lmask : tensor<1x16xi1> -> tensor<16x16xi1>
-        %p_111 = arith.select %p_110, %p_109, %cst_7 : tensor<16x16xi1>, tensor<16x16xf32>
-        %z_112 = arith.truncf %p_111 : tensor<16x16xf32> to tensor<16x16xbf16>
-        %z_113 = tt.dot %z_112, %v_100, %z_77, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        scf.yield %z_113 : tensor<16x16xf32>
-      }
-      %0 = tt.splat %Z : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %1 = tt.addptr %0, %tile_36 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      tt.store %1, %z, %x_40 : tensor<16x16x!tt.ptr<f32>>
-      %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %do_63 = tt.addptr %do, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %do_64 = tt.load %do_63, %x_40, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %do_65 = arith.extf %do_64 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %do_66 = tt.addptr %RMSW, %a : !tt.ptr<bf16>, i32
-      %do_67 = tt.splat %do_66 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %do_68 = tt.addptr %do_67, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %do_69 = tt.load %do_68 : tensor<16x!tt.ptr<bf16>>
-      %do_70 = arith.extf %do_69 : tensor<16xbf16> to tensor<16xf32>
-      %do_71 = tt.expand_dims %do_70 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %do_72 = tt.broadcast %do_71 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %do_73 = arith.mulf %do_65, %do_72 : tensor<16x16xf32>
-      %c_74 = arith.mulf %do_73, %z : tensor<16x16xf32>
-      %c_75 = "tt.reduce"(%c_74) <{axis = 1 : i32}> ({
-      ^bb0(%c_77: f32, %c_78: f32):
-        %c_79 = arith.addf %c_77, %c_78 : f32
-        tt.reduce.return %c_79 : f32
-      }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %c_76 = arith.addf %c_28, %c_75 : tensor<16xf32>
-      scf.yield %c_76 : tensor<16xf32>
-    }
-    %cz = arith.mulf %c, %rrms_24 : tensor<16xf32>
-    %cz_25 = arith.mulf %cz, %rrms_24 : tensor<16xf32>
-    %cz_26 = arith.mulf %cz_25, %cst_6 : tensor<16xf32>
-    %c2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%c1_28 = %cst_10, %c2_29 = %cst_10) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
-      %kvh = arith.divsi %h, %c2_i32 : i32
-      %tile = tt.expand_dims %rows_17 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %tile_30 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
-      %tile_31 = tt.splat %h : i32 -> tensor<16x1xi32>
-      %tile_32 = arith.addi %tile_30, %tile_31 : tensor<16x1xi32>
-      %tile_33 = arith.muli %tile_32, %cst_8 : tensor<16x1xi32>
-      %tile_34 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %tile_35 = tt.broadcast %tile_33 : tensor<16x1xi32> -> tensor<16x16xi32>
-      %tile_36 = tt.broadcast %tile_34 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %tile_37 = arith.addi %tile_35, %tile_36 : tensor<16x16xi32>
-      %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_38 = tt.addptr %x, %tile_33 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_39 = tt.broadcast %x_38 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_40 = tt.addptr %x_39, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_41 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_42 = tt.load %x_40, %x_41, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %x_43 = arith.extf %x_42 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xhat = tt.expand_dims %mean_20 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_44 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_45 = arith.subf %x_43, %xhat_44 : tensor<16x16xf32>
-      %xhat_46 = tt.expand_dims %rstd_22 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_47 = tt.broadcast %xhat_46 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_48 = arith.mulf %xhat_45, %xhat_47 : tensor<16x16xf32>
-      %a = arith.muli %h, %c16_i32 : i32
-      %a_49 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
-      %a_50 = tt.splat %a_49 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %a_51 = tt.addptr %a_50, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %a_52 = tt.load %a_51 : tensor<16x!tt.ptr<bf16>>
-      %a_53 = arith.extf %a_52 : tensor<16xbf16> to tensor<16xf32>
-      %lnq = tt.expand_dims %a_53 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_54 = tt.broadcast %lnq : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_55 = arith.mulf %xhat_48, %lnq_54 : tensor<16x16xf32>
-      %lnq_56 = tt.addptr %LNB, %a : !tt.ptr<bf16>, i32
-      %lnq_57 = tt.splat %lnq_56 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %lnq_58 = tt.addptr %lnq_57, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %lnq_59 = tt.load %lnq_58 : tensor<16x!tt.ptr<bf16>>
-      %lnq_60 = arith.extf %lnq_59 : tensor<16xbf16> to tensor<16xf32>
-      %lnq_61 = tt.expand_dims %lnq_60 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %lnq_62 = tt.broadcast %lnq_61 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %lnq_63 = arith.addf %lnq_55, %lnq_62 : tensor<16x16xf32>
       %z = tt.splat %Z : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %z_64 = tt.addptr %z, %tile_37 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      %z_65 = tt.load %z_64, %x_41, %cst_7 : tensor<16x16x!tt.ptr<f32>>
+      %z_63 = tt.addptr %z, %tile_36 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %z_64 = tt.load %z_63, %x_40, %cst_6 : tensor<16x16x!tt.ptr<f32>>
       %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %do_66 = tt.addptr %do, %tile_37 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %do_67 = tt.load %do_66, %x_41, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %do_68 = arith.extf %do_67 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %do_65 = tt.addptr %do, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %do_66 = tt.load %do_65, %x_40, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+      %do_67 = arith.extf %do_66 : tensor<16x16xbf16> to tensor<16x16xf32>
       %dow = tt.addptr %RMSW, %a : !tt.ptr<bf16>, i32
-      %dow_69 = tt.splat %dow : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %dow_70 = tt.addptr %dow_69, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %dow_71 = tt.load %dow_70 : tensor<16x!tt.ptr<bf16>>
-      %dow_72 = arith.extf %dow_71 : tensor<16xbf16> to tensor<16xf32>
-      %dow_73 = tt.expand_dims %dow_72 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %dow_74 = tt.broadcast %dow_73 : tensor<1x16xf32> -> tensor<16x16xf32>
-      %dow_75 = arith.mulf %do_68, %dow_74 : tensor<16x16xf32>
+      %dow_68 = tt.splat %dow : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %dow_69 = tt.addptr %dow_68, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %dow_70 = tt.load %dow_69 : tensor<16x!tt.ptr<bf16>>
+      %dow_71 = arith.extf %dow_70 : tensor<16xbf16> to tensor<16xf32>
+      %dow_72 = tt.expand_dims %dow_71 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %dow_73 = tt.broadcast %dow_72 : tensor<1x16xf32> -> tensor<16x16xf32>
+      %dow_74 = arith.mulf %do_67, %dow_73 : tensor<16x16xf32>
       %0 = arith.muli %pid, %c96_i32 : i32
       %1 = tt.addptr %DW_PART, %0 : !tt.ptr<f32>, i32
       %2 = tt.addptr %1, %a : !tt.ptr<f32>, i32
       %3 = tt.splat %2 : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
       %4 = tt.addptr %3, %rows : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-      %5 = arith.mulf %do_68, %z_65 : tensor<16x16xf32>
-      %6 = tt.expand_dims %rrms_24 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %5 = arith.mulf %do_67, %z_64 : tensor<16x16xf32>
+      %6 = tt.expand_dims %rrms_23 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %7 = tt.broadcast %6 : tensor<16x1xf32> -> tensor<16x16xf32>
       %8 = arith.mulf %5, %7 : tensor<16x16xf32>
       %9 = "tt.reduce"(%8) <{axis = 0 : i32}> ({
@@ -528,150 +528,151 @@ module {
         tt.reduce.return %15 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
       tt.store %4, %9 : tensor<16x!tt.ptr<f32>>
-      %dz = tt.expand_dims %cz_26 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %dz_76 = tt.broadcast %dz : tensor<16x1xf32> -> tensor<16x16xf32>
-      %dz_77 = arith.mulf %z_65, %dz_76 : tensor<16x16xf32>
-      %dz_78 = arith.subf %dow_75, %dz_77 : tensor<16x16xf32>
-      %dz_79 = arith.mulf %7, %dz_78 : tensor<16x16xf32>
+      %dz = tt.expand_dims %cz_25 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %dz_75 = tt.broadcast %dz : tensor<16x1xf32> -> tensor<16x16xf32>
+      %dz_76 = arith.mulf %z_64, %dz_75 : tensor<16x16xf32>
+      %dz_77 = arith.subf %dow_74, %dz_76 : tensor<16x16xf32>
+      %dz_78 = arith.mulf %7, %dz_77 : tensor<16x16xf32>
       %10 = tt.splat %DZ : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %11 = tt.addptr %10, %tile_37 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %12 = arith.truncf %dz_79 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %11, %12, %x_41 : tensor<16x16x!tt.ptr<bf16>>
-      %q = arith.truncf %lnq_63 : tensor<16x16xf32> to tensor<16x16xbf16>
-      %dlnq = scf.for %l0 = %c0_i32 to %nkeys_15 step %c16_i32 iter_args(%dlnq_85 = %dz_79) -> (tensor<16x16xf32>)  : i32 {
+      %11 = tt.addptr %10, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %12 = arith.truncf %dz_78 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %11, %12, %x_40 : tensor<16x16x!tt.ptr<bf16>>
+      %q = arith.truncf %lnq_62 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %dlnq = scf.for %l0 = %c0_i32 to %nkeys_14 step %c16_i32 iter_args(%dlnq_84 = %dz_78) -> (tensor<16x16xf32>)  : i32 {
         %offs_l = tt.splat %l0 : i32 -> tensor<16xi32>
-        %offs_l_86 = arith.addi %offs_l, %rows : tensor<16xi32>
+        %offs_l_85 = arith.addi %offs_l, %rows : tensor<16xi32>
         %k = tt.splat %L : i32 -> tensor<16xi32>
-        %k_87 = arith.cmpi slt, %offs_l_86, %k : tensor<16xi32>
-        %k_88 = tt.expand_dims %k_87 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-        %k_89 = arith.muli %b_12, %stride_kb : i32
-        %k_90 = tt.addptr %K, %k_89 : !tt.ptr<bf16>, i32
-        %k_91 = tt.expand_dims %offs_l_86 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %k_92 = tt.splat %stride_kl : i32 -> tensor<16x1xi32>
-        %k_93 = arith.muli %k_91, %k_92 : tensor<16x1xi32>
-        %k_94 = tt.splat %k_90 : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %k_95 = tt.addptr %k_94, %k_93 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %k_96 = arith.muli %kvh, %c16_i32 : i32
-        %k_97 = tt.splat %k_96 : i32 -> tensor<16x1xi32>
-        %k_98 = tt.addptr %k_95, %k_97 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %k_99 = tt.broadcast %k_98 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %k_100 = tt.addptr %k_99, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %k_101 = tt.broadcast %k_88 : tensor<16x1xi1> -> tensor<16x16xi1>
-        %k_102 = tt.load %k_100, %k_101, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-        %v = tt.addptr %V, %k_89 : !tt.ptr<bf16>, i32
-        %v_103 = tt.splat %v : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %v_104 = tt.addptr %v_103, %k_93 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %v_105 = tt.addptr %v_104, %k_97 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %v_106 = tt.broadcast %v_105 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %v_107 = tt.addptr %v_106, %tile_36 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %v_108 = tt.load %v_107, %k_101, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-        %s = tt.trans %k_102 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %s_109 = tt.dot %q, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        %dp = tt.trans %v_108 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
-        %dp_110 = tt.dot %12, %dp, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        %h_111 = arith.mulf %s_109, %s_109 : tensor<16x16xf32>
-        %h_112 = math.fma %h_111, %cst_4, %cst_3 : tensor<16x16xf32>
-        %h_113 = arith.mulf %s_109, %h_112 : tensor<16x16xf32>
-        %h_114 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %h_113 : tensor<16x16xf32> -> tensor<16x16xf32>
-        %h_115 = math.fma %h_114, %cst_2, %cst_2 : tensor<16x16xf32>
-        %ds = arith.mulf %s_109, %cst : tensor<16x16xf32>
-        %ds_116 = arith.subf %cst_0, %h_115 : tensor<16x16xf32>
+        %k_86 = arith.cmpi slt, %offs_l_85, %k : tensor<16xi32>
+        %k_87 = tt.expand_dims %k_86 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+        %k_88 = arith.muli %b_11, %stride_kb : i32
+        %k_89 = tt.addptr %K, %k_88 : !tt.ptr<bf16>, i32
+        %k_90 = tt.expand_dims %offs_l_85 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+        %k_91 = tt.splat %stride_kl : i32 -> tensor<16x1xi32>
+        %k_92 = arith.muli %k_90, %k_91 : tensor<16x1xi32>
+        %k_93 = tt.splat %k_89 : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %k_94 = tt.addptr %k_93, %k_92 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %k_95 = arith.muli %kvh, %c16_i32 : i32
+        %k_96 = tt.splat %k_95 : i32 -> tensor<16x1xi32>
+        %k_97 = tt.addptr %k_94, %k_96 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %k_98 = tt.broadcast %k_97 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %k_99 = tt.addptr %k_98, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %k_100 = tt.broadcast %k_87 : tensor<16x1xi1> -> tensor<16x16xi1>
+        %k_101 = tt.load %k_99, %k_100, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+        %v = tt.addptr %V, %k_88 : !tt.ptr<bf16>, i32
+        %v_102 = tt.splat %v : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %v_103 = tt.addptr %v_102, %k_92 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %v_104 = tt.addptr %v_103, %k_96 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %v_105 = tt.broadcast %v_104 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %v_106 = tt.addptr %v_105, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %v_107 = tt.load %v_106, %k_100, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+        %s = tt.trans %k_101 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
+        %s_108 = tt.dot %q, %s, %cst_6, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %dp = tt.trans %v_107 {order = array<i32: 1, 0>} : tensor<16x16xbf16> -> tensor<16x16xbf16>
+        %dp_109 = tt.dot %12, %dp, %cst_6, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %h_110 = arith.mulf %s_108, %s_108 : tensor<16x16xf32>
+        %h_111 = math.fma %h_110, %cst_3, %cst_2 : tensor<16x16xf32>
+        %h_112 = arith.mulf %s_108, %h_111 : tensor<16x16xf32>
+        %h_113 = math.exp2 %h_112 : tensor<16x16xf32>
+        %h_114 = arith.addf %h_113, %cst_1 : tensor<16x16xf32>
+        %h_115 = tt.elementwise_inline_asm "div.approx.f32 $0, $1, $2;" {constraints = "=f,f,f", packed_element = 1 : i32, pure = true} %cst_1, %h_114 : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+        %ds = arith.mulf %s_108, %cst : tensor<16x16xf32>
+        %ds_116 = arith.subf %cst_1, %h_115 : tensor<16x16xf32>
         %ds_117 = arith.mulf %ds, %ds_116 : tensor<16x16xf32>
-        %ds_118 = arith.mulf %s_109, %cst_1 : tensor<16x16xf32>
-        %ds_119 = arith.mulf %ds_118, %s_109 : tensor<16x16xf32>
-        %ds_120 = arith.addf %ds_119, %cst_0 : tensor<16x16xf32>
+        %ds_118 = arith.mulf %s_108, %cst_0 : tensor<16x16xf32>
+        %ds_119 = arith.mulf %ds_118, %s_108 : tensor<16x16xf32>
+        %ds_120 = arith.addf %ds_119, %cst_1 : tensor<16x16xf32>
         %ds_121 = arith.mulf %ds_117, %ds_120 : tensor<16x16xf32>
-        %ds_122 = arith.addf %ds_121, %cst_0 : tensor<16x16xf32>
+        %ds_122 = arith.addf %ds_121, %cst_1 : tensor<16x16xf32>
         %ds_123 = arith.mulf %h_115, %ds_122 : tensor<16x16xf32>
-        %ds_124 = arith.mulf %ds_123, %dp_110 : tensor<16x16xf32>
+        %ds_124 = arith.mulf %ds_123, %dp_109 : tensor<16x16xf32>
         %ds_125 = tt.splat %qk_scale : f32 -> tensor<16x16xf32>
         %ds_126 = arith.mulf %ds_124, %ds_125 : tensor<16x16xf32>
-        %ds_127 = tt.expand_dims %k_87 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
+        %ds_127 = tt.expand_dims %k_86 {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
         %ds_128 = tt.broadcast %ds_127 : tensor<1x16xi1> -> tensor<16x16xi1>
-        %ds_129 = arith.select %ds_128, %ds_126, %cst_7 : tensor<16x16xi1>, tensor<16x16xf32>
+        %ds_129 = arith.select %ds_128, %ds_126, %cst_6 : tensor<16x16xi1>, tensor<16x16xf32>
         %dlnq_130 = arith.truncf %ds_129 : tensor<16x16xf32> to tensor<16x16xbf16>
-        %dlnq_131 = tt.dot %dlnq_130, %k_102, %dlnq_85, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %dlnq_131 = tt.dot %dlnq_130, %k_101, %dlnq_84, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
         scf.yield %dlnq_131 : tensor<16x16xf32>
       }
       %13 = tt.splat %DLNQ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %14 = tt.addptr %13, %tile_37 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      tt.store %14, %dlnq, %x_41 : tensor<16x16x!tt.ptr<f32>>
-      %ga = arith.mulf %dlnq, %lnq_54 : tensor<16x16xf32>
-      %c1_80 = "tt.reduce"(%ga) <{axis = 1 : i32}> ({
-      ^bb0(%c1_85: f32, %c1_86: f32):
-        %c1_87 = arith.addf %c1_85, %c1_86 : f32
-        tt.reduce.return %c1_87 : f32
+      %14 = tt.addptr %13, %tile_36 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      tt.store %14, %dlnq, %x_40 : tensor<16x16x!tt.ptr<f32>>
+      %ga = arith.mulf %dlnq, %lnq_53 : tensor<16x16xf32>
+      %c1_79 = "tt.reduce"(%ga) <{axis = 1 : i32}> ({
+      ^bb0(%c1_84: f32, %c1_85: f32):
+        %c1_86 = arith.addf %c1_84, %c1_85 : f32
+        tt.reduce.return %c1_86 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %c1_81 = arith.addf %c1_28, %c1_80 : tensor<16xf32>
-      %c2_82 = arith.mulf %ga, %xhat_48 : tensor<16x16xf32>
-      %c2_83 = "tt.reduce"(%c2_82) <{axis = 1 : i32}> ({
-      ^bb0(%c2_85: f32, %c2_86: f32):
-        %c2_87 = arith.addf %c2_85, %c2_86 : f32
-        tt.reduce.return %c2_87 : f32
+      %c1_80 = arith.addf %c1_27, %c1_79 : tensor<16xf32>
+      %c2_81 = arith.mulf %ga, %xhat_47 : tensor<16x16xf32>
+      %c2_82 = "tt.reduce"(%c2_81) <{axis = 1 : i32}> ({
+      ^bb0(%c2_84: f32, %c2_85: f32):
+        %c2_86 = arith.addf %c2_84, %c2_85 : f32
+        tt.reduce.return %c2_86 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %c2_84 = arith.addf %c2_29, %c2_83 : tensor<16xf32>
-      scf.yield %c1_81, %c2_84 : tensor<16xf32>, tensor<16xf32>
+      %c2_83 = arith.addf %c2_28, %c2_82 : tensor<16xf32>
+      scf.yield %c1_80, %c2_83 : tensor<16xf32>, tensor<16xf32>
     }
-    %c1 = arith.mulf %c2#0, %cst_6 : tensor<16xf32>
-    %c2_27 = arith.mulf %c2#1, %cst_6 : tensor<16xf32>
+    %c1 = arith.mulf %c2#0, %cst_5 : tensor<16xf32>
+    %c2_26 = arith.mulf %c2#1, %cst_5 : tensor<16xf32>
     scf.for %h = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
-      %tile = tt.expand_dims %rows_17 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %tile_28 = arith.muli %tile, %cst_9 : tensor<16x1xi32>
-      %tile_29 = tt.splat %h : i32 -> tensor<16x1xi32>
-      %tile_30 = arith.addi %tile_28, %tile_29 : tensor<16x1xi32>
-      %tile_31 = arith.muli %tile_30, %cst_8 : tensor<16x1xi32>
-      %tile_32 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %tile_33 = tt.broadcast %tile_31 : tensor<16x1xi32> -> tensor<16x16xi32>
-      %tile_34 = tt.broadcast %tile_32 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %tile_35 = arith.addi %tile_33, %tile_34 : tensor<16x16xi32>
+      %tile = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %tile_27 = arith.muli %tile, %cst_8 : tensor<16x1xi32>
+      %tile_28 = tt.splat %h : i32 -> tensor<16x1xi32>
+      %tile_29 = arith.addi %tile_27, %tile_28 : tensor<16x1xi32>
+      %tile_30 = arith.muli %tile_29, %cst_7 : tensor<16x1xi32>
+      %tile_31 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %tile_32 = tt.broadcast %tile_30 : tensor<16x1xi32> -> tensor<16x16xi32>
+      %tile_33 = tt.broadcast %tile_31 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %tile_34 = arith.addi %tile_32, %tile_33 : tensor<16x16xi32>
       %dlnq = tt.splat %DLNQ : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
-      %dlnq_36 = tt.addptr %dlnq, %tile_35 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
-      %dlnq_37 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
-      %dlnq_38 = tt.load %dlnq_36, %dlnq_37, %cst_7 : tensor<16x16x!tt.ptr<f32>>
+      %dlnq_35 = tt.addptr %dlnq, %tile_34 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %dlnq_36 = tt.broadcast %tmask : tensor<16x1xi1> -> tensor<16x16xi1>
+      %dlnq_37 = tt.load %dlnq_35, %dlnq_36, %cst_6 : tensor<16x16x!tt.ptr<f32>>
       %x = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_39 = tt.addptr %x, %tile_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_40 = tt.broadcast %x_39 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_41 = tt.addptr %x_40, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_42 = tt.load %x_41, %dlnq_37, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %x_43 = arith.extf %x_42 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xhat = tt.expand_dims %mean_20 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_44 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_45 = arith.subf %x_43, %xhat_44 : tensor<16x16xf32>
-      %xhat_46 = tt.expand_dims %rstd_22 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xhat_47 = tt.broadcast %xhat_46 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xhat_48 = arith.mulf %xhat_45, %xhat_47 : tensor<16x16xf32>
+      %x_38 = tt.addptr %x, %tile_30 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_39 = tt.broadcast %x_38 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_40 = tt.addptr %x_39, %tile_33 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_41 = tt.load %x_40, %dlnq_36, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+      %x_42 = arith.extf %x_41 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xhat = tt.expand_dims %mean_19 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_43 = tt.broadcast %xhat : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_44 = arith.subf %x_42, %xhat_43 : tensor<16x16xf32>
+      %xhat_45 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xhat_46 = tt.broadcast %xhat_45 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xhat_47 = arith.mulf %xhat_44, %xhat_46 : tensor<16x16xf32>
       %a = arith.muli %h, %c16_i32 : i32
-      %a_49 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
-      %a_50 = tt.splat %a_49 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-      %a_51 = tt.addptr %a_50, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
-      %a_52 = tt.load %a_51 : tensor<16x!tt.ptr<bf16>>
-      %a_53 = arith.extf %a_52 : tensor<16xbf16> to tensor<16xf32>
+      %a_48 = tt.addptr %LNW, %a : !tt.ptr<bf16>, i32
+      %a_49 = tt.splat %a_48 : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %a_50 = tt.addptr %a_49, %rows : tensor<16x!tt.ptr<bf16>>, tensor<16xi32>
+      %a_51 = tt.load %a_50 : tensor<16x!tt.ptr<bf16>>
+      %a_52 = arith.extf %a_51 : tensor<16xbf16> to tensor<16xf32>
       %do = tt.splat %DOUT : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %do_54 = tt.addptr %do, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %do_55 = tt.load %do_54, %dlnq_37, %cst_5 : tensor<16x16x!tt.ptr<bf16>>
-      %do_56 = arith.extf %do_55 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %dx = tt.expand_dims %a_53 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
-      %dx_57 = tt.broadcast %dx : tensor<1x16xf32> -> tensor<16x16xf32>
-      %dx_58 = arith.mulf %dlnq_38, %dx_57 : tensor<16x16xf32>
-      %dx_59 = tt.expand_dims %c2_27 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %dx_60 = tt.expand_dims %c1 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %do_53 = tt.addptr %do, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %do_54 = tt.load %do_53, %dlnq_36, %cst_4 : tensor<16x16x!tt.ptr<bf16>>
+      %do_55 = arith.extf %do_54 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %dx = tt.expand_dims %a_52 {axis = 0 : i32} : tensor<16xf32> -> tensor<1x16xf32>
+      %dx_56 = tt.broadcast %dx : tensor<1x16xf32> -> tensor<16x16xf32>
+      %dx_57 = arith.mulf %dlnq_37, %dx_56 : tensor<16x16xf32>
+      %dx_58 = tt.expand_dims %c2_26 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %dx_59 = tt.expand_dims %c1 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %dx_60 = tt.broadcast %dx_58 : tensor<16x1xf32> -> tensor<16x16xf32>
       %dx_61 = tt.broadcast %dx_59 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %dx_62 = tt.broadcast %dx_60 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %dx_63 = math.fma %xhat_48, %dx_61, %dx_62 : tensor<16x16xf32>
-      %dx_64 = arith.subf %dx_58, %dx_63 : tensor<16x16xf32>
-      %dx_65 = arith.mulf %xhat_47, %dx_64 : tensor<16x16xf32>
-      %dx_66 = arith.addf %dx_65, %do_56 : tensor<16x16xf32>
+      %dx_62 = math.fma %xhat_47, %dx_60, %dx_61 : tensor<16x16xf32>
+      %dx_63 = arith.subf %dx_57, %dx_62 : tensor<16x16xf32>
+      %dx_64 = arith.mulf %xhat_46, %dx_63 : tensor<16x16xf32>
+      %dx_65 = arith.addf %dx_64, %do_55 : tensor<16x16xf32>
       %0 = tt.splat %DX : !tt.ptr<bf16> -> tensor<16x16x!tt.ptr<bf16>>
-      %1 = tt.addptr %0, %tile_35 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %2 = arith.truncf %dx_66 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %1, %2, %dlnq_37 : tensor<16x16x!tt.ptr<bf16>>
+      %1 = tt.addptr %0, %tile_34 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %2 = arith.truncf %dx_65 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %1, %2, %dlnq_36 : tensor<16x16x!tt.ptr<bf16>>
       %3 = arith.muli %pid, %c96_i32 : i32
       %4 = tt.addptr %DW_PART, %3 : !tt.ptr<f32>, i32
       %5 = tt.addptr %4, %c32_i32 : !tt.ptr<f32>, i32
       %6 = tt.addptr %5, %a : !tt.ptr<f32>, i32
       %7 = tt.splat %6 : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
       %8 = tt.addptr %7, %rows : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-      %9 = arith.mulf %dlnq_38, %xhat_48 : tensor<16x16xf32>
+      %9 = arith.mulf %dlnq_37, %xhat_47 : tensor<16x16xf32>
       %10 = "tt.reduce"(%9) <{axis = 0 : i32}> ({
       ^bb0(%arg22: f32, %arg23: f32):
         %16 = arith.addf %arg22, %arg23 : f32
@@ -682,7 +683,7 @@ module {
       %12 = tt.addptr %11, %a : !tt.ptr<f32>, i32
       %13 = tt.splat %12 : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
       %14 = tt.addptr %13, %rows : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-      %15 = "tt.reduce"(%dlnq_38) <{axis = 0 : i32}> ({
+      %15 = "tt.reduce"(%dlnq_37) <{axis = 0 : i32}> ({
       ^bb0(%arg22: f32, %arg23: f32):
         %16 = arith.addf %arg22, %arg23 : f32
         tt.reduce.return %16 : f32

@@ -109,36 +109,36 @@ module {
     %kv_base_39 = arith.muli %kv_base_38, %kv_base : i64
     %shift_40 = tt.load %xrow_36, %rmask_33, %shift : tensor<16x!tt.ptr<bf16>>
     %shift_41 = arith.extf %shift_40 : tensor<16xbf16> to tensor<16xf32>
-    %s2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_52 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+    %s2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_54 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_53 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_54 = arith.muli %h, %c16_i32 : i32
-      %x_55 = tt.splat %x_54 : i32 -> tensor<16x1xi32>
-      %x_56 = tt.addptr %x_53, %x_55 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_57 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_58 = tt.broadcast %x_56 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_59 = tt.broadcast %x_57 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_60 = tt.addptr %x_58, %x_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_61 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_62 = tt.load %x_60, %x_61, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %xc = arith.extf %x_62 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xc_63 = tt.expand_dims %shift_41 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xc_64 = tt.broadcast %xc_63 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xc_65 = arith.subf %xc, %xc_64 : tensor<16x16xf32>
-      %s1_66 = "tt.reduce"(%xc_65) <{axis = 1 : i32}> ({
-      ^bb0(%s1_71: f32, %s1_72: f32):
-        %s1_73 = arith.addf %s1_71, %s1_72 : f32
-        tt.reduce.return %s1_73 : f32
+      %x_55 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_56 = arith.muli %h, %c16_i32 : i32
+      %x_57 = tt.splat %x_56 : i32 -> tensor<16x1xi32>
+      %x_58 = tt.addptr %x_55, %x_57 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_59 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_60 = tt.broadcast %x_58 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_61 = tt.broadcast %x_59 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_62 = tt.addptr %x_60, %x_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_63 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_64 = tt.load %x_62, %x_63, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %xc = arith.extf %x_64 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xc_65 = tt.expand_dims %shift_41 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xc_66 = tt.broadcast %xc_65 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xc_67 = arith.subf %xc, %xc_66 : tensor<16x16xf32>
+      %s1_68 = "tt.reduce"(%xc_67) <{axis = 1 : i32}> ({
+      ^bb0(%s1_73: f32, %s1_74: f32):
+        %s1_75 = arith.addf %s1_73, %s1_74 : f32
+        tt.reduce.return %s1_75 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s1_67 = arith.addf %s1, %s1_66 : tensor<16xf32>
-      %s2_68 = arith.mulf %xc_65, %xc_65 : tensor<16x16xf32>
-      %s2_69 = "tt.reduce"(%s2_68) <{axis = 1 : i32}> ({
-      ^bb0(%s2_71: f32, %s2_72: f32):
-        %s2_73 = arith.addf %s2_71, %s2_72 : f32
-        tt.reduce.return %s2_73 : f32
+      %s1_69 = arith.addf %s1, %s1_68 : tensor<16xf32>
+      %s2_70 = arith.mulf %xc_67, %xc_67 : tensor<16x16xf32>
+      %s2_71 = "tt.reduce"(%s2_70) <{axis = 1 : i32}> ({
+      ^bb0(%s2_73: f32, %s2_74: f32):
+        %s2_75 = arith.addf %s2_73, %s2_74 : f32
+        tt.reduce.return %s2_75 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s2_70 = arith.addf %s2_52, %s2_69 : tensor<16xf32>
-      scf.yield %s1_67, %s2_70 : tensor<16xf32>, tensor<16xf32>
+      %s2_72 = arith.addf %s2_54, %s2_71 : tensor<16xf32>
+      scf.yield %s1_69, %s2_72 : tensor<16xf32>, tensor<16xf32>
     }
     %m1 = arith.mulf %s2#0, %cst_1 : tensor<16xf32>
     %mean = math.fma %s2#0, %cst_1, %shift_41 : tensor<16xf32>
@@ -150,106 +150,108 @@ module {
     %rstd_46 = arith.addf %rstd_44, %rstd_45 : tensor<16xf32>
     %rstd_47 = math.rsqrt %rstd_46 : tensor<16xf32>
     %rq = arith.cmpf ogt, %s2#1, %cst_0 : tensor<16xf32>
-    %rq_48 = arith.select %rq, %rstd_47, %cst_0 : tensor<16xi1>, tensor<16xf32>
-    %nmr = arith.mulf %mean, %rq_48 : tensor<16xf32>
-    %nmr_49 = arith.subf %cst_0, %nmr : tensor<16xf32>
-    %ss = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_52 = %cst_0) -> (tensor<16xf32>)  : i32 {
+    %rq_48 = arith.cmpf une, %s2#0, %cst_0 : tensor<16xf32>
+    %rq_49 = arith.ori %rq, %rq_48 : tensor<16xi1>
+    %rq_50 = arith.select %rq_49, %rstd_47, %cst_0 : tensor<16xi1>, tensor<16xf32>
+    %nmr = arith.mulf %mean, %rq_50 : tensor<16xf32>
+    %nmr_51 = arith.subf %cst_0, %nmr : tensor<16xf32>
+    %ss = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_54 = %cst_0) -> (tensor<16xf32>)  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_53 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_54 = arith.addi %cols_53, %rows : tensor<16xi32>
+      %cols_55 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_56 = arith.addi %cols_55, %rows : tensor<16xi32>
       %x = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_55 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_56 = tt.expand_dims %cols_54 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_57 = tt.broadcast %x_55 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_58 = tt.broadcast %x_56 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_59 = tt.addptr %x_57, %x_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_60 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_61 = tt.load %x_59, %x_60, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %x_62 = arith.extf %x_61 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %q = tt.expand_dims %rq_48 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_63 = tt.expand_dims %nmr_49 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_64 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_65 = tt.broadcast %q_63 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_66 = math.fma %x_62, %q_64, %q_65 : tensor<16x16xf32>
-      %qh = arith.truncf %q_66 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %x_57 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_58 = tt.expand_dims %cols_56 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_59 = tt.broadcast %x_57 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_60 = tt.broadcast %x_58 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_61 = tt.addptr %x_59, %x_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_62 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_63 = tt.load %x_61, %x_62, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_64 = arith.extf %x_63 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %q = tt.expand_dims %rq_50 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %q_65 = tt.expand_dims %nmr_51 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %q_66 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_67 = tt.broadcast %q_65 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_68 = math.fma %x_64, %q_66, %q_67 : tensor<16x16xf32>
+      %qh = arith.truncf %q_68 : tensor<16x16xf32> to tensor<16x16xbf16>
       %kvh = arith.extsi %cols : i32 to i64
-      %kvh_67 = arith.addi %kv_base_39, %kvh : i64
+      %kvh_69 = arith.addi %kv_base_39, %kvh : i64
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %nmask = arith.cmpi slt, %offs_n, %cst_9 : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_68 = arith.muli %kv_off, %cst_8 : tensor<32x1xi32>
-      %kv_off_69 = arith.extsi %kv_off_68 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_70 = tt.splat %kvh_67 : i64 -> tensor<32x1xi64>
-      %kv_off_71 = arith.addi %kv_off_70, %kv_off_69 : tensor<32x1xi64>
-      %kv_off_72 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %kv_off_73 = arith.extsi %kv_off_72 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_74 = tt.broadcast %kv_off_71 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_75 = tt.broadcast %kv_off_73 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_76 = arith.addi %kv_off_74, %kv_off_75 : tensor<32x16xi64>
+      %kv_off_70 = arith.muli %kv_off, %cst_8 : tensor<32x1xi32>
+      %kv_off_71 = arith.extsi %kv_off_70 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_72 = tt.splat %kvh_69 : i64 -> tensor<32x1xi64>
+      %kv_off_73 = arith.addi %kv_off_72, %kv_off_71 : tensor<32x1xi64>
+      %kv_off_74 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %kv_off_75 = arith.extsi %kv_off_74 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_76 = tt.broadcast %kv_off_73 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_77 = tt.broadcast %kv_off_75 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_78 = arith.addi %kv_off_76, %kv_off_77 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_77 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_78 = tt.addptr %k_77, %kv_off_76 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_79 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_80 = tt.load %k_78, %k_79, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
+      %k_79 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_80 = tt.addptr %k_79, %kv_off_78 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_81 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_82 = tt.load %k_80, %k_81, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_81 = tt.addptr %v, %kv_off_76 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_82 = tt.load %v_81, %k_79, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_80 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_83 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %v_83 = tt.addptr %v, %kv_off_78 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_84 = tt.load %v_83, %k_81, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_82 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_85 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %h_84 = arith.mulf %qk_scale, %cst_3 : f32
-      %h_85 = tt.splat %h_84 : f32 -> tensor<16x32xf32>
-      %h_86 = arith.mulf %s_83, %h_85 : tensor<16x32xf32>
-      %p_87 = arith.mulf %s_83, %s_83 : tensor<16x32xf32>
-      %p_88 = math.fma %p_87, %cst_4, %cst_5 : tensor<16x32xf32>
-      %p_89 = arith.mulf %s_83, %p_88 : tensor<16x32xf32>
-      %p_90 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %p_89 : tensor<16x32xf32> -> tensor<16x32xf32>
-      %p_91 = math.fma %h_86, %p_90, %h_86 : tensor<16x32xf32>
-      %p_92 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_93 = arith.select %p_92, %p_91, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
-      %acc = arith.truncf %p_93 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_94 = tt.dot %acc, %v_82, %q_66, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      %ss_95 = arith.mulf %acc_94, %acc_94 : tensor<16x16xf32>
-      %ss_96 = "tt.reduce"(%ss_95) <{axis = 1 : i32}> ({
-      ^bb0(%ss_98: f32, %ss_99: f32):
-        %ss_100 = arith.addf %ss_98, %ss_99 : f32
-        tt.reduce.return %ss_100 : f32
+      %h_86 = arith.mulf %qk_scale, %cst_3 : f32
+      %h_87 = tt.splat %h_86 : f32 -> tensor<16x32xf32>
+      %h_88 = arith.mulf %s_85, %h_87 : tensor<16x32xf32>
+      %p_89 = arith.mulf %s_85, %s_85 : tensor<16x32xf32>
+      %p_90 = math.fma %p_89, %cst_4, %cst_5 : tensor<16x32xf32>
+      %p_91 = arith.mulf %s_85, %p_90 : tensor<16x32xf32>
+      %p_92 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %p_91 : tensor<16x32xf32> -> tensor<16x32xf32>
+      %p_93 = math.fma %h_88, %p_92, %h_88 : tensor<16x32xf32>
+      %p_94 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
+      %p_95 = arith.select %p_94, %p_93, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
+      %acc = arith.truncf %p_95 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_96 = tt.dot %acc, %v_84, %q_68, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      %ss_97 = arith.mulf %acc_96, %acc_96 : tensor<16x16xf32>
+      %ss_98 = "tt.reduce"(%ss_97) <{axis = 1 : i32}> ({
+      ^bb0(%ss_100: f32, %ss_101: f32):
+        %ss_102 = arith.addf %ss_100, %ss_101 : f32
+        tt.reduce.return %ss_102 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %ss_97 = arith.addf %ss_52, %ss_96 : tensor<16xf32>
+      %ss_99 = arith.addf %ss_54, %ss_98 : tensor<16xf32>
       %6 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %7 = tt.broadcast %6 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %8 = tt.addptr %7, %x_58 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %9 = arith.truncf %acc_94 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %8, %9, %x_60 : tensor<16x16x!tt.ptr<bf16>>
-      scf.yield %ss_97 : tensor<16xf32>
+      %8 = tt.addptr %7, %x_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %9 = arith.truncf %acc_96 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %8, %9, %x_62 : tensor<16x16x!tt.ptr<bf16>>
+      scf.yield %ss_99 : tensor<16xf32>
     }
     %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_50 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
-    %rrms_51 = math.rsqrt %rrms_50 : tensor<16xf32>
+    %rrms_52 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
+    %rrms_53 = math.rsqrt %rrms_52 : tensor<16xf32>
     scf.for %h = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_52 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_53 = arith.addi %cols_52, %rows : tensor<16xi32>
+      %cols_54 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_55 = arith.addi %cols_54, %rows : tensor<16xi32>
       %z = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %z_54 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %z_55 = tt.expand_dims %cols_53 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %z_56 = tt.broadcast %z_54 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %z_57 = tt.broadcast %z_55 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %z_58 = tt.addptr %z_56, %z_57 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %z_59 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_60 = tt.load %z_58, %z_59, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %z_61 = arith.extf %z_60 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %z_56 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %z_57 = tt.expand_dims %cols_55 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %z_58 = tt.broadcast %z_56 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %z_59 = tt.broadcast %z_57 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %z_60 = tt.addptr %z_58, %z_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %z_61 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
+      %z_62 = tt.load %z_60, %z_61, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %z_63 = arith.extf %z_62 : tensor<16x16xbf16> to tensor<16x16xf32>
       %x = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_62 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_63 = tt.addptr %x_62, %z_57 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_64 = tt.load %x_63, %z_59, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-      %x_65 = arith.extf %x_64 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %y = tt.expand_dims %rrms_51 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %y_66 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-      %y_67 = arith.mulf %z_61, %y_66 : tensor<16x16xf32>
-      %6 = arith.addf %y_67, %x_65 : tensor<16x16xf32>
+      %x_64 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_65 = tt.addptr %x_64, %z_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_66 = tt.load %x_65, %z_61, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_67 = arith.extf %x_66 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %y = tt.expand_dims %rrms_53 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %y_68 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+      %y_69 = arith.mulf %z_63, %y_68 : tensor<16x16xf32>
+      %6 = arith.addf %y_69, %x_67 : tensor<16x16xf32>
       %7 = arith.truncf %6 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %z_58, %7, %z_59 : tensor<16x16x!tt.ptr<bf16>>
+      tt.store %z_60, %7, %z_61 : tensor<16x16x!tt.ptr<bf16>>
     }
     %0 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %1 = tt.addptr %0, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
@@ -259,7 +261,7 @@ module {
     tt.store %3, %rstd_47, %rmask_33 : tensor<16x!tt.ptr<f32>>
     %4 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %5 = tt.addptr %4, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %5, %rrms_51, %rmask_33 : tensor<16x!tt.ptr<f32>>
+    tt.store %5, %rrms_53, %rmask_33 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }
@@ -473,36 +475,36 @@ module {
     %kv_base_40 = arith.muli %kv_base_39, %kv_base : i64
     %shift_41 = tt.load %xrow_37, %rmask_34, %shift : tensor<16x!tt.ptr<bf16>>
     %shift_42 = arith.extf %shift_41 : tensor<16xbf16> to tensor<16xf32>
-    %s2:2 = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_56 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+    %s2:2 = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_58 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_57 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_58 = arith.muli %h, %c16_i32 : i32
-      %x_59 = tt.splat %x_58 : i32 -> tensor<16x1xi32>
-      %x_60 = tt.addptr %x_57, %x_59 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_61 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_62 = tt.broadcast %x_60 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_63 = tt.broadcast %x_61 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_64 = tt.addptr %x_62, %x_63 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_65 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_66 = tt.load %x_64, %x_65, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %xc = arith.extf %x_66 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xc_67 = tt.expand_dims %shift_42 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %xc_68 = tt.broadcast %xc_67 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %xc_69 = arith.subf %xc, %xc_68 : tensor<16x16xf32>
-      %s1_70 = "tt.reduce"(%xc_69) <{axis = 1 : i32}> ({
-      ^bb0(%s1_75: f32, %s1_76: f32):
-        %s1_77 = arith.addf %s1_75, %s1_76 : f32
-        tt.reduce.return %s1_77 : f32
+      %x_59 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_60 = arith.muli %h, %c16_i32 : i32
+      %x_61 = tt.splat %x_60 : i32 -> tensor<16x1xi32>
+      %x_62 = tt.addptr %x_59, %x_61 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_63 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_64 = tt.broadcast %x_62 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_65 = tt.broadcast %x_63 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_66 = tt.addptr %x_64, %x_65 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_67 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_68 = tt.load %x_66, %x_67, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %xc = arith.extf %x_68 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xc_69 = tt.expand_dims %shift_42 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xc_70 = tt.broadcast %xc_69 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xc_71 = arith.subf %xc, %xc_70 : tensor<16x16xf32>
+      %s1_72 = "tt.reduce"(%xc_71) <{axis = 1 : i32}> ({
+      ^bb0(%s1_77: f32, %s1_78: f32):
+        %s1_79 = arith.addf %s1_77, %s1_78 : f32
+        tt.reduce.return %s1_79 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s1_71 = arith.addf %s1, %s1_70 : tensor<16xf32>
-      %s2_72 = arith.mulf %xc_69, %xc_69 : tensor<16x16xf32>
-      %s2_73 = "tt.reduce"(%s2_72) <{axis = 1 : i32}> ({
-      ^bb0(%s2_75: f32, %s2_76: f32):
-        %s2_77 = arith.addf %s2_75, %s2_76 : f32
-        tt.reduce.return %s2_77 : f32
+      %s1_73 = arith.addf %s1, %s1_72 : tensor<16xf32>
+      %s2_74 = arith.mulf %xc_71, %xc_71 : tensor<16x16xf32>
+      %s2_75 = "tt.reduce"(%s2_74) <{axis = 1 : i32}> ({
+      ^bb0(%s2_77: f32, %s2_78: f32):
+        %s2_79 = arith.addf %s2_77, %s2_78 : f32
+        tt.reduce.return %s2_79 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s2_74 = arith.addf %s2_56, %s2_73 : tensor<16xf32>
-      scf.yield %s1_71, %s2_74 : tensor<16xf32>, tensor<16xf32>
+      %s2_76 = arith.addf %s2_58, %s2_75 : tensor<16xf32>
+      scf.yield %s1_73, %s2_76 : tensor<16xf32>, tensor<16xf32>
     }
     %m1 = arith.mulf %s2#0, %cst_1 : tensor<16xf32>
     %mean = math.fma %s2#0, %cst_1, %shift_42 : tensor<16xf32>
@@ -514,128 +516,130 @@ module {
     %rstd_47 = arith.addf %rstd_45, %rstd_46 : tensor<16xf32>
     %rstd_48 = math.rsqrt %rstd_47 : tensor<16xf32>
     %rq = arith.cmpf ogt, %s2#1, %cst_0 : tensor<16xf32>
-    %rq_49 = arith.select %rq, %rstd_48, %cst_0 : tensor<16xi1>, tensor<16xf32>
-    %nmr = arith.mulf %mean, %rq_49 : tensor<16xf32>
-    %nmr_50 = arith.subf %cst_0, %nmr : tensor<16xf32>
+    %rq_49 = arith.cmpf une, %s2#0, %cst_0 : tensor<16xf32>
+    %rq_50 = arith.ori %rq, %rq_49 : tensor<16xi1>
+    %rq_51 = arith.select %rq_50, %rstd_48, %cst_0 : tensor<16xi1>, tensor<16xf32>
+    %nmr = arith.mulf %mean, %rq_51 : tensor<16xf32>
+    %nmr_52 = arith.subf %cst_0, %nmr : tensor<16xf32>
     %rqs = arith.mulf %qk_scale, %cst_2 : f32
-    %rqs_51 = tt.splat %rqs : f32 -> tensor<16xf32>
-    %rqs_52 = arith.mulf %rq_49, %rqs_51 : tensor<16xf32>
-    %nmrs = arith.mulf %mean, %rqs_52 : tensor<16xf32>
-    %nmrs_53 = arith.subf %cst_0, %nmrs : tensor<16xf32>
-    %ss = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_56 = %cst_0) -> (tensor<16xf32>)  : i32 {
+    %rqs_53 = tt.splat %rqs : f32 -> tensor<16xf32>
+    %rqs_54 = arith.mulf %rq_51, %rqs_53 : tensor<16xf32>
+    %nmrs = arith.mulf %mean, %rqs_54 : tensor<16xf32>
+    %nmrs_55 = arith.subf %cst_0, %nmrs : tensor<16xf32>
+    %ss = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_58 = %cst_0) -> (tensor<16xf32>)  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_57 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_58 = arith.addi %cols_57, %rows : tensor<16xi32>
+      %cols_59 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_60 = arith.addi %cols_59, %rows : tensor<16xi32>
       %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %x_59 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_60 = tt.expand_dims %cols_58 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_61 = tt.broadcast %x_59 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_62 = tt.broadcast %x_60 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_63 = tt.addptr %x_61, %x_62 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_64 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_65 = tt.load %x_63, %x_64, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %x_66 = arith.extf %x_65 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %q = tt.expand_dims %rq_49 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_67 = tt.expand_dims %nmr_50 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %q_68 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_69 = tt.broadcast %q_67 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %q_70 = math.fma %x_66, %q_68, %q_69 : tensor<16x16xf32>
-      %qh = tt.expand_dims %rqs_52 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %qh_71 = tt.expand_dims %nmrs_53 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %qh_72 = tt.broadcast %qh : tensor<16x1xf32> -> tensor<16x16xf32>
-      %qh_73 = tt.broadcast %qh_71 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %qh_74 = math.fma %x_66, %qh_72, %qh_73 : tensor<16x16xf32>
-      %qh_75 = arith.truncf %qh_74 : tensor<16x16xf32> to tensor<16x16xbf16>
+      %x_61 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_62 = tt.expand_dims %cols_60 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_63 = tt.broadcast %x_61 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_64 = tt.broadcast %x_62 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_65 = tt.addptr %x_63, %x_64 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_66 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_67 = tt.load %x_65, %x_66, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %x_68 = arith.extf %x_67 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %q = tt.expand_dims %rq_51 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %q_69 = tt.expand_dims %nmr_52 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %q_70 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_71 = tt.broadcast %q_69 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %q_72 = math.fma %x_68, %q_70, %q_71 : tensor<16x16xf32>
+      %qh = tt.expand_dims %rqs_54 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %qh_73 = tt.expand_dims %nmrs_55 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %qh_74 = tt.broadcast %qh : tensor<16x1xf32> -> tensor<16x16xf32>
+      %qh_75 = tt.broadcast %qh_73 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %qh_76 = math.fma %x_68, %qh_74, %qh_75 : tensor<16x16xf32>
+      %qh_77 = arith.truncf %qh_76 : tensor<16x16xf32> to tensor<16x16xbf16>
       %kvh = arith.extsi %cols : i32 to i64
-      %kvh_76 = arith.addi %kv_base_40, %kvh : i64
+      %kvh_78 = arith.addi %kv_base_40, %kvh : i64
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %nmask = arith.cmpi slt, %offs_n, %cst_10 : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_77 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
-      %kv_off_78 = arith.extsi %kv_off_77 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_79 = tt.splat %kvh_76 : i64 -> tensor<32x1xi64>
-      %kv_off_80 = arith.addi %kv_off_79, %kv_off_78 : tensor<32x1xi64>
-      %kv_off_81 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %kv_off_82 = arith.extsi %kv_off_81 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_83 = tt.broadcast %kv_off_80 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_84 = tt.broadcast %kv_off_82 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_85 = arith.addi %kv_off_83, %kv_off_84 : tensor<32x16xi64>
+      %kv_off_79 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
+      %kv_off_80 = arith.extsi %kv_off_79 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_81 = tt.splat %kvh_78 : i64 -> tensor<32x1xi64>
+      %kv_off_82 = arith.addi %kv_off_81, %kv_off_80 : tensor<32x1xi64>
+      %kv_off_83 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %kv_off_84 = arith.extsi %kv_off_83 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_85 = tt.broadcast %kv_off_82 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_86 = tt.broadcast %kv_off_84 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_87 = arith.addi %kv_off_85, %kv_off_86 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_86 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_87 = tt.addptr %k_86, %kv_off_85 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_88 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_89 = tt.load %k_87, %k_88, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
+      %k_88 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_89 = tt.addptr %k_88, %kv_off_87 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_90 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_91 = tt.load %k_89, %k_90, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_90 = tt.addptr %v, %kv_off_85 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_91 = tt.load %v_90, %k_88, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_89 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_92 = tt.dot %qh_75, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
-      %s_93 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %s_94 = tt.broadcast %s_93 : tensor<1x32xi1> -> tensor<16x32xi1>
-      %s_95 = arith.select %s_94, %s_92, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
-      %m_new = "tt.reduce"(%s_95) <{axis = 1 : i32}> ({
-      ^bb0(%m_new_108: f32, %m_new_109: f32):
-        %m_new_110 = arith.maxnumf %m_new_108, %m_new_109 : f32
-        tt.reduce.return %m_new_110 : f32
+      %v_92 = tt.addptr %v, %kv_off_87 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_93 = tt.load %v_92, %k_90, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_91 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_94 = tt.dot %qh_77, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %s_95 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
+      %s_96 = tt.broadcast %s_95 : tensor<1x32xi1> -> tensor<16x32xi1>
+      %s_97 = arith.select %s_96, %s_94, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
+      %m_new = "tt.reduce"(%s_97) <{axis = 1 : i32}> ({
+      ^bb0(%m_new_110: f32, %m_new_111: f32):
+        %m_new_112 = arith.maxnumf %m_new_110, %m_new_111 : f32
+        tt.reduce.return %m_new_112 : f32
       }) : (tensor<16x32xf32>) -> tensor<16xf32>
-      %m_new_96 = arith.maxnumf %m_new, %cst_11 : tensor<16xf32>
-      %p = tt.expand_dims %m_new_96 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %p_97 = tt.broadcast %p : tensor<16x1xf32> -> tensor<16x32xf32>
-      %p_98 = arith.subf %s_95, %p_97 : tensor<16x32xf32>
-      %p_99 = math.exp2 %p_98 : tensor<16x32xf32>
-      %l_i = "tt.reduce"(%p_99) <{axis = 1 : i32}> ({
-      ^bb0(%l_i_108: f32, %l_i_109: f32):
-        %l_i_110 = arith.addf %l_i_108, %l_i_109 : f32
-        tt.reduce.return %l_i_110 : f32
+      %m_new_98 = arith.maxnumf %m_new, %cst_11 : tensor<16xf32>
+      %p = tt.expand_dims %m_new_98 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %p_99 = tt.broadcast %p : tensor<16x1xf32> -> tensor<16x32xf32>
+      %p_100 = arith.subf %s_97, %p_99 : tensor<16x32xf32>
+      %p_101 = math.exp2 %p_100 : tensor<16x32xf32>
+      %l_i = "tt.reduce"(%p_101) <{axis = 1 : i32}> ({
+      ^bb0(%l_i_110: f32, %l_i_111: f32):
+        %l_i_112 = arith.addf %l_i_110, %l_i_111 : f32
+        tt.reduce.return %l_i_112 : f32
       }) : (tensor<16x32xf32>) -> tensor<16xf32>
-      %acc = arith.truncf %p_99 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_100 = tt.dot %acc, %v_91, %cst_4, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      %acc_101 = arith.divf %cst_6, %l_i : tensor<16xf32>
-      %acc_102 = tt.expand_dims %acc_101 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %acc_103 = tt.broadcast %acc_102 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %acc_104 = arith.mulf %acc_100, %acc_103 : tensor<16x16xf32>
-      %z = arith.addf %acc_104, %q_70 : tensor<16x16xf32>
-      %ss_105 = arith.mulf %z, %z : tensor<16x16xf32>
-      %ss_106 = "tt.reduce"(%ss_105) <{axis = 1 : i32}> ({
-      ^bb0(%ss_108: f32, %ss_109: f32):
-        %ss_110 = arith.addf %ss_108, %ss_109 : f32
-        tt.reduce.return %ss_110 : f32
+      %acc = arith.truncf %p_101 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_102 = tt.dot %acc, %v_93, %cst_4, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      %acc_103 = arith.divf %cst_6, %l_i : tensor<16xf32>
+      %acc_104 = tt.expand_dims %acc_103 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %acc_105 = tt.broadcast %acc_104 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %acc_106 = arith.mulf %acc_102, %acc_105 : tensor<16x16xf32>
+      %z = arith.addf %acc_106, %q_72 : tensor<16x16xf32>
+      %ss_107 = arith.mulf %z, %z : tensor<16x16xf32>
+      %ss_108 = "tt.reduce"(%ss_107) <{axis = 1 : i32}> ({
+      ^bb0(%ss_110: f32, %ss_111: f32):
+        %ss_112 = arith.addf %ss_110, %ss_111 : f32
+        tt.reduce.return %ss_112 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %ss_107 = arith.addf %ss_56, %ss_106 : tensor<16xf32>
+      %ss_109 = arith.addf %ss_58, %ss_108 : tensor<16xf32>
       %6 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %7 = tt.broadcast %6 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %8 = tt.addptr %7, %x_62 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %8 = tt.addptr %7, %x_64 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %9 = arith.truncf %z : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %8, %9, %x_64 : tensor<16x16x!tt.ptr<bf16>>
-      scf.yield %ss_107 : tensor<16xf32>
+      tt.store %8, %9, %x_66 : tensor<16x16x!tt.ptr<bf16>>
+      scf.yield %ss_109 : tensor<16xf32>
     }
     %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_54 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
-    %rrms_55 = math.rsqrt %rrms_54 : tensor<16xf32>
+    %rrms_56 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
+    %rrms_57 = math.rsqrt %rrms_56 : tensor<16xf32>
     scf.for %h = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
-      %cols_56 = tt.splat %cols : i32 -> tensor<16xi32>
-      %cols_57 = arith.addi %cols_56, %rows : tensor<16xi32>
+      %cols_58 = tt.splat %cols : i32 -> tensor<16xi32>
+      %cols_59 = arith.addi %cols_58, %rows : tensor<16xi32>
       %z = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %z_58 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %z_59 = tt.expand_dims %cols_57 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %z_60 = tt.broadcast %z_58 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %z_61 = tt.broadcast %z_59 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %z_62 = tt.addptr %z_60, %z_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %z_63 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_64 = tt.load %z_62, %z_63, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %z_65 = arith.extf %z_64 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %z_60 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %z_61 = tt.expand_dims %cols_59 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %z_62 = tt.broadcast %z_60 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %z_63 = tt.broadcast %z_61 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %z_64 = tt.addptr %z_62, %z_63 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %z_65 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
+      %z_66 = tt.load %z_64, %z_65, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %z_67 = arith.extf %z_66 : tensor<16x16xbf16> to tensor<16x16xf32>
       %x = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_66 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_67 = tt.addptr %x_66, %z_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_68 = tt.load %x_67, %z_63, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
-      %x_69 = arith.extf %x_68 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %y = tt.expand_dims %rrms_55 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %y_70 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-      %y_71 = arith.mulf %z_65, %y_70 : tensor<16x16xf32>
-      %6 = arith.addf %y_71, %x_69 : tensor<16x16xf32>
+      %x_68 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_69 = tt.addptr %x_68, %z_63 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_70 = tt.load %x_69, %z_65, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %x_71 = arith.extf %x_70 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %y = tt.expand_dims %rrms_57 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %y_72 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+      %y_73 = arith.mulf %z_67, %y_72 : tensor<16x16xf32>
+      %6 = arith.addf %y_73, %x_71 : tensor<16x16xf32>
       %7 = arith.truncf %6 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %z_62, %7, %z_63 : tensor<16x16x!tt.ptr<bf16>>
+      tt.store %z_64, %7, %z_65 : tensor<16x16x!tt.ptr<bf16>>
     }
     %0 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %1 = tt.addptr %0, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
@@ -645,7 +649,7 @@ module {
     tt.store %3, %rstd_48, %rmask_34 : tensor<16x!tt.ptr<f32>>
     %4 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %5 = tt.addptr %4, %rows_33 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %5, %rrms_55, %rmask_34 : tensor<16x!tt.ptr<f32>>
+    tt.store %5, %rrms_57, %rmask_34 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }

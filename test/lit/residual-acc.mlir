@@ -149,16 +149,16 @@ module {
     %xc_50 = tt.broadcast %xc_49 : tensor<16x1xf32> -> tensor<16x16xf32>
     %xc_51 = arith.subf %xc, %xc_50 : tensor<16x16xf32>
     %s1 = "tt.reduce"(%xc_51) <{axis = 1 : i32}> ({
-    ^bb0(%s1_78: f32, %s1_79: f32):
-      %s1_80 = arith.addf %s1_78, %s1_79 : f32
-      tt.reduce.return %s1_80 : f32
+    ^bb0(%s1_80: f32, %s1_81: f32):
+      %s1_82 = arith.addf %s1_80, %s1_81 : f32
+      tt.reduce.return %s1_82 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
     %s1_52 = arith.addf %s1, %cst_0 : tensor<16xf32>
     %s2 = arith.mulf %xc_51, %xc_51 : tensor<16x16xf32>
     %s2_53 = "tt.reduce"(%s2) <{axis = 1 : i32}> ({
-    ^bb0(%s2_78: f32, %s2_79: f32):
-      %s2_80 = arith.addf %s2_78, %s2_79 : f32
-      tt.reduce.return %s2_80 : f32
+    ^bb0(%s2_80: f32, %s2_81: f32):
+      %s2_82 = arith.addf %s2_80, %s2_81 : f32
+      tt.reduce.return %s2_82 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
     %s2_54 = arith.addf %s2_53, %cst_0 : tensor<16xf32>
     %m1 = arith.mulf %s1_52, %cst_1 : tensor<16xf32>
@@ -171,78 +171,80 @@ module {
     %rstd_59 = arith.addf %rstd_57, %rstd_58 : tensor<16xf32>
     %rstd_60 = math.rsqrt %rstd_59 : tensor<16xf32>
     %rq = arith.cmpf ogt, %s2_54, %cst_0 : tensor<16xf32>
-    %rq_61 = arith.select %rq, %rstd_60, %cst_0 : tensor<16xi1>, tensor<16xf32>
-    %nmr = arith.mulf %mean, %rq_61 : tensor<16xf32>
-    %nmr_62 = arith.subf %cst_0, %nmr : tensor<16xf32>
-    %q = tt.expand_dims %rq_61 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %q_63 = tt.expand_dims %nmr_62 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %q_64 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
-    %q_65 = tt.broadcast %q_63 : tensor<16x1xf32> -> tensor<16x16xf32>
-    %q_66 = math.fma %xc, %q_64, %q_65 : tensor<16x16xf32>
-    %qh = arith.truncf %q_66 : tensor<16x16xf32> to tensor<16x16xbf16>
-    %acc_67 = scf.for %n0 = %c0_i32 to %c64_i32 step %c32_i32 iter_args(%acc_78 = %acc) -> (tensor<16x16xf32>)  : i32 {
+    %rq_61 = arith.cmpf une, %s1_52, %cst_0 : tensor<16xf32>
+    %rq_62 = arith.ori %rq, %rq_61 : tensor<16xi1>
+    %rq_63 = arith.select %rq_62, %rstd_60, %cst_0 : tensor<16xi1>, tensor<16xf32>
+    %nmr = arith.mulf %mean, %rq_63 : tensor<16xf32>
+    %nmr_64 = arith.subf %cst_0, %nmr : tensor<16xf32>
+    %q = tt.expand_dims %rq_63 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %q_65 = tt.expand_dims %nmr_64 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %q_66 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+    %q_67 = tt.broadcast %q_65 : tensor<16x1xf32> -> tensor<16x16xf32>
+    %q_68 = math.fma %xc, %q_66, %q_67 : tensor<16x16xf32>
+    %qh = arith.truncf %q_68 : tensor<16x16xf32> to tensor<16x16xbf16>
+    %acc_69 = scf.for %n0 = %c0_i32 to %c64_i32 step %c32_i32 iter_args(%acc_80 = %acc) -> (tensor<16x16xf32>)  : i32 {
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %offs_n_79 = tt.splat %n0 : i32 -> tensor<32xi32>
-      %offs_n_80 = arith.addi %offs_n_79, %offs_n : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n_80, %cst_9 : tensor<32xi32>
-      %kv_off = tt.expand_dims %offs_n_80 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_81 = arith.muli %kv_off, %cst_8 : tensor<32x1xi32>
-      %kv_off_82 = arith.extsi %kv_off_81 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_83 = tt.splat %kv_base_39 : i64 -> tensor<32x1xi64>
-      %kv_off_84 = arith.addi %kv_off_83, %kv_off_82 : tensor<32x1xi64>
-      %kv_off_85 = arith.extsi %x_43 : tensor<1x16xi32> to tensor<1x16xi64>
-      %kv_off_86 = tt.broadcast %kv_off_84 : tensor<32x1xi64> -> tensor<32x16xi64>
-      %kv_off_87 = tt.broadcast %kv_off_85 : tensor<1x16xi64> -> tensor<32x16xi64>
-      %kv_off_88 = arith.addi %kv_off_86, %kv_off_87 : tensor<32x16xi64>
+      %offs_n_81 = tt.splat %n0 : i32 -> tensor<32xi32>
+      %offs_n_82 = arith.addi %offs_n_81, %offs_n : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_82, %cst_9 : tensor<32xi32>
+      %kv_off = tt.expand_dims %offs_n_82 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+      %kv_off_83 = arith.muli %kv_off, %cst_8 : tensor<32x1xi32>
+      %kv_off_84 = arith.extsi %kv_off_83 : tensor<32x1xi32> to tensor<32x1xi64>
+      %kv_off_85 = tt.splat %kv_base_39 : i64 -> tensor<32x1xi64>
+      %kv_off_86 = arith.addi %kv_off_85, %kv_off_84 : tensor<32x1xi64>
+      %kv_off_87 = arith.extsi %x_43 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_88 = tt.broadcast %kv_off_86 : tensor<32x1xi64> -> tensor<32x16xi64>
+      %kv_off_89 = tt.broadcast %kv_off_87 : tensor<1x16xi64> -> tensor<32x16xi64>
+      %kv_off_90 = arith.addi %kv_off_88, %kv_off_89 : tensor<32x16xi64>
       %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
-      %k_89 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %k_90 = tt.addptr %k_89, %kv_off_88 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %k_91 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_92 = tt.load %k_90, %k_91, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
+      %k_91 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+      %k_92 = tt.addptr %k_91, %kv_off_90 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %k_93 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+      %k_94 = tt.load %k_92, %k_93, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
-      %v_93 = tt.addptr %v, %kv_off_88 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_94 = tt.load %v_93, %k_91, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
-      %s = tt.trans %k_92 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_95 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %v_95 = tt.addptr %v, %kv_off_90 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+      %v_96 = tt.load %v_95, %k_93, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
+      %s = tt.trans %k_94 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+      %s_97 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
       %h = arith.mulf %qk_scale, %cst_3 : f32
-      %h_96 = tt.splat %h : f32 -> tensor<16x32xf32>
-      %h_97 = arith.mulf %s_95, %h_96 : tensor<16x32xf32>
-      %p_98 = arith.mulf %s_95, %s_95 : tensor<16x32xf32>
-      %p_99 = math.fma %p_98, %cst_4, %cst_5 : tensor<16x32xf32>
-      %p_100 = arith.mulf %s_95, %p_99 : tensor<16x32xf32>
-      %p_101 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %p_100 : tensor<16x32xf32> -> tensor<16x32xf32>
-      %p_102 = math.fma %h_97, %p_101, %h_97 : tensor<16x32xf32>
-      %p_103 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_104 = arith.select %p_103, %p_102, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
-      %acc_105 = arith.truncf %p_104 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_106 = tt.dot %acc_105, %v_94, %acc_78, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      scf.yield %acc_106 : tensor<16x16xf32>
+      %h_98 = tt.splat %h : f32 -> tensor<16x32xf32>
+      %h_99 = arith.mulf %s_97, %h_98 : tensor<16x32xf32>
+      %p_100 = arith.mulf %s_97, %s_97 : tensor<16x32xf32>
+      %p_101 = math.fma %p_100, %cst_4, %cst_5 : tensor<16x32xf32>
+      %p_102 = arith.mulf %s_97, %p_101 : tensor<16x32xf32>
+      %p_103 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %p_102 : tensor<16x32xf32> -> tensor<16x32xf32>
+      %p_104 = math.fma %h_99, %p_103, %h_99 : tensor<16x32xf32>
+      %p_105 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
+      %p_106 = arith.select %p_105, %p_104, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
+      %acc_107 = arith.truncf %p_106 : tensor<16x32xf32> to tensor<16x32xbf16>
+      %acc_108 = tt.dot %acc_107, %v_96, %acc_80, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      scf.yield %acc_108 : tensor<16x16xf32>
     }
-    %z = arith.addf %acc_67, %q_66 : tensor<16x16xf32>
+    %z = arith.addf %acc_69, %q_68 : tensor<16x16xf32>
     %ss = arith.mulf %z, %z : tensor<16x16xf32>
-    %ss_68 = "tt.reduce"(%ss) <{axis = 1 : i32}> ({
-    ^bb0(%ss_78: f32, %ss_79: f32):
-      %ss_80 = arith.addf %ss_78, %ss_79 : f32
-      tt.reduce.return %ss_80 : f32
+    %ss_70 = "tt.reduce"(%ss) <{axis = 1 : i32}> ({
+    ^bb0(%ss_80: f32, %ss_81: f32):
+      %ss_82 = arith.addf %ss_80, %ss_81 : f32
+      tt.reduce.return %ss_82 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %ss_69 = arith.addf %ss_68, %cst_0 : tensor<16xf32>
+    %ss_71 = arith.addf %ss_70, %cst_0 : tensor<16xf32>
     %0 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
     %1 = tt.broadcast %0 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
     %2 = tt.addptr %1, %x_45 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
     %3 = arith.truncf %z : tensor<16x16xf32> to tensor<16x16xbf16>
     tt.store %2, %3, %x_47 : tensor<16x16x!tt.ptr<bf16>>
     %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_70 = math.fma %ss_69, %cst_1, %rrms : tensor<16xf32>
-    %rrms_71 = math.rsqrt %rrms_70 : tensor<16xf32>
-    %z_72 = tt.load %2, %x_47, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-    %z_73 = arith.extf %z_72 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %x_74 = tt.load %x_46, %x_47, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-    %x_75 = arith.extf %x_74 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %y = tt.expand_dims %rrms_71 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %y_76 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
-    %y_77 = arith.mulf %z_73, %y_76 : tensor<16x16xf32>
-    %4 = arith.addf %y_77, %x_75 : tensor<16x16xf32>
+    %rrms_72 = math.fma %ss_71, %cst_1, %rrms : tensor<16xf32>
+    %rrms_73 = math.rsqrt %rrms_72 : tensor<16xf32>
+    %z_74 = tt.load %2, %x_47, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %z_75 = arith.extf %z_74 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %x_76 = tt.load %x_46, %x_47, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %x_77 = arith.extf %x_76 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %y = tt.expand_dims %rrms_73 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %y_78 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+    %y_79 = arith.mulf %z_75, %y_78 : tensor<16x16xf32>
+    %4 = arith.addf %y_79, %x_77 : tensor<16x16xf32>
     %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
     tt.store %2, %5, %x_47 : tensor<16x16x!tt.ptr<bf16>>
     %6 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
@@ -253,7 +255,7 @@ module {
     tt.store %9, %rstd_60, %rmask_33 : tensor<16x!tt.ptr<f32>>
     %10 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %11 = tt.addptr %10, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-    tt.store %11, %rrms_71, %rmask_33 : tensor<16x!tt.ptr<f32>>
+    tt.store %11, %rrms_73, %rmask_33 : tensor<16x!tt.ptr<f32>>
     tt.return
   }
 }

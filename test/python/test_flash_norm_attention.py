@@ -163,6 +163,25 @@ def test_large_mean_layernorm(act):
     assert e["fused"] < REF_TOL
 
 
+def test_tiny_rows_layernorm():
+    """Rows of magnitude 2^-80 whose values differ (their shifted squares underflow to 0 in
+    fp32, their shifted sum does not): LayerNorm of such a row is (x - mean) / sqrt(eps), tiny
+    but not 0, and the kernel must not take them for rows of one value (q = 0): the output's
+    error against fp64 stays the other rows' (a guard on the sum of squares alone gave 1.0)."""
+    x, k, v, offs, w = _inputs(LENS, 2, 64, 32, act="gelu_tanh", seed=7, affine=False)
+    x[::2] = x[::2] * 2.0 ** -80
+    args, consts, grid = _kernel_args(x, k, v, offs, w, "gelu_tanh")
+    res = check_pass_numerics(flash_norm_attention_naive, args, constexprs=consts, grid=grid,
+                              passes="default", num_warps=4)
+    ref, st = flash_norm_attention_ref(x, k, v, offs, activation="gelu_tanh", return_stats=True,
+                                       **w)
+    _assert_close(res, ref, st)
+    t = slice(None, None, 2)
+    assert float(x[t].abs().max()) < 2.0 ** -70
+    for r in (res.before, res.after):
+        assert rel_err(r["OUT"][t], ref[t]) < REF_TOL, rel_err(r["OUT"][t], ref[t])
+
+
 @pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
 @pytest.mark.parametrize("mean", [300.0, 3000.0])
 @pytest.mark.parametrize("affine", [True, False])
@@ -172,7 +191,8 @@ def test_constant_rows_layernorm(act, mean, affine):
     leave q off by half an ulp of |mean| rstd there, which GELU without a bias carries into
     z ~ 0, and the RMSNorm's rsqrt(eps) into a whole ulp of the output; the kernel gives such
     rows rstd 0 in q. Their output is the reference rounded to bf16 (or one ulp off: the
-    reference's y is rounded once more in the kernel's z), their statistics exact."""
+    reference's y is rounded once more in the kernel's z: within 3/4 of an ulp), their statistics
+    exact."""
     x, k, v, offs, w = _inputs(LENS, 2, 64, 32, act=act, mean=mean, seed=3, affine=affine)
     x[::3] = mean
     # and rows of one value but one element a bf16 ulp above: the smallest variance a row of
@@ -190,7 +210,7 @@ def test_constant_rows_layernorm(act, mean, affine):
     o = slice(1, None, 3)
     for r in (res.before, res.after):
         err = (r["OUT"][o].double() - ref[o].double()).abs().max().item()
-        assert err <= ulp, (err, ulp)
+        assert err <= 0.75 * ulp, (err, ulp)
     c = slice(None, None, 3)
     for r in (res.before, res.after):
         assert torch.equal(torch.as_tensor(r["MEAN"])[c], torch.full_like(st["mean"][c], value))
@@ -198,7 +218,7 @@ def test_constant_rows_layernorm(act, mean, affine):
         assert torch.allclose(rstd, torch.full_like(rstd, 1e-5 ** -0.5), rtol=1e-6)
         assert torch.allclose(torch.as_tensor(r["RRMS"])[c], st["rrms"][c].float(), rtol=1e-3)
         err = (r["OUT"][c].double() - ref[c].double()).abs().max().item()
-        assert err <= ulp, (err, ulp)
+        assert err <= 0.75 * ulp, (err, ulp)  # (the output's rounding: half an ulp, and a bit)
 
 
 @pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
@@ -515,6 +535,8 @@ def test_ln_mma_same_bits(act, H, BN, save, affine):
     from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES, MMA_FNA_PASSES
     x, k, v, offs, w = _inputs([5, 0, 40, 19], H, 16, 32, act=act, seed=21, affine=affine)
     x[3, 0, 0] = x[7, 1, 5] = -0.0  # (`_in_mma` gives +0.0 back)
+    x[9] = 2.5  # (rows of one value: q = 0 in every layout and form)
+    x[30] = -0.0
     args, consts, _ = _kernel_args(x, k, v, offs, w, act, BN=BN)
     T = x.shape[0]
     args[4] = row_block_table(offs, 32, rows=T)

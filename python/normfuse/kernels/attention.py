@@ -86,7 +86,13 @@ def _activation(s, ACT: tl.constexpr, scale=1.0):
     """act(s) * scale. GELU (tanh) as h + h tanh(u) with h = s scale / 2, u = s (c0 + c1 s^2), and
     SiLU as h + h tanh(s / 2): six and four instructions an element (sm_90 SASS), the scale
     included, where s / (1 + exp(-2u)) (exp2, add, div.approx) and then the scale took eight
-    (GELU) and six (SiLU): the fused GELU forward's row-block body 1678 -> 1550 (H 2)."""
+    (GELU) and six (SiLU): the fused GELU forward's row-block body 1678 -> 1550 (H 2).
+    Accuracy: tanh.approx's relative error (the ISA's bound 2^-11) becomes an absolute error of
+    up to |h| 2^-11 in act(s) scale (on the negative tail, where the exact value is ~0 and the
+    exp form kept a relative error): at |s| <= 8, 2e-3 |scale|, the size of bf16's rounding of
+    P. The backward keeps the exp form (`attention_bwd._gelu_h`), where GELU's derivative
+    multiplies that error by ~0.1 |s|^3. |s scale| past 6.8e38 (h infinite) gives NaN where
+    the exp form gave -0."""
     if ACT == 0:  # tanh-approximated GELU: 0.5 s (1 + tanh(u))
         c0: tl.constexpr = 0.7978845608028654  # sqrt(2 / pi)
         c1: tl.constexpr = 0.7978845608028654 * 0.044715
@@ -168,10 +174,11 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
     element (sm_90 SASS of the fused forward's body 2161 -> 1968, softmax H 2) instead of a
     divide per element; False keeps the divide (the training forward, which spilled 0 -> 160 B
     with the reciprocal).
-    SCALED: the scale is the caller's, a multiply an element less here. Softmax: `qh` comes
-    scaled by qk_scale log2(e) (the scores' exponent base 2 straight from the product; the
-    caller folds the factor into the per-row constants that make q). GDPA: the result is
-    act(q k^T) @ V, unscaled. `qk_scale` is then unused."""
+    SCALED (softmax only): `qh` comes scaled by qk_scale log2(e), the scores' exponent base 2
+    straight from the product, a multiply an element less here (the caller folds the factor into
+    the per-row constants that make q); `qk_scale` is then unused. (GDPA has the scale in its
+    activation: `_activation(s, ACT, qk_scale)`.)"""
+    tl.static_assert(ACT == 4 or not SCALED, "attend: SCALED is softmax's (ACT == 4)")
     offs_d = tl.arange(0, D)
     acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
@@ -212,10 +219,7 @@ def attend(qh, K, V, kvh, qk_scale, HKV: tl.constexpr, D: tl.constexpr, L: tl.co
                 acc = acc * alpha[:, None]
             m_i = m_new
         else:
-            if SCALED:
-                p = tl.where(nmask[None, :], _activation(s, ACT), 0.0)
-            else:
-                p = tl.where(nmask[None, :], _activation(s, ACT, qk_scale), 0.0)
+            p = tl.where(nmask[None, :], _activation(s, ACT, qk_scale), 0.0)
         acc = tl.dot(p.to(V.dtype.element_ty), v, acc)
     lse = tl.zeros([BLOCK_M], dtype=tl.float32)
     if ACT == 4:
@@ -295,9 +299,10 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     # q = LN(x) as one fma, x rstd + (-mean rstd) (Q_FMA), where the subtraction first costs a
     # second instruction an element, in both of the body's copies of q: sm_90 SASS of the fused
     # forward's row-block body 1703 -> 1579 (softmax H 2), 1799 -> 1675 (GELU H 2); the training
-    # forward's GELU 1916 -> 1851 (spills 80 -> 64 B). Softmax's training forward only in the
-    # dot's copy (Q_RES off: with the residual's too ptxas spilled 160 B a thread at H 2; the
-    # dot's alone: 2113 -> 2053 at H 2, 2231 -> 2173 at H 4, spills unchanged).
+    # forward's GELU 1916 -> 1851 (spills 80 -> 64 B). Not softmax's training forward: its lse,
+    # saved for the backward, must come from the q the backward recomputes, (x - mean) rstd (q's
+    # bf16 rounding flips where the two forms differ: P's rows then sum to 1 +- 2e-3 at
+    # |mean| / std = 200, a reviewer's emulation); GELU's backward saves no normalizer.
     # Exactness: -mean rstd is rounded once, so q is off by up to half an ulp of |mean| rstd
     # where (x - mean) rstd would be exact. A row of one value (s2 == 0: its shifted sums are
     # exactly 0) takes rstd 0 here, so its q is 0 as before (at rstd = 1 / sqrt(eps) the error
@@ -306,8 +311,7 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     # var >= (|mean| 2^-8)^2 / N, |mean| rstd <= 2^8 sqrt(N) and the error <= sqrt(N) 2^-16
     # (3.5e-4 at N = 512) on q of unit variance: below bf16's rounding of q for the dot (2^-9).
     # fp16's finer ulp gives 2^11 sqrt(N) there, not below its rounding: fp16 keeps the exact form.
-    Q_FMA: tl.constexpr = X.dtype.element_ty == tl.bfloat16
-    Q_RES: tl.constexpr = Q_FMA and ((ACT != 4) or (not SAVE))
+    Q_FMA: tl.constexpr = (X.dtype.element_ty == tl.bfloat16) and ((ACT != 4) or (not SAVE))
     # Softmax's inference forward (no lse kept for a backward that recomputes the scores) takes
     # the scale out of the attention's loop (attend's SCALED): the dot's q comes scaled by
     # qk_scale log2(e), folded into q's fma constants (Q_FMA, without norm weights), and the
@@ -345,7 +349,9 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     m1 = s1 * (1.0 / N)
     mean = tl.fma(s1, 1.0 / N, shift)
     rstd = tl.math.rsqrt(tl.maximum(tl.fma(s2, 1.0 / N, -(m1 * m1)), 0.0) + eps)
-    rq = tl.where(s2 > 0.0, rstd, 0.0)  # (Q_FMA: a row of one value keeps q = 0 exactly)
+    # (Q_FMA: a row of one value keeps q = 0 exactly; s1 too, for a row whose shifted values
+    # are nonzero but square to zero, |x - x0| < 2^-75)
+    rq = tl.where((s2 > 0.0) | (s1 != 0.0), rstd, 0.0)
     nmr = -(mean * rq)
     if SCALED:  # (the dot's q scaled: exp2's argument straight from the product)
         rqs = rq * (qk_scale * 1.4426950408889634)
@@ -377,16 +383,10 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
             qh = q.to(X.dtype.element_ty)
         if LN_MMA:  # q again, the same values, in the same layout, for the residual: from x
             # widened by its bits (`_widen`: the bf16 tile stays live across the attention)
-            if Q_RES:
+            if Q_FMA:
                 q = tl.fma(_in_mma(_widen(xb), X.dtype.element_ty), rq[:, None], nmr[:, None])
             else:
                 q = (_in_mma(_widen(xb), X.dtype.element_ty) - mean[:, None]) * rstd[:, None]
-            if HAS_LNW:
-                q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
-            if HAS_LNB:
-                q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
-        elif Q_FMA and not Q_RES:  # (the residual's copy as LN_MMA computes it: the same bits)
-            q = (x - mean[:, None]) * rstd[:, None]
             if HAS_LNW:
                 q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
             if HAS_LNB:

@@ -67,7 +67,7 @@ ln_weight, ln_bias), summed over programs by the host. ACT: 0 gelu_tanh, 1 silu,
 import triton
 import triton.language as tl
 
-from .attention import fast_tanh
+from .attention import fast_div, gelu_exp_m2u
 
 ACT_CODES = {"gelu_tanh": 0, "silu": 1, "relu": 2, "relu2": 3, "softmax": 4}
 
@@ -76,16 +76,12 @@ ACT_CODES = {"gelu_tanh": 0, "silu": 1, "relu": 2, "relu2": 3, "softmax": 4}
 def _gelu_h(s):
     """h = sigmoid(2u) = (1 + tanh(u)) / 2 with u = sqrt(2 / pi) (s + 0.044715 s^3): the tanh
     GELU is s h and its derivative h (1 + 2 sqrt(2 / pi) s (1 - h) (1 + 3 * 0.044715 s^2))
-    (1 - tanh(u)^2 = 4 h (1 - h)); tanh(u) by tanh.approx as the forward computes it."""
-    c0: tl.constexpr = 0.7978845608028654  # sqrt(2 / pi)
-    c1: tl.constexpr = 0.7978845608028654 * 0.044715
-    return tl.fma(fast_tanh(s * tl.fma(s * s, c1, c0)), 0.5, 0.5)
-
-
-@triton.jit
-def _sigmoid(s):
-    """sigmoid(s) = (1 + tanh(s / 2)) / 2, tanh by tanh.approx as the forward's SiLU."""
-    return tl.fma(fast_tanh(s * 0.5), 0.5, 0.5)
+    (1 - tanh(u)^2 = 4 h (1 - h)), exp(-2u) as session 33's forward computed it. Not by
+    tanh.approx as the forward now does: h from 1 + tanh(u) carries tanh's error as an absolute
+    one (its relative error bound times |tanh|), which the derivative multiplies by ~0.1 |s|^3 on
+    the negative side (s = -20: 0.01 where the derivative is 0; a backward with keys 12x the
+    tests' gave dx 7x eager's error), where 1 / (1 + exp(-2u)) keeps a relative error."""
+    return fast_div(1.0, 1.0 + gelu_exp_m2u(s))
 
 
 @triton.jit
@@ -93,7 +89,7 @@ def _act(s, ACT: tl.constexpr):
     if ACT == 0:
         return s * _gelu_h(s)
     elif ACT == 1:
-        return s * _sigmoid(s)
+        return s * tl.sigmoid(s)
     elif ACT == 2:
         return tl.maximum(s, 0.0)
     else:
@@ -107,7 +103,7 @@ def _act_grad(s, ACT: tl.constexpr):
         h = _gelu_h(s)
         return h * (1.0 + (2.0 * 0.7978845608028654) * s * (1.0 - h) * (1.0 + 0.134145 * s * s))
     elif ACT == 1:
-        sg = _sigmoid(s)
+        sg = tl.sigmoid(s)
         return sg * (1.0 + s * (1.0 - sg))
     elif ACT == 2:
         return tl.where(s > 0.0, 1.0, 0.0)
