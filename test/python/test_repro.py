@@ -704,6 +704,9 @@ def test_attention_bwd_core_against_the_alternatives(act, monkeypatch, tmp_path)
     else:
         assert alts == {"gdpa_eager": 3.0, "gdpa_compiled": 4.0}
         assert "core_bwd_pre_ms" not in rec
+        # Meta's GDPA: recorded as an error on the CPU (not installed, or its import asks for a
+        # CUDA device; where it does import, its kernels refuse CPU tensors)
+        assert "gdpa_tritonbench" in rec["core_alternative_errors"]
     best = min(alts, key=alts.get)
     # no device timer on the CPU: the ratio is against the wall-clock medians, and says so
     assert rec["core_basis"] == "wall" and "core_alternatives_device_ms" not in rec
@@ -777,3 +780,71 @@ def test_attention_bwd_cell_bytes_order_the_warmup():
     grid = ab.bench_shapes(False)
     assert sum(ab.cell_bytes(H, m) for H, m, _ in grid if m < 10000) < budget
     assert sum(ab.cell_bytes(H, m) for H, m, _ in grid if m == 10000) > budget
+
+
+def _fake_tritonbench_gdpa(monkeypatch, wrong=False):
+    """tritonbench's GDPA module stood in by a torch one with its call signature (jagged q by
+    query offsets, jagged keys / values by key offsets, int32 offsets, `activation`, `qk_scale`):
+    the tanh GELU of the scores times the scale times v, per sequence; `wrong`: its output halved
+    (an adapter that misreads the offsets looks like that)."""
+    import sys
+    import types
+    import torch
+    from normfuse.reference_attention import activation_fn
+    calls = []
+
+    def gdpa(q, k, v, qoff, koff, max_q, max_kv, qk_scale=None, activation="raw"):
+        assert activation == "fast_gelu" and qoff.dtype == koff.dtype == torch.int32
+        assert int((qoff[1:] - qoff[:-1]).max()) <= max_q and int((koff[1:] - koff[:-1]).max()) <= max_kv
+        calls.append((tuple(q.shape), tuple(k.shape), int(max_q), int(max_kv), qk_scale))
+        outs = []
+        for b in range(qoff.numel() - 1):
+            qs, ks, vs = (t[int(o[b]):int(o[b + 1])].float() for t, o in
+                          ((q, qoff), (k, koff), (v, koff)))
+            p = activation_fn("gelu_tanh")(torch.einsum("nhd,lhd->hnl", qs, ks)) * qk_scale
+            outs.append(torch.einsum("hnl,lhd->nhd", p, vs))
+        out = torch.cat(outs).to(q.dtype)
+        return out * 0.5 if wrong else out
+    names = ["tritonbench", "tritonbench.operators", "tritonbench.operators.gdpa",
+             "tritonbench.operators.gdpa.gdpa"]
+    for n in names:
+        monkeypatch.setitem(sys.modules, n, types.ModuleType(n))
+    sys.modules[names[-1]].generalized_dot_product_attention = gdpa
+    return calls
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_tritonbench_gdpa_adapter(wrong, monkeypatch):
+    """external_gdpa: our dense [B, L, Hkv, D] keys as tritonbench's jagged ones, the call with
+    int32 offsets and "fast_gelu", the output against the reference GDPA; in the backward core's
+    alternatives it is timed once its dQ matches the eager GDPA's (a wrong result is recorded as
+    an error, not timed)."""
+    import torch
+    from normfuse.repro import bench_attention_bwd as ab
+    from normfuse.repro import external_gdpa as eg
+    calls = _fake_tritonbench_gdpa(monkeypatch, wrong)
+    fn, why = eg.load()
+    assert fn is not None and why is None
+    x, k, v, off, dout, lens = ab.make_inputs(3, 16, 2, 2, 16, 9, device="cpu")
+    kj, vj, koff = eg.jagged_kv(k, v)
+    assert kj.shape == (48, 2, 16) and koff.tolist() == [0, 16, 32, 48]
+    assert torch.equal(kj[16:32], k[1])
+    out = eg.gdpa_fn(fn, off, 16, 9, "gelu_tanh", 0.5)(x, kj, vj)
+    bidx, tidx = ab.padded_index(off, lens, x.device)
+    qp = ab.padded_heads(x, bidx, tidx, 3, 9).float()
+    kt, vt = ab.heads_kv(k, v, 2)
+    ref = ab.gdpa_core(qp, kt.float(), vt.float(), 0.5).transpose(1, 2)[bidx, tidx]
+    err = float((out.float() - ref).norm() / ref.norm())
+    assert (err > 0.4) if wrong else (err < 1e-2), err
+    with pytest.raises(ValueError, match="no 'softmax'"):
+        eg.gdpa_fn(fn, off, 16, 9, "softmax", 0.5)
+    times, dev, errors = ab.attention_bwd_alternatives(
+        x, k, v, off, lens, dout, 9, "gelu_tanh", 0.5, timer=lambda fn, inputs, d: 7.0,
+        compile_backend="aot_eager")
+    if wrong:
+        assert "gdpa_tritonbench" not in times
+        assert "dQ" in errors["gdpa_tritonbench"] and "from the padded eager GDPA" in errors[
+            "gdpa_tritonbench"]
+    else:
+        assert times["gdpa_tritonbench"] == 7.0 and "gdpa_tritonbench" not in errors
+    assert calls and calls[0][2:] == (9, 16, 0.5)

@@ -46,7 +46,10 @@ activation gelu_tanh (GDPA) and softmax; `--quick`: H = 2, max_len 1000 and 3000
                 (row block, head), its rows from the row-block table (`core_search_ms`: by the
                 binary search); `core_kv_resident_{rows}_ms`, K and V loaded once per program
                 of up to `rows` rows (`attention_core_kv_resident`, L <= 128), with its error
-                against the row-block core's output; GDPA or FA2-style softmax
+                against the row-block core's output; GDPA or FA2-style softmax; for GELU also
+                Meta's public Triton GDPA (`core_tritonbench_gdpa_ms`, `external_gdpa`: where
+                tritonbench imports, its output checked against the row-block core's first,
+                `core_tritonbench_gdpa_err`; else `core_tritonbench_gdpa_error` says why)
   sdpa_ms       softmax only: torch SDPA on padded [B, H, max_len, D] queries, the best of its
                 flash / efficient / cudnn backends (padding doubles its work at sparsity 0.5)
   core_vs_best  core_ms / best baseline (sdpa_ms for softmax; for GDPA the core kernel is the
@@ -68,6 +71,7 @@ import torch
 import triton
 import triton.language as tl
 
+from . import external_gdpa
 from ..kernels.attention import ACT_CODES, _activation, _locate, attend
 from ..ops.flash_norm_attention import DEFAULT_FNA_PASSES, MMA_FNA_PASSES
 
@@ -321,6 +325,25 @@ def _cell(H, max_len, act, *, B=768, L=128, D=128, seed=0, configs=((64, 4),), a
                 (o.float() - o_ref.float()).norm() / o_ref.float().norm().clamp_min(1e-30))
             cores[f"kv_resident_{rows}"] = _bench(lambda: core_kv(ln.view(T, H, D)))
         o.copy_(o_ref)
+    # Meta's public Triton GDPA (tritonbench), where it imports: the same function on the same
+    # LN(x), checked against the row-block core's output before it is timed
+    if act in external_gdpa.ACTIVATION:
+        fn, why = external_gdpa.load()
+        if fn is None:
+            rec["core_tritonbench_gdpa_error"] = why
+        else:
+            try:
+                kj, vj, _ = external_gdpa.jagged_kv(k, v)
+                gd = external_gdpa.gdpa_fn(fn, offs, L, max_len, act, scale)
+                got = gd(ln.view(T, H, D), kj, vj)
+                err = float((got.float() - o.float()).norm() / o.float().norm().clamp_min(1e-30))
+                rec["core_tritonbench_gdpa_err"] = err
+                if err < 2e-2:
+                    cores["tritonbench_gdpa"] = _bench(lambda: gd(ln.view(T, H, D), kj, vj))
+                else:
+                    rec["core_tritonbench_gdpa_error"] = f"output {err:.2e} from the core's: not timed"
+            except Exception as e:  # noqa: BLE001 - recorded
+                rec["core_tritonbench_gdpa_error"] = repr(e)[-400:]
     rec["core_block_ms"] = cores["block"]
     for name, t in cores.items():
         if name != "block":

@@ -86,7 +86,7 @@ import traceback
 import torch
 import torch.nn.functional as F
 
-from . import gpu_tests
+from . import external_gdpa, gpu_tests
 from .warm import REPO
 
 BUDGET_S = 200  # the whole script stays under ~4 minutes
@@ -488,8 +488,9 @@ def attention_bwd_alternatives(x, k, v, off, lens, dout, max_len, activation, sc
     [B, H, max_len, D], which does up to 2x the useful work at sparsity 0.5) and `flash_varlen`
     (FlashAttention-2's jagged backward through `aten._flash_attention_backward`, cumulative
     query / key offsets: the same rows as the fused kernel). GDPA: `gdpa_eager` and
-    `gdpa_compiled` (torch.compile for the shape) on padded queries, the only GDPA backwards at
-    hand on Hopper. Each is the backward alone (`timer(fn, inputs, dout)`, by default
+    `gdpa_compiled` (torch.compile for the shape) on padded queries, and Meta's public Triton GDPA (`gdpa_tritonbench`, `external_gdpa`: its
+    jagged backward where tritonbench imports, its dQ checked against the eager one first). Each
+    is the backward alone (`timer(fn, inputs, dout)`, by default
     `bench_backward`: one forward, its graph kept): ({name: ms}, {name: device ms}, {name:
     error}). The device ms (`device_timer`, fn -> ms of GPU work; on CUDA by default
     bench_ops._device_ms) sums every kernel of one backward call, its preprocessing (FlashAttention's
@@ -560,6 +561,28 @@ def attention_bwd_alternatives(x, k, v, off, lens, dout, max_len, activation, sc
         guard("gdpa_eager", lambda: both(core, (qp, kt, vt)))
         comp = torch.compile(core, dynamic=False, backend=compile_backend)
         guard("gdpa_compiled", lambda: both(comp, (qp, kt, vt)))
+        if activation in external_gdpa.ACTIVATION:
+            fn, why = external_gdpa.load()
+            if fn is None:
+                errors["gdpa_tritonbench"] = why
+            else:
+                def tritonbench():
+                    kj, vj, _ = external_gdpa.jagged_kv(k, v)
+                    mq = int(lens.max()) if B else 0
+                    call = external_gdpa.gdpa_fn(fn, off, L, max(mq, 1), activation, scale)
+                    # (its dQ against the padded eager GDPA's: the offsets were read as meant)
+                    qd = qp.detach().float().requires_grad_()
+                    ref = torch.autograd.grad(gdpa_core(qd, kt.float(), vt.float(), scale), qd,
+                                              dp.float())[0].transpose(1, 2)[bidx, tidx]
+                    xq = x.detach().requires_grad_()
+                    got = torch.autograd.grad(call(xq, kj, vj), xq, dout)[0].float()
+                    err = float((got - ref).norm() / ref.norm().clamp_min(1e-30))
+                    if err > 2e-2:
+                        raise ValueError(f"gdpa_tritonbench: dQ {err:.2e} from the padded eager GDPA's")
+                    ms = timer(call, (x, kj, vj), dout)
+                    return ms, (backward_device_ms(call, (x, kj, vj), dout, device_timer)
+                                if device_timer else None)
+                guard("gdpa_tritonbench", tritonbench)
     return times, device, errors
 
 
