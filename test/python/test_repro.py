@@ -848,3 +848,34 @@ def test_tritonbench_gdpa_adapter(wrong, monkeypatch):
     else:
         assert times["gdpa_tritonbench"] == 7.0 and "gdpa_tritonbench" not in errors
     assert calls and calls[0][2:] == (9, 16, 0.5)
+
+
+def test_unfused_jagged_is_the_padded_pipeline(monkeypatch):
+    """bench_attention_bwd's jagged unfused baseline (the blog's: norms on the jagged rows,
+    Meta's jagged GDPA; here its stand-in module) computes what the padded torch pipeline does,
+    forward and gradients, and the saved % takes it among the unfused pipelines."""
+    import torch
+    from normfuse.repro import bench_attention_bwd as ab
+    from normfuse.repro import external_gdpa as eg
+    _fake_tritonbench_gdpa(monkeypatch)
+    fn, _ = eg.load()
+    x, k, v, off, dout, lens = ab.make_inputs(3, 16, 2, 2, 16, 9, device="cpu")
+    x, k, v, dout = (t.float() for t in (x, k, v, dout))
+    bidx, tidx = ab.padded_index(off, lens, x.device)
+    gd = eg.gdpa_fn(fn, off, 16, 9, "gelu_tanh", 0.5)
+    ln_fn, post_fn = ab.jagged_norms(lambda f: f)
+    leaves = [t.detach().requires_grad_() for t in (x, k, v)]
+    got = ab.unfused_jagged(*leaves, gd, ln_fn, post_fn)
+    ggot = torch.autograd.grad(got, leaves, dout.reshape(got.shape))
+    leaves2 = [t.detach().requires_grad_() for t in (x, k, v)]
+    want = ab.unfused(*leaves2, bidx, tidx, 9, "gelu_tanh", 0.5)
+    gwant = torch.autograd.grad(want, leaves2, dout.reshape(want.shape))
+    assert torch.allclose(got, want, rtol=1e-4, atol=1e-5)
+    for a, b in zip(ggot, gwant):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)
+    rec = {"fwd_saving_ms": 1.0, "fused_saved_ms": 2.0, "unfused_eager_fwd_ms": 3.0,
+           "unfused_eager_ms": 6.0, "unfused_compiled_fwd_ms": 2.0, "unfused_compiled_ms": 4.0,
+           "unfused_jagged_fwd_ms": 1.5, "unfused_jagged_ms": 2.5}
+    out = ab.train_step_fields(rec)
+    assert out["train_unfused_best"] == "jagged" and out["train_unfused_best_ms"] == 4.0
+    assert out["train_saved_pct_vs_padded_unfused"] == pytest.approx(25.0)

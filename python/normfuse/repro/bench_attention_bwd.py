@@ -33,7 +33,10 @@
      torch.compile'd for the shape (`unfused_compiled_*`) and torch.compile'd with dynamic shapes
      (`unfused_dynamic_*`: one compile per activation; past 2^31 elements Inductor's static
      kernels slow down, as the forward benchmark found for its norms), the compiled ones only
-     while the time budget lasts; `unfused_best_ms` is the fastest;
+     while the time budget lasts; for GELU also the blog's own baseline, compiled norms on the
+     jagged rows and Meta's jagged Triton GDPA, no padding (`unfused_jagged_*`, `unfused_jagged`,
+     where tritonbench imports: `external_gdpa`; its output checked against the padded
+     pipeline's first); `unfused_best_ms` is the fastest;
    - norms only: the compiled backward of LayerNorm + RMSNorm + residuals alone (the cost the
      fusion can hide);
    - forward + backward (`train_*`): the fused training forward and backward against each
@@ -160,6 +163,33 @@ def unfused(x, k, v, bidx, tidx, max_len, activation, scale, eps=1e-5):
     return y + xf
 
 
+def unfused_jagged(x, k, v, gdpa, ln_fn, post_fn):
+    """The blog's unfused baseline: the norms on the jagged rows (`ln_fn`: LayerNorm [T, N];
+    `post_fn(g, ln, xf)`: RMSNorm(g + ln) + xf; torch.compile'd by the caller), the attention
+    jagged too, by `gdpa(q [T, H, D], k, v [B * L, Hkv, D])` (`external_gdpa.gdpa_fn`: Meta's
+    GDPA), no padded queries."""
+    from .external_gdpa import jagged_kv
+    T, H, D = x.shape
+    xf = x.reshape(T, H * D)
+    ln = ln_fn(xf)
+    kj, vj, _ = jagged_kv(k, v)
+    g = gdpa(ln.reshape(T, H, D), kj, vj).reshape(T, H * D)
+    return post_fn(g, ln, xf)
+
+
+def jagged_norms(compile_fn=None):
+    """(ln_fn, post_fn) for `unfused_jagged`, each through `compile_fn` (default
+    torch.compile(dynamic=False): a compile per shape, as the padded pipeline's)."""
+    compile_fn = compile_fn or functools.partial(torch.compile, dynamic=False)
+
+    def ln_fn(xf, eps=1e-5):
+        return F.layer_norm(xf, (xf.shape[1],), eps=eps)
+
+    def post_fn(g, ln, xf, eps=1e-5):
+        return F.rms_norm(g + ln, (xf.shape[1],), eps=eps) + xf
+    return compile_fn(ln_fn), compile_fn(post_fn)
+
+
 @functools.cache
 def _dynamic_unfused():
     """`unfused` under torch.compile(dynamic=True), compiled once per process (its guards
@@ -207,7 +237,7 @@ def train_step_fields(rec: dict) -> dict:
     if "fwd_saving_ms" in rec and "fused_saved_kvq_ms" in rec:
         out["train_fused_kvq_ms"] = rec["fwd_saving_ms"] + rec["fused_saved_kvq_ms"]
     unf = {m: rec[f"unfused_{m}_fwd_ms"] + rec[f"unfused_{m}_ms"]
-           for m in ("eager", "compiled", "dynamic")
+           for m in ("eager", "compiled", "dynamic", "jagged")
            if f"unfused_{m}_fwd_ms" in rec and f"unfused_{m}_ms" in rec}
     if unf:
         best = min(unf, key=unf.get)
@@ -438,9 +468,33 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
             lambda a, b_, c: dyn(a, b_, c, *args), (x, k, v)))
     else:
         errors["unfused_dynamic_ms"] = "skipped: time budget"
+    # the blog's own unfused baseline (GELU): compiled norms on the jagged rows and Meta's jagged
+    # GDPA, no padding (where tritonbench imports: `external_gdpa`), its output checked against
+    # the padded eager pipeline's first
+    if activation in external_gdpa.ACTIVATION:
+        fn, why = external_gdpa.load()
+        if fn is None:
+            errors["unfused_jagged_ms"] = why
+        else:
+            gd = external_gdpa.gdpa_fn(fn, off, L, max_len, activation, scale)
+            ln_fn, post_fn = jagged_norms()
+
+            def jag(a, b_, c):
+                return unfused_jagged(a, b_, c, gd, ln_fn, post_fn)
+
+            def checked_backward():
+                want = unfused(x, k, v, bidx, tidx, max_len, activation, scale).float()
+                err = float((jag(x, k, v).float() - want).norm() / want.norm())
+                rec["unfused_jagged_err"] = err
+                if err > 2e-2:
+                    raise ValueError(f"unfused_jagged: output {err:.2e} from the padded pipeline's")
+                return bench_backward(jag, (x, k, v), dout.reshape(T, -1))
+            guard("unfused_jagged_ms", checked_backward)
+            if "unfused_jagged_ms" in rec:
+                guard("unfused_jagged_fwd_ms", lambda: bench_forward(jag, (x, k, v)))
     fused = min([rec[k_] for k_ in ("fused_ms", "fused_saved_ms") if k_ in rec], default=None)
-    unf = [rec[k_] for k_ in ("unfused_eager_ms", "unfused_compiled_ms", "unfused_dynamic_ms")
-           if k_ in rec]
+    unf = [rec[k_] for k_ in ("unfused_eager_ms", "unfused_compiled_ms", "unfused_dynamic_ms",
+                              "unfused_jagged_ms") if k_ in rec]
     if fused is not None and unf:
         rec["best_fused_ms"] = fused
         rec["unfused_best_ms"] = min(unf)
@@ -776,7 +830,7 @@ def main(argv=None) -> int:
             "fused_saved_bound_ms", "fused_saved_chain_ms", "fused_saved_early_ms",
             "fused_saved_early_reuse_ms", "fused_saved_kvq_ms", "fused_saved_kvq_f32_ms",
             "fused_saved_kvq_noreuse_ms", "fwd_ms", "fwd_saving_ms", "naive_ms",
-            "unfused_eager_ms", "unfused_compiled_ms", "unfused_dynamic_ms",
+            "unfused_eager_ms", "unfused_compiled_ms", "unfused_dynamic_ms", "unfused_jagged_ms",
             "norms_compiled_ms", "saved_pct_vs_padded_unfused", "train_fused_ms",
             "train_unfused_best_ms", "train_saved_pct_vs_padded_unfused",
             "train_fused_kvq_ms", "train_saved_kvq_pct_vs_padded_unfused", "core_bwd_ms",
