@@ -850,25 +850,30 @@ def test_tritonbench_gdpa_adapter(wrong, monkeypatch):
     assert calls and calls[0][2:] == (9, 16, 0.5)
 
 
-def test_unfused_jagged_is_the_padded_pipeline(monkeypatch):
-    """bench_attention_bwd's jagged unfused baseline (the blog's: norms on the jagged rows,
-    Meta's jagged GDPA; here its stand-in module) computes what the padded torch pipeline does,
-    forward and gradients, and the saved % takes it among the unfused pipelines."""
+@pytest.mark.parametrize("act, Hkv", [("gelu_tanh", 2), ("softmax", 2), ("softmax", 1)])
+def test_unfused_jagged_is_the_padded_pipeline(act, Hkv, monkeypatch):
+    """bench_attention_bwd's jagged unfused baseline (the blog's: norms on the jagged rows, the
+    attention jagged: torch's nested jagged SDPA for softmax, Meta's GDPA for GELU, here its
+    stand-in module) computes what the padded torch pipeline does, forward and gradients (an
+    empty sequence among them; GQA), and the saved % takes it among the unfused pipelines."""
     import torch
     from normfuse.repro import bench_attention_bwd as ab
-    from normfuse.repro import external_gdpa as eg
     _fake_tritonbench_gdpa(monkeypatch)
-    fn, _ = eg.load()
-    x, k, v, off, dout, lens = ab.make_inputs(3, 16, 2, 2, 16, 9, device="cpu")
+    x, k, v, off, dout, lens = ab.make_inputs(4, 16, 2, Hkv, 16, 9, device="cpu")
     x, k, v, dout = (t.float() for t in (x, k, v, dout))
+    lens[1] = 0  # (an empty sequence: the offsets rebuilt)
+    off = torch.cat([torch.zeros(1, dtype=off.dtype), lens.cumsum(0).to(off.dtype)])
+    x = x[:int(off[-1])].contiguous()
+    dout = dout[:int(off[-1])].contiguous()
     bidx, tidx = ab.padded_index(off, lens, x.device)
-    gd = eg.gdpa_fn(fn, off, 16, 9, "gelu_tanh", 0.5)
+    attend, why = ab.jagged_attention(act, off, 16, 9, 0.5)
+    assert why is None
     ln_fn, post_fn = ab.jagged_norms(lambda f: f)
     leaves = [t.detach().requires_grad_() for t in (x, k, v)]
-    got = ab.unfused_jagged(*leaves, gd, ln_fn, post_fn)
+    got = ab.unfused_jagged(*leaves, attend, ln_fn, post_fn)
     ggot = torch.autograd.grad(got, leaves, dout.reshape(got.shape))
     leaves2 = [t.detach().requires_grad_() for t in (x, k, v)]
-    want = ab.unfused(*leaves2, bidx, tidx, 9, "gelu_tanh", 0.5)
+    want = ab.unfused(*leaves2, bidx, tidx, 9, act, 0.5)
     gwant = torch.autograd.grad(want, leaves2, dout.reshape(want.shape))
     assert torch.allclose(got, want, rtol=1e-4, atol=1e-5)
     for a, b in zip(ggot, gwant):
@@ -879,3 +884,5 @@ def test_unfused_jagged_is_the_padded_pipeline(monkeypatch):
     out = ab.train_step_fields(rec)
     assert out["train_unfused_best"] == "jagged" and out["train_unfused_best_ms"] == 4.0
     assert out["train_saved_pct_vs_padded_unfused"] == pytest.approx(25.0)
+    # no jagged attention for the other GDPA activations
+    assert ab.jagged_attention("silu", off, 16, 9, 0.5)[0] is None

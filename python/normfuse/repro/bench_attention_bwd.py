@@ -33,10 +33,11 @@
      torch.compile'd for the shape (`unfused_compiled_*`) and torch.compile'd with dynamic shapes
      (`unfused_dynamic_*`: one compile per activation; past 2^31 elements Inductor's static
      kernels slow down, as the forward benchmark found for its norms), the compiled ones only
-     while the time budget lasts; for GELU also the blog's own baseline, compiled norms on the
-     jagged rows and Meta's jagged Triton GDPA, no padding (`unfused_jagged_*`, `unfused_jagged`,
-     where tritonbench imports: `external_gdpa`; its output checked against the padded
-     pipeline's first); `unfused_best_ms` is the fastest;
+     while the time budget lasts; and the blog's own baseline, compiled norms on the jagged rows
+     and a jagged attention, no padding (`unfused_jagged_*`, `unfused_jagged`: softmax by torch's
+     nested jagged SDPA, FlashAttention's varlen kernels; GELU by Meta's Triton GDPA where
+     tritonbench imports, `external_gdpa`; its output checked against the padded pipeline's
+     first); `unfused_best_ms` is the fastest;
    - norms only: the compiled backward of LayerNorm + RMSNorm + residuals alone (the cost the
      fusion can hide);
    - forward + backward (`train_*`): the fused training forward and backward against each
@@ -163,18 +164,50 @@ def unfused(x, k, v, bidx, tidx, max_len, activation, scale, eps=1e-5):
     return y + xf
 
 
-def unfused_jagged(x, k, v, gdpa, ln_fn, post_fn):
+def unfused_jagged(x, k, v, attend, ln_fn, post_fn):
     """The blog's unfused baseline: the norms on the jagged rows (`ln_fn`: LayerNorm [T, N];
-    `post_fn(g, ln, xf)`: RMSNorm(g + ln) + xf; torch.compile'd by the caller), the attention
-    jagged too, by `gdpa(q [T, H, D], k, v [B * L, Hkv, D])` (`external_gdpa.gdpa_fn`: Meta's
-    GDPA), no padded queries."""
-    from .external_gdpa import jagged_kv
+    `post_fn(g, ln, xf)`: RMSNorm(g + ln) + xf; torch.compile'd by the caller) and the attention
+    jagged too, `attend(q [T, H, D], k, v [B, L, Hkv, D]) -> [T, H, D]` (`jagged_attention`),
+    no padded queries."""
     T, H, D = x.shape
     xf = x.reshape(T, H * D)
     ln = ln_fn(xf)
-    kj, vj, _ = jagged_kv(k, v)
-    g = gdpa(ln.reshape(T, H, D), kj, vj).reshape(T, H * D)
+    g = attend(ln.reshape(T, H, D), k, v).reshape(T, H * D)
     return post_fn(g, ln, xf)
+
+
+def jagged_attention(activation, off, L, max_len, scale):
+    """(attend, None) for `unfused_jagged`: softmax by torch's nested jagged SDPA (on the GPU
+    FlashAttention's varlen kernels, forward and backward), GDPA by Meta's jagged Triton GDPA
+    (`external_gdpa`); or (None, why) where there is none (tritonbench not importable, an
+    activation it does not compute)."""
+    if activation == "softmax":
+        offs = off.to(torch.int64)
+
+        def sdpa(q, k, v):
+            B, _, Hkv, D = k.shape
+            H = q.shape[1]
+            if Hkv != H:
+                k, v = (t.repeat_interleave(H // Hkv, dim=2) for t in (k, v))
+            koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int64, device=k.device)
+            nj = torch.nested.nested_tensor_from_jagged
+            qn = nj(q, offs, min_seqlen=0, max_seqlen=max(int(max_len), 1))
+            kn, vn = (nj(t.reshape(B * L, H, D), koff, min_seqlen=L, max_seqlen=L) for t in (k, v))
+            o = F.scaled_dot_product_attention(qn.transpose(1, 2), kn.transpose(1, 2),
+                                               vn.transpose(1, 2), scale=scale)
+            return o.transpose(1, 2).values()
+        return sdpa, None
+    if activation not in external_gdpa.ACTIVATION:
+        return None, f"no jagged {activation} attention at hand"
+    fn, why = external_gdpa.load()
+    if fn is None:
+        return None, why
+    gd = external_gdpa.gdpa_fn(fn, off, L, max_len, activation, scale)
+
+    def gdpa(q, k, v):
+        kj, vj, _ = external_gdpa.jagged_kv(k, v)
+        return gd(q, kj, vj)
+    return gdpa, None
 
 
 def jagged_norms(compile_fn=None):
@@ -468,30 +501,30 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
             lambda a, b_, c: dyn(a, b_, c, *args), (x, k, v)))
     else:
         errors["unfused_dynamic_ms"] = "skipped: time budget"
-    # the blog's own unfused baseline (GELU): compiled norms on the jagged rows and Meta's jagged
-    # GDPA, no padding (where tritonbench imports: `external_gdpa`), its output checked against
-    # the padded eager pipeline's first
-    if activation in external_gdpa.ACTIVATION:
-        fn, why = external_gdpa.load()
-        if fn is None:
-            errors["unfused_jagged_ms"] = why
-        else:
-            gd = external_gdpa.gdpa_fn(fn, off, L, max_len, activation, scale)
-            ln_fn, post_fn = jagged_norms()
+    # the blog's own unfused baseline: compiled norms on the jagged rows and a jagged attention
+    # (softmax: torch's nested jagged SDPA; GELU: Meta's GDPA where tritonbench imports), no
+    # padding, its output checked against the padded eager pipeline's first
+    attend, why = jagged_attention(activation, off, L, max_len, scale)
+    if attend is None:
+        errors["unfused_jagged_ms"] = why
+    elif time.time() - t_start < budget * 0.75:
+        ln_fn, post_fn = jagged_norms()
 
-            def jag(a, b_, c):
-                return unfused_jagged(a, b_, c, gd, ln_fn, post_fn)
+        def jag(a, b_, c):
+            return unfused_jagged(a, b_, c, attend, ln_fn, post_fn)
 
-            def checked_backward():
-                want = unfused(x, k, v, bidx, tidx, max_len, activation, scale).float()
-                err = float((jag(x, k, v).float() - want).norm() / want.norm())
-                rec["unfused_jagged_err"] = err
-                if err > 2e-2:
-                    raise ValueError(f"unfused_jagged: output {err:.2e} from the padded pipeline's")
-                return bench_backward(jag, (x, k, v), dout.reshape(T, -1))
-            guard("unfused_jagged_ms", checked_backward)
-            if "unfused_jagged_ms" in rec:
-                guard("unfused_jagged_fwd_ms", lambda: bench_forward(jag, (x, k, v)))
+        def checked_backward():
+            want = unfused(x, k, v, bidx, tidx, max_len, activation, scale).float()
+            err = float((jag(x, k, v).float() - want).norm() / want.norm())
+            rec["unfused_jagged_err"] = err
+            if err > 2e-2:
+                raise ValueError(f"unfused_jagged: output {err:.2e} from the padded pipeline's")
+            return bench_backward(jag, (x, k, v), dout.reshape(T, -1))
+        guard("unfused_jagged_ms", checked_backward)
+        if "unfused_jagged_ms" in rec:
+            guard("unfused_jagged_fwd_ms", lambda: bench_forward(jag, (x, k, v)))
+    else:
+        errors["unfused_jagged_ms"] = "skipped: time budget"
     fused = min([rec[k_] for k_ in ("fused_ms", "fused_saved_ms") if k_ in rec], default=None)
     unf = [rec[k_] for k_ in ("unfused_eager_ms", "unfused_compiled_ms", "unfused_dynamic_ms",
                               "unfused_jagged_ms") if k_ in rec]
