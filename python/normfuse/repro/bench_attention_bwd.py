@@ -182,21 +182,8 @@ def jagged_attention(activation, off, L, max_len, scale):
     (`external_gdpa`); or (None, why) where there is none (tritonbench not importable, an
     activation it does not compute)."""
     if activation == "softmax":
-        offs = off.to(torch.int64)
-
-        def sdpa(q, k, v):
-            B, _, Hkv, D = k.shape
-            H = q.shape[1]
-            if Hkv != H:
-                k, v = (t.repeat_interleave(H // Hkv, dim=2) for t in (k, v))
-            koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int64, device=k.device)
-            nj = torch.nested.nested_tensor_from_jagged
-            qn = nj(q, offs, min_seqlen=0, max_seqlen=max(int(max_len), 1))
-            kn, vn = (nj(t.reshape(B * L, H, D), koff, min_seqlen=L, max_seqlen=L) for t in (k, v))
-            o = F.scaled_dot_product_attention(qn.transpose(1, 2), kn.transpose(1, 2),
-                                               vn.transpose(1, 2), scale=scale)
-            return o.transpose(1, 2).values()
-        return sdpa, None
+        from .bench_attention import jagged_sdpa
+        return jagged_sdpa(off, L, max_len, scale), None
     if activation not in external_gdpa.ACTIVATION:
         return None, f"no jagged {activation} attention at hand"
     fn, why = external_gdpa.load()
