@@ -49,6 +49,9 @@ def test_once_and_patch_do_bench(monkeypatch):
     calls = []
     # a positive time: the children compute ratios of their timings (0 ms divided by zero)
     assert warm.once(lambda: calls.append(1)) == warm.PLACEHOLDER_MS > 0 and calls == [1]
+    # Triton's autotuner asks for quantiles and compares them with [inf] * 3 (a config that
+    # does not fit): a list of as many
+    assert warm.once(lambda: None, quantiles=(0.5, 0.2, 0.8)) == [warm.PLACEHOLDER_MS] * 3
     monkeypatch.setattr(triton.testing, "do_bench", triton.testing.do_bench)  # restored after
     warm.patch_do_bench()
     assert triton.testing.do_bench(lambda: calls.append(2), warmup=5, rep=9) == warm.PLACEHOLDER_MS
@@ -794,7 +797,10 @@ def _fake_tritonbench_gdpa(monkeypatch, wrong=False):
     calls = []
 
     def gdpa(q, k, v, qoff, koff, max_q, max_kv, qk_scale=None, activation="raw"):
-        assert activation == "fast_gelu" and qoff.dtype == koff.dtype == torch.int32
+        # (int64 offsets: its kernels form begin * stride in the offsets' type; the keys dense,
+        # B * max_kv rows, as its dense-KV path checks)
+        assert activation == "fast_gelu" and qoff.dtype == koff.dtype == torch.int64
+        assert (koff.numel() - 1) * max_kv == k.shape[0] == v.shape[0]
         assert int((qoff[1:] - qoff[:-1]).max()) <= max_q and int((koff[1:] - koff[:-1]).max()) <= max_kv
         calls.append((tuple(q.shape), tuple(k.shape), int(max_q), int(max_kv), qk_scale))
         outs = []
@@ -828,6 +834,7 @@ def test_tritonbench_gdpa_adapter(wrong, monkeypatch):
     x, k, v, off, dout, lens = ab.make_inputs(3, 16, 2, 2, 16, 9, device="cpu")
     kj, vj, koff = eg.jagged_kv(k, v)
     assert kj.shape == (48, 2, 16) and koff.tolist() == [0, 16, 32, 48]
+    assert koff.dtype == torch.int64
     assert torch.equal(kj[16:32], k[1])
     out = eg.gdpa_fn(fn, off, 16, 9, "gelu_tanh", 0.5)(x, kj, vj)
     bidx, tidx = ab.padded_index(off, lens, x.device)
@@ -868,6 +875,9 @@ def test_unfused_jagged_is_the_padded_pipeline(act, Hkv, monkeypatch):
     bidx, tidx = ab.padded_index(off, lens, x.device)
     attend, why = ab.jagged_attention(act, off, 16, 9, 0.5)
     assert why is None
+    if act == "softmax":  # (the empty sequence dropped: the nested queries may take the fused
+        # kernels, which torch refuses to a nested tensor with a zero-length sequence)
+        assert attend.min_seqlen >= 1
     ln_fn, post_fn = ab.jagged_norms(lambda f: f)
     leaves = [t.detach().requires_grad_() for t in (x, k, v)]
     got = ab.unfused_jagged(*leaves, attend, ln_fn, post_fn)

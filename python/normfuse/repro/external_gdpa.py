@@ -25,20 +25,30 @@ MODULE = "tritonbench.operators.gdpa.gdpa"
 
 
 def load():
-    """(tritonbench's `generalized_dot_product_attention`, None), or (None, why it is not here)."""
+    """(tritonbench's `generalized_dot_product_attention`, None), or (None, why it is not here).
+    The root logger's level and handlers are kept (tritonbench's import calls
+    logging.basicConfig(INFO))."""
+    import logging
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
     try:
         import importlib
         mod = importlib.import_module(MODULE)
         return mod.generalized_dot_product_attention, None
     except Exception as e:  # noqa: BLE001 - not installed, or no GPU: the reason is recorded
         return None, f"{MODULE} does not import: {type(e).__name__}: {str(e)[:200]}"
+    finally:
+        root.setLevel(level)
+        for h in list(root.handlers):
+            if h not in handlers:
+                root.removeHandler(h)
 
 
 def jagged_kv(k: torch.Tensor, v: torch.Tensor):
     """FlashNormAttention's dense keys and values [B, L, Hkv, D] as tritonbench's jagged ones:
-    ([B * L, Hkv, D] views, the key offsets 0, L, 2L, .. (int32, B + 1 entries))."""
+    ([B * L, Hkv, D] views, the key offsets 0, L, 2L, .. (int64, B + 1 entries))."""
     B, L, Hkv, D = k.shape
-    koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int32, device=k.device)
+    koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int64, device=k.device)
     return k.reshape(B * L, Hkv, D), v.reshape(B * L, Hkv, D), koff
 
 
@@ -46,12 +56,15 @@ def gdpa_fn(fn, offsets: torch.Tensor, L: int, max_len: int, activation: str, qk
     """q, k, v -> o for jagged q [T, H, D] (rows by `offsets`, [B + 1]) and jagged keys / values
     [B * L, Hkv, D] (`jagged_kv`): act(q k^T) qk_scale v per sequence, by `fn` (tritonbench's
     op; differentiable: its backward kernels run under autograd). `max_len` bounds the query
-    lengths (its grid). A ValueError for an activation it does not compute."""
+    lengths (its grid: pass the same bound on every call of a shape, the cell's maximum, not
+    the batch's: it is an autotuning key and a specialized integer). The offsets go in as int64:
+    its kernels form begin * stride in the offsets' type, past 2^31 at T H D >= 2^31 in int32.
+    A ValueError for an activation it does not compute."""
     if activation not in ACTIVATION:
         raise ValueError(f"tritonbench's GDPA has no {activation!r} here (only {sorted(ACTIVATION)})")
     B = offsets.numel() - 1
-    koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int32, device=offsets.device)
-    qoff = offsets.to(torch.int32)
+    koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int64, device=offsets.device)
+    qoff = offsets.to(torch.int64)
     act = ACTIVATION[activation]
 
     def call(q, k, v):

@@ -76,9 +76,11 @@ def configure_torch() -> None:
 PLACEHOLDER_MS = 1.0
 
 
-def once(fn, *args, **kwargs) -> float:
+def once(fn, *args, quantiles=None, **kwargs):
     """`do_bench`'s stand-in in the children: call fn once, wait for the GPU, report
-    PLACEHOLDER_MS."""
+    PLACEHOLDER_MS (one per quantile where `quantiles` are asked for, as do_bench does: Triton's
+    autotuner asks for three and compares them with its [inf] * 3 for a config that does not
+    fit)."""
     fn()
     try:
         import torch
@@ -86,7 +88,7 @@ def once(fn, *args, **kwargs) -> float:
             torch.cuda.synchronize()
     except Exception:  # noqa: BLE001
         pass
-    return PLACEHOLDER_MS
+    return [PLACEHOLDER_MS] * len(quantiles) if quantiles else PLACEHOLDER_MS
 
 
 # lines torch appends after a CUDA error's message (the message is the line to show)

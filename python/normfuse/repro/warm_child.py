@@ -50,13 +50,16 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="the benchmark's --quick settings")
     ap.add_argument("--sweep", action="store_true", help="training: also the tiling sweep of K")
     a = ap.parse_args(argv)
-    _child(a.target, a.cell, a.ops, a.quick, a.sweep)
-    try:  # (the parent records it beside its estimate: what the next run's estimates rest on)
-        import torch
-        if torch.cuda.is_available():
-            print(f"{PEAK_MARK} {torch.cuda.max_memory_allocated()}", flush=True)
-    except Exception:  # noqa: BLE001
-        pass
+    try:
+        _child(a.target, a.cell, a.ops, a.quick, a.sweep)
+    finally:  # (failed or not: the parent records it beside its estimate, what the next run's
+        # estimates rest on; reserved, not allocated: what the caching allocator held)
+        try:
+            import torch
+            if torch.cuda.is_available():
+                print(f"{PEAK_MARK} {torch.cuda.max_memory_reserved()}", flush=True)
+        except Exception:  # noqa: BLE001
+            pass
     return 0
 
 
