@@ -797,9 +797,9 @@ def _fake_tritonbench_gdpa(monkeypatch, wrong=False):
     calls = []
 
     def gdpa(q, k, v, qoff, koff, max_q, max_kv, qk_scale=None, activation="raw"):
-        # (int64 offsets: its kernels form begin * stride in the offsets' type; the keys dense,
-        # B * max_kv rows, as its dense-KV path checks)
-        assert activation == "fast_gelu" and qoff.dtype == koff.dtype == torch.int64
+        # (int32 offsets, as tritonbench's operator passes them; the keys dense, B * max_kv
+        # rows, as its dense-KV path checks)
+        assert activation == "fast_gelu" and qoff.dtype == koff.dtype == torch.int32
         assert (koff.numel() - 1) * max_kv == k.shape[0] == v.shape[0]
         assert int((qoff[1:] - qoff[:-1]).max()) <= max_q and int((koff[1:] - koff[:-1]).max()) <= max_kv
         calls.append((tuple(q.shape), tuple(k.shape), int(max_q), int(max_kv), qk_scale))
@@ -834,7 +834,11 @@ def test_tritonbench_gdpa_adapter(wrong, monkeypatch):
     x, k, v, off, dout, lens = ab.make_inputs(3, 16, 2, 2, 16, 9, device="cpu")
     kj, vj, koff = eg.jagged_kv(k, v)
     assert kj.shape == (48, 2, 16) and koff.tolist() == [0, 16, 32, 48]
-    assert koff.dtype == torch.int64
+    assert koff.dtype == torch.int32
+    # past int32's reach: refused before the launch
+    big = torch.zeros(1, 1, 1).expand(2 ** 24, 1, 128)  # (no memory: a zero-stride view)
+    with pytest.raises(ValueError, match="int32"):
+        eg.gdpa_fn(fn, off, 16, 9, "gelu_tanh", 0.5)(big, kj, vj)
     assert torch.equal(kj[16:32], k[1])
     out = eg.gdpa_fn(fn, off, 16, 9, "gelu_tanh", 0.5)(x, kj, vj)
     bidx, tidx = ab.padded_index(off, lens, x.device)

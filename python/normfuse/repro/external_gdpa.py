@@ -46,9 +46,9 @@ def load():
 
 def jagged_kv(k: torch.Tensor, v: torch.Tensor):
     """FlashNormAttention's dense keys and values [B, L, Hkv, D] as tritonbench's jagged ones:
-    ([B * L, Hkv, D] views, the key offsets 0, L, 2L, .. (int64, B + 1 entries))."""
+    ([B * L, Hkv, D] views, the key offsets 0, L, 2L, .. (int32, B + 1 entries))."""
     B, L, Hkv, D = k.shape
-    koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int64, device=k.device)
+    koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int32, device=k.device)
     return k.reshape(B * L, Hkv, D), v.reshape(B * L, Hkv, D), koff
 
 
@@ -57,17 +57,22 @@ def gdpa_fn(fn, offsets: torch.Tensor, L: int, max_len: int, activation: str, qk
     [B * L, Hkv, D] (`jagged_kv`): act(q k^T) qk_scale v per sequence, by `fn` (tritonbench's
     op; differentiable: its backward kernels run under autograd). `max_len` bounds the query
     lengths (its grid: pass the same bound on every call of a shape, the cell's maximum, not
-    the batch's: it is an autotuning key and a specialized integer). The offsets go in as int64:
-    its kernels form begin * stride in the offsets' type, past 2^31 at T H D >= 2^31 in int32.
-    A ValueError for an activation it does not compute."""
+    the batch's: it is an autotuning key and a specialized integer). The offsets go in as
+    int32, as tritonbench's own operator passes them; its kernels then form begin * stride in
+    int32, so a q or key tensor of 2^31 elements or more is refused (a ValueError, before any
+    launch: an out-of-range address would end the whole benchmark process), as is an activation
+    it does not compute."""
     if activation not in ACTIVATION:
         raise ValueError(f"tritonbench's GDPA has no {activation!r} here (only {sorted(ACTIVATION)})")
     B = offsets.numel() - 1
-    koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int64, device=offsets.device)
-    qoff = offsets.to(torch.int64)
+    koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int32, device=offsets.device)
+    qoff = offsets.to(torch.int32)
     act = ACTIVATION[activation]
 
     def call(q, k, v):
+        if max(q.numel(), k.numel()) >= 2 ** 31:
+            raise ValueError(f"tritonbench's GDPA indexes in int32: q {tuple(q.shape)} / keys "
+                             f"{tuple(k.shape)} have 2^31 elements or more")
         return fn(q, k, v, qoff, koff, int(max_len), int(L), qk_scale=float(qk_scale),
                   activation=act)
     return call
