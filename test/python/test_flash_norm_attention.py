@@ -407,8 +407,9 @@ def test_training_forward_saves_g_and_lse(act, BN):
     (epilogue-norm still forwards the tile: the saved tiles are side outputs) its g within bf16
     rounding of the fp64 attention output, its lse (softmax) within fp32 rounding of the fp64
     log-sum-exp, naive and fused alike; its output bitwise the inference kernel's with one KV
-    tile and within the naive error's bound with two (where residual-acc, which would start the
-    stored accumulator at ln_q, must leave it alone)."""
+    tile for GDPA (softmax's inference kernel forms q as one fma and normalizes by a reciprocal:
+    within the naive error's bound there) and within the naive error's bound with two (where
+    residual-acc, which would start the stored accumulator at ln_q, must leave it alone)."""
     from normfuse.kernels.attention import flash_norm_attention_save_naive
     x, k, v, offs, w = _inputs(LENS, 2, 16, 32, act=act)
     args, consts, grid = _kernel_args(x, k, v, offs, w, act, BN=BN)
@@ -421,7 +422,7 @@ def test_training_forward_saves_g_and_lse(act, BN):
                               constexprs=consts, grid=grid, passes="default", num_warps=4)
     assert any("[epilogue-norm] applied" in r for r in res.remarks), res.remarks
     ref, st = flash_norm_attention_ref(x, k, v, offs, activation=act, return_stats=True, **w)
-    if BN is None:
+    if BN is None and act != "softmax":
         assert torch.equal(res.after["OUT"], plain.after["OUT"])
     else:
         assert rel_err(res.after["OUT"], ref) <= 1.5 * rel_err(res.before["OUT"], ref) + 1e-4
