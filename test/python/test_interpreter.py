@@ -729,3 +729,18 @@ def test_only_untrusted_text_is_parsed_in_the_guards_child_first(monkeypatch):
     run_ir(text, [x, y, 16, 8, 8, 8], (1,))
     assert preflights == [text]
     torch.testing.assert_close(y[0], x + 111.0, rtol=0, atol=0)  # tag: 1, 1, 1 programs
+
+
+def test_out_of_bounds_names_what_the_host_passed():
+    """A read past an argument's end says which element type the host's tensor had and how wide
+    the kernel's elements are: a kernel compiled for other arguments than it was given (its
+    pointer f32 where the host passed a bfloat16 vector) reads past the end, and the message
+    says so, instead of only where."""
+    import numpy as np
+    from normfuse.testing.memory import Buffer, Space
+    sp = Space("global")
+    sp.add(Buffer("argument g", 1 << 32, np.zeros(384, np.uint8), holds="bfloat16"))
+    with pytest.raises(InterpreterError, match="the host passed bfloat16 there, the kernel reads "
+                                               "4-byte elements"):
+        sp.load((1 << 32) + 4 * np.arange(128), None, "f32")
+    sp.load((1 << 32) + 2 * np.arange(192), None, "bf16")  # (the whole vector, as passed)

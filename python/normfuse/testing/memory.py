@@ -186,11 +186,12 @@ class Shadow:
 
 class Buffer:
     def __init__(self, name: str, base: int, data: np.ndarray, *, tracked: bool = False,
-                 owner=None):
+                 owner=None, holds: str | None = None):
         self.name = name
         self.base = base
         self.data = data  # 1-D uint8 view of the memory
         self.nbytes = data.size
+        self.holds = holds  # the element type the host's tensor had (a diagnostic), if known
         self.shadow = Shadow(self.nbytes) if tracked else None
         self.owner = owner  # the CTA whose shared memory this is (None: global)
         self._views: dict = {}
@@ -246,8 +247,10 @@ class Space:
             out = (off + size > buf.nbytes)
             if out.any():
                 bad = int(a[out][0])
+                held = (f"; the host passed {buf.holds} there, the kernel reads {size}-byte "
+                        "elements" if buf.holds else "")
                 raise InterpreterError(f"{what}: address {bad:#x} is outside every buffer of the "
-                                       f"{self.name} space ({self.describe(bad)})")
+                                       f"{self.name} space ({self.describe(bad)}{held})")
             if (off % size).any():
                 bad = int(a[(off % size) != 0][0])
                 raise InterpreterError(f"{what}: address {bad:#x} is not aligned to {size} bytes "

@@ -805,7 +805,7 @@ class _Memory:
             kind = str(t.dtype).replace("torch.", "")
             if host not in self.by_base:
                 raw = torch.empty(0, dtype=torch.uint8).set_(st).numpy() if nbytes else np.zeros(0, np.uint8)
-                self._add(host, nbytes, raw, name)
+                self._add(host, nbytes, raw, name, kind)
             return self.by_base[host][0] + (t.data_ptr() - host), _TORCH_ELEM.get(kind, kind)
         if isinstance(t, np.ndarray):
             root = t
@@ -816,18 +816,18 @@ class _Memory:
                                        "writeable")
             host = root.__array_interface__["data"][0]
             if host not in self.by_base:
-                self._add(host, root.nbytes, root.reshape(-1).view(np.uint8), name)
+                self._add(host, root.nbytes, root.reshape(-1).view(np.uint8), name, root.dtype.name)
             off = t.__array_interface__["data"][0] - host
             return self.by_base[host][0] + off, _TORCH_ELEM.get(t.dtype.name, t.dtype.name)
         raise InterpreterError(f"argument {name}: expected a CPU tensor or a numpy array, got "
                                f"{type(t).__name__}")
 
-    def _add(self, host: int, nbytes: int, raw: np.ndarray, name: str) -> None:
+    def _add(self, host: int, nbytes: int, raw: np.ndarray, name: str, kind: str) -> None:
         for h, (_, n) in self.by_base.items():
             if h < host + nbytes and host < h + n:
                 raise InterpreterError(f"argument {name} overlaps another argument's memory")
         base = self.rt.place(nbytes)
-        self.rt.glob.add(Buffer(f"argument {name}", base, raw))
+        self.rt.glob.add(Buffer(f"argument {name}", base, raw, holds=kind))
         self.by_base[host] = (base, nbytes)
 
 
