@@ -530,3 +530,34 @@ def test_rowdot_dx_kernel_pingpong_stages_x_per_consumer(bm, bn):
                               num_warps=4, num_stages=3, programs=3, seeds=(0, 1))
     assert any("pingpong" in r and "staging tile" in r for r in res.applied), res.remarks
     assert res.lowered and res.max_rel_diff == 0.0, res.lowered_diffs
+
+
+def test_lowered_kernel_refuses_arguments_of_another_variant():
+    """The warp-specialized interpreter checks each pointer the kernel reads against the tensor
+    bound to it: the rowdot dX kernel's lowered form run with g passed as fp32 where the kernel
+    reads bf16 stops with both types named (a flake once ran a kernel whose f32 vector load went
+    through a bf16 argument: this names that mismatch at the start), while a placeholder for a
+    pointer it never reads (`sbuf`, bound to dY here) is taken."""
+    from normfuse.kernels.backward import norm_backward_rowdot_naive
+    from normfuse.testing import InterpreterError, run_ir
+    from normfuse.testing.numerics import _copy, lowered_launch
+    gen = _gen(21)
+    Mx, Nx, Rx, (dy, w, x, rstd, mean, s1, s2) = _rowdot_case(gen)
+    g = (1 + 0.1 * torch.randn(Nx, generator=gen)).bfloat16()
+    dx = torch.full((Mx, Nx), float("nan")).bfloat16()
+    args = [dy, w, s1, s2, x, rstd, mean, g, g, dx, rstd, rstd, dy, Mx, Rx, Rx, Nx, Nx, Nx, 0]
+    ck = normfuse.compile(norm_backward_rowdot_naive, args=args,
+                          constexprs=dict(N=Nx, BLOCK_M=128, BLOCK_N=128, BLOCK_R=64, IS_LN=False,
+                                          HAS_G=True, HAS_B=False, HAS_DG=False, EVEN_R=False,
+                                          HAS_XN=False),
+                          passes=("hopper-ws",), target="cuda:90", num_warps=8, num_stages=3)
+    assert ck.lowered is not None, ck.remarks
+    text = ck.lowered.kernel.asm["ttgir"]
+    good = lowered_launch(ck.lowered, [_copy(a) for a in args], programs=2)
+    run_ir(text, good.args, good.grid, trusted=True)  # (sbuf: dY's placeholder, never read)
+    bad_args = [_copy(a) for a in args]
+    bad_args[7] = g.float()
+    bad = lowered_launch(ck.lowered, bad_args, programs=2)
+    with pytest.raises(InterpreterError, match=r"the kernel reads it as bf16, the host passed a "
+                                               r"f32 tensor of shape \(192,\)"):
+        run_ir(text, bad.args, bad.grid, trusted=True)

@@ -63,9 +63,9 @@ import re
 import numpy as np
 
 from .interpreter import (TRITON_SMEM, TensorDesc, _BlockCode, _Compiler, _desc_addresses,
-                          _run_block, _scalar, _where)
+                          _run_block, _scalar, _ty, _where)
 from .memory import (Buffer, InterpreterError, RaceError, SharedAlloc, Space, check_shared_read,
-                     check_shared_write, elem_bytes, is_ptr, matmul_f32, one_thread,
+                     check_shared_write, elem_bytes, is_ptr, matmul_f32, one_thread, pointee,
                      record_shared_read, record_shared_write, to_runtime)
 
 GLOBAL_BASE = 1 << 32
@@ -897,6 +897,7 @@ def run_ttgir(module, func, args, grid: tuple, *, seed: int = 0) -> RunInfo:
                                f"({', '.join(p.name.lstrip('%') for p in params)}), got {len(args)}")
     mem = _Memory(rt)
     env0 = {}
+    used = None  # (ids of the values some op of the kernel reads: computed when first needed)
     for p, a in zip(params, args):
         name = p.name.lstrip("%")
         t = p.type
@@ -907,9 +908,20 @@ def run_ttgir(module, func, args, grid: tuple, *, seed: int = 0) -> RunInfo:
             if a is None:
                 env0[p] = np.array(0, np.int64)
                 continue
-            # (no element type check: as on the GPU a pointer is an address; the host passes
-            # placeholders for pointers a kernel instance never reads)
-            addr, _ = mem.address(a, name)
+            # (as on the GPU a pointer is an address, and the host passes placeholders for the
+            # pointers a kernel instance never reads: only a pointer the kernel reads must hold
+            # its element type, else the kernel and its arguments disagree)
+            addr, kind = mem.address(a, name)
+            elem = pointee(_ty(t)[1])
+            if not _elem_ok(kind, elem):
+                if used is None:
+                    used = {id(v) for o in func.walk() for v in o.operands}
+                if id(p) in used:
+                    raise InterpreterError(
+                        f"argument {name}: the kernel reads it as {elem}, the host passed a "
+                        f"{kind} tensor of shape {tuple(getattr(a, 'shape', ()))}: the compiled "
+                        "kernel and its arguments disagree (a kernel compiled for another "
+                        "variant, or arguments bound for another plan)")
             env0[p] = np.array(addr, np.int64)
             continue
         env0[p] = _scalar(name, a, t)
