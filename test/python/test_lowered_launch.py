@@ -665,3 +665,22 @@ def test_statistics_sit_where_measured_faster_in_the_k_step(kind, flags, late):
     assert ck.lowered.plan.config.stats_late is late
     assert ("stats-late" in str(ck.remarks)) is late
     assert _stats_between(ck.lowered.kernel.asm["ptx"]) == (not late, late)
+
+
+def test_dtype_stand_ins_specialize_by_name():
+    """The ahead-of-time compile's dtype stand-ins (`runtime._DType`) specialize to their own
+    pointer types whatever was specialized before: Triton's native specializer caches a pointer
+    type by hash(dtype), and stand-ins made afresh had identity hashes, so a bf16 stand-in at a
+    freed int64 one's address compiled as *i64 (the CPU suite's flake of sessions 33 and 34:
+    this sequence gave ['*i64', '*i64', '*fp32', '*i64', '*fp32'])."""
+    from triton._C.libtriton import native_specialize_impl
+    from triton.backends.compiler import BaseBackend
+    from normfuse.lowering.runtime import _DType, _Fake
+
+    def spec(name):  # (each stand-in dropped before the next is made)
+        return native_specialize_impl(BaseBackend, _Fake([16], _DType(name)), False, True, True)[0]
+    names = ("int64", "bfloat16", "float32", "bfloat16", "int64", "float16", "bfloat16")
+    assert [spec(n) for n in names] == ["*i64", "*bf16", "*fp32", "*bf16", "*i64", "*fp16",
+                                        "*bf16"]
+    assert _DType("bfloat16") is _DType("bfloat16")
+    assert hash(_DType("bfloat16")) != hash(_DType("int64"))

@@ -180,10 +180,29 @@ class _Fake:
 
 class _DType:
     """A torch dtype's stand-in for specialization: Triton reads a tensor argument's element type
-    from str(dtype) ('torch.bfloat16'), so the compile's stand-ins need no torch."""
+    from str(dtype) ('torch.bfloat16'), so the compile's stand-ins need no torch.
 
-    def __init__(self, name: str):
-        self.name = name
+    One instance per name, kept for the process, hashed by its name. Triton's native specializer
+    caches a tensor's pointer type by hash(dtype) alone (specialize.cc's `dtype_ptr2str`), as
+    torch's dtypes are singletons. Stand-ins made afresh per compile had identity hashes, and a
+    freed one's address came back for the next stand-in of another dtype: that one was then
+    specialized with the freed one's type (a bf16 vector compiled as *i64 or *fp32), so the
+    lowered kernel read its arguments with the wrong element type. That was the CPU suite's
+    flake of sessions 33 and 34 (an interpreter read past a bf16 argument), and on the GPU it
+    would be a wrong or faulting kernel. `test_dtype_stand_ins_specialize_by_name` holds it."""
+
+    _interned: dict = {}
+
+    def __new__(cls, name: str):
+        inst = cls._interned.get(name)
+        if inst is None:
+            inst = super().__new__(cls)
+            inst.name = name
+            cls._interned[name] = inst
+        return inst
+
+    def __hash__(self) -> int:
+        return hash(("normfuse.lowering._DType", self.name))
 
     def __str__(self) -> str:
         return f"torch.{self.name}"
