@@ -209,7 +209,7 @@ def measure_core(act, H, L, rows=512):
         ck = normfuse.compile(attention_core_kv_resident, args=rt, constexprs=consts, passes="",
                               target="cuda:90", num_warps=4, num_stages=2)
     with tempfile.TemporaryDirectory() as tmp:
-        ins = sass(ck.kernel.asm["cubin"] if hasattr(ck, "kernel") else ck.asm["cubin"], tmp)
+        ins = sass(ck.kernel.asm["cubin"], tmp)
     return dict(cell=f"core:{act}:{H}:{L}", body=len(loop_body(ins)), kernel=len(ins))
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["ACTIVATION", "load", "jagged_kv", "gdpa_fn"]
+__all__ = ["ACTIVATION", "load", "key_offsets", "jagged_kv", "gdpa_fn"]
 
 # FlashNormAttention's GDPA activations that tritonbench's GDPA computes (its name for each)
 ACTIVATION = {"gelu_tanh": "fast_gelu"}
@@ -44,12 +44,16 @@ def load():
                 root.removeHandler(h)
 
 
+def key_offsets(B: int, L: int, device, dtype=torch.int32) -> torch.Tensor:
+    """The offsets 0, L, 2L, .. B L of B dense key sequences of L rows read as jagged ones."""
+    return torch.arange(0, (B + 1) * L, L, dtype=dtype, device=device)
+
+
 def jagged_kv(k: torch.Tensor, v: torch.Tensor):
     """FlashNormAttention's dense keys and values [B, L, Hkv, D] as tritonbench's jagged ones:
     ([B * L, Hkv, D] views, the key offsets 0, L, 2L, .. (int32, B + 1 entries))."""
     B, L, Hkv, D = k.shape
-    koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int32, device=k.device)
-    return k.reshape(B * L, Hkv, D), v.reshape(B * L, Hkv, D), koff
+    return k.reshape(B * L, Hkv, D), v.reshape(B * L, Hkv, D), key_offsets(B, L, k.device)
 
 
 def gdpa_fn(fn, offsets: torch.Tensor, L: int, max_len: int, activation: str, qk_scale: float):
@@ -64,8 +68,7 @@ def gdpa_fn(fn, offsets: torch.Tensor, L: int, max_len: int, activation: str, qk
     it does not compute."""
     if activation not in ACTIVATION:
         raise ValueError(f"tritonbench's GDPA has no {activation!r} here (only {sorted(ACTIVATION)})")
-    B = offsets.numel() - 1
-    koff = torch.arange(0, (B + 1) * L, L, dtype=torch.int32, device=offsets.device)
+    koff = key_offsets(offsets.numel() - 1, L, offsets.device)
     qoff = offsets.to(torch.int32)
     act = ACTIVATION[activation]
 
