@@ -443,6 +443,9 @@ def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
         assert all(len(v) == 3 for v in rounds.values()), rounds
         assert rounds["eager"][0] < rounds["compiled"][0] < rounds["ours"][1]
         assert r["fwd_bwd_ours_ms"] == sorted(rounds["ours"])[1]
+        assert r["vs_compiled_rounds"] == [round(c / o, 4) for o, c in zip(rounds["ours"], rounds["compiled"])]
+        # (the fake timer grows with every call, and compiled is timed after ours in each round)
+        assert r["verdict_vs_compiled"] == "faster"
     md = gb.markdown(recs, {"counts": {"passed": 1}, "ok": True, "failures": []}, {"gpu": "cpu"})
     assert md.count("| postnorm_mlp.backward |") == 1
     assert all(r["grad_rel_diff_vs_eager"] < 5e-2 for r in recs), recs
@@ -450,6 +453,21 @@ def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
     assert all(r["train_switches"]["postnorm_mlp_bwd_plan"] == tr.POSTNORM_MLP_BWD_PLAN
                and r["train_switches"]["prenorm_stats_in_bwd"] == tr.PRENORM_STATS_IN_BWD
                for r in recs)
+
+
+def test_benchmark_verdict_against_compile_is_paired_by_round():
+    """bench_training's verdict against torch.compile compares the two round by round: a cell
+    whose medians differ but whose rounds disagree is a tie, not a win or a loss."""
+    from normfuse.repro.bench_training import paired_vs_compiled
+    # ours' median 1.0 against compiled's 1.02: the medians say faster, one round says slower
+    r = paired_vs_compiled([1.0, 1.1, 0.9], [1.02, 1.05, 0.95])
+    assert r["verdict_vs_compiled"] == "tie"
+    assert r["vs_compiled_rounds"] == [1.02, round(1.05 / 1.1, 4), round(0.95 / 0.9, 4)]
+    assert r["vs_compiled_paired"] == 1.02
+    assert paired_vs_compiled([1.0, 1.2], [1.1, 1.3])["verdict_vs_compiled"] == "faster"
+    assert paired_vs_compiled([1.0, 1.2], [0.9, 1.1])["verdict_vs_compiled"] == "slower"
+    assert paired_vs_compiled([1.0], [1.0])["verdict_vs_compiled"] == "tie"
+    assert paired_vs_compiled([], []) == {}
 
 
 @pytest.mark.slow  # the benchmark's sweep: many kernels interpreted (~8 s)

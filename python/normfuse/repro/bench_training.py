@@ -16,7 +16,9 @@
    - fwd_bwd_{ours,eager,compiled}: forward + backward of the op (grads of every input), ms:
      the median of --rounds interleaved rounds (ours, eager, compiled in turn; each round's
      figure in fwd_bwd_rounds_ms); fwd_{ours,compiled}: the training forward alone (its
-     graph recorded, no backward), in the same rounds;
+     graph recorded, no backward), in the same rounds; vs_compiled_rounds: compiled / ours
+     within each round (paired, free of the drift between rounds), verdict_vs_compiled
+     "faster" / "slower" where every round agrees, else "tie";
    - bwd_fused: our backward alone (the backward custom op, given what the training forward
      saves: no statistics where the backward computes them), bwd_gemms: its GEMMs alone on cuBLAS
      (pre-norm: dY W and dY^T xn; post-norm: dh W and dh^T x; the block: its four), norm_bwd: the
@@ -103,6 +105,20 @@ def parse_ops(text: str) -> tuple:
     if bad or not want:
         raise ValueError(f"--ops: {', '.join(bad) or 'nothing given'}: choose from {', '.join(OPS)}")
     return tuple(o for o in OPS if o in want)
+
+
+def paired_vs_compiled(ours: list, compiled: list) -> dict:
+    """Round by round, compiled's time over ours (the two were timed next to each other, so a
+    round's ratio is free of the clock and power drift between rounds, which moved one cell's
+    medians by up to 12 % in session 27): `vs_compiled_rounds`, their median
+    `vs_compiled_paired`, and `verdict_vs_compiled`: "faster" where every round's ratio is above
+    1, "slower" where every one is below, else "tie" (the rounds disagree: within the noise)."""
+    ratios = [round(c / o, 4) for o, c in zip(ours, compiled) if o > 0]
+    if not ratios:
+        return {}
+    verdict = ("faster" if min(ratios) > 1.0 else "slower" if max(ratios) < 1.0 else "tie")
+    return {"vs_compiled_rounds": ratios, "vs_compiled_paired": round(statistics.median(ratios), 3),
+            "verdict_vs_compiled": verdict}
 
 
 def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cuda", timer=None,
@@ -279,6 +295,7 @@ def bench_cells(cells, out: str, budget: float, env: dict, *, device: str = "cud
                            hidden_pct=round(100.0 * (bwd_gemms + nb - bwd_fused) / nb, 1))
                 if "fwd_bwd_compiled_ms" in rec:
                     rec["speedup_vs_compiled"] = round(rec["fwd_bwd_compiled_ms"] / rec["fwd_bwd_ours_ms"], 3)
+                    rec.update(paired_vs_compiled(runs["ours"], runs["compiled"]))
                 rec["speedup_vs_eager"] = round(rec["fwd_bwd_eager_ms"] / rec["fwd_bwd_ours_ms"], 3)
             except Exception as e:  # noqa: BLE001
                 rec["error"] = f"{type(e).__name__}: {e}"[:500]
@@ -459,15 +476,29 @@ def _mlp_eager(F, x, w1, g1, beta1, b1, w2, g2, beta2, b2, eps):
     return F.rms_norm(F.linear(a, w2, b2) + x, (w2.shape[0],), g2, eps)
 
 
+def _rounds_cell(r: dict) -> str:
+    """The markdown's per-round ratios of a cell: "1.01-1.04 (faster)"."""
+    rs = r.get("vs_compiled_rounds")
+    if not rs:
+        return "-"
+    return f"{min(rs):.3f}-{max(rs):.3f} ({r['verdict_vs_compiled']})"
+
+
 def markdown(records: list[dict], tests: dict | None, env: dict) -> str:
     lines = [f"# Backward (issue 10), {env.get('gpu', '?')}, {env.get('date', '?')}",
              f"torch {env.get('torch')}, triton {env.get('triton')}", ""]
     if tests is not None:
         lines += [f"GPU tests (test_backward_*.py): {tests.get('counts')} ok={tests.get('ok')}", ""]
         lines += [f"- {l}" for l in tests.get("failures", [])[:30]] + [""]
-    lines += ["| op | M x K x N | fwd+bwd ours | eager | compiled | vs compiled | bwd fused | "
-              "bwd GEMMs | norm bwd | hidden % | fwd ours | fwd compiled |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    cells = [r for r in records if r.get("op", "").endswith(".backward") and "verdict_vs_compiled" in r]
+    if cells:
+        n = {v: sum(r["verdict_vs_compiled"] == v for r in cells) for v in ("faster", "tie", "slower")}
+        lines += [f"Against torch.compile, round by round (faster / slower: every round's ratio on "
+                  f"one side of 1; tie: the rounds disagree): faster in {n['faster']}, tie in "
+                  f"{n['tie']}, slower in {n['slower']} of {len(cells)} cells.", ""]
+    lines += ["| op | M x K x N | fwd+bwd ours | eager | compiled | vs compiled | rounds (verdict) | "
+              "bwd fused | bwd GEMMs | norm bwd | hidden % | fwd ours | fwd compiled |",
+              "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     lines = lines[:3] + [f"- {r['op']}: {r.get('skipped') or r.get('error')}" for r in records
                          if r.get("op") == "backward"] + [""] + lines[3:]
     for r in records:
@@ -475,15 +506,17 @@ def markdown(records: list[dict], tests: dict | None, env: dict) -> str:
             continue
         cell = f"{r['M']} x {r['K']} x {r['N']}"
         if "skipped" in r or "error" in r:
-            lines.append(f"| {r['op']} | {cell} | {r.get('skipped') or r.get('error')} |||||||||| ")
+            lines.append(f"| {r['op']} | {cell} | {r.get('skipped') or r.get('error')} ||||||||||| ")
             continue
         f = lambda k: f"{r[k]:.3f}" if isinstance(r.get(k), float) else "-"  # noqa: E731
         lines.append(f"| {r['op']} | {cell} | {f('fwd_bwd_ours_ms')} | {f('fwd_bwd_eager_ms')} | "
                      f"{f('fwd_bwd_compiled_ms')} | {r.get('speedup_vs_compiled', '-')} | "
-                     f"{f('bwd_fused_ms')} | {f('bwd_gemms_ms')} | {f('norm_bwd_ms')} | "
+                     f"{_rounds_cell(r)} | {f('bwd_fused_ms')} | {f('bwd_gemms_ms')} | {f('norm_bwd_ms')} | "
                      f"{r.get('hidden_pct', '-')} | {f('fwd_ours_ms')} | {f('fwd_compiled_ms')} |")
     lines += ["", "Times in ms (do_bench medians; fwd + bwd and fwd: the median of interleaved "
-              "rounds; fwd: the training forward alone, its graph recorded). hidden % = (bwd "
+              "rounds; fwd: the training forward alone, its graph recorded). vs compiled: the "
+              "medians' ratio; rounds: the lowest and highest of compiled / ours within one "
+              "round. hidden % = (bwd "
               "GEMMs + norm bwd - bwd fused) / norm bwd, norm bwd = the faster of eager and "
               "torch.compile for the norm's backward."]
     sweep = [r for r in records if r.get("op") == "backward.sweep"]
