@@ -446,6 +446,7 @@ def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
         assert r["vs_compiled_rounds"] == [round(c / o, 4) for o, c in zip(rounds["ours"], rounds["compiled"])]
         # (the fake timer grows with every call, and compiled is timed after ours in each round)
         assert r["verdict_vs_compiled"] == "faster"
+        assert len(r["hidden_pct_rounds"]) == 3 and r["hidden_pct"] == sorted(r["hidden_pct_rounds"])[1]
     md = gb.markdown(recs, {"counts": {"passed": 1}, "ok": True, "failures": []}, {"gpu": "cpu"})
     assert md.count("| postnorm_mlp.backward |") == 1
     assert all(r["grad_rel_diff_vs_eager"] < 5e-2 for r in recs), recs
@@ -468,6 +469,17 @@ def test_benchmark_verdict_against_compile_is_paired_by_round():
     assert paired_vs_compiled([1.0, 1.2], [0.9, 1.1])["verdict_vs_compiled"] == "slower"
     assert paired_vs_compiled([1.0], [1.0])["verdict_vs_compiled"] == "tie"
     assert paired_vs_compiled([], []) == {}
+
+
+def test_benchmark_hidden_share_is_paired_by_round():
+    """The hidden % takes each round's fused backward with the same round's GEMMs."""
+    from normfuse.repro.bench_training import hidden_rounds
+    # GEMMs 1.0 / 1.2 / 1.1 ms, the fused backward 0.1 ms over them each round, norm bwd 0.4 ms
+    r = hidden_rounds([1.1, 1.3, 1.2], [1.0, 1.2, 1.1], 0.4)
+    assert r["hidden_pct_rounds"] == [75.0, 75.0, 75.0] and r["hidden_pct"] == 75.0
+    # (the medians of the pieces alone, 1.2 against 1.1, give the same here; unpaired single
+    # timings of a drifting GPU would not)
+    assert r["bwd_fused_ms"] == 1.2 and r["bwd_gemms_ms"] == 1.1
 
 
 @pytest.mark.slow  # the benchmark's sweep: many kernels interpreted (~8 s)
