@@ -19,10 +19,11 @@
      graph recorded, no backward), in the same rounds; vs_compiled_rounds: compiled / ours
      within each round (paired, free of the drift between rounds), verdict_vs_compiled
      "faster" / "slower" where every round agrees, else "tie";
-   - bwd_fused: our backward alone (timed in the same rounds as its GEMMs: hidden_pct is the
-     median of the rounds' hidden_pct_rounds) (the backward custom op, given what the training forward
+   - bwd_fused: our backward alone (the backward custom op, given what the training forward
      saves: no statistics where the backward computes them), bwd_gemms: its GEMMs alone on cuBLAS
-     (pre-norm: dY W and dY^T xn; post-norm: dh W and dh^T x; the block: its four), norm_bwd: the
+     (pre-norm: dY W and dY^T xn; post-norm: dh W and dh^T x; the block: its four), both in the
+     cell's rounds (each the median; hidden_pct the median of hidden_pct_rounds, each round's
+     own pair), norm_bwd: the
      faster of eager and torch.compile for the norm's backward alone ((fwd+bwd) - fwd of the
      standalone norm), and the blog's metric hidden_pct = (bwd_gemms + norm_bwd - bwd_fused) /
      norm_bwd.
