@@ -8,6 +8,11 @@ This probe swaps the exchange's arrive (cluster-reduce, cluster-reduce-chain) fo
             bound on what any fence-free exchange (the push design in NOTES) could gain;
   cta       fence.acq_rel.cta + arrive.relaxed (MEMBAR.ALL.CTA): not a cluster-scope release
             in the PTX model either;
+  nowait    no cluster barrier inside the kernel at all (each exchange reads whatever its
+            peers' slots hold), only the one before the return that keeps a CTA's shared memory
+            alive while peers may still write it: NOT a correct program, the bound on what the
+            exchanges' waits cost (barrier latency and the skew between a cluster's CTAs, which
+            grows with the cluster: the suspect for H = 3 / 4's higher cost per head);
 
 and prints the fused kernel's do_bench median per cell, and its output's largest difference
 from the "release" run (saved by that run under --out), as a smoke check only.
@@ -30,12 +35,38 @@ sys.path.insert(0, HERE)
 
 VARIANTS = {"release": None,
             "relaxed": "barrier.cluster.arrive.relaxed;",
-            "cta": "fence.acq_rel.cta; barrier.cluster.arrive.relaxed;"}
+            "cta": "fence.acq_rel.cta; barrier.cluster.arrive.relaxed;",
+            "nowait": "nowait"}
+SYNC_HINTS = ("cluster_sync", "cluster_arrive", "cluster_wait")
+
+
+def patch_nowait() -> None:
+    """Every cluster barrier the passes build becomes a no-op, but the one before the kernel's
+    return (the passes build it with a builder placed before `tt.return`), which becomes a whole
+    barrier (arrive + wait): no CTA exits while a peer may still write its slots."""
+    from normfuse.ir import cluster_ptx, ops
+    real = cluster_ptx.BARRIER
+    noop = f"{cluster_ptx.MARK} mov.u32 $0, 0;"
+    orig = ops.Builder.inline_asm
+
+    def inline_asm(self, asm, constraints, args, result_types, **kw):
+        if kw.get("hint") in SYNC_HINTS:
+            at_ret = self._before is not None and self._before.name == "tt.return"
+            asm = real if at_ret else noop
+        return orig(self, asm, constraints, args, result_types, **kw)
+    ops.Builder.inline_asm = inline_asm
 
 
 def patch(variant: str) -> None:
     arrive = VARIANTS[variant]
     if arrive is None:
+        return
+    # Triton's cache keys normfuse's passes by their source files, not by this runtime patch: a
+    # variant compiled into the release run's cache would time the release kernel
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(
+        os.environ.get("TMPDIR", "/tmp"), f"normfuse-exchange-probe-{variant}")
+    if variant == "nowait":
+        patch_nowait()
         return
     from normfuse.ir import cluster_ptx
     from normfuse.passes import cluster_reduce, cluster_reduce_chain
