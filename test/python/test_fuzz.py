@@ -2,8 +2,8 @@
 answers each with IR (exit 0) or one `normfuse-opt: error: ...` (exit 1), never a signal, a
 traceback or a hang (issue 13). The mutations and the judging are in fuzz_ir.py.
 
-CI runs 4 mutations of each lit input through the driver alone (15 inputs: 60 runs), and the
-ones that load through the 9 other pipelines (seed 0: 4 of them, 36 runs); more with
+CI runs 4 mutations of each lit input through the driver alone (17 inputs: 68 runs), and the
+ones that load through the 11 other pipelines (seed 0: 5 of them, 55 runs); more with
 `--fuzz-count=N` (or NORMFUSE_FUZZ_COUNT=N) and another seed with `--fuzz-seed=S`
 (NORMFUSE_FUZZ_SEED). A failure prints the case (input, pipeline, seed, mutation, command),
 normfuse-opt's stderr, the diff against the lit input and the whole mutated input.

@@ -514,9 +514,11 @@ def aot_compile_postnorm(kind: str, *, M: int = 8192, N: int = 1024, K: int = 10
                          dtype=torch.bfloat16, has_bias: bool = False, has_res: bool = False,
                          config: PostNormConfig | None = None, passes=DEFAULT_POSTNORM_PASSES,
                          target="cuda:90", tma: bool | None = None, persistent: bool | None = None):
-    """Compile the kernel `linear_rmsnorm` ('rms') / `linear_layernorm` ('ln') would launch for an
-    [M, K] x [N, K] problem, without a GPU (contiguous, 16-byte aligned inputs; `tma=None`
-    follows the op's rule: bulk tensor copies when K >= 1024)."""
+    """Compile the kernel of `linear_rmsnorm` ('rms') / `linear_layernorm` ('ln') for an
+    [M, K] x [N, K] problem through `passes`, without a GPU (contiguous, 16-byte aligned inputs;
+    `tma=None` follows the op's rule: bulk tensor copies when K >= 1024). The default `passes`
+    is the cluster pipeline; the ops launch the lowered form by default
+    (`passes=lowered_postnorm_passes(schedule)`)."""
     import normfuse
     if kind not in ("rms", "ln"):
         raise ValueError(f"unknown post-norm kernel kind '{kind}' (rms, ln)")
