@@ -2,7 +2,8 @@
 dX GEMM alone and the ops' current dX kernel (the cluster pipeline).
 
     PYTHONPATH=python python3 bench/dx_lowered.py [--cells blog|model|262144x1024x1024,...]
-        [--norm rms|ln|both] [--variants coop,coop-s4,pingpong,coop256] [--out DIR]
+        [--norm rms|ln|both] [--variants coop,coop-s4,pingpong,coop256,rowdot,
+        rowdot@pingpong:64x256:4,...] [--out DIR]
         [--form prenorm|block|block-dres]
 
 A cell M x K x N is the pre-norm op's shape (x [M, K], W [N, K]): its dX GEMM is dY [M, N] @ W
@@ -24,7 +25,13 @@ to cuBLAS's dX GEMM:
 - `rowdot` / `cublas-plan`: a whole pre-norm backward (dx, dg, dbeta, dW) by plan "rowdot"
   (the row sums from dY and y by a separate pass, the dX kernel's epilogue elementwise: no row
   exchange) and by the default plan "cublas"; the json lists each one's kernels (device ms),
-  the rowdot dX kernel (`norm_backward_rowdot_naive`) among them.
+  the rowdot dX kernel (`norm_backward_rowdot_naive`) among them, and the markdown a line per
+  cell with that kernel's device ms against cuBLAS's dX GEMM's (`dx_kernel_ms`, `mm_ms`).
+  `rowdot@SCHED:BMxBN:STAGES` (e.g. `rowdot@pingpong:64x256:4`): the same plan with its dX
+  kernel lowered by `hopper-ws{epilogue-tma=true,schedule=SCHED}` at that tile (the plan's
+  default is `ROWDOT_PASSES` / `ROWDOT_CONFIG`: coop 128 x 256, 3 stages): ping-pong runs one
+  consumer's epilogue under the other's main loop, the cause measured for the coop kernel's
+  1.07-1.33x (its epilogue, with x's extra tile, exposed).
 Before timing, each lowered variant is checked: it ran lowered (a RuntimeWarning of the switch's
 fallback fails the variant), no NaN over NaN-poisoned outputs, dx / dg / n within 2e-2 (max
 abs diff / max abs) of the default kernel, two launches bitwise equal. Goal: lowered <= 1.15x
@@ -77,7 +84,33 @@ def _rel(a, b) -> float:
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
 
 
-def _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref):
+def _rowdot_form(variant: str):
+    """(config, passes) of a `rowdot[@SCHED:BMxBN:STAGES]` variant; (None, None): the plan's."""
+    if "@" not in variant:
+        return None, None
+    from normfuse.ops import training as tr
+    try:
+        sched, tile, stages = variant.split("@", 1)[1].split(":")
+        bm, bn = (int(v) for v in tile.split("x"))
+        stages = int(stages)
+    except ValueError:
+        raise SystemExit(f"dx_lowered: variant '{variant}': expected rowdot@SCHED:BMxBN:STAGES "
+                         "(e.g. rowdot@pingpong:64x256:4)") from None
+    if sched not in ("coop", "pingpong"):
+        raise SystemExit(f"dx_lowered: variant '{variant}': schedule '{sched}' is not coop or "
+                         "pingpong")
+    cfg = dict(tr.ROWDOT_CONFIG, BLOCK_M=bm, BLOCK_N=bn, num_stages=stages)
+    return cfg, (f"hopper-ws{{epilogue-tma=true,schedule={sched}}}",)
+
+
+def _dx_kernel_ms(kernels: list) -> float | None:
+    """The rowdot dX kernel's device ms in a `_device_kernels` listing (Triton names it after
+    the naive kernel, the lowered template too)."""
+    ms = [r[1] for r in kernels if "rowdot_naive" in r[0] or "ws_gemm" in r[0]]
+    return sum(ms) if ms else None
+
+
+def _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref, variant="rowdot"):
     """The "rowdot" plan (ops.training.rowdot_backward): its dX kernel has an elementwise
     epilogue (the row sums come from dY and the forward's output y by a separate pass). Timed:
     `rowdot` the plan's whole backward (dx, dg, dbeta, dW) and `cublas-plan` the default plan's
@@ -93,7 +126,12 @@ def _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref):
         n = n + beta.float()
     y = (n @ w.float().t()).to(x.dtype)
 
+    cfg, passes = _rowdot_form(variant)
+
     def plan(name):
+        if name == "rowdot" and cfg is not None:
+            return lambda: tr.rowdot_backward(dy, w, y, None, x, rstd, mu, g, beta, is_ln=is_ln,
+                                              has_bias=False, config=cfg, passes=passes)[:3]
         return lambda: tr.prenorm_backward(dy, x, g, beta, w, rstd, mu, is_ln=is_ln,
                                            has_bias=False, plan=name, y=y, bias=None)
     try:
@@ -108,14 +146,16 @@ def _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref):
         ok = same and not nan and max(diffs.values()) < 2e-2
         check = {"bitwise_repeatable": same, "nan": nan, "rel_diff_vs_default": diffs, "ok": ok}
         if ok:
-            fns["rowdot"] = plan("rowdot")
+            fns[variant] = plan("rowdot")
             fns["cublas-plan"] = plan("cublas")
             check["kernels"] = {nm: _device_kernels(plan(nm), top=12)
                                 for nm in ("rowdot", "cublas")}
             check["kernels"]["mm"] = _device_kernels(lambda: torch.mm(dy, w), top=2)
-        row["checks"]["rowdot"] = check
+            check["dx_kernel_ms"] = _dx_kernel_ms(check["kernels"]["rowdot"])
+            check["mm_ms"] = sum(r[1] for r in check["kernels"]["mm"])
+        row["checks"][variant] = check
     except Exception as e:  # noqa: BLE001 -- reported per variant, the others go on
-        row["checks"]["rowdot"] = {"ok": False, "error": f"{type(e).__name__}: {e}"[:400]}
+        row["checks"][variant] = {"ok": False, "error": f"{type(e).__name__}: {e}"[:400]}
 
 
 def run_cell(kind, M, K, N, variants, do_bench, form="prenorm"):
@@ -142,8 +182,8 @@ def run_cell(kind, M, K, N, variants, do_bench, form="prenorm"):
     ref = [t.clone() if t is not None else None for t in default()] + [
         xn.clone() if xn is not None else None]
     for v in variants:
-        if v == "rowdot":
-            _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref)
+        if v == "rowdot" or v.startswith("rowdot@"):
+            _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref, v)
             continue
         sched = "pingpong" if v.startswith("pingpong") else "coop"
         cfg = tr.lowered_dx_config(sched, 256 if v == "coop256" else 128)
@@ -200,6 +240,8 @@ def main(argv=None):
 
     kinds = ("rms", "ln") if args.norm == "both" else (args.norm,)
     variants = [v for v in args.variants.split(",") if v]
+    for v in variants:
+        _rowdot_form(v) if v.startswith("rowdot") else None  # (a malformed variant stops here)
     rows = []
     t0 = time.time()
     for kind in kinds:
@@ -213,7 +255,7 @@ def main(argv=None):
     with open(os.path.join(args.out, "dx_lowered.json"), "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
     names = ["cublas", "cublas+norm", "default"] + variants
-    if "rowdot" in variants:
+    if any(v.startswith("rowdot") for v in variants):
         names.append("cublas-plan")
     lines = [f"# dX kernel lowered by hopper-ws, form {args.form} ({meta['device']}, "
              f"{meta['seconds']:.0f} s)", "",
@@ -229,6 +271,14 @@ def main(argv=None):
                 cells.append("failed")
         lines.append(f"| {r['kind']} | {r['M']} x {r['K']} x {r['N']} | " + " | ".join(cells) + " |")
     lines.append("")
+    dxk = [(r, v, c) for r in rows for v, c in r["checks"].items() if c.get("dx_kernel_ms")]
+    if dxk:
+        lines += ["The rowdot dX kernel alone (device ms, torch.profiler) against cuBLAS's dX GEMM:",
+                  ""]
+        for r, v, c in dxk:
+            lines.append(f"- {r['kind']} {r['M']}x{r['K']}x{r['N']} {v}: {c['dx_kernel_ms']:.3f} "
+                         f"/ {c['mm_ms']:.3f} = {c['dx_kernel_ms'] / c['mm_ms']:.2f}x")
+        lines.append("")
     for r in rows:
         for v, c in r["checks"].items():
             lines.append(f"- {r['kind']} {r['M']}x{r['K']}x{r['N']} {v}: {json.dumps(c)}")
