@@ -13,6 +13,9 @@ This probe swaps the exchange's arrive (cluster-reduce, cluster-reduce-chain) fo
             alive while peers may still write it: NOT a correct program, the bound on what the
             exchanges' waits cost (barrier latency and the skew between a cluster's CTAs, which
             grows with the cluster: the suspect for H = 3 / 4's higher cost per head);
+  nowait-pro / nowait-main   the same for one exchange a row block only: the LayerNorm
+            statistics' (cluster-reduce's prologue exchange) or the RMSNorm's (after the
+            attention); either bounds what one exchange a row block instead of two would save;
 
 and prints the fused kernel's do_bench median per cell, and its output's largest difference
 from the "release" run (saved by that run under --out), as a smoke check only.
@@ -36,25 +39,40 @@ sys.path.insert(0, HERE)
 VARIANTS = {"release": None,
             "relaxed": "barrier.cluster.arrive.relaxed;",
             "cta": "fence.acq_rel.cta; barrier.cluster.arrive.relaxed;",
-            "nowait": "nowait"}
+            "nowait": "nowait", "nowait-pro": "nowait", "nowait-main": "nowait"}
 SYNC_HINTS = ("cluster_sync", "cluster_arrive", "cluster_wait")
 
 
-def patch_nowait() -> None:
-    """Every cluster barrier the passes build becomes a no-op, but the one before the kernel's
-    return (the passes build it with a builder placed before `tt.return`), which becomes a whole
-    barrier (arrive + wait): no CTA exits while a peer may still write its slots."""
+def patch_nowait(drop=("pro", "main")) -> None:
+    """The cluster barriers of the exchanges named in `drop` ("pro": cluster-reduce's prologue
+    exchange, the LayerNorm statistics; "main": the one after the GEMM loop, the RMSNorm's)
+    become no-ops; the one before the kernel's return (built outside any exchange, with a
+    builder placed before `tt.return`) becomes a whole barrier (arrive + wait): no CTA exits
+    while a peer may still write its slots."""
     from normfuse.ir import cluster_ptx, ops
+    from normfuse.passes import cluster_reduce
     real = cluster_ptx.BARRIER
     noop = f"{cluster_ptx.MARK} mov.u32 $0, 0;"
     orig = ops.Builder.inline_asm
+    orig_exchange = cluster_reduce.ClusterReduce._exchange
+    inside: list = []  # the exchange being built: "pro" or "main"
+
+    def exchange(self, *args, hint="", **kw):
+        inside.append("pro" if hint.startswith("pro") else "main")
+        try:
+            return orig_exchange(self, *args, hint=hint, **kw)
+        finally:
+            inside.pop()
 
     def inline_asm(self, asm, constraints, args, result_types, **kw):
         if kw.get("hint") in SYNC_HINTS:
-            at_ret = self._before is not None and self._before.name == "tt.return"
-            asm = real if at_ret else noop
+            if self._before is not None and self._before.name == "tt.return":
+                asm = real
+            elif inside and inside[-1] in drop:
+                asm = noop
         return orig(self, asm, constraints, args, result_types, **kw)
     ops.Builder.inline_asm = inline_asm
+    cluster_reduce.ClusterReduce._exchange = exchange
 
 
 def patch(variant: str) -> None:
@@ -65,8 +83,8 @@ def patch(variant: str) -> None:
     # variant compiled into the release run's cache would time the release kernel
     os.environ["TRITON_CACHE_DIR"] = os.path.join(
         os.environ.get("TMPDIR", "/tmp"), f"normfuse-exchange-probe-{variant}")
-    if variant == "nowait":
-        patch_nowait()
+    if variant.startswith("nowait"):
+        patch_nowait(("pro", "main") if variant == "nowait" else (variant.split("-")[1],))
         return
     from normfuse.ir import cluster_ptx
     from normfuse.passes import cluster_reduce, cluster_reduce_chain
