@@ -8,9 +8,9 @@ This probe swaps the exchange's arrive (cluster-reduce, cluster-reduce-chain) fo
             bound on what any fence-free exchange (the push design in NOTES) could gain;
   cta       fence.acq_rel.cta + arrive.relaxed (MEMBAR.ALL.CTA): not a cluster-scope release
             in the PTX model either;
-  nowait    no cluster barrier inside the kernel at all (each exchange reads whatever its
-            peers' slots hold), only the one before the return that keeps a CTA's shared memory
-            alive while peers may still write it: NOT a correct program, the bound on what the
+  nowait    no cluster barrier in the exchanges (each reads whatever its peers' slots hold),
+            only the pass's own before the return, which keeps a CTA's shared memory alive
+            while peers may still write it: NOT a correct program, the bound on what the
             exchanges' waits cost (barrier latency and the skew between a cluster's CTAs, which
             grows with the cluster: the suspect for H = 3 / 4's higher cost per head);
   nowait-pro / nowait-main   the same for one exchange a row block only: the LayerNorm
@@ -46,12 +46,12 @@ SYNC_HINTS = ("cluster_sync", "cluster_arrive", "cluster_wait")
 def patch_nowait(drop=("pro", "main")) -> None:
     """The cluster barriers of the exchanges named in `drop` ("pro": cluster-reduce's prologue
     exchange, the LayerNorm statistics; "main": the one after the GEMM loop, the RMSNorm's)
-    become no-ops; the one before the kernel's return (built outside any exchange, with a
-    builder placed before `tt.return`) becomes a whole barrier (arrive + wait): no CTA exits
-    while a peer may still write its slots."""
+    become no-ops. What the pass builds outside the exchanges stays: the arrive after the last
+    reads and the wait before the return (one row block a program), or the whole barrier
+    before the return (the persistent walk), so no CTA exits while a peer may still write its
+    slots and every arrive keeps its wait."""
     from normfuse.ir import cluster_ptx, ops
     from normfuse.passes import cluster_reduce
-    real = cluster_ptx.BARRIER
     noop = f"{cluster_ptx.MARK} mov.u32 $0, 0;"
     orig = ops.Builder.inline_asm
     orig_exchange = cluster_reduce.ClusterReduce._exchange
@@ -65,11 +65,8 @@ def patch_nowait(drop=("pro", "main")) -> None:
             inside.pop()
 
     def inline_asm(self, asm, constraints, args, result_types, **kw):
-        if kw.get("hint") in SYNC_HINTS:
-            if self._before is not None and self._before.name == "tt.return":
-                asm = real
-            elif inside and inside[-1] in drop:
-                asm = noop
+        if kw.get("hint") in SYNC_HINTS and inside and inside[-1] in drop:
+            asm = noop
         return orig(self, asm, constraints, args, result_types, **kw)
     ops.Builder.inline_asm = inline_asm
     cluster_reduce.ClusterReduce._exchange = exchange

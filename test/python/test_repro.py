@@ -641,6 +641,33 @@ def test_exchange_probe_swaps_the_exchange_arrive_in_the_pass_output(variant, ar
     assert arrives == others, arrives
 
 
+def test_exchange_probe_nowait_keeps_only_the_barrier_before_the_return():
+    """exchange_probe's `nowait` bound (session 36): the exchanges' cluster barriers become
+    no-ops and only what the pass builds outside them stays (the arrive after the last reads
+    and the wait before the return), so the output has fewer arrives than the product's, each
+    still matched by a wait (no CTA exits while a peer may write its slots)."""
+    import os
+    import subprocess
+    repo = Path(__file__).resolve().parents[2]
+
+    def run(variant):
+        code = ("import sys; sys.path.insert(0, 'bench'); import exchange_probe as p; "
+                f"p.patch({variant!r}); from normfuse import cli; "
+                "sys.exit(cli.main(['--split-input-file', '--cluster-reduce', "
+                "'test/lit/cluster-reduce.mlir']))")
+        r = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True,
+                           text=True, env={**os.environ, "PYTHONPATH": str(repo / "python")},
+                           timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return r.stdout
+    release, nowait = run("release"), run("nowait")
+    funcs = nowait.count("tt.return")
+    arrives = nowait.count("barrier.cluster.arrive")
+    assert 0 < arrives <= funcs
+    assert arrives == nowait.count("barrier.cluster.wait")
+    assert arrives < release.count("barrier.cluster.arrive")
+
+
 def test_attention_bwd_bench_backward_repeats_a_compiled_backward(monkeypatch):
     """bench_attention_bwd's `bench_backward` times the backward of one graph again and again:
     a compiled function that donates its saved buffers to the backward (torch 2.11's
