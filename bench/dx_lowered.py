@@ -129,9 +129,9 @@ def _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref, variant="rowdot"):
     cfg, passes = _rowdot_form(variant)
 
     def plan(name):
-        if name == "rowdot" and cfg is not None:
+        if name == "rowdot":  # (cfg, passes None: the plan's own, as prenorm_backward runs it)
             return lambda: tr.rowdot_backward(dy, w, y, None, x, rstd, mu, g, beta, is_ln=is_ln,
-                                              has_bias=False, config=cfg, passes=passes)[:3]
+                                              has_bias=False, config=cfg, passes=passes)
         return lambda: tr.prenorm_backward(dy, x, g, beta, w, rstd, mu, is_ln=is_ln,
                                            has_bias=False, plan=name, y=y, bias=None)
     try:
@@ -240,8 +240,9 @@ def main(argv=None):
 
     kinds = ("rms", "ln") if args.norm == "both" else (args.norm,)
     variants = [v for v in args.variants.split(",") if v]
-    for v in variants:
-        _rowdot_form(v) if v.startswith("rowdot") else None  # (a malformed variant stops here)
+    for v in variants:  # (a malformed variant stops here, before any cell)
+        if v.startswith("rowdot"):
+            _rowdot_form(v)
     rows = []
     t0 = time.time()
     for kind in kinds:

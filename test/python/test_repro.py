@@ -615,13 +615,9 @@ def test_training_benchmark_cells_and_ops_options(tmp_path, capsys):
     assert all("time budget" in r["skipped"] for r in recs)
 
 
-@pytest.mark.parametrize("variant, arrive", [("release", "barrier.cluster.arrive.release"),
-                                             ("relaxed", "barrier.cluster.arrive.relaxed"),
-                                             ("cta", "fence.acq_rel.cta")])
-def test_exchange_probe_swaps_the_exchange_arrive_in_the_pass_output(variant, arrive):
-    """bench/exchange_probe.py (session 28's fence-cost bound, loaded by path in a child, since it
-    rebinds the passes' module constants): cluster-reduce, run after its patch, emits the
-    variant's arrive and no other; the release variant leaves the product's strings alone."""
+def _probe_cluster_reduce(variant: str) -> str:
+    """cluster-reduce's output on test/lit/cluster-reduce.mlir after bench/exchange_probe.py's
+    patch for `variant` (in a child: the patch rebinds the passes' module state)."""
     import os
     import subprocess
     repo = Path(__file__).resolve().parents[2]
@@ -630,10 +626,20 @@ def test_exchange_probe_swaps_the_exchange_arrive_in_the_pass_output(variant, ar
             "sys.exit(cli.main(['--split-input-file', '--cluster-reduce', "
             "'test/lit/cluster-reduce.mlir']))")
     r = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(repo / "python")},
-                       timeout=120)
+                       env={**os.environ, "PYTHONPATH": str(repo / "python")}, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
-    arrives = set(re.findall(r"barrier\.cluster\.arrive\.\w+|fence\.acq_rel\.\w+", r.stdout))
+    return r.stdout
+
+
+@pytest.mark.parametrize("variant, arrive", [("release", "barrier.cluster.arrive.release"),
+                                             ("relaxed", "barrier.cluster.arrive.relaxed"),
+                                             ("cta", "fence.acq_rel.cta")])
+def test_exchange_probe_swaps_the_exchange_arrive_in_the_pass_output(variant, arrive):
+    """bench/exchange_probe.py (session 28's fence-cost bound, loaded by path in a child, since it
+    rebinds the passes' module constants): cluster-reduce, run after its patch, emits the
+    variant's arrive and no other; the release variant leaves the product's strings alone."""
+    arrives = set(re.findall(r"barrier\.cluster\.arrive\.\w+|fence\.acq_rel\.\w+",
+                             _probe_cluster_reduce(variant)))
     assert arrive in arrives
     others = {"release": {"barrier.cluster.arrive.release"},
               "relaxed": {"barrier.cluster.arrive.relaxed"},
@@ -646,21 +652,7 @@ def test_exchange_probe_nowait_keeps_only_the_barrier_before_the_return():
     no-ops and only what the pass builds outside them stays (the arrive after the last reads
     and the wait before the return), so the output has fewer arrives than the product's, each
     still matched by a wait (no CTA exits while a peer may write its slots)."""
-    import os
-    import subprocess
-    repo = Path(__file__).resolve().parents[2]
-
-    def run(variant):
-        code = ("import sys; sys.path.insert(0, 'bench'); import exchange_probe as p; "
-                f"p.patch({variant!r}); from normfuse import cli; "
-                "sys.exit(cli.main(['--split-input-file', '--cluster-reduce', "
-                "'test/lit/cluster-reduce.mlir']))")
-        r = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True,
-                           text=True, env={**os.environ, "PYTHONPATH": str(repo / "python")},
-                           timeout=120)
-        assert r.returncode == 0, r.stderr[-2000:]
-        return r.stdout
-    release, nowait = run("release"), run("nowait")
+    release, nowait = _probe_cluster_reduce("release"), _probe_cluster_reduce("nowait")
     funcs = nowait.count("tt.return")
     arrives = nowait.count("barrier.cluster.arrive")
     assert 0 < arrives <= funcs
