@@ -72,6 +72,11 @@ def test_runner_reports_a_failure(runner, tmp_path):
     assert not res["ok"]
     assert res["totals"]["failed"] == 1 and res["totals"]["passed"] == 4
     assert any("test_p[n3x]" in f for f in res["failures"]), res["failures"]
+    # the assertion's values come back in the summary and the report, not only in the logs
+    (test, lines), = res["failure_details"].items()
+    assert test == "test_p[n3x]" and any("assert 3 != 3" in l for l in lines), lines
+    assert any(l.endswith("AssertionError") and "test_a.py:" in l for l in lines), lines
+    assert any("assert 3 != 3" in l for l in logs), logs
     assert "FAILED" in logs[-1]
     # the workers' logs stay where the caller asked (the benchmarks keep them next to records)
     kept = sorted(p.name for p in (tmp_path / "logs").iterdir() if p.suffix == ".log")
@@ -79,6 +84,7 @@ def test_runner_reports_a_failure(runner, tmp_path):
     summary = json.loads((tmp_path / "logs" / "gpu_tests.json").read_text())
     assert summary["running"] == 0 and summary["totals"] == res["totals"]
     assert sorted(w["worker"] for w in summary["workers"]) == [0, 1] and summary["failures"]
+    assert summary["failure_details"] == res["failure_details"]
     assert any("test_p[n3x]" in (tmp_path / "logs" / k).read_text() for k in kept)
     assert isinstance(res["seconds"], float)
 
@@ -98,3 +104,33 @@ def test_runner_keyword_selects_by_name(runner, tmp_path):
     res = runner.run([_suite(tmp_path, True)], 1, "gpu", 120, log=logs.append, keyword="test_p and not n3x")
     assert res["ok"], logs  # test_p[n3x] fails: deselected in the worker too
     assert res["totals"] == {"passed": 4} and res["workers"][0]["tests"] == 4
+
+
+def test_failure_details_keeps_each_failures_E_lines(runner):
+    """Each failure section's 'E ' lines and where it was raised, capped; pytest's own sections
+    (captured output, warnings, the short summary) are not failures."""
+    text = "\n".join([
+        "..F.", "=================================== FAILURES ===================================",
+        "________________________ test_x[rms-7936] ________________________",
+        "    def test_x(): ...", ">       assert e <= 1.5 * e0, (N, e, e0)",
+        "E       AssertionError: (7936, 0.5, 0.003)", "E       assert 0.5 <= (1.5 * 0.003)",
+        "test/python/test_postnorm.py:807: AssertionError",
+        "----------------------------- Captured stderr call -----------------------------",
+        "E this stderr line is still the test's",
+        "__________________________________ test_y ___________________________________",
+        "E       RuntimeError: CUDA error: an illegal memory access was encountered",
+        "x.py:3: RuntimeError",
+        "=============================== warnings summary ===============================",
+        "E not a failure", "python/normfuse/compiler.py:651: SpillWarning: spills",
+        "=========================== short test summary info ============================",
+        "FAILED test/python/test_postnorm.py::test_x[rms-7936] - AssertionError: (7936, ...)",
+    ] + ["________ test_z ________"] + [f"E line {i}" for i in range(40)])
+    got = runner.failure_details(text)
+    assert got["test_x[rms-7936]"] == [
+        "E       AssertionError: (7936, 0.5, 0.003)", "E       assert 0.5 <= (1.5 * 0.003)",
+        "test/python/test_postnorm.py:807: AssertionError", "E this stderr line is still the test's"]
+    assert got["test_y"] == ["E       RuntimeError: CUDA error: an illegal memory access was "
+                             "encountered", "x.py:3: RuntimeError"]
+    assert len(got["test_z"]) == runner.DETAIL_LINES and set(got) == {"test_x[rms-7936]",
+                                                                       "test_y", "test_z"}
+    assert runner.failure_details("....\n===== 4 passed in 1.0s =====") == {}

@@ -17,7 +17,8 @@ workers take theirs): the shards are dealt round-robin, so a kernel that several
 function compile is compiled by the first worker to get there, not once per worker. Each
 worker's slowest test phases (pytest --durations) are kept, the slowest of all in the summary
 (`slowest`). Correctness tests only: nothing here is timed.
-Prints each worker's counts and every failure, then the totals; the exit status is 0 when no test
+Prints each worker's counts and every failure with its 'E ' lines (also in the summary,
+`failure_details`), then the totals; the exit status is 0 when no test
 failed or errored (and something ran), 1 otherwise. Workers still running after --timeout seconds
 are killed and reported. Workers are reported as they finish, and `gpu_tests.json` in the log
 directory (`--log-dir DIR`, which keeps the workers' logs there too: worker_<i>.log) holds the
@@ -123,7 +124,7 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
             procs.append((i, subprocess.Popen(cmd, cwd=REPO, env=dict(env, NORMFUSE_SHARD=f"{i}/{jobs}"),
                                               stdout=out, stderr=subprocess.STDOUT),
                           out, len(ids[i::jobs])))
-        workers, failures, totals, slowest = [], [], {}, []
+        workers, failures, totals, slowest, details = [], [], {}, [], {}
         pending = list(procs)
         # each worker reported as it finishes (not in index order), and the summary so far written
         # after each one, so that a run stopped from outside still leaves what finished
@@ -152,6 +153,7 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
                     totals[k] = totals.get(k, 0) + v
                 fails = [line for line in text.splitlines() if line.startswith(("FAILED", "ERROR"))]
                 failures += fails
+                details.update(failure_details(text))
                 slowest = sorted(slowest + durations(text), key=lambda d: -d[0])[:SLOWEST]
                 workers.append({"worker": i, "tests": n, "rc": rc, "counts": c,
                                 "seconds": round(time.time() - t0, 1)})
@@ -159,19 +161,22 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
                 if rc not in (0, 5) and not fails:  # crashed or killed: show its end
                     log(text[-2000:])
                 _write_summary(tmp, len(ids), jobs, workers, totals, failures, len(pending),
-                               slowest)
+                               slowest, details)
         workers.sort(key=lambda w: w["worker"])
         ok = (not failures and totals.get("failed", 0) == 0 and totals.get("error", 0) == 0
               and all(w["rc"] in (0, 5) for w in workers))
         for line in failures:
             log(line)
+        for test, lines in details.items():  # (what failed, where the logs may not come back)
+            log(f"--- {test}\n" + "\n".join(f"    {l}" for l in lines))
         if slowest:
             log("slowest: " + "; ".join(f"{sec:.1f} s {what} {test}" for sec, what, test in
                                         slowest[:5]))
         log(f"gpu_tests: {len(ids)} tests in {jobs} workers, {round(time.time() - t0, 1)} s: {totals}"
             f"{'' if ok else ' -- FAILED'}")
         return {"workers": workers, "totals": totals, "failures": failures, "ok": ok,
-                "seconds": round(time.time() - t0, 1), "slowest": slowest}
+                "seconds": round(time.time() - t0, 1), "slowest": slowest,
+                "failure_details": details}
     finally:  # (the run's cache, and any worker left running by an exception)
         for _, p, _, _ in procs:
             if p.poll() is None:
@@ -197,11 +202,41 @@ def durations(text: str) -> list:
     return out
 
 
+_SECTION = re.compile(r"^_{3,} (\S.*?) _{3,}$")
+_LOCATION = re.compile(r"^\S+\.py:\d+: \w")
+DETAIL_LINES, DETAIL_CHARS = 12, 300
+
+
+def failure_details(text: str) -> dict:
+    """{test: [lines]} from a worker's pytest output: for each failure or error section, its
+    'E ' lines (the exception and the assertion's values, at most DETAIL_LINES of at most
+    DETAIL_CHARS characters) and the line that says where it was raised. The summary and the
+    printed report carry them, so a failure can be read where the workers' logs do not come back."""
+    out: dict = {}
+    test = None
+    for line in text.splitlines():
+        if line.startswith("=" * 8):  # a session section (FAILURES, warnings, durations) ends one
+            test = None
+            continue
+        m = _SECTION.match(line)
+        if m:
+            name = m.group(1)
+            # (pytest's own separators: "short test summary info", "warnings summary", ...)
+            test = name if not name.endswith(("summary", "summary info")) else None
+            continue
+        if test is None:
+            continue
+        kept = out.setdefault(test, [])
+        if (line.startswith("E ") and len(kept) < DETAIL_LINES) or _LOCATION.match(line):
+            kept.append(line[:DETAIL_CHARS].rstrip())
+    return {t: lines for t, lines in out.items() if lines}
+
+
 def _write_summary(log_dir, n_tests, jobs, workers, totals, failures, running,
-                   slowest=()) -> None:
+                   slowest=(), details=None) -> None:
     with open(os.path.join(log_dir, SUMMARY), "w") as f:
         json.dump({"tests": n_tests, "jobs": jobs, "running": running, "totals": totals,
-                   "failures": failures, "workers": workers,
+                   "failures": failures, "failure_details": details or {}, "workers": workers,
                    "slowest": [list(d) for d in slowest]}, f, indent=1)
 
 
