@@ -3,7 +3,7 @@ dX GEMM alone and the ops' current dX kernel (the cluster pipeline).
 
     PYTHONPATH=python python3 bench/dx_lowered.py [--cells blog|model|262144x1024x1024,...]
         [--norm rms|ln|both] [--variants coop,coop-s4,pingpong,coop256,rowdot,
-        rowdot@pingpong:64x256:4,...] [--out DIR]
+        rowdot@pingpong:64x256:4,rowdot+epi-prefetch,rowdot+terms,...] [--out DIR]
         [--form prenorm|block|block-dres]
 
 A cell M x K x N is the pre-norm op's shape (x [M, K], W [N, K]): its dX GEMM is dY [M, N] @ W
@@ -31,7 +31,10 @@ to cuBLAS's dX GEMM:
   kernel lowered by `hopper-ws{epilogue-tma=true,schedule=SCHED}` at that tile (the plan's
   default is `ROWDOT_PASSES` / `ROWDOT_CONFIG`: coop 128 x 256, 3 stages): ping-pong runs one
   consumer's epilogue under the other's main loop, the cause measured for the coop kernel's
-  1.07-1.33x (its epilogue, with x's extra tile, exposed).
+  1.07-1.33x (its epilogue, with x's extra tile, exposed). Options after `+`, with or without
+  the tile: `+epi-prefetch` (the epilogue's row vectors loaded before the k-loop), `+terms` (the
+  kernel's previous epilogue, the norm backward's terms, against the default per-row
+  coefficients: ROWDOT_CONFIG's ROW_COEFS), e.g. `rowdot+terms,rowdot+epi-prefetch`.
 Before timing, each lowered variant is checked: it ran lowered (a RuntimeWarning of the switch's
 fallback fails the variant), no NaN over NaN-poisoned outputs, dx / dg / n within 2e-2 (max
 abs diff / max abs) of the default kernel, two launches bitwise equal. Goal: lowered <= 1.15x
@@ -84,23 +87,40 @@ def _rel(a, b) -> float:
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
 
 
+ROWDOT_OPTIONS = ("epi-prefetch", "terms")
+
+
 def _rowdot_form(variant: str):
-    """(config, passes) of a `rowdot[@SCHED:BMxBN:STAGES]` variant; (None, None): the plan's."""
-    if "@" not in variant:
-        return None, None
+    """(config, passes) of a `rowdot[@SCHED:BMxBN:STAGES][+OPTION...]` variant; (None, None):
+    the plan's. Options: `epi-prefetch` (hopper-ws{epi-prefetch=true}: the epilogue's row
+    vectors loaded before the k-loop), `terms` (the kernel's epilogue as the norm backward's
+    terms, ROW_COEFS off, instead of per-row coefficients)."""
     from normfuse.ops import training as tr
-    try:
-        sched, tile, stages = variant.split("@", 1)[1].split(":")
-        bm, bn = (int(v) for v in tile.split("x"))
-        stages = int(stages)
-    except ValueError:
-        raise SystemExit(f"dx_lowered: variant '{variant}': expected rowdot@SCHED:BMxBN:STAGES "
-                         "(e.g. rowdot@pingpong:64x256:4)") from None
-    if sched not in ("coop", "pingpong"):
-        raise SystemExit(f"dx_lowered: variant '{variant}': schedule '{sched}' is not coop or "
-                         "pingpong")
-    cfg = dict(tr.ROWDOT_CONFIG, BLOCK_M=bm, BLOCK_N=bn, num_stages=stages)
-    return cfg, (f"hopper-ws{{epilogue-tma=true,schedule={sched}}}",)
+    head, *opts = variant.split("+")
+    bad = [o for o in opts if o not in ROWDOT_OPTIONS]
+    if bad:
+        raise SystemExit(f"dx_lowered: variant '{variant}': unknown option(s) {bad}; expected "
+                         f"any of {list(ROWDOT_OPTIONS)}")
+    if "@" not in head and not opts:
+        return None, None
+    cfg = dict(tr.ROWDOT_CONFIG)
+    sched = "coop"
+    if "@" in head:
+        try:
+            sched, tile, stages = head.split("@", 1)[1].split(":")
+            bm, bn = (int(v) for v in tile.split("x"))
+            cfg.update(BLOCK_M=bm, BLOCK_N=bn, num_stages=int(stages))
+        except ValueError:
+            raise SystemExit(f"dx_lowered: variant '{variant}': expected "
+                             "rowdot@SCHED:BMxBN:STAGES[+OPTION...] (e.g. "
+                             "rowdot@pingpong:64x256:4, rowdot+epi-prefetch)") from None
+        if sched not in ("coop", "pingpong"):
+            raise SystemExit(f"dx_lowered: variant '{variant}': schedule '{sched}' is not coop "
+                             "or pingpong")
+    if "terms" in opts:
+        cfg["ROW_COEFS"] = False
+    extra = ",epi-prefetch=true" if "epi-prefetch" in opts else ""
+    return cfg, (f"hopper-ws{{epilogue-tma=true,schedule={sched}{extra}}}",)
 
 
 def _dx_kernel_ms(kernels: list) -> float | None:
@@ -182,7 +202,7 @@ def run_cell(kind, M, K, N, variants, do_bench, form="prenorm"):
     ref = [t.clone() if t is not None else None for t in default()] + [
         xn.clone() if xn is not None else None]
     for v in variants:
-        if v == "rowdot" or v.startswith("rowdot@"):
+        if v == "rowdot" or v.startswith(("rowdot@", "rowdot+")):
             _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref, v)
             continue
         sched = "pingpong" if v.startswith("pingpong") else "coop"

@@ -419,14 +419,17 @@ def _rowdot_case(gen):
 
 
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
-@pytest.mark.parametrize("bn,has_g", [(128, True), (256, False)], ids=["128-g", "256-folded"])
-def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln, bn, has_g):
+@pytest.mark.parametrize("bn,has_g,coefs", [(128, True, True), (256, False, True),
+                                            (256, False, False)],
+                         ids=["128-g", "256-folded", "256-folded-terms"])
+def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln, bn, has_g, coefs):
     """The "rowdot" plan's dX kernel (the GEMM with an elementwise epilogue reading the
     precomputed row sums; one store) is lowered by hopper-ws into the warp-specialized template
     (x, the epilogue's tile of a second matrix, by TMA into the staging tile), and the lowered
     kernel, interpreted on the CPU on a ragged shape (M, N not multiples of the tiles, R of the
     64 k-step), writes what the unlowered kernel writes; both match fp64. At 128 x 128 with g
-    in the epilogue, and at the plan's 128 x 256 with g folded into W (HAS_G off)."""
+    in the epilogue, and at the plan's 128 x 256 with g folded into W (HAS_G off); the epilogue
+    as per-row coefficients (the default) and as the norm backward's terms (ROW_COEFS off)."""
     from normfuse.kernels.backward import norm_backward_rowdot_naive
     gen = _gen(21 + is_ln)
     Mx, Nx, Rx, (dy, w, x, rstd, mean, s1, s2) = _rowdot_case(gen)
@@ -447,7 +450,7 @@ def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln, bn, has_
         w = (w.float() * g.float()[None, :]).bfloat16()
         args[1] = w
     consts = dict(N=Nx, BLOCK_M=128, BLOCK_N=bn, BLOCK_R=64, IS_LN=is_ln, HAS_G=has_g,
-                  HAS_B=is_ln, HAS_DG=False, EVEN_R=False, HAS_XN=False)
+                  HAS_B=is_ln, HAS_DG=False, EVEN_R=False, HAS_XN=False, ROW_COEFS=coefs)
     from normfuse.ops.training import ROWDOT_PASSES
     res = check_pass_numerics(norm_backward_rowdot_naive, args, constexprs=consts,
                               grid=(2, -(-Nx // bn)), passes=ROWDOT_PASSES, num_warps=8,
@@ -462,6 +465,42 @@ def test_rowdot_dx_kernel_lowered_by_hopper_ws_computes_the_same(is_ln, bn, has_
         want = want - (s2.double() / Nx)[:, None]
     want = want * rstd.double()[:, None]
     assert rel_err(res.before["DX"], want) < REF_TOL
+
+
+@pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])
+def test_rowdot_dx_kernel_side_outputs_with_row_coefficients(is_ln):
+    """The rowdot dX kernel's side outputs (HAS_DG: the dg (dbeta) column partials, which read
+    du where the GEMM's rows and columns wrapped; HAS_XN: n for the dW GEMM) with the epilogue as
+    per-row coefficients, interpreted on the CPU on the ragged case (2 x 2 programs, the last of
+    each partly outside): the partials sum to fp64's dg (dbeta), n and dx match fp64, and the
+    partials' out-of-range columns are left as they were (NaN)."""
+    from normfuse.kernels.backward import norm_backward_rowdot_naive
+    gen = _gen(41 + is_ln)
+    Mx, Nx, Rx, (dy, w, x, rstd, mean, s1, s2) = _rowdot_case(gen)
+    g = (1 + 0.1 * torch.randn(Nx, generator=gen)).bfloat16()
+    b = torch.randn(Nx, generator=gen).bfloat16()
+    dx = torch.full((Mx, Nx), float("nan")).bfloat16()
+    xn = torch.full((Mx, Nx), float("nan")).bfloat16()
+    dgp = torch.full((2, Nx), float("nan"))
+    dbp = torch.full((2, Nx), float("nan"))
+    args = [dy, w, s1, s2, x, rstd, mean, g, b, dx, dgp, dbp, xn, Mx, Rx, Rx, Nx, Nx, Nx, Nx]
+    consts = dict(N=Nx, BLOCK_M=128, BLOCK_N=128, BLOCK_R=64, IS_LN=is_ln, HAS_G=True,
+                  HAS_B=is_ln, HAS_DG=True, EVEN_R=False, HAS_XN=True)
+    res = check_pass_numerics(norm_backward_rowdot_naive, args, constexprs=consts, grid=(2, 2),
+                              passes=(), num_warps=8, num_stages=3)
+    out = res.before
+    xh = (x.double() - (mean.double()[:, None] if is_ln else 0)) * rstd.double()[:, None]
+    du = dy.double() @ w.double()
+    want = du * g.double() - xh * (s1.double() / Nx)[:, None]
+    if is_ln:
+        want = want - (s2.double() / Nx)[:, None]
+    assert rel_err(out["DX"], want * rstd.double()[:, None]) < REF_TOL
+    assert rel_err(out["XN"], xh * g.double() + (b.double() if is_ln else 0)) < REF_TOL
+    assert rel_err(out["DGP"].sum(0), (du * xh).sum(0)) < 1e-5
+    if is_ln:
+        assert rel_err(out["DBP"].sum(0), du.sum(0)) < 1e-5
+    else:  # (RMSNorm: no dbeta partials written)
+        assert torch.isnan(out["DBP"]).all()
 
 
 @pytest.mark.slow  # (9 s of ptxas; the "rowdot" plan is not a default)

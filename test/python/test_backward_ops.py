@@ -96,9 +96,10 @@ def _check_prenorm_grads(got, x, g, beta, w, bias, dy, is_ln):
         _check(name, gt, r, e)
 
 
-@pytest.mark.parametrize("is_ln,has_bias,has_g", [(False, True, True), (True, False, True),
-                                                   (True, True, True), (True, True, False)],
-                         ids=["rms-bias", "ln", "ln-bias", "ln-bias-no-g"])
+@pytest.mark.parametrize("is_ln,has_bias,has_g", [(False, False, True), (False, True, True),
+                                                   (True, False, True), (True, True, True),
+                                                   (True, True, False)],
+                         ids=["rms", "rms-bias", "ln", "ln-bias", "ln-bias-no-g"])
 def test_rowdot_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, has_bias, has_g):
     """Plan "rowdot" (issue 21): the backward op given the forward's output y and bias runs the
     one-kernel dX whose row sums come from dY and y (a 2-D grid, ragged M, N and R, no pass
@@ -143,6 +144,28 @@ def test_rowdot_backward_op_matches_autograd(interpreted, monkeypatch, is_ln, ha
                         lambda *a, **k: (cublas.append(1), real_pk(*a, **k))[1])
     training._pre_bwd(dy, x, g, beta, w, rstd, mean, EPS, 0.0, is_ln, has_bias)
     assert cublas == [1] and all(name != "norm_backward_rowdot_naive" for name, _ in launched)
+
+
+@pytest.mark.parametrize("is_ln,has_bias", [(False, False), (False, True), (True, True)])
+def test_rowdot_backward_of_no_rows(is_ln, has_bias):
+    """Plan "rowdot" over zero rows: no kernel runs, and every gradient has its parameter's shape
+    (db: the output's R columns, not x's N), zero."""
+    from normfuse.ops import training
+    N, R = 24, 40
+    x, dy, y = torch.empty(0, N).bfloat16(), torch.empty(0, R).bfloat16(), torch.empty(0, R).bfloat16()
+    w = torch.randn(R, N).bfloat16()
+    g = torch.ones(N).bfloat16()
+    beta = torch.zeros(N).bfloat16() if is_ln else None
+    stat = torch.empty(0)
+    dx, dg, dbeta, dw, db = training.rowdot_backward(dy, w, y, None, x, stat, stat, g, beta,
+                                                     is_ln=is_ln, has_bias=has_bias)
+    assert dx.shape == (0, N) and dg.shape == (N,) and dw.shape == w.shape
+    assert (dbeta is not None) == is_ln and (db is not None) == has_bias
+    for t in (dg, dbeta, dw, db):
+        if t is not None:
+            assert not t.float().any()
+    if has_bias:
+        assert db.shape == (R,) and db.dtype == torch.float32
 
 
 @pytest.mark.parametrize("is_ln", [False, True], ids=["rms", "ln"])

@@ -919,3 +919,30 @@ def test_unfused_jagged_is_the_padded_pipeline(act, Hkv, monkeypatch):
     assert out["train_saved_pct_vs_padded_unfused"] == pytest.approx(25.0)
     # no jagged attention for the other GDPA activations
     assert ab.jagged_attention("silu", off, 16, 9, 0.5)[0] is None
+
+
+def test_dx_lowered_rowdot_variants_name_their_config_and_passes():
+    """bench/dx_lowered.py's rowdot variants: the plan's own (None, None); a tile and schedule;
+    options after `+` (epi-prefetch in the pass, terms as ROW_COEFS off) with or without a tile;
+    a malformed or unknown one stops with the grammar named."""
+    import importlib.util
+    from pathlib import Path
+    from normfuse.ops.training import ROWDOT_CONFIG
+    repo = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("dx_lowered", repo / "bench" / "dx_lowered.py")
+    dx = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dx)
+    assert dx._rowdot_form("rowdot") == (None, None)
+    cfg, passes = dx._rowdot_form("rowdot@pingpong:128x128:4")
+    assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_stages"], cfg["ROW_COEFS"]) == (128, 128, 4,
+                                                                                     True)
+    assert passes == ("hopper-ws{epilogue-tma=true,schedule=pingpong}",)
+    cfg, passes = dx._rowdot_form("rowdot+epi-prefetch+terms")
+    assert cfg == dict(ROWDOT_CONFIG, ROW_COEFS=False)
+    assert passes == ("hopper-ws{epilogue-tma=true,schedule=coop,epi-prefetch=true}",)
+    cfg, passes = dx._rowdot_form("rowdot@coop:128x256:4+epi-prefetch")
+    assert cfg["num_stages"] == 4 and cfg["ROW_COEFS"] and "epi-prefetch=true" in passes[0]
+    for bad, said in (("rowdot+fast", "unknown option"), ("rowdot@pingpong:128", "expected"),
+                      ("rowdot@warp:128x128:3", "not coop or pingpong")):
+        with pytest.raises(SystemExit, match=said):
+            dx._rowdot_form(bad)

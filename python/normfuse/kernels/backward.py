@@ -80,7 +80,8 @@ def row_stats(X, RSTD, MEAN, M, K, stride_xm, eps, IS_LN: tl.constexpr, BLOCK_M:
 @triton.jit
 def _du_tile(DY, W, offs_m, offs_n, M, R, stride_dym, stride_wr, N: tl.constexpr,
              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_R: tl.constexpr,
-             HAS_GEMM: tl.constexpr, EVEN_R: tl.constexpr = False):
+             HAS_GEMM: tl.constexpr, EVEN_R: tl.constexpr = False,
+             ZERO_OUT: tl.constexpr = True):
     mmask = offs_m < M
     nmask = offs_n < N
     if HAS_GEMM:
@@ -101,7 +102,8 @@ def _du_tile(DY, W, offs_m, offs_n, M, R, stride_dym, stride_wr, N: tl.constexpr
                 a = tl.load(a_ptr, mask=rr[None, :] < R, other=0.0)
                 b = tl.load(b_ptr, mask=rr[:, None] < R, other=0.0)
             acc = tl.dot(a, b, acc)
-        acc = tl.where(mmask[:, None] & nmask[None, :], acc, 0.0)
+        if ZERO_OUT:  # (off: the caller masks every use of the wrapped products itself)
+            acc = tl.where(mmask[:, None] & nmask[None, :], acc, 0.0)
     else:
         acc = tl.load(DY + offs_m[:, None] * stride_dym + offs_n[None, :],
                       mask=mmask[:, None] & nmask[None, :], other=0.0).to(tl.float32)
@@ -260,17 +262,74 @@ def rowdot_sums(DY, Y, BP, WG, S1, S2, X, RSTD, MEAN, XH, M, R, stride_dym, stri
 
 
 @triton.jit
+def _rowdot_coefs(DY, W, S1, S2, X, RSTD, MEAN, G, B, DX, DGP, DBP, XN, M, R, stride_dym,
+                  stride_wr, stride_xm, stride_dxm, stride_xnm, pid_m, offs_m, offs_n,
+                  N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  BLOCK_R: tl.constexpr, IS_LN: tl.constexpr, HAS_G: tl.constexpr,
+                  HAS_B: tl.constexpr, HAS_DG: tl.constexpr, EVEN_R: tl.constexpr,
+                  HAS_XN: tl.constexpr):
+    """`norm_backward_rowdot_naive`'s epilogue (ROW_COEFS) as per-row coefficients: with xc = x -
+    mean (x for RMSNorm) and du' = du g,
+
+        dx = (du' - xc rstd s1 / N - s2 / N) rstd = du' a + xc b + c,
+        a = rstd, b = -rstd^2 s1 / N, c = -rstd s2 / N (LayerNorm; 0 for RMSNorm),
+
+    two FMAs per element where the terms take six operations (the row vectors' products once per
+    row). xc stays a difference, so |mean| >> std loses nothing. du is zeroed outside the
+    problem only where a column sum reads it (HAS_DG; the GEMM's wrapped rows and columns): dx
+    and n are stored under the mask, and x is loaded as 0 there."""
+    du = _du_tile(DY, W, offs_m, offs_n, M, R, stride_dym, stride_wr, N, BLOCK_M, BLOCK_N,
+                  BLOCK_R, True, EVEN_R, ZERO_OUT=HAS_DG)
+    msk = _dmask(offs_m, offs_n, M, N)
+    rmask = offs_m < M
+    x = tl.load(X + offs_m[:, None] * stride_xm + offs_n[None, :], mask=msk,
+                other=0.0).to(tl.float32)
+    rstd = tl.load(RSTD + offs_m, mask=rmask, other=0.0)
+    s1 = tl.load(S1 + offs_m, mask=rmask, other=0.0)
+    if IS_LN:
+        x = x - tl.load(MEAN + offs_m, mask=rmask, other=0.0)[:, None]
+    g = _vec(G, offs_n, N, HAS_G, 1.0)
+    if HAS_XN or HAS_DG:
+        xhat = x * rstd[:, None]
+    if HAS_XN:  # the norm's output n = xhat g + beta, for the dW GEMM
+        xn = xhat * g[None, :]
+        if HAS_B:
+            xn += _vec(B, offs_n, N, HAS_B, 0.0)[None, :]
+        tl.store(XN + offs_m[:, None] * stride_xnm + offs_n[None, :], xn.to(XN.dtype.element_ty),
+                 mask=msk)
+    if HAS_DG:  # per (row block, column) partials of dg and dbeta
+        tl.store(DGP + pid_m * N + offs_n, tl.sum(du * xhat, axis=0), mask=offs_n < N)
+        if IS_LN:
+            tl.store(DBP + pid_m * N + offs_n, tl.sum(du, axis=0), mask=offs_n < N)
+    if HAS_G:
+        du = du * g[None, :]
+    b = -(rstd * rstd) * (s1 / N)
+    if IS_LN:
+        c = -rstd * (tl.load(S2 + offs_m, mask=rmask, other=0.0) / N)
+        dx = tl.fma(x, b[:, None], tl.fma(du, rstd[:, None], c[:, None]))
+    else:
+        dx = tl.fma(x, b[:, None], du * rstd[:, None])
+    tl.store(DX + offs_m[:, None] * stride_dxm + offs_n[None, :], dx.to(DX.dtype.element_ty),
+             mask=msk)
+
+
+@triton.jit
 def norm_backward_rowdot_naive(DY, W, S1, S2, X, RSTD, MEAN, G, B, DX, DGP, DBP, XN, M, R,
                                stride_dym, stride_wr, stride_xm, stride_dxm, stride_xnm,
                                N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                BLOCK_R: tl.constexpr, IS_LN: tl.constexpr,
                                HAS_G: tl.constexpr = True, HAS_B: tl.constexpr = False,
                                HAS_DG: tl.constexpr = True, EVEN_R: tl.constexpr = False,
-                               HAS_XN: tl.constexpr = False):
+                               HAS_XN: tl.constexpr = False, ROW_COEFS: tl.constexpr = True):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    if ROW_COEFS:
+        return _rowdot_coefs(DY, W, S1, S2, X, RSTD, MEAN, G, B, DX, DGP, DBP, XN, M, R,
+                             stride_dym, stride_wr, stride_xm, stride_dxm, stride_xnm, pid_m,
+                             offs_m, offs_n, N, BLOCK_M, BLOCK_N, BLOCK_R, IS_LN, HAS_G, HAS_B,
+                             HAS_DG, EVEN_R, HAS_XN)
     du = _du_tile(DY, W, offs_m, offs_n, M, R, stride_dym, stride_wr, N, BLOCK_M, BLOCK_N,
                   BLOCK_R, True, EVEN_R)
     msk = _dmask(offs_m, offs_n, M, N)

@@ -478,8 +478,13 @@ PRENORM_BWD_PLAN = {"rmsnorm_linear": "cublas", "layernorm_linear": "cublas"}
 # `rowdot_backward`) and x by TMA into the staging tile (hopper-ws): ptxas, sm_90, 8192 x 2048
 # x 2048, no spill for RMSNorm and LayerNorm (with g in the epilogue and x by pointers: 804 /
 # 1148 B; x by TMA alone: 348 / 908 B; CPU, 2026-12-02). Not timed on the H200 at 128 x 256 yet.
+# ROW_COEFS: the dX kernel's epilogue as per-row coefficients, dx = du a + xc b + c (two FMAs
+# per element; `norm_backward_rowdot_naive`), where the norm backward's terms took six operations
+# and a select (ptxas, sm_90, 128 x 256, per thread: LayerNorm ~580 against ~1090 epilogue
+# instructions, RMSNorm ~450 against ~830; CPU, 2026-12-05). False: the terms (a benchmark's
+# comparison). Not timed on a GPU yet.
 ROWDOT_CONFIG = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_R=64, num_warps=8, num_stages=3,
-                     SUMS_BLOCK_M=16, SUMS_BLOCK_R=256)
+                     SUMS_BLOCK_M=16, SUMS_BLOCK_R=256, ROW_COEFS=True)
 # its dX kernel (the GEMM with an elementwise epilogue, one store) through hopper-ws: the
 # warp-specialized template, the epilogue translated from the IR; () runs Triton's own lowering
 ROWDOT_PASSES = ("hopper-ws{epilogue-tma=true}",)
@@ -523,11 +528,14 @@ def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x:
     passes = ROWDOT_PASSES if passes is None else passes
     nb, nt = triton_cdiv(M, cfg["BLOCK_M"]), triton_cdiv(N, cfg["BLOCK_N"])
     dx = torch.empty(M, N, device=x.device, dtype=x.dtype)
-    dbf = dy.sum(0, dtype=torch.float32)
+    # colsum(dY) only where something reads it (a bias's gradient, beta's terms): a full pass
+    # over dY, 0.21 ms at 262144 x 1024 on the H100 (bench/results/2026-12-05/session37/dx)
+    dbf = dy.sum(0, dtype=torch.float32) if has_bias or beta is not None else None
     if M == 0:
         z = torch.zeros(N, device=x.device, dtype=torch.float32)
         return (dx, z if g is not None else None, z.clone() if beta is not None else None,
-                torch.zeros_like(w), dbf if has_bias else None)
+                torch.zeros_like(w),
+                torch.zeros(R, device=x.device, dtype=torch.float32) if has_bias else None)
     dy = dy if dy.stride(-1) == 1 else dy.contiguous()
     y = y if y.stride(-1) == 1 else y.contiguous()
     w = w if w.stride(-1) == 1 else w.contiguous()
@@ -558,6 +566,7 @@ def rowdot_backward(dy: Tensor, w: Tensor, y: Tensor, bias: Optional[Tensor], x:
     meta = dict(N=N, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_R=cfg["BLOCK_R"],
                 IS_LN=is_ln, HAS_G=False, HAS_B=beta is not None, HAS_DG=False,
                 EVEN_R=R % cfg["BLOCK_R"] == 0, HAS_XN=False,
+                ROW_COEFS=cfg.get("ROW_COEFS", True),
                 num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     _launcher("norm_backward_rowdot_naive", passes)[(nb, nt)](*args, **meta)
     # the dW side: one cuBLAS GEMM over xhat (written by the sums' pass), then weight-sized math
