@@ -3,7 +3,8 @@ dX GEMM alone and the ops' current dX kernel (the cluster pipeline).
 
     PYTHONPATH=python python3 bench/dx_lowered.py [--cells blog|model|262144x1024x1024,...]
         [--norm rms|ln|both] [--variants coop,coop-s4,pingpong,coop256,rowdot,
-        rowdot@pingpong:64x256:4,rowdot+epi-prefetch,rowdot+terms,...] [--out DIR]
+        rowdot@pingpong:64x256:4,rowdot+epi-prefetch+staging-late,rowdot+terms,...]
+        [--out DIR]
         [--form prenorm|block|block-dres]
 
 A cell M x K x N is the pre-norm op's shape (x [M, K], W [N, K]): its dX GEMM is dY [M, N] @ W
@@ -32,9 +33,11 @@ to cuBLAS's dX GEMM:
   default is `ROWDOT_PASSES` / `ROWDOT_CONFIG`: coop 128 x 256, 3 stages): ping-pong runs one
   consumer's epilogue under the other's main loop, the cause measured for the coop kernel's
   1.07-1.33x (its epilogue, with x's extra tile, exposed). Options after `+`, with or without
-  the tile: `+epi-prefetch` (the epilogue's row vectors loaded before the k-loop), `+terms` (the
-  kernel's previous epilogue, the norm backward's terms, against the default per-row
-  coefficients: ROWDOT_CONFIG's ROW_COEFS), e.g. `rowdot+terms,rowdot+epi-prefetch`.
+  the tile: `+epi-prefetch` (the epilogue's row vectors loaded before the k-loop),
+  `+staging-late` (the staging tile handed back inside the next tile's k-loop: the output
+  store's drain leaves the epilogue), `+terms` (the kernel's previous epilogue, the norm
+  backward's terms, against the default per-row coefficients: ROWDOT_CONFIG's ROW_COEFS), e.g.
+  `rowdot+terms,rowdot+epi-prefetch,rowdot+epi-prefetch+staging-late`.
 Before timing, each lowered variant is checked: it ran lowered (a RuntimeWarning of the switch's
 fallback fails the variant), no NaN over NaN-poisoned outputs, dx / dg / n within 2e-2 (max
 abs diff / max abs) of the default kernel, two launches bitwise equal. Goal: lowered <= 1.15x
@@ -87,14 +90,16 @@ def _rel(a, b) -> float:
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
 
 
-ROWDOT_OPTIONS = ("epi-prefetch", "terms")
+ROWDOT_OPTIONS = ("epi-prefetch", "staging-late", "terms")
 
 
 def _rowdot_form(variant: str):
     """(config, passes) of a `rowdot[@SCHED:BMxBN:STAGES][+OPTION...]` variant; (None, None):
     the plan's. Options: `epi-prefetch` (hopper-ws{epi-prefetch=true}: the epilogue's row
-    vectors loaded before the k-loop), `terms` (the kernel's epilogue as the norm backward's
-    terms, ROW_COEFS off, instead of per-row coefficients)."""
+    vectors loaded before the k-loop), `staging-late` (hopper-ws{staging-late=true}: the
+    staging tile handed back inside the next tile's k-loop, the output store's drain under it),
+    `terms` (the kernel's epilogue as the norm backward's terms, ROW_COEFS off, instead of
+    per-row coefficients)."""
     from normfuse.ops import training as tr
     head, *opts = variant.split("+")
     bad = [o for o in opts if o not in ROWDOT_OPTIONS]
@@ -119,7 +124,7 @@ def _rowdot_form(variant: str):
                              "or pingpong")
     if "terms" in opts:
         cfg["ROW_COEFS"] = False
-    extra = ",epi-prefetch=true" if "epi-prefetch" in opts else ""
+    extra = "".join(f",{o}=true" for o in ("epi-prefetch", "staging-late") if o in opts)
     return cfg, (f"hopper-ws{{epilogue-tma=true,schedule={sched}{extra}}}",)
 
 

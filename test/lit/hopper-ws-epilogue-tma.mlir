@@ -3,11 +3,13 @@
 // [BM, BN] tile of x, at the output tile's rows and columns, comes by TMA into the output's
 // staging tile during the k-loop (a fourth descriptor; the loader issues it), instead of a
 // pointer load in the hook. Without the option, and for a tile TMA cannot stage (another element
-// type than the output's), x stays a pointer load. Inputs: TTIR from
-// test/lit/inputs/backward_kernels.py (locations stripped).
+// type than the output's), x stays a pointer load. With staging-late the consumer hands the
+// staging tile back inside the next tile's k-loop; where nothing is staged a note says why not.
+// Inputs: TTIR from test/lit/inputs/backward_kernels.py (locations stripped).
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{epilogue-tma=true}' %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=DEFAULT
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{epilogue-tma=true,staging-late=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LATE
 
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [K, N]; no statistics; A straight from shared memory; epilogue translated from the IR ({{[0-9]+}} expression nodes in the hooks); the epilogue's tile of a second matrix loaded by TMA into the output's staging tile during the k-loop
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, {{.*}}; the epilogue's tile of a second matrix loaded by TMA into the output's staging tile during the k-loop
@@ -15,6 +17,9 @@
 // DEFAULT: applied: {{.*}}expression nodes in the hooks){{$}}
 // DEFAULT: applied: {{.*}}expression nodes in the hooks){{$}}
 // DEFAULT: applied: {{.*}}expression nodes in the hooks){{$}}
+// LATE: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 staging-late, persistent{{.*}}staging tile during the k-loop{{$}}
+// LATE: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 staging-late, persistent{{.*}}staging tile during the k-loop{{$}}
+// LATE: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent{{.*}}staging-late not applied: no tile of a second matrix comes by TMA into the staging tile
 
 // RMSNorm, g folded: a descriptor for x besides dY, W and dx (the residual's parameter of
 // the template); the loader's TMA of x into the staging tile, no pointer load of it.
@@ -27,109 +32,103 @@
 
 module {
   tt.func public @rowdot_rms_folded(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %S1: !tt.ptr<f32>, %S2: !tt.ptr<f32>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %XN: !tt.ptr<bf16>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_dxm: i32, %stride_xnm: i32) attributes {noinline = false} {
-    %x = arith.constant dense<0.000000e+00> : tensor<128x256xbf16>
-    %cst = arith.constant dense<2048> : tensor<1x256xi32>
-    %cst_0 = arith.constant dense<2048> : tensor<256xi32>
+    %cst = arith.constant dense<2048> : tensor<256xi32>
     %du = arith.constant 64 : i32
-    %du_1 = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
-    %du_2 = arith.constant 0 : i32
-    %du_3 = arith.constant 1 : i32
-    %du_4 = arith.constant 63 : i32
-    %dx = arith.constant dense<2.048000e+03> : tensor<128xf32>
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+    %du_0 = arith.constant 0 : i32
+    %du_1 = arith.constant 1 : i32
+    %acc = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
+    %du_2 = arith.constant 63 : i32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+    %b = arith.constant dense<2.048000e+03> : tensor<128xf32>
+    %x = arith.constant dense<0.000000e+00> : tensor<128x256xbf16>
+    %msk = arith.constant dense<2048> : tensor<1x256xi32>
     %c256_i32 = arith.constant 256 : i32
     %c128_i32 = arith.constant 128 : i32
     %pid_m = tt.get_program_id x : i32
     %pid_n = tt.get_program_id y : i32
     %offs_m = arith.muli %pid_m, %c128_i32 : i32
-    %offs_m_6 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
-    %offs_m_7 = tt.splat %offs_m : i32 -> tensor<128xi32>
-    %offs_m_8 = arith.addi %offs_m_7, %offs_m_6 : tensor<128xi32>
+    %offs_m_4 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %offs_m_5 = tt.splat %offs_m : i32 -> tensor<128xi32>
+    %offs_m_6 = arith.addi %offs_m_5, %offs_m_4 : tensor<128xi32>
     %offs_n = arith.muli %pid_n, %c256_i32 : i32
-    %offs_n_9 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
-    %offs_n_10 = tt.splat %offs_n : i32 -> tensor<256xi32>
-    %offs_n_11 = arith.addi %offs_n_10, %offs_n_9 : tensor<256xi32>
-    %mmask = tt.splat %M : i32 -> tensor<128xi32>
-    %mmask_12 = arith.cmpi slt, %offs_m_8, %mmask : tensor<128xi32>
-    %nmask = arith.cmpi slt, %offs_n_11, %cst_0 : tensor<256xi32>
-    %rows = arith.remsi %offs_m_8, %mmask : tensor<128xi32>
-    %cols = arith.remsi %offs_n_11, %cst_0 : tensor<256xi32>
+    %offs_n_7 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+    %offs_n_8 = tt.splat %offs_n : i32 -> tensor<256xi32>
+    %offs_n_9 = arith.addi %offs_n_8, %offs_n_7 : tensor<256xi32>
+    %rows = tt.splat %M : i32 -> tensor<128xi32>
+    %rows_10 = arith.remsi %offs_m_6, %rows : tensor<128xi32>
+    %cols = arith.remsi %offs_n_9, %cst : tensor<256xi32>
     %offs_r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
-    %du_13 = arith.addi %R, %du_4 : i32
-    %du_14 = arith.divsi %du_13, %du : i32
-    %acc = scf.for %r = %du_2 to %du_14 step %du_3 iter_args(%acc_49 = %du_1) -> (tensor<128x256xf32>)  : i32 {
+    %du_11 = arith.addi %R, %du_2 : i32
+    %du_12 = arith.divsi %du_11, %du : i32
+    %acc_13 = scf.for %r = %du_0 to %du_12 step %du_1 iter_args(%acc_44 = %acc) -> (tensor<128x256xf32>)  : i32 {
       %rr = arith.muli %r, %du : i32
-      %rr_50 = tt.splat %rr : i32 -> tensor<64xi32>
-      %rr_51 = arith.addi %rr_50, %offs_r : tensor<64xi32>
-      %a_ptr = tt.expand_dims %rows {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
-      %a_ptr_52 = tt.splat %stride_dym : i32 -> tensor<128x1xi32>
-      %a_ptr_53 = arith.muli %a_ptr, %a_ptr_52 : tensor<128x1xi32>
-      %a_ptr_54 = tt.splat %DY : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
-      %a_ptr_55 = tt.addptr %a_ptr_54, %a_ptr_53 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
-      %a_ptr_56 = tt.expand_dims %rr_51 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
-      %a_ptr_57 = tt.broadcast %a_ptr_55 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x64x!tt.ptr<bf16>>
-      %a_ptr_58 = tt.broadcast %a_ptr_56 : tensor<1x64xi32> -> tensor<128x64xi32>
-      %a_ptr_59 = tt.addptr %a_ptr_57, %a_ptr_58 : tensor<128x64x!tt.ptr<bf16>>, tensor<128x64xi32>
-      %b_ptr = tt.expand_dims %rr_51 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %b_ptr_60 = tt.splat %stride_wr : i32 -> tensor<64x1xi32>
-      %b_ptr_61 = arith.muli %b_ptr, %b_ptr_60 : tensor<64x1xi32>
-      %b_ptr_62 = tt.splat %W : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %b_ptr_63 = tt.addptr %b_ptr_62, %b_ptr_61 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %b_ptr_64 = tt.expand_dims %cols {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
-      %b_ptr_65 = tt.broadcast %b_ptr_63 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x256x!tt.ptr<bf16>>
-      %b_ptr_66 = tt.broadcast %b_ptr_64 : tensor<1x256xi32> -> tensor<64x256xi32>
-      %b_ptr_67 = tt.addptr %b_ptr_65, %b_ptr_66 : tensor<64x256x!tt.ptr<bf16>>, tensor<64x256xi32>
-      %a = tt.load %a_ptr_59 : tensor<128x64x!tt.ptr<bf16>>
-      %b = tt.load %b_ptr_67 : tensor<64x256x!tt.ptr<bf16>>
-      %acc_68 = tt.dot %a, %b, %acc_49, inputPrecision = tf32 : tensor<128x64xbf16> * tensor<64x256xbf16> -> tensor<128x256xf32>
-      scf.yield %acc_68 : tensor<128x256xf32>
+      %rr_45 = tt.splat %rr : i32 -> tensor<64xi32>
+      %rr_46 = arith.addi %rr_45, %offs_r : tensor<64xi32>
+      %a_ptr = tt.expand_dims %rows_10 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %a_ptr_47 = tt.splat %stride_dym : i32 -> tensor<128x1xi32>
+      %a_ptr_48 = arith.muli %a_ptr, %a_ptr_47 : tensor<128x1xi32>
+      %a_ptr_49 = tt.splat %DY : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %a_ptr_50 = tt.addptr %a_ptr_49, %a_ptr_48 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %a_ptr_51 = tt.expand_dims %rr_46 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+      %a_ptr_52 = tt.broadcast %a_ptr_50 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x64x!tt.ptr<bf16>>
+      %a_ptr_53 = tt.broadcast %a_ptr_51 : tensor<1x64xi32> -> tensor<128x64xi32>
+      %a_ptr_54 = tt.addptr %a_ptr_52, %a_ptr_53 : tensor<128x64x!tt.ptr<bf16>>, tensor<128x64xi32>
+      %b_ptr = tt.expand_dims %rr_46 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %b_ptr_55 = tt.splat %stride_wr : i32 -> tensor<64x1xi32>
+      %b_ptr_56 = arith.muli %b_ptr, %b_ptr_55 : tensor<64x1xi32>
+      %b_ptr_57 = tt.splat %W : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %b_ptr_58 = tt.addptr %b_ptr_57, %b_ptr_56 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %b_ptr_59 = tt.expand_dims %cols {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+      %b_ptr_60 = tt.broadcast %b_ptr_58 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x256x!tt.ptr<bf16>>
+      %b_ptr_61 = tt.broadcast %b_ptr_59 : tensor<1x256xi32> -> tensor<64x256xi32>
+      %b_ptr_62 = tt.addptr %b_ptr_60, %b_ptr_61 : tensor<64x256x!tt.ptr<bf16>>, tensor<64x256xi32>
+      %a = tt.load %a_ptr_54 : tensor<128x64x!tt.ptr<bf16>>
+      %b_63 = tt.load %b_ptr_62 : tensor<64x256x!tt.ptr<bf16>>
+      %acc_64 = tt.dot %a, %b_63, %acc_44, inputPrecision = tf32 : tensor<128x64xbf16> * tensor<64x256xbf16> -> tensor<128x256xf32>
+      scf.yield %acc_64 : tensor<128x256xf32>
     }
-    %acc_15 = tt.expand_dims %mmask_12 {axis = 1 : i32} : tensor<128xi1> -> tensor<128x1xi1>
-    %acc_16 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<256xi1> -> tensor<1x256xi1>
-    %acc_17 = tt.broadcast %acc_15 : tensor<128x1xi1> -> tensor<128x256xi1>
-    %acc_18 = tt.broadcast %acc_16 : tensor<1x256xi1> -> tensor<128x256xi1>
-    %acc_19 = arith.andi %acc_17, %acc_18 : tensor<128x256xi1>
-    %acc_20 = arith.select %acc_19, %acc, %du_1 : tensor<128x256xi1>, tensor<128x256xf32>
-    %msk = tt.expand_dims %offs_m_8 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
-    %msk_21 = tt.splat %M : i32 -> tensor<128x1xi32>
-    %msk_22 = arith.cmpi slt, %msk, %msk_21 : tensor<128x1xi32>
-    %msk_23 = tt.expand_dims %offs_n_11 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
-    %msk_24 = arith.cmpi slt, %msk_23, %cst : tensor<1x256xi32>
-    %msk_25 = tt.broadcast %msk_22 : tensor<128x1xi1> -> tensor<128x256xi1>
-    %msk_26 = tt.broadcast %msk_24 : tensor<1x256xi1> -> tensor<128x256xi1>
-    %msk_27 = arith.andi %msk_25, %msk_26 : tensor<128x256xi1>
-    %x_28 = tt.splat %stride_xm : i32 -> tensor<128x1xi32>
-    %x_29 = arith.muli %msk, %x_28 : tensor<128x1xi32>
-    %x_30 = tt.splat %X : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
-    %x_31 = tt.addptr %x_30, %x_29 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
-    %x_32 = tt.broadcast %x_31 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
-    %x_33 = tt.broadcast %msk_23 : tensor<1x256xi32> -> tensor<128x256xi32>
-    %x_34 = tt.addptr %x_32, %x_33 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
-    %x_35 = tt.load %x_34, %msk_27, %x : tensor<128x256x!tt.ptr<bf16>>
-    %x_36 = arith.extf %x_35 : tensor<128x256xbf16> to tensor<128x256xf32>
+    %msk_14 = tt.expand_dims %offs_m_6 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+    %msk_15 = tt.splat %M : i32 -> tensor<128x1xi32>
+    %msk_16 = arith.cmpi slt, %msk_14, %msk_15 : tensor<128x1xi32>
+    %msk_17 = tt.expand_dims %offs_n_9 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+    %msk_18 = arith.cmpi slt, %msk_17, %msk : tensor<1x256xi32>
+    %msk_19 = tt.broadcast %msk_16 : tensor<128x1xi1> -> tensor<128x256xi1>
+    %msk_20 = tt.broadcast %msk_18 : tensor<1x256xi1> -> tensor<128x256xi1>
+    %msk_21 = arith.andi %msk_19, %msk_20 : tensor<128x256xi1>
+    %rmask = arith.cmpi slt, %offs_m_6, %rows : tensor<128xi32>
+    %x_22 = tt.splat %stride_xm : i32 -> tensor<128x1xi32>
+    %x_23 = arith.muli %msk_14, %x_22 : tensor<128x1xi32>
+    %x_24 = tt.splat %X : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+    %x_25 = tt.addptr %x_24, %x_23 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+    %x_26 = tt.broadcast %x_25 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
+    %x_27 = tt.broadcast %msk_17 : tensor<1x256xi32> -> tensor<128x256xi32>
+    %x_28 = tt.addptr %x_26, %x_27 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+    %x_29 = tt.load %x_28, %msk_21, %x : tensor<128x256x!tt.ptr<bf16>>
+    %x_30 = arith.extf %x_29 : tensor<128x256xbf16> to tensor<128x256xf32>
     %rstd = tt.splat %RSTD : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
-    %rstd_37 = tt.addptr %rstd, %offs_m_8 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
-    %rstd_38 = tt.load %rstd_37, %mmask_12, %cst_5 : tensor<128x!tt.ptr<f32>>
-    %xhat = tt.expand_dims %rstd_38 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
-    %xhat_39 = tt.broadcast %xhat : tensor<128x1xf32> -> tensor<128x256xf32>
-    %xhat_40 = arith.mulf %x_36, %xhat_39 : tensor<128x256xf32>
+    %rstd_31 = tt.addptr %rstd, %offs_m_6 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %rstd_32 = tt.load %rstd_31, %rmask, %cst_3 : tensor<128x!tt.ptr<f32>>
     %s1 = tt.splat %S1 : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
-    %s1_41 = tt.addptr %s1, %offs_m_8 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
-    %s1_42 = tt.load %s1_41, %mmask_12, %cst_5 : tensor<128x!tt.ptr<f32>>
-    %dx_43 = arith.divf %s1_42, %dx : tensor<128xf32>
-    %dx_44 = tt.expand_dims %dx_43 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
-    %dx_45 = tt.broadcast %dx_44 : tensor<128x1xf32> -> tensor<128x256xf32>
-    %dx_46 = arith.mulf %xhat_40, %dx_45 : tensor<128x256xf32>
-    %dx_47 = arith.subf %acc_20, %dx_46 : tensor<128x256xf32>
-    %dx_48 = arith.mulf %dx_47, %xhat_39 : tensor<128x256xf32>
+    %s1_33 = tt.addptr %s1, %offs_m_6 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %s1_34 = tt.load %s1_33, %rmask, %cst_3 : tensor<128x!tt.ptr<f32>>
+    %b_35 = arith.mulf %rstd_32, %rstd_32 : tensor<128xf32>
+    %b_36 = arith.subf %cst_3, %b_35 : tensor<128xf32>
+    %b_37 = arith.divf %s1_34, %b : tensor<128xf32>
+    %b_38 = arith.mulf %b_36, %b_37 : tensor<128xf32>
+    %dx = tt.expand_dims %b_38 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %dx_39 = tt.expand_dims %rstd_32 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %dx_40 = tt.broadcast %dx_39 : tensor<128x1xf32> -> tensor<128x256xf32>
+    %dx_41 = arith.mulf %acc_13, %dx_40 : tensor<128x256xf32>
+    %dx_42 = tt.broadcast %dx : tensor<128x1xf32> -> tensor<128x256xf32>
+    %dx_43 = math.fma %x_30, %dx_42, %dx_41 : tensor<128x256xf32>
     %0 = tt.splat %stride_dxm : i32 -> tensor<128x1xi32>
-    %1 = arith.muli %msk, %0 : tensor<128x1xi32>
+    %1 = arith.muli %msk_14, %0 : tensor<128x1xi32>
     %2 = tt.splat %DX : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
     %3 = tt.addptr %2, %1 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
     %4 = tt.broadcast %3 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
-    %5 = tt.addptr %4, %x_33 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
-    %6 = arith.truncf %dx_48 : tensor<128x256xf32> to tensor<128x256xbf16>
-    tt.store %5, %6, %msk_27 : tensor<128x256x!tt.ptr<bf16>>
+    %5 = tt.addptr %4, %x_27 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+    %6 = arith.truncf %dx_43 : tensor<128x256xf32> to tensor<128x256xbf16>
+    tt.store %5, %6, %msk_21 : tensor<128x256x!tt.ptr<bf16>>
     tt.return
   }
 }
@@ -144,130 +143,126 @@ module {
 
 module {
   tt.func public @rowdot_ln_g(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %S1: !tt.ptr<f32>, %S2: !tt.ptr<f32>, %X: !tt.ptr<bf16>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %XN: !tt.ptr<bf16>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_dxm: i32, %stride_xnm: i32) attributes {noinline = false} {
-    %v = arith.constant dense<0.000000e+00> : tensor<256xbf16>
-    %x = arith.constant dense<0.000000e+00> : tensor<128x256xbf16>
-    %cst = arith.constant dense<2048> : tensor<1x256xi32>
-    %cst_0 = arith.constant dense<2048> : tensor<256xi32>
+    %cst = arith.constant dense<2048> : tensor<256xi32>
     %du = arith.constant 64 : i32
-    %du_1 = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
-    %du_2 = arith.constant 0 : i32
-    %du_3 = arith.constant 1 : i32
-    %du_4 = arith.constant 63 : i32
-    %cst_5 = arith.constant dense<2.048000e+03> : tensor<128xf32>
-    %cst_6 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+    %du_0 = arith.constant 0 : i32
+    %du_1 = arith.constant 1 : i32
+    %acc = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
+    %du_2 = arith.constant 63 : i32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+    %cst_4 = arith.constant dense<2.048000e+03> : tensor<128xf32>
+    %x = arith.constant dense<0.000000e+00> : tensor<128x256xbf16>
+    %msk = arith.constant dense<2048> : tensor<1x256xi32>
+    %v = arith.constant dense<0.000000e+00> : tensor<256xbf16>
     %c256_i32 = arith.constant 256 : i32
     %c128_i32 = arith.constant 128 : i32
     %pid_m = tt.get_program_id x : i32
     %pid_n = tt.get_program_id y : i32
     %offs_m = arith.muli %pid_m, %c128_i32 : i32
-    %offs_m_7 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
-    %offs_m_8 = tt.splat %offs_m : i32 -> tensor<128xi32>
-    %offs_m_9 = arith.addi %offs_m_8, %offs_m_7 : tensor<128xi32>
+    %offs_m_5 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %offs_m_6 = tt.splat %offs_m : i32 -> tensor<128xi32>
+    %offs_m_7 = arith.addi %offs_m_6, %offs_m_5 : tensor<128xi32>
     %offs_n = arith.muli %pid_n, %c256_i32 : i32
-    %offs_n_10 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
-    %offs_n_11 = tt.splat %offs_n : i32 -> tensor<256xi32>
-    %offs_n_12 = arith.addi %offs_n_11, %offs_n_10 : tensor<256xi32>
-    %mmask = tt.splat %M : i32 -> tensor<128xi32>
-    %mmask_13 = arith.cmpi slt, %offs_m_9, %mmask : tensor<128xi32>
-    %nmask = arith.cmpi slt, %offs_n_12, %cst_0 : tensor<256xi32>
-    %rows = arith.remsi %offs_m_9, %mmask : tensor<128xi32>
-    %cols = arith.remsi %offs_n_12, %cst_0 : tensor<256xi32>
+    %offs_n_8 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+    %offs_n_9 = tt.splat %offs_n : i32 -> tensor<256xi32>
+    %offs_n_10 = arith.addi %offs_n_9, %offs_n_8 : tensor<256xi32>
+    %rows = tt.splat %M : i32 -> tensor<128xi32>
+    %rows_11 = arith.remsi %offs_m_7, %rows : tensor<128xi32>
+    %cols = arith.remsi %offs_n_10, %cst : tensor<256xi32>
     %offs_r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
-    %du_14 = arith.addi %R, %du_4 : i32
-    %du_15 = arith.divsi %du_14, %du : i32
-    %acc = scf.for %r = %du_2 to %du_15 step %du_3 iter_args(%acc_67 = %du_1) -> (tensor<128x256xf32>)  : i32 {
+    %du_12 = arith.addi %R, %du_2 : i32
+    %du_13 = arith.divsi %du_12, %du : i32
+    %acc_14 = scf.for %r = %du_0 to %du_13 step %du_1 iter_args(%acc_65 = %acc) -> (tensor<128x256xf32>)  : i32 {
       %rr = arith.muli %r, %du : i32
-      %rr_68 = tt.splat %rr : i32 -> tensor<64xi32>
-      %rr_69 = arith.addi %rr_68, %offs_r : tensor<64xi32>
-      %a_ptr = tt.expand_dims %rows {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
-      %a_ptr_70 = tt.splat %stride_dym : i32 -> tensor<128x1xi32>
-      %a_ptr_71 = arith.muli %a_ptr, %a_ptr_70 : tensor<128x1xi32>
-      %a_ptr_72 = tt.splat %DY : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
-      %a_ptr_73 = tt.addptr %a_ptr_72, %a_ptr_71 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
-      %a_ptr_74 = tt.expand_dims %rr_69 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
-      %a_ptr_75 = tt.broadcast %a_ptr_73 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x64x!tt.ptr<bf16>>
-      %a_ptr_76 = tt.broadcast %a_ptr_74 : tensor<1x64xi32> -> tensor<128x64xi32>
-      %a_ptr_77 = tt.addptr %a_ptr_75, %a_ptr_76 : tensor<128x64x!tt.ptr<bf16>>, tensor<128x64xi32>
-      %b_ptr = tt.expand_dims %rr_69 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %b_ptr_78 = tt.splat %stride_wr : i32 -> tensor<64x1xi32>
-      %b_ptr_79 = arith.muli %b_ptr, %b_ptr_78 : tensor<64x1xi32>
-      %b_ptr_80 = tt.splat %W : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %b_ptr_81 = tt.addptr %b_ptr_80, %b_ptr_79 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %b_ptr_82 = tt.expand_dims %cols {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
-      %b_ptr_83 = tt.broadcast %b_ptr_81 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x256x!tt.ptr<bf16>>
-      %b_ptr_84 = tt.broadcast %b_ptr_82 : tensor<1x256xi32> -> tensor<64x256xi32>
-      %b_ptr_85 = tt.addptr %b_ptr_83, %b_ptr_84 : tensor<64x256x!tt.ptr<bf16>>, tensor<64x256xi32>
-      %a = tt.load %a_ptr_77 : tensor<128x64x!tt.ptr<bf16>>
-      %b = tt.load %b_ptr_85 : tensor<64x256x!tt.ptr<bf16>>
-      %acc_86 = tt.dot %a, %b, %acc_67, inputPrecision = tf32 : tensor<128x64xbf16> * tensor<64x256xbf16> -> tensor<128x256xf32>
-      scf.yield %acc_86 : tensor<128x256xf32>
+      %rr_66 = tt.splat %rr : i32 -> tensor<64xi32>
+      %rr_67 = arith.addi %rr_66, %offs_r : tensor<64xi32>
+      %a_ptr = tt.expand_dims %rows_11 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %a_ptr_68 = tt.splat %stride_dym : i32 -> tensor<128x1xi32>
+      %a_ptr_69 = arith.muli %a_ptr, %a_ptr_68 : tensor<128x1xi32>
+      %a_ptr_70 = tt.splat %DY : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %a_ptr_71 = tt.addptr %a_ptr_70, %a_ptr_69 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %a_ptr_72 = tt.expand_dims %rr_67 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+      %a_ptr_73 = tt.broadcast %a_ptr_71 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x64x!tt.ptr<bf16>>
+      %a_ptr_74 = tt.broadcast %a_ptr_72 : tensor<1x64xi32> -> tensor<128x64xi32>
+      %a_ptr_75 = tt.addptr %a_ptr_73, %a_ptr_74 : tensor<128x64x!tt.ptr<bf16>>, tensor<128x64xi32>
+      %b_ptr = tt.expand_dims %rr_67 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %b_ptr_76 = tt.splat %stride_wr : i32 -> tensor<64x1xi32>
+      %b_ptr_77 = arith.muli %b_ptr, %b_ptr_76 : tensor<64x1xi32>
+      %b_ptr_78 = tt.splat %W : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %b_ptr_79 = tt.addptr %b_ptr_78, %b_ptr_77 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %b_ptr_80 = tt.expand_dims %cols {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+      %b_ptr_81 = tt.broadcast %b_ptr_79 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x256x!tt.ptr<bf16>>
+      %b_ptr_82 = tt.broadcast %b_ptr_80 : tensor<1x256xi32> -> tensor<64x256xi32>
+      %b_ptr_83 = tt.addptr %b_ptr_81, %b_ptr_82 : tensor<64x256x!tt.ptr<bf16>>, tensor<64x256xi32>
+      %a = tt.load %a_ptr_75 : tensor<128x64x!tt.ptr<bf16>>
+      %b_84 = tt.load %b_ptr_83 : tensor<64x256x!tt.ptr<bf16>>
+      %acc_85 = tt.dot %a, %b_84, %acc_65, inputPrecision = tf32 : tensor<128x64xbf16> * tensor<64x256xbf16> -> tensor<128x256xf32>
+      scf.yield %acc_85 : tensor<128x256xf32>
     }
-    %acc_16 = tt.expand_dims %mmask_13 {axis = 1 : i32} : tensor<128xi1> -> tensor<128x1xi1>
-    %acc_17 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<256xi1> -> tensor<1x256xi1>
-    %acc_18 = tt.broadcast %acc_16 : tensor<128x1xi1> -> tensor<128x256xi1>
-    %acc_19 = tt.broadcast %acc_17 : tensor<1x256xi1> -> tensor<128x256xi1>
-    %acc_20 = arith.andi %acc_18, %acc_19 : tensor<128x256xi1>
-    %acc_21 = arith.select %acc_20, %acc, %du_1 : tensor<128x256xi1>, tensor<128x256xf32>
-    %msk = tt.expand_dims %offs_m_9 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
-    %msk_22 = tt.splat %M : i32 -> tensor<128x1xi32>
-    %msk_23 = arith.cmpi slt, %msk, %msk_22 : tensor<128x1xi32>
-    %msk_24 = tt.expand_dims %offs_n_12 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
-    %msk_25 = arith.cmpi slt, %msk_24, %cst : tensor<1x256xi32>
-    %msk_26 = tt.broadcast %msk_23 : tensor<128x1xi1> -> tensor<128x256xi1>
-    %msk_27 = tt.broadcast %msk_25 : tensor<1x256xi1> -> tensor<128x256xi1>
-    %msk_28 = arith.andi %msk_26, %msk_27 : tensor<128x256xi1>
-    %x_29 = tt.splat %stride_xm : i32 -> tensor<128x1xi32>
-    %x_30 = arith.muli %msk, %x_29 : tensor<128x1xi32>
-    %x_31 = tt.splat %X : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
-    %x_32 = tt.addptr %x_31, %x_30 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
-    %x_33 = tt.broadcast %x_32 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
-    %x_34 = tt.broadcast %msk_24 : tensor<1x256xi32> -> tensor<128x256xi32>
-    %x_35 = tt.addptr %x_33, %x_34 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
-    %x_36 = tt.load %x_35, %msk_28, %x : tensor<128x256x!tt.ptr<bf16>>
-    %x_37 = arith.extf %x_36 : tensor<128x256xbf16> to tensor<128x256xf32>
+    %msk_15 = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+    %msk_16 = tt.splat %M : i32 -> tensor<128x1xi32>
+    %msk_17 = arith.cmpi slt, %msk_15, %msk_16 : tensor<128x1xi32>
+    %msk_18 = tt.expand_dims %offs_n_10 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+    %msk_19 = arith.cmpi slt, %msk_18, %msk : tensor<1x256xi32>
+    %msk_20 = tt.broadcast %msk_17 : tensor<128x1xi1> -> tensor<128x256xi1>
+    %msk_21 = tt.broadcast %msk_19 : tensor<1x256xi1> -> tensor<128x256xi1>
+    %msk_22 = arith.andi %msk_20, %msk_21 : tensor<128x256xi1>
+    %rmask = arith.cmpi slt, %offs_m_7, %rows : tensor<128xi32>
+    %x_23 = tt.splat %stride_xm : i32 -> tensor<128x1xi32>
+    %x_24 = arith.muli %msk_15, %x_23 : tensor<128x1xi32>
+    %x_25 = tt.splat %X : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+    %x_26 = tt.addptr %x_25, %x_24 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+    %x_27 = tt.broadcast %x_26 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
+    %x_28 = tt.broadcast %msk_18 : tensor<1x256xi32> -> tensor<128x256xi32>
+    %x_29 = tt.addptr %x_27, %x_28 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+    %x_30 = tt.load %x_29, %msk_22, %x : tensor<128x256x!tt.ptr<bf16>>
+    %x_31 = arith.extf %x_30 : tensor<128x256xbf16> to tensor<128x256xf32>
     %rstd = tt.splat %RSTD : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
-    %rstd_38 = tt.addptr %rstd, %offs_m_9 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
-    %rstd_39 = tt.load %rstd_38, %mmask_13, %cst_6 : tensor<128x!tt.ptr<f32>>
-    %mean = tt.splat %MEAN : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
-    %mean_40 = tt.addptr %mean, %offs_m_9 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
-    %mean_41 = tt.load %mean_40, %mmask_13, %cst_6 : tensor<128x!tt.ptr<f32>>
-    %x_42 = tt.expand_dims %mean_41 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
-    %x_43 = tt.broadcast %x_42 : tensor<128x1xf32> -> tensor<128x256xf32>
-    %x_44 = arith.subf %x_37, %x_43 : tensor<128x256xf32>
-    %xhat = tt.expand_dims %rstd_39 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
-    %xhat_45 = tt.broadcast %xhat : tensor<128x1xf32> -> tensor<128x256xf32>
-    %xhat_46 = arith.mulf %x_44, %xhat_45 : tensor<128x256xf32>
-    %v_47 = tt.splat %G : !tt.ptr<bf16> -> tensor<256x!tt.ptr<bf16>>
-    %v_48 = tt.addptr %v_47, %offs_n_12 : tensor<256x!tt.ptr<bf16>>, tensor<256xi32>
-    %v_49 = tt.load %v_48, %nmask, %v : tensor<256x!tt.ptr<bf16>>
-    %v_50 = arith.extf %v_49 : tensor<256xbf16> to tensor<256xf32>
+    %rstd_32 = tt.addptr %rstd, %offs_m_7 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %rstd_33 = tt.load %rstd_32, %rmask, %cst_3 : tensor<128x!tt.ptr<f32>>
     %s1 = tt.splat %S1 : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
-    %s1_51 = tt.addptr %s1, %offs_m_9 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
-    %s1_52 = tt.load %s1_51, %mmask_13, %cst_6 : tensor<128x!tt.ptr<f32>>
-    %dx = tt.expand_dims %v_50 {axis = 0 : i32} : tensor<256xf32> -> tensor<1x256xf32>
-    %dx_53 = tt.broadcast %dx : tensor<1x256xf32> -> tensor<128x256xf32>
-    %dx_54 = arith.mulf %acc_21, %dx_53 : tensor<128x256xf32>
-    %dx_55 = arith.divf %s1_52, %cst_5 : tensor<128xf32>
-    %dx_56 = tt.expand_dims %dx_55 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
-    %dx_57 = tt.broadcast %dx_56 : tensor<128x1xf32> -> tensor<128x256xf32>
-    %dx_58 = arith.mulf %xhat_46, %dx_57 : tensor<128x256xf32>
-    %dx_59 = arith.subf %dx_54, %dx_58 : tensor<128x256xf32>
-    %s2 = tt.splat %S2 : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
-    %s2_60 = tt.addptr %s2, %offs_m_9 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
-    %s2_61 = tt.load %s2_60, %mmask_13, %cst_6 : tensor<128x!tt.ptr<f32>>
-    %dx_62 = arith.divf %s2_61, %cst_5 : tensor<128xf32>
-    %dx_63 = tt.expand_dims %dx_62 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
-    %dx_64 = tt.broadcast %dx_63 : tensor<128x1xf32> -> tensor<128x256xf32>
-    %dx_65 = arith.subf %dx_59, %dx_64 : tensor<128x256xf32>
-    %dx_66 = arith.mulf %dx_65, %xhat_45 : tensor<128x256xf32>
+    %s1_34 = tt.addptr %s1, %offs_m_7 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %s1_35 = tt.load %s1_34, %rmask, %cst_3 : tensor<128x!tt.ptr<f32>>
+    %x_36 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+    %x_37 = tt.addptr %x_36, %offs_m_7 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %x_38 = tt.load %x_37, %rmask, %cst_3 : tensor<128x!tt.ptr<f32>>
+    %x_39 = tt.expand_dims %x_38 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %x_40 = tt.broadcast %x_39 : tensor<128x1xf32> -> tensor<128x256xf32>
+    %x_41 = arith.subf %x_31, %x_40 : tensor<128x256xf32>
+    %v_42 = arith.cmpi slt, %offs_n_10, %cst : tensor<256xi32>
+    %v_43 = tt.splat %G : !tt.ptr<bf16> -> tensor<256x!tt.ptr<bf16>>
+    %v_44 = tt.addptr %v_43, %offs_n_10 : tensor<256x!tt.ptr<bf16>>, tensor<256xi32>
+    %v_45 = tt.load %v_44, %v_42, %v : tensor<256x!tt.ptr<bf16>>
+    %v_46 = arith.extf %v_45 : tensor<256xbf16> to tensor<256xf32>
+    %du_47 = tt.expand_dims %v_46 {axis = 0 : i32} : tensor<256xf32> -> tensor<1x256xf32>
+    %du_48 = tt.broadcast %du_47 : tensor<1x256xf32> -> tensor<128x256xf32>
+    %du_49 = arith.mulf %acc_14, %du_48 : tensor<128x256xf32>
+    %b = arith.mulf %rstd_33, %rstd_33 : tensor<128xf32>
+    %b_50 = arith.subf %cst_3, %b : tensor<128xf32>
+    %b_51 = arith.divf %s1_35, %cst_4 : tensor<128xf32>
+    %b_52 = arith.mulf %b_50, %b_51 : tensor<128xf32>
+    %c = arith.subf %cst_3, %rstd_33 : tensor<128xf32>
+    %c_53 = tt.splat %S2 : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+    %c_54 = tt.addptr %c_53, %offs_m_7 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %c_55 = tt.load %c_54, %rmask, %cst_3 : tensor<128x!tt.ptr<f32>>
+    %c_56 = arith.divf %c_55, %cst_4 : tensor<128xf32>
+    %c_57 = arith.mulf %c, %c_56 : tensor<128xf32>
+    %dx = tt.expand_dims %b_52 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %dx_58 = tt.expand_dims %rstd_33 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %dx_59 = tt.expand_dims %c_57 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %dx_60 = tt.broadcast %dx_58 : tensor<128x1xf32> -> tensor<128x256xf32>
+    %dx_61 = tt.broadcast %dx_59 : tensor<128x1xf32> -> tensor<128x256xf32>
+    %dx_62 = math.fma %du_49, %dx_60, %dx_61 : tensor<128x256xf32>
+    %dx_63 = tt.broadcast %dx : tensor<128x1xf32> -> tensor<128x256xf32>
+    %dx_64 = math.fma %x_41, %dx_63, %dx_62 : tensor<128x256xf32>
     %0 = tt.splat %stride_dxm : i32 -> tensor<128x1xi32>
-    %1 = arith.muli %msk, %0 : tensor<128x1xi32>
+    %1 = arith.muli %msk_15, %0 : tensor<128x1xi32>
     %2 = tt.splat %DX : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
     %3 = tt.addptr %2, %1 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
     %4 = tt.broadcast %3 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
-    %5 = tt.addptr %4, %x_34 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
-    %6 = arith.truncf %dx_66 : tensor<128x256xf32> to tensor<128x256xbf16>
-    tt.store %5, %6, %msk_28 : tensor<128x256x!tt.ptr<bf16>>
+    %5 = tt.addptr %4, %x_28 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+    %6 = arith.truncf %dx_64 : tensor<128x256xf32> to tensor<128x256xbf16>
+    tt.store %5, %6, %msk_22 : tensor<128x256x!tt.ptr<bf16>>
     tt.return
   }
 }
@@ -282,107 +277,101 @@ module {
 
 module {
   tt.func public @rowdot_rms_fp32_x(%DY: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %S1: !tt.ptr<f32>, %S2: !tt.ptr<f32>, %X: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %MEAN: !tt.ptr<f32>, %G: !tt.ptr<bf16>, %B: !tt.ptr<bf16>, %DX: !tt.ptr<bf16>, %DGP: !tt.ptr<f32>, %DBP: !tt.ptr<f32>, %XN: !tt.ptr<bf16>, %M: i32, %R: i32, %stride_dym: i32, %stride_wr: i32, %stride_xm: i32, %stride_dxm: i32, %stride_xnm: i32) attributes {noinline = false} {
-    %cst = arith.constant dense<2048> : tensor<1x256xi32>
-    %cst_0 = arith.constant dense<2048> : tensor<256xi32>
+    %cst = arith.constant dense<2048> : tensor<256xi32>
     %du = arith.constant 64 : i32
-    %cst_1 = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
-    %du_2 = arith.constant 0 : i32
-    %du_3 = arith.constant 1 : i32
-    %du_4 = arith.constant 63 : i32
-    %dx = arith.constant dense<2.048000e+03> : tensor<128xf32>
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+    %du_0 = arith.constant 0 : i32
+    %du_1 = arith.constant 1 : i32
+    %du_2 = arith.constant 63 : i32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+    %b = arith.constant dense<2.048000e+03> : tensor<128xf32>
+    %msk = arith.constant dense<2048> : tensor<1x256xi32>
     %c256_i32 = arith.constant 256 : i32
     %c128_i32 = arith.constant 128 : i32
     %pid_m = tt.get_program_id x : i32
     %pid_n = tt.get_program_id y : i32
     %offs_m = arith.muli %pid_m, %c128_i32 : i32
-    %offs_m_6 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
-    %offs_m_7 = tt.splat %offs_m : i32 -> tensor<128xi32>
-    %offs_m_8 = arith.addi %offs_m_7, %offs_m_6 : tensor<128xi32>
+    %offs_m_5 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %offs_m_6 = tt.splat %offs_m : i32 -> tensor<128xi32>
+    %offs_m_7 = arith.addi %offs_m_6, %offs_m_5 : tensor<128xi32>
     %offs_n = arith.muli %pid_n, %c256_i32 : i32
-    %offs_n_9 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
-    %offs_n_10 = tt.splat %offs_n : i32 -> tensor<256xi32>
-    %offs_n_11 = arith.addi %offs_n_10, %offs_n_9 : tensor<256xi32>
-    %mmask = tt.splat %M : i32 -> tensor<128xi32>
-    %mmask_12 = arith.cmpi slt, %offs_m_8, %mmask : tensor<128xi32>
-    %nmask = arith.cmpi slt, %offs_n_11, %cst_0 : tensor<256xi32>
-    %rows = arith.remsi %offs_m_8, %mmask : tensor<128xi32>
-    %cols = arith.remsi %offs_n_11, %cst_0 : tensor<256xi32>
+    %offs_n_8 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+    %offs_n_9 = tt.splat %offs_n : i32 -> tensor<256xi32>
+    %offs_n_10 = arith.addi %offs_n_9, %offs_n_8 : tensor<256xi32>
+    %rows = tt.splat %M : i32 -> tensor<128xi32>
+    %rows_11 = arith.remsi %offs_m_7, %rows : tensor<128xi32>
+    %cols = arith.remsi %offs_n_10, %cst : tensor<256xi32>
     %offs_r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
-    %du_13 = arith.addi %R, %du_4 : i32
-    %du_14 = arith.divsi %du_13, %du : i32
-    %acc = scf.for %r = %du_2 to %du_14 step %du_3 iter_args(%acc_47 = %cst_1) -> (tensor<128x256xf32>)  : i32 {
+    %du_12 = arith.addi %R, %du_2 : i32
+    %du_13 = arith.divsi %du_12, %du : i32
+    %acc = scf.for %r = %du_0 to %du_13 step %du_1 iter_args(%acc_42 = %cst_3) -> (tensor<128x256xf32>)  : i32 {
       %rr = arith.muli %r, %du : i32
-      %rr_48 = tt.splat %rr : i32 -> tensor<64xi32>
-      %rr_49 = arith.addi %rr_48, %offs_r : tensor<64xi32>
-      %a_ptr = tt.expand_dims %rows {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
-      %a_ptr_50 = tt.splat %stride_dym : i32 -> tensor<128x1xi32>
-      %a_ptr_51 = arith.muli %a_ptr, %a_ptr_50 : tensor<128x1xi32>
-      %a_ptr_52 = tt.splat %DY : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
-      %a_ptr_53 = tt.addptr %a_ptr_52, %a_ptr_51 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
-      %a_ptr_54 = tt.expand_dims %rr_49 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
-      %a_ptr_55 = tt.broadcast %a_ptr_53 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x64x!tt.ptr<bf16>>
-      %a_ptr_56 = tt.broadcast %a_ptr_54 : tensor<1x64xi32> -> tensor<128x64xi32>
-      %a_ptr_57 = tt.addptr %a_ptr_55, %a_ptr_56 : tensor<128x64x!tt.ptr<bf16>>, tensor<128x64xi32>
-      %b_ptr = tt.expand_dims %rr_49 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-      %b_ptr_58 = tt.splat %stride_wr : i32 -> tensor<64x1xi32>
-      %b_ptr_59 = arith.muli %b_ptr, %b_ptr_58 : tensor<64x1xi32>
-      %b_ptr_60 = tt.splat %W : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
-      %b_ptr_61 = tt.addptr %b_ptr_60, %b_ptr_59 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
-      %b_ptr_62 = tt.expand_dims %cols {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
-      %b_ptr_63 = tt.broadcast %b_ptr_61 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x256x!tt.ptr<bf16>>
-      %b_ptr_64 = tt.broadcast %b_ptr_62 : tensor<1x256xi32> -> tensor<64x256xi32>
-      %b_ptr_65 = tt.addptr %b_ptr_63, %b_ptr_64 : tensor<64x256x!tt.ptr<bf16>>, tensor<64x256xi32>
-      %a = tt.load %a_ptr_57 : tensor<128x64x!tt.ptr<bf16>>
-      %b = tt.load %b_ptr_65 : tensor<64x256x!tt.ptr<bf16>>
-      %acc_66 = tt.dot %a, %b, %acc_47, inputPrecision = tf32 : tensor<128x64xbf16> * tensor<64x256xbf16> -> tensor<128x256xf32>
-      scf.yield %acc_66 : tensor<128x256xf32>
+      %rr_43 = tt.splat %rr : i32 -> tensor<64xi32>
+      %rr_44 = arith.addi %rr_43, %offs_r : tensor<64xi32>
+      %a_ptr = tt.expand_dims %rows_11 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+      %a_ptr_45 = tt.splat %stride_dym : i32 -> tensor<128x1xi32>
+      %a_ptr_46 = arith.muli %a_ptr, %a_ptr_45 : tensor<128x1xi32>
+      %a_ptr_47 = tt.splat %DY : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
+      %a_ptr_48 = tt.addptr %a_ptr_47, %a_ptr_46 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
+      %a_ptr_49 = tt.expand_dims %rr_44 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+      %a_ptr_50 = tt.broadcast %a_ptr_48 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x64x!tt.ptr<bf16>>
+      %a_ptr_51 = tt.broadcast %a_ptr_49 : tensor<1x64xi32> -> tensor<128x64xi32>
+      %a_ptr_52 = tt.addptr %a_ptr_50, %a_ptr_51 : tensor<128x64x!tt.ptr<bf16>>, tensor<128x64xi32>
+      %b_ptr = tt.expand_dims %rr_44 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+      %b_ptr_53 = tt.splat %stride_wr : i32 -> tensor<64x1xi32>
+      %b_ptr_54 = arith.muli %b_ptr, %b_ptr_53 : tensor<64x1xi32>
+      %b_ptr_55 = tt.splat %W : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+      %b_ptr_56 = tt.addptr %b_ptr_55, %b_ptr_54 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+      %b_ptr_57 = tt.expand_dims %cols {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+      %b_ptr_58 = tt.broadcast %b_ptr_56 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x256x!tt.ptr<bf16>>
+      %b_ptr_59 = tt.broadcast %b_ptr_57 : tensor<1x256xi32> -> tensor<64x256xi32>
+      %b_ptr_60 = tt.addptr %b_ptr_58, %b_ptr_59 : tensor<64x256x!tt.ptr<bf16>>, tensor<64x256xi32>
+      %a = tt.load %a_ptr_52 : tensor<128x64x!tt.ptr<bf16>>
+      %b_61 = tt.load %b_ptr_60 : tensor<64x256x!tt.ptr<bf16>>
+      %acc_62 = tt.dot %a, %b_61, %acc_42, inputPrecision = tf32 : tensor<128x64xbf16> * tensor<64x256xbf16> -> tensor<128x256xf32>
+      scf.yield %acc_62 : tensor<128x256xf32>
     }
-    %acc_15 = tt.expand_dims %mmask_12 {axis = 1 : i32} : tensor<128xi1> -> tensor<128x1xi1>
-    %acc_16 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<256xi1> -> tensor<1x256xi1>
-    %acc_17 = tt.broadcast %acc_15 : tensor<128x1xi1> -> tensor<128x256xi1>
-    %acc_18 = tt.broadcast %acc_16 : tensor<1x256xi1> -> tensor<128x256xi1>
-    %acc_19 = arith.andi %acc_17, %acc_18 : tensor<128x256xi1>
-    %acc_20 = arith.select %acc_19, %acc, %cst_1 : tensor<128x256xi1>, tensor<128x256xf32>
-    %msk = tt.expand_dims %offs_m_8 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
-    %msk_21 = tt.splat %M : i32 -> tensor<128x1xi32>
-    %msk_22 = arith.cmpi slt, %msk, %msk_21 : tensor<128x1xi32>
-    %msk_23 = tt.expand_dims %offs_n_11 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
-    %msk_24 = arith.cmpi slt, %msk_23, %cst : tensor<1x256xi32>
-    %msk_25 = tt.broadcast %msk_22 : tensor<128x1xi1> -> tensor<128x256xi1>
-    %msk_26 = tt.broadcast %msk_24 : tensor<1x256xi1> -> tensor<128x256xi1>
-    %msk_27 = arith.andi %msk_25, %msk_26 : tensor<128x256xi1>
+    %msk_14 = tt.expand_dims %offs_m_7 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+    %msk_15 = tt.splat %M : i32 -> tensor<128x1xi32>
+    %msk_16 = arith.cmpi slt, %msk_14, %msk_15 : tensor<128x1xi32>
+    %msk_17 = tt.expand_dims %offs_n_10 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+    %msk_18 = arith.cmpi slt, %msk_17, %msk : tensor<1x256xi32>
+    %msk_19 = tt.broadcast %msk_16 : tensor<128x1xi1> -> tensor<128x256xi1>
+    %msk_20 = tt.broadcast %msk_18 : tensor<1x256xi1> -> tensor<128x256xi1>
+    %msk_21 = arith.andi %msk_19, %msk_20 : tensor<128x256xi1>
+    %rmask = arith.cmpi slt, %offs_m_7, %rows : tensor<128xi32>
     %x = tt.splat %stride_xm : i32 -> tensor<128x1xi32>
-    %x_28 = arith.muli %msk, %x : tensor<128x1xi32>
-    %x_29 = tt.splat %X : !tt.ptr<f32> -> tensor<128x1x!tt.ptr<f32>>
-    %x_30 = tt.addptr %x_29, %x_28 : tensor<128x1x!tt.ptr<f32>>, tensor<128x1xi32>
-    %x_31 = tt.broadcast %x_30 : tensor<128x1x!tt.ptr<f32>> -> tensor<128x256x!tt.ptr<f32>>
-    %x_32 = tt.broadcast %msk_23 : tensor<1x256xi32> -> tensor<128x256xi32>
-    %x_33 = tt.addptr %x_31, %x_32 : tensor<128x256x!tt.ptr<f32>>, tensor<128x256xi32>
-    %x_34 = tt.load %x_33, %msk_27, %cst_1 : tensor<128x256x!tt.ptr<f32>>
+    %x_22 = arith.muli %msk_14, %x : tensor<128x1xi32>
+    %x_23 = tt.splat %X : !tt.ptr<f32> -> tensor<128x1x!tt.ptr<f32>>
+    %x_24 = tt.addptr %x_23, %x_22 : tensor<128x1x!tt.ptr<f32>>, tensor<128x1xi32>
+    %x_25 = tt.broadcast %x_24 : tensor<128x1x!tt.ptr<f32>> -> tensor<128x256x!tt.ptr<f32>>
+    %x_26 = tt.broadcast %msk_17 : tensor<1x256xi32> -> tensor<128x256xi32>
+    %x_27 = tt.addptr %x_25, %x_26 : tensor<128x256x!tt.ptr<f32>>, tensor<128x256xi32>
+    %x_28 = tt.load %x_27, %msk_21, %cst_3 : tensor<128x256x!tt.ptr<f32>>
     %rstd = tt.splat %RSTD : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
-    %rstd_35 = tt.addptr %rstd, %offs_m_8 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
-    %rstd_36 = tt.load %rstd_35, %mmask_12, %cst_5 : tensor<128x!tt.ptr<f32>>
-    %xhat = tt.expand_dims %rstd_36 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
-    %xhat_37 = tt.broadcast %xhat : tensor<128x1xf32> -> tensor<128x256xf32>
-    %xhat_38 = arith.mulf %x_34, %xhat_37 : tensor<128x256xf32>
+    %rstd_29 = tt.addptr %rstd, %offs_m_7 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %rstd_30 = tt.load %rstd_29, %rmask, %cst_4 : tensor<128x!tt.ptr<f32>>
     %s1 = tt.splat %S1 : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
-    %s1_39 = tt.addptr %s1, %offs_m_8 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
-    %s1_40 = tt.load %s1_39, %mmask_12, %cst_5 : tensor<128x!tt.ptr<f32>>
-    %dx_41 = arith.divf %s1_40, %dx : tensor<128xf32>
-    %dx_42 = tt.expand_dims %dx_41 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
-    %dx_43 = tt.broadcast %dx_42 : tensor<128x1xf32> -> tensor<128x256xf32>
-    %dx_44 = arith.mulf %xhat_38, %dx_43 : tensor<128x256xf32>
-    %dx_45 = arith.subf %acc_20, %dx_44 : tensor<128x256xf32>
-    %dx_46 = arith.mulf %dx_45, %xhat_37 : tensor<128x256xf32>
+    %s1_31 = tt.addptr %s1, %offs_m_7 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %s1_32 = tt.load %s1_31, %rmask, %cst_4 : tensor<128x!tt.ptr<f32>>
+    %b_33 = arith.mulf %rstd_30, %rstd_30 : tensor<128xf32>
+    %b_34 = arith.subf %cst_4, %b_33 : tensor<128xf32>
+    %b_35 = arith.divf %s1_32, %b : tensor<128xf32>
+    %b_36 = arith.mulf %b_34, %b_35 : tensor<128xf32>
+    %dx = tt.expand_dims %b_36 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %dx_37 = tt.expand_dims %rstd_30 {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+    %dx_38 = tt.broadcast %dx_37 : tensor<128x1xf32> -> tensor<128x256xf32>
+    %dx_39 = arith.mulf %acc, %dx_38 : tensor<128x256xf32>
+    %dx_40 = tt.broadcast %dx : tensor<128x1xf32> -> tensor<128x256xf32>
+    %dx_41 = math.fma %x_28, %dx_40, %dx_39 : tensor<128x256xf32>
     %0 = tt.splat %stride_dxm : i32 -> tensor<128x1xi32>
-    %1 = arith.muli %msk, %0 : tensor<128x1xi32>
+    %1 = arith.muli %msk_14, %0 : tensor<128x1xi32>
     %2 = tt.splat %DX : !tt.ptr<bf16> -> tensor<128x1x!tt.ptr<bf16>>
     %3 = tt.addptr %2, %1 : tensor<128x1x!tt.ptr<bf16>>, tensor<128x1xi32>
     %4 = tt.broadcast %3 : tensor<128x1x!tt.ptr<bf16>> -> tensor<128x256x!tt.ptr<bf16>>
-    %5 = tt.addptr %4, %x_32 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
-    %6 = arith.truncf %dx_46 : tensor<128x256xf32> to tensor<128x256xbf16>
-    tt.store %5, %6, %msk_27 : tensor<128x256x!tt.ptr<bf16>>
+    %5 = tt.addptr %4, %x_26 : tensor<128x256x!tt.ptr<bf16>>, tensor<128x256xi32>
+    %6 = arith.truncf %dx_41 : tensor<128x256xf32> to tensor<128x256xbf16>
+    tt.store %5, %6, %msk_21 : tensor<128x256x!tt.ptr<bf16>>
     tt.return
   }
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from pathlib import Path
 
 pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
 import torch  # noqa: E402
@@ -569,6 +570,72 @@ def test_rowdot_dx_kernel_pingpong_stages_x_per_consumer(bm, bn):
                               num_warps=4, num_stages=3, programs=3, seeds=(0, 1))
     assert any("pingpong" in r and "staging tile" in r for r in res.applied), res.remarks
     assert res.lowered and res.max_rel_diff == 0.0, res.lowered_diffs
+
+
+@pytest.mark.parametrize("sched,bm,bn", [("coop", 128, 256), ("pingpong", 128, 128)])
+def test_rowdot_dx_kernel_staging_late(sched, bm, bn):
+    """hopper-ws{epilogue-tma=true,staging-late=true} on the rowdot dX kernel: each consumer
+    hands its staging tile back to the loader inside its next tile's k-loop (after the first
+    wgmma's issue) instead of after its output store; on one program (coop: its one consumer
+    takes both tiles; ping-pong: each consumer two of the four, so the loader waits for a tile
+    handed back late) and three interleavings the lowered kernel writes bitwise what the
+    unlowered kernel writes."""
+    from normfuse.kernels.backward import norm_backward_rowdot_naive
+    gen = _gen(33)
+    Mx, Nx, Rx, (dy, w, x, rstd, mean, s1, s2) = _rowdot_case(gen)
+    dx = torch.full((Mx, Nx), float("nan")).bfloat16()
+    args = [dy, w, s1, s2, x, rstd, mean, dy, dy, dx, rstd, rstd, dy, Mx, Rx, Rx, Nx, Nx, Nx, 0]
+    consts = dict(N=Nx, BLOCK_M=bm, BLOCK_N=bn, BLOCK_R=64, IS_LN=True, HAS_G=False, HAS_B=False,
+                  HAS_DG=False, EVEN_R=False, HAS_XN=False)
+    res = check_pass_numerics(
+        norm_backward_rowdot_naive, args, constexprs=consts,
+        grid=(-(-Mx // bm), -(-Nx // bn)),
+        passes=(f"hopper-ws{{epilogue-tma=true,schedule={sched},staging-late=true}}",),
+        num_warps=8 if sched == "coop" else 4, num_stages=3, programs=1, seeds=(0, 1, 2))
+    assert any(f"{sched} w" in r and "staging-late" in r for r in res.applied), res.remarks
+    assert res.lowered and res.max_rel_diff == 0.0, res.lowered_diffs
+
+
+def test_ttir_of_gives_a_left_out_constexpr_its_default():
+    """normfuse.testing.ttir_of with ROW_COEFS left out of the signature: the rowdot kernel's
+    default (the per-row coefficients, FMAs), not Triton's None (the terms' branch)."""
+    import sys
+    from normfuse.kernels.backward import norm_backward_rowdot_naive
+    from normfuse.testing.numerics import ttir_of
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lit" / "inputs"))
+    from backward_kernels import ROWDOT, ROWDOT_RMS
+    sig = {k: v for k, v in ROWDOT.items() if k != "ROW_COEFS"}
+    consts = {k: v for k, v in ROWDOT_RMS.items() if k != "ROW_COEFS"}
+    assert "math.fma" in ttir_of(norm_backward_rowdot_naive, sig, consts, num_warps=8)
+    terms = ttir_of(norm_backward_rowdot_naive, dict(sig, ROW_COEFS="constexpr"),
+                    dict(consts, ROW_COEFS=False), num_warps=8)
+    assert "math.fma" not in terms and "arith.select" in terms
+
+
+def test_staging_late_without_a_staged_tile_is_a_note():
+    """staging-late where no second matrix's tile comes by TMA (epilogue-tma off, so x stays a
+    pointer load of the hook): the kernel is lowered without it, and a note says why."""
+    import warnings
+    from normfuse.kernels.backward import norm_backward_rowdot_naive
+    from normfuse.ops.training import ROWDOT_CONFIG as C
+    from backward_common import launch_signature
+    Mx, Nx, Rx = 1024, 512, 256
+    t = torch.empty
+    dy, w, x = t(Mx, Rx, dtype=BF), t(Rx, Nx, dtype=BF), t(Mx, Nx, dtype=BF)
+    v, vn = t(Mx), t(Nx, dtype=BF)
+    args = [dy, w, v, v, x, v, v, vn, vn, x, v, v, x, Mx, Rx, Rx, Nx, Nx, Nx, Nx]
+    consts = dict(N=Nx, BLOCK_M=128, BLOCK_N=128, BLOCK_R=64, IS_LN=False, HAS_G=True,
+                  HAS_B=False, HAS_DG=False, EVEN_R=True, HAS_XN=False)
+    sig, attrs = launch_signature(norm_backward_rowdot_naive, args, consts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ck = normfuse.compile(norm_backward_rowdot_naive, signature=sig, constexprs=consts,
+                              attrs=attrs, passes=("hopper-ws{staging-late=true}",),
+                              num_warps=C["num_warps"], num_stages=C["num_stages"])
+    assert ck.lowered is not None, ck.remarks
+    assert not ck.lowered.plan.config.staging_late
+    assert any("staging-late not applied: no tile of a second matrix comes by TMA" in r
+               for r in ck.remarks), ck.remarks
 
 
 def test_lowered_kernel_refuses_arguments_of_another_variant():

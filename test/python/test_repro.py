@@ -940,8 +940,10 @@ def test_dx_lowered_rowdot_variants_name_their_config_and_passes():
     cfg, passes = dx._rowdot_form("rowdot+epi-prefetch+terms")
     assert cfg == dict(ROWDOT_CONFIG, ROW_COEFS=False)
     assert passes == ("hopper-ws{epilogue-tma=true,schedule=coop,epi-prefetch=true}",)
-    cfg, passes = dx._rowdot_form("rowdot@coop:128x256:4+epi-prefetch")
-    assert cfg["num_stages"] == 4 and cfg["ROW_COEFS"] and "epi-prefetch=true" in passes[0]
+    cfg, passes = dx._rowdot_form("rowdot@coop:128x256:4+staging-late+epi-prefetch")
+    assert cfg["num_stages"] == 4 and cfg["ROW_COEFS"]
+    assert passes == ("hopper-ws{epilogue-tma=true,schedule=coop,epi-prefetch=true,"
+                      "staging-late=true}",)
     for bad, said in (("rowdot+fast", "unknown option"), ("rowdot@pingpong:128", "expected"),
                       ("rowdot@warp:128x128:3", "not coop or pingpong")):
         with pytest.raises(SystemExit, match=said):

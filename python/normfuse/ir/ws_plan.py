@@ -96,7 +96,10 @@ class WSConfig:
     run) and combines the lanes once per tile, not in every k-step. `epi_prefetch` (with
     `hoist_loads`): the epilogue's 1-D loads (column sums, a bias) and their addresses are issued
     before the tile's k-loop (the EPRE hook), not at the epilogue's start: their L2 latency hides
-    under the k-loop (not for a post-norm's rows or a norm backward)."""
+    under the k-loop (not for a post-norm's rows or a norm backward). `staging_late` (a plain
+    instance whose epilogue reads a second matrix's tile by TMA, `WSPlan.res`): the consumer hands
+    the staging tile back to the loader after the next tile's first wgmma is issued, not right
+    after its output store: the store's read of the staging tile drains under the k-loop."""
     block_m: int = 128
     block_n: int = 256
     block_k: int = 64
@@ -118,6 +121,7 @@ class WSConfig:
     stats_rows: bool = False
     stats_lanes: bool = False
     epi_prefetch: bool = False
+    staging_late: bool = False
 
     def __post_init__(self):
         if self.consumers not in (1, 2):
@@ -147,6 +151,9 @@ class WSConfig:
             raise ValueError("stats_lanes takes stats_rows (the partials are the row layout's lanes)")
         if self.epi_prefetch and (not self.hoist_loads or self.row_exchange):
             raise ValueError("epi_prefetch takes hoist_loads and no post-norm row exchange")
+        if self.staging_late and (self.row_exchange or self.halves or self.stats_share):
+            raise ValueError("staging_late takes a plain instance (no post-norm rows, coop2 "
+                             "halves or shared statistics)")
         if self.stats_share and self.consumers == 2 and not self.halves:
             raise ValueError("stats_share takes one consumer or coop2's halves, not ping-pong")
 
@@ -178,7 +185,8 @@ class WSConfig:
                 + ("" if self.hoist_loads else " loads-in-order")
                 + (" stats-rows" if self.stats_rows else "")
                 + (" stats-lanes" if self.stats_lanes else "")
-                + (" epi-prefetch" if self.epi_prefetch else ""))
+                + (" epi-prefetch" if self.epi_prefetch else "")
+                + (" staging-late" if self.staging_late else ""))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -97,7 +97,7 @@ class Instance:
                     XN=c.row_chunk, RES=self.res_dtype is not None, BWD=self.bwd,
                     STATS_LATE=c.stats_late, HALVES=c.halves,
                     RELEASE_EARLY=c.release_early, LAG=c.row_lag, STATS_ROWS=c.stats_rows,
-                    STATS_LANES=c.stats_lanes,
+                    STATS_LANES=c.stats_lanes, STAGING_LATE=c.staging_late,
                     NOUT=len(self.out_split) + 1,
                     **{f"S{i + 1}": s for i, s in enumerate(self.out_split + (0, 0, 0))
                        if i < 3},

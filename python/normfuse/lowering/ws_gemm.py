@@ -172,12 +172,13 @@ class HookFns:
     STATS_LANES: gl.constexpr
     EPRE: gl.constexpr
     HAS_EPRE: gl.constexpr
+    STAGING_LATE: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(self, PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST,
                  SIDE=None, AUX=None, HAS_SIDE=False, HAS_AUX=False, BWD=False,
                  STATS_LATE=False, RELEASE_EARLY=False, STATS_ROWS=False, STATS_LANES=False,
-                 EPRE=None, HAS_EPRE=False):
+                 EPRE=None, HAS_EPRE=False, STAGING_LATE=False):
         self.PRE = gl.constexpr(PRE)
         self.STATS = gl.constexpr(STATS)
         self.AFN = gl.constexpr(AFN)
@@ -199,6 +200,7 @@ class HookFns:
         self.STATS_LANES = gl.constexpr(STATS_LANES)
         self.EPRE = gl.constexpr(EPRE)
         self.HAS_EPRE = gl.constexpr(HAS_EPRE)
+        self.STAGING_LATE = gl.constexpr(STAGING_LATE)
 
 
 @aggregate
@@ -741,13 +743,24 @@ def _loader(ring, prob, res, BM: gl.constexpr, BN: gl.constexpr, NCONS: gl.const
 
 
 @gluon.jit
+def _release_staging(free_bar, pred):
+    """The staging tile handed back to the loader (`pred`): once the output store that reads it
+    has read it."""
+    if pred:
+        tma.store_wait(pendings=0)
+        mbarrier.arrive(free_bar)
+
+
+@gluon.jit
 def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
               WITH_PRE: gl.constexpr, WITH_STATS: gl.constexpr, a_layout: gl.constexpr,
-              HALF: gl.constexpr = -1):
+              HALF: gl.constexpr = -1, free_bar=None, free_pred=False):
     """One tile's k-loop over ring positions pos0 .. pos0 + k_tiles - 1: acc += A @ B, the
     statistics (WITH_STATS) and the shift (WITH_PRE) accumulated from the A tiles; returns
     (acc, st0, st1, c0) with the last wgmma finished and every slot released. `HALF` >= 0
-    (coop2): this warpgroup's half of the A tiles' rows only."""
+    (coop2): this warpgroup's half of the A tiles' rows only. `free_bar` (STAGING_LATE): the
+    previous tile's staging tile handed back (`_release_staging`, where `free_pred`) once the
+    first k-step's wgmma is issued."""
     STAGES: gl.constexpr = ring.a_bufs.shape[0]
     dtype: gl.constexpr = ring.a_desc.dtype
     HB: gl.constexpr = ring.a_bufs.shape[1] // 2
@@ -792,6 +805,8 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
                 q0, q1 = hooks.STATS(af, c0, q0, q1, kk, pid_m, eargs)
             a_op = hooks.AFN(af, c0, kk, pid_m, eargs).to(dtype)
             acc = warpgroup_mma(a_op, b_view, acc, is_async=True)
+            if free_bar is not None:
+                _release_staging(free_bar, free_pred & (kk == 0))
             acc = warpgroup_mma_wait(0, deps=(acc,))
             mbarrier.arrive(ring.empty.index(s))
         else:
@@ -804,6 +819,8 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
             # k-step's MMA has finished. The pass chooses (hopper_ws.STATS_LATE_MAX_SUMS, measured).
             LATE: gl.constexpr = hooks.STATS_LATE and not WITH_PRE
             acc = warpgroup_mma(a_tile, b_view, acc, is_async=True)
+            if free_bar is not None:
+                _release_staging(free_bar, free_pred & (kk == 0))
             if (WITH_STATS or WITH_PRE) and not LATE:
                 af = a_tile.load(a_layout).to(gl.float32)
                 if WITH_PRE:
@@ -824,6 +841,8 @@ def _mainloop(ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks,
             if not EARLY:
                 mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)
     acc = warpgroup_mma_wait(0, deps=(acc,))
+    if free_bar is not None:  # (no k-step: K = 0)
+        _release_staging(free_bar, free_pred & (k_tiles == 0))
     if not hooks.HAS_AFN:
         mbarrier.arrive(ring.empty.index((pos0 + k_tiles + STAGES - 1) % STAGES), pred=k_tiles > 0)
     if LANES > 0:
@@ -856,6 +875,12 @@ def _consumer(ring, prob, hooks, dst, res, eargs, order, CID: gl.constexpr, NCON
     st0 = gl.zeros([BM], gl.float32, row_a)
     st1 = gl.zeros([BM], gl.float32, row_a)
     c0 = gl.zeros([BM], gl.float32, row_a)
+    # STAGING_LATE: the previous tile's staging tile handed back inside this tile's k-loop
+    LATE_FREE: gl.constexpr = res.RES and hooks.STAGING_LATE
+    if LATE_FREE:
+        fb = res.free.index(CID)
+    else:
+        fb = None
     for j in range(CID, nw, NCONS):
         pid_m, pid_n = _work_tile(j, prob.M, prob.N, BM, BN, prob.GROUP_M)
         pos0 = j * k_tiles
@@ -874,17 +899,17 @@ def _consumer(ring, prob, hooks, dst, res, eargs, order, CID: gl.constexpr, NCON
                     ring, pos0, k_tiles, pid_m, eargs, acc,
                     gl.zeros([BM], gl.float32, row_a), gl.zeros([BM], gl.float32, row_a),
                     gl.zeros([BM], gl.float32, row_a), hooks, hooks.HAS_PRE, hooks.HAS_STATS,
-                    a_layout)
+                    a_layout, free_bar=fb, free_pred=xj > 0)
             else:
                 acc, st0, st1, c0 = _mainloop(
                     ring, pos0, k_tiles, pid_m, eargs, acc, st0, st1, c0, hooks, False, False,
-                    a_layout)
+                    a_layout, free_bar=fb, free_pred=xj > 0)
         else:
             acc, st0, st1, c0 = _mainloop(
                 ring, pos0, k_tiles, pid_m, eargs, acc,
                 gl.zeros([BM], gl.float32, row_a), gl.zeros([BM], gl.float32, row_a),
                 gl.zeros([BM], gl.float32, row_a), hooks, hooks.HAS_PRE, hooks.HAS_STATS,
-                a_layout)
+                a_layout, free_bar=fb, free_pred=xj > 0)
         prev_m = pid_m
         if NCONS == 2:
             mbarrier.arrive(order.index(1 - CID))
@@ -898,7 +923,7 @@ def _consumer(ring, prob, hooks, dst, res, eargs, order, CID: gl.constexpr, NCON
             out = _epi(hooks, acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),
                        gl.convert_layout(c0, row_c), pid_m, pid_n, eargs, ev)
         _store_tile(out, dst, pid_m, pid_n)
-        if res.RES:
+        if res.RES and not LATE_FREE:
             # the staging tile is the next tile's: free once the store has read it
             tma.store_wait(pendings=0)
             mbarrier.arrive(res.free.index(CID))
@@ -1256,7 +1281,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
                    HALVES: gl.constexpr = False, RELEASE_EARLY: gl.constexpr = False,
                    LAG: gl.constexpr = False, STATS_ROWS: gl.constexpr = False,
                    STATS_LANES: gl.constexpr = False, EPRE: gl.constexpr = None,
-                   HAS_EPRE: gl.constexpr = False, num_warps: gl.constexpr = 4):
+                   HAS_EPRE: gl.constexpr = False, STAGING_LATE: gl.constexpr = False,
+                   num_warps: gl.constexpr = 4):
     """C[M, N] = EPI(A[M, K] @ B (+ statistics of A)) with A, B, C as TMA descriptors; B is [N, K]
     (`B_KN=False`, a Linear weight) or [K, N]. `eargs` is the tuple of runtime values the hooks
     read. `num_warps` is one consumer's warps (4: one warpgroup, 8: two on M). `SHARE`: the
@@ -1286,7 +1312,9 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     `STATS_LANES` (with it): the row sums kept per lane through the k-loop (`stat_lanes`).
     `HAS_EPRE` (not with NPOST): EPRE(pid_m, pid_n, eargs, BN) runs before each tile's k-loop
     (the epilogue's 1-D loads: their L2 latency hides under the k-loop) and EPI takes its values
-    as an argument after `eargs`."""
+    as an argument after `eargs`. `STAGING_LATE` (a plain instance with RES): each consumer hands
+    its staging tile back to the loader after its next tile's first wgmma is issued instead of
+    right after its output store (`_consumer`): the store's read of it drains under the k-loop."""
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
@@ -1322,6 +1350,8 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     # what the pass never plans (the template would drop a statistic or ignore an output)
     gl.static_assert(not HALVES or (NCONS == 2 and not RES and not BWD and NPOST == 0),
                      "HALVES: two consumers, no residual tile, backward or post-norm rows")
+    gl.static_assert(not STAGING_LATE or (RES and NPOST == 0 and not HALVES and not SHARE),
+                     "STAGING_LATE: a plain instance's tile of a second matrix")
     gl.static_assert(not LAG or (NPOST > 0 and NCONS == 1 and not RES and not BWD
                                  and not HAS_AUX and not HAS_SIDE),
                      "LAG: post-norm rows, one consumer, no residual tile, backward or side output")
@@ -1329,7 +1359,7 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, r_desc, aux_desc, M, N, K, eargs, sbu
     hooks = HookFns(PRE, STATS, AFN, EPI, ROWS, FIN, HAS_PRE, HAS_STATS, HAS_AFN, NPOST, SIDE,
                     AUX, HAS_SIDE, HAS_AUX, BWD, STATS_LATE, RELEASE_EARLY,
                     STATS_ROWS and not HAS_AFN, STATS_LANES and STATS_ROWS and not HAS_AFN,
-                    EPRE, HAS_EPRE)
+                    EPRE, HAS_EPRE, STAGING_LATE)
     if NPOST > 0:
         res_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
         res_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())

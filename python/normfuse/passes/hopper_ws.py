@@ -231,6 +231,11 @@ epi-prefetch = false            the epilogue's 1-D loads (column sums, a bias) a
                                 conversion (LayerNorm's column sums: ~300-600 clk a tile at
                                 K = 512, sm_90 SASS, session 29). Not for a post-norm's rows or a
                                 norm backward; with hoist-loads. Not yet timed on the H200
+staging-late = false            with epilogue-tma: each consumer hands its staging tile (the second
+                                matrix's tile, then the output's) back to the loader after its next
+                                tile's first wgmma is issued, not right after the output store:
+                                the wait for the store's read of the tile (64 KB at 128x256)
+                                leaves the epilogue and drains under the k-loop. Not timed yet
 stats-rows = auto | true | false the k-loop reads the A tile for its statistics in a row layout:
                                 each thread a contiguous run of one row, 2 lanes to a row (one
                                 shuffle per row sum and k-step instead of two for each of two
@@ -2441,6 +2446,9 @@ class HopperWS(Pass):
     hoist_loads: bool = True
     # the epilogue's 1-D loads issued before the tile's k-loop (WSConfig.epi_prefetch)
     epi_prefetch: bool = False
+    # with epilogue-tma, the staging tile handed back after the next tile's first wgmma
+    # (WSConfig.staging_late)
+    staging_late: bool = False
     # the k-loop's statistics read the A tile in a row layout (WSConfig.stats_rows; auto: the
     # default, wherever it applies, silently; true: a note where it cannot; false: off)
     stats_rows: str = "auto"
@@ -2588,6 +2596,17 @@ class HopperWS(Pass):
                 cfg = replace(cfg, epi_prefetch=True)
             else:
                 notes.append("epi-prefetch not applied: " + why)
+        if self.staging_late:
+            why = ("no tile of a second matrix comes by TMA into the staging tile "
+                   "(hopper-ws{epilogue-tma=true} and such a load in a plain epilogue)"
+                   if m.res is None or rows is not None or m.bwd
+                   else "the coop2 schedule has no staging handshake" if cfg.halves
+                   else "the shared-statistics order has no staging handshake"
+                   if cfg.stats_share else None)
+            if why is None:
+                cfg = replace(cfg, staging_late=True)
+            else:
+                notes.append("staging-late not applied: " + why)
         if self.stats_rows != "false":
             why = ("the k-loop computes no row statistics" if stats is None and pre is None else
                    "the A operand is computed in the k-loop (g or beta not folded): its "

@@ -456,6 +456,7 @@ def ttir_of(fn, signature: dict, constexprs: dict, *, num_warps: int = 4,
     "constexpr") and `constexprs`: its front end and TTIR passes only, the compilation stopped
     before TTGIR (no PTX, no ptxas: a second where the full compilation of a 128 x 256 post-norm
     kernel takes ten or twenty). For CPU tests that run TTIR through the passes (`check_ir_numerics`).
+    Constexpr parameters missing from `constexprs` take their defaults.
     Nothing reaches Triton's cache (its group file is written only at the end)."""
     import triton
     from triton import knobs
@@ -475,6 +476,13 @@ def ttir_of(fn, signature: dict, constexprs: dict, *, num_warps: int = 4,
                 stages["normfuse-capture"] = capture
                 break
 
+    # a constexpr left out takes its default, as a launch gives it (Triton's front end would take
+    # None, i.e. false in a constexpr `if`: the rowdot kernel's ROW_COEFS once lost its default so)
+    signature, constexprs = dict(signature), dict(constexprs)
+    for p in getattr(fn, "params", ()):
+        if p.is_constexpr and p.name not in constexprs and p.has_default:
+            constexprs[p.name] = p.default
+            signature[p.name] = "constexpr"
     backend, _, arch = target.partition(":")
     with _hook_lock:
         prev = knobs.runtime.add_stages_inspection_hook

@@ -360,27 +360,32 @@ ROWDOT = {"DY": "*bf16", "W": "*bf16", "S1": "*fp32", "S2": "*fp32", "X": "*bf16
           "stride_wr": "i32", "stride_xm": "i32", "stride_dxm": "i32", "stride_xnm": "i32",
           "N": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_R": "constexpr",
           "IS_LN": "constexpr", "HAS_G": "constexpr", "HAS_B": "constexpr", "HAS_DG": "constexpr",
-          "EVEN_R": "constexpr", "HAS_XN": "constexpr"}
+          "EVEN_R": "constexpr", "HAS_XN": "constexpr", "ROW_COEFS": "constexpr"}
 ROWDOT_RMS = dict(N=2048, BLOCK_M=128, BLOCK_N=256, BLOCK_R=64, IS_LN=False, HAS_G=False,
-                  HAS_B=False, HAS_DG=False, EVEN_R=True, HAS_XN=False)
+                  HAS_B=False, HAS_DG=False, EVEN_R=True, HAS_XN=False, ROW_COEFS=True)
 
 EPT_HEAD = """// hopper-ws{epilogue-tma=true} on the rowdot plan's dX kernel (kernels/backward.py, as
 // ops.training.rowdot_backward launches it: g folded into W, 128 x 256 tiles): the epilogue's
 // [BM, BN] tile of x, at the output tile's rows and columns, comes by TMA into the output's
 // staging tile during the k-loop (a fourth descriptor; the loader issues it), instead of a
 // pointer load in the hook. Without the option, and for a tile TMA cannot stage (another element
-// type than the output's), x stays a pointer load. Inputs: TTIR from
-// test/lit/inputs/backward_kernels.py (locations stripped).
+// type than the output's), x stays a pointer load. With staging-late the consumer hands the
+// staging tile back inside the next tile's k-loop; where nothing is staged a note says why not.
+// Inputs: TTIR from test/lit/inputs/backward_kernels.py (locations stripped).
 // RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{epilogue-tma=true}' %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --hopper-ws %s 2>&1 >/dev/null | FileCheck %s --check-prefix=DEFAULT
+// RUN: normfuse-opt --split-input-file --pass-pipeline='hopper-ws{epilogue-tma=true,staging-late=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LATE
 
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent, B [K, N]; no statistics; A straight from shared memory; epilogue translated from the IR ({{[0-9]+}} expression nodes in the hooks); the epilogue's tile of a second matrix loaded by TMA into the output's staging tile during the k-loop
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, {{.*}}; the epilogue's tile of a second matrix loaded by TMA into the output's staging tile during the k-loop
 // REMARK: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, {{.*}}expression nodes in the hooks){{$}}
 // DEFAULT: applied: {{.*}}expression nodes in the hooks){{$}}
 // DEFAULT: applied: {{.*}}expression nodes in the hooks){{$}}
-// DEFAULT: applied: {{.*}}expression nodes in the hooks){{$}}"""
+// DEFAULT: applied: {{.*}}expression nodes in the hooks){{$}}
+// LATE: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 staging-late, persistent{{.*}}staging tile during the k-loop{{$}}
+// LATE: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8 staging-late, persistent{{.*}}staging tile during the k-loop{{$}}
+// LATE: applied: lowered to the warp-specialized template: 128x256x64 s3 coop w8, persistent{{.*}}staging-late not applied: no tile of a second matrix comes by TMA into the staging tile"""
 
 EPT_CASES = [
     ("rowdot_rms_folded", norm_backward_rowdot_naive, ROWDOT, ROWDOT_RMS,
