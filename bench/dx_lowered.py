@@ -3,7 +3,7 @@ dX GEMM alone and the ops' current dX kernel (the cluster pipeline).
 
     PYTHONPATH=python python3 bench/dx_lowered.py [--cells blog|model|262144x1024x1024,...]
         [--norm rms|ln|both] [--variants coop,coop-s4,pingpong,coop256,rowdot,
-        rowdot@pingpong:64x256:4,rowdot+epi-prefetch+staging-late,rowdot+terms,...]
+        rowdot@pingpong:64x256:4,rowdot+epi-prefetch+staging-late,rowdot+terms,backbone,...]
         [--out DIR]
         [--form prenorm|block|block-dres]
 
@@ -37,7 +37,10 @@ to cuBLAS's dX GEMM:
   `+staging-late` (the staging tile handed back inside the next tile's k-loop: the output
   store's drain leaves the epilogue), `+terms` (the kernel's previous epilogue, the norm
   backward's terms, against the default per-row coefficients: ROWDOT_CONFIG's ROW_COEFS), e.g.
-  `rowdot+terms,rowdot+epi-prefetch,rowdot+epi-prefetch+staging-late`.
+  `rowdot+terms,rowdot+epi-prefetch,rowdot+epi-prefetch+staging-late`;
+- `backbone`: the dX GEMM alone through hopper-ws's template (the plain GEMM lowered, no
+  epilogue), its device ms against cuBLAS's in the markdown's kernel lines: the floor under
+  the rowdot dX kernel, so that its excess splits into main loop and epilogue.
 Before timing, each lowered variant is checked: it ran lowered (a RuntimeWarning of the switch's
 fallback fails the variant), no NaN over NaN-poisoned outputs, dx / dg / n within 2e-2 (max
 abs diff / max abs) of the default kernel, two launches bitwise equal. Goal: lowered <= 1.15x
@@ -183,6 +186,39 @@ def _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref, variant="rowdot"):
         row["checks"][variant] = {"ok": False, "error": f"{type(e).__name__}: {e}"[:400]}
 
 
+def _backbone(row, fns, dy, w):
+    """`backbone`: the dX GEMM dy @ w alone through hopper-ws's template (the plain Triton GEMM
+    lowered, no epilogue: `prepare_plain_linear(dy, w^T, passes=("hopper-ws",))`, w^T made
+    contiguous once, untimed): the floor the rowdot dX kernel's main loop sets, so that its
+    excess over cuBLAS splits into the template's main loop and its epilogue."""
+    import torch
+    from normfuse.ops import prenorm_linear as pre
+    from normfuse.repro.bench_ops import _device_kernels
+    try:
+        wt = w.t().contiguous()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # a fallback fails the variant
+            bb = pre.prepare_plain_linear(dy, wt, passes=("hopper-ws",))
+            out = bb.launch()
+        torch.cuda.synchronize()
+        ref = torch.mm(dy, w)
+        diff = _rel(out, ref)
+        ok = diff < 2e-2 and not bool(torch.isnan(out.float()).any())
+        ck = bb.compile()
+        check = {"rel_diff_vs_mm": diff, "ok": ok,
+                 "remarks": [r for r in ck.remarks if "[hopper-ws] applied" in r][:1]}
+        if ok:
+            fns["backbone"] = bb.launch
+            k = _device_kernels(bb.launch, top=2)
+            mm = _device_kernels(lambda: torch.mm(dy, w), top=2)
+            check["kernels"] = {"backbone": k, "mm": mm}
+            check["dx_kernel_ms"] = sum(r[1] for r in k)
+            check["mm_ms"] = sum(r[1] for r in mm)
+        row["checks"]["backbone"] = check
+    except Exception as e:  # noqa: BLE001 -- reported per variant, the others go on
+        row["checks"]["backbone"] = {"ok": False, "error": f"{type(e).__name__}: {e}"[:400]}
+
+
 def run_cell(kind, M, K, N, variants, do_bench, form="prenorm"):
     import torch
     from normfuse.ops import training as tr
@@ -209,6 +245,9 @@ def run_cell(kind, M, K, N, variants, do_bench, form="prenorm"):
     for v in variants:
         if v == "rowdot" or v.startswith(("rowdot@", "rowdot+")):
             _rowdot(row, fns, kind, dy, w, x, rstd, mu, g, beta, ref, v)
+            continue
+        if v == "backbone":
+            _backbone(row, fns, dy, w)
             continue
         sched = "pingpong" if v.startswith("pingpong") else "coop"
         cfg = tr.lowered_dx_config(sched, 256 if v == "coop256" else 128)
@@ -299,8 +338,8 @@ def main(argv=None):
     lines.append("")
     dxk = [(r, v, c) for r in rows for v, c in r["checks"].items() if c.get("dx_kernel_ms")]
     if dxk:
-        lines += ["The rowdot dX kernel alone (device ms, torch.profiler) against cuBLAS's dX GEMM:",
-                  ""]
+        lines += ["The rowdot dX kernel (and `backbone`, the template's GEMM alone) against "
+                  "cuBLAS's dX GEMM, device ms (torch.profiler):", ""]
         for r, v, c in dxk:
             lines.append(f"- {r['kind']} {r['M']}x{r['K']}x{r['N']} {v}: {c['dx_kernel_ms']:.3f} "
                          f"/ {c['mm_ms']:.3f} = {c['dx_kernel_ms'] / c['mm_ms']:.2f}x")
