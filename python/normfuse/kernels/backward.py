@@ -36,7 +36,9 @@ elementwise epilogue: no reduction over the GEMM's output, no exchange between a
 (Accumulating the sums inside the GEMM's k-loop, from the dY tiles it streams, needs y's tiles
 there too, re-read once per N tile, and serializes Triton's wgmma pipeline: the non-wgmma math
 in the loop, ptxas says so at 128 x 128 tiles.) Pre-norm only (an activation between the norm
-and the GEMM does not factor through dY).
+and the GEMM does not factor through dY). The epilogue takes the row sums as per-row
+coefficients, dx = du g rstd + (x - mean) b + c, two FMAs an element (`_rowdot_coefs`;
+ROW_COEFS=False keeps the norm backward's terms, for a benchmark's comparison).
 
 `dw_norm_naive` — dW = dY^T n with n = xhat * g + beta recomputed from x and the saved rstd
 (mean) in the GEMM's prologue: a row scale on the reduction side (M), so it is applied to the
