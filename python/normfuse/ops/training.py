@@ -347,8 +347,9 @@ def _dx_lowered(schedule: str, args: tuple, meta: dict, grid: tuple, op: str) ->
     geometry naming the reason: the caller then runs the default pipeline. A lowering that
     raises (PassError) is reported the same way, not raised."""
     from ..passes import PassError
-    launcher = _launcher("norm_backward_naive", lowered_dx_passes(schedule))
     try:
+        # (normfuse.jit refuses a bad pipeline when it is made, the pass when it runs)
+        launcher = _launcher("norm_backward_naive", lowered_dx_passes(schedule))
         ck = launcher.warmup(*args, **meta)
     except PassError as e:
         why = f"the lowering failed: {e}"
