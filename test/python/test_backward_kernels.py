@@ -551,23 +551,28 @@ def test_rowdot_kernels_compile_for_sm90_without_spills_or_serialized_wgmma():
     assert ck.resources()["spill_stores"] == 0
 
 
+def _rowdot_ln_folded(seed, bm, bn, passes, *, num_warps, programs, seeds):
+    """check_pass_numerics of the rowdot dX kernel (LayerNorm, g folded, no side outputs) on the
+    ragged case at a bm x bn tile through `passes`, 3 stages."""
+    from normfuse.kernels.backward import norm_backward_rowdot_naive
+    Mx, Nx, Rx, (dy, w, x, rstd, mean, s1, s2) = _rowdot_case(_gen(seed))
+    dx = torch.full((Mx, Nx), float("nan")).bfloat16()
+    args = [dy, w, s1, s2, x, rstd, mean, dy, dy, dx, rstd, rstd, dy, Mx, Rx, Rx, Nx, Nx, Nx, 0]
+    consts = dict(N=Nx, BLOCK_M=bm, BLOCK_N=bn, BLOCK_R=64, IS_LN=True, HAS_G=False, HAS_B=False,
+                  HAS_DG=False, EVEN_R=False, HAS_XN=False)
+    return check_pass_numerics(norm_backward_rowdot_naive, args, constexprs=consts,
+                               grid=(-(-Mx // bm), -(-Nx // bn)), passes=(passes,),
+                               num_warps=num_warps, num_stages=3, programs=programs, seeds=seeds)
+
+
 @pytest.mark.parametrize("bm,bn", [(64, 256), (128, 128)])
 def test_rowdot_dx_kernel_pingpong_stages_x_per_consumer(bm, bn):
     """hopper-ws{epilogue-tma=true,schedule=pingpong} on the rowdot dX kernel (LayerNorm, g
     folded): each consumer's x tile comes by TMA into its own staging tile, handed back after its
     store; on 3 programs (several tiles per CTA, both consumers) and two interleavings the
     lowered kernel writes bitwise what the unlowered kernel writes."""
-    from normfuse.kernels.backward import norm_backward_rowdot_naive
-    gen = _gen(31)
-    Mx, Nx, Rx, (dy, w, x, rstd, mean, s1, s2) = _rowdot_case(gen)
-    dx = torch.full((Mx, Nx), float("nan")).bfloat16()
-    args = [dy, w, s1, s2, x, rstd, mean, dy, dy, dx, rstd, rstd, dy, Mx, Rx, Rx, Nx, Nx, Nx, 0]
-    consts = dict(N=Nx, BLOCK_M=bm, BLOCK_N=bn, BLOCK_R=64, IS_LN=True, HAS_G=False, HAS_B=False,
-                  HAS_DG=False, EVEN_R=False, HAS_XN=False)
-    res = check_pass_numerics(norm_backward_rowdot_naive, args, constexprs=consts,
-                              grid=(-(-Mx // bm), -(-Nx // bn)),
-                              passes=("hopper-ws{epilogue-tma=true,schedule=pingpong}",),
-                              num_warps=4, num_stages=3, programs=3, seeds=(0, 1))
+    res = _rowdot_ln_folded(31, bm, bn, "hopper-ws{epilogue-tma=true,schedule=pingpong}",
+                            num_warps=4, programs=3, seeds=(0, 1))
     assert any("pingpong" in r and "staging tile" in r for r in res.applied), res.remarks
     assert res.lowered and res.max_rel_diff == 0.0, res.lowered_diffs
 
@@ -580,18 +585,9 @@ def test_rowdot_dx_kernel_staging_late(sched, bm, bn):
     takes both tiles; ping-pong: each consumer two of the four, so the loader waits for a tile
     handed back late) and three interleavings the lowered kernel writes bitwise what the
     unlowered kernel writes."""
-    from normfuse.kernels.backward import norm_backward_rowdot_naive
-    gen = _gen(33)
-    Mx, Nx, Rx, (dy, w, x, rstd, mean, s1, s2) = _rowdot_case(gen)
-    dx = torch.full((Mx, Nx), float("nan")).bfloat16()
-    args = [dy, w, s1, s2, x, rstd, mean, dy, dy, dx, rstd, rstd, dy, Mx, Rx, Rx, Nx, Nx, Nx, 0]
-    consts = dict(N=Nx, BLOCK_M=bm, BLOCK_N=bn, BLOCK_R=64, IS_LN=True, HAS_G=False, HAS_B=False,
-                  HAS_DG=False, EVEN_R=False, HAS_XN=False)
-    res = check_pass_numerics(
-        norm_backward_rowdot_naive, args, constexprs=consts,
-        grid=(-(-Mx // bm), -(-Nx // bn)),
-        passes=(f"hopper-ws{{epilogue-tma=true,schedule={sched},staging-late=true}}",),
-        num_warps=8 if sched == "coop" else 4, num_stages=3, programs=1, seeds=(0, 1, 2))
+    res = _rowdot_ln_folded(33, bm, bn,
+                            f"hopper-ws{{epilogue-tma=true,schedule={sched},staging-late=true}}",
+                            num_warps=8 if sched == "coop" else 4, programs=1, seeds=(0, 1, 2))
     assert any(f"{sched} w" in r and "staging-late" in r for r in res.applied), res.remarks
     assert res.lowered and res.max_rel_diff == 0.0, res.lowered_diffs
 

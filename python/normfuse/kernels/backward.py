@@ -264,6 +264,24 @@ def rowdot_sums(DY, Y, BP, WG, S1, S2, X, RSTD, MEAN, XH, M, R, stride_dym, stri
 
 
 @triton.jit
+def _rowdot_sides(du, xhat, g, B, DGP, DBP, XN, pid_m, offs_m, offs_n, msk, stride_xnm,
+                  N: tl.constexpr, IS_LN: tl.constexpr, HAS_B: tl.constexpr,
+                  HAS_DG: tl.constexpr, HAS_XN: tl.constexpr):
+    """The rowdot dX kernel's side outputs, in either epilogue form: n = xhat g + beta for the dW
+    GEMM (HAS_XN), and the per (row block, column) partials of dg and dbeta (HAS_DG)."""
+    if HAS_XN:
+        xn = xhat * g[None, :]
+        if HAS_B:
+            xn += _vec(B, offs_n, N, HAS_B, 0.0)[None, :]
+        tl.store(XN + offs_m[:, None] * stride_xnm + offs_n[None, :], xn.to(XN.dtype.element_ty),
+                 mask=msk)
+    if HAS_DG:
+        tl.store(DGP + pid_m * N + offs_n, tl.sum(du * xhat, axis=0), mask=offs_n < N)
+        if IS_LN:
+            tl.store(DBP + pid_m * N + offs_n, tl.sum(du, axis=0), mask=offs_n < N)
+
+
+@triton.jit
 def _rowdot_coefs(DY, W, S1, S2, X, RSTD, MEAN, G, B, DX, DGP, DBP, XN, M, R, stride_dym,
                   stride_wr, stride_xm, stride_dxm, stride_xnm, pid_m, offs_m, offs_n,
                   N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
@@ -293,16 +311,8 @@ def _rowdot_coefs(DY, W, S1, S2, X, RSTD, MEAN, G, B, DX, DGP, DBP, XN, M, R, st
     g = _vec(G, offs_n, N, HAS_G, 1.0)
     if HAS_XN or HAS_DG:
         xhat = x * rstd[:, None]
-    if HAS_XN:  # the norm's output n = xhat g + beta, for the dW GEMM
-        xn = xhat * g[None, :]
-        if HAS_B:
-            xn += _vec(B, offs_n, N, HAS_B, 0.0)[None, :]
-        tl.store(XN + offs_m[:, None] * stride_xnm + offs_n[None, :], xn.to(XN.dtype.element_ty),
-                 mask=msk)
-    if HAS_DG:  # per (row block, column) partials of dg and dbeta
-        tl.store(DGP + pid_m * N + offs_n, tl.sum(du * xhat, axis=0), mask=offs_n < N)
-        if IS_LN:
-            tl.store(DBP + pid_m * N + offs_n, tl.sum(du, axis=0), mask=offs_n < N)
+        _rowdot_sides(du, xhat, g, B, DGP, DBP, XN, pid_m, offs_m, offs_n, msk, stride_xnm, N,
+                      IS_LN, HAS_B, HAS_DG, HAS_XN)
     if HAS_G:
         du = du * g[None, :]
     b = -(rstd * rstd) * (s1 / N)
@@ -337,16 +347,8 @@ def norm_backward_rowdot_naive(DY, W, S1, S2, X, RSTD, MEAN, G, B, DX, DGP, DBP,
     msk = _dmask(offs_m, offs_n, M, N)
     xhat = _xhat(X, RSTD, MEAN, offs_m, offs_n, M, stride_xm, N, IS_LN)
     g = _vec(G, offs_n, N, HAS_G, 1.0)
-    if HAS_XN:  # the norm's output n = xhat g + beta, for the dW GEMM
-        xn = xhat * g[None, :]
-        if HAS_B:
-            xn += _vec(B, offs_n, N, HAS_B, 0.0)[None, :]
-        tl.store(XN + offs_m[:, None] * stride_xnm + offs_n[None, :], xn.to(XN.dtype.element_ty),
-                 mask=msk)
-    if HAS_DG:  # per (row block, column) partials of dg and dbeta
-        tl.store(DGP + pid_m * N + offs_n, tl.sum(du * xhat, axis=0), mask=offs_n < N)
-        if IS_LN:
-            tl.store(DBP + pid_m * N + offs_n, tl.sum(du, axis=0), mask=offs_n < N)
+    _rowdot_sides(du, xhat, g, B, DGP, DBP, XN, pid_m, offs_m, offs_n, msk, stride_xnm, N, IS_LN,
+                  HAS_B, HAS_DG, HAS_XN)
     rmask = offs_m < M
     rstd = tl.load(RSTD + offs_m, mask=rmask, other=0.0)
     s1 = tl.load(S1 + offs_m, mask=rmask, other=0.0)

@@ -10,17 +10,18 @@ module's command line, and the benchmarks that start with their gpu-marked tests
 Most of the GPU tests' time is compiling kernels (through the passes, the lowering, ptxas), one
 after the other in one process; the GPU itself is mostly idle. This collects the selected tests
 (`pytest --collect-only -m MARKER [-k EXPR]`, PATHS default test/python) and runs J workers at
-once, each `pytest -q -m MARKER [-k EXPR] PATHS` with this file as a plugin that keeps every J-th selected test from
-its shard on (the collection order is the same in every process) and hands the worker's cached GPU
-memory back after each test (`torch.cuda.empty_cache`: the workers share one GPU's memory). The workers share one Triton
-cache, fresh for the run (`NORMFUSE_TRITON_CACHE`, which conftest.py takes as pytest-xdist's
-workers take theirs): the shards are dealt round-robin, so a kernel that several tests of one
-function compile is compiled by the first worker to get there, not once per worker. Each
-worker's slowest test phases (pytest --durations) are kept, the slowest of all in the summary
-(`slowest`). Correctness tests only: nothing here is timed.
+once, each `pytest -q -m MARKER [-k EXPR] PATHS` with this file as a plugin that keeps every J-th
+selected test from its shard on (the collection order is the same in every process) and hands
+the worker's cached GPU memory back after each test (`torch.cuda.empty_cache`: the workers share
+one GPU's memory). The workers share one Triton cache, fresh for the run
+(`NORMFUSE_TRITON_CACHE`, which conftest.py takes as pytest-xdist's workers take theirs): the
+shards are dealt round-robin, so a kernel that several tests of one function compile is compiled
+by the first worker to get there, not once per worker. Each worker's slowest test phases (pytest
+--durations) are kept, the slowest of all in the summary (`slowest`). Correctness tests only:
+nothing here is timed.
 Prints each worker's counts and every failure with its 'E ' lines (also in the summary,
-`failure_details`), then the totals; the exit status is 0 when no test
-failed or errored (and something ran), 1 otherwise. Workers still running after --timeout seconds
+`failure_details`), then the totals; the exit status is 0 when no test failed or errored (and
+something ran), 1 otherwise. Workers still running after --timeout seconds
 are killed and reported. Workers are reported as they finish, and `gpu_tests.json` in the log
 directory (`--log-dir DIR`, which keeps the workers' logs there too: worker_<i>.log) holds the
 counts so far, rewritten after each one: a run stopped from outside leaves what finished.

@@ -476,13 +476,11 @@ def ttir_of(fn, signature: dict, constexprs: dict, *, num_warps: int = 4,
                 stages["normfuse-capture"] = capture
                 break
 
-    # a constexpr left out takes its default, as a launch gives it (Triton's front end would take
-    # None, i.e. false in a constexpr `if`: the rowdot kernel's ROW_COEFS once lost its default so)
-    signature, constexprs = dict(signature), dict(constexprs)
-    for p in getattr(fn, "params", ()):
-        if p.is_constexpr and p.name not in constexprs and p.has_default:
-            constexprs[p.name] = p.default
-            signature[p.name] = "constexpr"
+    from ..compiler import _complete_signature
+    # a constexpr left out takes its default, as `normfuse.compile` gives it (Triton's front end
+    # would take None, i.e. false in a constexpr `if`: the rowdot kernel's ROW_COEFS once lost
+    # its default so)
+    signature, constexprs = _complete_signature(fn, fn.__name__, signature, constexprs)
     backend, _, arch = target.partition(":")
     with _hook_lock:
         prev = knobs.runtime.add_stages_inspection_hook
