@@ -483,12 +483,18 @@ PRENORM_BWD_PLAN = {"rmsnorm_linear": "cublas", "layernorm_linear": "cublas"}
 # per element; `norm_backward_rowdot_naive`), where the norm backward's terms took six operations
 # and a select (sm_90, 128 x 256: the kernel's SASS 1888 -> 1496 instructions for LayerNorm,
 # 1616 -> 1344 for RMSNorm; CPU, 2026-12-05). False: the terms (a benchmark's
-# comparison). Not timed on a GPU yet.
+# comparison). Timed (H100, 2026-12-05, `bench/results/2026-12-05/session38/dx`): the same
+# within 1-2 % as the terms at all six cells (the kernel is not instruction-bound there).
 ROWDOT_CONFIG = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_R=64, num_warps=8, num_stages=3,
                      SUMS_BLOCK_M=16, SUMS_BLOCK_R=256, ROW_COEFS=True)
 # its dX kernel (the GEMM with an elementwise epilogue, one store) through hopper-ws: the
-# warp-specialized template, the epilogue translated from the IR; () runs Triton's own lowering
-ROWDOT_PASSES = ("hopper-ws{epilogue-tma=true}",)
+# warp-specialized template, the epilogue translated from the IR; () runs Triton's own lowering.
+# epi-prefetch (the epilogue's row vectors loaded before the k-loop) and staging-late (the
+# staging tile handed back inside the next tile's k-loop, the dx store's drain under it): the
+# dX kernel against cuBLAS's dX GEMM (H100, 2026-12-05, session38/dx; device ms ratios, RMS /
+# LayerNorm) at 262144 x 1024 x 1024 1.32 / 1.33x -> 1.23 / 1.27x, at 8192 x 2048 x 2048 1.15 /
+# 1.17x -> 1.15 / 1.15x, at 8192 x 2048 x 5632 1.07 / 1.07x -> 1.07 / 1.06x
+ROWDOT_PASSES = ("hopper-ws{epilogue-tma=true,epi-prefetch=true,staging-late=true}",)
 
 
 def _plans_from_env(value: Optional[str]) -> None:
