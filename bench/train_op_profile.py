@@ -1,9 +1,13 @@
 """Where a fused pre-norm training op's forward + backward spends its time, per backward plan
 (issue 21): host time per step (no sync), wall time per step (synchronized), the device kernels
 of one step (torch.profiler) and the host's top functions (cProfile), against eager
-F.rms_norm / F.layer_norm + F.linear.
+F.rms_norm / F.layer_norm + F.linear, and with `--compiled` against that eager module under
+torch.compile (the issue's yardstick: which of its kernels make its backward cheaper than the
+GEMMs plus the norm backward timed alone). `--plans` picks the backward plans (default: all);
+`--no-cprofile` skips the host's function listing.
 
     PYTHONPATH=python python3 bench/train_op_profile.py [--kind rms|ln] [--m 8192 --k 2048 --n 3072]
+        [--compiled] [--plans cublas,rowdot] [--no-cprofile]
 """
 from __future__ import annotations
 
@@ -24,6 +28,11 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--row-stats", action="store_true",
                     help="also time the statistics kernel (row_stats) at a few tilings")
+    ap.add_argument("--compiled", action="store_true",
+                    help="also the eager module under torch.compile (fwd + bwd, default mode)")
+    ap.add_argument("--plans", default=None,
+                    help="only these backward plans of ours, comma-separated (default: all)")
+    ap.add_argument("--no-cprofile", action="store_true", help="skip the host's top functions")
     a = ap.parse_args(argv)
     import torch
     import torch.nn.functional as F
@@ -70,7 +79,14 @@ def main(argv=None) -> int:
                 gbs = x2.numel() * x2.element_size() * (2 if is_ln else 1) / ms / 1e6
                 print(f"row_stats {M}x{K} {'ln' if is_ln else 'rms'} BLOCK_M={bm} BLOCK_K={bk} "
                       f"warps={nw}: {ms * 1e3:.1f} us ({gbs:.0f} GB/s){'' if ok else ' WRONG'}")
-    variants = [("eager", eager, None)] + [(f"ours {p}", ours, p) for p in training.PRENORM_BWD_PLANS]
+    plans = training.PRENORM_BWD_PLANS if a.plans is None else tuple(a.plans.split(","))
+    bad = [p for p in plans if p not in training.PRENORM_BWD_PLANS]
+    if bad:
+        raise SystemExit(f"train_op_profile: unknown plan(s) {bad}; expected any of "
+                         f"{list(training.PRENORM_BWD_PLANS)}")
+    variants = [("eager", eager, None)] + [(f"ours {p}", ours, p) for p in plans]
+    if a.compiled:
+        variants.append(("compiled", torch.compile(eager), None))
     for name, fn, plan in variants:
         old = training.PRENORM_BWD_PLAN[op]
         if plan:
@@ -89,12 +105,14 @@ def main(argv=None) -> int:
                 host.append((t1 - t0) * 1e3)
                 wall.append((time.perf_counter() - t0) * 1e3)
             tot, evs = kernels_of(lambda: step(fn))
-            pr = cProfile.Profile()
-            pr.enable()
-            for _ in range(10):
-                step(fn)
-            torch.cuda.synchronize()
-            pr.disable()
+            pr = None
+            if not a.no_cprofile:
+                pr = cProfile.Profile()
+                pr.enable()
+                for _ in range(10):
+                    step(fn)
+                torch.cuda.synchronize()
+                pr.disable()
         finally:
             training.PRENORM_BWD_PLAN[op] = old
         print(f"\n== {op} {M}x{K}x{N} {name}: host {statistics.median(host):.3f} ms, wall "
@@ -102,6 +120,8 @@ def main(argv=None) -> int:
         print(f"device kernels of one step: {tot:.3f} ms")
         for e in evs[:12]:
             print(f"  {e.device_time_total / 1e3:8.3f} ms  x{e.count:<3d} {e.key[:110]}")
+        if pr is None:
+            continue
         s = io.StringIO()
         st = pstats.Stats(pr, stream=s)
         st.sort_stats("tottime").print_stats(25)

@@ -430,7 +430,7 @@ def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
         return 1.0 + 0.01 * len(calls)
 
     recs = gb.bench_cells([(40, 32, 64)], str(tmp_path), 1e9, {"gpu": "cpu"}, device="cpu",
-                          timer=timer, compile_backend="aot_eager")
+                          timer=timer, compile_backend="aot_eager", pairs=4)
     assert [r["op"] for r in recs] == [f"{o}.backward" for o in (
         "rmsnorm_linear", "layernorm_linear", "linear_rmsnorm", "linear_layernorm", "postnorm_mlp")]
     for r in recs:
@@ -445,10 +445,18 @@ def test_cpu_gpu_backward_benchmark_code_path(cpu_training, tmp_path):
         assert r["fwd_bwd_ours_ms"] == sorted(rounds["ours"])[1]
         assert r["vs_compiled_rounds"] == [round(c / o, 4) for o, c in zip(rounds["ours"], rounds["compiled"])]
         # (the fake timer grows with every call, and compiled is timed after ours in each round)
-        assert r["verdict_vs_compiled"] == "faster"
+        assert r["verdict_vs_compiled_rounds"] == "faster"
+        # the pairs alternate the order (ours first, then compiled first), so the growing
+        # timer puts two of the four on each side of 1: the pairs' verdict, which is the cell's
+        pairs = r["fwd_bwd_pairs_ms"]
+        assert len(pairs["ours"]) == len(pairs["compiled"]) == 4
+        assert [c > o for o, c in zip(pairs["ours"], pairs["compiled"])] == [True, False] * 2
+        assert r["vs_compiled_pairs"] == 4 and r["vs_compiled_pairs_above"] == 2
+        assert r["verdict_vs_compiled"] == "tie"
         assert len(r["hidden_pct_rounds"]) == 3 and r["hidden_pct"] == sorted(r["hidden_pct_rounds"])[1]
     md = gb.markdown(recs, {"counts": {"passed": 1}, "ok": True, "failures": []}, {"gpu": "cpu"})
     assert md.count("| postnorm_mlp.backward |") == 1
+    assert "4 alternating single-call pairs a cell" in md and "(tie) |" in md
     assert all(r["grad_rel_diff_vs_eager"] < 5e-2 for r in recs), recs
     from normfuse.ops import training as tr
     assert all(r["train_switches"]["postnorm_mlp_bwd_plan"] == tr.POSTNORM_MLP_BWD_PLAN
@@ -469,6 +477,39 @@ def test_benchmark_verdict_against_compile_is_paired_by_round():
     assert paired_vs_compiled([1.0, 1.2], [0.9, 1.1])["verdict_vs_compiled"] == "slower"
     assert paired_vs_compiled([1.0], [1.0])["verdict_vs_compiled"] == "tie"
     assert paired_vs_compiled([], []) == {}
+
+
+def test_benchmark_verdict_from_single_call_pairs():
+    """--pairs: the verdict against torch.compile from alternating single calls by a two-sided
+    sign test at p < 0.01, with the ratios' median and its order-statistics 95 % interval."""
+    from normfuse.repro.bench_training import (median_ci95, paired_calls_vs_compiled,
+                                               sign_test_p, time_pairs)
+    assert sign_test_p(0, 0) == 1.0 and sign_test_p(5, 5) == 1.0
+    assert sign_test_p(6, 0) == 2 / 64 and sign_test_p(0, 6) == 2 / 64
+    assert abs(sign_test_p(30, 10) - 2 * sum(__import__("math").comb(40, i) for i in range(11))
+               / 2 ** 40) < 1e-15
+    # n = 40: the 95 % interval of the median is [x_(14), x_(27)] (1-based ranks)
+    vals = [float(i) for i in range(1, 41)]
+    assert median_ci95(vals) == (14.0, 27.0)
+    assert median_ci95(list(reversed(vals))) == (14.0, 27.0)
+    assert median_ci95([3.0, 1.0, 2.0]) == (1.0, 3.0) and median_ci95([]) == (None, None)
+    ours = [1.0] * 40
+    # 30 of 40 pairs with compiled slower: faster (p = 0.002)
+    r = paired_calls_vs_compiled(ours, [1.05] * 30 + [0.98] * 10)
+    assert r["verdict_vs_compiled"] == "faster" and r["vs_compiled_pairs_above"] == 30
+    assert r["vs_compiled_pair_median"] == 1.05 and r["vs_compiled_pair_ci95"] == [1.05, 1.05]
+    assert r["vs_compiled_sign_p"] < 0.01
+    # 26 of 40 (p = 0.08): a tie, though the median says faster
+    r = paired_calls_vs_compiled(ours, [1.05] * 26 + [0.98] * 14)
+    assert r["verdict_vs_compiled"] == "tie" and r["vs_compiled_pair_median"] == 1.05
+    assert r["vs_compiled_pair_ci95"] == [0.98, 1.05]
+    assert paired_calls_vs_compiled(ours, [0.9] * 40)["verdict_vs_compiled"] == "slower"
+    assert paired_calls_vs_compiled(ours, [1.0] * 40)["verdict_vs_compiled"] == "tie"
+    assert paired_calls_vs_compiled([], []) == {}
+    # the order alternates within the pairs
+    seen = []
+    ta, tb = time_pairs(lambda: "a", lambda: "b", 3, lambda fn: seen.append(fn()) or len(seen))
+    assert seen == ["a", "b", "b", "a", "a", "b"] and ta == [1, 4, 5] and tb == [2, 3, 6]
 
 
 def test_benchmark_hidden_share_is_paired_by_round():

@@ -603,7 +603,8 @@ def test_training_benchmark_cells_and_ops_options(tmp_path, capsys):
     for bad, what in ((["--cells", "262144x512"], "is not MxKxN"),
                       (["--cells", "1x0x4"], "is not MxKxN"),
                       (["--ops", "layernorm_linear,gelu_linear"], "gelu_linear: choose from"),
-                      (["--rounds", "0"], "--rounds must be at least 1")):
+                      (["--rounds", "0"], "--rounds must be at least 1"),
+                      (["--pairs", "-1"], "--pairs must be 0 or more")):
         with pytest.raises(SystemExit):
             gb.main(["--part", "bench", "--out", str(tmp_path)] + bad)
         assert what in capsys.readouterr().err
