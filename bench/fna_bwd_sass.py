@@ -4,7 +4,7 @@
 before the H200 times them (`bench_attention_bwd`'s `fused_saved_kvq_ms`).
 
     PYTHONPATH=python python3 bench/fna_bwd_sass.py [--acts gelu_tanh,softmax] [--heads 2]
-        [--kvq 16:8:2,16:8:2:t,32:8:2:t] [--json FILE]
+        [--kvq 16:8:2,16:8:2:t,32:8:2:t,32:8:3:tp] [--json FILE]
 
 Each kernel is compiled as the op compiles it (`BwdConfig`'s tiles, the default passes). A
 kernel's static SASS is counted once per trip of each of its loops over the trips that 64 rows
@@ -59,10 +59,18 @@ def dynamic(ins, trips, once=1.0) -> float:
 
 
 def parse_kvq(spec: str) -> list:
+    """"32:8:3:t,32:8:3:tp" -> [(BLOCK_M, warps, stages, dq_t, sums_in_post), ...]: the flags
+    after the stages, 't' dQ transposed (BwdConfig.kvq_dq_t), 'p' the LayerNorm's row sums in
+    rows_post (BwdConfig.kvq_sums_in_post)."""
     out = []
     for item in filter(None, (s.strip() for s in spec.split(","))):
         p = item.split(":")
-        out.append((int(p[0]), int(p[1]), int(p[2]), len(p) > 3 and p[3] == "t"))
+        flags = p[3] if len(p) > 3 else ""
+        if len(p) not in (3, 4) or set(flags) - set("tp"):
+            raise SystemExit(f"fna_bwd_sass: kvq tile '{item}': expected "
+                             "BLOCK_M:warps:stages[:FLAGS], FLAGS of t (dQ transposed) and p "
+                             "(the row sums in rows_post)")
+        out.append((int(p[0]), int(p[1]), int(p[2]), "t" in flags, "p" in flags))
     return out
 
 
@@ -94,12 +102,19 @@ def measure(act: str, H: int, kvq_tiles, seq_rows: int = 512) -> dict:
                            cfg.num_warps, cfg.num_stages, 1, 64 // cfg.block_m)
     rec["rows_post"] = kern("rows_post", dict(H=H, D=128, BLOCK_M=cfg.block_m), (),
                             cfg.num_warps, 1, H, 64 // cfg.block_m, share=H)
-    rest = rec["rows_pre"]["warp_instructions"] + rec["rows_post"]["warp_instructions"]
+    if any(t[4] for t in kvq_tiles):  # rows_post summing dlnq itself (kvq_sums_in_post)
+        rec["rows_post_sums"] = kern("rows_post", dict(H=H, D=128, BLOCK_M=cfg.block_m,
+                                                       SUMS=True), (),
+                                     cfg.num_warps, 1, H, 64 // cfg.block_m, share=H)
     rec["kvq"] = {}
-    for bm, w, st, dqt in kvq_tiles:
-        mid = kern("kvq", dict(H=H, HKV=H, D=128, ACT=A, BLOCK_M=bm, BLOCK_L=128, DQ_T=dqt), (),
+    for bm, w, st, dqt, post in kvq_tiles:
+        mid = kern("kvq", dict(H=H, HKV=H, D=128, ACT=A, BLOCK_M=bm, BLOCK_L=128, DQ_T=dqt,
+                               HAS_PART=not post), (),
                    w, st, 64 // bm, 1, once=seq)
-        rec["kvq"][f"{bm}:{w}:{st}" + (":t" if dqt else "")] = dict(
+        rest = (rec["rows_pre"]["warp_instructions"]
+                + rec["rows_post_sums" if post else "rows_post"]["warp_instructions"])
+        flags = ("t" if dqt else "") + ("p" if post else "")
+        rec["kvq"][f"{bm}:{w}:{st}" + (f":{flags}" if flags else "")] = dict(
             kernel=mid, total=rest + mid["warp_instructions"])
     return rec
 
@@ -109,7 +124,8 @@ def main(argv=None) -> int:
     ap.add_argument("--acts", default="gelu_tanh,softmax")
     ap.add_argument("--heads", default="2")
     ap.add_argument("--kvq", default="16:8:2,16:8:2:t,32:8:2:t",
-                    help="the kvq kernel's tiles, BLOCK_M:warps:stages[:t] (':t': dQ transposed)")
+                    help="the kvq kernel's tiles, BLOCK_M:warps:stages[:FLAGS] (FLAGS: 't' dQ "
+                         "transposed, 'p' the LayerNorm's row sums in rows_post)")
     ap.add_argument("--seq-rows", type=int, default=512,
                     help="rows of a sequence (the benchmark's mean at max length 1024: ~505)")
     ap.add_argument("--json", default=None)
@@ -125,7 +141,9 @@ def main(argv=None) -> int:
                   + ", ".join(f"{k} {v['total']:.0f} ({v['kernel']['spills']} B spilled)"
                               for k, v in rec["kvq"].items())
                   + f" (rows_pre {rec['rows_pre']['warp_instructions']:.0f}, rows_post "
-                  f"{rec['rows_post']['warp_instructions']:.0f})", flush=True)
+                  f"{rec['rows_post']['warp_instructions']:.0f}"
+                  + (f", rows_post summing dlnq {rec['rows_post_sums']['warp_instructions']:.0f}"
+                     if "rows_post_sums" in rec else "") + ")", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(recs, f, indent=1)

@@ -567,6 +567,44 @@ def test_kvq_plan_matches_fp64(activation, H, Hkv, D, L, variant):
             assert torch.equal(a, s) and torch.equal(f, s), name
 
 
+@pytest.mark.parametrize("activation, H, Hkv, affine", [
+    pytest.param("gelu_tanh", 2, 2, True, id="gelu-h2-affine"),
+    pytest.param("softmax", 3, 1, False, id="softmax-h3-mqa"),
+])
+def test_kvq_plan_sums_in_post(activation, H, Hkv, affine):
+    """BwdConfig(kvq_sums_in_post=True): rows_post sums the stored dlnq over D itself (no PART
+    from the kvq kernel). The same sums of the same rounded dlnq in another order of adds:
+    dK, dV, dz-side gradients bitwise the default's, dx and the LayerNorm weights' within
+    1e-2 of it and within eager's error against fp64; the kvq kernel compiled without its
+    PART stores (HAS_PART=False, the plan's second buffer unallocated)."""
+    from normfuse.ops import flash_norm_attention_bwd as bwd
+    from normfuse.ops.flash_norm_attention_bwd import BwdConfig
+    args, kw, ref, eager = _saved_args(LENS, H, Hkv, 32, 40, activation, affine=affine)
+    base = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", **kw)
+    seen = []
+
+    def spy(kernel, passes, grid, a, consts, *rest):
+        seen.append((kernel.__name__, dict(consts)))
+        return real(kernel, passes, grid, a, consts, *rest)
+    real = bwd.cpu_launcher(spy)
+    try:
+        got = flash_norm_attention_bwd(*args, block_m=16, plan="kvq",
+                                       config=BwdConfig(kvq_sums_in_post=True), **kw)
+    finally:
+        bwd.cpu_launcher(real)
+    consts = dict(seen)
+    assert consts["fna_bwd_kvq_naive"]["HAS_PART"] is False, consts
+    assert consts["fna_bwd_rows_post_naive"]["SUMS"] is True, consts
+    _within_eager(got, ref, eager, "sums_in_post")
+    for name, a, b in zip(NAMES, got, base):
+        if a is None:
+            continue
+        if name in ("dk", "dv", "d_rms_weight"):
+            assert torch.equal(a, b), name
+        else:
+            assert _rel(a, b) <= 1e-2, (name, _rel(a, b))
+
+
 def test_kvq_plan_writes_every_element(monkeypatch):
     """Every buffer of the kvq plan NaN-poisoned (torch.empty / empty_like): an element no kernel
     stores shows; empty sequences (first and last) get dK = dV = 0; with the weights (their
@@ -651,6 +689,14 @@ def test_gpu_kvq_plan(activation, H, Hkv, L, monkeypatch):
     _poison_new_buffers(monkeypatch)
     got = flash_norm_attention_bwd(*args, plan="kvq", **kw)
     _within_eager(got, ref, eager)
+    # the LayerNorm's row sums in rows_post (kvq_sums_in_post): eager's error, the default's
+    # values but for the order of the sums' adds, repeatable
+    post_cfg = BwdConfig(kvq_sums_in_post=True)
+    post, post2 = (flash_norm_attention_bwd(*args, plan="kvq", config=post_cfg, **kw)
+                   for _ in range(2))
+    _within_eager(post, ref, eager, "sums_in_post")
+    for name, a, p, p2 in zip(NAMES, got, post, post2):
+        assert a is None or (torch.equal(p, p2) and _rel(p, a) <= 1e-2), (name, "sums_in_post")
     f32 = flash_norm_attention_bwd(*args, plan="kvq", dlnq_dtype=torch.float32, **kw)
     for name, a, f, s in zip(NAMES, got, f32, split):
         if a is None:

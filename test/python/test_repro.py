@@ -272,7 +272,7 @@ def test_attention_backward_report_lists_each_backwards_kernels(monkeypatch, tmp
     rec["fused_saved_kvq_kernels"] = [["fna_bwd_kvq_naive", 2.5, 1]]
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--kv-tiles",
                     "32x32:4:2,32x64:4:3", "--kvq-tiles", "16:8:2,32:8:3"]) == 0
-    assert seen[-1]["kvq_tiles"] == [(16, 8, 2, False), (32, 8, 3, False)]
+    assert seen[-1]["kvq_tiles"] == [(16, 8, 2, False, False), (32, 8, 3, False, False)]
     assert "batch" not in seen[-1]  # (the blog's 768 unless asked)
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--batch", "64"]) == 0
     assert seen[-1]["batch"] == 64
@@ -373,8 +373,10 @@ def test_attention_bwd_tile_lists():
     assert ab.parse_tiles("") == []
     with pytest.raises(ValueError, match=r"tile '64x64:8': expected BLOCK_MxBLOCK_L:warps:stages"):
         ab.parse_tiles("32x32:4:2,64x64:8")
-    assert ab.parse_kvq_tiles("16:8:2, 32:8:3:t,") == [(16, 8, 2, False), (32, 8, 3, True)]
-    for bad in ("16x128:8:2", "16:8:2:x", "16:8"):
+    assert ab.parse_kvq_tiles("16:8:2, 32:8:3:t,32:8:3:tp,16:8:2:p") == [
+        (16, 8, 2, False, False), (32, 8, 3, True, False), (32, 8, 3, True, True),
+        (16, 8, 2, False, True)]
+    for bad in ("16x128:8:2", "16:8:2:x", "16:8", "16:8:2:", "16:8:2:tq"):
         with pytest.raises(ValueError, match=rf"kvq tile '{bad}': expected BLOCK_M:warps:stages"):
             ab.parse_kvq_tiles(bad)
 

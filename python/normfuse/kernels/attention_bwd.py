@@ -472,11 +472,13 @@ def fna_bwd_kvq_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, 
                       stride_kb, stride_kl, qk_scale, H: tl.constexpr, HKV: tl.constexpr,
                       D: tl.constexpr, ACT: tl.constexpr, BLOCK_M: tl.constexpr,
                       BLOCK_L: tl.constexpr, HAS_LNW: tl.constexpr = False,
-                      HAS_LNB: tl.constexpr = False, DQ_T: tl.constexpr = False):
+                      HAS_LNB: tl.constexpr = False, DQ_T: tl.constexpr = False,
+                      HAS_PART: tl.constexpr = True):
     """The attention backward of one (batch, kv head) with all L <= BLOCK_L keys in one tile:
-    dK, dV, and per query head and row block dlnq = dS K + dz (DLNQ, its dtype) with the
-    LayerNorm backward's per-head row partials (PART [T, H, 2] f32: sum_D(dlnq a),
-    sum_D(dlnq a xhat), of the stored dlnq). Rows of the batch in BLOCK_M steps."""
+    dK, dV, and per query head and row block dlnq = dS K + dz (DLNQ, its dtype) with
+    (HAS_PART) the LayerNorm backward's per-head row partials (PART [T, H, 2] f32:
+    sum_D(dlnq a), sum_D(dlnq a xhat), of the stored dlnq; without them rows_post sums the
+    stored dlnq itself, SUMS). Rows of the batch in BLOCK_M steps."""
     pid = tl.program_id(0)
     G: tl.constexpr = H // HKV
     kvh = pid % HKV
@@ -514,9 +516,10 @@ def fna_bwd_kvq_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, 
                 dlnq = tl.dot(tl.trans(dst), k, dzf)
             dlnq = dlnq.to(DLNQ.dtype.element_ty)
             tl.store(DLNQ + tile, dlnq, mask=rmask[:, None])
-            ga = dlnq.to(tl.float32) * a[None, :]
-            tl.store(PART + (rows * H + h) * 2, tl.sum(ga, 1), mask=rmask)
-            tl.store(PART + (rows * H + h) * 2 + 1, tl.sum(ga * xhat, 1), mask=rmask)
+            if HAS_PART:
+                ga = dlnq.to(tl.float32) * a[None, :]
+                tl.store(PART + (rows * H + h) * 2, tl.sum(ga, 1), mask=rmask)
+                tl.store(PART + (rows * H + h) * 2 + 1, tl.sum(ga * xhat, 1), mask=rmask)
     out = b * stride_kb + offs_l[:, None] * stride_kl + kvh * D + offs_d[None, :]
     tl.store(DK + out, dk.to(DK.dtype.element_ty), mask=lmask[:, None])
     tl.store(DV + out, dv.to(DV.dtype.element_ty), mask=lmask[:, None])
@@ -525,10 +528,13 @@ def fna_bwd_kvq_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, 
 @triton.jit
 def fna_bwd_rows_post_naive(X, DOUT, MEAN, RSTD, LNW, LNB, ROWS, DLNQ, PART, DX, DW_PART,
                             H: tl.constexpr, D: tl.constexpr, BLOCK_M: tl.constexpr,
-                            HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False):
+                            HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
+                            SUMS: tl.constexpr = False):
     """The LayerNorm backward and the outer residual of a row block (the kvq plan's last
-    kernel): c1, c2 summed over the heads' partials, then dx per head; the LayerNorm weights'
-    column partials in DW_PART[pid, 1] and [pid, 2]."""
+    kernel): c1, c2 summed over the heads' partials (PART, from the kvq kernel) or (SUMS) over
+    the heads' stored dlnq and x here, a first loop over the heads with the kvq kernel's
+    arithmetic per head, then dx per head; the LayerNorm weights' column partials in
+    DW_PART[pid, 1] and [pid, 2]."""
     pid = tl.program_id(0)
     N: tl.constexpr = H * D
     start = tl.load(ROWS + pid * 3 + 1)
@@ -542,8 +548,17 @@ def fna_bwd_rows_post_naive(X, DOUT, MEAN, RSTD, LNW, LNB, ROWS, DLNQ, PART, DX,
     c1 = tl.zeros([BLOCK_M], tl.float32)
     c2 = tl.zeros([BLOCK_M], tl.float32)
     for h in range(0, H):
-        c1 += tl.load(PART + (rows * H + h) * 2, mask=rmask, other=0.0)
-        c2 += tl.load(PART + (rows * H + h) * 2 + 1, mask=rmask, other=0.0)
+        if SUMS:
+            tile = (rows[:, None] * H + h) * D + offs_d[None, :]
+            dlnq = tl.load(DLNQ + tile, mask=tmask, other=0.0).to(tl.float32)
+            xhat, lnq, a = _ln_tile(X, rows, rmask, h, mean, rstd, LNW, LNB, H, D, HAS_LNW,
+                                    HAS_LNB)
+            ga = dlnq * a[None, :]
+            c1 += tl.sum(ga, 1)
+            c2 += tl.sum(ga * xhat, 1)
+        else:
+            c1 += tl.load(PART + (rows * H + h) * 2, mask=rmask, other=0.0)
+            c2 += tl.load(PART + (rows * H + h) * 2 + 1, mask=rmask, other=0.0)
     c1 = c1 * (1.0 / N)
     c2 = c2 * (1.0 / N)
     for h in range(0, H):

@@ -102,6 +102,14 @@ class BwdConfig:
     # row step at 16 rows 599 -> 633 (GELU), 535 -> 563 (softmax), no spills either way; at 32
     # rows and 3 stages the faster tile on the H200 (above)
     kvq_dq_t: bool = True
+    # The LayerNorm backward's per-head row sums (sum_D dlnq a, sum_D dlnq a xhat) taken by
+    # rows_post from the stored dlnq (a first loop over the heads, reading dlnq and x once
+    # more) instead of by the kvq kernel after each dQ product, where D is spread over its 8
+    # warps: cross-warp reductions through shared memory and 10 of the row step's 16 barriers.
+    # sm_90 SASS of the kvq row step (GELU H 2, 32 rows, a helper's analysis, session 38): 1112
+    # -> 739 warp instructions a warp, 16 -> 6 BAR.SYNC. The same sums of the same rounded
+    # dlnq, in another order of the D lanes' adds. Not timed on a GPU yet (off).
+    kvq_sums_in_post: bool = False
 
 
 # The plans (`flash_norm_attention_bwd(plan=...)`):
@@ -468,13 +476,16 @@ def _kvq_plan(x, dout, k, v, offsets, mean, rstd, rrms, lnw, lnb, rmw, saved, ta
             dict(H=H, D=D, ACT=consts["ACT"], BLOCK_M=cfg.block_m, HAS_RMSW=rmw is not None,
                  **has), dev, cfg.num_warps, cfg.num_stages)
     dlnq = torch.empty((T, H, D), dtype=dlnq_dtype, device=dev)
-    part = torch.empty((T, H, 2), dtype=torch.float32, device=dev)
+    sums_in_post = cfg.kvq_sums_in_post
+    # (the row partials between kvq and rows_post, unless rows_post sums dlnq itself)
+    part = dlnq if sums_in_post else torch.empty((T, H, 2), dtype=torch.float32, device=dev)
     block_l = max(16, triton.next_power_of_2(L))
     _launch("kvq", (), (k.shape[0] * Hkv,),
             [x, k, v, mean, rstd, *w3[:2], offsets.contiguous(), dz, stat, dk, dv, dlnq, part, L,
              k.stride(0), k.stride(1), scale],
             dict(H=H, HKV=Hkv, D=D, ACT=consts["ACT"], BLOCK_M=cfg.kvq_block_m, BLOCK_L=block_l,
-                 DQ_T=cfg.kvq_dq_t, **has), dev, cfg.kvq_num_warps, cfg.kvq_num_stages)
+                 DQ_T=cfg.kvq_dq_t, HAS_PART=not sums_in_post, **has), dev, cfg.kvq_num_warps,
+            cfg.kvq_num_stages)
     _launch("rows_post", (), (nprog,),
             [x, dout, mean, rstd, *w3[:2], table, dlnq, part, dx, dw_part],
-            dict(H=H, D=D, BLOCK_M=cfg.block_m, **has), dev, cfg.num_warps, 1)
+            dict(H=H, D=D, BLOCK_M=cfg.block_m, SUMS=sums_in_post, **has), dev, cfg.num_warps, 1)

@@ -46,7 +46,9 @@
    - the kvq plan (`fused_saved_kvq_ms`, `plan="kvq"`: rows_pre, kvq, rows_post, the attention's
      products once per head and row block instead of the split plan's 7; dz and dlnq between
      the kernels in bf16, and in fp32 as `fused_saved_kvq_f32_ms`; rows_pre without
-     reuse-loads as `fused_saved_kvq_noreuse_ms`), `train_fused_kvq_ms` and
+     reuse-loads as `fused_saved_kvq_noreuse_ms`; the LayerNorm's row sums taken by rows_post
+     from the stored dlnq instead of by the kvq kernel, `BwdConfig.kvq_sums_in_post`, as
+     `fused_saved_kvq_post_ms`), `train_fused_kvq_ms` and
      `train_saved_kvq_pct_vs_padded_unfused` with it (every other fused column is the split
      plan's, named explicitly whatever DEFAULT_PLAN is);
    - tiles (`--rows-tiles`, `--kv-tiles`, `--kvq-tiles`): the default backward (saved g) with
@@ -299,21 +301,23 @@ def _checked_tile(fn, ref, bench) -> float:
     return bench(fn, warmup=5, rep=30)
 
 
-def parse_kvq_tiles(spec: str) -> list[tuple[int, int, int, bool]]:
-    """"16:8:2,16:8:2:t" -> [(BLOCK_M, warps, stages, dq_t), ...] of the kvq plan's middle
-    kernel (":t": dQ computed transposed, `BwdConfig.kvq_dq_t`)."""
+def parse_kvq_tiles(spec: str) -> list[tuple[int, int, int, bool, bool]]:
+    """"16:8:2,16:8:2:t,32:8:3:tp" -> [(BLOCK_M, warps, stages, dq_t, sums_in_post), ...] of
+    the kvq plan's middle kernel (flags after the stages: "t" dQ computed transposed,
+    `BwdConfig.kvq_dq_t`; "p" the LayerNorm's row sums taken by rows_post,
+    `BwdConfig.kvq_sums_in_post`)."""
     out = []
     for item in filter(None, (t.strip() for t in (spec or "").split(","))):
         parts = item.split(":")
-        dqt = len(parts) == 4 and parts[3] == "t"
+        flags = parts[3] if len(parts) == 4 else ""
         try:
-            if len(parts) not in (3, 4) or (len(parts) == 4 and not dqt):
+            if len(parts) not in (3, 4) or (len(parts) == 4 and (not flags or set(flags) - set("tp"))):
                 raise ValueError
             bm, w, st = (int(n) for n in parts[:3])
         except ValueError:
-            raise ValueError(f"kvq tile '{item}': expected BLOCK_M:warps:stages[:t], e.g. "
-                             f"16:8:2 or 16:8:2:t") from None
-        out.append((bm, w, st, dqt))
+            raise ValueError(f"kvq tile '{item}': expected BLOCK_M:warps:stages[:FLAGS] (FLAGS "
+                             f"of t, p), e.g. 16:8:2, 16:8:2:t or 32:8:3:tp") from None
+        out.append((bm, w, st, "t" in flags, "p" in flags))
     return out
 
 
@@ -415,6 +419,9 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
             *sargs, **qkw), warmup=5, rep=30))
         guard("fused_saved_kvq_f32_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
             *sargs, dlnq_dtype=torch.float32, **qkw), warmup=5, rep=30))
+        # the LayerNorm's row sums taken by rows_post from the stored dlnq (kvq_sums_in_post)
+        guard("fused_saved_kvq_post_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
+            *sargs, config=BwdConfig(kvq_sums_in_post=True), **qkw), warmup=5, rep=30))
         # rows_pre without reuse-loads (the split plan's rows kernel drops it for softmax)
         guard("fused_saved_kvq_noreuse_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
             *sargs, passes=PRE_PASSES[:1], **qkw), warmup=5, rep=30))
@@ -424,9 +431,11 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
             if not ref:
                 ref.append(flash_norm_attention_bwd(*sargs, **qkw))
             return ref[0]
-        for bm, w, st, dqt in kvq_tiles:
-            key = "%d:%d:%d" % (bm, w, st) + (":t" if dqt else "")
-            tcfg = BwdConfig(kvq_block_m=bm, kvq_num_warps=w, kvq_num_stages=st, kvq_dq_t=dqt)
+        for bm, w, st, dqt, post in kvq_tiles:
+            flags = ("t" if dqt else "") + ("p" if post else "")
+            key = "%d:%d:%d" % (bm, w, st) + (f":{flags}" if flags else "")
+            tcfg = BwdConfig(kvq_block_m=bm, kvq_num_warps=w, kvq_num_stages=st, kvq_dq_t=dqt,
+                             kvq_sums_in_post=post)
             # (timed only if repeatable bitwise and within 2e-2 of the default tile's output: a
             # tile with a pipeliner race must not be the one chosen)
             guard(f"kvq_tiles_ms[{key}]", lambda tcfg=tcfg: _checked_tile(
@@ -774,8 +783,9 @@ def main(argv=None) -> int:
                     help="likewise for the dK/dV kernel's tiles (e.g. 32x32:4:2,32x64:4:3)")
     ap.add_argument("--kvq-tiles", default="",
                     help="also time the kvq plan with these tiles of its middle kernel, "
-                         "BLOCK_M:warps:stages[:t] comma-separated, ':t' for dQ transposed "
-                         "(e.g. 16:8:1,16:8:2:t,32:8:3; `bench/fna_bwd_tiles.py --kernels kvq` "
+                         "BLOCK_M:warps:stages[:FLAGS] comma-separated, FLAGS 't' for dQ "
+                         "transposed, 'p' for the LayerNorm's row sums in rows_post (e.g. "
+                         "16:8:1,16:8:2:t,32:8:3:tp; `bench/fna_bwd_tiles.py --kernels kvq` "
                          "lists the spills)")
     ap.add_argument("--cells", default="",
                     help="only these cells, H:max_len:activation comma-separated (e.g. "
@@ -856,7 +866,7 @@ def main(argv=None) -> int:
     cols = ["activation", "H", "max_seqlen", "T", "fused_ms", "fused_saved_ms",
             "fused_saved_bound_ms", "fused_saved_chain_ms", "fused_saved_early_ms",
             "fused_saved_early_reuse_ms", "fused_saved_kvq_ms", "fused_saved_kvq_f32_ms",
-            "fused_saved_kvq_noreuse_ms", "fwd_ms", "fwd_saving_ms", "naive_ms",
+            "fused_saved_kvq_post_ms", "fused_saved_kvq_noreuse_ms", "fwd_ms", "fwd_saving_ms", "naive_ms",
             "unfused_eager_ms", "unfused_compiled_ms", "unfused_dynamic_ms", "unfused_jagged_ms",
             "norms_compiled_ms", "saved_pct_vs_padded_unfused", "train_fused_ms",
             "train_unfused_best_ms", "train_saved_pct_vs_padded_unfused",
