@@ -54,8 +54,10 @@ def example_args(kernel: str, H: int, D: int, L: int, soft: bool):
     if kernel in ("kv", "kvq"):
         off = torch.zeros(B + 1, dtype=torch.int64)
         tail = [t(T, H, D), t(T, H, 2, dtype=f32)] if kernel == "kvq" else []
+        # (kvq: its ORDER argument last, the offsets as the op passes them without an order)
         return [x, k, v, mean, rstd, x, x, off, t(T, H, D), stat, t(B, L, H, D),
-                t(B, L, H, D), *tail, L, stride_kb, stride_kl, 0.125]
+                t(B, L, H, D), *tail, L, stride_kb, stride_kl, 0.125] + (
+                    [off] if kernel == "kvq" else [])
     table = torch.zeros(T // 16, 2, dtype=torch.int32)
     if kernel == "rows_pre":
         return [x, dout, t(T, H, D), t(T, H, dtype=f32) if soft else stat, mean, rstd, rrms,

@@ -605,6 +605,43 @@ def test_kvq_plan_sums_in_post(activation, H, Hkv, affine):
             assert _rel(a, b) <= 1e-2, (name, _rel(a, b))
 
 
+def test_kvq_plan_longest_first():
+    """BwdConfig(kvq_longest_first=True): the kvq programs take their batches from the lengths'
+    order, longest first (ties in batch order; `ops.common.longest_first`, kept per offsets
+    tensor and version): every gradient bitwise the default's (each program's work is the
+    same), the order passed to the kernel (HAS_ORDER)."""
+    from normfuse.ops import common
+    from normfuse.ops import flash_norm_attention_bwd as bwd
+    from normfuse.ops.flash_norm_attention_bwd import BwdConfig
+    off = torch.tensor([0, 0, 5, 6, 26, 26])  # LENS: 0, 5, 1, 20, 0
+    assert common.longest_first(off).tolist() == [3, 1, 2, 0, 4]
+    assert common.longest_first(off).dtype == torch.int32
+    kept = common.cached_longest_first(off)
+    assert common.cached_longest_first(off) is kept
+    off2 = off.clone()
+    assert common.cached_longest_first(off2) is not kept
+    off2[1:] += 7  # (refilled in place: a new version, a new order)
+    off2[2] = 30
+    assert common.cached_longest_first(off2).tolist() == common.longest_first(off2).tolist()
+    args, kw, ref, eager = _saved_args(LENS, 2, 1, 32, 40, "gelu_tanh")
+    base = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", **kw)
+    seen = []
+
+    def spy(kernel, passes, grid, a, consts, *rest):
+        seen.append((kernel.__name__, dict(consts), a[-1]))
+        return real(kernel, passes, grid, a, consts, *rest)
+    real = bwd.cpu_launcher(spy)
+    try:
+        got = flash_norm_attention_bwd(*args, block_m=16, plan="kvq",
+                                       config=BwdConfig(kvq_longest_first=True), **kw)
+    finally:
+        bwd.cpu_launcher(real)
+    (consts, order), = [(c, o) for n, c, o in seen if n == "fna_bwd_kvq_naive"]
+    assert consts["HAS_ORDER"] is True and order.tolist() == [3, 1, 2, 0, 4]
+    for name, a, b in zip(NAMES, got, base):
+        assert (a is None and b is None) or torch.equal(a, b), name
+
+
 def test_kvq_plan_writes_every_element(monkeypatch):
     """Every buffer of the kvq plan NaN-poisoned (torch.empty / empty_like): an element no kernel
     stores shows; empty sequences (first and last) get dK = dV = 0; with the weights (their
@@ -697,6 +734,11 @@ def test_gpu_kvq_plan(activation, H, Hkv, L, monkeypatch):
     _within_eager(post, ref, eager, "sums_in_post")
     for name, a, p, p2 in zip(NAMES, got, post, post2):
         assert a is None or (torch.equal(p, p2) and _rel(p, a) <= 1e-2), (name, "sums_in_post")
+    # the kvq programs longest sequence first: the same work per program, the same bits
+    lpt = flash_norm_attention_bwd(*args, plan="kvq", config=BwdConfig(kvq_longest_first=True),
+                                   **kw)
+    for name, a, o in zip(NAMES, got, lpt):
+        assert a is None or torch.equal(a, o), (name, "longest_first")
     f32 = flash_norm_attention_bwd(*args, plan="kvq", dlnq_dtype=torch.float32, **kw)
     for name, a, f, s in zip(NAMES, got, f32, split):
         if a is None:

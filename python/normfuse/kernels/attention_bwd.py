@@ -469,20 +469,25 @@ def _probs_t(st, lse, lmask, rmask, qk_scale, ACT: tl.constexpr):
 
 @triton.jit
 def fna_bwd_kvq_naive(X, K, V, MEAN, RSTD, LNW, LNB, OFFSETS, DZ, STAT, DK, DV, DLNQ, PART, L,
-                      stride_kb, stride_kl, qk_scale, H: tl.constexpr, HKV: tl.constexpr,
-                      D: tl.constexpr, ACT: tl.constexpr, BLOCK_M: tl.constexpr,
-                      BLOCK_L: tl.constexpr, HAS_LNW: tl.constexpr = False,
-                      HAS_LNB: tl.constexpr = False, DQ_T: tl.constexpr = False,
-                      HAS_PART: tl.constexpr = True):
+                      stride_kb, stride_kl, qk_scale, ORDER, H: tl.constexpr,
+                      HKV: tl.constexpr, D: tl.constexpr, ACT: tl.constexpr,
+                      BLOCK_M: tl.constexpr, BLOCK_L: tl.constexpr,
+                      HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
+                      DQ_T: tl.constexpr = False, HAS_PART: tl.constexpr = True,
+                      HAS_ORDER: tl.constexpr = False):
     """The attention backward of one (batch, kv head) with all L <= BLOCK_L keys in one tile:
     dK, dV, and per query head and row block dlnq = dS K + dz (DLNQ, its dtype) with
     (HAS_PART) the LayerNorm backward's per-head row partials (PART [T, H, 2] f32:
     sum_D(dlnq a), sum_D(dlnq a xhat), of the stored dlnq; without them rows_post sums the
-    stored dlnq itself, SUMS). Rows of the batch in BLOCK_M steps."""
+    stored dlnq itself, SUMS). Rows of the batch in BLOCK_M steps. HAS_ORDER: program p takes
+    batch ORDER[p // HKV] (int32 [B], e.g. the longest sequences first), else p // HKV."""
     pid = tl.program_id(0)
     G: tl.constexpr = H // HKV
     kvh = pid % HKV
-    b = pid // HKV
+    if HAS_ORDER:
+        b = tl.load(ORDER + pid // HKV)
+    else:
+        b = pid // HKV
     offs_l = tl.arange(0, BLOCK_L)
     offs_d = tl.arange(0, D)
     lmask = offs_l < L

@@ -680,6 +680,32 @@ def cached_row_block_table(offsets: Tensor, block_m: int, rows: int) -> Tensor:
     return table
 
 
+def longest_first(offsets: Tensor) -> Tensor:
+    """The batches of `offsets` ([B + 1], from 0 to T) by their row count, longest first (ties
+    in batch order), int32 [B], on the offsets' device: the launch order of programs that each
+    walk a whole sequence, so that the longest ones do not start last and end the grid alone."""
+    lengths = offsets[1:] - offsets[:-1]
+    return torch.argsort(lengths, descending=True, stable=True).to(torch.int32)
+
+
+_ORDERS = torch.utils.weak.WeakIdKeyDictionary()
+
+
+def cached_longest_first(offsets: Tensor) -> Tensor:
+    """`longest_first(offsets)`, kept per offsets tensor and version as
+    `cached_row_block_table` keeps its table (built afresh while a CUDA graph is captured and
+    for inference tensors)."""
+    version = _version(offsets)
+    if version is None or capturing():
+        return longest_first(offsets.detach())
+    entry = _ORDERS.get(offsets)
+    if entry is not None and entry[0] == version:
+        return entry[1]
+    order = longest_first(offsets.detach())
+    _ORDERS[offsets] = (version, order)
+    return order
+
+
 def register_clear(fn) -> None:
     """`fn()` runs in clear_caches() (the caches of the layers above this one)."""
     _CLEARERS.append(fn)
@@ -691,6 +717,7 @@ def clear_caches() -> None:
     WEIGHTS.clear()
     _HOST_OFFSETS.clear()
     _ROW_TABLES.clear()
+    _ORDERS.clear()
     for fn in _CLEARERS:
         fn()
     _GRAPH_PINS.clear()

@@ -48,7 +48,9 @@
      the kernels in bf16, and in fp32 as `fused_saved_kvq_f32_ms`; rows_pre without
      reuse-loads as `fused_saved_kvq_noreuse_ms`; the LayerNorm's row sums taken by rows_post
      from the stored dlnq instead of by the kvq kernel, `BwdConfig.kvq_sums_in_post`, as
-     `fused_saved_kvq_post_ms`), `train_fused_kvq_ms` and
+     `fused_saved_kvq_post_ms`; the kvq programs longest sequence first,
+     `BwdConfig.kvq_longest_first`, as `fused_saved_kvq_lpt_ms`; both as
+     `fused_saved_kvq_post_lpt_ms`), `train_fused_kvq_ms` and
      `train_saved_kvq_pct_vs_padded_unfused` with it (every other fused column is the split
      plan's, named explicitly whatever DEFAULT_PLAN is);
    - tiles (`--rows-tiles`, `--kv-tiles`, `--kvq-tiles`): the default backward (saved g) with
@@ -419,9 +421,14 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
             *sargs, **qkw), warmup=5, rep=30))
         guard("fused_saved_kvq_f32_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
             *sargs, dlnq_dtype=torch.float32, **qkw), warmup=5, rep=30))
-        # the LayerNorm's row sums taken by rows_post from the stored dlnq (kvq_sums_in_post)
-        guard("fused_saved_kvq_post_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
-            *sargs, config=BwdConfig(kvq_sums_in_post=True), **qkw), warmup=5, rep=30))
+        # the LayerNorm's row sums taken by rows_post from the stored dlnq (kvq_sums_in_post),
+        # the kvq programs longest sequence first (kvq_longest_first), and both
+        for col, opts in (("fused_saved_kvq_post_ms", dict(kvq_sums_in_post=True)),
+                          ("fused_saved_kvq_lpt_ms", dict(kvq_longest_first=True)),
+                          ("fused_saved_kvq_post_lpt_ms", dict(kvq_sums_in_post=True,
+                                                               kvq_longest_first=True))):
+            guard(col, lambda opts=opts: do_bench(lambda: flash_norm_attention_bwd(
+                *sargs, config=BwdConfig(**opts), **qkw), warmup=5, rep=30))
         # rows_pre without reuse-loads (the split plan's rows kernel drops it for softmax)
         guard("fused_saved_kvq_noreuse_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
             *sargs, passes=PRE_PASSES[:1], **qkw), warmup=5, rep=30))
@@ -866,7 +873,8 @@ def main(argv=None) -> int:
     cols = ["activation", "H", "max_seqlen", "T", "fused_ms", "fused_saved_ms",
             "fused_saved_bound_ms", "fused_saved_chain_ms", "fused_saved_early_ms",
             "fused_saved_early_reuse_ms", "fused_saved_kvq_ms", "fused_saved_kvq_f32_ms",
-            "fused_saved_kvq_post_ms", "fused_saved_kvq_noreuse_ms", "fwd_ms", "fwd_saving_ms", "naive_ms",
+            "fused_saved_kvq_post_ms", "fused_saved_kvq_lpt_ms", "fused_saved_kvq_post_lpt_ms",
+            "fused_saved_kvq_noreuse_ms", "fwd_ms", "fwd_saving_ms", "naive_ms",
             "unfused_eager_ms", "unfused_compiled_ms", "unfused_dynamic_ms", "unfused_jagged_ms",
             "norms_compiled_ms", "saved_pct_vs_padded_unfused", "train_fused_ms",
             "train_unfused_best_ms", "train_saved_pct_vs_padded_unfused",
