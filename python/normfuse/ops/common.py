@@ -657,27 +657,36 @@ def row_block_table(offsets: torch.Tensor, block_m: int, rows: int | None = None
     return torch.stack([b, start, end], 1).to(torch.int32).contiguous()
 
 
-_ROW_TABLES = torch.utils.weak.WeakIdKeyDictionary()
+# what is derived from an offsets tensor on the device (row-block tables, launch orders), kept
+# per tensor: {(version, what...): tensor}
+_FROM_OFFSETS = torch.utils.weak.WeakIdKeyDictionary()
+
+
+def _from_offsets(offsets: Tensor, key: tuple, build):
+    """`build(offsets)` kept per offsets tensor (its identity and version counter, as
+    `host_offsets`) and `key`, so a model's layers that share one offsets tensor, and a layer's
+    forward and backward, build it once (a handful of small device ops each time otherwise).
+    Built afresh, and not kept, while a CUDA graph is captured (its replays may see the offsets
+    refilled in place: the value must be computed inside the graph) and for inference tensors
+    (no version counter). An entry of an older version goes when a newer one is kept."""
+    version = _version(offsets)
+    if version is None or capturing():
+        return build(offsets.detach())
+    full = (version,) + key
+    entry = _FROM_OFFSETS.get(offsets)
+    if entry is not None and full in entry:
+        return entry[full]
+    kept = {k: t for k, t in (entry or {}).items() if k[0] == version}  # (older versions go)
+    kept[full] = value = build(offsets.detach())
+    _FROM_OFFSETS[offsets] = kept
+    return value
 
 
 def cached_row_block_table(offsets: Tensor, block_m: int, rows: int) -> Tensor:
-    """`row_block_table(offsets, block_m, rows)`, kept per offsets tensor (its identity and
-    version counter, as `host_offsets`), so a model's layers that share one offsets tensor, and
-    a layer's forward and backward, build it once (a handful of small device ops each time
-    otherwise). Built afresh, and not kept, while a CUDA graph is captured (its replays may see
-    the offsets refilled in place: the table must be computed inside the graph) and for
-    inference tensors (no version counter)."""
-    version = _version(offsets)
-    if version is None or capturing():
-        return row_block_table(offsets.detach(), block_m, rows)
-    key = (version, int(block_m), int(rows))
-    entry = _ROW_TABLES.get(offsets)
-    if entry is not None and key in entry:
-        return entry[key]
-    kept = {k: t for k, t in (entry or {}).items() if k[0] == version}  # (older versions go)
-    kept[key] = table = row_block_table(offsets.detach(), block_m, rows)
-    _ROW_TABLES[offsets] = kept
-    return table
+    """`row_block_table(offsets, block_m, rows)`, kept per offsets tensor and version
+    (`_from_offsets`)."""
+    return _from_offsets(offsets, ("rows", int(block_m), int(rows)),
+                         lambda off: row_block_table(off, block_m, rows))
 
 
 def longest_first(offsets: Tensor) -> Tensor:
@@ -688,22 +697,9 @@ def longest_first(offsets: Tensor) -> Tensor:
     return torch.argsort(lengths, descending=True, stable=True).to(torch.int32)
 
 
-_ORDERS = torch.utils.weak.WeakIdKeyDictionary()
-
-
 def cached_longest_first(offsets: Tensor) -> Tensor:
-    """`longest_first(offsets)`, kept per offsets tensor and version as
-    `cached_row_block_table` keeps its table (built afresh while a CUDA graph is captured and
-    for inference tensors)."""
-    version = _version(offsets)
-    if version is None or capturing():
-        return longest_first(offsets.detach())
-    entry = _ORDERS.get(offsets)
-    if entry is not None and entry[0] == version:
-        return entry[1]
-    order = longest_first(offsets.detach())
-    _ORDERS[offsets] = (version, order)
-    return order
+    """`longest_first(offsets)`, kept per offsets tensor and version (`_from_offsets`)."""
+    return _from_offsets(offsets, ("longest_first",), longest_first)
 
 
 def register_clear(fn) -> None:
@@ -716,8 +712,7 @@ def clear_caches() -> None:
     for captured CUDA graphs included (call it after destroying the graphs)."""
     WEIGHTS.clear()
     _HOST_OFFSETS.clear()
-    _ROW_TABLES.clear()
-    _ORDERS.clear()
+    _FROM_OFFSETS.clear()
     for fn in _CLEARERS:
         fn()
     _GRAPH_PINS.clear()
