@@ -59,19 +59,13 @@ def dynamic(ins, trips, once=1.0) -> float:
 
 
 def parse_kvq(spec: str) -> list:
-    """"32:8:3:t,32:8:3:tp" -> [(BLOCK_M, warps, stages, dq_t, sums_in_post), ...]: the flags
-    after the stages, 't' dQ transposed (BwdConfig.kvq_dq_t), 'p' the LayerNorm's row sums in
-    rows_post (BwdConfig.kvq_sums_in_post)."""
-    out = []
-    for item in filter(None, (s.strip() for s in spec.split(","))):
-        p = item.split(":")
-        flags = p[3] if len(p) > 3 else ""
-        if len(p) not in (3, 4) or set(flags) - set("tp"):
-            raise SystemExit(f"fna_bwd_sass: kvq tile '{item}': expected "
-                             "BLOCK_M:warps:stages[:FLAGS], FLAGS of t (dQ transposed) and p "
-                             "(the row sums in rows_post)")
-        out.append((int(p[0]), int(p[1]), int(p[2]), "t" in flags, "p" in flags))
-    return out
+    """`bench_attention_bwd.parse_kvq_tiles`: [(BLOCK_M, warps, stages, dq_t, sums_in_post),
+    ...], a malformed tile ending the script."""
+    from normfuse.repro.bench_attention_bwd import parse_kvq_tiles
+    try:
+        return parse_kvq_tiles(spec)
+    except ValueError as e:
+        raise SystemExit(f"fna_bwd_sass: {e}") from None
 
 
 def measure(act: str, H: int, kvq_tiles, seq_rows: int = 512) -> dict:
