@@ -567,6 +567,23 @@ def test_kvq_plan_matches_fp64(activation, H, Hkv, D, L, variant):
             assert torch.equal(a, s) and torch.equal(f, s), name
 
 
+def _kvq_launches(*args, config, **kw):
+    """(gradients, {kernel name: (constexprs, its last argument)}) of plan="kvq" at block_m 16
+    with `config`, each CPU launch seen on its way to the interpreter."""
+    from normfuse.ops import flash_norm_attention_bwd as bwd
+    seen = {}
+
+    def spy(kernel, passes, grid, a, consts, *rest):
+        seen[kernel.__name__] = (dict(consts), a[-1])
+        return real(kernel, passes, grid, a, consts, *rest)
+    real = bwd.cpu_launcher(spy)
+    try:
+        got = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", config=config, **kw)
+    finally:
+        bwd.cpu_launcher(real)
+    return got, seen
+
+
 @pytest.mark.parametrize("activation, H, Hkv, affine", [
     pytest.param("gelu_tanh", 2, 2, True, id="gelu-h2-affine"),
     pytest.param("softmax", 3, 1, False, id="softmax-h3-mqa"),
@@ -577,22 +594,11 @@ def test_kvq_plan_sums_in_post(activation, H, Hkv, affine):
     dK, dV, dz-side gradients bitwise the default's, dx and the LayerNorm weights' within
     1e-2 of it and within eager's error against fp64; the kvq kernel compiled without its
     PART stores (HAS_PART=False, the plan's second buffer unallocated)."""
-    from normfuse.ops import flash_norm_attention_bwd as bwd
     from normfuse.ops.flash_norm_attention_bwd import BwdConfig
     args, kw, ref, eager = _saved_args(LENS, H, Hkv, 32, 40, activation, affine=affine)
     base = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", **kw)
-    seen = []
-
-    def spy(kernel, passes, grid, a, consts, *rest):
-        seen.append((kernel.__name__, dict(consts)))
-        return real(kernel, passes, grid, a, consts, *rest)
-    real = bwd.cpu_launcher(spy)
-    try:
-        got = flash_norm_attention_bwd(*args, block_m=16, plan="kvq",
-                                       config=BwdConfig(kvq_sums_in_post=True), **kw)
-    finally:
-        bwd.cpu_launcher(real)
-    consts = dict(seen)
+    got, seen = _kvq_launches(*args, config=BwdConfig(kvq_sums_in_post=True), **kw)
+    consts = {name: c for name, (c, _) in seen.items()}
     assert consts["fna_bwd_kvq_naive"]["HAS_PART"] is False, consts
     assert consts["fna_bwd_rows_post_naive"]["SUMS"] is True, consts
     _within_eager(got, ref, eager, "sums_in_post")
@@ -611,7 +617,6 @@ def test_kvq_plan_longest_first():
     tensor and version): every gradient bitwise the default's (each program's work is the
     same), the order passed to the kernel (HAS_ORDER)."""
     from normfuse.ops import common
-    from normfuse.ops import flash_norm_attention_bwd as bwd
     from normfuse.ops.flash_norm_attention_bwd import BwdConfig
     off = torch.tensor([0, 0, 5, 6, 26, 26])  # LENS: 0, 5, 1, 20, 0
     assert common.longest_first(off).tolist() == [3, 1, 2, 0, 4]
@@ -625,18 +630,8 @@ def test_kvq_plan_longest_first():
     assert common.cached_longest_first(off2).tolist() == common.longest_first(off2).tolist()
     args, kw, ref, eager = _saved_args(LENS, 2, 1, 32, 40, "gelu_tanh")
     base = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", **kw)
-    seen = []
-
-    def spy(kernel, passes, grid, a, consts, *rest):
-        seen.append((kernel.__name__, dict(consts), a[-1]))
-        return real(kernel, passes, grid, a, consts, *rest)
-    real = bwd.cpu_launcher(spy)
-    try:
-        got = flash_norm_attention_bwd(*args, block_m=16, plan="kvq",
-                                       config=BwdConfig(kvq_longest_first=True), **kw)
-    finally:
-        bwd.cpu_launcher(real)
-    (consts, order), = [(c, o) for n, c, o in seen if n == "fna_bwd_kvq_naive"]
+    got, seen = _kvq_launches(*args, config=BwdConfig(kvq_longest_first=True), **kw)
+    consts, order = seen["fna_bwd_kvq_naive"]
     assert consts["HAS_ORDER"] is True and order.tolist() == [3, 1, 2, 0, 4]
     for name, a, b in zip(NAMES, got, base):
         assert (a is None and b is None) or torch.equal(a, b), name
