@@ -589,18 +589,23 @@ def _kvq_launches(*args, config, **kw):
     pytest.param("softmax", 3, 1, False, id="softmax-h3-mqa"),
 ])
 def test_kvq_plan_sums_in_post(activation, H, Hkv, affine):
-    """BwdConfig(kvq_sums_in_post=True): rows_post sums the stored dlnq over D itself (no PART
-    from the kvq kernel). The same sums of the same rounded dlnq in another order of adds:
-    dK, dV, dz-side gradients bitwise the default's, dx and the LayerNorm weights' within
-    1e-2 of it and within eager's error against fp64; the kvq kernel compiled without its
-    PART stores (HAS_PART=False, the plan's second buffer unallocated)."""
+    """BwdConfig(kvq_sums_in_post=True), the default: rows_post sums the stored dlnq over D
+    itself (no PART from the kvq kernel). Against the kvq kernel's own sums
+    (kvq_sums_in_post=False): the same sums of the same rounded dlnq in another order of adds,
+    dK, dV, dz-side gradients bitwise, dx and the LayerNorm weights' within 1e-2 and within
+    eager's error against fp64; the kvq kernel compiled without its PART stores
+    (HAS_PART=False, the plan's second buffer unallocated), with them when off."""
     from normfuse.ops.flash_norm_attention_bwd import BwdConfig
+    assert BwdConfig().kvq_sums_in_post is True
     args, kw, ref, eager = _saved_args(LENS, H, Hkv, 32, 40, activation, affine=affine)
-    base = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", **kw)
-    got, seen = _kvq_launches(*args, config=BwdConfig(kvq_sums_in_post=True), **kw)
+    base, seen_off = _kvq_launches(*args, config=BwdConfig(kvq_sums_in_post=False), **kw)
+    got, seen = _kvq_launches(*args, config=BwdConfig(), **kw)
     consts = {name: c for name, (c, _) in seen.items()}
     assert consts["fna_bwd_kvq_naive"]["HAS_PART"] is False, consts
     assert consts["fna_bwd_rows_post_naive"]["SUMS"] is True, consts
+    off = {name: c for name, (c, _) in seen_off.items()}
+    assert off["fna_bwd_kvq_naive"]["HAS_PART"] is True, off
+    assert off["fna_bwd_rows_post_naive"]["SUMS"] is False, off
     _within_eager(got, ref, eager, "sums_in_post")
     for name, a, b in zip(NAMES, got, base):
         if a is None:
@@ -612,10 +617,10 @@ def test_kvq_plan_sums_in_post(activation, H, Hkv, affine):
 
 
 def test_kvq_plan_longest_first():
-    """BwdConfig(kvq_longest_first=True): the kvq programs take their batches from the lengths'
-    order, longest first (ties in batch order; `ops.common.longest_first`, kept per offsets
-    tensor and version): every gradient bitwise the default's (each program's work is the
-    same), the order passed to the kernel (HAS_ORDER)."""
+    """BwdConfig(kvq_longest_first=True), the default: the kvq programs take their batches from
+    the lengths' order, longest first (ties in batch order; `ops.common.longest_first`, kept
+    per offsets tensor and version): every gradient bitwise batch order's (each program's work
+    is the same), the order passed to the kernel (HAS_ORDER), none in batch order."""
     from normfuse.ops import common
     from normfuse.ops.flash_norm_attention_bwd import BwdConfig
     off = torch.tensor([0, 0, 5, 6, 26, 26])  # LENS: 0, 5, 1, 20, 0
@@ -629,8 +634,10 @@ def test_kvq_plan_longest_first():
     off2[2] = 30
     assert common.cached_longest_first(off2).tolist() == common.longest_first(off2).tolist()
     args, kw, ref, eager = _saved_args(LENS, 2, 1, 32, 40, "gelu_tanh")
-    base = flash_norm_attention_bwd(*args, block_m=16, plan="kvq", **kw)
-    got, seen = _kvq_launches(*args, config=BwdConfig(kvq_longest_first=True), **kw)
+    assert BwdConfig().kvq_longest_first is True
+    base, seen_off = _kvq_launches(*args, config=BwdConfig(kvq_longest_first=False), **kw)
+    assert seen_off["fna_bwd_kvq_naive"][0]["HAS_ORDER"] is False
+    got, seen = _kvq_launches(*args, config=BwdConfig(), **kw)
     consts, order = seen["fna_bwd_kvq_naive"]
     assert consts["HAS_ORDER"] is True and order.tolist() == [3, 1, 2, 0, 4]
     for name, a, b in zip(NAMES, got, base):
@@ -721,19 +728,21 @@ def test_gpu_kvq_plan(activation, H, Hkv, L, monkeypatch):
     _poison_new_buffers(monkeypatch)
     got = flash_norm_attention_bwd(*args, plan="kvq", **kw)
     _within_eager(got, ref, eager)
-    # the LayerNorm's row sums in rows_post (kvq_sums_in_post): eager's error, the default's
-    # values but for the order of the sums' adds, repeatable
-    post_cfg = BwdConfig(kvq_sums_in_post=True)
-    post, post2 = (flash_norm_attention_bwd(*args, plan="kvq", config=post_cfg, **kw)
-                   for _ in range(2))
-    _within_eager(post, ref, eager, "sums_in_post")
-    for name, a, p, p2 in zip(NAMES, got, post, post2):
-        assert a is None or (torch.equal(p, p2) and _rel(p, a) <= 1e-2), (name, "sums_in_post")
-    # the kvq programs longest sequence first: the same work per program, the same bits
-    lpt = flash_norm_attention_bwd(*args, plan="kvq", config=BwdConfig(kvq_longest_first=True),
+    # the default sums the LayerNorm's rows in rows_post (kvq_sums_in_post); the kvq kernel's
+    # own sums: eager's error, the default's values but for the order of the sums' adds,
+    # repeatable
+    own_cfg = BwdConfig(kvq_sums_in_post=False, kvq_longest_first=False)
+    own, own2 = (flash_norm_attention_bwd(*args, plan="kvq", config=own_cfg, **kw)
+                 for _ in range(2))
+    _within_eager(own, ref, eager, "sums_in_kvq")
+    for name, a, p, p2 in zip(NAMES, got, own, own2):
+        assert a is None or (torch.equal(p, p2) and _rel(p, a) <= 1e-2), (name, "sums_in_kvq")
+    # the kvq programs longest sequence first (the default) or in batch order: the same work
+    # per program, the same bits
+    lpt = flash_norm_attention_bwd(*args, plan="kvq", config=BwdConfig(kvq_longest_first=False),
                                    **kw)
     for name, a, o in zip(NAMES, got, lpt):
-        assert a is None or torch.equal(a, o), (name, "longest_first")
+        assert a is None or torch.equal(a, o), (name, "batch order")
     f32 = flash_norm_attention_bwd(*args, plan="kvq", dlnq_dtype=torch.float32, **kw)
     for name, a, f, s in zip(NAMES, got, f32, split):
         if a is None:

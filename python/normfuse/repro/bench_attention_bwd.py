@@ -46,11 +46,12 @@
    - the kvq plan (`fused_saved_kvq_ms`, `plan="kvq"`: rows_pre, kvq, rows_post, the attention's
      products once per head and row block instead of the split plan's 7; dz and dlnq between
      the kernels in bf16, and in fp32 as `fused_saved_kvq_f32_ms`; rows_pre without
-     reuse-loads as `fused_saved_kvq_noreuse_ms`; the LayerNorm's row sums taken by rows_post
-     from the stored dlnq instead of by the kvq kernel, `BwdConfig.kvq_sums_in_post`, as
-     `fused_saved_kvq_post_ms`; the kvq programs longest sequence first,
-     `BwdConfig.kvq_longest_first`, as `fused_saved_kvq_lpt_ms`; both as
-     `fused_saved_kvq_post_lpt_ms`), `train_fused_kvq_ms` and
+     reuse-loads as `fused_saved_kvq_noreuse_ms`; the default has the LayerNorm's row sums
+     taken by rows_post from the stored dlnq, `BwdConfig.kvq_sums_in_post`, and the kvq
+     programs longest sequence first, `BwdConfig.kvq_longest_first`: each alone as
+     `fused_saved_kvq_post_ms` / `fused_saved_kvq_lpt_ms`, neither (the kvq kernel's own sums
+     in batch order, the default until session 39) as `fused_saved_kvq_own_ms`),
+     `train_fused_kvq_ms` and
      `train_saved_kvq_pct_vs_padded_unfused` with it (every other fused column is the split
      plan's, named explicitly whatever DEFAULT_PLAN is);
    - tiles (`--rows-tiles`, `--kv-tiles`, `--kvq-tiles`): the default backward (saved g) with
@@ -421,12 +422,15 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
             *sargs, **qkw), warmup=5, rep=30))
         guard("fused_saved_kvq_f32_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
             *sargs, dlnq_dtype=torch.float32, **qkw), warmup=5, rep=30))
-        # the LayerNorm's row sums taken by rows_post from the stored dlnq (kvq_sums_in_post),
-        # the kvq programs longest sequence first (kvq_longest_first), and both
-        for col, opts in (("fused_saved_kvq_post_ms", dict(kvq_sums_in_post=True)),
-                          ("fused_saved_kvq_lpt_ms", dict(kvq_longest_first=True)),
-                          ("fused_saved_kvq_post_lpt_ms", dict(kvq_sums_in_post=True,
-                                                               kvq_longest_first=True))):
+        # the default's two options one at a time: the LayerNorm's row sums taken by
+        # rows_post from the stored dlnq (kvq_sums_in_post), the kvq programs longest sequence
+        # first (kvq_longest_first), and neither
+        for col, opts in (("fused_saved_kvq_post_ms", dict(kvq_sums_in_post=True,
+                                                           kvq_longest_first=False)),
+                          ("fused_saved_kvq_lpt_ms", dict(kvq_sums_in_post=False,
+                                                          kvq_longest_first=True)),
+                          ("fused_saved_kvq_own_ms", dict(kvq_sums_in_post=False,
+                                                          kvq_longest_first=False))):
             guard(col, lambda opts=opts: do_bench(lambda: flash_norm_attention_bwd(
                 *sargs, config=BwdConfig(**opts), **qkw), warmup=5, rep=30))
         # rows_pre without reuse-loads (the split plan's rows kernel drops it for softmax)
@@ -792,8 +796,8 @@ def main(argv=None) -> int:
                     help="also time the kvq plan with these tiles of its middle kernel, "
                          "BLOCK_M:warps:stages[:FLAGS] comma-separated, FLAGS 't' for dQ "
                          "transposed, 'p' for the LayerNorm's row sums in rows_post (e.g. "
-                         "16:8:1,16:8:2:t,32:8:3:tp; `bench/fna_bwd_tiles.py --kernels kvq` "
-                         "lists the spills)")
+                         "16:8:1,16:8:2:t,32:8:3:tp, the last the default's; "
+                         "`bench/fna_bwd_tiles.py --kernels kvq` lists the spills)")
     ap.add_argument("--cells", default="",
                     help="only these cells, H:max_len:activation comma-separated (e.g. "
                          "2:10000:softmax,4:10000:gelu_tanh): the grid split over several calls, "
@@ -873,7 +877,7 @@ def main(argv=None) -> int:
     cols = ["activation", "H", "max_seqlen", "T", "fused_ms", "fused_saved_ms",
             "fused_saved_bound_ms", "fused_saved_chain_ms", "fused_saved_early_ms",
             "fused_saved_early_reuse_ms", "fused_saved_kvq_ms", "fused_saved_kvq_f32_ms",
-            "fused_saved_kvq_post_ms", "fused_saved_kvq_lpt_ms", "fused_saved_kvq_post_lpt_ms",
+            "fused_saved_kvq_post_ms", "fused_saved_kvq_lpt_ms", "fused_saved_kvq_own_ms",
             "fused_saved_kvq_noreuse_ms", "fwd_ms", "fwd_saving_ms", "naive_ms",
             "unfused_eager_ms", "unfused_compiled_ms", "unfused_dynamic_ms", "unfused_jagged_ms",
             "norms_compiled_ms", "saved_pct_vs_padded_unfused", "train_fused_ms",
