@@ -1,13 +1,16 @@
 """Where a fused pre-norm training op's forward + backward spends its time, per backward plan
 (issue 21): host time per step (no sync), wall time per step (synchronized), the device kernels
-of one step (torch.profiler) and the host's top functions (cProfile), against eager
+of one step (torch.profiler), with `--timeline` where the device waited inside a synchronized
+step (`profile_models.timeline_gaps`: the lead before the first kernel, the gaps and the kernel
+each one held up) and the host's CUDA / torch calls by their own time, and the host's top
+functions (cProfile), against eager
 F.rms_norm / F.layer_norm + F.linear, and with `--compiled` against that eager module under
 torch.compile (the issue's yardstick: which of its kernels make its backward cheaper than the
 GEMMs plus the norm backward timed alone). `--plans` picks the backward plans (default: all);
 `--no-cprofile` skips the host's function listing.
 
     PYTHONPATH=python python3 bench/train_op_profile.py [--kind rms|ln] [--m 8192 --k 2048 --n 3072]
-        [--compiled] [--plans cublas,rowdot] [--no-cprofile]
+        [--compiled] [--plans cublas,rowdot] [--no-cprofile] [--timeline]
 """
 from __future__ import annotations
 
@@ -33,12 +36,15 @@ def main(argv=None) -> int:
     ap.add_argument("--plans", default=None,
                     help="only these backward plans of ours, comma-separated (default: all)")
     ap.add_argument("--no-cprofile", action="store_true", help="skip the host's top functions")
+    ap.add_argument("--timeline", action="store_true",
+                    help="also the device's timeline of synchronized steps (lead, busy, idle "
+                         "and the largest gaps) and the host's calls by own time")
     a = ap.parse_args(argv)
     import torch
     import torch.nn.functional as F
     import normfuse.ops as ops
     from normfuse.ops import training
-    from normfuse.repro.profile_models import kernels_of
+    from normfuse.repro.profile_models import TIMELINE_MARK, kernels_of, timeline_gaps
     M, K, N, ln = a.m, a.k, a.n, a.kind == "ln"
     op = "layernorm_linear" if ln else "rmsnorm_linear"
     eps = 1e-5 if ln else 1e-6
@@ -105,6 +111,19 @@ def main(argv=None) -> int:
                 host.append((t1 - t0) * 1e3)
                 wall.append((time.perf_counter() - t0) * 1e3)
             tot, evs = kernels_of(lambda: step(fn))
+            timeline = host_calls = None
+            if a.timeline:
+                from torch.profiler import ProfilerActivity, profile, record_function
+                with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as tp:
+                    for _ in range(10):
+                        torch.cuda.synchronize()
+                        with record_function(TIMELINE_MARK):
+                            step(fn)
+                        torch.cuda.synchronize()
+                timeline = timeline_gaps(tp.events())
+                host_calls = sorted((e for e in tp.key_averages() if e.self_cpu_time_total > 0
+                                     and e.key != TIMELINE_MARK),
+                                    key=lambda e: -e.self_cpu_time_total)[:15]
             pr = None
             if not a.no_cprofile:
                 pr = cProfile.Profile()
@@ -120,6 +139,17 @@ def main(argv=None) -> int:
         print(f"device kernels of one step: {tot:.3f} ms")
         for e in evs[:12]:
             print(f"  {e.device_time_total / 1e3:8.3f} ms  x{e.count:<3d} {e.key[:110]}")
+        if timeline:
+            print(f"timeline (median of {len(timeline['calls'])} synchronized steps, us): span "
+                  f"{timeline['span_us']} = lead {timeline['lead_us']} + busy "
+                  f"{timeline['busy_us']} + idle {timeline['idle_us']} in {timeline['gaps']} "
+                  f"gaps; host {timeline['host_us']}; largest gaps (first step), by the kernel "
+                  f"they held up:")
+            for g in timeline["largest"][:8]:
+                print(f"  {g['us']:8.1f} us  before {g['before'][:100]}")
+            print("host calls by own time (10 steps, us a step):")
+            for e in host_calls:
+                print(f"  {e.self_cpu_time_total / 10:8.1f} us  x{e.count / 10:<5g} {e.key[:100]}")
         if pr is None:
             continue
         s = io.StringIO()
