@@ -44,7 +44,8 @@ def main(argv=None) -> int:
     import torch.nn.functional as F
     import normfuse.ops as ops
     from normfuse.ops import training
-    from normfuse.repro.profile_models import TIMELINE_MARK, kernels_of, timeline_gaps
+    from normfuse.repro.profile_models import (TIMELINE_MARK, host_calls as host_calls_of,
+                                               kernels_of, timeline_gaps)
     M, K, N, ln = a.m, a.k, a.n, a.kind == "ln"
     op = "layernorm_linear" if ln else "rmsnorm_linear"
     eps = 1e-5 if ln else 1e-6
@@ -121,9 +122,7 @@ def main(argv=None) -> int:
                             step(fn)
                         torch.cuda.synchronize()
                 timeline = timeline_gaps(tp.events())
-                host_calls = sorted((e for e in tp.key_averages() if e.self_cpu_time_total > 0
-                                     and e.key != TIMELINE_MARK),
-                                    key=lambda e: -e.self_cpu_time_total)[:15]
+                host_calls = host_calls_of(tp.events())
             pr = None
             if not a.no_cprofile:
                 pr = cProfile.Profile()
@@ -147,9 +146,9 @@ def main(argv=None) -> int:
                   f"they held up:")
             for g in timeline["largest"][:8]:
                 print(f"  {g['us']:8.1f} us  before {g['before'][:100]}")
-            print("host calls by own time (10 steps, us a step):")
-            for e in host_calls:
-                print(f"  {e.self_cpu_time_total / 10:8.1f} us  x{e.count / 10:<5g} {e.key[:100]}")
+            print("host calls inside the steps by own time (us a step, calls a step):")
+            for c in host_calls:
+                print(f"  {c['self_us']:8.1f} us  x{c['count']:<5g} {c['name'][:100]}")
         if pr is None:
             continue
         s = io.StringIO()

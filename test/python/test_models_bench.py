@@ -755,6 +755,33 @@ def test_profile_timeline_splits_a_call_into_lead_busy_and_gaps():
     assert P.timeline_gaps([ev("a", 0, 1, True)]) == {}
 
 
+def test_profile_host_calls_count_only_inside_the_call_windows():
+    """profile_models.host_calls: the host's calls by own time per call window, counting only
+    what ran inside a window (the harness's synchronizations between calls are left out, a
+    synchronization inside a call is listed), largest first."""
+    from types import SimpleNamespace as NS
+
+    from torch.autograd import DeviceType
+
+    from normfuse.repro import profile_models as P
+
+    def ev(name, start, end, own, dev=False):
+        return NS(name=name, time_range=NS(start=start, end=end), self_cpu_time_total=own,
+                  device_type=DeviceType.CUDA if dev else DeviceType.CPU)
+    events = [
+        ev(P.TIMELINE_MARK, 0, 100, 5), ev(P.TIMELINE_MARK, 200, 300, 5),
+        ev("cudaLaunchKernel", 10, 14, 4), ev("cudaLaunchKernel", 20, 26, 6),
+        ev("cudaStreamSynchronize", 30, 90, 60), ev("cudaLaunchKernel", 210, 214, 4),
+        ev("cudaDeviceSynchronize", 100, 200, 100),  # (between the windows: the harness's)
+        ev("kernel_a", 20, 40, 0, dev=True),  # (device events are not host calls)
+    ]
+    rows = P.host_calls(events)
+    assert rows == [{"name": "cudaStreamSynchronize", "self_us": 30.0, "count": 0.5},
+                    {"name": "cudaLaunchKernel", "self_us": 7.0, "count": 1.5}]
+    assert P.host_calls(events, top=1) == rows[:1]
+    assert P.host_calls([ev("cudaLaunchKernel", 0, 1, 1)]) == []
+
+
 def test_profile_helpers_are_the_kinds_their_callers_use():
     """bench_ops' device timer indexes kernels_of's result (a plain function returning
     (ms, events)); profile_one enters configuration_call (a context manager). A decorator on the

@@ -7,7 +7,8 @@ For each model:configuration of `normfuse.repro.models` (a compiled configuratio
 by its warm-up calls and profiles as Inductor's kernels and the custom ops it calls), the wall time
 per call (synchronized), the host time per call (perf_counter around the call, no sync) and the
 device kernels by total time (top 25, `profile_<model>_<config>_<mode>.txt`), the timeline of
-synchronized calls (`timeline_gaps`: where the device waited inside a call), plus
+synchronized calls (`timeline_gaps`: where the device waited inside a call; `host_calls`:
+the host's calls inside those calls by own time, a synchronization among them), plus
 `profile.json` with the per-call figures and each kernel's total; `--host-profile` adds the
 host's Python by function (cProfile over 20 unsynchronized calls after the warm-up, top 40 by
 own time and by cumulative time: `host_<model>_<config>_<mode>.txt`). Used to find why a
@@ -24,7 +25,7 @@ import statistics
 import time
 
 __all__ = ["configuration_call", "host_and_wall", "profile_one", "kernels_of", "cprofile_stats",
-           "host_profile", "main"]
+           "host_profile", "timeline_gaps", "host_calls", "main"]
 
 
 def kernels_of(fn) -> tuple[float, list]:
@@ -148,6 +149,8 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
                     call()
                 torch.cuda.synchronize()
         timeline = timeline_gaps(tprof.events())
+        if timeline:
+            timeline["host_calls"] = host_calls(tprof.events())
     table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=25)
     name = f"profile_{model}_{config.replace('+', '-')}_{mode}.txt"
     with open(os.path.join(out, name), "w") as f:
@@ -183,6 +186,30 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
 
 
 TIMELINE_MARK = "normfuse.profile.call"
+
+
+def host_calls(events, top: int = 15) -> list[dict]:
+    """The host's calls inside the `TIMELINE_MARK` ranges (each one synchronized call) by their
+    own time: [{"name", "self_us" (per call window), "count" (per window)}], largest first.
+    Only what ran inside a window counts, so the harness's synchronizations between calls do
+    not, while a synchronization inside a call (cudaStreamSynchronize, a blocking copy) does."""
+    from torch.autograd import DeviceType
+    marks = [(e.time_range.start, e.time_range.end) for e in events
+             if e.name == TIMELINE_MARK and e.device_type == DeviceType.CPU]
+    if not marks:
+        return []
+    own: dict = {}
+    for e in events:
+        if e.device_type != DeviceType.CPU or e.name == TIMELINE_MARK:
+            continue
+        s, t = e.time_range.start, e.time_range.end
+        if any(lo <= s and t <= hi for lo, hi in marks):
+            us, n = own.get(e.name, (0.0, 0))
+            own[e.name] = (us + e.self_cpu_time_total, n + 1)
+    k = len(marks)
+    rows = [{"name": name[:120], "self_us": round(us / k, 1), "count": round(n / k, 2)}
+            for name, (us, n) in own.items()]
+    return sorted(rows, key=lambda r: -r["self_us"])[:top]
 
 
 def timeline_gaps(events, min_gap_us: float = 2.0) -> dict:
