@@ -6,6 +6,7 @@ body (the outermost backward branch) and over the whole kernel, and ptxas's spil
     PYTHONPATH=python python3 bench/fna_sass.py [--cells softmax:2:128,softmax:4:128,...]
                                                  [--save] [--weights] [--mma | --loads | --both]
                                                  [--by-line N] [--dump DIR] [--json FILE]
+                                                 [--ahead | --ahead-both]
 
 A cell is ACT:H:L (L the KV length, a constexpr: 128 is one KV tile, the benchmark's shape;
 1000 walks eight). `--save`: the training forward (g and lse stored). `--weights`: with the
@@ -18,6 +19,11 @@ of the algorithm the body's instructions come from. `--dump DIR`: the TTGIR, PTX
 each cell there (to diff two kernel revisions). The loop body's count is per row block and head
 (each CTA of the cluster holds one head). Default cells: softmax H 2 / 4 and gelu_tanh H 2 at
 L = 128, then the same at L = 1000.
+`--ahead`: the walk with one cluster exchange a row block (the kernel's STATS_AHEAD,
+`cluster-reduce{merge=true}`: `prepare_flash_norm_attention(stats_ahead=True)`); `--ahead-both`:
+the default and that, one line each. Each line also gives the cluster barriers: `cgabar` the
+SASS barrier.cluster arrive / wait instructions in the walk's body (UCGABAR_ARV / _WAIT), `ptx`
+the barrier.cluster.arrive / wait instructions in the whole kernel's PTX.
 """
 import argparse
 import json
@@ -129,7 +135,7 @@ def opcode(t):
     return t.split()[0] if t else ""
 
 
-def measure(act, H, L, save=False, dump=None, weights=False, mma=None, by_line=0):
+def measure(act, H, L, save=False, dump=None, weights=False, mma=None, by_line=0, ahead=False):
     """One cell's record. `mma`: the LayerNorm in the MMA layout (True), the loads' (False), or
     as the op picks it (None: `_resolve_ln_mma`)."""
     import tempfile
@@ -137,19 +143,21 @@ def measure(act, H, L, save=False, dump=None, weights=False, mma=None, by_line=0
     from normfuse.kernels.attention import (flash_norm_attention_naive,
                                             flash_norm_attention_save_naive)
     from normfuse.ops.flash_norm_attention import (DEFAULT_FNA_PASSES, MMA_FNA_PASSES,
-                                                   _resolve_ln_mma)
+                                                   _resolve_ln_mma, with_merge)
     rt, cs, op = _args(act, H, L, save, weights)
     if mma is None:
         w = torch.empty(1) if weights else None
         mma, _ = _resolve_ln_mma("fna_sass", None, DEFAULT_FNA_PASSES, w, w, w)
     if mma:
         cs["LN_MMA"] = True
+    passes = MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES
+    if ahead:
+        cs["STATS_AHEAD"] = True
+        passes = with_merge(passes)
     fn = flash_norm_attention_save_naive if save else flash_norm_attention_naive
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ck = normfuse.compile(fn, args=rt, constexprs=cs,
-                              passes=MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES,
-                              target="cuda:90", **op)
+        ck = normfuse.compile(fn, args=rt, constexprs=cs, passes=passes, target="cuda:90", **op)
     asm = ck.kernel.asm
     with tempfile.TemporaryDirectory() as tmp:
         where = {} if by_line else None
@@ -168,7 +176,12 @@ def measure(act, H, L, save=False, dump=None, weights=False, mma=None, by_line=0
         o = opcode(t).split(".")[0]
         ops[o] = ops.get(o, 0) + 1
     cell = f"{act}:{H}:{L}" + (":save" if save else "") + (":w" if weights else "")
-    rec = dict(cell=cell + (":mma" if mma else ":loads"), body=len(body), kernel=len(ins),
+    cgabar = {k: sum(1 for _, t in body if opcode(t).startswith(k))
+              for k in ("UCGABAR_ARV", "UCGABAR_WAIT")}
+    ptx_bar = {k: len(re.findall(rf"\bbarrier\.cluster\.{k}\b", asm["ptx"]))
+               for k in ("arrive", "wait")}
+    rec = dict(cell=cell + (":mma" if mma else ":loads") + (":ahead" if ahead else ""),
+               body=len(body), kernel=len(ins), cgabar_body=cgabar, ptx_cluster_barriers=ptx_bar,
                spill_stores=int(spill.group(1)), spill_loads=int(spill.group(2)),
                regs=int(regs.group(1)), body_ops=dict(sorted(ops.items(), key=lambda kv: -kv[1])))
     if by_line:
@@ -228,6 +241,9 @@ def main():
     ap.add_argument("--core", action="store_true",
                     help="also the unfused pipeline's attention core at each cell (the "
                          "KV-resident core bench_attention times) and fused / core")
+    ap.add_argument("--ahead", action="store_true", help="one cluster exchange a row block "
+                    "(STATS_AHEAD, cluster-reduce{merge=true})")
+    ap.add_argument("--ahead-both", action="store_true", help="the default and --ahead")
     ap.add_argument("--dump", default=None)
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
@@ -235,13 +251,16 @@ def main():
     for cell in a.cells.split(","):
         act, H, L = cell.split(":")
         forced = True if a.mma else False if a.loads else None
-        for mma in ((False, True) if a.both else (forced,)):
-            r = measure(act, int(H), int(L), a.save, a.dump, a.weights, mma, a.by_line)
+        aheads = (False, True) if a.ahead_both else (a.ahead,)
+        for mma, ahead in [(m, h) for m in ((False, True) if a.both else (forced,)) for h in aheads]:
+            r = measure(act, int(H), int(L), a.save, a.dump, a.weights, mma, a.by_line, ahead)
             recs.append(r)
             top = ", ".join(f"{k} {n}" for k, n in list(r["body_ops"].items())[:8])
-            print(f"{r['cell']:26s} body {r['body']:5d}  kernel {r['kernel']:5d}  spills "
-                  f"{r['spill_stores']}/{r['spill_loads']} B  regs {r['regs']}  | {top}",
-                  flush=True)
+            cb, pb = r["cgabar_body"], r["ptx_cluster_barriers"]
+            print(f"{r['cell']:32s} body {r['body']:5d}  kernel {r['kernel']:5d}  spills "
+                  f"{r['spill_stores']}/{r['spill_loads']} B  regs {r['regs']}  cgabar "
+                  f"{cb['UCGABAR_ARV']}/{cb['UCGABAR_WAIT']} ptx {pb['arrive']}/{pb['wait']}"
+                  f"  | {top}", flush=True)
             for where, n in r.get("body_by_line", []):
                 print(f"    {n:5d}  {where:24s} {source_text(where)[:90]}", flush=True)
         if a.core:

@@ -49,18 +49,18 @@
 module {
   tt.func public @fna_two_heads(%X: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %OFFS: !tt.ptr<i32>, %BLOCKS: !tt.ptr<i32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %OUT: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %nbatch: i32, %qk_scale: f32, %eps: f32, %rms_eps: f32) attributes {noinline = false} {
     %cst = arith.constant dense<32> : tensor<16xi64>
-    %kv_base = arith.constant 1024 : i64
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16xf32>
-    %cst_1 = arith.constant dense<3.125000e-02> : tensor<16xf32>
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %cst_3 = arith.constant 5.000000e-01 : f32
-    %cst_4 = arith.constant dense<0.0356774069> : tensor<16x32xf32>
-    %cst_5 = arith.constant dense<0.797884583> : tensor<16x32xf32>
-    %cst_6 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
-    %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-    %cst_8 = arith.constant dense<32> : tensor<32x1xi32>
-    %cst_9 = arith.constant dense<32> : tensor<32xi32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst_2 = arith.constant dense<32> : tensor<32xi32>
+    %cst_3 = arith.constant dense<32> : tensor<32x1xi32>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %cst_6 = arith.constant dense<0.797884583> : tensor<16x32xf32>
+    %cst_7 = arith.constant dense<0.0356774069> : tensor<16x32xf32>
+    %cst_8 = arith.constant 5.000000e-01 : f32
+    %cst_9 = arith.constant dense<3.125000e-02> : tensor<16xf32>
+    %kv_base = arith.constant 1024 : i64
     %cand = arith.constant 4 : i32
     %c16_i32 = arith.constant 16 : i32
     %c1_i32 = arith.constant 1 : i32
@@ -103,13 +103,9 @@ module {
     %xrow_34 = arith.muli %xrow, %cst : tensor<16xi64>
     %xrow_35 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
     %xrow_36 = tt.addptr %xrow_35, %xrow_34 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
-    %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %orow_37 = tt.addptr %orow, %xrow_34 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
-    %kv_base_38 = arith.extsi %b_24 : i32 to i64
-    %kv_base_39 = arith.muli %kv_base_38, %kv_base : i64
-    %shift_40 = tt.load %xrow_36, %rmask_33, %shift : tensor<16x!tt.ptr<bf16>>
-    %shift_41 = arith.extf %shift_40 : tensor<16xbf16> to tensor<16xf32>
-    %s2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_54 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+    %shift_37 = tt.load %xrow_36, %rmask_33, %shift : tensor<16x!tt.ptr<bf16>>
+    %shift_38 = arith.extf %shift_37 : tensor<16xbf16> to tensor<16xf32>
+    %s2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_1, %s2_54 = %cst_1) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
       %x_55 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %x_56 = arith.muli %h, %c16_i32 : i32
@@ -120,9 +116,9 @@ module {
       %x_61 = tt.broadcast %x_59 : tensor<1x16xi32> -> tensor<16x16xi32>
       %x_62 = tt.addptr %x_60, %x_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %x_63 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_64 = tt.load %x_62, %x_63, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_64 = tt.load %x_62, %x_63, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
       %xc = arith.extf %x_64 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xc_65 = tt.expand_dims %shift_41 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xc_65 = tt.expand_dims %shift_38 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %xc_66 = tt.broadcast %xc_65 : tensor<16x1xf32> -> tensor<16x16xf32>
       %xc_67 = arith.subf %xc, %xc_66 : tensor<16x16xf32>
       %s1_68 = "tt.reduce"(%xc_67) <{axis = 1 : i32}> ({
@@ -140,22 +136,26 @@ module {
       %s2_72 = arith.addf %s2_54, %s2_71 : tensor<16xf32>
       scf.yield %s1_69, %s2_72 : tensor<16xf32>, tensor<16xf32>
     }
-    %m1 = arith.mulf %s2#0, %cst_1 : tensor<16xf32>
-    %mean = math.fma %s2#0, %cst_1, %shift_41 : tensor<16xf32>
+    %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+    %orow_39 = tt.addptr %orow, %xrow_34 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %kv_base_40 = arith.extsi %b_24 : i32 to i64
+    %kv_base_41 = arith.muli %kv_base_40, %kv_base : i64
+    %m1 = arith.mulf %s2#0, %cst_9 : tensor<16xf32>
+    %mean = math.fma %s2#0, %cst_9, %shift_38 : tensor<16xf32>
     %rstd = arith.mulf %m1, %m1 : tensor<16xf32>
-    %rstd_42 = arith.subf %cst_0, %rstd : tensor<16xf32>
-    %rstd_43 = math.fma %s2#1, %cst_1, %rstd_42 : tensor<16xf32>
-    %rstd_44 = arith.maxnumf %rstd_43, %cst_0 : tensor<16xf32>
+    %rstd_42 = arith.subf %cst_1, %rstd : tensor<16xf32>
+    %rstd_43 = math.fma %s2#1, %cst_9, %rstd_42 : tensor<16xf32>
+    %rstd_44 = arith.maxnumf %rstd_43, %cst_1 : tensor<16xf32>
     %rstd_45 = tt.splat %eps : f32 -> tensor<16xf32>
     %rstd_46 = arith.addf %rstd_44, %rstd_45 : tensor<16xf32>
     %rstd_47 = math.rsqrt %rstd_46 : tensor<16xf32>
-    %rq = arith.cmpf ogt, %s2#1, %cst_0 : tensor<16xf32>
-    %rq_48 = arith.cmpf une, %s2#0, %cst_0 : tensor<16xf32>
+    %rq = arith.cmpf ogt, %s2#1, %cst_1 : tensor<16xf32>
+    %rq_48 = arith.cmpf une, %s2#0, %cst_1 : tensor<16xf32>
     %rq_49 = arith.ori %rq, %rq_48 : tensor<16xi1>
-    %rq_50 = arith.select %rq_49, %rstd_47, %cst_0 : tensor<16xi1>, tensor<16xf32>
+    %rq_50 = arith.select %rq_49, %rstd_47, %cst_1 : tensor<16xi1>, tensor<16xf32>
     %nmr = arith.mulf %mean, %rq_50 : tensor<16xf32>
-    %nmr_51 = arith.subf %cst_0, %nmr : tensor<16xf32>
-    %ss = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_54 = %cst_0) -> (tensor<16xf32>)  : i32 {
+    %nmr_51 = arith.subf %cst_1, %nmr : tensor<16xf32>
+    %ss = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_54 = %cst_1) -> (tensor<16xf32>)  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
       %cols_55 = tt.splat %cols : i32 -> tensor<16xi32>
       %cols_56 = arith.addi %cols_55, %rows : tensor<16xi32>
@@ -166,7 +166,7 @@ module {
       %x_60 = tt.broadcast %x_58 : tensor<1x16xi32> -> tensor<16x16xi32>
       %x_61 = tt.addptr %x_59, %x_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %x_62 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_63 = tt.load %x_61, %x_62, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_63 = tt.load %x_61, %x_62, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
       %x_64 = arith.extf %x_63 : tensor<16x16xbf16> to tensor<16x16xf32>
       %q = tt.expand_dims %rq_50 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %q_65 = tt.expand_dims %nmr_51 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
@@ -175,11 +175,11 @@ module {
       %q_68 = math.fma %x_64, %q_66, %q_67 : tensor<16x16xf32>
       %qh = arith.truncf %q_68 : tensor<16x16xf32> to tensor<16x16xbf16>
       %kvh = arith.extsi %cols : i32 to i64
-      %kvh_69 = arith.addi %kv_base_39, %kvh : i64
+      %kvh_69 = arith.addi %kv_base_41, %kvh : i64
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n, %cst_9 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n, %cst_2 : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_70 = arith.muli %kv_off, %cst_8 : tensor<32x1xi32>
+      %kv_off_70 = arith.muli %kv_off, %cst_3 : tensor<32x1xi32>
       %kv_off_71 = arith.extsi %kv_off_70 : tensor<32x1xi32> to tensor<32x1xi64>
       %kv_off_72 = tt.splat %kvh_69 : i64 -> tensor<32x1xi64>
       %kv_off_73 = arith.addi %kv_off_72, %kv_off_71 : tensor<32x1xi64>
@@ -192,23 +192,23 @@ module {
       %k_79 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %k_80 = tt.addptr %k_79, %kv_off_78 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
       %k_81 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_82 = tt.load %k_80, %k_81, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
+      %k_82 = tt.load %k_80, %k_81, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %v_83 = tt.addptr %v, %kv_off_78 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_84 = tt.load %v_83, %k_81, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
+      %v_84 = tt.load %v_83, %k_81, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
       %s = tt.trans %k_82 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_85 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %s_85 = tt.dot %qh, %s, %cst_4, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %h_86 = arith.mulf %qk_scale, %cst_3 : f32
+      %h_86 = arith.mulf %qk_scale, %cst_8 : f32
       %h_87 = tt.splat %h_86 : f32 -> tensor<16x32xf32>
       %h_88 = arith.mulf %s_85, %h_87 : tensor<16x32xf32>
       %p_89 = arith.mulf %s_85, %s_85 : tensor<16x32xf32>
-      %p_90 = math.fma %p_89, %cst_4, %cst_5 : tensor<16x32xf32>
+      %p_90 = math.fma %p_89, %cst_7, %cst_6 : tensor<16x32xf32>
       %p_91 = arith.mulf %s_85, %p_90 : tensor<16x32xf32>
       %p_92 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %p_91 : tensor<16x32xf32> -> tensor<16x32xf32>
       %p_93 = math.fma %h_88, %p_92, %h_88 : tensor<16x32xf32>
       %p_94 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_95 = arith.select %p_94, %p_93, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
+      %p_95 = arith.select %p_94, %p_93, %cst_4 : tensor<16x32xi1>, tensor<16x32xf32>
       %acc = arith.truncf %p_95 : tensor<16x32xf32> to tensor<16x32xbf16>
       %acc_96 = tt.dot %acc, %v_84, %q_68, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
       %ss_97 = arith.mulf %acc_96, %acc_96 : tensor<16x16xf32>
@@ -218,7 +218,7 @@ module {
         tt.reduce.return %ss_102 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
       %ss_99 = arith.addf %ss_54, %ss_98 : tensor<16xf32>
-      %6 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %6 = tt.expand_dims %orow_39 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %7 = tt.broadcast %6 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %8 = tt.addptr %7, %x_60 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %9 = arith.truncf %acc_96 : tensor<16x16xf32> to tensor<16x16xbf16>
@@ -226,25 +226,25 @@ module {
       scf.yield %ss_99 : tensor<16xf32>
     }
     %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_52 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
+    %rrms_52 = math.fma %ss, %cst_9, %rrms : tensor<16xf32>
     %rrms_53 = math.rsqrt %rrms_52 : tensor<16xf32>
     scf.for %h = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
       %cols_54 = tt.splat %cols : i32 -> tensor<16xi32>
       %cols_55 = arith.addi %cols_54, %rows : tensor<16xi32>
       %z = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %z_56 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %z_56 = tt.expand_dims %orow_39 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %z_57 = tt.expand_dims %cols_55 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
       %z_58 = tt.broadcast %z_56 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %z_59 = tt.broadcast %z_57 : tensor<1x16xi32> -> tensor<16x16xi32>
       %z_60 = tt.addptr %z_58, %z_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %z_61 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_62 = tt.load %z_60, %z_61, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %z_62 = tt.load %z_60, %z_61, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
       %z_63 = arith.extf %z_62 : tensor<16x16xbf16> to tensor<16x16xf32>
       %x = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %x_64 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %x_65 = tt.addptr %x_64, %z_59 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_66 = tt.load %x_65, %z_61, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+      %x_66 = tt.load %x_65, %z_61, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
       %x_67 = arith.extf %x_66 : tensor<16x16xbf16> to tensor<16x16xf32>
       %y = tt.expand_dims %rrms_53 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %y_68 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
@@ -413,20 +413,20 @@ module {
 module {
   tt.func public @fna_four_heads(%X: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %OFFS: !tt.ptr<i32>, %BLOCKS: !tt.ptr<i32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %OUT: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %nbatch: i32, %qk_scale: f32, %eps: f32, %rms_eps: f32) attributes {noinline = false} {
     %cst = arith.constant dense<64> : tensor<16xi64>
-    %kv_base = arith.constant 2048 : i64
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16xf32>
-    %cst_1 = arith.constant dense<1.562500e-02> : tensor<16xf32>
-    %cst_2 = arith.constant 1.44269502 : f32
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
-    %cst_6 = arith.constant dense<1.000000e+00> : tensor<16xf32>
-    %cst_7 = arith.constant dense<0xFF800000> : tensor<16x32xf32>
-    %cst_8 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-    %cst_9 = arith.constant dense<64> : tensor<32x1xi32>
-    %cst_10 = arith.constant dense<32> : tensor<32xi32>
-    %cst_11 = arith.constant dense<0xFF800000> : tensor<16xf32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst_2 = arith.constant dense<0xFF800000> : tensor<16xf32>
+    %cst_3 = arith.constant dense<32> : tensor<32xi32>
+    %cst_4 = arith.constant dense<64> : tensor<32x1xi32>
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+    %cst_6 = arith.constant dense<0xFF800000> : tensor<16x32xf32>
+    %cst_7 = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst_8 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %cst_9 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_10 = arith.constant 1.44269502 : f32
+    %cst_11 = arith.constant dense<1.562500e-02> : tensor<16xf32>
+    %kv_base = arith.constant 2048 : i64
     %c4_i32 = arith.constant 4 : i32
     %c16_i32 = arith.constant 16 : i32
     %c1_i32 = arith.constant 1 : i32
@@ -469,13 +469,9 @@ module {
     %xrow_35 = arith.muli %xrow, %cst : tensor<16xi64>
     %xrow_36 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
     %xrow_37 = tt.addptr %xrow_36, %xrow_35 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
-    %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %orow_38 = tt.addptr %orow, %xrow_35 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
-    %kv_base_39 = arith.extsi %b_25 : i32 to i64
-    %kv_base_40 = arith.muli %kv_base_39, %kv_base : i64
-    %shift_41 = tt.load %xrow_37, %rmask_34, %shift : tensor<16x!tt.ptr<bf16>>
-    %shift_42 = arith.extf %shift_41 : tensor<16xbf16> to tensor<16xf32>
-    %s2:2 = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%s1 = %cst_0, %s2_58 = %cst_0) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+    %shift_38 = tt.load %xrow_37, %rmask_34, %shift : tensor<16x!tt.ptr<bf16>>
+    %shift_39 = arith.extf %shift_38 : tensor<16xbf16> to tensor<16xf32>
+    %s2:2 = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%s1 = %cst_1, %s2_58 = %cst_1) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
       %x_59 = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %x_60 = arith.muli %h, %c16_i32 : i32
@@ -486,9 +482,9 @@ module {
       %x_65 = tt.broadcast %x_63 : tensor<1x16xi32> -> tensor<16x16xi32>
       %x_66 = tt.addptr %x_64, %x_65 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %x_67 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_68 = tt.load %x_66, %x_67, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %x_68 = tt.load %x_66, %x_67, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
       %xc = arith.extf %x_68 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %xc_69 = tt.expand_dims %shift_42 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xc_69 = tt.expand_dims %shift_39 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %xc_70 = tt.broadcast %xc_69 : tensor<16x1xf32> -> tensor<16x16xf32>
       %xc_71 = arith.subf %xc, %xc_70 : tensor<16x16xf32>
       %s1_72 = "tt.reduce"(%xc_71) <{axis = 1 : i32}> ({
@@ -506,27 +502,31 @@ module {
       %s2_76 = arith.addf %s2_58, %s2_75 : tensor<16xf32>
       scf.yield %s1_73, %s2_76 : tensor<16xf32>, tensor<16xf32>
     }
-    %m1 = arith.mulf %s2#0, %cst_1 : tensor<16xf32>
-    %mean = math.fma %s2#0, %cst_1, %shift_42 : tensor<16xf32>
+    %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+    %orow_40 = tt.addptr %orow, %xrow_35 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %kv_base_41 = arith.extsi %b_25 : i32 to i64
+    %kv_base_42 = arith.muli %kv_base_41, %kv_base : i64
+    %m1 = arith.mulf %s2#0, %cst_11 : tensor<16xf32>
+    %mean = math.fma %s2#0, %cst_11, %shift_39 : tensor<16xf32>
     %rstd = arith.mulf %m1, %m1 : tensor<16xf32>
-    %rstd_43 = arith.subf %cst_0, %rstd : tensor<16xf32>
-    %rstd_44 = math.fma %s2#1, %cst_1, %rstd_43 : tensor<16xf32>
-    %rstd_45 = arith.maxnumf %rstd_44, %cst_0 : tensor<16xf32>
+    %rstd_43 = arith.subf %cst_1, %rstd : tensor<16xf32>
+    %rstd_44 = math.fma %s2#1, %cst_11, %rstd_43 : tensor<16xf32>
+    %rstd_45 = arith.maxnumf %rstd_44, %cst_1 : tensor<16xf32>
     %rstd_46 = tt.splat %eps : f32 -> tensor<16xf32>
     %rstd_47 = arith.addf %rstd_45, %rstd_46 : tensor<16xf32>
     %rstd_48 = math.rsqrt %rstd_47 : tensor<16xf32>
-    %rq = arith.cmpf ogt, %s2#1, %cst_0 : tensor<16xf32>
-    %rq_49 = arith.cmpf une, %s2#0, %cst_0 : tensor<16xf32>
+    %rq = arith.cmpf ogt, %s2#1, %cst_1 : tensor<16xf32>
+    %rq_49 = arith.cmpf une, %s2#0, %cst_1 : tensor<16xf32>
     %rq_50 = arith.ori %rq, %rq_49 : tensor<16xi1>
-    %rq_51 = arith.select %rq_50, %rstd_48, %cst_0 : tensor<16xi1>, tensor<16xf32>
+    %rq_51 = arith.select %rq_50, %rstd_48, %cst_1 : tensor<16xi1>, tensor<16xf32>
     %nmr = arith.mulf %mean, %rq_51 : tensor<16xf32>
-    %nmr_52 = arith.subf %cst_0, %nmr : tensor<16xf32>
-    %rqs = arith.mulf %qk_scale, %cst_2 : f32
+    %nmr_52 = arith.subf %cst_1, %nmr : tensor<16xf32>
+    %rqs = arith.mulf %qk_scale, %cst_10 : f32
     %rqs_53 = tt.splat %rqs : f32 -> tensor<16xf32>
     %rqs_54 = arith.mulf %rq_51, %rqs_53 : tensor<16xf32>
     %nmrs = arith.mulf %mean, %rqs_54 : tensor<16xf32>
-    %nmrs_55 = arith.subf %cst_0, %nmrs : tensor<16xf32>
-    %ss = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_58 = %cst_0) -> (tensor<16xf32>)  : i32 {
+    %nmrs_55 = arith.subf %cst_1, %nmrs : tensor<16xf32>
+    %ss = scf.for %h = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%ss_58 = %cst_1) -> (tensor<16xf32>)  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
       %cols_59 = tt.splat %cols : i32 -> tensor<16xi32>
       %cols_60 = arith.addi %cols_59, %rows : tensor<16xi32>
@@ -537,7 +537,7 @@ module {
       %x_64 = tt.broadcast %x_62 : tensor<1x16xi32> -> tensor<16x16xi32>
       %x_65 = tt.addptr %x_63, %x_64 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %x_66 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-      %x_67 = tt.load %x_65, %x_66, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %x_67 = tt.load %x_65, %x_66, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
       %x_68 = arith.extf %x_67 : tensor<16x16xbf16> to tensor<16x16xf32>
       %q = tt.expand_dims %rq_51 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %q_69 = tt.expand_dims %nmr_52 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
@@ -551,11 +551,11 @@ module {
       %qh_76 = math.fma %x_68, %qh_74, %qh_75 : tensor<16x16xf32>
       %qh_77 = arith.truncf %qh_76 : tensor<16x16xf32> to tensor<16x16xbf16>
       %kvh = arith.extsi %cols : i32 to i64
-      %kvh_78 = arith.addi %kv_base_40, %kvh : i64
+      %kvh_78 = arith.addi %kv_base_42, %kvh : i64
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n, %cst_10 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n, %cst_3 : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_79 = arith.muli %kv_off, %cst_9 : tensor<32x1xi32>
+      %kv_off_79 = arith.muli %kv_off, %cst_4 : tensor<32x1xi32>
       %kv_off_80 = arith.extsi %kv_off_79 : tensor<32x1xi32> to tensor<32x1xi64>
       %kv_off_81 = tt.splat %kvh_78 : i64 -> tensor<32x1xi64>
       %kv_off_82 = arith.addi %kv_off_81, %kv_off_80 : tensor<32x1xi64>
@@ -568,21 +568,21 @@ module {
       %k_88 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %k_89 = tt.addptr %k_88, %kv_off_87 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
       %k_90 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_91 = tt.load %k_89, %k_90, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
+      %k_91 = tt.load %k_89, %k_90, %cst_8 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %v_92 = tt.addptr %v, %kv_off_87 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_93 = tt.load %v_92, %k_90, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
+      %v_93 = tt.load %v_92, %k_90, %cst_8 : tensor<32x16x!tt.ptr<bf16>>
       %s = tt.trans %k_91 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_94 = tt.dot %qh_77, %s, %cst_8, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %s_94 = tt.dot %qh_77, %s, %cst_5, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %s_95 = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
       %s_96 = tt.broadcast %s_95 : tensor<1x32xi1> -> tensor<16x32xi1>
-      %s_97 = arith.select %s_96, %s_94, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
+      %s_97 = arith.select %s_96, %s_94, %cst_6 : tensor<16x32xi1>, tensor<16x32xf32>
       %m_new = "tt.reduce"(%s_97) <{axis = 1 : i32}> ({
       ^bb0(%m_new_110: f32, %m_new_111: f32):
         %m_new_112 = arith.maxnumf %m_new_110, %m_new_111 : f32
         tt.reduce.return %m_new_112 : f32
       }) : (tensor<16x32xf32>) -> tensor<16xf32>
-      %m_new_98 = arith.maxnumf %m_new, %cst_11 : tensor<16xf32>
+      %m_new_98 = arith.maxnumf %m_new, %cst_2 : tensor<16xf32>
       %p = tt.expand_dims %m_new_98 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %p_99 = tt.broadcast %p : tensor<16x1xf32> -> tensor<16x32xf32>
       %p_100 = arith.subf %s_97, %p_99 : tensor<16x32xf32>
@@ -593,8 +593,8 @@ module {
         tt.reduce.return %l_i_112 : f32
       }) : (tensor<16x32xf32>) -> tensor<16xf32>
       %acc = arith.truncf %p_101 : tensor<16x32xf32> to tensor<16x32xbf16>
-      %acc_102 = tt.dot %acc, %v_93, %cst_4, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
-      %acc_103 = arith.divf %cst_6, %l_i : tensor<16xf32>
+      %acc_102 = tt.dot %acc, %v_93, %cst_9, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+      %acc_103 = arith.divf %cst_7, %l_i : tensor<16xf32>
       %acc_104 = tt.expand_dims %acc_103 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %acc_105 = tt.broadcast %acc_104 : tensor<16x1xf32> -> tensor<16x16xf32>
       %acc_106 = arith.mulf %acc_102, %acc_105 : tensor<16x16xf32>
@@ -606,7 +606,7 @@ module {
         tt.reduce.return %ss_112 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
       %ss_109 = arith.addf %ss_58, %ss_108 : tensor<16xf32>
-      %6 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %6 = tt.expand_dims %orow_40 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %7 = tt.broadcast %6 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %8 = tt.addptr %7, %x_64 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %9 = arith.truncf %z : tensor<16x16xf32> to tensor<16x16xbf16>
@@ -614,25 +614,25 @@ module {
       scf.yield %ss_109 : tensor<16xf32>
     }
     %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_56 = math.fma %ss, %cst_1, %rrms : tensor<16xf32>
+    %rrms_56 = math.fma %ss, %cst_11, %rrms : tensor<16xf32>
     %rrms_57 = math.rsqrt %rrms_56 : tensor<16xf32>
     scf.for %h = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
       %cols = arith.muli %h, %c16_i32 : i32
       %cols_58 = tt.splat %cols : i32 -> tensor<16xi32>
       %cols_59 = arith.addi %cols_58, %rows : tensor<16xi32>
       %z = tt.expand_dims %rmask_34 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-      %z_60 = tt.expand_dims %orow_38 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %z_60 = tt.expand_dims %orow_40 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %z_61 = tt.expand_dims %cols_59 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
       %z_62 = tt.broadcast %z_60 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %z_63 = tt.broadcast %z_61 : tensor<1x16xi32> -> tensor<16x16xi32>
       %z_64 = tt.addptr %z_62, %z_63 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
       %z_65 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
-      %z_66 = tt.load %z_64, %z_65, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %z_66 = tt.load %z_64, %z_65, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
       %z_67 = arith.extf %z_66 : tensor<16x16xbf16> to tensor<16x16xf32>
       %x = tt.expand_dims %xrow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
       %x_68 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
       %x_69 = tt.addptr %x_68, %z_63 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_70 = tt.load %x_69, %z_65, %cst_3 : tensor<16x16x!tt.ptr<bf16>>
+      %x_70 = tt.load %x_69, %z_65, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
       %x_71 = arith.extf %x_70 : tensor<16x16xbf16> to tensor<16x16xf32>
       %y = tt.expand_dims %rrms_57 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
       %y_72 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>

@@ -73,21 +73,21 @@ module {
 module {
   tt.func public @fna_gdpa_kv_loop(%X: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %OFFS: !tt.ptr<i32>, %BLOCKS: !tt.ptr<i32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %OUT: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %nbatch: i32, %qk_scale: f32, %eps: f32, %rms_eps: f32) attributes {noinline = false} {
     %cst = arith.constant dense<16> : tensor<16xi64>
-    %kv_base = arith.constant 1024 : i64
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16xf32>
-    %cst_1 = arith.constant dense<6.250000e-02> : tensor<16xf32>
     %shift = arith.constant dense<0.000000e+00> : tensor<16xbf16>
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
-    %cst_3 = arith.constant 5.000000e-01 : f32
-    %cst_4 = arith.constant dense<0.0356774069> : tensor<16x32xf32>
-    %cst_5 = arith.constant dense<0.797884583> : tensor<16x32xf32>
-    %acc = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_6 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
-    %c32_i32 = arith.constant 32 : i32
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst_2 = arith.constant dense<64> : tensor<32xi32>
+    %cst_3 = arith.constant dense<16> : tensor<32x1xi32>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
     %c64_i32 = arith.constant 64 : i32
-    %cst_7 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-    %cst_8 = arith.constant dense<16> : tensor<32x1xi32>
-    %cst_9 = arith.constant dense<64> : tensor<32xi32>
+    %c32_i32 = arith.constant 32 : i32
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %acc = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_6 = arith.constant dense<0.797884583> : tensor<16x32xf32>
+    %cst_7 = arith.constant dense<0.0356774069> : tensor<16x32xf32>
+    %cst_8 = arith.constant 5.000000e-01 : f32
+    %cst_9 = arith.constant dense<6.250000e-02> : tensor<16xf32>
+    %kv_base = arith.constant 1024 : i64
     %cand = arith.constant 4 : i32
     %c16_i32 = arith.constant 16 : i32
     %c1_i32 = arith.constant 1 : i32
@@ -130,52 +130,52 @@ module {
     %xrow_34 = arith.muli %xrow, %cst : tensor<16xi64>
     %xrow_35 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
     %xrow_36 = tt.addptr %xrow_35, %xrow_34 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
-    %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
-    %orow_37 = tt.addptr %orow, %xrow_34 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
-    %kv_base_38 = arith.extsi %b_24 : i32 to i64
-    %kv_base_39 = arith.muli %kv_base_38, %kv_base : i64
-    %shift_40 = tt.load %xrow_36, %rmask_33, %shift : tensor<16x!tt.ptr<bf16>>
-    %shift_41 = arith.extf %shift_40 : tensor<16xbf16> to tensor<16xf32>
+    %shift_37 = tt.load %xrow_36, %rmask_33, %shift : tensor<16x!tt.ptr<bf16>>
+    %shift_38 = arith.extf %shift_37 : tensor<16xbf16> to tensor<16xf32>
     %x = tt.expand_dims %rmask_33 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-    %x_42 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
-    %x_43 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-    %x_44 = tt.broadcast %x_42 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-    %x_45 = tt.broadcast %x_43 : tensor<1x16xi32> -> tensor<16x16xi32>
-    %x_46 = tt.addptr %x_44, %x_45 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-    %x_47 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
-    %x_48 = tt.load %x_46, %x_47, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
-    %xc = arith.extf %x_48 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %xc_49 = tt.expand_dims %shift_41 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-    %xc_50 = tt.broadcast %xc_49 : tensor<16x1xf32> -> tensor<16x16xf32>
-    %xc_51 = arith.subf %xc, %xc_50 : tensor<16x16xf32>
-    %s1 = "tt.reduce"(%xc_51) <{axis = 1 : i32}> ({
+    %x_39 = tt.expand_dims %xrow_36 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+    %x_40 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+    %x_41 = tt.broadcast %x_39 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+    %x_42 = tt.broadcast %x_40 : tensor<1x16xi32> -> tensor<16x16xi32>
+    %x_43 = tt.addptr %x_41, %x_42 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+    %x_44 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+    %x_45 = tt.load %x_43, %x_44, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
+    %xc = arith.extf %x_45 : tensor<16x16xbf16> to tensor<16x16xf32>
+    %xc_46 = tt.expand_dims %shift_38 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %xc_47 = tt.broadcast %xc_46 : tensor<16x1xf32> -> tensor<16x16xf32>
+    %xc_48 = arith.subf %xc, %xc_47 : tensor<16x16xf32>
+    %s1 = "tt.reduce"(%xc_48) <{axis = 1 : i32}> ({
     ^bb0(%s1_80: f32, %s1_81: f32):
       %s1_82 = arith.addf %s1_80, %s1_81 : f32
       tt.reduce.return %s1_82 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %s1_52 = arith.addf %s1, %cst_0 : tensor<16xf32>
-    %s2 = arith.mulf %xc_51, %xc_51 : tensor<16x16xf32>
-    %s2_53 = "tt.reduce"(%s2) <{axis = 1 : i32}> ({
+    %s1_49 = arith.addf %s1, %cst_1 : tensor<16xf32>
+    %s2 = arith.mulf %xc_48, %xc_48 : tensor<16x16xf32>
+    %s2_50 = "tt.reduce"(%s2) <{axis = 1 : i32}> ({
     ^bb0(%s2_80: f32, %s2_81: f32):
       %s2_82 = arith.addf %s2_80, %s2_81 : f32
       tt.reduce.return %s2_82 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %s2_54 = arith.addf %s2_53, %cst_0 : tensor<16xf32>
-    %m1 = arith.mulf %s1_52, %cst_1 : tensor<16xf32>
-    %mean = math.fma %s1_52, %cst_1, %shift_41 : tensor<16xf32>
+    %s2_51 = arith.addf %s2_50, %cst_1 : tensor<16xf32>
+    %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+    %orow_52 = tt.addptr %orow, %xrow_34 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %kv_base_53 = arith.extsi %b_24 : i32 to i64
+    %kv_base_54 = arith.muli %kv_base_53, %kv_base : i64
+    %m1 = arith.mulf %s1_49, %cst_9 : tensor<16xf32>
+    %mean = math.fma %s1_49, %cst_9, %shift_38 : tensor<16xf32>
     %rstd = arith.mulf %m1, %m1 : tensor<16xf32>
-    %rstd_55 = arith.subf %cst_0, %rstd : tensor<16xf32>
-    %rstd_56 = math.fma %s2_54, %cst_1, %rstd_55 : tensor<16xf32>
-    %rstd_57 = arith.maxnumf %rstd_56, %cst_0 : tensor<16xf32>
+    %rstd_55 = arith.subf %cst_1, %rstd : tensor<16xf32>
+    %rstd_56 = math.fma %s2_51, %cst_9, %rstd_55 : tensor<16xf32>
+    %rstd_57 = arith.maxnumf %rstd_56, %cst_1 : tensor<16xf32>
     %rstd_58 = tt.splat %eps : f32 -> tensor<16xf32>
     %rstd_59 = arith.addf %rstd_57, %rstd_58 : tensor<16xf32>
     %rstd_60 = math.rsqrt %rstd_59 : tensor<16xf32>
-    %rq = arith.cmpf ogt, %s2_54, %cst_0 : tensor<16xf32>
-    %rq_61 = arith.cmpf une, %s1_52, %cst_0 : tensor<16xf32>
+    %rq = arith.cmpf ogt, %s2_51, %cst_1 : tensor<16xf32>
+    %rq_61 = arith.cmpf une, %s1_49, %cst_1 : tensor<16xf32>
     %rq_62 = arith.ori %rq, %rq_61 : tensor<16xi1>
-    %rq_63 = arith.select %rq_62, %rstd_60, %cst_0 : tensor<16xi1>, tensor<16xf32>
+    %rq_63 = arith.select %rq_62, %rstd_60, %cst_1 : tensor<16xi1>, tensor<16xf32>
     %nmr = arith.mulf %mean, %rq_63 : tensor<16xf32>
-    %nmr_64 = arith.subf %cst_0, %nmr : tensor<16xf32>
+    %nmr_64 = arith.subf %cst_1, %nmr : tensor<16xf32>
     %q = tt.expand_dims %rq_63 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
     %q_65 = tt.expand_dims %nmr_64 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
     %q_66 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
@@ -186,13 +186,13 @@ module {
       %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
       %offs_n_81 = tt.splat %n0 : i32 -> tensor<32xi32>
       %offs_n_82 = arith.addi %offs_n_81, %offs_n : tensor<32xi32>
-      %nmask = arith.cmpi slt, %offs_n_82, %cst_9 : tensor<32xi32>
+      %nmask = arith.cmpi slt, %offs_n_82, %cst_2 : tensor<32xi32>
       %kv_off = tt.expand_dims %offs_n_82 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
-      %kv_off_83 = arith.muli %kv_off, %cst_8 : tensor<32x1xi32>
+      %kv_off_83 = arith.muli %kv_off, %cst_3 : tensor<32x1xi32>
       %kv_off_84 = arith.extsi %kv_off_83 : tensor<32x1xi32> to tensor<32x1xi64>
-      %kv_off_85 = tt.splat %kv_base_39 : i64 -> tensor<32x1xi64>
+      %kv_off_85 = tt.splat %kv_base_54 : i64 -> tensor<32x1xi64>
       %kv_off_86 = arith.addi %kv_off_85, %kv_off_84 : tensor<32x1xi64>
-      %kv_off_87 = arith.extsi %x_43 : tensor<1x16xi32> to tensor<1x16xi64>
+      %kv_off_87 = arith.extsi %x_40 : tensor<1x16xi32> to tensor<1x16xi64>
       %kv_off_88 = tt.broadcast %kv_off_86 : tensor<32x1xi64> -> tensor<32x16xi64>
       %kv_off_89 = tt.broadcast %kv_off_87 : tensor<1x16xi64> -> tensor<32x16xi64>
       %kv_off_90 = arith.addi %kv_off_88, %kv_off_89 : tensor<32x16xi64>
@@ -200,23 +200,23 @@ module {
       %k_91 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %k_92 = tt.addptr %k_91, %kv_off_90 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
       %k_93 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
-      %k_94 = tt.load %k_92, %k_93, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
+      %k_94 = tt.load %k_92, %k_93, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
       %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
       %v_95 = tt.addptr %v, %kv_off_90 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
-      %v_96 = tt.load %v_95, %k_93, %cst_6 : tensor<32x16x!tt.ptr<bf16>>
+      %v_96 = tt.load %v_95, %k_93, %cst_5 : tensor<32x16x!tt.ptr<bf16>>
       %s = tt.trans %k_94 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
-      %s_97 = tt.dot %qh, %s, %cst_7, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+      %s_97 = tt.dot %qh, %s, %cst_4, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
       %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
-      %h = arith.mulf %qk_scale, %cst_3 : f32
+      %h = arith.mulf %qk_scale, %cst_8 : f32
       %h_98 = tt.splat %h : f32 -> tensor<16x32xf32>
       %h_99 = arith.mulf %s_97, %h_98 : tensor<16x32xf32>
       %p_100 = arith.mulf %s_97, %s_97 : tensor<16x32xf32>
-      %p_101 = math.fma %p_100, %cst_4, %cst_5 : tensor<16x32xf32>
+      %p_101 = math.fma %p_100, %cst_7, %cst_6 : tensor<16x32xf32>
       %p_102 = arith.mulf %s_97, %p_101 : tensor<16x32xf32>
       %p_103 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %p_102 : tensor<16x32xf32> -> tensor<16x32xf32>
       %p_104 = math.fma %h_99, %p_103, %h_99 : tensor<16x32xf32>
       %p_105 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
-      %p_106 = arith.select %p_105, %p_104, %cst_7 : tensor<16x32xi1>, tensor<16x32xf32>
+      %p_106 = arith.select %p_105, %p_104, %cst_4 : tensor<16x32xi1>, tensor<16x32xf32>
       %acc_107 = arith.truncf %p_106 : tensor<16x32xf32> to tensor<16x32xbf16>
       %acc_108 = tt.dot %acc_107, %v_96, %acc_80, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
       scf.yield %acc_108 : tensor<16x16xf32>
@@ -228,25 +228,25 @@ module {
       %ss_82 = arith.addf %ss_80, %ss_81 : f32
       tt.reduce.return %ss_82 : f32
     }) : (tensor<16x16xf32>) -> tensor<16xf32>
-    %ss_71 = arith.addf %ss_70, %cst_0 : tensor<16xf32>
-    %0 = tt.expand_dims %orow_37 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+    %ss_71 = arith.addf %ss_70, %cst_1 : tensor<16xf32>
+    %0 = tt.expand_dims %orow_52 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
     %1 = tt.broadcast %0 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-    %2 = tt.addptr %1, %x_45 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+    %2 = tt.addptr %1, %x_42 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
     %3 = arith.truncf %z : tensor<16x16xf32> to tensor<16x16xbf16>
-    tt.store %2, %3, %x_47 : tensor<16x16x!tt.ptr<bf16>>
+    tt.store %2, %3, %x_44 : tensor<16x16x!tt.ptr<bf16>>
     %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
-    %rrms_72 = math.fma %ss_71, %cst_1, %rrms : tensor<16xf32>
+    %rrms_72 = math.fma %ss_71, %cst_9, %rrms : tensor<16xf32>
     %rrms_73 = math.rsqrt %rrms_72 : tensor<16xf32>
-    %z_74 = tt.load %2, %x_47, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %z_74 = tt.load %2, %x_44, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
     %z_75 = arith.extf %z_74 : tensor<16x16xbf16> to tensor<16x16xf32>
-    %x_76 = tt.load %x_46, %x_47, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+    %x_76 = tt.load %x_43, %x_44, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
     %x_77 = arith.extf %x_76 : tensor<16x16xbf16> to tensor<16x16xf32>
     %y = tt.expand_dims %rrms_73 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
     %y_78 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
     %y_79 = arith.mulf %z_75, %y_78 : tensor<16x16xf32>
     %4 = arith.addf %y_79, %x_77 : tensor<16x16xf32>
     %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
-    tt.store %2, %5, %x_47 : tensor<16x16x!tt.ptr<bf16>>
+    tt.store %2, %5, %x_44 : tensor<16x16x!tt.ptr<bf16>>
     %6 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %7 = tt.addptr %6, %rows_32 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
     tt.store %7, %mean, %rmask_33 : tensor<16x!tt.ptr<f32>>

@@ -592,6 +592,96 @@ def test_ln_mma_same_bits(act, H, BN, save, affine):
             assert torch.equal(torch.as_tensor(a[name]), torch.as_tensor(b[name])), name
 
 
+def _walk_cluster_barriers(ttir: str) -> tuple[int, int]:
+    """(cluster barrier arrives in the walk's loop body, in the whole function) of the TTIR after
+    the passes: the walk is the function body's scf.for (4 spaces in), its body 6 spaces in."""
+    inside = total = 0
+    in_walk = False
+    for line in ttir.splitlines():
+        if line.startswith("    ") and not line.startswith("     "):
+            in_walk = in_walk if line.strip() == "}" and not in_walk else "scf.for" in line
+            if line.strip() == "}":
+                in_walk = False
+        n = line.count("barrier.cluster.arrive")
+        total += n
+        if in_walk and line.startswith("      "):
+            inside += n
+    return inside, total
+
+
+# lengths for the walk at 16-row blocks, 32 rows a program: a partial single block (5), empty
+# sequences, one row, a walk of two full blocks then a chunk of one partial block (40), two
+# blocks the last partial (19), a walk whose second chunk is one row (33), two whole chunks (64)
+AHEAD_LENS = [5, 0, 40, 19, 1, 33, 0, 64]
+
+
+@pytest.mark.parametrize("act, H, mma, save, rows, BN", [
+    ("softmax", 2, False, False, 32, None), ("gelu_tanh", 2, False, False, 48, None),
+    ("softmax", 3, True, False, 32, None), ("gelu_tanh", 3, True, False, 32, None),
+    ("softmax", 3, False, False, 32, 16), ("gelu_tanh", 2, True, True, 32, None),
+    pytest.param("softmax", 2, False, True, 48, None, marks=pytest.mark.slow),
+    pytest.param("gelu_tanh", 3, False, False, 32, 16, marks=pytest.mark.slow)],
+    ids=["softmax-h2", "gelu-h2-walk48", "softmax-h3-mma", "gelu-h3-mma", "softmax-h3-two-kv-tiles",
+         "gelu-h2-mma-save", "softmax-h2-save-walk48", "gelu-h3-two-kv-tiles"])
+def test_stats_ahead_same_bits(act, H, mma, save, rows, BN):
+    """One cluster exchange a row block (`prepare_flash_norm_attention(stats_ahead=True)`): the
+    STATS_AHEAD walk (row block i + 1's LayerNorm sums between block i's attention and its
+    RMSNorm) through the op's pipeline with `cluster-reduce{merge=true}`, against the default
+    walk through the default pipeline, on jagged lengths with empty sequences, one-row and
+    partial last blocks and walks of one to three blocks: the same bits in every output, before
+    and after the passes, and within the reference's tolerance; after the passes the walk's body
+    has one cluster barrier (the default two) and the kernel one before the walk."""
+    from normfuse.kernels.attention import flash_norm_attention_save_naive
+    from normfuse.ops.common import row_block_table
+    from normfuse.ops.flash_norm_attention import (AHEAD_FNA_PASSES, AHEAD_MMA_FNA_PASSES,
+                                                   DEFAULT_FNA_PASSES, MMA_FNA_PASSES)
+    x, k, v, offs, w = _inputs(AHEAD_LENS, H, 16, 32, act=act, seed=31, affine=not mma)
+    x[9] = 2.5  # (a row of one value)
+    args, consts, _ = _kernel_args(x, k, v, offs, w, act, BN=BN)
+    T = x.shape[0]
+    args[4] = row_block_table(offs, rows, rows=T)
+    runs = []
+    for ahead in (False, True):
+        a = [t.clone() if isinstance(t, torch.Tensor) else t for t in args]
+        fn = flash_norm_attention_naive
+        if save:
+            fn = flash_norm_attention_save_naive
+            a = a[:12] + [torch.full(tuple(x.shape), float("nan")).to(x.dtype),
+                          torch.full((T, H), float("nan"))] + a[12:]
+        passes = ((AHEAD_MMA_FNA_PASSES if mma else AHEAD_FNA_PASSES) if ahead else
+                  (MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES))
+        runs.append(check_pass_numerics(
+            fn, a, constexprs=dict(consts, ROWS=rows, LN_MMA=mma, STATS_AHEAD=ahead),
+            grid=(a[4].shape[0],), passes=",".join(passes), num_warps=4))
+    default, ahead = runs
+    text = "\n".join(ahead.remarks)
+    assert "[cluster-reduce] applied: merge: 2 row statistics of 1 loop" in text, text
+    assert "exchanged once before it" in text, text
+    assert "[epilogue-norm] applied" in text, text
+    if BN is None:  # (K and V whole: loaded once a program, as in the default walk)
+        assert "[hoist-loads] applied: 2 loop-invariant loads (of K, V)" in text, text
+    assert _walk_cluster_barriers(default.ir_after) == (2, 3), default.ir_after
+    assert _walk_cluster_barriers(ahead.ir_after) == (1, 3), ahead.ir_after
+    names = ("OUT", "MEAN", "RSTD", "RRMS") + (("GS",) if save else ()) + (
+        ("LSE",) if save and act == "softmax" else ())
+    for name in names:
+        for a, b in ((default.before, ahead.before), (default.after, ahead.after)):
+            assert not torch.isnan(torch.as_tensor(b[name]).float()).any(), name
+            assert torch.equal(torch.as_tensor(a[name]), torch.as_tensor(b[name])), name
+    ref, st = flash_norm_attention_ref(x, k, v, offs, activation=act, return_stats=True, **w)
+    _assert_close(ahead, ref, st)
+
+
+def test_with_merge_adds_the_option_to_cluster_reduce():
+    from normfuse.ops.flash_norm_attention import (AHEAD_FNA_PASSES, DEFAULT_FNA_PASSES,
+                                                   with_merge)
+    assert AHEAD_FNA_PASSES[0] == "cluster-reduce{gather=once,early-loads=true,merge=true}"
+    assert AHEAD_FNA_PASSES[1:] == DEFAULT_FNA_PASSES[1:]
+    assert with_merge(("cluster-reduce", "epilogue-norm")) == ("cluster-reduce{merge=true}",
+                                                               "epilogue-norm")
+    assert with_merge(AHEAD_FNA_PASSES) == AHEAD_FNA_PASSES
+
+
 def test_naive_matches_reference_unchanged():
     res, ref, st = _run([3, 17], 2, 64, 32, passes=())
     assert not res.changed

@@ -42,6 +42,12 @@ The heads play the part of the N tiles of the naive post-norm GEMM (kernels/post
 exchanges both the RMSNorm's and the LayerNorm's (prologue) row sums over DSMEM; `epilogue-norm`
 then forwards z through registers; `residual-acc` starts the P V accumulator at q.
 
+STATS_AHEAD (constexpr, off; with ROWS > 0): the walk software-pipelined for one cluster exchange
+a row block instead of two: loop 0 of the first block before the walk, and in block i's trip
+loop 0 of block i + 1 between loop 1 and rrms (z held in registers across it after the passes),
+its sums carried to the next trip (`_fna_rows(AHEAD=True)`); `cluster-reduce{merge=true}`
+exchanges them with block i's RMSNorm sums. The same arithmetic in the same order: the same bits.
+
 The KV loop runs over L in BLOCK_N tiles (L a constexpr; with L == BLOCK_N it has one trip and is
 folded away: the short-KV case, K and V of one head held whole). ACT: 0 gelu_tanh, 1 silu,
 2 relu, 3 relu2, 4 softmax (ACT_CODES).
@@ -241,10 +247,10 @@ def flash_norm_attention_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN,
                                HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
                                HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False,
                                ROW_TABLE: tl.constexpr = False, ROWS: tl.constexpr = 0,
-                               LN_MMA: tl.constexpr = False):
+                               LN_MMA: tl.constexpr = False, STATS_AHEAD: tl.constexpr = False):
     _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, OUT, RRMS, nbatch,
               qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
-              HAS_LNB, HAS_RMSW, False, KV_TMA, ROW_TABLE, ROWS, LN_MMA)
+              HAS_LNB, HAS_RMSW, False, KV_TMA, ROW_TABLE, ROWS, LN_MMA, STATS_AHEAD)
 
 
 @triton.jit
@@ -256,7 +262,8 @@ def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, 
                                     HAS_LNW: tl.constexpr = False, HAS_LNB: tl.constexpr = False,
                                     HAS_RMSW: tl.constexpr = False, KV_TMA: tl.constexpr = False,
                                     ROW_TABLE: tl.constexpr = False, ROWS: tl.constexpr = 0,
-                                    LN_MMA: tl.constexpr = False):
+                                    LN_MMA: tl.constexpr = False,
+                                    STATS_AHEAD: tl.constexpr = False):
     """The training forward: `flash_norm_attention_naive` that also stores, for the backward,
     the attention's output g = attend(ln_q) per head (GS [T, H, D] in OUT's dtype; the backward
     adds ln_q back, so g's rounding is relative to g, not to z = g + ln_q, which FA2's delta =
@@ -264,7 +271,7 @@ def flash_norm_attention_save_naive(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, 
     f32). With the accumulator also stored, `residual-acc` leaves it starting at zero."""
     _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, nbatch,
               qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, LOG_B, HAS_LNW,
-              HAS_LNB, HAS_RMSW, True, KV_TMA, ROW_TABLE, ROWS, LN_MMA)
+              HAS_LNB, HAS_RMSW, True, KV_TMA, ROW_TABLE, ROWS, LN_MMA, STATS_AHEAD)
 
 
 @triton.jit
@@ -273,14 +280,23 @@ def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, 
               L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
               LOG_B: tl.constexpr, HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr,
               HAS_RMSW: tl.constexpr, SAVE: tl.constexpr, KV_TMA: tl.constexpr,
-              ROW_TABLE: tl.constexpr, ROWS: tl.constexpr, LN_MMA: tl.constexpr):
+              ROW_TABLE: tl.constexpr, ROWS: tl.constexpr, LN_MMA: tl.constexpr,
+              STATS_AHEAD: tl.constexpr = False):
     if ROWS > 0:  # BLOCKS: the table of ROWS-row chunks; their BLOCK_M-row blocks in turn
         b, start, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B, True)
         stop = tl.minimum(end, start + ROWS)
-        for row0 in range(start, stop, BLOCK_M):
-            _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, stop,
-                       qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, HAS_LNW,
-                       HAS_LNB, HAS_RMSW, SAVE, KV_TMA, LN_MMA)
+        if STATS_AHEAD:  # the walk software-pipelined: block i + 1's LayerNorm sums in block i
+            shift, s1, s2 = _ln_sums(X, start, stop, H, D, BLOCK_M, LN_MMA)
+            for row0 in range(start, stop, BLOCK_M):
+                shift, s1, s2 = _fna_rows(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE,
+                                          b, row0, stop, shift, s1, s2, qk_scale, eps, rms_eps,
+                                          H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, HAS_LNW, HAS_LNB,
+                                          HAS_RMSW, SAVE, KV_TMA, LN_MMA, True)
+        else:
+            for row0 in range(start, stop, BLOCK_M):
+                _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, stop,
+                           qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, HAS_LNW,
+                           HAS_LNB, HAS_RMSW, SAVE, KV_TMA, LN_MMA)
     else:
         b, row0, end = _locate(BLOCKS, OFFS, nbatch, BLOCK_M, LOG_B, ROW_TABLE)
         _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, end,
@@ -289,12 +305,55 @@ def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, 
 
 
 @triton.jit
+def _ln_sums(X, row0, end, H: tl.constexpr, D: tl.constexpr, BLOCK_M: tl.constexpr,
+             LN_MMA: tl.constexpr):
+    """Loop 0 of the rows row0.. below end: the LayerNorm's shift (the row's first feature) and
+    shifted sums s1 = sum(x - c), s2 = sum((x - c)^2) over all H * D features (zeros on the
+    masked rows: a block past the end loads nothing)."""
+    N: tl.constexpr = H * D
+    rows = row0 + tl.arange(0, BLOCK_M)
+    rmask = rows < end
+    xrow = X + rows.to(tl.int64) * N
+    offs_d = tl.arange(0, D)
+    shift = tl.load(xrow, mask=rmask, other=0.0).to(tl.float32)
+    s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
+    for h in range(H):
+        x = tl.load(xrow[:, None] + h * D + offs_d[None, :], mask=rmask[:, None], other=0.0)
+        if LN_MMA:
+            xc = _in_mma(x.to(tl.float32), X.dtype.element_ty) - shift[:, None]
+        else:
+            xc = x.to(tl.float32) - shift[:, None]  # (0 - 0 = +0 on the masked rows)
+        s1 += tl.sum(xc, axis=1)
+        s2 += tl.sum(xc * xc, axis=1)
+    return shift, s1, s2
+
+
+@triton.jit
 def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, end,
                qk_scale, eps, rms_eps, H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
                L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
                HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr, HAS_RMSW: tl.constexpr,
                SAVE: tl.constexpr, KV_TMA: tl.constexpr, LN_MMA: tl.constexpr):
-    """One BLOCK_M-row block of batch b: rows row0.. below end."""
+    """One BLOCK_M-row block of batch b: rows row0.. below end (loop 0, then the rest)."""
+    shift, s1, s2 = _ln_sums(X, row0, end, H, D, BLOCK_M, LN_MMA)
+    _fna_rows(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, end, shift, s1,
+              s2, qk_scale, eps, rms_eps, H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, HAS_LNW, HAS_LNB,
+              HAS_RMSW, SAVE, KV_TMA, LN_MMA, False)
+
+
+@triton.jit
+def _fna_rows(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, end, shift, s1,
+              s2, qk_scale, eps, rms_eps, H: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr,
+              L: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr,
+              HAS_LNW: tl.constexpr, HAS_LNB: tl.constexpr, HAS_RMSW: tl.constexpr,
+              SAVE: tl.constexpr, KV_TMA: tl.constexpr, LN_MMA: tl.constexpr,
+              AHEAD: tl.constexpr):
+    """One BLOCK_M-row block of batch b from its LayerNorm sums (`_ln_sums`: shift, s1, s2):
+    loops 1 and 2. AHEAD (the walk's STATS_AHEAD): loop 0 of the next block (row0 + BLOCK_M,
+    all rows masked past `end`) runs between loop 1 and the RMSNorm's rrms, and its sums are
+    returned (else the block's own): `cluster-reduce{merge=true}` exchanges them together with
+    loop 1's, one exchange per row block."""
     N: tl.constexpr = H * D
     GROUP: tl.constexpr = H // HKV
     # q = LN(x) as one fma, x rstd + (-mean rstd) (Q_FMA), where the subtraction first costs a
@@ -329,18 +388,6 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     offs_d = tl.arange(0, D)
     kv_base = b.to(tl.int64) * (L * HKV * D)
 
-    # loop 0: LayerNorm statistics over all heads (shifted by the row's first feature)
-    shift = tl.load(xrow, mask=rmask, other=0.0).to(tl.float32)
-    s1 = tl.zeros([BLOCK_M], dtype=tl.float32)
-    s2 = tl.zeros([BLOCK_M], dtype=tl.float32)
-    for h in range(H):
-        x = tl.load(xrow[:, None] + h * D + offs_d[None, :], mask=rmask[:, None], other=0.0)
-        if LN_MMA:
-            xc = _in_mma(x.to(tl.float32), X.dtype.element_ty) - shift[:, None]
-        else:
-            xc = x.to(tl.float32) - shift[:, None]  # (0 - 0 = +0 on the masked rows)
-        s1 += tl.sum(xc, axis=1)
-        s2 += tl.sum(xc * xc, axis=1)
     # (rsqrt and the reciprocal of N as torch's LayerNorm kernels do: the IEEE-rounded divide
     # and sqrt cost 141-155 of the fused forward's ~2300-2900 sm_90 SASS instructions per row
     # block and head, as every layout's copy of the statistics computes them)
@@ -407,6 +454,9 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
                      acc.to(GS.dtype.element_ty), mask=rmask[:, None])
             if ACT == 4:
                 tl.store(LSE + rows * H + h, lse, mask=rmask)
+    nshift, ns1, ns2 = shift, s1, s2
+    if AHEAD:  # the next block's loop 0, here: its sums are exchanged with ss (one exchange)
+        nshift, ns1, ns2 = _ln_sums(X, row0 + BLOCK_M, end, H, D, BLOCK_M, LN_MMA)
     rrms = tl.math.rsqrt(tl.fma(ss, 1.0 / N, rms_eps))
 
     # loop 2: per head, normalize, outer residual
@@ -426,3 +476,4 @@ def _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0,
     tl.store(MEAN + rows, mean, mask=rmask)
     tl.store(RSTD + rows, rstd, mask=rmask)
     tl.store(RRMS + rows, rrms, mask=rmask)
+    return nshift, ns1, ns2

@@ -52,7 +52,8 @@ from .fallback import compute_dtype
 from .inference import route
 
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
-           "DEFAULT_FNA_PASSES", "MMA_FNA_PASSES", "DEFAULT_LN_MMA", "PreparedFNA"]
+           "DEFAULT_FNA_PASSES", "MMA_FNA_PASSES", "DEFAULT_LN_MMA", "PreparedFNA",
+           "AHEAD_FNA_PASSES", "AHEAD_MMA_FNA_PASSES", "with_merge"]
 
 # The heads' statistics gathered once per row (`cluster-reduce{gather=once}`): the DSMEM read of
 # the totals is one asm per row into the CTA's own slots instead of an elementwise asm that
@@ -82,6 +83,26 @@ DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-
 # layout's, not the load's), so the bits may differ by a rounding (1e-3 relative at most in
 # bench_attention's check, ~5e-5 measured).
 MMA_FNA_PASSES = DEFAULT_FNA_PASSES + ("prefetch-loads",)
+# One cluster exchange a row block instead of two (`prepare_flash_norm_attention(stats_ahead=
+# True)`, off; not timed): the kernels' STATS_AHEAD walk computes row block i + 1's LayerNorm
+# sums between block i's attention and its RMSNorm (z held in registers across them), and
+# `cluster-reduce{merge=true}` exchanges them with block i's RMSNorm sums in one exchange (the
+# first block's before the walk). Same bits as the default in the interpreter. Session 36's
+# bound (H100, exchange_probe nowait-pro / nowait-main): ~6-7 % of the fused kernel.
+def with_merge(passes):
+    """`passes` (a tuple of pass specs) with `merge=true` added to its cluster-reduce."""
+    out = []
+    for p in passes:
+        if p == "cluster-reduce":
+            p = "cluster-reduce{merge=true}"
+        elif p.startswith("cluster-reduce{") and "merge=" not in p:
+            p = p[:-1] + ",merge=true}"
+        out.append(p)
+    return tuple(out)
+
+
+AHEAD_FNA_PASSES = with_merge(DEFAULT_FNA_PASSES)
+AHEAD_MMA_FNA_PASSES = with_merge(MMA_FNA_PASSES)
 # `prepare_flash_norm_attention(ln_mma=None)` (the default, and the op's): the LayerNorm in the
 # MMA layout with MMA_FNA_PASSES where `passes` is the default pipeline and the norms have no
 # weights, the forms timed. H200, 2026-12-05 (bench_attention --default-only --configs
@@ -295,7 +316,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                                  num_warps: int | None = None, save: bool = False,
                                  kv_tma: bool = False, row_table: bool | None = None,
                                  rows_per_program: int | None = None,
-                                 ln_mma: bool | None = None) -> PreparedFNA:
+                                 ln_mma: bool | None = None,
+                                 stats_ahead: bool = False) -> PreparedFNA:
     """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
     stores g (the attention's output) and (softmax) lse for the backward into `PreparedFNA.g` /
     `.lse`. `kv_tma`: K and V tiles by bulk tensor copies straight into shared memory instead of
@@ -310,9 +332,14 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     program). `ln_mma`: the kernel's LayerNorm in the MMA accumulator's layout (LN_MMA; give it
     `passes=MMA_FNA_PASSES` when True); None (the default): `DEFAULT_LN_MMA` where `passes` is
     `DEFAULT_FNA_PASSES` and no norm weight is given, then with `MMA_FNA_PASSES`; False: the
-    LayerNorm in the loads' layout (the weighted forms' default: LN_MMA spills more there)."""
+    LayerNorm in the loads' layout (the weighted forms' default: LN_MMA spills more there).
+    `stats_ahead` (off; not timed): one cluster exchange a row block in the walk instead of two
+    (the kernel's STATS_AHEAD, `cluster-reduce{merge=true}` added to `passes`: `with_merge`);
+    the same results; no effect without a walk (one row block a program)."""
     op = "flash_norm_attention"
     ln_mma, passes = _resolve_ln_mma(op, ln_mma, passes, ln_weight, ln_bias, rms_weight)
+    if stats_ahead and passes is not None and not isinstance(passes, str):
+        passes = with_merge(tuple(passes))
     rms_eps = eps if rms_eps is None else rms_eps
     T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
                                      activation, eps, rms_eps, check_offsets)
@@ -379,6 +406,8 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
         consts["KV_TMA"] = True
     if ln_mma:
         consts["LN_MMA"] = True
+    if stats_ahead and walk:
+        consts["STATS_AHEAD"] = True
     options = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     # programs past the last row block (upper-bound grid) have every row masked off
     grid = (nblocks,)

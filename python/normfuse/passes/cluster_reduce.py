@@ -113,6 +113,43 @@ CTA sums every tile: correct, redundant) with a "missed" remark; the epilogue sp
 With two exchanges per row block the persistent form's parity argument holds unchanged (a CTA
 passes row block i + 1's first barrier only after every peer has read row block i's slots).
 
+One exchange a row block (option merge, FlashNormAttention's STATS_AHEAD walk)
+-----------------------------------------------------------------------------
+The walk with a prologue crosses two exchanges a row block: the LayerNorm's sums before the
+GEMM loop (the attention), the RMSNorm's after it. A software-pipelined walk computes row block
+i + 1's statistics in trip i, between the GEMM loop and the normalizing loop, and carries them
+to trip i + 1 (the first block's before the walk)::
+
+    %a0, %b0 = scf.for %h ... { sums of block 0 }                    // "pre" loop
+    scf.for %rb = %lb to %ub step %s iter_args(%a = %a0, %b = %b0) {  // the walk
+      ... uses %a, %b ... ; %ss = loop 1 (GEMM, stores, sums)
+      %na, %nb = scf.for %h ... { sums of block %rb + %s }           // "mid" loop
+      ... uses %ss ... ; loop 2 ; scf.yield %na, %nb
+    }
+
+With merge, each mid loop (between the GEMM loop and the normalizing loop, passing the
+prologue's checks: a zero-started `%s + x` per-row f32 sum over the same T tiles, nothing with
+side effects) is dealt like the GEMM loop, and its partials are exchanged together with the
+GEMM loop's in one exchange placed after the last mid loop: one write of nstats + nmid partials,
+one barrier, one rank-order read. Sums of independent reductions do not interact, so each total
+is the same rank-order sum of the same partials as in two exchanges (the same bits). Each pre
+loop (in the function body before the walk, same checks) is dealt too and exchanged once, after
+the last of them, before the walk. Per program: 1 + (row blocks) exchanges instead of
+2 x (row blocks); the last block's exchange carries its successor's sums (zeros: its rows are
+masked off), which costs two more slots, not another barrier.
+Legality, beyond the persistent form's: (a) the walk may carry values (its trip count is fixed
+at entry by bounds every CTA of a cluster computes alike, so each CTA still crosses the same
+barriers); (b) moving the GEMM loop's exchange later is legal only when no op from the GEMM loop
+to the last mid loop reads the GEMM loop's sums or an earlier mid loop's (they would be read
+before their totals exist), and mid loops cannot depend on the GEMM loop's sums for the same
+reason: any such read leaves the mid loops whole (every CTA sums every tile: correct, redundant)
+with a "missed" remark; (c) slot reuse: the pre exchange is row block -1's and takes slot set 1
+(the walk's trip t takes t mod 2), so the two-set argument above holds unchanged: a CTA writes
+set 1 again at trip 1 only after passing trip 0's barrier, at which every peer arrived after
+reading the pre exchange's slots. A walk of no trips (a dead program) still crosses the pre
+exchange and the barrier before the return, in every CTA of its cluster alike. Without a walk,
+or with no mid loop, merge misses and the exchanges are built as without it.
+
 Options
 -------
 cluster-size = auto | 2..16    auto: C = T when T <= max-cluster (one tile per CTA), else the
@@ -140,6 +177,10 @@ early-loads = false | true     true: each exchange's cluster barrier is emitted 
     kernels: the norm weights. In the persistent form the loads move within their row block's
     trip (a CTA still arrives at row block i + 1's barrier only after reading row block i's
     slots, which the two slot sets rely on). Not timed on the GPU yet.
+merge = false | true           one exchange a row block in a software-pipelined walk (above);
+    off by default. FlashNormAttention: `prepare_flash_norm_attention(stats_ahead=True)`. sm_90
+    SASS of the walk's body: one cluster barrier pair instead of two, +8.7-10.3 % instructions
+    (x loaded once more a row block), no spills (255 registers). Not timed on the GPU yet.
 exchange = dsmem | global      where the partials meet. dsmem (default): as above. global: each
     CTA writes its partials to its own slice of Triton's global scratch (`ttg.global_scratch_alloc`,
     one slice of S bytes per CTA at base + ctaid * S); the same cluster barrier orders the writes
@@ -246,7 +287,9 @@ class ClusterReduce(Pass):
     or "global", global scratch), `gather` ("each": every use of the totals reads the peers'
     slots; "once": one read per row into the CTA's own slots, see the module docstring),
     `early_loads` (the loads after an exchange that do not depend on it issued between the
-    cluster barrier's arrive and wait)."""
+    cluster barrier's arrive and wait), `merge` (the statistics loops after the GEMM loop
+    exchanged with its sums, and those before a walk before it: one exchange a row block in a
+    software-pipelined walk)."""
 
     name = "cluster-reduce"
     summary = ("split a post-norm row's N tiles over a thread-block cluster; exchange row "
@@ -256,6 +299,7 @@ class ClusterReduce(Pass):
     exchange: Literal["dsmem", "global"] = "dsmem"
     gather: Literal["each", "once"] = "each"
     early_loads: bool = False
+    merge: bool = False
 
     def __post_init__(self):
         if self.exchange not in ("dsmem", "global"):
@@ -322,7 +366,8 @@ class ClusterReduce(Pass):
                     run.missed(f"prologue row statistics not split: {why}", lp)
                 else:
                     prologues.append(ForOp(lp))
-            self._rewrite(module, run, func, ForOp(l1), ForOp(l2), pids[0], prologues)
+            mids, pres = self._merge_candidates(run, l1, l2, trips, rows) if self.merge else ([], [])
+            self._rewrite(module, run, func, ForOp(l1), ForOp(l2), pids[0], prologues, mids, pres)
             return None
         return "the GEMM loop's output is not reloaded by a later loop (no second pass over the row)"
 
@@ -367,24 +412,86 @@ class ClusterReduce(Pass):
             return ctas
         return None
 
-    @staticmethod
-    def _check_outer(l1: Op) -> str | None:
-        """The persistent form: the loops over N tiles sit in a loop over row blocks."""
+    def _check_outer(self, l1: Op) -> str | None:
+        """The persistent form: the loops over N tiles sit in a loop over row blocks. merge:
+        it may carry values (the next row block's statistics of a software-pipelined walk): its
+        trip count is set at its entry by bounds that every CTA of a cluster computes alike, so
+        every CTA still crosses the same barriers, whatever it carries."""
         outer = l1.block.parent_op
         if outer is None or outer.name != FUNC:
             f = ForOp(outer)
             if f.iv.type != "i32":
                 return f"the loop over row blocks has an induction variable of type {f.iv.type}, not i32"
-            if f.iter_args:
-                return "the loop over row blocks carries values across row blocks"
+            if f.iter_args and not self.merge:
+                return ("the loop over row blocks carries values across row blocks (merge=true "
+                        "takes a walk that carries its next row block's statistics)")
         return None
+
+    def _merge_candidates(self, run: PassRun, l1: Op, l2: Op, trips: int,
+                          rows: int) -> tuple[list, list]:
+        """merge (analysis only): (mids, pres). mids: the statistics loops between the GEMM
+        loop and the normalizing loop (each passes `_check_prologue`: sums over the same tiles),
+        whose partials join the GEMM loop's exchange, moved after the last of them; none when an
+        op from the GEMM loop to the last of them reads the GEMM loop's or an earlier mid's sums
+        (they would be read before the exchange that totals them). pres: in the persistent form,
+        the statistics loops in the function body before the walk, exchanged once before it.
+        A loop that fails a check stays whole (every CTA sums every tile: correct, redundant),
+        with a "missed" remark."""
+        body = l1.block
+        between = body.ops[body.index_of(l1) + 1:body.index_of(l2)]
+        mids = []
+        for lp in between:
+            if lp.name != FOR or not ForOp(lp).iter_args:
+                continue
+            why = _check_prologue(lp, trips, rows)
+            if why:
+                run.missed(f"merge: statistics loop between the GEMM loop and the normalizing "
+                           f"loop not merged: {why}", lp)
+            else:
+                mids.append(lp)
+        if mids:
+            upto = between[:between.index(mids[-1]) + 1]
+            sums = {id(v) for v in l1.results}
+            for o in upto:
+                for x in o.walk():
+                    if any(id(v) in sums for v in x.operands):
+                        run.missed(f"merge: '{x.name}' reads the row sums before the merged "
+                                   "exchange would total them; the statistics loops after the "
+                                   "GEMM loop are left whole", x)
+                        return [], self._pres(run, l1, trips, rows)
+                if o in mids:
+                    sums |= {id(v) for v in o.results}
+        elif self.merge:
+            run.missed("merge: no statistics loop (sums over the same tiles) between the GEMM "
+                       "loop and the normalizing loop", l1)
+        return [ForOp(m) for m in mids], self._pres(run, l1, trips, rows)
+
+    @staticmethod
+    def _pres(run: PassRun, l1: Op, trips: int, rows: int) -> list:
+        """merge: the statistics loops before the walk (the persistent loop over row blocks),
+        in the function body: the first row block's statistics of a software-pipelined walk."""
+        outer = l1.block.parent_op
+        if outer is None or outer.name != FOR:
+            return []
+        top = outer.block
+        pres = []
+        for lp in top.ops[:top.index_of(outer)]:
+            if lp.name != FOR or not ForOp(lp).iter_args:
+                continue
+            why = _check_prologue(lp, trips, rows)
+            if why:
+                run.missed(f"merge: statistics loop before the walk not split: {why}", lp)
+            else:
+                pres.append(ForOp(lp))
+        return pres
 
     def _ctas(self, trips: int) -> int | str:
         return cluster_ctas(self.cluster_size, self.max_cluster, trips, f"the row's {trips} tiles")
 
     # -- rewriting -----------------------------------------------------------------------------
     def _rewrite(self, module: Module, run: PassRun, func: Op, f1: ForOp, f2: ForOp, pid_op: Op,
-                 prologues: list[ForOp] = ()) -> None:
+                 prologues: list[ForOp] = (), mids: list[ForOp] = (),
+                 pres: list[ForOp] = ()) -> None:
         trips = _trips(*f1.constant_bounds())
         ctas = self._ctas(trips)
         where = f1.op
@@ -423,8 +530,12 @@ class ClusterReduce(Pass):
         nstats = len(stats)
         # prologue statistics (sums over the same tiles, before the GEMM loop) take the first slots
         npro = sum(len(p.op.results) for p in prologues)
+        # merge: the statistics loops between the GEMM loop and the normalizing loop share its
+        # exchange, after its own statistics; those before the walk exchange once in set 1
+        nmid = sum(len(m.op.results) for m in mids)
+        npre = sum(len(p.op.results) for p in pres)
         # gather=once: the totals in slots of their own after the partials' (as many)
-        nslots = npro + nstats
+        nslots = max(npro + nstats + nmid, npre)
         nbytes = -(-(4 * rows * nslots * (2 if self.gather == "once" else 1)) // 16) * 16
         # persistent: two slot sets, used by even and odd row blocks (see `_slot_index`)
         slot_bytes = 2 * nbytes if outer is not None else nbytes
@@ -433,6 +544,30 @@ class ClusterReduce(Pass):
         # loads move within their row block's trip, and a CTA still arrives at row block i + 1's
         # barrier only after its reads of row block i, which is what the two slot sets need)
         waits = [] if self.early_loads else None
+        pre_parts, pre_marks = [], []
+        for fp in pres:  # merge: the walk's first row block's statistics, before the walk
+            pfirst, pstride = dealt(fp)
+            if ctas == trips:
+                pmark = Builder(module, fp.op, after=fp.op).constant(0, "i32").owner
+                pre_parts += list(fp.yields)
+                fp.inline(module, pfirst)
+                pafter = pmark
+                pre_marks.append(pmark)
+            else:
+                fp.set_bounds(pfirst, fp.bounds[1], pstride)
+                pre_parts += list(fp.op.results)
+                pafter = fp.op
+        if pres:  # (one exchange for all of them, after the last; slot set 1: row block -1's)
+            pusers = {id(p): list(module.users(p)) for p in pre_parts}
+            xb = Builder(module, pafter, after=pafter)
+            made = self._exchange(module, xb, outer, pre_parts, rows, nbytes, slot_bytes, ctas,
+                                  rank, pid_op, 0, hint="pre_", nslots=nslots, waits=waits,
+                                  parity=1)
+            for p, total in zip(pre_parts, made[1].results):
+                module.replace_all_uses(p, total, where=lambda o, ok=pusers[id(p)]: o in ok
+                                        and o not in made)
+            for m in pre_marks:
+                module.erase(m)
         for fp in prologues:
             # dealt like the GEMM loop, its partial sums exchanged (one exchange for all of them)
             pfirst, pstride = dealt(fp)
@@ -467,6 +602,19 @@ class ClusterReduce(Pass):
             f2.set_bounds(first2, f2.bounds[1], stride2)
             partials = list(f1.op.results)
             where_after = f1.op
+        mid_marks = []
+        for fm in mids:  # merge: dealt like loop 1; the exchange moves after the last of them
+            mfirst, mstride = dealt(fm)
+            if ctas == trips:
+                mmark = Builder(module, fm.op, after=fm.op).constant(0, "i32").owner
+                partials = list(partials) + list(fm.yields)
+                fm.inline(module, mfirst)
+                mid_marks.append(mmark)
+                where_after = mmark
+            else:
+                fm.set_bounds(mfirst, fm.bounds[1], mstride)
+                partials = list(partials) + list(fm.op.results)
+                where_after = fm.op
         users_before = {id(p): [u for u in module.users(p)] for p in partials}
 
         x = Builder(module, where.loc, after=where_after)
@@ -479,7 +627,8 @@ class ClusterReduce(Pass):
             old_users = users_before[id(p)]
             module.replace_all_uses(p, total, where=lambda o, ok=old_users: o in ok and id(o) not in new_ops)
         if ctas == trips:
-            module.erase(where_after)
+            for m in [marker] + mid_marks:
+                module.erase(m)
         ret = func.body().terminator
         # no CTA exits while a peer may still read its slots: a wait (after the arrive that
         # followed the reads) or, in the persistent form, a whole barrier after the last row block
@@ -492,6 +641,13 @@ class ClusterReduce(Pass):
             needs.append(ScratchSizeToken(SCRATCH_TOKEN))
         run.require(func, *needs)
 
+        if mids or pres:
+            run.applied(f"merge: {nmid} row statistic{'s' if nmid != 1 else ''} of "
+                        f"{len(mids)} loop{'s' if len(mids) != 1 else ''} between the GEMM loop "
+                        "and the normalizing loop (sums over the same tiles: the next row block's "
+                        f"in a software-pipelined walk) exchanged with the GEMM loop's {nstats} in "
+                        "one exchange" + (f"; {npre} of the loop before the walk exchanged once "
+                                          "before it" if pres else ""), (mids or pres)[0].op)
         if prologues:
             run.applied(f"{npro} prologue row statistic{'s' if npro > 1 else ''} (a sum over the "
                         f"same {trips} tiles before the GEMM loop) split over the cluster too and "
@@ -516,14 +672,18 @@ class ClusterReduce(Pass):
 
     def _exchange(self, module: Module, x: Builder, outer, partials, rows: int, nbytes: int,
                   slot_bytes: int, ctas: int, rank: Value, pid_op: Op, first: int,
-                  hint: str = "", nslots: int = 0, waits: list | None = None) -> tuple[Op, Op]:
+                  hint: str = "", nslots: int = 0, waits: list | None = None,
+                  parity: int | None = None) -> tuple[Op, Op]:
         """Write `partials` into the slots from `first` on, cross the cluster barrier, read the
         totals back (rank order); returns the (write, read) ops. gather=once: the totals are
         summed once per row into this CTA's slots `nslots + first`..., and after a CTA barrier
         the read is of those (the read then copied per layout is one local load per total)."""
         n = len(partials)
         idx = x.make_range(0, rows, hint="rows")
-        if outer is not None:
+        if outer is not None and parity:  # (merge: before the walk, row block -1's set)
+            off = x.constant(parity * nbytes // 4, "i32", hint="slot_words")
+            idx = x.addi(idx, x.splat(off, [rows], hint="slot_offs"), hint="slot_rows")
+        elif outer is not None:
             idx = _slot_index(x, outer, idx, rows, nbytes)
         vt = tensor([rows], "f32")
         it = tensor([rows], "i32")

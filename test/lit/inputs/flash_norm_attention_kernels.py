@@ -1,5 +1,5 @@
-"""Writes test/lit/residual-acc.mlir and test/lit/cluster-reduce-prologue.mlir (FlashNormAttention,
-issue 12): TTIR of the naive attention kernel and of small kernels with hand-written CHECKs.
+"""Writes test/lit/residual-acc.mlir, test/lit/cluster-reduce-prologue.mlir and
+test/lit/cluster-reduce-merge.mlir (FlashNormAttention, issue 12): TTIR of the naive attention kernel and of small kernels with hand-written CHECKs.
 
     PYTHONPATH=python python3 test/lit/inputs/flash_norm_attention_kernels.py [--check]
 """
@@ -21,7 +21,7 @@ FNA = {"X": "*bf16", "K": "*bf16", "V": "*bf16", "OFFS": "*i32", "BLOCKS": "*i32
 def fna(H, L, BN, act=0, **flags):
     # (the kernel's defaulted constexprs given: ASTSource does not fill defaults in)
     flags = dict(dict(HAS_LNW=False, HAS_LNB=False, HAS_RMSW=False, KV_TMA=False,
-                      ROW_TABLE=False, ROWS=0, LN_MMA=False), **flags)
+                      ROW_TABLE=False, ROWS=0, LN_MMA=False, STATS_AHEAD=False), **flags)
     return dict(H=H, HKV=H, D=16, L=L, BLOCK_M=16, BLOCK_N=BN, ACT=act, LOG_B=3, **flags)
 
 
@@ -252,9 +252,85 @@ CP_CASES = [
 ]
 
 
+# -- cluster-reduce{merge=true}: one exchange a row block -----------------------------------------
+
+CM_HEAD = """// cluster-reduce{merge=true}: one cluster exchange a row block in FlashNormAttention's walk. The
+// kernel's STATS_AHEAD walk sums row block i + 1's LayerNorm statistics between block i's
+// attention (the GEMM loop) and its normalizing loop, and carries them to the next trip; merge
+// deals that loop like the GEMM loop and exchanges its partials with the GEMM loop's in one
+// exchange (after it), and the loop before the walk (the first block's) in one exchange before
+// it (slot set 1, row block -1's). One chunk per case, positive cases first, then the bail-outs.
+// Inputs: TTIR from test/lit/inputs/flash_norm_attention_kernels.py (locations stripped).
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{merge=true}' %s 2>%t.remark | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REMARK < %t.remark
+// RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>&1 >/dev/null | FileCheck %s --check-prefix=NOMERGE
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{merge=true,gather=once,early-loads=true},epilogue-norm' %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
+"""
+
+CM_CASES = [
+    ("fna_ahead_two_heads", flash_norm_attention_naive, FNA,
+     fna(2, 32, 32, ROWS=32, STATS_AHEAD=True), """// Two heads walking 32 rows in 16-row blocks. Three statistics a slot set (the RMSNorm's sum
+// and the next block's two LayerNorm sums: 3 x 16 rows x 4 B = 192 B), two sets (384 B). The
+// first block's LayerNorm sums exchange before the walk, in set 1 (rows + 48 words); in the walk
+// one exchange a row block, after the attention's dots, carries all three (slots 0, 64, 128);
+// the walk yields the next block's totals. The barrier after the walk keeps the slots alive.
+// CHECK-LABEL: tt.func public @fna_ahead_two_heads
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32, normfuse.cluster_smem = 384 : i32
+// CHECK: %[[RANK:.+]] = arith.remsi
+// CHECK: %[[SET1:.+]] = arith.addi %{{.+}}, %cst{{.*}} : tensor<16xi32>
+// CHECK-NEXT: tt.elementwise_inline_asm "{{.*}}sub.u32 %nfa, %nfa, 384;{{.*}}st.shared.f32 [%nfa+0], $2; st.shared.f32 [%nfa+64], $3; mov{{.*}}%[[SET1]]
+// CHECK-NEXT: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK-NEXT: %[[PRE:.+]]:2 = tt.elementwise_inline_asm "{{.*}}mapa.shared::cluster.u32 %nfp, %nfa, 1;{{.*}}%[[SET1]]
+// CHECK: scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %[[PRE]]#0, %{{.+}} = %[[PRE]]#1) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+// CHECK-NOT: barrier.cluster
+// CHECK: tt.dot
+// CHECK-NOT: barrier.cluster
+// CHECK: tt.dot
+// CHECK-NOT: barrier.cluster
+// CHECK: arith.andi %{{.+}}, %c1_i32
+// CHECK: st.shared.f32 [%nfa+0], $2; st.shared.f32 [%nfa+64], $3; st.shared.f32 [%nfa+128], $4;
+// CHECK-NEXT: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK-NEXT: %[[TOT:.+]]:3 = tt.elementwise_inline_asm "{{.*}}mapa.shared::cluster.u32 %nfp, %nfa, 1;{{.*}}[%nfp+128]
+// CHECK-NOT: barrier.cluster
+// CHECK: scf.yield %{{.+}}, %[[TOT]]#1, %[[TOT]]#2 : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK-NEXT: tt.return
+// REMARK: applied: merge: 2 row statistics of 1 loop between the GEMM loop and the normalizing loop (sums over the same tiles: the next row block's in a software-pipelined walk) exchanged with the GEMM loop's 1 in one exchange; 2 of the loop before the walk exchanged once before it
+// REMARK: applied: row of 2 N tiles split over a 2-CTA cluster; 1 row statistic exchanged through distributed shared memory (384 B per CTA)
+// Without merge the walk's carried statistics are refused: the IR stays as it is.
+// NOMERGE: missed: the loop over row blocks carries values across row blocks (merge=true takes a walk that carries its next row block's statistics)
+// With the default pipeline's options: the exchange's barrier split (early-loads), the totals
+// gathered once, and epilogue-norm forwarding z in registers across the next block's sums.
+// PIPE-LABEL: tt.func public @fna_ahead_two_heads
+// PIPE: scf.for
+// PIPE: tt.dot
+// PIPE: tt.dot
+// PIPE-NOT: barrier.cluster.wait
+// PIPE: barrier.cluster.arrive.release; mov
+// PIPE-NOT: barrier.cluster.arrive
+// PIPE: barrier.cluster.wait.acquire; mov
+// PIPE-NOT: barrier.cluster
+// PIPE: tt.store %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE-NOT: tt.store %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// PIPE: scf.yield"""),
+    ("negative_merge_flat", flash_norm_attention_naive, FNA, fna(2, 32, 32, STATS_AHEAD=True),
+     """// One row block a program (no walk: STATS_AHEAD has nothing to pipeline): merge finds no
+// statistics loop after the GEMM loop and the two exchanges are built as without it.
+// CHECK-LABEL: tt.func public @negative_merge_flat
+// CHECK-SAME: normfuse.cluster_smem = 192 : i32
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: tt.dot
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// REMARK: missed: merge: no statistics loop (sums over the same tiles) between the GEMM loop and the normalizing loop
+// REMARK: applied: 2 prologue row statistics"""),
+]
+
+
 def outputs() -> dict:
     return {"residual-acc.mlir": litgen.lit_text(RA_HEAD, RA_CASES),
-            "cluster-reduce-prologue.mlir": litgen.lit_text(CP_HEAD, CP_CASES)}
+            "cluster-reduce-prologue.mlir": litgen.lit_text(CP_HEAD, CP_CASES),
+            "cluster-reduce-merge.mlir": litgen.lit_text(CM_HEAD, CM_CASES)}
 
 
 if __name__ == "__main__":
