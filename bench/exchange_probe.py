@@ -17,6 +17,11 @@ This probe swaps the exchange's arrive (cluster-reduce, cluster-reduce-chain) fo
             statistics' (cluster-reduce's prologue exchange) or the RMSNorm's (after the
             attention); either bounds what one exchange a row block instead of two would save;
 
+  ahead     a product variant, not a bound: one exchange a row block
+            (`prepare_flash_norm_attention(stats_ahead=True)`: the STATS_AHEAD walk through
+            `cluster-reduce{merge=true}`), a correct program whose output should equal
+            release's (same arithmetic; on the GPU a layout may reorder a row sum: a rounding);
+
 and prints the fused kernel's do_bench median per cell, and its output's largest difference
 from the "release" run (saved by that run under --out), as a smoke check only.
 
@@ -41,6 +46,8 @@ VARIANTS = {"release": None,
             "cta": "fence.acq_rel.cta; barrier.cluster.arrive.relaxed;"}
 # the no-wait variants: the exchanges whose barriers each drops
 NOWAIT = {"nowait": ("pro", "main"), "nowait-pro": ("pro",), "nowait-main": ("main",)}
+# product variants: keywords of prepare_flash_norm_attention (own constexprs: own cache entries)
+PREPARE = {"ahead": {"stats_ahead": True}}
 SYNC_HINTS = ("cluster_sync", "cluster_arrive", "cluster_wait")
 
 
@@ -75,7 +82,7 @@ def patch_nowait(drop=("pro", "main")) -> None:
 
 def patch(variant: str) -> None:
     arrive = VARIANTS.get(variant)
-    if variant == "release":
+    if variant == "release" or variant in PREPARE:
         return
     # Triton's cache keys normfuse's passes by their source files, not by this runtime patch: a
     # variant compiled into the release run's cache would time the release kernel
@@ -98,7 +105,8 @@ def patch(variant: str) -> None:
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("--variant", choices=sorted({**VARIANTS, **NOWAIT}), default="release")
+    ap.add_argument("--variant", choices=sorted({**VARIANTS, **NOWAIT, **PREPARE}),
+                    default="release")
     ap.add_argument("--out", required=True)
     ap.add_argument("cells", nargs="+")
     a = ap.parse_args(argv)
@@ -109,7 +117,7 @@ def main(argv=None):
     os.makedirs(a.out, exist_ok=True)
     res = {}
     for cell in a.cells:
-        runs = cell_launches(cell)
+        runs = cell_launches(cell, **PREPARE.get(a.variant, {}))
         fused = runs["fused"]
         out = fused()[0]
         torch.cuda.synchronize()

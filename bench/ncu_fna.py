@@ -22,8 +22,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 
-def cell_launches(cell: str) -> dict:
-    """{name: a no-argument launch} of one cell (see the module doc)."""
+def cell_launches(cell: str, **prepare) -> dict:
+    """{name: a no-argument launch} of one cell (see the module doc); `prepare`: more keywords
+    of the fused kernel's `prepare_flash_norm_attention` (stats_ahead=True, say)."""
     import torch
     from normfuse.ops.common import row_block_table
     from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
@@ -40,7 +41,7 @@ def cell_launches(cell: str) -> dict:
     k = (torch.randn(B, L, H, D, device="cuda") / D ** 0.5).to(torch.bfloat16)
     v = torch.randn(B, L, H, D, device="cuda", dtype=torch.bfloat16)
     offs = offs.to("cuda")
-    p = prepare_flash_norm_attention(x, k, v, offs, activation=act)
+    p = prepare_flash_norm_attention(x, k, v, offs, activation=act, **prepare)
     ln_fn, post_fn = A._compiled_norms()
     x2 = x.view(T, N)
     ln = ln_fn(x2)

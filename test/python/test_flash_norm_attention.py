@@ -835,6 +835,32 @@ def test_gpu_default_ln_mma(H, act):
 
 @gpu
 @pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
+@pytest.mark.parametrize("H", [2, 3, 4])
+def test_gpu_stats_ahead_matches_the_default_walk(act, H):
+    """One cluster exchange a row block (`stats_ahead=True`) against the default walk, both
+    walking 256 rows, in the MMA layout (the op's default without weights) and the loads' (with
+    them), the training forward too: the interpreter's bits are the same; on the GPU a layout
+    may sum a row in another order, so within a rounding (1e-3 relative), and bitwise is
+    reported in the assertion message when it is not."""
+    from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
+    from normfuse.reference import rel_err
+    x, k, v, offs, w = _gpu_case(H, 128, act)
+    for kw in (dict(), dict(w), dict(save=True)):
+        outs = []
+        for ahead in (False, True):
+            p = prepare_flash_norm_attention(x, k, v, offs, activation=act, rows_per_program=256,
+                                             stats_ahead=ahead, **kw)
+            assert p.constexprs.get("STATS_AHEAD", False) == ahead
+            outs.append(p.launch() + ((p.g,) if kw.get("save") else ()))
+        torch.cuda.synchronize()
+        for a, b in zip(*outs):
+            assert torch.isfinite(b.float()).all()
+            d = rel_err(b, a)
+            assert d <= 1e-3, (kw.keys(), d, torch.equal(a, b))
+
+
+@gpu
+@pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
 def test_gpu_launch_variants_same_bits(act):
     """The forward's launch variants against one row block per program found by the binary
     search through gather-once alone, the same bits: the row-block table, early-loads, the

@@ -479,7 +479,10 @@ def cells(quick: bool) -> list:
 # and still with weights, `--affine`). The variants with their own pass list ("noreuse", "once",
 # "each") compute the LayerNorm in the loads' layout too. Not in the full run, `--configs` only:
 # the training forward ("save", the op's kernel under autograd, with the default's layout;
-# "mma_save" and "loads_save" with either), timed into `fused_saving_ms_by_config`.
+# "mma_save" and "loads_save" with either), timed into `fused_saving_ms_by_config`. "ahead" /
+# "ahead_save" (`--configs` only): one cluster exchange a row block (`stats_ahead=True`: the
+# STATS_AHEAD walk through `cluster-reduce{merge=true}`; the interpreter's bits are the
+# default's, compared within ROUNDING_TOL here in case a layout reorders a row sum on the GPU).
 _ONCE = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
 _NOREUSE = tuple(p for p in DEFAULT_FNA_PASSES if not p.startswith("reuse-loads"))
 _MMA = dict(ln_mma=True, passes=MMA_FNA_PASSES)
@@ -493,7 +496,9 @@ VARIANTS = {"noreuse": dict(passes=_NOREUSE),
             "loads": dict(ln_mma=False),
             "save": dict(save=True),
             "mma_save": dict(_MMA, save=True),
-            "loads_save": dict(ln_mma=False, save=True)}
+            "loads_save": dict(ln_mma=False, save=True),
+            "ahead": dict(stats_ahead=True),
+            "ahead_save": dict(stats_ahead=True, save=True)}
 # variants that may round differently from the default: the MMA layout reduces the LayerNorm's
 # row sums in another order than the loads' layout (whichever of the two the default is: it
 # depends on the weights), the training forward divides softmax's output by l (the inference
