@@ -263,6 +263,39 @@ class Forms:
         return ("ptr", init, step)
 
 
+def subst_trip(f, repl: "Poly"):
+    """The form `f` with the trip index replaced by `repl` (a form of the trip: `Poly.atom(TRIP)
+    + Poly.const(1)` is the next trip's value, `Poly.const(0)` the first trip's), inside opaque
+    terms too. None when `f` depends on the trip in a way the substitution cannot follow (a
+    loop-carried value that is not a recurrence, an induction variable whose bounds are not
+    integer forms, a cycle)."""
+    if isinstance(f, Poly):
+        out = Poly({})
+        for m, c in f.terms:
+            term = Poly.const(c)
+            for key, placement in m:
+                if key == TRIP:
+                    term = term * repl
+                    continue
+                k = subst_trip(key, repl)
+                if k is None:
+                    return None
+                term = term * Poly.atom(k, placement)
+            out = out + term
+        return out
+    if isinstance(f, tuple):
+        if f and f[0] in ("iter", "iv", "cycle"):
+            return None
+        out = []
+        for x in f:
+            y = subst_trip(x, repl)
+            if y is None and x is not None:
+                return None
+            out.append(y)
+        return tuple(out)
+    return f
+
+
 def _opaque(name: str, type: str, operands, signature: str, index: int) -> tuple:
     return (name, type, tuple(operands), signature, index)
 
@@ -499,4 +532,4 @@ def conditions(forms: Forms, mask: Value) -> list[Poly]:
 
 __all__ = ["Forms", "Poly", "TRIP", "NotAffine", "DimIndex", "split_dims", "conditions",
            "dims_of", "is_scalar", "position", "trip", "without", "drop_trip", "divide",
-           "swap_dims"]
+           "swap_dims", "subst_trip"]
