@@ -21,6 +21,8 @@ This probe swaps the exchange's arrive (cluster-reduce, cluster-reduce-chain) fo
             (`prepare_flash_norm_attention(stats_ahead=True)`: the STATS_AHEAD walk through
             `cluster-reduce{merge=true}`), a correct program whose output should equal
             release's (same arithmetic; on the GPU a layout may reorder a row sum: a rounding);
+  carry     the same walk in its carry form (`stats_ahead="carry"`: the next block's x tile,
+            converted for its sums, carried to the next trip instead of loaded again);
 
 and prints the fused kernel's do_bench median per cell, and its output's largest difference
 from the "release" run (saved by that run under --out), as a smoke check only.
@@ -47,7 +49,7 @@ VARIANTS = {"release": None,
 # the no-wait variants: the exchanges whose barriers each drops
 NOWAIT = {"nowait": ("pro", "main"), "nowait-pro": ("pro",), "nowait-main": ("main",)}
 # product variants: keywords of prepare_flash_norm_attention (own constexprs: own cache entries)
-PREPARE = {"ahead": {"stats_ahead": True}}
+PREPARE = {"ahead": {"stats_ahead": True}, "carry": {"stats_ahead": "carry"}}
 SYNC_HINTS = ("cluster_sync", "cluster_arrive", "cluster_wait")
 
 

@@ -6,7 +6,8 @@ body (the outermost backward branch) and over the whole kernel, and ptxas's spil
     PYTHONPATH=python python3 bench/fna_sass.py [--cells softmax:2:128,softmax:4:128,...]
                                                  [--save] [--weights] [--mma | --loads | --both]
                                                  [--by-line N] [--dump DIR] [--json FILE]
-                                                 [--ahead | --ahead-both]
+                                                 [--ahead | --ahead-both | --carry |
+                                                  --ahead-all]
 
 A cell is ACT:H:L (L the KV length, a constexpr: 128 is one KV tile, the benchmark's shape;
 1000 walks eight). `--save`: the training forward (g and lse stored). `--weights`: with the
@@ -24,6 +25,9 @@ L = 128, then the same at L = 1000.
 the default and that, one line each. Each line also gives the cluster barriers: `cgabar` the
 SASS barrier.cluster arrive / wait instructions in the walk's body (UCGABAR_ARV / _WAIT), `ptx`
 the barrier.cluster.arrive / wait instructions in the whole kernel's PTX.
+`--carry`: that walk in its carry form (`stats_ahead="carry"`: `reuse-loads{across-trips=true}`
+too, the next block's x tile loaded once, for its sums, and carried to the next trip);
+`--ahead-all`: the default, --ahead and --carry, one line each.
 """
 import argparse
 import json
@@ -143,7 +147,7 @@ def measure(act, H, L, save=False, dump=None, weights=False, mma=None, by_line=0
     from normfuse.kernels.attention import (flash_norm_attention_naive,
                                             flash_norm_attention_save_naive)
     from normfuse.ops.flash_norm_attention import (DEFAULT_FNA_PASSES, MMA_FNA_PASSES,
-                                                   _resolve_ln_mma, with_merge)
+                                                   _resolve_ln_mma, with_carry, with_merge)
     rt, cs, op = _args(act, H, L, save, weights)
     if mma is None:
         w = torch.empty(1) if weights else None
@@ -151,9 +155,9 @@ def measure(act, H, L, save=False, dump=None, weights=False, mma=None, by_line=0
     if mma:
         cs["LN_MMA"] = True
     passes = MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES
-    if ahead:
-        cs["STATS_AHEAD"] = True
-        passes = with_merge(passes)
+    if ahead:  # (True, or "carry")
+        cs["STATS_AHEAD"] = 2 if ahead == "carry" else True
+        passes = with_carry(passes) if ahead == "carry" else with_merge(passes)
     fn = flash_norm_attention_save_naive if save else flash_norm_attention_naive
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -180,7 +184,8 @@ def measure(act, H, L, save=False, dump=None, weights=False, mma=None, by_line=0
               for k in ("UCGABAR_ARV", "UCGABAR_WAIT")}
     ptx_bar = {k: len(re.findall(rf"\bbarrier\.cluster\.{k}\b", asm["ptx"]))
                for k in ("arrive", "wait")}
-    rec = dict(cell=cell + (":mma" if mma else ":loads") + (":ahead" if ahead else ""),
+    rec = dict(cell=cell + (":mma" if mma else ":loads") + (":carry" if ahead == "carry" else
+                                                        ":ahead" if ahead else ""),
                body=len(body), kernel=len(ins), cgabar_body=cgabar, ptx_cluster_barriers=ptx_bar,
                spill_stores=int(spill.group(1)), spill_loads=int(spill.group(2)),
                regs=int(regs.group(1)), body_ops=dict(sorted(ops.items(), key=lambda kv: -kv[1])))
@@ -244,6 +249,9 @@ def main():
     ap.add_argument("--ahead", action="store_true", help="one cluster exchange a row block "
                     "(STATS_AHEAD, cluster-reduce{merge=true})")
     ap.add_argument("--ahead-both", action="store_true", help="the default and --ahead")
+    ap.add_argument("--carry", action="store_true", help="the --ahead walk with the next "
+                    "block's x tile carried to the next trip (stats_ahead='carry')")
+    ap.add_argument("--ahead-all", action="store_true", help="the default, --ahead and --carry")
     ap.add_argument("--dump", default=None)
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
@@ -251,7 +259,8 @@ def main():
     for cell in a.cells.split(","):
         act, H, L = cell.split(":")
         forced = True if a.mma else False if a.loads else None
-        aheads = (False, True) if a.ahead_both else (a.ahead,)
+        aheads = ((False, True, "carry") if a.ahead_all else (False, True) if a.ahead_both
+                  else ("carry",) if a.carry else (a.ahead,))
         for mma, ahead in [(m, h) for m in ((False, True) if a.both else (forced,)) for h in aheads]:
             r = measure(act, int(H), int(L), a.save, a.dump, a.weights, mma, a.by_line, ahead)
             recs.append(r)

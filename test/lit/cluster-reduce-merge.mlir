@@ -9,6 +9,8 @@
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>&1 >/dev/null | FileCheck %s --check-prefix=NOMERGE
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{merge=true,gather=once,early-loads=true},epilogue-norm' %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{merge=true},epilogue-norm,reuse-loads{across-dots=true,across-trips=values}' %s 2>%t.carry | FileCheck %s --check-prefix=CARRY
+// RUN: FileCheck %s --check-prefix=CARRY-REMARK < %t.carry
 
 // Two heads walking 32 rows in 16-row blocks. Three statistics a slot set (the RMSNorm's sum
 // and the next block's two LayerNorm sums: 3 x 16 rows x 4 B = 192 B), two sets (384 B). The
@@ -290,6 +292,285 @@ module {
         %y_70 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
         %y_71 = arith.mulf %z_65, %y_70 : tensor<16x16xf32>
         %7 = arith.addf %y_71, %x_69 : tensor<16x16xf32>
+        %8 = arith.truncf %7 : tensor<16x16xf32> to tensor<16x16xbf16>
+        tt.store %z_62, %8, %z_63 : tensor<16x16x!tt.ptr<bf16>>
+      }
+      %1 = tt.splat %MEAN : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+      %2 = tt.addptr %1, %rows_28 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+      tt.store %2, %mean, %rmask_29 : tensor<16x!tt.ptr<f32>>
+      %3 = tt.splat %RSTD : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+      %4 = tt.addptr %3, %rows_28 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+      tt.store %4, %rstd_40, %rmask_29 : tensor<16x!tt.ptr<f32>>
+      %5 = tt.splat %RRMS : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+      %6 = tt.addptr %5, %rows_28 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+      tt.store %6, %rrms_55, %rmask_29 : tensor<16x!tt.ptr<f32>>
+      scf.yield %shift_52, %s2_53#0, %s2_53#1 : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
+    }
+    tt.return
+  }
+}
+
+// -----
+
+// The carry form (STATS_AHEAD = 2, the LayerNorm in the MMA layout): after merge, the walk's
+// trip loads the next block's x tile for its sums and converts it (`_in_mma`: a dot of zeros
+// onto it); the next trip loaded and converted the same tile again for q and the residuals.
+// reuse-loads{across-trips=values} carries the converted tile (fp32) instead: its start is the
+// first block's conversion before the walk, the trip yields the next block's, and the walk's
+// body has one load of x's tile and one conversion.
+// CARRY-LABEL: tt.func public @fna_carry_two_heads
+// CARRY: %[[X0:.+]] = tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// CARRY: %[[C0:.+]] = tt.dot %cst{{.*}}, %cst{{.*}}, %{{.+}} : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+// CARRY: scf.for %{{.+}} iter_args(%{{.+}}, %{{.+}}, %{{.+}}, %[[ARG:.+]] = %[[C0]]) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x16xf32>)
+// CARRY-NOT: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// CARRY: math.fma %[[ARG]],
+// CARRY: tt.dot
+// CARRY: tt.dot
+// CARRY: %[[XN:.+]] = tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// CARRY-NOT: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// CARRY: %[[CN:.+]] = tt.dot %cst{{.*}}, %cst{{.*}}, %{{.+}} : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+// CARRY-NOT: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// CARRY: scf.yield %{{.+}}, %{{.+}}, %{{.+}}, %[[CN]] :
+// CARRY-REMARK: applied: across-trips: 1 value (of {{.+}}) takes what the previous trip of the loop computed from the same addresses
+
+module {
+  tt.func public @fna_carry_two_heads(%X: !tt.ptr<bf16>, %K: !tt.ptr<bf16>, %V: !tt.ptr<bf16>, %OFFS: !tt.ptr<i32>, %BLOCKS: !tt.ptr<i32>, %LNW: !tt.ptr<bf16>, %LNB: !tt.ptr<bf16>, %RMSW: !tt.ptr<bf16>, %OUT: !tt.ptr<bf16>, %MEAN: !tt.ptr<f32>, %RSTD: !tt.ptr<f32>, %RRMS: !tt.ptr<f32>, %nbatch: i32, %qk_scale: f32, %eps: f32, %rms_eps: f32) attributes {noinline = false} {
+    %c1024_i64 = arith.constant 1024 : i64
+    %cst = arith.constant dense<3.125000e-02> : tensor<16xf32>
+    %cst_0 = arith.constant 5.000000e-01 : f32
+    %cst_1 = arith.constant dense<0.0356774069> : tensor<16x32xf32>
+    %cst_2 = arith.constant dense<0.797884583> : tensor<16x32xf32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<32x16xbf16>
+    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+    %cst_5 = arith.constant dense<32> : tensor<32x1xi32>
+    %cst_6 = arith.constant dense<32> : tensor<32xi32>
+    %cst_7 = arith.constant dense<32> : tensor<16xi64>
+    %cst_8 = arith.constant dense<0.000000e+00> : tensor<16xbf16>
+    %c0_i32 = arith.constant 0 : i32
+    %cst_9 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst_10 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %c16_i32 = arith.constant 16 : i32
+    %c32_i32 = arith.constant 32 : i32
+    %c2_i32 = arith.constant 2 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %c3_i32 = arith.constant 3 : i32
+    %pid = tt.get_program_id x : i32
+    %b = arith.muli %pid, %c3_i32 : i32
+    %b_11 = tt.addptr %BLOCKS, %b : !tt.ptr<i32>, i32
+    %b_12 = tt.load %b_11 : !tt.ptr<i32>
+    %row0 = tt.addptr %b_11, %c1_i32 : !tt.ptr<i32>, i32
+    %row0_13 = tt.load %row0 : !tt.ptr<i32>
+    %end = tt.addptr %b_11, %c2_i32 : !tt.ptr<i32>, i32
+    %end_14 = tt.load %end : !tt.ptr<i32>
+    %stop = arith.addi %row0_13, %c32_i32 : i32
+    %stop_15 = arith.minsi %end_14, %stop : i32
+    %rows = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %rows_16 = tt.splat %row0_13 : i32 -> tensor<16xi32>
+    %rows_17 = arith.addi %rows_16, %rows : tensor<16xi32>
+    %rmask = tt.splat %stop_15 : i32 -> tensor<16xi32>
+    %rmask_18 = arith.cmpi slt, %rows_17, %rmask : tensor<16xi32>
+    %xrow = arith.extsi %rows_17 : tensor<16xi32> to tensor<16xi64>
+    %xrow_19 = arith.muli %xrow, %cst_7 : tensor<16xi64>
+    %xrow_20 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+    %xrow_21 = tt.addptr %xrow_20, %xrow_19 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+    %shift = tt.load %xrow_21, %rmask_18, %cst_8 : tensor<16x!tt.ptr<bf16>>
+    %shift_22 = arith.extf %shift : tensor<16xbf16> to tensor<16xf32>
+    %s2:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1 = %cst_10, %s2_24 = %cst_10) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+      %x = tt.expand_dims %rmask_18 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %x_25 = tt.expand_dims %xrow_21 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_26 = arith.muli %h, %c16_i32 : i32
+      %x_27 = tt.splat %x_26 : i32 -> tensor<16x1xi32>
+      %x_28 = tt.addptr %x_25, %x_27 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_29 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_30 = tt.broadcast %x_28 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_31 = tt.broadcast %x_29 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_32 = tt.addptr %x_30, %x_31 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_33 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+      %x_34 = tt.load %x_32, %x_33, %cst_9 : tensor<16x16x!tt.ptr<bf16>>
+      %xc = arith.extf %x_34 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %xc_35 = tt.dot %cst_9, %cst_9, %xc, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+      %xc_36 = tt.expand_dims %shift_22 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %xc_37 = tt.broadcast %xc_36 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %xc_38 = arith.subf %xc_35, %xc_37 : tensor<16x16xf32>
+      %s1_39 = "tt.reduce"(%xc_38) <{axis = 1 : i32}> ({
+      ^bb0(%s1_44: f32, %s1_45: f32):
+        %s1_46 = arith.addf %s1_44, %s1_45 : f32
+        tt.reduce.return %s1_46 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      %s1_40 = arith.addf %s1, %s1_39 : tensor<16xf32>
+      %s2_41 = arith.mulf %xc_38, %xc_38 : tensor<16x16xf32>
+      %s2_42 = "tt.reduce"(%s2_41) <{axis = 1 : i32}> ({
+      ^bb0(%s2_44: f32, %s2_45: f32):
+        %s2_46 = arith.addf %s2_44, %s2_45 : f32
+        tt.reduce.return %s2_46 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      %s2_43 = arith.addf %s2_24, %s2_42 : tensor<16xf32>
+      scf.yield %s1_40, %s2_43 : tensor<16xf32>, tensor<16xf32>
+    }
+    %s2_23:3 = scf.for %row0_24 = %row0_13 to %stop_15 step %c16_i32 iter_args(%shift_25 = %shift_22, %s1 = %s2#0, %s2_26 = %s2#1) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)  : i32 {
+      %rows_27 = tt.splat %row0_24 : i32 -> tensor<16xi32>
+      %rows_28 = arith.addi %rows_27, %rows : tensor<16xi32>
+      %rmask_29 = arith.cmpi slt, %rows_28, %rmask : tensor<16xi32>
+      %xrow_30 = arith.extsi %rows_28 : tensor<16xi32> to tensor<16xi64>
+      %xrow_31 = arith.muli %xrow_30, %cst_7 : tensor<16xi64>
+      %xrow_32 = tt.addptr %xrow_20, %xrow_31 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+      %orow = tt.splat %OUT : !tt.ptr<bf16> -> tensor<16x!tt.ptr<bf16>>
+      %orow_33 = tt.addptr %orow, %xrow_31 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+      %kv_base = arith.extsi %b_12 : i32 to i64
+      %kv_base_34 = arith.muli %kv_base, %c1024_i64 : i64
+      %m1 = arith.mulf %s1, %cst : tensor<16xf32>
+      %mean = math.fma %s1, %cst, %shift_25 : tensor<16xf32>
+      %rstd = arith.mulf %m1, %m1 : tensor<16xf32>
+      %rstd_35 = arith.subf %cst_10, %rstd : tensor<16xf32>
+      %rstd_36 = math.fma %s2_26, %cst, %rstd_35 : tensor<16xf32>
+      %rstd_37 = arith.maxnumf %rstd_36, %cst_10 : tensor<16xf32>
+      %rstd_38 = tt.splat %eps : f32 -> tensor<16xf32>
+      %rstd_39 = arith.addf %rstd_37, %rstd_38 : tensor<16xf32>
+      %rstd_40 = math.rsqrt %rstd_39 : tensor<16xf32>
+      %rq = arith.cmpf ogt, %s2_26, %cst_10 : tensor<16xf32>
+      %rq_41 = arith.cmpf une, %s1, %cst_10 : tensor<16xf32>
+      %rq_42 = arith.ori %rq, %rq_41 : tensor<16xi1>
+      %rq_43 = arith.select %rq_42, %rstd_40, %cst_10 : tensor<16xi1>, tensor<16xf32>
+      %nmr = arith.mulf %mean, %rq_43 : tensor<16xf32>
+      %nmr_44 = arith.subf %cst_10, %nmr : tensor<16xf32>
+      %ss = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_56 = %cst_10) -> (tensor<16xf32>)  : i32 {
+        %cols = arith.muli %h, %c16_i32 : i32
+        %cols_57 = tt.splat %cols : i32 -> tensor<16xi32>
+        %cols_58 = arith.addi %cols_57, %rows : tensor<16xi32>
+        %xb = tt.expand_dims %rmask_29 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+        %xb_59 = tt.expand_dims %xrow_32 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+        %xb_60 = tt.expand_dims %cols_58 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %xb_61 = tt.broadcast %xb_59 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %xb_62 = tt.broadcast %xb_60 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %xb_63 = tt.addptr %xb_61, %xb_62 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %xb_64 = tt.broadcast %xb : tensor<16x1xi1> -> tensor<16x16xi1>
+        %xb_65 = tt.load %xb_63, %xb_64, %cst_9 : tensor<16x16x!tt.ptr<bf16>>
+        %x = arith.extf %xb_65 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %x_66 = tt.dot %cst_9, %cst_9, %x, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %q = tt.expand_dims %rq_43 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %q_67 = tt.expand_dims %nmr_44 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %q_68 = tt.broadcast %q : tensor<16x1xf32> -> tensor<16x16xf32>
+        %q_69 = tt.broadcast %q_67 : tensor<16x1xf32> -> tensor<16x16xf32>
+        %q_70 = math.fma %x_66, %q_68, %q_69 : tensor<16x16xf32>
+        %qh = arith.truncf %q_70 : tensor<16x16xf32> to tensor<16x16xbf16>
+        %kvh = arith.extsi %cols : i32 to i64
+        %kvh_71 = arith.addi %kv_base_34, %kvh : i64
+        %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+        %nmask = arith.cmpi slt, %offs_n, %cst_6 : tensor<32xi32>
+        %kv_off = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+        %kv_off_72 = arith.muli %kv_off, %cst_5 : tensor<32x1xi32>
+        %kv_off_73 = arith.extsi %kv_off_72 : tensor<32x1xi32> to tensor<32x1xi64>
+        %kv_off_74 = tt.splat %kvh_71 : i64 -> tensor<32x1xi64>
+        %kv_off_75 = arith.addi %kv_off_74, %kv_off_73 : tensor<32x1xi64>
+        %kv_off_76 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %kv_off_77 = arith.extsi %kv_off_76 : tensor<1x16xi32> to tensor<1x16xi64>
+        %kv_off_78 = tt.broadcast %kv_off_75 : tensor<32x1xi64> -> tensor<32x16xi64>
+        %kv_off_79 = tt.broadcast %kv_off_77 : tensor<1x16xi64> -> tensor<32x16xi64>
+        %kv_off_80 = arith.addi %kv_off_78, %kv_off_79 : tensor<32x16xi64>
+        %k = tt.expand_dims %nmask {axis = 1 : i32} : tensor<32xi1> -> tensor<32x1xi1>
+        %k_81 = tt.splat %K : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+        %k_82 = tt.addptr %k_81, %kv_off_80 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+        %k_83 = tt.broadcast %k : tensor<32x1xi1> -> tensor<32x16xi1>
+        %k_84 = tt.load %k_82, %k_83, %cst_3 : tensor<32x16x!tt.ptr<bf16>>
+        %v = tt.splat %V : !tt.ptr<bf16> -> tensor<32x16x!tt.ptr<bf16>>
+        %v_85 = tt.addptr %v, %kv_off_80 : tensor<32x16x!tt.ptr<bf16>>, tensor<32x16xi64>
+        %v_86 = tt.load %v_85, %k_83, %cst_3 : tensor<32x16x!tt.ptr<bf16>>
+        %s = tt.trans %k_84 {order = array<i32: 1, 0>} : tensor<32x16xbf16> -> tensor<16x32xbf16>
+        %s_87 = tt.dot %qh, %s, %cst_4, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x32xbf16> -> tensor<16x32xf32>
+        %p = tt.expand_dims %nmask {axis = 0 : i32} : tensor<32xi1> -> tensor<1x32xi1>
+        %h_88 = arith.mulf %qk_scale, %cst_0 : f32
+        %h_89 = tt.splat %h_88 : f32 -> tensor<16x32xf32>
+        %h_90 = arith.mulf %s_87, %h_89 : tensor<16x32xf32>
+        %p_91 = arith.mulf %s_87, %s_87 : tensor<16x32xf32>
+        %p_92 = math.fma %p_91, %cst_1, %cst_2 : tensor<16x32xf32>
+        %p_93 = arith.mulf %s_87, %p_92 : tensor<16x32xf32>
+        %p_94 = tt.elementwise_inline_asm "tanh.approx.f32 $0, $1;" {constraints = "=f,f", packed_element = 1 : i32, pure = true} %p_93 : tensor<16x32xf32> -> tensor<16x32xf32>
+        %p_95 = math.fma %h_90, %p_94, %h_90 : tensor<16x32xf32>
+        %p_96 = tt.broadcast %p : tensor<1x32xi1> -> tensor<16x32xi1>
+        %p_97 = arith.select %p_96, %p_95, %cst_4 : tensor<16x32xi1>, tensor<16x32xf32>
+        %acc = arith.truncf %p_97 : tensor<16x32xf32> to tensor<16x32xbf16>
+        %acc_98 = tt.dot %acc, %v_86, %q_70, inputPrecision = tf32 : tensor<16x32xbf16> * tensor<32x16xbf16> -> tensor<16x16xf32>
+        %ss_99 = arith.mulf %acc_98, %acc_98 : tensor<16x16xf32>
+        %ss_100 = "tt.reduce"(%ss_99) <{axis = 1 : i32}> ({
+        ^bb0(%ss_102: f32, %ss_103: f32):
+          %ss_104 = arith.addf %ss_102, %ss_103 : f32
+          tt.reduce.return %ss_104 : f32
+        }) : (tensor<16x16xf32>) -> tensor<16xf32>
+        %ss_101 = arith.addf %ss_56, %ss_100 : tensor<16xf32>
+        %7 = tt.expand_dims %orow_33 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+        %8 = tt.broadcast %7 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %9 = tt.addptr %8, %xb_62 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %10 = arith.truncf %acc_98 : tensor<16x16xf32> to tensor<16x16xbf16>
+        tt.store %9, %10, %xb_64 : tensor<16x16x!tt.ptr<bf16>>
+        scf.yield %ss_101 : tensor<16xf32>
+      }
+      %0 = arith.addi %row0_24, %c16_i32 : i32
+      %rows_45 = tt.splat %0 : i32 -> tensor<16xi32>
+      %rows_46 = arith.addi %rows_45, %rows : tensor<16xi32>
+      %rmask_47 = arith.cmpi slt, %rows_46, %rmask : tensor<16xi32>
+      %xrow_48 = arith.extsi %rows_46 : tensor<16xi32> to tensor<16xi64>
+      %xrow_49 = arith.muli %xrow_48, %cst_7 : tensor<16xi64>
+      %xrow_50 = tt.addptr %xrow_20, %xrow_49 : tensor<16x!tt.ptr<bf16>>, tensor<16xi64>
+      %shift_51 = tt.load %xrow_50, %rmask_47, %cst_8 : tensor<16x!tt.ptr<bf16>>
+      %shift_52 = arith.extf %shift_51 : tensor<16xbf16> to tensor<16xf32>
+      %s2_53:2 = scf.for %h = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s1_56 = %cst_10, %s2_57 = %cst_10) -> (tensor<16xf32>, tensor<16xf32>)  : i32 {
+        %x = tt.expand_dims %rmask_47 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+        %x_58 = tt.expand_dims %xrow_50 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+        %x_59 = arith.muli %h, %c16_i32 : i32
+        %x_60 = tt.splat %x_59 : i32 -> tensor<16x1xi32>
+        %x_61 = tt.addptr %x_58, %x_60 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %x_62 = tt.expand_dims %rows {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %x_63 = tt.broadcast %x_61 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %x_64 = tt.broadcast %x_62 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %x_65 = tt.addptr %x_63, %x_64 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %x_66 = tt.broadcast %x : tensor<16x1xi1> -> tensor<16x16xi1>
+        %x_67 = tt.load %x_65, %x_66, %cst_9 : tensor<16x16x!tt.ptr<bf16>>
+        %xc = arith.extf %x_67 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %xc_68 = tt.dot %cst_9, %cst_9, %xc, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %xc_69 = tt.expand_dims %shift_52 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %xc_70 = tt.broadcast %xc_69 : tensor<16x1xf32> -> tensor<16x16xf32>
+        %xc_71 = arith.subf %xc_68, %xc_70 : tensor<16x16xf32>
+        %s1_72 = "tt.reduce"(%xc_71) <{axis = 1 : i32}> ({
+        ^bb0(%s1_77: f32, %s1_78: f32):
+          %s1_79 = arith.addf %s1_77, %s1_78 : f32
+          tt.reduce.return %s1_79 : f32
+        }) : (tensor<16x16xf32>) -> tensor<16xf32>
+        %s1_73 = arith.addf %s1_56, %s1_72 : tensor<16xf32>
+        %s2_74 = arith.mulf %xc_71, %xc_71 : tensor<16x16xf32>
+        %s2_75 = "tt.reduce"(%s2_74) <{axis = 1 : i32}> ({
+        ^bb0(%s2_77: f32, %s2_78: f32):
+          %s2_79 = arith.addf %s2_77, %s2_78 : f32
+          tt.reduce.return %s2_79 : f32
+        }) : (tensor<16x16xf32>) -> tensor<16xf32>
+        %s2_76 = arith.addf %s2_57, %s2_75 : tensor<16xf32>
+        scf.yield %s1_73, %s2_76 : tensor<16xf32>, tensor<16xf32>
+      }
+      %rrms = tt.splat %rms_eps : f32 -> tensor<16xf32>
+      %rrms_54 = math.fma %ss, %cst, %rrms : tensor<16xf32>
+      %rrms_55 = math.rsqrt %rrms_54 : tensor<16xf32>
+      scf.for %h = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
+        %cols = arith.muli %h, %c16_i32 : i32
+        %cols_56 = tt.splat %cols : i32 -> tensor<16xi32>
+        %cols_57 = arith.addi %cols_56, %rows : tensor<16xi32>
+        %z = tt.expand_dims %rmask_29 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+        %z_58 = tt.expand_dims %orow_33 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+        %z_59 = tt.expand_dims %cols_57 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %z_60 = tt.broadcast %z_58 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %z_61 = tt.broadcast %z_59 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %z_62 = tt.addptr %z_60, %z_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %z_63 = tt.broadcast %z : tensor<16x1xi1> -> tensor<16x16xi1>
+        %z_64 = tt.load %z_62, %z_63, %cst_9 : tensor<16x16x!tt.ptr<bf16>>
+        %z_65 = arith.extf %z_64 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %x = tt.expand_dims %xrow_32 {axis = 1 : i32} : tensor<16x!tt.ptr<bf16>> -> tensor<16x1x!tt.ptr<bf16>>
+        %x_66 = tt.broadcast %x : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %x_67 = tt.addptr %x_66, %z_61 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %x_68 = tt.load %x_67, %z_63, %cst_9 : tensor<16x16x!tt.ptr<bf16>>
+        %x_69 = arith.extf %x_68 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %x_70 = tt.dot %cst_9, %cst_9, %x_69, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %y = tt.expand_dims %rrms_55 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %y_71 = tt.broadcast %y : tensor<16x1xf32> -> tensor<16x16xf32>
+        %y_72 = arith.mulf %z_65, %y_71 : tensor<16x16xf32>
+        %7 = arith.addf %y_72, %x_70 : tensor<16x16xf32>
         %8 = arith.truncf %7 : tensor<16x16xf32> to tensor<16x16xbf16>
         tt.store %z_62, %8, %z_63 : tensor<16x16x!tt.ptr<bf16>>
       }

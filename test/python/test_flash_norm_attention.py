@@ -626,50 +626,68 @@ AHEAD_LENS = [5, 0, 40, 19, 1, 33, 0, 64]
 def test_stats_ahead_same_bits(act, H, mma, save, rows, BN):
     """One cluster exchange a row block (`prepare_flash_norm_attention(stats_ahead=True)`): the
     STATS_AHEAD walk (row block i + 1's LayerNorm sums between block i's attention and its
-    RMSNorm) through the op's pipeline with `cluster-reduce{merge=true}`, against the default
-    walk through the default pipeline, on jagged lengths with empty sequences, one-row and
-    partial last blocks and walks of one to three blocks: the same bits in every output, before
-    and after the passes, and within the reference's tolerance; after the passes the walk's body
-    has one cluster barrier (the default two) and the kernel one before the walk."""
+    RMSNorm) through the op's pipeline with `cluster-reduce{merge=true}`, and its carry form
+    (`stats_ahead="carry"`: STATS_AHEAD = 2, `reuse-loads{across-trips=values}` carrying the
+    next block's x, as the sums converted it, to the next trip), against the default walk
+    through the default pipeline, on jagged lengths with empty sequences, one-row and partial
+    last blocks and walks of one to three blocks: the same bits in every output, before and
+    after the passes, and within the reference's tolerance; after the passes the walk's body
+    has one cluster barrier (the default two) and the kernel one before the walk; the carry
+    form's walk carries x and loads its tile once a trip (the ahead walk twice)."""
     from normfuse.kernels.attention import flash_norm_attention_save_naive
     from normfuse.ops.common import row_block_table
     from normfuse.ops.flash_norm_attention import (AHEAD_FNA_PASSES, AHEAD_MMA_FNA_PASSES,
+                                                   CARRY_FNA_PASSES, CARRY_MMA_FNA_PASSES,
                                                    DEFAULT_FNA_PASSES, MMA_FNA_PASSES)
     x, k, v, offs, w = _inputs(AHEAD_LENS, H, 16, 32, act=act, seed=31, affine=not mma)
     x[9] = 2.5  # (a row of one value)
+    x[12, 1, 3] = -0.0  # (a negative zero, which the MMA layout's anchor makes +0)
     args, consts, _ = _kernel_args(x, k, v, offs, w, act, BN=BN)
     T = x.shape[0]
     args[4] = row_block_table(offs, rows, rows=T)
     runs = []
-    for ahead in (False, True):
+    for ahead in (0, 1, 2):
         a = [t.clone() if isinstance(t, torch.Tensor) else t for t in args]
         fn = flash_norm_attention_naive
         if save:
             fn = flash_norm_attention_save_naive
             a = a[:12] + [torch.full(tuple(x.shape), float("nan")).to(x.dtype),
                           torch.full((T, H), float("nan"))] + a[12:]
-        passes = ((AHEAD_MMA_FNA_PASSES if mma else AHEAD_FNA_PASSES) if ahead else
-                  (MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES))
+        passes = {0: MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES,
+                  1: AHEAD_MMA_FNA_PASSES if mma else AHEAD_FNA_PASSES,
+                  2: CARRY_MMA_FNA_PASSES if mma else CARRY_FNA_PASSES}[ahead]
         runs.append(check_pass_numerics(
             fn, a, constexprs=dict(consts, ROWS=rows, LN_MMA=mma, STATS_AHEAD=ahead),
             grid=(a[4].shape[0],), passes=",".join(passes), num_warps=4))
-    default, ahead = runs
-    text = "\n".join(ahead.remarks)
-    assert "[cluster-reduce] applied: merge: 2 row statistics of 1 loop" in text, text
-    assert "exchanged once before it" in text, text
-    assert "[epilogue-norm] applied" in text, text
-    if BN is None:  # (K and V whole: loaded once a program, as in the default walk)
-        assert "[hoist-loads] applied: 2 loop-invariant loads (of K, V)" in text, text
+    default = runs[0]
+    for ahead in runs[1:]:
+        text = "\n".join(ahead.remarks)
+        assert "[cluster-reduce] applied: merge: 2 row statistics of 1 loop" in text, text
+        assert "exchanged once before it" in text, text
+        assert "[epilogue-norm] applied" in text, text
+        if BN is None:  # (K and V whole: loaded once a program, as in the default walk)
+            assert "[hoist-loads] applied: 2 loop-invariant loads (of K, V)" in text, text
+        assert _walk_cluster_barriers(ahead.ir_after) == (1, 3), ahead.ir_after
     assert _walk_cluster_barriers(default.ir_after) == (2, 3), default.ir_after
-    assert _walk_cluster_barriers(ahead.ir_after) == (1, 3), ahead.ir_after
+    carry_text = "\n".join(runs[2].remarks)
+    assert "[reuse-loads] applied: across-trips: 1 value (of X)" in carry_text, carry_text
+    # the walk's [16, D] tile loads (x's; K's and V's too with two KV tiles): x's once less
+    # (twice with two KV tiles: the residual's load after the KV loop, which reuse-loads keeps
+    # within a trip, is the carried value's too)
+    tile = f": tensor<16x{x.shape[2]}x!tt.ptr<{'bf16' if x.dtype == torch.bfloat16 else 'f16'}>>"
+    loads = lambda ir: sum(1 for ln in ir[ir.index("scf.for"):].splitlines()  # noqa: E731
+                           if "tt.load" in ln and tile in ln)
+    assert loads(runs[1].ir_after) - loads(runs[2].ir_after) >= 1, carry_text
     names = ("OUT", "MEAN", "RSTD", "RRMS") + (("GS",) if save else ()) + (
         ("LSE",) if save and act == "softmax" else ())
-    for name in names:
-        for a, b in ((default.before, ahead.before), (default.after, ahead.after)):
-            assert not torch.isnan(torch.as_tensor(b[name]).float()).any(), name
-            assert torch.equal(torch.as_tensor(a[name]), torch.as_tensor(b[name])), name
+    for ahead in runs[1:]:
+        for name in names:
+            for a, b in ((default.before, ahead.before), (default.after, ahead.after)):
+                assert not torch.isnan(torch.as_tensor(b[name]).float()).any(), name
+                assert torch.equal(torch.as_tensor(a[name]), torch.as_tensor(b[name])), name
     ref, st = flash_norm_attention_ref(x, k, v, offs, activation=act, return_stats=True, **w)
-    _assert_close(ahead, ref, st)
+    for ahead in runs[1:]:
+        _assert_close(ahead, ref, st)
 
 
 def test_with_merge_adds_the_option_to_cluster_reduce():
@@ -680,6 +698,29 @@ def test_with_merge_adds_the_option_to_cluster_reduce():
     assert with_merge(("cluster-reduce", "epilogue-norm")) == ("cluster-reduce{merge=true}",
                                                                "epilogue-norm")
     assert with_merge(AHEAD_FNA_PASSES) == AHEAD_FNA_PASSES
+
+
+def test_with_carry_adds_across_trips_to_reuse_loads():
+    from normfuse.ops.flash_norm_attention import (AHEAD_MMA_FNA_PASSES, CARRY_MMA_FNA_PASSES,
+                                                   MMA_FNA_PASSES, with_carry)
+    assert CARRY_MMA_FNA_PASSES[0] == AHEAD_MMA_FNA_PASSES[0]  # (merge=true)
+    assert "reuse-loads{across-dots=true,across-trips=values}" in CARRY_MMA_FNA_PASSES
+    assert len(CARRY_MMA_FNA_PASSES) == len(MMA_FNA_PASSES)
+    assert with_carry(("cluster-reduce", "reuse-loads")) == (
+        "cluster-reduce{merge=true}", "reuse-loads{across-trips=values}")
+    assert with_carry(CARRY_MMA_FNA_PASSES) == CARRY_MMA_FNA_PASSES
+
+
+def test_subst_trip_reads_the_next_and_the_first_trip():
+    from normfuse.ir.affine import TRIP, Poly, subst_trip
+    t = Poly.atom(TRIP)
+    f = ("ptr", "X", Poly.atom(("arith.extsi", "i64", (Poly.const(64) + t.scale(64),), "", 0)))
+    nxt = subst_trip(f, t + Poly.const(1))
+    assert nxt == ("ptr", "X", Poly.atom(("arith.extsi", "i64", (Poly.const(128) + t.scale(64),),
+                                          "", 0)))
+    assert subst_trip(f, Poly.const(0)) == ("ptr", "X", Poly.atom(
+        ("arith.extsi", "i64", (Poly.const(64),), "", 0)))
+    assert subst_trip(("tt.load", ("iter", 0, 1)), t) is None
 
 
 def test_naive_matches_reference_unchanged():
@@ -837,8 +878,8 @@ def test_gpu_default_ln_mma(H, act):
 @pytest.mark.parametrize("act", ["gelu_tanh", "softmax"])
 @pytest.mark.parametrize("H", [2, 3, 4])
 def test_gpu_stats_ahead_matches_the_default_walk(act, H):
-    """One cluster exchange a row block (`stats_ahead=True`) against the default walk, both
-    walking 256 rows, in the MMA layout (the op's default without weights) and the loads' (with
+    """One cluster exchange a row block (`stats_ahead=True`, and its carry form "carry")
+    against the default walk, all walking 256 rows, in the MMA layout (the op's default without weights) and the loads' (with
     them), the training forward too: the interpreter's bits are the same; on the GPU a layout
     may sum a row in another order, so within a rounding (1e-3 relative), and bitwise is
     reported in the assertion message when it is not."""
@@ -847,16 +888,17 @@ def test_gpu_stats_ahead_matches_the_default_walk(act, H):
     x, k, v, offs, w = _gpu_case(H, 128, act)
     for kw in (dict(), dict(w), dict(save=True)):
         outs = []
-        for ahead in (False, True):
+        for ahead in (False, True, "carry"):
             p = prepare_flash_norm_attention(x, k, v, offs, activation=act, rows_per_program=256,
                                              stats_ahead=ahead, **kw)
-            assert p.constexprs.get("STATS_AHEAD", False) == ahead
+            assert p.constexprs.get("STATS_AHEAD", False) == (2 if ahead == "carry" else ahead)
             outs.append(p.launch() + ((p.g,) if kw.get("save") else ()))
         torch.cuda.synchronize()
-        for a, b in zip(*outs):
-            assert torch.isfinite(b.float()).all()
-            d = rel_err(b, a)
-            assert d <= 1e-3, (kw.keys(), d, torch.equal(a, b))
+        for out in outs[1:]:
+            for a, b in zip(outs[0], out):
+                assert torch.isfinite(b.float()).all()
+                d = rel_err(b, a)
+                assert d <= 1e-3, (kw.keys(), d, torch.equal(a, b))
 
 
 @gpu

@@ -390,7 +390,7 @@ def test_attention_configs_and_cells(monkeypatch):
                                                                   (2, 3000, "gelu_tanh")]
     with pytest.raises(ValueError, match=r"config '64:8': expected BLOCK_MxWARPS"):
         ba.parse_configs("64:8")
-    with pytest.raises(ValueError, match=r"unknown variant 'fast' \(one of ahead, ahead_save, each, flat"):
+    with pytest.raises(ValueError, match=r"unknown variant 'fast' \(one of ahead, ahead_save, carry, carry_save, each, flat"):
         ba.parse_configs("64x4:fast")
     with pytest.raises(ValueError, match=r"cell '4:1000:relu': expected H:max_len:activation"):
         ba.parse_cells("4:1000:relu")
@@ -426,6 +426,7 @@ def test_attention_mma_variant():
     assert ba.VARIANTS["loads_save"] == dict(ba.VARIANTS["loads"], save=True)
     assert ba.VARIANTS["ahead"] == dict(stats_ahead=True)
     assert ba.VARIANTS["ahead_save"] == dict(ba.VARIANTS["ahead"], save=True)
+    assert ba.VARIANTS["carry_save"] == dict(ba.VARIANTS["carry"], save=True)
     assert ba.ROUNDED_VARIANTS == set(ba.VARIANTS) - {"flat", "walk256"}
     assert ba.parse_configs("64x4:save,64x4:mma_save") == ((64, 4, "save"), (64, 4, "mma_save"))
     ref = torch.randn(64, 2, 16, generator=torch.Generator().manual_seed(0)).bfloat16()

@@ -47,6 +47,13 @@ a row block instead of two: loop 0 of the first block before the walk, and in bl
 loop 0 of block i + 1 between loop 1 and rrms (z held in registers across it after the passes),
 its sums carried to the next trip (`_fna_rows(AHEAD=True)`); `cluster-reduce{merge=true}`
 exchanges them with block i's RMSNorm sums. The same arithmetic in the same order: the same bits.
+STATS_AHEAD = 2 (the carry form; `prepare_flash_norm_attention(stats_ahead="carry")`): that walk
+with LN_MMA's residuals (q's and loop 2's x) from loop 1's x itself, `_in_mma(x)`, instead of
+x widened by its bits, so that every use of block i + 1's x tile in trip i + 1 is the value the
+sums of trip i computed (`_in_mma(x.to(fp32))` of the same addresses): `reuse-loads{across-trips
+=values}` then carries that fp32 tile in the MMA layout to the next trip (the first block's from
+the sums before the walk), and trip i + 1 neither loads nor converts x. Same values (x through
+the same anchor), the same bits. Without LN_MMA the kernel is STATS_AHEAD = 1's.
 
 The KV loop runs over L in BLOCK_N tiles (L a constexpr; with L == BLOCK_N it has one trip and is
 folded away: the short-KV case, K and V of one head held whole). ACT: 0 gelu_tanh, 1 silu,
@@ -291,7 +298,7 @@ def _fna_body(X, K, V, OFFS, BLOCKS, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, 
                 shift, s1, s2 = _fna_rows(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE,
                                           b, row0, stop, shift, s1, s2, qk_scale, eps, rms_eps,
                                           H, HKV, D, L, BLOCK_M, BLOCK_N, ACT, HAS_LNW, HAS_LNB,
-                                          HAS_RMSW, SAVE, KV_TMA, LN_MMA, True)
+                                          HAS_RMSW, SAVE, KV_TMA, LN_MMA, STATS_AHEAD)
         else:
             for row0 in range(start, stop, BLOCK_M):
                 _fna_block(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, stop,
@@ -353,7 +360,8 @@ def _fna_rows(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, 
     loops 1 and 2. AHEAD (the walk's STATS_AHEAD): loop 0 of the next block (row0 + BLOCK_M,
     all rows masked past `end`) runs between loop 1 and the RMSNorm's rrms, and its sums are
     returned (else the block's own): `cluster-reduce{merge=true}` exchanges them together with
-    loop 1's, one exchange per row block."""
+    loop 1's, one exchange per row block. AHEAD == 2 (the carry form, LN_MMA): the residuals
+    from loop 1's x (module docstring)."""
     N: tl.constexpr = H * D
     GROUP: tl.constexpr = H // HKV
     # q = LN(x) as one fma, x rstd + (-mean rstd) (Q_FMA), where the subtraction first costs a
@@ -429,7 +437,16 @@ def _fna_rows(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, 
             qh = tl.fma(x, rqs[:, None], nmrs[:, None]).to(X.dtype.element_ty)
         else:
             qh = q.to(X.dtype.element_ty)
-        if LN_MMA:  # q again, the same values, in the same layout, for the residual: from x
+        if LN_MMA and AHEAD == 2:  # (the carry form: the residual's q from x itself)
+            if Q_FMA:
+                q = tl.fma(x, rq[:, None], nmr[:, None])
+            else:
+                q = (x - mean[:, None]) * rstd[:, None]
+            if HAS_LNW:
+                q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
+            if HAS_LNB:
+                q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
+        elif LN_MMA:  # q again, the same values, in the same layout, for the residual: from x
             # widened by its bits (`_widen`: the bf16 tile stays live across the attention)
             if Q_FMA:
                 q = tl.fma(_in_mma(_widen(xb), X.dtype.element_ty), rq[:, None], nmr[:, None])
@@ -463,7 +480,10 @@ def _fna_rows(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, 
     for h in range(H):
         cols = h * D + offs_d
         z = tl.load(orow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0).to(tl.float32)
-        if LN_MMA:
+        if LN_MMA and AHEAD == 2:  # (the carry form: loop 1's x again)
+            x = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0)
+            x = _in_mma(x.to(tl.float32), X.dtype.element_ty)
+        elif LN_MMA:
             x = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0)
             x = _in_mma(_widen(x), X.dtype.element_ty)
         else:

@@ -53,7 +53,8 @@ from .inference import route
 
 __all__ = ["flash_norm_attention", "flash_norm_attention_fwd", "prepare_flash_norm_attention",
            "DEFAULT_FNA_PASSES", "MMA_FNA_PASSES", "DEFAULT_LN_MMA", "PreparedFNA",
-           "AHEAD_FNA_PASSES", "AHEAD_MMA_FNA_PASSES", "with_merge"]
+           "AHEAD_FNA_PASSES", "AHEAD_MMA_FNA_PASSES", "with_merge", "CARRY_FNA_PASSES",
+           "CARRY_MMA_FNA_PASSES", "with_carry"]
 
 # The heads' statistics gathered once per row (`cluster-reduce{gather=once}`): the DSMEM read of
 # the totals is one asm per row into the CTA's own slots instead of an elementwise asm that
@@ -103,6 +104,27 @@ def with_merge(passes):
 
 AHEAD_FNA_PASSES = with_merge(DEFAULT_FNA_PASSES)
 AHEAD_MMA_FNA_PASSES = with_merge(MMA_FNA_PASSES)
+
+
+# The "carry" form of that walk (`stats_ahead="carry"`, off; not timed): trip i loads block
+# i + 1's x tile (one head a CTA after cluster-reduce) for its LayerNorm sums, and trip i + 1
+# loaded it again for q; `reuse-loads{across-trips=true}` carries the first load's tile to the
+# next trip instead (an scf.for iter_arg; the walk's first block's from the load before the
+# walk). Same bits (the same values).
+def with_carry(passes):
+    """`with_merge(passes)` with `across-trips=true` added to its reuse-loads."""
+    out = []
+    for p in with_merge(passes):
+        if p == "reuse-loads":
+            p = "reuse-loads{across-trips=values}"
+        elif p.startswith("reuse-loads{") and "across-trips=" not in p:
+            p = p[:-1] + ",across-trips=values}"
+        out.append(p)
+    return tuple(out)
+
+
+CARRY_FNA_PASSES = with_carry(DEFAULT_FNA_PASSES)
+CARRY_MMA_FNA_PASSES = with_carry(MMA_FNA_PASSES)
 # `prepare_flash_norm_attention(ln_mma=None)` (the default, and the op's): the LayerNorm in the
 # MMA layout with MMA_FNA_PASSES where `passes` is the default pipeline and the norms have no
 # weights, the forms timed. H200, 2026-12-05 (bench_attention --default-only --configs
@@ -317,7 +339,7 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                                  kv_tma: bool = False, row_table: bool | None = None,
                                  rows_per_program: int | None = None,
                                  ln_mma: bool | None = None,
-                                 stats_ahead: bool = False) -> PreparedFNA:
+                                 stats_ahead: bool | str = False) -> PreparedFNA:
     """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
     stores g (the attention's output) and (softmax) lse for the backward into `PreparedFNA.g` /
     `.lse`. `kv_tma`: K and V tiles by bulk tensor copies straight into shared memory instead of
@@ -335,11 +357,15 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     LayerNorm in the loads' layout (the weighted forms' default: LN_MMA spills more there).
     `stats_ahead` (off; not timed): one cluster exchange a row block in the walk instead of two
     (the kernel's STATS_AHEAD, `cluster-reduce{merge=true}` added to `passes`: `with_merge`);
-    the same results; no effect without a walk (one row block a program)."""
+    the same results; no effect without a walk (one row block a program). `stats_ahead="carry"`:
+    that walk with the next block's x tile, loaded in a trip for its sums, carried to the next
+    trip instead of loaded again there (`reuse-loads{across-trips=true}` too: `with_carry`)."""
     op = "flash_norm_attention"
     ln_mma, passes = _resolve_ln_mma(op, ln_mma, passes, ln_weight, ln_bias, rms_weight)
+    if stats_ahead not in (False, True, "carry"):
+        raise ValueError(f"{op}: stats_ahead must be False, True or 'carry', got {stats_ahead!r}")
     if stats_ahead and passes is not None and not isinstance(passes, str):
-        passes = with_merge(tuple(passes))
+        passes = (with_carry if stats_ahead == "carry" else with_merge)(tuple(passes))
     rms_eps = eps if rms_eps is None else rms_eps
     T, H, D, B, L, Hkv, off = _check(op, x, k, v, offsets, ln_weight, ln_bias, rms_weight,
                                      activation, eps, rms_eps, check_offsets)
@@ -407,7 +433,7 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     if ln_mma:
         consts["LN_MMA"] = True
     if stats_ahead and walk:
-        consts["STATS_AHEAD"] = True
+        consts["STATS_AHEAD"] = 2 if stats_ahead == "carry" else True
     options = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     # programs past the last row block (upper-bound grid) have every row masked off
     grid = (nblocks,)

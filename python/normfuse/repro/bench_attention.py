@@ -483,6 +483,9 @@ def cells(quick: bool) -> list:
 # "ahead_save" (`--configs` only): one cluster exchange a row block (`stats_ahead=True`: the
 # STATS_AHEAD walk through `cluster-reduce{merge=true}`; the interpreter's bits are the
 # default's, compared within ROUNDING_TOL here in case a layout reorders a row sum on the GPU).
+# "carry" / "carry_save" (`--configs` only): that walk's carry form (`stats_ahead="carry"`: the
+# next block's x, converted for its sums, carried to the next trip by reuse-loads{across-trips=
+# values}; same bits as the default in the interpreter).
 _ONCE = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
 _NOREUSE = tuple(p for p in DEFAULT_FNA_PASSES if not p.startswith("reuse-loads"))
 _MMA = dict(ln_mma=True, passes=MMA_FNA_PASSES)
@@ -498,7 +501,9 @@ VARIANTS = {"noreuse": dict(passes=_NOREUSE),
             "mma_save": dict(_MMA, save=True),
             "loads_save": dict(ln_mma=False, save=True),
             "ahead": dict(stats_ahead=True),
-            "ahead_save": dict(stats_ahead=True, save=True)}
+            "ahead_save": dict(stats_ahead=True, save=True),
+            "carry": dict(stats_ahead="carry"),
+            "carry_save": dict(stats_ahead="carry", save=True)}
 # variants that may round differently from the default: the MMA layout reduces the LayerNorm's
 # row sums in another order than the loads' layout (whichever of the two the default is: it
 # depends on the weights), the training forward divides softmax's output by l (the inference

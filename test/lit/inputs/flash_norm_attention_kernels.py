@@ -265,6 +265,8 @@ CM_HEAD = """// cluster-reduce{merge=true}: one cluster exchange a row block in 
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --cluster-reduce %s 2>&1 >/dev/null | FileCheck %s --check-prefix=NOMERGE
 // RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{merge=true,gather=once,early-loads=true},epilogue-norm' %s 2>/dev/null | FileCheck %s --check-prefix=PIPE
+// RUN: normfuse-opt --split-input-file --pass-pipeline='cluster-reduce{merge=true},epilogue-norm,reuse-loads{across-dots=true,across-trips=values}' %s 2>%t.carry | FileCheck %s --check-prefix=CARRY
+// RUN: FileCheck %s --check-prefix=CARRY-REMARK < %t.carry
 """
 
 CM_CASES = [
@@ -314,6 +316,27 @@ CM_CASES = [
 // PIPE: tt.store %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
 // PIPE-NOT: tt.store %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
 // PIPE: scf.yield"""),
+    ("fna_carry_two_heads", flash_norm_attention_naive, FNA,
+     fna(2, 32, 32, ROWS=32, STATS_AHEAD=2, LN_MMA=True), """// The carry form (STATS_AHEAD = 2, the LayerNorm in the MMA layout): after merge, the walk's
+// trip loads the next block's x tile for its sums and converts it (`_in_mma`: a dot of zeros
+// onto it); the next trip loaded and converted the same tile again for q and the residuals.
+// reuse-loads{across-trips=values} carries the converted tile (fp32) instead: its start is the
+// first block's conversion before the walk, the trip yields the next block's, and the walk's
+// body has one load of x's tile and one conversion.
+// CARRY-LABEL: tt.func public @fna_carry_two_heads
+// CARRY: %[[X0:.+]] = tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// CARRY: %[[C0:.+]] = tt.dot %cst{{.*}}, %cst{{.*}}, %{{.+}} : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+// CARRY: scf.for %{{.+}} iter_args(%{{.+}}, %{{.+}}, %{{.+}}, %[[ARG:.+]] = %[[C0]]) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x16xf32>)
+// CARRY-NOT: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// CARRY: math.fma %[[ARG]],
+// CARRY: tt.dot
+// CARRY: tt.dot
+// CARRY: %[[XN:.+]] = tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// CARRY-NOT: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// CARRY: %[[CN:.+]] = tt.dot %cst{{.*}}, %cst{{.*}}, %{{.+}} : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+// CARRY-NOT: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
+// CARRY: scf.yield %{{.+}}, %{{.+}}, %{{.+}}, %[[CN]] :
+// CARRY-REMARK: applied: across-trips: 1 value (of {{.+}}) takes what the previous trip of the loop computed from the same addresses"""),
     ("negative_merge_flat", flash_norm_attention_naive, FNA, fna(2, 32, 32, STATS_AHEAD=True),
      """// One row block a program (no walk: STATS_AHEAD has nothing to pipeline): merge finds no
 // statistics loop after the GEMM loop and the two exchanges are built as without it.
