@@ -3,6 +3,8 @@
 // RUN: normfuse-opt --split-input-file --reuse-loads %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='reuse-loads{across-dots=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=ACROSS
+// RUN: normfuse-opt --split-input-file --pass-pipeline='reuse-loads{across-trips=true}' %s 2>%t.trips | FileCheck %s --check-prefix=TRIPS
+// RUN: FileCheck %s --check-prefix=TRIPS-REMARK < %t.trips
 
 // The tile's second load (its address spelled (X + rows * 16) + cols, the first
 // X + (rows * 16 + cols)) reads what the first read: its users take the first load's value.
@@ -61,6 +63,92 @@ module {
     %7 = tt.splat %S : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %8 = tt.addptr %7, %rows_4 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
     tt.store %8, %s_16, %rmask_5 : tensor<16x!tt.ptr<f32>>
+    tt.return
+  }
+}
+
+// -----
+
+// The walk loads each block's tile twice, as the next block's in one trip and as its own in
+// the next. Without across-trips both loads stay in the loop; with it the loop carries the
+// next block's tile (started from the load before the loop), and its trip loads it once.
+// CHECK-LABEL: tt.func public @walk
+// CHECK: scf.for
+// CHECK-COUNT-2: tt.load
+// CHECK: scf.yield
+// TRIPS-LABEL: tt.func public @walk
+// TRIPS: %[[FIRST:.+]] = tt.load
+// TRIPS: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[CUR:.+]] = %[[FIRST]])
+// TRIPS: arith.mulf %[[CUR]]
+// TRIPS: %[[NEXT:.+]] = tt.load
+// TRIPS-NOT: tt.load
+// TRIPS: scf.yield %{{.+}}, %[[NEXT]]
+// REMARK: missed: no load reused: no two loads of the same addresses
+// TRIPS-REMARK: applied: across-trips: 1 load (of arg0) takes what the previous trip of the loop computed from the same addresses
+
+module {
+  tt.func public @walk(%X: !tt.ptr<f32>, %Y: !tt.ptr<f32>, %n: i32) attributes {noinline = false} {
+    %c16_i32 = arith.constant 16 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst = arith.constant dense<16> : tensor<16xi32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
+    %r0 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %a0 = tt.splat %n : i32 -> tensor<16xi32>
+    %a0_2 = arith.cmpi slt, %r0, %a0 : tensor<16xi32>
+    %a0_3 = tt.expand_dims %a0_2 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+    %a0_4 = tt.expand_dims %r0 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+    %a0_5 = arith.muli %a0_4, %cst_1 : tensor<16x1xi32>
+    %a0_6 = tt.splat %X : !tt.ptr<f32> -> tensor<16x1x!tt.ptr<f32>>
+    %a0_7 = tt.addptr %a0_6, %a0_5 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+    %a0_8 = tt.expand_dims %r0 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+    %a0_9 = tt.broadcast %a0_7 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+    %a0_10 = tt.broadcast %a0_8 : tensor<1x16xi32> -> tensor<16x16xi32>
+    %a0_11 = tt.addptr %a0_9, %a0_10 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+    %a0_12 = tt.broadcast %a0_3 : tensor<16x1xi1> -> tensor<16x16xi1>
+    %a0_13 = tt.load %a0_11, %a0_12, %cst_0 : tensor<16x16x!tt.ptr<f32>>
+    %s = "tt.reduce"(%a0_13) <{axis = 1 : i32}> ({
+    ^bb0(%s_15: f32, %s_16: f32):
+      %s_17 = arith.addf %s_15, %s_16 : f32
+      tt.reduce.return %s_17 : f32
+    }) : (tensor<16x16xf32>) -> tensor<16xf32>
+    %s_14 = scf.for %rb = %c0_i32 to %n step %c16_i32 iter_args(%s_15 = %s) -> (tensor<16xf32>)  : i32 {
+      %rows = tt.splat %rb : i32 -> tensor<16xi32>
+      %rows_16 = arith.addi %rows, %r0 : tensor<16xi32>
+      %a = arith.cmpi slt, %rows_16, %a0 : tensor<16xi32>
+      %a_17 = tt.expand_dims %a {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %a_18 = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %a_19 = arith.muli %a_18, %cst_1 : tensor<16x1xi32>
+      %a_20 = tt.addptr %a0_6, %a_19 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+      %a_21 = tt.broadcast %a_20 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+      %a_22 = tt.addptr %a_21, %a0_10 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %a_23 = tt.broadcast %a_17 : tensor<16x1xi1> -> tensor<16x16xi1>
+      %a_24 = tt.load %a_22, %a_23, %cst_0 : tensor<16x16x!tt.ptr<f32>>
+      %0 = tt.splat %Y : !tt.ptr<f32> -> tensor<16x1x!tt.ptr<f32>>
+      %1 = tt.addptr %0, %a_19 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+      %2 = tt.broadcast %1 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+      %3 = tt.addptr %2, %a0_10 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %4 = tt.expand_dims %s_15 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %5 = tt.broadcast %4 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %6 = arith.mulf %a_24, %5 : tensor<16x16xf32>
+      tt.store %3, %6, %a_23 : tensor<16x16x!tt.ptr<f32>>
+      %nxt = arith.addi %rows_16, %cst : tensor<16xi32>
+      %b = arith.cmpi slt, %nxt, %a0 : tensor<16xi32>
+      %b_25 = tt.expand_dims %b {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %b_26 = tt.expand_dims %nxt {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %b_27 = arith.muli %b_26, %cst_1 : tensor<16x1xi32>
+      %b_28 = tt.addptr %a0_6, %b_27 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+      %b_29 = tt.broadcast %b_28 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+      %b_30 = tt.addptr %b_29, %a0_10 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %b_31 = tt.broadcast %b_25 : tensor<16x1xi1> -> tensor<16x16xi1>
+      %b_32 = tt.load %b_30, %b_31, %cst_0 : tensor<16x16x!tt.ptr<f32>>
+      %s_33 = "tt.reduce"(%b_32) <{axis = 1 : i32}> ({
+      ^bb0(%s_34: f32, %s_35: f32):
+        %s_36 = arith.addf %s_34, %s_35 : f32
+        tt.reduce.return %s_36 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      scf.yield %s_33 : tensor<16xf32>
+    }
     tt.return
   }
 }
@@ -136,11 +224,14 @@ module {
 // CHECK: tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x16x!tt.ptr<f32>>
 // REMARK: missed: no load reused: 'tt.dot' between two loads of arg0 (the tile would stay live across it)
 // With across-dots=true the dot does not stop it; the other cases answer as without the
-// option (the remarks of all five chunks, in order):
+// option (the remarks of all eight chunks, in order):
 // ACROSS: applied: 1 load (of arg0) reuses an earlier load
+// ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
 // ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
 // ACROSS-NEXT: applied: 1 load (of arg0) reuses an earlier load
 // ACROSS-NEXT: missed: no load reused: the kernel writes the memory of arg0
+// ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
+// ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
 // ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
 
 module {
@@ -326,6 +417,149 @@ module {
     %7 = tt.splat %S : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
     %8 = tt.addptr %7, %rows_5 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
     tt.store %8, %s_17, %rmask_6 : tensor<16x!tt.ptr<f32>>
+    tt.return
+  }
+}
+
+// -----
+
+// No load of the first block's tile before the walk: nothing to start the carry from.
+// CHECK-LABEL: tt.func public @negative_walk_no_start
+// TRIPS-LABEL: tt.func public @negative_walk_no_start
+// TRIPS: scf.for
+// TRIPS-COUNT-2: tt.load
+// TRIPS-REMARK: missed: across-trips: nothing carried: no twin of a value of arg0 before its loop
+
+module {
+  tt.func public @negative_walk_no_start(%X: !tt.ptr<f32>, %Y: !tt.ptr<f32>, %n: i32) attributes {noinline = false} {
+    %s = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %c16_i32 = arith.constant 16 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst = arith.constant dense<16> : tensor<16xi32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
+    %r0 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %s_2 = scf.for %rb = %c0_i32 to %n step %c16_i32 iter_args(%s_3 = %s) -> (tensor<16xf32>)  : i32 {
+      %rows = tt.splat %rb : i32 -> tensor<16xi32>
+      %rows_4 = arith.addi %rows, %r0 : tensor<16xi32>
+      %a = tt.splat %n : i32 -> tensor<16xi32>
+      %a_5 = arith.cmpi slt, %rows_4, %a : tensor<16xi32>
+      %a_6 = tt.expand_dims %a_5 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %a_7 = tt.expand_dims %rows_4 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %a_8 = arith.muli %a_7, %cst_1 : tensor<16x1xi32>
+      %a_9 = tt.splat %X : !tt.ptr<f32> -> tensor<16x1x!tt.ptr<f32>>
+      %a_10 = tt.addptr %a_9, %a_8 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+      %a_11 = tt.expand_dims %r0 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %a_12 = tt.broadcast %a_10 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+      %a_13 = tt.broadcast %a_11 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %a_14 = tt.addptr %a_12, %a_13 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %a_15 = tt.broadcast %a_6 : tensor<16x1xi1> -> tensor<16x16xi1>
+      %a_16 = tt.load %a_14, %a_15, %cst_0 : tensor<16x16x!tt.ptr<f32>>
+      %0 = tt.splat %Y : !tt.ptr<f32> -> tensor<16x1x!tt.ptr<f32>>
+      %1 = tt.addptr %0, %a_8 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+      %2 = tt.broadcast %1 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+      %3 = tt.addptr %2, %a_13 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %4 = tt.expand_dims %s_3 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %5 = tt.broadcast %4 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %6 = arith.mulf %a_16, %5 : tensor<16x16xf32>
+      tt.store %3, %6, %a_15 : tensor<16x16x!tt.ptr<f32>>
+      %nxt = arith.addi %rows_4, %cst : tensor<16xi32>
+      %b = arith.cmpi slt, %nxt, %a : tensor<16xi32>
+      %b_17 = tt.expand_dims %b {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %b_18 = tt.expand_dims %nxt {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %b_19 = arith.muli %b_18, %cst_1 : tensor<16x1xi32>
+      %b_20 = tt.addptr %a_9, %b_19 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+      %b_21 = tt.broadcast %b_20 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+      %b_22 = tt.addptr %b_21, %a_13 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %b_23 = tt.broadcast %b_17 : tensor<16x1xi1> -> tensor<16x16xi1>
+      %b_24 = tt.load %b_22, %b_23, %cst_0 : tensor<16x16x!tt.ptr<f32>>
+      %s_25 = "tt.reduce"(%b_24) <{axis = 1 : i32}> ({
+      ^bb0(%s_26: f32, %s_27: f32):
+        %s_28 = arith.addf %s_26, %s_27 : f32
+        tt.reduce.return %s_28 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      scf.yield %s_25 : tensor<16xf32>
+    }
+    tt.return
+  }
+}
+
+// -----
+
+// The walk stores into X: the next trip's load may read what this trip stored.
+// CHECK-LABEL: tt.func public @negative_walk_written
+// TRIPS-LABEL: tt.func public @negative_walk_written
+// TRIPS: scf.for
+// TRIPS-COUNT-2: tt.load
+// TRIPS-REMARK: missed: across-trips: nothing carried: a value computed from memory the kernel writes
+
+module {
+  tt.func public @negative_walk_written(%X: !tt.ptr<f32>, %Y: !tt.ptr<f32>, %n: i32) attributes {noinline = false} {
+    %c16_i32 = arith.constant 16 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst = arith.constant dense<16> : tensor<16xi32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
+    %r0 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %a0 = tt.splat %n : i32 -> tensor<16xi32>
+    %a0_2 = arith.cmpi slt, %r0, %a0 : tensor<16xi32>
+    %a0_3 = tt.expand_dims %a0_2 {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+    %a0_4 = tt.expand_dims %r0 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+    %a0_5 = arith.muli %a0_4, %cst_1 : tensor<16x1xi32>
+    %a0_6 = tt.splat %X : !tt.ptr<f32> -> tensor<16x1x!tt.ptr<f32>>
+    %a0_7 = tt.addptr %a0_6, %a0_5 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+    %a0_8 = tt.expand_dims %r0 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+    %a0_9 = tt.broadcast %a0_7 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+    %a0_10 = tt.broadcast %a0_8 : tensor<1x16xi32> -> tensor<16x16xi32>
+    %a0_11 = tt.addptr %a0_9, %a0_10 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+    %a0_12 = tt.broadcast %a0_3 : tensor<16x1xi1> -> tensor<16x16xi1>
+    %a0_13 = tt.load %a0_11, %a0_12, %cst_0 : tensor<16x16x!tt.ptr<f32>>
+    %s = "tt.reduce"(%a0_13) <{axis = 1 : i32}> ({
+    ^bb0(%s_15: f32, %s_16: f32):
+      %s_17 = arith.addf %s_15, %s_16 : f32
+      tt.reduce.return %s_17 : f32
+    }) : (tensor<16x16xf32>) -> tensor<16xf32>
+    %s_14 = scf.for %rb = %c0_i32 to %n step %c16_i32 iter_args(%s_15 = %s) -> (tensor<16xf32>)  : i32 {
+      %rows = tt.splat %rb : i32 -> tensor<16xi32>
+      %rows_16 = arith.addi %rows, %r0 : tensor<16xi32>
+      %a = arith.cmpi slt, %rows_16, %a0 : tensor<16xi32>
+      %a_17 = tt.expand_dims %a {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %a_18 = tt.expand_dims %rows_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %a_19 = arith.muli %a_18, %cst_1 : tensor<16x1xi32>
+      %a_20 = tt.addptr %a0_6, %a_19 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+      %a_21 = tt.broadcast %a_20 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+      %a_22 = tt.addptr %a_21, %a0_10 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %a_23 = tt.broadcast %a_17 : tensor<16x1xi1> -> tensor<16x16xi1>
+      %a_24 = tt.load %a_22, %a_23, %cst_0 : tensor<16x16x!tt.ptr<f32>>
+      %0 = tt.splat %Y : !tt.ptr<f32> -> tensor<16x1x!tt.ptr<f32>>
+      %1 = tt.addptr %0, %a_19 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+      %2 = tt.broadcast %1 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+      %3 = tt.addptr %2, %a0_10 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %4 = tt.expand_dims %s_15 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %5 = tt.broadcast %4 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %6 = arith.mulf %a_24, %5 : tensor<16x16xf32>
+      tt.store %3, %6, %a_23 : tensor<16x16x!tt.ptr<f32>>
+      %nxt = arith.addi %rows_16, %cst : tensor<16xi32>
+      %b = arith.cmpi slt, %nxt, %a0 : tensor<16xi32>
+      %b_25 = tt.expand_dims %b {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+      %b_26 = tt.expand_dims %nxt {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %b_27 = arith.muli %b_26, %cst_1 : tensor<16x1xi32>
+      %b_28 = tt.addptr %a0_6, %b_27 : tensor<16x1x!tt.ptr<f32>>, tensor<16x1xi32>
+      %b_29 = tt.broadcast %b_28 : tensor<16x1x!tt.ptr<f32>> -> tensor<16x16x!tt.ptr<f32>>
+      %b_30 = tt.addptr %b_29, %a0_10 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+      %b_31 = tt.broadcast %b_25 : tensor<16x1xi1> -> tensor<16x16xi1>
+      %b_32 = tt.load %b_30, %b_31, %cst_0 : tensor<16x16x!tt.ptr<f32>>
+      %s_33 = "tt.reduce"(%b_32) <{axis = 1 : i32}> ({
+      ^bb0(%s_34: f32, %s_35: f32):
+        %s_36 = arith.addf %s_34, %s_35 : f32
+        tt.reduce.return %s_36 : f32
+      }) : (tensor<16x16xf32>) -> tensor<16xf32>
+      %7 = arith.muli %rows_16, %cst : tensor<16xi32>
+      %8 = tt.splat %X : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+      %9 = tt.addptr %8, %7 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+      tt.store %9, %s_33, %a : tensor<16x!tt.ptr<f32>>
+      scf.yield %s_33 : tensor<16xf32>
+    }
     tt.return
   }
 }

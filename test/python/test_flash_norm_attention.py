@@ -700,6 +700,21 @@ def test_with_merge_adds_the_option_to_cluster_reduce():
     assert with_merge(AHEAD_FNA_PASSES) == AHEAD_FNA_PASSES
 
 
+def test_stats_ahead_checks():
+    """prepare_flash_norm_attention(stats_ahead=...) takes False, True or "carry" and refuses
+    anything else (1 and 0 too) before anything else is checked."""
+    import re
+    from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
+    x, k, v, offs, w = _op_inputs()
+    for bad in ("ahead", 1, 0, None):
+        with pytest.raises(ValueError, match=re.escape(
+                f"stats_ahead must be False, True or 'carry', got {bad!r}")):
+            prepare_flash_norm_attention(x, k, v, offs, stats_ahead=bad)
+    for good in (False, True, "carry"):  # (accepted: the next check is the device's)
+        with pytest.raises(ValueError, match="x must be a CUDA tensor"):
+            prepare_flash_norm_attention(x, k, v, offs, stats_ahead=good)
+
+
 def test_with_carry_adds_across_trips_to_reuse_loads():
     from normfuse.ops.flash_norm_attention import (AHEAD_MMA_FNA_PASSES, CARRY_MMA_FNA_PASSES,
                                                    MMA_FNA_PASSES, with_carry)

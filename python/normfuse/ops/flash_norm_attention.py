@@ -362,7 +362,7 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     trip instead of loaded again there (`reuse-loads{across-trips=true}` too: `with_carry`)."""
     op = "flash_norm_attention"
     ln_mma, passes = _resolve_ln_mma(op, ln_mma, passes, ln_weight, ln_bias, rms_weight)
-    if stats_ahead not in (False, True, "carry"):
+    if not (stats_ahead is False or stats_ahead is True or stats_ahead == "carry"):
         raise ValueError(f"{op}: stats_ahead must be False, True or 'carry', got {stats_ahead!r}")
     if stats_ahead and passes is not None and not isinstance(passes, str):
         passes = (with_carry if stats_ahead == "carry" else with_merge)(tuple(passes))

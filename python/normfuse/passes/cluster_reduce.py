@@ -179,8 +179,11 @@ early-loads = false | true     true: each exchange's cluster barrier is emitted 
     slots, which the two slot sets rely on). Not timed on the GPU yet.
 merge = false | true           one exchange a row block in a software-pipelined walk (above);
     off by default. FlashNormAttention: `prepare_flash_norm_attention(stats_ahead=True)`. sm_90
-    SASS of the walk's body: one cluster barrier pair instead of two, +8.7-10.3 % instructions
-    (x loaded once more a row block), no spills (255 registers). Not timed on the GPU yet.
+    SASS of the walk's body: one cluster barrier pair instead of two, +8.4-10.5 % instructions
+    (x loaded and converted once more a row block), no spills (255 registers); with
+    reuse-loads{across-trips=values} (`stats_ahead="carry"`: the converted x carried to the
+    next trip) 2.6-9.0 % fewer instructions than the default walk (4 B of spills at GELU H 3).
+    Not timed on the GPU yet.
 exchange = dsmem | global      where the partials meet. dsmem (default): as above. global: each
     CTA writes its partials to its own slice of Triton's global scratch (`ttg.global_scratch_alloc`,
     one slice of S bytes per CTA at base + ctaid * S); the same cluster barrier orders the writes

@@ -40,11 +40,41 @@ def _twice(X, W, Y, S, n, MODE: tl.constexpr):
 
 SIG = {"X": "*fp32", "W": "*fp32", "Y": "*fp32", "S": "*fp32", "n": "i32", "MODE": "constexpr"}
 
+
+@triton.jit
+def _walk(X, Y, n, MODE: tl.constexpr):
+    """A walk over 16-row blocks, software-pipelined as FlashNormAttention's STATS_AHEAD walk:
+    each trip scales its block's tile by the row sums the previous trip took from it, and loads
+    the next block's tile for its sums. MODE 0: the first block's tile is loaded before the
+    walk (the carry's start); 1: it is not (its sums start at zero); 2: the walk stores into X,
+    so a trip's load may read what the previous trip stored."""
+    r0 = tl.arange(0, 16)
+    cols = tl.arange(0, 16)
+    if MODE == 1:
+        s = tl.zeros([16], dtype=tl.float32)
+    else:
+        a0 = tl.load(X + r0[:, None] * 16 + cols[None, :], mask=(r0 < n)[:, None], other=0.0)
+        s = tl.sum(a0, axis=1)
+    for rb in range(0, n, 16):
+        rows = rb + r0
+        a = tl.load(X + rows[:, None] * 16 + cols[None, :], mask=(rows < n)[:, None], other=0.0)
+        tl.store(Y + rows[:, None] * 16 + cols[None, :], a * s[:, None], mask=(rows < n)[:, None])
+        nxt = rows + 16
+        b = tl.load(X + nxt[:, None] * 16 + cols[None, :], mask=(nxt < n)[:, None], other=0.0)
+        s = tl.sum(b, axis=1)
+        if MODE == 2:
+            tl.store(X + rows * 16, s, mask=rows < n)
+
+
+WALK_SIG = {"X": "*fp32", "Y": "*fp32", "n": "i32", "MODE": "constexpr"}
+
 HEAD = """// reuse-loads: one chunk per case, positive cases first, then the bail-outs (negative_*).
 // Inputs: TTIR from test/lit/inputs/reuse_loads_kernels.py (locations stripped).
 // RUN: normfuse-opt --split-input-file --reuse-loads %s 2>%t.remark | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remark
 // RUN: normfuse-opt --split-input-file --pass-pipeline='reuse-loads{across-dots=true}' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=ACROSS
+// RUN: normfuse-opt --split-input-file --pass-pipeline='reuse-loads{across-trips=true}' %s 2>%t.trips | FileCheck %s --check-prefix=TRIPS
+// RUN: FileCheck %s --check-prefix=TRIPS-REMARK < %t.trips
 """
 
 ONE_LOAD = """// CHECK: %[[A:.+]] = tt.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x16x!tt.ptr<f32>>
@@ -62,6 +92,22 @@ CASES = [
 // CHECK-LABEL: tt.func public @twice
 {ONE_LOAD}
 // REMARK: applied: 1 load (of arg0) reuses an earlier load of the same addresses in the same block"""),
+    ("walk", _walk, WALK_SIG, dict(MODE=0), """// The walk loads each block's tile twice, as the next block's in one trip and as its own in
+// the next. Without across-trips both loads stay in the loop; with it the loop carries the
+// next block's tile (started from the load before the loop), and its trip loads it once.
+// CHECK-LABEL: tt.func public @walk
+// CHECK: scf.for
+// CHECK-COUNT-2: tt.load
+// CHECK: scf.yield
+// TRIPS-LABEL: tt.func public @walk
+// TRIPS: %[[FIRST:.+]] = tt.load
+// TRIPS: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[CUR:.+]] = %[[FIRST]])
+// TRIPS: arith.mulf %[[CUR]]
+// TRIPS: %[[NEXT:.+]] = tt.load
+// TRIPS-NOT: tt.load
+// TRIPS: scf.yield %{{.+}}, %[[NEXT]]
+// REMARK: missed: no load reused: no two loads of the same addresses
+// TRIPS-REMARK: applied: across-trips: 1 load (of arg0) takes what the previous trip of the loop computed from the same addresses"""),
     ("negative_mask", _twice, SIG, dict(MODE=1), f"""// Another mask: other elements read, both loads stay.
 // CHECK-LABEL: tt.func public @negative_mask
 {TWO_LOADS}
@@ -71,11 +117,14 @@ CASES = [
 {TWO_LOADS}
 // REMARK: missed: no load reused: 'tt.dot' between two loads of arg0 (the tile would stay live across it)
 // With across-dots=true the dot does not stop it; the other cases answer as without the
-// option (the remarks of all five chunks, in order):
+// option (the remarks of all eight chunks, in order):
 // ACROSS: applied: 1 load (of arg0) reuses an earlier load
+// ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
 // ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
 // ACROSS-NEXT: applied: 1 load (of arg0) reuses an earlier load
 // ACROSS-NEXT: missed: no load reused: the kernel writes the memory of arg0
+// ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
+// ACROSS-NEXT: missed: no load reused: no two loads of the same addresses
 // ACROSS-NEXT: missed: no load reused: no two loads of the same addresses"""),
     ("negative_written", _twice, SIG, dict(MODE=3), f"""// The kernel stores into X between the loads: the second may read what was stored.
 // CHECK-LABEL: tt.func public @negative_written
@@ -85,6 +134,18 @@ CASES = [
 // CHECK-LABEL: tt.func public @negative_other_tensor
 {TWO_LOADS}
 // REMARK: missed: no load reused: no two loads of the same addresses"""),
+    ("negative_walk_no_start", _walk, WALK_SIG, dict(MODE=1), """// No load of the first block's tile before the walk: nothing to start the carry from.
+// CHECK-LABEL: tt.func public @negative_walk_no_start
+// TRIPS-LABEL: tt.func public @negative_walk_no_start
+// TRIPS: scf.for
+// TRIPS-COUNT-2: tt.load
+// TRIPS-REMARK: missed: across-trips: nothing carried: no twin of a value of arg0 before its loop"""),
+    ("negative_walk_written", _walk, WALK_SIG, dict(MODE=2), """// The walk stores into X: the next trip's load may read what this trip stored.
+// CHECK-LABEL: tt.func public @negative_walk_written
+// TRIPS-LABEL: tt.func public @negative_walk_written
+// TRIPS: scf.for
+// TRIPS-COUNT-2: tt.load
+// TRIPS-REMARK: missed: across-trips: nothing carried: a value computed from memory the kernel writes"""),
 ]
 
 
