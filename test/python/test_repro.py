@@ -133,7 +133,7 @@ def test_every_benchmark_job_is_a_valid_child(monkeypatch, quick):
     assert targets.count("attention") == len(bench_attention.cells(quick))
     assert targets.count("training") == n_train
     assert targets.count("attention_bwd") == len(ab.bench_shapes(quick))
-    for target, cell, ops, q, sweep in seen:
+    for target, cell, ops, q, sweep, *_ in seen:
         parts = cell.split(",")
         if target in ("summary", "training"):
             assert len(parts) == 3 and all(p.isdigit() for p in parts)
@@ -142,7 +142,7 @@ def test_every_benchmark_job_is_a_valid_child(monkeypatch, quick):
         if target in ("attention", "attention_bwd"):
             assert q == quick
     # the training sweep runs once per K, in the first cell with that K
-    sweeps = [cell for t, cell, _, _, sw in seen if t == "training" and sw]
+    sweeps = [cell for t, cell, _, _, sw, *_ in seen if t == "training" and sw]
     assert sorted(int(c.split(",")[1]) for c in sweeps) == sorted({c[1] for c in (
         gb.QUICK if quick else gb.BLOG)})
 
@@ -243,6 +243,20 @@ def test_ncu_source_summary_of_session14s_fused_kernel():
     assert "24225 warp-state samples" in text
 
 
+def test_attention_bwd_lean_reaches_the_warm_children(monkeypatch):
+    """bench_attention_bwd --lean: each warm-up child runs its cell with lean=True too (the same
+    kernels compiled as the timing process then times), and without it no lean argument."""
+    from normfuse.repro import bench_attention_bwd as ab
+    seen = []
+    monkeypatch.setattr(ab, "bench_shape", lambda *a, **kw: seen.append(kw) or [])
+    assert warm_child.main(["--target", "attention_bwd", "--cell", "2,1024,gelu_tanh",
+                            "--lean"]) == 0
+    assert warm_child.main(["--target", "attention_bwd", "--cell", "2,1024,gelu_tanh"]) == 0
+    assert seen == [{"kernels": False, "lean": True}, {"kernels": False}]
+    argv = warm.child_argv("attention_bwd", (2, 1024, "gelu_tanh"), "--lean")
+    assert argv[-1] == "--lean" and warm_child.main(argv[3:]) == 0 and seen[-1]["lean"] is True
+
+
 def test_attention_backward_report_lists_each_backwards_kernels(monkeypatch, tmp_path):
     """bench_attention_bwd's report: per shape, the fused and the unfused backward's kernels
     (issue 22's first step), from the records (the timing itself needs the GPU: stubbed)."""
@@ -273,7 +287,9 @@ def test_attention_backward_report_lists_each_backwards_kernels(monkeypatch, tmp
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--kv-tiles",
                     "32x32:4:2,32x64:4:3", "--kvq-tiles", "16:8:2,32:8:3"]) == 0
     assert seen[-1]["kvq_tiles"] == [(16, 8, 2, False, False), (32, 8, 3, False, False)]
-    assert "batch" not in seen[-1]  # (the blog's 768 unless asked)
+    assert "batch" not in seen[-1] and "lean" not in seen[-1]  # (unless asked)
+    assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--lean"]) == 0
+    assert seen[-1]["lean"] is True
     assert ab.main(["--out", str(tmp_path), "--no-tests", "--quick", "--batch", "64"]) == 0
     assert seen[-1]["batch"] == 64
     md = (tmp_path / "attention_bwd.md").read_text()

@@ -2,7 +2,7 @@
 
     PYTHONPATH=python python3 -m normfuse.repro.bench_attention_bwd --out $OUT [--quick]
         [--no-tests] [--budget 200] [--warm-procs P] [--batch 768] [--cells H:MAX:ACT,...]
-        [--core | --core-only]
+        [--core | --core-only] [--lean]
 
 (`python -m normfuse.repro` runs it with --no-tests in a child: normfuse.repro.extra.)
 
@@ -340,9 +340,13 @@ def parse_tiles(spec: str) -> list[tuple[int, int, int, int]]:
 
 def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
                 rows_tiles=(), kv_tiles=(), kvq_tiles=(),
-                budget: float = BUDGET_S, batch: int = 768) -> list[dict]:
+                budget: float = BUDGET_S, batch: int = 768, lean: bool = False) -> list[dict]:
     """One shape's records; the compiled unfused baseline (a compile per shape) only while less
-    than 60 % of `budget` (the script's --budget, seconds since `t_start`) is spent."""
+    than 60 % of `budget` (the script's --budget, seconds since `t_start`) is spent. `lean`
+    (--lean): only what the report's verdicts use (the plans at their defaults, the forward,
+    the unfused pipelines): none of the A/B columns of earlier defaults (the rows kernel's other
+    pipelines, the upper-bound grid, the kvq plan in fp32, by option or without reuse-loads, the
+    naive kernel), each a compile and a timing per cell."""
     from triton.testing import do_bench
     from normfuse.ops.flash_norm_attention_bwd import (DEFAULT_BWD_PASSES, KVQ_MAX_L, PRE_PASSES,
                                                        BwdConfig,
@@ -400,9 +404,10 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     # for GELU, 0.99-1.01x for softmax; no longer timed). The one that is the activation's
     # default takes fused_saved_ms rather than being timed again.
     default = default_bwd_passes(activation)
-    for name, passes in (("fused_saved_chain_ms", ("cluster-reduce-chain{scratch=Z:DLNQ}",)),
-                         ("fused_saved_early_ms", DEFAULT_BWD_PASSES),
-                         ("fused_saved_early_reuse_ms", DEFAULT_BWD_PASSES + ("reuse-loads",))):
+    for name, passes in () if lean else (
+            ("fused_saved_chain_ms", ("cluster-reduce-chain{scratch=Z:DLNQ}",)),
+            ("fused_saved_early_ms", DEFAULT_BWD_PASSES),
+            ("fused_saved_early_reuse_ms", DEFAULT_BWD_PASSES + ("reuse-loads",))):
         if passes == default and "fused_saved_ms" in rec:
             rec[name] = rec["fused_saved_ms"]
             continue
@@ -411,8 +416,10 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     # offsets the forward never read (e.g. under torch.compile): the rows kernel's grid the
     # upper bound cdiv(T, BLOCK_M) + B, the extra programs idle
     off2 = off.clone()
-    guard("fused_saved_bound_ms", lambda: do_bench(
-        lambda: flash_norm_attention_bwd(*sargs[:4], off2, *sargs[5:], **skw), warmup=5, rep=30))
+    if not lean:
+        guard("fused_saved_bound_ms", lambda: do_bench(
+            lambda: flash_norm_attention_bwd(*sargs[:4], off2, *sargs[5:], **skw), warmup=5,
+            rep=30))
     # the kvq plan (rows_pre, kvq, rows_post: the attention's products once, all keys in one
     # tile): dlnq between its kernels in x's dtype (its default) and in fp32; its middle
     # kernel's tiles (`--kvq-tiles`, "BLOCK_M:warps:stages": ms)
@@ -420,22 +427,25 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
     if L <= KVQ_MAX_L:
         guard("fused_saved_kvq_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
             *sargs, **qkw), warmup=5, rep=30))
-        guard("fused_saved_kvq_f32_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
-            *sargs, dlnq_dtype=torch.float32, **qkw), warmup=5, rep=30))
+        if not lean:
+            guard("fused_saved_kvq_f32_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
+                *sargs, dlnq_dtype=torch.float32, **qkw), warmup=5, rep=30))
         # the default's two options one at a time: the LayerNorm's row sums taken by
         # rows_post from the stored dlnq (kvq_sums_in_post), the kvq programs longest sequence
         # first (kvq_longest_first), and neither
-        for col, opts in (("fused_saved_kvq_post_ms", dict(kvq_sums_in_post=True,
-                                                           kvq_longest_first=False)),
-                          ("fused_saved_kvq_lpt_ms", dict(kvq_sums_in_post=False,
-                                                          kvq_longest_first=True)),
-                          ("fused_saved_kvq_own_ms", dict(kvq_sums_in_post=False,
-                                                          kvq_longest_first=False))):
+        options = (("fused_saved_kvq_post_ms", dict(kvq_sums_in_post=True,
+                                                    kvq_longest_first=False)),
+                   ("fused_saved_kvq_lpt_ms", dict(kvq_sums_in_post=False,
+                                                   kvq_longest_first=True)),
+                   ("fused_saved_kvq_own_ms", dict(kvq_sums_in_post=False,
+                                                   kvq_longest_first=False)))
+        for col, opts in () if lean else options:
             guard(col, lambda opts=opts: do_bench(lambda: flash_norm_attention_bwd(
                 *sargs, config=BwdConfig(**opts), **qkw), warmup=5, rep=30))
         # rows_pre without reuse-loads (the split plan's rows kernel drops it for softmax)
-        guard("fused_saved_kvq_noreuse_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
-            *sargs, passes=PRE_PASSES[:1], **qkw), warmup=5, rep=30))
+        if not lean:
+            guard("fused_saved_kvq_noreuse_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(
+                *sargs, passes=PRE_PASSES[:1], **qkw), warmup=5, rep=30))
         ref = []  # (the default tile's gradients, computed by the first tile's guarded call)
 
         def kvq_ref():
@@ -466,7 +476,7 @@ def bench_shape(H, max_len, activation, t_start, quick, kernels: bool = True,
                 lambda: flash_norm_attention_bwd(*sargs, config=tcfg, **skw), warmup=5, rep=30))
             if f"{name}[{key}]" in rec:
                 rec.setdefault(name, {})[key] = rec.pop(f"{name}[{key}]")
-    if not quick:
+    if not (quick or lean):
         guard("naive_ms", lambda: do_bench(lambda: flash_norm_attention_bwd(*args, passes=(), **kw),
                                            warmup=5, rep=30))
     guard("unfused_eager_fwd_ms", lambda: bench_forward(
@@ -808,6 +818,11 @@ def main(argv=None) -> int:
                          "eager and compiled backward)")
     ap.add_argument("--core-only", action="store_true",
                     help="only the backward core per cell (no plans, no unfused pipelines)")
+    ap.add_argument("--lean", action="store_true",
+                    help="only the columns the verdicts use (the plans at their defaults, the "
+                         "forward, the unfused pipelines, --core's): no A/B columns of earlier "
+                         "defaults, each a compile and a timing per cell (the whole grid in "
+                         "fewer GPU seconds)")
     ap.add_argument("--batch", type=int, default=768,
                     help="sequences per cell (the blog's 768; the kvq plan runs batch x kv heads "
                          "programs, so a small batch is where it may lose: "
@@ -840,7 +855,8 @@ def main(argv=None) -> int:
         # the largest first (they start early; the small ones fill in beside them), each with
         # its estimated peak, within 85 % of the GPU's memory
         jobs = sorted(((f"attention_bwd H{H} {m} {a}",
-                        child_argv("attention_bwd", (H, m, a), *(["--quick"] if args.quick else [])),
+                        child_argv("attention_bwd", (H, m, a), *(["--quick"] if args.quick else []),
+                                   *(["--lean"] if args.lean else [])),
                         cell_bytes(H, m)) for H, m, a in shapes), key=lambda j: -j[2])
         result["warmup"] = parallel(jobs, args.warm_procs, args.warm_timeout,
                                     mem_budget=gpu_mem_budget())
@@ -851,12 +867,13 @@ def main(argv=None) -> int:
                             "activation": act, "errors": {"all": "skipped: time budget"}})
             continue
         bkw = {"batch": args.batch} if args.batch != 768 else {}
+        lkw = {"lean": True} if args.lean else {}
         try:
             recs = [{"op": "flash_norm_attention.backward", "H": H, "max_seqlen": max_len,
                      "activation": act, "B": args.batch}] if args.core_only else bench_shape(
                 H, max_len, act, t0, args.quick, kernels=not args.no_kernels,
                 rows_tiles=rows_tiles, kv_tiles=kv_tiles, kvq_tiles=kvq_tiles, budget=budget,
-                **bkw)
+                **bkw, **lkw)
         except Exception as e:  # noqa: BLE001
             recs = [{"op": "flash_norm_attention.backward", "H": H, "max_seqlen": max_len,
                      "activation": act, "errors": {"shape": repr(e)[-800:]}}]

@@ -15,7 +15,8 @@ from . import bench_attention, bench_attention_bwd, bench_training, model_shapes
 from .warm import PEAK_MARK, configure_torch, patch_do_bench
 
 
-def _child(target: str, cell: str, ops: str | None, quick: bool, sweep: bool = False) -> None:
+def _child(target: str, cell: str, ops: str | None, quick: bool, sweep: bool = False,
+           lean: bool = False) -> None:
     configure_torch()
     patch_do_bench()
     parts = cell.split(",")
@@ -27,7 +28,7 @@ def _child(target: str, cell: str, ops: str | None, quick: bool, sweep: bool = F
         bench_attention._cell(H, m, act, configs=bench_attention.configs(quick))
     elif target == "attention_bwd":
         bench_attention_bwd.bench_shape(int(parts[0]), int(parts[1]), parts[2], time.time(), quick,
-                                        kernels=False)
+                                        kernels=False, **({"lean": True} if lean else {}))
     elif target == "training":
         bench_training.warm_one(tuple(int(p) for p in parts),
                                 tempfile.mkdtemp(prefix="normfuse_warm_train_"), sweep)
@@ -49,9 +50,11 @@ def main(argv=None) -> int:
     ap.add_argument("--ops", help="summary: the ops (default all four)")
     ap.add_argument("--quick", action="store_true", help="the benchmark's --quick settings")
     ap.add_argument("--sweep", action="store_true", help="training: also the tiling sweep of K")
+    ap.add_argument("--lean", action="store_true",
+                    help="attention_bwd: the benchmark's --lean (no A/B columns)")
     a = ap.parse_args(argv)
     try:
-        _child(a.target, a.cell, a.ops, a.quick, a.sweep)
+        _child(a.target, a.cell, a.ops, a.quick, a.sweep, *((True,) if a.lean else ()))
     finally:  # (failed or not: the parent records it beside its estimate, what the next run's
         # estimates rest on; reserved, not allocated: what the caching allocator held)
         try:
