@@ -358,8 +358,9 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     `stats_ahead` (off; not timed): one cluster exchange a row block in the walk instead of two
     (the kernel's STATS_AHEAD, `cluster-reduce{merge=true}` added to `passes`: `with_merge`);
     the same results; no effect without a walk (one row block a program). `stats_ahead="carry"`:
-    that walk with the next block's x tile, loaded in a trip for its sums, carried to the next
-    trip instead of loaded again there (`reuse-loads{across-trips=true}` too: `with_carry`)."""
+    that walk with the next block's x tile, loaded in a trip for its sums and converted there,
+    carried to the next trip instead of loaded and converted again (`reuse-loads{across-trips=
+    values}` too: `with_carry`). A pass list given as a string is used as given."""
     op = "flash_norm_attention"
     ln_mma, passes = _resolve_ln_mma(op, ln_mma, passes, ln_weight, ln_bias, rms_weight)
     if not (stats_ahead is False or stats_ahead is True or stats_ahead == "carry"):
