@@ -24,7 +24,12 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
 1. Both are pointer `tt.load`s (not descriptor loads, not volatile) directly in the same block,
    the earlier one first, with the same result type and the same cache and eviction modifiers.
 2. Their pointer, mask and `other` have equal canonical forms (both without a mask, or both
-   with one; the same for `other`).
+   with one; the same for `other`). A form names an op by its name, attributes and operands'
+   forms, not by its identity or its regions (two `tt.reduce`s of one tensor, a sum and a max,
+   have one form; so have two loads of one address before and after a store to it), so equal
+   forms mean equal values only when every op the compared values are computed from, up to the
+   kernel's arguments, is pure without regions or a load of memory the kernel never writes
+   (`_undetermined`).
 3. No op of the kernel writes the loads' memory: every store's pointer traces to a kernel
    argument (`memory_root`) other than the loads', and no other op writes memory the kernel can
    see (an atomic, a call, inline asm that is not normfuse's own); kernel arguments are taken
@@ -53,9 +58,10 @@ Legality, beyond rules 1 (both loads directly in the loop's body) and 3 (memory 
 writes): the later trip's load %b at trip t + 1 has the pointer, mask and `other` of %n at trip
 t (`Forms` of the loop: the induction variable is lb + t s, and %b's forms with t -> t + 1 equal
 %n's: `subst_trip`; a form that depends on a loop-carried value other than a recurrence is
-refused), and the first trip's value comes from a load %p in the loop's block before it whose
-forms are %b's at t = 0 (in FlashNormAttention, the walk's first block's LayerNorm sums before
-the walk; without one the load stays, with a remark). Both loads read the same addresses under
+refused; every op they are computed from is as rule 2 asks, the loop's bounds and recurrences'
+starts included), and the first trip's value comes from a load %p in the loop's block before it
+whose forms are %b's at t = 0, its ops as rule 2 asks too (in FlashNormAttention, the walk's
+first block's LayerNorm sums before the walk; without one the load stays, with a remark). Both loads read the same addresses under
 the same mask from memory nothing writes while the kernel runs, so %n's value in trip t is %b's
 in trip t + 1, whatever the trip count (none: %p is unused). Rule 4 does not apply: the tile is
 live across the loop's back edge (from %n to the end of the trip, and from the start of the next
@@ -90,7 +96,7 @@ from dataclasses import dataclass
 
 from typing import Literal
 
-from ..ir import Module, Op
+from ..ir import Module, Op, Value
 from ..ir.affine import TRIP, Forms, NotAffine, Poly, subst_trip
 from ..ir.ops import DOT, FOR, LOADS, ForOp, LoadOp, root_names, unknown_writer, written_roots
 from ..ir.effects import is_pure
@@ -178,6 +184,10 @@ def _pairs(func: Op, loads: list[Op], written: set,
                                       f"{', '.join(root_names([later]))} (the tile would stay "
                                       "live across it)")
                 continue
+            undetermined = _undetermined([earlier, later], written)
+            if undetermined:
+                why_not = why_not or undetermined
+                continue
             pairs.append((earlier, later))
             dropped.add(id(later))
             break
@@ -250,7 +260,7 @@ def _carry_across_trips(module: Module, func: Op, written: set, run: PassRun,
             loop = ForOp(loop_op)
             names += roots
             args, _ = loop.add_iter_args(module, [init], [later.type], hint="carried")
-            loop.set_yields(list(loop.yields) + [ahead])
+            loop.set_yields(list(loop.yields) + [ahead], module)  # (elided: built)
             for v in twins:  # (this trip's copies of the value too)
                 module.replace_all_uses(v, args[0])
             _erase_dead(module, loop, written)
@@ -286,6 +296,42 @@ def _slice_ok(v, block, written: set) -> list | None:
             return None
         todo += [u for u in d.operands]
     return loads
+
+
+def _undetermined(ops: list[Op], written: set, loop: ForOp | None = None) -> str | None:
+    """Why the forms of `ops`' values may be equal while the values differ (rule 2), or None:
+    an op with regions (its form leaves the regions out), an op with effects, or a load of memory
+    the kernel writes (read before or after a store, one form) among the ops that `ops` compute
+    from, transitively, up to block arguments; through `loop`'s induction variable and
+    recurrences (`Forms` reads them from the loop's bounds, their starts and steps) too."""
+    seen, todo = set(), [v for o in ops for v in o.operands if isinstance(v, Value)]
+    todo += [r for o in ops for r in o.results]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        d = x.owner
+        if d is None:
+            if loop is not None and x is loop.iv:
+                todo += list(loop.bounds)
+            elif loop is not None and any(x is a for a in loop.iter_args):
+                i = next(k for k, a in enumerate(loop.iter_args) if a is x)
+                todo += [loop.inits[i]] + ([loop.yields[i]] if loop.yield_op is not None else [])
+            continue
+        if _candidate(d):
+            root = LoadOp(d).root
+            if root is None or id(root) in written:
+                return (f"a value computed from memory the kernel writes "
+                        f"({', '.join(root_names([d]))}: loads of it before and after a store "
+                        "are not told apart)")
+        elif d.regions:
+            return (f"a value computed from '{d.name}' (its regions are not compared: two of "
+                    "them with equal operands may differ)")
+        elif not is_pure(d):
+            return f"a value computed from '{d.name}' (an op with effects)"
+        todo += [v for v in d.operands if isinstance(v, Value)]
+    return None
 
 
 def _one_carry(loop: ForOp, written: set, values: bool):
@@ -335,6 +381,10 @@ def _one_carry(loop: ForOp, written: set, values: bool):
         if init is None:
             why_not = why_not or (f"no twin of a value of {', '.join(root_names(loads))} "
                                   "before its loop (the carried value's start)")
+            continue
+        undetermined = _undetermined([later.owner, ahead.owner, init.owner], written, loop)
+        if undetermined:
+            why_not = why_not or undetermined
             continue
         twins = [v for v in vals if v.type == later.type and form(v) == fl]
         return (later, ahead, init, root_names(loads), twins), why_not

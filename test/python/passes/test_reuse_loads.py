@@ -95,3 +95,79 @@ def test_flash_norm_attention_backward_rows_kernel_same_bits():
     assert any("'scf.for' between two loads of X" in r for r in remarks), remarks
     for a, b in zip(base, got):
         assert torch.equal(a, b)
+
+
+def _kernels():
+    return lit_input("reuse_loads_kernels")
+
+
+def _same(res, names):
+    for name in names:
+        a, b = res.before[name], res.after[name]
+        assert not torch.isnan(b).any(), name
+        assert torch.equal(a, b), name
+
+
+@pytest.mark.parametrize("n", [48, 40, 0], ids=["even", "ragged", "no-trips"])
+def test_walk_across_trips_same_results(n):
+    """across-trips on the lit input's walk: the next block's tile carried to the next trip (the
+    first from the load before the walk), Y = the tile times the rows' sums, the same bits."""
+    x = torch.randn(64, 16, generator=torch.Generator().manual_seed(1))
+    y = torch.zeros(64, 16)
+    res = check_pass_numerics(_kernels()._walk, [x, y, n], constexprs=dict(MODE=0), grid=(1,),
+                              passes="reuse-loads{across-trips=true}", num_warps=4)
+    assert any("across-trips: 1 load (of X)" in r for r in res.applied), res.remarks
+    _same(res, ["Y"])
+    want = x[:n] * x[:n].sum(1)[:, None]  # (each row's sums: the row block's, a trip ahead)
+    assert torch.allclose(res.after["Y"][:n], want, rtol=1e-5, atol=1e-5)
+    assert not res.after["Y"][n:].any()
+
+
+def test_stream_across_trips_builds_the_loop_yield():
+    """A walk that carries nothing has its scf.yield elided: across-trips builds one for the
+    carried tile (it raised an internal error, failing the compile), the same bits."""
+    x = torch.randn(80, 16, generator=torch.Generator().manual_seed(2))
+    y = torch.zeros(4096 + 16)
+    res = check_pass_numerics(_kernels()._stream, [x, y, 40], constexprs={}, grid=(1,),
+                              passes="reuse-loads{across-trips=true}", num_warps=4)
+    assert any("across-trips: 1 load (of X)" in r for r in res.applied), res.remarks
+    _same(res, ["Y"])
+    want = x[:40] + torch.cat([x[16:40], torch.zeros(16, 16)])[:40]
+    assert torch.equal(res.after["Y"][:640].view(40, 16), want)
+
+
+@pytest.mark.parametrize("mode", [0, 1], ids=["reduce", "written"])
+@pytest.mark.parametrize("option", ["true", "values"])
+def test_walk_twin_with_the_same_form_not_carried(mode, option):
+    """The walk's first block loaded before it under a bound of the walk's form but another
+    value (max(c) for sum(c); N loaded again after a store to it): not the carry's start (the
+    carried tile took the wrong bound in the first trip: Y differed), the same bits."""
+    x = torch.randn(160, 16, generator=torch.Generator().manual_seed(3))
+    x.view(-1)[2048:2064] = torch.tensor([5.0] * 8 + [0.0] * 8)  # sum 40, max 5
+    y = torch.zeros(4096 + 256)
+    res = check_pass_numerics(_kernels()._walk_twin, [x, y, torch.tensor([40], dtype=torch.int32)],
+                              constexprs=dict(MODE=mode), grid=(1,),
+                              passes=f"reuse-loads{{across-trips={option}}}", num_warps=4)
+    why = "'tt.reduce'" if mode == 0 else "memory the kernel writes (N"
+    assert any("across-trips: nothing carried" in r and why in r for r in res.remarks), res.remarks
+    _same(res, ["Y"])
+    acc = sum(2.0 * x[rb:rb + 16] * (torch.arange(rb, rb + 16) < 40)[:, None]
+              - x[rb + 16:rb + 32] * (torch.arange(rb + 16, rb + 32) < 40)[:, None]
+              for rb in range(0, 64, 16))
+    assert torch.allclose(res.after["Y"][:256].view(16, 16), acc, rtol=1e-5, atol=1e-5)
+
+
+def test_bounds_of_one_form_two_values_not_reused():
+    """Two loads of one address masked by cols < sum(c) and cols < max(c): one form (a
+    tt.reduce's combiner is in its region), two masks; both loads stay (the second took the
+    first's value: Y differed), the same bits."""
+    x = torch.randn(32, generator=torch.Generator().manual_seed(4))
+    x[16:32] = torch.tensor([5.0] * 8 + [0.0] * 8)
+    y = torch.zeros(16)
+    res = check_pass_numerics(_kernels()._bounds, [x, y], constexprs={}, grid=(1,),
+                              passes="reuse-loads", num_warps=4)
+    assert any("missed: no load reused: a value computed from 'tt.reduce'" in r
+               for r in res.remarks), res.remarks
+    _same(res, ["Y"])
+    want = 2.0 * x[:16] + torch.where(torch.arange(16) < 5, x[:16], 0.0)
+    assert torch.equal(res.after["Y"], want)
