@@ -690,6 +690,47 @@ def test_stats_ahead_same_bits(act, H, mma, save, rows, BN):
         _assert_close(ahead, ref, st)
 
 
+def test_stats_ahead_merge_refused_leaves_every_statistics_loop_whole(monkeypatch, tmp_path):
+    """cluster-reduce{merge=true} where the statistics loop in the walk does not qualify (here
+    refused by a stubbed check): the missed remark, no merged exchange, and the loop before the
+    walk left whole too (exchanging it alone would sum row block 0's statistics in another
+    order than the later blocks'): the walk's body keeps the RMSNorm's exchange only, no
+    exchange before the walk, and the outputs are the default walk's bits."""
+    from normfuse.passes import cluster_reduce as cr
+    from normfuse.ops.common import row_block_table
+    from normfuse.ops.flash_norm_attention import AHEAD_FNA_PASSES, DEFAULT_FNA_PASSES
+    real = cr._check_prologue
+
+    def refuse_in_walk(lp, trips, rows):  # (the loops inside the walk: the mids)
+        outer = lp.block.parent_op
+        if outer is not None and outer.name == cr.FOR:
+            return "stubbed refusal"
+        return real(lp, trips, rows)
+    x, k, v, offs, w = _inputs(AHEAD_LENS, 2, 16, 32, act="softmax", seed=31, affine=True)
+    args, consts, _ = _kernel_args(x, k, v, offs, w, "softmax")
+    args[4] = row_block_table(offs, 32, rows=x.shape[0])
+    runs = []
+    for ahead, passes in ((0, DEFAULT_FNA_PASSES), (1, AHEAD_FNA_PASSES)):
+        if ahead:  # (its own Triton cache: the stub is not in the cache's key, the passes'
+            # sources are, and the same kernel compiled without it may be there already)
+            monkeypatch.setattr(cr, "_check_prologue", refuse_in_walk)
+            monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+        a = [t.clone() if isinstance(t, torch.Tensor) else t for t in args]
+        runs.append(check_pass_numerics(
+            flash_norm_attention_naive, a, constexprs=dict(consts, ROWS=32, LN_MMA=False,
+                                                           STATS_AHEAD=ahead),
+            grid=(a[4].shape[0],), passes=",".join(passes), num_warps=4))
+    text = "\n".join(runs[1].remarks)
+    assert "missed: merge: statistics loop between the GEMM loop and the normalizing loop not " \
+           "merged: stubbed refusal" in text, text
+    assert "applied: merge:" not in text, text
+    # one exchange in the walk (the RMSNorm's), none before it, the barrier before the return
+    assert _walk_cluster_barriers(runs[1].ir_after) == (1, 2), runs[1].ir_after
+    for name in ("OUT", "MEAN", "RSTD", "RRMS"):
+        for a, b in ((runs[0].before, runs[1].before), (runs[0].after, runs[1].after)):
+            assert torch.equal(torch.as_tensor(a[name]), torch.as_tensor(b[name])), name
+
+
 def test_with_merge_adds_the_option_to_cluster_reduce():
     from normfuse.ops.flash_norm_attention import (AHEAD_FNA_PASSES, DEFAULT_FNA_PASSES,
                                                    with_merge)

@@ -107,12 +107,13 @@ AHEAD_MMA_FNA_PASSES = with_merge(MMA_FNA_PASSES)
 
 
 # The "carry" form of that walk (`stats_ahead="carry"`, off; not timed): trip i loads block
-# i + 1's x tile (one head a CTA after cluster-reduce) for its LayerNorm sums, and trip i + 1
-# loaded it again for q; `reuse-loads{across-trips=true}` carries the first load's tile to the
-# next trip instead (an scf.for iter_arg; the walk's first block's from the load before the
-# walk). Same bits (the same values).
+# i + 1's x tile (one head a CTA after cluster-reduce) for its LayerNorm sums and converts it to
+# the MMA layout, and trip i + 1 loaded and converted it again for q;
+# `reuse-loads{across-trips=values}` carries the converted tile (fp32) to the next trip instead
+# (an scf.for iter_arg; the walk's first block's from its twin before the walk). Same bits (the
+# same values).
 def with_carry(passes):
-    """`with_merge(passes)` with `across-trips=true` added to its reuse-loads."""
+    """`with_merge(passes)` with `across-trips=values` added to its reuse-loads."""
     out = []
     for p in with_merge(passes):
         if p == "reuse-loads":

@@ -143,7 +143,8 @@ barriers); (b) moving the GEMM loop's exchange later is legal only when no op fr
 to the last mid loop reads the GEMM loop's sums or an earlier mid loop's (they would be read
 before their totals exist), and mid loops cannot depend on the GEMM loop's sums for the same
 reason: any such read leaves the mid loops whole (every CTA sums every tile: correct, redundant)
-with a "missed" remark; (c) slot reuse: the pre exchange is row block -1's and takes slot set 1
+with a "missed" remark, and the pre loops with them (row block 0's sums from the same adds as
+the later blocks'); (c) slot reuse: the pre exchange is row block -1's and takes slot set 1
 (the walk's trip t takes t mod 2), so the two-set argument above holds unchanged: a CTA writes
 set 1 again at trip 1 only after passing trip 0's barrier, at which every peer arrived after
 reading the pre exchange's slots. A walk of no trips (a dead program) still crosses the pre
@@ -460,13 +461,18 @@ class ClusterReduce(Pass):
                     if any(id(v) in sums for v in x.operands):
                         run.missed(f"merge: '{x.name}' reads the row sums before the merged "
                                    "exchange would total them; the statistics loops after the "
-                                   "GEMM loop are left whole", x)
-                        return [], self._pres(run, l1, trips, rows)
+                                   "GEMM loop, and the one before the walk, are left whole", x)
+                        return [], []
                 if o in mids:
                     sums |= {id(v) for v in o.results}
         elif self.merge:
             run.missed("merge: no statistics loop (sums over the same tiles) between the GEMM "
-                       "loop and the normalizing loop", l1)
+                       "loop and the normalizing loop; the exchanges are built as without merge",
+                       l1)
+            return [], []
+        # (the loop before the walk is exchanged only with mids: its sums are row block 0's of
+        # the walk's carried statistics, which the mids give every later row block; left whole
+        # where they are, so that every row block's sums come out of the same adds)
         return [ForOp(m) for m in mids], self._pres(run, l1, trips, rows)
 
     @staticmethod
