@@ -22,7 +22,13 @@ different computations. Here every value is put in a canonical form, in terms of
   IEEE arithmetic commutes.
 
 Two values have equal forms only if they are equal in every trip (given the same trip index in
-both loops). `same_trips` checks that both loops run the same number of trips.
+both loops), provided every op they are computed from is determined by its operands: an opaque
+term names an op by its name, attributes and operands, not by its identity or its regions, so
+`tl.sum(c)` and `tl.max(c)` (two `tt.reduce` of c) have one form, as have two loads of one
+address before and after a store to it. A pass that rewrites on equal forms checks
+`undetermined` (no op with regions or effects, no load of memory the kernel writes, among the
+ops behind the compared values). `same_trips` checks that both loops run the same number of
+trips.
 
 `Forms(..., widen=True)` reads a sign or zero extension of an integer (`arith.extsi`/`extui`,
 what Triton's block pointers compute their i64 offsets with) as the value itself: sound where the
@@ -106,7 +112,8 @@ class Poly:
 class Forms:
     """Canonical forms of the values of the given loops (usually two, or one), trip index shared
     (see the module docstring). `form(v)` is a hashable value; equal forms mean equal values in
-    every trip."""
+    every trip where `undetermined` finds nothing behind them (an op with regions or effects, a
+    load of written memory, share the form of a twin with another value)."""
 
     def __init__(self, *loops: ForOp, widen: bool = False):
         self.loops = tuple(loops)
@@ -261,6 +268,71 @@ class Forms:
         if isinstance(init, tuple) and init and init[0] == "ptr":
             return ("ptr", init[1], init[2] + step)
         return ("ptr", init, step)
+
+
+def memory_written(func: Op) -> set | None:
+    """What `undetermined` takes as `written` for function `func`: the ids of the kernel
+    arguments its stores write (`ops.written_roots`), or None when some write of the kernel could
+    reach any memory (`ops.unknown_writer`: a store not traced to an argument, an atomic, a call,
+    foreign inline asm)."""
+    from .ops import unknown_writer, written_roots
+    return None if unknown_writer(func) else written_roots(func)
+
+
+def undetermined(values, written: set | None, loops=()) -> str | None:
+    """Why values may differ although their forms are equal, in a remark's words; None when equal
+    forms of `values` mean equal values.
+
+    A form names an op by its name, attributes and operands' forms, not by its identity or its
+    regions: two `tt.reduce` of one tensor with different combiners (`tl.sum(c)`, `tl.max(c)`)
+    have one form, so have two loads of one address before and after a store to it, or two
+    atomics. Equal forms are trusted only when every op that `values` (Values, or Ops: their
+    operands and results) are computed from, transitively up to block arguments, is pure without
+    regions, or a pointer load (not volatile, not through a descriptor) of memory the kernel never
+    writes: `written` holds the ids of the kernel arguments it writes (`memory_written`; None:
+    any memory may be written, so no load qualifies). Through the induction variables and
+    iter_args of `loops` (the `Forms`' loops: their forms are read from the loops' bounds, inits
+    and yields) too."""
+    from .effects import is_pure
+    from .ops import LOADS, LoadOp, root_names
+    todo: list = []
+    for x in values:
+        if isinstance(x, Op):
+            todo += [v for v in x.operands if isinstance(v, Value)] + list(x.results)
+        elif isinstance(x, Value):
+            todo.append(x)
+    seen: set = set()
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        d = x.owner
+        if d is None:
+            for loop in loops:
+                if x is loop.iv:
+                    todo += list(loop.bounds)
+                elif any(x is a for a in loop.iter_args):
+                    i = next(k for k, a in enumerate(loop.iter_args) if a is x)
+                    todo += [loop.inits[i]] + ([loop.yields[i]] if loop.yield_op is not None else [])
+            continue
+        if d.name in LOADS and not LoadOp(d).is_descriptor and not LoadOp(d).is_volatile:
+            root = LoadOp(d).root
+            if written is None:
+                return (f"a value computed from a load ({', '.join(root_names([d]))}) while the "
+                        "kernel may write any memory (loads before and after a write are not "
+                        "told apart)")
+            if root is None or id(root) in written:
+                return (f"a value computed from memory the kernel writes "
+                        f"({', '.join(root_names([d]))}: loads of it before and after a store "
+                        "are not told apart)")
+        elif d.regions:
+            return (f"a value computed from '{d.name}' (its regions are not compared: two of "
+                    "them with equal operands may differ)")
+        elif not is_pure(d):
+            return f"a value computed from '{d.name}' (an op with effects)"
+        todo += [v for v in d.operands if isinstance(v, Value)]
+    return None
 
 
 def subst_trip(f, repl: "Poly"):
@@ -531,5 +603,5 @@ def conditions(forms: Forms, mask: Value) -> list[Poly]:
 
 
 __all__ = ["Forms", "Poly", "TRIP", "NotAffine", "DimIndex", "split_dims", "conditions",
-           "dims_of", "is_scalar", "position", "trip", "without", "drop_trip", "divide",
+           "undetermined", "memory_written", "dims_of", "is_scalar", "position", "trip", "without", "drop_trip", "divide",
            "swap_dims", "subst_trip"]

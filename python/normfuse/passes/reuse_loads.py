@@ -96,8 +96,8 @@ from dataclasses import dataclass
 
 from typing import Literal
 
-from ..ir import Module, Op, Value
-from ..ir.affine import TRIP, Forms, NotAffine, Poly, subst_trip
+from ..ir import Module, Op
+from ..ir.affine import TRIP, Forms, NotAffine, Poly, subst_trip, undetermined
 from ..ir.ops import DOT, FOR, LOADS, ForOp, LoadOp, root_names, unknown_writer, written_roots
 from ..ir.effects import is_pure
 from . import Pass, PassRun
@@ -300,38 +300,10 @@ def _slice_ok(v, block, written: set) -> list | None:
 
 def _undetermined(ops: list[Op], written: set, loop: ForOp | None = None) -> str | None:
     """Why the forms of `ops`' values may be equal while the values differ (rule 2), or None:
-    an op with regions (its form leaves the regions out), an op with effects, or a load of memory
-    the kernel writes (read before or after a store, one form) among the ops that `ops` compute
-    from, transitively, up to block arguments; through `loop`'s induction variable and
-    recurrences (`Forms` reads them from the loop's bounds, their starts and steps) too."""
-    seen, todo = set(), [v for o in ops for v in o.operands if isinstance(v, Value)]
-    todo += [r for o in ops for r in o.results]
-    while todo:
-        x = todo.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        d = x.owner
-        if d is None:
-            if loop is not None and x is loop.iv:
-                todo += list(loop.bounds)
-            elif loop is not None and any(x is a for a in loop.iter_args):
-                i = next(k for k, a in enumerate(loop.iter_args) if a is x)
-                todo += [loop.inits[i]] + ([loop.yields[i]] if loop.yield_op is not None else [])
-            continue
-        if _candidate(d):
-            root = LoadOp(d).root
-            if root is None or id(root) in written:
-                return (f"a value computed from memory the kernel writes "
-                        f"({', '.join(root_names([d]))}: loads of it before and after a store "
-                        "are not told apart)")
-        elif d.regions:
-            return (f"a value computed from '{d.name}' (its regions are not compared: two of "
-                    "them with equal operands may differ)")
-        elif not is_pure(d):
-            return f"a value computed from '{d.name}' (an op with effects)"
-        todo += [v for v in d.operands if isinstance(v, Value)]
-    return None
+    `affine.undetermined` (an op with regions or effects, or a load of memory the kernel writes,
+    among the ops they are computed from; through `loop`'s induction variable and recurrences
+    too)."""
+    return undetermined(ops, written, () if loop is None else (loop,))
 
 
 def _one_carry(loop: ForOp, written: set, values: bool):
