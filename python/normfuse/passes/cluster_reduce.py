@@ -225,10 +225,11 @@ from ..ir.cluster_ptx import (ARRIVE, BARRIER, CTA_BARRIER, MARK, SCRATCH_TOKEN,
                                write_global_asm)
 from ..ir.effects import (has_side_effects, is_normfuse_asm, pure_operand_slice,
                           writes_memory)
-from ..ir.affine import Forms
+from ..ir.affine import Forms, memory_written, undetermined
 from ..ir.ops import (ADDF, DOT, FOR, FUNC, GET_NUM_PROGRAMS, GET_PROGRAM_ID, INLINE_ASM, LOADS,
                       STORES, Builder, ForOp, FuncOp, LoadOp, ProgramIdOp, StoreOp, int_constant,
-                      is_zero_constant, root_names, tensor, type_of, written_roots)
+                      function_of, is_zero_constant, root_names, tensor, type_of,
+                      written_roots)
 from ..launch import ClusterSize, ExtraSharedMemory, ScratchSizeToken
 from . import Pass, PassError, PassRun
 
@@ -803,15 +804,20 @@ def _trips(lb: int, ub: int, step: int) -> int:
 
 def _same_tiles(f1: ForOp, f2: ForOp) -> bool:
     """Whether every read of loop 2 from the memory loop 1 writes is, trip by trip, the address
-    of one of loop 1's stores (so the CTA that normalizes a tile is the one that stored it)."""
+    of one of loop 1's stores (so the CTA that normalizes a tile is the one that stored it). Equal
+    forms count only where `affine.undetermined` finds nothing behind them (two tt.reduce of one
+    tensor, two loads of one address around a store, have one form)."""
     forms = Forms(f1, f2)
     stores = [StoreOp(s) for s in f1.op.walk() if s.name in STORES]
     roots = {id(s.root) for s in stores} - {id(None)}
+    func = function_of(f1.op)
+    written = memory_written(func) if func is not None else None
 
     def same(a: tuple, b: tuple) -> bool:
         return len(a) == len(b) and all(
             (x is None and y is None) or (x is not None and y is not None and forms.equal(x, y))
-            for x, y in zip(a, b))
+            for x, y in zip(a, b)) and undetermined(
+                [x for x in a + b if x is not None], written, forms.loops) is None
 
     reads = [LoadOp(x) for x in f2.op.walk() if x.name in LOADS and id(LoadOp(x).root) in roots]
     return bool(reads) and all(any(same(r.address, s.address) for s in stores) for r in reads)

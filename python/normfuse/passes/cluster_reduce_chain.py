@@ -95,6 +95,7 @@ from typing import Literal
 
 from ..ir import Module, Op
 from ..ir import effects
+from ..ir.affine import Forms, undetermined
 from ..ir.effects import has_side_effects
 from ..ir.ops import (ADDF, FOR, GET_NUM_PROGRAMS, GET_PROGRAM_ID, LOADS, RETURN, STORES, Builder, ForOp,
                       FuncOp, LoadOp, ProgramIdOp, StoreOp, is_zero_constant, tensor, type_of)
@@ -413,9 +414,13 @@ def _forwardable(chain: list[Op], ops: list[Op]) -> list[tuple[Op, Op]]:
                     if st.value.type != x.results[0].type or (st.mask is None) != (ld.mask is None):
                         continue
                     if forms is None:
-                        from ..ir.affine import Forms
                         forms = Forms(ForOp(li), ForOp(lj))
-                    if forms.equal(st.ptr, ld.ptr) and (st.mask is None or forms.equal(st.mask, ld.mask)):
+                    if forms.equal(st.ptr, ld.ptr) and (st.mask is None or forms.equal(st.mask, ld.mask)) \
+                            and undetermined([v for v in (st.ptr, st.mask, ld.ptr, ld.mask) if v is not None],
+                                             set(writers), forms.loops) is None:
+                        # (equal forms are the same addresses only where nothing undetermined is
+                        # behind them: two tt.reduce of one tensor, two loads around a store,
+                        # have one form; legality 4's `_same_tiles` asks the same)
                         pairs.append((x, s))
                         break
     return pairs

@@ -194,3 +194,55 @@ def test_exchange_compiles_in_a_kernel_without_shared_memory(kernel):
     assert "mov.u32 %nfa, global_smem;" in ptx
     assert k.metadata.num_ctas == 2 and k.metadata.shared > 0
     assert k.asm["cubin"]  # ptxas accepted it
+
+
+# Forms leave out regions and effects (review of the forms, session 18): a store's and a reload's
+# addresses with equal forms are not the same addresses when they are computed from two
+# tt.reduce of one tensor (tl.sum(c), tl.max(c)), or from two loads of one address around a
+# store to it. The reload was forwarded the stored tile (Y differed); now legality 4 refuses
+# (loop 2 reads Z at addresses another CTA's trip may store).
+
+@triton.jit
+def _chain_twin(X, Z, Y, C, K, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr,
+                MODE: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    c = tl.load(C + tl.arange(0, D))
+    ss = tl.zeros([BM], dtype=tl.float32)
+    for h in range(0, H):
+        x = tl.load(_head_tile(X, rows, h, H, D))
+        if MODE == 0:
+            s = tl.sum(c, 0)
+        else:  # K is stored twice: its own reload below is not forwarded
+            s = tl.load(K + h)
+            tl.store(K + h, 1)
+            tl.store(K + h, 0)
+        tl.store(_head_tile(Z, rows, h, H, D) + s, x)
+        ss += tl.sum(x * x, 1)
+    r = 1.0 / tl.sqrt(ss / (H * D) + 1e-5)
+    for h in range(0, H):
+        if MODE == 0:
+            s2 = tl.max(c, 0)
+        else:
+            s2 = tl.load(K + h)
+        y = tl.load(_head_tile(Z, rows, h, H, D) + s2) * r[:, None]
+        tl.store(_head_tile(Y, rows, h, H, D), y)
+
+
+@pytest.mark.parametrize("mode", [0, 1], ids=["reduce", "written"])
+def test_no_forwarding_between_twin_forms(mode):
+    import normfuse
+    H, BM, D = 2, 16, 16
+    sig = {"X": "*fp32", "Z": "*fp32", "Y": "*fp32", "C": "*i32", "K": "*i32"}
+    ttir = normfuse.compile(_chain_twin, signature=sig, constexprs=dict(H=H, BM=BM, D=D, MODE=mode),
+                            target="cuda:90", passes=(), num_warps=4).asm["ttir"]
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(BM, H, D, generator=gen)
+    z = torch.zeros(BM * H * D + 64)
+    y = torch.zeros(BM * H * D)
+    c = torch.tensor([1, 3] + [0] * 14, dtype=torch.int32)  # sum 4, max 3
+    k = torch.tensor([4, 4], dtype=torch.int32)
+    res = check_ir_numerics(ttir, [x, z, y, c, k], (1,), passes="cluster-reduce-chain")
+    # legality 4: loop 2 reads Z at addresses not proven to be the ones the same trip stored
+    assert not res.changed and any("not proven to be the ones the same trip stored" in r
+                                   for r in res.remarks), res.remarks
+    assert res.max_rel_diff == 0, res.diffs
