@@ -138,3 +138,67 @@ def test_lit_layernorm_ragged_k_unmasked_weight():
     res = check_ir_numerics((LIT / "lazy-prenorm.mlir").read_text(), args, (1,),
                             passes="lazy-prenorm{num-stages=3}", kernel="layernorm")
     assert res.diffs["arg4"] < TOL, res.diffs
+
+
+# ---------------------------------------------------------------------------------------------
+# Forms leave out regions and effects (review of the forms, session 18): the statistics loop's
+# and the GEMM loop's tile loads have equal forms when their masks are bounded by tl.sum(c) and
+# tl.max(c) (two tt.reduce of c), or by two loads of one address around a store to it; the
+# statistics were computed from the GEMM loop's tile (Y differed). Now refused.
+# ---------------------------------------------------------------------------------------------
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+@triton.jit
+def _rms_twin(X, W, Y, C, KP, K, stride, eps, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr, MODE: tl.constexpr):
+    offs_m = tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    c = tl.load(C + offs_k)
+    if MODE == 0:
+        k1 = tl.sum(c, 0)
+        k2 = tl.max(c, 0)
+    else:
+        k1 = tl.load(KP)
+        tl.store(KP, 20)
+        k2 = tl.load(KP)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    p = X + offs_m[:, None] * stride + offs_k[None, :]
+    for k in range(0, tl.cdiv(K, BK)):
+        x = tl.load(p, mask=offs_k[None, :] < k1 - k * BK, other=0.0).to(tl.float32)
+        ss += tl.sum(x * x, axis=1)
+        p += BK
+    rstd = 1.0 / tl.sqrt(ss / K + eps)
+    p = X + offs_m[:, None] * stride + offs_k[None, :]
+    q = W + offs_n[None, :] * stride + offs_k[:, None]
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        x = tl.load(p, mask=offs_k[None, :] < k2 - k * BK, other=0.0).to(tl.float32)
+        acc = tl.dot((x * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
+        p += BK
+        q += BK
+    tl.store(Y + offs_m[:, None] * BN + offs_n[None, :], acc)
+
+
+@pytest.mark.parametrize("mode, why", [
+    (0, "a value computed from 'tt.reduce'"),
+    (1, "a value computed from memory the kernel writes (KP"),
+], ids=["reduce", "written"])
+def test_stats_loop_twin_forms(mode, why):
+    import normfuse
+    sig = {"X": "*bf16", "W": "*bf16", "Y": "*fp32", "C": "*i32", "KP": "*i32", "K": "i32",
+           "stride": "i32", "eps": "fp32"}
+    ttir = normfuse.compile(_rms_twin, signature=sig, constexprs=dict(BM=16, BN=16, BK=16, MODE=mode),
+                            target="cuda:90", passes=(), num_warps=4).asm["ttir"]
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(16, 32, generator=gen).bfloat16()
+    w = torch.randn(16, 32, generator=gen).bfloat16()
+    c = torch.tensor([10, 20] + [0] * 14, dtype=torch.int32)  # sum 30, max 20
+    kp = torch.tensor([30], dtype=torch.int32)
+    res = check_ir_numerics(ttir, [x, w, torch.zeros(16, 16), c, kp, 32, 32, 1e-5], (1,),
+                            passes="lazy-prenorm")
+    assert not res.changed and any(why in r for r in res.remarks), res.remarks
+    assert res.max_rel_diff == 0, res.diffs

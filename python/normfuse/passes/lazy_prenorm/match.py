@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from ...ir import Op, Value
 from ...ir.effects import has_side_effects
-from ...ir.affine import Forms
+from ...ir.affine import Forms, memory_written, undetermined
 from ...ir.match import backward_slice
-from ...ir.ops import (ADDF, DIVF, DOT, EXTF, FOR, LOADS, MULF, SUBF, TRUNCF, ForOp, ReduceOp, row_vector,
-                       shape_of)
+from ...ir.ops import (ADDF, DIVF, DOT, EXTF, FOR, LOADS, MULF, SUBF, TRUNCF, ForOp, ReduceOp, function_of,
+                       row_vector, shape_of)
 
 
 class Miss(Exception):
@@ -170,6 +170,16 @@ def check_stats_loop(loop: ForOp, stats: ForOp, load2: Op, users) -> StatsMatch:
     if load1.block is not stats.body or not forms.equal(load1.results[0], load2.results[0]):
         raise Miss("the statistics loop reads a different tile than the GEMM loop "
                    "(pointer, mask or iteration space differ)", load1)
+    # equal forms are equal values only where nothing undetermined is behind them (two tt.reduce
+    # of one tensor, two loads of one address around a store, have one form): the loads' pointer,
+    # mask and other and the loops' bounds (the tile loads themselves read through a carried
+    # pointer, no traced argument: no store between the loops, none in the statistics loop)
+    func = function_of(stats.op)
+    written = memory_written(func) if func is not None else None
+    why = undetermined(list(load1.operands) + list(load2.operands) + list(stats.bounds)
+                       + list(loop.bounds), written, forms.loops)
+    if why:
+        raise Miss(f"the statistics loop's tile is not proven to be the GEMM loop's: {why}", load1)
     used = [i for i, r in enumerate(stats.op.results) if users.get(id(r))]
     stat_idx = []
     for i in used:
@@ -196,7 +206,7 @@ def check_stats_loop(loop: ForOp, stats: ForOp, load2: Op, users) -> StatsMatch:
             return None
         if id(v) not in counterparts:
             got = table.get((v.type, forms.form(v)))
-            if got is None:
+            if got is None or undetermined([v, got], written, forms.loops):
                 return None
             counterparts[id(v)] = got
         return counterparts[id(v)]
