@@ -278,7 +278,8 @@ from ..ir import Module, Op, Value
 from ..ir import ops
 from ..ir import ws_plan as P
 from ..ir.affine import (REM, TRIP, DimIndex, Forms, NotAffine, Poly, conditions, divide,
-                         dims_of, drop_trip, is_scalar, position, split_dims, swap_dims, trip)
+                         dims_of, drop_trip, is_scalar, memory_written, position, split_dims,
+                         swap_dims, trip, undetermined)
 from ..ir.cluster_ptx import MARK as CLUSTER_MARK
 from ..ir.effects import writes_memory
 from ..ir.match import ForLoop, is_zero_constant
@@ -1631,13 +1632,17 @@ def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
                     f"step 1 (found {tuple(b1)} and {tuple(b2)})", l1op)
     if l2.iter_args:
         raise _Miss("the normalizing loop carries values across tiles", l2op)
-    # loop 2 reads back exactly what loop 1 stored, trip by trip, and stores over it
+    # loop 2 reads back exactly what loop 1 stored, trip by trip, and stores over it (equal
+    # forms only where `affine.undetermined` finds nothing behind them: two tt.reduce of one
+    # tensor, two loads of one address around a store, have one form)
     forms = Forms(l1, l2)
+    written = memory_written(m.func)
 
     def same(a: tuple, b: tuple) -> bool:
         return len(a) == len(b) and all(
             (x is None and y is None) or (x is not None and y is not None and forms.equal(x, y))
-            for x, y in zip(a, b))
+            for x, y in zip(a, b)) and undetermined(
+                [x for x in a + b if x is not None], written, forms.loops) is None
 
     first = StoreOp(s1)
     root = first.root
@@ -2185,12 +2190,16 @@ def _residual(m: _Matcher, v: Value):
                                            else Forms(m.loop))
         a0 = LoadOp(load)
 
+        written = memory_written(m.func)
+
         def same_tile(ld):
             a = LoadOp(ld)
             return not (forms is None or len(a.address) != len(a0.address) or not all(
                 (x is None and y is None) or (x is not None and y is not None
                                               and forms.equal(x, y))
                 for x, y in zip(a.address, a0.address)) or
+                undetermined([x for x in a.address + a0.address if x is not None], written,
+                             forms.loops) is not None or
                 (a.other is None) != (a0.other is None) or
                 (a.other is not None and not is_zero_constant(a.other)))
         others = [ld for ld in loads[1:] if not same_tile(ld)]
