@@ -1055,9 +1055,13 @@ class _Matcher:
         return self.pid[id(base)]
 
     def first_tile(self, load: Op) -> bool:
-        """Whether `load` (before the k-loop) reads the A tile of the first k-step."""
+        """Whether `load` (before the k-loop) reads the A tile of the first k-step (equal forms
+        only where `affine.undetermined` finds nothing behind them)."""
         a = self.a_load
         if load.name != a.name:
+            return False
+        if undetermined(list(load.operands) + list(a.operands), memory_written(self.func),
+                        self.forms.loops):
             return False
         if load.name == ops.DESCRIPTOR_LOAD:
             if load.operands[0] is not a.operands[0]:
