@@ -91,7 +91,8 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
    `range(0, T)`, or offsets, `range(0, N, BN)`) and the same number T = cdiv(ub - lb, s) >= 2
    of trips (T == 1 is `epilogue-norm`'s case); CTA r runs the trips r, r + C, ... of each
    (from lb + r * s, step C * s). Loops spelled differently must be proven to touch the same
-   tile in the same trip (loop 2 reads exactly what loop 1 stored: `normfuse.ir.affine`). The
+   tile in the same trip (loop 2 reads exactly what loop 1 stored: `normfuse.ir.affine`, with
+   nothing `affine.undetermined` behind the equal forms). The
    block is the function body, or the
    body of an scf.for in the function body (the persistent loop over row blocks) with an i32
    induction variable and no loop-carried values (its trip count is then the same in every CTA

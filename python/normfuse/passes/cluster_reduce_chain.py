@@ -49,8 +49,10 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
    the same row count; the last carries nothing.
 3. No op with side effects in the function outside the chain's loops (it would run in every CTA).
 4. A loop that loads from memory an earlier loop of the chain stores to reads, trip by trip, only
-   addresses that earlier loop stored in the same trip (`normfuse.ir.affine`): the CTA that reads
-   a tile is the one that wrote it.
+   addresses that earlier loop stored in the same trip (`normfuse.ir.affine`; equal forms only
+   where `affine.undetermined` finds nothing behind them: two tt.reduce of one tensor, two loads
+   of one address around a store, have one form): the CTA that reads a tile is the one that
+   wrote it.
 5. Not the persistent form (the chain inside a loop over row blocks): reported, not handled.
 6. C (option or auto: C = T when T <= max-cluster) within 2..16 and <= T.
 
