@@ -342,6 +342,7 @@ class _Operand:
 _NONE = P.Source()
 _WIDEN = (ops.EXTSI, ops.EXTUI)
 _UNKNOWN = ("unknown",)  # a tile coordinate whose operand could not be read (a blocker said why)
+_UNREAD = ("unread",)  # _Matcher.written before `determined` first reads it
 
 
 def _same(a: P.Source | None, b: P.Source | None) -> bool:
@@ -378,6 +379,7 @@ class _Matcher:
         self.aux_hook = self.aux_out = self.side_hook = None
         self.bwd = False  # FIN reads the tile rounded, every hook after the k-loop the input tile
         self.two_passes: list[Op] | None = None  # their two stores, when the kernel has them
+        self.written = _UNREAD  # memory_written(func), read once by `determined`
 
     def users_of(self, v: Value) -> list[Op]:
         return self.users.get(id(v), [])
@@ -410,6 +412,25 @@ class _Matcher:
         except NotAffine as e:
             self.blockers.append(_Miss(str(e)))
         return False
+
+    def determined(self, op: Op, values, who: str) -> None:
+        """Refuse (a _Miss on `op`) when `affine.undetermined` finds something behind `values`
+        (the address, mask or descriptor coordinates of a tile access the matcher reads a tile
+        coordinate from): the template substitutes its own tile index for the coordinate's form,
+        and equal forms are equal values only where nothing undetermined is behind them
+        (`pid * BM + tl.sum(c)` and `pid * BM + tl.max(c)` have one form)."""
+        why = self.undetermined_value(*values)
+        if why is not None:
+            raise _Miss(f"{who}'s address is computed from something its form does not determine: "
+                        f"{why}", op, "compute tile coordinates from tl.program_id, loop indices "
+                        "and kernel arguments only")
+
+    def undetermined_value(self, *values) -> str | None:
+        """`affine.undetermined` of `values` (None ignored) in this kernel and the k-loop."""
+        if self.written is _UNREAD:
+            self.written = memory_written(self.func)
+        return undetermined([v for v in values if v is not None], self.written,
+                            self.forms.loops)
 
     # -- 1. structure ------------------------------------------------------------------------
     def run(self):
@@ -701,6 +722,7 @@ class _Matcher:
         """(base parameter value, per-dimension indices, mask conditions) of a pointer tile load
         whose masked lanes read zero (what TMA fills in)."""
         info = LoadOp(load)
+        self.determined(load, [info.ptr, info.mask], f"the {what} tile")
         try:
             base, off = self.pointer(info.ptr, what)
             dims = split_dims(off, 2)
@@ -728,6 +750,7 @@ class _Matcher:
             raise _Miss(f"the {what} descriptor's base is not a kernel parameter", load,
                         "make the descriptor of a kernel argument")
         who = self.name(info.base, f"the {what} descriptor")
+        self.determined(load, list(load.operands[1:3]), who)
         try:
             strides = [self.form(s) for s in info.strides]
             dims_src = [self.source(self.form(s)) for s in info.shape]
@@ -777,6 +800,7 @@ class _Matcher:
             raise _Miss("the output is stored inside the k-loop", st, "store after the loop over K")
         if view.is_descriptor:
             return self._desc_out(st, val)
+        self.determined(st, [ptr, mask], "the output")
         try:
             base, off = self.pointer(ptr, "output")
             dims = split_dims(off, 2)
@@ -855,6 +879,7 @@ class _Matcher:
                         "tt.make_tensor_descriptor of a 2-D kernel argument", st,
                         "make the output's descriptor in the kernel with tl.make_tensor_descriptor")
         who = self.name(info.base, "the output descriptor")
+        self.determined(st, list(view.indices), who)
         try:
             strides = [self.form(x) for x in info.strides]
             dims_src = [self.source(self.form(x)) for x in info.shape]
@@ -1947,7 +1972,9 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False,
     rowvec = lambda name: P.bound(name, 1, "f32")  # noqa: E731
 
     def coords(include_n: bool):
-        """Every scalar value whose form is a tile coordinate binds to it."""
+        """Every scalar value whose form is a tile coordinate binds to it (where
+        `affine.undetermined` finds nothing behind it: `pid * BM + tl.sum(c) - tl.max(c)` has
+        the form `pid * BM`)."""
         out = {}
         want = [(m.pid_m, P.bound("pid_m", 0, "i32"))]
         if include_n:
@@ -1960,7 +1987,7 @@ def _hooks(m: _Matcher, extra: dict | None = None, post_norm: bool = False,
                 continue
             f = m.forms.form(r)
             for c, b in want:
-                if f == c:
+                if f == c and m.undetermined_value(r) is None:
                     out[id(r)] = b
         return out
 
@@ -2144,6 +2171,9 @@ def _at_output_tile(m: _Matcher, ptr: Value, mask: Value | None, what: str):
         return f"its address: {e}"
     if id(base) not in m.pid:
         return "its base pointer is not a kernel parameter"
+    why = m.undetermined_value(ptr, mask)
+    if why is not None:
+        return f"its address is computed from something its form does not determine: {why}"
     if dims[1].stride != Poly.const(1):
         return "its rows are not contiguous"
     for d, (coord, size) in enumerate(((m.pid_m, m.BM), (m.pid_n, m.BN))):

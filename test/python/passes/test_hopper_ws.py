@@ -681,3 +681,42 @@ def test_hoist_loads_option_orders_the_epilogues_loads():
         assert len(loads) == 2 and fits
         assert (max(loads) < min(fits)) == hoist, epi
         assert ("loads-in-order" in str(ck.lowered.instance.config)) == (not hoist)
+
+
+_COORD_GEMM = """
+@triton.jit
+def kernel(X, W, Y, C, M, N, K, sx, sw, sy, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    c = tl.load(C + tl.arange(0, 16))
+    rm = (pid_m + {load_shift}) * BM + tl.arange(0, BM)
+    sm = (pid_m + {store_shift}) * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(X + rm[:, None] * sx + (k0 + rk)[None, :], mask=(k0 + rk)[None, :] < K, other=0.0)
+        b = tl.load(W + rn[None, :] * sw + (k0 + rk)[:, None], mask=(k0 + rk)[:, None] < K, other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(Y + sm[:, None] * sy + rn[None, :], acc.to(tl.bfloat16),
+             mask=(sm[:, None] < M) & (rn[None, :] < N))
+"""
+_COORD_SIG = dict(_SIG, C="*i32")
+
+
+@pytest.mark.parametrize("load_shift,store_shift", [
+    ("tl.sum(c)", "tl.max(c)"),  # one form (tt.reduce's combiner is a region), two values
+    ("tl.sum(c)", "tl.sum(c)"),
+])
+def test_undetermined_tile_coordinates_are_refused(load_shift, store_shift):
+    """The template substitutes its own tile index for the loads' and the store's tile coordinate
+    forms: a coordinate computed from something `affine.undetermined` flags (a tt.reduce, whose
+    combiner the form does not name) is refused, the IR left unchanged. With `tl.max` at the store
+    the old matcher read the loads' and the store's coordinates as one and lowered the kernel to
+    store the tile at the loads' rows."""
+    text = _ttir(_COORD_GEMM.format(load_shift=load_shift, store_shift=store_shift),
+                 _COORD_SIG, _CONST)
+    r = run_pipeline(text, "hopper-ws")
+    missed = [str(x) for x in r.remarks if x.kind == "missed"]
+    assert not r.changed and r.text == run_pipeline(text, ()).text, missed
+    assert missed and "its form does not determine" in missed[0] and "tt.reduce" in missed[0], missed
