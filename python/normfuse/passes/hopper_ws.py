@@ -65,7 +65,11 @@ value; 'stride_xk': pass it as 1 ... or declare it tl.constexpr").
    its whole output (every launch of the ops does; a hand launch with a partial grid would differ).
    M and N come from the masks, else (unmasked kernels on divisible shapes) from how the kernel
    walks the tiles: `% cdiv(N, BN)`, a loop over cdiv(M, BM) row blocks or over
-   cdiv(M, BM) * cdiv(N, BN) tiles; a kernel whose grid alone sets them is refused.
+   cdiv(M, BM) * cdiv(N, BN) tiles; a kernel whose grid alone sets them is refused. Nothing that
+   `affine.undetermined` flags may be behind the loads' and the store's addresses (masks and
+   descriptor coordinates included), nor behind a scalar bound to a tile coordinate in the hooks:
+   the template replaces the coordinate's form by its own tile index, and a form does not tell
+   `tl.sum(c)` from `tl.max(c)`, nor a load before a store from one after it.
 4. Exactly one side effect per tile computation: the store of a [BM, BN] tile at
    `Y + rows * stride + cols` masked by rows < M and cols < N only, or through a tensor descriptor
    of Y [M, N] at (tile * BM, tile * BN) (or, for a post-norm, the two stores of rule 7). Rows,
