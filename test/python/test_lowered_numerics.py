@@ -261,7 +261,7 @@ def test_ragged_k(kind, fold):
 
 def test_ragged_k_shared_statistics_through_check_pass_numerics():
     """check_pass_numerics on the naive LayerNorm kernel with shared statistics, compiled for a
-    ragged K (two statistics and the shift published per row block): the TTIR before and after
+    ragged K (two statistics published per row block; no shift folded): the TTIR before and after
     lazy-prenorm, and the lowered kernel on 3 programs, against each other and fp64."""
     from normfuse.kernels.prenorm_gemm import layernorm_gemm_naive
     from normfuse.testing import check_pass_numerics

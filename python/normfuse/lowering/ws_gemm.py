@@ -997,7 +997,8 @@ def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.const
     """The consumer with statistics shared per row block (`SHARE`): a row block's first tile runs
     the k-loop with the statistics (as every tile does otherwise) and, before its epilogue, stores
     them and the shift as stamped words sbuf[0 | Mp | 2 Mp + row] = (value, epoch) (64-bit,
-    single-copy atomic: no fence or flag); the row block's other tiles read the words before their
+    single-copy atomic: no fence or flag; the shift's words only with a PRE hook, LayerNorm's
+    shift: without one c0 is zero and no hook reads it); the row block's other tiles read the words before their
     plain k-loop (the latency hides under it) and, before the epilogue, take each value whose
     stamp is the launch's epoch, reloading those that are older (the first tile, a wave ahead,
     has normally written them long before). The statistics are the same numbers (same tile, same
@@ -1034,17 +1035,24 @@ def _consumer_shared(ring, prob, hooks, dst, eargs, sbuf, epoch, WARPS: gl.const
                 if publish:
                     _publish(p0, s0, epoch)
                     _publish(p0 + Mp, s1, epoch)
-                    _publish(p0 + 2 * Mp, cc, epoch)
+                    if hooks.HAS_PRE:
+                        _publish(p0 + 2 * Mp, cc, epoch)
             else:
                 w0 = _peek(p0)
                 w1 = _peek(p0 + Mp)
-                w2 = _peek(p0 + 2 * Mp)
+                if hooks.HAS_PRE:
+                    w2 = _peek(p0 + 2 * Mp)
                 acc, st0, st1, c0 = _mainloop(
                     ring, done * k_tiles, k_tiles, pid_m, eargs, acc, zero, zero, zero, hooks,
                     False, False, a_layout, HALF)
                 s0 = _stamped(p0, w0, epoch)
                 s1 = _stamped(p0 + Mp, w1, epoch)
-                cc = _stamped(p0 + 2 * Mp, w2, epoch)
+                if hooks.HAS_PRE:
+                    cc = _stamped(p0 + 2 * Mp, w2, epoch)
+                else:
+                    # no shift (no PRE hook): c0 stays the zeros it starts as, and EPI is not
+                    # bound to it (hopper_ws binds c0 only with a PRE): nothing to share
+                    cc = gl.convert_layout(c0, row_c)
             out = _epi(hooks, acc, s0, s1, cc, pid_m, pid_n, eargs, ev)
             _store_at(out, dst, pid_m * BM + CID * HB, pid_n * BN)
             done += 1
