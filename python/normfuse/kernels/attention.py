@@ -149,6 +149,23 @@ def _widen(x):
 
 
 @triton.jit
+def _ln_q(x, rq, nmr, mean, rstd, LNW, LNB, cols, Q_FMA: tl.constexpr, HAS_LNW: tl.constexpr,
+          HAS_LNB: tl.constexpr):
+    """q = LN(x) of one head's fp32 tile x from its rows' statistics: x rq + nmr as one fma
+    (Q_FMA; rq, nmr: rstd and -mean rstd, see `_fna_rows`) or (x - mean) rstd, then the norm's
+    weight and bias columns `cols` where given."""
+    if Q_FMA:
+        q = tl.fma(x, rq[:, None], nmr[:, None])
+    else:
+        q = (x - mean[:, None]) * rstd[:, None]
+    if HAS_LNW:
+        q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
+    if HAS_LNB:
+        q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
+    return q
+
+
+@triton.jit
 def _locate(BLOCKS, OFFS, nbatch, BLOCK_M: tl.constexpr, LOG_B: tl.constexpr,
             ROW_TABLE: tl.constexpr = False):
     """The batch of this program (the last b with BLOCKS[b] <= pid), its first row and the end of
@@ -432,37 +449,17 @@ def _fna_rows(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, 
             x = _in_mma(xb.to(tl.float32), X.dtype.element_ty)
         else:
             x = tl.load(xrow[:, None] + cols[None, :], mask=rmask[:, None], other=0.0).to(tl.float32)
-        if Q_FMA:
-            q = tl.fma(x, rq[:, None], nmr[:, None])
-        else:
-            q = (x - mean[:, None]) * rstd[:, None]
-        if HAS_LNW:
-            q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
-        if HAS_LNB:
-            q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
+        q = _ln_q(x, rq, nmr, mean, rstd, LNW, LNB, cols, Q_FMA, HAS_LNW, HAS_LNB)
         if SCALED:  # the dot's copy scaled, the residual's not (LN_MMA recomputes it below)
             qh = tl.fma(x, rqs[:, None], nmrs[:, None]).to(X.dtype.element_ty)
         else:
             qh = q.to(X.dtype.element_ty)
         if LN_MMA and AHEAD == 2 and not NARROW:  # (the carry form: the residual's q from x)
-            if Q_FMA:
-                q = tl.fma(x, rq[:, None], nmr[:, None])
-            else:
-                q = (x - mean[:, None]) * rstd[:, None]
-            if HAS_LNW:
-                q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
-            if HAS_LNB:
-                q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
+            q = _ln_q(x, rq, nmr, mean, rstd, LNW, LNB, cols, Q_FMA, HAS_LNW, HAS_LNB)
         elif LN_MMA:  # q again, the same values, in the same layout, for the residual: from x
             # widened by its bits (`_widen`: the bf16 tile stays live across the attention)
-            if Q_FMA:
-                q = tl.fma(_in_mma(_widen(xb), X.dtype.element_ty), rq[:, None], nmr[:, None])
-            else:
-                q = (_in_mma(_widen(xb), X.dtype.element_ty) - mean[:, None]) * rstd[:, None]
-            if HAS_LNW:
-                q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
-            if HAS_LNB:
-                q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
+            q = _ln_q(_in_mma(_widen(xb), X.dtype.element_ty), rq, nmr, mean, rstd, LNW, LNB,
+                      cols, Q_FMA, HAS_LNW, HAS_LNB)
         if NARROW:
             xt = x.to(X.dtype.element_ty)
         if KV_TMA:  # (the batch's K and V, the head's column)
@@ -473,15 +470,8 @@ def _fna_rows(X, K, V, LNW, LNB, RMSW, OUT, MEAN, RSTD, RRMS, GS, LSE, b, row0, 
             acc, lse = attend(qh, K, V, kvh, qk_scale, HKV, D, L, BLOCK_M, BLOCK_N, ACT, False,
                               not SAVE, SCALED)
         if NARROW:  # (the residual's q after the attention, from x narrowed)
-            xr = xt.to(tl.float32)
-            if Q_FMA:
-                q = tl.fma(xr, rq[:, None], nmr[:, None])
-            else:
-                q = (xr - mean[:, None]) * rstd[:, None]
-            if HAS_LNW:
-                q = q * tl.load(LNW + cols).to(tl.float32)[None, :]
-            if HAS_LNB:
-                q = q + tl.load(LNB + cols).to(tl.float32)[None, :]
+            q = _ln_q(xt.to(tl.float32), rq, nmr, mean, rstd, LNW, LNB, cols, Q_FMA, HAS_LNW,
+                      HAS_LNB)
         z = acc + q
         ss += tl.sum(z * z, axis=1)
         tl.store(orow[:, None] + cols[None, :], z.to(OUT.dtype.element_ty), mask=rmask[:, None])
