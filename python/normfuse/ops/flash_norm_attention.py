@@ -90,16 +90,22 @@ MMA_FNA_PASSES = DEFAULT_FNA_PASSES + ("prefetch-loads",)
 # `cluster-reduce{merge=true}` exchanges them with block i's RMSNorm sums in one exchange (the
 # first block's before the walk). Same bits as the default in the interpreter. Session 36's
 # bound (H100, exchange_probe nowait-pro / nowait-main): ~6-7 % of the fused kernel.
-def with_merge(passes):
-    """`passes` (a tuple of pass specs) with `merge=true` added to its cluster-reduce."""
+def _with_option(passes, name: str, option: str, value: str) -> tuple:
+    """`passes` (pass specs) with `option=value` added to pass `name`'s spec, where that spec does
+    not set the option already."""
     out = []
     for p in passes:
-        if p == "cluster-reduce":
-            p = "cluster-reduce{merge=true}"
-        elif p.startswith("cluster-reduce{") and "merge=" not in p:
-            p = p[:-1] + ",merge=true}"
+        if p == name:
+            p = f"{name}{{{option}={value}}}"
+        elif p.startswith(name + "{") and f"{option}=" not in p:
+            p = f"{p[:-1]},{option}={value}}}"
         out.append(p)
     return tuple(out)
+
+
+def with_merge(passes):
+    """`passes` (a tuple of pass specs) with `merge=true` added to its cluster-reduce."""
+    return _with_option(passes, "cluster-reduce", "merge", "true")
 
 
 AHEAD_FNA_PASSES = with_merge(DEFAULT_FNA_PASSES)
@@ -114,14 +120,7 @@ AHEAD_MMA_FNA_PASSES = with_merge(MMA_FNA_PASSES)
 # same values).
 def with_carry(passes):
     """`with_merge(passes)` with `across-trips=values` added to its reuse-loads."""
-    out = []
-    for p in with_merge(passes):
-        if p == "reuse-loads":
-            p = "reuse-loads{across-trips=values}"
-        elif p.startswith("reuse-loads{") and "across-trips=" not in p:
-            p = p[:-1] + ",across-trips=values}"
-        out.append(p)
-    return tuple(out)
+    return _with_option(with_merge(passes), "reuse-loads", "across-trips", "values")
 
 
 CARRY_FNA_PASSES = with_carry(DEFAULT_FNA_PASSES)
