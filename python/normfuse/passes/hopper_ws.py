@@ -346,7 +346,7 @@ class _Operand:
 _NONE = P.Source()
 _WIDEN = (ops.EXTSI, ops.EXTUI)
 _UNKNOWN = ("unknown",)  # a tile coordinate whose operand could not be read (a blocker said why)
-_UNREAD = ("unread",)  # _Matcher.written before `determined` first reads it
+_UNREAD = ("unread",)  # _Matcher._written before `written` first computes it
 
 
 def _same(a: P.Source | None, b: P.Source | None) -> bool:
@@ -383,7 +383,7 @@ class _Matcher:
         self.aux_hook = self.aux_out = self.side_hook = None
         self.bwd = False  # FIN reads the tile rounded, every hook after the k-loop the input tile
         self.two_passes: list[Op] | None = None  # their two stores, when the kernel has them
-        self.written = _UNREAD  # memory_written(func), read once by `determined`
+        self._written = _UNREAD  # memory_written(func), read once (`written`)
 
     def users_of(self, v: Value) -> list[Op]:
         return self.users.get(id(v), [])
@@ -429,10 +429,15 @@ class _Matcher:
                         f"{why}", op, "compute tile coordinates from tl.program_id, loop indices "
                         "and kernel arguments only")
 
+    @property
+    def written(self):
+        """`affine.memory_written` of the kernel, computed once."""
+        if self._written is _UNREAD:
+            self._written = memory_written(self.func)
+        return self._written
+
     def undetermined_value(self, *values) -> str | None:
         """`affine.undetermined` of `values` (None ignored) in this kernel and the k-loop."""
-        if self.written is _UNREAD:
-            self.written = memory_written(self.func)
         return undetermined([v for v in values if v is not None], self.written,
                             self.forms.loops)
 
@@ -1089,8 +1094,7 @@ class _Matcher:
         a = self.a_load
         if load.name != a.name:
             return False
-        if undetermined(list(load.operands) + list(a.operands), memory_written(self.func),
-                        self.forms.loops):
+        if self.undetermined_value(*load.operands, *a.operands):
             return False
         if load.name == ops.DESCRIPTOR_LOAD:
             if load.operands[0] is not a.operands[0]:
@@ -1669,13 +1673,12 @@ def _two_passes(m: _Matcher, stores: list[Op]) -> _Post:
     # forms only where `affine.undetermined` finds nothing behind them: two tt.reduce of one
     # tensor, two loads of one address around a store, have one form)
     forms = Forms(l1, l2)
-    written = memory_written(m.func)
 
     def same(a: tuple, b: tuple) -> bool:
         return len(a) == len(b) and all(
             (x is None and y is None) or (x is not None and y is not None and forms.equal(x, y))
             for x, y in zip(a, b)) and undetermined(
-                [x for x in a + b if x is not None], written, forms.loops) is None
+                [x for x in a + b if x is not None], m.written, forms.loops) is None
 
     first = StoreOp(s1)
     root = first.root
@@ -2228,15 +2231,13 @@ def _residual(m: _Matcher, v: Value):
                                            else Forms(m.loop))
         a0 = LoadOp(load)
 
-        written = memory_written(m.func)
-
         def same_tile(ld):
             a = LoadOp(ld)
             return not (forms is None or len(a.address) != len(a0.address) or not all(
                 (x is None and y is None) or (x is not None and y is not None
                                               and forms.equal(x, y))
                 for x, y in zip(a.address, a0.address)) or
-                undetermined([x for x in a.address + a0.address if x is not None], written,
+                undetermined([x for x in a.address + a0.address if x is not None], m.written,
                              forms.loops) is not None or
                 (a.other is None) != (a0.other is None) or
                 (a.other is not None and not is_zero_constant(a.other)))

@@ -29,7 +29,7 @@ Legality (a failure leaves the IR unchanged with a "missed" remark)
    have one form; so have two loads of one address before and after a store to it), so equal
    forms mean equal values only when every op the compared values are computed from, up to the
    kernel's arguments, is pure without regions or a load of memory the kernel never writes
-   (`_undetermined`).
+   (`affine.undetermined`).
 3. No op of the kernel writes the loads' memory: every store's pointer traces to a kernel
    argument (`memory_root`) other than the loads', and no other op writes memory the kernel can
    see (an atomic, a call, inline asm that is not normfuse's own); kernel arguments are taken
@@ -184,9 +184,9 @@ def _pairs(func: Op, loads: list[Op], written: set,
                                       f"{', '.join(root_names([later]))} (the tile would stay "
                                       "live across it)")
                 continue
-            undetermined = _undetermined([earlier, later], written)
-            if undetermined:
-                why_not = why_not or undetermined
+            why = undetermined([earlier, later], written)
+            if why:
+                why_not = why_not or why
                 continue
             pairs.append((earlier, later))
             dropped.add(id(later))
@@ -298,14 +298,6 @@ def _slice_ok(v, block, written: set) -> list | None:
     return loads
 
 
-def _undetermined(ops: list[Op], written: set, loop: ForOp | None = None) -> str | None:
-    """Why the forms of `ops`' values may be equal while the values differ (rule 2), or None:
-    `affine.undetermined` (an op with regions or effects, or a load of memory the kernel writes,
-    among the ops they are computed from; through `loop`'s induction variable and recurrences
-    too)."""
-    return undetermined(ops, written, () if loop is None else (loop,))
-
-
 def _one_carry(loop: ForOp, written: set, values: bool):
     """((later value, its twin of the previous trip, its twin before the loop, memory roots),
     or None; why a candidate was refused, or None). The latest candidate in the body first."""
@@ -354,9 +346,9 @@ def _one_carry(loop: ForOp, written: set, values: bool):
             why_not = why_not or (f"no twin of a value of {', '.join(root_names(loads))} "
                                   "before its loop (the carried value's start)")
             continue
-        undetermined = _undetermined([later.owner, ahead.owner, init.owner], written, loop)
-        if undetermined:
-            why_not = why_not or undetermined
+        why = undetermined([later.owner, ahead.owner, init.owner], written, (loop,))
+        if why:
+            why_not = why_not or why
             continue
         twins = [v for v in vals if v.type == later.type and form(v) == fl]
         return (later, ahead, init, root_names(loads), twins), why_not
