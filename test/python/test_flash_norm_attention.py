@@ -556,7 +556,6 @@ def test_ln_mma_same_bits(act, H, BN, save, affine):
     forward: the same bits in every output, before and after the passes (the interpreter; on the
     GPU the row sums run in another order and may round differently:
     test_gpu_launch_variants_same_bits)."""
-    from normfuse.kernels.attention import flash_norm_attention_save_naive
     from normfuse.ops.common import row_block_table
     from normfuse.ops.flash_norm_attention import DEFAULT_FNA_PASSES, MMA_FNA_PASSES
     x, k, v, offs, w = _inputs([5, 0, 40, 19], H, 16, 32, act=act, seed=21, affine=affine)
@@ -566,17 +565,8 @@ def test_ln_mma_same_bits(act, H, BN, save, affine):
     args, consts, _ = _kernel_args(x, k, v, offs, w, act, BN=BN)
     T = x.shape[0]
     args[4] = row_block_table(offs, 32, rows=T)
-    runs = []
-    for mma in (False, True):
-        a = [t.clone() if isinstance(t, torch.Tensor) else t for t in args]
-        fn = flash_norm_attention_naive
-        if save:
-            fn = flash_norm_attention_save_naive
-            a = a[:12] + [torch.full(tuple(x.shape), float("nan")).to(x.dtype),
-                          torch.full((T, H), float("nan"))] + a[12:]
-        runs.append(check_pass_numerics(
-            fn, a, constexprs=dict(consts, ROWS=32, LN_MMA=mma), grid=(a[4].shape[0],),
-            passes=",".join(MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES), num_warps=4))
+    runs = [_walk_run(args, x, save, MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES,
+                      **dict(consts, ROWS=32, LN_MMA=mma)) for mma in (False, True)]
     default, mma = runs
     if BN is None:  # (with two KV tiles the innermost loop with dots is the KV loop: no x in it)
         assert any("[prefetch-loads] applied: 1 tile load (of X)" in r for r in mma.remarks), \
@@ -590,6 +580,22 @@ def test_ln_mma_same_bits(act, H, BN, save, affine):
         for a, b in ((default.before, mma.before), (default.after, mma.after)):
             assert not torch.isnan(torch.as_tensor(b[name]).float()).any(), name
             assert torch.equal(torch.as_tensor(a[name]), torch.as_tensor(b[name])), name
+
+
+def _walk_run(args, x, save: bool, passes, **consts):
+    """`check_pass_numerics` of the inference (or, `save`, the training) forward kernel on a
+    copy of `args` (the training kernel's GS and LSE NaN-filled), one program a row-table
+    entry, under `passes` with the constexprs `consts`."""
+    from normfuse.kernels.attention import flash_norm_attention_save_naive
+    a = [t.clone() if isinstance(t, torch.Tensor) else t for t in args]
+    fn = flash_norm_attention_naive
+    if save:
+        T, H = x.shape[:2]
+        fn = flash_norm_attention_save_naive
+        a = a[:12] + [torch.full(tuple(x.shape), float("nan")).to(x.dtype),
+                      torch.full((T, H), float("nan"))] + a[12:]
+    return check_pass_numerics(fn, a, constexprs=consts, grid=(a[4].shape[0],),
+                               passes=",".join(passes), num_warps=4)
 
 
 def _walk_cluster_barriers(ttir: str) -> tuple[int, int]:
@@ -634,7 +640,6 @@ def test_stats_ahead_same_bits(act, H, mma, save, rows, BN):
     after the passes, and within the reference's tolerance; after the passes the walk's body
     has one cluster barrier (the default two) and the kernel one before the walk; the carry
     form's walk carries x and loads its tile once a trip (the ahead walk twice)."""
-    from normfuse.kernels.attention import flash_norm_attention_save_naive
     from normfuse.ops.common import row_block_table
     from normfuse.ops.flash_norm_attention import (AHEAD_FNA_PASSES, AHEAD_MMA_FNA_PASSES,
                                                    CARRY_FNA_PASSES, CARRY_MMA_FNA_PASSES,
@@ -645,20 +650,12 @@ def test_stats_ahead_same_bits(act, H, mma, save, rows, BN):
     args, consts, _ = _kernel_args(x, k, v, offs, w, act, BN=BN)
     T = x.shape[0]
     args[4] = row_block_table(offs, rows, rows=T)
-    runs = []
-    for ahead in (0, 1, 2):
-        a = [t.clone() if isinstance(t, torch.Tensor) else t for t in args]
-        fn = flash_norm_attention_naive
-        if save:
-            fn = flash_norm_attention_save_naive
-            a = a[:12] + [torch.full(tuple(x.shape), float("nan")).to(x.dtype),
-                          torch.full((T, H), float("nan"))] + a[12:]
-        passes = {0: MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES,
-                  1: AHEAD_MMA_FNA_PASSES if mma else AHEAD_FNA_PASSES,
-                  2: CARRY_MMA_FNA_PASSES if mma else CARRY_FNA_PASSES}[ahead]
-        runs.append(check_pass_numerics(
-            fn, a, constexprs=dict(consts, ROWS=rows, LN_MMA=mma, STATS_AHEAD=ahead),
-            grid=(a[4].shape[0],), passes=",".join(passes), num_warps=4))
+    passes = {0: MMA_FNA_PASSES if mma else DEFAULT_FNA_PASSES,
+              1: AHEAD_MMA_FNA_PASSES if mma else AHEAD_FNA_PASSES,
+              2: CARRY_MMA_FNA_PASSES if mma else CARRY_FNA_PASSES}
+    runs = [_walk_run(args, x, save, passes[ahead],
+                      **dict(consts, ROWS=rows, LN_MMA=mma, STATS_AHEAD=ahead))
+            for ahead in (0, 1, 2)]
     default = runs[0]
     for ahead in runs[1:]:
         text = "\n".join(ahead.remarks)
@@ -715,11 +712,8 @@ def test_stats_ahead_merge_refused_leaves_every_statistics_loop_whole(monkeypatc
             # sources are, and the same kernel compiled without it may be there already)
             monkeypatch.setattr(cr, "_check_prologue", refuse_in_walk)
             monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
-        a = [t.clone() if isinstance(t, torch.Tensor) else t for t in args]
-        runs.append(check_pass_numerics(
-            flash_norm_attention_naive, a, constexprs=dict(consts, ROWS=32, LN_MMA=False,
-                                                           STATS_AHEAD=ahead),
-            grid=(a[4].shape[0],), passes=",".join(passes), num_warps=4))
+        runs.append(_walk_run(args, x, False, passes,
+                              **dict(consts, ROWS=32, LN_MMA=False, STATS_AHEAD=ahead)))
     text = "\n".join(runs[1].remarks)
     assert "missed: merge: statistics loop between the GEMM loop and the normalizing loop not " \
            "merged: stubbed refusal" in text, text
