@@ -54,7 +54,7 @@ def main(argv=None) -> int:
                     help="attention_bwd: the benchmark's --lean (no A/B columns)")
     a = ap.parse_args(argv)
     try:
-        _child(a.target, a.cell, a.ops, a.quick, a.sweep, *((True,) if a.lean else ()))
+        _child(a.target, a.cell, a.ops, a.quick, a.sweep, a.lean)
     finally:  # (failed or not: the parent records it beside its estimate, what the next run's
         # estimates rest on; reserved, not allocated: what the caching allocator held)
         try:
