@@ -145,7 +145,9 @@ to the last mid loop reads the GEMM loop's sums or an earlier mid loop's (they w
 before their totals exist), and mid loops cannot depend on the GEMM loop's sums for the same
 reason: any such read leaves the mid loops whole (every CTA sums every tile: correct, redundant)
 with a "missed" remark, and the pre loops with them (row block 0's sums from the same adds as
-the later blocks'); (c) slot reuse: the pre exchange is row block -1's and takes slot set 1
+the later blocks'); likewise nothing from the first pre loop to the last may read an earlier
+pre loop's sums (a mean feeding a second, centred pass): such a read leaves the pre and the mid
+loops whole; (c) slot reuse: the pre exchange is row block -1's and takes slot set 1
 (the walk's trip t takes t mod 2), so the two-set argument above holds unchanged: a CTA writes
 set 1 again at trip 1 only after passing trip 0's barrier, at which every peer arrived after
 reading the pre exchange's slots. A walk of no trips (a dead program) still crosses the pre
@@ -440,7 +442,9 @@ class ClusterReduce(Pass):
         whose partials join the GEMM loop's exchange, moved after the last of them; none when an
         op from the GEMM loop to the last of them reads the GEMM loop's or an earlier mid's sums
         (they would be read before the exchange that totals them). pres: in the persistent form,
-        the statistics loops in the function body before the walk, exchanged once before it.
+        the statistics loops in the function body before the walk, exchanged once before it;
+        neither mids nor pres when an op from the first of them to the last reads an earlier
+        one's sums.
         A loop that fails a check stays whole (every CTA sums every tile: correct, redundant),
         with a "missed" remark."""
         body = l1.block
@@ -475,7 +479,24 @@ class ClusterReduce(Pass):
         # (the loop before the walk is exchanged only with mids: its sums are row block 0's of
         # the walk's carried statistics, which the mids give every later row block; left whole
         # where they are, so that every row block's sums come out of the same adds)
-        return [ForOp(m) for m in mids], self._pres(run, l1, trips, rows)
+        pres = self._pres(run, l1, trips, rows)
+        if len(pres) > 1:
+            # one exchange after the last of them: nothing from the first to the last may read
+            # an earlier one's sums (it would read them before the exchange totals them)
+            top = pres[0].op.block
+            upto = top.ops[top.index_of(pres[0].op):top.index_of(pres[-1].op) + 1]
+            sums: set = set()
+            for o in upto:
+                for x in o.walk():
+                    if any(id(v) in sums for v in x.operands):
+                        run.missed(f"merge: '{x.name}' reads the row sums of a statistics loop "
+                                   "before the walk before their exchange (one, after the last "
+                                   "such loop) would total them; the statistics loops before the "
+                                   "walk, and those after the GEMM loop, are left whole", x)
+                        return [], []
+                if any(o is p.op for p in pres):
+                    sums |= {id(v) for v in o.results}
+        return [ForOp(m) for m in mids], pres
 
     @staticmethod
     def _pres(run: PassRun, l1: Op, trips: int, rows: int) -> list:

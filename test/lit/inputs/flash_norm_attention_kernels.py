@@ -254,6 +254,52 @@ CP_CASES = [
 
 # -- cluster-reduce{merge=true}: one exchange a row block -----------------------------------------
 
+
+@triton.jit
+def _ahead(X, W, Y, eps, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+           BLOCKS: tl.constexpr, CENTRED: tl.constexpr):
+    """A software-pipelined walk in small: the first row block's sums before the walk, each trip
+    the next block's between the GEMM loop and the normalizing loop, carried to the next trip.
+    CENTRED: a second loop before the walk sums (x - mean)^2, the mean from the first's sums."""
+    cols = tl.arange(0, BN)
+    first = tl.program_id(0)
+    step = tl.num_programs(0)
+    rows = first * BM + tl.arange(0, BM)
+    s = tl.zeros([BM], dtype=tl.float32)
+    for t in range(N // BN):
+        s += tl.sum(tl.load(X + rows[:, None] * N + t * BN + cols[None, :]).to(tl.float32), axis=1)
+    if CENTRED:
+        m = s / N
+        q = tl.zeros([BM], dtype=tl.float32)
+        for t in range(N // BN):
+            xc = tl.load(X + rows[:, None] * N + t * BN + cols[None, :]).to(tl.float32) - m[:, None]
+            q += tl.sum(xc * xc, axis=1)
+        s = q
+    for blk in tl.range(first, BLOCKS, step):
+        rows = blk * BM + tl.arange(0, BM)
+        shift = s / N
+        ss = tl.zeros([BM], dtype=tl.float32)
+        for t in range(N // BN):
+            a = tl.load(X + rows[:, None] * N + t * BN + cols[None, :])
+            acc = tl.dot(a, tl.load(W + cols[:, None] * BN + cols[None, :])) - shift[:, None]
+            ss += tl.sum(acc * acc, axis=1)
+            tl.store(Y + rows[:, None] * N + t * BN + cols[None, :], acc.to(tl.bfloat16))
+        nxt = (blk + step) * BM + tl.arange(0, BM)
+        live = nxt < BLOCKS * BM
+        sn = tl.zeros([BM], dtype=tl.float32)
+        for t in range(N // BN):
+            sn += tl.sum(tl.load(X + nxt[:, None] * N + t * BN + cols[None, :], mask=live[:, None],
+                                 other=0.0).to(tl.float32), axis=1)
+        r = 1.0 / tl.sqrt(ss / N + eps)
+        for t in range(N // BN):
+            p = Y + rows[:, None] * N + t * BN + cols[None, :]
+            tl.store(p, (tl.load(p).to(tl.float32) * r[:, None]).to(tl.bfloat16))
+        s = sn
+
+
+AHEAD = {"X": "*bf16", "W": "*bf16", "Y": "*bf16", "eps": "fp32", "N": "constexpr",
+         "BM": "constexpr", "BN": "constexpr", "BLOCKS": "constexpr", "CENTRED": "constexpr"}
+
 CM_HEAD = """// cluster-reduce{merge=true}: one cluster exchange a row block in FlashNormAttention's walk. The
 // kernel's STATS_AHEAD walk sums row block i + 1's LayerNorm statistics between block i's
 // attention (the GEMM loop) and its normalizing loop, and carries them to the next trip; merge
@@ -337,6 +383,21 @@ CM_CASES = [
 // CARRY-NOT: tt.load %{{.+}} : tensor<16x16x!tt.ptr<bf16>>
 // CARRY: scf.yield %{{.+}}, %{{.+}}, %{{.+}}, %[[CN]] :
 // CARRY-REMARK: applied: across-trips: 1 value (of {{.+}}) takes what the previous trip of the loop computed from the same addresses"""),
+    ("ahead_small", _ahead, AHEAD, dict(N=32, BM=16, BN=16, BLOCKS=4, CENTRED=0),
+     """// The walk in small (one sum a row, carried): one exchange a row block, the next block's sum
+// with the GEMM loop's in slots 0 and 64; the first block's before the walk, in set 1.
+// CHECK-LABEL: tt.func public @ahead_small
+// CHECK-SAME: normfuse.cluster_dims = 2 : i32, normfuse.cluster_smem = 256 : i32
+// CHECK: st.shared.f32 [%nfa+0], $2; mov
+// CHECK-NEXT: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK: scf.for
+// CHECK: tt.dot
+// CHECK-NOT: barrier.cluster
+// CHECK: st.shared.f32 [%nfa+0], $2; st.shared.f32 [%nfa+64], $3;
+// CHECK-NEXT: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK-NOT: barrier.cluster
+// CHECK: scf.yield
+// REMARK: applied: merge: 1 row statistic of 1 loop between the GEMM loop and the normalizing loop (sums over the same tiles: the next row block's in a software-pipelined walk) exchanged with the GEMM loop's 1 in one exchange; 1 of the loop before the walk exchanged once before it"""),
     ("negative_merge_flat", flash_norm_attention_naive, FNA, fna(2, 32, 32, STATS_AHEAD=True),
      """// One row block a program (no walk: STATS_AHEAD has nothing to pipeline): merge finds no
 // statistics loop after the GEMM loop and the two exchanges are built as without it.
@@ -347,6 +408,23 @@ CM_CASES = [
 // CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
 // REMARK: missed: merge: no statistics loop (sums over the same tiles) between the GEMM loop and the normalizing loop
 // REMARK: applied: 2 prologue row statistics"""),
+    ("negative_merge_centred_pre", _ahead, AHEAD, dict(N=32, BM=16, BN=16, BLOCKS=4, CENTRED=1),
+     """// Two statistics loops before the walk, the second centred on the mean of the first's sums (a
+// two-pass variance). Their one exchange, after the last of them, would leave the mean reading
+// partial sums: merge refuses, every statistics loop stays whole, and the walk keeps the GEMM
+// loop's exchange alone (one barrier pair a row block, none before the walk).
+// CHECK-LABEL: tt.func public @negative_merge_centred_pre
+// CHECK-SAME: normfuse.cluster_smem = 128 : i32
+// CHECK-NOT: barrier.cluster
+// CHECK: arith.divf
+// CHECK-NOT: barrier.cluster
+// CHECK: tt.dot
+// CHECK: barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+// CHECK-NOT: barrier.cluster
+// CHECK: scf.yield
+// REMARK: missed: merge: 'arith.divf' reads the row sums of a statistics loop before the walk before their exchange (one, after the last such loop) would total them; the statistics loops before the walk, and those after the GEMM loop, are left whole
+// REMARK-NOT: applied: merge:
+// REMARK: applied: row of 2 N tiles split over a 2-CTA cluster"""),
 ]
 
 
