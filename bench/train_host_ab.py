@@ -5,9 +5,14 @@ launches stubbed as `bench/host_overhead.py --stub launcher` does, CPU tensors s
 (the CPU's own matmuls and casts are included, on both sides alike).
 
     PYTHONPATH=python python3 bench/train_host_ab.py [--m 16] [--k 128] [--n 128]
-        [--steps 300] [--rounds 3]
+        [--steps 300] [--rounds 3] [--launches]
 
-Prints us a step (the fastest round) per op and path.
+Prints us a step (the fastest round) per op and path. `--launches`: also, per op (fast path),
+when each Triton launch of a step leaves the host, in us from the call (medians over --steps
+steps; the forward's and the backward's, each from its own start). On the GPU a kernel cannot
+start before its launch: a forward's first launch later than the device's previous work (in
+`bench_training`'s pairs, the L2 flush, ~80 us) is idle device time. cuBLAS's GEMMs run as the
+CPU's matmuls here and are not launches.
 """
 from __future__ import annotations
 
@@ -28,12 +33,17 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=128)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--launches", action="store_true",
+                    help="also when each launch of a step leaves the host (fast path)")
     args = ap.parse_args(argv)
     import warnings
     warnings.simplefilter("ignore")
     import torch
     import host_overhead
     host_overhead.stub_device("launcher")
+    stamps: list = []
+    if args.launches:  # (before any launcher is built: they take the driver's C function then)
+        host_overhead.DRIVER._c = lambda *a: stamps.append(time.perf_counter())
     import normfuse.ops as ops
     from normfuse.ops import common
 
@@ -66,6 +76,27 @@ def main(argv=None) -> int:
         for _ in range(args.steps):
             step()
         return (time.perf_counter() - t0) / args.steps * 1e6
+    def launches(f, d) -> str:
+        """Median us from the forward's / the backward's start to each of their launches."""
+        import statistics
+        fw, bw = [], []
+        for i in range(args.steps + 10):
+            for t in params:
+                t.grad = None
+            stamps.clear()
+            t0 = time.perf_counter()
+            y = f()
+            t1 = time.perf_counter()
+            nf = len(stamps)
+            y.backward(d)
+            if i >= 10:
+                fw.append([s - t0 for s in stamps[:nf]] + [t1 - t0])
+                bw.append([s - t1 for s in stamps[nf:]] + [time.perf_counter() - t1])
+        def med(rows) -> str:
+            n = min(len(r) for r in rows)
+            cols = [statistics.median(r[j] for r in rows) * 1e6 for j in range(n)]
+            return ", ".join(f"{c:.0f}" for c in cols[:-1]) + f"; returns at {cols[-1]:.0f}"
+        return f"forward launches at {med(fw)} us; backward launches at {med(bw)} us"
     try:
         for name, (f, d) in cases.items():
             best = {}
@@ -75,6 +106,9 @@ def main(argv=None) -> int:
                     best[path] = min(best.get(path, float("inf")), timed(f, d))
             print(f"{name}: op path {best['op']:.0f} us a step, eager path {best['eager']:.0f} us "
                   f"({best['op'] - best['eager']:.0f} us less)")
+            if args.launches:
+                common.plain_eager = real
+                print(f"  {name}: {launches(f, d)}")
     finally:
         common.plain_eager = real
     return 0
