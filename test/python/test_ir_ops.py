@@ -387,3 +387,83 @@ def test_forms_see_one_computation_in_two_spellings():
     q0 = next(o.result for o in v.walk() if o.name == "arith.addi" and b.contains(o.result))
     assert f.equal(o2, q0)  # r + off == k * 32 + r: any order of the terms
     assert f.table(b)[(q0.type, f.form(o2))] is q0
+
+
+# ---------------------------------------------------------------------------------------------
+# memory_root through pointers an scf.for carries
+# ---------------------------------------------------------------------------------------------
+
+CARRIED = """\
+tt.func @c(%X: !tt.ptr<f32>, %W: !tt.ptr<f32>, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %step = arith.constant dense<16> : tensor<16xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %xs = tt.splat %X : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %x0 = tt.addptr %xs, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %ws = tt.splat %W : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %w0 = tt.addptr %ws, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %adv = scf.for %k = %c0 to %n step %c1 iter_args(%p = %x0) -> (tensor<16x!tt.ptr<f32>>)  : i32 {
+    %v = tt.load %p : tensor<16x!tt.ptr<f32>>
+    tt.store %p, %v : tensor<16x!tt.ptr<f32>>
+    %p2 = tt.addptr %p, %step : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    scf.yield %p2 : tensor<16x!tt.ptr<f32>>
+  }
+  %fresh = scf.for %k = %c0 to %n step %c1 iter_args(%p = %x0) -> (tensor<16x!tt.ptr<f32>>)  : i32 {
+    %v = tt.load %p : tensor<16x!tt.ptr<f32>>
+    %o = tt.splat %k : i32 -> tensor<16xi32>
+    %p2 = tt.addptr %xs, %o : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    scf.yield %p2 : tensor<16x!tt.ptr<f32>>
+  }
+  %other = scf.for %k = %c0 to %n step %c1 iter_args(%p = %x0) -> (tensor<16x!tt.ptr<f32>>)  : i32 {
+    %v = tt.load %p : tensor<16x!tt.ptr<f32>>
+    scf.yield %w0 : tensor<16x!tt.ptr<f32>>
+  }
+  %swap:2 = scf.for %k = %c0 to %n step %c1 iter_args(%p = %x0, %q = %w0) -> (tensor<16x!tt.ptr<f32>>, tensor<16x!tt.ptr<f32>>)  : i32 {
+    %v = tt.load %p : tensor<16x!tt.ptr<f32>>
+    scf.yield %q, %p : tensor<16x!tt.ptr<f32>>, tensor<16x!tt.ptr<f32>>
+  }
+  %x1 = tt.addptr %x0, %step : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %swapx:2 = scf.for %k = %c0 to %n step %c1 iter_args(%p = %x0, %q = %x1) -> (tensor<16x!tt.ptr<f32>>, tensor<16x!tt.ptr<f32>>)  : i32 {
+    %v = tt.load %p : tensor<16x!tt.ptr<f32>>
+    scf.yield %q, %p : tensor<16x!tt.ptr<f32>>, tensor<16x!tt.ptr<f32>>
+  }
+  %outer = scf.for %k = %c0 to %n step %c1 iter_args(%p = %x0) -> (tensor<16x!tt.ptr<f32>>)  : i32 {
+    %inner = scf.for %j = %c0 to %n step %c1 iter_args(%pi = %p) -> (tensor<16x!tt.ptr<f32>>)  : i32 {
+      %v = tt.load %pi : tensor<16x!tt.ptr<f32>>
+      %pj = tt.addptr %pi, %step : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+      scf.yield %pj : tensor<16x!tt.ptr<f32>>
+    }
+    scf.yield %inner : tensor<16x!tt.ptr<f32>>
+  }
+  %true = arith.constant true
+  %picked = arith.select %true, %x0, %w0 : i1, tensor<16x!tt.ptr<f32>>
+  %sel = scf.for %k = %c0 to %n step %c1 iter_args(%p = %x0) -> (tensor<16x!tt.ptr<f32>>)  : i32 {
+    %v = tt.load %p : tensor<16x!tt.ptr<f32>>
+    scf.yield %picked : tensor<16x!tt.ptr<f32>>
+  }
+  tt.return
+}
+"""
+
+
+def test_memory_root_follows_a_carried_pointer():
+    """An iter_arg (and the loop's result for it) has its init's root when its yield traces to
+    that root again: advanced (`p += BK`), recomputed from the argument, swapped with another
+    pointer into the same argument, advanced by an inner loop. Not when a yield may point into
+    another argument (a pointer of W, a swap with one, a select)."""
+    v = ir.load(CARRIED)
+    func = v.functions()[0]
+    X = func.regions[0].blocks[0].args[0]
+    names = ["adv", "fresh", "other", "swap", "swapx", "outer", "inner", "sel"]  # walk order
+    loops = dict(zip(names, [O.ForOp(o) for o in v.walk() if o.name == O.FOR], strict=True))
+    roots = {name: [O.pointer_root(a) for a in f.iter_args] for name, f in loops.items()}
+    assert roots == {"adv": [X], "fresh": [X], "other": [None], "swap": [None, None],
+                     "swapx": [X, X], "outer": [X], "inner": [X], "sel": [None]}
+    assert O.pointer_root(loops["adv"].op.results[0]) is X
+    assert O.pointer_root(loops["swap"].op.results[1]) is None
+    assert O.pointer_root(loops["adv"].iv) is None
+    load = next(o for o in loops["inner"].body.ops if o.name == O.LOAD)
+    assert O.LoadOp(load).root is X  # memory_root: what LoadOp.root / StoreOp.root use
+    # a store through the advanced pointer writes X, a traced write (no "unknown writer")
+    assert O.unknown_writer(func) is None and O.written_roots(func) == {id(X)}

@@ -973,7 +973,8 @@ MAKE_TENSOR_DESCRIPTOR = "tt.make_tensor_descriptor"
 
 def memory_root(ptr_or_desc: Value) -> Value | None:
     """The kernel argument behind a pointer tensor or a tensor descriptor (a descriptor made in
-    the kernel from a base pointer, or passed in)."""
+    the kernel from a base pointer, or passed in); through pointers carried by an scf.for as
+    `pointer_root` follows them. None when it cannot be traced."""
     v = ptr_or_desc
     if v.owner is not None and v.owner.name == MAKE_TENSOR_DESCRIPTOR:
         v = v.owner.operands[0]
@@ -1016,18 +1017,59 @@ def is_function_argument(v: Value) -> bool:
 
 
 def pointer_root(ptr: Value) -> Value | None:
-    """The function argument a pointer tensor is derived from (through splat/addptr/broadcast).
-    None for anything else, a loop's or region's block argument included (a pointer carried
-    through an scf.for / scf.while may point anywhere its init and yields do: the passes that
-    compare roots to decide aliasing must not take it for one memory)."""
-    v = ptr
+    """The function argument a pointer tensor is derived from (through splat/addptr/broadcast/
+    expand_dims), and through a pointer an scf.for carries (the k-loop's `p += BK`): an iter_arg,
+    or the loop's result for it, has its init's root when the iter_arg's yield traces back to that
+    root again, through the iter_arg itself or afresh from the argument (`_carried_root`). Every
+    value such a pointer takes is then derived from that one argument, as a pointer computed in
+    place is. None for anything else: a carried pointer whose init and yields may point into
+    different arguments (a swap of two buffers), an scf.while's or an scf.if's value, a later
+    block's argument, any other op (the passes that compare roots to decide aliasing must not
+    take such a pointer for one memory)."""
+    return _root(ptr, {})
+
+
+_POINTER_STEPS = (ADDPTR, SPLAT, BROADCAST, EXPAND_DIMS)
+
+
+def _root(v: Value, assumed: dict) -> Value | None:
+    """`pointer_root`, with `assumed`: id(iter_arg) -> the root taken for an iter_arg whose
+    yields are being traced (a yield that comes back to it comes back to that root)."""
     for _ in range(64):
         op = v.owner
         if op is None:
-            return v if is_function_argument(v) else None
-        if op.name in (ADDPTR, SPLAT, BROADCAST, EXPAND_DIMS):
+            return v if is_function_argument(v) else _carried_root(v, assumed)
+        if op.name in _POINTER_STEPS:
             v = op.operands[0]
             continue
+        if op.name == FOR and op.regions and op.regions[0].blocks:
+            # the loop's result: its last yield, or its init when it runs no trip
+            args = op.regions[0].blocks[0].args
+            return _carried_root(args[v.index + 1], assumed) if v.index + 1 < len(args) else None
         return None
     return None
 
+
+def _carried_root(arg: Value, assumed: dict) -> Value | None:
+    """The root of an scf.for iter_arg: its init's, when its yield traces to the same root under
+    the assumption that the iter_arg has it (every trip's value is then derived from the init's
+    argument, by induction over the trips). None otherwise (the induction variable included)."""
+    blk = arg.block
+    loop = blk.parent_op if blk is not None else None
+    if loop is None or loop.name != FOR or not loop.regions or blk is not loop.regions[0].blocks[0]:
+        return None
+    if id(arg) in assumed:
+        return assumed[id(arg)]
+    f = ForOp(loop)
+    i = next((k for k, a in enumerate(f.iter_args) if a is arg), None)
+    if i is None or i >= len(f.inits) or i >= len(f.yields):
+        return None
+    init = _root(f.inits[i], assumed)
+    if init is None:
+        return None
+    assumed[id(arg)] = init
+    try:
+        back = _root(f.yields[i], assumed)
+    finally:
+        del assumed[id(arg)]
+    return init if back is init else None

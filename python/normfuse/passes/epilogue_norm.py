@@ -148,7 +148,8 @@ def _check_between(module: Module, blk: Block, s1: Op, reload: Op, s2: Op, root)
 def _other_argument(base, root) -> bool:
     """Whether a store's traced base is a kernel argument other than the output's: distinct
     arguments do not alias (the assumption rule 2 makes for loads from other bases). Roots are
-    kernel parameters or None (`ir.ops.pointer_root`: a loop's block argument is none)."""
+    kernel parameters or None (`ir.ops.pointer_root`: a pointer a loop carries has one only
+    where every trip's value derives from that one parameter)."""
     return base is not None and root is not None and base is not root
 
 
