@@ -1702,3 +1702,111 @@ module {
     tt.return
   }
 }
+
+// -----
+
+// Bail out: the GEMM loop stores into X, which the statistics loop read before it.
+// CHECK-LABEL: tt.func public @negative_gemm_loop_writes_x
+// CHECK: scf.for
+// CHECK: "tt.reduce"
+// CHECK: scf.for
+// CHECK: tt.store
+// CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
+// CHECK: tt.dot
+// REMARK: missed: the kernel writes [[X:arg[0-9]+]], which the statistics loop and the GEMM loop both read: the GEMM loop's tiles may differ from those the statistics were computed from (store to another buffer than [[X]], or pass the row statistics precomputed)
+
+module {
+  tt.func public @negative_gemm_loop_writes_x(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<f32>, %K: i32, %stride: i32, %eps: f32) attributes {noinline = false} {
+    %acc = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+    %ss = arith.constant dense<0.000000e+00> : tensor<64xf32>
+    %c31_i32 = arith.constant 31 : i32
+    %cst = arith.constant dense<0.000000e+00> : tensor<64x32xbf16>
+    %c0_i32 = arith.constant 0 : i32
+    %cst_0 = arith.constant dense<32> : tensor<64x1xi32>
+    %cst_1 = arith.constant dense<32> : tensor<32x32xi32>
+    %cst_2 = arith.constant dense<2.000000e+00> : tensor<64x32xbf16>
+    %cst_3 = arith.constant dense<32> : tensor<64x32xi32>
+    %c32_i32 = arith.constant 32 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %rstd = arith.constant dense<1.000000e+00> : tensor<64xf32>
+    %offs_m = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %offs_n = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    %p = tt.expand_dims %offs_m {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %p_4 = tt.splat %stride : i32 -> tensor<64x1xi32>
+    %p_5 = arith.muli %p, %p_4 : tensor<64x1xi32>
+    %p_6 = tt.splat %X : !tt.ptr<bf16> -> tensor<64x1x!tt.ptr<bf16>>
+    %p_7 = tt.addptr %p_6, %p_5 : tensor<64x1x!tt.ptr<bf16>>, tensor<64x1xi32>
+    %p_8 = tt.expand_dims %offs_n {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+    %p_9 = tt.broadcast %p_7 : tensor<64x1x!tt.ptr<bf16>> -> tensor<64x32x!tt.ptr<bf16>>
+    %p_10 = tt.broadcast %p_8 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %p_11 = tt.addptr %p_9, %p_10 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+    %rstd_12 = arith.addi %K, %c31_i32 : i32
+    %rstd_13 = arith.divsi %rstd_12, %c32_i32 : i32
+    %p_14:2 = scf.for %k = %c0_i32 to %rstd_13 step %c1_i32 iter_args(%ss_30 = %ss, %p_31 = %p_11) -> (tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>)  : i32 {
+      %x = arith.muli %k, %c32_i32 : i32
+      %x_32 = arith.subi %K, %x : i32
+      %x_33 = tt.splat %x_32 : i32 -> tensor<1x32xi32>
+      %x_34 = arith.cmpi slt, %p_8, %x_33 : tensor<1x32xi32>
+      %x_35 = tt.broadcast %x_34 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %x_36 = tt.load %p_31, %x_35, %cst : tensor<64x32x!tt.ptr<bf16>>
+      %x_37 = arith.extf %x_36 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %ss_38 = arith.mulf %x_37, %x_37 : tensor<64x32xf32>
+      %ss_39 = "tt.reduce"(%ss_38) <{axis = 1 : i32}> ({
+      ^bb0(%ss_42: f32, %ss_43: f32):
+        %ss_44 = arith.addf %ss_42, %ss_43 : f32
+        tt.reduce.return %ss_44 : f32
+      }) : (tensor<64x32xf32>) -> tensor<64xf32>
+      %ss_40 = arith.addf %ss_30, %ss_39 : tensor<64xf32>
+      %p_41 = tt.addptr %p_31, %cst_3 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      scf.yield %ss_40, %p_41 : tensor<64xf32>, tensor<64x32x!tt.ptr<bf16>>
+    }
+    %rstd_15 = arith.sitofp %K : i32 to f32
+    %rstd_16 = tt.splat %rstd_15 : f32 -> tensor<64xf32>
+    %rstd_17 = arith.divf %p_14#0, %rstd_16 : tensor<64xf32>
+    %rstd_18 = tt.splat %eps : f32 -> tensor<64xf32>
+    %rstd_19 = arith.addf %rstd_17, %rstd_18 : tensor<64xf32>
+    %rstd_20 = math.sqrt %rstd_19 : tensor<64xf32>
+    %rstd_21 = arith.divf %rstd, %rstd_20 : tensor<64xf32>
+    %q = tt.splat %stride : i32 -> tensor<1x32xi32>
+    %q_22 = arith.muli %p_8, %q : tensor<1x32xi32>
+    %q_23 = tt.splat %W : !tt.ptr<bf16> -> tensor<1x32x!tt.ptr<bf16>>
+    %q_24 = tt.addptr %q_23, %q_22 : tensor<1x32x!tt.ptr<bf16>>, tensor<1x32xi32>
+    %q_25 = tt.expand_dims %offs_n {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+    %q_26 = tt.broadcast %q_24 : tensor<1x32x!tt.ptr<bf16>> -> tensor<32x32x!tt.ptr<bf16>>
+    %q_27 = tt.broadcast %q_25 : tensor<32x1xi32> -> tensor<32x32xi32>
+    %q_28 = tt.addptr %q_26, %q_27 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+    %acc_29:3 = scf.for %k = %c0_i32 to %rstd_13 step %c1_i32 iter_args(%p_30 = %p_11, %q_31 = %q_28, %acc_32 = %acc) -> (tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>)  : i32 {
+      %x = arith.muli %k, %c32_i32 : i32
+      %x_33 = arith.subi %K, %x : i32
+      %x_34 = tt.splat %x_33 : i32 -> tensor<1x32xi32>
+      %x_35 = arith.cmpi slt, %p_8, %x_34 : tensor<1x32xi32>
+      %x_36 = tt.broadcast %x_35 : tensor<1x32xi1> -> tensor<64x32xi1>
+      %x_37 = tt.load %p_30, %x_36, %cst : tensor<64x32x!tt.ptr<bf16>>
+      %5 = arith.addi %k, %c1_i32 : i32
+      %6 = arith.muli %5, %c32_i32 : i32
+      %7 = arith.subi %K, %6 : i32
+      %8 = tt.splat %7 : i32 -> tensor<1x32xi32>
+      %9 = arith.cmpi slt, %p_8, %8 : tensor<1x32xi32>
+      %10 = tt.addptr %p_30, %cst_3 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %11 = arith.mulf %x_37, %cst_2 : tensor<64x32xbf16>
+      %12 = tt.broadcast %9 : tensor<1x32xi1> -> tensor<64x32xi1>
+      tt.store %10, %11, %12 : tensor<64x32x!tt.ptr<bf16>>
+      %acc_38 = arith.extf %x_37 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %acc_39 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %acc_40 = tt.broadcast %acc_39 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %acc_41 = arith.mulf %acc_38, %acc_40 : tensor<64x32xf32>
+      %acc_42 = arith.truncf %acc_41 : tensor<64x32xf32> to tensor<64x32xbf16>
+      %acc_43 = tt.load %q_31 : tensor<32x32x!tt.ptr<bf16>>
+      %acc_44 = tt.dot %acc_42, %acc_43, %acc_32, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+      %q_45 = tt.addptr %q_31, %cst_1 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+      scf.yield %10, %q_45, %acc_44 : tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>
+    }
+    %0 = arith.muli %p, %cst_0 : tensor<64x1xi32>
+    %1 = tt.splat %Y : !tt.ptr<f32> -> tensor<64x1x!tt.ptr<f32>>
+    %2 = tt.addptr %1, %0 : tensor<64x1x!tt.ptr<f32>>, tensor<64x1xi32>
+    %3 = tt.broadcast %2 : tensor<64x1x!tt.ptr<f32>> -> tensor<64x32x!tt.ptr<f32>>
+    %4 = tt.addptr %3, %p_10 : tensor<64x32x!tt.ptr<f32>>, tensor<64x32xi32>
+    tt.store %4, %acc_29#2 : tensor<64x32x!tt.ptr<f32>>
+    tt.return
+  }
+}

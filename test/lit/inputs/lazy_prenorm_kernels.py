@@ -335,10 +335,31 @@ def negative_scaled_tile_other_user(X, W, Y, Z, K, stride, eps, BM: tl.constexpr
     tl.store(Y + offs_m[:, None] * BN + offs_n[None, :], acc)
 
 
+@triton.jit
+def negative_gemm_loop_writes_x(X, W, Y, K, stride, eps, BM: tl.constexpr, BN: tl.constexpr,
+                                BK: tl.constexpr):
+    # the GEMM loop stores twice its tile into the next one (through its carried pointer): its
+    # later trips read other values than the statistics loop read
+    offs_m = tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    rstd = 1.0 / tl.sqrt(_stats(X, offs_m, offs_k, stride, K, BK, BM) / K + eps)
+    p = X + offs_m[:, None] * stride + offs_k[None, :]
+    q = W + offs_n[None, :] * stride + offs_k[:, None]
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0)
+        tl.store(p + BK, x * 2, mask=offs_k[None, :] < K - (k + 1) * BK)
+        acc = tl.dot((x.to(tl.float32) * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
+        p += BK
+        q += BK
+    tl.store(Y + offs_m[:, None] * BN + offs_n[None, :], acc)
+
+
 KERNELS = [rms_weight_in_loop, rms_weight_folded, layernorm, layernorm_folded, rms_precomputed_rstd, rms_residual_accumulator,
            rms_block_pointers, rms_row_block, rms_divide_by_rms, negative_scale_varies_with_k, negative_scale_per_element,
            negative_stats_other_iteration_space, negative_stats_other_tile, negative_row_block_stats_used_after,
-           negative_row_block_store_ahead, negative_scaled_tile_other_user]
+           negative_row_block_store_ahead, negative_scaled_tile_other_user, negative_gemm_loop_writes_x]
 
 
 def signature(fn) -> dict:

@@ -220,6 +220,15 @@ CH = {
 // CHECK: tt.store
 // CHECK: tt.dot
 // REMARK: missed: a scaled A tile has another user besides the dot""",
+"negative_gemm_loop_writes_x": """// Bail out: the GEMM loop stores into X, which the statistics loop read before it.
+// CHECK-LABEL: tt.func public @negative_gemm_loop_writes_x
+// CHECK: scf.for
+// CHECK: "tt.reduce"
+// CHECK: scf.for
+// CHECK: tt.store
+// CHECK: arith.mulf {{.*}} : tensor<64x32xf32>
+// CHECK: tt.dot
+// REMARK: missed: the kernel writes [[X:arg[0-9]+]], which the statistics loop and the GEMM loop both read: the GEMM loop's tiles may differ from those the statistics were computed from (store to another buffer than [[X]], or pass the row statistics precomputed)""",
 }
 HEAD = """// lazy-prenorm: one chunk per case, positive cases first, then the bail-outs (negative_*).
 // Inputs are TTIR from test/lit/inputs/lazy_prenorm_kernels.py (locations stripped).

@@ -202,3 +202,59 @@ def test_stats_loop_twin_forms(mode, why):
                             passes="lazy-prenorm")
     assert not res.changed and any(why in r for r in res.remarks), res.remarks
     assert res.max_rel_diff == 0, res.diffs
+
+
+# ---------------------------------------------------------------------------------------------
+# A kernel that writes X (session 39's carried pointer): the GEMM loop stores twice its tile into
+# the next one, so its later trips read other values than the statistics loop read. The tile
+# loads were not checked against the kernel's writes (their pointer, carried by the loops, traced
+# to no argument) and the statistics were fused from the GEMM loop's tiles: Y differed (0.67 of
+# its largest value). Now refused, whether the store goes through the carried pointer or one
+# computed from X.
+# ---------------------------------------------------------------------------------------------
+
+@triton.jit
+def _rms_writes_x(X, W, Y, K, stride, eps, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                  CARRIED: tl.constexpr):
+    offs_m = tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    ss = tl.zeros([BM], dtype=tl.float32)
+    p = X + offs_m[:, None] * stride + offs_k[None, :]
+    for k in range(0, tl.cdiv(K, BK)):
+        x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0).to(tl.float32)
+        ss += tl.sum(x * x, axis=1)
+        p += BK
+    rstd = 1.0 / tl.sqrt(ss / K + eps)
+    p = X + offs_m[:, None] * stride + offs_k[None, :]
+    q = W + offs_n[None, :] * stride + offs_k[:, None]
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0)
+        nxt = offs_k[None, :] < K - (k + 1) * BK
+        if CARRIED:
+            tl.store(p + BK, x * 2, mask=nxt)
+        else:
+            tl.store(X + offs_m[:, None] * stride + (k + 1) * BK + offs_k[None, :], x * 2, mask=nxt)
+        acc = tl.dot((x.to(tl.float32) * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
+        p += BK
+        q += BK
+    tl.store(Y + offs_m[:, None] * BN + offs_n[None, :], acc)
+
+
+@pytest.mark.parametrize("carried", [True, False], ids=["carried-pointer", "computed-pointer"])
+def test_gemm_loop_writing_x_is_refused(carried):
+    import normfuse
+    sig = {"X": "*bf16", "W": "*bf16", "Y": "*fp32", "K": "i32", "stride": "i32", "eps": "fp32"}
+    ttir = normfuse.compile(_rms_writes_x, signature=sig,
+                            constexprs=dict(BM=16, BN=16, BK=16, CARRIED=carried),
+                            target="cuda:90", passes=(), num_warps=4).asm["ttir"]
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(16, 48, generator=gen).bfloat16()
+    w = torch.randn(16, 48, generator=gen).bfloat16()
+    res = check_ir_numerics(ttir, [x, w, torch.zeros(16, 16), 48, 48, 1e-5], (1,),
+                            passes="lazy-prenorm")
+    assert not res.changed, res.remarks
+    assert any("missed: the kernel writes X, which the statistics loop and the GEMM loop both read"
+               in r for r in res.remarks), res.remarks
+    assert res.max_rel_diff == 0, res.diffs

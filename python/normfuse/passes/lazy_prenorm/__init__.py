@@ -65,8 +65,10 @@ Legality (each failure leaves the IR unchanged and emits a "missed" remark)
    runs as many trips and reads, trip by trip, the same tile (pointers, mask and iteration
    space proven equal however each loop spells them: tile indices or offsets, advanced or
    recomputed pointers, any association of the address terms; `normfuse.ir.affine`), has no
-   side effects, nothing between the two loops writes memory, and only its statistics are used
-   later.
+   side effects, nothing between the two loops writes memory, the kernel never writes the
+   argument the tile is read from (a store to X in the GEMM loop changes what its later trips
+   read after the statistics loop read it; a pointer advanced in the loop traces to its argument,
+   `ir.ops.pointer_root`), and only its statistics are used later.
    Without a statistics loop (a precomputed rstd), the scale is only sunk.
 4. Nothing in the GEMM loop other than the sunk steps uses a value computed from the statistics.
 5. An accumulator that does not start at zero is handled exactly: it starts at zero and the

@@ -10,8 +10,8 @@ from ...ir import Op, Value
 from ...ir.effects import has_side_effects
 from ...ir.affine import Forms, memory_written, undetermined
 from ...ir.match import backward_slice
-from ...ir.ops import (ADDF, DIVF, DOT, EXTF, FOR, LOADS, MULF, SUBF, TRUNCF, ForOp, ReduceOp, function_of,
-                       row_vector, shape_of)
+from ...ir.ops import (ADDF, DIVF, DOT, EXTF, FOR, LOADS, MULF, STORES, SUBF, TRUNCF, ForOp, LoadOp,
+                       ReduceOp, StoreOp, function_of, row_vector, shape_of, unknown_writer)
 
 
 class Miss(Exception):
@@ -172,14 +172,14 @@ def check_stats_loop(loop: ForOp, stats: ForOp, load2: Op, users) -> StatsMatch:
                    "(pointer, mask or iteration space differ)", load1)
     # equal forms are equal values only where nothing undetermined is behind them (two tt.reduce
     # of one tensor, two loads of one address around a store, have one form): the loads' pointer,
-    # mask and other and the loops' bounds (the tile loads themselves read through a carried
-    # pointer, no traced argument: no store between the loops, none in the statistics loop)
+    # mask and other and the loops' bounds; then the tile loads themselves (`_tile_written`)
     func = function_of(stats.op)
     written = memory_written(func) if func is not None else None
     why = undetermined(list(load1.operands) + list(load2.operands) + list(stats.bounds)
                        + list(loop.bounds), written, forms.loops)
     if why:
         raise Miss(f"the statistics loop's tile is not proven to be the GEMM loop's: {why}", load1)
+    _tile_written(func, written, load1, load2)
     used = [i for i, r in enumerate(stats.op.results) if users.get(id(r))]
     stat_idx = []
     for i in used:
@@ -237,6 +237,31 @@ def check_stats_loop(loop: ForOp, stats: ForOp, load2: Op, users) -> StatsMatch:
     order = {id(o): k for k, o in enumerate(stats.body.ops)}
     to_clone.sort(key=lambda o: order.get(id(o), 0))
     return StatsMatch(stats, load1, stat_idx, to_clone, counterparts)
+
+
+def _tile_written(func: Op | None, written: set | None, load1: Op, load2: Op) -> None:
+    """Miss unless both tile loads read a kernel argument that the kernel never writes. Nothing
+    writes between the two loops (`fusion.plan`) and the statistics loop has no side effects, but
+    a store in the GEMM loop (to the next tile, say) changes what its later trips read, after the
+    statistics loop read the same addresses: the fused statistics would be those of other values.
+    (A descriptor load is checked as a pointer load is; `undetermined` refuses it as an op with
+    effects.)"""
+    root = LoadOp(load1).root
+    if root is None or LoadOp(load2).root is not root:
+        raise Miss("the tile's pointer does not trace to a kernel argument, so the kernel's stores "
+                   "are not known to leave it alone (compute it from the argument: X + offsets, "
+                   "advanced with += in the loop)", load1)
+    x = root.name.lstrip("%")
+    if written is None:
+        why = unknown_writer(func) if func is not None else "no enclosing function"
+        raise Miss(f"the kernel may write {x}, which both loops read ({why}): the GEMM loop's tiles "
+                   "may differ from those the statistics were computed from", load1)
+    if id(root) in written:
+        store = next((o for o in func.walk() if o.name in STORES and StoreOp(o).root is root), load1)
+        raise Miss(f"the kernel writes {x}, which the statistics loop and the GEMM loop both read: "
+                   "the GEMM loop's tiles may differ from those the statistics were computed from "
+                   f"(store to another buffer than {x}, or pass the row statistics precomputed)",
+                   store)
 
 
 def deferred_ops(stats: ForOp, loop: ForOp) -> list[Op]:
