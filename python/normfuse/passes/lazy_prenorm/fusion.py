@@ -16,7 +16,7 @@ from ...ir.effects import has_side_effects
 from ...ir.ops import (BROADCAST, EXPAND_DIMS, FOR, TRANS, Builder, DotOp, ForOp, LoadOp, TensorType,
                        is_zero_constant, tensor, type_of)
 from .match import (Miss, StatsMatch, Step, analyze_chain, address_slice, check_stats_loop,
-                    deferred_ops, find_stats_loop, row_sum_update)
+                    check_tile_unwritten, deferred_ops, find_stats_loop, row_sum_update)
 
 
 @dataclass
@@ -59,6 +59,7 @@ def plan(module: Module, loop: ForOp, dot: Op, opts) -> Plan:
         for o in blk.ops[blk.index_of(stats_loop.op) + 1:blk.index_of(loop.op)]:
             if has_side_effects(o):  # the statistics' reads would move past it
                 raise Miss(f"'{o.name}' writes memory between the statistics loop and the GEMM loop", o)
+        check_tile_unwritten(stats.load, load)  # (a store in the GEMM loop, say)
         deferred = deferred_ops(stats_loop, loop)
         allowed = set()
         for s in steps:

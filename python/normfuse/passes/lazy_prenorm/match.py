@@ -154,7 +154,8 @@ class StatsMatch:
 
 def check_stats_loop(loop: ForOp, stats: ForOp, load2: Op, users) -> StatsMatch:
     """The statistics loop reads, in each trip, the tile the GEMM loop's `load2` reads, however
-    each loop spells its iteration and its addresses (`normfuse.ir.affine`)."""
+    each loop spells its iteration and its addresses (`normfuse.ir.affine`). That the tile holds
+    the same values in both loops is `check_tile_unwritten`'s (and `fusion.plan`'s) to prove."""
     parent = loop.op.block
     if stats.op.block is not parent or parent.index_of(stats.op) > parent.index_of(loop.op):
         raise Miss("the statistics loop is not a preceding sibling of the GEMM loop", stats.op)
@@ -172,14 +173,14 @@ def check_stats_loop(loop: ForOp, stats: ForOp, load2: Op, users) -> StatsMatch:
                    "(pointer, mask or iteration space differ)", load1)
     # equal forms are equal values only where nothing undetermined is behind them (two tt.reduce
     # of one tensor, two loads of one address around a store, have one form): the loads' pointer,
-    # mask and other and the loops' bounds; then the tile loads themselves (`_tile_written`)
+    # mask and other and the loops' bounds (the tile loads themselves: `check_tile_unwritten`,
+    # which `fusion.plan` calls after its check of the ops between the loops)
     func = function_of(stats.op)
     written = memory_written(func) if func is not None else None
     why = undetermined(list(load1.operands) + list(load2.operands) + list(stats.bounds)
                        + list(loop.bounds), written, forms.loops)
     if why:
         raise Miss(f"the statistics loop's tile is not proven to be the GEMM loop's: {why}", load1)
-    _tile_written(func, written, load1, load2)
     used = [i for i, r in enumerate(stats.op.results) if users.get(id(r))]
     stat_idx = []
     for i in used:
@@ -239,13 +240,15 @@ def check_stats_loop(loop: ForOp, stats: ForOp, load2: Op, users) -> StatsMatch:
     return StatsMatch(stats, load1, stat_idx, to_clone, counterparts)
 
 
-def _tile_written(func: Op | None, written: set | None, load1: Op, load2: Op) -> None:
-    """Miss unless both tile loads read a kernel argument that the kernel never writes. Nothing
-    writes between the two loops (`fusion.plan`) and the statistics loop has no side effects, but
-    a store in the GEMM loop (to the next tile, say) changes what its later trips read, after the
-    statistics loop read the same addresses: the fused statistics would be those of other values.
-    (A descriptor load is checked as a pointer load is; `undetermined` refuses it as an op with
-    effects.)"""
+def check_tile_unwritten(load1: Op, load2: Op) -> None:
+    """Miss unless both tile loads (the statistics loop's, the GEMM loop's) read a kernel argument
+    that the kernel never writes. Nothing writes between the two loops (`fusion.plan`) and the
+    statistics loop has no side effects, but a store in the GEMM loop (to the next tile, say)
+    changes what its later trips read, after the statistics loop read the same addresses: the
+    fused statistics would be those of other values. (A descriptor load is checked as a pointer
+    load is; `undetermined` refuses it as an op with effects.)"""
+    func = function_of(load1)
+    written = memory_written(func) if func is not None else None
     root = LoadOp(load1).root
     if root is None or LoadOp(load2).root is not root:
         raise Miss("the tile's pointer does not trace to a kernel argument, so the kernel's stores "
