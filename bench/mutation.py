@@ -11,6 +11,9 @@ run the tests, see whether any fails. Not part of CI (minutes per mutant and sui
     python3 bench/mutation.py --without-interpreter  # also run the suite minus the interpreter's
                                                      # tests, for comparison
     python3 bench/mutation.py --out bench/results/mutation/lowering.json
+    PYTEST_ADDOPTS="-n 2" python3 bench/mutation.py --group fna --own-tests
+                                                   # FlashNormAttention's code (F1-F17), each
+                                                   # mutant against the tests of its code
 
 Each mutant is (file, pattern, replacement): an exact text replacement in one file of a copy of
 this checkout (the pattern must occur once: `--check` lists the mutants whose pattern moved, as
@@ -18,7 +21,13 @@ after a refactoring). Every mutant still compiles (Triton parses and verifies it
 lowering's mutants compile for sm_90). M1-M4 are the four that survived the suite in issue 14's
 measurement (the issue names them, not their code); L1-L8 are the eight lowering bugs of issue
 24 (all eight survived the CPU suite before the TTGIR interpreter), L9-L14 more of the lowering's
-synchronization and tile order, L15-L18 the post-norm lowering's.
+synchronization and tile order, L15-L18 the post-norm lowering's (L16 is stale: the post-norm
+template now loads through the GEMM's code, which L12 mutates). F1-F17 (group fna, 2026-12-05)
+the code written for FlashNormAttention since: cluster-reduce's merge and gather=once,
+cluster-reduce-chain, reuse-loads, epilogue-norm, residual-acc, hoist-loads, prefetch-loads, the
+forward and backward kernels and the ops' row-block table and launch order; each names the
+tests of its code (`--own-tests`). pytest-xdist: PYTEST_ADDOPTS="-n 2" (the runs pass the
+environment on).
 """
 from __future__ import annotations
 
@@ -41,6 +50,16 @@ LPF = "python/normfuse/passes/lazy_prenorm/fusion.py"      # the fused loop's re
 LPR = "python/normfuse/passes/lazy_prenorm/row_block.py"   # statistics once per row block
 CR = "python/normfuse/passes/cluster_reduce.py"
 CPTX = "python/normfuse/ir/cluster_ptx.py"                 # the DSMEM exchange's PTX
+# the code since (2026-12-05: group fna): the other passes, FlashNormAttention's kernels and host
+CRC = "python/normfuse/passes/cluster_reduce_chain.py"
+RL = "python/normfuse/passes/reuse_loads.py"
+EN = "python/normfuse/passes/epilogue_norm.py"
+RA = "python/normfuse/passes/residual_acc.py"
+HL = "python/normfuse/passes/hoist_loads.py"
+PL = "python/normfuse/passes/prefetch_loads.py"
+ATT = "python/normfuse/kernels/attention.py"
+ATB = "python/normfuse/kernels/attention_bwd.py"
+COM = "python/normfuse/ops/common.py"
 # the lowering (hopper-ws): where each piece lives on this branch
 WS = "python/normfuse/lowering/ws_gemm.py"        # the Gluon template
 CG = "python/normfuse/lowering/codegen.py"        # the hooks' translation
@@ -59,6 +78,9 @@ class Mutant:
     new: str
     what: str
     group: str = "passes"
+    # the test files (or node ids) that exercise the mutated code: what `--own-tests` runs it
+    # against (empty: --tests, or the whole suite)
+    tests: tuple = ()
 
 
 MUTANTS = [
@@ -120,18 +142,20 @@ MUTANTS += [
     Mutant("L2", LL, "        if scale is not None:\n            K = w.shape[k_axis]",
            "        if scale is not None and False:\n            K = w.shape[k_axis]",
            "host: LayerNorm's derived column sum taken of W instead of diag(g) W", _L),
+    # (re-planted 2026-12-05: the statistics now accumulate in q0 / q1, lane partials)
     Mutant("L3", WS, "                if WITH_STATS:\n"
-                     "                    st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)\n"
+                     "                    q0, q1 = hooks.STATS(af, c0, q0, q1, kk, pid_m, eargs)\n"
                      "            acc = warpgroup_mma_wait(1, deps=(acc,))",
            "                if WITH_STATS:\n"
            "                    if kk < k_tiles - 1:\n"
-           "                        st0, st1 = hooks.STATS(af, c0, st0, st1, kk, pid_m, eargs)\n"
+           "                        q0, q1 = hooks.STATS(af, c0, q0, q1, kk, pid_m, eargs)\n"
            "            acc = warpgroup_mma_wait(1, deps=(acc,))",
            "template: the statistics leave out the last K tile (A from shared memory)", _L),
-    Mutant("L4", WS, "        out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),\n"
-                     "                        gl.convert_layout(c0, row_c), pid_m, pid_n, eargs)",
-           "        out = hooks.EPI(acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),\n"
-           "                        gl.convert_layout(c0, row_c), pid_m, pid_m, eargs)",
+    # (re-planted 2026-12-05: the persistent consumer calls EPI through _epi)
+    Mutant("L4", WS, "            out = _epi(hooks, acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),\n"
+                     "                       gl.convert_layout(c0, row_c), pid_m, pid_n, eargs, ev)",
+           "            out = _epi(hooks, acc, gl.convert_layout(st0, row_c), gl.convert_layout(st1, row_c),\n"
+           "                       gl.convert_layout(c0, row_c), pid_m, pid_m, eargs, ev)",
            "template: the epilogue gets the M program id for the N one (column vectors of the "
            "wrong tile)", _L),
     Mutant("L5", WS, '"=f,l,l,r", [ptrs.to(gl.int64), w, epoch],',
@@ -153,8 +177,11 @@ MUTANTS += [
            "        mbarrier.wait(ring.ready.index(s), ((pos // STAGES) & 1) ^ 1)",
            "template: the consumer waits for the wrong phase of a ring slot (reads it before its "
            "TMA load landed)", _L),
-    Mutant("L10", WS, "mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)",
-           "mbarrier.arrive(ring.empty.index(s), pred=kk > 0)",
+    # (re-planted 2026-12-05: the release is the not-RELEASE_EARLY one of two)
+    Mutant("L10", WS, "            if not EARLY:\n"
+                      "                mbarrier.arrive(ring.empty.index((pos + STAGES - 1) % STAGES), pred=kk > 0)",
+           "            if not EARLY:\n"
+           "                mbarrier.arrive(ring.empty.index(s), pred=kk > 0)",
            "template: the consumer releases the slot its wgmma is still reading (not the "
            "previous one)", _L),
     Mutant("L11", WS, "    fence_async_shared()\n    tma.async_copy_shared_to_global(",
@@ -179,18 +206,113 @@ MUTANTS += [
            "                          gl.convert_layout(c0, row_c), pid_m, pid_m, eargs)",
            "post-norm template: the epilogue gets the M program id for the N one (bias and norm "
            "weights of the wrong columns)", _L),
+    # (stale since the post-norm template loads through the GEMM's _load_steps: L12's pattern is
+    # now the same code; kept for the record, `--check` lists it)
     Mutant("L16", WS, "\n            bar = ring.ready.index(s)\n"
                       "            mbarrier.expect(bar, ring.a_desc.block_type.nbytes + ring.b_desc.block_type.nbytes)",
            "\n            bar = ring.ready.index(s)\n"
            "            mbarrier.expect(bar, ring.a_desc.block_type.nbytes)",
            "post-norm template: the ring barrier expects A's bytes only", _L),
-    Mutant("L17", WS, "                _publish(mine + T * Mp, p1, epoch)",
-           "                _publish(mine + Mp, p1, epoch)",
+    # (re-planted 2026-12-05: the publishing moved into _publish_rows)
+    Mutant("L17", WS, "        _publish(mine + T * Mp, p1, epoch)",
+           "        _publish(mine + Mp, p1, epoch)",
            "post-norm template: LayerNorm's second row sum published over the next tile's "
            "first (stamped words at the wrong offset)", _L),
     Mutant("L18", WS, "    return j * G + pid % G, pid // G",
            "    return j * G + pid // G, pid % G",
            "post-norm template: the whole-rows order's row block and N tile swapped", _L),
+]
+
+
+# FlashNormAttention and the passes written for it since M1-M12 (2026-12-05): cluster-reduce's
+# merge and gather=once, cluster-reduce-chain, reuse-loads, epilogue-norm, residual-acc,
+# hoist-loads, prefetch-loads, the kernels and the ops' host code. Each with the test files that
+# exercise its code (`--own-tests`).
+_F = "fna"
+_FNA = "test/python/test_flash_norm_attention.py"
+_FNAB = "test/python/test_flash_norm_attention_bwd.py"
+_LIT = "test/python/test_lit.py"
+_PT = "test/python/passes/"
+_CR_T = (_FNA, _LIT, _PT + "test_cluster_reduce.py")
+_CRC_T = (_FNAB, _LIT, _PT + "test_cluster_reduce_chain.py")
+MUTANTS += [
+    Mutant("F1", CR, "                partials = list(partials) + list(fm.yields)\n",
+           "                partials = list(partials)\n",
+           "cluster-reduce{merge}, one tile per CTA: the mid loop's partials (the next row "
+           "block's LayerNorm sums) are left out of the merged exchange (each CTA keeps the sums "
+           "of its own head only)", _F, _CR_T),
+    Mutant("F2", CR, 'off = x.constant(parity * nbytes // 4, "i32", hint="slot_words")',
+           'off = x.constant(0 * nbytes // 4, "i32", hint="slot_words")',
+           "cluster-reduce{merge}: the pre exchange (row block -1's) takes slot set 0, the walk's "
+           "first trip's, instead of set 1 (a CTA may write trip 0's partials while a peer still "
+           "reads the pre exchange's)", _F, _CR_T),
+    Mutant("F3", CR, "nslots = max(npro + nstats + nmid, npre)",
+           "nslots = max(npro + nstats, npre)",
+           "cluster-reduce{merge}: the slot count leaves out the mid loops' statistics (the "
+           "region is too small; gather=once's totals overwrite the mid partials a peer may "
+           "still read)", _F, _CR_T),
+    Mutant("F4", CR, "rasm, rcons = read_local_asm(n, rows, slot_bytes, nslots + first)",
+           "rasm, rcons = read_local_asm(n, rows, slot_bytes, first)",
+           "cluster-reduce{gather=once}: the read after the CTA barrier takes this CTA's own "
+           "partials instead of the totals", _F, _CR_T),
+    Mutant("F5", CR, '                x.inline_asm(CTA_BARRIER, "=r,r", [rank], ["i32"], '
+                     'hint=hint + "cta_sync")\n', "",
+           "cluster-reduce{gather=once}: no CTA barrier (bar.sync) between the totals' store "
+           "into the CTA's slots and their read (a warp may read a total another warp has not "
+           "stored yet)", _F, _CR_T),
+    Mutant("F6", CRC, "            if e % nsets:\n", "            if e % nsets and False:\n",
+           "cluster-reduce-chain: every exchange uses slot set 0 (exchange e + 1 writes the "
+           "slots a peer may still read for exchange e)", _F, _CRC_T),
+    Mutant("F7", CRC, "writers.get(id(st.root)) != 1", "writers.get(id(st.root), 0) < 1",
+           "cluster-reduce-chain: a reload forwarded from a store whose memory other stores of "
+           "the kernel also write (the reload may read a later store's tile, not the forwarded "
+           "one)", _F, _CRC_T),
+    Mutant("F8", RL, "for x, y in ((la.ptr, lb.ptr), (la.mask, lb.mask), (la.other, lb.other)):",
+           "for x, y in ((la.ptr, lb.ptr), (la.other, lb.other)):",
+           "reuse-loads: two loads of the same addresses merged whatever their masks (the later "
+           "load's masked-off lanes take the earlier load's values, or the reverse)", _F,
+           (_PT + "test_reuse_loads.py", _LIT, _FNA)),
+    Mutant("F9", RL, "loop.set_yields(list(loop.yields) + [ahead], module)",
+           "loop.set_yields(list(loop.yields) + [later], module)",
+           "reuse-loads{across-trips}: the loop carries this trip's value (the twin being "
+           "replaced) instead of the next trip's, so every trip takes the first trip's value",
+           _F, (_PT + "test_reuse_loads.py", _LIT, _FNA)),
+    Mutant("F10", EN, "return base is not None and root is not None and base is not root",
+           "return base is not None and root is not None",
+           "epilogue-norm: a store to the output's own memory between the unnormalized store "
+           "and the final one counts as a side output (the tile is forwarded past it)", _F,
+           (_PT + "test_epilogue_norm.py", _LIT, _PT + "test_cluster_reduce.py", _FNA)),
+    Mutant("F11", RA, "    if not is_zero_constant(init):\n", "    if False:\n",
+           "residual-acc: a loop accumulator that starts at a non-zero value is started at the "
+           "residual instead (its own start is lost)", _F,
+           (_PT + "test_residual_acc.py", _LIT, _FNA)),
+    Mutant("F12", HL, "        if ld.root is None or id(ld.root) in written:\n",
+           "        if ld.root is None:\n",
+           "hoist-loads: an invariant load of memory the kernel writes is hoisted out of its "
+           "loop (later trips see the value from before the loop's stores)", _F,
+           (_PT + "test_hoist_loads.py", _LIT, _FNA)),
+    Mutant("F13", PL, "        if ld.root is None or id(ld.root) in written:\n",
+           "        if ld.root is None:\n",
+           "prefetch-loads: an accumulator-only tile load of memory the kernel writes is given "
+           "tt.latency (Triton's pipeliner prefetches it a trip early, before the trip's store)",
+           _F, (_PT + "test_prefetch_loads.py", _LIT, _FNA)),
+    Mutant("F14", ATT, "nshift, ns1, ns2 = _ln_sums(X, row0 + BLOCK_M, end, H, D, BLOCK_M, LN_MMA)",
+           "nshift, ns1, ns2 = _ln_sums(X, row0, end, H, D, BLOCK_M, LN_MMA)",
+           "FlashNormAttention forward, STATS_AHEAD walk: the sums carried to the next row "
+           "block are this block's (the next block's LayerNorm statistics are wrong)", _F,
+           (_FNA,)),
+    Mutant("F15", COM, "torch.argsort(lengths, descending=True, stable=True)",
+           "torch.argsort(lengths, descending=False, stable=True)",
+           "longest_first: the kvq programs' launch order sorts the sequences shortest first",
+           _F, (_FNAB, _FNA)),
+    Mutant("F16", COM, "    end = off[b + 1]\n", "    end = off[b + 1] - 1\n",
+           "row_block_table: each block's end of sequence one row early (a sequence's last row "
+           "is never computed)", _F,
+           (_FNAB, _FNA)),
+    Mutant("F17", ATB, "b = tl.load(ORDER + pid // HKV)", "b = tl.load(ORDER + (pid + 1) // HKV)",
+           "FlashNormAttention backward, kvq kernel: the launch-order entry of the next "
+           "program (ORDER off by one: a batch and kv head done twice, another never)", _F,
+           (_FNAB, _FNA)),
 ]
 
 
@@ -232,11 +354,16 @@ def _pytest(root: Path, ignore: tuple = (), tests: tuple = (), first: bool = Fal
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="*", help="mutant ids (default: all)")
-    ap.add_argument("--group", choices=("passes", "lowering"), help="only this group's mutants")
+    ap.add_argument("--group", choices=("passes", "lowering", "fna"),
+                    help="only this group's mutants")
     ap.add_argument("--check", action="store_true",
                     help="only check that each chosen mutant's pattern occurs once")
     ap.add_argument("--tests", nargs="*", default=(),
                     help="test files to run instead of the whole CPU suite (test/python)")
+    ap.add_argument("--own-tests", action="store_true",
+                    help="run each mutant against its own test files (Mutant.tests: those that "
+                         "exercise its code; --tests where it lists none); the baseline runs "
+                         "their union once")
     ap.add_argument("--first-failure", action="store_true",
                     help="stop a mutant's run at its first failing test (pytest -x): a quicker "
                          "score, fewer tests listed per mutant")
@@ -256,12 +383,16 @@ def main(argv=None) -> int:
         print(f"{len(chosen) - stale}/{len(chosen)} patterns apply")
         return 1 if stale else 0
     tests = tuple(args.tests)
+    own = {m.id: (m.tests or tests) if args.own_tests else tests for m in chosen}
+    if args.own_tests:  # the baseline: every mutant's tests, once
+        tests = tuple(dict.fromkeys(t for m in chosen for t in own[m.id]))
     runs = {"full": ()}
     if args.without_interpreter:
         runs["without_interpreter"] = INTERPRETER_TESTS
 
-    def suite(root: Path, first: bool = False) -> dict:
-        return {k: _pytest(root, ignore, tests, first) for k, ignore in runs.items()}
+    def suite(root: Path, first: bool = False, only: tuple = None) -> dict:
+        return {k: _pytest(root, ignore, tests if only is None else only, first)
+                for k, ignore in runs.items()}
 
     # the unmutated checkout first: a test that fails there (the machine, not the mutant) does
     # not count as catching anything. (The copies' directory names must not contain "normfuse":
@@ -285,7 +416,9 @@ def main(argv=None) -> int:
             _copy_checkout(root)
             _apply(root, m)
             row = {"id": m.id, "file": m.file, "what": m.what}
-            for k, r in suite(root, args.first_failure).items():
+            if args.own_tests:
+                row["tests"] = list(own[m.id]) or ["test/python"]
+            for k, r in suite(root, args.first_failure, own[m.id]).items():
                 r["caught_by"] = caught_by(r, baseline[k])
                 row[k] = r
             row["caught"] = bool(row["full"]["caught_by"])
