@@ -2,6 +2,7 @@
 import pytest
 import torch
 import triton
+import triton.language as tl
 
 import normfuse
 from normfuse.reference import linear_norm_ref
@@ -36,6 +37,43 @@ def test_aot_row_over_several_tiles_is_left_alone():
                           passes=("epilogue-norm",), num_warps=8, attrs=ALIGNED)
     assert not ck.applied
     assert any("several tiles" in r for r in ck.remarks), ck.remarks
+
+
+@triton.jit
+def _overwrite_between(X, Y, eps, N: tl.constexpr, BM: tl.constexpr):
+    """A tile stored, its column 0 overwritten by the row sums (Y's own memory, between the two
+    stores), reloaded, normalized and stored back: the reload reads the sums there."""
+    offs_m = tl.arange(0, BM)
+    offs_n = tl.arange(0, N)
+    acc = tl.load(X + offs_m[:, None] * N + offs_n[None, :]).to(tl.float32) * 2.0
+    ss = tl.sum(acc * acc, axis=1)
+    p = Y + offs_m[:, None] * N + offs_n[None, :]
+    tl.store(p, acc.to(tl.bfloat16))
+    tl.store(Y + offs_m * N, ss.to(tl.bfloat16))
+    y = tl.load(p).to(tl.float32)
+    tl.store(p, (y / tl.sqrt(ss / N + eps)[:, None]).to(tl.bfloat16))
+
+
+def test_store_to_the_output_between_left_alone():
+    """A store into the output's own memory between the unnormalized store and the final one
+    (lit: negative_extra_store, there outside the tile; here over its column 0): left alone,
+    so the reload sees it (forwarded, column 0 would be the tile's own value)."""
+    pytest.importorskip("numpy", reason="normfuse.testing needs numpy")
+    from normfuse.testing import check_pass_numerics
+    x = torch.randn(16, 32, generator=torch.Generator().manual_seed(5)).bfloat16()
+    y = torch.full((16, 32), float("nan")).bfloat16()
+    res = check_pass_numerics(_overwrite_between, [x, y, 1e-5], constexprs=dict(N=32, BM=16),
+                              grid=(1,), passes="epilogue-norm", num_warps=4)
+    assert not res.applied, res.remarks
+    assert any("'tt.store' between the unnormalized store and the final store" in r
+               for r in res.remarks), res.remarks
+    acc = x.float() * 2.0
+    ss = (acc * acc).sum(1)
+    tile = acc.bfloat16().float()
+    tile[:, 0] = ss.bfloat16().float()
+    want = (tile / torch.sqrt(ss / 32 + 1e-5)[:, None]).bfloat16()
+    assert torch.equal(res.after["Y"], want)
+    assert torch.equal(res.before["Y"], res.after["Y"])
 
 
 @pytest.mark.gpu

@@ -34,6 +34,27 @@ def test_walk_same_results(lo, hi, kn):
                            x[lo * 16:hi * 16].view(-1, 16) + k[None, :])
 
 
+def test_walk_reading_what_it_writes_left_alone():
+    """MODE 3: the vector read from Y, which each trip stores to (trip 0 writes Y's first row):
+    the load stays in the loop, and later trips add the row the earlier trip stored (a hoisted
+    load would give every trip Y's row from before the loop)."""
+    g = torch.Generator().manual_seed(3)
+    k = torch.randn(16, generator=g)
+    x = torch.randn(48 * 16, generator=g)
+    y0 = torch.randn(48 * 16, generator=g)
+    res = check_pass_numerics(_walk_kernel(), [k, x, y0.clone(), 0, 48, 16],
+                              constexprs=dict(MODE=3), grid=(1,), passes="hoist-loads",
+                              num_warps=4)
+    assert not res.applied, res.remarks
+    assert any("the kernel writes the memory of Y" in r for r in res.remarks), res.remarks
+    want = y0.clone()
+    for r in range(0, 48, 16):
+        want[r * 16:(r + 16) * 16] = (x[r * 16:(r + 16) * 16].view(16, 16)
+                                      + want[:16][None, :]).reshape(-1)
+    assert torch.equal(res.after["Y"], want)
+    assert torch.equal(res.before["Y"], res.after["Y"])
+
+
 def test_flash_norm_attention_walk_loads_k_and_v_once():
     """FlashNormAttention's forward with ROWS = 2 row blocks per program (the chunk table) through
     the default passes + early-loads + hoist-loads: K and V leave the walk; the same bits as one

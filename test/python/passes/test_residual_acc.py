@@ -17,7 +17,8 @@ from pass_numerics import lit_input_kernels  # noqa: E402
 REF_TOL = 1.2e-2  # interpreted bf16 output vs fp64, Frobenius
 
 
-@pytest.mark.parametrize("mode", [0, 2, 3])
+# (mode 4: the accumulator starts at one, not zero, and must keep its start; 5: acc * (1 / l))
+@pytest.mark.parametrize("mode", [0, 2, 3, 4, 5])
 def test_lit_residual_kernels(mode):
     m = lit_input_kernels()
     gen = torch.Generator().manual_seed(12)

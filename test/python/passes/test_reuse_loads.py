@@ -38,6 +38,36 @@ def test_twice_same_results(n):
     assert torch.isnan(res.after["Y"][n:]).all()
 
 
+@pytest.mark.parametrize("mode, why", [
+    (1, "no two loads of the same addresses"),
+    (3, "the kernel writes the memory of X"),
+    (4, "no two loads of the same addresses")],
+    ids=["another-mask", "x-written", "another-pointer"])
+def test_twice_left_alone_same_results(mode, why):
+    """The loads that must stay two (the lit file's negatives, run): a second load under another
+    mask (its columns >= 8 read as 0), after a store into X (its column 0 the sums), or of W:
+    the pass leaves them, and Y is what the kernel means, not the first load's tile (a bug that
+    merged them would scale x's columns >= 8, x's column 0, or X instead of W)."""
+    g = torch.Generator().manual_seed(mode)
+    n = 21
+    x = torch.randn(32, 16, generator=g)
+    w = torch.randn(32, 16, generator=g)  # (MODE 4 reads W's rows as the second tile)
+    y = torch.full((32, 16), float("nan"))
+    s = torch.full((32,), float("nan"))
+    res = check_pass_numerics(_twice_kernel(), [x.clone(), w, y, s, n],
+                              constexprs=dict(MODE=mode), grid=(2,), passes="reuse-loads",
+                              num_warps=4)
+    assert not res.applied, res.remarks
+    assert any(why in r for r in res.remarks), res.remarks
+    want_s = (x[:n] * x[:n]).sum(1)
+    second = {1: torch.where(torch.arange(16) < 8, x[:n], 0.0),
+              3: torch.cat([want_s[:, None], x[:n, 1:]], 1), 4: w[:n]}[mode]
+    assert torch.allclose(res.after["S"][:n], want_s, rtol=1e-6, atol=1e-6)
+    assert torch.allclose(res.after["Y"][:n], second * want_s[:, None], rtol=1e-6, atol=1e-6)
+    assert torch.equal(torch.nan_to_num(res.before["Y"], 7.0),
+                       torch.nan_to_num(res.after["Y"], 7.0))
+
+
 def test_flash_norm_attention_forward_reads_x_once_before_the_attention():
     """FlashNormAttention's forward through the passes before reuse-loads in its default, then
     with reuse-loads: the attention's load of x takes the statistics' (the residual's reload
