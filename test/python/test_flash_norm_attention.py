@@ -725,6 +725,30 @@ def test_stats_ahead_merge_refused_leaves_every_statistics_loop_whole(monkeypatc
             assert torch.equal(torch.as_tensor(a[name]), torch.as_tensor(b[name])), name
 
 
+def test_stats_ahead_default_is_the_carry_form_of_the_mma_inference_kernel():
+    """stats_ahead=None (prepare_flash_norm_attention's default and the op's): the carry form
+    for the inference kernel with the LayerNorm in the MMA layout through MMA_FNA_PASSES (what
+    ln_mma=None picks without norm weights: the form timed); the two-exchange walk for the
+    training forward (save), the loads' layout (the weighted forms) and any other pass list;
+    explicit values as given."""
+    import importlib
+    fna = importlib.import_module("normfuse.ops.flash_norm_attention")
+    r = fna._resolve_stats_ahead
+    assert fna.DEFAULT_STATS_AHEAD == "carry"
+    assert r("op", None, True, fna.MMA_FNA_PASSES, False) == "carry"
+    assert r("op", None, True, list(fna.MMA_FNA_PASSES), False) == "carry"
+    assert r("op", None, True, fna.MMA_FNA_PASSES, True) is False  # (save)
+    assert r("op", None, False, fna.DEFAULT_FNA_PASSES, False) is False  # (loads' layout)
+    assert r("op", None, True, fna.DEFAULT_FNA_PASSES, False) is False  # (another pass list)
+    assert r("op", None, True, ",".join(fna.MMA_FNA_PASSES), False) is False  # (a string)
+    for given in (False, True, "carry"):
+        assert r("op", given, True, fna.MMA_FNA_PASSES, False) == given
+    # what the op's default arguments resolve to: the MMA layout, then the carry form
+    ln_mma, passes = fna._resolve_ln_mma("op", None, fna.DEFAULT_FNA_PASSES, None, None, None)
+    assert (ln_mma, passes) == (fna.DEFAULT_LN_MMA, fna.MMA_FNA_PASSES)
+    assert r("op", None, ln_mma, passes, False) == ("carry" if ln_mma else False)
+
+
 def test_with_merge_adds_the_option_to_cluster_reduce():
     from normfuse.ops.flash_norm_attention import (AHEAD_FNA_PASSES, DEFAULT_FNA_PASSES,
                                                    with_merge)
@@ -736,16 +760,16 @@ def test_with_merge_adds_the_option_to_cluster_reduce():
 
 
 def test_stats_ahead_checks():
-    """prepare_flash_norm_attention(stats_ahead=...) takes False, True or "carry" and refuses
-    anything else (1 and 0 too) before anything else is checked."""
+    """prepare_flash_norm_attention(stats_ahead=...) takes None (the default), False, True or
+    "carry" and refuses anything else (1 and 0 too) before anything else is checked."""
     import re
     from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
     x, k, v, offs, w = _op_inputs()
-    for bad in ("ahead", 1, 0, None):
+    for bad in ("ahead", 1, 0, "none"):
         with pytest.raises(ValueError, match=re.escape(
-                f"stats_ahead must be False, True or 'carry', got {bad!r}")):
+                f"stats_ahead must be None, False, True or 'carry', got {bad!r}")):
             prepare_flash_norm_attention(x, k, v, offs, stats_ahead=bad)
-    for good in (False, True, "carry"):  # (accepted: the next check is the device's)
+    for good in (None, False, True, "carry"):  # (accepted: the next check is the device's)
         with pytest.raises(ValueError, match="x must be a CUDA tensor"):
             prepare_flash_norm_attention(x, k, v, offs, stats_ahead=good)
 

@@ -443,6 +443,7 @@ def test_attention_mma_variant():
     assert ba.VARIANTS["ahead"] == dict(stats_ahead=True)
     assert ba.VARIANTS["ahead_save"] == dict(ba.VARIANTS["ahead"], save=True)
     assert ba.VARIANTS["carry_save"] == dict(ba.VARIANTS["carry"], save=True)
+    assert ba.VARIANTS["twoexch"] == dict(stats_ahead=False)
     assert ba.ROUNDED_VARIANTS == set(ba.VARIANTS) - {"flat", "walk256"}
     assert ba.parse_configs("64x4:save,64x4:mma_save") == ((64, 4, "save"), (64, 4, "mma_save"))
     ref = torch.randn(64, 2, 16, generator=torch.Generator().manual_seed(0)).bfloat16()

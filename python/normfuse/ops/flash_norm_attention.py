@@ -85,7 +85,8 @@ DEFAULT_FNA_PASSES = ("cluster-reduce{gather=once,early-loads=true}", "epilogue-
 # bench_attention's check, ~5e-5 measured).
 MMA_FNA_PASSES = DEFAULT_FNA_PASSES + ("prefetch-loads",)
 # One cluster exchange a row block instead of two (`prepare_flash_norm_attention(stats_ahead=
-# True)`, off; not timed): the kernels' STATS_AHEAD walk computes row block i + 1's LayerNorm
+# True)`, off: 0.98-1.00x the two-exchange walk's time, H100 2026-12-05; its carry form below is
+# the default): the kernels' STATS_AHEAD walk computes row block i + 1's LayerNorm
 # sums between block i's attention and its RMSNorm (z held in registers across them), and
 # `cluster-reduce{merge=true}` exchanges them with block i's RMSNorm sums in one exchange (the
 # first block's before the walk). Same bits as the default in the interpreter. Session 36's
@@ -112,7 +113,8 @@ AHEAD_FNA_PASSES = with_merge(DEFAULT_FNA_PASSES)
 AHEAD_MMA_FNA_PASSES = with_merge(MMA_FNA_PASSES)
 
 
-# The "carry" form of that walk (`stats_ahead="carry"`, off; not timed): trip i loads block
+# The "carry" form of that walk (`stats_ahead="carry"`, the default where DEFAULT_STATS_AHEAD
+# says, below): trip i loads block
 # i + 1's x tile (one head a CTA after cluster-reduce) for its LayerNorm sums and converts it to
 # the MMA layout, and trip i + 1 loaded and converted it again for q;
 # `reuse-loads{across-trips=values}` carries the converted tile (fp32) to the next trip instead
@@ -125,6 +127,15 @@ def with_carry(passes):
 
 CARRY_FNA_PASSES = with_carry(DEFAULT_FNA_PASSES)
 CARRY_MMA_FNA_PASSES = with_carry(MMA_FNA_PASSES)
+# `prepare_flash_norm_attention(stats_ahead=None)` (the default, and the op's): the carry form
+# where the forward is the inference kernel (not `save`) with the LayerNorm in the MMA layout
+# through MMA_FNA_PASSES (the op's default without norm weights), the form timed; False
+# elsewhere. H100, 2026-12-05 (bench_attention --default-only --configs
+# 64x4:ahead,64x4:carry, one run, `bench/results/2026-12-05/session40/`): the fused forward
+# 0.282 / 0.465 / 0.553 ms against 0.388 / 0.625 / 0.763 (softmax H 2 / 3 / 4, max length
+# 1000), 0.279 against 0.378 (GELU H 2), 1.432 against 2.007 (GELU H 4, max 3000): 0.71-0.74x,
+# the same bits; the ahead form without the carry 0.98-1.00x.
+DEFAULT_STATS_AHEAD = "carry"
 # `prepare_flash_norm_attention(ln_mma=None)` (the default, and the op's): the LayerNorm in the
 # MMA layout with MMA_FNA_PASSES where `passes` is the default pipeline and the norms have no
 # weights, the forms timed. H200, 2026-12-05 (bench_attention --default-only --configs
@@ -339,7 +350,7 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
                                  kv_tma: bool = False, row_table: bool | None = None,
                                  rows_per_program: int | None = None,
                                  ln_mma: bool | None = None,
-                                 stats_ahead: bool | str = False) -> PreparedFNA:
+                                 stats_ahead: bool | str | None = None) -> PreparedFNA:
     """A validated launch (`PreparedFNA`). `save`: the training forward's kernel, which also
     stores g (the attention's output) and (softmax) lse for the backward into `PreparedFNA.g` /
     `.lse`. `kv_tma`: K and V tiles by bulk tensor copies straight into shared memory instead of
@@ -355,16 +366,17 @@ def prepare_flash_norm_attention(x, k, v, offsets, *, activation="gelu_tanh", qk
     `passes=MMA_FNA_PASSES` when True); None (the default): `DEFAULT_LN_MMA` where `passes` is
     `DEFAULT_FNA_PASSES` and no norm weight is given, then with `MMA_FNA_PASSES`; False: the
     LayerNorm in the loads' layout (the weighted forms' default: LN_MMA spills more there).
-    `stats_ahead` (off; not timed): one cluster exchange a row block in the walk instead of two
-    (the kernel's STATS_AHEAD, `cluster-reduce{merge=true}` added to `passes`: `with_merge`);
-    the same results; no effect without a walk (one row block a program). `stats_ahead="carry"`:
-    that walk with the next block's x tile, loaded in a trip for its sums and converted there,
-    carried to the next trip instead of loaded and converted again (`reuse-loads{across-trips=
-    values}` too: `with_carry`). A pass list given as a string is used as given."""
+    `stats_ahead`: True: one cluster exchange a row block in the walk instead of two (the
+    kernel's STATS_AHEAD, `cluster-reduce{merge=true}` added to `passes`: `with_merge`); the
+    same results; no effect without a walk (one row block a program). "carry": that walk with
+    the next block's x tile, loaded in a trip for its sums and converted there, carried to the
+    next trip instead of loaded and converted again (`reuse-loads{across-trips=values}` too:
+    `with_carry`). None (the default): `DEFAULT_STATS_AHEAD` for the inference forward (not
+    `save`) with the LayerNorm in the MMA layout through `MMA_FNA_PASSES` (what `ln_mma=None`
+    picks without norm weights), else False. A pass list given as a string is used as given."""
     op = "flash_norm_attention"
     ln_mma, passes = _resolve_ln_mma(op, ln_mma, passes, ln_weight, ln_bias, rms_weight)
-    if not (stats_ahead is False or stats_ahead is True or stats_ahead == "carry"):
-        raise ValueError(f"{op}: stats_ahead must be False, True or 'carry', got {stats_ahead!r}")
+    stats_ahead = _resolve_stats_ahead(op, stats_ahead, ln_mma, passes, save)
     if stats_ahead and passes is not None and not isinstance(passes, str):
         passes = (with_carry if stats_ahead == "carry" else with_merge)(tuple(passes))
     rms_eps = eps if rms_eps is None else rms_eps
@@ -457,6 +469,21 @@ def _resolve_ln_mma(op: str, ln_mma, passes, ln_weight, ln_bias, rms_weight) -> 
     if not isinstance(ln_mma, bool):
         raise ValueError(f"{op}: ln_mma must be True, False or None, got {ln_mma!r}")
     return ln_mma, passes
+
+
+def _resolve_stats_ahead(op: str, stats_ahead, ln_mma: bool, passes, save: bool):
+    """`prepare_flash_norm_attention`'s stats_ahead (False, True or "carry") from the argument,
+    after `_resolve_ln_mma`: None takes `DEFAULT_STATS_AHEAD` for the inference kernel (not
+    `save`) with the LayerNorm in the MMA layout through `MMA_FNA_PASSES` (a tuple or list of its
+    names), else False; anything but None, False, True and "carry" is refused."""
+    if stats_ahead is None:
+        default = (ln_mma and not save and not isinstance(passes, str) and passes is not None
+                   and tuple(passes) == MMA_FNA_PASSES)
+        return DEFAULT_STATS_AHEAD if default else False
+    if not (stats_ahead is False or stats_ahead is True or stats_ahead == "carry"):
+        raise ValueError(f"{op}: stats_ahead must be None, False, True or 'carry', got "
+                         f"{stats_ahead!r}")
+    return stats_ahead
 
 
 def _default_walk(T: int, B: int, H: int, block_m: int, host, device) -> tuple[int, Any]:

@@ -485,7 +485,9 @@ def cells(quick: bool) -> list:
 # default's, compared within ROUNDING_TOL here in case a layout reorders a row sum on the GPU).
 # "carry" / "carry_save" (`--configs` only): that walk's carry form (`stats_ahead="carry"`: the
 # next block's x, converted for its sums, carried to the next trip by reuse-loads{across-trips=
-# values}; same bits as the default in the interpreter).
+# values}; same bits as the default in the interpreter; the inference default since session 40).
+# "twoexch" (`--configs` only): the walk with two exchanges a row block and no carry
+# (`stats_ahead=False`), the inference default before session 40.
 _ONCE = ("cluster-reduce{gather=once}", "epilogue-norm", "residual-acc")
 _NOREUSE = tuple(p for p in DEFAULT_FNA_PASSES if not p.startswith("reuse-loads"))
 _MMA = dict(ln_mma=True, passes=MMA_FNA_PASSES)
@@ -503,7 +505,8 @@ VARIANTS = {"noreuse": dict(passes=_NOREUSE),
             "ahead": dict(stats_ahead=True),
             "ahead_save": dict(stats_ahead=True, save=True),
             "carry": dict(stats_ahead="carry"),
-            "carry_save": dict(stats_ahead="carry", save=True)}
+            "carry_save": dict(stats_ahead="carry", save=True),
+            "twoexch": dict(stats_ahead=False)}
 # variants that may round differently from the default: the MMA layout reduces the LayerNorm's
 # row sums in another order than the loads' layout (whichever of the two the default is: it
 # depends on the weights), the training forward divides softmax's output by l (the inference
