@@ -1067,3 +1067,67 @@ def test_gpu_fold_now_is_the_reference(offset):
     g = (1 + 0.2 * torch.randn(2048, device="cuda")).to(torch.bfloat16)
     for _ in range(2):
         assert torch.equal(fold_now(w, g, offset), fold_norm_weight(w, g, offset=offset))
+
+
+def test_held_folds_launch_on_release_in_order(monkeypatch):
+    """norm.held_folds: inside it, fold_columns / fold_columns_dot allocate their outputs and
+    queue their launch instead of launching; release_folds launches them once each, in order
+    (the training forward releases them just before the fused GEMM's launch). Outside it they
+    launch at once."""
+    from normfuse.ops import norm
+    launched = []
+    monkeypatch.setattr(norm, "_launch_ready",
+                        lambda key, tensors, name, plan, device=None: launched.append(name))
+    w = torch.randn(8, 16).bfloat16()
+    g, beta = torch.randn(16).bfloat16(), torch.randn(16).bfloat16()
+    with norm.held_folds() as queue:
+        out = norm.fold_columns(w, g, 0.0)
+        folded, wb, cs = norm.fold_columns_dot(w, g, beta, None, 0.0)
+    assert launched == [] and len(queue) == 2
+    assert out.shape == w.shape and folded.shape == w.shape and wb.shape == cs.shape == (8,)
+    norm.release_folds(queue)
+    assert launched == ["scale_columns", "scale_columns_dot"] and queue == []
+    norm.release_folds(queue)  # (released once)
+    assert launched == ["scale_columns", "scale_columns_dot"]
+    norm.fold_columns(w, g, 0.0)  # (outside: at once)
+    assert launched[-1] == "scale_columns" and len(launched) == 3
+
+
+def test_training_forward_releases_the_fold_just_before_the_gemm(monkeypatch):
+    """The pre-norm training forward holds its fold's launch (norm.held_folds) and hands
+    launch_prenorm the release, which runs it after the plan and the output are ready and
+    before the GEMM's launch: the two kernels go out back to back, fold first."""
+    import sys
+    from normfuse.ops import norm, prenorm_linear
+    training = sys.modules["normfuse.ops.training"]
+    events = []
+    monkeypatch.setattr(norm, "_launch_ready",
+                        lambda key, tensors, name, plan, device=None: events.append(name))
+    monkeypatch.setattr(training, "route", lambda op, x: True)
+    monkeypatch.setattr(training, "stats_in_backward", lambda op, x: True)
+    monkeypatch.setattr(prenorm_linear, "_fold_dot_applies", lambda *a: True)
+
+    def train_weights(weight, g, beta, bias, offset, is_ln):  # (the fold's launch, held)
+        folded, extra, _ = norm.fold_columns_dot(weight, g, beta, bias, offset)
+        return folded, extra
+
+    class Plan:
+        def run(self, tensors):
+            events.append("gemm")
+    monkeypatch.setattr(training, "_train_weights", train_weights)
+    real = prenorm_linear.launch_prenorm
+
+    def launch(op, kind, x, w, g, beta, bias, eps, wkey=None, before=None):
+        events.append("plan")
+        monkeypatch.setattr(prenorm_linear, "_PRE_PLANS", {})
+        key = prenorm_linear.prenorm_plan_key(kind, x, eps, prenorm_linear.weights_key(
+            w, g, beta, bias))
+        prenorm_linear._PRE_PLANS[key] = Plan()
+        return real(op, kind, x, w, g, beta, bias, eps, before=before)
+    monkeypatch.setattr(training, "launch_prenorm", launch)
+    x = torch.randn(4, 16).bfloat16()
+    w = torch.randn(8, 16).bfloat16()
+    g, beta = torch.randn(16).bfloat16(), torch.randn(16).bfloat16()
+    y, _, _ = training._pre_fwd_impl(x, g, beta, w, None, 1e-5, 0.0, True, checked=True)
+    assert events == ["plan", "scale_columns_dot", "gemm"], events
+    assert y.shape == (4, 8)
