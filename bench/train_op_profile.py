@@ -1,5 +1,6 @@
-"""Where a fused pre-norm training op's forward + backward spends its time, per backward plan
-(issue 21): host time per step (no sync), wall time per step (synchronized), the device kernels
+"""Where a fused training op's forward + backward spends its time, per backward plan
+(issue 21; `--kind post-rms` / `post-ln`: the post-norm ops linear_rmsnorm / linear_layernorm,
+the norm over the GEMM's N outputs, against F.linear + the norm; no plans there): host time per step (no sync), wall time per step (synchronized), the device kernels
 of one step (torch.profiler), with `--timeline` where the device waited inside a synchronized
 step (`profile_models.timeline_gaps`: the lead before the first kernel, the gaps and the kernel
 each one held up) and the host's CUDA / torch calls by their own time, and the host's top
@@ -9,7 +10,8 @@ torch.compile (the issue's yardstick: which of its kernels make its backward che
 GEMMs plus the norm backward timed alone). `--plans` picks the backward plans (default: all);
 `--no-cprofile` skips the host's function listing.
 
-    PYTHONPATH=python python3 bench/train_op_profile.py [--kind rms|ln] [--m 8192 --k 2048 --n 3072]
+    PYTHONPATH=python python3 bench/train_op_profile.py [--kind rms|ln|post-rms|post-ln]
+        [--m 8192 --k 2048 --n 3072]
         [--compiled] [--plans cublas,rowdot] [--no-cprofile] [--timeline]
 """
 from __future__ import annotations
@@ -24,7 +26,7 @@ import time
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kind", default="rms", choices=["rms", "ln"])
+    ap.add_argument("--kind", default="rms", choices=["rms", "ln", "post-rms", "post-ln"])
     ap.add_argument("--m", type=int, default=8192)
     ap.add_argument("--k", type=int, default=2048)
     ap.add_argument("--n", type=int, default=3072)
@@ -46,23 +48,31 @@ def main(argv=None) -> int:
     from normfuse.ops import training
     from normfuse.repro.profile_models import (TIMELINE_MARK, host_calls as host_calls_of,
                                                kernels_of, timeline_gaps)
-    M, K, N, ln = a.m, a.k, a.n, a.kind == "ln"
-    op = "layernorm_linear" if ln else "rmsnorm_linear"
+    M, K, N = a.m, a.k, a.n
+    post, ln = a.kind.startswith("post-"), a.kind.endswith("ln")
+    op = (("linear_layernorm" if ln else "linear_rmsnorm") if post else
+          ("layernorm_linear" if ln else "rmsnorm_linear"))
     eps = 1e-5 if ln else 1e-6
     g = torch.Generator(device="cuda").manual_seed(0)
 
     def r(*s, sc=1.0, sh=0.0):
         return (torch.randn(*s, generator=g, device="cuda") * sc + sh).to(torch.bfloat16)
-    ins = [r(M, K), r(K, sc=0.1, sh=1.0), r(K, sc=0.1) if ln else None, r(N, K, sc=K ** -0.5)]
+    L = N if post else K  # (the normalized length: the GEMM's outputs for a post-norm)
+    ins = [r(M, K), r(L, sc=0.1, sh=1.0), r(L, sc=0.1) if ln else None, r(N, K, sc=K ** -0.5)]
     ins = [t.requires_grad_(True) if t is not None else None for t in ins]
     dy = r(M, N)
 
     def ours(x, gw, b, w):
+        if post:
+            return (ops.linear_layernorm(x, w, gw, b, eps) if ln else
+                    ops.linear_rmsnorm(x, w, gw, eps))
         return ops.layernorm_linear(x, gw, b, w, eps) if ln else ops.rmsnorm_linear(x, gw, w, eps)
 
+    def norm(h, gw, b):
+        return F.layer_norm(h, (L,), gw, b, eps) if ln else F.rms_norm(h, (L,), gw, eps)
+
     def eager(x, gw, b, w):
-        n = F.layer_norm(x, (K,), gw, b, eps) if ln else F.rms_norm(x, (K,), gw, eps)
-        return F.linear(n, w)
+        return norm(F.linear(x, w), gw, b) if post else F.linear(norm(x, gw, b), w)
 
     def step(fn):
         for t in ins:
@@ -86,16 +96,20 @@ def main(argv=None) -> int:
                 gbs = x2.numel() * x2.element_size() * (2 if is_ln else 1) / ms / 1e6
                 print(f"row_stats {M}x{K} {'ln' if is_ln else 'rms'} BLOCK_M={bm} BLOCK_K={bk} "
                       f"warps={nw}: {ms * 1e3:.1f} us ({gbs:.0f} GB/s){'' if ok else ' WRONG'}")
-    plans = training.PRENORM_BWD_PLANS if a.plans is None else tuple(a.plans.split(","))
+    if post and a.plans is not None:
+        raise SystemExit("train_op_profile: --plans is for the pre-norm ops (--kind rms / ln)")
+    plans = (() if post else training.PRENORM_BWD_PLANS if a.plans is None
+             else tuple(a.plans.split(",")))
     bad = [p for p in plans if p not in training.PRENORM_BWD_PLANS]
     if bad:
         raise SystemExit(f"train_op_profile: unknown plan(s) {bad}; expected any of "
                          f"{list(training.PRENORM_BWD_PLANS)}")
-    variants = [("eager", eager, None)] + [(f"ours {p}", ours, p) for p in plans]
+    variants = ([("eager", eager, None)] + [(f"ours {p}", ours, p) for p in plans]
+                + ([("ours", ours, None)] if post else []))
     if a.compiled:
         variants.append(("compiled", torch.compile(eager), None))
     for name, fn, plan in variants:
-        old = training.PRENORM_BWD_PLAN[op]
+        old = training.PRENORM_BWD_PLAN.get(op)
         if plan:
             training.PRENORM_BWD_PLAN[op] = plan
         try:
@@ -132,7 +146,8 @@ def main(argv=None) -> int:
                 torch.cuda.synchronize()
                 pr.disable()
         finally:
-            training.PRENORM_BWD_PLAN[op] = old
+            if plan:
+                training.PRENORM_BWD_PLAN[op] = old
         print(f"\n== {op} {M}x{K}x{N} {name}: host {statistics.median(host):.3f} ms, wall "
               f"{statistics.median(wall):.3f} ms (medians of {a.steps} steps)")
         print(f"device kernels of one step: {tot:.3f} ms")
