@@ -1782,24 +1782,24 @@ module {
       %x_35 = arith.cmpi slt, %p_8, %x_34 : tensor<1x32xi32>
       %x_36 = tt.broadcast %x_35 : tensor<1x32xi1> -> tensor<64x32xi1>
       %x_37 = tt.load %p_30, %x_36, %cst : tensor<64x32x!tt.ptr<bf16>>
-      %5 = arith.addi %k, %c1_i32 : i32
-      %6 = arith.muli %5, %c32_i32 : i32
-      %7 = arith.subi %K, %6 : i32
-      %8 = tt.splat %7 : i32 -> tensor<1x32xi32>
-      %9 = arith.cmpi slt, %p_8, %8 : tensor<1x32xi32>
-      %10 = tt.addptr %p_30, %cst_3 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
-      %11 = arith.mulf %x_37, %cst_2 : tensor<64x32xbf16>
-      %12 = tt.broadcast %9 : tensor<1x32xi1> -> tensor<64x32xi1>
-      tt.store %10, %11, %12 : tensor<64x32x!tt.ptr<bf16>>
-      %acc_38 = arith.extf %x_37 : tensor<64x32xbf16> to tensor<64x32xf32>
-      %acc_39 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
-      %acc_40 = tt.broadcast %acc_39 : tensor<64x1xf32> -> tensor<64x32xf32>
-      %acc_41 = arith.mulf %acc_38, %acc_40 : tensor<64x32xf32>
-      %acc_42 = arith.truncf %acc_41 : tensor<64x32xf32> to tensor<64x32xbf16>
-      %acc_43 = tt.load %q_31 : tensor<32x32x!tt.ptr<bf16>>
-      %acc_44 = tt.dot %acc_42, %acc_43, %acc_32, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
-      %q_45 = tt.addptr %q_31, %cst_1 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
-      scf.yield %10, %q_45, %acc_44 : tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>
+      %nxt = arith.addi %k, %c1_i32 : i32
+      %nxt_38 = arith.muli %nxt, %c32_i32 : i32
+      %nxt_39 = arith.subi %K, %nxt_38 : i32
+      %nxt_40 = tt.splat %nxt_39 : i32 -> tensor<1x32xi32>
+      %nxt_41 = arith.cmpi slt, %p_8, %nxt_40 : tensor<1x32xi32>
+      %5 = tt.addptr %p_30, %cst_3 : tensor<64x32x!tt.ptr<bf16>>, tensor<64x32xi32>
+      %6 = arith.mulf %x_37, %cst_2 : tensor<64x32xbf16>
+      %7 = tt.broadcast %nxt_41 : tensor<1x32xi1> -> tensor<64x32xi1>
+      tt.store %5, %6, %7 : tensor<64x32x!tt.ptr<bf16>>
+      %acc_42 = arith.extf %x_37 : tensor<64x32xbf16> to tensor<64x32xf32>
+      %acc_43 = tt.expand_dims %rstd_21 {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+      %acc_44 = tt.broadcast %acc_43 : tensor<64x1xf32> -> tensor<64x32xf32>
+      %acc_45 = arith.mulf %acc_42, %acc_44 : tensor<64x32xf32>
+      %acc_46 = arith.truncf %acc_45 : tensor<64x32xf32> to tensor<64x32xbf16>
+      %acc_47 = tt.load %q_31 : tensor<32x32x!tt.ptr<bf16>>
+      %acc_48 = tt.dot %acc_46, %acc_47, %acc_32, inputPrecision = tf32 : tensor<64x32xbf16> * tensor<32x32xbf16> -> tensor<64x32xf32>
+      %q_49 = tt.addptr %q_31, %cst_1 : tensor<32x32x!tt.ptr<bf16>>, tensor<32x32xi32>
+      scf.yield %5, %q_49, %acc_48 : tensor<64x32x!tt.ptr<bf16>>, tensor<32x32x!tt.ptr<bf16>>, tensor<64x32xf32>
     }
     %0 = arith.muli %p, %cst_0 : tensor<64x1xi32>
     %1 = tt.splat %Y : !tt.ptr<f32> -> tensor<64x1x!tt.ptr<f32>>

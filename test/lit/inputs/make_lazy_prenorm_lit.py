@@ -254,8 +254,10 @@ HEAD = """// lazy-prenorm: one chunk per case, positive cases first, then the ba
 
 def outputs() -> dict:
     assert set(CH) == {fn.__name__ for fn in KERNELS}, "one CHECK block per kernel of KERNELS"
-    cases = [(fn.__name__, fn, signature(fn), {"BM": BM, "BN": BN, "BK": BK}, CH[fn.__name__])
-             for fn in KERNELS]
+    cases = [(fn.__name__, fn, signature(fn), dict({"BM": BM, "BN": BN, "BK": BK},
+                                                  **({"CARRIED": True} if "CARRIED" in
+                                                     fn.arg_names else {})),
+              CH[fn.__name__]) for fn in KERNELS]
     return {"lazy-prenorm.mlir": litgen.lit_text(HEAD, cases)}
 
 

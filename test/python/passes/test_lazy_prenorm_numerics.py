@@ -15,7 +15,8 @@ from normfuse.reference import layernorm_linear_ref, rel_err, rmsnorm_linear_ref
 from normfuse.testing import check_ir_numerics, check_pass_numerics, default_pipeline
 
 from pass_numerics import (  # noqa: E402
-    K, LAZY, LIT, M, N, PRE, REF_TOL, TOL, _assert_ok, _bf, _lazy_args, _op_names, _poisoned)
+    K, LAZY, LIT, M, N, PRE, REF_TOL, TOL, _assert_ok, _bf, _lazy_args, _op_names, _poisoned,
+    lit_input)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,40 +214,13 @@ def test_stats_loop_twin_forms(mode, why):
 # computed from X.
 # ---------------------------------------------------------------------------------------------
 
-@triton.jit
-def _rms_writes_x(X, W, Y, K, stride, eps, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                  CARRIED: tl.constexpr):
-    offs_m = tl.arange(0, BM)
-    offs_n = tl.arange(0, BN)
-    offs_k = tl.arange(0, BK)
-    ss = tl.zeros([BM], dtype=tl.float32)
-    p = X + offs_m[:, None] * stride + offs_k[None, :]
-    for k in range(0, tl.cdiv(K, BK)):
-        x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0).to(tl.float32)
-        ss += tl.sum(x * x, axis=1)
-        p += BK
-    rstd = 1.0 / tl.sqrt(ss / K + eps)
-    p = X + offs_m[:, None] * stride + offs_k[None, :]
-    q = W + offs_n[None, :] * stride + offs_k[:, None]
-    acc = tl.zeros([BM, BN], dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        x = tl.load(p, mask=offs_k[None, :] < K - k * BK, other=0.0)
-        nxt = offs_k[None, :] < K - (k + 1) * BK
-        if CARRIED:
-            tl.store(p + BK, x * 2, mask=nxt)
-        else:
-            tl.store(X + offs_m[:, None] * stride + (k + 1) * BK + offs_k[None, :], x * 2, mask=nxt)
-        acc = tl.dot((x.to(tl.float32) * rstd[:, None]).to(tl.bfloat16), tl.load(q), acc)
-        p += BK
-        q += BK
-    tl.store(Y + offs_m[:, None] * BN + offs_n[None, :], acc)
-
-
 @pytest.mark.parametrize("carried", [True, False], ids=["carried-pointer", "computed-pointer"])
 def test_gemm_loop_writing_x_is_refused(carried):
     import normfuse
-    sig = {"X": "*bf16", "W": "*bf16", "Y": "*fp32", "K": "i32", "stride": "i32", "eps": "fp32"}
-    ttir = normfuse.compile(_rms_writes_x, signature=sig,
+    lit = lit_input("lazy_prenorm_kernels")  # (the lit chunk negative_gemm_loop_writes_x)
+    fn = lit.negative_gemm_loop_writes_x
+    sig = {k: v for k, v in lit.signature(fn).items() if v != "constexpr"}
+    ttir = normfuse.compile(fn, signature=sig,
                             constexprs=dict(BM=16, BN=16, BK=16, CARRIED=carried),
                             target="cuda:90", passes=(), num_warps=4).asm["ttir"]
     gen = torch.Generator().manual_seed(3)
