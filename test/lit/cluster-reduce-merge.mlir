@@ -608,16 +608,16 @@ module {
 
 module {
   tt.func public @ahead_small(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<16xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst = arith.constant dense<16> : tensor<16x1xi32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
     %c4_i32 = arith.constant 4 : i32
     %c1_i32 = arith.constant 1 : i32
     %c2_i32 = arith.constant 2 : i32
     %c0_i32 = arith.constant 0 : i32
-    %cst_1 = arith.constant dense<1.000000e+00> : tensor<16xf32>
-    %cst_2 = arith.constant dense<64> : tensor<16xi32>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_4 = arith.constant dense<16> : tensor<16x1xi32>
+    %cst_3 = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst_4 = arith.constant dense<64> : tensor<16xi32>
     %cst_5 = arith.constant dense<3.200000e+01> : tensor<16xf32>
     %cst_6 = arith.constant dense<32> : tensor<16x1xi32>
     %c16_i32 = arith.constant 16 : i32
@@ -627,7 +627,7 @@ module {
     %rows = arith.muli %first, %c16_i32 : i32
     %rows_7 = tt.splat %rows : i32 -> tensor<16xi32>
     %rows_8 = arith.addi %rows_7, %cols : tensor<16xi32>
-    %s = scf.for %t_9 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_10 = %cst) -> (tensor<16xf32>)  : i32 {
+    %s = scf.for %t_9 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_10 = %cst_1) -> (tensor<16xf32>)  : i32 {
       %s_11 = tt.expand_dims %rows_8 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
       %s_12 = arith.muli %s_11, %cst_6 : tensor<16x1xi32>
       %s_13 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
@@ -653,100 +653,100 @@ module {
       %rows_11 = arith.muli %t_9, %c16_i32 : i32
       %rows_12 = tt.splat %rows_11 : i32 -> tensor<16xi32>
       %rows_13 = arith.addi %rows_12, %cols : tensor<16xi32>
-      %shift = arith.divf %s_10, %cst_5 : tensor<16xf32>
-      %ss = scf.for %t_21 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_22 = %cst) -> (tensor<16xf32>)  : i32 {
+      %ss = arith.divf %s_10, %cst_5 : tensor<16xf32>
+      %ss_14 = scf.for %t_18 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_19 = %cst_1) -> (tensor<16xf32>)  : i32 {
         %a = tt.expand_dims %rows_13 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %a_23 = arith.muli %a, %cst_6 : tensor<16x1xi32>
-        %a_24 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %a_25 = tt.addptr %a_24, %a_23 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %a_26 = arith.muli %t_21, %c16_i32 : i32
-        %a_27 = tt.splat %a_26 : i32 -> tensor<16x1xi32>
-        %a_28 = tt.addptr %a_25, %a_27 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %a_29 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-        %a_30 = tt.broadcast %a_28 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %a_31 = tt.broadcast %a_29 : tensor<1x16xi32> -> tensor<16x16xi32>
-        %a_32 = tt.addptr %a_30, %a_31 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %a_33 = tt.load %a_32 : tensor<16x16x!tt.ptr<bf16>>
+        %a_20 = arith.muli %a, %cst_6 : tensor<16x1xi32>
+        %a_21 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %a_22 = tt.addptr %a_21, %a_20 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %a_23 = arith.muli %t_18, %c16_i32 : i32
+        %a_24 = tt.splat %a_23 : i32 -> tensor<16x1xi32>
+        %a_25 = tt.addptr %a_22, %a_24 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %a_26 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %a_27 = tt.broadcast %a_25 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %a_28 = tt.broadcast %a_26 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %a_29 = tt.addptr %a_27, %a_28 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %a_30 = tt.load %a_29 : tensor<16x16x!tt.ptr<bf16>>
         %acc = tt.expand_dims %cols {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %acc_34 = arith.muli %acc, %cst_4 : tensor<16x1xi32>
-        %acc_35 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %acc_36 = tt.addptr %acc_35, %acc_34 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %acc_37 = tt.broadcast %acc_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %acc_38 = tt.addptr %acc_37, %a_31 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %acc_39 = tt.load %acc_38 : tensor<16x16x!tt.ptr<bf16>>
-        %acc_40 = tt.dot %a_33, %acc_39, %cst_3, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        %acc_41 = tt.expand_dims %shift {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-        %acc_42 = tt.broadcast %acc_41 : tensor<16x1xf32> -> tensor<16x16xf32>
-        %acc_43 = arith.subf %acc_40, %acc_42 : tensor<16x16xf32>
-        %ss_44 = arith.mulf %acc_43, %acc_43 : tensor<16x16xf32>
-        %ss_45 = "tt.reduce"(%ss_44) <{axis = 1 : i32}> ({
-        ^bb0(%ss_47: f32, %ss_48: f32):
-          %ss_49 = arith.addf %ss_47, %ss_48 : f32
-          tt.reduce.return %ss_49 : f32
+        %acc_31 = arith.muli %acc, %cst : tensor<16x1xi32>
+        %acc_32 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %acc_33 = tt.addptr %acc_32, %acc_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %acc_34 = tt.broadcast %acc_33 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %acc_35 = tt.addptr %acc_34, %a_28 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %acc_36 = tt.load %acc_35 : tensor<16x16x!tt.ptr<bf16>>
+        %acc_37 = tt.dot %a_30, %acc_36, %cst_0, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %acc_38 = tt.expand_dims %ss {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %acc_39 = tt.broadcast %acc_38 : tensor<16x1xf32> -> tensor<16x16xf32>
+        %acc_40 = arith.subf %acc_37, %acc_39 : tensor<16x16xf32>
+        %ss_41 = arith.mulf %acc_40, %acc_40 : tensor<16x16xf32>
+        %ss_42 = "tt.reduce"(%ss_41) <{axis = 1 : i32}> ({
+        ^bb0(%ss_50: f32, %ss_51: f32):
+          %ss_52 = arith.addf %ss_50, %ss_51 : f32
+          tt.reduce.return %ss_52 : f32
         }) : (tensor<16x16xf32>) -> tensor<16xf32>
-        %ss_46 = arith.addf %ss_22, %ss_45 : tensor<16xf32>
-        %0 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %1 = tt.addptr %0, %a_23 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %2 = tt.addptr %1, %a_27 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %3 = tt.broadcast %2 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %4 = tt.addptr %3, %a_31 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %5 = arith.truncf %acc_43 : tensor<16x16xf32> to tensor<16x16xbf16>
-        tt.store %4, %5 : tensor<16x16x!tt.ptr<bf16>>
-        scf.yield %ss_46 : tensor<16xf32>
+        %ss_43 = arith.addf %ss_19, %ss_42 : tensor<16xf32>
+        %ss_44 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %ss_45 = tt.addptr %ss_44, %a_20 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %ss_46 = tt.addptr %ss_45, %a_24 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %ss_47 = tt.broadcast %ss_46 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %ss_48 = tt.addptr %ss_47, %a_28 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %ss_49 = arith.truncf %acc_40 : tensor<16x16xf32> to tensor<16x16xbf16>
+        tt.store %ss_48, %ss_49 : tensor<16x16x!tt.ptr<bf16>>
+        scf.yield %ss_43 : tensor<16xf32>
       }
       %nxt = arith.addi %t_9, %step : i32
-      %nxt_14 = arith.muli %nxt, %c16_i32 : i32
-      %nxt_15 = tt.splat %nxt_14 : i32 -> tensor<16xi32>
-      %nxt_16 = arith.addi %nxt_15, %cols : tensor<16xi32>
-      %live = arith.cmpi slt, %nxt_16, %cst_2 : tensor<16xi32>
-      %sn = scf.for %t_21 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%sn_22 = %cst) -> (tensor<16xf32>)  : i32 {
-        %sn_23 = tt.expand_dims %live {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-        %sn_24 = tt.expand_dims %nxt_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %sn_25 = arith.muli %sn_24, %cst_6 : tensor<16x1xi32>
-        %sn_26 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %sn_27 = tt.addptr %sn_26, %sn_25 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %sn_28 = arith.muli %t_21, %c16_i32 : i32
-        %sn_29 = tt.splat %sn_28 : i32 -> tensor<16x1xi32>
-        %sn_30 = tt.addptr %sn_27, %sn_29 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %sn_31 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-        %sn_32 = tt.broadcast %sn_30 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %sn_33 = tt.broadcast %sn_31 : tensor<1x16xi32> -> tensor<16x16xi32>
-        %sn_34 = tt.addptr %sn_32, %sn_33 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %sn_35 = tt.broadcast %sn_23 : tensor<16x1xi1> -> tensor<16x16xi1>
-        %sn_36 = tt.load %sn_34, %sn_35, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
-        %sn_37 = arith.extf %sn_36 : tensor<16x16xbf16> to tensor<16x16xf32>
-        %sn_38 = "tt.reduce"(%sn_37) <{axis = 1 : i32}> ({
-        ^bb0(%sn_40: f32, %sn_41: f32):
-          %sn_42 = arith.addf %sn_40, %sn_41 : f32
-          tt.reduce.return %sn_42 : f32
+      %nxt_15 = arith.muli %nxt, %c16_i32 : i32
+      %nxt_16 = tt.splat %nxt_15 : i32 -> tensor<16xi32>
+      %nxt_17 = arith.addi %nxt_16, %cols : tensor<16xi32>
+      %live = arith.cmpi slt, %nxt_17, %cst_4 : tensor<16xi32>
+      %sn = scf.for %t_18 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%sn_19 = %cst_1) -> (tensor<16xf32>)  : i32 {
+        %sn_20 = tt.expand_dims %live {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+        %sn_21 = tt.expand_dims %nxt_17 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+        %sn_22 = arith.muli %sn_21, %cst_6 : tensor<16x1xi32>
+        %sn_23 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %sn_24 = tt.addptr %sn_23, %sn_22 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %sn_25 = arith.muli %t_18, %c16_i32 : i32
+        %sn_26 = tt.splat %sn_25 : i32 -> tensor<16x1xi32>
+        %sn_27 = tt.addptr %sn_24, %sn_26 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %sn_28 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %sn_29 = tt.broadcast %sn_27 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %sn_30 = tt.broadcast %sn_28 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %sn_31 = tt.addptr %sn_29, %sn_30 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %sn_32 = tt.broadcast %sn_20 : tensor<16x1xi1> -> tensor<16x16xi1>
+        %sn_33 = tt.load %sn_31, %sn_32, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+        %sn_34 = arith.extf %sn_33 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %sn_35 = "tt.reduce"(%sn_34) <{axis = 1 : i32}> ({
+        ^bb0(%sn_37: f32, %sn_38: f32):
+          %sn_39 = arith.addf %sn_37, %sn_38 : f32
+          tt.reduce.return %sn_39 : f32
         }) : (tensor<16x16xf32>) -> tensor<16xf32>
-        %sn_39 = arith.addf %sn_22, %sn_38 : tensor<16xf32>
-        scf.yield %sn_39 : tensor<16xf32>
+        %sn_36 = arith.addf %sn_19, %sn_35 : tensor<16xf32>
+        scf.yield %sn_36 : tensor<16xf32>
       }
-      %r = arith.divf %ss, %cst_5 : tensor<16xf32>
-      %r_17 = tt.splat %eps : f32 -> tensor<16xf32>
-      %r_18 = arith.addf %r, %r_17 : tensor<16xf32>
-      %r_19 = math.sqrt %r_18 : tensor<16xf32>
-      %r_20 = arith.divf %cst_1, %r_19 : tensor<16xf32>
-      scf.for %t_21 = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
+      %0 = arith.divf %ss_14, %cst_5 : tensor<16xf32>
+      %1 = tt.splat %eps : f32 -> tensor<16xf32>
+      %2 = arith.addf %0, %1 : tensor<16xf32>
+      %3 = math.sqrt %2 : tensor<16xf32>
+      %4 = arith.divf %cst_3, %3 : tensor<16xf32>
+      scf.for %t_18 = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
         %p = tt.expand_dims %rows_13 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %p_22 = arith.muli %p, %cst_6 : tensor<16x1xi32>
-        %p_23 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %p_24 = tt.addptr %p_23, %p_22 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %p_25 = arith.muli %t_21, %c16_i32 : i32
-        %p_26 = tt.splat %p_25 : i32 -> tensor<16x1xi32>
-        %p_27 = tt.addptr %p_24, %p_26 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %p_28 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-        %p_29 = tt.broadcast %p_27 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %p_30 = tt.broadcast %p_28 : tensor<1x16xi32> -> tensor<16x16xi32>
-        %p_31 = tt.addptr %p_29, %p_30 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %0 = tt.load %p_31 : tensor<16x16x!tt.ptr<bf16>>
-        %1 = arith.extf %0 : tensor<16x16xbf16> to tensor<16x16xf32>
-        %2 = tt.expand_dims %r_20 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-        %3 = tt.broadcast %2 : tensor<16x1xf32> -> tensor<16x16xf32>
-        %4 = arith.mulf %1, %3 : tensor<16x16xf32>
-        %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
-        tt.store %p_31, %5 : tensor<16x16x!tt.ptr<bf16>>
+        %p_19 = arith.muli %p, %cst_6 : tensor<16x1xi32>
+        %p_20 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %p_21 = tt.addptr %p_20, %p_19 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %p_22 = arith.muli %t_18, %c16_i32 : i32
+        %p_23 = tt.splat %p_22 : i32 -> tensor<16x1xi32>
+        %p_24 = tt.addptr %p_21, %p_23 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %p_25 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %p_26 = tt.broadcast %p_24 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %p_27 = tt.broadcast %p_25 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %p_28 = tt.addptr %p_26, %p_27 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %5 = tt.load %p_28 : tensor<16x16x!tt.ptr<bf16>>
+        %6 = arith.extf %5 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %7 = tt.expand_dims %4 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %8 = tt.broadcast %7 : tensor<16x1xf32> -> tensor<16x16xf32>
+        %9 = arith.mulf %6, %8 : tensor<16x16xf32>
+        %10 = arith.truncf %9 : tensor<16x16xf32> to tensor<16x16xbf16>
+        tt.store %p_28, %10 : tensor<16x16x!tt.ptr<bf16>>
       }
       scf.yield %sn : tensor<16xf32>
     }
@@ -1007,16 +1007,16 @@ module {
 
 module {
   tt.func public @negative_merge_centred_pre(%X: !tt.ptr<bf16>, %W: !tt.ptr<bf16>, %Y: !tt.ptr<bf16>, %eps: f32) attributes {noinline = false} {
-    %cst = arith.constant dense<0.000000e+00> : tensor<16xf32>
-    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
+    %cst = arith.constant dense<16> : tensor<16x1xi32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xbf16>
     %c4_i32 = arith.constant 4 : i32
     %c1_i32 = arith.constant 1 : i32
     %c2_i32 = arith.constant 2 : i32
     %c0_i32 = arith.constant 0 : i32
-    %cst_1 = arith.constant dense<1.000000e+00> : tensor<16xf32>
-    %cst_2 = arith.constant dense<64> : tensor<16xi32>
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_4 = arith.constant dense<16> : tensor<16x1xi32>
+    %cst_3 = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst_4 = arith.constant dense<64> : tensor<16xi32>
     %cst_5 = arith.constant dense<3.200000e+01> : tensor<16xf32>
     %cst_6 = arith.constant dense<32> : tensor<16x1xi32>
     %c16_i32 = arith.constant 16 : i32
@@ -1026,7 +1026,7 @@ module {
     %rows = arith.muli %first, %c16_i32 : i32
     %rows_7 = tt.splat %rows : i32 -> tensor<16xi32>
     %rows_8 = arith.addi %rows_7, %cols : tensor<16xi32>
-    %s = scf.for %t_9 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_10 = %cst) -> (tensor<16xf32>)  : i32 {
+    %s = scf.for %t_9 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_10 = %cst_1) -> (tensor<16xf32>)  : i32 {
       %s_11 = tt.expand_dims %rows_8 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
       %s_12 = arith.muli %s_11, %cst_6 : tensor<16x1xi32>
       %s_13 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
@@ -1049,7 +1049,7 @@ module {
       scf.yield %s_25 : tensor<16xf32>
     }
     %m = arith.divf %s, %cst_5 : tensor<16xf32>
-    %q = scf.for %t_9 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%q_10 = %cst) -> (tensor<16xf32>)  : i32 {
+    %q = scf.for %t_9 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%q_10 = %cst_1) -> (tensor<16xf32>)  : i32 {
       %xc = tt.expand_dims %rows_8 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
       %xc_11 = arith.muli %xc, %cst_6 : tensor<16x1xi32>
       %xc_12 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
@@ -1079,100 +1079,100 @@ module {
       %rows_11 = arith.muli %t_9, %c16_i32 : i32
       %rows_12 = tt.splat %rows_11 : i32 -> tensor<16xi32>
       %rows_13 = arith.addi %rows_12, %cols : tensor<16xi32>
-      %shift = arith.divf %q_10, %cst_5 : tensor<16xf32>
-      %ss = scf.for %t_21 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_22 = %cst) -> (tensor<16xf32>)  : i32 {
+      %ss = arith.divf %q_10, %cst_5 : tensor<16xf32>
+      %ss_14 = scf.for %t_18 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_19 = %cst_1) -> (tensor<16xf32>)  : i32 {
         %a = tt.expand_dims %rows_13 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %a_23 = arith.muli %a, %cst_6 : tensor<16x1xi32>
-        %a_24 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %a_25 = tt.addptr %a_24, %a_23 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %a_26 = arith.muli %t_21, %c16_i32 : i32
-        %a_27 = tt.splat %a_26 : i32 -> tensor<16x1xi32>
-        %a_28 = tt.addptr %a_25, %a_27 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %a_29 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-        %a_30 = tt.broadcast %a_28 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %a_31 = tt.broadcast %a_29 : tensor<1x16xi32> -> tensor<16x16xi32>
-        %a_32 = tt.addptr %a_30, %a_31 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %a_33 = tt.load %a_32 : tensor<16x16x!tt.ptr<bf16>>
+        %a_20 = arith.muli %a, %cst_6 : tensor<16x1xi32>
+        %a_21 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %a_22 = tt.addptr %a_21, %a_20 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %a_23 = arith.muli %t_18, %c16_i32 : i32
+        %a_24 = tt.splat %a_23 : i32 -> tensor<16x1xi32>
+        %a_25 = tt.addptr %a_22, %a_24 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %a_26 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %a_27 = tt.broadcast %a_25 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %a_28 = tt.broadcast %a_26 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %a_29 = tt.addptr %a_27, %a_28 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %a_30 = tt.load %a_29 : tensor<16x16x!tt.ptr<bf16>>
         %acc = tt.expand_dims %cols {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %acc_34 = arith.muli %acc, %cst_4 : tensor<16x1xi32>
-        %acc_35 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %acc_36 = tt.addptr %acc_35, %acc_34 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %acc_37 = tt.broadcast %acc_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %acc_38 = tt.addptr %acc_37, %a_31 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %acc_39 = tt.load %acc_38 : tensor<16x16x!tt.ptr<bf16>>
-        %acc_40 = tt.dot %a_33, %acc_39, %cst_3, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        %acc_41 = tt.expand_dims %shift {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-        %acc_42 = tt.broadcast %acc_41 : tensor<16x1xf32> -> tensor<16x16xf32>
-        %acc_43 = arith.subf %acc_40, %acc_42 : tensor<16x16xf32>
-        %ss_44 = arith.mulf %acc_43, %acc_43 : tensor<16x16xf32>
-        %ss_45 = "tt.reduce"(%ss_44) <{axis = 1 : i32}> ({
-        ^bb0(%ss_47: f32, %ss_48: f32):
-          %ss_49 = arith.addf %ss_47, %ss_48 : f32
-          tt.reduce.return %ss_49 : f32
+        %acc_31 = arith.muli %acc, %cst : tensor<16x1xi32>
+        %acc_32 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %acc_33 = tt.addptr %acc_32, %acc_31 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %acc_34 = tt.broadcast %acc_33 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %acc_35 = tt.addptr %acc_34, %a_28 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %acc_36 = tt.load %acc_35 : tensor<16x16x!tt.ptr<bf16>>
+        %acc_37 = tt.dot %a_30, %acc_36, %cst_0, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %acc_38 = tt.expand_dims %ss {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %acc_39 = tt.broadcast %acc_38 : tensor<16x1xf32> -> tensor<16x16xf32>
+        %acc_40 = arith.subf %acc_37, %acc_39 : tensor<16x16xf32>
+        %ss_41 = arith.mulf %acc_40, %acc_40 : tensor<16x16xf32>
+        %ss_42 = "tt.reduce"(%ss_41) <{axis = 1 : i32}> ({
+        ^bb0(%ss_50: f32, %ss_51: f32):
+          %ss_52 = arith.addf %ss_50, %ss_51 : f32
+          tt.reduce.return %ss_52 : f32
         }) : (tensor<16x16xf32>) -> tensor<16xf32>
-        %ss_46 = arith.addf %ss_22, %ss_45 : tensor<16xf32>
-        %0 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %1 = tt.addptr %0, %a_23 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %2 = tt.addptr %1, %a_27 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %3 = tt.broadcast %2 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %4 = tt.addptr %3, %a_31 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %5 = arith.truncf %acc_43 : tensor<16x16xf32> to tensor<16x16xbf16>
-        tt.store %4, %5 : tensor<16x16x!tt.ptr<bf16>>
-        scf.yield %ss_46 : tensor<16xf32>
+        %ss_43 = arith.addf %ss_19, %ss_42 : tensor<16xf32>
+        %ss_44 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %ss_45 = tt.addptr %ss_44, %a_20 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %ss_46 = tt.addptr %ss_45, %a_24 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %ss_47 = tt.broadcast %ss_46 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %ss_48 = tt.addptr %ss_47, %a_28 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %ss_49 = arith.truncf %acc_40 : tensor<16x16xf32> to tensor<16x16xbf16>
+        tt.store %ss_48, %ss_49 : tensor<16x16x!tt.ptr<bf16>>
+        scf.yield %ss_43 : tensor<16xf32>
       }
       %nxt = arith.addi %t_9, %step : i32
-      %nxt_14 = arith.muli %nxt, %c16_i32 : i32
-      %nxt_15 = tt.splat %nxt_14 : i32 -> tensor<16xi32>
-      %nxt_16 = arith.addi %nxt_15, %cols : tensor<16xi32>
-      %live = arith.cmpi slt, %nxt_16, %cst_2 : tensor<16xi32>
-      %sn = scf.for %t_21 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%sn_22 = %cst) -> (tensor<16xf32>)  : i32 {
-        %sn_23 = tt.expand_dims %live {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
-        %sn_24 = tt.expand_dims %nxt_16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %sn_25 = arith.muli %sn_24, %cst_6 : tensor<16x1xi32>
-        %sn_26 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %sn_27 = tt.addptr %sn_26, %sn_25 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %sn_28 = arith.muli %t_21, %c16_i32 : i32
-        %sn_29 = tt.splat %sn_28 : i32 -> tensor<16x1xi32>
-        %sn_30 = tt.addptr %sn_27, %sn_29 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %sn_31 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-        %sn_32 = tt.broadcast %sn_30 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %sn_33 = tt.broadcast %sn_31 : tensor<1x16xi32> -> tensor<16x16xi32>
-        %sn_34 = tt.addptr %sn_32, %sn_33 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %sn_35 = tt.broadcast %sn_23 : tensor<16x1xi1> -> tensor<16x16xi1>
-        %sn_36 = tt.load %sn_34, %sn_35, %cst_0 : tensor<16x16x!tt.ptr<bf16>>
-        %sn_37 = arith.extf %sn_36 : tensor<16x16xbf16> to tensor<16x16xf32>
-        %sn_38 = "tt.reduce"(%sn_37) <{axis = 1 : i32}> ({
-        ^bb0(%sn_40: f32, %sn_41: f32):
-          %sn_42 = arith.addf %sn_40, %sn_41 : f32
-          tt.reduce.return %sn_42 : f32
+      %nxt_15 = arith.muli %nxt, %c16_i32 : i32
+      %nxt_16 = tt.splat %nxt_15 : i32 -> tensor<16xi32>
+      %nxt_17 = arith.addi %nxt_16, %cols : tensor<16xi32>
+      %live = arith.cmpi slt, %nxt_17, %cst_4 : tensor<16xi32>
+      %sn = scf.for %t_18 = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%sn_19 = %cst_1) -> (tensor<16xf32>)  : i32 {
+        %sn_20 = tt.expand_dims %live {axis = 1 : i32} : tensor<16xi1> -> tensor<16x1xi1>
+        %sn_21 = tt.expand_dims %nxt_17 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+        %sn_22 = arith.muli %sn_21, %cst_6 : tensor<16x1xi32>
+        %sn_23 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %sn_24 = tt.addptr %sn_23, %sn_22 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %sn_25 = arith.muli %t_18, %c16_i32 : i32
+        %sn_26 = tt.splat %sn_25 : i32 -> tensor<16x1xi32>
+        %sn_27 = tt.addptr %sn_24, %sn_26 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %sn_28 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %sn_29 = tt.broadcast %sn_27 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %sn_30 = tt.broadcast %sn_28 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %sn_31 = tt.addptr %sn_29, %sn_30 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %sn_32 = tt.broadcast %sn_20 : tensor<16x1xi1> -> tensor<16x16xi1>
+        %sn_33 = tt.load %sn_31, %sn_32, %cst_2 : tensor<16x16x!tt.ptr<bf16>>
+        %sn_34 = arith.extf %sn_33 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %sn_35 = "tt.reduce"(%sn_34) <{axis = 1 : i32}> ({
+        ^bb0(%sn_37: f32, %sn_38: f32):
+          %sn_39 = arith.addf %sn_37, %sn_38 : f32
+          tt.reduce.return %sn_39 : f32
         }) : (tensor<16x16xf32>) -> tensor<16xf32>
-        %sn_39 = arith.addf %sn_22, %sn_38 : tensor<16xf32>
-        scf.yield %sn_39 : tensor<16xf32>
+        %sn_36 = arith.addf %sn_19, %sn_35 : tensor<16xf32>
+        scf.yield %sn_36 : tensor<16xf32>
       }
-      %r = arith.divf %ss, %cst_5 : tensor<16xf32>
-      %r_17 = tt.splat %eps : f32 -> tensor<16xf32>
-      %r_18 = arith.addf %r, %r_17 : tensor<16xf32>
-      %r_19 = math.sqrt %r_18 : tensor<16xf32>
-      %r_20 = arith.divf %cst_1, %r_19 : tensor<16xf32>
-      scf.for %t_21 = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
+      %0 = arith.divf %ss_14, %cst_5 : tensor<16xf32>
+      %1 = tt.splat %eps : f32 -> tensor<16xf32>
+      %2 = arith.addf %0, %1 : tensor<16xf32>
+      %3 = math.sqrt %2 : tensor<16xf32>
+      %4 = arith.divf %cst_3, %3 : tensor<16xf32>
+      scf.for %t_18 = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
         %p = tt.expand_dims %rows_13 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %p_22 = arith.muli %p, %cst_6 : tensor<16x1xi32>
-        %p_23 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %p_24 = tt.addptr %p_23, %p_22 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %p_25 = arith.muli %t_21, %c16_i32 : i32
-        %p_26 = tt.splat %p_25 : i32 -> tensor<16x1xi32>
-        %p_27 = tt.addptr %p_24, %p_26 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %p_28 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-        %p_29 = tt.broadcast %p_27 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %p_30 = tt.broadcast %p_28 : tensor<1x16xi32> -> tensor<16x16xi32>
-        %p_31 = tt.addptr %p_29, %p_30 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %0 = tt.load %p_31 : tensor<16x16x!tt.ptr<bf16>>
-        %1 = arith.extf %0 : tensor<16x16xbf16> to tensor<16x16xf32>
-        %2 = tt.expand_dims %r_20 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-        %3 = tt.broadcast %2 : tensor<16x1xf32> -> tensor<16x16xf32>
-        %4 = arith.mulf %1, %3 : tensor<16x16xf32>
-        %5 = arith.truncf %4 : tensor<16x16xf32> to tensor<16x16xbf16>
-        tt.store %p_31, %5 : tensor<16x16x!tt.ptr<bf16>>
+        %p_19 = arith.muli %p, %cst_6 : tensor<16x1xi32>
+        %p_20 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %p_21 = tt.addptr %p_20, %p_19 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %p_22 = arith.muli %t_18, %c16_i32 : i32
+        %p_23 = tt.splat %p_22 : i32 -> tensor<16x1xi32>
+        %p_24 = tt.addptr %p_21, %p_23 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %p_25 = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %p_26 = tt.broadcast %p_24 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %p_27 = tt.broadcast %p_25 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %p_28 = tt.addptr %p_26, %p_27 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %5 = tt.load %p_28 : tensor<16x16x!tt.ptr<bf16>>
+        %6 = arith.extf %5 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %7 = tt.expand_dims %4 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %8 = tt.broadcast %7 : tensor<16x1xf32> -> tensor<16x16xf32>
+        %9 = arith.mulf %6, %8 : tensor<16x16xf32>
+        %10 = arith.truncf %9 : tensor<16x16xf32> to tensor<16x16xbf16>
+        tt.store %p_28, %10 : tensor<16x16x!tt.ptr<bf16>>
       }
       scf.yield %sn : tensor<16xf32>
     }

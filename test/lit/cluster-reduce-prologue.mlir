@@ -288,13 +288,13 @@ module {
     %c16_i32 = arith.constant 16 : i32
     %cst = arith.constant dense<32> : tensor<16x1xi32>
     %cst_0 = arith.constant dense<3.200000e+01> : tensor<16xf32>
-    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %cst_3 = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst_1 = arith.constant dense<1.000000e+00> : tensor<16xf32>
     %c0_i32 = arith.constant 0 : i32
     %c2_i32 = arith.constant 2 : i32
     %c1_i32 = arith.constant 1 : i32
-    %cst_4 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %cst_4 = arith.constant dense<16> : tensor<16x1xi32>
     %c4_i32 = arith.constant 4 : i32
     %0 = tt.get_program_id x : i32
     %1 = tt.get_num_programs x : i32
@@ -303,93 +303,93 @@ module {
       %rows_5 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
       %rows_6 = tt.splat %rows : i32 -> tensor<16xi32>
       %rows_7 = arith.addi %rows_6, %rows_5 : tensor<16xi32>
-      %s = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_12 = %cst_4) -> (tensor<16xf32>)  : i32 {
+      %s = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_9 = %cst_2) -> (tensor<16xf32>)  : i32 {
         %x = tt.expand_dims %rows_7 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %x_13 = arith.muli %x, %cst : tensor<16x1xi32>
-        %x_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %x_15 = tt.addptr %x_14, %x_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %x_16 = arith.muli %t, %c16_i32 : i32
-        %x_17 = tt.splat %x_16 : i32 -> tensor<16x1xi32>
-        %x_18 = tt.addptr %x_15, %x_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %x_19 = tt.expand_dims %rows_5 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-        %x_20 = tt.broadcast %x_18 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %x_21 = tt.broadcast %x_19 : tensor<1x16xi32> -> tensor<16x16xi32>
-        %x_22 = tt.addptr %x_20, %x_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %x_23 = tt.load %x_22 : tensor<16x16x!tt.ptr<bf16>>
-        %x_24 = arith.extf %x_23 : tensor<16x16xbf16> to tensor<16x16xf32>
-        %s_25 = "tt.reduce"(%x_24) <{axis = 1 : i32}> ({
-        ^bb0(%s_27: f32, %s_28: f32):
-          %s_29 = arith.addf %s_27, %s_28 : f32
-          tt.reduce.return %s_29 : f32
+        %x_10 = arith.muli %x, %cst : tensor<16x1xi32>
+        %x_11 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %x_12 = tt.addptr %x_11, %x_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %x_13 = arith.muli %t, %c16_i32 : i32
+        %x_14 = tt.splat %x_13 : i32 -> tensor<16x1xi32>
+        %x_15 = tt.addptr %x_12, %x_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %x_16 = tt.expand_dims %rows_5 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %x_17 = tt.broadcast %x_15 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %x_18 = tt.broadcast %x_16 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %x_19 = tt.addptr %x_17, %x_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %x_20 = tt.load %x_19 : tensor<16x16x!tt.ptr<bf16>>
+        %x_21 = arith.extf %x_20 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %s_22 = "tt.reduce"(%x_21) <{axis = 1 : i32}> ({
+        ^bb0(%s_24: f32, %s_25: f32):
+          %s_26 = arith.addf %s_24, %s_25 : f32
+          tt.reduce.return %s_26 : f32
         }) : (tensor<16x16xf32>) -> tensor<16xf32>
-        %s_26 = arith.addf %s_12, %s_25 : tensor<16xf32>
-        scf.yield %s_26 : tensor<16xf32>
+        %s_23 = arith.addf %s_9, %s_22 : tensor<16xf32>
+        scf.yield %s_23 : tensor<16xf32>
       }
-      %shift = arith.divf %s, %cst_0 : tensor<16xf32>
-      %ss = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %cst_4) -> (tensor<16xf32>)  : i32 {
+      %ss = arith.divf %s, %cst_0 : tensor<16xf32>
+      %ss_8 = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_9 = %cst_2) -> (tensor<16xf32>)  : i32 {
         %a = tt.expand_dims %rows_7 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %a_13 = arith.muli %a, %cst : tensor<16x1xi32>
-        %a_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %a_15 = tt.addptr %a_14, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %a_16 = arith.muli %t, %c16_i32 : i32
-        %a_17 = tt.splat %a_16 : i32 -> tensor<16x1xi32>
-        %a_18 = tt.addptr %a_15, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %a_19 = tt.expand_dims %rows_5 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-        %a_20 = tt.broadcast %a_18 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %a_21 = tt.broadcast %a_19 : tensor<1x16xi32> -> tensor<16x16xi32>
-        %a_22 = tt.addptr %a_20, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %a_23 = tt.load %a_22 : tensor<16x16x!tt.ptr<bf16>>
+        %a_10 = arith.muli %a, %cst : tensor<16x1xi32>
+        %a_11 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %a_12 = tt.addptr %a_11, %a_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %a_13 = arith.muli %t, %c16_i32 : i32
+        %a_14 = tt.splat %a_13 : i32 -> tensor<16x1xi32>
+        %a_15 = tt.addptr %a_12, %a_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %a_16 = tt.expand_dims %rows_5 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %a_17 = tt.broadcast %a_15 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %a_18 = tt.broadcast %a_16 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %a_19 = tt.addptr %a_17, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %a_20 = tt.load %a_19 : tensor<16x16x!tt.ptr<bf16>>
         %acc = tt.expand_dims %rows_5 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %acc_24 = arith.muli %acc, %cst_1 : tensor<16x1xi32>
-        %acc_25 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %acc_26 = tt.addptr %acc_25, %acc_24 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %acc_27 = tt.broadcast %acc_26 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %acc_28 = tt.addptr %acc_27, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %acc_29 = tt.load %acc_28 : tensor<16x16x!tt.ptr<bf16>>
-        %acc_30 = tt.dot %a_23, %acc_29, %cst_2, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-        %acc_31 = tt.expand_dims %shift {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-        %acc_32 = tt.broadcast %acc_31 : tensor<16x1xf32> -> tensor<16x16xf32>
-        %acc_33 = arith.subf %acc_30, %acc_32 : tensor<16x16xf32>
-        %ss_34 = arith.mulf %acc_33, %acc_33 : tensor<16x16xf32>
-        %ss_35 = "tt.reduce"(%ss_34) <{axis = 1 : i32}> ({
-        ^bb0(%ss_37: f32, %ss_38: f32):
-          %ss_39 = arith.addf %ss_37, %ss_38 : f32
-          tt.reduce.return %ss_39 : f32
+        %acc_21 = arith.muli %acc, %cst_4 : tensor<16x1xi32>
+        %acc_22 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %acc_23 = tt.addptr %acc_22, %acc_21 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %acc_24 = tt.broadcast %acc_23 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %acc_25 = tt.addptr %acc_24, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %acc_26 = tt.load %acc_25 : tensor<16x16x!tt.ptr<bf16>>
+        %acc_27 = tt.dot %a_20, %acc_26, %cst_3, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+        %acc_28 = tt.expand_dims %ss {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %acc_29 = tt.broadcast %acc_28 : tensor<16x1xf32> -> tensor<16x16xf32>
+        %acc_30 = arith.subf %acc_27, %acc_29 : tensor<16x16xf32>
+        %ss_31 = arith.mulf %acc_30, %acc_30 : tensor<16x16xf32>
+        %ss_32 = "tt.reduce"(%ss_31) <{axis = 1 : i32}> ({
+        ^bb0(%ss_40: f32, %ss_41: f32):
+          %ss_42 = arith.addf %ss_40, %ss_41 : f32
+          tt.reduce.return %ss_42 : f32
         }) : (tensor<16x16xf32>) -> tensor<16xf32>
-        %ss_36 = arith.addf %ss_12, %ss_35 : tensor<16xf32>
-        %2 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %3 = tt.addptr %2, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %4 = tt.addptr %3, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %5 = tt.broadcast %4 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %6 = tt.addptr %5, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %7 = arith.truncf %acc_33 : tensor<16x16xf32> to tensor<16x16xbf16>
-        tt.store %6, %7 : tensor<16x16x!tt.ptr<bf16>>
-        scf.yield %ss_36 : tensor<16xf32>
+        %ss_33 = arith.addf %ss_9, %ss_32 : tensor<16xf32>
+        %ss_34 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %ss_35 = tt.addptr %ss_34, %a_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %ss_36 = tt.addptr %ss_35, %a_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %ss_37 = tt.broadcast %ss_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %ss_38 = tt.addptr %ss_37, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %ss_39 = arith.truncf %acc_30 : tensor<16x16xf32> to tensor<16x16xbf16>
+        tt.store %ss_38, %ss_39 : tensor<16x16x!tt.ptr<bf16>>
+        scf.yield %ss_33 : tensor<16xf32>
       }
-      %r = arith.divf %ss, %cst_0 : tensor<16xf32>
-      %r_8 = tt.splat %eps : f32 -> tensor<16xf32>
-      %r_9 = arith.addf %r, %r_8 : tensor<16xf32>
-      %r_10 = math.sqrt %r_9 : tensor<16xf32>
-      %r_11 = arith.divf %cst_3, %r_10 : tensor<16xf32>
+      %2 = arith.divf %ss_8, %cst_0 : tensor<16xf32>
+      %3 = tt.splat %eps : f32 -> tensor<16xf32>
+      %4 = arith.addf %2, %3 : tensor<16xf32>
+      %5 = math.sqrt %4 : tensor<16xf32>
+      %6 = arith.divf %cst_1, %5 : tensor<16xf32>
       scf.for %t = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
         %p = tt.expand_dims %rows_7 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-        %p_12 = arith.muli %p, %cst : tensor<16x1xi32>
-        %p_13 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-        %p_14 = tt.addptr %p_13, %p_12 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %p_15 = arith.muli %t, %c16_i32 : i32
-        %p_16 = tt.splat %p_15 : i32 -> tensor<16x1xi32>
-        %p_17 = tt.addptr %p_14, %p_16 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-        %p_18 = tt.expand_dims %rows_5 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-        %p_19 = tt.broadcast %p_17 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-        %p_20 = tt.broadcast %p_18 : tensor<1x16xi32> -> tensor<16x16xi32>
-        %p_21 = tt.addptr %p_19, %p_20 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-        %2 = tt.load %p_21 : tensor<16x16x!tt.ptr<bf16>>
-        %3 = arith.extf %2 : tensor<16x16xbf16> to tensor<16x16xf32>
-        %4 = tt.expand_dims %r_11 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-        %5 = tt.broadcast %4 : tensor<16x1xf32> -> tensor<16x16xf32>
-        %6 = arith.mulf %3, %5 : tensor<16x16xf32>
-        %7 = arith.truncf %6 : tensor<16x16xf32> to tensor<16x16xbf16>
-        tt.store %p_21, %7 : tensor<16x16x!tt.ptr<bf16>>
+        %p_9 = arith.muli %p, %cst : tensor<16x1xi32>
+        %p_10 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+        %p_11 = tt.addptr %p_10, %p_9 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %p_12 = arith.muli %t, %c16_i32 : i32
+        %p_13 = tt.splat %p_12 : i32 -> tensor<16x1xi32>
+        %p_14 = tt.addptr %p_11, %p_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+        %p_15 = tt.expand_dims %rows_5 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+        %p_16 = tt.broadcast %p_14 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+        %p_17 = tt.broadcast %p_15 : tensor<1x16xi32> -> tensor<16x16xi32>
+        %p_18 = tt.addptr %p_16, %p_17 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+        %7 = tt.load %p_18 : tensor<16x16x!tt.ptr<bf16>>
+        %8 = arith.extf %7 : tensor<16x16xbf16> to tensor<16x16xf32>
+        %9 = tt.expand_dims %6 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+        %10 = tt.broadcast %9 : tensor<16x1xf32> -> tensor<16x16xf32>
+        %11 = arith.mulf %8, %10 : tensor<16x16xf32>
+        %12 = arith.truncf %11 : tensor<16x16xf32> to tensor<16x16xbf16>
+        tt.store %p_18, %12 : tensor<16x16x!tt.ptr<bf16>>
       }
     }
     tt.return
@@ -669,108 +669,108 @@ module {
     %c16_i32 = arith.constant 16 : i32
     %cst = arith.constant dense<32> : tensor<16x1xi32>
     %cst_0 = arith.constant dense<3.200000e+01> : tensor<16xf32>
-    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %r = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst_1 = arith.constant dense<1.000000e+00> : tensor<16xf32>
     %c0_i32 = arith.constant 0 : i32
     %c2_i32 = arith.constant 2 : i32
     %c1_i32 = arith.constant 1 : i32
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %ss = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %ss_3 = arith.constant dense<16> : tensor<16x1xi32>
     %0 = tt.get_program_id x : i32
     %rows = arith.muli %0, %c16_i32 : i32
     %rows_4 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
     %rows_5 = tt.splat %rows : i32 -> tensor<16xi32>
     %rows_6 = arith.addi %rows_5, %rows_4 : tensor<16xi32>
-    %s = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
+    %s = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_9 = %cst_2) -> (tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %x_13 = arith.muli %x, %cst : tensor<16x1xi32>
-      %x_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_15 = tt.addptr %x_14, %x_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_16 = arith.muli %t, %c16_i32 : i32
-      %x_17 = tt.splat %x_16 : i32 -> tensor<16x1xi32>
-      %x_18 = tt.addptr %x_15, %x_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_19 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_20 = tt.broadcast %x_18 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_21 = tt.broadcast %x_19 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_22 = tt.addptr %x_20, %x_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_23 = tt.load %x_22 : tensor<16x16x!tt.ptr<bf16>>
-      %x_24 = arith.extf %x_23 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %s_25 = "tt.reduce"(%x_24) <{axis = 1 : i32}> ({
-      ^bb0(%s_27: f32, %s_28: f32):
-        %s_29 = arith.addf %s_27, %s_28 : f32
-        tt.reduce.return %s_29 : f32
+      %x_10 = arith.muli %x, %cst : tensor<16x1xi32>
+      %x_11 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_12 = tt.addptr %x_11, %x_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_13 = arith.muli %t, %c16_i32 : i32
+      %x_14 = tt.splat %x_13 : i32 -> tensor<16x1xi32>
+      %x_15 = tt.addptr %x_12, %x_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_16 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_17 = tt.broadcast %x_15 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_18 = tt.broadcast %x_16 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_19 = tt.addptr %x_17, %x_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_20 = tt.load %x_19 : tensor<16x16x!tt.ptr<bf16>>
+      %x_21 = arith.extf %x_20 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %s_22 = "tt.reduce"(%x_21) <{axis = 1 : i32}> ({
+      ^bb0(%s_24: f32, %s_25: f32):
+        %s_26 = arith.addf %s_24, %s_25 : f32
+        tt.reduce.return %s_26 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s_26 = arith.addf %s_12, %s_25 : tensor<16xf32>
-      %1 = tt.splat %S : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
-      %2 = tt.addptr %1, %rows_6 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
-      tt.store %2, %s_26 : tensor<16x!tt.ptr<f32>>
-      scf.yield %s_26 : tensor<16xf32>
+      %s_23 = arith.addf %s_9, %s_22 : tensor<16xf32>
+      %6 = tt.splat %S : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+      %7 = tt.addptr %6, %rows_6 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+      tt.store %7, %s_23 : tensor<16x!tt.ptr<f32>>
+      scf.yield %s_23 : tensor<16xf32>
     }
-    %shift = arith.divf %s, %cst_0 : tensor<16xf32>
-    %ss = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
+    %ss_7 = arith.divf %s, %cst_0 : tensor<16xf32>
+    %ss_8 = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_9 = %cst_2) -> (tensor<16xf32>)  : i32 {
       %a = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %a_13 = arith.muli %a, %cst : tensor<16x1xi32>
-      %a_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %a_15 = tt.addptr %a_14, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %a_16 = arith.muli %t, %c16_i32 : i32
-      %a_17 = tt.splat %a_16 : i32 -> tensor<16x1xi32>
-      %a_18 = tt.addptr %a_15, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %a_19 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %a_20 = tt.broadcast %a_18 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %a_21 = tt.broadcast %a_19 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %a_22 = tt.addptr %a_20, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %a_23 = tt.load %a_22 : tensor<16x16x!tt.ptr<bf16>>
+      %a_10 = arith.muli %a, %cst : tensor<16x1xi32>
+      %a_11 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %a_12 = tt.addptr %a_11, %a_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %a_13 = arith.muli %t, %c16_i32 : i32
+      %a_14 = tt.splat %a_13 : i32 -> tensor<16x1xi32>
+      %a_15 = tt.addptr %a_12, %a_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %a_16 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %a_17 = tt.broadcast %a_15 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %a_18 = tt.broadcast %a_16 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %a_19 = tt.addptr %a_17, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %a_20 = tt.load %a_19 : tensor<16x16x!tt.ptr<bf16>>
       %acc = tt.expand_dims %rows_4 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %acc_24 = arith.muli %acc, %cst_1 : tensor<16x1xi32>
-      %acc_25 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %acc_26 = tt.addptr %acc_25, %acc_24 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %acc_27 = tt.broadcast %acc_26 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %acc_28 = tt.addptr %acc_27, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %acc_29 = tt.load %acc_28 : tensor<16x16x!tt.ptr<bf16>>
-      %acc_30 = tt.dot %a_23, %acc_29, %cst_2, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-      %acc_31 = tt.expand_dims %shift {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %acc_32 = tt.broadcast %acc_31 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %acc_33 = arith.subf %acc_30, %acc_32 : tensor<16x16xf32>
-      %ss_34 = arith.mulf %acc_33, %acc_33 : tensor<16x16xf32>
-      %ss_35 = "tt.reduce"(%ss_34) <{axis = 1 : i32}> ({
-      ^bb0(%ss_37: f32, %ss_38: f32):
-        %ss_39 = arith.addf %ss_37, %ss_38 : f32
-        tt.reduce.return %ss_39 : f32
+      %acc_21 = arith.muli %acc, %ss_3 : tensor<16x1xi32>
+      %acc_22 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %acc_23 = tt.addptr %acc_22, %acc_21 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %acc_24 = tt.broadcast %acc_23 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %acc_25 = tt.addptr %acc_24, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %acc_26 = tt.load %acc_25 : tensor<16x16x!tt.ptr<bf16>>
+      %acc_27 = tt.dot %a_20, %acc_26, %ss, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+      %acc_28 = tt.expand_dims %ss_7 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %acc_29 = tt.broadcast %acc_28 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %acc_30 = arith.subf %acc_27, %acc_29 : tensor<16x16xf32>
+      %ss_31 = arith.mulf %acc_30, %acc_30 : tensor<16x16xf32>
+      %ss_32 = "tt.reduce"(%ss_31) <{axis = 1 : i32}> ({
+      ^bb0(%ss_40: f32, %ss_41: f32):
+        %ss_42 = arith.addf %ss_40, %ss_41 : f32
+        tt.reduce.return %ss_42 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %ss_36 = arith.addf %ss_12, %ss_35 : tensor<16xf32>
-      %1 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %2 = tt.addptr %1, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %3 = tt.addptr %2, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %4 = tt.broadcast %3 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %5 = tt.addptr %4, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %6 = arith.truncf %acc_33 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %5, %6 : tensor<16x16x!tt.ptr<bf16>>
-      scf.yield %ss_36 : tensor<16xf32>
+      %ss_33 = arith.addf %ss_9, %ss_32 : tensor<16xf32>
+      %ss_34 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %ss_35 = tt.addptr %ss_34, %a_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %ss_36 = tt.addptr %ss_35, %a_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %ss_37 = tt.broadcast %ss_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %ss_38 = tt.addptr %ss_37, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %ss_39 = arith.truncf %acc_30 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %ss_38, %ss_39 : tensor<16x16x!tt.ptr<bf16>>
+      scf.yield %ss_33 : tensor<16xf32>
     }
-    %r_7 = arith.divf %ss, %cst_0 : tensor<16xf32>
-    %r_8 = tt.splat %eps : f32 -> tensor<16xf32>
-    %r_9 = arith.addf %r_7, %r_8 : tensor<16xf32>
-    %r_10 = math.sqrt %r_9 : tensor<16xf32>
-    %r_11 = arith.divf %r, %r_10 : tensor<16xf32>
+    %1 = arith.divf %ss_8, %cst_0 : tensor<16xf32>
+    %2 = tt.splat %eps : f32 -> tensor<16xf32>
+    %3 = arith.addf %1, %2 : tensor<16xf32>
+    %4 = math.sqrt %3 : tensor<16xf32>
+    %5 = arith.divf %cst_1, %4 : tensor<16xf32>
     scf.for %t = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %p = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %p_12 = arith.muli %p, %cst : tensor<16x1xi32>
-      %p_13 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %p_14 = tt.addptr %p_13, %p_12 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %p_15 = arith.muli %t, %c16_i32 : i32
-      %p_16 = tt.splat %p_15 : i32 -> tensor<16x1xi32>
-      %p_17 = tt.addptr %p_14, %p_16 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %p_18 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %p_19 = tt.broadcast %p_17 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %p_20 = tt.broadcast %p_18 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %p_21 = tt.addptr %p_19, %p_20 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %1 = tt.load %p_21 : tensor<16x16x!tt.ptr<bf16>>
-      %2 = arith.extf %1 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %3 = tt.expand_dims %r_11 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %4 = tt.broadcast %3 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %5 = arith.mulf %2, %4 : tensor<16x16xf32>
-      %6 = arith.truncf %5 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %p_21, %6 : tensor<16x16x!tt.ptr<bf16>>
+      %p_9 = arith.muli %p, %cst : tensor<16x1xi32>
+      %p_10 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %p_11 = tt.addptr %p_10, %p_9 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %p_12 = arith.muli %t, %c16_i32 : i32
+      %p_13 = tt.splat %p_12 : i32 -> tensor<16x1xi32>
+      %p_14 = tt.addptr %p_11, %p_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %p_15 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %p_16 = tt.broadcast %p_14 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %p_17 = tt.broadcast %p_15 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %p_18 = tt.addptr %p_16, %p_17 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %6 = tt.load %p_18 : tensor<16x16x!tt.ptr<bf16>>
+      %7 = arith.extf %6 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %8 = tt.expand_dims %5 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %9 = tt.broadcast %8 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %10 = arith.mulf %7, %9 : tensor<16x16xf32>
+      %11 = arith.truncf %10 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %p_18, %11 : tensor<16x16x!tt.ptr<bf16>>
     }
     tt.return
   }
@@ -788,106 +788,106 @@ module {
     %c16_i32 = arith.constant 16 : i32
     %cst = arith.constant dense<32> : tensor<16x1xi32>
     %cst_0 = arith.constant dense<3.200000e+01> : tensor<16xf32>
-    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %r = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst_1 = arith.constant dense<1.000000e+00> : tensor<16xf32>
     %c0_i32 = arith.constant 0 : i32
     %c3_i32 = arith.constant 3 : i32
     %c1_i32 = arith.constant 1 : i32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16xf32>
     %c2_i32 = arith.constant 2 : i32
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %ss = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %ss_3 = arith.constant dense<16> : tensor<16x1xi32>
     %0 = tt.get_program_id x : i32
     %rows = arith.muli %0, %c16_i32 : i32
     %rows_4 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
     %rows_5 = tt.splat %rows : i32 -> tensor<16xi32>
     %rows_6 = arith.addi %rows_5, %rows_4 : tensor<16xi32>
-    %s = scf.for %t = %c0_i32 to %c3_i32 step %c1_i32 iter_args(%s_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
+    %s = scf.for %t = %c0_i32 to %c3_i32 step %c1_i32 iter_args(%s_9 = %cst_2) -> (tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %x_13 = arith.muli %x, %cst : tensor<16x1xi32>
-      %x_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_15 = tt.addptr %x_14, %x_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_16 = arith.muli %t, %c16_i32 : i32
-      %x_17 = tt.splat %x_16 : i32 -> tensor<16x1xi32>
-      %x_18 = tt.addptr %x_15, %x_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_19 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_20 = tt.broadcast %x_18 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_21 = tt.broadcast %x_19 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_22 = tt.addptr %x_20, %x_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_23 = tt.load %x_22 : tensor<16x16x!tt.ptr<bf16>>
-      %x_24 = arith.extf %x_23 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %s_25 = "tt.reduce"(%x_24) <{axis = 1 : i32}> ({
-      ^bb0(%s_27: f32, %s_28: f32):
-        %s_29 = arith.addf %s_27, %s_28 : f32
-        tt.reduce.return %s_29 : f32
+      %x_10 = arith.muli %x, %cst : tensor<16x1xi32>
+      %x_11 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_12 = tt.addptr %x_11, %x_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_13 = arith.muli %t, %c16_i32 : i32
+      %x_14 = tt.splat %x_13 : i32 -> tensor<16x1xi32>
+      %x_15 = tt.addptr %x_12, %x_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_16 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_17 = tt.broadcast %x_15 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_18 = tt.broadcast %x_16 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_19 = tt.addptr %x_17, %x_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_20 = tt.load %x_19 : tensor<16x16x!tt.ptr<bf16>>
+      %x_21 = arith.extf %x_20 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %s_22 = "tt.reduce"(%x_21) <{axis = 1 : i32}> ({
+      ^bb0(%s_24: f32, %s_25: f32):
+        %s_26 = arith.addf %s_24, %s_25 : f32
+        tt.reduce.return %s_26 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s_26 = arith.addf %s_12, %s_25 : tensor<16xf32>
-      scf.yield %s_26 : tensor<16xf32>
+      %s_23 = arith.addf %s_9, %s_22 : tensor<16xf32>
+      scf.yield %s_23 : tensor<16xf32>
     }
-    %shift = arith.divf %s, %cst_0 : tensor<16xf32>
-    %ss = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
+    %ss_7 = arith.divf %s, %cst_0 : tensor<16xf32>
+    %ss_8 = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_9 = %cst_2) -> (tensor<16xf32>)  : i32 {
       %a = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %a_13 = arith.muli %a, %cst : tensor<16x1xi32>
-      %a_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %a_15 = tt.addptr %a_14, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %a_16 = arith.muli %t, %c16_i32 : i32
-      %a_17 = tt.splat %a_16 : i32 -> tensor<16x1xi32>
-      %a_18 = tt.addptr %a_15, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %a_19 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %a_20 = tt.broadcast %a_18 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %a_21 = tt.broadcast %a_19 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %a_22 = tt.addptr %a_20, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %a_23 = tt.load %a_22 : tensor<16x16x!tt.ptr<bf16>>
+      %a_10 = arith.muli %a, %cst : tensor<16x1xi32>
+      %a_11 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %a_12 = tt.addptr %a_11, %a_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %a_13 = arith.muli %t, %c16_i32 : i32
+      %a_14 = tt.splat %a_13 : i32 -> tensor<16x1xi32>
+      %a_15 = tt.addptr %a_12, %a_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %a_16 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %a_17 = tt.broadcast %a_15 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %a_18 = tt.broadcast %a_16 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %a_19 = tt.addptr %a_17, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %a_20 = tt.load %a_19 : tensor<16x16x!tt.ptr<bf16>>
       %acc = tt.expand_dims %rows_4 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %acc_24 = arith.muli %acc, %cst_1 : tensor<16x1xi32>
-      %acc_25 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %acc_26 = tt.addptr %acc_25, %acc_24 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %acc_27 = tt.broadcast %acc_26 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %acc_28 = tt.addptr %acc_27, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %acc_29 = tt.load %acc_28 : tensor<16x16x!tt.ptr<bf16>>
-      %acc_30 = tt.dot %a_23, %acc_29, %cst_2, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-      %acc_31 = tt.expand_dims %shift {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %acc_32 = tt.broadcast %acc_31 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %acc_33 = arith.subf %acc_30, %acc_32 : tensor<16x16xf32>
-      %ss_34 = arith.mulf %acc_33, %acc_33 : tensor<16x16xf32>
-      %ss_35 = "tt.reduce"(%ss_34) <{axis = 1 : i32}> ({
-      ^bb0(%ss_37: f32, %ss_38: f32):
-        %ss_39 = arith.addf %ss_37, %ss_38 : f32
-        tt.reduce.return %ss_39 : f32
+      %acc_21 = arith.muli %acc, %ss_3 : tensor<16x1xi32>
+      %acc_22 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %acc_23 = tt.addptr %acc_22, %acc_21 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %acc_24 = tt.broadcast %acc_23 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %acc_25 = tt.addptr %acc_24, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %acc_26 = tt.load %acc_25 : tensor<16x16x!tt.ptr<bf16>>
+      %acc_27 = tt.dot %a_20, %acc_26, %ss, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+      %acc_28 = tt.expand_dims %ss_7 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %acc_29 = tt.broadcast %acc_28 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %acc_30 = arith.subf %acc_27, %acc_29 : tensor<16x16xf32>
+      %ss_31 = arith.mulf %acc_30, %acc_30 : tensor<16x16xf32>
+      %ss_32 = "tt.reduce"(%ss_31) <{axis = 1 : i32}> ({
+      ^bb0(%ss_40: f32, %ss_41: f32):
+        %ss_42 = arith.addf %ss_40, %ss_41 : f32
+        tt.reduce.return %ss_42 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %ss_36 = arith.addf %ss_12, %ss_35 : tensor<16xf32>
-      %1 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %2 = tt.addptr %1, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %3 = tt.addptr %2, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %4 = tt.broadcast %3 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %5 = tt.addptr %4, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %6 = arith.truncf %acc_33 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %5, %6 : tensor<16x16x!tt.ptr<bf16>>
-      scf.yield %ss_36 : tensor<16xf32>
+      %ss_33 = arith.addf %ss_9, %ss_32 : tensor<16xf32>
+      %ss_34 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %ss_35 = tt.addptr %ss_34, %a_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %ss_36 = tt.addptr %ss_35, %a_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %ss_37 = tt.broadcast %ss_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %ss_38 = tt.addptr %ss_37, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %ss_39 = arith.truncf %acc_30 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %ss_38, %ss_39 : tensor<16x16x!tt.ptr<bf16>>
+      scf.yield %ss_33 : tensor<16xf32>
     }
-    %r_7 = arith.divf %ss, %cst_0 : tensor<16xf32>
-    %r_8 = tt.splat %eps : f32 -> tensor<16xf32>
-    %r_9 = arith.addf %r_7, %r_8 : tensor<16xf32>
-    %r_10 = math.sqrt %r_9 : tensor<16xf32>
-    %r_11 = arith.divf %r, %r_10 : tensor<16xf32>
+    %1 = arith.divf %ss_8, %cst_0 : tensor<16xf32>
+    %2 = tt.splat %eps : f32 -> tensor<16xf32>
+    %3 = arith.addf %1, %2 : tensor<16xf32>
+    %4 = math.sqrt %3 : tensor<16xf32>
+    %5 = arith.divf %cst_1, %4 : tensor<16xf32>
     scf.for %t = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %p = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %p_12 = arith.muli %p, %cst : tensor<16x1xi32>
-      %p_13 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %p_14 = tt.addptr %p_13, %p_12 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %p_15 = arith.muli %t, %c16_i32 : i32
-      %p_16 = tt.splat %p_15 : i32 -> tensor<16x1xi32>
-      %p_17 = tt.addptr %p_14, %p_16 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %p_18 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %p_19 = tt.broadcast %p_17 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %p_20 = tt.broadcast %p_18 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %p_21 = tt.addptr %p_19, %p_20 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %1 = tt.load %p_21 : tensor<16x16x!tt.ptr<bf16>>
-      %2 = arith.extf %1 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %3 = tt.expand_dims %r_11 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %4 = tt.broadcast %3 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %5 = arith.mulf %2, %4 : tensor<16x16xf32>
-      %6 = arith.truncf %5 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %p_21, %6 : tensor<16x16x!tt.ptr<bf16>>
+      %p_9 = arith.muli %p, %cst : tensor<16x1xi32>
+      %p_10 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %p_11 = tt.addptr %p_10, %p_9 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %p_12 = arith.muli %t, %c16_i32 : i32
+      %p_13 = tt.splat %p_12 : i32 -> tensor<16x1xi32>
+      %p_14 = tt.addptr %p_11, %p_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %p_15 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %p_16 = tt.broadcast %p_14 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %p_17 = tt.broadcast %p_15 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %p_18 = tt.addptr %p_16, %p_17 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %6 = tt.load %p_18 : tensor<16x16x!tt.ptr<bf16>>
+      %7 = arith.extf %6 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %8 = tt.expand_dims %5 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %9 = tt.broadcast %8 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %10 = arith.mulf %7, %9 : tensor<16x16xf32>
+      %11 = arith.truncf %10 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %p_18, %11 : tensor<16x16x!tt.ptr<bf16>>
     }
     tt.return
   }
@@ -905,105 +905,105 @@ module {
     %c16_i32 = arith.constant 16 : i32
     %cst = arith.constant dense<32> : tensor<16x1xi32>
     %cst_0 = arith.constant dense<3.200000e+01> : tensor<16xf32>
-    %cst_1 = arith.constant dense<16> : tensor<16x1xi32>
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
-    %r = arith.constant dense<1.000000e+00> : tensor<16xf32>
+    %cst_1 = arith.constant dense<1.000000e+00> : tensor<16xf32>
     %c0_i32 = arith.constant 0 : i32
     %c2_i32 = arith.constant 2 : i32
     %c1_i32 = arith.constant 1 : i32
-    %cst_3 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<16xf32>
+    %ss = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %ss_3 = arith.constant dense<16> : tensor<16x1xi32>
     %0 = tt.get_program_id x : i32
     %rows = arith.muli %0, %c16_i32 : i32
     %rows_4 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
     %rows_5 = tt.splat %rows : i32 -> tensor<16xi32>
     %rows_6 = arith.addi %rows_5, %rows_4 : tensor<16xi32>
-    %s = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
+    %s = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%s_9 = %cst_2) -> (tensor<16xf32>)  : i32 {
       %x = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %x_13 = arith.muli %x, %cst : tensor<16x1xi32>
-      %x_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %x_15 = tt.addptr %x_14, %x_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_16 = arith.muli %t, %c16_i32 : i32
-      %x_17 = tt.splat %x_16 : i32 -> tensor<16x1xi32>
-      %x_18 = tt.addptr %x_15, %x_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %x_19 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %x_20 = tt.broadcast %x_18 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %x_21 = tt.broadcast %x_19 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %x_22 = tt.addptr %x_20, %x_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %x_23 = tt.load %x_22 : tensor<16x16x!tt.ptr<bf16>>
-      %x_24 = arith.extf %x_23 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %s_25 = "tt.reduce"(%x_24) <{axis = 1 : i32}> ({
-      ^bb0(%s_27: f32, %s_28: f32):
-        %s_29 = arith.maxnumf %s_27, %s_28 : f32
-        tt.reduce.return %s_29 : f32
+      %x_10 = arith.muli %x, %cst : tensor<16x1xi32>
+      %x_11 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %x_12 = tt.addptr %x_11, %x_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_13 = arith.muli %t, %c16_i32 : i32
+      %x_14 = tt.splat %x_13 : i32 -> tensor<16x1xi32>
+      %x_15 = tt.addptr %x_12, %x_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %x_16 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %x_17 = tt.broadcast %x_15 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %x_18 = tt.broadcast %x_16 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %x_19 = tt.addptr %x_17, %x_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %x_20 = tt.load %x_19 : tensor<16x16x!tt.ptr<bf16>>
+      %x_21 = arith.extf %x_20 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %s_22 = "tt.reduce"(%x_21) <{axis = 1 : i32}> ({
+      ^bb0(%s_24: f32, %s_25: f32):
+        %s_26 = arith.maxnumf %s_24, %s_25 : f32
+        tt.reduce.return %s_26 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %s_26 = arith.maxnumf %s_12, %s_25 : tensor<16xf32>
-      scf.yield %s_26 : tensor<16xf32>
+      %s_23 = arith.maxnumf %s_9, %s_22 : tensor<16xf32>
+      scf.yield %s_23 : tensor<16xf32>
     }
-    %shift = arith.divf %s, %cst_0 : tensor<16xf32>
-    %ss = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_12 = %cst_3) -> (tensor<16xf32>)  : i32 {
+    %ss_7 = arith.divf %s, %cst_0 : tensor<16xf32>
+    %ss_8 = scf.for %t = %c0_i32 to %c2_i32 step %c1_i32 iter_args(%ss_9 = %cst_2) -> (tensor<16xf32>)  : i32 {
       %a = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %a_13 = arith.muli %a, %cst : tensor<16x1xi32>
-      %a_14 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %a_15 = tt.addptr %a_14, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %a_16 = arith.muli %t, %c16_i32 : i32
-      %a_17 = tt.splat %a_16 : i32 -> tensor<16x1xi32>
-      %a_18 = tt.addptr %a_15, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %a_19 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %a_20 = tt.broadcast %a_18 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %a_21 = tt.broadcast %a_19 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %a_22 = tt.addptr %a_20, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %a_23 = tt.load %a_22 : tensor<16x16x!tt.ptr<bf16>>
+      %a_10 = arith.muli %a, %cst : tensor<16x1xi32>
+      %a_11 = tt.splat %X : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %a_12 = tt.addptr %a_11, %a_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %a_13 = arith.muli %t, %c16_i32 : i32
+      %a_14 = tt.splat %a_13 : i32 -> tensor<16x1xi32>
+      %a_15 = tt.addptr %a_12, %a_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %a_16 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %a_17 = tt.broadcast %a_15 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %a_18 = tt.broadcast %a_16 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %a_19 = tt.addptr %a_17, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %a_20 = tt.load %a_19 : tensor<16x16x!tt.ptr<bf16>>
       %acc = tt.expand_dims %rows_4 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %acc_24 = arith.muli %acc, %cst_1 : tensor<16x1xi32>
-      %acc_25 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %acc_26 = tt.addptr %acc_25, %acc_24 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %acc_27 = tt.broadcast %acc_26 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %acc_28 = tt.addptr %acc_27, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %acc_29 = tt.load %acc_28 : tensor<16x16x!tt.ptr<bf16>>
-      %acc_30 = tt.dot %a_23, %acc_29, %cst_2, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
-      %acc_31 = tt.expand_dims %shift {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %acc_32 = tt.broadcast %acc_31 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %acc_33 = arith.subf %acc_30, %acc_32 : tensor<16x16xf32>
-      %ss_34 = arith.mulf %acc_33, %acc_33 : tensor<16x16xf32>
-      %ss_35 = "tt.reduce"(%ss_34) <{axis = 1 : i32}> ({
-      ^bb0(%ss_37: f32, %ss_38: f32):
-        %ss_39 = arith.addf %ss_37, %ss_38 : f32
-        tt.reduce.return %ss_39 : f32
+      %acc_21 = arith.muli %acc, %ss_3 : tensor<16x1xi32>
+      %acc_22 = tt.splat %W : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %acc_23 = tt.addptr %acc_22, %acc_21 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %acc_24 = tt.broadcast %acc_23 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %acc_25 = tt.addptr %acc_24, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %acc_26 = tt.load %acc_25 : tensor<16x16x!tt.ptr<bf16>>
+      %acc_27 = tt.dot %a_20, %acc_26, %ss, inputPrecision = tf32 : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+      %acc_28 = tt.expand_dims %ss_7 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %acc_29 = tt.broadcast %acc_28 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %acc_30 = arith.subf %acc_27, %acc_29 : tensor<16x16xf32>
+      %ss_31 = arith.mulf %acc_30, %acc_30 : tensor<16x16xf32>
+      %ss_32 = "tt.reduce"(%ss_31) <{axis = 1 : i32}> ({
+      ^bb0(%ss_40: f32, %ss_41: f32):
+        %ss_42 = arith.addf %ss_40, %ss_41 : f32
+        tt.reduce.return %ss_42 : f32
       }) : (tensor<16x16xf32>) -> tensor<16xf32>
-      %ss_36 = arith.addf %ss_12, %ss_35 : tensor<16xf32>
-      %1 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %2 = tt.addptr %1, %a_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %3 = tt.addptr %2, %a_17 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %4 = tt.broadcast %3 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %5 = tt.addptr %4, %a_21 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %6 = arith.truncf %acc_33 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %5, %6 : tensor<16x16x!tt.ptr<bf16>>
-      scf.yield %ss_36 : tensor<16xf32>
+      %ss_33 = arith.addf %ss_9, %ss_32 : tensor<16xf32>
+      %ss_34 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %ss_35 = tt.addptr %ss_34, %a_10 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %ss_36 = tt.addptr %ss_35, %a_14 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %ss_37 = tt.broadcast %ss_36 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %ss_38 = tt.addptr %ss_37, %a_18 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %ss_39 = arith.truncf %acc_30 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %ss_38, %ss_39 : tensor<16x16x!tt.ptr<bf16>>
+      scf.yield %ss_33 : tensor<16xf32>
     }
-    %r_7 = arith.divf %ss, %cst_0 : tensor<16xf32>
-    %r_8 = tt.splat %eps : f32 -> tensor<16xf32>
-    %r_9 = arith.addf %r_7, %r_8 : tensor<16xf32>
-    %r_10 = math.sqrt %r_9 : tensor<16xf32>
-    %r_11 = arith.divf %r, %r_10 : tensor<16xf32>
+    %1 = arith.divf %ss_8, %cst_0 : tensor<16xf32>
+    %2 = tt.splat %eps : f32 -> tensor<16xf32>
+    %3 = arith.addf %1, %2 : tensor<16xf32>
+    %4 = math.sqrt %3 : tensor<16xf32>
+    %5 = arith.divf %cst_1, %4 : tensor<16xf32>
     scf.for %t = %c0_i32 to %c2_i32 step %c1_i32  : i32 {
       %p = tt.expand_dims %rows_6 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-      %p_12 = arith.muli %p, %cst : tensor<16x1xi32>
-      %p_13 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
-      %p_14 = tt.addptr %p_13, %p_12 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %p_15 = arith.muli %t, %c16_i32 : i32
-      %p_16 = tt.splat %p_15 : i32 -> tensor<16x1xi32>
-      %p_17 = tt.addptr %p_14, %p_16 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
-      %p_18 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
-      %p_19 = tt.broadcast %p_17 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
-      %p_20 = tt.broadcast %p_18 : tensor<1x16xi32> -> tensor<16x16xi32>
-      %p_21 = tt.addptr %p_19, %p_20 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
-      %1 = tt.load %p_21 : tensor<16x16x!tt.ptr<bf16>>
-      %2 = arith.extf %1 : tensor<16x16xbf16> to tensor<16x16xf32>
-      %3 = tt.expand_dims %r_11 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
-      %4 = tt.broadcast %3 : tensor<16x1xf32> -> tensor<16x16xf32>
-      %5 = arith.mulf %2, %4 : tensor<16x16xf32>
-      %6 = arith.truncf %5 : tensor<16x16xf32> to tensor<16x16xbf16>
-      tt.store %p_21, %6 : tensor<16x16x!tt.ptr<bf16>>
+      %p_9 = arith.muli %p, %cst : tensor<16x1xi32>
+      %p_10 = tt.splat %Y : !tt.ptr<bf16> -> tensor<16x1x!tt.ptr<bf16>>
+      %p_11 = tt.addptr %p_10, %p_9 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %p_12 = arith.muli %t, %c16_i32 : i32
+      %p_13 = tt.splat %p_12 : i32 -> tensor<16x1xi32>
+      %p_14 = tt.addptr %p_11, %p_13 : tensor<16x1x!tt.ptr<bf16>>, tensor<16x1xi32>
+      %p_15 = tt.expand_dims %rows_4 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+      %p_16 = tt.broadcast %p_14 : tensor<16x1x!tt.ptr<bf16>> -> tensor<16x16x!tt.ptr<bf16>>
+      %p_17 = tt.broadcast %p_15 : tensor<1x16xi32> -> tensor<16x16xi32>
+      %p_18 = tt.addptr %p_16, %p_17 : tensor<16x16x!tt.ptr<bf16>>, tensor<16x16xi32>
+      %6 = tt.load %p_18 : tensor<16x16x!tt.ptr<bf16>>
+      %7 = arith.extf %6 : tensor<16x16xbf16> to tensor<16x16xf32>
+      %8 = tt.expand_dims %5 {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+      %9 = tt.broadcast %8 : tensor<16x1xf32> -> tensor<16x16xf32>
+      %10 = arith.mulf %7, %9 : tensor<16x16xf32>
+      %11 = arith.truncf %10 : tensor<16x16xf32> to tensor<16x16xbf16>
+      tt.store %p_18, %11 : tensor<16x16x!tt.ptr<bf16>>
     }
     tt.return
   }

@@ -128,14 +128,26 @@ def _prologue_rows(pid, X, W, Y, S, eps, N: tl.constexpr, BM: tl.constexpr, BN: 
             s += tl.sum(x, axis=1)
         if MODE == 2:
             tl.store(S + rows, s)
-    shift = s / N
+    ss = _gemm_tiles(X, W, Y, rows, cols, s / N, N, BM, BN)
+    _normalize_tiles(Y, rows, cols, 1.0 / tl.sqrt(ss / N + eps), N, BN)
+
+
+@triton.jit
+def _gemm_tiles(X, W, Y, rows, cols, shift, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """The GEMM loop over a row block's N tiles: each tile less the rows' shift stored to Y; the
+    sum of its squares per row returned."""
     ss = tl.zeros([BM], dtype=tl.float32)
     for t in range(N // BN):
         a = tl.load(X + rows[:, None] * N + t * BN + cols[None, :])
         acc = tl.dot(a, tl.load(W + cols[:, None] * BN + cols[None, :])) - shift[:, None]
         ss += tl.sum(acc * acc, axis=1)
         tl.store(Y + rows[:, None] * N + t * BN + cols[None, :], acc.to(tl.bfloat16))
-    r = 1.0 / tl.sqrt(ss / N + eps)
+    return ss
+
+
+@triton.jit
+def _normalize_tiles(Y, rows, cols, r, N: tl.constexpr, BN: tl.constexpr):
+    """The normalizing loop: each tile of the row block reloaded from Y, scaled by r, stored."""
     for t in range(N // BN):
         p = Y + rows[:, None] * N + t * BN + cols[None, :]
         tl.store(p, (tl.load(p).to(tl.float32) * r[:, None]).to(tl.bfloat16))
@@ -277,23 +289,14 @@ def _ahead(X, W, Y, eps, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
         s = q
     for blk in tl.range(first, BLOCKS, step):
         rows = blk * BM + tl.arange(0, BM)
-        shift = s / N
-        ss = tl.zeros([BM], dtype=tl.float32)
-        for t in range(N // BN):
-            a = tl.load(X + rows[:, None] * N + t * BN + cols[None, :])
-            acc = tl.dot(a, tl.load(W + cols[:, None] * BN + cols[None, :])) - shift[:, None]
-            ss += tl.sum(acc * acc, axis=1)
-            tl.store(Y + rows[:, None] * N + t * BN + cols[None, :], acc.to(tl.bfloat16))
+        ss = _gemm_tiles(X, W, Y, rows, cols, s / N, N, BM, BN)
         nxt = (blk + step) * BM + tl.arange(0, BM)
         live = nxt < BLOCKS * BM
         sn = tl.zeros([BM], dtype=tl.float32)
         for t in range(N // BN):
             sn += tl.sum(tl.load(X + nxt[:, None] * N + t * BN + cols[None, :], mask=live[:, None],
                                  other=0.0).to(tl.float32), axis=1)
-        r = 1.0 / tl.sqrt(ss / N + eps)
-        for t in range(N // BN):
-            p = Y + rows[:, None] * N + t * BN + cols[None, :]
-            tl.store(p, (tl.load(p).to(tl.float32) * r[:, None]).to(tl.bfloat16))
+        _normalize_tiles(Y, rows, cols, 1.0 / tl.sqrt(ss / N + eps), N, BN)
         s = sn
 
 
