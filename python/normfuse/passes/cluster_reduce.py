@@ -460,17 +460,12 @@ class ClusterReduce(Pass):
             else:
                 mids.append(lp)
         if mids:
-            upto = between[:between.index(mids[-1]) + 1]
-            sums = {id(v) for v in l1.results}
-            for o in upto:
-                for x in o.walk():
-                    if any(id(v) in sums for v in x.operands):
-                        run.missed(f"merge: '{x.name}' reads the row sums before the merged "
-                                   "exchange would total them; the statistics loops after the "
-                                   "GEMM loop, and the one before the walk, are left whole", x)
-                        return [], []
-                if o in mids:
-                    sums |= {id(v) for v in o.results}
+            x = _early_reader(between[:between.index(mids[-1]) + 1], mids, l1.results)
+            if x is not None:
+                run.missed(f"merge: '{x.name}' reads the row sums before the merged "
+                           "exchange would total them; the statistics loops after the "
+                           "GEMM loop, and the one before the walk, are left whole", x)
+                return [], []
         elif self.merge:
             run.missed("merge: no statistics loop (sums over the same tiles) between the GEMM "
                        "loop and the normalizing loop; the exchanges are built as without merge",
@@ -484,18 +479,14 @@ class ClusterReduce(Pass):
             # one exchange after the last of them: nothing from the first to the last may read
             # an earlier one's sums (it would read them before the exchange totals them)
             top = pres[0].op.block
-            upto = top.ops[top.index_of(pres[0].op):top.index_of(pres[-1].op) + 1]
-            sums: set = set()
-            for o in upto:
-                for x in o.walk():
-                    if any(id(v) in sums for v in x.operands):
-                        run.missed(f"merge: '{x.name}' reads the row sums of a statistics loop "
-                                   "before the walk before their exchange (one, after the last "
-                                   "such loop) would total them; the statistics loops before the "
-                                   "walk, and those after the GEMM loop, are left whole", x)
-                        return [], []
-                if any(o is p.op for p in pres):
-                    sums |= {id(v) for v in o.results}
+            x = _early_reader(top.ops[top.index_of(pres[0].op):top.index_of(pres[-1].op) + 1],
+                              [p.op for p in pres], ())
+            if x is not None:
+                run.missed(f"merge: '{x.name}' reads the row sums of a statistics loop "
+                           "before the walk before their exchange (one, after the last "
+                           "such loop) would total them; the statistics loops before the "
+                           "walk, and those after the GEMM loop, are left whole", x)
+                return [], []
         return [ForOp(m) for m in mids], pres
 
     @staticmethod
@@ -787,6 +778,20 @@ def _hoist_loads(module: Module, wait: Op, written: set) -> list[Op]:
         if any(isinstance(v, Value) and id(v) in tainted for v in o.operands) or is_normfuse_asm(o):
             tainted.update(id(r) for r in o.results)
     return moved
+
+
+def _early_reader(ops: list, loops: list, sums) -> Op | None:
+    """The first op in `ops` (walked into) that reads one of `sums` (Values) or a result of an
+    earlier one of `loops` (statistics loops among `ops`, exchanged together after the last of
+    them): it would read those sums before the exchange totals them. None if there is none."""
+    seen = {id(v) for v in sums}
+    for o in ops:
+        for x in o.walk():
+            if any(id(v) in seen for v in x.operands):
+                return x
+        if any(o is lp for lp in loops):
+            seen |= {id(v) for v in o.results}
+    return None
 
 
 def _check_prologue(lp: Op, trips: int, rows: int) -> str | None:
