@@ -11,7 +11,8 @@ from ...ir.effects import has_side_effects
 from ...ir.affine import Forms, memory_written, undetermined
 from ...ir.match import backward_slice
 from ...ir.ops import (ADDF, DIVF, DOT, EXTF, FOR, LOADS, MULF, STORES, SUBF, TRUNCF, ForOp, LoadOp,
-                       ReduceOp, StoreOp, function_of, row_vector, shape_of, unknown_writer)
+                       ReduceOp, StoreOp, function_of, row_vector, shape_of, unknown_writer,
+                       written_roots)
 
 
 class Miss(Exception):
@@ -248,18 +249,17 @@ def check_tile_unwritten(load1: Op, load2: Op) -> None:
     fused statistics would be those of other values. (A descriptor load is checked as a pointer
     load is; `undetermined` refuses it as an op with effects.)"""
     func = function_of(load1)
-    written = memory_written(func) if func is not None else None
     root = LoadOp(load1).root
     if root is None or LoadOp(load2).root is not root:
         raise Miss("the tile's pointer does not trace to a kernel argument, so the kernel's stores "
                    "are not known to leave it alone (compute it from the argument: X + offsets, "
                    "advanced with += in the loop)", load1)
     x = root.name.lstrip("%")
-    if written is None:
-        why = unknown_writer(func) if func is not None else "no enclosing function"
+    why = unknown_writer(func) if func is not None else "no enclosing function"
+    if why:
         raise Miss(f"the kernel may write {x}, which both loops read ({why}): the GEMM loop's tiles "
                    "may differ from those the statistics were computed from", load1)
-    if id(root) in written:
+    if id(root) in written_roots(func):
         store = next((o for o in func.walk() if o.name in STORES and StoreOp(o).root is root), load1)
         raise Miss(f"the kernel writes {x}, which the statistics loop and the GEMM loop both read: "
                    "the GEMM loop's tiles may differ from those the statistics were computed from "
