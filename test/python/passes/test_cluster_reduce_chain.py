@@ -121,9 +121,11 @@ def _stage_heads(X, Z, rows, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr)
 
 
 @triton.jit
-def _chain_carried_load(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr):
+def _chain_carried_load(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr,
+                        SWAP: tl.constexpr):
     # loop 2 reloads Z's tile (forwardable) and reads half its rows again through a pointer an
-    # inner loop carries, swapped with one into X each trip, into Y's second half
+    # inner loop carries, into Y's second half: SWAP, swapped with one into X each trip; else
+    # advanced within Z, half the rows at a time
     rows = tl.program_id(0) * BM + tl.arange(0, BM)
     r = _stage_heads(X, Z, rows, H, BM, D)
     for h in range(0, H):
@@ -134,24 +136,10 @@ def _chain_carried_load(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.conste
         acc = tl.zeros([BM // 2, D], dtype=tl.float32)
         for i in range(0, 2):
             acc += tl.load(p)
-            p, q = q, p
-        tl.store(_head_tile(Y, rows, h, H, D), y)
-        tl.store(Y + BM * H * D + (half[:, None] * H + h) * D + tl.arange(0, D)[None, :], acc)
-
-
-@triton.jit
-def _chain_advanced_load(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.constexpr):
-    # the same read through a pointer the inner loop advances within Z, half the rows at a time
-    rows = tl.program_id(0) * BM + tl.arange(0, BM)
-    r = _stage_heads(X, Z, rows, H, BM, D)
-    for h in range(0, H):
-        y = tl.load(_head_tile(Z, rows, h, H, D)) * r[:, None]
-        half = tl.program_id(0) * BM + tl.arange(0, BM // 2)
-        p = _head_tile(Z, half, h, H, D)
-        acc = tl.zeros([BM // 2, D], dtype=tl.float32)
-        for i in range(0, 2):
-            acc += tl.load(p)
-            p += (BM // 2) * H * D
+            if SWAP:
+                p, q = q, p
+            else:
+                p += (BM // 2) * H * D
         tl.store(_head_tile(Y, rows, h, H, D), y)
         tl.store(Y + BM * H * D + (half[:, None] * H + h) * D + tl.arange(0, D)[None, :], acc)
 
@@ -175,19 +163,25 @@ def _chain_carried_store(X, Z, Y, H: tl.constexpr, BM: tl.constexpr, D: tl.const
 _CARRIED_SIG = {"X": "*fp32", "Z": "*fp32", "Y": "*fp32"}  # the two carried-pointer kernels
 
 
-@pytest.mark.parametrize("kernel, passes, note", [
-    (_chain_carried_load, "cluster-reduce-chain{scratch=Z}",
+def _carried_consts(swap) -> dict:
+    """The carried-pointer kernels' constexprs (H 2, BM 16, D 16; SWAP for the load's kernel,
+    None for the store's, which has none)."""
+    return dict(H=2, BM=16, D=16, **({} if swap is None else {"SWAP": swap}))
+
+
+@pytest.mark.parametrize("kernel, swap, passes, note", [
+    (_chain_carried_load, True, "cluster-reduce-chain{scratch=Z}",
      "scratch kept: 'Z' (a load without a parameter root may read it)"),
-    (_chain_carried_store, "cluster-reduce-chain", "one trip per CTA (the loops inlined)"),
-    (_chain_advanced_load, "cluster-reduce-chain{scratch=Z}",
+    (_chain_carried_store, None, "cluster-reduce-chain", "one trip per CTA (the loops inlined)"),
+    (_chain_carried_load, False, "cluster-reduce-chain{scratch=Z}",
      "missed: loop 2 of the chain reads memory loop 1 stores at addresses not proven"),
 ], ids=["scratch-kept-for-a-carried-load", "no-forwarding-past-a-carried-store",
         "advanced-load-checked-by-legality-4"])
-def test_pointers_carried_through_a_loop_are_no_parameter(kernel, passes, note):
+def test_pointers_carried_through_a_loop_are_no_parameter(kernel, swap, passes, note):
     # (TTIR through the pass and the interpreter; the compiled form: the test below)
     import normfuse
     H, BM, D = 2, 16, 16
-    ttir = normfuse.compile(kernel, signature=_CARRIED_SIG, constexprs=dict(H=H, BM=BM, D=D),
+    ttir = normfuse.compile(kernel, signature=_CARRIED_SIG, constexprs=_carried_consts(swap),
                             target="cuda:90", passes=(), num_warps=4).asm["ttir"]
     gen = torch.Generator().manual_seed(3)
     x = torch.randn(BM, H, D, generator=gen)
@@ -202,14 +196,14 @@ def test_pointers_carried_through_a_loop_are_no_parameter(kernel, passes, note):
     assert res.max_rel_diff == 0, res.diffs  # bitwise what the kernel computes unpassed
 
 
-@pytest.mark.parametrize("kernel", [_chain_carried_load, _chain_carried_store],
+@pytest.mark.parametrize("kernel, swap", [(_chain_carried_load, True), (_chain_carried_store, None)],
                          ids=["carried-load", "carried-store"])
-def test_exchange_compiles_in_a_kernel_without_shared_memory(kernel):
+def test_exchange_compiles_in_a_kernel_without_shared_memory(kernel, swap):
     # These kernels allocate no shared memory of their own, so Triton declares no `global_smem`;
     # the exchange's PTX addresses its slots from that symbol, and ptxas refused it ("Unknown
     # symbol 'global_smem'") until the extra-shared-memory launch need declared it.
     import normfuse
-    sig, consts = _CARRIED_SIG, dict(H=2, BM=16, D=16)
+    sig, consts = _CARRIED_SIG, _carried_consts(swap)
     plain = normfuse.compile(kernel, signature=sig, constexprs=consts, target="cuda:90",
                              passes=(), num_warps=4)
     assert "@global_smem" not in plain.asm["llir"] and plain.metadata.shared == 0
