@@ -27,7 +27,9 @@ SASS barrier.cluster arrive / wait instructions in the walk's body (UCGABAR_ARV 
 the barrier.cluster.arrive / wait instructions in the whole kernel's PTX.
 `--carry`: that walk in its carry form (`stats_ahead="carry"`: `reuse-loads{across-trips=true}`
 too, the next block's x tile loaded once, for its sums, and carried to the next trip);
-`--ahead-all`: the default, --ahead and --carry, one line each.
+`--ahead-all`: the default, --ahead and --carry, one line each. "The default" here is the
+two-exchange walk (`stats_ahead=False`); since session 40 the op's inference kernel without
+norm weights is the carry form (`DEFAULT_STATS_AHEAD`): `--carry` compiles that.
 """
 import argparse
 import json
