@@ -12,13 +12,17 @@ GEMMs plus the norm backward timed alone). `--plans` picks the backward plans (d
 
     PYTHONPATH=python python3 bench/train_op_profile.py [--kind rms|ln|post-rms|post-ln]
         [--m 8192 --k 2048 --n 3072]
-        [--compiled] [--plans cublas,rowdot] [--no-cprofile] [--timeline]
+        [--compiled] [--plans cublas,rowdot] [--no-cprofile] [--timeline] [--trace DIR]
+
+`--trace DIR` (with --timeline): also the timeline's profiler trace per variant, as Chrome trace
+JSON (DIR/<op>_<variant>.json: the host's launch calls and the kernels, each with its times).
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
 import io
+import os
 import pstats
 import statistics
 import time
@@ -41,13 +45,19 @@ def main(argv=None) -> int:
     ap.add_argument("--timeline", action="store_true",
                     help="also the device's timeline of synchronized steps (lead, busy, idle "
                          "and the largest gaps) and the host's calls by own time")
+    ap.add_argument("--trace", default=None,
+                    help="with --timeline: write each variant's profiler trace (Chrome JSON) "
+                         "into this directory")
     a = ap.parse_args(argv)
+    if a.trace and not a.timeline:
+        ap.error("--trace needs --timeline (the trace is the timeline's profile)")
     import torch
     import torch.nn.functional as F
     import normfuse.ops as ops
     from normfuse.ops import training
-    from normfuse.repro.profile_models import (TIMELINE_MARK, host_calls as host_calls_of,
-                                               kernels_of, timeline_gaps)
+    from normfuse.repro.profile_models import (TIMELINE_MARK, gap_line,
+                                               host_calls as host_calls_of, kernels_of,
+                                               timeline_gaps)
     M, K, N = a.m, a.k, a.n
     post, ln = a.kind.startswith("post-"), a.kind.endswith("ln")
     op = (("linear_layernorm" if ln else "linear_rmsnorm") if post else
@@ -136,6 +146,10 @@ def main(argv=None) -> int:
                             step(fn)
                         torch.cuda.synchronize()
                 timeline = timeline_gaps(tp.events())
+                if a.trace:
+                    os.makedirs(a.trace, exist_ok=True)
+                    tp.export_chrome_trace(os.path.join(
+                        a.trace, f"{op}_{name.replace(' ', '_')}.json"))
                 host_calls = host_calls_of(tp.events())
             pr = None
             if not a.no_cprofile:
@@ -157,10 +171,11 @@ def main(argv=None) -> int:
             print(f"timeline (median of {len(timeline['calls'])} synchronized steps, us): span "
                   f"{timeline['span_us']} = lead {timeline['lead_us']} + busy "
                   f"{timeline['busy_us']} + idle {timeline['idle_us']} in {timeline['gaps']} "
-                  f"gaps; host {timeline['host_us']}; largest gaps (first step), by the kernel "
+                  f"gaps; host {timeline['host_us']}; first launch left the host at "
+                  f"{timeline['first_launch_us']}; largest gaps (first step), by the kernel "
                   f"they held up:")
             for g in timeline["largest"][:8]:
-                print(f"  {g['us']:8.1f} us  before {g['before'][:100]}")
+                print("  " + gap_line(g))
             print("host calls inside the steps by own time (us a step, calls a step):")
             for c in host_calls:
                 print(f"  {c['self_us']:8.1f} us  x{c['count']:<5g} {c['name'][:100]}")

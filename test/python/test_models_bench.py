@@ -755,6 +755,39 @@ def test_profile_timeline_splits_a_call_into_lead_busy_and_gaps():
     assert P.timeline_gaps([ev("a", 0, 1, True)]) == {}
 
 
+def test_profile_timeline_says_whether_the_host_or_the_launch_held_a_gap():
+    """A gap's kernel linked to its launch call (the same correlation id): when the call began
+    after the device went idle, how long it ran and when the kernel started after it; the first
+    launch's time from the call's start. Ids shared with other host events (aten ops) do not
+    count: only the CUDA runtime / driver calls ("cu...")."""
+    from types import SimpleNamespace as NS
+
+    from torch.autograd import DeviceType
+
+    from normfuse.repro import profile_models as P
+
+    def ev(name, start, end, dev, cid=0):
+        return NS(name=name, time_range=NS(start=start, end=end), is_user_annotation=False,
+                  device_type=DeviceType.CUDA if dev else DeviceType.CPU, id=cid)
+    events = [
+        ev(P.TIMELINE_MARK, 0, 300, False),
+        ev("cuLaunchKernelEx", 5, 8, False, 7), ev("fold", 12, 16, True, 7),
+        # the GEMM's launch call began 4 us after the fold ended and ran 100 us
+        ev("aten::empty", 1, 2, False, 9), ev("cuLaunchKernelEx", 20, 120, False, 9),
+        ev("gemm", 125, 200, True, 9),
+        # a gap whose kernel has no launch call in the profile: listed without the split
+        ev("norm_bwd", 210, 220, True, 11),
+    ]
+    t = P.timeline_gaps(events)
+    assert t["first_launch_us"] == 5
+    assert t["largest"] == [
+        {"before": "gemm", "us": 109, "launch_after_idle_us": 4, "launch_call_us": 100,
+         "start_after_call_us": 5},
+        {"before": "norm_bwd", "us": 10}]
+    assert "ran 100 us" in P.gap_line(t["largest"][0])
+    assert P.gap_line(t["largest"][1]).strip() == "10.0 us  before norm_bwd"
+
+
 def test_profile_host_calls_count_only_inside_the_call_windows():
     """profile_models.host_calls: the host's calls by own time per call window, counting only
     what ran inside a window (the harness's synchronizations between calls are left out, a

@@ -25,7 +25,7 @@ import statistics
 import time
 
 __all__ = ["configuration_call", "host_and_wall", "profile_one", "kernels_of", "cprofile_stats",
-           "host_profile", "timeline_gaps", "host_calls", "main"]
+           "host_profile", "timeline_gaps", "gap_line", "host_calls", "main"]
 
 
 def kernels_of(fn) -> tuple[float, list]:
@@ -217,16 +217,31 @@ def timeline_gaps(events, min_gap_us: float = 2.0) -> dict:
     host, the call synchronized after it): lead = from the call's start on the host to its first
     kernel, busy = the kernels' union, idle = the gaps between them (the device waited for the
     host or for a launch), and the largest gaps by the kernel that ended them. Figures are the
-    median over the calls; the gaps listed are the first call's."""
+    median over the calls; the gaps listed are the first call's.
+
+    Where the profiler links a kernel to its launch call on the host (the CUDA runtime / driver
+    call with the kernel's correlation id, e.g. cuLaunchKernelEx), a gap also says which side
+    waited: `launch_after_idle_us`, when that call began counted from the device going idle
+    (about the gap: the host was late; well below it: the launch itself or the device took the
+    time), `launch_call_us`, how long the call ran, and `start_after_call_us`, from the call's
+    return to the kernel's start. Likewise `first_launch_us`: when the call's first launch left
+    the host, from the call's start."""
     from torch.autograd import DeviceType
     marks = sorted((e for e in events if e.name == TIMELINE_MARK
                     and e.device_type == DeviceType.CPU), key=lambda e: e.time_range.start)
     # kernels and copies, not the GPU-side copies of user annotations (the mark itself, Dynamo's
     # "Torch-Compiled Region" ...), which span the kernels they enclose (session 7's first
     # timelines counted them: lead 0, busy = span)
-    kern = sorted(((e.time_range.start, e.time_range.end, e.name) for e in events
+    kern = sorted(((e.time_range.start, e.time_range.end, e.name, getattr(e, "id", None))
+                   for e in events
                    if e.device_type == DeviceType.CUDA and e.name != TIMELINE_MARK
                    and not getattr(e, "is_user_annotation", False)), key=lambda k: k[0])
+    # the host's CUDA runtime / driver calls by correlation id (a kernel's id is its launch's)
+    launches = {}
+    for e in events:
+        cid = getattr(e, "id", None)
+        if cid and e.device_type == DeviceType.CPU and e.name.startswith("cu"):
+            launches.setdefault(cid, (e.time_range.start, e.time_range.end))
     calls = []
     for i, m in enumerate(marks):
         lo = m.time_range.start
@@ -237,28 +252,49 @@ def timeline_gaps(events, min_gap_us: float = 2.0) -> dict:
         busy = idle = 0.0
         gaps = []
         end = ks[0][0]
-        for s, e, n in ks:
+        for s, e, n, cid in ks:
             if s > end:
                 if s - end >= min_gap_us:
-                    gaps.append({"before": n[:100], "us": round(s - end, 1)})
+                    gap = {"before": n[:100], "us": round(s - end, 1)}
+                    call = launches.get(cid) if cid else None
+                    if call is not None:
+                        gap.update(launch_after_idle_us=round(call[0] - end, 1),
+                                   launch_call_us=round(call[1] - call[0], 1),
+                                   start_after_call_us=round(s - call[1], 1))
+                    gaps.append(gap)
                 idle += s - end
             busy += max(0.0, e - max(s, end))
             end = max(end, e)
+        first = launches.get(ks[0][3]) if ks[0][3] else None
         calls.append({"lead_us": round(ks[0][0] - lo, 1), "busy_us": round(busy, 1),
                       "idle_us": round(idle, 1), "span_us": round(end - lo, 1),
                       "host_us": round(m.time_range.end - lo, 1), "gaps": len(gaps),
                       "kernels": len(ks),
+                      "first_launch_us": None if first is None else round(first[0] - lo, 1),
                       "largest": sorted(gaps, key=lambda g: -g["us"])[:12]})
     if not calls:
         return {}
 
     def med(key):
         return statistics.median_high(c[key] for c in calls)
+    firsts = [c["first_launch_us"] for c in calls if c["first_launch_us"] is not None]
     return {"span_us": med("span_us"), "lead_us": med("lead_us"), "busy_us": med("busy_us"),
             "idle_us": med("idle_us"), "host_us": med("host_us"), "gaps": med("gaps"),
-            "kernels": med("kernels"), "largest": calls[0]["largest"],
+            "kernels": med("kernels"),
+            "first_launch_us": statistics.median_high(firsts) if firsts else None,
+            "largest": calls[0]["largest"],
             "calls": [{k: c[k] for k in ("span_us", "lead_us", "busy_us", "idle_us", "host_us")}
                       for c in calls]}
+
+
+def gap_line(g: dict) -> str:
+    """One listed gap of `timeline_gaps` in words (with its launch call's timing where known)."""
+    text = f"{g['us']:8.1f} us  before {g['before'][:90]}"
+    if "launch_call_us" in g:
+        text += (f" (its launch call began {g['launch_after_idle_us']} us after the device went "
+                 f"idle, ran {g['launch_call_us']} us; the kernel started "
+                 f"{g['start_after_call_us']} us after it returned)")
+    return text
 
 
 def main(argv=None) -> int:
