@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import threading
 from typing import Optional
 
 import torch
@@ -303,42 +302,6 @@ def _finish(dgp, dbp, dg, db, P: int, N: int) -> None:
 FOLD_TILE = dict(BLOCK_R=16, BLOCK_K=256, num_warps=4)
 
 
-# The training forward's fold launches, held back (`held_folds`): the fold kernel takes ~4 us,
-# and launched first it leaves the device idle while the host prepares the fused GEMM's launch
-# (train_op_profile --timeline, H100 2026-12-05, LayerNorm 262144 x 512 x 2048: a median 71 us
-# gap before ws_gemm_kernel, the first step's 141 us; none in torch.compile's step). Held, the
-# fold goes out just before the GEMM it feeds, so both queue behind the device's earlier work.
-_HELD = threading.local()
-
-
-@contextlib.contextmanager
-def held_folds():
-    """Inside: `fold_columns` / `fold_columns_dot` allocate their outputs and queue their launch
-    in the yielded list instead of launching; `release_folds(list)` launches them, in order.
-    Whoever holds them must release them before any launch that reads the outputs."""
-    prev = getattr(_HELD, "queue", None)
-    queue: list = []
-    _HELD.queue = queue
-    try:
-        yield queue
-    finally:
-        _HELD.queue = prev
-
-
-def release_folds(queue: list) -> None:
-    """Launch the fold launches `held_folds` queued (each once), in their order."""
-    while queue:
-        queue.pop(0)()
-
-
-def _fold_launch(key, tensors: tuple, name: str, plan, device) -> None:
-    queue = getattr(_HELD, "queue", None)
-    if queue is None:
-        _launch_ready(key, tensors, name, plan, device=device)
-    else:
-        queue.append(lambda: _launch_ready(key, tensors, name, plan, device=device))
-
-
 def fold_columns(w: Tensor, g: Tensor, offset: float) -> Tensor:
     """W diag(offset + g) by one `scale_columns` launch (CUDA, sm_90; w [R, K] of 16 bits with
     unit stride along K, g [K] unit-stride): the pre-norm ops' fold, `prenorm_linear.fold_now`.
@@ -351,10 +314,10 @@ def fold_columns(w: Tensor, g: Tensor, offset: float) -> Tensor:
     key = ("fold", w.device, w.dtype, g.dtype, R, K, w.stride(0), offset, _align(*tensors),
            tuple(FOLD_TILE.items()))
     t = FOLD_TILE
-    _fold_launch(key, tensors, "scale_columns", lambda: (
+    _launch_ready(key, tensors, "scale_columns", lambda: (
         (-(-R // t["BLOCK_R"]), -(-K // t["BLOCK_K"])), (R, w.stride(0), out.stride(0), offset),
         dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"]), dict(num_warps=t["num_warps"])),
-        w.device)
+        device=w.device)
     return out
 
 
@@ -386,10 +349,10 @@ def fold_columns_dot(w: Tensor, g: Optional[Tensor], beta: Tensor, bias: Optiona
            None if bias is None else bias.dtype, R, K, w.stride(0), offset, _align(*tensors),
            tuple(FOLD_DOT_TILE.items()))
     t = FOLD_DOT_TILE
-    _fold_launch(key, tensors, "scale_columns_dot", lambda: (
+    _launch_ready(key, tensors, "scale_columns_dot", lambda: (
         (-(-R // t["BLOCK_R"]),), (R, w.stride(0), out.stride(0) if out is not None else 0, offset),
         dict(K=K, BLOCK_R=t["BLOCK_R"], BLOCK_K=t["BLOCK_K"], HAS_G=g is not None,
-             HAS_BIAS=bias is not None), dict(num_warps=t["num_warps"])), w.device)
+             HAS_BIAS=bias is not None), dict(num_warps=t["num_warps"])), device=w.device)
     return out, wb, cs
 
 

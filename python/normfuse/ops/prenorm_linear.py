@@ -433,14 +433,11 @@ def prenorm_plan_made(kind: str, x, eps: float, wkey: tuple) -> "LaunchPlan | No
     return _PRE_PLANS.get(prenorm_plan_key(kind, x2, eps, wkey))
 
 
-def launch_prenorm(op: str, kind: str, x, w, g, beta, bias, eps: float, wkey=None,
-                   before=None) -> torch.Tensor:
+def launch_prenorm(op: str, kind: str, x, w, g, beta, bias, eps: float, wkey=None) -> torch.Tensor:
     """The default fused launch of a pre-norm kernel, planned once per geometry: x [..., K]
     (checked by the caller), w [N, K] with unit stride along K, g / beta [K] and bias [N]
     contiguous or None (kind "rms" takes no beta). `wkey`: weights_key(w, g, beta, bias) when
-    the caller has it. `before`: called once, after the plan and the output are ready and just
-    before the launch (the training forward's held fold launches: `norm.held_folds`). Returns y
-    [..., N] in x's dtype."""
+    the caller has it. Returns y [..., N] in x's dtype."""
     x2 = x if x.dim() == 2 and x.stride(1) == 1 else _as_2d(x)
     key = prenorm_plan_key(kind, x2, eps, wkey or weights_key(w, g, beta, bias))
     plan = _PRE_PLANS.get(key)
@@ -449,10 +446,7 @@ def launch_prenorm(op: str, kind: str, x, w, g, beta, bias, eps: float, wkey=Non
                                                                  eps)))
     M, N = x2.shape[0], w.shape[0]
     y = torch.empty((M, N), dtype=x2.dtype, device=x2.device)
-    tensors = _plan_tensors(kind, x2, w, g, beta, y, bias)
-    if before is not None:
-        before()
-    plan.run(tensors)
+    plan.run(_plan_tensors(kind, x2, w, g, beta, y, bias))
     return y if x.dim() == 2 else y.view(*x.shape[:-1], N)
 
 

@@ -66,7 +66,6 @@ from . import fallback
 from .common import (EagerOp, autograd_op, check_prenorm, define_op, no_double_backward, sm_count,
                      unit_stride)
 from .norm import MAX_N as NORM_MAX_N, _kernel_backward as norm_kernel_backward
-from .norm import held_folds, release_folds
 from .norm import _kernel_forward as norm_kernel_forward
 from .inference import route
 from ..device import LaunchFailure, cluster_occupancy
@@ -698,12 +697,8 @@ def _pre_fwd_impl(x, norm_weight, norm_bias, weight, bias, eps, offset, is_ln, c
         # are made for this step only, and the launch goes through the plan the inference path
         # keeps per geometry (launch_prenorm), which reads every operand by address: no
         # per-step preparation, compilation lookup or descriptor setup
-        # the fold's launch held until the GEMM's is ready (norm.held_folds: no idle device
-        # between the two kernels while the host prepares the second)
-        with held_folds() as folds:
-            w, b = _train_weights(weight, norm_weight, norm_bias, bias, offset, is_ln)
-        y = launch_prenorm(op, "ln" if is_ln else "rms", x, w, None, None, b, eps,
-                           before=(lambda: release_folds(folds)) if folds else None)
+        w, b = _train_weights(weight, norm_weight, norm_bias, bias, offset, is_ln)
+        y = launch_prenorm(op, "ln" if is_ln else "rms", x, w, None, None, b, eps)
         if stats_in_backward(op, x):
             # two fresh tensors: a custom op's outputs may not alias one another
             return y, x.new_empty(0, dtype=torch.float32), x.new_empty(0, dtype=torch.float32)
