@@ -57,6 +57,7 @@ def main(argv=None) -> int:
     from normfuse.ops import training
     from normfuse.repro.profile_models import (TIMELINE_MARK, gap_line,
                                                host_calls as host_calls_of, kernels_of,
+                                               launch_calls as launch_calls_of,
                                                timeline_gaps)
     M, K, N = a.m, a.k, a.n
     post, ln = a.kind.startswith("post-"), a.kind.endswith("ln")
@@ -136,7 +137,7 @@ def main(argv=None) -> int:
                 host.append((t1 - t0) * 1e3)
                 wall.append((time.perf_counter() - t0) * 1e3)
             tot, evs = kernels_of(lambda: step(fn))
-            timeline = host_calls = None
+            timeline = host_calls = launch_rows = None
             if a.timeline:
                 from torch.profiler import ProfilerActivity, profile, record_function
                 with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as tp:
@@ -151,6 +152,7 @@ def main(argv=None) -> int:
                     tp.export_chrome_trace(os.path.join(
                         a.trace, f"{op}_{name.replace(' ', '_')}.json"))
                 host_calls = host_calls_of(tp.events())
+                launch_rows = launch_calls_of(tp.events())
             pr = None
             if not a.no_cprofile:
                 pr = cProfile.Profile()
@@ -179,6 +181,12 @@ def main(argv=None) -> int:
             print("host calls inside the steps by own time (us a step, calls a step):")
             for c in host_calls:
                 print(f"  {c['self_us']:8.1f} us  x{c['count']:<5g} {c['name'][:100]}")
+            if launch_rows:
+                print("launch calls by kernel (medians, us: the call on the host; from its "
+                      "return to the kernel's start):")
+                for c in launch_rows:
+                    print(f"  {c['call_us']:8.1f} us  then {c['start_after_call_us']:8.1f} us  "
+                          f"x{c['count']:<5g} {c['name'][:90]}")
         if pr is None:
             continue
         s = io.StringIO()

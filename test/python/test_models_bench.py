@@ -788,6 +788,33 @@ def test_profile_timeline_says_whether_the_host_or_the_launch_held_a_gap():
     assert P.gap_line(t["largest"][1]).strip() == "10.0 us  before norm_bwd"
 
 
+def test_profile_launch_calls_by_kernel():
+    """profile_models.launch_calls: per kernel name, the median of its launch calls' durations
+    and of the time from each call's return to the kernel's start, per call window; kernels
+    launched outside the windows or without a launch call in the profile are left out."""
+    from types import SimpleNamespace as NS
+
+    from torch.autograd import DeviceType
+
+    from normfuse.repro import profile_models as P
+
+    def ev(name, start, end, dev, cid=0):
+        return NS(name=name, time_range=NS(start=start, end=end), is_user_annotation=False,
+                  device_type=DeviceType.CUDA if dev else DeviceType.CPU, id=cid)
+    events = [ev(P.TIMELINE_MARK, 0, 100, False), ev(P.TIMELINE_MARK, 200, 300, False)]
+    for base, gemm_call in ((0, 60), (200, 80)):
+        events += [ev("cuLaunchKernelEx", base + 1, base + 5, False, base + 1),
+                   ev("fold", base + 6, base + 8, True, base + 1),
+                   ev("cuLaunchKernelEx", base + 10, base + 10 + gemm_call, False, base + 2),
+                   ev("gemm", base + 12 + gemm_call, base + 95, True, base + 2),
+                   ev("no_call", base + 96, base + 97, True, base + 3)]
+    # launched between the windows (the harness's own work): not counted
+    events += [ev("cudaLaunchKernel", 150, 152, False, 999), ev("fill", 153, 154, True, 999)]
+    rows = P.launch_calls(events)
+    assert rows == [{"name": "gemm", "call_us": 70, "start_after_call_us": 2, "count": 1},
+                    {"name": "fold", "call_us": 4, "start_after_call_us": 1, "count": 1}]
+
+
 def test_profile_host_calls_count_only_inside_the_call_windows():
     """profile_models.host_calls: the host's calls by own time per call window, counting only
     what ran inside a window (the harness's synchronizations between calls are left out, a

@@ -7,8 +7,10 @@ For each model:configuration of `normfuse.repro.models` (a compiled configuratio
 by its warm-up calls and profiles as Inductor's kernels and the custom ops it calls), the wall time
 per call (synchronized), the host time per call (perf_counter around the call, no sync) and the
 device kernels by total time (top 25, `profile_<model>_<config>_<mode>.txt`), the timeline of
-synchronized calls (`timeline_gaps`: where the device waited inside a call; `host_calls`:
-the host's calls inside those calls by own time, a synchronization among them), plus
+synchronized calls (`timeline_gaps`: where the device waited inside a call, each gap with its
+kernel's launch call where the profiler links them; `host_calls`: the host's calls inside those
+calls by own time, a synchronization among them; `launch_calls`: each kernel's launch call by
+its duration), plus
 `profile.json` with the per-call figures and each kernel's total; `--host-profile` adds the
 host's Python by function (cProfile over 20 unsynchronized calls after the warm-up, top 40 by
 own time and by cumulative time: `host_<model>_<config>_<mode>.txt`). Used to find why a
@@ -25,7 +27,7 @@ import statistics
 import time
 
 __all__ = ["configuration_call", "host_and_wall", "profile_one", "kernels_of", "cprofile_stats",
-           "host_profile", "timeline_gaps", "gap_line", "host_calls", "main"]
+           "host_profile", "timeline_gaps", "gap_line", "host_calls", "launch_calls", "main"]
 
 
 def kernels_of(fn) -> tuple[float, list]:
@@ -151,6 +153,7 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
         timeline = timeline_gaps(tprof.events())
         if timeline:
             timeline["host_calls"] = host_calls(tprof.events())
+            timeline["launch_calls"] = launch_calls(tprof.events())
     table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=25)
     name = f"profile_{model}_{config.replace('+', '-')}_{mode}.txt"
     with open(os.path.join(out, name), "w") as f:
@@ -212,6 +215,47 @@ def host_calls(events, top: int = 15) -> list[dict]:
     return sorted(rows, key=lambda r: -r["self_us"])[:top]
 
 
+def _launch_index(events) -> dict:
+    """{correlation id: (start, end)} of the host's CUDA runtime / driver calls (the profiler
+    gives a kernel its launch call's correlation id as FunctionEvent.id; other host events, whose
+    ids are torch's own, are left out by name)."""
+    from torch.autograd import DeviceType
+    launches = {}
+    for e in events:
+        cid = getattr(e, "id", None)
+        if cid and e.device_type == DeviceType.CPU and e.name.startswith("cu"):
+            launches.setdefault(cid, (e.time_range.start, e.time_range.end))
+    return launches
+
+
+def launch_calls(events, top: int = 15) -> list[dict]:
+    """Each kernel's launch call inside the `TIMELINE_MARK` ranges, by kernel name: [{"name",
+    "call_us" (the launch call's duration on the host, median), "start_after_call_us" (from
+    the call's return to the kernel's start, median), "count" (per window)}], the longest calls
+    first. A launch call far longer than the others' is the driver's time, not the caller's."""
+    from torch.autograd import DeviceType
+    marks = [(e.time_range.start, e.time_range.end) for e in events
+             if e.name == TIMELINE_MARK and e.device_type == DeviceType.CPU]
+    if not marks:
+        return []
+    launches = _launch_index(events)
+    per: dict = {}
+    for e in events:
+        if e.device_type != DeviceType.CUDA or getattr(e, "is_user_annotation", False):
+            continue
+        call = launches.get(getattr(e, "id", None))
+        if call is None or not any(lo <= call[0] <= hi for lo, hi in marks):
+            continue
+        durs, waits = per.setdefault(e.name, ([], []))
+        durs.append(call[1] - call[0])
+        waits.append(e.time_range.start - call[1])
+    k = len(marks)
+    rows = [{"name": name[:120], "call_us": round(statistics.median(d), 1),
+             "start_after_call_us": round(statistics.median(w), 1),
+             "count": round(len(d) / k, 2)} for name, (d, w) in per.items()]
+    return sorted(rows, key=lambda r: -r["call_us"])[:top]
+
+
 def timeline_gaps(events, min_gap_us: float = 2.0) -> dict:
     """The device's timeline inside each profiled call window (a `TIMELINE_MARK` range on the
     host, the call synchronized after it): lead = from the call's start on the host to its first
@@ -236,12 +280,7 @@ def timeline_gaps(events, min_gap_us: float = 2.0) -> dict:
                    for e in events
                    if e.device_type == DeviceType.CUDA and e.name != TIMELINE_MARK
                    and not getattr(e, "is_user_annotation", False)), key=lambda k: k[0])
-    # the host's CUDA runtime / driver calls by correlation id (a kernel's id is its launch's)
-    launches = {}
-    for e in events:
-        cid = getattr(e, "id", None)
-        if cid and e.device_type == DeviceType.CPU and e.name.startswith("cu"):
-            launches.setdefault(cid, (e.time_range.start, e.time_range.end))
+    launches = _launch_index(events)
     calls = []
     for i, m in enumerate(marks):
         lo = m.time_range.start
