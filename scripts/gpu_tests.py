@@ -11,7 +11,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
 
 from normfuse.repro.gpu_tests import (  # noqa: E402,F401
-    DETAIL_LINES, collect, counts, default_jobs, failure_details, main, run)
+    DETAIL_LINES, collect, counts, default_jobs, failure_details, main, run, shard_results)
 
 if __name__ == "__main__":
     sys.exit(main())

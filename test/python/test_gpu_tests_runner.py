@@ -54,6 +54,11 @@ def test_runner_splits_and_passes(runner, tmp_path):
     assert [w["worker"] for w in res["workers"]] == [0, 1, 2]  # (reported as they finished)
     summary = json.loads((tmp_path / "logs" / "gpu_tests.json").read_text())
     assert (summary["running"], summary["totals"], summary["tests"]) == (0, res["totals"], 6)
+    assert res["not_reached"] == summary["not_reached"] == []
+    # each worker's results file: every test's outcome, as pytest reported it
+    got = sorted(o for i in range(3) for o, _ in runner.shard_results(
+        str(tmp_path / "logs" / f"worker_{i}.results")))
+    assert got == ["passed"] * 5 + ["skipped"]
     # one Triton cache for the run's workers (removed after it), and the slowest test named
     caches = {(tmp_path / "suite" / f"cache_{i}").read_text() for i in range(5)}
     assert len(caches) == 1 and not Path(caches.pop()).exists()
@@ -62,6 +67,40 @@ def test_runner_splits_and_passes(runner, tmp_path):
     assert (phase, test.endswith("test_a.py::test_p[n2x]"), sec >= 0.6) == ("call", True, True), \
         summary["slowest"]
     assert res["slowest"][0][2] == test
+
+
+def test_runner_names_what_a_killed_worker_did_not_reach(runner, tmp_path):
+    """A worker still running at the timeout is killed; its results file says what it did
+    (counts, a failure before the kill), and the tests of its shard it never reported, the one
+    it was running included, are listed as not reached, in order."""
+    d = tmp_path / "suite"
+    d.mkdir()
+    (d / "conftest.py").write_text(
+        "def pytest_configure(config):\n"
+        "    config.addinivalue_line('markers', 'gpu: test marker')\n")
+    (d / "test_h.py").write_text(
+        "import pytest, time\n"
+        "pytestmark = pytest.mark.gpu\n"
+        "def test_a0():\n    pass\n"
+        "def test_a1():\n    assert 1 == 2\n"
+        "def test_a2():\n    time.sleep(300)\n"
+        "def test_a3():\n    pass\n")
+    logs = []
+    res = runner.run([str(d)], 1, "gpu", 6, log=logs.append, log_dir=str(tmp_path / "logs"))
+    assert not res["ok"]
+    (w,) = res["workers"]
+    assert w["rc"] == "killed"
+    names = [t.rsplit("::", 1)[1] for t in res["not_reached"]]
+    # (a machine too loaded to start pytest in 6 s reaches fewer: then more are listed)
+    assert names[-2:] == ["test_a2", "test_a3"] and names == ["test_a0", "test_a1", "test_a2",
+                                                              "test_a3"][-len(names):]
+    assert w["not_reached"] == len(names) and sum(w["counts"].values()) == 4 - len(names)
+    if len(names) == 2:
+        assert w["counts"] == {"passed": 1, "failed": 1} == res["totals"]
+        assert len(res["failures"]) == 1 and "test_a1" in res["failures"][0]
+    summary = json.loads((tmp_path / "logs" / "gpu_tests.json").read_text())
+    assert summary["not_reached"] == res["not_reached"]
+    assert any("not reached before the timeout (%d" % len(names) in line for line in logs), logs
 
 
 @pytest.mark.slow  # (5 s of subprocesses; the split-and-pass test runs by default)

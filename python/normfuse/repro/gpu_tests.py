@@ -22,7 +22,9 @@ nothing here is timed.
 Prints each worker's counts and every failure with its 'E ' lines (also in the summary,
 `failure_details`), then the totals; the exit status is 0 when no test failed or errored (and
 something ran), 1 otherwise. Workers still running after --timeout seconds
-are killed and reported. Workers are reported as they finish, and `gpu_tests.json` in the log
+are killed and reported: each worker appends every test's outcome to worker_<i>.results as it
+goes, so a killed worker's counts, failures and the tests of its shard it never reached
+(`not_reached`, printed and in the summary: the ids to run again) are known. Workers are reported as they finish, and `gpu_tests.json` in the log
 directory (`--log-dir DIR`, which keeps the workers' logs there too: worker_<i>.log) holds the
 counts so far, rewritten after each one: a run stopped from outside leaves what finished.
 """
@@ -73,6 +75,21 @@ try:
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.empty_cache()
+    def pytest_runtest_logreport(report):
+        """Each test's outcome, as it is known, appended to the worker's results file
+        (`NORMFUSE_SHARD_RESULTS`): a worker killed at the timeout leaves which of its tests
+        passed, failed or were skipped, so the runner can name the ones it never reached."""
+        path = os.environ.get("NORMFUSE_SHARD_RESULTS")
+        if not path:
+            return
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            outcome = "error" if report.when == "setup" and report.failed else report.outcome
+        elif report.when == "teardown" and report.failed:
+            outcome = "error"
+        else:
+            return
+        with open(path, "a") as f:
+            f.write(f"{outcome}\t{report.nodeid}\n")
 except ImportError:  # pragma: no cover - the runner itself needs only the standard library
     pass
 
@@ -100,6 +117,16 @@ def counts(text: str) -> dict:
         if c and ("passed" in line or "failed" in line or "skipped" in line or "error" in line):
             found = c
     return found
+
+
+def shard_results(path: str) -> list:
+    """[(outcome, test id)] from a worker's results file (the plugin's
+    `pytest_runtest_logreport`), in the order they were reported; [] if there is none."""
+    try:
+        with open(path) as f:
+            return [tuple(line.rstrip("\n").split("\t", 1)) for line in f if "\t" in line]
+    except FileNotFoundError:
+        return []
 
 
 def default_jobs() -> int:
@@ -135,10 +162,13 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
                    f"--durations={DURATIONS}", "--durations-min=0.5",
                    "-p", PLUGIN] + (["-m", marker] if marker else []) \
                 + (["-k", keyword] if keyword else []) + paths
-            procs.append((i, subprocess.Popen(cmd, cwd=REPO, env=dict(env, NORMFUSE_SHARD=f"{i}/{jobs}"),
-                                              stdout=out, stderr=subprocess.STDOUT),
-                          out, len(ids[i::jobs])))
-        workers, failures, totals, slowest, details = [], [], {}, [], {}
+            results = os.path.join(tmp, f"worker_{i}.results")
+            if os.path.exists(results):  # (a log directory used before)
+                os.remove(results)
+            procs.append((i, subprocess.Popen(cmd, cwd=REPO, env=dict(
+                env, NORMFUSE_SHARD=f"{i}/{jobs}", NORMFUSE_SHARD_RESULTS=results),
+                stdout=out, stderr=subprocess.STDOUT), out, len(ids[i::jobs])))
+        workers, failures, totals, slowest, details, not_reached = [], [], {}, [], {}, []
         pending = list(procs)
         # each worker reported as it finishes (not in index order), and the summary so far written
         # after each one, so that a run stopped from outside still leaves what finished
@@ -163,19 +193,33 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
                     text = f.read()
                 c = counts(text)
                 c.pop("deselected", None)  # the other workers' shards and the unmarked tests
+                fails = [line for line in text.splitlines() if line.startswith(("FAILED", "ERROR"))]
+                missed = []
+                if rc == "killed":  # no summary line: the counts from its results file, and
+                    # the tests of its shard it never reported (the one running, the rest)
+                    got = shard_results(os.path.join(tmp, f"worker_{i}.results"))
+                    c = {}
+                    for outcome, _ in got:
+                        c[outcome] = c.get(outcome, 0) + 1
+                    fails = [f"{'ERROR' if o == 'error' else 'FAILED'} {t} (before the kill)"
+                             for o, t in got if o in ("failed", "error")]
+                    seen = {t for _, t in got}
+                    missed = [t for t in ids[i::jobs] if t not in seen]
+                    not_reached += missed
                 for k, v in c.items():
                     totals[k] = totals.get(k, 0) + v
-                fails = [line for line in text.splitlines() if line.startswith(("FAILED", "ERROR"))]
                 failures += fails
                 details.update(failure_details(text))
                 slowest = sorted(slowest + durations(text), key=lambda d: -d[0])[:SLOWEST]
                 workers.append({"worker": i, "tests": n, "rc": rc, "counts": c,
-                                "seconds": round(time.time() - t0, 1)})
-                log(f"worker {i}: {n} tests, rc={rc}, {c}")
+                                "seconds": round(time.time() - t0, 1),
+                                **({"not_reached": len(missed)} if rc == "killed" else {})})
+                log(f"worker {i}: {n} tests, rc={rc}, {c}"
+                    + (f", {len(missed)} not reached" if rc == "killed" else ""))
                 if rc not in (0, 5) and not fails:  # crashed or killed: show its end
                     log(text[-2000:])
                 _write_summary(tmp, len(ids), jobs, workers, totals, failures, len(pending),
-                               slowest, details)
+                               slowest, details, not_reached)
         workers.sort(key=lambda w: w["worker"])
         ok = (not failures and totals.get("failed", 0) == 0 and totals.get("error", 0) == 0
               and all(w["rc"] in (0, 5) for w in workers))
@@ -186,11 +230,14 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
         if slowest:
             log("slowest: " + "; ".join(f"{sec:.1f} s {what} {test}" for sec, what, test in
                                         slowest[:5]))
+        if not_reached:
+            log(f"not reached before the timeout ({len(not_reached)}; also in {SUMMARY}'s "
+                f"not_reached):\n  " + "\n  ".join(not_reached))
         log(f"gpu_tests: {len(ids)} tests in {jobs} workers, {round(time.time() - t0, 1)} s: {totals}"
             f"{'' if ok else ' -- FAILED'}")
         return {"workers": workers, "totals": totals, "failures": failures, "ok": ok,
                 "seconds": round(time.time() - t0, 1), "slowest": slowest,
-                "failure_details": details}
+                "failure_details": details, "not_reached": not_reached}
     finally:  # (the run's cache, and any worker left running by an exception)
         for _, p, _, _ in procs:
             if p.poll() is None:
@@ -247,11 +294,12 @@ def failure_details(text: str) -> dict:
 
 
 def _write_summary(log_dir, n_tests, jobs, workers, totals, failures, running,
-                   slowest=(), details=None) -> None:
+                   slowest=(), details=None, not_reached=()) -> None:
     with open(os.path.join(log_dir, SUMMARY), "w") as f:
         json.dump({"tests": n_tests, "jobs": jobs, "running": running, "totals": totals,
                    "failures": failures, "failure_details": details or {}, "workers": workers,
-                   "slowest": [list(d) for d in slowest]}, f, indent=1)
+                   "slowest": [list(d) for d in slowest], "not_reached": list(not_reached)},
+                  f, indent=1)
 
 
 def main(argv=None) -> int:
