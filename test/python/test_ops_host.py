@@ -642,3 +642,46 @@ def test_a_prenorm_training_step_launches_the_fused_kernels():
     assert mms == 2, mms
     for t in (x, g, beta, w):
         assert t.grad is not None and t.grad.shape == t.shape and t.grad.dtype == t.dtype
+
+
+def test_input_checks_pass_at_once_for_inputs_alike(monkeypatch):
+    """check_prenorm / check_postnorm run their checks once per inputs' metadata (types, shapes,
+    dtypes, devices: all they read); inputs that differ in any of those are checked again, a
+    failing check is never remembered, and what is not a tensor is checked every time."""
+    runs = []
+    real_pre, real_post = common._check_prenorm, common._check_postnorm
+    monkeypatch.setattr(common, "_check_prenorm", lambda *a: (runs.append("pre"), real_pre(*a)))
+    monkeypatch.setattr(common, "_check_postnorm", lambda *a: (runs.append("post"),
+                                                               real_post(*a)))
+    monkeypatch.setattr(common, "_PASSED", {})
+    x, w, g = _bf(8, 64), _bf(32, 64), _bf(64)
+
+    def pre(x, w, g, b=None, fused=True):
+        common.check_prenorm("rmsnorm_linear", x, (w,), None if b is None else (b,),
+                             {"norm_weight": g}, fused=fused)
+    pre(x, w, g)
+    pre(_bf(8, 64, seed=1), _bf(32, 64, seed=1), _bf(64, seed=1))  # other values, same metadata
+    assert runs == ["pre"]
+    pre(_bf(9, 64), w, g)  # another shape
+    pre(x, w, g, fused=False)  # another dtype rule
+    assert runs == ["pre"] * 3
+    with pytest.raises(ValueError, match="in_features must agree"):
+        pre(x, _bf(32, 63), g)
+    with pytest.raises(ValueError, match="in_features must agree"):  # (not remembered)
+        pre(x, _bf(32, 63), g)
+    with pytest.raises(TypeError, match="all tensors must have one dtype"):
+        pre(x, w, g.half())
+    with pytest.raises(TypeError, match="x must be a torch.Tensor, got list"):
+        pre([[1.0]], w, g)
+    assert runs == ["pre"] * 7
+
+    def post(x, w, gn, bias=None, residual=None):
+        common.check_postnorm("linear_rmsnorm", x, w, {"norm_weight": gn}, bias, residual,
+                              fused=True)
+    post(x, w, _bf(32))
+    post(x, w, _bf(32, seed=2))
+    with pytest.raises(ValueError, match="residual must have the output's shape"):
+        post(x, w, _bf(32), residual=_bf(8, 31))
+    with pytest.raises(TypeError, match="weight must be one tensor"):
+        post(x, [w, w], _bf(32))
+    assert runs == ["pre"] * 7 + ["post"] * 3
