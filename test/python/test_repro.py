@@ -426,6 +426,37 @@ def test_attention_configs_and_cells(monkeypatch):
     assert kws == [{"affine": True}]
 
 
+def test_attention_command_line_takes_the_compile_settings(monkeypatch, tmp_path):
+    """bench_attention's command line sets torch.compile up as the main job and the warm-up
+    children do (warm.configure_torch: a graph per shape) before its cells: with Dynamo's
+    default recompile limit the static compile per shape fell back to eager at the grid's
+    eighth shape."""
+    import torch._dynamo
+    from normfuse.repro import bench_attention as ba
+    names = [n for n in ("recompile_limit", "cache_size_limit")
+             if hasattr(torch._dynamo.config, n)]
+    for n in names:
+        monkeypatch.setattr(torch._dynamo.config, n, 8)
+    monkeypatch.setattr(torch._dynamo.config, "automatic_dynamic_shapes", True)
+    # (the rest of what configure_torch sets, restored after the test as it was)
+    import torch._inductor.config as ic
+    for mod, n in ((torch._dynamo.config, "accumulated_cache_size_limit"),
+                   (torch._dynamo.config, "accumulated_recompile_limit"),
+                   (ic, "fx_graph_cache"), (ic, "autotune_local_cache")):
+        if hasattr(mod, n):
+            monkeypatch.setattr(mod, n, getattr(mod, n))
+    seen = {}
+
+    def fake_run(*a, **k):
+        seen.update({n: getattr(torch._dynamo.config, n) for n in names},
+                    dynamic=torch._dynamo.config.automatic_dynamic_shapes)
+        return []
+    monkeypatch.setattr(ba, "run", fake_run)
+    monkeypatch.setattr(ba, "plot", lambda *a: None)
+    assert ba.main(["--no-tests", "--out", str(tmp_path)]) == 0
+    assert names and all(seen[n] >= 64 for n in names) and seen["dynamic"] is False, seen
+
+
 def test_attention_mma_variant():
     """bench_attention's "loads" (the LayerNorm in the loads' layout, the default before the MMA
     layout's and still with weights) is timed in the full run, "mma" (`ln_mma` with

@@ -666,7 +666,7 @@ def append_to_summary(out_dir: str, quick: bool, budget: float = 150.0) -> None:
 def main(argv=None) -> int:
     """The command line of the module docstring."""
     from . import gpu_tests
-    from .warm import REPO
+    from .warm import REPO, configure_torch
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/results/gpu_attention"))
     ap.add_argument("--quick", action="store_true")
@@ -688,6 +688,12 @@ def main(argv=None) -> int:
         ap.error(str(e))
     os.makedirs(a.out, exist_ok=True)
     t0 = time.time()
+    # the settings of the main job's run (append_to_summary) and of the warm-up children: room
+    # for one graph per shape. Without it the static compile per shape reached Dynamo's default
+    # recompile limit (8) at the eighth of the grid's nine shapes and ran eagerly from there:
+    # sessions 36-41's command-line grids took max length 10000, H 3 and 4, against Liger's
+    # LayerNorm and the dynamic compile's post-norm instead of the static compile's.
+    configure_torch()
     import datetime as _dt
     meta = {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
             "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
