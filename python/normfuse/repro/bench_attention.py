@@ -172,11 +172,12 @@ def _norm_times(x2, o2, ln, ln_fn, post_fn, weights=None) -> dict:
     and Liger's kernel where liger-kernel is installed (`ln_liger_ms`; unit weight and zero bias
     without `weights`);
     RMSNorm(o + ln) + x by torch.compile static, dynamic and eager. `ln_ms` / `post_ms`: the
-    minima, `ln_best` / `post_best`: which. (Each compile has shapes where it is slow: at these
-    narrow rows the dynamic kernels run ~3x slower than the static ones, and past 2^31 elements
-    the static ones slower than the dynamic ones; H200, 2026-12-04.) `weights`: (LayerNorm
-    weight, bias, RMSNorm weight), the affine pipeline (`ln_fn` / `post_fn` take them as
-    arguments, as `_compiled_norms(..., affine=True)` compiles them)."""
+    minima, `ln_best` / `post_best`: which. (At these narrow rows the dynamic kernels run ~3x
+    slower than the static ones, H200, 2026-12-04. Session 30 read the max-length-10000 H 3 / 4
+    cells as the static compile being slow past 2^31 elements; those were eager's times, the
+    static compile having hit Dynamo's recompile limit: `main` now sets the limits first.)
+    `weights`: (LayerNorm weight, bias, RMSNorm weight), the affine pipeline (`ln_fn` /
+    `post_fn` take them as arguments, as `_compiled_norms(..., affine=True)` compiles them)."""
     import torch.nn.functional as F
     W = x2.shape[-1]
     lw, lb, rw = weights if weights is not None else (None, None, None)
