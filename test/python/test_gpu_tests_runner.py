@@ -100,7 +100,27 @@ def test_runner_names_what_a_killed_worker_did_not_reach(runner, tmp_path):
         assert len(res["failures"]) == 1 and "test_a1" in res["failures"][0]
     summary = json.loads((tmp_path / "logs" / "gpu_tests.json").read_text())
     assert summary["not_reached"] == res["not_reached"]
-    assert any("not reached before the timeout (%d" % len(names) in line for line in logs), logs
+    assert any("not reached (a worker killed" in line and "test_a3" in line for line in logs), logs
+
+
+def test_runner_names_what_a_crashed_worker_did_not_reach(runner, tmp_path):
+    """A worker whose process dies mid-test (no pytest summary: a CUDA fault's abort, an OOM
+    kill) is counted from its results file like a killed one."""
+    d = tmp_path / "suite"
+    d.mkdir()
+    (d / "conftest.py").write_text(
+        "def pytest_configure(config):\n"
+        "    config.addinivalue_line('markers', 'gpu: test marker')\n")
+    (d / "test_c.py").write_text(
+        "import os, pytest\n"
+        "pytestmark = pytest.mark.gpu\n"
+        "def test_b0():\n    pass\n"
+        "def test_b1():\n    os._exit(3)\n"
+        "def test_b2():\n    pass\n")
+    res = runner.run([str(d)], 1, "gpu", 120, log=lambda m: None, log_dir=str(tmp_path / "logs"))
+    (w,) = res["workers"]
+    assert not res["ok"] and w["rc"] == 3 and w["counts"] == {"passed": 1} == res["totals"]
+    assert [t.rsplit("::", 1)[1] for t in res["not_reached"]] == ["test_b1", "test_b2"]
 
 
 @pytest.mark.slow  # (5 s of subprocesses; the split-and-pass test runs by default)

@@ -21,10 +21,11 @@ by the first worker to get there, not once per worker. Each worker's slowest tes
 nothing here is timed.
 Prints each worker's counts and every failure with its 'E ' lines (also in the summary,
 `failure_details`), then the totals; the exit status is 0 when no test failed or errored (and
-something ran), 1 otherwise. Workers still running after --timeout seconds
-are killed and reported: each worker appends every test's outcome to worker_<i>.results as it
-goes, so a killed worker's counts, failures and the tests of its shard it never reached
-(`not_reached`, printed and in the summary: the ids to run again) are known. Workers are reported as they finish, and `gpu_tests.json` in the log
+something ran), 1 otherwise. Workers still running after --timeout seconds are killed and
+reported: each worker appends every test's outcome to worker_<i>.results as it goes, so the
+counts and failures of a worker killed (or crashed) before pytest's summary, and the tests of
+its shard it never reached (`not_reached`, printed and in the summary: the ids to run again),
+are known. Workers are reported as they finish, and `gpu_tests.json` in the log
 directory (`--log-dir DIR`, which keeps the workers' logs there too: worker_<i>.log) holds the
 counts so far, rewritten after each one: a run stopped from outside leaves what finished.
 """
@@ -75,6 +76,7 @@ try:
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.empty_cache()
+
     def pytest_runtest_logreport(report):
         """Each test's outcome, as it is known, appended to the worker's results file
         (`NORMFUSE_SHARD_RESULTS`): a worker killed at the timeout leaves which of its tests
@@ -195,14 +197,15 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
                 c.pop("deselected", None)  # the other workers' shards and the unmarked tests
                 fails = [line for line in text.splitlines() if line.startswith(("FAILED", "ERROR"))]
                 missed = []
-                if rc == "killed":  # no summary line: the counts from its results file, and
-                    # the tests of its shard it never reported (the one running, the rest)
+                cut = rc == "killed" or (rc not in (0, 5) and not c)
+                if cut:  # killed or crashed, no summary line: the counts from its results file,
+                    # and the tests of its shard it never reported (the one running, the rest)
                     got = shard_results(os.path.join(tmp, f"worker_{i}.results"))
                     c = {}
                     for outcome, _ in got:
                         c[outcome] = c.get(outcome, 0) + 1
-                    fails = [f"{'ERROR' if o == 'error' else 'FAILED'} {t} (before the kill)"
-                             for o, t in got if o in ("failed", "error")]
+                    fails = [f"{'ERROR' if o == 'error' else 'FAILED'} {t} (before the worker "
+                             f"stopped)" for o, t in got if o in ("failed", "error")]
                     seen = {t for _, t in got}
                     missed = [t for t in ids[i::jobs] if t not in seen]
                     not_reached += missed
@@ -213,9 +216,9 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
                 slowest = sorted(slowest + durations(text), key=lambda d: -d[0])[:SLOWEST]
                 workers.append({"worker": i, "tests": n, "rc": rc, "counts": c,
                                 "seconds": round(time.time() - t0, 1),
-                                **({"not_reached": len(missed)} if rc == "killed" else {})})
+                                **({"not_reached": len(missed)} if cut else {})})
                 log(f"worker {i}: {n} tests, rc={rc}, {c}"
-                    + (f", {len(missed)} not reached" if rc == "killed" else ""))
+                    + (f", {len(missed)} not reached" if cut else ""))
                 if rc not in (0, 5) and not fails:  # crashed or killed: show its end
                     log(text[-2000:])
                 _write_summary(tmp, len(ids), jobs, workers, totals, failures, len(pending),
@@ -231,8 +234,8 @@ def run(paths: list[str], jobs: int, marker: str, timeout: float, log=print, key
             log("slowest: " + "; ".join(f"{sec:.1f} s {what} {test}" for sec, what, test in
                                         slowest[:5]))
         if not_reached:
-            log(f"not reached before the timeout ({len(not_reached)}; also in {SUMMARY}'s "
-                f"not_reached):\n  " + "\n  ".join(not_reached))
+            log(f"not reached (a worker killed at the timeout or crashed; {len(not_reached)}, also "
+                f"in {SUMMARY}'s not_reached):\n  " + "\n  ".join(not_reached))
         log(f"gpu_tests: {len(ids)} tests in {jobs} workers, {round(time.time() - t0, 1)} s: {totals}"
             f"{'' if ok else ' -- FAILED'}")
         return {"workers": workers, "totals": totals, "failures": failures, "ok": ok,
