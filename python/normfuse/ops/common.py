@@ -201,8 +201,9 @@ def _common(op: str, x, tensors: dict, fused: bool) -> None:
 
 # Input checks passed, by the inputs' metadata (`_passed`): every check of check_prenorm /
 # check_postnorm reads only each argument's type, shape, dtype and device, so inputs alike in
-# those pass alike. A model calls its ops with the same few signatures every step; the full
-# checks cost ~17 us a pre-norm call on the CPU machine, the lookup ~3.
+# those pass alike. A model calls its ops with the same few signatures every step (the
+# LayerNorm training forward's host path on the CPU machine: 48.6 -> 44.4 us a call). Shapes
+# that cannot be hashed (symbolic sizes while tracing) run the full checks every time.
 _PASSED: dict = {}
 _PASSED_SIZE = 1024
 
@@ -232,8 +233,9 @@ def check_prenorm(op: str, x, ws: tuple, bs, named: dict, fused: bool) -> None:
         key = ("pre", op, fused, _meta(x), tuple(_meta(w) for w in ws),
                None if bs is None else tuple(_meta(b) for b in bs),
                tuple((n, _meta(t)) for n, t in named.items()))
-    except (AttributeError, TypeError):  # (not tensor-like, or a weight list that is not one)
-        key = None
+        hash(key)
+    except (AttributeError, TypeError):  # (not tensor-like, a weight list that is not one, a
+        key = None                       # symbolic size)
     if _passed(key):
         return
     _check_prenorm(op, x, ws, bs, named, fused)
@@ -284,8 +286,9 @@ def check_postnorm(op: str, x, weight, norm: dict, bias, residual, fused: bool) 
     try:
         key = ("post", op, fused, _meta(x), _meta(weight), _meta(bias), _meta(residual),
                tuple((n, _meta(t)) for n, t in norm.items()))
-    except (AttributeError, TypeError):  # (a weight list: the full checks say what is wrong)
-        key = None
+        hash(key)
+    except (AttributeError, TypeError):  # (a weight list: the full checks say what is wrong;
+        key = None                       # a symbolic size)
     if _passed(key):
         return
     _check_postnorm(op, x, weight, norm, bias, residual, fused)
