@@ -725,22 +725,27 @@ def test_interleaved_calls_run_without_the_garbage_collector(monkeypatch):
     M.time_interleaved(recs[:1], "cpu", lambda *_: None)
     assert seen == [True] * 3
 
+def _prof_event(name, start, end, dev=False, cid=0, note=False, own=0.0):
+    """A stand-in for a torch.profiler FunctionEvent, as profile_models reads one: a device
+    (kernel) or host event, with a correlation id, a user-annotation flag and own host time."""
+    from types import SimpleNamespace as NS
+
+    from torch.autograd import DeviceType
+    return NS(name=name, time_range=NS(start=start, end=end), is_user_annotation=note,
+              device_type=DeviceType.CUDA if dev else DeviceType.CPU, id=cid,
+              self_cpu_time_total=own)
+
+
 def test_profile_timeline_splits_a_call_into_lead_busy_and_gaps():
     """profile_models' timeline: per synchronized call, the time from the call's start on the
     host to its first kernel, the kernels' union (overlaps counted once) and the gaps between
     them, named by the kernel that ended them."""
-    from types import SimpleNamespace as NS
-
-    from torch.autograd import DeviceType
-
     from normfuse.repro import profile_models as P
-
-    def ev(name, start, end, dev, note=False):
-        return NS(name=name, time_range=NS(start=start, end=end), is_user_annotation=note,
-                  device_type=DeviceType.CUDA if dev else DeviceType.CPU)
+    ev = _prof_event
     events = [
         # the GPU-side copies of user annotations span the kernels: not kernels, not marks
-        ev(P.TIMELINE_MARK, 1, 50, True, True), ev("Torch-Compiled Region", 2, 50, True, True),
+        ev(P.TIMELINE_MARK, 1, 50, True, note=True),
+        ev("Torch-Compiled Region", 2, 50, True, note=True),
         ev(P.TIMELINE_MARK, 0, 40, False), ev("a", 10, 20, True), ev("b", 15, 25, True),
         ev("c", 35, 45, True), ev("d", 45.5, 50, True),
         ev(P.TIMELINE_MARK, 100, 130, False), ev("a", 104, 114, True), ev("c", 120, 130, True),
@@ -760,15 +765,8 @@ def test_profile_timeline_says_whether_the_host_or_the_launch_held_a_gap():
     after the device went idle, how long it ran and when the kernel started after it; the first
     launch's time from the call's start. Ids shared with other host events (aten ops) do not
     count: only the CUDA runtime / driver calls ("cu...")."""
-    from types import SimpleNamespace as NS
-
-    from torch.autograd import DeviceType
-
     from normfuse.repro import profile_models as P
-
-    def ev(name, start, end, dev, cid=0):
-        return NS(name=name, time_range=NS(start=start, end=end), is_user_annotation=False,
-                  device_type=DeviceType.CUDA if dev else DeviceType.CPU, id=cid)
+    ev = _prof_event
     events = [
         ev(P.TIMELINE_MARK, 0, 300, False),
         ev("cuLaunchKernelEx", 5, 8, False, 7), ev("fold", 12, 16, True, 7),
@@ -792,15 +790,8 @@ def test_profile_launch_calls_by_kernel():
     """profile_models.launch_calls: per kernel name, the median of its launch calls' durations
     and of the time from each call's return to the kernel's start, per call window; kernels
     launched outside the windows or without a launch call in the profile are left out."""
-    from types import SimpleNamespace as NS
-
-    from torch.autograd import DeviceType
-
     from normfuse.repro import profile_models as P
-
-    def ev(name, start, end, dev, cid=0):
-        return NS(name=name, time_range=NS(start=start, end=end), is_user_annotation=False,
-                  device_type=DeviceType.CUDA if dev else DeviceType.CPU, id=cid)
+    ev = _prof_event
     events = [ev(P.TIMELINE_MARK, 0, 100, False), ev(P.TIMELINE_MARK, 200, 300, False)]
     for base, gemm_call in ((0, 60), (200, 80)):
         events += [ev("cuLaunchKernelEx", base + 1, base + 5, False, base + 1),
@@ -819,15 +810,10 @@ def test_profile_host_calls_count_only_inside_the_call_windows():
     """profile_models.host_calls: the host's calls by own time per call window, counting only
     what ran inside a window (the harness's synchronizations between calls are left out, a
     synchronization inside a call is listed), largest first."""
-    from types import SimpleNamespace as NS
-
-    from torch.autograd import DeviceType
-
     from normfuse.repro import profile_models as P
 
     def ev(name, start, end, own, dev=False):
-        return NS(name=name, time_range=NS(start=start, end=end), self_cpu_time_total=own,
-                  device_type=DeviceType.CUDA if dev else DeviceType.CPU)
+        return _prof_event(name, start, end, dev, own=own)
     events = [
         ev(P.TIMELINE_MARK, 0, 100, 5), ev(P.TIMELINE_MARK, 200, 300, 5),
         ev("cudaLaunchKernel", 10, 14, 4), ev("cudaLaunchKernel", 20, 26, 6),
