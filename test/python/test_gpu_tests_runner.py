@@ -18,12 +18,21 @@ def runner():
     return mod
 
 
-def _suite(tmp_path, failing: bool):
+def _marked_suite(tmp_path, **files) -> Path:
+    """A test directory under tmp_path/suite that registers the `gpu` marker, with `files`
+    (name without .py -> source)."""
     d = tmp_path / "suite"
     d.mkdir()
     (d / "conftest.py").write_text(
         "def pytest_configure(config):\n"
         "    config.addinivalue_line('markers', 'gpu: test marker')\n")
+    for name, text in files.items():
+        (d / f"{name}.py").write_text(text)
+    return d
+
+
+def _suite(tmp_path, failing: bool):
+    d = _marked_suite(tmp_path)
     (d / "test_a.py").write_text(
         "import pytest\n"
         "@pytest.mark.gpu\n"
@@ -73,18 +82,13 @@ def test_runner_names_what_a_killed_worker_did_not_reach(runner, tmp_path):
     """A worker still running at the timeout is killed; its results file says what it did
     (counts, a failure before the kill), and the tests of its shard it never reported, the one
     it was running included, are listed as not reached, in order."""
-    d = tmp_path / "suite"
-    d.mkdir()
-    (d / "conftest.py").write_text(
-        "def pytest_configure(config):\n"
-        "    config.addinivalue_line('markers', 'gpu: test marker')\n")
-    (d / "test_h.py").write_text(
+    d = _marked_suite(tmp_path, test_h=(
         "import pytest, time\n"
         "pytestmark = pytest.mark.gpu\n"
         "def test_a0():\n    pass\n"
         "def test_a1():\n    assert 1 == 2\n"
         "def test_a2():\n    time.sleep(300)\n"
-        "def test_a3():\n    pass\n")
+        "def test_a3():\n    pass\n"))
     logs = []
     res = runner.run([str(d)], 1, "gpu", 6, log=logs.append, log_dir=str(tmp_path / "logs"))
     assert not res["ok"]
@@ -106,17 +110,12 @@ def test_runner_names_what_a_killed_worker_did_not_reach(runner, tmp_path):
 def test_runner_names_what_a_crashed_worker_did_not_reach(runner, tmp_path):
     """A worker whose process dies mid-test (no pytest summary: a CUDA fault's abort, an OOM
     kill) is counted from its results file like a killed one."""
-    d = tmp_path / "suite"
-    d.mkdir()
-    (d / "conftest.py").write_text(
-        "def pytest_configure(config):\n"
-        "    config.addinivalue_line('markers', 'gpu: test marker')\n")
-    (d / "test_c.py").write_text(
+    d = _marked_suite(tmp_path, test_c=(
         "import os, pytest\n"
         "pytestmark = pytest.mark.gpu\n"
         "def test_b0():\n    pass\n"
         "def test_b1():\n    os._exit(3)\n"
-        "def test_b2():\n    pass\n")
+        "def test_b2():\n    pass\n"))
     res = runner.run([str(d)], 1, "gpu", 120, log=lambda m: None, log_dir=str(tmp_path / "logs"))
     (w,) = res["workers"]
     assert not res["ok"] and w["rc"] == 3 and w["counts"] == {"passed": 1} == res["totals"]
