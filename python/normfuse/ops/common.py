@@ -199,7 +199,7 @@ def _common(op: str, x, tensors: dict, fused: bool) -> None:
         raise TypeError(f"{op}: all tensors must have one dtype (x's, {x.dtype}), got {got}")
 
 
-# Input checks passed, by the inputs' metadata (`_passed`): every check of check_prenorm /
+# Input checks passed, by the inputs' metadata (`_checked_once`): every check of check_prenorm /
 # check_postnorm reads only each argument's type, shape, dtype and device, so inputs alike in
 # those pass alike. A model calls its ops with the same few signatures every step (the
 # LayerNorm training forward's host path on the CPU machine: 48.6 -> 44.4 us a call). Shapes
@@ -214,32 +214,31 @@ def _meta(t):
     return None if t is None else (type(t), t.shape, t.dtype, t.device)
 
 
-def _passed(key) -> bool:
-    return key is not None and key in _PASSED
-
-
-def _remember_passed(key) -> None:
-    if key is None:
+def _checked_once(make_key, check, *args) -> None:
+    """check(*args) unless inputs with the same key (`make_key()`, built from `_meta`s) passed it
+    before; a key that cannot be made (not tensor-like, a weight list, a symbolic size) checks
+    every time, and a failing check is not remembered."""
+    try:
+        key = make_key()
+        hash(key)
+    except (AttributeError, TypeError):
+        key = None
+    if key is not None and key in _PASSED:
         return
-    if len(_PASSED) >= _PASSED_SIZE:
-        _PASSED.clear()
-    _PASSED[key] = True
+    check(*args)
+    if key is not None:
+        if len(_PASSED) >= _PASSED_SIZE:
+            _PASSED.clear()
+        _PASSED[key] = True
 
 
 def check_prenorm(op: str, x, ws: tuple, bs, named: dict, fused: bool) -> None:
     """Pre-norm inputs: x [..., K], each weight [N_i, K], the norm's vectors (`named`) [K].
     Inputs whose types, shapes, dtypes and devices passed before pass at once (`_PASSED`)."""
-    try:
-        key = ("pre", op, fused, _meta(x), tuple(_meta(w) for w in ws),
-               None if bs is None else tuple(_meta(b) for b in bs),
-               tuple((n, _meta(t)) for n, t in named.items()))
-        hash(key)
-    except (AttributeError, TypeError):  # (not tensor-like, a weight list that is not one, a
-        key = None                       # symbolic size)
-    if _passed(key):
-        return
-    _check_prenorm(op, x, ws, bs, named, fused)
-    _remember_passed(key)
+    _checked_once(lambda: ("pre", op, fused, _meta(x), tuple(_meta(w) for w in ws),
+                           None if bs is None else tuple(_meta(b) for b in bs),
+                           tuple((n, _meta(t)) for n, t in named.items())),
+                  _check_prenorm, op, x, ws, bs, named, fused)
 
 
 def _check_prenorm(op: str, x, ws: tuple, bs, named: dict, fused: bool) -> None:
@@ -283,16 +282,9 @@ def check_postnorm(op: str, x, weight, norm: dict, bias, residual, fused: bool) 
     """Post-norm inputs: x [..., K], weight [N, K], the norm's vectors [N], bias [N],
     residual [..., N]. Inputs whose types, shapes, dtypes and devices passed before pass at
     once (`_PASSED`)."""
-    try:
-        key = ("post", op, fused, _meta(x), _meta(weight), _meta(bias), _meta(residual),
-               tuple((n, _meta(t)) for n, t in norm.items()))
-        hash(key)
-    except (AttributeError, TypeError):  # (a weight list: the full checks say what is wrong;
-        key = None                       # a symbolic size)
-    if _passed(key):
-        return
-    _check_postnorm(op, x, weight, norm, bias, residual, fused)
-    _remember_passed(key)
+    _checked_once(lambda: ("post", op, fused, _meta(x), _meta(weight), _meta(bias),
+                           _meta(residual), tuple((n, _meta(t)) for n, t in norm.items())),
+                  _check_postnorm, op, x, weight, norm, bias, residual, fused)
 
 
 def _check_postnorm(op: str, x, weight, norm: dict, bias, residual, fused: bool) -> None:
