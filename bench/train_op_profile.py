@@ -146,13 +146,14 @@ def main(argv=None) -> int:
                         with record_function(TIMELINE_MARK):
                             step(fn)
                         torch.cuda.synchronize()
-                timeline = timeline_gaps(tp.events())
+                events = tp.events()
+                timeline = timeline_gaps(events)
                 if a.trace:
                     os.makedirs(a.trace, exist_ok=True)
                     tp.export_chrome_trace(os.path.join(
                         a.trace, f"{op}_{name.replace(' ', '_')}.json"))
-                host_calls = host_calls_of(tp.events())
-                launch_rows = launch_calls_of(tp.events())
+                host_calls = host_calls_of(events)
+                launch_rows = launch_calls_of(events)
             pr = None
             if not a.no_cprofile:
                 pr = cProfile.Profile()

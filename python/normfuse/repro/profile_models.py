@@ -150,10 +150,11 @@ def profile_one(model: str, config: str, mode: str, calls: int, out: str, log=pr
                 with record_function(TIMELINE_MARK):
                     call()
                 torch.cuda.synchronize()
-        timeline = timeline_gaps(tprof.events())
+        events = tprof.events()
+        timeline = timeline_gaps(events)
         if timeline:
-            timeline["host_calls"] = host_calls(tprof.events())
-            timeline["launch_calls"] = launch_calls(tprof.events())
+            timeline["host_calls"] = host_calls(events)
+            timeline["launch_calls"] = launch_calls(events)
     table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=25)
     name = f"profile_{model}_{config.replace('+', '-')}_{mode}.txt"
     with open(os.path.join(out, name), "w") as f:
