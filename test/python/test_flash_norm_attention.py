@@ -725,28 +725,27 @@ def test_stats_ahead_merge_refused_leaves_every_statistics_loop_whole(monkeypatc
             assert torch.equal(torch.as_tensor(a[name]), torch.as_tensor(b[name])), name
 
 
-def test_stats_ahead_default_is_the_carry_form_of_the_mma_inference_kernel():
+def test_stats_ahead_default_is_the_carry_form_of_the_mma_kernel():
     """stats_ahead=None (prepare_flash_norm_attention's default and the op's): the carry form
-    for the inference kernel with the LayerNorm in the MMA layout through MMA_FNA_PASSES (what
-    ln_mma=None picks without norm weights: the form timed); the two-exchange walk for the
-    training forward (save), the loads' layout (the weighted forms) and any other pass list;
+    for the forward, inference and training alike, with the LayerNorm in the MMA layout through
+    MMA_FNA_PASSES (what ln_mma=None picks without norm weights: the form timed); the
+    two-exchange walk for the loads' layout (the weighted forms) and any other pass list;
     explicit values as given."""
     import importlib
     fna = importlib.import_module("normfuse.ops.flash_norm_attention")
     r = fna._resolve_stats_ahead
     assert fna.DEFAULT_STATS_AHEAD == "carry"
-    assert r("op", None, True, fna.MMA_FNA_PASSES, False) == "carry"
-    assert r("op", None, True, list(fna.MMA_FNA_PASSES), False) == "carry"
-    assert r("op", None, True, fna.MMA_FNA_PASSES, True) is False  # (save)
-    assert r("op", None, False, fna.DEFAULT_FNA_PASSES, False) is False  # (loads' layout)
-    assert r("op", None, True, fna.DEFAULT_FNA_PASSES, False) is False  # (another pass list)
-    assert r("op", None, True, ",".join(fna.MMA_FNA_PASSES), False) is False  # (a string)
+    assert r("op", None, True, fna.MMA_FNA_PASSES) == "carry"
+    assert r("op", None, True, list(fna.MMA_FNA_PASSES)) == "carry"
+    assert r("op", None, False, fna.DEFAULT_FNA_PASSES) is False  # (loads' layout)
+    assert r("op", None, True, fna.DEFAULT_FNA_PASSES) is False  # (another pass list)
+    assert r("op", None, True, ",".join(fna.MMA_FNA_PASSES)) is False  # (a string)
     for given in (False, True, "carry"):
-        assert r("op", given, True, fna.MMA_FNA_PASSES, False) == given
+        assert r("op", given, True, fna.MMA_FNA_PASSES) == given
     # what the op's default arguments resolve to: the MMA layout, then the carry form
     ln_mma, passes = fna._resolve_ln_mma("op", None, fna.DEFAULT_FNA_PASSES, None, None, None)
     assert (ln_mma, passes) == (fna.DEFAULT_LN_MMA, fna.MMA_FNA_PASSES)
-    assert r("op", None, ln_mma, passes, False) == ("carry" if ln_mma else False)
+    assert r("op", None, ln_mma, passes) == ("carry" if ln_mma else False)
 
 
 def test_with_merge_adds_the_option_to_cluster_reduce():
@@ -956,10 +955,15 @@ def test_gpu_stats_ahead_matches_the_default_walk(act, H):
     against the default walk, all walking 256 rows, in the MMA layout (the op's default without weights) and the loads' (with
     them), the training forward too: the interpreter's bits are the same; on the GPU a layout
     may sum a row in another order, so within a rounding (1e-3 relative), and bitwise is
-    reported in the assertion message when it is not."""
+    reported in the assertion message when it is not. The default (stats_ahead=None) is the
+    carry form for both forwards."""
     from normfuse.ops.flash_norm_attention import prepare_flash_norm_attention
     from normfuse.reference import rel_err
     x, k, v, offs, w = _gpu_case(H, 128, act)
+    for save in (False, True):  # (the default, for the inference and the training forward)
+        p = prepare_flash_norm_attention(x, k, v, offs, activation=act, rows_per_program=256,
+                                         save=save)
+        assert p.constexprs.get("STATS_AHEAD") == 2, (save, p.constexprs)
     for kw in (dict(), dict(w), dict(save=True)):
         outs = []
         for ahead in (False, True, "carry"):
