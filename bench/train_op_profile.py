@@ -16,6 +16,10 @@ GEMMs plus the norm backward timed alone). `--plans` picks the backward plans (d
 
 `--trace DIR` (with --timeline): also the timeline's profiler trace per variant, as Chrome trace
 JSON (DIR/<op>_<variant>.json: the host's launch calls and the kernels, each with its times).
+`--host-marks`: also, for ours, when each of the step's Triton launches (the norm kernels' and
+the fused GEMM's) began and returned on the host, the forward's return and the step's, in us
+from the step's start after a synchronize (medians over --steps steps, no profiler: the
+profiler's own cost per call inflates the timeline's host times several-fold).
 """
 from __future__ import annotations
 
@@ -48,6 +52,9 @@ def main(argv=None) -> int:
     ap.add_argument("--trace", default=None,
                     help="with --timeline: write each variant's profiler trace (Chrome JSON) "
                          "into this directory")
+    ap.add_argument("--host-marks", action="store_true",
+                    help="also, for ours, when each Triton launch of a step began and returned "
+                         "on the host (us from the step's start; no profiler)")
     a = ap.parse_args(argv)
     if a.trace and not a.timeline:
         ap.error("--trace needs --timeline (the trace is the timeline's profile)")
@@ -85,11 +92,14 @@ def main(argv=None) -> int:
     def eager(x, gw, b, w):
         return norm(F.linear(x, w), gw, b) if post else F.linear(norm(x, gw, b), w)
 
-    def step(fn):
+    def fwd_part(fn):
         for t in ins:
             if t is not None:
                 t.grad = None
-        fn(*ins).backward(dy)
+        return fn(*ins)
+
+    def step(fn):
+        fwd_part(fn).backward(dy)
 
     if a.row_stats:
         import triton.testing
@@ -154,6 +164,9 @@ def main(argv=None) -> int:
                         a.trace, f"{op}_{name.replace(' ', '_')}.json"))
                 host_calls = host_calls_of(events)
                 launch_rows = launch_calls_of(events)
+            marks = None
+            if a.host_marks and name.startswith("ours"):
+                marks = launch_marks(lambda: fwd_part(fn), lambda y: y.backward(dy), a.steps)
             pr = None
             if not a.no_cprofile:
                 pr = cProfile.Profile()
@@ -188,6 +201,11 @@ def main(argv=None) -> int:
                 for c in launch_rows:
                     print(f"  {c['call_us']:8.1f} us  then {c['start_after_call_us']:8.1f} us  "
                           f"x{c['count']:<5g} {c['name'][:90]}")
+        if marks:
+            print("host marks (medians, us from the step's start after a synchronize; no "
+                  "profiler): launch began - returned")
+            for label, began, returned in marks:
+                print(f"  {began:8.1f} - {returned:8.1f}  {label}")
         if pr is None:
             continue
         s = io.StringIO()
@@ -197,6 +215,51 @@ def main(argv=None) -> int:
         print("cProfile over 10 steps:")
         print("\n".join(ln for ln in s.getvalue().splitlines() if ln.strip()))
     return 0
+
+
+def launch_marks(fwd, bwd, steps: int, warmup: int = 3) -> list:
+    """[(label, began us, returned us)]: medians over `steps` synchronized steps (after `warmup`)
+    of when each Triton launch of ours (the norm module's launch-ready calls, named by kernel,
+    and the pre-norm plans' fused GEMM) began and returned on the host, from the step's start,
+    then "forward returned" and "step returned" (begin = return). `fwd()` -> the output,
+    `bwd(y)` runs the backward. The launch functions are wrapped for the measurement only."""
+    import torch
+    import normfuse.ops.norm as norm_mod
+    import normfuse.ops.prenorm_linear as pl
+    stamps: list = []
+    real_ready, real_launch = norm_mod._launch_ready, pl.LaunchPlan._launch
+
+    def ready(key, tensors, kernel, plan, device=None):
+        t = time.perf_counter()
+        real_ready(key, tensors, kernel, plan, device)
+        stamps.append((kernel, t, time.perf_counter()))
+
+    def launch(self, tensors):
+        t = time.perf_counter()
+        real_launch(self, tensors)
+        stamps.append(("fused GEMM", t, time.perf_counter()))
+    norm_mod._launch_ready, pl.LaunchPlan._launch = ready, launch
+    rows: list = []
+    try:
+        for i in range(warmup + steps):
+            torch.cuda.synchronize()
+            stamps.clear()
+            t0 = time.perf_counter()
+            y = fwd()
+            t1 = time.perf_counter()
+            bwd(y)
+            t2 = time.perf_counter()
+            torch.cuda.synchronize()
+            if i >= warmup:
+                rows.append([(n, (b - t0) * 1e6, (e - t0) * 1e6) for n, b, e in stamps]
+                            + [("forward returned", (t1 - t0) * 1e6, (t1 - t0) * 1e6),
+                               ("step returned", (t2 - t0) * 1e6, (t2 - t0) * 1e6)])
+    finally:
+        norm_mod._launch_ready, pl.LaunchPlan._launch = real_ready, real_launch
+    labels = [r[0] for r in rows[0]] if rows else []
+    rows = [r for r in rows if [x[0] for x in r] == labels]  # (steps of the same launches)
+    return [(lab, statistics.median(r[j][1] for r in rows),
+             statistics.median(r[j][2] for r in rows)) for j, lab in enumerate(labels)]
 
 
 if __name__ == "__main__":
