@@ -130,11 +130,11 @@ CARRY_MMA_FNA_PASSES = with_carry(MMA_FNA_PASSES)
 # `prepare_flash_norm_attention(stats_ahead=None)` (the default, and the op's): the carry form
 # where the forward (the inference kernel, and since session 42 the training forward, `save`,
 # too) has the LayerNorm in the MMA layout through MMA_FNA_PASSES (the op's default without
-# norm weights), the form timed; False elsewhere. H100, 2026-12-05 (bench_attention --default-only --configs
-# 64x4:ahead,64x4:carry, one run, `bench/results/2026-12-05/session40/`): the fused forward
-# 0.282 / 0.465 / 0.553 ms against 0.388 / 0.625 / 0.763 (softmax H 2 / 3 / 4, max length
-# 1000), 0.279 against 0.378 (GELU H 2), 1.432 against 2.007 (GELU H 4, max 3000): 0.71-0.74x,
-# the same bits; the ahead form without the carry 0.98-1.00x. The training forward (save), H100,
+# norm weights), the form timed; False elsewhere. H100, 2026-12-05 (bench_attention
+# --default-only --configs 64x4:ahead,64x4:carry, one run, `bench/results/2026-12-05/session40/`):
+# the fused forward 0.282 / 0.465 / 0.553 ms against 0.388 / 0.625 / 0.763 (softmax H 2 / 3 /
+# 4, max length 1000), 0.279 against 0.378 (GELU H 2), 1.432 against 2.007 (GELU H 4, max
+# 3000): 0.71-0.74x, the same bits; the ahead form without the carry 0.98-1.00x. The training forward (save), H100,
 # 2026-12-06 (--configs 64x4:save,64x4:carry_save, `bench/results/2026-12-06/session42/b/`):
 # 0.366 / 0.574 / 0.710 ms against 0.451 / 0.773 / 0.961 (softmax H 2 / 3 / 4, max length
 # 1000), 0.340 against 0.450 (GELU H 2), 1.691 against 2.505 (GELU H 4, max 3000):
@@ -479,9 +479,8 @@ def _resolve_ln_mma(op: str, ln_mma, passes, ln_weight, ln_bias, rms_weight) -> 
 def _resolve_stats_ahead(op: str, stats_ahead, ln_mma: bool, passes):
     """`prepare_flash_norm_attention`'s stats_ahead (False, True or "carry") from the argument,
     after `_resolve_ln_mma`: None takes `DEFAULT_STATS_AHEAD` for the kernel (inference or
-    training forward) with the LayerNorm in the MMA layout
-    through `MMA_FNA_PASSES` (a tuple or list of its names), else False; anything but None,
-    False, True and "carry" is refused."""
+    training forward) with the LayerNorm in the MMA layout through `MMA_FNA_PASSES` (a tuple or
+    list of its names), else False; anything but None, False, True and "carry" is refused."""
     if stats_ahead is None:
         default = (ln_mma and not isinstance(passes, str) and passes is not None
                    and tuple(passes) == MMA_FNA_PASSES)
