@@ -134,12 +134,13 @@ CARRY_MMA_FNA_PASSES = with_carry(MMA_FNA_PASSES)
 # --default-only --configs 64x4:ahead,64x4:carry, one run, `bench/results/2026-12-05/session40/`):
 # the fused forward 0.282 / 0.465 / 0.553 ms against 0.388 / 0.625 / 0.763 (softmax H 2 / 3 /
 # 4, max length 1000), 0.279 against 0.378 (GELU H 2), 1.432 against 2.007 (GELU H 4, max
-# 3000): 0.71-0.74x, the same bits; the ahead form without the carry 0.98-1.00x. The training forward (save), H100,
-# 2026-12-06 (--configs 64x4:save,64x4:carry_save, `bench/results/2026-12-06/session42/b/`):
-# 0.366 / 0.574 / 0.710 ms against 0.451 / 0.773 / 0.961 (softmax H 2 / 3 / 4, max length
-# 1000), 0.340 against 0.450 (GELU H 2), 1.691 against 2.505 (GELU H 4, max 3000):
-# 0.68-0.81x; both within the same 4.0e-4 (softmax) / 1.3e-5 (GELU) relative difference of the
-# inference forward's output (the save kernel rounds its output differently).
+# 3000): 0.71-0.74x, the same bits; the ahead form without the carry 0.98-1.00x. The training
+# forward (save), H100, 2026-12-06 (--configs 64x4:save,64x4:carry_save,
+# `bench/results/2026-12-06/session42/b/`): 0.366 / 0.574 / 0.710 ms against 0.451 / 0.773 /
+# 0.961 (softmax H 2 / 3 / 4, max length 1000), 0.340 against 0.450 (GELU H 2), 1.691 against
+# 2.505 (GELU H 4, max 3000): 0.68-0.81x; both within the same 4.0e-4 (softmax) / 1.3e-5 (GELU)
+# relative difference of the inference forward's output (the save kernel rounds its output
+# differently).
 DEFAULT_STATS_AHEAD = "carry"
 # `prepare_flash_norm_attention(ln_mma=None)` (the default, and the op's): the LayerNorm in the
 # MMA layout with MMA_FNA_PASSES where `passes` is the default pipeline and the norms have no
