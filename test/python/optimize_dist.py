@@ -55,9 +55,11 @@ def _train(rank: int, wrap: str) -> dict[str, torch.Tensor]:
     return params()
 
 
-def _worker(rank: int, tmp: str, port: str) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-    dist.init_process_group("gloo", rank=rank, world_size=WORLD)
+def _worker(rank: int, tmp: str) -> None:
+    # (a file store, not a TCP port: a port found free and released before the workers bind it
+    # can be taken in between; gloo's own connections take ports the OS hands out)
+    dist.init_process_group("gloo", init_method="file://" + os.path.join(tmp, "store"),
+                            rank=rank, world_size=WORLD)
     warnings.simplefilter("ignore")
     try:
         for wrap in ("ddp", "fsdp2"):
@@ -70,12 +72,9 @@ def _worker(rank: int, tmp: str, port: str) -> None:
 
 
 def run(tmp: str) -> None:
-    """Both trainings, 2 spawned processes; rank 0 writes TMP/ddp.pt and TMP/fsdp2.pt."""
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = str(s.getsockname()[1])
-    mp.spawn(_worker, args=(tmp, port), nprocs=WORLD, join=True)
+    """Both trainings, 2 spawned processes; rank 0 writes TMP/ddp.pt and TMP/fsdp2.pt (TMP a
+    fresh directory: it also holds the processes' rendezvous file)."""
+    mp.spawn(_worker, args=(tmp,), nprocs=WORLD, join=True)
 
 
 def reference() -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
