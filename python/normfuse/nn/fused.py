@@ -39,10 +39,12 @@ Pre-norm (a norm whose output feeds only GEMMs):
     (measured slower on the H200: the weights' cat every step and the slices' backward cost more
     than the wider GEMM saves; in eager autograd would build a zero-filled full-width gradient
     per slice, so eager never packs in training). Rationale: at model shapes the fused training
-    forward saves only the write of n while its backward recomputes n for dW = dY^T n, and the
-    fused dX kernel runs at 3.4x
-    cuBLAS's dX GEMM time (docs/NOTES.md), so the original norm (which Inductor fuses with the
-    residual add and its backward) and cuBLAS GEMMs train faster until that kernel is fixed.
+    forward saves only the write of n while its backward writes n again for dW = dY^T n (the
+    ops' default backward plan, "cublas": cuBLAS's dX GEMM, then the norm backward; the dX
+    kernels with the norm backward in their epilogue run 1.06-1.27x cuBLAS's dX GEMM alone), so
+    the original norm (which Inductor fuses with the residual add and its backward) and cuBLAS
+    GEMMs train faster: Llama's 4-layer step 23.5 ms composed, 24.6 ms fused, 23.7 ms stock
+    under torch.compile (H100, session 43; docs/NOTES.md).
   - "fused": in eager, a group of 2+ consumers runs one fused training op over the siblings'
     weights (`FUSED_TRAIN_SPLIT`): FusedNorm computes Y = op(x, g, [W_1..W_n], ...), splits it
     by columns with torch.split (whose backward writes dY once, a cat of the consumers'
@@ -117,9 +119,9 @@ SPLIT_SIBLINGS = os.environ.get("NORMFUSE_SPLIT_SIBLINGS", "1").strip() not in (
 # one autograd node whose backward writes dY once, a cat of the consumers' gradients) and handed
 # to the consumers as the split form hands its outputs (`take_split`), instead of each
 # consumer's own op: the norm's backward runs once per group, not once per consumer (Llama's
-# q / k / v: three persistent norm backwards and three dX sums -> one). Not measured on the GPU
-# yet (session 25: the per-consumer fused plan trained Llama at 24.6 ms, host 20.5 ms, against
-# the composed plan's 22.4); NORMFUSE_FUSED_TRAIN_SPLIT=0 keeps one op per consumer.
+# q / k / v: three persistent norm backwards and three dX sums -> one). Measured neutral: Llama
+# 24.48 ms with it against 24.55 one op per consumer (H200, session 26), 24.58 (H100, session
+# 43) against the composed plan's 23.48; NORMFUSE_FUSED_TRAIN_SPLIT=0 keeps one op per consumer.
 FUSED_TRAIN_SPLIT = os.environ.get("NORMFUSE_FUSED_TRAIN_SPLIT", "1").strip() not in ("0", "")
 
 

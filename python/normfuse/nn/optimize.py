@@ -46,10 +46,11 @@ What the rewritten model guarantees, and its limits:
   one op over a group's sibling weights, its output split by columns for the consumers:
   nn.fused.FUSED_TRAIN_SPLIT; under torch.compile one per consumer; the backward as the ops'
   PRENORM_BWD_PLAN says). Why composed is the default: at model shapes the fused forward saves
-  only the write of the norm's output while the backward recomputes it for dW, and the fused
-  dX kernel is still slower than cuBLAS's GEMM (docs/NOTES.md), so the norm as the model writes
+  only the write of the norm's output while the backward writes it again for dW, and the norm
+  backward still runs as its own kernel after cuBLAS's dX GEMM (the dX kernels with it in their
+  epilogue are slower than cuBLAS's GEMM alone; docs/NOTES.md), so the norm as the model writes
   it (which Inductor fuses with the residual add and its backward) and cuBLAS GEMMs train
-  faster. `set_train_plan(model, plan)` switches an optimized model. Inference is fused either
+  faster (Llama: 3.6-6.3 % a step, H100, session 43). `set_train_plan(model, plan)` switches an optimized model. Inference is fused either
   way: one GEMM over the concatenated sibling weights.
 - Post-norm with a residual or dropout in between needs the linear and the norm called in one
   forward (BERT's BertSelfOutput / BertOutput), FX-traceable with its submodules as black boxes.
@@ -187,8 +188,9 @@ TRAIN_WHY = {
                  "norms run as the model wrote them and the GEMMs on cuBLAS (one per consumer), "
                  "so torch.compile can fuse each norm with the residual add and its backward; "
                  "the fused training ops save only the write of the norm's "
-                 "output while their backward recomputes it, and their dX kernel is still slower "
-                 "than cuBLAS (docs/NOTES.md). Inference is fused."),
+                 "output while their backward writes it again for dW and runs the norm "
+                 "backward as its own kernel after cuBLAS's dX GEMM, so they train slower "
+                 "(docs/NOTES.md). Inference is fused."),
     "fused": ("'fused': in training each GEMM runs a fused training op (norm + GEMM forward; "
               "backward with the norm backward fused, as normfuse.ops.training.PRENORM_BWD_PLAN "
               "says: now {bwd}). Inference is fused."),
