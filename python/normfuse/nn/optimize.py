@@ -55,9 +55,10 @@ What the rewritten model guarantees, and its limits:
 - Post-norm with a residual or dropout in between needs the linear and the norm called in one
   forward (BERT's BertSelfOutput / BertOutput), FX-traceable with its submodules as black boxes.
   A norm reading a GEMM's output untouched may have the GEMM in a child module (Gemma2's
-  post-attention norm after o_proj inside the attention): the GEMM hands on its input
-  (DeferredLinear) and the norm runs it (NormAfterLinear); the report notes the submodule whose
-  output changes meaning. DistilBERT's `sa_layer_norm(attention(...) + x)` (GEMM in the child,
+  post-attention norm after o_proj inside the attention), or both in a forward that cannot be
+  rewritten (OLMo2's q_norm(q_proj(h)) in an attention forward taking **kwargs): the GEMM hands
+  on its input (DeferredLinear) and the norm runs it (NormAfterLinear); the report notes the
+  submodule whose output changes meaning. DistilBERT's `sa_layer_norm(attention(...) + x)` (GEMM in the child,
   residual in the parent) is refused.
 - The probe sees one forward: code paths that the example does not take (another branch,
   output_hidden_states=True) are not checked.
@@ -873,14 +874,16 @@ def _decide(model, probe, include, exclude, rep, train="composed", split: bool =
             continue
         post.setdefault(caller, []).append((path, rel, lin, spec, mod, pre_why))
     taken = {c: g.norm_path for g in groups for c, _ in g.consumers}
-    for path, mod, spec, lin, pre_why in deferred:
+
+    def defer(path, mod, spec, lin, pre_why, note=""):
+        """The norm runs its GEMM `lin` (DeferredLinear + NormAfterLinear), or its refusal."""
         if lin in taken:
             unfused.append((path, mod, spec))
             rep.refusals.append(_refusal(path, mod, spec, pre_why, f"its GEMM {lin} already "
                                          f"takes the pre-norm {taken[lin]}"))
-            continue
+            return
         g = _DeferredGroup(path, mod, spec, lin, modules[lin], train)
-        notes = [f"not pre-norm: {pre_why}"]
+        notes = [f"not pre-norm: {pre_why}"] + ([note] if note else [])
         esc = _unique(probe.escapes.get(lin, []))
         if esc:
             notes.append(f"{lin}'s output is returned by {', '.join(_disp(e) for e in esc[:2])}: "
@@ -892,6 +895,9 @@ def _decide(model, probe, include, exclude, rep, train="composed", split: bool =
                            train=("composed: the GEMM, then the norm" if train == "composed"
                                   else f"fused: {op} training op"))]
         groups.append(g)
+
+    for path, mod, spec, lin, pre_why in deferred:
+        defer(path, mod, spec, lin, pre_why)
     for caller in list(post):
         keep = []
         for item in post[caller]:
@@ -919,6 +925,14 @@ def _decide(model, probe, include, exclude, rep, train="composed", split: bool =
                 f"the rewrite of {_disp(caller)}'s forward failed: {type(e).__name__}: {e}"
         if why:
             for path, _, _, spec, mod, pre_why in items:
+                # a norm reading its GEMM's own output untouched (OLMo2's q_norm(q_proj(h)) in
+                # a forward with **kwargs) needs no rewrite of the caller's forward
+                lin, _ = _deferred_decision(path, spec, probe, modules)
+                if lin is not None:
+                    defer(path, mod, spec, lin, pre_why,
+                          f"its GEMM's module hands on its input, {_disp(caller)} is not "
+                          f"rewritten ({why})")
+                    continue
                 unfused.append((path, mod, spec))
                 rep.refusals.append(_refusal(path, mod, spec, pre_why, why))
             continue

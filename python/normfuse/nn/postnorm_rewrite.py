@@ -62,7 +62,8 @@ def _signature_params(module: nn.Module, args: tuple, kwargs: dict):
     ps = list(sig.parameters.values())[1:]  # drop self
     for p in ps:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise PostNormFailure(f"the forward of {type(module).__name__} takes *{p.name}; "
+            stars = "*" if p.kind == p.VAR_POSITIONAL else "**"
+            raise PostNormFailure(f"the forward of {type(module).__name__} takes {stars}{p.name}; "
                                   f"torch.fx cannot specialize it")
     bound = sig.bind(module, *args, **kwargs)
     bound.apply_defaults()
