@@ -17,7 +17,7 @@ from normfuse.repro import model_shapes as S  # noqa: E402
 from normfuse.repro import models as M  # noqa: E402
 from normfuse.repro import warm, warm_child  # noqa: E402
 
-FAMILIES = ("llama", "qwen2", "gpt2", "bert")
+FAMILIES = ("llama", "qwen2", "olmo2", "gpt2", "bert")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -134,14 +134,15 @@ def test_cpu_run_writes_json_md_png(cpu_run):
     assert back["device"] == "cpu" and back["gpu"] is None and "not speeds" in back["note"]
     assert back["torch"] and back["transformers"] == transformers.__version__
     modes = {c: len(M._config(c).modes) for c in M.CONFIG_NAMES}  # (graphs: prefill only)
-    assert len(back["records"]) == sum(modes.values()) + 3 * sum(modes[c] for c in EAGER)
+    assert len(back["records"]) == sum(modes.values()) + (len(FAMILIES) - 1) * sum(
+        modes[c] for c in EAGER)
     assert [m["model"] for m in back["models"]] == [f"{f}-tiny" for f in FAMILIES]
     md = Path(paths["md"]).read_text()
     for fam in FAMILIES:
         assert f"## {fam}-tiny ({fam}, 32 tokens = 2 x 16" in md
     for cfg in M.CONFIG_NAMES:
         rows = [ln for ln in md.splitlines() if ln.startswith(f"| {cfg} |")]
-        assert len(rows) == (4 if cfg in EAGER else 1), cfg
+        assert len(rows) == (len(FAMILIES) if cfg in EAGER else 1), cfg
     assert "## Goals" in md and "| llama-tiny | train | " in md
     try:
         import matplotlib  # noqa: F401

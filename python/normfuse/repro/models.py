@@ -5,8 +5,8 @@ normfuse, prefill and training step, numerics against an fp32 copy.
     PYTHONPATH=python python3 -m normfuse.repro.models [--models NAMES] [--out DIR] [--warm-procs P]
         [--train-plan fused] [--each]
 
-The models are the base models of transformers (`LlamaModel`, `Qwen2Model`, `GPT2Model`,
-`BertModel`: no LM head, so that the decoder or encoder layers take the time), 4 layers each,
+The models are the base models of transformers (`LlamaModel`, `Qwen2Model`, `Olmo2Model`,
+`GPT2Model`, `BertModel`: no LM head, so that the decoder or encoder layers take the time), 4 layers each,
 built from a config with random weights (nothing is downloaded) and about 8192 tokens per call:
 
     llama        Llama-style, RMSNorm, GQA: hidden 2048, intermediate 5632, 16 heads, 4 KV heads;
@@ -17,6 +17,10 @@ built from a config with random weights (nothing is downloaded) and about 8192 t
                  1280, 20 heads; 8 x 1024 tokens
     bert         BERT-large-like, post-LN (LayerNorm(dense(x) + residual)): hidden 1024,
                  intermediate 4096, 16 heads; 16 x 512 tokens
+    olmo2        OLMo2-1B-like, RMSNorm after the GEMMs (q_norm / k_norm over q_proj's / k_proj's
+                 output, the post-attention and post-feedforward norms): hidden 2048,
+                 intermediate 8192, 16 heads, 16 KV heads; 4 x 2048 tokens (not in the default
+                 list: `--models olmo2`)
     llama-small  the quick run's model: Llama-style, hidden 1024, intermediate 2816, 8 heads,
                  2 KV heads; 4 x 1024 tokens
 
@@ -125,6 +129,7 @@ __all__ = ["ModelSpec", "Config", "SPECS", "MAIN_MODELS", "QUICK_MODELS", "CONFI
 FAMILIES = {
     "llama": ("LlamaConfig", "LlamaModel", "transformers.models.llama.modeling_llama", "rms"),
     "qwen2": ("Qwen2Config", "Qwen2Model", "transformers.models.qwen2.modeling_qwen2", "rms"),
+    "olmo2": ("Olmo2Config", "Olmo2Model", "transformers.models.olmo2.modeling_olmo2", "rms"),
     "gpt2": ("GPT2Config", "GPT2Model", "transformers.models.gpt2.modeling_gpt2", "ln"),
     "bert": ("BertConfig", "BertModel", "transformers.models.bert.modeling_bert", "ln"),
 }
@@ -155,8 +160,10 @@ class ModelSpec:
         import transformers
         cls = getattr(transformers, FAMILIES[self.family][0])
         kw = dict(self.dims)
-        if self.family in ("llama", "qwen2"):
+        if self.family in ("llama", "qwen2", "olmo2"):
             kw.update(attention_dropout=0.0, use_cache=False)
+            if self.family == "olmo2":  # (its default token ids lie past a cut vocabulary)
+                kw.update(pad_token_id=0, bos_token_id=0, eos_token_id=0)
         elif self.family == "gpt2":
             kw.update(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False,
                       bos_token_id=0, eos_token_id=0)
@@ -200,6 +207,8 @@ SPECS = {
                                            max_position_embeddings=512, vocab_size=30522), 16, 512,
                       ("encoder.layer.0.attention.output.LayerNorm.weight",
                        "encoder.layer.0.intermediate.dense.weight")),
+    "olmo2": ModelSpec("olmo2", "olmo2", _llama(2048, 8192, 16, 16, vocab=50257), 4, 2048,
+                       ("layers.0.self_attn.q_norm.weight", "layers.0.self_attn.q_proj.weight")),
     "llama-small": ModelSpec("llama-small", "llama", _llama(1024, 2816, 8, 2), 4, 1024,
                              _DECODER_GRADS),
 }
@@ -210,7 +219,7 @@ QUICK_MODELS = ("llama-small",)
 def tiny_spec(family: str) -> ModelSpec:
     """A few-thousand-parameter model of `family` (1 layer, 2 x 16 tokens): the CPU test's."""
     base = next(s for s in SPECS.values() if s.family == family)
-    if family in ("llama", "qwen2"):
+    if family in ("llama", "qwen2", "olmo2"):
         dims = _llama(64, 160, 4, 2, vocab=128, layers=1, pos=64)
     elif family == "gpt2":
         dims = dict(n_embd=64, n_head=4, n_layer=1, n_positions=64, vocab_size=128)
