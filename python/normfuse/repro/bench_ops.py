@@ -496,6 +496,8 @@ def main(argv=None) -> int:
         except Exception as e:  # noqa: BLE001 - recorded, the rest goes on
             recs.append(dict(part="layers", layer="(setup)", error=f"{type(e).__name__}: {e}"))
     if args.part in ("all", "plans"):
+        from .warm import configure_torch
+        configure_torch()  # (one static compile per shape: the same settings as the other benches)
         recs += plans_part([k for k in args.kinds.split(",") if k])
     for r in recs:
         r.update(env)
