@@ -25,6 +25,8 @@ def tiny_family(name: str, seed: int = 0, hidden: int = H, layers: int = 2) -> n
         m = T.GemmaForCausalLM(T.GemmaConfig(num_key_value_heads=2, head_dim=hidden // 4, **common))
     elif name == "gemma2":
         m = T.Gemma2ForCausalLM(T.Gemma2Config(num_key_value_heads=2, head_dim=hidden // 4, **common))
+    elif name == "qwen3":  # q_norm / k_norm per head (over head_dim): refused
+        m = T.Qwen3ForCausalLM(T.Qwen3Config(num_key_value_heads=2, head_dim=hidden // 4, **common))
     elif name == "olmo2":  # q_norm / k_norm over the projections' whole width, post-norms
         m = T.Olmo2ForCausalLM(T.Olmo2Config(num_key_value_heads=2, pad_token_id=0, bos_token_id=0,
                                              eos_token_id=0, **common))

@@ -58,6 +58,13 @@ FAMILIES = {
                 "model.layers.0.post_attention_layernorm": ("post", ["o_proj"]),
                 "model.layers.1.post_feedforward_layernorm": ("post", ["down_proj"])},
                {"model.norm": ["returned by 'model'"]}),
+    # per-head q_norm / k_norm over q_proj(h).view(..., heads, head_dim): refused, saying so
+    "qwen3": ({"model.layers.0.input_layernorm": ("pre", ["q_proj", "k_proj", "v_proj"]),
+               "model.layers.1.post_attention_layernorm": ("pre", ["gate_proj", "up_proj"])},
+              {"model.norm": ["returned by 'model'"],
+               **{f"model.layers.{i}.self_attn.{n}_norm": [f"{n}_proj's output viewed as [..., ",
+                                                          "per head", "not fused yet"]
+                  for i in (0, 1) for n in ("q", "k")}}),
     # q_norm(q_proj(h)) inside a forward that takes **kwargs: the GEMM hands on its input
     "olmo2": ({"model.layers.0.self_attn.q_norm": ("post", ["q_proj"]),
                "model.layers.0.self_attn.k_norm": ("post", ["k_proj"]),
@@ -72,7 +79,7 @@ FAMILIES = {
 }
 # (a *ForCausalLM's final norm is returned by the base model: refused, the standalone norm op
 # runs it; fused into lm_head it would hand the base model's callers the norm's input)
-N_FUSED = {"llama": 4, "qwen2": 4, "gemma": 4, "gemma2": 8, "olmo2": 8, "gpt2": 4, "bert": 4}
+N_FUSED = {"llama": 4, "qwen2": 4, "gemma": 4, "gemma2": 8, "qwen3": 4, "olmo2": 8, "gpt2": 4, "bert": 4}
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))

@@ -58,8 +58,10 @@ What the rewritten model guarantees, and its limits:
   post-attention norm after o_proj inside the attention), or both in a forward that cannot be
   rewritten (OLMo2's q_norm(q_proj(h)) in an attention forward taking **kwargs): the GEMM hands
   on its input (DeferredLinear) and the norm runs it (NormAfterLinear); the report notes the
-  submodule whose output changes meaning. DistilBERT's `sa_layer_norm(attention(...) + x)` (GEMM in the child,
-  residual in the parent) is refused.
+  submodule whose output changes meaning. DistilBERT's `sa_layer_norm(attention(...) + x)` (GEMM
+  in the child, residual in the parent) is refused, and so are norms per head over a view of a
+  GEMM's output (Qwen3's / Gemma3's q_norm over q_proj(h).view(..., heads, head_dim): the fused
+  ops normalize whole output rows); the refusal names the GEMM and the view.
 - The probe sees one forward: code paths that the example does not take (another branch,
   output_hidden_states=True) are not checked.
 """
@@ -592,7 +594,7 @@ def _post_decision(path, probe):
     calls = probe.norm_calls[path]
     callers = {c.caller for c in calls}
     if any(c.input_from is None for c in calls):
-        return None, None, None, "its input is not produced by a GEMM"
+        return None, None, None, _not_from_gemm(calls)
     if len(callers) != 1:
         return None, None, None, "it is called from several modules"
     caller = callers.pop()
@@ -615,6 +617,24 @@ def _post_decision(path, probe):
         return None, None, None, f"it is not a submodule of {_disp(caller)}, which calls it"
     rel = path[len(caller) + 1:] if caller else path
     return caller, rel, lin, None
+
+
+def _not_from_gemm(calls) -> str:
+    """Why a norm's input is no GEMM's output, in the user's terms: a view of one (a norm per
+    head, Qwen3's q_norm over q_proj(h).view(..., heads, head_dim)) said so."""
+    view = next((c.input_view for c in calls if c.input_view is not None), None)
+    if view is None:
+        return "its input is not produced by a GEMM"
+    gemm, out_shape = view
+    shape = next(c.shape for c in calls if c.input_view is not None)
+    n = out_shape[-1] if out_shape else None
+    if n is not None and shape[-1] < n and n % shape[-1] == 0:
+        return (f"its input is {gemm}'s output viewed as [..., {n // shape[-1]}, {shape[-1]}]: a "
+                f"norm over each {shape[-1]}-wide slice (per head) of the GEMM's {n} output "
+                f"features, where the fused ops normalize whole output rows (per-head norms "
+                f"after a GEMM are not fused yet)")
+    return (f"its input is a view of {gemm}'s output (shape {list(shape)}), not the output "
+            f"itself")
 
 
 def _deferred_decision(path, spec, probe, modules):
