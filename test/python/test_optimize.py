@@ -79,7 +79,8 @@ FAMILIES = {
 }
 # (a *ForCausalLM's final norm is returned by the base model: refused, the standalone norm op
 # runs it; fused into lm_head it would hand the base model's callers the norm's input)
-N_FUSED = {"llama": 4, "qwen2": 4, "gemma": 4, "gemma2": 8, "qwen3": 4, "olmo2": 8, "gpt2": 4, "bert": 4}
+N_FUSED = {"llama": 4, "qwen2": 4, "gemma": 4, "gemma2": 8, "qwen3": 4, "olmo2": 8, "gpt2": 4,
+           "bert": 4}
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))

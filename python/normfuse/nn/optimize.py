@@ -50,8 +50,9 @@ What the rewritten model guarantees, and its limits:
   backward still runs as its own kernel after cuBLAS's dX GEMM (the dX kernels with it in their
   epilogue are slower than cuBLAS's GEMM alone; docs/NOTES.md), so the norm as the model writes
   it (which Inductor fuses with the residual add and its backward) and cuBLAS GEMMs train
-  faster (Llama: 3.6-6.3 % a step, H100, session 43). `set_train_plan(model, plan)` switches an optimized model. Inference is fused either
-  way: one GEMM over the concatenated sibling weights.
+  faster (Llama: 3.6-6.3 % a step, H100, session 43). `set_train_plan(model, plan)` switches an
+  optimized model. Inference is fused either way: one GEMM over the concatenated sibling
+  weights.
 - Post-norm with a residual or dropout in between needs the linear and the norm called in one
   forward (BERT's BertSelfOutput / BertOutput), FX-traceable with its submodules as black boxes.
   A norm reading a GEMM's output untouched may have the GEMM in a child module (Gemma2's

@@ -6,8 +6,9 @@ normfuse, prefill and training step, numerics against an fp32 copy.
         [--train-plan fused] [--each]
 
 The models are the base models of transformers (`LlamaModel`, `Qwen2Model`, `Olmo2Model`,
-`GPT2Model`, `BertModel`: no LM head, so that the decoder or encoder layers take the time), 4 layers each,
-built from a config with random weights (nothing is downloaded) and about 8192 tokens per call:
+`GPT2Model`, `BertModel`: no LM head, so that the decoder or encoder layers take the time), 4
+layers each, built from a config with random weights (nothing is downloaded) and about 8192
+tokens per call:
 
     llama        Llama-style, RMSNorm, GQA: hidden 2048, intermediate 5632, 16 heads, 4 KV heads;
                  4 x 2048 tokens
