@@ -247,6 +247,30 @@ class ResidualUse(nn.Module):
         return h + self.up(h)
 
 
+class PerHeadNorm(nn.Module):
+    """Qwen3's q_norm: an RMSNorm over each head's slice of a GEMM's output."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(H, H)
+        self.norm = nn.RMSNorm(H // 4, eps=1e-6)
+
+    def forward(self, x):
+        return self.norm(self.q(x).view(*x.shape[:-1], 4, H // 4)).flatten(-2)
+
+
+class RowViewNorm(nn.Module):
+    """A norm over a row view of a GEMM's output (its rows flattened), not the output itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(H, H)
+        self.norm = nn.RMSNorm(H, eps=1e-6)
+
+    def forward(self, x):
+        return self.norm(self.q(x).reshape(-1, H))
+
+
 class EpsOutsideBlock(nn.Module):
     def __init__(self):
         super().__init__()

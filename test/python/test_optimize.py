@@ -342,6 +342,8 @@ def _same_modules(a: nn.Module, ids: list[int]) -> bool:
     (om.EpsOutsideBlock, ["outside the square root"]),
     (om.ResidualUse, ["also used by", "Tensor.add"]),
     (om.SharedLinear, ["also reads inputs"]),
+    (om.PerHeadNorm, ["q's output viewed as [..., 4, 16]", "per head", "64 output features"]),
+    (om.RowViewNorm, ["a view of q's output (shape [6, 64])", "not the output itself"]),
 ])
 def test_refused_unchanged(block, words):
     """A refused norm leaves the model as it was (same module objects, same output)."""
