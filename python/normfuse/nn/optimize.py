@@ -595,7 +595,7 @@ def _post_decision(path, probe):
     calls = probe.norm_calls[path]
     callers = {c.caller for c in calls}
     if any(c.input_from is None for c in calls):
-        return None, None, None, _not_from_gemm(calls)
+        return None, None, None, _not_from_gemm(calls, probe.model)
     if len(callers) != 1:
         return None, None, None, "it is called from several modules"
     caller = callers.pop()
@@ -620,16 +620,15 @@ def _post_decision(path, probe):
     return caller, rel, lin, None
 
 
-def _not_from_gemm(calls) -> str:
+def _not_from_gemm(calls, model) -> str:
     """Why a norm's input is no GEMM's output, in the user's terms: a view of one (a norm per
     head, Qwen3's q_norm over q_proj(h).view(..., heads, head_dim)) said so."""
-    view = next((c.input_view for c in calls if c.input_view is not None), None)
-    if view is None:
+    viewed = next((c for c in calls if c.input_view is not None), None)
+    if viewed is None:
         return "its input is not produced by a GEMM"
-    gemm, out_shape = view
-    shape = next(c.shape for c in calls if c.input_view is not None)
-    n = out_shape[-1] if out_shape else None
-    if n is not None and shape[-1] < n and n % shape[-1] == 0:
+    gemm, shape = viewed.input_view, viewed.shape
+    n = gemm_weight(model.get_submodule(gemm)).shape[0]  # the GEMM's output features
+    if shape[-1] < n and n % shape[-1] == 0:
         return (f"its input is {gemm}'s output viewed as [..., {n // shape[-1]}, {shape[-1]}]: a "
                 f"norm over each {shape[-1]}-wide slice (per head) of the GEMM's {n} output "
                 f"features, where the fused ops normalize whole output rows (per-head norms "

@@ -70,9 +70,9 @@ class NormCall:
     caller: str               # the module whose forward called it
     input_from: tuple | None  # the GEMMs whose outputs (+ residual, dropout) reach its input
     input_raw: str | None = None  # the GEMM whose output, untouched, is its input
-    # (the GEMM whose output the input is a view of, and that GEMM output's shape: Qwen3's
-    # q_norm over q_proj(h).view(..., heads, head_dim); only where input_from is None)
-    input_view: tuple | None = None
+    # (the GEMM whose output the input is a view of: Qwen3's q_norm over
+    # q_proj(h).view(..., heads, head_dim); only where input_from is None)
+    input_view: str | None = None
 
 
 @dataclass
@@ -242,7 +242,6 @@ class Probe(TorchFunctionMode):
         # column slice of one GEMM over the siblings
         self.gemm_copied: dict[str, str] = {}
         self._gemm_view: dict[int, str] = {}  # id(tensor) -> the GEMM whose output it views
-        self._gemm_shapes: dict[str, tuple] = {}  # GEMM path -> its (last) output's shape
         self.leaf_calls: set[str] = set()
 
     # -- bookkeeping --
@@ -328,7 +327,6 @@ class Probe(TorchFunctionMode):
             self._track(out, _Src(path, "gemm", gemms=(path,), raw=True))
             if isinstance(out, torch.Tensor):
                 self._gemm_view[id(out)] = path
-                self._gemm_shapes[path] = tuple(out.shape)
             return
         if pend is None or not isinstance(out, torch.Tensor):
             return
@@ -340,10 +338,7 @@ class Probe(TorchFunctionMode):
             return
         if out.shape == x.shape and out.is_floating_point() and out is not x:
             is_gemm_out = s is not None and s.kind == "gemm"
-            view = None
-            if not is_gemm_out and id(x) in self._gemm_view:
-                g = self._gemm_view[id(x)]
-                view = (g, self._gemm_shapes.get(g))
+            view = None if is_gemm_out else self._gemm_view.get(id(x))
             self.norm_calls.setdefault(path, []).append(
                 NormCall(tuple(x.shape), x.dtype, caller, s.gemms if is_gemm_out else None,
                          s.origin if is_gemm_out and s.raw else None, view))
